@@ -1,0 +1,41 @@
+# Thin wrapper over meson + ninja.  See README.md.
+BUILD  ?= build
+PREFIX ?= /usr/local
+NINJA  ?= ninja
+MESON  ?= meson
+
+.PHONY: all deps check install demo bench clean sanitize tsan
+
+all: $(BUILD)/build.ninja
+	$(NINJA) -C $(BUILD)
+
+$(BUILD)/build.ninja:
+	$(MESON) setup $(BUILD) --prefix=$(abspath $(PREFIX)) $(MESON_ARGS)
+
+deps:
+	tools/install-deps.sh
+
+check: all
+	tests/check.sh $(BUILD)
+
+# Sanitizer builds of the same tree run the same suite.
+sanitize:
+	$(MAKE) check BUILD=build-asan MESON_ARGS="-Db_sanitize=address,undefined"
+tsan:
+	$(MAKE) check BUILD=build-tsan MESON_ARGS="-Db_sanitize=thread"
+build-asan/build.ninja:
+	$(MESON) setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
+build-tsan/build.ninja:
+	$(MESON) setup build-tsan -Db_sanitize=thread -Db_lundef=false
+
+install: $(BUILD)/build.ninja
+	$(MESON) configure $(BUILD) -Dprefix=$(abspath $(PREFIX))
+	$(NINJA) -C $(BUILD)
+	$(MESON) install -C $(BUILD) --no-rebuild
+
+demo: deps all
+	$(BUILD)/launcher/tmpicc -O2 -o $(BUILD)/hello examples/hello.c
+	$(BUILD)/launcher/tmpi-launch -n 4 $(BUILD)/hello
+
+clean:
+	rm -rf $(BUILD) build-asan build-tsan

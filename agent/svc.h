@@ -1,0 +1,90 @@
+/* svc.h — the services tmpid offers to libtmpi running inside it.
+ *
+ * libtmpi (libclient/) is loaded into the tmpid process together with the job modules.  It must
+ * not link against the agent (a module run outside an agent must still load), so it finds this
+ * table at run time with dlsym(RTLD_DEFAULT, TMPI_SVC_SYMBOL).  The agent never calls libclient
+ * directly: the only upcalls are the callbacks libclient hands over in tmpi_client_ops.
+ *
+ * Threading: every function here may be called from any rank thread at any time, concurrently.
+ */
+#ifndef TMPI_AGENT_SVC_H
+#define TMPI_AGENT_SVC_H
+
+#include <stdint.h>
+
+#define TMPI_SVC_SYMBOL "tmpi_svc"
+#define TMPI_SVC_ABI 1
+
+enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
+
+/* What a rank thread knows about itself.  Owned by the agent, valid from the start of the rank
+ * thread until the job is unloaded, never modified after the rank starts. */
+struct tmpi_rank_info {
+    uint64_t job_id;
+    int rank;       /* global rank in MPI_COMM_WORLD */
+    int size;       /* number of ranks in the job */
+    int node;       /* index of this node among the job's nodes */
+    int nnodes;     /* number of nodes of the job */
+    int local_rank; /* rank among the job's ranks on this node */
+    int local_size; /* number of the job's ranks on this node */
+    const char *hostname;
+    /* global rank -> node index, size entries (4 bytes each: small even at 4096 ranks) */
+    const int32_t *node_of_rank;
+    /* global rank -> local rank on its node, size entries */
+    const int32_t *local_rank_of;
+};
+
+/* Upcalls libclient registers once per job (the first rank of a job to call job_state()). */
+struct tmpi_client_ops {
+    /* The job is being torn down early (MPI_Abort, a failed rank, timeout, cancel): wake every
+     * rank thread of this job that is blocked inside libtmpi so it can notice job_cancelled()
+     * and end.  Called from an agent thread; must not block. */
+    void (*wake_all)(void *state);
+    /* The job's last rank thread has ended; free the per-job state. */
+    void (*destroy)(void *state);
+};
+
+struct tmpi_svc {
+    int abi; /* TMPI_SVC_ABI */
+
+    /* The calling thread's rank, or NULL if it is not a rank thread (or a thread a rank
+     * started with pthread_create). */
+    const struct tmpi_rank_info *(*rank_self)(void);
+
+    /* Per-job libclient state, created exactly once per job: the first caller runs
+     * create(info, arg) while the others of the same job wait; all get the same pointer in
+     * *ret_state.  ops are kept for the job's life.  Returns 0 or a negative errno (then create's
+     * own error, if it returned NULL: -ENOMEM). */
+    int (*job_state)(void *(*create)(const struct tmpi_rank_info *info, void *arg), void *arg,
+                     const struct tmpi_client_ops *ops, void **ret_state);
+
+    /* End the calling rank as if its main had returned code.  Never returns. */
+    void (*rank_exit)(int code) __attribute__((noreturn));
+
+    /* End the calling rank's whole job: every rank stops, the launcher exits with code and
+     * prints why (e.g. "MPI_Abort called").  Never returns. */
+    void (*job_abort)(int code, const char *why) __attribute__((noreturn));
+
+    /* libclient reports the rank's MPI life: TMPI_PHASE_INIT after MPI_Init succeeded,
+     * TMPI_PHASE_FINALIZED after MPI_Finalize.  A rank that ends between the two has failed
+     * (its peers may be waiting for it), so the agent tears the job down. */
+    void (*rank_mpi_phase)(int phase);
+
+    /* Nonzero once the calling rank's job is being torn down; a rank blocked in libtmpi that
+     * sees it must call rank_exit() promptly. */
+    int (*job_cancelled)(void);
+
+    /* Number of rank threads of all jobs in this agent that are currently runnable (not
+     * blocked in a wait).  Waiters spin only while this is at most ncpus: spinning on an
+     * oversubscribed node only steals the core from the thread that would wake us. */
+    int (*runnable_ranks)(void);
+    /* The calling rank blocks (delta = -1) or becomes runnable again (delta = +1). */
+    void (*rank_blocking)(int delta);
+    int ncpus;
+
+    /* Agent configuration libclient honours (read-only). */
+    uint32_t spin_ns;      /* spin budget before blocking in a wait */
+    uint32_t eager_limit;  /* intra-node: larger messages wait for the receive (rendezvous) */
+};
+
+#endif

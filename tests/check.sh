@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The one test command (make check): C unit tests through meson, then the bats end-to-end
+# suite against the same build.  Ends with "N passed, N failed".
+set -u
+build=$(cd "${1:-build}" && pwd)
+top=$(cd "$(dirname "$0")/.." && pwd)
+passed=0
+failed=0
+
+log=$(mktemp)
+meson test -C "$build" --print-errorlogs --num-processes 2 2>&1 | tee "$log"
+ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$log" | tail -1)
+bad=0
+for k in Fail Timeout Unexpected\ Pass; do
+    v=$(sed -n "s/^$k: *\([0-9]*\).*/\1/p" "$log" | tail -1)
+    bad=$((bad + ${v:-0}))
+done
+if [ -z "$ok" ]; then bad=$((bad + 1)); ok=0; fi
+passed=$((passed + ok))
+failed=$((failed + bad))
+
+export TMPI_BUILD="$build" TMPI_SRC="$top"
+bats --tap "$top/tests/bats" 2>&1 | tee "$log"
+p=$(grep -c '^ok ' "$log")
+f=$(grep -c '^not ok ' "$log")
+if ! grep -q '^1\.\.' "$log"; then f=$((f + 1)); fi
+passed=$((passed + p))
+failed=$((failed + f))
+rm -f "$log"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,16 @@
+#!/bin/sh
+# Installs the Debian packages TMPI builds and tests with, when any is missing.
+set -eu
+pkgs="build-essential meson ninja-build pkg-config libevent-dev protobuf-c-compiler
+libprotobuf-c-dev libsystemd-dev libsodium-dev libinih-dev libjson-c-dev bats"
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "Installing:$missing"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $missing
