@@ -1,0 +1,98 @@
+/* launch.h — the pieces of tmpi-launch and what they share.
+ *
+ *   launch_main.c    command line, validation, overall flow and exit status
+ *   launch_program.c open, check and hash the program; send its bytes
+ *   launch_agent.c   connect to an agent, or start a private one for this job
+ *   launch_job.c     the protocol session with the agent (submit, output, end, signals)
+ *   launch_output.c  writing ranks' output, with --tag-output line prefixes
+ *
+ * Exit statuses: 0 and the job's status as the agent reports it; 1 for runtime failures
+ * (agent missing, protocol errors); 2 for usage errors; 130 when interrupted.
+ */
+#ifndef TMPI_LAUNCHER_LAUNCH_H
+#define TMPI_LAUNCHER_LAUNCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "control.pb-c.h"
+
+#define LAUNCH_EXIT_FAILURE 1
+#define LAUNCH_EXIT_USAGE 2
+#define LAUNCH_EXIT_INTERRUPTED 130
+
+/* What the command line asked for.  Strings point into argv or the environment, except the
+ * env vector, which owns nothing but its array. */
+struct launch_opts {
+    uint32_t nprocs;
+    const char *agent;      /* --agent, or NULL */
+    bool tag_output;
+    uint32_t timeout_sec;   /* 0: none */
+    Tmpi__EnvVar *env;      /* -x, in command-line order */
+    size_t n_env;
+    const char *program;    /* as typed */
+    char **args;            /* argv after PROGRAM */
+    size_t n_args;
+};
+
+/* The program file, open for the whole run so that what we hash is what we send. */
+struct launch_program {
+    int fd;
+    const char *path;       /* the path we opened */
+    char *path_alloc;       /* path when it came from a PATH search, else NULL */
+    uint64_t size;
+    uint8_t hash[32];       /* SHA-256 of the contents */
+};
+
+/* Open path (searching PATH when it has no '/' and is not in the current directory), check
+ * that it is a TMPI module and hash it.  Prints the reason and returns LAUNCH_EXIT_USAGE or
+ * LAUNCH_EXIT_FAILURE on failure, 0 on success. */
+int launch_program_open(const char *path, struct launch_program *ret);
+void launch_program_close(struct launch_program *prog);
+/* Send the program as ProgramChunk frames on fd: 0 or a negative errno (-ESTALE when the file
+ * changed since it was hashed). */
+int launch_program_send(const struct launch_program *prog, int fd);
+
+/* A private agent started for one job; pid 0 when none. */
+struct launch_agent {
+    pid_t pid;
+    char *dir;              /* mkdtemp directory holding the socket */
+    char *sock;             /* DIR/tmpid.sock */
+};
+
+/* Connect to the agent the options name, or start a private one when no agent answers and no
+ * --agent was given.  sigfd is watched while waiting for a private agent to come up.  Returns
+ * the connected fd, or a negative value after printing why: -EINTR when a signal interrupted
+ * the start.  *agent is filled when a private agent was started, even on failure, so that
+ * launch_agent_stop() can clean up. */
+int launch_agent_connect(const struct launch_opts *opts, int sigfd, struct launch_agent *agent);
+/* Stop and reap a private agent and remove its directory; nothing when none was started. */
+void launch_agent_stop(struct launch_agent *agent);
+
+/* Run the job over the connection fd; returns the launcher's exit status. */
+int launch_job_run(const struct launch_opts *opts, const struct launch_program *prog, int fd,
+                   int sigfd);
+
+/* Output of the ranks.  Untagged output is passed through byte for byte; tagged output keeps
+ * a partial line per (rank, stream) until its newline arrives, so a prefix is only ever
+ * written at the start of a line. */
+struct launch_partial;
+struct launch_output {
+    bool tag;
+    bool broken;            /* writing to our stdout/stderr failed (e.g. EPIPE): discard */
+    struct launch_partial *partial;
+    size_t n_partial, cap_partial;
+};
+
+void launch_output_init(struct launch_output *out, bool tag);
+/* Write one Output frame's data: 0, or a negative errno when our own stdout/stderr failed
+ * (the caller cancels the job; later output is discarded). */
+int launch_output_write(struct launch_output *out, uint32_t rank, uint32_t stream,
+                        const uint8_t *data, size_t len);
+/* Flush the partial lines of one rank (at RankExit) or of all ranks (rank < 0). */
+void launch_output_flush(struct launch_output *out, int64_t rank);
+void launch_output_free(struct launch_output *out);
+
+#endif

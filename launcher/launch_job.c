@@ -1,0 +1,224 @@
+/* launch_job.c — one job's protocol session with the agent.
+ *
+ *   -> SubmitJob
+ *   <- NeedProgram          -> ProgramChunk... (last = true)     (only if the agent lacks it)
+ *   <- JobStarted
+ *   <- Output / RankExit ...                                     (as the ranks produce them)
+ *   <- JobEnd                                                    exit with its status
+ *
+ * We wait with poll() on the socket and the signalfd together, so Ctrl-C is handled between
+ * frames: the first one cancels the job and we keep reading until JobEnd (so the user still
+ * sees the ranks' last words and why the job ended); a second one leaves at once.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "launch.h"
+
+struct launch_job {
+    const struct launch_opts *opts;
+    const struct launch_program *prog;
+    int fd;
+    int sigfd;
+    bool started;       /* JobStarted arrived: job_id is valid */
+    uint64_t job_id;
+    unsigned signals;   /* SIGINT/SIGTERM received so far */
+    bool cancel_sent;
+    struct launch_output out;
+};
+
+static int send_submit(struct launch_job *j)
+{
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd)) {
+        fprintf(stderr, "tmpi-launch: cannot get the current directory: %s\n", strerror(errno));
+        return -errno;
+    }
+    Tmpi__EnvVar **env = calloc(j->opts->n_env + 1, sizeof *env);
+    if (!env)
+        return -ENOMEM;
+    for (size_t i = 0; i < j->opts->n_env; i++)
+        env[i] = &j->opts->env[i];
+
+    Tmpi__SubmitJob sub = TMPI__SUBMIT_JOB__INIT;
+    sub.nprocs = j->opts->nprocs;
+    sub.program_hash.data = (uint8_t *)j->prog->hash;
+    sub.program_hash.len = sizeof j->prog->hash;
+    sub.program_size = j->prog->size;
+    sub.program_name = (char *)j->opts->program;
+    sub.n_args = j->opts->n_args;
+    sub.args = j->opts->args;
+    sub.cwd = cwd;
+    sub.n_env = j->opts->n_env;
+    sub.env = env;
+    sub.timeout_sec = j->opts->timeout_sec;
+    Tmpi__Envelope e = TMPI__ENVELOPE__INIT;
+    e.msg_case = TMPI__ENVELOPE__MSG_SUBMIT;
+    e.submit = &sub;
+    int r = frame_write_fd(j->fd, &e, FRAME_DEFAULT_MAX);
+    free(env);
+    if (r == -EMSGSIZE)
+        fputs("tmpi-launch: the job's arguments and environment are too large\n", stderr);
+    else if (r < 0)
+        fprintf(stderr, "tmpi-launch: cannot submit the job: %s\n", strerror(-r));
+    return r;
+}
+
+static int send_cancel(struct launch_job *j)
+{
+    Tmpi__CancelJob c = TMPI__CANCEL_JOB__INIT;
+    c.job_id = j->job_id;
+    Tmpi__Envelope e = TMPI__ENVELOPE__INIT;
+    e.msg_case = TMPI__ENVELOPE__MSG_CANCEL;
+    e.cancel = &c;
+    j->cancel_sent = true;
+    return frame_write_fd(j->fd, &e, FRAME_DEFAULT_MAX);
+}
+
+/* Ask the agent to end the job, once.  Returns an exit status when we must leave now, else 0. */
+static int cancel_job(struct launch_job *j)
+{
+    if (j->cancel_sent)
+        return 0;
+    if (!j->started)
+        return LAUNCH_EXIT_INTERRUPTED; /* nothing runs yet: closing the connection suffices */
+    int r = send_cancel(j);
+    if (r < 0) {
+        fprintf(stderr, "tmpi-launch: cannot cancel the job: %s\n", strerror(-r));
+        return LAUNCH_EXIT_INTERRUPTED;
+    }
+    return 0;
+}
+
+/* Drain the signalfd.  Returns an exit status when we must leave now, else 0. */
+static int on_signal(struct launch_job *j)
+{
+    struct signalfd_siginfo si;
+    int status = 0;
+    while (read(j->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+        if (++j->signals >= 2)
+            return LAUNCH_EXIT_INTERRUPTED;
+        status = cancel_job(j);
+        if (status)
+            return status;
+    }
+    return status;
+}
+
+/* The exit status JobEnd asks for, made safe: a failed rank never turns into success, and a
+ * status that is not a valid exit code (0 after truncation) becomes 1. */
+static int end_status(const Tmpi__JobEnd *end)
+{
+    int st = end->exit_status;
+    if ((st & 255) == 0 && (st != 0 || end->failed_rank >= 0))
+        return LAUNCH_EXIT_FAILURE;
+    return st & 255;
+}
+
+/* One frame from the agent.  Returns -1 to keep reading, else our exit status. */
+static int on_frame(struct launch_job *j, const Tmpi__Envelope *e)
+{
+    int r;
+    switch (e->msg_case) {
+    case TMPI__ENVELOPE__MSG_NEED_PROGRAM:
+        r = launch_program_send(j->prog, j->fd);
+        if (r < 0) {
+            fprintf(stderr, "tmpi-launch: cannot send %s to the agent: %s\n", j->opts->program,
+                    r == -ESTALE ? "the file changed during the launch" : strerror(-r));
+            return LAUNCH_EXIT_FAILURE;
+        }
+        return -1;
+    case TMPI__ENVELOPE__MSG_JOB_STARTED:
+        j->started = true;
+        j->job_id = e->job_started->job_id;
+        return -1;
+    case TMPI__ENVELOPE__MSG_OUTPUT: {
+        const Tmpi__Output *o = e->output;
+        if (launch_output_write(&j->out, o->rank, o->stream, o->data.data, o->data.len) < 0) {
+            /* Nobody reads our output any more (e.g. "| head"): stop the job rather than run
+             * it to completion for nothing. */
+            r = cancel_job(j);
+            if (r)
+                return r;
+        }
+        return -1;
+    }
+    case TMPI__ENVELOPE__MSG_RANK_EXIT:
+        launch_output_flush(&j->out, e->rank_exit->rank);
+        return -1;
+    case TMPI__ENVELOPE__MSG_JOB_END:
+        launch_output_flush(&j->out, -1);
+        if (e->job_end->reason && *e->job_end->reason)
+            fprintf(stderr, "tmpi-launch: %s\n", e->job_end->reason);
+        return end_status(e->job_end);
+    case TMPI__ENVELOPE__MSG_ERROR:
+        launch_output_flush(&j->out, -1);
+        fprintf(stderr, "tmpi-launch: %s\n",
+                e->error->message && *e->error->message ? e->error->message
+                                                        : strerror(-e->error->code));
+        return LAUNCH_EXIT_FAILURE;
+    case TMPI__ENVELOPE__MSG_CANCEL_REPLY:
+        return -1; /* the answer to our CancelJob; JobEnd follows */
+    default:
+        fprintf(stderr, "tmpi-launch: unexpected %s message from the agent\n",
+                frame_msg_name(e));
+        return LAUNCH_EXIT_FAILURE;
+    }
+}
+
+static int session(struct launch_job *j)
+{
+    if (send_submit(j) < 0)
+        return LAUNCH_EXIT_FAILURE;
+    for (;;) {
+        struct pollfd p[2] = { { .fd = j->fd, .events = POLLIN },
+                               { .fd = j->sigfd, .events = POLLIN } };
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            fprintf(stderr, "tmpi-launch: poll: %s\n", strerror(errno));
+            return LAUNCH_EXIT_FAILURE;
+        }
+        if (p[1].revents & POLLIN) {
+            int st = on_signal(j);
+            if (st)
+                return st;
+        }
+        if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        /* The agent writes whole frames, so once a frame has begun a blocking read of the
+         * rest completes promptly. */
+        Tmpi__Envelope *e = NULL;
+        int r = frame_read_fd(j->fd, FRAME_DEFAULT_MAX, &e);
+        if (r == -ECONNRESET) {
+            launch_output_flush(&j->out, -1);
+            fputs("tmpi-launch: lost the connection to the agent\n", stderr);
+            return LAUNCH_EXIT_FAILURE;
+        }
+        if (r < 0) {
+            fprintf(stderr, "tmpi-launch: bad frame from the agent: %s\n", strerror(-r));
+            return LAUNCH_EXIT_FAILURE;
+        }
+        int st = on_frame(j, e);
+        frame_free(e);
+        if (st >= 0)
+            return st;
+    }
+}
+
+int launch_job_run(const struct launch_opts *opts, const struct launch_program *prog, int fd,
+                   int sigfd)
+{
+    struct launch_job j = { .opts = opts, .prog = prog, .fd = fd, .sigfd = sigfd };
+    launch_output_init(&j.out, opts->tag_output);
+    int status = session(&j);
+    launch_output_free(&j.out);
+    return status;
+}

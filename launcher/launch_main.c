@@ -1,0 +1,237 @@
+/* launch_main.c — tmpi-launch: command line, validation and the overall flow.
+ *
+ *   tmpi-launch -n N [--agent SOCKET] [--tag-output] [-x VAR[=VALUE]] [--timeout SEC]
+ *               PROGRAM [ARGS...]
+ *
+ * Everything that can be checked locally (options, the program file) is checked before any
+ * agent is contacted or started, so a typo never costs an agent start-up.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "launch.h"
+#include "tmpi_config.h"
+
+/* Largest N we accept: ranks are C ints in MPI, and the agent applies its own limits. */
+#define LAUNCH_MAX_NPROCS ((uint32_t)INT_MAX)
+
+static void usage(FILE *f)
+{
+    fputs("usage: tmpi-launch -n N [options] PROGRAM [ARGS...]\n"
+          "Runs PROGRAM (built with tmpicc) as an MPI job of N ranks.\n"
+          "  -n, -np N            number of ranks (at least 1)\n"
+          "  --agent SOCKET       the agent to use (default: $TMPI_AGENT, else " TMPI_SYSTEM_SOCKET
+          ");\n"
+          "                       without it, a private agent is started when none answers\n"
+          "  --tag-output         prefix every output line with \"[RANK] \"\n"
+          "  -x VAR[=VALUE]       set VAR in the ranks' environment (repeatable); without\n"
+          "                       VALUE, forward this shell's value\n"
+          "  --timeout SEC        cancel the job after SEC seconds (0: never)\n"
+          "  -h, --help           this text\n"
+          "  --version            print the version\n"
+          "Options end at PROGRAM; everything after it is passed to the program.\n",
+          f);
+}
+
+/* A usage error: one line on stderr, status 2. */
+static int bad_usage(const char *fmt, const char *arg)
+{
+    fputs("tmpi-launch: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs(" (try --help)\n", stderr);
+    return LAUNCH_EXIT_USAGE;
+}
+
+/* Parse a whole decimal number in [min, max]; no sign, no trailing junk. */
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
+{
+    if (!s || *s < '0' || *s > '9')
+        return -EINVAL;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return -EINVAL;
+    *ret = (uint32_t)v;
+    return 0;
+}
+
+static bool valid_env_name(const char *s, size_t len)
+{
+    if (len == 0 || (s[0] >= '0' && s[0] <= '9'))
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (!(s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+              (s[i] >= '0' && s[i] <= '9')))
+            return false;
+    return true;
+}
+
+/* -x VAR=VALUE sets, -x VAR forwards our own value.  Names point into argv: for VAR=VALUE the
+ * name is copied, since argv must stay intact for the error messages. */
+static int add_env(struct launch_opts *o, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (!valid_env_name(arg, nlen))
+        return bad_usage("-x %s: not a valid variable name", arg);
+    const char *value = eq ? eq + 1 : getenv(arg);
+    if (!value)
+        return bad_usage("-x %s: the variable is not set here (use -x VAR=VALUE)", arg);
+    char *name = strndup(arg, nlen);
+    Tmpi__EnvVar *nenv = realloc(o->env, (o->n_env + 1) * sizeof *nenv);
+    if (!name || !nenv) {
+        free(name);
+        if (nenv)
+            o->env = nenv;
+        fputs("tmpi-launch: out of memory\n", stderr);
+        return LAUNCH_EXIT_FAILURE;
+    }
+    o->env = nenv;
+    tmpi__env_var__init(&o->env[o->n_env]);
+    o->env[o->n_env].name = name;
+    o->env[o->n_env].value = (char *)value;
+    o->n_env++;
+    return 0;
+}
+
+/* Returns the value of an option that takes one: "--opt VALUE" or "--opt=VALUE" (long
+ * options only).  NULL when missing. */
+static const char *opt_value(int argc, char **argv, int *i, const char *arg, size_t namelen)
+{
+    if (arg[namelen] == '=')
+        return arg + namelen + 1;
+    if (*i + 1 >= argc)
+        return NULL;
+    return argv[++*i];
+}
+
+static bool is_opt(const char *arg, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || (arg[1] == '-' && arg[n] == '='));
+}
+
+/* Fills o; returns 0, -1 after --help/--version (exit 0), or an exit status. */
+static int parse_args(int argc, char **argv, struct launch_opts *o)
+{
+    bool have_n = false;
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (a[0] != '-' || a[1] == '\0')
+            break; /* PROGRAM: the rest belongs to it */
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return -1;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("tmpi-launch (TMPI) %s\n", TMPI_VERSION);
+            return -1;
+        } else if (is_opt(a, "-n") || is_opt(a, "-np") || is_opt(a, "--np")) {
+            v = opt_value(argc, argv, &i, a, strcspn(a, "="));
+            if (!v)
+                return bad_usage("%s needs the number of ranks", a);
+            if (parse_u32(v, 1, LAUNCH_MAX_NPROCS, &o->nprocs) < 0)
+                return bad_usage("-n %s: the number of ranks must be a whole number >= 1", v);
+            have_n = true;
+        } else if (is_opt(a, "--agent")) {
+            v = opt_value(argc, argv, &i, a, strlen("--agent"));
+            if (!v || !*v)
+                return bad_usage("%s needs a socket path", "--agent");
+            o->agent = v;
+        } else if (strcmp(a, "--tag-output") == 0) {
+            o->tag_output = true;
+        } else if (is_opt(a, "--timeout")) {
+            v = opt_value(argc, argv, &i, a, strlen("--timeout"));
+            if (!v)
+                return bad_usage("%s needs a number of seconds", "--timeout");
+            if (parse_u32(v, 0, UINT32_MAX, &o->timeout_sec) < 0)
+                return bad_usage("--timeout %s: not a whole number of seconds", v);
+        } else if (strcmp(a, "-x") == 0) {
+            if (i + 1 >= argc)
+                return bad_usage("%s needs VAR or VAR=VALUE", "-x");
+            int r = add_env(o, argv[++i]);
+            if (r)
+                return r;
+        } else {
+            return bad_usage("unknown option %s", a);
+        }
+    }
+    if (!have_n)
+        return bad_usage("%s", "the number of ranks is missing: -n N");
+    if (i >= argc)
+        return bad_usage("%s", "no program given");
+    o->program = argv[i];
+    o->args = argv + i + 1;
+    o->n_args = (size_t)(argc - i - 1);
+    return 0;
+}
+
+/* SIGINT/SIGTERM are only ever taken from a signalfd, so no handler can interrupt a
+ * half-written frame; SIGPIPE is ignored so a dead agent or a closed stdout shows up as EPIPE
+ * where it happens. */
+static int setup_signals(sigset_t *ret_old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    if (sigprocmask(SIG_BLOCK, &set, ret_old) < 0)
+        return -errno;
+    signal(SIGPIPE, SIG_IGN);
+    int fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    return fd < 0 ? -errno : fd;
+}
+
+static void free_opts(struct launch_opts *o)
+{
+    for (size_t i = 0; i < o->n_env; i++)
+        free(o->env[i].name);
+    free(o->env);
+}
+
+int main(int argc, char **argv)
+{
+    struct launch_opts opts = { 0 };
+    struct launch_program prog = { .fd = -1 };
+    struct launch_agent agent = { 0 };
+    int status = parse_args(argc, argv, &opts);
+    if (status) {
+        free_opts(&opts);
+        return status < 0 ? 0 : status;
+    }
+    status = launch_program_open(opts.program, &prog);
+    if (status)
+        goto out;
+
+    sigset_t old;
+    int sigfd = setup_signals(&old);
+    if (sigfd < 0) {
+        fprintf(stderr, "tmpi-launch: cannot set up signal handling: %s\n", strerror(-sigfd));
+        status = LAUNCH_EXIT_FAILURE;
+        goto out;
+    }
+    int fd = launch_agent_connect(&opts, sigfd, &agent);
+    if (fd >= 0) {
+        status = launch_job_run(&opts, &prog, fd, sigfd);
+        close(fd);
+    } else {
+        status = fd == -EINTR ? LAUNCH_EXIT_INTERRUPTED : LAUNCH_EXIT_FAILURE;
+    }
+    launch_agent_stop(&agent);
+    close(sigfd);
+out:
+    launch_program_close(&prog);
+    free_opts(&opts);
+    return status;
+}

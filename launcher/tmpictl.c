@@ -1,0 +1,261 @@
+/* tmpictl — ask the local agent about itself and its jobs, or cancel a job.
+ *
+ *   tmpictl [--agent SOCKET] [--json] status | jobs | cancel JOBID
+ *
+ * One request, one reply, on the agent's Unix socket (which tells the agent who we are via
+ * SO_PEERCRED; the agent decides what we may see and cancel).  Unlike tmpi-launch this never
+ * starts an agent: asking a fresh private agent about its jobs would tell nobody anything.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ctl_conn.h"
+#include "ctl_json.h"
+#include "frame.h"
+#include "tmpi_config.h"
+
+#define CTL_EXIT_FAILURE 1
+#define CTL_EXIT_USAGE 2
+
+enum ctl_cmd { CMD_NONE, CMD_STATUS, CMD_JOBS, CMD_CANCEL };
+
+struct ctl_opts {
+    const char *agent;
+    bool json;
+    enum ctl_cmd cmd;
+    uint64_t job_id;
+};
+
+static void usage(FILE *f)
+{
+    fputs("usage: tmpictl [--agent SOCKET] [--json] COMMAND\n"
+          "Commands:\n"
+          "  status         the agent: version, uptime, buffer pool, counters and jobs\n"
+          "  jobs           the jobs the agent runs\n"
+          "  cancel JOBID   end a job\n"
+          "Options:\n"
+          "  --agent SOCKET the agent's socket (default: $TMPI_AGENT, else " TMPI_SYSTEM_SOCKET
+          ")\n"
+          "  --json         print the reply as one JSON object\n"
+          "  -h, --help     this text\n"
+          "  --version      print the version\n",
+          f);
+}
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+    fputs("tmpictl: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs(" (try --help)\n", stderr);
+    return CTL_EXIT_USAGE;
+}
+
+/* Options may come before or after the command, as with most admin tools. */
+static int parse_args(int argc, char **argv, struct ctl_opts *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return -1;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("tmpictl (TMPI) %s\n", TMPI_VERSION);
+            return -1;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(a, "--agent") == 0 || strncmp(a, "--agent=", 8) == 0) {
+            o->agent = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!o->agent || !*o->agent)
+                return bad_usage("%s needs a socket path", "--agent");
+        } else if (a[0] == '-') {
+            return bad_usage("unknown option %s", a);
+        } else if (o->cmd != CMD_NONE) {
+            return bad_usage("unexpected argument %s", a);
+        } else if (strcmp(a, "status") == 0) {
+            o->cmd = CMD_STATUS;
+        } else if (strcmp(a, "jobs") == 0) {
+            o->cmd = CMD_JOBS;
+        } else if (strcmp(a, "cancel") == 0) {
+            if (i + 1 >= argc)
+                return bad_usage("%s needs a job id", "cancel");
+            const char *id = argv[++i];
+            char *end;
+            errno = 0;
+            o->job_id = strtoull(id, &end, 10);
+            if (errno || *id < '0' || *id > '9' || *end)
+                return bad_usage("cancel %s: a job id is a number", id);
+            o->cmd = CMD_CANCEL;
+        } else {
+            return bad_usage("unknown command %s", a);
+        }
+    }
+    if (o->cmd == CMD_NONE)
+        return bad_usage("%s", "no command given: status, jobs or cancel JOBID");
+    return 0;
+}
+
+static void print_duration(char *buf, size_t size, double sec)
+{
+    if (sec < 0)
+        sec = 0;
+    uint64_t s = (uint64_t)sec;
+    if (s < 60)
+        snprintf(buf, size, "%.1fs", sec);
+    else if (s < 3600)
+        snprintf(buf, size, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
+    else if (s < 86400)
+        snprintf(buf, size, "%" PRIu64 "h%02" PRIu64 "m%02" PRIu64 "s", s / 3600, s / 60 % 60,
+                 s % 60);
+    else
+        snprintf(buf, size, "%" PRIu64 "d%02" PRIu64 "h%02" PRIu64 "m", s / 86400,
+                 s / 3600 % 24, s / 60 % 60);
+}
+
+static void print_bytes(char *buf, size_t size, uint64_t b)
+{
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    double v = (double)b;
+    unsigned u = 0;
+    while (v >= 1024 && u + 1 < sizeof unit / sizeof unit[0]) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+}
+
+static void print_jobs(Tmpi__JobInfo **jobs, size_t n)
+{
+    printf("%-8s %-12s %6s %-8s %10s  %s\n", "ID", "OWNER", "RANKS", "STATE", "RUNTIME",
+           "PROGRAM");
+    for (size_t i = 0; i < n; i++) {
+        const Tmpi__JobInfo *j = jobs[i];
+        char rt[32], owner[24];
+        print_duration(rt, sizeof rt, j->runtime_sec);
+        if (!j->owner || !*j->owner)
+            snprintf(owner, sizeof owner, "%" PRIu32, j->owner_uid);
+        printf("%-8" PRIu64 " %-12s %6" PRIu32 " %-8s %10s  %s\n", j->id,
+               j->owner && *j->owner ? j->owner : owner, j->nprocs, j->state ? j->state : "",
+               rt, j->program ? j->program : "");
+    }
+}
+
+static void print_status(const Tmpi__StatusReply *s)
+{
+    char up[32], used[32], cap[32];
+    print_duration(up, sizeof up, s->uptime_sec);
+    uint64_t u = s->pool ? s->pool->used_bytes : 0, c = s->pool ? s->pool->capacity_bytes : 0;
+    print_bytes(used, sizeof used, u);
+    print_bytes(cap, sizeof cap, c);
+    printf("Agent:           %s (pid %" PRIu32 ")\n", s->name && *s->name ? s->name : "tmpid",
+           s->pid);
+    printf("Version:         %s\n", s->version ? s->version : "");
+    printf("Uptime:          %s\n", up);
+    printf("Buffer pool:     %s used of %s", used, cap);
+    if (c)
+        printf(" (%.0f%%)", 100.0 * (double)u / (double)c);
+    printf("\nJobs:            %" PRIu64 " started, %" PRIu64 " failed, %zu running\n",
+           s->jobs_started, s->jobs_failed, s->n_jobs);
+    printf("Bad frames:      %" PRIu64 "\n", s->bad_frames);
+    printf("Cached programs: %" PRIu32 "\n\n", s->cached_programs);
+    print_jobs(s->jobs, s->n_jobs);
+}
+
+static int print_json(const ProtobufCMessage *m)
+{
+    json_object *o = ctl_json_from_message(m);
+    if (!o) {
+        fputs("tmpictl: out of memory\n", stderr);
+        return CTL_EXIT_FAILURE;
+    }
+    puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(o);
+    return 0;
+}
+
+/* Print the reply; the exit status. */
+static int show(const struct ctl_opts *o, const Tmpi__Envelope *e)
+{
+    if (e->msg_case == TMPI__ENVELOPE__MSG_ERROR) {
+        fprintf(stderr, "tmpictl: %s\n",
+                e->error->message && *e->error->message ? e->error->message
+                                                        : strerror(-e->error->code));
+        return CTL_EXIT_FAILURE;
+    }
+    const ProtobufCMessage *m = NULL;
+    if (o->cmd == CMD_STATUS && e->msg_case == TMPI__ENVELOPE__MSG_STATUS_REPLY)
+        m = &e->status_reply->base;
+    else if (o->cmd == CMD_JOBS && e->msg_case == TMPI__ENVELOPE__MSG_JOBS_REPLY)
+        m = &e->jobs_reply->base;
+    else if (o->cmd == CMD_CANCEL && e->msg_case == TMPI__ENVELOPE__MSG_CANCEL_REPLY)
+        m = &e->cancel_reply->base;
+    if (!m) {
+        fprintf(stderr, "tmpictl: unexpected %s reply from the agent\n", frame_msg_name(e));
+        return CTL_EXIT_FAILURE;
+    }
+    if (o->json)
+        return print_json(m);
+    if (o->cmd == CMD_STATUS)
+        print_status(e->status_reply);
+    else if (o->cmd == CMD_JOBS)
+        print_jobs(e->jobs_reply->jobs, e->jobs_reply->n_jobs);
+    else
+        printf("Cancelled job %" PRIu64 "\n", e->cancel_reply->job_id);
+    return 0;
+}
+
+static int request(const struct ctl_opts *o, int fd, Tmpi__Envelope **ret)
+{
+    Tmpi__StatusRequest sr = TMPI__STATUS_REQUEST__INIT;
+    Tmpi__JobsRequest jr = TMPI__JOBS_REQUEST__INIT;
+    Tmpi__CancelJob cj = TMPI__CANCEL_JOB__INIT;
+    Tmpi__Envelope e = TMPI__ENVELOPE__INIT;
+    if (o->cmd == CMD_STATUS) {
+        e.msg_case = TMPI__ENVELOPE__MSG_STATUS_REQUEST;
+        e.status_request = &sr;
+    } else if (o->cmd == CMD_JOBS) {
+        e.msg_case = TMPI__ENVELOPE__MSG_JOBS_REQUEST;
+        e.jobs_request = &jr;
+    } else {
+        cj.job_id = o->job_id;
+        e.msg_case = TMPI__ENVELOPE__MSG_CANCEL;
+        e.cancel = &cj;
+    }
+    int r = frame_write_fd(fd, &e, FRAME_DEFAULT_MAX);
+    if (r < 0)
+        return r;
+    return frame_read_fd(fd, FRAME_DEFAULT_MAX, ret);
+}
+
+int main(int argc, char **argv)
+{
+    struct ctl_opts o = { 0 };
+    int r = parse_args(argc, argv, &o);
+    if (r)
+        return r < 0 ? 0 : r;
+    /* A vanished agent shows up as EPIPE from write, not as a silent death. */
+    signal(SIGPIPE, SIG_IGN);
+
+    const char *path = ctl_socket_path(o.agent);
+    int fd = ctl_connect(path);
+    if (fd < 0) {
+        fprintf(stderr, "tmpictl: no agent at %s: %s\n", path, strerror(-fd));
+        return CTL_EXIT_FAILURE;
+    }
+    Tmpi__Envelope *reply = NULL;
+    r = request(&o, fd, &reply);
+    close(fd);
+    if (r < 0) {
+        fprintf(stderr, "tmpictl: no reply from the agent at %s: %s\n", path,
+                r == -ECONNRESET ? "it closed the connection" : strerror(-r));
+        return CTL_EXIT_FAILURE;
+    }
+    int status = show(&o, reply);
+    frame_free(reply);
+    return status;
+}
