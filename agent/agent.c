@@ -1,0 +1,179 @@
+/* agent.c — the agent's life: setup, the event loop, signals, systemd notification,
+ * shutdown. */
+#include "agent.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_run.h"
+#include "control.h"
+#include "job.h"
+#include "log.h"
+#include "svc_init.h"
+
+double agent_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void agent_notify_status(struct agent *a)
+{
+    sd_notifyf(0, "STATUS=%u job(s) running", a->njobs);
+}
+
+void agent_job_done(struct agent *a, struct job *j)
+{
+    for (struct job **pp = &a->jobs; *pp; pp = &(*pp)->next)
+        if (*pp == j) {
+            *pp = j->next;
+            a->njobs--;
+            break;
+        }
+    if (j->conn) {
+        /* the connection stays open: the launcher closes it after reading JobEnd */
+        j->conn = NULL;
+    }
+    log_info("job %llu: ended%s%s", (unsigned long long)j->id, j->failed ? ": " : "",
+             j->failed ? j->reason : "");
+    job_free(j);
+    agent_notify_status(a);
+    if (a->shutting_down && a->njobs == 0)
+        event_base_loopbreak(a->base);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    struct agent *a = arg;
+    if (a->shutting_down) {
+        log_notice("second signal: leaving now");
+        event_base_loopbreak(a->base);
+        return;
+    }
+    a->shutting_down = 1;
+    log_notice("%s: shutting down (%u job(s) running)", strsignal((int)sig), a->njobs);
+    sd_notify(0, "STOPPING=1");
+    control_close(a);
+    for (struct job *j = a->jobs; j; j = j->next)
+        job_cancel(j, 143, "the agent is shutting down");
+    if (a->njobs == 0) {
+        event_base_loopbreak(a->base);
+        return;
+    }
+    struct timeval tv = {.tv_sec = a->cfg.kill_grace_sec + 2};
+    evtimer_add(a->shutdown_timer, &tv);
+}
+
+static void on_shutdown_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    struct agent *a = arg;
+    log_warning("%u job(s) did not stop in time; leaving anyway", a->njobs);
+    event_base_loopbreak(a->base);
+}
+
+static void on_watchdog(evutil_socket_t fd, short what, void *arg)
+{
+    struct agent *a = arg;
+    sd_notify(0, "WATCHDOG=1");
+    struct timeval tv = {.tv_sec = (time_t)(a->watchdog_usec / 2000000),
+                         .tv_usec = (suseconds_t)((a->watchdog_usec / 2) % 1000000)};
+    evtimer_add(a->watchdog, &tv);
+}
+
+/* Every rank image keeps a memfd open (loader.h): thousands of ranks need thousands of fds. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            log_errno(LOG_WARNING, -errno, "cannot raise the open file limit");
+    }
+}
+
+static void signal_ready(struct agent *a, int ready_fd)
+{
+    sd_notifyf(0, "READY=1\nSTATUS=ready, no jobs\nMAINPID=%d", (int)getpid());
+    if (ready_fd >= 0) {
+        static const char msg[] = "READY=1\n";
+        if (write(ready_fd, msg, sizeof msg - 1) < 0)
+            log_errno(LOG_WARNING, -errno, "--ready-fd");
+        close(ready_fd);
+    }
+    log_notice("tmpid %s ready (name %s, pid %d)", TMPI_VERSION_STRING, a->cfg.name,
+               (int)getpid());
+}
+
+int agent_run(struct agent *a, int ready_fd)
+{
+    int r;
+    if (sodium_init() < 0) {
+        log_error("libsodium failed to initialise");
+        return -EIO;
+    }
+    if (evthread_use_pthreads() < 0) {
+        log_error("libevent has no pthreads support");
+        return -EIO;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    raise_fd_limit();
+    a->start_time = agent_now();
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    a->ncpus = n > 0 ? (int)n : 1;
+    progcache_init(&a->cache, a->cfg.program_cache);
+    svc_init(a);
+
+    a->base = event_base_new();
+    if (!a->base) {
+        log_error("cannot create the event loop");
+        return -ENOMEM;
+    }
+    r = control_listen(a);
+    if (r < 0)
+        goto out;
+    a->sig_term = evsignal_new(a->base, SIGTERM, on_signal, a);
+    a->sig_int = evsignal_new(a->base, SIGINT, on_signal, a);
+    a->shutdown_timer = evtimer_new(a->base, on_shutdown_timeout, a);
+    a->watchdog = evtimer_new(a->base, on_watchdog, a);
+    if (!a->sig_term || !a->sig_int || !a->shutdown_timer || !a->watchdog) {
+        r = -ENOMEM;
+        goto out;
+    }
+    evsignal_add(a->sig_term, NULL);
+    evsignal_add(a->sig_int, NULL);
+    if (sd_watchdog_enabled(0, &a->watchdog_usec) > 0)
+        on_watchdog(-1, 0, a);
+
+    signal_ready(a, ready_fd);
+    event_base_dispatch(a->base);
+    r = 0;
+    if (a->njobs > 0) {
+        /* Rank threads still run inside us; unloading their code would crash them. */
+        log_warning("exiting with %u job(s) still running", a->njobs);
+        control_close(a);
+        _exit(1);
+    }
+out:
+    control_close(a);
+    if (a->sig_term)
+        event_free(a->sig_term);
+    if (a->sig_int)
+        event_free(a->sig_int);
+    if (a->shutdown_timer)
+        event_free(a->shutdown_timer);
+    if (a->watchdog)
+        event_free(a->watchdog);
+    event_base_free(a->base);
+    progcache_destroy(&a->cache);
+    return r;
+}

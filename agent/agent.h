@@ -1,0 +1,48 @@
+/* agent.h — the state of one tmpid process. */
+#ifndef TMPI_AGENT_AGENT_H
+#define TMPI_AGENT_AGENT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "progcache.h"
+
+struct event_base;
+struct evconnlistener;
+struct event;
+struct job;
+
+struct agent {
+    struct agent_config cfg;
+    struct event_base *base;
+    struct evconnlistener *listener;
+    struct progcache cache;
+    double start_time; /* monotonic seconds */
+    int ncpus;
+
+    /* Loop thread only. */
+    struct job *jobs;
+    uint32_t njobs;
+    uint64_t next_job_id;
+    int shutting_down;
+    struct event *sig_term, *sig_int, *watchdog, *shutdown_timer;
+    uint64_t watchdog_usec;
+
+    /* Any thread. */
+    atomic_uint_fast64_t jobs_started;
+    atomic_uint_fast64_t jobs_failed;
+    atomic_uint_fast64_t bad_frames;
+    atomic_int runnable_ranks; /* rank threads not blocked in a wait, all jobs */
+};
+
+double agent_now(void); /* monotonic seconds */
+
+/* Loop thread: a job has ended and its thread is done; unlink and free it.  If the agent is
+ * shutting down and this was the last job, the loop ends. */
+void agent_job_done(struct agent *a, struct job *j);
+
+/* Loop thread: tells systemd how many jobs run (STATUS=). */
+void agent_notify_status(struct agent *a);
+
+#endif

@@ -1,0 +1,18 @@
+/* control.h — the local control socket: tools (tmpi-launch, tmpictl) talk to the agent here.
+ *
+ * A Unix stream socket; each client is identified by SO_PEERCRED.  Frames are decoded on the
+ * loop thread; a malformed or oversized frame closes that connection with a logged reason and
+ * is counted, never more. */
+#ifndef TMPI_AGENT_CONTROL_H
+#define TMPI_AGENT_CONTROL_H
+
+struct agent;
+
+/* Binds and listens on cfg.socket_path (refuses if another agent answers there; removes a
+ * stale socket).  0 or a negative errno, logged. */
+int control_listen(struct agent *a);
+
+/* Stops accepting and removes the socket file. */
+void control_close(struct agent *a);
+
+#endif

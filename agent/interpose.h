@@ -1,0 +1,39 @@
+/* interpose.h — libc functions tmpid overrides for rank threads.
+ *
+ * tmpid is linked with --export-dynamic, so the modules (loaded RTLD_LOCAL) bind exit, abort,
+ * printf, write, getenv ... to the definitions in the executable.  Each override checks
+ * whether the calling thread belongs to a rank: if not, it forwards to the real libc function
+ * found with dlsym(RTLD_NEXT); if so, it ends the rank instead of the process, or routes the
+ * output to the rank's launcher. */
+#ifndef TMPI_AGENT_INTERPOSE_H
+#define TMPI_AGENT_INTERPOSE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/* The real libc entry points, resolved once by interpose_init(). */
+struct interpose_real {
+    void (*exit)(int) __attribute__((noreturn));
+    void (*abort)(void) __attribute__((noreturn));
+    ssize_t (*write)(int, const void *, size_t);
+    int (*vfprintf)(FILE *, const char *, va_list);
+    int (*vdprintf)(int, const char *, va_list);
+    int (*fputs)(const char *, FILE *);
+    int (*puts)(const char *);
+    int (*fputc)(int, FILE *);
+    size_t (*fwrite)(const void *, size_t, size_t, FILE *);
+    int (*fflush)(FILE *);
+    void (*perror)(const char *);
+    char *(*getenv)(const char *);
+};
+
+/* Resolves the real functions.  Must run before any other thread starts.  0 or -ENOENT. */
+int interpose_init(void);
+const struct interpose_real *interpose_real(void);
+
+/* write() that never goes to a rank's launcher (for the agent's own log). */
+ssize_t interpose_real_write(int fd, const void *buf, size_t n);
+
+#endif

@@ -1,0 +1,576 @@
+#include "job.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent.h"
+#include "frame.h"
+#include "log.h"
+#include "progcache.h"
+#include "rank.h"
+
+/* Rank threads stop producing output while this much is queued for a launcher. */
+#define JOB_OUTPUT_HIGH (4u << 20)
+
+const char *job_state_name(int state)
+{
+    switch (state) {
+    case JOB_LOADING: return "loading";
+    case JOB_RUNNING: return "running";
+    case JOB_ENDING: return "ending";
+    default: return "unknown";
+    }
+}
+
+static char *xstrdup(const char *s, int *oom)
+{
+    char *d = strdup(s ? s : "");
+    if (!d)
+        *oom = 1;
+    return d;
+}
+
+static int valid_env_name(const char *n)
+{
+    if (!*n)
+        return 0;
+    for (; *n; n++)
+        if (*n == '=')
+            return 0;
+    return 1;
+}
+
+int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
+            struct bufferevent *bev, struct job **ret, char *err, size_t errlen)
+{
+    const struct agent_config *cfg = &a->cfg;
+    if (s->nprocs < 1 || s->nprocs > cfg->max_ranks) {
+        snprintf(err, errlen, "a job needs 1 to %u ranks on this agent (asked for %u)",
+                 cfg->max_ranks, s->nprocs);
+        return -EINVAL;
+    }
+    if (a->njobs >= cfg->max_jobs) {
+        snprintf(err, errlen, "the agent already runs %u jobs (max_jobs)", a->njobs);
+        return -EBUSY;
+    }
+    if (s->program_hash.len != PROGRAM_HASH_SIZE) {
+        snprintf(err, errlen, "malformed submission: program hash of %zu bytes",
+                 s->program_hash.len);
+        return -EINVAL;
+    }
+    if (s->program_size == 0 || s->program_size > cfg->max_program_size) {
+        snprintf(err, errlen, "program of %llu bytes refused (max_program_size %zu)",
+                 (unsigned long long)s->program_size, cfg->max_program_size);
+        return -EINVAL;
+    }
+    if (!s->program_name || !*s->program_name || !s->cwd || s->cwd[0] != '/') {
+        snprintf(err, errlen, "malformed submission: program name and absolute cwd required");
+        return -EINVAL;
+    }
+    for (size_t i = 0; i < s->n_env; i++)
+        if (!s->env[i]->name || !valid_env_name(s->env[i]->name)) {
+            snprintf(err, errlen, "malformed submission: bad environment variable name");
+            return -EINVAL;
+        }
+
+    struct job *j = calloc(1, sizeof *j);
+    if (!j)
+        return -ENOMEM;
+    int oom = 0;
+    j->agent = a;
+    j->uid = uid;
+    j->submitter_pid = pid;
+    j->nprocs = s->nprocs;
+    j->timeout_sec = s->timeout_sec;
+    j->fail_rank = -1;
+    j->bev = bev;
+    j->program_name = xstrdup(s->program_name, &oom);
+    j->cwd = xstrdup(s->cwd, &oom);
+    j->argc = (int)s->n_args + 1;
+    j->argv = calloc((size_t)j->argc + 1, sizeof *j->argv);
+    j->env = calloc(s->n_env + 1, sizeof *j->env);
+    j->ranks = calloc(s->nprocs, sizeof *j->ranks);
+    j->node_of_rank = calloc(s->nprocs, sizeof *j->node_of_rank);
+    j->local_rank_of = calloc(s->nprocs, sizeof *j->local_rank_of);
+    if (!j->argv || !j->env || !j->ranks || !j->node_of_rank || !j->local_rank_of)
+        oom = 1;
+    if (!oom) {
+        j->argv[0] = xstrdup(s->program_name, &oom);
+        for (size_t i = 0; i < s->n_args; i++)
+            j->argv[i + 1] = xstrdup(s->args[i], &oom);
+        for (size_t i = 0; i < s->n_env; i++) {
+            const char *v = s->env[i]->value ? s->env[i]->value : "";
+            size_t n = strlen(s->env[i]->name) + strlen(v) + 2;
+            if ((j->env[i] = malloc(n)))
+                snprintf(j->env[i], n, "%s=%s", s->env[i]->name, v);
+            else
+                oom = 1;
+        }
+    }
+    if (oom) {
+        job_free(j);
+        return -ENOMEM;
+    }
+
+    struct passwd pw, *pwp = NULL;
+    char pwbuf[1024];
+    if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) == 0 && pwp)
+        snprintf(j->owner, sizeof j->owner, "%s", pw.pw_name);
+    else
+        snprintf(j->owner, sizeof j->owner, "%u", (unsigned)uid);
+
+    pthread_mutex_init(&j->out_mu, NULL);
+    pthread_mutex_init(&j->drain_mu, NULL);
+    pthread_cond_init(&j->drain_cv, NULL);
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&j->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&j->client_mu, NULL);
+    atomic_init(&j->state, JOB_LOADING);
+
+    /* One node for now: every rank is local. */
+    for (uint32_t i = 0; i < j->nprocs; i++) {
+        j->node_of_rank[i] = 0;
+        j->local_rank_of[i] = (int32_t)i;
+    }
+    j->id = ++a->next_job_id;
+    *ret = j;
+    return 0;
+}
+
+void job_free(struct job *j)
+{
+    if (!j)
+        return;
+    if (j->argv)
+        for (int i = 0; i < j->argc; i++)
+            free(j->argv[i]);
+    free(j->argv);
+    if (j->env)
+        for (char **e = j->env; *e; e++)
+            free(*e);
+    free(j->env);
+    free(j->program_name);
+    free(j->cwd);
+    free(j->ranks);
+    free(j->node_of_rank);
+    free(j->local_rank_of);
+    if (j->done_ev)
+        event_free(j->done_ev);
+    pthread_mutex_destroy(&j->out_mu);
+    pthread_mutex_destroy(&j->drain_mu);
+    pthread_cond_destroy(&j->drain_cv);
+    pthread_mutex_destroy(&j->mu);
+    pthread_cond_destroy(&j->cv);
+    pthread_mutex_destroy(&j->client_mu);
+    free(j);
+}
+
+int job_cancelled(struct job *j) { return atomic_load_explicit(&j->cancelled, memory_order_acquire); }
+
+/* Wakes everything a rank of this job may be blocked on, so it notices the cancellation. */
+static void wake_ranks(struct job *j)
+{
+    pthread_mutex_lock(&j->client_mu);
+    if (j->client_created && j->client_ops.wake_all)
+        j->client_ops.wake_all(j->client_state);
+    pthread_mutex_unlock(&j->client_mu);
+    pthread_mutex_lock(&j->drain_mu);
+    atomic_fetch_add(&j->drain_gen, 1);
+    pthread_cond_broadcast(&j->drain_cv);
+    pthread_mutex_unlock(&j->drain_mu);
+}
+
+/* Records the first failure; mu held. Returns 1 if this call made the job fail. */
+static int record_failure_locked(struct job *j, int rank, int status, const char *reason)
+{
+    if (j->failed)
+        return 0;
+    j->failed = 1;
+    j->fail_rank = rank;
+    j->exit_status = status;
+    snprintf(j->reason, sizeof j->reason, "%s", reason);
+    atomic_store_explicit(&j->cancelled, 1, memory_order_release);
+    pthread_cond_broadcast(&j->cv);
+    return 1;
+}
+
+void job_cancel(struct job *j, int status, const char *reason)
+{
+    pthread_mutex_lock(&j->mu);
+    int first = record_failure_locked(j, -1, status, reason);
+    pthread_mutex_unlock(&j->mu);
+    if (first)
+        log_notice("job %llu: %s", (unsigned long long)j->id, reason);
+    wake_ranks(j);
+}
+
+void job_fail(struct job *j, struct rank *r, int kind, int code, const char *msg)
+{
+    char reason[400];
+    int status;
+    switch (kind) {
+    case RANK_END_ABORT:
+        status = 128 + SIGABRT;
+        snprintf(reason, sizeof reason, "rank %d %s", r->info.rank, msg ? msg : "aborted");
+        break;
+    case RANK_END_MPI_ABORT:
+        status = code;
+        snprintf(reason, sizeof reason, "rank %d: %s", r->info.rank,
+                 msg ? msg : "MPI_Abort called");
+        break;
+    case RANK_END_FAULT:
+        status = code ? code : 1;
+        snprintf(reason, sizeof reason, "rank %d failed: %s", r->info.rank, msg ? msg : "fault");
+        break;
+    default:
+        status = code;
+        if (msg)
+            snprintf(reason, sizeof reason, "rank %d %s", r->info.rank, msg);
+        else
+            snprintf(reason, sizeof reason, "rank %d exited with code %d", r->info.rank, code);
+        break;
+    }
+    pthread_mutex_lock(&j->mu);
+    int first = record_failure_locked(j, r->info.rank, status, reason);
+    pthread_mutex_unlock(&j->mu);
+    if (first)
+        log_info("job %llu: %s", (unsigned long long)j->id, reason);
+    wake_ranks(j);
+}
+
+void job_detach_launcher(struct job *j)
+{
+    pthread_mutex_lock(&j->out_mu);
+    j->bev = NULL;
+    pthread_mutex_unlock(&j->out_mu);
+    job_cancel(j, 1, "the launcher disconnected");
+}
+
+int job_send(struct job *j, const Tmpi__Envelope *env)
+{
+    uint8_t *buf;
+    size_t len;
+    int r = frame_encode(env, FRAME_DEFAULT_MAX, &buf, &len);
+    if (r < 0)
+        return r;
+    int throttle = rank_current() != NULL;
+    for (;;) {
+        unsigned gen = atomic_load_explicit(&j->drain_gen, memory_order_acquire);
+        pthread_mutex_lock(&j->out_mu);
+        if (!j->bev) {
+            pthread_mutex_unlock(&j->out_mu);
+            free(buf);
+            return -ENOTCONN;
+        }
+        if (!throttle || evbuffer_get_length(bufferevent_get_output(j->bev)) < JOB_OUTPUT_HIGH) {
+            r = bufferevent_write(j->bev, buf, len) < 0 ? -ENOMEM : 0;
+            pthread_mutex_unlock(&j->out_mu);
+            free(buf);
+            return r;
+        }
+        pthread_mutex_unlock(&j->out_mu);
+        pthread_mutex_lock(&j->drain_mu);
+        while (atomic_load_explicit(&j->drain_gen, memory_order_acquire) == gen && !job_cancelled(j))
+            pthread_cond_wait(&j->drain_cv, &j->drain_mu);
+        pthread_mutex_unlock(&j->drain_mu);
+        if (job_cancelled(j)) {
+            free(buf);
+            return -ECANCELED;
+        }
+    }
+}
+
+int job_wait_gate(struct job *j)
+{
+    pthread_mutex_lock(&j->mu);
+    while (j->gate == 0)
+        pthread_cond_wait(&j->cv, &j->mu);
+    int open = j->gate > 0 && !job_cancelled(j);
+    pthread_mutex_unlock(&j->mu);
+    return open ? 0 : -ECANCELED;
+}
+
+int job_argc(struct job *j) { return j->argc; }
+
+char **job_copy_argv(struct job *j)
+{
+    size_t total = 0;
+    for (int i = 0; i < j->argc; i++)
+        total += strlen(j->argv[i]) + 1;
+    /* one block: the pointer array, then the strings */
+    char **v = malloc(((size_t)j->argc + 1) * sizeof *v + total);
+    if (!v)
+        return NULL;
+    char *p = (char *)(v + j->argc + 1);
+    for (int i = 0; i < j->argc; i++) {
+        size_t n = strlen(j->argv[i]) + 1;
+        memcpy(p, j->argv[i], n);
+        v[i] = p;
+        p += n;
+    }
+    v[j->argc] = NULL;
+    return v;
+}
+
+char *job_getenv(struct job *j, const char *name)
+{
+    size_t n = strlen(name);
+    for (char **e = j->env; *e; e++)
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+            return *e + n + 1;
+    return NULL;
+}
+
+static void send_rank_exit(struct job *j, struct rank *r)
+{
+    Tmpi__RankExit re = TMPI__RANK_EXIT__INIT;
+    re.rank = (uint32_t)r->info.rank;
+    re.kind = (Tmpi__ExitKind)r->end_kind;
+    re.code = r->end_code;
+    re.message = r->end_msg;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_RANK_EXIT;
+    env.rank_exit = &re;
+    (void)job_send(j, &env);
+}
+
+void job_rank_finished(struct job *j, struct rank *r)
+{
+    int kind = r->end_kind;
+    if (kind == RANK_END_CODE && r->end_code != 0)
+        job_fail(j, r, kind, r->end_code, NULL);
+    else if (kind == RANK_END_CODE && r->mpi_phase == TMPI_PHASE_INIT && !job_cancelled(j))
+        job_fail(j, r, kind, 1, "exited without calling MPI_Finalize");
+    else if (kind == RANK_END_ABORT || kind == RANK_END_FAULT || kind == RANK_END_MPI_ABORT)
+        job_fail(j, r, kind, r->end_code, r->end_msg[0] ? r->end_msg : NULL);
+    send_rank_exit(j, r);
+    pthread_mutex_lock(&j->mu);
+    j->nfinished++;
+    if (j->nfinished == j->nprocs)
+        pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+}
+
+static void send_job_end(struct job *j)
+{
+    pthread_mutex_lock(&j->mu);
+    int already = j->end_sent;
+    j->end_sent = 1;
+    Tmpi__JobEnd je = TMPI__JOB_END__INIT;
+    je.job_id = j->id;
+    je.exit_status = j->failed ? j->exit_status : 0;
+    je.failed_rank = j->failed ? j->fail_rank : -1;
+    je.reason = j->failed ? j->reason : "";
+    pthread_mutex_unlock(&j->mu);
+    if (already)
+        return;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_END;
+    env.job_end = &je;
+    (void)job_send(j, &env);
+}
+
+static void send_job_started(struct job *j)
+{
+    Tmpi__JobStarted js = TMPI__JOB_STARTED__INIT;
+    js.job_id = j->id;
+    js.nprocs = j->nprocs;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_STARTED;
+    env.job_started = &js;
+    (void)job_send(j, &env);
+}
+
+static int load_images(struct job *j)
+{
+    char err[400], reason[480], label[64];
+    for (uint32_t i = 0; i < j->nprocs; i++) {
+        struct rank *r = &j->ranks[i];
+        snprintf(label, sizeof label, "tmpi-job%llu-rank%u", (unsigned long long)j->id, i);
+        int rc = image_load(j->prog->bytes, j->prog->size, label, &r->image, err, sizeof err);
+        if (rc < 0) {
+            snprintf(reason, sizeof reason, "cannot load the program for rank %u on %s: %s", i,
+                     j->agent->cfg.name, err);
+            job_cancel(j, 1, reason);
+            return rc;
+        }
+        if (job_cancelled(j))
+            return -ECANCELED;
+    }
+    return 0;
+}
+
+static void init_rank_info(struct job *j, uint32_t i)
+{
+    struct rank *r = &j->ranks[i];
+    r->job = j;
+    r->image.fd = -1;
+    r->info = (struct tmpi_rank_info){
+        .job_id = j->id,
+        .rank = (int)i,
+        .size = (int)j->nprocs,
+        .node = 0,
+        .nnodes = 1,
+        .local_rank = (int)i,
+        .local_size = (int)j->nprocs,
+        .hostname = j->agent->cfg.name,
+        .node_of_rank = j->node_of_rank,
+        .local_rank_of = j->local_rank_of,
+    };
+}
+
+static uint32_t start_ranks(struct job *j)
+{
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, j->agent->cfg.rank_stack_size);
+    uint32_t started = 0;
+    for (; started < j->nprocs; started++) {
+        struct rank *r = &j->ranks[started];
+        int rc = pthread_create(&r->thread, &attr, rank_thread_main, r);
+        if (rc != 0) {
+            char reason[256];
+            snprintf(reason, sizeof reason, "cannot start rank %u on %s: %s", started,
+                     j->agent->cfg.name, strerror(rc));
+            job_cancel(j, 1, reason);
+            break;
+        }
+        r->thread_started = 1;
+    }
+    pthread_attr_destroy(&attr);
+    /* All or nothing: the gate opens only if every rank thread exists. */
+    pthread_mutex_lock(&j->mu);
+    j->gate = (started == j->nprocs && !job_cancelled(j)) ? 1 : -1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    return started;
+}
+
+static void deadline_in(struct timespec *ts, unsigned sec)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += sec;
+}
+
+/* Waits for the started ranks, enforcing the timeout and the kill grace. */
+static void wait_ranks(struct job *j, uint32_t started)
+{
+    struct timespec deadline;
+    int have_deadline = j->timeout_sec > 0;
+    if (have_deadline)
+        deadline_in(&deadline, j->timeout_sec);
+    int grace_armed = 0;
+
+    pthread_mutex_lock(&j->mu);
+    while (j->nfinished < started) {
+        if (job_cancelled(j) && !grace_armed) {
+            /* Ranks outside libtmpi cannot be interrupted; after the grace the launcher is
+             * told anyway and the job stays "ending" until they stop. */
+            deadline_in(&deadline, j->agent->cfg.kill_grace_sec);
+            have_deadline = grace_armed = 1;
+        }
+        int rc = have_deadline ? pthread_cond_timedwait(&j->cv, &j->mu, &deadline)
+                               : pthread_cond_wait(&j->cv, &j->mu);
+        if (rc != ETIMEDOUT)
+            continue;
+        if (!grace_armed) {
+            char reason[128];
+            snprintf(reason, sizeof reason, "job timed out after %u s", j->timeout_sec);
+            pthread_mutex_unlock(&j->mu);
+            job_cancel(j, 124, reason);
+            pthread_mutex_lock(&j->mu);
+        } else {
+            uint32_t left = started - j->nfinished;
+            pthread_mutex_unlock(&j->mu);
+            log_warning("job %llu: %u rank(s) still running %u s after the job was torn down",
+                        (unsigned long long)j->id, left, j->agent->cfg.kill_grace_sec);
+            send_job_end(j);
+            pthread_mutex_lock(&j->mu);
+            have_deadline = 0;
+        }
+    }
+    pthread_mutex_unlock(&j->mu);
+}
+
+static void *job_thread(void *arg)
+{
+    struct job *j = arg;
+    struct agent *a = j->agent;
+
+    for (uint32_t i = 0; i < j->nprocs; i++)
+        init_rank_info(j, i);
+    uint32_t started = 0;
+    if (load_images(j) == 0) {
+        atomic_store(&j->state, JOB_RUNNING);
+        send_job_started(j);
+        started = start_ranks(j);
+        wait_ranks(j, started);
+    }
+    atomic_store(&j->state, JOB_ENDING);
+    for (uint32_t i = 0; i < started; i++)
+        pthread_join(j->ranks[i].thread, NULL);
+
+    /* libclient's per-job state goes before the images: the last dlclose unloads libtmpi. */
+    pthread_mutex_lock(&j->client_mu);
+    if (j->client_created && j->client_ops.destroy)
+        j->client_ops.destroy(j->client_state);
+    j->client_created = 0;
+    pthread_mutex_unlock(&j->client_mu);
+    for (uint32_t i = 0; i < j->nprocs; i++)
+        image_unload(&j->ranks[i].image);
+
+    if (j->failed)
+        atomic_fetch_add(&a->jobs_failed, 1);
+    send_job_end(j);
+    progcache_release(&a->cache, j->prog);
+    j->prog = NULL;
+    event_active(j->done_ev, 0, 0);
+    return NULL;
+}
+
+static void job_done_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct job *j = arg;
+    pthread_join(j->thread, NULL);
+    agent_job_done(j->agent, j);
+}
+
+int job_start(struct job *j, struct program *prog)
+{
+    struct agent *a = j->agent;
+    j->prog = prog;
+    j->start_time = agent_now();
+    j->done_ev = event_new(a->base, -1, 0, job_done_cb, j);
+    if (!j->done_ev) {
+        progcache_release(&a->cache, prog);
+        j->prog = NULL;
+        return -ENOMEM;
+    }
+    /* The job thread only loads and waits: a small stack is plenty. */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    int rc = pthread_create(&j->thread, &attr, job_thread, j);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        progcache_release(&a->cache, prog);
+        j->prog = NULL;
+        return -rc;
+    }
+    atomic_fetch_add(&a->jobs_started, 1);
+    log_info("job %llu: %u ranks of %s for %s (uid %u)", (unsigned long long)j->id, j->nprocs,
+             j->program_name, j->owner, (unsigned)j->uid);
+    return 0;
+}

@@ -1,0 +1,138 @@
+/* main.c — tmpid's command line.  See tmpid(8). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "agent_run.h"
+#include "interpose.h"
+#include "log.h"
+
+#define DEFAULT_CONFIG TMPI_SYSCONFDIR "/tmpi/tmpid.conf"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: tmpid [OPTIONS]\n"
+            "The TMPI node agent: runs MPI jobs as threads. Stays in the foreground.\n"
+            "  --config FILE      settings file (default " DEFAULT_CONFIG ", if present)\n"
+            "  --socket PATH      local control socket (default " TMPI_SYSTEM_SOCKET ")\n"
+            "  --name NAME        node name shown to users (default: host name)\n"
+            "  --log-level LEVEL  err, warning, notice, info or debug\n"
+            "  --private          an agent for one tmpi-launch: no config file\n"
+            "  --ready-fd N       write READY=1 to fd N and close it once ready\n"
+            "  --version          print the version\n"
+            "  --help             this text\n");
+}
+
+enum { OPT_CONFIG = 256, OPT_SOCKET, OPT_NAME, OPT_LOG_LEVEL, OPT_PRIVATE, OPT_READY_FD,
+       OPT_VERSION, OPT_HELP };
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"config", required_argument, NULL, OPT_CONFIG},
+        {"socket", required_argument, NULL, OPT_SOCKET},
+        {"name", required_argument, NULL, OPT_NAME},
+        {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"private", no_argument, NULL, OPT_PRIVATE},
+        {"ready-fd", required_argument, NULL, OPT_READY_FD},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {"help", no_argument, NULL, OPT_HELP},
+        {0},
+    };
+    const char *config = NULL, *socket_path = NULL, *name = NULL, *level = NULL;
+    int private_agent = 0, ready_fd = -1;
+
+    /* Before anything can start a thread: the overrides need the real libc functions. */
+    if (interpose_init() < 0) {
+        fprintf(stderr, "tmpid: cannot resolve the libc functions it overrides\n");
+        return 1;
+    }
+
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_CONFIG: config = optarg; break;
+        case OPT_SOCKET: socket_path = optarg; break;
+        case OPT_NAME: name = optarg; break;
+        case OPT_LOG_LEVEL: level = optarg; break;
+        case OPT_PRIVATE: private_agent = 1; break;
+        case OPT_READY_FD: {
+            char *end;
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            struct stat st;
+            if (errno || *end || v < 0 || v > 1 << 20 || fstat((int)v, &st) < 0) {
+                fprintf(stderr, "tmpid: --ready-fd: not an open file descriptor: %s\n", optarg);
+                return 2;
+            }
+            ready_fd = (int)v;
+            break;
+        }
+        case OPT_VERSION: printf("tmpid %s\n", TMPI_VERSION); return 0;
+        case 'h':
+        case OPT_HELP: usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "tmpid: unexpected argument: %s\n", argv[optind]);
+        return 2;
+    }
+
+    struct agent a = {0};
+    if (config_defaults(&a.cfg) < 0) {
+        fprintf(stderr, "tmpid: out of memory\n");
+        return 1;
+    }
+    a.cfg.private_agent = private_agent;
+    if (config && private_agent) {
+        fprintf(stderr, "tmpid: --private runs without a config file; drop --config\n");
+        return 2;
+    }
+    if (!private_agent) {
+        const char *path = config ? config : DEFAULT_CONFIG;
+        int r = config_load(&a.cfg, path);
+        if (r == -ENOENT && !config) {
+            /* no system config: defaults */
+        } else if (r < 0) {
+            if (r != -EINVAL)
+                fprintf(stderr, "tmpid: cannot read %s: %s\n", path, strerror(-r));
+            return 1;
+        }
+    }
+    if (level) {
+        int l = log_level_parse(level);
+        if (l < 0) {
+            fprintf(stderr, "tmpid: unknown log level: %s\n", level);
+            return 2;
+        }
+        a.cfg.log_level = l;
+    }
+    if ((socket_path && !*socket_path) || (name && !*name)) {
+        fprintf(stderr, "tmpid: --socket and --name need a non-empty value\n");
+        return 2;
+    }
+    if (socket_path) {
+        free(a.cfg.socket_path);
+        a.cfg.socket_path = strdup(socket_path);
+    }
+    if (name) {
+        free(a.cfg.name);
+        a.cfg.name = strdup(name);
+    }
+    if (!a.cfg.socket_path || !a.cfg.name) {
+        fprintf(stderr, "tmpid: out of memory\n");
+        return 1;
+    }
+    log_set_level(a.cfg.log_level);
+
+    int r = agent_run(&a, ready_fd);
+    config_free(&a.cfg);
+    return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,75 @@
+#include "rank.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "job.h"
+
+/* The rank of the calling thread.  local-exec TLS in the executable: the cheapest lookup,
+ * made on every interposed libc call. */
+static __thread struct rank *current_rank;
+
+struct rank *rank_current(void) { return current_rank; }
+void rank_set_current(struct rank *r) { current_rank = r; }
+
+void rank_set_runnable(struct rank *r, int runnable)
+{
+    if (r->runnable == runnable)
+        return;
+    r->runnable = runnable;
+    atomic_fetch_add_explicit(&r->job->agent->runnable_ranks, runnable ? 1 : -1,
+                              memory_order_relaxed);
+}
+
+void rank_end(int kind, int code, const char *msg)
+{
+    struct rank *r = current_rank;
+    if (!r || !pthread_equal(pthread_self(), r->thread)) {
+        /* A thread the rank started itself: we cannot unwind the rank's main from here, so
+         * the job is torn down and this thread ends. */
+        if (r)
+            job_fail(r->job, r, kind, code, msg ? msg : "exit() called from a non-main thread");
+        current_rank = NULL;
+        pthread_exit(NULL);
+    }
+    r->end_kind = kind;
+    r->end_code = code;
+    if (msg)
+        snprintf(r->end_msg, sizeof r->end_msg, "%s", msg);
+    longjmp(r->exit_jmp, 1);
+}
+
+void *rank_thread_main(void *arg)
+{
+    struct rank *r = arg;
+    struct job *j = r->job;
+    current_rank = r;
+
+    if (job_wait_gate(j) == 0) {
+        /* main may modify argv and its strings: give each rank its own copy. */
+        int argc = job_argc(j);
+        char **argv = job_copy_argv(j);
+        if (!argv) {
+            r->end_kind = RANK_END_FAULT;
+            r->end_code = 1;
+            snprintf(r->end_msg, sizeof r->end_msg, "out of memory starting the rank");
+        } else if (setjmp(r->exit_jmp) == 0) {
+            rank_set_runnable(r, 1);
+            int code = r->image.main(argc, argv);
+            r->end_kind = RANK_END_CODE;
+            r->end_code = code;
+        }
+        /* both paths (return and longjmp) land here still counted as runnable */
+        rank_set_runnable(r, 0);
+        free(argv);
+    } else {
+        r->end_kind = RANK_END_KILLED;
+        r->end_code = 1;
+    }
+    output_flush(r);
+    current_rank = NULL;
+    job_rank_finished(j, r);
+    return NULL;
+}
