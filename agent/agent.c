@@ -16,6 +16,7 @@
 
 #include "agent_run.h"
 #include "control.h"
+#include "fault.h"
 #include "job.h"
 #include "log.h"
 #include "svc_init.h"
@@ -42,6 +43,7 @@ void agent_job_done(struct agent *a, struct job *j)
         }
     if (j->conn) {
         /* the connection stays open: the launcher closes it after reading JobEnd */
+        control_forget_job(j->conn);
         j->conn = NULL;
     }
     log_info("job %llu: ended%s%s", (unsigned long long)j->id, j->failed ? ": " : "",
@@ -126,6 +128,9 @@ int agent_run(struct agent *a, int ready_fd)
         return -EIO;
     }
     signal(SIGPIPE, SIG_IGN);
+    r = fault_init();
+    if (r < 0)
+        return log_errno(LOG_ERR, r, "cannot install the fault handlers");
     raise_fd_limit();
     a->start_time = agent_now();
     long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -60,6 +60,12 @@ static void conn_free(struct conn *c)
     free(c);
 }
 
+void control_forget_job(struct conn *c)
+{
+    c->job = NULL;
+    c->job_started = 0;
+}
+
 static void conn_close_after_flush(struct conn *c)
 {
     c->closing = 1;

@@ -12,6 +12,11 @@ struct agent;
  * stale socket).  0 or a negative errno, logged. */
 int control_listen(struct agent *a);
 
+struct conn;
+/* Loop thread: the job of this connection is over and about to be freed; the connection
+ * (still open until the launcher reads JobEnd and closes it) forgets it. */
+void control_forget_job(struct conn *c);
+
 /* Stops accepting and removes the socket file. */
 void control_close(struct agent *a);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "fault.h"
 #include "job.h"
 
 /* The rank of the calling thread.  local-exec TLS in the executable: the cheapest lookup,
@@ -38,7 +39,7 @@ void rank_end(int kind, int code, const char *msg)
     r->end_code = code;
     if (msg)
         snprintf(r->end_msg, sizeof r->end_msg, "%s", msg);
-    longjmp(r->exit_jmp, 1);
+    siglongjmp(r->exit_jmp, 1);
 }
 
 void *rank_thread_main(void *arg)
@@ -46,6 +47,7 @@ void *rank_thread_main(void *arg)
     struct rank *r = arg;
     struct job *j = r->job;
     current_rank = r;
+    void *altstack = fault_thread_setup();
 
     if (job_wait_gate(j) == 0) {
         /* main may modify argv and its strings: give each rank its own copy. */
@@ -55,7 +57,7 @@ void *rank_thread_main(void *arg)
             r->end_kind = RANK_END_FAULT;
             r->end_code = 1;
             snprintf(r->end_msg, sizeof r->end_msg, "out of memory starting the rank");
-        } else if (setjmp(r->exit_jmp) == 0) {
+        } else if (sigsetjmp(r->exit_jmp, 1) == 0) {
             rank_set_runnable(r, 1);
             int code = r->image.main(argc, argv);
             r->end_kind = RANK_END_CODE;
@@ -70,6 +72,7 @@ void *rank_thread_main(void *arg)
     }
     output_flush(r);
     current_rank = NULL;
+    fault_thread_done(altstack);
     job_rank_finished(j, r);
     return NULL;
 }

@@ -28,7 +28,7 @@ struct rank {
     int thread_started;
 
     /* Written by the rank's own thread only, read by the job thread after it finished. */
-    jmp_buf exit_jmp;
+    sigjmp_buf exit_jmp; /* sigsetjmp(.., 1): a fault handler jumps here too */
     int end_kind;
     int end_code;
     char end_msg[256];

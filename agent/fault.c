@@ -1,0 +1,62 @@
+#include "fault.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rank.h"
+
+#define FAULT_STACK_SIZE (64 * 1024)
+
+static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+    struct rank *r = rank_current();
+    if (r && pthread_equal(pthread_self(), r->thread)) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "killed by signal %d (%s) at address %p", sig, strsignal(sig),
+                 si->si_addr);
+        rank_end(RANK_END_FAULT, 128 + sig, msg);
+    }
+    /* Not a rank: let the default action take the process down. */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+int fault_init(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof fault_signals / sizeof fault_signals[0]; i++)
+        if (sigaction(fault_signals[i], &sa, NULL) < 0)
+            return -errno;
+    return 0;
+}
+
+void *fault_thread_setup(void)
+{
+    void *mem = malloc(FAULT_STACK_SIZE);
+    if (!mem)
+        return NULL;
+    stack_t ss = {.ss_sp = mem, .ss_size = FAULT_STACK_SIZE, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) < 0) {
+        free(mem);
+        return NULL;
+    }
+    return mem;
+}
+
+void fault_thread_done(void *altstack)
+{
+    if (!altstack)
+        return;
+    stack_t ss = {.ss_flags = SS_DISABLE};
+    sigaltstack(&ss, NULL);
+    free(altstack);
+}

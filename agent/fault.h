@@ -1,0 +1,21 @@
+/* fault.h — a rank that crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL) ends its job, not the agent.
+ *
+ * Each rank thread runs with an alternate signal stack; the handler, when the faulting thread
+ * is a rank's own thread, records the signal and jumps back to the rank's start, where the
+ * rank ends as failed.  A fault in any other thread is the agent's own bug: the default action
+ * runs (core dump, systemd restarts the service). */
+#ifndef TMPI_AGENT_FAULT_H
+#define TMPI_AGENT_FAULT_H
+
+#include <stddef.h>
+
+/* Installs the handlers.  Call once before the first rank starts.  0 or a negative errno. */
+int fault_init(void);
+
+/* Per rank thread: give the thread an alternate stack (the fault may be a stack overflow).
+ * Returns the stack to free with fault_thread_done, or NULL (then faults still end the rank
+ * when there is stack left to run the handler). */
+void *fault_thread_setup(void);
+void fault_thread_done(void *altstack);
+
+#endif
