@@ -73,6 +73,8 @@ static char **own_argv(int *ret_argc)
     return argv;
 }
 
+void tmpi_module_entry(void);
+
 /* The kernel enters with the stack laid out for _start, not for a C call: realign it. */
 __attribute__((force_align_arg_pointer, noreturn, visibility("default"))) void
 tmpi_module_entry(void)
