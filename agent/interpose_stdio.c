@@ -16,6 +16,15 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* With optimisation glibc's headers turn some of these into macros; we define the functions. */
+#undef fwrite_unlocked
+#undef fputc_unlocked
+#undef putc_unlocked
+#undef putchar_unlocked
+#undef fputs_unlocked
+#undef putc
+#undef putchar
+
 /* glibc entry points that its headers do not declare. */
 int __vdprintf_chk(int fd, int flag, const char *fmt, va_list ap);
 int __dprintf_chk(int fd, int flag, const char *fmt, ...);
