@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +16,11 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* Filled once before any thread exists, read-only afterwards. */
+/* Filled once (pthread_once), read-only afterwards.  Resolved lazily too, so that any
+ * program linking the agent's modules (unit tests) gets working libc calls. */
 static struct interpose_real real;
+static pthread_once_t real_once = PTHREAD_ONCE_INIT;
+static int real_status;
 
 #define RESOLVE(name)                                                                              \
     do {                                                                                           \
@@ -25,7 +29,7 @@ static struct interpose_real real;
             return -ENOENT;                                                                        \
     } while (0)
 
-int interpose_init(void)
+static int resolve_all(void)
 {
     RESOLVE(exit);
     RESOLVE(abort);
@@ -42,12 +46,25 @@ int interpose_init(void)
     return 0;
 }
 
-const struct interpose_real *interpose_real(void) { return &real; }
+static void resolve_once(void) { real_status = resolve_all(); }
+
+int interpose_init(void)
+{
+    pthread_once(&real_once, resolve_once);
+    return real_status;
+}
+
+const struct interpose_real *interpose_real(void)
+{
+    pthread_once(&real_once, resolve_once);
+    return &real;
+}
 
 ssize_t interpose_real_write(int fd, const void *buf, size_t n)
 {
-    if (real.write)
-        return real.write(fd, buf, n);
+    const struct interpose_real *rl = interpose_real();
+    if (rl->write)
+        return rl->write(fd, buf, n);
     return (ssize_t)syscall(SYS_write, fd, buf, n);
 }
 
@@ -55,7 +72,7 @@ EXPORT void exit(int code)
 {
     if (rank_current())
         rank_end(RANK_END_CODE, code, NULL);
-    real.exit(code);
+    interpose_real()->exit(code);
 }
 
 /* _exit and _Exit skip atexit handlers; for a rank that is the same as exit. */
@@ -73,7 +90,7 @@ EXPORT void abort(void)
 {
     if (rank_current())
         rank_end(RANK_END_ABORT, 128 + SIGABRT, "called abort()");
-    real.abort();
+    interpose_real()->abort();
 }
 
 /* A rank sees its job's forwarded variables (tmpi-launch -x) over the agent's environment. */
@@ -85,7 +102,7 @@ EXPORT char *getenv(const char *name)
         if (v)
             return v;
     }
-    return real.getenv ? real.getenv(name) : NULL;
+    return interpose_real()->getenv(name);
 }
 
 EXPORT char *secure_getenv(const char *name) { return getenv(name); }
