@@ -1,0 +1,81 @@
+/* comm.h — communicators.
+ *
+ * A communicator has a shared part (struct tm_comm: context id, size, member map, collective
+ * state), one for all its members, and a per-rank part (struct tm_commref: the caller's rank in
+ * it and its error handler) in the rank's handle table.  MPI_Comm handles index that table:
+ * 0 null, 1 world, 2 self, then comms the rank created.  The context id is part of every
+ * message's match key, so communicators never see each other's traffic; each has its own
+ * collective state, so their collectives never mix. */
+#ifndef TMPI_LIBCLIENT_COMM_H
+#define TMPI_LIBCLIENT_COMM_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "mpi.h"
+
+struct tm_rank;
+struct tm_job;
+
+/* Per-member slot of a collective: written by its member (or by the leader in Comm_split)
+ * before it arrives at the collective's barrier, read by others after they pass it. */
+struct tm_slot {
+    const void *in;
+    void *out;
+    int a, b; /* Comm_split: color, key in; new rank out in b */
+    void *p;  /* Comm_dup/split: the new communicator */
+};
+
+/* Collective state, shared by the members (seed 000 §"collectives through shared memory").
+ * arrive counts barrier arrivals over the communicator's life (never reset), so the k-th
+ * barrier is complete when arrive >= k * size and a fast rank entering the next barrier cannot
+ * confuse a slow one still leaving this one.  copied counts Bcast copies the same way. */
+struct tm_coll {
+    _Atomic uint64_t arrive __attribute__((aligned(64)));
+    _Atomic uint64_t copied __attribute__((aligned(64)));
+    struct tm_slot *slot; /* size entries */
+};
+
+/* Immutable after creation except coll and refs. */
+struct tm_comm {
+    int ctx;
+    int size;
+    int32_t *world_of; /* comm rank -> world rank; NULL: identity (MPI_COMM_WORLD) */
+    _Atomic int refs;  /* members that have not freed it; the last one frees */
+    int builtin;       /* world and self: not freed by Comm_free */
+    struct tm_coll coll;
+};
+
+struct tm_commref {
+    struct tm_comm *c; /* NULL: free handle */
+    int rank;          /* the owner's rank in c */
+    MPI_Errhandler eh;
+    uint64_t nbarrier; /* barriers this rank has completed on c */
+    uint64_t nbcast;   /* bcasts this rank has completed on c */
+};
+
+struct tm_commtab {
+    struct tm_commref *v; /* owner-only */
+    int cap;
+};
+
+static inline int tm_comm_world_rank(const struct tm_comm *c, int r)
+{
+    return c->world_of ? c->world_of[r] : r;
+}
+
+int tm_comm_init_shared(struct tm_comm *c, int ctx, int size, int32_t *world_of);
+void tm_comm_fini_shared(struct tm_comm *c);
+/* Sets up the rank's table with world and self. */
+int tm_commtab_init(struct tm_rank *me);
+void tm_commtab_destroy(struct tm_rank *me);
+/* The rank's entry for handle h, NULL if h is not a live communicator of this rank. */
+static inline struct tm_commref *tm_comm_get(struct tm_commtab *t, MPI_Comm h)
+{
+    if (__builtin_expect(h <= 0 || h >= t->cap, 0))
+        return NULL;
+    struct tm_commref *r = &t->v[h];
+    return r->c ? r : NULL;
+}
+
+#endif

@@ -1,0 +1,111 @@
+/* envpool.c — per-rank envelope caches (envpool.h). */
+#include "envpool.h"
+
+#include <stdlib.h>
+
+#include "job.h"
+
+static unsigned size_class(size_t bytes)
+{
+    unsigned c = 0;
+    size_t cap = 64;
+    while (cap < bytes) {
+        cap <<= 1;
+        if (++c == TM_ENV_NCLASS)
+            return TM_ENV_HEAP;
+    }
+    return c;
+}
+
+static size_t class_bytes(unsigned c) { return (size_t)64 << c; }
+
+static unsigned class_cap(unsigned c)
+{
+    size_t n = TM_ENV_CACHE_BYTES / class_bytes(c);
+    return n < 4 ? 4 : (unsigned)n;
+}
+
+/* Moves everything receivers gave back into the private lists (owner only). */
+static void drain_returned(struct tm_envpool *p)
+{
+    struct tm_env *e = atomic_exchange_explicit(&p->returned, NULL, memory_order_acquire);
+    while (e) {
+        struct tm_env *next = e->next;
+        if (p->nfree[e->cls] < class_cap(e->cls)) {
+            e->next = p->free[e->cls];
+            p->free[e->cls] = e;
+            p->nfree[e->cls]++;
+        } else {
+            free(e);
+        }
+        e = next;
+    }
+}
+
+struct tm_env *tm_env_alloc(struct tm_rank *me, size_t bytes)
+{
+    struct tm_envpool *p = &me->envs;
+    unsigned c = size_class(bytes);
+    struct tm_env *e = NULL;
+    if (c != TM_ENV_HEAP) {
+        if (!p->free[c] && atomic_load_explicit(&p->returned, memory_order_relaxed))
+            drain_returned(p);
+        e = p->free[c];
+        if (e) {
+            p->free[c] = e->next;
+            p->nfree[c]--;
+        }
+    }
+    if (!e) {
+        size_t payload = c == TM_ENV_HEAP ? bytes : class_bytes(c);
+        e = malloc(sizeof *e + payload);
+        if (!e)
+            return NULL;
+    }
+    e->cls = c;
+    e->home = me;
+    e->next = NULL;
+    e->sreq = NULL;
+    e->sbuf = NULL;
+    return e;
+}
+
+void tm_env_release(struct tm_rank *me, struct tm_env *e)
+{
+    if (e->cls == TM_ENV_HEAP) {
+        free(e);
+        return;
+    }
+    struct tm_envpool *p = &e->home->envs;
+    if (e->home == me) {
+        if (p->nfree[e->cls] < class_cap(e->cls)) {
+            e->next = p->free[e->cls];
+            p->free[e->cls] = e;
+            p->nfree[e->cls]++;
+        } else {
+            free(e);
+        }
+        return;
+    }
+    /* Another rank's envelope: push onto its return stack (Treiber push; only pushes race,
+     * the owner takes the whole stack, so no ABA). */
+    struct tm_env *head = atomic_load_explicit(&p->returned, memory_order_relaxed);
+    do {
+        e->next = head;
+    } while (!atomic_compare_exchange_weak_explicit(&p->returned, &head, e,
+                                                    memory_order_release,
+                                                    memory_order_relaxed));
+}
+
+void tm_envpool_destroy(struct tm_envpool *p)
+{
+    drain_returned(p);
+    for (unsigned c = 0; c < TM_ENV_NCLASS; c++) {
+        while (p->free[c]) {
+            struct tm_env *e = p->free[c];
+            p->free[c] = e->next;
+            free(e);
+        }
+        p->nfree[c] = 0;
+    }
+}

@@ -1,0 +1,33 @@
+/* envpool.h — envelopes for unexpected messages, from a per-rank cache (seed 003 §3.1: private
+ * per-worker pools, no malloc per message).
+ *
+ * A sender takes envelopes from its own cache (owner-only lists, no lock).  The receiver that
+ * consumes one pushes it onto the sender's return stack, a lock-free LIFO any thread may push
+ * to; only the owner pops, and it takes the whole stack with one exchange, so there is no ABA.
+ * Payload sizes come in power-of-two classes from 64 bytes to TM_ENV_MAXCLASS; bigger payloads
+ * (MPI_Bsend above the eager limit) use the heap class. */
+#ifndef TMPI_LIBCLIENT_ENVPOOL_H
+#define TMPI_LIBCLIENT_ENVPOOL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "match.h"
+
+#define TM_ENV_NCLASS 16 /* 64 B .. 2 MiB */
+#define TM_ENV_HEAP TM_ENV_NCLASS
+#define TM_ENV_CACHE_BYTES (512u * 1024) /* per class and rank, beyond that free() */
+
+struct tm_envpool {
+    _Atomic(struct tm_env *) returned; /* pushed by any thread, drained by the owner */
+    struct tm_env *free[TM_ENV_NCLASS]; /* owner-only */
+    unsigned nfree[TM_ENV_NCLASS];      /* owner-only */
+};
+
+/* An envelope with room for bytes of payload from me's cache; NULL when out of memory. */
+struct tm_env *tm_env_alloc(struct tm_rank *me, size_t bytes);
+/* Gives an envelope back to its home cache; me is the calling rank. */
+void tm_env_release(struct tm_rank *me, struct tm_env *e);
+void tm_envpool_destroy(struct tm_envpool *p);
+
+#endif

@@ -1,0 +1,209 @@
+/* init.c — finding the agent, MPI_Init/Finalize and the environment queries. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "errh.h"
+#include "job.h"
+#include "lib.h"
+
+struct tm_lib tm_lib = {.once = PTHREAD_ONCE_INIT, .svc = NULL};
+__thread struct tm_rank *tm_cur __attribute__((tls_model("initial-exec")));
+/* The rank info tm_cur was set for: if the agent reuses a thread for a later job, tm_cur is
+ * stale and this differs from what rank_self() says (compared as pointers, never read). */
+static __thread const struct tmpi_rank_info *tm_cur_info
+    __attribute__((tls_model("initial-exec")));
+
+static void lib_load_once(void)
+{
+    const struct tmpi_svc *svc = dlsym(RTLD_DEFAULT, TMPI_SVC_SYMBOL);
+    if (svc && svc->abi == TMPI_SVC_ABI)
+        tm_lib.svc = svc;
+}
+
+const struct tmpi_svc *tm_lib_load(void)
+{
+    pthread_once(&tm_lib.once, lib_load_once);
+    return tm_lib.svc;
+}
+
+static int init_common(const char *fn, int required, int *provided)
+{
+    const struct tmpi_svc *svc = tm_lib_load();
+    if (!svc) {
+        fprintf(stderr, "%s: not running under a TMPI agent; start the program with "
+                        "tmpi-launch -n N PROGRAM\n", fn);
+        exit(1);
+    }
+    const struct tmpi_rank_info *info = svc->rank_self();
+    if (!info) {
+        fprintf(stderr, "%s: called from a thread that is not an MPI rank's main thread\n", fn);
+        return MPI_ERR_OTHER;
+    }
+    struct tm_rank *me = tm_cur_info == info ? tm_self() : NULL;
+    if (me)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_OTHER, fn, "MPI is already %s",
+                      me->state == TM_RANK_FINALIZED ? "finalized" : "initialized");
+
+    struct tm_job *job;
+    int r = tm_job_get(svc, &job);
+    if (r < 0) {
+        fprintf(stderr, "rank %d: %s: cannot set up the job's state: %s\n", info->rank, fn,
+                strerror(-r));
+        svc->job_abort(1, "MPI_Init failed: cannot set up the job's state");
+    }
+    me = tm_job_rank(job, info->rank);
+    me->info = info;
+    me->main_thread = pthread_self();
+    /* Only the thread that called MPI_Init carries the rank pointer (threads the rank starts
+     * are not rank threads for the agent either), so FUNNELED is what we can honour. */
+    me->thread_level = required < MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;
+    r = tm_commtab_init(me);
+    if (r < 0) {
+        fprintf(stderr, "rank %d: %s: out of memory\n", info->rank, fn);
+        svc->job_abort(1, "MPI_Init failed: out of memory");
+    }
+    me->state = TM_RANK_INIT;
+    tm_cur = me;
+    tm_cur_info = info;
+    if (provided)
+        *provided = me->thread_level;
+    svc->rank_mpi_phase(TMPI_PHASE_INIT);
+    return MPI_SUCCESS;
+}
+
+TM_API int PMPI_Init(int *argc, char ***argv)
+{
+    return init_common("MPI_Init", MPI_THREAD_SINGLE, NULL);
+}
+TM_ALIAS(Init)
+
+TM_API int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    return init_common("MPI_Init_thread", required, provided);
+}
+TM_ALIAS(Init_thread)
+
+TM_API int PMPI_Finalize(void)
+{
+    struct tm_rank *me = tm_self();
+    if (!me || me->state != TM_RANK_INIT)
+        return tm_err_noco(MPI_ERR_OTHER, "MPI_Finalize", "MPI is not initialized");
+    /* MPI_Finalize is collective over MPI_COMM_WORLD: no rank may leave (and have its
+     * memory go) while a peer may still read from it. */
+    int r = PMPI_Barrier(MPI_COMM_WORLD);
+    if (r != MPI_SUCCESS)
+        return r;
+    me->state = TM_RANK_FINALIZED;
+    me->job->svc->rank_mpi_phase(TMPI_PHASE_FINALIZED);
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Finalize)
+
+TM_API int PMPI_Initialized(int *flag)
+{
+    if (!flag)
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Initialized", "flag is NULL");
+    struct tm_rank *me = tm_self();
+    *flag = me != NULL;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Initialized)
+
+TM_API int PMPI_Finalized(int *flag)
+{
+    if (!flag)
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Finalized", "flag is NULL");
+    struct tm_rank *me = tm_self();
+    *flag = me && me->state == TM_RANK_FINALIZED;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Finalized)
+
+TM_API int PMPI_Query_thread(int *provided)
+{
+    struct tm_rank *me = tm_self();
+    if (!me)
+        return tm_err_noco(MPI_ERR_OTHER, "MPI_Query_thread", "MPI is not initialized");
+    if (!provided)
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Query_thread", "provided is NULL");
+    *provided = me->thread_level;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Query_thread)
+
+TM_API int PMPI_Is_thread_main(int *flag)
+{
+    struct tm_rank *me = tm_self();
+    if (!flag)
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Is_thread_main", "flag is NULL");
+    /* A thread without the rank pointer is not the thread that called MPI_Init. */
+    *flag = me && pthread_equal(me->main_thread, pthread_self());
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Is_thread_main)
+
+TM_API int PMPI_Abort(MPI_Comm comm, int errorcode)
+{
+    const struct tmpi_svc *svc = tm_lib_load();
+    char why[128];
+    snprintf(why, sizeof why, "MPI_Abort called on %s (errorcode %d)",
+             comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "a communicator", errorcode);
+    if (svc && svc->rank_self())
+        svc->job_abort(errorcode, why);
+    fprintf(stderr, "%s\n", why);
+    exit(errorcode);
+}
+TM_ALIAS(Abort)
+
+TM_API int PMPI_Get_processor_name(char *name, int *resultlen)
+{
+    if (!name || !resultlen)
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Get_processor_name", "name or resultlen is NULL");
+    struct tm_rank *me = tm_self();
+    const char *h = me && me->info && me->info->hostname ? me->info->hostname : "localhost";
+    int n = snprintf(name, MPI_MAX_PROCESSOR_NAME, "%s", h);
+    *resultlen = n < MPI_MAX_PROCESSOR_NAME ? n : MPI_MAX_PROCESSOR_NAME - 1;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Get_processor_name)
+
+TM_API int PMPI_Get_version(int *version, int *subversion)
+{
+    if (!version || !subversion)
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Get_version", "version or subversion is NULL");
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Get_version)
+
+TM_API int PMPI_Get_library_version(char *version, int *resultlen)
+{
+    if (!version || !resultlen)
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Get_library_version", "argument is NULL");
+    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                     "TMPI (threaded MPI), MPI %d.%d", MPI_VERSION, MPI_SUBVERSION);
+    *resultlen = n;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Get_library_version)
+
+TM_API double PMPI_Wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+TM_ALIAS(Wtime)
+
+TM_API double PMPI_Wtick(void)
+{
+    struct timespec ts;
+    if (clock_getres(CLOCK_MONOTONIC, &ts) < 0)
+        return 1e-9;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+TM_ALIAS(Wtick)

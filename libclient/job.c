@@ -1,0 +1,98 @@
+/* job.c — creating and tearing down the per-job state (job.h). */
+#include "job.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "request.h"
+
+#define TM_CTX_WORLD 1
+#define TM_CTX_FIRST_FREE 3 /* 2 is MPI_COMM_SELF's, see comm.c */
+
+static void job_free(struct tm_job *j)
+{
+    if (!j)
+        return;
+    if (j->ranks) {
+        for (int i = 0; i < j->size; i++) {
+            struct tm_rank *r = &j->ranks[i];
+            tm_mbox_destroy(&r->mbox);
+            tm_commtab_destroy(r);
+            tm_req_pool_destroy(r);
+            tm_envpool_destroy(&r->envs);
+            tm_comm_fini_shared(&r->self);
+            free(r->scratch);
+        }
+        free(j->ranks);
+    }
+    tm_comm_fini_shared(&j->world);
+    free(j);
+}
+
+static void *job_create(const struct tmpi_rank_info *info, void *arg)
+{
+    const struct tmpi_svc *svc = arg;
+    struct tm_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    j->svc = svc;
+    j->size = info->size;
+    j->id = info->job_id;
+    j->eager_limit = svc->eager_limit ? svc->eager_limit : TM_EAGER_DEFAULT;
+    /* Envelope classes stop at 2 MiB; above that the heap class would make every eager
+     * message a malloc. */
+    if (j->eager_limit > ((size_t)64 << (TM_ENV_NCLASS - 1)))
+        j->eager_limit = (size_t)64 << (TM_ENV_NCLASS - 1);
+    j->spin_ns = svc->spin_ns ? svc->spin_ns : TM_SPIN_DEFAULT_NS;
+    atomic_init(&j->cancelled, 0);
+    atomic_init(&j->next_ctx, TM_CTX_FIRST_FREE);
+    if (tm_comm_init_shared(&j->world, TM_CTX_WORLD, j->size, NULL) < 0)
+        goto err;
+    j->world.builtin = 1;
+    j->ranks = aligned_alloc(TM_CACHELINE, sizeof *j->ranks * (size_t)j->size);
+    if (!j->ranks)
+        goto err;
+    memset(j->ranks, 0, sizeof *j->ranks * (size_t)j->size);
+    for (int i = 0; i < j->size; i++) {
+        struct tm_rank *r = &j->ranks[i];
+        r->job = j;
+        r->rank = i;
+        if (tm_mbox_init(&r->mbox) < 0) {
+            j->size = i; /* job_free must only touch the initialised ones */
+            goto err;
+        }
+    }
+    return j;
+err:
+    job_free(j);
+    return NULL;
+}
+
+/* Agent thread, must not block: flag the job and kick every rank's wake word. */
+static void job_wake_all(void *state)
+{
+    struct tm_job *j = state;
+    atomic_store_explicit(&j->cancelled, 1, memory_order_seq_cst);
+    for (int i = 0; i < j->size; i++)
+        tm_wake_force(&j->ranks[i].waker);
+}
+
+static void job_destroy(void *state) { job_free(state); }
+
+static const struct tmpi_client_ops tm_job_ops = {
+    .wake_all = job_wake_all,
+    .destroy = job_destroy,
+};
+
+int tm_job_get(const struct tmpi_svc *svc, struct tm_job **ret_job)
+{
+    void *st = NULL;
+    int r = svc->job_state(job_create, (void *)svc, &tm_job_ops, &st);
+    if (r < 0)
+        return r;
+    if (!st)
+        return -ENOMEM;
+    *ret_job = st;
+    return 0;
+}

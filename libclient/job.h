@@ -1,0 +1,74 @@
+/* job.h — per-job and per-rank state.
+ *
+ * One struct tm_job per job, created once through svc->job_state() by the first rank that
+ * calls MPI_Init, freed by the agent's destroy upcall after the job's last rank thread ended.
+ * It holds every rank's struct tm_rank (an array indexed by world rank), because a sender may
+ * deliver into a receiver's mailbox before that receiver has called MPI_Init. */
+#ifndef TMPI_LIBCLIENT_JOB_H
+#define TMPI_LIBCLIENT_JOB_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "comm.h"
+#include "envpool.h"
+#include "lib.h"
+#include "match.h"
+#include "wait.h"
+
+#define TM_EAGER_DEFAULT (16u * 1024)
+#define TM_SPIN_DEFAULT_NS 20000u
+
+enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
+
+/* One rank.  mbox: mailbox lock; waker and envpool.returned: atomics, any thread; the rest is
+ * owner-only (the rank's thread, or whichever thread the rank funnels MPI calls through). */
+struct tm_rank {
+    struct tm_mbox mbox;
+    struct tm_waker waker;
+    struct tm_envpool envs;
+
+    struct tm_job *job;
+    const struct tmpi_rank_info *info;
+    int rank; /* world rank */
+    enum tm_rank_state state;
+    int thread_level;
+    pthread_t main_thread;
+
+    struct tm_request *req_free;    /* pool of requests */
+    struct tm_request *req_orphans; /* freed by the user while pending */
+    void *req_chunks;               /* allocation chunks, freed at job end */
+
+    struct tm_commtab comms;
+    struct tm_comm self; /* MPI_COMM_SELF's shared part (one member) */
+
+    void *scratch; /* reduction scratch, owner-only, lazily allocated */
+    size_t scratch_size;
+
+    void *bsend_buf; /* MPI_Buffer_attach bookkeeping (Bsend buffers internally) */
+    int bsend_size;
+} __attribute__((aligned(64)));
+
+struct tm_job {
+    const struct tmpi_svc *svc;
+    int size;
+    uint64_t id;
+    size_t eager_limit;
+    uint64_t spin_ns;
+    _Atomic int cancelled; /* set by wake_all */
+    _Atomic int next_ctx;  /* context ids for new communicators */
+    struct tm_comm world;
+    struct tm_rank *ranks; /* size entries */
+};
+
+/* svc->job_state() callbacks and creator. */
+int tm_job_get(const struct tmpi_svc *svc, struct tm_job **ret_job);
+
+static inline struct tm_rank *tm_job_rank(struct tm_job *j, int world_rank)
+{
+    return &j->ranks[world_rank];
+}
+
+#endif

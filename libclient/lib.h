@@ -1,0 +1,49 @@
+/* lib.h — what every libtmpi file shares: the process-wide library state (the agent's service
+ * table, found once), the calling thread's rank, visibility and PMPI alias macros.
+ *
+ * libtmpi is loaded once per agent process and shared by every rank of every job, so the only
+ * process-wide mutable state is struct tm_lib (written once under pthread_once); everything
+ * else hangs off the per-job state (job.h) reached through the calling rank. */
+#ifndef TMPI_LIBCLIENT_LIB_H
+#define TMPI_LIBCLIENT_LIB_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "mpi.h"
+#include "svc.h"
+
+/* Exported symbols: MPI_* and PMPI_* only (the project builds with -fvisibility=hidden). */
+#define TM_API __attribute__((visibility("default")))
+
+/* Every entry point is written as PMPI_name; MPI_name is a weak alias so a profiling layer can
+ * replace it and still call the PMPI_ version. */
+#define TM_ALIAS(name)                                                                        \
+    extern __typeof(PMPI_##name) MPI_##name                                                   \
+        __attribute__((weak, alias("PMPI_" #name), visibility("default")));
+
+#define TM_LIKELY(x) __builtin_expect(!!(x), 1)
+#define TM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define TM_CACHELINE 64
+
+struct tm_rank;
+
+/* Process-wide: the agent's service table.  Written once by tm_lib_load() under `once`, read
+ * only afterwards. */
+struct tm_lib {
+    pthread_once_t once;
+    const struct tmpi_svc *svc;
+};
+extern struct tm_lib tm_lib;
+
+/* The rank the calling thread runs (set by MPI_Init, NULL before and in threads the rank
+ * created).  initial-exec: libtmpi is a load-time dependency of every module, so its TLS sits
+ * in the static block and a read is one instruction. */
+extern __thread struct tm_rank *tm_cur __attribute__((tls_model("initial-exec")));
+
+/* Finds the agent's table; NULL when the program does not run under a TMPI agent. */
+const struct tmpi_svc *tm_lib_load(void);
+
+static inline struct tm_rank *tm_self(void) { return tm_cur; }
+
+#endif

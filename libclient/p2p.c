@@ -1,0 +1,210 @@
+/* p2p.c — intra-node send and receive paths (p2p.h). */
+#include "p2p.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "envpool.h"
+#include "job.h"
+#include "match.h"
+#include "wait.h"
+
+int tm_req_done_cond(void *arg)
+{
+    struct tm_request *r = arg;
+    return atomic_load_explicit(&r->done, memory_order_acquire);
+}
+
+void tm_req_init_stack(struct tm_request *r, struct tm_rank *me, enum tm_req_kind kind,
+                       MPI_Comm comm)
+{
+    memset(r, 0, sizeof *r);
+    r->kind = kind;
+    r->owner = me;
+    r->comm = comm;
+}
+
+/* Copies a message into a matched receive and completes it.  Called by whichever rank made
+ * the match; the request belongs to another rank unless both are the same, so nothing may
+ * touch it after done is published. */
+static inline void deliver(struct tm_request *rr, const void *data, size_t bytes, int src,
+                           int tag)
+{
+    size_t n = bytes <= rr->cap ? bytes : rr->cap;
+    if (n)
+        memcpy(rr->buf, data, n);
+    struct tm_waker *w = &rr->owner->waker;
+    tm_req_set_done(rr, src, tag, n, bytes > rr->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+    tm_wake(w);
+}
+
+int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t bytes, int dest,
+            int tag, enum tm_send_mode mode, struct tm_request *sreq)
+{
+    if (dest == MPI_PROC_NULL) {
+        tm_req_set_done(sreq, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
+        return 0;
+    }
+    struct tm_comm *c = cr->c;
+    struct tm_rank *r = tm_job_rank(me->job, tm_comm_world_rank(c, dest));
+    struct tm_mbox *mb = &r->mbox;
+    const int ctx = c->ctx, src = cr->rank;
+
+    pthread_mutex_lock(&mb->lock);
+    struct tm_request *rr = tm_match_posted(mb, ctx, src, tag);
+    if (rr) {
+        pthread_mutex_unlock(&mb->lock);
+        deliver(rr, buf, bytes, src, tag);
+        tm_req_set_done(sreq, dest, tag, bytes, MPI_SUCCESS);
+        return 0;
+    }
+
+    if (mode == TM_SEND_BUFFERED ||
+        (mode == TM_SEND_STANDARD && bytes <= me->job->eager_limit)) {
+        /* Eager.  Copy outside the receiver's lock, then look again: a receive may have been
+         * posted meanwhile.  Order is safe: this rank issues no other send in between. */
+        pthread_mutex_unlock(&mb->lock);
+        struct tm_env *e = tm_env_alloc(me, bytes);
+        if (!e)
+            return -ENOMEM;
+        e->kind = TM_ENV_EAGER;
+        e->ctx = ctx;
+        e->src = src;
+        e->tag = tag;
+        e->bytes = bytes;
+        if (bytes)
+            memcpy(e->data, buf, bytes);
+        pthread_mutex_lock(&mb->lock);
+        rr = tm_match_posted(mb, ctx, src, tag);
+        if (rr) {
+            pthread_mutex_unlock(&mb->lock);
+            deliver(rr, e->data, bytes, src, tag);
+            tm_env_release(me, e);
+        } else {
+            tm_add_unexp(mb, e);
+            pthread_mutex_unlock(&mb->lock);
+            tm_wake(&r->waker); /* a Probe may be waiting */
+        }
+        tm_req_set_done(sreq, dest, tag, bytes, MPI_SUCCESS);
+        return 0;
+    }
+
+    /* Rendezvous: the receiver copies from buf and completes sreq. */
+    struct tm_env *e = tm_env_alloc(me, 0);
+    if (!e) {
+        pthread_mutex_unlock(&mb->lock);
+        return -ENOMEM;
+    }
+    e->kind = TM_ENV_RNDV;
+    e->ctx = ctx;
+    e->src = src;
+    e->tag = tag;
+    e->bytes = bytes;
+    e->sbuf = buf;
+    e->sreq = sreq;
+    sreq->st_source = dest;
+    sreq->st_tag = tag;
+    tm_add_unexp(mb, e);
+    pthread_mutex_unlock(&mb->lock);
+    tm_wake(&r->waker);
+    return 1;
+}
+
+/* Takes a matched unexpected message into rreq (owned by the caller). */
+static void consume(struct tm_rank *me, struct tm_request *rreq, struct tm_env *e)
+{
+    const void *data = e->kind == TM_ENV_EAGER ? (const void *)e->data : e->sbuf;
+    size_t n = e->bytes <= rreq->cap ? e->bytes : rreq->cap;
+    if (n)
+        memcpy(rreq->buf, data, n);
+    if (e->kind == TM_ENV_RNDV) {
+        struct tm_request *s = e->sreq;
+        struct tm_waker *w = &s->owner->waker;
+        s->st_bytes = e->bytes;
+        atomic_store_explicit(&s->done, 1, memory_order_release);
+        tm_wake(w);
+    }
+    tm_req_set_done(rreq, e->src, e->tag, n,
+                    e->bytes > rreq->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+    tm_env_release(me, e);
+}
+
+void tm_recv(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src, int tag,
+             struct tm_request *rreq)
+{
+    if (src == MPI_PROC_NULL) {
+        tm_req_set_done(rreq, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
+        return;
+    }
+    rreq->ctx = cr->c->ctx;
+    rreq->src = src;
+    rreq->tag = tag;
+    rreq->buf = buf;
+    rreq->cap = cap;
+    struct tm_mbox *mb = &me->mbox;
+    pthread_mutex_lock(&mb->lock);
+    struct tm_env *e = tm_match_unexp(mb, rreq->ctx, src, tag, 1);
+    if (e) {
+        pthread_mutex_unlock(&mb->lock);
+        consume(me, rreq, e);
+        return;
+    }
+    tm_post_recv(mb, rreq);
+    pthread_mutex_unlock(&mb->lock);
+}
+
+struct arrival_wait {
+    struct tm_mbox *mb;
+    uint32_t seen;
+};
+
+static int arrival_cond(void *arg)
+{
+    struct arrival_wait *a = arg;
+    return atomic_load_explicit(&a->mb->arrivals, memory_order_acquire) != a->seen;
+}
+
+int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int block,
+             MPI_Status *status)
+{
+    if (src == MPI_PROC_NULL) {
+        if (status != MPI_STATUS_IGNORE) {
+            tm_status_empty(status);
+            status->MPI_SOURCE = MPI_PROC_NULL;
+        }
+        return 1;
+    }
+    struct tm_mbox *mb = &me->mbox;
+    for (;;) {
+        pthread_mutex_lock(&mb->lock);
+        struct tm_env *e = tm_match_unexp(mb, cr->c->ctx, src, tag, 0);
+        if (e) {
+            if (status != MPI_STATUS_IGNORE) {
+                status->MPI_SOURCE = e->src;
+                status->MPI_TAG = e->tag;
+                status->MPI_ERROR = MPI_SUCCESS;
+                status->tm_cancelled = 0;
+                status->tm_bytes = (long long)e->bytes;
+            }
+            pthread_mutex_unlock(&mb->lock);
+            return 1;
+        }
+        struct arrival_wait a = {mb, atomic_load_explicit(&mb->arrivals, memory_order_relaxed)};
+        pthread_mutex_unlock(&mb->lock);
+        if (!block)
+            return 0;
+        tm_wait(me, arrival_cond, &a);
+    }
+}
+
+int tm_cancel_recv(struct tm_rank *me, struct tm_request *r)
+{
+    pthread_mutex_lock(&me->mbox.lock);
+    int was = tm_unpost_recv(r);
+    pthread_mutex_unlock(&me->mbox.lock);
+    if (was) {
+        r->st_cancelled = 1;
+        tm_req_set_done(r, r->src, r->tag, 0, MPI_SUCCESS);
+    }
+    return was;
+}

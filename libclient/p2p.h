@@ -1,0 +1,47 @@
+/* p2p.h — the intra-node point-to-point engine: the four send modes over eager copy and
+ * in-memory rendezvous, and receives (DESIGN.md "Point-to-point", seed 004 for the modes).
+ *
+ *  - A send that finds its receive posted copies straight into the receive buffer (one copy).
+ *  - Otherwise a standard send up to the eager limit (and any buffered send) copies into an
+ *    envelope from the sender's cache and queues it as unexpected; the send is then complete.
+ *  - Otherwise (large standard, synchronous) it queues a rendezvous envelope pointing at the
+ *    sender's buffer; the receiver copies from there (one copy) and completes the send.
+ * Each sender issues its sends one after the other into the receiver's queues under the
+ * receiver's lock, so messages of one sender on one communicator arrive in order. */
+#ifndef TMPI_LIBCLIENT_P2P_H
+#define TMPI_LIBCLIENT_P2P_H
+
+#include <stddef.h>
+
+#include "comm.h"
+#include "request.h"
+
+struct tm_rank;
+
+enum tm_send_mode { TM_SEND_STANDARD, TM_SEND_SYNC, TM_SEND_BUFFERED };
+
+/* Sets up a request that lives on the caller's stack for a blocking call. */
+void tm_req_init_stack(struct tm_request *r, struct tm_rank *me, enum tm_req_kind kind,
+                       MPI_Comm comm);
+
+/* Starts a send of bytes from buf to comm rank dest.  Returns 0 when the send is complete
+ * (sreq done), 1 when it is pending in a rendezvous (sreq completes later), -ENOMEM. */
+int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t bytes, int dest,
+            int tag, enum tm_send_mode mode, struct tm_request *sreq);
+
+/* Starts a receive into rreq (matches at once or is posted). */
+void tm_recv(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src, int tag,
+             struct tm_request *rreq);
+
+/* Looks for a matching unexpected message; with block, waits for one.  Returns 1 if found
+ * (status filled), else 0. */
+int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int block,
+             MPI_Status *status);
+
+/* Cancels a pending receive; returns 1 if it was cancelled. */
+int tm_cancel_recv(struct tm_rank *me, struct tm_request *r);
+
+/* Condition for tm_wait: the request (arg) is done. */
+int tm_req_done_cond(void *arg);
+
+#endif

@@ -1,0 +1,330 @@
+/* p2p_api.c — the MPI point-to-point entry points: argument checks, then the engine (p2p.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datatype.h"
+#include "errh.h"
+#include "job.h"
+#include "p2p.h"
+#include "wait.h"
+
+/* Checks shared by every send and receive; on success *ret_bytes is the buffer size. */
+static inline int check_args(struct tm_rank *me, struct tm_commref **ret_cr, const char *fn,
+                             MPI_Comm comm, const void *buf, int count, MPI_Datatype dt,
+                             int peer, int tag, int is_recv, size_t *ret_bytes)
+{
+    if (TM_UNLIKELY(!me))
+        return tm_err_noco(MPI_ERR_OTHER, fn, "MPI is not initialized");
+    struct tm_commref *cr = tm_comm_get(&me->comms, comm);
+    if (TM_UNLIKELY(!cr))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+    *ret_cr = cr;
+    if (TM_UNLIKELY(count < 0))
+        return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %d", count);
+    const struct tm_type *t = tm_type_get(dt);
+    if (TM_UNLIKELY(!t))
+        return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid datatype %d", dt);
+    if (TM_UNLIKELY(!buf && count > 0))
+        return tm_err(me, comm, MPI_ERR_BUFFER, fn, "buffer is NULL with count %d", count);
+    if (TM_UNLIKELY(peer >= cr->c->size || (peer < 0 && peer != MPI_PROC_NULL &&
+                                            !(is_recv && peer == MPI_ANY_SOURCE))))
+        return tm_err(me, comm, MPI_ERR_RANK, fn, "invalid rank %d", peer);
+    if (TM_UNLIKELY(tag > MPI_TAG_UB || (tag < 0 && !(is_recv && tag == MPI_ANY_TAG))))
+        return tm_err(me, comm, MPI_ERR_TAG, fn, "invalid tag %d", tag);
+    *ret_bytes = (size_t)count * t->extent;
+    return MPI_SUCCESS;
+}
+
+static int send_blocking(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest,
+                         int tag, MPI_Comm comm, enum tm_send_mode mode)
+{
+    struct tm_rank *me = tm_self();
+    struct tm_commref *cr = NULL;
+    size_t bytes = 0;
+    int err = check_args(me, &cr, fn, comm, buf, count, dt, dest, tag, 0, &bytes);
+    if (TM_UNLIKELY(err))
+        return err;
+    struct tm_request sreq;
+    tm_req_init_stack(&sreq, me, TM_REQ_SEND, comm);
+    int r = tm_send(me, cr, buf, bytes, dest, tag, mode, &sreq);
+    if (TM_UNLIKELY(r < 0))
+        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (r == 1)
+        tm_wait(me, tm_req_done_cond, &sreq);
+    return MPI_SUCCESS;
+}
+
+TM_API int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                     MPI_Comm comm)
+{
+    return send_blocking("MPI_Send", buf, count, datatype, dest, tag, comm, TM_SEND_STANDARD);
+}
+TM_ALIAS(Send)
+
+TM_API int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm)
+{
+    return send_blocking("MPI_Ssend", buf, count, datatype, dest, tag, comm, TM_SEND_SYNC);
+}
+TM_ALIAS(Ssend)
+
+/* A ready send may behave as a standard one (MPI 3.1 §3.4). */
+TM_API int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm)
+{
+    return send_blocking("MPI_Rsend", buf, count, datatype, dest, tag, comm, TM_SEND_STANDARD);
+}
+TM_ALIAS(Rsend)
+
+/* Buffered sends copy into an envelope of their own size, so they complete locally whatever
+ * the size; the attached buffer is only bookkeeping. */
+TM_API int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm)
+{
+    return send_blocking("MPI_Bsend", buf, count, datatype, dest, tag, comm, TM_SEND_BUFFERED);
+}
+TM_ALIAS(Bsend)
+
+TM_API int PMPI_Buffer_attach(void *buffer, int size)
+{
+    struct tm_rank *me = tm_self();
+    if (!me)
+        return tm_err_noco(MPI_ERR_OTHER, "MPI_Buffer_attach", "MPI is not initialized");
+    if (size < 0 || (!buffer && size > 0))
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Buffer_attach", "invalid buffer or size %d", size);
+    if (me->bsend_buf)
+        return tm_err_noco(MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
+    me->bsend_buf = buffer;
+    me->bsend_size = size;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Buffer_attach)
+
+TM_API int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    struct tm_rank *me = tm_self();
+    if (!me)
+        return tm_err_noco(MPI_ERR_OTHER, "MPI_Buffer_detach", "MPI is not initialized");
+    if (!buffer_addr || !size)
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Buffer_detach", "argument is NULL");
+    *(void **)buffer_addr = me->bsend_buf;
+    *size = me->bsend_size;
+    me->bsend_buf = NULL;
+    me->bsend_size = 0;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Buffer_detach)
+
+static int send_nonblocking(const char *fn, const void *buf, int count, MPI_Datatype dt,
+                            int dest, int tag, MPI_Comm comm, enum tm_send_mode mode,
+                            MPI_Request *request)
+{
+    struct tm_rank *me = tm_self();
+    struct tm_commref *cr = NULL;
+    size_t bytes = 0;
+    int err = check_args(me, &cr, fn, comm, buf, count, dt, dest, tag, 0, &bytes);
+    if (TM_UNLIKELY(err))
+        return err;
+    if (TM_UNLIKELY(!request))
+        return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
+    struct tm_request *r = tm_req_alloc(me, TM_REQ_SEND);
+    if (TM_UNLIKELY(!r))
+        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    r->comm = comm;
+    if (TM_UNLIKELY(tm_send(me, cr, buf, bytes, dest, tag, mode, r) < 0)) {
+        atomic_store_explicit(&r->done, 1, memory_order_relaxed);
+        tm_req_free(me, r);
+        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+TM_API int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    return send_nonblocking("MPI_Isend", buf, count, datatype, dest, tag, comm,
+                            TM_SEND_STANDARD, request);
+}
+TM_ALIAS(Isend)
+
+TM_API int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                       MPI_Comm comm, MPI_Request *request)
+{
+    return send_nonblocking("MPI_Issend", buf, count, datatype, dest, tag, comm, TM_SEND_SYNC,
+                            request);
+}
+TM_ALIAS(Issend)
+
+TM_API int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                       MPI_Comm comm, MPI_Request *request)
+{
+    return send_nonblocking("MPI_Irsend", buf, count, datatype, dest, tag, comm,
+                            TM_SEND_STANDARD, request);
+}
+TM_ALIAS(Irsend)
+
+TM_API int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                       MPI_Comm comm, MPI_Request *request)
+{
+    return send_nonblocking("MPI_Ibsend", buf, count, datatype, dest, tag, comm,
+                            TM_SEND_BUFFERED, request);
+}
+TM_ALIAS(Ibsend)
+
+TM_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                     MPI_Comm comm, MPI_Status *status)
+{
+    struct tm_rank *me = tm_self();
+    struct tm_commref *cr = NULL;
+    size_t cap = 0;
+    int err = check_args(me, &cr, "MPI_Recv", comm, buf, count, datatype, source, tag, 1, &cap);
+    if (TM_UNLIKELY(err))
+        return err;
+    struct tm_request rreq;
+    tm_req_init_stack(&rreq, me, TM_REQ_RECV, comm);
+    tm_recv(me, cr, buf, cap, source, tag, &rreq);
+    tm_wait(me, tm_req_done_cond, &rreq);
+    tm_req_status(&rreq, status);
+    if (TM_UNLIKELY(rreq.st_error))
+        return tm_err(me, comm, rreq.st_error, "MPI_Recv",
+                      "message from rank %d tag %d does not fit in %zu bytes", rreq.st_source,
+                      rreq.st_tag, cap);
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Recv)
+
+TM_API int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_rank *me = tm_self();
+    struct tm_commref *cr = NULL;
+    size_t cap = 0;
+    int err = check_args(me, &cr, "MPI_Irecv", comm, buf, count, datatype, source, tag, 1, &cap);
+    if (TM_UNLIKELY(err))
+        return err;
+    if (TM_UNLIKELY(!request))
+        return tm_err(me, comm, MPI_ERR_ARG, "MPI_Irecv", "request is NULL");
+    struct tm_request *r = tm_req_alloc(me, TM_REQ_RECV);
+    if (TM_UNLIKELY(!r))
+        return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Irecv", "out of memory");
+    r->comm = comm;
+    tm_recv(me, cr, buf, cap, source, tag, r);
+    *request = r;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Irecv)
+
+TM_API int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                         int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    const char *fn = "MPI_Sendrecv";
+    struct tm_rank *me = tm_self();
+    struct tm_commref *cr = NULL;
+    size_t bytes = 0, cap = 0;
+    int err = check_args(me, &cr, fn, comm, sendbuf, sendcount, sendtype, dest, sendtag, 0,
+                         &bytes);
+    if (!err)
+        err = check_args(me, &cr, fn, comm, recvbuf, recvcount, recvtype, source, recvtag, 1,
+                         &cap);
+    if (TM_UNLIKELY(err))
+        return err;
+    /* Post the receive first so two ranks exchanging large messages both find theirs. */
+    struct tm_request rreq, sreq;
+    tm_req_init_stack(&rreq, me, TM_REQ_RECV, comm);
+    tm_req_init_stack(&sreq, me, TM_REQ_SEND, comm);
+    tm_recv(me, cr, recvbuf, cap, source, recvtag, &rreq);
+    int r = tm_send(me, cr, sendbuf, bytes, dest, sendtag, TM_SEND_STANDARD, &sreq);
+    if (TM_UNLIKELY(r < 0)) {
+        /* The receive stays posted on the stack: take it back before returning. */
+        if (!tm_cancel_recv(me, &rreq))
+            tm_wait(me, tm_req_done_cond, &rreq);
+        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    if (r == 1)
+        tm_wait(me, tm_req_done_cond, &sreq);
+    tm_wait(me, tm_req_done_cond, &rreq);
+    tm_req_status(&rreq, status);
+    if (TM_UNLIKELY(rreq.st_error))
+        return tm_err(me, comm, rreq.st_error, fn,
+                      "message from rank %d tag %d does not fit in %zu bytes", rreq.st_source,
+                      rreq.st_tag, cap);
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Sendrecv)
+
+TM_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
+                                 int sendtag, int source, int recvtag, MPI_Comm comm,
+                                 MPI_Status *status)
+{
+    const char *fn = "MPI_Sendrecv_replace";
+    struct tm_rank *me = tm_self();
+    struct tm_commref *cr = NULL;
+    size_t bytes = 0;
+    int err = check_args(me, &cr, fn, comm, buf, count, datatype, dest, sendtag, 0, &bytes);
+    if (!err)
+        err = check_args(me, &cr, fn, comm, buf, count, datatype, source, recvtag, 1, &bytes);
+    if (TM_UNLIKELY(err))
+        return err;
+    /* Receive into a temporary: the send may still read buf (rendezvous) while data for it
+     * arrives. */
+    void *tmp = bytes ? malloc(bytes) : NULL;
+    if (bytes && !tmp)
+        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    struct tm_request rreq, sreq;
+    tm_req_init_stack(&rreq, me, TM_REQ_RECV, comm);
+    tm_req_init_stack(&sreq, me, TM_REQ_SEND, comm);
+    tm_recv(me, cr, tmp, bytes, source, recvtag, &rreq);
+    int r = tm_send(me, cr, buf, bytes, dest, sendtag, TM_SEND_STANDARD, &sreq);
+    if (r == 1)
+        tm_wait(me, tm_req_done_cond, &sreq);
+    if (r < 0 && tm_cancel_recv(me, &rreq)) {
+        free(tmp);
+        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    tm_wait(me, tm_req_done_cond, &rreq);
+    if (rreq.st_bytes)
+        memcpy(buf, tmp, rreq.st_bytes);
+    free(tmp);
+    tm_req_status(&rreq, status);
+    if (TM_UNLIKELY(rreq.st_error))
+        return tm_err(me, comm, rreq.st_error, fn,
+                      "message from rank %d tag %d does not fit in %zu bytes", rreq.st_source,
+                      rreq.st_tag, bytes);
+    if (TM_UNLIKELY(r < 0))
+        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Sendrecv_replace)
+
+static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int block,
+                        int *flag, MPI_Status *status)
+{
+    struct tm_rank *me = tm_self();
+    struct tm_commref *cr = NULL;
+    size_t unused = 0;
+    int dummy = 0;
+    int err = check_args(me, &cr, fn, comm, &dummy, 0, MPI_BYTE, source, tag, 1, &unused);
+    if (TM_UNLIKELY(err))
+        return err;
+    if (!block && !flag)
+        return tm_err(me, comm, MPI_ERR_ARG, fn, "flag is NULL");
+    int found = tm_probe(me, cr, source, tag, block, status);
+    if (flag)
+        *flag = found;
+    return MPI_SUCCESS;
+}
+
+TM_API int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    return probe_common("MPI_Probe", source, tag, comm, 1, NULL, status);
+}
+TM_ALIAS(Probe)
+
+TM_API int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    return probe_common("MPI_Iprobe", source, tag, comm, 0, flag, status);
+}
+TM_ALIAS(Iprobe)

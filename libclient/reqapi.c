@@ -1,0 +1,270 @@
+/* reqapi.c — completing requests: Wait/Test and their any/all/some forms, Request_free,
+ * Cancel, Test_cancelled. */
+#include "errh.h"
+#include "job.h"
+#include "p2p.h"
+#include "wait.h"
+
+static inline int is_done(const struct tm_request *r)
+{
+    return atomic_load_explicit(&r->done, memory_order_acquire);
+}
+
+/* Hands a done request's result to the caller and releases it; returns its error. */
+static int finish(struct tm_rank *me, MPI_Request *rp, MPI_Status *status)
+{
+    struct tm_request *r = *rp;
+    tm_req_status(r, status);
+    int err = r->st_error;
+    tm_req_free(me, r);
+    *rp = MPI_REQUEST_NULL;
+    return err;
+}
+
+#define NEED_ME(fn)                                                                          \
+    struct tm_rank *me = tm_self();                                                          \
+    if (TM_UNLIKELY(!me))                                                                    \
+        return tm_err_noco(MPI_ERR_OTHER, fn, "MPI is not initialized");
+
+static int req_err(struct tm_rank *me, MPI_Comm comm, int err, const char *fn)
+{
+    return tm_err(me, comm, err, fn, "request failed");
+}
+
+TM_API int PMPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    NEED_ME("MPI_Wait");
+    if (TM_UNLIKELY(!request))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Wait", "request is NULL");
+    struct tm_request *r = *request;
+    if (!r) {
+        tm_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    tm_wait(me, tm_req_done_cond, r);
+    MPI_Comm comm = r->comm;
+    int err = finish(me, request, status);
+    return TM_UNLIKELY(err) ? req_err(me, comm, err, "MPI_Wait") : MPI_SUCCESS;
+}
+TM_ALIAS(Wait)
+
+TM_API int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    NEED_ME("MPI_Test");
+    if (TM_UNLIKELY(!request || !flag))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test", "request or flag is NULL");
+    struct tm_request *r = *request;
+    if (!r) {
+        *flag = 1;
+        tm_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if (!is_done(r)) {
+        *flag = 0;
+        return MPI_SUCCESS;
+    }
+    *flag = 1;
+    MPI_Comm comm = r->comm;
+    int err = finish(me, request, status);
+    return TM_UNLIKELY(err) ? req_err(me, comm, err, "MPI_Test") : MPI_SUCCESS;
+}
+TM_ALIAS(Test)
+
+/* Completes every request in the array (all done); error reporting as MPI_Waitall. */
+static int finish_all(struct tm_rank *me, int count, MPI_Request reqs[], MPI_Status statuses[],
+                      const char *fn)
+{
+    int failed = 0;
+    MPI_Comm comm = MPI_COMM_WORLD;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+        if (!reqs[i]) {
+            tm_status_empty(st);
+            continue;
+        }
+        MPI_Comm c = reqs[i]->comm;
+        if (finish(me, &reqs[i], st)) {
+            failed = 1;
+            comm = c;
+        }
+    }
+    return failed ? tm_err(me, comm, MPI_ERR_IN_STATUS, fn, "a request failed") : MPI_SUCCESS;
+}
+
+TM_API int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    NEED_ME("MPI_Waitall");
+    if (TM_UNLIKELY(count < 0 || (count > 0 && !requests)))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitall", "invalid request array");
+    for (int i = 0; i < count; i++)
+        if (requests[i])
+            tm_wait(me, tm_req_done_cond, requests[i]);
+    return finish_all(me, count, requests, statuses, "MPI_Waitall");
+}
+TM_ALIAS(Waitall)
+
+TM_API int PMPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    NEED_ME("MPI_Testall");
+    if (TM_UNLIKELY(count < 0 || (count > 0 && !requests) || !flag))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testall", "invalid arguments");
+    for (int i = 0; i < count; i++) {
+        if (requests[i] && !is_done(requests[i])) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 1;
+    return finish_all(me, count, requests, statuses, "MPI_Testall");
+}
+TM_ALIAS(Testall)
+
+struct any_wait {
+    int count;
+    MPI_Request *reqs;
+};
+
+static int any_done_cond(void *arg)
+{
+    struct any_wait *a = arg;
+    for (int i = 0; i < a->count; i++)
+        if (a->reqs[i] && is_done(a->reqs[i]))
+            return 1;
+    return 0;
+}
+
+/* Index of the first done request, MPI_UNDEFINED if all are null, -1 if none is done. */
+static int first_done(int count, MPI_Request reqs[])
+{
+    int active = 0;
+    for (int i = 0; i < count; i++) {
+        if (!reqs[i])
+            continue;
+        active = 1;
+        if (is_done(reqs[i]))
+            return i;
+    }
+    return active ? -1 : MPI_UNDEFINED;
+}
+
+static int any_common(const char *fn, int count, MPI_Request reqs[], int *index, int *flag,
+                      MPI_Status *status, int block)
+{
+    NEED_ME(fn);
+    if (TM_UNLIKELY(count < 0 || (count > 0 && !reqs) || !index || (!block && !flag)))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "invalid arguments");
+    int i = first_done(count, reqs);
+    if (i == -1 && block) {
+        struct any_wait a = {count, reqs};
+        tm_wait(me, any_done_cond, &a);
+        i = first_done(count, reqs);
+    }
+    if (flag)
+        *flag = i != -1;
+    if (i == -1) {
+        *index = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    *index = i;
+    if (i == MPI_UNDEFINED) {
+        tm_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    MPI_Comm comm = reqs[i]->comm;
+    int err = finish(me, &reqs[i], status);
+    return TM_UNLIKELY(err) ? req_err(me, comm, err, fn) : MPI_SUCCESS;
+}
+
+TM_API int PMPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    return any_common("MPI_Waitany", count, requests, index, NULL, status, 1);
+}
+TM_ALIAS(Waitany)
+
+TM_API int PMPI_Testany(int count, MPI_Request requests[], int *index, int *flag,
+                        MPI_Status *status)
+{
+    return any_common("MPI_Testany", count, requests, index, flag, status, 0);
+}
+TM_ALIAS(Testany)
+
+static int some_common(const char *fn, int incount, MPI_Request reqs[], int *outcount,
+                       int indices[], MPI_Status statuses[], int block)
+{
+    NEED_ME(fn);
+    if (TM_UNLIKELY(incount < 0 || (incount > 0 && (!reqs || !indices)) || !outcount))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "invalid arguments");
+    int i = first_done(incount, reqs);
+    if (i == MPI_UNDEFINED) {
+        *outcount = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    if (i == -1 && block) {
+        struct any_wait a = {incount, reqs};
+        tm_wait(me, any_done_cond, &a);
+    }
+    int n = 0, failed = 0;
+    MPI_Comm comm = MPI_COMM_WORLD;
+    for (int k = 0; k < incount; k++) {
+        if (!reqs[k] || !is_done(reqs[k]))
+            continue;
+        MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
+        MPI_Comm c = reqs[k]->comm;
+        if (finish(me, &reqs[k], st)) {
+            failed = 1;
+            comm = c;
+        }
+        indices[n++] = k;
+    }
+    *outcount = n;
+    return failed ? tm_err(me, comm, MPI_ERR_IN_STATUS, fn, "a request failed") : MPI_SUCCESS;
+}
+
+TM_API int PMPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                         MPI_Status statuses[])
+{
+    return some_common("MPI_Waitsome", incount, requests, outcount, indices, statuses, 1);
+}
+TM_ALIAS(Waitsome)
+
+TM_API int PMPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                         MPI_Status statuses[])
+{
+    return some_common("MPI_Testsome", incount, requests, outcount, indices, statuses, 0);
+}
+TM_ALIAS(Testsome)
+
+TM_API int PMPI_Request_free(MPI_Request *request)
+{
+    NEED_ME("MPI_Request_free");
+    if (TM_UNLIKELY(!request || !*request))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free",
+                      "invalid request");
+    tm_req_free(me, *request);
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Request_free)
+
+/* Receives that are still posted are cancelled; sends are never cancelled (MPI lets a cancel
+ * fail: the send then completes normally and Test_cancelled says false). */
+TM_API int PMPI_Cancel(MPI_Request *request)
+{
+    NEED_ME("MPI_Cancel");
+    if (TM_UNLIKELY(!request || !*request))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel", "invalid request");
+    struct tm_request *r = *request;
+    if (r->kind == TM_REQ_RECV && !is_done(r))
+        tm_cancel_recv(me, r);
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Cancel)
+
+TM_API int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    if (!status || !flag)
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Test_cancelled", "status or flag is NULL");
+    *flag = status->tm_cancelled != 0;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Test_cancelled)

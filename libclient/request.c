@@ -1,0 +1,116 @@
+/* request.c — the per-rank request pool (request.h). */
+#include "request.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+
+#define TM_REQ_CHUNK 64
+
+/* Requests are allocated in chunks, chained so the whole pool can be
+ * freed at job end even if the program leaked requests. */
+struct req_chunk {
+    struct req_chunk *next;
+    struct tm_request r[TM_REQ_CHUNK];
+};
+
+/* Orphans (Request_free on a pending request) go back to the pool once they are done. */
+static void reap_orphans(struct tm_rank *me)
+{
+    struct tm_request **pp = &me->req_orphans;
+    while (*pp) {
+        struct tm_request *r = *pp;
+        if (atomic_load_explicit(&r->done, memory_order_acquire)) {
+            *pp = r->next;
+            r->next = me->req_free;
+            me->req_free = r;
+        } else {
+            pp = &r->next;
+        }
+    }
+}
+
+struct tm_request *tm_req_alloc(struct tm_rank *me, enum tm_req_kind kind)
+{
+    if (TM_UNLIKELY(!me->req_free)) {
+        if (me->req_orphans)
+            reap_orphans(me);
+        if (!me->req_free) {
+            struct req_chunk *c = malloc(sizeof *c);
+            if (!c)
+                return NULL;
+            c->next = me->req_chunks;
+            me->req_chunks = c;
+            for (int i = 0; i < TM_REQ_CHUNK; i++) {
+                c->r[i].next = me->req_free;
+                me->req_free = &c->r[i];
+            }
+        }
+    }
+    struct tm_request *r = me->req_free;
+    me->req_free = r->next;
+    memset(r, 0, sizeof *r);
+    r->kind = kind;
+    r->owner = me;
+    r->pooled = 1;
+    return r;
+}
+
+void tm_req_free(struct tm_rank *me, struct tm_request *r)
+{
+    if (!r->pooled)
+        return;
+    if (!atomic_load_explicit(&r->done, memory_order_acquire)) {
+        r->freed = 1;
+        r->next = me->req_orphans;
+        me->req_orphans = r;
+        return;
+    }
+    r->next = me->req_free;
+    me->req_free = r;
+}
+
+void tm_req_pool_destroy(struct tm_rank *me)
+{
+    struct req_chunk *c = me->req_chunks;
+    while (c) {
+        struct req_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    me->req_chunks = NULL;
+    me->req_free = NULL;
+    me->req_orphans = NULL;
+}
+
+void tm_status_empty(MPI_Status *status)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+    status->MPI_ERROR = MPI_SUCCESS;
+    status->tm_cancelled = 0;
+    status->tm_bytes = 0;
+}
+
+void tm_req_status(const struct tm_request *r, MPI_Status *status)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    status->MPI_SOURCE = r->st_source;
+    status->MPI_TAG = r->st_tag;
+    status->MPI_ERROR = r->st_error;
+    status->tm_cancelled = r->st_cancelled;
+    status->tm_bytes = (long long)r->st_bytes;
+}
+
+void tm_req_set_done(struct tm_request *r, int source, int tag, size_t bytes, int err)
+{
+    r->st_source = source;
+    r->st_tag = tag;
+    r->st_bytes = bytes;
+    r->st_error = err;
+    atomic_store_explicit(&r->done, 1, memory_order_release);
+}

@@ -1,0 +1,60 @@
+/* request.h — MPI requests: what a pending send or receive needs while it waits, and a
+ * per-rank free list so starting an operation never calls malloc in the steady state. */
+#ifndef TMPI_LIBCLIENT_REQUEST_H
+#define TMPI_LIBCLIENT_REQUEST_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dlist.h"
+#include "mpi.h"
+
+struct tm_rank;
+
+enum tm_req_kind { TM_REQ_SEND = 1, TM_REQ_RECV = 2 };
+
+/* One request.  Owner-only fields are touched only by the rank that started it.  While a
+ * receive is posted (posted == 1) its link, key and buffer belong to the receiver's mailbox
+ * and are touched only under the mailbox lock; the rank that matches it fills the st_* fields
+ * and then publishes done = 1 with release order, after which it never touches the request
+ * again (the owner may free it at once). */
+struct tm_request {
+    struct tm_dl link; /* mailbox: posted hash chain or wildcard list (mailbox lock) */
+    uint64_t seq;      /* post order, compares exact and wildcard receives (mailbox lock) */
+    int ctx, src, tag; /* match key; src/tag may be wildcards (receives) */
+    int posted;        /* in a posted queue (mailbox lock) */
+    int wild;          /* src or tag is a wildcard */
+    _Atomic int done;
+
+    void *buf;  /* receive buffer */
+    size_t cap; /* its size in bytes */
+
+    /* result, written by the completer before done */
+    int st_source, st_tag, st_error, st_cancelled;
+    size_t st_bytes;
+
+    /* owner-only */
+    enum tm_req_kind kind;
+    struct tm_rank *owner;
+    MPI_Comm comm;            /* for the error handler */
+    int freed;                /* MPI_Request_free'd while pending: reap when done */
+    int pooled;               /* came from the pool (blocking calls use stack requests) */
+    struct tm_request *next;  /* free list / orphan list */
+};
+
+/* A request from the rank's pool, zeroed except for owner/kind; NULL when out of memory. */
+struct tm_request *tm_req_alloc(struct tm_rank *me, enum tm_req_kind kind);
+/* Back to the pool; requests that are not done go to the orphan list until they are. */
+void tm_req_free(struct tm_rank *me, struct tm_request *r);
+/* Frees the rank's whole pool (job teardown, no thread uses it any more). */
+void tm_req_pool_destroy(struct tm_rank *me);
+
+/* Fills a status from a completed request (status may be MPI_STATUS_IGNORE). */
+void tm_req_status(const struct tm_request *r, MPI_Status *status);
+/* Marks a request that completes immediately (PROC_NULL, eager send). */
+void tm_req_set_done(struct tm_request *r, int source, int tag, size_t bytes, int err);
+/* Empty status as MPI defines it for null/inactive requests and PROC_NULL. */
+void tm_status_empty(MPI_Status *status);
+
+#endif

@@ -1,0 +1,113 @@
+/* wait.c — adaptive spin-then-block waiting (wait.h has the protocol). */
+#include "wait.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "job.h"
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void futex_wait(_Atomic uint32_t *w, uint32_t val)
+{
+    /* EINTR / EAGAIN just mean "look again"; the caller loops. */
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void futex_wake_all(_Atomic uint32_t *w)
+{
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+void tm_wake_slow(struct tm_waker *w)
+{
+    atomic_fetch_add_explicit(&w->wake_seq, 1, memory_order_release);
+    futex_wake_all(&w->wake_seq);
+}
+
+void tm_wake_force(struct tm_waker *w)
+{
+    atomic_fetch_add_explicit(&w->wake_seq, 1, memory_order_seq_cst);
+    futex_wake_all(&w->wake_seq);
+}
+
+static void check_cancel(struct tm_rank *me)
+{
+    struct tm_job *j = me->job;
+    if (TM_UNLIKELY(atomic_load_explicit(&j->cancelled, memory_order_acquire)))
+        j->svc->rank_exit(1);
+}
+
+void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
+{
+    if (cond(arg))
+        return;
+    struct tm_job *j = me->job;
+    const struct tmpi_svc *svc = j->svc;
+
+    /* Spin phase: only when every runnable rank has a core. */
+    if (svc->runnable_ranks() <= svc->ncpus) {
+        uint64_t start = now_ns();
+        for (unsigned i = 1;; i++) {
+            cpu_relax();
+            if (cond(arg))
+                return;
+            if ((i & 63) == 0) {
+                if (now_ns() - start >= j->spin_ns)
+                    break;
+                check_cancel(me);
+                if ((i & 1023) == 0 && svc->runnable_ranks() > svc->ncpus)
+                    break;
+            }
+        }
+    } else {
+        /* Oversubscribed: give the core away once; often the peer we wait for runs and
+         * finishes in that slice, which is far cheaper than a futex round trip. */
+        sched_yield();
+        if (cond(arg))
+            return;
+    }
+
+    /* Block phase. */
+    struct tm_waker *w = &me->waker;
+    for (;;) {
+        check_cancel(me);
+        uint32_t seq = atomic_load_explicit(&w->wake_seq, memory_order_acquire);
+        atomic_store_explicit(&w->sleeping, 1, memory_order_seq_cst);
+        atomic_thread_fence(memory_order_seq_cst);
+        if (cond(arg) || atomic_load_explicit(&j->cancelled, memory_order_seq_cst)) {
+            atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
+            check_cancel(me);
+            return;
+        }
+        svc->rank_blocking(-1);
+        futex_wait(&w->wake_seq, seq);
+        svc->rank_blocking(+1);
+        atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
+        if (svc->job_cancelled())
+            svc->rank_exit(1);
+        if (cond(arg))
+            return;
+    }
+}

@@ -1,0 +1,51 @@
+/* wait.h — how a rank thread waits for an event another rank thread causes (DESIGN.md layer 2,
+ * "wait/signal for rank threads").
+ *
+ * Adaptive: spin for up to the agent's spin budget with a pause instruction, but only while the
+ * node is not oversubscribed (runnable ranks <= cpus; otherwise spinning only steals the core
+ * from the thread that would wake us), then block on a futex on the rank's wake word.
+ *
+ * Protocol (a Dekker handshake, no syscall on the fast path):
+ *   waiter: seq = wake_seq; sleeping = 1 (seq_cst); re-check the condition; futex_wait(wake_seq,
+ *           seq); sleeping = 0.
+ *   waker:  make the condition true (release); seq_cst fence; if sleeping: wake_seq++ and
+ *           FUTEX_WAKE.
+ * Either the waiter sees the condition or the waker sees `sleeping`; a wake that lands between
+ * the re-check and futex_wait changes wake_seq, so futex_wait returns at once.
+ * Every wait also ends when the job is cancelled: the rank then leaves through rank_exit(1). */
+#ifndef TMPI_LIBCLIENT_WAIT_H
+#define TMPI_LIBCLIENT_WAIT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+struct tm_rank;
+
+/* Per-rank wake word.  wake_seq: futex word, bumped by wakers; sleeping: set by the owner only
+ * around futex_wait.  Written by any thread (atomics), lives as long as the job. */
+struct tm_waker {
+    _Atomic uint32_t wake_seq;
+    _Atomic int sleeping;
+} __attribute__((aligned(64)));
+
+typedef int (*tm_cond_fn)(void *arg);
+
+/* Wakes rank r if it announced sleep; call after publishing the event with release order. */
+static inline void tm_wake(struct tm_waker *w);
+
+/* Returns when cond(arg) is true.  Leaves via rank_exit(1) if the job is cancelled. */
+void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg);
+
+void tm_wake_slow(struct tm_waker *w);
+
+static inline void tm_wake(struct tm_waker *w)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&w->sleeping, memory_order_relaxed))
+        tm_wake_slow(w);
+}
+
+/* Wakes w unconditionally (job cancellation). */
+void tm_wake_force(struct tm_waker *w);
+
+#endif
