@@ -1,0 +1,64 @@
+/* harness.h — runs libtmpi without an agent: this test program exports the agent's service
+ * table (agent/svc.h) itself and starts N threads as the ranks of one job, each calling a test
+ * function that uses the MPI API.  Aborts and cancellations go through the same upcalls the
+ * agent uses, so a test can check that every blocked rank is woken. */
+#ifndef TMPI_TEST_CLIENT_HARNESS_H
+#define TMPI_TEST_CLIENT_HARNESS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mpi.h"
+
+struct th_opts {
+    int nranks;
+    uint32_t eager_limit; /* 0: libtmpi's default */
+    uint32_t spin_ns;     /* 0: libtmpi's default */
+    int ncpus;            /* 0: the machine's */
+};
+
+/* What a run ended with. */
+struct th_result {
+    int failed_rank; /* first rank that returned nonzero or exited nonzero, -1 if none */
+    int code;        /* its code */
+    int aborted;     /* job_abort was called */
+    int abort_code;
+    char abort_why[256];
+    double seconds;
+};
+
+typedef int (*th_rank_fn)(int rank, int size, void *arg);
+
+/* Runs fn(rank, size, arg) on o->nranks threads as one job; 0 if every rank returned 0 and
+ * nobody aborted, else 1 (details in *ret, which may be NULL). */
+int th_run(const struct th_opts *o, th_rank_fn fn, void *arg, struct th_result *ret);
+
+/* Registers and runs named tests: th_main(argc, argv, tests) runs those named on the command
+ * line, or all; prints PASS/FAIL per test; returns the process exit status. */
+struct th_test {
+    const char *name;
+    int (*run)(void); /* 0 on success */
+};
+int th_main(int argc, char **argv, const struct th_test *tests);
+
+/* Inside a rank function: fail with what was expected and what came instead. */
+#define TH_CHECK(cond, ...)                                                                  \
+    do {                                                                                     \
+        if (!(cond)) {                                                                       \
+            int r_ = -1;                                                                     \
+            MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                              \
+            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", r_, __FILE__, __LINE__,    \
+                    #cond);                                                                  \
+            fprintf(stderr, __VA_ARGS__);                                                    \
+            fputc('\n', stderr);                                                             \
+            return 1;                                                                        \
+        }                                                                                    \
+    } while (0)
+
+#define TH_MPI(call)                                                                         \
+    do {                                                                                     \
+        int e_ = (call);                                                                     \
+        TH_CHECK(e_ == MPI_SUCCESS, "expected MPI_SUCCESS from %s, got %d", #call, e_);      \
+    } while (0)
+
+#endif
