@@ -21,18 +21,14 @@ struct counter_wait {
 static int counter_cond(void *arg)
 {
     struct counter_wait *w = arg;
-    return atomic_load_explicit(w->ctr, memory_order_acquire) >= w->target;
+    return atomic_load_explicit(w->ctr, memory_order_seq_cst) >= w->target;
 }
 
-/* Wakes every member that announced sleep: one fence, then a load per member. */
+/* Wakes every member that announced sleep: a load per member, a syscall only for sleepers. */
 static void wake_members(struct tm_rank *me, struct tm_comm *c)
 {
-    atomic_thread_fence(memory_order_seq_cst);
-    for (int i = 0; i < c->size; i++) {
-        struct tm_waker *w = &tm_job_rank(me->job, tm_comm_world_rank(c, i))->waker;
-        if (atomic_load_explicit(&w->sleeping, memory_order_relaxed))
-            tm_wake_slow(w);
-    }
+    for (int i = 0; i < c->size; i++)
+        tm_wake(&tm_job_rank(me->job, tm_comm_world_rank(c, i))->waker);
 }
 
 /* Counting barrier: arrive never resets, so the k-th barrier ends at arrive == k * size.  The
@@ -43,7 +39,7 @@ void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr)
     uint64_t target = ++cr->nbarrier * (uint64_t)c->size;
     if (c->size == 1)
         return;
-    uint64_t prev = atomic_fetch_add_explicit(&c->coll.arrive, 1, memory_order_acq_rel);
+    uint64_t prev = atomic_fetch_add_explicit(&c->coll.arrive, 1, memory_order_seq_cst);
     if (prev + 1 == target) {
         wake_members(me, c);
         return;
@@ -71,7 +67,7 @@ void tm_coll_bcast(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t 
     }
     if (bytes)
         memcpy(buf, c->coll.slot[root].in, bytes);
-    uint64_t prev = atomic_fetch_add_explicit(&c->coll.copied, 1, memory_order_acq_rel);
+    uint64_t prev = atomic_fetch_add_explicit(&c->coll.copied, 1, memory_order_seq_cst);
     if (prev + 1 == target) {
         struct tm_rank *rr = tm_job_rank(me->job, tm_comm_world_rank(c, root));
         tm_wake(&rr->waker);

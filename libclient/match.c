@@ -126,7 +126,5 @@ void tm_add_unexp(struct tm_mbox *mb, struct tm_env *e)
 {
     tm_dl_append(&mb->unexp_order, &e->order);
     tm_dl_append(&mb->unexp_hash[bucket(e->ctx, e->src, e->tag)], &e->chain);
-    atomic_store_explicit(&mb->arrivals,
-                          atomic_load_explicit(&mb->arrivals, memory_order_relaxed) + 1,
-                          memory_order_release);
+    atomic_fetch_add_explicit(&mb->arrivals, 1, memory_order_seq_cst); /* wait.h */
 }

@@ -12,7 +12,7 @@
 int tm_req_done_cond(void *arg)
 {
     struct tm_request *r = arg;
-    return atomic_load_explicit(&r->done, memory_order_acquire);
+    return atomic_load_explicit(&r->done, memory_order_seq_cst); /* wait.h */
 }
 
 void tm_req_init_stack(struct tm_request *r, struct tm_rank *me, enum tm_req_kind kind,
@@ -121,7 +121,7 @@ static void consume(struct tm_rank *me, struct tm_request *rreq, struct tm_env *
         struct tm_request *s = e->sreq;
         struct tm_waker *w = &s->owner->waker;
         s->st_bytes = e->bytes;
-        atomic_store_explicit(&s->done, 1, memory_order_release);
+        atomic_store_explicit(&s->done, 1, memory_order_seq_cst);
         tm_wake(w);
     }
     tm_req_set_done(rreq, e->src, e->tag, n,
@@ -161,7 +161,7 @@ struct arrival_wait {
 static int arrival_cond(void *arg)
 {
     struct arrival_wait *a = arg;
-    return atomic_load_explicit(&a->mb->arrivals, memory_order_acquire) != a->seen;
+    return atomic_load_explicit(&a->mb->arrivals, memory_order_seq_cst) != a->seen;
 }
 
 int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int block,

@@ -7,7 +7,7 @@
 
 static inline int is_done(const struct tm_request *r)
 {
-    return atomic_load_explicit(&r->done, memory_order_acquire);
+    return atomic_load_explicit(&r->done, memory_order_seq_cst); /* wait.h */
 }
 
 /* Hands a done request's result to the caller and releases it; returns its error. */

@@ -112,5 +112,5 @@ void tm_req_set_done(struct tm_request *r, int source, int tag, size_t bytes, in
     r->st_tag = tag;
     r->st_bytes = bytes;
     r->st_error = err;
-    atomic_store_explicit(&r->done, 1, memory_order_release);
+    atomic_store_explicit(&r->done, 1, memory_order_seq_cst); /* wait.h */
 }

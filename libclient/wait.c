@@ -95,7 +95,6 @@ void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
         check_cancel(me);
         uint32_t seq = atomic_load_explicit(&w->wake_seq, memory_order_acquire);
         atomic_store_explicit(&w->sleeping, 1, memory_order_seq_cst);
-        atomic_thread_fence(memory_order_seq_cst);
         if (cond(arg) || atomic_load_explicit(&j->cancelled, memory_order_seq_cst)) {
             atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
             check_cancel(me);

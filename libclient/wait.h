@@ -6,10 +6,11 @@
  * from the thread that would wake us), then block on a futex on the rank's wake word.
  *
  * Protocol (a Dekker handshake, no syscall on the fast path):
- *   waiter: seq = wake_seq; sleeping = 1 (seq_cst); re-check the condition; futex_wait(wake_seq,
- *           seq); sleeping = 0.
- *   waker:  make the condition true (release); seq_cst fence; if sleeping: wake_seq++ and
- *           FUTEX_WAKE.
+ *   waiter: seq = wake_seq; sleeping = 1; re-check the condition; futex_wait(wake_seq, seq);
+ *           sleeping = 0.
+ *   waker:  make the condition true; if sleeping: wake_seq++ and FUTEX_WAKE.
+ * The store of sleeping, the stores that make a condition true and the loads of both are all
+ * seq_cst, so they fall into one total order (no fences: ThreadSanitizer cannot check them).
  * Either the waiter sees the condition or the waker sees `sleeping`; a wake that lands between
  * the re-check and futex_wait changes wake_seq, so futex_wait returns at once.
  * Every wait also ends when the job is cancelled: the rank then leaves through rank_exit(1). */
@@ -30,7 +31,8 @@ struct tm_waker {
 
 typedef int (*tm_cond_fn)(void *arg);
 
-/* Wakes rank r if it announced sleep; call after publishing the event with release order. */
+/* Wakes the owner of w if it announced sleep; call after publishing the event with a seq_cst
+ * store or read-modify-write. */
 static inline void tm_wake(struct tm_waker *w);
 
 /* Returns when cond(arg) is true.  Leaves via rank_exit(1) if the job is cancelled. */
@@ -40,8 +42,7 @@ void tm_wake_slow(struct tm_waker *w);
 
 static inline void tm_wake(struct tm_waker *w)
 {
-    atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&w->sleeping, memory_order_relaxed))
+    if (atomic_load_explicit(&w->sleeping, memory_order_seq_cst))
         tm_wake_slow(w);
 }
 
