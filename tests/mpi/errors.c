@@ -1,0 +1,43 @@
+/* errors.c — invalid arguments return the right error class under MPI_ERRORS_RETURN. */
+#include <string.h>
+
+#include "check.h"
+
+#define EXPECT(call, cls)                                                                    \
+    do {                                                                                     \
+        int e_ = (call);                                                                     \
+        CHECK(e_ == (cls), "%s: expected %s, got %d", #call, #cls, e_);                      \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    CHECK_MPI(MPI_Init(&argc, &argv));
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    int v = 0, w = 0;
+    EXPECT(MPI_Send(&v, 1, MPI_INT, size, 0, MPI_COMM_WORLD), MPI_ERR_RANK);
+    EXPECT(MPI_Send(&v, 1, MPI_INT, 0, -3, MPI_COMM_WORLD), MPI_ERR_TAG);
+    EXPECT(MPI_Send(&v, -1, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    EXPECT(MPI_Send(&v, 1, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    EXPECT(MPI_Send(NULL, 1, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    EXPECT(MPI_Send(&v, 1, MPI_INT, 0, 0, MPI_COMM_NULL), MPI_ERR_COMM);
+    EXPECT(MPI_Recv(&v, 1, MPI_INT, size + 3, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_ERR_RANK);
+    EXPECT(MPI_Bcast(&v, 1, MPI_INT, -1, MPI_COMM_WORLD), MPI_ERR_ROOT);
+    EXPECT(MPI_Allreduce(&v, &w, 1, MPI_FLOAT, MPI_BXOR, MPI_COMM_WORLD), MPI_ERR_OP);
+    char s[MPI_MAX_ERROR_STRING];
+    int len;
+    CHECK_MPI(MPI_Error_string(MPI_ERR_RANK, s, &len));
+    CHECK(len > 0 && strstr(s, "rank"), "Error_string: \"%s\"", s);
+    int version, sub;
+    CHECK_MPI(MPI_Get_version(&version, &sub));
+    CHECK(version == 3 && sub == 1, "version %d.%d", version, sub);
+    char name[MPI_MAX_PROCESSOR_NAME];
+    CHECK_MPI(MPI_Get_processor_name(name, &len));
+    CHECK(len > 0, "empty processor name");
+    int provided = -1;
+    CHECK_MPI(MPI_Query_thread(&provided));
+    CHECK(provided >= MPI_THREAD_SINGLE && provided <= MPI_THREAD_FUNNELED, "thread level %d", provided);
+    return finish_ok();
+}
