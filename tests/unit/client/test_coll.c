@@ -172,11 +172,40 @@ static int rank_mixed(int rank, int size, void *arg)
 }
 static int t_mixed(void) { return run_sizes(rank_mixed); }
 
+/* Thousands of ranks on a few cores: collectives must neither crawl nor use O(n^2) memory. */
+static int rank_many(int rank, int size, void *arg)
+{
+    TH_MPI(MPI_Init(NULL, NULL));
+    for (int k = 0; k < 3; k++) {
+        TH_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        long v = rank, sum = 0;
+        TH_MPI(MPI_Allreduce(&v, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+        TH_CHECK(sum == (long)size * (size - 1) / 2, "allreduce: expected %ld got %ld",
+                 (long)size * (size - 1) / 2, sum);
+        int b = rank == k ? 1234 + k : 0;
+        TH_MPI(MPI_Bcast(&b, 1, MPI_INT, k, MPI_COMM_WORLD));
+        TH_CHECK(b == 1234 + k, "bcast: expected %d got %d", 1234 + k, b);
+    }
+    TH_MPI(MPI_Finalize());
+    return 0;
+}
+static int t_many(void)
+{
+    struct th_opts o = {.nranks = 4096};
+    struct th_result res;
+    if (th_run(&o, rank_many, NULL, &res)) {
+        fprintf(stderr, "  rank %d failed (code %d)\n", res.failed_rank, res.code);
+        return 1;
+    }
+    printf("  4096 ranks: %.3f s\n", res.seconds);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct th_test tests[] = {
         {"barrier", t_barrier}, {"bcast", t_bcast}, {"reduce", t_reduce},
-        {"mixed", t_mixed},     {NULL, NULL},
+        {"mixed", t_mixed},     {"many", t_many},   {NULL, NULL},
     };
     return th_main(argc, argv, tests);
 }
