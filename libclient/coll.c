@@ -10,8 +10,8 @@
 #include "op.h"
 #include "wait.h"
 
-#define TM_SCRATCH_BYTES (16u * 1024)  /* per-rank reduction chunk */
-#define TM_SLICE_MIN_BYTES 4096u       /* smaller slices cost more in sharing than they save */
+#define TM_SCRATCH_BYTES (16u * 1024) /* per-rank reduction chunk */
+#define TM_SLICE_MIN_BYTES 4096u      /* smaller slices cost more in sharing than they save */
 
 struct counter_wait {
     _Atomic uint64_t *ctr;
@@ -37,8 +37,7 @@ void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr)
 {
     struct tm_comm *c = cr->c;
     uint64_t target = ++cr->nbarrier * (uint64_t)c->size;
-    if (c->size == 1)
-        return;
+    if (c->size == 1) return;
     uint64_t prev = atomic_fetch_add_explicit(&c->coll.arrive, 1, memory_order_seq_cst);
     if (prev + 1 == target) {
         wake_members(me, c);
@@ -54,10 +53,8 @@ void tm_coll_bcast(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t 
 {
     struct tm_comm *c = cr->c;
     int n = c->size;
-    if (n == 1)
-        return;
-    if (cr->rank == root)
-        c->coll.slot[root].in = buf;
+    if (n == 1) return;
+    if (cr->rank == root) c->coll.slot[root].in = buf;
     tm_coll_barrier(me, cr);
     uint64_t target = ++cr->nbcast * (uint64_t)(n - 1);
     if (cr->rank == root) {
@@ -65,8 +62,7 @@ void tm_coll_bcast(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t 
         tm_wait(me, counter_cond, &w);
         return;
     }
-    if (bytes)
-        memcpy(buf, c->coll.slot[root].in, bytes);
+    if (bytes) memcpy(buf, c->coll.slot[root].in, bytes);
     uint64_t prev = atomic_fetch_add_explicit(&c->coll.copied, 1, memory_order_seq_cst);
     if (prev + 1 == target) {
         struct tm_rank *rr = tm_job_rank(me->job, tm_comm_world_rank(c, root));
@@ -78,8 +74,7 @@ static void *scratch(struct tm_rank *me)
 {
     if (!me->scratch) {
         me->scratch = malloc(TM_SCRATCH_BYTES);
-        if (me->scratch)
-            me->scratch_size = TM_SCRATCH_BYTES;
+        if (me->scratch) me->scratch_size = TM_SCRATCH_BYTES;
     }
     return me->scratch;
 }
@@ -96,11 +91,9 @@ int tm_coll_reduce(struct tm_rank *me, struct tm_commref *cr, const void *in, vo
     struct tm_comm *c = cr->c;
     int n = c->size;
     size_t ext = t->extent;
-    if (in == MPI_IN_PLACE)
-        in = out;
+    if (in == MPI_IN_PLACE) in = out;
     if (n == 1) {
-        if (count && in != out)
-            memcpy(out, in, count * ext);
+        if (count && in != out) memcpy(out, in, count * ext);
         return 0;
     }
     struct tm_slot *slot = c->coll.slot;
@@ -111,15 +104,13 @@ int tm_coll_reduce(struct tm_rank *me, struct tm_commref *cr, const void *in, vo
     int err = 0;
     size_t per = (count + (size_t)n - 1) / (size_t)n;
     size_t min_per = (TM_SLICE_MIN_BYTES + ext - 1) / ext;
-    if (per < min_per)
-        per = min_per;
+    if (per < min_per) per = min_per;
     size_t lo = (size_t)cr->rank * per;
     size_t hi = lo + per < count ? lo + per : count;
     if (lo < hi) {
         unsigned char *acc = scratch(me);
         size_t chunk = TM_SCRATCH_BYTES / ext;
-        if (!acc)
-            err = -ENOMEM;
+        if (!acc) err = -ENOMEM;
         for (size_t a = lo; acc && a < hi; a += chunk) {
             size_t m = hi - a < chunk ? hi - a : chunk;
             size_t off = a * ext, len = m * ext;
@@ -141,12 +132,11 @@ int tm_coll_reduce(struct tm_rank *me, struct tm_commref *cr, const void *in, vo
 
 /* ---- MPI entry points ---- */
 
-#define COLL_PROLOGUE(fn)                                                                   \
-    struct tm_rank *me = tm_self();                                                         \
-    if (TM_UNLIKELY(!me))                                                                   \
-        return tm_err_noco(MPI_ERR_OTHER, fn, "MPI is not initialized");                    \
-    struct tm_commref *cr = tm_comm_get(&me->comms, comm);                                  \
-    if (TM_UNLIKELY(!cr))                                                                   \
+#define COLL_PROLOGUE(fn)                                                                          \
+    struct tm_rank *me = tm_self();                                                                \
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, "MPI is not initialized");         \
+    struct tm_commref *cr = tm_comm_get(&me->comms, comm);                                         \
+    if (TM_UNLIKELY(!cr))                                                                          \
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
 
 TM_API int PMPI_Barrier(MPI_Comm comm)
@@ -164,8 +154,7 @@ TM_API int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, 
     if (TM_UNLIKELY(count < 0))
         return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %d", count);
     const struct tm_type *t = tm_type_get(datatype);
-    if (TM_UNLIKELY(!t))
-        return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid datatype %d", datatype);
+    if (TM_UNLIKELY(!t)) return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid datatype %d", datatype);
     if (TM_UNLIKELY(!buffer && count > 0))
         return tm_err(me, comm, MPI_ERR_BUFFER, fn, "buffer is NULL with count %d", count);
     if (TM_UNLIKELY(root < 0 || root >= cr->c->size))
@@ -182,18 +171,14 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int
     if (TM_UNLIKELY(count < 0))
         return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %d", count);
     const struct tm_type *t = tm_type_get(datatype);
-    if (TM_UNLIKELY(!t))
-        return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid datatype %d", datatype);
+    if (TM_UNLIKELY(!t)) return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid datatype %d", datatype);
     int opk = tm_op_kind(op);
-    if (TM_UNLIKELY(opk < 0))
-        return tm_err(me, comm, MPI_ERR_OP, fn, "invalid operation %d", op);
+    if (TM_UNLIKELY(opk < 0)) return tm_err(me, comm, MPI_ERR_OP, fn, "invalid operation %d", op);
     if (TM_UNLIKELY(!tm_op_defined((enum tm_opkind)opk, t->basic)))
-        return tm_err(me, comm, MPI_ERR_OP, fn, "operation %d is not defined for %s", op,
-                      t->name);
+        return tm_err(me, comm, MPI_ERR_OP, fn, "operation %d is not defined for %s", op, t->name);
     if (TM_UNLIKELY(!all && (root < 0 || root >= cr->c->size)))
         return tm_err(me, comm, MPI_ERR_ROOT, fn, "invalid root %d", root);
-    if (all)
-        root = -1;
+    if (all) root = -1;
     int is_root = all || root == cr->rank;
     if (count > 0) {
         if (TM_UNLIKELY(!sendbuf || (sendbuf == MPI_IN_PLACE && !is_root)))
@@ -202,8 +187,7 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int
             return tm_err(me, comm, MPI_ERR_BUFFER, fn, "invalid receive buffer");
     }
     int r = tm_coll_reduce(me, cr, sendbuf, recvbuf, (size_t)count, t, opk, root);
-    if (TM_UNLIKELY(r < 0))
-        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (TM_UNLIKELY(r < 0)) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     return MPI_SUCCESS;
 }
 

@@ -16,8 +16,7 @@
 struct tm_rank;
 
 void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr);
-void tm_coll_bcast(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t bytes,
-                   int root);
+void tm_coll_bcast(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t bytes, int root);
 /* root < 0: allreduce.  in may be MPI_IN_PLACE (then the input is out). */
 int tm_coll_reduce(struct tm_rank *me, struct tm_commref *cr, const void *in, void *out,
                    size_t count, const struct tm_type *t, int opkind, int root);

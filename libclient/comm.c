@@ -36,8 +36,7 @@ void tm_comm_fini_shared(struct tm_comm *c)
 
 static void comm_release(struct tm_comm *c)
 {
-    if (c->builtin)
-        return;
+    if (c->builtin) return;
     if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1) {
         tm_comm_fini_shared(c);
         free(c);
@@ -49,8 +48,7 @@ int tm_commtab_init(struct tm_rank *me)
     struct tm_commtab *t = &me->comms;
     t->cap = 8;
     t->v = calloc((size_t)t->cap, sizeof *t->v);
-    if (!t->v)
-        return -ENOMEM;
+    if (!t->v) return -ENOMEM;
     int32_t *self_map = malloc(sizeof *self_map);
     if (!self_map || tm_comm_init_shared(&me->self, TM_CTX_SELF, 1, self_map) < 0) {
         free(self_map);
@@ -60,22 +58,20 @@ int tm_commtab_init(struct tm_rank *me)
     }
     self_map[0] = me->rank;
     me->self.builtin = 1;
-    t->v[MPI_COMM_WORLD] = (struct tm_commref){.c = &me->job->world, .rank = me->rank,
-                                               .eh = MPI_ERRORS_ARE_FATAL};
-    t->v[MPI_COMM_SELF] = (struct tm_commref){.c = &me->self, .rank = 0,
-                                              .eh = MPI_ERRORS_ARE_FATAL};
+    t->v[MPI_COMM_WORLD] =
+        (struct tm_commref){.c = &me->job->world, .rank = me->rank, .eh = MPI_ERRORS_ARE_FATAL};
+    t->v[MPI_COMM_SELF] =
+        (struct tm_commref){.c = &me->self, .rank = 0, .eh = MPI_ERRORS_ARE_FATAL};
     return 0;
 }
 
 void tm_commtab_destroy(struct tm_rank *me)
 {
     struct tm_commtab *t = &me->comms;
-    if (!t->v)
-        return;
+    if (!t->v) return;
     /* Communicators the program never freed: drop this rank's reference. */
     for (int i = MPI_COMM_SELF + 1; i < t->cap; i++)
-        if (t->v[i].c)
-            comm_release(t->v[i].c);
+        if (t->v[i].c) comm_release(t->v[i].c);
     free(t->v);
     t->v = NULL;
     t->cap = 0;
@@ -87,13 +83,11 @@ static MPI_Comm commtab_add(struct tm_rank *me, struct tm_comm *c, int rank, MPI
     struct tm_commtab *t = &me->comms;
     int h;
     for (h = MPI_COMM_SELF + 1; h < t->cap; h++)
-        if (!t->v[h].c)
-            break;
+        if (!t->v[h].c) break;
     if (h == t->cap) {
         int ncap = t->cap * 2;
         struct tm_commref *nv = realloc(t->v, sizeof *nv * (size_t)ncap);
-        if (!nv)
-            return MPI_COMM_NULL;
+        if (!nv) return MPI_COMM_NULL;
         memset(nv + t->cap, 0, sizeof *nv * (size_t)(ncap - t->cap));
         t->v = nv;
         t->cap = ncap;
@@ -106,8 +100,7 @@ static MPI_Comm commtab_add(struct tm_rank *me, struct tm_comm *c, int rank, MPI
 static struct tm_comm *comm_new(struct tm_job *job, int size, int32_t *world_of)
 {
     struct tm_comm *c = calloc(1, sizeof *c);
-    if (!c)
-        return NULL;
+    if (!c) return NULL;
     int ctx = atomic_fetch_add_explicit(&job->next_ctx, 1, memory_order_relaxed);
     if (tm_comm_init_shared(c, ctx, size, world_of) < 0) {
         free(c);
@@ -116,19 +109,17 @@ static struct tm_comm *comm_new(struct tm_job *job, int size, int32_t *world_of)
     return c;
 }
 
-#define GET_COMM(fn, comm)                                                                  \
-    struct tm_rank *me = tm_self();                                                         \
-    if (TM_UNLIKELY(!me))                                                                   \
-        return tm_err_noco(MPI_ERR_OTHER, fn, "MPI is not initialized");                    \
-    struct tm_commref *cr = tm_comm_get(&me->comms, comm);                                  \
-    if (TM_UNLIKELY(!cr))                                                                   \
+#define GET_COMM(fn, comm)                                                                         \
+    struct tm_rank *me = tm_self();                                                                \
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, "MPI is not initialized");         \
+    struct tm_commref *cr = tm_comm_get(&me->comms, comm);                                         \
+    if (TM_UNLIKELY(!cr))                                                                          \
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
 
 TM_API int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
     GET_COMM("MPI_Comm_rank", comm);
-    if (!rank)
-        return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_rank", "rank is NULL");
+    if (!rank) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_rank", "rank is NULL");
     *rank = cr->rank;
     return MPI_SUCCESS;
 }
@@ -137,8 +128,7 @@ TM_ALIAS(Comm_rank)
 TM_API int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
     GET_COMM("MPI_Comm_size", comm);
-    if (!size)
-        return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_size", "size is NULL");
+    if (!size) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_size", "size is NULL");
     *size = cr->c->size;
     return MPI_SUCCESS;
 }
@@ -147,8 +137,7 @@ TM_ALIAS(Comm_size)
 TM_API int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     GET_COMM("MPI_Comm_dup", comm);
-    if (!newcomm)
-        return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_dup", "newcomm is NULL");
+    if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_dup", "newcomm is NULL");
     struct tm_comm *pc = cr->c;
     struct tm_slot *slot = pc->coll.slot;
     /* Member 0 creates the communicator and publishes it; a second barrier keeps its slot
@@ -158,20 +147,16 @@ TM_API int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
         struct tm_comm *nc = NULL;
         if (pc->world_of) {
             map = malloc(sizeof *map * (size_t)pc->size);
-            if (map)
-                memcpy(map, pc->world_of, sizeof *map * (size_t)pc->size);
+            if (map) memcpy(map, pc->world_of, sizeof *map * (size_t)pc->size);
         }
-        if (!pc->world_of || map)
-            nc = comm_new(me->job, pc->size, map);
-        if (!nc)
-            free(map);
+        if (!pc->world_of || map) nc = comm_new(me->job, pc->size, map);
+        if (!nc) free(map);
         slot[0].p = nc;
     }
     tm_coll_barrier(me, cr);
     struct tm_comm *nc = slot[0].p;
     tm_coll_barrier(me, cr);
-    if (!nc)
-        return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "out of memory");
+    if (!nc) return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "out of memory");
     int rank = cr->rank;
     MPI_Errhandler eh = cr->eh;
     MPI_Comm h = commtab_add(me, nc, rank, eh);
@@ -191,10 +176,8 @@ struct split_ent {
 static int split_cmp(const void *a, const void *b)
 {
     const struct split_ent *x = a, *y = b;
-    if (x->color != y->color)
-        return x->color < y->color ? -1 : 1;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
+    if (x->color != y->color) return x->color < y->color ? -1 : 1;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
@@ -209,8 +192,7 @@ static void split_leader(struct tm_rank *me, struct tm_comm *pc)
     int failed = !v;
     for (int i = 0; v && i < n; i++)
         v[i] = (struct split_ent){slot[i].a, slot[i].b, i};
-    if (v)
-        qsort(v, (size_t)n, sizeof *v, split_cmp);
+    if (v) qsort(v, (size_t)n, sizeof *v, split_cmp);
     for (int i = 0; !failed && i < n;) {
         int j = i;
         while (j < n && v[j].color == v[i].color)
@@ -246,8 +228,7 @@ static void split_leader(struct tm_rank *me, struct tm_comm *pc)
 TM_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     GET_COMM("MPI_Comm_split", comm);
-    if (!newcomm)
-        return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_split", "newcomm is NULL");
+    if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_split", "newcomm is NULL");
     if (color < 0 && color != MPI_UNDEFINED)
         return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d", color);
     struct tm_comm *pc = cr->c;
@@ -255,15 +236,13 @@ TM_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     mine->a = color;
     mine->b = key;
     tm_coll_barrier(me, cr);
-    if (cr->rank == 0)
-        split_leader(me, pc);
+    if (cr->rank == 0) split_leader(me, pc);
     tm_coll_barrier(me, cr);
     int failed = mine->a < 0;
     struct tm_comm *nc = mine->p;
     int nrank = mine->b;
     MPI_Errhandler eh = cr->eh;
-    if (failed)
-        return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Comm_split", "out of memory");
+    if (failed) return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Comm_split", "out of memory");
     if (!nc) {
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
@@ -281,14 +260,12 @@ TM_ALIAS(Comm_split)
 TM_API int PMPI_Comm_free(MPI_Comm *comm)
 {
     struct tm_rank *me = tm_self();
-    if (!me)
-        return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_free", "MPI is not initialized");
-    if (!comm)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_free", "comm is NULL");
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_free", "MPI is not initialized");
+    if (!comm) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_free", "comm is NULL");
     struct tm_commref *cr = tm_comm_get(&me->comms, *comm);
     if (!cr || cr->c->builtin)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_free",
-                      "invalid communicator %d", *comm);
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_free", "invalid communicator %d",
+                      *comm);
     comm_release(cr->c);
     memset(cr, 0, sizeof *cr);
     *comm = MPI_COMM_NULL;
@@ -299,14 +276,11 @@ TM_ALIAS(Comm_free)
 TM_API int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
     struct tm_rank *me = tm_self();
-    if (!me)
-        return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_compare", "MPI is not initialized");
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_compare", "MPI is not initialized");
     struct tm_commref *a = tm_comm_get(&me->comms, comm1), *b = tm_comm_get(&me->comms, comm2);
     if (!a || !b)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_compare",
-                      "invalid communicator");
-    if (!result)
-        return tm_err(me, comm1, MPI_ERR_ARG, "MPI_Comm_compare", "result is NULL");
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_compare", "invalid communicator");
+    if (!result) return tm_err(me, comm1, MPI_ERR_ARG, "MPI_Comm_compare", "result is NULL");
     if (a->c == b->c) {
         *result = MPI_IDENT;
         return MPI_SUCCESS;

@@ -72,8 +72,7 @@ void tm_commtab_destroy(struct tm_rank *me);
 /* The rank's entry for handle h, NULL if h is not a live communicator of this rank. */
 static inline struct tm_commref *tm_comm_get(struct tm_commtab *t, MPI_Comm h)
 {
-    if (__builtin_expect(h <= 0 || h >= t->cap, 0))
-        return NULL;
+    if (__builtin_expect(h <= 0 || h >= t->cap, 0)) return NULL;
     struct tm_commref *r = &t->v[h];
     return r->c ? r : NULL;
 }

@@ -9,12 +9,30 @@
 #include "lib.h"
 
 /* Pair types as C declares them for MINLOC/MAXLOC. */
-struct tm_float_int { float v; int i; };
-struct tm_double_int { double v; int i; };
-struct tm_long_int { long v; int i; };
-struct tm_2int { int v; int i; };
-struct tm_short_int { short v; int i; };
-struct tm_long_double_int { long double v; int i; };
+struct tm_float_int {
+    float v;
+    int i;
+};
+struct tm_double_int {
+    double v;
+    int i;
+};
+struct tm_long_int {
+    long v;
+    int i;
+};
+struct tm_2int {
+    int v;
+    int i;
+};
+struct tm_short_int {
+    short v;
+    int i;
+};
+struct tm_long_double_int {
+    long double v;
+    int i;
+};
 
 #define T(h, ctype, b) [h] = {sizeof(ctype), sizeof(ctype), 1, b, #h}
 #define P(h, st, vtype, b) [h] = {sizeof(vtype) + sizeof(int), sizeof(st), 2, b, #h}
@@ -60,26 +78,22 @@ static const struct tm_type tm_types[] = {
 
 const struct tm_type *tm_type_get(MPI_Datatype dt)
 {
-    if (dt <= 0 || (size_t)dt >= sizeof tm_types / sizeof tm_types[0])
-        return NULL;
+    if (dt <= 0 || (size_t)dt >= sizeof tm_types / sizeof tm_types[0]) return NULL;
     return &tm_types[dt];
 }
 
 int tm_op_kind(MPI_Op op)
 {
     /* Handles are the op kinds shifted by one (0 is MPI_OP_NULL). */
-    if (op < MPI_SUM || op > MPI_NO_OP)
-        return -1;
+    if (op < MPI_SUM || op > MPI_NO_OP) return -1;
     return op - 1;
 }
 
 TM_API int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
     const struct tm_type *t = tm_type_get(datatype);
-    if (!t)
-        return tm_err_noco(MPI_ERR_TYPE, "MPI_Type_size", "invalid datatype %d", datatype);
-    if (!size)
-        return tm_err_noco(MPI_ERR_ARG, "MPI_Type_size", "size is NULL");
+    if (!t) return tm_err_noco(MPI_ERR_TYPE, "MPI_Type_size", "invalid datatype %d", datatype);
+    if (!size) return tm_err_noco(MPI_ERR_ARG, "MPI_Type_size", "size is NULL");
     *size = (int)t->size;
     return MPI_SUCCESS;
 }
@@ -88,10 +102,8 @@ TM_ALIAS(Type_size)
 TM_API int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
     const struct tm_type *t = tm_type_get(datatype);
-    if (!t)
-        return tm_err_noco(MPI_ERR_TYPE, "MPI_Type_size_x", "invalid datatype %d", datatype);
-    if (!size)
-        return tm_err_noco(MPI_ERR_ARG, "MPI_Type_size_x", "size is NULL");
+    if (!t) return tm_err_noco(MPI_ERR_TYPE, "MPI_Type_size_x", "invalid datatype %d", datatype);
+    if (!size) return tm_err_noco(MPI_ERR_ARG, "MPI_Type_size_x", "size is NULL");
     *size = (MPI_Count)t->size;
     return MPI_SUCCESS;
 }
@@ -101,8 +113,7 @@ TM_API int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *e
 {
     const struct tm_type *t = tm_type_get(datatype);
     if (!t)
-        return tm_err_noco(MPI_ERR_TYPE, "MPI_Type_get_extent", "invalid datatype %d",
-                           datatype);
+        return tm_err_noco(MPI_ERR_TYPE, "MPI_Type_get_extent", "invalid datatype %d", datatype);
     if (!lb || !extent)
         return tm_err_noco(MPI_ERR_ARG, "MPI_Type_get_extent", "lb or extent is NULL");
     *lb = 0;
@@ -115,8 +126,7 @@ TM_ALIAS(Type_get_extent)
 TM_API int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
     const struct tm_type *t = tm_type_get(datatype);
-    if (!t)
-        return tm_err_noco(MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype %d", datatype);
+    if (!t) return tm_err_noco(MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype %d", datatype);
     if (!status || !count)
         return tm_err_noco(MPI_ERR_ARG, "MPI_Get_count", "status or count is NULL");
     long long b = status->tm_bytes;
@@ -128,8 +138,7 @@ TM_ALIAS(Get_count)
 TM_API int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
     const struct tm_type *t = tm_type_get(datatype);
-    if (!t)
-        return tm_err_noco(MPI_ERR_TYPE, "MPI_Get_elements", "invalid datatype %d", datatype);
+    if (!t) return tm_err_noco(MPI_ERR_TYPE, "MPI_Get_elements", "invalid datatype %d", datatype);
     if (!status || !count)
         return tm_err_noco(MPI_ERR_ARG, "MPI_Get_elements", "status or count is NULL");
     long long b = status->tm_bytes;

@@ -9,9 +9,9 @@
 #include "op.h"
 
 struct tm_type {
-    size_t size;        /* MPI type size: bytes of data, without padding */
-    size_t extent;      /* bytes one element occupies in a buffer (sizeof the C type) */
-    int nbasic;         /* basic elements per element (2 for the pair types) */
+    size_t size;   /* MPI type size: bytes of data, without padding */
+    size_t extent; /* bytes one element occupies in a buffer (sizeof the C type) */
+    int nbasic;    /* basic elements per element (2 for the pair types) */
     enum tm_basic basic;
     const char *name;
 };

@@ -10,10 +10,16 @@ struct tm_dl {
     struct tm_dl *prev, *next;
 };
 
-#define tm_dl_entry(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
+#define tm_dl_entry(p, type, member) ((type *)((char *)(p)-offsetof(type, member)))
 
-static inline void tm_dl_init(struct tm_dl *h) { h->prev = h->next = h; }
-static inline int tm_dl_empty(const struct tm_dl *h) { return h->next == h; }
+static inline void tm_dl_init(struct tm_dl *h)
+{
+    h->prev = h->next = h;
+}
+static inline int tm_dl_empty(const struct tm_dl *h)
+{
+    return h->next == h;
+}
 
 static inline void tm_dl_append(struct tm_dl *h, struct tm_dl *n)
 {

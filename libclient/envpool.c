@@ -11,13 +11,15 @@ static unsigned size_class(size_t bytes)
     size_t cap = 64;
     while (cap < bytes) {
         cap <<= 1;
-        if (++c == TM_ENV_NCLASS)
-            return TM_ENV_HEAP;
+        if (++c == TM_ENV_NCLASS) return TM_ENV_HEAP;
     }
     return c;
 }
 
-static size_t class_bytes(unsigned c) { return (size_t)64 << c; }
+static size_t class_bytes(unsigned c)
+{
+    return (size_t)64 << c;
+}
 
 static unsigned class_cap(unsigned c)
 {
@@ -59,8 +61,7 @@ struct tm_env *tm_env_alloc(struct tm_rank *me, size_t bytes)
     if (!e) {
         size_t payload = c == TM_ENV_HEAP ? bytes : class_bytes(c);
         e = malloc(sizeof *e + payload);
-        if (!e)
-            return NULL;
+        if (!e) return NULL;
     }
     e->cls = c;
     e->home = me;
@@ -92,8 +93,7 @@ void tm_env_release(struct tm_rank *me, struct tm_env *e)
     struct tm_env *head = atomic_load_explicit(&p->returned, memory_order_relaxed);
     do {
         e->next = head;
-    } while (!atomic_compare_exchange_weak_explicit(&p->returned, &head, e,
-                                                    memory_order_release,
+    } while (!atomic_compare_exchange_weak_explicit(&p->returned, &head, e, memory_order_release,
                                                     memory_order_relaxed));
 }
 

@@ -19,7 +19,7 @@
 #define TM_ENV_CACHE_BYTES (512u * 1024) /* per class and rank, beyond that free() */
 
 struct tm_envpool {
-    _Atomic(struct tm_env *) returned; /* pushed by any thread, drained by the owner */
+    _Atomic(struct tm_env *) returned;  /* pushed by any thread, drained by the owner */
     struct tm_env *free[TM_ENV_NCLASS]; /* owner-only */
     unsigned nfree[TM_ENV_NCLASS];      /* owner-only */
 };

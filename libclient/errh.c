@@ -57,8 +57,7 @@ static const struct tm_errdesc tm_errs[MPI_ERR_LASTCODE] = {
     [MPI_ERR_AMODE] = {"MPI_ERR_AMODE", "invalid file access mode"},
     [MPI_ERR_UNSUPPORTED_DATAREP] = {"MPI_ERR_UNSUPPORTED_DATAREP",
                                      "unsupported data representation"},
-    [MPI_ERR_UNSUPPORTED_OPERATION] = {"MPI_ERR_UNSUPPORTED_OPERATION",
-                                       "unsupported operation"},
+    [MPI_ERR_UNSUPPORTED_OPERATION] = {"MPI_ERR_UNSUPPORTED_OPERATION", "unsupported operation"},
     [MPI_ERR_NO_SUCH_FILE] = {"MPI_ERR_NO_SUCH_FILE", "file does not exist"},
     [MPI_ERR_FILE_EXISTS] = {"MPI_ERR_FILE_EXISTS", "file exists"},
     [MPI_ERR_BAD_FILE] = {"MPI_ERR_BAD_FILE", "invalid file name"},
@@ -79,8 +78,7 @@ static const struct tm_errdesc tm_errs[MPI_ERR_LASTCODE] = {
 
 const char *tm_err_name(int code)
 {
-    if (code < 0 || code >= MPI_ERR_LASTCODE)
-        return "MPI_ERR_UNKNOWN";
+    if (code < 0 || code >= MPI_ERR_LASTCODE) return "MPI_ERR_UNKNOWN";
     return tm_errs[code].name;
 }
 
@@ -90,13 +88,10 @@ static int verr(struct tm_rank *me, MPI_Comm comm, int code, const char *fn, con
     MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
     if (me) {
         struct tm_commref *cr = tm_comm_get(&me->comms, comm);
-        if (!cr)
-            cr = tm_comm_get(&me->comms, MPI_COMM_WORLD);
-        if (cr)
-            eh = cr->eh;
+        if (!cr) cr = tm_comm_get(&me->comms, MPI_COMM_WORLD);
+        if (cr) eh = cr->eh;
     }
-    if (eh == MPI_ERRORS_RETURN)
-        return code;
+    if (eh == MPI_ERRORS_RETURN) return code;
 
     char detail[200], line[400];
     vsnprintf(detail, sizeof detail, fmt, ap);
@@ -108,8 +103,7 @@ static int verr(struct tm_rank *me, MPI_Comm comm, int code, const char *fn, con
     fprintf(stderr, "%s\n", line);
     fflush(stderr);
     const struct tmpi_svc *svc = tm_lib_load();
-    if (svc && svc->rank_self())
-        svc->job_abort(1, line);
+    if (svc && svc->rank_self()) svc->job_abort(1, line);
     exit(1);
 }
 
@@ -134,15 +128,14 @@ int tm_err_noco(int code, const char *fn, const char *fmt, ...)
 TM_API int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     struct tm_rank *me = tm_self();
-    if (!me)
-        return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_set_errhandler", "MPI is not initialized");
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_set_errhandler", "MPI is not initialized");
     struct tm_commref *cr = tm_comm_get(&me->comms, comm);
     if (!cr)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_set_errhandler",
                       "invalid communicator %d", comm);
     if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN)
-        return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
-                      "invalid error handler %d", errhandler);
+        return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "invalid error handler %d",
+                      errhandler);
     cr->eh = errhandler;
     return MPI_SUCCESS;
 }
@@ -151,8 +144,7 @@ TM_ALIAS(Comm_set_errhandler)
 TM_API int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     struct tm_rank *me = tm_self();
-    if (!me)
-        return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_get_errhandler", "MPI is not initialized");
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_get_errhandler", "MPI is not initialized");
     struct tm_commref *cr = tm_comm_get(&me->comms, comm);
     if (!cr)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_get_errhandler",
@@ -179,8 +171,7 @@ TM_API int PMPI_Error_string(int errorcode, char *string, int *resultlen)
     if (!string || !resultlen)
         return tm_err_noco(MPI_ERR_ARG, "MPI_Error_string", "string or resultlen is NULL");
     if (errorcode < 0 || errorcode >= MPI_ERR_LASTCODE)
-        return tm_err_noco(MPI_ERR_ARG, "MPI_Error_string", "invalid error code %d",
-                           errorcode);
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Error_string", "invalid error code %d", errorcode);
     int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", tm_errs[errorcode].name,
                      tm_errs[errorcode].text);
     *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
@@ -190,11 +181,9 @@ TM_ALIAS(Error_string)
 
 TM_API int PMPI_Error_class(int errorcode, int *errorclass)
 {
-    if (!errorclass)
-        return tm_err_noco(MPI_ERR_ARG, "MPI_Error_class", "errorclass is NULL");
+    if (!errorclass) return tm_err_noco(MPI_ERR_ARG, "MPI_Error_class", "errorclass is NULL");
     if (errorcode < 0 || errorcode >= MPI_ERR_LASTCODE)
-        return tm_err_noco(MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d",
-                           errorcode);
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d", errorcode);
     /* Codes and classes coincide: TMPI defines no codes of its own. */
     *errorclass = errorcode;
     return MPI_SUCCESS;

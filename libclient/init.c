@@ -13,14 +13,12 @@ struct tm_lib tm_lib = {.once = PTHREAD_ONCE_INIT, .svc = NULL};
 __thread struct tm_rank *tm_cur __attribute__((tls_model("initial-exec")));
 /* The rank info tm_cur was set for: if the agent reuses a thread for a later job, tm_cur is
  * stale and this differs from what rank_self() says (compared as pointers, never read). */
-static __thread const struct tmpi_rank_info *tm_cur_info
-    __attribute__((tls_model("initial-exec")));
+static __thread const struct tmpi_rank_info *tm_cur_info __attribute__((tls_model("initial-exec")));
 
 static void lib_load_once(void)
 {
     const struct tmpi_svc *svc = dlsym(RTLD_DEFAULT, TMPI_SVC_SYMBOL);
-    if (svc && svc->abi == TMPI_SVC_ABI)
-        tm_lib.svc = svc;
+    if (svc && svc->abi == TMPI_SVC_ABI) tm_lib.svc = svc;
 }
 
 const struct tmpi_svc *tm_lib_load(void)
@@ -33,8 +31,10 @@ static int init_common(const char *fn, int required, int *provided)
 {
     const struct tmpi_svc *svc = tm_lib_load();
     if (!svc) {
-        fprintf(stderr, "%s: not running under a TMPI agent; start the program with "
-                        "tmpi-launch -n N PROGRAM\n", fn);
+        fprintf(stderr,
+                "%s: not running under a TMPI agent; start the program with "
+                "tmpi-launch -n N PROGRAM\n",
+                fn);
         exit(1);
     }
     const struct tmpi_rank_info *info = svc->rank_self();
@@ -68,8 +68,7 @@ static int init_common(const char *fn, int required, int *provided)
     me->state = TM_RANK_INIT;
     tm_cur = me;
     tm_cur_info = info;
-    if (provided)
-        *provided = me->thread_level;
+    if (provided) *provided = me->thread_level;
     svc->rank_mpi_phase(TMPI_PHASE_INIT);
     return MPI_SUCCESS;
 }
@@ -94,8 +93,7 @@ TM_API int PMPI_Finalize(void)
     /* MPI_Finalize is collective over MPI_COMM_WORLD: no rank may leave (and have its
      * memory go) while a peer may still read from it. */
     int r = PMPI_Barrier(MPI_COMM_WORLD);
-    if (r != MPI_SUCCESS)
-        return r;
+    if (r != MPI_SUCCESS) return r;
     me->state = TM_RANK_FINALIZED;
     me->job->svc->rank_mpi_phase(TMPI_PHASE_FINALIZED);
     return MPI_SUCCESS;
@@ -104,8 +102,7 @@ TM_ALIAS(Finalize)
 
 TM_API int PMPI_Initialized(int *flag)
 {
-    if (!flag)
-        return tm_err_noco(MPI_ERR_ARG, "MPI_Initialized", "flag is NULL");
+    if (!flag) return tm_err_noco(MPI_ERR_ARG, "MPI_Initialized", "flag is NULL");
     struct tm_rank *me = tm_self();
     *flag = me != NULL;
     return MPI_SUCCESS;
@@ -114,8 +111,7 @@ TM_ALIAS(Initialized)
 
 TM_API int PMPI_Finalized(int *flag)
 {
-    if (!flag)
-        return tm_err_noco(MPI_ERR_ARG, "MPI_Finalized", "flag is NULL");
+    if (!flag) return tm_err_noco(MPI_ERR_ARG, "MPI_Finalized", "flag is NULL");
     struct tm_rank *me = tm_self();
     *flag = me && me->state == TM_RANK_FINALIZED;
     return MPI_SUCCESS;
@@ -125,10 +121,8 @@ TM_ALIAS(Finalized)
 TM_API int PMPI_Query_thread(int *provided)
 {
     struct tm_rank *me = tm_self();
-    if (!me)
-        return tm_err_noco(MPI_ERR_OTHER, "MPI_Query_thread", "MPI is not initialized");
-    if (!provided)
-        return tm_err_noco(MPI_ERR_ARG, "MPI_Query_thread", "provided is NULL");
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Query_thread", "MPI is not initialized");
+    if (!provided) return tm_err_noco(MPI_ERR_ARG, "MPI_Query_thread", "provided is NULL");
     *provided = me->thread_level;
     return MPI_SUCCESS;
 }
@@ -137,8 +131,7 @@ TM_ALIAS(Query_thread)
 TM_API int PMPI_Is_thread_main(int *flag)
 {
     struct tm_rank *me = tm_self();
-    if (!flag)
-        return tm_err_noco(MPI_ERR_ARG, "MPI_Is_thread_main", "flag is NULL");
+    if (!flag) return tm_err_noco(MPI_ERR_ARG, "MPI_Is_thread_main", "flag is NULL");
     /* A thread without the rank pointer is not the thread that called MPI_Init. */
     *flag = me && pthread_equal(me->main_thread, pthread_self());
     return MPI_SUCCESS;
@@ -151,8 +144,7 @@ TM_API int PMPI_Abort(MPI_Comm comm, int errorcode)
     char why[128];
     snprintf(why, sizeof why, "MPI_Abort called on %s (errorcode %d)",
              comm == MPI_COMM_WORLD ? "MPI_COMM_WORLD" : "a communicator", errorcode);
-    if (svc && svc->rank_self())
-        svc->job_abort(errorcode, why);
+    if (svc && svc->rank_self()) svc->job_abort(errorcode, why);
     fprintf(stderr, "%s\n", why);
     exit(errorcode);
 }
@@ -184,8 +176,8 @@ TM_API int PMPI_Get_library_version(char *version, int *resultlen)
 {
     if (!version || !resultlen)
         return tm_err_noco(MPI_ERR_ARG, "MPI_Get_library_version", "argument is NULL");
-    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-                     "TMPI (threaded MPI), MPI %d.%d", MPI_VERSION, MPI_SUBVERSION);
+    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "TMPI (threaded MPI), MPI %d.%d",
+                     MPI_VERSION, MPI_SUBVERSION);
     *resultlen = n;
     return MPI_SUCCESS;
 }
@@ -202,8 +194,7 @@ TM_ALIAS(Wtime)
 TM_API double PMPI_Wtick(void)
 {
     struct timespec ts;
-    if (clock_getres(CLOCK_MONOTONIC, &ts) < 0)
-        return 1e-9;
+    if (clock_getres(CLOCK_MONOTONIC, &ts) < 0) return 1e-9;
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 TM_ALIAS(Wtick)

@@ -12,8 +12,7 @@
 
 static void job_free(struct tm_job *j)
 {
-    if (!j)
-        return;
+    if (!j) return;
     if (j->ranks) {
         for (int i = 0; i < j->size; i++) {
             struct tm_rank *r = &j->ranks[i];
@@ -34,8 +33,7 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
 {
     const struct tmpi_svc *svc = arg;
     struct tm_job *j = calloc(1, sizeof *j);
-    if (!j)
-        return NULL;
+    if (!j) return NULL;
     j->svc = svc;
     j->size = info->size;
     j->id = info->job_id;
@@ -47,12 +45,10 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     j->spin_ns = svc->spin_ns ? svc->spin_ns : TM_SPIN_DEFAULT_NS;
     atomic_init(&j->cancelled, 0);
     atomic_init(&j->next_ctx, TM_CTX_FIRST_FREE);
-    if (tm_comm_init_shared(&j->world, TM_CTX_WORLD, j->size, NULL) < 0)
-        goto err;
+    if (tm_comm_init_shared(&j->world, TM_CTX_WORLD, j->size, NULL) < 0) goto err;
     j->world.builtin = 1;
     j->ranks = aligned_alloc(TM_CACHELINE, sizeof *j->ranks * (size_t)j->size);
-    if (!j->ranks)
-        goto err;
+    if (!j->ranks) goto err;
     memset(j->ranks, 0, sizeof *j->ranks * (size_t)j->size);
     for (int i = 0; i < j->size; i++) {
         struct tm_rank *r = &j->ranks[i];
@@ -78,7 +74,10 @@ static void job_wake_all(void *state)
         tm_wake_force(&j->ranks[i].waker);
 }
 
-static void job_destroy(void *state) { job_free(state); }
+static void job_destroy(void *state)
+{
+    job_free(state);
+}
 
 static const struct tmpi_client_ops tm_job_ops = {
     .wake_all = job_wake_all,
@@ -89,10 +88,8 @@ int tm_job_get(const struct tmpi_svc *svc, struct tm_job **ret_job)
 {
     void *st = NULL;
     int r = svc->job_state(job_create, (void *)svc, &tm_job_ops, &st);
-    if (r < 0)
-        return r;
-    if (!st)
-        return -ENOMEM;
+    if (r < 0) return r;
+    if (!st) return -ENOMEM;
     *ret_job = st;
     return 0;
 }

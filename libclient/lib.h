@@ -18,8 +18,8 @@
 
 /* Every entry point is written as PMPI_name; MPI_name is a weak alias so a profiling layer can
  * replace it and still call the PMPI_ version. */
-#define TM_ALIAS(name)                                                                        \
-    extern __typeof(PMPI_##name) MPI_##name                                                   \
+#define TM_ALIAS(name)                                                                             \
+    extern __typeof(PMPI_##name) MPI_##name                                                        \
         __attribute__((weak, alias("PMPI_" #name), visibility("default")));
 
 #define TM_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -44,6 +44,9 @@ extern __thread struct tm_rank *tm_cur __attribute__((tls_model("initial-exec"))
 /* Finds the agent's table; NULL when the program does not run under a TMPI agent. */
 const struct tmpi_svc *tm_lib_load(void);
 
-static inline struct tm_rank *tm_self(void) { return tm_cur; }
+static inline struct tm_rank *tm_self(void)
+{
+    return tm_cur;
+}
 
 #endif

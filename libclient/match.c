@@ -17,8 +17,7 @@ static inline unsigned bucket(int ctx, int src, int tag)
 int tm_mbox_init(struct tm_mbox *mb)
 {
     int r = pthread_mutex_init(&mb->lock, NULL);
-    if (r)
-        return -r;
+    if (r) return -r;
     tm_dl_init(&mb->unexp_order);
     tm_dl_init(&mb->posted_wild);
     for (int i = 0; i < TM_MATCH_BUCKETS; i++) {
@@ -57,8 +56,7 @@ struct tm_request *tm_match_posted(struct tm_mbox *mb, int ctx, int src, int tag
     /* Wildcard receives are rare; the list is usually empty. */
     for (struct tm_dl *n = mb->posted_wild.next; n != &mb->posted_wild; n = n->next) {
         struct tm_request *r = tm_dl_entry(n, struct tm_request, link);
-        if (exact && r->seq > exact->seq)
-            break;
+        if (exact && r->seq > exact->seq) break;
         if (r->ctx == ctx && (r->src == MPI_ANY_SOURCE || r->src == src) &&
             (r->tag == MPI_ANY_TAG || r->tag == tag)) {
             wild = r;
@@ -86,8 +84,7 @@ void tm_post_recv(struct tm_mbox *mb, struct tm_request *r)
 
 int tm_unpost_recv(struct tm_request *r)
 {
-    if (!r->posted)
-        return 0;
+    if (!r->posted) return 0;
     tm_dl_unlink(&r->link);
     r->posted = 0;
     return 1;

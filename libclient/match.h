@@ -37,9 +37,9 @@ struct tm_env {
     size_t bytes;
     const void *sbuf;
     struct tm_request *sreq;
-    struct tm_rank *home;   /* whose envelope cache it returns to */
-    unsigned cls;           /* size class (envpool.h) */
-    struct tm_env *next;    /* free lists */
+    struct tm_rank *home; /* whose envelope cache it returns to */
+    unsigned cls;         /* size class (envpool.h) */
+    struct tm_env *next;  /* free lists */
     _Alignas(16) unsigned char data[];
 };
 

@@ -27,12 +27,10 @@ void tm_req_init_stack(struct tm_request *r, struct tm_rank *me, enum tm_req_kin
 /* Copies a message into a matched receive and completes it.  Called by whichever rank made
  * the match; the request belongs to another rank unless both are the same, so nothing may
  * touch it after done is published. */
-static inline void deliver(struct tm_request *rr, const void *data, size_t bytes, int src,
-                           int tag)
+static inline void deliver(struct tm_request *rr, const void *data, size_t bytes, int src, int tag)
 {
     size_t n = bytes <= rr->cap ? bytes : rr->cap;
-    if (n)
-        memcpy(rr->buf, data, n);
+    if (n) memcpy(rr->buf, data, n);
     struct tm_waker *w = &rr->owner->waker;
     tm_req_set_done(rr, src, tag, n, bytes > rr->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
     tm_wake(w);
@@ -59,21 +57,18 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
         return 0;
     }
 
-    if (mode == TM_SEND_BUFFERED ||
-        (mode == TM_SEND_STANDARD && bytes <= me->job->eager_limit)) {
+    if (mode == TM_SEND_BUFFERED || (mode == TM_SEND_STANDARD && bytes <= me->job->eager_limit)) {
         /* Eager.  Copy outside the receiver's lock, then look again: a receive may have been
          * posted meanwhile.  Order is safe: this rank issues no other send in between. */
         pthread_mutex_unlock(&mb->lock);
         struct tm_env *e = tm_env_alloc(me, bytes);
-        if (!e)
-            return -ENOMEM;
+        if (!e) return -ENOMEM;
         e->kind = TM_ENV_EAGER;
         e->ctx = ctx;
         e->src = src;
         e->tag = tag;
         e->bytes = bytes;
-        if (bytes)
-            memcpy(e->data, buf, bytes);
+        if (bytes) memcpy(e->data, buf, bytes);
         pthread_mutex_lock(&mb->lock);
         rr = tm_match_posted(mb, ctx, src, tag);
         if (rr) {
@@ -115,8 +110,7 @@ static void consume(struct tm_rank *me, struct tm_request *rreq, struct tm_env *
 {
     const void *data = e->kind == TM_ENV_EAGER ? (const void *)e->data : e->sbuf;
     size_t n = e->bytes <= rreq->cap ? e->bytes : rreq->cap;
-    if (n)
-        memcpy(rreq->buf, data, n);
+    if (n) memcpy(rreq->buf, data, n);
     if (e->kind == TM_ENV_RNDV) {
         struct tm_request *s = e->sreq;
         struct tm_waker *w = &s->owner->waker;
@@ -124,8 +118,7 @@ static void consume(struct tm_rank *me, struct tm_request *rreq, struct tm_env *
         atomic_store_explicit(&s->done, 1, memory_order_seq_cst);
         tm_wake(w);
     }
-    tm_req_set_done(rreq, e->src, e->tag, n,
-                    e->bytes > rreq->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+    tm_req_set_done(rreq, e->src, e->tag, n, e->bytes > rreq->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
     tm_env_release(me, e);
 }
 
@@ -191,8 +184,7 @@ int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int bl
         }
         struct arrival_wait a = {mb, atomic_load_explicit(&mb->arrivals, memory_order_relaxed)};
         pthread_mutex_unlock(&mb->lock);
-        if (!block)
-            return 0;
+        if (!block) return 0;
         tm_wait(me, arrival_cond, &a);
     }
 }

@@ -11,11 +11,10 @@
 
 /* Checks shared by every send and receive; on success *ret_bytes is the buffer size. */
 static inline int check_args(struct tm_rank *me, struct tm_commref **ret_cr, const char *fn,
-                             MPI_Comm comm, const void *buf, int count, MPI_Datatype dt,
-                             int peer, int tag, int is_recv, size_t *ret_bytes)
+                             MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, int peer,
+                             int tag, int is_recv, size_t *ret_bytes)
 {
-    if (TM_UNLIKELY(!me))
-        return tm_err_noco(MPI_ERR_OTHER, fn, "MPI is not initialized");
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, "MPI is not initialized");
     struct tm_commref *cr = tm_comm_get(&me->comms, comm);
     if (TM_UNLIKELY(!cr))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
@@ -23,12 +22,11 @@ static inline int check_args(struct tm_rank *me, struct tm_commref **ret_cr, con
     if (TM_UNLIKELY(count < 0))
         return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %d", count);
     const struct tm_type *t = tm_type_get(dt);
-    if (TM_UNLIKELY(!t))
-        return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid datatype %d", dt);
+    if (TM_UNLIKELY(!t)) return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid datatype %d", dt);
     if (TM_UNLIKELY(!buf && count > 0))
         return tm_err(me, comm, MPI_ERR_BUFFER, fn, "buffer is NULL with count %d", count);
-    if (TM_UNLIKELY(peer >= cr->c->size || (peer < 0 && peer != MPI_PROC_NULL &&
-                                            !(is_recv && peer == MPI_ANY_SOURCE))))
+    if (TM_UNLIKELY(peer >= cr->c->size ||
+                    (peer < 0 && peer != MPI_PROC_NULL && !(is_recv && peer == MPI_ANY_SOURCE))))
         return tm_err(me, comm, MPI_ERR_RANK, fn, "invalid rank %d", peer);
     if (TM_UNLIKELY(tag > MPI_TAG_UB || (tag < 0 && !(is_recv && tag == MPI_ANY_TAG))))
         return tm_err(me, comm, MPI_ERR_TAG, fn, "invalid tag %d", tag);
@@ -43,15 +41,12 @@ static int send_blocking(const char *fn, const void *buf, int count, MPI_Datatyp
     struct tm_commref *cr = NULL;
     size_t bytes = 0;
     int err = check_args(me, &cr, fn, comm, buf, count, dt, dest, tag, 0, &bytes);
-    if (TM_UNLIKELY(err))
-        return err;
+    if (TM_UNLIKELY(err)) return err;
     struct tm_request sreq;
     tm_req_init_stack(&sreq, me, TM_REQ_SEND, comm);
     int r = tm_send(me, cr, buf, bytes, dest, tag, mode, &sreq);
-    if (TM_UNLIKELY(r < 0))
-        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
-    if (r == 1)
-        tm_wait(me, tm_req_done_cond, &sreq);
+    if (TM_UNLIKELY(r < 0)) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (r == 1) tm_wait(me, tm_req_done_cond, &sreq);
     return MPI_SUCCESS;
 }
 
@@ -89,8 +84,7 @@ TM_ALIAS(Bsend)
 TM_API int PMPI_Buffer_attach(void *buffer, int size)
 {
     struct tm_rank *me = tm_self();
-    if (!me)
-        return tm_err_noco(MPI_ERR_OTHER, "MPI_Buffer_attach", "MPI is not initialized");
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Buffer_attach", "MPI is not initialized");
     if (size < 0 || (!buffer && size > 0))
         return tm_err_noco(MPI_ERR_ARG, "MPI_Buffer_attach", "invalid buffer or size %d", size);
     if (me->bsend_buf)
@@ -104,8 +98,7 @@ TM_ALIAS(Buffer_attach)
 TM_API int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
     struct tm_rank *me = tm_self();
-    if (!me)
-        return tm_err_noco(MPI_ERR_OTHER, "MPI_Buffer_detach", "MPI is not initialized");
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Buffer_detach", "MPI is not initialized");
     if (!buffer_addr || !size)
         return tm_err_noco(MPI_ERR_ARG, "MPI_Buffer_detach", "argument is NULL");
     *(void **)buffer_addr = me->bsend_buf;
@@ -116,21 +109,17 @@ TM_API int PMPI_Buffer_detach(void *buffer_addr, int *size)
 }
 TM_ALIAS(Buffer_detach)
 
-static int send_nonblocking(const char *fn, const void *buf, int count, MPI_Datatype dt,
-                            int dest, int tag, MPI_Comm comm, enum tm_send_mode mode,
-                            MPI_Request *request)
+static int send_nonblocking(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest,
+                            int tag, MPI_Comm comm, enum tm_send_mode mode, MPI_Request *request)
 {
     struct tm_rank *me = tm_self();
     struct tm_commref *cr = NULL;
     size_t bytes = 0;
     int err = check_args(me, &cr, fn, comm, buf, count, dt, dest, tag, 0, &bytes);
-    if (TM_UNLIKELY(err))
-        return err;
-    if (TM_UNLIKELY(!request))
-        return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
+    if (TM_UNLIKELY(err)) return err;
+    if (TM_UNLIKELY(!request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     struct tm_request *r = tm_req_alloc(me, TM_REQ_SEND);
-    if (TM_UNLIKELY(!r))
-        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (TM_UNLIKELY(!r)) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     r->comm = comm;
     if (TM_UNLIKELY(tm_send(me, cr, buf, bytes, dest, tag, mode, r) < 0)) {
         atomic_store_explicit(&r->done, 1, memory_order_relaxed);
@@ -144,8 +133,8 @@ static int send_nonblocking(const char *fn, const void *buf, int count, MPI_Data
 TM_API int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                       MPI_Comm comm, MPI_Request *request)
 {
-    return send_nonblocking("MPI_Isend", buf, count, datatype, dest, tag, comm,
-                            TM_SEND_STANDARD, request);
+    return send_nonblocking("MPI_Isend", buf, count, datatype, dest, tag, comm, TM_SEND_STANDARD,
+                            request);
 }
 TM_ALIAS(Isend)
 
@@ -160,16 +149,16 @@ TM_ALIAS(Issend)
 TM_API int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                        MPI_Comm comm, MPI_Request *request)
 {
-    return send_nonblocking("MPI_Irsend", buf, count, datatype, dest, tag, comm,
-                            TM_SEND_STANDARD, request);
+    return send_nonblocking("MPI_Irsend", buf, count, datatype, dest, tag, comm, TM_SEND_STANDARD,
+                            request);
 }
 TM_ALIAS(Irsend)
 
 TM_API int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                        MPI_Comm comm, MPI_Request *request)
 {
-    return send_nonblocking("MPI_Ibsend", buf, count, datatype, dest, tag, comm,
-                            TM_SEND_BUFFERED, request);
+    return send_nonblocking("MPI_Ibsend", buf, count, datatype, dest, tag, comm, TM_SEND_BUFFERED,
+                            request);
 }
 TM_ALIAS(Ibsend)
 
@@ -180,8 +169,7 @@ TM_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, in
     struct tm_commref *cr = NULL;
     size_t cap = 0;
     int err = check_args(me, &cr, "MPI_Recv", comm, buf, count, datatype, source, tag, 1, &cap);
-    if (TM_UNLIKELY(err))
-        return err;
+    if (TM_UNLIKELY(err)) return err;
     struct tm_request rreq;
     tm_req_init_stack(&rreq, me, TM_REQ_RECV, comm);
     tm_recv(me, cr, buf, cap, source, tag, &rreq);
@@ -202,13 +190,10 @@ TM_API int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, i
     struct tm_commref *cr = NULL;
     size_t cap = 0;
     int err = check_args(me, &cr, "MPI_Irecv", comm, buf, count, datatype, source, tag, 1, &cap);
-    if (TM_UNLIKELY(err))
-        return err;
-    if (TM_UNLIKELY(!request))
-        return tm_err(me, comm, MPI_ERR_ARG, "MPI_Irecv", "request is NULL");
+    if (TM_UNLIKELY(err)) return err;
+    if (TM_UNLIKELY(!request)) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Irecv", "request is NULL");
     struct tm_request *r = tm_req_alloc(me, TM_REQ_RECV);
-    if (TM_UNLIKELY(!r))
-        return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Irecv", "out of memory");
+    if (TM_UNLIKELY(!r)) return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Irecv", "out of memory");
     r->comm = comm;
     tm_recv(me, cr, buf, cap, source, tag, r);
     *request = r;
@@ -224,13 +209,10 @@ TM_API int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendty
     struct tm_rank *me = tm_self();
     struct tm_commref *cr = NULL;
     size_t bytes = 0, cap = 0;
-    int err = check_args(me, &cr, fn, comm, sendbuf, sendcount, sendtype, dest, sendtag, 0,
-                         &bytes);
+    int err = check_args(me, &cr, fn, comm, sendbuf, sendcount, sendtype, dest, sendtag, 0, &bytes);
     if (!err)
-        err = check_args(me, &cr, fn, comm, recvbuf, recvcount, recvtype, source, recvtag, 1,
-                         &cap);
-    if (TM_UNLIKELY(err))
-        return err;
+        err = check_args(me, &cr, fn, comm, recvbuf, recvcount, recvtype, source, recvtag, 1, &cap);
+    if (TM_UNLIKELY(err)) return err;
     /* Post the receive first so two ranks exchanging large messages both find theirs. */
     struct tm_request rreq, sreq;
     tm_req_init_stack(&rreq, me, TM_REQ_RECV, comm);
@@ -239,12 +221,10 @@ TM_API int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendty
     int r = tm_send(me, cr, sendbuf, bytes, dest, sendtag, TM_SEND_STANDARD, &sreq);
     if (TM_UNLIKELY(r < 0)) {
         /* The receive stays posted on the stack: take it back before returning. */
-        if (!tm_cancel_recv(me, &rreq))
-            tm_wait(me, tm_req_done_cond, &rreq);
+        if (!tm_cancel_recv(me, &rreq)) tm_wait(me, tm_req_done_cond, &rreq);
         return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     }
-    if (r == 1)
-        tm_wait(me, tm_req_done_cond, &sreq);
+    if (r == 1) tm_wait(me, tm_req_done_cond, &sreq);
     tm_wait(me, tm_req_done_cond, &rreq);
     tm_req_status(&rreq, status);
     if (TM_UNLIKELY(rreq.st_error))
@@ -255,65 +235,55 @@ TM_API int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendty
 }
 TM_ALIAS(Sendrecv)
 
-TM_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
-                                 int sendtag, int source, int recvtag, MPI_Comm comm,
-                                 MPI_Status *status)
+TM_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                                 int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     const char *fn = "MPI_Sendrecv_replace";
     struct tm_rank *me = tm_self();
     struct tm_commref *cr = NULL;
     size_t bytes = 0;
     int err = check_args(me, &cr, fn, comm, buf, count, datatype, dest, sendtag, 0, &bytes);
-    if (!err)
-        err = check_args(me, &cr, fn, comm, buf, count, datatype, source, recvtag, 1, &bytes);
-    if (TM_UNLIKELY(err))
-        return err;
+    if (!err) err = check_args(me, &cr, fn, comm, buf, count, datatype, source, recvtag, 1, &bytes);
+    if (TM_UNLIKELY(err)) return err;
     /* Receive into a temporary: the send may still read buf (rendezvous) while data for it
      * arrives. */
     void *tmp = bytes ? malloc(bytes) : NULL;
-    if (bytes && !tmp)
-        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (bytes && !tmp) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     struct tm_request rreq, sreq;
     tm_req_init_stack(&rreq, me, TM_REQ_RECV, comm);
     tm_req_init_stack(&sreq, me, TM_REQ_SEND, comm);
     tm_recv(me, cr, tmp, bytes, source, recvtag, &rreq);
     int r = tm_send(me, cr, buf, bytes, dest, sendtag, TM_SEND_STANDARD, &sreq);
-    if (r == 1)
-        tm_wait(me, tm_req_done_cond, &sreq);
+    if (r == 1) tm_wait(me, tm_req_done_cond, &sreq);
     if (r < 0 && tm_cancel_recv(me, &rreq)) {
         free(tmp);
         return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     }
     tm_wait(me, tm_req_done_cond, &rreq);
-    if (rreq.st_bytes)
-        memcpy(buf, tmp, rreq.st_bytes);
+    if (rreq.st_bytes) memcpy(buf, tmp, rreq.st_bytes);
     free(tmp);
     tm_req_status(&rreq, status);
     if (TM_UNLIKELY(rreq.st_error))
         return tm_err(me, comm, rreq.st_error, fn,
                       "message from rank %d tag %d does not fit in %zu bytes", rreq.st_source,
                       rreq.st_tag, bytes);
-    if (TM_UNLIKELY(r < 0))
-        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (TM_UNLIKELY(r < 0)) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     return MPI_SUCCESS;
 }
 TM_ALIAS(Sendrecv_replace)
 
-static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int block,
-                        int *flag, MPI_Status *status)
+static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int block, int *flag,
+                        MPI_Status *status)
 {
     struct tm_rank *me = tm_self();
     struct tm_commref *cr = NULL;
     size_t unused = 0;
     int dummy = 0;
     int err = check_args(me, &cr, fn, comm, &dummy, 0, MPI_BYTE, source, tag, 1, &unused);
-    if (TM_UNLIKELY(err))
-        return err;
-    if (!block && !flag)
-        return tm_err(me, comm, MPI_ERR_ARG, fn, "flag is NULL");
+    if (TM_UNLIKELY(err)) return err;
+    if (!block && !flag) return tm_err(me, comm, MPI_ERR_ARG, fn, "flag is NULL");
     int found = tm_probe(me, cr, source, tag, block, status);
-    if (flag)
-        *flag = found;
+    if (flag) *flag = found;
     return MPI_SUCCESS;
 }
 

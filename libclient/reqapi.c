@@ -21,10 +21,9 @@ static int finish(struct tm_rank *me, MPI_Request *rp, MPI_Status *status)
     return err;
 }
 
-#define NEED_ME(fn)                                                                          \
-    struct tm_rank *me = tm_self();                                                          \
-    if (TM_UNLIKELY(!me))                                                                    \
-        return tm_err_noco(MPI_ERR_OTHER, fn, "MPI is not initialized");
+#define NEED_ME(fn)                                                                                \
+    struct tm_rank *me = tm_self();                                                                \
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, "MPI is not initialized");
 
 static int req_err(struct tm_rank *me, MPI_Comm comm, int err, const char *fn)
 {
@@ -97,8 +96,7 @@ TM_API int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]
     if (TM_UNLIKELY(count < 0 || (count > 0 && !requests)))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitall", "invalid request array");
     for (int i = 0; i < count; i++)
-        if (requests[i])
-            tm_wait(me, tm_req_done_cond, requests[i]);
+        if (requests[i]) tm_wait(me, tm_req_done_cond, requests[i]);
     return finish_all(me, count, requests, statuses, "MPI_Waitall");
 }
 TM_ALIAS(Waitall)
@@ -128,8 +126,7 @@ static int any_done_cond(void *arg)
 {
     struct any_wait *a = arg;
     for (int i = 0; i < a->count; i++)
-        if (a->reqs[i] && is_done(a->reqs[i]))
-            return 1;
+        if (a->reqs[i] && is_done(a->reqs[i])) return 1;
     return 0;
 }
 
@@ -138,11 +135,9 @@ static int first_done(int count, MPI_Request reqs[])
 {
     int active = 0;
     for (int i = 0; i < count; i++) {
-        if (!reqs[i])
-            continue;
+        if (!reqs[i]) continue;
         active = 1;
-        if (is_done(reqs[i]))
-            return i;
+        if (is_done(reqs[i])) return i;
     }
     return active ? -1 : MPI_UNDEFINED;
 }
@@ -159,8 +154,7 @@ static int any_common(const char *fn, int count, MPI_Request reqs[], int *index,
         tm_wait(me, any_done_cond, &a);
         i = first_done(count, reqs);
     }
-    if (flag)
-        *flag = i != -1;
+    if (flag) *flag = i != -1;
     if (i == -1) {
         *index = MPI_UNDEFINED;
         return MPI_SUCCESS;
@@ -206,8 +200,7 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
     int n = 0, failed = 0;
     MPI_Comm comm = MPI_COMM_WORLD;
     for (int k = 0; k < incount; k++) {
-        if (!reqs[k] || !is_done(reqs[k]))
-            continue;
+        if (!reqs[k] || !is_done(reqs[k])) continue;
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
         MPI_Comm c = reqs[k]->comm;
         if (finish(me, &reqs[k], st)) {
@@ -238,8 +231,7 @@ TM_API int PMPI_Request_free(MPI_Request *request)
 {
     NEED_ME("MPI_Request_free");
     if (TM_UNLIKELY(!request || !*request))
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free",
-                      "invalid request");
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free", "invalid request");
     tm_req_free(me, *request);
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
@@ -254,8 +246,7 @@ TM_API int PMPI_Cancel(MPI_Request *request)
     if (TM_UNLIKELY(!request || !*request))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel", "invalid request");
     struct tm_request *r = *request;
-    if (r->kind == TM_REQ_RECV && !is_done(r))
-        tm_cancel_recv(me, r);
+    if (r->kind == TM_REQ_RECV && !is_done(r)) tm_cancel_recv(me, r);
     return MPI_SUCCESS;
 }
 TM_ALIAS(Cancel)

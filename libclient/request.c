@@ -34,12 +34,10 @@ static void reap_orphans(struct tm_rank *me)
 struct tm_request *tm_req_alloc(struct tm_rank *me, enum tm_req_kind kind)
 {
     if (TM_UNLIKELY(!me->req_free)) {
-        if (me->req_orphans)
-            reap_orphans(me);
+        if (me->req_orphans) reap_orphans(me);
         if (!me->req_free) {
             struct req_chunk *c = malloc(sizeof *c);
-            if (!c)
-                return NULL;
+            if (!c) return NULL;
             c->next = me->req_chunks;
             me->req_chunks = c;
             for (int i = 0; i < TM_REQ_CHUNK; i++) {
@@ -59,8 +57,7 @@ struct tm_request *tm_req_alloc(struct tm_rank *me, enum tm_req_kind kind)
 
 void tm_req_free(struct tm_rank *me, struct tm_request *r)
 {
-    if (!r->pooled)
-        return;
+    if (!r->pooled) return;
     if (!atomic_load_explicit(&r->done, memory_order_acquire)) {
         r->freed = 1;
         r->next = me->req_orphans;
@@ -86,8 +83,7 @@ void tm_req_pool_destroy(struct tm_rank *me)
 
 void tm_status_empty(MPI_Status *status)
 {
-    if (status == MPI_STATUS_IGNORE)
-        return;
+    if (status == MPI_STATUS_IGNORE) return;
     status->MPI_SOURCE = MPI_ANY_SOURCE;
     status->MPI_TAG = MPI_ANY_TAG;
     status->MPI_ERROR = MPI_SUCCESS;
@@ -97,8 +93,7 @@ void tm_status_empty(MPI_Status *status)
 
 void tm_req_status(const struct tm_request *r, MPI_Status *status)
 {
-    if (status == MPI_STATUS_IGNORE)
-        return;
+    if (status == MPI_STATUS_IGNORE) return;
     status->MPI_SOURCE = r->st_source;
     status->MPI_TAG = r->st_tag;
     status->MPI_ERROR = r->st_error;

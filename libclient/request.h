@@ -37,10 +37,10 @@ struct tm_request {
     /* owner-only */
     enum tm_req_kind kind;
     struct tm_rank *owner;
-    MPI_Comm comm;            /* for the error handler */
-    int freed;                /* MPI_Request_free'd while pending: reap when done */
-    int pooled;               /* came from the pool (blocking calls use stack requests) */
-    struct tm_request *next;  /* free list / orphan list */
+    MPI_Comm comm;           /* for the error handler */
+    int freed;               /* MPI_Request_free'd while pending: reap when done */
+    int pooled;              /* came from the pool (blocking calls use stack requests) */
+    struct tm_request *next; /* free list / orphan list */
 };
 
 /* A request from the rank's pool, zeroed except for owner/kind; NULL when out of memory. */

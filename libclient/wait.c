@@ -61,8 +61,7 @@ static void check_cancel(struct tm_rank *me)
 
 void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
 {
-    if (cond(arg))
-        return;
+    if (cond(arg)) return;
     struct tm_job *j = me->job;
     const struct tmpi_svc *svc = j->svc;
 
@@ -71,22 +70,18 @@ void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
         uint64_t start = now_ns();
         for (unsigned i = 1;; i++) {
             cpu_relax();
-            if (cond(arg))
-                return;
+            if (cond(arg)) return;
             if ((i & 63) == 0) {
-                if (now_ns() - start >= j->spin_ns)
-                    break;
+                if (now_ns() - start >= j->spin_ns) break;
                 check_cancel(me);
-                if ((i & 1023) == 0 && svc->runnable_ranks() > svc->ncpus)
-                    break;
+                if ((i & 1023) == 0 && svc->runnable_ranks() > svc->ncpus) break;
             }
         }
     } else {
         /* Oversubscribed: give the core away once; often the peer we wait for runs and
          * finishes in that slice, which is far cheaper than a futex round trip. */
         sched_yield();
-        if (cond(arg))
-            return;
+        if (cond(arg)) return;
     }
 
     /* Block phase. */
@@ -104,9 +99,7 @@ void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
         futex_wait(&w->wake_seq, seq);
         svc->rank_blocking(+1);
         atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
-        if (svc->job_cancelled())
-            svc->rank_exit(1);
-        if (cond(arg))
-            return;
+        if (svc->job_cancelled()) svc->rank_exit(1);
+        if (cond(arg)) return;
     }
 }

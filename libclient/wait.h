@@ -42,8 +42,7 @@ void tm_wake_slow(struct tm_waker *w);
 
 static inline void tm_wake(struct tm_waker *w)
 {
-    if (atomic_load_explicit(&w->sleeping, memory_order_seq_cst))
-        tm_wake_slow(w);
+    if (atomic_load_explicit(&w->sleeping, memory_order_seq_cst)) tm_wake_slow(w);
 }
 
 /* Wakes w unconditionally (job cancellation). */

@@ -204,7 +204,9 @@ typedef struct MPI_Status {
 #define MPI_THREAD_MULTIPLE 3
 
 /* ---- functions ---- */
-#define TM_MPI_FN(ret, name, args) ret MPI_##name args; ret PMPI_##name args;
+#define TM_MPI_FN(ret, name, args)                                                                 \
+    ret MPI_##name args;                                                                           \
+    ret PMPI_##name args;
 
 TM_MPI_FN(int, Init, (int *argc, char ***argv))
 TM_MPI_FN(int, Init_thread, (int *argc, char ***argv, int required, int *provided))
@@ -240,34 +242,41 @@ TM_MPI_FN(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *
 TM_MPI_FN(int, Get_count, (const MPI_Status *status, MPI_Datatype datatype, int *count))
 TM_MPI_FN(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype, int *count))
 
-TM_MPI_FN(int, Send, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                      MPI_Comm comm))
-TM_MPI_FN(int, Ssend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                       MPI_Comm comm))
-TM_MPI_FN(int, Rsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                       MPI_Comm comm))
-TM_MPI_FN(int, Bsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                       MPI_Comm comm))
+TM_MPI_FN(int, Send,
+          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+TM_MPI_FN(int, Ssend,
+          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+TM_MPI_FN(int, Rsend,
+          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+TM_MPI_FN(int, Bsend,
+          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
 TM_MPI_FN(int, Buffer_attach, (void *buffer, int size))
 TM_MPI_FN(int, Buffer_detach, (void *buffer_addr, int *size))
-TM_MPI_FN(int, Recv, (void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                      MPI_Comm comm, MPI_Status *status))
-TM_MPI_FN(int, Isend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                       MPI_Comm comm, MPI_Request *request))
-TM_MPI_FN(int, Issend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                        MPI_Comm comm, MPI_Request *request))
-TM_MPI_FN(int, Irsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                        MPI_Comm comm, MPI_Request *request))
-TM_MPI_FN(int, Ibsend, (const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-                        MPI_Comm comm, MPI_Request *request))
-TM_MPI_FN(int, Irecv, (void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                       MPI_Comm comm, MPI_Request *request))
-TM_MPI_FN(int, Sendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                          int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                          int source, int recvtag, MPI_Comm comm, MPI_Status *status))
-TM_MPI_FN(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest,
-                                  int sendtag, int source, int recvtag, MPI_Comm comm,
-                                  MPI_Status *status))
+TM_MPI_FN(int, Recv,
+          (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+           MPI_Status *status))
+TM_MPI_FN(int, Isend,
+          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+           MPI_Request *request))
+TM_MPI_FN(int, Issend,
+          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+           MPI_Request *request))
+TM_MPI_FN(int, Irsend,
+          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+           MPI_Request *request))
+TM_MPI_FN(int, Ibsend,
+          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+           MPI_Request *request))
+TM_MPI_FN(int, Irecv,
+          (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+           MPI_Request *request))
+TM_MPI_FN(int, Sendrecv,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+           void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+           MPI_Comm comm, MPI_Status *status))
+TM_MPI_FN(int, Sendrecv_replace,
+          (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+           int recvtag, MPI_Comm comm, MPI_Status *status))
 TM_MPI_FN(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status *status))
 TM_MPI_FN(int, Iprobe, (int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status))
 
@@ -276,22 +285,26 @@ TM_MPI_FN(int, Test, (MPI_Request * request, int *flag, MPI_Status *status))
 TM_MPI_FN(int, Waitall, (int count, MPI_Request requests[], MPI_Status statuses[]))
 TM_MPI_FN(int, Testall, (int count, MPI_Request requests[], int *flag, MPI_Status statuses[]))
 TM_MPI_FN(int, Waitany, (int count, MPI_Request requests[], int *index, MPI_Status *status))
-TM_MPI_FN(int, Testany, (int count, MPI_Request requests[], int *index, int *flag,
-                         MPI_Status *status))
-TM_MPI_FN(int, Waitsome, (int incount, MPI_Request requests[], int *outcount, int indices[],
-                          MPI_Status statuses[]))
-TM_MPI_FN(int, Testsome, (int incount, MPI_Request requests[], int *outcount, int indices[],
-                          MPI_Status statuses[]))
+TM_MPI_FN(int, Testany,
+          (int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status))
+TM_MPI_FN(int, Waitsome,
+          (int incount, MPI_Request requests[], int *outcount, int indices[],
+           MPI_Status statuses[]))
+TM_MPI_FN(int, Testsome,
+          (int incount, MPI_Request requests[], int *outcount, int indices[],
+           MPI_Status statuses[]))
 TM_MPI_FN(int, Request_free, (MPI_Request * request))
 TM_MPI_FN(int, Cancel, (MPI_Request * request))
 TM_MPI_FN(int, Test_cancelled, (const MPI_Status *status, int *flag))
 
 TM_MPI_FN(int, Barrier, (MPI_Comm comm))
 TM_MPI_FN(int, Bcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm))
-TM_MPI_FN(int, Reduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                        MPI_Op op, int root, MPI_Comm comm))
-TM_MPI_FN(int, Allreduce, (const void *sendbuf, void *recvbuf, int count,
-                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+TM_MPI_FN(int, Reduce,
+          (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+           int root, MPI_Comm comm))
+TM_MPI_FN(int, Allreduce,
+          (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+           MPI_Comm comm))
 
 #undef TM_MPI_FN
 

@@ -33,7 +33,9 @@ int main(int argc, char **argv)
         CHECK_MPI(MPI_Allreduce(&d, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
         CHECK(s == size * (size - 1) / 2.0 + 0.5 * size, "double sum: got %g", s);
     }
-    struct { int v, i; } mine = {(rank * 5 + 3) % (size + 1), rank}, best;
+    struct {
+        int v, i;
+    } mine = {(rank * 5 + 3) % (size + 1), rank}, best;
     CHECK_MPI(MPI_Allreduce(&mine, &best, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD));
     int bv = 1 << 30, bi = -1;
     for (int r = 0; r < size; r++)
@@ -41,7 +43,8 @@ int main(int argc, char **argv)
             bv = (r * 5 + 3) % (size + 1);
             bi = r;
         }
-    CHECK(best.v == bv && best.i == bi, "MINLOC: expected (%d,%d) got (%d,%d)", bv, bi, best.v, best.i);
+    CHECK(best.v == bv && best.i == bi, "MINLOC: expected (%d,%d) got (%d,%d)", bv, bi, best.v,
+          best.i);
 
     MPI_Comm half;
     CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half));

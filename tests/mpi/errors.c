@@ -3,10 +3,10 @@
 
 #include "check.h"
 
-#define EXPECT(call, cls)                                                                    \
-    do {                                                                                     \
-        int e_ = (call);                                                                     \
-        CHECK(e_ == (cls), "%s: expected %s, got %d", #call, #cls, e_);                      \
+#define EXPECT(call, cls)                                                                          \
+    do {                                                                                           \
+        int e_ = (call);                                                                           \
+        CHECK(e_ == (cls), "%s: expected %s, got %d", #call, #cls, e_);                            \
     } while (0)
 
 int main(int argc, char **argv)
@@ -38,6 +38,7 @@ int main(int argc, char **argv)
     CHECK(len > 0, "empty processor name");
     int provided = -1;
     CHECK_MPI(MPI_Query_thread(&provided));
-    CHECK(provided >= MPI_THREAD_SINGLE && provided <= MPI_THREAD_FUNNELED, "thread level %d", provided);
+    CHECK(provided >= MPI_THREAD_SINGLE && provided <= MPI_THREAD_FUNNELED, "thread level %d",
+          provided);
     return finish_ok();
 }

@@ -25,7 +25,8 @@ int main(int argc, char **argv)
         MPI_Status st;
         CHECK_MPI(MPI_Waitany(N, rr, &idx, &st));
         CHECK(idx >= 0 && idx < N && in[idx] == left * 1000 + idx && st.MPI_TAG == idx,
-              "Waitany: index %d value %d tag %d", idx, idx >= 0 && idx < N ? in[idx] : -1, st.MPI_TAG);
+              "Waitany: index %d value %d tag %d", idx, idx >= 0 && idx < N ? in[idx] : -1,
+              st.MPI_TAG);
         CHECK(rr[idx] == MPI_REQUEST_NULL, "request %d not nulled", idx);
         done++;
     }

@@ -4,7 +4,10 @@
 
 #include "check.h"
 
-static unsigned char pat(size_t i, int s) { return (unsigned char)(i * 13 + s); }
+static unsigned char pat(size_t i, int s)
+{
+    return (unsigned char)(i * 13 + s);
+}
 
 int main(int argc, char **argv)
 {
@@ -37,9 +40,11 @@ int main(int argc, char **argv)
         if (size > 1) {
             if (rank % 2 == 0) {
                 CHECK_MPI(MPI_Ssend(a, (int)n, MPI_BYTE, right, 1000, MPI_COMM_WORLD));
-                CHECK_MPI(MPI_Recv(b, (int)n, MPI_BYTE, left, 1000, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                CHECK_MPI(
+                    MPI_Recv(b, (int)n, MPI_BYTE, left, 1000, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
             } else {
-                CHECK_MPI(MPI_Recv(b, (int)n, MPI_BYTE, left, 1000, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                CHECK_MPI(
+                    MPI_Recv(b, (int)n, MPI_BYTE, left, 1000, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
                 CHECK_MPI(MPI_Ssend(a, (int)n, MPI_BYTE, right, 1000, MPI_COMM_WORLD));
             }
             if (n)

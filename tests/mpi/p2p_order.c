@@ -27,8 +27,8 @@ int main(int argc, char **argv)
             MPI_Status st;
             CHECK_MPI(MPI_Recv(v, 2, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
             CHECK(v[0] == st.MPI_SOURCE, "payload says source %d, status %d", v[0], st.MPI_SOURCE);
-            CHECK(v[1] == next[v[0]], "from rank %d: expected message %d, got %d", v[0],
-                  next[v[0]], v[1]);
+            CHECK(v[1] == next[v[0]], "from rank %d: expected message %d, got %d", v[0], next[v[0]],
+                  v[1]);
             CHECK(st.MPI_TAG == v[1] % 3, "tag: expected %d got %d", v[1] % 3, st.MPI_TAG);
             next[v[0]]++;
         }

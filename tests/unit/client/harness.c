@@ -53,13 +53,11 @@ static int svc_job_state(void *(*create)(const struct tmpi_rank_info *, void *),
     if (!j->have_state) {
         j->state = create(&j->infos[th_self->rank], arg);
         j->have_state = 1;
-        if (j->state)
-            j->ops = *ops;
+        if (j->state) j->ops = *ops;
     }
     void *st = j->state;
     pthread_mutex_unlock(&j->lock);
-    if (!st)
-        return -ENOMEM;
+    if (!st) return -ENOMEM;
     *ret_state = st;
     return 0;
 }
@@ -91,8 +89,7 @@ __attribute__((noreturn)) static void svc_job_abort(int code, const char *why)
     pthread_mutex_unlock(&j->lock);
     if (first) {
         atomic_store(&j->cancelled, 1);
-        if (j->state && j->ops.wake_all)
-            j->ops.wake_all(j->state);
+        if (j->state && j->ops.wake_all) j->ops.wake_all(j->state);
     }
     pthread_exit(NULL);
 }
@@ -106,9 +103,18 @@ static void svc_rank_mpi_phase(int phase)
         atomic_fetch_add(&j->phase_fin, 1);
 }
 
-static int svc_job_cancelled(void) { return atomic_load(&th_self->job->cancelled); }
-static int svc_runnable_ranks(void) { return atomic_load(&th_cur_job->runnable); }
-static void svc_rank_blocking(int delta) { atomic_fetch_add(&th_self->job->runnable, delta); }
+static int svc_job_cancelled(void)
+{
+    return atomic_load(&th_self->job->cancelled);
+}
+static int svc_runnable_ranks(void)
+{
+    return atomic_load(&th_cur_job->runnable);
+}
+static void svc_rank_blocking(int delta)
+{
+    atomic_fetch_add(&th_self->job->runnable, delta);
+}
 
 /* Exported: libtmpi finds it with dlsym(RTLD_DEFAULT, "tmpi_svc") (link with export_dynamic). */
 __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
@@ -144,8 +150,7 @@ int th_run(const struct th_opts *o, th_rank_fn fn, void *arg, struct th_result *
     int n = o->nranks;
     struct th_job *j = calloc(1, sizeof *j);
     struct th_thread *th = calloc((size_t)n, sizeof *th);
-    if (!j || !th)
-        abort();
+    if (!j || !th) abort();
     j->size = n;
     j->fn = fn;
     j->arg = arg;
@@ -153,16 +158,21 @@ int th_run(const struct th_opts *o, th_rank_fn fn, void *arg, struct th_result *
     j->node_of_rank = calloc((size_t)n, sizeof(int32_t));
     j->local_rank_of = calloc((size_t)n, sizeof(int32_t));
     j->codes = calloc((size_t)n, sizeof(int));
-    if (!j->infos || !j->node_of_rank || !j->local_rank_of || !j->codes)
-        abort();
+    if (!j->infos || !j->node_of_rank || !j->local_rank_of || !j->codes) abort();
     static uint64_t next_job_id = 1;
     uint64_t id = next_job_id++;
     for (int i = 0; i < n; i++) {
         j->local_rank_of[i] = i;
-        j->infos[i] = (struct tmpi_rank_info){
-            .job_id = id, .rank = i, .size = n, .node = 0, .nnodes = 1, .local_rank = i,
-            .local_size = n, .hostname = "harness", .node_of_rank = j->node_of_rank,
-            .local_rank_of = j->local_rank_of};
+        j->infos[i] = (struct tmpi_rank_info){.job_id = id,
+                                              .rank = i,
+                                              .size = n,
+                                              .node = 0,
+                                              .nnodes = 1,
+                                              .local_rank = i,
+                                              .local_size = n,
+                                              .hostname = "harness",
+                                              .node_of_rank = j->node_of_rank,
+                                              .local_rank_of = j->local_rank_of};
     }
     pthread_mutex_init(&j->lock, NULL);
     atomic_init(&j->runnable, n);
@@ -199,8 +209,7 @@ int th_run(const struct th_opts *o, th_rank_fn fn, void *arg, struct th_result *
     res.aborted = j->aborted;
     res.abort_code = j->abort_code;
     snprintf(res.abort_why, sizeof res.abort_why, "%s", j->abort_why);
-    if (j->state && j->ops.destroy)
-        j->ops.destroy(j->state);
+    if (j->state && j->ops.destroy) j->ops.destroy(j->state);
     th_cur_job = NULL;
     pthread_mutex_destroy(&j->lock);
     free(j->infos);
@@ -209,8 +218,7 @@ int th_run(const struct th_opts *o, th_rank_fn fn, void *arg, struct th_result *
     free(j->codes);
     free(j);
     free(th);
-    if (ret)
-        *ret = res;
+    if (ret) *ret = res;
     return res.failed_rank >= 0 || res.aborted;
 }
 
@@ -221,8 +229,7 @@ int th_main(int argc, char **argv, const struct th_test *tests)
         int want = argc <= 1;
         for (int i = 1; i < argc; i++)
             want |= strcmp(argv[i], t->name) == 0;
-        if (!want)
-            continue;
+        if (!want) continue;
         double t0 = now();
         int r = t->run();
         printf("%s %s (%.3f s)\n", r ? "FAIL" : "PASS", t->name, now() - t0);

@@ -42,23 +42,22 @@ struct th_test {
 int th_main(int argc, char **argv, const struct th_test *tests);
 
 /* Inside a rank function: fail with what was expected and what came instead. */
-#define TH_CHECK(cond, ...)                                                                  \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            int r_ = -1;                                                                     \
-            MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                              \
-            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", r_, __FILE__, __LINE__,    \
-                    #cond);                                                                  \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                             \
-            return 1;                                                                        \
-        }                                                                                    \
+#define TH_CHECK(cond, ...)                                                                        \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            int r_ = -1;                                                                           \
+            MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                    \
+            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", r_, __FILE__, __LINE__, #cond);  \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
 
-#define TH_MPI(call)                                                                         \
-    do {                                                                                     \
-        int e_ = (call);                                                                     \
-        TH_CHECK(e_ == MPI_SUCCESS, "expected MPI_SUCCESS from %s, got %d", #call, e_);      \
+#define TH_MPI(call)                                                                               \
+    do {                                                                                           \
+        int e_ = (call);                                                                           \
+        TH_CHECK(e_ == MPI_SUCCESS, "expected MPI_SUCCESS from %s, got %d", #call, e_);            \
     } while (0)
 
 #endif

@@ -43,7 +43,10 @@ static int rank_barrier(int rank, int size, void *arg)
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_barrier(void) { return run_sizes(rank_barrier); }
+static int t_barrier(void)
+{
+    return run_sizes(rank_barrier);
+}
 
 static int rank_bcast(int rank, int size, void *arg)
 {
@@ -64,7 +67,10 @@ static int rank_bcast(int rank, int size, void *arg)
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_bcast(void) { return run_sizes(rank_bcast); }
+static int t_bcast(void)
+{
+    return run_sizes(rank_bcast);
+}
 
 static int rank_reduce(int rank, int size, void *arg)
 {
@@ -90,27 +96,29 @@ static int rank_reduce(int rank, int size, void *arg)
         /* Reduce IN_PLACE at root, MAX */
         for (int i = 0; i < n; i++)
             out[i] = rank * 2 - i;
-        TH_MPI(MPI_Reduce(rank == root ? MPI_IN_PLACE : out, rank == root ? out : NULL, n,
-                          MPI_INT, MPI_MAX, root, MPI_COMM_WORLD));
+        TH_MPI(MPI_Reduce(rank == root ? MPI_IN_PLACE : out, rank == root ? out : NULL, n, MPI_INT,
+                          MPI_MAX, root, MPI_COMM_WORLD));
         if (rank == root)
             for (int i = 0; i < n; i++)
-                TH_CHECK(out[i] == (size - 1) * 2 - i, "reduce in place elem %d: expected %d got %d",
-                         i, (size - 1) * 2 - i, out[i]);
+                TH_CHECK(out[i] == (size - 1) * 2 - i,
+                         "reduce in place elem %d: expected %d got %d", i, (size - 1) * 2 - i,
+                         out[i]);
         /* Allreduce SUM */
         for (int i = 0; i < n; i++)
             out[i] = -1;
         TH_MPI(MPI_Allreduce(in, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
         for (int i = 0; i < n; i++)
             TH_CHECK(out[i] == size * (size - 1) / 2 + size * i,
-                     "allreduce elem %d: expected %d got %d", i,
-                     size * (size - 1) / 2 + size * i, out[i]);
+                     "allreduce elem %d: expected %d got %d", i, size * (size - 1) / 2 + size * i,
+                     out[i]);
         /* Allreduce IN_PLACE, MIN */
         for (int i = 0; i < n; i++)
             out[i] = 100 - rank + i;
         TH_MPI(MPI_Allreduce(MPI_IN_PLACE, out, n, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
         for (int i = 0; i < n; i++)
-            TH_CHECK(out[i] == 100 - (size - 1) + i, "allreduce in place elem %d: expected %d got %d",
-                     i, 100 - (size - 1) + i, out[i]);
+            TH_CHECK(out[i] == 100 - (size - 1) + i,
+                     "allreduce in place elem %d: expected %d got %d", i, 100 - (size - 1) + i,
+                     out[i]);
         /* doubles: the same bits on every rank (deterministic order) */
         for (int i = 0; i < n; i++)
             din[i] = 1.0 / (rank + 1 + i);
@@ -148,7 +156,10 @@ static int rank_reduce(int rank, int size, void *arg)
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_reduce(void) { return run_sizes(rank_reduce); }
+static int t_reduce(void)
+{
+    return run_sizes(rank_reduce);
+}
 
 /* Collectives on two communicators interleaved, p2p traffic in between. */
 static int rank_mixed(int rank, int size, void *arg)
@@ -170,7 +181,10 @@ static int rank_mixed(int rank, int size, void *arg)
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_mixed(void) { return run_sizes(rank_mixed); }
+static int t_mixed(void)
+{
+    return run_sizes(rank_mixed);
+}
 
 /* Thousands of ranks on a few cores: collectives must neither crawl nor use O(n^2) memory. */
 static int rank_many(int rank, int size, void *arg)

@@ -5,10 +5,10 @@
 
 #include "harness.h"
 
-#define EXPECT_ERR(call, cls)                                                                \
-    do {                                                                                     \
-        int e_ = (call);                                                                     \
-        TH_CHECK(e_ == (cls), "%s: expected %s (%d), got %d", #call, #cls, cls, e_);         \
+#define EXPECT_ERR(call, cls)                                                                      \
+    do {                                                                                           \
+        int e_ = (call);                                                                           \
+        TH_CHECK(e_ == (cls), "%s: expected %s (%d), got %d", #call, #cls, cls, e_);               \
     } while (0)
 
 static int rank_classes(int rank, int size, void *arg)
@@ -124,8 +124,8 @@ static int t_abort(void)
     th_run(&o, rank_abort, NULL, &res); /* returning at all means everyone was woken */
     if (!res.aborted || res.abort_code != 17 ||
         !strstr(res.abort_why, "MPI_Abort called on MPI_COMM_WORLD (errorcode 17)")) {
-        fprintf(stderr, "  expected abort code 17, got aborted=%d code=%d \"%s\"\n",
-                res.aborted, res.abort_code, res.abort_why);
+        fprintf(stderr, "  expected abort code 17, got aborted=%d code=%d \"%s\"\n", res.aborted,
+                res.abort_code, res.abort_why);
         return 1;
     }
     return 0;

@@ -20,7 +20,10 @@ static int run(int n, th_rank_fn fn)
     return r;
 }
 
-static unsigned char pattern(size_t i, int salt) { return (unsigned char)(i * 31 + salt); }
+static unsigned char pattern(size_t i, int salt)
+{
+    return (unsigned char)(i * 31 + salt);
+}
 
 /* Sizes around the eager limit, with the receive posted first and posted late. */
 static int rank_sizes(int rank, int size, void *arg)
@@ -57,8 +60,8 @@ static int rank_sizes(int rank, int size, void *arg)
                 TH_CHECK(st.MPI_SOURCE == 0 && st.MPI_TAG == (int)k,
                          "expected source 0 tag %zu, got %d/%d", k, st.MPI_SOURCE, st.MPI_TAG);
                 for (size_t i = 0; i < n; i++)
-                    TH_CHECK(buf[i] == pattern(i, salt), "size %zu byte %zu: expected %u got %u",
-                             n, i, pattern(i, salt), buf[i]);
+                    TH_CHECK(buf[i] == pattern(i, salt), "size %zu byte %zu: expected %u got %u", n,
+                             i, pattern(i, salt), buf[i]);
             }
         }
     }
@@ -66,7 +69,10 @@ static int rank_sizes(int rank, int size, void *arg)
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_sizes(void) { return run(2, rank_sizes); }
+static int t_sizes(void)
+{
+    return run(2, rank_sizes);
+}
 
 /* Non-overtaking: one sender, mixed tags and sizes (eager and rendezvous); the receiver takes
  * them with ANY_TAG and must see them in send order; then per-tag exact receives. */
@@ -89,8 +95,8 @@ static int rank_order(int rank, int size, void *arg)
         int *b = malloc(2 * EAGER);
         for (int i = 0; i < NMSG; i++) {
             MPI_Status st;
-            TH_MPI(MPI_Recv(b, 2 * EAGER / sizeof(int), MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD,
-                            &st));
+            TH_MPI(
+                MPI_Recv(b, 2 * EAGER / sizeof(int), MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
             TH_CHECK(b[0] == i && st.MPI_TAG == i % 3,
                      "ANY_TAG: expected message %d tag %d, got %d tag %d", i, i % 3, b[0],
                      st.MPI_TAG);
@@ -109,7 +115,10 @@ static int rank_order(int rank, int size, void *arg)
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_order(void) { return run(2, rank_order); }
+static int t_order(void)
+{
+    return run(2, rank_order);
+}
 
 /* ANY_SOURCE from many senders: each sender's messages arrive in its order. */
 static int rank_anysource(int rank, int size, void *arg)
@@ -137,7 +146,10 @@ static int rank_anysource(int rank, int size, void *arg)
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_anysource(void) { return run(7, rank_anysource) || run(16, rank_anysource); }
+static int t_anysource(void)
+{
+    return run(7, rank_anysource) || run(16, rank_anysource);
+}
 
 /* Posted-receive order: a wildcard posted before an exact receive takes the first message,
  * and the other way round. */
@@ -171,7 +183,10 @@ static int rank_posted(int rank, int size, void *arg)
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_posted(void) { return run(3, rank_posted); }
+static int t_posted(void)
+{
+    return run(3, rank_posted);
+}
 
 static int rank_truncate(int rank, int size, void *arg)
 {
@@ -200,7 +215,10 @@ static int rank_truncate(int rank, int size, void *arg)
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_truncate(void) { return run(2, rank_truncate); }
+static int t_truncate(void)
+{
+    return run(2, rank_truncate);
+}
 
 static void sleep_ms(int ms)
 {
@@ -237,7 +255,10 @@ static int rank_ssend(int rank, int size, void *arg)
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_ssend(void) { return run(2, rank_ssend); }
+static int t_ssend(void)
+{
+    return run(2, rank_ssend);
+}
 
 /* Waitany/Testany/Waitsome/Testall with some requests null and some late. */
 static int rank_waitany(int rank, int size, void *arg)
@@ -251,15 +272,16 @@ static int rank_waitany(int rank, int size, void *arg)
         r[4] = MPI_REQUEST_NULL;
         int idx = -1, flag = 1;
         TH_MPI(MPI_Testany(5, r, &idx, &flag, MPI_STATUS_IGNORE));
-        TH_CHECK(!flag && idx == MPI_UNDEFINED, "Testany: expected nothing done, got flag %d index %d",
-                 flag, idx);
+        TH_CHECK(!flag && idx == MPI_UNDEFINED,
+                 "Testany: expected nothing done, got flag %d index %d", flag, idx);
         TH_MPI(MPI_Testall(5, r, &flag, MPI_STATUSES_IGNORE));
         TH_CHECK(!flag, "Testall: expected not all done");
         TH_MPI(MPI_Send(&flag, 1, MPI_INT, 1, 9, MPI_COMM_WORLD)); /* go */
         MPI_Status st;
         TH_MPI(MPI_Waitany(5, r, &idx, &st));
         TH_CHECK(idx == 2 && v[2] == 102 && st.MPI_TAG == 2,
-                 "Waitany: expected index 2 value 102, got %d value %d", idx, idx >= 0 && idx < 4 ? v[idx] : -1);
+                 "Waitany: expected index 2 value 102, got %d value %d", idx,
+                 idx >= 0 && idx < 4 ? v[idx] : -1);
         int out = 0, ind[5];
         MPI_Status sts[5];
         int got = 0;
@@ -267,7 +289,8 @@ static int rank_waitany(int rank, int size, void *arg)
             TH_MPI(MPI_Waitsome(5, r, &out, ind, sts));
             TH_CHECK(out >= 1 && out != MPI_UNDEFINED, "Waitsome: outcount %d", out);
             for (int k = 0; k < out; k++)
-                TH_CHECK(v[ind[k]] == 100 + ind[k], "Waitsome: index %d value %d", ind[k], v[ind[k]]);
+                TH_CHECK(v[ind[k]] == 100 + ind[k], "Waitsome: index %d value %d", ind[k],
+                         v[ind[k]]);
             got += out;
         }
         TH_MPI(MPI_Waitsome(5, r, &out, ind, sts));
@@ -280,15 +303,17 @@ static int rank_waitany(int rank, int size, void *arg)
         int order[4] = {2, 0, 3, 1};
         for (int k = 0; k < 4; k++) {
             int v = 100 + order[k];
-            if (k)
-                sleep_ms(5);
+            if (k) sleep_ms(5);
             TH_MPI(MPI_Send(&v, 1, MPI_INT, 0, order[k], MPI_COMM_WORLD));
         }
     }
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_waitany(void) { return run(2, rank_waitany); }
+static int t_waitany(void)
+{
+    return run(2, rank_waitany);
+}
 
 static int rank_probe(int rank, int size, void *arg)
 {
@@ -322,7 +347,10 @@ static int rank_probe(int rank, int size, void *arg)
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_probe(void) { return run(3, rank_probe); }
+static int t_probe(void)
+{
+    return run(3, rank_probe);
+}
 
 static int rank_cancel(int rank, int size, void *arg)
 {
@@ -356,7 +384,10 @@ static int rank_cancel(int rank, int size, void *arg)
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_cancel(void) { return run(2, rank_cancel); }
+static int t_cancel(void)
+{
+    return run(2, rank_cancel);
+}
 
 static int rank_procnull(int rank, int size, void *arg)
 {
@@ -368,8 +399,8 @@ static int rank_procnull(int rank, int size, void *arg)
     int cnt = -1;
     MPI_Get_count(&st, MPI_INT, &cnt);
     TH_CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && cnt == 0 && v == 5,
-             "PROC_NULL receive: got source %d tag %d count %d value %d", st.MPI_SOURCE,
-             st.MPI_TAG, cnt, v);
+             "PROC_NULL receive: got source %d tag %d count %d value %d", st.MPI_SOURCE, st.MPI_TAG,
+             cnt, v);
     /* self messages through MPI_COMM_SELF and WORLD */
     int w = 0;
     TH_MPI(MPI_Sendrecv(&v, 1, MPI_INT, 0, 4, &w, 1, MPI_INT, 0, 4, MPI_COMM_SELF, &st));
@@ -377,7 +408,10 @@ static int rank_procnull(int rank, int size, void *arg)
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_procnull(void) { return run(1, rank_procnull) || run(2, rank_procnull); }
+static int t_procnull(void)
+{
+    return run(1, rank_procnull) || run(2, rank_procnull);
+}
 
 /* Sendrecv ring with large messages (both directions rendezvous), and Sendrecv_replace. */
 static int rank_sendrecv(int rank, int size, void *arg)
@@ -392,8 +426,8 @@ static int rank_sendrecv(int rank, int size, void *arg)
                         MPI_STATUS_IGNORE));
     TH_CHECK(b[n - 1] == left * 1000000 + n - 1, "Sendrecv: expected %d, got %d",
              left * 1000000 + n - 1, b[n - 1]);
-    TH_MPI(MPI_Sendrecv_replace(a, n, MPI_INT, right, 1, left, 1, MPI_COMM_WORLD,
-                                MPI_STATUS_IGNORE));
+    TH_MPI(
+        MPI_Sendrecv_replace(a, n, MPI_INT, right, 1, left, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     TH_CHECK(a[7] == left * 1000000 + 7, "Sendrecv_replace: expected %d, got %d",
              left * 1000000 + 7, a[7]);
     free(a);
@@ -401,7 +435,10 @@ static int rank_sendrecv(int rank, int size, void *arg)
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_sendrecv(void) { return run(2, rank_sendrecv) || run(5, rank_sendrecv); }
+static int t_sendrecv(void)
+{
+    return run(2, rank_sendrecv) || run(5, rank_sendrecv);
+}
 
 /* Bsend completes before the receive is posted, whatever the size. */
 static int rank_bsend(int rank, int size, void *arg)
@@ -425,7 +462,10 @@ static int rank_bsend(int rank, int size, void *arg)
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_bsend(void) { return run(2, rank_bsend); }
+static int t_bsend(void)
+{
+    return run(2, rank_bsend);
+}
 
 /* Messages on a duplicate communicator never match receives on the original. */
 static int rank_comms(int rank, int size, void *arg)
@@ -460,8 +500,7 @@ static int rank_comms(int rank, int size, void *arg)
         want += r;
     TH_CHECK(sum == want, "split allreduce: expected %d, got %d", want, sum);
     int top = -1;
-    if (hr == 0)
-        top = rank;
+    if (hr == 0) top = rank;
     TH_MPI(MPI_Bcast(&top, 1, MPI_INT, 0, half));
     int expect_top = size - 1 - ((size - 1) % 2 != rank % 2);
     TH_CHECK(top == expect_top, "split key order: rank 0 of half should be world %d, is %d",
@@ -469,23 +508,27 @@ static int rank_comms(int rank, int size, void *arg)
     MPI_Comm none;
     TH_MPI(MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? MPI_UNDEFINED : 1, 0, &none));
     TH_CHECK((rank == 0) == (none == MPI_COMM_NULL), "MPI_UNDEFINED color: got comm %d", none);
-    if (none != MPI_COMM_NULL)
-        TH_MPI(MPI_Comm_free(&none));
+    if (none != MPI_COMM_NULL) TH_MPI(MPI_Comm_free(&none));
     TH_MPI(MPI_Comm_free(&half));
     TH_MPI(MPI_Comm_free(&dup));
     TH_CHECK(dup == MPI_COMM_NULL, "Comm_free did not reset the handle");
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_comms(void) { return run(2, rank_comms) || run(7, rank_comms); }
+static int t_comms(void)
+{
+    return run(2, rank_comms) || run(7, rank_comms);
+}
 
 int main(int argc, char **argv)
 {
     static const struct th_test tests[] = {
-        {"sizes", t_sizes},         {"order", t_order},       {"anysource", t_anysource},
-        {"posted", t_posted},       {"truncate", t_truncate}, {"ssend", t_ssend},
-        {"waitany", t_waitany},     {"probe", t_probe},       {"cancel", t_cancel},
-        {"procnull", t_procnull},   {"sendrecv", t_sendrecv}, {"bsend", t_bsend},
+        {"sizes", t_sizes},         {"order", t_order},
+        {"anysource", t_anysource}, {"posted", t_posted},
+        {"truncate", t_truncate},   {"ssend", t_ssend},
+        {"waitany", t_waitany},     {"probe", t_probe},
+        {"cancel", t_cancel},       {"procnull", t_procnull},
+        {"sendrecv", t_sendrecv},   {"bsend", t_bsend},
         {"comms", t_comms},         {NULL, NULL},
     };
     return th_main(argc, argv, tests);

@@ -33,8 +33,7 @@ static int ring(int n, int ncpus, double limit)
 {
     struct th_opts o = {.nranks = n, .ncpus = ncpus};
     struct th_result res;
-    if (th_run(&o, rank_ring, NULL, &res))
-        return 1;
+    if (th_run(&o, rank_ring, NULL, &res)) return 1;
     double per = res.seconds / ROUNDS / n * 1e6;
     printf("  ring %d ranks, ncpus %d: %.3f s (%.2f us per hop)\n", n, ncpus, res.seconds, per);
     if (res.seconds > limit) {
@@ -44,9 +43,18 @@ static int ring(int n, int ncpus, double limit)
     return 0;
 }
 
-static int t_ring16(void) { return ring(16, 0, 20.0); }
-static int t_ring16_two_cpus(void) { return ring(16, 2, 20.0); }
-static int t_ring64_one_cpu(void) { return ring(64, 1, 60.0); }
+static int t_ring16(void)
+{
+    return ring(16, 0, 20.0);
+}
+static int t_ring16_two_cpus(void)
+{
+    return ring(16, 2, 20.0);
+}
+static int t_ring64_one_cpu(void)
+{
+    return ring(64, 1, 60.0);
+}
 
 int main(int argc, char **argv)
 {
