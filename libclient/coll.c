@@ -134,7 +134,7 @@ int tm_coll_reduce(struct tm_rank *me, struct tm_commref *cr, const void *in, vo
 
 #define COLL_PROLOGUE(fn)                                                                          \
     struct tm_rank *me = tm_self();                                                                \
-    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, "MPI is not initialized");         \
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);         \
     struct tm_commref *cr = tm_comm_get(&me->comms, comm);                                         \
     if (TM_UNLIKELY(!cr))                                                                          \
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);

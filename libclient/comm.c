@@ -111,7 +111,7 @@ static struct tm_comm *comm_new(struct tm_job *job, int size, int32_t *world_of)
 
 #define GET_COMM(fn, comm)                                                                         \
     struct tm_rank *me = tm_self();                                                                \
-    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, "MPI is not initialized");         \
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);         \
     struct tm_commref *cr = tm_comm_get(&me->comms, comm);                                         \
     if (TM_UNLIKELY(!cr))                                                                          \
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
@@ -260,7 +260,7 @@ TM_ALIAS(Comm_split)
 TM_API int PMPI_Comm_free(MPI_Comm *comm)
 {
     struct tm_rank *me = tm_self();
-    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_free", "MPI is not initialized");
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_free", TM_ERR_NOINIT);
     if (!comm) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_free", "comm is NULL");
     struct tm_commref *cr = tm_comm_get(&me->comms, *comm);
     if (!cr || cr->c->builtin)
@@ -276,7 +276,7 @@ TM_ALIAS(Comm_free)
 TM_API int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
     struct tm_rank *me = tm_self();
-    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_compare", "MPI is not initialized");
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_compare", TM_ERR_NOINIT);
     struct tm_commref *a = tm_comm_get(&me->comms, comm1), *b = tm_comm_get(&me->comms, comm2);
     if (!a || !b)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_compare", "invalid communicator");

@@ -104,6 +104,9 @@ static int verr(struct tm_rank *me, MPI_Comm comm, int code, const char *fn, con
     fflush(stderr);
     const struct tmpi_svc *svc = tm_lib_load();
     if (svc && svc->rank_self()) svc->job_abort(1, line);
+    /* Inside an agent but not on a rank thread (a thread the program started): there is no
+     * rank to end and exit() would take the agent down, so report and return. */
+    if (svc) return code;
     exit(1);
 }
 
@@ -128,7 +131,7 @@ int tm_err_noco(int code, const char *fn, const char *fmt, ...)
 TM_API int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     struct tm_rank *me = tm_self();
-    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_set_errhandler", "MPI is not initialized");
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_set_errhandler", TM_ERR_NOINIT);
     struct tm_commref *cr = tm_comm_get(&me->comms, comm);
     if (!cr)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_set_errhandler",
@@ -144,7 +147,7 @@ TM_ALIAS(Comm_set_errhandler)
 TM_API int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     struct tm_rank *me = tm_self();
-    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_get_errhandler", "MPI is not initialized");
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_get_errhandler", TM_ERR_NOINIT);
     struct tm_commref *cr = tm_comm_get(&me->comms, comm);
     if (!cr)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_get_errhandler",

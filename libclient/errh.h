@@ -20,4 +20,8 @@ int tm_err_noco(int code, const char *fn, const char *fmt, ...)
 
 const char *tm_err_name(int code);
 
+/* Why a call found no rank: MPI_Init not called, or a thread other than the one that did. */
+#define TM_ERR_NOINIT                                                                              \
+    "MPI is not initialized on this thread (MPI_Init not called, or called by another thread)"
+
 #endif

@@ -89,7 +89,7 @@ TM_API int PMPI_Finalize(void)
 {
     struct tm_rank *me = tm_self();
     if (!me || me->state != TM_RANK_INIT)
-        return tm_err_noco(MPI_ERR_OTHER, "MPI_Finalize", "MPI is not initialized");
+        return tm_err_noco(MPI_ERR_OTHER, "MPI_Finalize", TM_ERR_NOINIT);
     /* MPI_Finalize is collective over MPI_COMM_WORLD: no rank may leave (and have its
      * memory go) while a peer may still read from it. */
     int r = PMPI_Barrier(MPI_COMM_WORLD);
@@ -121,7 +121,7 @@ TM_ALIAS(Finalized)
 TM_API int PMPI_Query_thread(int *provided)
 {
     struct tm_rank *me = tm_self();
-    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Query_thread", "MPI is not initialized");
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Query_thread", TM_ERR_NOINIT);
     if (!provided) return tm_err_noco(MPI_ERR_ARG, "MPI_Query_thread", "provided is NULL");
     *provided = me->thread_level;
     return MPI_SUCCESS;

@@ -14,7 +14,7 @@ static inline int check_args(struct tm_rank *me, struct tm_commref **ret_cr, con
                              MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, int peer,
                              int tag, int is_recv, size_t *ret_bytes)
 {
-    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, "MPI is not initialized");
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
     struct tm_commref *cr = tm_comm_get(&me->comms, comm);
     if (TM_UNLIKELY(!cr))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
@@ -84,7 +84,7 @@ TM_ALIAS(Bsend)
 TM_API int PMPI_Buffer_attach(void *buffer, int size)
 {
     struct tm_rank *me = tm_self();
-    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Buffer_attach", "MPI is not initialized");
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Buffer_attach", TM_ERR_NOINIT);
     if (size < 0 || (!buffer && size > 0))
         return tm_err_noco(MPI_ERR_ARG, "MPI_Buffer_attach", "invalid buffer or size %d", size);
     if (me->bsend_buf)
@@ -98,7 +98,7 @@ TM_ALIAS(Buffer_attach)
 TM_API int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
     struct tm_rank *me = tm_self();
-    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Buffer_detach", "MPI is not initialized");
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Buffer_detach", TM_ERR_NOINIT);
     if (!buffer_addr || !size)
         return tm_err_noco(MPI_ERR_ARG, "MPI_Buffer_detach", "argument is NULL");
     *(void **)buffer_addr = me->bsend_buf;

@@ -23,7 +23,7 @@ static int finish(struct tm_rank *me, MPI_Request *rp, MPI_Status *status)
 
 #define NEED_ME(fn)                                                                                \
     struct tm_rank *me = tm_self();                                                                \
-    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, "MPI is not initialized");
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
 
 static int req_err(struct tm_rank *me, MPI_Comm comm, int err, const char *fn)
 {

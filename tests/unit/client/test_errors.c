@@ -1,5 +1,6 @@
 /* test_errors.c — argument checking (error classes through MPI_ERRORS_RETURN), the fatal
  * handler's message and job abort, MPI_Abort waking blocked ranks, and error strings. */
+#include <pthread.h>
 #include <string.h>
 #include <time.h>
 
@@ -131,9 +132,43 @@ static int t_abort(void)
     return 0;
 }
 
+/* A thread the rank started is not a rank thread: MPI calls there fail with MPI_ERR_OTHER
+ * instead of ending the process. */
+static void *helper_thread(void *arg)
+{
+    int *ret = arg, v = 0;
+    *ret = MPI_Send(&v, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+    return NULL;
+}
+
+static int rank_thread(int rank, int size, void *arg)
+{
+    TH_MPI(MPI_Init(NULL, NULL));
+    int provided = -1, is_main = 0, e = -1;
+    TH_MPI(MPI_Query_thread(&provided));
+    TH_CHECK(provided == MPI_THREAD_SINGLE, "MPI_Init: expected THREAD_SINGLE, got %d", provided);
+    TH_MPI(MPI_Is_thread_main(&is_main));
+    TH_CHECK(is_main, "MPI_Is_thread_main false on the main thread");
+    pthread_t t;
+    TH_CHECK(pthread_create(&t, NULL, helper_thread, &e) == 0, "pthread_create");
+    pthread_join(t, NULL);
+    TH_CHECK(e == MPI_ERR_OTHER, "MPI call on a non-rank thread: expected %d, got %d",
+             MPI_ERR_OTHER, e);
+    TH_MPI(MPI_Finalize());
+    return 0;
+}
+static int t_thread(void)
+{
+    struct th_opts o = {.nranks = 2};
+    return th_run(&o, rank_thread, NULL, NULL);
+}
+
 int main(int argc, char **argv)
 {
-    static const struct th_test tests[] = {
-        {"classes", t_classes}, {"fatal", t_fatal}, {"abort", t_abort}, {NULL, NULL}};
+    static const struct th_test tests[] = {{"classes", t_classes},
+                                           {"fatal", t_fatal},
+                                           {"abort", t_abort},
+                                           {"thread", t_thread},
+                                           {NULL, NULL}};
     return th_main(argc, argv, tests);
 }
