@@ -6,7 +6,7 @@
 
 #include "job.h"
 
-#define TM_REQ_CHUNK 64
+#define TM_REQ_CHUNK 16 /* small: thousands of ranks each get one */
 
 /* Requests are allocated in chunks, chained so the whole pool can be
  * freed at job end even if the program leaked requests. */
