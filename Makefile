@@ -20,13 +20,9 @@ check: all
 
 # Sanitizer builds of the same tree run the same suite.
 sanitize:
-	$(MAKE) check BUILD=build-asan MESON_ARGS="-Db_sanitize=address,undefined"
+	$(MAKE) check BUILD=build-asan MESON_ARGS="-Db_sanitize=address,undefined -Db_lundef=false"
 tsan:
-	$(MAKE) check BUILD=build-tsan MESON_ARGS="-Db_sanitize=thread"
-build-asan/build.ninja:
-	$(MESON) setup build-asan -Db_sanitize=address,undefined -Db_lundef=false
-build-tsan/build.ninja:
-	$(MESON) setup build-tsan -Db_sanitize=thread -Db_lundef=false
+	$(MAKE) check BUILD=build-tsan MESON_ARGS="-Db_sanitize=thread -Db_lundef=false"
 
 install: $(BUILD)/build.ninja
 	$(MESON) configure $(BUILD) -Dprefix=$(abspath $(PREFIX))
