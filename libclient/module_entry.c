@@ -75,6 +75,9 @@ static char **own_argv(int *ret_argc)
 
 void tmpi_module_entry(void);
 
+/* Where tmpicc's tmpi-launch is; tmpicc links it in (weak: a module linked by hand has none). */
+extern const char tmpi_launch_path[] __attribute__((weak, visibility("hidden")));
+
 /* The kernel enters with the stack laid out for _start, not for a C call: realign it. */
 __attribute__((force_align_arg_pointer, noreturn, visibility("default"))) void
 tmpi_module_entry(void)
@@ -98,6 +101,8 @@ tmpi_module_entry(void)
     const char *env = getenv("TMPI_LAUNCH");
     if (env && *env)
         execv(env, nargv);
+    if (tmpi_launch_path && tmpi_launch_path[0])
+        execv(tmpi_launch_path, nargv);
     execvp("tmpi-launch", nargv);
     execv(TMPI_BINDIR "/tmpi-launch", nargv);
     fprintf(stderr,
