@@ -51,7 +51,7 @@ void agent_job_done(struct agent *a, struct job *j)
     job_free(j);
     agent_notify_status(a);
     if (a->shutting_down && a->njobs == 0)
-        event_base_loopbreak(a->base);
+        control_drain(a);
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -68,10 +68,9 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
     control_close(a);
     for (struct job *j = a->jobs; j; j = j->next)
         job_cancel(j, 143, "the agent is shutting down");
-    if (a->njobs == 0) {
-        event_base_loopbreak(a->base);
-        return;
-    }
+    /* the shutdown timer bounds both the jobs' ending and the launchers' reading */
+    if (a->njobs == 0)
+        control_drain(a);
     struct timeval tv = {.tv_sec = a->cfg.kill_grace_sec + 2};
     evtimer_add(a->shutdown_timer, &tv);
 }

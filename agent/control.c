@@ -36,11 +36,14 @@ struct conn {
     size_t upload_size, upload_got;
     uint8_t upload_hash[PROGRAM_HASH_SIZE]; /* what the submission announced */
     int closing;       /* close once the output is flushed */
+    struct conn *prev, *next;
 };
 
 /* Loop thread only. */
 static struct {
     unsigned nconns;
+    struct conn *conns;
+    int draining; /* shutting down: the loop ends when the last connection is gone */
 } control_state;
 
 static void conn_free(struct conn *c)
@@ -57,7 +60,16 @@ static void conn_free(struct conn *c)
     free(c->upload);
     bufferevent_free(c->bev);
     control_state.nconns--;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        control_state.conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    struct agent *a = c->a;
     free(c);
+    if (control_state.draining && !control_state.conns)
+        event_base_loopbreak(a->base);
 }
 
 void control_forget_job(struct conn *c)
@@ -458,6 +470,10 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
         return;
     }
     control_state.nconns++;
+    c->next = control_state.conns;
+    if (c->next)
+        c->next->prev = c;
+    control_state.conns = c;
     bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }
@@ -506,6 +522,21 @@ int control_listen(struct agent *a)
     }
     log_info("listening on %s", path);
     return 0;
+}
+
+void control_drain(struct agent *a)
+{
+    control_state.draining = 1;
+    if (!control_state.conns) {
+        event_base_loopbreak(a->base);
+        return;
+    }
+    struct conn *next;
+    for (struct conn *c = control_state.conns; c; c = next) {
+        next = c->next;
+        if (!c->closing)
+            conn_close_after_flush(c);
+    }
 }
 
 void control_close(struct agent *a)

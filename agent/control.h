@@ -17,6 +17,10 @@ struct conn;
  * (still open until the launcher reads JobEnd and closes it) forgets it. */
 void control_forget_job(struct conn *c);
 
+/* Shutting down with no job left: every connection closes once its output (JobEnd frames)
+ * is flushed; then the event loop ends. */
+void control_drain(struct agent *a);
+
 /* Stops accepting and removes the socket file. */
 void control_close(struct agent *a);
 

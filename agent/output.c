@@ -83,8 +83,11 @@ void output_flush(struct rank *r)
 {
     for (int i = 0; i < 2; i++) {
         struct output_stream *s = &r->out[i];
-        if (s->len)
+        /* An unfinished last line is finished here, so it cannot run into another rank's. */
+        if (s->len && reserve(s, s->len + 1) == 0) {
+            s->buf[s->len++] = '\n';
             (void)send_piece(r, i + 1, s->buf, s->len);
+        }
         free(s->buf);
         *s = (struct output_stream){0};
     }

@@ -19,7 +19,8 @@ struct output_stream {
  * job is being torn down. */
 int output_write(struct rank *r, int stream, const void *data, size_t len);
 
-/* Sends what is left of both streams (the last line may lack its newline) and frees them. */
+/* Sends what is left of both streams, ending an unfinished last line with a newline, and
+ * frees them. */
 void output_flush(struct rank *r);
 
 #endif

@@ -1,0 +1,41 @@
+/* Ends rank 1 (or every rank with "all") in the way argv[1] names; the others wait in MPI. */
+#include <assert.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *how = argc > 1 ? argv[1] : "return0";
+    if (rank == 1 % size) {
+        printf("rank %d ends by %s\n", rank, how);
+        if (!strcmp(how, "exit3"))
+            exit(3);
+        if (!strcmp(how, "return5"))
+            return 5;
+        if (!strcmp(how, "abort"))
+            abort();
+        if (!strcmp(how, "assert"))
+            assert(size < 0);
+        if (!strcmp(how, "segv")) {
+            volatile int *p = NULL;
+            *p = 1;
+        }
+        if (!strcmp(how, "mpiabort"))
+            MPI_Abort(MPI_COMM_WORLD, 7);
+        if (!strcmp(how, "nofinalize"))
+            return 0;
+    }
+    if (strcmp(how, "return0") != 0) {
+        /* wait for a message that never comes: the job must be torn down around us */
+        int x;
+        MPI_Recv(&x, 1, MPI_INT, 1 % size, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    MPI_Finalize();
+    return 0;
+}
