@@ -413,8 +413,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
 static void write_cb(struct bufferevent *bev, void *arg)
 {
     struct conn *c = arg;
-    /* Output drained: rank threads throttled on this launcher may go on (job.h lock order:
-     * we hold the bufferevent lock, so only drain_mu). */
+    /* Output drained: rank threads throttled on this launcher may go on. */
     if (c->job && c->job_started) {
         struct job *j = c->job;
         pthread_mutex_lock(&j->drain_mu);
@@ -422,7 +421,8 @@ static void write_cb(struct bufferevent *bev, void *arg)
         pthread_cond_broadcast(&j->drain_cv);
         pthread_mutex_unlock(&j->drain_mu);
     }
-    if (c->closing)
+    /* a deferred write callback may run before the last reply was written: check */
+    if (c->closing && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
         conn_free(c);
 }
 
@@ -463,7 +463,12 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     c->uid = cred.uid;
     c->gid = cred.gid;
     c->pid = cred.pid;
-    c->bev = bufferevent_socket_new(a->base, fd, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_THREADSAFE);
+    /* Threadsafe: rank threads write their output here.  Callbacks run deferred and unlocked,
+     * so the loop thread never holds the bufferevent lock when it takes a job's out_mu
+     * (job.h: rank threads take out_mu, then the bufferevent lock). */
+    c->bev = bufferevent_socket_new(a->base, fd,
+                                    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_THREADSAFE |
+                                        BEV_OPT_DEFER_CALLBACKS | BEV_OPT_UNLOCK_CALLBACKS);
     if (!c->bev) {
         close(fd);
         free(c);

@@ -47,8 +47,8 @@ struct job {
     atomic_int cancelled;
 
     /* Launcher channel.  out_mu guards the bev pointer (NULL once the launcher is gone); rank
-     * threads write under it.  Lock order: out_mu, then the bufferevent's own lock.  The loop
-     * thread's write callback holds the bufferevent lock and so may take only drain_mu. */
+     * threads write under it.  Lock order: out_mu, then the bufferevent's own lock; the loop
+     * thread's callbacks run without the bufferevent lock (BEV_OPT_UNLOCK_CALLBACKS). */
     pthread_mutex_t out_mu;
     struct bufferevent *bev;
     pthread_mutex_t drain_mu;
