@@ -42,9 +42,19 @@ struct conn {
 /* Loop thread only. */
 static struct {
     unsigned nconns;
+    unsigned nuploads; /* submissions receiving their program: they count as jobs */
     struct conn *conns;
     int draining; /* shutting down: the loop ends when the last connection is gone */
 } control_state;
+
+static void upload_free(struct conn *c)
+{
+    if (c->upload) {
+        free(c->upload);
+        c->upload = NULL;
+        control_state.nuploads--;
+    }
+}
 
 static void conn_free(struct conn *c)
 {
@@ -57,7 +67,7 @@ static void conn_free(struct conn *c)
         }
         c->job = NULL;
     }
-    free(c->upload);
+    upload_free(c);
     bufferevent_free(c->bev);
     control_state.nconns--;
     if (c->prev)
@@ -157,6 +167,12 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
     }
     char err[256];
     struct job *j;
+    if (a->njobs + control_state.nuploads >= a->cfg.max_jobs) {
+        snprintf(err, sizeof err, "the agent already runs %u jobs (max_jobs)", a->cfg.max_jobs);
+        conn_error(c, -EBUSY, err);
+        conn_close_after_flush(c);
+        return;
+    }
     int r = job_new(a, s, c->uid, c->pid, c->bev, &j, err, sizeof err);
     if (r < 0) {
         if (r == -ENOMEM)
@@ -178,6 +194,7 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
         conn_close_after_flush(c);
         return;
     }
+    control_state.nuploads++;
     c->upload_size = s->program_size;
     c->upload_got = 0;
     memcpy(c->upload_hash, s->program_hash.data, PROGRAM_HASH_SIZE);
@@ -222,6 +239,7 @@ static void on_chunk(struct conn *c, const Tmpi__ProgramChunk *ch)
     struct program *p;
     uint8_t *bytes = c->upload;
     c->upload = NULL;
+    control_state.nuploads--;
     if (progcache_add(&a->cache, hash, bytes, c->upload_size, &p) < 0) {
         conn_error(c, -ENOMEM, "out of memory for the program");
         conn_close_after_flush(c);

@@ -30,8 +30,10 @@ void rank_end(int kind, int code, const char *msg)
     if (!r || !pthread_equal(pthread_self(), r->thread)) {
         /* A thread the rank started itself: we cannot unwind the rank's main from here, so
          * the job is torn down and this thread ends. */
-        if (r)
-            job_fail(r->job, r, kind, code, msg ? msg : "exit() called from a non-main thread");
+        if (r && !(kind == RANK_END_CODE && code == 0))
+            job_fail(r->job, r, kind, code, msg ? msg : "called exit() from a thread it started");
+        else if (r)
+            job_fail(r->job, r, RANK_END_CODE, 1, "called exit(0) from a thread it started");
         current_rank = NULL;
         pthread_exit(NULL);
     }

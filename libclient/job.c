@@ -37,12 +37,14 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     j->svc = svc;
     j->size = info->size;
     j->id = info->job_id;
-    j->eager_limit = svc->eager_limit ? svc->eager_limit : TM_EAGER_DEFAULT;
+    /* The agent's values come from tmpid.conf and are taken as they are: 0 means no
+     * spinning, or no buffering of messages that are not yet expected. */
+    j->eager_limit = svc->eager_limit;
     /* Envelope classes stop at 2 MiB; above that the heap class would make every eager
      * message a malloc. */
     if (j->eager_limit > ((size_t)64 << (TM_ENV_NCLASS - 1)))
         j->eager_limit = (size_t)64 << (TM_ENV_NCLASS - 1);
-    j->spin_ns = svc->spin_ns ? svc->spin_ns : TM_SPIN_DEFAULT_NS;
+    j->spin_ns = svc->spin_ns;
     atomic_init(&j->cancelled, 0);
     atomic_init(&j->next_ctx, TM_CTX_FIRST_FREE);
     if (tm_comm_init_shared(&j->world, TM_CTX_WORLD, j->size, NULL) < 0) goto err;

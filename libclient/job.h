@@ -18,8 +18,6 @@
 #include "match.h"
 #include "wait.h"
 
-#define TM_EAGER_DEFAULT (16u * 1024)
-#define TM_SPIN_DEFAULT_NS 20000u
 
 enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
 

@@ -178,8 +178,9 @@ int th_run(const struct th_opts *o, th_rank_fn fn, void *arg, struct th_result *
     atomic_init(&j->runnable, n);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     tmpi_svc.ncpus = o->ncpus ? o->ncpus : (int)(cpus > 0 ? cpus : 1);
-    tmpi_svc.spin_ns = o->spin_ns;
-    tmpi_svc.eager_limit = o->eager_limit;
+    /* the agent always fills these from tmpid.conf; 0 here picks its defaults */
+    tmpi_svc.spin_ns = o->spin_ns ? o->spin_ns : 20000;
+    tmpi_svc.eager_limit = o->eager_limit ? o->eager_limit : 16384;
     th_cur_job = j;
 
     pthread_attr_t attr;
