@@ -7,7 +7,7 @@ bats_require_minimum_version 1.5.0
 setup_file() {
     export PROGS="$BATS_FILE_TMPDIR/progs"
     mkdir -p "$PROGS"
-    for p in stdio ends tagged relpath; do
+    for p in stdio ends tagged relpath threads; do
         "$TMPI_BUILD/launcher/tmpicc" -o "$PROGS/$p" "$TMPI_SRC/tests/bats/agent_progs/$p.c"
     done
     "$TMPI_BUILD/launcher/tmpicc" -o "$PROGS/hello" "$TMPI_SRC/examples/hello.c"
@@ -91,6 +91,21 @@ json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; 
     [[ "$output" == *"Sum of ranks: 6 (expected 6)"* ]]
     run status_json
     [ "$(json_field jobs_failed <<<"$output")" -eq 7 ]
+}
+
+@test "agent: threads a rank starts print to the launcher and cannot end the agent" {
+    agent_up
+    run launch -n 2 "$PROGS/threads" ok
+    [ "$status" -eq 0 ]
+    [ "$(grep -c 'child of rank [01] says hi' <<<"$output")" -eq 2 ]
+    run --separate-stderr launch -n 2 "$PROGS/threads" exit
+    [ "$status" -eq 9 ]
+    [[ "$stderr" == *"called exit() from a thread it started"* ]]
+    run --separate-stderr launch -n 2 "$PROGS/threads" segv
+    [ "$status" -eq 139 ]
+    kill -0 "$AGENT_PID"
+    run launch -n 2 "$PROGS/threads" ok
+    [ "$status" -eq 0 ]
 }
 
 @test "agent: two jobs run at once, each with its own globals and output" {
