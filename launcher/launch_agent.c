@@ -152,7 +152,7 @@ static int start_private(struct launch_agent *a, int sigfd)
     char *tmpid = find_tmpid();
     if (!tmpid)
         return -ENOMEM;
-    char *argv[] = { "tmpid", "--private", "--socket", a->sock, "--ready-fd", "3",
+    char *argv[] = { tmpid, "--private", "--socket", a->sock, "--ready-fd", "3",
                      "--log-level", "warning", NULL };
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) < 0) {

@@ -180,17 +180,18 @@ static bool wait_cancel(struct fake *f, uint64_t id)
     }
 }
 
-static void run_job(struct fake *f, const Tmpi__SubmitJob *s)
+/* Returns false when the connection must be closed. */
+static bool run_job(struct fake *f, const Tmpi__SubmitJob *s)
 {
     const char *cmd = s->n_args > 0 ? s->args[0] : "";
     if (strcmp(cmd, "error") == 0) {
         send_error(f, -EPERM, "fake agent refuses this job");
-        return;
+        return true;
     }
     if ((!f->have_cached || s->program_hash.len != 32 ||
          memcmp(f->cached_hash, s->program_hash.data, 32) != 0) &&
         receive_program(f, s) < 0)
-        return;
+        return false;
     uint64_t id = ++f->next_job;
     Tmpi__JobStarted js = TMPI__JOB_STARTED__INIT;
     js.job_id = id;
@@ -199,7 +200,7 @@ static void run_job(struct fake *f, const Tmpi__SubmitJob *s)
     e.msg_case = TMPI__ENVELOPE__MSG_JOB_STARTED;
     e.job_started = &js;
     if (send_env(f, &e) < 0 || strcmp(cmd, "drop") == 0)
-        return;
+        return false;
 
     char why[256] = "";
     if (strcmp(cmd, "args") == 0) {
@@ -214,11 +215,11 @@ static void run_job(struct fake *f, const Tmpi__SubmitJob *s)
         int code = atoi(s->args[1]), rank = atoi(s->args[2]);
         snprintf(why, sizeof why, "rank %d exited with code %d", rank, code);
         send_job_end(f, id, code, rank, why);
-        return;
+        return true;
     } else if (strcmp(cmd, "wait") == 0) {
         send_output(f, 0, 1, "started\n");
         if (!wait_cancel(f, id))
-            return;
+            return false;
         Tmpi__CancelReply cr = TMPI__CANCEL_REPLY__INIT;
         cr.job_id = id;
         Tmpi__Envelope ce = TMPI__ENVELOPE__INIT;
@@ -227,12 +228,13 @@ static void run_job(struct fake *f, const Tmpi__SubmitJob *s)
         send_env(f, &ce);
         snprintf(why, sizeof why, "job %" PRIu64 " was cancelled", id);
         send_job_end(f, id, 143, -1, why);
-        return;
+        return true;
     } else {
         send_job_end(f, id, 1, 0, "fake agent: unknown job command");
-        return;
+        return true;
     }
     send_job_end(f, id, 0, -1, "");
+    return true;
 }
 
 static Tmpi__JobInfo fake_job(void)
@@ -285,7 +287,10 @@ static void serve(struct fake *f)
         char msg[64];
         switch (e->msg_case) {
         case TMPI__ENVELOPE__MSG_SUBMIT:
-            run_job(f, e->submit);
+            if (!run_job(f, e->submit)) {
+                frame_free(e);
+                return;
+            }
             break;
         case TMPI__ENVELOPE__MSG_STATUS_REQUEST:
         case TMPI__ENVELOPE__MSG_JOBS_REQUEST:
