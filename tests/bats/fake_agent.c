@@ -9,6 +9,7 @@
  *   exit CODE RANK  rank RANK fails with CODE (JobEnd status CODE, reason naming the rank)
  *   output          interleaved stdout/stderr lines, with pieces lacking their newline
  *   wait            prints "started", then waits for CancelJob and ends the job with 143
+ *   stuck           prints "started", then ignores CancelJob until the launcher goes away
  *   drop            closes the connection after JobStarted
  *   error           answers the submission with an Error
  *   timeout         prints the timeout it was given
@@ -216,6 +217,11 @@ static bool run_job(struct fake *f, const Tmpi__SubmitJob *s)
         snprintf(why, sizeof why, "rank %d exited with code %d", rank, code);
         send_job_end(f, id, code, rank, why);
         return true;
+    } else if (strcmp(cmd, "stuck") == 0) {
+        send_output(f, 0, 1, "started\n");
+        while (wait_cancel(f, id))
+            ;
+        return false;
     } else if (strcmp(cmd, "wait") == 0) {
         send_output(f, 0, 1, "started\n");
         if (!wait_cancel(f, id))

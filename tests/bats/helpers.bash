@@ -1,0 +1,99 @@
+# helpers.bash — shared by the launcher and tmpictl suites: paths, test programs, agents.
+#
+# Agents (the real tmpid, or fake_agent for protocol cases the real one cannot be made to
+# produce) are started on a socket of their own under $BATS_TEST_TMPDIR, with readiness read
+# from a fifo (no polling), and stopped by the PID we recorded — never by name.
+
+: "${TMPI_BUILD:?run through tests/check.sh (TMPI_BUILD=<build dir>)}"
+: "${TMPI_SRC:=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}"
+
+TMPID="$TMPI_BUILD/agent/tmpid"
+# The binary itself, for "... &": $! of a backgrounded shell function is a subshell's PID, and a
+# signal sent there would never reach the launcher.
+LAUNCH_BIN="$TMPI_BUILD/launcher/tmpi-launch"
+declare -gA AGENT_PIDS=()
+
+tmpicc() { "$TMPI_BUILD/launcher/tmpicc" "$@"; }
+launch() { "$TMPI_BUILD/launcher/tmpi-launch" "$@"; }
+tmpictl() { "$TMPI_BUILD/launcher/tmpictl" "$@"; }
+
+have_agent() { [ -x "$TMPID" ]; }
+need_agent() { have_agent || skip "the agent ($TMPID) is not built"; }
+
+# Builds tests/bats/progs/NAME.c (or examples/NAME.c) once per test file; prints its path.
+prog() {
+    local name=$1 out="$BATS_FILE_TMPDIR/progs/$1" src="$BATS_TEST_DIRNAME/progs/$1.c"
+    [ -f "$src" ] || src="$TMPI_SRC/examples/$1.c"
+    if [ ! -x "$out" ]; then
+        mkdir -p "$BATS_FILE_TMPDIR/progs"
+        tmpicc -o "$out" "$src" >&2 || return 1
+    fi
+    echo "$out"
+}
+
+# Builds the fake agent (tests/bats/fake_agent.c) against the build's protocol library.
+fake_agent_bin() {
+    local out="$BATS_FILE_TMPDIR/fake_agent"
+    if [ ! -x "$out" ]; then
+        cc -std=gnu11 -D_GNU_SOURCE -I"$TMPI_BUILD/proto" -I"$TMPI_SRC/proto" \
+            -o "$out" "$BATS_TEST_DIRNAME/fake_agent.c" "$TMPI_BUILD/proto/libtmpiproto.a" \
+            $(pkg-config --libs libprotobuf-c libsodium) >&2 || return 1
+    fi
+    echo "$out"
+}
+
+# start_agent_bin BINARY NAME [ARGS...]: start BINARY on $BATS_TEST_TMPDIR/NAME.sock; sets
+# AGENT_SOCK; its output goes to NAME.log.
+start_agent_bin() {
+    local bin=$1 name=$2
+    shift 2
+    local sock="$BATS_TEST_TMPDIR/$name.sock" fifo="$BATS_TEST_TMPDIR/$name.ready"
+    local log="$BATS_TEST_TMPDIR/$name.log" line=""
+    rm -f "$fifo"
+    mkfifo "$fifo"
+    "$bin" --socket "$sock" --ready-fd 3 --log-level warning "$@" 3>"$fifo" >"$log" 2>&1 &
+    AGENT_PIDS[$name]=$!
+    read -r line <"$fifo" || true
+    if [ "$line" != "READY=1" ]; then
+        echo "agent $name did not become ready; its log:" >&2
+        cat "$log" >&2
+        return 1
+    fi
+    AGENT_SOCK=$sock
+}
+
+start_agent() { need_agent; start_agent_bin "$TMPID" "$@"; }
+start_fake_agent() { start_agent_bin "$(fake_agent_bin)" "$@"; }
+
+stop_agent() {
+    local name=$1 pid=${AGENT_PIDS[$1]:-}
+    [ -n "$pid" ] || return 0
+    kill -TERM "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    unset "AGENT_PIDS[$name]"
+}
+
+stop_all_agents() {
+    local name
+    for name in "${!AGENT_PIDS[@]}"; do
+        stop_agent "$name"
+    done
+}
+
+# Fails with what was expected and what came instead.
+expect_status() {
+    if [ "$status" -ne "$1" ]; then
+        echo "expected status $1, got $status; output:" >&2
+        echo "$output" >&2
+        return 1
+    fi
+}
+
+expect_line() {
+    if ! grep -qxF -- "$1" <<<"$output"; then
+        echo "expected the line: $1" >&2
+        echo "got:" >&2
+        echo "$output" >&2
+        return 1
+    fi
+}

@@ -1,0 +1,304 @@
+#!/usr/bin/env bats
+# tmpi-launch: option checking, the module check, the job protocol (against the real agent and
+# against fake_agent for cases the real one cannot be made to produce), output tagging,
+# signals, and the private agent's life cycle.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+    # No test may reach the system agent by accident.
+    export TMPI_AGENT="$BATS_TEST_TMPDIR/no-agent.sock"
+    unset TMPI_TMPID
+}
+
+teardown() { stop_all_agents; }
+
+# --- usage errors: status 2 and one clear line, before any agent is contacted -------------
+
+usage_error() {
+    local msg=$1
+    shift
+    run --separate-stderr launch "$@"
+    expect_status 2
+    if [[ "$stderr" != *"$msg"* ]]; then
+        echo "expected a message containing: $msg" >&2
+        echo "got: $stderr" >&2
+        return 1
+    fi
+}
+
+@test "launch: usage errors exit 2 with a message" {
+    local app
+    app=$(prog args)
+    usage_error "no program given" -n 2
+    usage_error "number of ranks is missing" "$app"
+    usage_error "-n needs the number of ranks" -n
+    usage_error "-n x: the number of ranks must be a whole number >= 1" -n x "$app"
+    usage_error "-n 0: the number of ranks must be a whole number >= 1" -n 0 "$app"
+    usage_error "-n -3: the number of ranks" -n -3 "$app"
+    usage_error "-n 2x: the number of ranks" -np 2x "$app"
+    usage_error "unknown option --bogus" -n 2 --bogus "$app"
+    usage_error "--timeout soon: not a whole number of seconds" -n 2 --timeout soon "$app"
+    usage_error "--timeout -1: not a whole number" -n 2 --timeout -1 "$app"
+    usage_error "--timeout needs a number of seconds" -n 2 --timeout
+    usage_error "--agent needs a socket path" -n 2 --agent
+}
+
+@test "launch: -x errors exit 2" {
+    local app
+    app=$(prog args)
+    usage_error "-x needs VAR or VAR=VALUE" -n 1 -x
+    usage_error "-x 1ABC=2: not a valid variable name" -n 1 -x 1ABC=2 "$app"
+    usage_error "-x =v: not a valid variable name" -n 1 -x =v "$app"
+    unset TMPI_TEST_UNSET_VAR
+    usage_error "-x TMPI_TEST_UNSET_VAR: the variable is not set here" -n 1 -x TMPI_TEST_UNSET_VAR "$app"
+}
+
+@test "launch: --help and --version exit 0" {
+    run launch --help
+    expect_status 0
+    [[ "$output" == *"usage: tmpi-launch -n N"* ]]
+    run launch --version
+    expect_status 0
+    [[ "$output" == "tmpi-launch (TMPI) "* ]]
+}
+
+@test "launch: a missing or unreadable program exits 2" {
+    usage_error "$BATS_TEST_TMPDIR/none: No such file or directory" -n 2 "$BATS_TEST_TMPDIR/none"
+    if [ "$(id -u)" -ne 0 ]; then
+        cp "$(prog args)" "$BATS_TEST_TMPDIR/secret"
+        chmod 000 "$BATS_TEST_TMPDIR/secret"
+        usage_error "Permission denied" -n 2 "$BATS_TEST_TMPDIR/secret"
+    fi
+}
+
+@test "launch: files that are not TMPI modules are refused" {
+    local d=$BATS_TEST_TMPDIR
+    echo "just text" >"$d/text"
+    printf 'int main(void) { return 0; }\n' >"$d/plain.c"
+    cc -o "$d/plain" "$d/plain.c"
+    cc -shared -fPIC -o "$d/plain.so" "$d/plain.c"
+    head -c 200 "$(prog args)" >"$d/trunc"
+    # a module whose section table is cut off: the header still points past the end
+    local size
+    size=$(stat -c %s "$(prog args)")
+    head -c $((size - 100)) "$(prog args)" >"$d/cut"
+    : >"$d/empty"
+    mkdir "$d/dir"
+    for f in text plain plain.so trunc cut empty dir; do
+        usage_error "$d/$f is not a TMPI program (build it with tmpicc)" -n 2 "$d/$f"
+    done
+}
+
+@test "launch: a corrupt ELF with wild offsets is refused, not crashed on" {
+    local d=$BATS_TEST_TMPDIR
+    cp "$(prog args)" "$d/bad"
+    # e_shoff (offset 0x28), e_shnum (0x3c) and e_shstrndx (0x3e) set to nonsense
+    printf '\xff\xff\xff\xff\xff\xff\xff\x7f' | dd of="$d/bad" bs=1 seek=$((0x28)) conv=notrunc status=none
+    usage_error "is not a TMPI program" -n 1 "$d/bad"
+    cp "$(prog args)" "$d/bad2"
+    printf '\xff\xff\xfe\xff' | dd of="$d/bad2" bs=1 seek=$((0x3c)) conv=notrunc status=none
+    usage_error "is not a TMPI program" -n 1 "$d/bad2"
+}
+
+@test "launch: --agent naming a dead socket exits 1 and starts nothing" {
+    run --separate-stderr launch --agent "$BATS_TEST_TMPDIR/dead.sock" -n 2 "$(prog args)"
+    expect_status 1
+    [[ "$stderr" == *"no agent at $BATS_TEST_TMPDIR/dead.sock"* ]]
+}
+
+# --- the protocol, against the real agent -------------------------------------------------
+
+@test "launch: the program gets its arguments, -x variables and working directory" {
+    start_agent a
+    export TMPI_TEST_FWD="forwarded value"
+    cd "$BATS_TEST_TMPDIR"
+    run --separate-stderr launch --agent "$AGENT_SOCK" -n 2 -x TMPI_TEST_SHOW=TMPI_TEST_FWD,TMPI_TEST_SET \
+        -x TMPI_TEST_FWD -x TMPI_TEST_SET=a=b "$(prog args)" -n 5 "two words" --tag-output
+    expect_status 0
+    expect_line "argc=5"
+    expect_line "arg1=-n"
+    expect_line "arg2=5"
+    expect_line "arg3=two words"
+    expect_line "arg4=--tag-output"
+    expect_line "env TMPI_TEST_FWD=forwarded value"
+    expect_line "env TMPI_TEST_SET=a=b"
+}
+
+@test "launch: exit status is the failing rank's code, with the reason on stderr" {
+    start_agent a
+    run --separate-stderr launch --agent "$AGENT_SOCK" -n 3 "$(prog exit_code)" 0
+    expect_status 0
+    [ -z "$stderr" ]
+    run --separate-stderr launch --agent "$AGENT_SOCK" -n 3 "$(prog exit_code)" 7 2
+    expect_status 7
+    [[ "$stderr" == "tmpi-launch: "*"rank 2"* ]]
+    # 256 truncates to 0 as an exit code: still a failure
+    run --separate-stderr launch --agent "$AGENT_SOCK" -n 2 "$(prog exit_code)" 256 1
+    expect_status 1
+}
+
+@test "launch: output of every rank arrives on the right stream" {
+    start_agent a
+    run --separate-stderr launch --agent "$AGENT_SOCK" -n 2 "$(prog output)"
+    expect_status 0
+    for r in 0 1; do
+        expect_line "out $r first"
+        expect_line "out $r second"
+        grep -q "last $r" <<<"$output"
+        grep -qx "err $r" <<<"$stderr"
+    done
+}
+
+@test "launch: --tag-output prefixes every line with its rank" {
+    start_agent a
+    run --separate-stderr launch --agent "$AGENT_SOCK" --tag-output -n 3 "$(prog output)"
+    expect_status 0
+    for r in 0 1 2; do
+        expect_line "[$r] out $r first"
+        expect_line "[$r] out $r second"
+        expect_line "[$r] last $r"
+        grep -qxF "[$r] err $r" <<<"$stderr"
+    done
+    # every line carries exactly one prefix
+    [ "$(grep -cv '^\[[0-9]\] [^[]*$' <<<"$output")" -eq 0 ]
+}
+
+@test "launch: SIGTERM cancels a running job, which still ends through the agent" {
+    start_agent a
+    local out="$BATS_TEST_TMPDIR/out" line=""
+    mkfifo "$out"
+    "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 2 "$(prog sleeper)" >"$out" 2>"$BATS_TEST_TMPDIR/err" &
+    local pid=$!
+    exec 5<"$out"
+    read -r line <&5
+    [ "$line" = started ]
+    kill -TERM "$pid"
+    local st=0
+    wait "$pid" || st=$?
+    exec 5<&-
+    [ "$st" -eq 143 ] || { echo "expected 143, got $st"; cat "$BATS_TEST_TMPDIR/err"; false; }
+    grep -q "^tmpi-launch: .*cancelled" "$BATS_TEST_TMPDIR/err"
+    # the agent is still there and runs the next job
+    run launch --agent "$AGENT_SOCK" -n 2 "$(prog exit_code)" 0
+    expect_status 0
+}
+
+# --- private agent ---------------------------------------------------------------------------
+
+@test "launch: without an agent a private one runs the job and is cleaned up" {
+    need_agent
+    export TMPDIR="$BATS_TEST_TMPDIR/tmp"
+    mkdir -p "$TMPDIR"
+    run --separate-stderr launch -n 2 "$(prog exit_code)" 3 1
+    expect_status 3
+    [ -z "$(ls -A "$TMPDIR")" ]
+    ! pgrep -f -- "--socket $TMPDIR/" >/dev/null
+}
+
+@test "launch: the private agent's life cycle (fake agent: pid and directory checked)" {
+    export TMPI_TMPID=$(fake_agent_bin)
+    export TMPDIR="$BATS_TEST_TMPDIR/tmp" FAKE_AGENT_PIDFILE="$BATS_TEST_TMPDIR/pid"
+    mkdir -p "$TMPDIR"
+    run --separate-stderr launch -n 2 "$(prog args)" args one
+    expect_status 0
+    expect_line "rank 1 arg 1: one"
+    local pid
+    pid=$(cat "$FAKE_AGENT_PIDFILE")
+    ! kill -0 "$pid" 2>/dev/null
+    [ -z "$(ls -A "$TMPDIR")" ]
+}
+
+@test "launch: a private agent that fails to start is reported, exit 1" {
+    export TMPI_TMPID=$(fake_agent_bin) FAKE_AGENT_FAIL_START=1
+    export TMPDIR="$BATS_TEST_TMPDIR/tmp"
+    mkdir -p "$TMPDIR"
+    run --separate-stderr launch -n 1 "$(prog args)"
+    expect_status 1
+    [[ "$stderr" == *"tmpi-launch: could not start a private agent"* ]]
+    [ -z "$(ls -A "$TMPDIR")" ]
+    export TMPI_TMPID="$BATS_TEST_TMPDIR/no-such-tmpid"
+    run --separate-stderr launch -n 1 "$(prog args)"
+    expect_status 1
+    [[ "$stderr" == *"could not start a private agent"* ]]
+}
+
+# --- protocol cases produced by the fake agent -----------------------------------------------
+
+@test "launch (fake agent): the program is uploaded in chunks matching its hash" {
+    start_fake_agent f
+    run --separate-stderr launch --agent "$AGENT_SOCK" -n 1 "$(prog args)" args
+    expect_status 0
+    [[ "$output" == "rank 0/1 name="*"/args cwd=$PWD" ]]
+}
+
+@test "launch (fake agent): partial lines are tagged once, at their start" {
+    start_fake_agent f
+    run --separate-stderr launch --agent "$AGENT_SOCK" --tag-output -n 2 "$(prog args)" output
+    expect_status 0
+    [ "$output" = $'[0] out 0\n[1] b\n[0] ac\n[1] tail' ]
+    [ "$stderr" = "[1] err 1" ]
+    run --separate-stderr launch --agent "$AGENT_SOCK" -n 2 "$(prog args)" output
+    [ "$output" = $'out 0\nab\nc\ntail' ]
+}
+
+@test "launch (fake agent): JobEnd status, reason and failed rank" {
+    start_fake_agent f
+    run --separate-stderr launch --agent "$AGENT_SOCK" -n 2 "$(prog args)" exit 9 1
+    expect_status 9
+    [ "$stderr" = "tmpi-launch: rank 1 exited with code 9" ]
+    run --separate-stderr launch --agent "$AGENT_SOCK" -n 2 "$(prog args)" exit 512 0
+    expect_status 1
+}
+
+@test "launch (fake agent): an Error reply and a lost connection exit 1" {
+    start_fake_agent f
+    run --separate-stderr launch --agent "$AGENT_SOCK" -n 2 "$(prog args)" error
+    expect_status 1
+    [ "$stderr" = "tmpi-launch: fake agent refuses this job" ]
+    run --separate-stderr launch --agent "$AGENT_SOCK" -n 2 "$(prog args)" drop
+    expect_status 1
+    [ "$stderr" = "tmpi-launch: lost the connection to the agent" ]
+}
+
+@test "launch (fake agent): --timeout is passed on" {
+    start_fake_agent f
+    run launch --agent "$AGENT_SOCK" -n 1 --timeout=42 "$(prog args)" timeout
+    expect_status 0
+    [ "$output" = "timeout=42" ]
+}
+
+@test "launch (fake agent): SIGTERM sends CancelJob and the job's end decides the status" {
+    start_fake_agent f
+    local out="$BATS_TEST_TMPDIR/out" line=""
+    mkfifo "$out"
+    "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 2 "$(prog args)" wait >"$out" 2>"$BATS_TEST_TMPDIR/err" &
+    local pid=$!
+    exec 5<"$out"
+    read -r line <&5
+    [ "$line" = started ]
+    kill -TERM "$pid"
+    local st=0
+    wait "$pid" || st=$?
+    exec 5<&-
+    [ "$st" -eq 143 ]
+    grep -q "was cancelled" "$BATS_TEST_TMPDIR/err"
+}
+
+@test "launch (fake agent): a second SIGTERM leaves at once with 130" {
+    start_fake_agent f
+    local out="$BATS_TEST_TMPDIR/out" line=""
+    mkfifo "$out"
+    "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 2 "$(prog args)" stuck >"$out" 2>"$BATS_TEST_TMPDIR/err" &
+    local pid=$!
+    exec 5<"$out"
+    read -r line <&5
+    [ "$line" = started ]
+    kill -TERM "$pid"
+    kill -TERM "$pid"
+    local st=0
+    wait "$pid" || st=$?
+    exec 5<&-
+    [ "$st" -eq 130 ] || { echo "expected 130, got $st"; cat "$BATS_TEST_TMPDIR/err"; false; }
+}
