@@ -4,13 +4,13 @@ PREFIX ?= /usr/local
 NINJA  ?= ninja
 MESON  ?= meson
 
-.PHONY: all deps check install demo bench clean sanitize tsan
+.PHONY: all deps check install demo bench clean sanitize tsan deb
 
 all: $(BUILD)/build.ninja
 	$(NINJA) -C $(BUILD)
 
 $(BUILD)/build.ninja:
-	$(MESON) setup $(BUILD) --prefix=$(abspath $(PREFIX)) $(MESON_ARGS)
+	$(MESON) setup $(BUILD) --prefix=$(abspath $(PREFIX)) --libdir=lib $(MESON_ARGS)
 
 deps:
 	tools/install-deps.sh
@@ -25,9 +25,12 @@ tsan:
 	$(MAKE) check BUILD=build-tsan MESON_ARGS="-Db_sanitize=thread -Db_lundef=false"
 
 install: $(BUILD)/build.ninja
-	$(MESON) configure $(BUILD) -Dprefix=$(abspath $(PREFIX))
+	$(MESON) configure $(BUILD) -Dprefix=$(abspath $(PREFIX)) -Dlibdir=lib
 	$(NINJA) -C $(BUILD)
-	$(MESON) install -C $(BUILD) --no-rebuild
+	$(MESON) install -C $(BUILD) --no-rebuild $(if $(DESTDIR),--destdir "$(DESTDIR)")
+
+deb:
+	packaging/build-deb.sh $(BUILD)
 
 demo: deps all
 	$(BUILD)/launcher/tmpicc -O2 -o $(BUILD)/hello examples/hello.c
