@@ -15,6 +15,7 @@
 #include "frame.h"
 #include "log.h"
 #include "progcache.h"
+#include "output.h"
 #include "rank.h"
 
 /* Rank threads stop producing output while this much is queued for a launcher. */
@@ -528,8 +529,16 @@ static void *job_thread(void *arg)
         j->client_ops.destroy(j->client_state);
     j->client_created = 0;
     pthread_mutex_unlock(&j->client_mu);
-    for (uint32_t i = 0; i < j->nprocs; i++)
-        image_unload(&j->ranks[i].image);
+    for (uint32_t i = 0; i < j->nprocs; i++) {
+        /* The copy's destructors (atexit handlers, static destructors) run now: whatever
+         * they print goes to the launcher as the rank's output. */
+        struct rank *r = &j->ranks[i];
+        r->unloading = 1;
+        rank_set_current(r);
+        image_unload(&r->image);
+        rank_set_current(NULL);
+        output_flush(r);
+    }
 
     if (j->failed)
         atomic_fetch_add(&a->jobs_failed, 1);

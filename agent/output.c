@@ -43,7 +43,7 @@ int output_write(struct rank *r, int stream, const void *data, size_t len)
     struct output_stream *s = &r->out[stream - 1];
     const char *p = data;
 
-    if (job_cancelled(r->job))
+    if (job_cancelled(r->job) && !r->unloading)
         rank_end(RANK_END_KILLED, 1, NULL);
 
     /* Whole lines in data: send the pending tail plus everything up to the last newline. */

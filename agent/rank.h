@@ -34,6 +34,7 @@ struct rank {
     char end_msg[256];
     int mpi_phase;
     int runnable; /* counted in agent.runnable_ranks; rank thread only */
+    int unloading; /* the job thread runs the image's destructors in this rank's name */
 
     struct output_stream out[2]; /* stdout, stderr: rank thread only */
 };

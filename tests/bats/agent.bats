@@ -7,7 +7,7 @@ bats_require_minimum_version 1.5.0
 setup_file() {
     export PROGS="$BATS_FILE_TMPDIR/progs"
     mkdir -p "$PROGS"
-    for p in stdio ends tagged relpath threads; do
+    for p in stdio ends tagged relpath threads atexit; do
         "$TMPI_BUILD/launcher/tmpicc" -o "$PROGS/$p" "$TMPI_SRC/tests/bats/agent_progs/$p.c"
     done
     "$TMPI_BUILD/launcher/tmpicc" -o "$PROGS/hello" "$TMPI_SRC/examples/hello.c"
@@ -60,6 +60,14 @@ json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; 
     [ "$(grep -cx puts <<<"$output")" -eq 2 ]
     # nothing of it went to the agent's own log
     ! grep -q "fwrite-out\|fputs-err" "$LOG"
+}
+
+@test "agent: output of atexit handlers reaches the launcher" {
+    agent_up
+    run launch -n 2 "$PROGS/atexit"
+    [ "$status" -eq 0 ]
+    grep -qx "rank 0: atexit handler ran" <<<"$output"
+    grep -qx "rank 1: atexit handler ran" <<<"$output"
 }
 
 @test "agent: exit(), return, abort(), assert, a crash and MPI_Abort end the job, not the agent" {
