@@ -15,10 +15,40 @@ __thread struct tm_rank *tm_cur __attribute__((tls_model("initial-exec")));
  * stale and this differs from what rank_self() says (compared as pointers, never read). */
 static __thread const struct tmpi_rank_info *tm_cur_info __attribute__((tls_model("initial-exec")));
 
+#if defined(__SANITIZE_THREAD__)
+#define TM_BUILT_WITH_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TM_BUILT_WITH_TSAN 1
+#endif
+#endif
+
+/* A TSan agent that loads an uninstrumented libtmpi (a module linked by another build's
+ * tmpicc: its RUNPATH picks that build's libtmpi) sees none of our atomics, which carry all
+ * of the p2p and collective synchronisation, yet still sees our memcpy/memset through its
+ * interceptors: every message then looks like a data race.  Say so once instead of leaving
+ * the user to chase false reports. */
+static void warn_tsan_mismatch(void)
+{
+#ifndef TM_BUILT_WITH_TSAN
+    if (!dlsym(RTLD_DEFAULT, "__tsan_init")) return;
+    Dl_info di;
+    const char *path = dladdr((void *)&tm_lib, &di) && di.dli_fname ? di.dli_fname : "libtmpi";
+    fprintf(stderr,
+            "libtmpi: %s is not built with ThreadSanitizer but the agent is: TSan cannot see "
+            "libtmpi's synchronisation and will report false data races; build the program with "
+            "the tmpicc of the agent's build\n",
+            path);
+#endif
+}
+
 static void lib_load_once(void)
 {
     const struct tmpi_svc *svc = dlsym(RTLD_DEFAULT, TMPI_SVC_SYMBOL);
-    if (svc && svc->abi == TMPI_SVC_ABI) tm_lib.svc = svc;
+    if (svc && svc->abi == TMPI_SVC_ABI) {
+        tm_lib.svc = svc;
+        warn_tsan_mismatch();
+    }
 }
 
 const struct tmpi_svc *tm_lib_load(void)

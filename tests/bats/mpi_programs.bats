@@ -7,16 +7,24 @@ setup() {
     : "${TMPI_SRC:?run through tests/check.sh}"
 }
 
+# Programs are built into this run's own directory, never into the shared $BATS_TMPDIR: a
+# binary left there by another build (say build/ while this run tests build-tsan/) carries
+# that build's RUNPATH, so the agent would load that build's libtmpi.  An uninstrumented
+# libtmpi under a TSan agent hides every atomic from TSan while its memcpy/memset calls still
+# reach TSan's interceptors: every message then looks like a data race.
 run_prog() {
     local prog=$1
     shift
-    local exe="$BATS_TMPDIR/mpi_$prog"
-    if [ ! -x "$exe" ] || [ "$TMPI_SRC/tests/mpi/$prog.c" -nt "$exe" ]; then
+    local exe="$BATS_FILE_TMPDIR/mpi_$prog"
+    if [ ! -x "$exe" ]; then
         "$TMPI_BUILD/launcher/tmpicc" -o "$exe" "$TMPI_SRC/tests/mpi/$prog.c"
     fi
     for n in "$@"; do
         run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n "$n" "$exe"
-        if [ "$status" -ne 0 ] || [ "${lines[${#lines[@]}-1]}" != "OK" ]; then
+        # Sanitizer reports and libtmpi's build-mismatch warning fail the test wherever they
+        # appear in the output, not only when they displace the final OK.
+        if [ "$status" -ne 0 ] || [ "${lines[${#lines[@]}-1]}" != "OK" ] ||
+            [[ "$output" == *Sanitizer* ]]; then
             echo "$prog with $n ranks: status $status, output:"
             echo "$output"
             return 1
@@ -53,13 +61,31 @@ run_prog() {
 }
 
 @test "mpi: an invalid rank with the default handler fails the job with a clear message" {
-    local exe="$BATS_TMPDIR/mpi_fatal"
+    local exe="$BATS_FILE_TMPDIR/mpi_fatal"
     printf '%s\n' '#include <mpi.h>' \
         'int main(int c, char **v) { MPI_Init(&c, &v); int x = 0;' \
         '  MPI_Send(&x, 1, MPI_INT, 99, 0, MPI_COMM_WORLD); MPI_Finalize(); return 0; }' \
-        > "$BATS_TMPDIR/mpi_fatal.c"
-    "$TMPI_BUILD/launcher/tmpicc" -o "$exe" "$BATS_TMPDIR/mpi_fatal.c"
+        > "$BATS_FILE_TMPDIR/mpi_fatal.c"
+    "$TMPI_BUILD/launcher/tmpicc" -o "$exe" "$BATS_FILE_TMPDIR/mpi_fatal.c"
     run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe"
     [ "$status" -ne 0 ]
     [[ "$output" == *"MPI_Send: invalid rank 99 (MPI_ERR_RANK)"* ]]
+}
+
+# The agent must run a program with the libtmpi of the build under test.  Under a TSan agent,
+# another build's (uninstrumented) libtmpi makes every message look like a data race.
+@test "mpi: a program runs with this build's libtmpi" {
+    local exe="$BATS_FILE_TMPDIR/mpi_whichlib"
+    printf '%s\n' '#include <mpi.h>' '#include <stdio.h>' '#include <string.h>' \
+        'int main(int c, char **v) { MPI_Init(&c, &v); char l[4096];' \
+        '  FILE *f = fopen("/proc/self/maps", "r");' \
+        '  while (f && fgets(l, sizeof l, f)) if (strstr(l, "/libtmpi.so")) { fputs(strchr(l, 47), stdout); break; }' \
+        '  if (f) fclose(f); MPI_Finalize(); return 0; }' > "$exe.c"
+    "$TMPI_BUILD/launcher/tmpicc" -o "$exe" "$exe.c"
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -n 1 "$exe"
+    [ "$status" -eq 0 ]
+    [[ "$output" == "$(cd "$TMPI_BUILD/libclient" && pwd -P)/libtmpi.so"* ]] || {
+        echo "libtmpi loaded: $output"
+        return 1
+    }
 }
