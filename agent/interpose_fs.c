@@ -52,48 +52,51 @@ static void *real_sym(const char *name)
     if (!p)                                                                                        \
         return fail
 
-EXPORT int open(const char *path, int flags, ...)
-{
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = (mode_t)va_arg(ap, int);
-        va_end(ap);
-    }
-    char buf[PATH_MAX];
-    PATH_OR_FAIL(p, buf, -1);
-    return REAL(int (*)(const char *, int, ...), open)(p, flags, mode);
-}
+/* The mode argument exists only when the flags create a file. */
+#define OPEN_MODE(flags, last, ret_mode)                                                           \
+    do {                                                                                           \
+        *(ret_mode) = 0;                                                                           \
+        if ((flags) & (O_CREAT | O_TMPFILE)) {                                                     \
+            va_list ap_;                                                                           \
+            va_start(ap_, last);                                                                   \
+            *(ret_mode) = (mode_t)va_arg(ap_, int);                                                \
+            va_end(ap_);                                                                           \
+        }                                                                                          \
+    } while (0)
 
-EXPORT int open64(const char *path, int flags, ...)
-{
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = (mode_t)va_arg(ap, int);
-        va_end(ap);
-    }
-    char buf[PATH_MAX];
-    PATH_OR_FAIL(p, buf, -1);
-    return REAL(int (*)(const char *, int, ...), open64)(p, flags, mode);
-}
+typedef int (*openat_fn)(int, const char *, int, ...);
 
-EXPORT int openat(int dirfd, const char *path, int flags, ...)
+/* open, open64 and openat all land here: dirfd AT_FDCWD for the first two. */
+static int open_in_job(const char *real_name, int dirfd, const char *path, int flags, mode_t mode)
 {
-    mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = (mode_t)va_arg(ap, int);
-        va_end(ap);
-    }
     char buf[PATH_MAX];
     const char *p = path;
     if (dirfd == AT_FDCWD && !(p = rank_path(path, buf)))
         return -1;
-    return REAL(int (*)(int, const char *, int, ...), openat)(dirfd, p, flags, mode);
+    if (strcmp(real_name, "openat") == 0)
+        return REAL(openat_fn, openat)(dirfd, p, flags, mode);
+    return ((int (*)(const char *, int, ...))real_sym(real_name))(p, flags, mode);
+}
+
+EXPORT int open(const char *path, int flags, ...)
+{
+    mode_t mode;
+    OPEN_MODE(flags, flags, &mode);
+    return open_in_job("open", AT_FDCWD, path, flags, mode);
+}
+
+EXPORT int open64(const char *path, int flags, ...)
+{
+    mode_t mode;
+    OPEN_MODE(flags, flags, &mode);
+    return open_in_job("open64", AT_FDCWD, path, flags, mode);
+}
+
+EXPORT int openat(int dirfd, const char *path, int flags, ...)
+{
+    mode_t mode;
+    OPEN_MODE(flags, flags, &mode);
+    return open_in_job("openat", dirfd, path, flags, mode);
 }
 
 EXPORT int creat(const char *path, mode_t mode)

@@ -7,15 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "frame.h"
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);                    \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 static void test_roundtrip(void)
 {

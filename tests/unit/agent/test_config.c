@@ -4,7 +4,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "../check.h"
 #include "config.h"
 
 static const char *write_tmp(const char *text)

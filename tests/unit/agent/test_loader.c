@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "../check.h"
 #include "loader.h"
 
 static uint8_t *slurp(const char *path, size_t *len)

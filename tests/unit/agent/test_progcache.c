@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "../check.h"
 #include "progcache.h"
 
 static uint8_t *bytes_of(const char *s, size_t *len, uint8_t hash[32])
