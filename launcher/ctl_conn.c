@@ -12,25 +12,21 @@
 
 const char *ctl_socket_path(const char *option)
 {
-    if (option)
-        return option;
+    if (option) return option;
     const char *env = getenv("TMPI_AGENT");
-    if (env && *env)
-        return env;
+    if (env && *env) return env;
     return TMPI_SYSTEM_SOCKET;
 }
 
 int ctl_connect(const char *path)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
     size_t len = strlen(path);
-    if (len == 0 || len >= sizeof sa.sun_path)
-        return -ENAMETOOLONG;
+    if (len == 0 || len >= sizeof sa.sun_path) return -ENAMETOOLONG;
     memcpy(sa.sun_path, path, len + 1);
 
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -errno;
+    if (fd < 0) return -errno;
     /* connect() on a Unix socket does not return EINTR in practice, but retrying is harmless
      * and keeps a stray signal from turning into "no agent". */
     int r;

@@ -13,8 +13,7 @@ static json_object *hex(const ProtobufCBinaryData *b)
 {
     static const char digits[] = "0123456789abcdef";
     char *s = malloc(2 * b->len + 1);
-    if (!s)
-        return NULL;
+    if (!s) return NULL;
     for (size_t i = 0; i < b->len; i++) {
         s[2 * i] = digits[b->data[i] >> 4];
         s[2 * i + 1] = digits[b->data[i] & 15];
@@ -100,8 +99,7 @@ json_object *ctl_json_from_message(const ProtobufCMessage *msg)
 {
     const ProtobufCMessageDescriptor *d = msg->descriptor;
     json_object *obj = json_object_new_object();
-    if (!obj)
-        return NULL;
+    if (!obj) return NULL;
     for (unsigned i = 0; i < d->n_fields; i++) {
         const ProtobufCFieldDescriptor *f = &d->fields[i];
         const char *base = (const char *)msg;

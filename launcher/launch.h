@@ -27,23 +27,23 @@
  * env vector, which owns nothing but its array. */
 struct launch_opts {
     uint32_t nprocs;
-    const char *agent;      /* --agent, or NULL */
+    const char *agent; /* --agent, or NULL */
     bool tag_output;
-    uint32_t timeout_sec;   /* 0: none */
-    Tmpi__EnvVar *env;      /* -x, in command-line order */
+    uint32_t timeout_sec; /* 0: none */
+    Tmpi__EnvVar *env;    /* -x, in command-line order */
     size_t n_env;
-    const char *program;    /* as typed */
-    char **args;            /* argv after PROGRAM */
+    const char *program; /* as typed */
+    char **args;         /* argv after PROGRAM */
     size_t n_args;
 };
 
 /* The program file, open for the whole run so that what we hash is what we send. */
 struct launch_program {
     int fd;
-    const char *path;       /* the path we opened */
-    char *path_alloc;       /* path when it came from a PATH search, else NULL */
+    const char *path; /* the path we opened */
+    char *path_alloc; /* path when it came from a PATH search, else NULL */
     uint64_t size;
-    uint8_t hash[32];       /* SHA-256 of the contents */
+    uint8_t hash[32]; /* SHA-256 of the contents */
 };
 
 /* Open path (searching PATH when it has no '/' and is not in the current directory), check
@@ -58,8 +58,8 @@ int launch_program_send(const struct launch_program *prog, int fd);
 /* A private agent started for one job; pid 0 when none. */
 struct launch_agent {
     pid_t pid;
-    char *dir;              /* mkdtemp directory holding the socket */
-    char *sock;             /* DIR/tmpid.sock */
+    char *dir;  /* mkdtemp directory holding the socket */
+    char *sock; /* DIR/tmpid.sock */
 };
 
 /* Connect to the agent the options name, or start a private one when no agent answers and no
@@ -81,7 +81,7 @@ int launch_job_run(const struct launch_opts *opts, const struct launch_program *
 struct launch_partial;
 struct launch_output {
     bool tag;
-    bool broken;            /* writing to our stdout/stderr failed (e.g. EPIPE): discard */
+    bool broken; /* writing to our stdout/stderr failed (e.g. EPIPE): discard */
     struct launch_partial *partial;
     size_t n_partial, cap_partial;
 };

@@ -36,20 +36,17 @@
 static char *find_tmpid(void)
 {
     const char *env = getenv("TMPI_TMPID");
-    if (env && *env)
-        return strdup(env);
+    if (env && *env) return strdup(env);
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n > 0) {
         self[n] = '\0';
         const char *dir = dirname(self);
-        static const char *const rel[] = { "../sbin/tmpid", "../agent/tmpid" };
+        static const char *const rel[] = {"../sbin/tmpid", "../agent/tmpid"};
         for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
             char *cand;
-            if (asprintf(&cand, "%s/%s", dir, rel[i]) < 0)
-                return NULL;
-            if (access(cand, X_OK) == 0)
-                return cand;
+            if (asprintf(&cand, "%s/%s", dir, rel[i]) < 0) return NULL;
+            if (access(cand, X_OK) == 0) return cand;
             free(cand);
         }
     }
@@ -60,11 +57,10 @@ static char *find_tmpid(void)
 static int make_dir(struct launch_agent *a)
 {
     const char *base = getenv("TMPDIR");
-    const char *bases[] = { base && *base ? base : "/tmp", "/tmp" };
+    const char *bases[] = {base && *base ? base : "/tmp", "/tmp"};
     for (size_t i = 0; i < 2; i++) {
         char *dir;
-        if (asprintf(&dir, "%s/tmpi-launch.XXXXXX", bases[i]) < 0)
-            return -ENOMEM;
+        if (asprintf(&dir, "%s/tmpi-launch.XXXXXX", bases[i]) < 0) return -ENOMEM;
         /* mkdtemp keeps the length; the socket name adds "/tmpid.sock". */
         if (strlen(dir) + sizeof "/tmpid.sock" > sizeof(((struct sockaddr_un *)0)->sun_path)) {
             free(dir);
@@ -86,16 +82,14 @@ static int make_dir(struct launch_agent *a)
 }
 
 /* Runs in the child between fork and exec: async-signal-safe calls only. */
-static void __attribute__((noreturn)) exec_agent(const char *tmpid, char *const argv[],
-                                                  int wfd, pid_t parent)
+static void __attribute__((noreturn))
+exec_agent(const char *tmpid, char *const argv[], int wfd, pid_t parent)
 {
     /* Die with the launcher; if it already died before prctl took effect, give up now. */
-    if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
-        _exit(127);
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent) _exit(127);
     setpgid(0, 0);
     if (wfd == AGENT_READY_FD) {
-        if (fcntl(wfd, F_SETFD, 0) < 0)
-            _exit(127);
+        if (fcntl(wfd, F_SETFD, 0) < 0) _exit(127);
     } else if (dup2(wfd, AGENT_READY_FD) < 0) {
         _exit(127);
     }
@@ -106,7 +100,8 @@ static void __attribute__((noreturn)) exec_agent(const char *tmpid, char *const 
     signal(SIGPIPE, SIG_DFL);
     execv(tmpid, argv);
     static const char msg[] = "tmpi-launch: cannot run the agent program ";
-    if (write(STDERR_FILENO, msg, sizeof msg - 1) >= 0 && write(STDERR_FILENO, tmpid, strlen(tmpid)) >= 0)
+    if (write(STDERR_FILENO, msg, sizeof msg - 1) >= 0 &&
+        write(STDERR_FILENO, tmpid, strlen(tmpid)) >= 0)
         (void)!write(STDERR_FILENO, "\n", 1);
     _exit(127);
 }
@@ -118,24 +113,17 @@ static int wait_ready(int rfd, int sigfd)
     char buf[256];
     size_t len = 0;
     for (;;) {
-        struct pollfd p[2] = { { .fd = rfd, .events = POLLIN }, { .fd = sigfd, .events = POLLIN } };
+        struct pollfd p[2] = {{.fd = rfd, .events = POLLIN}, {.fd = sigfd, .events = POLLIN}};
         int n = poll(p, 2, AGENT_START_TIMEOUT_MS);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        if (n == 0)
-            return -ETIMEDOUT;
-        if (p[1].revents & POLLIN)
-            return -EINTR;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return -errno;
+        if (n == 0) return -ETIMEDOUT;
+        if (p[1].revents & POLLIN) return -EINTR;
         ssize_t r = read(rfd, buf + len, sizeof buf - 1 - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
         len += (size_t)r;
-        if (len == sizeof buf - 1)
-            break; /* more than any readiness message: judge what we have */
+        if (len == sizeof buf - 1) break; /* more than any readiness message: judge what we have */
     }
     buf[len] = '\0';
     return strncmp(buf, "READY=1\n", 8) == 0 || strstr(buf, "\nREADY=1\n") ? 0 : -EPROTO;
@@ -150,10 +138,9 @@ static int start_private(struct launch_agent *a, int sigfd)
         return r;
     }
     char *tmpid = find_tmpid();
-    if (!tmpid)
-        return -ENOMEM;
-    char *argv[] = { tmpid, "--private", "--socket", a->sock, "--ready-fd", "3",
-                     "--log-level", "warning", NULL };
+    if (!tmpid) return -ENOMEM;
+    char *argv[] = {tmpid, "--private",   "--socket", a->sock, "--ready-fd",
+                    "3",   "--log-level", "warning",  NULL};
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) < 0) {
         r = -errno;
@@ -162,8 +149,7 @@ static int start_private(struct launch_agent *a, int sigfd)
     }
     pid_t parent = getpid();
     pid_t pid = fork();
-    if (pid == 0)
-        exec_agent(tmpid, argv, pfd[1], parent);
+    if (pid == 0) exec_agent(tmpid, argv, pfd[1], parent);
     r = pid < 0 ? -errno : 0;
     close(pfd[1]);
     if (r == 0) {
@@ -185,8 +171,7 @@ int launch_agent_connect(const struct launch_opts *opts, int sigfd, struct launc
 {
     const char *path = ctl_socket_path(opts->agent);
     int fd = ctl_connect(path);
-    if (fd >= 0)
-        return fd;
+    if (fd >= 0) return fd;
     /* Only "nobody is there" means "start one"; a socket we may not use, or an agent the user
      * named explicitly, is an error the user must see. */
     if (opts->agent || (fd != -ENOENT && fd != -ECONNREFUSED)) {
@@ -194,8 +179,7 @@ int launch_agent_connect(const struct launch_opts *opts, int sigfd, struct launc
         return fd;
     }
     int r = start_private(a, sigfd);
-    if (r < 0)
-        return r;
+    if (r < 0) return r;
     fd = ctl_connect(a->sock);
     if (fd < 0)
         fprintf(stderr, "tmpi-launch: cannot connect to the private agent at %s: %s\n", a->sock,
@@ -208,14 +192,13 @@ static bool wait_exit(pid_t pid, int ms)
 {
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (pidfd >= 0) {
-        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
         int n;
         do
             n = poll(&p, 1, ms);
         while (n < 0 && errno == EINTR);
         close(pidfd);
-        if (n == 0)
-            return false;
+        if (n == 0) return false;
     }
     /* Either it exited or pidfds are unavailable (old kernel): a plain wait then. */
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
@@ -249,8 +232,7 @@ void launch_agent_stop(struct launch_agent *a)
         }
         a->pid = 0;
     }
-    if (a->dir)
-        remove_dir(a->dir);
+    if (a->dir) remove_dir(a->dir);
     free(a->dir);
     free(a->sock);
     a->dir = a->sock = NULL;

@@ -27,9 +27,9 @@ struct launch_job {
     const struct launch_program *prog;
     int fd;
     int sigfd;
-    bool started;       /* JobStarted arrived: job_id is valid */
+    bool started; /* JobStarted arrived: job_id is valid */
     uint64_t job_id;
-    unsigned signals;   /* SIGINT/SIGTERM received so far */
+    unsigned signals; /* SIGINT/SIGTERM received so far */
     bool cancel_sent;
     struct launch_output out;
 };
@@ -42,8 +42,7 @@ static int send_submit(struct launch_job *j)
         return -errno;
     }
     Tmpi__EnvVar **env = calloc(j->opts->n_env + 1, sizeof *env);
-    if (!env)
-        return -ENOMEM;
+    if (!env) return -ENOMEM;
     for (size_t i = 0; i < j->opts->n_env; i++)
         env[i] = &j->opts->env[i];
 
@@ -85,8 +84,7 @@ static int send_cancel(struct launch_job *j)
 /* Ask the agent to end the job, once.  Returns an exit status when we must leave now, else 0. */
 static int cancel_job(struct launch_job *j)
 {
-    if (j->cancel_sent)
-        return 0;
+    if (j->cancel_sent) return 0;
     if (!j->started)
         return LAUNCH_EXIT_INTERRUPTED; /* nothing runs yet: closing the connection suffices */
     int r = send_cancel(j);
@@ -103,11 +101,9 @@ static int on_signal(struct launch_job *j)
     struct signalfd_siginfo si;
     int status = 0;
     while (read(j->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
-        if (++j->signals >= 2)
-            return LAUNCH_EXIT_INTERRUPTED;
+        if (++j->signals >= 2) return LAUNCH_EXIT_INTERRUPTED;
         status = cancel_job(j);
-        if (status)
-            return status;
+        if (status) return status;
     }
     return status;
 }
@@ -117,8 +113,7 @@ static int on_signal(struct launch_job *j)
 static int end_status(const Tmpi__JobEnd *end)
 {
     int st = end->exit_status;
-    if ((st & 255) == 0 && (st != 0 || end->failed_rank >= 0))
-        return LAUNCH_EXIT_FAILURE;
+    if ((st & 255) == 0 && (st != 0 || end->failed_rank >= 0)) return LAUNCH_EXIT_FAILURE;
     return st & 255;
 }
 
@@ -145,8 +140,7 @@ static int on_frame(struct launch_job *j, const Tmpi__Envelope *e)
             /* Nobody reads our output any more (e.g. "| head"): stop the job rather than run
              * it to completion for nothing. */
             r = cancel_job(j);
-            if (r)
-                return r;
+            if (r) return r;
         }
         return -1;
     }
@@ -167,32 +161,26 @@ static int on_frame(struct launch_job *j, const Tmpi__Envelope *e)
     case TMPI__ENVELOPE__MSG_CANCEL_REPLY:
         return -1; /* the answer to our CancelJob; JobEnd follows */
     default:
-        fprintf(stderr, "tmpi-launch: unexpected %s message from the agent\n",
-                frame_msg_name(e));
+        fprintf(stderr, "tmpi-launch: unexpected %s message from the agent\n", frame_msg_name(e));
         return LAUNCH_EXIT_FAILURE;
     }
 }
 
 static int session(struct launch_job *j)
 {
-    if (send_submit(j) < 0)
-        return LAUNCH_EXIT_FAILURE;
+    if (send_submit(j) < 0) return LAUNCH_EXIT_FAILURE;
     for (;;) {
-        struct pollfd p[2] = { { .fd = j->fd, .events = POLLIN },
-                               { .fd = j->sigfd, .events = POLLIN } };
+        struct pollfd p[2] = {{.fd = j->fd, .events = POLLIN}, {.fd = j->sigfd, .events = POLLIN}};
         if (poll(p, 2, -1) < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             fprintf(stderr, "tmpi-launch: poll: %s\n", strerror(errno));
             return LAUNCH_EXIT_FAILURE;
         }
         if (p[1].revents & POLLIN) {
             int st = on_signal(j);
-            if (st)
-                return st;
+            if (st) return st;
         }
-        if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-            continue;
+        if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         /* The agent writes whole frames, so once a frame has begun a blocking read of the
          * rest completes promptly. */
         Tmpi__Envelope *e = NULL;
@@ -208,15 +196,14 @@ static int session(struct launch_job *j)
         }
         int st = on_frame(j, e);
         frame_free(e);
-        if (st >= 0)
-            return st;
+        if (st >= 0) return st;
     }
 }
 
 int launch_job_run(const struct launch_opts *opts, const struct launch_program *prog, int fd,
                    int sigfd)
 {
-    struct launch_job j = { .opts = opts, .prog = prog, .fd = fd, .sigfd = sigfd };
+    struct launch_job j = {.opts = opts, .prog = prog, .fd = fd, .sigfd = sigfd};
     launch_output_init(&j.out, opts->tag_output);
     int status = session(&j);
     launch_output_free(&j.out);

@@ -51,21 +51,18 @@ static int bad_usage(const char *fmt, const char *arg)
 /* Parse a whole decimal number in [min, max]; no sign, no trailing junk. */
 static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
 {
-    if (!s || *s < '0' || *s > '9')
-        return -EINVAL;
+    if (!s || *s < '0' || *s > '9') return -EINVAL;
     errno = 0;
     char *end;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || v < min || v > max)
-        return -EINVAL;
+    if (errno || *end || v < min || v > max) return -EINVAL;
     *ret = (uint32_t)v;
     return 0;
 }
 
 static bool valid_env_name(const char *s, size_t len)
 {
-    if (len == 0 || (s[0] >= '0' && s[0] <= '9'))
-        return false;
+    if (len == 0 || (s[0] >= '0' && s[0] <= '9')) return false;
     for (size_t i = 0; i < len; i++)
         if (!(s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
               (s[i] >= '0' && s[i] <= '9')))
@@ -79,17 +76,14 @@ static int add_env(struct launch_opts *o, const char *arg)
 {
     const char *eq = strchr(arg, '=');
     size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
-    if (!valid_env_name(arg, nlen))
-        return bad_usage("-x %s: not a valid variable name", arg);
+    if (!valid_env_name(arg, nlen)) return bad_usage("-x %s: not a valid variable name", arg);
     const char *value = eq ? eq + 1 : getenv(arg);
-    if (!value)
-        return bad_usage("-x %s: the variable is not set here (use -x VAR=VALUE)", arg);
+    if (!value) return bad_usage("-x %s: the variable is not set here (use -x VAR=VALUE)", arg);
     char *name = strndup(arg, nlen);
     Tmpi__EnvVar *nenv = realloc(o->env, (o->n_env + 1) * sizeof *nenv);
     if (!name || !nenv) {
         free(name);
-        if (nenv)
-            o->env = nenv;
+        if (nenv) o->env = nenv;
         fputs("tmpi-launch: out of memory\n", stderr);
         return LAUNCH_EXIT_FAILURE;
     }
@@ -105,10 +99,8 @@ static int add_env(struct launch_opts *o, const char *arg)
  * options only).  NULL when missing. */
 static const char *opt_value(int argc, char **argv, int *i, const char *arg, size_t namelen)
 {
-    if (arg[namelen] == '=')
-        return arg + namelen + 1;
-    if (*i + 1 >= argc)
-        return NULL;
+    if (arg[namelen] == '=') return arg + namelen + 1;
+    if (*i + 1 >= argc) return NULL;
     return argv[++*i];
 }
 
@@ -125,8 +117,7 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
     int i;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (a[0] != '-' || a[1] == '\0')
-            break; /* PROGRAM: the rest belongs to it */
+        if (a[0] != '-' || a[1] == '\0') break; /* PROGRAM: the rest belongs to it */
         if (strcmp(a, "--") == 0) {
             i++;
             break;
@@ -139,38 +130,31 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
             return -1;
         } else if (is_opt(a, "-n") || is_opt(a, "-np") || is_opt(a, "--np")) {
             v = opt_value(argc, argv, &i, a, strcspn(a, "="));
-            if (!v)
-                return bad_usage("%s needs the number of ranks", a);
+            if (!v) return bad_usage("%s needs the number of ranks", a);
             if (parse_u32(v, 1, LAUNCH_MAX_NPROCS, &o->nprocs) < 0)
                 return bad_usage("-n %s: the number of ranks must be a whole number >= 1", v);
             have_n = true;
         } else if (is_opt(a, "--agent")) {
             v = opt_value(argc, argv, &i, a, strlen("--agent"));
-            if (!v || !*v)
-                return bad_usage("%s needs a socket path", "--agent");
+            if (!v || !*v) return bad_usage("%s needs a socket path", "--agent");
             o->agent = v;
         } else if (strcmp(a, "--tag-output") == 0) {
             o->tag_output = true;
         } else if (is_opt(a, "--timeout")) {
             v = opt_value(argc, argv, &i, a, strlen("--timeout"));
-            if (!v)
-                return bad_usage("%s needs a number of seconds", "--timeout");
+            if (!v) return bad_usage("%s needs a number of seconds", "--timeout");
             if (parse_u32(v, 0, UINT32_MAX, &o->timeout_sec) < 0)
                 return bad_usage("--timeout %s: not a whole number of seconds", v);
         } else if (strcmp(a, "-x") == 0) {
-            if (i + 1 >= argc)
-                return bad_usage("%s needs VAR or VAR=VALUE", "-x");
+            if (i + 1 >= argc) return bad_usage("%s needs VAR or VAR=VALUE", "-x");
             int r = add_env(o, argv[++i]);
-            if (r)
-                return r;
+            if (r) return r;
         } else {
             return bad_usage("unknown option %s", a);
         }
     }
-    if (!have_n)
-        return bad_usage("%s", "the number of ranks is missing: -n N");
-    if (i >= argc)
-        return bad_usage("%s", "no program given");
+    if (!have_n) return bad_usage("%s", "the number of ranks is missing: -n N");
+    if (i >= argc) return bad_usage("%s", "no program given");
     o->program = argv[i];
     o->args = argv + i + 1;
     o->n_args = (size_t)(argc - i - 1);
@@ -186,8 +170,7 @@ static int setup_signals(sigset_t *ret_old)
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
-    if (sigprocmask(SIG_BLOCK, &set, ret_old) < 0)
-        return -errno;
+    if (sigprocmask(SIG_BLOCK, &set, ret_old) < 0) return -errno;
     signal(SIGPIPE, SIG_IGN);
     int fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
     return fd < 0 ? -errno : fd;
@@ -202,17 +185,16 @@ static void free_opts(struct launch_opts *o)
 
 int main(int argc, char **argv)
 {
-    struct launch_opts opts = { 0 };
-    struct launch_program prog = { .fd = -1 };
-    struct launch_agent agent = { 0 };
+    struct launch_opts opts = {0};
+    struct launch_program prog = {.fd = -1};
+    struct launch_agent agent = {0};
     int status = parse_args(argc, argv, &opts);
     if (status) {
         free_opts(&opts);
         return status < 0 ? 0 : status;
     }
     status = launch_program_open(opts.program, &prog);
-    if (status)
-        goto out;
+    if (status) goto out;
 
     sigset_t old;
     int sigfd = setup_signals(&old);

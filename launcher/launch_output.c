@@ -41,8 +41,7 @@ static int write_all(int fd, const void *data, size_t len)
     while (len > 0) {
         ssize_t w = write(fd, p, len);
         if (w < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             return -errno;
         }
         p += w;
@@ -70,8 +69,7 @@ static int obuf_add(struct obuf *b, const void *data, size_t len)
         while (cap < b->len + len)
             cap *= 2;
         char *np = realloc(b->p, cap);
-        if (!np)
-            return -ENOMEM;
+        if (!np) return -ENOMEM;
         b->p = np;
         b->cap = cap;
     }
@@ -106,39 +104,34 @@ static void drop_partial(struct launch_output *out, struct launch_partial *p)
 static int begin_line(struct obuf *b, struct launch_partial *p, uint32_t rank)
 {
     int r = 0;
-    if (!p || !p->open)
-        r = obuf_prefix(b, rank);
-    if (r == 0 && p)
-        r = obuf_add(b, p->buf, p->len);
+    if (!p || !p->open) r = obuf_prefix(b, rank);
+    if (r == 0 && p) r = obuf_add(b, p->buf, p->len);
     return r;
 }
 
-static int hold(struct launch_output *out, struct launch_partial *p, struct obuf *b,
-                uint32_t rank, uint32_t stream, const uint8_t *data, size_t len)
+static int hold(struct launch_output *out, struct launch_partial *p, struct obuf *b, uint32_t rank,
+                uint32_t stream, const uint8_t *data, size_t len)
 {
     if (!p) {
         if (out->n_partial == out->cap_partial) {
             size_t cap = out->cap_partial ? 2 * out->cap_partial : 8;
             struct launch_partial *np = realloc(out->partial, cap * sizeof *np);
-            if (!np)
-                return -ENOMEM;
+            if (!np) return -ENOMEM;
             out->partial = np;
             out->cap_partial = cap;
         }
         p = &out->partial[out->n_partial++];
-        *p = (struct launch_partial){ .rank = rank, .stream = stream };
+        *p = (struct launch_partial){.rank = rank, .stream = stream};
     }
     if (p->len + len > OUTPUT_MAX_PARTIAL) {
         int r = begin_line(b, p, rank);
-        if (r == 0)
-            r = obuf_add(b, data, len);
+        if (r == 0) r = obuf_add(b, data, len);
         p->len = 0;
         p->open = true;
         return r;
     }
     char *nb = realloc(p->buf, p->len + len);
-    if (!nb)
-        return -ENOMEM;
+    if (!nb) return -ENOMEM;
     memcpy(nb + p->len, data, len);
     p->buf = nb;
     p->len += len;
@@ -152,12 +145,10 @@ static int tag_lines(struct launch_output *out, struct obuf *b, uint32_t rank, u
     int r = 0;
     while (r == 0 && len > 0) {
         const uint8_t *nl = memchr(data, '\n', len);
-        if (!nl)
-            return hold(out, p, b, rank, stream, data, len);
+        if (!nl) return hold(out, p, b, rank, stream, data, len);
         size_t n = (size_t)(nl - data) + 1;
         r = begin_line(b, p, rank);
-        if (r == 0)
-            r = obuf_add(b, data, n);
+        if (r == 0) r = obuf_add(b, data, n);
         if (p) {
             drop_partial(out, p);
             p = NULL;
@@ -171,20 +162,17 @@ static int tag_lines(struct launch_output *out, struct obuf *b, uint32_t rank, u
 int launch_output_write(struct launch_output *out, uint32_t rank, uint32_t stream,
                         const uint8_t *data, size_t len)
 {
-    if (out->broken)
-        return 0;
+    if (out->broken) return 0;
     int r;
     if (!out->tag) {
         r = write_all(out_fd(stream), data, len);
     } else {
-        struct obuf b = { 0 };
+        struct obuf b = {0};
         r = tag_lines(out, &b, rank, stream, data, len);
-        if (r == 0 && b.len)
-            r = write_all(out_fd(stream), b.p, b.len);
+        if (r == 0 && b.len) r = write_all(out_fd(stream), b.p, b.len);
         free(b.p);
     }
-    if (r < 0)
-        out->broken = true;
+    if (r < 0) out->broken = true;
     return r;
 }
 
@@ -199,7 +187,7 @@ void launch_output_flush(struct launch_output *out, int64_t rank)
         }
         /* Tagged output is line-oriented: end the rank's last line so the next rank's prefix
          * starts a line of its own. */
-        struct obuf b = { 0 };
+        struct obuf b = {0};
         if (!out->broken && begin_line(&b, p, p->rank) == 0 && obuf_add(&b, "\n", 1) == 0 &&
             write_all(out_fd(p->stream), b.p, b.len) < 0)
             out->broken = true;

@@ -31,8 +31,7 @@ static int open_program(const char *name, char **ret_path)
     while (path && *path) {
         size_t dlen = strcspn(path, ":");
         char *cand;
-        if (asprintf(&cand, "%.*s/%s", (int)dlen, dlen ? path : ".", name) < 0)
-            return -ENOMEM;
+        if (asprintf(&cand, "%.*s/%s", (int)dlen, dlen ? path : ".", name) < 0) return -ENOMEM;
         fd = open(cand, O_RDONLY | O_CLOEXEC);
         if (fd >= 0) {
             *ret_path = cand;
@@ -47,8 +46,7 @@ static int open_program(const char *name, char **ret_path)
 static int hash_file(struct launch_program *p)
 {
     struct stat st;
-    if (fstat(p->fd, &st) < 0)
-        return -errno;
+    if (fstat(p->fd, &st) < 0) return -errno;
     crypto_hash_sha256_state h;
     crypto_hash_sha256_init(&h);
     uint8_t buf[65536];
@@ -56,17 +54,14 @@ static int hash_file(struct launch_program *p)
     for (;;) {
         ssize_t r = read(p->fd, buf, sizeof buf);
         if (r < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             return -errno;
         }
-        if (r == 0)
-            break;
+        if (r == 0) break;
         crypto_hash_sha256_update(&h, buf, (unsigned long long)r);
         total += (uint64_t)r;
     }
-    if (total != (uint64_t)st.st_size)
-        return -ESTALE;
+    if (total != (uint64_t)st.st_size) return -ESTALE;
     crypto_hash_sha256_final(&h, p->hash);
     p->size = total;
     return 0;
@@ -111,8 +106,7 @@ int launch_program_open(const char *name, struct launch_program *ret)
 
 void launch_program_close(struct launch_program *p)
 {
-    if (p->fd >= 0)
-        close(p->fd);
+    if (p->fd >= 0) close(p->fd);
     p->fd = -1;
     free(p->path_alloc);
     p->path_alloc = NULL;
@@ -122,16 +116,14 @@ void launch_program_close(struct launch_program *p)
 int launch_program_send(const struct launch_program *p, int fd)
 {
     uint8_t *buf = malloc(FRAME_PROGRAM_CHUNK);
-    if (!buf)
-        return -ENOMEM;
+    if (!buf) return -ENOMEM;
     int r = 0;
     uint64_t off = 0;
     do {
-        size_t want = p->size - off < FRAME_PROGRAM_CHUNK ? (size_t)(p->size - off)
-                                                          : FRAME_PROGRAM_CHUNK;
+        size_t want =
+            p->size - off < FRAME_PROGRAM_CHUNK ? (size_t)(p->size - off) : FRAME_PROGRAM_CHUNK;
         ssize_t got = pread(p->fd, buf, want, (off_t)off);
-        if (got < 0 && errno == EINTR)
-            continue;
+        if (got < 0 && errno == EINTR) continue;
         if (got < 0) {
             r = -errno;
             break;

@@ -36,12 +36,10 @@ static int read_at(int fd, void *buf, size_t len, uint64_t off)
     while (len > 0) {
         ssize_t r = pread(fd, p, len, (off_t)off);
         if (r < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             return -errno;
         }
-        if (r == 0)
-            return -ENOEXEC;
+        if (r == 0) return -ENOEXEC;
         p += r;
         len -= (size_t)r;
         off += (uint64_t)r;
@@ -63,18 +61,13 @@ static int section_counts(int fd, const Elf64_Ehdr *eh, uint64_t fsize, uint64_t
     uint64_t n = eh->e_shnum, strndx = eh->e_shstrndx;
     if (n == 0 || strndx == SHN_XINDEX) {
         Elf64_Shdr sh0;
-        if (!in_file(eh->e_shoff, sizeof sh0, fsize))
-            return -ENOEXEC;
+        if (!in_file(eh->e_shoff, sizeof sh0, fsize)) return -ENOEXEC;
         int r = read_at(fd, &sh0, sizeof sh0, eh->e_shoff);
-        if (r < 0)
-            return r;
-        if (n == 0)
-            n = sh0.sh_size;
-        if (strndx == SHN_XINDEX)
-            strndx = sh0.sh_link;
+        if (r < 0) return r;
+        if (n == 0) n = sh0.sh_size;
+        if (strndx == SHN_XINDEX) strndx = sh0.sh_link;
     }
-    if (n == 0 || n > MODULE_MAX_SECTIONS || strndx >= n)
-        return -ENOEXEC;
+    if (n == 0 || n > MODULE_MAX_SECTIONS || strndx >= n) return -ENOEXEC;
     *ret_n = n;
     *ret_strndx = strndx;
     return 0;
@@ -88,26 +81,21 @@ static int section_has_magic(int fd, const Elf64_Shdr *sh, uint64_t fsize)
     if (sh->sh_type == SHT_NOBITS || sh->sh_size < mlen || !in_file(sh->sh_offset, mlen, fsize))
         return -ENOEXEC;
     int r = read_at(fd, buf, mlen, sh->sh_offset);
-    if (r < 0)
-        return r;
+    if (r < 0) return r;
     return memcmp(buf, TMPI_MODULE_MAGIC, mlen) == 0 ? 0 : -ENOEXEC;
 }
 
 int module_check_fd(int fd)
 {
     struct stat st;
-    if (fstat(fd, &st) < 0)
-        return -errno;
-    if (!S_ISREG(st.st_mode))
-        return -ENOEXEC;
+    if (fstat(fd, &st) < 0) return -errno;
+    if (!S_ISREG(st.st_mode)) return -ENOEXEC;
     uint64_t fsize = (uint64_t)st.st_size;
 
     Elf64_Ehdr eh;
-    if (!in_file(0, sizeof eh, fsize))
-        return -ENOEXEC;
+    if (!in_file(0, sizeof eh, fsize)) return -ENOEXEC;
     int r = read_at(fd, &eh, sizeof eh, 0);
-    if (r < 0)
-        return r;
+    if (r < 0) return r;
     if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
         eh.e_ident[EI_DATA] != HOST_ELFDATA || eh.e_type != ET_DYN ||
         eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff == 0)
@@ -115,18 +103,14 @@ int module_check_fd(int fd)
 
     uint64_t nsec, strndx;
     r = section_counts(fd, &eh, fsize, &nsec, &strndx);
-    if (r < 0)
-        return r;
-    if (!in_file(eh.e_shoff, nsec * sizeof(Elf64_Shdr), fsize))
-        return -ENOEXEC;
+    if (r < 0) return r;
+    if (!in_file(eh.e_shoff, nsec * sizeof(Elf64_Shdr), fsize)) return -ENOEXEC;
 
     Elf64_Shdr *sh = malloc(nsec * sizeof *sh);
     char *names = NULL;
-    if (!sh)
-        return -ENOMEM;
+    if (!sh) return -ENOMEM;
     r = read_at(fd, sh, nsec * sizeof *sh, eh.e_shoff);
-    if (r < 0)
-        goto out;
+    if (r < 0) goto out;
 
     const Elf64_Shdr *strsh = &sh[strndx];
     r = -ENOEXEC;
@@ -139,18 +123,15 @@ int module_check_fd(int fd)
         goto out;
     }
     r = read_at(fd, names, strsh->sh_size, strsh->sh_offset);
-    if (r < 0)
-        goto out;
+    if (r < 0) goto out;
 
     const size_t want = sizeof TMPI_MODULE_SECTION; /* including the terminating NUL */
     r = -ENOEXEC;
     for (uint64_t i = 0; i < nsec; i++) {
         uint64_t name = sh[i].sh_name;
         /* The name plus its NUL must lie inside the table; memcmp then cannot overrun. */
-        if (name >= strsh->sh_size || strsh->sh_size - name < want)
-            continue;
-        if (memcmp(names + name, TMPI_MODULE_SECTION, want) != 0)
-            continue;
+        if (name >= strsh->sh_size || strsh->sh_size - name < want) continue;
+        if (memcmp(names + name, TMPI_MODULE_SECTION, want) != 0) continue;
         r = section_has_magic(fd, &sh[i], fsize);
         break;
     }

@@ -71,8 +71,7 @@ static int parse_args(int argc, char **argv, struct ctl_opts *o)
             o->json = true;
         } else if (strcmp(a, "--agent") == 0 || strncmp(a, "--agent=", 8) == 0) {
             o->agent = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!o->agent || !*o->agent)
-                return bad_usage("%s needs a socket path", "--agent");
+            if (!o->agent || !*o->agent) return bad_usage("%s needs a socket path", "--agent");
         } else if (a[0] == '-') {
             return bad_usage("unknown option %s", a);
         } else if (o->cmd != CMD_NONE) {
@@ -82,8 +81,7 @@ static int parse_args(int argc, char **argv, struct ctl_opts *o)
         } else if (strcmp(a, "jobs") == 0) {
             o->cmd = CMD_JOBS;
         } else if (strcmp(a, "cancel") == 0) {
-            if (i + 1 >= argc)
-                return bad_usage("%s needs a job id", "cancel");
+            if (i + 1 >= argc) return bad_usage("%s needs a job id", "cancel");
             const char *id = argv[++i];
             char *end;
             errno = 0;
@@ -102,8 +100,7 @@ static int parse_args(int argc, char **argv, struct ctl_opts *o)
 
 static void print_duration(char *buf, size_t size, double sec)
 {
-    if (sec < 0)
-        sec = 0;
+    if (sec < 0) sec = 0;
     uint64_t s = (uint64_t)sec;
     if (s < 60)
         snprintf(buf, size, "%.1fs", sec);
@@ -113,13 +110,13 @@ static void print_duration(char *buf, size_t size, double sec)
         snprintf(buf, size, "%" PRIu64 "h%02" PRIu64 "m%02" PRIu64 "s", s / 3600, s / 60 % 60,
                  s % 60);
     else
-        snprintf(buf, size, "%" PRIu64 "d%02" PRIu64 "h%02" PRIu64 "m", s / 86400,
-                 s / 3600 % 24, s / 60 % 60);
+        snprintf(buf, size, "%" PRIu64 "d%02" PRIu64 "h%02" PRIu64 "m", s / 86400, s / 3600 % 24,
+                 s / 60 % 60);
 }
 
 static void print_bytes(char *buf, size_t size, uint64_t b)
 {
-    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     double v = (double)b;
     unsigned u = 0;
     while (v >= 1024 && u + 1 < sizeof unit / sizeof unit[0]) {
@@ -131,17 +128,15 @@ static void print_bytes(char *buf, size_t size, uint64_t b)
 
 static void print_jobs(Tmpi__JobInfo **jobs, size_t n)
 {
-    printf("%-8s %-12s %6s %-8s %10s  %s\n", "ID", "OWNER", "RANKS", "STATE", "RUNTIME",
-           "PROGRAM");
+    printf("%-8s %-12s %6s %-8s %10s  %s\n", "ID", "OWNER", "RANKS", "STATE", "RUNTIME", "PROGRAM");
     for (size_t i = 0; i < n; i++) {
         const Tmpi__JobInfo *j = jobs[i];
         char rt[32], owner[24];
         print_duration(rt, sizeof rt, j->runtime_sec);
-        if (!j->owner || !*j->owner)
-            snprintf(owner, sizeof owner, "%" PRIu32, j->owner_uid);
+        if (!j->owner || !*j->owner) snprintf(owner, sizeof owner, "%" PRIu32, j->owner_uid);
         printf("%-8" PRIu64 " %-12s %6" PRIu32 " %-8s %10s  %s\n", j->id,
-               j->owner && *j->owner ? j->owner : owner, j->nprocs, j->state ? j->state : "",
-               rt, j->program ? j->program : "");
+               j->owner && *j->owner ? j->owner : owner, j->nprocs, j->state ? j->state : "", rt,
+               j->program ? j->program : "");
     }
 }
 
@@ -157,8 +152,7 @@ static void print_status(const Tmpi__StatusReply *s)
     printf("Version:         %s\n", s->version ? s->version : "");
     printf("Uptime:          %s\n", up);
     printf("Buffer pool:     %s used of %s", used, cap);
-    if (c)
-        printf(" (%.0f%%)", 100.0 * (double)u / (double)c);
+    if (c) printf(" (%.0f%%)", 100.0 * (double)u / (double)c);
     printf("\nJobs:            %" PRIu64 " started, %" PRIu64 " failed, %zu running\n",
            s->jobs_started, s->jobs_failed, s->n_jobs);
     printf("Bad frames:      %" PRIu64 "\n", s->bad_frames);
@@ -173,7 +167,8 @@ static int print_json(const ProtobufCMessage *m)
         fputs("tmpictl: out of memory\n", stderr);
         return CTL_EXIT_FAILURE;
     }
-    puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+    puts(json_object_to_json_string_ext(o,
+                                        JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(o);
     return 0;
 }
@@ -198,8 +193,7 @@ static int show(const struct ctl_opts *o, const Tmpi__Envelope *e)
         fprintf(stderr, "tmpictl: unexpected %s reply from the agent\n", frame_msg_name(e));
         return CTL_EXIT_FAILURE;
     }
-    if (o->json)
-        return print_json(m);
+    if (o->json) return print_json(m);
     if (o->cmd == CMD_STATUS)
         print_status(e->status_reply);
     else if (o->cmd == CMD_JOBS)
@@ -227,17 +221,15 @@ static int request(const struct ctl_opts *o, int fd, Tmpi__Envelope **ret)
         e.cancel = &cj;
     }
     int r = frame_write_fd(fd, &e, FRAME_DEFAULT_MAX);
-    if (r < 0)
-        return r;
+    if (r < 0) return r;
     return frame_read_fd(fd, FRAME_DEFAULT_MAX, ret);
 }
 
 int main(int argc, char **argv)
 {
-    struct ctl_opts o = { 0 };
+    struct ctl_opts o = {0};
     int r = parse_args(argc, argv, &o);
-    if (r)
-        return r < 0 ? 0 : r;
+    if (r) return r < 0 ? 0 : r;
     /* A vanished agent shows up as EPIPE from write, not as a silent death. */
     signal(SIGPIPE, SIG_IGN);
 

@@ -41,8 +41,7 @@ struct fake {
 static int send_env(struct fake *f, Tmpi__Envelope *e)
 {
     int r = frame_write_fd(f->conn, e, FRAME_DEFAULT_MAX);
-    if (r < 0)
-        fprintf(stderr, "fake agent: write: %s\n", strerror(-r));
+    if (r < 0) fprintf(stderr, "fake agent: write: %s\n", strerror(-r));
     return r;
 }
 
@@ -102,15 +101,13 @@ static int receive_program(struct fake *f, const Tmpi__SubmitJob *s)
     Tmpi__Envelope e = TMPI__ENVELOPE__INIT;
     e.msg_case = TMPI__ENVELOPE__MSG_NEED_PROGRAM;
     e.need_program = &np;
-    if (send_env(f, &e) < 0)
-        return -1;
+    if (send_env(f, &e) < 0) return -1;
     crypto_hash_sha256_state h;
     crypto_hash_sha256_init(&h);
     uint64_t off = 0;
     for (;;) {
         Tmpi__Envelope *c;
-        if (frame_read_fd(f->conn, FRAME_DEFAULT_MAX, &c) < 0)
-            return -1;
+        if (frame_read_fd(f->conn, FRAME_DEFAULT_MAX, &c) < 0) return -1;
         if (c->msg_case != TMPI__ENVELOPE__MSG_PROGRAM_CHUNK || c->program_chunk->offset != off) {
             frame_free(c);
             send_error(f, -EPROTO, "fake agent: bad program chunk");
@@ -120,8 +117,7 @@ static int receive_program(struct fake *f, const Tmpi__SubmitJob *s)
         off += c->program_chunk->data.len;
         bool last = c->program_chunk->last;
         frame_free(c);
-        if (last)
-            break;
+        if (last) break;
     }
     uint8_t got[32];
     crypto_hash_sha256_final(&h, got);
@@ -172,12 +168,10 @@ static bool wait_cancel(struct fake *f, uint64_t id)
 {
     for (;;) {
         Tmpi__Envelope *e;
-        if (frame_read_fd(f->conn, FRAME_DEFAULT_MAX, &e) < 0)
-            return false;
+        if (frame_read_fd(f->conn, FRAME_DEFAULT_MAX, &e) < 0) return false;
         bool ok = e->msg_case == TMPI__ENVELOPE__MSG_CANCEL && e->cancel->job_id == id;
         frame_free(e);
-        if (ok)
-            return true;
+        if (ok) return true;
     }
 }
 
@@ -200,8 +194,7 @@ static bool run_job(struct fake *f, const Tmpi__SubmitJob *s)
     Tmpi__Envelope e = TMPI__ENVELOPE__INIT;
     e.msg_case = TMPI__ENVELOPE__MSG_JOB_STARTED;
     e.job_started = &js;
-    if (send_env(f, &e) < 0 || strcmp(cmd, "drop") == 0)
-        return false;
+    if (send_env(f, &e) < 0 || strcmp(cmd, "drop") == 0) return false;
 
     char why[256] = "";
     if (strcmp(cmd, "args") == 0) {
@@ -224,8 +217,7 @@ static bool run_job(struct fake *f, const Tmpi__SubmitJob *s)
         return false;
     } else if (strcmp(cmd, "wait") == 0) {
         send_output(f, 0, 1, "started\n");
-        if (!wait_cancel(f, id))
-            return false;
+        if (!wait_cancel(f, id)) return false;
         Tmpi__CancelReply cr = TMPI__CANCEL_REPLY__INIT;
         cr.job_id = id;
         Tmpi__Envelope ce = TMPI__ENVELOPE__INIT;
@@ -258,7 +250,7 @@ static Tmpi__JobInfo fake_job(void)
 
 static void answer_status(struct fake *f, bool status)
 {
-    Tmpi__JobInfo j = fake_job(), *jobs[] = { &j };
+    Tmpi__JobInfo j = fake_job(), *jobs[] = {&j};
     Tmpi__Envelope e = TMPI__ENVELOPE__INIT;
     Tmpi__StatusReply s = TMPI__STATUS_REPLY__INIT;
     Tmpi__PoolInfo pool = TMPI__POOL_INFO__INIT;
@@ -346,7 +338,7 @@ int main(int argc, char **argv)
         fputs("fake agent: failing to start, as asked\n", stderr);
         return 1;
     }
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (!sock || strlen(sock) >= sizeof sa.sun_path || sodium_init() < 0) {
         fputs("usage: fake_agent --socket PATH [--ready-fd N]\n", stderr);
         return 2;
@@ -360,16 +352,14 @@ int main(int argc, char **argv)
     }
     signal(SIGPIPE, SIG_IGN);
     if (ready_fd >= 0) {
-        if (write(ready_fd, "READY=1\n", 8) != 8)
-            return 1;
+        if (write(ready_fd, "READY=1\n", 8) != 8) return 1;
         close(ready_fd);
     }
-    struct fake f = { .conn = -1 };
+    struct fake f = {.conn = -1};
     for (;;) {
         f.conn = accept(l, NULL, NULL);
         if (f.conn < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             return 1;
         }
         serve(&f);
