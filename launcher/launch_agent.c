@@ -93,6 +93,12 @@ exec_agent(const char *tmpid, char *const argv[], int wfd, pid_t parent)
     } else if (dup2(wfd, AGENT_READY_FD) < 0) {
         _exit(127);
     }
+    /* The agent logs to stderr (ours); its stdout carries the job's output and must not get
+     * anything of the agent's, and it has no business reading our terminal. */
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+        _exit(127);
+    if (devnull > STDERR_FILENO) close(devnull);
     /* Blocked signals and ignored dispositions survive exec: give the agent a clean slate. */
     sigset_t none;
     sigemptyset(&none);

@@ -302,3 +302,32 @@ usage_error() {
     exec 5<&-
     [ "$st" -eq 130 ] || { echo "expected 130, got $st"; cat "$BATS_TEST_TMPDIR/err"; false; }
 }
+
+@test "launch: mangled module headers never crash the ELF check" {
+    local app
+    app=$(prog args)
+    # Random bytes over the ELF header and the section table; each copy must be either refused
+    # (2) or accepted and then fail to find the dead agent (1) -- never a crash.
+    python3 - "$app" "$BATS_TEST_TMPDIR/m" <<'PY'
+import random, struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+shoff = struct.unpack_from("<Q", data, 0x28)[0]
+rng = random.Random(1)
+for i in range(150):
+    d = bytearray(data)
+    for _ in range(rng.randint(1, 8)):
+        region = rng.choice([(0, 64), (shoff, len(d))])
+        pos = rng.randrange(region[0], region[1])
+        d[pos] = rng.randrange(256)
+    open("%s%d" % (sys.argv[2], i), "wb").write(d)
+PY
+    local i st
+    for i in $(seq 0 149); do
+        st=0
+        launch --agent "$BATS_TEST_TMPDIR/dead.sock" -n 1 "$BATS_TEST_TMPDIR/m$i" 2>/dev/null || st=$?
+        if [ "$st" -ne 1 ] && [ "$st" -ne 2 ]; then
+            echo "copy $i: status $st"
+            return 1
+        fi
+    done
+}
