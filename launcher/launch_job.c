@@ -92,6 +92,8 @@ static int cancel_job(struct launch_job *j)
         fprintf(stderr, "tmpi-launch: cannot cancel the job: %s\n", strerror(-r));
         return LAUNCH_EXIT_INTERRUPTED;
     }
+    /* Tell the user the first signal was heard, and how to leave without waiting. */
+    fputs("tmpi-launch: cancelling the job (signal again to leave now)\n", stderr);
     return 0;
 }
 
