@@ -1,0 +1,19 @@
+/* keyfile.h — the cluster key: any file of at least 32 random bytes (head -c 32 /dev/urandom)
+ * that only its owner (and group) may read.  Users never hold it: the launcher talks to its
+ * local agent, and the agents prove to each other that they share it (mesh_auth.h). */
+#ifndef TMPI_AGENT_KEYFILE_H
+#define TMPI_AGENT_KEYFILE_H
+
+#include <stddef.h>
+
+#include "mesh_auth.h"
+
+#define KEYFILE_MIN 32
+#define KEYFILE_MAX 4096
+
+/* Loads and checks a key file.  On failure returns a negative errno and writes a one-line
+ * reason into err: missing, not a regular file, readable or writable by others, shorter than
+ * KEYFILE_MIN or longer than KEYFILE_MAX bytes. */
+int keyfile_load(const char *path, struct mesh_key *ret, char *err, size_t errlen);
+
+#endif
