@@ -19,6 +19,7 @@
 #include "fault.h"
 #include "job.h"
 #include "log.h"
+#include "mesh.h"
 #include "svc_init.h"
 
 double agent_now(void)
@@ -142,6 +143,9 @@ int agent_run(struct agent *a, int ready_fd)
         log_error("cannot create the event loop");
         return -ENOMEM;
     }
+    r = mesh_init(a);
+    if (r < 0)
+        goto out;
     r = control_listen(a);
     if (r < 0)
         goto out;
@@ -169,6 +173,7 @@ int agent_run(struct agent *a, int ready_fd)
     }
 out:
     control_close(a);
+    mesh_close(a);
     if (a->sig_term)
         event_free(a->sig_term);
     if (a->sig_int)

@@ -12,12 +12,14 @@ struct event_base;
 struct evconnlistener;
 struct event;
 struct job;
+struct mesh;
 
 struct agent {
     struct agent_config cfg;
     struct event_base *base;
     struct evconnlistener *listener;
     struct progcache cache;
+    struct mesh *mesh;
     double start_time; /* monotonic seconds */
     int ncpus;
 

@@ -141,6 +141,11 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = parse_u32(value, 0, 1u << 30, &c->intra_eager_limit);
         else if (strcmp(key, "eager_limit") == 0)
             r = parse_u32(value, 0, 1u << 30, &c->eager_limit);
+    } else if (strcmp(section, "mesh") == 0) {
+        if (strcmp(key, "listen") == 0)
+            r = *value ? set_string(&c->listen, value) : -EINVAL;
+        else if (strcmp(key, "key_file") == 0)
+            r = *value ? set_string(&c->key_file, value) : -EINVAL;
     } else if (strcmp(section, "pool") == 0) {
         if (strcmp(key, "size") == 0)
             r = config_parse_size(value, &c->pool_size);
@@ -178,5 +183,7 @@ void config_free(struct agent_config *c)
 {
     free(c->name);
     free(c->socket_path);
-    c->name = c->socket_path = NULL;
+    free(c->listen);
+    free(c->key_file);
+    c->name = c->socket_path = c->listen = c->key_file = NULL;
 }

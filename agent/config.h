@@ -9,6 +9,8 @@
 struct agent_config {
     char *name;                /* node name shown to users; default: hostname */
     char *socket_path;         /* local control socket */
+    char *listen;              /* mesh listener HOST:PORT, NULL: none */
+    char *key_file;            /* cluster key, NULL: no mesh */
     int log_level;
     int private_agent;         /* started by tmpi-launch for one job: no network, no config */
     uint32_t max_jobs;         /* jobs running at once */

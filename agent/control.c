@@ -17,6 +17,7 @@
 #include "frame.h"
 #include "job.h"
 #include "log.h"
+#include "mesh.h"
 #include "progcache.h"
 #include "tmpi_config.h"
 
@@ -36,6 +37,7 @@ struct conn {
     size_t upload_size, upload_got;
     uint8_t upload_hash[PROGRAM_HASH_SIZE]; /* what the submission announced */
     int closing;       /* close once the output is flushed */
+    struct mesh_conn *ping; /* a tmpictl ping in progress */
     struct conn *prev, *next;
 };
 
@@ -58,6 +60,8 @@ static void upload_free(struct conn *c)
 
 static void conn_free(struct conn *c)
 {
+    mesh_ping_forget(c->ping);
+    c->ping = NULL;
     if (c->job) {
         if (c->job_started) {
             c->job->conn = NULL;
@@ -304,6 +308,9 @@ static void on_status(struct conn *c)
     st.jobs_failed = atomic_load(&a->jobs_failed);
     st.bad_frames = atomic_load(&a->bad_frames);
     st.cached_programs = progcache_count(&a->cache);
+    const char *listen_addr;
+    mesh_stats(a, &listen_addr, &st.mesh_accepted, &st.mesh_auth_failures);
+    st.mesh_listen = (char *)listen_addr;
     Tmpi__JobInfo *infos;
     st.n_jobs = visible_jobs(c, &infos, &st.jobs);
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
@@ -357,6 +364,45 @@ static void on_cancel(struct conn *c, const Tmpi__CancelJob *cj)
     conn_send(c, &env);
 }
 
+static void send_ping_reply(struct conn *c, int ok, const char *peer, double rtt, const char *err)
+{
+    Tmpi__PingReply pr = TMPI__PING_REPLY__INIT;
+    pr.ok = ok;
+    pr.peer = (char *)(peer ? peer : "");
+    pr.rtt_usec = rtt;
+    pr.error = (char *)(err ? err : "");
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_PING_REPLY;
+    env.ping_reply = &pr;
+    conn_send(c, &env);
+}
+
+static void ping_done(void *arg, int rc, const char *peer, double rtt_usec, const char *err)
+{
+    struct conn *c = arg;
+    c->ping = NULL;
+    send_ping_reply(c, rc == 0, peer, rtt_usec, err);
+}
+
+static void on_ping(struct conn *c, const Tmpi__PingPeer *pp)
+{
+    if (c->ping) {
+        conn_error(c, -EBUSY, "a ping is already in progress on this connection");
+        return;
+    }
+    int r = mesh_ping(c->a, pp->address, ping_done, c, &c->ping);
+    if (r == 0)
+        return;
+    char msg[160];
+    if (r == -ENOKEY)
+        snprintf(msg, sizeof msg, "this agent has no cluster key (--key-file)");
+    else if (r == -EINVAL)
+        snprintf(msg, sizeof msg, "bad address \"%s\" (HOST:PORT expected)", pp->address);
+    else
+        snprintf(msg, sizeof msg, "cannot reach %s: %s", pp->address, strerror(-r));
+    send_ping_reply(c, 0, "", 0, msg);
+}
+
 /* Returns 0 to go on reading, -1 if the connection is closing or gone. */
 static int dispatch(struct conn *c, const Tmpi__Envelope *env)
 {
@@ -372,6 +418,9 @@ static int dispatch(struct conn *c, const Tmpi__Envelope *env)
         break;
     case TMPI__ENVELOPE__MSG_JOBS_REQUEST:
         on_jobs(c);
+        break;
+    case TMPI__ENVELOPE__MSG_PING_PEER:
+        on_ping(c, env->ping_peer);
         break;
     case TMPI__ENVELOPE__MSG_CANCEL:
         if (c->job && c->job_started && env->cancel->job_id == 0) {

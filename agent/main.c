@@ -22,6 +22,8 @@ static void usage(FILE *f)
             "  --config FILE      settings file (default " DEFAULT_CONFIG ", if present)\n"
             "  --socket PATH      local control socket (default " TMPI_SYSTEM_SOCKET ")\n"
             "  --name NAME        node name shown to users (default: host name)\n"
+            "  --listen HOST:PORT accept other agents here (port default 7470)\n"
+            "  --key-file FILE    cluster key shared by the agents (>= 32 bytes, mode 600)\n"
             "  --log-level LEVEL  err, warning, notice, info or debug\n"
             "  --private          an agent for one tmpi-launch: no config file\n"
             "  --ready-fd N       write READY=1 to fd N and close it once ready\n"
@@ -29,7 +31,7 @@ static void usage(FILE *f)
             "  --help             this text\n");
 }
 
-enum { OPT_CONFIG = 256, OPT_SOCKET, OPT_NAME, OPT_LOG_LEVEL, OPT_PRIVATE, OPT_READY_FD,
+enum { OPT_CONFIG = 256, OPT_SOCKET, OPT_NAME, OPT_LISTEN, OPT_KEY_FILE, OPT_LOG_LEVEL, OPT_PRIVATE, OPT_READY_FD,
        OPT_VERSION, OPT_HELP };
 
 int main(int argc, char **argv)
@@ -38,6 +40,8 @@ int main(int argc, char **argv)
         {"config", required_argument, NULL, OPT_CONFIG},
         {"socket", required_argument, NULL, OPT_SOCKET},
         {"name", required_argument, NULL, OPT_NAME},
+        {"listen", required_argument, NULL, OPT_LISTEN},
+        {"key-file", required_argument, NULL, OPT_KEY_FILE},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
         {"private", no_argument, NULL, OPT_PRIVATE},
         {"ready-fd", required_argument, NULL, OPT_READY_FD},
@@ -46,6 +50,7 @@ int main(int argc, char **argv)
         {0},
     };
     const char *config = NULL, *socket_path = NULL, *name = NULL, *level = NULL;
+    const char *listen = NULL, *key_file = NULL;
     int private_agent = 0, ready_fd = -1;
 
     /* Before anything can start a thread: the overrides need the real libc functions. */
@@ -60,6 +65,8 @@ int main(int argc, char **argv)
         case OPT_CONFIG: config = optarg; break;
         case OPT_SOCKET: socket_path = optarg; break;
         case OPT_NAME: name = optarg; break;
+        case OPT_LISTEN: listen = optarg; break;
+        case OPT_KEY_FILE: key_file = optarg; break;
         case OPT_LOG_LEVEL: level = optarg; break;
         case OPT_PRIVATE: private_agent = 1; break;
         case OPT_READY_FD: {
@@ -125,6 +132,30 @@ int main(int argc, char **argv)
     if (name) {
         free(a.cfg.name);
         a.cfg.name = strdup(name);
+    }
+    if ((listen && !*listen) || (key_file && !*key_file)) {
+        fprintf(stderr, "tmpid: --listen and --key-file need a non-empty value\n");
+        return 2;
+    }
+    if (private_agent && (listen || key_file)) {
+        fprintf(stderr, "tmpid: a --private agent does not join a mesh\n");
+        return 2;
+    }
+    if (listen) {
+        free(a.cfg.listen);
+        a.cfg.listen = strdup(listen);
+    }
+    if (key_file) {
+        free(a.cfg.key_file);
+        a.cfg.key_file = strdup(key_file);
+    }
+    /* An agent with a cluster key joins the mesh: on all addresses, the default port. */
+    if (a.cfg.key_file && !a.cfg.listen && !private_agent)
+        a.cfg.listen = strdup(":7470");
+    if (a.cfg.listen && !a.cfg.key_file) {
+        fprintf(stderr, "tmpid: --listen needs --key-file: agents accept only peers that hold "
+                        "the cluster key\n");
+        return 2;
     }
     if (!a.cfg.socket_path || !a.cfg.name) {
         fprintf(stderr, "tmpid: out of memory\n");

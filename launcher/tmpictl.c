@@ -1,6 +1,6 @@
 /* tmpictl — ask the local agent about itself and its jobs, or cancel a job.
  *
- *   tmpictl [--agent SOCKET] [--json] status | jobs | cancel JOBID
+ *   tmpictl [--agent SOCKET] [--json] status | jobs | cancel JOBID | ping HOST:PORT
  *
  * One request, one reply, on the agent's Unix socket (which tells the agent who we are via
  * SO_PEERCRED; the agent decides what we may see and cancel).  Unlike tmpi-launch this never
@@ -23,13 +23,14 @@
 #define CTL_EXIT_FAILURE 1
 #define CTL_EXIT_USAGE 2
 
-enum ctl_cmd { CMD_NONE, CMD_STATUS, CMD_JOBS, CMD_CANCEL };
+enum ctl_cmd { CMD_NONE, CMD_STATUS, CMD_JOBS, CMD_CANCEL, CMD_PING };
 
 struct ctl_opts {
     const char *agent;
     bool json;
     enum ctl_cmd cmd;
     uint64_t job_id;
+    const char *address; /* ping */
 };
 
 static void usage(FILE *f)
@@ -39,6 +40,8 @@ static void usage(FILE *f)
           "  status         the agent: version, uptime, buffer pool, counters and jobs\n"
           "  jobs           the jobs the agent runs\n"
           "  cancel JOBID   end a job\n"
+          "  ping HOST:PORT have the agent connect to another agent, prove the cluster key\n"
+          "                 both ways and time one round trip\n"
           "Options:\n"
           "  --agent SOCKET the agent's socket (default: $TMPI_AGENT, else " TMPI_SYSTEM_SOCKET
           ")\n"
@@ -89,12 +92,17 @@ static int parse_args(int argc, char **argv, struct ctl_opts *o)
             if (errno || *id < '0' || *id > '9' || *end)
                 return bad_usage("cancel %s: a job id is a number", id);
             o->cmd = CMD_CANCEL;
+        } else if (strcmp(a, "ping") == 0) {
+            if (i + 1 >= argc || !*argv[i + 1])
+                return bad_usage("%s needs an agent address HOST:PORT", "ping");
+            o->address = argv[++i];
+            o->cmd = CMD_PING;
         } else {
             return bad_usage("unknown command %s", a);
         }
     }
     if (o->cmd == CMD_NONE)
-        return bad_usage("%s", "no command given: status, jobs or cancel JOBID");
+        return bad_usage("%s", "no command given: status, jobs, cancel JOBID or ping HOST:PORT");
     return 0;
 }
 
@@ -156,7 +164,14 @@ static void print_status(const Tmpi__StatusReply *s)
     printf("\nJobs:            %" PRIu64 " started, %" PRIu64 " failed, %zu running\n",
            s->jobs_started, s->jobs_failed, s->n_jobs);
     printf("Bad frames:      %" PRIu64 "\n", s->bad_frames);
-    printf("Cached programs: %" PRIu32 "\n\n", s->cached_programs);
+    printf("Cached programs: %" PRIu32 "\n", s->cached_programs);
+    if (s->mesh_listen && *s->mesh_listen)
+        printf("Mesh:            listening on %s, %" PRIu64 " peers accepted, %" PRIu64
+               " refused\n",
+               s->mesh_listen, s->mesh_accepted, s->mesh_auth_failures);
+    else
+        printf("Mesh:            not listening\n");
+    putchar('\n');
     print_jobs(s->jobs, s->n_jobs);
 }
 
@@ -189,9 +204,24 @@ static int show(const struct ctl_opts *o, const Tmpi__Envelope *e)
         m = &e->jobs_reply->base;
     else if (o->cmd == CMD_CANCEL && e->msg_case == TMPI__ENVELOPE__MSG_CANCEL_REPLY)
         m = &e->cancel_reply->base;
+    else if (o->cmd == CMD_PING && e->msg_case == TMPI__ENVELOPE__MSG_PING_REPLY)
+        m = &e->ping_reply->base;
     if (!m) {
         fprintf(stderr, "tmpictl: unexpected %s reply from the agent\n", frame_msg_name(e));
         return CTL_EXIT_FAILURE;
+    }
+    if (o->cmd == CMD_PING) {
+        const Tmpi__PingReply *p = e->ping_reply;
+        int st = o->json ? print_json(m) : 0;
+        if (st) return st;
+        if (!p->ok) {
+            if (!o->json) fprintf(stderr, "tmpictl: ping %s: %s\n", o->address, p->error);
+            return CTL_EXIT_FAILURE;
+        }
+        if (!o->json)
+            printf("%s (%s): authenticated, round trip %.1f us\n", o->address, p->peer,
+                   p->rtt_usec);
+        return 0;
     }
     if (o->json) return print_json(m);
     if (o->cmd == CMD_STATUS)
@@ -208,6 +238,7 @@ static int request(const struct ctl_opts *o, int fd, Tmpi__Envelope **ret)
     Tmpi__StatusRequest sr = TMPI__STATUS_REQUEST__INIT;
     Tmpi__JobsRequest jr = TMPI__JOBS_REQUEST__INIT;
     Tmpi__CancelJob cj = TMPI__CANCEL_JOB__INIT;
+    Tmpi__PingPeer pp = TMPI__PING_PEER__INIT;
     Tmpi__Envelope e = TMPI__ENVELOPE__INIT;
     if (o->cmd == CMD_STATUS) {
         e.msg_case = TMPI__ENVELOPE__MSG_STATUS_REQUEST;
@@ -215,6 +246,10 @@ static int request(const struct ctl_opts *o, int fd, Tmpi__Envelope **ret)
     } else if (o->cmd == CMD_JOBS) {
         e.msg_case = TMPI__ENVELOPE__MSG_JOBS_REQUEST;
         e.jobs_request = &jr;
+    } else if (o->cmd == CMD_PING) {
+        pp.address = (char *)o->address;
+        e.msg_case = TMPI__ENVELOPE__MSG_PING_PEER;
+        e.ping_peer = &pp;
     } else {
         cj.job_id = o->job_id;
         e.msg_case = TMPI__ENVELOPE__MSG_CANCEL;

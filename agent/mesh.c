@@ -1,0 +1,499 @@
+#include "mesh.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "frame.h"
+#include "keyfile.h"
+#include "log.h"
+#include "mesh_auth.h"
+
+/* A peer gets this long to complete the handshake; a silent one cannot hold a slot. */
+#define MESH_HANDSHAKE_SEC 5
+/* Bound on connections in any state, so strangers cannot exhaust the agent. */
+#define MESH_MAX_CONNS 1024
+/* Mesh control frames are small; the program bytes will travel in FRAME_PROGRAM_CHUNKs. */
+#define MESH_MAX_FRAME (FRAME_PROGRAM_CHUNK + 4096)
+
+enum conn_state { ST_WAIT_HELLO, ST_WAIT_CHALL, ST_WAIT_PROOF, ST_WAIT_ACK, ST_READY };
+
+/* One mesh connection; loop thread only. */
+struct mesh_conn {
+    struct mesh *m;
+    struct bufferevent *bev;
+    int outgoing;
+    enum conn_state state;
+    struct mesh_hs hs;
+    char addr[96];
+    /* outgoing ping (tmpictl ping) */
+    mesh_ping_cb done;
+    void *done_arg;
+    double t0;
+    uint64_t nonce;
+    int closing;
+    struct mesh_conn *prev, *next;
+};
+
+struct mesh {
+    struct agent *a;
+    struct mesh_key key;
+    struct evconnlistener *listener;
+    char listen_addr[96];
+    struct mesh_conn *conns;
+    unsigned nconns;
+    uint64_t accepted;
+    uint64_t auth_failures;
+};
+
+static void addr_string(const struct sockaddr *sa, char *out, size_t len)
+{
+    char host[INET6_ADDRSTRLEN] = "?";
+    unsigned port = 0;
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+        port = ntohs(in->sin_port);
+        snprintf(out, len, "%s:%u", host, port);
+    } else if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+        port = ntohs(in6->sin6_port);
+        snprintf(out, len, "[%s]:%u", host, port);
+    } else {
+        snprintf(out, len, "unknown");
+    }
+}
+
+int mesh_parse_address(const char *s, char *host, size_t hostlen, char *port, size_t portlen)
+{
+    const char *p;
+    size_t hl;
+    if (!s || !*s) return -EINVAL;
+    if (s[0] == '[') {
+        const char *end = strchr(s, ']');
+        if (!end) return -EINVAL;
+        hl = (size_t)(end - s - 1);
+        if (hl == 0 || hl >= hostlen) return -EINVAL;
+        memcpy(host, s + 1, hl);
+        host[hl] = '\0';
+        p = end[1] == ':' ? end + 2 : (end[1] ? NULL : "");
+        if (!p) return -EINVAL;
+    } else {
+        const char *colon = strrchr(s, ':');
+        if (colon && strchr(s, ':') != colon) return -EINVAL; /* bare IPv6 needs brackets */
+        hl = colon ? (size_t)(colon - s) : strlen(s);
+        if (hl >= hostlen) return -EINVAL;
+        memcpy(host, s, hl);
+        host[hl] = '\0';
+        p = colon ? colon + 1 : "";
+    }
+    if (!*p) {
+        snprintf(port, portlen, "%u", MESH_DEFAULT_PORT);
+        return 0;
+    }
+    char *end;
+    long v = strtol(p, &end, 10);
+    if (*end || v < 0 || v > 65535) return -EINVAL;
+    snprintf(port, portlen, "%ld", v);
+    return 0;
+}
+
+static void conn_free(struct mesh_conn *c)
+{
+    struct mesh *m = c->m;
+    if (c->done) {
+        mesh_ping_cb cb = c->done;
+        c->done = NULL;
+        cb(c->done_arg, -ECONNABORTED, c->hs.peer_name, 0, "the connection closed");
+    }
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        m->conns = c->next;
+    if (c->next) c->next->prev = c->prev;
+    m->nconns--;
+    bufferevent_free(c->bev);
+    free(c);
+}
+
+/* Reports the outcome of a ping once, then closes. */
+static void ping_finish(struct mesh_conn *c, int rc, double rtt, const char *err)
+{
+    mesh_ping_cb cb = c->done;
+    c->done = NULL;
+    if (cb) cb(c->done_arg, rc, c->hs.peer_name, rtt, err);
+    conn_free(c);
+}
+
+static void close_after_flush(struct mesh_conn *c)
+{
+    c->closing = 1;
+    bufferevent_disable(c->bev, EV_READ);
+    if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) conn_free(c);
+}
+
+static void send_env(struct mesh_conn *c, const Tmpi__Envelope *env)
+{
+    uint8_t *buf;
+    size_t len;
+    if (frame_encode(env, MESH_MAX_FRAME, &buf, &len) == 0) {
+        bufferevent_write(c->bev, buf, len);
+        free(buf);
+    }
+}
+
+static void send_ping(struct mesh_conn *c)
+{
+    Tmpi__MeshPing p = TMPI__MESH_PING__INIT;
+    randombytes_buf(&c->nonce, sizeof c->nonce);
+    p.nonce = c->nonce;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_MESH_PING;
+    env.mesh_ping = &p;
+    c->t0 = agent_now();
+    send_env(c, &env);
+}
+
+/* Frames on an authenticated connection.  Returns -1 if the connection is gone. */
+static int on_frame(struct mesh_conn *c, const Tmpi__Envelope *env)
+{
+    switch (env->msg_case) {
+    case TMPI__ENVELOPE__MSG_MESH_PING: {
+        Tmpi__MeshPong p = TMPI__MESH_PONG__INIT;
+        p.nonce = env->mesh_ping->nonce;
+        Tmpi__Envelope out = TMPI__ENVELOPE__INIT;
+        out.msg_case = TMPI__ENVELOPE__MSG_MESH_PONG;
+        out.mesh_pong = &p;
+        send_env(c, &out);
+        return 0;
+    }
+    case TMPI__ENVELOPE__MSG_MESH_PONG:
+        if (c->outgoing && c->done && env->mesh_pong->nonce == c->nonce) {
+            ping_finish(c, 0, (agent_now() - c->t0) * 1e6, NULL);
+            return -1;
+        }
+        break;
+    default:
+        break;
+    }
+    log_warning("mesh: unexpected '%s' from %s (%s); closing", frame_msg_name(env), c->addr,
+                c->hs.peer_name);
+    close_after_flush(c);
+    return -1;
+}
+
+static void read_frames(struct mesh_conn *c)
+{
+    struct evbuffer *in = bufferevent_get_input(c->bev);
+    while (!c->closing && evbuffer_get_length(in) >= FRAME_HEADER_SIZE) {
+        uint8_t hdr[FRAME_HEADER_SIZE];
+        size_t len;
+        evbuffer_copyout(in, hdr, sizeof hdr);
+        if (frame_parse_header(hdr, MESH_MAX_FRAME, &len) < 0) {
+            log_warning("mesh: bad frame header from %s; closing", c->addr);
+            conn_free(c);
+            return;
+        }
+        if (evbuffer_get_length(in) < FRAME_HEADER_SIZE + len) return;
+        evbuffer_drain(in, FRAME_HEADER_SIZE);
+        Tmpi__Envelope *env = frame_decode(evbuffer_pullup(in, (ev_ssize_t)len), len);
+        evbuffer_drain(in, len);
+        if (!env) {
+            log_warning("mesh: malformed frame from %s; closing", c->addr);
+            conn_free(c);
+            return;
+        }
+        int r = on_frame(c, env);
+        frame_free(env);
+        if (r < 0) return;
+    }
+}
+
+static void auth_failed(struct mesh_conn *c, const char *why)
+{
+    c->m->auth_failures++;
+    log_warning("mesh: %s %s refused: %s", c->outgoing ? "connection to" : "connection from",
+                c->addr, why);
+}
+
+/* Moves the handshake on as far as the buffered input allows. */
+static void read_cb(struct bufferevent *bev, void *arg)
+{
+    struct mesh_conn *c = arg;
+    struct mesh *m = c->m;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    for (;;) {
+        size_t have = evbuffer_get_length(in);
+        switch (c->state) {
+        case ST_WAIT_HELLO: {
+            if (have < MESH_HELLO_SIZE) return;
+            uint8_t hello[MESH_HELLO_SIZE], chall[MESH_CHALL_SIZE];
+            evbuffer_remove(in, hello, sizeof hello);
+            if (mesh_hello_answer(&c->hs, &m->key, m->a->cfg.name, hello, chall) < 0) {
+                auth_failed(c, "not a TMPI mesh handshake");
+                conn_free(c);
+                return;
+            }
+            bufferevent_write(bev, chall, sizeof chall);
+            c->state = ST_WAIT_PROOF;
+            break;
+        }
+        case ST_WAIT_PROOF: {
+            if (have < MESH_PROOF_SIZE) return;
+            uint8_t proof[MESH_PROOF_SIZE], ack;
+            evbuffer_remove(in, proof, sizeof proof);
+            if (mesh_proof_check(&c->hs, &m->key, proof) < 0) {
+                auth_failed(c, "wrong cluster key");
+                ack = 0;
+                bufferevent_write(bev, &ack, 1);
+                close_after_flush(c);
+                return;
+            }
+            ack = 1;
+            bufferevent_write(bev, &ack, 1);
+            c->state = ST_READY;
+            m->accepted++;
+            bufferevent_set_timeouts(bev, NULL, NULL);
+            log_info("mesh: %s (%s) authenticated", c->addr, c->hs.peer_name);
+            break;
+        }
+        case ST_WAIT_CHALL: {
+            if (have < MESH_CHALL_SIZE) return;
+            uint8_t chall[MESH_CHALL_SIZE], proof[MESH_PROOF_SIZE];
+            evbuffer_remove(in, chall, sizeof chall);
+            int r = mesh_chall_answer(&c->hs, &m->key, chall, proof);
+            if (r < 0) {
+                const char *why =
+                    r == -EACCES ? "the peer does not hold our cluster key" : "not a TMPI agent";
+                auth_failed(c, why);
+                ping_finish(c, r, 0, why);
+                return;
+            }
+            bufferevent_write(bev, proof, sizeof proof);
+            c->state = ST_WAIT_ACK;
+            break;
+        }
+        case ST_WAIT_ACK: {
+            if (have < MESH_ACK_SIZE) return;
+            uint8_t ack;
+            evbuffer_remove(in, &ack, 1);
+            if (ack != 1) {
+                auth_failed(c, "the peer refused our cluster key");
+                ping_finish(c, -EACCES, 0, "the peer refused our cluster key");
+                return;
+            }
+            c->state = ST_READY;
+            bufferevent_set_timeouts(bev, NULL, NULL);
+            send_ping(c);
+            break;
+        }
+        case ST_READY:
+            read_frames(c);
+            return;
+        }
+    }
+}
+
+static void write_cb(struct bufferevent *bev, void *arg)
+{
+    struct mesh_conn *c = arg;
+    if (c->closing && evbuffer_get_length(bufferevent_get_output(bev)) == 0) conn_free(c);
+}
+
+static void event_cb(struct bufferevent *bev, short what, void *arg)
+{
+    struct mesh_conn *c = arg;
+    if (what & BEV_EVENT_CONNECTED) {
+        int one = 1;
+        setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        uint8_t hello[MESH_HELLO_SIZE];
+        mesh_hello_make(&c->hs, MESH_CH_CTL, c->m->a->cfg.name, hello);
+        bufferevent_write(bev, hello, sizeof hello);
+        c->state = ST_WAIT_CHALL;
+        return;
+    }
+    const char *why = (what & BEV_EVENT_TIMEOUT) ? "handshake timed out"
+                      : (what & BEV_EVENT_EOF)   ? "the peer closed the connection"
+                                                 : "connection error";
+    if (!c->outgoing && c->state == ST_WAIT_PROOF)
+        /* a client that checked our MAC and left does not hold our key */
+        auth_failed(c, (what & BEV_EVENT_EOF) ? "the peer left the handshake (a different "
+                                                "cluster key?)"
+                                              : why);
+    else if (!c->outgoing && c->state != ST_READY && !(what & BEV_EVENT_EOF))
+        auth_failed(c, why);
+    if (c->outgoing && c->done) {
+        char msg[160];
+        int err = EVUTIL_SOCKET_ERROR();
+        if ((what & BEV_EVENT_ERROR) && err)
+            snprintf(msg, sizeof msg, "%s: %s", why, evutil_socket_error_to_string(err));
+        else
+            snprintf(msg, sizeof msg, "%s", why);
+        ping_finish(c, -ECONNREFUSED, 0, msg);
+        return;
+    }
+    conn_free(c);
+}
+
+static struct mesh_conn *conn_new(struct mesh *m, evutil_socket_t fd, int outgoing)
+{
+    if (m->nconns >= MESH_MAX_CONNS) return NULL;
+    struct mesh_conn *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->m = m;
+    c->outgoing = outgoing;
+    c->bev = bufferevent_socket_new(m->a->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    if (!c->bev) {
+        free(c);
+        return NULL;
+    }
+    c->next = m->conns;
+    if (c->next) c->next->prev = c;
+    m->conns = c;
+    m->nconns++;
+    struct timeval tv = {.tv_sec = MESH_HANDSHAKE_SEC};
+    bufferevent_set_timeouts(c->bev, &tv, &tv);
+    bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    return c;
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+                      void *arg)
+{
+    struct mesh *m = arg;
+    char addr[96];
+    addr_string(sa, addr, sizeof addr);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    struct mesh_conn *c = conn_new(m, fd, 0);
+    if (!c) {
+        log_warning("mesh: refusing %s: %u connections open", addr, m->nconns);
+        close(fd);
+        return;
+    }
+    snprintf(c->addr, sizeof c->addr, "%s", addr);
+    c->state = ST_WAIT_HELLO;
+}
+
+int mesh_init(struct agent *a)
+{
+    struct mesh *m = calloc(1, sizeof *m);
+    if (!m) return -ENOMEM;
+    m->a = a;
+    a->mesh = m;
+    if (!a->cfg.key_file) return 0;
+    char err[256];
+    int r = keyfile_load(a->cfg.key_file, &m->key, err, sizeof err);
+    if (r < 0) {
+        log_error("%s", err);
+        return r;
+    }
+    if (!a->cfg.listen) return 0;
+
+    char host[256], port[16];
+    if (mesh_parse_address(a->cfg.listen, host, sizeof host, port, sizeof port) < 0) {
+        log_error("bad listen address: %s (HOST:PORT expected)", a->cfg.listen);
+        return -EINVAL;
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *res;
+    int g = getaddrinfo(*host ? host : NULL, port, &hints, &res);
+    if (g != 0) {
+        log_error("cannot resolve listen address %s: %s", a->cfg.listen, gai_strerror(g));
+        return -EINVAL;
+    }
+    m->listener = evconnlistener_new_bind(
+        a->base, accept_cb, m, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE,
+        128, res->ai_addr, (int)res->ai_addrlen);
+    if (!m->listener) {
+        r = -errno;
+        log_errno(LOG_ERR, r ? r : -EADDRINUSE, "cannot listen on %s", a->cfg.listen);
+        freeaddrinfo(res);
+        return r ? r : -EADDRINUSE;
+    }
+    /* report the port really bound (port 0 picks a free one) */
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    getsockname(evconnlistener_get_fd(m->listener), (struct sockaddr *)&ss, &sl);
+    addr_string((struct sockaddr *)&ss, m->listen_addr, sizeof m->listen_addr);
+    freeaddrinfo(res);
+    log_info("mesh: listening on %s", m->listen_addr);
+    return 0;
+}
+
+int mesh_ping(struct agent *a, const char *address, mesh_ping_cb cb, void *arg,
+              struct mesh_conn **ret)
+{
+    struct mesh *m = a->mesh;
+    if (!a->cfg.key_file) return -ENOKEY;
+    char host[256], port[16];
+    if (mesh_parse_address(address, host, sizeof host, port, sizeof port) < 0 || !*host ||
+        strcmp(port, "0") == 0)
+        return -EINVAL;
+    /* Names resolve from /etc/hosts or numerically; a slow DNS would stall the loop. */
+    struct addrinfo hints = {
+        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
+    struct addrinfo *res;
+    if (getaddrinfo(host, port, &hints, &res) != 0) return -EHOSTUNREACH;
+    struct mesh_conn *c = conn_new(m, -1, 1);
+    if (!c) {
+        freeaddrinfo(res);
+        return -EMFILE;
+    }
+    snprintf(c->addr, sizeof c->addr, "%s", address);
+    c->done = cb;
+    c->done_arg = arg;
+    c->state = ST_WAIT_CHALL;
+    int r = bufferevent_socket_connect(c->bev, res->ai_addr, (int)res->ai_addrlen);
+    freeaddrinfo(res);
+    if (r < 0) {
+        c->done = NULL;
+        conn_free(c);
+        return -ECONNREFUSED;
+    }
+    *ret = c;
+    return 0;
+}
+
+void mesh_ping_forget(struct mesh_conn *c)
+{
+    if (c) c->done = NULL;
+}
+
+void mesh_stats(const struct agent *a, const char **ret_listen, uint64_t *ret_accepted,
+                uint64_t *ret_failures)
+{
+    const struct mesh *m = a->mesh;
+    *ret_listen = m && m->listener ? m->listen_addr : "";
+    *ret_accepted = m ? m->accepted : 0;
+    *ret_failures = m ? m->auth_failures : 0;
+}
+
+void mesh_close(struct agent *a)
+{
+    struct mesh *m = a->mesh;
+    if (!m) return;
+    while (m->conns)
+        conn_free(m->conns);
+    if (m->listener) evconnlistener_free(m->listener);
+    sodium_memzero(&m->key, sizeof m->key);
+    free(m);
+    a->mesh = NULL;
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env bats
+# The agent mesh: agents that share the cluster key accept each other, a wrong key is refused
+# and logged on both sides before any job data, key files and addresses are checked.
+
+bats_require_minimum_version 1.5.0
+
+# Starts agent NAME listening on loopback (a free port the kernel picks) with key file KEY.
+mesh_agent() {
+    local name=$1 key=$2
+    shift 2
+    local fifo="$BATS_TEST_TMPDIR/$name.ready"
+    mkfifo "$fifo"
+    "$TMPI_BUILD/agent/tmpid" --socket "$BATS_TEST_TMPDIR/$name.sock" --name "$name" \
+        --listen 127.0.0.1:0 --key-file "$key" --ready-fd 3 --log-level info "$@" \
+        3>"$fifo" >"$BATS_TEST_TMPDIR/$name.log" 2>&1 &
+    PIDS+=("$!")
+    local line=""
+    read -r line <"$fifo" || true
+    [ "$line" = "READY=1" ] || { cat "$BATS_TEST_TMPDIR/$name.log"; return 1; }
+}
+
+# The address an agent really listens on (it asked for port 0).
+addr_of() {
+    "$TMPI_BUILD/launcher/tmpictl" --agent "$BATS_TEST_TMPDIR/$1.sock" --json status |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["mesh_listen"])'
+}
+
+ctl() { local n=$1; shift; "$TMPI_BUILD/launcher/tmpictl" --agent "$BATS_TEST_TMPDIR/$n.sock" "$@"; }
+
+key() {
+    head -c "${2:-32}" /dev/urandom >"$BATS_TEST_TMPDIR/$1"
+    chmod "${3:-600}" "$BATS_TEST_TMPDIR/$1"
+    echo "$BATS_TEST_TMPDIR/$1"
+}
+
+setup() { PIDS=(); }
+
+teardown() {
+    for p in "${PIDS[@]}"; do
+        kill "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+}
+
+@test "mesh: three agents with one key authenticate each other both ways" {
+    local k
+    k=$(key cluster.key)
+    mesh_agent a "$k"
+    mesh_agent b "$k"
+    mesh_agent c "$k"
+    run ctl a ping "$(addr_of b)"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"(b): authenticated"* ]]
+    run ctl c ping "$(addr_of a)"
+    [ "$status" -eq 0 ]
+    run ctl b --json ping "$(addr_of c)"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *'"ok":true'* ]]
+    [ "$(ctl b --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["mesh_accepted"])')" -eq 1 ]
+}
+
+@test "mesh: a wrong cluster key is refused and logged by both agents" {
+    local k1 k2
+    k1=$(key one.key)
+    k2=$(key two.key)
+    mesh_agent a "$k1"
+    mesh_agent x "$k2"
+    run ctl a ping "$(addr_of x)"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"does not hold our cluster key"* ]]
+    run ctl x ping "$(addr_of a)"
+    [ "$status" -eq 1 ]
+    grep -q "refused" "$BATS_TEST_TMPDIR/a.log"
+    grep -q "refused" "$BATS_TEST_TMPDIR/x.log"
+    [ "$(ctl a --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["mesh_auth_failures"])')" -ge 1 ]
+    # both still serve
+    run ctl a status
+    [ "$status" -eq 0 ]
+}
+
+@test "mesh: a stranger that is not an agent is cut off without harm" {
+    local k
+    k=$(key cluster.key)
+    mesh_agent a "$k"
+    local addr port
+    addr=$(addr_of a)
+    port=${addr##*:}
+    python3 - "$port" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"GET / HTTP/1.0\r\n" + b"x" * 200)
+s.settimeout(10)
+try:
+    while s.recv(4096): pass
+except ConnectionResetError:
+    pass
+PY
+    grep -q "not a TMPI mesh handshake" "$BATS_TEST_TMPDIR/a.log"
+    run ctl a status
+    [ "$status" -eq 0 ]
+}
+
+@test "tmpid: key files that are short, world-readable or missing are refused" {
+    local short open
+    short=$(key short.key 16)
+    open=$(key open.key 32 644)
+    run "$TMPI_BUILD/agent/tmpid" --socket "$BATS_TEST_TMPDIR/s.sock" --listen 127.0.0.1:0 --key-file "$short"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"at least 32 random bytes"* ]]
+    run "$TMPI_BUILD/agent/tmpid" --socket "$BATS_TEST_TMPDIR/s.sock" --listen 127.0.0.1:0 --key-file "$open"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"accessible to other users"* ]]
+    run "$TMPI_BUILD/agent/tmpid" --socket "$BATS_TEST_TMPDIR/s.sock" --listen 127.0.0.1:0 --key-file /nonexistent.key
+    [ "$status" -eq 1 ]
+    run "$TMPI_BUILD/agent/tmpid" --socket "$BATS_TEST_TMPDIR/s.sock" --listen 127.0.0.1:0
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--listen needs --key-file"* ]]
+    local k
+    k=$(key good.key)
+    run "$TMPI_BUILD/agent/tmpid" --socket "$BATS_TEST_TMPDIR/s.sock" --listen "not:an:address" --key-file "$k"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"bad listen address"* ]]
+}
+
+@test "tmpictl ping: usage and unreachable or malformed addresses" {
+    local k
+    k=$(key cluster.key)
+    mesh_agent a "$k"
+    run ctl a ping
+    [ "$status" -eq 2 ]
+    run ctl a ping "127.0.0.1:99999"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"bad address"* ]]
+    run ctl a ping "127.0.0.1:1"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"Connection refused"* ]]
+}
