@@ -172,7 +172,7 @@ int agent_run(struct agent *a, int ready_fd)
         _exit(1);
     }
 out:
-    control_close(a);
+    control_free_all(a);
     mesh_close(a);
     if (a->sig_term)
         event_free(a->sig_term);

@@ -613,9 +613,17 @@ void control_drain(struct agent *a)
 
 void control_close(struct agent *a)
 {
-    if (!a->listener)
-        return;
-    evconnlistener_free(a->listener);
-    a->listener = NULL;
-    unlink(a->cfg.socket_path);
+    if (a->listener) {
+        evconnlistener_free(a->listener);
+        a->listener = NULL;
+        unlink(a->cfg.socket_path);
+    }
+}
+
+void control_free_all(struct agent *a)
+{
+    control_close(a);
+    control_state.draining = 0;
+    while (control_state.conns)
+        conn_free(control_state.conns);
 }

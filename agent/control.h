@@ -24,4 +24,7 @@ void control_drain(struct agent *a);
 /* Stops accepting and removes the socket file. */
 void control_close(struct agent *a);
 
+/* At exit, with no job left: closes every connection too. */
+void control_free_all(struct agent *a);
+
 #endif

@@ -36,29 +36,46 @@ int fault_init(void)
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof fault_signals / sizeof fault_signals[0]; i++)
-        if (sigaction(fault_signals[i], &sa, NULL) < 0)
-            return -errno;
+        if (sigaction(fault_signals[i], &sa, NULL) < 0) return -errno;
     return 0;
 }
 
-void *fault_thread_setup(void)
+/* The calling thread's alternate stack and the one it replaced. */
+static __thread struct {
+    void *mem;
+    stack_t old;
+} fault_stack;
+
+/* AddressSanitizer gives every thread an alternate stack of its own and unmaps it at thread
+ * exit; replacing it would make that unmap fail.  Its stack serves our handler as well. */
+#if defined(__SANITIZE_ADDRESS__)
+#define FAULT_OWN_ALTSTACK 0
+#else
+#define FAULT_OWN_ALTSTACK 1
+#endif
+
+void fault_thread_setup(void)
 {
+    if (!FAULT_OWN_ALTSTACK)
+        return;
     void *mem = malloc(FAULT_STACK_SIZE);
-    if (!mem)
-        return NULL;
+    if (!mem) return;
     stack_t ss = {.ss_sp = mem, .ss_size = FAULT_STACK_SIZE, .ss_flags = 0};
-    if (sigaltstack(&ss, NULL) < 0) {
+    if (sigaltstack(&ss, &fault_stack.old) < 0) {
         free(mem);
-        return NULL;
+        return;
     }
-    return mem;
+    fault_stack.mem = mem;
 }
 
-void fault_thread_done(void *altstack)
+void fault_thread_done(void)
 {
-    if (!altstack)
-        return;
-    stack_t ss = {.ss_flags = SS_DISABLE};
-    sigaltstack(&ss, NULL);
-    free(altstack);
+    if (!fault_stack.mem) return;
+    stack_t old = fault_stack.old;
+    if (old.ss_flags & SS_DISABLE || !old.ss_sp) {
+        old = (stack_t){.ss_flags = SS_DISABLE};
+    }
+    sigaltstack(&old, NULL);
+    free(fault_stack.mem);
+    fault_stack.mem = NULL;
 }

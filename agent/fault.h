@@ -13,9 +13,10 @@
 int fault_init(void);
 
 /* Per rank thread: give the thread an alternate stack (the fault may be a stack overflow).
- * Returns the stack to free with fault_thread_done, or NULL (then faults still end the rank
- * when there is stack left to run the handler). */
-void *fault_thread_setup(void);
-void fault_thread_done(void *altstack);
+ * If that fails, faults still end the rank when there is stack left to run the handler. */
+void fault_thread_setup(void);
+/* Puts back the thread's previous alternate stack (a sanitizer runtime may own one) and frees
+ * ours.  Safe to call twice and on threads that never called fault_thread_setup. */
+void fault_thread_done(void);
 
 #endif

@@ -26,9 +26,9 @@ static void *rank_child_main(void *p)
     struct rank_child c = *(struct rank_child *)p;
     free(p);
     rank_set_current(c.rank);
-    void *altstack = fault_thread_setup();
+    fault_thread_setup();
     void *ret = c.fn(c.arg);
-    fault_thread_done(altstack);
+    fault_thread_done();
     rank_set_current(NULL);
     return ret;
 }

@@ -16,23 +16,32 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: tmpid [OPTIONS]\n"
-            "The TMPI node agent: runs MPI jobs as threads. Stays in the foreground.\n"
-            "  --config FILE      settings file (default " DEFAULT_CONFIG ", if present)\n"
-            "  --socket PATH      local control socket (default " TMPI_SYSTEM_SOCKET ")\n"
-            "  --name NAME        node name shown to users (default: host name)\n"
-            "  --listen HOST:PORT accept other agents here (port default 7470)\n"
-            "  --key-file FILE    cluster key shared by the agents (>= 32 bytes, mode 600)\n"
-            "  --log-level LEVEL  err, warning, notice, info or debug\n"
-            "  --private          an agent for one tmpi-launch: no config file\n"
-            "  --ready-fd N       write READY=1 to fd N and close it once ready\n"
-            "  --version          print the version\n"
-            "  --help             this text\n");
+    fprintf(f, "usage: tmpid [OPTIONS]\n"
+               "The TMPI node agent: runs MPI jobs as threads. Stays in the foreground.\n"
+               "  --config FILE      settings file (default " DEFAULT_CONFIG ", if present)\n"
+               "  --socket PATH      local control socket (default " TMPI_SYSTEM_SOCKET ")\n"
+               "  --name NAME        node name shown to users (default: host name)\n"
+               "  --listen HOST:PORT accept other agents here (port default 7470)\n"
+               "  --key-file FILE    cluster key shared by the agents (>= 32 bytes, mode 600)\n"
+               "  --log-level LEVEL  err, warning, notice, info or debug\n"
+               "  --private          an agent for one tmpi-launch: no config file\n"
+               "  --ready-fd N       write READY=1 to fd N and close it once ready\n"
+               "  --version          print the version\n"
+               "  --help             this text\n");
 }
 
-enum { OPT_CONFIG = 256, OPT_SOCKET, OPT_NAME, OPT_LISTEN, OPT_KEY_FILE, OPT_LOG_LEVEL, OPT_PRIVATE, OPT_READY_FD,
-       OPT_VERSION, OPT_HELP };
+enum {
+    OPT_CONFIG = 256,
+    OPT_SOCKET,
+    OPT_NAME,
+    OPT_LISTEN,
+    OPT_KEY_FILE,
+    OPT_LOG_LEVEL,
+    OPT_PRIVATE,
+    OPT_READY_FD,
+    OPT_VERSION,
+    OPT_HELP
+};
 
 int main(int argc, char **argv)
 {
@@ -62,13 +71,27 @@ int main(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case OPT_CONFIG: config = optarg; break;
-        case OPT_SOCKET: socket_path = optarg; break;
-        case OPT_NAME: name = optarg; break;
-        case OPT_LISTEN: listen = optarg; break;
-        case OPT_KEY_FILE: key_file = optarg; break;
-        case OPT_LOG_LEVEL: level = optarg; break;
-        case OPT_PRIVATE: private_agent = 1; break;
+        case OPT_CONFIG:
+            config = optarg;
+            break;
+        case OPT_SOCKET:
+            socket_path = optarg;
+            break;
+        case OPT_NAME:
+            name = optarg;
+            break;
+        case OPT_LISTEN:
+            listen = optarg;
+            break;
+        case OPT_KEY_FILE:
+            key_file = optarg;
+            break;
+        case OPT_LOG_LEVEL:
+            level = optarg;
+            break;
+        case OPT_PRIVATE:
+            private_agent = 1;
+            break;
         case OPT_READY_FD: {
             char *end;
             errno = 0;
@@ -81,10 +104,16 @@ int main(int argc, char **argv)
             ready_fd = (int)v;
             break;
         }
-        case OPT_VERSION: printf("tmpid %s\n", TMPI_VERSION); return 0;
+        case OPT_VERSION:
+            printf("tmpid %s\n", TMPI_VERSION);
+            return 0;
         case 'h':
-        case OPT_HELP: usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case OPT_HELP:
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (optind < argc) {
@@ -93,6 +122,7 @@ int main(int argc, char **argv)
     }
 
     struct agent a = {0};
+    int rc = 0;
     if (config_defaults(&a.cfg) < 0) {
         fprintf(stderr, "tmpid: out of memory\n");
         return 1;
@@ -100,7 +130,10 @@ int main(int argc, char **argv)
     a.cfg.private_agent = private_agent;
     if (config && private_agent) {
         fprintf(stderr, "tmpid: --private runs without a config file; drop --config\n");
-        return 2;
+        {
+            rc = 2;
+            goto out;
+        }
     }
     if (!private_agent) {
         const char *path = config ? config : DEFAULT_CONFIG;
@@ -108,22 +141,30 @@ int main(int argc, char **argv)
         if (r == -ENOENT && !config) {
             /* no system config: defaults */
         } else if (r < 0) {
-            if (r != -EINVAL)
-                fprintf(stderr, "tmpid: cannot read %s: %s\n", path, strerror(-r));
-            return 1;
+            if (r != -EINVAL) fprintf(stderr, "tmpid: cannot read %s: %s\n", path, strerror(-r));
+            {
+                rc = 1;
+                goto out;
+            }
         }
     }
     if (level) {
         int l = log_level_parse(level);
         if (l < 0) {
             fprintf(stderr, "tmpid: unknown log level: %s\n", level);
-            return 2;
+            {
+                rc = 2;
+                goto out;
+            }
         }
         a.cfg.log_level = l;
     }
     if ((socket_path && !*socket_path) || (name && !*name)) {
         fprintf(stderr, "tmpid: --socket and --name need a non-empty value\n");
-        return 2;
+        {
+            rc = 2;
+            goto out;
+        }
     }
     if (socket_path) {
         free(a.cfg.socket_path);
@@ -135,11 +176,17 @@ int main(int argc, char **argv)
     }
     if ((listen && !*listen) || (key_file && !*key_file)) {
         fprintf(stderr, "tmpid: --listen and --key-file need a non-empty value\n");
-        return 2;
+        {
+            rc = 2;
+            goto out;
+        }
     }
     if (private_agent && (listen || key_file)) {
         fprintf(stderr, "tmpid: a --private agent does not join a mesh\n");
-        return 2;
+        {
+            rc = 2;
+            goto out;
+        }
     }
     if (listen) {
         free(a.cfg.listen);
@@ -150,20 +197,26 @@ int main(int argc, char **argv)
         a.cfg.key_file = strdup(key_file);
     }
     /* An agent with a cluster key joins the mesh: on all addresses, the default port. */
-    if (a.cfg.key_file && !a.cfg.listen && !private_agent)
-        a.cfg.listen = strdup(":7470");
+    if (a.cfg.key_file && !a.cfg.listen && !private_agent) a.cfg.listen = strdup(":7470");
     if (a.cfg.listen && !a.cfg.key_file) {
         fprintf(stderr, "tmpid: --listen needs --key-file: agents accept only peers that hold "
                         "the cluster key\n");
-        return 2;
+        {
+            rc = 2;
+            goto out;
+        }
     }
     if (!a.cfg.socket_path || !a.cfg.name) {
         fprintf(stderr, "tmpid: out of memory\n");
-        return 1;
+        {
+            rc = 1;
+            goto out;
+        }
     }
     log_set_level(a.cfg.log_level);
 
-    int r = agent_run(&a, ready_fd);
+    rc = agent_run(&a, ready_fd) < 0 ? 1 : 0;
+out:
     config_free(&a.cfg);
-    return r < 0 ? 1 : 0;
+    return rc;
 }

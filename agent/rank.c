@@ -35,6 +35,7 @@ void rank_end(int kind, int code, const char *msg)
         else if (r)
             job_fail(r->job, r, RANK_END_CODE, 1, "called exit(0) from a thread it started");
         current_rank = NULL;
+        fault_thread_done();
         pthread_exit(NULL);
     }
     r->end_kind = kind;
@@ -49,7 +50,7 @@ void *rank_thread_main(void *arg)
     struct rank *r = arg;
     struct job *j = r->job;
     current_rank = r;
-    void *altstack = fault_thread_setup();
+    fault_thread_setup();
 
     if (job_wait_gate(j) == 0) {
         /* main may modify argv and its strings: give each rank its own copy. */
@@ -74,7 +75,7 @@ void *rank_thread_main(void *arg)
     }
     output_flush(r);
     current_rank = NULL;
-    fault_thread_done(altstack);
+    fault_thread_done();
     job_rank_finished(j, r);
     return NULL;
 }
