@@ -2,7 +2,8 @@
 # Installs the Debian packages TMPI builds and tests with, when any is missing.
 set -eu
 pkgs="build-essential meson ninja-build pkg-config libevent-dev protobuf-c-compiler
-libprotobuf-c-dev libsystemd-dev libsodium-dev libinih-dev libjson-c-dev bats"
+libprotobuf-c-dev libsystemd-dev libsodium-dev libinih-dev libjson-c-dev bats iproute2
+python3"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

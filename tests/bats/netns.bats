@@ -1,0 +1,72 @@
+#!/usr/bin/env bats
+# Agents on separate hosts: two network namespaces joined by a veth pair (192.0.2.0/24, the
+# documentation range), one agent in each.  Skipped, saying why, where namespaces are not
+# permitted.  Everything created here is removed by name of our own making and by PID.
+
+bats_require_minimum_version 1.5.0
+
+setup() {
+    NS_A="tmpi$$a"
+    NS_B="tmpi$$b"
+    VETH_A="tv$$a"
+    VETH_B="tv$$b"
+    PIDS=()
+    if ! ip netns add "$NS_A" 2>/dev/null; then
+        skip "network namespaces are not permitted here (ip netns add failed; needs root/CAP_SYS_ADMIN)"
+    fi
+    ip netns add "$NS_B"
+    ip link add "$VETH_A" type veth peer name "$VETH_B"
+    ip link set "$VETH_A" netns "$NS_A"
+    ip link set "$VETH_B" netns "$NS_B"
+    ip -n "$NS_A" addr add 192.0.2.1/24 dev "$VETH_A"
+    ip -n "$NS_B" addr add 192.0.2.2/24 dev "$VETH_B"
+    for ns in "$NS_A" "$NS_B"; do ip -n "$ns" link set lo up; done
+    ip -n "$NS_A" link set "$VETH_A" up
+    ip -n "$NS_B" link set "$VETH_B" up
+}
+
+teardown() {
+    for p in "${PIDS[@]}"; do
+        kill "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    ip netns del "$NS_A" 2>/dev/null || true
+    ip netns del "$NS_B" 2>/dev/null || true
+}
+
+# ns_agent NS NAME ADDR KEY: an agent inside namespace NS listening on ADDR.
+ns_agent() {
+    local ns=$1 name=$2 addr=$3 key=$4
+    local fifo="$BATS_TEST_TMPDIR/$name.ready"
+    mkfifo "$fifo"
+    ip netns exec "$ns" "$TMPI_BUILD/agent/tmpid" --socket "$BATS_TEST_TMPDIR/$name.sock" \
+        --name "$name" --listen "$addr" --key-file "$key" --ready-fd 3 \
+        3>"$fifo" >"$BATS_TEST_TMPDIR/$name.log" 2>&1 &
+    PIDS+=("$!")
+    local line=""
+    read -r line <"$fifo" || true
+    [ "$line" = "READY=1" ] || { cat "$BATS_TEST_TMPDIR/$name.log"; return 1; }
+}
+
+@test "netns: agents on two hosts authenticate across a veth link; a wrong key is refused" {
+    head -c 32 /dev/urandom >"$BATS_TEST_TMPDIR/k"
+    chmod 600 "$BATS_TEST_TMPDIR/k"
+    head -c 32 /dev/urandom >"$BATS_TEST_TMPDIR/other"
+    chmod 600 "$BATS_TEST_TMPDIR/other"
+    ns_agent "$NS_A" hosta 192.0.2.1:7470 "$BATS_TEST_TMPDIR/k"
+    ns_agent "$NS_B" hostb 192.0.2.2:7470 "$BATS_TEST_TMPDIR/k"
+    run "$TMPI_BUILD/launcher/tmpictl" --agent "$BATS_TEST_TMPDIR/hosta.sock" ping 192.0.2.2:7470
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"(hostb): authenticated"* ]]
+    run "$TMPI_BUILD/launcher/tmpictl" --agent "$BATS_TEST_TMPDIR/hostb.sock" ping 192.0.2.1
+    [ "$status" -eq 0 ]
+    # the other host is not reachable on loopback: it really is another host
+    run "$TMPI_BUILD/launcher/tmpictl" --agent "$BATS_TEST_TMPDIR/hosta.sock" ping 127.0.0.1:7471
+    [ "$status" -eq 1 ]
+    # a third agent with another key, on host b
+    ns_agent "$NS_B" hostc 192.0.2.2:7471 "$BATS_TEST_TMPDIR/other"
+    run "$TMPI_BUILD/launcher/tmpictl" --agent "$BATS_TEST_TMPDIR/hosta.sock" ping 192.0.2.2:7471
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"does not hold our cluster key"* ]]
+    grep -q "refused" "$BATS_TEST_TMPDIR/hostc.log"
+}
