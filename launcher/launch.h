@@ -5,6 +5,8 @@
  *   launch_agent.c   connect to an agent, or start a private one for this job
  *   launch_job.c     the protocol session with the agent (submit, output, end, signals)
  *   launch_output.c  writing ranks' output, with --tag-output line prefixes
+ *   launch_place.c   where the ranks go: --hostfile, -H, Slurm, --ppn, --map-by (the parsers
+ *                    and the policy are in hostfile.c, hostlist.c, slurm.c, placement.c)
  *
  * Exit statuses: 0 and the job's status as the agent reports it; 1 for runtime failures
  * (agent missing, protocol errors); 2 for usage errors; 130 when interrupted.
@@ -18,6 +20,7 @@
 #include <sys/types.h>
 
 #include "control.pb-c.h"
+#include "placement.h"
 
 #define LAUNCH_EXIT_FAILURE 1
 #define LAUNCH_EXIT_USAGE 2
@@ -32,7 +35,14 @@ struct launch_opts {
     uint32_t timeout_sec; /* 0: none */
     Tmpi__EnvVar *env;    /* -x, in command-line order */
     size_t n_env;
-    const char *program; /* as typed */
+    /* placement */
+    const char *hostfile; /* --hostfile, or NULL */
+    const char *hosts;    /* -H / --host value, or NULL */
+    uint32_t ppn;         /* --ppn, 0: not given */
+    enum placement_map map_by;
+    bool oversubscribe;
+    bool display_map;    /* print the placement and exit 0 */
+    const char *program; /* as typed; NULL only with --display-map */
     char **args;         /* argv after PROGRAM */
     size_t n_args;
 };
@@ -70,6 +80,13 @@ struct launch_agent {
 int launch_agent_connect(const struct launch_opts *opts, int sigfd, struct launch_agent *agent);
 /* Stop and reap a private agent and remove its directory; nothing when none was started. */
 void launch_agent_stop(struct launch_agent *agent);
+
+/* Work out where the ranks go, from --hostfile, -H or a Slurm allocation (SLURM_JOB_NODELIST,
+ * only when neither option is given) and --ppn / --map-by / --oversubscribe.  Returns 0 with
+ * *ret filled, or LAUNCH_EXIT_USAGE / LAUNCH_EXIT_FAILURE after printing every problem.
+ * Without hosts, --ppn or --display-map, nothing is computed and ret->nnodes is 0: the local
+ * agent runs every rank, as it did before placement existed. */
+int launch_place(const struct launch_opts *opts, struct placement *ret);
 
 /* Run the job over the connection fd; returns the launcher's exit status. */
 int launch_job_run(const struct launch_opts *opts, const struct launch_program *prog, int fd,

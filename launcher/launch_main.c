@@ -1,7 +1,8 @@
 /* launch_main.c — tmpi-launch: command line, validation and the overall flow.
  *
  *   tmpi-launch -n N [--agent SOCKET] [--tag-output] [-x VAR[=VALUE]] [--timeout SEC]
- *               PROGRAM [ARGS...]
+ *               [--hostfile FILE | -H HOST[,HOST...]] [--ppn K] [--map-by slot|node]
+ *               [--oversubscribe] [--display-map] PROGRAM [ARGS...]
  *
  * Everything that can be checked locally (options, the program file) is checked before any
  * agent is contacted or started, so a typo never costs an agent start-up.
@@ -15,6 +16,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "hostlist.h"
 #include "launch.h"
 #include "tmpi_config.h"
 
@@ -33,6 +35,16 @@ static void usage(FILE *f)
           "  -x VAR[=VALUE]       set VAR in the ranks' environment (repeatable); without\n"
           "                       VALUE, forward this shell's value\n"
           "  --timeout SEC        cancel the job after SEC seconds (0: never)\n"
+          "Placement (see tmpi-launch(1)):\n"
+          "  --hostfile FILE      hosts from FILE: lines \"HOST [slots=N] [max_slots=M]\n"
+          "                       [port=P]\" or \"HOST:N\"; '#' starts a comment\n"
+          "  -H, --host HOST[,HOST...]  hosts on the command line; HOST:N gives N slots\n"
+          "                       (default: SLURM_JOB_NODELIST in a Slurm job, else this node)\n"
+          "  --ppn K              exactly K ranks per node (the last may get fewer)\n"
+          "  --map-by slot|node   fill each host's slots in turn (slot, the default) or deal\n"
+          "                       ranks round robin over the hosts (node)\n"
+          "  --oversubscribe      allow more ranks than slots\n"
+          "  --display-map        print which node runs each rank and exit (PROGRAM optional)\n"
           "  -h, --help           this text\n"
           "  --version            print the version\n"
           "Options end at PROGRAM; everything after it is passed to the program.\n",
@@ -145,6 +157,37 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
             if (!v) return bad_usage("%s needs a number of seconds", "--timeout");
             if (parse_u32(v, 0, UINT32_MAX, &o->timeout_sec) < 0)
                 return bad_usage("--timeout %s: not a whole number of seconds", v);
+        } else if (is_opt(a, "--hostfile")) {
+            v = opt_value(argc, argv, &i, a, strlen("--hostfile"));
+            if (!v || !*v) return bad_usage("%s needs a file name", "--hostfile");
+            if (o->hostfile) return bad_usage("%s given twice", "--hostfile");
+            o->hostfile = v;
+        } else if (is_opt(a, "-H") || is_opt(a, "--host")) {
+            const char *name = a[1] == '-' ? "--host" : "-H";
+            v = opt_value(argc, argv, &i, a, strlen(name));
+            if (!v || !*v) return bad_usage("%s needs HOST[,HOST...]", name);
+            if (o->hosts) return bad_usage("%s given twice (list every host in one)", name);
+            o->hosts = v;
+        } else if (is_opt(a, "--ppn")) {
+            v = opt_value(argc, argv, &i, a, strlen("--ppn"));
+            if (!v) return bad_usage("%s needs the number of ranks per node", "--ppn");
+            if (parse_u32(v, 1, HOSTLIST_MAX_SLOTS, &o->ppn) < 0)
+                return bad_usage("--ppn %s: the ranks per node must be a whole number from 1 "
+                                 "to 1048576",
+                                 v);
+        } else if (is_opt(a, "--map-by")) {
+            v = opt_value(argc, argv, &i, a, strlen("--map-by"));
+            if (!v) return bad_usage("%s needs slot or node", "--map-by");
+            if (strcmp(v, "slot") == 0)
+                o->map_by = PLACEMENT_MAP_SLOT;
+            else if (strcmp(v, "node") == 0)
+                o->map_by = PLACEMENT_MAP_NODE;
+            else
+                return bad_usage("--map-by %s: must be slot or node", v);
+        } else if (strcmp(a, "--oversubscribe") == 0) {
+            o->oversubscribe = true;
+        } else if (strcmp(a, "--display-map") == 0) {
+            o->display_map = true;
         } else if (strcmp(a, "-x") == 0) {
             if (i + 1 >= argc) return bad_usage("%s needs VAR or VAR=VALUE", "-x");
             int r = add_env(o, argv[++i]);
@@ -154,6 +197,9 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
         }
     }
     if (!have_n) return bad_usage("%s", "the number of ranks is missing: -n N");
+    if (o->hostfile && o->hosts)
+        return bad_usage("%s", "--hostfile and -H cannot be used together");
+    if (i >= argc && o->display_map) return 0;
     if (i >= argc) return bad_usage("%s", "no program given");
     o->program = argv[i];
     o->args = argv + i + 1;
@@ -188,13 +234,29 @@ int main(int argc, char **argv)
     struct launch_opts opts = {0};
     struct launch_program prog = {.fd = -1};
     struct launch_agent agent = {0};
+    struct placement place = {0};
     int status = parse_args(argc, argv, &opts);
     if (status) {
         free_opts(&opts);
         return status < 0 ? 0 : status;
     }
+    status = launch_place(&opts, &place);
+    if (status) goto out;
+    if (opts.display_map) {
+        placement_print(&place, stdout);
+        status = fflush(stdout) == 0 ? 0 : LAUNCH_EXIT_FAILURE;
+        goto out;
+    }
     status = launch_program_open(opts.program, &prog);
     if (status) goto out;
+    if (place.nnodes > 1) {
+        /* Everything is validated; what is missing is the agent-to-agent part. */
+        fputs("tmpi-launch: jobs across several nodes need the agent mesh (not available in "
+              "this version)\n",
+              stderr);
+        status = LAUNCH_EXIT_FAILURE;
+        goto out;
+    }
 
     sigset_t old;
     int sigfd = setup_signals(&old);
@@ -214,6 +276,7 @@ int main(int argc, char **argv)
     close(sigfd);
 out:
     launch_program_close(&prog);
+    placement_free(&place);
     free_opts(&opts);
     return status;
 }
