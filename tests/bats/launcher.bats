@@ -334,3 +334,191 @@ PY
         fi
     done
 }
+
+# --- placement: host files, -H, Slurm, --ppn, --map-by, --display-map ---------------------
+
+# No test may pick up a Slurm allocation from the shell that runs the suite.
+no_slurm() { unset SLURM_JOB_NODELIST SLURM_TASKS_PER_NODE; }
+
+@test "launch: a bad host file exits 2 with every problem as FILE:LINE" {
+    no_slurm
+    local f=$BATS_TEST_TMPDIR/hosts
+    cat >"$f" <<'HOSTS'
+# comment
+node01 slots=0
+node02 slots=2 port=70000
+  slots=3
+node04 slots=2 junk
+node05 colour=blue
+good slots=2
+fe80::1 slots=1
+HOSTS
+    run --separate-stderr launch -n 2 --hostfile "$f" "$BATS_TEST_TMPDIR/none"
+    expect_status 2
+    local want
+    for want in "$f:2: slots=0: not a positive integer" \
+        "$f:3: port=70000: not a port number (1..65535)" \
+        "$f:4: empty host name: the line starts with 'slots=3'" \
+        "$f:5: unexpected 'junk' (settings are KEY=VALUE)" \
+        "$f:6: unknown key 'colour' (expected slots, max_slots or port)" \
+        "$f:8: 'fe80::1': IPv6 addresses must be written in brackets, e.g. [fe80::1]" \
+        "tmpi-launch: $f: 6 errors in the host file"; do
+        if ! grep -qxF -- "$want" <<<"$stderr"; then
+            echo "expected the line: $want" >&2
+            echo "got: $stderr" >&2
+            return 1
+        fi
+    done
+    [ "$(wc -l <<<"$stderr")" -eq 7 ]
+    [ -z "$output" ]
+    usage_error "$BATS_TEST_TMPDIR/missing: No such file or directory" -n 2 \
+        --hostfile "$BATS_TEST_TMPDIR/missing" --display-map
+    printf '# nothing\n' >"$f"
+    usage_error "$f: no hosts in the file" -n 2 --hostfile "$f" --display-map
+}
+
+@test "launch: placement options are checked, exit 2" {
+    no_slurm
+    local app f=$BATS_TEST_TMPDIR/hosts
+    app=$(prog args)
+    printf 'a slots=2\nb slots=2\n' >"$f"
+    usage_error "--ppn 0: the ranks per node must be a whole number from 1 to 1048576" -n 2 --ppn 0 "$app"
+    usage_error "--ppn x: the ranks per node" -n 2 --ppn x "$app"
+    usage_error "--ppn needs the number of ranks per node" -n 2 --ppn
+    usage_error "--map-by core: must be slot or node" -n 2 --map-by core "$app"
+    usage_error "--map-by needs slot or node" -n 2 --map-by
+    usage_error "--hostfile and -H cannot be used together" -n 2 --hostfile "$f" -H a "$app"
+    usage_error "--hostfile given twice" -n 2 --hostfile "$f" --hostfile "$f" "$app"
+    usage_error "-H given twice" -n 2 -H a -H b "$app"
+    usage_error "-H needs HOST[,HOST...]" -n 2 -H
+    usage_error "-H: a:0: the slots after ':' must be a positive integer" -n 2 -H a:0 "$app"
+    usage_error "-H: '': empty host name" -n 2 -H a,,b "$app"
+    usage_error "not enough slots: 5 ranks requested but the hosts have 4 slots (--oversubscribe allows more ranks than slots)" \
+        -n 5 --hostfile "$f" "$app"
+    usage_error "--ppn 2 with 6 ranks needs 3 nodes, but only 2 hosts are given" \
+        -n 6 --ppn 2 --hostfile "$f" "$app"
+    usage_error "--ppn 2 with 3 ranks needs 2 nodes, but no hosts are given" -n 3 --ppn 2 "$app"
+    usage_error "no program given" -n 2 --hostfile "$f"
+}
+
+@test "launch: --display-map with slot mapping (the default) fills hosts in order" {
+    no_slurm
+    local f=$BATS_TEST_TMPDIR/hosts
+    printf 'node01 slots=4\nnode02 slots=2 port=7471 # second agent\n[::1]:2\n' >"$f"
+    run --separate-stderr launch -n 7 --hostfile "$f" --display-map
+    expect_status 0
+    [ "$output" = "node 0: node01:7470, 4 ranks: 0-3
+node 1: node02:7471, 2 ranks: 4-5
+node 2: [::1]:7470, 1 rank: 6
+rank 0: node 0 (node01:7470), local rank 0
+rank 1: node 0 (node01:7470), local rank 1
+rank 2: node 0 (node01:7470), local rank 2
+rank 3: node 0 (node01:7470), local rank 3
+rank 4: node 1 (node02:7471), local rank 0
+rank 5: node 1 (node02:7471), local rank 1
+rank 6: node 2 ([::1]:7470), local rank 0" ]
+    # a program may follow; it is neither checked nor run
+    run --separate-stderr launch -n 2 --hostfile "$f" --map-by slot --display-map "$BATS_TEST_TMPDIR/none" x
+    expect_status 0
+    expect_line "node 0: node01:7470, 2 ranks: 0-1"
+}
+
+@test "launch: --display-map with node mapping deals ranks round robin" {
+    no_slurm
+    run --separate-stderr launch -n 5 -H a:2,b,c:3 --map-by node --display-map
+    expect_status 0
+    expect_line "node 0: a:7470, 2 ranks: 0,3"
+    expect_line "node 1: b:7470, 1 rank: 1"
+    expect_line "node 2: c:7470, 2 ranks: 2,4"
+    expect_line "rank 4: node 2 (c:7470), local rank 1"
+}
+
+@test "launch: --display-map with --ppn and --oversubscribe" {
+    no_slurm
+    run --separate-stderr launch -n 5 -H a:4,b:4,c:4,d:4 --ppn 2 --display-map
+    expect_status 0
+    expect_line "node 0: a:7470, 2 ranks: 0-1"
+    expect_line "node 1: b:7470, 2 ranks: 2-3"
+    expect_line "node 2: c:7470, 1 rank: 4"
+    [[ "$output" != *"d:7470"* ]]
+    run --separate-stderr launch -n 5 -H a:4,b:4,c:4 --ppn 2 --map-by node --display-map
+    expect_status 0
+    expect_line "node 0: a:7470, 2 ranks: 0,3"
+    expect_line "node 2: c:7470, 1 rank: 2"
+    usage_error "not enough slots: --ppn 3 puts 3 ranks on a:7470, which has 1 slot" \
+        -n 3 -H a,b --ppn 3 --display-map
+    run --separate-stderr launch -n 3 -H a,b --ppn 3 --oversubscribe --display-map
+    expect_status 0
+    expect_line "node 0: a:7470, 3 ranks: 0-2"
+    # -H a,a,b: a host named twice has two slots
+    run --separate-stderr launch -n 3 -H a,a,b --display-map
+    expect_status 0
+    expect_line "node 0: a:7470, 2 ranks: 0-1"
+    expect_line "node 1: b:7470, 1 rank: 2"
+    # oversubscribed: each host takes its slots again per pass
+    run --separate-stderr launch -n 5 -H a,a,b --oversubscribe --display-map
+    expect_status 0
+    expect_line "node 0: a:7470, 4 ranks: 0-3"
+    expect_line "node 1: b:7470, 1 rank: 4"
+    # no hosts: the local agent takes every rank
+    run --separate-stderr launch -n 3 --display-map
+    expect_status 0
+    expect_line "node 0: local agent, 3 ranks: 0-2"
+    expect_line "rank 2: node 0 (local agent), local rank 2"
+}
+
+@test "launch: a Slurm allocation gives the hosts unless --hostfile or -H is given" {
+    export SLURM_JOB_NODELIST='node[01-02,10],gpu[1-2]-ib' SLURM_TASKS_PER_NODE='2(x3),1,1'
+    run --separate-stderr launch -n 8 --display-map
+    expect_status 0
+    expect_line "node 0: node01:7470, 2 ranks: 0-1"
+    expect_line "node 2: node10:7470, 2 ranks: 4-5"
+    expect_line "node 3: gpu1-ib:7470, 1 rank: 6"
+    expect_line "node 4: gpu2-ib:7470, 1 rank: 7"
+    run --separate-stderr launch -n 8 --map-by node --display-map
+    expect_status 0
+    expect_line "node 0: node01:7470, 2 ranks: 0,5"
+    expect_line "node 4: gpu2-ib:7470, 1 rank: 4"
+    run --separate-stderr launch -n 2 -H other:2 --display-map
+    expect_status 0
+    expect_line "node 0: other:7470, 2 ranks: 0-1"
+    usage_error "not enough slots: 9 ranks requested but the hosts have 8 slots" -n 9 --display-map
+    export SLURM_TASKS_PER_NODE='2(x3)'
+    usage_error "SLURM_TASKS_PER_NODE gives slots for 3 nodes but SLURM_JOB_NODELIST has 5" \
+        -n 2 --display-map
+    export SLURM_JOB_NODELIST='node[01-03'
+    usage_error "SLURM_JOB_NODELIST: 'node[01-03': '[' without ']'" -n 2 --display-map
+    # no task counts: one slot per node; node names keep their zero padding
+    export SLURM_JOB_NODELIST='n[008-010]'
+    unset SLURM_TASKS_PER_NODE
+    run --separate-stderr launch -n 3 --display-map
+    expect_status 0
+    expect_line "node 0: n008:7470, 1 rank: 0"
+    expect_line "node 2: n010:7470, 1 rank: 2"
+}
+
+@test "launch: a placement over several nodes stops after validation, exit 1" {
+    no_slurm
+    local app
+    app=$(prog args)
+    run --separate-stderr launch -n 2 -H a,b "$app"
+    expect_status 1
+    [ "$stderr" = "tmpi-launch: jobs across several nodes need the agent mesh (not available in this version)" ]
+    # the program is still checked first
+    echo "just text" >"$BATS_TEST_TMPDIR/text"
+    run --separate-stderr launch -n 2 -H a,b "$BATS_TEST_TMPDIR/text"
+    expect_status 2
+}
+
+@test "launch: a placement on one node runs as before" {
+    no_slurm
+    start_agent a
+    run --separate-stderr launch --agent "$AGENT_SOCK" -n 3 -H localhost:4 --tag-output "$(prog args)" x
+    expect_status 0
+    expect_line "[0] argc=2"
+    local f=$BATS_TEST_TMPDIR/hosts
+    printf 'localhost slots=2\n' >"$f"
+    run --separate-stderr launch --agent "$AGENT_SOCK" -n 4 --hostfile "$f" --oversubscribe "$(prog args)"
+    expect_status 0
+    expect_line "argc=1"
+}
