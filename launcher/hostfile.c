@@ -84,7 +84,7 @@ static int parse_setting(const char *tok, size_t len, struct line *ln, const cha
     int r;
 #define KEY_IS(k) (klen == strlen(k) && memcmp(tok, k, klen) == 0)
     if (KEY_IS("slots") || KEY_IS("max_slots")) {
-        bool is_max = klen != 5;
+        bool is_max = KEY_IS("max_slots");
         bool *have = is_max ? &ln->have_max : &ln->have_slots;
         if (*have) {
             errlist_add(err, "%s: %s given twice", loc, is_max ? "max_slots" : "slots");
