@@ -33,6 +33,7 @@ int config_defaults(struct agent_config *c)
         .eager_limit = 100 * 1024,
         .pool_size = 64u << 20,
         .kill_grace_sec = 5,
+        .heartbeat_ms = 1000,
     };
     if (!c->name || !c->socket_path)
         return -ENOMEM;
@@ -73,6 +74,44 @@ static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
         return -ERANGE;
     *ret = (uint32_t)v;
     return 0;
+}
+
+int config_add_peer(struct agent_config *c, const char *address)
+{
+    char **np = realloc(c->peers, (c->npeers + 1) * sizeof *np);
+    if (!np)
+        return -ENOMEM;
+    c->peers = np;
+    if (!(np[c->npeers] = strdup(address)))
+        return -ENOMEM;
+    c->npeers++;
+    return 0;
+}
+
+/* "a:1, b:2" -> two peers.  Empty items are refused. */
+static int add_peer_list(struct agent_config *c, const char *list)
+{
+    char buf[4096];
+    if (strlen(list) >= sizeof buf)
+        return -E2BIG;
+    strcpy(buf, list);
+    char *rest = buf, *tok;
+    int n = 0;
+    /* strsep, not strtok: an empty item between commas is an error, not skipped */
+    while ((tok = strsep(&rest, ",")) != NULL) {
+        while (*tok == ' ' || *tok == '\t')
+            tok++;
+        char *end = tok + strlen(tok);
+        while (end > tok && (end[-1] == ' ' || end[-1] == '\t'))
+            *--end = '\0';
+        if (!*tok)
+            return -EINVAL;
+        int r = config_add_peer(c, tok);
+        if (r < 0)
+            return r;
+        n++;
+    }
+    return n ? 0 : -EINVAL;
 }
 
 static int set_string(char **dst, const char *v)
@@ -146,6 +185,10 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = *value ? set_string(&c->listen, value) : -EINVAL;
         else if (strcmp(key, "key_file") == 0)
             r = *value ? set_string(&c->key_file, value) : -EINVAL;
+        else if (strcmp(key, "peers") == 0)
+            r = add_peer_list(c, value);
+        else if (strcmp(key, "heartbeat_ms") == 0)
+            r = parse_u32(value, 50, 600000, &c->heartbeat_ms);
     } else if (strcmp(section, "pool") == 0) {
         if (strcmp(key, "size") == 0)
             r = config_parse_size(value, &c->pool_size);
@@ -185,5 +228,10 @@ void config_free(struct agent_config *c)
     free(c->socket_path);
     free(c->listen);
     free(c->key_file);
+    for (size_t i = 0; i < c->npeers; i++)
+        free(c->peers[i]);
+    free(c->peers);
+    c->peers = NULL;
+    c->npeers = 0;
     c->name = c->socket_path = c->listen = c->key_file = NULL;
 }

@@ -11,6 +11,9 @@ struct agent_config {
     char *socket_path;         /* local control socket */
     char *listen;              /* mesh listener HOST:PORT, NULL: none */
     char *key_file;            /* cluster key, NULL: no mesh */
+    char **peers;              /* agents to keep connected ([mesh] peers, --peer) */
+    size_t npeers;
+    uint32_t heartbeat_ms;     /* peer heartbeat interval */
     int log_level;
     int private_agent;         /* started by tmpi-launch for one job: no network, no config */
     uint32_t max_jobs;         /* jobs running at once */
@@ -36,6 +39,9 @@ int config_load(struct agent_config *c, const char *path);
 
 /* "123", "64K", "4M", "1G" (powers of 1024) -> bytes.  0 or -EINVAL/-ERANGE. */
 int config_parse_size(const char *s, size_t *ret);
+
+/* Appends one peer address.  0 or -ENOMEM. */
+int config_add_peer(struct agent_config *c, const char *address);
 
 void config_free(struct agent_config *c);
 

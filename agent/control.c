@@ -311,6 +311,26 @@ static void on_status(struct conn *c)
     const char *listen_addr;
     mesh_stats(a, &listen_addr, &st.mesh_accepted, &st.mesh_auth_failures);
     st.mesh_listen = (char *)listen_addr;
+    size_t np = mesh_npeers(a);
+    struct mesh_peer_info *pi = np ? calloc(np, sizeof *pi) : NULL;
+    Tmpi__PeerInfo *pmsg = np ? calloc(np, sizeof *pmsg) : NULL;
+    Tmpi__PeerInfo **pptr = np ? calloc(np, sizeof *pptr) : NULL;
+    if (np && pi && pmsg && pptr) {
+        np = mesh_peers(a, pi, np);
+        for (size_t i = 0; i < np; i++) {
+            tmpi__peer_info__init(&pmsg[i]);
+            pmsg[i].address = (char *)pi[i].address;
+            pmsg[i].name = (char *)pi[i].name;
+            pmsg[i].state = (char *)pi[i].state;
+            pmsg[i].rtt_usec = pi[i].rtt_usec;
+            pmsg[i].since_seen_sec = pi[i].since_seen_sec;
+            pmsg[i].ups = pi[i].ups;
+            pmsg[i].last_error = (char *)pi[i].last_error;
+            pptr[i] = &pmsg[i];
+        }
+        st.n_peers = np;
+        st.peers = pptr;
+    }
     Tmpi__JobInfo *infos;
     st.n_jobs = visible_jobs(c, &infos, &st.jobs);
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
@@ -319,6 +339,9 @@ static void on_status(struct conn *c)
     conn_send(c, &env);
     free(infos);
     free(st.jobs);
+    free(pi);
+    free(pmsg);
+    free(pptr);
 }
 
 static void on_jobs(struct conn *c)

@@ -23,6 +23,7 @@ static void usage(FILE *f)
                "  --name NAME        node name shown to users (default: host name)\n"
                "  --listen HOST:PORT accept other agents here (port default 7470)\n"
                "  --key-file FILE    cluster key shared by the agents (>= 32 bytes, mode 600)\n"
+            "  --peer HOST:PORT   keep a connection to this agent (repeatable)\n"
                "  --log-level LEVEL  err, warning, notice, info or debug\n"
                "  --private          an agent for one tmpi-launch: no config file\n"
                "  --ready-fd N       write READY=1 to fd N and close it once ready\n"
@@ -36,6 +37,7 @@ enum {
     OPT_NAME,
     OPT_LISTEN,
     OPT_KEY_FILE,
+    OPT_PEER,
     OPT_LOG_LEVEL,
     OPT_PRIVATE,
     OPT_READY_FD,
@@ -51,6 +53,7 @@ int main(int argc, char **argv)
         {"name", required_argument, NULL, OPT_NAME},
         {"listen", required_argument, NULL, OPT_LISTEN},
         {"key-file", required_argument, NULL, OPT_KEY_FILE},
+        {"peer", required_argument, NULL, OPT_PEER},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
         {"private", no_argument, NULL, OPT_PRIVATE},
         {"ready-fd", required_argument, NULL, OPT_READY_FD},
@@ -60,6 +63,8 @@ int main(int argc, char **argv)
     };
     const char *config = NULL, *socket_path = NULL, *name = NULL, *level = NULL;
     const char *listen = NULL, *key_file = NULL;
+    const char *peers[64];
+    size_t npeers = 0;
     int private_agent = 0, ready_fd = -1;
 
     /* Before anything can start a thread: the overrides need the real libc functions. */
@@ -85,6 +90,13 @@ int main(int argc, char **argv)
             break;
         case OPT_KEY_FILE:
             key_file = optarg;
+            break;
+        case OPT_PEER:
+            if (npeers == sizeof peers / sizeof peers[0] || !*optarg) {
+                fprintf(stderr, "tmpid: --peer: at most 64, each HOST:PORT\n");
+                return 2;
+            }
+            peers[npeers++] = optarg;
             break;
         case OPT_LOG_LEVEL:
             level = optarg;
@@ -195,6 +207,22 @@ int main(int argc, char **argv)
     if (key_file) {
         free(a.cfg.key_file);
         a.cfg.key_file = strdup(key_file);
+    }
+    for (size_t i = 0; i < npeers; i++)
+        if (config_add_peer(&a.cfg, peers[i]) < 0) {
+            fprintf(stderr, "tmpid: out of memory\n");
+            rc = 1;
+            goto out;
+        }
+    if (a.cfg.npeers && !a.cfg.key_file) {
+        fprintf(stderr, "tmpid: --peer needs --key-file\n");
+        rc = 2;
+        goto out;
+    }
+    if (private_agent && npeers) {
+        fprintf(stderr, "tmpid: a --private agent does not join a mesh\n");
+        rc = 2;
+        goto out;
     }
     /* An agent with a cluster key joins the mesh: on all addresses, the default port. */
     if (a.cfg.key_file && !a.cfg.listen && !private_agent) a.cfg.listen = strdup(":7470");

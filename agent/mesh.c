@@ -45,7 +45,26 @@ struct mesh_conn {
     double t0;
     uint64_t nonce;
     int closing;
+    struct mesh_peer *peer; /* an outgoing connection to a configured peer */
     struct mesh_conn *prev, *next;
+};
+
+enum peer_state { PEER_DOWN, PEER_CONNECTING, PEER_UP };
+
+/* A configured peer ([mesh] peers, --peer): kept connected, checked by heartbeats. */
+struct mesh_peer {
+    struct mesh *m;
+    char address[288];
+    char name[MESH_NAME_SIZE + 1];
+    enum peer_state state;
+    struct mesh_conn *conn;
+    struct event *timer; /* heartbeat while up, reconnect while down */
+    double t0, last_seen, rtt_usec;
+    uint64_t nonce;
+    unsigned missed;
+    uint64_t ups;
+    char last_error[128];
+    struct mesh_peer *next;
 };
 
 struct mesh {
@@ -57,7 +76,16 @@ struct mesh {
     unsigned nconns;
     uint64_t accepted;
     uint64_t auth_failures;
+    struct mesh_peer *peers;
+    unsigned npeers;
 };
+
+/* Heartbeats missed before a peer counts as lost. */
+#define PEER_MISSED_MAX 3
+
+static void peer_down(struct mesh_peer *p, const char *why);
+static void peer_up(struct mesh_peer *p, struct mesh_conn *c);
+static void peer_pong(struct mesh_peer *p, uint64_t nonce);
 
 static void addr_string(const struct sockaddr *sa, char *out, size_t len)
 {
@@ -115,6 +143,12 @@ int mesh_parse_address(const char *s, char *host, size_t hostlen, char *port, si
 static void conn_free(struct mesh_conn *c)
 {
     struct mesh *m = c->m;
+    if (c->peer) {
+        struct mesh_peer *p = c->peer;
+        c->peer = NULL;
+        p->conn = NULL;
+        peer_down(p, c->closing ? "closed" : "the connection ended");
+    }
     if (c->done) {
         mesh_ping_cb cb = c->done;
         c->done = NULL;
@@ -182,6 +216,10 @@ static int on_frame(struct mesh_conn *c, const Tmpi__Envelope *env)
         return 0;
     }
     case TMPI__ENVELOPE__MSG_MESH_PONG:
+        if (c->peer) {
+            peer_pong(c->peer, env->mesh_pong->nonce);
+            return 0;
+        }
         if (c->outgoing && c->done && env->mesh_pong->nonce == c->nonce) {
             ping_finish(c, 0, (agent_now() - c->t0) * 1e6, NULL);
             return -1;
@@ -298,7 +336,10 @@ static void read_cb(struct bufferevent *bev, void *arg)
             }
             c->state = ST_READY;
             bufferevent_set_timeouts(bev, NULL, NULL);
-            send_ping(c);
+            if (c->peer)
+                peer_up(c->peer, c);
+            else
+                send_ping(c);
             break;
         }
         case ST_READY:
@@ -403,7 +444,15 @@ int mesh_init(struct agent *a)
         log_error("%s", err);
         return r;
     }
-    if (!a->cfg.listen) return 0;
+    for (size_t i = 0; i < a->cfg.npeers; i++) {
+        r = mesh_add_peer(a, a->cfg.peers[i]);
+        if (r < 0) {
+            log_error("bad peer address: %s (HOST:PORT expected)", a->cfg.peers[i]);
+            return r;
+        }
+    }
+    if (!a->cfg.listen)
+        return 0;
 
     char host[256], port[16];
     if (mesh_parse_address(a->cfg.listen, host, sizeof host, port, sizeof port) < 0) {
@@ -438,39 +487,198 @@ int mesh_init(struct agent *a)
     return 0;
 }
 
-int mesh_ping(struct agent *a, const char *address, mesh_ping_cb cb, void *arg,
-              struct mesh_conn **ret)
+/* Starts an outgoing connection; the handshake runs from event_cb.  Negative errno. */
+static int conn_connect(struct mesh *m, const char *address, struct mesh_conn **ret)
 {
-    struct mesh *m = a->mesh;
-    if (!a->cfg.key_file) return -ENOKEY;
     char host[256], port[16];
     if (mesh_parse_address(address, host, sizeof host, port, sizeof port) < 0 || !*host ||
         strcmp(port, "0") == 0)
         return -EINVAL;
     /* Names resolve from /etc/hosts or numerically; a slow DNS would stall the loop. */
-    struct addrinfo hints = {
-        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICSERV};
     struct addrinfo *res;
-    if (getaddrinfo(host, port, &hints, &res) != 0) return -EHOSTUNREACH;
+    if (getaddrinfo(host, port, &hints, &res) != 0)
+        return -EHOSTUNREACH;
     struct mesh_conn *c = conn_new(m, -1, 1);
     if (!c) {
         freeaddrinfo(res);
         return -EMFILE;
     }
     snprintf(c->addr, sizeof c->addr, "%s", address);
-    c->done = cb;
-    c->done_arg = arg;
     c->state = ST_WAIT_CHALL;
     int r = bufferevent_socket_connect(c->bev, res->ai_addr, (int)res->ai_addrlen);
     freeaddrinfo(res);
     if (r < 0) {
-        c->done = NULL;
         conn_free(c);
         return -ECONNREFUSED;
     }
     *ret = c;
     return 0;
 }
+
+int mesh_ping(struct agent *a, const char *address, mesh_ping_cb cb, void *arg,
+              struct mesh_conn **ret)
+{
+    if (!a->cfg.key_file)
+        return -ENOKEY;
+    struct mesh_conn *c;
+    int r = conn_connect(a->mesh, address, &c);
+    if (r < 0)
+        return r;
+    c->done = cb;
+    c->done_arg = arg;
+    *ret = c;
+    return 0;
+}
+
+/* ---- configured peers ---- */
+
+static void peer_arm(struct mesh_peer *p, unsigned ms)
+{
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+    evtimer_add(p->timer, &tv);
+}
+
+static void peer_try_connect(struct mesh_peer *p)
+{
+    struct mesh_conn *c;
+    int r = conn_connect(p->m, p->address, &c);
+    if (r < 0) {
+        snprintf(p->last_error, sizeof p->last_error, "%s", strerror(-r));
+        p->state = PEER_DOWN;
+        return;
+    }
+    p->state = PEER_CONNECTING;
+    p->conn = c;
+    c->peer = p;
+}
+
+static void peer_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct mesh_peer *p = arg;
+    unsigned hb = p->m->a->cfg.heartbeat_ms;
+    switch (p->state) {
+    case PEER_UP:
+        if (p->missed >= PEER_MISSED_MAX) {
+            char why[96];
+            snprintf(why, sizeof why, "no heartbeat answer for %u ms", hb * p->missed);
+            struct mesh_conn *c = p->conn;
+            snprintf(p->last_error, sizeof p->last_error, "%s", why);
+            if (c) {
+                c->peer = NULL;
+                p->conn = NULL;
+                conn_free(c);
+            }
+            peer_down(p, why);
+            return;
+        }
+        p->missed++;
+        {
+            Tmpi__MeshPing ping = TMPI__MESH_PING__INIT;
+            randombytes_buf(&p->nonce, sizeof p->nonce);
+            ping.nonce = p->nonce;
+            Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+            env.msg_case = TMPI__ENVELOPE__MSG_MESH_PING;
+            env.mesh_ping = &ping;
+            p->t0 = agent_now();
+            send_env(p->conn, &env);
+        }
+        peer_arm(p, hb);
+        break;
+    case PEER_DOWN:
+        peer_try_connect(p);
+        /* the handshake has its own deadline; try again after it */
+        peer_arm(p, hb > 2000 ? hb : 2000);
+        break;
+    case PEER_CONNECTING:
+        peer_arm(p, hb);
+        break;
+    }
+}
+
+static void peer_up(struct mesh_peer *p, struct mesh_conn *c)
+{
+    p->state = PEER_UP;
+    p->missed = 0;
+    p->last_seen = agent_now();
+    p->ups++;
+    p->last_error[0] = '\0';
+    snprintf(p->name, sizeof p->name, "%s", c->hs.peer_name);
+    log_notice("mesh: peer %s (%s) is up", p->address, p->name);
+    evtimer_del(p->timer);
+    peer_timer(-1, 0, p); /* first heartbeat now */
+}
+
+static void peer_pong(struct mesh_peer *p, uint64_t nonce)
+{
+    if (nonce != p->nonce)
+        return;
+    p->missed = 0;
+    p->last_seen = agent_now();
+    p->rtt_usec = (p->last_seen - p->t0) * 1e6;
+}
+
+static void peer_down(struct mesh_peer *p, const char *why)
+{
+    int was_up = p->state == PEER_UP;
+    p->state = PEER_DOWN;
+    if (!p->last_error[0])
+        snprintf(p->last_error, sizeof p->last_error, "%s", why);
+    if (was_up)
+        log_warning("mesh: peer %s (%s) is down: %s", p->address, p->name, p->last_error);
+    if (p->timer) {
+        evtimer_del(p->timer);
+        peer_arm(p, 1000);
+    }
+}
+
+int mesh_add_peer(struct agent *a, const char *address)
+{
+    struct mesh *m = a->mesh;
+    char host[256], port[16];
+    if (mesh_parse_address(address, host, sizeof host, port, sizeof port) < 0 || !*host ||
+        strcmp(port, "0") == 0)
+        return -EINVAL;
+    struct mesh_peer *p = calloc(1, sizeof *p);
+    if (!p)
+        return -ENOMEM;
+    p->m = m;
+    snprintf(p->address, sizeof p->address, "%s:%s", host, port);
+    p->timer = evtimer_new(a->base, peer_timer, p);
+    if (!p->timer) {
+        free(p);
+        return -ENOMEM;
+    }
+    p->next = m->peers;
+    m->peers = p;
+    m->npeers++;
+    peer_try_connect(p);
+    peer_arm(p, 2000);
+    return 0;
+}
+
+size_t mesh_peers(const struct agent *a, struct mesh_peer_info *out, size_t max)
+{
+    const struct mesh *m = a->mesh;
+    size_t n = 0;
+    double now = agent_now();
+    for (const struct mesh_peer *p = m ? m->peers : NULL; p && n < max; p = p->next, n++) {
+        static const char *const names[] = {"down", "connecting", "up"};
+        out[n] = (struct mesh_peer_info){
+            .address = p->address,
+            .name = p->name,
+            .state = names[p->state],
+            .rtt_usec = p->rtt_usec,
+            .since_seen_sec = p->last_seen > 0 ? now - p->last_seen : -1,
+            .ups = p->ups,
+            .last_error = p->last_error,
+        };
+    }
+    return n;
+}
+
+size_t mesh_npeers(const struct agent *a) { return a->mesh ? a->mesh->npeers : 0; }
 
 void mesh_ping_forget(struct mesh_conn *c)
 {
@@ -490,6 +698,15 @@ void mesh_close(struct agent *a)
 {
     struct mesh *m = a->mesh;
     if (!m) return;
+    for (struct mesh_peer *p = m->peers, *n; p; p = n) {
+        n = p->next;
+        if (p->conn)
+            p->conn->peer = NULL;
+        event_free(p->timer);
+        p->timer = NULL;
+        free(p);
+    }
+    m->peers = NULL;
     while (m->conns)
         conn_free(m->conns);
     if (m->listener) evconnlistener_free(m->listener);

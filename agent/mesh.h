@@ -32,6 +32,21 @@ int mesh_ping(struct agent *a, const char *address, mesh_ping_cb cb, void *arg,
               struct mesh_conn **ret);
 void mesh_ping_forget(struct mesh_conn *c);
 
+/* Keeps an authenticated connection to another agent, with heartbeats every heartbeat_ms;
+ * a peer that misses three, or whose connection ends, is reported down and retried.  0,
+ * -EINVAL, -ENOMEM. */
+int mesh_add_peer(struct agent *a, const char *address);
+
+struct mesh_peer_info {
+    const char *address, *name, *state, *last_error;
+    double rtt_usec;
+    double since_seen_sec; /* -1: never */
+    uint64_t ups;          /* times the peer came up */
+};
+/* Fills up to max entries; the strings live until the next loop iteration. */
+size_t mesh_peers(const struct agent *a, struct mesh_peer_info *out, size_t max);
+size_t mesh_npeers(const struct agent *a);
+
 void mesh_stats(const struct agent *a, const char **ret_listen, uint64_t *ret_accepted,
                 uint64_t *ret_failures);
 

@@ -171,6 +171,16 @@ static void print_status(const Tmpi__StatusReply *s)
                s->mesh_listen, s->mesh_accepted, s->mesh_auth_failures);
     else
         printf("Mesh:            not listening\n");
+    if (s->n_peers) {
+        printf("\n%-24s %-16s %-10s %10s  %s\n", "PEER", "NAME", "STATE", "RTT", "LAST ERROR");
+        for (size_t i = 0; i < s->n_peers; i++) {
+            const Tmpi__PeerInfo *p = s->peers[i];
+            char rtt[32] = "-";
+            if (p->rtt_usec > 0) snprintf(rtt, sizeof rtt, "%.0f us", p->rtt_usec);
+            printf("%-24s %-16s %-10s %10s  %s\n", p->address, p->name && *p->name ? p->name : "-",
+                   p->state, rtt, p->last_error && *p->last_error ? p->last_error : "");
+        }
+    }
     putchar('\n');
     print_jobs(s->jobs, s->n_jobs);
 }

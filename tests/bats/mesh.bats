@@ -135,3 +135,77 @@ PY
     [ "$status" -eq 1 ]
     [[ "$output" == *"Connection refused"* ]]
 }
+
+# Three free TCP ports on loopback.
+free_ports() {
+    python3 - <<'PY'
+import socket
+socks = [socket.socket() for _ in range(3)]
+for s in socks: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+for s in socks: s.close()
+PY
+}
+
+peer_state() { # AGENT ADDRESS -> state of that peer in AGENT's status
+    ctl "$1" --json status | python3 -c '
+import json, sys
+for p in json.load(sys.stdin).get("peers", []):
+    if p["address"] == sys.argv[1]: print(p["state"])' "$2"
+}
+
+wait_state() { # AGENT ADDRESS STATE: bounded wait for a heartbeat-driven change
+    for _ in $(seq 1 100); do
+        [ "$(peer_state "$1" "$2")" = "$3" ] && return 0
+        sleep 0.1
+    done
+    ctl "$1" status
+    return 1
+}
+
+@test "mesh: configured peers stay connected; a killed agent is seen down, the others stay healthy" {
+    local k p1 p2 p3
+    k=$(key cluster.key)
+    read -r p1 p2 p3 < <(free_ports)
+    printf '[mesh]\nheartbeat_ms = 100\n' >"$BATS_TEST_TMPDIR/hb.conf"
+    local a1=127.0.0.1:$p1 a2=127.0.0.1:$p2 a3=127.0.0.1:$p3
+    mkfifo "$BATS_TEST_TMPDIR/r1" "$BATS_TEST_TMPDIR/r2" "$BATS_TEST_TMPDIR/r3"
+    local i=1
+    for addr in $a1 $a2 $a3; do
+        local others=()
+        for o in $a1 $a2 $a3; do [ "$o" = "$addr" ] || others+=(--peer "$o"); done
+        "$TMPI_BUILD/agent/tmpid" --config "$BATS_TEST_TMPDIR/hb.conf" --socket "$BATS_TEST_TMPDIR/n$i.sock" \
+            --name "n$i" --listen "$addr" --key-file "$k" "${others[@]}" --ready-fd 3 \
+            3>"$BATS_TEST_TMPDIR/r$i" >"$BATS_TEST_TMPDIR/n$i.log" 2>&1 &
+        PIDS+=("$!")
+        local line=""
+        read -r line <"$BATS_TEST_TMPDIR/r$i"
+        [ "$line" = "READY=1" ]
+        i=$((i + 1))
+    done
+    wait_state n1 "$a2" up
+    wait_state n1 "$a3" up
+    wait_state n3 "$a1" up
+    run ctl n1 status
+    [[ "$output" == *"n2"*"up"* ]]
+    # kill node 3 (by its PID)
+    kill -KILL "${PIDS[2]}"
+    wait "${PIDS[2]}" || true
+    wait_state n1 "$a3" down
+    wait_state n2 "$a3" down
+    [ "$(peer_state n1 "$a2")" = up ]
+    grep -q "peer $a3 (n3) is down" "$BATS_TEST_TMPDIR/n1.log"
+    run ctl n2 status
+    [ "$status" -eq 0 ]
+}
+
+@test "tmpid: --peer needs a key and a valid address" {
+    run "$TMPI_BUILD/agent/tmpid" --socket "$BATS_TEST_TMPDIR/s.sock" --peer 127.0.0.1:7470
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--peer needs --key-file"* ]]
+    local k
+    k=$(key cluster.key)
+    run "$TMPI_BUILD/agent/tmpid" --socket "$BATS_TEST_TMPDIR/s.sock" --listen 127.0.0.1:0 --key-file "$k" --peer "no:such:thing"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"bad peer address"* ]]
+}

@@ -41,7 +41,9 @@ static void test_good(void)
     const char *p = write_tmp("# comment\n[agent]\nname = n1\nsocket = /tmp/x.sock\n"
                               "log_level = debug\nrank_stack_size = 1M\nmax_ranks = 16\n"
                               "[mpi]\nspin_ns = 0\nintra_eager_limit = 8K\neager_limit = 64K\n"
-                              "[pool]\nsize = 1M\n");
+                              "[pool]\nsize = 1M\n"
+                              "[mesh]\nlisten = 127.0.0.1:7471\nkey_file = /etc/k\n"
+                              "peers = a:1, b:2 ,c\nheartbeat_ms = 250\n");
     CHECK_EQ(config_load(&c, p), 0);
     CHECK(strcmp(c.name, "n1") == 0 && strcmp(c.socket_path, "/tmp/x.sock") == 0);
     CHECK_EQ(c.log_level, LOG_DEBUG);
@@ -51,6 +53,11 @@ static void test_good(void)
     CHECK_EQ(c.intra_eager_limit, 8192);
     CHECK_EQ(c.eager_limit, 65536);
     CHECK_EQ(c.pool_size, 1u << 20);
+    CHECK_EQ(c.npeers, 3);
+    CHECK(strcmp(c.peers[0], "a:1") == 0 && strcmp(c.peers[1], "b:2") == 0);
+    CHECK(strcmp(c.peers[2], "c") == 0);
+    CHECK_EQ(c.heartbeat_ms, 250);
+    CHECK(strcmp(c.listen, "127.0.0.1:7471") == 0 && strcmp(c.key_file, "/etc/k") == 0);
     unlink(p);
     config_free(&c);
 }
@@ -80,6 +87,10 @@ static void test_bad(void)
     expect_refused("[agent]\nname =\n");
     expect_refused("[agent\nname = x\n");
     expect_refused("[mpi]\nspin_ns = -5\n");
+    expect_refused("[mesh]\npeers = a:1,,b:2\n");
+    expect_refused("[mesh]\npeers =  , \n");
+    expect_refused("[mesh]\nheartbeat_ms = 10\n");
+    expect_refused("[mesh]\nkey_file =\n");
     struct agent_config c;
     CHECK(config_defaults(&c) == 0);
     CHECK_EQ(config_load(&c, "/nonexistent/tmpid.conf"), -ENOENT);
