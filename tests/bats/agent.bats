@@ -15,7 +15,7 @@ setup_file() {
 
 # Starts an agent on a socket of its own and waits for its READY on a fifo (no polling).
 agent_up() {
-    SOCK="$BATS_TEST_TMPDIR/agent.sock"
+    SOCK="${SOCK_DIR:-$BATS_TEST_TMPDIR}/agent.sock"
     LOG="$BATS_TEST_TMPDIR/agent.log"
     local fifo="$BATS_TEST_TMPDIR/ready"
     mkfifo "$fifo"
@@ -238,4 +238,33 @@ PY
     echo "$stderr"
     [ "$status" -eq 1 ]
     [[ "$stderr" == *"1 to 4 ranks"* ]]
+}
+
+@test "agent: other users see only their own jobs and cannot cancel others' (SO_PEERCRED)" {
+    [ "$(id -u)" -eq 0 ] || skip "needs root to act as another user (setpriv)"
+    command -v setpriv >/dev/null || skip "setpriv not installed"
+    local as_nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+    "${as_nobody[@]}" test -x "$TMPI_BUILD/launcher/tmpictl" ||
+        skip "user nobody cannot reach the build tree ($TMPI_BUILD)"
+    # a socket directory other users can reach (bats' own is private)
+    SOCK_DIR=$(mktemp -d /tmp/tmpi-perm.XXXXXX)
+    chmod 755 "$SOCK_DIR"
+    agent_up
+    launch -n 2 "$PROGS/ends" wait-forever >/dev/null 2>&1 &
+    local l=$!
+    until "$TMPI_BUILD/launcher/tmpictl" --agent "$SOCK" jobs | grep -q running; do :; done
+    run "${as_nobody[@]}" "$TMPI_BUILD/launcher/tmpictl" --agent "$SOCK" jobs
+    [ "$status" -eq 0 ]
+    ! grep -q running <<<"$output"
+    run "${as_nobody[@]}" "$TMPI_BUILD/launcher/tmpictl" --agent "$SOCK" cancel 1
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"permission denied"* ]]
+    # the owner (root, an admin) can
+    run "$TMPI_BUILD/launcher/tmpictl" --agent "$SOCK" cancel 1
+    [ "$status" -eq 0 ]
+    local st=0
+    wait "$l" || st=$?
+    [ "$st" -eq 143 ]
+    agent_down
+    rm -rf "$SOCK_DIR"
 }
