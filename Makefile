@@ -32,6 +32,11 @@ install: $(BUILD)/build.ninja
 deb:
 	packaging/build-deb.sh $(BUILD)
 
+# Benchmarks beside Open MPI and MPICH (tests/bench/run.py): writes docs/bench/RESULTS.md and
+# PNG plots. QUICK=1: a few minutes. Not part of check: nothing here asserts on a time.
+bench: all
+	tests/bench/run.py --build $(BUILD) $(if $(QUICK),--quick) $(BENCH_ARGS)
+
 demo: deps all
 	$(BUILD)/launcher/tmpicc -O2 -o $(BUILD)/hello examples/hello.c
 	$(BUILD)/launcher/tmpi-launch -n 4 $(BUILD)/hello

@@ -1,0 +1,537 @@
+"""Writes docs/bench/RESULTS.md and the PNG plots from the medians collected by run.py.
+
+Can be re-run on stored results:  python3 tests/bench/report.py  (reads tests/bench/results/).
+"""
+
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
+IMPLS = ["tmpi", "ompi", "mpich"]
+LABEL = {"tmpi": "TMPI", "ompi": "Open MPI", "mpich": "MPICH", "tmpi-private": "TMPI (private agent)"}
+PEERS = ["ompi", "mpich"]
+
+
+def out(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return ""
+
+
+def rel(p):
+    return os.path.relpath(p, TOP) if isinstance(p, str) and p.startswith(TOP) else p
+
+
+def cmdline(cmd):
+    return " ".join(shlex.quote(rel(str(c))) for c in cmd)
+
+
+def fmt(v, digits=3):
+    if v is None:
+        return "–"
+    if v == 0:
+        return "0"
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:,.0f}"
+    if a >= 100:
+        return f"{v:.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    return f"{v:.{digits}f}"
+
+
+class View:
+    """Medians and caps for one figure; metric picks a field of tuple values."""
+
+    def __init__(self, st, fig, idx=None):
+        self.st, self.fig, self.idx = st, fig, idx
+
+    def med(self, impl, key):
+        vals = self.st["values"].get((self.fig, impl, key))
+        if not vals:
+            return None
+        if self.idx is not None:
+            vals = [v[self.idx] for v in vals]
+        return statistics.median(vals)
+
+    def n(self, impl, key):
+        return len(self.st["values"].get((self.fig, impl, key), []))
+
+    def cap(self, impl, key):
+        return self.st["capped"].get((self.fig, impl, key))
+
+    def cell(self, impl, key, lower_is_better=True, bound=None):
+        m = self.med(impl, key)
+        c = self.cap(impl, key)
+        if m is None and c is not None:
+            if c == "failed":
+                return "failed"
+            b = bound(c) if bound else None
+            return (("> " if lower_is_better else "< ") + fmt(b) if b is not None else f"> {c} s") + " (capped)"
+        s = fmt(m)
+        k = self.n(impl, key)
+        if m is not None and k < self.st["runs"]:
+            s += f" ({k} run{'s' if k != 1 else ''})"
+        return s
+
+    def ratio(self, key, other, lower_is_better=True, bound=None):
+        t = self.med("tmpi", key)
+        if t is None:
+            return "–"
+        if other == "best":
+            vals = [self.med(p, key) for p in PEERS]
+            vals = [v for v in vals if v is not None]
+            if not vals:
+                caps = [self.cap(p, key) for p in PEERS]
+                if all(c not in (None, "failed") for c in caps) and bound:
+                    b = (min if lower_is_better else max)(bound(c) for c in caps)
+                    return ("< " if lower_is_better else "> ") + fmt(t / b) if b else "–"
+                return "–"
+            o = min(vals) if lower_is_better else max(vals)
+        else:
+            o = self.med(other, key)
+            if o is None:
+                c = self.cap(other, key)
+                if c not in (None, "failed") and bound and bound(c):
+                    return ("< " if lower_is_better else "> ") + fmt(t / bound(c))
+                return "–"
+        return fmt(t / o) if o else "–"
+
+
+def table(rows, header):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        lines.append("| " + " | ".join(str(x) for x in r) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def impl_cols(v, key, lower, bound=None, impls=IMPLS):
+    return [v.cell(i, key, lower, bound) for i in impls] + \
+           [v.ratio(key, "best", lower, bound), v.ratio(key, "ompi", lower, bound), v.ratio(key, "mpich", lower, bound)]
+
+
+HDR = ["TMPI", "Open MPI", "MPICH", "TMPI / best other", "TMPI / Open MPI", "TMPI / MPICH"]
+
+
+def size_label(s):
+    s = int(s)
+    if s >= 1 << 20 and s % (1 << 20) == 0:
+        return f"{s >> 20} MiB"
+    if s >= 1024 and s % 1024 == 0:
+        return f"{s >> 10} KiB"
+    return f"{s} B"
+
+
+# --------------------------------------------------------------------------- plots
+
+def gnuplot(outdir, name, script):
+    gp = os.path.join(outdir, "data", name + ".gp")
+    with open(gp, "w") as f:
+        f.write(f"set terminal pngcairo size 900,560 font 'DejaVu Sans,11'\n")
+        f.write(f"set output '{os.path.join(outdir, name + '.png')}'\n")
+        f.write("set grid\nset key top left\n")
+        f.write(script)
+    subprocess.run(["gnuplot", gp], check=False, cwd=os.path.join(outdir, "data"))
+
+
+def write_dat(outdir, name, keys, cols):
+    """cols: list of functions key -> value or None; writes '?' for missing."""
+    p = os.path.join(outdir, "data", name + ".dat")
+    any_value = False
+    with open(p, "w") as f:
+        for k in keys:
+            vals = [c(k) for c in cols]
+            f.write(" ".join([str(k)] + ["?" if v is None else f"{v:.6g}" for v in vals]) + "\n")
+            any_value = any_value or any(v is not None for v in vals)
+    return name + ".dat" if any_value else None
+
+
+def plot_lines(outdir, name, dat, title, xlabel, ylabel, logx, logy, labels, extra=""):
+    if dat is None:
+        return
+    s = f"set title '{title}'\nset xlabel '{xlabel}'\nset ylabel '{ylabel}'\n"
+    s += "set datafile missing '?'\n"
+    if logx:
+        s += "set logscale x 2\n"
+    if logy:
+        s += "set logscale y\n"
+    s += extra
+    s += "plot " + ", ".join(f"'{dat}' using 1:{i + 2} with linespoints lw 2 title '{l}'"
+                             for i, l in enumerate(labels)) + "\n"
+    gnuplot(outdir, name, s)
+
+
+# --------------------------------------------------------------------------- report
+
+def write(store, cfg, im, outdir, quick):
+    st = {"values": {}, "capped": {}, "runs": cfg["runs"]}
+    for (fig, impl, key), v in store.values.items():
+        st["values"][(fig, impl, key)] = v
+    for (fig, impl, key), v in store.capped.items():
+        st["capped"][(fig, impl, key)] = v
+    os.makedirs(os.path.join(outdir, "data"), exist_ok=True)
+    md = []
+    w = md.append
+    w("# TMPI benchmarks: TMPI beside Open MPI and MPICH\n\n")
+    w(f"Generated by `{'make bench QUICK=1' if quick else 'make bench'}` (tests/bench/run.py) on "
+      f"{cfg['started']}; {cfg['runs']} runs of every figure, implementations alternating run by run "
+      f"(TMPI, Open MPI, MPICH, TMPI, ...); every number is the **median over the runs**. "
+      f"Inside a run, each point is calibrated to about {cfg['point_sec']} s and split into 5 timed chunks "
+      f"(each started by a barrier, timed to the slowest rank); the run reports the median chunk. "
+      f"A run that exceeds {cfg['cap']} s is abandoned and the point is shown as a bound, "
+      f"\"(capped)\". Whole run took {cfg.get('elapsed', 0) / 60:.1f} min. "
+      f"Profiling of the missed targets: [ANALYSIS.md](ANALYSIS.md).\n\n")
+    if cfg.get("load"):
+        lo, me, hi = cfg["load"]
+        w(f"**Machine load.** The 1-minute load average before each run was {lo:.1f} (min) / {me:.1f} "
+          f"(median) / {hi:.1f} (max): the 2-core machine was {'shared with other work (builds, tests) during the run, which makes single points noisy; medians over alternating runs keep the comparison fair but absolute numbers can be worse than on an idle machine' if hi > 1.5 else 'otherwise idle'}.\n\n")
+    w("Ratios are TMPI / other of the table's metric: for times, below 1 means TMPI is faster; "
+      "for rates (MB/s, MFLOP/s), above 1 means TMPI is faster. \"best other\" is the better of "
+      "Open MPI and MPICH for that point.\n\n")
+
+    # ---- targets
+    targets = target_rows(st, cfg)
+    w("## Targets of issue 5\n\n")
+    w(table(targets, ["figure", "TMPI", "Open MPI", "MPICH", "target", "achieved", "verdict"]))
+    w("\nInter-node figures (8 B latency and 4 MiB bandwidth across agents, 3 hosts x 4 ranks "
+      "Allreduce) wait for the agent mesh (issue 3); run.py has no multi-node series yet.\n\n")
+
+    # ---- ping-pong
+    pp_lat = View(st, "pingpong", 0)
+    pp_bw = View(st, "pingpong", 1)
+    lat_sizes = [s for s in sizes(4, 1 << 20)]
+    bw_sizes = [s for s in sizes(1024, 4 << 20)]
+    w("## Point-to-point, one node (2 ranks)\n\n")
+    w("### Ping-pong latency (half round trip, us)\n\n")
+    w(table([[size_label(s)] + impl_cols(pp_lat, s, True) for s in lat_sizes], ["size"] + HDR))
+    w("\n![ping-pong latency](pingpong_latency.png)\n\n")
+    w("### Ping-pong bandwidth (size / half round trip, MB/s, 10^6 bytes)\n\n")
+    w(table([[size_label(s)] + impl_cols(pp_bw, s, False) for s in bw_sizes], ["size"] + HDR))
+    w("\n![ping-pong bandwidth](pingpong_bandwidth.png)\n\n")
+    w("Both ranks reuse the same buffers, so sizes up to the L2 cache run from cache for every "
+      "implementation (the seed's \"transfer rate\" measure).\n\n")
+    for name, v, ss, lab, logy in [("pingpong_latency", pp_lat, lat_sizes, "us", True),
+                                   ("pingpong_bandwidth", pp_bw, bw_sizes, "MB/s", False)]:
+        dat = write_dat(outdir, name, ss, [lambda k, i=i: v.med(i, k) for i in IMPLS])
+        plot_lines(outdir, name, dat, name.replace("_", " "), "message size (bytes)", lab, True, logy,
+                   [LABEL[i] for i in IMPLS])
+
+    ow_t = View(st, "oneway", 0)
+    ow_r = View(st, "oneway", 1)
+    w("### One-way streaming (rank 0 sends back to back, rank 1 receives)\n\n")
+    w("Time per send (us), small messages:\n\n")
+    small = sizes(4, 8192)
+    w(table([[size_label(s)] + impl_cols(ow_t, s, True) for s in small], ["size"] + HDR))
+    w("\nRate (MB/s), large messages:\n\n")
+    large = sizes(16384, 4 << 20)
+    w(table([[size_label(s)] + impl_cols(ow_r, s, False) for s in large], ["size"] + HDR))
+    w("\n![one-way time per send](oneway_time.png) ![one-way rate](oneway_rate.png)\n\n")
+    dat = write_dat(outdir, "oneway_time", small, [lambda k, i=i: ow_t.med(i, k) for i in IMPLS])
+    plot_lines(outdir, "oneway_time", dat, "one-way streaming: time per send", "message size (bytes)", "us",
+               True, True, [LABEL[i] for i in IMPLS])
+    dat = write_dat(outdir, "oneway_rate", large, [lambda k, i=i: ow_r.med(i, k) for i in IMPLS])
+    plot_lines(outdir, "oneway_rate", dat, "one-way streaming: rate", "message size (bytes)", "MB/s",
+               True, False, [LABEL[i] for i in IMPLS])
+
+    # ---- collectives
+    cv = View(st, "coll")
+    ranks = sorted({k[3][2] for k in st["values"] if k[0] == "coll"} |
+                   {k[2][2] for k in st["capped"] if k[0] == "coll"})
+    opkeys = sorted({(k[2][0], k[2][1], k[2][3]) for k in list(st["values"]) + list(st["capped"])
+                     if k[0] == "coll"},
+                    key=lambda x: (["barrier", "bcast", "reduce", "allreduce"].index(x[0]),
+                                   ["-", "fixed", "rotate", "combo"].index(x[1]), x[2]))
+    if opkeys:
+        w("## Collectives, one node (us per call)\n\n")
+        w("Bcast and Reduce: 8 B (one double); roots fixed (0), rotating (i mod P) and combo (each root "
+          "for 4 calls, then the next), seed 000 section 4.2. Allreduce: MPI_SUM on doubles. "
+          "From 4 ranks on, the 2 cores are oversubscribed. Fixed-root Bcast lets the root run ahead "
+          "(a chunk ends when the slowest rank has received everything), so it measures pipelined "
+          "throughput.\n\n")
+        for P in sorted({k[2][2] for k in [kk for kk in list(st["values"]) + list(st["capped"]) if kk[0] == "coll"]}):
+            w(f"### {P} ranks\n\n")
+            rows = []
+            for op, root, size in opkeys:
+                key = (op, root, P, size)
+                rows.append([op, root if root != "-" else "", size_label(size) if op != "barrier" else ""] +
+                            impl_cols(cv, key, True, bound=lambda c: None))
+            w(table(rows, ["op", "root", "size"] + HDR))
+            w("\n")
+        w("![collectives](coll.png)\n\n")
+        coll_plot(outdir, cv, opkeys)
+
+    a1 = View(st, "allreduce1000")
+    rk = sorted({k[2] for k in list(st["values"]) + list(st["capped"]) if k[0] == "allreduce1000"})
+    if rk:
+        w("## Seed 002 Allreduce benchmark (1000 x MPI_Allreduce of one int, checked every iteration; us per call)\n\n")
+        w(table([[P] + impl_cols(a1, P, True, bound=lambda c: c * 1e6 / 1000) for P in rk], ["ranks"] + HDR))
+        w("\n![seed 002 allreduce](allreduce1000.png)\n\n")
+        dat = write_dat(outdir, "allreduce1000", rk, [lambda k, i=i: a1.med(i, k) for i in IMPLS])
+        plot_lines(outdir, "allreduce1000", dat, "seed 002 Allreduce (1000 calls, checked)", "ranks (2 cores)",
+                   "us per call", True, True, [LABEL[i] for i in IMPLS])
+
+    rg = View(st, "ring")
+    rk = sorted({k[2] for k in list(st["values"]) + list(st["capped"]) if k[0] == "ring"})
+    if rk:
+        w("## Oversubscription: 2 cores, up to 16 ranks\n\n")
+        w("Ring: one 4-byte token passed 0 -> 1 -> ... -> P-1 -> 0 (MPI_Send/MPI_Recv), us per hop:\n\n")
+        w(table([[P] + impl_cols(rg, P, True) for P in rk], ["ranks"] + HDR))
+        w("\n8 B Allreduce (from the collectives figure), us per call:\n\n")
+        w(table([[P] + impl_cols(cv, ("allreduce", "-", P, 8), True) for P in rk if P >= 2], ["ranks"] + HDR))
+        w("\n![ring](ring.png)\n\n")
+        dat = write_dat(outdir, "ring", rk, [lambda k, i=i: rg.med(i, k) for i in IMPLS])
+        plot_lines(outdir, "ring", dat, "ring hop time (2 cores)", "ranks", "us per hop", True, True,
+                   [LABEL[i] for i in IMPLS])
+
+    for prog, title in [("mm", "Matrix multiply (point-to-point, 1-D systolic row blocks)"),
+                        ("ge", "Gaussian elimination (Bcast of every pivot row, rotating root)")]:
+        v = View(st, prog)
+        rk = sorted({k[2] for k in list(st["values"]) + list(st["capped"]) if k[0] == prog})
+        if not rk:
+            continue
+        n = cfg["n_macro"]
+        flops = 2 * n ** 3 if prog == "mm" else 2 * n ** 3 / 3
+        w(f"## {title}, N = {n}, MFLOP/s\n\n")
+        w(table([[P] + impl_cols(v, P, False, bound=lambda c, f=flops: f / c / 1e6) for P in rk], ["ranks"] + HDR))
+        w(f"\n![{prog}]({prog}.png)\n\n")
+        dat = write_dat(outdir, prog, rk, [lambda k, i=i, v=v: v.med(i, k) for i in IMPLS])
+        plot_lines(outdir, prog, dat, title + f", N={n}", "ranks (2 cores)", "MFLOP/s", True, False,
+                   [LABEL[i] for i in IMPLS], extra="set yrange [0:*]\n")
+
+    lv = View(st, "launch")
+    rk = sorted({k[2] for k in list(st["values"]) + list(st["capped"]) if k[0] == "launch"})
+    if rk:
+        names = ["tmpi", "tmpi-private", "ompi", "mpich"]
+        w("## Launch: wall time of a hello job (s, launcher start to exit)\n\n")
+        w("Every rank prints one line and joins one Allreduce. TMPI: warm agent (already running) and "
+          "private agent (tmpi-launch starts and stops its own tmpid). Peers are tried at a size only "
+          "while the previous size finished within 60 s. Speed-up = peer time / TMPI warm time.\n\n")
+        rows = []
+        for P in rk:
+            r = [P] + [lv.cell(n_, P, True) for n_ in names]
+            t = lv.med("tmpi", P)
+            for p in PEERS:
+                o = lv.med(p, P)
+                r.append(f"{o / t:.0f}x" if (o and t) else "–")
+            rows.append(r)
+        w(table(rows, ["ranks", "TMPI warm", "TMPI private", "Open MPI", "MPICH",
+                       "Open MPI / TMPI warm", "MPICH / TMPI warm"]))
+        w("\n![launch](launch.png)\n\n")
+        dat = write_dat(outdir, "launch", rk, [lambda k, i=i: lv.med(i, k) for i in names])
+        plot_lines(outdir, "launch", dat, "hello job wall time", "ranks", "seconds", True, True,
+                   [LABEL[i] for i in names])
+
+    mv = View(st, "memory")
+    rk = sorted({k[2][0] for k in st["values"] if k[0] == "memory"})
+    if rk:
+        w("## Memory while every rank sleeps in the job (MB = 10^6 bytes)\n\n")
+        w("TMPI: RSS of the agent process (`Rss` of /proc/PID/smaps_rollup; a fresh agent per run, "
+          "its idle RSS shown apart) plus the PSS of tmpi-launch. Peers: the sum of `Pss` over every "
+          "rank process, and separately over their launcher processes (mpirun/orted, "
+          "mpiexec/hydra_pmi_proxy).\n\n")
+        rows = []
+        for P in rk:
+            g = lambda impl, k: mv.med(impl, (P, k))
+            arss = g("tmpi", "agent_rss")
+            idle = g("tmpi", "agent_idle_rss")
+            row = [P, mb(arss), mb(idle), mb(g("tmpi", "launcher_pss"))]
+            for p in PEERS:
+                rp = g(p, "ranks_pss")
+                op_ = g(p, "other_pss")
+                row += [mb(rp) if rp else ("not started" if P > 256 else "–"), mb(op_) if op_ else "–"]
+            sums = [g(p, "ranks_pss") for p in PEERS if g(p, "ranks_pss")]
+            row.append(f"{arss / min(sums):.3f}" if (arss and sums) else "–")
+            row.append(f"{arss / P / 1000:.2f}" if arss else "–")
+            rows.append(row)
+        w(table(rows, ["ranks", "TMPI agent RSS", "agent idle RSS", "tmpi-launch PSS",
+                       "Open MPI ranks PSS", "Open MPI launchers PSS", "MPICH ranks PSS",
+                       "MPICH launchers PSS", "TMPI RSS / smaller peer PSS", "TMPI MB per rank"]))
+        w("\n")
+
+    # ---- machine and versions
+    w("## Machine and versions\n\n```\n")
+    lscpu = out(["lscpu"])
+    keep = ("Architecture", "CPU(s)", "On-line", "Model name", "Thread(s) per core", "Core(s) per socket",
+            "Socket(s)", "Hypervisor", "L1d", "L2", "L3", "NUMA node(s)")
+    w("\n".join(l for l in lscpu.splitlines() if l.startswith(keep)) + "\n")
+    w(f"nproc: {out(['nproc'])}\n")
+    w(f"uname -a: {out(['uname', '-a'])}\n")
+    mem = out(["free", "-m"]).splitlines()
+    if len(mem) > 1:
+        w(f"memory (free -m): {mem[1]}\n")
+    w("```\n\n")
+    w("```\n" + out(["dpkg-query", "-W", "openmpi-bin", "libopenmpi-dev", "mpich", "libmpich-dev",
+                     "gnuplot-nox", "gcc", "libc6", "linux-perf"]) + "\n")
+    w(f"TMPI: git {out(['git', '-C', TOP, 'rev-parse', '--short', 'HEAD'])} "
+      f"({out(['git', '-C', TOP, 'log', '-1', '--format=%s'])[:70]})\n```\n\n")
+
+    # ---- commands
+    w("## Exact commands\n\n")
+    w("Build (from the top of the tree, after `make`):\n\n```\n")
+    for impl in IMPLS:
+        cc = cmdline(im.cc(impl))
+        w(f"{cc} -O2 -o build/bench/{impl}/PROG tests/bench/PROG.c -lm\n")
+    w("```\n\nPROG is one of pingpong, oneway, coll, allreduce1000, ring, mm, ge, hello.\n\n")
+    w("Warm agent (TMPI, all figures but the private-agent launch and memory, which starts a fresh "
+      "agent the same way for each run):\n\n```\n" +
+      cmdline([c if not c.startswith("/tmp/") else "$DIR/" + os.path.basename(c) for c in cfg["agent_cmd"]]).replace(
+          "--ready-fd " + cfg["agent_cmd"][cfg["agent_cmd"].index("--ready-fd") + 1], "--ready-fd 3") +
+      "   # empty tmpid.conf; READY=1 arrives on fd 3\n```\n\n")
+    w("Runs (first command of each series; the others differ only in -n):\n\n```\n")
+    for fig, d in store.cmds.items():
+        for impl, cmds in d.items():
+            for c in cmds[:1] + cmds[-1:] if len(cmds) > 1 else cmds:
+                c2 = [("$SOCK" if str(x).endswith("tmpid.sock") else x) for x in c]
+                c2 = [("$HOLDFILE" if "/hold." in str(x) else x) for x in c2]
+                w(f"# {fig}, {LABEL.get(impl, impl)}\n{cmdline(c2)}\n")
+    w("```\n\n")
+    w("Rerun: `make bench` (full, about an hour) or `make bench QUICK=1` (quick mode: shorter points, "
+      "N = 512 macro problems, runs over 20 s abandoned, Open MPI/MPICH launches over 10 s not repeated); "
+      "one figure: `tests/bench/run.py --quick --only coll` (figures: p2p, coll, a1000, oversub, macro, "
+      "launch, memory). Every program prints `RESULT key=value ...` lines and aborts on a wrong answer.\n")
+
+    with open(os.path.join(outdir, "RESULTS.md"), "w") as f:
+        f.write("".join(md))
+
+
+def mb(kb):
+    return f"{kb / 1000:.1f}" if kb else "–"
+
+
+def sizes(lo, hi):
+    s, r = lo, []
+    while s <= hi:
+        r.append(s)
+        s *= 2
+    return r
+
+
+def coll_plot(outdir, cv, opkeys):
+    ranks = [2, 4, 8, 16]
+    panels = [("barrier", "-", 0, "Barrier"), ("bcast", "rotate", 8, "Bcast 8 B, rotating root"),
+              ("reduce", "rotate", 8, "Reduce 8 B, rotating root"), ("allreduce", "-", 8, "Allreduce 8 B")]
+    s = "set terminal pngcairo size 1100,800 font 'DejaVu Sans,10'\n"
+    s += f"set output '{os.path.join(outdir, 'coll.png')}'\nset multiplot layout 2,2\nset grid\n"
+    s += "set datafile missing '?'\nset logscale y\nset logscale x 2\nset key top left\n"
+    for op, root, size, title in panels:
+        name = f"coll_{op}_{root if root != '-' else 'none'}"
+        dat = write_dat(outdir, name, ranks, [lambda k, i=i: cv.med(i, (op, root, k, size)) for i in IMPLS])
+        s += f"set title '{title}'\nset xlabel 'ranks (2 cores)'\nset ylabel 'us per call'\n"
+        s += "plot " + ", ".join(f"'{dat}' using 1:{j + 2} with linespoints lw 2 title '{LABEL[i]}'"
+                                 for j, i in enumerate(IMPLS)) + "\n"
+    s += "unset multiplot\n"
+    gp = os.path.join(outdir, "data", "coll.gp")
+    with open(gp, "w") as f:
+        f.write(s)
+    subprocess.run(["gnuplot", gp], check=False, cwd=os.path.join(outdir, "data"))
+
+
+WHY = {}  # filled from ANALYSIS.md findings: target id -> short reason
+
+
+def target_rows(st, cfg):
+    rows = []
+    best = lambda v, key, lower: (min if lower else max)(
+        [x for x in (v.med(p, key) for p in PEERS) if x is not None] or [None]) \
+        if any(v.med(p, key) is not None for p in PEERS) else None
+
+    def verdict(ok, text):
+        return ("met" if ok else "**missed**") + (f" ({text})" if text else "")
+
+    pp = View(st, "pingpong", 0)
+    t, o = pp.med("tmpi", 8), best(pp, 8, True)
+    if t and o:
+        f = o / t
+        rows.append(["intra-node ping-pong 8 B latency (us)", fmt(t), fmt(pp.med("ompi", 8)), fmt(pp.med("mpich", 8)),
+                     ">= 1.2x lower", f"{f:.2f}x lower" if f >= 1 else f"{1 / f:.2f}x higher",
+                     verdict(f >= 1.2, "" if f >= 1.2 else f"TMPI needs {t - o / 1.2:.3f} us less; " + WHY.get("pp8", ""))])
+    bw = View(st, "pingpong", 1)
+    k = 4 << 20
+    t, o = bw.med("tmpi", k), best(bw, k, False)
+    if t and o:
+        f = t / o
+        rows.append(["intra-node ping-pong 4 MiB bandwidth (MB/s)", fmt(t), fmt(bw.med("ompi", k)),
+                     fmt(bw.med("mpich", k)), ">= 1.5x higher", f"{f:.2f}x",
+                     verdict(f >= 1.5, WHY.get("bw", "") if f < 1.5 else "")])
+    rows.append(["inter-node 8 B latency, 4 MiB bandwidth", "–", "–", "–", "0.7x / 1.3x", "–",
+                 "not measurable yet (no agent mesh, issue 3)"])
+    rg = View(st, "ring")
+    cv = View(st, "coll")
+    for P in (16,):
+        t, o = rg.med("tmpi", P), rg.med("ompi", P)
+        if t and o:
+            f = o / t
+            rows.append([f"{P} ranks on 2 cores: ring hop (us)", fmt(t), fmt(o), rg.cell("mpich", P),
+                         ">= 4x faster than Open MPI", f"{f:.2f}x", verdict(f >= 4, WHY.get("ring", "") if f < 4 else "")])
+        key = ("allreduce", "-", P, 8)
+        t, o = cv.med("tmpi", key), cv.med("ompi", key)
+        if t and o:
+            f = o / t
+            rows.append([f"{P} ranks on 2 cores: 8 B Allreduce (us)", fmt(t), fmt(o), cv.cell("mpich", key),
+                         ">= 4x faster than Open MPI", f"{f:.2f}x",
+                         verdict(f >= 4, WHY.get("allreduce16", "") if f < 4 else "")])
+    rows.append(["8 B Allreduce, 3 hosts x 4 ranks", "–", "–", "–", ">= 3x", "–",
+                 "not measurable yet (issue 3)"])
+    lv = View(st, "launch")
+    t, o = lv.med("tmpi", 64), lv.med("ompi", 64)
+    if t and o:
+        f = o / t
+        rows.append(["hello job, 64 ranks, warm agent (s)", fmt(t), fmt(o), fmt(lv.med("mpich", 64)),
+                     ">= 20x faster than Open MPI", f"{f:.0f}x", verdict(f >= 20, WHY.get("launch", "") if f < 20 else "")])
+    big = max([k[2] for k in st["values"] if k[0] == "launch" and k[1] == "tmpi"] or [0])
+    if big:
+        tb = lv.med("tmpi", big)
+        peer_big = {p: max([k[2] for k in st["values"] if k[0] == "launch" and k[1] == p] or [0]) for p in PEERS}
+        rows.append(["largest hello job in 60 s (ranks)", f"{big} ({fmt(tb)} s)",
+                     str(peer_big["ompi"]), str(peer_big["mpich"]), "4096 ranks",
+                     f"{big}", verdict(big >= 4096 and tb < 60, "")])
+    mv = View(st, "memory")
+    a = mv.med("tmpi", (64, "agent_rss"))
+    sums = [mv.med(p, (64, "ranks_pss")) for p in PEERS]
+    sums = [s for s in sums if s]
+    if a and sums:
+        f = a / min(sums)
+        rows.append(["memory at 64 ranks (MB)", f"{a / 1000:.1f} agent RSS",
+                     mb(mv.med("ompi", (64, "ranks_pss"))) + " PSS sum", mb(mv.med("mpich", (64, "ranks_pss"))) + " PSS sum",
+                     "agent RSS <= 1/10 of the sum of PSS", f"1/{1 / f:.1f}", verdict(f <= 0.1, WHY.get("mem", "") if f > 0.1 else "")])
+    for prog, name in [("mm", "matrix multiply"), ("ge", "Gaussian elimination")]:
+        v = View(st, prog)
+        t = v.med("tmpi", 16)
+        o = best(v, 16, False)
+        capped = [p for p in PEERS if v.med(p, 16) is None and v.cap(p, 16) not in (None, "failed")]
+        if t and o:
+            f = t / o
+            rows.append([f"{name}, 16 ranks (MFLOP/s)", fmt(t), v.cell("ompi", 16, False, lambda c: None),
+                         v.cell("mpich", 16, False, lambda c: None),
+                         ">= 1.5x MFLOP/s", f"{f:.2f}x", verdict(f >= 1.5, WHY.get(prog, "") if f < 1.5 else "")])
+    return rows
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, HERE)
+    import run as runmod
+    resdir = os.path.join(HERE, "results")
+    with open(os.path.join(resdir, "raw.json")) as f:
+        raw = json.load(f)
+    with open(os.path.join(resdir, "config.json")) as f:
+        cfg = json.load(f)
+    st = runmod.Store()
+
+    def tup(x):
+        return tuple(tup(y) for y in x) if isinstance(x, list) else x
+    for k, v in raw["values"]:
+        st.values[tup(k)] = [tuple(x) if isinstance(x, list) else x for x in v]
+    for k, v in raw["capped"]:
+        st.capped[tup(k)] = v
+    st.cmds = raw["cmds"]
+    im = runmod.Impls(os.path.join(TOP, "build"), os.path.join(TOP, "build", "bench"), "$SOCK")
+    write(st, cfg, im, os.path.join(TOP, "docs", "bench"), cfg["quick"])

@@ -1,0 +1,527 @@
+#!/usr/bin/env python3
+"""TMPI benchmarks beside Open MPI and MPICH: build, run, report.
+
+    tests/bench/run.py [--quick] [--runs N] [--only FIG,...] [--build DIR] [--out DIR]
+
+`make bench` runs it (`make bench QUICK=1` adds --quick). It installs the peer MPI libraries and
+gnuplot if missing (apt-get), builds every program in tests/bench/ three ways from the same
+source (tmpicc, mpicc.openmpi, mpicc.mpich), runs each figure several times with the
+implementations alternating run by run (TMPI, Open MPI, MPICH, TMPI, ...), and writes
+docs/bench/RESULTS.md (medians, ratios, machine, versions, command lines) and PNG plots.
+Raw results go to tests/bench/results/ (not committed).
+
+Nothing here asserts on a time; a benchmark program that gets a wrong answer aborts, and the
+driver then stops with an error.
+"""
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
+PROGRAMS = ["pingpong", "oneway", "coll", "allreduce1000", "ring", "mm", "ge", "hello"]
+PACKAGES = ["openmpi-bin", "libopenmpi-dev", "mpich", "libmpich-dev", "gnuplot-nox"]
+IMPLS = ["tmpi", "ompi", "mpich"]
+LABEL = {"tmpi": "TMPI", "ompi": "Open MPI", "mpich": "MPICH"}
+
+
+def log(*a):
+    print("[bench]", *a, file=sys.stderr, flush=True)
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, text=True, **kw)
+
+
+def out(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return ""
+
+
+# ---------------------------------------------------------------------------- setup
+
+def ensure_packages():
+    missing = []
+    for p in PACKAGES:
+        st = out(["dpkg-query", "-W", "-f=${Status}", p])
+        if "install ok installed" not in st:
+            missing.append(p)
+    if not missing:
+        return
+    log("installing", " ".join(missing))
+    pre = [] if os.geteuid() == 0 else ["sudo"]
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    sh(pre + ["apt-get", "update"], env=env)
+    sh(pre + ["apt-get", "install", "-y", "--no-install-recommends"] + missing, env=env)
+
+
+class Impls:
+    def __init__(self, build, bindir, agent_sock):
+        self.build = build
+        self.bindir = bindir
+        self.sock = agent_sock
+        self.root = os.geteuid() == 0
+
+    def cc(self, impl):
+        return {
+            "tmpi": [os.path.join(self.build, "launcher", "tmpicc")],
+            "ompi": ["mpicc.openmpi"],
+            "mpich": ["mpicc.mpich"],
+        }[impl]
+
+    def prog(self, impl, name):
+        return os.path.join(self.bindir, impl, name)
+
+    def launch(self, impl, n, prog, args=(), private=False):
+        if impl == "tmpi":
+            cmd = [os.path.join(self.build, "launcher", "tmpi-launch")]
+            if not private:
+                cmd += ["--agent", self.sock]
+            cmd += ["-n", str(n), prog]
+        elif impl == "ompi":
+            cmd = ["mpirun.openmpi"] + (["--allow-run-as-root"] if self.root else []) + \
+                  ["--oversubscribe", "-np", str(n), prog]
+        else:
+            cmd = ["mpiexec.mpich", "-n", str(n), prog]
+        return cmd + [str(a) for a in args]
+
+
+def build_programs(im):
+    for impl in IMPLS:
+        d = os.path.join(im.bindir, impl)
+        os.makedirs(d, exist_ok=True)
+        for p in PROGRAMS:
+            src = os.path.join(HERE, p + ".c")
+            dst = im.prog(impl, p)
+            if os.path.exists(dst) and os.path.getmtime(dst) > max(
+                    os.path.getmtime(src), os.path.getmtime(os.path.join(HERE, "bench.h"))):
+                continue
+            sh(im.cc(impl) + ["-O2", "-o", dst, src, "-lm"])
+    log("programs built in", im.bindir)
+
+
+class Agent:
+    """A tmpid of our own on a private socket; readiness through --ready-fd."""
+
+    def __init__(self, build, workdir, name):
+        self.dir = tempfile.mkdtemp(prefix=name + ".", dir=workdir)
+        self.sock = os.path.join(self.dir, "tmpid.sock")
+        conf = os.path.join(self.dir, "tmpid.conf")
+        open(conf, "w").close()  # defaults only: no system config file
+        self.log = open(os.path.join(self.dir, "tmpid.log"), "w")
+        r, w = os.pipe()
+        self.cmd = [os.path.join(build, "agent", "tmpid"), "--config", conf, "--socket", self.sock,
+                    "--ready-fd", str(w), "--log-level", "warning"]
+        self.proc = subprocess.Popen(self.cmd, pass_fds=(w,), stdout=self.log, stderr=self.log,
+                                     cwd="/")
+        os.close(w)
+        with os.fdopen(r) as f:
+            line = f.readline().strip()
+        if line != "READY=1":
+            raise RuntimeError("tmpid did not become ready; see " + self.log.name)
+        self.pid = self.proc.pid
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+# ---------------------------------------------------------------------------- running
+
+RESULT_RE = re.compile(r"^RESULT (.*)$", re.M)
+
+
+def parse_results(text):
+    res = []
+    for m in RESULT_RE.finditer(text):
+        d = {}
+        for kv in m.group(1).split():
+            k, _, v = kv.partition("=")
+            try:
+                d[k] = float(v) if re.match(r"^-?[0-9.eE+-]+$", v) else v
+            except ValueError:
+                d[k] = v
+        res.append(d)
+    return res
+
+
+class Failure(Exception):
+    pass
+
+
+LOADS = []  # 1-minute load average seen before each run (the machine may be shared)
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError):
+        return None
+
+
+def run_cmd(cmd, timeout, env=None):
+    """Runs cmd in its own session; returns (rc or None on timeout, stdout, stderr, seconds)."""
+    LOADS.append(loadavg())
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True, env=env, cwd=TOP)
+    try:
+        so, se = p.communicate(timeout=timeout)
+        return p.returncode, so, se, time.monotonic() - t0
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)  # the session we created for this command only
+        so, se = p.communicate()
+        return None, so, se, time.monotonic() - t0
+
+
+class Store:
+    """values[(figure, impl, key)] = [measurements]; capped[(figure, impl, key)] = cap text."""
+
+    def __init__(self):
+        self.values = {}
+        self.capped = {}
+        self.cmds = {}
+        self.runs = {}
+
+    def add(self, fig, impl, key, v):
+        self.values.setdefault((fig, impl, key), []).append(v)
+
+    def med(self, fig, impl, key):
+        v = self.values.get((fig, impl, key))
+        return statistics.median(v) if v else None
+
+    def n(self, fig, impl, key):
+        return len(self.values.get((fig, impl, key), []))
+
+    def dump(self, path):
+        with open(path, "w") as f:
+            json.dump({"values": [[list(k), v] for k, v in self.values.items()],
+                       "capped": [[list(k), v] for k, v in self.capped.items()],
+                       "cmds": self.cmds}, f, indent=1)
+
+
+def run_series(st, im, fig, jobs, runs, timeout, keyfn, valfn, cap_keys=None):
+    """jobs: list of (n, prog, args). Runs every job `runs` times with the implementations
+    alternating (A B C A B C ...). A run that times out caps that (job, impl): it is not
+    repeated, and cap_keys(n) names the points it would have produced."""
+    dead = set()
+    for rep in range(runs):
+        for (n, prog, args) in jobs:
+            for impl in IMPLS:
+                if (n, prog, impl) in dead:
+                    continue
+                cmd = im.launch(impl, n, im.prog(impl, prog), args)
+                if rep == 0:
+                    st.cmds.setdefault(fig, {}).setdefault(impl, []).append(cmd)
+                rc, so, se, sec = run_cmd(cmd, timeout)
+                got = parse_results(so)
+                for r in got:
+                    st.add(fig, impl, keyfn(r), valfn(r))
+                if rc is None:
+                    dead.add((n, prog, impl))
+                    for k in (cap_keys(n) if cap_keys else []):
+                        if st.n(fig, impl, k) == 0:
+                            st.capped[(fig, impl, k)] = timeout
+                    log(f"{fig}: {LABEL[impl]} n={n} timed out after {timeout} s (capped)")
+                    continue
+                if rc != 0 or "VALIDATION FAILED" in se:
+                    raise Failure(f"{fig}: {' '.join(cmd)} failed (rc {rc}):\n{se[-3000:]}")
+                log(f"{fig} run {rep + 1}/{runs}: {LABEL[impl]} n={n} {sec:.1f} s")
+
+
+# ---------------------------------------------------------------------------- memory
+
+def smaps(pid):
+    d = {}
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 3 and parts[-1] == "kB":
+                    d[parts[0].rstrip(":")] = int(parts[1])
+    except OSError:
+        pass
+    return d
+
+
+def descendants(pid):
+    kids = {}
+    for e in os.listdir("/proc"):
+        if not e.isdigit():
+            continue
+        try:
+            with open(f"/proc/{e}/stat") as f:
+                s = f.read()
+            ppid = int(s[s.rindex(")") + 2:].split()[1])
+            kids.setdefault(ppid, []).append(int(e))
+        except (OSError, ValueError):
+            continue
+    res, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        for c in kids.get(p, []):
+            res.append(c)
+            todo.append(c)
+    return res
+
+
+def comm_of(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
+
+
+def memory_run(im, impl, n, workdir, timeout, build):
+    """Starts hello -hold at n ranks, measures while every rank sleeps. Returns a dict (kB)."""
+    hold = os.path.join(workdir, f"hold.{impl}.{n}")
+    open(hold, "w").close()
+    agent = None
+    if impl == "tmpi":
+        agent = Agent(build, workdir, "memagent")
+        idle = smaps(agent.pid)
+        cmd = [os.path.join(build, "launcher", "tmpi-launch"), "--agent", agent.sock, "-n", str(n),
+               im.prog(impl, "hello"), "-hold", hold]
+    else:
+        cmd = im.launch(impl, n, im.prog(impl, "hello"), ["-hold", hold])
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         start_new_session=True, cwd=TOP)
+    t0 = time.monotonic()
+    res = None
+    try:
+        import select
+        fd = p.stdout.fileno()
+        buf = b""
+        while b"HOLDING" not in buf:
+            left = timeout - (time.monotonic() - t0)
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                break
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            buf += chunk
+        if b"HOLDING" in buf:
+            time.sleep(0.5)  # let every rank reach its sleep
+            if impl == "tmpi":
+                a = smaps(agent.pid)
+                lp = smaps(p.pid)
+                res = {"agent_rss": a.get("Rss", 0), "agent_pss": a.get("Pss", 0),
+                       "agent_idle_rss": idle.get("Rss", 0), "launcher_pss": lp.get("Pss", 0),
+                       "procs": 2}
+            else:
+                ranks_pss = ranks_rss = other_pss = 0
+                nranks = 0
+                pids = [p.pid] + descendants(p.pid)
+                for q in pids:
+                    m = smaps(q)
+                    if comm_of(q) == "hello":
+                        ranks_pss += m.get("Pss", 0)
+                        ranks_rss += m.get("Rss", 0)
+                        nranks += 1
+                    else:
+                        other_pss += m.get("Pss", 0)
+                res = {"ranks_pss": ranks_pss, "ranks_rss": ranks_rss, "other_pss": other_pss,
+                       "nranks": nranks, "procs": len(pids)}
+                if nranks != n:
+                    log(f"memory: {impl} found {nranks} rank processes, expected {n}")
+    finally:
+        os.unlink(hold)
+        try:
+            p.communicate(timeout=max(30, timeout))
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+        if agent:
+            agent.stop()
+    return res, cmd
+
+
+# ---------------------------------------------------------------------------- figures
+
+def sizes(lo, hi):
+    s, r = lo, []
+    while s <= hi:
+        r.append(s)
+        s *= 2
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="shorter points and problems (a few minutes)")
+    ap.add_argument("--runs", type=int, default=5, help="runs per figure and implementation (>= 5 for medians)")
+    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,launch,memory")
+    ap.add_argument("--build", default=os.path.join(TOP, "build"))
+    ap.add_argument("--out", default=os.path.join(TOP, "docs", "bench"))
+    ap.add_argument("--no-install", action="store_true", help="do not apt-get missing packages")
+    a = ap.parse_args()
+    quick = a.quick
+    only = set(x for x in a.only.split(",") if x)
+    want = lambda f: not only or f in only
+
+    if not a.no_install:
+        ensure_packages()
+    for tool in ["mpicc.openmpi", "mpicc.mpich", "mpirun.openmpi", "mpiexec.mpich", "gnuplot"]:
+        if not shutil.which(tool):
+            sys.exit(f"bench: {tool} not found (install {' '.join(PACKAGES)})")
+    if not os.path.exists(os.path.join(a.build, "agent", "tmpid")):
+        sys.exit(f"bench: {a.build}/agent/tmpid missing: run make first")
+
+    resdir = os.path.join(HERE, "results")
+    os.makedirs(resdir, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix="tmpi-bench.")
+    agent = Agent(a.build, workdir, "warm")
+    im = Impls(a.build, os.path.join(a.build, "bench"), agent.sock)
+    build_programs(im)
+    st = Store()
+    cfg = {"quick": quick, "runs": a.runs, "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+           "agent_cmd": agent.cmd}
+    t_start = time.monotonic()
+    T = 0.03 if quick else 0.2      # seconds per measured point inside a program
+    cap = 20 if quick else 120      # seconds before a run is abandoned (capped)
+    N_mm = 512 if quick else 1024
+    cfg.update(point_sec=T, cap=cap, n_macro=N_mm)
+    coll_ranks = [2, 4, 8, 16]
+    macro_ranks = [1, 2, 4, 8, 16]
+    try:
+        if want("p2p"):
+            run_series(st, im, "pingpong", [(2, "pingpong", ["-t", T])], a.runs, cap * 3,
+                       lambda r: int(r["size"]), lambda r: (r["usec"], r["mbps"]))
+            run_series(st, im, "oneway", [(2, "oneway", ["-t", T])], a.runs, cap * 3,
+                       lambda r: int(r["size"]), lambda r: (r["usec"], r["mbps"]))
+        if want("coll"):
+            alist = "1024,65536" if quick else "1024,65536,1048576"
+            run_series(st, im, "coll", [(n, "coll", ["-t", T, "-a", alist]) for n in coll_ranks],
+                       a.runs, cap * 2, lambda r: (r["op"], r["root"], int(r["ranks"]), int(r["size"])),
+                       lambda r: r["usec"],
+                       cap_keys=lambda n: [(op, root, n, sz) for op, root, sz in
+                                           [("barrier", "-", 0)] +
+                                           [(o, rt, 8) for o in ("bcast", "reduce") for rt in ("fixed", "rotate", "combo")] +
+                                           [("allreduce", "-", 8)] + [("allreduce", "-", int(x)) for x in alist.split(",")]])
+        if want("a1000"):
+            run_series(st, im, "allreduce1000", [(n, "allreduce1000", []) for n in coll_ranks],
+                       a.runs, cap, lambda r: int(r["ranks"]), lambda r: r["usec"],
+                       cap_keys=lambda n: [n])
+        if want("oversub"):
+            run_series(st, im, "ring", [(n, "ring", ["-t", T]) for n in [2, 4, 8, 16]],
+                       a.runs, cap, lambda r: int(r["ranks"]), lambda r: r["usec"],
+                       cap_keys=lambda n: [n])
+        if want("macro"):
+            for prog in ["mm", "ge"]:
+                run_series(st, im, prog, [(n, prog, ["-t", 0.01 if quick else 0.5, "-N", N_mm]) for n in macro_ranks],
+                           a.runs, cap, lambda r: int(r["ranks"]), lambda r: r["mflops"],
+                           cap_keys=lambda n: [n])
+        if want("launch"):
+            launch_figure(st, im, a, quick, workdir)
+        if want("memory"):
+            memory_figure(st, im, a, quick, workdir)
+    finally:
+        agent.stop()
+        st.dump(os.path.join(resdir, "raw.json"))
+        shutil.rmtree(workdir, ignore_errors=True)
+    cfg["elapsed"] = time.monotonic() - t_start
+    loads = sorted(x for x in LOADS if x is not None)
+    if loads:
+        cfg["load"] = [loads[0], loads[len(loads) // 2], loads[-1]]
+    with open(os.path.join(resdir, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=1)
+    import report
+    report.write(st, cfg, im, a.out, quick)
+    log(f"done in {cfg['elapsed']:.0f} s; see {a.out}/RESULTS.md")
+
+
+LAUNCH_N = [1, 8, 64, 256]
+LAUNCH_TMPI_EXTRA = [1024, 4096]
+
+
+def launch_figure(st, im, a, quick, workdir):
+    """Wall time of a whole hello job, launcher start to exit. Peers: a size is only tried
+    while the previous one finished within 60 s. In quick mode a peer run longer than 10 s
+    is not repeated (marked in the report)."""
+    fig = "launch"
+    variants = [("tmpi", False), ("tmpi-private", True), ("ompi", False), ("mpich", False)]
+    stop_n = {}  # variant -> smallest size that failed or timed out
+    slow_once = set()
+    env = dict(os.environ)
+    env.pop("TMPI_AGENT", None)
+    for rep in range(a.runs):
+        for n in LAUNCH_N + LAUNCH_TMPI_EXTRA:
+            for name, private in variants:
+                impl = "tmpi" if name.startswith("tmpi") else name
+                if n in LAUNCH_TMPI_EXTRA and impl != "tmpi":
+                    continue
+                if n >= stop_n.get(name, 1 << 30):
+                    continue
+                if (name, n) in slow_once:
+                    continue
+                cmd = im.launch(impl, n, im.prog(impl, "hello"), [], private=private)
+                if rep == 0:
+                    st.cmds.setdefault(fig, {}).setdefault(name, []).append(cmd)
+                rc, so, se, sec = run_cmd(cmd, 60, env=env)
+                if rc is None:
+                    stop_n[name] = min(n, stop_n.get(name, n))
+                    st.capped[(fig, name, n)] = 60
+                    log(f"launch: {name} n={n} did not finish in 60 s")
+                    continue
+                if rc != 0 or so.count("hello from rank") != n:
+                    # a peer that cannot start this many ranks is capped there, not an error
+                    if impl != "tmpi":
+                        stop_n[name] = min(n, stop_n.get(name, n))
+                        st.capped[(fig, name, n)] = "failed"
+                        log(f"launch: {name} n={n} failed (rc {rc}): {se.strip()[-300:]}")
+                        continue
+                    raise Failure(f"launch: {' '.join(cmd)} failed (rc {rc}):\n{se[-2000:]}")
+                st.add(fig, name, n, sec)
+                if quick and impl != "tmpi" and sec > 10:
+                    slow_once.add((name, n))
+                log(f"launch run {rep + 1}: {name} n={n} {sec:.2f} s")
+
+
+
+def memory_figure(st, im, a, quick, workdir):
+    fig = "memory"
+    for rep in range(a.runs):
+        for n in [64, 1024]:
+            for impl in IMPLS:
+                # peers: 1024 processes do not start within 60 s here (see the launch figure)
+                if impl != "tmpi" and n > 256:
+                    continue
+                res, cmd = memory_run(im, impl, n, workdir, 60, a.build)
+                if rep == 0:
+                    st.cmds.setdefault(fig, {}).setdefault(impl, []).append(cmd)
+                if res is None:
+                    st.capped[(fig, impl, n)] = 60
+                    log(f"memory: {impl} n={n} did not reach the hold in 60 s")
+                    continue
+                for k, v in res.items():
+                    st.add(fig, impl, (n, k), v)
+                log(f"memory run {rep + 1}: {impl} n={n} {res}")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, HERE)
+    try:
+        main()
+    except Failure as e:
+        print("bench: FAILED:", e, file=sys.stderr)
+        sys.exit(1)
