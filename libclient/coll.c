@@ -1,17 +1,17 @@
-/* coll.c — shared-memory collectives (coll.h) and their MPI entry points. */
+/* coll.c — the collective engine (coll.h): counting barrier, blocking runs, argument checks,
+ * Barrier and Bcast, and the collective counters. */
 #include "coll.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll_net.h"
 #include "errh.h"
 #include "job.h"
-#include "op.h"
 #include "wait.h"
 
-#define TM_SCRATCH_BYTES (16u * 1024) /* per-rank reduction chunk */
-#define TM_SLICE_MIN_BYTES 4096u      /* smaller slices cost more in sharing than they save */
+#define TM_SCRATCH_MIN (16u * 1024)
 
 struct counter_wait {
     _Atomic uint64_t *ctr;
@@ -32,7 +32,8 @@ static void wake_members(struct tm_rank *me, struct tm_comm *c)
 }
 
 /* Counting barrier: arrive never resets, so the k-th barrier ends at arrive == k * size.  The
- * last to arrive wakes the sleepers.  Release/acquire on arrive also publishes the slots. */
+ * last to arrive wakes the sleepers.  The seq_cst read-modify-write on arrive also publishes
+ * every store a member made before arriving (its slot, its arguments, its parts' results). */
 void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr)
 {
     struct tm_comm *c = cr->c;
@@ -47,160 +48,212 @@ void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr)
     tm_wait(me, counter_cond, &w);
 }
 
-/* The root publishes its buffer; the others copy straight from it; the root leaves when all
- * have copied (copied counts copies over the communicator's life, like arrive). */
-void tm_coll_bcast(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t bytes, int root)
+void *tm_coll_scratch(struct tm_rank *me, size_t bytes)
 {
-    struct tm_comm *c = cr->c;
-    int n = c->size;
-    if (n == 1) return;
-    if (cr->rank == root) c->coll.slot[root].in = buf;
-    tm_coll_barrier(me, cr);
-    uint64_t target = ++cr->nbcast * (uint64_t)(n - 1);
-    if (cr->rank == root) {
-        struct counter_wait w = {&c->coll.copied, target};
-        tm_wait(me, counter_cond, &w);
-        return;
-    }
-    if (bytes) memcpy(buf, c->coll.slot[root].in, bytes);
-    uint64_t prev = atomic_fetch_add_explicit(&c->coll.copied, 1, memory_order_seq_cst);
-    if (prev + 1 == target) {
-        struct tm_rank *rr = tm_job_rank(me->job, tm_comm_world_rank(c, root));
-        tm_wake(&rr->waker);
-    }
-}
-
-static void *scratch(struct tm_rank *me)
-{
-    if (!me->scratch) {
-        me->scratch = malloc(TM_SCRATCH_BYTES);
-        if (me->scratch) me->scratch_size = TM_SCRATCH_BYTES;
+    if (bytes < TM_SCRATCH_MIN) bytes = TM_SCRATCH_MIN;
+    if (me->scratch_size < bytes) {
+        void *p = malloc(bytes);
+        if (!p) return NULL;
+        free(me->scratch);
+        me->scratch = p;
+        me->scratch_size = bytes;
     }
     return me->scratch;
 }
 
-/* Every member publishes its input and output; each combines its slice of the elements over
- * all inputs (in[0] op (in[1] op (... in[n-1])), the same order for every element and every
- * run) and writes the result straight into the root's output, or everyone's.  A slice of an
- * input is read only by the member that owns the slice, so writing the result over an
- * in-place input after reading it is safe.  The second barrier keeps every input and output
- * alive until all slices are written. */
-int tm_coll_reduce(struct tm_rank *me, struct tm_commref *cr, const void *in, void *out,
-                   size_t count, const struct tm_type *t, int opkind, int root)
+static int errno_class(int r)
+{
+    return r == -EMSGSIZE ? MPI_ERR_TRUNCATE : r == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INTERN;
+}
+
+/* Blocking: publish, barrier, this member's share of the parts, barrier.  Member k takes
+ * parts k, k+n, ...: for most algorithms part k is member k's own result block, so each
+ * member writes its own memory and reads the others'. */
+static int run_blocking(struct tm_rank *me, struct tm_commref *cr, const struct tm_calgo *al,
+                        struct tm_cargs *a)
 {
     struct tm_comm *c = cr->c;
     int n = c->size;
-    size_t ext = t->extent;
-    if (in == MPI_IN_PLACE) in = out;
-    if (n == 1) {
-        if (count && in != out) memcpy(out, in, count * ext);
-        return 0;
-    }
-    struct tm_slot *slot = c->coll.slot;
-    slot[cr->rank].in = in;
-    slot[cr->rank].out = out;
+    struct tm_cwork w = {.me = me, .wrank = cr->rank, .n = n, .slot = c->coll.slot};
+    c->coll.slot[cr->rank].args = a;
     tm_coll_barrier(me, cr);
-
     int err = 0;
-    size_t per = (count + (size_t)n - 1) / (size_t)n;
-    size_t min_per = (TM_SLICE_MIN_BYTES + ext - 1) / ext;
-    if (per < min_per) per = min_per;
-    size_t lo = (size_t)cr->rank * per;
-    size_t hi = lo + per < count ? lo + per : count;
-    if (lo < hi) {
-        unsigned char *acc = scratch(me);
-        size_t chunk = TM_SCRATCH_BYTES / ext;
-        if (!acc) err = -ENOMEM;
-        for (size_t a = lo; acc && a < hi; a += chunk) {
-            size_t m = hi - a < chunk ? hi - a : chunk;
-            size_t off = a * ext, len = m * ext;
-            memcpy(acc, (const unsigned char *)slot[n - 1].in + off, len);
-            for (int k = n - 2; k >= 0; k--)
-                tm_op_apply((enum tm_opkind)opkind, t->basic,
-                            (const unsigned char *)slot[k].in + off, acc, m);
-            if (root >= 0) {
-                memcpy((unsigned char *)slot[root].out + off, acc, len);
-            } else {
-                for (int k = 0; k < n; k++)
-                    memcpy((unsigned char *)slot[k].out + off, acc, len);
-            }
-        }
+    size_t np = al->nparts(&w);
+    for (size_t p = (size_t)cr->rank; p < np; p += (size_t)n) {
+        int r = al->part(&w, p);
+        if (r < 0 && !err) err = r;
     }
+    /* The leader's inter-node phase goes here (coll_net.h); one node today. */
+    if (TM_UNLIKELY(tm_coll_net_spans(me, c)) && cr->rank == 0 && !err)
+        err = tm_coll_net_phase(me, cr, al, a);
     tm_coll_barrier(me, cr);
     return err;
 }
 
-/* ---- MPI entry points ---- */
+int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                  const struct tm_calgo *al, struct tm_cargs *a, MPI_Request *req)
+{
+    if (cr->rank == 0)
+        atomic_fetch_add_explicit(&me->job->coll_stats.ops[al->kind], 1, memory_order_relaxed);
+    int r;
+    if (req) {
+        struct tm_request *q = NULL;
+        r = tm_coll_nb_start(me, cr, comm, al, a, &q);
+        if (r == 0)
+            *req = q; /* a->own now belongs to the operation */
+        else
+            free(a->own);
+    } else {
+        r = run_blocking(me, cr, al, a);
+        free(a->own);
+        a->own = NULL;
+    }
+    if (TM_UNLIKELY(r < 0)) {
+        int cls = errno_class(r);
+        return tm_err(me, comm, cls, fn, "%s",
+                      cls == MPI_ERR_TRUNCATE ? "message truncated (type signatures differ)"
+                                              : "out of memory");
+    }
+    return MPI_SUCCESS;
+}
 
-#define COLL_PROLOGUE(fn)                                                                          \
-    struct tm_rank *me = tm_self();                                                                \
-    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);         \
-    struct tm_commref *cr = tm_comm_get(&me->comms, comm);                                         \
-    if (TM_UNLIKELY(!cr))                                                                          \
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+/* ---- argument checks ---- */
+
+int tm_coll_check_buf(struct tm_rank *me, MPI_Comm comm, const char *fn, const char *what,
+                      const void *buf, int count, MPI_Datatype dt, const struct tm_type **ret_t)
+{
+    if (TM_UNLIKELY(count < 0))
+        return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid %scount %d", what, count);
+    const struct tm_type *t = tm_type_get(dt);
+    if (TM_UNLIKELY(!t))
+        return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid %sdatatype %d", what, dt);
+    if (TM_UNLIKELY(!buf && count > 0))
+        return tm_err(me, comm, MPI_ERR_BUFFER, fn, "%sbuffer is NULL with count %d", what, count);
+    *ret_t = t;
+    return MPI_SUCCESS;
+}
+
+int tm_coll_check_root(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                       int root)
+{
+    if (TM_UNLIKELY(root < 0 || root >= cr->c->size))
+        return tm_err(me, comm, MPI_ERR_ROOT, fn, "invalid root %d", root);
+    return MPI_SUCCESS;
+}
+
+int tm_coll_check_op(struct tm_rank *me, MPI_Comm comm, const char *fn, MPI_Op op,
+                     const struct tm_type *t, struct tm_opref *ret)
+{
+    if (TM_UNLIKELY(tm_op_resolve(me, op, ret) < 0 || op == MPI_REPLACE || op == MPI_NO_OP))
+        return tm_err(me, comm, MPI_ERR_OP, fn, "invalid operation %d", op);
+    if (TM_UNLIKELY(!tm_opref_defined(ret, t)))
+        return tm_err(me, comm, MPI_ERR_OP, fn, "operation %d is not defined for %s", op, t->name);
+    return MPI_SUCCESS;
+}
+
+int tm_coll_check_counts(struct tm_rank *me, MPI_Comm comm, const char *fn, const char *what,
+                         const int *counts, const int *displs, int n)
+{
+    if (TM_UNLIKELY(!counts || !displs))
+        return tm_err(me, comm, MPI_ERR_ARG, fn, "%scounts or displacements are NULL", what);
+    for (int k = 0; k < n; k++)
+        if (TM_UNLIKELY(counts[k] < 0))
+            return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid %scount %d for rank %d", what,
+                          counts[k], k);
+    return MPI_SUCCESS;
+}
+
+/* ---- Barrier ---- */
+
+static size_t no_parts(const struct tm_cwork *w)
+{
+    (void)w;
+    return 0;
+}
+
+static const struct tm_calgo barrier_algo = {MPIX_COLL_BARRIER, no_parts, NULL};
 
 TM_API int PMPI_Barrier(MPI_Comm comm)
 {
-    COLL_PROLOGUE("MPI_Barrier");
+    TM_COLL_ENTRY("MPI_Barrier", comm);
+    if (cr->rank == 0)
+        atomic_fetch_add_explicit(&me->job->coll_stats.ops[MPIX_COLL_BARRIER], 1,
+                                  memory_order_relaxed);
+    /* One barrier, not the engine's two: there is nothing to publish. */
     tm_coll_barrier(me, cr);
     return MPI_SUCCESS;
 }
 TM_ALIAS(Barrier)
 
+TM_API int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    TM_COLL_ENTRY("MPI_Ibarrier", comm);
+    if (TM_UNLIKELY(!request))
+        return tm_err(me, comm, MPI_ERR_ARG, "MPI_Ibarrier", "request is NULL");
+    struct tm_cargs a = {.root = -1};
+    return tm_coll_start(me, cr, comm, "MPI_Ibarrier", &barrier_algo, &a, request);
+}
+TM_ALIAS(Ibarrier)
+
+/* ---- Bcast: part i copies the root's buffer into member i's (one copy per member) ---- */
+
+static size_t per_member(const struct tm_cwork *w)
+{
+    return (size_t)w->n;
+}
+
+static int bcast_part(const struct tm_cwork *w, size_t i)
+{
+    const struct tm_cargs *r = tm_cw_arg(w, tm_cw_arg(w, w->wrank)->root);
+    const struct tm_cargs *d = tm_cw_arg(w, (int)i);
+    if (d == r) return 0;
+    return tm_dt_copy(d->rbuf, (size_t)d->rcount, d->rtype, r->rbuf, (size_t)r->rcount, r->rtype)
+               ? -EMSGSIZE
+               : 0;
+}
+
+static const struct tm_calgo bcast_algo = {MPIX_COLL_BCAST, per_member, bcast_part};
+
+static int bcast_common(const char *fn, void *buffer, int count, MPI_Datatype datatype, int root,
+                        MPI_Comm comm, MPI_Request *request, int nb)
+{
+    TM_COLL_ENTRY(fn, comm);
+    if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
+    const struct tm_type *t;
+    TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, "", buffer, count, datatype, &t));
+    TM_COLL_CHECK(tm_coll_check_root(me, cr, comm, fn, root));
+    if (TM_UNLIKELY(buffer == MPI_IN_PLACE))
+        return tm_err(me, comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not allowed");
+    struct tm_cargs a = {.rbuf = buffer, .rcount = count, .rtype = t, .root = root};
+    return tm_coll_start(me, cr, comm, fn, &bcast_algo, &a, nb ? request : NULL);
+}
+
 TM_API int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    const char *fn = "MPI_Bcast";
-    COLL_PROLOGUE(fn);
-    if (TM_UNLIKELY(count < 0))
-        return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %d", count);
-    const struct tm_type *t = tm_type_get(datatype);
-    if (TM_UNLIKELY(!t)) return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid datatype %d", datatype);
-    if (TM_UNLIKELY(!buffer && count > 0))
-        return tm_err(me, comm, MPI_ERR_BUFFER, fn, "buffer is NULL with count %d", count);
-    if (TM_UNLIKELY(root < 0 || root >= cr->c->size))
-        return tm_err(me, comm, MPI_ERR_ROOT, fn, "invalid root %d", root);
-    tm_coll_bcast(me, cr, buffer, (size_t)count * t->extent, root);
-    return MPI_SUCCESS;
+    return bcast_common("MPI_Bcast", buffer, count, datatype, root, comm, NULL, 0);
 }
 TM_ALIAS(Bcast)
 
-static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int count,
-                         MPI_Datatype datatype, MPI_Op op, int root, int all, MPI_Comm comm)
+TM_API int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                       MPI_Request *request)
 {
-    COLL_PROLOGUE(fn);
-    if (TM_UNLIKELY(count < 0))
-        return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %d", count);
-    const struct tm_type *t = tm_type_get(datatype);
-    if (TM_UNLIKELY(!t)) return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid datatype %d", datatype);
-    int opk = tm_op_kind(op);
-    if (TM_UNLIKELY(opk < 0)) return tm_err(me, comm, MPI_ERR_OP, fn, "invalid operation %d", op);
-    if (TM_UNLIKELY(!tm_op_defined((enum tm_opkind)opk, t->basic)))
-        return tm_err(me, comm, MPI_ERR_OP, fn, "operation %d is not defined for %s", op, t->name);
-    if (TM_UNLIKELY(!all && (root < 0 || root >= cr->c->size)))
-        return tm_err(me, comm, MPI_ERR_ROOT, fn, "invalid root %d", root);
-    if (all) root = -1;
-    int is_root = all || root == cr->rank;
-    if (count > 0) {
-        if (TM_UNLIKELY(!sendbuf || (sendbuf == MPI_IN_PLACE && !is_root)))
-            return tm_err(me, comm, MPI_ERR_BUFFER, fn, "invalid send buffer");
-        if (TM_UNLIKELY(is_root && (!recvbuf || recvbuf == MPI_IN_PLACE)))
-            return tm_err(me, comm, MPI_ERR_BUFFER, fn, "invalid receive buffer");
-    }
-    int r = tm_coll_reduce(me, cr, sendbuf, recvbuf, (size_t)count, t, opk, root);
-    if (TM_UNLIKELY(r < 0)) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    return bcast_common("MPI_Ibcast", buffer, count, datatype, root, comm, request, 1);
+}
+TM_ALIAS(Ibcast)
+
+/* ---- counters ---- */
+
+TM_API int MPIX_Coll_counters(int kind, MPI_Count *operations, MPI_Count *net_messages)
+{
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPIX_Coll_counters", TM_ERR_NOINIT);
+    if (kind < 0 || kind >= MPIX_COLL_KINDS)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPIX_Coll_counters", "invalid kind %d",
+                      kind);
+    struct tm_coll_stats *s = &me->job->coll_stats;
+    if (operations)
+        *operations = (MPI_Count)atomic_load_explicit(&s->ops[kind], memory_order_relaxed);
+    if (net_messages)
+        *net_messages = (MPI_Count)atomic_load_explicit(&s->net[kind], memory_order_relaxed);
     return MPI_SUCCESS;
 }
-
-TM_API int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                       MPI_Op op, int root, MPI_Comm comm)
-{
-    return reduce_common("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, 0, comm);
-}
-TM_ALIAS(Reduce)
-
-TM_API int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                          MPI_Op op, MPI_Comm comm)
-{
-    return reduce_common("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, -1, 1, comm);
-}
-TM_ALIAS(Allreduce)

@@ -1,10 +1,21 @@
 /* coll.h — intra-node collectives through shared memory (not built on point-to-point).
  *
- * Each communicator has its own struct tm_coll (comm.h).  Every operation is a few phases
- * separated by a counting barrier: members publish pointers in their slot, pass the barrier,
- * read each other's buffers directly, and pass a second barrier before anyone may reuse a
- * slot or a buffer.  Reductions split the element range among the members; each member
- * combines its slice across all inputs in rank order (deterministic, and parallel). */
+ * One engine runs every collective.  A collective is an algorithm (struct tm_calgo): it splits
+ * the work into independent parts (a block of the result, a slice of the elements) that may
+ * run in any order, on any member's thread, at the same time.  Each member fills a struct
+ * tm_cargs with its arguments and publishes it; parts read every member's arguments and move
+ * data straight between the members' buffers (ranks are threads of one process), through
+ * tm_dt_copy() (dtype.h) so that derived datatypes plug in without touching an algorithm.
+ *
+ *  - Blocking (tm_coll_start with req == NULL): publish the arguments pointer in the member's
+ *    slot, counting barrier, member k runs parts k, k+n, ... (its own block, or slice k),
+ *    counting barrier so no buffer goes before every part is done.  No allocation, no lock.
+ *  - Non-blocking (req != NULL): coll_nb.c.  Members register their arguments in a round; the
+ *    last to arrive runs every part and completes every member's request.
+ *
+ * Two levels (seed 000 §3.3-3.4): these parts are the intra-node phase.  When communicators
+ * span nodes, the leader of each node runs the inter-node phase between two intra-node phases
+ * (coll_net.h says where and how). */
 #ifndef TMPI_LIBCLIENT_COLL_H
 #define TMPI_LIBCLIENT_COLL_H
 
@@ -12,13 +23,108 @@
 
 #include "comm.h"
 #include "datatype.h"
+#include "dtype.h"
+#include "userop.h"
 
 struct tm_rank;
 
+/* Block layouts of the v and w variants. */
+enum tm_clayout {
+    TM_CL_UNIFORM, /* block j: count elements at j * count */
+    TM_CL_V,       /* block j: counts[j] elements at displs[j] elements */
+    TM_CL_W,       /* block j: counts[j] elements of types[j] at displs[j] bytes */
+};
+
+/* One member's arguments, read by other members' threads while the operation runs (the
+ * member publishes it before it arrives, and keeps it unchanged until every part is done). */
+struct tm_cargs {
+    const void *sbuf; /* input; the entry point resolves MPI_IN_PLACE (in_place says so) */
+    void *rbuf;
+    int scount, rcount;
+    const struct tm_type *stype, *rtype;
+    enum tm_clayout slay, rlay;
+    const int *scounts, *sdispls, *rcounts, *rdispls; /* v and w variants */
+    const struct tm_type **stypes, **rtypes;          /* w variant: one per peer */
+    int in_place;
+    int root;           /* rooted operations; -1: the result goes to every member */
+    size_t count;       /* reductions: elements combined */
+    size_t roff;        /* reduce-scatter: first element of this member's block */
+    struct tm_opref op; /* reductions: this member's op (its own function, userop.h) */
+    MPI_Datatype dth;   /* this member's handle of the type (what a user function gets) */
+    void *own;          /* memory this call allocated (in-place snapshot, type arrays) */
+};
+
+/* Who runs a part, and where the members' arguments are. */
+struct tm_cwork {
+    struct tm_rank *me;    /* the thread running the part */
+    int wrank;             /* its rank in the communicator */
+    int n;                 /* members */
+    struct tm_slot *slot;  /* blocking: slot[k].args */
+    struct tm_cargs *args; /* non-blocking: args[k] */
+};
+
+static inline const struct tm_cargs *tm_cw_arg(const struct tm_cwork *w, int k)
+{
+    return w->slot ? w->slot[k].args : &w->args[k];
+}
+
+struct tm_calgo {
+    int kind; /* MPIX_COLL_* (counters) */
+    /* Number of parts; the same whichever member computes it. */
+    size_t (*nparts)(const struct tm_cwork *w);
+    /* Runs part i: 0, or -EMSGSIZE (truncation) / -ENOMEM. */
+    int (*part)(const struct tm_cwork *w, size_t i);
+};
+
 void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr);
-void tm_coll_bcast(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t bytes, int root);
-/* root < 0: allreduce.  in may be MPI_IN_PLACE (then the input is out). */
-int tm_coll_reduce(struct tm_rank *me, struct tm_commref *cr, const void *in, void *out,
-                   size_t count, const struct tm_type *t, int opkind, int root);
+
+/* Runs algorithm al with this member's arguments a: blocking if req is NULL, else starts it
+ * and returns a request in *req.  Returns MPI_SUCCESS or the error class, already reported
+ * through comm's error handler under the name fn. */
+int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                  const struct tm_calgo *al, struct tm_cargs *a, MPI_Request *req);
+
+/* Non-blocking engine (coll_nb.c). */
+int tm_coll_nb_init(struct tm_coll *co);
+void tm_coll_nb_fini(struct tm_coll *co);
+int tm_coll_nb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
+                     const struct tm_calgo *al, const struct tm_cargs *a,
+                     struct tm_request **ret_req);
+/* Releases what a finished operation held for one member's arguments (types, own memory). */
+void tm_cargs_release(struct tm_cargs *a, int held);
+
+/* A per-rank scratch buffer of at least bytes (owner-only, kept for the next call). */
+void *tm_coll_scratch(struct tm_rank *me, size_t bytes);
+
+/* ---- argument checks shared by the entry points (report through tm_err, return class) ---- */
+
+/* count >= 0, a valid committed type, a buffer when count > 0 (MPI_IN_PLACE never counts as
+ * a buffer here: the caller decides where it is allowed). */
+int tm_coll_check_buf(struct tm_rank *me, MPI_Comm comm, const char *fn, const char *what,
+                      const void *buf, int count, MPI_Datatype dt, const struct tm_type **ret_t);
+int tm_coll_check_root(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                       int root);
+/* Resolves op for type t: MPI_ERR_OP if invalid, not defined on t, or REPLACE/NO_OP (which
+ * MPI allows in RMA only). */
+int tm_coll_check_op(struct tm_rank *me, MPI_Comm comm, const char *fn, MPI_Op op,
+                     const struct tm_type *t, struct tm_opref *ret);
+/* counts[k] >= 0 for k < n (and displs non-NULL); the arrays are read up front so a bad one
+ * fails before any member moves data. */
+int tm_coll_check_counts(struct tm_rank *me, MPI_Comm comm, const char *fn, const char *what,
+                         const int *counts, const int *displs, int n);
+
+/* Every entry point starts here: the calling rank and the communicator. */
+#define TM_COLL_ENTRY(fn, comm)                                                                    \
+    struct tm_rank *me = tm_self();                                                                \
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);                    \
+    struct tm_commref *cr = tm_comm_get(&me->comms, comm);                                         \
+    if (TM_UNLIKELY(!cr))                                                                          \
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+
+#define TM_COLL_CHECK(expr)                                                                        \
+    do {                                                                                           \
+        int e_ = (expr);                                                                           \
+        if (TM_UNLIKELY(e_ != MPI_SUCCESS)) return e_;                                             \
+    } while (0)
 
 #endif

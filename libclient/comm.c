@@ -23,11 +23,18 @@ int tm_comm_init_shared(struct tm_comm *c, int ctx, int size, int32_t *world_of)
     atomic_init(&c->coll.arrive, 0);
     atomic_init(&c->coll.copied, 0);
     c->coll.slot = calloc((size_t)size, sizeof *c->coll.slot);
-    return c->coll.slot ? 0 : -ENOMEM;
+    if (!c->coll.slot) return -ENOMEM;
+    if (tm_coll_nb_init(&c->coll) < 0) {
+        free(c->coll.slot);
+        c->coll.slot = NULL;
+        return -ENOMEM;
+    }
+    return 0;
 }
 
 void tm_comm_fini_shared(struct tm_comm *c)
 {
+    tm_coll_nb_fini(&c->coll);
     free(c->coll.slot);
     free(c->world_of);
     c->coll.slot = NULL;
@@ -225,12 +232,9 @@ static void split_leader(struct tm_rank *me, struct tm_comm *pc)
     free(v);
 }
 
-TM_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+static int split_common(const char *fn, struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
+                        int color, int key, MPI_Comm *newcomm)
 {
-    GET_COMM("MPI_Comm_split", comm);
-    if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_split", "newcomm is NULL");
-    if (color < 0 && color != MPI_UNDEFINED)
-        return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d", color);
     struct tm_comm *pc = cr->c;
     struct tm_slot *mine = &pc->coll.slot[cr->rank];
     mine->a = color;
@@ -242,7 +246,7 @@ TM_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     struct tm_comm *nc = mine->p;
     int nrank = mine->b;
     MPI_Errhandler eh = cr->eh;
-    if (failed) return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Comm_split", "out of memory");
+    if (failed) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     if (!nc) {
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
@@ -250,12 +254,37 @@ TM_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     MPI_Comm h = commtab_add(me, nc, nrank, eh);
     if (h == MPI_COMM_NULL) {
         comm_release(nc);
-        return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Comm_split", "out of memory");
+        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     }
     *newcomm = h;
     return MPI_SUCCESS;
 }
+
+TM_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    GET_COMM("MPI_Comm_split", comm);
+    if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_split", "newcomm is NULL");
+    if (color < 0 && color != MPI_UNDEFINED)
+        return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d", color);
+    return split_common("MPI_Comm_split", me, cr, comm, color, key, newcomm);
+}
 TM_ALIAS(Comm_split)
+
+/* MPI_COMM_TYPE_SHARED: the members on the caller's node (ranks are threads of one agent, so
+ * they share memory exactly when they share a node).  A split by node index. */
+TM_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                MPI_Comm *newcomm)
+{
+    const char *fn = "MPI_Comm_split_type";
+    GET_COMM(fn, comm);
+    (void)info;
+    if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, fn, "newcomm is NULL");
+    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
+        return tm_err(me, comm, MPI_ERR_ARG, fn, "invalid split_type %d", split_type);
+    int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : (me->info ? me->info->node : 0);
+    return split_common(fn, me, cr, comm, color, key, newcomm);
+}
+TM_ALIAS(Comm_split_type)
 
 TM_API int PMPI_Comm_free(MPI_Comm *comm)
 {
@@ -285,11 +314,25 @@ TM_API int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
         *result = MPI_IDENT;
         return MPI_SUCCESS;
     }
-    int same = a->c->size == b->c->size;
-    for (int i = 0; same && i < a->c->size; i++)
+    int n = a->c->size;
+    int same = n == b->c->size;
+    for (int i = 0; same && i < n; i++)
         same = tm_comm_world_rank(a->c, i) == tm_comm_world_rank(b->c, i);
-    /* MPI_SIMILAR (same members, other order) is reported as MPI_UNEQUAL for now. */
-    *result = same ? MPI_CONGRUENT : MPI_UNEQUAL;
+    if (same || n != b->c->size) {
+        *result = same ? MPI_CONGRUENT : MPI_UNEQUAL;
+        return MPI_SUCCESS;
+    }
+    /* Same size, other order: MPI_SIMILAR if the member sets are equal.  One mark per world
+     * rank: O(job size), no sort. */
+    unsigned char *mark = calloc((size_t)me->job->size, 1);
+    if (!mark) return tm_err(me, comm1, MPI_ERR_NO_MEM, "MPI_Comm_compare", "out of memory");
+    for (int i = 0; i < n; i++)
+        mark[tm_comm_world_rank(a->c, i)] = 1;
+    int similar = 1;
+    for (int i = 0; similar && i < n; i++)
+        similar = mark[tm_comm_world_rank(b->c, i)];
+    free(mark);
+    *result = similar ? MPI_SIMILAR : MPI_UNEQUAL;
     return MPI_SUCCESS;
 }
 TM_ALIAS(Comm_compare)

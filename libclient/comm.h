@@ -16,6 +16,8 @@
 
 struct tm_rank;
 struct tm_job;
+struct tm_cargs;
+struct tm_coll_nb;
 
 /* Per-member slot of a collective: written by its member (or by the leader in Comm_split)
  * before it arrives at the collective's barrier, read by others after they pass it. */
@@ -24,6 +26,7 @@ struct tm_slot {
     void *out;
     int a, b; /* Comm_split: color, key in; new rank out in b */
     void *p;  /* Comm_dup/split: the new communicator */
+    struct tm_cargs *args; /* coll.h: the member's arguments to a blocking collective */
 };
 
 /* Collective state, shared by the members (seed 000 §"collectives through shared memory").
@@ -34,6 +37,7 @@ struct tm_coll {
     _Atomic uint64_t arrive __attribute__((aligned(64)));
     _Atomic uint64_t copied __attribute__((aligned(64)));
     struct tm_slot *slot; /* size entries */
+    struct tm_coll_nb *nb; /* non-blocking collectives in flight (coll_nb.c) */
 };
 
 /* Immutable after creation except coll and refs. */
@@ -52,6 +56,7 @@ struct tm_commref {
     MPI_Errhandler eh;
     uint64_t nbarrier; /* barriers this rank has completed on c */
     uint64_t nbcast;   /* bcasts this rank has completed on c */
+    uint64_t nnbc;     /* non-blocking collectives this rank has started on c */
 };
 
 struct tm_commtab {

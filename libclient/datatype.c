@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <wchar.h>
 
+#include "dtype.h"
 #include "errh.h"
 #include "lib.h"
 
@@ -78,8 +79,15 @@ static const struct tm_type tm_types[] = {
 
 const struct tm_type *tm_type_get(MPI_Datatype dt)
 {
+    if (dt >= TM_DTYPE_FIRST) return tm_dtype_get(tm_self(), dt, 1);
     if (dt <= 0 || (size_t)dt >= sizeof tm_types / sizeof tm_types[0]) return NULL;
     return &tm_types[dt];
+}
+
+const struct tm_type *tm_type_query(MPI_Datatype dt)
+{
+    if (dt >= TM_DTYPE_FIRST) return tm_dtype_get(tm_self(), dt, 0);
+    return tm_type_get(dt);
 }
 
 int tm_op_kind(MPI_Op op)
@@ -91,7 +99,7 @@ int tm_op_kind(MPI_Op op)
 
 TM_API int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
-    const struct tm_type *t = tm_type_get(datatype);
+    const struct tm_type *t = tm_type_query(datatype);
     if (!t) return tm_err_noco(MPI_ERR_TYPE, "MPI_Type_size", "invalid datatype %d", datatype);
     if (!size) return tm_err_noco(MPI_ERR_ARG, "MPI_Type_size", "size is NULL");
     *size = (int)t->size;
@@ -101,7 +109,7 @@ TM_ALIAS(Type_size)
 
 TM_API int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
-    const struct tm_type *t = tm_type_get(datatype);
+    const struct tm_type *t = tm_type_query(datatype);
     if (!t) return tm_err_noco(MPI_ERR_TYPE, "MPI_Type_size_x", "invalid datatype %d", datatype);
     if (!size) return tm_err_noco(MPI_ERR_ARG, "MPI_Type_size_x", "size is NULL");
     *size = (MPI_Count)t->size;
@@ -111,7 +119,7 @@ TM_ALIAS(Type_size_x)
 
 TM_API int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
-    const struct tm_type *t = tm_type_get(datatype);
+    const struct tm_type *t = tm_type_query(datatype);
     if (!t)
         return tm_err_noco(MPI_ERR_TYPE, "MPI_Type_get_extent", "invalid datatype %d", datatype);
     if (!lb || !extent)

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtype.h"
 #include "request.h"
+#include "userop.h"
 
 #define TM_CTX_WORLD 1
 #define TM_CTX_FIRST_FREE 3 /* 2 is MPI_COMM_SELF's, see comm.c */
@@ -22,6 +24,8 @@ static void job_free(struct tm_job *j)
             tm_envpool_destroy(&r->envs);
             tm_comm_fini_shared(&r->self);
             free(r->scratch);
+            tm_dtype_tab_free(r);
+            tm_userop_tab_free(r);
         }
         free(j->ranks);
     }

@@ -12,12 +12,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coll_stats.h"
 #include "comm.h"
 #include "envpool.h"
 #include "lib.h"
 #include "match.h"
 #include "wait.h"
 
+
+struct tm_objtab;
 
 enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
 
@@ -45,6 +48,9 @@ struct tm_rank {
     void *scratch; /* reduction scratch, owner-only, lazily allocated */
     size_t scratch_size;
 
+    struct tm_objtab *dtypes; /* derived datatypes (dtype.c): owner-only, made on first use */
+    struct tm_objtab *uops;   /* user reduction ops (userop.c): owner-only, made on first use */
+
     void *bsend_buf; /* MPI_Buffer_attach bookkeeping (Bsend buffers internally) */
     int bsend_size;
 } __attribute__((aligned(64)));
@@ -58,6 +64,7 @@ struct tm_job {
     _Atomic int cancelled; /* set by wake_all */
     _Atomic int next_ctx;  /* context ids for new communicators */
     struct tm_comm world;
+    struct tm_coll_stats coll_stats;
     struct tm_rank *ranks; /* size entries */
 };
 

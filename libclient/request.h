@@ -12,7 +12,7 @@
 
 struct tm_rank;
 
-enum tm_req_kind { TM_REQ_SEND = 1, TM_REQ_RECV = 2 };
+enum tm_req_kind { TM_REQ_SEND = 1, TM_REQ_RECV = 2, TM_REQ_COLL = 3 };
 
 /* One request.  Owner-only fields are touched only by the rank that started it.  While a
  * receive is posted (posted == 1) its link, key and buffer belong to the receiver's mailbox

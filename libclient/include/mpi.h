@@ -27,6 +27,7 @@ typedef int MPI_Datatype;
 typedef int MPI_Op;
 typedef int MPI_Errhandler;
 typedef int MPI_Group;
+typedef int MPI_Info;
 typedef struct tm_request *MPI_Request;
 
 /* Status: the three public fields MPI names, then fields only libtmpi reads. */
@@ -47,6 +48,10 @@ typedef struct MPI_Status {
 #define MPI_COMM_SELF ((MPI_Comm)2)
 
 #define MPI_GROUP_NULL ((MPI_Group)0)
+#define MPI_INFO_NULL ((MPI_Info)0)
+
+/* MPI_Comm_split_type: the ranks that share memory (here: one node's ranks). */
+#define MPI_COMM_TYPE_SHARED 1
 
 #define MPI_IDENT 0
 #define MPI_CONGRUENT 1
@@ -127,6 +132,9 @@ typedef struct MPI_Status {
 #define MPI_MAXLOC ((MPI_Op)12)
 #define MPI_REPLACE ((MPI_Op)13)
 #define MPI_NO_OP ((MPI_Op)14)
+
+/* A user-defined reduction (MPI_Op_create): inoutvec[i] = invec[i] op inoutvec[i], i < *len. */
+typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
 
 /* ---- requests and error handlers ---- */
 #define MPI_REQUEST_NULL ((MPI_Request)0)
@@ -228,6 +236,8 @@ TM_MPI_FN(int, Comm_dup, (MPI_Comm comm, MPI_Comm *newcomm))
 TM_MPI_FN(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm *newcomm))
 TM_MPI_FN(int, Comm_free, (MPI_Comm * comm))
 TM_MPI_FN(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int *result))
+TM_MPI_FN(int, Comm_split_type,
+          (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm))
 TM_MPI_FN(int, Comm_get_attr, (MPI_Comm comm, int keyval, void *value, int *flag))
 
 TM_MPI_FN(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
@@ -241,6 +251,12 @@ TM_MPI_FN(int, Type_size_x, (MPI_Datatype datatype, MPI_Count *size))
 TM_MPI_FN(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent))
 TM_MPI_FN(int, Get_count, (const MPI_Status *status, MPI_Datatype datatype, int *count))
 TM_MPI_FN(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype, int *count))
+TM_MPI_FN(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype *newtype))
+TM_MPI_FN(int, Type_commit, (MPI_Datatype * datatype))
+TM_MPI_FN(int, Type_free, (MPI_Datatype * datatype))
+TM_MPI_FN(int, Op_create, (MPI_User_function * user_fn, int commute, MPI_Op *op))
+TM_MPI_FN(int, Op_free, (MPI_Op * op))
+TM_MPI_FN(int, Op_commutative, (MPI_Op op, int *commute))
 
 TM_MPI_FN(int, Send,
           (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
@@ -305,6 +321,114 @@ TM_MPI_FN(int, Reduce,
 TM_MPI_FN(int, Allreduce,
           (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
            MPI_Comm comm))
+TM_MPI_FN(int, Gather,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, int root, MPI_Comm comm))
+TM_MPI_FN(int, Gatherv,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+           const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+           MPI_Comm comm))
+TM_MPI_FN(int, Scatter,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, int root, MPI_Comm comm))
+TM_MPI_FN(int, Scatterv,
+          (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+TM_MPI_FN(int, Allgather,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, MPI_Comm comm))
+TM_MPI_FN(int, Allgatherv,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+           const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm))
+TM_MPI_FN(int, Alltoall,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, MPI_Comm comm))
+TM_MPI_FN(int, Alltoallv,
+          (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+           void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+           MPI_Comm comm))
+TM_MPI_FN(int, Alltoallw,
+          (const void *sendbuf, const int sendcounts[], const int sdispls[],
+           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+           const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
+TM_MPI_FN(int, Reduce_scatter,
+          (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+           MPI_Op op, MPI_Comm comm))
+TM_MPI_FN(int, Reduce_scatter_block,
+          (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+           MPI_Comm comm))
+TM_MPI_FN(int, Scan,
+          (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+           MPI_Comm comm))
+TM_MPI_FN(int, Exscan,
+          (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+           MPI_Comm comm))
+TM_MPI_FN(int, Reduce_local,
+          (const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op))
+
+TM_MPI_FN(int, Ibarrier, (MPI_Comm comm, MPI_Request *request))
+TM_MPI_FN(int, Ibcast,
+          (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+           MPI_Request *request))
+TM_MPI_FN(int, Ireduce,
+          (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+           int root, MPI_Comm comm, MPI_Request *request))
+TM_MPI_FN(int, Iallreduce,
+          (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+           MPI_Comm comm, MPI_Request *request))
+TM_MPI_FN(int, Igather,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+TM_MPI_FN(int, Igatherv,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+           const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+           MPI_Comm comm, MPI_Request *request))
+TM_MPI_FN(int, Iscatter,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request))
+TM_MPI_FN(int, Iscatterv,
+          (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+           MPI_Request *request))
+TM_MPI_FN(int, Iallgather,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+TM_MPI_FN(int, Iallgatherv,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+           const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+           MPI_Request *request))
+TM_MPI_FN(int, Ialltoall,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+           MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+TM_MPI_FN(int, Ialltoallv,
+          (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+           void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+           MPI_Comm comm, MPI_Request *request))
+TM_MPI_FN(int, Ireduce_scatter,
+          (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+           MPI_Op op, MPI_Comm comm, MPI_Request *request))
+TM_MPI_FN(int, Ireduce_scatter_block,
+          (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+           MPI_Comm comm, MPI_Request *request))
+TM_MPI_FN(int, Iscan,
+          (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+           MPI_Comm comm, MPI_Request *request))
+TM_MPI_FN(int, Iexscan,
+          (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+           MPI_Comm comm, MPI_Request *request))
+
+/* ---- TMPI extensions ---- */
+/* Collective counters of the calling rank's job: how many operations of one kind the job has
+ * performed (each collective call counts once, whatever the number of members) and how many
+ * network messages they sent (0 while a job runs on one node).  kind: MPIX_COLL_*. */
+enum {
+    MPIX_COLL_BARRIER, MPIX_COLL_BCAST, MPIX_COLL_REDUCE, MPIX_COLL_ALLREDUCE, MPIX_COLL_GATHER,
+    MPIX_COLL_GATHERV, MPIX_COLL_SCATTER, MPIX_COLL_SCATTERV, MPIX_COLL_ALLGATHER,
+    MPIX_COLL_ALLGATHERV, MPIX_COLL_ALLTOALL, MPIX_COLL_ALLTOALLV, MPIX_COLL_ALLTOALLW,
+    MPIX_COLL_REDUCE_SCATTER, MPIX_COLL_REDUCE_SCATTER_BLOCK, MPIX_COLL_SCAN, MPIX_COLL_EXSCAN,
+    MPIX_COLL_KINDS
+};
+int MPIX_Coll_counters(int kind, MPI_Count *operations, MPI_Count *net_messages);
 
 #undef TM_MPI_FN
 

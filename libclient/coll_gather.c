@@ -1,0 +1,341 @@
+/* coll_gather.c — Gather(v), Scatter(v), Allgather(v), blocking and non-blocking, on the engine
+ * of coll.h.  Every part is one member's share, moved straight between the members' buffers
+ * with tm_dt_copy (one copy per block, no staging):
+ *   Gather:    part i copies member i's input into block i of the root's output;
+ *   Scatter:   part i copies block i of the root's input into member i's output;
+ *   Allgather: part i fills member i's output with every member's input (n copies).
+ * MPI_IN_PLACE (MPI 3.1 §5.5-5.7): at the root of Gather the root's block is already in place;
+ * at the root of Scatter the root's block stays where it is; in Allgather a member's input is
+ * its own block of its output. */
+#include <errno.h>
+
+#include "coll.h"
+#include "errh.h"
+#include "job.h"
+
+/* Block j of a member's output (or input): where it starts and how many elements. */
+static void *rblock(const struct tm_cargs *a, int j, size_t *ret_count)
+{
+    if (a->rlay == TM_CL_V) {
+        *ret_count = (size_t)a->rcounts[j];
+        return tm_dt_at(a->rbuf, (size_t)a->rdispls[j], a->rtype);
+    }
+    *ret_count = (size_t)a->rcount;
+    return tm_dt_at(a->rbuf, (size_t)j * (size_t)a->rcount, a->rtype);
+}
+
+static const void *sblock(const struct tm_cargs *a, int j, size_t *ret_count)
+{
+    if (a->slay == TM_CL_V) {
+        *ret_count = (size_t)a->scounts[j];
+        return tm_dt_at(a->sbuf, (size_t)a->sdispls[j], a->stype);
+    }
+    *ret_count = (size_t)a->scount;
+    return tm_dt_at(a->sbuf, (size_t)j * (size_t)a->scount, a->stype);
+}
+
+static int copy_result(int trunc)
+{
+    return trunc ? -EMSGSIZE : 0;
+}
+
+static size_t per_member(const struct tm_cwork *w)
+{
+    return (size_t)w->n;
+}
+
+static int gather_part(const struct tm_cwork *w, size_t i)
+{
+    const struct tm_cargs *root = tm_cw_arg(w, tm_cw_arg(w, w->wrank)->root);
+    const struct tm_cargs *src = tm_cw_arg(w, (int)i);
+    if (src == root && root->in_place) return 0;
+    size_t dc;
+    void *dst = rblock(root, (int)i, &dc);
+    return copy_result(
+        tm_dt_copy(dst, dc, root->rtype, src->sbuf, (size_t)src->scount, src->stype));
+}
+
+static int scatter_part(const struct tm_cwork *w, size_t i)
+{
+    const struct tm_cargs *root = tm_cw_arg(w, tm_cw_arg(w, w->wrank)->root);
+    const struct tm_cargs *dst = tm_cw_arg(w, (int)i);
+    if (dst == root && root->in_place) return 0;
+    size_t sc;
+    const void *src = sblock(root, (int)i, &sc);
+    return copy_result(
+        tm_dt_copy(dst->rbuf, (size_t)dst->rcount, dst->rtype, src, sc, root->stype));
+}
+
+static int allgather_part(const struct tm_cwork *w, size_t i)
+{
+    const struct tm_cargs *d = tm_cw_arg(w, (int)i);
+    int trunc = 0;
+    for (int j = 0; j < w->n; j++) {
+        const struct tm_cargs *s = tm_cw_arg(w, j);
+        if (j == (int)i && d->in_place) continue;
+        size_t dc, sc;
+        void *dst = rblock(d, j, &dc);
+        const void *src;
+        const struct tm_type *st;
+        if (s->in_place) {
+            src = rblock(s, j, &sc); /* member j's input is its own block */
+            st = s->rtype;
+        } else {
+            src = s->sbuf;
+            sc = (size_t)s->scount;
+            st = s->stype;
+        }
+        trunc |= tm_dt_copy(dst, dc, d->rtype, src, sc, st);
+    }
+    return copy_result(trunc);
+}
+
+static const struct tm_calgo gather_algo = {MPIX_COLL_GATHER, per_member, gather_part};
+static const struct tm_calgo gatherv_algo = {MPIX_COLL_GATHERV, per_member, gather_part};
+static const struct tm_calgo scatter_algo = {MPIX_COLL_SCATTER, per_member, scatter_part};
+static const struct tm_calgo scatterv_algo = {MPIX_COLL_SCATTERV, per_member, scatter_part};
+static const struct tm_calgo allgather_algo = {MPIX_COLL_ALLGATHER, per_member, allgather_part};
+static const struct tm_calgo allgatherv_algo = {MPIX_COLL_ALLGATHERV, per_member, allgather_part};
+
+#define NB_REQ(fn)                                                                                 \
+    if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
+
+/* ---- Gather / Gatherv (rcounts NULL: Gather) ---- */
+
+static int gather_common(const char *fn, int v, const void *sendbuf, int sendcount,
+                         MPI_Datatype sendtype, void *recvbuf, int recvcount, const int *recvcounts,
+                         const int *displs, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                         MPI_Request *request, int nb)
+{
+    TM_COLL_ENTRY(fn, comm);
+    NB_REQ(fn);
+    TM_COLL_CHECK(tm_coll_check_root(me, cr, comm, fn, root));
+    int is_root = cr->rank == root, in_place = sendbuf == MPI_IN_PLACE;
+    struct tm_cargs a = {.root = root, .in_place = in_place};
+    if (TM_UNLIKELY(in_place && !is_root))
+        return tm_err(me, comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is allowed at the root only");
+    if (!in_place) {
+        TM_COLL_CHECK(
+            tm_coll_check_buf(me, comm, fn, "send ", sendbuf, sendcount, sendtype, &a.stype));
+        a.sbuf = sendbuf;
+        a.scount = sendcount;
+    }
+    if (is_root) {
+        int n = cr->c->size;
+        int some = 0;
+        if (v) {
+            TM_COLL_CHECK(tm_coll_check_counts(me, comm, fn, "receive ", recvcounts, displs, n));
+            for (int k = 0; k < n && !some; k++)
+                some = recvcounts[k] > 0;
+            TM_COLL_CHECK(
+                tm_coll_check_buf(me, comm, fn, "receive ", recvbuf, some, recvtype, &a.rtype));
+            a.rlay = TM_CL_V;
+            a.rcounts = recvcounts;
+            a.rdispls = displs;
+        } else {
+            TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, "receive ", recvbuf, recvcount, recvtype,
+                                            &a.rtype));
+            a.rcount = recvcount;
+            some = recvcount > 0;
+        }
+        if (TM_UNLIKELY(some && (recvbuf == MPI_IN_PLACE || recvbuf == sendbuf)))
+            return tm_err(me, comm, MPI_ERR_BUFFER, fn,
+                          "send and receive buffers are the same (use MPI_IN_PLACE)");
+        a.rbuf = recvbuf;
+    }
+    return tm_coll_start(me, cr, comm, fn, v ? &gatherv_algo : &gather_algo, &a,
+                         nb ? request : NULL);
+}
+
+TM_API int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return gather_common("MPI_Gather", 0, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+                         NULL, recvtype, root, comm, NULL, 0);
+}
+TM_ALIAS(Gather)
+
+TM_API int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                        MPI_Comm comm)
+{
+    return gather_common("MPI_Gatherv", 1, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                         displs, recvtype, root, comm, NULL, 0);
+}
+TM_ALIAS(Gatherv)
+
+TM_API int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                        MPI_Request *request)
+{
+    return gather_common("MPI_Igather", 0, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
+                         NULL, recvtype, root, comm, request, 1);
+}
+TM_ALIAS(Igather)
+
+TM_API int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         int root, MPI_Comm comm, MPI_Request *request)
+{
+    return gather_common("MPI_Igatherv", 1, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                         displs, recvtype, root, comm, request, 1);
+}
+TM_ALIAS(Igatherv)
+
+/* ---- Scatter / Scatterv ---- */
+
+static int scatter_common(const char *fn, int v, const void *sendbuf, int sendcount,
+                          const int *sendcounts, const int *displs, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                          MPI_Comm comm, MPI_Request *request, int nb)
+{
+    TM_COLL_ENTRY(fn, comm);
+    NB_REQ(fn);
+    TM_COLL_CHECK(tm_coll_check_root(me, cr, comm, fn, root));
+    int is_root = cr->rank == root, in_place = recvbuf == MPI_IN_PLACE;
+    struct tm_cargs a = {.root = root, .in_place = in_place};
+    if (TM_UNLIKELY(in_place && !is_root))
+        return tm_err(me, comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is allowed at the root only");
+    if (!in_place) {
+        TM_COLL_CHECK(
+            tm_coll_check_buf(me, comm, fn, "receive ", recvbuf, recvcount, recvtype, &a.rtype));
+        a.rbuf = recvbuf;
+        a.rcount = recvcount;
+    }
+    if (is_root) {
+        int n = cr->c->size;
+        int some = 0;
+        if (v) {
+            TM_COLL_CHECK(tm_coll_check_counts(me, comm, fn, "send ", sendcounts, displs, n));
+            for (int k = 0; k < n && !some; k++)
+                some = sendcounts[k] > 0;
+            TM_COLL_CHECK(
+                tm_coll_check_buf(me, comm, fn, "send ", sendbuf, some, sendtype, &a.stype));
+            a.slay = TM_CL_V;
+            a.scounts = sendcounts;
+            a.sdispls = displs;
+        } else {
+            TM_COLL_CHECK(
+                tm_coll_check_buf(me, comm, fn, "send ", sendbuf, sendcount, sendtype, &a.stype));
+            a.scount = sendcount;
+            some = sendcount > 0;
+        }
+        if (TM_UNLIKELY(some && (sendbuf == MPI_IN_PLACE || sendbuf == recvbuf)))
+            return tm_err(me, comm, MPI_ERR_BUFFER, fn,
+                          "send and receive buffers are the same (use MPI_IN_PLACE)");
+        a.sbuf = sendbuf;
+    }
+    return tm_coll_start(me, cr, comm, fn, v ? &scatterv_algo : &scatter_algo, &a,
+                         nb ? request : NULL);
+}
+
+TM_API int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return scatter_common("MPI_Scatter", 0, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                          recvcount, recvtype, root, comm, NULL, 0);
+}
+TM_ALIAS(Scatter)
+
+TM_API int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                         MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                         int root, MPI_Comm comm)
+{
+    return scatter_common("MPI_Scatterv", 1, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
+                          recvcount, recvtype, root, comm, NULL, 0);
+}
+TM_ALIAS(Scatterv)
+
+TM_API int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                         MPI_Request *request)
+{
+    return scatter_common("MPI_Iscatter", 0, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
+                          recvcount, recvtype, root, comm, request, 1);
+}
+TM_ALIAS(Iscatter)
+
+TM_API int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return scatter_common("MPI_Iscatterv", 1, sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
+                          recvcount, recvtype, root, comm, request, 1);
+}
+TM_ALIAS(Iscatterv)
+
+/* ---- Allgather / Allgatherv ---- */
+
+static int allgather_common(const char *fn, int v, const void *sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            const int *recvcounts, const int *displs, MPI_Datatype recvtype,
+                            MPI_Comm comm, MPI_Request *request, int nb)
+{
+    TM_COLL_ENTRY(fn, comm);
+    NB_REQ(fn);
+    int n = cr->c->size, in_place = sendbuf == MPI_IN_PLACE;
+    struct tm_cargs a = {.root = -1, .in_place = in_place};
+    if (!in_place) {
+        TM_COLL_CHECK(
+            tm_coll_check_buf(me, comm, fn, "send ", sendbuf, sendcount, sendtype, &a.stype));
+        a.sbuf = sendbuf;
+        a.scount = sendcount;
+    }
+    int some = 0;
+    if (v) {
+        TM_COLL_CHECK(tm_coll_check_counts(me, comm, fn, "receive ", recvcounts, displs, n));
+        for (int k = 0; k < n && !some; k++)
+            some = recvcounts[k] > 0;
+        TM_COLL_CHECK(
+            tm_coll_check_buf(me, comm, fn, "receive ", recvbuf, some, recvtype, &a.rtype));
+        a.rlay = TM_CL_V;
+        a.rcounts = recvcounts;
+        a.rdispls = displs;
+    } else {
+        TM_COLL_CHECK(
+            tm_coll_check_buf(me, comm, fn, "receive ", recvbuf, recvcount, recvtype, &a.rtype));
+        a.rcount = recvcount;
+        some = recvcount > 0;
+    }
+    if (TM_UNLIKELY(some && (recvbuf == MPI_IN_PLACE || recvbuf == sendbuf)))
+        return tm_err(me, comm, MPI_ERR_BUFFER, fn,
+                      "send and receive buffers are the same (use MPI_IN_PLACE)");
+    a.rbuf = recvbuf;
+    return tm_coll_start(me, cr, comm, fn, v ? &allgatherv_algo : &allgather_algo, &a,
+                         nb ? request : NULL);
+}
+
+TM_API int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return allgather_common("MPI_Allgather", 0, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                            NULL, NULL, recvtype, comm, NULL, 0);
+}
+TM_ALIAS(Allgather)
+
+TM_API int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                           MPI_Comm comm)
+{
+    return allgather_common("MPI_Allgatherv", 1, sendbuf, sendcount, sendtype, recvbuf, 0,
+                            recvcounts, displs, recvtype, comm, NULL, 0);
+}
+TM_ALIAS(Allgatherv)
+
+TM_API int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request *request)
+{
+    return allgather_common("MPI_Iallgather", 0, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                            NULL, NULL, recvtype, comm, request, 1);
+}
+TM_ALIAS(Iallgather)
+
+TM_API int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return allgather_common("MPI_Iallgatherv", 1, sendbuf, sendcount, sendtype, recvbuf, 0,
+                            recvcounts, displs, recvtype, comm, request, 1);
+}
+TM_ALIAS(Iallgatherv)

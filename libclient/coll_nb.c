@@ -1,0 +1,174 @@
+/* coll_nb.c — non-blocking collectives: rounds, and who runs them (coll.h).
+ *
+ * Scheme.  Members number their non-blocking collectives on a communicator (MPI requires all
+ * members to start collectives in the same order, so the k-th is the same operation on
+ * every member).  The k-th has a round: a shared record, created by the first member to
+ * arrive, holding a copy of every member's arguments and a pointer to its request.  A member
+ * arriving copies its arguments in and leaves at once; its buffers stay valid until its
+ * request completes (MPI's rule for non-blocking calls).  The last member to arrive finds
+ * every member's arguments in place, runs every part of the algorithm (the same parts as the
+ * blocking path), completes every member's request and frees the round.
+ *
+ * So progress needs no polling: a member that never waits (or waits on something else) does
+ * not hold anyone back, because the work runs inside the last MPI_I* call, on that caller's
+ * thread.  The price is that one thread moves all the data of that operation; the waiters only
+ * wait (tm_wait on their request's done flag, woken by the finisher).
+ *
+ * Locking.  nb->lock protects the list of live rounds and each round's arrival count and
+ * argument copies until the round is complete; the finisher then owns the round alone (every
+ * member has arrived and none touches it again: a member only holds its own request).
+ * Requests are completed like point-to-point ones: result fields, then done (seq_cst), then a
+ * wake of the owner; nothing touches a request after its done is set.
+ *
+ * Lifetime of what members lend: derived datatypes are referenced (tm_type_hold) until the
+ * round ends; user-op function pointers are copied; counts/displacements arrays are the
+ * caller's, valid until its request completes. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "coll.h"
+#include "job.h"
+#include "request.h"
+#include "wait.h"
+
+struct tm_nbround {
+    struct tm_nbround *next; /* nb->live (lock) */
+    uint64_t seq;
+    int n, arrived; /* lock */
+    const struct tm_calgo *al;
+    struct tm_cargs *args;   /* n */
+    struct tm_request **req; /* n */
+};
+
+struct tm_coll_nb {
+    pthread_mutex_t lock;
+    struct tm_nbround *live; /* rounds some but not all members have arrived at */
+};
+
+int tm_coll_nb_init(struct tm_coll *co)
+{
+    co->nb = calloc(1, sizeof *co->nb);
+    if (!co->nb) return -ENOMEM;
+    pthread_mutex_init(&co->nb->lock, NULL);
+    return 0;
+}
+
+static void round_free(struct tm_nbround *r)
+{
+    free(r->args);
+    free(r->req);
+    free(r);
+}
+
+void tm_coll_nb_fini(struct tm_coll *co)
+{
+    if (!co->nb) return;
+    /* Rounds not every member reached (an erroneous program, or a job torn down). */
+    struct tm_nbround *r = co->nb->live;
+    while (r) {
+        struct tm_nbround *next = r->next;
+        for (int k = 0; k < r->n; k++)
+            if (r->req[k]) tm_cargs_release(&r->args[k], 1);
+        round_free(r);
+        r = next;
+    }
+    pthread_mutex_destroy(&co->nb->lock);
+    free(co->nb);
+    co->nb = NULL;
+}
+
+static void hold_types(const struct tm_cargs *a, int n)
+{
+    tm_type_hold(a->stype);
+    tm_type_hold(a->rtype);
+    for (int k = 0; a->stypes && k < n; k++)
+        tm_type_hold(a->stypes[k]);
+    for (int k = 0; a->rtypes && k < n; k++)
+        tm_type_hold(a->rtypes[k]);
+}
+
+/* n: the communicator's size when held (non-blocking), 0 when nothing was held. */
+void tm_cargs_release(struct tm_cargs *a, int n)
+{
+    if (n) {
+        tm_type_release(a->stype);
+        tm_type_release(a->rtype);
+        for (int k = 0; a->stypes && k < n; k++)
+            tm_type_release(a->stypes[k]);
+        for (int k = 0; a->rtypes && k < n; k++)
+            tm_type_release(a->rtypes[k]);
+    }
+    free(a->own);
+    a->own = NULL;
+}
+
+/* The finisher: every member has arrived. */
+static void round_run(struct tm_rank *me, int wrank, struct tm_nbround *r)
+{
+    struct tm_cwork w = {.me = me, .wrank = wrank, .n = r->n, .args = r->args};
+    int err = 0;
+    size_t np = r->al->nparts(&w);
+    for (size_t p = 0; p < np; p++) {
+        int e = r->al->part(&w, p);
+        if (e < 0 && !err) err = e;
+    }
+    int cls = !err ? MPI_SUCCESS : err == -EMSGSIZE ? MPI_ERR_TRUNCATE : MPI_ERR_NO_MEM;
+    for (int k = 0; k < r->n; k++)
+        tm_cargs_release(&r->args[k], r->n);
+    for (int k = 0; k < r->n; k++) {
+        struct tm_request *q = r->req[k];
+        struct tm_waker *wk = &q->owner->waker; /* q may be freed once done is set */
+        tm_req_set_done(q, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, cls);
+        tm_wake(wk);
+    }
+    round_free(r);
+}
+
+int tm_coll_nb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
+                     const struct tm_calgo *al, const struct tm_cargs *a,
+                     struct tm_request **ret_req)
+{
+    struct tm_comm *c = cr->c;
+    struct tm_coll_nb *nb = c->coll.nb;
+    int n = c->size;
+    struct tm_request *q = tm_req_alloc(me, TM_REQ_COLL);
+    if (!q) return -ENOMEM;
+    q->comm = comm;
+    uint64_t seq = cr->nnbc;
+
+    pthread_mutex_lock(&nb->lock);
+    struct tm_nbround **pp = &nb->live, *r;
+    while ((r = *pp) && r->seq != seq)
+        pp = &r->next;
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        if (r) {
+            r->args = calloc((size_t)n, sizeof *r->args);
+            r->req = calloc((size_t)n, sizeof *r->req);
+        }
+        if (!r || !r->args || !r->req) {
+            pthread_mutex_unlock(&nb->lock);
+            if (r) round_free(r);
+            tm_req_set_done(q, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS);
+            tm_req_free(me, q);
+            return -ENOMEM;
+        }
+        r->seq = seq;
+        r->n = n;
+        r->al = al;
+        r->next = NULL;
+        *pp = r;
+    }
+    cr->nnbc++;
+    hold_types(a, n);
+    r->args[cr->rank] = *a;
+    r->req[cr->rank] = q;
+    int last = ++r->arrived == n;
+    if (last) *pp = r->next; /* nobody will look for it again */
+    pthread_mutex_unlock(&nb->lock);
+
+    *ret_req = q;
+    if (last) round_run(me, cr->rank, r);
+    return 0;
+}

@@ -1,0 +1,113 @@
+/* userop.c — MPI_Op_create / MPI_Op_free / MPI_Op_commutative and applying an op (userop.h). */
+#include "userop.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include "dtype.h"
+#include "errh.h"
+#include "job.h"
+#include "objtab.h"
+
+struct tm_userop {
+    MPI_User_function *fn;
+    int commute;
+};
+
+int tm_op_resolve(struct tm_rank *me, MPI_Op op, struct tm_opref *ret)
+{
+    int k = tm_op_kind(op);
+    if (k >= 0) {
+        *ret = (struct tm_opref){.kind = k, .fn = NULL, .commute = 1};
+        return 0;
+    }
+    struct tm_userop *u = me ? tm_objtab_get(me->uops, TM_OP_USER_FIRST, op) : NULL;
+    if (!u) return -1;
+    *ret = (struct tm_opref){.kind = -1, .fn = u->fn, .commute = u->commute};
+    return 0;
+}
+
+int tm_opref_defined(const struct tm_opref *o, const struct tm_type *t)
+{
+    return o->kind < 0 || tm_op_defined((enum tm_opkind)o->kind, t->basic);
+}
+
+void tm_opref_apply(const struct tm_opref *o, const void *in, void *inout, size_t count,
+                    const struct tm_type *t, MPI_Datatype dth)
+{
+    if (o->kind >= 0) {
+        tm_op_apply((enum tm_opkind)o->kind, t->basic, in, inout, count * tm_dt_units(t));
+        return;
+    }
+    /* The user function takes an int count: hand it large buffers in pieces. */
+    while (count) {
+        int len = count > INT_MAX ? INT_MAX : (int)count;
+        MPI_Datatype d = dth;
+        o->fn((void *)in, inout, &len, &d);
+        in = tm_dt_at(in, (size_t)len, t);
+        inout = tm_dt_at(inout, (size_t)len, t);
+        count -= (size_t)len;
+    }
+}
+
+void tm_userop_tab_free(struct tm_rank *me)
+{
+    tm_objtab_free(me->uops, free);
+    me->uops = NULL;
+}
+
+#define NEED_ME(fn)                                                                                \
+    struct tm_rank *me = tm_self();                                                                \
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+
+TM_API int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+{
+    const char *fn = "MPI_Op_create";
+    NEED_ME(fn);
+    if (TM_UNLIKELY(!user_fn || !op))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "user_fn or op is NULL");
+    struct tm_userop *u = malloc(sizeof *u);
+    if (!u) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    u->fn = user_fn;
+    u->commute = commute != 0;
+    int h = tm_objtab_add(&me->uops, TM_OP_USER_FIRST, u);
+    if (h < 0) {
+        free(u);
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    *op = h;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Op_create)
+
+/* Pending operations copied the function pointer when they started, so freeing the handle
+ * never pulls an op from under them (MPI 3.1 §5.9.5). */
+TM_API int PMPI_Op_free(MPI_Op *op)
+{
+    const char *fn = "MPI_Op_free";
+    NEED_ME(fn);
+    if (TM_UNLIKELY(!op)) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "op is NULL");
+    struct tm_userop *u = tm_objtab_get(me->uops, TM_OP_USER_FIRST, *op);
+    if (TM_UNLIKELY(!u))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_OP, fn, "%s op %d cannot be freed",
+                      tm_op_kind(*op) >= 0 ? "predefined" : "invalid", *op);
+    tm_objtab_del(me->uops, TM_OP_USER_FIRST, *op);
+    free(u);
+    *op = MPI_OP_NULL;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Op_free)
+
+TM_API int PMPI_Op_commutative(MPI_Op op, int *commute)
+{
+    const char *fn = "MPI_Op_commutative";
+    NEED_ME(fn);
+    struct tm_opref o;
+    if (TM_UNLIKELY(tm_op_resolve(me, op, &o) < 0))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_OP, fn, "invalid operation %d", op);
+    if (TM_UNLIKELY(!commute))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "commute is NULL");
+    *commute = o.commute;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Op_commutative)
