@@ -48,6 +48,10 @@ run_prog() {
     run_prog collectives 1 2 4 16
 }
 
+@test "mpi: every collective, user ops, non-blocking collectives, split_type" {
+    run_prog coll_all 1 4 16
+}
+
 @test "mpi: every rank has private globals" {
     run_prog globals 1 2 4 16
 }
