@@ -1,6 +1,6 @@
-/* coll_alltoall.c — Alltoall, Alltoallv, Alltoallw (blocking) and Ialltoall(v), on the engine of
- * coll.h.  Part i fills member i's output: block j comes straight from block i of member j's
- * input (n copies, no staging).
+/* coll_alltoall.c — Alltoall, Alltoallv, Alltoallw and their non-blocking forms, on the engine
+ * of coll.h.  Part i fills member i's output: block j comes straight from block i of member
+ * j's input (n copies, no staging).
  *
  * MPI_IN_PLACE (MPI 3.1 §5.8): the input is the output buffer, laid out like the output.  Part
  * j reads member i's buffer while part i overwrites it, so each in-place member first
@@ -221,6 +221,17 @@ TM_API int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int
                            MPI_DATATYPE_NULL, recvtypes, comm, NULL, 0);
 }
 TM_ALIAS(Alltoallw)
+
+TM_API int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                           const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                           MPI_Request *request)
+{
+    return alltoall_common("MPI_Ialltoallw", TM_CL_W, sendbuf, 0, sendcounts, sdispls,
+                           MPI_DATATYPE_NULL, sendtypes, recvbuf, 0, recvcounts, rdispls,
+                           MPI_DATATYPE_NULL, recvtypes, comm, request, 1);
+}
+TM_ALIAS(Ialltoallw)
 
 TM_API int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)

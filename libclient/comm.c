@@ -21,7 +21,6 @@ int tm_comm_init_shared(struct tm_comm *c, int ctx, int size, int32_t *world_of)
     c->builtin = 0;
     atomic_init(&c->refs, size);
     atomic_init(&c->coll.arrive, 0);
-    atomic_init(&c->coll.copied, 0);
     c->coll.slot = calloc((size_t)size, sizeof *c->coll.slot);
     if (!c->coll.slot) return -ENOMEM;
     if (tm_coll_nb_init(&c->coll) < 0) {

@@ -32,10 +32,9 @@ struct tm_slot {
 /* Collective state, shared by the members (seed 000 §"collectives through shared memory").
  * arrive counts barrier arrivals over the communicator's life (never reset), so the k-th
  * barrier is complete when arrive >= k * size and a fast rank entering the next barrier cannot
- * confuse a slow one still leaving this one.  copied counts Bcast copies the same way. */
+ * confuse a slow one still leaving this one. */
 struct tm_coll {
     _Atomic uint64_t arrive __attribute__((aligned(64)));
-    _Atomic uint64_t copied __attribute__((aligned(64)));
     struct tm_slot *slot; /* size entries */
     struct tm_coll_nb *nb; /* non-blocking collectives in flight (coll_nb.c) */
 };
@@ -55,7 +54,6 @@ struct tm_commref {
     int rank;          /* the owner's rank in c */
     MPI_Errhandler eh;
     uint64_t nbarrier; /* barriers this rank has completed on c */
-    uint64_t nbcast;   /* bcasts this rank has completed on c */
     uint64_t nnbc;     /* non-blocking collectives this rank has started on c */
 };
 

@@ -85,6 +85,21 @@ static int rank_each(MPI_Comm c, int me, int n)
             int idx;
             TC_MPI(MPI_Waitany(2, g, &idx, MPI_STATUS_IGNORE));
             TC_MPI(MPI_Waitany(2, g, &idx, MPI_STATUS_IGNORE));
+            /* Ialltoallw in place: byte displacements, one MPI_INT each */
+            {
+                int *wc = tc_alloc(sizeof(int) * (size_t)n),
+                    *wd = tc_alloc(sizeof(int) * (size_t)n);
+                MPI_Datatype *wt = tc_alloc(sizeof(MPI_Datatype) * (size_t)n);
+                int *wb = tc_alloc(sizeof(int) * (size_t)n);
+                for (int j = 0; j < n; j++)
+                    wc[j] = 1, wd[j] = (n - 1 - j) * (int)sizeof(int), wt[j] = MPI_INT,
+                    wb[n - 1 - j] = val(me, j, round, 9);
+                TC_MPI(MPI_Ialltoallw(MPI_IN_PLACE, NULL, NULL, NULL, wb, wc, wd, wt, c, &g[0]));
+                TC_MPI(MPI_Wait(&g[0], MPI_STATUS_IGNORE));
+                for (int j = 0; j < n; j++)
+                    TC_CHECK(wb[n - 1 - j] == val(j, me, round, 9), "Ialltoallw from %d", j);
+                free(wc), free(wd), free(wt), free(wb);
+            }
             for (int j = 0; j < n; j++)
                 for (int i = 0; i < count; i++)
                     TC_CHECK(r[j * count + i] == val(j, me, i, round) &&
