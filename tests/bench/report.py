@@ -193,7 +193,7 @@ def write(store, cfg, im, outdir, quick):
     if cfg.get("load"):
         lo, me, hi = cfg["load"]
         w(f"**Machine load.** The 1-minute load average before each run was {lo:.1f} (min) / {me:.1f} "
-          f"(median) / {hi:.1f} (max): the 2-core machine was {'shared with other work (builds, tests) during the run, which makes single points noisy; medians over alternating runs keep the comparison fair but absolute numbers can be worse than on an idle machine' if hi > 1.5 else 'otherwise idle'}.\n\n")
+          f"(median) / {hi:.1f} (max; the average lags and includes the benchmark's own processes, e.g. after a 256-rank Open MPI job): the 2-core machine was {'shared with other work (builds, tests) during the run, which makes single points noisy; medians over alternating runs keep the comparison fair but absolute numbers can be worse than on an idle machine' if hi > 1.5 else 'otherwise idle'}.\n\n")
     w("Ratios are TMPI / other of the table's metric: for times, below 1 means TMPI is faster; "
       "for rates (MB/s, MFLOP/s), above 1 means TMPI is faster. \"best other\" is the better of "
       "Open MPI and MPICH for that point.\n\n")
@@ -244,8 +244,6 @@ def write(store, cfg, im, outdir, quick):
 
     # ---- collectives
     cv = View(st, "coll")
-    ranks = sorted({k[3][2] for k in st["values"] if k[0] == "coll"} |
-                   {k[2][2] for k in st["capped"] if k[0] == "coll"})
     opkeys = sorted({(k[2][0], k[2][1], k[2][3]) for k in list(st["values"]) + list(st["capped"])
                      if k[0] == "coll"},
                     key=lambda x: (["barrier", "bcast", "reduce", "allreduce"].index(x[0]),
@@ -435,7 +433,16 @@ def coll_plot(outdir, cv, opkeys):
     subprocess.run(["gnuplot", gp], check=False, cwd=os.path.join(outdir, "data"))
 
 
-WHY = {}  # filled from ANALYSIS.md findings: target id -> short reason
+# Short reasons for missed targets, from the profiles in docs/bench/ANALYSIS.md.
+WHY = {
+    "pp8": "5-7 cache lines change cores per message (receiver's mailbox mutex, posted request, "
+           "done, sleeping) vs one fast-box cell; futex sleeps under external load; ANALYSIS.md 1",
+    "ring": "each hop is a kernel context switch through sched_yield (86% of cycles in "
+            "finish_task_switch); needs user-level rank switching; ANALYSIS.md 2",
+    "allreduce16": "two counting barriers per call, each needs all 16 ranks scheduled; ANALYSIS.md 3",
+    "mm": "already 0.85x at 1 rank: compute loop of the PIC module, not messaging; ANALYSIS.md 4",
+    "ge": "two synchronisations per Bcast, each a full schedule of 16 ranks; ANALYSIS.md 5",
+}
 
 
 def target_rows(st, cfg):
@@ -534,4 +541,4 @@ if __name__ == "__main__":
         st.capped[tup(k)] = v
     st.cmds = raw["cmds"]
     im = runmod.Impls(os.path.join(TOP, "build"), os.path.join(TOP, "build", "bench"), "$SOCK")
-    write(st, cfg, im, os.path.join(TOP, "docs", "bench"), cfg["quick"])
+    write(st, cfg, im, sys.argv[1] if len(sys.argv) > 1 else os.path.join(TOP, "docs", "bench"), cfg["quick"])

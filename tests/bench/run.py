@@ -376,6 +376,8 @@ def main():
     ap.add_argument("--no-install", action="store_true", help="do not apt-get missing packages")
     a = ap.parse_args()
     quick = a.quick
+    a.build = os.path.abspath(a.build)
+    a.out = os.path.abspath(a.out)
     only = set(x for x in a.only.split(",") if x)
     want = lambda f: not only or f in only
 
