@@ -44,7 +44,7 @@ static size_t slice_len(size_t count, size_t ext, int n)
 static size_t slices(const struct tm_cwork *w)
 {
     const struct tm_cargs *a = tm_cw_arg(w, w->wrank);
-    if (!a->count) return 0;
+    if (!a->count || !a->rtype->extent) return 0; /* zero-size types hold no data */
     size_t per = slice_len(a->count, a->rtype->extent, w->n);
     return (a->count + per - 1) / per;
 }
@@ -61,6 +61,7 @@ static int combine(const struct tm_cwork *w, size_t lo, size_t hi, emit_fn *emit
     const struct tm_cargs *mine = tm_cw_arg(w, w->wrank);
     const struct tm_type *t = mine->rtype;
     size_t ext = t->extent;
+    if (!ext || lo >= hi) return 0;
     size_t chunk = TM_CHUNK_BYTES / ext ? TM_CHUNK_BYTES / ext : 1;
     unsigned char *acc = tm_coll_scratch(w->me, chunk * ext);
     if (!acc) return -ENOMEM;

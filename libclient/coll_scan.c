@@ -32,7 +32,7 @@ static size_t slice_len(const struct tm_cargs *a, int n)
 static size_t slices(const struct tm_cwork *w)
 {
     const struct tm_cargs *a = tm_cw_arg(w, w->wrank);
-    if (!a->count) return 0;
+    if (!a->count || !a->rtype->extent) return 0; /* zero-size types hold no data */
     size_t per = slice_len(a, w->n);
     return (a->count + per - 1) / per;
 }

@@ -291,6 +291,15 @@ static int rank_basics(int rank, int size, void *arg)
     EXPECT_ERR(MPI_Allreduce(v, o, 1, ct, MPI_SUM, w), MPI_ERR_TYPE); /* not committed */
     TC_MPI(MPI_Type_commit(&ct));
     TC_MPI(MPI_Type_free(&ct));
+    /* a zero-size type moves and combines nothing */
+    MPI_Datatype z;
+    TC_MPI(MPI_Type_contiguous(0, MPI_INT, &z));
+    TC_MPI(MPI_Type_commit(&z));
+    TC_MPI(MPI_Allreduce(v, o, 3, z, MPI_SUM, w));
+    TC_MPI(MPI_Scan(v, o, 3, z, MPI_SUM, w));
+    TC_MPI(MPI_Reduce_scatter_block(v, o, 2, z, MPI_SUM, w));
+    TC_MPI(MPI_Allgather(v, 2, z, o, 2, z, w));
+    TC_MPI(MPI_Type_free(&z));
     MPI_Op op = MPI_SUM;
     EXPECT_ERR(MPI_Op_free(&op), MPI_ERR_OP);
     TC_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
