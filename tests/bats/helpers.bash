@@ -31,15 +31,12 @@ prog() {
     echo "$out"
 }
 
-# Builds the fake agent (tests/bats/fake_agent.c) against the build's protocol library.
+# The fake agent (tests/bats/fake_agent.c), built by meson with the build's own flags, so a
+# sanitizer build gets a sanitized fake agent too.
 fake_agent_bin() {
-    local out="$BATS_FILE_TMPDIR/fake_agent"
-    if [ ! -x "$out" ]; then
-        cc -std=gnu11 -D_GNU_SOURCE -I"$TMPI_BUILD/proto" -I"$TMPI_SRC/proto" \
-            -o "$out" "$BATS_TEST_DIRNAME/fake_agent.c" "$TMPI_BUILD/proto/libtmpiproto.a" \
-            $(pkg-config --libs libprotobuf-c libsodium) >&2 || return 1
-    fi
-    echo "$out"
+    local bin="$TMPI_BUILD/tests/fake_agent"
+    [ -x "$bin" ] || { echo "fake agent not built: $bin" >&2; return 1; }
+    echo "$bin"
 }
 
 # start_agent_bin BINARY NAME [ARGS...]: start BINARY on $BATS_TEST_TMPDIR/NAME.sock; sets
