@@ -100,6 +100,31 @@ static const struct tm_calgo allgatherv_algo = {MPIX_COLL_ALLGATHERV, per_member
 #define NB_REQ(fn)                                                                                 \
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
 
+/* Checks the side that holds one block per member (the root's output of Gather, the root's
+ * input of Scatter, every member's output of Allgather): its counts (v: counts[] and displs[]
+ * for n members, else count), its buffer and type (*ret_t), and, when it holds any element,
+ * that it is neither MPI_IN_PLACE nor the other side's buffer.  Returns MPI_SUCCESS or the
+ * error class, already reported. */
+static int check_blocks(struct tm_rank *me, MPI_Comm comm, const char *fn, const char *what, int n,
+                        int v, const void *buf, int count, const int *counts, const int *displs,
+                        MPI_Datatype dt, const void *other, const struct tm_type **ret_t)
+{
+    int some = 0;
+    if (v) {
+        TM_COLL_CHECK(tm_coll_check_counts(me, comm, fn, what, counts, displs, n));
+        for (int k = 0; k < n && !some; k++)
+            some = counts[k] > 0;
+        TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, what, buf, some, dt, ret_t));
+    } else {
+        TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, what, buf, count, dt, ret_t));
+        some = count > 0;
+    }
+    if (TM_UNLIKELY(some && (buf == MPI_IN_PLACE || buf == other)))
+        return tm_err(me, comm, MPI_ERR_BUFFER, fn,
+                      "send and receive buffers are the same (use MPI_IN_PLACE)");
+    return MPI_SUCCESS;
+}
+
 /* ---- Gather / Gatherv (rcounts NULL: Gather) ---- */
 
 static int gather_common(const char *fn, int v, const void *sendbuf, int sendcount,
@@ -121,26 +146,15 @@ static int gather_common(const char *fn, int v, const void *sendbuf, int sendcou
         a.scount = sendcount;
     }
     if (is_root) {
-        int n = cr->c->size;
-        int some = 0;
+        TM_COLL_CHECK(check_blocks(me, comm, fn, "receive ", cr->c->size, v, recvbuf, recvcount,
+                                   recvcounts, displs, recvtype, sendbuf, &a.rtype));
         if (v) {
-            TM_COLL_CHECK(tm_coll_check_counts(me, comm, fn, "receive ", recvcounts, displs, n));
-            for (int k = 0; k < n && !some; k++)
-                some = recvcounts[k] > 0;
-            TM_COLL_CHECK(
-                tm_coll_check_buf(me, comm, fn, "receive ", recvbuf, some, recvtype, &a.rtype));
             a.rlay = TM_CL_V;
             a.rcounts = recvcounts;
             a.rdispls = displs;
         } else {
-            TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, "receive ", recvbuf, recvcount, recvtype,
-                                            &a.rtype));
             a.rcount = recvcount;
-            some = recvcount > 0;
         }
-        if (TM_UNLIKELY(some && (recvbuf == MPI_IN_PLACE || recvbuf == sendbuf)))
-            return tm_err(me, comm, MPI_ERR_BUFFER, fn,
-                          "send and receive buffers are the same (use MPI_IN_PLACE)");
         a.rbuf = recvbuf;
     }
     return tm_coll_start(me, cr, comm, fn, v ? &gatherv_algo : &gather_algo, &a,
@@ -203,26 +217,15 @@ static int scatter_common(const char *fn, int v, const void *sendbuf, int sendco
         a.rcount = recvcount;
     }
     if (is_root) {
-        int n = cr->c->size;
-        int some = 0;
+        TM_COLL_CHECK(check_blocks(me, comm, fn, "send ", cr->c->size, v, sendbuf, sendcount,
+                                   sendcounts, displs, sendtype, recvbuf, &a.stype));
         if (v) {
-            TM_COLL_CHECK(tm_coll_check_counts(me, comm, fn, "send ", sendcounts, displs, n));
-            for (int k = 0; k < n && !some; k++)
-                some = sendcounts[k] > 0;
-            TM_COLL_CHECK(
-                tm_coll_check_buf(me, comm, fn, "send ", sendbuf, some, sendtype, &a.stype));
             a.slay = TM_CL_V;
             a.scounts = sendcounts;
             a.sdispls = displs;
         } else {
-            TM_COLL_CHECK(
-                tm_coll_check_buf(me, comm, fn, "send ", sendbuf, sendcount, sendtype, &a.stype));
             a.scount = sendcount;
-            some = sendcount > 0;
         }
-        if (TM_UNLIKELY(some && (sendbuf == MPI_IN_PLACE || sendbuf == recvbuf)))
-            return tm_err(me, comm, MPI_ERR_BUFFER, fn,
-                          "send and receive buffers are the same (use MPI_IN_PLACE)");
         a.sbuf = sendbuf;
     }
     return tm_coll_start(me, cr, comm, fn, v ? &scatterv_algo : &scatter_algo, &a,
@@ -273,7 +276,7 @@ static int allgather_common(const char *fn, int v, const void *sendbuf, int send
 {
     TM_COLL_ENTRY(fn, comm);
     NB_REQ(fn);
-    int n = cr->c->size, in_place = sendbuf == MPI_IN_PLACE;
+    int in_place = sendbuf == MPI_IN_PLACE;
     struct tm_cargs a = {.root = -1, .in_place = in_place};
     if (!in_place) {
         TM_COLL_CHECK(
@@ -281,25 +284,15 @@ static int allgather_common(const char *fn, int v, const void *sendbuf, int send
         a.sbuf = sendbuf;
         a.scount = sendcount;
     }
-    int some = 0;
+    TM_COLL_CHECK(check_blocks(me, comm, fn, "receive ", cr->c->size, v, recvbuf, recvcount,
+                               recvcounts, displs, recvtype, sendbuf, &a.rtype));
     if (v) {
-        TM_COLL_CHECK(tm_coll_check_counts(me, comm, fn, "receive ", recvcounts, displs, n));
-        for (int k = 0; k < n && !some; k++)
-            some = recvcounts[k] > 0;
-        TM_COLL_CHECK(
-            tm_coll_check_buf(me, comm, fn, "receive ", recvbuf, some, recvtype, &a.rtype));
         a.rlay = TM_CL_V;
         a.rcounts = recvcounts;
         a.rdispls = displs;
     } else {
-        TM_COLL_CHECK(
-            tm_coll_check_buf(me, comm, fn, "receive ", recvbuf, recvcount, recvtype, &a.rtype));
         a.rcount = recvcount;
-        some = recvcount > 0;
     }
-    if (TM_UNLIKELY(some && (recvbuf == MPI_IN_PLACE || recvbuf == sendbuf)))
-        return tm_err(me, comm, MPI_ERR_BUFFER, fn,
-                      "send and receive buffers are the same (use MPI_IN_PLACE)");
     a.rbuf = recvbuf;
     return tm_coll_start(me, cr, comm, fn, v ? &allgatherv_algo : &allgather_algo, &a,
                          nb ? request : NULL);
