@@ -12,10 +12,16 @@
 
 static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 
+/* Set while the handler ends a rank, so the exit path frees nothing from inside the handler. */
+static __thread int in_fault;
+
+int fault_in_handler(void) { return in_fault; }
+
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
     struct rank *r = rank_current();
     if (r) {
+        in_fault = 1;
         /* The rank's main thread jumps back to its start; a thread the rank started ends
          * (rank_end fails the job for it). */
         char msg[96];

@@ -19,4 +19,7 @@ void fault_thread_setup(void);
  * ours.  Safe to call twice and on threads that never called fault_thread_setup. */
 void fault_thread_done(void);
 
+/* Nonzero while the fault handler is ending the calling thread's rank. */
+int fault_in_handler(void);
+
 #endif

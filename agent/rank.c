@@ -35,7 +35,9 @@ void rank_end(int kind, int code, const char *msg)
         else if (r)
             job_fail(r->job, r, RANK_END_CODE, 1, "called exit(0) from a thread it started");
         current_rank = NULL;
-        fault_thread_done();
+        /* from inside the fault handler nothing may be freed: its 64 KiB stack stays behind */
+        if (!fault_in_handler())
+            fault_thread_done();
         pthread_exit(NULL);
     }
     r->end_kind = kind;
