@@ -69,6 +69,34 @@ static inline void tc_comms_free(MPI_Comm c[TC_NCOMMS])
         TC_MPI(MPI_Comm_free(&c[i]));
 }
 
+/* What a test runs on one communicator c, where this rank is me of n members; nonzero fails. */
+typedef int (*tc_body_fn)(MPI_Comm c, int me, int n);
+
+/* A th_rank_fn: MPI_Init, the body (arg, a tc_body_fn) on each communicator of tc_comms() in
+ * turn, MPI_Finalize.  A body that fails ends the rank at once with 1. */
+static inline int tc_on_every_comm(int rank, int size, void *arg)
+{
+    tc_body_fn body = (tc_body_fn)arg;
+    TC_MPI(MPI_Init(NULL, NULL));
+    MPI_Comm cs[TC_NCOMMS];
+    tc_comms(cs);
+    for (int k = 0; k < TC_NCOMMS; k++) {
+        int me, n;
+        TC_MPI(MPI_Comm_rank(cs[k], &me));
+        TC_MPI(MPI_Comm_size(cs[k], &n));
+        if (body(cs[k], me, n)) return 1;
+    }
+    tc_comms_free(cs);
+    TC_MPI(MPI_Finalize());
+    return 0;
+}
+
+/* body on every rank count of tc_nranks and every communicator of tc_comms(). */
+static inline int tc_run_every_comm(tc_body_fn body)
+{
+    return tc_run_all(tc_on_every_comm, (void *)body);
+}
+
 static inline void *tc_alloc(size_t n)
 {
     void *p = malloc(n ? n : 1);

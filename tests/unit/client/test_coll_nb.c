@@ -188,25 +188,6 @@ static int rank_progress(MPI_Comm c, int me, int n)
     return 0;
 }
 
-typedef int (*body_fn)(MPI_Comm c, int me, int n);
-
-static int on_every_comm(int rank, int size, void *arg)
-{
-    body_fn body = (body_fn)arg;
-    TC_MPI(MPI_Init(NULL, NULL));
-    MPI_Comm cs[TC_NCOMMS];
-    tc_comms(cs);
-    for (int k = 0; k < TC_NCOMMS; k++) {
-        int me, n;
-        TC_MPI(MPI_Comm_rank(cs[k], &me));
-        TC_MPI(MPI_Comm_size(cs[k], &n));
-        if (body(cs[k], me, n)) return 1;
-    }
-    tc_comms_free(cs);
-    TC_MPI(MPI_Finalize());
-    return 0;
-}
-
 /* ---- communicator basics, errors, counters (world only) ---- */
 
 #define EXPECT_ERR(call, cls)                                                                      \
@@ -314,15 +295,15 @@ static int rank_basics(int rank, int size, void *arg)
 
 static int t_each(void)
 {
-    return tc_run_all(on_every_comm, (void *)rank_each);
+    return tc_run_every_comm(rank_each);
 }
 static int t_inflight(void)
 {
-    return tc_run_all(on_every_comm, (void *)rank_inflight);
+    return tc_run_every_comm(rank_inflight);
 }
 static int t_progress(void)
 {
-    return tc_run_all(on_every_comm, (void *)rank_progress);
+    return tc_run_every_comm(rank_progress);
 }
 static int t_basics(void)
 {

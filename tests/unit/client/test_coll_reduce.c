@@ -500,29 +500,10 @@ static int rank_userops(MPI_Comm c, int me, int n)
     return 0;
 }
 
-typedef int (*body_fn)(MPI_Comm c, int me, int n);
-
-static int on_every_comm(int rank, int size, void *arg)
-{
-    body_fn body = (body_fn)arg;
-    TC_MPI(MPI_Init(NULL, NULL));
-    MPI_Comm cs[TC_NCOMMS];
-    tc_comms(cs);
-    for (int k = 0; k < TC_NCOMMS; k++) {
-        int me, n;
-        TC_MPI(MPI_Comm_rank(cs[k], &me));
-        TC_MPI(MPI_Comm_size(cs[k], &n));
-        if (body(cs[k], me, n)) return 1;
-    }
-    tc_comms_free(cs);
-    TC_MPI(MPI_Finalize());
-    return 0;
-}
-
 #define T(name)                                                                                    \
     static int t_##name(void)                                                                      \
     {                                                                                              \
-        return tc_run_all(on_every_comm, (void *)rank_##name);                                     \
+        return tc_run_every_comm(rank_##name);                                                     \
     }
 T(matrix)
 T(counts)
