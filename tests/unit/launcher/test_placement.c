@@ -223,6 +223,17 @@ static void test_limits(void)
     CHECK_ERRORS(&e);
 }
 
+/* What placement_print writes for p (the caller frees it). */
+static char *printed(const struct placement *p)
+{
+    char *s;
+    size_t len;
+    FILE *f = open_memstream(&s, &len);
+    placement_print(p, f);
+    fclose(f);
+    return s;
+}
+
 static void test_print(void)
 {
     struct hostlist l = {0};
@@ -233,11 +244,7 @@ static void test_print(void)
     struct placement_request req = {
         .nprocs = 5, .map_by = PLACEMENT_MAP_NODE, .oversubscribe = true};
     CHECK_EQ(placement_compute(&l, &req, &p, &e), 0);
-    char *s;
-    size_t len;
-    FILE *f = open_memstream(&s, &len);
-    placement_print(&p, f);
-    fclose(f);
+    char *s = printed(&p);
     const char *want = "node 0: node01:7470, 3 ranks: 0,2,4\n"
                        "node 1: [::1]:7471, 2 ranks: 1,3\n"
                        "rank 0: node 0 (node01:7470), local rank 0\n"
@@ -258,9 +265,7 @@ static void test_print(void)
     errlist_free(&e);
     req.oversubscribe = true;
     CHECK_EQ(placement_compute(&l, &req, &p, &e), 0);
-    f = open_memstream(&s, &len);
-    placement_print(&p, f);
-    fclose(f);
+    s = printed(&p);
     CHECK(strncmp(s, "node 0: node01:7470, 4 ranks: 0-3\nnode 1: [::1]:7471, 1 rank: 4\n", 64) ==
           0);
     free(s);
@@ -269,9 +274,7 @@ static void test_print(void)
 
     req = (struct placement_request){.nprocs = 2};
     CHECK_EQ(placement_compute(NULL, &req, &p, &e), 0);
-    f = open_memstream(&s, &len);
-    placement_print(&p, f);
-    fclose(f);
+    s = printed(&p);
     CHECK(strcmp(s, "node 0: local agent, 2 ranks: 0-1\n"
                     "rank 0: node 0 (local agent), local rank 0\n"
                     "rank 1: node 0 (local agent), local rank 1\n") == 0);
