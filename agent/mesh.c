@@ -140,6 +140,15 @@ int mesh_parse_address(const char *s, char *host, size_t hostlen, char *port, si
     return 0;
 }
 
+/* An address to connect to: a host is required and port 0 means nothing. */
+static int parse_remote(const char *s, char *host, size_t hostlen, char *port, size_t portlen)
+{
+    if (mesh_parse_address(s, host, hostlen, port, portlen) < 0 || !*host ||
+        strcmp(port, "0") == 0)
+        return -EINVAL;
+    return 0;
+}
+
 static void conn_free(struct mesh_conn *c)
 {
     struct mesh *m = c->m;
@@ -491,8 +500,7 @@ int mesh_init(struct agent *a)
 static int conn_connect(struct mesh *m, const char *address, struct mesh_conn **ret)
 {
     char host[256], port[16];
-    if (mesh_parse_address(address, host, sizeof host, port, sizeof port) < 0 || !*host ||
-        strcmp(port, "0") == 0)
+    if (parse_remote(address, host, sizeof host, port, sizeof port) < 0)
         return -EINVAL;
     /* Names resolve from /etc/hosts or numerically; a slow DNS would stall the loop. */
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
@@ -637,8 +645,7 @@ int mesh_add_peer(struct agent *a, const char *address)
 {
     struct mesh *m = a->mesh;
     char host[256], port[16];
-    if (mesh_parse_address(address, host, sizeof host, port, sizeof port) < 0 || !*host ||
-        strcmp(port, "0") == 0)
+    if (parse_remote(address, host, sizeof host, port, sizeof port) < 0)
         return -EINVAL;
     struct mesh_peer *p = calloc(1, sizeof *p);
     if (!p)

@@ -39,15 +39,23 @@ static void get_name(char out[MESH_NAME_SIZE + 1], const uint8_t *p)
         if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e) *c = '?';
 }
 
-/* MAC over (role letter, channel, first nonce, second nonce). */
-static void mac(uint8_t out[MESH_MAC_SIZE], const struct mesh_key *k, char role, uint32_t channel,
-                const uint8_t a[MESH_NONCE_SIZE], const uint8_t b[MESH_NONCE_SIZE])
+/* The bytes a MAC covers: role letter, channel, first nonce, second nonce. */
+#define MAC_MSG_SIZE (1 + 4 + 2 * MESH_NONCE_SIZE)
+
+static void mac_msg(uint8_t msg[MAC_MSG_SIZE], char role, uint32_t channel,
+                    const uint8_t a[MESH_NONCE_SIZE], const uint8_t b[MESH_NONCE_SIZE])
 {
-    uint8_t msg[1 + 4 + 2 * MESH_NONCE_SIZE];
     msg[0] = (uint8_t)role;
     put_u32(msg + 1, channel);
     memcpy(msg + 5, a, MESH_NONCE_SIZE);
     memcpy(msg + 5 + MESH_NONCE_SIZE, b, MESH_NONCE_SIZE);
+}
+
+static void mac(uint8_t out[MESH_MAC_SIZE], const struct mesh_key *k, char role, uint32_t channel,
+                const uint8_t a[MESH_NONCE_SIZE], const uint8_t b[MESH_NONCE_SIZE])
+{
+    uint8_t msg[MAC_MSG_SIZE];
+    mac_msg(msg, role, channel, a, b);
     crypto_auth(out, msg, sizeof msg, k->k);
 }
 
@@ -55,11 +63,8 @@ static int mac_ok(const uint8_t m[MESH_MAC_SIZE], const struct mesh_key *k, char
                   uint32_t channel, const uint8_t a[MESH_NONCE_SIZE],
                   const uint8_t b[MESH_NONCE_SIZE])
 {
-    uint8_t msg[1 + 4 + 2 * MESH_NONCE_SIZE];
-    msg[0] = (uint8_t)role;
-    put_u32(msg + 1, channel);
-    memcpy(msg + 5, a, MESH_NONCE_SIZE);
-    memcpy(msg + 5 + MESH_NONCE_SIZE, b, MESH_NONCE_SIZE);
+    uint8_t msg[MAC_MSG_SIZE];
+    mac_msg(msg, role, channel, a, b);
     return crypto_auth_verify(m, msg, sizeof msg, k->k) == 0;
 }
 
