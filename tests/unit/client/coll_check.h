@@ -19,11 +19,7 @@ static const int tc_counts[] = {0, 1, 7, 20011};
 #define TC_CHECK(cond, ...)                                                                        \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            int r_ = -1;                                                                           \
-            MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                    \
-            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", r_, __FILE__, __LINE__, #cond);  \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
+            TH_REPORT(#cond, __VA_ARGS__);                                                         \
             MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
         }                                                                                          \
     } while (0)

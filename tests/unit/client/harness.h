@@ -41,15 +41,21 @@ struct th_test {
 };
 int th_main(int argc, char **argv, const struct th_test *tests);
 
+/* The message of a failed check: rank, place, condition, then what came instead. */
+#define TH_REPORT(condstr, ...)                                                                    \
+    do {                                                                                           \
+        int r_ = -1;                                                                               \
+        MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                        \
+        fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", r_, __FILE__, __LINE__, condstr);    \
+        fprintf(stderr, __VA_ARGS__);                                                              \
+        fputc('\n', stderr);                                                                       \
+    } while (0)
+
 /* Inside a rank function: fail with what was expected and what came instead. */
 #define TH_CHECK(cond, ...)                                                                        \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            int r_ = -1;                                                                           \
-            MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                    \
-            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", r_, __FILE__, __LINE__, #cond);  \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
+            TH_REPORT(#cond, __VA_ARGS__);                                                         \
             return 1;                                                                              \
         }                                                                                          \
     } while (0)
