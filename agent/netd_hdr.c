@@ -51,6 +51,7 @@ void netd_hdr_encode(const struct netd_hdr *h, uint8_t out[NETD_HDR_SIZE])
     put32(out + 28, (uint32_t)h->context);
     put64(out + 32, h->msg_len);
     put64(out + 40, h->cookie);
+    put64(out + 48, h->rcookie);
 }
 
 int netd_hdr_decode(const uint8_t in[NETD_HDR_SIZE], size_t max_payload, struct netd_hdr *ret)
@@ -67,6 +68,7 @@ int netd_hdr_decode(const uint8_t in[NETD_HDR_SIZE], size_t max_payload, struct 
         .context = (int32_t)get32(in + 28),
         .msg_len = get64(in + 32),
         .cookie = get64(in + 40),
+        .rcookie = get64(in + 48),
     };
     if (h.payload_len > max_payload) return -EMSGSIZE;
     if (h.src_rank < 0 || h.dst_rank < 0) return -EPROTO;

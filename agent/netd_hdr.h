@@ -14,7 +14,8 @@
  *    24    4 tag
  *    28    4 context   communicator context id
  *    32    8 msg_len   whole message length (equals payload_len for EAGER)
- *    40    8 cookie    sender's handle for a rendezvous (RTS/CTS/DATA)
+ *    40    8 cookie    sender's handle: the eager message (EAGER, ACK) or the send (RTS, CTS, DATA)
+ *    48    8 rcookie   receiver's handle for the receive (CTS, DATA); 0 otherwise
  */
 #ifndef TMPI_AGENT_NETD_HDR_H
 #define TMPI_AGENT_NETD_HDR_H
@@ -23,18 +24,19 @@
 #include <stdint.h>
 
 #define NETD_VERSION 1
-#define NETD_HDR_SIZE 48
+#define NETD_HDR_SIZE 56
 
 enum netd_type {
     NETD_EAGER = 1, /* header + the whole message (below eager_limit) */
     NETD_RTS = 2,   /* three-phase step 1: header only, "I have msg_len bytes for you" */
     NETD_CTS = 3,   /* step 2, receiver -> sender: "the receive is posted, send" */
     NETD_DATA = 4,  /* step 3: the message, matched by cookie */
-    NETD_ACK = 5,   /* synchronous-send completion */
+    NETD_ACK = 5,   /* receiver -> sender: eager messages up to cookie are stored (HOLD: only
+                     * this one was not; it will be fetched with a CTS) */
     NETD_COLL = 6,  /* collective traffic, on the collective channel */
 };
 
-enum { NETD_F_SSEND = 1 };
+enum { NETD_F_SSEND = 1, NETD_F_HOLD = 2 };
 
 struct netd_hdr {
     uint8_t type;
@@ -44,6 +46,7 @@ struct netd_hdr {
     int32_t src_rank, dst_rank, tag, context;
     uint64_t msg_len;
     uint64_t cookie;
+    uint64_t rcookie;
 };
 
 void netd_hdr_encode(const struct netd_hdr *h, uint8_t out[NETD_HDR_SIZE]);

@@ -10,10 +10,13 @@
 #ifndef TMPI_AGENT_SVC_H
 #define TMPI_AGENT_SVC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+#include "netd_hdr.h"
+
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 1
+#define TMPI_SVC_ABI 2
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 
@@ -32,7 +35,12 @@ struct tmpi_rank_info {
     const int32_t *node_of_rank;
     /* global rank -> local rank on its node, size entries */
     const int32_t *local_rank_of;
+    /* The job's links to its other nodes, for net_send; NULL when the job has one node. */
+    void *net;
 };
+
+/* Channels of net_send (seed 000 §3.3: collectives never queue behind point-to-point). */
+enum { TMPI_NET_P2P = 1, TMPI_NET_COLL = 2 };
 
 /* Upcalls libclient registers once per job (the first rank of a job to call job_state()). */
 struct tmpi_client_ops {
@@ -42,6 +50,16 @@ struct tmpi_client_ops {
     void (*wake_all)(void *state);
     /* The job's last rank thread has ended; free the per-job state. */
     void (*destroy)(void *state);
+
+    /* Inter-node arrivals, called by a receive daemon thread of the agent (never a rank
+     * thread), frames of one sending node in the order it sent them.  The agent has checked
+     * the header: job id, h->src_rank is a rank of `node`, h->dst_rank a rank of this node.
+     * Nothing of a job arrives before the first of its ranks here created the state.
+     * net_header: return a buffer for h->payload_len bytes (the payload is read straight into
+     * it) or NULL to drop the payload; *ctx is handed to net_frame.  net_frame: the payload is
+     * in (or was dropped).  Both must not block (taking a mailbox lock is fine). */
+    void *(*net_header)(void *state, int node, const struct netd_hdr *h, void **ctx);
+    void (*net_frame)(void *state, int node, const struct netd_hdr *h, void *ctx);
 };
 
 struct tmpi_svc {
@@ -85,6 +103,21 @@ struct tmpi_svc {
     /* Agent configuration libclient honours (read-only). */
     uint32_t spin_ns;      /* spin budget before blocking in a wait */
     uint32_t eager_limit;  /* intra-node: larger messages wait for the receive (rendezvous) */
+
+    /* Inter-node (info->net != NULL).  Sends one frame to node `node` of the job on channel
+     * TMPI_NET_P2P or TMPI_NET_COLL; the agent sets h->job_id.  Frames to one node on one
+     * channel leave in call order.  Never blocks: what the socket does not take at once is
+     * queued.  done(arg, err) (may be NULL) runs once the payload buffer may be reused — on
+     * this thread before the call returns if it went out at once, else on a daemon thread;
+     * err < 0 if the link failed first.  Returns 0, or a negative errno (then done is not
+     * called): -EPIPE the link to that node is gone, -EINVAL bad node/channel. */
+    int (*net_send)(void *net, int node, int channel, const struct netd_hdr *h,
+                    const void *payload, void (*done)(void *arg, int err), void *arg);
+    /* The agent's shared buffer pool (tmpid.conf pool_size): NULL when it cannot take `bytes`
+     * more.  pool_free takes the same size back.  Any thread. */
+    void *(*pool_alloc)(size_t bytes);
+    void (*pool_free)(void *p, size_t bytes);
+    uint32_t net_eager_limit; /* inter-node: eager push below this, three-phase from it */
 };
 
 #endif

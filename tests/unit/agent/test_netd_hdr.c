@@ -17,7 +17,8 @@ int main(void)
                          .tag = 32767,
                          .context = 3,
                          .msg_len = 1 << 20,
-                         .cookie = 42};
+                         .cookie = 42,
+                         .rcookie = 0x1122334455667788ull};
     uint8_t wire[NETD_HDR_SIZE];
     netd_hdr_encode(&h, wire);
     CHECK_EQ(wire[0], NETD_VERSION);
@@ -29,6 +30,7 @@ int main(void)
     CHECK(d.type == h.type && d.flags == h.flags && d.payload_len == h.payload_len);
     CHECK(d.job_id == h.job_id && d.src_rank == 7 && d.dst_rank == 4095 && d.tag == 32767);
     CHECK(d.context == 3 && d.msg_len == h.msg_len && d.cookie == 42);
+    CHECK(d.rcookie == h.rcookie && wire[48] == 0x11 && wire[55] == 0x88);
 
     /* oversized payload refused before any payload byte is read */
     CHECK_EQ(netd_hdr_decode(wire, 4095, &d), -EMSGSIZE);
