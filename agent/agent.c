@@ -136,6 +136,7 @@ int agent_run(struct agent *a, int ready_fd)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     a->ncpus = n > 0 ? (int)n : 1;
     progcache_init(&a->cache, a->cfg.program_cache);
+    pool_init(&a->pool, a->cfg.pool_size);
     svc_init(a);
 
     a->base = event_base_new();

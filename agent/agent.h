@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "pool.h"
 #include "progcache.h"
 
 struct event_base;
@@ -13,6 +14,7 @@ struct evconnlistener;
 struct event;
 struct job;
 struct mesh;
+struct netd;
 
 struct agent {
     struct agent_config cfg;
@@ -20,6 +22,8 @@ struct agent {
     struct evconnlistener *listener;
     struct progcache cache;
     struct mesh *mesh;
+    struct netd *netd; /* data-plane links and receive daemons; NULL without a mesh */
+    struct pool pool;  /* shared buffer pool (pool_size) */
     double start_time; /* monotonic seconds */
     int ncpus;
 

@@ -34,6 +34,7 @@ int config_defaults(struct agent_config *c)
         .pool_size = 64u << 20,
         .kill_grace_sec = 5,
         .heartbeat_ms = 1000,
+        .recv_threads = 2,
     };
     if (!c->name || !c->socket_path)
         return -ENOMEM;
@@ -189,6 +190,8 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = add_peer_list(c, value);
         else if (strcmp(key, "heartbeat_ms") == 0)
             r = parse_u32(value, 50, 600000, &c->heartbeat_ms);
+        else if (strcmp(key, "recv_threads") == 0)
+            r = parse_u32(value, 1, 64, &c->recv_threads);
     } else if (strcmp(section, "pool") == 0) {
         if (strcmp(key, "size") == 0)
             r = config_parse_size(value, &c->pool_size);

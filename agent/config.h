@@ -14,6 +14,7 @@ struct agent_config {
     char **peers;              /* agents to keep connected ([mesh] peers, --peer) */
     size_t npeers;
     uint32_t heartbeat_ms;     /* peer heartbeat interval */
+    uint32_t recv_threads;     /* netd receive daemons (links are spread over them) */
     int log_level;
     int private_agent;         /* started by tmpi-launch for one job: no network, no config */
     uint32_t max_jobs;         /* jobs running at once */

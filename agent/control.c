@@ -302,7 +302,7 @@ static void on_status(struct conn *c)
     st.uptime_sec = agent_now() - a->start_time;
     st.pid = (uint32_t)getpid();
     pool.capacity_bytes = a->cfg.pool_size;
-    pool.used_bytes = 0; /* the pool carries inter-node traffic, which comes with the mesh */
+    pool.used_bytes = atomic_load_explicit(&a->pool.used, memory_order_relaxed);
     st.pool = &pool;
     st.jobs_started = atomic_load(&a->jobs_started);
     st.jobs_failed = atomic_load(&a->jobs_failed);

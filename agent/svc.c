@@ -84,6 +84,16 @@ static void svc_rank_blocking(int delta)
         rank_set_runnable(r, delta > 0);
 }
 
+static void *svc_pool_alloc(size_t bytes)
+{
+    return pool_get(&svc_agent->pool, bytes);
+}
+
+static void svc_pool_free(void *p, size_t bytes)
+{
+    pool_put(&svc_agent->pool, p, bytes);
+}
+
 __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .abi = TMPI_SVC_ABI,
     .rank_self = svc_rank_self,
@@ -94,6 +104,8 @@ __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .job_cancelled = svc_job_cancelled,
     .runnable_ranks = svc_runnable_ranks,
     .rank_blocking = svc_rank_blocking,
+    .pool_alloc = svc_pool_alloc,
+    .pool_free = svc_pool_free,
 };
 
 void svc_init(struct agent *a)
@@ -102,4 +114,5 @@ void svc_init(struct agent *a)
     tmpi_svc.ncpus = a->ncpus;
     tmpi_svc.spin_ns = a->cfg.spin_ns;
     tmpi_svc.eager_limit = a->cfg.intra_eager_limit;
+    tmpi_svc.net_eager_limit = a->cfg.eager_limit;
 }
