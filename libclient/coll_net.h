@@ -38,4 +38,9 @@ static inline int tm_coll_net_phase(struct tm_rank *me, struct tm_commref *cr,
     return -ENOSYS;
 }
 
+/* Receive daemon upcalls for NETD_COLL frames of this job (svc.h net_header / net_frame,
+ * dispatched by net.c). */
+void *tm_coll_net_header(struct tm_job *j, int node, const struct netd_hdr *h, void **ctx);
+void tm_coll_net_frame(struct tm_job *j, int node, const struct netd_hdr *h, void *ctx);
+
 #endif
