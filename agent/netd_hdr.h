@@ -36,7 +36,9 @@ enum netd_type {
     NETD_COLL = 6,  /* collective traffic, on the collective channel */
 };
 
-enum { NETD_F_SSEND = 1, NETD_F_HOLD = 2 };
+/* COLL: the frame travels on the collective channel (the collectives reuse the point-to-point
+ * machinery between node leaders, on their own connection; replies go back on the same one). */
+enum { NETD_F_SSEND = 1, NETD_F_HOLD = 2, NETD_F_COLL = 4 };
 
 struct netd_hdr {
     uint8_t type;
