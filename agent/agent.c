@@ -20,6 +20,7 @@
 #include "job.h"
 #include "log.h"
 #include "mesh.h"
+#include "netd.h"
 #include "svc_init.h"
 
 double agent_now(void)
@@ -147,6 +148,14 @@ int agent_run(struct agent *a, int ready_fd)
     r = mesh_init(a);
     if (r < 0)
         goto out;
+    if (a->cfg.key_file) {
+        /* The data plane exists only where other agents can reach us. */
+        r = netd_new(a->cfg.recv_threads, NETD_MAX_PAYLOAD, &a->netd);
+        if (r < 0) {
+            log_error("cannot start the receive daemons: %s", strerror(-r));
+            goto out;
+        }
+    }
     r = control_listen(a);
     if (r < 0)
         goto out;
@@ -175,6 +184,8 @@ int agent_run(struct agent *a, int ready_fd)
 out:
     control_free_all(a);
     mesh_close(a);
+    netd_free(a->netd);
+    a->netd = NULL;
     if (a->sig_term)
         event_free(a->sig_term);
     if (a->sig_int)

@@ -33,6 +33,9 @@
 struct netd;
 struct netd_link;
 
+/* Largest payload of one frame the agent accepts (a DATA frame carries a whole message). */
+#define NETD_MAX_PAYLOAD (1u << 31)
+
 struct netd_ops {
     /* A header arrived (always called, also for payload_len 0: then the return value is
      * ignored).  Return a buffer for h->payload_len bytes, or NULL to drop the payload.  *ctx
@@ -60,8 +63,7 @@ struct netd_stats {
 /* Starts nthreads (1..64) receive daemons.  max_payload bounds payload_len of arriving frames.
  * 0 or a negative errno. */
 int netd_new(unsigned nthreads, size_t max_payload, struct netd **ret);
-/* Stops the daemons and frees every link still open (their done callbacks run with -ECANCELED;
- * no on_error). */
+/* Stops the daemons.  Every link must have been freed before (netd_link_free). */
 void netd_free(struct netd *n);
 
 /* Takes fd (a connected, authenticated stream socket) and assigns it to a daemon.  With
@@ -71,8 +73,9 @@ int netd_link_new(struct netd *n, int fd, const struct netd_ops *ops, void *arg,
 /* Starts (or restarts) reading a paused link. */
 void netd_link_resume(struct netd_link *l);
 /* Closes the link.  When it returns no callback of this link runs any more, and none is
- * running (unless called from the link's own callback, which is allowed).  Queued sends get
- * done(-ECANCELED). */
+ * running (unless called from the link's own callback, which is allowed: the link goes when
+ * that callback returns).  From another thread it waits for a running callback to return, so
+ * the caller must not hold a lock the callbacks take.  Queued sends get done(-ECANCELED). */
 void netd_link_free(struct netd_link *l);
 
 /* Sends h (encoded here) followed by h->payload_len bytes of payload (may be NULL when 0).

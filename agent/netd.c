@@ -1,0 +1,485 @@
+/* netd.c — data-plane links and receive daemons (netd.h). */
+#include "netd.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* Bytes read per recv() when the data is not going straight into a payload buffer.  Small
+ * frames are parsed out of this staging buffer: one system call for many frames. */
+#define NETD_STAGE 65536
+/* Payload remainders at least this large are read straight into the payload buffer. */
+#define NETD_DIRECT 8192
+/* Frames handled per readiness callback before other links of the daemon get a turn. */
+#define NETD_BUDGET 64
+
+struct netd_daemon {
+    struct netd *n;
+    struct event_base *base;
+    pthread_t thread;
+    int started;
+};
+
+struct netd {
+    unsigned nthreads;
+    size_t max_payload;
+    struct netd_daemon *d;
+    atomic_uint next;
+    atomic_uint_fast64_t frames_sent, bytes_sent, frames_received, bytes_received;
+    atomic_uint_fast64_t links, link_errors, queued_now;
+};
+
+/* A frame not (fully) written yet. */
+struct netd_out {
+    struct netd_out *next;
+    uint8_t hdr[NETD_HDR_SIZE];
+    const uint8_t *payload;
+    size_t len;  /* payload bytes */
+    size_t done; /* bytes of hdr + payload written */
+    netd_done_fn cb;
+    void *arg;
+};
+
+enum rx_state { RX_HEADER, RX_PAYLOAD };
+
+struct netd_link {
+    struct netd *n;
+    struct netd_daemon *d;
+    int fd;
+    const struct netd_ops *ops;
+    void *arg;
+    struct event *rev, *wev;
+
+    /* Send side, guarded by mu. */
+    pthread_mutex_t mu;
+    struct netd_out *qhead, *qtail;
+    int failed;
+
+    /* Receive side: the daemon thread only. */
+    enum rx_state rx;
+    struct netd_hdr h;
+    uint8_t *pbuf; /* NULL: drop the payload */
+    size_t pgot;
+    void *ctx;
+    uint8_t *stage;
+    size_t s_beg, s_end;
+    int in_cb;       /* a callback of this link is on the daemon's stack */
+    int free_asked;  /* netd_link_free was called from inside one */
+    int error_told;
+    unsigned burst;  /* frames handled in the current readiness callback */
+};
+
+static void *daemon_main(void *arg)
+{
+    struct netd_daemon *d = arg;
+    event_base_loop(d->base, EVLOOP_NO_EXIT_ON_EMPTY);
+    return NULL;
+}
+
+int netd_new(unsigned nthreads, size_t max_payload, struct netd **ret)
+{
+    if (nthreads < 1 || nthreads > 64) return -EINVAL;
+    /* Rank threads add write events to the daemons' bases. */
+    if (evthread_use_pthreads() < 0) return -ENOMEM;
+    struct netd *n = calloc(1, sizeof *n);
+    if (!n) return -ENOMEM;
+    n->nthreads = nthreads;
+    n->max_payload = max_payload;
+    n->d = calloc(nthreads, sizeof *n->d);
+    if (!n->d) {
+        free(n);
+        return -ENOMEM;
+    }
+    for (unsigned i = 0; i < nthreads; i++) {
+        struct netd_daemon *d = &n->d[i];
+        d->n = n;
+        d->base = event_base_new();
+        if (!d->base || pthread_create(&d->thread, NULL, daemon_main, d) != 0) {
+            netd_free(n);
+            return -ENOMEM;
+        }
+        d->started = 1;
+    }
+    *ret = n;
+    return 0;
+}
+
+void netd_free(struct netd *n)
+{
+    if (!n) return;
+    for (unsigned i = 0; i < n->nthreads; i++) {
+        struct netd_daemon *d = &n->d[i];
+        if (d->started) {
+            event_base_loopbreak(d->base);
+            pthread_join(d->thread, NULL);
+        }
+    }
+    /* Every link must have been freed by its owner before this point (netd.h). */
+    for (unsigned i = 0; i < n->nthreads; i++)
+        if (n->d[i].base) event_base_free(n->d[i].base);
+    free(n->d);
+    free(n);
+}
+
+/* ---- sending ---- */
+
+/* Writes what the socket takes of o.  1: all of it, 0: EAGAIN, < 0: the link failed. */
+static int out_write(int fd, struct netd_out *o)
+{
+    size_t total = NETD_HDR_SIZE + o->len;
+    while (o->done < total) {
+        struct iovec iov[2];
+        int cnt = 0;
+        if (o->done < NETD_HDR_SIZE) {
+            iov[cnt].iov_base = o->hdr + o->done;
+            iov[cnt++].iov_len = NETD_HDR_SIZE - o->done;
+            if (o->len) {
+                iov[cnt].iov_base = (void *)o->payload;
+                iov[cnt++].iov_len = o->len;
+            }
+        } else {
+            iov[cnt].iov_base = (void *)(o->payload + (o->done - NETD_HDR_SIZE));
+            iov[cnt++].iov_len = total - o->done;
+        }
+        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)cnt};
+        ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+            return -errno;
+        }
+        o->done += (size_t)w;
+    }
+    return 1;
+}
+
+/* Marks the link failed and hands back its queue (caller holds mu). */
+static struct netd_out *fail_locked(struct netd_link *l)
+{
+    struct netd_out *q = l->qhead;
+    l->failed = 1;
+    l->qhead = l->qtail = NULL;
+    return q;
+}
+
+static void complete_all(struct netd *n, struct netd_out *q, int err)
+{
+    while (q) {
+        struct netd_out *next = q->next;
+        atomic_fetch_sub_explicit(&n->queued_now, NETD_HDR_SIZE + q->len - q->done,
+                                  memory_order_relaxed);
+        if (q->cb) q->cb(q->arg, err);
+        free(q);
+        q = next;
+    }
+}
+
+int netd_send(struct netd_link *l, const struct netd_hdr *h, const void *payload,
+              netd_done_fn done, void *arg)
+{
+    struct netd *n = l->n;
+    struct netd_out o = {.payload = payload, .len = h->payload_len, .cb = done, .arg = arg};
+    if (o.len && !payload) return -EINVAL;
+    netd_hdr_encode(h, o.hdr);
+
+    pthread_mutex_lock(&l->mu);
+    if (l->failed) {
+        pthread_mutex_unlock(&l->mu);
+        return -EPIPE;
+    }
+    if (!l->qhead) {
+        int rc = out_write(l->fd, &o);
+        if (rc == 1) {
+            pthread_mutex_unlock(&l->mu);
+            atomic_fetch_add_explicit(&n->frames_sent, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&n->bytes_sent, NETD_HDR_SIZE + o.len, memory_order_relaxed);
+            if (done) done(arg, 0);
+            return 0;
+        }
+        if (rc < 0) {
+            /* The reader sees the same error and reports it through on_error. */
+            struct netd_out *q = fail_locked(l);
+            pthread_mutex_unlock(&l->mu);
+            complete_all(n, q, -EPIPE);
+            return -EPIPE;
+        }
+    }
+    struct netd_out *q = malloc(sizeof *q);
+    if (!q) {
+        if (o.done == 0 && l->qhead == NULL) {
+            pthread_mutex_unlock(&l->mu);
+            return -ENOMEM;
+        }
+        /* Part of the frame is on the wire: it must be finished or the stream is garbage. */
+        struct netd_out *lost = fail_locked(l);
+        pthread_mutex_unlock(&l->mu);
+        shutdown(l->fd, SHUT_RDWR);
+        complete_all(n, lost, -EPIPE);
+        return -EPIPE;
+    }
+    *q = o;
+    int was_empty = l->qhead == NULL;
+    if (l->qtail)
+        l->qtail->next = q;
+    else
+        l->qhead = q;
+    l->qtail = q;
+    atomic_fetch_add_explicit(&n->queued_now, NETD_HDR_SIZE + q->len - q->done,
+                              memory_order_relaxed);
+    if (was_empty) event_add(l->wev, NULL);
+    pthread_mutex_unlock(&l->mu);
+    return 0;
+}
+
+static void link_destroy(struct netd_link *l);
+
+/* Daemon: the socket can take more of the queue. */
+static void on_writable(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    struct netd_link *l = arg;
+    struct netd *n = l->n;
+    struct netd_out *done_head = NULL, **done_tail = &done_head, *failed = NULL;
+    pthread_mutex_lock(&l->mu);
+    while (l->qhead) {
+        struct netd_out *o = l->qhead;
+        size_t before = o->done;
+        int rc = out_write(l->fd, o);
+        atomic_fetch_sub_explicit(&n->queued_now, o->done - before, memory_order_relaxed);
+        if (rc == 0) break;
+        if (rc < 0) {
+            failed = fail_locked(l);
+            break;
+        }
+        l->qhead = o->next;
+        if (!l->qhead) l->qtail = NULL;
+        o->next = NULL;
+        *done_tail = o;
+        done_tail = &o->next;
+        atomic_fetch_add_explicit(&n->frames_sent, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&n->bytes_sent, NETD_HDR_SIZE + o->len, memory_order_relaxed);
+    }
+    if (!l->qhead) event_del(l->wev);
+    pthread_mutex_unlock(&l->mu);
+
+    l->in_cb++;
+    complete_all(n, done_head, 0);
+    complete_all(n, failed, -EPIPE);
+    l->in_cb--;
+    if (!l->in_cb && l->free_asked) link_destroy(l);
+}
+
+/* ---- receiving ---- */
+
+static void link_error(struct netd_link *l, int err)
+{
+    struct netd *n = l->n;
+    event_del(l->rev);
+    pthread_mutex_lock(&l->mu);
+    struct netd_out *q = fail_locked(l);
+    event_del(l->wev);
+    pthread_mutex_unlock(&l->mu);
+    complete_all(n, q, -EPIPE);
+    if (!l->error_told && !l->free_asked) {
+        l->error_told = 1;
+        atomic_fetch_add_explicit(&n->link_errors, 1, memory_order_relaxed);
+        l->ops->on_error(l->arg, l, err);
+    }
+}
+
+/* Reads into buf; > 0 bytes, 0 would block, < 0 error (-EPIPE at EOF). */
+static ssize_t rx_read(struct netd_link *l, void *buf, size_t len)
+{
+    for (;;) {
+        ssize_t r = recv(l->fd, buf, len, MSG_DONTWAIT);
+        if (r > 0) {
+            atomic_fetch_add_explicit(&l->n->bytes_received, (uint64_t)r, memory_order_relaxed);
+            return r;
+        }
+        if (r == 0) return -EPIPE;
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+        return -errno;
+    }
+}
+
+/* Refills the staging buffer.  > 0, 0 (would block), < 0 error. */
+static ssize_t stage_fill(struct netd_link *l)
+{
+    if (l->s_beg == l->s_end) {
+        l->s_beg = l->s_end = 0;
+    } else if (l->s_beg > 0) {
+        memmove(l->stage, l->stage + l->s_beg, l->s_end - l->s_beg);
+        l->s_end -= l->s_beg;
+        l->s_beg = 0;
+    }
+    ssize_t r = rx_read(l, l->stage + l->s_end, NETD_STAGE - l->s_end);
+    if (r > 0) l->s_end += (size_t)r;
+    return r;
+}
+
+static void frame_complete(struct netd_link *l)
+{
+    atomic_fetch_add_explicit(&l->n->frames_received, 1, memory_order_relaxed);
+    l->burst++;
+    l->rx = RX_HEADER;
+    l->ops->on_frame(l->arg, l, &l->h, l->ctx);
+}
+
+/* One step of the receive machine.  1: progress, 0: would block, < 0: link error. */
+static int rx_step(struct netd_link *l)
+{
+    if (l->rx == RX_HEADER) {
+        if (l->s_end - l->s_beg < NETD_HDR_SIZE) {
+            ssize_t r = stage_fill(l);
+            return r < 0 ? (int)r : r > 0;
+        }
+        int rc = netd_hdr_decode(l->stage + l->s_beg, l->n->max_payload, &l->h);
+        if (rc < 0) return rc;
+        l->s_beg += NETD_HDR_SIZE;
+        l->ctx = NULL;
+        l->pgot = 0;
+        l->pbuf = l->ops->on_header(l->arg, l, &l->h, &l->ctx);
+        if (l->free_asked) return 1;
+        if (l->h.payload_len == 0) {
+            frame_complete(l);
+            return 1;
+        }
+        l->rx = RX_PAYLOAD;
+        return 1;
+    }
+    size_t want = l->h.payload_len - l->pgot;
+    size_t have = l->s_end - l->s_beg;
+    if (have) {
+        size_t take = have < want ? have : want;
+        if (l->pbuf) memcpy(l->pbuf + l->pgot, l->stage + l->s_beg, take);
+        l->s_beg += take;
+        l->pgot += take;
+    } else if (l->pbuf && want >= NETD_DIRECT) {
+        ssize_t r = rx_read(l, l->pbuf + l->pgot, want);
+        if (r <= 0) return (int)r;
+        l->pgot += (size_t)r;
+    } else {
+        ssize_t r = stage_fill(l);
+        if (r <= 0) return (int)r;
+    }
+    if (l->pgot == l->h.payload_len) frame_complete(l);
+    return 1;
+}
+
+static void on_readable(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    struct netd_link *l = arg;
+    int rc = 1;
+    l->in_cb++;
+    l->burst = 0;
+    while (!l->free_asked && !l->error_told) {
+        rc = rx_step(l);
+        if (rc <= 0) break;
+        if (l->burst >= NETD_BUDGET) {
+            /* Staged bytes do not make the socket readable again: come back explicitly. */
+            event_active(l->rev, EV_READ, 0);
+            break;
+        }
+    }
+    if (rc < 0 && !l->free_asked) link_error(l, rc);
+    l->in_cb--;
+    if (!l->in_cb && l->free_asked) link_destroy(l);
+}
+
+int netd_link_new(struct netd *n, int fd, const struct netd_ops *ops, void *arg, int paused,
+                  struct netd_link **ret)
+{
+    struct netd_link *l = calloc(1, sizeof *l);
+    int rc = -ENOMEM;
+    if (!l) goto fail_fd;
+    l->stage = malloc(NETD_STAGE);
+    if (!l->stage) goto fail_link;
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        rc = -errno;
+        goto fail_link;
+    }
+    int one = 1; /* a header alone must not wait for more bytes (Nagle) */
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    l->n = n;
+    l->fd = fd;
+    l->ops = ops;
+    l->arg = arg;
+    l->d = &n->d[atomic_fetch_add_explicit(&n->next, 1, memory_order_relaxed) % n->nthreads];
+    pthread_mutex_init(&l->mu, NULL);
+    l->rev = event_new(l->d->base, fd, EV_READ | EV_PERSIST, on_readable, l);
+    l->wev = event_new(l->d->base, fd, EV_WRITE | EV_PERSIST, on_writable, l);
+    if (!l->rev || !l->wev) {
+        if (l->rev) event_free(l->rev);
+        if (l->wev) event_free(l->wev);
+        pthread_mutex_destroy(&l->mu);
+        goto fail_link;
+    }
+    if (!paused) event_add(l->rev, NULL);
+    atomic_fetch_add_explicit(&n->links, 1, memory_order_relaxed);
+    *ret = l;
+    return 0;
+fail_link:
+    if (l) free(l->stage);
+    free(l);
+fail_fd:
+    close(fd);
+    return rc;
+}
+
+void netd_link_resume(struct netd_link *l)
+{
+    event_add(l->rev, NULL);
+}
+
+static void link_destroy(struct netd_link *l)
+{
+    event_free(l->rev);
+    event_free(l->wev);
+    pthread_mutex_destroy(&l->mu);
+    close(l->fd);
+    free(l->stage);
+    free(l);
+}
+
+void netd_link_free(struct netd_link *l)
+{
+    if (!l) return;
+    pthread_mutex_lock(&l->mu);
+    struct netd_out *q = fail_locked(l);
+    pthread_mutex_unlock(&l->mu);
+    /* From another thread, event_del waits for a running callback of the event to return
+     * (libevent with threads), so nothing of the link runs once we are past it. */
+    event_del(l->rev);
+    event_del(l->wev);
+    shutdown(l->fd, SHUT_RDWR);
+    complete_all(l->n, q, -ECANCELED);
+    if (pthread_equal(pthread_self(), l->d->thread) && l->in_cb) {
+        l->free_asked = 1; /* the callback on our stack finishes the job */
+        return;
+    }
+    link_destroy(l);
+}
+
+void netd_get_stats(struct netd *n, struct netd_stats *s)
+{
+    s->frames_sent = atomic_load_explicit(&n->frames_sent, memory_order_relaxed);
+    s->bytes_sent = atomic_load_explicit(&n->bytes_sent, memory_order_relaxed);
+    s->frames_received = atomic_load_explicit(&n->frames_received, memory_order_relaxed);
+    s->bytes_received = atomic_load_explicit(&n->bytes_received, memory_order_relaxed);
+    s->links = atomic_load_explicit(&n->links, memory_order_relaxed);
+    s->link_errors = atomic_load_explicit(&n->link_errors, memory_order_relaxed);
+    s->queued_now = atomic_load_explicit(&n->queued_now, memory_order_relaxed);
+}
