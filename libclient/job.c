@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "net.h"
+#include "net_p2p.h"
 #include "request.h"
 #include "userop.h"
 
@@ -15,6 +17,7 @@
 static void job_free(struct tm_job *j)
 {
     if (!j) return;
+    tm_net_job_fini(j); /* before the mailboxes: unexpected entries may hold pool buffers */
     if (j->ranks) {
         for (int i = 0; i < j->size; i++) {
             struct tm_rank *r = &j->ranks[i];
@@ -65,6 +68,7 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
             goto err;
         }
     }
+    if (tm_net_job_init(j, info) < 0) goto err;
     return j;
 err:
     job_free(j);
@@ -88,6 +92,8 @@ static void job_destroy(void *state)
 static const struct tmpi_client_ops tm_job_ops = {
     .wake_all = job_wake_all,
     .destroy = job_destroy,
+    .net_header = tm_net_header,
+    .net_frame = tm_net_frame,
 };
 
 int tm_job_get(const struct tmpi_svc *svc, struct tm_job **ret_job)

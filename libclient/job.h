@@ -21,6 +21,7 @@
 
 
 struct tm_objtab;
+struct tm_net;
 
 enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
 
@@ -66,6 +67,7 @@ struct tm_job {
     struct tm_comm world;
     struct tm_coll_stats coll_stats;
     struct tm_rank *ranks; /* size entries */
+    struct tm_net *net;    /* inter-node state (net_p2p.h); NULL when the job has one node */
 };
 
 /* svc->job_state() callbacks and creator. */

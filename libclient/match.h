@@ -25,10 +25,21 @@
 
 struct tm_rank;
 
-enum tm_env_kind { TM_ENV_EAGER = 1, TM_ENV_RNDV = 2 };
+/* NET*: from another node (net_p2p.h).  NET: an eager message stored in an agent pool buffer
+ * (pbuf); NET_RTS: a three-phase announcement; NET_HELD: an eager message whose payload the
+ * pool could not take.  The last two carry the sender's cookie; a receive answers them with
+ * CTS. */
+enum tm_env_kind {
+    TM_ENV_EAGER = 1,
+    TM_ENV_RNDV = 2,
+    TM_ENV_NET = 3,
+    TM_ENV_NET_RTS = 4,
+    TM_ENV_NET_HELD = 5,
+};
 
 /* An unexpected message.  Eager: the payload follows in data[].  Rendezvous: the receiver
- * copies from the sender's buffer (sbuf) and then completes the sender's request (sreq). */
+ * copies from the sender's buffer (sbuf) and then completes the sender's request (sreq).
+ * NET*: heap envelopes (made by a receive daemon, which has no envelope cache). */
 struct tm_env {
     struct tm_dl order; /* mailbox arrival list (mailbox lock) */
     struct tm_dl chain; /* mailbox hash chain (mailbox lock) */
@@ -40,6 +51,12 @@ struct tm_env {
     struct tm_rank *home; /* whose envelope cache it returns to */
     unsigned cls;         /* size class (envpool.h) */
     struct tm_env *next;  /* free lists */
+    /* NET*: sending node and world rank, channel index (net_p2p.h), sender's cookie, pool
+     * buffer (NET) */
+    int node, chan, wsrc;
+    uint16_t flags; /* netd_hdr flags of the frame, for the reply */
+    uint64_t cookie;
+    void *pbuf;
     _Alignas(16) unsigned char data[];
 };
 

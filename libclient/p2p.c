@@ -7,6 +7,7 @@
 #include "envpool.h"
 #include "job.h"
 #include "match.h"
+#include "net_p2p.h"
 #include "wait.h"
 
 int tm_req_done_cond(void *arg)
@@ -44,9 +45,19 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
         return 0;
     }
     struct tm_comm *c = cr->c;
-    struct tm_rank *r = tm_job_rank(me->job, tm_comm_world_rank(c, dest));
-    struct tm_mbox *mb = &r->mbox;
+    const int w = tm_comm_world_rank(c, dest);
     const int ctx = c->ctx, src = cr->rank;
+    struct tm_net *net = me->job->net;
+    if (TM_UNLIKELY(net)) {
+        tm_net_poll(me, net);
+        if (tm_net_remote(net, w)) {
+            sreq->st_source = dest;
+            sreq->st_tag = tag;
+            return tm_net_isend(me, w, ctx, src, tag, buf, bytes, TMPI_NET_P2P, mode, sreq);
+        }
+    }
+    struct tm_rank *r = tm_job_rank(me->job, w);
+    struct tm_mbox *mb = &r->mbox;
 
     pthread_mutex_lock(&mb->lock);
     struct tm_request *rr = tm_match_posted(mb, ctx, src, tag);
@@ -108,6 +119,10 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
 /* Takes a matched unexpected message into rreq (owned by the caller). */
 static void consume(struct tm_rank *me, struct tm_request *rreq, struct tm_env *e)
 {
+    if (e->kind >= TM_ENV_NET) {
+        tm_net_consume(me, rreq, e);
+        return;
+    }
     const void *data = e->kind == TM_ENV_EAGER ? (const void *)e->data : e->sbuf;
     size_t n = e->bytes <= rreq->cap ? e->bytes : rreq->cap;
     if (n) memcpy(rreq->buf, data, n);
@@ -125,11 +140,18 @@ static void consume(struct tm_rank *me, struct tm_request *rreq, struct tm_env *
 void tm_recv(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src, int tag,
              struct tm_request *rreq)
 {
+    tm_recv_ctx(me, cr->c->ctx, buf, cap, src, tag, rreq);
+}
+
+void tm_recv_ctx(struct tm_rank *me, int ctx, void *buf, size_t cap, int src, int tag,
+                 struct tm_request *rreq)
+{
     if (src == MPI_PROC_NULL) {
         tm_req_set_done(rreq, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
         return;
     }
-    rreq->ctx = cr->c->ctx;
+    if (TM_UNLIKELY(me->job->net)) tm_net_poll(me, me->job->net);
+    rreq->ctx = ctx;
     rreq->src = src;
     rreq->tag = tag;
     rreq->buf = buf;
@@ -168,6 +190,7 @@ int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int bl
         return 1;
     }
     struct tm_mbox *mb = &me->mbox;
+    if (TM_UNLIKELY(me->job->net)) tm_net_poll(me, me->job->net);
     for (;;) {
         pthread_mutex_lock(&mb->lock);
         struct tm_env *e = tm_match_unexp(mb, cr->c->ctx, src, tag, 0);

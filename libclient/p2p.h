@@ -32,6 +32,11 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
 /* Starts a receive into rreq (matches at once or is posted). */
 void tm_recv(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src, int tag,
              struct tm_request *rreq);
+/* The same by context id (src: the sender's rank in that context's communicator, or a
+ * wildcard); for receives that have no communicator handle, e.g. the collectives' inter-node
+ * phase (net_p2p.h tm_net_isend sends to it). */
+void tm_recv_ctx(struct tm_rank *me, int ctx, void *buf, size_t cap, int src, int tag,
+                 struct tm_request *rreq);
 
 /* Looks for a matching unexpected message; with block, waits for one.  Returns 1 if found
  * (status filled), else 0. */

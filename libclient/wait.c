@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "job.h"
+#include "net_p2p.h"
 
 static inline void cpu_relax(void)
 {
@@ -57,6 +58,7 @@ static void check_cancel(struct tm_rank *me)
     struct tm_job *j = me->job;
     if (TM_UNLIKELY(atomic_load_explicit(&j->cancelled, memory_order_acquire)))
         j->svc->rank_exit(1);
+    if (TM_UNLIKELY(j->net)) tm_net_poll(me, j->net);
 }
 
 void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
@@ -88,6 +90,7 @@ void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
     struct tm_waker *w = &me->waker;
     for (;;) {
         check_cancel(me);
+        if (TM_UNLIKELY(j->net)) tm_net_idle(me, j->net);
         uint32_t seq = atomic_load_explicit(&w->wake_seq, memory_order_acquire);
         atomic_store_explicit(&w->sleeping, 1, memory_order_seq_cst);
         if (cond(arg) || atomic_load_explicit(&j->cancelled, memory_order_seq_cst)) {
