@@ -16,6 +16,8 @@
 #include "agent.h"
 #include "frame.h"
 #include "job.h"
+#include "job_coord.h"
+#include "job_net.h"
 #include "log.h"
 #include "mesh.h"
 #include "progcache.h"
@@ -32,6 +34,7 @@ struct conn {
     gid_t gid;
     pid_t pid;
     struct job *job;   /* submitted by this connection; started or awaiting its program */
+    struct coord *coord; /* or a job across several nodes this agent coordinates */
     int job_started;
     uint8_t *upload;   /* program bytes being received */
     size_t upload_size, upload_got;
@@ -62,10 +65,14 @@ static void conn_free(struct conn *c)
 {
     mesh_ping_forget(c->ping);
     c->ping = NULL;
+    if (c->coord) {
+        coord_free(c->coord);
+        c->coord = NULL;
+    }
     if (c->job) {
         if (c->job_started) {
             c->job->conn = NULL;
-            job_detach_launcher(c->job);
+            job_detach(c->job, "the launcher disconnected");
         } else {
             job_free(c->job);
         }
@@ -135,8 +142,21 @@ static void conn_violation(struct conn *c, const char *msg)
 
 static int is_admin(const struct conn *c) { return c->uid == 0 || c->uid == getuid(); }
 
+/* The coordinated job sent its JobEnd; the connection stays for the launcher to close. */
+static void coord_done(void *arg)
+{
+    struct conn *c = arg;
+    c->coord = NULL;
+    c->job_started = 0;
+}
+
 static void start_job(struct conn *c, struct program *prog)
 {
+    if (c->coord) {
+        c->job_started = 1;
+        coord_start(c->coord, prog); /* may end (and call coord_done) at once */
+        return;
+    }
     struct job *j = c->job;
     int r = job_start(j, prog);
     if (r < 0) {
@@ -160,7 +180,7 @@ static void start_job(struct conn *c, struct program *prog)
 static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
 {
     struct agent *a = c->a;
-    if (c->job) {
+    if (c->job || c->coord) {
         conn_violation(c, "one job per connection");
         return;
     }
@@ -177,7 +197,11 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
         conn_close_after_flush(c);
         return;
     }
-    int r = job_new(a, s, c->uid, c->pid, c->bev, &j, err, sizeof err);
+    int r;
+    if (s->n_nodes > 0)
+        r = coord_new(a, s, c->uid, c->bev, coord_done, c, &c->coord, err, sizeof err);
+    else
+        r = job_new(a, s, c->uid, c->pid, c->bev, &j, err, sizeof err);
     if (r < 0) {
         if (r == -ENOMEM)
             snprintf(err, sizeof err, "out of memory");
@@ -185,7 +209,8 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
         conn_close_after_flush(c);
         return;
     }
-    c->job = j;
+    if (!c->coord)
+        c->job = j;
     struct program *p = progcache_get(&a->cache, s->program_hash.data);
     if (p) {
         start_job(c, p);
@@ -213,7 +238,7 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
 static void on_chunk(struct conn *c, const Tmpi__ProgramChunk *ch)
 {
     struct agent *a = c->a;
-    if (!c->job || c->job_started || !c->upload) {
+    if (!(c->job || c->coord) || c->job_started || !c->upload) {
         conn_violation(c, "program bytes that were not asked for");
         return;
     }
@@ -262,6 +287,11 @@ static void fill_job_info(Tmpi__JobInfo *ji, const struct job *j, double now)
     ji->state = (char *)job_state_name(atomic_load(&j->state));
     ji->runtime_sec = now - j->start_time;
     ji->program = j->program_name;
+    if (j->net) {
+        ji->uid = j->net->uid;
+        ji->coordinator = (char *)j->coordinator;
+        ji->coordinator_job_id = j->coord_job_id;
+    }
 }
 
 /* The jobs this client may see: all for admins, else its own.  Caller frees the arrays. */
@@ -446,7 +476,19 @@ static int dispatch(struct conn *c, const Tmpi__Envelope *env)
         on_ping(c, env->ping_peer);
         break;
     case TMPI__ENVELOPE__MSG_CANCEL:
-        if (c->job && c->job_started && env->cancel->job_id == 0) {
+        if (c->coord && c->job_started &&
+            (env->cancel->job_id == 0 || env->cancel->job_id == coord_id(c->coord))) {
+            /* the launcher of a job across nodes: every member stops */
+            char msg[64];
+            snprintf(msg, sizeof msg, "job cancelled by uid %u", (unsigned)c->uid);
+            Tmpi__CancelReply cr = TMPI__CANCEL_REPLY__INIT;
+            cr.job_id = coord_id(c->coord);
+            Tmpi__Envelope out = TMPI__ENVELOPE__INIT;
+            out.msg_case = TMPI__ENVELOPE__MSG_CANCEL_REPLY;
+            out.cancel_reply = &cr;
+            conn_send(c, &out);
+            coord_cancel(c->coord, 143, msg);
+        } else if (c->job && c->job_started && env->cancel->job_id == 0) {
             /* the launcher cancelling its own job before knowing its id */
             Tmpi__CancelJob own = *env->cancel;
             own.job_id = c->job->id;
@@ -503,6 +545,8 @@ static void read_cb(struct bufferevent *bev, void *arg)
 static void write_cb(struct bufferevent *bev, void *arg)
 {
     struct conn *c = arg;
+    if (c->coord)
+        coord_launcher_drained(c->coord);
     /* Output drained: rank threads throttled on this launcher may go on. */
     if (c->job && c->job_started) {
         struct job *j = c->job;

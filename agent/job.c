@@ -13,6 +13,8 @@
 
 #include "agent.h"
 #include "frame.h"
+#include "job_member.h"
+#include "job_net.h"
 #include "log.h"
 #include "progcache.h"
 #include "output.h"
@@ -49,8 +51,23 @@ static int valid_env_name(const char *n)
     return 1;
 }
 
-int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
-            struct bufferevent *bev, struct job **ret, char *err, size_t errlen)
+/* What a job is made of, from a SubmitJob or a JobAssign. */
+struct job_spec {
+    uint32_t nprocs; /* ranks on this node */
+    uint32_t world;  /* ranks of the whole job */
+    ProtobufCBinaryData program_hash;
+    uint64_t program_size;
+    const char *program_name;
+    size_t n_args;
+    char **args;
+    const char *cwd;
+    size_t n_env;
+    Tmpi__EnvVar **env;
+    uint32_t timeout_sec;
+};
+
+static int job_build(struct agent *a, const struct job_spec *s, uid_t uid,
+                     struct bufferevent *bev, struct job **ret, char *err, size_t errlen)
 {
     const struct agent_config *cfg = &a->cfg;
     if (s->nprocs < 1 || s->nprocs > cfg->max_ranks) {
@@ -88,8 +105,9 @@ int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
     int oom = 0;
     j->agent = a;
     j->uid = uid;
-    j->submitter_pid = pid;
     j->nprocs = s->nprocs;
+    j->world_size = s->world;
+    j->nnodes = 1;
     j->timeout_sec = s->timeout_sec;
     j->fail_rank = -1;
     j->bev = bev;
@@ -99,8 +117,8 @@ int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
     j->argv = calloc((size_t)j->argc + 1, sizeof *j->argv);
     j->env = calloc(s->n_env + 1, sizeof *j->env);
     j->ranks = calloc(s->nprocs, sizeof *j->ranks);
-    j->node_of_rank = calloc(s->nprocs, sizeof *j->node_of_rank);
-    j->local_rank_of = calloc(s->nprocs, sizeof *j->local_rank_of);
+    j->node_of_rank = calloc(s->world, sizeof *j->node_of_rank);
+    j->local_rank_of = calloc(s->world, sizeof *j->local_rank_of);
     if (!j->argv || !j->env || !j->ranks || !j->node_of_rank || !j->local_rank_of)
         oom = 1;
     if (!oom) {
@@ -121,13 +139,6 @@ int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
         return -ENOMEM;
     }
 
-    struct passwd pw, *pwp = NULL;
-    char pwbuf[1024];
-    if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) == 0 && pwp)
-        snprintf(j->owner, sizeof j->owner, "%s", pw.pw_name);
-    else
-        snprintf(j->owner, sizeof j->owner, "%u", (unsigned)uid);
-
     pthread_mutex_init(&j->out_mu, NULL);
     pthread_mutex_init(&j->drain_mu, NULL);
     pthread_cond_init(&j->drain_cv, NULL);
@@ -139,15 +150,128 @@ int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&j->client_mu, NULL);
     atomic_init(&j->state, JOB_LOADING);
+    j->id = ++a->next_job_id;
+    *ret = j;
+    return 0;
+}
 
-    /* One node for now: every rank is local. */
+int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
+            struct bufferevent *bev, struct job **ret, char *err, size_t errlen)
+{
+    struct job_spec spec = {
+        .nprocs = s->nprocs, .world = s->nprocs, .program_hash = s->program_hash,
+        .program_size = s->program_size, .program_name = s->program_name, .n_args = s->n_args,
+        .args = s->args, .cwd = s->cwd, .n_env = s->n_env, .env = s->env,
+        .timeout_sec = s->timeout_sec,
+    };
+    struct job *j;
+    int r = job_build(a, &spec, uid, bev, &j, err, errlen);
+    if (r < 0)
+        return r;
+    j->submitter_pid = pid;
+    struct passwd pw, *pwp = NULL;
+    char pwbuf[1024];
+    if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) == 0 && pwp)
+        snprintf(j->owner, sizeof j->owner, "%s", pw.pw_name);
+    else
+        snprintf(j->owner, sizeof j->owner, "%u", (unsigned)uid);
+    /* One node: every rank is local. */
     for (uint32_t i = 0; i < j->nprocs; i++) {
         j->node_of_rank[i] = 0;
         j->local_rank_of[i] = (int32_t)i;
     }
-    j->id = ++a->next_job_id;
     *ret = j;
     return 0;
+}
+
+/* Bounds of a JobAssign: nodes per job, ranks per job (as the launcher's placement). */
+#define JOB_MAX_NODES 65536u
+#define JOB_MAX_WORLD (1u << 22)
+
+int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct bufferevent *bev,
+                   struct job **ret, char *err, size_t errlen)
+{
+    size_t nnodes = ja->n_nodes;
+    if (nnodes < 2 || nnodes > JOB_MAX_NODES || ja->node >= nnodes || ja->nprocs < nnodes ||
+        ja->nprocs > JOB_MAX_WORLD) {
+        snprintf(err, errlen, "malformed job assignment: node %u of %zu, %u ranks", ja->node,
+                 nnodes, ja->nprocs);
+        return -EINVAL;
+    }
+    const Tmpi__NodePlacement *me = ja->nodes[ja->node];
+    struct job_spec spec = {
+        .nprocs = (uint32_t)me->n_ranks, .world = ja->nprocs, .program_hash = ja->program_hash,
+        .program_size = ja->program_size, .program_name = ja->program_name,
+        .n_args = ja->n_args, .args = ja->args, .cwd = ja->cwd, .n_env = ja->n_env,
+        .env = ja->env, .timeout_sec = ja->timeout_sec,
+    };
+    if (me->n_ranks > ja->nprocs) {
+        snprintf(err, errlen, "malformed job assignment: more ranks here than in the job");
+        return -EINVAL;
+    }
+    struct job *j;
+    int r = job_build(a, &spec, ja->owner_uid, bev, &j, err, errlen);
+    if (r < 0)
+        return r;
+    snprintf(j->owner, sizeof j->owner, "%s", ja->owner ? ja->owner : "?");
+    snprintf(j->coordinator, sizeof j->coordinator, "%s", ja->coordinator ? ja->coordinator : "");
+    j->coord_job_id = ja->coordinator_job_id;
+    j->node = (int)ja->node;
+    j->nnodes = (int)nnodes;
+    j->global_rank = calloc(j->nprocs, sizeof *j->global_rank);
+    if (!j->global_rank) {
+        job_free(j);
+        return -ENOMEM;
+    }
+    /* Every global rank on exactly one node. */
+    for (uint32_t g = 0; g < j->world_size; g++)
+        j->node_of_rank[g] = -1;
+    uint64_t total = 0;
+    for (size_t n = 0; n < nnodes; n++) {
+        const Tmpi__NodePlacement *np = ja->nodes[n];
+        total += np->n_ranks;
+        for (size_t l = 0; l < np->n_ranks; l++) {
+            uint32_t g = np->ranks[l];
+            if (np->n_ranks == 0 || g >= j->world_size || j->node_of_rank[g] >= 0) {
+                snprintf(err, errlen, "malformed job assignment: bad rank lists");
+                job_free(j);
+                return -EINVAL;
+            }
+            j->node_of_rank[g] = (int32_t)n;
+            j->local_rank_of[g] = (int32_t)l;
+            if (n == ja->node)
+                j->global_rank[l] = (int32_t)g;
+        }
+    }
+    if (total != j->world_size) {
+        snprintf(err, errlen, "malformed job assignment: %llu ranks placed, %u in the job",
+                 (unsigned long long)total, j->world_size);
+        job_free(j);
+        return -EINVAL;
+    }
+    r = job_net_new(j, ja->uid, (int)ja->node, nnodes, ja->nodes, &j->net);
+    if (r < 0) {
+        job_free(j);
+        return r;
+    }
+    *ret = j;
+    return 0;
+}
+
+void job_go(struct job *j)
+{
+    pthread_mutex_lock(&j->mu);
+    j->go = 1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+}
+
+void job_release(struct job *j)
+{
+    pthread_mutex_lock(&j->mu);
+    j->released = 1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
 }
 
 void job_free(struct job *j)
@@ -164,7 +288,12 @@ void job_free(struct job *j)
     free(j->env);
     free(j->program_name);
     free(j->cwd);
+    if (j->member)
+        job_member_forget(j->member);
+    if (j->net)
+        job_net_free(j->net);
     free(j->ranks);
+    free(j->global_rank);
     free(j->node_of_rank);
     free(j->local_rank_of);
     if (j->done_ev)
@@ -251,12 +380,12 @@ void job_fail(struct job *j, struct rank *r, int kind, int code, const char *msg
     wake_ranks(j);
 }
 
-void job_detach_launcher(struct job *j)
+void job_detach(struct job *j, const char *reason)
 {
     pthread_mutex_lock(&j->out_mu);
     j->bev = NULL;
     pthread_mutex_unlock(&j->out_mu);
-    job_cancel(j, 1, "the launcher disconnected");
+    job_cancel(j, 1, reason);
 }
 
 int job_send(struct job *j, const Tmpi__Envelope *env)
@@ -399,10 +528,11 @@ static int load_images(struct job *j)
     char err[400], reason[480], label[64];
     for (uint32_t i = 0; i < j->nprocs; i++) {
         struct rank *r = &j->ranks[i];
-        snprintf(label, sizeof label, "tmpi-job%llu-rank%u", (unsigned long long)j->id, i);
+        int g = r->info.rank;
+        snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id, g);
         int rc = image_load(j->prog->bytes, j->prog->size, label, &r->image, err, sizeof err);
         if (rc < 0) {
-            snprintf(reason, sizeof reason, "cannot load the program for rank %u on %s: %s", i,
+            snprintf(reason, sizeof reason, "cannot load the program for rank %d on %s: %s", g,
                      j->agent->cfg.name, err);
             job_cancel(j, 1, reason);
             return rc;
@@ -420,15 +550,16 @@ static void init_rank_info(struct job *j, uint32_t i)
     r->image.fd = -1;
     r->info = (struct tmpi_rank_info){
         .job_id = j->id,
-        .rank = (int)i,
-        .size = (int)j->nprocs,
-        .node = 0,
-        .nnodes = 1,
+        .rank = j->global_rank ? j->global_rank[i] : (int)i,
+        .size = (int)j->world_size,
+        .node = j->node,
+        .nnodes = j->nnodes,
         .local_rank = (int)i,
         .local_size = (int)j->nprocs,
         .hostname = j->agent->cfg.name,
         .node_of_rank = j->node_of_rank,
         .local_rank_of = j->local_rank_of,
+        .net = j->net,
     };
 }
 
@@ -505,6 +636,54 @@ static void wait_ranks(struct job *j, uint32_t started)
     pthread_mutex_unlock(&j->mu);
 }
 
+/* A member job, loaded or not: tells the coordinator, then waits for JobGo (every member
+ * loaded and linked) or the end.  1 when the ranks may start. */
+static int member_loaded(struct job *j, int ok)
+{
+    Tmpi__JobLoaded jl = TMPI__JOB_LOADED__INIT;
+    char error[sizeof j->reason];
+    pthread_mutex_lock(&j->mu);
+    snprintf(error, sizeof error, "%s", ok ? "" : j->reason);
+    pthread_mutex_unlock(&j->mu);
+    jl.uid = j->net->uid;
+    jl.ok = ok;
+    jl.error = error;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_LOADED;
+    env.job_loaded = &jl;
+    (void)job_send(j, &env);
+    if (!ok)
+        return 0;
+    pthread_mutex_lock(&j->mu);
+    while (!j->go && !job_cancelled(j))
+        pthread_cond_wait(&j->cv, &j->mu);
+    int go = j->go && !job_cancelled(j);
+    pthread_mutex_unlock(&j->mu);
+    return go;
+}
+
+/* A member job whose ranks have ended reports it (JobEnd), then, if it succeeded, keeps its
+ * links open until every member ended (JobRelease): another node may still be reading. */
+static void member_ranks_ended(struct job *j)
+{
+    send_job_end(j);
+    atomic_store(&j->ranks_ended, 1);
+    pthread_mutex_lock(&j->mu);
+    while (!j->released && !j->failed)
+        pthread_cond_wait(&j->cv, &j->mu);
+    pthread_mutex_unlock(&j->mu);
+}
+
+static void send_job_unloaded(struct job *j)
+{
+    Tmpi__JobUnloaded ju = TMPI__JOB_UNLOADED__INIT;
+    ju.uid = j->net->uid;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_UNLOADED;
+    env.job_unloaded = &ju;
+    (void)job_send(j, &env);
+}
+
 static void *job_thread(void *arg)
 {
     struct job *j = arg;
@@ -513,15 +692,24 @@ static void *job_thread(void *arg)
     for (uint32_t i = 0; i < j->nprocs; i++)
         init_rank_info(j, i);
     uint32_t started = 0;
-    if (load_images(j) == 0) {
+    int run = load_images(j) == 0;
+    if (j->net)
+        run = member_loaded(j, run);
+    if (run) {
         atomic_store(&j->state, JOB_RUNNING);
-        send_job_started(j);
+        if (!j->net)
+            send_job_started(j);
         started = start_ranks(j);
         wait_ranks(j, started);
     }
+    if (j->net)
+        member_ranks_ended(j);
     atomic_store(&j->state, JOB_ENDING);
     for (uint32_t i = 0; i < started; i++)
         pthread_join(j->ranks[i].thread, NULL);
+    /* No frame may reach libtmpi once its state is gone. */
+    if (j->net)
+        job_net_close(j->net);
 
     /* libclient's per-job state goes before the images: the last dlclose unloads libtmpi. */
     pthread_mutex_lock(&j->client_mu);
@@ -543,6 +731,8 @@ static void *job_thread(void *arg)
     if (j->failed)
         atomic_fetch_add(&a->jobs_failed, 1);
     send_job_end(j);
+    if (j->net)
+        send_job_unloaded(j);
     progcache_release(&a->cache, j->prog);
     j->prog = NULL;
     event_active(j->done_ev, 0, 0);

@@ -21,6 +21,8 @@ struct rank;
 struct bufferevent;
 struct event;
 struct conn;
+struct job_net;
+struct job_member;
 
 enum job_state { JOB_LOADING, JOB_RUNNING, JOB_ENDING };
 
@@ -39,9 +41,11 @@ struct job {
     char **env;    /* "NAME=VALUE" strings, NULL-terminated */
     uint32_t timeout_sec;
     double start_time;
-    struct rank *ranks;
-    int32_t *node_of_rank;
-    int32_t *local_rank_of;
+    struct rank *ranks;     /* nprocs: the ranks on this node */
+    uint32_t world_size;    /* ranks of the whole job (nprocs on one node) */
+    int32_t *node_of_rank;  /* [world_size] */
+    int32_t *local_rank_of; /* [world_size] */
+    int32_t *global_rank;   /* [nprocs] global rank of each local rank; NULL: the identity */
     pthread_t thread;
     atomic_int state;
     atomic_int cancelled;
@@ -72,6 +76,18 @@ struct job {
     struct tmpi_client_ops client_ops;
     int client_created;
 
+    /* One node's part of a job across several nodes (job_member.c); net is NULL otherwise.
+     * The launcher channel (bev) is then the ctl connection to the coordinator, which sees
+     * the same frames a launcher would, with global ranks. */
+    struct job_net *net;
+    int node, nnodes;
+    char coordinator[64];   /* the coordinator's agent name */
+    uint64_t coord_job_id;  /* the job's id at the coordinator */
+    int go;                 /* mu: JobGo arrived, the gate may open */
+    int released;           /* mu: JobRelease arrived, the links may close */
+    atomic_int ranks_ended; /* every local rank ended: a link that closes now is no failure */
+    struct job_member *member; /* loop thread: the coordinator connection's state */
+
     struct event *done_ev; /* activated by the job thread when it is finished */
     struct conn *conn;     /* loop thread only */
     struct job *next;      /* agent's list, loop thread only */
@@ -82,6 +98,16 @@ struct job {
 int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
             struct bufferevent *bev, struct job **ret, char *err, size_t errlen);
 
+/* Loop thread: builds this node's part of a job across several nodes from a JobAssign
+ * (job_member.c).  -EINVAL / -EBUSY with a message in err, -ENOMEM. */
+int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct bufferevent *bev,
+                   struct job **ret, char *err, size_t errlen);
+
+/* Member jobs, any thread: JobGo (open the gate once loaded) and JobRelease (the links may
+ * close) arrived. */
+void job_go(struct job *j);
+void job_release(struct job *j);
+
 /* Loop thread: pins prog and starts the job thread.  On failure the job is freed. */
 int job_start(struct job *j, struct program *prog);
 
@@ -91,8 +117,9 @@ void job_free(struct job *j);
 /* Any thread: tears the job down (status/reason recorded only if no failure is yet). */
 void job_cancel(struct job *j, int status, const char *reason);
 
-/* The launcher went away: drop the channel and tear the job down. */
-void job_detach_launcher(struct job *j);
+/* The launcher (or a member's coordinator) went away: drop the channel and tear the job
+ * down with reason. */
+void job_detach(struct job *j, const char *reason);
 
 /* Records the first failure and tears the job down. */
 void job_fail(struct job *j, struct rank *r, int kind, int code, const char *msg);

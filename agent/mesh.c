@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
@@ -18,6 +19,8 @@
 
 #include "agent.h"
 #include "frame.h"
+#include "job_member.h"
+#include "job_net.h"
 #include "keyfile.h"
 #include "log.h"
 #include "mesh_auth.h"
@@ -26,10 +29,13 @@
 #define MESH_HANDSHAKE_SEC 5
 /* Bound on connections in any state, so strangers cannot exhaust the agent. */
 #define MESH_MAX_CONNS 1024
-/* Mesh control frames are small; the program bytes will travel in FRAME_PROGRAM_CHUNKs. */
-#define MESH_MAX_FRAME (FRAME_PROGRAM_CHUNK + 4096)
+/* The largest mesh frame: a JobAssign carries a submission's arguments and environment (up to
+ * the coordinator's max_frame_size) and every node's rank list; program bytes travel in
+ * FRAME_PROGRAM_CHUNKs. */
+#define MESH_MAX_FRAME (16u << 20)
 
-enum conn_state { ST_WAIT_HELLO, ST_WAIT_CHALL, ST_WAIT_PROOF, ST_WAIT_ACK, ST_READY };
+/* ST_WAIT_JOIN: an accepted data connection (channel 1 or 2) waits for its join record. */
+enum conn_state { ST_WAIT_HELLO, ST_WAIT_CHALL, ST_WAIT_PROOF, ST_WAIT_ACK, ST_READY, ST_WAIT_JOIN };
 
 /* One mesh connection; loop thread only. */
 struct mesh_conn {
@@ -46,6 +52,19 @@ struct mesh_conn {
     uint64_t nonce;
     int closing;
     struct mesh_peer *peer; /* an outgoing connection to a configured peer */
+    uint32_t channel;       /* outgoing: the channel the HELLO asks for */
+    /* a connection that carries a job (mesh_ctl_connect, mesh_conn_set_ops) */
+    const struct mesh_ctl_ops *ops;
+    void *ops_arg;
+    /* an outgoing data connection: the join record, then the fd goes to data_cb */
+    mesh_data_cb data_cb;
+    void *data_arg;
+    uint8_t join[MESH_JOIN_SIZE];
+    /* Inside one of the ops callbacks conn_free only marks the connection dead; the caller of
+     * the callback frees it when it returns, so a callback may close its own connection. */
+    int busy, dead;
+    int err;        /* why the connection ends, for on_close / data_cb */
+    char why[160];
     struct mesh_conn *prev, *next;
 };
 
@@ -152,6 +171,21 @@ static int parse_remote(const char *s, char *host, size_t hostlen, char *port, s
 static void conn_free(struct mesh_conn *c)
 {
     struct mesh *m = c->m;
+    if (c->busy) {
+        c->dead = 1;
+        bufferevent_disable(c->bev, EV_READ);
+        return;
+    }
+    if (c->data_cb) {
+        mesh_data_cb cb = c->data_cb;
+        c->data_cb = NULL;
+        cb(c->data_arg, -1, c->err, c->why);
+    }
+    if (c->ops) {
+        const struct mesh_ctl_ops *ops = c->ops;
+        c->ops = NULL;
+        ops->on_close(c->ops_arg, c, c->err, c->why);
+    }
     if (c->peer) {
         struct mesh_peer *p = c->peer;
         c->peer = NULL;
@@ -179,6 +213,18 @@ static void ping_finish(struct mesh_conn *c, int rc, double rtt, const char *err
     mesh_ping_cb cb = c->done;
     c->done = NULL;
     if (cb) cb(c->done_arg, rc, c->hs.peer_name, rtt, err);
+    conn_free(c);
+}
+
+/* Ends a connection with a reason for its owner (on_close, data_cb, ping). */
+static void conn_end(struct mesh_conn *c, int err, const char *why)
+{
+    if (c->done) {
+        ping_finish(c, err, 0, why);
+        return;
+    }
+    c->err = err;
+    snprintf(c->why, sizeof c->why, "%s", why);
     conn_free(c);
 }
 
@@ -214,7 +260,16 @@ static void send_ping(struct mesh_conn *c)
 /* Frames on an authenticated connection.  Returns -1 if the connection is gone. */
 static int on_frame(struct mesh_conn *c, const Tmpi__Envelope *env)
 {
+    if (c->ops) {
+        c->ops->on_frame(c->ops_arg, c, env);
+        return c->dead || c->closing ? -1 : 0;
+    }
     switch (env->msg_case) {
+    case TMPI__ENVELOPE__MSG_JOB_ASSIGN:
+        if (c->outgoing || c->hs.channel != MESH_CH_CTL)
+            break;
+        job_member_assign(c->m->a, c, env->job_assign);
+        return c->dead || c->closing ? -1 : 0;
     case TMPI__ENVELOPE__MSG_MESH_PING: {
         Tmpi__MeshPong p = TMPI__MESH_PONG__INIT;
         p.nonce = env->mesh_ping->nonce;
@@ -252,7 +307,7 @@ static void read_frames(struct mesh_conn *c)
         evbuffer_copyout(in, hdr, sizeof hdr);
         if (frame_parse_header(hdr, MESH_MAX_FRAME, &len) < 0) {
             log_warning("mesh: bad frame header from %s; closing", c->addr);
-            conn_free(c);
+            conn_end(c, -EPROTO, "bad frame header");
             return;
         }
         if (evbuffer_get_length(in) < FRAME_HEADER_SIZE + len) return;
@@ -261,11 +316,18 @@ static void read_frames(struct mesh_conn *c)
         evbuffer_drain(in, len);
         if (!env) {
             log_warning("mesh: malformed frame from %s; closing", c->addr);
+            conn_end(c, -EPROTO, "malformed frame");
+            return;
+        }
+        c->busy++;
+        int r = on_frame(c, env);
+        c->busy--;
+        frame_free(env);
+        if (c->dead) {
+            c->dead = 0;
             conn_free(c);
             return;
         }
-        int r = on_frame(c, env);
-        frame_free(env);
         if (r < 0) return;
     }
 }
@@ -278,6 +340,58 @@ static void auth_failed(struct mesh_conn *c, const char *why)
 }
 
 /* Moves the handshake on as far as the buffered input allows. */
+/* Client side of a data connection, authenticated: the socket leaves the mesh.  The join
+ * record goes out on it directly (16 bytes into an empty socket buffer: written whole), so no
+ * byte of ours stays behind in the bufferevent we free; the server sends nothing after ACK. */
+static void data_handover(struct mesh_conn *c)
+{
+    int fd = fcntl(bufferevent_getfd(c->bev), F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+        int e = -errno;
+        conn_end(c, e, strerror(-e));
+        return;
+    }
+    if (send(fd, c->join, MESH_JOIN_SIZE, MSG_NOSIGNAL) != MESH_JOIN_SIZE) {
+        int e = errno ? -errno : -EIO;
+        close(fd);
+        conn_end(c, e, "cannot send the join record");
+        return;
+    }
+    mesh_data_cb cb = c->data_cb;
+    void *arg = c->data_arg;
+    c->data_cb = NULL;
+    conn_free(c);
+    cb(arg, fd, 0, NULL);
+}
+
+/* Server side of a data connection: the join record names the job; the socket goes to it.
+ * The connecting side sends nothing after the record until the job starts (JobGo comes only
+ * once every member took its links), so anything beyond it is a protocol error. */
+static void data_accept(struct mesh_conn *c)
+{
+    struct evbuffer *in = bufferevent_get_input(c->bev);
+    if (evbuffer_get_length(in) != MESH_JOIN_SIZE) {
+        log_warning("mesh: data connection from %s (%s) sent more than its join record; "
+                    "closing", c->addr, c->hs.peer_name);
+        conn_free(c);
+        return;
+    }
+    uint8_t join[MESH_JOIN_SIZE];
+    evbuffer_remove(in, join, sizeof join);
+    char peer[MESH_NAME_SIZE + 100];
+    snprintf(peer, sizeof peer, "%s (%s)", c->addr, c->hs.peer_name);
+    uint32_t channel = c->hs.channel;
+    struct agent *a = c->m->a;
+    int fd = fcntl(bufferevent_getfd(c->bev), F_DUPFD_CLOEXEC, 0);
+    int e = errno;
+    conn_free(c);
+    if (fd < 0) {
+        log_errno(LOG_WARNING, -e, "mesh: data connection from %s", peer);
+        return;
+    }
+    job_net_accept(a, join, channel, fd, peer);
+}
+
 static void read_cb(struct bufferevent *bev, void *arg)
 {
     struct mesh_conn *c = arg;
@@ -312,12 +426,21 @@ static void read_cb(struct bufferevent *bev, void *arg)
             }
             ack = 1;
             bufferevent_write(bev, &ack, 1);
-            c->state = ST_READY;
             m->accepted++;
-            bufferevent_set_timeouts(bev, NULL, NULL);
             log_info("mesh: %s (%s) authenticated", c->addr, c->hs.peer_name);
+            if (c->hs.channel != MESH_CH_CTL) {
+                /* a data connection: the join record must follow within the deadline */
+                c->state = ST_WAIT_JOIN;
+                break;
+            }
+            c->state = ST_READY;
+            bufferevent_set_timeouts(bev, NULL, NULL);
             break;
         }
+        case ST_WAIT_JOIN:
+            if (have < MESH_JOIN_SIZE) return;
+            data_accept(c);
+            return;
         case ST_WAIT_CHALL: {
             if (have < MESH_CHALL_SIZE) return;
             uint8_t chall[MESH_CHALL_SIZE], proof[MESH_PROOF_SIZE];
@@ -327,7 +450,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
                 const char *why =
                     r == -EACCES ? "the peer does not hold our cluster key" : "not a TMPI agent";
                 auth_failed(c, why);
-                ping_finish(c, r, 0, why);
+                conn_end(c, r, why);
                 return;
             }
             bufferevent_write(bev, proof, sizeof proof);
@@ -340,15 +463,28 @@ static void read_cb(struct bufferevent *bev, void *arg)
             evbuffer_remove(in, &ack, 1);
             if (ack != 1) {
                 auth_failed(c, "the peer refused our cluster key");
-                ping_finish(c, -EACCES, 0, "the peer refused our cluster key");
+                conn_end(c, -EACCES, "the peer refused our cluster key");
                 return;
             }
             c->state = ST_READY;
             bufferevent_set_timeouts(bev, NULL, NULL);
-            if (c->peer)
+            if (c->peer) {
                 peer_up(c->peer, c);
-            else
+            } else if (c->data_cb) {
+                data_handover(c);
+                return;
+            } else if (c->ops) {
+                c->busy++;
+                c->ops->on_ready(c->ops_arg, c);
+                c->busy--;
+                if (c->dead) {
+                    c->dead = 0;
+                    conn_free(c);
+                    return;
+                }
+            } else {
                 send_ping(c);
+            }
             break;
         }
         case ST_READY:
@@ -361,7 +497,19 @@ static void read_cb(struct bufferevent *bev, void *arg)
 static void write_cb(struct bufferevent *bev, void *arg)
 {
     struct mesh_conn *c = arg;
-    if (c->closing && evbuffer_get_length(bufferevent_get_output(bev)) == 0) conn_free(c);
+    if (c->closing) {
+        if (evbuffer_get_length(bufferevent_get_output(bev)) == 0) conn_free(c);
+        return;
+    }
+    if (c->ops && c->ops->on_drain) {
+        c->busy++;
+        c->ops->on_drain(c->ops_arg, c);
+        c->busy--;
+        if (c->dead) {
+            c->dead = 0;
+            conn_free(c);
+        }
+    }
 }
 
 static void event_cb(struct bufferevent *bev, short what, void *arg)
@@ -371,7 +519,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         int one = 1;
         setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         uint8_t hello[MESH_HELLO_SIZE];
-        mesh_hello_make(&c->hs, MESH_CH_CTL, c->m->a->cfg.name, hello);
+        mesh_hello_make(&c->hs, c->channel, c->m->a->cfg.name, hello);
         bufferevent_write(bev, hello, sizeof hello);
         c->state = ST_WAIT_CHALL;
         return;
@@ -386,17 +534,17 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
                                               : why);
     else if (!c->outgoing && c->state != ST_READY && !(what & BEV_EVENT_EOF))
         auth_failed(c, why);
+    char msg[160];
+    int err = EVUTIL_SOCKET_ERROR();
+    if ((what & BEV_EVENT_ERROR) && err)
+        snprintf(msg, sizeof msg, "%s: %s", why, evutil_socket_error_to_string(err));
+    else
+        snprintf(msg, sizeof msg, "%s", why);
     if (c->outgoing && c->done) {
-        char msg[160];
-        int err = EVUTIL_SOCKET_ERROR();
-        if ((what & BEV_EVENT_ERROR) && err)
-            snprintf(msg, sizeof msg, "%s: %s", why, evutil_socket_error_to_string(err));
-        else
-            snprintf(msg, sizeof msg, "%s", why);
         ping_finish(c, -ECONNREFUSED, 0, msg);
         return;
     }
-    conn_free(c);
+    conn_end(c, c->state == ST_READY ? -ECONNRESET : -ECONNREFUSED, msg);
 }
 
 static struct mesh_conn *conn_new(struct mesh *m, evutil_socket_t fd, int outgoing)
@@ -406,7 +554,14 @@ static struct mesh_conn *conn_new(struct mesh *m, evutil_socket_t fd, int outgoi
     if (!c) return NULL;
     c->m = m;
     c->outgoing = outgoing;
-    c->bev = bufferevent_socket_new(m->a->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    c->channel = MESH_CH_CTL;
+    c->err = -ECONNRESET;
+    snprintf(c->why, sizeof c->why, "the connection ended");
+    /* Thread-safe: the rank threads of a member job write their output to its coordinator
+     * connection (job.h: out_mu, then the bufferevent lock; callbacks run unlocked). */
+    c->bev = bufferevent_socket_new(m->a->base, fd,
+                                    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_THREADSAFE |
+                                        BEV_OPT_DEFER_CALLBACKS | BEV_OPT_UNLOCK_CALLBACKS);
     if (!c->bev) {
         free(c);
         return NULL;
@@ -690,6 +845,101 @@ size_t mesh_npeers(const struct agent *a) { return a->mesh ? a->mesh->npeers : 0
 void mesh_ping_forget(struct mesh_conn *c)
 {
     if (c) c->done = NULL;
+}
+
+/* ---- connections that carry a job ---- */
+
+int mesh_ctl_connect(struct agent *a, const char *address, const struct mesh_ctl_ops *ops,
+                     void *arg, struct mesh_conn **ret)
+{
+    if (!a->cfg.key_file)
+        return -ENOKEY;
+    struct mesh_conn *c;
+    int r = conn_connect(a->mesh, address, &c);
+    if (r < 0)
+        return r;
+    c->ops = ops;
+    c->ops_arg = arg;
+    *ret = c;
+    return 0;
+}
+
+void mesh_conn_set_ops(struct mesh_conn *c, const struct mesh_ctl_ops *ops, void *arg)
+{
+    c->ops = ops;
+    c->ops_arg = arg;
+}
+
+int mesh_send(struct mesh_conn *c, const Tmpi__Envelope *env)
+{
+    if (c->closing || c->dead)
+        return -ENOTCONN;
+    uint8_t *buf;
+    size_t len;
+    int r = frame_encode(env, MESH_MAX_FRAME, &buf, &len);
+    if (r < 0)
+        return r;
+    r = bufferevent_write(c->bev, buf, len) < 0 ? -ENOMEM : 0;
+    free(buf);
+    return r;
+}
+
+struct bufferevent *mesh_conn_bev(struct mesh_conn *c) { return c->bev; }
+
+const char *mesh_conn_peer_name(const struct mesh_conn *c) { return c->hs.peer_name; }
+
+void mesh_conn_close(struct mesh_conn *c)
+{
+    if (!c)
+        return;
+    c->ops = NULL;
+    c->data_cb = NULL;
+    if (!c->closing)
+        close_after_flush(c);
+}
+
+int mesh_data_connect(struct agent *a, const char *address, uint32_t channel,
+                      const uint8_t join[MESH_JOIN_SIZE], mesh_data_cb cb, void *arg,
+                      struct mesh_conn **ret)
+{
+    if (!a->cfg.key_file)
+        return -ENOKEY;
+    struct mesh_conn *c;
+    int r = conn_connect(a->mesh, address, &c);
+    if (r < 0)
+        return r;
+    c->channel = channel;
+    memcpy(c->join, join, MESH_JOIN_SIZE);
+    c->data_cb = cb;
+    c->data_arg = arg;
+    *ret = c;
+    return 0;
+}
+
+void mesh_join_encode(uint8_t out[MESH_JOIN_SIZE], uint64_t uid, uint32_t node, uint32_t channel)
+{
+    for (int i = 0; i < 8; i++)
+        out[i] = (uint8_t)(uid >> (56 - 8 * i));
+    for (int i = 0; i < 4; i++) {
+        out[8 + i] = (uint8_t)(node >> (24 - 8 * i));
+        out[12 + i] = (uint8_t)(channel >> (24 - 8 * i));
+    }
+}
+
+void mesh_join_decode(const uint8_t in[MESH_JOIN_SIZE], uint64_t *uid, uint32_t *node,
+                      uint32_t *channel)
+{
+    uint64_t u = 0;
+    uint32_t n = 0, ch = 0;
+    for (int i = 0; i < 8; i++)
+        u = u << 8 | in[i];
+    for (int i = 0; i < 4; i++) {
+        n = n << 8 | in[8 + i];
+        ch = ch << 8 | in[12 + i];
+    }
+    *uid = u;
+    *node = n;
+    *channel = ch;
 }
 
 void mesh_stats(const struct agent *a, const char **ret_listen, uint64_t *ret_accepted,

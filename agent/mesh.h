@@ -8,7 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "control.pb-c.h"
+
 #define MESH_DEFAULT_PORT 7470
+
+/* The join record a data connection (channel 1 or 2) carries right after the handshake and
+ * before anything else: job uid (8 bytes), the connecting node's index (4), the channel (4),
+ * big-endian.  The accepting agent hands the socket to the job that uid names. */
+#define MESH_JOIN_SIZE 16
 
 struct agent;
 struct mesh_conn;
@@ -46,6 +53,48 @@ struct mesh_peer_info {
 /* Fills up to max entries; the strings live until the next loop iteration. */
 size_t mesh_peers(const struct agent *a, struct mesh_peer_info *out, size_t max);
 size_t mesh_npeers(const struct agent *a);
+
+/* ---- connections that carry a job (job_coord.c, job_member.c, job_net.c) ---- */
+
+/* Callbacks of a control connection (channel 3) that carries one job.  Loop thread.  The
+ * connection stays valid until on_close or mesh_conn_close; from on_frame, mesh_conn_close
+ * of this or another connection is allowed. */
+struct mesh_ctl_ops {
+    /* outgoing: the handshake succeeded, frames may be sent */
+    void (*on_ready)(void *arg, struct mesh_conn *c);
+    void (*on_frame)(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env);
+    /* everything written so far has left (output throttling) */
+    void (*on_drain)(void *arg, struct mesh_conn *c);
+    /* the connection failed or ended (err < 0 and why); it is freed right after */
+    void (*on_close)(void *arg, struct mesh_conn *c, int err, const char *why);
+};
+
+/* Connects to address on the control channel; ops run as the connection progresses.
+ * -ENOKEY, -EINVAL, -EHOSTUNREACH, -ECONNREFUSED, -EMFILE (then no callback runs). */
+int mesh_ctl_connect(struct agent *a, const char *address, const struct mesh_ctl_ops *ops,
+                     void *arg, struct mesh_conn **ret);
+/* Takes over the callbacks of an incoming control connection (from job_member_assign). */
+void mesh_conn_set_ops(struct mesh_conn *c, const struct mesh_ctl_ops *ops, void *arg);
+/* Queues one frame.  0, -EMSGSIZE, -ENOMEM, -ENOTCONN (closing). */
+int mesh_send(struct mesh_conn *c, const Tmpi__Envelope *env);
+/* The connection's bufferevent (thread-safe: rank threads of a member job write to it). */
+struct bufferevent *mesh_conn_bev(struct mesh_conn *c);
+const char *mesh_conn_peer_name(const struct mesh_conn *c);
+/* Stops reading, calls no callback any more, and closes once the output is flushed. */
+void mesh_conn_close(struct mesh_conn *c);
+
+/* Outcome of a data connection: fd >= 0 (authenticated, join record sent, the caller owns
+ * it) or err < 0 and why. */
+typedef void (*mesh_data_cb)(void *arg, int fd, int err, const char *why);
+/* Opens a data connection for channel (MESH_CH_P2P or MESH_CH_COLL) that sends join after
+ * the handshake.  cb runs once unless mesh_conn_close(*ret) comes first. */
+int mesh_data_connect(struct agent *a, const char *address, uint32_t channel,
+                      const uint8_t join[MESH_JOIN_SIZE], mesh_data_cb cb, void *arg,
+                      struct mesh_conn **ret);
+
+void mesh_join_encode(uint8_t out[MESH_JOIN_SIZE], uint64_t uid, uint32_t node, uint32_t channel);
+void mesh_join_decode(const uint8_t in[MESH_JOIN_SIZE], uint64_t *uid, uint32_t *node,
+                      uint32_t *channel);
 
 void mesh_stats(const struct agent *a, const char **ret_listen, uint64_t *ret_accepted,
                 uint64_t *ret_failures);

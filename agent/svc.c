@@ -6,6 +6,7 @@
 
 #include "agent.h"
 #include "job.h"
+#include "job_net.h"
 #include "rank.h"
 #include "svc_init.h"
 
@@ -37,6 +38,9 @@ static int svc_job_state(void *(*create)(const struct tmpi_rank_info *, void *),
     if (rc == 0)
         *ret_state = j->client_state;
     pthread_mutex_unlock(&j->client_mu);
+    /* Frames from other nodes wait (paused links) until there is a state to take them. */
+    if (rc == 0 && j->net)
+        job_net_resume(j->net);
     return rc;
 }
 
@@ -104,6 +108,7 @@ __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .job_cancelled = svc_job_cancelled,
     .runnable_ranks = svc_runnable_ranks,
     .rank_blocking = svc_rank_blocking,
+    .net_send = job_net_send,
     .pool_alloc = svc_pool_alloc,
     .pool_free = svc_pool_free,
 };

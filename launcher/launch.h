@@ -78,6 +78,9 @@ struct launch_agent {
  * the start.  *agent is filled when a private agent was started, even on failure, so that
  * launch_agent_stop() can clean up. */
 int launch_agent_connect(const struct launch_opts *opts, int sigfd, struct launch_agent *agent);
+/* Connect to the agent the options name, which must be running (a job across several nodes
+ * needs an agent with a mesh).  Returns the fd, or a negative errno after printing why. */
+int launch_agent_connect_mesh(const struct launch_opts *opts);
 /* Stop and reap a private agent and remove its directory; nothing when none was started. */
 void launch_agent_stop(struct launch_agent *agent);
 
@@ -88,9 +91,10 @@ void launch_agent_stop(struct launch_agent *agent);
  * agent runs every rank, as it did before placement existed. */
 int launch_place(const struct launch_opts *opts, struct placement *ret);
 
-/* Run the job over the connection fd; returns the launcher's exit status. */
-int launch_job_run(const struct launch_opts *opts, const struct launch_program *prog, int fd,
-                   int sigfd);
+/* Run the job over the connection fd; returns the launcher's exit status.  place: the nodes
+ * of a job across several nodes (sent along for the agent to coordinate), else NULL. */
+int launch_job_run(const struct launch_opts *opts, const struct launch_program *prog,
+                   const struct placement *place, int fd, int sigfd);
 
 /* Output of the ranks.  Untagged output is passed through byte for byte; tagged output keeps
  * a partial line per (rank, stream) until its newline arrives, so a prefix is only ever

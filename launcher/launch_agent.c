@@ -193,6 +193,18 @@ int launch_agent_connect(const struct launch_opts *opts, int sigfd, struct launc
     return fd;
 }
 
+int launch_agent_connect_mesh(const struct launch_opts *opts)
+{
+    const char *path = ctl_socket_path(opts->agent);
+    int fd = ctl_connect(path);
+    if (fd < 0)
+        fprintf(stderr,
+                "tmpi-launch: a job across several nodes needs a running tmpid with a mesh (see "
+                "tmpid --listen/--key-file); none answers at %s: %s\n",
+                path, strerror(-fd));
+    return fd;
+}
+
 /* Wait for pid to exit for at most ms; true when it has. */
 static bool wait_exit(pid_t pid, int ms)
 {

@@ -25,6 +25,7 @@
 struct launch_job {
     const struct launch_opts *opts;
     const struct launch_program *prog;
+    const struct placement *place; /* several nodes, or NULL */
     int fd;
     int sigfd;
     bool started; /* JobStarted arrived: job_id is valid */
@@ -43,6 +44,25 @@ static int send_submit(struct launch_job *j)
     }
     Tmpi__EnvVar **env = calloc(j->opts->n_env + 1, sizeof *env);
     if (!env) return -ENOMEM;
+    /* The nodes point into the placement; only the message arrays are ours. */
+    size_t nn = j->place ? j->place->nnodes : 0;
+    Tmpi__NodePlacement *nodes = calloc(nn + 1, sizeof *nodes);
+    Tmpi__NodePlacement **node_ptrs = calloc(nn + 1, sizeof *node_ptrs);
+    if (!nodes || !node_ptrs) {
+        free(env);
+        free(nodes);
+        free(node_ptrs);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < nn; i++) {
+        const struct placement_node *pn = &j->place->nodes[i];
+        tmpi__node_placement__init(&nodes[i]);
+        nodes[i].host = pn->host;
+        nodes[i].port = pn->port;
+        nodes[i].n_ranks = pn->nranks;
+        nodes[i].ranks = pn->ranks;
+        node_ptrs[i] = &nodes[i];
+    }
     for (size_t i = 0; i < j->opts->n_env; i++)
         env[i] = &j->opts->env[i];
 
@@ -58,11 +78,15 @@ static int send_submit(struct launch_job *j)
     sub.n_env = j->opts->n_env;
     sub.env = env;
     sub.timeout_sec = j->opts->timeout_sec;
+    sub.n_nodes = nn;
+    sub.nodes = node_ptrs;
     Tmpi__Envelope e = TMPI__ENVELOPE__INIT;
     e.msg_case = TMPI__ENVELOPE__MSG_SUBMIT;
     e.submit = &sub;
     int r = frame_write_fd(j->fd, &e, FRAME_DEFAULT_MAX);
     free(env);
+    free(nodes);
+    free(node_ptrs);
     if (r == -EMSGSIZE)
         fputs("tmpi-launch: the job's arguments and environment are too large\n", stderr);
     else if (r < 0)
@@ -202,10 +226,10 @@ static int session(struct launch_job *j)
     }
 }
 
-int launch_job_run(const struct launch_opts *opts, const struct launch_program *prog, int fd,
-                   int sigfd)
+int launch_job_run(const struct launch_opts *opts, const struct launch_program *prog,
+                   const struct placement *place, int fd, int sigfd)
 {
-    struct launch_job j = {.opts = opts, .prog = prog, .fd = fd, .sigfd = sigfd};
+    struct launch_job j = {.opts = opts, .prog = prog, .place = place, .fd = fd, .sigfd = sigfd};
     launch_output_init(&j.out, opts->tag_output);
     int status = session(&j);
     launch_output_free(&j.out);

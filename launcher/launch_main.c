@@ -250,14 +250,6 @@ int main(int argc, char **argv)
     }
     status = launch_program_open(opts.program, &prog);
     if (status) goto out;
-    if (place.nnodes > 1) {
-        /* Everything is validated; what is missing is the agent-to-agent part. */
-        fputs("tmpi-launch: jobs across several nodes need the agent mesh (not available in "
-              "this version)\n",
-              stderr);
-        status = LAUNCH_EXIT_FAILURE;
-        goto out;
-    }
 
     sigset_t old;
     int sigfd = setup_signals(&old);
@@ -266,9 +258,12 @@ int main(int argc, char **argv)
         status = LAUNCH_EXIT_FAILURE;
         goto out;
     }
-    int fd = launch_agent_connect(&opts, sigfd, &agent);
+    /* Several nodes: the local agent coordinates them over its mesh; a private agent has
+     * none, so none is started. */
+    bool multi = place.nnodes > 1;
+    int fd = multi ? launch_agent_connect_mesh(&opts) : launch_agent_connect(&opts, sigfd, &agent);
     if (fd >= 0) {
-        status = launch_job_run(&opts, &prog, fd, sigfd);
+        status = launch_job_run(&opts, &prog, multi ? &place : NULL, fd, sigfd);
         close(fd);
     } else {
         status = fd == -EINTR ? LAUNCH_EXIT_INTERRUPTED : LAUNCH_EXIT_FAILURE;

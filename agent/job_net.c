@@ -1,0 +1,311 @@
+/* job_net.c — data links of a member job (job_net.h). */
+#include "job_net.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "job.h"
+#include "job_member.h"
+#include "log.h"
+#include "mesh_auth.h"
+#include "netd.h"
+
+static struct job_net_link *link_at(struct job_net *n, int node, int channel)
+{
+    return &n->links[node * 2 + channel - 1];
+}
+
+int job_net_new(struct job *j, uint64_t uid, int self, size_t nnodes,
+                Tmpi__NodePlacement *const *nodes, struct job_net **ret)
+{
+    struct job_net *n = calloc(1, sizeof *n);
+    if (!n)
+        return -ENOMEM;
+    n->addr = calloc(nnodes, sizeof *n->addr);
+    n->links = calloc(nnodes * 2, sizeof *n->links);
+    if (!n->addr || !n->links) {
+        free(n->addr);
+        free(n->links);
+        free(n);
+        return -ENOMEM;
+    }
+    n->job = j;
+    n->uid = uid;
+    n->self = self;
+    n->nnodes = (int)nnodes;
+    n->want = (unsigned)(nnodes - 1) * 2;
+    pthread_mutex_init(&n->mu, NULL);
+    for (size_t i = 0; i < nnodes; i++) {
+        const char *h = nodes[i]->host ? nodes[i]->host : "";
+        snprintf(n->addr[i], sizeof n->addr[i], strchr(h, ':') ? "[%s]:%u" : "%s:%u", h,
+                 nodes[i]->port);
+        for (int ch = 1; ch <= 2; ch++) {
+            struct job_net_link *l = link_at(n, (int)i, ch);
+            l->net = n;
+            l->node = (int)i;
+            l->channel = ch;
+        }
+    }
+    *ret = n;
+    return 0;
+}
+
+/* Loop thread: tells the coordinator once: every link up (err 0) or the first failure. */
+static void report(struct job_net *n, int err, const char *why)
+{
+    if (n->reported || !n->connecting)
+        return;
+    if (err == 0) {
+        pthread_mutex_lock(&n->mu);
+        int all = n->nlinks == n->want;
+        pthread_mutex_unlock(&n->mu);
+        if (!all)
+            return;
+    }
+    n->reported = 1;
+    job_member_linked(n->job, err, why);
+}
+
+/* ---- arriving frames ---- */
+
+/* *ctx of a frame whose header was refused: on_frame drops it. */
+static const char bad_frame;
+
+static void *on_header(void *arg, struct netd_link *nl, const struct netd_hdr *h, void **ctx)
+{
+    struct job_net_link *l = arg;
+    struct job_net *n = l->net;
+    struct job *j = n->job;
+    const char *bad = NULL;
+    int coll = (h->flags & NETD_F_COLL) != 0;
+    if (h->job_id != n->uid)
+        bad = "another job's id";
+    else if (h->src_rank < 0 || (uint32_t)h->src_rank >= j->world_size ||
+             j->node_of_rank[h->src_rank] != l->node)
+        bad = "a source rank not on that node";
+    else if (h->dst_rank < 0 || (uint32_t)h->dst_rank >= j->world_size ||
+             j->node_of_rank[h->dst_rank] != n->self)
+        bad = "a destination rank not on this node";
+    else if (coll != (l->channel == MESH_CH_COLL) ||
+             (h->type == NETD_COLL && l->channel != MESH_CH_COLL))
+        bad = "a frame of the other channel";
+    if (bad) {
+        char reason[200];
+        snprintf(reason, sizeof reason, "protocol error from node %d (%s)", l->node,
+                 n->addr[l->node]);
+        log_warning("job %llu: %s: %s (type %u, ranks %d -> %d, channel %d)",
+                    (unsigned long long)j->id, reason, bad, h->type, h->src_rank, h->dst_rank,
+                    l->channel);
+        job_cancel(j, 1, reason);
+        *ctx = (void *)&bad_frame;
+        return NULL;
+    }
+    /* Links are resumed only after the client state exists (svc.c), and it is destroyed
+     * only after the links are closed (job.c): no lock needed to read it here. */
+    return j->client_ops.net_header(j->client_state, l->node, h, ctx);
+}
+
+static void on_frame(void *arg, struct netd_link *nl, const struct netd_hdr *h, void *ctx)
+{
+    struct job_net_link *l = arg;
+    struct job *j = l->net->job;
+    if (ctx == &bad_frame)
+        return;
+    j->client_ops.net_frame(j->client_state, l->node, h, ctx);
+}
+
+static void on_error(void *arg, struct netd_link *nl, int err)
+{
+    struct job_net_link *l = arg;
+    struct job_net *n = l->net;
+    struct job *j = n->job;
+    /* Once every local rank ended, a peer that closes its side is a peer that finished. */
+    if (atomic_load(&j->ranks_ended) || job_cancelled(j))
+        return;
+    char reason[200];
+    snprintf(reason, sizeof reason, "lost connection to node %d (%s)", l->node,
+             n->addr[l->node]);
+    log_warning("job %llu: %s (channel %d): %s", (unsigned long long)j->id, reason, l->channel,
+                strerror(-err));
+    job_cancel(j, 1, reason);
+}
+
+static const struct netd_ops link_ops = {
+    .on_header = on_header,
+    .on_frame = on_frame,
+    .on_error = on_error,
+};
+
+/* Loop thread: fd is an authenticated data socket to l's node; it becomes the link. */
+static int add_link(struct job_net_link *l, int fd)
+{
+    struct job_net *n = l->net;
+    struct agent *a = n->job->agent;
+    if (!a->netd) {
+        close(fd);
+        return -ENOTSUP;
+    }
+    pthread_mutex_lock(&n->mu);
+    if (n->closed || l->l) {
+        pthread_mutex_unlock(&n->mu);
+        close(fd);
+        return n->closed ? -ECANCELED : -EEXIST;
+    }
+    int r = netd_link_new(a->netd, fd, &link_ops, l, 1, &l->l);
+    if (r == 0)
+        n->nlinks++;
+    pthread_mutex_unlock(&n->mu);
+    /* a job that already runs (a rank created the state) reads at once */
+    if (r == 0 && atomic_load(&n->resumed))
+        netd_link_resume(l->l);
+    return r;
+}
+
+static void dialled(void *arg, int fd, int err, const char *why)
+{
+    struct job_net_link *l = arg;
+    struct job_net *n = l->net;
+    l->dial = NULL;
+    char msg[400];
+    if (fd >= 0) {
+        err = add_link(l, fd);
+        why = strerror(-err);
+        if (err == 0) {
+            report(n, 0, NULL);
+            return;
+        }
+    }
+    snprintf(msg, sizeof msg, "cannot connect to node %d (%s): %s", l->node, n->addr[l->node],
+             why && *why ? why : strerror(-err));
+    report(n, err, msg);
+}
+
+void job_net_connect(struct job_net *n)
+{
+    if (n->connecting)
+        return;
+    n->connecting = 1;
+    struct agent *a = n->job->agent;
+    if (!a->netd) {
+        report(n, -ENOTSUP, "this agent has no data plane (netd)");
+        return;
+    }
+    for (int node = n->self + 1; node < n->nnodes; node++)
+        for (int ch = MESH_CH_P2P; ch <= MESH_CH_COLL; ch++) {
+            struct job_net_link *l = link_at(n, node, ch);
+            uint8_t join[MESH_JOIN_SIZE];
+            mesh_join_encode(join, n->uid, (uint32_t)n->self, (uint32_t)ch);
+            int r = mesh_data_connect(a, n->addr[node], (uint32_t)ch, join, dialled, l, &l->dial);
+            if (r < 0) {
+                char msg[400];
+                snprintf(msg, sizeof msg, "cannot connect to node %d (%s): %s", node,
+                         n->addr[node], strerror(-r));
+                report(n, r, msg);
+                return;
+            }
+        }
+    report(n, 0, NULL); /* the last node dials nobody: its links may all be in already */
+}
+
+void job_net_accept(struct agent *a, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel,
+                    int fd, const char *peer)
+{
+    uint64_t uid;
+    uint32_t node, ch;
+    mesh_join_decode(join, &uid, &node, &ch);
+    struct job *j;
+    for (j = a->jobs; j; j = j->next)
+        if (j->net && j->net->uid == uid)
+            break;
+    if (!j) {
+        log_warning("mesh: data connection from %s for an unknown job; closing", peer);
+        close(fd);
+        return;
+    }
+    struct job_net *n = j->net;
+    if (ch != channel || (ch != MESH_CH_P2P && ch != MESH_CH_COLL) || node >= (uint32_t)n->self) {
+        log_warning("job %llu: data connection from %s with a bad join record (node %u, "
+                    "channel %u); closing", (unsigned long long)j->id, peer, node, ch);
+        close(fd);
+        return;
+    }
+    int r = add_link(link_at(n, (int)node, (int)ch), fd);
+    if (r < 0) {
+        log_warning("job %llu: data connection from %s (node %u, channel %u) refused: %s",
+                    (unsigned long long)j->id, peer, node, ch, strerror(-r));
+        return;
+    }
+    report(n, 0, NULL);
+}
+
+void job_net_resume(struct job_net *n)
+{
+    if (atomic_exchange(&n->resumed, 1))
+        return;
+    pthread_mutex_lock(&n->mu);
+    for (int i = 0; i < n->nnodes * 2; i++)
+        if (n->links[i].l)
+            netd_link_resume(n->links[i].l);
+    pthread_mutex_unlock(&n->mu);
+}
+
+void job_net_close(struct job_net *n)
+{
+    /* Take the links out under mu, free them outside it: netd_link_free waits for a running
+     * callback, and on_error takes the job's locks, never mu. */
+    struct netd_link **gone = calloc((size_t)n->nnodes * 2, sizeof *gone);
+    pthread_mutex_lock(&n->mu);
+    n->closed = 1;
+    for (int i = 0; i < n->nnodes * 2; i++) {
+        if (gone) {
+            gone[i] = n->links[i].l;
+            n->links[i].l = NULL;
+        } else if (n->links[i].l) {
+            netd_link_free(n->links[i].l); /* out of memory: free under mu (no callback takes it) */
+            n->links[i].l = NULL;
+        }
+    }
+    pthread_mutex_unlock(&n->mu);
+    if (gone) {
+        for (int i = 0; i < n->nnodes * 2; i++)
+            if (gone[i])
+                netd_link_free(gone[i]);
+        free(gone);
+    }
+}
+
+void job_net_free(struct job_net *n)
+{
+    if (!n)
+        return;
+    for (int i = 0; i < n->nnodes * 2; i++) {
+        mesh_conn_close(n->links[i].dial);
+        n->links[i].dial = NULL;
+        if (n->links[i].l) /* a job that never ran its thread */
+            netd_link_free(n->links[i].l);
+    }
+    pthread_mutex_destroy(&n->mu);
+    free(n->addr);
+    free(n->links);
+    free(n);
+}
+
+int job_net_send(void *net, int node, int channel, const struct netd_hdr *h, const void *payload,
+                 void (*done)(void *arg, int err), void *arg)
+{
+    struct job_net *n = net;
+    if (!n || node < 0 || node >= n->nnodes || node == n->self ||
+        (channel != MESH_CH_P2P && channel != MESH_CH_COLL))
+        return -EINVAL;
+    /* Links are set before the gate opens and closed after the last rank thread ended. */
+    struct netd_link *l = link_at(n, node, channel)->l;
+    if (!l)
+        return -EPIPE;
+    struct netd_hdr copy = *h;
+    copy.job_id = n->uid;
+    return netd_send(l, &copy, payload, done, arg);
+}
