@@ -94,3 +94,62 @@ expect_line() {
         return 1
     fi
 }
+
+# ---- several agents on loopback, one cluster key (jobs across nodes) ----
+
+# N free TCP ports on 127.0.0.1 (bound together, so they differ, then released for the agents).
+free_ports() {
+    python3 - "${1:-3}" <<'PY'
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+for s in socks: s.close()
+PY
+}
+
+# start_cluster N [TMPID ARGS...]: agents node1..nodeN listening on free loopback ports, with
+# one key.  Sets CLUSTER_N, CLUSTER_KEY, CLUSTER_PORTS[i-1], CLUSTER_SOCKS[i-1] and
+# CLUSTER_HOSTFILE (2 slots per node, in node order); node1 is the one to submit to.
+start_cluster() {
+    need_agent
+    local n=$1 i
+    shift
+    CLUSTER_N=$n
+    CLUSTER_KEY="$BATS_TEST_TMPDIR/cluster.key"
+    head -c 32 /dev/urandom >"$CLUSTER_KEY"
+    chmod 600 "$CLUSTER_KEY"
+    read -r -a CLUSTER_PORTS < <(free_ports "$n")
+    CLUSTER_SOCKS=()
+    for ((i = 1; i <= n; i++)); do
+        start_cluster_agent "$i" "$@" || return 1
+    done
+    CLUSTER_HOSTFILE=$(cluster_hostfile 2)
+}
+
+# start_cluster_agent I [TMPID ARGS...]: (re)start node I of the cluster (its port and the
+# cluster key unless ARGS give another --key-file).
+start_cluster_agent() {
+    local i=$1
+    shift
+    start_agent_bin "$TMPID" "node$i" --name "node$i" --listen "127.0.0.1:${CLUSTER_PORTS[i - 1]}" \
+        --key-file "$CLUSTER_KEY" "$@" || return 1
+    CLUSTER_SOCKS[i - 1]=$AGENT_SOCK
+}
+
+# cluster_hostfile SLOTS: a host file with every node of the cluster; prints its path.
+cluster_hostfile() {
+    local f="$BATS_TEST_TMPDIR/cluster.hosts.$1" p
+    : >"$f"
+    for p in "${CLUSTER_PORTS[@]}"; do
+        echo "127.0.0.1 slots=$1 port=$p" >>"$f"
+    done
+    echo "$f"
+}
+
+stop_cluster() {
+    local i
+    for ((i = 1; i <= ${CLUSTER_N:-0}; i++)); do
+        stop_agent "node$i"
+    done
+}
