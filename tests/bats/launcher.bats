@@ -497,13 +497,13 @@ rank 6: node 2 ([::1]:7470), local rank 0" ]
     expect_line "node 2: n010:7470, 1 rank: 2"
 }
 
-@test "launch: a placement over several nodes stops after validation, exit 1" {
+@test "launch: a placement over several nodes needs a running agent with a mesh, exit 1" {
     no_slurm
     local app
     app=$(prog args)
     run --separate-stderr launch -n 2 -H a,b "$app"
     expect_status 1
-    [ "$stderr" = "tmpi-launch: jobs across several nodes need the agent mesh (not available in this version)" ]
+    [[ "$stderr" == "tmpi-launch: a job across several nodes needs a running tmpid with a mesh (see tmpid --listen/--key-file)"* ]]
     # the program is still checked first
     echo "just text" >"$BATS_TEST_TMPDIR/text"
     run --separate-stderr launch -n 2 -H a,b "$BATS_TEST_TMPDIR/text"
