@@ -1,7 +1,15 @@
 /* harness.h — runs libtmpi without an agent: this test program exports the agent's service
  * table (agent/svc.h) itself and starts N threads as the ranks of one job, each calling a test
  * function that uses the MPI API.  Aborts and cancellations go through the same upcalls the
- * agent uses, so a test can check that every blocked rank is woken. */
+ * agent uses, so a test can check that every blocked rank is woken.
+ *
+ * With nnodes > 1 the ranks are split over simulated nodes: one libtmpi job state per node
+ * (job_state is per node, as in separate agents), info->net set, a net_send that queues each
+ * frame (header encoded with netd_hdr_encode) per (source node, destination node, channel),
+ * one receive daemon thread per node that decodes and checks the header as the agent does and
+ * calls net_header / net_frame in order, and a bounded buffer pool per node.  done callbacks
+ * run inline (payload copied at once) or later from the daemon (payload read from the
+ * sender's buffer only at delivery), alternating, so both orders are exercised. */
 #ifndef TMPI_TEST_CLIENT_HARNESS_H
 #define TMPI_TEST_CLIENT_HARNESS_H
 
@@ -10,11 +18,20 @@
 
 #include "mpi.h"
 
+enum { TH_DONE_MIXED = 0, TH_DONE_INLINE = 1, TH_DONE_LATER = 2 };
+
 struct th_opts {
     int nranks;
     uint32_t eager_limit; /* 0: libtmpi's default */
     uint32_t spin_ns;     /* 0: libtmpi's default */
     int ncpus;            /* 0: the machine's */
+    /* simulated nodes (0 or 1: one node, no network) */
+    int nnodes;
+    int round_robin;          /* rank i on node i % nnodes; else blocks of consecutive ranks */
+    size_t pool_bytes;        /* per node; 0: 256 MiB */
+    const size_t *pool_of;    /* NULL, or nnodes entries overriding pool_bytes (0: keep it) */
+    uint32_t net_eager_limit; /* 0: 100 KiB, the agent's default */
+    int done_mode;            /* TH_DONE_* */
 };
 
 /* What a run ended with. */
@@ -25,6 +42,10 @@ struct th_result {
     int abort_code;
     char abort_why[256];
     double seconds;
+    /* simulated network (nnodes > 1): frames by netd type, HOLD ACKs, refused pool requests */
+    uint64_t frames[8];
+    uint64_t hold_acks;
+    uint64_t pool_refused;
 };
 
 typedef int (*th_rank_fn)(int rank, int size, void *arg);
@@ -32,6 +53,11 @@ typedef int (*th_rank_fn)(int rank, int size, void *arg);
 /* Runs fn(rank, size, arg) on o->nranks threads as one job; 0 if every rank returned 0 and
  * nobody aborted, else 1 (details in *ret, which may be NULL). */
 int th_run(const struct th_opts *o, th_rank_fn fn, void *arg, struct th_result *ret);
+
+/* Queues a frame from node `from` to node `to` as if that node's agent had sent it (tests of
+ * protocol errors).  Rank threads only, nnodes > 1; 0 or -EINVAL. */
+struct netd_hdr;
+int th_net_inject(int from, int to, int channel, const struct netd_hdr *h);
 
 /* Registers and runs named tests: th_main(argc, argv, tests) runs those named on the command
  * line, or all; prints PASS/FAIL per test; returns the process exit status. */
