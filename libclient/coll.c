@@ -9,6 +9,7 @@
 #include "coll_net.h"
 #include "errh.h"
 #include "job.h"
+#include "request.h"
 #include "wait.h"
 
 #define TM_SCRATCH_MIN (16u * 1024)
@@ -37,6 +38,12 @@ static void wake_members(struct tm_rank *me, struct tm_comm *c)
 void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr)
 {
     struct tm_comm *c = cr->c;
+    if (TM_UNLIKELY(tm_coll_net_spans(me, c))) {
+        /* Comm_dup/split and Finalize rely on it; a failed round aborts the job on its own
+         * leader's node, and a lost link is reported by the network layer. */
+        (void)tm_chier_round(me, cr, MPIX_COLL_BARRIER, NULL);
+        return;
+    }
     uint64_t target = ++cr->nbarrier * (uint64_t)c->size;
     if (c->size == 1) return;
     uint64_t prev = atomic_fetch_add_explicit(&c->coll.arrive, 1, memory_order_seq_cst);
@@ -66,6 +73,26 @@ static int errno_class(int r)
     return r == -EMSGSIZE ? MPI_ERR_TRUNCATE : r == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INTERN;
 }
 
+static const char *errno_text(int r)
+{
+    switch (r) {
+    case -EMSGSIZE:
+        return "message truncated (type signatures differ)";
+    case -ENOMEM:
+        return "out of memory";
+    case -ENOSYS:
+        return "not available on a communicator that spans nodes";
+    default:
+        return "the network between the nodes failed";
+    }
+}
+
+static int net_unavailable(struct tm_cnet *x)
+{
+    (void)x;
+    return -ENOSYS;
+}
+
 /* Blocking: publish, barrier, this member's share of the parts, barrier.  Member k takes
  * parts k, k+n, ...: for most algorithms part k is member k's own result block, so each
  * member writes its own memory and reads the others'. */
@@ -76,6 +103,8 @@ static int run_blocking(struct tm_rank *me, struct tm_commref *cr, const struct 
     int n = c->size;
     struct tm_cwork w = {.me = me, .wrank = cr->rank, .n = n, .slot = c->coll.slot};
     c->coll.slot[cr->rank].args = a;
+    if (TM_UNLIKELY(tm_coll_net_spans(me, c)))
+        return tm_chier_round(me, cr, al->kind, al->net ? al->net : net_unavailable);
     tm_coll_barrier(me, cr);
     int err = 0;
     size_t np = al->nparts(&w);
@@ -83,9 +112,6 @@ static int run_blocking(struct tm_rank *me, struct tm_commref *cr, const struct 
         int r = al->part(&w, p);
         if (r < 0 && !err) err = r;
     }
-    /* The leader's inter-node phase goes here (coll_net.h); one node today. */
-    if (TM_UNLIKELY(tm_coll_net_spans(me, c)) && cr->rank == 0 && !err)
-        err = tm_coll_net_phase(me, cr, al, a);
     tm_coll_barrier(me, cr);
     return err;
 }
@@ -96,7 +122,21 @@ int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, cons
     if (cr->rank == 0)
         atomic_fetch_add_explicit(&me->job->coll_stats.ops[al->kind], 1, memory_order_relaxed);
     int r;
-    if (req) {
+    if (req && TM_UNLIKELY(tm_coll_net_spans(me, cr->c))) {
+        /* Across nodes a non-blocking collective runs as the blocking one and returns a
+         * completed request (docs/COLLECTIVES.md): correct, but it waits for the peers. */
+        struct tm_request *q = tm_req_alloc(me, TM_REQ_COLL);
+        if (!q) {
+            free(a->own);
+            return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+        }
+        q->comm = comm;
+        r = run_blocking(me, cr, al, a);
+        free(a->own);
+        a->own = NULL;
+        tm_req_set_done(q, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, r < 0 ? errno_class(r) : MPI_SUCCESS);
+        *req = q;
+    } else if (req) {
         struct tm_request *q = NULL;
         r = tm_coll_nb_start(me, cr, comm, al, a, &q);
         if (r == 0)
@@ -109,10 +149,7 @@ int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, cons
         a->own = NULL;
     }
     if (TM_UNLIKELY(r < 0)) {
-        int cls = errno_class(r);
-        return tm_err(me, comm, cls, fn, "%s",
-                      cls == MPI_ERR_TRUNCATE ? "message truncated (type signatures differ)"
-                                              : "out of memory");
+        return tm_err(me, comm, errno_class(r), fn, "%s", errno_text(r));
     }
     return MPI_SUCCESS;
 }
@@ -171,7 +208,8 @@ static size_t no_parts(const struct tm_cwork *w)
     return 0;
 }
 
-static const struct tm_calgo barrier_algo = {MPIX_COLL_BARRIER, no_parts, NULL};
+static const struct tm_calgo barrier_algo = {MPIX_COLL_BARRIER, no_parts, NULL,
+                                             tm_hier_barrier};
 
 TM_API int PMPI_Barrier(MPI_Comm comm)
 {
@@ -212,7 +250,8 @@ static int bcast_part(const struct tm_cwork *w, size_t i)
                : 0;
 }
 
-static const struct tm_calgo bcast_algo = {MPIX_COLL_BCAST, per_member, bcast_part};
+static const struct tm_calgo bcast_algo = {MPIX_COLL_BCAST, per_member, bcast_part,
+                                           tm_hier_bcast};
 
 static int bcast_common(const char *fn, void *buffer, int count, MPI_Datatype datatype, int root,
                         MPI_Comm comm, MPI_Request *request, int nb)

@@ -27,6 +27,7 @@
 #include "userop.h"
 
 struct tm_rank;
+struct tm_cnet;
 
 /* Block layouts of the v and w variants. */
 enum tm_clayout {
@@ -74,6 +75,9 @@ struct tm_calgo {
     size_t (*nparts)(const struct tm_cwork *w);
     /* Runs part i: 0, or -EMSGSIZE (truncation) / -ENOMEM. */
     int (*part)(const struct tm_cwork *w, size_t i);
+    /* Across nodes: a leader's share of the operation for its node (coll_net.h); NULL: not
+     * available across nodes (-ENOSYS). */
+    int (*net)(struct tm_cnet *x);
 };
 
 void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr);

@@ -68,9 +68,9 @@ static int alltoall_part(const struct tm_cwork *w, size_t i)
     return trunc ? -EMSGSIZE : 0;
 }
 
-static const struct tm_calgo alltoall_algo = {MPIX_COLL_ALLTOALL, per_member, alltoall_part};
-static const struct tm_calgo alltoallv_algo = {MPIX_COLL_ALLTOALLV, per_member, alltoall_part};
-static const struct tm_calgo alltoallw_algo = {MPIX_COLL_ALLTOALLW, per_member, alltoall_part};
+static const struct tm_calgo alltoall_algo = {MPIX_COLL_ALLTOALL, per_member, alltoall_part, NULL};
+static const struct tm_calgo alltoallv_algo = {MPIX_COLL_ALLTOALLV, per_member, alltoall_part, NULL};
+static const struct tm_calgo alltoallw_algo = {MPIX_COLL_ALLTOALLW, per_member, alltoall_part, NULL};
 
 /* Bytes the receive layout spans from the buffer's start. */
 static size_t recv_span(const struct tm_cargs *a, int n)

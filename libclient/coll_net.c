@@ -1,9 +1,196 @@
-/* coll_net.c — the inter-node phase of the collectives (coll_net.h).
- *
- * Nothing sends NETD_COLL frames yet; until the inter-node phase is written, such a frame's
- * payload is dropped. */
+/* coll_net.c — communicators across nodes: grouping members by node, the per-node round
+ * (fan-in to the leader, fan-out), and the leaders' messages (coll_net.h). */
 #include "coll_net.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "p2p.h"
+#include "wait.h"
+
+/* ---- configuration ---- */
+
+/* Environment first (the job's -x variables, then the agent's: getenv is interposed for rank
+ * threads); an unknown value keeps AUTO, since a typo must not stop a job. */
+static void conf_read(struct tm_cconf *cf)
+{
+    const char *v;
+    memset(cf, 0, sizeof *cf);
+    if ((v = getenv("TMPI_COLL_BCAST"))) (void)tm_tree_shape_parse(v, &cf->bcast);
+    if ((v = getenv("TMPI_COLL_REDUCE"))) (void)tm_tree_shape_parse(v, &cf->reduce);
+    if ((v = getenv("TMPI_COLL_ALLREDUCE"))) (void)tm_allreduce_parse(v, &cf->allreduce);
+}
+
+/* ---- the hierarchy ---- */
+
+void tm_chier_free(struct tm_chier *h)
+{
+    if (!h) return;
+    for (int i = 0; h->g && i < h->ngroups; i++)
+        free(h->g[i].members);
+    free(h->g);
+    free(h->group_of);
+    free(h->group_of_node);
+    if (h->conf.tree) tm_tree_file_free(h->conf.tree);
+    free(h->conf.tree);
+    free(h);
+}
+
+static struct tm_chier *chier_build(const struct tmpi_rank_info *info, const struct tm_comm *c)
+{
+    struct tm_chier *h = calloc(1, sizeof *h);
+    if (!h) return NULL;
+    int nn = info->nnodes, n = c->size;
+    h->nnodes = nn;
+    h->group_of = malloc(sizeof *h->group_of * (size_t)n);
+    h->group_of_node = malloc(sizeof *h->group_of_node * (size_t)nn);
+    int *count = calloc((size_t)nn, sizeof *count);
+    if (!h->group_of || !h->group_of_node || !count) goto err;
+    for (int i = 0; i < nn; i++)
+        h->group_of_node[i] = -1;
+    /* Groups in order of their leaders (lowest comm rank): a walk in rank order meets each
+     * node first at its leader. */
+    for (int r = 0; r < n; r++) {
+        int node = info->node_of_rank[tm_comm_world_rank(c, r)];
+        if (h->group_of_node[node] < 0) h->group_of_node[node] = h->ngroups++;
+        count[node]++;
+    }
+    h->g = calloc((size_t)h->ngroups, sizeof *h->g);
+    if (!h->g) goto err;
+    for (int node = 0; node < nn; node++) {
+        int gi = h->group_of_node[node];
+        if (gi < 0) continue;
+        struct tm_cgroup *g = &h->g[gi];
+        g->node = node;
+        g->members = malloc(sizeof *g->members * (size_t)count[node]);
+        if (!g->members) goto err;
+        atomic_init(&g->arrive, 0);
+        atomic_init(&g->release, 0);
+    }
+    h->contiguous = 1;
+    for (int r = 0; r < n; r++) {
+        int gi = h->group_of_node[info->node_of_rank[tm_comm_world_rank(c, r)]];
+        h->group_of[r] = gi;
+        h->g[gi].members[h->g[gi].n++] = r;
+        if (r && gi != h->group_of[r - 1] && gi != h->group_of[r - 1] + 1) h->contiguous = 0;
+    }
+    free(count);
+    conf_read(&h->conf);
+    return h;
+err:
+    free(count);
+    tm_chier_free(h);
+    return NULL;
+}
+
+struct tm_chier *tm_chier_get(struct tm_rank *me, struct tm_comm *c)
+{
+    struct tm_chier *h = atomic_load_explicit(&c->coll.hier, memory_order_acquire);
+    if (h) return h;
+    h = chier_build(me->info, c);
+    if (!h) return NULL;
+    struct tm_chier *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&c->coll.hier, &expected, h,
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        tm_chier_free(h); /* another member installed the same thing first */
+        h = expected;
+    }
+    return h;
+}
+
+/* ---- the round ---- */
+
+struct ctr_wait {
+    _Atomic uint64_t *ctr;
+    uint64_t target;
+};
+
+static int ctr_cond(void *arg)
+{
+    struct ctr_wait *w = arg;
+    return atomic_load_explicit(w->ctr, memory_order_seq_cst) >= w->target;
+}
+
+/* Context of the leaders' messages: below every user context (those are >= 1). */
+static int coll_ctx(const struct tm_comm *c)
+{
+    return -2 * c->ctx - 2;
+}
+
+int tm_chier_round(struct tm_rank *me, struct tm_commref *cr, int kind,
+                   int (*fn)(struct tm_cnet *x))
+{
+    struct tm_comm *c = cr->c;
+    struct tm_chier *h = tm_chier_get(me, c);
+    if (!h) return -ENOMEM; /* every member fails alike: building needs the same memory */
+    int gi = h->group_of[cr->rank];
+    struct tm_cgroup *g = &h->g[gi];
+    uint64_t k = ++cr->nbarrier;
+    uint64_t prev = atomic_fetch_add_explicit(&g->arrive, 1, memory_order_seq_cst);
+    if (g->members[0] != cr->rank) {
+        /* the last to arrive wakes the leader (a syscall only if it sleeps) */
+        if (prev + 1 == k * (uint64_t)g->n)
+            tm_wake(&tm_job_rank(me->job, tm_comm_world_rank(c, g->members[0]))->waker);
+        struct ctr_wait w = {&g->release, k};
+        tm_wait(me, ctr_cond, &w);
+        return g->err;
+    }
+    struct ctr_wait w = {&g->arrive, k * (uint64_t)g->n};
+    tm_wait(me, ctr_cond, &w);
+    struct tm_cnet x = {.me = me, .c = c, .h = h, .gi = gi, .kind = kind,
+                        .seq = (uint32_t)g->seq++};
+    x.xc.ctx = coll_ctx(c);
+    x.xc.size = c->size;
+    x.xc.world_of = c->world_of;
+    x.xcr = (struct tm_commref){.c = &x.xc, .rank = cr->rank, .eh = MPI_ERRORS_RETURN};
+    int err = fn ? fn(&x) : tm_hier_barrier(&x);
+    g->err = err;
+    atomic_store_explicit(&g->release, k, memory_order_seq_cst);
+    for (int i = 1; i < g->n; i++)
+        tm_wake(&tm_job_rank(me->job, tm_comm_world_rank(c, g->members[i]))->waker);
+    return err;
+}
+
+/* ---- leader messages ---- */
+
+static int mk_tag(const struct tm_cnet *x, int step)
+{
+    return (int)(((x->seq & 0x3fffffu) << 8) | ((unsigned)step & 0xffu));
+}
+
+int tm_cnet_isend(struct tm_cnet *x, int dst, int step, const void *buf, size_t bytes,
+                  struct tm_request *req)
+{
+    tm_req_init_stack(req, x->me, TM_REQ_SEND, MPI_COMM_NULL);
+    int dest = x->h->g[dst].members[0];
+    atomic_fetch_add_explicit(&x->me->job->coll_stats.net[x->kind], 1, memory_order_relaxed);
+    if (x->me->info->net) return -ENOSYS; /* the collective channel comes with net_p2p.c */
+    /* Every node of the job is in this process (the test harness): the mailbox is the wire. */
+    int r = tm_send(x->me, &x->xcr, buf, bytes, dest, mk_tag(x, step), TM_SEND_STANDARD, req);
+    return r < 0 ? r : 0;
+}
+
+int tm_cnet_wait(struct tm_cnet *x, struct tm_request *req)
+{
+    tm_wait(x->me, tm_req_done_cond, req);
+    return req->st_error == MPI_SUCCESS ? 0 : -EIO;
+}
+
+int tm_cnet_recv(struct tm_cnet *x, int src, int step, void *buf, size_t cap, size_t *ret_bytes)
+{
+    struct tm_request req;
+    tm_req_init_stack(&req, x->me, TM_REQ_RECV, MPI_COMM_NULL);
+    if (x->me->info->net) return -ENOSYS;
+    tm_recv(x->me, &x->xcr, buf, cap, x->h->g[src].members[0], mk_tag(x, step), &req);
+    tm_wait(x->me, tm_req_done_cond, &req);
+    if (ret_bytes) *ret_bytes = req.st_bytes;
+    return req.st_error == MPI_ERR_TRUNCATE ? -EMSGSIZE : req.st_error ? -EIO : 0;
+}
+
+/* ---- receive daemon upcalls ---- */
+
+/* The leaders' messages ride on net_p2p's frames (flag NETD_F_COLL) into the mailbox, so
+ * nothing arrives here as a bare NETD_COLL frame; such a frame's payload is dropped. */
 void *tm_coll_net_header(struct tm_job *j, int node, const struct netd_hdr *h, void **ctx)
 {
     (void)j, (void)node, (void)h, (void)ctx;

@@ -1,42 +1,129 @@
-/* coll_net.h — where the inter-node phase of a collective plugs in (not written yet: the mesh
- * between agents comes with the multi-node issue).
+/* coll_net.h — collectives on communicators whose members span several nodes (seed 000
+ * §3.3-3.4, issue 4).
  *
- * Plan (seed 000 §3.3-3.4, issue 4): on a communicator whose members span several nodes, each
- * node's members elect a leader (the member of lowest rank on that node) and a collective runs
- *   1. intra-node phase: the algorithms of coll_*.c over the node's members only, with the
- *      leader standing in for every member elsewhere (Reduce: combine into the leader;
- *      Gather: collect into the leader's staging buffer; Bcast with a remote root: skipped);
- *   2. inter-node phase, leaders only, on the collective connection (never the p2p queues),
- *      tree chosen by node count and message size: tm_coll_net_phase() below, called by
- *      tm_coll_start() on the leader between the two barriers of the intra-node phase;
- *   3. intra-node phase again where the result must reach every member (Bcast, Allreduce,
- *      Allgather, Alltoall): the leader is the root of the node-local part.
- * Each network message is counted in job->coll_stats.net[kind].
+ * Members are grouped by node (struct tm_chier); each group's member of lowest rank is its
+ * leader.  A collective on such a communicator is one *round* per node:
+ *   1. every member publishes its arguments (its slot's args) and arrives at its group's
+ *      counter (fan-in, never reset: the k-th round is complete at arrive == k * members);
+ *   2. the leader runs the node's share of the algorithm (struct tm_calgo.net, coll_hier.c):
+ *      it reads the local members' inputs straight from their buffers (ranks are threads),
+ *      exchanges with the other groups' leaders over the collective channel along a tree
+ *      chosen by node count and size (coll_tree.h), and writes every local member's output;
+ *   3. the leader publishes release = k and wakes the members (fan-out), who return.
+ * So Bcast and Reduce cross exactly (groups - 1) network edges, and a member never waits on
+ * anything but its own leader.  Every leader-to-leader message is counted in
+ * job->coll_stats.net[kind].
  *
- * Today every job runs on one node (tmpi_rank_info.nnodes == 1), so no communicator spans
- * nodes and phase 2 never runs. */
+ * Leader messages carry their own context (-2 ctx - 2 for blocking rounds, so no user message
+ * can match them) and tag (round number, step), and are received by the leader's mailbox
+ * (tm_recv).  Between agents they travel on the collective connection (TMPI_NET_COLL), never
+ * on the point-to-point queues.  When info->net is NULL every rank of the job lives in this
+ * process (the unit-test harness simulating nodes): the messages then go through the mailbox
+ * directly, counted the same. */
 #ifndef TMPI_LIBCLIENT_COLL_NET_H
 #define TMPI_LIBCLIENT_COLL_NET_H
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
 
 #include "coll.h"
+#include "coll_tree.h"
 #include "job.h"
+#include "request.h"
+
+struct netd_hdr;
+
+/* One node's members of a communicator.  arrive: any member (atomic); release, err: written by
+ * the leader before it bumps release (seq_cst), read by members after they see it; seq: the
+ * leader only. */
+struct tm_cgroup {
+    _Atomic uint64_t arrive __attribute__((aligned(64)));
+    _Atomic uint64_t release;
+    int err;
+    int node;     /* job node index */
+    int n;        /* members on that node */
+    int *members; /* their comm ranks, ascending: members[0] leads */
+    uint64_t seq; /* rounds the leader has run (message tags) */
+};
+
+/* Algorithms chosen by configuration (TMPI_COLL_*, [mpi] coll_*), read when the hierarchy is
+ * built; AUTO: by size (coll_tree.h). */
+struct tm_cconf {
+    enum tm_tree_shape bcast, reduce;
+    enum tm_allreduce_algo allreduce;
+    struct tm_tree_file *tree; /* TMPI_COLL_TREE_FILE; NULL if none or rejected */
+};
+
+/* Immutable once installed (groups' counters aside). */
+struct tm_chier {
+    int ngroups;       /* nodes the communicator spans */
+    int contiguous;    /* each group is a run of consecutive comm ranks (rank order = group
+                        * order), so partial results combine in rank order */
+    int *group_of;     /* comm rank -> group */
+    int nnodes;        /* of the job */
+    int *group_of_node; /* job node -> group, -1 if no member there */
+    struct tm_cgroup *g; /* ngroups, ordered by leader rank */
+    struct tm_cconf conf;
+};
+
+/* A leader's view while it runs the node's share of one round. */
+struct tm_cnet {
+    struct tm_rank *me;  /* the leader's thread */
+    struct tm_comm *c;
+    struct tm_chier *h;
+    int gi;              /* the leader's group */
+    int kind;            /* MPIX_COLL_* (counters) */
+    uint32_t seq;        /* this round's number (tags) */
+    struct tm_comm xc;   /* c with the collective context (what tm_send / tm_recv match on) */
+    struct tm_commref xcr;
+};
+
+/* The hierarchy of c, built on first use; NULL when out of memory. */
+struct tm_chier *tm_chier_get(struct tm_rank *me, struct tm_comm *c);
+void tm_chier_free(struct tm_chier *h);
 
 /* 1 if c's members sit on more than one node. */
-static inline int tm_coll_net_spans(const struct tm_rank *me, const struct tm_comm *c)
+static inline int tm_coll_net_spans(struct tm_rank *me, struct tm_comm *c)
 {
-    (void)c;
-    return me->info && me->info->nnodes > 1;
+    if (__builtin_expect(!me->info || me->info->nnodes <= 1, 1)) return 0;
+    struct tm_chier *h = tm_chier_get(me, c);
+    return !h || h->ngroups > 1; /* NULL: let the round report -ENOMEM */
 }
 
-/* The leader's inter-node phase of algorithm al.  Not available yet. */
-static inline int tm_coll_net_phase(struct tm_rank *me, struct tm_commref *cr,
-                                    const struct tm_calgo *al, struct tm_cargs *a)
+/* One round (steps 1-3 above) for member cr of a spanning communicator: fn (NULL: a barrier)
+ * runs on the leader with the local members' arguments in their slots.  Returns fn's result
+ * on every member of the group (0, or a negative errno). */
+int tm_chier_round(struct tm_rank *me, struct tm_commref *cr, int kind,
+                   int (*fn)(struct tm_cnet *x));
+
+/* The local members' arguments (valid inside fn). */
+static inline const struct tm_cargs *tm_cnet_arg(const struct tm_cnet *x, int crank)
 {
-    (void)me, (void)cr, (void)al, (void)a;
-    return -ENOSYS;
+    return x->c->coll.slot[crank].args;
 }
+static inline const struct tm_cgroup *tm_cnet_mine(const struct tm_cnet *x)
+{
+    return &x->h->g[x->gi];
+}
+
+/* ---- leader-to-leader messages (the collective channel) ---- */
+
+/* Starts sending bytes to group dst's leader as step `step` of this round.  req lives until
+ * tm_cnet_wait(req) returns.  0 or a negative errno. */
+int tm_cnet_isend(struct tm_cnet *x, int dst, int step, const void *buf, size_t bytes,
+                  struct tm_request *req);
+/* Receives step `step` of this round from group src's leader into buf (cap bytes); the bytes
+ * that came in *ret_bytes (may be NULL).  Blocking.  -EMSGSIZE if more came than cap. */
+int tm_cnet_recv(struct tm_cnet *x, int src, int step, void *buf, size_t cap, size_t *ret_bytes);
+/* Waits for a send of tm_cnet_isend; 0 or its error. */
+int tm_cnet_wait(struct tm_cnet *x, struct tm_request *req);
+
+/* ---- the leaders' algorithms (coll_hier.c), one per kind; tm_calgo.net ---- */
+int tm_hier_barrier(struct tm_cnet *x);
+int tm_hier_bcast(struct tm_cnet *x);
+int tm_hier_reduce(struct tm_cnet *x);
+int tm_hier_allreduce(struct tm_cnet *x);
 
 /* Receive daemon upcalls for NETD_COLL frames of this job (svc.h net_header / net_frame,
  * dispatched by net.c). */

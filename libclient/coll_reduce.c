@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_net.h"
 #include "errh.h"
 #include "job.h"
 
@@ -106,8 +107,10 @@ static int reduce_part(const struct tm_cwork *w, size_t s)
     return combine(w, lo, hi, emit_reduce, NULL, plain_off);
 }
 
-static const struct tm_calgo reduce_algo = {MPIX_COLL_REDUCE, slices, reduce_part};
-static const struct tm_calgo allreduce_algo = {MPIX_COLL_ALLREDUCE, slices, reduce_part};
+static const struct tm_calgo reduce_algo = {MPIX_COLL_REDUCE, slices, reduce_part,
+                                            tm_hier_reduce};
+static const struct tm_calgo allreduce_algo = {MPIX_COLL_ALLREDUCE, slices, reduce_part,
+                                               tm_hier_allreduce};
 
 static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int count,
                          MPI_Datatype datatype, MPI_Op op, int root, int all, MPI_Comm comm,
@@ -218,8 +221,8 @@ static size_t per_member(const struct tm_cwork *w)
     return (size_t)w->n;
 }
 
-static const struct tm_calgo rs_algo = {MPIX_COLL_REDUCE_SCATTER, per_member, rs_part};
-static const struct tm_calgo rsb_algo = {MPIX_COLL_REDUCE_SCATTER_BLOCK, per_member, rs_part};
+static const struct tm_calgo rs_algo = {MPIX_COLL_REDUCE_SCATTER, per_member, rs_part, NULL};
+static const struct tm_calgo rsb_algo = {MPIX_COLL_REDUCE_SCATTER_BLOCK, per_member, rs_part, NULL};
 
 /* block: the _block form, recvcount elements each; else recvcounts[]. */
 static int rs_common(const char *fn, int block, const void *sendbuf, void *recvbuf,

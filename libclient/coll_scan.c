@@ -85,8 +85,8 @@ static int exscan_part(const struct tm_cwork *w, size_t s)
     return 0;
 }
 
-static const struct tm_calgo scan_algo = {MPIX_COLL_SCAN, slices, scan_part};
-static const struct tm_calgo exscan_algo = {MPIX_COLL_EXSCAN, slices, exscan_part};
+static const struct tm_calgo scan_algo = {MPIX_COLL_SCAN, slices, scan_part, NULL};
+static const struct tm_calgo exscan_algo = {MPIX_COLL_EXSCAN, slices, exscan_part, NULL};
 
 static int scan_common(const char *fn, int ex, const void *sendbuf, void *recvbuf, int count,
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_net.h"
 #include "errh.h"
 #include "job.h"
 
@@ -21,6 +22,7 @@ int tm_comm_init_shared(struct tm_comm *c, int ctx, int size, int32_t *world_of)
     c->builtin = 0;
     atomic_init(&c->refs, size);
     atomic_init(&c->coll.arrive, 0);
+    atomic_init(&c->coll.hier, NULL);
     c->coll.slot = calloc((size_t)size, sizeof *c->coll.slot);
     if (!c->coll.slot) return -ENOMEM;
     if (tm_coll_nb_init(&c->coll) < 0) {
@@ -34,6 +36,7 @@ int tm_comm_init_shared(struct tm_comm *c, int ctx, int size, int32_t *world_of)
 void tm_comm_fini_shared(struct tm_comm *c)
 {
     tm_coll_nb_fini(&c->coll);
+    tm_chier_free(atomic_exchange_explicit(&c->coll.hier, NULL, memory_order_acquire));
     free(c->coll.slot);
     free(c->world_of);
     c->coll.slot = NULL;

@@ -18,6 +18,7 @@ struct tm_rank;
 struct tm_job;
 struct tm_cargs;
 struct tm_coll_nb;
+struct tm_chier;
 
 /* Per-member slot of a collective: written by its member (or by the leader in Comm_split)
  * before it arrives at the collective's barrier, read by others after they pass it. */
@@ -37,6 +38,9 @@ struct tm_coll {
     _Atomic uint64_t arrive __attribute__((aligned(64)));
     struct tm_slot *slot; /* size entries */
     struct tm_coll_nb *nb; /* non-blocking collectives in flight (coll_nb.c) */
+    /* Members grouped by node when they span several (coll_net.h); built by the first member
+     * that needs it and installed with a compare-and-swap, freed with the communicator. */
+    _Atomic(struct tm_chier *) hier;
 };
 
 /* Immutable after creation except coll and refs. */

@@ -1,0 +1,281 @@
+/* test_coll_net.c — collectives on communicators that span nodes (coll_net.h, coll_hier.c).
+ *
+ * The ranks run in this one process, like every harness test, but each is told it sits on a
+ * node of a layout (4x1, 4x4, 3x4, uneven 3+1+2, and round-robin 2x3 where nodes interleave
+ * in rank order): with no network (info->net NULL) the leaders' messages go through the
+ * mailboxes, and are counted as network messages all the same.  Checked on every rank:
+ * Barrier, Bcast, Reduce, Allreduce with fixed and rotating roots, counts 0 / 1 / odd / over
+ * the eager limit / large (ring), a commutative predefined op and a non-commutative user op
+ * (composition of affine maps, which shows any deviation from rank order); the algorithms
+ * forced through TMPI_COLL_*; and the counters: a Bcast on 3 nodes x 4 ranks crosses exactly
+ * 2 network edges. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "coll_check.h"
+#include "svc.h"
+
+extern struct tmpi_svc tmpi_svc; /* harness.c */
+
+struct layout {
+    const char *name;
+    int nnodes, size;
+    int node_of[16];
+};
+
+static const struct layout layouts[] = {
+    {"4x1", 4, 4, {0, 1, 2, 3}},
+    {"4x4", 4, 16, {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}},
+    {"3x4", 3, 12, {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2}},
+    {"3+1+2", 3, 6, {0, 0, 0, 1, 2, 2}},
+    {"2x3 round-robin", 2, 6, {0, 1, 0, 1, 0, 1}},
+    {"5 nodes uneven", 5, 9, {0, 1, 1, 2, 3, 3, 3, 4, 0}},
+};
+#define NLAYOUTS (int)(sizeof layouts / sizeof layouts[0])
+
+/* The run's layout and a barrier of the test's own, so every rank's node is written before
+ * any rank builds a communicator's node groups. */
+static const struct layout *cur;
+static pthread_barrier_t placed;
+
+/* Until the harness simulates nodes itself: each rank writes its place into its (harness
+ * owned, writable) rank info before MPI_Init. */
+static void place_me(int rank)
+{
+    struct tmpi_rank_info *info = (struct tmpi_rank_info *)tmpi_svc.rank_self();
+    int32_t *node_of = (int32_t *)info->node_of_rank;
+    node_of[rank] = cur->node_of[rank];
+    info->node = cur->node_of[rank];
+    info->nnodes = cur->nnodes;
+    pthread_barrier_wait(&placed);
+}
+
+static int run_layout(const struct layout *l, th_rank_fn fn)
+{
+    cur = l;
+    pthread_barrier_init(&placed, NULL, (unsigned)l->size);
+    struct th_opts o = {.nranks = l->size};
+    struct th_result res;
+    int r = th_run(&o, fn, NULL, &res);
+    pthread_barrier_destroy(&placed);
+    if (r)
+        fprintf(stderr, "  layout %s: rank %d failed (code %d)%s%s\n", l->name, res.failed_rank,
+                res.code, res.aborted ? ": " : "", res.aborted ? res.abort_why : "");
+    return r;
+}
+
+static int run_layouts(th_rank_fn fn)
+{
+    for (int i = 0; i < NLAYOUTS; i++)
+        if (run_layout(&layouts[i], fn)) return 1;
+    return 0;
+}
+
+/* Counts: empty, one, odd, over the 16 KiB eager limit (rendezvous between leaders), over the
+ * ring threshold (512 KiB). */
+static const int counts[] = {0, 1, 7, 5000, 140001};
+#define NCOUNTS (int)(sizeof counts / sizeof counts[0])
+
+/* ---- a non-commutative op: affine maps x -> a x + b (mod 2^32), composed ---- */
+
+struct aff {
+    unsigned a, b;
+};
+
+/* inout = in o inout: (in o io)(x) = in.a (io.a x + io.b) + in.b */
+static void aff_compose(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    struct aff *x = in, *y = inout;
+    for (int i = 0; i < *len; i++)
+        y[i] = (struct aff){x[i].a * y[i].a, x[i].a * y[i].b + x[i].b};
+}
+
+static struct aff aff_of(int rank, int i)
+{
+    return (struct aff){2u * (unsigned)rank + 3u + (unsigned)i, (unsigned)(rank * 7 + i)};
+}
+
+/* f_0 o f_1 o ... o f_{n-1} for element i over members whose world ranks are w[] */
+static struct aff aff_ref(const int *w, int n, int i)
+{
+    struct aff acc = aff_of(w[n - 1], i);
+    for (int k = n - 2; k >= 0; k--) {
+        struct aff f = aff_of(w[k], i);
+        acc = (struct aff){f.a * acc.a, f.a * acc.b + f.b};
+    }
+    return acc;
+}
+
+/* ---- the body on one communicator ---- */
+
+static int check_comm(MPI_Comm c, int me, int n, int wrank, int *wranks)
+{
+    TC_MPI(MPI_Barrier(c));
+    MPI_Datatype affty;
+    TC_MPI(MPI_Type_contiguous(2, MPI_UNSIGNED, &affty));
+    TC_MPI(MPI_Type_commit(&affty));
+    MPI_Op compose;
+    TC_MPI(MPI_Op_create(aff_compose, 0, &compose));
+    for (int ci = 0; ci < NCOUNTS; ci++) {
+        int cnt = counts[ci];
+        int *buf = tc_alloc(sizeof(int) * (size_t)cnt);
+        int *out = tc_alloc(sizeof(int) * (size_t)cnt);
+        struct aff *fa = tc_alloc(sizeof *fa * (size_t)cnt);
+        struct aff *fo = tc_alloc(sizeof *fo * (size_t)cnt);
+        long sum_ranks = 0;
+        for (int k = 0; k < n; k++)
+            sum_ranks += wranks[k];
+        for (int it = 0; it < 3; it++) {
+            int root = it == 0 ? 0 : (it == 1 ? n - 1 : (ci + 1) % n); /* fixed, rotating */
+            /* Bcast */
+            for (int i = 0; i < cnt; i++)
+                buf[i] = me == root ? i * 3 + root : TC_GAP;
+            TC_MPI(MPI_Bcast(buf, cnt, MPI_INT, root, c));
+            for (int i = 0; i < cnt; i++)
+                TC_CHECK(buf[i] == i * 3 + root, "bcast count %d root %d: [%d] = %d, expected %d",
+                         cnt, root, i, buf[i], i * 3 + root);
+            /* Reduce (sum) and Allreduce */
+            for (int i = 0; i < cnt; i++) {
+                buf[i] = wrank + i;
+                out[i] = TC_GAP;
+            }
+            TC_MPI(MPI_Reduce(buf, out, cnt, MPI_INT, MPI_SUM, root, c));
+            for (int i = 0; me == root && i < cnt; i++)
+                TC_CHECK(out[i] == (int)(sum_ranks + (long)n * i),
+                         "reduce count %d root %d: [%d] = %d, expected %ld", cnt, root, i, out[i],
+                         sum_ranks + (long)n * i);
+            for (int i = 0; me != root && i < cnt; i++)
+                TC_CHECK(out[i] == TC_GAP, "reduce wrote a non-root's buffer: [%d] = %d", i,
+                         out[i]);
+            TC_MPI(MPI_Allreduce(buf, out, cnt, MPI_INT, MPI_SUM, c));
+            for (int i = 0; i < cnt; i++)
+                TC_CHECK(out[i] == (int)(sum_ranks + (long)n * i),
+                         "allreduce count %d: [%d] = %d, expected %ld", cnt, i, out[i],
+                         sum_ranks + (long)n * i);
+            /* In place at the root */
+            for (int i = 0; i < cnt; i++)
+                out[i] = wrank + i;
+            TC_MPI(MPI_Reduce(me == root ? MPI_IN_PLACE : out, me == root ? out : NULL, cnt,
+                              MPI_INT, MPI_SUM, root, c));
+            for (int i = 0; me == root && i < cnt; i++)
+                TC_CHECK(out[i] == (int)(sum_ranks + (long)n * i),
+                         "in-place reduce count %d: [%d] = %d", cnt, i, out[i]);
+            /* Non-commutative: rank order */
+            if (cnt > 20000 && it) continue; /* keep the large user-op runs to one root */
+            for (int i = 0; i < cnt; i++) {
+                fa[i] = aff_of(wrank, i);
+                fo[i] = (struct aff){0, 0};
+            }
+            TC_MPI(MPI_Reduce(fa, fo, cnt, affty, compose, root, c));
+            for (int i = 0; me == root && i < cnt; i++) {
+                struct aff e = aff_ref(wranks, n, i);
+                TC_CHECK(fo[i].a == e.a && fo[i].b == e.b,
+                         "non-commutative reduce count %d root %d: [%d] = (%u,%u), expected "
+                         "(%u,%u)",
+                         cnt, root, i, fo[i].a, fo[i].b, e.a, e.b);
+            }
+            TC_MPI(MPI_Allreduce(fa, fo, cnt, affty, compose, c));
+            for (int i = 0; i < cnt; i++) {
+                struct aff e = aff_ref(wranks, n, i);
+                TC_CHECK(fo[i].a == e.a && fo[i].b == e.b,
+                         "non-commutative allreduce count %d: [%d] = (%u,%u), expected (%u,%u)",
+                         cnt, i, fo[i].a, fo[i].b, e.a, e.b);
+            }
+        }
+        free(buf);
+        free(out);
+        free(fa);
+        free(fo);
+    }
+    TC_MPI(MPI_Op_free(&compose));
+    TC_MPI(MPI_Type_free(&affty));
+    return 0;
+}
+
+static int body_world(int rank, int size, void *arg)
+{
+    (void)arg;
+    place_me(rank);
+    TC_MPI(MPI_Init(NULL, NULL));
+    int *w = tc_alloc(sizeof(int) * (size_t)size);
+    for (int i = 0; i < size; i++)
+        w[i] = i;
+    int r = check_comm(MPI_COMM_WORLD, rank, size, rank, w);
+    free(w);
+    TC_MPI(MPI_Finalize());
+    return r;
+}
+
+static int test_world(void)
+{
+    return run_layouts(body_world);
+}
+
+/* Each algorithm forced by its environment variable, on the layouts. */
+static int test_forced(void)
+{
+    static const char *const bc[] = {"flat", "binomial", "binary"};
+    static const char *const ar[] = {"recursive_doubling", "reduce_bcast", "ring"};
+    for (int i = 0; i < 3; i++) {
+        setenv("TMPI_COLL_BCAST", bc[i], 1);
+        setenv("TMPI_COLL_REDUCE", bc[i], 1);
+        setenv("TMPI_COLL_ALLREDUCE", ar[i], 1);
+        int r = run_layouts(body_world);
+        unsetenv("TMPI_COLL_BCAST");
+        unsetenv("TMPI_COLL_REDUCE");
+        unsetenv("TMPI_COLL_ALLREDUCE");
+        if (r) {
+            fprintf(stderr, "  with bcast/reduce %s, allreduce %s\n", bc[i], ar[i]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- counters: one Bcast and one Reduce on 3 nodes x 4 ranks cross 2 edges each ---- */
+
+static int body_counters(int rank, int size, void *arg)
+{
+    (void)arg, (void)size;
+    place_me(rank);
+    TC_MPI(MPI_Init(NULL, NULL));
+    int v[4] = {rank, rank, rank, rank};
+    MPI_Count b0, b1, r0, r1, ops;
+    TC_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    TC_MPI(MPIX_Coll_counters(MPIX_COLL_BCAST, &ops, &b0));
+    TC_MPI(MPIX_Coll_counters(MPIX_COLL_REDUCE, &ops, &r0));
+    TC_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    TC_MPI(MPI_Bcast(v, 4, MPI_INT, 5, MPI_COMM_WORLD));
+    int out[4];
+    TC_MPI(MPI_Reduce(v, out, 4, MPI_INT, MPI_SUM, 9, MPI_COMM_WORLD));
+    TC_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    TC_MPI(MPIX_Coll_counters(MPIX_COLL_BCAST, &ops, &b1));
+    TC_MPI(MPIX_Coll_counters(MPIX_COLL_REDUCE, &ops, &r1));
+    TC_CHECK(b1 - b0 == 2, "a Bcast on 3 nodes sent %lld network messages, expected 2",
+             (long long)(b1 - b0));
+    TC_CHECK(r1 - r0 == 2, "a Reduce on 3 nodes sent %lld network messages, expected 2",
+             (long long)(r1 - r0));
+    TC_CHECK(v[0] == 5, "bcast: %d", v[0]);
+    TC_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    TC_MPI(MPI_Finalize());
+    return 0;
+}
+
+static int test_counters(void)
+{
+    return run_layout(&layouts[2], body_counters);
+}
+
+static const struct th_test tests[] = {
+    {"counters_3x4", test_counters},
+    {"world", test_world},
+    {"forced_algorithms", test_forced},
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    return th_main(argc, argv, tests);
+}
