@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "net_p2p.h"
 #include "p2p.h"
 #include "wait.h"
 
@@ -162,11 +163,14 @@ int tm_cnet_isend(struct tm_cnet *x, int dst, int step, const void *buf, size_t 
                   struct tm_request *req)
 {
     tm_req_init_stack(req, x->me, TM_REQ_SEND, MPI_COMM_NULL);
-    int dest = x->h->g[dst].members[0];
+    int dest = x->h->g[dst].members[0], tag = mk_tag(x, step);
     atomic_fetch_add_explicit(&x->me->job->coll_stats.net[x->kind], 1, memory_order_relaxed);
-    if (x->me->info->net) return -ENOSYS; /* the collective channel comes with net_p2p.c */
-    /* Every node of the job is in this process (the test harness): the mailbox is the wire. */
-    int r = tm_send(x->me, &x->xcr, buf, bytes, dest, mk_tag(x, step), TM_SEND_STANDARD, req);
+    int r;
+    if (x->me->job->net)
+        r = tm_net_isend(x->me, tm_comm_world_rank(x->c, dest), x->xc.ctx, x->xcr.rank, tag, buf,
+                         bytes, TMPI_NET_COLL, TM_SEND_STANDARD, req);
+    else /* every node of the job is in this process: the mailbox is the wire */
+        r = tm_send(x->me, &x->xcr, buf, bytes, dest, tag, TM_SEND_STANDARD, req);
     return r < 0 ? r : 0;
 }
 
@@ -180,8 +184,7 @@ int tm_cnet_recv(struct tm_cnet *x, int src, int step, void *buf, size_t cap, si
 {
     struct tm_request req;
     tm_req_init_stack(&req, x->me, TM_REQ_RECV, MPI_COMM_NULL);
-    if (x->me->info->net) return -ENOSYS;
-    tm_recv(x->me, &x->xcr, buf, cap, x->h->g[src].members[0], mk_tag(x, step), &req);
+    tm_recv_ctx(x->me, x->xc.ctx, buf, cap, x->h->g[src].members[0], mk_tag(x, step), &req);
     tm_wait(x->me, tm_req_done_cond, &req);
     if (ret_bytes) *ret_bytes = req.st_bytes;
     return req.st_error == MPI_ERR_TRUNCATE ? -EMSGSIZE : req.st_error ? -EIO : 0;
