@@ -336,8 +336,17 @@ static int record_failure_locked(struct job *j, int rank, int status, const char
     return 1;
 }
 
+/* Before any rank can see the job cancelled and unwind, stop deliveries from other nodes
+ * into its buffers. */
+static void stop_net_rx(struct job *j)
+{
+    if (j->net && !atomic_load_explicit(&j->ranks_ended, memory_order_acquire))
+        job_net_stop_rx(j->net);
+}
+
 void job_cancel(struct job *j, int status, const char *reason)
 {
+    stop_net_rx(j);
     pthread_mutex_lock(&j->mu);
     int first = record_failure_locked(j, -1, status, reason);
     pthread_mutex_unlock(&j->mu);
@@ -372,6 +381,7 @@ void job_fail(struct job *j, struct rank *r, int kind, int code, const char *msg
             snprintf(reason, sizeof reason, "rank %d exited with code %d", r->info.rank, code);
         break;
     }
+    stop_net_rx(j);
     pthread_mutex_lock(&j->mu);
     int first = record_failure_locked(j, r->info.rank, status, reason);
     pthread_mutex_unlock(&j->mu);

@@ -82,6 +82,11 @@ static void *on_header(void *arg, struct netd_link *nl, const struct netd_hdr *h
     struct job *j = n->job;
     const char *bad = NULL;
     int coll = (h->flags & NETD_F_COLL) != 0;
+    if (atomic_load_explicit(&n->rx_stopped, memory_order_acquire)) {
+        /* The job is ending: its ranks' buffers may be gone. */
+        *ctx = (void *)&bad_frame;
+        return NULL;
+    }
     if (h->job_id != n->uid)
         bad = "another job's id";
     else if (h->src_rank < 0 || (uint32_t)h->src_rank >= j->world_size ||
@@ -308,4 +313,33 @@ int job_net_send(void *net, int node, int channel, const struct netd_hdr *h, con
     struct netd_hdr copy = *h;
     copy.job_id = n->uid;
     return netd_send(l, &copy, payload, done, arg);
+}
+
+void job_net_stop_rx(struct job_net *n)
+{
+    if (atomic_exchange_explicit(&n->rx_stopped, 1, memory_order_acq_rel)) return;
+    for (int node = 0; node < n->nnodes; node++) {
+        if (node == n->self) continue;
+        for (int ch = MESH_CH_P2P; ch <= MESH_CH_COLL; ch++) {
+            /* Set before the gate opened, cleared only after the last rank thread ended. */
+            struct netd_link *l = link_at(n, node, ch)->l;
+            if (l) netd_link_drain(l);
+        }
+    }
+}
+
+int job_net_poll(void *net)
+{
+    struct job_net *n = net;
+    int frames = 0;
+    if (!n) return 0;
+    for (int node = 0; node < n->nnodes; node++) {
+        if (node == n->self) continue;
+        for (int ch = MESH_CH_P2P; ch <= MESH_CH_COLL; ch++) {
+            /* Set before the gate opened, cleared only after the last rank thread ended. */
+            struct netd_link *l = link_at(n, node, ch)->l;
+            if (l) frames += netd_link_poll(l);
+        }
+    }
+    return frames;
 }

@@ -50,6 +50,7 @@ struct job_net {
     int connecting;             /* JobConnect arrived (loop thread) */
     int reported;               /* JobLinked sent (loop thread) */
     atomic_int resumed;
+    atomic_int rx_stopped; /* job ending: frames are dropped, not delivered */
 };
 
 /* Loop thread: the link table of member job j, node self of the job's nodes.  0, -ENOMEM. */
@@ -73,5 +74,12 @@ void job_net_free(struct job_net *n);
 /* svc.h net_send. */
 int job_net_send(void *net, int node, int channel, const struct netd_hdr *h, const void *payload,
                  void (*done)(void *arg, int err), void *arg);
+
+/* Any thread, once the job is failing: no frame is delivered to libtmpi after this returns
+ * (ranks are about to unwind: their posted buffers and stack requests go away). */
+void job_net_stop_rx(struct job_net *n);
+/* svc net_poll: runs the receive machine of every link of the job on the calling rank thread
+ * (those no daemon is reading right now). */
+int job_net_poll(void *net);
 
 #endif

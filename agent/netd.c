@@ -65,7 +65,10 @@ struct netd_link {
     struct netd_out *qhead, *qtail;
     int failed;
 
-    /* Receive side: the daemon thread only. */
+    /* Receive side, guarded by rx_mu: the daemon, or a rank thread polling while it waits
+     * (netd_link_poll), runs the machine; whoever holds rx_mu is rx_owner. */
+    pthread_mutex_t rx_mu;
+    atomic_uintptr_t rx_owner;
     enum rx_state rx;
     struct netd_hdr h;
     uint8_t *pbuf; /* NULL: drop the payload */
@@ -73,8 +76,9 @@ struct netd_link {
     void *ctx;
     uint8_t *stage;
     size_t s_beg, s_end;
-    int in_cb;       /* a callback of this link is on the daemon's stack */
-    int free_asked;  /* netd_link_free was called from inside one */
+    int in_cb;       /* a receive callback is on rx_owner's stack (rx_mu) */
+    int wr_in_cb;    /* a done callback is on the daemon's stack (daemon only) */
+    int free_asked;  /* netd_link_free was called from inside one of those */
     int error_told;
     unsigned burst;  /* frames handled in the current readiness callback */
 };
@@ -272,11 +276,11 @@ static void on_writable(evutil_socket_t fd, short what, void *arg)
     if (!l->qhead) event_del(l->wev);
     pthread_mutex_unlock(&l->mu);
 
-    l->in_cb++;
+    l->wr_in_cb++;
     complete_all(n, done_head, 0);
     complete_all(n, failed, -EPIPE);
-    l->in_cb--;
-    if (!l->in_cb && l->free_asked) link_destroy(l);
+    l->wr_in_cb--;
+    if (!l->wr_in_cb && l->free_asked) link_destroy(l);
 }
 
 /* ---- receiving ---- */
@@ -287,8 +291,10 @@ static void link_error(struct netd_link *l, int err)
     event_del(l->rev);
     pthread_mutex_lock(&l->mu);
     struct netd_out *q = fail_locked(l);
-    event_del(l->wev);
     pthread_mutex_unlock(&l->mu);
+    /* Not under mu: from a polling rank thread, event_del waits for a running on_writable,
+     * which takes mu. */
+    event_del(l->wev);
     complete_all(n, q, -EPIPE);
     if (!l->error_told && !l->free_asked) {
         l->error_told = 1;
@@ -377,25 +383,64 @@ static int rx_step(struct netd_link *l)
     return 1;
 }
 
-static void on_readable(evutil_socket_t fd, short what, void *arg)
+/* Runs the receive machine for up to NETD_BUDGET frames; the caller holds rx_mu.  Returns 1
+ * if bytes may remain staged (budget used up), and tells through *destroy whether the link
+ * was freed from one of the callbacks (the caller destroys it after dropping rx_mu). */
+static int rx_run(struct netd_link *l, int *destroy)
 {
-    (void)fd, (void)what;
-    struct netd_link *l = arg;
-    int rc = 1;
+    int rc = 1, more = 0;
+    atomic_store_explicit(&l->rx_owner, (uintptr_t)pthread_self(), memory_order_relaxed);
     l->in_cb++;
     l->burst = 0;
     while (!l->free_asked && !l->error_told) {
         rc = rx_step(l);
         if (rc <= 0) break;
         if (l->burst >= NETD_BUDGET) {
-            /* Staged bytes do not make the socket readable again: come back explicitly. */
-            event_active(l->rev, EV_READ, 0);
+            more = 1;
             break;
         }
     }
     if (rc < 0 && !l->free_asked) link_error(l, rc);
     l->in_cb--;
-    if (!l->in_cb && l->free_asked) link_destroy(l);
+    atomic_store_explicit(&l->rx_owner, 0, memory_order_relaxed);
+    *destroy = l->free_asked;
+    return more && !*destroy;
+}
+
+static void on_readable(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    struct netd_link *l = arg;
+    /* A waiting rank is reading this link right now: it handles what arrived.  The event is
+     * level-triggered, so anything it leaves behind makes us run again. */
+    if (pthread_mutex_trylock(&l->rx_mu) != 0) return;
+    int destroy, more = rx_run(l, &destroy);
+    pthread_mutex_unlock(&l->rx_mu);
+    if (destroy) {
+        link_destroy(l);
+        return;
+    }
+    /* Staged bytes do not make the socket readable again: come back explicitly. */
+    if (more) event_active(l->rev, EV_READ, 0);
+}
+
+int netd_link_poll(struct netd_link *l)
+{
+    if (pthread_mutex_trylock(&l->rx_mu) != 0) return 0;
+    int destroy;
+    if (l->error_told || l->free_asked) {
+        pthread_mutex_unlock(&l->rx_mu);
+        return 0;
+    }
+    int more = rx_run(l, &destroy);
+    unsigned frames = l->burst;
+    pthread_mutex_unlock(&l->rx_mu);
+    if (destroy) {
+        link_destroy(l);
+        return (int)frames;
+    }
+    if (more) event_active(l->rev, EV_READ, 0);
+    return (int)frames;
 }
 
 int netd_link_new(struct netd *n, int fd, const struct netd_ops *ops, void *arg, int paused,
@@ -419,12 +464,14 @@ int netd_link_new(struct netd *n, int fd, const struct netd_ops *ops, void *arg,
     l->arg = arg;
     l->d = &n->d[atomic_fetch_add_explicit(&n->next, 1, memory_order_relaxed) % n->nthreads];
     pthread_mutex_init(&l->mu, NULL);
+    pthread_mutex_init(&l->rx_mu, NULL);
     l->rev = event_new(l->d->base, fd, EV_READ | EV_PERSIST, on_readable, l);
     l->wev = event_new(l->d->base, fd, EV_WRITE | EV_PERSIST, on_writable, l);
     if (!l->rev || !l->wev) {
         if (l->rev) event_free(l->rev);
         if (l->wev) event_free(l->wev);
         pthread_mutex_destroy(&l->mu);
+        pthread_mutex_destroy(&l->rx_mu);
         goto fail_link;
     }
     if (!paused) event_add(l->rev, NULL);
@@ -439,6 +486,14 @@ fail_fd:
     return rc;
 }
 
+void netd_link_drain(struct netd_link *l)
+{
+    if (atomic_load_explicit(&l->rx_owner, memory_order_relaxed) == (uintptr_t)pthread_self())
+        return; /* called from this link's own callback: nothing else is running */
+    pthread_mutex_lock(&l->rx_mu);
+    pthread_mutex_unlock(&l->rx_mu);
+}
+
 void netd_link_resume(struct netd_link *l)
 {
     event_add(l->rev, NULL);
@@ -449,6 +504,7 @@ static void link_destroy(struct netd_link *l)
     event_free(l->rev);
     event_free(l->wev);
     pthread_mutex_destroy(&l->mu);
+    pthread_mutex_destroy(&l->rx_mu);
     close(l->fd);
     free(l->stage);
     free(l);
@@ -466,10 +522,15 @@ void netd_link_free(struct netd_link *l)
     event_del(l->wev);
     shutdown(l->fd, SHUT_RDWR);
     complete_all(l->n, q, -ECANCELED);
-    if (pthread_equal(pthread_self(), l->d->thread) && l->in_cb) {
+    uintptr_t self = (uintptr_t)pthread_self();
+    if ((pthread_equal(pthread_self(), l->d->thread) && l->wr_in_cb) ||
+        atomic_load_explicit(&l->rx_owner, memory_order_relaxed) == self) {
         l->free_asked = 1; /* the callback on our stack finishes the job */
         return;
     }
+    /* A rank thread may be polling the link: wait until it is out. */
+    pthread_mutex_lock(&l->rx_mu);
+    pthread_mutex_unlock(&l->rx_mu);
     link_destroy(l);
 }
 

@@ -21,7 +21,8 @@
  * reused.
  *
  * Threading: every function may be called from any thread, except netd_free (not from a
- * daemon).  Callbacks of one link never run concurrently with each other. */
+ * daemon).  Receive callbacks of one link never run concurrently with each other; they run
+ * on the daemon or on a thread in netd_link_poll. */
 #ifndef TMPI_AGENT_NETD_H
 #define TMPI_AGENT_NETD_H
 
@@ -72,6 +73,16 @@ int netd_link_new(struct netd *n, int fd, const struct netd_ops *ops, void *arg,
                   struct netd_link **ret);
 /* Starts (or restarts) reading a paused link. */
 void netd_link_resume(struct netd_link *l);
+/* Runs the link's receive machine on the calling thread, unless another thread (its daemon
+ * or another poller) is running it: what has arrived is handled now and the callbacks run on
+ * this thread.  A rank waiting for a message calls this instead of waiting for the daemon to
+ * be scheduled (on a busy node that wake-up is most of the latency).  Returns the number of
+ * frames handled. */
+int netd_link_poll(struct netd_link *l);
+/* Waits until no receive callback of the link is running (on the daemon or a poller), unless
+ * called from one of them.  With a flag the callbacks check, this makes "nothing is delivered
+ * any more" true at once. */
+void netd_link_drain(struct netd_link *l);
 /* Closes the link.  When it returns no callback of this link runs any more, and none is
  * running (unless called from the link's own callback, which is allowed: the link goes when
  * that callback returns).  From another thread it waits for a running callback to return, so

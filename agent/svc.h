@@ -51,8 +51,9 @@ struct tmpi_client_ops {
     /* The job's last rank thread has ended; free the per-job state. */
     void (*destroy)(void *state);
 
-    /* Inter-node arrivals, called by a receive daemon thread of the agent (never a rank
-     * thread), frames of one sending node in the order it sent them.  The agent has checked
+    /* Inter-node arrivals, called by a receive daemon thread of the agent, or by a rank
+     * thread of this job inside svc->net_poll (then with no libtmpi lock held), frames of one
+     * sending node in the order it sent them, never two of one node at once.  The agent has checked
      * the header: job id, h->src_rank is a rank of `node`, h->dst_rank a rank of this node.
      * Nothing of a job arrives before the first of its ranks here created the state.
      * net_header: return a buffer for h->payload_len bytes (the payload is read straight into
@@ -118,6 +119,12 @@ struct tmpi_svc {
     void *(*pool_alloc)(size_t bytes);
     void (*pool_free)(void *p, size_t bytes);
     uint32_t net_eager_limit; /* inter-node: eager push below this, three-phase from it */
+
+    /* A rank waiting for something from another node handles what has arrived on the job's
+     * links itself (net_header/net_frame then run on the calling rank thread) instead of
+     * waiting for a receive daemon to be scheduled.  Links a daemon is reading are skipped.
+     * Returns the number of frames handled. */
+    int (*net_poll)(void *net);
 };
 
 #endif

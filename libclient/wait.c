@@ -70,8 +70,13 @@ void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
     /* Spin phase: only when every runnable rank has a core. */
     if (svc->runnable_ranks() <= svc->ncpus) {
         uint64_t start = now_ns();
+        void *net = me->info ? me->info->net : NULL;
         for (unsigned i = 1;; i++) {
-            cpu_relax();
+            /* Across nodes, reading the sockets ourselves beats waking a receive daemon. */
+            if (TM_UNLIKELY(net) && svc->net_poll)
+                svc->net_poll(net);
+            else
+                cpu_relax();
             if (cond(arg)) return;
             if ((i & 63) == 0) {
                 if (now_ns() - start >= j->spin_ns) break;

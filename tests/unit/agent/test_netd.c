@@ -165,7 +165,23 @@ static void *sender_main(void *arg)
     return NULL;
 }
 
-static void test_order_and_content(struct netd *n, int drop_every)
+/* Rank threads that read a link themselves while they wait (netd_link_poll), racing the
+ * daemon: every frame must still be handled exactly once, in order. */
+struct poller {
+    struct netd_link *l;
+    atomic_int *stop;
+    long frames;
+};
+
+static void *poller_main(void *arg)
+{
+    struct poller *p = arg;
+    while (!atomic_load(p->stop))
+        p->frames += netd_link_poll(p->l);
+    return NULL;
+}
+
+static void test_order_and_content(struct netd *n, int drop_every, int npollers)
 {
     int fd[2];
     tcp_pair(fd);
@@ -173,7 +189,13 @@ static void test_order_and_content(struct netd *n, int drop_every)
     struct netd_link *la, *lb;
     CHECK_EQ(netd_link_new(n, fd[0], &rx_ops, &a, 0, &la), 0);
     CHECK_EQ(netd_link_new(n, fd[1], &rx_ops, &b, 0, &lb), 0);
-    atomic_int done_calls = 0;
+    atomic_int done_calls = 0, stop = 0;
+    struct poller pl[2];
+    pthread_t pt[2];
+    for (int i = 0; i < npollers; i++) {
+        pl[i] = (struct poller){.l = lb, .stop = &stop};
+        CHECK_EQ(pthread_create(&pt[i], NULL, poller_main, &pl[i]), 0);
+    }
     struct sender s[SENDERS];
     pthread_t t[SENDERS];
     for (int i = 0; i < SENDERS; i++) {
@@ -184,6 +206,14 @@ static void test_order_and_content(struct netd *n, int drop_every)
         pthread_join(t[i], NULL);
     wait_for(&done_calls, SENDERS * PER_SENDER);
     wait_for(&b.frames, SENDERS * PER_SENDER);
+    atomic_store(&stop, 1);
+    long polled = 0;
+    for (int i = 0; i < npollers; i++) {
+        pthread_join(pt[i], NULL);
+        polled += pl[i].frames;
+    }
+    CHECK(polled <= SENDERS * PER_SENDER);
+    if (npollers) fprintf(stderr, "pollers handled %ld of %d frames\n", polled, SENDERS * PER_SENDER);
     CHECK_EQ(atomic_load(&b.bad), 0);
     CHECK_EQ(atomic_load(&b.errors), 0);
     for (int i = 0; i < SENDERS; i++) {
@@ -340,8 +370,9 @@ int main(void)
     struct netd *n;
     CHECK_EQ(netd_new(0, 1, &n), -EINVAL);
     CHECK_EQ(netd_new(3, 64u << 20, &n), 0);
-    test_order_and_content(n, 0);
-    test_order_and_content(n, 3);
+    test_order_and_content(n, 0, 0);
+    test_order_and_content(n, 3, 0);
+    test_order_and_content(n, 0, 2);
     test_big_both_ways(n);
     test_paused(n);
     test_errors(n);
