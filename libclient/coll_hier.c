@@ -378,3 +378,32 @@ int tm_hier_allreduce(struct tm_cnet *x)
     free(acc);
     return err;
 }
+
+/* ---- helpers for communicator creation (comm.c) ---- */
+
+int tm_hier_bcast_bytes(struct tm_cnet *x, int root, void *buf, size_t bytes)
+{
+    return tree_bcast(x, TM_TREE_BINOMIAL, root, buf, bytes, bytes);
+}
+
+/* Every leader sends its block to every other (G(G-1) messages: creation is rare, and the
+ * blocks differ in size).  all: G blocks of cap bytes each; lens[g]: the bytes of block g. */
+int tm_hier_allgather_bytes(struct tm_cnet *x, const void *mine, size_t bytes, void *all,
+                            size_t cap, size_t *lens)
+{
+    int g = x->h->ngroups, err = 0;
+    struct sendset s;
+    if (sendset_init(&s, g) < 0) return -ENOMEM;
+    for (int i = 0; i < g && !err; i++)
+        if (i != x->gi) err = sendset_add(x, &s, i, STEP_UP, mine, bytes);
+    for (int i = 0; i < g && !err; i++) {
+        unsigned char *to = (unsigned char *)all + cap * (size_t)i;
+        if (i == x->gi) {
+            memcpy(to, mine, bytes);
+            lens[i] = bytes;
+        } else {
+            err = tm_cnet_recv(x, i, STEP_UP, to, cap, &lens[i]);
+        }
+    }
+    return sendset_finish(x, &s, err);
+}

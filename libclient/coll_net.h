@@ -124,6 +124,11 @@ int tm_hier_barrier(struct tm_cnet *x);
 int tm_hier_bcast(struct tm_cnet *x);
 int tm_hier_reduce(struct tm_cnet *x);
 int tm_hier_allreduce(struct tm_cnet *x);
+/* For communicator creation: bytes from group root's leader to every leader; and every
+ * leader's block to every leader (all: ngroups blocks of cap bytes, lens: their lengths). */
+int tm_hier_bcast_bytes(struct tm_cnet *x, int root, void *buf, size_t bytes);
+int tm_hier_allgather_bytes(struct tm_cnet *x, const void *mine, size_t bytes, void *all,
+                            size_t cap, size_t *lens);
 
 /* Receive daemon upcalls for NETD_COLL frames of this job (svc.h net_header / net_frame,
  * dispatched by net.c). */

@@ -8,7 +8,8 @@
  * Barrier, Bcast, Reduce, Allreduce with fixed and rotating roots, counts 0 / 1 / odd / over
  * the eager limit / large (ring), a commutative predefined op and a non-commutative user op
  * (composition of affine maps, which shows any deviation from rank order); the algorithms
- * forced through TMPI_COLL_*; and the counters: a Bcast on 3 nodes x 4 ranks crosses exactly
+ * forced through TMPI_COLL_*; the same on Comm_dup, Comm_split (reversed order, only some
+ * nodes, some ranks of some nodes) and Comm_split_type SHARED; and the counters: a Bcast on 3 nodes x 4 ranks crosses exactly
  * 2 network edges. */
 #include <pthread.h>
 #include <stdint.h>
@@ -226,6 +227,79 @@ static int test_world(void)
     return run_layouts(body_world);
 }
 
+/* ---- new communicators across nodes ---- */
+
+enum { SPLIT_DUP, SPLIT_PARITY, SPLIT_TWO_NODES, SPLIT_THIRDS, SPLIT_SHARED, NSPLITS };
+
+static void color_key(int kind, int r, int size, const int32_t *node_of, int *color, int *key)
+{
+    switch (kind) {
+    case SPLIT_DUP:
+        *color = 0, *key = r;
+        break;
+    case SPLIT_PARITY: /* reversed order: comm rank != world rank */
+        *color = r % 2, *key = size - r;
+        break;
+    case SPLIT_TWO_NODES: /* only some nodes */
+        *color = node_of[r] < 2 ? 0 : MPI_UNDEFINED, *key = r;
+        break;
+    case SPLIT_THIRDS: /* some ranks of some nodes */
+        *color = r % 3 == 0 ? 0 : 1, *key = -r;
+        break;
+    default:
+        *color = node_of[r], *key = 0;
+        break;
+    }
+}
+
+static int body_comms(int rank, int size, void *arg)
+{
+    (void)arg;
+    place_me(rank);
+    TC_MPI(MPI_Init(NULL, NULL));
+    const int32_t *node_of = tmpi_svc.rank_self()->node_of_rank;
+    int *w = tc_alloc(sizeof(int) * (size_t)size);
+    for (int kind = 0; kind < NSPLITS; kind++) {
+        int color, key;
+        color_key(kind, rank, size, node_of, &color, &key);
+        MPI_Comm c;
+        if (kind == SPLIT_DUP)
+            TC_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+        else if (kind == SPLIT_SHARED)
+            TC_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &c));
+        else
+            TC_MPI(MPI_Comm_split(MPI_COMM_WORLD, color, key, &c));
+        /* The expected members in order: (key, world rank) among those of my color. */
+        int n = 0;
+        for (int k = -size; k <= size && color != MPI_UNDEFINED; k++)
+            for (int r = 0; r < size; r++) {
+                int cr, kr;
+                color_key(kind, r, size, node_of, &cr, &kr);
+                if (cr == color && kr == k) w[n++] = r;
+            }
+        if (color == MPI_UNDEFINED) {
+            TC_CHECK(c == MPI_COMM_NULL, "split kind %d: expected MPI_COMM_NULL", kind);
+            continue;
+        }
+        int me = -1, nn = -1;
+        TC_MPI(MPI_Comm_rank(c, &me));
+        TC_MPI(MPI_Comm_size(c, &nn));
+        TC_CHECK(nn == n, "split kind %d: size %d, expected %d", kind, nn, n);
+        TC_CHECK(w[me] == rank, "split kind %d: rank %d in the new communicator is world rank %d",
+                 kind, me, w[me]);
+        if (check_comm(c, me, n, rank, w)) return 1;
+        TC_MPI(MPI_Comm_free(&c));
+    }
+    free(w);
+    TC_MPI(MPI_Finalize());
+    return 0;
+}
+
+static int test_comms(void)
+{
+    return run_layouts(body_comms);
+}
+
 /* Each algorithm forced by its environment variable, on the layouts. */
 static int test_forced(void)
 {
@@ -293,6 +367,7 @@ static int test_counters(void)
 static const struct th_test tests[] = {
     {"counters_3x4", test_counters},
     {"world", test_world},
+    {"dup_split_free", test_comms},
     {"forced_algorithms", test_forced},
     {NULL, NULL},
 };
