@@ -69,6 +69,7 @@ struct netd_link {
      * (netd_link_poll), runs the machine; whoever holds rx_mu is rx_owner. */
     pthread_mutex_t rx_mu;
     atomic_uintptr_t rx_owner;
+    atomic_int rx_pending; /* the daemon was told of new bytes while a poller held rx_mu */
     enum rx_state rx;
     struct netd_hdr h;
     uint8_t *pbuf; /* NULL: drop the payload */
@@ -411,9 +412,12 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd, (void)what;
     struct netd_link *l = arg;
-    /* A waiting rank is reading this link right now: it handles what arrived.  The event is
-     * level-triggered, so anything it leaves behind makes us run again. */
+    /* The event is edge-triggered, so a poller holding the link cannot make us spin: we leave
+     * a note instead, and the poller reads again after it lets go (netd_link_poll).  The note
+     * goes first: if the poller lets go after our trylock failed, it will see it. */
+    atomic_store_explicit(&l->rx_pending, 1, memory_order_seq_cst);
     if (pthread_mutex_trylock(&l->rx_mu) != 0) return;
+    atomic_store_explicit(&l->rx_pending, 0, memory_order_relaxed);
     int destroy, more = rx_run(l, &destroy);
     pthread_mutex_unlock(&l->rx_mu);
     if (destroy) {
@@ -426,21 +430,28 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 
 int netd_link_poll(struct netd_link *l)
 {
-    if (pthread_mutex_trylock(&l->rx_mu) != 0) return 0;
-    int destroy;
-    if (l->error_told || l->free_asked) {
+    int frames = 0;
+    do {
+        if (pthread_mutex_trylock(&l->rx_mu) != 0) return frames; /* the reader reads */
+        if (l->error_told || l->free_asked) {
+            pthread_mutex_unlock(&l->rx_mu);
+            return frames;
+        }
+        int destroy, more = rx_run(l, &destroy);
+        frames += (int)l->burst;
         pthread_mutex_unlock(&l->rx_mu);
-        return 0;
-    }
-    int more = rx_run(l, &destroy);
-    unsigned frames = l->burst;
-    pthread_mutex_unlock(&l->rx_mu);
-    if (destroy) {
-        link_destroy(l);
-        return (int)frames;
-    }
-    if (more) event_active(l->rev, EV_READ, 0);
-    return (int)frames;
+        if (destroy) {
+            link_destroy(l);
+            return frames;
+        }
+        if (more) {
+            event_active(l->rev, EV_READ, 0);
+            return frames;
+        }
+        /* Bytes that arrived while we held the link were announced to the daemon, which
+         * found it taken: they are ours to read. */
+    } while (atomic_exchange_explicit(&l->rx_pending, 0, memory_order_seq_cst));
+    return frames;
 }
 
 int netd_link_new(struct netd *n, int fd, const struct netd_ops *ops, void *arg, int paused,
@@ -465,7 +476,7 @@ int netd_link_new(struct netd *n, int fd, const struct netd_ops *ops, void *arg,
     l->d = &n->d[atomic_fetch_add_explicit(&n->next, 1, memory_order_relaxed) % n->nthreads];
     pthread_mutex_init(&l->mu, NULL);
     pthread_mutex_init(&l->rx_mu, NULL);
-    l->rev = event_new(l->d->base, fd, EV_READ | EV_PERSIST, on_readable, l);
+    l->rev = event_new(l->d->base, fd, EV_READ | EV_PERSIST | EV_ET, on_readable, l);
     l->wev = event_new(l->d->base, fd, EV_WRITE | EV_PERSIST, on_writable, l);
     if (!l->rev || !l->wev) {
         if (l->rev) event_free(l->rev);
