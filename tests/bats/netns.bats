@@ -4,6 +4,7 @@
 # permitted.  Everything created here is removed by name of our own making and by PID.
 
 bats_require_minimum_version 1.5.0
+load helpers
 
 setup() {
     NS_A="tmpi$$a"
@@ -69,4 +70,22 @@ ns_agent() {
     [ "$status" -eq 1 ]
     [[ "$output" == *"does not hold our cluster key"* ]]
     grep -q "refused" "$BATS_TEST_TMPDIR/hostc.log"
+}
+
+@test "netns: one job across two hosts: ring with a 1 MiB block, output and exit status" {
+    head -c 32 /dev/urandom >"$BATS_TEST_TMPDIR/k"
+    chmod 600 "$BATS_TEST_TMPDIR/k"
+    ns_agent "$NS_A" hosta 192.0.2.1:7470 "$BATS_TEST_TMPDIR/k"
+    ns_agent "$NS_B" hostb 192.0.2.2:7470 "$BATS_TEST_TMPDIR/k"
+    printf '192.0.2.1 slots=2 port=7470\n192.0.2.2 slots=2 port=7470\n' >"$BATS_TEST_TMPDIR/hosts"
+    run "$TMPI_BUILD/launcher/tmpi-launch" --agent "$BATS_TEST_TMPDIR/hosta.sock" \
+        --hostfile "$BATS_TEST_TMPDIR/hosts" -n 4 "$(prog mn_ring)"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"ring ok 4"* ]]
+    run "$TMPI_BUILD/launcher/tmpi-launch" --agent "$BATS_TEST_TMPDIR/hosta.sock" \
+        --hostfile "$BATS_TEST_TMPDIR/hosts" -n 4 "$(prog mn_hello)"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"rank 3 of 4 on hostb"* ]]
+    [[ "$output" == *"rank 0 of 4 on hosta"* ]]
 }
