@@ -9,7 +9,8 @@
 #include <string.h>
 
 static const char *const shape_names[] = {"auto", "flat", "binomial", "binary", "tree_file"};
-static const char *const ar_names[] = {"auto", "recursive_doubling", "reduce_bcast", "ring"};
+static const char *const ar_names[] = {"auto", "recursive_doubling", "reduce_bcast", "ring",
+                                       "tree_file"};
 
 const char *tm_tree_shape_name(enum tm_tree_shape s)
 {
@@ -212,15 +213,15 @@ int tm_tree_file_parse(const char *name, const char *text, size_t len, struct tm
             } else {
                 if (n < 0) FAIL(line, "expected \"ranks N\" before the first rank");
                 if (number(w1, l1, &a) < 0 || !w2)
-                    FAIL(line, "expected \"RANK PARENT\" (PARENT a rank or -)");
+                    FAIL(line, "expected \"RANK PARENT\" (PARENT a rank, or - or -1 for the root)");
                 if (a >= n) FAIL(line, "rank %ld is out of range", a);
                 if (line_of[a]) FAIL(line, "rank %ld is given twice", a);
-                if (l2 == 1 && *w2 == '-') {
+                if ((l2 == 1 && *w2 == '-') || (l2 == 2 && memcmp(w2, "-1", 2) == 0)) {
                     if (root >= 0) FAIL(line, "a second root (rank %ld has no parent)", a);
                     root = (int)a;
                     b = -1;
                 } else if (number(w2, l2, &b) < 0) {
-                    FAIL(line, "expected a parent rank or -");
+                    FAIL(line, "expected a parent rank, or - or -1 for the root");
                 } else if (b >= n) {
                     FAIL(line, "parent %ld is out of range", b);
                 } else if (b == a) {
@@ -238,14 +239,19 @@ int tm_tree_file_parse(const char *name, const char *text, size_t len, struct tm
     for (int v = 0; v < n; v++)
         if (!line_of[v]) FAIL(line, "rank %ld has no line (wrong size?)", (long)v);
     if (root < 0) FAIL(line, "no root (one rank must have parent -)");
-    /* A cycle: walking up from v takes more than n steps without reaching the root. */
+    /* Every rank must reach the root.  Walk up from each rank, marking the path; meeting a
+     * rank of the current walk again is a cycle.  line_of doubles as the mark (negated: on
+     * the current walk; 0: known to reach the root), so the check is linear in n. */
+    line_of[root] = 0;
     for (int v = 0; v < n; v++) {
-        int u = v, steps = 0;
-        while (u != root && steps <= n) {
+        int u = v;
+        while (line_of[u] > 0) {
+            line_of[u] = -line_of[u];
             u = parent[u];
-            steps++;
         }
-        if (u != root) FAIL(line_of[v], "rank %ld is on a cycle (not a tree)", (long)v);
+        if (line_of[u] < 0) FAIL(-line_of[u], "rank %ld is on a cycle (not a tree)", (long)u);
+        for (u = v; line_of[u] < 0; u = parent[u])
+            line_of[u] = 0;
     }
     free(line_of);
     ret->n = n;
@@ -286,8 +292,8 @@ int tm_tree_file_load(const char *path, struct tm_tree_file *ret, char *err, siz
     int rerr = ferror(f);
     fclose(f);
     if (!buf || rerr) {
+        snprintf(err, errlen, "%s: %s", path, rerr ? "read error" : "too large or out of memory");
         free(buf);
-        snprintf(err, errlen, "%s: %s", path, buf ? "read error" : "too large or out of memory");
         return rerr ? -EIO : -ENOMEM;
     }
     int r = tm_tree_file_parse(path, buf, len, ret, err, errlen);
@@ -322,4 +328,85 @@ int tm_tree_file_depth(const struct tm_tree_file *t, int v)
         d++;
     }
     return d;
+}
+
+/* ---- running a tree ---- */
+
+int tm_tree_reroot(int n, const int32_t *parent, int root, int32_t *ret_parent)
+{
+    if (root < 0 || root >= n) return -EINVAL;
+    memcpy(ret_parent, parent, sizeof *parent * (size_t)n);
+    /* Turn the edges on the path from root up to the old root around: the set of edges
+     * stays the tree's, only their direction changes. */
+    int prev = -1, v = root;
+    while (v >= 0) {
+        int up = parent[v];
+        ret_parent[v] = prev;
+        prev = v;
+        v = up;
+    }
+    return 0;
+}
+
+int tm_tree_order(int n, const int32_t *parent, int *ret_order)
+{
+    /* Children lists in ascending rank (counting sort by parent), then breadth first. */
+    int *start = calloc((size_t)n + 1, sizeof *start), *kids = malloc(sizeof *kids * (size_t)n);
+    if (!start || !kids) {
+        free(start);
+        free(kids);
+        return -ENOMEM;
+    }
+    int root = -1;
+    for (int v = 0; v < n; v++)
+        if (parent[v] < 0)
+            root = v;
+        else
+            start[parent[v] + 1]++;
+    for (int v = 0; v < n; v++)
+        start[v + 1] += start[v];
+    for (int v = 0; v < n; v++)
+        if (parent[v] >= 0) kids[start[parent[v]]++] = v;
+    /* start[p] now ends p's run; p's run begins where p-1's ended */
+    int head = 0, tail = 0;
+    if (root >= 0) ret_order[tail++] = root;
+    while (head < tail) {
+        int p = ret_order[head++];
+        for (int k = p ? start[p - 1] : 0; k < start[p]; k++)
+            ret_order[tail++] = kids[k];
+    }
+    free(start);
+    free(kids);
+    return tail == n ? 0 : -EINVAL;
+}
+
+int tm_tree_intervals(int n, const int32_t *parent, const int *order)
+{
+    int *lo = malloc(sizeof *lo * (size_t)n), *hi = malloc(sizeof *hi * (size_t)n);
+    int *cnt = malloc(sizeof *cnt * (size_t)n);
+    if (!lo || !hi || !cnt) {
+        free(lo);
+        free(hi);
+        free(cnt);
+        return -ENOMEM;
+    }
+    for (int v = 0; v < n; v++) {
+        lo[v] = hi[v] = v;
+        cnt[v] = 1;
+    }
+    int ok = 1;
+    /* Children come after their parent in order: walking it backwards finishes every subtree
+     * before its parent takes it in. */
+    for (int i = n - 1; i >= 0; i--) {
+        int v = order[i], p = parent[v];
+        if (hi[v] - lo[v] + 1 != cnt[v]) ok = 0;
+        if (p < 0) continue;
+        if (lo[v] < lo[p]) lo[p] = lo[v];
+        if (hi[v] > hi[p]) hi[p] = hi[v];
+        cnt[p] += cnt[v];
+    }
+    free(lo);
+    free(hi);
+    free(cnt);
+    return ok;
 }

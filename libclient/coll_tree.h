@@ -33,6 +33,7 @@ enum tm_allreduce_algo {
     TM_AR_RECDOUBLING, /* log2(n) exchanges of the whole vector: small messages */
     TM_AR_REDUCE_BCAST, /* reduce to one leader along a tree, then bcast: 2(n-1) messages */
     TM_AR_RING,        /* reduce-scatter + allgather around a ring: large messages */
+    TM_AR_TREE_FILE,   /* reduce to the tree file's root along its edges, then bcast back */
 };
 #define TM_AR_RECDOUBLING_MAX_BYTES (64u * 1024)
 #define TM_AR_RING_MIN_BYTES (512u * 1024)
@@ -66,7 +67,7 @@ int tm_tree_children(enum tm_tree_shape s, int n, int root, int v, int *out, int
  *   ...
  *
  * Blank lines and text after '#' are ignored.  "ranks N" comes first; then one line
- * "RANK PARENT" per rank ("-" for the root).  Rejected with a message naming FILE:LINE: bad
+ * "RANK PARENT" per rank ("-" or "-1" for the root).  Rejected with a message naming FILE:LINE: bad
  * syntax, a rank out of range or given twice, a missing rank, no root or two roots, a cycle
  * (which also means some rank cannot reach the root). */
 struct tm_tree_file {
@@ -86,5 +87,22 @@ void tm_tree_file_free(struct tm_tree_file *t);
 int tm_tree_file_children(const struct tm_tree_file *t, int v, int *out, int max);
 /* Depth of v (root 0). */
 int tm_tree_file_depth(const struct tm_tree_file *t, int v);
+
+/* ---- running a tree (a tree file, or a shape written out as parents) ----
+ *
+ * parent[v] for v in 0..n-1, -1 for the root. */
+
+/* The same edges directed away from root instead (the path from root to the old root turns
+ * around): how a Bcast/Reduce whose root is not the file's root runs.  0 or -EINVAL. */
+int tm_tree_reroot(int n, const int32_t *parent, int root, int32_t *ret_parent);
+/* Breadth first from the root, each vertex's children in ascending rank: a parent comes
+ * before its children and siblings are adjacent and ascending.  Every leader walks this one
+ * order, so the messages between two leaders are sent and received in the same order (what
+ * keeps a tree that crosses between nodes several times free of deadlock).  n entries.
+ * 0, -ENOMEM, or -EINVAL if parent is not a tree. */
+int tm_tree_order(int n, const int32_t *parent, int *ret_order);
+/* 1 if every subtree holds consecutive ranks (then a non-commutative op can be combined in
+ * rank order along the tree), 0 if not, -ENOMEM.  order: from tm_tree_order. */
+int tm_tree_intervals(int n, const int32_t *parent, const int *order);
 
 #endif
