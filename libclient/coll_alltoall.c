@@ -10,44 +10,9 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_net_move.h"
 #include "errh.h"
 #include "job.h"
-
-static const void *sblk(const struct tm_cargs *a, int j, size_t *cnt, const struct tm_type **t)
-{
-    switch (a->slay) {
-    case TM_CL_V:
-        *cnt = (size_t)a->scounts[j];
-        *t = a->stype;
-        return tm_dt_at(a->sbuf, (size_t)a->sdispls[j], a->stype);
-    case TM_CL_W:
-        *cnt = (size_t)a->scounts[j];
-        *t = a->stypes[j];
-        return (const unsigned char *)a->sbuf + a->sdispls[j];
-    default:
-        *cnt = (size_t)a->scount;
-        *t = a->stype;
-        return tm_dt_at(a->sbuf, (size_t)j * (size_t)a->scount, a->stype);
-    }
-}
-
-static void *rblk(const struct tm_cargs *a, int j, size_t *cnt, const struct tm_type **t)
-{
-    switch (a->rlay) {
-    case TM_CL_V:
-        *cnt = (size_t)a->rcounts[j];
-        *t = a->rtype;
-        return tm_dt_at(a->rbuf, (size_t)a->rdispls[j], a->rtype);
-    case TM_CL_W:
-        *cnt = (size_t)a->rcounts[j];
-        *t = a->rtypes[j];
-        return (unsigned char *)a->rbuf + a->rdispls[j];
-    default:
-        *cnt = (size_t)a->rcount;
-        *t = a->rtype;
-        return tm_dt_at(a->rbuf, (size_t)j * (size_t)a->rcount, a->rtype);
-    }
-}
 
 static size_t per_member(const struct tm_cwork *w)
 {
@@ -61,16 +26,19 @@ static int alltoall_part(const struct tm_cwork *w, size_t i)
     for (int j = 0; j < w->n; j++) {
         size_t sc, dc;
         const struct tm_type *st, *dt;
-        const void *src = sblk(tm_cw_arg(w, j), (int)i, &sc, &st);
-        void *dst = rblk(d, j, &dc, &dt);
+        const void *src = tm_cblk_in(tm_cw_arg(w, j), (int)i, &sc, &st);
+        void *dst = tm_cblk_out(d, j, &dc, &dt);
         if (sc || dc) trunc |= tm_dt_copy(dst, dc, dt, src, sc, st);
     }
     return trunc ? -EMSGSIZE : 0;
 }
 
-static const struct tm_calgo alltoall_algo = {MPIX_COLL_ALLTOALL, per_member, alltoall_part, NULL};
-static const struct tm_calgo alltoallv_algo = {MPIX_COLL_ALLTOALLV, per_member, alltoall_part, NULL};
-static const struct tm_calgo alltoallw_algo = {MPIX_COLL_ALLTOALLW, per_member, alltoall_part, NULL};
+static const struct tm_calgo alltoall_algo = {MPIX_COLL_ALLTOALL, per_member, alltoall_part,
+                                              tm_hier_alltoall};
+static const struct tm_calgo alltoallv_algo = {MPIX_COLL_ALLTOALLV, per_member, alltoall_part,
+                                               tm_hier_alltoall};
+static const struct tm_calgo alltoallw_algo = {MPIX_COLL_ALLTOALLW, per_member, alltoall_part,
+                                               tm_hier_alltoall};
 
 /* Bytes the receive layout spans from the buffer's start. */
 static size_t recv_span(const struct tm_cargs *a, int n)
@@ -79,7 +47,7 @@ static size_t recv_span(const struct tm_cargs *a, int n)
     for (int j = 0; j < n; j++) {
         size_t c;
         const struct tm_type *t;
-        unsigned char *p = rblk(a, j, &c, &t);
+        unsigned char *p = tm_cblk_out(a, j, &c, &t);
         size_t e = (size_t)(p - (unsigned char *)a->rbuf) + tm_dt_span(c, t);
         if (c && e > end) end = e;
     }

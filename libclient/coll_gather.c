@@ -10,6 +10,7 @@
 #include <errno.h>
 
 #include "coll.h"
+#include "coll_net_move.h"
 #include "errh.h"
 #include "job.h"
 
@@ -90,12 +91,18 @@ static int allgather_part(const struct tm_cwork *w, size_t i)
     return copy_result(trunc);
 }
 
-static const struct tm_calgo gather_algo = {MPIX_COLL_GATHER, per_member, gather_part, NULL};
-static const struct tm_calgo gatherv_algo = {MPIX_COLL_GATHERV, per_member, gather_part, NULL};
-static const struct tm_calgo scatter_algo = {MPIX_COLL_SCATTER, per_member, scatter_part, NULL};
-static const struct tm_calgo scatterv_algo = {MPIX_COLL_SCATTERV, per_member, scatter_part, NULL};
-static const struct tm_calgo allgather_algo = {MPIX_COLL_ALLGATHER, per_member, allgather_part, NULL};
-static const struct tm_calgo allgatherv_algo = {MPIX_COLL_ALLGATHERV, per_member, allgather_part, NULL};
+static const struct tm_calgo gather_algo = {MPIX_COLL_GATHER, per_member, gather_part,
+                                            tm_hier_gather};
+static const struct tm_calgo gatherv_algo = {MPIX_COLL_GATHERV, per_member, gather_part,
+                                             tm_hier_gather};
+static const struct tm_calgo scatter_algo = {MPIX_COLL_SCATTER, per_member, scatter_part,
+                                             tm_hier_scatter};
+static const struct tm_calgo scatterv_algo = {MPIX_COLL_SCATTERV, per_member, scatter_part,
+                                              tm_hier_scatter};
+static const struct tm_calgo allgather_algo = {MPIX_COLL_ALLGATHER, per_member, allgather_part,
+                                               tm_hier_allgather};
+static const struct tm_calgo allgatherv_algo = {MPIX_COLL_ALLGATHERV, per_member, allgather_part,
+                                                tm_hier_allgather};
 
 #define NB_REQ(fn)                                                                                 \
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");

@@ -22,6 +22,7 @@
 
 #include "coll.h"
 #include "coll_net.h"
+#include "coll_net_move.h"
 #include "errh.h"
 #include "job.h"
 
@@ -107,8 +108,7 @@ static int reduce_part(const struct tm_cwork *w, size_t s)
     return combine(w, lo, hi, emit_reduce, NULL, plain_off);
 }
 
-static const struct tm_calgo reduce_algo = {MPIX_COLL_REDUCE, slices, reduce_part,
-                                            tm_hier_reduce};
+static const struct tm_calgo reduce_algo = {MPIX_COLL_REDUCE, slices, reduce_part, tm_hier_reduce};
 static const struct tm_calgo allreduce_algo = {MPIX_COLL_ALLREDUCE, slices, reduce_part,
                                                tm_hier_allreduce};
 
@@ -221,8 +221,10 @@ static size_t per_member(const struct tm_cwork *w)
     return (size_t)w->n;
 }
 
-static const struct tm_calgo rs_algo = {MPIX_COLL_REDUCE_SCATTER, per_member, rs_part, NULL};
-static const struct tm_calgo rsb_algo = {MPIX_COLL_REDUCE_SCATTER_BLOCK, per_member, rs_part, NULL};
+static const struct tm_calgo rs_algo = {MPIX_COLL_REDUCE_SCATTER, per_member, rs_part,
+                                        tm_hier_reduce_scatter};
+static const struct tm_calgo rsb_algo = {MPIX_COLL_REDUCE_SCATTER_BLOCK, per_member, rs_part,
+                                         tm_hier_reduce_scatter};
 
 /* block: the _block form, recvcount elements each; else recvcounts[]. */
 static int rs_common(const char *fn, int block, const void *sendbuf, void *recvbuf,

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_net_move.h"
 #include "errh.h"
 #include "job.h"
 
@@ -85,8 +86,8 @@ static int exscan_part(const struct tm_cwork *w, size_t s)
     return 0;
 }
 
-static const struct tm_calgo scan_algo = {MPIX_COLL_SCAN, slices, scan_part, NULL};
-static const struct tm_calgo exscan_algo = {MPIX_COLL_EXSCAN, slices, exscan_part, NULL};
+static const struct tm_calgo scan_algo = {MPIX_COLL_SCAN, slices, scan_part, tm_hier_scan};
+static const struct tm_calgo exscan_algo = {MPIX_COLL_EXSCAN, slices, exscan_part, tm_hier_exscan};
 
 static int scan_common(const char *fn, int ex, const void *sendbuf, void *recvbuf, int count,
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request,
