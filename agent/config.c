@@ -9,6 +9,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "coll_tree.h"
 #include "log.h"
 #include "tmpi_config.h"
 
@@ -132,6 +133,42 @@ struct load_ctx {
     char msg[512];
 };
 
+/* coll_bcast / coll_reduce: a tree shape name; coll_allreduce: an Allreduce algorithm.  A
+ * refusal lists what is accepted. */
+static int set_coll_algo(struct load_ctx *ctx, char **dst, const char *key, const char *v,
+                         int allreduce)
+{
+    enum tm_tree_shape s;
+    enum tm_allreduce_algo a;
+    int r = allreduce ? tm_allreduce_parse(v, &a) : tm_tree_shape_parse(v, &s);
+    if (r < 0) {
+        snprintf(ctx->msg, sizeof ctx->msg, "bad value for [mpi] %s: \"%s\" (one of %s)", key, v,
+                 allreduce ? TM_ALLREDUCE_NAMES : TM_TREE_SHAPE_NAMES);
+        return r;
+    }
+    return set_string(dst, v);
+}
+
+/* The tree file must parse now, so a bad one stops the agent at start instead of failing
+ * jobs later; why it was rejected goes into ctx->msg. */
+static int set_tree_file(struct load_ctx *ctx, const char *v)
+{
+    if (*v != '/') {
+        snprintf(ctx->msg, sizeof ctx->msg,
+                 "bad value for [mpi] coll_tree_file: \"%s\" (not an absolute path)", v);
+        return -EINVAL;
+    }
+    struct tm_tree_file t;
+    char why[256];
+    int r = tm_tree_file_load(v, &t, why, sizeof why);
+    if (r < 0) {
+        snprintf(ctx->msg, sizeof ctx->msg, "bad value for [mpi] coll_tree_file: %s", why);
+        return r;
+    }
+    tm_tree_file_free(&t);
+    return set_string(&ctx->c->coll_tree_file, v);
+}
+
 /* inih calls this per key; 0 stops the parse and ini_parse returns that line. */
 static int on_key(void *user, const char *section, const char *key, const char *value)
 {
@@ -181,6 +218,22 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = parse_u32(value, 0, 1u << 30, &c->intra_eager_limit);
         else if (strcmp(key, "eager_limit") == 0)
             r = parse_u32(value, 0, 1u << 30, &c->eager_limit);
+        else if (strncmp(key, "coll_", 5) == 0) {
+            /* these write their own message into ctx->msg */
+            ctx->msg[0] = '\0';
+            if (strcmp(key, "coll_bcast") == 0)
+                r = set_coll_algo(ctx, &c->coll_bcast, key, value, 0);
+            else if (strcmp(key, "coll_reduce") == 0)
+                r = set_coll_algo(ctx, &c->coll_reduce, key, value, 0);
+            else if (strcmp(key, "coll_allreduce") == 0)
+                r = set_coll_algo(ctx, &c->coll_allreduce, key, value, 1);
+            else if (strcmp(key, "coll_tree_file") == 0)
+                r = set_tree_file(ctx, value);
+            if (r < 0 && ctx->msg[0]) {
+                ctx->error = r;
+                return 0;
+            }
+        }
     } else if (strcmp(section, "mesh") == 0) {
         if (strcmp(key, "listen") == 0)
             r = *value ? set_string(&c->listen, value) : -EINVAL;
@@ -231,6 +284,11 @@ void config_free(struct agent_config *c)
     free(c->socket_path);
     free(c->listen);
     free(c->key_file);
+    free(c->coll_bcast);
+    free(c->coll_reduce);
+    free(c->coll_allreduce);
+    free(c->coll_tree_file);
+    c->coll_bcast = c->coll_reduce = c->coll_allreduce = c->coll_tree_file = NULL;
     for (size_t i = 0; i < c->npeers; i++)
         free(c->peers[i]);
     free(c->peers);

@@ -28,6 +28,10 @@ struct agent_config {
     uint32_t eager_limit;      /* inter-node eager-push threshold (seed 000: 100 KB) */
     size_t pool_size;          /* shared buffer pool capacity */
     uint32_t kill_grace_sec;   /* how long ranks of a torn-down job get to stop */
+    /* [mpi] collective algorithms between nodes (docs/COLLECTIVES.md), checked when read;
+     * NULL: not set (auto).  Handed to libtmpi through tmpi_svc; TMPI_COLL_* of a job win. */
+    char *coll_bcast, *coll_reduce, *coll_allreduce;
+    char *coll_tree_file; /* absolute path of a tree file, parsed once here to reject it early */
 };
 
 /* Fills defaults.  0 or -ENOMEM. */

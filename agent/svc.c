@@ -121,4 +121,8 @@ void svc_init(struct agent *a)
     tmpi_svc.spin_ns = a->cfg.spin_ns;
     tmpi_svc.eager_limit = a->cfg.intra_eager_limit;
     tmpi_svc.net_eager_limit = a->cfg.eager_limit;
+    tmpi_svc.coll_bcast = a->cfg.coll_bcast;
+    tmpi_svc.coll_reduce = a->cfg.coll_reduce;
+    tmpi_svc.coll_allreduce = a->cfg.coll_allreduce;
+    tmpi_svc.coll_tree_file = a->cfg.coll_tree_file;
 }

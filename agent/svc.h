@@ -125,6 +125,11 @@ struct tmpi_svc {
      * waiting for a receive daemon to be scheduled.  Links a daemon is reading are skipped.
      * Returns the number of frames handled. */
     int (*net_poll)(void *net);
+
+    /* tmpid.conf [mpi] coll_bcast, coll_reduce, coll_allreduce, coll_tree_file, already
+     * checked by the agent; NULL when not set.  A job's TMPI_COLL_* variables win over them.
+     * Owned by the agent, unchanged while it runs. */
+    const char *coll_bcast, *coll_reduce, *coll_allreduce, *coll_tree_file;
 };
 
 #endif

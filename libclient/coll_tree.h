@@ -38,6 +38,10 @@ enum tm_allreduce_algo {
 #define TM_AR_RECDOUBLING_MAX_BYTES (64u * 1024)
 #define TM_AR_RING_MIN_BYTES (512u * 1024)
 
+/* What the parsers accept, for messages. */
+#define TM_TREE_SHAPE_NAMES "auto, flat, binomial, binary, tree_file"
+#define TM_ALLREDUCE_NAMES "auto, recursive_doubling, reduce_bcast, ring, tree_file"
+
 const char *tm_tree_shape_name(enum tm_tree_shape s);
 /* Parses "flat", "binomial" (or "hypercube"), "binary", "tree_file", "auto"; -EINVAL else. */
 int tm_tree_shape_parse(const char *s, enum tm_tree_shape *ret);

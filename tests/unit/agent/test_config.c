@@ -1,5 +1,6 @@
 /* tmpid.conf parsing: sizes, every section, refused keys and values name the line. */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -97,6 +98,86 @@ static void test_bad(void)
     config_free(&c);
 }
 
+/* config_load must refuse text with exactly the message want on stderr ("FILE:" prefixed). */
+static void expect_message(const char *text, const char *want)
+{
+    struct agent_config c;
+    CHECK(config_defaults(&c) == 0);
+    const char *p = write_tmp(text);
+    char conf[64], errpath[] = "/tmp/tmpi-test-err-XXXXXX";
+    strcpy(conf, p);
+    int efd = mkstemp(errpath), saved = dup(2);
+    CHECK(efd >= 0 && saved >= 0);
+    fflush(stderr);
+    dup2(efd, 2);
+    int r = config_load(&c, conf);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char got[1024] = "", full[1200];
+    ssize_t n = pread(efd, got, sizeof got - 1, 0);
+    got[n > 0 ? n : 0] = '\0';
+    close(efd);
+    unlink(errpath);
+    snprintf(full, sizeof full, "%s:%s\n", conf, want);
+    if (r != -EINVAL || strcmp(got, full) != 0)
+        fprintf(stderr, "expected -EINVAL and \"%s\", got %d and \"%s\"\n", full, r, got);
+    CHECK_EQ(r, -EINVAL);
+    CHECK(strcmp(got, full) == 0);
+    unlink(conf);
+    config_free(&c);
+}
+
+/* [mpi] coll_*: algorithm names, and a tree file that must parse when the agent starts. */
+static void test_coll(void)
+{
+    char tree[] = "/tmp/tmpi-test-tree-XXXXXX";
+    int fd = mkstemp(tree);
+    CHECK(fd >= 0);
+    const char *t = "ranks 3\n0 -1\n1 0\n2 1\n";
+    CHECK(write(fd, t, strlen(t)) == (ssize_t)strlen(t));
+    close(fd);
+    char text[256];
+    snprintf(text, sizeof text,
+             "[mpi]\ncoll_bcast = tree_file\ncoll_reduce = binomial\ncoll_allreduce = ring\n"
+             "coll_tree_file = %s\n",
+             tree);
+    struct agent_config c;
+    CHECK(config_defaults(&c) == 0);
+    CHECK(c.coll_bcast == NULL && c.coll_tree_file == NULL);
+    const char *p = write_tmp(text);
+    CHECK_EQ(config_load(&c, p), 0);
+    CHECK(strcmp(c.coll_bcast, "tree_file") == 0 && strcmp(c.coll_reduce, "binomial") == 0);
+    CHECK(strcmp(c.coll_allreduce, "ring") == 0 && strcmp(c.coll_tree_file, tree) == 0);
+    unlink(p);
+    config_free(&c);
+
+    expect_message("[mpi]\ncoll_bcast = fast\n",
+                   "2: bad value for [mpi] coll_bcast: \"fast\" (one of auto, flat, binomial, binary, "
+                   "tree_file)");
+    expect_message("[mpi]\n\ncoll_allreduce = binomial\n",
+                   "3: bad value for [mpi] coll_allreduce: \"binomial\" (one of auto, "
+                   "recursive_doubling, reduce_bcast, ring, tree_file)");
+    expect_message("[mpi]\ncoll_reduce = ring\n",
+                   "2: bad value for [mpi] coll_reduce: \"ring\" (one of auto, flat, binomial, binary, "
+                   "tree_file)");
+    expect_message("[mpi]\ncoll_tree_file = t.tree\n",
+                   "2: bad value for [mpi] coll_tree_file: \"t.tree\" (not an absolute path)");
+    expect_message("[mpi]\ncoll_tree_file = /nonexistent/t.tree\n",
+                   "2: bad value for [mpi] coll_tree_file: /nonexistent/t.tree: No such file or "
+                   "directory");
+    fd = open(tree, O_WRONLY | O_APPEND);
+    CHECK(fd >= 0);
+    CHECK(write(fd, "0 2\n", 4) == 4);
+    close(fd);
+    snprintf(text, sizeof text, "[mpi]\ncoll_tree_file = %s\n", tree);
+    char want[256];
+    snprintf(want, sizeof want, "2: bad value for [mpi] coll_tree_file: %s:5: rank 0 is given twice",
+             tree);
+    expect_message(text, want);
+    unlink(tree);
+}
+
 /* The shipped example must parse: every setting in it is commented out or valid. */
 static void test_example(const char *srcdir)
 {
@@ -113,6 +194,7 @@ int main(int argc, char **argv)
     test_sizes();
     test_good();
     test_bad();
+    test_coll();
     if (argc > 1)
         test_example(argv[1]);
     puts("agent config: ok");
