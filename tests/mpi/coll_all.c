@@ -164,9 +164,19 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
     CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &half));
     CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shm));
-    int ssz;
+    /* split_type holds the ranks of this node: those with this rank's processor name */
+    char name[MPI_MAX_PROCESSOR_NAME] = {0};
+    int len, ssz, here = 0;
+    MPI_Get_processor_name(name, &len);
+    char *names = malloc((size_t)size * MPI_MAX_PROCESSOR_NAME);
+    CHECK(names != NULL, "out of memory");
+    CHECK_MPI(MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names, MPI_MAX_PROCESSOR_NAME,
+                            MPI_CHAR, MPI_COMM_WORLD));
+    for (int r = 0; r < size; r++)
+        here += strcmp(names + (size_t)r * MPI_MAX_PROCESSOR_NAME, name) == 0;
+    free(names);
     MPI_Comm_size(shm, &ssz);
-    CHECK(ssz == size, "one node: split_type size %d", ssz);
+    CHECK(ssz == here, "split_type size %d, expected %d (ranks on this node)", ssz, here);
     run(MPI_COMM_WORLD);
     run(dup);
     run(half);

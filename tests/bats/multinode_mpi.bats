@@ -1,0 +1,79 @@
+#!/usr/bin/env bats
+# MPI programs across three agents on loopback (one cluster key): the test programs of
+# tests/mpi with 3 nodes x 2 ranks, point-to-point between every pair at sizes around the
+# eager limit up to 16 MiB, unexpected messages with a 4 KiB pool, wildcard receives, and the
+# network messages of one Bcast.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+    export TMPI_AGENT="$BATS_TEST_TMPDIR/no-agent.sock"
+    unset TMPI_TMPID
+}
+
+teardown() { stop_all_agents; }
+
+mlaunch() { timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" "$@"; }
+
+# A tests/mpi program, built into this file's own directory (never a shared one: a binary
+# built by another build tree would load that tree's libtmpi).
+mpi_prog() {
+    local exe="$BATS_FILE_TMPDIR/mpi_$1"
+    [ -x "$exe" ] || tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/$1.c" >&2 || return 1
+    echo "$exe"
+}
+
+# Status 0, the last line OK, and no sanitizer report anywhere.
+expect_ok() {
+    if [ "$status" -ne 0 ] || [ "${lines[${#lines[@]} - 1]}" != "OK" ] ||
+        [[ "$output" == *Sanitizer* ]]; then
+        echo "expected status 0 and a final OK, got status $status; output:" >&2
+        echo "$output" >&2
+        return 1
+    fi
+}
+
+@test "multinode mpi: the tests/mpi programs on 3 nodes x 2 ranks" {
+    start_cluster 3
+    local p
+    for p in ring p2p_order p2p_large nonblocking collectives coll_all; do
+        run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
+        expect_ok || { echo "program $p" >&2; return 1; }
+    done
+}
+
+@test "multinode mpi: all pairs from 0 bytes to 16 MiB, every byte checked" {
+    start_cluster 3
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog mn_allpairs)"
+    expect_ok
+    local s
+    for s in 0 1 65536 99999 100000 100001 1048576 16777216; do
+        expect_line "allpairs $s ok"
+    done
+}
+
+@test "multinode mpi: unexpected messages with a 4 KiB pool, wildcard receives" {
+    printf '[pool]\nsize = 4K\n' >"$BATS_TEST_TMPDIR/tiny.conf"
+    start_cluster 3 --config "$BATS_TEST_TMPDIR/tiny.conf"
+    run tmpictl --agent "${CLUSTER_SOCKS[1]}" status
+    [[ "$output" == *"Buffer pool:"*" of 4"* ]] || { echo "pool not 4K: $output" >&2; return 1; }
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog mn_unexpected)"
+    expect_ok
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog mn_allpairs)" 0 1 4097 100001
+    expect_ok
+}
+
+@test "multinode mpi: a Bcast on 3 nodes x 4 ranks sends 2 network messages in all" {
+    start_cluster 3
+    run mlaunch --hostfile "$(cluster_hostfile 4)" -n 12 "$(prog mn_bcast_count)"
+    expect_ok
+    [ "$(grep -c '^node .* bcast messages ' <<<"$output")" -eq 3 ]
+    local total
+    total=$(awk '/^node .* bcast messages /{ s += $NF } END { print s }' <<<"$output")
+    if [ "$total" -ne 2 ]; then
+        echo "expected 2 network messages over the nodes, got $total:" >&2
+        echo "$output" >&2
+        return 1
+    fi
+}
