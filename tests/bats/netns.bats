@@ -85,6 +85,7 @@ ns_agent() {
     [[ "$output" == *"ring ok 4"* ]]
     run "$TMPI_BUILD/launcher/tmpi-launch" --agent "$BATS_TEST_TMPDIR/hosta.sock" \
         --hostfile "$BATS_TEST_TMPDIR/hosts" -n 4 "$(prog mn_hello)"
+    echo "$output"
     [ "$status" -eq 0 ]
     [[ "$output" == *"rank 3 of 4 on hostb"* ]]
     [[ "$output" == *"rank 0 of 4 on hosta"* ]]
