@@ -149,6 +149,9 @@ int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, cons
         a->own = NULL;
     }
     if (TM_UNLIKELY(r < 0)) {
+        /* a bad collective setting (TMPI_COLL_*, [mpi] coll_*): say which */
+        const char *why = r == -EINVAL ? tm_chier_error(me, cr->c) : NULL;
+        if (why) return tm_err(me, comm, MPI_ERR_ARG, fn, "%s", why);
         return tm_err(me, comm, errno_class(r), fn, "%s", errno_text(r));
     }
     return MPI_SUCCESS;

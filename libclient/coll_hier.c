@@ -10,7 +10,10 @@
  * node's members in rank order.  Commutative ops then combine partials in any order (trees,
  * recursive doubling, ring).  A non-commutative op needs rank order: when every node holds a
  * run of consecutive ranks the root's leader combines the partials in group order (flat), else
- * it receives every remote member's input and combines all of them in rank order. */
+ * it receives every remote member's input and combines all of them in rank order.
+ *
+ * A tree file that fits the communicator replaces these algorithms when the configured one is
+ * auto or tree_file (coll_treerun.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,8 +113,22 @@ int tm_hier_barrier(struct tm_cnet *x)
 
 /* ---- Bcast ---- */
 
+/* The tree file, if the configured algorithm (auto, or tree_file: explicit) takes one. */
+static int file_tree(struct tm_cnet *x, int algo_auto, int algo_file,
+                     const struct tm_tree_file **ret)
+{
+    *ret = NULL;
+    if (x->h->conf.err) return x->h->conf.err;
+    return algo_auto || algo_file ? tm_chier_tree(x, algo_file, ret) : 0;
+}
+
 int tm_hier_bcast(struct tm_cnet *x)
 {
+    const struct tm_tree_file *t;
+    enum tm_tree_shape cs = x->h->conf.bcast;
+    int ft = file_tree(x, cs == TM_TREE_AUTO, cs == TM_TREE_FILE, &t);
+    if (ft < 0) return ft;
+    if (t) return tm_treerun_bcast(x, t);
     const struct tm_cgroup *mine = tm_cnet_mine(x);
     const struct tm_cargs *lead = tm_cnet_arg(x, mine->members[0]);
     int root = lead->root, rg = x->h->group_of[root];
@@ -271,6 +288,11 @@ static int red_setup(struct tm_cnet *x, struct red *r, unsigned char **ret_buf)
 
 int tm_hier_reduce(struct tm_cnet *x)
 {
+    const struct tm_tree_file *t;
+    enum tm_tree_shape cs = x->h->conf.reduce;
+    int ft = file_tree(x, cs == TM_TREE_AUTO, cs == TM_TREE_FILE, &t);
+    if (ft < 0) return ft;
+    if (t && (ft = tm_treerun_reduce(x, t, 0)) <= 0) return ft; /* 1: rank order needs ours */
     struct red r;
     unsigned char *acc;
     int err = red_setup(x, &r, &acc);
@@ -355,13 +377,19 @@ static int allreduce_ring(struct tm_cnet *x, const struct red *r, unsigned char 
 
 int tm_hier_allreduce(struct tm_cnet *x)
 {
+    const struct tm_tree_file *t;
+    enum tm_allreduce_algo ca = x->h->conf.allreduce;
+    int ft = file_tree(x, ca == TM_AR_AUTO, ca == TM_AR_TREE_FILE, &t);
+    if (ft < 0) return ft;
+    if (t && (ft = tm_treerun_reduce(x, t, 1)) <= 0) return ft;
     struct red r;
     unsigned char *acc;
     int err = red_setup(x, &r, &acc);
     if (err || !acc) return err;
     unsigned char *tmp = acc + r.span;
     enum tm_allreduce_algo al = x->h->conf.allreduce;
-    if (al == TM_AR_AUTO || (!r.lead->op.commute && al != TM_AR_REDUCE_BCAST))
+    if (al == TM_AR_AUTO || al == TM_AR_TREE_FILE ||
+        (!r.lead->op.commute && al != TM_AR_REDUCE_BCAST))
         al = tm_allreduce_choose(x->h->ngroups, r.span, r.lead->op.commute);
     if (al == TM_AR_RECDOUBLING) {
         err = allreduce_recdbl(x, &r, acc, tmp);

@@ -2,6 +2,7 @@
  * (fan-in to the leader, fan-out), and the leaders' messages (coll_net.h). */
 #include "coll_net.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,15 +12,114 @@
 
 /* ---- configuration ---- */
 
-/* Environment first (the job's -x variables, then the agent's: getenv is interposed for rank
- * threads); an unknown value keeps AUTO, since a typo must not stop a job. */
-static void conf_read(struct tm_cconf *cf)
+/* One setting: the environment (the job's -x variables, then the agent's: getenv is
+ * interposed for rank threads) wins over tmpid.conf's value handed over in svc. */
+static const char *setting(const char *env, const char *conf, const char **ret_from)
 {
-    const char *v;
-    memset(cf, 0, sizeof *cf);
-    if ((v = getenv("TMPI_COLL_BCAST"))) (void)tm_tree_shape_parse(v, &cf->bcast);
-    if ((v = getenv("TMPI_COLL_REDUCE"))) (void)tm_tree_shape_parse(v, &cf->reduce);
-    if ((v = getenv("TMPI_COLL_ALLREDUCE"))) (void)tm_allreduce_parse(v, &cf->allreduce);
+    const char *v = getenv(env);
+    *ret_from = env;
+    if (v && *v) return v;
+    *ret_from = NULL;
+    return conf;
+}
+
+static void conf_bad(struct tm_cconf *cf, const char *env, const char *v, const char *names)
+{
+    if (cf->err) return; /* the first problem is the one reported */
+    cf->err = -EINVAL;
+    if (env)
+        snprintf(cf->msg, sizeof cf->msg, "%s=\"%s\": not one of %s", env, v, names);
+    else /* the agent checked its file; only a mismatched agent gets here */
+        snprintf(cf->msg, sizeof cf->msg, "tmpid.conf: bad collective algorithm \"%s\"", v);
+}
+
+static void conf_read(const struct tmpi_svc *svc, const struct tm_comm *c, struct tm_cconf *cf)
+{
+    const char *v, *from;
+    cf->bcast = cf->reduce = TM_TREE_AUTO;
+    cf->allreduce = TM_AR_AUTO;
+    cf->err = 0;
+    cf->msg[0] = '\0';
+    cf->world = c->builtin && !c->world_of;
+    cf->tree_path = NULL;
+    atomic_init(&cf->tree, NULL);
+    if ((v = setting("TMPI_COLL_BCAST", svc ? svc->coll_bcast : NULL, &from)) &&
+        tm_tree_shape_parse(v, &cf->bcast) < 0)
+        conf_bad(cf, from, v, TM_TREE_SHAPE_NAMES);
+    if ((v = setting("TMPI_COLL_REDUCE", svc ? svc->coll_reduce : NULL, &from)) &&
+        tm_tree_shape_parse(v, &cf->reduce) < 0)
+        conf_bad(cf, from, v, TM_TREE_SHAPE_NAMES);
+    if ((v = setting("TMPI_COLL_ALLREDUCE", svc ? svc->coll_allreduce : NULL, &from)) &&
+        tm_allreduce_parse(v, &cf->allreduce) < 0)
+        conf_bad(cf, from, v, TM_ALLREDUCE_NAMES);
+    v = setting("TMPI_COLL_TREE_FILE", svc ? svc->coll_tree_file : NULL, &from);
+    if (v && !(cf->tree_path = strdup(v)) && !cf->err) {
+        cf->err = -EINVAL;
+        snprintf(cf->msg, sizeof cf->msg, "out of memory reading the collective settings");
+    }
+    if (!v && !cf->err &&
+        (cf->bcast == TM_TREE_FILE || cf->reduce == TM_TREE_FILE ||
+         cf->allreduce == TM_AR_TREE_FILE)) {
+        cf->err = -EINVAL;
+        snprintf(cf->msg, sizeof cf->msg,
+                 "algorithm tree_file without a tree file (set TMPI_COLL_TREE_FILE or tmpid.conf "
+                 "[mpi] coll_tree_file)");
+    }
+}
+
+/* Loads the tree file for c once; every leader gets the same result. */
+static struct tm_ctree *ctree_load(struct tm_chier *h, int size)
+{
+    struct tm_ctree *t = atomic_load_explicit(&h->conf.tree, memory_order_acquire);
+    if (t) return t;
+    t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    char why[256];
+    if (tm_tree_file_load(h->conf.tree_path, &t->t, why, sizeof why) < 0) {
+        t->err = -EINVAL;
+        snprintf(t->msg, sizeof t->msg, "tree file rejected: %s", why);
+    } else {
+        t->fits = t->t.n == size;
+        if (!t->fits)
+            snprintf(t->msg, sizeof t->msg,
+                     "tree file %s has %d ranks but MPI_COMM_WORLD has %d (algorithm tree_file)",
+                     h->conf.tree_path, t->t.n, size);
+    }
+    struct tm_ctree *expected = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&h->conf.tree, &expected, t,
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        tm_tree_file_free(&t->t);
+        free(t);
+        t = expected;
+    }
+    return t;
+}
+
+int tm_chier_tree(struct tm_cnet *x, int explicit_, const struct tm_tree_file **ret)
+{
+    *ret = NULL;
+    if (!x->h->conf.tree_path) return 0;
+    struct tm_ctree *t = ctree_load(x->h, x->c->size);
+    if (!t) return -ENOMEM;
+    if (t->err) return t->err;
+    if (t->fits) {
+        *ret = &t->t;
+        return 0;
+    }
+    /* A tree file written for the job that does not fit it is a mistake worth stopping for;
+     * other communicators just do not use it. */
+    return explicit_ && x->h->conf.world ? -EINVAL : 0;
+}
+
+const char *tm_chier_error(struct tm_rank *me, struct tm_comm *c)
+{
+    (void)me;
+    struct tm_chier *h = atomic_load_explicit(&c->coll.hier, memory_order_acquire);
+    if (!h) return NULL;
+    if (h->conf.err) return h->conf.msg;
+    struct tm_ctree *t = atomic_load_explicit(&h->conf.tree, memory_order_acquire);
+    if (t && (t->err || (!t->fits && h->conf.world))) return t->msg;
+    return NULL;
 }
 
 /* ---- the hierarchy ---- */
@@ -27,20 +127,26 @@ static void conf_read(struct tm_cconf *cf)
 void tm_chier_free(struct tm_chier *h)
 {
     if (!h) return;
-    for (int i = 0; h->g && i < h->ngroups; i++)
+    for (int i = 0; h->g && i < h->ngroups; i++) {
         free(h->g[i].members);
+        tm_tplan_free(h->g[i].plan);
+    }
     free(h->g);
     free(h->group_of);
     free(h->group_of_node);
-    if (h->conf.tree) tm_tree_file_free(h->conf.tree);
-    free(h->conf.tree);
+    struct tm_ctree *t = atomic_load_explicit(&h->conf.tree, memory_order_acquire);
+    if (t) tm_tree_file_free(&t->t);
+    free(t);
+    free(h->conf.tree_path);
     free(h);
 }
 
-static struct tm_chier *chier_build(const struct tmpi_rank_info *info, const struct tm_comm *c)
+static struct tm_chier *chier_build(const struct tm_rank *me, const struct tm_comm *c)
 {
+    const struct tmpi_rank_info *info = me->info;
     struct tm_chier *h = calloc(1, sizeof *h);
     if (!h) return NULL;
+    conf_read(me->job->svc, c, &h->conf);
     int nn = info->nnodes, n = c->size;
     h->nnodes = nn;
     h->group_of = malloc(sizeof *h->group_of * (size_t)n);
@@ -76,7 +182,6 @@ static struct tm_chier *chier_build(const struct tmpi_rank_info *info, const str
         if (r && gi != h->group_of[r - 1] && gi != h->group_of[r - 1] + 1) h->contiguous = 0;
     }
     free(count);
-    conf_read(&h->conf);
     return h;
 err:
     free(count);
@@ -88,7 +193,7 @@ struct tm_chier *tm_chier_get(struct tm_rank *me, struct tm_comm *c)
 {
     struct tm_chier *h = atomic_load_explicit(&c->coll.hier, memory_order_acquire);
     if (h) return h;
-    h = chier_build(me->info, c);
+    h = chier_build(me, c);
     if (!h) return NULL;
     struct tm_chier *expected = NULL;
     if (!atomic_compare_exchange_strong_explicit(&c->coll.hier, &expected, h,

@@ -45,14 +45,31 @@ struct tm_cgroup {
     int n;        /* members on that node */
     int *members; /* their comm ranks, ascending: members[0] leads */
     uint64_t seq; /* rounds the leader has run (message tags) */
+    struct tm_tplan *plan; /* the leader's walk of the tree file for its last root (leader only) */
 };
 
-/* Algorithms chosen by configuration (TMPI_COLL_*, [mpi] coll_*), read when the hierarchy is
- * built; AUTO: by size (coll_tree.h). */
+/* A tree file as one communicator sees it, loaded by the first leader that needs it and
+ * immutable once installed. */
+struct tm_ctree {
+    int err;        /* 0, or -EINVAL: the file is rejected (msg says why) */
+    int fits;       /* the file has as many ranks as the communicator: its tree is used */
+    struct tm_tree_file t;
+    char msg[320];
+};
+
+/* Algorithms chosen by configuration, read when the hierarchy is built: the job's environment
+ * (TMPI_COLL_BCAST, _REDUCE, _ALLREDUCE, _TREE_FILE) first, then tmpid.conf [mpi] coll_* (svc).
+ * AUTO: the tree file if one is given and fits, else by size (coll_tree.h).  A bad value makes
+ * every Bcast, Reduce and Allreduce on the communicator fail with MPI_ERR_ARG and msg (a typo
+ * must not silently run something else); Barrier and communicator creation still work. */
 struct tm_cconf {
     enum tm_tree_shape bcast, reduce;
     enum tm_allreduce_algo allreduce;
-    struct tm_tree_file *tree; /* TMPI_COLL_TREE_FILE; NULL if none or rejected */
+    int err;           /* 0 or -EINVAL */
+    char msg[200];
+    int world;         /* the communicator is MPI_COMM_WORLD (a tree file must fit it) */
+    char *tree_path;   /* NULL: no tree file */
+    _Atomic(struct tm_ctree *) tree;
 };
 
 /* Immutable once installed (groups' counters aside). */
@@ -129,6 +146,27 @@ int tm_hier_allreduce(struct tm_cnet *x);
 int tm_hier_bcast_bytes(struct tm_cnet *x, int root, void *buf, size_t bytes);
 int tm_hier_allgather_bytes(struct tm_cnet *x, const void *mine, size_t bytes, void *all,
                             size_t cap, size_t *lens);
+
+/* ---- tree files (coll_net.c loads, coll_treerun.c runs) ---- */
+
+/* The tree file for a collective whose algorithm is AUTO (explicit 0) or FILE (explicit 1):
+ * *ret is NULL when there is none or it does not fit this communicator (then the usual
+ * algorithm runs).  -EINVAL when the file is rejected, or (explicit, MPI_COMM_WORLD) does not
+ * fit; tm_chier_error() says why. */
+int tm_chier_tree(struct tm_cnet *x, int explicit_, const struct tm_tree_file **ret);
+/* Why a collective on c failed with -EINVAL because of its configuration; NULL if it did not. */
+const char *tm_chier_error(struct tm_rank *me, struct tm_comm *c);
+
+/* Bcast along exactly the edges of tree t (re-rooted at the root): edges between two ranks of
+ * this node are copies between their buffers, edges to or from another node are leader
+ * messages.  0 or a negative errno. */
+int tm_treerun_bcast(struct tm_cnet *x, const struct tm_tree_file *t);
+/* Reduce along t to the root (Reduce) or to t's root and back down (Allreduce).  Returns 1,
+ * having done nothing, if the op does not commute and some subtree does not hold consecutive
+ * ranks (rank order cannot be kept: the caller runs its usual algorithm); else 0 or a
+ * negative errno. */
+int tm_treerun_reduce(struct tm_cnet *x, const struct tm_tree_file *t, int all);
+void tm_tplan_free(struct tm_tplan *p);
 
 /* Receive daemon upcalls for NETD_COLL frames of this job (svc.h net_header / net_frame,
  * dispatched by net.c). */
