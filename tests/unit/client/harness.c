@@ -57,6 +57,8 @@ struct th_node {
 struct th_job {
     struct tmpi_rank_info *infos;
     int32_t *node_of_rank, *local_rank_of;
+    /* the harness's own copy of node_of_rank: tests may rewrite the infos they are handed */
+    int *home;
     int size, nnodes;
     struct th_node *nodes;
     int done_mode;
@@ -103,7 +105,7 @@ static struct th_node *node_of_self(void)
         abort();
     }
     struct th_job *j = th_self->job;
-    return &j->nodes[j->infos[th_self->rank].node];
+    return &j->nodes[j->home[th_self->rank]];
 }
 
 static int svc_job_state(void *(*create)(const struct tmpi_rank_info *, void *), void *arg,
@@ -334,9 +336,9 @@ static void deliver(struct th_node *nd, struct th_frame *f)
         bad = "bad header";
     } else if (h.job_id != j->infos[0].job_id) {
         bad = "job id";
-    } else if (h.src_rank >= j->size || j->node_of_rank[h.src_rank] != f->src_node) {
+    } else if (h.src_rank >= j->size || j->home[h.src_rank] != f->src_node) {
         bad = "source rank not on the sending node";
-    } else if (h.dst_rank >= j->size || j->node_of_rank[h.dst_rank] != nd->index) {
+    } else if (h.dst_rank >= j->size || j->home[h.dst_rank] != nd->index) {
         bad = "destination rank not on this node";
     } else if (((h.flags & NETD_F_COLL) != 0) != (f->chan == 1)) {
         bad = "COLL flag does not match the channel";
@@ -455,6 +457,7 @@ static void setup_nodes(struct th_job *j, const struct th_opts *o)
     for (int i = 0; i < n; i++) {
         int node = nn == 1 ? 0 : o->round_robin ? i % nn : i / per;
         j->node_of_rank[i] = node;
+        j->home[i] = node;
         j->local_rank_of[i] = count[node]++;
     }
     for (int k = 0; k < nn; k++) {
@@ -496,8 +499,10 @@ int th_run(const struct th_opts *o, th_rank_fn fn, void *arg, struct th_result *
     j->node_of_rank = calloc((size_t)n, sizeof(int32_t));
     j->local_rank_of = calloc((size_t)n, sizeof(int32_t));
     j->codes = calloc((size_t)n, sizeof(int));
+    j->home = calloc((size_t)n, sizeof(int));
     j->nodes = calloc((size_t)nn, sizeof *j->nodes);
-    if (!j->infos || !j->node_of_rank || !j->local_rank_of || !j->codes || !j->nodes) abort();
+    if (!j->infos || !j->node_of_rank || !j->local_rank_of || !j->codes || !j->home || !j->nodes)
+        abort();
     static uint64_t next_job_id = 1;
     uint64_t id = next_job_id++;
     for (int i = 0; i < n; i++) {
@@ -600,6 +605,7 @@ int th_run(const struct th_opts *o, th_rank_fn fn, void *arg, struct th_result *
     free(j->node_of_rank);
     free(j->local_rank_of);
     free(j->codes);
+    free(j->home);
     free(j);
     free(th);
     if (ret) *ret = res;
