@@ -24,8 +24,10 @@ enum tm_send_mode { TM_SEND_STANDARD, TM_SEND_SYNC, TM_SEND_BUFFERED };
 void tm_req_init_stack(struct tm_request *r, struct tm_rank *me, enum tm_req_kind kind,
                        MPI_Comm comm);
 
-/* Starts a send of bytes from buf to comm rank dest.  Returns 0 when the send is complete
- * (sreq done), 1 when it is pending in a rendezvous (sreq completes later), -ENOMEM. */
+/* Starts a send of bytes from buf to comm rank dest (on another node: net_p2p.h).  Returns 0
+ * when the send is complete (sreq done), 1 when it is pending in a rendezvous or three-phase
+ * exchange (sreq completes later; st_error is set if the link failed meanwhile), -ENOMEM, or
+ * -EPIPE when the link to the destination's node is gone. */
 int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t bytes, int dest,
             int tag, enum tm_send_mode mode, struct tm_request *sreq);
 

@@ -34,6 +34,15 @@ static inline int check_args(struct tm_rank *me, struct tm_commref **ret_cr, con
     return MPI_SUCCESS;
 }
 
+/* A send that could not start: out of memory, or (inter-node) the link to the peer's node is
+ * gone. */
+static int send_failed(struct tm_rank *me, MPI_Comm comm, const char *fn, int r)
+{
+    if (r == -ENOMEM) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    return tm_err(me, comm, MPI_ERR_OTHER, fn, "cannot send to the peer's node: %s",
+                  strerror(-r));
+}
+
 static int send_blocking(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest,
                          int tag, MPI_Comm comm, enum tm_send_mode mode)
 {
@@ -45,8 +54,10 @@ static int send_blocking(const char *fn, const void *buf, int count, MPI_Datatyp
     struct tm_request sreq;
     tm_req_init_stack(&sreq, me, TM_REQ_SEND, comm);
     int r = tm_send(me, cr, buf, bytes, dest, tag, mode, &sreq);
-    if (TM_UNLIKELY(r < 0)) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (TM_UNLIKELY(r < 0)) return send_failed(me, comm, fn, r);
     if (r == 1) tm_wait(me, tm_req_done_cond, &sreq);
+    if (TM_UNLIKELY(sreq.st_error)) /* inter-node: the link failed while sending */
+        return tm_err(me, comm, sreq.st_error, fn, "the message to rank %d was lost", dest);
     return MPI_SUCCESS;
 }
 
@@ -121,10 +132,11 @@ static int send_nonblocking(const char *fn, const void *buf, int count, MPI_Data
     struct tm_request *r = tm_req_alloc(me, TM_REQ_SEND);
     if (TM_UNLIKELY(!r)) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     r->comm = comm;
-    if (TM_UNLIKELY(tm_send(me, cr, buf, bytes, dest, tag, mode, r) < 0)) {
+    int rc = tm_send(me, cr, buf, bytes, dest, tag, mode, r);
+    if (TM_UNLIKELY(rc < 0)) {
         atomic_store_explicit(&r->done, 1, memory_order_relaxed);
         tm_req_free(me, r);
-        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+        return send_failed(me, comm, fn, rc);
     }
     *request = r;
     return MPI_SUCCESS;
@@ -222,7 +234,7 @@ TM_API int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendty
     if (TM_UNLIKELY(r < 0)) {
         /* The receive stays posted on the stack: take it back before returning. */
         if (!tm_cancel_recv(me, &rreq)) tm_wait(me, tm_req_done_cond, &rreq);
-        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+        return send_failed(me, comm, fn, r);
     }
     if (r == 1) tm_wait(me, tm_req_done_cond, &sreq);
     tm_wait(me, tm_req_done_cond, &rreq);
@@ -257,7 +269,7 @@ TM_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, in
     if (r == 1) tm_wait(me, tm_req_done_cond, &sreq);
     if (r < 0 && tm_cancel_recv(me, &rreq)) {
         free(tmp);
-        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+        return send_failed(me, comm, fn, r);
     }
     tm_wait(me, tm_req_done_cond, &rreq);
     if (rreq.st_bytes) memcpy(buf, tmp, rreq.st_bytes);
@@ -267,7 +279,7 @@ TM_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, in
         return tm_err(me, comm, rreq.st_error, fn,
                       "message from rank %d tag %d does not fit in %zu bytes", rreq.st_source,
                       rreq.st_tag, bytes);
-    if (TM_UNLIKELY(r < 0)) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (TM_UNLIKELY(r < 0)) return send_failed(me, comm, fn, r);
     return MPI_SUCCESS;
 }
 TM_ALIAS(Sendrecv_replace)

@@ -47,6 +47,7 @@ struct th_node {
     pthread_cond_t qcond;
     struct th_fifo *in; /* [src node * 2 + chan] */
     unsigned next_fifo; /* round robin over the queues (qlock) */
+    _Atomic(uint64_t) broken; /* bit k: the link from this node to node k is down */
     int stop;           /* qlock */
     pthread_t daemon;
     int have_daemon;
@@ -302,6 +303,7 @@ static int svc_net_send(void *net, int node, int channel, const struct netd_hdr 
 {
     struct th_node *from = net;
     struct th_job *j = from->job;
+    if (node >= 0 && node < 64 && (atomic_load(&from->broken) >> node & 1)) return -EPIPE;
     uint64_t k = atomic_fetch_add(&j->nsent, 1);
     int later = j->done_mode == TH_DONE_LATER || (j->done_mode == TH_DONE_MIXED && k % 3 == 1);
     int r = net_queue(from, node, channel, h, payload, later && done, done, arg);
@@ -314,6 +316,15 @@ int th_net_inject(int from, int to, int channel, const struct netd_hdr *h)
     struct th_job *j = th_cur_job;
     if (!j || j->nnodes < 2 || from < 0 || from >= j->nnodes) return -EINVAL;
     return net_queue(&j->nodes[from], to, channel, h, NULL, 0, NULL, NULL);
+}
+
+int th_net_break(int from, int to)
+{
+    struct th_job *j = th_cur_job;
+    if (!j || from < 0 || from >= j->nnodes || to < 0 || to >= j->nnodes || to >= 64)
+        return -EINVAL;
+    atomic_fetch_or(&j->nodes[from].broken, (uint64_t)1 << to);
+    return 0;
 }
 
 static void fault(struct th_job *j, int node, const char *what, const struct netd_hdr *h)

@@ -58,6 +58,8 @@ int th_run(const struct th_opts *o, th_rank_fn fn, void *arg, struct th_result *
  * protocol errors).  Rank threads only, nnodes > 1; 0 or -EINVAL. */
 struct netd_hdr;
 int th_net_inject(int from, int to, int channel, const struct netd_hdr *h);
+/* From now on net_send from node `from` to node `to` fails with -EPIPE (a lost link). */
+int th_net_break(int from, int to);
 
 /* Registers and runs named tests: th_main(argc, argv, tests) runs those named on the command
  * line, or all; prints PASS/FAIL per test; returns the process exit status. */

@@ -704,6 +704,34 @@ static int t_protocol_error_aborts(void)
     return 0;
 }
 
+/* A send over a link that is gone fails with an MPI error instead of hanging. */
+static int rank_link_down(int rank, int size, void *arg)
+{
+    (void)arg;
+    (void)size;
+    NP_MPI(MPI_Init(NULL, NULL));
+    if (rank == 0) {
+        NP_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        NP_CHECK(th_net_break(0, 1) == 0, "th_net_break");
+        static char b[3 * LIMIT];
+        int e1 = MPI_Send(b, 10, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+        int e2 = MPI_Send(b, (int)sizeof b, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+        MPI_Request rq = MPI_REQUEST_NULL;
+        int e3 = MPI_Issend(b, 1, MPI_BYTE, 1, 1, MPI_COMM_WORLD, &rq);
+        NP_CHECK(e1 == MPI_ERR_OTHER && e2 == MPI_ERR_OTHER && e3 == MPI_ERR_OTHER &&
+                     rq == MPI_REQUEST_NULL,
+                 "expected MPI_ERR_OTHER (%d) three times, got %d/%d/%d", MPI_ERR_OTHER, e1, e2,
+                 e3);
+    }
+    return 0;
+}
+
+static int t_link_down(void)
+{
+    struct cfg c = {.nranks = 2, .nnodes = 2};
+    return run(&c, rank_link_down, NULL);
+}
+
 static const struct th_test tests[] = {
     {"ring", t_ring},
     {"all_pairs_sizes", t_pairs},
@@ -714,6 +742,7 @@ static const struct th_test tests[] = {
     {"nonblocking", t_nonblocking},
     {"probe_truncate_cancel_misc", t_misc},
     {"protocol_error_aborts", t_protocol_error_aborts},
+    {"link_down_fails_send", t_link_down},
     {NULL, NULL},
 };
 
