@@ -283,17 +283,17 @@ int tm_hier_gather(struct tm_cnet *x)
     for (int gi = 0; want && gi < x->h->ngroups; gi++) {
         if (gi == rg) continue;
         const struct tm_cgroup *g = &x->h->g[gi];
-        size_t dn[1];
+        size_t dn;
         const struct tm_type *dt;
         for (int i = 0; i < g->n; i++) {
-            (void)tm_cblk_out(ra, g->members[i], dn, &dt);
-            want[i] = tm_dt_span(dn[0], dt);
+            (void)tm_cblk_out(ra, g->members[i], &dn, &dt);
+            want[i] = tm_dt_span(dn, dt);
         }
         struct pk p;
         mv_recv(&m, gi, (size_t)g->n, want, &p);
         for (int i = 0; p.buf && i < g->n; i++) {
-            void *dst = tm_cblk_out(ra, g->members[i], dn, &dt);
-            trunc |= put(dst, dn[0], dt, pk_at(&p, (size_t)i), pk_len(&p, (size_t)i));
+            void *dst = tm_cblk_out(ra, g->members[i], &dn, &dt);
+            trunc |= put(dst, dn, dt, pk_at(&p, (size_t)i), pk_len(&p, (size_t)i));
         }
         pk_free(&p);
     }
