@@ -1,6 +1,7 @@
 /* tmpictl — ask the local agent about itself and its jobs, or cancel a job.
  *
  *   tmpictl [--agent SOCKET] [--json] status | jobs | cancel JOBID | ping HOST:PORT
+ *   tmpictl [--json] tree --nodes N --ppn K ...   (ctl_tree.c: pure computation, no agent)
  *
  * One request, one reply, on the agent's Unix socket (which tells the agent who we are via
  * SO_PEERCRED; the agent decides what we may see and cancel).  Unlike tmpi-launch this never
@@ -17,6 +18,7 @@
 
 #include "ctl_conn.h"
 #include "ctl_json.h"
+#include "ctl_tree.h"
 #include "frame.h"
 #include "tmpi_config.h"
 
@@ -42,6 +44,9 @@ static void usage(FILE *f)
           "  cancel JOBID   end a job\n"
           "  ping HOST:PORT have the agent connect to another agent, prove the cluster key\n"
           "                 both ways and time one round trip\n"
+          "  tree --nodes N --ppn K [...]\n"
+          "                 the algorithm and tree a collective of that layout would use\n"
+          "                 between nodes (no agent needed; tmpictl tree --help)\n"
           "Options:\n"
           "  --agent SOCKET the agent's socket (default: $TMPI_AGENT, else " TMPI_SYSTEM_SOCKET
           ")\n"
@@ -270,9 +275,25 @@ static int request(const struct ctl_opts *o, int fd, Tmpi__Envelope **ret)
     return frame_read_fd(fd, FRAME_DEFAULT_MAX, ret);
 }
 
+/* Index of "tree" if it is the command (after the global options), else 0. */
+static int tree_command(int argc, char **argv, bool *json)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            *json = true;
+        else if (strcmp(argv[i], "--agent") == 0)
+            i++;
+        else if (strncmp(argv[i], "--agent=", 8) != 0)
+            return strcmp(argv[i], "tree") == 0 ? i : 0;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct ctl_opts o = {0};
+    int t = tree_command(argc, argv, &o.json);
+    if (t) return ctl_tree_main(argc - t, argv + t, o.json);
     int r = parse_args(argc, argv, &o);
     if (r) return r < 0 ? 0 : r;
     /* A vanished agent shows up as EPIPE from write, not as a silent death. */
