@@ -157,13 +157,13 @@ void tm_net_proto_error(struct tm_net *n, int node, const char *fmt, ...)
     }
     pthread_mutex_unlock(&n->err_lock);
     atomic_fetch_add_explicit(&n->net_errors, 1, memory_order_seq_cst);
-    /* Ranks blocked in a wait look at net_errors when they wake (tm_net_poll in wait.c). */
+    /* Ranks blocked in a wait look at net_errors when they wake (tm_net_check in wait.c). */
     struct tm_job *j = n->job;
     for (int i = 0; i < j->size; i++)
         if (n->node_of_rank[i] == n->node) tm_wake_force(&j->ranks[i].waker);
 }
 
-void tm_net_poll_slow(struct tm_rank *me)
+void tm_net_check_slow(struct tm_rank *me)
 {
     struct tm_net *n = me->job->net;
     if (atomic_load_explicit(&n->net_errors, memory_order_seq_cst)) {

@@ -7,10 +7,11 @@
  *  - rank threads: tm_net_isend() from tm_send() when the destination sits on another node
  *    (TMPI_NET_P2P) and from the collectives' inter-node phase (TMPI_NET_COLL);
  *    tm_net_consume() from tm_recv() when the matched unexpected entry is one of ours;
- *    tm_net_poll() on sends, receives and waits (protocol errors); tm_net_idle() before a wait
+ *    tm_net_check() on sends, receives and waits (protocol errors); tm_net_idle() before a wait
  *    blocks (lazy ACKs);
- *  - the agent's receive daemons: tm_net_p2p_header() / tm_net_p2p_frame(), through the upcall
- *    dispatch in net.c (net.h).  They never block except on mailbox and table locks.
+ *  - the agent's receive daemons, or a rank thread reading its links inside svc->net_poll (no
+ *    libtmpi lock held then): tm_net_p2p_header() / tm_net_p2p_frame(), through the upcall
+ *    dispatch in net.c (net.h).  They never block except on mailbox, link and table locks.
  *
  * Receiving needs nothing new: a message from another node lands in the receiver's mailbox in
  * arrival order (an eager one in a pool buffer, a three-phase or held one as a header-only
@@ -115,18 +116,18 @@ void tm_net_consume(struct tm_rank *me, struct tm_request *rreq, struct tm_env *
 
 /* A rank thread of a multi-node job passes here on every send, receive and wait: if a daemon
  * saw a protocol error, the job is aborted with its message (daemons cannot fail a job). */
-void tm_net_poll_slow(struct tm_rank *me);
-static inline void tm_net_poll(struct tm_rank *me, struct tm_net *n)
+void tm_net_check_slow(struct tm_rank *me);
+static inline void tm_net_check(struct tm_rank *me, struct tm_net *n)
 {
     if (__builtin_expect(atomic_load_explicit(&n->net_errors, memory_order_relaxed) != 0, 0))
-        tm_net_poll_slow(me);
+        tm_net_check_slow(me);
 }
 /* ... and here before it blocks: cumulative ACKs owed below the thresholds go out now, so a
  * sender that stopped sending does not keep its copies while this node sleeps. */
 void tm_net_flush_acks(struct tm_net *n);
 static inline void tm_net_idle(struct tm_rank *me, struct tm_net *n)
 {
-    tm_net_poll(me, n);
+    tm_net_check(me, n);
     if (atomic_load_explicit(&n->ack_dirty, memory_order_relaxed)) tm_net_flush_acks(n);
 }
 
@@ -136,7 +137,7 @@ size_t tm_net_retained_bytes(struct tm_net *n);
 /* ---- between net_p2p.c (sending side) and net_rx.c (receiving side) ---- */
 
 /* Counts a protocol error found in a frame from node (first message kept) and wakes this
- * node's ranks so the next of them aborts the job (tm_net_poll).  Any thread. */
+ * node's ranks so the next of them aborts the job (tm_net_check).  Any thread. */
 void tm_net_proto_error(struct tm_net *n, int node, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The sender's side of CTS and ACK frames (daemon). */

@@ -99,9 +99,9 @@ static void eager_seen(struct tm_net *n, int node, int chan, const struct netd_h
     rx->there = h->src_rank;
     pthread_mutex_unlock(&rx->lock);
     ack_link(n, node, chan, 0);
-    /* Below the thresholds the ACK is owed lazily: the next rank thread of this node that
-     * sends, receives or waits flushes it (tm_net_poll), and so does the next frame of another
-     * kind from this link. */
+    /* Below the thresholds the ACK is owed lazily: the next rank thread of this node that is
+     * about to block flushes it (tm_net_idle), and so does the next frame of another kind from
+     * this link. */
     atomic_store_explicit(&n->ack_dirty, 1, memory_order_seq_cst);
 }
 

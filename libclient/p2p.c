@@ -49,7 +49,7 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
     const int ctx = c->ctx, src = cr->rank;
     struct tm_net *net = me->job->net;
     if (TM_UNLIKELY(net)) {
-        tm_net_poll(me, net);
+        tm_net_check(me, net);
         if (tm_net_remote(net, w)) {
             sreq->st_source = dest;
             sreq->st_tag = tag;
@@ -150,7 +150,7 @@ void tm_recv_ctx(struct tm_rank *me, int ctx, void *buf, size_t cap, int src, in
         tm_req_set_done(rreq, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
         return;
     }
-    if (TM_UNLIKELY(me->job->net)) tm_net_poll(me, me->job->net);
+    if (TM_UNLIKELY(me->job->net)) tm_net_check(me, me->job->net);
     rreq->ctx = ctx;
     rreq->src = src;
     rreq->tag = tag;
@@ -190,7 +190,7 @@ int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int bl
         return 1;
     }
     struct tm_mbox *mb = &me->mbox;
-    if (TM_UNLIKELY(me->job->net)) tm_net_poll(me, me->job->net);
+    if (TM_UNLIKELY(me->job->net)) tm_net_check(me, me->job->net);
     for (;;) {
         pthread_mutex_lock(&mb->lock);
         struct tm_env *e = tm_match_unexp(mb, cr->c->ctx, src, tag, 0);

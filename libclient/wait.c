@@ -58,7 +58,7 @@ static void check_cancel(struct tm_rank *me)
     struct tm_job *j = me->job;
     if (TM_UNLIKELY(atomic_load_explicit(&j->cancelled, memory_order_acquire)))
         j->svc->rank_exit(1);
-    if (TM_UNLIKELY(j->net)) tm_net_poll(me, j->net);
+    if (TM_UNLIKELY(j->net)) tm_net_check(me, j->net);
 }
 
 void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
