@@ -161,3 +161,52 @@ setup() {
     expect_status 0
     [[ "$output" == *"usage: tmpictl tree"* ]]
 }
+
+# ---- the same tree file in a real job on two agents ----
+
+mlaunch() { timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" "$@"; }
+
+# The network messages of mn_bcast_count's Bcast (from rank 5), summed over the nodes.
+bcast_messages() {
+    awk '/^node .* bcast messages /{ s += $NF } END { print s + 0 }' <<<"$output"
+}
+
+@test "tree file in a job: 2 agents x 8 ranks, the Bcast crosses the file's 2 edges between nodes" {
+    start_cluster 2
+    local hosts
+    hosts=$(cluster_hostfile 8)
+    run mlaunch --hostfile "$hosts" -n 16 "$(prog mn_bcast_count)"
+    expect_status 0
+    [ "$(bcast_messages)" -eq 1 ] # auto: a flat tree between the 2 leaders
+    # what tmpictl tree says for this layout and root is what the job does
+    run --separate-stderr tmpictl tree --nodes 2 --ppn 8 --root 5 --tree-file "$seed002"
+    [[ "$output" == *"network messages: 2"* ]]
+    run mlaunch --hostfile "$hosts" -n 16 -x TMPI_COLL_TREE_FILE="$seed002" \
+        -x TMPI_COLL_BCAST=tree_file "$(prog mn_bcast_count)"
+    expect_status 0
+    [ "${lines[${#lines[@]} - 1]}" = OK ]
+    if [ "$(bcast_messages)" -ne 2 ]; then
+        echo "expected 2 network messages, got $(bcast_messages): $output" >&2
+        return 1
+    fi
+    run mlaunch --hostfile "$hosts" -n 16 -x TMPI_COLL_BCAST=fast "$(prog mn_bcast_count)"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *'MPI_Bcast: TMPI_COLL_BCAST="fast": not one of auto, flat, binomial, binary, tree_file (MPI_ERR_ARG)'* ]]
+}
+
+@test "tree file from tmpid.conf: used by jobs, a bad one stops the agent with both FILE:LINEs" {
+    local conf="$BATS_TEST_TMPDIR/tree.conf"
+    printf '[mpi]\ncoll_tree_file = %s\n' "$seed002" >"$conf"
+    start_cluster 2 --config "$conf"
+    run mlaunch --hostfile "$(cluster_hostfile 8)" -n 16 "$(prog mn_bcast_count)"
+    expect_status 0
+    [ "$(bcast_messages)" -eq 2 ]
+    stop_cluster
+    need_agent
+    local bad="$BATS_TEST_TMPDIR/bad.tree"
+    printf 'ranks 2\n0 -1\n1 0\n1 0\n' >"$bad"
+    printf '[mpi]\ncoll_bcast = binomial\n\ncoll_tree_file = %s\n' "$bad" >"$conf"
+    run --separate-stderr timeout 10 "$TMPID" --config "$conf" --socket "$BATS_TEST_TMPDIR/x.sock"
+    [ "$status" -ne 0 ]
+    [[ "$stderr" == *"$conf:4: bad value for [mpi] coll_tree_file: $bad:4: rank 1 is given twice"* ]]
+}
