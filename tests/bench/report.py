@@ -202,45 +202,17 @@ def write(store, cfg, im, outdir, quick):
     targets = target_rows(st, cfg)
     w("## Targets of issue 5\n\n")
     w(table(targets, ["figure", "TMPI", "Open MPI", "MPICH", "target", "achieved", "verdict"]))
-    w("\nInter-node figures (8 B latency and 4 MiB bandwidth across agents, 3 hosts x 4 ranks "
-      "Allreduce) wait for the agent mesh (issue 3); run.py has no multi-node series yet.\n\n")
+    w("\nInter-node rows: one agent per \"node\" on this one machine, peers forced over TCP; see "
+      "[across nodes](#point-to-point-across-nodes-2-nodes-x-1-rank) for what that means and its "
+      "caveats.\n\n")
 
     # ---- ping-pong
-    pp_lat = View(st, "pingpong", 0)
-    pp_bw = View(st, "pingpong", 1)
-    lat_sizes = [s for s in sizes(4, 1 << 20)]
-    bw_sizes = [s for s in sizes(1024, 4 << 20)]
     w("## Point-to-point, one node (2 ranks)\n\n")
-    w("### Ping-pong latency (half round trip, us)\n\n")
-    w(table([[size_label(s)] + impl_cols(pp_lat, s, True) for s in lat_sizes], ["size"] + HDR))
-    w("\n![ping-pong latency](pingpong_latency.png)\n\n")
-    w("### Ping-pong bandwidth (size / half round trip, MB/s, 10^6 bytes)\n\n")
-    w(table([[size_label(s)] + impl_cols(pp_bw, s, False) for s in bw_sizes], ["size"] + HDR))
-    w("\n![ping-pong bandwidth](pingpong_bandwidth.png)\n\n")
-    w("Both ranks reuse the same buffers, so sizes up to the L2 cache run from cache for every "
-      "implementation (the seed's \"transfer rate\" measure).\n\n")
-    for name, v, ss, lab, logy in [("pingpong_latency", pp_lat, lat_sizes, "us", True),
-                                   ("pingpong_bandwidth", pp_bw, bw_sizes, "MB/s", False)]:
-        dat = write_dat(outdir, name, ss, [lambda k, i=i: v.med(i, k) for i in IMPLS])
-        plot_lines(outdir, name, dat, name.replace("_", " "), "message size (bytes)", lab, True, logy,
-                   [LABEL[i] for i in IMPLS])
+    p2p_sections(w, st, outdir, "", "",
+                 "Both ranks reuse the same buffers, so sizes up to the L2 cache run from cache for "
+                 "every implementation (the seed's \"transfer rate\" measure).\n\n")
 
-    ow_t = View(st, "oneway", 0)
-    ow_r = View(st, "oneway", 1)
-    w("### One-way streaming (rank 0 sends back to back, rank 1 receives)\n\n")
-    w("Time per send (us), small messages:\n\n")
-    small = sizes(4, 8192)
-    w(table([[size_label(s)] + impl_cols(ow_t, s, True) for s in small], ["size"] + HDR))
-    w("\nRate (MB/s), large messages:\n\n")
-    large = sizes(16384, 4 << 20)
-    w(table([[size_label(s)] + impl_cols(ow_r, s, False) for s in large], ["size"] + HDR))
-    w("\n![one-way time per send](oneway_time.png) ![one-way rate](oneway_rate.png)\n\n")
-    dat = write_dat(outdir, "oneway_time", small, [lambda k, i=i: ow_t.med(i, k) for i in IMPLS])
-    plot_lines(outdir, "oneway_time", dat, "one-way streaming: time per send", "message size (bytes)", "us",
-               True, True, [LABEL[i] for i in IMPLS])
-    dat = write_dat(outdir, "oneway_rate", large, [lambda k, i=i: ow_r.med(i, k) for i in IMPLS])
-    plot_lines(outdir, "oneway_rate", dat, "one-way streaming: rate", "message size (bytes)", "MB/s",
-               True, False, [LABEL[i] for i in IMPLS])
+    net_sections(w, st, cfg, outdir)
 
     # ---- collectives
     cv = View(st, "coll")
@@ -384,21 +356,159 @@ def write(store, cfg, im, outdir, quick):
       cmdline([c if not c.startswith("/tmp/") else "$DIR/" + os.path.basename(c) for c in cfg["agent_cmd"]]).replace(
           "--ready-fd " + cfg["agent_cmd"][cfg["agent_cmd"].index("--ready-fd") + 1], "--ready-fd 3") +
       "   # empty tmpid.conf; READY=1 arrives on fd 3\n```\n\n")
-    w("Runs (first command of each series; the others differ only in -n):\n\n```\n")
+    if cfg.get("cluster_agent_cmd"):
+        c = [("$DIR/" + os.path.basename(x) if x.startswith("/tmp/") else x)
+             for x in cfg["cluster_agent_cmd"]]
+        c = [("$PORT1" if x.startswith("127.0.0.1:") else x) for x in c]
+        c[c.index("--ready-fd") + 1] = "3"
+        w("Agents across nodes (node1..node4, each with its own socket, name and free loopback port "
+          "PORTi, one key for all: `head -c 32 /dev/urandom`, mode 600); $HOSTFILE has one line "
+          "`127.0.0.1 slots=K port=PORTi` per node of the layout, node1 first:\n\n```\n" +
+          cmdline(c) + "\n```\n\n")
+
+    w("Runs (first and last command of each series, the others differ only in -n; every layout "
+      "of the figures across nodes):\n\n```\n")
     for fig, d in store.cmds.items():
         for impl, cmds in d.items():
-            for c in cmds[:1] + cmds[-1:] if len(cmds) > 1 else cmds:
+            for c in cmds if fig.startswith("net") or len(cmds) < 2 else cmds[:1] + cmds[-1:]:
                 c2 = [("$SOCK" if str(x).endswith("tmpid.sock") else x) for x in c]
                 c2 = [("$HOLDFILE" if "/hold." in str(x) else x) for x in c2]
+                c2 = [("$HOSTFILE" if str(x).startswith("/tmp/") and
+                       os.path.basename(str(x)).startswith("hosts") else x) for x in c2]
+                if fig.startswith("netns") and c2[:3] == ["ip", "netns", "exec"]:
+                    c2[3] = "$NS_A"
                 w(f"# {fig}, {LABEL.get(impl, impl)}\n{cmdline(c2)}\n")
     w("```\n\n")
     w("Rerun: `make bench` (full, about an hour) or `make bench QUICK=1` (quick mode: shorter points, "
       "N = 512 macro problems, runs over 20 s abandoned, Open MPI/MPICH launches over 10 s not repeated); "
       "one figure: `tests/bench/run.py --quick --only coll` (figures: p2p, coll, a1000, oversub, macro, "
-      "launch, memory). Every program prints `RESULT key=value ...` lines and aborts on a wrong answer.\n")
+      "launch, memory, net). Every program prints `RESULT key=value ...` lines and aborts on a wrong answer.\n")
 
     with open(os.path.join(outdir, "RESULTS.md"), "w") as f:
         f.write("".join(md))
+
+
+def p2p_sections(w, st, outdir, prefix, what, bw_note):
+    """Ping-pong and one-way tables and plots of figures PREFIX+pingpong / PREFIX+oneway; plot
+    files carry the prefix, plot titles end with `what`."""
+    pp_lat = View(st, prefix + "pingpong", 0)
+    pp_bw = View(st, prefix + "pingpong", 1)
+    lat_sizes = sizes(4, 1 << 20)
+    bw_sizes = sizes(1024, 4 << 20)
+    w("### Ping-pong latency (half round trip, us)\n\n")
+    w(table([[size_label(s)] + impl_cols(pp_lat, s, True) for s in lat_sizes], ["size"] + HDR))
+    w(f"\n![ping-pong latency]({prefix}pingpong_latency.png)\n\n")
+    w("### Ping-pong bandwidth (size / half round trip, MB/s, 10^6 bytes)\n\n")
+    w(table([[size_label(s)] + impl_cols(pp_bw, s, False) for s in bw_sizes], ["size"] + HDR))
+    w(f"\n![ping-pong bandwidth]({prefix}pingpong_bandwidth.png)\n\n")
+    w(bw_note)
+    for name, v, ss, lab, logy in [("pingpong_latency", pp_lat, lat_sizes, "us", True),
+                                   ("pingpong_bandwidth", pp_bw, bw_sizes, "MB/s", False)]:
+        dat = write_dat(outdir, prefix + name, ss, [lambda k, i=i: v.med(i, k) for i in IMPLS])
+        plot_lines(outdir, prefix + name, dat, name.replace("_", " ") + what, "message size (bytes)",
+                   lab, True, logy, [LABEL[i] for i in IMPLS])
+
+    ow_t = View(st, prefix + "oneway", 0)
+    ow_r = View(st, prefix + "oneway", 1)
+    w("### One-way streaming (rank 0 sends back to back, rank 1 receives)\n\n")
+    w("Time per send (us), small messages:\n\n")
+    small = sizes(4, 8192)
+    w(table([[size_label(s)] + impl_cols(ow_t, s, True) for s in small], ["size"] + HDR))
+    w("\nRate (MB/s), large messages:\n\n")
+    large = sizes(16384, 4 << 20)
+    w(table([[size_label(s)] + impl_cols(ow_r, s, False) for s in large], ["size"] + HDR))
+    w(f"\n![one-way time per send]({prefix}oneway_time.png) "
+      f"![one-way rate]({prefix}oneway_rate.png)\n\n")
+    dat = write_dat(outdir, prefix + "oneway_time", small, [lambda k, i=i: ow_t.med(i, k) for i in IMPLS])
+    plot_lines(outdir, prefix + "oneway_time", dat, "one-way streaming: time per send" + what,
+               "message size (bytes)", "us", True, True, [LABEL[i] for i in IMPLS])
+    dat = write_dat(outdir, prefix + "oneway_rate", large, [lambda k, i=i: ow_r.med(i, k) for i in IMPLS])
+    plot_lines(outdir, prefix + "oneway_rate", dat, "one-way streaming: rate" + what,
+               "message size (bytes)", "MB/s", True, False, [LABEL[i] for i in IMPLS])
+
+
+def keys_of(st, fig):
+    return {k[2] for k in list(st["values"]) + list(st["capped"]) if k[0] == fig}
+
+
+NET_SETUP = (
+    "Jobs spanning several agents on this one machine (2 cores): TMPI runs one `tmpid` per "
+    "\"node\", each keyed and listening on its own 127.0.0.1 port, and places the job with "
+    "`tmpi-launch --hostfile HOSTFILE --ppn K` (shared memory between ranks of one node, TCP "
+    "between agents). mpirun/mpiexec cannot split one host into nodes without ssh, so the peers "
+    "run every rank on this machine with **every pair over TCP**: Open MPI with "
+    "`--mca btl self,tcp`, MPICH (Debian's is ch4:ucx) with the environment "
+    "`MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self`. (Open MPI's TCP BTL leaves out 127.0.0.0/8 by "
+    "default and uses this machine's own eth0 address, which the kernel also delivers "
+    "locally.)\n\n"
+    "Caveats. All \"nodes\" share the 2 cores and the kernel's loopback path, so there is no "
+    "wire: these figures measure software overhead (system calls, copies, progress), not a "
+    "network. In layouts with several ranks per node (3x4, 4x4) **the peers also use TCP between "
+    "ranks of one \"node\", while TMPI uses shared memory inside a node**; on a real cluster the "
+    "peers would use shared memory there as well, so those layouts favour TMPI. The one-node "
+    "layout (1x4) runs the peers as they are (shared memory) and TMPI on node1's agent.\n\n")
+
+
+def net_sections(w, st, cfg, outdir):
+    """Point-to-point, collectives and seed 002 across nodes (figures net_* and netns_*)."""
+    if not any(keys_of(st, f) for f in ("net_pingpong", "net_oneway", "net_coll", "net_allreduce1000")):
+        return
+    w("## Point-to-point across nodes (2 nodes x 1 rank)\n\n")
+    w(NET_SETUP)
+    p2p_sections(w, st, outdir, "net_", " (2 nodes)", "")
+
+    w("### Across two network namespaces (veth link)\n\n")
+    ns = keys_of(st, "netns_pingpong")
+    if ns:
+        lat, bw, lo_lat, lo_bw = (View(st, "netns_pingpong", 0), View(st, "netns_pingpong", 1),
+                                  View(st, "net_pingpong", 0), View(st, "net_pingpong", 1))
+        w("TMPI only: two agents in two network namespaces joined by a veth pair "
+          "(192.0.2.1/24 and 192.0.2.2/24), so the link is a real (virtual) Ethernet device, not "
+          "loopback; the peers' launchers would need ssh into the namespaces. Beside it, TMPI's "
+          "loopback figure from above.\n\n")
+        rows = []
+        for s in sorted(ns):
+            rows.append([size_label(s), lat.cell("tmpi", s), lo_lat.cell("tmpi", s),
+                         bw.cell("tmpi", s, False), lo_bw.cell("tmpi", s, False)])
+        w(table(rows, ["size", "veth latency (us)", "loopback latency (us)", "veth MB/s",
+                       "loopback MB/s"]))
+        w("\n")
+    elif cfg.get("netns_failed"):
+        w("Not measured: the run failed:\n\n```\n" + cfg["netns_failed"] + "\n```\n\n")
+    else:
+        w("Not measured: " + cfg.get("netns_skipped", "not run") + ".\n\n")
+
+    cv = View(st, "net_coll")
+    ck = keys_of(st, "net_coll")
+    if ck:
+        w("## Collectives across nodes (us per call)\n\n")
+        w("Seed 000 Fig. 13 layouts, nodes x ranks per node; the same program and points as the "
+          "one-node collectives (Bcast/Reduce of 8 B with fixed, rotating and combo roots; "
+          "Allreduce MPI_SUM). Peers as described under point-to-point across nodes.\n\n")
+        opkeys = sorted({(k[0], k[1], k[4]) for k in ck}, key=coll_order)
+        for nodes, ppn in sorted({(k[2], k[3]) for k in ck}, key=lambda L: (L[0] * L[1], L)):
+            w(f"### {nodes} node{'s' if nodes > 1 else ''} x {ppn} rank{'s' if ppn > 1 else ''} "
+              f"({nodes * ppn} ranks)\n\n")
+            rows = [[op, root if root != "-" else "", size_label(size) if op != "barrier" else ""] +
+                    impl_cols(cv, (op, root, nodes, ppn, size), True, bound=lambda c: None)
+                    for op, root, size in opkeys]
+            w(table(rows, ["op", "root", "size"] + HDR))
+            w("\n")
+
+    av = View(st, "net_allreduce1000")
+    ak = sorted(keys_of(st, "net_allreduce1000"), key=lambda L: (L[0] * L[1], L))
+    if ak:
+        w("## Seed 002 Allreduce across nodes (1000 x MPI_Allreduce of one int, us per call)\n\n")
+        w("Capped runs: the whole run, start-up included, exceeded the cap; the bound is the cap "
+          "over 1000 calls.\n\n")
+        w(table([[f"{n} x {k}", n * k] + impl_cols(av, (n, k), True, bound=lambda c: c * 1e6 / 1000)
+                 for n, k in ak], ["nodes x ranks", "ranks"] + HDR))
+        w("\n")
+
+
+def coll_order(x):
+    return (["barrier", "bcast", "reduce", "allreduce"].index(x[0]),
+            ["-", "fixed", "rotate", "combo"].index(x[1]), x[2])
 
 
 def mb(kb):
@@ -469,8 +579,7 @@ def target_rows(st, cfg):
         rows.append(["intra-node ping-pong 4 MiB bandwidth (MB/s)", fmt(t), fmt(bw.med("ompi", k)),
                      fmt(bw.med("mpich", k)), ">= 1.5x higher", f"{f:.2f}x",
                      verdict(f >= 1.5, WHY.get("bw", "") if f < 1.5 else "")])
-    rows.append(["inter-node 8 B latency, 4 MiB bandwidth", "–", "–", "–", "0.7x / 1.3x", "–",
-                 "not measurable yet (no agent mesh, issue 3)"])
+    rows += net_target_rows(st, best, verdict)
     rg = View(st, "ring")
     cv = View(st, "coll")
     for P in (16,):
@@ -486,8 +595,7 @@ def target_rows(st, cfg):
             rows.append([f"{P} ranks on 2 cores: 8 B Allreduce (us)", fmt(t), fmt(o), cv.cell("mpich", key),
                          ">= 4x faster than Open MPI", f"{f:.2f}x",
                          verdict(f >= 4, WHY.get("allreduce16", "") if f < 4 else "")])
-    rows.append(["8 B Allreduce, 3 hosts x 4 ranks", "–", "–", "–", ">= 3x", "–",
-                 "not measurable yet (issue 3)"])
+    rows += net_allreduce_rows(st, verdict)
     lv = View(st, "launch")
     t, o = lv.med("tmpi", 64), lv.med("ompi", 64)
     if t and o:
@@ -520,6 +628,54 @@ def target_rows(st, cfg):
             rows.append([f"{name}, 16 ranks (MFLOP/s)", fmt(t), v.cell("ompi", 16, False, lambda c: None),
                          v.cell("mpich", 16, False, lambda c: None),
                          ">= 1.5x MFLOP/s", f"{f:.2f}x", verdict(f >= 1.5, WHY.get(prog, "") if f < 1.5 else "")])
+    return rows
+
+
+def net_target_rows(st, best, verdict):
+    """Inter-node 8 B latency (no worse than the best peer, aim 0.7x) and 4 MiB bandwidth
+    (>= 1.3x the best peer), 2 nodes x 1 rank."""
+    rows = []
+    pp = View(st, "net_pingpong", 0)
+    t, o = pp.med("tmpi", 8), best(pp, 8, True)
+    if t and o:
+        f = t / o
+        aim = "aim 0.7x reached" if f <= 0.7 else f"aim 0.7x not reached: TMPI needs {t - 0.7 * o:.2f} us less"
+        rows.append(["inter-node ping-pong 8 B latency, 2 nodes x 1 rank (us)", fmt(t),
+                     fmt(pp.med("ompi", 8)), fmt(pp.med("mpich", 8)),
+                     "<= best peer (aim 0.7x)", f"{f:.2f}x of best",
+                     verdict(f <= 1.0, aim if f <= 1.0 else f"TMPI needs {t - o:.2f} us less; {aim}")])
+    bw = View(st, "net_pingpong", 1)
+    k = 4 << 20
+    t, o = bw.med("tmpi", k), best(bw, k, False)
+    if t and o:
+        f = t / o
+        rows.append(["inter-node ping-pong 4 MiB bandwidth, 2 nodes x 1 rank (MB/s)", fmt(t),
+                     fmt(bw.med("ompi", k)), fmt(bw.med("mpich", k)), ">= 1.3x higher", f"{f:.2f}x",
+                     verdict(f >= 1.3, "")])
+    return rows
+
+
+def net_allreduce_rows(st, verdict):
+    """Seed 002 Allreduce (one int, latency-bound like 8 B) across nodes against Open MPI:
+    3 x 4 at least 3x faster, 3 x 1 no slower. A capped Open MPI run gives a lower bound."""
+    rows = []
+    av = View(st, "net_allreduce1000")
+    for (n, k), want, text in [((3, 4), 3.0, ">= 3x faster than Open MPI"),
+                               ((3, 1), 1.0, "no slower than Open MPI")]:
+        t, o, c = av.med("tmpi", (n, k)), av.med("ompi", (n, k)), av.cap("ompi", (n, k))
+        if not t:
+            continue
+        if o:
+            f, got = o / t, f"{o / t:.2f}x"
+        elif c not in (None, "failed"):
+            f = c * 1e6 / 1000 / t
+            got = f"> {f:.2f}x (Open MPI capped)"
+        else:
+            continue
+        rows.append([f"Allreduce, {n} hosts x {k} rank{'s' if k > 1 else ''} (seed 002, one int; us)",
+                     fmt(t), av.cell("ompi", (n, k), True, lambda c: c * 1e6 / 1000),
+                     av.cell("mpich", (n, k), True, lambda c: c * 1e6 / 1000), text, got,
+                     verdict(f >= want, "")])
     return rows
 
 

@@ -10,6 +10,10 @@ implementations alternating run by run (TMPI, Open MPI, MPICH, TMPI, ...), and w
 docs/bench/RESULTS.md (medians, ratios, machine, versions, command lines) and PNG plots.
 Raw results go to tests/bench/results/ (not committed).
 
+Figures across nodes (`--only net`) run one keyed agent per "node" on this machine (Cluster) and
+force the peers over TCP; when network namespaces are permitted, a TMPI ping-pong also runs
+between two agents in two namespaces joined by a veth pair.
+
 Nothing here asserts on a time; a benchmark program that gets a wrong answer aborts, and the
 driver then stops with an error.
 """
@@ -21,6 +25,7 @@ import re
 import shlex
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -113,9 +118,10 @@ def build_programs(im):
 
 
 class Agent:
-    """A tmpid of our own on a private socket; readiness through --ready-fd."""
+    """A tmpid of our own on a private socket; readiness through --ready-fd. extra: more tmpid
+    arguments (name, listen address, key file); prefix: a command to run it under (ip netns exec)."""
 
-    def __init__(self, build, workdir, name):
+    def __init__(self, build, workdir, name, extra=(), prefix=()):
         self.dir = tempfile.mkdtemp(prefix=name + ".", dir=workdir)
         self.sock = os.path.join(self.dir, "tmpid.sock")
         conf = os.path.join(self.dir, "tmpid.conf")
@@ -123,15 +129,18 @@ class Agent:
         self.log = open(os.path.join(self.dir, "tmpid.log"), "w")
         r, w = os.pipe()
         self.cmd = [os.path.join(build, "agent", "tmpid"), "--config", conf, "--socket", self.sock,
-                    "--ready-fd", str(w), "--log-level", "warning"]
-        self.proc = subprocess.Popen(self.cmd, pass_fds=(w,), stdout=self.log, stderr=self.log,
-                                     cwd="/")
+                    "--ready-fd", str(w), "--log-level", "warning"] + list(extra)
+        self.proc = subprocess.Popen(list(prefix) + self.cmd, pass_fds=(w,), stdout=self.log,
+                                     stderr=self.log, cwd="/")
+        self.pid = self.proc.pid
         os.close(w)
         with os.fdopen(r) as f:
             line = f.readline().strip()
         if line != "READY=1":
-            raise RuntimeError("tmpid did not become ready; see " + self.log.name)
-        self.pid = self.proc.pid
+            self.stop()
+            with open(self.log.name) as f:
+                tail = f.read()[-1000:]
+            raise RuntimeError(f"tmpid {name} did not become ready ({self.log.name}):\n{tail}")
 
     def stop(self):
         if self.proc.poll() is None:
@@ -141,7 +150,63 @@ class Agent:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        self.log.close()
+        if not self.log.closed:
+            self.log.close()
+
+
+def free_ports(k, host="127.0.0.1"):
+    """k TCP ports the kernel had free a moment ago (bound together so they differ)."""
+    socks = [socket.socket() for _ in range(k)]
+    try:
+        for s in socks:
+            s.bind((host, 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def write_key(path):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(os.urandom(32))
+
+
+class Cluster:
+    """K agents node1..nodeK on one machine, each keyed and listening on its own loopback port:
+    a job placed over several of them runs one agent per "node" and talks TCP between them.
+    Jobs are submitted to node1. stop() ends each agent by its PID."""
+
+    def __init__(self, build, workdir, k):
+        self.dir = tempfile.mkdtemp(prefix="cluster.", dir=workdir)
+        self.key = os.path.join(self.dir, "cluster.key")
+        write_key(self.key)
+        self.ports = free_ports(k)
+        self.agents = []
+        try:
+            for i, port in enumerate(self.ports, 1):
+                self.agents.append(Agent(build, self.dir, f"node{i}",
+                                         ["--name", f"node{i}", "--listen", f"127.0.0.1:{port}",
+                                          "--key-file", self.key]))
+        except Exception:
+            self.stop()
+            raise
+        self.sock = self.agents[0].sock
+
+    def hostfile(self, nodes, slots):
+        """The first `nodes` agents with `slots` slots each, node1 first; returns its path."""
+        if nodes > len(self.agents):
+            raise ValueError(f"cluster has {len(self.agents)} nodes, {nodes} asked")
+        path = os.path.join(self.dir, f"hosts.{nodes}x{slots}")
+        with open(path, "w") as f:
+            for port in self.ports[:nodes]:
+                f.write(f"127.0.0.1 slots={slots} port={port}\n")
+        return path
+
+    def stop(self):
+        for a in reversed(self.agents):
+            a.stop()
+        self.agents = []
 
 
 # ---------------------------------------------------------------------------- running
@@ -219,19 +284,22 @@ class Store:
                        "cmds": self.cmds}, f, indent=1)
 
 
-def run_series(st, im, fig, jobs, runs, timeout, keyfn, valfn, cap_keys=None):
+def run_series(st, im, fig, jobs, runs, timeout, keyfn, valfn, cap_keys=None, launch=None,
+               impls=IMPLS, cmd_label=None):
     """jobs: list of (n, prog, args). Runs every job `runs` times with the implementations
     alternating (A B C A B C ...). A run that times out caps that (job, impl): it is not
-    repeated, and cap_keys(n) names the points it would have produced."""
+    repeated, and cap_keys(n) names the points it would have produced. launch(impl, n, prog,
+    args) gives the command line when it is not im.launch's (jobs across nodes); cmd_label
+    files the commands under another name than fig (the layout of a job across nodes)."""
     dead = set()
     for rep in range(runs):
         for (n, prog, args) in jobs:
-            for impl in IMPLS:
+            for impl in impls:
                 if (n, prog, impl) in dead:
                     continue
-                cmd = im.launch(impl, n, im.prog(impl, prog), args)
+                cmd = (launch or im.launch)(impl, n, im.prog(impl, prog), args)
                 if rep == 0:
-                    st.cmds.setdefault(fig, {}).setdefault(impl, []).append(cmd)
+                    st.cmds.setdefault(cmd_label or fig, {}).setdefault(impl, []).append(cmd)
                 rc, so, se, sec = run_cmd(cmd, timeout)
                 got = parse_results(so)
                 for r in got:
@@ -358,6 +426,13 @@ def memory_run(im, impl, n, workdir, timeout, build):
 
 # ---------------------------------------------------------------------------- figures
 
+def coll_points(alist):
+    """(op, root, size) of every point coll.c prints for `-a alist`."""
+    return ([("barrier", "-", 0)] +
+            [(o, rt, 8) for o in ("bcast", "reduce") for rt in ("fixed", "rotate", "combo")] +
+            [("allreduce", "-", 8)] + [("allreduce", "-", int(x)) for x in alist.split(",")])
+
+
 def sizes(lo, hi):
     s, r = lo, []
     while s <= hi:
@@ -370,7 +445,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="shorter points and problems (a few minutes)")
     ap.add_argument("--runs", type=int, default=5, help="runs per figure and implementation (>= 5 for medians)")
-    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,launch,memory")
+    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,launch,memory,net")
     ap.add_argument("--build", default=os.path.join(TOP, "build"))
     ap.add_argument("--out", default=os.path.join(TOP, "docs", "bench"))
     ap.add_argument("--no-install", action="store_true", help="do not apt-get missing packages")
@@ -416,10 +491,7 @@ def main():
             run_series(st, im, "coll", [(n, "coll", ["-t", T, "-a", alist]) for n in coll_ranks],
                        a.runs, cap * 2, lambda r: (r["op"], r["root"], int(r["ranks"]), int(r["size"])),
                        lambda r: r["usec"],
-                       cap_keys=lambda n: [(op, root, n, sz) for op, root, sz in
-                                           [("barrier", "-", 0)] +
-                                           [(o, rt, 8) for o in ("bcast", "reduce") for rt in ("fixed", "rotate", "combo")] +
-                                           [("allreduce", "-", 8)] + [("allreduce", "-", int(x)) for x in alist.split(",")]])
+                       cap_keys=lambda n: [(op, root, n, sz) for op, root, sz in coll_points(alist)])
         if want("a1000"):
             run_series(st, im, "allreduce1000", [(n, "allreduce1000", []) for n in coll_ranks],
                        a.runs, cap, lambda r: int(r["ranks"]), lambda r: r["usec"],
@@ -433,6 +505,8 @@ def main():
                 run_series(st, im, prog, [(n, prog, ["-t", 0.01 if quick else 0.5, "-N", N_mm]) for n in macro_ranks],
                            a.runs, cap, lambda r: int(r["ranks"]), lambda r: r["mflops"],
                            cap_keys=lambda n: [n])
+        if want("net"):
+            net_figure(st, im, a, T, cap, quick, workdir, cfg)
         if want("launch"):
             launch_figure(st, im, a, quick, workdir)
         if want("memory"):
@@ -518,6 +592,158 @@ def memory_figure(st, im, a, quick, workdir):
                 for k, v in res.items():
                     st.add(fig, impl, (n, k), v)
                 log(f"memory run {rep + 1}: {impl} n={n} {res}")
+
+
+# ---------------------------------------------------------------------------- across nodes
+
+# Peers across "nodes" on one machine: mpirun/mpiexec cannot split one host into nodes without
+# ssh, so every pair of their ranks is forced over TCP instead. Open MPI: the TCP and self BTLs
+# only. MPICH (Debian's is ch4:ucx): no local shortcut and UCX restricted to TCP.
+OMPI_TCP = ["--mca", "btl", "self,tcp"]
+MPICH_TCP_ENV = ["MPIR_CVAR_NOLOCAL=1", "UCX_TLS=tcp,self"]
+NET_LAYOUTS_A1000 = [(3, 1), (3, 4)]
+NET_LAYOUTS_COLL = [(4, 1), (1, 4), (4, 4)]
+
+
+def net_launcher(im, cluster, nodes, ppn):
+    """launch() for run_series: a job of nodes x ppn ranks. TMPI: one agent of the cluster per
+    node, exactly ppn ranks on each (shared memory inside a node, TCP between agents). Peers:
+    all ranks on this machine over TCP; a one-node layout runs them as they are (shared memory),
+    as a real single node would."""
+
+    def launch(impl, n, prog, args):
+        args = [str(x) for x in args]
+        if impl == "tmpi":
+            return [os.path.join(im.build, "launcher", "tmpi-launch"), "--agent", cluster.sock,
+                    "--hostfile", cluster.hostfile(nodes, ppn), "--ppn", str(ppn), "-n", str(n),
+                    prog] + args
+        cmd = im.launch(impl, n, prog, args)
+        if nodes == 1:
+            return cmd
+        if impl == "ompi":
+            return cmd[:1] + OMPI_TCP + cmd[1:]
+        return ["env"] + MPICH_TCP_ENV + cmd
+
+    return launch
+
+
+def net_figure(st, im, a, T, cap, quick, workdir, cfg):
+    """Jobs spanning several agents on this machine (issue 5's inter-node figures)."""
+    cluster = Cluster(a.build, workdir, max(n for n, _ in NET_LAYOUTS_COLL + NET_LAYOUTS_A1000))
+    cfg["cluster_agent_cmd"] = cluster.agents[0].cmd
+    try:
+        pp = net_launcher(im, cluster, 2, 1)
+        for fig, prog in [("net_pingpong", "pingpong"), ("net_oneway", "oneway")]:
+            run_series(st, im, fig, [(2, prog, ["-t", T])], a.runs, cap * 3,
+                       lambda r: int(r["size"]), lambda r: (r["usec"], r["mbps"]), launch=pp,
+                       cmd_label=fig + " 2x1")
+        for nodes, ppn in NET_LAYOUTS_A1000:
+            run_series(st, im, "net_allreduce1000", [(nodes * ppn, "allreduce1000", [])], a.runs,
+                       cap, lambda r, L=(nodes, ppn): L, lambda r: r["usec"],
+                       cap_keys=lambda n, L=(nodes, ppn): [L],
+                       launch=net_launcher(im, cluster, nodes, ppn),
+                       cmd_label=f"net_allreduce1000 {nodes}x{ppn}")
+        alist = "1024,65536" if quick else "1024,65536,1048576"
+        for nodes, ppn in NET_LAYOUTS_COLL:
+            run_series(st, im, "net_coll", [(nodes * ppn, "coll", ["-t", T, "-a", alist])], a.runs,
+                       cap * 2,
+                       lambda r, L=(nodes, ppn): (r["op"], r["root"]) + L + (int(r["size"]),),
+                       lambda r: r["usec"],
+                       cap_keys=lambda n, L=(nodes, ppn): [(op, root) + L + (sz,)
+                                                           for op, root, sz in coll_points(alist)],
+                       launch=net_launcher(im, cluster, nodes, ppn),
+                       cmd_label=f"net_coll {nodes}x{ppn}")
+    finally:
+        cluster.stop()
+    try:
+        netns_pingpong(st, im, a, T, cap, workdir, cfg)
+    except Skip as e:
+        cfg["netns_skipped"] = str(e)
+        log("netns ping-pong skipped:", e)
+    except (Failure, RuntimeError) as e:
+        # optional figure: its failure is reported, the other figures still are
+        cfg["netns_failed"] = str(e)[-1500:]
+        log("netns ping-pong FAILED:", e)
+
+
+class Skip(Exception):
+    pass
+
+
+class NetnsPair:
+    """Two network namespaces joined by a veth pair, 192.0.2.1/24 and 192.0.2.2/24 (TEST-NET-1,
+    the documentation range), one keyed agent in each: two hosts as far as TCP can tell. Names
+    carry our PID; delete() removes exactly what was made, agents first (by PID)."""
+
+    PORT = 7470
+
+    def __init__(self, build, workdir):
+        tag = str(os.getpid())
+        self.ns = [f"tmpib{tag}a", f"tmpib{tag}b"]
+        self.addr = ["192.0.2.1", "192.0.2.2"]
+        self.made = []
+        self.agents = []
+        r = subprocess.run(["ip", "netns", "add", self.ns[0]], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Skip("ip netns add is not permitted here: " + (r.stderr.strip() or f"rc {r.returncode}"))
+        self.made.append(self.ns[0])
+        try:
+            self._ip("netns", "add", self.ns[1])
+            self.made.append(self.ns[1])
+            va, vb = f"tvb{tag}a", f"tvb{tag}b"
+            # the pair moves into the namespaces whole, so deleting them deletes it
+            self._ip("link", "add", va, "type", "veth", "peer", "name", vb)
+            for ns, dev, addr in zip(self.ns, (va, vb), self.addr):
+                self._ip("link", "set", dev, "netns", ns)
+                self._ip("-n", ns, "addr", "add", addr + "/24", "dev", dev)
+                self._ip("-n", ns, "link", "set", "lo", "up")
+                self._ip("-n", ns, "link", "set", dev, "up")
+            self.dir = tempfile.mkdtemp(prefix="netns.", dir=workdir)
+            self.key = os.path.join(self.dir, "cluster.key")
+            write_key(self.key)
+            for i, (ns, addr) in enumerate(zip(self.ns, self.addr), 1):
+                self.agents.append(Agent(build, self.dir, f"host{i}",
+                                         ["--name", f"host{i}", "--listen", f"{addr}:{self.PORT}",
+                                          "--key-file", self.key],
+                                         prefix=["ip", "netns", "exec", ns]))
+            self.hosts = os.path.join(self.dir, "hosts")
+            with open(self.hosts, "w") as f:
+                for addr in self.addr:
+                    f.write(f"{addr} slots=1 port={self.PORT}\n")
+        except Exception:
+            self.delete()
+            raise
+
+    @staticmethod
+    def _ip(*args):
+        r = subprocess.run(["ip"] + list(args), capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Skip(f"ip {' '.join(args)}: {r.stderr.strip()}")
+
+    def delete(self):
+        for ag in reversed(self.agents):
+            ag.stop()
+        self.agents = []
+        for ns in reversed(self.made):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        self.made = []
+
+
+def netns_pingpong(st, im, a, T, cap, workdir, cfg):
+    """TMPI ping-pong between two agents in two network namespaces (a veth link, not loopback).
+    TMPI only: the peers' launchers would need ssh into the namespaces."""
+    pair = NetnsPair(a.build, workdir)
+    try:
+        def launch(impl, n, prog, args):
+            return ["ip", "netns", "exec", pair.ns[0],
+                    os.path.join(im.build, "launcher", "tmpi-launch"), "--agent",
+                    pair.agents[0].sock, "--hostfile", pair.hosts, "--ppn", "1", "-n", str(n),
+                    prog] + [str(x) for x in args]
+        run_series(st, im, "netns_pingpong", [(2, "pingpong", ["-t", T])], a.runs, cap * 3,
+                   lambda r: int(r["size"]), lambda r: (r["usec"], r["mbps"]), launch=launch,
+                   impls=["tmpi"])
+    finally:
+        pair.delete()
 
 
 if __name__ == "__main__":
