@@ -41,12 +41,12 @@ struct tree_opts {
 struct tree_plan {
     const char *algorithm;
     char why[200];
-    int n, root;          /* ranks; the root the edges lead away from */
-    int32_t *parent;      /* n entries when the edges are per rank (a tree file), else NULL */
-    int shape_root;       /* node of the leaders' tree's root */
+    int n, root;              /* ranks; the root the edges lead away from */
+    int32_t *parent;          /* n entries when the edges are per rank (a tree file), else NULL */
+    int shape_root;           /* node of the leaders' tree's root */
     enum tm_tree_shape shape; /* leaders' tree (flat/binomial/binary), TM_TREE_AUTO: none */
-    long net_messages;    /* -1: not a fixed number worth printing */
-    char note[200];       /* why a tree file given is not used, or "" */
+    long net_messages;        /* -1: not a fixed number worth printing */
+    char note[200];           /* why a tree file given is not used, or "" */
 };
 
 static int usage_error(const char *fmt, const char *arg)
@@ -87,9 +87,12 @@ static int parse_bytes(const char *s, size_t *ret)
     if (*s < '0' || *s > '9') return -EINVAL;
     unsigned long long v = strtoull(s, &end, 10);
     unsigned shift = 0;
-    if (*end == 'K' || *end == 'k') shift = 10, end++;
-    else if (*end == 'M' || *end == 'm') shift = 20, end++;
-    else if (*end == 'G' || *end == 'g') shift = 30, end++;
+    if (*end == 'K' || *end == 'k')
+        shift = 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30, end++;
     if (errno || *end || v > (SIZE_MAX >> shift)) return -EINVAL;
     *ret = (size_t)v << shift;
     return 0;
@@ -146,8 +149,7 @@ static int parse_tree_args(int argc, char **argv, struct tree_opts *o)
         }
     }
     if (o->nodes < 0 || o->ppn < 0) return usage_error("%s", "--nodes and --ppn are required");
-    if (o->nodes * o->ppn > TREE_MAX_RANKS)
-        return usage_error("%s", "more than 1048576 ranks");
+    if (o->nodes * o->ppn > TREE_MAX_RANKS) return usage_error("%s", "more than 1048576 ranks");
     if (o->root >= o->nodes * o->ppn) {
         char n[32];
         snprintf(n, sizeof n, "%ld", o->nodes * o->ppn);
@@ -164,9 +166,8 @@ static int parse_tree_args(int argc, char **argv, struct tree_opts *o)
     /* the algorithm's name is checked here so that a typo is a usage error */
     enum tm_tree_shape s;
     enum tm_allreduce_algo al;
-    if (o->algorithm &&
-        (o->coll == COLL_ALLREDUCE ? tm_allreduce_parse(o->algorithm, &al)
-                                   : tm_tree_shape_parse(o->algorithm, &s)) < 0) {
+    if (o->algorithm && (o->coll == COLL_ALLREDUCE ? tm_allreduce_parse(o->algorithm, &al)
+                                                   : tm_tree_shape_parse(o->algorithm, &s)) < 0) {
         fprintf(stderr, "tmpictl tree: %s %s: expected one of %s\n", o->algorithm_from,
                 o->algorithm, o->coll == COLL_ALLREDUCE ? TM_ALLREDUCE_NAMES : TM_TREE_SHAPE_NAMES);
         return TREE_EXIT_USAGE;
@@ -204,8 +205,7 @@ static int try_tree_file(const struct tree_opts *o, bool explicit_, int root, st
             fprintf(stderr, "tmpictl tree: tree file %s has %d ranks but the job has %d\n",
                     o->tree_file, t.n, n);
             r = -TREE_EXIT_FAILURE;
-        }
-        else
+        } else
             snprintf(p->note, sizeof p->note, "tree file %s has %d ranks, not %d: not used",
                      o->tree_file, t.n, n);
         tm_tree_file_free(&t);
@@ -372,8 +372,7 @@ static int print_json(const struct tree_opts *o, const struct tree_plan *p)
             json_object *e = json_object_new_object();
             json_object_object_add(e, "parent", json_object_new_int(p->parent[v]));
             json_object_object_add(e, "child", json_object_new_int(v));
-            json_object_object_add(e, "link",
-                                   json_object_new_string(link_of(o, v, p->parent[v])));
+            json_object_object_add(e, "link", json_object_new_string(link_of(o, v, p->parent[v])));
             json_object_array_add(edges, e);
         }
         json_object_object_add(j, "rank_edges", edges);
@@ -392,7 +391,8 @@ static int print_json(const struct tree_opts *o, const struct tree_plan *p)
     }
     if (p->net_messages >= 0)
         json_object_object_add(j, "network_messages", json_object_new_int64(p->net_messages));
-    puts(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+    puts(json_object_to_json_string_ext(j,
+                                        JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(j);
     return 0;
 }

@@ -37,7 +37,7 @@ struct tm_tplan {
     int nops, nsend_down;
     struct tm_tedge {
         int p, c;
-    } *ops;
+    } * ops;
 };
 
 void tm_tplan_free(struct tm_tplan *p)
@@ -160,8 +160,8 @@ int tm_treerun_bcast(struct tm_cnet *x, const struct tm_tree_file *t)
 struct up {
     const struct tm_cargs *lead; /* the leader's arguments: op, type, count */
     size_t span;
-    void **acc;          /* per comm rank: its partial so far (malloc'd), NULL: none yet */
-    unsigned char *own;  /* per comm rank: its own input is folded in */
+    void **acc;         /* per comm rank: its partial so far (malloc'd), NULL: none yet */
+    unsigned char *own; /* per comm rank: its own input is folded in */
 };
 
 static void up_apply(const struct up *u, const void *in, void *inout)

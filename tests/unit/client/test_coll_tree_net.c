@@ -223,7 +223,8 @@ static int body(int rank, int n, void *arg)
     for (int ci = 0; ci < NCOUNTS; ci++) {
         int cnt = counts[ci];
         int *buf = tc_alloc(sizeof(int) * (size_t)cnt), *out = tc_alloc(sizeof(int) * (size_t)cnt);
-        struct aff *fa = tc_alloc(sizeof *fa * (size_t)cnt), *fo = tc_alloc(sizeof *fo * (size_t)cnt);
+        struct aff *fa = tc_alloc(sizeof *fa * (size_t)cnt),
+                   *fo = tc_alloc(sizeof *fo * (size_t)cnt);
         for (int ri = 0; ri < 3; ri++) {
             int root = roots[ri];
             MPI_Count bc0 = 0, rd0 = 0, ops;
@@ -256,8 +257,8 @@ static int body(int rank, int n, void *arg)
             }
             TC_MPI(MPI_Allreduce(buf, out, cnt, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
             for (int i = 0; i < cnt; i++)
-                TC_CHECK(out[i] == (int)(sum + (long)n * i), "allreduce count %d: [%d] = %d",
-                         cnt, i, out[i]);
+                TC_CHECK(out[i] == (int)(sum + (long)n * i), "allreduce count %d: [%d] = %d", cnt,
+                         i, out[i]);
             for (int i = 0; i < cnt; i++)
                 out[i] = rank + i;
             TC_MPI(MPI_Reduce(rank == root ? MPI_IN_PLACE : out, rank == root ? out : NULL, cnt,
@@ -426,8 +427,8 @@ static int expect_refused(const char *what, const char *want)
 {
     struct th_result res;
     int r = run_layout(&lay_2x8, body_bcast, &res);
-    if (!r || !res.aborted || !strstr(res.abort_why, want) ||
-        !strstr(res.abort_why, "MPI_Bcast") || !strstr(res.abort_why, "(MPI_ERR_ARG)")) {
+    if (!r || !res.aborted || !strstr(res.abort_why, want) || !strstr(res.abort_why, "MPI_Bcast") ||
+        !strstr(res.abort_why, "(MPI_ERR_ARG)")) {
         fprintf(stderr, "  %s: expected MPI_Bcast to fail with MPI_ERR_ARG and \"%s\", got %s%s\n",
                 what, want, r ? "the abort: " : "success", r ? res.abort_why : "");
         return 1;
@@ -476,12 +477,9 @@ static int test_refused(void)
 }
 
 static const struct th_test tests[] = {
-    {"seed002_2x8", test_seed002},
-    {"zigzag", test_zigzag},
-    {"random_trees", test_random},
-    {"env_over_config", test_env_over_config},
-    {"refused_settings", test_refused},
-    {NULL, NULL},
+    {"seed002_2x8", test_seed002},      {"zigzag", test_zigzag},
+    {"random_trees", test_random},      {"env_over_config", test_env_over_config},
+    {"refused_settings", test_refused}, {NULL, NULL},
 };
 
 int main(int argc, char **argv)
