@@ -207,10 +207,11 @@ def write(store, cfg, im, outdir, quick):
       "caveats.\n\n")
 
     # ---- ping-pong
-    w("## Point-to-point, one node (2 ranks)\n\n")
-    p2p_sections(w, st, outdir, "", "",
-                 "Both ranks reuse the same buffers, so sizes up to the L2 cache run from cache for "
-                 "every implementation (the seed's \"transfer rate\" measure).\n\n")
+    if keys_of(st, "pingpong") or keys_of(st, "oneway"):
+        w("## Point-to-point, one node (2 ranks)\n\n")
+        p2p_sections(w, st, outdir, "", "",
+                     "Both ranks reuse the same buffers, so sizes up to the L2 cache run from cache "
+                     "for every implementation (the seed's \"transfer rate\" measure).\n\n")
 
     net_sections(w, st, cfg, outdir)
 
@@ -666,7 +667,8 @@ def net_allreduce_rows(st, verdict):
         if not t:
             continue
         if o:
-            f, got = o / t, f"{o / t:.2f}x"
+            f = o / t
+            got = f"{f:.2f}x" + (f" (TMPI {1 / f:.1f}x slower)" if f < 1 else "")
         elif c not in (None, "failed"):
             f = c * 1e6 / 1000 / t
             got = f"> {f:.2f}x (Open MPI capped)"
