@@ -18,11 +18,11 @@ deps:
 check: all
 	tests/check.sh $(BUILD)
 
-# Sanitizer builds of the same tree run the same suite.
+# Sanitizer builds of the same tree run the same suite (slower: unit test timeouts scaled).
 sanitize:
-	$(MAKE) check BUILD=build-asan MESON_ARGS="-Db_sanitize=address,undefined -Db_lundef=false"
+	TMPI_TIMEOUT_MULTIPLIER=3 $(MAKE) check BUILD=build-asan MESON_ARGS="-Db_sanitize=address,undefined -Db_lundef=false"
 tsan:
-	$(MAKE) check BUILD=build-tsan MESON_ARGS="-Db_sanitize=thread -Db_lundef=false"
+	TMPI_TIMEOUT_MULTIPLIER=5 $(MAKE) check BUILD=build-tsan MESON_ARGS="-Db_sanitize=thread -Db_lundef=false"
 
 install: $(BUILD)/build.ninja
 	$(MESON) configure $(BUILD) -Dprefix=$(abspath $(PREFIX)) -Dlibdir=lib

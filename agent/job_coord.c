@@ -56,6 +56,7 @@ struct coord {
     struct coord_node *nodes;
     int go_sent;
     int failed;
+    int weak;      /* the failure so far is a member's lost link: a cause may still show up */
     int exit_status, fail_rank;
     char reason[512];
     int depth;    /* nesting of entry points: the coordinator is freed only at depth 0 */
@@ -93,9 +94,21 @@ static void close_node(struct coord_node *n)
  * to stop (members still connecting are simply dropped). */
 static void fail(struct coord *co, int status, int rank, const char *reason)
 {
-    if (co->failed)
+    if (co->failed) {
+        /* A member that lost its link to a node usually reports it before we see that node
+         * die (our own connection to it ends a moment later), or sees a link end because a
+         * cancelled peer closed it: the cause, when it comes, is the better reason. */
+        if (co->weak && strncmp(reason, "lost connection to node", 23) != 0) {
+            co->weak = 0;
+            co->exit_status = status;
+            co->fail_rank = rank;
+            snprintf(co->reason, sizeof co->reason, "%s", reason);
+            log_notice("job %llu: %s", (unsigned long long)co->id, reason);
+        }
         return;
+    }
     co->failed = 1;
+    co->weak = strncmp(reason, "lost connection to node", 23) == 0;
     co->exit_status = status;
     co->fail_rank = rank;
     snprintf(co->reason, sizeof co->reason, "%s", reason);

@@ -52,6 +52,10 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     if (j->eager_limit > ((size_t)64 << (TM_ENV_NCLASS - 1)))
         j->eager_limit = (size_t)64 << (TM_ENV_NCLASS - 1);
     j->spin_ns = svc->spin_ns;
+    /* Across nodes an answer takes a network round trip, longer than the intra-node budget;
+     * a rank that blocks then needs a daemon and a futex wake to run again, while a spinning
+     * one reads its links itself (wait.c).  So it spins longer. */
+    if (info->net && j->spin_ns <= UINT64_MAX / 10) j->spin_ns *= 10;
     atomic_init(&j->cancelled, 0);
     atomic_init(&j->next_ctx, TM_CTX_FIRST_FREE);
     if (tm_comm_init_shared(&j->world, TM_CTX_WORLD, j->size, NULL) < 0) goto err;

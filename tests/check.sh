@@ -8,7 +8,8 @@ passed=0
 failed=0
 
 log=$(mktemp)
-meson test -C "$build" --print-errorlogs --num-processes 2 2>&1 | tee "$log"
+meson test -C "$build" --print-errorlogs --num-processes 2 \
+    --timeout-multiplier "${TMPI_TIMEOUT_MULTIPLIER:-1}" 2>&1 | tee "$log"
 ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$log" | tail -1)
 xfail=$(sed -n 's/^Expected Fail: *\([0-9]*\).*/\1/p' "$log" | tail -1)
 [ -n "$ok" ] && ok=$((ok + ${xfail:-0}))
