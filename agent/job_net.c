@@ -328,6 +328,19 @@ void job_net_stop_rx(struct job_net *n)
     }
 }
 
+void job_net_hold(void *net, int on)
+{
+    struct job_net *n = net;
+    if (!n) return;
+    for (int node = 0; node < n->nnodes; node++) {
+        if (node == n->self) continue;
+        for (int ch = MESH_CH_P2P; ch <= MESH_CH_COLL; ch++) {
+            struct netd_link *l = link_at(n, node, ch)->l;
+            if (l) netd_link_hold(l, on);
+        }
+    }
+}
+
 int job_net_poll(void *net)
 {
     struct job_net *n = net;

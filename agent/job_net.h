@@ -78,6 +78,8 @@ int job_net_send(void *net, int node, int channel, const struct netd_hdr *h, con
 /* Any thread, once the job is failing: no frame is delivered to libtmpi after this returns
  * (ranks are about to unwind: their posted buffers and stack requests go away). */
 void job_net_stop_rx(struct job_net *n);
+/* svc net_hold: a rank starts or stops spinning on the job's links. */
+void job_net_hold(void *net, int on);
 /* svc net_poll: runs the receive machine of every link of the job on the calling rank thread
  * (those no daemon is reading right now). */
 int job_net_poll(void *net);

@@ -70,6 +70,8 @@ struct netd_link {
     pthread_mutex_t rx_mu;
     atomic_uintptr_t rx_owner;
     atomic_int rx_pending; /* the daemon was told of new bytes while a poller held rx_mu */
+    atomic_int pollers;    /* ranks spinning on this link (netd_link_hold) */
+    pthread_mutex_t hold_mu; /* orders the socket option changes of holders */
     enum rx_state rx;
     struct netd_hdr h;
     uint8_t *pbuf; /* NULL: drop the payload */
@@ -249,13 +251,12 @@ int netd_send(struct netd_link *l, const struct netd_hdr *h, const void *payload
 static void link_destroy(struct netd_link *l);
 
 /* Daemon: the socket can take more of the queue. */
-static void on_writable(evutil_socket_t fd, short what, void *arg)
+/* Writes queued frames while the socket takes them (caller holds mu).  Finished frames go to
+ * *done, the whole queue to *failed if the link broke; the caller completes them unlocked. */
+static void flush_locked(struct netd_link *l, struct netd_out **done, struct netd_out **failed)
 {
-    (void)fd, (void)what;
-    struct netd_link *l = arg;
     struct netd *n = l->n;
-    struct netd_out *done_head = NULL, **done_tail = &done_head, *failed = NULL;
-    pthread_mutex_lock(&l->mu);
+    struct netd_out **done_tail = done;
     while (l->qhead) {
         struct netd_out *o = l->qhead;
         size_t before = o->done;
@@ -263,7 +264,7 @@ static void on_writable(evutil_socket_t fd, short what, void *arg)
         atomic_fetch_sub_explicit(&n->queued_now, o->done - before, memory_order_relaxed);
         if (rc == 0) break;
         if (rc < 0) {
-            failed = fail_locked(l);
+            *failed = fail_locked(l);
             break;
         }
         l->qhead = o->next;
@@ -274,6 +275,16 @@ static void on_writable(evutil_socket_t fd, short what, void *arg)
         atomic_fetch_add_explicit(&n->frames_sent, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&n->bytes_sent, NETD_HDR_SIZE + o->len, memory_order_relaxed);
     }
+}
+
+static void on_writable(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    struct netd_link *l = arg;
+    struct netd *n = l->n;
+    struct netd_out *done_head = NULL, *failed = NULL;
+    pthread_mutex_lock(&l->mu);
+    flush_locked(l, &done_head, &failed);
     if (!l->qhead) event_del(l->wev);
     pthread_mutex_unlock(&l->mu);
 
@@ -431,6 +442,15 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 int netd_link_poll(struct netd_link *l)
 {
     int frames = 0;
+    /* A large send that did not fit the socket is queued: a rank waiting for it to leave
+     * pushes it on instead of waking the daemon for every drained socket buffer. */
+    if (pthread_mutex_trylock(&l->mu) == 0) {
+        struct netd_out *done = NULL, *failed = NULL;
+        if (l->qhead) flush_locked(l, &done, &failed);
+        pthread_mutex_unlock(&l->mu);
+        complete_all(l->n, done, 0);
+        complete_all(l->n, failed, -EPIPE);
+    }
     do {
         if (pthread_mutex_trylock(&l->rx_mu) != 0) return frames; /* the reader reads */
         if (l->error_told || l->free_asked) {
@@ -476,6 +496,7 @@ int netd_link_new(struct netd *n, int fd, const struct netd_ops *ops, void *arg,
     l->d = &n->d[atomic_fetch_add_explicit(&n->next, 1, memory_order_relaxed) % n->nthreads];
     pthread_mutex_init(&l->mu, NULL);
     pthread_mutex_init(&l->rx_mu, NULL);
+    pthread_mutex_init(&l->hold_mu, NULL);
     l->rev = event_new(l->d->base, fd, EV_READ | EV_PERSIST | EV_ET, on_readable, l);
     l->wev = event_new(l->d->base, fd, EV_WRITE | EV_PERSIST, on_writable, l);
     if (!l->rev || !l->wev) {
@@ -483,6 +504,7 @@ int netd_link_new(struct netd *n, int fd, const struct netd_ops *ops, void *arg,
         if (l->wev) event_free(l->wev);
         pthread_mutex_destroy(&l->mu);
         pthread_mutex_destroy(&l->rx_mu);
+        pthread_mutex_destroy(&l->hold_mu);
         goto fail_link;
     }
     if (!paused) event_add(l->rev, NULL);
@@ -495,6 +517,35 @@ fail_link:
 fail_fd:
     close(fd);
     return rc;
+}
+
+/* While ranks spin on a link they read it themselves; a daemon woken for every arrival would
+ * only take a core from them (one context switch per message).  The socket's receive low-water
+ * mark keeps epoll quiet meanwhile: TCP does not signal readiness below it.  The last holder
+ * lowers it again and reads once more, so bytes that came in between are not left waiting
+ * for a wake-up that was suppressed. */
+#define NETD_HOLD_LOWAT (1 << 30)
+
+void netd_link_hold(struct netd_link *l, int on)
+{
+    if (on) {
+        if (atomic_fetch_add_explicit(&l->pollers, 1, memory_order_acq_rel) == 0) {
+            pthread_mutex_lock(&l->hold_mu);
+            int v = NETD_HOLD_LOWAT;
+            if (atomic_load_explicit(&l->pollers, memory_order_acquire) > 0)
+                setsockopt(l->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v);
+            pthread_mutex_unlock(&l->hold_mu);
+        }
+        return;
+    }
+    if (atomic_fetch_sub_explicit(&l->pollers, 1, memory_order_acq_rel) == 1) {
+        pthread_mutex_lock(&l->hold_mu);
+        int v = 1;
+        if (atomic_load_explicit(&l->pollers, memory_order_acquire) == 0)
+            setsockopt(l->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v);
+        pthread_mutex_unlock(&l->hold_mu);
+        netd_link_poll(l);
+    }
 }
 
 void netd_link_drain(struct netd_link *l)
@@ -516,6 +567,7 @@ static void link_destroy(struct netd_link *l)
     event_free(l->wev);
     pthread_mutex_destroy(&l->mu);
     pthread_mutex_destroy(&l->rx_mu);
+    pthread_mutex_destroy(&l->hold_mu);
     close(l->fd);
     free(l->stage);
     free(l);

@@ -79,6 +79,10 @@ void netd_link_resume(struct netd_link *l);
  * be scheduled (on a busy node that wake-up is most of the latency).  Returns the number of
  * frames handled. */
 int netd_link_poll(struct netd_link *l);
+/* A rank starts (on = 1) or stops (on = 0) spinning in netd_link_poll on this link: while
+ * anyone holds it the daemon is not woken for arrivals (the socket's receive low-water mark
+ * is raised); the last one to stop reads once more.  Calls must pair. */
+void netd_link_hold(struct netd_link *l, int on);
 /* Waits until no receive callback of the link is running (on the daemon or a poller), unless
  * called from one of them.  With a flag the callbacks check, this makes "nothing is delivered
  * any more" true at once. */

@@ -110,6 +110,7 @@ __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .rank_blocking = svc_rank_blocking,
     .net_send = job_net_send,
     .net_poll = job_net_poll,
+    .net_hold = job_net_hold,
     .pool_alloc = svc_pool_alloc,
     .pool_free = svc_pool_free,
 };

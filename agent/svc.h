@@ -125,6 +125,9 @@ struct tmpi_svc {
      * waiting for a receive daemon to be scheduled.  Links a daemon is reading are skipped.
      * Returns the number of frames handled. */
     int (*net_poll)(void *net);
+    /* Brackets a spin of net_poll calls (on = 1 before, 0 after): meanwhile the receive
+     * daemons are not woken for this job's arrivals, the spinning rank reads them. */
+    void (*net_hold)(void *net, int on);
 
     /* tmpid.conf [mpi] coll_bcast, coll_reduce, coll_allreduce, coll_tree_file, already
      * checked by the agent; NULL when not set.  A job's TMPI_COLL_* variables win over them.

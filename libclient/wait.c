@@ -61,6 +61,33 @@ static void check_cancel(struct tm_rank *me)
     if (TM_UNLIKELY(j->net)) tm_net_check(me, j->net);
 }
 
+/* Spin phase of a rank whose job spans nodes: it reads the job's links itself, and while it
+ * does the receive daemons are not woken for them (svc net_hold): on a busy node a daemon
+ * wake-up per message costs more than the message.  1 if cond became true. */
+static int spin_net(struct tm_rank *me, tm_cond_fn cond, void *arg, void *net)
+{
+    struct tm_job *j = me->job;
+    const struct tmpi_svc *svc = j->svc;
+    uint64_t start = now_ns();
+    int ok = 0;
+    if (svc->net_hold) svc->net_hold(net, 1);
+    for (unsigned i = 1;; i++) {
+        svc->net_poll(net);
+        if (cond(arg)) {
+            ok = 1;
+            break;
+        }
+        /* A poll is a system call per link: look at the clock more often than when idle. */
+        if ((i & 7) == 0) {
+            if (now_ns() - start >= j->spin_ns) break;
+            if (atomic_load_explicit(&j->cancelled, memory_order_relaxed)) break;
+            if ((i & 255) == 0 && svc->runnable_ranks() > svc->ncpus) break;
+        }
+    }
+    if (svc->net_hold) svc->net_hold(net, 0); /* reads once more */
+    return ok || cond(arg);
+}
+
 void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
 {
     if (cond(arg)) return;
@@ -68,15 +95,13 @@ void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
     const struct tmpi_svc *svc = j->svc;
 
     /* Spin phase: only when every runnable rank has a core. */
-    if (svc->runnable_ranks() <= svc->ncpus) {
+    void *net = me->info ? me->info->net : NULL;
+    if (TM_UNLIKELY(net) && svc->net_poll && svc->runnable_ranks() <= svc->ncpus) {
+        if (spin_net(me, cond, arg, net)) return;
+    } else if (svc->runnable_ranks() <= svc->ncpus) {
         uint64_t start = now_ns();
-        void *net = me->info ? me->info->net : NULL;
         for (unsigned i = 1;; i++) {
-            /* Across nodes, reading the sockets ourselves beats waking a receive daemon. */
-            if (TM_UNLIKELY(net) && svc->net_poll)
-                svc->net_poll(net);
-            else
-                cpu_relax();
+            cpu_relax();
             if (cond(arg)) return;
             if ((i & 63) == 0) {
                 if (now_ns() - start >= j->spin_ns) break;
