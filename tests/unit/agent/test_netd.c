@@ -272,6 +272,45 @@ static void test_paused(struct netd *n)
     netd_link_free(lb);
 }
 
+/* A held link (a rank spinning on it): the daemon is not woken, the holder reads; bytes that
+ * arrive while held and are never polled are read when the last holder lets go; afterwards
+ * the daemon delivers again. */
+static void test_hold(struct netd *n)
+{
+    int fd[2];
+    tcp_pair(fd);
+    struct rx a = {0}, b = {0};
+    struct netd_link *la, *lb;
+    CHECK_EQ(netd_link_new(n, fd[0], &rx_ops, &a, 0, &la), 0);
+    CHECK_EQ(netd_link_new(n, fd[1], &rx_ops, &b, 0, &lb), 0);
+    struct netd_hdr h = {.type = NETD_RTS, .src_rank = 0};
+    netd_link_hold(lb, 1);
+    netd_link_hold(lb, 1); /* two holders */
+    for (int q = 0; q < 50; q++) {
+        h.tag = q;
+        CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
+    }
+    long got = 0;
+    for (int i = 0; i < 20000 && atomic_load(&b.frames) < 50; i++)
+        got += netd_link_poll(lb);
+    CHECK_EQ(atomic_load(&b.frames), 50);
+    /* one more, never polled: the first release keeps the link held, the last reads it */
+    h.tag = 50;
+    CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
+    sleep_ms(30);
+    netd_link_hold(lb, 0);
+    sleep_ms(30);
+    CHECK_EQ(atomic_load(&b.frames), 50);
+    netd_link_hold(lb, 0);
+    CHECK_EQ(atomic_load(&b.frames), 51);
+    /* released: the daemon delivers by itself */
+    h.tag = 51;
+    CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
+    wait_for(&b.frames, 52);
+    netd_link_free(la);
+    netd_link_free(lb);
+}
+
 /* A peer that sends garbage, or too much, or goes away: on_error once, with the reason. */
 static void test_errors(struct netd *n)
 {
@@ -375,6 +414,7 @@ int main(void)
     test_order_and_content(n, 0, 2);
     test_big_both_ways(n);
     test_paused(n);
+    test_hold(n);
     test_errors(n);
     test_free_in_callback(n);
     test_free_under_traffic(n);
