@@ -6,6 +6,9 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
+# The job tests start agents: stop them by PID whatever the outcome.
+teardown() { stop_all_agents; }
+
 setup() {
     export TMPI_AGENT="$BATS_TEST_TMPDIR/no-agent.sock" # never asked: no agent needed
     unset TMPI_COLL_BCAST TMPI_COLL_REDUCE TMPI_COLL_ALLREDUCE TMPI_COLL_TREE_FILE
