@@ -39,6 +39,7 @@ int job_net_new(struct job *j, uint64_t uid, int self, size_t nnodes,
     n->nnodes = (int)nnodes;
     n->want = (unsigned)(nnodes - 1) * 2;
     pthread_mutex_init(&n->mu, NULL);
+    pthread_cond_init(&n->drained, NULL);
     for (size_t i = 0; i < nnodes; i++) {
         const char *h = nodes[i]->host ? nodes[i]->host : "";
         snprintf(n->addr[i], sizeof n->addr[i], strchr(h, ':') ? "[%s]:%u" : "%s:%u", h,
@@ -265,6 +266,8 @@ void job_net_close(struct job_net *n)
     struct netd_link **gone = calloc((size_t)n->nnodes * 2, sizeof *gone);
     pthread_mutex_lock(&n->mu);
     n->closed = 1;
+    while (n->draining) /* job_net_stop_rx is using the links */
+        pthread_cond_wait(&n->drained, &n->mu);
     for (int i = 0; i < n->nnodes * 2; i++) {
         if (gone) {
             gone[i] = n->links[i].l;
@@ -294,6 +297,7 @@ void job_net_free(struct job_net *n)
             netd_link_free(n->links[i].l);
     }
     pthread_mutex_destroy(&n->mu);
+    pthread_cond_destroy(&n->drained);
     free(n->addr);
     free(n->links);
     free(n);
@@ -318,14 +322,26 @@ int job_net_send(void *net, int node, int channel, const struct netd_hdr *h, con
 void job_net_stop_rx(struct job_net *n)
 {
     if (atomic_exchange_explicit(&n->rx_stopped, 1, memory_order_acq_rel)) return;
-    for (int node = 0; node < n->nnodes; node++) {
-        if (node == n->self) continue;
-        for (int ch = MESH_CH_P2P; ch <= MESH_CH_COLL; ch++) {
-            /* Set before the gate opened, cleared only after the last rank thread ended. */
-            struct netd_link *l = link_at(n, node, ch)->l;
-            if (l) netd_link_drain(l);
-        }
+    /* This may run after the ranks ended, while the job thread closes the links: take them
+     * under mu and keep job_net_close waiting (draining) until we are done with them.  Not
+     * draining under mu: a callback we wait for may itself be on its way to mu. */
+    pthread_mutex_lock(&n->mu);
+    if (n->closed) {
+        pthread_mutex_unlock(&n->mu);
+        return;
     }
+    n->draining++;
+    pthread_mutex_unlock(&n->mu);
+    for (int i = 0; i < n->nnodes * 2; i++) {
+        /* Links only go away in job_net_close, which waits for draining to drop to 0. */
+        pthread_mutex_lock(&n->mu);
+        struct netd_link *l = n->links[i].l;
+        pthread_mutex_unlock(&n->mu);
+        if (l) netd_link_drain(l);
+    }
+    pthread_mutex_lock(&n->mu);
+    if (--n->draining == 0) pthread_cond_broadcast(&n->drained);
+    pthread_mutex_unlock(&n->mu);
 }
 
 void job_net_hold(void *net, int on)

@@ -51,6 +51,8 @@ struct job_net {
     int reported;               /* JobLinked sent (loop thread) */
     atomic_int resumed;
     atomic_int rx_stopped; /* job ending: frames are dropped, not delivered */
+    unsigned draining;     /* job_net_stop_rx threads using the links (mu) */
+    pthread_cond_t drained; /* draining dropped to 0 (mu) */
 };
 
 /* Loop thread: the link table of member job j, node self of the job's nodes.  0, -ENOMEM. */

@@ -1,6 +1,7 @@
 #include "loader.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +9,29 @@
 #include <unistd.h>
 
 #include "module_marker.h"
+
+/* glibc serialises dlopen and dlclose with a lock inside ld.so that ThreadSanitizer cannot
+ * see, so two jobs loading and unloading at once look like races in ld.so's own memory.  We
+ * take one lock of ours around them: it costs nothing (they are serialised anyway) and makes
+ * the order visible. */
+static struct {
+    pthread_mutex_t mu;
+} dl_order = {PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP}; /* recursive like ld.so's own: a constructor may dlopen */
+
+static void *dl_open(const char *path, int flags)
+{
+    pthread_mutex_lock(&dl_order.mu);
+    void *h = dlopen(path, flags);
+    pthread_mutex_unlock(&dl_order.mu);
+    return h;
+}
+
+static void dl_close(void *h)
+{
+    pthread_mutex_lock(&dl_order.mu);
+    dlclose(h);
+    pthread_mutex_unlock(&dl_order.mu);
+}
 
 static int write_all(int fd, const uint8_t *p, size_t n)
 {
@@ -42,7 +66,7 @@ int image_load(const uint8_t *bytes, size_t size, const char *label, struct imag
     }
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *h = dl_open(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         snprintf(err, errlen, "%s", dlerror());
         close(fd);
@@ -50,14 +74,14 @@ int image_load(const uint8_t *bytes, size_t size, const char *label, struct imag
     }
     if (!dlsym(h, TMPI_MODULE_SYMBOL)) {
         snprintf(err, errlen, "not a TMPI program (build it with tmpicc)");
-        dlclose(h);
+        dl_close(h);
         close(fd);
         return -ENOEXEC;
     }
     void *m = dlsym(h, "main");
     if (!m) {
         snprintf(err, errlen, "the program exports no main()");
-        dlclose(h);
+        dl_close(h);
         close(fd);
         return -ENOEXEC;
     }
@@ -70,7 +94,7 @@ int image_load(const uint8_t *bytes, size_t size, const char *label, struct imag
 void image_unload(struct image *img)
 {
     if (img->handle)
-        dlclose(img->handle);
+        dl_close(img->handle);
     if (img->fd >= 0)
         close(img->fd);
     *img = (struct image){.fd = -1};

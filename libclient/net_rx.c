@@ -123,15 +123,19 @@ static void answer_cts(struct tm_net *n, struct tm_request *rr, const struct tm_
     rr->st_tag = e->tag;
     struct net_recv_op *op = calloc(1, sizeof *op);
     uint64_t rc = 0;
+    if (op) {
+        /* Filled before it is published: the daemon that takes the DATA reads it under the
+         * table's lock, which then orders these writes before its reads. */
+        op->rr = rr;
+        op->msg_len = e->bytes;
+        op->node = e->node;
+        op->chan = e->chan;
+    }
     if (!op || tm_xfer_put(&n->xfers, TM_XFER_RECV, op, &rc) < 0) {
         free(op);
         complete(rr, e->src, e->tag, 0, MPI_ERR_NO_MEM);
         return;
     }
-    op->rr = rr;
-    op->msg_len = e->bytes;
-    op->node = e->node;
-    op->chan = e->chan;
     struct netd_hdr h = {
         .type = NETD_CTS,
         .flags = (uint16_t)((e->chan ? NETD_F_COLL : 0) |
