@@ -271,7 +271,9 @@ void job_net_close(struct job_net *n)
     for (int i = 0; i < n->nnodes * 2; i++) {
         if (gone) {
             gone[i] = n->links[i].l;
-            n->links[i].l = NULL;
+            /* Receive callbacks still answer on their own link (ACK, CTS) until it is freed
+             * below: they read the pointer atomically (job_net_send). */
+            __atomic_store_n(&n->links[i].l, NULL, __ATOMIC_RELEASE);
         } else if (n->links[i].l) {
             netd_link_free(n->links[i].l); /* out of memory: free under mu (no callback takes it) */
             n->links[i].l = NULL;
@@ -311,7 +313,7 @@ int job_net_send(void *net, int node, int channel, const struct netd_hdr *h, con
         (channel != MESH_CH_P2P && channel != MESH_CH_COLL))
         return -EINVAL;
     /* Links are set before the gate opens and closed after the last rank thread ended. */
-    struct netd_link *l = link_at(n, node, channel)->l;
+    struct netd_link *l = __atomic_load_n(&link_at(n, node, channel)->l, __ATOMIC_ACQUIRE);
     if (!l)
         return -EPIPE;
     struct netd_hdr copy = *h;
