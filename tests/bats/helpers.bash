@@ -63,18 +63,26 @@ start_agent() { need_agent; start_agent_bin "$TMPID" "$@"; }
 start_fake_agent() { start_agent_bin "$(fake_agent_bin)" "$@"; }
 
 stop_agent() {
-    local name=$1 pid=${AGENT_PIDS[$1]:-}
+    local name=$1 pid=${AGENT_PIDS[$1]:-} log="$BATS_TEST_TMPDIR/$1.log"
     [ -n "$pid" ] || return 0
     kill -TERM "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
     unset "AGENT_PIDS[$name]"
+    # Under make sanitize / make tsan the agents' own reports land in their logs: a report
+    # fails the test that ran them.
+    if grep -qE 'ERROR: AddressSanitizer|WARNING: ThreadSanitizer|runtime error:' "$log" 2>/dev/null; then
+        echo "sanitizer report in agent $name's log:" >&2
+        grep -m1 -A30 -E 'ERROR: AddressSanitizer|WARNING: ThreadSanitizer|runtime error:' "$log" >&2
+        return 1
+    fi
 }
 
 stop_all_agents() {
-    local name
+    local name rc=0
     for name in "${!AGENT_PIDS[@]}"; do
-        stop_agent "$name"
+        stop_agent "$name" || rc=1
     done
+    return $rc
 }
 
 # Fails with what was expected and what came instead.
