@@ -1,0 +1,10 @@
+set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
+set output '/work/main/docs/bench/net_oneway_rate.png'
+set grid
+set key top left
+set title 'one-way streaming: rate (2 nodes)'
+set xlabel 'message size (bytes)'
+set ylabel 'MB/s'
+set datafile missing '?'
+set logscale x 2
+plot 'net_oneway_rate.dat' using 1:2 with linespoints lw 2 title 'TMPI', 'net_oneway_rate.dat' using 1:3 with linespoints lw 2 title 'Open MPI', 'net_oneway_rate.dat' using 1:4 with linespoints lw 2 title 'MPICH'
