@@ -73,6 +73,10 @@ static int spin_net(struct tm_rank *me, tm_cond_fn cond, void *arg, void *net)
     if (svc->net_hold) svc->net_hold(net, 1);
     for (unsigned i = 1;; i++) {
         svc->net_poll(net);
+        /* Agents do not see each other's ranks: several "nodes" on one machine (or other
+         * work) may want this core while the agent counts it free.  A yield costs next to
+         * nothing when nobody does, and lets the peer we wait for run when it does. */
+        sched_yield();
         if (cond(arg)) {
             ok = 1;
             break;
