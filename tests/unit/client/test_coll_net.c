@@ -16,19 +16,8 @@
 #include <stdlib.h>
 
 #include "coll_check.h"
-#include "svc.h"
+#include "net_layout.h"
 
-extern struct tmpi_svc tmpi_svc; /* harness.c */
-
-/* sim: the harness simulates the nodes (one job state per node, frames over a simulated
- * network, as with separate agents); else every rank shares one job state and is only told
- * its node (node_of), which allows any layout. */
-struct layout {
-    const char *name;
-    int sim, round_robin;
-    int nnodes, size;
-    int node_of[16];
-};
 
 static const struct layout layouts[] = {
     {"4x1 (nodes)", 1, 0, 4, 4, {0}},
@@ -43,42 +32,6 @@ static const struct layout layouts[] = {
 };
 #define NLAYOUTS (int)(sizeof layouts / sizeof layouts[0])
 
-/* The run's layout and a barrier of the test's own, so every rank's node is written before
- * any rank builds a communicator's node groups. */
-static const struct layout *cur;
-static pthread_barrier_t placed;
-
-/* Layouts the harness cannot make: each rank writes its place into its (harness owned,
- * writable) rank info before MPI_Init. */
-static void place_me(int rank)
-{
-    if (cur->sim) return;
-    struct tmpi_rank_info *info = (struct tmpi_rank_info *)tmpi_svc.rank_self();
-    int32_t *node_of = (int32_t *)info->node_of_rank;
-    node_of[rank] = cur->node_of[rank];
-    info->node = cur->node_of[rank];
-    info->nnodes = cur->nnodes;
-    pthread_barrier_wait(&placed);
-}
-
-static int run_layout(const struct layout *l, th_rank_fn fn)
-{
-    cur = l;
-    pthread_barrier_init(&placed, NULL, (unsigned)l->size);
-    struct th_opts o = {.nranks = l->size};
-    if (l->sim) {
-        o.nnodes = l->nnodes;
-        o.round_robin = l->round_robin;
-    }
-    struct th_result res;
-    int r = th_run(&o, fn, NULL, &res);
-    pthread_barrier_destroy(&placed);
-    if (r)
-        fprintf(stderr, "  layout %s: rank %d failed (code %d)%s%s\n", l->name, res.failed_rank,
-                res.code, res.aborted ? ": " : "", res.aborted ? res.abort_why : "");
-    return r;
-}
-
 static int run_layouts(th_rank_fn fn)
 {
     for (int i = 0; i < NLAYOUTS; i++)
@@ -92,24 +45,6 @@ static const int counts[] = {0, 1, 7, 5000, 140001};
 #define NCOUNTS (int)(sizeof counts / sizeof counts[0])
 
 /* ---- a non-commutative op: affine maps x -> a x + b (mod 2^32), composed ---- */
-
-struct aff {
-    unsigned a, b;
-};
-
-/* inout = in o inout: (in o io)(x) = in.a (io.a x + io.b) + in.b */
-static void aff_compose(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    struct aff *x = in, *y = inout;
-    for (int i = 0; i < *len; i++)
-        y[i] = (struct aff){x[i].a * y[i].a, x[i].a * y[i].b + x[i].b};
-}
-
-static struct aff aff_of(int rank, int i)
-{
-    return (struct aff){2u * (unsigned)rank + 3u + (unsigned)i, (unsigned)(rank * 7 + i)};
-}
 
 /* f_0 o f_1 o ... o f_{n-1} for element i over members whose world ranks are w[] */
 static struct aff aff_ref(const int *w, int n, int i)
@@ -341,10 +276,10 @@ static int body_counters(int rank, int size, void *arg)
     TC_MPI(MPIX_Coll_counters(MPIX_COLL_BCAST, &ops, &b1));
     TC_MPI(MPIX_Coll_counters(MPIX_COLL_REDUCE, &ops, &r1));
     /* Each node counts its own messages: one rank per node contributes its node's. */
-    int first_here = tmpi_svc.rank_self()->local_rank == 0 || !cur->sim;
+    int first_here = tmpi_svc.rank_self()->local_rank == 0 || !tn_cur->sim;
     long long d[2] = {first_here ? (long long)(b1 - b0) : 0, first_here ? (long long)(r1 - r0) : 0};
     long long tot[2];
-    if (cur->sim) {
+    if (tn_cur->sim) {
         TC_MPI(MPI_Allreduce(d, tot, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
     } else {
         tot[0] = d[0];

@@ -15,16 +15,8 @@
 #include <stdlib.h>
 
 #include "coll_check.h"
-#include "svc.h"
+#include "net_layout.h"
 
-extern struct tmpi_svc tmpi_svc; /* harness.c */
-
-struct layout {
-    const char *name;
-    int sim, round_robin;
-    int nnodes, size;
-    int node_of[16];
-};
 
 static const struct layout layouts[] = {
     {"4x1 (nodes)", 1, 0, 4, 4, {0}},
@@ -36,21 +28,6 @@ static const struct layout layouts[] = {
 };
 #define NLAYOUTS (int)(sizeof layouts / sizeof layouts[0])
 
-static const struct layout *cur;
-static pthread_barrier_t placed;
-
-/* Layouts the harness cannot make: each rank writes its node into its rank info. */
-static void place_me(int rank)
-{
-    if (cur->sim) return;
-    struct tmpi_rank_info *info = (struct tmpi_rank_info *)tmpi_svc.rank_self();
-    int32_t *node_of = (int32_t *)info->node_of_rank;
-    node_of[rank] = cur->node_of[rank];
-    info->node = cur->node_of[rank];
-    info->nnodes = cur->nnodes;
-    pthread_barrier_wait(&placed);
-}
-
 /* Element counts: empty, one, odd, and 26000 ints (104 KB: three-phase between nodes). */
 static const int counts[] = {0, 1, 7, 26000};
 #define NCOUNTS (int)(sizeof counts / sizeof counts[0])
@@ -61,23 +38,6 @@ static int val(int w, int i)
 }
 
 /* ---- the non-commutative op: affine maps x -> a x + b (mod 2^32), composed ---- */
-
-struct aff {
-    unsigned a, b;
-};
-
-static void aff_compose(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    struct aff *x = in, *y = inout;
-    for (int i = 0; i < *len; i++)
-        y[i] = (struct aff){x[i].a * y[i].a, x[i].a * y[i].b + x[i].b};
-}
-
-static struct aff aff_of(int w, int i)
-{
-    return (struct aff){2u * (unsigned)w + 3u + (unsigned)i, (unsigned)(w * 7 + i)};
-}
 
 /* f_{w[lo]} o ... o f_{w[hi-1]} at element i */
 static struct aff aff_ref(const int *w, int lo, int hi, int i)
@@ -465,28 +425,10 @@ static int body(int rank, int size, void *arg)
     return 0;
 }
 
-static int run_layout(const struct layout *l)
-{
-    cur = l;
-    pthread_barrier_init(&placed, NULL, (unsigned)l->size);
-    struct th_opts o = {.nranks = l->size};
-    if (l->sim) {
-        o.nnodes = l->nnodes;
-        o.round_robin = l->round_robin;
-    }
-    struct th_result res;
-    int r = th_run(&o, body, NULL, &res);
-    pthread_barrier_destroy(&placed);
-    if (r)
-        fprintf(stderr, "  layout %s: rank %d failed (code %d)%s%s\n", l->name, res.failed_rank,
-                res.code, res.aborted ? ": " : "", res.aborted ? res.abort_why : "");
-    return r;
-}
-
 static int test_layouts(void)
 {
     for (int i = 0; i < NLAYOUTS; i++)
-        if (run_layout(&layouts[i])) return 1;
+        if (run_layout(&layouts[i], body)) return 1;
     return 0;
 }
 
@@ -529,14 +471,7 @@ static int body_counters(int rank, int size, void *arg)
 static int test_counters(void)
 {
     static const struct layout l = {"3x4 (nodes)", 1, 0, 3, 12, {0}};
-    cur = &l;
-    struct th_opts o = {.nranks = 12, .nnodes = 3};
-    struct th_result res;
-    int r = th_run(&o, body_counters, NULL, &res);
-    if (r)
-        fprintf(stderr, "  rank %d failed (code %d)%s%s\n", res.failed_rank, res.code,
-                res.aborted ? ": " : "", res.aborted ? res.abort_why : "");
-    return r;
+    return run_layout(&l, body_counters);
 }
 
 static const struct th_test tests[] = {

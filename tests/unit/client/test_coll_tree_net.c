@@ -18,16 +18,8 @@
 #include <unistd.h>
 
 #include "coll_check.h"
-#include "svc.h"
+#include "net_layout.h"
 
-extern struct tmpi_svc tmpi_svc; /* harness.c */
-
-struct layout {
-    const char *name;
-    int sim, round_robin;
-    int nnodes, size;
-    int node_of[16];
-};
 
 static const struct layout lay_2x8 = {"2x8 (nodes)", 1, 0, 2, 16, {0}};
 static const struct layout layouts[] = {
@@ -39,25 +31,13 @@ static const struct layout layouts[] = {
 };
 #define NLAYOUTS (int)(sizeof layouts / sizeof layouts[0])
 
-/* The run: its layout, its tree (parents, for the expected counters), what to check. */
+/* The run (its layout is tn_cur): its tree (parents, for the expected counters), what to
+ * check. */
 static struct run {
-    const struct layout *l;
     int node_of[16]; /* where each rank is, whichever way the layout is made */
     int parent[16];
     int check_counters; /* the tree is used by Bcast and Reduce: count its cross edges */
-    pthread_barrier_t placed;
 } cur;
-
-static void place_me(int rank)
-{
-    if (cur.l->sim) return;
-    struct tmpi_rank_info *info = (struct tmpi_rank_info *)tmpi_svc.rank_self();
-    int32_t *node_of = (int32_t *)info->node_of_rank;
-    node_of[rank] = cur.l->node_of[rank];
-    info->node = cur.l->node_of[rank];
-    info->nnodes = cur.l->nnodes;
-    pthread_barrier_wait(&cur.placed);
-}
 
 static void layout_nodes(const struct layout *l, int *node_of)
 {
@@ -68,20 +48,6 @@ static void layout_nodes(const struct layout *l, int *node_of)
             node_of[r] = r % l->nnodes;
         else /* blocks of ceil(size / nnodes), as the harness splits them (body checks) */
             node_of[r] = r / ((l->size + l->nnodes - 1) / l->nnodes);
-}
-
-static int run_layout(const struct layout *l, th_rank_fn fn, struct th_result *res)
-{
-    cur.l = l;
-    pthread_barrier_init(&cur.placed, NULL, (unsigned)l->size);
-    struct th_opts o = {.nranks = l->size};
-    if (l->sim) {
-        o.nnodes = l->nnodes;
-        o.round_robin = l->round_robin;
-    }
-    int r = th_run(&o, fn, NULL, res);
-    pthread_barrier_destroy(&cur.placed);
-    return r;
 }
 
 /* ---- tree files ---- */
@@ -160,23 +126,6 @@ static long cross_edges(int n)
 
 /* ---- the body ---- */
 
-struct aff {
-    unsigned a, b;
-};
-
-static void aff_compose(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    struct aff *x = in, *y = inout;
-    for (int i = 0; i < *len; i++)
-        y[i] = (struct aff){x[i].a * y[i].a, x[i].a * y[i].b + x[i].b};
-}
-
-static struct aff aff_of(int rank, int i)
-{
-    return (struct aff){2u * (unsigned)rank + 3u + (unsigned)i, (unsigned)(rank * 7 + i)};
-}
-
 static struct aff aff_ref(int n, int i)
 {
     struct aff acc = aff_of(n - 1, i);
@@ -197,7 +146,7 @@ static long net_since(int kind, MPI_Count *base)
     TC_MPI(MPIX_Coll_counters(kind, &ops, &now));
     long long d = (long long)(now - *base), tot = d;
     *base = now;
-    if (cur.l->sim) {
+    if (tn_cur->sim) {
         if (tmpi_svc.rank_self()->local_rank != 0) d = 0;
         TC_MPI(MPI_Allreduce(&d, &tot, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD));
     }
@@ -310,7 +259,7 @@ static int run_tree(const struct layout *l, const char *what)
 {
     struct th_result res;
     write_tree(l->size, cur.parent, what);
-    int r = run_layout(l, body, &res);
+    int r = tn_run_layout(l, body, &res);
     drop_tree();
     if (r)
         fprintf(stderr, "  layout %s, tree %s: rank %d failed (code %d)%s%s\n", l->name, what,
@@ -388,7 +337,7 @@ static int bcast_sends(long want, const char *what)
 {
     struct th_result res;
     bcast_msgs = -1;
-    if (run_layout(&lay_2x8, body_bcast, &res)) {
+    if (tn_run_layout(&lay_2x8, body_bcast, &res)) {
         fprintf(stderr, "  %s: rank %d failed: %s\n", what, res.failed_rank, res.abort_why);
         return 1;
     }
@@ -426,7 +375,7 @@ static int test_env_over_config(void)
 static int expect_refused(const char *what, const char *want)
 {
     struct th_result res;
-    int r = run_layout(&lay_2x8, body_bcast, &res);
+    int r = tn_run_layout(&lay_2x8, body_bcast, &res);
     if (!r || !res.aborted || !strstr(res.abort_why, want) || !strstr(res.abort_why, "MPI_Bcast") ||
         !strstr(res.abort_why, "(MPI_ERR_ARG)")) {
         fprintf(stderr, "  %s: expected MPI_Bcast to fail with MPI_ERR_ARG and \"%s\", got %s%s\n",
