@@ -125,6 +125,16 @@ static void rx_error(void *arg, struct netd_link *l, int err)
 
 static const struct netd_ops rx_ops = {rx_header, rx_frame, rx_error};
 
+/* Two links joined over loopback TCP: *la delivers to a, *lb to b (paused if b_paused). */
+static void link_pair(struct netd *n, struct rx *a, struct rx *b, int b_paused,
+                      struct netd_link **la, struct netd_link **lb)
+{
+    int fd[2];
+    tcp_pair(fd);
+    CHECK_EQ(netd_link_new(n, fd[0], &rx_ops, a, 0, la), 0);
+    CHECK_EQ(netd_link_new(n, fd[1], &rx_ops, b, b_paused, lb), 0);
+}
+
 /* ---- concurrent senders ---- */
 
 struct sender {
@@ -183,12 +193,9 @@ static void *poller_main(void *arg)
 
 static void test_order_and_content(struct netd *n, int drop_every, int npollers)
 {
-    int fd[2];
-    tcp_pair(fd);
     struct rx a = {0}, b = {.drop_every = drop_every};
     struct netd_link *la, *lb;
-    CHECK_EQ(netd_link_new(n, fd[0], &rx_ops, &a, 0, &la), 0);
-    CHECK_EQ(netd_link_new(n, fd[1], &rx_ops, &b, 0, &lb), 0);
+    link_pair(n, &a, &b, 0, &la, &lb);
     atomic_int done_calls = 0, stop = 0;
     struct poller pl[2];
     pthread_t pt[2];
@@ -228,12 +235,9 @@ static void test_order_and_content(struct netd *n, int drop_every, int npollers)
 /* Both ends push 16 MiB at each other at once: neither caller may block, both must finish. */
 static void test_big_both_ways(struct netd *n)
 {
-    int fd[2];
-    tcp_pair(fd);
     struct rx a = {0}, b = {0};
     struct netd_link *la, *lb;
-    CHECK_EQ(netd_link_new(n, fd[0], &rx_ops, &a, 0, &la), 0);
-    CHECK_EQ(netd_link_new(n, fd[1], &rx_ops, &b, 0, &lb), 0);
+    link_pair(n, &a, &b, 0, &la, &lb);
     uint8_t *big = malloc(BIG);
     for (size_t i = 0; i < BIG; i++)
         big[i] = (uint8_t)(i * 5);
@@ -255,13 +259,10 @@ static void test_big_both_ways(struct netd *n)
 
 static void test_paused(struct netd *n)
 {
-    int fd[2];
-    tcp_pair(fd);
     struct rx b = {0};
-    struct netd_link *la, *lb;
     struct rx a = {0};
-    CHECK_EQ(netd_link_new(n, fd[0], &rx_ops, &a, 0, &la), 0);
-    CHECK_EQ(netd_link_new(n, fd[1], &rx_ops, &b, 1, &lb), 0);
+    struct netd_link *la, *lb;
+    link_pair(n, &a, &b, 1, &la, &lb);
     struct netd_hdr h = {.type = NETD_RTS, .msg_len = 5, .src_rank = 0, .tag = 0};
     CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
     sleep_ms(50);
@@ -277,12 +278,9 @@ static void test_paused(struct netd *n)
  * the daemon delivers again. */
 static void test_hold(struct netd *n)
 {
-    int fd[2];
-    tcp_pair(fd);
     struct rx a = {0}, b = {0};
     struct netd_link *la, *lb;
-    CHECK_EQ(netd_link_new(n, fd[0], &rx_ops, &a, 0, &la), 0);
-    CHECK_EQ(netd_link_new(n, fd[1], &rx_ops, &b, 0, &lb), 0);
+    link_pair(n, &a, &b, 0, &la, &lb);
     struct netd_hdr h = {.type = NETD_RTS, .src_rank = 0};
     netd_link_hold(lb, 1);
     netd_link_hold(lb, 1); /* two holders */
@@ -358,12 +356,9 @@ static void test_errors(struct netd *n)
 /* The receiver frees its link from inside on_frame; later frames are not delivered. */
 static void test_free_in_callback(struct netd *n)
 {
-    int fd[2];
-    tcp_pair(fd);
     struct rx a = {0}, b = {0};
     struct netd_link *la, *lb;
-    CHECK_EQ(netd_link_new(n, fd[0], &rx_ops, &a, 0, &la), 0);
-    CHECK_EQ(netd_link_new(n, fd[1], &rx_ops, &b, 1, &lb), 0);
+    link_pair(n, &a, &b, 1, &la, &lb);
     b.free_me_on_frame = lb;
     struct netd_hdr h = {.type = NETD_RTS, .src_rank = 0};
     for (int q = 0; q < 10; q++) {
@@ -382,12 +377,9 @@ static void test_free_in_callback(struct netd *n)
 /* Freed from another thread while frames keep arriving: no callback after the free returns. */
 static void test_free_under_traffic(struct netd *n)
 {
-    int fd[2];
-    tcp_pair(fd);
     struct rx a = {0}, b = {0};
     struct netd_link *la, *lb;
-    CHECK_EQ(netd_link_new(n, fd[0], &rx_ops, &a, 0, &la), 0);
-    CHECK_EQ(netd_link_new(n, fd[1], &rx_ops, &b, 0, &lb), 0);
+    link_pair(n, &a, &b, 0, &la, &lb);
     atomic_int done_calls = 0;
     struct sender s = {.l = la, .id = 0, .done_calls = &done_calls, .tolerant = 1};
     pthread_t t;
