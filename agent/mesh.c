@@ -680,13 +680,19 @@ static int conn_connect(struct mesh *m, const char *address, struct mesh_conn **
     return 0;
 }
 
-int mesh_ping(struct agent *a, const char *address, mesh_ping_cb cb, void *arg,
-              struct mesh_conn **ret)
+/* An outgoing connection for one of the public dialers below: only with a cluster key. */
+static int dial(struct agent *a, const char *address, struct mesh_conn **ret)
 {
     if (!a->cfg.key_file)
         return -ENOKEY;
+    return conn_connect(a->mesh, address, ret);
+}
+
+int mesh_ping(struct agent *a, const char *address, mesh_ping_cb cb, void *arg,
+              struct mesh_conn **ret)
+{
     struct mesh_conn *c;
-    int r = conn_connect(a->mesh, address, &c);
+    int r = dial(a, address, &c);
     if (r < 0)
         return r;
     c->done = cb;
@@ -852,10 +858,8 @@ void mesh_ping_forget(struct mesh_conn *c)
 int mesh_ctl_connect(struct agent *a, const char *address, const struct mesh_ctl_ops *ops,
                      void *arg, struct mesh_conn **ret)
 {
-    if (!a->cfg.key_file)
-        return -ENOKEY;
     struct mesh_conn *c;
-    int r = conn_connect(a->mesh, address, &c);
+    int r = dial(a, address, &c);
     if (r < 0)
         return r;
     c->ops = ops;
@@ -902,10 +906,8 @@ int mesh_data_connect(struct agent *a, const char *address, uint32_t channel,
                       const uint8_t join[MESH_JOIN_SIZE], mesh_data_cb cb, void *arg,
                       struct mesh_conn **ret)
 {
-    if (!a->cfg.key_file)
-        return -ENOKEY;
     struct mesh_conn *c;
-    int r = conn_connect(a->mesh, address, &c);
+    int r = dial(a, address, &c);
     if (r < 0)
         return r;
     c->channel = channel;
