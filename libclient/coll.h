@@ -69,6 +69,28 @@ static inline const struct tm_cargs *tm_cw_arg(const struct tm_cwork *w, int k)
     return w->slot ? w->slot[k].args : &w->args[k];
 }
 
+/* Reductions and scans split the elements into slices, one part each: */
+#define TM_SLICE_MIN_BYTES 4096u    /* smaller slices cost more in sharing than they save */
+#define TM_CHUNK_BYTES (16u * 1024) /* one chunk of a slice stays in L1 while it is combined */
+
+/* Slice length in elements for count elements of extent ext over n members. */
+static inline size_t tm_slice_len(size_t count, size_t ext, int n)
+{
+    size_t per = (count + (size_t)n - 1) / (size_t)n;
+    size_t min_per = (TM_SLICE_MIN_BYTES + ext - 1) / ext;
+    if (per < min_per) per = min_per;
+    return per ? per : 1;
+}
+
+/* Number of slices of the calling member's receive count (an nparts). */
+static inline size_t tm_cw_slices(const struct tm_cwork *w)
+{
+    const struct tm_cargs *a = tm_cw_arg(w, w->wrank);
+    if (!a->count || !a->rtype->extent) return 0; /* zero-size types hold no data */
+    size_t per = tm_slice_len(a->count, a->rtype->extent, w->n);
+    return (a->count + per - 1) / per;
+}
+
 struct tm_calgo {
     int kind; /* MPIX_COLL_* (counters) */
     /* Number of parts; the same whichever member computes it. */

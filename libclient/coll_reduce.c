@@ -26,30 +26,12 @@
 #include "errh.h"
 #include "job.h"
 
-#define TM_SLICE_MIN_BYTES 4096u    /* smaller slices cost more in sharing than they save */
-#define TM_CHUNK_BYTES (16u * 1024) /* one chunk of a slice stays in L1 while it is combined */
 
 static inline const void *input_of(const struct tm_cargs *a)
 {
     return a->sbuf;
 }
 
-/* Slice length in elements for count elements over n members. */
-static size_t slice_len(size_t count, size_t ext, int n)
-{
-    size_t per = (count + (size_t)n - 1) / (size_t)n;
-    size_t min_per = (TM_SLICE_MIN_BYTES + ext - 1) / ext;
-    if (per < min_per) per = min_per;
-    return per ? per : 1;
-}
-
-static size_t slices(const struct tm_cwork *w)
-{
-    const struct tm_cargs *a = tm_cw_arg(w, w->wrank);
-    if (!a->count || !a->rtype->extent) return 0; /* zero-size types hold no data */
-    size_t per = slice_len(a->count, a->rtype->extent, w->n);
-    return (a->count + per - 1) / per;
-}
 
 /* Combines elements [lo, hi) over every member's input (offset in[k] + lo) in rank order and
  * hands each chunk to emit(w, ctx, first element, chunk, elements).  The running member's op
@@ -103,13 +85,14 @@ static void emit_reduce(const struct tm_cwork *w, const void *ctx, size_t at, co
 static int reduce_part(const struct tm_cwork *w, size_t s)
 {
     const struct tm_cargs *a = tm_cw_arg(w, w->wrank);
-    size_t per = slice_len(a->count, a->rtype->extent, w->n);
+    size_t per = tm_slice_len(a->count, a->rtype->extent, w->n);
     size_t lo = s * per, hi = lo + per < a->count ? lo + per : a->count;
     return combine(w, lo, hi, emit_reduce, NULL, plain_off);
 }
 
-static const struct tm_calgo reduce_algo = {MPIX_COLL_REDUCE, slices, reduce_part, tm_hier_reduce};
-static const struct tm_calgo allreduce_algo = {MPIX_COLL_ALLREDUCE, slices, reduce_part,
+static const struct tm_calgo reduce_algo = {MPIX_COLL_REDUCE, tm_cw_slices, reduce_part,
+                                            tm_hier_reduce};
+static const struct tm_calgo allreduce_algo = {MPIX_COLL_ALLREDUCE, tm_cw_slices, reduce_part,
                                                tm_hier_allreduce};
 
 static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int count,

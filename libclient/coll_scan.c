@@ -18,31 +18,13 @@
 #include "errh.h"
 #include "job.h"
 
-#define TM_SLICE_MIN_BYTES 4096u
-#define TM_CHUNK_BYTES (16u * 1024)
 
-static size_t slice_len(const struct tm_cargs *a, int n)
-{
-    size_t ext = a->rtype->extent;
-    size_t per = (a->count + (size_t)n - 1) / (size_t)n;
-    size_t min_per = (TM_SLICE_MIN_BYTES + ext - 1) / ext;
-    if (per < min_per) per = min_per;
-    return per ? per : 1;
-}
-
-static size_t slices(const struct tm_cwork *w)
-{
-    const struct tm_cargs *a = tm_cw_arg(w, w->wrank);
-    if (!a->count || !a->rtype->extent) return 0; /* zero-size types hold no data */
-    size_t per = slice_len(a, w->n);
-    return (a->count + per - 1) / per;
-}
 
 static int scan_part(const struct tm_cwork *w, size_t s)
 {
     const struct tm_cargs *mine = tm_cw_arg(w, w->wrank);
     const struct tm_type *t = mine->rtype;
-    size_t per = slice_len(mine, w->n);
+    size_t per = tm_slice_len(mine->count, mine->rtype->extent, w->n);
     size_t lo = s * per, m = lo + per < mine->count ? per : mine->count - lo;
     const struct tm_cargs *prev = NULL;
     for (int k = 0; k < w->n; k++) {
@@ -61,7 +43,7 @@ static int exscan_part(const struct tm_cwork *w, size_t s)
     const struct tm_cargs *mine = tm_cw_arg(w, w->wrank);
     const struct tm_type *t = mine->rtype;
     size_t ext = t->extent;
-    size_t per = slice_len(mine, w->n);
+    size_t per = tm_slice_len(mine->count, mine->rtype->extent, w->n);
     size_t lo = s * per, hi = lo + per < mine->count ? lo + per : mine->count;
     size_t chunk = TM_CHUNK_BYTES / ext ? TM_CHUNK_BYTES / ext : 1;
     unsigned char *buf = tm_coll_scratch(w->me, 2 * chunk * ext);
@@ -86,8 +68,9 @@ static int exscan_part(const struct tm_cwork *w, size_t s)
     return 0;
 }
 
-static const struct tm_calgo scan_algo = {MPIX_COLL_SCAN, slices, scan_part, tm_hier_scan};
-static const struct tm_calgo exscan_algo = {MPIX_COLL_EXSCAN, slices, exscan_part, tm_hier_exscan};
+static const struct tm_calgo scan_algo = {MPIX_COLL_SCAN, tm_cw_slices, scan_part, tm_hier_scan};
+static const struct tm_calgo exscan_algo = {MPIX_COLL_EXSCAN, tm_cw_slices, exscan_part,
+                                            tm_hier_exscan};
 
 static int scan_common(const char *fn, int ex, const void *sendbuf, void *recvbuf, int count,
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request,
