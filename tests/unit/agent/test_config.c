@@ -44,7 +44,7 @@ static void test_good(void)
                               "[mpi]\nspin_ns = 0\nintra_eager_limit = 8K\neager_limit = 64K\n"
                               "[pool]\nsize = 1M\n"
                               "[mesh]\nlisten = 127.0.0.1:7471\nkey_file = /etc/k\n"
-                              "peers = a:1, b:2 ,c\nheartbeat_ms = 250\n");
+                              "peers = a:1, b:2 ,c\nheartbeat_ms = 250\nrecv_threads = 3\n");
     CHECK_EQ(config_load(&c, p), 0);
     CHECK(strcmp(c.name, "n1") == 0 && strcmp(c.socket_path, "/tmp/x.sock") == 0);
     CHECK_EQ(c.log_level, LOG_DEBUG);
@@ -58,6 +58,7 @@ static void test_good(void)
     CHECK(strcmp(c.peers[0], "a:1") == 0 && strcmp(c.peers[1], "b:2") == 0);
     CHECK(strcmp(c.peers[2], "c") == 0);
     CHECK_EQ(c.heartbeat_ms, 250);
+    CHECK_EQ(c.recv_threads, 3);
     CHECK(strcmp(c.listen, "127.0.0.1:7471") == 0 && strcmp(c.key_file, "/etc/k") == 0);
     unlink(p);
     config_free(&c);
@@ -91,6 +92,8 @@ static void test_bad(void)
     expect_refused("[mesh]\npeers = a:1,,b:2\n");
     expect_refused("[mesh]\npeers =  , \n");
     expect_refused("[mesh]\nheartbeat_ms = 10\n");
+    expect_refused("[mesh]\nrecv_threads = 0\n");
+    expect_refused("[mesh]\nrecv_threads = 65\n");
     expect_refused("[mesh]\nkey_file =\n");
     struct agent_config c;
     CHECK(config_defaults(&c) == 0);
