@@ -162,8 +162,11 @@ static struct tm_chier *chier_build(const struct tm_rank *me, const struct tm_co
         if (h->group_of_node[node] < 0) h->group_of_node[node] = h->ngroups++;
         count[node]++;
     }
-    h->g = calloc((size_t)h->ngroups, sizeof *h->g);
+    /* aligned: each group's arrival counter has a cache line of its own (coll_net.h) */
+    size_t gbytes = sizeof *h->g * (size_t)h->ngroups;
+    h->g = aligned_alloc(_Alignof(struct tm_cgroup), gbytes);
     if (!h->g) goto err;
+    memset(h->g, 0, gbytes);
     for (int node = 0; node < nn; node++) {
         int gi = h->group_of_node[node];
         if (gi < 0) continue;
