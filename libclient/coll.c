@@ -68,9 +68,22 @@ void *tm_coll_scratch(struct tm_rank *me, size_t bytes)
     return me->scratch;
 }
 
-static int errno_class(int r)
+int tm_coll_errclass(int r)
 {
-    return r == -EMSGSIZE ? MPI_ERR_TRUNCATE : r == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_INTERN;
+    switch (r) {
+    case 0:
+        return MPI_SUCCESS;
+    case -EMSGSIZE:
+        return MPI_ERR_TRUNCATE;
+    case -ENOMEM:
+        return MPI_ERR_NO_MEM;
+    case -EINVAL:
+        return MPI_ERR_ARG;
+    case -ENOSYS:
+        return MPI_ERR_UNSUPPORTED_OPERATION;
+    default:
+        return MPI_ERR_INTERN;
+    }
 }
 
 static const char *errno_text(int r)
@@ -122,23 +135,10 @@ int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, cons
     if (cr->rank == 0)
         atomic_fetch_add_explicit(&me->job->coll_stats.ops[al->kind], 1, memory_order_relaxed);
     int r;
-    if (req && TM_UNLIKELY(tm_coll_net_spans(me, cr->c))) {
-        /* Across nodes a non-blocking collective runs as the blocking one and returns a
-         * completed request (docs/COLLECTIVES.md): correct, but it waits for the peers. */
-        struct tm_request *q = tm_req_alloc(me, TM_REQ_COLL);
-        if (!q) {
-            free(a->own);
-            return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
-        }
-        q->comm = comm;
-        r = run_blocking(me, cr, al, a);
-        free(a->own);
-        a->own = NULL;
-        tm_req_set_done(q, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, r < 0 ? errno_class(r) : MPI_SUCCESS);
-        *req = q;
-    } else if (req) {
+    if (req) {
         struct tm_request *q = NULL;
-        r = tm_coll_nb_start(me, cr, comm, al, a, &q);
+        r = TM_UNLIKELY(tm_coll_net_spans(me, cr->c)) ? tm_cnet_nb_start(me, cr, comm, al, a, &q)
+                                                       : tm_coll_nb_start(me, cr, comm, al, a, &q);
         if (r == 0)
             *req = q; /* a->own now belongs to the operation */
         else
@@ -152,7 +152,7 @@ int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, cons
         /* a bad collective setting (TMPI_COLL_*, [mpi] coll_*): say which */
         const char *why = r == -EINVAL ? tm_chier_error(me, cr->c) : NULL;
         if (why) return tm_err(me, comm, MPI_ERR_ARG, fn, "%s", why);
-        return tm_err(me, comm, errno_class(r), fn, "%s", errno_text(r));
+        return tm_err(me, comm, tm_coll_errclass(r), fn, "%s", errno_text(r));
     }
     return MPI_SUCCESS;
 }

@@ -116,8 +116,32 @@ void tm_coll_nb_fini(struct tm_coll *co);
 int tm_coll_nb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
                      const struct tm_calgo *al, const struct tm_cargs *a,
                      struct tm_request **ret_req);
+/* Holds the derived types of a member's arguments for a non-blocking operation (n members). */
+void tm_cargs_hold(const struct tm_cargs *a, int n);
 /* Releases what a finished operation held for one member's arguments (types, own memory). */
 void tm_cargs_release(struct tm_cargs *a, int held);
+
+/* A round of a non-blocking collective: the k-th (seq) on a communicator, with a copy of the
+ * arguments and the request of every member that has arrived (args/req indexed by comm rank;
+ * req[k] NULL: not arrived, or not on this node).  Shared by coll_nb.c and coll_net_nb.c. */
+struct tm_nbround {
+    struct tm_nbround *next; /* the owner's lists (its lock) */
+    uint64_t seq;
+    int n, arrived;
+    const struct tm_calgo *al;
+    struct tm_cargs *args;   /* n */
+    struct tm_request **req; /* n */
+};
+struct tm_nbround *tm_nbround_new(int n, uint64_t seq, const struct tm_calgo *al);
+void tm_nbround_free(struct tm_nbround *r);
+/* Releases the arrived members' arguments, completes their requests with MPI error class cls
+ * (waking their owners) and frees r. */
+void tm_nbround_finish(struct tm_nbround *r, int cls);
+/* Releases the arrived members' arguments and frees r; their requests never complete. */
+void tm_nbround_abandon(struct tm_nbround *r);
+
+/* MPI error class of a collective's negative errno (0: MPI_SUCCESS). */
+int tm_coll_errclass(int err);
 
 /* A per-rank scratch buffer of at least bytes (owner-only, kept for the next call). */
 void *tm_coll_scratch(struct tm_rank *me, size_t bytes);

@@ -32,15 +32,6 @@
 #include "request.h"
 #include "wait.h"
 
-struct tm_nbround {
-    struct tm_nbround *next; /* nb->live (lock) */
-    uint64_t seq;
-    int n, arrived; /* lock */
-    const struct tm_calgo *al;
-    struct tm_cargs *args;   /* n */
-    struct tm_request **req; /* n */
-};
-
 struct tm_coll_nb {
     pthread_mutex_t lock;
     struct tm_nbround *live; /* rounds some but not all members have arrived at */
@@ -54,11 +45,49 @@ int tm_coll_nb_init(struct tm_coll *co)
     return 0;
 }
 
-static void round_free(struct tm_nbround *r)
+struct tm_nbround *tm_nbround_new(int n, uint64_t seq, const struct tm_calgo *al)
+{
+    struct tm_nbround *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->args = calloc((size_t)n, sizeof *r->args);
+    r->req = calloc((size_t)n, sizeof *r->req);
+    if (!r->args || !r->req) {
+        tm_nbround_free(r);
+        return NULL;
+    }
+    r->seq = seq;
+    r->n = n;
+    r->al = al;
+    return r;
+}
+
+void tm_nbround_free(struct tm_nbround *r)
 {
     free(r->args);
     free(r->req);
     free(r);
+}
+
+void tm_nbround_finish(struct tm_nbround *r, int cls)
+{
+    for (int k = 0; k < r->n; k++)
+        if (r->req[k]) tm_cargs_release(&r->args[k], r->n);
+    for (int k = 0; k < r->n; k++) {
+        struct tm_request *q = r->req[k];
+        if (!q) continue;
+        struct tm_waker *wk = &q->owner->waker; /* q may be freed once done is set */
+        tm_req_set_done(q, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, cls);
+        tm_wake(wk);
+    }
+    tm_nbround_free(r);
+}
+
+/* The members of r that have arrived so far (erroneous program, or a job torn down). */
+void tm_nbround_abandon(struct tm_nbround *r)
+{
+    for (int k = 0; k < r->n; k++)
+        if (r->req[k]) tm_cargs_release(&r->args[k], 1);
+    tm_nbround_free(r);
 }
 
 void tm_coll_nb_fini(struct tm_coll *co)
@@ -68,9 +97,7 @@ void tm_coll_nb_fini(struct tm_coll *co)
     struct tm_nbround *r = co->nb->live;
     while (r) {
         struct tm_nbround *next = r->next;
-        for (int k = 0; k < r->n; k++)
-            if (r->req[k]) tm_cargs_release(&r->args[k], 1);
-        round_free(r);
+        tm_nbround_abandon(r);
         r = next;
     }
     pthread_mutex_destroy(&co->nb->lock);
@@ -78,7 +105,7 @@ void tm_coll_nb_fini(struct tm_coll *co)
     co->nb = NULL;
 }
 
-static void hold_types(const struct tm_cargs *a, int n)
+void tm_cargs_hold(const struct tm_cargs *a, int n)
 {
     tm_type_hold(a->stype);
     tm_type_hold(a->rtype);
@@ -113,16 +140,7 @@ static void round_run(struct tm_rank *me, int wrank, struct tm_nbround *r)
         int e = r->al->part(&w, p);
         if (e < 0 && !err) err = e;
     }
-    int cls = !err ? MPI_SUCCESS : err == -EMSGSIZE ? MPI_ERR_TRUNCATE : MPI_ERR_NO_MEM;
-    for (int k = 0; k < r->n; k++)
-        tm_cargs_release(&r->args[k], r->n);
-    for (int k = 0; k < r->n; k++) {
-        struct tm_request *q = r->req[k];
-        struct tm_waker *wk = &q->owner->waker; /* q may be freed once done is set */
-        tm_req_set_done(q, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, cls);
-        tm_wake(wk);
-    }
-    round_free(r);
+    tm_nbround_finish(r, tm_coll_errclass(err));
 }
 
 int tm_coll_nb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
@@ -142,26 +160,16 @@ int tm_coll_nb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
     while ((r = *pp) && r->seq != seq)
         pp = &r->next;
     if (!r) {
-        r = calloc(1, sizeof *r);
-        if (r) {
-            r->args = calloc((size_t)n, sizeof *r->args);
-            r->req = calloc((size_t)n, sizeof *r->req);
-        }
-        if (!r || !r->args || !r->req) {
+        if (!(r = tm_nbround_new(n, seq, al))) {
             pthread_mutex_unlock(&nb->lock);
-            if (r) round_free(r);
             tm_req_set_done(q, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS);
             tm_req_free(me, q);
             return -ENOMEM;
         }
-        r->seq = seq;
-        r->n = n;
-        r->al = al;
-        r->next = NULL;
         *pp = r;
     }
     cr->nnbc++;
-    hold_types(a, n);
+    tm_cargs_hold(a, n);
     r->args[cr->rank] = *a;
     r->req[cr->rank] = q;
     int last = ++r->arrived == n;

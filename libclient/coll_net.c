@@ -128,6 +128,7 @@ void tm_chier_free(struct tm_chier *h)
 {
     if (!h) return;
     for (int i = 0; h->g && i < h->ngroups; i++) {
+        tm_cprog_stop(atomic_load_explicit(&h->g[i].prog, memory_order_acquire));
         free(h->g[i].members);
         tm_tplan_free(h->g[i].plan);
     }
@@ -220,10 +221,23 @@ static int ctr_cond(void *arg)
     return atomic_load_explicit(w->ctr, memory_order_seq_cst) >= w->target;
 }
 
-/* Context of the leaders' messages: below every user context (those are >= 1). */
+/* Context of the leaders' messages: below every user context (those are >= 1); blocking
+ * rounds take the even ones, non-blocking rounds (coll_net_nb.c) the odd ones. */
 static int coll_ctx(const struct tm_comm *c)
 {
     return -2 * c->ctx - 2;
+}
+
+void tm_cnet_setup(struct tm_cnet *x, struct tm_rank *me, struct tm_comm *c, struct tm_chier *h,
+                   int gi, int kind, uint32_t seq, int ctx)
+{
+    int lead = h->g[gi].members[0];
+    *x = (struct tm_cnet){.me = me, .c = c, .h = h, .gi = gi, .kind = kind, .seq = seq};
+    x->box = tm_job_rank(me->job, tm_comm_world_rank(c, lead));
+    x->xc.ctx = ctx;
+    x->xc.size = c->size;
+    x->xc.world_of = c->world_of;
+    x->xcr = (struct tm_commref){.c = &x->xc, .rank = lead, .eh = MPI_ERRORS_RETURN};
 }
 
 int tm_chier_round(struct tm_rank *me, struct tm_commref *cr, int kind,
@@ -246,12 +260,9 @@ int tm_chier_round(struct tm_rank *me, struct tm_commref *cr, int kind,
     }
     struct ctr_wait w = {&g->arrive, k * (uint64_t)g->n};
     tm_wait(me, ctr_cond, &w);
-    struct tm_cnet x = {.me = me, .c = c, .h = h, .gi = gi, .kind = kind,
-                        .seq = (uint32_t)g->seq++};
-    x.xc.ctx = coll_ctx(c);
-    x.xc.size = c->size;
-    x.xc.world_of = c->world_of;
-    x.xcr = (struct tm_commref){.c = &x.xc, .rank = cr->rank, .eh = MPI_ERRORS_RETURN};
+    struct tm_cnet x;
+    tm_cnet_setup(&x, me, c, h, gi, kind, (uint32_t)g->seq++, coll_ctx(c));
+    x.plan = &g->plan;
     int err = fn ? fn(&x) : tm_hier_barrier(&x);
     g->err = err;
     atomic_store_explicit(&g->release, k, memory_order_seq_cst);
@@ -292,7 +303,8 @@ int tm_cnet_recv(struct tm_cnet *x, int src, int step, void *buf, size_t cap, si
 {
     struct tm_request req;
     tm_req_init_stack(&req, x->me, TM_REQ_RECV, MPI_COMM_NULL);
-    tm_recv_ctx(x->me, x->xc.ctx, buf, cap, x->h->g[src].members[0], mk_tag(x, step), &req);
+    tm_recv_box(x->me, x->box, x->xc.ctx, buf, cap, x->h->g[src].members[0], mk_tag(x, step),
+                &req);
     tm_wait(x->me, tm_req_done_cond, &req);
     if (ret_bytes) *ret_bytes = req.st_bytes;
     return req.st_error == MPI_ERR_TRUNCATE ? -EMSGSIZE : req.st_error ? -EIO : 0;

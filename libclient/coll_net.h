@@ -46,6 +46,7 @@ struct tm_cgroup {
     int *members; /* their comm ranks, ascending: members[0] leads */
     uint64_t seq; /* rounds the leader has run (message tags) */
     struct tm_tplan *plan; /* the leader's walk of the tree file for its last root (leader only) */
+    _Atomic(struct tm_cprog *) prog; /* non-blocking rounds' runner, made on first use */
 };
 
 /* A tree file as one communicator sees it, loaded by the first leader that needs it and
@@ -84,17 +85,26 @@ struct tm_chier {
     struct tm_cconf conf;
 };
 
-/* A leader's view while it runs the node's share of one round. */
+/* A leader's view while it runs the node's share of one round: on the leader's own thread
+ * (blocking rounds), or on the node's runner of non-blocking rounds (struct tm_cprog, which
+ * acts for the leader: its messages leave and arrive under the leader's rank). */
 struct tm_cnet {
-    struct tm_rank *me;  /* the leader's thread */
+    struct tm_rank *me;  /* the thread running it (leader, or the runner's own rank state) */
+    struct tm_rank *box; /* the leader: whose mailbox receives the other leaders' messages */
     struct tm_comm *c;
     struct tm_chier *h;
     int gi;              /* the leader's group */
     int kind;            /* MPIX_COLL_* (counters) */
     uint32_t seq;        /* this round's number (tags) */
-    struct tm_comm xc;   /* c with the collective context (what tm_send / tm_recv match on) */
+    struct tm_comm xc;   /* c with the round's context (what tm_send / tm_recv match on) */
     struct tm_commref xcr;
+    const struct tm_cargs *nbargs; /* non-blocking: the arguments by comm rank; NULL: slots */
+    struct tm_tplan **plan;        /* where the tree-file walk for the last root is kept */
 };
+
+/* Fills x for group gi's share of a round numbered seq of kind, on context ctx. */
+void tm_cnet_setup(struct tm_cnet *x, struct tm_rank *me, struct tm_comm *c, struct tm_chier *h,
+                   int gi, int kind, uint32_t seq, int ctx);
 
 /* The hierarchy of c, built on first use; NULL when out of memory. */
 struct tm_chier *tm_chier_get(struct tm_rank *me, struct tm_comm *c);
@@ -117,8 +127,33 @@ int tm_chier_round(struct tm_rank *me, struct tm_commref *cr, int kind,
 /* The local members' arguments (valid inside fn). */
 static inline const struct tm_cargs *tm_cnet_arg(const struct tm_cnet *x, int crank)
 {
-    return x->c->coll.slot[crank].args;
+    return x->nbargs ? &x->nbargs[crank] : x->c->coll.slot[crank].args;
 }
+
+/* ---- non-blocking rounds across nodes (coll_net_nb.c) ----
+ *
+ * A member's MPI_I* call on a spanning communicator copies its arguments into its node's round
+ * and returns.  When the node's last member has arrived, the round goes to the group's runner:
+ * a thread of libtmpi's own (one per communicator and node, started on first use) that runs
+ * the leader's share (tm_calgo.net) exactly as a blocking round would, on a context of its
+ * own, and completes the members' requests.  So the operation progresses while every member
+ * computes, waits on something else or sends point-to-point messages: nobody has to poll. */
+struct tm_cprog;
+
+/* Member cr of a spanning communicator starts algorithm al with arguments a; *ret_req
+ * completes when its node's share is done.  0 or a negative errno. */
+int tm_cnet_nb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
+                     const struct tm_calgo *al, const struct tm_cargs *a,
+                     struct tm_request **ret_req);
+/* The next runner of the job's list (job teardown walks it). */
+struct tm_cprog *tm_cprog_next(struct tm_cprog *p);
+/* Stops the runner's thread once its queued rounds are done (communicator freed, job end). */
+void tm_cprog_stop(struct tm_cprog *p);
+/* Job end, after every mailbox is gone: frees the job's runners (their envelopes may have
+ * been in those mailboxes until then). */
+void tm_cprog_free_all(struct tm_job *j);
+/* Wakes every runner of the job (job cancelled). */
+void tm_cprog_wake_all(struct tm_job *j);
 static inline const struct tm_cgroup *tm_cnet_mine(const struct tm_cnet *x)
 {
     return &x->h->g[x->gi];

@@ -81,15 +81,15 @@ out:
 static int tplan_get(struct tm_cnet *x, const struct tm_tree_file *t, int root,
                      const struct tm_tplan **ret)
 {
-    struct tm_cgroup *g = &x->h->g[x->gi]; /* plan: this leader only */
-    if (!g->plan || g->plan->root != root) {
+    struct tm_tplan **slot = x->plan; /* one runner of rounds only */
+    if (!*slot || (*slot)->root != root) {
         struct tm_tplan *p;
         int err = tplan_build(x, t, root, &p);
         if (err < 0) return err;
-        tm_tplan_free(g->plan);
-        g->plan = p;
+        tm_tplan_free(*slot);
+        *slot = p;
     }
-    *ret = g->plan;
+    *ret = *slot;
     return 0;
 }
 

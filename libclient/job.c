@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll_net.h"
 #include "dtype.h"
 #include "net.h"
 #include "net_p2p.h"
@@ -17,6 +18,12 @@
 static void job_free(struct tm_job *j)
 {
     if (!j) return;
+    /* Runners of non-blocking rounds first: they use the links and the leaders' mailboxes. */
+    pthread_mutex_lock(&j->progs_lock);
+    struct tm_cprog *progs = j->progs;
+    pthread_mutex_unlock(&j->progs_lock);
+    for (struct tm_cprog *p = progs; p; p = tm_cprog_next(p))
+        tm_cprog_stop(p);
     tm_net_job_fini(j); /* before the mailboxes: unexpected entries may hold pool buffers */
     if (j->ranks) {
         for (int i = 0; i < j->size; i++) {
@@ -33,6 +40,8 @@ static void job_free(struct tm_job *j)
         free(j->ranks);
     }
     tm_comm_fini_shared(&j->world);
+    tm_cprog_free_all(j);
+    pthread_mutex_destroy(&j->progs_lock);
     free(j);
 }
 
@@ -42,6 +51,7 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     struct tm_job *j = calloc(1, sizeof *j);
     if (!j) return NULL;
     j->svc = svc;
+    pthread_mutex_init(&j->progs_lock, NULL);
     j->size = info->size;
     j->id = info->job_id;
     /* The agent's values come from tmpid.conf and are taken as they are: 0 means no
@@ -86,6 +96,7 @@ static void job_wake_all(void *state)
     atomic_store_explicit(&j->cancelled, 1, memory_order_seq_cst);
     for (int i = 0; i < j->size; i++)
         tm_wake_force(&j->ranks[i].waker);
+    tm_cprog_wake_all(j);
 }
 
 static void job_destroy(void *state)

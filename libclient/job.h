@@ -54,6 +54,8 @@ struct tm_rank {
 
     void *bsend_buf; /* MPI_Buffer_attach bookkeeping (Bsend buffers internally) */
     int bsend_size;
+
+    int helper; /* not a rank: a thread of libtmpi's own (coll_net_nb.c), not counted as one */
 } __attribute__((aligned(64)));
 
 struct tm_job {
@@ -68,6 +70,8 @@ struct tm_job {
     struct tm_coll_stats coll_stats;
     struct tm_rank *ranks; /* size entries */
     struct tm_net *net;    /* inter-node state (net_p2p.h); NULL when the job has one node */
+    pthread_mutex_t progs_lock;
+    struct tm_cprog *progs; /* runners of non-blocking collectives across nodes (progs_lock) */
 };
 
 /* svc->job_state() callbacks and creator. */

@@ -146,6 +146,12 @@ void tm_recv(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, i
 void tm_recv_ctx(struct tm_rank *me, int ctx, void *buf, size_t cap, int src, int tag,
                  struct tm_request *rreq)
 {
+    tm_recv_box(me, me, ctx, buf, cap, src, tag, rreq);
+}
+
+void tm_recv_box(struct tm_rank *me, struct tm_rank *box, int ctx, void *buf, size_t cap,
+                 int src, int tag, struct tm_request *rreq)
+{
     if (src == MPI_PROC_NULL) {
         tm_req_set_done(rreq, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
         return;
@@ -156,7 +162,7 @@ void tm_recv_ctx(struct tm_rank *me, int ctx, void *buf, size_t cap, int src, in
     rreq->tag = tag;
     rreq->buf = buf;
     rreq->cap = cap;
-    struct tm_mbox *mb = &me->mbox;
+    struct tm_mbox *mb = &box->mbox;
     pthread_mutex_lock(&mb->lock);
     struct tm_env *e = tm_match_unexp(mb, rreq->ctx, src, tag, 1);
     if (e) {

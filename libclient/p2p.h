@@ -39,6 +39,10 @@ void tm_recv(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, i
  * phase (net_p2p.h tm_net_isend sends to it). */
 void tm_recv_ctx(struct tm_rank *me, int ctx, void *buf, size_t cap, int src, int tag,
                  struct tm_request *rreq);
+/* The same into box's mailbox on behalf of me (rreq's owner, woken when it completes): the
+ * runner of non-blocking collectives receives the leader's messages (coll_net.h). */
+void tm_recv_box(struct tm_rank *me, struct tm_rank *box, int ctx, void *buf, size_t cap,
+                 int src, int tag, struct tm_request *rreq);
 
 /* Looks for a matching unexpected message; with block, waits for one.  Returns 1 if found
  * (status filled), else 0. */

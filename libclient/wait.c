@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -53,11 +54,21 @@ void tm_wake_force(struct tm_waker *w)
     futex_wake_all(&w->wake_seq);
 }
 
+/* A cancelled job's thread ends here.  A helper (coll_net_nb.c) is not a rank: in the agent
+ * it counts as a thread its creating rank started (svc rank_exit ends such a thread), and
+ * where nobody claims it, it just ends; it holds no lock while it waits. */
+static void end_cancelled(struct tm_rank *me)
+{
+    const struct tmpi_svc *svc = me->job->svc;
+    if (me->helper && !svc->rank_self()) pthread_exit(NULL);
+    svc->rank_exit(1);
+}
+
 static void check_cancel(struct tm_rank *me)
 {
     struct tm_job *j = me->job;
     if (TM_UNLIKELY(atomic_load_explicit(&j->cancelled, memory_order_acquire)))
-        j->svc->rank_exit(1);
+        end_cancelled(me);
     if (TM_UNLIKELY(j->net)) tm_net_check(me, j->net);
 }
 
@@ -132,11 +143,13 @@ void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
             check_cancel(me);
             return;
         }
-        svc->rank_blocking(-1);
+        if (!me->helper) svc->rank_blocking(-1);
         futex_wait(&w->wake_seq, seq);
-        svc->rank_blocking(+1);
+        if (!me->helper) svc->rank_blocking(+1);
         atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
-        if (svc->job_cancelled()) svc->rank_exit(1);
+        if (me->helper ? atomic_load_explicit(&j->cancelled, memory_order_acquire)
+                       : svc->job_cancelled())
+            end_cancelled(me);
         if (cond(arg)) return;
     }
 }

@@ -52,6 +52,10 @@ run_prog() {
     run_prog coll_all 1 4 16
 }
 
+@test "mpi: non-blocking collectives progress while ranks send point-to-point" {
+    run_prog nbc_progress 1 2 4 16
+}
+
 @test "mpi: every rank has private globals" {
     run_prog globals 1 2 4 16
 }

@@ -1,6 +1,7 @@
 /* harness.c — a unit-test stand-in for the agent's side of agent/svc.h (harness.h). */
 #include "harness.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -91,6 +92,7 @@ struct th_thread {
 static struct th_job *th_cur_job;
 static __thread struct th_thread *th_self;
 static __thread struct th_node *th_daemon_self; /* set on daemon threads */
+static __thread struct th_node *th_child_node;  /* set on threads a rank started */
 
 static const struct tmpi_rank_info *svc_rank_self(void)
 {
@@ -100,6 +102,7 @@ static const struct tmpi_rank_info *svc_rank_self(void)
 static struct th_node *node_of_self(void)
 {
     if (th_daemon_self) return th_daemon_self;
+    if (th_child_node) return th_child_node;
     if (!th_self) {
         fprintf(stderr, "harness: agent service called from a thread that is neither a rank "
                         "nor a daemon\n");
@@ -423,6 +426,44 @@ __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .pool_alloc = svc_pool_alloc,
     .pool_free = svc_pool_free,
 };
+
+/* Threads a rank starts (libtmpi's runners of non-blocking collectives across nodes) reach
+ * the agent's services as their rank's node (the agent's pool and links serve any thread);
+ * they are not ranks (rank_self is NULL there). */
+struct th_child {
+    void *(*fn)(void *);
+    void *arg;
+    struct th_node *node;
+};
+
+static void *child_main(void *p)
+{
+    struct th_child c = *(struct th_child *)p;
+    free(p);
+    th_child_node = c.node;
+    return c.fn(c.arg);
+}
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+__attribute__((visibility("default"))) int pthread_create(pthread_t *t, const pthread_attr_t *attr,
+                                                      void *(*fn)(void *), void *arg)
+{
+    static _Atomic(pthread_create_fn) real;
+    pthread_create_fn rf = atomic_load(&real);
+    if (!rf) {
+        rf = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+        atomic_store(&real, rf);
+    }
+    if (!rf) return ENOSYS;
+    if (!th_self && !th_child_node) return rf(t, attr, fn, arg);
+    struct th_child *c = malloc(sizeof *c);
+    if (!c) return EAGAIN;
+    *c = (struct th_child){fn, arg, node_of_self()};
+    int r = rf(t, attr, child_main, c);
+    if (r) free(c);
+    return r;
+}
 
 static void *rank_main(void *p)
 {

@@ -67,6 +67,14 @@ static inline int run_layout(const struct layout *l, th_rank_fn fn)
     return r;
 }
 
+/* Runs fn on each of the n layouts ls, stopping at the first failure. */
+static inline int run_layouts_of(const struct layout *ls, int n, th_rank_fn fn)
+{
+    for (int i = 0; i < n; i++)
+        if (run_layout(&ls[i], fn)) return 1;
+    return 0;
+}
+
 /* ---- the non-commutative op: affine maps x -> a x + b (mod 2^32), composed ---- */
 
 struct aff {

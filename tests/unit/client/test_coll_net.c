@@ -34,9 +34,7 @@ static const struct layout layouts[] = {
 
 static int run_layouts(th_rank_fn fn)
 {
-    for (int i = 0; i < NLAYOUTS; i++)
-        if (run_layout(&layouts[i], fn)) return 1;
-    return 0;
+    return run_layouts_of(layouts, NLAYOUTS, fn);
 }
 
 /* Counts: empty, one, odd, over the 16 KiB eager limit (rendezvous between leaders), over the
