@@ -106,6 +106,9 @@ static int net_unavailable(struct tm_cnet *x)
     return -ENOSYS;
 }
 
+static const struct tm_calgo bcast_algo;
+static int bcast_direct(struct tm_rank *me, struct tm_commref *cr, const struct tm_cargs *a);
+
 /* Blocking: publish, barrier, this member's share of the parts, barrier.  Member k takes
  * parts k, k+n, ...: for most algorithms part k is member k's own result block, so each
  * member writes its own memory and reads the others'. */
@@ -118,6 +121,7 @@ static int run_blocking(struct tm_rank *me, struct tm_commref *cr, const struct 
     c->coll.slot[cr->rank].args = a;
     if (TM_UNLIKELY(tm_coll_net_spans(me, c)))
         return tm_chier_round(me, cr, al->kind, al->net ? al->net : net_unavailable);
+    if (al == &bcast_algo) return n > 1 ? bcast_direct(me, cr, a) : 0;
     tm_coll_barrier(me, cr);
     int err = 0;
     size_t np = al->nparts(&w);
@@ -255,6 +259,43 @@ static int bcast_part(const struct tm_cwork *w, size_t i)
 
 static const struct tm_calgo bcast_algo = {MPIX_COLL_BCAST, per_member, bcast_part,
                                            tm_hier_bcast};
+
+/* Blocking Bcast on one node, with the least waiting: a member waits for its root only, and
+ * the root for the copies from its buffer; no barrier.  The barrier-and-parts engine would
+ * schedule every member twice per call, which on an oversubscribed node (ranks > cores) is
+ * two rounds of context switches per Bcast.
+ *
+ * The root publishes its arguments in its own slot, numbered by its count of Bcasts on c (the
+ * same on every member, MPI's collective order), wakes the members, and waits until all n - 1
+ * have copied.  Since it waits, its slot holds round k until every member has read it, whatever
+ * rounds faster members have gone on to (their roots wait for the laggard in the same way). */
+static int bcast_direct(struct tm_rank *me, struct tm_commref *cr, const struct tm_cargs *a)
+{
+    struct tm_comm *c = cr->c;
+    struct tm_slot *rs = &c->coll.slot[a->root];
+    uint64_t k = ++cr->nbcast;
+    if (cr->rank == a->root) {
+        rs->bwant += (uint64_t)(c->size - 1);
+        rs->bargs = a;
+        atomic_store_explicit(&rs->bgen, k, memory_order_seq_cst);
+        wake_members(me, c);
+        struct counter_wait w = {&rs->bdone, rs->bwant};
+        tm_wait(me, counter_cond, &w);
+        return 0;
+    }
+    struct counter_wait w = {&rs->bgen, k};
+    tm_wait(me, counter_cond, &w);
+    const struct tm_cargs *r = rs->bargs;
+    int err = tm_dt_copy(a->rbuf, (size_t)a->rcount, a->rtype, r->rbuf, (size_t)r->rcount,
+                         r->rtype)
+                  ? -EMSGSIZE
+                  : 0;
+    /* after this the root may change its buffer and return: r is not touched again */
+    uint64_t done = atomic_fetch_add_explicit(&rs->bdone, 1, memory_order_seq_cst) + 1;
+    if (done % (uint64_t)(c->size - 1) == 0)
+        tm_wake(&tm_job_rank(me->job, tm_comm_world_rank(c, a->root))->waker);
+    return err;
+}
 
 static int bcast_common(const char *fn, void *buffer, int count, MPI_Datatype datatype, int root,
                         MPI_Comm comm, MPI_Request *request, int nb)

@@ -28,6 +28,12 @@ struct tm_slot {
     int a, b; /* Comm_split: color, key in; new rank out in b */
     void *p;  /* Comm_dup/split: the new communicator */
     struct tm_cargs *args; /* coll.h: the member's arguments to a blocking collective */
+    /* Blocking Bcast on one node (coll.c bcast_direct), this member as the root: its
+     * arguments (bargs) published as its bgen-th Bcast on c; bdone counts the copies the
+     * others made from it; bwant is what bdone must reach (the root only). */
+    const struct tm_cargs *bargs;
+    _Atomic uint64_t bgen, bdone;
+    uint64_t bwant;
 };
 
 /* Collective state, shared by the members (seed 000 §"collectives through shared memory").
@@ -59,6 +65,7 @@ struct tm_commref {
     MPI_Errhandler eh;
     uint64_t nbarrier; /* barriers this rank has completed on c */
     uint64_t nnbc;     /* non-blocking collectives this rank has started on c */
+    uint64_t nbcast;   /* blocking Bcasts on c run by bcast_direct (coll.c) */
 };
 
 struct tm_commtab {

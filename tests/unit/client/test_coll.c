@@ -1,6 +1,7 @@
 /* test_coll.c — Barrier, Bcast, Reduce, Allreduce on 1..64 ranks: results, MPI_IN_PLACE,
  * pair types, determinism, and back-to-back collectives with changing roots. */
 #include <stdatomic.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,6 +71,40 @@ static int rank_bcast(int rank, int size, void *arg)
 static int t_bcast(void)
 {
     return run_sizes(rank_bcast);
+}
+
+/* Bcasts back to back with a rotating root while one member lags (it yields its core now and
+ * then): faster members run rounds ahead, and every root scribbles over its buffer the moment
+ * its Bcast returns, so a root that left before every copy was made shows up as a wrong value.
+ * An Allreduce now and then mixes the barrier-based engine in. */
+static int rank_bcast_lag(int rank, int size, void *arg)
+{
+    (void)arg;
+    TH_MPI(MPI_Init(NULL, NULL));
+    int buf[64];
+    for (int round = 0; round < 400; round++) {
+        int root = round % size, n = 1 + round % 64;
+        for (int i = 0; i < n; i++)
+            buf[i] = rank == root ? round * 100 + i : -1;
+        if (rank == size - 1 && round % 3 == 0) sched_yield();
+        TH_MPI(MPI_Bcast(buf, n, MPI_INT, root, MPI_COMM_WORLD));
+        for (int i = 0; i < n; i++) {
+            TH_CHECK(buf[i] == round * 100 + i, "round %d root %d: element %d is %d", round, root,
+                     i, buf[i]);
+            buf[i] = -7;
+        }
+        if (round % 50 == 49) {
+            int one = 1, all = 0;
+            TH_MPI(MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+            TH_CHECK(all == size, "allreduce between bcasts: %d", all);
+        }
+    }
+    TH_MPI(MPI_Finalize());
+    return 0;
+}
+static int t_bcast_lag(void)
+{
+    return run_sizes(rank_bcast_lag);
 }
 
 static int rank_reduce(int rank, int size, void *arg)
@@ -218,7 +253,7 @@ static int t_many(void)
 int main(int argc, char **argv)
 {
     static const struct th_test tests[] = {
-        {"barrier", t_barrier}, {"bcast", t_bcast}, {"reduce", t_reduce},
+        {"barrier", t_barrier}, {"bcast", t_bcast}, {"bcast_laggard", t_bcast_lag}, {"reduce", t_reduce},
         {"mixed", t_mixed},     {"many", t_many},   {NULL, NULL},
     };
     return th_main(argc, argv, tests);
