@@ -25,8 +25,7 @@ static int counter_cond(void *arg)
     return atomic_load_explicit(w->ctr, memory_order_seq_cst) >= w->target;
 }
 
-/* Wakes every member that announced sleep: a load per member, a syscall only for sleepers. */
-static void wake_members(struct tm_rank *me, struct tm_comm *c)
+void tm_coll_wake_members(struct tm_rank *me, struct tm_comm *c)
 {
     for (int i = 0; i < c->size; i++)
         tm_wake(&tm_job_rank(me->job, tm_comm_world_rank(c, i))->waker);
@@ -35,6 +34,12 @@ static void wake_members(struct tm_rank *me, struct tm_comm *c)
 /* Counting barrier: arrive never resets, so the k-th barrier ends at arrive == k * size.  The
  * last to arrive wakes the sleepers.  The seq_cst read-modify-write on arrive also publishes
  * every store a member made before arriving (its slot, its arguments, its parts' results). */
+void tm_coll_wait_ctr(struct tm_rank *me, _Atomic uint64_t *ctr, uint64_t target)
+{
+    struct counter_wait w = {ctr, target};
+    tm_wait(me, counter_cond, &w);
+}
+
 void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr)
 {
     struct tm_comm *c = cr->c;
@@ -48,7 +53,7 @@ void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr)
     if (c->size == 1) return;
     uint64_t prev = atomic_fetch_add_explicit(&c->coll.arrive, 1, memory_order_seq_cst);
     if (prev + 1 == target) {
-        wake_members(me, c);
+        tm_coll_wake_members(me, c);
         return;
     }
     struct counter_wait w = {&c->coll.arrive, target};
@@ -106,9 +111,6 @@ static int net_unavailable(struct tm_cnet *x)
     return -ENOSYS;
 }
 
-static const struct tm_calgo bcast_algo;
-static int bcast_direct(struct tm_rank *me, struct tm_commref *cr, const struct tm_cargs *a);
-
 /* Blocking: publish, barrier, this member's share of the parts, barrier.  Member k takes
  * parts k, k+n, ...: for most algorithms part k is member k's own result block, so each
  * member writes its own memory and reads the others'. */
@@ -121,7 +123,10 @@ static int run_blocking(struct tm_rank *me, struct tm_commref *cr, const struct 
     c->coll.slot[cr->rank].args = a;
     if (TM_UNLIKELY(tm_coll_net_spans(me, c)))
         return tm_chier_round(me, cr, al->kind, al->net ? al->net : net_unavailable);
-    if (al == &bcast_algo) return n > 1 ? bcast_direct(me, cr, a) : 0;
+    if (al->direct && n > 1) {
+        int r = al->direct(me, cr, a);
+        if (r != 1) return r;
+    }
     tm_coll_barrier(me, cr);
     int err = 0;
     size_t np = al->nparts(&w);
@@ -142,7 +147,7 @@ int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, cons
     if (req) {
         struct tm_request *q = NULL;
         r = TM_UNLIKELY(tm_coll_net_spans(me, cr->c)) ? tm_cnet_nb_start(me, cr, comm, al, a, &q)
-                                                       : tm_coll_nb_start(me, cr, comm, al, a, &q);
+                                                      : tm_coll_nb_start(me, cr, comm, al, a, &q);
         if (r == 0)
             *req = q; /* a->own now belongs to the operation */
         else
@@ -215,8 +220,8 @@ static size_t no_parts(const struct tm_cwork *w)
     return 0;
 }
 
-static const struct tm_calgo barrier_algo = {MPIX_COLL_BARRIER, no_parts, NULL,
-                                             tm_hier_barrier};
+static const struct tm_calgo barrier_algo = {MPIX_COLL_BARRIER, no_parts, NULL, tm_hier_barrier,
+                                             NULL};
 
 TM_API int PMPI_Barrier(MPI_Comm comm)
 {
@@ -257,9 +262,6 @@ static int bcast_part(const struct tm_cwork *w, size_t i)
                : 0;
 }
 
-static const struct tm_calgo bcast_algo = {MPIX_COLL_BCAST, per_member, bcast_part,
-                                           tm_hier_bcast};
-
 /* Blocking Bcast on one node, with the least waiting: a member waits for its root only, and
  * the root for the copies from its buffer; no barrier.  The barrier-and-parts engine would
  * schedule every member twice per call, which on an oversubscribed node (ranks > cores) is
@@ -269,7 +271,7 @@ static const struct tm_calgo bcast_algo = {MPIX_COLL_BCAST, per_member, bcast_pa
  * same on every member, MPI's collective order), wakes the members, and waits until all n - 1
  * have copied.  Since it waits, its slot holds round k until every member has read it, whatever
  * rounds faster members have gone on to (their roots wait for the laggard in the same way). */
-static int bcast_direct(struct tm_rank *me, struct tm_commref *cr, const struct tm_cargs *a)
+static int bcast_direct(struct tm_rank *me, struct tm_commref *cr, struct tm_cargs *a)
 {
     struct tm_comm *c = cr->c;
     struct tm_slot *rs = &c->coll.slot[a->root];
@@ -278,16 +280,13 @@ static int bcast_direct(struct tm_rank *me, struct tm_commref *cr, const struct 
         rs->bwant += (uint64_t)(c->size - 1);
         rs->bargs = a;
         atomic_store_explicit(&rs->bgen, k, memory_order_seq_cst);
-        wake_members(me, c);
-        struct counter_wait w = {&rs->bdone, rs->bwant};
-        tm_wait(me, counter_cond, &w);
+        tm_coll_wake_members(me, c);
+        tm_coll_wait_ctr(me, &rs->bdone, rs->bwant);
         return 0;
     }
-    struct counter_wait w = {&rs->bgen, k};
-    tm_wait(me, counter_cond, &w);
+    tm_coll_wait_ctr(me, &rs->bgen, k);
     const struct tm_cargs *r = rs->bargs;
-    int err = tm_dt_copy(a->rbuf, (size_t)a->rcount, a->rtype, r->rbuf, (size_t)r->rcount,
-                         r->rtype)
+    int err = tm_dt_copy(a->rbuf, (size_t)a->rcount, a->rtype, r->rbuf, (size_t)r->rcount, r->rtype)
                   ? -EMSGSIZE
                   : 0;
     /* after this the root may change its buffer and return: r is not touched again */
@@ -296,6 +295,9 @@ static int bcast_direct(struct tm_rank *me, struct tm_commref *cr, const struct 
         tm_wake(&tm_job_rank(me->job, tm_comm_world_rank(c, a->root))->waker);
     return err;
 }
+
+static const struct tm_calgo bcast_algo = {MPIX_COLL_BCAST, per_member, bcast_part, tm_hier_bcast,
+                                           bcast_direct};
 
 static int bcast_common(const char *fn, void *buffer, int count, MPI_Datatype datatype, int root,
                         MPI_Comm comm, MPI_Request *request, int nb)

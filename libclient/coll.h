@@ -100,7 +100,16 @@ struct tm_calgo {
     /* Across nodes: a leader's share of the operation for its node (coll_net.h); NULL: not
      * available across nodes (-ENOSYS). */
     int (*net)(struct tm_cnet *x);
+    /* Blocking, on one node, more than one member: a path with less synchronisation than the
+     * barrier-and-parts engine, or NULL.  Returns 0 / a negative errno, or 1 when it does not
+     * take this call (then the engine runs it; every member decides alike). */
+    int (*direct)(struct tm_rank *me, struct tm_commref *cr, struct tm_cargs *a);
 };
+
+/* Wakes every member of c that announced sleep (a load per member, a syscall per sleeper). */
+void tm_coll_wake_members(struct tm_rank *me, struct tm_comm *c);
+/* Waits until *ctr >= target. */
+void tm_coll_wait_ctr(struct tm_rank *me, _Atomic uint64_t *ctr, uint64_t target);
 
 void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr);
 

@@ -34,11 +34,11 @@ static int alltoall_part(const struct tm_cwork *w, size_t i)
 }
 
 static const struct tm_calgo alltoall_algo = {MPIX_COLL_ALLTOALL, per_member, alltoall_part,
-                                              tm_hier_alltoall};
+                                              tm_hier_alltoall, NULL};
 static const struct tm_calgo alltoallv_algo = {MPIX_COLL_ALLTOALLV, per_member, alltoall_part,
-                                               tm_hier_alltoall};
+                                               tm_hier_alltoall, NULL};
 static const struct tm_calgo alltoallw_algo = {MPIX_COLL_ALLTOALLW, per_member, alltoall_part,
-                                               tm_hier_alltoall};
+                                               tm_hier_alltoall, NULL};
 
 /* Bytes the receive layout spans from the buffer's start. */
 static size_t recv_span(const struct tm_cargs *a, int n)

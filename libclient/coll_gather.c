@@ -92,17 +92,17 @@ static int allgather_part(const struct tm_cwork *w, size_t i)
 }
 
 static const struct tm_calgo gather_algo = {MPIX_COLL_GATHER, per_member, gather_part,
-                                            tm_hier_gather};
+                                            tm_hier_gather, NULL};
 static const struct tm_calgo gatherv_algo = {MPIX_COLL_GATHERV, per_member, gather_part,
-                                             tm_hier_gather};
+                                             tm_hier_gather, NULL};
 static const struct tm_calgo scatter_algo = {MPIX_COLL_SCATTER, per_member, scatter_part,
-                                             tm_hier_scatter};
+                                             tm_hier_scatter, NULL};
 static const struct tm_calgo scatterv_algo = {MPIX_COLL_SCATTERV, per_member, scatter_part,
-                                              tm_hier_scatter};
+                                              tm_hier_scatter, NULL};
 static const struct tm_calgo allgather_algo = {MPIX_COLL_ALLGATHER, per_member, allgather_part,
-                                               tm_hier_allgather};
+                                               tm_hier_allgather, NULL};
 static const struct tm_calgo allgatherv_algo = {MPIX_COLL_ALLGATHERV, per_member, allgather_part,
-                                                tm_hier_allgather};
+                                                tm_hier_allgather, NULL};
 
 #define NB_REQ(fn)                                                                                 \
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");

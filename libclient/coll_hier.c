@@ -20,9 +20,9 @@
 
 #include "coll_net.h"
 
-#define STEP_UP 0    /* towards the root */
-#define STEP_DOWN 1  /* away from it */
-#define STEP_PRE 2   /* recursive doubling: folding in the groups past the power of two */
+#define STEP_UP 0   /* towards the root */
+#define STEP_DOWN 1 /* away from it */
+#define STEP_PRE 2  /* recursive doubling: folding in the groups past the power of two */
 #define STEP_POST 3
 #define STEP_RING 4  /* ring steps count up from here (mod 256: pairs stay in FIFO order) */
 #define STEP_XCHG 64 /* recursive doubling rounds count up from here */
@@ -228,8 +228,8 @@ static int reduce_all_inputs(struct tm_cnet *x, const struct red *r, int root, v
         struct sendset s;
         if (sendset_init(&s, mine->n) < 0) return -ENOMEM;
         for (int i = 0; i < mine->n && !err; i++)
-            err = sendset_add(x, &s, root, STEP_UP, tm_cnet_arg(x, mine->members[i])->sbuf,
-                              r->span);
+            err =
+                sendset_add(x, &s, root, STEP_UP, tm_cnet_arg(x, mine->members[i])->sbuf, r->span);
         return sendset_finish(x, &s, err);
     }
     int n = x->c->size;
@@ -354,7 +354,7 @@ static int allreduce_ring(struct tm_cnet *x, const struct red *r, unsigned char 
     int g = x->h->ngroups, gi = x->gi, err = 0;
     int right = (gi + 1) % g, left = (gi + g - 1) % g;
     size_t ext = r->lead->rtype->extent, per = (r->count + (size_t)g - 1) / (size_t)g;
-#define BLK_LO(b) ((size_t)(b) * per < r->count ? (size_t)(b) * per : r->count)
+#define BLK_LO(b) ((size_t)(b)*per < r->count ? (size_t)(b)*per : r->count)
 #define BLK_N(b) (BLK_LO((b) + 1) - BLK_LO(b))
     for (int s = 0; s < 2 * (g - 1) && !err; s++) {
         int reduce = s < g - 1, k = reduce ? s : s - (g - 1);

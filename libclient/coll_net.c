@@ -86,8 +86,8 @@ static struct tm_ctree *ctree_load(struct tm_chier *h, int size)
                      h->conf.tree_path, t->t.n, size);
     }
     struct tm_ctree *expected = NULL;
-    if (!atomic_compare_exchange_strong_explicit(&h->conf.tree, &expected, t,
-                                                 memory_order_acq_rel, memory_order_acquire)) {
+    if (!atomic_compare_exchange_strong_explicit(&h->conf.tree, &expected, t, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
         tm_tree_file_free(&t->t);
         free(t);
         t = expected;
@@ -200,8 +200,8 @@ struct tm_chier *tm_chier_get(struct tm_rank *me, struct tm_comm *c)
     h = chier_build(me, c);
     if (!h) return NULL;
     struct tm_chier *expected = NULL;
-    if (!atomic_compare_exchange_strong_explicit(&c->coll.hier, &expected, h,
-                                                 memory_order_acq_rel, memory_order_acquire)) {
+    if (!atomic_compare_exchange_strong_explicit(&c->coll.hier, &expected, h, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
         tm_chier_free(h); /* another member installed the same thing first */
         h = expected;
     }
@@ -303,8 +303,7 @@ int tm_cnet_recv(struct tm_cnet *x, int src, int step, void *buf, size_t cap, si
 {
     struct tm_request req;
     tm_req_init_stack(&req, x->me, TM_REQ_RECV, MPI_COMM_NULL);
-    tm_recv_box(x->me, x->box, x->xc.ctx, buf, cap, x->h->g[src].members[0], mk_tag(x, step),
-                &req);
+    tm_recv_box(x->me, x->box, x->xc.ctx, buf, cap, x->h->g[src].members[0], mk_tag(x, step), &req);
     tm_wait(x->me, tm_req_done_cond, &req);
     if (ret_bytes) *ret_bytes = req.st_bytes;
     return req.st_error == MPI_ERR_TRUNCATE ? -EMSGSIZE : req.st_error ? -EIO : 0;

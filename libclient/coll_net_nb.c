@@ -32,13 +32,13 @@ struct tm_cprog {
     int gi;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    struct tm_nbround *live;                 /* some local members arrived (lock) */
-    struct tm_nbround *ready, **ready_tail;  /* every local member arrived (lock) */
-    int stop, started, joined;               /* lock */
+    struct tm_nbround *live;                /* some local members arrived (lock) */
+    struct tm_nbround *ready, **ready_tail; /* every local member arrived (lock) */
+    int stop, started, joined;              /* lock */
     pthread_t thread;
-    uint32_t seq;           /* rounds run (message tags): the thread only */
-    struct tm_tplan *plan;  /* tree-file walk (coll_treerun.c): the thread only */
-    struct tm_cprog *next;  /* job->progs (job->progs_lock) */
+    uint32_t seq;          /* rounds run (message tags): the thread only */
+    struct tm_tplan *plan; /* tree-file walk (coll_treerun.c): the thread only */
+    struct tm_cprog *next; /* job->progs (job->progs_lock) */
 };
 
 /* Context of the non-blocking rounds' messages (coll_net.c has the even ones). */
@@ -76,8 +76,7 @@ static void *prog_main(void *arg)
     return NULL;
 }
 
-static struct tm_cprog *prog_new(struct tm_rank *me, struct tm_comm *c, struct tm_chier *h,
-                                 int gi)
+static struct tm_cprog *prog_new(struct tm_rank *me, struct tm_comm *c, struct tm_chier *h, int gi)
 {
     struct tm_cprog *p = aligned_alloc(TM_CACHELINE, sizeof *p);
     if (!p) return NULL;
@@ -118,8 +117,7 @@ static void prog_destroy(struct tm_cprog *p)
 }
 
 /* Group gi's runner, made by the first member that needs it. */
-static struct tm_cprog *prog_get(struct tm_rank *me, struct tm_comm *c, struct tm_chier *h,
-                                 int gi)
+static struct tm_cprog *prog_get(struct tm_rank *me, struct tm_comm *c, struct tm_chier *h, int gi)
 {
     struct tm_cgroup *g = &h->g[gi];
     struct tm_cprog *p = atomic_load_explicit(&g->prog, memory_order_acquire);

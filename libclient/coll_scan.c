@@ -18,8 +18,6 @@
 #include "errh.h"
 #include "job.h"
 
-
-
 static int scan_part(const struct tm_cwork *w, size_t s)
 {
     const struct tm_cargs *mine = tm_cw_arg(w, w->wrank);
@@ -68,9 +66,10 @@ static int exscan_part(const struct tm_cwork *w, size_t s)
     return 0;
 }
 
-static const struct tm_calgo scan_algo = {MPIX_COLL_SCAN, tm_cw_slices, scan_part, tm_hier_scan};
+static const struct tm_calgo scan_algo = {MPIX_COLL_SCAN, tm_cw_slices, scan_part, tm_hier_scan,
+                                          NULL};
 static const struct tm_calgo exscan_algo = {MPIX_COLL_EXSCAN, tm_cw_slices, exscan_part,
-                                            tm_hier_exscan};
+                                            tm_hier_exscan, NULL};
 
 static int scan_common(const char *fn, int ex, const void *sendbuf, void *recvbuf, int count,
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request,

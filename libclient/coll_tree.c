@@ -128,9 +128,8 @@ int tm_tree_children(enum tm_tree_shape s, int n, int root, int v, int *out, int
 
 /* ---- tree files ---- */
 
-__attribute__((format(printf, 5, 6))) static void tf_error(char *err, size_t errlen,
-                                                           const char *name, int line,
-                                                           const char *why, ...)
+__attribute__((format(printf, 5, 6))) static void
+tf_error(char *err, size_t errlen, const char *name, int line, const char *why, ...)
 {
     char msg[160];
     va_list ap;

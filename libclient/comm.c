@@ -35,6 +35,8 @@ int tm_comm_init_shared(struct tm_comm *c, int ctx, int size, int32_t *world_of)
 
 void tm_comm_fini_shared(struct tm_comm *c)
 {
+    free(c->coll.res);
+    c->coll.res = NULL;
     tm_coll_nb_fini(&c->coll);
     tm_chier_free(atomic_exchange_explicit(&c->coll.hier, NULL, memory_order_acquire));
     free(c->coll.slot);

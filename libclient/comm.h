@@ -25,8 +25,8 @@ struct tm_chier;
 struct tm_slot {
     const void *in;
     void *out;
-    int a, b; /* Comm_split: color, key in; new rank out in b */
-    void *p;  /* Comm_dup/split: the new communicator */
+    int a, b;              /* Comm_split: color, key in; new rank out in b */
+    void *p;               /* Comm_dup/split: the new communicator */
     struct tm_cargs *args; /* coll.h: the member's arguments to a blocking collective */
     /* Blocking Bcast on one node (coll.c bcast_direct), this member as the root: its
      * arguments (bargs) published as its bgen-th Bcast on c; bdone counts the copies the
@@ -43,6 +43,13 @@ struct tm_slot {
 struct tm_coll {
     _Atomic uint64_t arrive __attribute__((aligned(64)));
     struct tm_slot *slot; /* size entries */
+    /* Small blocking Allreduce (coll_reduce.c allreduce_direct): the result of the round that
+     * ended barrier number k (and its error) once res_gen >= k; written by that round's last
+     * arriver only. */
+    _Atomic uint64_t res_gen;
+    void *res;
+    size_t res_cap;
+    int res_err;
     struct tm_coll_nb *nb; /* non-blocking collectives in flight (coll_nb.c) */
     /* Members grouped by node when they span several (coll_net.h); built by the first member
      * that needs it and installed with a compare-and-swap, freed with the communicator. */

@@ -76,7 +76,7 @@ static int t_bcast(void)
 /* Bcasts back to back with a rotating root while one member lags (it yields its core now and
  * then): faster members run rounds ahead, and every root scribbles over its buffer the moment
  * its Bcast returns, so a root that left before every copy was made shows up as a wrong value.
- * An Allreduce now and then mixes the barrier-based engine in. */
+ * A small Allreduce after each Bcast, checked and scribbled over the same way. */
 static int rank_bcast_lag(int rank, int size, void *arg)
 {
     (void)arg;
@@ -93,10 +93,17 @@ static int rank_bcast_lag(int rank, int size, void *arg)
                      i, buf[i]);
             buf[i] = -7;
         }
-        if (round % 50 == 49) {
-            int one = 1, all = 0;
-            TH_MPI(MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
-            TH_CHECK(all == size, "allreduce between bcasts: %d", all);
+        /* small Allreduces (one synchronisation, one shared result buffer),
+         * the same lagging member, every input and output scribbled over on return */
+        int in[3], out[3], m = 1 + round % 3;
+        for (int i = 0; i < m; i++)
+            in[i] = rank + round + i;
+        TH_MPI(MPI_Allreduce(in, out, m, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        for (int i = 0; i < m; i++) {
+            int want = size * (size - 1) / 2 + size * (round + i);
+            TH_CHECK(out[i] == want, "round %d allreduce element %d: %d, expected %d", round, i,
+                     out[i], want);
+            in[i] = out[i] = -9;
         }
     }
     TH_MPI(MPI_Finalize());
