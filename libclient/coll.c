@@ -31,13 +31,21 @@ void tm_coll_wake_members(struct tm_rank *me, struct tm_comm *c)
         tm_wake(&tm_job_rank(me->job, tm_comm_world_rank(c, i))->waker);
 }
 
-/* Counting barrier: arrive never resets, so the k-th barrier ends at arrive == k * size.  The
- * last to arrive wakes the sleepers.  The seq_cst read-modify-write on arrive also publishes
- * every store a member made before arriving (its slot, its arguments, its parts' results). */
 void tm_coll_wait_ctr(struct tm_rank *me, _Atomic uint64_t *ctr, uint64_t target)
 {
     struct counter_wait w = {ctr, target};
     tm_wait(me, counter_cond, &w);
+}
+
+/* Counting barrier: arrive never resets, so the k-th barrier ends at arrive == k * size.  The
+ * last to arrive wakes the sleepers.  The seq_cst read-modify-write on arrive also publishes
+ * every store a member made before arriving (its slot, its arguments, its parts' results). */
+int tm_coll_arrive(struct tm_commref *cr, uint64_t *ret_k)
+{
+    uint64_t k = ++cr->nbarrier;
+    uint64_t prev = atomic_fetch_add_explicit(&cr->c->coll.arrive, 1, memory_order_seq_cst);
+    *ret_k = k;
+    return prev + 1 == k * (uint64_t)cr->c->size;
 }
 
 void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr)
@@ -49,15 +57,12 @@ void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr)
         (void)tm_chier_round(me, cr, MPIX_COLL_BARRIER, NULL);
         return;
     }
-    uint64_t target = ++cr->nbarrier * (uint64_t)c->size;
-    if (c->size == 1) return;
-    uint64_t prev = atomic_fetch_add_explicit(&c->coll.arrive, 1, memory_order_seq_cst);
-    if (prev + 1 == target) {
-        tm_coll_wake_members(me, c);
+    uint64_t k;
+    if (tm_coll_arrive(cr, &k)) {
+        if (c->size > 1) tm_coll_wake_members(me, c);
         return;
     }
-    struct counter_wait w = {&c->coll.arrive, target};
-    tm_wait(me, counter_cond, &w);
+    tm_coll_wait_ctr(me, &c->coll.arrive, k * (uint64_t)c->size);
 }
 
 void *tm_coll_scratch(struct tm_rank *me, size_t bytes)

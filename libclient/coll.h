@@ -110,6 +110,9 @@ struct tm_calgo {
 void tm_coll_wake_members(struct tm_rank *me, struct tm_comm *c);
 /* Waits until *ctr >= target. */
 void tm_coll_wait_ctr(struct tm_rank *me, _Atomic uint64_t *ctr, uint64_t target);
+/* Arrives at cr's next counting barrier (tm_coll_barrier), numbered *ret_k; 1 if this member
+ * was the last to arrive (every member's earlier stores are then visible to it). */
+int tm_coll_arrive(struct tm_commref *cr, uint64_t *ret_k);
 
 void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr);
 
@@ -143,6 +146,13 @@ struct tm_nbround {
 };
 struct tm_nbround *tm_nbround_new(int n, uint64_t seq, const struct tm_calgo *al);
 void tm_nbround_free(struct tm_nbround *r);
+/* With the lock of the list live held: registers member cr (arguments a, request q) in the
+ * round numbered cr->nnbc on live, made if missing (one entry per member of cr's
+ * communicator).  Returns 1 with the round unlinked into *ret when need members have arrived,
+ * 0 while others are still to come, -ENOMEM (q is then completed and freed). */
+int tm_nbround_join(struct tm_nbround **live, struct tm_rank *me, struct tm_commref *cr,
+                    const struct tm_calgo *al, const struct tm_cargs *a, struct tm_request *q,
+                    int need, struct tm_nbround **ret);
 /* Releases the arrived members' arguments, completes their requests with MPI error class cls
  * (waking their owners) and frees r. */
 void tm_nbround_finish(struct tm_nbround *r, int cls);

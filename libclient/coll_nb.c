@@ -90,6 +90,34 @@ void tm_nbround_abandon(struct tm_nbround *r)
     tm_nbround_free(r);
 }
 
+int tm_nbround_join(struct tm_nbround **live, struct tm_rank *me, struct tm_commref *cr,
+                    const struct tm_calgo *al, const struct tm_cargs *a, struct tm_request *q,
+                    int need, struct tm_nbround **ret)
+{
+    int n = cr->c->size;
+    uint64_t seq = cr->nnbc;
+    struct tm_nbround **pp = live, *r;
+    while ((r = *pp) && r->seq != seq)
+        pp = &r->next;
+    if (!r) {
+        if (!(r = tm_nbround_new(n, seq, al))) {
+            tm_req_set_done(q, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS);
+            tm_req_free(me, q);
+            return -ENOMEM;
+        }
+        *pp = r;
+    }
+    cr->nnbc++;
+    tm_cargs_hold(a, n);
+    r->args[cr->rank] = *a;
+    r->req[cr->rank] = q;
+    if (++r->arrived < need) return 0;
+    *pp = r->next; /* nobody will look for it again */
+    r->next = NULL;
+    *ret = r;
+    return 1;
+}
+
 void tm_coll_nb_fini(struct tm_coll *co)
 {
     if (!co->nb) return;
@@ -149,32 +177,15 @@ int tm_coll_nb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
 {
     struct tm_comm *c = cr->c;
     struct tm_coll_nb *nb = c->coll.nb;
-    int n = c->size;
     struct tm_request *q = tm_req_alloc(me, TM_REQ_COLL);
     if (!q) return -ENOMEM;
     q->comm = comm;
-    uint64_t seq = cr->nnbc;
 
     pthread_mutex_lock(&nb->lock);
-    struct tm_nbround **pp = &nb->live, *r;
-    while ((r = *pp) && r->seq != seq)
-        pp = &r->next;
-    if (!r) {
-        if (!(r = tm_nbround_new(n, seq, al))) {
-            pthread_mutex_unlock(&nb->lock);
-            tm_req_set_done(q, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS);
-            tm_req_free(me, q);
-            return -ENOMEM;
-        }
-        *pp = r;
-    }
-    cr->nnbc++;
-    tm_cargs_hold(a, n);
-    r->args[cr->rank] = *a;
-    r->req[cr->rank] = q;
-    int last = ++r->arrived == n;
-    if (last) *pp = r->next; /* nobody will look for it again */
+    struct tm_nbround *r = NULL;
+    int last = tm_nbround_join(&nb->live, me, cr, al, a, q, c->size, &r);
     pthread_mutex_unlock(&nb->lock);
+    if (last < 0) return last;
 
     *ret_req = q;
     if (last) round_run(me, cr->rank, r);

@@ -210,17 +210,6 @@ struct tm_chier *tm_chier_get(struct tm_rank *me, struct tm_comm *c)
 
 /* ---- the round ---- */
 
-struct ctr_wait {
-    _Atomic uint64_t *ctr;
-    uint64_t target;
-};
-
-static int ctr_cond(void *arg)
-{
-    struct ctr_wait *w = arg;
-    return atomic_load_explicit(w->ctr, memory_order_seq_cst) >= w->target;
-}
-
 /* Context of the leaders' messages: below every user context (those are >= 1); blocking
  * rounds take the even ones, non-blocking rounds (coll_net_nb.c) the odd ones. */
 static int coll_ctx(const struct tm_comm *c)
@@ -254,12 +243,10 @@ int tm_chier_round(struct tm_rank *me, struct tm_commref *cr, int kind,
         /* the last to arrive wakes the leader (a syscall only if it sleeps) */
         if (prev + 1 == k * (uint64_t)g->n)
             tm_wake(&tm_job_rank(me->job, tm_comm_world_rank(c, g->members[0]))->waker);
-        struct ctr_wait w = {&g->release, k};
-        tm_wait(me, ctr_cond, &w);
+        tm_coll_wait_ctr(me, &g->release, k);
         return g->err;
     }
-    struct ctr_wait w = {&g->arrive, k * (uint64_t)g->n};
-    tm_wait(me, ctr_cond, &w);
+    tm_coll_wait_ctr(me, &g->arrive, k * (uint64_t)g->n);
     struct tm_cnet x;
     tm_cnet_setup(&x, me, c, h, gi, kind, (uint32_t)g->seq++, coll_ctx(c));
     x.plan = &g->plan;

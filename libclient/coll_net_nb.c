@@ -150,32 +150,15 @@ int tm_cnet_nb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
     struct tm_request *q = tm_req_alloc(me, TM_REQ_COLL);
     if (!q) return -ENOMEM;
     q->comm = comm;
-    uint64_t seq = cr->nnbc;
 
     pthread_mutex_lock(&p->lock);
-    struct tm_nbround **pp = &p->live, *r;
-    while ((r = *pp) && r->seq != seq)
-        pp = &r->next;
-    if (!r) {
-        if (!(r = tm_nbround_new(c->size, seq, al))) {
-            pthread_mutex_unlock(&p->lock);
-            tm_req_set_done(q, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS);
-            tm_req_free(me, q);
-            return -ENOMEM;
-        }
-        *pp = r;
-    }
-    cr->nnbc++;
-    tm_cargs_hold(a, c->size);
-    r->args[cr->rank] = *a;
-    r->req[cr->rank] = q;
-    *ret_req = q;
-    if (++r->arrived < h->g[gi].n) {
+    struct tm_nbround *r = NULL;
+    int last = tm_nbround_join(&p->live, me, cr, al, a, q, h->g[gi].n, &r);
+    if (last >= 0) *ret_req = q;
+    if (last <= 0) {
         pthread_mutex_unlock(&p->lock);
-        return 0;
+        return last;
     }
-    *pp = r->next;
-    r->next = NULL;
     *p->ready_tail = r;
     p->ready_tail = &r->next;
     int err = 0;

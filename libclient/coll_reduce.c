@@ -112,9 +112,8 @@ static int allreduce_direct(struct tm_rank *me, struct tm_commref *cr, struct tm
     struct tm_coll *co = &c->coll;
     int n = c->size;
     co->slot[cr->rank].args = a;
-    uint64_t k = ++cr->nbarrier;
-    uint64_t prev = atomic_fetch_add_explicit(&co->arrive, 1, memory_order_seq_cst);
-    if (prev + 1 == k * (uint64_t)n) {
+    uint64_t k;
+    if (tm_coll_arrive(cr, &k)) {
         int err = 0;
         if (co->res_cap < bytes) {
             void *nb = realloc(co->res, bytes);

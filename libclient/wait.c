@@ -67,8 +67,7 @@ static void end_cancelled(struct tm_rank *me)
 static void check_cancel(struct tm_rank *me)
 {
     struct tm_job *j = me->job;
-    if (TM_UNLIKELY(atomic_load_explicit(&j->cancelled, memory_order_acquire)))
-        end_cancelled(me);
+    if (TM_UNLIKELY(atomic_load_explicit(&j->cancelled, memory_order_acquire))) end_cancelled(me);
     if (TM_UNLIKELY(j->net)) tm_net_check(me, j->net);
 }
 
@@ -109,34 +108,31 @@ void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
     struct tm_job *j = me->job;
     const struct tmpi_svc *svc = j->svc;
 
-    /* Spin phase: only when every runnable rank has a core. */
+    /* Spin phase: a rank of a job across nodes with a core of its own reads its links. */
     void *net = me->info ? me->info->net : NULL;
     if (TM_UNLIKELY(net) && svc->net_poll && svc->runnable_ranks() <= svc->ncpus) {
         if (spin_net(me, cond, arg, net)) return;
-    } else if (svc->runnable_ranks() <= svc->ncpus) {
-        uint64_t start = now_ns();
-        for (unsigned i = 1;; i++) {
-            cpu_relax();
-            if (cond(arg)) return;
-            if ((i & 63) == 0) {
-                if (now_ns() - start >= j->spin_ns) break;
-                check_cancel(me);
-                if ((i & 1023) == 0 && svc->runnable_ranks() > svc->ncpus) break;
-            }
-        }
     } else {
-        /* Oversubscribed: give the core away, for as long as the spin budget lasts.  The peer
-         * we wait for usually runs in those slices, which is far cheaper than a futex round
-         * trip; and a core left idle by sleepers is expensive to wake again (on a virtual
-         * machine an idle vCPU costs an inter-processor interrupt and a host reschedule,
-         * ~20 us, measured: ring hop at 4 ranks on 2 cores 25 us when every waiter slept). */
+        /* With a core for every runnable rank: spin.  Oversubscribed: give the core away, for
+         * as long as the same budget lasts.  The peer we wait for usually runs in those slices,
+         * which is far cheaper than a futex round trip; and a core left idle by sleepers is
+         * expensive to wake again (on a virtual machine an idle vCPU costs an inter-processor
+         * interrupt and a host reschedule, ~20 us, measured: ring hop at 4 ranks on 2 cores
+         * 25 us when every waiter slept).  A yield is a system call: look at the clock more
+         * often then. */
+        int over = svc->runnable_ranks() > svc->ncpus;
+        unsigned check = over ? 7 : 63;
         uint64_t start = now_ns();
         for (unsigned i = 1;; i++) {
-            sched_yield();
+            if (over)
+                sched_yield();
+            else
+                cpu_relax();
             if (cond(arg)) return;
-            if ((i & 7) == 0) {
+            if ((i & check) == 0) {
                 if (now_ns() - start >= j->spin_ns) break;
                 check_cancel(me);
+                if (!over && (i & 1023) == 0 && svc->runnable_ranks() > svc->ncpus) break;
             }
         }
     }
