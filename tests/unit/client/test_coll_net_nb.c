@@ -10,6 +10,8 @@
  *    order on the rest (MPI only fixes the order per communicator).
  *  - many_pending: 24 operations of mixed kinds pending at once on one communicator, completed
  *    by MPI_Waitall, then by MPI_Test loops; a blocking collective between start and wait.
+ *  - bad_setting: a rejected TMPI_COLL_BCAST fails the Ibcast at MPI_Wait with MPI_ERR_ARG,
+ *    while an Iallgather on the same communicator still runs.
  * Layouts: simulated nodes (3x2, 3+3+1, 2x3 round-robin) and one job state told its nodes
  * (3+1+2, 5 uneven interleaved). */
 #include <pthread.h>
@@ -298,10 +300,45 @@ static int test_many(void)
     return run_layouts(body_many);
 }
 
+/* ---- bad_setting: a rejected TMPI_COLL_BCAST reaches the Ibcast's request ---- */
+
+static int body_bad(int rank, int size, void *arg)
+{
+    (void)arg;
+    place_me(rank);
+    TC_MPI(MPI_Init(NULL, NULL));
+    TC_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    struct op o;
+    op_init(&o, K_BCAST, 4, 0, rank, size);
+    TC_MPI(op_start(&o, MPI_COMM_WORLD)); /* starting is fine: the round runs later */
+    int e = MPI_Wait(&o.req, MPI_STATUS_IGNORE), cls = -1;
+    MPI_Error_class(e, &cls);
+    TC_CHECK(cls == MPI_ERR_ARG, "Ibcast with TMPI_COLL_BCAST=fast: MPI_Wait gave class %d", cls);
+    op_free(&o);
+    /* collectives that take no tree settings still run (Bcast, Reduce and Allreduce all
+     * refuse a bad one: coll_net.h) */
+    op_init(&o, K_ALLGATHER, 4, 0, rank, size);
+    TC_MPI(op_start(&o, MPI_COMM_WORLD));
+    TC_MPI(MPI_Wait(&o.req, MPI_STATUS_IGNORE));
+    op_check(&o, rank, size);
+    op_free(&o);
+    TC_MPI(MPI_Finalize());
+    return 0;
+}
+
+static int test_bad(void)
+{
+    setenv("TMPI_COLL_BCAST", "fast", 1);
+    int r = run_layouts(body_bad);
+    unsetenv("TMPI_COLL_BCAST");
+    return r;
+}
+
 static const struct th_test tests[] = {
     {"p2p_inside", test_p2p_inside},
     {"opposite_order", test_opposite},
     {"many_pending", test_many},
+    {"bad_setting", test_bad},
     {NULL, NULL},
 };
 
