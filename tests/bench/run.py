@@ -37,6 +37,11 @@ TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
 PROGRAMS = ["pingpong", "oneway", "coll", "allreduce1000", "ring", "mm", "ge", "hello"]
 PACKAGES = ["openmpi-bin", "libopenmpi-dev", "mpich", "libmpich-dev", "gnuplot-nox"]
 IMPLS = ["tmpi", "ompi", "mpich"]
+# The same flags for all three builds. Hot loops are aligned to 64 bytes because otherwise where
+# the linker happens to put a loop decides the figure: mm's inner loop straddled a 64-byte fetch
+# block in the tmpicc build and not in the mpicc one, costing 12-15 % with identical instructions
+# (2x in a 3-line kernel; docs/bench/ANALYSIS.md section 4), which measures layout, not MPI.
+CFLAGS = ["-O2", "-falign-loops=64"]
 LABEL = {"tmpi": "TMPI", "ompi": "Open MPI", "mpich": "MPICH"}
 
 
@@ -111,9 +116,10 @@ def build_programs(im):
             src = os.path.join(HERE, p + ".c")
             dst = im.prog(impl, p)
             if os.path.exists(dst) and os.path.getmtime(dst) > max(
-                    os.path.getmtime(src), os.path.getmtime(os.path.join(HERE, "bench.h"))):
+                    os.path.getmtime(src), os.path.getmtime(os.path.join(HERE, "bench.h")),
+                    os.path.getmtime(__file__)):
                 continue
-            sh(im.cc(impl) + ["-O2", "-o", dst, src, "-lm"])
+            sh(im.cc(impl) + CFLAGS + ["-o", dst, src, "-lm"])
     log("programs built in", im.bindir)
 
 
@@ -472,7 +478,7 @@ def main():
     build_programs(im)
     st = Store()
     cfg = {"quick": quick, "runs": a.runs, "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-           "agent_cmd": agent.cmd}
+           "agent_cmd": agent.cmd, "cflags": CFLAGS}
     t_start = time.monotonic()
     T = 0.03 if quick else 0.2      # seconds per measured point inside a program
     cap = 20 if quick else 120      # seconds before a run is abandoned (capped)
