@@ -362,15 +362,15 @@ void job_net_hold(void *net, int on)
 int job_net_poll(void *net)
 {
     struct job_net *n = net;
-    int frames = 0;
+    int moved = 0;
     if (!n) return 0;
     for (int node = 0; node < n->nnodes; node++) {
         if (node == n->self) continue;
         for (int ch = MESH_CH_P2P; ch <= MESH_CH_COLL; ch++) {
             /* Set before the gate opened, cleared only after the last rank thread ended. */
             struct netd_link *l = link_at(n, node, ch)->l;
-            if (l) frames += netd_link_poll(l);
+            if (l) moved += netd_link_poll(l);
         }
     }
-    return frames;
+    return moved;
 }

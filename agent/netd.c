@@ -20,6 +20,12 @@
 #define NETD_STAGE 65536
 /* Payload remainders at least this large are read straight into the payload buffer. */
 #define NETD_DIRECT 8192
+/* Bytes handed to one sendmsg at most.  A multi-megabyte write is copied into the socket
+ * buffer in one go before the peer reads much of it; in smaller writes the receiver copies
+ * each piece out while it is still in cache and the two copies overlap: 4 MiB ping-pong over
+ * loopback 6.2 GB/s in one write, 7.2-9.8 GB/s in 256 KiB writes (measured on the 2-core
+ * development machine; 64 KiB is too small, the system calls dominate). */
+#define NETD_WRITE_MAX (256 * 1024)
 /* Frames handled per readiness callback before other links of the daemon get a turn. */
 #define NETD_BUDGET 64
 
@@ -84,6 +90,7 @@ struct netd_link {
     int free_asked;  /* netd_link_free was called from inside one of those */
     int error_told;
     unsigned burst;  /* frames handled in the current readiness callback */
+    size_t rx_bytes; /* bytes read from the socket, ever (rx_mu) */
 };
 
 static void *daemon_main(void *arg)
@@ -152,11 +159,12 @@ static int out_write(int fd, struct netd_out *o)
             iov[cnt++].iov_len = NETD_HDR_SIZE - o->done;
             if (o->len) {
                 iov[cnt].iov_base = (void *)o->payload;
-                iov[cnt++].iov_len = o->len;
+                iov[cnt++].iov_len = o->len < NETD_WRITE_MAX ? o->len : NETD_WRITE_MAX;
             }
         } else {
+            size_t left = total - o->done;
             iov[cnt].iov_base = (void *)(o->payload + (o->done - NETD_HDR_SIZE));
-            iov[cnt++].iov_len = total - o->done;
+            iov[cnt++].iov_len = left < NETD_WRITE_MAX ? left : NETD_WRITE_MAX;
         }
         struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)cnt};
         ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -253,14 +261,16 @@ static void link_destroy(struct netd_link *l);
 /* Daemon: the socket can take more of the queue. */
 /* Writes queued frames while the socket takes them (caller holds mu).  Finished frames go to
  * *done, the whole queue to *failed if the link broke; the caller completes them unlocked. */
-static void flush_locked(struct netd_link *l, struct netd_out **done, struct netd_out **failed)
+static size_t flush_locked(struct netd_link *l, struct netd_out **done, struct netd_out **failed)
 {
     struct netd *n = l->n;
     struct netd_out **done_tail = done;
+    size_t wrote = 0;
     while (l->qhead) {
         struct netd_out *o = l->qhead;
         size_t before = o->done;
         int rc = out_write(l->fd, o);
+        wrote += o->done - before;
         atomic_fetch_sub_explicit(&n->queued_now, o->done - before, memory_order_relaxed);
         if (rc == 0) break;
         if (rc < 0) {
@@ -275,6 +285,7 @@ static void flush_locked(struct netd_link *l, struct netd_out **done, struct net
         atomic_fetch_add_explicit(&n->frames_sent, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&n->bytes_sent, NETD_HDR_SIZE + o->len, memory_order_relaxed);
     }
+    return wrote;
 }
 
 static void on_writable(evutil_socket_t fd, short what, void *arg)
@@ -321,6 +332,7 @@ static ssize_t rx_read(struct netd_link *l, void *buf, size_t len)
     for (;;) {
         ssize_t r = recv(l->fd, buf, len, MSG_DONTWAIT);
         if (r > 0) {
+            l->rx_bytes += (size_t)r;
             atomic_fetch_add_explicit(&l->n->bytes_received, (uint64_t)r, memory_order_relaxed);
             return r;
         }
@@ -441,37 +453,39 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 
 int netd_link_poll(struct netd_link *l)
 {
-    int frames = 0;
+    int moved = 0;
     /* A large send that did not fit the socket is queued: a rank waiting for it to leave
      * pushes it on instead of waking the daemon for every drained socket buffer. */
     if (pthread_mutex_trylock(&l->mu) == 0) {
         struct netd_out *done = NULL, *failed = NULL;
-        if (l->qhead) flush_locked(l, &done, &failed);
+        if (l->qhead && flush_locked(l, &done, &failed)) moved = 1;
         pthread_mutex_unlock(&l->mu);
         complete_all(l->n, done, 0);
         complete_all(l->n, failed, -EPIPE);
     }
     do {
-        if (pthread_mutex_trylock(&l->rx_mu) != 0) return frames; /* the reader reads */
+        if (pthread_mutex_trylock(&l->rx_mu) != 0) return moved; /* the reader reads */
         if (l->error_told || l->free_asked) {
             pthread_mutex_unlock(&l->rx_mu);
-            return frames;
+            return moved;
         }
+        size_t before = l->rx_bytes;
         int destroy, more = rx_run(l, &destroy);
-        frames += (int)l->burst;
+        moved += (int)l->burst;
+        if (!l->burst && l->rx_bytes != before) moved++; /* part of a frame */
         pthread_mutex_unlock(&l->rx_mu);
         if (destroy) {
             link_destroy(l);
-            return frames;
+            return moved;
         }
         if (more) {
             event_active(l->rev, EV_READ, 0);
-            return frames;
+            return moved;
         }
         /* Bytes that arrived while we held the link were announced to the daemon, which
          * found it taken: they are ours to read. */
     } while (atomic_exchange_explicit(&l->rx_pending, 0, memory_order_seq_cst));
-    return frames;
+    return moved;
 }
 
 int netd_link_new(struct netd *n, int fd, const struct netd_ops *ops, void *arg, int paused,

@@ -76,8 +76,9 @@ void netd_link_resume(struct netd_link *l);
 /* Runs the link's receive machine on the calling thread, unless another thread (its daemon
  * or another poller) is running it: what has arrived is handled now and the callbacks run on
  * this thread.  A rank waiting for a message calls this instead of waiting for the daemon to
- * be scheduled (on a busy node that wake-up is most of the latency).  Returns the number of
- * frames handled. */
+ * be scheduled (on a busy node that wake-up is most of the latency).  Returns how much moved:
+ * the frames handled, or 1 when only bytes did (part of a frame read, queued bytes written);
+ * 0 when nothing did. */
 int netd_link_poll(struct netd_link *l);
 /* A rank starts (on = 1) or stops (on = 0) spinning in netd_link_poll on this link: while
  * anyone holds it the daemon is not woken for arrivals (the socket's receive low-water mark

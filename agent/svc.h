@@ -123,7 +123,7 @@ struct tmpi_svc {
     /* A rank waiting for something from another node handles what has arrived on the job's
      * links itself (net_header/net_frame then run on the calling rank thread) instead of
      * waiting for a receive daemon to be scheduled.  Links a daemon is reading are skipped.
-     * Returns the number of frames handled. */
+     * Returns > 0 if anything moved on them (frames handled, bytes read or written), else 0. */
     int (*net_poll)(void *net);
     /* Brackets a spin of net_poll calls (on = 1 before, 0 after): meanwhile the receive
      * daemons are not woken for this job's arrivals, the spinning rank reads them. */

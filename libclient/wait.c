@@ -81,8 +81,9 @@ static int spin_net(struct tm_rank *me, tm_cond_fn cond, void *arg, void *net)
     uint64_t start = now_ns();
     int ok = 0;
     if (svc->net_hold) svc->net_hold(net, 1);
+    int moved = 0;
     for (unsigned i = 1;; i++) {
-        svc->net_poll(net);
+        moved |= svc->net_poll(net);
         /* Agents do not see each other's ranks: several "nodes" on one machine (or other
          * work) may want this core while the agent counts it free.  A yield costs next to
          * nothing when nobody does, and lets the peer we wait for run when it does. */
@@ -93,7 +94,12 @@ static int spin_net(struct tm_rank *me, tm_cond_fn cond, void *arg, void *net)
         }
         /* A poll is a system call per link: look at the clock more often than when idle. */
         if ((i & 7) == 0) {
-            if (now_ns() - start >= j->spin_ns) break;
+            /* The budget counts from the last time anything moved: a large message streams
+             * in (or out) for far longer than the budget, and handing it to the daemon
+             * mid-way costs a daemon wake-up per socket buffer's worth and a rank wake-up. */
+            uint64_t t = now_ns();
+            if (moved) start = t, moved = 0;
+            if (t - start >= j->spin_ns) break;
             if (atomic_load_explicit(&j->cancelled, memory_order_relaxed)) break;
             if ((i & 255) == 0 && svc->runnable_ranks() > svc->ncpus) break;
         }
