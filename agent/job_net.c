@@ -23,8 +23,7 @@ int job_net_new(struct job *j, uint64_t uid, int self, size_t nnodes,
                 Tmpi__NodePlacement *const *nodes, struct job_net **ret)
 {
     struct job_net *n = calloc(1, sizeof *n);
-    if (!n)
-        return -ENOMEM;
+    if (!n) return -ENOMEM;
     n->addr = calloc(nnodes, sizeof *n->addr);
     n->links = calloc(nnodes * 2, sizeof *n->links);
     if (!n->addr || !n->links) {
@@ -58,14 +57,12 @@ int job_net_new(struct job *j, uint64_t uid, int self, size_t nnodes,
 /* Loop thread: tells the coordinator once: every link up (err 0) or the first failure. */
 static void report(struct job_net *n, int err, const char *why)
 {
-    if (n->reported || !n->connecting)
-        return;
+    if (n->reported || !n->connecting) return;
     if (err == 0) {
         pthread_mutex_lock(&n->mu);
         int all = n->nlinks == n->want;
         pthread_mutex_unlock(&n->mu);
-        if (!all)
-            return;
+        if (!all) return;
     }
     n->reported = 1;
     job_member_linked(n->job, err, why);
@@ -119,8 +116,7 @@ static void on_frame(void *arg, struct netd_link *nl, const struct netd_hdr *h, 
 {
     struct job_net_link *l = arg;
     struct job *j = l->net->job;
-    if (ctx == &bad_frame)
-        return;
+    if (ctx == &bad_frame) return;
     j->client_ops.net_frame(j->client_state, l->node, h, ctx);
 }
 
@@ -130,11 +126,9 @@ static void on_error(void *arg, struct netd_link *nl, int err)
     struct job_net *n = l->net;
     struct job *j = n->job;
     /* Once every local rank ended, a peer that closes its side is a peer that finished. */
-    if (atomic_load(&j->ranks_ended) || job_cancelled(j))
-        return;
+    if (atomic_load(&j->ranks_ended) || job_cancelled(j)) return;
     char reason[200];
-    snprintf(reason, sizeof reason, "lost connection to node %d (%s)", l->node,
-             n->addr[l->node]);
+    snprintf(reason, sizeof reason, "lost connection to node %d (%s)", l->node, n->addr[l->node]);
     log_warning("job %llu: %s (channel %d): %s", (unsigned long long)j->id, reason, l->channel,
                 strerror(-err));
     job_cancel(j, 1, reason);
@@ -162,12 +156,10 @@ static int add_link(struct job_net_link *l, int fd)
         return n->closed ? -ECANCELED : -EEXIST;
     }
     int r = netd_link_new(a->netd, fd, &link_ops, l, 1, &l->l);
-    if (r == 0)
-        n->nlinks++;
+    if (r == 0) n->nlinks++;
     pthread_mutex_unlock(&n->mu);
     /* a job that already runs (a rank created the state) reads at once */
-    if (r == 0 && atomic_load(&n->resumed))
-        netd_link_resume(l->l);
+    if (r == 0 && atomic_load(&n->resumed)) netd_link_resume(l->l);
     return r;
 }
 
@@ -192,8 +184,7 @@ static void dialled(void *arg, int fd, int err, const char *why)
 
 void job_net_connect(struct job_net *n)
 {
-    if (n->connecting)
-        return;
+    if (n->connecting) return;
     n->connecting = 1;
     struct agent *a = n->job->agent;
     if (!a->netd) {
@@ -208,8 +199,8 @@ void job_net_connect(struct job_net *n)
             int r = mesh_data_connect(a, n->addr[node], (uint32_t)ch, join, dialled, l, &l->dial);
             if (r < 0) {
                 char msg[400];
-                snprintf(msg, sizeof msg, "cannot connect to node %d (%s): %s", node,
-                         n->addr[node], strerror(-r));
+                snprintf(msg, sizeof msg, "cannot connect to node %d (%s): %s", node, n->addr[node],
+                         strerror(-r));
                 report(n, r, msg);
                 return;
             }
@@ -217,16 +208,15 @@ void job_net_connect(struct job_net *n)
     report(n, 0, NULL); /* the last node dials nobody: its links may all be in already */
 }
 
-void job_net_accept(struct agent *a, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel,
-                    int fd, const char *peer)
+void job_net_accept(struct agent *a, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel, int fd,
+                    const char *peer)
 {
     uint64_t uid;
     uint32_t node, ch;
     mesh_join_decode(join, &uid, &node, &ch);
     struct job *j;
     for (j = a->jobs; j; j = j->next)
-        if (j->net && j->net->uid == uid)
-            break;
+        if (j->net && j->net->uid == uid) break;
     if (!j) {
         log_warning("mesh: data connection from %s for an unknown job; closing", peer);
         close(fd);
@@ -235,7 +225,8 @@ void job_net_accept(struct agent *a, const uint8_t join[MESH_JOIN_SIZE], uint32_
     struct job_net *n = j->net;
     if (ch != channel || (ch != MESH_CH_P2P && ch != MESH_CH_COLL) || node >= (uint32_t)n->self) {
         log_warning("job %llu: data connection from %s with a bad join record (node %u, "
-                    "channel %u); closing", (unsigned long long)j->id, peer, node, ch);
+                    "channel %u); closing",
+                    (unsigned long long)j->id, peer, node, ch);
         close(fd);
         return;
     }
@@ -250,12 +241,10 @@ void job_net_accept(struct agent *a, const uint8_t join[MESH_JOIN_SIZE], uint32_
 
 void job_net_resume(struct job_net *n)
 {
-    if (atomic_exchange(&n->resumed, 1))
-        return;
+    if (atomic_exchange(&n->resumed, 1)) return;
     pthread_mutex_lock(&n->mu);
     for (int i = 0; i < n->nnodes * 2; i++)
-        if (n->links[i].l)
-            netd_link_resume(n->links[i].l);
+        if (n->links[i].l) netd_link_resume(n->links[i].l);
     pthread_mutex_unlock(&n->mu);
 }
 
@@ -282,16 +271,14 @@ void job_net_close(struct job_net *n)
     pthread_mutex_unlock(&n->mu);
     if (gone) {
         for (int i = 0; i < n->nnodes * 2; i++)
-            if (gone[i])
-                netd_link_free(gone[i]);
+            if (gone[i]) netd_link_free(gone[i]);
         free(gone);
     }
 }
 
 void job_net_free(struct job_net *n)
 {
-    if (!n)
-        return;
+    if (!n) return;
     for (int i = 0; i < n->nnodes * 2; i++) {
         mesh_conn_close(n->links[i].dial);
         n->links[i].dial = NULL;
@@ -314,8 +301,7 @@ int job_net_send(void *net, int node, int channel, const struct netd_hdr *h, con
         return -EINVAL;
     /* Links are set before the gate opens and closed after the last rank thread ended. */
     struct netd_link *l = __atomic_load_n(&link_at(n, node, channel)->l, __ATOMIC_ACQUIRE);
-    if (!l)
-        return -EPIPE;
+    if (!l) return -EPIPE;
     struct netd_hdr copy = *h;
     copy.job_id = n->uid;
     return netd_send(l, &copy, payload, done, arg);
@@ -346,7 +332,8 @@ void job_net_stop_rx(struct job_net *n)
     pthread_mutex_unlock(&n->mu);
 }
 
-void job_net_hold(void *net, int on)
+/* how: 1 hold, 0 stop holding, -1 release (netd_link_hold, netd_link_release). */
+static void hold_links(void *net, int how)
 {
     struct job_net *n = net;
     if (!n) return;
@@ -354,9 +341,23 @@ void job_net_hold(void *net, int on)
         if (node == n->self) continue;
         for (int ch = MESH_CH_P2P; ch <= MESH_CH_COLL; ch++) {
             struct netd_link *l = link_at(n, node, ch)->l;
-            if (l) netd_link_hold(l, on);
+            if (!l) continue;
+            if (how < 0)
+                netd_link_release(l);
+            else
+                netd_link_hold(l, how);
         }
     }
+}
+
+void job_net_hold(void *net, int on)
+{
+    hold_links(net, on ? 1 : 0);
+}
+
+void job_net_release(void *net)
+{
+    hold_links(net, -1);
 }
 
 int job_net_poll(void *net)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Bytes read per recv() when the data is not going straight into a payload buffer.  Small
@@ -34,6 +35,12 @@ struct netd_daemon {
     struct event_base *base;
     pthread_t thread;
     int started;
+    /* Links whose last holder stopped less than NETD_LINGER_NS ago (netd_link_hold); the
+     * tick lowers their mark once that has passed.  Armed while the list is not empty. */
+    pthread_mutex_t linger_mu;
+    struct netd_link *linger; /* linger_mu */
+    int linger_armed;         /* linger_mu */
+    struct event *linger_ev;
 };
 
 struct netd {
@@ -75,8 +82,8 @@ struct netd_link {
      * (netd_link_poll), runs the machine; whoever holds rx_mu is rx_owner. */
     pthread_mutex_t rx_mu;
     atomic_uintptr_t rx_owner;
-    atomic_int rx_pending; /* the daemon was told of new bytes while a poller held rx_mu */
-    atomic_int pollers;    /* ranks spinning on this link (netd_link_hold) */
+    atomic_int rx_pending;   /* the daemon was told of new bytes while a poller held rx_mu */
+    atomic_int pollers;      /* ranks spinning on this link (netd_link_hold) */
     pthread_mutex_t hold_mu; /* orders the socket option changes of holders */
     enum rx_state rx;
     struct netd_hdr h;
@@ -85,13 +92,19 @@ struct netd_link {
     void *ctx;
     uint8_t *stage;
     size_t s_beg, s_end;
-    int in_cb;       /* a receive callback is on rx_owner's stack (rx_mu) */
-    int wr_in_cb;    /* a done callback is on the daemon's stack (daemon only) */
-    int free_asked;  /* netd_link_free was called from inside one of those */
+    int in_cb;      /* a receive callback is on rx_owner's stack (rx_mu) */
+    int wr_in_cb;   /* a done callback is on the daemon's stack (daemon only) */
+    int free_asked; /* netd_link_free was called from inside one of those */
     int error_told;
-    unsigned burst;  /* frames handled in the current readiness callback */
-    size_t rx_bytes; /* bytes read from the socket, ever (rx_mu) */
+    unsigned burst;                   /* frames handled in the current readiness callback */
+    size_t rx_bytes;                  /* bytes read from the socket, ever (rx_mu) */
+    int lowat_high;                   /* the receive low-water mark is raised (hold_mu) */
+    atomic_uint_fast64_t released_ns; /* when the last holder stopped */
+    struct netd_link *linger_next;    /* d->linger, under d->linger_mu */
+    int lingering;                    /* on d->linger (d->linger_mu) */
 };
+
+static void on_linger_tick(evutil_socket_t fd, short what, void *arg);
 
 static void *daemon_main(void *arg)
 {
@@ -117,8 +130,10 @@ int netd_new(unsigned nthreads, size_t max_payload, struct netd **ret)
     for (unsigned i = 0; i < nthreads; i++) {
         struct netd_daemon *d = &n->d[i];
         d->n = n;
+        pthread_mutex_init(&d->linger_mu, NULL);
         d->base = event_base_new();
-        if (!d->base || pthread_create(&d->thread, NULL, daemon_main, d) != 0) {
+        if (d->base) d->linger_ev = event_new(d->base, -1, EV_PERSIST, on_linger_tick, d);
+        if (!d->linger_ev || pthread_create(&d->thread, NULL, daemon_main, d) != 0) {
             netd_free(n);
             return -ENOMEM;
         }
@@ -139,8 +154,11 @@ void netd_free(struct netd *n)
         }
     }
     /* Every link must have been freed by its owner before this point (netd.h). */
-    for (unsigned i = 0; i < n->nthreads; i++)
+    for (unsigned i = 0; i < n->nthreads; i++) {
+        if (n->d[i].linger_ev) event_free(n->d[i].linger_ev);
         if (n->d[i].base) event_base_free(n->d[i].base);
+        pthread_mutex_destroy(&n->d[i].linger_mu);
+    }
     free(n->d);
     free(n);
 }
@@ -199,8 +217,8 @@ static void complete_all(struct netd *n, struct netd_out *q, int err)
     }
 }
 
-int netd_send(struct netd_link *l, const struct netd_hdr *h, const void *payload,
-              netd_done_fn done, void *arg)
+int netd_send(struct netd_link *l, const struct netd_hdr *h, const void *payload, netd_done_fn done,
+              void *arg)
 {
     struct netd *n = l->n;
     struct netd_out o = {.payload = payload, .len = h->payload_len, .cb = done, .arg = arg};
@@ -535,31 +553,116 @@ fail_fd:
 
 /* While ranks spin on a link they read it themselves; a daemon woken for every arrival would
  * only take a core from them (one context switch per message).  The socket's receive low-water
- * mark keeps epoll quiet meanwhile: TCP does not signal readiness below it.  The last holder
- * lowers it again and reads once more, so bytes that came in between are not left waiting
- * for a wake-up that was suppressed. */
+ * mark keeps epoll quiet meanwhile: TCP does not signal readiness below it.
+ *
+ * When the last holder stops, the mark stays raised for NETD_LINGER_NS: a rank that returns
+ * from one wait usually starts the next within microseconds, and raising and lowering the mark
+ * around every wait cost four system calls per message, on the latency path (8 B ping-pong
+ * across two agents).  The daemon's tick lowers it after that (lowering it makes TCP signal
+ * bytes already waiting), and a rank about to sleep lowers it at once (netd_link_release). */
 #define NETD_HOLD_LOWAT (1 << 30)
+#define NETD_LINGER_NS 200000
+static const struct timeval netd_linger_tick = {0, 250};
+
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Raises or lowers the mark (caller holds hold_mu).  1 if it changed. */
+static int lowat_set(struct netd_link *l, int high)
+{
+    if (l->lowat_high == high) return 0;
+    int v = high ? NETD_HOLD_LOWAT : 1;
+    setsockopt(l->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v);
+    l->lowat_high = high;
+    return 1;
+}
+
+static void linger_add(struct netd_link *l)
+{
+    struct netd_daemon *d = l->d;
+    pthread_mutex_lock(&d->linger_mu);
+    if (!l->lingering) {
+        l->lingering = 1;
+        l->linger_next = d->linger;
+        d->linger = l;
+    }
+    int arm = !d->linger_armed;
+    d->linger_armed = 1;
+    pthread_mutex_unlock(&d->linger_mu);
+    if (arm) event_add(d->linger_ev, &netd_linger_tick);
+}
+
+static void linger_remove(struct netd_link *l)
+{
+    struct netd_daemon *d = l->d;
+    pthread_mutex_lock(&d->linger_mu);
+    for (struct netd_link **pp = &d->linger; l->lingering && *pp; pp = &(*pp)->linger_next)
+        if (*pp == l) {
+            *pp = l->linger_next;
+            l->lingering = 0;
+        }
+    pthread_mutex_unlock(&d->linger_mu);
+}
+
+static void on_linger_tick(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    struct netd_daemon *d = arg;
+    uint64_t now = mono_ns();
+    pthread_mutex_lock(&d->linger_mu);
+    struct netd_link **pp = &d->linger;
+    while (*pp) {
+        struct netd_link *l = *pp;
+        int keep = 0, lowered = 0;
+        pthread_mutex_lock(&l->hold_mu);
+        if (atomic_load_explicit(&l->pollers, memory_order_acquire) == 0 && l->lowat_high) {
+            if (now - atomic_load_explicit(&l->released_ns, memory_order_relaxed) < NETD_LINGER_NS)
+                keep = 1;
+            else
+                lowered = lowat_set(l, 0);
+        }
+        pthread_mutex_unlock(&l->hold_mu);
+        if (lowered) event_active(l->rev, EV_READ, 0); /* in case TCP said nothing */
+        if (keep) {
+            pp = &l->linger_next;
+        } else {
+            *pp = l->linger_next;
+            l->lingering = 0;
+        }
+    }
+    /* Under linger_mu: a holder that stops after this sees linger_armed 0 and arms again. */
+    if (!d->linger) {
+        d->linger_armed = 0;
+        event_del(d->linger_ev);
+    }
+    pthread_mutex_unlock(&d->linger_mu);
+}
 
 void netd_link_hold(struct netd_link *l, int on)
 {
     if (on) {
-        if (atomic_fetch_add_explicit(&l->pollers, 1, memory_order_acq_rel) == 0) {
+        if (atomic_fetch_add_explicit(&l->pollers, 1, memory_order_seq_cst) == 0) {
             pthread_mutex_lock(&l->hold_mu);
-            int v = NETD_HOLD_LOWAT;
-            if (atomic_load_explicit(&l->pollers, memory_order_acquire) > 0)
-                setsockopt(l->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v);
+            if (atomic_load_explicit(&l->pollers, memory_order_acquire) > 0) lowat_set(l, 1);
             pthread_mutex_unlock(&l->hold_mu);
         }
         return;
     }
-    if (atomic_fetch_sub_explicit(&l->pollers, 1, memory_order_acq_rel) == 1) {
-        pthread_mutex_lock(&l->hold_mu);
-        int v = 1;
-        if (atomic_load_explicit(&l->pollers, memory_order_acquire) == 0)
-            setsockopt(l->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof v);
-        pthread_mutex_unlock(&l->hold_mu);
-        netd_link_poll(l);
-    }
+    atomic_store_explicit(&l->released_ns, mono_ns(), memory_order_relaxed);
+    if (atomic_fetch_sub_explicit(&l->pollers, 1, memory_order_seq_cst) == 1) linger_add(l);
+}
+
+void netd_link_release(struct netd_link *l)
+{
+    pthread_mutex_lock(&l->hold_mu);
+    int lowered = atomic_load_explicit(&l->pollers, memory_order_seq_cst) == 0 && lowat_set(l, 0);
+    pthread_mutex_unlock(&l->hold_mu);
+    /* Bytes that came in while the mark was up: read them now rather than rely on TCP. */
+    if (lowered) netd_link_poll(l);
 }
 
 void netd_link_drain(struct netd_link *l)
@@ -577,6 +680,7 @@ void netd_link_resume(struct netd_link *l)
 
 static void link_destroy(struct netd_link *l)
 {
+    linger_remove(l);
     event_free(l->rev);
     event_free(l->wev);
     pthread_mutex_destroy(&l->mu);

@@ -82,8 +82,13 @@ void netd_link_resume(struct netd_link *l);
 int netd_link_poll(struct netd_link *l);
 /* A rank starts (on = 1) or stops (on = 0) spinning in netd_link_poll on this link: while
  * anyone holds it the daemon is not woken for arrivals (the socket's receive low-water mark
- * is raised); the last one to stop reads once more.  Calls must pair. */
+ * is raised).  After the last one stops the link stays quiet for a short while (a fraction of
+ * a millisecond: the next wait usually follows at once), then the daemon reads it again.
+ * Calls must pair. */
 void netd_link_hold(struct netd_link *l, int on);
+/* Ends that quiet time now if nobody holds the link, and reads what came in meanwhile: a rank
+ * about to sleep calls it, since it then needs the daemon to read for it. */
+void netd_link_release(struct netd_link *l);
 /* Waits until no receive callback of the link is running (on the daemon or a poller), unless
  * called from one of them.  With a flag the callbacks check, this makes "nothing is delivered
  * any more" true at once. */

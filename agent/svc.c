@@ -111,6 +111,7 @@ __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .net_send = job_net_send,
     .net_poll = job_net_poll,
     .net_hold = job_net_hold,
+    .net_release = job_net_release,
     .pool_alloc = svc_pool_alloc,
     .pool_free = svc_pool_free,
 };

@@ -128,6 +128,10 @@ struct tmpi_svc {
     /* Brackets a spin of net_poll calls (on = 1 before, 0 after): meanwhile the receive
      * daemons are not woken for this job's arrivals, the spinning rank reads them. */
     void (*net_hold)(void *net, int on);
+    /* A rank of this job is about to sleep until something arrives: the daemons must read the
+     * job's links now (after a spin stops they stay quiet for a fraction of a millisecond, in
+     * case another spin follows).  Links some rank is still spinning on stay with it. */
+    void (*net_release)(void *net);
 
     /* tmpid.conf [mpi] coll_bcast, coll_reduce, coll_allreduce, coll_tree_file, already
      * checked by the agent; NULL when not set.  A job's TMPI_COLL_* variables win over them.

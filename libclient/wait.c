@@ -83,7 +83,12 @@ static int spin_net(struct tm_rank *me, tm_cond_fn cond, void *arg, void *net)
     if (svc->net_hold) svc->net_hold(net, 1);
     int moved = 0;
     for (unsigned i = 1;; i++) {
-        moved |= svc->net_poll(net);
+        int m = svc->net_poll(net);
+        moved |= m;
+        if (m && cond(arg)) { /* what we read was it: no yield on the way out */
+            ok = 1;
+            break;
+        }
         /* Agents do not see each other's ranks: several "nodes" on one machine (or other
          * work) may want this core while the agent counts it free.  A yield costs next to
          * nothing when nobody does, and lets the peer we wait for run when it does. */
@@ -104,8 +109,40 @@ static int spin_net(struct tm_rank *me, tm_cond_fn cond, void *arg, void *net)
             if ((i & 255) == 0 && svc->runnable_ranks() > svc->ncpus) break;
         }
     }
-    if (svc->net_hold) svc->net_hold(net, 0); /* reads once more */
+    /* The links stay quiet a little longer in case we wait again soon, unless a rank of the
+     * job sleeps and needs the daemons to read for it (seq_cst against its increment: one of
+     * us sees the other). */
+    if (svc->net_hold) svc->net_hold(net, 0);
+    if (svc->net_release && atomic_load_explicit(&j->net_sleepers, memory_order_seq_cst))
+        svc->net_release(net);
     return ok || cond(arg);
+}
+
+/* Sleeps on the rank's waker until cond holds (or the job is cancelled: does not return). */
+static void block(struct tm_rank *me, tm_cond_fn cond, void *arg)
+{
+    struct tm_job *j = me->job;
+    const struct tmpi_svc *svc = j->svc;
+    struct tm_waker *w = &me->waker;
+    for (;;) {
+        check_cancel(me);
+        if (TM_UNLIKELY(j->net)) tm_net_idle(me, j->net);
+        uint32_t seq = atomic_load_explicit(&w->wake_seq, memory_order_acquire);
+        atomic_store_explicit(&w->sleeping, 1, memory_order_seq_cst);
+        if (cond(arg) || atomic_load_explicit(&j->cancelled, memory_order_seq_cst)) {
+            atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
+            check_cancel(me);
+            return;
+        }
+        if (!me->helper) svc->rank_blocking(-1);
+        futex_wait(&w->wake_seq, seq);
+        if (!me->helper) svc->rank_blocking(+1);
+        atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
+        if (me->helper ? atomic_load_explicit(&j->cancelled, memory_order_acquire)
+                       : svc->job_cancelled())
+            end_cancelled(me);
+        if (cond(arg)) return;
+    }
 }
 
 void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
@@ -143,25 +180,13 @@ void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
         }
     }
 
-    /* Block phase. */
-    struct tm_waker *w = &me->waker;
-    for (;;) {
-        check_cancel(me);
-        if (TM_UNLIKELY(j->net)) tm_net_idle(me, j->net);
-        uint32_t seq = atomic_load_explicit(&w->wake_seq, memory_order_acquire);
-        atomic_store_explicit(&w->sleeping, 1, memory_order_seq_cst);
-        if (cond(arg) || atomic_load_explicit(&j->cancelled, memory_order_seq_cst)) {
-            atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
-            check_cancel(me);
-            return;
-        }
-        if (!me->helper) svc->rank_blocking(-1);
-        futex_wait(&w->wake_seq, seq);
-        if (!me->helper) svc->rank_blocking(+1);
-        atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
-        if (me->helper ? atomic_load_explicit(&j->cancelled, memory_order_acquire)
-                       : svc->job_cancelled())
-            end_cancelled(me);
-        if (cond(arg)) return;
+    /* Block phase.  A thread of a job across nodes needs the daemons to read for it now. */
+    if (TM_UNLIKELY(net) && svc->net_release) {
+        atomic_fetch_add_explicit(&j->net_sleepers, 1, memory_order_seq_cst);
+        svc->net_release(net);
+        block(me, cond, arg);
+        atomic_fetch_sub_explicit(&j->net_sleepers, 1, memory_order_relaxed);
+    } else {
+        block(me, cond, arg);
     }
 }
