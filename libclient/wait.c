@@ -145,48 +145,53 @@ static void block(struct tm_rank *me, tm_cond_fn cond, void *arg)
     }
 }
 
+/* Spin phase of every other wait.  With a core for every runnable rank: spin.
+ * Oversubscribed: give the core away, for as long as the same budget lasts.  The peer we wait
+ * for usually runs in those slices, which is far cheaper than a futex round trip; and a core
+ * left idle by sleepers is expensive to wake again (on a virtual machine an idle vCPU costs an
+ * inter-processor interrupt and a host reschedule, ~20 us, measured: ring hop at 4 ranks on 2
+ * cores 25 us when every waiter slept).  A yield is a system call: look at the clock more
+ * often then.  1 if cond became true. */
+static int spin(struct tm_rank *me, tm_cond_fn cond, void *arg)
+{
+    struct tm_job *j = me->job;
+    const struct tmpi_svc *svc = j->svc;
+    int over = svc->runnable_ranks() > svc->ncpus;
+    unsigned check = over ? 7 : 63;
+    uint64_t start = now_ns();
+    for (unsigned i = 1;; i++) {
+        if (over)
+            sched_yield();
+        else
+            cpu_relax();
+        if (cond(arg)) return 1;
+        if ((i & check) == 0) {
+            if (now_ns() - start >= j->spin_ns) return 0;
+            check_cancel(me);
+            if (!over && (i & 1023) == 0 && svc->runnable_ranks() > svc->ncpus) return 0;
+        }
+    }
+}
+
 void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
 {
     if (cond(arg)) return;
     struct tm_job *j = me->job;
     const struct tmpi_svc *svc = j->svc;
 
-    /* Spin phase: a rank of a job across nodes with a core of its own reads its links. */
+    /* A rank of a job across nodes with a core of its own reads its links itself. */
     void *net = me->info ? me->info->net : NULL;
-    if (TM_UNLIKELY(net) && svc->net_poll && svc->runnable_ranks() <= svc->ncpus) {
-        if (spin_net(me, cond, arg, net)) return;
-    } else {
-        /* With a core for every runnable rank: spin.  Oversubscribed: give the core away, for
-         * as long as the same budget lasts.  The peer we wait for usually runs in those slices,
-         * which is far cheaper than a futex round trip; and a core left idle by sleepers is
-         * expensive to wake again (on a virtual machine an idle vCPU costs an inter-processor
-         * interrupt and a host reschedule, ~20 us, measured: ring hop at 4 ranks on 2 cores
-         * 25 us when every waiter slept).  A yield is a system call: look at the clock more
-         * often then. */
-        int over = svc->runnable_ranks() > svc->ncpus;
-        unsigned check = over ? 7 : 63;
-        uint64_t start = now_ns();
-        for (unsigned i = 1;; i++) {
-            if (over)
-                sched_yield();
-            else
-                cpu_relax();
-            if (cond(arg)) return;
-            if ((i & check) == 0) {
-                if (now_ns() - start >= j->spin_ns) break;
-                check_cancel(me);
-                if (!over && (i & 1023) == 0 && svc->runnable_ranks() > svc->ncpus) break;
-            }
-        }
-    }
+    int net_spin = TM_UNLIKELY(net) && svc->net_poll && svc->runnable_ranks() <= svc->ncpus;
+    if (net_spin && spin_net(me, cond, arg, net)) return;
 
-    /* Block phase.  A thread of a job across nodes needs the daemons to read for it now. */
-    if (TM_UNLIKELY(net) && svc->net_release) {
+    /* From here this thread does not read the links: the daemons must read for it, now, not
+     * after a spinner's lingering hold (counted in net_sleepers, which a spinner that stops
+     * looks at).  Oversubscribed ranks of a job across nodes spin here too, yielding. */
+    int need_daemon = TM_UNLIKELY(net) && svc->net_release;
+    if (need_daemon) {
         atomic_fetch_add_explicit(&j->net_sleepers, 1, memory_order_seq_cst);
         svc->net_release(net);
-        block(me, cond, arg);
-        atomic_fetch_sub_explicit(&j->net_sleepers, 1, memory_order_relaxed);
-    } else {
-        block(me, cond, arg);
     }
+    if (net_spin || !spin(me, cond, arg)) block(me, cond, arg);
+    if (need_daemon) atomic_fetch_sub_explicit(&j->net_sleepers, 1, memory_order_relaxed);
 }
