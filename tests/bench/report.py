@@ -554,6 +554,10 @@ WHY = {
     "mm": "compute-bound: the best peer already runs at {peer:.0%} of two cores' worth of its own "
           "1-rank rate, so 1.5x of it would be {need:.0%} of TMPI's; TMPI reaches {got:.0%}; ANALYSIS.md 4",
     "ge": "two synchronisations per Bcast, each a full schedule of 16 ranks; ANALYSIS.md 5",
+    "net8": "an idle round of the waiting rank's spin is a recv per link and a yield, ~1 us "
+            "(the yield is for agents sharing a machine); ANALYSIS.md 7",
+    "netbw": "the same loopback TCP path as the peers (one copy in, one out) plus an RTS/CTS "
+             "round trip; 1.3x needs fewer copies than TCP allows; ANALYSIS.md 7",
 }
 
 
@@ -658,7 +662,7 @@ def net_target_rows(st, best, verdict):
         rows.append(["inter-node ping-pong 8 B latency, 2 nodes x 1 rank (us)", fmt(t),
                      fmt(pp.med("ompi", 8)), fmt(pp.med("mpich", 8)),
                      "<= best peer (aim 0.7x)", f"{f:.2f}x of best",
-                     verdict(f <= 1.0, aim if f <= 1.0 else f"TMPI needs {t - o:.2f} us less; {aim}")])
+                     verdict(f <= 1.0, aim if f <= 1.0 else f"TMPI needs {t - o:.2f} us less; {aim}; {WHY['net8']}")])
     bw = View(st, "net_pingpong", 1)
     k = 4 << 20
     t, o = bw.med("tmpi", k), best(bw, k, False)
@@ -666,7 +670,7 @@ def net_target_rows(st, best, verdict):
         f = t / o
         rows.append(["inter-node ping-pong 4 MiB bandwidth, 2 nodes x 1 rank (MB/s)", fmt(t),
                      fmt(bw.med("ompi", k)), fmt(bw.med("mpich", k)), ">= 1.3x higher", f"{f:.2f}x",
-                     verdict(f >= 1.3, "")])
+                     verdict(f >= 1.3, "" if f >= 1.3 else WHY["netbw"])])
     return rows
 
 
