@@ -604,6 +604,7 @@ static void linger_remove(struct netd_link *l)
         if (*pp == l) {
             *pp = l->linger_next;
             l->lingering = 0;
+            break;
         }
     pthread_mutex_unlock(&d->linger_mu);
 }
