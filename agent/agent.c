@@ -194,6 +194,11 @@ out:
         event_free(a->shutdown_timer);
     if (a->watchdog)
         event_free(a->watchdog);
+    /* libevent finishes a freed bufferevent from its loop when a deferred callback of it was
+     * still queued (the callback holds a reference): one pass without blocking runs those
+     * before the base goes.  LeakSanitizer saw a control connection's bufferevent left over
+     * when SIGTERM caught it mid-shutdown.  No event of ours is left to fire. */
+    event_base_loop(a->base, EVLOOP_NONBLOCK);
     event_base_free(a->base);
     progcache_destroy(&a->cache);
     return r;
