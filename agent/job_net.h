@@ -82,7 +82,8 @@ int job_net_send(void *net, int node, int channel, const struct netd_hdr *h, con
 void job_net_stop_rx(struct job_net *n);
 /* svc net_hold: a rank starts or stops spinning on the job's links. */
 void job_net_hold(void *net, int on);
-/* svc net_release: a rank is about to sleep; the daemons read the links not held by others. */
+/* svc net_release: a rank is about to wait without reading (yielding or asleep); the daemons
+ * read the links not held by others. */
 void job_net_release(void *net);
 /* svc net_poll: runs the receive machine of every link of the job on the calling rank thread
  * (those no daemon is reading right now). */

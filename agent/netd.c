@@ -559,7 +559,8 @@ fail_fd:
  * from one wait usually starts the next within microseconds, and raising and lowering the mark
  * around every wait cost four system calls per message, on the latency path (8 B ping-pong
  * across two agents).  The daemon's tick lowers it after that (lowering it makes TCP signal
- * bytes already waiting), and a rank about to sleep lowers it at once (netd_link_release). */
+ * bytes already waiting), and a rank about to wait without reading (yielding or asleep) lowers
+ * it at once (netd_link_release). */
 #define NETD_HOLD_LOWAT (1 << 30)
 #define NETD_LINGER_NS 200000
 static const struct timeval netd_linger_tick = {0, 250};

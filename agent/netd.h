@@ -87,7 +87,8 @@ int netd_link_poll(struct netd_link *l);
  * Calls must pair. */
 void netd_link_hold(struct netd_link *l, int on);
 /* Ends that quiet time now if nobody holds the link, and reads what came in meanwhile: a rank
- * about to sleep calls it, since it then needs the daemon to read for it. */
+ * about to wait without reading (yielding or asleep) calls it, since it then needs the daemon
+ * to read for it. */
 void netd_link_release(struct netd_link *l);
 /* Waits until no receive callback of the link is running (on the daemon or a poller), unless
  * called from one of them.  With a flag the callbacks check, this makes "nothing is delivered

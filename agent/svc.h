@@ -128,9 +128,10 @@ struct tmpi_svc {
     /* Brackets a spin of net_poll calls (on = 1 before, 0 after): meanwhile the receive
      * daemons are not woken for this job's arrivals, the spinning rank reads them. */
     void (*net_hold)(void *net, int on);
-    /* A rank of this job is about to sleep until something arrives: the daemons must read the
-     * job's links now (after a spin stops they stay quiet for a fraction of a millisecond, in
-     * case another spin follows).  Links some rank is still spinning on stay with it. */
+    /* A thread of this job is about to wait without reading the links (yielding or asleep):
+     * the daemons must read them now (after a spin stops they stay quiet for a fraction of a
+     * millisecond, in case another spin follows).  Links some rank still spins on stay with
+     * it. */
     void (*net_release)(void *net);
 
     /* tmpid.conf [mpi] coll_bcast, coll_reduce, coll_allreduce, coll_tree_file, already

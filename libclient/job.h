@@ -65,7 +65,7 @@ struct tm_job {
     size_t eager_limit;
     uint64_t spin_ns;
     _Atomic int cancelled; /* set by wake_all */
-    _Atomic int net_sleepers; /* threads of a job across nodes waiting without reading links */
+    _Atomic int net_nonreaders; /* threads of a job across nodes waiting without reading links */
     _Atomic int next_ctx;  /* context ids for new communicators */
     struct tm_comm world;
     struct tm_coll_stats coll_stats;

@@ -109,13 +109,14 @@ static int spin_net(struct tm_rank *me, tm_cond_fn cond, void *arg, void *net)
             if ((i & 255) == 0 && svc->runnable_ranks() > svc->ncpus) break;
         }
     }
-    /* The links stay quiet a little longer in case we wait again soon, unless a rank of the
-     * job sleeps and needs the daemons to read for it (seq_cst against its increment: one of
-     * us sees the other). */
+    /* The links stay quiet a little longer in case we wait again soon, unless a thread of the
+     * job waits without reading them and needs the daemons to read for it (seq_cst against
+     * its increment: one of us sees the other).  A spin that failed releases in tm_wait. */
     if (svc->net_hold) svc->net_hold(net, 0);
-    if (svc->net_release && atomic_load_explicit(&j->net_sleepers, memory_order_seq_cst))
+    ok = ok || cond(arg);
+    if (ok && svc->net_release && atomic_load_explicit(&j->net_nonreaders, memory_order_seq_cst))
         svc->net_release(net);
-    return ok || cond(arg);
+    return ok;
 }
 
 /* Sleeps on the rank's waker until cond holds (or the job is cancelled: does not return). */
@@ -185,13 +186,13 @@ void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
     if (net_spin && spin_net(me, cond, arg, net)) return;
 
     /* From here this thread does not read the links: the daemons must read for it, now, not
-     * after a spinner's lingering hold (counted in net_sleepers, which a spinner that stops
+     * after a spinner's lingering hold (counted in net_nonreaders, which a spinner that stops
      * looks at).  Oversubscribed ranks of a job across nodes spin here too, yielding. */
     int need_daemon = TM_UNLIKELY(net) && svc->net_release;
     if (need_daemon) {
-        atomic_fetch_add_explicit(&j->net_sleepers, 1, memory_order_seq_cst);
+        atomic_fetch_add_explicit(&j->net_nonreaders, 1, memory_order_seq_cst);
         svc->net_release(net);
     }
     if (net_spin || !spin(me, cond, arg)) block(me, cond, arg);
-    if (need_daemon) atomic_fetch_sub_explicit(&j->net_sleepers, 1, memory_order_relaxed);
+    if (need_daemon) atomic_fetch_sub_explicit(&j->net_nonreaders, 1, memory_order_relaxed);
 }
