@@ -332,46 +332,51 @@ void job_net_stop_rx(struct job_net *n)
     pthread_mutex_unlock(&n->mu);
 }
 
-/* how: 1 hold, 0 stop holding, -1 release (netd_link_hold, netd_link_release). */
-static void hold_links(void *net, int how)
+/* Runs fn on each link of the job to another node and sums what it returns.  The links are
+ * set before the gate opened and cleared only after the last rank thread ended. */
+static int each_link(void *net, int (*fn)(struct netd_link *l, int arg), int arg)
 {
     struct job_net *n = net;
-    if (!n) return;
-    for (int node = 0; node < n->nnodes; node++) {
-        if (node == n->self) continue;
-        for (int ch = MESH_CH_P2P; ch <= MESH_CH_COLL; ch++) {
-            struct netd_link *l = link_at(n, node, ch)->l;
-            if (!l) continue;
-            if (how < 0)
-                netd_link_release(l);
-            else
-                netd_link_hold(l, how);
-        }
-    }
-}
-
-void job_net_hold(void *net, int on)
-{
-    hold_links(net, on ? 1 : 0);
-}
-
-void job_net_release(void *net)
-{
-    hold_links(net, -1);
-}
-
-int job_net_poll(void *net)
-{
-    struct job_net *n = net;
-    int moved = 0;
+    int sum = 0;
     if (!n) return 0;
     for (int node = 0; node < n->nnodes; node++) {
         if (node == n->self) continue;
         for (int ch = MESH_CH_P2P; ch <= MESH_CH_COLL; ch++) {
-            /* Set before the gate opened, cleared only after the last rank thread ended. */
             struct netd_link *l = link_at(n, node, ch)->l;
-            if (l) moved += netd_link_poll(l);
+            if (l) sum += fn(l, arg);
         }
     }
-    return moved;
+    return sum;
+}
+
+static int hold_one(struct netd_link *l, int on)
+{
+    netd_link_hold(l, on);
+    return 0;
+}
+
+static int release_one(struct netd_link *l, int unused)
+{
+    netd_link_release(l);
+    return 0;
+}
+
+static int poll_one(struct netd_link *l, int unused)
+{
+    return netd_link_poll(l);
+}
+
+void job_net_hold(void *net, int on)
+{
+    each_link(net, hold_one, on);
+}
+
+void job_net_release(void *net)
+{
+    each_link(net, release_one, 0);
+}
+
+int job_net_poll(void *net)
+{
+    return each_link(net, poll_one, 0);
 }
