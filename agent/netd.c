@@ -594,7 +594,13 @@ static void linger_add(struct netd_link *l)
     int arm = !d->linger_armed;
     d->linger_armed = 1;
     pthread_mutex_unlock(&d->linger_mu);
-    if (arm) event_add(d->linger_ev, &netd_linger_tick);
+    if (arm && event_add(d->linger_ev, &netd_linger_tick) < 0) {
+        /* No tick (out of memory): nothing may stay quiet on its account. */
+        pthread_mutex_lock(&d->linger_mu);
+        d->linger_armed = 0;
+        pthread_mutex_unlock(&d->linger_mu);
+        netd_link_release(l);
+    }
 }
 
 static void linger_remove(struct netd_link *l)
