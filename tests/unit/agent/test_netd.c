@@ -111,11 +111,12 @@ static void rx_frame(void *arg, struct netd_link *l, const struct netd_hdr *h, v
                 }
     }
     free(p);
-    atomic_fetch_add(&r->frames, 1);
+    /* before the count: a test waiting for it may return and reuse r's stack (TSan) */
     if (r->free_me_on_frame == l) {
         r->free_me_on_frame = NULL;
         netd_link_free(l);
     }
+    atomic_fetch_add(&r->frames, 1);
 }
 
 static void rx_error(void *arg, struct netd_link *l, int err)
