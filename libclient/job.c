@@ -28,6 +28,7 @@ static void job_free(struct tm_job *j)
     if (j->ranks) {
         for (int i = 0; i < j->size; i++) {
             struct tm_rank *r = &j->ranks[i];
+            tm_fb_free(r);
             tm_mbox_destroy(&r->mbox);
             tm_commtab_destroy(r);
             tm_req_pool_destroy(r);

@@ -15,6 +15,7 @@
 #include "coll_stats.h"
 #include "comm.h"
 #include "envpool.h"
+#include "fbox.h"
 #include "lib.h"
 #include "match.h"
 #include "wait.h"
@@ -54,6 +55,9 @@ struct tm_rank {
 
     void *bsend_buf; /* MPI_Buffer_attach bookkeeping (Bsend buffers internally) */
     int bsend_size;
+
+    struct tm_fb_in fb_in;   /* fast boxes into this rank (fbox.h) */
+    struct tm_fb_out *fb_out; /* this rank's rings to others, owner-only, made on first use */
 
     int helper; /* not a rank: a thread of libtmpi's own (coll_net_nb.c), not counted as one */
 } __attribute__((aligned(64)));

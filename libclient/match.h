@@ -88,4 +88,9 @@ struct tm_env *tm_match_unexp(struct tm_mbox *mb, int ctx, int src, int tag, int
 /* Appends an unexpected message. */
 void tm_add_unexp(struct tm_mbox *mb, struct tm_env *e);
 
+/* Copies a message into a matched receive and completes it (truncating to its buffer).  The
+ * request belongs to another rank unless both are the same, so nothing may touch it after
+ * done is published.  No lock needed. */
+void tm_deliver(struct tm_request *rr, const void *data, size_t bytes, int src, int tag);
+
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "envpool.h"
+#include "fbox.h"
 #include "job.h"
 #include "match.h"
 #include "net_p2p.h"
@@ -23,18 +24,6 @@ void tm_req_init_stack(struct tm_request *r, struct tm_rank *me, enum tm_req_kin
     r->kind = kind;
     r->owner = me;
     r->comm = comm;
-}
-
-/* Copies a message into a matched receive and completes it.  Called by whichever rank made
- * the match; the request belongs to another rank unless both are the same, so nothing may
- * touch it after done is published. */
-static inline void deliver(struct tm_request *rr, const void *data, size_t bytes, int src, int tag)
-{
-    size_t n = bytes <= rr->cap ? bytes : rr->cap;
-    if (n) memcpy(rr->buf, data, n);
-    struct tm_waker *w = &rr->owner->waker;
-    tm_req_set_done(rr, src, tag, n, bytes > rr->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
-    tm_wake(w);
 }
 
 int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t bytes, int dest,
@@ -59,11 +48,25 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
     struct tm_rank *r = tm_job_rank(me->job, w);
     struct tm_mbox *mb = &r->mbox;
 
+    int small = bytes <= TM_FB_PAYLOAD && bytes <= me->job->eager_limit &&
+                mode == TM_SEND_STANDARD;
+    struct tm_fb_slot *fs = tm_fb_out(me, r, small);
+    if (fs && small && tm_fb_push(fs, ctx, src, tag, buf, bytes)) {
+        tm_wake(&r->waker);
+        tm_req_set_done(sreq, dest, tag, bytes, MPI_SUCCESS);
+        return 0;
+    }
+
     pthread_mutex_lock(&mb->lock);
+    /* What this rank put in its ring to r comes before this message (fbox.h). */
+    if (fs && tm_fb_drain(me, r, fs->box, NULL) < 0) {
+        pthread_mutex_unlock(&mb->lock);
+        return -ENOMEM;
+    }
     struct tm_request *rr = tm_match_posted(mb, ctx, src, tag);
     if (rr) {
         pthread_mutex_unlock(&mb->lock);
-        deliver(rr, buf, bytes, src, tag);
+        tm_deliver(rr, buf, bytes, src, tag);
         tm_req_set_done(sreq, dest, tag, bytes, MPI_SUCCESS);
         return 0;
     }
@@ -84,7 +87,7 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
         rr = tm_match_posted(mb, ctx, src, tag);
         if (rr) {
             pthread_mutex_unlock(&mb->lock);
-            deliver(rr, e->data, bytes, src, tag);
+            tm_deliver(rr, e->data, bytes, src, tag);
             tm_env_release(me, e);
         } else {
             tm_add_unexp(mb, e);
@@ -170,6 +173,12 @@ void tm_recv_box(struct tm_rank *me, struct tm_rank *box, int ctx, void *buf, si
         consume(me, rreq, e);
         return;
     }
+    /* Then the fast boxes (fbox.h).  A helper receives from other nodes only, and its
+     * envelopes must not outlive it: it leaves the rings to box's own thread. */
+    if (!me->helper && tm_fb_drain_all(me, box, rreq) > 0) {
+        pthread_mutex_unlock(&mb->lock);
+        return;
+    }
     tm_post_recv(mb, rreq);
     pthread_mutex_unlock(&mb->lock);
 }
@@ -199,6 +208,7 @@ int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int bl
     if (TM_UNLIKELY(me->job->net)) tm_net_check(me, me->job->net);
     for (;;) {
         pthread_mutex_lock(&mb->lock);
+        (void)tm_fb_drain_all(me, me, NULL); /* -ENOMEM: those cells are not there yet */
         struct tm_env *e = tm_match_unexp(mb, cr->c->ctx, src, tag, 0);
         if (e) {
             if (status != MPI_STATUS_IGNORE) {

@@ -1,6 +1,7 @@
 /* reqapi.c — completing requests: Wait/Test and their any/all/some forms, Request_free,
  * Cancel, Test_cancelled. */
 #include "errh.h"
+#include "fbox.h"
 #include "job.h"
 #include "p2p.h"
 #include "wait.h"
@@ -58,6 +59,7 @@ TM_API int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         tm_status_empty(status);
         return MPI_SUCCESS;
     }
+    if (!is_done(r)) tm_fb_poll(me); /* its answer may wait in a fast box (fbox.h) */
     if (!is_done(r)) {
         *flag = 0;
         return MPI_SUCCESS;
@@ -106,6 +108,7 @@ TM_API int PMPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status
     NEED_ME("MPI_Testall");
     if (TM_UNLIKELY(count < 0 || (count > 0 && !requests) || !flag))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testall", "invalid arguments");
+    tm_fb_poll(me);
     for (int i = 0; i < count; i++) {
         if (requests[i] && !is_done(requests[i])) {
             *flag = 0;
@@ -148,6 +151,7 @@ static int any_common(const char *fn, int count, MPI_Request reqs[], int *index,
     NEED_ME(fn);
     if (TM_UNLIKELY(count < 0 || (count > 0 && !reqs) || !index || (!block && !flag)))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "invalid arguments");
+    tm_fb_poll(me);
     int i = first_done(count, reqs);
     if (i == -1 && block) {
         struct any_wait a = {count, reqs};
@@ -188,6 +192,7 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
     NEED_ME(fn);
     if (TM_UNLIKELY(incount < 0 || (incount > 0 && (!reqs || !indices)) || !outcount))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "invalid arguments");
+    tm_fb_poll(me);
     int i = first_done(incount, reqs);
     if (i == MPI_UNDEFINED) {
         *outcount = MPI_UNDEFINED;

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fbox.h"
 #include "job.h"
 #include "net_p2p.h"
 
@@ -174,8 +175,26 @@ static int spin(struct tm_rank *me, tm_cond_fn cond, void *arg)
     }
 }
 
-void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg)
+/* Every wait drains the rank's fast boxes when a cell is ready: a posted receive that a
+ * sender answered through one completes only then (fbox.h). */
+struct fb_cond {
+    struct tm_rank *me;
+    tm_cond_fn cond;
+    void *arg;
+};
+
+static int fb_cond(void *arg)
 {
+    struct fb_cond *f = arg;
+    tm_fb_poll(f->me);
+    return f->cond(f->arg);
+}
+
+void tm_wait(struct tm_rank *me, tm_cond_fn cond_in, void *arg_in)
+{
+    struct fb_cond fc = {me, cond_in, arg_in};
+    tm_cond_fn cond = fb_cond;
+    void *arg = &fc;
     if (cond(arg)) return;
     struct tm_job *j = me->job;
     const struct tmpi_svc *svc = j->svc;

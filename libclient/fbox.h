@@ -1,0 +1,106 @@
+/* fbox.h — fast boxes: a ring of one-cache-line cells per (sender, receiver) pair on one node,
+ * for small eager messages between ranks that talk often (docs/bench/ANALYSIS.md section 1).
+ *
+ * Why: a message through the receiver's mailbox moves 5-7 cache lines between the two cores
+ * (the mailbox lock, the posted-receive chain, the request, the buffer, done, the waker).  A
+ * cell holds envelope and payload in one line: the sender writes it, the receiver reads it,
+ * and everything else the receiver touches (its own lock, queues and request) stays in its
+ * cache.
+ *
+ * Protocol.  The sender writes cells without a lock (one producer: the rank's thread; helpers
+ * never use boxes) and the receiver matches nothing in them directly: whoever holds the
+ * receiver's mailbox lock drains a ring into the mailbox, in ring order — a cell goes to the
+ * earliest posted receive it matches, else to the unexpected queue.  Ordering (MPI 3.1 §3.5)
+ * follows from two rules:
+ *  - a sender that sends to a receiver through the mailbox drains its ring to that receiver
+ *    first, under the receiver's lock, so earlier cells enter the queues first;
+ *  - a receive looks at the unexpected queue first, then drains (an unexpected message from a
+ *    sender is older than anything in that sender's ring), then posts.
+ * A posted receive is satisfied when its owner drains: every wait and test of a rank drains
+ * its rings when a cell is ready (tm_fb_poll), and the sender wakes the receiver after a cell.
+ *
+ * Boxes are made on demand: after TM_FB_AFTER small messages to the same receiver, at most
+ * TM_FB_MAX_IN per receiver (a job of thousands of ranks must not get n^2 rings), freed with
+ * the job. */
+#ifndef TMPI_LIBCLIENT_FBOX_H
+#define TMPI_LIBCLIENT_FBOX_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TM_FB_CELLS 16   /* per ring, power of two */
+#define TM_FB_PAYLOAD 44 /* bytes that fit in a cell beside its envelope */
+#define TM_FB_MAX_IN 16  /* rings into one receiver */
+#define TM_FB_OUT 64     /* sender's table of receivers, direct-mapped by world rank */
+#define TM_FB_AFTER 8    /* small messages to a receiver before it gets a ring */
+
+struct tm_rank;
+struct tm_request;
+
+/* seq: written by the producer only: the producer position that filled the cell, plus one.
+ * The consumer at position q finds its cell full when seq == q + 1 (older laps left smaller
+ * values).  The consumer never writes a cell: it publishes its position q instead, which the
+ * producer reads only when its last view of q says the ring is full, so a message costs the
+ * cell's line and nothing else crosses between the two cores. */
+struct tm_fb_cell {
+    _Atomic uint32_t seq;
+    uint32_t bytes;
+    int ctx, src, tag;
+    unsigned char data[TM_FB_PAYLOAD];
+} __attribute__((aligned(64)));
+
+struct tm_fbox {
+    _Atomic uint32_t q; /* next cell to drain (receiver's mailbox lock; read without it to
+                           peek, and by the producer to find room) */
+    int from;           /* sender's world rank */
+    struct tm_fb_cell cell[TM_FB_CELLS] __attribute__((aligned(64)));
+};
+
+/* The rings into a rank.  A sender appends under the receiver's mailbox lock and publishes n
+ * last; anyone may read box[0..n). */
+struct tm_fb_in {
+    _Atomic int n;
+    struct tm_fbox *box[TM_FB_MAX_IN];
+};
+
+/* Sender-side: one receiver (world rank + 1, 0: unused) per slot. */
+struct tm_fb_slot {
+    int dest1;
+    uint32_t sent;  /* small messages counted towards a ring; UINT32_MAX: refused */
+    uint32_t head;  /* producer position */
+    uint32_t qseen; /* the consumer's position when last read */
+    struct tm_fbox *box;
+};
+
+struct tm_fb_out {
+    struct tm_fb_slot slot[TM_FB_OUT];
+};
+
+/* Sender: the ring from me to r, or NULL.  small: this message could use one (counts towards
+ * making it).  Owner only. */
+struct tm_fb_slot *tm_fb_out(struct tm_rank *me, struct tm_rank *r, int small);
+
+/* Sender: writes a message into the ring; 0 when the ring is full (send through the mailbox,
+ * which drains it).  bytes <= TM_FB_PAYLOAD.  Wakes nobody: the caller does. */
+int tm_fb_push(struct tm_fb_slot *s, int ctx, int src, int tag, const void *buf, size_t bytes);
+
+/* Caller holds box->mbox.lock.  Drains one ring (tm_fb_drain) or all rings into box: cells
+ * go to matching posted receives, else to cand when it matches (a receive being started, not
+ * posted: then done, the receive is complete), else to the unexpected queue with envelopes
+ * from me's cache.  Returns 1 if cand was completed, 0 if not, -ENOMEM when an envelope could
+ * not be had (the rest stays in the ring for the next drain). */
+int tm_fb_drain(struct tm_rank *me, struct tm_rank *box, struct tm_fbox *f,
+                struct tm_request *cand);
+int tm_fb_drain_all(struct tm_rank *me, struct tm_rank *box, struct tm_request *cand);
+
+/* 1 if a ring into in has a cell ready (no lock). */
+int tm_fb_ready(const struct tm_fb_in *in);
+/* Drains me's rings if a cell is ready (waits and tests: a posted receive completes only
+ * through a drain).  Any thread of the rank, takes the mailbox lock only when there is work. */
+void tm_fb_poll(struct tm_rank *me);
+
+/* Job teardown: frees the rings into r and r's sender table. */
+void tm_fb_free(struct tm_rank *r);
+
+#endif
