@@ -524,16 +524,206 @@ static int t_comms(void)
     return run(2, rank_comms) || run(7, rank_comms);
 }
 
+/* Fast boxes (libclient/fbox.h) between ranks that talk often: small messages (up to 44 B)
+ * go through a per-pair ring, others through the mailbox, and all keep MPI order — sizes
+ * across the cell and eager limits, synchronous sends, receives posted early and late, exact
+ * and wildcard, and bursts longer than a ring. */
+static int rank_fbox_mixed(int rank, int size, void *arg)
+{
+    TH_MPI(MPI_Init(NULL, NULL));
+    static const int sizes[] = {8, 0, 44, 45, 4, 200, 2 * EAGER, 16, 44, 3};
+    const int nsz = sizeof sizes / sizeof sizes[0], rounds = 40;
+    int *buf = calloc(2 * EAGER, 1);
+    TH_CHECK(buf, "calloc");
+    for (int r = 0; r < rounds; r++) {
+        /* odd rounds: rank 1 posts a prefix of the receives before anything is sent; the
+         * others are posted in order after (MPI order then gives message k to receive k) */
+        int go = r % 2, split = go ? (r % 3 == 0 ? nsz : nsz / 2) : r % nsz;
+        if (rank == 0) {
+            if (go) TH_MPI(MPI_Recv(NULL, 0, MPI_INT, 1, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            for (int k = 0; k < nsz; k++) {
+                int n = sizes[k] / (int)sizeof(int), seq = r * nsz + k;
+                for (int i = 0; i < n; i++)
+                    buf[i] = seq * 1000 + i;
+                if ((seq % 7) == 3)
+                    TH_MPI(MPI_Ssend(buf, n, MPI_INT, 1, seq % 3, MPI_COMM_WORLD));
+                else
+                    TH_MPI(MPI_Send(buf, n, MPI_INT, 1, seq % 3, MPI_COMM_WORLD));
+            }
+        } else if (rank == 1) {
+            MPI_Request rq[16];
+            int *rb[16];
+            for (int k = 0; k < nsz; k++) {
+                int seq = r * nsz + k;
+                /* ANY_TAG / ANY_SOURCE on some */
+                int src = k % 3 == 1 ? MPI_ANY_SOURCE : 0, tag = k % 4 == 2 ? MPI_ANY_TAG : seq % 3;
+                rb[k] = calloc(2 * EAGER, 1);
+                TH_CHECK(rb[k], "calloc");
+                rq[k] = MPI_REQUEST_NULL;
+                if (k < split)
+                    TH_MPI(MPI_Irecv(rb[k], 2 * EAGER / (int)sizeof(int), MPI_INT, src, tag,
+                                     MPI_COMM_WORLD, &rq[k]));
+            }
+            if (go) TH_MPI(MPI_Send(NULL, 0, MPI_INT, 0, 99, MPI_COMM_WORLD));
+            for (int k = 0; k < nsz; k++) {
+                int seq = r * nsz + k, n = sizes[k] / (int)sizeof(int);
+                int src = k % 3 == 1 ? MPI_ANY_SOURCE : 0, tag = k % 4 == 2 ? MPI_ANY_TAG : seq % 3;
+                MPI_Status st;
+                if (k >= split)
+                    TH_MPI(MPI_Recv(rb[k], 2 * EAGER / (int)sizeof(int), MPI_INT, src, tag,
+                                    MPI_COMM_WORLD, &st));
+                else
+                    TH_MPI(MPI_Wait(&rq[k], &st));
+                int cnt = -1;
+                MPI_Get_count(&st, MPI_INT, &cnt);
+                TH_CHECK(cnt == n && st.MPI_SOURCE == 0 && st.MPI_TAG == seq % 3,
+                         "round %d message %d: count %d source %d tag %d, expected %d 0 %d", r, k,
+                         cnt, st.MPI_SOURCE, st.MPI_TAG, n, seq % 3);
+                for (int i = 0; i < n; i++)
+                    TH_CHECK(rb[k][i] == seq * 1000 + i, "round %d message %d word %d: %d", r, k, i,
+                             rb[k][i]);
+                free(rb[k]);
+            }
+        }
+    }
+    /* a burst of small messages far longer than a ring, taken after the sender is done */
+    const int burst = 300;
+    if (rank == 0) {
+        for (int i = 0; i < burst; i++)
+            TH_MPI(MPI_Send(&i, 1, MPI_INT, 1, 7, MPI_COMM_WORLD));
+        TH_MPI(MPI_Send(NULL, 0, MPI_INT, 1, 8, MPI_COMM_WORLD));
+    } else if (rank == 1) {
+        MPI_Status st;
+        TH_MPI(MPI_Probe(0, 8, MPI_COMM_WORLD, &st)); /* the last one: all are in */
+        for (int i = 0; i < burst; i++) {
+            int v = -1;
+            TH_MPI(MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            TH_CHECK(v == i, "burst: expected %d, got %d", i, v);
+        }
+        TH_MPI(MPI_Recv(NULL, 0, MPI_INT, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    }
+    free(buf);
+    TH_MPI(MPI_Finalize());
+    return 0;
+}
+static int t_fbox_mixed(void)
+{
+    return run(2, rank_fbox_mixed);
+}
+
+/* A posted receive that a fast box answers completes under MPI_Test and its any/all/some
+ * forms alone (no blocking call drains the box for it), and under Iprobe. */
+static int rank_fbox_test(int rank, int size, void *arg)
+{
+    TH_MPI(MPI_Init(NULL, NULL));
+    for (int round = 0; round < 5 * 20; round++) {
+        int kind = round % 5, v = -1;
+        if (rank == 0) {
+            /* the answer goes out only after rank 1 has posted and started testing */
+            TH_MPI(MPI_Recv(NULL, 0, MPI_INT, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            TH_MPI(MPI_Send(&round, 1, MPI_INT, 1, 2, MPI_COMM_WORLD));
+            /* and rank 0 then waits for something else, so it cannot drain for rank 1 */
+            TH_MPI(MPI_Recv(NULL, 0, MPI_INT, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        } else if (rank == 1) {
+            MPI_Request rq = MPI_REQUEST_NULL;
+            if (kind != 4) TH_MPI(MPI_Irecv(&v, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, &rq));
+            TH_MPI(MPI_Send(NULL, 0, MPI_INT, 0, 1, MPI_COMM_WORLD));
+            int flag = 0, idx, out;
+            for (long spins = 0; !flag; spins++) {
+                TH_CHECK(spins < 100000000L, "round %d kind %d: never completed", round, kind);
+                switch (kind) {
+                case 0:
+                    TH_MPI(MPI_Test(&rq, &flag, MPI_STATUS_IGNORE));
+                    break;
+                case 1:
+                    TH_MPI(MPI_Testany(1, &rq, &idx, &flag, MPI_STATUS_IGNORE));
+                    break;
+                case 2:
+                    TH_MPI(MPI_Testall(1, &rq, &flag, MPI_STATUSES_IGNORE));
+                    break;
+                case 3:
+                    TH_MPI(MPI_Testsome(1, &rq, &out, &idx, MPI_STATUSES_IGNORE));
+                    flag = out == 1;
+                    break;
+                default:
+                    TH_MPI(MPI_Iprobe(0, 2, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+                }
+            }
+            if (kind == 4)
+                TH_MPI(MPI_Recv(&v, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            TH_CHECK(v == round, "round %d: got %d", round, v);
+            TH_MPI(MPI_Send(NULL, 0, MPI_INT, 0, 3, MPI_COMM_WORLD));
+        }
+    }
+    TH_MPI(MPI_Finalize());
+    return 0;
+}
+static int t_fbox_test(void)
+{
+    return run(2, rank_fbox_test);
+}
+
+/* More senders than a receiver takes rings from (16): every sender's order holds, whether its
+ * messages come through a ring or the mailbox; the receiver falls asleep between bursts (a
+ * short spin budget) and a ring's first cell wakes it. */
+static int rank_fbox_many(int rank, int size, void *arg)
+{
+    TH_MPI(MPI_Init(NULL, NULL));
+    const int per = 60;
+    for (int burst = 0; burst < 3; burst++) {
+        if (rank == 0) {
+            int *next = calloc((size_t)size, sizeof *next);
+            for (int i = 0; i < per * (size - 1); i++) {
+                int v[2];
+                MPI_Status st;
+                TH_MPI(MPI_Recv(v, 2, MPI_INT, MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, &st));
+                TH_CHECK(v[0] == st.MPI_SOURCE && v[1] == next[v[0]],
+                         "burst %d from %d: expected seq %d, got source %d seq %d", burst,
+                         st.MPI_SOURCE, next[st.MPI_SOURCE], v[0], v[1]);
+                next[v[0]]++;
+            }
+            free(next);
+        } else {
+            if (burst) { /* let rank 0 fall asleep first */
+                struct timespec ts = {0, 20 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+            }
+            for (int i = 0; i < per; i++) {
+                int v[2] = {rank, i};
+                TH_MPI(MPI_Send(v, 2, MPI_INT, 0, 4, MPI_COMM_WORLD));
+            }
+        }
+        TH_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    }
+    TH_MPI(MPI_Finalize());
+    return 0;
+}
+static int t_fbox_many(void)
+{
+    struct th_opts o = {.nranks = 20, .eager_limit = EAGER, .spin_ns = 2000};
+    return th_run(&o, rank_fbox_many, NULL, NULL);
+}
+
 int main(int argc, char **argv)
 {
     static const struct th_test tests[] = {
-        {"sizes", t_sizes},         {"order", t_order},
-        {"anysource", t_anysource}, {"posted", t_posted},
-        {"truncate", t_truncate},   {"ssend", t_ssend},
-        {"waitany", t_waitany},     {"probe", t_probe},
-        {"cancel", t_cancel},       {"procnull", t_procnull},
-        {"sendrecv", t_sendrecv},   {"bsend", t_bsend},
-        {"comms", t_comms},         {NULL, NULL},
+        {"sizes", t_sizes},
+        {"order", t_order},
+        {"anysource", t_anysource},
+        {"posted", t_posted},
+        {"truncate", t_truncate},
+        {"ssend", t_ssend},
+        {"waitany", t_waitany},
+        {"probe", t_probe},
+        {"cancel", t_cancel},
+        {"procnull", t_procnull},
+        {"sendrecv", t_sendrecv},
+        {"bsend", t_bsend},
+        {"comms", t_comms},
+        {"fbox_mixed", t_fbox_mixed},
+        {"fbox_test", t_fbox_test},
+        {"fbox_many", t_fbox_many},
+        {NULL, NULL},
     };
     return th_main(argc, argv, tests);
 }
