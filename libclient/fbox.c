@@ -170,7 +170,13 @@ void tm_fb_poll(struct tm_rank *me)
 {
     if (me->helper || !tm_fb_ready(&me->fb_in)) return;
     pthread_mutex_lock(&me->mbox.lock);
-    (void)tm_fb_drain_all(me, me, NULL); /* -ENOMEM: the cells wait for the next poll */
+    /* A waiting unposted receive may take a cell only if nothing was queued since it looked:
+     * an older message that matches it may be there (a sender drained its ring). */
+    struct tm_request *cand = me->fb_cand;
+    if (cand && atomic_load_explicit(&me->mbox.arrivals, memory_order_relaxed) != me->fb_cand_seen)
+        cand = NULL;
+    /* -ENOMEM: the cells wait for the next poll */
+    (void)tm_fb_drain_all(me, me, cand);
     pthread_mutex_unlock(&me->mbox.lock);
 }
 

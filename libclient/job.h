@@ -20,7 +20,6 @@
 #include "match.h"
 #include "wait.h"
 
-
 struct tm_objtab;
 struct tm_net;
 
@@ -56,8 +55,12 @@ struct tm_rank {
     void *bsend_buf; /* MPI_Buffer_attach bookkeeping (Bsend buffers internally) */
     int bsend_size;
 
-    struct tm_fb_in fb_in;   /* fast boxes into this rank (fbox.h) */
+    struct tm_fb_in fb_in;    /* fast boxes into this rank (fbox.h) */
     struct tm_fb_out *fb_out; /* this rank's rings to others, owner-only, made on first use */
+    /* a blocking receive waiting unposted (p2p.c), owner-only, and the mailbox's arrivals
+     * count when it last found no match there: while that holds, a drain may fill it */
+    struct tm_request *fb_cand;
+    uint32_t fb_cand_seen;
 
     int helper; /* not a rank: a thread of libtmpi's own (coll_net_nb.c), not counted as one */
 } __attribute__((aligned(64)));
@@ -68,9 +71,9 @@ struct tm_job {
     uint64_t id;
     size_t eager_limit;
     uint64_t spin_ns;
-    _Atomic int cancelled; /* set by wake_all */
+    _Atomic int cancelled;      /* set by wake_all */
     _Atomic int net_nonreaders; /* threads of a job across nodes waiting without reading links */
-    _Atomic int next_ctx;  /* context ids for new communicators */
+    _Atomic int next_ctx;       /* context ids for new communicators */
     struct tm_comm world;
     struct tm_coll_stats coll_stats;
     struct tm_rank *ranks; /* size entries */

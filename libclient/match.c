@@ -29,6 +29,7 @@ int tm_mbox_init(struct tm_mbox *mb)
     }
     mb->post_seq = 0;
     atomic_init(&mb->arrivals, 0);
+    atomic_init(&mb->nunexp, 0);
     return 0;
 }
 
@@ -118,6 +119,8 @@ struct tm_env *tm_match_unexp(struct tm_mbox *mb, int ctx, int src, int tag, int
     if (found && take) {
         tm_dl_unlink(&found->order);
         tm_dl_unlink(&found->chain);
+        uint32_t n = atomic_load_explicit(&mb->nunexp, memory_order_relaxed);
+        atomic_store_explicit(&mb->nunexp, n - 1, memory_order_relaxed);
     }
     return found;
 }
@@ -126,6 +129,9 @@ void tm_add_unexp(struct tm_mbox *mb, struct tm_env *e)
 {
     tm_dl_append(&mb->unexp_order, &e->order);
     tm_dl_append(&mb->unexp_hash[bucket(e->ctx, e->src, e->tag)], &e->chain);
+    uint32_t n = atomic_load_explicit(&mb->nunexp, memory_order_relaxed);
+    atomic_store_explicit(&mb->nunexp, n + 1, memory_order_relaxed);
+    /* last: a reader that sees the new arrivals count sees nunexp's too */
     atomic_fetch_add_explicit(&mb->arrivals, 1, memory_order_seq_cst); /* wait.h */
 }
 
@@ -135,14 +141,8 @@ void tm_deliver(struct tm_request *rr, const void *data, size_t bytes, int src, 
     if (n) memcpy(rr->buf, data, n);
     int err = bytes > rr->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     struct tm_rank *owner = rr->owner;
-    if (owner == tm_self()) {
-        /* Our own receive (a fast box drained in our wait): nobody sleeps on it, so no
-         * handshake and no full barrier. */
-        rr->st_source = src;
-        rr->st_tag = tag;
-        rr->st_bytes = n;
-        rr->st_error = err;
-        atomic_store_explicit(&rr->done, 1, memory_order_release);
+    if (owner == tm_self()) { /* our own receive (a fast box drained in our wait) */
+        tm_req_set_done_own(rr, src, tag, n, err);
         return;
     }
     tm_req_set_done(rr, src, tag, n, err);

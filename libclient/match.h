@@ -69,6 +69,9 @@ struct tm_mbox {
     uint64_t post_seq;
     /* bumped (under the lock) on every unexpected arrival; Probe waits for it to change */
     _Atomic uint32_t arrivals;
+    /* unexpected messages queued (changed under the lock, read without it: p2p.c's small
+     * blocking receive skips the lock when there are none) */
+    _Atomic uint32_t nunexp;
 };
 
 int tm_mbox_init(struct tm_mbox *mb);

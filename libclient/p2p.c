@@ -48,12 +48,11 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
     struct tm_rank *r = tm_job_rank(me->job, w);
     struct tm_mbox *mb = &r->mbox;
 
-    int small = bytes <= TM_FB_PAYLOAD && bytes <= me->job->eager_limit &&
-                mode == TM_SEND_STANDARD;
+    int small = bytes <= TM_FB_PAYLOAD && bytes <= me->job->eager_limit && mode == TM_SEND_STANDARD;
     struct tm_fb_slot *fs = tm_fb_out(me, r, small);
     if (fs && small && tm_fb_push(fs, ctx, src, tag, buf, bytes)) {
         tm_wake(&r->waker);
-        tm_req_set_done(sreq, dest, tag, bytes, MPI_SUCCESS);
+        tm_req_set_done_own(sreq, dest, tag, bytes, MPI_SUCCESS);
         return 0;
     }
 
@@ -152,8 +151,8 @@ void tm_recv_ctx(struct tm_rank *me, int ctx, void *buf, size_t cap, int src, in
     tm_recv_box(me, me, ctx, buf, cap, src, tag, rreq);
 }
 
-void tm_recv_box(struct tm_rank *me, struct tm_rank *box, int ctx, void *buf, size_t cap,
-                 int src, int tag, struct tm_request *rreq)
+void tm_recv_box(struct tm_rank *me, struct tm_rank *box, int ctx, void *buf, size_t cap, int src,
+                 int tag, struct tm_request *rreq)
 {
     if (src == MPI_PROC_NULL) {
         tm_req_set_done(rreq, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
@@ -186,12 +185,54 @@ void tm_recv_box(struct tm_rank *me, struct tm_rank *box, int ctx, void *buf, si
 struct arrival_wait {
     struct tm_mbox *mb;
     uint32_t seen;
+    struct tm_request *r; /* or NULL */
 };
 
 static int arrival_cond(void *arg)
 {
     struct arrival_wait *a = arg;
-    return atomic_load_explicit(&a->mb->arrivals, memory_order_seq_cst) != a->seen;
+    return (a->r && atomic_load_explicit(&a->r->done, memory_order_seq_cst)) ||
+           atomic_load_explicit(&a->mb->arrivals, memory_order_seq_cst) != a->seen;
+}
+
+void tm_recv_wait_small(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src,
+                        int tag, struct tm_request *rreq)
+{
+    if (src == MPI_PROC_NULL) {
+        tm_req_set_done(rreq, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
+        return;
+    }
+    rreq->ctx = cr->c->ctx;
+    rreq->src = src;
+    rreq->tag = tag;
+    rreq->buf = buf;
+    rreq->cap = cap;
+    struct tm_mbox *mb = &me->mbox;
+    struct arrival_wait a = {mb, 0, rreq};
+    /* Nothing queued and no cell ready (the usual case when the message is still to come):
+     * straight to the wait.  arrivals first: a message queued after that changes it. */
+    a.seen = atomic_load_explicit(&mb->arrivals, memory_order_seq_cst);
+    int look = atomic_load_explicit(&mb->nunexp, memory_order_relaxed) || tm_fb_ready(&me->fb_in);
+    for (;; look = 1) {
+        if (look) {
+            pthread_mutex_lock(&mb->lock);
+            struct tm_env *e = tm_match_unexp(mb, rreq->ctx, src, tag, 1);
+            if (e) {
+                pthread_mutex_unlock(&mb->lock);
+                consume(me, rreq, e);
+                return;
+            }
+            int got = tm_fb_drain_all(me, me, rreq);
+            a.seen = atomic_load_explicit(&mb->arrivals, memory_order_relaxed);
+            pthread_mutex_unlock(&mb->lock);
+            if (got > 0) return;
+        }
+        me->fb_cand = rreq; /* our waits' drains fill it (tm_fb_poll) */
+        me->fb_cand_seen = a.seen;
+        tm_wait(me, arrival_cond, &a);
+        me->fb_cand = NULL;
+        if (atomic_load_explicit(&rreq->done, memory_order_acquire)) return;
+    }
 }
 
 int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int block,
@@ -221,7 +262,8 @@ int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int bl
             pthread_mutex_unlock(&mb->lock);
             return 1;
         }
-        struct arrival_wait a = {mb, atomic_load_explicit(&mb->arrivals, memory_order_relaxed)};
+        struct arrival_wait a = {mb, atomic_load_explicit(&mb->arrivals, memory_order_relaxed),
+                                 NULL};
         pthread_mutex_unlock(&mb->lock);
         if (!block) return 0;
         tm_wait(me, arrival_cond, &a);

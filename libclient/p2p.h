@@ -41,8 +41,15 @@ void tm_recv_ctx(struct tm_rank *me, int ctx, void *buf, size_t cap, int src, in
                  struct tm_request *rreq);
 /* The same into box's mailbox on behalf of me (rreq's owner, woken when it completes): the
  * runner of non-blocking collectives receives the leader's messages (coll_net.h). */
-void tm_recv_box(struct tm_rank *me, struct tm_rank *box, int ctx, void *buf, size_t cap,
-                 int src, int tag, struct tm_request *rreq);
+void tm_recv_box(struct tm_rank *me, struct tm_rank *box, int ctx, void *buf, size_t cap, int src,
+                 int tag, struct tm_request *rreq);
+
+/* A blocking receive (complete on return) that waits without posting: for small buffers in
+ * jobs on one node, where the message comes through a fast box or as an eager copy, so
+ * nothing is lost by not letting the sender copy into the buffer, and the post and its
+ * removal under the mailbox lock are saved (fbox.h). */
+void tm_recv_wait_small(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src,
+                        int tag, struct tm_request *rreq);
 
 /* Looks for a matching unexpected message; with block, waits for one.  Returns 1 if found
  * (status filled), else 0. */

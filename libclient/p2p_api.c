@@ -5,6 +5,7 @@
 
 #include "datatype.h"
 #include "errh.h"
+#include "fbox.h"
 #include "job.h"
 #include "p2p.h"
 #include "wait.h"
@@ -39,8 +40,7 @@ static inline int check_args(struct tm_rank *me, struct tm_commref **ret_cr, con
 static int send_failed(struct tm_rank *me, MPI_Comm comm, const char *fn, int r)
 {
     if (r == -ENOMEM) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
-    return tm_err(me, comm, MPI_ERR_OTHER, fn, "cannot send to the peer's node: %s",
-                  strerror(-r));
+    return tm_err(me, comm, MPI_ERR_OTHER, fn, "cannot send to the peer's node: %s", strerror(-r));
 }
 
 static int send_blocking(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest,
@@ -184,8 +184,12 @@ TM_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, in
     if (TM_UNLIKELY(err)) return err;
     struct tm_request rreq;
     tm_req_init_stack(&rreq, me, TM_REQ_RECV, comm);
-    tm_recv(me, cr, buf, cap, source, tag, &rreq);
-    tm_wait(me, tm_req_done_cond, &rreq);
+    if (cap <= TM_FB_PAYLOAD && !me->job->net) {
+        tm_recv_wait_small(me, cr, buf, cap, source, tag, &rreq);
+    } else {
+        tm_recv(me, cr, buf, cap, source, tag, &rreq);
+        tm_wait(me, tm_req_done_cond, &rreq);
+    }
     tm_req_status(&rreq, status);
     if (TM_UNLIKELY(rreq.st_error))
         return tm_err(me, comm, rreq.st_error, "MPI_Recv",

@@ -101,11 +101,22 @@ void tm_req_status(const struct tm_request *r, MPI_Status *status)
     status->tm_bytes = (long long)r->st_bytes;
 }
 
-void tm_req_set_done(struct tm_request *r, int source, int tag, size_t bytes, int err)
+static inline void set_done(struct tm_request *r, int source, int tag, size_t bytes, int err,
+                            memory_order mo)
 {
     r->st_source = source;
     r->st_tag = tag;
     r->st_bytes = bytes;
     r->st_error = err;
-    atomic_store_explicit(&r->done, 1, memory_order_seq_cst); /* wait.h */
+    atomic_store_explicit(&r->done, 1, mo);
+}
+
+void tm_req_set_done(struct tm_request *r, int source, int tag, size_t bytes, int err)
+{
+    set_done(r, source, tag, bytes, err, memory_order_seq_cst); /* wait.h */
+}
+
+void tm_req_set_done_own(struct tm_request *r, int source, int tag, size_t bytes, int err)
+{
+    set_done(r, source, tag, bytes, err, memory_order_release);
 }

@@ -54,6 +54,9 @@ void tm_req_pool_destroy(struct tm_rank *me);
 void tm_req_status(const struct tm_request *r, MPI_Status *status);
 /* Marks a request that completes immediately (PROC_NULL, eager send). */
 void tm_req_set_done(struct tm_request *r, int source, int tag, size_t bytes, int err);
+/* The same for a request of the calling thread's own rank that no other thread waits for
+ * (no wake-up handshake, so no full barrier: wait.h). */
+void tm_req_set_done_own(struct tm_request *r, int source, int tag, size_t bytes, int err);
 /* Empty status as MPI defines it for null/inactive requests and PROC_NULL. */
 void tm_status_empty(MPI_Status *status);
 

@@ -569,9 +569,10 @@ static int rank_fbox_mixed(int rank, int size, void *arg)
                 int seq = r * nsz + k, n = sizes[k] / (int)sizeof(int);
                 int src = k % 3 == 1 ? MPI_ANY_SOURCE : 0, tag = k % 4 == 2 ? MPI_ANY_TAG : seq % 3;
                 MPI_Status st;
-                if (k >= split)
-                    TH_MPI(MPI_Recv(rb[k], 2 * EAGER / (int)sizeof(int), MPI_INT, src, tag,
-                                    MPI_COMM_WORLD, &st));
+                if (k >= split) /* a buffer of just the size: blocking receives of small
+                                     buffers wait without posting (p2p.c) */
+                    TH_MPI(MPI_Recv(rb[k], n + (n > 11) * 2 * EAGER / (int)sizeof(int), MPI_INT,
+                                    src, tag, MPI_COMM_WORLD, &st));
                 else
                     TH_MPI(MPI_Wait(&rq[k], &st));
                 int cnt = -1;
