@@ -546,16 +546,17 @@ def coll_plot(outdir, cv, opkeys):
 
 # Short reasons for missed targets, from the profiles in docs/bench/ANALYSIS.md.
 WHY = {
-    "pp8": "5-7 cache lines change cores per message (receiver's mailbox mutex, posted request, "
-           "done, sleeping) vs one fast-box cell; futex sleeps under external load; ANALYSIS.md 1",
+    "pp8": "a message is one fast-box cell moving between the cores, ~0.04 us above a bare "
+           "cache-line ping-pong here; a miss means a noisy run; ANALYSIS.md 1",
     "ring": "each hop is a kernel context switch through sched_yield (86% of cycles in "
             "finish_task_switch); needs user-level rank switching; ANALYSIS.md 2",
     "allreduce16": "two counting barriers per call, each needs all 16 ranks scheduled; ANALYSIS.md 3",
     "mm": "compute-bound: the best peer already runs at {peer:.0%} of two cores' worth of its own "
           "1-rank rate, so 1.5x of it would be {need:.0%} of TMPI's; TMPI reaches {got:.0%}; ANALYSIS.md 4",
     "ge": "two synchronisations per Bcast, each a full schedule of 16 ranks; ANALYSIS.md 5",
-    "net8": "an idle round of the waiting rank's spin is a recv per link and a yield, ~1 us "
-            "(the yield is for agents sharing a machine); ANALYSIS.md 7",
+    "net8": "both sides are the kernel's loopback TCP (84 % of the rank's cycles are in the "
+            "kernel); the waiting rank's spin reads its links and yields between polls (agents "
+            "on one machine do not see each other's ranks); ANALYSIS.md 7",
     "netbw": "the same loopback TCP path as the peers (one copy in, one out) plus an RTS/CTS "
              "round trip; 1.3x needs fewer copies than TCP allows; ANALYSIS.md 7",
 }
