@@ -17,15 +17,6 @@ int tm_req_done_cond(void *arg)
     return atomic_load_explicit(&r->done, memory_order_seq_cst); /* wait.h */
 }
 
-void tm_req_init_stack(struct tm_request *r, struct tm_rank *me, enum tm_req_kind kind,
-                       MPI_Comm comm)
-{
-    memset(r, 0, sizeof *r);
-    r->kind = kind;
-    r->owner = me;
-    r->comm = comm;
-}
-
 int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t bytes, int dest,
             int tag, enum tm_send_mode mode, struct tm_request *sreq)
 {
@@ -139,6 +130,17 @@ static void consume(struct tm_rank *me, struct tm_request *rreq, struct tm_env *
     tm_env_release(me, e);
 }
 
+/* Caller holds mb's lock: takes the earliest unexpected message rreq matches, drops the lock
+ * and completes rreq (1); else 0, the lock still held. */
+static int take_unexp(struct tm_rank *me, struct tm_mbox *mb, struct tm_request *rreq)
+{
+    struct tm_env *e = tm_match_unexp(mb, rreq->ctx, rreq->src, rreq->tag, 1);
+    if (!e) return 0;
+    pthread_mutex_unlock(&mb->lock);
+    consume(me, rreq, e);
+    return 1;
+}
+
 void tm_recv(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src, int tag,
              struct tm_request *rreq)
 {
@@ -166,12 +168,7 @@ void tm_recv_box(struct tm_rank *me, struct tm_rank *box, int ctx, void *buf, si
     rreq->cap = cap;
     struct tm_mbox *mb = &box->mbox;
     pthread_mutex_lock(&mb->lock);
-    struct tm_env *e = tm_match_unexp(mb, rreq->ctx, src, tag, 1);
-    if (e) {
-        pthread_mutex_unlock(&mb->lock);
-        consume(me, rreq, e);
-        return;
-    }
+    if (take_unexp(me, mb, rreq)) return;
     /* Then the fast boxes (fbox.h).  A helper receives from other nodes only, and its
      * envelopes must not outlive it: it leaves the rings to box's own thread. */
     if (!me->helper && tm_fb_drain_all(me, box, rreq) > 0) {
@@ -216,12 +213,7 @@ void tm_recv_wait_small(struct tm_rank *me, struct tm_commref *cr, void *buf, si
     for (;; look = 1) {
         if (look) {
             pthread_mutex_lock(&mb->lock);
-            struct tm_env *e = tm_match_unexp(mb, rreq->ctx, src, tag, 1);
-            if (e) {
-                pthread_mutex_unlock(&mb->lock);
-                consume(me, rreq, e);
-                return;
-            }
+            if (take_unexp(me, mb, rreq)) return;
             int got = tm_fb_drain_all(me, me, rreq);
             a.seen = atomic_load_explicit(&mb->arrivals, memory_order_relaxed);
             pthread_mutex_unlock(&mb->lock);

@@ -20,9 +20,6 @@ struct tm_rank;
 
 enum tm_send_mode { TM_SEND_STANDARD, TM_SEND_SYNC, TM_SEND_BUFFERED };
 
-/* Sets up a request that lives on the caller's stack for a blocking call. */
-void tm_req_init_stack(struct tm_request *r, struct tm_rank *me, enum tm_req_kind kind,
-                       MPI_Comm comm);
 
 /* Starts a send of bytes from buf to comm rank dest (on another node: net_p2p.h).  Returns 0
  * when the send is complete (sreq done), 1 when it is pending in a rendezvous or three-phase

@@ -55,6 +55,15 @@ struct tm_request *tm_req_alloc(struct tm_rank *me, enum tm_req_kind kind)
     return r;
 }
 
+void tm_req_init_stack(struct tm_request *r, struct tm_rank *me, enum tm_req_kind kind,
+                       MPI_Comm comm)
+{
+    memset(r, 0, sizeof *r);
+    r->kind = kind;
+    r->owner = me;
+    r->comm = comm;
+}
+
 void tm_req_free(struct tm_rank *me, struct tm_request *r)
 {
     if (!r->pooled) return;

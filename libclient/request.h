@@ -45,6 +45,9 @@ struct tm_request {
 
 /* A request from the rank's pool, zeroed except for owner/kind; NULL when out of memory. */
 struct tm_request *tm_req_alloc(struct tm_rank *me, enum tm_req_kind kind);
+/* Sets up a request that lives on the caller's stack for a blocking call. */
+void tm_req_init_stack(struct tm_request *r, struct tm_rank *me, enum tm_req_kind kind,
+                       MPI_Comm comm);
 /* Back to the pool; requests that are not done go to the orphan list until they are. */
 void tm_req_free(struct tm_rank *me, struct tm_request *r);
 /* Frees the rank's whole pool (job teardown, no thread uses it any more). */

@@ -154,15 +154,6 @@ static void post(struct tm_rank *r, struct tm_request *q, int src, int tag, void
     tm_post_recv(&r->mbox, q);
 }
 
-void tm_req_init_stack(struct tm_request *r, struct tm_rank *me, enum tm_req_kind kind,
-                       MPI_Comm comm)
-{
-    memset(r, 0, sizeof *r);
-    r->kind = kind;
-    r->owner = me;
-    r->comm = comm;
-}
-
 /* Where cells go: the earliest matching posted receive first, then the receive being started
  * (cand), then the unexpected queue; a short buffer truncates. */
 static void t_targets(void)
