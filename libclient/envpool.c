@@ -2,6 +2,7 @@
 #include "envpool.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "job.h"
 
@@ -68,6 +69,20 @@ struct tm_env *tm_env_alloc(struct tm_rank *me, size_t bytes)
     e->next = NULL;
     e->sreq = NULL;
     e->sbuf = NULL;
+    return e;
+}
+
+struct tm_env *tm_env_eager(struct tm_rank *me, int ctx, int src, int tag, const void *data,
+                            size_t bytes)
+{
+    struct tm_env *e = tm_env_alloc(me, bytes);
+    if (!e) return NULL;
+    e->kind = TM_ENV_EAGER;
+    e->ctx = ctx;
+    e->src = src;
+    e->tag = tag;
+    e->bytes = bytes;
+    if (bytes) memcpy(e->data, data, bytes);
     return e;
 }
 

@@ -26,6 +26,10 @@ struct tm_envpool {
 
 /* An envelope with room for bytes of payload from me's cache; NULL when out of memory. */
 struct tm_env *tm_env_alloc(struct tm_rank *me, size_t bytes);
+/* An eager envelope from me's cache holding a copy of the message; NULL when out of memory.
+ * Not queued anywhere yet. */
+struct tm_env *tm_env_eager(struct tm_rank *me, int ctx, int src, int tag, const void *data,
+                            size_t bytes);
 /* Gives an envelope back to its home cache; me is the calling rank. */
 void tm_env_release(struct tm_rank *me, struct tm_env *e);
 void tm_envpool_destroy(struct tm_envpool *p);

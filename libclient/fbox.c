@@ -59,7 +59,7 @@ struct tm_fb_slot *tm_fb_out(struct tm_rank *me, struct tm_rank *r, int small)
     }
     /* A slot that holds a ring keeps it: the ring lives as long as the job, and its receiver
      * drains it whenever it waits. */
-    if (s->box || !small || r == me || me->helper) return NULL;
+    if (s->box || !small || r == me) return NULL; /* (a helper never gets a table) */
     s->dest1 = r->rank + 1;
     s->sent = 1;
     return NULL;
@@ -84,12 +84,6 @@ int tm_fb_push(struct tm_fb_slot *s, int ctx, int src, int tag, const void *buf,
     return 1;
 }
 
-static int req_matches(const struct tm_request *r, int ctx, int src, int tag)
-{
-    return r->ctx == ctx && (r->src == MPI_ANY_SOURCE || r->src == src) &&
-           (r->tag == MPI_ANY_TAG || r->tag == tag);
-}
-
 /* One cell into box's queues (or cand).  1: cand completed, 0: placed, -ENOMEM. */
 static int take_cell(struct tm_rank *me, struct tm_rank *box, const struct tm_fb_cell *c,
                      struct tm_request *cand)
@@ -101,18 +95,12 @@ static int take_cell(struct tm_rank *me, struct tm_rank *box, const struct tm_fb
         return 0;
     }
     if (cand && !atomic_load_explicit(&cand->done, memory_order_relaxed) &&
-        req_matches(cand, c->ctx, c->src, c->tag)) {
+        tm_req_matches(cand, c->ctx, c->src, c->tag)) {
         tm_deliver(cand, c->data, c->bytes, c->src, c->tag);
         return 1;
     }
-    struct tm_env *e = tm_env_alloc(me, c->bytes);
+    struct tm_env *e = tm_env_eager(me, c->ctx, c->src, c->tag, c->data, c->bytes);
     if (!e) return -ENOMEM;
-    e->kind = TM_ENV_EAGER;
-    e->ctx = c->ctx;
-    e->src = c->src;
-    e->tag = c->tag;
-    e->bytes = c->bytes;
-    if (c->bytes) memcpy(e->data, c->data, c->bytes);
     tm_add_unexp(mb, e);
     if (me != box) tm_wake(&box->waker); /* a Probe may be waiting */
     return 0;
@@ -146,8 +134,8 @@ int tm_fb_drain_all(struct tm_rank *me, struct tm_rank *box, struct tm_request *
     int n = atomic_load_explicit(&box->fb_in.n, memory_order_acquire);
     int got = 0;
     for (int i = 0; i < n; i++) {
-        int r = tm_fb_drain(me, box, box->fb_in.box[i], got > 0 ? NULL : cand);
-        if (r < 0) return got > 0 ? got : r;
+        int r = tm_fb_drain(me, box, box->fb_in.box[i], got ? NULL : cand);
+        if (r < 0) return got ? got : r;
         if (r) got = 1;
     }
     return got;

@@ -70,8 +70,7 @@ struct tm_request *tm_match_posted(struct tm_mbox *mb, int ctx, int src, int tag
     for (struct tm_dl *n = mb->posted_wild.next; n != &mb->posted_wild; n = n->next) {
         struct tm_request *r = tm_dl_entry(n, struct tm_request, link);
         if (exact && r->seq > exact->seq) break;
-        if (r->ctx == ctx && (r->src == MPI_ANY_SOURCE || r->src == src) &&
-            (r->tag == MPI_ANY_TAG || r->tag == tag)) {
+        if (tm_req_matches(r, ctx, src, tag)) {
             wild = r;
             break;
         }

@@ -77,6 +77,13 @@ struct tm_mbox {
 int tm_mbox_init(struct tm_mbox *mb);
 void tm_mbox_destroy(struct tm_mbox *mb); /* frees queued envelopes */
 
+/* Whether receive r (src, tag may be wildcards) takes a message with this envelope. */
+static inline int tm_req_matches(const struct tm_request *r, int ctx, int src, int tag)
+{
+    return r->ctx == ctx && (r->src == MPI_ANY_SOURCE || r->src == src) &&
+           (r->tag == MPI_ANY_TAG || r->tag == tag);
+}
+
 /* All below: caller holds mb->lock. */
 
 /* Takes the earliest posted receive that matches an incoming (ctx, src, tag); NULL if none. */

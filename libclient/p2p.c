@@ -65,14 +65,8 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
         /* Eager.  Copy outside the receiver's lock, then look again: a receive may have been
          * posted meanwhile.  Order is safe: this rank issues no other send in between. */
         pthread_mutex_unlock(&mb->lock);
-        struct tm_env *e = tm_env_alloc(me, bytes);
+        struct tm_env *e = tm_env_eager(me, ctx, src, tag, buf, bytes);
         if (!e) return -ENOMEM;
-        e->kind = TM_ENV_EAGER;
-        e->ctx = ctx;
-        e->src = src;
-        e->tag = tag;
-        e->bytes = bytes;
-        if (bytes) memcpy(e->data, buf, bytes);
         pthread_mutex_lock(&mb->lock);
         rr = tm_match_posted(mb, ctx, src, tag);
         if (rr) {
@@ -141,6 +135,21 @@ static int take_unexp(struct tm_rank *me, struct tm_mbox *mb, struct tm_request 
     return 1;
 }
 
+/* Sets rreq's key and buffer; 1 if that already completed it (MPI_PROC_NULL). */
+static int recv_start(struct tm_request *rreq, int ctx, void *buf, size_t cap, int src, int tag)
+{
+    if (src == MPI_PROC_NULL) {
+        tm_req_set_done(rreq, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
+        return 1;
+    }
+    rreq->ctx = ctx;
+    rreq->src = src;
+    rreq->tag = tag;
+    rreq->buf = buf;
+    rreq->cap = cap;
+    return 0;
+}
+
 void tm_recv(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src, int tag,
              struct tm_request *rreq)
 {
@@ -156,16 +165,8 @@ void tm_recv_ctx(struct tm_rank *me, int ctx, void *buf, size_t cap, int src, in
 void tm_recv_box(struct tm_rank *me, struct tm_rank *box, int ctx, void *buf, size_t cap, int src,
                  int tag, struct tm_request *rreq)
 {
-    if (src == MPI_PROC_NULL) {
-        tm_req_set_done(rreq, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
-        return;
-    }
+    if (recv_start(rreq, ctx, buf, cap, src, tag)) return;
     if (TM_UNLIKELY(me->job->net)) tm_net_check(me, me->job->net);
-    rreq->ctx = ctx;
-    rreq->src = src;
-    rreq->tag = tag;
-    rreq->buf = buf;
-    rreq->cap = cap;
     struct tm_mbox *mb = &box->mbox;
     pthread_mutex_lock(&mb->lock);
     if (take_unexp(me, mb, rreq)) return;
@@ -195,15 +196,7 @@ static int arrival_cond(void *arg)
 void tm_recv_wait_small(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src,
                         int tag, struct tm_request *rreq)
 {
-    if (src == MPI_PROC_NULL) {
-        tm_req_set_done(rreq, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
-        return;
-    }
-    rreq->ctx = cr->c->ctx;
-    rreq->src = src;
-    rreq->tag = tag;
-    rreq->buf = buf;
-    rreq->cap = cap;
+    if (recv_start(rreq, cr->c->ctx, buf, cap, src, tag)) return;
     struct tm_mbox *mb = &me->mbox;
     struct arrival_wait a = {mb, 0, rreq};
     /* Nothing queued and no cell ready (the usual case when the message is still to come):

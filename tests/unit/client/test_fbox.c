@@ -231,14 +231,8 @@ static void *producer(void *arg)
         if (tm_fb_push(fs, 7, 0, i & 3, &i, sizeof i)) continue;
         pthread_mutex_lock(&r[1].mbox.lock);
         CHECK(tm_fb_drain(&r[0], &r[1], fs->box, NULL) >= 0);
-        struct tm_env *e = tm_env_alloc(&r[0], sizeof i);
+        struct tm_env *e = tm_env_eager(&r[0], 7, 0, i & 3, &i, sizeof i);
         CHECK(e);
-        e->kind = TM_ENV_EAGER;
-        e->ctx = 7;
-        e->src = 0;
-        e->tag = i & 3;
-        e->bytes = sizeof i;
-        memcpy(e->data, &i, sizeof i);
         tm_add_unexp(&r[1].mbox, e);
         pthread_mutex_unlock(&r[1].mbox.lock);
         s->via_queue++;
