@@ -120,23 +120,33 @@ static int t_order(void)
     return run(2, rank_order);
 }
 
+/* Rank 0's side of the ANY_SOURCE tests: per messages {source, seq} from every other rank,
+ * received with ANY_SOURCE (and tag, which may be ANY_TAG); each sender's arrive in its order.
+ * round: for the message only. */
+static int recv_in_source_order(int size, int per, int tag, int round)
+{
+    int *next = calloc((size_t)size, sizeof *next);
+    TH_CHECK(next, "calloc");
+    for (int i = 0; i < per * (size - 1); i++) {
+        int v[2];
+        MPI_Status st;
+        TH_MPI(MPI_Recv(v, 2, MPI_INT, MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &st));
+        TH_CHECK(v[0] == st.MPI_SOURCE && v[1] == next[v[0]],
+                 "round %d from %d: expected seq %d, got source %d seq %d", round, st.MPI_SOURCE,
+                 next[st.MPI_SOURCE], v[0], v[1]);
+        next[v[0]]++;
+    }
+    free(next);
+    return 0;
+}
+
 /* ANY_SOURCE from many senders: each sender's messages arrive in its order. */
 static int rank_anysource(int rank, int size, void *arg)
 {
     TH_MPI(MPI_Init(NULL, NULL));
     const int per = 50;
     if (rank == 0) {
-        int *next = calloc((size_t)size, sizeof *next);
-        for (int i = 0; i < per * (size - 1); i++) {
-            int v[2];
-            MPI_Status st;
-            TH_MPI(MPI_Recv(v, 2, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
-            TH_CHECK(v[0] == st.MPI_SOURCE && v[1] == next[v[0]],
-                     "from %d: expected seq %d, got source %d seq %d", st.MPI_SOURCE,
-                     next[st.MPI_SOURCE], v[0], v[1]);
-            next[v[0]]++;
-        }
-        free(next);
+        if (recv_in_source_order(size, per, MPI_ANY_TAG, 0)) return 1;
     } else {
         for (int i = 0; i < per; i++) {
             int v[2] = {rank, i};
@@ -673,17 +683,7 @@ static int rank_fbox_many(int rank, int size, void *arg)
     const int per = 60;
     for (int burst = 0; burst < 3; burst++) {
         if (rank == 0) {
-            int *next = calloc((size_t)size, sizeof *next);
-            for (int i = 0; i < per * (size - 1); i++) {
-                int v[2];
-                MPI_Status st;
-                TH_MPI(MPI_Recv(v, 2, MPI_INT, MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, &st));
-                TH_CHECK(v[0] == st.MPI_SOURCE && v[1] == next[v[0]],
-                         "burst %d from %d: expected seq %d, got source %d seq %d", burst,
-                         st.MPI_SOURCE, next[st.MPI_SOURCE], v[0], v[1]);
-                next[v[0]]++;
-            }
-            free(next);
+            if (recv_in_source_order(size, per, 4, burst)) return 1;
         } else {
             if (burst) { /* let rank 0 fall asleep first */
                 struct timespec ts = {0, 20 * 1000 * 1000};
