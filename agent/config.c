@@ -30,6 +30,7 @@ int config_defaults(struct agent_config *c)
         .max_frame_size = 4u << 20,
         .program_cache = 16,
         .spin_ns = 20000,
+        .rank_switching = "auto",
         .intra_eager_limit = 16384,
         .eager_limit = 100 * 1024,
         .pool_size = 64u << 20,
@@ -169,6 +170,18 @@ static int set_tree_file(struct load_ctx *ctx, const char *v)
     return set_string(&ctx->c->coll_tree_file, v);
 }
 
+/* [mpi] rank_switching: one of the three words (carrier.h); kept as a literal. */
+static int set_rank_switching(struct agent_config *c, const char *v)
+{
+    static const char *const words[] = {"auto", "kernel", "user"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(v, words[i]) == 0) {
+            c->rank_switching = words[i];
+            return 0;
+        }
+    return -EINVAL;
+}
+
 /* inih calls this per key; 0 stops the parse and ini_parse returns that line. */
 static int on_key(void *user, const char *section, const char *key, const char *value)
 {
@@ -214,6 +227,8 @@ static int on_key(void *user, const char *section, const char *key, const char *
     } else if (strcmp(section, "mpi") == 0) {
         if (strcmp(key, "spin_ns") == 0)
             r = parse_u32(value, 0, 1000000000, &c->spin_ns);
+        else if (strcmp(key, "rank_switching") == 0)
+            r = set_rank_switching(c, value);
         else if (strcmp(key, "intra_eager_limit") == 0)
             r = parse_u32(value, 0, 1u << 30, &c->intra_eager_limit);
         else if (strcmp(key, "eager_limit") == 0)

@@ -16,6 +16,7 @@ static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 static __thread int in_fault;
 
 int fault_in_handler(void) { return in_fault; }
+void fault_landed(void) { in_fault = 0; }
 
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {

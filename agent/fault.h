@@ -21,5 +21,8 @@ void fault_thread_done(void);
 
 /* Nonzero while the fault handler is ending the calling thread's rank. */
 int fault_in_handler(void);
+/* The faulting rank's context is back at its start (rank_life): the thread is no longer in the
+ * handler.  A carrier thread goes on running its other ranks. */
+void fault_landed(void);
 
 #endif

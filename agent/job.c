@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "agent.h"
+#include "carrier.h"
 #include "frame.h"
 #include "job_member.h"
 #include "job_net.h"
@@ -575,6 +576,13 @@ static void init_rank_info(struct job *j, uint32_t i)
 
 static uint32_t start_ranks(struct job *j)
 {
+    char why[96];
+    if (carrier_wanted(j, why, sizeof why)) {
+        log_info("job %llu: %u ranks on %d carrier thread(s), switched in user space",
+                 (unsigned long long)j->id, j->nprocs,
+                 j->nprocs < (uint32_t)j->agent->ncpus ? (int)j->nprocs : j->agent->ncpus);
+        return carriers_start(j);
+    }
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, j->agent->cfg.rank_stack_size);
@@ -593,11 +601,16 @@ static uint32_t start_ranks(struct job *j)
     }
     pthread_attr_destroy(&attr);
     /* All or nothing: the gate opens only if every rank thread exists. */
+    job_open_gate(j, started == j->nprocs);
+    return started;
+}
+
+void job_open_gate(struct job *j, int all_started)
+{
     pthread_mutex_lock(&j->mu);
-    j->gate = (started == j->nprocs && !job_cancelled(j)) ? 1 : -1;
+    j->gate = (all_started && !job_cancelled(j)) ? 1 : -1;
     pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);
-    return started;
 }
 
 static void deadline_in(struct timespec *ts, unsigned sec)
@@ -715,8 +728,11 @@ static void *job_thread(void *arg)
     if (j->net)
         member_ranks_ended(j);
     atomic_store(&j->state, JOB_ENDING);
-    for (uint32_t i = 0; i < started; i++)
-        pthread_join(j->ranks[i].thread, NULL);
+    if (j->cpool)
+        carriers_join(j);
+    else
+        for (uint32_t i = 0; i < started; i++)
+            pthread_join(j->ranks[i].thread, NULL);
     /* No frame may reach libtmpi once its state is gone. */
     if (j->net)
         job_net_close(j->net);

@@ -88,6 +88,10 @@ struct job {
     atomic_int ranks_ended; /* every local rank ended: a link that closes now is no failure */
     struct job_member *member; /* loop thread: the coordinator connection's state */
 
+    /* User-level switching (carrier.h): NULL when every rank has a thread of its own.  Job
+     * thread only (set before the gate opens, freed after the carriers are joined). */
+    struct carrier_pool *cpool;
+
     struct event *done_ev; /* activated by the job thread when it is finished */
     struct conn *conn;     /* loop thread only */
     struct job *next;      /* agent's list, loop thread only */
@@ -132,6 +136,9 @@ int job_send(struct job *j, const Tmpi__Envelope *env);
 
 /* For rank threads. */
 int job_wait_gate(struct job *j);
+/* Job thread: opens the start gate if every rank was started and the job is not cancelled,
+ * else closes it for good; wakes the waiters. */
+void job_open_gate(struct job *j, int all_started);
 int job_argc(struct job *j);
 char **job_copy_argv(struct job *j);
 char *job_getenv(struct job *j, const char *name);

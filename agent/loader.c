@@ -87,6 +87,8 @@ int image_load(const uint8_t *bytes, size_t size, const char *label, struct imag
     }
     ret->handle = h;
     ret->fd = fd;
+    size_t modid = 0;
+    ret->has_tls = dlinfo(h, RTLD_DI_TLS_MODID, &modid) == 0 && modid != 0;
     *(void **)&ret->main = m;
     return 0;
 }

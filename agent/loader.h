@@ -16,6 +16,7 @@ struct image {
     void *handle;
     int fd;
     int (*main)(int, char **);
+    int has_tls; /* the copy has thread-local variables (ranks sharing a thread would share them) */
 };
 
 /* Loads one private copy of a module.  On failure returns a negative errno and writes a

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "carrier.h"
 #include "fault.h"
 #include "job.h"
 
@@ -27,7 +28,8 @@ void rank_set_runnable(struct rank *r, int runnable)
 void rank_end(int kind, int code, const char *msg)
 {
     struct rank *r = current_rank;
-    if (!r || !pthread_equal(pthread_self(), r->thread)) {
+    int own = r && (r->carried ? carrier_running() == r : pthread_equal(pthread_self(), r->thread));
+    if (!own) {
         /* A thread the rank started itself: we cannot unwind the rank's main from here, so
          * the job is torn down and this thread ends. */
         if (r && !(kind == RANK_END_CODE && code == 0))
@@ -47,14 +49,10 @@ void rank_end(int kind, int code, const char *msg)
     siglongjmp(r->exit_jmp, 1);
 }
 
-void *rank_thread_main(void *arg)
+void rank_life(struct rank *r, int run)
 {
-    struct rank *r = arg;
     struct job *j = r->job;
-    current_rank = r;
-    fault_thread_setup();
-
-    if (job_wait_gate(j) == 0) {
+    if (run) {
         /* main may modify argv and its strings: give each rank its own copy. */
         int argc = job_argc(j);
         char **argv = job_copy_argv(j);
@@ -63,10 +61,15 @@ void *rank_thread_main(void *arg)
             r->end_code = 1;
             snprintf(r->end_msg, sizeof r->end_msg, "out of memory starting the rank");
         } else if (sigsetjmp(r->exit_jmp, 1) == 0) {
-            rank_set_runnable(r, 1);
+            /* a carried rank is counted by its carrier (carrier.c) */
+            if (!r->carried)
+                rank_set_runnable(r, 1);
             int code = r->image.main(argc, argv);
             r->end_kind = RANK_END_CODE;
             r->end_code = code;
+        } else {
+            /* a carrier goes on running other ranks after a fault ended this one */
+            fault_landed();
         }
         /* both paths (return and longjmp) land here still counted as runnable */
         rank_set_runnable(r, 0);
@@ -76,8 +79,17 @@ void *rank_thread_main(void *arg)
         r->end_code = 1;
     }
     output_flush(r);
+    job_rank_finished(j, r);
+}
+
+void *rank_thread_main(void *arg)
+{
+    struct rank *r = arg;
+    current_rank = r;
+    fault_thread_setup();
+    int run = job_wait_gate(r->job) == 0;
+    rank_life(r, run);
     current_rank = NULL;
     fault_thread_done();
-    job_rank_finished(j, r);
     return NULL;
 }

@@ -35,6 +35,7 @@ struct rank {
     int mpi_phase;
     int runnable; /* counted in agent.runnable_ranks; rank thread only */
     int unloading; /* the job thread runs the image's destructors in this rank's name */
+    struct carried *carried; /* carrier.h: the rank runs as a context on a carrier; else NULL */
 
     struct output_stream out[2]; /* stdout, stderr: rank thread only */
 };
@@ -44,6 +45,11 @@ struct rank *rank_current(void);
 
 /* Ends the calling rank thread (never returns).  Only for the rank's own thread. */
 void rank_end(int kind, int code, const char *msg) __attribute__((noreturn));
+
+/* The life of a rank on the calling thread or context (current rank already set): runs main if
+ * run (else ends the rank as killed: its job never started), flushes its output and reports
+ * the end to the job. */
+void rank_life(struct rank *r, int run);
 
 /* Thread entry of a rank (arg: struct rank *).  Waits at the job's start gate, runs main,
  * flushes output and reports to the job. */

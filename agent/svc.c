@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "agent.h"
+#include "carrier.h"
 #include "job.h"
 #include "job_net.h"
 #include "rank.h"
@@ -114,6 +115,8 @@ __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .net_release = job_net_release,
     .pool_alloc = svc_pool_alloc,
     .pool_free = svc_pool_free,
+    .rank_park = carrier_park,
+    .rank_yield = carrier_yield,
 };
 
 void svc_init(struct agent *a)

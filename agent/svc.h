@@ -10,13 +10,14 @@
 #ifndef TMPI_AGENT_SVC_H
 #define TMPI_AGENT_SVC_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 3
+#define TMPI_SVC_ABI 4
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 
@@ -37,6 +38,9 @@ struct tmpi_rank_info {
     const int32_t *local_rank_of;
     /* The job's links to its other nodes, for net_send; NULL when the job has one node. */
     void *net;
+    /* The rank runs as a context on a carrier thread shared with other ranks of its job
+     * (user-level switching, tmpid.conf rank_switching): its waits park (rank_park). */
+    int carried;
 };
 
 /* Channels of net_send (seed 000 §3.3: collectives never queue behind point-to-point). */
@@ -61,6 +65,16 @@ struct tmpi_client_ops {
      * in (or was dropped).  Both must not block (taking a mailbox lock is fine). */
     void *(*net_header)(void *state, int node, const struct netd_hdr *h, void **ctx);
     void (*net_frame)(void *state, int node, const struct netd_hdr *h, void *ctx);
+
+    /* Clears libtmpi's per-thread record of the rank the calling thread runs: a carrier thread
+     * calls it before it starts the context of another of the job's ranks. */
+    void (*thread_reset)(void);
+};
+
+/* Carriers of a job that sleep (svc rank_park): how many, and the futex word they sleep on. */
+struct tmpi_sleepers {
+    _Atomic int sleepers;
+    _Atomic uint32_t word;
 };
 
 struct tmpi_svc {
@@ -133,6 +147,19 @@ struct tmpi_svc {
      * millisecond, in case another spin follows).  Links some rank still spins on stay with
      * it. */
     void (*net_release)(void *net);
+
+    /* User-level switching (info->carried).  rank_park: the calling rank's context stops until
+     * ready(arg) is nonzero, while the job's carriers run its other ranks (any carrier may
+     * resume it); ready() runs on a carrier, often, never twice at once for one rank, and
+     * must be cheap and not block.  Before the first switch the agent stores its carriers'
+     * sleep record in *target: whoever later makes ready() true must, if target->sleepers is
+     * nonzero (seq_cst, after its seq_cst store), bump target->word and FUTEX_WAKE it (all
+     * waiters).  Returns 0 once ready (errno as it was), or -ENOTSUP when the calling thread
+     * is not a carried rank's context.  rank_yield: lets the job's other runnable ranks run
+     * first (a poll that found nothing, e.g. MPI_Test). */
+    int (*rank_park)(int (*ready)(void *arg), void *arg,
+                     struct tmpi_sleepers *_Atomic *target);
+    void (*rank_yield)(void);
 
     /* tmpid.conf [mpi] coll_bcast, coll_reduce, coll_allreduce, coll_tree_file, already
      * checked by the agent; NULL when not set.  A job's TMPI_COLL_* variables win over them.

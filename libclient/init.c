@@ -15,6 +15,24 @@ __thread struct tm_rank *tm_cur __attribute__((tls_model("initial-exec")));
  * stale and this differs from what rank_self() says (compared as pointers, never read). */
 static __thread const struct tmpi_rank_info *tm_cur_info __attribute__((tls_model("initial-exec")));
 
+void tm_tls_save(struct tm_tls *t)
+{
+    t->cur = tm_cur;
+    t->info = tm_cur_info;
+}
+
+void tm_tls_restore(const struct tm_tls *t)
+{
+    tm_cur = t->cur;
+    tm_cur_info = t->info;
+}
+
+void tm_tls_reset(void)
+{
+    tm_cur = NULL;
+    tm_cur_info = NULL;
+}
+
 #if defined(__SANITIZE_THREAD__)
 #define TM_BUILT_WITH_TSAN 1
 #elif defined(__has_feature)

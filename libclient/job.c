@@ -110,6 +110,7 @@ static const struct tmpi_client_ops tm_job_ops = {
     .destroy = job_destroy,
     .net_header = tm_net_header,
     .net_frame = tm_net_frame,
+    .thread_reset = tm_tls_reset,
 };
 
 int tm_job_get(const struct tmpi_svc *svc, struct tm_job **ret_job)

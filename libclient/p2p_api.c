@@ -300,6 +300,7 @@ static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int 
     if (!block && !flag) return tm_err(me, comm, MPI_ERR_ARG, fn, "flag is NULL");
     int found = tm_probe(me, cr, source, tag, block, status);
     if (flag) *flag = found;
+    if (!found) tm_poll_idle(me);
     return MPI_SUCCESS;
 }
 

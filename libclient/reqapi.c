@@ -62,6 +62,7 @@ TM_API int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     if (!is_done(r)) tm_fb_poll(me); /* its answer may wait in a fast box (fbox.h) */
     if (!is_done(r)) {
         *flag = 0;
+        tm_poll_idle(me);
         return MPI_SUCCESS;
     }
     *flag = 1;
@@ -112,6 +113,7 @@ TM_API int PMPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status
     for (int i = 0; i < count; i++) {
         if (requests[i] && !is_done(requests[i])) {
             *flag = 0;
+            tm_poll_idle(me);
             return MPI_SUCCESS;
         }
     }
@@ -161,6 +163,7 @@ static int any_common(const char *fn, int count, MPI_Request reqs[], int *index,
     if (flag) *flag = i != -1;
     if (i == -1) {
         *index = MPI_UNDEFINED;
+        tm_poll_idle(me);
         return MPI_SUCCESS;
     }
     *index = i;
@@ -215,6 +218,7 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
         indices[n++] = k;
     }
     *outcount = n;
+    if (n == 0) tm_poll_idle(me);
     return failed ? tm_err(me, comm, MPI_ERR_IN_STATUS, fn, "a request failed") : MPI_SUCCESS;
 }
 

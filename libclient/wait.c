@@ -12,6 +12,7 @@
 
 #include "fbox.h"
 #include "job.h"
+#include "lib.h"
 #include "net_p2p.h"
 
 static inline void cpu_relax(void)
@@ -43,16 +44,29 @@ static void futex_wake_all(_Atomic uint32_t *w)
     syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
+/* Where a wake goes: the rank's own word, or its job's carriers' (NULL: none of them sleeps). */
+static _Atomic uint32_t *wake_target(struct tm_waker *w, int force)
+{
+    /* seq_cst: against the agent's store of it before a first park (svc.h) */
+    struct tmpi_sleepers *q = atomic_load_explicit(&w->carriers, memory_order_seq_cst);
+    if (!q) return &w->wake_seq;
+    if (!force && atomic_load_explicit(&q->sleepers, memory_order_seq_cst) == 0) return NULL;
+    return &q->word;
+}
+
 void tm_wake_slow(struct tm_waker *w)
 {
-    atomic_fetch_add_explicit(&w->wake_seq, 1, memory_order_release);
-    futex_wake_all(&w->wake_seq);
+    _Atomic uint32_t *t = wake_target(w, 0);
+    if (!t) return;
+    atomic_fetch_add_explicit(t, 1, memory_order_release);
+    futex_wake_all(t);
 }
 
 void tm_wake_force(struct tm_waker *w)
 {
-    atomic_fetch_add_explicit(&w->wake_seq, 1, memory_order_seq_cst);
-    futex_wake_all(&w->wake_seq);
+    _Atomic uint32_t *t = wake_target(w, 1);
+    atomic_fetch_add_explicit(t, 1, memory_order_seq_cst);
+    futex_wake_all(t);
 }
 
 /* A cancelled job's thread ends here.  A helper (coll_net_nb.c) is not a rank: in the agent
@@ -190,12 +204,69 @@ static int fb_cond(void *arg)
     return f->cond(f->arg);
 }
 
+/* A carried rank's wait (wait.h): parks until cond holds or the job is cancelled. */
+struct park_cond {
+    struct fb_cond *fc;
+    struct tm_job *job;
+};
+
+static int park_ready(void *arg)
+{
+    struct park_cond *p = arg;
+    return fb_cond(p->fc) || atomic_load_explicit(&p->job->cancelled, memory_order_seq_cst);
+}
+
+static int carried(const struct tm_rank *me)
+{
+    return !me->helper && me->info && me->info->carried && me->job->svc->rank_park;
+}
+
+static void park(struct tm_rank *me, struct fb_cond *fc)
+{
+    struct tm_job *j = me->job;
+    const struct tmpi_svc *svc = j->svc;
+    /* the daemons read the links for a parked rank (it never spins on them itself) */
+    void *links = me->info->net;
+    int need_daemon = TM_UNLIKELY(links) && svc->net_release;
+    if (need_daemon) {
+        atomic_fetch_add_explicit(&j->net_nonreaders, 1, memory_order_seq_cst);
+        svc->net_release(links);
+    }
+    struct park_cond pc = {fc, j};
+    for (;;) {
+        check_cancel(me);
+        if (TM_UNLIKELY(j->net)) tm_net_idle(me, j->net);
+        struct tm_tls tls;
+        tm_tls_save(&tls);
+        /* wakers take the slow path, which asks the carriers whether any sleeps */
+        atomic_store_explicit(&me->waker.sleeping, 1, memory_order_seq_cst);
+        svc->rank_park(park_ready, &pc, &me->waker.carriers);
+        tm_tls_restore(&tls);
+        if (fb_cond(fc)) break;
+    }
+    if (need_daemon) atomic_fetch_sub_explicit(&j->net_nonreaders, 1, memory_order_relaxed);
+}
+
+void tm_poll_idle(struct tm_rank *me)
+{
+    if (!carried(me)) return;
+    check_cancel(me);
+    struct tm_tls tls;
+    tm_tls_save(&tls);
+    me->job->svc->rank_yield();
+    tm_tls_restore(&tls);
+}
+
 void tm_wait(struct tm_rank *me, tm_cond_fn cond_in, void *arg_in)
 {
     struct fb_cond fc = {me, cond_in, arg_in};
     tm_cond_fn cond = fb_cond;
     void *arg = &fc;
     if (cond(arg)) return;
+    if (carried(me)) {
+        park(me, &fc);
+        return;
+    }
     struct tm_job *j = me->job;
     const struct tmpi_svc *svc = j->svc;
 

@@ -13,12 +13,20 @@
  * seq_cst, so they fall into one total order (no fences: ThreadSanitizer cannot check them).
  * Either the waiter sees the condition or the waker sees `sleeping`; a wake that lands between
  * the re-check and futex_wait changes wake_seq, so futex_wait returns at once.
- * Every wait also ends when the job is cancelled: the rank then leaves through rank_exit(1). */
+ * Every wait also ends when the job is cancelled: the rank then leaves through rank_exit(1).
+ *
+ * A rank that runs as a context on a carrier thread (svc rank_park, agent/carrier.h) does not
+ * spin or sleep itself: it parks, and a carrier resumes it once the condition holds.  Its
+ * `sleeping` stays 1 and the slow path asks the job's carriers instead: a carrier about to
+ * sleep counts itself in `sleepers` (seq_cst) and looks at every parked rank again, so either it
+ * sees the condition or the waker sees it counted. */
 #ifndef TMPI_LIBCLIENT_WAIT_H
 #define TMPI_LIBCLIENT_WAIT_H
 
 #include <stdatomic.h>
 #include <stdint.h>
+
+#include "svc.h"
 
 struct tm_rank;
 
@@ -27,6 +35,9 @@ struct tm_rank;
 struct tm_waker {
     _Atomic uint32_t wake_seq;
     _Atomic int sleeping;
+    /* A carried rank's carriers (svc rank_park sets it at the first park; `sleeping` is then
+     * 1 for good and a wake goes to the carriers if any of them sleeps).  NULL otherwise. */
+    struct tmpi_sleepers *_Atomic carriers;
 } __attribute__((aligned(64)));
 
 typedef int (*tm_cond_fn)(void *arg);
@@ -47,5 +58,9 @@ static inline void tm_wake(struct tm_waker *w)
 
 /* Wakes w unconditionally (job cancellation). */
 void tm_wake_force(struct tm_waker *w);
+
+/* A poll (MPI_Test and friends, Iprobe) found nothing: a rank that shares a carrier thread with
+ * others lets them run first (else a loop of tests would never let the awaited peer run). */
+void tm_poll_idle(struct tm_rank *me);
 
 #endif
