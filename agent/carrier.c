@@ -49,11 +49,11 @@ int carrier_wanted(struct job *j, char *why, size_t whylen)
         return 0;
     }
     if (strcmp(mode, "user") == 0) return 1;
-    /* auto (the config checked the word; a job's variable that is none of the three is
-     * treated as auto too, and said so) */
-    if (strcmp(mode, "auto") != 0)
-        log_warning("job %llu: TMPI_RANK_SWITCHING=%s is not auto, kernel or user: using auto",
-                    (unsigned long long)j->id, mode);
+    /* the config's word was checked when it was read; a job's is checked here */
+    if (strcmp(mode, "auto") != 0) {
+        snprintf(why, whylen, "TMPI_RANK_SWITCHING=\"%.32s\": expected auto, kernel or user", mode);
+        return -EINVAL;
+    }
     if (j->nprocs <= (uint32_t)j->agent->ncpus) {
         snprintf(why, whylen, "%u ranks fit the %d CPUs", j->nprocs, j->agent->ncpus);
         return 0;

@@ -85,7 +85,8 @@ struct carrier_pool {
 
 /* Whether the job's ranks on this node run on carriers: tmpid.conf rank_switching (or the
  * job's TMPI_RANK_SWITCHING), "auto" meaning more ranks than CPUs and a program without
- * thread-local variables.  Fills *why (for the log) when it says no. */
+ * thread-local variables.  1 yes, 0 no (*why says why, for the log), -EINVAL for a job variable
+ * that is none of the three words (*why is the job's error). */
 int carrier_wanted(struct job *j, char *why, size_t whylen);
 
 /* Job thread: allocates rank stacks and starts the carriers; opens the job's start gate

@@ -577,7 +577,13 @@ static void init_rank_info(struct job *j, uint32_t i)
 static uint32_t start_ranks(struct job *j)
 {
     char why[96];
-    if (carrier_wanted(j, why, sizeof why)) {
+    int carried = carrier_wanted(j, why, sizeof why);
+    if (carried < 0) {
+        job_cancel(j, 1, why);
+        job_open_gate(j, 0);
+        return 0;
+    }
+    if (carried) {
         log_info("job %llu: %u ranks on %d carrier thread(s), switched in user space",
                  (unsigned long long)j->id, j->nprocs,
                  j->nprocs < (uint32_t)j->agent->ncpus ? (int)j->nprocs : j->agent->ncpus);

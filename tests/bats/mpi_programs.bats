@@ -20,7 +20,7 @@ run_prog() {
         "$TMPI_BUILD/launcher/tmpicc" -o "$exe" "$TMPI_SRC/tests/mpi/$prog.c"
     fi
     for n in "$@"; do
-        run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n "$n" "$exe"
+        run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" ${SWITCHING:+-x "TMPI_RANK_SWITCHING=$SWITCHING"} -n "$n" "$exe"
         # Sanitizer reports and libtmpi's build-mismatch warning fail the test wherever they
         # appear in the output, not only when they displace the final OK.
         if [ "$status" -ne 0 ] || [ "${lines[${#lines[@]}-1]}" != "OK" ] ||
@@ -66,6 +66,48 @@ run_prog() {
 
 @test "mpi: a 16-rank token ring finishes" {
     run_prog ring 1 2 16
+}
+
+# With more ranks than CPUs the agent runs ranks on carrier threads (rank_switching auto): the
+# tests above cover that at 16 ranks on small machines; these force each way for everyone.
+@test "mpi: ranks sharing carrier threads: polling loops, a blocked rank beside a busy one, MPI_Initialized, errno" {
+    run_prog carriers 1 2 3 4 16
+    SWITCHING=user run_prog carriers 2 3
+    SWITCHING=kernel run_prog carriers 4
+}
+
+@test "mpi: point-to-point and collectives with rank_switching forced to user and to kernel" {
+    SWITCHING=user run_prog p2p_order 2 3 5
+    SWITCHING=user run_prog nonblocking 3
+    SWITCHING=user run_prog coll_all 3 5
+    SWITCHING=kernel run_prog p2p_order 16
+    SWITCHING=kernel run_prog coll_all 16
+}
+
+@test "mpi: a program with thread-local variables keeps one thread per rank under auto" {
+    local exe="$BATS_FILE_TMPDIR/mpi_tls"
+    printf '%s\n' '#include <mpi.h>' '#include <stdio.h>' 'static __thread int mine;' \
+        'int main(int c, char **v) { MPI_Init(&c, &v); int r, bad = 0, any;' \
+        '  MPI_Comm_rank(MPI_COMM_WORLD, &r); mine = r; MPI_Barrier(MPI_COMM_WORLD);' \
+        '  bad = mine != r; MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);' \
+        '  if (r == 0) puts(any ? "SHARED" : "OK"); MPI_Finalize(); return 0; }' > "$exe.c"
+    "$TMPI_BUILD/launcher/tmpicc" -o "$exe" "$exe.c"
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -n 16 "$exe"
+    [ "$status" -eq 0 ]
+    [ "${lines[${#lines[@]}-1]}" = "OK" ] || { echo "$output"; return 1; }
+}
+
+@test "mpi: a bad TMPI_RANK_SWITCHING fails the job with a clear message" {
+    local exe="$BATS_FILE_TMPDIR/mpi_nop"
+    printf '%s\n' '#include <mpi.h>' \
+        'int main(int c, char **v) { MPI_Init(&c, &v); MPI_Finalize(); return 0; }' > "$exe.c"
+    "$TMPI_BUILD/launcher/tmpicc" -o "$exe" "$exe.c"
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_RANK_SWITCHING=fibers -n 4 "$exe"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *'TMPI_RANK_SWITCHING="fibers": expected auto, kernel or user'* ]] || {
+        echo "$output"
+        return 1
+    }
 }
 
 @test "mpi: an invalid rank with the default handler fails the job with a clear message" {

@@ -39,9 +39,11 @@ static void test_good(void)
     struct agent_config c;
     CHECK(config_defaults(&c) == 0);
     CHECK_EQ(c.eager_limit, 100 * 1024);
+    CHECK(strcmp(c.rank_switching, "auto") == 0);
     const char *p = write_tmp("# comment\n[agent]\nname = n1\nsocket = /tmp/x.sock\n"
                               "log_level = debug\nrank_stack_size = 1M\nmax_ranks = 16\n"
                               "[mpi]\nspin_ns = 0\nintra_eager_limit = 8K\neager_limit = 64K\n"
+                              "rank_switching = user\n"
                               "[pool]\nsize = 1M\n"
                               "[mesh]\nlisten = 127.0.0.1:7471\nkey_file = /etc/k\n"
                               "peers = a:1, b:2 ,c\nheartbeat_ms = 250\nrecv_threads = 3\n");
@@ -51,6 +53,7 @@ static void test_good(void)
     CHECK_EQ(c.rank_stack_size, 1u << 20);
     CHECK_EQ(c.max_ranks, 16);
     CHECK_EQ(c.spin_ns, 0);
+    CHECK(strcmp(c.rank_switching, "user") == 0);
     CHECK_EQ(c.intra_eager_limit, 8192);
     CHECK_EQ(c.eager_limit, 65536);
     CHECK_EQ(c.pool_size, 1u << 20);
@@ -89,6 +92,8 @@ static void test_bad(void)
     expect_refused("[agent]\nname =\n");
     expect_refused("[agent\nname = x\n");
     expect_refused("[mpi]\nspin_ns = -5\n");
+    expect_refused("[mpi]\nrank_switching = fibers\n");
+    expect_refused("[mpi]\nrank_switching =\n");
     expect_refused("[mesh]\npeers = a:1,,b:2\n");
     expect_refused("[mesh]\npeers =  , \n");
     expect_refused("[mesh]\nheartbeat_ms = 10\n");
