@@ -306,18 +306,26 @@ static int stack_new(struct carried *k, size_t size)
     return 0;
 }
 
-static void pool_free(struct job *j)
+/* The stacks and contexts: nothing runs on them once the carriers are joined. */
+static void stacks_free(struct job *j)
 {
     struct carrier_pool *p = j->cpool;
-    if (!p) return;
     for (uint32_t i = 0; p->carried && i < j->nprocs; i++) {
         struct carried *k = &p->carried[i];
         if (k->map) {
             ctx_destroy(&k->ctx);
             munmap(k->map, k->map_len);
+            k->map = NULL;
         }
-        j->ranks[i].carried = NULL;
     }
+}
+
+void carriers_free(struct job *j)
+{
+    struct carrier_pool *p = j->cpool;
+    if (!p) return;
+    stacks_free(j);
+    for (uint32_t i = 0; i < j->nprocs; i++) j->ranks[i].carried = NULL;
     free(p->carried);
     free(p->carriers);
     free(p->ranks);
@@ -411,7 +419,8 @@ uint32_t carriers_start(struct job *j)
 void carriers_join(struct job *j)
 {
     struct carrier_pool *p = j->cpool;
-    for (uint32_t ci = 0; p && ci < p->ncarriers; ci++)
+    if (!p) return;
+    for (uint32_t ci = 0; ci < p->ncarriers; ci++)
         if (p->carriers[ci].started) pthread_join(p->carriers[ci].thread, NULL);
-    pool_free(j);
+    stacks_free(j);
 }

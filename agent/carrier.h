@@ -95,6 +95,9 @@ uint32_t carriers_start(struct job *j);
 
 /* Job thread, after every started rank finished: joins the carriers, frees the stacks. */
 void carriers_join(struct job *j);
+/* Job thread, once libtmpi's state of the job is gone (its wakers point at the pool's sleep
+ * record until then: a receive daemon or a cancel may still wake a rank that has ended). */
+void carriers_free(struct job *j);
 
 /* The rank whose context runs on the calling thread, if it is a carrier; else NULL. */
 struct rank *carrier_running(void);

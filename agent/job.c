@@ -749,6 +749,7 @@ static void *job_thread(void *arg)
         j->client_ops.destroy(j->client_state);
     j->client_created = 0;
     pthread_mutex_unlock(&j->client_mu);
+    carriers_free(j);
     for (uint32_t i = 0; i < j->nprocs; i++) {
         /* The copy's destructors (atexit handlers, static destructors) run now: whatever
          * they print goes to the launcher as the rank's output. */
