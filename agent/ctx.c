@@ -25,7 +25,20 @@
 void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
 void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
                                      size_t *size_old);
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 #endif
+
+/* A context that ends by switching away for good (or is never finished: a killed rank)
+ * leaves its frames' redzones poisoned in ASan's shadow; a later stack mapped at the same
+ * address would inherit them. */
+static void asan_clean_stack(struct ctx *c)
+{
+#ifdef CTX_ASAN
+    if (c->stack_lo) __asan_unpoison_memory_region(c->stack_lo, c->stack_size);
+#else
+    (void)c;
+#endif
+}
 #ifdef CTX_TSAN
 void *__tsan_get_current_fiber(void);
 void *__tsan_create_fiber(unsigned flags);
@@ -197,6 +210,7 @@ int ctx_init(struct ctx *c, void *stack_lo, size_t size, void (*fn)(void *), voi
     memset(c, 0, sizeof *c);
     c->stack_lo = stack_lo;
     c->stack_size = size;
+    asan_clean_stack(c);
 #ifdef CTX_TSAN
     c->tsan_fiber = __tsan_create_fiber(0);
     if (!c->tsan_fiber) return -ENOMEM;
@@ -222,6 +236,7 @@ void ctx_switch(struct ctx *from, struct ctx *to)
 
 void ctx_destroy(struct ctx *c)
 {
+    asan_clean_stack(c);
 #ifdef CTX_TSAN
     if (c->tsan_own && c->tsan_fiber) __tsan_destroy_fiber(c->tsan_fiber);
 #endif
