@@ -16,6 +16,7 @@
 #include "agent.h"
 #include "fault.h"
 #include "job.h"
+#include "job_net.h"
 #include "log.h"
 #include "rank.h"
 
@@ -95,16 +96,34 @@ static void wake_sleepers(struct carrier_pool *p)
     syscall(SYS_futex, (uint32_t *)&p->sleep.word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
+/* libtmpi's ops, once it has created the job's state (before, no rank of the job has a
+ * per-thread record: MPI_Init creates the state first). */
+static const struct tmpi_client_ops *client_ops(struct carrier_pool *p)
+{
+    const struct tmpi_client_ops *ops = atomic_load_explicit(&p->client, memory_order_acquire);
+    if (ops) return ops;
+    struct job *j = p->job;
+    pthread_mutex_lock(&j->client_mu);
+    if (j->client_created && j->client_ops.tls_get && j->client_ops.tls_set) ops = &j->client_ops;
+    pthread_mutex_unlock(&j->client_mu);
+    if (ops) atomic_store_explicit(&p->client, ops, memory_order_release);
+    return ops;
+}
+
 /* Switches from the scheduler to rank r (claimed: CR_RUNNING) and back. */
 static void run_rank(struct carrier *c, struct rank *r)
 {
     struct carried *k = r->carried;
+    const struct tmpi_client_ops *ops = client_ops(c->pool);
+    if (ops) ops->tls_set(k->client_tls);
     c->cur = r;
     k->parking = 0;
     rank_set_current(r);
     ctx_switch(&c->home, &k->ctx);
     rank_set_current(NULL);
     c->cur = NULL;
+    ops = client_ops(c->pool);
+    k->client_tls = ops ? ops->tls_get() : NULL;
     /* Only now is the context saved: another carrier may resume it from here on. */
     if (k->parking) {
         atomic_store_explicit(&k->state, CR_PARKED, memory_order_release);
@@ -127,16 +146,6 @@ static void rank_entry(void *arg)
     __builtin_trap(); /* a finished context is never resumed */
 }
 
-/* libtmpi's per-thread rank pointer belongs to the rank that last ran here: a rank that starts
- * must find it empty (MPI_Initialized, "already initialized"). */
-static void client_thread_reset(struct job *j)
-{
-    pthread_mutex_lock(&j->client_mu);
-    void (*reset)(void) = j->client_created ? j->client_ops.thread_reset : NULL;
-    pthread_mutex_unlock(&j->client_mu);
-    if (reset) reset();
-}
-
 /* Takes r for carrier c if it can run now: a new rank of c's block, or a parked one whose
  * ready() holds (called with the rank claimed, so never twice at once). */
 static int try_claim(struct carrier *c, struct rank *r)
@@ -145,7 +154,6 @@ static int try_claim(struct carrier *c, struct rank *r)
     int st = atomic_load_explicit(&k->state, memory_order_acquire);
     if (st == CR_NEW && k->home == c) {
         atomic_store_explicit(&k->state, CR_RUNNING, memory_order_relaxed);
-        client_thread_reset(c->pool->job);
         return 1;
     }
     if (st != CR_PARKED ||
@@ -183,32 +191,94 @@ static struct rank *pick(struct carrier *c)
     return NULL;
 }
 
-/* Nothing can run: spin (pause, or yield when the node is oversubscribed) for the spin budget,
- * then sleep until a waker or the last rank's end bumps the pool's word.  The rank to run,
- * or NULL to look again. */
-static struct rank *idle(struct carrier *c)
+/* Idle spin of a carrier of a job across nodes: like a waiting rank's (libtmpi spin_net), it
+ * reads the job's links itself (the frames complete its ranks' requests here, no receive
+ * daemon wake-up) and yields between polls (other agents on this machine do not count in our
+ * runnable figure).  The budget counts from the last time anything moved.  The rank to run,
+ * or NULL when the budget ran out or the ranks are all done. */
+static struct rank *idle_net(struct carrier *c, void *net)
 {
     struct carrier_pool *p = c->pool;
     struct agent *a = p->job->agent;
     uint64_t start = now_ns();
-    int over = atomic_load_explicit(&a->runnable_ranks, memory_order_relaxed) > a->ncpus;
+    struct rank *r = NULL;
+    job_net_hold(net, 1);
     for (unsigned i = 1;; i++) {
-        if (over)
-            sched_yield();
-        else
-            cpu_relax();
-        struct rank *r = pick(c);
-        if (r) return r;
-        if (atomic_load_explicit(&p->live, memory_order_acquire) == 0) return NULL;
-        if ((i & 63) == 0 && now_ns() - start >= a->cfg.spin_ns) break;
+        if (job_net_poll(net) > 0) start = 0;
+        if ((r = pick(c)) != NULL) break;
+        sched_yield();
+        if ((r = pick(c)) != NULL) break;
+        if ((i & 7) == 0) {
+            uint64_t t = now_ns();
+            if (start == 0) start = t;
+            if (t - start >= a->cfg.spin_ns) break;
+            if (atomic_load_explicit(&p->live, memory_order_acquire) == 0) break;
+        }
     }
+    job_net_hold(net, 0);
+    return r;
+}
+
+/* The earliest deadline of a rank parked in a sleep, 0 if none.  A parked rank's deadline is
+ * written before the rank is published as parked. */
+static uint64_t earliest_deadline(struct carrier_pool *p)
+{
+    uint64_t best = 0;
+    for (uint32_t i = 0; i < p->nranks; i++) {
+        struct carried *k = p->ranks[i]->carried;
+        if (atomic_load_explicit(&k->state, memory_order_acquire) != CR_PARKED) continue;
+        uint64_t d = atomic_load_explicit(&k->deadline, memory_order_relaxed);
+        if (d && (!best || d < best)) best = d;
+    }
+    return best;
+}
+
+/* Nothing can run: spin (pause, or yield when the node is oversubscribed; reading the links
+ * for a job across nodes) for the spin budget, then sleep until a waker or the last rank's
+ * end bumps the pool's word.  The rank to run, or NULL to look again. */
+static struct rank *idle(struct carrier *c)
+{
+    struct carrier_pool *p = c->pool;
+    struct agent *a = p->job->agent;
+    void *net = p->job->net;
+    if (net) {
+        struct rank *r = idle_net(c, net);
+        if (r) return r;
+        /* from here the daemons read the links (after a spin they linger held) */
+        job_net_release(net);
+    } else {
+        uint64_t start = now_ns();
+        int over = atomic_load_explicit(&a->runnable_ranks, memory_order_relaxed) > a->ncpus;
+        for (unsigned i = 1;; i++) {
+            if (over)
+                sched_yield();
+            else
+                cpu_relax();
+            struct rank *r = pick(c);
+            if (r) return r;
+            if ((i & 63) == 0) {
+                if (now_ns() - start >= a->cfg.spin_ns) break;
+                if (atomic_load_explicit(&p->live, memory_order_acquire) == 0) return NULL;
+            }
+        }
+    }
+    if (atomic_load_explicit(&p->live, memory_order_acquire) == 0) return NULL;
     /* wait.h's handshake: count ourselves asleep, then look once more */
     uint32_t seq = atomic_load_explicit(&p->sleep.word, memory_order_seq_cst);
     atomic_fetch_add_explicit(&p->sleep.sleepers, 1, memory_order_seq_cst);
     struct rank *r = pick(c);
     if (!r && atomic_load_explicit(&p->live, memory_order_seq_cst) > 0) {
+        /* a sleeping rank's deadline wakes us: nobody else will */
+        uint64_t dl = earliest_deadline(p);
+        struct timespec ts, *tmo = NULL;
+        if (dl) {
+            uint64_t now = now_ns(), left = dl > now ? dl - now : 0;
+            ts = (struct timespec){(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
+            tmo = &ts;
+        }
         atomic_fetch_sub_explicit(&a->runnable_ranks, 1, memory_order_relaxed);
-        syscall(SYS_futex, (uint32_t *)&p->sleep.word, FUTEX_WAIT_PRIVATE, seq, NULL, NULL, 0);
+        if (!tmo || tmo->tv_sec || tmo->tv_nsec)
+            syscall(SYS_futex, (uint32_t *)&p->sleep.word, FUTEX_WAIT_PRIVATE, seq, tmo, NULL, 0);
         atomic_fetch_add_explicit(&a->runnable_ranks, 1, memory_order_relaxed);
     }
     atomic_fetch_sub_explicit(&p->sleep.sleepers, 1, memory_order_relaxed);
@@ -267,6 +337,24 @@ int carrier_park(int (*ready)(void *arg), void *arg, struct tmpi_sleepers *_Atom
     /* resumed, perhaps on another carrier: c is stale here */
     errno_set(k->saved_errno);
     return 0;
+}
+
+static int deadline_over(void *arg)
+{
+    struct carried *k = arg;
+    return now_ns() >= atomic_load_explicit(&k->deadline, memory_order_relaxed);
+}
+
+int carrier_sleep(uint64_t deadline)
+{
+    struct carrier *c = self;
+    if (!c || !c->cur || c->cur != rank_current()) return -ENOTSUP;
+    static struct tmpi_sleepers *_Atomic unused;
+    struct carried *k = c->cur->carried;
+    atomic_store_explicit(&k->deadline, deadline ? deadline : 1, memory_order_relaxed);
+    int r = carrier_park(deadline_over, k, &unused);
+    atomic_store_explicit(&k->deadline, 0, memory_order_relaxed);
+    return r;
 }
 
 static int always(void *arg)

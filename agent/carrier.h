@@ -17,8 +17,9 @@
  * carrier meanwhile (the others carry on).
  *
  * Per-thread state that follows the rank across switches: the agent's current rank (output,
- * getenv, exit), errno, and libtmpi's own (its waits save and restore it; a carrier resets it
- * through tmpi_client_ops.thread_reset before it starts a rank).  Thread-local variables of
+ * getenv, exit), errno, and libtmpi's own (tmpi_client_ops tls_get/tls_set, moved by the
+ * scheduler at every switch; NULL for a rank that starts).  A rank that sleeps (nanosleep and
+ * friends, interpose_sleep.c) parks until its deadline.  Thread-local variables of
  * the program itself would be shared by the ranks of a carrier: programs that have them run
  * with one thread per rank (carrier_wanted).
  *
@@ -57,6 +58,8 @@ struct carried {
     int saved_errno;
     int (*ready)(void *arg); /* while parked: resume once ready(arg) != 0 */
     void *ready_arg;
+    _Atomic uint64_t deadline; /* CLOCK_MONOTONIC ns while parked in a sleep, else 0 */
+    void *client_tls;  /* libtmpi's per-thread record while the context is stopped */
 };
 
 struct carrier {
@@ -81,6 +84,8 @@ struct carrier_pool {
     uint32_t nranks;
     _Atomic uint32_t live;      /* ranks not done */
     struct tmpi_sleepers sleep; /* svc.h: carriers asleep and their futex word */
+    /* libtmpi's ops once it has the job's state (job.client_ops; never changes afterwards) */
+    const struct tmpi_client_ops *_Atomic client;
 };
 
 /* Whether the job's ranks on this node run on carriers: tmpid.conf rank_switching (or the
@@ -105,5 +110,9 @@ struct rank *carrier_running(void);
 /* svc rank_park / rank_yield (svc.h). */
 int carrier_park(int (*ready)(void *arg), void *arg, struct tmpi_sleepers *_Atomic *target);
 void carrier_yield(void);
+
+/* A carried rank sleeps until deadline (CLOCK_MONOTONIC ns) parked: 0 once it is over, or
+ * -ENOTSUP when the calling thread is not a carried rank's context. */
+int carrier_sleep(uint64_t deadline);
 
 #endif

@@ -17,7 +17,7 @@
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 4
+#define TMPI_SVC_ABI 5
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 
@@ -66,9 +66,11 @@ struct tmpi_client_ops {
     void *(*net_header)(void *state, int node, const struct netd_hdr *h, void **ctx);
     void (*net_frame)(void *state, int node, const struct netd_hdr *h, void *ctx);
 
-    /* Clears libtmpi's per-thread record of the rank the calling thread runs: a carrier thread
-     * calls it before it starts the context of another of the job's ranks. */
-    void (*thread_reset)(void);
+    /* libtmpi's per-thread record of the rank the calling thread runs (opaque, NULL: none).  A
+     * carrier thread (user-level switching) reads it when a rank's context stops and puts it
+     * back when the context runs again, on whichever carrier; a rank that starts gets NULL. */
+    void *(*tls_get)(void);
+    void (*tls_set)(void *rank);
 };
 
 /* Carriers of a job that sleep (svc rank_park): how many, and the futex word they sleep on. */

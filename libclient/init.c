@@ -15,22 +15,16 @@ __thread struct tm_rank *tm_cur __attribute__((tls_model("initial-exec")));
  * stale and this differs from what rank_self() says (compared as pointers, never read). */
 static __thread const struct tmpi_rank_info *tm_cur_info __attribute__((tls_model("initial-exec")));
 
-void tm_tls_save(struct tm_tls *t)
+void *tm_tls_get(void)
 {
-    t->cur = tm_cur;
-    t->info = tm_cur_info;
+    return tm_cur;
 }
 
-void tm_tls_restore(const struct tm_tls *t)
+void tm_tls_set(void *rank)
 {
-    tm_cur = t->cur;
-    tm_cur_info = t->info;
-}
-
-void tm_tls_reset(void)
-{
-    tm_cur = NULL;
-    tm_cur_info = NULL;
+    struct tm_rank *me = rank;
+    tm_cur = me;
+    tm_cur_info = me ? me->info : NULL;
 }
 
 #if defined(__SANITIZE_THREAD__)

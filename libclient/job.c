@@ -110,7 +110,8 @@ static const struct tmpi_client_ops tm_job_ops = {
     .destroy = job_destroy,
     .net_header = tm_net_header,
     .net_frame = tm_net_frame,
-    .thread_reset = tm_tls_reset,
+    .tls_get = tm_tls_get,
+    .tls_set = tm_tls_set,
 };
 
 int tm_job_get(const struct tmpi_svc *svc, struct tm_job **ret_job)

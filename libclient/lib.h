@@ -44,17 +44,10 @@ extern __thread struct tm_rank *tm_cur __attribute__((tls_model("initial-exec"))
 /* Finds the agent's table; NULL when the program does not run under a TMPI agent. */
 const struct tmpi_svc *tm_lib_load(void);
 
-/* The per-thread rank record (tm_cur and what MPI_Init compares it with).  A rank that runs
- * as a context on a carrier thread (svc rank_park) carries it across its switches: the
- * carrier's other ranks set their own meanwhile. */
-struct tm_tls {
-    struct tm_rank *cur;
-    const void *info;
-};
-void tm_tls_save(struct tm_tls *t);
-void tm_tls_restore(const struct tm_tls *t);
-/* tmpi_client_ops.thread_reset: the thread runs no rank of ours now. */
-void tm_tls_reset(void);
+/* tmpi_client_ops.tls_get / tls_set: the calling thread's rank record (tm_cur and what MPI_Init
+ * compares it with), which a carrier thread moves with a rank's context (svc.h). */
+void *tm_tls_get(void);
+void tm_tls_set(void *rank);
 
 static inline struct tm_rank *tm_self(void)
 {

@@ -12,7 +12,6 @@
 
 #include "fbox.h"
 #include "job.h"
-#include "lib.h"
 #include "net_p2p.h"
 
 static inline void cpu_relax(void)
@@ -236,12 +235,9 @@ static void park(struct tm_rank *me, struct fb_cond *fc)
     for (;;) {
         check_cancel(me);
         if (TM_UNLIKELY(j->net)) tm_net_idle(me, j->net);
-        struct tm_tls tls;
-        tm_tls_save(&tls);
         /* wakers take the slow path, which asks the carriers whether any sleeps */
         atomic_store_explicit(&me->waker.sleeping, 1, memory_order_seq_cst);
         svc->rank_park(park_ready, &pc, &me->waker.carriers);
-        tm_tls_restore(&tls);
         if (fb_cond(fc)) break;
     }
     if (need_daemon) atomic_fetch_sub_explicit(&j->net_nonreaders, 1, memory_order_relaxed);
@@ -251,10 +247,7 @@ void tm_poll_idle(struct tm_rank *me)
 {
     if (!carried(me)) return;
     check_cancel(me);
-    struct tm_tls tls;
-    tm_tls_save(&tls);
     me->job->svc->rank_yield();
-    tm_tls_restore(&tls);
 }
 
 void tm_wait(struct tm_rank *me, tm_cond_fn cond_in, void *arg_in)

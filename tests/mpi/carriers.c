@@ -11,8 +11,11 @@
  * 3. A rank blocked in MPI_Recv gets its message while the rank next to it (same carrier)
  *    computes for seconds without an MPI call: another carrier runs it.
  * 4. errno set before a blocking call that waits is what the rank finds after it (other
- *    ranks ran on the thread meanwhile and set their own). */
+ *    ranks ran on the thread meanwhile and set their own).
+ * 5. Ranks that sleep (nanosleep, sleep) for 2 s, one per carrier, do not stop the others:
+ *    a ping-pong between the other ranks ends long before, and the sleepers slept it all. */
 #include <errno.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "check.h"
@@ -113,6 +116,38 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     int e = errno;
     CHECK(e == 1000 + rank, "errno %d after MPI_Barrier, set %d", e, 1000 + rank);
+
+    /* 5: with 4 ranks on 2 carriers, ranks 1 and 3 sit on different carriers */
+    if (size >= 4) {
+        double t[2] = {0, 0}, all[2];
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = mono();
+        if (rank == 1) {
+            struct timespec ts = {2, 0};
+            CHECK(nanosleep(&ts, NULL) == 0, "nanosleep: errno %d", errno);
+            t[1] = mono() - t0;
+        } else if (rank == 3) {
+            CHECK(sleep(2) == 0, "sleep returned early");
+            t[1] = mono() - t0;
+        } else if (rank == 0 || rank == 2) {
+            int peer = 2 - rank, x = rank;
+            for (int i = 0; i < 100; i++) {
+                if (rank == 0) {
+                    CHECK_MPI(MPI_Send(&x, 1, MPI_INT, peer, 7, MPI_COMM_WORLD));
+                    CHECK_MPI(MPI_Recv(&x, 1, MPI_INT, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                } else {
+                    CHECK_MPI(MPI_Recv(&x, 1, MPI_INT, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                    CHECK_MPI(MPI_Send(&x, 1, MPI_INT, peer, 7, MPI_COMM_WORLD));
+                }
+            }
+            t[0] = mono() - t0;
+        }
+        CHECK_MPI(MPI_Allreduce(t, all, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+        if (rank == 0) {
+            CHECK(all[0] < 1.0, "the ping-pong took %.3f s beside two sleeping ranks", all[0]);
+            CHECK(all[1] >= 1.95, "a sleeper woke after %.3f s of 2", all[1]);
+        }
+    }
 
     return finish_ok();
 }
