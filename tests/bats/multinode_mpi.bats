@@ -44,6 +44,17 @@ expect_ok() {
     done
 }
 
+# Ranks on carriers (user-level switching) across nodes: idle carriers read the links, a
+# blocked rank runs on another carrier while its neighbour computes (net_progress, carriers).
+@test "multinode mpi: the tests/mpi programs on 3 nodes x 2 ranks, ranks on carriers" {
+    start_cluster 3
+    local p
+    for p in p2p_order nonblocking coll_all net_progress carriers; do
+        run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog "$p")"
+        expect_ok || { echo "program $p" >&2; return 1; }
+    done
+}
+
 @test "multinode mpi: all pairs from 0 bytes to 16 MiB, every byte checked" {
     start_cluster 3
     run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog mn_allpairs)"
