@@ -548,8 +548,9 @@ def coll_plot(outdir, cv, opkeys):
 WHY = {
     "pp8": "a message is one fast-box cell moving between the cores, ~0.04 us above a bare "
            "cache-line ping-pong here; a miss means a noisy run; ANALYSIS.md 1",
-    "ring": "each hop is a kernel context switch through sched_yield (86% of cycles in "
-            "finish_task_switch); needs user-level rank switching; ANALYSIS.md 2",
+    "ring": "with rank_switching = kernel each hop is a kernel context switch through "
+            "sched_yield (86% of cycles in finish_task_switch); the default (auto) runs 16 ranks "
+            "on carriers and switches in user space; ANALYSIS.md 2",
     "allreduce16": "two counting barriers per call, each needs all 16 ranks scheduled; ANALYSIS.md 3",
     "mm": "compute-bound: the best peer already runs at {peer:.0%} of two cores' worth of its own "
           "1-rank rate, so 1.5x of it would be {need:.0%} of TMPI's; TMPI reaches {got:.0%}; ANALYSIS.md 4",
