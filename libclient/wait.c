@@ -250,16 +250,26 @@ void tm_poll_idle(struct tm_rank *me)
     me->job->svc->rank_yield();
 }
 
+static void wait_slow(struct tm_rank *me, struct fb_cond *fc);
+
 void tm_wait(struct tm_rank *me, tm_cond_fn cond_in, void *arg_in)
 {
     struct fb_cond fc = {me, cond_in, arg_in};
-    tm_cond_fn cond = fb_cond;
-    void *arg = &fc;
-    if (cond(arg)) return;
-    if (carried(me)) {
+    if (fb_cond(&fc)) return;
+    /* The waiting's own system calls (futex EAGAIN, a poll's recv) are no business of the
+     * program's errno. */
+    int saved = errno;
+    if (carried(me))
         park(me, &fc);
-        return;
-    }
+    else
+        wait_slow(me, &fc);
+    errno = saved;
+}
+
+static void wait_slow(struct tm_rank *me, struct fb_cond *fc)
+{
+    tm_cond_fn cond = fb_cond;
+    void *arg = fc;
     struct tm_job *j = me->job;
     const struct tmpi_svc *svc = j->svc;
 
