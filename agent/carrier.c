@@ -118,9 +118,12 @@ static void run_rank(struct carrier *c, struct rank *r)
     if (ops) ops->tls_set(k->client_tls);
     c->cur = r;
     k->parking = 0;
+    atomic_store_explicit(&k->last, c, memory_order_relaxed);
+    atomic_store_explicit(&c->busy_since, now_ns(), memory_order_relaxed);
     rank_set_current(r);
     ctx_switch(&c->home, &k->ctx);
     rank_set_current(NULL);
+    atomic_store_explicit(&c->busy_since, 0, memory_order_relaxed);
     c->cur = NULL;
     ops = client_ops(c->pool);
     k->client_tls = ops ? ops->tls_get() : NULL;
@@ -168,22 +171,42 @@ static int try_claim(struct carrier *c, struct rank *r)
     return 0;
 }
 
-/* The next rank c can run: its own block round robin, then any other rank of the job. */
+/* Whether carrier o has run one rank without a switch for longer than RESCUE_NS: its parked
+ * ranks may then move to another carrier.  Moving is the exception: a compiler may keep the
+ * address of errno (a per-thread variable) across an MPI call in the program's own code, and
+ * a rank that moved would then reach the old thread's errno. */
+#define RESCUE_NS 5000000u
+
+static int stuck(const struct carrier *o, uint64_t *now)
+{
+    uint64_t since = atomic_load_explicit(&o->busy_since, memory_order_relaxed);
+    if (!since) return 0;
+    if (!*now) *now = now_ns();
+    return *now > since && *now - since > RESCUE_NS;
+}
+
+/* The next rank c can run: the ranks of its block that live here, round robin; then ranks
+ * that moved here; then, rescued, parked ranks of a carrier that is stuck in one rank. */
 static struct rank *pick(struct carrier *c)
 {
     for (uint32_t i = 0; i < c->n; i++) {
         uint32_t at = (c->next + i) % c->n;
-        if (try_claim(c, c->ranks[at])) {
+        struct rank *r = c->ranks[at];
+        if (atomic_load_explicit(&r->carried->last, memory_order_relaxed) == c && try_claim(c, r)) {
             c->next = (at + 1) % c->n;
-            return c->ranks[at];
+            return r;
         }
     }
     struct carrier_pool *p = c->pool;
     if (p->ncarriers == 1) return NULL;
+    uint64_t now = 0;
     for (uint32_t i = 0; i < p->nranks; i++) {
         uint32_t at = (c->steal_next + i) % p->nranks;
         struct rank *r = p->ranks[at];
-        if (r->carried->home != c && try_claim(c, r)) {
+        struct carried *k = r->carried;
+        if (k->home == c) continue; /* looked at above */
+        struct carrier *o = atomic_load_explicit(&k->last, memory_order_relaxed);
+        if ((o == c || stuck(o, &now)) && try_claim(c, r)) {
             c->steal_next = (at + 1) % p->nranks;
             return r;
         }
@@ -268,11 +291,19 @@ static struct rank *idle(struct carrier *c)
     atomic_fetch_add_explicit(&p->sleep.sleepers, 1, memory_order_seq_cst);
     struct rank *r = pick(c);
     if (!r && atomic_load_explicit(&p->live, memory_order_seq_cst) > 0) {
-        /* a sleeping rank's deadline wakes us: nobody else will */
-        uint64_t dl = earliest_deadline(p);
+        /* A sleeping rank's deadline wakes us: nobody else will.  Nor does anyone tell us when
+         * another carrier has been stuck in one rank long enough for us to take its parked
+         * ones: look again after RESCUE_NS while another carrier runs a rank. */
+        uint64_t dl = earliest_deadline(p), now = now_ns();
+        for (uint32_t i = 0; i < p->ncarriers; i++) {
+            struct carrier *o = &p->carriers[i];
+            if (o == c || !atomic_load_explicit(&o->busy_since, memory_order_relaxed)) continue;
+            if (!dl || dl > now + RESCUE_NS) dl = now + RESCUE_NS;
+            break;
+        }
         struct timespec ts, *tmo = NULL;
         if (dl) {
-            uint64_t now = now_ns(), left = dl > now ? dl - now : 0;
+            uint64_t left = dl > now ? dl - now : 0;
             ts = (struct timespec){(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
             tmo = &ts;
         }
@@ -456,6 +487,7 @@ static int prepare(struct job *j, char *reason, size_t rlen)
             struct carried *k = &p->carried[at];
             c->ranks[i] = r;
             k->home = c;
+            atomic_init(&k->last, c);
             int rc = stack_new(k, stack);
             if (rc == 0)
                 rc = ctx_init(&k->ctx, (char *)k->map + pg, k->map_len - pg, rank_entry, r);

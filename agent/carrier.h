@@ -10,8 +10,10 @@
  * Model: the job thread makes min(ncpus, ranks) carriers and gives each a contiguous block of
  * ranks (neighbours in rank order talk most, and then share a carrier).  A carrier's home
  * context is its scheduler: it starts the ranks of its block and resumes parked ranks once
- * their ready() condition holds, its own block first, then any rank of the job (a rank whose
- * carrier is busy computing runs on another: no rank waits for a core while one idles).  A
+ * their ready() condition holds, on the carrier they last ran on; a carrier that has run one
+ * rank for over 5 ms (computing, or blocked in a system call) lets the others take its
+ * parked ranks (a rank does not wait for seconds behind a busy neighbour while a core idles).
+ * Moving is kept rare: code may keep errno's per-thread address across an MPI call.  A
  * rank parks only inside libtmpi's waits (svc rank_park, rank_yield): code outside MPI calls
  * runs until it returns to one, so a rank that computes or blocks in a system call holds its
  * carrier meanwhile (the others carry on).
@@ -50,6 +52,7 @@ enum carrier_rank_state {
 /* A rank's part when it runs on carriers (struct rank.carried; NULL: a thread of its own). */
 struct carried {
     struct carrier *home; /* the carrier that starts it */
+    struct carrier *_Atomic last; /* the carrier it runs or last ran on (resumes there) */
     struct ctx ctx;
     void *map; /* stack mapping, guard page first */
     size_t map_len;
@@ -72,6 +75,7 @@ struct carrier {
     uint32_t next;       /* round-robin position in its block */
     uint32_t steal_next; /* round-robin position in the job's ranks */
     struct rank *cur;    /* the rank whose context runs, NULL at home */
+    _Atomic uint64_t busy_since; /* CLOCK_MONOTONIC ns the running rank got the carrier, 0 at home */
 };
 
 /* A job's carriers (job.cpool). */

@@ -29,6 +29,14 @@ static double mono(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* errno read afresh: the compiler may keep errno's address from before the MPI call, and a
+ * rank that moved to another carrier while it waited would read the old thread's (the agent
+ * moves ranks only off a carrier stuck for 5 ms in one rank: agent/carrier.h). */
+__attribute__((noinline)) static int errno_now(void)
+{
+    return errno;
+}
+
 static volatile double sink;
 
 static double compute(double seconds)
@@ -121,7 +129,7 @@ int main(int argc, char **argv)
     if (nsize == size) {
         errno = 1000 + rank;
         MPI_Barrier(MPI_COMM_WORLD);
-        int e = errno;
+        int e = errno_now();
         CHECK(e == 1000 + rank, "errno %d after MPI_Barrier, set %d", e, 1000 + rank);
     }
     CHECK_MPI(MPI_Comm_free(&node));
