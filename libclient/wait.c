@@ -220,7 +220,17 @@ static int carried(const struct tm_rank *me)
     return !me->helper && me->info && me->info->carried && me->job->svc->rank_park;
 }
 
-static void park(struct tm_rank *me, struct fb_cond *fc)
+/* Writes errno through a call of its own: inside one function the compiler may compute errno's
+ * (per-thread) address once, before a switch after which the rank runs on another carrier. */
+__attribute__((noinline)) static void errno_put(int e)
+{
+    errno = e;
+}
+
+/* errno: the value to leave the program with.  It is put back before each switch, on this
+ * thread: the agent keeps it with the rank, and the rank may resume on another carrier, where an
+ * errno address computed here would be the old thread's. */
+static void park(struct tm_rank *me, struct fb_cond *fc, int saved_errno)
 {
     struct tm_job *j = me->job;
     const struct tmpi_svc *svc = j->svc;
@@ -237,6 +247,7 @@ static void park(struct tm_rank *me, struct fb_cond *fc)
         if (TM_UNLIKELY(j->net)) tm_net_idle(me, j->net);
         /* wakers take the slow path, which asks the carriers whether any sleeps */
         atomic_store_explicit(&me->waker.sleeping, 1, memory_order_seq_cst);
+        errno_put(saved_errno);
         svc->rank_park(park_ready, &pc, &me->waker.carriers);
         if (fb_cond(fc)) break;
     }
@@ -259,10 +270,11 @@ void tm_wait(struct tm_rank *me, tm_cond_fn cond_in, void *arg_in)
     /* The waiting's own system calls (futex EAGAIN, a poll's recv) are no business of the
      * program's errno. */
     int saved = errno;
-    if (carried(me))
-        park(me, &fc);
-    else
-        wait_slow(me, &fc);
+    if (carried(me)) {
+        park(me, &fc, saved);
+        return;
+    }
+    wait_slow(me, &fc);
     errno = saved;
 }
 
