@@ -19,6 +19,7 @@
 #include "job_net.h"
 #include "log.h"
 #include "rank.h"
+#include "relax.h"
 
 /* The carrier the calling thread is (NULL on every other thread). */
 static __thread struct carrier *self;
@@ -30,16 +31,6 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield" ::: "memory");
-#else
-    __asm__ __volatile__("" ::: "memory");
-#endif
-}
 
 int carrier_wanted(struct job *j, char *why, size_t whylen)
 {
@@ -276,7 +267,7 @@ static struct rank *idle(struct carrier *c)
             if (over)
                 sched_yield();
             else
-                cpu_relax();
+                tm_cpu_relax();
             struct rank *r = pick(c);
             if (r) return r;
             if ((i & 63) == 0) {

@@ -13,17 +13,8 @@
 #include "fbox.h"
 #include "job.h"
 #include "net_p2p.h"
+#include "relax.h"
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield" ::: "memory");
-#else
-    __asm__ __volatile__("" ::: "memory");
-#endif
-}
 
 static uint64_t now_ns(void)
 {
@@ -178,7 +169,7 @@ static int spin(struct tm_rank *me, tm_cond_fn cond, void *arg)
         if (over)
             sched_yield();
         else
-            cpu_relax();
+            tm_cpu_relax();
         if (cond(arg)) return 1;
         if ((i & check) == 0) {
             if (now_ns() - start >= j->spin_ns) return 0;
