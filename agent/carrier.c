@@ -195,8 +195,8 @@ static struct rank *pick(struct carrier *c)
         uint32_t at = (c->steal_next + i) % p->nranks;
         struct rank *r = p->ranks[at];
         struct carried *k = r->carried;
-        if (k->home == c) continue; /* looked at above */
         struct carrier *o = atomic_load_explicit(&k->last, memory_order_relaxed);
+        if (o == c && k->home == c) continue; /* looked at above */
         if ((o == c || stuck(o, &now)) && try_claim(c, r)) {
             c->steal_next = (at + 1) % p->nranks;
             return r;
