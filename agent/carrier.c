@@ -343,14 +343,21 @@ static void *carrier_main(void *arg)
 
 /* ---- parking (called on a rank's context, through svc) ---------------------------------- */
 
-int carrier_park(int (*ready)(void *arg), void *arg, struct tmpi_sleepers *_Atomic *target)
+/* The carrier whose rank context calls, or NULL: only a carried rank's own context parks (not
+ * a thread the rank started, not an agent thread). */
+static struct carrier *caller_carrier(void)
 {
     struct carrier *c = self;
-    /* only a carried rank's own context parks (not a thread the rank started) */
-    if (!c || !c->cur || c->cur != rank_current()) return -ENOTSUP;
+    return c && c->cur && c->cur == rank_current() ? c : NULL;
+}
+
+int carrier_park(int (*ready)(void *arg), void *arg, struct tmpi_sleepers *_Atomic *target)
+{
+    struct carrier *c = caller_carrier();
+    if (!c) return -ENOTSUP;
     struct carried *k = c->cur->carried;
     /* seq_cst: a waker that does not see this sees the rank parked and ready (svc.h) */
-    atomic_store_explicit(target, &c->pool->sleep, memory_order_seq_cst);
+    if (target) atomic_store_explicit(target, &c->pool->sleep, memory_order_seq_cst);
     k->ready = ready;
     k->ready_arg = arg;
     k->saved_errno = errno_get();
@@ -369,12 +376,11 @@ static int deadline_over(void *arg)
 
 int carrier_sleep(uint64_t deadline)
 {
-    struct carrier *c = self;
-    if (!c || !c->cur || c->cur != rank_current()) return -ENOTSUP;
-    static struct tmpi_sleepers *_Atomic unused;
+    struct carrier *c = caller_carrier();
+    if (!c) return -ENOTSUP;
     struct carried *k = c->cur->carried;
     atomic_store_explicit(&k->deadline, deadline ? deadline : 1, memory_order_relaxed);
-    int r = carrier_park(deadline_over, k, &unused);
+    int r = carrier_park(deadline_over, k, NULL);
     atomic_store_explicit(&k->deadline, 0, memory_order_relaxed);
     return r;
 }
@@ -387,9 +393,8 @@ static int always(void *arg)
 
 void carrier_yield(void)
 {
-    static struct tmpi_sleepers *_Atomic unused;
     /* always ready: the scheduler's round robin runs every other ready rank of the block first */
-    (void)carrier_park(always, NULL, &unused);
+    (void)carrier_park(always, NULL, NULL);
 }
 
 /* ---- setting up and tearing down (job thread) ------------------------------------------- */
@@ -499,6 +504,8 @@ uint32_t carriers_start(struct job *j)
     int rc = prepare(j, reason, sizeof reason);
     uint32_t started = 0;
     if (rc == 0) {
+        log_info("job %llu: %u ranks on %u carrier thread(s), switched in user space",
+                 (unsigned long long)j->id, j->nprocs, j->cpool->ncarriers);
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         /* the carrier's own stack runs only the scheduler and the fault handler's set-up */

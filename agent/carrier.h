@@ -111,7 +111,8 @@ void carriers_free(struct job *j);
 /* The rank whose context runs on the calling thread, if it is a carrier; else NULL. */
 struct rank *carrier_running(void);
 
-/* svc rank_park / rank_yield (svc.h). */
+/* svc rank_park / rank_yield (svc.h).  The agent's own parks (a sleep, a yield) pass a NULL
+ * target: nothing outside the agent wakes them. */
 int carrier_park(int (*ready)(void *arg), void *arg, struct tmpi_sleepers *_Atomic *target);
 void carrier_yield(void);
 

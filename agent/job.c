@@ -583,12 +583,9 @@ static uint32_t start_ranks(struct job *j)
         job_open_gate(j, 0);
         return 0;
     }
-    if (carried) {
-        log_info("job %llu: %u ranks on %d carrier thread(s), switched in user space",
-                 (unsigned long long)j->id, j->nprocs,
-                 j->nprocs < (uint32_t)j->agent->ncpus ? (int)j->nprocs : j->agent->ncpus);
+    if (carried)
         return carriers_start(j);
-    }
+    log_debug("job %llu: one thread per rank (%s)", (unsigned long long)j->id, why);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, j->agent->cfg.rank_stack_size);
