@@ -63,6 +63,9 @@ struct tm_rank {
     uint32_t fb_cand_seen;
 
     int helper; /* not a rank: a thread of libtmpi's own (coll_net_nb.c), not counted as one */
+    /* spin_net: turns left on which it yields every time (wait.c); kept across waits, which
+     * on the latency path are shorter than the turns it takes to tell.  Relaxed: a hint. */
+    atomic_uint net_yield_turns;
 } __attribute__((aligned(64)));
 
 struct tm_job {

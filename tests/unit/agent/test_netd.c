@@ -372,6 +372,38 @@ static void test_quiet(struct netd *n)
     netd_link_free(lb);
 }
 
+/* A held link whose peer goes away while a rank spins on it, probing the receive queue
+ * (SO_MEMINFO) before each read: the end of stream (FIN) and the reset (RST) are reported
+ * once, by the poller or the daemon (a reset queues no bytes: only the daemon's event, or its
+ * note to the poller, shows it). */
+static void test_hold_peer_gone(struct netd *n)
+{
+    for (int rst = 0; rst < 2; rst++) {
+        int fd[2];
+        tcp_pair(fd);
+        struct rx b = {0};
+        struct netd_link *lb;
+        CHECK_EQ(netd_link_new(n, fd[1], &rx_ops, &b, 0, &lb), 0);
+        netd_link_hold(lb, 1);
+        for (int i = 0; i < 100; i++)
+            CHECK_EQ(netd_link_poll(lb), 0);
+        if (rst) {
+            struct linger lg = {.l_onoff = 1, .l_linger = 0};
+            CHECK_EQ(setsockopt(fd[0], SOL_SOCKET, SO_LINGER, &lg, sizeof lg), 0);
+        }
+        close(fd[0]);
+        for (int i = 0; i < 20000 && atomic_load(&b.errors) == 0; i++) {
+            netd_link_poll(lb);
+            if (i % 100 == 99) sleep_ms(1);
+        }
+        CHECK_EQ(atomic_load(&b.errors), 1);
+        CHECK(b.last_error < 0);
+        if (!rst) CHECK_EQ(b.last_error, -EPIPE);
+        netd_link_hold(lb, 0);
+        netd_link_free(lb);
+    }
+}
+
 /* A peer that sends garbage, or too much, or goes away: on_error once, with the reason. */
 static void test_errors(struct netd *n)
 {
@@ -472,6 +504,7 @@ int main(void)
     test_paused(n);
     test_hold(n);
     test_quiet(n);
+    test_hold_peer_gone(n);
     test_errors(n);
     test_free_in_callback(n);
     test_free_under_traffic(n);
