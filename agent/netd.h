@@ -7,7 +7,7 @@
  * order, by one thread.  A link is one connected, already authenticated socket (mesh.c does the
  * handshake); netd owns the fd from netd_link_new on.
  *
- * Receiving: the daemon reads the 56-byte header (netd_hdr.h), decodes it strictly, and asks
+ * Receiving: the daemon reads the 64-byte header (netd_hdr.h), decodes it strictly, and asks
  * ops->on_header where the payload goes: a buffer of payload_len bytes (a posted user buffer or
  * a pool buffer), or NULL to read and drop it.  The payload is read straight into that buffer,
  * across as many readiness callbacks as it takes, then ops->on_frame runs.  A bad header, EOF or

@@ -52,6 +52,7 @@ void netd_hdr_encode(const struct netd_hdr *h, uint8_t out[NETD_HDR_SIZE])
     put64(out + 32, h->msg_len);
     put64(out + 40, h->cookie);
     put64(out + 48, h->rcookie);
+    put64(out + 56, h->ack);
 }
 
 int netd_hdr_decode(const uint8_t in[NETD_HDR_SIZE], size_t max_payload, struct netd_hdr *ret)
@@ -69,6 +70,7 @@ int netd_hdr_decode(const uint8_t in[NETD_HDR_SIZE], size_t max_payload, struct 
         .msg_len = get64(in + 32),
         .cookie = get64(in + 40),
         .rcookie = get64(in + 48),
+        .ack = get64(in + 56),
     };
     if (h.payload_len > max_payload) return -EMSGSIZE;
     if (h.src_rank < 0 || h.dst_rank < 0) return -EPROTO;

@@ -1,6 +1,6 @@
 /* netd_hdr.h — the fixed binary header of the inter-node data plane (seed 000 §3.2: "header +
  * optional payload + handler").  Control messages between agents travel as protobuf frames;
- * MPI data does not: every data frame is this 48-byte header, in network byte order, followed
+ * MPI data does not: every data frame is this 64-byte header, in network byte order, followed
  * by payload_len bytes.
  *
  *   off size field
@@ -16,6 +16,9 @@
  *    32    8 msg_len   whole message length (equals payload_len for EAGER)
  *    40    8 cookie    sender's handle: the eager message (EAGER, ACK) or the send (RTS, CTS, DATA)
  *    48    8 rcookie   receiver's handle for the receive (CTS, DATA); 0 otherwise
+ *    56    8 ack       cumulative ACK carried by a frame going the other way: the sender of
+ *                      this frame has stored or delivered every eager message of the reverse
+ *                      link (same channel) up to this sequence number; 0: says nothing
  */
 #ifndef TMPI_AGENT_NETD_HDR_H
 #define TMPI_AGENT_NETD_HDR_H
@@ -23,8 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NETD_VERSION 1
-#define NETD_HDR_SIZE 56
+#define NETD_VERSION 2
+#define NETD_HDR_SIZE 64
 
 enum netd_type {
     NETD_EAGER = 1, /* header + the whole message (below eager_limit) */
@@ -49,6 +52,7 @@ struct netd_hdr {
     uint64_t msg_len;
     uint64_t cookie;
     uint64_t rcookie;
+    uint64_t ack;
 };
 
 void netd_hdr_encode(const struct netd_hdr *h, uint8_t out[NETD_HDR_SIZE]);

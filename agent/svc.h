@@ -17,7 +17,7 @@
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 5
+#define TMPI_SVC_ABI 6
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 

@@ -60,6 +60,8 @@ static void lib_load_once(void)
     if (svc && svc->abi == TMPI_SVC_ABI) {
         tm_lib.svc = svc;
         warn_tsan_mismatch();
+    } else if (svc) {
+        tm_lib.other_abi = svc->abi;
     }
 }
 
@@ -72,6 +74,13 @@ const struct tmpi_svc *tm_lib_load(void)
 static int init_common(const char *fn, int required, int *provided)
 {
     const struct tmpi_svc *svc = tm_lib_load();
+    if (!svc && tm_lib.other_abi) {
+        fprintf(stderr,
+                "%s: this libtmpi speaks the agent interface version %d, the agent runs version "
+                "%d: run the program with the libtmpi of the agent's installation\n",
+                fn, TMPI_SVC_ABI, tm_lib.other_abi);
+        exit(1);
+    }
     if (!svc) {
         fprintf(stderr,
                 "%s: not running under a TMPI agent; start the program with "

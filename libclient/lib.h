@@ -33,6 +33,7 @@ struct tm_rank;
 struct tm_lib {
     pthread_once_t once;
     const struct tmpi_svc *svc;
+    int other_abi; /* an agent's svc of another TMPI_SVC_ABI was found (0: none) */
 };
 extern struct tm_lib tm_lib;
 

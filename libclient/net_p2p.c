@@ -198,6 +198,13 @@ static void copy_data_sent(void *arg, int err)
     copy_put(arg, COPY_RELEASED);
 }
 
+int tm_net_send_frame(struct tm_net *n, int node, int chan, struct netd_hdr *h,
+                      const void *payload, void (*done)(void *arg, int err), void *arg)
+{
+    h->ack = tm_net_ack_claim(n, node, chan);
+    return n->svc->net_send(n->link, node, chan + 1, h, payload, done, arg);
+}
+
 /* Eager push: 0 (req complete), -EAGAIN (the pool has no room: use three-phase), or a
  * negative errno. */
 static int send_eager(struct tm_net *n, struct tm_rank *me, int node, int chan, int world_dst,
@@ -241,7 +248,7 @@ static int send_eager(struct tm_net *n, struct tm_rank *me, int node, int chan, 
     c->seq = h.cookie = ++tx->next_seq;
     tm_dl_append(&tx->retained, &c->link);
     tx->retained_bytes += bytes;
-    int r = n->svc->net_send(n->link, node, chan + 1, &h, c->buf, copy_sent, c);
+    int r = tm_net_send_frame(n, node, chan, &h, c->buf, copy_sent, c);
     if (r < 0) {
         tm_dl_unlink(&c->link);
         tx->retained_bytes -= bytes;
@@ -305,7 +312,7 @@ static int send_rts(struct tm_net *n, struct tm_rank *me, int node, int chan, in
     };
     atomic_fetch_add_explicit(&n->n_three_phase, 1, memory_order_relaxed);
     /* From here on a daemon may take op (CTS) at any moment: do not touch it. */
-    r = n->svc->net_send(n->link, node, chan + 1, &h, NULL, NULL, NULL);
+    r = tm_net_send_frame(n, node, chan, &h, NULL, NULL, NULL);
     if (r < 0) {
         if (tm_xfer_take(&n->xfers, cookie, TM_XFER_SEND) == op) {
             free(op->own);
@@ -382,8 +389,8 @@ static void send_data(struct tm_net *n, struct net_send_op *op, uint64_t cookie,
             .cookie = cookie,
             .rcookie = rcookie,
         };
-        int r = n->svc->net_send(n->link, op->node, op->chan + 1, &h,
-                                 (const char *)op->buf + off, data_sent, op);
+        int r = tm_net_send_frame(n, op->node, op->chan, &h, (const char *)op->buf + off,
+                                  data_sent, op);
         if (r < 0) {
             atomic_store_explicit(&op->err, r, memory_order_relaxed);
             unsent = nch - k;
@@ -428,7 +435,7 @@ static void send_held(struct tm_net *n, int node, int chan, const struct netd_hd
         .cookie = c->seq,
         .rcookie = h->rcookie,
     };
-    if (n->svc->net_send(n->link, node, chan + 1, &d, c->buf, copy_data_sent, c) < 0)
+    if (tm_net_send_frame(n, node, chan, &d, c->buf, copy_data_sent, c) < 0)
         copy_put(c, COPY_RELEASED);
 }
 
@@ -458,20 +465,20 @@ void tm_net_on_cts(struct tm_net *n, int node, int chan, const struct netd_hdr *
     send_data(n, op, h->cookie, h->rcookie);
 }
 
-void tm_net_on_ack(struct tm_net *n, int node, int chan, const struct netd_hdr *h)
+void tm_net_acked(struct tm_net *n, int node, int chan, uint64_t seq, int hold)
 {
     struct tm_net_tx *tx = tx_of(n, node, chan);
     struct tm_dl done;
     tm_dl_init(&done);
     int bad = 0, never = 0;
     pthread_mutex_lock(&tx->lock);
-    if (h->cookie > tx->next_seq) {
+    if (seq > tx->next_seq) {
         bad = never = 1;
-    } else if (h->flags & NETD_F_HOLD) {
+    } else if (hold) {
         bad = 1;
         for (struct tm_dl *d = tx->retained.next; d != &tx->retained; d = d->next) {
             struct tm_net_copy *c = tm_dl_entry(d, struct tm_net_copy, link);
-            if (c->seq == h->cookie) {
+            if (c->seq == seq) {
                 c->held = 1;
                 bad = 0;
                 break;
@@ -482,7 +489,7 @@ void tm_net_on_ack(struct tm_net *n, int node, int chan, const struct netd_hdr *
         struct tm_dl *d = tx->retained.next;
         while (d != &tx->retained) {
             struct tm_net_copy *c = tm_dl_entry(d, struct tm_net_copy, link);
-            if (c->seq > h->cookie) break;
+            if (c->seq > seq) break;
             d = d->next;
             if (c->held) continue;
             tm_dl_unlink(&c->link);
@@ -498,7 +505,7 @@ void tm_net_on_ack(struct tm_net *n, int node, int chan, const struct netd_hdr *
     }
     if (bad)
         tm_net_proto_error(n, node, "%sACK for eager message %llu, which %s",
-                           h->flags & NETD_F_HOLD ? "HOLD " : "", (unsigned long long)h->cookie,
+                           hold ? "HOLD " : "", (unsigned long long)seq,
                            never ? "was never sent" : "is not retained");
 }
 

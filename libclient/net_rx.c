@@ -68,6 +68,20 @@ static void send_ack(struct tm_net *n, int node, int chan, int32_t here, int32_t
         atomic_fetch_add_explicit(&n->n_acks_sent, 1, memory_order_relaxed);
 }
 
+uint64_t tm_net_ack_claim(struct tm_net *n, int node, int chan)
+{
+    struct tm_net_rx *rx = rx_of(n, node, chan);
+    uint64_t seq = 0;
+    pthread_mutex_lock(&rx->lock);
+    if (rx->hi > rx->acked) {
+        seq = rx->acked = rx->hi;
+        rx->n_since = 0;
+        rx->bytes_since = 0;
+    }
+    pthread_mutex_unlock(&rx->lock);
+    return seq;
+}
+
 /* Sends the link's cumulative ACK if one is owed (force) or a threshold is reached. */
 static void ack_link(struct tm_net *n, int node, int chan, int force)
 {
@@ -149,7 +163,7 @@ static void answer_cts(struct tm_net *n, struct tm_request *rr, const struct tm_
         .rcookie = rc,
     };
     /* After net_send the DATA may complete rr and free op on a daemon at any moment. */
-    if (n->svc->net_send(n->link, e->node, e->chan + 1, &h, NULL, NULL, NULL) < 0) {
+    if (tm_net_send_frame(n, e->node, e->chan, &h, NULL, NULL, NULL) < 0) {
         if (tm_xfer_take(&n->xfers, rc, TM_XFER_RECV) == op) free(op);
         complete(rr, e->src, e->tag, 0, MPI_ERR_OTHER);
     }
@@ -364,6 +378,8 @@ void tm_net_p2p_frame(struct tm_job *j, int node, const struct netd_hdr *h, void
         return;
     }
     const int chan = chan_of(h);
+    /* First: the frames it names were sent before this one (HOLD ACKs included). */
+    if (h->ack) tm_net_acked(n, node, chan, h->ack, 0);
     switch (h->type) {
     case NETD_EAGER:
         if (ctx) eager_frame(n, node, h, ctx);
@@ -378,7 +394,8 @@ void tm_net_p2p_frame(struct tm_job *j, int node, const struct netd_hdr *h, void
         if (check_hdr(n, node, h, 0) == 0) tm_net_on_cts(n, node, chan, h);
         break;
     case NETD_ACK:
-        if (check_hdr(n, node, h, 0) == 0) tm_net_on_ack(n, node, chan, h);
+        if (check_hdr(n, node, h, 0) == 0)
+            tm_net_acked(n, node, chan, h->cookie, (h->flags & NETD_F_HOLD) != 0);
         break;
     default:
         tm_net_proto_error(n, node, "unexpected frame type %d", h->type);

@@ -18,7 +18,8 @@ int main(void)
                          .context = 3,
                          .msg_len = 1 << 20,
                          .cookie = 42,
-                         .rcookie = 0x1122334455667788ull};
+                         .rcookie = 0x1122334455667788ull,
+                         .ack = 0x99aabbccddeeff01ull};
     uint8_t wire[NETD_HDR_SIZE];
     netd_hdr_encode(&h, wire);
     CHECK_EQ(wire[0], NETD_VERSION);
@@ -31,6 +32,7 @@ int main(void)
     CHECK(d.job_id == h.job_id && d.src_rank == 7 && d.dst_rank == 4095 && d.tag == 32767);
     CHECK(d.context == 3 && d.msg_len == h.msg_len && d.cookie == 42);
     CHECK(d.rcookie == h.rcookie && wire[48] == 0x11 && wire[55] == 0x88);
+    CHECK(d.ack == h.ack && wire[56] == 0x99 && wire[63] == 0x01);
 
     /* oversized payload refused before any payload byte is read */
     CHECK_EQ(netd_hdr_decode(wire, 4095, &d), -EMSGSIZE);

@@ -341,6 +341,46 @@ static int t_ack_bounds_retention(void)
     return 0;
 }
 
+/* Two-way traffic carries the ACKs: in a ping-pong of small eager messages every reply names
+ * the sequence number of the message it answers (the header's ack field), so no ACK frame is
+ * needed, neither at the thresholds nor when a rank is about to block (nothing is owed). */
+#define NPING 200
+
+static int rank_ping(int rank, int size, void *arg)
+{
+    (void)arg;
+    NP_MPI(MPI_Init(NULL, NULL));
+    int v = 0;
+    for (int i = 0; i < NPING && rank < 2; i++) {
+        if (rank == 0) {
+            v = i;
+            NP_MPI(MPI_Send(&v, 1, MPI_INT, 1, 3, MPI_COMM_WORLD));
+            NP_MPI(MPI_Recv(&v, 1, MPI_INT, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            NP_CHECK(v == i + 1, "round %d: expected %d back, got %d", i, i + 1, v);
+        } else {
+            NP_MPI(MPI_Recv(&v, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            NP_CHECK(v == i, "round %d: expected %d, got %d", i, i, v);
+            v++;
+            NP_MPI(MPI_Send(&v, 1, MPI_INT, 0, 4, MPI_COMM_WORLD));
+        }
+    }
+    return barrier(rank, size);
+}
+
+static int t_ack_piggyback(void)
+{
+    struct cfg c = {.nranks = 2, .nnodes = 2, .pool_bytes = 256 * KB};
+    if (run(&c, rank_ping, NULL)) return 1;
+    /* the barrier's last message is the only one no reply can carry an ACK for */
+    if (last.frames[NETD_EAGER] < 2 * NPING || last.frames[NETD_ACK] > 2) {
+        fprintf(stderr, "  expected >= %d EAGER and <= 2 ACK frames, got %llu and %llu\n",
+                2 * NPING, (unsigned long long)last.frames[NETD_EAGER],
+                (unsigned long long)last.frames[NETD_ACK]);
+        return 1;
+    }
+    return 0;
+}
+
 /* ---- wildcards and order ---- */
 
 #define NWILD 60
@@ -672,16 +712,15 @@ static int t_misc(void)
 
 /* ---- protocol errors ---- */
 
-/* A CTS naming no pending send (a stale or forged cookie) must end the job with a clear
- * message, also while every rank is blocked. */
-static int rank_bad_cts(int rank, int size, void *arg)
+/* A CTS naming no pending send (a stale or forged cookie), or a frame whose carried ACK names
+ * an eager message never sent, must end the job with a clear message, also while every rank
+ * is blocked. */
+static int rank_bad_frame(int rank, int size, void *arg)
 {
-    (void)arg;
     (void)size;
     NP_MPI(MPI_Init(NULL, NULL));
     if (rank == 1) {
-        struct netd_hdr h = {.type = NETD_CTS, .src_rank = 1, .dst_rank = 0, .cookie = 0x1234,
-                             .rcookie = 1};
+        struct netd_hdr h = *(const struct netd_hdr *)arg;
         NP_CHECK(th_net_inject(1, 0, TMPI_NET_P2P, &h) == 0, "inject failed");
     }
     int v;
@@ -693,13 +732,26 @@ static int rank_bad_cts(int rank, int size, void *arg)
 
 static int t_protocol_error_aborts(void)
 {
-    struct th_opts o = {.nranks = 2, .nnodes = 2};
-    struct th_result res;
-    th_run(&o, rank_bad_cts, NULL, &res);
-    if (!res.aborted || !strstr(res.abort_why, "CTS names no pending send")) {
-        fprintf(stderr, "  expected an abort naming the bad CTS, got aborted=%d why '%s'\n",
-                res.aborted, res.abort_why);
-        return 1;
+    static const struct {
+        struct netd_hdr h;
+        const char *why;
+    } cases[] = {
+        {{.type = NETD_CTS, .src_rank = 1, .dst_rank = 0, .cookie = 0x1234, .rcookie = 1},
+         "CTS names no pending send"},
+        /* an RTS nobody receives (tag 999), carrying an ACK for message 1000 of 0 sent */
+        {{.type = NETD_RTS, .src_rank = 1, .dst_rank = 0, .tag = 999, .msg_len = 1 << 20,
+          .cookie = 7, .rcookie = 1, .ack = 1000},
+         "ACK for eager message 1000, which was never sent"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct th_opts o = {.nranks = 2, .nnodes = 2};
+        struct th_result res;
+        th_run(&o, rank_bad_frame, (void *)&cases[i].h, &res);
+        if (!res.aborted || !strstr(res.abort_why, cases[i].why)) {
+            fprintf(stderr, "  expected an abort saying '%s', got aborted=%d why '%s'\n",
+                    cases[i].why, res.aborted, res.abort_why);
+            return 1;
+        }
     }
     return 0;
 }
@@ -737,6 +789,7 @@ static const struct th_test tests[] = {
     {"all_pairs_sizes", t_pairs},
     {"unexpected_tiny_pool", t_unexpected_tiny_pool},
     {"ack_bounds_retention", t_ack_bounds_retention},
+    {"ack_piggyback", t_ack_piggyback},
     {"wildcard_order", t_wildcard_order},
     {"ssend", t_ssend},
     {"nonblocking", t_nonblocking},
