@@ -142,6 +142,16 @@ static int spin_net(struct tm_rank *me, tm_cond_fn cond, void *arg, void *net)
     return ok;
 }
 
+/* What ends a wait besides its condition (check_cancel acts on it).  Looked at again after the
+ * rank said it sleeps: a protocol error counted between check_cancel and then woke nobody (its
+ * wake-up came before the rank read the sequence, or before it parked), and the rank slept for
+ * ever (TSan run of test_net_p2p's protocol_error_aborts). */
+static int must_end(struct tm_job *j)
+{
+    return atomic_load_explicit(&j->cancelled, memory_order_seq_cst) ||
+           (j->net && atomic_load_explicit(&j->net->net_errors, memory_order_seq_cst));
+}
+
 /* Sleeps on the rank's waker until cond holds (or the job is cancelled: does not return). */
 static void block(struct tm_rank *me, tm_cond_fn cond, void *arg)
 {
@@ -153,7 +163,7 @@ static void block(struct tm_rank *me, tm_cond_fn cond, void *arg)
         if (TM_UNLIKELY(j->net)) tm_net_idle(me, j->net);
         uint32_t seq = atomic_load_explicit(&w->wake_seq, memory_order_acquire);
         atomic_store_explicit(&w->sleeping, 1, memory_order_seq_cst);
-        if (cond(arg) || atomic_load_explicit(&j->cancelled, memory_order_seq_cst)) {
+        if (cond(arg) || must_end(j)) {
             atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
             check_cancel(me);
             return;
@@ -221,7 +231,7 @@ struct park_cond {
 static int park_ready(void *arg)
 {
     struct park_cond *p = arg;
-    return fb_cond(p->fc) || atomic_load_explicit(&p->job->cancelled, memory_order_seq_cst);
+    return fb_cond(p->fc) || must_end(p->job);
 }
 
 static int carried(const struct tm_rank *me)
