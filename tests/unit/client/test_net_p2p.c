@@ -371,10 +371,12 @@ static int t_ack_piggyback(void)
 {
     struct cfg c = {.nranks = 2, .nnodes = 2, .pool_bytes = 256 * KB};
     if (run(&c, rank_ping, NULL)) return 1;
-    /* the barrier's last message is the only one no reply can carry an ACK for */
-    if (last.frames[NETD_EAGER] < 2 * NPING || last.frames[NETD_ACK] > 2) {
-        fprintf(stderr, "  expected >= %d EAGER and <= 2 ACK frames, got %llu and %llu\n",
-                2 * NPING, (unsigned long long)last.frames[NETD_EAGER],
+    /* The barrier's last message is one no reply carries an ACK for; a reply that arrives
+     * while its receiver is about to block leaves an ACK owed that the blocking flushes as a
+     * frame (rare; more under a sanitizer's timing).  Without the field: ~90 frames. */
+    if (last.frames[NETD_EAGER] < 2 * NPING || last.frames[NETD_ACK] > NPING / 20) {
+        fprintf(stderr, "  expected >= %d EAGER and <= %d ACK frames, got %llu and %llu\n",
+                2 * NPING, NPING / 20, (unsigned long long)last.frames[NETD_EAGER],
                 (unsigned long long)last.frames[NETD_ACK]);
         return 1;
     }
