@@ -81,6 +81,7 @@ int tm_net_job_init(struct tm_job *j, const struct tmpi_rank_info *info)
     n->rx = calloc(nl, sizeof *n->rx);
     if (!n->tx || !n->rx || tm_xfer_init(&n->xfers) < 0) goto err;
     for (size_t i = 0; i < nl; i++) {
+        pthread_mutex_init(&n->tx[i].order, NULL);
         pthread_mutex_init(&n->tx[i].lock, NULL);
         tm_dl_init(&n->tx[i].retained);
         pthread_mutex_init(&n->rx[i].lock, NULL);
@@ -130,6 +131,7 @@ void tm_net_job_fini(struct tm_job *j)
             if (c->buf) n->svc->pool_free(c->buf, c->bytes);
             free(c);
         }
+        pthread_mutex_destroy(&tx->order);
         pthread_mutex_destroy(&tx->lock);
         pthread_mutex_destroy(&n->rx[i].lock);
     }
@@ -242,21 +244,34 @@ static int send_eager(struct tm_net *n, struct tm_rank *me, int node, int chan, 
         .rcookie = (uint64_t)(uint32_t)src, /* EAGER/RTS: the sender's rank in ctx */
     };
     struct tm_net_tx *tx = tx_of(n, node, chan);
-    /* Sequence order must be wire order (cumulative ACKs), so both happen under the lock;
-     * copy_sent may run inside net_send and takes no lock. */
+    /* Sequence order must be wire order (cumulative ACKs): both happen under order; copy_sent
+     * may run inside net_send and takes no lock. */
+    pthread_mutex_lock(&tx->order);
     pthread_mutex_lock(&tx->lock);
     c->seq = h.cookie = ++tx->next_seq;
     tm_dl_append(&tx->retained, &c->link);
     tx->retained_bytes += bytes;
-    int r = tm_net_send_frame(n, node, chan, &h, c->buf, copy_sent, c);
-    if (r < 0) {
-        tm_dl_unlink(&c->link);
-        tx->retained_bytes -= bytes;
-    }
     pthread_mutex_unlock(&tx->lock);
+    int r = tm_net_send_frame(n, node, chan, &h, c->buf, copy_sent, c);
+    pthread_mutex_unlock(&tx->order);
     if (r < 0) {
-        if (c->buf) n->svc->pool_free(c->buf, bytes);
-        free(c);
+        /* Not sent, so no done callback: the copy is ours again, unless a (misbehaving) peer's
+         * ACK or CTS naming its number took it meanwhile; then only the sent mark is owed. */
+        int mine = 0;
+        pthread_mutex_lock(&tx->lock);
+        for (struct tm_dl *d = tx->retained.next; d != &tx->retained && !mine; d = d->next)
+            mine = d == &c->link;
+        if (mine) {
+            tm_dl_unlink(&c->link);
+            tx->retained_bytes -= bytes;
+        }
+        pthread_mutex_unlock(&tx->lock);
+        if (!mine) {
+            copy_put(c, COPY_SENT);
+        } else {
+            if (c->buf) n->svc->pool_free(c->buf, bytes);
+            free(c);
+        }
         return r;
     }
     atomic_fetch_add_explicit(&n->n_eager, 1, memory_order_relaxed);
