@@ -65,41 +65,67 @@ struct tm_fb_slot *tm_fb_out(struct tm_rank *me, struct tm_rank *r, int small)
     return NULL;
 }
 
+static uint32_t cells_for(size_t bytes)
+{
+    return bytes <= TM_FB_PAYLOAD ? 1 : 1 + (uint32_t)((bytes - TM_FB_PAYLOAD + TM_FB_MORE - 1) / TM_FB_MORE);
+}
+
 int tm_fb_push(struct tm_fb_slot *s, int ctx, int src, int tag, const void *buf, size_t bytes)
 {
-    uint32_t p = s->head;
-    if (p - s->qseen >= TM_FB_CELLS) {
-        /* acquire: the consumer's reads of the cell happened before it moved q past it */
+    uint32_t p = s->head, k = cells_for(bytes);
+    if (p + k - s->qseen > TM_FB_CELLS) {
+        /* acquire: the consumer's reads of the cells happened before it moved q past them */
         s->qseen = atomic_load_explicit(&s->box->q, memory_order_acquire);
-        if (p - s->qseen >= TM_FB_CELLS) return 0;
+        if (p + k - s->qseen > TM_FB_CELLS) return 0;
     }
-    struct tm_fb_cell *c = &s->box->cell[p & (TM_FB_CELLS - 1)];
+    struct tm_fbox *f = s->box;
+    const unsigned char *b = buf;
+    size_t first = bytes < TM_FB_PAYLOAD ? bytes : TM_FB_PAYLOAD, off = first;
+    for (uint32_t i = 1; i < k; i++, off += TM_FB_MORE) {
+        struct tm_fb_cell *m = &f->cell[(p + i) & (TM_FB_CELLS - 1)];
+        atomic_store_explicit(&m->seq, p + i, memory_order_relaxed); /* not a first cell */
+        memcpy(m->more, b + off, bytes - off < TM_FB_MORE ? bytes - off : TM_FB_MORE);
+    }
+    struct tm_fb_cell *c = &f->cell[p & (TM_FB_CELLS - 1)];
     c->bytes = (uint32_t)bytes;
     c->ctx = ctx;
     c->src = src;
     c->tag = tag;
-    if (bytes) memcpy(c->data, buf, bytes);
+    if (first) memcpy(c->data, b, first);
     atomic_store_explicit(&c->seq, p + 1, memory_order_seq_cst); /* wait.h: then tm_wake */
-    s->head = p + 1;
+    s->head = p + k;
     return 1;
 }
 
-/* One cell into box's queues (or cand).  1: cand completed, 0: placed, -ENOMEM. */
-static int take_cell(struct tm_rank *me, struct tm_rank *box, const struct tm_fb_cell *c,
+/* The message whose first cell is at q into box's queues (or cand).  1: cand completed, 0:
+ * placed, -ENOMEM. */
+static int take_cell(struct tm_rank *me, struct tm_rank *box, const struct tm_fbox *f, uint32_t q,
                      struct tm_request *cand)
 {
+    const struct tm_fb_cell *c = &f->cell[q & (TM_FB_CELLS - 1)];
+    const unsigned char *data = c->data;
+    size_t bytes = c->bytes;
+    unsigned char whole[TM_FB_MAX_BYTES]; /* the producer keeps bytes <= TM_FB_MAX_BYTES */
+    if (bytes > TM_FB_PAYLOAD) {
+        memcpy(whole, c->data, TM_FB_PAYLOAD);
+        for (size_t off = TM_FB_PAYLOAD, i = 1; off < bytes; off += TM_FB_MORE, i++) {
+            const struct tm_fb_cell *m = &f->cell[(q + i) & (TM_FB_CELLS - 1)];
+            memcpy(whole + off, m->more, bytes - off < TM_FB_MORE ? bytes - off : TM_FB_MORE);
+        }
+        data = whole;
+    }
     struct tm_mbox *mb = &box->mbox;
     struct tm_request *rr = tm_match_posted(mb, c->ctx, c->src, c->tag);
     if (rr) {
-        tm_deliver(rr, c->data, c->bytes, c->src, c->tag);
+        tm_deliver(rr, data, bytes, c->src, c->tag);
         return 0;
     }
     if (cand && !atomic_load_explicit(&cand->done, memory_order_relaxed) &&
         tm_req_matches(cand, c->ctx, c->src, c->tag)) {
-        tm_deliver(cand, c->data, c->bytes, c->src, c->tag);
+        tm_deliver(cand, data, bytes, c->src, c->tag);
         return 1;
     }
-    struct tm_env *e = tm_env_eager(me, c->ctx, c->src, c->tag, c->data, c->bytes);
+    struct tm_env *e = tm_env_eager(me, c->ctx, c->src, c->tag, data, bytes);
     if (!e) return -ENOMEM;
     tm_add_unexp(mb, e);
     if (me != box) tm_wake(&box->waker); /* a Probe may be waiting */
@@ -113,13 +139,13 @@ int tm_fb_drain(struct tm_rank *me, struct tm_rank *box, struct tm_fbox *f, stru
     for (;;) {
         struct tm_fb_cell *c = &f->cell[q & (TM_FB_CELLS - 1)];
         if (atomic_load_explicit(&c->seq, memory_order_acquire) != q + 1) break;
-        int r = take_cell(me, box, c, got ? NULL : cand);
+        int r = take_cell(me, box, f, q, got ? NULL : cand);
         if (r < 0) {
             err = r;
             break;
         }
         if (r) got = 1;
-        q++;
+        q += cells_for(c->bytes);
     }
     /* Release for the producer (the cells before q may be written again); seq_cst for a
      * thread of box that goes to sleep after this: it must read the new position (wait.h

@@ -19,6 +19,13 @@
  * A posted receive is satisfied when its owner drains: every wait and test of a rank drains
  * its rings when a cell is ready (tm_fb_poll), and the sender wakes the receiver after a cell.
  *
+ * A message longer than a cell's payload takes consecutive cells: the first holds the envelope
+ * and TM_FB_PAYLOAD bytes, each further one TM_FB_MORE bytes after its seq, which the producer
+ * sets to the cell's own position (never "full": that is position + 1); the first cell is
+ * published last, so the consumer that sees it sees the rest.  Up to TM_FB_MAX_BYTES: half a
+ * ring, so a sender is not held up waiting for a message's worth of room (64 B-512 B ping-pong
+ * went through the mailbox at 2.2x Open MPI's latency; ANALYSIS.md section 0).
+ *
  * Boxes are made on demand: after TM_FB_AFTER small messages to the same receiver, at most
  * TM_FB_MAX_IN per receiver (a job of thousands of ranks must not get n^2 rings), freed with
  * the job. */
@@ -29,8 +36,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TM_FB_CELLS 16   /* per ring, power of two */
+#define TM_FB_CELLS 32   /* per ring, power of two */
 #define TM_FB_PAYLOAD 44 /* bytes that fit in a cell beside its envelope */
+#define TM_FB_MORE 60    /* bytes in each further cell of a message */
+#define TM_FB_MAX_CELLS (TM_FB_CELLS / 2)
+#define TM_FB_MAX_BYTES (TM_FB_PAYLOAD + (TM_FB_MAX_CELLS - 1) * TM_FB_MORE)
 #define TM_FB_MAX_IN 16  /* rings into one receiver */
 #define TM_FB_OUT 64     /* sender's table of receivers, direct-mapped by world rank */
 #define TM_FB_AFTER 8    /* small messages to a receiver before it gets a ring */
@@ -45,9 +55,14 @@ struct tm_request;
  * cell's line and nothing else crosses between the two cores. */
 struct tm_fb_cell {
     _Atomic uint32_t seq;
-    uint32_t bytes;
-    int ctx, src, tag;
-    unsigned char data[TM_FB_PAYLOAD];
+    union {
+        struct { /* a message's first cell */
+            uint32_t bytes;
+            int ctx, src, tag;
+            unsigned char data[TM_FB_PAYLOAD];
+        };
+        unsigned char more[TM_FB_MORE]; /* a further one */
+    };
 } __attribute__((aligned(64)));
 
 struct tm_fbox {
@@ -82,7 +97,7 @@ struct tm_fb_out {
 struct tm_fb_slot *tm_fb_out(struct tm_rank *me, struct tm_rank *r, int small);
 
 /* Sender: writes a message into the ring; 0 when the ring is full (send through the mailbox,
- * which drains it).  bytes <= TM_FB_PAYLOAD.  Wakes nobody: the caller does. */
+ * which drains it).  bytes <= TM_FB_MAX_BYTES.  Wakes nobody: the caller does. */
 int tm_fb_push(struct tm_fb_slot *s, int ctx, int src, int tag, const void *buf, size_t bytes);
 
 /* Caller holds box->mbox.lock.  Drains one ring (tm_fb_drain) or all rings into box: cells

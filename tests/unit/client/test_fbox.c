@@ -213,8 +213,95 @@ static void t_targets(void)
     ranks_free(r, 2);
 }
 
+/* Messages of several cells: content across cell borders and the ring's end, a push refused
+ * while fewer cells are free than the message needs (and taken once they are), truncation. */
+static size_t multi_size(int i)
+{
+    static const size_t sizes[] = {4, 44, 45, 104, 105, 300, TM_FB_MAX_BYTES - 1, TM_FB_MAX_BYTES};
+    return sizes[i % (int)(sizeof sizes / sizeof *sizes)];
+}
+
+static unsigned char multi_byte(int i, size_t j)
+{
+    return (unsigned char)(i * 31 + (int)j * 7 + 1);
+}
+
+/* Message i: its number in the first 4 bytes, a pattern after. */
+static void multi_fill(unsigned char *b, int i, size_t n)
+{
+    memcpy(b, &i, sizeof i);
+    for (size_t j = sizeof i; j < n; j++)
+        b[j] = multi_byte(i, j);
+}
+
+static void multi_check(const unsigned char *b, int i, size_t n)
+{
+    int v;
+    memcpy(&v, b, sizeof v);
+    CHECK_EQ(v, i);
+    for (size_t j = sizeof i; j < n; j++)
+        if (b[j] != multi_byte(i, j)) {
+            fprintf(stderr, "message %d (%zu bytes): byte %zu is %d, want %d\n", i, n, j, b[j],
+                    multi_byte(i, j));
+            CHECK(0);
+        }
+}
+
+static void t_multi(void)
+{
+    struct tm_rank *r = ranks_new(2);
+    struct tm_fb_slot *fs = ring(&r[0], &r[1]);
+    unsigned char b[TM_FB_MAX_BYTES];
+    int next = 0, want = 0;
+    for (int round = 0; round < 40; round++) {
+        int pushed = 0;
+        for (;;) {
+            size_t n = multi_size(next);
+            multi_fill(b, next, n);
+            if (!tm_fb_push(fs, 7, 0, 1, b, n)) break;
+            next++, pushed++;
+        }
+        CHECK(pushed >= 1); /* a drained ring takes any message up to TM_FB_MAX_BYTES */
+        CHECK_EQ(tm_fb_drain_all(&r[1], &r[1], NULL), 0);
+        for (; want < next; want++) {
+            struct tm_env *e = tm_match_unexp(&r[1].mbox, 7, 0, 1, 1);
+            CHECK(e);
+            CHECK_EQ(e->bytes, multi_size(want));
+            multi_check(e->data, want, e->bytes);
+            tm_env_release(&r[1], e);
+        }
+    }
+    /* positions went round the ring many times, at every offset */
+    CHECK(fs->head > 20 * TM_FB_CELLS);
+    /* room for a one-cell message but not for a full one: refused, then taken after a drain */
+    while (tm_fb_push(fs, 7, 0, 2, b, 4))
+        ;
+    CHECK_EQ(tm_fb_drain_all(&r[1], &r[1], NULL), 0);
+    for (int i = 0; i < TM_FB_CELLS - 1; i++)
+        CHECK(tm_fb_push(fs, 7, 0, 2, b, 4));
+    multi_fill(b, 1000, TM_FB_MAX_BYTES);
+    CHECK(!tm_fb_push(fs, 7, 0, 3, b, TM_FB_MAX_BYTES));
+    CHECK_EQ(tm_fb_drain_all(&r[1], &r[1], NULL), 0);
+    CHECK(tm_fb_push(fs, 7, 0, 3, b, TM_FB_MAX_BYTES));
+    /* into a posted receive of 100 bytes: truncated, the first 100 bytes right */
+    unsigned char small[100];
+    struct tm_request q;
+    tm_req_init_stack(&q, &r[1], TM_REQ_RECV, MPI_COMM_WORLD);
+    q.ctx = 7;
+    q.src = 0;
+    q.tag = 3;
+    q.buf = small;
+    q.cap = sizeof small;
+    tm_post_recv(&r[1].mbox, &q);
+    CHECK_EQ(tm_fb_drain_all(&r[1], &r[1], NULL), 0);
+    CHECK(atomic_load(&q.done) && q.st_error == MPI_ERR_TRUNCATE && q.st_bytes == sizeof small);
+    multi_check(small, 1000, sizeof small);
+    ranks_free(r, 2);
+}
+
 /* One producer (as tm_send: push, or drain under the receiver's lock when full and send
- * through the queue) and one consumer (as a waiting rank: poll, drain, take in order). */
+ * through the queue) and one consumer (as a waiting rank: poll, drain, take in order), with
+ * messages of one to TM_FB_MAX_CELLS cells. */
 #define STRESS_N 1000000
 struct stress {
     struct tm_rank *r;
@@ -227,11 +314,14 @@ static void *producer(void *arg)
     struct tm_rank *r = s->r;
     tm_cur = &r[0];
     struct tm_fb_slot *fs = ring(&r[0], &r[1]);
+    unsigned char b[TM_FB_MAX_BYTES];
     for (int i = 0; i < STRESS_N; i++) {
-        if (tm_fb_push(fs, 7, 0, i & 3, &i, sizeof i)) continue;
+        size_t n = multi_size(i);
+        multi_fill(b, i, n);
+        if (tm_fb_push(fs, 7, 0, i & 3, b, n)) continue;
         pthread_mutex_lock(&r[1].mbox.lock);
         CHECK(tm_fb_drain(&r[0], &r[1], fs->box, NULL) >= 0);
-        struct tm_env *e = tm_env_eager(&r[0], 7, 0, i & 3, &i, sizeof i);
+        struct tm_env *e = tm_env_eager(&r[0], 7, 0, i & 3, b, n);
         CHECK(e);
         tm_add_unexp(&r[1].mbox, e);
         pthread_mutex_unlock(&r[1].mbox.lock);
@@ -252,9 +342,8 @@ static void t_stress(void)
         pthread_mutex_lock(&r[1].mbox.lock);
         struct tm_env *e;
         while ((e = tm_match_unexp(&r[1].mbox, 7, 0, want & 3, 1))) {
-            int v;
-            memcpy(&v, e->data, sizeof v);
-            CHECK_EQ(v, want);
+            CHECK_EQ(e->bytes, multi_size(want));
+            multi_check(e->data, want, e->bytes);
             tm_env_release(&r[1], e);
             want++;
         }
@@ -272,6 +361,7 @@ int main(void)
     t_refused();
     t_order();
     t_targets();
+    t_multi();
     t_stress();
     printf("fbox: all passed\n");
     return 0;
