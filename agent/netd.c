@@ -5,6 +5,7 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 #include <fcntl.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -12,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <linux/sock_diag.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -97,14 +97,14 @@ struct netd_link {
     void *ctx;
     uint8_t *stage;
     size_t s_beg, s_end;
-    int in_cb;      /* a receive callback is on rx_owner's stack (rx_mu) */
-    int rx_drained; /* a poller's run: its last read came back short (rx_mu) */
-    int no_probe;   /* SO_MEMINFO failed on this socket: pollers read blind (rx_mu) */
-    int rx_polling; /* the run is a poller's (rx_mu) */
+    int in_cb;               /* a receive callback is on rx_owner's stack (rx_mu) */
+    int rx_drained;          /* a poller's run: its last read came back short (rx_mu) */
+    int no_probe;            /* SO_MEMINFO failed on this socket: pollers read blind (rx_mu) */
+    int rx_polling;          /* the run is a poller's (rx_mu) */
     atomic_uint quiet_polls; /* polls in a row that read nothing (up to NETD_QUIET_AFTER) */
     atomic_uint poll_tick;   /* polls of a quiet link, to pick every NETD_QUIET_EVERY-th */
-    int wr_in_cb;   /* a done callback is on the daemon's stack (daemon only) */
-    int free_asked; /* netd_link_free was called from inside one of those */
+    int wr_in_cb;            /* a done callback is on the daemon's stack (daemon only) */
+    int free_asked;          /* netd_link_free was called from inside one of those */
     int error_told;
     unsigned burst;                   /* frames handled in the current readiness callback */
     size_t rx_bytes;                  /* bytes read from the socket, ever (rx_mu) */
@@ -534,27 +534,24 @@ int netd_link_poll(struct netd_link *l)
         }
         /* After a note from the daemon, read for real: what it saw may be an end of stream
          * or an error, which the probe does not show. */
-        if (!told && rx_idle(l)) {
-            pthread_mutex_unlock(&l->rx_mu);
-            atomic_store_explicit(&l->quiet_polls, quiet + (quiet < NETD_QUIET_AFTER),
-                                  memory_order_relaxed);
-        } else {
+        int destroy = 0, more = 0;
+        if (told || !rx_idle(l)) {
             size_t before = l->rx_bytes;
-            int destroy, more = rx_run(l, 1, &destroy);
+            more = rx_run(l, 1, &destroy);
             moved += (int)l->burst;
             if (!l->burst && l->rx_bytes != before) moved++; /* part of a frame */
             got |= l->rx_bytes != before;
-            pthread_mutex_unlock(&l->rx_mu);
-            atomic_store_explicit(&l->quiet_polls, got ? 0 : quiet + (quiet < NETD_QUIET_AFTER),
-                                  memory_order_relaxed);
-            if (destroy) {
-                link_destroy(l);
-                return moved;
-            }
-            if (more) {
-                event_active(l->rev, EV_READ, 0);
-                return moved;
-            }
+        }
+        pthread_mutex_unlock(&l->rx_mu);
+        atomic_store_explicit(&l->quiet_polls, got ? 0 : quiet + (quiet < NETD_QUIET_AFTER),
+                              memory_order_relaxed);
+        if (destroy) {
+            link_destroy(l);
+            return moved;
+        }
+        if (more) {
+            event_active(l->rev, EV_READ, 0);
+            return moved;
         }
         /* Bytes that arrived while we held the link were announced to the daemon, which
          * found it taken: they are ours to read. */

@@ -67,7 +67,15 @@ struct tm_fb_slot *tm_fb_out(struct tm_rank *me, struct tm_rank *r, int small)
 
 static uint32_t cells_for(size_t bytes)
 {
-    return bytes <= TM_FB_PAYLOAD ? 1 : 1 + (uint32_t)((bytes - TM_FB_PAYLOAD + TM_FB_MORE - 1) / TM_FB_MORE);
+    return bytes <= TM_FB_PAYLOAD
+               ? 1
+               : 1 + (uint32_t)((bytes - TM_FB_PAYLOAD + TM_FB_MORE - 1) / TM_FB_MORE);
+}
+
+/* Bytes of a message of `bytes` that the further cell starting at offset off holds. */
+static size_t more_len(size_t bytes, size_t off)
+{
+    return bytes - off < TM_FB_MORE ? bytes - off : TM_FB_MORE;
 }
 
 int tm_fb_push(struct tm_fb_slot *s, int ctx, int src, int tag, const void *buf, size_t bytes)
@@ -84,7 +92,7 @@ int tm_fb_push(struct tm_fb_slot *s, int ctx, int src, int tag, const void *buf,
     for (uint32_t i = 1; i < k; i++, off += TM_FB_MORE) {
         struct tm_fb_cell *m = &f->cell[(p + i) & (TM_FB_CELLS - 1)];
         atomic_store_explicit(&m->seq, p + i, memory_order_relaxed); /* not a first cell */
-        memcpy(m->more, b + off, bytes - off < TM_FB_MORE ? bytes - off : TM_FB_MORE);
+        memcpy(m->more, b + off, more_len(bytes, off));
     }
     struct tm_fb_cell *c = &f->cell[p & (TM_FB_CELLS - 1)];
     c->bytes = (uint32_t)bytes;
@@ -110,7 +118,7 @@ static int take_cell(struct tm_rank *me, struct tm_rank *box, const struct tm_fb
         memcpy(whole, c->data, TM_FB_PAYLOAD);
         for (size_t off = TM_FB_PAYLOAD, i = 1; off < bytes; off += TM_FB_MORE, i++) {
             const struct tm_fb_cell *m = &f->cell[(q + i) & (TM_FB_CELLS - 1)];
-            memcpy(whole + off, m->more, bytes - off < TM_FB_MORE ? bytes - off : TM_FB_MORE);
+            memcpy(whole + off, m->more, more_len(bytes, off));
         }
         data = whole;
     }

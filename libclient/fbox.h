@@ -41,9 +41,9 @@
 #define TM_FB_MORE 60    /* bytes in each further cell of a message */
 #define TM_FB_MAX_CELLS (TM_FB_CELLS / 2)
 #define TM_FB_MAX_BYTES (TM_FB_PAYLOAD + (TM_FB_MAX_CELLS - 1) * TM_FB_MORE)
-#define TM_FB_MAX_IN 16  /* rings into one receiver */
-#define TM_FB_OUT 64     /* sender's table of receivers, direct-mapped by world rank */
-#define TM_FB_AFTER 8    /* small messages to a receiver before it gets a ring */
+#define TM_FB_MAX_IN 16 /* rings into one receiver */
+#define TM_FB_OUT 64    /* sender's table of receivers, direct-mapped by world rank */
+#define TM_FB_AFTER 8   /* small messages to a receiver before it gets a ring */
 
 struct tm_rank;
 struct tm_request;

@@ -200,8 +200,8 @@ static void copy_data_sent(void *arg, int err)
     copy_put(arg, COPY_RELEASED);
 }
 
-int tm_net_send_frame(struct tm_net *n, int node, int chan, struct netd_hdr *h,
-                      const void *payload, void (*done)(void *arg, int err), void *arg)
+int tm_net_send_frame(struct tm_net *n, int node, int chan, struct netd_hdr *h, const void *payload,
+                      void (*done)(void *arg, int err), void *arg)
 {
     h->ack = tm_net_ack_claim(n, node, chan);
     return n->svc->net_send(n->link, node, chan + 1, h, payload, done, arg);
@@ -404,8 +404,8 @@ static void send_data(struct tm_net *n, struct net_send_op *op, uint64_t cookie,
             .cookie = cookie,
             .rcookie = rcookie,
         };
-        int r = tm_net_send_frame(n, op->node, op->chan, &h, (const char *)op->buf + off,
-                                  data_sent, op);
+        int r = tm_net_send_frame(n, op->node, op->chan, &h, (const char *)op->buf + off, data_sent,
+                                  op);
         if (r < 0) {
             atomic_store_explicit(&op->err, r, memory_order_relaxed);
             unsent = nch - k;
@@ -519,9 +519,8 @@ void tm_net_acked(struct tm_net *n, int node, int chan, uint64_t seq, int hold)
         copy_put(c, COPY_RELEASED);
     }
     if (bad)
-        tm_net_proto_error(n, node, "%sACK for eager message %llu, which %s",
-                           hold ? "HOLD " : "", (unsigned long long)seq,
-                           never ? "was never sent" : "is not retained");
+        tm_net_proto_error(n, node, "%sACK for eager message %llu, which %s", hold ? "HOLD " : "",
+                           (unsigned long long)seq, never ? "was never sent" : "is not retained");
 }
 
 size_t tm_net_retained_bytes(struct tm_net *n)

@@ -68,16 +68,24 @@ static void send_ack(struct tm_net *n, int node, int chan, int32_t here, int32_t
         atomic_fetch_add_explicit(&n->n_acks_sent, 1, memory_order_relaxed);
 }
 
+/* The link's cumulative ACK if one is owed and forced or past a threshold, taken as said
+ * (acked moves up to it); 0 if none.  Caller holds rx->lock. */
+static uint64_t take_owed(struct tm_net_rx *rx, int force)
+{
+    if (rx->hi <= rx->acked ||
+        !(force || rx->n_since >= TM_NET_ACK_MSGS || rx->bytes_since >= TM_NET_ACK_BYTES))
+        return 0;
+    rx->acked = rx->hi;
+    rx->n_since = 0;
+    rx->bytes_since = 0;
+    return rx->acked;
+}
+
 uint64_t tm_net_ack_claim(struct tm_net *n, int node, int chan)
 {
     struct tm_net_rx *rx = rx_of(n, node, chan);
-    uint64_t seq = 0;
     pthread_mutex_lock(&rx->lock);
-    if (rx->hi > rx->acked) {
-        seq = rx->acked = rx->hi;
-        rx->n_since = 0;
-        rx->bytes_since = 0;
-    }
+    uint64_t seq = take_owed(rx, 1);
     pthread_mutex_unlock(&rx->lock);
     return seq;
 }
@@ -87,17 +95,10 @@ static void ack_link(struct tm_net *n, int node, int chan, int force)
 {
     struct tm_net_rx *rx = rx_of(n, node, chan);
     pthread_mutex_lock(&rx->lock);
-    int due = rx->hi > rx->acked &&
-              (force || rx->n_since >= TM_NET_ACK_MSGS || rx->bytes_since >= TM_NET_ACK_BYTES);
-    uint64_t seq = rx->hi;
+    uint64_t seq = take_owed(rx, force);
     int32_t here = rx->here, there = rx->there;
-    if (due) {
-        rx->acked = seq;
-        rx->n_since = 0;
-        rx->bytes_since = 0;
-    }
     pthread_mutex_unlock(&rx->lock);
-    if (due) send_ack(n, node, chan, here, there, 0, seq);
+    if (seq) send_ack(n, node, chan, here, there, 0, seq);
 }
 
 /* An eager message of the link was stored, delivered or held.  Called after any HOLD ACK for

@@ -15,7 +15,6 @@
 #include "net_p2p.h"
 #include "relax.h"
 
-
 static uint64_t now_ns(void)
 {
     struct timespec ts;
