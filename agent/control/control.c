@@ -33,14 +33,14 @@ struct conn {
     uid_t uid;
     gid_t gid;
     pid_t pid;
-    struct job *job;   /* submitted by this connection; started or awaiting its program */
+    struct job *job;     /* submitted by this connection; started or awaiting its program */
     struct coord *coord; /* or a job across several nodes this agent coordinates */
     int job_started;
-    uint8_t *upload;   /* program bytes being received */
+    uint8_t *upload; /* program bytes being received */
     size_t upload_size, upload_got;
     uint8_t upload_hash[PROGRAM_HASH_SIZE]; /* what the submission announced */
-    int closing;       /* close once the output is flushed */
-    struct mesh_conn *ping; /* a tmpictl ping in progress */
+    int closing;                            /* close once the output is flushed */
+    struct mesh_conn *ping;                 /* a tmpictl ping in progress */
     struct conn *prev, *next;
 };
 
@@ -85,12 +85,10 @@ static void conn_free(struct conn *c)
         c->prev->next = c->next;
     else
         control_state.conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    if (c->next) c->next->prev = c->prev;
     struct agent *a = c->a;
     free(c);
-    if (control_state.draining && !control_state.conns)
-        event_base_loopbreak(a->base);
+    if (control_state.draining && !control_state.conns) event_base_loopbreak(a->base);
 }
 
 void control_forget_job(struct conn *c)
@@ -103,8 +101,7 @@ static void conn_close_after_flush(struct conn *c)
 {
     c->closing = 1;
     bufferevent_disable(c->bev, EV_READ);
-    if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
-        conn_free(c);
+    if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) conn_free(c);
 }
 
 static void conn_send(struct conn *c, const Tmpi__Envelope *env)
@@ -134,13 +131,16 @@ static void conn_error(struct conn *c, int code, const char *msg)
 static void conn_violation(struct conn *c, const char *msg)
 {
     atomic_fetch_add(&c->a->bad_frames, 1);
-    log_warning("control: closing connection of pid %d (uid %u): %s", (int)c->pid,
-                (unsigned)c->uid, msg);
+    log_warning("control: closing connection of pid %d (uid %u): %s", (int)c->pid, (unsigned)c->uid,
+                msg);
     conn_error(c, -EPROTO, msg);
     conn_close_after_flush(c);
 }
 
-static int is_admin(const struct conn *c) { return c->uid == 0 || c->uid == getuid(); }
+static int is_admin(const struct conn *c)
+{
+    return c->uid == 0 || c->uid == getuid();
+}
 
 /* The coordinated job sent its JobEnd; the connection stays for the launcher to close. */
 static void coord_done(void *arg)
@@ -203,14 +203,12 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
     else
         r = job_new(a, s, c->uid, c->pid, c->bev, &j, err, sizeof err);
     if (r < 0) {
-        if (r == -ENOMEM)
-            snprintf(err, sizeof err, "out of memory");
+        if (r == -ENOMEM) snprintf(err, sizeof err, "out of memory");
         conn_error(c, r, err);
         conn_close_after_flush(c);
         return;
     }
-    if (!c->coord)
-        c->job = j;
+    if (!c->coord) c->job = j;
     struct program *p = progcache_get(&a->cache, s->program_hash.data);
     if (p) {
         start_job(c, p);
@@ -253,8 +251,7 @@ static void on_chunk(struct conn *c, const Tmpi__ProgramChunk *ch)
     }
     memcpy(c->upload + c->upload_got, ch->data.data, ch->data.len);
     c->upload_got += ch->data.len;
-    if (!ch->last)
-        return;
+    if (!ch->last) return;
     if (c->upload_got != c->upload_size) {
         conn_violation(c, "program shorter than announced");
         return;
@@ -392,8 +389,7 @@ static void on_cancel(struct conn *c, const Tmpi__CancelJob *cj)
     struct job *j;
     char msg[160];
     for (j = c->a->jobs; j; j = j->next)
-        if (j->id == cj->job_id)
-            break;
+        if (j->id == cj->job_id) break;
     if (!j) {
         snprintf(msg, sizeof msg, "no job %llu on this agent", (unsigned long long)cj->job_id);
         conn_error(c, -ESRCH, msg);
@@ -444,8 +440,7 @@ static void on_ping(struct conn *c, const Tmpi__PingPeer *pp)
         return;
     }
     int r = mesh_ping(c->a, pp->address, ping_done, c, &c->ping);
-    if (r == 0)
-        return;
+    if (r == 0) return;
     char msg[160];
     if (r == -ENOKEY)
         snprintf(msg, sizeof msg, "this agent has no cluster key (--key-file)");
@@ -526,8 +521,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
             conn_violation(c, msg);
             return;
         }
-        if (evbuffer_get_length(in) < FRAME_HEADER_SIZE + len)
-            return;
+        if (evbuffer_get_length(in) < FRAME_HEADER_SIZE + len) return;
         evbuffer_drain(in, FRAME_HEADER_SIZE);
         Tmpi__Envelope *env = frame_decode(evbuffer_pullup(in, (ev_ssize_t)len), len);
         evbuffer_drain(in, len);
@@ -537,16 +531,14 @@ static void read_cb(struct bufferevent *bev, void *arg)
         }
         r = dispatch(c, env);
         frame_free(env);
-        if (r < 0)
-            return;
+        if (r < 0) return;
     }
 }
 
 static void write_cb(struct bufferevent *bev, void *arg)
 {
     struct conn *c = arg;
-    if (c->coord)
-        coord_launcher_drained(c->coord);
+    if (c->coord) coord_launcher_drained(c->coord);
     /* Output drained: rank threads throttled on this launcher may go on. */
     if (c->job && c->job_started) {
         struct job *j = c->job;
@@ -556,8 +548,7 @@ static void write_cb(struct bufferevent *bev, void *arg)
         pthread_mutex_unlock(&j->drain_mu);
     }
     /* a deferred write callback may run before the last reply was written: check */
-    if (c->closing && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
-        conn_free(c);
+    if (c->closing && evbuffer_get_length(bufferevent_get_output(bev)) == 0) conn_free(c);
 }
 
 static void event_cb(struct bufferevent *bev, short what, void *arg)
@@ -571,8 +562,8 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
     }
 }
 
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-                      int salen, void *arg)
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+                      void *arg)
 {
     struct agent *a = arg;
     struct ucred cred;
@@ -610,8 +601,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     }
     control_state.nconns++;
     c->next = control_state.conns;
-    if (c->next)
-        c->next->prev = c;
+    if (c->next) c->next->prev = c;
     control_state.conns = c;
     bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
@@ -620,8 +610,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 static int another_agent_answers(const struct sockaddr_un *sun)
 {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return 0;
+    if (fd < 0) return 0;
     int ok = connect(fd, (const struct sockaddr *)sun, sizeof *sun) == 0;
     close(fd);
     return ok;
@@ -643,16 +632,14 @@ int control_listen(struct agent *a)
     (void)unlink(path); /* a stale socket of an agent that died */
 
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return log_errno(LOG_ERR, -errno, "socket");
+    if (fd < 0) return log_errno(LOG_ERR, -errno, "socket");
     if (bind(fd, (struct sockaddr *)&sun, sizeof sun) < 0) {
         int r = -errno;
         close(fd);
         return log_errno(LOG_ERR, r, "cannot bind %s", path);
     }
     /* Anyone may connect; what each client may do is decided per request (SO_PEERCRED). */
-    if (chmod(path, 0666) < 0)
-        log_errno(LOG_WARNING, -errno, "chmod %s", path);
+    if (chmod(path, 0666) < 0) log_errno(LOG_WARNING, -errno, "chmod %s", path);
     a->listener = evconnlistener_new(a->base, accept_cb, a, LEV_OPT_CLOSE_ON_FREE, 128, fd);
     if (!a->listener) {
         close(fd);
@@ -673,8 +660,7 @@ void control_drain(struct agent *a)
     struct conn *next;
     for (struct conn *c = control_state.conns; c; c = next) {
         next = c->next;
-        if (!c->closing)
-            conn_close_after_flush(c);
+        if (!c->closing) conn_close_after_flush(c);
     }
 }
 

@@ -52,8 +52,7 @@ void agent_job_done(struct agent *a, struct job *j)
              j->failed ? j->reason : "");
     job_free(j);
     agent_notify_status(a);
-    if (a->shutting_down && a->njobs == 0)
-        control_drain(a);
+    if (a->shutting_down && a->njobs == 0) control_drain(a);
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -71,8 +70,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
     for (struct job *j = a->jobs; j; j = j->next)
         job_cancel(j, 143, "the agent is shutting down");
     /* the shutdown timer bounds both the jobs' ending and the launchers' reading */
-    if (a->njobs == 0)
-        control_drain(a);
+    if (a->njobs == 0) control_drain(a);
     struct timeval tv = {.tv_sec = a->cfg.kill_grace_sec + 2};
     evtimer_add(a->shutdown_timer, &tv);
 }
@@ -109,12 +107,10 @@ static void signal_ready(struct agent *a, int ready_fd)
     sd_notifyf(0, "READY=1\nSTATUS=ready, no jobs\nMAINPID=%d", (int)getpid());
     if (ready_fd >= 0) {
         static const char msg[] = "READY=1\n";
-        if (write(ready_fd, msg, sizeof msg - 1) < 0)
-            log_errno(LOG_WARNING, -errno, "--ready-fd");
+        if (write(ready_fd, msg, sizeof msg - 1) < 0) log_errno(LOG_WARNING, -errno, "--ready-fd");
         close(ready_fd);
     }
-    log_notice("tmpid %s ready (name %s, pid %d)", TMPI_VERSION_STRING, a->cfg.name,
-               (int)getpid());
+    log_notice("tmpid %s ready (name %s, pid %d)", TMPI_VERSION_STRING, a->cfg.name, (int)getpid());
 }
 
 int agent_run(struct agent *a, int ready_fd)
@@ -130,8 +126,7 @@ int agent_run(struct agent *a, int ready_fd)
     }
     signal(SIGPIPE, SIG_IGN);
     r = fault_init();
-    if (r < 0)
-        return log_errno(LOG_ERR, r, "cannot install the fault handlers");
+    if (r < 0) return log_errno(LOG_ERR, r, "cannot install the fault handlers");
     raise_fd_limit();
     a->start_time = agent_now();
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -146,8 +141,7 @@ int agent_run(struct agent *a, int ready_fd)
         return -ENOMEM;
     }
     r = mesh_init(a);
-    if (r < 0)
-        goto out;
+    if (r < 0) goto out;
     if (a->cfg.key_file) {
         /* The data plane exists only where other agents can reach us. */
         r = netd_new(a->cfg.recv_threads, NETD_MAX_PAYLOAD, &a->netd);
@@ -157,8 +151,7 @@ int agent_run(struct agent *a, int ready_fd)
         }
     }
     r = control_listen(a);
-    if (r < 0)
-        goto out;
+    if (r < 0) goto out;
     a->sig_term = evsignal_new(a->base, SIGTERM, on_signal, a);
     a->sig_int = evsignal_new(a->base, SIGINT, on_signal, a);
     a->shutdown_timer = evtimer_new(a->base, on_shutdown_timeout, a);
@@ -169,8 +162,7 @@ int agent_run(struct agent *a, int ready_fd)
     }
     evsignal_add(a->sig_term, NULL);
     evsignal_add(a->sig_int, NULL);
-    if (sd_watchdog_enabled(0, &a->watchdog_usec) > 0)
-        on_watchdog(-1, 0, a);
+    if (sd_watchdog_enabled(0, &a->watchdog_usec) > 0) on_watchdog(-1, 0, a);
 
     signal_ready(a, ready_fd);
     event_base_dispatch(a->base);
@@ -186,14 +178,10 @@ out:
     mesh_close(a);
     netd_free(a->netd);
     a->netd = NULL;
-    if (a->sig_term)
-        event_free(a->sig_term);
-    if (a->sig_int)
-        event_free(a->sig_int);
-    if (a->shutdown_timer)
-        event_free(a->shutdown_timer);
-    if (a->watchdog)
-        event_free(a->watchdog);
+    if (a->sig_term) event_free(a->sig_term);
+    if (a->sig_int) event_free(a->sig_int);
+    if (a->shutdown_timer) event_free(a->shutdown_timer);
+    if (a->watchdog) event_free(a->watchdog);
     /* libevent finishes a freed bufferevent from its loop when a deferred callback of it was
      * still queued (the callback holds a reference): one pass without blocking runs those
      * before the base goes.  LeakSanitizer saw a control connection's bufferevent left over

@@ -16,8 +16,7 @@
 int config_defaults(struct agent_config *c)
 {
     char host[256];
-    if (gethostname(host, sizeof host) < 0)
-        strcpy(host, "localhost");
+    if (gethostname(host, sizeof host) < 0) strcpy(host, "localhost");
     host[sizeof host - 1] = '\0';
     *c = (struct agent_config){
         .name = strdup(host),
@@ -38,8 +37,7 @@ int config_defaults(struct agent_config *c)
         .heartbeat_ms = 1000,
         .recv_threads = 2,
     };
-    if (!c->name || !c->socket_path)
-        return -ENOMEM;
+    if (!c->name || !c->socket_path) return -ENOMEM;
     return 0;
 }
 
@@ -47,22 +45,31 @@ int config_parse_size(const char *s, size_t *ret)
 {
     char *end;
     errno = 0;
-    if (!*s || *s == '-')
-        return -EINVAL;
+    if (!*s || *s == '-') return -EINVAL;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return -EINVAL;
+    if (errno || end == s) return -EINVAL;
     unsigned shift = 0;
     switch (*end) {
-    case 'k': case 'K': shift = 10; end++; break;
-    case 'm': case 'M': shift = 20; end++; break;
-    case 'g': case 'G': shift = 30; end++; break;
-    default: break;
+    case 'k':
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        end++;
+        break;
+    default:
+        break;
     }
-    if (*end)
-        return -EINVAL;
-    if (v > (SIZE_MAX >> shift))
-        return -ERANGE;
+    if (*end) return -EINVAL;
+    if (v > (SIZE_MAX >> shift)) return -ERANGE;
     *ret = (size_t)v << shift;
     return 0;
 }
@@ -71,10 +78,8 @@ static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
 {
     size_t v;
     int r = config_parse_size(s, &v);
-    if (r < 0)
-        return r;
-    if (v < min || v > max)
-        return -ERANGE;
+    if (r < 0) return r;
+    if (v < min || v > max) return -ERANGE;
     *ret = (uint32_t)v;
     return 0;
 }
@@ -82,11 +87,9 @@ static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
 int config_add_peer(struct agent_config *c, const char *address)
 {
     char **np = realloc(c->peers, (c->npeers + 1) * sizeof *np);
-    if (!np)
-        return -ENOMEM;
+    if (!np) return -ENOMEM;
     c->peers = np;
-    if (!(np[c->npeers] = strdup(address)))
-        return -ENOMEM;
+    if (!(np[c->npeers] = strdup(address))) return -ENOMEM;
     c->npeers++;
     return 0;
 }
@@ -95,8 +98,7 @@ int config_add_peer(struct agent_config *c, const char *address)
 static int add_peer_list(struct agent_config *c, const char *list)
 {
     char buf[4096];
-    if (strlen(list) >= sizeof buf)
-        return -E2BIG;
+    if (strlen(list) >= sizeof buf) return -E2BIG;
     strcpy(buf, list);
     char *rest = buf, *tok;
     int n = 0;
@@ -107,11 +109,9 @@ static int add_peer_list(struct agent_config *c, const char *list)
         char *end = tok + strlen(tok);
         while (end > tok && (end[-1] == ' ' || end[-1] == '\t'))
             *--end = '\0';
-        if (!*tok)
-            return -EINVAL;
+        if (!*tok) return -EINVAL;
         int r = config_add_peer(c, tok);
-        if (r < 0)
-            return r;
+        if (r < 0) return r;
         n++;
     }
     return n ? 0 : -EINVAL;
@@ -120,8 +120,7 @@ static int add_peer_list(struct agent_config *c, const char *list)
 static int set_string(char **dst, const char *v)
 {
     char *s = strdup(v);
-    if (!s)
-        return -ENOMEM;
+    if (!s) return -ENOMEM;
     free(*dst);
     *dst = s;
     return 0;
@@ -204,22 +203,16 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = parse_u32(value, 1, 1u << 20, &c->max_ranks);
         else if (strcmp(key, "rank_stack_size") == 0) {
             r = config_parse_size(value, &sz);
-            if (r == 0 && (sz < 64 * 1024 || sz > (1ull << 30)))
-                r = -ERANGE;
-            if (r == 0)
-                c->rank_stack_size = sz;
+            if (r == 0 && (sz < 64 * 1024 || sz > (1ull << 30))) r = -ERANGE;
+            if (r == 0) c->rank_stack_size = sz;
         } else if (strcmp(key, "max_program_size") == 0) {
             r = config_parse_size(value, &sz);
-            if (r == 0 && (sz < 4096 || sz > (4ull << 30)))
-                r = -ERANGE;
-            if (r == 0)
-                c->max_program_size = sz;
+            if (r == 0 && (sz < 4096 || sz > (4ull << 30))) r = -ERANGE;
+            if (r == 0) c->max_program_size = sz;
         } else if (strcmp(key, "max_frame_size") == 0) {
             r = config_parse_size(value, &sz);
-            if (r == 0 && (sz < 64 * 1024 || sz > (1ull << 30)))
-                r = -ERANGE;
-            if (r == 0)
-                c->max_frame_size = sz;
+            if (r == 0 && (sz < 64 * 1024 || sz > (1ull << 30))) r = -ERANGE;
+            if (r == 0) c->max_frame_size = sz;
         } else if (strcmp(key, "program_cache") == 0)
             r = parse_u32(value, 0, 100000, &c->program_cache);
         else if (strcmp(key, "kill_grace") == 0)
@@ -261,12 +254,10 @@ static int on_key(void *user, const char *section, const char *key, const char *
         else if (strcmp(key, "recv_threads") == 0)
             r = parse_u32(value, 1, 64, &c->recv_threads);
     } else if (strcmp(section, "pool") == 0) {
-        if (strcmp(key, "size") == 0)
-            r = config_parse_size(value, &c->pool_size);
+        if (strcmp(key, "size") == 0) r = config_parse_size(value, &c->pool_size);
     }
 
-    if (r == 0)
-        return 1;
+    if (r == 0) return 1;
     ctx->error = r;
     if (r == -ENOENT)
         snprintf(ctx->msg, sizeof ctx->msg, "unknown setting [%s] %s", section, key);
@@ -279,13 +270,11 @@ static int on_key(void *user, const char *section, const char *key, const char *
 int config_load(struct agent_config *c, const char *path)
 {
     FILE *f = fopen(path, "re");
-    if (!f)
-        return -errno;
+    if (!f) return -errno;
     struct load_ctx ctx = {.c = c, .path = path};
     int line = ini_parse_file(f, on_key, &ctx);
     fclose(f);
-    if (line == 0)
-        return 0;
+    if (line == 0) return 0;
     if (line > 0) {
         fprintf(stderr, "%s:%d: %s\n", path, line, ctx.error ? ctx.msg : "syntax error");
         return -EINVAL;

@@ -15,8 +15,14 @@ static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 /* Set while the handler ends a rank, so the exit path frees nothing from inside the handler. */
 static __thread int in_fault;
 
-int fault_in_handler(void) { return in_fault; }
-void fault_landed(void) { in_fault = 0; }
+int fault_in_handler(void)
+{
+    return in_fault;
+}
+void fault_landed(void)
+{
+    in_fault = 0;
+}
 
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
@@ -63,8 +69,7 @@ static __thread struct {
 
 void fault_thread_setup(void)
 {
-    if (!FAULT_OWN_ALTSTACK)
-        return;
+    if (!FAULT_OWN_ALTSTACK) return;
     void *mem = malloc(FAULT_STACK_SIZE);
     if (!mem) return;
     stack_t ss = {.ss_sp = mem, .ss_size = FAULT_STACK_SIZE, .ss_flags = 0};

@@ -23,7 +23,7 @@ static void usage(FILE *f)
                "  --name NAME        node name shown to users (default: host name)\n"
                "  --listen HOST:PORT accept other agents here (port default 7470)\n"
                "  --key-file FILE    cluster key shared by the agents (>= 32 bytes, mode 600)\n"
-            "  --peer HOST:PORT   keep a connection to this agent (repeatable)\n"
+               "  --peer HOST:PORT   keep a connection to this agent (repeatable)\n"
                "  --log-level LEVEL  err, warning, notice, info or debug\n"
                "  --private          an agent for one tmpi-launch: no config file\n"
                "  --ready-fd N       write READY=1 to fd N and close it once ready\n"

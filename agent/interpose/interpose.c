@@ -25,8 +25,7 @@ static int real_status;
 #define RESOLVE(name)                                                                              \
     do {                                                                                           \
         *(void **)&real.name = dlsym(RTLD_NEXT, #name);                                            \
-        if (!real.name)                                                                            \
-            return -ENOENT;                                                                        \
+        if (!real.name) return -ENOENT;                                                            \
     } while (0)
 
 static int resolve_all(void)
@@ -46,7 +45,10 @@ static int resolve_all(void)
     return 0;
 }
 
-static void resolve_once(void) { real_status = resolve_all(); }
+static void resolve_once(void)
+{
+    real_status = resolve_all();
+}
 
 int interpose_init(void)
 {
@@ -63,33 +65,32 @@ const struct interpose_real *interpose_real(void)
 ssize_t interpose_real_write(int fd, const void *buf, size_t n)
 {
     const struct interpose_real *rl = interpose_real();
-    if (rl->write)
-        return rl->write(fd, buf, n);
+    if (rl->write) return rl->write(fd, buf, n);
     return (ssize_t)syscall(SYS_write, fd, buf, n);
 }
 
 EXPORT void exit(int code)
 {
-    if (rank_current())
-        rank_end(RANK_END_CODE, code, NULL);
+    if (rank_current()) rank_end(RANK_END_CODE, code, NULL);
     interpose_real()->exit(code);
 }
 
 /* _exit and _Exit skip atexit handlers; for a rank that is the same as exit. */
 EXPORT void _exit(int code)
 {
-    if (rank_current())
-        rank_end(RANK_END_CODE, code, NULL);
+    if (rank_current()) rank_end(RANK_END_CODE, code, NULL);
     syscall(SYS_exit_group, code);
     __builtin_unreachable();
 }
 
-EXPORT void _Exit(int code) { _exit(code); }
+EXPORT void _Exit(int code)
+{
+    _exit(code);
+}
 
 EXPORT void abort(void)
 {
-    if (rank_current())
-        rank_end(RANK_END_ABORT, 128 + SIGABRT, "called abort()");
+    if (rank_current()) rank_end(RANK_END_ABORT, 128 + SIGABRT, "called abort()");
     interpose_real()->abort();
 }
 
@@ -99,10 +100,12 @@ EXPORT char *getenv(const char *name)
     struct rank *r = rank_current();
     if (r) {
         char *v = job_getenv(r->job, name);
-        if (v)
-            return v;
+        if (v) return v;
     }
     return interpose_real()->getenv(name);
 }
 
-EXPORT char *secure_getenv(const char *name) { return getenv(name); }
+EXPORT char *secure_getenv(const char *name)
+{
+    return getenv(name);
+}

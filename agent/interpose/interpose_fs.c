@@ -28,8 +28,7 @@
 static const char *rank_path(const char *path, char buf[PATH_MAX])
 {
     struct rank *r = rank_current();
-    if (!r || !path || path[0] == '/' || path[0] == '\0')
-        return path;
+    if (!r || !path || path[0] == '/' || path[0] == '\0') return path;
     int n = snprintf(buf, PATH_MAX, "%s/%s", r->job->cwd, path);
     if (n < 0 || n >= PATH_MAX) {
         errno = ENAMETOOLONG;
@@ -49,8 +48,7 @@ static void *real_sym(const char *name)
 
 #define PATH_OR_FAIL(p, buf, fail)                                                                 \
     const char *p = rank_path(path, buf);                                                          \
-    if (!p)                                                                                        \
-        return fail
+    if (!p) return fail
 
 /* The mode argument exists only when the flags create a file. */
 #define OPEN_MODE(flags, last, ret_mode)                                                           \
@@ -71,10 +69,8 @@ static int open_in_job(const char *real_name, int dirfd, const char *path, int f
 {
     char buf[PATH_MAX];
     const char *p = path;
-    if (dirfd == AT_FDCWD && !(p = rank_path(path, buf)))
-        return -1;
-    if (strcmp(real_name, "openat") == 0)
-        return REAL(openat_fn, openat)(dirfd, p, flags, mode);
+    if (dirfd == AT_FDCWD && !(p = rank_path(path, buf))) return -1;
+    if (strcmp(real_name, "openat") == 0) return REAL(openat_fn, openat)(dirfd, p, flags, mode);
     return ((int (*)(const char *, int, ...))real_sym(real_name))(p, flags, mode);
 }
 
@@ -173,8 +169,7 @@ EXPORT int rename(const char *from, const char *to)
 {
     char b1[PATH_MAX], b2[PATH_MAX];
     const char *f = rank_path(from, b1), *t = rank_path(to, b2);
-    if (!f || !t)
-        return -1;
+    if (!f || !t) return -1;
     return REAL(int (*)(const char *, const char *), rename)(f, t);
 }
 
@@ -198,14 +193,12 @@ EXPORT int chdir(const char *path)
 EXPORT char *getcwd(char *buf, size_t size)
 {
     struct rank *r = rank_current();
-    if (!r)
-        return REAL(char *(*)(char *, size_t), getcwd)(buf, size);
+    if (!r) return REAL(char *(*)(char *, size_t), getcwd)(buf, size);
     size_t n = strlen(r->job->cwd) + 1;
     if (!buf) {
         size_t cap = size > n ? size : n;
         buf = malloc(cap);
-        if (!buf)
-            return NULL;
+        if (!buf) return NULL;
         size = cap;
     }
     if (size < n) {

@@ -34,22 +34,18 @@ void __assert_fail(const char *expr, const char *file, unsigned line, const char
 /* Which rank stream a FILE is for the calling thread: 1, 2, or 0 (not captured). */
 static int captured(FILE *f, struct rank **ret)
 {
-    if (f != stdout && f != stderr)
-        return 0;
+    if (f != stdout && f != stderr) return 0;
     struct rank *r = rank_current();
-    if (!r)
-        return 0;
+    if (!r) return 0;
     *ret = r;
     return f == stdout ? 1 : 2;
 }
 
 static int captured_fd(int fd, struct rank **ret)
 {
-    if (fd != 1 && fd != 2)
-        return 0;
+    if (fd != 1 && fd != 2) return 0;
     struct rank *r = rank_current();
-    if (!r)
-        return 0;
+    if (!r) return 0;
     *ret = r;
     return fd;
 }
@@ -62,10 +58,8 @@ static int route_vprintf(struct rank *r, int stream, const char *fmt, va_list ap
     va_copy(aq, ap);
     int n = vsnprintf(small, sizeof small, fmt, aq);
     va_end(aq);
-    if (n < 0)
-        return -1;
-    if ((size_t)n < sizeof small)
-        return output_write(r, stream, small, (size_t)n) < 0 ? -1 : n;
+    if (n < 0) return -1;
+    if ((size_t)n < sizeof small) return output_write(r, stream, small, (size_t)n) < 0 ? -1 : n;
     char *big = malloc((size_t)n + 1);
     if (!big) {
         errno = ENOMEM;
@@ -81,8 +75,7 @@ EXPORT int vfprintf(FILE *f, const char *fmt, va_list ap)
 {
     struct rank *r;
     int s = captured(f, &r);
-    if (s)
-        return route_vprintf(r, s, fmt, ap);
+    if (s) return route_vprintf(r, s, fmt, ap);
     return interpose_real()->vfprintf(f, fmt, ap);
 }
 
@@ -95,7 +88,10 @@ EXPORT int fprintf(FILE *f, const char *fmt, ...)
     return n;
 }
 
-EXPORT int vprintf(const char *fmt, va_list ap) { return vfprintf(stdout, fmt, ap); }
+EXPORT int vprintf(const char *fmt, va_list ap)
+{
+    return vfprintf(stdout, fmt, ap);
+}
 
 EXPORT int printf(const char *fmt, ...)
 {
@@ -110,8 +106,7 @@ EXPORT int vdprintf(int fd, const char *fmt, va_list ap)
 {
     struct rank *r;
     int s = captured_fd(fd, &r);
-    if (s)
-        return route_vprintf(r, s, fmt, ap);
+    if (s) return route_vprintf(r, s, fmt, ap);
     return interpose_real()->vdprintf(fd, fmt, ap);
 }
 
@@ -172,20 +167,20 @@ EXPORT int fputs(const char *s, FILE *f)
 {
     struct rank *r;
     int st = captured(f, &r);
-    if (st)
-        return output_write(r, st, s, strlen(s)) < 0 ? EOF : 1;
+    if (st) return output_write(r, st, s, strlen(s)) < 0 ? EOF : 1;
     return interpose_real()->fputs(s, f);
 }
 
-EXPORT int fputs_unlocked(const char *s, FILE *f) { return fputs(s, f); }
+EXPORT int fputs_unlocked(const char *s, FILE *f)
+{
+    return fputs(s, f);
+}
 
 EXPORT int puts(const char *s)
 {
     struct rank *r = rank_current();
-    if (!r)
-        return interpose_real()->puts(s);
-    if (output_write(r, 1, s, strlen(s)) < 0 || output_write(r, 1, "\n", 1) < 0)
-        return EOF;
+    if (!r) return interpose_real()->puts(s);
+    if (output_write(r, 1, s, strlen(s)) < 0 || output_write(r, 1, "\n", 1) < 0) return EOF;
     return 1;
 }
 
@@ -200,20 +195,37 @@ EXPORT int fputc(int c, FILE *f)
     return interpose_real()->fputc(c, f);
 }
 
-EXPORT int putc(int c, FILE *f) { return fputc(c, f); }
-EXPORT int _IO_putc(int c, FILE *f) { return fputc(c, f); }
-EXPORT int fputc_unlocked(int c, FILE *f) { return fputc(c, f); }
-EXPORT int putc_unlocked(int c, FILE *f) { return fputc(c, f); }
-EXPORT int putchar(int c) { return fputc(c, stdout); }
-EXPORT int putchar_unlocked(int c) { return fputc(c, stdout); }
+EXPORT int putc(int c, FILE *f)
+{
+    return fputc(c, f);
+}
+EXPORT int _IO_putc(int c, FILE *f)
+{
+    return fputc(c, f);
+}
+EXPORT int fputc_unlocked(int c, FILE *f)
+{
+    return fputc(c, f);
+}
+EXPORT int putc_unlocked(int c, FILE *f)
+{
+    return fputc(c, f);
+}
+EXPORT int putchar(int c)
+{
+    return fputc(c, stdout);
+}
+EXPORT int putchar_unlocked(int c)
+{
+    return fputc(c, stdout);
+}
 
 EXPORT size_t fwrite(const void *p, size_t size, size_t n, FILE *f)
 {
     struct rank *r;
     int st = captured(f, &r);
     if (st) {
-        if (size == 0 || n == 0)
-            return 0;
+        if (size == 0 || n == 0) return 0;
         return output_write(r, st, p, size * n) < 0 ? 0 : n;
     }
     return interpose_real()->fwrite(p, size, n, f);
@@ -229,8 +241,7 @@ EXPORT size_t fwrite_unlocked(const void *p, size_t size, size_t n, FILE *f)
 EXPORT int fflush(FILE *f)
 {
     struct rank *r;
-    if (f && captured(f, &r))
-        return 0;
+    if (f && captured(f, &r)) return 0;
     return interpose_real()->fflush(f);
 }
 
@@ -253,8 +264,7 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
     struct rank *r;
     int st = captured_fd(fd, &r);
-    if (st)
-        return output_write(r, st, buf, n) < 0 ? -1 : (ssize_t)n;
+    if (st) return output_write(r, st, buf, n) < 0 ? -1 : (ssize_t)n;
     return interpose_real()->write(fd, buf, n);
 }
 
@@ -263,7 +273,6 @@ EXPORT void __assert_fail(const char *expr, const char *file, unsigned line, con
 {
     struct rank *r = rank_current();
     fprintf(stderr, "%s:%u: %s: Assertion `%s' failed.\n", file, line, func, expr);
-    if (r)
-        rank_end(RANK_END_ABORT, 128 + 6, "assertion failed");
+    if (r) rank_end(RANK_END_ABORT, 128 + 6, "assertion failed");
     abort();
 }

@@ -35,8 +35,7 @@ static void *rank_child_main(void *p)
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
-EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
-                          void *arg)
+EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
     static pthread_create_fn real;
     if (!real) {
@@ -45,17 +44,13 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
         __atomic_store_n(&real, f, __ATOMIC_RELEASE);
     }
     pthread_create_fn realfn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-    if (!realfn)
-        return ENOSYS;
+    if (!realfn) return ENOSYS;
     struct rank *r = rank_current();
-    if (!r)
-        return realfn(t, attr, fn, arg);
+    if (!r) return realfn(t, attr, fn, arg);
     struct rank_child *c = malloc(sizeof *c);
-    if (!c)
-        return EAGAIN;
+    if (!c) return EAGAIN;
     *c = (struct rank_child){.fn = fn, .arg = arg, .rank = r};
     int rc = realfn(t, attr, rank_child_main, c);
-    if (rc != 0)
-        free(c);
+    if (rc != 0) free(c);
     return rc;
 }

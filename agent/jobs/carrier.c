@@ -31,7 +31,6 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-
 int carrier_wanted(struct job *j, char *why, size_t whylen)
 {
     const char *mode = job_getenv(j, "TMPI_RANK_SWITCHING");
@@ -440,7 +439,8 @@ void carriers_free(struct job *j)
     struct carrier_pool *p = j->cpool;
     if (!p) return;
     stacks_free(j);
-    for (uint32_t i = 0; i < j->nprocs; i++) j->ranks[i].carried = NULL;
+    for (uint32_t i = 0; i < j->nprocs; i++)
+        j->ranks[i].carried = NULL;
     free(p->carried);
     free(p->carriers);
     free(p->ranks);

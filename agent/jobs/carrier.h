@@ -51,7 +51,7 @@ enum carrier_rank_state {
 
 /* A rank's part when it runs on carriers (struct rank.carried; NULL: a thread of its own). */
 struct carried {
-    struct carrier *home; /* the carrier that starts it */
+    struct carrier *home;         /* the carrier that starts it */
     struct carrier *_Atomic last; /* the carrier it runs or last ran on (resumes there) */
     struct ctx ctx;
     void *map; /* stack mapping, guard page first */
@@ -62,7 +62,7 @@ struct carried {
     int (*ready)(void *arg); /* while parked: resume once ready(arg) != 0 */
     void *ready_arg;
     _Atomic uint64_t deadline; /* CLOCK_MONOTONIC ns while parked in a sleep, else 0 */
-    void *client_tls;  /* libtmpi's per-thread record while the context is stopped */
+    void *client_tls;          /* libtmpi's per-thread record while the context is stopped */
 };
 
 struct carrier {
@@ -75,7 +75,8 @@ struct carrier {
     uint32_t next;       /* round-robin position in its block */
     uint32_t steal_next; /* round-robin position in the job's ranks */
     struct rank *cur;    /* the rank whose context runs, NULL at home */
-    _Atomic uint64_t busy_since; /* CLOCK_MONOTONIC ns the running rank got the carrier, 0 at home */
+    _Atomic uint64_t
+        busy_since; /* CLOCK_MONOTONIC ns the running rank got the carrier, 0 at home */
 };
 
 /* A job's carriers (job.cpool). */

@@ -27,28 +27,29 @@
 const char *job_state_name(int state)
 {
     switch (state) {
-    case JOB_LOADING: return "loading";
-    case JOB_RUNNING: return "running";
-    case JOB_ENDING: return "ending";
-    default: return "unknown";
+    case JOB_LOADING:
+        return "loading";
+    case JOB_RUNNING:
+        return "running";
+    case JOB_ENDING:
+        return "ending";
+    default:
+        return "unknown";
     }
 }
 
 static char *xstrdup(const char *s, int *oom)
 {
     char *d = strdup(s ? s : "");
-    if (!d)
-        *oom = 1;
+    if (!d) *oom = 1;
     return d;
 }
 
 static int valid_env_name(const char *n)
 {
-    if (!*n)
-        return 0;
+    if (!*n) return 0;
     for (; *n; n++)
-        if (*n == '=')
-            return 0;
+        if (*n == '=') return 0;
     return 1;
 }
 
@@ -67,8 +68,8 @@ struct job_spec {
     uint32_t timeout_sec;
 };
 
-static int job_build(struct agent *a, const struct job_spec *s, uid_t uid,
-                     struct bufferevent *bev, struct job **ret, char *err, size_t errlen)
+static int job_build(struct agent *a, const struct job_spec *s, uid_t uid, struct bufferevent *bev,
+                     struct job **ret, char *err, size_t errlen)
 {
     const struct agent_config *cfg = &a->cfg;
     if (s->nprocs < 1 || s->nprocs > cfg->max_ranks) {
@@ -101,8 +102,7 @@ static int job_build(struct agent *a, const struct job_spec *s, uid_t uid,
         }
 
     struct job *j = calloc(1, sizeof *j);
-    if (!j)
-        return -ENOMEM;
+    if (!j) return -ENOMEM;
     int oom = 0;
     j->agent = a;
     j->uid = uid;
@@ -120,8 +120,7 @@ static int job_build(struct agent *a, const struct job_spec *s, uid_t uid,
     j->ranks = calloc(s->nprocs, sizeof *j->ranks);
     j->node_of_rank = calloc(s->world, sizeof *j->node_of_rank);
     j->local_rank_of = calloc(s->world, sizeof *j->local_rank_of);
-    if (!j->argv || !j->env || !j->ranks || !j->node_of_rank || !j->local_rank_of)
-        oom = 1;
+    if (!j->argv || !j->env || !j->ranks || !j->node_of_rank || !j->local_rank_of) oom = 1;
     if (!oom) {
         j->argv[0] = xstrdup(s->program_name, &oom);
         for (size_t i = 0; i < s->n_args; i++)
@@ -160,15 +159,21 @@ int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
             struct bufferevent *bev, struct job **ret, char *err, size_t errlen)
 {
     struct job_spec spec = {
-        .nprocs = s->nprocs, .world = s->nprocs, .program_hash = s->program_hash,
-        .program_size = s->program_size, .program_name = s->program_name, .n_args = s->n_args,
-        .args = s->args, .cwd = s->cwd, .n_env = s->n_env, .env = s->env,
+        .nprocs = s->nprocs,
+        .world = s->nprocs,
+        .program_hash = s->program_hash,
+        .program_size = s->program_size,
+        .program_name = s->program_name,
+        .n_args = s->n_args,
+        .args = s->args,
+        .cwd = s->cwd,
+        .n_env = s->n_env,
+        .env = s->env,
         .timeout_sec = s->timeout_sec,
     };
     struct job *j;
     int r = job_build(a, &spec, uid, bev, &j, err, errlen);
-    if (r < 0)
-        return r;
+    if (r < 0) return r;
     j->submitter_pid = pid;
     struct passwd pw, *pwp = NULL;
     char pwbuf[1024];
@@ -201,10 +206,17 @@ int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct buffereven
     }
     const Tmpi__NodePlacement *me = ja->nodes[ja->node];
     struct job_spec spec = {
-        .nprocs = (uint32_t)me->n_ranks, .world = ja->nprocs, .program_hash = ja->program_hash,
-        .program_size = ja->program_size, .program_name = ja->program_name,
-        .n_args = ja->n_args, .args = ja->args, .cwd = ja->cwd, .n_env = ja->n_env,
-        .env = ja->env, .timeout_sec = ja->timeout_sec,
+        .nprocs = (uint32_t)me->n_ranks,
+        .world = ja->nprocs,
+        .program_hash = ja->program_hash,
+        .program_size = ja->program_size,
+        .program_name = ja->program_name,
+        .n_args = ja->n_args,
+        .args = ja->args,
+        .cwd = ja->cwd,
+        .n_env = ja->n_env,
+        .env = ja->env,
+        .timeout_sec = ja->timeout_sec,
     };
     if (me->n_ranks > ja->nprocs) {
         snprintf(err, errlen, "malformed job assignment: more ranks here than in the job");
@@ -212,8 +224,7 @@ int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct buffereven
     }
     struct job *j;
     int r = job_build(a, &spec, ja->owner_uid, bev, &j, err, errlen);
-    if (r < 0)
-        return r;
+    if (r < 0) return r;
     snprintf(j->owner, sizeof j->owner, "%s", ja->owner ? ja->owner : "?");
     snprintf(j->coordinator, sizeof j->coordinator, "%s", ja->coordinator ? ja->coordinator : "");
     j->coord_job_id = ja->coordinator_job_id;
@@ -240,8 +251,7 @@ int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct buffereven
             }
             j->node_of_rank[g] = (int32_t)n;
             j->local_rank_of[g] = (int32_t)l;
-            if (n == ja->node)
-                j->global_rank[l] = (int32_t)g;
+            if (n == ja->node) j->global_rank[l] = (int32_t)g;
         }
     }
     if (total != j->world_size) {
@@ -277,8 +287,7 @@ void job_release(struct job *j)
 
 void job_free(struct job *j)
 {
-    if (!j)
-        return;
+    if (!j) return;
     if (j->argv)
         for (int i = 0; i < j->argc; i++)
             free(j->argv[i]);
@@ -289,16 +298,13 @@ void job_free(struct job *j)
     free(j->env);
     free(j->program_name);
     free(j->cwd);
-    if (j->member)
-        job_member_forget(j->member);
-    if (j->net)
-        job_net_free(j->net);
+    if (j->member) job_member_forget(j->member);
+    if (j->net) job_net_free(j->net);
     free(j->ranks);
     free(j->global_rank);
     free(j->node_of_rank);
     free(j->local_rank_of);
-    if (j->done_ev)
-        event_free(j->done_ev);
+    if (j->done_ev) event_free(j->done_ev);
     pthread_mutex_destroy(&j->out_mu);
     pthread_mutex_destroy(&j->drain_mu);
     pthread_cond_destroy(&j->drain_cv);
@@ -308,14 +314,16 @@ void job_free(struct job *j)
     free(j);
 }
 
-int job_cancelled(struct job *j) { return atomic_load_explicit(&j->cancelled, memory_order_acquire); }
+int job_cancelled(struct job *j)
+{
+    return atomic_load_explicit(&j->cancelled, memory_order_acquire);
+}
 
 /* Wakes everything a rank of this job may be blocked on, so it notices the cancellation. */
 static void wake_ranks(struct job *j)
 {
     pthread_mutex_lock(&j->client_mu);
-    if (j->client_created && j->client_ops.wake_all)
-        j->client_ops.wake_all(j->client_state);
+    if (j->client_created && j->client_ops.wake_all) j->client_ops.wake_all(j->client_state);
     pthread_mutex_unlock(&j->client_mu);
     pthread_mutex_lock(&j->drain_mu);
     atomic_fetch_add(&j->drain_gen, 1);
@@ -326,8 +334,7 @@ static void wake_ranks(struct job *j)
 /* Records the first failure; mu held. Returns 1 if this call made the job fail. */
 static int record_failure_locked(struct job *j, int rank, int status, const char *reason)
 {
-    if (j->failed)
-        return 0;
+    if (j->failed) return 0;
     j->failed = 1;
     j->fail_rank = rank;
     j->exit_status = status;
@@ -351,8 +358,7 @@ void job_cancel(struct job *j, int status, const char *reason)
     pthread_mutex_lock(&j->mu);
     int first = record_failure_locked(j, -1, status, reason);
     pthread_mutex_unlock(&j->mu);
-    if (first)
-        log_notice("job %llu: %s", (unsigned long long)j->id, reason);
+    if (first) log_notice("job %llu: %s", (unsigned long long)j->id, reason);
     wake_ranks(j);
 }
 
@@ -386,8 +392,7 @@ void job_fail(struct job *j, struct rank *r, int kind, int code, const char *msg
     pthread_mutex_lock(&j->mu);
     int first = record_failure_locked(j, r->info.rank, status, reason);
     pthread_mutex_unlock(&j->mu);
-    if (first)
-        log_info("job %llu: %s", (unsigned long long)j->id, reason);
+    if (first) log_info("job %llu: %s", (unsigned long long)j->id, reason);
     wake_ranks(j);
 }
 
@@ -404,8 +409,7 @@ int job_send(struct job *j, const Tmpi__Envelope *env)
     uint8_t *buf;
     size_t len;
     int r = frame_encode(env, FRAME_DEFAULT_MAX, &buf, &len);
-    if (r < 0)
-        return r;
+    if (r < 0) return r;
     int throttle = rank_current() != NULL;
     for (;;) {
         unsigned gen = atomic_load_explicit(&j->drain_gen, memory_order_acquire);
@@ -423,7 +427,8 @@ int job_send(struct job *j, const Tmpi__Envelope *env)
         }
         pthread_mutex_unlock(&j->out_mu);
         pthread_mutex_lock(&j->drain_mu);
-        while (atomic_load_explicit(&j->drain_gen, memory_order_acquire) == gen && !job_cancelled(j))
+        while (atomic_load_explicit(&j->drain_gen, memory_order_acquire) == gen &&
+               !job_cancelled(j))
             pthread_cond_wait(&j->drain_cv, &j->drain_mu);
         pthread_mutex_unlock(&j->drain_mu);
         if (job_cancelled(j)) {
@@ -443,7 +448,10 @@ int job_wait_gate(struct job *j)
     return open ? 0 : -ECANCELED;
 }
 
-int job_argc(struct job *j) { return j->argc; }
+int job_argc(struct job *j)
+{
+    return j->argc;
+}
 
 char **job_copy_argv(struct job *j)
 {
@@ -452,8 +460,7 @@ char **job_copy_argv(struct job *j)
         total += strlen(j->argv[i]) + 1;
     /* one block: the pointer array, then the strings */
     char **v = malloc(((size_t)j->argc + 1) * sizeof *v + total);
-    if (!v)
-        return NULL;
+    if (!v) return NULL;
     char *p = (char *)(v + j->argc + 1);
     for (int i = 0; i < j->argc; i++) {
         size_t n = strlen(j->argv[i]) + 1;
@@ -469,8 +476,7 @@ char *job_getenv(struct job *j, const char *name)
 {
     size_t n = strlen(name);
     for (char **e = j->env; *e; e++)
-        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
-            return *e + n + 1;
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
     return NULL;
 }
 
@@ -499,8 +505,7 @@ void job_rank_finished(struct job *j, struct rank *r)
     send_rank_exit(j, r);
     pthread_mutex_lock(&j->mu);
     j->nfinished++;
-    if (j->nfinished == j->nprocs)
-        pthread_cond_broadcast(&j->cv);
+    if (j->nfinished == j->nprocs) pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);
 }
 
@@ -515,8 +520,7 @@ static void send_job_end(struct job *j)
     je.failed_rank = j->failed ? j->fail_rank : -1;
     je.reason = j->failed ? j->reason : "";
     pthread_mutex_unlock(&j->mu);
-    if (already)
-        return;
+    if (already) return;
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_JOB_END;
     env.job_end = &je;
@@ -548,8 +552,7 @@ static int load_images(struct job *j)
             job_cancel(j, 1, reason);
             return rc;
         }
-        if (job_cancelled(j))
-            return -ECANCELED;
+        if (job_cancelled(j)) return -ECANCELED;
     }
     return 0;
 }
@@ -583,8 +586,7 @@ static uint32_t start_ranks(struct job *j)
         job_open_gate(j, 0);
         return 0;
     }
-    if (carried)
-        return carriers_start(j);
+    if (carried) return carriers_start(j);
     log_debug("job %llu: one thread per rank (%s)", (unsigned long long)j->id, why);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
@@ -627,8 +629,7 @@ static void wait_ranks(struct job *j, uint32_t started)
 {
     struct timespec deadline;
     int have_deadline = j->timeout_sec > 0;
-    if (have_deadline)
-        deadline_in(&deadline, j->timeout_sec);
+    if (have_deadline) deadline_in(&deadline, j->timeout_sec);
     int grace_armed = 0;
 
     pthread_mutex_lock(&j->mu);
@@ -641,8 +642,7 @@ static void wait_ranks(struct job *j, uint32_t started)
         }
         int rc = have_deadline ? pthread_cond_timedwait(&j->cv, &j->mu, &deadline)
                                : pthread_cond_wait(&j->cv, &j->mu);
-        if (rc != ETIMEDOUT)
-            continue;
+        if (rc != ETIMEDOUT) continue;
         if (!grace_armed) {
             char reason[128];
             snprintf(reason, sizeof reason, "job timed out after %u s", j->timeout_sec);
@@ -678,8 +678,7 @@ static int member_loaded(struct job *j, int ok)
     env.msg_case = TMPI__ENVELOPE__MSG_JOB_LOADED;
     env.job_loaded = &jl;
     (void)job_send(j, &env);
-    if (!ok)
-        return 0;
+    if (!ok) return 0;
     pthread_mutex_lock(&j->mu);
     while (!j->go && !job_cancelled(j))
         pthread_cond_wait(&j->cv, &j->mu);
@@ -719,17 +718,14 @@ static void *job_thread(void *arg)
         init_rank_info(j, i);
     uint32_t started = 0;
     int run = load_images(j) == 0;
-    if (j->net)
-        run = member_loaded(j, run);
+    if (j->net) run = member_loaded(j, run);
     if (run) {
         atomic_store(&j->state, JOB_RUNNING);
-        if (!j->net)
-            send_job_started(j);
+        if (!j->net) send_job_started(j);
         started = start_ranks(j);
         wait_ranks(j, started);
     }
-    if (j->net)
-        member_ranks_ended(j);
+    if (j->net) member_ranks_ended(j);
     atomic_store(&j->state, JOB_ENDING);
     if (j->cpool)
         carriers_join(j);
@@ -737,13 +733,11 @@ static void *job_thread(void *arg)
         for (uint32_t i = 0; i < started; i++)
             pthread_join(j->ranks[i].thread, NULL);
     /* No frame may reach libtmpi once its state is gone. */
-    if (j->net)
-        job_net_close(j->net);
+    if (j->net) job_net_close(j->net);
 
     /* libclient's per-job state goes before the images: the last dlclose unloads libtmpi. */
     pthread_mutex_lock(&j->client_mu);
-    if (j->client_created && j->client_ops.destroy)
-        j->client_ops.destroy(j->client_state);
+    if (j->client_created && j->client_ops.destroy) j->client_ops.destroy(j->client_state);
     j->client_created = 0;
     pthread_mutex_unlock(&j->client_mu);
     carriers_free(j);
@@ -758,11 +752,9 @@ static void *job_thread(void *arg)
         output_flush(r);
     }
 
-    if (j->failed)
-        atomic_fetch_add(&a->jobs_failed, 1);
+    if (j->failed) atomic_fetch_add(&a->jobs_failed, 1);
     send_job_end(j);
-    if (j->net)
-        send_job_unloaded(j);
+    if (j->net) send_job_unloaded(j);
     progcache_release(&a->cache, j->prog);
     j->prog = NULL;
     event_active(j->done_ev, 0, 0);

@@ -36,9 +36,9 @@ struct job {
     struct program *prog;
     char *program_name;
     int argc;
-    char **argv;   /* argv[0] = program_name; job-owned, ranks get copies */
+    char **argv; /* argv[0] = program_name; job-owned, ranks get copies */
     char *cwd;
-    char **env;    /* "NAME=VALUE" strings, NULL-terminated */
+    char **env; /* "NAME=VALUE" strings, NULL-terminated */
     uint32_t timeout_sec;
     double start_time;
     struct rank *ranks;     /* nprocs: the ranks on this node */
@@ -62,9 +62,9 @@ struct job {
     /* Lifecycle, guarded by mu. */
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int gate;          /* 0 closed, 1 open, -1 never opens (start failed) */
+    int gate; /* 0 closed, 1 open, -1 never opens (start failed) */
     uint32_t nfinished;
-    int failed;        /* the first failure is kept */
+    int failed; /* the first failure is kept */
     int fail_rank;
     int exit_status;
     char reason[512];
@@ -81,11 +81,11 @@ struct job {
      * the same frames a launcher would, with global ranks. */
     struct job_net *net;
     int node, nnodes;
-    char coordinator[64];   /* the coordinator's agent name */
-    uint64_t coord_job_id;  /* the job's id at the coordinator */
-    int go;                 /* mu: JobGo arrived, the gate may open */
-    int released;           /* mu: JobRelease arrived, the links may close */
-    atomic_int ranks_ended; /* every local rank ended: a link that closes now is no failure */
+    char coordinator[64];      /* the coordinator's agent name */
+    uint64_t coord_job_id;     /* the job's id at the coordinator */
+    int go;                    /* mu: JobGo arrived, the gate may open */
+    int released;              /* mu: JobRelease arrived, the links may close */
+    atomic_int ranks_ended;    /* every local rank ended: a link that closes now is no failure */
     struct job_member *member; /* loop thread: the coordinator connection's state */
 
     /* User-level switching (carrier.h): NULL when every rank has a thread of its own.  Job

@@ -56,7 +56,7 @@ struct coord {
     struct coord_node *nodes;
     int go_sent;
     int failed;
-    int weak;      /* the failure so far is a member's lost link: a cause may still show up */
+    int weak; /* the failure so far is a member's lost link: a cause may still show up */
     int exit_status, fail_rank;
     char reason[512];
     int depth;    /* nesting of entry points: the coordinator is freed only at depth 0 */
@@ -67,18 +67,16 @@ struct coord {
 static void node_send(struct coord_node *n, const Tmpi__Envelope *env)
 {
     if (n->conn && n->state != CN_CONNECTING && mesh_send(n->conn, env) < 0)
-        log_warning("job %llu: cannot send '%s' to node %d (%s)",
-                    (unsigned long long)n->co->id, frame_msg_name(env), n->index, n->addr);
+        log_warning("job %llu: cannot send '%s' to node %d (%s)", (unsigned long long)n->co->id,
+                    frame_msg_name(env), n->index, n->addr);
 }
 
 static void launcher_send(struct coord *co, const Tmpi__Envelope *env)
 {
-    if (!co->launcher)
-        return;
+    if (!co->launcher) return;
     uint8_t *buf;
     size_t len;
-    if (frame_encode(env, FRAME_DEFAULT_MAX, &buf, &len) < 0)
-        return;
+    if (frame_encode(env, FRAME_DEFAULT_MAX, &buf, &len) < 0) return;
     bufferevent_write(co->launcher, buf, len);
     free(buf);
 }
@@ -142,10 +140,8 @@ static void free_coord(struct coord *co)
 {
     for (int i = 0; i < co->nnodes; i++)
         mesh_conn_close(co->nodes[i].conn);
-    if (co->prog)
-        progcache_release(&co->a->cache, co->prog);
-    if (co->sub)
-        tmpi__submit_job__free_unpacked(co->sub, NULL);
+    if (co->prog) progcache_release(&co->a->cache, co->prog);
+    if (co->sub) tmpi__submit_job__free_unpacked(co->sub, NULL);
     free(co->nodes);
     free(co);
 }
@@ -153,13 +149,11 @@ static void free_coord(struct coord *co)
 /* Ends an entry point: once every member is done, the launcher gets JobEnd and we go. */
 static void leave(struct coord *co)
 {
-    if (--co->depth > 0 || co->finished)
-        return;
+    if (--co->depth > 0 || co->finished) return;
     for (int i = 0; i < co->nnodes; i++) {
         enum node_state s = co->nodes[i].state;
         /* a failed job does not wait for unloading: its members were told to stop */
-        if (s != CN_DONE && !(co->failed && s == CN_ENDED))
-            return;
+        if (s != CN_DONE && !(co->failed && s == CN_ENDED)) return;
     }
     co->finished = 1;
     Tmpi__JobEnd je = TMPI__JOB_END__INIT;
@@ -176,8 +170,7 @@ static void leave(struct coord *co)
     void (*done)(void *) = co->done;
     void *arg = co->done_arg;
     free_coord(co);
-    if (done)
-        done(arg);
+    if (done) done(arg);
 }
 
 static int count(const struct coord *co, enum node_state at_least)
@@ -191,8 +184,7 @@ static int count(const struct coord *co, enum node_state at_least)
 static void broadcast(struct coord *co, Tmpi__Envelope *env)
 {
     for (int i = 0; i < co->nnodes; i++)
-        if (co->nodes[i].state < CN_DONE)
-            node_send(&co->nodes[i], env);
+        if (co->nodes[i].state < CN_DONE) node_send(&co->nodes[i], env);
 }
 
 /* ---- member connection callbacks ---- */
@@ -227,8 +219,7 @@ static void on_ready(void *arg, struct mesh_conn *c)
     env.job_assign = &ja;
     n->state = CN_ASSIGNED;
     int r = mesh_send(c, &env);
-    if (r < 0)
-        node_fail(n, ": cannot send the job: %s", strerror(-r));
+    if (r < 0) node_fail(n, ": cannot send the job: %s", strerror(-r));
     leave(co);
 }
 
@@ -260,8 +251,7 @@ static void send_program(struct coord_node *n, const Tmpi__NeedProgram *np)
 
 static void set_paused(struct coord *co, int paused)
 {
-    if (co->paused == paused)
-        return;
+    if (co->paused == paused) return;
     co->paused = paused;
     for (int i = 0; i < co->nnodes; i++)
         if (co->nodes[i].conn) {
@@ -281,8 +271,7 @@ static void on_loaded(struct coord_node *n, const Tmpi__JobLoaded *jl)
         return;
     }
     n->state = CN_LOADED;
-    if (co->failed || count(co, CN_LOADED) != co->nnodes)
-        return;
+    if (co->failed || count(co, CN_LOADED) != co->nnodes) return;
     Tmpi__JobConnect jc = TMPI__JOB_CONNECT__INIT;
     jc.uid = co->uid;
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
@@ -299,8 +288,7 @@ static void on_linked(struct coord_node *n, const Tmpi__JobLinked *jl)
         return;
     }
     n->state = CN_LINKED;
-    if (co->failed || co->go_sent || count(co, CN_LINKED) != co->nnodes)
-        return;
+    if (co->failed || co->go_sent || count(co, CN_LINKED) != co->nnodes) return;
     co->go_sent = 1;
     Tmpi__JobGo go = TMPI__JOB_GO__INIT;
     go.uid = co->uid;
@@ -323,13 +311,10 @@ static void on_member_end(struct coord_node *n, const Tmpi__JobEnd *je)
     if (je->exit_status != 0 || je->failed_rank >= 0 || (je->reason && *je->reason))
         fail(co, je->exit_status ? je->exit_status : 1, je->failed_rank,
              je->reason && *je->reason ? je->reason : "a rank failed");
-    if (n->state < CN_ENDED)
-        n->state = CN_ENDED;
-    if (co->failed)
-        return;
+    if (n->state < CN_ENDED) n->state = CN_ENDED;
+    if (co->failed) return;
     for (int i = 0; i < co->nnodes; i++)
-        if (co->nodes[i].state < CN_ENDED)
-            return;
+        if (co->nodes[i].state < CN_ENDED) return;
     Tmpi__JobRelease jr = TMPI__JOB_RELEASE__INIT;
     jr.uid = co->uid;
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
@@ -345,16 +330,13 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
     co->depth++;
     switch (env->msg_case) {
     case TMPI__ENVELOPE__MSG_NEED_PROGRAM:
-        if (n->state == CN_ASSIGNED)
-            send_program(n, env->need_program);
+        if (n->state == CN_ASSIGNED) send_program(n, env->need_program);
         break;
     case TMPI__ENVELOPE__MSG_JOB_LOADED:
-        if (n->state == CN_ASSIGNED)
-            on_loaded(n, env->job_loaded);
+        if (n->state == CN_ASSIGNED) on_loaded(n, env->job_loaded);
         break;
     case TMPI__ENVELOPE__MSG_JOB_LINKED:
-        if (n->state == CN_LOADED)
-            on_linked(n, env->job_linked);
+        if (n->state == CN_LOADED) on_linked(n, env->job_linked);
         break;
     case TMPI__ENVELOPE__MSG_OUTPUT:
     case TMPI__ENVELOPE__MSG_RANK_EXIT:
@@ -419,8 +401,9 @@ static int check_submission(const struct agent *a, const Tmpi__SubmitJob *s, cha
     }
     if (s->program_hash.len != PROGRAM_HASH_SIZE || !s->program_name || !*s->program_name ||
         !s->cwd || s->cwd[0] != '/') {
-        snprintf(err, errlen, "malformed submission: program hash, name and absolute cwd "
-                              "required");
+        snprintf(err, errlen,
+                 "malformed submission: program hash, name and absolute cwd "
+                 "required");
         return -EINVAL;
     }
     if (s->program_size == 0 || s->program_size > a->cfg.max_program_size) {
@@ -429,23 +412,26 @@ static int check_submission(const struct agent *a, const Tmpi__SubmitJob *s, cha
         return -EINVAL;
     }
     uint8_t *seen = calloc(s->nprocs, 1);
-    if (!seen)
-        return -ENOMEM;
+    if (!seen) return -ENOMEM;
     uint64_t total = 0;
     int r = 0;
     for (size_t i = 0; i < s->n_nodes && r == 0; i++) {
         const Tmpi__NodePlacement *np = s->nodes[i];
         if (!np->host || !*np->host || np->port == 0 || np->port > 65535 || np->n_ranks == 0) {
-            snprintf(err, errlen, "malformed submission: node %zu needs a host, a port and "
-                                  "ranks", i);
+            snprintf(err, errlen,
+                     "malformed submission: node %zu needs a host, a port and "
+                     "ranks",
+                     i);
             r = -EINVAL;
         }
         total += np->n_ranks;
         for (size_t l = 0; l < np->n_ranks && r == 0; l++) {
             uint32_t g = np->ranks[l];
             if (g >= s->nprocs || seen[g]) {
-                snprintf(err, errlen, "malformed submission: rank %u placed twice or out of "
-                                      "range", g);
+                snprintf(err, errlen,
+                         "malformed submission: rank %u placed twice or out of "
+                         "range",
+                         g);
                 r = -EINVAL;
             } else {
                 seen[g] = 1;
@@ -465,29 +451,26 @@ static Tmpi__SubmitJob *copy_submission(const Tmpi__SubmitJob *s)
 {
     size_t len = tmpi__submit_job__get_packed_size(s);
     uint8_t *buf = malloc(len ? len : 1);
-    if (!buf)
-        return NULL;
+    if (!buf) return NULL;
     tmpi__submit_job__pack(s, buf);
     Tmpi__SubmitJob *copy = tmpi__submit_job__unpack(NULL, len, buf);
     free(buf);
     return copy;
 }
 
-int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid,
-              struct bufferevent *launcher, void (*done)(void *arg), void *arg,
-              struct coord **ret, char *err, size_t errlen)
+int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, struct bufferevent *launcher,
+              void (*done)(void *arg), void *arg, struct coord **ret, char *err, size_t errlen)
 {
     if (!a->cfg.key_file) {
-        snprintf(err, errlen, "this agent has no mesh: a job across several nodes needs tmpid "
-                              "with --listen and --key-file");
+        snprintf(err, errlen,
+                 "this agent has no mesh: a job across several nodes needs tmpid "
+                 "with --listen and --key-file");
         return -ENOKEY;
     }
     int r = check_submission(a, s, err, errlen);
-    if (r < 0)
-        return r;
+    if (r < 0) return r;
     struct coord *co = calloc(1, sizeof *co);
-    if (!co)
-        return -ENOMEM;
+    if (!co) return -ENOMEM;
     co->nodes = calloc(s->n_nodes, sizeof *co->nodes);
     co->sub = copy_submission(s);
     if (!co->nodes || !co->sub) {
@@ -559,6 +542,12 @@ void coord_free(struct coord *co)
     free_coord(co);
 }
 
-uint64_t coord_id(const struct coord *co) { return co->id; }
+uint64_t coord_id(const struct coord *co)
+{
+    return co->id;
+}
 
-void coord_launcher_drained(struct coord *co) { set_paused(co, 0); }
+void coord_launcher_drained(struct coord *co)
+{
+    set_paused(co, 0);
+}

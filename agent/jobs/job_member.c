@@ -18,10 +18,10 @@
 struct job_member {
     struct agent *a;
     struct mesh_conn *conn;
-    struct job *job;     /* NULL before the assignment was accepted, and once freed */
-    int started;         /* the job thread runs; the job is in the agent's list */
+    struct job *job; /* NULL before the assignment was accepted, and once freed */
+    int started;     /* the job thread runs; the job is in the agent's list */
     uint64_t uid;
-    uint8_t *upload;     /* program bytes arriving */
+    uint8_t *upload; /* program bytes arriving */
     size_t upload_size, upload_got;
     uint8_t hash[PROGRAM_HASH_SIZE];
 };
@@ -100,8 +100,7 @@ static void on_chunk(struct job_member *m, const Tmpi__ProgramChunk *ch)
     }
     memcpy(m->upload + m->upload_got, ch->data.data, ch->data.len);
     m->upload_got += ch->data.len;
-    if (!ch->last)
-        return;
+    if (!ch->last) return;
     if (m->upload_got != m->upload_size || !progcache_verify(m->hash, m->upload, m->upload_size)) {
         refuse(m, "the program bytes do not match their size or SHA-256");
         return;
@@ -148,8 +147,7 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
         }
         break;
     case TMPI__ENVELOPE__MSG_JOB_CANCEL:
-        if (env->job_cancel->uid != m->uid)
-            break;
+        if (env->job_cancel->uid != m->uid) break;
         if (j && m->started) {
             const char *why = env->job_cancel->reason;
             job_cancel(j, env->job_cancel->exit_status, why && *why ? why : "cancelled");
@@ -169,8 +167,7 @@ static void on_drain(void *arg, struct mesh_conn *c)
 {
     struct job_member *m = arg;
     struct job *j = m->job;
-    if (!j || !m->started)
-        return;
+    if (!j || !m->started) return;
     /* Output drained: rank threads throttled on this connection may go on. */
     pthread_mutex_lock(&j->drain_mu);
     atomic_fetch_add(&j->drain_gen, 1);
@@ -237,8 +234,7 @@ void job_member_assign(struct agent *a, struct mesh_conn *c, const Tmpi__JobAssi
     struct job *j;
     int r = job_new_member(a, ja, mesh_conn_bev(c), &j, err, sizeof err);
     if (r < 0) {
-        if (r == -ENOMEM)
-            snprintf(err, sizeof err, "out of memory");
+        if (r == -ENOMEM) snprintf(err, sizeof err, "out of memory");
         refuse(m, err);
         return;
     }
@@ -268,10 +264,8 @@ void job_member_assign(struct agent *a, struct mesh_conn *c, const Tmpi__JobAssi
 void job_member_linked(struct job *j, int err, const char *why)
 {
     struct job_member *m = j->member;
-    if (!m)
-        return;
-    if (err < 0)
-        log_warning("job %llu: %s", (unsigned long long)j->id, why);
+    if (!m) return;
+    if (err < 0) log_warning("job %llu: %s", (unsigned long long)j->id, why);
     Tmpi__JobLinked jl = TMPI__JOB_LINKED__INIT;
     jl.uid = m->uid;
     jl.ok = err == 0;

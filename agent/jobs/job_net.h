@@ -32,8 +32,8 @@ struct job_net_link {
     struct job_net *net;
     int node;
     int channel;
-    struct netd_link *l;     /* written under net->mu before the job starts, then read-only */
-    struct mesh_conn *dial;  /* outgoing connection in progress (loop thread) */
+    struct netd_link *l;    /* written under net->mu before the job starts, then read-only */
+    struct mesh_conn *dial; /* outgoing connection in progress (loop thread) */
 };
 
 struct job_net {
@@ -45,13 +45,13 @@ struct job_net {
     /* mu guards l of every link, nlinks and closed: the loop thread adds links while the job
      * thread may be closing them (a job torn down while it links). */
     pthread_mutex_t mu;
-    unsigned nlinks, want;      /* links up, links this node needs */
+    unsigned nlinks, want; /* links up, links this node needs */
     int closed;
-    int connecting;             /* JobConnect arrived (loop thread) */
-    int reported;               /* JobLinked sent (loop thread) */
+    int connecting; /* JobConnect arrived (loop thread) */
+    int reported;   /* JobLinked sent (loop thread) */
     atomic_int resumed;
-    atomic_int rx_stopped; /* job ending: frames are dropped, not delivered */
-    unsigned draining;     /* job_net_stop_rx threads using the links (mu) */
+    atomic_int rx_stopped;  /* job ending: frames are dropped, not delivered */
+    unsigned draining;      /* job_net_stop_rx threads using the links (mu) */
     pthread_cond_t drained; /* draining dropped to 0 (mu) */
 };
 
@@ -63,8 +63,8 @@ int job_net_new(struct job *j, uint64_t uid, int self, size_t nnodes,
 void job_net_connect(struct job_net *n);
 /* Loop thread: an authenticated data connection with this join record arrived (mesh.c); fd
  * is ours. */
-void job_net_accept(struct agent *a, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel,
-                    int fd, const char *peer);
+void job_net_accept(struct agent *a, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel, int fd,
+                    const char *peer);
 /* Any thread, idempotent: start reading every link. */
 void job_net_resume(struct job_net *n);
 /* Job thread, before libtmpi's state is destroyed: close every link.  No callback runs after

@@ -16,7 +16,8 @@
  * the order visible. */
 static struct {
     pthread_mutex_t mu;
-} dl_order = {PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP}; /* recursive like ld.so's own: a constructor may dlopen */
+} dl_order = {PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP}; /* recursive like ld.so's own: a constructor
+                                                          may dlopen */
 
 static void *dl_open(const char *path, int flags)
 {
@@ -39,8 +40,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
     while (off < n) {
         ssize_t w = pwrite(fd, p + off, n - off, (off_t)off);
         if (w < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             return -errno;
         }
         off += (size_t)w;
@@ -48,8 +48,8 @@ static int write_all(int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
-int image_load(const uint8_t *bytes, size_t size, const char *label, struct image *ret,
-               char *err, size_t errlen)
+int image_load(const uint8_t *bytes, size_t size, const char *label, struct image *ret, char *err,
+               size_t errlen)
 {
     *ret = (struct image){.fd = -1};
     int fd = memfd_create(label, MFD_CLOEXEC);
@@ -95,9 +95,7 @@ int image_load(const uint8_t *bytes, size_t size, const char *label, struct imag
 
 void image_unload(struct image *img)
 {
-    if (img->handle)
-        dl_close(img->handle);
-    if (img->fd >= 0)
-        close(img->fd);
+    if (img->handle) dl_close(img->handle);
+    if (img->fd >= 0) close(img->fd);
     *img = (struct image){.fd = -1};
 }

@@ -21,8 +21,8 @@ struct image {
 
 /* Loads one private copy of a module.  On failure returns a negative errno and writes a
  * one-line reason (e.g. the loader's error) into err. */
-int image_load(const uint8_t *bytes, size_t size, const char *label, struct image *ret,
-               char *err, size_t errlen);
+int image_load(const uint8_t *bytes, size_t size, const char *label, struct image *ret, char *err,
+               size_t errlen);
 
 /* Unloads (runs the copy's destructors) and closes its memfd.  Accepts a never-loaded image. */
 void image_unload(struct image *img);

@@ -25,14 +25,12 @@ static int send_piece(struct rank *r, int stream, const char *data, size_t len)
 
 static int reserve(struct output_stream *s, size_t need)
 {
-    if (s->cap >= need)
-        return 0;
+    if (s->cap >= need) return 0;
     size_t cap = s->cap ? s->cap : 256;
     while (cap < need)
         cap *= 2;
     char *nb = realloc(s->buf, cap);
-    if (!nb)
-        return -ENOMEM;
+    if (!nb) return -ENOMEM;
     s->buf = nb;
     s->cap = cap;
     return 0;
@@ -43,8 +41,7 @@ int output_write(struct rank *r, int stream, const void *data, size_t len)
     struct output_stream *s = &r->out[stream - 1];
     const char *p = data;
 
-    if (job_cancelled(r->job) && !r->unloading)
-        rank_end(RANK_END_KILLED, 1, NULL);
+    if (job_cancelled(r->job) && !r->unloading) rank_end(RANK_END_KILLED, 1, NULL);
 
     /* Whole lines in data: send the pending tail plus everything up to the last newline. */
     const char *nl = len ? memrchr(p, '\n', len) : NULL;
@@ -52,24 +49,20 @@ int output_write(struct rank *r, int stream, const void *data, size_t len)
         size_t head = (size_t)(nl - p) + 1;
         int rc;
         if (s->len) {
-            if ((rc = reserve(s, s->len + head)) < 0)
-                return rc;
+            if ((rc = reserve(s, s->len + head)) < 0) return rc;
             memcpy(s->buf + s->len, p, head);
             rc = send_piece(r, stream, s->buf, s->len + head);
             s->len = 0;
         } else {
             rc = send_piece(r, stream, p, head);
         }
-        if (rc < 0)
-            return rc;
+        if (rc < 0) return rc;
         p += head;
         len -= head;
     }
-    if (len == 0)
-        return 0;
+    if (len == 0) return 0;
     int rc = reserve(s, s->len + len);
-    if (rc < 0)
-        return rc;
+    if (rc < 0) return rc;
     memcpy(s->buf + s->len, p, len);
     s->len += len;
     if (s->len >= OUTPUT_MAX_PENDING) {

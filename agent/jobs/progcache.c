@@ -46,11 +46,9 @@ static void trim_locked(struct progcache *c)
         for (struct program **pp = &c->list; *pp; pp = &(*pp)->next)
             if ((*pp)->refs == 0) {
                 unused++;
-                if (!oldest || (*pp)->last_use < (*oldest)->last_use)
-                    oldest = pp;
+                if (!oldest || (*pp)->last_use < (*oldest)->last_use) oldest = pp;
             }
-        if (unused <= c->keep || !oldest)
-            return;
+        if (unused <= c->keep || !oldest) return;
         struct program *p = *oldest;
         *oldest = p->next;
         c->count--;
@@ -89,8 +87,7 @@ int progcache_add(struct progcache *c, const uint8_t hash[PROGRAM_HASH_SIZE], ui
 
 void progcache_release(struct progcache *c, struct program *p)
 {
-    if (!p)
-        return;
+    if (!p) return;
     pthread_mutex_lock(&c->mu);
     p->refs--;
     trim_locked(c);

@@ -13,13 +13,18 @@
  * made on every interposed libc call. */
 static __thread struct rank *current_rank;
 
-struct rank *rank_current(void) { return current_rank; }
-void rank_set_current(struct rank *r) { current_rank = r; }
+struct rank *rank_current(void)
+{
+    return current_rank;
+}
+void rank_set_current(struct rank *r)
+{
+    current_rank = r;
+}
 
 void rank_set_runnable(struct rank *r, int runnable)
 {
-    if (r->runnable == runnable)
-        return;
+    if (r->runnable == runnable) return;
     r->runnable = runnable;
     atomic_fetch_add_explicit(&r->job->agent->runnable_ranks, runnable ? 1 : -1,
                               memory_order_relaxed);
@@ -38,14 +43,12 @@ void rank_end(int kind, int code, const char *msg)
             job_fail(r->job, r, RANK_END_CODE, 1, "called exit(0) from a thread it started");
         current_rank = NULL;
         /* from inside the fault handler nothing may be freed: its 64 KiB stack stays behind */
-        if (!fault_in_handler())
-            fault_thread_done();
+        if (!fault_in_handler()) fault_thread_done();
         pthread_exit(NULL);
     }
     r->end_kind = kind;
     r->end_code = code;
-    if (msg)
-        snprintf(r->end_msg, sizeof r->end_msg, "%s", msg);
+    if (msg) snprintf(r->end_msg, sizeof r->end_msg, "%s", msg);
     siglongjmp(r->exit_jmp, 1);
 }
 
@@ -62,8 +65,7 @@ void rank_life(struct rank *r, int run)
             snprintf(r->end_msg, sizeof r->end_msg, "out of memory starting the rank");
         } else if (sigsetjmp(r->exit_jmp, 1) == 0) {
             /* a carried rank is counted by its carrier (carrier.c) */
-            if (!r->carried)
-                rank_set_runnable(r, 1);
+            if (!r->carried) rank_set_runnable(r, 1);
             int code = r->image.main(argc, argv);
             r->end_kind = RANK_END_CODE;
             r->end_code = code;

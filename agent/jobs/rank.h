@@ -33,8 +33,8 @@ struct rank {
     int end_code;
     char end_msg[256];
     int mpi_phase;
-    int runnable; /* counted in agent.runnable_ranks; rank thread only */
-    int unloading; /* the job thread runs the image's destructors in this rank's name */
+    int runnable;            /* counted in agent.runnable_ranks; rank thread only */
+    int unloading;           /* the job thread runs the image's destructors in this rank's name */
     struct carried *carried; /* carrier.h: the rank runs as a context on a carrier; else NULL */
 
     struct output_stream out[2]; /* stdout, stderr: rank thread only */

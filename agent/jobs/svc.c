@@ -21,8 +21,7 @@ static int svc_job_state(void *(*create)(const struct tmpi_rank_info *, void *),
                          const struct tmpi_client_ops *ops, void **ret_state)
 {
     struct rank *r = rank_current();
-    if (!r)
-        return -EPERM;
+    if (!r) return -EPERM;
     struct job *j = r->job;
     int rc = 0;
     pthread_mutex_lock(&j->client_mu);
@@ -36,36 +35,31 @@ static int svc_job_state(void *(*create)(const struct tmpi_rank_info *, void *),
             j->client_created = 1;
         }
     }
-    if (rc == 0)
-        *ret_state = j->client_state;
+    if (rc == 0) *ret_state = j->client_state;
     pthread_mutex_unlock(&j->client_mu);
     /* Frames from other nodes wait (paused links) until there is a state to take them. */
-    if (rc == 0 && j->net)
-        job_net_resume(j->net);
+    if (rc == 0 && j->net) job_net_resume(j->net);
     return rc;
 }
 
 __attribute__((noreturn)) static void svc_rank_exit(int code)
 {
     struct rank *r = rank_current();
-    if (r && job_cancelled(r->job))
-        rank_end(RANK_END_KILLED, code, NULL);
+    if (r && job_cancelled(r->job)) rank_end(RANK_END_KILLED, code, NULL);
     rank_end(RANK_END_CODE, code, NULL);
 }
 
 __attribute__((noreturn)) static void svc_job_abort(int code, const char *why)
 {
     struct rank *r = rank_current();
-    if (r)
-        job_fail(r->job, r, RANK_END_MPI_ABORT, code, why);
+    if (r) job_fail(r->job, r, RANK_END_MPI_ABORT, code, why);
     rank_end(RANK_END_MPI_ABORT, code, why);
 }
 
 static void svc_rank_mpi_phase(int phase)
 {
     struct rank *r = rank_current();
-    if (r)
-        r->mpi_phase = phase;
+    if (r) r->mpi_phase = phase;
 }
 
 static int svc_job_cancelled(void)
@@ -85,8 +79,7 @@ static int svc_runnable_ranks(void)
 static void svc_rank_blocking(int delta)
 {
     struct rank *r = rank_current();
-    if (r)
-        rank_set_runnable(r, delta > 0);
+    if (r) rank_set_runnable(r, delta > 0);
 }
 
 static void *svc_pool_alloc(size_t bytes)

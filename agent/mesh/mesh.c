@@ -35,7 +35,14 @@
 #define MESH_MAX_FRAME (16u << 20)
 
 /* ST_WAIT_JOIN: an accepted data connection (channel 1 or 2) waits for its join record. */
-enum conn_state { ST_WAIT_HELLO, ST_WAIT_CHALL, ST_WAIT_PROOF, ST_WAIT_ACK, ST_READY, ST_WAIT_JOIN };
+enum conn_state {
+    ST_WAIT_HELLO,
+    ST_WAIT_CHALL,
+    ST_WAIT_PROOF,
+    ST_WAIT_ACK,
+    ST_READY,
+    ST_WAIT_JOIN
+};
 
 /* One mesh connection; loop thread only. */
 struct mesh_conn {
@@ -63,7 +70,7 @@ struct mesh_conn {
     /* Inside one of the ops callbacks conn_free only marks the connection dead; the caller of
      * the callback frees it when it returns, so a callback may close its own connection. */
     int busy, dead;
-    int err;        /* why the connection ends, for on_close / data_cb */
+    int err; /* why the connection ends, for on_close / data_cb */
     char why[160];
     struct mesh_conn *prev, *next;
 };
@@ -162,8 +169,7 @@ int mesh_parse_address(const char *s, char *host, size_t hostlen, char *port, si
 /* An address to connect to: a host is required and port 0 means nothing. */
 static int parse_remote(const char *s, char *host, size_t hostlen, char *port, size_t portlen)
 {
-    if (mesh_parse_address(s, host, hostlen, port, portlen) < 0 || !*host ||
-        strcmp(port, "0") == 0)
+    if (mesh_parse_address(s, host, hostlen, port, portlen) < 0 || !*host || strcmp(port, "0") == 0)
         return -EINVAL;
     return 0;
 }
@@ -266,8 +272,7 @@ static int on_frame(struct mesh_conn *c, const Tmpi__Envelope *env)
     }
     switch (env->msg_case) {
     case TMPI__ENVELOPE__MSG_JOB_ASSIGN:
-        if (c->outgoing || c->hs.channel != MESH_CH_CTL)
-            break;
+        if (c->outgoing || c->hs.channel != MESH_CH_CTL) break;
         job_member_assign(c->m->a, c, env->job_assign);
         return c->dead || c->closing ? -1 : 0;
     case TMPI__ENVELOPE__MSG_MESH_PING: {
@@ -372,7 +377,8 @@ static void data_accept(struct mesh_conn *c)
     struct evbuffer *in = bufferevent_get_input(c->bev);
     if (evbuffer_get_length(in) != MESH_JOIN_SIZE) {
         log_warning("mesh: data connection from %s (%s) sent more than its join record; "
-                    "closing", c->addr, c->hs.peer_name);
+                    "closing",
+                    c->addr, c->hs.peer_name);
         conn_free(c);
         return;
     }
@@ -615,8 +621,7 @@ int mesh_init(struct agent *a)
             return r;
         }
     }
-    if (!a->cfg.listen)
-        return 0;
+    if (!a->cfg.listen) return 0;
 
     char host[256], port[16];
     if (mesh_parse_address(a->cfg.listen, host, sizeof host, port, sizeof port) < 0) {
@@ -655,14 +660,12 @@ int mesh_init(struct agent *a)
 static int conn_connect(struct mesh *m, const char *address, struct mesh_conn **ret)
 {
     char host[256], port[16];
-    if (parse_remote(address, host, sizeof host, port, sizeof port) < 0)
-        return -EINVAL;
+    if (parse_remote(address, host, sizeof host, port, sizeof port) < 0) return -EINVAL;
     /* Names resolve from /etc/hosts or numerically; a slow DNS would stall the loop. */
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_NUMERICSERV};
+    struct addrinfo hints = {
+        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
     struct addrinfo *res;
-    if (getaddrinfo(host, port, &hints, &res) != 0)
-        return -EHOSTUNREACH;
+    if (getaddrinfo(host, port, &hints, &res) != 0) return -EHOSTUNREACH;
     struct mesh_conn *c = conn_new(m, -1, 1);
     if (!c) {
         freeaddrinfo(res);
@@ -683,8 +686,7 @@ static int conn_connect(struct mesh *m, const char *address, struct mesh_conn **
 /* An outgoing connection for one of the public dialers below: only with a cluster key. */
 static int dial(struct agent *a, const char *address, struct mesh_conn **ret)
 {
-    if (!a->cfg.key_file)
-        return -ENOKEY;
+    if (!a->cfg.key_file) return -ENOKEY;
     return conn_connect(a->mesh, address, ret);
 }
 
@@ -693,8 +695,7 @@ int mesh_ping(struct agent *a, const char *address, mesh_ping_cb cb, void *arg,
 {
     struct mesh_conn *c;
     int r = dial(a, address, &c);
-    if (r < 0)
-        return r;
+    if (r < 0) return r;
     c->done = cb;
     c->done_arg = arg;
     *ret = c;
@@ -781,8 +782,7 @@ static void peer_up(struct mesh_peer *p, struct mesh_conn *c)
 
 static void peer_pong(struct mesh_peer *p, uint64_t nonce)
 {
-    if (nonce != p->nonce)
-        return;
+    if (nonce != p->nonce) return;
     p->missed = 0;
     p->last_seen = agent_now();
     p->rtt_usec = (p->last_seen - p->t0) * 1e6;
@@ -792,10 +792,8 @@ static void peer_down(struct mesh_peer *p, const char *why)
 {
     int was_up = p->state == PEER_UP;
     p->state = PEER_DOWN;
-    if (!p->last_error[0])
-        snprintf(p->last_error, sizeof p->last_error, "%s", why);
-    if (was_up)
-        log_warning("mesh: peer %s (%s) is down: %s", p->address, p->name, p->last_error);
+    if (!p->last_error[0]) snprintf(p->last_error, sizeof p->last_error, "%s", why);
+    if (was_up) log_warning("mesh: peer %s (%s) is down: %s", p->address, p->name, p->last_error);
     if (p->timer) {
         evtimer_del(p->timer);
         peer_arm(p, 1000);
@@ -806,11 +804,9 @@ int mesh_add_peer(struct agent *a, const char *address)
 {
     struct mesh *m = a->mesh;
     char host[256], port[16];
-    if (parse_remote(address, host, sizeof host, port, sizeof port) < 0)
-        return -EINVAL;
+    if (parse_remote(address, host, sizeof host, port, sizeof port) < 0) return -EINVAL;
     struct mesh_peer *p = calloc(1, sizeof *p);
-    if (!p)
-        return -ENOMEM;
+    if (!p) return -ENOMEM;
     p->m = m;
     snprintf(p->address, sizeof p->address, "%s:%s", host, port);
     p->timer = evtimer_new(a->base, peer_timer, p);
@@ -846,7 +842,10 @@ size_t mesh_peers(const struct agent *a, struct mesh_peer_info *out, size_t max)
     return n;
 }
 
-size_t mesh_npeers(const struct agent *a) { return a->mesh ? a->mesh->npeers : 0; }
+size_t mesh_npeers(const struct agent *a)
+{
+    return a->mesh ? a->mesh->npeers : 0;
+}
 
 void mesh_ping_forget(struct mesh_conn *c)
 {
@@ -860,8 +859,7 @@ int mesh_ctl_connect(struct agent *a, const char *address, const struct mesh_ctl
 {
     struct mesh_conn *c;
     int r = dial(a, address, &c);
-    if (r < 0)
-        return r;
+    if (r < 0) return r;
     c->ops = ops;
     c->ops_arg = arg;
     *ret = c;
@@ -876,30 +874,32 @@ void mesh_conn_set_ops(struct mesh_conn *c, const struct mesh_ctl_ops *ops, void
 
 int mesh_send(struct mesh_conn *c, const Tmpi__Envelope *env)
 {
-    if (c->closing || c->dead)
-        return -ENOTCONN;
+    if (c->closing || c->dead) return -ENOTCONN;
     uint8_t *buf;
     size_t len;
     int r = frame_encode(env, MESH_MAX_FRAME, &buf, &len);
-    if (r < 0)
-        return r;
+    if (r < 0) return r;
     r = bufferevent_write(c->bev, buf, len) < 0 ? -ENOMEM : 0;
     free(buf);
     return r;
 }
 
-struct bufferevent *mesh_conn_bev(struct mesh_conn *c) { return c->bev; }
+struct bufferevent *mesh_conn_bev(struct mesh_conn *c)
+{
+    return c->bev;
+}
 
-const char *mesh_conn_peer_name(const struct mesh_conn *c) { return c->hs.peer_name; }
+const char *mesh_conn_peer_name(const struct mesh_conn *c)
+{
+    return c->hs.peer_name;
+}
 
 void mesh_conn_close(struct mesh_conn *c)
 {
-    if (!c)
-        return;
+    if (!c) return;
     c->ops = NULL;
     c->data_cb = NULL;
-    if (!c->closing)
-        close_after_flush(c);
+    if (!c->closing) close_after_flush(c);
 }
 
 int mesh_data_connect(struct agent *a, const char *address, uint32_t channel,
@@ -908,8 +908,7 @@ int mesh_data_connect(struct agent *a, const char *address, uint32_t channel,
 {
     struct mesh_conn *c;
     int r = dial(a, address, &c);
-    if (r < 0)
-        return r;
+    if (r < 0) return r;
     c->channel = channel;
     memcpy(c->join, join, MESH_JOIN_SIZE);
     c->data_cb = cb;
@@ -959,8 +958,7 @@ void mesh_close(struct agent *a)
     if (!m) return;
     for (struct mesh_peer *p = m->peers, *n; p; p = n) {
         n = p->next;
-        if (p->conn)
-            p->conn->peer = NULL;
+        if (p->conn) p->conn->peer = NULL;
         event_free(p->timer);
         p->timer = NULL;
         free(p);

@@ -103,8 +103,8 @@ void netd_link_free(struct netd_link *l);
 /* Sends h (encoded here) followed by h->payload_len bytes of payload (may be NULL when 0).
  * Returns 0 (done will be called exactly once, unless it is NULL) or a negative errno: -EPIPE
  * when the link has failed (done is not called). */
-int netd_send(struct netd_link *l, const struct netd_hdr *h, const void *payload,
-              netd_done_fn done, void *arg);
+int netd_send(struct netd_link *l, const struct netd_hdr *h, const void *payload, netd_done_fn done,
+              void *arg);
 
 void netd_get_stats(struct netd *n, struct netd_stats *ret);
 

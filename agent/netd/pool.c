@@ -25,9 +25,8 @@ void *pool_get(struct pool *p, size_t bytes)
     } while (!atomic_compare_exchange_weak_explicit(&p->used, &used, used + bytes,
                                                     memory_order_relaxed, memory_order_relaxed));
     size_t now = used + bytes, peak = atomic_load_explicit(&p->peak, memory_order_relaxed);
-    while (now > peak && !atomic_compare_exchange_weak_explicit(&p->peak, &peak, now,
-                                                               memory_order_relaxed,
-                                                               memory_order_relaxed))
+    while (now > peak && !atomic_compare_exchange_weak_explicit(
+                             &p->peak, &peak, now, memory_order_relaxed, memory_order_relaxed))
         ;
     void *buf = malloc(bytes);
     if (!buf) atomic_fetch_sub_explicit(&p->used, bytes, memory_order_relaxed);

@@ -41,10 +41,10 @@ struct tm_cgroup {
     _Atomic uint64_t arrive __attribute__((aligned(64)));
     _Atomic uint64_t release;
     int err;
-    int node;     /* job node index */
-    int n;        /* members on that node */
-    int *members; /* their comm ranks, ascending: members[0] leads */
-    uint64_t seq; /* rounds the leader has run (message tags) */
+    int node;              /* job node index */
+    int n;                 /* members on that node */
+    int *members;          /* their comm ranks, ascending: members[0] leads */
+    uint64_t seq;          /* rounds the leader has run (message tags) */
     struct tm_tplan *plan; /* the leader's walk of the tree file for its last root (leader only) */
     _Atomic(struct tm_cprog *) prog; /* non-blocking rounds' runner, made on first use */
 };
@@ -52,8 +52,8 @@ struct tm_cgroup {
 /* A tree file as one communicator sees it, loaded by the first leader that needs it and
  * immutable once installed. */
 struct tm_ctree {
-    int err;        /* 0, or -EINVAL: the file is rejected (msg says why) */
-    int fits;       /* the file has as many ranks as the communicator: its tree is used */
+    int err;  /* 0, or -EINVAL: the file is rejected (msg says why) */
+    int fits; /* the file has as many ranks as the communicator: its tree is used */
     struct tm_tree_file t;
     char msg[320];
 };
@@ -66,21 +66,21 @@ struct tm_ctree {
 struct tm_cconf {
     enum tm_tree_shape bcast, reduce;
     enum tm_allreduce_algo allreduce;
-    int err;           /* 0 or -EINVAL */
+    int err; /* 0 or -EINVAL */
     char msg[200];
-    int world;         /* the communicator is MPI_COMM_WORLD (a tree file must fit it) */
-    char *tree_path;   /* NULL: no tree file */
+    int world;       /* the communicator is MPI_COMM_WORLD (a tree file must fit it) */
+    char *tree_path; /* NULL: no tree file */
     _Atomic(struct tm_ctree *) tree;
 };
 
 /* Immutable once installed (groups' counters aside). */
 struct tm_chier {
-    int ngroups;       /* nodes the communicator spans */
-    int contiguous;    /* each group is a run of consecutive comm ranks (rank order = group
-                        * order), so partial results combine in rank order */
-    int *group_of;     /* comm rank -> group */
-    int nnodes;        /* of the job */
-    int *group_of_node; /* job node -> group, -1 if no member there */
+    int ngroups;         /* nodes the communicator spans */
+    int contiguous;      /* each group is a run of consecutive comm ranks (rank order = group
+                          * order), so partial results combine in rank order */
+    int *group_of;       /* comm rank -> group */
+    int nnodes;          /* of the job */
+    int *group_of_node;  /* job node -> group, -1 if no member there */
     struct tm_cgroup *g; /* ngroups, ordered by leader rank */
     struct tm_cconf conf;
 };
@@ -93,10 +93,10 @@ struct tm_cnet {
     struct tm_rank *box; /* the leader: whose mailbox receives the other leaders' messages */
     struct tm_comm *c;
     struct tm_chier *h;
-    int gi;              /* the leader's group */
-    int kind;            /* MPIX_COLL_* (counters) */
-    uint32_t seq;        /* this round's number (tags) */
-    struct tm_comm xc;   /* c with the round's context (what tm_send / tm_recv match on) */
+    int gi;            /* the leader's group */
+    int kind;          /* MPIX_COLL_* (counters) */
+    uint32_t seq;      /* this round's number (tags) */
+    struct tm_comm xc; /* c with the round's context (what tm_send / tm_recv match on) */
     struct tm_commref xcr;
     const struct tm_cargs *nbargs; /* non-blocking: the arguments by comm rank; NULL: slots */
     struct tm_tplan **plan;        /* where the tree-file walk for the last root is kept */

@@ -195,7 +195,7 @@ static int split_net(struct tm_cnet *x);
 
 #define GET_COMM(fn, comm)                                                                         \
     struct tm_rank *me = tm_self();                                                                \
-    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);         \
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);                    \
     struct tm_commref *cr = tm_comm_get(&me->comms, comm);                                         \
     if (TM_UNLIKELY(!cr))                                                                          \
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
@@ -337,13 +337,14 @@ static int split_net(struct tm_cnet *x)
     for (int i = 0; !err && i < g->n; i++)
         local[i] = (struct split_ent){slot[g->members[i]].a, slot[g->members[i]].b, g->members[i]};
     /* Out of memory here leaves the other leaders waiting: they fail with the job. */
-    if (!err)
-        err = tm_hier_allgather_bytes(x, local, sizeof *local * (size_t)g->n, all, cap, lens);
+    if (!err) err = tm_hier_allgather_bytes(x, local, sizeof *local * (size_t)g->n, all, cap, lens);
     int m = 0;
     for (int i = 0; !err && i < ng; i++) {
         size_t k = lens[i] / sizeof *v;
-        if (m + (int)k > n) err = -EPROTO;
-        else memcpy(v + m, all + cap * (size_t)i, lens[i]);
+        if (m + (int)k > n)
+            err = -EPROTO;
+        else
+            memcpy(v + m, all + cap * (size_t)i, lens[i]);
         m += (int)k;
     }
     if (!err && m != n) err = -EPROTO;

@@ -39,7 +39,8 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
     struct tm_rank *r = tm_job_rank(me->job, w);
     struct tm_mbox *mb = &r->mbox;
 
-    int small = bytes <= TM_FB_MAX_BYTES && bytes <= me->job->eager_limit && mode == TM_SEND_STANDARD;
+    int small =
+        bytes <= TM_FB_MAX_BYTES && bytes <= me->job->eager_limit && mode == TM_SEND_STANDARD;
     struct tm_fb_slot *fs = tm_fb_out(me, r, small);
     if (fs && small && tm_fb_push(fs, ctx, src, tag, buf, bytes)) {
         tm_wake(&r->waker);

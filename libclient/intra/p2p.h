@@ -20,7 +20,6 @@ struct tm_rank;
 
 enum tm_send_mode { TM_SEND_STANDARD, TM_SEND_SYNC, TM_SEND_BUFFERED };
 
-
 /* Starts a send of bytes from buf to comm rank dest (on another node: net_p2p.h).  Returns 0
  * when the send is complete (sreq done), 1 when it is pending in a rendezvous or three-phase
  * exchange (sreq completes later; st_error is set if the link failed meanwhile), -ENOMEM, or

@@ -35,16 +35,13 @@ const char tmpi_module_abi[] __attribute__((section(TMPI_MODULE_SECTION), used))
 static char **own_argv(int *ret_argc)
 {
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
+    if (fd < 0) return NULL;
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     for (;;) {
-        if (!buf)
-            break;
+        if (!buf) break;
         ssize_t r = read(fd, buf + len, cap - len);
-        if (r <= 0)
-            break;
+        if (r <= 0) break;
         len += (size_t)r;
         if (len == cap) {
             char *nb = realloc(buf, cap *= 2);
@@ -56,14 +53,12 @@ static char **own_argv(int *ret_argc)
         }
     }
     close(fd);
-    if (!buf || len == 0)
-        return NULL;
+    if (!buf || len == 0) return NULL;
     int argc = 0;
     for (size_t i = 0; i < len; i++)
         argc += buf[i] == '\0';
     char **argv = calloc((size_t)argc + 1, sizeof *argv);
-    if (!argv)
-        return NULL;
+    if (!argv) return NULL;
     char *p = buf;
     for (int i = 0; i < argc; i++) {
         argv[i] = p;
@@ -89,8 +84,7 @@ tmpi_module_entry(void)
         _exit(2);
     }
     char **nargv = calloc((size_t)argc + 4, sizeof *nargv);
-    if (!nargv)
-        _exit(2);
+    if (!nargv) _exit(2);
     nargv[0] = "tmpi-launch";
     nargv[1] = "-n";
     nargv[2] = "1";
@@ -99,10 +93,8 @@ tmpi_module_entry(void)
 
     /* An ordinary run of a one-rank job: the launcher finds or starts an agent. */
     const char *env = getenv("TMPI_LAUNCH");
-    if (env && *env)
-        execv(env, nargv);
-    if (tmpi_launch_path && tmpi_launch_path[0])
-        execv(tmpi_launch_path, nargv);
+    if (env && *env) execv(env, nargv);
+    if (tmpi_launch_path && tmpi_launch_path[0]) execv(tmpi_launch_path, nargv);
     execvp("tmpi-launch", nargv);
     execv(TMPI_BINDIR "/tmpi-launch", nargv);
     fprintf(stderr,

@@ -94,8 +94,7 @@ static int verr(struct tm_rank *me, MPI_Comm comm, int code, const char *fn, con
     if (eh == MPI_ERRORS_RETURN) return code;
 
     char detail[200], line[400];
-    if (!fmt)
-        fmt = "";
+    if (!fmt) fmt = "";
     vsnprintf(detail, sizeof detail, fmt, ap);
     if (me)
         snprintf(line, sizeof line, "rank %d: %s: %s (%s)", me->rank, fn, detail,

@@ -63,10 +63,10 @@ struct tm_net_tx {
  * that link and by rank threads flushing lazy ACKs. */
 struct tm_net_rx {
     pthread_mutex_t lock;
-    uint64_t hi;        /* highest eager sequence stored, delivered or held */
-    uint64_t acked;     /* highest sequence a cumulative ACK went out for */
-    unsigned n_since;   /* eager messages since that ACK */
-    size_t bytes_since; /* and their bytes */
+    uint64_t hi;         /* highest eager sequence stored, delivered or held */
+    uint64_t acked;      /* highest sequence a cumulative ACK went out for */
+    unsigned n_since;    /* eager messages since that ACK */
+    size_t bytes_since;  /* and their bytes */
     int32_t here, there; /* a rank on each end, for the ACK header (the agent checks them) */
 };
 
@@ -154,8 +154,8 @@ uint64_t tm_net_ack_claim(struct tm_net *n, int node, int chan);
 /* Every point-to-point frame to another node goes out here: it carries the ACK owed to that
  * node on its channel, which in two-way traffic saves the ACK frame (a system call and a
  * segment per 32 messages, on the latency path of the rank that sends it). */
-int tm_net_send_frame(struct tm_net *n, int node, int chan, struct netd_hdr *h,
-                      const void *payload, void (*done)(void *arg, int err), void *arg);
+int tm_net_send_frame(struct tm_net *n, int node, int chan, struct netd_hdr *h, const void *payload,
+                      void (*done)(void *arg, int err), void *arg);
 /* Frees a receive transfer left in the table at job end. */
 void tm_net_rx_op_free(void *op);
 

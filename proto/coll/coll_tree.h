@@ -30,10 +30,10 @@ enum tm_tree_shape {
 /* Allreduce between node leaders. */
 enum tm_allreduce_algo {
     TM_AR_AUTO = 0,
-    TM_AR_RECDOUBLING, /* log2(n) exchanges of the whole vector: small messages */
+    TM_AR_RECDOUBLING,  /* log2(n) exchanges of the whole vector: small messages */
     TM_AR_REDUCE_BCAST, /* reduce to one leader along a tree, then bcast: 2(n-1) messages */
-    TM_AR_RING,        /* reduce-scatter + allgather around a ring: large messages */
-    TM_AR_TREE_FILE,   /* reduce to the tree file's root along its edges, then bcast back */
+    TM_AR_RING,         /* reduce-scatter + allgather around a ring: large messages */
+    TM_AR_TREE_FILE,    /* reduce to the tree file's root along its edges, then bcast back */
 };
 #define TM_AR_RECDOUBLING_MAX_BYTES (64u * 1024)
 #define TM_AR_RING_MIN_BYTES (512u * 1024)

@@ -118,8 +118,8 @@ struct tmpi_svc {
     int ncpus;
 
     /* Agent configuration libclient honours (read-only). */
-    uint32_t spin_ns;      /* spin budget before blocking in a wait */
-    uint32_t eager_limit;  /* intra-node: larger messages wait for the receive (rendezvous) */
+    uint32_t spin_ns;     /* spin budget before blocking in a wait */
+    uint32_t eager_limit; /* intra-node: larger messages wait for the receive (rendezvous) */
 
     /* Inter-node (info->net != NULL).  Sends one frame to node `node` of the job on channel
      * TMPI_NET_P2P or TMPI_NET_COLL; the agent sets h->job_id.  Frames to one node on one
@@ -128,8 +128,8 @@ struct tmpi_svc {
      * this thread before the call returns if it went out at once, else on a daemon thread;
      * err < 0 if the link failed first.  Returns 0, or a negative errno (then done is not
      * called): -EPIPE the link to that node is gone, -EINVAL bad node/channel. */
-    int (*net_send)(void *net, int node, int channel, const struct netd_hdr *h,
-                    const void *payload, void (*done)(void *arg, int err), void *arg);
+    int (*net_send)(void *net, int node, int channel, const struct netd_hdr *h, const void *payload,
+                    void (*done)(void *arg, int err), void *arg);
     /* The agent's shared buffer pool (tmpid.conf pool_size): NULL when it cannot take `bytes`
      * more.  pool_free takes the same size back.  Any thread. */
     void *(*pool_alloc)(size_t bytes);
@@ -159,8 +159,7 @@ struct tmpi_svc {
      * waiters).  Returns 0 once ready (errno as it was), or -ENOTSUP when the calling thread
      * is not a carried rank's context.  rank_yield: lets the job's other runnable ranks run
      * first (a poll that found nothing, e.g. MPI_Test). */
-    int (*rank_park)(int (*ready)(void *arg), void *arg,
-                     struct tmpi_sleepers *_Atomic *target);
+    int (*rank_park)(int (*ready)(void *arg), void *arg, struct tmpi_sleepers *_Atomic *target);
     void (*rank_yield)(void);
 
     /* tmpid.conf [mpi] coll_bcast, coll_reduce, coll_allreduce, coll_tree_file, already
