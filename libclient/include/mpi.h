@@ -29,6 +29,7 @@ typedef int MPI_Errhandler;
 typedef int MPI_Group;
 typedef int MPI_Info;
 typedef struct tm_request *MPI_Request;
+typedef struct tm_message *MPI_Message;
 
 /* Status: the three public fields MPI names, then fields only libtmpi reads. */
 typedef struct MPI_Status {
@@ -73,6 +74,9 @@ typedef struct MPI_Status {
 #define MPI_MAX_ERROR_STRING 256
 #define MPI_MAX_OBJECT_NAME 64
 #define MPI_MAX_LIBRARY_VERSION_STRING 256
+
+/* Bytes MPI_Bsend and friends take from the attached buffer beside each message's data. */
+#define MPI_BSEND_OVERHEAD 64
 
 #define MPI_IN_PLACE ((void *)-1)
 #define MPI_BOTTOM ((void *)0)
@@ -138,6 +142,14 @@ typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Dataty
 
 /* ---- requests and error handlers ---- */
 #define MPI_REQUEST_NULL ((MPI_Request)0)
+#define MPI_MESSAGE_NULL ((MPI_Message)0)
+/* What a matched probe of MPI_PROC_NULL returns; MPI_Mrecv of it receives nothing. */
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)-1)
+
+/* Generalized requests (MPI_Grequest_start). */
+typedef int MPI_Grequest_query_function(void *extra_state, MPI_Status *status);
+typedef int MPI_Grequest_free_function(void *extra_state);
+typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
 
 #define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0)
 #define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)1)
@@ -312,6 +324,49 @@ TM_MPI_FN(int, Testsome,
 TM_MPI_FN(int, Request_free, (MPI_Request * request))
 TM_MPI_FN(int, Cancel, (MPI_Request * request))
 TM_MPI_FN(int, Test_cancelled, (const MPI_Status *status, int *flag))
+TM_MPI_FN(int, Request_get_status, (MPI_Request request, int *flag, MPI_Status *status))
+TM_MPI_FN(int, Status_set_cancelled, (MPI_Status * status, int flag))
+TM_MPI_FN(int, Status_set_elements, (MPI_Status * status, MPI_Datatype datatype, int count))
+TM_MPI_FN(int, Status_set_elements_x, (MPI_Status * status, MPI_Datatype datatype, MPI_Count count))
+TM_MPI_FN(int, Grequest_start,
+          (MPI_Grequest_query_function * query_fn, MPI_Grequest_free_function *free_fn,
+           MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request))
+TM_MPI_FN(int, Grequest_complete, (MPI_Request request))
+
+TM_MPI_FN(int, Send_init,
+          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+           MPI_Request *request))
+TM_MPI_FN(int, Ssend_init,
+          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+           MPI_Request *request))
+TM_MPI_FN(int, Rsend_init,
+          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+           MPI_Request *request))
+TM_MPI_FN(int, Bsend_init,
+          (const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+           MPI_Request *request))
+TM_MPI_FN(int, Recv_init,
+          (void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+           MPI_Request *request))
+TM_MPI_FN(int, Start, (MPI_Request * request))
+TM_MPI_FN(int, Startall, (int count, MPI_Request requests[]))
+
+TM_MPI_FN(int, Isendrecv,
+          (const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+           void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+           MPI_Comm comm, MPI_Request *request))
+TM_MPI_FN(int, Isendrecv_replace,
+          (void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+           int recvtag, MPI_Comm comm, MPI_Request *request))
+
+TM_MPI_FN(int, Mprobe,
+          (int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status))
+TM_MPI_FN(int, Improbe,
+          (int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status))
+TM_MPI_FN(int, Mrecv,
+          (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status))
+TM_MPI_FN(int, Imrecv,
+          (void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request))
 
 TM_MPI_FN(int, Barrier, (MPI_Comm comm))
 TM_MPI_FN(int, Bcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm))
