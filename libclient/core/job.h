@@ -14,7 +14,7 @@
 
 #include "coll_stats.h"
 #include "comm.h"
-#include "envpool.h"
+#include "envelope_pool.h"
 #include "fbox.h"
 #include "lib.h"
 #include "match.h"

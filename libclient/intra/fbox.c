@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envpool.h"
+#include "envelope_pool.h"
 #include "job.h"
 #include "match.h"
 

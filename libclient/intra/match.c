@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envpool.h"
+#include "envelope_pool.h"
 #include "job.h"
 #include "wait.h"
 

@@ -49,7 +49,7 @@ struct tm_env {
     const void *sbuf;
     struct tm_request *sreq;
     struct tm_rank *home; /* whose envelope cache it returns to */
-    unsigned cls;         /* size class (envpool.h) */
+    unsigned cls;         /* size class (envelope_pool.h) */
     struct tm_env *next;  /* free lists */
     /* NET*: sending node and world rank, channel index (net_p2p.h), sender's cookie, pool
      * buffer (NET) */

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "envpool.h"
+#include "envelope_pool.h"
 #include "fbox.h"
 #include "job.h"
 #include "match.h"

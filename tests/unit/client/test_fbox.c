@@ -3,8 +3,8 @@
  * the receive being started, the unexpected queue), readiness, and one producer thread against
  * one draining thread for a million messages (run under TSan by `make tsan`).
  *
- * fbox.c, match.c, envpool.c and request.c are compiled in (libtmpi keeps its symbols hidden);
- * the ranks are plain structs, and the wake-up of a sleeping rank is counted here. */
+ * fbox.c, match.c, envelope_pool.c and request.c are compiled in (libtmpi keeps its symbols
+ * hidden); the ranks are plain structs, and the wake-up of a sleeping rank is counted here. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* envpool.c — per-rank envelope caches (envpool.h). */
-#include "envpool.h"
+/* envelope_pool.c — per-rank envelope caches (envelope_pool.h). */
+#include "envelope_pool.h"
 
 #include <stdlib.h>
 #include <string.h>

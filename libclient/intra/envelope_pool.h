@@ -1,5 +1,5 @@
-/* envpool.h — envelopes for unexpected messages, from a per-rank cache (seed 003 §3.1: private
- * per-worker pools, no malloc per message).
+/* envelope_pool.h — envelopes for unexpected messages, from a per-rank cache (seed 003 §3.1:
+ * private per-worker pools, no malloc per message).
  *
  * A sender takes envelopes from its own cache (owner-only lists, no lock).  The receiver that
  * consumes one pushes it onto the sender's return stack, a lock-free LIFO any thread may push
