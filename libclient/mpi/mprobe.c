@@ -17,7 +17,7 @@
 #include "wait.h"
 
 struct tm_message {
-    struct tm_env *e;
+    struct tm_envl *e;
     MPI_Comm comm; /* for the error handler */
 };
 
@@ -88,7 +88,7 @@ static void mrecv_start(struct tm_rank *me, struct tm_request *r, void *buf, siz
 {
     r->buf = buf;
     r->cap = cap;
-    tm_recv_env(me, r, m->e);
+    tm_recv_envl(me, r, m->e);
     free(m);
 }
 
