@@ -4,13 +4,21 @@ PREFIX ?= /usr/local
 NINJA  ?= ninja
 MESON  ?= meson
 
-.PHONY: all deps check install demo bench clean sanitize tsan deb
+.PHONY: all deps check install demo bench clean sanitize tsan deb format format-check
 
 all: $(BUILD)/build.ninja
 	$(NINJA) -C $(BUILD)
 
 $(BUILD)/build.ninja:
 	$(MESON) setup $(BUILD) --prefix=$(abspath $(PREFIX)) --libdir=lib $(MESON_ARGS)
+
+# Every tracked C source and header formatted by the root .clang-format (CI runs this through
+# make check, so formatting cannot drift).
+format-check:
+	tools/format-check
+
+format:
+	tools/format-check --fix
 
 deps:
 	tools/install-deps.sh

@@ -14,8 +14,7 @@ int main(int argc, char **argv)
     printf("Hello from rank %d of %d on %s\n", rank, size, host);
 
     MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("Sum of ranks: %d (expected %d)\n", sum, size * (size - 1) / 2);
+    if (rank == 0) printf("Sum of ranks: %d (expected %d)\n", sum, size * (size - 1) / 2);
     MPI_Finalize();
     return 0;
 }

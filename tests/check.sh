@@ -7,6 +7,15 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 passed=0
 failed=0
 
+# Formatting (make format-check) counts as one test, so it cannot drift.
+if "$top/tools/format-check"; then
+    echo "ok format-check"
+    passed=$((passed + 1))
+else
+    echo "not ok format-check"
+    failed=$((failed + 1))
+fi
+
 log=$(mktemp)
 meson test -C "$build" --print-errorlogs --num-processes 2 \
     --timeout-multiplier "${TMPI_TIMEOUT_MULTIPLIER:-1}" 2>&1 | tee "$log"

@@ -3,7 +3,8 @@
 set -eu
 pkgs="build-essential meson ninja-build pkg-config libevent-dev protobuf-c-compiler
 libprotobuf-c-dev libsystemd-dev libsodium-dev libinih-dev libjson-c-dev bats iproute2
-python3"
+python3
+clang-format"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -15,18 +15,17 @@ int main(int argc, char **argv)
     int hit = 1, ghit = 0;
     /* one untimed call so every rank has started */
     MPI_Allreduce(&hit, &ghit, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (ghit != size)
-        BENCH_FAIL("first Allreduce gave %d, want %d", ghit, size);
+    if (ghit != size) BENCH_FAIL("first Allreduce gave %d, want %d", ghit, size);
     MPI_Barrier(MPI_COMM_WORLD);
     double t1 = MPI_Wtime();
     for (int i = 0; i < iters; i++) {
         MPI_Allreduce(&i, &ghit, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        if (ghit != i * size)
-            BENCH_FAIL("iteration %d: %d != %d", i, ghit, i * size);
+        if (ghit != i * size) BENCH_FAIL("iteration %d: %d != %d", i, ghit, i * size);
     }
     double t2 = MPI_Wtime();
     if (rank == 0)
-        bench_result("name=allreduce1000 ranks=%d iters=%d usec=%.4f", size, iters, (t2 - t1) / iters * 1e6);
+        bench_result("name=allreduce1000 ranks=%d iters=%d usec=%.4f", size, iters,
+                     (t2 - t1) / iters * 1e6);
     MPI_Finalize();
     return 0;
 }

@@ -22,7 +22,7 @@ static double bench_target = 0.1; /* seconds per measured point (-t) */
     do {                                                                                           \
         int r_;                                                                                    \
         MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                        \
-        fprintf(stderr, "rank %d: VALIDATION FAILED at %s:%d: ", r_, __FILE__, __LINE__);         \
+        fprintf(stderr, "rank %d: VALIDATION FAILED at %s:%d: ", r_, __FILE__, __LINE__);          \
         fprintf(stderr, __VA_ARGS__);                                                              \
         fputc('\n', stderr);                                                                       \
         fflush(stderr);                                                                            \
@@ -31,8 +31,7 @@ static double bench_target = 0.1; /* seconds per measured point (-t) */
 
 #define BENCH_CHECK(cond, ...)                                                                     \
     do {                                                                                           \
-        if (!(cond))                                                                               \
-            BENCH_FAIL(__VA_ARGS__);                                                               \
+        if (!(cond)) BENCH_FAIL(__VA_ARGS__);                                                      \
     } while (0)
 
 static void bench_result(const char *fmt, ...)
@@ -50,21 +49,22 @@ static void bench_result(const char *fmt, ...)
 static long bench_opt_long(int argc, char **argv, const char *name, long def)
 {
     for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], name) == 0)
-            return atol(argv[i + 1]);
+        if (strcmp(argv[i], name) == 0) return atol(argv[i + 1]);
     return def;
 }
 
 static double bench_opt_double(int argc, char **argv, const char *name, double def)
 {
     for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], name) == 0)
-            return atof(argv[i + 1]);
+        if (strcmp(argv[i], name) == 0) return atof(argv[i + 1]);
     return def;
 }
 
 /* Pattern byte for position i of message number k: detects stale and misplaced data. */
-static inline unsigned char bench_pat(size_t i, long k) { return (unsigned char)(i * 31u + (unsigned long)k * 7u + 1u); }
+static inline unsigned char bench_pat(size_t i, long k)
+{
+    return (unsigned char)(i * 31u + (unsigned long)k * 7u + 1u);
+}
 
 static void bench_fill(unsigned char *p, size_t n, long k)
 {
@@ -76,12 +76,10 @@ static void bench_fill(unsigned char *p, size_t n, long k)
  * per iteration would dominate the time being measured). */
 static int bench_verify(const unsigned char *p, size_t n, long k)
 {
-    if (n == 0)
-        return 1;
+    if (n == 0) return 1;
     size_t step = n > 4096 ? n / 61 : 1;
     for (size_t i = 0; i < n; i += step)
-        if (p[i] != bench_pat(i, k))
-            return 0;
+        if (p[i] != bench_pat(i, k)) return 0;
     return p[n - 1] == bench_pat(n - 1, k);
 }
 
@@ -136,8 +134,7 @@ static double bench_measure(MPI_Comm comm, bench_fn fn, void *ctx, long max_iter
     for (int i = 0; i < BENCH_CHUNKS; i++)
         per[i] /= (double)n;
     qsort(per, BENCH_CHUNKS, sizeof per[0], bench_cmp_double);
-    if (iters_out)
-        *iters_out = n * BENCH_CHUNKS;
+    if (iters_out) *iters_out = n * BENCH_CHUNKS;
     return per[BENCH_CHUNKS / 2];
 }
 
@@ -152,8 +149,7 @@ static void bench_warmup(MPI_Comm comm, double sec)
     int go = 1, x = 0;
     while (go) {
         MPI_Allreduce(&rank, &x, 1, MPI_INT, MPI_SUM, comm);
-        if (x != size * (size - 1) / 2)
-            BENCH_FAIL("warm-up Allreduce gave %d", x);
+        if (x != size * (size - 1) / 2) BENCH_FAIL("warm-up Allreduce gave %d", x);
         go = rank == 0 ? MPI_Wtime() - t0 < sec : 0;
         MPI_Bcast(&go, 1, MPI_INT, 0, comm);
     }

@@ -27,15 +27,21 @@ struct cl {
 static int root_of(const struct cl *c, long k)
 {
     switch (c->rm) {
-    case R_ROTATE: return (int)(k % c->size);
-    case R_COMBO: return (int)((k / COMBO_REPEAT) % c->size);
-    default: return 0;
+    case R_ROTATE:
+        return (int)(k % c->size);
+    case R_COMBO:
+        return (int)((k / COMBO_REPEAT) % c->size);
+    default:
+        return 0;
     }
 }
 
 /* indices checked on every call: first, last, and a few in between */
 #define NCHK 8
-static int chk_index(int count, int j) { return count <= NCHK ? (j < count ? j : count - 1) : (int)((long)(count - 1) * j / (NCHK - 1)); }
+static int chk_index(int count, int j)
+{
+    return count <= NCHK ? (j < count ? j : count - 1) : (int)((long)(count - 1) * j / (NCHK - 1));
+}
 
 static void run(void *vctx, long iters)
 {
@@ -45,7 +51,9 @@ static void run(void *vctx, long iters)
         long k = ++c->k;
         int root = root_of(c, k);
         switch (c->op) {
-        case OP_BARRIER: MPI_Barrier(MPI_COMM_WORLD); break;
+        case OP_BARRIER:
+            MPI_Barrier(MPI_COMM_WORLD);
+            break;
         case OP_BCAST:
             if (c->rank == root) {
                 c->out[n - 1] = (double)(k + root + 1);
@@ -70,8 +78,8 @@ static void run(void *vctx, long iters)
                     int x = chk_index(n, j);
                     double want = (double)P * (double)(k + x % 7) + (double)P * (P - 1) / 2;
                     if (c->out[x] != want)
-                        BENCH_FAIL("%s call %ld root %d: element %d is %g, want %g", op_name[c->op], k, root, x,
-                                   c->out[x], want);
+                        BENCH_FAIL("%s call %ld root %d: element %d is %g, want %g", op_name[c->op],
+                                   k, root, x, c->out[x], want);
                 }
             break;
         }
@@ -91,8 +99,8 @@ static void point(struct cl *c, enum op op, enum rootmode rm, int bytes)
     long iters;
     double t = bench_measure(MPI_COMM_WORLD, run, c, 10000000, &iters);
     if (c->rank == 0)
-        bench_result("name=coll op=%s root=%s ranks=%d size=%d iters=%ld usec=%.4f", op_name[op], root_name[rm],
-                     c->size, op == OP_BARRIER ? 0 : c->count * 8, iters, t * 1e6);
+        bench_result("name=coll op=%s root=%s ranks=%d size=%d iters=%ld usec=%.4f", op_name[op],
+                     root_name[rm], c->size, op == OP_BARRIER ? 0 : c->count * 8, iters, t * 1e6);
 }
 
 int main(int argc, char **argv)
@@ -104,16 +112,13 @@ int main(int argc, char **argv)
     int bytes = (int)bench_opt_long(argc, argv, "-s", 8);
     const char *alist = "1024,65536,1048576";
     for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "-a") == 0)
-            alist = argv[i + 1];
+        if (strcmp(argv[i], "-a") == 0) alist = argv[i + 1];
     int maxb = bytes;
     for (const char *p = alist; *p;) {
         int b = atoi(p);
-        if (b > maxb)
-            maxb = b;
+        if (b > maxb) maxb = b;
         p = strchr(p, ',');
-        if (!p)
-            break;
+        if (!p) break;
         p++;
     }
     c.in = calloc((size_t)maxb / 8 + 1, sizeof(double));
@@ -127,11 +132,9 @@ int main(int argc, char **argv)
     point(&c, OP_ALLREDUCE, R_NONE, 8);
     for (const char *p = alist; *p;) {
         int b = atoi(p);
-        if (b > 0 && b != 8)
-            point(&c, OP_ALLREDUCE, R_NONE, b);
+        if (b > 0 && b != 8) point(&c, OP_ALLREDUCE, R_NONE, b);
         p = strchr(p, ',');
-        if (!p)
-            break;
+        if (!p) break;
         p++;
     }
     free(c.in);

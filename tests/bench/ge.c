@@ -16,8 +16,14 @@ struct ge {
     double *piv, *x;
 };
 
-static double gen(long i, long j, long n) { return i == j ? (double)(2 * n) : (double)((i * 13 + j * 7) % 17) / 17.0 - 0.5; }
-static double xtrue(long j) { return (double)(1 + j % 3); }
+static double gen(long i, long j, long n)
+{
+    return i == j ? (double)(2 * n) : (double)((i * 13 + j * 7) % 17) / 17.0 - 0.5;
+}
+static double xtrue(long j)
+{
+    return (double)(1 + j % 3);
+}
 
 static void setup(struct ge *g)
 {
@@ -48,8 +54,7 @@ static void solve(void *vctx, long iters)
             MPI_Bcast(g->piv, (int)len, MPI_DOUBLE, owner, MPI_COMM_WORLD);
             /* my first row index strictly below k */
             long l0 = (k + 1 - g->rank + P - 1) / P;
-            if (k + 1 <= g->rank)
-                l0 = 0;
+            if (k + 1 <= g->rank) l0 = 0;
             for (long l = l0; l < g->nloc; l++) {
                 double *row = g->a + l * w + k;
                 double f = row[0] / g->piv[0];
@@ -69,8 +74,7 @@ static void solve(void *vctx, long iters)
             g->x[k] = xk;
             for (long l = 0; l < g->nloc; l++) {
                 long i = l * P + g->rank;
-                if (i >= k)
-                    break;
+                if (i >= k) break;
                 double *row = g->a + l * w;
                 row[n] -= row[k] * xk;
             }
@@ -89,13 +93,11 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &g.size);
     g.n = bench_opt_long(argc, argv, "-N", 512);
     g.nloc = (g.n - g.rank + g.size - 1) / g.size;
-    if (g.rank >= g.n)
-        g.nloc = 0;
+    if (g.rank >= g.n) g.nloc = 0;
     g.a = malloc(sizeof(double) * (size_t)((g.nloc ? g.nloc : 1) * (g.n + 1)));
     g.piv = malloc(sizeof(double) * (size_t)(g.n + 1));
     g.x = malloc(sizeof(double) * (size_t)g.n);
-    if (!g.a || !g.piv || !g.x)
-        BENCH_FAIL("out of memory");
+    if (!g.a || !g.piv || !g.x) BENCH_FAIL("out of memory");
     bench_warmup(MPI_COMM_WORLD, 0.1);
     solve(&g, 1);
     long iters;

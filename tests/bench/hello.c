@@ -14,8 +14,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *hold = NULL;
     for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "-hold") == 0)
-            hold = argv[i + 1];
+        if (strcmp(argv[i], "-hold") == 0) hold = argv[i + 1];
     printf("hello from rank %d of %d\n", rank, size);
     MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (sum != size * (size - 1) / 2)

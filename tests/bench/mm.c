@@ -9,8 +9,14 @@
  * product. Entries are small integers, so all sums are exact. */
 #include "bench.h"
 
-static double ga(long i, long k) { return (double)((i * 3 + k * 5) % 11) - 5; }
-static double gb(long k, long j) { return (double)((k * 7 + j * 2) % 13) - 6; }
+static double ga(long i, long k)
+{
+    return (double)((i * 3 + k * 5) % 11) - 5;
+}
+static double gb(long k, long j)
+{
+    return (double)((k * 7 + j * 2) % 13) - 6;
+}
 
 struct mm {
     int rank, size;
@@ -29,8 +35,7 @@ static void check(struct mm *m)
             want += ga(gi, k) * m->rowsum_b[k];
         for (long j = 0; j < n; j++)
             got += m->c[i * n + j];
-        if (got != want)
-            BENCH_FAIL("mm: row %ld sums to %g, want %g", gi, got, want);
+        if (got != want) BENCH_FAIL("mm: row %ld sums to %g, want %g", gi, got, want);
     }
     for (int s = 0; s < 16; s++) {
         long i = (s * 7919L) % b, j = (s * 104729L + m->rank) % n, gi = m->rank * b + i;
@@ -67,8 +72,8 @@ static void multiply(void *vctx, long iters)
             }
             if (s + 1 < P) {
                 /* pass my block up the ring, take the next one from below */
-                MPI_Sendrecv(m->bb, (int)(b * n), MPI_DOUBLE, up, 21, m->bt, (int)(b * n), MPI_DOUBLE, down, 21,
-                             MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Sendrecv(m->bb, (int)(b * n), MPI_DOUBLE, up, 21, m->bt, (int)(b * n),
+                             MPI_DOUBLE, down, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 double *t = m->bb;
                 m->bb = m->bt;
                 m->bt = t;
@@ -85,8 +90,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &m.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &m.size);
     m.n = bench_opt_long(argc, argv, "-N", 512);
-    if (m.n % m.size)
-        BENCH_FAIL("mm: N=%ld is not a multiple of %d ranks", m.n, m.size);
+    if (m.n % m.size) BENCH_FAIL("mm: N=%ld is not a multiple of %d ranks", m.n, m.size);
     m.b = m.n / m.size;
     size_t blk = sizeof(double) * (size_t)(m.b * m.n);
     m.a = malloc(blk);
@@ -94,8 +98,7 @@ int main(int argc, char **argv)
     m.bt = malloc(blk);
     m.c = malloc(blk);
     m.rowsum_b = malloc(sizeof(double) * (size_t)m.n);
-    if (!m.a || !m.bb || !m.bt || !m.c || !m.rowsum_b)
-        BENCH_FAIL("out of memory");
+    if (!m.a || !m.bb || !m.bt || !m.c || !m.rowsum_b) BENCH_FAIL("out of memory");
     for (long i = 0; i < m.b; i++)
         for (long k = 0; k < m.n; k++)
             m.a[i * m.n + k] = ga(m.rank * m.b + i, k);

@@ -26,10 +26,8 @@ static void run(void *vctx, long iters)
         } else if (c->rank == 1) {
             MPI_Recv(c->buf, n, MPI_BYTE, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             memcpy(&got, c->buf, m);
-            if (m < 4)
-                k &= (1u << (8 * m)) - 1;
-            if (got != k)
-                BENCH_FAIL("oneway size %zu: message %u arrived as %u", c->size, k, got);
+            if (m < 4) k &= (1u << (8 * m)) - 1;
+            if (got != k) BENCH_FAIL("oneway size %zu: message %u arrived as %u", c->size, k, got);
         }
     }
     if (c->rank == 0)
@@ -45,12 +43,11 @@ int main(int argc, char **argv)
     int size;
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size < 2)
-        BENCH_FAIL("oneway needs 2 ranks");
-    long lo = bench_opt_long(argc, argv, "-min", 4), hi = bench_opt_long(argc, argv, "-max", 4 << 20);
+    if (size < 2) BENCH_FAIL("oneway needs 2 ranks");
+    long lo = bench_opt_long(argc, argv, "-min", 4),
+         hi = bench_opt_long(argc, argv, "-max", 4 << 20);
     c.buf = malloc((size_t)hi);
-    if (!c.buf)
-        BENCH_FAIL("out of memory");
+    if (!c.buf) BENCH_FAIL("out of memory");
     bench_warmup(MPI_COMM_WORLD, 0.2);
     for (long s = lo; s <= hi; s *= 2) {
         c.size = (size_t)s;

@@ -58,13 +58,12 @@ int main(int argc, char **argv)
     int size;
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size < 2)
-        BENCH_FAIL("pingpong needs 2 ranks");
-    long lo = bench_opt_long(argc, argv, "-min", 4), hi = bench_opt_long(argc, argv, "-max", 4 << 20);
+    if (size < 2) BENCH_FAIL("pingpong needs 2 ranks");
+    long lo = bench_opt_long(argc, argv, "-min", 4),
+         hi = bench_opt_long(argc, argv, "-max", 4 << 20);
     c.sbuf = malloc((size_t)hi);
     c.rbuf = malloc((size_t)hi);
-    if (!c.sbuf || !c.rbuf)
-        BENCH_FAIL("out of memory");
+    if (!c.sbuf || !c.rbuf) BENCH_FAIL("out of memory");
     bench_warmup(MPI_COMM_WORLD, 0.2);
     for (long s = lo; s <= hi; s *= 2) {
         c.size = (size_t)s;
@@ -84,8 +83,8 @@ int main(int argc, char **argv)
         }
         if (c.rank == 0) {
             double half = t / 2.0;
-            bench_result("name=pingpong size=%ld iters=%ld usec=%.4f mbps=%.1f", s, iters, half * 1e6,
-                         (double)s / half / 1e6);
+            bench_result("name=pingpong size=%ld iters=%ld usec=%.4f mbps=%.1f", s, iters,
+                         half * 1e6, (double)s / half / 1e6);
         }
     }
     free(c.sbuf);

@@ -34,8 +34,7 @@ int main(int argc, char **argv)
     struct rg c;
     MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c.size);
-    if (c.size < 2)
-        BENCH_FAIL("ring needs 2 ranks");
+    if (c.size < 2) BENCH_FAIL("ring needs 2 ranks");
     long bytes = bench_opt_long(argc, argv, "-s", 4);
     c.n = bytes < 4 ? 1 : (int)(bytes / 4);
     c.tok = calloc((size_t)c.n, sizeof(int));

@@ -43,7 +43,8 @@ static double compute(double seconds)
 {
     double t0 = mono(), x = 0;
     while (mono() - t0 < seconds)
-        for (int i = 0; i < 1000; i++) x += (double)i * 1e-9;
+        for (int i = 0; i < 1000; i++)
+            x += (double)i * 1e-9;
     sink = x;
     return mono();
 }
@@ -57,7 +58,8 @@ static void poll_ring(int rank, int size, int how)
     if (rank != 0) {
         if (how == 1) { /* Iprobe, then Recv */
             MPI_Status st;
-            while (!flag) CHECK_MPI(MPI_Iprobe(prev, 5, MPI_COMM_WORLD, &flag, &st));
+            while (!flag)
+                CHECK_MPI(MPI_Iprobe(prev, 5, MPI_COMM_WORLD, &flag, &st));
             CHECK_MPI(MPI_Recv(&tok, 1, MPI_INT, prev, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         } else {
             CHECK_MPI(MPI_Irecv(&tok, 1, MPI_INT, prev, 5, MPI_COMM_WORLD, &rq));
@@ -92,7 +94,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(before == 0, "MPI_Initialized said %d before MPI_Init", before);
 
-    for (int how = 0; how < 5; how++) poll_ring(rank, size, how);
+    for (int how = 0; how < 5; how++)
+        poll_ring(rank, size, how);
 
     /* 3: rank 1 computes; rank 0 waits for rank 2 (or the last rank), which sends once rank 1
      * is busy.  Ranks 0 and 1 share a carrier whenever ranks are switched in user space. */

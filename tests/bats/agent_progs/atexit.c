@@ -3,5 +3,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 static int rank;
-static void bye(void) { printf("rank %d: atexit handler ran\n", rank); }
-int main(int argc, char **argv) { MPI_Init(&argc, &argv); MPI_Comm_rank(MPI_COMM_WORLD, &rank); atexit(bye); MPI_Finalize(); return 0; }
+static void bye(void)
+{
+    printf("rank %d: atexit handler ran\n", rank);
+}
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    atexit(bye);
+    MPI_Finalize();
+    return 0;
+}

@@ -14,22 +14,16 @@ int main(int argc, char **argv)
     const char *how = argc > 1 ? argv[1] : "return0";
     if (rank == 1 % size) {
         printf("rank %d ends by %s\n", rank, how);
-        if (!strcmp(how, "exit3"))
-            exit(3);
-        if (!strcmp(how, "return5"))
-            return 5;
-        if (!strcmp(how, "abort"))
-            abort();
-        if (!strcmp(how, "assert"))
-            assert(size < 0);
+        if (!strcmp(how, "exit3")) exit(3);
+        if (!strcmp(how, "return5")) return 5;
+        if (!strcmp(how, "abort")) abort();
+        if (!strcmp(how, "assert")) assert(size < 0);
         if (!strcmp(how, "segv")) {
             volatile int *p = NULL;
             *p = 1;
         }
-        if (!strcmp(how, "mpiabort"))
-            MPI_Abort(MPI_COMM_WORLD, 7);
-        if (!strcmp(how, "nofinalize"))
-            return 0;
+        if (!strcmp(how, "mpiabort")) MPI_Abort(MPI_COMM_WORLD, 7);
+        if (!strcmp(how, "nofinalize")) return 0;
     }
     if (strcmp(how, "return0") != 0) {
         /* wait for a message that never comes: the job must be torn down around us */

@@ -10,8 +10,7 @@ int main(void)
         perror("fopen input.txt");
         return 1;
     }
-    if (!fgets(line, sizeof line, f))
-        line[0] = '\0';
+    if (!fgets(line, sizeof line, f)) line[0] = '\0';
     fclose(f);
     printf("read %s", line);
     printf("cwd %s\n", getcwd(cwd, sizeof cwd));

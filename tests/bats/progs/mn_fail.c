@@ -15,8 +15,7 @@ int main(int argc, char **argv)
     int who = argc > 2 ? atoi(argv[2]) : 0;
     int code = argc > 3 ? atoi(argv[3]) : 1;
     if (rank == who) {
-        if (argc > 1 && strcmp(argv[1], "abort") == 0)
-            MPI_Abort(MPI_COMM_WORLD, code);
+        if (argc > 1 && strcmp(argv[1], "abort") == 0) MPI_Abort(MPI_COMM_WORLD, code);
         return code;
     }
     MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

@@ -17,7 +17,8 @@ int main(int argc, char **argv)
     if (!block) MPI_Abort(MPI_COMM_WORLD, 2);
     long token = 0;
     if (rank == 0) {
-        for (int i = 0; i < WORDS; i++) block[i] = (unsigned)i;
+        for (int i = 0; i < WORDS; i++)
+            block[i] = (unsigned)i;
         MPI_Send(&token, 1, MPI_LONG, right, 1, MPI_COMM_WORLD);
         MPI_Send(block, WORDS, MPI_UNSIGNED, right, 2, MPI_COMM_WORLD);
         MPI_Recv(&token, 1, MPI_LONG, left, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -37,7 +38,8 @@ int main(int argc, char **argv)
         MPI_Recv(&token, 1, MPI_LONG, left, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Recv(block, WORDS, MPI_UNSIGNED, left, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         token += rank;
-        for (int i = 0; i < WORDS; i++) block[i] += (unsigned)rank;
+        for (int i = 0; i < WORDS; i++)
+            block[i] += (unsigned)rank;
         MPI_Send(&token, 1, MPI_LONG, right, 1, MPI_COMM_WORLD);
         MPI_Send(block, WORDS, MPI_UNSIGNED, right, 2, MPI_COMM_WORLD);
     }

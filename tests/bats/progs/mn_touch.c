@@ -10,8 +10,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     snprintf(path, sizeof path, "%s/rank.%d", argc > 1 ? argv[1] : ".", rank);
     FILE *f = fopen(path, "w");
-    if (f)
-        fclose(f);
+    if (f) fclose(f);
     MPI_Finalize();
     return 0;
 }

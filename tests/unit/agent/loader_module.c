@@ -2,7 +2,10 @@
 int counter;
 
 int bump(void);
-int bump(void) { return ++counter; }
+int bump(void)
+{
+    return ++counter;
+}
 
 int main(int argc, char **argv)
 {

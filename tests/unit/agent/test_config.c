@@ -160,15 +160,17 @@ static void test_coll(void)
     unlink(p);
     config_free(&c);
 
-    expect_message("[mpi]\ncoll_bcast = fast\n",
-                   "2: bad value for [mpi] coll_bcast: \"fast\" (one of auto, flat, binomial, binary, "
-                   "tree_file)");
+    expect_message(
+        "[mpi]\ncoll_bcast = fast\n",
+        "2: bad value for [mpi] coll_bcast: \"fast\" (one of auto, flat, binomial, binary, "
+        "tree_file)");
     expect_message("[mpi]\n\ncoll_allreduce = binomial\n",
                    "3: bad value for [mpi] coll_allreduce: \"binomial\" (one of auto, "
                    "recursive_doubling, reduce_bcast, ring, tree_file)");
-    expect_message("[mpi]\ncoll_reduce = ring\n",
-                   "2: bad value for [mpi] coll_reduce: \"ring\" (one of auto, flat, binomial, binary, "
-                   "tree_file)");
+    expect_message(
+        "[mpi]\ncoll_reduce = ring\n",
+        "2: bad value for [mpi] coll_reduce: \"ring\" (one of auto, flat, binomial, binary, "
+        "tree_file)");
     expect_message("[mpi]\ncoll_tree_file = t.tree\n",
                    "2: bad value for [mpi] coll_tree_file: \"t.tree\" (not an absolute path)");
     expect_message("[mpi]\ncoll_tree_file = /nonexistent/t.tree\n",
@@ -180,8 +182,8 @@ static void test_coll(void)
     close(fd);
     snprintf(text, sizeof text, "[mpi]\ncoll_tree_file = %s\n", tree);
     char want[256];
-    snprintf(want, sizeof want, "2: bad value for [mpi] coll_tree_file: %s:5: rank 0 is given twice",
-             tree);
+    snprintf(want, sizeof want,
+             "2: bad value for [mpi] coll_tree_file: %s:5: rank 0 is given twice", tree);
     expect_message(text, want);
     unlink(tree);
 }
@@ -203,8 +205,7 @@ int main(int argc, char **argv)
     test_good();
     test_bad();
     test_coll();
-    if (argc > 1)
-        test_example(argv[1]);
+    if (argc > 1) test_example(argv[1]);
     puts("agent config: ok");
     return 0;
 }

@@ -36,8 +36,7 @@ int main(int argc, char **argv)
     static struct image img[NCOPIES];
     for (int i = 0; i < NCOPIES; i++) {
         int r = image_load(mod, len, "test", &img[i], err, sizeof err);
-        if (r != 0)
-            fprintf(stderr, "image_load: %s\n", err);
+        if (r != 0) fprintf(stderr, "image_load: %s\n", err);
         CHECK_EQ(r, 0);
         CHECK(img[i].main != NULL);
     }

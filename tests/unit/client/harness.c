@@ -46,10 +46,10 @@ struct th_node {
     _Atomic int state_ready;
     pthread_mutex_t qlock;
     pthread_cond_t qcond;
-    struct th_fifo *in; /* [src node * 2 + chan] */
-    unsigned next_fifo; /* round robin over the queues (qlock) */
+    struct th_fifo *in;       /* [src node * 2 + chan] */
+    unsigned next_fifo;       /* round robin over the queues (qlock) */
     _Atomic(uint64_t) broken; /* bit k: the link from this node to node k is down */
-    int stop;           /* qlock */
+    int stop;                 /* qlock */
     pthread_t daemon;
     int have_daemon;
     size_t pool_cap;
@@ -232,8 +232,10 @@ static void svc_pool_free(void *p, size_t bytes)
 {
     struct pool_hdr *h = (struct pool_hdr *)p - 1;
     if (h->magic != POOL_MAGIC || h->bytes != bytes) {
-        fprintf(stderr, "harness: pool_free(%p, %zu) of a buffer that is not a pool buffer of "
-                        "that size (%zu)\n", p, bytes, h->magic == POOL_MAGIC ? h->bytes : 0);
+        fprintf(stderr,
+                "harness: pool_free(%p, %zu) of a buffer that is not a pool buffer of "
+                "that size (%zu)\n",
+                p, bytes, h->magic == POOL_MAGIC ? h->bytes : 0);
         abort();
     }
     h->magic = 0;
@@ -333,8 +335,10 @@ int th_net_break(int from, int to)
 static void fault(struct th_job *j, int node, const char *what, const struct netd_hdr *h)
 {
     atomic_fetch_add(&j->net_faults, 1);
-    fprintf(stderr, "harness: node %d: frame refused by the agent's checks: %s (type %d, rank %d "
-                    "-> %d)\n", node, what, h->type, h->src_rank, h->dst_rank);
+    fprintf(stderr,
+            "harness: node %d: frame refused by the agent's checks: %s (type %d, rank %d "
+            "-> %d)\n",
+            node, what, h->type, h->src_rank, h->dst_rank);
 }
 
 /* Delivers one frame as the agent's receive daemon does: decode, check, net_header, payload
@@ -447,7 +451,7 @@ static void *child_main(void *p)
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 __attribute__((visibility("default"))) int pthread_create(pthread_t *t, const pthread_attr_t *attr,
-                                                      void *(*fn)(void *), void *arg)
+                                                          void *(*fn)(void *), void *arg)
 {
     static _Atomic(pthread_create_fn) real;
     pthread_create_fn rf = atomic_load(&real);

@@ -260,8 +260,9 @@ static int t_many(void)
 int main(int argc, char **argv)
 {
     static const struct th_test tests[] = {
-        {"barrier", t_barrier}, {"bcast", t_bcast}, {"bcast_laggard", t_bcast_lag}, {"reduce", t_reduce},
-        {"mixed", t_mixed},     {"many", t_many},   {NULL, NULL},
+        {"barrier", t_barrier}, {"bcast", t_bcast}, {"bcast_laggard", t_bcast_lag},
+        {"reduce", t_reduce},   {"mixed", t_mixed}, {"many", t_many},
+        {NULL, NULL},
     };
     return th_main(argc, argv, tests);
 }

@@ -9,15 +9,14 @@
  * the eager limit / large (ring), a commutative predefined op and a non-commutative user op
  * (composition of affine maps, which shows any deviation from rank order); the algorithms
  * forced through TMPI_COLL_*; the same on Comm_dup, Comm_split (reversed order, only some
- * nodes, some ranks of some nodes) and Comm_split_type SHARED; and the counters: a Bcast on 3 nodes x 4 ranks crosses exactly
- * 2 network edges. */
+ * nodes, some ranks of some nodes) and Comm_split_type SHARED; and the counters: a Bcast on 3 nodes
+ * x 4 ranks crosses exactly 2 network edges. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "coll_check.h"
 #include "net_layout.h"
-
 
 static const struct layout layouts[] = {
     {"4x1 (nodes)", 1, 0, 4, 4, {0}},
@@ -298,11 +297,8 @@ static int test_counters(void)
 }
 
 static const struct th_test tests[] = {
-    {"counters_3x4", test_counters},
-    {"world", test_world},
-    {"dup_split_free", test_comms},
-    {"forced_algorithms", test_forced},
-    {NULL, NULL},
+    {"counters_3x4", test_counters},    {"world", test_world}, {"dup_split_free", test_comms},
+    {"forced_algorithms", test_forced}, {NULL, NULL},
 };
 
 int main(int argc, char **argv)

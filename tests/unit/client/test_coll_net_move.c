@@ -17,7 +17,6 @@
 #include "coll_check.h"
 #include "net_layout.h"
 
-
 static const struct layout layouts[] = {
     {"4x1 (nodes)", 1, 0, 4, 4, {0}},
     {"1x4", 1, 0, 1, 4, {0}},

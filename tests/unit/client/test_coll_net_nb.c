@@ -59,8 +59,10 @@ enum kind {
     NKINDS
 };
 static const char *const kind_name[NKINDS] = {
-    "Ibarrier", "Ibcast",     "Ireduce",                "Iallreduce", "Igather", "Iscatter",
-    "Iallgather", "Ialltoall", "Ireduce_scatter_block", "Iscan",      "Iexscan",
+    "Ibarrier",   "Ibcast",    "Ireduce",
+    "Iallreduce", "Igather",   "Iscatter",
+    "Iallgather", "Ialltoall", "Ireduce_scatter_block",
+    "Iscan",      "Iexscan",
 };
 
 /* One operation's buffers: in holds n * cnt ints (the widest input), out n * cnt. */
@@ -168,8 +170,8 @@ static int op_check(const struct op *o, int me, int n)
         default:
             return 0;
         }
-        TC_CHECK(got == want, "%s count %d root %d: element %d is %d, not %d", kind_name[o->k],
-                 cnt, o->root, i, got, want);
+        TC_CHECK(got == want, "%s count %d root %d: element %d is %d, not %d", kind_name[o->k], cnt,
+                 o->root, i, got, want);
     }
     return 0;
 }
@@ -200,8 +202,7 @@ static int body_p2p_inside(int rank, int size, void *arg)
                     TC_CHECK(got == token, "token %d, expected %d", got, token);
                 }
                 TC_MPI(op_start(&o, MPI_COMM_WORLD));
-                if (rank == 0)
-                    TC_MPI(MPI_Send(&token, 1, MPI_INT, last, 7, MPI_COMM_WORLD));
+                if (rank == 0) TC_MPI(MPI_Send(&token, 1, MPI_INT, last, 7, MPI_COMM_WORLD));
                 TC_MPI(MPI_Wait(&o.req, MPI_STATUS_IGNORE));
                 TC_CHECK(o.req == MPI_REQUEST_NULL, "request not freed by MPI_Wait");
                 op_check(&o, rank, size);

@@ -20,7 +20,6 @@
 #include "coll_check.h"
 #include "net_layout.h"
 
-
 static const struct layout lay_2x8 = {"2x8 (nodes)", 1, 0, 2, 16, {0}};
 static const struct layout layouts[] = {
     {"2x8 (nodes)", 1, 0, 2, 16, {0}},

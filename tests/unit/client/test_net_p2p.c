@@ -258,8 +258,10 @@ static int rank_unexp(int rank, int size, void *arg)
             memset(b, 0xee, 8000);
             NP_MPI(MPI_Recv(b, 8000, MPI_BYTE, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
             MPI_Get_count(&st, MPI_BYTE, &cnt);
-            NP_CHECK(st.MPI_TAG == i && cnt == (int)n, "message %d: expected tag %d and %zu bytes,"
-                     " got tag %d and %d bytes", i, i, n, st.MPI_TAG, cnt);
+            NP_CHECK(st.MPI_TAG == i && cnt == (int)n,
+                     "message %d: expected tag %d and %zu bytes,"
+                     " got tag %d and %d bytes",
+                     i, i, n, st.MPI_TAG, cnt);
             long bad = check(b, n, i, 1);
             NP_CHECK(bad < 0, "message %d (%zu bytes): byte %ld wrong", i, n, bad);
         }
@@ -277,9 +279,10 @@ static int t_unexpected_tiny_pool(void)
     struct cfg held = {.nranks = 2, .nnodes = 2, .pool_of = pools};
     if (run(&held, rank_unexp, NULL)) return 1;
     if (!last.hold_acks || !last.frames[NETD_CTS] || last.frames[NETD_RTS]) {
-        fprintf(stderr, "  expected HOLD ACKs and CTS without RTS, got %llu HOLD, %llu CTS, %llu "
-                        "RTS\n", (unsigned long long)last.hold_acks,
-                (unsigned long long)last.frames[NETD_CTS],
+        fprintf(stderr,
+                "  expected HOLD ACKs and CTS without RTS, got %llu HOLD, %llu CTS, %llu "
+                "RTS\n",
+                (unsigned long long)last.hold_acks, (unsigned long long)last.frames[NETD_CTS],
                 (unsigned long long)last.frames[NETD_RTS]);
         return 1;
     }
@@ -288,12 +291,11 @@ static int t_unexpected_tiny_pool(void)
     if (run(&tiny, rank_unexp, NULL)) return 1;
     if (!last.frames[NETD_RTS] || !last.pool_refused) {
         fprintf(stderr, "  expected three-phase fallbacks, got %llu RTS, %llu refused\n",
-                (unsigned long long)last.frames[NETD_RTS],
-                (unsigned long long)last.pool_refused);
+                (unsigned long long)last.frames[NETD_RTS], (unsigned long long)last.pool_refused);
         return 1;
     }
-    struct cfg later = {.nranks = 2, .nnodes = 2, .pool_bytes = 12 * KB,
-                        .done_mode = TH_DONE_LATER};
+    struct cfg later = {
+        .nranks = 2, .nnodes = 2, .pool_bytes = 12 * KB, .done_mode = TH_DONE_LATER};
     return run(&later, rank_unexp, NULL);
 }
 
@@ -320,8 +322,8 @@ static int rank_stream(int rank, int size, void *arg)
         for (int i = 0; i < NSTREAM; i++) {
             NP_MPI(MPI_Recv(b, (int)sizeof b, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
             NP_CHECK((unsigned char)b[0] == (i & 0xff) && (unsigned char)b[1023] == (i & 0xff),
-                     "message %d: expected bytes %d, got %d/%d", i, i & 0xff,
-                     (unsigned char)b[0], (unsigned char)b[1023]);
+                     "message %d: expected bytes %d, got %d/%d", i, i & 0xff, (unsigned char)b[0],
+                     (unsigned char)b[1023]);
             if (i % 64 == 63) NP_MPI(MPI_Send(NULL, 0, MPI_BYTE, 0, 2, MPI_COMM_WORLD));
         }
     }
@@ -418,8 +420,8 @@ static int rank_wild(int rank, int size, void *arg)
         NP_CHECK(next && seen, "calloc");
         for (int m = 0; m < NWILD * (size - 1); m++) {
             MPI_Status st;
-            NP_MPI(MPI_Recv(b, (int)max, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
-                            &st));
+            NP_MPI(
+                MPI_Recv(b, (int)max, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
             int s = st.MPI_SOURCE, cnt = -1;
             NP_CHECK(s > 0 && s < size, "bad source %d", s);
             if (st.MPI_TAG == 777) { /* sent after the source's NWILD messages */
@@ -626,7 +628,8 @@ static int rank_misc(int rank, int size, void *arg)
                 int tag = 10 + 2 * late + three;
                 if (rank == 0) {
                     if (late)
-                        NP_MPI(MPI_Recv(NULL, 0, MPI_BYTE, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                        NP_MPI(
+                            MPI_Recv(NULL, 0, MPI_BYTE, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
                     NP_MPI(MPI_Send(b, (int)n, MPI_BYTE, 1, tag, MPI_COMM_WORLD));
                 } else {
                     memset(r, 0xee, big);
@@ -679,8 +682,8 @@ static int rank_misc(int rank, int size, void *arg)
                             MPI_COMM_WORLD, &st));
         NP_CHECK(check(r, big, peer, rank) < 0, "Sendrecv data wrong");
         memcpy(r, b, big);
-        NP_MPI(MPI_Sendrecv_replace(r, (int)big, MPI_BYTE, peer, 41, peer, 41, MPI_COMM_WORLD,
-                                    &st));
+        NP_MPI(
+            MPI_Sendrecv_replace(r, (int)big, MPI_BYTE, peer, 41, peer, 41, MPI_COMM_WORLD, &st));
         NP_CHECK(check(r, big, peer, rank) < 0, "Sendrecv_replace data wrong");
 
         /* Bsend of a large message completes at once and sends what the buffer held then. */
@@ -741,8 +744,14 @@ static int t_protocol_error_aborts(void)
         {{.type = NETD_CTS, .src_rank = 1, .dst_rank = 0, .cookie = 0x1234, .rcookie = 1},
          "CTS names no pending send"},
         /* an RTS nobody receives (tag 999), carrying an ACK for message 1000 of 0 sent */
-        {{.type = NETD_RTS, .src_rank = 1, .dst_rank = 0, .tag = 999, .msg_len = 1 << 20,
-          .cookie = 7, .rcookie = 1, .ack = 1000},
+        {{.type = NETD_RTS,
+          .src_rank = 1,
+          .dst_rank = 0,
+          .tag = 999,
+          .msg_len = 1 << 20,
+          .cookie = 7,
+          .rcookie = 1,
+          .ack = 1000},
          "ACK for eager message 1000, which was never sent"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

@@ -1,0 +1,682 @@
+#include "control.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "frame.h"
+#include "job.h"
+#include "job_coord.h"
+#include "job_net.h"
+#include "log.h"
+#include "mesh.h"
+#include "progcache.h"
+#include "tmpi_config.h"
+
+/* Bound on simultaneous tool connections: each costs buffers a client could pile up. */
+#define CONTROL_MAX_CONNS 4096
+
+/* One tool connection; loop thread only. */
+struct conn {
+    struct agent *a;
+    struct bufferevent *bev;
+    uid_t uid;
+    gid_t gid;
+    pid_t pid;
+    struct job *job;     /* submitted by this connection; started or awaiting its program */
+    struct coord *coord; /* or a job across several nodes this agent coordinates */
+    int job_started;
+    uint8_t *upload; /* program bytes being received */
+    size_t upload_size, upload_got;
+    uint8_t upload_hash[PROGRAM_HASH_SIZE]; /* what the submission announced */
+    int closing;                            /* close once the output is flushed */
+    struct mesh_conn *ping;                 /* a tmpictl ping in progress */
+    struct conn *prev, *next;
+};
+
+/* Loop thread only. */
+static struct {
+    unsigned nconns;
+    unsigned nuploads; /* submissions receiving their program: they count as jobs */
+    struct conn *conns;
+    int draining; /* shutting down: the loop ends when the last connection is gone */
+} control_state;
+
+static void upload_free(struct conn *c)
+{
+    if (c->upload) {
+        free(c->upload);
+        c->upload = NULL;
+        control_state.nuploads--;
+    }
+}
+
+static void conn_free(struct conn *c)
+{
+    mesh_ping_forget(c->ping);
+    c->ping = NULL;
+    if (c->coord) {
+        coord_free(c->coord);
+        c->coord = NULL;
+    }
+    if (c->job) {
+        if (c->job_started) {
+            c->job->conn = NULL;
+            job_detach(c->job, "the launcher disconnected");
+        } else {
+            job_free(c->job);
+        }
+        c->job = NULL;
+    }
+    upload_free(c);
+    bufferevent_free(c->bev);
+    control_state.nconns--;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        control_state.conns = c->next;
+    if (c->next) c->next->prev = c->prev;
+    struct agent *a = c->a;
+    free(c);
+    if (control_state.draining && !control_state.conns) event_base_loopbreak(a->base);
+}
+
+void control_forget_job(struct conn *c)
+{
+    c->job = NULL;
+    c->job_started = 0;
+}
+
+static void conn_close_after_flush(struct conn *c)
+{
+    c->closing = 1;
+    bufferevent_disable(c->bev, EV_READ);
+    if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) conn_free(c);
+}
+
+static void conn_send(struct conn *c, const Tmpi__Envelope *env)
+{
+    uint8_t *buf;
+    size_t len;
+    if (frame_encode(env, c->a->cfg.max_frame_size, &buf, &len) < 0) {
+        log_warning("control: reply to pid %d too large or out of memory", (int)c->pid);
+        return;
+    }
+    bufferevent_write(c->bev, buf, len);
+    free(buf);
+}
+
+static void conn_error(struct conn *c, int code, const char *msg)
+{
+    Tmpi__Error e = TMPI__ERROR__INIT;
+    e.code = code;
+    e.message = (char *)msg;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_ERROR;
+    env.error = &e;
+    conn_send(c, &env);
+}
+
+/* A protocol violation: tell the client, log, count, close. */
+static void conn_violation(struct conn *c, const char *msg)
+{
+    atomic_fetch_add(&c->a->bad_frames, 1);
+    log_warning("control: closing connection of pid %d (uid %u): %s", (int)c->pid, (unsigned)c->uid,
+                msg);
+    conn_error(c, -EPROTO, msg);
+    conn_close_after_flush(c);
+}
+
+static int is_admin(const struct conn *c)
+{
+    return c->uid == 0 || c->uid == getuid();
+}
+
+/* The coordinated job sent its JobEnd; the connection stays for the launcher to close. */
+static void coord_done(void *arg)
+{
+    struct conn *c = arg;
+    c->coord = NULL;
+    c->job_started = 0;
+}
+
+static void start_job(struct conn *c, struct program *prog)
+{
+    if (c->coord) {
+        c->job_started = 1;
+        coord_start(c->coord, prog); /* may end (and call coord_done) at once */
+        return;
+    }
+    struct job *j = c->job;
+    int r = job_start(j, prog);
+    if (r < 0) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "cannot start the job: %s", strerror(-r));
+        log_error("job %llu: %s", (unsigned long long)j->id, msg);
+        conn_error(c, r, msg);
+        c->job = NULL;
+        job_free(j);
+        conn_close_after_flush(c);
+        return;
+    }
+    c->job_started = 1;
+    j->conn = c;
+    j->next = c->a->jobs;
+    c->a->jobs = j;
+    c->a->njobs++;
+    agent_notify_status(c->a);
+}
+
+static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
+{
+    struct agent *a = c->a;
+    if (c->job || c->coord) {
+        conn_violation(c, "one job per connection");
+        return;
+    }
+    if (a->shutting_down) {
+        conn_error(c, -ESHUTDOWN, "the agent is shutting down");
+        conn_close_after_flush(c);
+        return;
+    }
+    char err[256];
+    struct job *j;
+    if (a->njobs + control_state.nuploads >= a->cfg.max_jobs) {
+        snprintf(err, sizeof err, "the agent already runs %u jobs (max_jobs)", a->cfg.max_jobs);
+        conn_error(c, -EBUSY, err);
+        conn_close_after_flush(c);
+        return;
+    }
+    int r;
+    if (s->n_nodes > 0)
+        r = coord_new(a, s, c->uid, c->bev, coord_done, c, &c->coord, err, sizeof err);
+    else
+        r = job_new(a, s, c->uid, c->pid, c->bev, &j, err, sizeof err);
+    if (r < 0) {
+        if (r == -ENOMEM) snprintf(err, sizeof err, "out of memory");
+        conn_error(c, r, err);
+        conn_close_after_flush(c);
+        return;
+    }
+    if (!c->coord) c->job = j;
+    struct program *p = progcache_get(&a->cache, s->program_hash.data);
+    if (p) {
+        start_job(c, p);
+        return;
+    }
+    /* Not cached: ask for the bytes (bounded by max_program_size, checked in job_new). */
+    c->upload = malloc(s->program_size);
+    if (!c->upload) {
+        conn_error(c, -ENOMEM, "out of memory for the program");
+        conn_close_after_flush(c);
+        return;
+    }
+    control_state.nuploads++;
+    c->upload_size = s->program_size;
+    c->upload_got = 0;
+    memcpy(c->upload_hash, s->program_hash.data, PROGRAM_HASH_SIZE);
+    Tmpi__NeedProgram np = TMPI__NEED_PROGRAM__INIT;
+    np.program_hash = s->program_hash;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_NEED_PROGRAM;
+    env.need_program = &np;
+    conn_send(c, &env);
+}
+
+static void on_chunk(struct conn *c, const Tmpi__ProgramChunk *ch)
+{
+    struct agent *a = c->a;
+    if (!(c->job || c->coord) || c->job_started || !c->upload) {
+        conn_violation(c, "program bytes that were not asked for");
+        return;
+    }
+    if (ch->program_hash.len != PROGRAM_HASH_SIZE ||
+        memcmp(ch->program_hash.data, c->upload_hash, PROGRAM_HASH_SIZE) != 0) {
+        conn_violation(c, "program chunk for another program");
+        return;
+    }
+    if (ch->offset != c->upload_got || ch->data.len > c->upload_size - c->upload_got) {
+        conn_violation(c, "program chunk out of order or beyond the announced size");
+        return;
+    }
+    memcpy(c->upload + c->upload_got, ch->data.data, ch->data.len);
+    c->upload_got += ch->data.len;
+    if (!ch->last) return;
+    if (c->upload_got != c->upload_size) {
+        conn_violation(c, "program shorter than announced");
+        return;
+    }
+    /* The hash the submission named must be the hash of what arrived. */
+    const uint8_t *hash = c->upload_hash;
+    if (!progcache_verify(hash, c->upload, c->upload_size)) {
+        conn_violation(c, "program bytes do not match their SHA-256");
+        return;
+    }
+    struct program *p;
+    uint8_t *bytes = c->upload;
+    c->upload = NULL;
+    control_state.nuploads--;
+    if (progcache_add(&a->cache, hash, bytes, c->upload_size, &p) < 0) {
+        conn_error(c, -ENOMEM, "out of memory for the program");
+        conn_close_after_flush(c);
+        return;
+    }
+    start_job(c, p);
+}
+
+static void fill_job_info(Tmpi__JobInfo *ji, const struct job *j, double now)
+{
+    tmpi__job_info__init(ji);
+    ji->id = j->id;
+    ji->owner_uid = (uint32_t)j->uid;
+    ji->owner = (char *)j->owner;
+    ji->nprocs = j->nprocs;
+    ji->state = (char *)job_state_name(atomic_load(&j->state));
+    ji->runtime_sec = now - j->start_time;
+    ji->program = j->program_name;
+    if (j->net) {
+        ji->uid = j->net->uid;
+        ji->coordinator = (char *)j->coordinator;
+        ji->coordinator_job_id = j->coord_job_id;
+    }
+}
+
+/* The jobs this client may see: all for admins, else its own.  Caller frees the arrays. */
+static size_t visible_jobs(struct conn *c, Tmpi__JobInfo **ret_infos, Tmpi__JobInfo ***ret_ptrs)
+{
+    size_t n = 0;
+    for (struct job *j = c->a->jobs; j; j = j->next)
+        n += is_admin(c) || j->uid == c->uid;
+    Tmpi__JobInfo *infos = calloc(n ? n : 1, sizeof *infos);
+    Tmpi__JobInfo **ptrs = calloc(n ? n : 1, sizeof *ptrs);
+    if (!infos || !ptrs) {
+        free(infos);
+        free(ptrs);
+        *ret_infos = NULL;
+        *ret_ptrs = NULL;
+        return 0;
+    }
+    double now = agent_now();
+    size_t k = 0;
+    for (struct job *j = c->a->jobs; j; j = j->next)
+        if (is_admin(c) || j->uid == c->uid) {
+            fill_job_info(&infos[k], j, now);
+            ptrs[k] = &infos[k];
+            k++;
+        }
+    *ret_infos = infos;
+    *ret_ptrs = ptrs;
+    return k;
+}
+
+static void on_status(struct conn *c)
+{
+    struct agent *a = c->a;
+    Tmpi__StatusReply st = TMPI__STATUS_REPLY__INIT;
+    Tmpi__PoolInfo pool = TMPI__POOL_INFO__INIT;
+    st.version = TMPI_VERSION;
+    st.name = a->cfg.name;
+    st.uptime_sec = agent_now() - a->start_time;
+    st.pid = (uint32_t)getpid();
+    pool.capacity_bytes = a->cfg.pool_size;
+    pool.used_bytes = atomic_load_explicit(&a->pool.used, memory_order_relaxed);
+    st.pool = &pool;
+    st.jobs_started = atomic_load(&a->jobs_started);
+    st.jobs_failed = atomic_load(&a->jobs_failed);
+    st.bad_frames = atomic_load(&a->bad_frames);
+    st.cached_programs = progcache_count(&a->cache);
+    const char *listen_addr;
+    mesh_stats(a, &listen_addr, &st.mesh_accepted, &st.mesh_auth_failures);
+    st.mesh_listen = (char *)listen_addr;
+    size_t np = mesh_npeers(a);
+    struct mesh_peer_info *pi = np ? calloc(np, sizeof *pi) : NULL;
+    Tmpi__PeerInfo *pmsg = np ? calloc(np, sizeof *pmsg) : NULL;
+    Tmpi__PeerInfo **pptr = np ? calloc(np, sizeof *pptr) : NULL;
+    if (np && pi && pmsg && pptr) {
+        np = mesh_peers(a, pi, np);
+        for (size_t i = 0; i < np; i++) {
+            tmpi__peer_info__init(&pmsg[i]);
+            pmsg[i].address = (char *)pi[i].address;
+            pmsg[i].name = (char *)pi[i].name;
+            pmsg[i].state = (char *)pi[i].state;
+            pmsg[i].rtt_usec = pi[i].rtt_usec;
+            pmsg[i].since_seen_sec = pi[i].since_seen_sec;
+            pmsg[i].ups = pi[i].ups;
+            pmsg[i].last_error = (char *)pi[i].last_error;
+            pptr[i] = &pmsg[i];
+        }
+        st.n_peers = np;
+        st.peers = pptr;
+    }
+    Tmpi__JobInfo *infos;
+    st.n_jobs = visible_jobs(c, &infos, &st.jobs);
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_STATUS_REPLY;
+    env.status_reply = &st;
+    conn_send(c, &env);
+    free(infos);
+    free(st.jobs);
+    free(pi);
+    free(pmsg);
+    free(pptr);
+}
+
+static void on_jobs(struct conn *c)
+{
+    Tmpi__JobsReply jr = TMPI__JOBS_REPLY__INIT;
+    Tmpi__JobInfo *infos;
+    jr.n_jobs = visible_jobs(c, &infos, &jr.jobs);
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOBS_REPLY;
+    env.jobs_reply = &jr;
+    conn_send(c, &env);
+    free(infos);
+    free(jr.jobs);
+}
+
+static void on_cancel(struct conn *c, const Tmpi__CancelJob *cj)
+{
+    struct job *j;
+    char msg[160];
+    for (j = c->a->jobs; j; j = j->next)
+        if (j->id == cj->job_id) break;
+    if (!j) {
+        snprintf(msg, sizeof msg, "no job %llu on this agent", (unsigned long long)cj->job_id);
+        conn_error(c, -ESRCH, msg);
+        return;
+    }
+    if (!is_admin(c) && j->uid != c->uid) {
+        snprintf(msg, sizeof msg, "job %llu belongs to %s: permission denied",
+                 (unsigned long long)j->id, j->owner);
+        log_notice("control: uid %u may not cancel job %llu", (unsigned)c->uid,
+                   (unsigned long long)j->id);
+        conn_error(c, -EPERM, msg);
+        return;
+    }
+    snprintf(msg, sizeof msg, "job cancelled by uid %u", (unsigned)c->uid);
+    job_cancel(j, 143, msg);
+    Tmpi__CancelReply cr = TMPI__CANCEL_REPLY__INIT;
+    cr.job_id = j->id;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_CANCEL_REPLY;
+    env.cancel_reply = &cr;
+    conn_send(c, &env);
+}
+
+static void send_ping_reply(struct conn *c, int ok, const char *peer, double rtt, const char *err)
+{
+    Tmpi__PingReply pr = TMPI__PING_REPLY__INIT;
+    pr.ok = ok;
+    pr.peer = (char *)(peer ? peer : "");
+    pr.rtt_usec = rtt;
+    pr.error = (char *)(err ? err : "");
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_PING_REPLY;
+    env.ping_reply = &pr;
+    conn_send(c, &env);
+}
+
+static void ping_done(void *arg, int rc, const char *peer, double rtt_usec, const char *err)
+{
+    struct conn *c = arg;
+    c->ping = NULL;
+    send_ping_reply(c, rc == 0, peer, rtt_usec, err);
+}
+
+static void on_ping(struct conn *c, const Tmpi__PingPeer *pp)
+{
+    if (c->ping) {
+        conn_error(c, -EBUSY, "a ping is already in progress on this connection");
+        return;
+    }
+    int r = mesh_ping(c->a, pp->address, ping_done, c, &c->ping);
+    if (r == 0) return;
+    char msg[160];
+    if (r == -ENOKEY)
+        snprintf(msg, sizeof msg, "this agent has no cluster key (--key-file)");
+    else if (r == -EINVAL)
+        snprintf(msg, sizeof msg, "bad address \"%s\" (HOST:PORT expected)", pp->address);
+    else
+        snprintf(msg, sizeof msg, "cannot reach %s: %s", pp->address, strerror(-r));
+    send_ping_reply(c, 0, "", 0, msg);
+}
+
+/* Returns 0 to go on reading, -1 if the connection is closing or gone. */
+static int dispatch(struct conn *c, const Tmpi__Envelope *env)
+{
+    switch (env->msg_case) {
+    case TMPI__ENVELOPE__MSG_SUBMIT:
+        on_submit(c, env->submit);
+        break;
+    case TMPI__ENVELOPE__MSG_PROGRAM_CHUNK:
+        on_chunk(c, env->program_chunk);
+        break;
+    case TMPI__ENVELOPE__MSG_STATUS_REQUEST:
+        on_status(c);
+        break;
+    case TMPI__ENVELOPE__MSG_JOBS_REQUEST:
+        on_jobs(c);
+        break;
+    case TMPI__ENVELOPE__MSG_PING_PEER:
+        on_ping(c, env->ping_peer);
+        break;
+    case TMPI__ENVELOPE__MSG_CANCEL:
+        if (c->coord && c->job_started &&
+            (env->cancel->job_id == 0 || env->cancel->job_id == coord_id(c->coord))) {
+            /* the launcher of a job across nodes: every member stops */
+            char msg[64];
+            snprintf(msg, sizeof msg, "job cancelled by uid %u", (unsigned)c->uid);
+            Tmpi__CancelReply cr = TMPI__CANCEL_REPLY__INIT;
+            cr.job_id = coord_id(c->coord);
+            Tmpi__Envelope out = TMPI__ENVELOPE__INIT;
+            out.msg_case = TMPI__ENVELOPE__MSG_CANCEL_REPLY;
+            out.cancel_reply = &cr;
+            conn_send(c, &out);
+            coord_cancel(c->coord, 143, msg);
+        } else if (c->job && c->job_started && env->cancel->job_id == 0) {
+            /* the launcher cancelling its own job before knowing its id */
+            Tmpi__CancelJob own = *env->cancel;
+            own.job_id = c->job->id;
+            on_cancel(c, &own);
+        } else {
+            on_cancel(c, env->cancel);
+        }
+        break;
+    default: {
+        char msg[96];
+        snprintf(msg, sizeof msg, "unexpected message '%s' from a tool", frame_msg_name(env));
+        conn_violation(c, msg);
+        return -1;
+    }
+    }
+    return c->closing ? -1 : 0;
+}
+
+static void read_cb(struct bufferevent *bev, void *arg)
+{
+    struct conn *c = arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    while (!c->closing && evbuffer_get_length(in) >= FRAME_HEADER_SIZE) {
+        uint8_t hdr[FRAME_HEADER_SIZE];
+        size_t len;
+        evbuffer_copyout(in, hdr, sizeof hdr);
+        int r = frame_parse_header(hdr, c->a->cfg.max_frame_size, &len);
+        if (r < 0) {
+            char msg[128];
+            if (r == -EMSGSIZE)
+                snprintf(msg, sizeof msg, "frame larger than max_frame_size (%zu bytes)",
+                         c->a->cfg.max_frame_size);
+            else
+                snprintf(msg, sizeof msg, "malformed frame header");
+            conn_violation(c, msg);
+            return;
+        }
+        if (evbuffer_get_length(in) < FRAME_HEADER_SIZE + len) return;
+        evbuffer_drain(in, FRAME_HEADER_SIZE);
+        Tmpi__Envelope *env = frame_decode(evbuffer_pullup(in, (ev_ssize_t)len), len);
+        evbuffer_drain(in, len);
+        if (!env) {
+            conn_violation(c, "malformed frame");
+            return;
+        }
+        r = dispatch(c, env);
+        frame_free(env);
+        if (r < 0) return;
+    }
+}
+
+static void write_cb(struct bufferevent *bev, void *arg)
+{
+    struct conn *c = arg;
+    if (c->coord) coord_launcher_drained(c->coord);
+    /* Output drained: rank threads throttled on this launcher may go on. */
+    if (c->job && c->job_started) {
+        struct job *j = c->job;
+        pthread_mutex_lock(&j->drain_mu);
+        atomic_fetch_add(&j->drain_gen, 1);
+        pthread_cond_broadcast(&j->drain_cv);
+        pthread_mutex_unlock(&j->drain_mu);
+    }
+    /* a deferred write callback may run before the last reply was written: check */
+    if (c->closing && evbuffer_get_length(bufferevent_get_output(bev)) == 0) conn_free(c);
+}
+
+static void event_cb(struct bufferevent *bev, short what, void *arg)
+{
+    struct conn *c = arg;
+    if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
+        if (c->job && c->job_started && atomic_load(&c->job->state) != JOB_ENDING)
+            log_info("job %llu: launcher (pid %d) went away", (unsigned long long)c->job->id,
+                     (int)c->pid);
+        conn_free(c);
+    }
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+                      void *arg)
+{
+    struct agent *a = arg;
+    struct ucred cred;
+    socklen_t cl = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
+        log_errno(LOG_WARNING, -errno, "control: SO_PEERCRED");
+        close(fd);
+        return;
+    }
+    if (control_state.nconns >= CONTROL_MAX_CONNS) {
+        log_warning("control: refusing pid %d: %u connections open", (int)cred.pid,
+                    control_state.nconns);
+        close(fd);
+        return;
+    }
+    struct conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        close(fd);
+        return;
+    }
+    c->a = a;
+    c->uid = cred.uid;
+    c->gid = cred.gid;
+    c->pid = cred.pid;
+    /* Threadsafe: rank threads write their output here.  Callbacks run deferred and unlocked,
+     * so the loop thread never holds the bufferevent lock when it takes a job's out_mu
+     * (job.h: rank threads take out_mu, then the bufferevent lock). */
+    c->bev = bufferevent_socket_new(a->base, fd,
+                                    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_THREADSAFE |
+                                        BEV_OPT_DEFER_CALLBACKS | BEV_OPT_UNLOCK_CALLBACKS);
+    if (!c->bev) {
+        close(fd);
+        free(c);
+        return;
+    }
+    control_state.nconns++;
+    c->next = control_state.conns;
+    if (c->next) c->next->prev = c;
+    control_state.conns = c;
+    bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+}
+
+static int another_agent_answers(const struct sockaddr_un *sun)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return 0;
+    int ok = connect(fd, (const struct sockaddr *)sun, sizeof *sun) == 0;
+    close(fd);
+    return ok;
+}
+
+int control_listen(struct agent *a)
+{
+    const char *path = a->cfg.socket_path;
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof sun.sun_path) {
+        log_error("socket path too long: %s", path);
+        return -ENAMETOOLONG;
+    }
+    strcpy(sun.sun_path, path);
+    if (another_agent_answers(&sun)) {
+        log_error("another agent is already listening on %s", path);
+        return -EADDRINUSE;
+    }
+    (void)unlink(path); /* a stale socket of an agent that died */
+
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return log_errno(LOG_ERR, -errno, "socket");
+    if (bind(fd, (struct sockaddr *)&sun, sizeof sun) < 0) {
+        int r = -errno;
+        close(fd);
+        return log_errno(LOG_ERR, r, "cannot bind %s", path);
+    }
+    /* Anyone may connect; what each client may do is decided per request (SO_PEERCRED). */
+    if (chmod(path, 0666) < 0) log_errno(LOG_WARNING, -errno, "chmod %s", path);
+    a->listener = evconnlistener_new(a->base, accept_cb, a, LEV_OPT_CLOSE_ON_FREE, 128, fd);
+    if (!a->listener) {
+        close(fd);
+        unlink(path);
+        return log_errno(LOG_ERR, -EIO, "cannot listen on %s", path);
+    }
+    log_info("listening on %s", path);
+    return 0;
+}
+
+void control_drain(struct agent *a)
+{
+    control_state.draining = 1;
+    if (!control_state.conns) {
+        event_base_loopbreak(a->base);
+        return;
+    }
+    struct conn *next;
+    for (struct conn *c = control_state.conns; c; c = next) {
+        next = c->next;
+        if (!c->closing) conn_close_after_flush(c);
+    }
+}
+
+void control_close(struct agent *a)
+{
+    if (a->listener) {
+        evconnlistener_free(a->listener);
+        a->listener = NULL;
+        unlink(a->cfg.socket_path);
+    }
+}
+
+void control_free_all(struct agent *a)
+{
+    control_close(a);
+    control_state.draining = 0;
+    while (control_state.conns)
+        conn_free(control_state.conns);
+}

@@ -1,0 +1,206 @@
+/* agent.c — the agent's life: setup, the event loop, signals, systemd notification,
+ * shutdown. */
+#include "agent.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_run.h"
+#include "control.h"
+#include "fault.h"
+#include "job.h"
+#include "log.h"
+#include "mesh.h"
+#include "netd.h"
+#include "svc_init.h"
+
+double agent_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void agent_notify_status(struct agent *a)
+{
+    sd_notifyf(0, "STATUS=%u job(s) running", a->njobs);
+}
+
+void agent_job_done(struct agent *a, struct job *j)
+{
+    for (struct job **pp = &a->jobs; *pp; pp = &(*pp)->next)
+        if (*pp == j) {
+            *pp = j->next;
+            a->njobs--;
+            break;
+        }
+    if (j->conn) {
+        /* the connection stays open: the launcher closes it after reading JobEnd */
+        control_forget_job(j->conn);
+        j->conn = NULL;
+    }
+    log_info("job %llu: ended%s%s", (unsigned long long)j->id, j->failed ? ": " : "",
+             j->failed ? j->reason : "");
+    job_free(j);
+    agent_notify_status(a);
+    if (a->shutting_down && a->njobs == 0) control_drain(a);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    struct agent *a = arg;
+    if (a->shutting_down) {
+        log_notice("second signal: leaving now");
+        event_base_loopbreak(a->base);
+        return;
+    }
+    a->shutting_down = 1;
+    log_notice("%s: shutting down (%u job(s) running)", strsignal((int)sig), a->njobs);
+    sd_notify(0, "STOPPING=1");
+    control_close(a);
+    for (struct job *j = a->jobs; j; j = j->next)
+        job_cancel(j, 143, "the agent is shutting down");
+    /* the shutdown timer bounds both the jobs' ending and the launchers' reading */
+    if (a->njobs == 0) control_drain(a);
+    struct timeval tv = {.tv_sec = a->cfg.kill_grace_sec + 2};
+    evtimer_add(a->shutdown_timer, &tv);
+}
+
+static void on_shutdown_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    struct agent *a = arg;
+    log_warning("%u job(s) did not stop in time; leaving anyway", a->njobs);
+    event_base_loopbreak(a->base);
+}
+
+static void on_watchdog(evutil_socket_t fd, short what, void *arg)
+{
+    struct agent *a = arg;
+    sd_notify(0, "WATCHDOG=1");
+    struct timeval tv = {.tv_sec = (time_t)(a->watchdog_usec / 2000000),
+                         .tv_usec = (suseconds_t)((a->watchdog_usec / 2) % 1000000)};
+    evtimer_add(a->watchdog, &tv);
+}
+
+/* Every rank image keeps a memfd open (loader.h): thousands of ranks need thousands of fds. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            log_errno(LOG_WARNING, -errno, "cannot raise the open file limit");
+    }
+}
+
+static void signal_ready(struct agent *a, int ready_fd)
+{
+    sd_notifyf(0, "READY=1\nSTATUS=ready, no jobs\nMAINPID=%d", (int)getpid());
+    if (ready_fd >= 0) {
+        static const char msg[] = "READY=1\n";
+        if (write(ready_fd, msg, sizeof msg - 1) < 0) log_errno(LOG_WARNING, -errno, "--ready-fd");
+        close(ready_fd);
+    }
+    log_notice("tmpid %s ready (name %s, pid %d)", TMPI_VERSION_STRING, a->cfg.name, (int)getpid());
+}
+
+/* Everything the loop needs: libraries, fault handlers, caches, the event base, the mesh,
+ * netd (only where other agents can reach us), the control socket, signals and timers.
+ * 0 or a negative errno (logged); teardown() undoes whatever part was done. */
+static int setup(struct agent *a)
+{
+    int r;
+    if (sodium_init() < 0) {
+        log_error("libsodium failed to initialise");
+        return -EIO;
+    }
+    if (evthread_use_pthreads() < 0) {
+        log_error("libevent has no pthreads support");
+        return -EIO;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    r = fault_init();
+    if (r < 0) return log_errno(LOG_ERR, r, "cannot install the fault handlers");
+    raise_fd_limit();
+    a->start_time = agent_now();
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    a->ncpus = n > 0 ? (int)n : 1;
+    progcache_init(&a->cache, a->cfg.program_cache);
+    pool_init(&a->pool, a->cfg.pool_size);
+    svc_init(a);
+
+    a->base = event_base_new();
+    if (!a->base) {
+        log_error("cannot create the event loop");
+        return -ENOMEM;
+    }
+    r = mesh_init(a);
+    if (r < 0) return r;
+    if (a->cfg.key_file) {
+        /* The data plane exists only where other agents can reach us. */
+        r = netd_new(a->cfg.recv_threads, NETD_MAX_PAYLOAD, &a->netd);
+        if (r < 0) {
+            log_error("cannot start the receive daemons: %s", strerror(-r));
+            return r;
+        }
+    }
+    r = control_listen(a);
+    if (r < 0) return r;
+    a->sig_term = evsignal_new(a->base, SIGTERM, on_signal, a);
+    a->sig_int = evsignal_new(a->base, SIGINT, on_signal, a);
+    a->shutdown_timer = evtimer_new(a->base, on_shutdown_timeout, a);
+    a->watchdog = evtimer_new(a->base, on_watchdog, a);
+    if (!a->sig_term || !a->sig_int || !a->shutdown_timer || !a->watchdog) return -ENOMEM;
+    evsignal_add(a->sig_term, NULL);
+    evsignal_add(a->sig_int, NULL);
+    if (sd_watchdog_enabled(0, &a->watchdog_usec) > 0) on_watchdog(-1, 0, a);
+    return 0;
+}
+
+/* Undoes setup(), however far it got. */
+static void teardown(struct agent *a)
+{
+    control_free_all(a);
+    mesh_close(a);
+    netd_free(a->netd);
+    a->netd = NULL;
+    if (a->sig_term) event_free(a->sig_term);
+    if (a->sig_int) event_free(a->sig_int);
+    if (a->shutdown_timer) event_free(a->shutdown_timer);
+    if (a->watchdog) event_free(a->watchdog);
+    if (a->base) {
+        /* libevent finishes a freed bufferevent from its loop when a deferred callback of it
+         * was still queued (the callback holds a reference): one pass without blocking runs
+         * those before the base goes.  LeakSanitizer saw a control connection's bufferevent
+         * left over when SIGTERM caught it mid-shutdown.  No event of ours is left to fire. */
+        event_base_loop(a->base, EVLOOP_NONBLOCK);
+        event_base_free(a->base);
+    }
+    progcache_destroy(&a->cache);
+}
+
+int agent_run(struct agent *a, int ready_fd)
+{
+    int r = setup(a);
+    if (r == 0) {
+        signal_ready(a, ready_fd);
+        event_base_dispatch(a->base);
+        if (a->njobs > 0) {
+            /* Rank threads still run inside us; unloading their code would crash them. */
+            log_warning("exiting with %u job(s) still running", a->njobs);
+            control_close(a);
+            _exit(1);
+        }
+    }
+    teardown(a);
+    return r;
+}

@@ -1,0 +1,302 @@
+#include "config.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "coll_tree.h"
+#include "log.h"
+#include "tmpi_config.h"
+
+int config_defaults(struct agent_config *c)
+{
+    char host[256];
+    if (gethostname(host, sizeof host) < 0) strcpy(host, "localhost");
+    host[sizeof host - 1] = '\0';
+    *c = (struct agent_config){
+        .name = strdup(host),
+        .socket_path = strdup(TMPI_SYSTEM_SOCKET),
+        .log_level = LOG_INFO,
+        .max_jobs = 64,
+        .max_ranks = 8192,
+        .rank_stack_size = 2u << 20,
+        .max_program_size = 256u << 20,
+        .max_frame_size = 4u << 20,
+        .program_cache = 16,
+        .spin_ns = 20000,
+        .rank_switching = "auto",
+        .intra_eager_limit = 16384,
+        .eager_limit = 100 * 1024,
+        .pool_size = 64u << 20,
+        .kill_grace_sec = 5,
+        .heartbeat_ms = 1000,
+        .recv_threads = 2,
+    };
+    if (!c->name || !c->socket_path) return -ENOMEM;
+    return 0;
+}
+
+int config_parse_size(const char *s, size_t *ret)
+{
+    char *end;
+    errno = 0;
+    if (!*s || *s == '-') return -EINVAL;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s) return -EINVAL;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k':
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        end++;
+        break;
+    default:
+        break;
+    }
+    if (*end) return -EINVAL;
+    if (v > (SIZE_MAX >> shift)) return -ERANGE;
+    *ret = (size_t)v << shift;
+    return 0;
+}
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
+{
+    size_t v;
+    int r = config_parse_size(s, &v);
+    if (r < 0) return r;
+    if (v < min || v > max) return -ERANGE;
+    *ret = (uint32_t)v;
+    return 0;
+}
+
+int config_add_peer(struct agent_config *c, const char *address)
+{
+    char **np = realloc(c->peers, (c->npeers + 1) * sizeof *np);
+    if (!np) return -ENOMEM;
+    c->peers = np;
+    if (!(np[c->npeers] = strdup(address))) return -ENOMEM;
+    c->npeers++;
+    return 0;
+}
+
+/* "a:1, b:2" -> two peers.  Empty items are refused. */
+static int add_peer_list(struct agent_config *c, const char *list)
+{
+    char buf[4096];
+    if (strlen(list) >= sizeof buf) return -E2BIG;
+    strcpy(buf, list);
+    char *rest = buf, *tok;
+    int n = 0;
+    /* strsep, not strtok: an empty item between commas is an error, not skipped */
+    while ((tok = strsep(&rest, ",")) != NULL) {
+        while (*tok == ' ' || *tok == '\t')
+            tok++;
+        char *end = tok + strlen(tok);
+        while (end > tok && (end[-1] == ' ' || end[-1] == '\t'))
+            *--end = '\0';
+        if (!*tok) return -EINVAL;
+        int r = config_add_peer(c, tok);
+        if (r < 0) return r;
+        n++;
+    }
+    return n ? 0 : -EINVAL;
+}
+
+static int set_string(char **dst, const char *v)
+{
+    char *s = strdup(v);
+    if (!s) return -ENOMEM;
+    free(*dst);
+    *dst = s;
+    return 0;
+}
+
+struct load_ctx {
+    struct agent_config *c;
+    const char *path;
+    int error;
+    char msg[512];
+};
+
+/* coll_bcast / coll_reduce: a tree shape name; coll_allreduce: an Allreduce algorithm.  A
+ * refusal lists what is accepted. */
+static int set_coll_algo(struct load_ctx *ctx, char **dst, const char *key, const char *v,
+                         int allreduce)
+{
+    enum tm_tree_shape s;
+    enum tm_allreduce_algo a;
+    int r = allreduce ? tm_allreduce_parse(v, &a) : tm_tree_shape_parse(v, &s);
+    if (r < 0) {
+        snprintf(ctx->msg, sizeof ctx->msg, "bad value for [mpi] %s: \"%s\" (one of %s)", key, v,
+                 allreduce ? TM_ALLREDUCE_NAMES : TM_TREE_SHAPE_NAMES);
+        return r;
+    }
+    return set_string(dst, v);
+}
+
+/* The tree file must parse now, so a bad one stops the agent at start instead of failing
+ * jobs later; why it was rejected goes into ctx->msg. */
+static int set_tree_file(struct load_ctx *ctx, const char *v)
+{
+    if (*v != '/') {
+        snprintf(ctx->msg, sizeof ctx->msg,
+                 "bad value for [mpi] coll_tree_file: \"%s\" (not an absolute path)", v);
+        return -EINVAL;
+    }
+    struct tm_tree_file t;
+    char why[256];
+    int r = tm_tree_file_load(v, &t, why, sizeof why);
+    if (r < 0) {
+        snprintf(ctx->msg, sizeof ctx->msg, "bad value for [mpi] coll_tree_file: %s", why);
+        return r;
+    }
+    tm_tree_file_free(&t);
+    return set_string(&ctx->c->coll_tree_file, v);
+}
+
+/* [mpi] rank_switching: one of the three words (carrier.h); kept as a literal. */
+static int set_rank_switching(struct agent_config *c, const char *v)
+{
+    static const char *const words[] = {"auto", "kernel", "user"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(v, words[i]) == 0) {
+            c->rank_switching = words[i];
+            return 0;
+        }
+    return -EINVAL;
+}
+
+/* inih calls this per key; 0 stops the parse and ini_parse returns that line. */
+static int on_key(void *user, const char *section, const char *key, const char *value)
+{
+    struct load_ctx *ctx = user;
+    struct agent_config *c = ctx->c;
+    int r = -ENOENT;
+    size_t sz;
+
+    if (strcmp(section, "agent") == 0) {
+        if (strcmp(key, "name") == 0)
+            r = *value ? set_string(&c->name, value) : -EINVAL;
+        else if (strcmp(key, "socket") == 0)
+            r = *value ? set_string(&c->socket_path, value) : -EINVAL;
+        else if (strcmp(key, "log_level") == 0) {
+            int l = log_level_parse(value);
+            r = l < 0 ? l : (c->log_level = l, 0);
+        } else if (strcmp(key, "max_jobs") == 0)
+            r = parse_u32(value, 1, 100000, &c->max_jobs);
+        else if (strcmp(key, "max_ranks") == 0)
+            r = parse_u32(value, 1, 1u << 20, &c->max_ranks);
+        else if (strcmp(key, "rank_stack_size") == 0) {
+            r = config_parse_size(value, &sz);
+            if (r == 0 && (sz < 64 * 1024 || sz > (1ull << 30))) r = -ERANGE;
+            if (r == 0) c->rank_stack_size = sz;
+        } else if (strcmp(key, "max_program_size") == 0) {
+            r = config_parse_size(value, &sz);
+            if (r == 0 && (sz < 4096 || sz > (4ull << 30))) r = -ERANGE;
+            if (r == 0) c->max_program_size = sz;
+        } else if (strcmp(key, "max_frame_size") == 0) {
+            r = config_parse_size(value, &sz);
+            if (r == 0 && (sz < 64 * 1024 || sz > (1ull << 30))) r = -ERANGE;
+            if (r == 0) c->max_frame_size = sz;
+        } else if (strcmp(key, "program_cache") == 0)
+            r = parse_u32(value, 0, 100000, &c->program_cache);
+        else if (strcmp(key, "kill_grace") == 0)
+            r = parse_u32(value, 0, 3600, &c->kill_grace_sec);
+    } else if (strcmp(section, "mpi") == 0) {
+        if (strcmp(key, "spin_ns") == 0)
+            r = parse_u32(value, 0, 1000000000, &c->spin_ns);
+        else if (strcmp(key, "rank_switching") == 0)
+            r = set_rank_switching(c, value);
+        else if (strcmp(key, "intra_eager_limit") == 0)
+            r = parse_u32(value, 0, 1u << 30, &c->intra_eager_limit);
+        else if (strcmp(key, "eager_limit") == 0)
+            r = parse_u32(value, 0, 1u << 30, &c->eager_limit);
+        else if (strncmp(key, "coll_", 5) == 0) {
+            /* these write their own message into ctx->msg */
+            ctx->msg[0] = '\0';
+            if (strcmp(key, "coll_bcast") == 0)
+                r = set_coll_algo(ctx, &c->coll_bcast, key, value, 0);
+            else if (strcmp(key, "coll_reduce") == 0)
+                r = set_coll_algo(ctx, &c->coll_reduce, key, value, 0);
+            else if (strcmp(key, "coll_allreduce") == 0)
+                r = set_coll_algo(ctx, &c->coll_allreduce, key, value, 1);
+            else if (strcmp(key, "coll_tree_file") == 0)
+                r = set_tree_file(ctx, value);
+            if (r < 0 && ctx->msg[0]) {
+                ctx->error = r;
+                return 0;
+            }
+        }
+    } else if (strcmp(section, "mesh") == 0) {
+        if (strcmp(key, "listen") == 0)
+            r = *value ? set_string(&c->listen, value) : -EINVAL;
+        else if (strcmp(key, "key_file") == 0)
+            r = *value ? set_string(&c->key_file, value) : -EINVAL;
+        else if (strcmp(key, "peers") == 0)
+            r = add_peer_list(c, value);
+        else if (strcmp(key, "heartbeat_ms") == 0)
+            r = parse_u32(value, 50, 600000, &c->heartbeat_ms);
+        else if (strcmp(key, "recv_threads") == 0)
+            r = parse_u32(value, 1, 64, &c->recv_threads);
+    } else if (strcmp(section, "pool") == 0) {
+        if (strcmp(key, "size") == 0) r = config_parse_size(value, &c->pool_size);
+    }
+
+    if (r == 0) return 1;
+    ctx->error = r;
+    if (r == -ENOENT)
+        snprintf(ctx->msg, sizeof ctx->msg, "unknown setting [%s] %s", section, key);
+    else
+        snprintf(ctx->msg, sizeof ctx->msg, "bad value for [%s] %s: \"%s\" (%s)", section, key,
+                 value, strerror(-r));
+    return 0;
+}
+
+int config_load(struct agent_config *c, const char *path)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) return -errno;
+    struct load_ctx ctx = {.c = c, .path = path};
+    int line = ini_parse_file(f, on_key, &ctx);
+    fclose(f);
+    if (line == 0) return 0;
+    if (line > 0) {
+        fprintf(stderr, "%s:%d: %s\n", path, line, ctx.error ? ctx.msg : "syntax error");
+        return -EINVAL;
+    }
+    return -EIO;
+}
+
+void config_free(struct agent_config *c)
+{
+    free(c->name);
+    free(c->socket_path);
+    free(c->listen);
+    free(c->key_file);
+    free(c->coll_bcast);
+    free(c->coll_reduce);
+    free(c->coll_allreduce);
+    free(c->coll_tree_file);
+    c->coll_bcast = c->coll_reduce = c->coll_allreduce = c->coll_tree_file = NULL;
+    for (size_t i = 0; i < c->npeers; i++)
+        free(c->peers[i]);
+    free(c->peers);
+    c->peers = NULL;
+    c->npeers = 0;
+    c->name = c->socket_path = c->listen = c->key_file = NULL;
+}

@@ -1,0 +1,54 @@
+/* config.h — tmpid's settings: defaults, then the config file (tmpid.conf(5), INI format),
+ * then command-line options. */
+#ifndef TMPI_AGENT_CONFIG_H
+#define TMPI_AGENT_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct agent_config {
+    char *name;        /* node name shown to users; default: hostname */
+    char *socket_path; /* local control socket */
+    char *listen;      /* mesh listener HOST:PORT, NULL: none */
+    char *key_file;    /* cluster key, NULL: no mesh */
+    char **peers;      /* agents to keep connected ([mesh] peers, --peer) */
+    size_t npeers;
+    uint32_t heartbeat_ms; /* peer heartbeat interval */
+    uint32_t recv_threads; /* netd receive daemons (links are spread over them) */
+    int log_level;
+    int private_agent;          /* started by tmpi-launch for one job: no network, no config */
+    uint32_t max_jobs;          /* jobs running at once */
+    uint32_t max_ranks;         /* ranks per job */
+    size_t rank_stack_size;     /* bytes of stack per rank thread */
+    size_t max_program_size;    /* largest program accepted */
+    size_t max_frame_size;      /* largest control frame accepted */
+    uint32_t program_cache;     /* programs kept after their jobs end */
+    uint32_t spin_ns;           /* spin budget of a waiting rank before it blocks */
+    const char *rank_switching; /* "auto", "kernel" or "user" (carrier.h); a literal, not owned */
+    uint32_t intra_eager_limit; /* intra-node: larger messages use rendezvous */
+    uint32_t eager_limit;       /* inter-node eager-push threshold (seed 000: 100 KB) */
+    size_t pool_size;           /* shared buffer pool capacity */
+    uint32_t kill_grace_sec;    /* how long ranks of a torn-down job get to stop */
+    /* [mpi] collective algorithms between nodes (docs/COLLECTIVES.md), checked when read;
+     * NULL: not set (auto).  Handed to libtmpi through tmpi_svc; TMPI_COLL_* of a job win. */
+    char *coll_bcast, *coll_reduce, *coll_allreduce;
+    char *coll_tree_file; /* absolute path of a tree file, parsed once here to reject it early */
+};
+
+/* Fills defaults.  0 or -ENOMEM. */
+int config_defaults(struct agent_config *c);
+
+/* Reads an INI file over the current values.  Unknown sections/keys and bad values are
+ * errors reported as "FILE:LINE: ..." on stderr.  Returns 0, -ENOENT (file missing),
+ * -EINVAL (bad content) or another negative errno. */
+int config_load(struct agent_config *c, const char *path);
+
+/* "123", "64K", "4M", "1G" (powers of 1024) -> bytes.  0 or -EINVAL/-ERANGE. */
+int config_parse_size(const char *s, size_t *ret);
+
+/* Appends one peer address.  0 or -ENOMEM. */
+int config_add_peer(struct agent_config *c, const char *address);
+
+void config_free(struct agent_config *c);
+
+#endif

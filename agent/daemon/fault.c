@@ -1,0 +1,93 @@
+#include "fault.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rank.h"
+
+#define FAULT_STACK_SIZE (64 * 1024)
+
+static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+
+/* Set while the handler ends a rank, so the exit path frees nothing from inside the handler. */
+static __thread int in_fault;
+
+int fault_in_handler(void)
+{
+    return in_fault;
+}
+void fault_landed(void)
+{
+    in_fault = 0;
+}
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+    struct rank *r = rank_current();
+    if (r) {
+        in_fault = 1;
+        /* The rank's main thread jumps back to its start; a thread the rank started ends
+         * (rank_end fails the job for it). */
+        char msg[96];
+        snprintf(msg, sizeof msg, "killed by signal %d (%s) at address %p", sig, strsignal(sig),
+                 si->si_addr);
+        rank_end(RANK_END_FAULT, 128 + sig, msg);
+    }
+    /* Not a rank: let the default action take the process down. */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+int fault_init(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof fault_signals / sizeof fault_signals[0]; i++)
+        if (sigaction(fault_signals[i], &sa, NULL) < 0) return -errno;
+    return 0;
+}
+
+/* The calling thread's alternate stack and the one it replaced. */
+static __thread struct {
+    void *mem;
+    stack_t old;
+} fault_stack;
+
+/* AddressSanitizer gives every thread an alternate stack of its own and unmaps it at thread
+ * exit; replacing it would make that unmap fail.  Its stack serves our handler as well. */
+#if defined(__SANITIZE_ADDRESS__)
+#define FAULT_OWN_ALTSTACK 0
+#else
+#define FAULT_OWN_ALTSTACK 1
+#endif
+
+void fault_thread_setup(void)
+{
+    if (!FAULT_OWN_ALTSTACK) return;
+    void *mem = malloc(FAULT_STACK_SIZE);
+    if (!mem) return;
+    stack_t ss = {.ss_sp = mem, .ss_size = FAULT_STACK_SIZE, .ss_flags = 0};
+    if (sigaltstack(&ss, &fault_stack.old) < 0) {
+        free(mem);
+        return;
+    }
+    fault_stack.mem = mem;
+}
+
+void fault_thread_done(void)
+{
+    if (!fault_stack.mem) return;
+    stack_t old = fault_stack.old;
+    if (old.ss_flags & SS_DISABLE || !old.ss_sp) {
+        old = (stack_t){.ss_flags = SS_DISABLE};
+    }
+    sigaltstack(&old, NULL);
+    free(fault_stack.mem);
+    fault_stack.mem = NULL;
+}

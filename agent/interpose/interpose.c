@@ -1,0 +1,111 @@
+/* interpose.c — process-ending calls and the environment, for rank threads.  The output
+ * overrides are in interpose_stdio.c. */
+#include "interpose.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "job.h"
+#include "rank.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* Filled once (pthread_once), read-only afterwards.  Resolved lazily too, so that any
+ * program linking the agent's modules (unit tests) gets working libc calls. */
+static struct interpose_real real;
+static pthread_once_t real_once = PTHREAD_ONCE_INIT;
+static int real_status;
+
+#define RESOLVE(name)                                                                              \
+    do {                                                                                           \
+        *(void **)&real.name = dlsym(RTLD_NEXT, #name);                                            \
+        if (!real.name) return -ENOENT;                                                            \
+    } while (0)
+
+static int resolve_all(void)
+{
+    RESOLVE(exit);
+    RESOLVE(abort);
+    RESOLVE(write);
+    RESOLVE(vfprintf);
+    RESOLVE(vdprintf);
+    RESOLVE(fputs);
+    RESOLVE(puts);
+    RESOLVE(fputc);
+    RESOLVE(fwrite);
+    RESOLVE(fflush);
+    RESOLVE(perror);
+    RESOLVE(getenv);
+    return 0;
+}
+
+static void resolve_once(void)
+{
+    real_status = resolve_all();
+}
+
+int interpose_init(void)
+{
+    pthread_once(&real_once, resolve_once);
+    return real_status;
+}
+
+const struct interpose_real *interpose_real(void)
+{
+    pthread_once(&real_once, resolve_once);
+    return &real;
+}
+
+ssize_t interpose_real_write(int fd, const void *buf, size_t n)
+{
+    const struct interpose_real *rl = interpose_real();
+    if (rl->write) return rl->write(fd, buf, n);
+    return (ssize_t)syscall(SYS_write, fd, buf, n);
+}
+
+EXPORT void exit(int code)
+{
+    if (rank_current()) rank_end(RANK_END_CODE, code, NULL);
+    interpose_real()->exit(code);
+}
+
+/* _exit and _Exit skip atexit handlers; for a rank that is the same as exit. */
+EXPORT void _exit(int code)
+{
+    if (rank_current()) rank_end(RANK_END_CODE, code, NULL);
+    syscall(SYS_exit_group, code);
+    __builtin_unreachable();
+}
+
+EXPORT void _Exit(int code)
+{
+    _exit(code);
+}
+
+EXPORT void abort(void)
+{
+    if (rank_current()) rank_end(RANK_END_ABORT, 128 + SIGABRT, "called abort()");
+    interpose_real()->abort();
+}
+
+/* A rank sees its job's forwarded variables (tmpi-launch -x) over the agent's environment. */
+EXPORT char *getenv(const char *name)
+{
+    struct rank *r = rank_current();
+    if (r) {
+        char *v = job_getenv(r->job, name);
+        if (v) return v;
+    }
+    return interpose_real()->getenv(name);
+}
+
+EXPORT char *secure_getenv(const char *name)
+{
+    return getenv(name);
+}

@@ -1,0 +1,56 @@
+/* interpose_thread.c — threads a rank starts belong to the rank.
+ *
+ * A program may start its own threads (OpenMP-style helpers, I/O threads).  They inherit the
+ * rank's context so that their output reaches the launcher and their exit(), abort() or
+ * crash fails the job instead of ending the agent (rank_end and fault.c handle a thread that
+ * is not the rank's main thread).  They do not become MPI-capable: libtmpi reports
+ * MPI_THREAD_FUNNELED. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "fault.h"
+#include "rank.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+struct rank_child {
+    void *(*fn)(void *);
+    void *arg;
+    struct rank *rank;
+};
+
+static void *rank_child_main(void *p)
+{
+    struct rank_child c = *(struct rank_child *)p;
+    free(p);
+    rank_set_current(c.rank);
+    fault_thread_setup();
+    void *ret = c.fn(c.arg);
+    fault_thread_done();
+    rank_set_current(NULL);
+    return ret;
+}
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    static pthread_create_fn real;
+    if (!real) {
+        /* a benign race: every thread stores the same pointer */
+        pthread_create_fn f = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+        __atomic_store_n(&real, f, __ATOMIC_RELEASE);
+    }
+    pthread_create_fn realfn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+    if (!realfn) return ENOSYS;
+    struct rank *r = rank_current();
+    if (!r) return realfn(t, attr, fn, arg);
+    struct rank_child *c = malloc(sizeof *c);
+    if (!c) return EAGAIN;
+    *c = (struct rank_child){.fn = fn, .arg = arg, .rank = r};
+    int rc = realfn(t, attr, rank_child_main, c);
+    if (rc != 0) free(c);
+    return rc;
+}

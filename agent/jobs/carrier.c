@@ -1,0 +1,544 @@
+/* carrier.c — ranks sharing carrier threads, switched in user space (carrier.h). */
+#include "carrier.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "fault.h"
+#include "job.h"
+#include "job_net.h"
+#include "log.h"
+#include "rank.h"
+#include "relax.h"
+
+/* The carrier the calling thread is (NULL on every other thread). */
+static __thread struct carrier *self;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int carrier_wanted(struct job *j, char *why, size_t whylen)
+{
+    const char *mode = job_getenv(j, "TMPI_RANK_SWITCHING");
+    if (!mode || !*mode) mode = j->agent->cfg.rank_switching;
+    if (strcmp(mode, "kernel") == 0) {
+        snprintf(why, whylen, "rank_switching = kernel");
+        return 0;
+    }
+    if (strcmp(mode, "user") == 0) return 1;
+    /* the config's word was checked when it was read; a job's is checked here */
+    if (strcmp(mode, "auto") != 0) {
+        snprintf(why, whylen, "TMPI_RANK_SWITCHING=\"%.32s\": expected auto, kernel or user", mode);
+        return -EINVAL;
+    }
+    if (j->nprocs <= (uint32_t)j->agent->ncpus) {
+        snprintf(why, whylen, "%u ranks fit the %d CPUs", j->nprocs, j->agent->ncpus);
+        return 0;
+    }
+    if (j->nprocs > 0 && j->ranks[0].image.has_tls) {
+        snprintf(why, whylen, "the program has thread-local variables");
+        return 0;
+    }
+    return 1;
+}
+
+/* ---- running on a carrier ---------------------------------------------------------------- */
+
+/* A rank may resume on another carrier than the one it parked on.  errno's address comes from a
+ * function the compiler may treat as constant and keep across the switch: read and write it
+ * in calls of their own, after the switch. */
+__attribute__((noinline)) static int errno_get(void)
+{
+    return errno;
+}
+__attribute__((noinline)) static void errno_set(int e)
+{
+    errno = e;
+}
+__attribute__((noinline)) static struct carrier *carrier_self(void)
+{
+    return self;
+}
+
+struct rank *carrier_running(void)
+{
+    struct carrier *c = self;
+    return c ? c->cur : NULL;
+}
+
+static void wake_sleepers(struct carrier_pool *p)
+{
+    atomic_fetch_add_explicit(&p->sleep.word, 1, memory_order_seq_cst);
+    syscall(SYS_futex, (uint32_t *)&p->sleep.word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/* libtmpi's ops, once it has created the job's state (before, no rank of the job has a
+ * per-thread record: MPI_Init creates the state first). */
+static const struct tmpi_client_ops *client_ops(struct carrier_pool *p)
+{
+    const struct tmpi_client_ops *ops = atomic_load_explicit(&p->client, memory_order_acquire);
+    if (ops) return ops;
+    struct job *j = p->job;
+    pthread_mutex_lock(&j->client_mu);
+    if (j->client_created && j->client_ops.tls_get && j->client_ops.tls_set) ops = &j->client_ops;
+    pthread_mutex_unlock(&j->client_mu);
+    if (ops) atomic_store_explicit(&p->client, ops, memory_order_release);
+    return ops;
+}
+
+/* Switches from the scheduler to rank r (claimed: CR_RUNNING) and back. */
+static void run_rank(struct carrier *c, struct rank *r)
+{
+    struct carried *k = r->carried;
+    const struct tmpi_client_ops *ops = client_ops(c->pool);
+    if (ops) ops->tls_set(k->client_tls);
+    c->cur = r;
+    k->parking = 0;
+    atomic_store_explicit(&k->last, c, memory_order_relaxed);
+    atomic_store_explicit(&c->busy_since, now_ns(), memory_order_relaxed);
+    rank_set_current(r);
+    ctx_switch(&c->home, &k->ctx);
+    rank_set_current(NULL);
+    atomic_store_explicit(&c->busy_since, 0, memory_order_relaxed);
+    c->cur = NULL;
+    ops = client_ops(c->pool);
+    k->client_tls = ops ? ops->tls_get() : NULL;
+    /* Only now is the context saved: another carrier may resume it from here on. */
+    if (k->parking) {
+        atomic_store_explicit(&k->state, CR_PARKED, memory_order_release);
+        return;
+    }
+    atomic_store_explicit(&k->state, CR_DONE, memory_order_release);
+    if (atomic_fetch_sub_explicit(&c->pool->live, 1, memory_order_acq_rel) == 1)
+        wake_sleepers(c->pool); /* the last rank ended: every carrier leaves */
+}
+
+/* Context entry of a rank: its whole life, then home for good (to whichever carrier runs it
+ * by then). */
+static void rank_entry(void *arg)
+{
+    struct rank *r = arg;
+    struct carried *k = r->carried;
+    rank_life(r, 1);
+    k->parking = 0;
+    ctx_switch(&k->ctx, &carrier_self()->home);
+    __builtin_trap(); /* a finished context is never resumed */
+}
+
+/* Takes r for carrier c if it can run now: a new rank of c's block, or a parked one whose
+ * ready() holds (called with the rank claimed, so never twice at once). */
+static int try_claim(struct carrier *c, struct rank *r)
+{
+    struct carried *k = r->carried;
+    int st = atomic_load_explicit(&k->state, memory_order_acquire);
+    if (st == CR_NEW && k->home == c) {
+        atomic_store_explicit(&k->state, CR_RUNNING, memory_order_relaxed);
+        return 1;
+    }
+    if (st != CR_PARKED ||
+        !atomic_compare_exchange_strong_explicit(&k->state, &st, CR_CLAIMED, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return 0;
+    if (k->ready(k->ready_arg)) {
+        atomic_store_explicit(&k->state, CR_RUNNING, memory_order_relaxed);
+        return 1;
+    }
+    atomic_store_explicit(&k->state, CR_PARKED, memory_order_release);
+    return 0;
+}
+
+/* Whether carrier o has run one rank without a switch for longer than RESCUE_NS: its parked
+ * ranks may then move to another carrier.  Moving is the exception: a compiler may keep the
+ * address of errno (a per-thread variable) across an MPI call in the program's own code, and
+ * a rank that moved would then reach the old thread's errno. */
+#define RESCUE_NS 5000000u
+
+static int stuck(const struct carrier *o, uint64_t *now)
+{
+    uint64_t since = atomic_load_explicit(&o->busy_since, memory_order_relaxed);
+    if (!since) return 0;
+    if (!*now) *now = now_ns();
+    return *now > since && *now - since > RESCUE_NS;
+}
+
+/* The next rank c can run: the ranks of its block that live here, round robin; then ranks
+ * that moved here; then, rescued, parked ranks of a carrier that is stuck in one rank. */
+static struct rank *pick(struct carrier *c)
+{
+    for (uint32_t i = 0; i < c->n; i++) {
+        uint32_t at = (c->next + i) % c->n;
+        struct rank *r = c->ranks[at];
+        if (atomic_load_explicit(&r->carried->last, memory_order_relaxed) == c && try_claim(c, r)) {
+            c->next = (at + 1) % c->n;
+            return r;
+        }
+    }
+    struct carrier_pool *p = c->pool;
+    if (p->ncarriers == 1) return NULL;
+    uint64_t now = 0;
+    for (uint32_t i = 0; i < p->nranks; i++) {
+        uint32_t at = (c->steal_next + i) % p->nranks;
+        struct rank *r = p->ranks[at];
+        struct carried *k = r->carried;
+        struct carrier *o = atomic_load_explicit(&k->last, memory_order_relaxed);
+        if (o == c && k->home == c) continue; /* looked at above */
+        if ((o == c || stuck(o, &now)) && try_claim(c, r)) {
+            c->steal_next = (at + 1) % p->nranks;
+            return r;
+        }
+    }
+    return NULL;
+}
+
+/* Idle spin of a carrier of a job across nodes: like a waiting rank's (libtmpi spin_net), it
+ * reads the job's links itself (the frames complete its ranks' requests here, no receive
+ * daemon wake-up) and yields between polls (other agents on this machine do not count in our
+ * runnable figure).  The budget counts from the last time anything moved.  The rank to run,
+ * or NULL when the budget ran out or the ranks are all done. */
+static struct rank *idle_net(struct carrier *c, void *net)
+{
+    struct carrier_pool *p = c->pool;
+    struct agent *a = p->job->agent;
+    uint64_t start = now_ns();
+    struct rank *r = NULL;
+    job_net_hold(net, 1);
+    for (unsigned i = 1;; i++) {
+        if (job_net_poll(net) > 0) start = 0;
+        if ((r = pick(c)) != NULL) break;
+        sched_yield();
+        if ((r = pick(c)) != NULL) break;
+        if ((i & 7) == 0) {
+            uint64_t t = now_ns();
+            if (start == 0) start = t;
+            if (t - start >= a->cfg.spin_ns) break;
+            if (atomic_load_explicit(&p->live, memory_order_acquire) == 0) break;
+        }
+    }
+    job_net_hold(net, 0);
+    return r;
+}
+
+/* The earliest deadline of a rank parked in a sleep, 0 if none.  A parked rank's deadline is
+ * written before the rank is published as parked. */
+static uint64_t earliest_deadline(struct carrier_pool *p)
+{
+    uint64_t best = 0;
+    for (uint32_t i = 0; i < p->nranks; i++) {
+        struct carried *k = p->ranks[i]->carried;
+        if (atomic_load_explicit(&k->state, memory_order_acquire) != CR_PARKED) continue;
+        uint64_t d = atomic_load_explicit(&k->deadline, memory_order_relaxed);
+        if (d && (!best || d < best)) best = d;
+    }
+    return best;
+}
+
+/* Nothing can run: spin (pause, or yield when the node is oversubscribed; reading the links
+ * for a job across nodes) for the spin budget, then sleep until a waker or the last rank's
+ * end bumps the pool's word.  The rank to run, or NULL to look again. */
+static struct rank *idle(struct carrier *c)
+{
+    struct carrier_pool *p = c->pool;
+    struct agent *a = p->job->agent;
+    void *net = p->job->net;
+    if (net) {
+        struct rank *r = idle_net(c, net);
+        if (r) return r;
+        /* from here the daemons read the links (after a spin they linger held) */
+        job_net_release(net);
+    } else {
+        uint64_t start = now_ns();
+        int over = atomic_load_explicit(&a->runnable_ranks, memory_order_relaxed) > a->ncpus;
+        for (unsigned i = 1;; i++) {
+            if (over)
+                sched_yield();
+            else
+                tm_cpu_relax();
+            struct rank *r = pick(c);
+            if (r) return r;
+            if ((i & 63) == 0) {
+                if (now_ns() - start >= a->cfg.spin_ns) break;
+                if (atomic_load_explicit(&p->live, memory_order_acquire) == 0) return NULL;
+            }
+        }
+    }
+    if (atomic_load_explicit(&p->live, memory_order_acquire) == 0) return NULL;
+    /* wait.h's handshake: count ourselves asleep, then look once more */
+    uint32_t seq = atomic_load_explicit(&p->sleep.word, memory_order_seq_cst);
+    atomic_fetch_add_explicit(&p->sleep.sleepers, 1, memory_order_seq_cst);
+    struct rank *r = pick(c);
+    if (!r && atomic_load_explicit(&p->live, memory_order_seq_cst) > 0) {
+        /* A sleeping rank's deadline wakes us: nobody else will.  Nor does anyone tell us when
+         * another carrier has been stuck in one rank long enough for us to take its parked
+         * ones: look again after RESCUE_NS while another carrier runs a rank. */
+        uint64_t dl = earliest_deadline(p), now = now_ns();
+        for (uint32_t i = 0; i < p->ncarriers; i++) {
+            struct carrier *o = &p->carriers[i];
+            if (o == c || !atomic_load_explicit(&o->busy_since, memory_order_relaxed)) continue;
+            if (!dl || dl > now + RESCUE_NS) dl = now + RESCUE_NS;
+            break;
+        }
+        struct timespec ts, *tmo = NULL;
+        if (dl) {
+            uint64_t left = dl > now ? dl - now : 0;
+            ts = (struct timespec){(time_t)(left / 1000000000u), (long)(left % 1000000000u)};
+            tmo = &ts;
+        }
+        atomic_fetch_sub_explicit(&a->runnable_ranks, 1, memory_order_relaxed);
+        if (!tmo || tmo->tv_sec || tmo->tv_nsec)
+            syscall(SYS_futex, (uint32_t *)&p->sleep.word, FUTEX_WAIT_PRIVATE, seq, tmo, NULL, 0);
+        atomic_fetch_add_explicit(&a->runnable_ranks, 1, memory_order_relaxed);
+    }
+    atomic_fetch_sub_explicit(&p->sleep.sleepers, 1, memory_order_relaxed);
+    return r;
+}
+
+static void *carrier_main(void *arg)
+{
+    struct carrier *c = arg;
+    struct carrier_pool *p = c->pool;
+    struct job *j = p->job;
+    struct agent *a = j->agent;
+    self = c;
+    ctx_init_thread(&c->home);
+    fault_thread_setup();
+    if (job_wait_gate(j) != 0) {
+        /* The job never starts here (it failed to start, or was cancelled before this carrier
+         * got past the gate while others run): each carrier reports its own block as killed
+         * and leaves. */
+        for (uint32_t i = 0; i < c->n; i++) {
+            rank_life(c->ranks[i], 0);
+            atomic_store_explicit(&c->ranks[i]->carried->state, CR_DONE, memory_order_relaxed);
+        }
+        if (atomic_fetch_sub_explicit(&p->live, c->n, memory_order_acq_rel) == c->n)
+            wake_sleepers(p);
+    } else {
+        /* the carrier counts as one runnable thread for the node's spin-or-yield choice */
+        atomic_fetch_add_explicit(&a->runnable_ranks, 1, memory_order_relaxed);
+        while (atomic_load_explicit(&p->live, memory_order_acquire) > 0) {
+            struct rank *r = pick(c);
+            if (!r) r = idle(c);
+            if (r) run_rank(c, r);
+        }
+        atomic_fetch_sub_explicit(&a->runnable_ranks, 1, memory_order_relaxed);
+    }
+    fault_thread_done();
+    self = NULL;
+    return NULL;
+}
+
+/* ---- parking (called on a rank's context, through svc) ---------------------------------- */
+
+/* The carrier whose rank context calls, or NULL: only a carried rank's own context parks (not
+ * a thread the rank started, not an agent thread). */
+static struct carrier *caller_carrier(void)
+{
+    struct carrier *c = self;
+    return c && c->cur && c->cur == rank_current() ? c : NULL;
+}
+
+int carrier_park(int (*ready)(void *arg), void *arg, struct tmpi_sleepers *_Atomic *target)
+{
+    struct carrier *c = caller_carrier();
+    if (!c) return -ENOTSUP;
+    struct carried *k = c->cur->carried;
+    /* seq_cst: a waker that does not see this sees the rank parked and ready (svc.h) */
+    if (target) atomic_store_explicit(target, &c->pool->sleep, memory_order_seq_cst);
+    k->ready = ready;
+    k->ready_arg = arg;
+    k->saved_errno = errno_get();
+    k->parking = 1;
+    ctx_switch(&k->ctx, &c->home);
+    /* resumed, perhaps on another carrier: c is stale here */
+    errno_set(k->saved_errno);
+    return 0;
+}
+
+static int deadline_over(void *arg)
+{
+    struct carried *k = arg;
+    return now_ns() >= atomic_load_explicit(&k->deadline, memory_order_relaxed);
+}
+
+int carrier_sleep(uint64_t deadline)
+{
+    struct carrier *c = caller_carrier();
+    if (!c) return -ENOTSUP;
+    struct carried *k = c->cur->carried;
+    atomic_store_explicit(&k->deadline, deadline ? deadline : 1, memory_order_relaxed);
+    int r = carrier_park(deadline_over, k, NULL);
+    atomic_store_explicit(&k->deadline, 0, memory_order_relaxed);
+    return r;
+}
+
+static int always(void *arg)
+{
+    (void)arg;
+    return 1;
+}
+
+void carrier_yield(void)
+{
+    /* always ready: the scheduler's round robin runs every other ready rank of the block first */
+    (void)carrier_park(always, NULL, NULL);
+}
+
+/* ---- setting up and tearing down (job thread) ------------------------------------------- */
+
+static int stack_new(struct carried *k, size_t size)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    size_t p = page > 0 ? (size_t)page : 4096;
+    size = (size + p - 1) / p * p;
+    k->map_len = size + p;
+    k->map = mmap(NULL, k->map_len, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (k->map == MAP_FAILED) {
+        k->map = NULL;
+        return -errno;
+    }
+    /* guard page: an overflow faults (fault.c ends the rank) instead of running into memory */
+    if (mprotect(k->map, p, PROT_NONE) < 0) {
+        int e = -errno;
+        munmap(k->map, k->map_len);
+        k->map = NULL;
+        return e;
+    }
+    return 0;
+}
+
+/* The stacks and contexts: nothing runs on them once the carriers are joined. */
+static void stacks_free(struct job *j)
+{
+    struct carrier_pool *p = j->cpool;
+    for (uint32_t i = 0; p->carried && i < j->nprocs; i++) {
+        struct carried *k = &p->carried[i];
+        if (k->map) {
+            ctx_destroy(&k->ctx);
+            munmap(k->map, k->map_len);
+            k->map = NULL;
+        }
+    }
+}
+
+void carriers_free(struct job *j)
+{
+    struct carrier_pool *p = j->cpool;
+    if (!p) return;
+    stacks_free(j);
+    for (uint32_t i = 0; i < j->nprocs; i++)
+        j->ranks[i].carried = NULL;
+    free(p->carried);
+    free(p->carriers);
+    free(p->ranks);
+    free(p);
+    j->cpool = NULL;
+}
+
+static int prepare(struct job *j, char *reason, size_t rlen)
+{
+    uint32_t nc = (uint32_t)j->agent->ncpus;
+    if (nc > j->nprocs) nc = j->nprocs;
+    if (nc == 0) nc = 1;
+    struct carrier_pool *p = calloc(1, sizeof *p);
+    j->cpool = p;
+    if (p) {
+        p->carried = calloc(j->nprocs, sizeof *p->carried);
+        p->carriers = calloc(nc, sizeof *p->carriers);
+        p->ranks = calloc(j->nprocs, sizeof *p->ranks);
+    }
+    if (!p || !p->carried || !p->carriers || !p->ranks) {
+        snprintf(reason, rlen, "out of memory for %u rank contexts", j->nprocs);
+        return -ENOMEM;
+    }
+    p->job = j;
+    p->ncarriers = nc;
+    p->nranks = j->nprocs;
+    atomic_init(&p->live, j->nprocs);
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    size_t stack = j->agent->cfg.rank_stack_size;
+    uint32_t at = 0;
+    for (uint32_t ci = 0; ci < nc; ci++) {
+        struct carrier *c = &p->carriers[ci];
+        /* contiguous blocks, the first (nprocs % nc) one rank larger */
+        uint32_t n = j->nprocs / nc + (ci < j->nprocs % nc);
+        c->pool = p;
+        c->ranks = &p->ranks[at];
+        c->n = n;
+        for (uint32_t i = 0; i < n; i++, at++) {
+            struct rank *r = &j->ranks[at];
+            struct carried *k = &p->carried[at];
+            c->ranks[i] = r;
+            k->home = c;
+            atomic_init(&k->last, c);
+            int rc = stack_new(k, stack);
+            if (rc == 0)
+                rc = ctx_init(&k->ctx, (char *)k->map + pg, k->map_len - pg, rank_entry, r);
+            if (rc < 0) {
+                snprintf(reason, rlen, "cannot make a context for rank %u: %s", at, strerror(-rc));
+                return rc;
+            }
+            r->carried = k;
+            r->info.carried = 1;
+        }
+    }
+    return 0;
+}
+
+uint32_t carriers_start(struct job *j)
+{
+    char reason[256];
+    int rc = prepare(j, reason, sizeof reason);
+    uint32_t started = 0;
+    if (rc == 0) {
+        log_info("job %llu: %u ranks on %u carrier thread(s), switched in user space",
+                 (unsigned long long)j->id, j->nprocs, j->cpool->ncarriers);
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        /* the carrier's own stack runs only the scheduler and the fault handler's set-up */
+        pthread_attr_setstacksize(&attr, 256 * 1024);
+        for (uint32_t ci = 0; ci < j->cpool->ncarriers; ci++) {
+            struct carrier *c = &j->cpool->carriers[ci];
+            rc = pthread_create(&c->thread, &attr, carrier_main, c);
+            if (rc != 0) {
+                snprintf(reason, sizeof reason, "cannot start carrier %u: %s", ci, strerror(rc));
+                rc = -rc;
+                break;
+            }
+            c->started = 1;
+            for (uint32_t i = 0; i < c->n; i++) {
+                c->ranks[i]->thread = c->thread;
+                c->ranks[i]->thread_started = 1;
+            }
+            started += c->n;
+        }
+        pthread_attr_destroy(&attr);
+    }
+    if (rc != 0) job_cancel(j, 1, reason);
+    /* All or nothing: started carriers see the gate closed for good and end their ranks as
+     * killed (each rank is reported once, by its carrier). */
+    job_open_gate(j, rc == 0 && started == j->nprocs);
+    return started;
+}
+
+void carriers_join(struct job *j)
+{
+    struct carrier_pool *p = j->cpool;
+    if (!p) return;
+    for (uint32_t ci = 0; ci < p->ncarriers; ci++)
+        if (p->carriers[ci].started) pthread_join(p->carriers[ci].thread, NULL);
+    stacks_free(j);
+}

@@ -1,0 +1,124 @@
+/* carrier.h — user-level switching of ranks (seed 003): a job's ranks on this node share a few
+ * carrier threads, one per CPU, and switch between each other in user space when they wait.
+ *
+ * Why: with more ranks than CPUs, a rank thread that waits must give its core away, and on
+ * Linux that is a kernel context switch (sched_yield or a futex sleep, ~2-3 us on this class
+ * of machine, more under load) per hop of a message.  A carrier switches ranks with a plain
+ * function call (ctx.h) and picks the next rank whose wait is over, so a hop between ranks of
+ * one carrier costs a few cache lines.
+ *
+ * Model: the job thread makes min(ncpus, ranks) carriers and gives each a contiguous block of
+ * ranks (neighbours in rank order talk most, and then share a carrier).  A carrier's home
+ * context is its scheduler: it starts the ranks of its block and resumes parked ranks once
+ * their ready() condition holds, on the carrier they last ran on; a carrier that has run one
+ * rank for over 5 ms (computing, or blocked in a system call) lets the others take its
+ * parked ranks (a rank does not wait for seconds behind a busy neighbour while a core idles).
+ * Moving is kept rare: code may keep errno's per-thread address across an MPI call.  A
+ * rank parks only inside libtmpi's waits (svc rank_park, rank_yield): code outside MPI calls
+ * runs until it returns to one, so a rank that computes or blocks in a system call holds its
+ * carrier meanwhile (the others carry on).
+ *
+ * Per-thread state that follows the rank across switches: the agent's current rank (output,
+ * getenv, exit), errno, and libtmpi's own (tmpi_client_ops tls_get/tls_set, moved by the
+ * scheduler at every switch; NULL for a rank that starts).  A rank that sleeps (nanosleep and
+ * friends, interpose_sleep.c) parks until its deadline.  Thread-local variables of
+ * the program itself would be shared by the ranks of a carrier: programs that have them run
+ * with one thread per rank (carrier_wanted).
+ *
+ * Sleeping: after the spin budget with nothing to run, a carrier counts itself in the job's
+ * sleepers and sleeps on their futex word; wakers of a carried rank look at that count
+ * (libtmpi's wait.h). */
+#ifndef TMPI_AGENT_CARRIER_H
+#define TMPI_AGENT_CARRIER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "ctx.h"
+#include "svc.h"
+
+struct job;
+struct rank;
+
+enum carrier_rank_state {
+    CR_NEW = 0, /* not started; only its own carrier starts it */
+    CR_RUNNING, /* its context runs (or a carrier is switching away from it) */
+    CR_PARKED,  /* waits for ready(); any carrier may claim it */
+    CR_CLAIMED, /* a carrier is calling its ready() */
+    CR_DONE,
+};
+
+/* A rank's part when it runs on carriers (struct rank.carried; NULL: a thread of its own). */
+struct carried {
+    struct carrier *home;         /* the carrier that starts it */
+    struct carrier *_Atomic last; /* the carrier it runs or last ran on (resumes there) */
+    struct ctx ctx;
+    void *map; /* stack mapping, guard page first */
+    size_t map_len;
+    _Atomic int state; /* enum carrier_rank_state */
+    int parking;       /* set by the rank before it switches away: park, not end */
+    int saved_errno;
+    int (*ready)(void *arg); /* while parked: resume once ready(arg) != 0 */
+    void *ready_arg;
+    _Atomic uint64_t deadline; /* CLOCK_MONOTONIC ns while parked in a sleep, else 0 */
+    void *client_tls;          /* libtmpi's per-thread record while the context is stopped */
+};
+
+struct carrier {
+    struct carrier_pool *pool;
+    pthread_t thread;
+    int started;
+    struct ctx home;
+    struct rank **ranks; /* its block of the job's ranks */
+    uint32_t n;
+    uint32_t next;       /* round-robin position in its block */
+    uint32_t steal_next; /* round-robin position in the job's ranks */
+    struct rank *cur;    /* the rank whose context runs, NULL at home */
+    _Atomic uint64_t
+        busy_since; /* CLOCK_MONOTONIC ns the running rank got the carrier, 0 at home */
+};
+
+/* A job's carriers (job.cpool). */
+struct carrier_pool {
+    struct job *job;
+    struct carrier *carriers;
+    uint32_t ncarriers;
+    struct carried *carried; /* [nprocs] */
+    struct rank **ranks;     /* [nprocs]: the carriers' blocks, in rank order */
+    uint32_t nranks;
+    _Atomic uint32_t live;      /* ranks not done */
+    struct tmpi_sleepers sleep; /* svc.h: carriers asleep and their futex word */
+    /* libtmpi's ops once it has the job's state (job.client_ops; never changes afterwards) */
+    const struct tmpi_client_ops *_Atomic client;
+};
+
+/* Whether the job's ranks on this node run on carriers: tmpid.conf rank_switching (or the
+ * job's TMPI_RANK_SWITCHING), "auto" meaning more ranks than CPUs and a program without
+ * thread-local variables.  1 yes, 0 no (*why says why, for the log), -EINVAL for a job variable
+ * that is none of the three words (*why is the job's error). */
+int carrier_wanted(struct job *j, char *why, size_t whylen);
+
+/* Job thread: allocates rank stacks and starts the carriers; opens the job's start gate
+ * (all or nothing, as start_ranks).  Returns the number of ranks started (all or 0). */
+uint32_t carriers_start(struct job *j);
+
+/* Job thread, after every started rank finished: joins the carriers, frees the stacks. */
+void carriers_join(struct job *j);
+/* Job thread, once libtmpi's state of the job is gone (its wakers point at the pool's sleep
+ * record until then: a receive daemon or a cancel may still wake a rank that has ended). */
+void carriers_free(struct job *j);
+
+/* The rank whose context runs on the calling thread, if it is a carrier; else NULL. */
+struct rank *carrier_running(void);
+
+/* svc rank_park / rank_yield (svc.h).  The agent's own parks (a sleep, a yield) pass a NULL
+ * target: nothing outside the agent wakes them. */
+int carrier_park(int (*ready)(void *arg), void *arg, struct tmpi_sleepers *_Atomic *target);
+void carrier_yield(void);
+
+/* A carried rank sleeps until deadline (CLOCK_MONOTONIC ns) parked: 0 once it is over, or
+ * -ENOTSUP when the calling thread is not a carried rank's context. */
+int carrier_sleep(uint64_t deadline);
+
+#endif

@@ -1,0 +1,797 @@
+#include "job.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent.h"
+#include "carrier.h"
+#include "frame.h"
+#include "job_member.h"
+#include "job_net.h"
+#include "log.h"
+#include "progcache.h"
+#include "output.h"
+#include "rank.h"
+
+/* Rank threads stop producing output while this much is queued for a launcher. */
+#define JOB_OUTPUT_HIGH (4u << 20)
+
+const char *job_state_name(int state)
+{
+    switch (state) {
+    case JOB_LOADING:
+        return "loading";
+    case JOB_RUNNING:
+        return "running";
+    case JOB_ENDING:
+        return "ending";
+    default:
+        return "unknown";
+    }
+}
+
+static char *xstrdup(const char *s, int *oom)
+{
+    char *d = strdup(s ? s : "");
+    if (!d) *oom = 1;
+    return d;
+}
+
+static int valid_env_name(const char *n)
+{
+    if (!*n) return 0;
+    for (; *n; n++)
+        if (*n == '=') return 0;
+    return 1;
+}
+
+/* What a job is made of, from a SubmitJob or a JobAssign. */
+struct job_spec {
+    uint32_t nprocs; /* ranks on this node */
+    uint32_t world;  /* ranks of the whole job */
+    ProtobufCBinaryData program_hash;
+    uint64_t program_size;
+    const char *program_name;
+    size_t n_args;
+    char **args;
+    const char *cwd;
+    size_t n_env;
+    Tmpi__EnvVar **env;
+    uint32_t timeout_sec;
+};
+
+static int job_build(struct agent *a, const struct job_spec *s, uid_t uid, struct bufferevent *bev,
+                     struct job **ret, char *err, size_t errlen)
+{
+    const struct agent_config *cfg = &a->cfg;
+    if (s->nprocs < 1 || s->nprocs > cfg->max_ranks) {
+        snprintf(err, errlen, "a job needs 1 to %u ranks on this agent (asked for %u)",
+                 cfg->max_ranks, s->nprocs);
+        return -EINVAL;
+    }
+    if (a->njobs >= cfg->max_jobs) {
+        snprintf(err, errlen, "the agent already runs %u jobs (max_jobs)", a->njobs);
+        return -EBUSY;
+    }
+    if (s->program_hash.len != PROGRAM_HASH_SIZE) {
+        snprintf(err, errlen, "malformed submission: program hash of %zu bytes",
+                 s->program_hash.len);
+        return -EINVAL;
+    }
+    if (s->program_size == 0 || s->program_size > cfg->max_program_size) {
+        snprintf(err, errlen, "program of %llu bytes refused (max_program_size %zu)",
+                 (unsigned long long)s->program_size, cfg->max_program_size);
+        return -EINVAL;
+    }
+    if (!s->program_name || !*s->program_name || !s->cwd || s->cwd[0] != '/') {
+        snprintf(err, errlen, "malformed submission: program name and absolute cwd required");
+        return -EINVAL;
+    }
+    for (size_t i = 0; i < s->n_env; i++)
+        if (!s->env[i]->name || !valid_env_name(s->env[i]->name)) {
+            snprintf(err, errlen, "malformed submission: bad environment variable name");
+            return -EINVAL;
+        }
+
+    struct job *j = calloc(1, sizeof *j);
+    if (!j) return -ENOMEM;
+    int oom = 0;
+    j->agent = a;
+    j->uid = uid;
+    j->nprocs = s->nprocs;
+    j->world_size = s->world;
+    j->nnodes = 1;
+    j->timeout_sec = s->timeout_sec;
+    j->fail_rank = -1;
+    j->bev = bev;
+    j->program_name = xstrdup(s->program_name, &oom);
+    j->cwd = xstrdup(s->cwd, &oom);
+    j->argc = (int)s->n_args + 1;
+    j->argv = calloc((size_t)j->argc + 1, sizeof *j->argv);
+    j->env = calloc(s->n_env + 1, sizeof *j->env);
+    j->ranks = calloc(s->nprocs, sizeof *j->ranks);
+    j->node_of_rank = calloc(s->world, sizeof *j->node_of_rank);
+    j->local_rank_of = calloc(s->world, sizeof *j->local_rank_of);
+    if (!j->argv || !j->env || !j->ranks || !j->node_of_rank || !j->local_rank_of) oom = 1;
+    if (!oom) {
+        j->argv[0] = xstrdup(s->program_name, &oom);
+        for (size_t i = 0; i < s->n_args; i++)
+            j->argv[i + 1] = xstrdup(s->args[i], &oom);
+        for (size_t i = 0; i < s->n_env; i++) {
+            const char *v = s->env[i]->value ? s->env[i]->value : "";
+            size_t n = strlen(s->env[i]->name) + strlen(v) + 2;
+            if ((j->env[i] = malloc(n)))
+                snprintf(j->env[i], n, "%s=%s", s->env[i]->name, v);
+            else
+                oom = 1;
+        }
+    }
+    if (oom) {
+        job_free(j);
+        return -ENOMEM;
+    }
+
+    pthread_mutex_init(&j->out_mu, NULL);
+    pthread_mutex_init(&j->drain_mu, NULL);
+    pthread_cond_init(&j->drain_cv, NULL);
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&j->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&j->client_mu, NULL);
+    atomic_init(&j->state, JOB_LOADING);
+    j->id = ++a->next_job_id;
+    *ret = j;
+    return 0;
+}
+
+int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
+            struct bufferevent *bev, struct job **ret, char *err, size_t errlen)
+{
+    struct job_spec spec = {
+        .nprocs = s->nprocs,
+        .world = s->nprocs,
+        .program_hash = s->program_hash,
+        .program_size = s->program_size,
+        .program_name = s->program_name,
+        .n_args = s->n_args,
+        .args = s->args,
+        .cwd = s->cwd,
+        .n_env = s->n_env,
+        .env = s->env,
+        .timeout_sec = s->timeout_sec,
+    };
+    struct job *j;
+    int r = job_build(a, &spec, uid, bev, &j, err, errlen);
+    if (r < 0) return r;
+    j->submitter_pid = pid;
+    struct passwd pw, *pwp = NULL;
+    char pwbuf[1024];
+    if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) == 0 && pwp)
+        snprintf(j->owner, sizeof j->owner, "%s", pw.pw_name);
+    else
+        snprintf(j->owner, sizeof j->owner, "%u", (unsigned)uid);
+    /* One node: every rank is local. */
+    for (uint32_t i = 0; i < j->nprocs; i++) {
+        j->node_of_rank[i] = 0;
+        j->local_rank_of[i] = (int32_t)i;
+    }
+    *ret = j;
+    return 0;
+}
+
+/* Bounds of a JobAssign: nodes per job, ranks per job (as the launcher's placement). */
+#define JOB_MAX_NODES 65536u
+#define JOB_MAX_WORLD (1u << 22)
+
+int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct bufferevent *bev,
+                   struct job **ret, char *err, size_t errlen)
+{
+    size_t nnodes = ja->n_nodes;
+    if (nnodes < 2 || nnodes > JOB_MAX_NODES || ja->node >= nnodes || ja->nprocs < nnodes ||
+        ja->nprocs > JOB_MAX_WORLD) {
+        snprintf(err, errlen, "malformed job assignment: node %u of %zu, %u ranks", ja->node,
+                 nnodes, ja->nprocs);
+        return -EINVAL;
+    }
+    const Tmpi__NodePlacement *me = ja->nodes[ja->node];
+    struct job_spec spec = {
+        .nprocs = (uint32_t)me->n_ranks,
+        .world = ja->nprocs,
+        .program_hash = ja->program_hash,
+        .program_size = ja->program_size,
+        .program_name = ja->program_name,
+        .n_args = ja->n_args,
+        .args = ja->args,
+        .cwd = ja->cwd,
+        .n_env = ja->n_env,
+        .env = ja->env,
+        .timeout_sec = ja->timeout_sec,
+    };
+    if (me->n_ranks > ja->nprocs) {
+        snprintf(err, errlen, "malformed job assignment: more ranks here than in the job");
+        return -EINVAL;
+    }
+    struct job *j;
+    int r = job_build(a, &spec, ja->owner_uid, bev, &j, err, errlen);
+    if (r < 0) return r;
+    snprintf(j->owner, sizeof j->owner, "%s", ja->owner ? ja->owner : "?");
+    snprintf(j->coordinator, sizeof j->coordinator, "%s", ja->coordinator ? ja->coordinator : "");
+    j->coord_job_id = ja->coordinator_job_id;
+    j->node = (int)ja->node;
+    j->nnodes = (int)nnodes;
+    j->global_rank = calloc(j->nprocs, sizeof *j->global_rank);
+    if (!j->global_rank) {
+        job_free(j);
+        return -ENOMEM;
+    }
+    /* Every global rank on exactly one node. */
+    for (uint32_t g = 0; g < j->world_size; g++)
+        j->node_of_rank[g] = -1;
+    uint64_t total = 0;
+    for (size_t n = 0; n < nnodes; n++) {
+        const Tmpi__NodePlacement *np = ja->nodes[n];
+        total += np->n_ranks;
+        for (size_t l = 0; l < np->n_ranks; l++) {
+            uint32_t g = np->ranks[l];
+            if (np->n_ranks == 0 || g >= j->world_size || j->node_of_rank[g] >= 0) {
+                snprintf(err, errlen, "malformed job assignment: bad rank lists");
+                job_free(j);
+                return -EINVAL;
+            }
+            j->node_of_rank[g] = (int32_t)n;
+            j->local_rank_of[g] = (int32_t)l;
+            if (n == ja->node) j->global_rank[l] = (int32_t)g;
+        }
+    }
+    if (total != j->world_size) {
+        snprintf(err, errlen, "malformed job assignment: %llu ranks placed, %u in the job",
+                 (unsigned long long)total, j->world_size);
+        job_free(j);
+        return -EINVAL;
+    }
+    r = job_net_new(j, ja->uid, (int)ja->node, nnodes, ja->nodes, &j->net);
+    if (r < 0) {
+        job_free(j);
+        return r;
+    }
+    *ret = j;
+    return 0;
+}
+
+void job_go(struct job *j)
+{
+    pthread_mutex_lock(&j->mu);
+    j->go = 1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+}
+
+void job_release(struct job *j)
+{
+    pthread_mutex_lock(&j->mu);
+    j->released = 1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+}
+
+void job_free(struct job *j)
+{
+    if (!j) return;
+    if (j->argv)
+        for (int i = 0; i < j->argc; i++)
+            free(j->argv[i]);
+    free(j->argv);
+    if (j->env)
+        for (char **e = j->env; *e; e++)
+            free(*e);
+    free(j->env);
+    free(j->program_name);
+    free(j->cwd);
+    if (j->member) job_member_forget(j->member);
+    if (j->net) job_net_free(j->net);
+    free(j->ranks);
+    free(j->global_rank);
+    free(j->node_of_rank);
+    free(j->local_rank_of);
+    if (j->done_ev) event_free(j->done_ev);
+    pthread_mutex_destroy(&j->out_mu);
+    pthread_mutex_destroy(&j->drain_mu);
+    pthread_cond_destroy(&j->drain_cv);
+    pthread_mutex_destroy(&j->mu);
+    pthread_cond_destroy(&j->cv);
+    pthread_mutex_destroy(&j->client_mu);
+    free(j);
+}
+
+int job_cancelled(struct job *j)
+{
+    return atomic_load_explicit(&j->cancelled, memory_order_acquire);
+}
+
+/* Wakes everything a rank of this job may be blocked on, so it notices the cancellation. */
+static void wake_ranks(struct job *j)
+{
+    pthread_mutex_lock(&j->client_mu);
+    if (j->client_created && j->client_ops.wake_all) j->client_ops.wake_all(j->client_state);
+    pthread_mutex_unlock(&j->client_mu);
+    pthread_mutex_lock(&j->drain_mu);
+    atomic_fetch_add(&j->drain_gen, 1);
+    pthread_cond_broadcast(&j->drain_cv);
+    pthread_mutex_unlock(&j->drain_mu);
+}
+
+/* Records the first failure; mu held. Returns 1 if this call made the job fail. */
+static int record_failure_locked(struct job *j, int rank, int status, const char *reason)
+{
+    if (j->failed) return 0;
+    j->failed = 1;
+    j->fail_rank = rank;
+    j->exit_status = status;
+    snprintf(j->reason, sizeof j->reason, "%s", reason);
+    atomic_store_explicit(&j->cancelled, 1, memory_order_release);
+    pthread_cond_broadcast(&j->cv);
+    return 1;
+}
+
+/* Before any rank can see the job cancelled and unwind, stop deliveries from other nodes
+ * into its buffers. */
+static void stop_net_rx(struct job *j)
+{
+    if (j->net && !atomic_load_explicit(&j->ranks_ended, memory_order_acquire))
+        job_net_stop_rx(j->net);
+}
+
+void job_cancel(struct job *j, int status, const char *reason)
+{
+    stop_net_rx(j);
+    pthread_mutex_lock(&j->mu);
+    int first = record_failure_locked(j, -1, status, reason);
+    pthread_mutex_unlock(&j->mu);
+    if (first) log_notice("job %llu: %s", (unsigned long long)j->id, reason);
+    wake_ranks(j);
+}
+
+void job_fail(struct job *j, struct rank *r, int kind, int code, const char *msg)
+{
+    char reason[400];
+    int status;
+    switch (kind) {
+    case RANK_END_ABORT:
+        status = 128 + SIGABRT;
+        snprintf(reason, sizeof reason, "rank %d %s", r->info.rank, msg ? msg : "aborted");
+        break;
+    case RANK_END_MPI_ABORT:
+        status = code;
+        snprintf(reason, sizeof reason, "rank %d: %s", r->info.rank,
+                 msg ? msg : "MPI_Abort called");
+        break;
+    case RANK_END_FAULT:
+        status = code ? code : 1;
+        snprintf(reason, sizeof reason, "rank %d failed: %s", r->info.rank, msg ? msg : "fault");
+        break;
+    default:
+        status = code;
+        if (msg)
+            snprintf(reason, sizeof reason, "rank %d %s", r->info.rank, msg);
+        else
+            snprintf(reason, sizeof reason, "rank %d exited with code %d", r->info.rank, code);
+        break;
+    }
+    stop_net_rx(j);
+    pthread_mutex_lock(&j->mu);
+    int first = record_failure_locked(j, r->info.rank, status, reason);
+    pthread_mutex_unlock(&j->mu);
+    if (first) log_info("job %llu: %s", (unsigned long long)j->id, reason);
+    wake_ranks(j);
+}
+
+void job_detach(struct job *j, const char *reason)
+{
+    pthread_mutex_lock(&j->out_mu);
+    j->bev = NULL;
+    pthread_mutex_unlock(&j->out_mu);
+    job_cancel(j, 1, reason);
+}
+
+int job_send(struct job *j, const Tmpi__Envelope *env)
+{
+    uint8_t *buf;
+    size_t len;
+    int r = frame_encode(env, FRAME_DEFAULT_MAX, &buf, &len);
+    if (r < 0) return r;
+    int throttle = rank_current() != NULL;
+    for (;;) {
+        unsigned gen = atomic_load_explicit(&j->drain_gen, memory_order_acquire);
+        pthread_mutex_lock(&j->out_mu);
+        if (!j->bev) {
+            pthread_mutex_unlock(&j->out_mu);
+            free(buf);
+            return -ENOTCONN;
+        }
+        if (!throttle || evbuffer_get_length(bufferevent_get_output(j->bev)) < JOB_OUTPUT_HIGH) {
+            r = bufferevent_write(j->bev, buf, len) < 0 ? -ENOMEM : 0;
+            pthread_mutex_unlock(&j->out_mu);
+            free(buf);
+            return r;
+        }
+        pthread_mutex_unlock(&j->out_mu);
+        pthread_mutex_lock(&j->drain_mu);
+        while (atomic_load_explicit(&j->drain_gen, memory_order_acquire) == gen &&
+               !job_cancelled(j))
+            pthread_cond_wait(&j->drain_cv, &j->drain_mu);
+        pthread_mutex_unlock(&j->drain_mu);
+        if (job_cancelled(j)) {
+            free(buf);
+            return -ECANCELED;
+        }
+    }
+}
+
+int job_wait_gate(struct job *j)
+{
+    pthread_mutex_lock(&j->mu);
+    while (j->gate == 0)
+        pthread_cond_wait(&j->cv, &j->mu);
+    int open = j->gate > 0 && !job_cancelled(j);
+    pthread_mutex_unlock(&j->mu);
+    return open ? 0 : -ECANCELED;
+}
+
+int job_argc(struct job *j)
+{
+    return j->argc;
+}
+
+char **job_copy_argv(struct job *j)
+{
+    size_t total = 0;
+    for (int i = 0; i < j->argc; i++)
+        total += strlen(j->argv[i]) + 1;
+    /* one block: the pointer array, then the strings */
+    char **v = malloc(((size_t)j->argc + 1) * sizeof *v + total);
+    if (!v) return NULL;
+    char *p = (char *)(v + j->argc + 1);
+    for (int i = 0; i < j->argc; i++) {
+        size_t n = strlen(j->argv[i]) + 1;
+        memcpy(p, j->argv[i], n);
+        v[i] = p;
+        p += n;
+    }
+    v[j->argc] = NULL;
+    return v;
+}
+
+char *job_getenv(struct job *j, const char *name)
+{
+    size_t n = strlen(name);
+    for (char **e = j->env; *e; e++)
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
+    return NULL;
+}
+
+static void send_rank_exit(struct job *j, struct rank *r)
+{
+    Tmpi__RankExit re = TMPI__RANK_EXIT__INIT;
+    re.rank = (uint32_t)r->info.rank;
+    re.kind = (Tmpi__ExitKind)r->end_kind;
+    re.code = r->end_code;
+    re.message = r->end_msg;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_RANK_EXIT;
+    env.rank_exit = &re;
+    (void)job_send(j, &env);
+}
+
+void job_rank_finished(struct job *j, struct rank *r)
+{
+    int kind = r->end_kind;
+    if (kind == RANK_END_CODE && r->end_code != 0)
+        job_fail(j, r, kind, r->end_code, NULL);
+    else if (kind == RANK_END_CODE && r->mpi_phase == TMPI_PHASE_INIT && !job_cancelled(j))
+        job_fail(j, r, kind, 1, "exited without calling MPI_Finalize");
+    else if (kind == RANK_END_ABORT || kind == RANK_END_FAULT || kind == RANK_END_MPI_ABORT)
+        job_fail(j, r, kind, r->end_code, r->end_msg[0] ? r->end_msg : NULL);
+    send_rank_exit(j, r);
+    pthread_mutex_lock(&j->mu);
+    j->nfinished++;
+    if (j->nfinished == j->nprocs) pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+}
+
+static void send_job_end(struct job *j)
+{
+    pthread_mutex_lock(&j->mu);
+    int already = j->end_sent;
+    j->end_sent = 1;
+    Tmpi__JobEnd je = TMPI__JOB_END__INIT;
+    je.job_id = j->id;
+    je.exit_status = j->failed ? j->exit_status : 0;
+    je.failed_rank = j->failed ? j->fail_rank : -1;
+    je.reason = j->failed ? j->reason : "";
+    pthread_mutex_unlock(&j->mu);
+    if (already) return;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_END;
+    env.job_end = &je;
+    (void)job_send(j, &env);
+}
+
+static void send_job_started(struct job *j)
+{
+    Tmpi__JobStarted js = TMPI__JOB_STARTED__INIT;
+    js.job_id = j->id;
+    js.nprocs = j->nprocs;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_STARTED;
+    env.job_started = &js;
+    (void)job_send(j, &env);
+}
+
+static int load_images(struct job *j)
+{
+    char err[400], reason[480], label[64];
+    for (uint32_t i = 0; i < j->nprocs; i++) {
+        struct rank *r = &j->ranks[i];
+        int g = r->info.rank;
+        snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id, g);
+        int rc = image_load(j->prog->bytes, j->prog->size, label, &r->image, err, sizeof err);
+        if (rc < 0) {
+            snprintf(reason, sizeof reason, "cannot load the program for rank %d on %s: %s", g,
+                     j->agent->cfg.name, err);
+            job_cancel(j, 1, reason);
+            return rc;
+        }
+        if (job_cancelled(j)) return -ECANCELED;
+    }
+    return 0;
+}
+
+static void init_rank_info(struct job *j, uint32_t i)
+{
+    struct rank *r = &j->ranks[i];
+    r->job = j;
+    r->image.fd = -1;
+    r->info = (struct tmpi_rank_info){
+        .job_id = j->id,
+        .rank = j->global_rank ? j->global_rank[i] : (int)i,
+        .size = (int)j->world_size,
+        .node = j->node,
+        .nnodes = j->nnodes,
+        .local_rank = (int)i,
+        .local_size = (int)j->nprocs,
+        .hostname = j->agent->cfg.name,
+        .node_of_rank = j->node_of_rank,
+        .local_rank_of = j->local_rank_of,
+        .net = j->net,
+    };
+}
+
+static uint32_t start_ranks(struct job *j)
+{
+    char why[96];
+    int carried = carrier_wanted(j, why, sizeof why);
+    if (carried < 0) {
+        job_cancel(j, 1, why);
+        job_open_gate(j, 0);
+        return 0;
+    }
+    if (carried) return carriers_start(j);
+    log_debug("job %llu: one thread per rank (%s)", (unsigned long long)j->id, why);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, j->agent->cfg.rank_stack_size);
+    uint32_t started = 0;
+    for (; started < j->nprocs; started++) {
+        struct rank *r = &j->ranks[started];
+        int rc = pthread_create(&r->thread, &attr, rank_thread_main, r);
+        if (rc != 0) {
+            char reason[256];
+            snprintf(reason, sizeof reason, "cannot start rank %u on %s: %s", started,
+                     j->agent->cfg.name, strerror(rc));
+            job_cancel(j, 1, reason);
+            break;
+        }
+        r->thread_started = 1;
+    }
+    pthread_attr_destroy(&attr);
+    /* All or nothing: the gate opens only if every rank thread exists. */
+    job_open_gate(j, started == j->nprocs);
+    return started;
+}
+
+void job_open_gate(struct job *j, int all_started)
+{
+    pthread_mutex_lock(&j->mu);
+    j->gate = (all_started && !job_cancelled(j)) ? 1 : -1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+}
+
+static void deadline_in(struct timespec *ts, unsigned sec)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += sec;
+}
+
+/* Waits for the started ranks, enforcing the timeout and the kill grace. */
+static void wait_ranks(struct job *j, uint32_t started)
+{
+    struct timespec deadline;
+    int have_deadline = j->timeout_sec > 0;
+    if (have_deadline) deadline_in(&deadline, j->timeout_sec);
+    int grace_armed = 0;
+
+    pthread_mutex_lock(&j->mu);
+    while (j->nfinished < started) {
+        if (job_cancelled(j) && !grace_armed) {
+            /* Ranks outside libtmpi cannot be interrupted; after the grace the launcher is
+             * told anyway and the job stays "ending" until they stop. */
+            deadline_in(&deadline, j->agent->cfg.kill_grace_sec);
+            have_deadline = grace_armed = 1;
+        }
+        int rc = have_deadline ? pthread_cond_timedwait(&j->cv, &j->mu, &deadline)
+                               : pthread_cond_wait(&j->cv, &j->mu);
+        if (rc != ETIMEDOUT) continue;
+        if (!grace_armed) {
+            char reason[128];
+            snprintf(reason, sizeof reason, "job timed out after %u s", j->timeout_sec);
+            pthread_mutex_unlock(&j->mu);
+            job_cancel(j, 124, reason);
+            pthread_mutex_lock(&j->mu);
+        } else {
+            uint32_t left = started - j->nfinished;
+            pthread_mutex_unlock(&j->mu);
+            log_warning("job %llu: %u rank(s) still running %u s after the job was torn down",
+                        (unsigned long long)j->id, left, j->agent->cfg.kill_grace_sec);
+            send_job_end(j);
+            pthread_mutex_lock(&j->mu);
+            have_deadline = 0;
+        }
+    }
+    pthread_mutex_unlock(&j->mu);
+}
+
+/* A member job, loaded or not: tells the coordinator, then waits for JobGo (every member
+ * loaded and linked) or the end.  1 when the ranks may start. */
+static int member_loaded(struct job *j, int ok)
+{
+    Tmpi__JobLoaded jl = TMPI__JOB_LOADED__INIT;
+    char error[sizeof j->reason];
+    pthread_mutex_lock(&j->mu);
+    snprintf(error, sizeof error, "%s", ok ? "" : j->reason);
+    pthread_mutex_unlock(&j->mu);
+    jl.uid = j->net->uid;
+    jl.ok = ok;
+    jl.error = error;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_LOADED;
+    env.job_loaded = &jl;
+    (void)job_send(j, &env);
+    if (!ok) return 0;
+    pthread_mutex_lock(&j->mu);
+    while (!j->go && !job_cancelled(j))
+        pthread_cond_wait(&j->cv, &j->mu);
+    int go = j->go && !job_cancelled(j);
+    pthread_mutex_unlock(&j->mu);
+    return go;
+}
+
+/* A member job whose ranks have ended reports it (JobEnd), then, if it succeeded, keeps its
+ * links open until every member ended (JobRelease): another node may still be reading. */
+static void member_ranks_ended(struct job *j)
+{
+    send_job_end(j);
+    atomic_store(&j->ranks_ended, 1);
+    pthread_mutex_lock(&j->mu);
+    while (!j->released && !j->failed)
+        pthread_cond_wait(&j->cv, &j->mu);
+    pthread_mutex_unlock(&j->mu);
+}
+
+static void send_job_unloaded(struct job *j)
+{
+    Tmpi__JobUnloaded ju = TMPI__JOB_UNLOADED__INIT;
+    ju.uid = j->net->uid;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_UNLOADED;
+    env.job_unloaded = &ju;
+    (void)job_send(j, &env);
+}
+
+static void *job_thread(void *arg)
+{
+    struct job *j = arg;
+    struct agent *a = j->agent;
+
+    for (uint32_t i = 0; i < j->nprocs; i++)
+        init_rank_info(j, i);
+    uint32_t started = 0;
+    int run = load_images(j) == 0;
+    if (j->net) run = member_loaded(j, run);
+    if (run) {
+        atomic_store(&j->state, JOB_RUNNING);
+        if (!j->net) send_job_started(j);
+        started = start_ranks(j);
+        wait_ranks(j, started);
+    }
+    if (j->net) member_ranks_ended(j);
+    atomic_store(&j->state, JOB_ENDING);
+    if (j->cpool)
+        carriers_join(j);
+    else
+        for (uint32_t i = 0; i < started; i++)
+            pthread_join(j->ranks[i].thread, NULL);
+    /* No frame may reach libtmpi once its state is gone. */
+    if (j->net) job_net_close(j->net);
+
+    /* libclient's per-job state goes before the images: the last dlclose unloads libtmpi. */
+    pthread_mutex_lock(&j->client_mu);
+    if (j->client_created && j->client_ops.destroy) j->client_ops.destroy(j->client_state);
+    j->client_created = 0;
+    pthread_mutex_unlock(&j->client_mu);
+    carriers_free(j);
+    for (uint32_t i = 0; i < j->nprocs; i++) {
+        /* The copy's destructors (atexit handlers, static destructors) run now: whatever
+         * they print goes to the launcher as the rank's output. */
+        struct rank *r = &j->ranks[i];
+        r->unloading = 1;
+        rank_set_current(r);
+        image_unload(&r->image);
+        rank_set_current(NULL);
+        output_flush(r);
+    }
+
+    if (j->failed) atomic_fetch_add(&a->jobs_failed, 1);
+    send_job_end(j);
+    if (j->net) send_job_unloaded(j);
+    progcache_release(&a->cache, j->prog);
+    j->prog = NULL;
+    event_active(j->done_ev, 0, 0);
+    return NULL;
+}
+
+static void job_done_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct job *j = arg;
+    pthread_join(j->thread, NULL);
+    agent_job_done(j->agent, j);
+}
+
+int job_start(struct job *j, struct program *prog)
+{
+    struct agent *a = j->agent;
+    j->prog = prog;
+    j->start_time = agent_now();
+    j->done_ev = event_new(a->base, -1, 0, job_done_cb, j);
+    if (!j->done_ev) {
+        progcache_release(&a->cache, prog);
+        j->prog = NULL;
+        return -ENOMEM;
+    }
+    /* The job thread only loads and waits: a small stack is plenty. */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    int rc = pthread_create(&j->thread, &attr, job_thread, j);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        progcache_release(&a->cache, prog);
+        j->prog = NULL;
+        return -rc;
+    }
+    atomic_fetch_add(&a->jobs_started, 1);
+    log_info("job %llu: %u ranks of %s for %s (uid %u)", (unsigned long long)j->id, j->nprocs,
+             j->program_name, j->owner, (unsigned)j->uid);
+    return 0;
+}

@@ -1,0 +1,149 @@
+/* job.h — one MPI job in this agent: its ranks, their images, its launcher connection.
+ *
+ * Life of a job: created by the control connection that submitted it (loop thread); a job
+ * thread loads one image per rank, starts the rank threads behind a start gate (all or
+ * nothing), waits for them, reports to the launcher, unloads, and hands the job back to the
+ * loop thread (agent_job_done) to be freed. */
+#ifndef TMPI_AGENT_JOB_H
+#define TMPI_AGENT_JOB_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "control.pb-c.h"
+#include "svc.h"
+
+struct agent;
+struct program;
+struct rank;
+struct bufferevent;
+struct event;
+struct conn;
+struct job_net;
+struct job_member;
+
+enum job_state { JOB_LOADING, JOB_RUNNING, JOB_ENDING };
+
+struct job {
+    struct agent *agent;
+    uint64_t id;
+    uid_t uid;
+    pid_t submitter_pid;
+    char owner[64];
+    uint32_t nprocs;
+    struct program *prog;
+    char *program_name;
+    int argc;
+    char **argv; /* argv[0] = program_name; job-owned, ranks get copies */
+    char *cwd;
+    char **env; /* "NAME=VALUE" strings, NULL-terminated */
+    uint32_t timeout_sec;
+    double start_time;
+    struct rank *ranks;     /* nprocs: the ranks on this node */
+    uint32_t world_size;    /* ranks of the whole job (nprocs on one node) */
+    int32_t *node_of_rank;  /* [world_size] */
+    int32_t *local_rank_of; /* [world_size] */
+    int32_t *global_rank;   /* [nprocs] global rank of each local rank; NULL: the identity */
+    pthread_t thread;
+    atomic_int state;
+    atomic_int cancelled;
+
+    /* Launcher channel.  out_mu guards the bev pointer (NULL once the launcher is gone); rank
+     * threads write under it.  Lock order: out_mu, then the bufferevent's own lock; the loop
+     * thread's callbacks run without the bufferevent lock (BEV_OPT_UNLOCK_CALLBACKS). */
+    pthread_mutex_t out_mu;
+    struct bufferevent *bev;
+    pthread_mutex_t drain_mu;
+    pthread_cond_t drain_cv;
+    atomic_uint drain_gen;
+
+    /* Lifecycle, guarded by mu. */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int gate; /* 0 closed, 1 open, -1 never opens (start failed) */
+    uint32_t nfinished;
+    int failed; /* the first failure is kept */
+    int fail_rank;
+    int exit_status;
+    char reason[512];
+    int end_sent;
+
+    /* libclient per-job state (svc job_state), guarded by client_mu */
+    pthread_mutex_t client_mu;
+    void *client_state;
+    struct tmpi_client_ops client_ops;
+    int client_created;
+
+    /* One node's part of a job across several nodes (job_member.c); net is NULL otherwise.
+     * The launcher channel (bev) is then the ctl connection to the coordinator, which sees
+     * the same frames a launcher would, with global ranks. */
+    struct job_net *net;
+    int node, nnodes;
+    char coordinator[64];      /* the coordinator's agent name */
+    uint64_t coord_job_id;     /* the job's id at the coordinator */
+    int go;                    /* mu: JobGo arrived, the gate may open */
+    int released;              /* mu: JobRelease arrived, the links may close */
+    atomic_int ranks_ended;    /* every local rank ended: a link that closes now is no failure */
+    struct job_member *member; /* loop thread: the coordinator connection's state */
+
+    /* User-level switching (carrier.h): NULL when every rank has a thread of its own.  Job
+     * thread only (set before the gate opens, freed after the carriers are joined). */
+    struct carrier_pool *cpool;
+
+    struct event *done_ev; /* activated by the job thread when it is finished */
+    struct conn *conn;     /* loop thread only */
+    struct job *next;      /* agent's list, loop thread only */
+};
+
+/* Loop thread: builds a job from a submission (does not start it).  -EINVAL with a message
+ * in err for bad requests, -ENOMEM. */
+int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
+            struct bufferevent *bev, struct job **ret, char *err, size_t errlen);
+
+/* Loop thread: builds this node's part of a job across several nodes from a JobAssign
+ * (job_member.c).  -EINVAL / -EBUSY with a message in err, -ENOMEM. */
+int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct bufferevent *bev,
+                   struct job **ret, char *err, size_t errlen);
+
+/* Member jobs, any thread: JobGo (open the gate once loaded) and JobRelease (the links may
+ * close) arrived. */
+void job_go(struct job *j);
+void job_release(struct job *j);
+
+/* Loop thread: pins prog and starts the job thread.  On failure the job is freed. */
+int job_start(struct job *j, struct program *prog);
+
+/* Loop thread: frees a job whose thread has been joined (or never started). */
+void job_free(struct job *j);
+
+/* Any thread: tears the job down (status/reason recorded only if no failure is yet). */
+void job_cancel(struct job *j, int status, const char *reason);
+
+/* The launcher (or a member's coordinator) went away: drop the channel and tear the job
+ * down with reason. */
+void job_detach(struct job *j, const char *reason);
+
+/* Records the first failure and tears the job down. */
+void job_fail(struct job *j, struct rank *r, int kind, int code, const char *msg);
+
+int job_cancelled(struct job *j);
+
+/* Sends a frame to the launcher.  Rank threads wait while too much output is queued.
+ * 0, -ENOTCONN (launcher gone), -ECANCELED (job torn down while waiting), -ENOMEM. */
+int job_send(struct job *j, const Tmpi__Envelope *env);
+
+/* For rank threads. */
+int job_wait_gate(struct job *j);
+/* Job thread: opens the start gate if every rank was started and the job is not cancelled,
+ * else closes it for good; wakes the waiters. */
+void job_open_gate(struct job *j, int all_started);
+int job_argc(struct job *j);
+char **job_copy_argv(struct job *j);
+char *job_getenv(struct job *j, const char *name);
+void job_rank_finished(struct job *j, struct rank *r);
+
+const char *job_state_name(int state);
+
+#endif

@@ -1,0 +1,553 @@
+/* job_coord.c — coordinating a job across several nodes (job_coord.h). */
+#include "job_coord.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <pwd.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "frame.h"
+#include "log.h"
+#include "mesh.h"
+#include "progcache.h"
+
+/* Bounds of a submission: nodes per job, ranks per job (as the launcher's placement). */
+#define COORD_MAX_NODES 65536u
+#define COORD_MAX_RANKS (1u << 22)
+/* Members stop being read while this much output waits for a slow launcher; their own rank
+ * threads then throttle on their connection (job.h). */
+#define COORD_OUTPUT_HIGH (4u << 20)
+
+enum node_state {
+    CN_CONNECTING, /* mesh connection and handshake */
+    CN_ASSIGNED,   /* JobAssign sent */
+    CN_LOADED,     /* JobLoaded ok */
+    CN_LINKED,     /* JobLinked ok */
+    CN_ENDED,      /* JobEnd: every rank there ended */
+    CN_DONE,       /* JobUnloaded, or the connection is gone */
+};
+
+struct coord_node {
+    struct coord *co;
+    int index;
+    char addr[300];
+    struct mesh_conn *conn;
+    enum node_state state;
+};
+
+struct coord {
+    struct agent *a;
+    uint64_t id;  /* what the launcher sees (JobStarted, CancelJob) */
+    uint64_t uid; /* the job on every node: netd headers, join records, mesh messages */
+    uid_t owner_uid;
+    char owner[64];
+    struct bufferevent *launcher; /* loop thread writes only */
+    void (*done)(void *arg);
+    void *done_arg;
+    Tmpi__SubmitJob *sub; /* our own copy of the submission */
+    struct program *prog;
+    int nnodes;
+    struct coord_node *nodes;
+    int go_sent;
+    int failed;
+    int weak; /* the failure so far is a member's lost link: a cause may still show up */
+    int exit_status, fail_rank;
+    char reason[512];
+    int depth;    /* nesting of entry points: the coordinator is freed only at depth 0 */
+    int finished; /* JobEnd went to the launcher */
+    int paused;   /* members not read: the launcher is slow */
+};
+
+static void node_send(struct coord_node *n, const Tmpi__Envelope *env)
+{
+    if (n->conn && n->state != CN_CONNECTING && mesh_send(n->conn, env) < 0)
+        log_warning("job %llu: cannot send '%s' to node %d (%s)", (unsigned long long)n->co->id,
+                    frame_msg_name(env), n->index, n->addr);
+}
+
+static void launcher_send(struct coord *co, const Tmpi__Envelope *env)
+{
+    if (!co->launcher) return;
+    uint8_t *buf;
+    size_t len;
+    if (frame_encode(env, FRAME_DEFAULT_MAX, &buf, &len) < 0) return;
+    bufferevent_write(co->launcher, buf, len);
+    free(buf);
+}
+
+static void close_node(struct coord_node *n)
+{
+    mesh_conn_close(n->conn);
+    n->conn = NULL;
+    n->state = CN_DONE;
+}
+
+/* The first failure decides the job's status, failed rank and reason; every member is told
+ * to stop (members still connecting are simply dropped). */
+static void fail(struct coord *co, int status, int rank, const char *reason)
+{
+    if (co->failed) {
+        /* A member that lost its link to a node usually reports it before we see that node
+         * die (our own connection to it ends a moment later), or sees a link end because a
+         * cancelled peer closed it: the cause, when it comes, is the better reason. */
+        if (co->weak && strncmp(reason, "lost connection to node", 23) != 0) {
+            co->weak = 0;
+            co->exit_status = status;
+            co->fail_rank = rank;
+            snprintf(co->reason, sizeof co->reason, "%s", reason);
+            log_notice("job %llu: %s", (unsigned long long)co->id, reason);
+        }
+        return;
+    }
+    co->failed = 1;
+    co->weak = strncmp(reason, "lost connection to node", 23) == 0;
+    co->exit_status = status;
+    co->fail_rank = rank;
+    snprintf(co->reason, sizeof co->reason, "%s", reason);
+    log_notice("job %llu: %s", (unsigned long long)co->id, reason);
+    Tmpi__JobCancel jc = TMPI__JOB_CANCEL__INIT;
+    jc.uid = co->uid;
+    jc.exit_status = status;
+    jc.reason = co->reason;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_CANCEL;
+    env.job_cancel = &jc;
+    for (int i = 0; i < co->nnodes; i++) {
+        struct coord_node *n = &co->nodes[i];
+        if (n->state == CN_CONNECTING)
+            close_node(n);
+        else if (n->state < CN_DONE)
+            node_send(n, &env);
+    }
+}
+
+static void node_fail(struct coord_node *n, const char *fmt, const char *what)
+{
+    char reason[512];
+    snprintf(reason, sizeof reason, "node %d (%s)", n->index, n->addr);
+    size_t len = strlen(reason);
+    snprintf(reason + len, sizeof reason - len, fmt, what);
+    fail(n->co, 1, -1, reason);
+}
+
+static void free_coord(struct coord *co)
+{
+    for (int i = 0; i < co->nnodes; i++)
+        mesh_conn_close(co->nodes[i].conn);
+    if (co->prog) progcache_release(&co->a->cache, co->prog);
+    if (co->sub) tmpi__submit_job__free_unpacked(co->sub, NULL);
+    free(co->nodes);
+    free(co);
+}
+
+/* Ends an entry point: once every member is done, the launcher gets JobEnd and we go. */
+static void leave(struct coord *co)
+{
+    if (--co->depth > 0 || co->finished) return;
+    for (int i = 0; i < co->nnodes; i++) {
+        enum node_state s = co->nodes[i].state;
+        /* a failed job does not wait for unloading: its members were told to stop */
+        if (s != CN_DONE && !(co->failed && s == CN_ENDED)) return;
+    }
+    co->finished = 1;
+    Tmpi__JobEnd je = TMPI__JOB_END__INIT;
+    je.job_id = co->id;
+    je.exit_status = co->failed ? co->exit_status : 0;
+    je.failed_rank = co->failed ? co->fail_rank : -1;
+    je.reason = co->failed ? co->reason : "";
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_END;
+    env.job_end = &je;
+    launcher_send(co, &env);
+    log_info("job %llu: ended across %d nodes%s%s", (unsigned long long)co->id, co->nnodes,
+             co->failed ? ": " : "", co->failed ? co->reason : "");
+    void (*done)(void *) = co->done;
+    void *arg = co->done_arg;
+    free_coord(co);
+    if (done) done(arg);
+}
+
+static int count(const struct coord *co, enum node_state at_least)
+{
+    int k = 0;
+    for (int i = 0; i < co->nnodes; i++)
+        k += co->nodes[i].state >= at_least && co->nodes[i].state != CN_DONE;
+    return k;
+}
+
+static void broadcast(struct coord *co, Tmpi__Envelope *env)
+{
+    for (int i = 0; i < co->nnodes; i++)
+        if (co->nodes[i].state < CN_DONE) node_send(&co->nodes[i], env);
+}
+
+/* ---- member connection callbacks ---- */
+
+static void on_ready(void *arg, struct mesh_conn *c)
+{
+    struct coord_node *n = arg;
+    struct coord *co = n->co;
+    co->depth++;
+    const Tmpi__SubmitJob *s = co->sub;
+    Tmpi__JobAssign ja = TMPI__JOB_ASSIGN__INIT;
+    ja.uid = co->uid;
+    ja.node = (uint32_t)n->index;
+    ja.n_nodes = s->n_nodes;
+    ja.nodes = s->nodes;
+    ja.nprocs = s->nprocs;
+    ja.program_hash = s->program_hash;
+    ja.program_size = s->program_size;
+    ja.program_name = s->program_name;
+    ja.n_args = s->n_args;
+    ja.args = s->args;
+    ja.cwd = s->cwd;
+    ja.n_env = s->n_env;
+    ja.env = s->env;
+    ja.timeout_sec = s->timeout_sec;
+    ja.owner_uid = (uint32_t)co->owner_uid;
+    ja.owner = co->owner;
+    ja.coordinator = co->a->cfg.name;
+    ja.coordinator_job_id = co->id;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_ASSIGN;
+    env.job_assign = &ja;
+    n->state = CN_ASSIGNED;
+    int r = mesh_send(c, &env);
+    if (r < 0) node_fail(n, ": cannot send the job: %s", strerror(-r));
+    leave(co);
+}
+
+static void send_program(struct coord_node *n, const Tmpi__NeedProgram *np)
+{
+    const struct program *p = n->co->prog;
+    if (np->program_hash.len != PROGRAM_HASH_SIZE ||
+        memcmp(np->program_hash.data, p->hash, PROGRAM_HASH_SIZE) != 0) {
+        node_fail(n, ": %s", "asked for another program");
+        return;
+    }
+    size_t off = 0;
+    do {
+        size_t len = p->size - off < FRAME_PROGRAM_CHUNK ? p->size - off : FRAME_PROGRAM_CHUNK;
+        Tmpi__ProgramChunk ch = TMPI__PROGRAM_CHUNK__INIT;
+        ch.program_hash.data = (uint8_t *)p->hash;
+        ch.program_hash.len = PROGRAM_HASH_SIZE;
+        ch.offset = off;
+        ch.data.data = p->bytes + off;
+        ch.data.len = len;
+        ch.last = off + len == p->size;
+        Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+        env.msg_case = TMPI__ENVELOPE__MSG_PROGRAM_CHUNK;
+        env.program_chunk = &ch;
+        node_send(n, &env);
+        off += len;
+    } while (off < p->size);
+}
+
+static void set_paused(struct coord *co, int paused)
+{
+    if (co->paused == paused) return;
+    co->paused = paused;
+    for (int i = 0; i < co->nnodes; i++)
+        if (co->nodes[i].conn) {
+            struct bufferevent *bev = mesh_conn_bev(co->nodes[i].conn);
+            if (paused)
+                bufferevent_disable(bev, EV_READ);
+            else
+                bufferevent_enable(bev, EV_READ);
+        }
+}
+
+static void on_loaded(struct coord_node *n, const Tmpi__JobLoaded *jl)
+{
+    struct coord *co = n->co;
+    if (!jl->ok) {
+        node_fail(n, ": cannot load: %s", jl->error && *jl->error ? jl->error : "unknown error");
+        return;
+    }
+    n->state = CN_LOADED;
+    if (co->failed || count(co, CN_LOADED) != co->nnodes) return;
+    Tmpi__JobConnect jc = TMPI__JOB_CONNECT__INIT;
+    jc.uid = co->uid;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_CONNECT;
+    env.job_connect = &jc;
+    broadcast(co, &env);
+}
+
+static void on_linked(struct coord_node *n, const Tmpi__JobLinked *jl)
+{
+    struct coord *co = n->co;
+    if (!jl->ok) {
+        node_fail(n, ": cannot link: %s", jl->error && *jl->error ? jl->error : "unknown error");
+        return;
+    }
+    n->state = CN_LINKED;
+    if (co->failed || co->go_sent || count(co, CN_LINKED) != co->nnodes) return;
+    co->go_sent = 1;
+    Tmpi__JobGo go = TMPI__JOB_GO__INIT;
+    go.uid = co->uid;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_GO;
+    env.job_go = &go;
+    broadcast(co, &env);
+    Tmpi__JobStarted js = TMPI__JOB_STARTED__INIT;
+    js.job_id = co->id;
+    js.nprocs = co->sub->nprocs;
+    Tmpi__Envelope st = TMPI__ENVELOPE__INIT;
+    st.msg_case = TMPI__ENVELOPE__MSG_JOB_STARTED;
+    st.job_started = &js;
+    launcher_send(co, &st);
+}
+
+static void on_member_end(struct coord_node *n, const Tmpi__JobEnd *je)
+{
+    struct coord *co = n->co;
+    if (je->exit_status != 0 || je->failed_rank >= 0 || (je->reason && *je->reason))
+        fail(co, je->exit_status ? je->exit_status : 1, je->failed_rank,
+             je->reason && *je->reason ? je->reason : "a rank failed");
+    if (n->state < CN_ENDED) n->state = CN_ENDED;
+    if (co->failed) return;
+    for (int i = 0; i < co->nnodes; i++)
+        if (co->nodes[i].state < CN_ENDED) return;
+    Tmpi__JobRelease jr = TMPI__JOB_RELEASE__INIT;
+    jr.uid = co->uid;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_RELEASE;
+    env.job_release = &jr;
+    broadcast(co, &env);
+}
+
+static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
+{
+    struct coord_node *n = arg;
+    struct coord *co = n->co;
+    co->depth++;
+    switch (env->msg_case) {
+    case TMPI__ENVELOPE__MSG_NEED_PROGRAM:
+        if (n->state == CN_ASSIGNED) send_program(n, env->need_program);
+        break;
+    case TMPI__ENVELOPE__MSG_JOB_LOADED:
+        if (n->state == CN_ASSIGNED) on_loaded(n, env->job_loaded);
+        break;
+    case TMPI__ENVELOPE__MSG_JOB_LINKED:
+        if (n->state == CN_LOADED) on_linked(n, env->job_linked);
+        break;
+    case TMPI__ENVELOPE__MSG_OUTPUT:
+    case TMPI__ENVELOPE__MSG_RANK_EXIT:
+        launcher_send(co, env);
+        if (co->launcher &&
+            evbuffer_get_length(bufferevent_get_output(co->launcher)) >= COORD_OUTPUT_HIGH)
+            set_paused(co, 1);
+        break;
+    case TMPI__ENVELOPE__MSG_JOB_END:
+        on_member_end(n, env->job_end);
+        break;
+    case TMPI__ENVELOPE__MSG_JOB_UNLOADED:
+        if (n->state < CN_ENDED) /* it never ran: it must have said why on its JobEnd */
+            node_fail(n, ": %s", "ended without reporting its ranks' end");
+        close_node(n);
+        break;
+    default: {
+        char what[96];
+        snprintf(what, sizeof what, "unexpected '%s'", frame_msg_name(env));
+        log_warning("job %llu: node %d (%s): %s", (unsigned long long)co->id, n->index, n->addr,
+                    what);
+        node_fail(n, ": protocol error: %s", what);
+        close_node(n);
+        break;
+    }
+    }
+    leave(co);
+}
+
+static void on_close(void *arg, struct mesh_conn *c, int err, const char *why)
+{
+    struct coord_node *n = arg;
+    struct coord *co = n->co;
+    co->depth++;
+    n->conn = NULL;
+    if (n->state == CN_CONNECTING)
+        node_fail(n, ": cannot connect: %s", why);
+    else if (!co->go_sent && n->state < CN_ENDED)
+        node_fail(n, ": the connection ended while starting the job: %s", why);
+    else if (n->state < CN_ENDED)
+        node_fail(n, "%s", " lost");
+    n->state = CN_DONE;
+    leave(co);
+}
+
+static const struct mesh_ctl_ops coord_ops = {
+    .on_ready = on_ready,
+    .on_frame = on_frame,
+    .on_close = on_close,
+};
+
+/* ---- the launcher's side ---- */
+
+static int check_submission(const struct agent *a, const Tmpi__SubmitJob *s, char *err,
+                            size_t errlen)
+{
+    if (s->n_nodes < 2 || s->n_nodes > COORD_MAX_NODES || s->nprocs < s->n_nodes ||
+        s->nprocs > COORD_MAX_RANKS) {
+        snprintf(err, errlen, "a job across nodes needs 2 to %u nodes and at most %u ranks",
+                 COORD_MAX_NODES, COORD_MAX_RANKS);
+        return -EINVAL;
+    }
+    if (s->program_hash.len != PROGRAM_HASH_SIZE || !s->program_name || !*s->program_name ||
+        !s->cwd || s->cwd[0] != '/') {
+        snprintf(err, errlen,
+                 "malformed submission: program hash, name and absolute cwd "
+                 "required");
+        return -EINVAL;
+    }
+    if (s->program_size == 0 || s->program_size > a->cfg.max_program_size) {
+        snprintf(err, errlen, "program of %llu bytes refused (max_program_size %zu)",
+                 (unsigned long long)s->program_size, a->cfg.max_program_size);
+        return -EINVAL;
+    }
+    uint8_t *seen = calloc(s->nprocs, 1);
+    if (!seen) return -ENOMEM;
+    uint64_t total = 0;
+    int r = 0;
+    for (size_t i = 0; i < s->n_nodes && r == 0; i++) {
+        const Tmpi__NodePlacement *np = s->nodes[i];
+        if (!np->host || !*np->host || np->port == 0 || np->port > 65535 || np->n_ranks == 0) {
+            snprintf(err, errlen,
+                     "malformed submission: node %zu needs a host, a port and "
+                     "ranks",
+                     i);
+            r = -EINVAL;
+        }
+        total += np->n_ranks;
+        for (size_t l = 0; l < np->n_ranks && r == 0; l++) {
+            uint32_t g = np->ranks[l];
+            if (g >= s->nprocs || seen[g]) {
+                snprintf(err, errlen,
+                         "malformed submission: rank %u placed twice or out of "
+                         "range",
+                         g);
+                r = -EINVAL;
+            } else {
+                seen[g] = 1;
+            }
+        }
+    }
+    free(seen);
+    if (r == 0 && total != s->nprocs) {
+        snprintf(err, errlen, "malformed submission: %llu ranks placed for a job of %u",
+                 (unsigned long long)total, s->nprocs);
+        r = -EINVAL;
+    }
+    return r;
+}
+
+static Tmpi__SubmitJob *copy_submission(const Tmpi__SubmitJob *s)
+{
+    size_t len = tmpi__submit_job__get_packed_size(s);
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf) return NULL;
+    tmpi__submit_job__pack(s, buf);
+    Tmpi__SubmitJob *copy = tmpi__submit_job__unpack(NULL, len, buf);
+    free(buf);
+    return copy;
+}
+
+int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, struct bufferevent *launcher,
+              void (*done)(void *arg), void *arg, struct coord **ret, char *err, size_t errlen)
+{
+    if (!a->cfg.key_file) {
+        snprintf(err, errlen,
+                 "this agent has no mesh: a job across several nodes needs tmpid "
+                 "with --listen and --key-file");
+        return -ENOKEY;
+    }
+    int r = check_submission(a, s, err, errlen);
+    if (r < 0) return r;
+    struct coord *co = calloc(1, sizeof *co);
+    if (!co) return -ENOMEM;
+    co->nodes = calloc(s->n_nodes, sizeof *co->nodes);
+    co->sub = copy_submission(s);
+    if (!co->nodes || !co->sub) {
+        free_coord(co);
+        return -ENOMEM;
+    }
+    co->a = a;
+    co->launcher = launcher;
+    co->done = done;
+    co->done_arg = arg;
+    co->owner_uid = uid;
+    co->fail_rank = -1;
+    struct passwd pw, *pwp = NULL;
+    char pwbuf[1024];
+    if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) == 0 && pwp)
+        snprintf(co->owner, sizeof co->owner, "%s", pw.pw_name);
+    else
+        snprintf(co->owner, sizeof co->owner, "%u", (unsigned)uid);
+    randombytes_buf(&co->uid, sizeof co->uid);
+    co->id = ++a->next_job_id;
+    co->nnodes = (int)s->n_nodes;
+    for (int i = 0; i < co->nnodes; i++) {
+        struct coord_node *n = &co->nodes[i];
+        const char *h = s->nodes[i]->host;
+        n->co = co;
+        n->index = i;
+        snprintf(n->addr, sizeof n->addr, strchr(h, ':') ? "[%s]:%u" : "%s:%u", h,
+                 s->nodes[i]->port);
+    }
+    *ret = co;
+    return 0;
+}
+
+void coord_start(struct coord *co, struct program *prog)
+{
+    co->prog = prog;
+    co->depth++;
+    log_info("job %llu: %u ranks of %s for %s across %d nodes (job %016llx)",
+             (unsigned long long)co->id, co->sub->nprocs, co->sub->program_name, co->owner,
+             co->nnodes, (unsigned long long)co->uid);
+    for (int i = 0; i < co->nnodes && !co->failed; i++) {
+        struct coord_node *n = &co->nodes[i];
+        int r = mesh_ctl_connect(co->a, n->addr, &coord_ops, n, &n->conn);
+        if (r < 0) {
+            n->conn = NULL;
+            node_fail(n, ": cannot connect: %s", strerror(-r)); /* drops every node still
+                                                                 * connecting, this one too */
+        }
+    }
+    leave(co);
+}
+
+void coord_cancel(struct coord *co, int status, const char *reason)
+{
+    co->depth++;
+    fail(co, status, -1, reason);
+    leave(co);
+}
+
+void coord_free(struct coord *co)
+{
+    co->launcher = NULL;
+    co->done = NULL;
+    if (!co->finished) {
+        co->depth++;
+        fail(co, 1, -1, "the launcher disconnected");
+        co->depth--;
+    }
+    free_coord(co);
+}
+
+uint64_t coord_id(const struct coord *co)
+{
+    return co->id;
+}
+
+void coord_launcher_drained(struct coord *co)
+{
+    set_paused(co, 0);
+}

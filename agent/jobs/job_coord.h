@@ -1,0 +1,44 @@
+/* job_coord.h — the coordinator of a job across several nodes: the local agent a launcher
+ * submitted it to.  Every node of the placement is a member, this agent's own address
+ * included (it connects to itself), so all members are handled alike (job_member.h).
+ *
+ *   connect to every member, JobAssign (serve NeedProgram from the program cache)
+ *   every JobLoaded ok   -> JobConnect to all
+ *   every JobLinked ok   -> JobGo to all, JobStarted to the launcher
+ *   Output / RankExit    -> forwarded to the launcher
+ *   JobEnd of a member   -> the first failure (by arrival) decides status, rank and reason,
+ *                           and the others get JobCancel
+ *   every JobEnd         -> JobRelease to all
+ *   every JobUnloaded    -> JobEnd to the launcher (a failed job: every JobEnd is enough)
+ * All or nothing: a member that cannot be reached, cannot load or cannot link fails the job
+ * before any rank runs anywhere; a member lost later fails it ("node N (ADDR) lost").
+ * Loop thread only. */
+#ifndef TMPI_AGENT_JOB_COORD_H
+#define TMPI_AGENT_JOB_COORD_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "control.pb-c.h"
+
+struct agent;
+struct bufferevent;
+struct coord;
+struct program;
+
+/* Checks a multi-node submission and builds its coordinator (nothing is contacted yet).
+ * launcher: the launcher connection's bufferevent.  done(arg) runs once the launcher got its
+ * JobEnd; the coordinator is freed right after.  -EINVAL / -ENOKEY with a message, -ENOMEM. */
+int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, struct bufferevent *launcher,
+              void (*done)(void *arg), void *arg, struct coord **ret, char *err, size_t errlen);
+/* Starts the job with prog (pinned by the caller; the coordinator releases it). */
+void coord_start(struct coord *co, struct program *prog);
+/* A user cancelled: tear every member down. */
+void coord_cancel(struct coord *co, int status, const char *reason);
+/* The launcher went away (or the agent drops it): cancel every member and free. */
+void coord_free(struct coord *co);
+uint64_t coord_id(const struct coord *co);
+/* The launcher's output drained (its connection's write callback). */
+void coord_launcher_drained(struct coord *co);
+
+#endif

@@ -1,0 +1,282 @@
+/* job_member.c — a member's ctl connection to its job's coordinator (job_member.h). */
+#include "job_member.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "frame.h"
+#include "job.h"
+#include "job_net.h"
+#include "log.h"
+#include "mesh.h"
+#include "progcache.h"
+
+/* One coordinator connection carrying one member job.  Loop thread only. */
+struct job_member {
+    struct agent *a;
+    struct mesh_conn *conn;
+    struct job *job; /* NULL before the assignment was accepted, and once freed */
+    int started;     /* the job thread runs; the job is in the agent's list */
+    uint64_t uid;
+    uint8_t *upload; /* program bytes arriving */
+    size_t upload_size, upload_got;
+    uint8_t hash[PROGRAM_HASH_SIZE];
+};
+
+static void member_free(struct job_member *m)
+{
+    free(m->upload);
+    free(m);
+}
+
+static void send_loaded_error(struct job_member *m, const char *error)
+{
+    Tmpi__JobLoaded jl = TMPI__JOB_LOADED__INIT;
+    jl.uid = m->uid;
+    jl.ok = 0;
+    jl.error = (char *)error;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_LOADED;
+    env.job_loaded = &jl;
+    (void)mesh_send(m->conn, &env);
+}
+
+/* Gives up the connection: the coordinator reads what was queued, then sees it close. */
+static void member_close(struct job_member *m)
+{
+    if (m->job && !m->started) {
+        m->job->member = NULL;
+        job_free(m->job);
+        m->job = NULL;
+    }
+    if (m->job) {
+        /* the job thread may still write: it finds no channel */
+        m->job->member = NULL;
+        job_detach(m->job, "the job's coordinator closed the connection");
+        m->job = NULL;
+    }
+    mesh_conn_close(m->conn);
+    member_free(m);
+}
+
+/* Refuses the assignment with a reason the coordinator shows, and leaves. */
+static void refuse(struct job_member *m, const char *why)
+{
+    log_notice("mesh: job from %s refused: %s", mesh_conn_peer_name(m->conn), why);
+    send_loaded_error(m, why);
+    member_close(m);
+}
+
+static void start(struct job_member *m, struct program *prog)
+{
+    struct job *j = m->job;
+    int r = job_start(j, prog);
+    if (r < 0) {
+        char why[128];
+        snprintf(why, sizeof why, "cannot start the job: %s", strerror(-r));
+        refuse(m, why);
+        return;
+    }
+    m->started = 1;
+    struct agent *a = m->a;
+    j->next = a->jobs;
+    a->jobs = j;
+    a->njobs++;
+    agent_notify_status(a);
+    log_info("job %llu: node %d of %d of job %016llx coordinated by %s", (unsigned long long)j->id,
+             j->node, j->nnodes, (unsigned long long)m->uid, j->coordinator);
+}
+
+static void on_chunk(struct job_member *m, const Tmpi__ProgramChunk *ch)
+{
+    if (!m->upload || ch->program_hash.len != PROGRAM_HASH_SIZE ||
+        memcmp(ch->program_hash.data, m->hash, PROGRAM_HASH_SIZE) != 0 ||
+        ch->offset != m->upload_got || ch->data.len > m->upload_size - m->upload_got) {
+        refuse(m, "program chunk not asked for, out of order or too long");
+        return;
+    }
+    memcpy(m->upload + m->upload_got, ch->data.data, ch->data.len);
+    m->upload_got += ch->data.len;
+    if (!ch->last) return;
+    if (m->upload_got != m->upload_size || !progcache_verify(m->hash, m->upload, m->upload_size)) {
+        refuse(m, "the program bytes do not match their size or SHA-256");
+        return;
+    }
+    struct program *p;
+    uint8_t *bytes = m->upload;
+    m->upload = NULL;
+    if (progcache_add(&m->a->cache, m->hash, bytes, m->upload_size, &p) < 0) {
+        refuse(m, "out of memory for the program");
+        return;
+    }
+    start(m, p);
+}
+
+static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
+{
+    struct job_member *m = arg;
+    struct job *j = m->job;
+    uint64_t uid = 0;
+    switch (env->msg_case) {
+    case TMPI__ENVELOPE__MSG_PROGRAM_CHUNK:
+        if (j && !m->started) {
+            on_chunk(m, env->program_chunk);
+            return;
+        }
+        break;
+    case TMPI__ENVELOPE__MSG_JOB_CONNECT:
+        uid = env->job_connect->uid;
+        if (j && m->started && uid == m->uid) {
+            job_net_connect(j->net);
+            return;
+        }
+        break;
+    case TMPI__ENVELOPE__MSG_JOB_GO:
+        if (j && m->started && env->job_go->uid == m->uid) {
+            job_go(j);
+            return;
+        }
+        break;
+    case TMPI__ENVELOPE__MSG_JOB_RELEASE:
+        if (j && m->started && env->job_release->uid == m->uid) {
+            job_release(j);
+            return;
+        }
+        break;
+    case TMPI__ENVELOPE__MSG_JOB_CANCEL:
+        if (env->job_cancel->uid != m->uid) break;
+        if (j && m->started) {
+            const char *why = env->job_cancel->reason;
+            job_cancel(j, env->job_cancel->exit_status, why && *why ? why : "cancelled");
+        } else {
+            member_close(m); /* nothing runs yet */
+        }
+        return;
+    default:
+        break;
+    }
+    log_warning("mesh: unexpected '%s' from the coordinator %s; dropping the job's connection",
+                frame_msg_name(env), mesh_conn_peer_name(c));
+    member_close(m);
+}
+
+static void on_drain(void *arg, struct mesh_conn *c)
+{
+    struct job_member *m = arg;
+    struct job *j = m->job;
+    if (!j || !m->started) return;
+    /* Output drained: rank threads throttled on this connection may go on. */
+    pthread_mutex_lock(&j->drain_mu);
+    atomic_fetch_add(&j->drain_gen, 1);
+    pthread_cond_broadcast(&j->drain_cv);
+    pthread_mutex_unlock(&j->drain_mu);
+}
+
+static void on_close(void *arg, struct mesh_conn *c, int err, const char *why)
+{
+    struct job_member *m = arg;
+    struct job *j = m->job;
+    if (j && m->started) {
+        j->member = NULL;
+        if (atomic_load(&j->ranks_ended)) {
+            /* finished here: only the channel goes */
+            pthread_mutex_lock(&j->out_mu);
+            j->bev = NULL;
+            pthread_mutex_unlock(&j->out_mu);
+            job_release(j);
+        } else {
+            log_notice("job %llu: lost the connection to the coordinator %s: %s",
+                       (unsigned long long)j->id, j->coordinator, why);
+            job_detach(j, "lost the connection to the job's coordinator");
+        }
+    } else if (j) {
+        j->member = NULL;
+        job_free(j);
+    }
+    m->job = NULL;
+    member_free(m);
+}
+
+static const struct mesh_ctl_ops member_ops = {
+    .on_frame = on_frame,
+    .on_drain = on_drain,
+    .on_close = on_close,
+};
+
+void job_member_assign(struct agent *a, struct mesh_conn *c, const Tmpi__JobAssign *ja)
+{
+    struct job_member *m = calloc(1, sizeof *m);
+    if (!m) {
+        mesh_conn_close(c);
+        return;
+    }
+    m->a = a;
+    m->conn = c;
+    m->uid = ja->uid;
+    mesh_conn_set_ops(c, &member_ops, m);
+    if (a->shutting_down) {
+        refuse(m, "the agent is shutting down");
+        return;
+    }
+    if (!a->netd) {
+        refuse(m, "this agent has no data plane for jobs across nodes");
+        return;
+    }
+    for (struct job *o = a->jobs; o; o = o->next)
+        if (o->net && o->net->uid == ja->uid) {
+            refuse(m, "this node already runs a part of that job");
+            return;
+        }
+    char err[256];
+    struct job *j;
+    int r = job_new_member(a, ja, mesh_conn_bev(c), &j, err, sizeof err);
+    if (r < 0) {
+        if (r == -ENOMEM) snprintf(err, sizeof err, "out of memory");
+        refuse(m, err);
+        return;
+    }
+    m->job = j;
+    j->member = m;
+    struct program *p = progcache_get(&a->cache, ja->program_hash.data);
+    if (p) {
+        start(m, p);
+        return;
+    }
+    /* job_new_member bounded the size by max_program_size */
+    m->upload = malloc(ja->program_size);
+    if (!m->upload) {
+        refuse(m, "out of memory for the program");
+        return;
+    }
+    m->upload_size = ja->program_size;
+    memcpy(m->hash, ja->program_hash.data, PROGRAM_HASH_SIZE);
+    Tmpi__NeedProgram np = TMPI__NEED_PROGRAM__INIT;
+    np.program_hash = ja->program_hash;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_NEED_PROGRAM;
+    env.need_program = &np;
+    (void)mesh_send(c, &env);
+}
+
+void job_member_linked(struct job *j, int err, const char *why)
+{
+    struct job_member *m = j->member;
+    if (!m) return;
+    if (err < 0) log_warning("job %llu: %s", (unsigned long long)j->id, why);
+    Tmpi__JobLinked jl = TMPI__JOB_LINKED__INIT;
+    jl.uid = m->uid;
+    jl.ok = err == 0;
+    jl.error = (char *)(err == 0 ? "" : why);
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_LINKED;
+    env.job_linked = &jl;
+    (void)mesh_send(m->conn, &env);
+}
+
+void job_member_forget(struct job_member *m)
+{
+    m->job = NULL;
+}

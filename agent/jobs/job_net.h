@@ -1,0 +1,92 @@
+/* job_net.h — the data links of one node's part of a job across several nodes.
+ *
+ * Per pair of member nodes two links (channel 1 point-to-point, channel 2 collectives): node i
+ * opens them to every node j > i (mesh handshake for that channel, then the join record), node
+ * j takes them by job uid when they arrive.  Links are created paused and start reading when
+ * the first rank here has created libtmpi's per-job state (svc.c), so every arriving frame has
+ * a receiver.  net_send (svc.h) sends on them; arriving headers are checked here before the
+ * client upcalls see them.
+ *
+ * Threads: job_net_new/connect/accept/free run on the loop thread; job_net_send on rank
+ * threads; job_net_resume once from a rank thread; job_net_close from the job thread; the link
+ * callbacks on netd's receive daemons. */
+#ifndef TMPI_AGENT_JOB_NET_H
+#define TMPI_AGENT_JOB_NET_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "control.pb-c.h"
+#include "mesh.h"
+#include "netd_hdr.h"
+
+struct agent;
+struct job;
+struct job_net;
+struct mesh_conn;
+struct netd_link;
+
+/* One link: to node `node` on channel `channel`. */
+struct job_net_link {
+    struct job_net *net;
+    int node;
+    int channel;
+    struct netd_link *l;    /* written under net->mu before the job starts, then read-only */
+    struct mesh_conn *dial; /* outgoing connection in progress (loop thread) */
+};
+
+struct job_net {
+    struct job *job;
+    uint64_t uid;
+    int self, nnodes;
+    char (*addr)[300];          /* "HOST:PORT" of every node */
+    struct job_net_link *links; /* [nnodes * 2]: node * 2 + channel - 1 */
+    /* mu guards l of every link, nlinks and closed: the loop thread adds links while the job
+     * thread may be closing them (a job torn down while it links). */
+    pthread_mutex_t mu;
+    unsigned nlinks, want; /* links up, links this node needs */
+    int closed;
+    int connecting; /* JobConnect arrived (loop thread) */
+    int reported;   /* JobLinked sent (loop thread) */
+    atomic_int resumed;
+    atomic_int rx_stopped;  /* job ending: frames are dropped, not delivered */
+    unsigned draining;      /* job_net_stop_rx threads using the links (mu) */
+    pthread_cond_t drained; /* draining dropped to 0 (mu) */
+};
+
+/* Loop thread: the link table of member job j, node self of the job's nodes.  0, -ENOMEM. */
+int job_net_new(struct job *j, uint64_t uid, int self, size_t nnodes,
+                Tmpi__NodePlacement *const *nodes, struct job_net **ret);
+/* Loop thread: JobConnect arrived: dial every node above us.  Reports through
+ * job_member_linked when every link is up or one failed. */
+void job_net_connect(struct job_net *n);
+/* Loop thread: an authenticated data connection with this join record arrived (mesh.c); fd
+ * is ours. */
+void job_net_accept(struct agent *a, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel, int fd,
+                    const char *peer);
+/* Any thread, idempotent: start reading every link. */
+void job_net_resume(struct job_net *n);
+/* Job thread, before libtmpi's state is destroyed: close every link.  No callback runs after
+ * it returns. */
+void job_net_close(struct job_net *n);
+/* Loop thread: frees the table (links closed before). */
+void job_net_free(struct job_net *n);
+
+/* svc.h net_send. */
+int job_net_send(void *net, int node, int channel, const struct netd_hdr *h, const void *payload,
+                 void (*done)(void *arg, int err), void *arg);
+
+/* Any thread, once the job is failing: no frame is delivered to libtmpi after this returns
+ * (ranks are about to unwind: their posted buffers and stack requests go away). */
+void job_net_stop_rx(struct job_net *n);
+/* svc net_hold: a rank starts or stops spinning on the job's links. */
+void job_net_hold(void *net, int on);
+/* svc net_release: a rank is about to wait without reading (yielding or asleep); the daemons
+ * read the links not held by others. */
+void job_net_release(void *net);
+/* svc net_poll: runs the receive machine of every link of the job on the calling rank thread
+ * (those no daemon is reading right now). */
+int job_net_poll(void *net);
+
+#endif

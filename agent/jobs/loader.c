@@ -1,0 +1,101 @@
+#include "loader.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "module_marker.h"
+
+/* glibc serialises dlopen and dlclose with a lock inside ld.so that ThreadSanitizer cannot
+ * see, so two jobs loading and unloading at once look like races in ld.so's own memory.  We
+ * take one lock of ours around them: it costs nothing (they are serialised anyway) and makes
+ * the order visible. */
+static struct {
+    pthread_mutex_t mu;
+} dl_order = {PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP}; /* recursive like ld.so's own: a constructor
+                                                          may dlopen */
+
+static void *dl_open(const char *path, int flags)
+{
+    pthread_mutex_lock(&dl_order.mu);
+    void *h = dlopen(path, flags);
+    pthread_mutex_unlock(&dl_order.mu);
+    return h;
+}
+
+static void dl_close(void *h)
+{
+    pthread_mutex_lock(&dl_order.mu);
+    dlclose(h);
+    pthread_mutex_unlock(&dl_order.mu);
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    size_t off = 0;
+    while (off < n) {
+        ssize_t w = pwrite(fd, p + off, n - off, (off_t)off);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return -errno;
+        }
+        off += (size_t)w;
+    }
+    return 0;
+}
+
+int image_load(const uint8_t *bytes, size_t size, const char *label, struct image *ret, char *err,
+               size_t errlen)
+{
+    *ret = (struct image){.fd = -1};
+    int fd = memfd_create(label, MFD_CLOEXEC);
+    if (fd < 0) {
+        int r = -errno;
+        snprintf(err, errlen, "memfd_create: %s", strerror(-r));
+        return r;
+    }
+    int r = write_all(fd, bytes, size);
+    if (r < 0) {
+        snprintf(err, errlen, "writing the program image: %s", strerror(-r));
+        close(fd);
+        return r;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    void *h = dl_open(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(err, errlen, "%s", dlerror());
+        close(fd);
+        return -ENOEXEC;
+    }
+    if (!dlsym(h, TMPI_MODULE_SYMBOL)) {
+        snprintf(err, errlen, "not a TMPI program (build it with tmpicc)");
+        dl_close(h);
+        close(fd);
+        return -ENOEXEC;
+    }
+    void *m = dlsym(h, "main");
+    if (!m) {
+        snprintf(err, errlen, "the program exports no main()");
+        dl_close(h);
+        close(fd);
+        return -ENOEXEC;
+    }
+    ret->handle = h;
+    ret->fd = fd;
+    size_t modid = 0;
+    ret->has_tls = dlinfo(h, RTLD_DI_TLS_MODID, &modid) == 0 && modid != 0;
+    *(void **)&ret->main = m;
+    return 0;
+}
+
+void image_unload(struct image *img)
+{
+    if (img->handle) dl_close(img->handle);
+    if (img->fd >= 0) close(img->fd);
+    *img = (struct image){.fd = -1};
+}

@@ -1,0 +1,97 @@
+#include "rank.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "carrier.h"
+#include "fault.h"
+#include "job.h"
+
+/* The rank of the calling thread.  local-exec TLS in the executable: the cheapest lookup,
+ * made on every interposed libc call. */
+static __thread struct rank *current_rank;
+
+struct rank *rank_current(void)
+{
+    return current_rank;
+}
+void rank_set_current(struct rank *r)
+{
+    current_rank = r;
+}
+
+void rank_set_runnable(struct rank *r, int runnable)
+{
+    if (r->runnable == runnable) return;
+    r->runnable = runnable;
+    atomic_fetch_add_explicit(&r->job->agent->runnable_ranks, runnable ? 1 : -1,
+                              memory_order_relaxed);
+}
+
+void rank_end(int kind, int code, const char *msg)
+{
+    struct rank *r = current_rank;
+    int own = r && (r->carried ? carrier_running() == r : pthread_equal(pthread_self(), r->thread));
+    if (!own) {
+        /* A thread the rank started itself: we cannot unwind the rank's main from here, so
+         * the job is torn down and this thread ends. */
+        if (r && !(kind == RANK_END_CODE && code == 0))
+            job_fail(r->job, r, kind, code, msg ? msg : "called exit() from a thread it started");
+        else if (r)
+            job_fail(r->job, r, RANK_END_CODE, 1, "called exit(0) from a thread it started");
+        current_rank = NULL;
+        /* from inside the fault handler nothing may be freed: its 64 KiB stack stays behind */
+        if (!fault_in_handler()) fault_thread_done();
+        pthread_exit(NULL);
+    }
+    r->end_kind = kind;
+    r->end_code = code;
+    if (msg) snprintf(r->end_msg, sizeof r->end_msg, "%s", msg);
+    siglongjmp(r->exit_jmp, 1);
+}
+
+void rank_life(struct rank *r, int run)
+{
+    struct job *j = r->job;
+    if (run) {
+        /* main may modify argv and its strings: give each rank its own copy. */
+        int argc = job_argc(j);
+        char **argv = job_copy_argv(j);
+        if (!argv) {
+            r->end_kind = RANK_END_FAULT;
+            r->end_code = 1;
+            snprintf(r->end_msg, sizeof r->end_msg, "out of memory starting the rank");
+        } else if (sigsetjmp(r->exit_jmp, 1) == 0) {
+            /* a carried rank is counted by its carrier (carrier.c) */
+            if (!r->carried) rank_set_runnable(r, 1);
+            int code = r->image.main(argc, argv);
+            r->end_kind = RANK_END_CODE;
+            r->end_code = code;
+        } else {
+            /* a carrier goes on running other ranks after a fault ended this one */
+            fault_landed();
+        }
+        /* both paths (return and longjmp) land here still counted as runnable */
+        rank_set_runnable(r, 0);
+        free(argv);
+    } else {
+        r->end_kind = RANK_END_KILLED;
+        r->end_code = 1;
+    }
+    output_flush(r);
+    job_rank_finished(j, r);
+}
+
+void *rank_thread_main(void *arg)
+{
+    struct rank *r = arg;
+    current_rank = r;
+    fault_thread_setup();
+    int run = job_wait_gate(r->job) == 0;
+    rank_life(r, run);
+    current_rank = NULL;
+    fault_thread_done();
+    return NULL;
+}

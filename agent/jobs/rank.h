@@ -1,0 +1,66 @@
+/* rank.h — one MPI rank: a thread running its private copy of the program's main. */
+#ifndef TMPI_AGENT_RANK_H
+#define TMPI_AGENT_RANK_H
+
+#include <pthread.h>
+#include <setjmp.h>
+
+#include "loader.h"
+#include "output.h"
+#include "svc.h"
+
+struct job;
+
+/* How a rank ended; mirrors tmpi.ExitKind of the control protocol. */
+enum rank_end_kind {
+    RANK_END_CODE = 0,      /* main returned, exit() */
+    RANK_END_ABORT = 1,     /* abort(), failed assert */
+    RANK_END_MPI_ABORT = 2, /* MPI_Abort */
+    RANK_END_KILLED = 3,    /* stopped because the job was torn down */
+    RANK_END_FAULT = 4,
+};
+
+struct rank {
+    struct tmpi_rank_info info; /* read-only once the thread starts */
+    struct job *job;
+    struct image image;
+    pthread_t thread;
+    int thread_started;
+
+    /* Written by the rank's own thread only, read by the job thread after it finished. */
+    sigjmp_buf exit_jmp; /* sigsetjmp(.., 1): a fault handler jumps here too */
+    int end_kind;
+    int end_code;
+    char end_msg[256];
+    int mpi_phase;
+    int runnable;            /* counted in agent.runnable_ranks; rank thread only */
+    int unloading;           /* the job thread runs the image's destructors in this rank's name */
+    struct carried *carried; /* carrier.h: the rank runs as a context on a carrier; else NULL */
+
+    struct output_stream out[2]; /* stdout, stderr: rank thread only */
+};
+
+/* The rank the calling thread runs, or NULL for agent threads. */
+struct rank *rank_current(void);
+
+/* Ends the calling rank thread (never returns).  Only for the rank's own thread. */
+void rank_end(int kind, int code, const char *msg) __attribute__((noreturn));
+
+/* The life of a rank on the calling thread or context (current rank already set): runs main if
+ * run (else ends the rank as killed: its job never started), flushes its output and reports
+ * the end to the job. */
+void rank_life(struct rank *r, int run);
+
+/* Thread entry of a rank (arg: struct rank *).  Waits at the job's start gate, runs main,
+ * flushes output and reports to the job. */
+void *rank_thread_main(void *arg);
+
+/* Counts the rank as runnable or not in the agent-wide figure waiters use to decide
+ * whether spinning can pay off.  Rank thread only. */
+void rank_set_runnable(struct rank *r, int runnable);
+
+/* Sets the calling thread's rank context (the job thread borrows it to run a rank's
+ * destructors with its output routed). */
+void rank_set_current(struct rank *r);
+
+#endif

@@ -1,0 +1,126 @@
+/* svc.c — the service table libtmpi finds in this process (svc.h). */
+#include "svc.h"
+
+#include <errno.h>
+#include <stddef.h>
+
+#include "agent.h"
+#include "carrier.h"
+#include "job.h"
+#include "job_net.h"
+#include "rank.h"
+#include "svc_init.h"
+
+static const struct tmpi_rank_info *svc_rank_self(void)
+{
+    struct rank *r = rank_current();
+    return r ? &r->info : NULL;
+}
+
+static int svc_job_state(void *(*create)(const struct tmpi_rank_info *, void *), void *arg,
+                         const struct tmpi_client_ops *ops, void **ret_state)
+{
+    struct rank *r = rank_current();
+    if (!r) return -EPERM;
+    struct job *j = r->job;
+    int rc = 0;
+    pthread_mutex_lock(&j->client_mu);
+    if (!j->client_created) {
+        void *st = create(&r->info, arg);
+        if (!st) {
+            rc = -ENOMEM;
+        } else {
+            j->client_state = st;
+            j->client_ops = *ops;
+            j->client_created = 1;
+        }
+    }
+    if (rc == 0) *ret_state = j->client_state;
+    pthread_mutex_unlock(&j->client_mu);
+    /* Frames from other nodes wait (paused links) until there is a state to take them. */
+    if (rc == 0 && j->net) job_net_resume(j->net);
+    return rc;
+}
+
+__attribute__((noreturn)) static void svc_rank_exit(int code)
+{
+    struct rank *r = rank_current();
+    if (r && job_cancelled(r->job)) rank_end(RANK_END_KILLED, code, NULL);
+    rank_end(RANK_END_CODE, code, NULL);
+}
+
+__attribute__((noreturn)) static void svc_job_abort(int code, const char *why)
+{
+    struct rank *r = rank_current();
+    if (r) job_fail(r->job, r, RANK_END_MPI_ABORT, code, why);
+    rank_end(RANK_END_MPI_ABORT, code, why);
+}
+
+static void svc_rank_mpi_phase(int phase)
+{
+    struct rank *r = rank_current();
+    if (r) r->mpi_phase = phase;
+}
+
+static int svc_job_cancelled(void)
+{
+    struct rank *r = rank_current();
+    return r ? job_cancelled(r->job) : 0;
+}
+
+/* Set by svc_init before any rank exists; read-only afterwards. */
+static struct agent *svc_agent;
+
+static int svc_runnable_ranks(void)
+{
+    return atomic_load_explicit(&svc_agent->runnable_ranks, memory_order_relaxed);
+}
+
+static void svc_rank_blocking(int delta)
+{
+    struct rank *r = rank_current();
+    if (r) rank_set_runnable(r, delta > 0);
+}
+
+static void *svc_pool_alloc(size_t bytes)
+{
+    return pool_get(&svc_agent->pool, bytes);
+}
+
+static void svc_pool_free(void *p, size_t bytes)
+{
+    pool_put(&svc_agent->pool, p, bytes);
+}
+
+__attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
+    .abi = TMPI_SVC_ABI,
+    .rank_self = svc_rank_self,
+    .job_state = svc_job_state,
+    .rank_exit = svc_rank_exit,
+    .job_abort = svc_job_abort,
+    .rank_mpi_phase = svc_rank_mpi_phase,
+    .job_cancelled = svc_job_cancelled,
+    .runnable_ranks = svc_runnable_ranks,
+    .rank_blocking = svc_rank_blocking,
+    .net_send = job_net_send,
+    .net_poll = job_net_poll,
+    .net_hold = job_net_hold,
+    .net_release = job_net_release,
+    .pool_alloc = svc_pool_alloc,
+    .pool_free = svc_pool_free,
+    .rank_park = carrier_park,
+    .rank_yield = carrier_yield,
+};
+
+void svc_init(struct agent *a)
+{
+    svc_agent = a;
+    tmpi_svc.ncpus = a->ncpus;
+    tmpi_svc.spin_ns = a->cfg.spin_ns;
+    tmpi_svc.eager_limit = a->cfg.intra_eager_limit;
+    tmpi_svc.net_eager_limit = a->cfg.eager_limit;
+    tmpi_svc.coll_bcast = a->cfg.coll_bcast;
+    tmpi_svc.coll_reduce = a->cfg.coll_reduce;
+    tmpi_svc.coll_allreduce = a->cfg.coll_allreduce;
+    tmpi_svc.coll_tree_file = a->cfg.coll_tree_file;
+}

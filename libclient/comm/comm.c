@@ -1,0 +1,533 @@
+/* comm.c — communicator handles, creation (dup, split) and queries (comm.h). */
+#include "comm.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "coll_net.h"
+#include "errh.h"
+#include "job.h"
+
+#define TM_CTX_SELF 2 /* every rank's MPI_COMM_SELF: its traffic only reaches its own mailbox */
+
+/* Values of the predefined attributes (MPI_Comm_get_attr hands out pointers to them). */
+static const int tm_tag_ub = TM_TAG_UB;
+static const int tm_host = MPI_PROC_NULL; /* no rank is a host */
+static const int tm_io = MPI_ANY_SOURCE;  /* every rank can do I/O */
+static const int tm_wtime_global = 0;     /* clocks are per node */
+
+int tm_comm_init_shared(struct tm_comm *c, int ctx, int size, int32_t *world_of)
+{
+    c->ctx = ctx;
+    c->size = size;
+    c->world_of = world_of;
+    c->builtin = 0;
+    atomic_init(&c->refs, size);
+    atomic_init(&c->coll.arrive, 0);
+    atomic_init(&c->coll.hier, NULL);
+    c->coll.slot = calloc((size_t)size, sizeof *c->coll.slot);
+    if (!c->coll.slot) return -ENOMEM;
+    if (tm_coll_nb_init(&c->coll) < 0) {
+        free(c->coll.slot);
+        c->coll.slot = NULL;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+void tm_comm_fini_shared(struct tm_comm *c)
+{
+    free(c->coll.res);
+    c->coll.res = NULL;
+    tm_coll_nb_fini(&c->coll);
+    tm_chier_free(atomic_exchange_explicit(&c->coll.hier, NULL, memory_order_acquire));
+    free(c->coll.slot);
+    free(c->world_of);
+    c->coll.slot = NULL;
+    c->world_of = NULL;
+}
+
+static void comm_release(struct tm_comm *c)
+{
+    if (c->builtin) return;
+    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1) {
+        tm_comm_fini_shared(c);
+        free(c);
+    }
+}
+
+int tm_commtab_init(struct tm_rank *me)
+{
+    struct tm_commtab *t = &me->comms;
+    t->cap = 8;
+    t->v = calloc((size_t)t->cap, sizeof *t->v);
+    if (!t->v) return -ENOMEM;
+    int32_t *self_map = malloc(sizeof *self_map);
+    if (!self_map || tm_comm_init_shared(&me->self, TM_CTX_SELF, 1, self_map) < 0) {
+        free(self_map);
+        free(t->v);
+        t->v = NULL;
+        return -ENOMEM;
+    }
+    self_map[0] = me->rank;
+    me->self.builtin = 1;
+    t->v[MPI_COMM_WORLD] =
+        (struct tm_commref){.c = &me->job->world, .rank = me->rank, .eh = MPI_ERRORS_ARE_FATAL};
+    t->v[MPI_COMM_SELF] =
+        (struct tm_commref){.c = &me->self, .rank = 0, .eh = MPI_ERRORS_ARE_FATAL};
+    return 0;
+}
+
+void tm_commtab_destroy(struct tm_rank *me)
+{
+    struct tm_commtab *t = &me->comms;
+    if (!t->v) return;
+    /* Communicators the program never freed: drop this rank's reference. */
+    for (int i = MPI_COMM_SELF + 1; i < t->cap; i++)
+        if (t->v[i].c) comm_release(t->v[i].c);
+    free(t->v);
+    t->v = NULL;
+    t->cap = 0;
+}
+
+/* A new handle for c in the rank's table; MPI_COMM_NULL when out of memory. */
+static MPI_Comm commtab_add(struct tm_rank *me, struct tm_comm *c, int rank, MPI_Errhandler eh)
+{
+    struct tm_commtab *t = &me->comms;
+    int h;
+    for (h = MPI_COMM_SELF + 1; h < t->cap; h++)
+        if (!t->v[h].c) break;
+    if (h == t->cap) {
+        int ncap = t->cap * 2;
+        struct tm_commref *nv = realloc(t->v, sizeof *nv * (size_t)ncap);
+        if (!nv) return MPI_COMM_NULL;
+        memset(nv + t->cap, 0, sizeof *nv * (size_t)(ncap - t->cap));
+        t->v = nv;
+        t->cap = ncap;
+    }
+    t->v[h] = (struct tm_commref){.c = c, .rank = rank, .eh = eh};
+    return h;
+}
+
+/* A communicator with size members whose world ranks world_of lists (taken over). */
+static struct tm_comm *comm_new(struct tm_job *job, int size, int32_t *world_of)
+{
+    struct tm_comm *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    int ctx = atomic_fetch_add_explicit(&job->next_ctx, 1, memory_order_relaxed);
+    if (tm_comm_init_shared(c, ctx, size, world_of) < 0) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* ---- communicators across nodes ----
+ *
+ * Every node keeps its own copy of a communicator that spans nodes, held by its members on
+ * that node (refs counts those), and all copies must carry the same context id.  Ids of such
+ * communicators come from their own range, split by node: the leader of the parent's first
+ * group takes k from its node's counter and every copy uses BASE + node + nnodes * k.  Two
+ * nodes never hand out the same id, and ids of one-node communicators (next_ctx, below BASE)
+ * never meet them, so no agreement round is needed: one broadcast among the leaders. */
+#define TM_CTX_SPAN_BASE (1 << 26)
+
+static struct tm_comm *comm_new_ctx(int size, int32_t *world_of, int ctx, int refs)
+{
+    struct tm_comm *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    if (tm_comm_init_shared(c, ctx, size, world_of) < 0) {
+        free(c);
+        return NULL;
+    }
+    atomic_store_explicit(&c->refs, refs, memory_order_relaxed);
+    return c;
+}
+
+/* count consecutive ids for the leaders of x's communicator; *ret_ctx: the first. */
+static int span_ctx(struct tm_cnet *x, int count, int *ret_ctx)
+{
+    int32_t k = 0;
+    if (x->gi == 0)
+        k = atomic_fetch_add_explicit(&x->me->job->next_ctx, count > 0 ? count : 1,
+                                      memory_order_relaxed);
+    int err = tm_hier_bcast_bytes(x, 0, &k, sizeof k);
+    if (err) return err;
+    long v = TM_CTX_SPAN_BASE + x->h->g[0].node + (long)x->h->nnodes * k;
+    if (v + (long)x->h->nnodes * count >= (1L << 29)) return -ENOSPC; /* coll_net's ids */
+    *ret_ctx = (int)v;
+    return 0;
+}
+
+static int ctx_nth(struct tm_cnet *x, int first, int i)
+{
+    return first + x->h->nnodes * i;
+}
+
+/* Leader of a Comm_dup round: the node's copy, published in the leader's slot. */
+static int dup_net(struct tm_cnet *x)
+{
+    const struct tm_cgroup *g = tm_cnet_mine(x);
+    struct tm_comm *pc = x->c;
+    pc->coll.slot[g->members[0]].p = NULL;
+    int ctx, err = span_ctx(x, 1, &ctx);
+    if (err) return err;
+    int32_t *map = NULL;
+    if (pc->world_of) {
+        map = malloc(sizeof *map * (size_t)pc->size);
+        if (!map) return -ENOMEM;
+        memcpy(map, pc->world_of, sizeof *map * (size_t)pc->size);
+    }
+    struct tm_comm *nc = comm_new_ctx(pc->size, map, ctx, g->n);
+    if (!nc) {
+        free(map);
+        return -ENOMEM;
+    }
+    pc->coll.slot[g->members[0]].p = nc;
+    return 0;
+}
+
+struct split_ent;
+static int split_cmp(const void *a, const void *b);
+
+/* Leader of a Comm_split round: every leader learns every member's (color, key), sorts them
+ * the same way, and creates its node's copy of each new communicator with local members.
+ * Results go into the local members' slots as split_leader's do. */
+static int split_net(struct tm_cnet *x);
+
+#define GET_COMM(fn, comm)                                                                         \
+    struct tm_rank *me = tm_self();                                                                \
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);                    \
+    struct tm_commref *cr = tm_comm_get(&me->comms, comm);                                         \
+    if (TM_UNLIKELY(!cr))                                                                          \
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+
+TM_API int PMPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+    GET_COMM("MPI_Comm_rank", comm);
+    if (!rank) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_rank", "rank is NULL");
+    *rank = cr->rank;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Comm_rank)
+
+TM_API int PMPI_Comm_size(MPI_Comm comm, int *size)
+{
+    GET_COMM("MPI_Comm_size", comm);
+    if (!size) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_size", "size is NULL");
+    *size = cr->c->size;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Comm_size)
+
+TM_API int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    GET_COMM("MPI_Comm_dup", comm);
+    if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_dup", "newcomm is NULL");
+    struct tm_comm *pc = cr->c;
+    struct tm_slot *slot = pc->coll.slot;
+    if (TM_UNLIKELY(tm_coll_net_spans(me, pc))) {
+        int err = tm_chier_round(me, cr, MPIX_COLL_BARRIER, dup_net);
+        struct tm_comm *nc = NULL;
+        if (!err) nc = slot[pc->coll.hier->g[pc->coll.hier->group_of[cr->rank]].members[0]].p;
+        if (!nc) return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "out of memory");
+        MPI_Comm h = commtab_add(me, nc, cr->rank, cr->eh);
+        if (h == MPI_COMM_NULL) {
+            comm_release(nc);
+            return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "out of memory");
+        }
+        *newcomm = h;
+        return MPI_SUCCESS;
+    }
+    /* Member 0 creates the communicator and publishes it; a second barrier keeps its slot
+     * stable until everyone has read it. */
+    if (cr->rank == 0) {
+        int32_t *map = NULL;
+        struct tm_comm *nc = NULL;
+        if (pc->world_of) {
+            map = malloc(sizeof *map * (size_t)pc->size);
+            if (map) memcpy(map, pc->world_of, sizeof *map * (size_t)pc->size);
+        }
+        if (!pc->world_of || map) nc = comm_new(me->job, pc->size, map);
+        if (!nc) free(map);
+        slot[0].p = nc;
+    }
+    tm_coll_barrier(me, cr);
+    struct tm_comm *nc = slot[0].p;
+    tm_coll_barrier(me, cr);
+    if (!nc) return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "out of memory");
+    int rank = cr->rank;
+    MPI_Errhandler eh = cr->eh;
+    MPI_Comm h = commtab_add(me, nc, rank, eh);
+    if (h == MPI_COMM_NULL) {
+        comm_release(nc);
+        return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "out of memory");
+    }
+    *newcomm = h;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Comm_dup)
+
+struct split_ent {
+    int color, key, rank;
+};
+
+static int split_cmp(const void *a, const void *b)
+{
+    const struct split_ent *x = a, *y = b;
+    if (x->color != y->color) return x->color < y->color ? -1 : 1;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* Member 0 of the parent sorts everyone's (color, key, rank) and creates one communicator per
+ * color: O(n log n) for one rank, no O(n^2) scan by every member.  Results go back in each
+ * member's slot (p: the communicator, b: the new rank or MPI_UNDEFINED; a = -1 on failure). */
+static void split_leader(struct tm_rank *me, struct tm_comm *pc)
+{
+    int n = pc->size;
+    struct tm_slot *slot = pc->coll.slot;
+    struct split_ent *v = malloc(sizeof *v * (size_t)n);
+    int failed = !v;
+    for (int i = 0; v && i < n; i++)
+        v[i] = (struct split_ent){slot[i].a, slot[i].b, i};
+    if (v) qsort(v, (size_t)n, sizeof *v, split_cmp);
+    for (int i = 0; !failed && i < n;) {
+        int j = i;
+        while (j < n && v[j].color == v[i].color)
+            j++;
+        if (v[i].color == MPI_UNDEFINED) {
+            for (int k = i; k < j; k++) {
+                slot[v[k].rank].p = NULL;
+                slot[v[k].rank].b = MPI_UNDEFINED;
+            }
+        } else {
+            int32_t *map = malloc(sizeof *map * (size_t)(j - i));
+            struct tm_comm *nc = map ? comm_new(me->job, j - i, map) : NULL;
+            if (!nc) {
+                free(map);
+                failed = 1;
+                break;
+            }
+            for (int k = i; k < j; k++) {
+                map[k - i] = tm_comm_world_rank(pc, v[k].rank);
+                slot[v[k].rank].p = nc;
+                slot[v[k].rank].b = k - i;
+            }
+        }
+        i = j;
+    }
+    for (int i = 0; i < n; i++)
+        slot[i].a = failed ? -1 : 0;
+    /* On failure the communicators already made leak until job end; acceptable for an
+     * out-of-memory path that fails the call on every member. */
+    free(v);
+}
+
+static int split_net(struct tm_cnet *x)
+{
+    struct tm_comm *pc = x->c;
+    struct tm_slot *slot = pc->coll.slot;
+    const struct tm_cgroup *g = tm_cnet_mine(x);
+    int n = pc->size, ng = x->h->ngroups, err = 0;
+    size_t cap = sizeof(struct split_ent) * (size_t)n;
+    struct split_ent *local = malloc(sizeof *local * (size_t)g->n);
+    unsigned char *all = malloc(cap * (size_t)ng);
+    size_t *lens = malloc(sizeof *lens * (size_t)ng);
+    struct split_ent *v = malloc(cap);
+    if (!local || !all || !lens || !v) err = -ENOMEM;
+    for (int i = 0; !err && i < g->n; i++)
+        local[i] = (struct split_ent){slot[g->members[i]].a, slot[g->members[i]].b, g->members[i]};
+    /* Out of memory here leaves the other leaders waiting: they fail with the job. */
+    if (!err) err = tm_hier_allgather_bytes(x, local, sizeof *local * (size_t)g->n, all, cap, lens);
+    int m = 0;
+    for (int i = 0; !err && i < ng; i++) {
+        size_t k = lens[i] / sizeof *v;
+        if (m + (int)k > n)
+            err = -EPROTO;
+        else
+            memcpy(v + m, all + cap * (size_t)i, lens[i]);
+        m += (int)k;
+    }
+    if (!err && m != n) err = -EPROTO;
+    int ncolors = 0, first = 0;
+    if (!err) {
+        qsort(v, (size_t)n, sizeof *v, split_cmp);
+        for (int i = 0; i < n; i++)
+            ncolors += v[i].color != MPI_UNDEFINED && (i == 0 || v[i].color != v[i - 1].color);
+        err = span_ctx(x, ncolors, &first);
+    }
+    for (int i = 0, ci = 0; !err && i < n;) {
+        int j = i, here = 0;
+        while (j < n && v[j].color == v[i].color)
+            here += x->h->group_of[v[j++].rank] == x->gi;
+        if (v[i].color == MPI_UNDEFINED || !here) {
+            for (int k = i; k < j; k++)
+                if (x->h->group_of[v[k].rank] == x->gi) {
+                    slot[v[k].rank].p = NULL;
+                    slot[v[k].rank].b = MPI_UNDEFINED;
+                }
+        } else {
+            int32_t *map = malloc(sizeof *map * (size_t)(j - i));
+            struct tm_comm *nc = map ? comm_new_ctx(j - i, map, ctx_nth(x, first, ci), here) : NULL;
+            if (!nc) {
+                free(map);
+                err = -ENOMEM;
+                break;
+            }
+            for (int k = i; k < j; k++) {
+                map[k - i] = tm_comm_world_rank(pc, v[k].rank);
+                if (x->h->group_of[v[k].rank] == x->gi) {
+                    slot[v[k].rank].p = nc;
+                    slot[v[k].rank].b = k - i;
+                }
+            }
+        }
+        if (v[i].color != MPI_UNDEFINED) ci++;
+        i = j;
+    }
+    for (int i = 0; i < g->n; i++)
+        slot[g->members[i]].a = err ? -1 : 0;
+    free(local);
+    free(all);
+    free(lens);
+    free(v);
+    return err;
+}
+
+static int split_common(const char *fn, struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
+                        int color, int key, MPI_Comm *newcomm)
+{
+    struct tm_comm *pc = cr->c;
+    struct tm_slot *mine = &pc->coll.slot[cr->rank];
+    mine->a = color;
+    mine->b = key;
+    if (TM_UNLIKELY(tm_coll_net_spans(me, pc))) {
+        if (tm_chier_round(me, cr, MPIX_COLL_BARRIER, split_net) < 0) mine->a = -1;
+    } else {
+        tm_coll_barrier(me, cr);
+        if (cr->rank == 0) split_leader(me, pc);
+        tm_coll_barrier(me, cr);
+    }
+    int failed = mine->a < 0;
+    struct tm_comm *nc = mine->p;
+    int nrank = mine->b;
+    MPI_Errhandler eh = cr->eh;
+    if (failed) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (!nc) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    MPI_Comm h = commtab_add(me, nc, nrank, eh);
+    if (h == MPI_COMM_NULL) {
+        comm_release(nc);
+        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    *newcomm = h;
+    return MPI_SUCCESS;
+}
+
+TM_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    GET_COMM("MPI_Comm_split", comm);
+    if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_split", "newcomm is NULL");
+    if (color < 0 && color != MPI_UNDEFINED)
+        return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d", color);
+    return split_common("MPI_Comm_split", me, cr, comm, color, key, newcomm);
+}
+TM_ALIAS(Comm_split)
+
+/* MPI_COMM_TYPE_SHARED: the members on the caller's node (ranks are threads of one agent, so
+ * they share memory exactly when they share a node).  A split by node index. */
+TM_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                MPI_Comm *newcomm)
+{
+    const char *fn = "MPI_Comm_split_type";
+    GET_COMM(fn, comm);
+    (void)info;
+    if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, fn, "newcomm is NULL");
+    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
+        return tm_err(me, comm, MPI_ERR_ARG, fn, "invalid split_type %d", split_type);
+    int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : (me->info ? me->info->node : 0);
+    return split_common(fn, me, cr, comm, color, key, newcomm);
+}
+TM_ALIAS(Comm_split_type)
+
+TM_API int PMPI_Comm_free(MPI_Comm *comm)
+{
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_free", TM_ERR_NOINIT);
+    if (!comm) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_free", "comm is NULL");
+    struct tm_commref *cr = tm_comm_get(&me->comms, *comm);
+    if (!cr || cr->c->builtin)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_free", "invalid communicator %d",
+                      *comm);
+    comm_release(cr->c);
+    memset(cr, 0, sizeof *cr);
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Comm_free)
+
+TM_API int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+{
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_compare", TM_ERR_NOINIT);
+    struct tm_commref *a = tm_comm_get(&me->comms, comm1), *b = tm_comm_get(&me->comms, comm2);
+    if (!a || !b)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_compare", "invalid communicator");
+    if (!result) return tm_err(me, comm1, MPI_ERR_ARG, "MPI_Comm_compare", "result is NULL");
+    if (a->c == b->c) {
+        *result = MPI_IDENT;
+        return MPI_SUCCESS;
+    }
+    int n = a->c->size;
+    int same = n == b->c->size;
+    for (int i = 0; same && i < n; i++)
+        same = tm_comm_world_rank(a->c, i) == tm_comm_world_rank(b->c, i);
+    if (same || n != b->c->size) {
+        *result = same ? MPI_CONGRUENT : MPI_UNEQUAL;
+        return MPI_SUCCESS;
+    }
+    /* Same size, other order: MPI_SIMILAR if the member sets are equal.  One mark per world
+     * rank: O(job size), no sort. */
+    unsigned char *mark = calloc((size_t)me->job->size, 1);
+    if (!mark) return tm_err(me, comm1, MPI_ERR_NO_MEM, "MPI_Comm_compare", "out of memory");
+    for (int i = 0; i < n; i++)
+        mark[tm_comm_world_rank(a->c, i)] = 1;
+    int similar = 1;
+    for (int i = 0; similar && i < n; i++)
+        similar = mark[tm_comm_world_rank(b->c, i)];
+    free(mark);
+    *result = similar ? MPI_SIMILAR : MPI_UNEQUAL;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Comm_compare)
+
+TM_API int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
+{
+    GET_COMM("MPI_Comm_get_attr", comm);
+    if (!value || !flag)
+        return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_get_attr", "value or flag is NULL");
+    const int *v = NULL;
+    switch (keyval) {
+    case MPI_TAG_UB:
+        v = &tm_tag_ub;
+        break;
+    case MPI_HOST:
+        v = &tm_host;
+        break;
+    case MPI_IO:
+        v = &tm_io;
+        break;
+    case MPI_WTIME_IS_GLOBAL:
+        v = &tm_wtime_global;
+        break;
+    }
+    if (v) *(const int **)value = v;
+    *flag = v != NULL;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Comm_get_attr)

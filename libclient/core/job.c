@@ -1,0 +1,125 @@
+/* job.c — creating and tearing down the per-job state (job.h). */
+#include "job.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_net.h"
+#include "dtype.h"
+#include "net.h"
+#include "net_p2p.h"
+#include "request.h"
+#include "userop.h"
+
+#define TM_CTX_WORLD 1
+#define TM_CTX_FIRST_FREE 3 /* 2 is MPI_COMM_SELF's, see comm.c */
+
+static void job_free(struct tm_job *j)
+{
+    if (!j) return;
+    /* Runners of non-blocking rounds first: they use the links and the leaders' mailboxes. */
+    pthread_mutex_lock(&j->progs_lock);
+    struct tm_cprog *progs = j->progs;
+    pthread_mutex_unlock(&j->progs_lock);
+    for (struct tm_cprog *p = progs; p; p = tm_cprog_next(p))
+        tm_cprog_stop(p);
+    tm_net_job_fini(j); /* before the mailboxes: unexpected entries may hold pool buffers */
+    if (j->ranks) {
+        for (int i = 0; i < j->size; i++) {
+            struct tm_rank *r = &j->ranks[i];
+            tm_fb_free(r);
+            tm_mbox_destroy(&r->mbox);
+            tm_commtab_destroy(r);
+            tm_req_pool_destroy(r);
+            tm_envl_pool_destroy(&r->envs);
+            tm_comm_fini_shared(&r->self);
+            free(r->scratch);
+            tm_dtype_tab_free(r);
+            tm_userop_tab_free(r);
+        }
+        free(j->ranks);
+    }
+    tm_comm_fini_shared(&j->world);
+    tm_cprog_free_all(j);
+    pthread_mutex_destroy(&j->progs_lock);
+    free(j);
+}
+
+static void *job_create(const struct tmpi_rank_info *info, void *arg)
+{
+    const struct tmpi_svc *svc = arg;
+    struct tm_job *j = calloc(1, sizeof *j);
+    if (!j) return NULL;
+    j->svc = svc;
+    pthread_mutex_init(&j->progs_lock, NULL);
+    j->size = info->size;
+    j->id = info->job_id;
+    /* The agent's values come from tmpid.conf and are taken as they are: 0 means no
+     * spinning, or no buffering of messages that are not yet expected. */
+    j->eager_limit = svc->eager_limit;
+    /* Envelope classes stop at 2 MiB; above that the heap class would make every eager
+     * message a malloc. */
+    if (j->eager_limit > ((size_t)64 << (TM_ENVL_NCLASS - 1)))
+        j->eager_limit = (size_t)64 << (TM_ENVL_NCLASS - 1);
+    j->spin_ns = svc->spin_ns;
+    /* Across nodes an answer takes a network round trip, longer than the intra-node budget;
+     * a rank that blocks then needs a daemon and a futex wake to run again, while a spinning
+     * one reads its links itself (wait.c).  So it spins longer. */
+    if (info->net && j->spin_ns <= UINT64_MAX / 10) j->spin_ns *= 10;
+    atomic_init(&j->cancelled, 0);
+    atomic_init(&j->next_ctx, TM_CTX_FIRST_FREE);
+    if (tm_comm_init_shared(&j->world, TM_CTX_WORLD, j->size, NULL) < 0) goto err;
+    j->world.builtin = 1;
+    j->ranks = aligned_alloc(TM_CACHELINE, sizeof *j->ranks * (size_t)j->size);
+    if (!j->ranks) goto err;
+    memset(j->ranks, 0, sizeof *j->ranks * (size_t)j->size);
+    for (int i = 0; i < j->size; i++) {
+        struct tm_rank *r = &j->ranks[i];
+        r->job = j;
+        r->rank = i;
+        if (tm_mbox_init(&r->mbox) < 0) {
+            j->size = i; /* job_free must only touch the initialised ones */
+            goto err;
+        }
+    }
+    if (tm_net_job_init(j, info) < 0) goto err;
+    return j;
+err:
+    job_free(j);
+    return NULL;
+}
+
+/* Agent thread, must not block: flag the job and kick every rank's wake word. */
+static void job_wake_all(void *state)
+{
+    struct tm_job *j = state;
+    atomic_store_explicit(&j->cancelled, 1, memory_order_seq_cst);
+    for (int i = 0; i < j->size; i++)
+        tm_wake_force(&j->ranks[i].waker);
+    tm_cprog_wake_all(j);
+}
+
+static void job_destroy(void *state)
+{
+    job_free(state);
+}
+
+static const struct tmpi_client_ops tm_job_ops = {
+    .wake_all = job_wake_all,
+    .destroy = job_destroy,
+    .net_header = tm_net_header,
+    .net_frame = tm_net_frame,
+    .tls_get = tm_tls_get,
+    .tls_set = tm_tls_set,
+};
+
+int tm_job_get(const struct tmpi_svc *svc, struct tm_job **ret_job)
+{
+    void *st = NULL;
+    int r = svc->job_state(job_create, (void *)svc, &tm_job_ops, &st);
+    if (r < 0) return r;
+    if (!st) return -ENOMEM;
+    *ret_job = st;
+    return 0;
+}

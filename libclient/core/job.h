@@ -1,0 +1,96 @@
+/* job.h — per-job and per-rank state.
+ *
+ * One struct tm_job per job, created once through svc->job_state() by the first rank that
+ * calls MPI_Init, freed by the agent's destroy upcall after the job's last rank thread ended.
+ * It holds every rank's struct tm_rank (an array indexed by world rank), because a sender may
+ * deliver into a receiver's mailbox before that receiver has called MPI_Init. */
+#ifndef TMPI_LIBCLIENT_JOB_H
+#define TMPI_LIBCLIENT_JOB_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coll_stats.h"
+#include "comm.h"
+#include "envelope_pool.h"
+#include "fbox.h"
+#include "lib.h"
+#include "match.h"
+#include "wait.h"
+
+struct tm_objtab;
+struct tm_net;
+
+enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
+
+/* One rank.  mbox: mailbox lock; waker and envpool.returned: atomics, any thread; the rest is
+ * owner-only (the rank's thread, or whichever thread the rank funnels MPI calls through). */
+struct tm_rank {
+    struct tm_mbox mbox;
+    struct tm_waker waker;
+    struct tm_envl_pool envs;
+
+    struct tm_job *job;
+    const struct tmpi_rank_info *info;
+    int rank; /* world rank */
+    enum tm_rank_state state;
+    int thread_level;
+    pthread_t main_thread;
+
+    struct tm_request *req_free;    /* pool of requests */
+    struct tm_request *req_orphans; /* freed by the user while pending */
+    void *req_chunks;               /* allocation chunks, freed at job end */
+
+    struct tm_commtab comms;
+    struct tm_comm self; /* MPI_COMM_SELF's shared part (one member) */
+
+    void *scratch; /* reduction scratch, owner-only, lazily allocated */
+    size_t scratch_size;
+
+    struct tm_objtab *dtypes; /* derived datatypes (dtype.c): owner-only, made on first use */
+    struct tm_objtab *uops;   /* user reduction ops (userop.c): owner-only, made on first use */
+
+    void *bsend_buf; /* MPI_Buffer_attach bookkeeping (Bsend buffers internally) */
+    int bsend_size;
+
+    struct tm_fb_in fb_in;    /* fast boxes into this rank (fbox.h) */
+    struct tm_fb_out *fb_out; /* this rank's rings to others, owner-only, made on first use */
+    /* a blocking receive waiting unposted (p2p.c), owner-only, and the mailbox's arrivals
+     * count when it last found no match there: while that holds, a drain may fill it */
+    struct tm_request *fb_cand;
+    uint32_t fb_cand_seen;
+
+    int helper; /* not a rank: a thread of libtmpi's own (coll_net_nb.c), not counted as one */
+    /* spin_net: turns left on which it yields every time (wait.c); kept across waits, which
+     * on the latency path are shorter than the turns it takes to tell.  Relaxed: a hint. */
+    atomic_uint net_yield_turns;
+} __attribute__((aligned(64)));
+
+struct tm_job {
+    const struct tmpi_svc *svc;
+    int size;
+    uint64_t id;
+    size_t eager_limit;
+    uint64_t spin_ns;
+    _Atomic int cancelled;      /* set by wake_all */
+    _Atomic int net_nonreaders; /* threads of a job across nodes waiting without reading links */
+    _Atomic int next_ctx;       /* context ids for new communicators */
+    struct tm_comm world;
+    struct tm_coll_stats coll_stats;
+    struct tm_rank *ranks; /* size entries */
+    struct tm_net *net;    /* inter-node state (net_p2p.h); NULL when the job has one node */
+    pthread_mutex_t progs_lock;
+    struct tm_cprog *progs; /* runners of non-blocking collectives across nodes (progs_lock) */
+};
+
+/* svc->job_state() callbacks and creator. */
+int tm_job_get(const struct tmpi_svc *svc, struct tm_job **ret_job);
+
+static inline struct tm_rank *tm_job_rank(struct tm_job *j, int world_rank)
+{
+    return &j->ranks[world_rank];
+}
+
+#endif

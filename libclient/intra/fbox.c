@@ -1,0 +1,213 @@
+/* fbox.c — fast boxes (fbox.h). */
+#include "fbox.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "envelope_pool.h"
+#include "job.h"
+#include "match.h"
+
+static struct tm_fbox *box_new(int from)
+{
+    struct tm_fbox *f = aligned_alloc(TM_CACHELINE, sizeof *f);
+    if (!f) return NULL;
+    memset(f, 0, sizeof *f);
+    atomic_init(&f->q, 0);
+    f->from = from;
+    for (uint32_t i = 0; i < TM_FB_CELLS; i++)
+        atomic_init(&f->cell[i].seq, 0);
+    return f;
+}
+
+/* Registers a new ring from me into r; NULL when r has all it takes or memory is short (the
+ * pair keeps using the mailbox). */
+static struct tm_fbox *box_attach(struct tm_rank *me, struct tm_rank *r)
+{
+    struct tm_fb_in *in = &r->fb_in;
+    if (atomic_load_explicit(&in->n, memory_order_relaxed) >= TM_FB_MAX_IN) return NULL;
+    struct tm_fbox *f = box_new(me->rank);
+    if (!f) return NULL;
+    pthread_mutex_lock(&r->mbox.lock);
+    int n = atomic_load_explicit(&in->n, memory_order_relaxed);
+    if (n < TM_FB_MAX_IN) {
+        in->box[n] = f;
+        atomic_store_explicit(&in->n, n + 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&r->mbox.lock);
+    if (n >= TM_FB_MAX_IN) {
+        free(f);
+        return NULL;
+    }
+    return f;
+}
+
+struct tm_fb_slot *tm_fb_out(struct tm_rank *me, struct tm_rank *r, int small)
+{
+    struct tm_fb_out *o = me->fb_out;
+    if (TM_UNLIKELY(!o)) {
+        if (!small || me->helper || r == me) return NULL;
+        if (!(o = me->fb_out = calloc(1, sizeof *o))) return NULL;
+    }
+    struct tm_fb_slot *s = &o->slot[r->rank & (TM_FB_OUT - 1)];
+    if (TM_LIKELY(s->dest1 == r->rank + 1)) {
+        if (TM_LIKELY(s->box != NULL)) return s;
+        if (!small || s->sent == UINT32_MAX || ++s->sent < TM_FB_AFTER) return NULL;
+        if (!(s->box = box_attach(me, r))) s->sent = UINT32_MAX;
+        return s->box ? s : NULL;
+    }
+    /* A slot that holds a ring keeps it: the ring lives as long as the job, and its receiver
+     * drains it whenever it waits. */
+    if (s->box || !small || r == me) return NULL; /* (a helper never gets a table) */
+    s->dest1 = r->rank + 1;
+    s->sent = 1;
+    return NULL;
+}
+
+static uint32_t cells_for(size_t bytes)
+{
+    return bytes <= TM_FB_PAYLOAD
+               ? 1
+               : 1 + (uint32_t)((bytes - TM_FB_PAYLOAD + TM_FB_MORE - 1) / TM_FB_MORE);
+}
+
+/* Bytes of a message of `bytes` that the further cell starting at offset off holds. */
+static size_t more_len(size_t bytes, size_t off)
+{
+    return bytes - off < TM_FB_MORE ? bytes - off : TM_FB_MORE;
+}
+
+int tm_fb_push(struct tm_fb_slot *s, int ctx, int src, int tag, const void *buf, size_t bytes)
+{
+    uint32_t p = s->head, k = cells_for(bytes);
+    if (p + k - s->qseen > TM_FB_CELLS) {
+        /* acquire: the consumer's reads of the cells happened before it moved q past them */
+        s->qseen = atomic_load_explicit(&s->box->q, memory_order_acquire);
+        if (p + k - s->qseen > TM_FB_CELLS) return 0;
+    }
+    struct tm_fbox *f = s->box;
+    const unsigned char *b = buf;
+    size_t first = bytes < TM_FB_PAYLOAD ? bytes : TM_FB_PAYLOAD, off = first;
+    for (uint32_t i = 1; i < k; i++, off += TM_FB_MORE) {
+        struct tm_fb_cell *m = &f->cell[(p + i) & (TM_FB_CELLS - 1)];
+        atomic_store_explicit(&m->seq, p + i, memory_order_relaxed); /* not a first cell */
+        memcpy(m->more, b + off, more_len(bytes, off));
+    }
+    struct tm_fb_cell *c = &f->cell[p & (TM_FB_CELLS - 1)];
+    c->bytes = (uint32_t)bytes;
+    c->ctx = ctx;
+    c->src = src;
+    c->tag = tag;
+    if (first) memcpy(c->data, b, first);
+    atomic_store_explicit(&c->seq, p + 1, memory_order_seq_cst); /* wait.h: then tm_wake */
+    s->head = p + k;
+    return 1;
+}
+
+/* The message whose first cell is at q into box's queues (or cand).  1: cand completed, 0:
+ * placed, -ENOMEM. */
+static int take_cell(struct tm_rank *me, struct tm_rank *box, const struct tm_fbox *f, uint32_t q,
+                     struct tm_request *cand)
+{
+    const struct tm_fb_cell *c = &f->cell[q & (TM_FB_CELLS - 1)];
+    const unsigned char *data = c->data;
+    size_t bytes = c->bytes;
+    unsigned char whole[TM_FB_MAX_BYTES]; /* the producer keeps bytes <= TM_FB_MAX_BYTES */
+    if (bytes > TM_FB_PAYLOAD) {
+        memcpy(whole, c->data, TM_FB_PAYLOAD);
+        for (size_t off = TM_FB_PAYLOAD, i = 1; off < bytes; off += TM_FB_MORE, i++) {
+            const struct tm_fb_cell *m = &f->cell[(q + i) & (TM_FB_CELLS - 1)];
+            memcpy(whole + off, m->more, more_len(bytes, off));
+        }
+        data = whole;
+    }
+    struct tm_mbox *mb = &box->mbox;
+    struct tm_request *rr = tm_match_posted(mb, c->ctx, c->src, c->tag);
+    if (rr) {
+        tm_deliver(rr, data, bytes, c->src, c->tag);
+        return 0;
+    }
+    if (cand && !atomic_load_explicit(&cand->done, memory_order_relaxed) &&
+        tm_req_matches(cand, c->ctx, c->src, c->tag)) {
+        tm_deliver(cand, data, bytes, c->src, c->tag);
+        return 1;
+    }
+    struct tm_envl *e = tm_envl_eager(me, c->ctx, c->src, c->tag, data, bytes);
+    if (!e) return -ENOMEM;
+    tm_add_unexp(mb, e);
+    if (me != box) tm_wake(&box->waker); /* a Probe may be waiting */
+    return 0;
+}
+
+int tm_fb_drain(struct tm_rank *me, struct tm_rank *box, struct tm_fbox *f, struct tm_request *cand)
+{
+    uint32_t q = atomic_load_explicit(&f->q, memory_order_relaxed);
+    int got = 0, err = 0;
+    for (;;) {
+        struct tm_fb_cell *c = &f->cell[q & (TM_FB_CELLS - 1)];
+        if (atomic_load_explicit(&c->seq, memory_order_acquire) != q + 1) break;
+        int r = take_cell(me, box, f, q, got ? NULL : cand);
+        if (r < 0) {
+            err = r;
+            break;
+        }
+        if (r) got = 1;
+        q += cells_for(c->bytes);
+    }
+    /* Release for the producer (the cells before q may be written again); seq_cst for a
+     * thread of box that goes to sleep after this: it must read the new position (wait.h
+     * handshake: the sender's next cell is at q, and the sleeper must look at that cell). */
+    if (q != atomic_load_explicit(&f->q, memory_order_relaxed))
+        atomic_store_explicit(&f->q, q, me == box ? memory_order_release : memory_order_seq_cst);
+    return got ? 1 : err;
+}
+
+int tm_fb_drain_all(struct tm_rank *me, struct tm_rank *box, struct tm_request *cand)
+{
+    int n = atomic_load_explicit(&box->fb_in.n, memory_order_acquire);
+    int got = 0;
+    for (int i = 0; i < n; i++) {
+        int r = tm_fb_drain(me, box, box->fb_in.box[i], got ? NULL : cand);
+        if (r < 0) return got ? got : r;
+        if (r) got = 1;
+    }
+    return got;
+}
+
+int tm_fb_ready(const struct tm_fb_in *in)
+{
+    int n = atomic_load_explicit(&in->n, memory_order_acquire);
+    for (int i = 0; i < n; i++) {
+        const struct tm_fbox *f = in->box[i];
+        uint32_t q = atomic_load_explicit(&f->q, memory_order_seq_cst);
+        if (atomic_load_explicit(&f->cell[q & (TM_FB_CELLS - 1)].seq, memory_order_seq_cst) ==
+            q + 1)
+            return 1;
+    }
+    return 0;
+}
+
+void tm_fb_poll(struct tm_rank *me)
+{
+    if (me->helper || !tm_fb_ready(&me->fb_in)) return;
+    pthread_mutex_lock(&me->mbox.lock);
+    /* A waiting unposted receive may take a cell only if nothing was queued since it looked:
+     * an older message that matches it may be there (a sender drained its ring). */
+    struct tm_request *cand = me->fb_cand;
+    if (cand && atomic_load_explicit(&me->mbox.arrivals, memory_order_relaxed) != me->fb_cand_seen)
+        cand = NULL;
+    /* -ENOMEM: the cells wait for the next poll */
+    (void)tm_fb_drain_all(me, me, cand);
+    pthread_mutex_unlock(&me->mbox.lock);
+}
+
+void tm_fb_free(struct tm_rank *r)
+{
+    int n = atomic_load_explicit(&r->fb_in.n, memory_order_relaxed);
+    for (int i = 0; i < n; i++)
+        free(r->fb_in.box[i]);
+    atomic_store_explicit(&r->fb_in.n, 0, memory_order_relaxed);
+    free(r->fb_out);
+    r->fb_out = NULL;
+}

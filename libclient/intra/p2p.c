@@ -1,0 +1,269 @@
+/* p2p.c — intra-node send and receive paths (p2p.h). */
+#include "p2p.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "envelope_pool.h"
+#include "fbox.h"
+#include "job.h"
+#include "match.h"
+#include "net_p2p.h"
+#include "wait.h"
+
+int tm_req_done_cond(void *arg)
+{
+    struct tm_request *r = arg;
+    return atomic_load_explicit(&r->done, memory_order_seq_cst); /* wait.h */
+}
+
+int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t bytes, int dest,
+            int tag, enum tm_send_mode mode, struct tm_request *sreq)
+{
+    if (dest == MPI_PROC_NULL) {
+        tm_req_set_done(sreq, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
+        return 0;
+    }
+    struct tm_comm *c = cr->c;
+    const int w = tm_comm_world_rank(c, dest);
+    const int ctx = c->ctx, src = cr->rank;
+    struct tm_net *net = me->job->net;
+    if (TM_UNLIKELY(net)) {
+        tm_net_check(me, net);
+        if (tm_net_remote(net, w)) {
+            sreq->st_source = dest;
+            sreq->st_tag = tag;
+            return tm_net_isend(me, w, ctx, src, tag, buf, bytes, TMPI_NET_P2P, mode, sreq);
+        }
+    }
+    struct tm_rank *r = tm_job_rank(me->job, w);
+    struct tm_mbox *mb = &r->mbox;
+
+    int small =
+        bytes <= TM_FB_MAX_BYTES && bytes <= me->job->eager_limit && mode == TM_SEND_STANDARD;
+    struct tm_fb_slot *fs = tm_fb_out(me, r, small);
+    if (fs && small && tm_fb_push(fs, ctx, src, tag, buf, bytes)) {
+        tm_wake(&r->waker);
+        tm_req_set_done_own(sreq, dest, tag, bytes, MPI_SUCCESS);
+        return 0;
+    }
+
+    pthread_mutex_lock(&mb->lock);
+    /* What this rank put in its ring to r comes before this message (fbox.h). */
+    if (fs && tm_fb_drain(me, r, fs->box, NULL) < 0) {
+        pthread_mutex_unlock(&mb->lock);
+        return -ENOMEM;
+    }
+    struct tm_request *rr = tm_match_posted(mb, ctx, src, tag);
+    if (rr) {
+        pthread_mutex_unlock(&mb->lock);
+        tm_deliver(rr, buf, bytes, src, tag);
+        tm_req_set_done(sreq, dest, tag, bytes, MPI_SUCCESS);
+        return 0;
+    }
+
+    if (mode == TM_SEND_BUFFERED || (mode == TM_SEND_STANDARD && bytes <= me->job->eager_limit)) {
+        /* Eager.  Copy outside the receiver's lock, then look again: a receive may have been
+         * posted meanwhile.  Order is safe: this rank issues no other send in between. */
+        pthread_mutex_unlock(&mb->lock);
+        struct tm_envl *e = tm_envl_eager(me, ctx, src, tag, buf, bytes);
+        if (!e) return -ENOMEM;
+        pthread_mutex_lock(&mb->lock);
+        rr = tm_match_posted(mb, ctx, src, tag);
+        if (rr) {
+            pthread_mutex_unlock(&mb->lock);
+            tm_deliver(rr, e->data, bytes, src, tag);
+            tm_envl_release(me, e);
+        } else {
+            tm_add_unexp(mb, e);
+            pthread_mutex_unlock(&mb->lock);
+            tm_wake(&r->waker); /* a Probe may be waiting */
+        }
+        tm_req_set_done(sreq, dest, tag, bytes, MPI_SUCCESS);
+        return 0;
+    }
+
+    /* Rendezvous: the receiver copies from buf and completes sreq. */
+    struct tm_envl *e = tm_envl_alloc(me, 0);
+    if (!e) {
+        pthread_mutex_unlock(&mb->lock);
+        return -ENOMEM;
+    }
+    e->kind = TM_ENVL_RNDV;
+    e->ctx = ctx;
+    e->src = src;
+    e->tag = tag;
+    e->bytes = bytes;
+    e->sbuf = buf;
+    e->sreq = sreq;
+    sreq->st_source = dest;
+    sreq->st_tag = tag;
+    tm_add_unexp(mb, e);
+    pthread_mutex_unlock(&mb->lock);
+    tm_wake(&r->waker);
+    return 1;
+}
+
+/* Takes a matched unexpected message into rreq (owned by the caller). */
+static void consume(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e)
+{
+    if (e->kind >= TM_ENVL_NET) {
+        tm_net_consume(me, rreq, e);
+        return;
+    }
+    const void *data = e->kind == TM_ENVL_EAGER ? (const void *)e->data : e->sbuf;
+    size_t n = e->bytes <= rreq->cap ? e->bytes : rreq->cap;
+    if (n) memcpy(rreq->buf, data, n);
+    if (e->kind == TM_ENVL_RNDV) {
+        struct tm_request *s = e->sreq;
+        struct tm_waker *w = &s->owner->waker;
+        s->st_bytes = e->bytes;
+        atomic_store_explicit(&s->done, 1, memory_order_seq_cst);
+        tm_wake(w);
+    }
+    tm_req_set_done(rreq, e->src, e->tag, n, e->bytes > rreq->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+    tm_envl_release(me, e);
+}
+
+/* Caller holds mb's lock: takes the earliest unexpected message rreq matches, drops the lock
+ * and completes rreq (1); else 0, the lock still held. */
+static int take_unexp(struct tm_rank *me, struct tm_mbox *mb, struct tm_request *rreq)
+{
+    struct tm_envl *e = tm_match_unexp(mb, rreq->ctx, rreq->src, rreq->tag, 1);
+    if (!e) return 0;
+    pthread_mutex_unlock(&mb->lock);
+    consume(me, rreq, e);
+    return 1;
+}
+
+/* Sets rreq's key and buffer; 1 if that already completed it (MPI_PROC_NULL). */
+static int recv_start(struct tm_request *rreq, int ctx, void *buf, size_t cap, int src, int tag)
+{
+    if (src == MPI_PROC_NULL) {
+        tm_req_set_done(rreq, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
+        return 1;
+    }
+    rreq->ctx = ctx;
+    rreq->src = src;
+    rreq->tag = tag;
+    rreq->buf = buf;
+    rreq->cap = cap;
+    return 0;
+}
+
+void tm_recv(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src, int tag,
+             struct tm_request *rreq)
+{
+    tm_recv_ctx(me, cr->c->ctx, buf, cap, src, tag, rreq);
+}
+
+void tm_recv_ctx(struct tm_rank *me, int ctx, void *buf, size_t cap, int src, int tag,
+                 struct tm_request *rreq)
+{
+    tm_recv_box(me, me, ctx, buf, cap, src, tag, rreq);
+}
+
+void tm_recv_box(struct tm_rank *me, struct tm_rank *box, int ctx, void *buf, size_t cap, int src,
+                 int tag, struct tm_request *rreq)
+{
+    if (recv_start(rreq, ctx, buf, cap, src, tag)) return;
+    if (TM_UNLIKELY(me->job->net)) tm_net_check(me, me->job->net);
+    struct tm_mbox *mb = &box->mbox;
+    pthread_mutex_lock(&mb->lock);
+    if (take_unexp(me, mb, rreq)) return;
+    /* Then the fast boxes (fbox.h).  A helper receives from other nodes only, and its
+     * envelopes must not outlive it: it leaves the rings to box's own thread. */
+    if (!me->helper && tm_fb_drain_all(me, box, rreq) > 0) {
+        pthread_mutex_unlock(&mb->lock);
+        return;
+    }
+    tm_post_recv(mb, rreq);
+    pthread_mutex_unlock(&mb->lock);
+}
+
+struct arrival_wait {
+    struct tm_mbox *mb;
+    uint32_t seen;
+    struct tm_request *r; /* or NULL */
+};
+
+static int arrival_cond(void *arg)
+{
+    struct arrival_wait *a = arg;
+    return (a->r && atomic_load_explicit(&a->r->done, memory_order_seq_cst)) ||
+           atomic_load_explicit(&a->mb->arrivals, memory_order_seq_cst) != a->seen;
+}
+
+void tm_recv_wait_small(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src,
+                        int tag, struct tm_request *rreq)
+{
+    if (recv_start(rreq, cr->c->ctx, buf, cap, src, tag)) return;
+    struct tm_mbox *mb = &me->mbox;
+    struct arrival_wait a = {mb, 0, rreq};
+    /* Nothing queued and no cell ready (the usual case when the message is still to come):
+     * straight to the wait.  arrivals first: a message queued after that changes it. */
+    a.seen = atomic_load_explicit(&mb->arrivals, memory_order_seq_cst);
+    int look = atomic_load_explicit(&mb->nunexp, memory_order_relaxed) || tm_fb_ready(&me->fb_in);
+    for (;; look = 1) {
+        if (look) {
+            pthread_mutex_lock(&mb->lock);
+            if (take_unexp(me, mb, rreq)) return;
+            int got = tm_fb_drain_all(me, me, rreq);
+            a.seen = atomic_load_explicit(&mb->arrivals, memory_order_relaxed);
+            pthread_mutex_unlock(&mb->lock);
+            if (got > 0) return;
+        }
+        me->fb_cand = rreq; /* our waits' drains fill it (tm_fb_poll) */
+        me->fb_cand_seen = a.seen;
+        tm_wait(me, arrival_cond, &a);
+        me->fb_cand = NULL;
+        if (atomic_load_explicit(&rreq->done, memory_order_acquire)) return;
+    }
+}
+
+int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int block,
+             MPI_Status *status)
+{
+    if (src == MPI_PROC_NULL) {
+        if (status != MPI_STATUS_IGNORE) {
+            tm_status_empty(status);
+            status->MPI_SOURCE = MPI_PROC_NULL;
+        }
+        return 1;
+    }
+    struct tm_mbox *mb = &me->mbox;
+    if (TM_UNLIKELY(me->job->net)) tm_net_check(me, me->job->net);
+    for (;;) {
+        pthread_mutex_lock(&mb->lock);
+        (void)tm_fb_drain_all(me, me, NULL); /* -ENOMEM: those cells are not there yet */
+        struct tm_envl *e = tm_match_unexp(mb, cr->c->ctx, src, tag, 0);
+        if (e) {
+            if (status != MPI_STATUS_IGNORE) {
+                status->MPI_SOURCE = e->src;
+                status->MPI_TAG = e->tag;
+                status->MPI_ERROR = MPI_SUCCESS;
+                status->tm_cancelled = 0;
+                status->tm_bytes = (long long)e->bytes;
+            }
+            pthread_mutex_unlock(&mb->lock);
+            return 1;
+        }
+        struct arrival_wait a = {mb, atomic_load_explicit(&mb->arrivals, memory_order_relaxed),
+                                 NULL};
+        pthread_mutex_unlock(&mb->lock);
+        if (!block) return 0;
+        tm_wait(me, arrival_cond, &a);
+    }
+}
+
+int tm_cancel_recv(struct tm_rank *me, struct tm_request *r)
+{
+    pthread_mutex_lock(&me->mbox.lock);
+    int was = tm_unpost_recv(r);
+    pthread_mutex_unlock(&me->mbox.lock);
+    if (was) {
+        r->st_cancelled = 1;
+        tm_req_set_done(r, r->src, r->tag, 0, MPI_SUCCESS);
+    }
+    return was;
+}

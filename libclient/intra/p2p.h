@@ -1,0 +1,61 @@
+/* p2p.h — the intra-node point-to-point engine: the four send modes over eager copy and
+ * in-memory rendezvous, and receives (DESIGN.md "Point-to-point", seed 004 for the modes).
+ *
+ *  - A send that finds its receive posted copies straight into the receive buffer (one copy).
+ *  - Otherwise a standard send up to the eager limit (and any buffered send) copies into an
+ *    envelope from the sender's cache and queues it as unexpected; the send is then complete.
+ *  - Otherwise (large standard, synchronous) it queues a rendezvous envelope pointing at the
+ *    sender's buffer; the receiver copies from there (one copy) and completes the send.
+ * Each sender issues its sends one after the other into the receiver's queues under the
+ * receiver's lock, so messages of one sender on one communicator arrive in order. */
+#ifndef TMPI_LIBCLIENT_P2P_H
+#define TMPI_LIBCLIENT_P2P_H
+
+#include <stddef.h>
+
+#include "comm.h"
+#include "request.h"
+
+struct tm_rank;
+
+enum tm_send_mode { TM_SEND_STANDARD, TM_SEND_SYNC, TM_SEND_BUFFERED };
+
+/* Starts a send of bytes from buf to comm rank dest (on another node: net_p2p.h).  Returns 0
+ * when the send is complete (sreq done), 1 when it is pending in a rendezvous or three-phase
+ * exchange (sreq completes later; st_error is set if the link failed meanwhile), -ENOMEM, or
+ * -EPIPE when the link to the destination's node is gone. */
+int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t bytes, int dest,
+            int tag, enum tm_send_mode mode, struct tm_request *sreq);
+
+/* Starts a receive into rreq (matches at once or is posted). */
+void tm_recv(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src, int tag,
+             struct tm_request *rreq);
+/* The same by context id (src: the sender's rank in that context's communicator, or a
+ * wildcard); for receives that have no communicator handle, e.g. the collectives' inter-node
+ * phase (net_p2p.h tm_net_isend sends to it). */
+void tm_recv_ctx(struct tm_rank *me, int ctx, void *buf, size_t cap, int src, int tag,
+                 struct tm_request *rreq);
+/* The same into box's mailbox on behalf of me (rreq's owner, woken when it completes): the
+ * runner of non-blocking collectives receives the leader's messages (coll_net.h). */
+void tm_recv_box(struct tm_rank *me, struct tm_rank *box, int ctx, void *buf, size_t cap, int src,
+                 int tag, struct tm_request *rreq);
+
+/* A blocking receive (complete on return) that waits without posting: for small buffers in
+ * jobs on one node, where the message comes through a fast box or as an eager copy, so
+ * nothing is lost by not letting the sender copy into the buffer, and the post and its
+ * removal under the mailbox lock are saved (fbox.h). */
+void tm_recv_wait_small(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src,
+                        int tag, struct tm_request *rreq);
+
+/* Looks for a matching unexpected message; with block, waits for one.  Returns 1 if found
+ * (status filled), else 0. */
+int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int block,
+             MPI_Status *status);
+
+/* Cancels a pending receive; returns 1 if it was cancelled. */
+int tm_cancel_recv(struct tm_rank *me, struct tm_request *r);
+
+/* Condition for tm_wait: the request (arg) is done. */
+int tm_req_done_cond(void *arg);
+
+#endif

@@ -1,0 +1,195 @@
+/* errh.c — error classes, strings and handlers (errh.h). */
+#include "errh.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+
+struct tm_errdesc {
+    const char *name;
+    const char *text;
+};
+
+static const struct tm_errdesc tm_errs[MPI_ERR_LASTCODE] = {
+    [MPI_SUCCESS] = {"MPI_SUCCESS", "no error"},
+    [MPI_ERR_BUFFER] = {"MPI_ERR_BUFFER", "invalid buffer pointer"},
+    [MPI_ERR_COUNT] = {"MPI_ERR_COUNT", "invalid count argument"},
+    [MPI_ERR_TYPE] = {"MPI_ERR_TYPE", "invalid datatype"},
+    [MPI_ERR_TAG] = {"MPI_ERR_TAG", "invalid tag"},
+    [MPI_ERR_COMM] = {"MPI_ERR_COMM", "invalid communicator"},
+    [MPI_ERR_RANK] = {"MPI_ERR_RANK", "invalid rank"},
+    [MPI_ERR_REQUEST] = {"MPI_ERR_REQUEST", "invalid request"},
+    [MPI_ERR_ROOT] = {"MPI_ERR_ROOT", "invalid root"},
+    [MPI_ERR_GROUP] = {"MPI_ERR_GROUP", "invalid group"},
+    [MPI_ERR_OP] = {"MPI_ERR_OP", "invalid reduce operation"},
+    [MPI_ERR_TOPOLOGY] = {"MPI_ERR_TOPOLOGY", "invalid topology"},
+    [MPI_ERR_DIMS] = {"MPI_ERR_DIMS", "invalid dimension argument"},
+    [MPI_ERR_ARG] = {"MPI_ERR_ARG", "invalid argument"},
+    [MPI_ERR_UNKNOWN] = {"MPI_ERR_UNKNOWN", "unknown error"},
+    [MPI_ERR_TRUNCATE] = {"MPI_ERR_TRUNCATE", "message truncated"},
+    [MPI_ERR_OTHER] = {"MPI_ERR_OTHER", "other error"},
+    [MPI_ERR_INTERN] = {"MPI_ERR_INTERN", "internal error"},
+    [MPI_ERR_IN_STATUS] = {"MPI_ERR_IN_STATUS", "error code is in status"},
+    [MPI_ERR_PENDING] = {"MPI_ERR_PENDING", "pending request"},
+    [MPI_ERR_KEYVAL] = {"MPI_ERR_KEYVAL", "invalid keyval"},
+    [MPI_ERR_NO_MEM] = {"MPI_ERR_NO_MEM", "out of memory"},
+    [MPI_ERR_BASE] = {"MPI_ERR_BASE", "invalid base"},
+    [MPI_ERR_INFO_KEY] = {"MPI_ERR_INFO_KEY", "info key too long"},
+    [MPI_ERR_INFO_VALUE] = {"MPI_ERR_INFO_VALUE", "info value too long"},
+    [MPI_ERR_INFO_NOKEY] = {"MPI_ERR_INFO_NOKEY", "info key not defined"},
+    [MPI_ERR_SPAWN] = {"MPI_ERR_SPAWN", "error spawning processes"},
+    [MPI_ERR_PORT] = {"MPI_ERR_PORT", "invalid port name"},
+    [MPI_ERR_SERVICE] = {"MPI_ERR_SERVICE", "invalid service name"},
+    [MPI_ERR_NAME] = {"MPI_ERR_NAME", "invalid service name in lookup"},
+    [MPI_ERR_WIN] = {"MPI_ERR_WIN", "invalid window"},
+    [MPI_ERR_SIZE] = {"MPI_ERR_SIZE", "invalid size"},
+    [MPI_ERR_DISP] = {"MPI_ERR_DISP", "invalid displacement"},
+    [MPI_ERR_INFO] = {"MPI_ERR_INFO", "invalid info object"},
+    [MPI_ERR_LOCKTYPE] = {"MPI_ERR_LOCKTYPE", "invalid lock type"},
+    [MPI_ERR_ASSERT] = {"MPI_ERR_ASSERT", "invalid assert"},
+    [MPI_ERR_RMA_CONFLICT] = {"MPI_ERR_RMA_CONFLICT", "conflicting window accesses"},
+    [MPI_ERR_RMA_SYNC] = {"MPI_ERR_RMA_SYNC", "wrong RMA synchronisation"},
+    [MPI_ERR_FILE] = {"MPI_ERR_FILE", "invalid file handle"},
+    [MPI_ERR_NOT_SAME] = {"MPI_ERR_NOT_SAME", "collective arguments not identical"},
+    [MPI_ERR_AMODE] = {"MPI_ERR_AMODE", "invalid file access mode"},
+    [MPI_ERR_UNSUPPORTED_DATAREP] = {"MPI_ERR_UNSUPPORTED_DATAREP",
+                                     "unsupported data representation"},
+    [MPI_ERR_UNSUPPORTED_OPERATION] = {"MPI_ERR_UNSUPPORTED_OPERATION", "unsupported operation"},
+    [MPI_ERR_NO_SUCH_FILE] = {"MPI_ERR_NO_SUCH_FILE", "file does not exist"},
+    [MPI_ERR_FILE_EXISTS] = {"MPI_ERR_FILE_EXISTS", "file exists"},
+    [MPI_ERR_BAD_FILE] = {"MPI_ERR_BAD_FILE", "invalid file name"},
+    [MPI_ERR_ACCESS] = {"MPI_ERR_ACCESS", "permission denied"},
+    [MPI_ERR_NO_SPACE] = {"MPI_ERR_NO_SPACE", "not enough space"},
+    [MPI_ERR_QUOTA] = {"MPI_ERR_QUOTA", "quota exceeded"},
+    [MPI_ERR_READ_ONLY] = {"MPI_ERR_READ_ONLY", "read-only file or file system"},
+    [MPI_ERR_FILE_IN_USE] = {"MPI_ERR_FILE_IN_USE", "file in use"},
+    [MPI_ERR_DUP_DATAREP] = {"MPI_ERR_DUP_DATAREP", "data representation already defined"},
+    [MPI_ERR_CONVERSION] = {"MPI_ERR_CONVERSION", "data conversion failed"},
+    [MPI_ERR_IO] = {"MPI_ERR_IO", "I/O error"},
+    [MPI_ERR_RMA_RANGE] = {"MPI_ERR_RMA_RANGE", "RMA target out of window"},
+    [MPI_ERR_RMA_ATTACH] = {"MPI_ERR_RMA_ATTACH", "cannot attach memory to window"},
+    [MPI_ERR_RMA_SHARED] = {"MPI_ERR_RMA_SHARED", "memory cannot be shared"},
+    [MPI_ERR_RMA_FLAVOR] = {"MPI_ERR_RMA_FLAVOR", "wrong window flavor"},
+    [MPI_T_ERR_INVALID] = {"MPI_T_ERR_INVALID", "invalid tool interface use"},
+};
+
+const char *tm_err_name(int code)
+{
+    if (code < 0 || code >= MPI_ERR_LASTCODE) return "MPI_ERR_UNKNOWN";
+    return tm_errs[code].name;
+}
+
+static int verr(struct tm_rank *me, MPI_Comm comm, int code, const char *fn, const char *fmt,
+                va_list ap)
+{
+    MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
+    if (me) {
+        struct tm_commref *cr = tm_comm_get(&me->comms, comm);
+        if (!cr) cr = tm_comm_get(&me->comms, MPI_COMM_WORLD);
+        if (cr) eh = cr->eh;
+    }
+    if (eh == MPI_ERRORS_RETURN) return code;
+
+    char detail[200], line[400];
+    if (!fmt) fmt = "";
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    if (me)
+        snprintf(line, sizeof line, "rank %d: %s: %s (%s)", me->rank, fn, detail,
+                 tm_err_name(code));
+    else
+        snprintf(line, sizeof line, "%s: %s (%s)", fn, detail, tm_err_name(code));
+    fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+    const struct tmpi_svc *svc = tm_lib_load();
+    if (svc && svc->rank_self()) svc->job_abort(1, line);
+    /* Inside an agent but not on a rank thread (a thread the program started): there is no
+     * rank to end and exit() would take the agent down, so report and return. */
+    if (svc) return code;
+    exit(1);
+}
+
+int tm_err(struct tm_rank *me, MPI_Comm comm, int code, const char *fn, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = verr(me, comm, code, fn, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+int tm_err_noco(int code, const char *fn, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = verr(tm_self(), MPI_COMM_WORLD, code, fn, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+TM_API int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_set_errhandler", TM_ERR_NOINIT);
+    struct tm_commref *cr = tm_comm_get(&me->comms, comm);
+    if (!cr)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_set_errhandler",
+                      "invalid communicator %d", comm);
+    if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN)
+        return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "invalid error handler %d",
+                      errhandler);
+    cr->eh = errhandler;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Comm_set_errhandler)
+
+TM_API int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_get_errhandler", TM_ERR_NOINIT);
+    struct tm_commref *cr = tm_comm_get(&me->comms, comm);
+    if (!cr)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_get_errhandler",
+                      "invalid communicator %d", comm);
+    if (!errhandler)
+        return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler is NULL");
+    *errhandler = cr->eh;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Comm_get_errhandler)
+
+TM_API int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
+{
+    if (!errhandler || (*errhandler != MPI_ERRORS_ARE_FATAL && *errhandler != MPI_ERRORS_RETURN))
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Errhandler_free", "invalid error handler");
+    /* The predefined handlers are never freed; the handle just becomes null. */
+    *errhandler = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Errhandler_free)
+
+TM_API int PMPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+    if (!string || !resultlen)
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Error_string", "string or resultlen is NULL");
+    if (errorcode < 0 || errorcode >= MPI_ERR_LASTCODE)
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Error_string", "invalid error code %d", errorcode);
+    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", tm_errs[errorcode].name,
+                     tm_errs[errorcode].text);
+    *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Error_string)
+
+TM_API int PMPI_Error_class(int errorcode, int *errorclass)
+{
+    if (!errorclass) return tm_err_noco(MPI_ERR_ARG, "MPI_Error_class", "errorclass is NULL");
+    if (errorcode < 0 || errorcode >= MPI_ERR_LASTCODE)
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d", errorcode);
+    /* Codes and classes coincide: TMPI defines no codes of its own. */
+    *errorclass = errorcode;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Error_class)

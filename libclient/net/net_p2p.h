@@ -1,0 +1,166 @@
+/* net_p2p.h — inter-node point-to-point (seed 000 §3.5, Fig. 8): the eager push with a
+ * retained copy, the three-phase RTS/CTS/DATA exchange, cumulative ACKs and HOLD, over the
+ * agent's net_send (agent/svc.h).  docs/PROTOCOL.md "Data plane" has the frames and the state
+ * machines; this header is the contract for the rest of libclient.
+ *
+ * Who calls what:
+ *  - rank threads: tm_net_isend() from tm_send() when the destination sits on another node
+ *    (TMPI_NET_P2P) and from the collectives' inter-node phase (TMPI_NET_COLL);
+ *    tm_net_consume() from tm_recv() when the matched unexpected entry is one of ours;
+ *    tm_net_check() on sends, receives and waits (protocol errors); tm_net_idle() before a wait
+ *    blocks (lazy ACKs);
+ *  - the agent's receive daemons, or a rank thread reading its links inside svc->net_poll (no
+ *    libtmpi lock held then): tm_net_p2p_header() / tm_net_p2p_frame(), through the upcall
+ *    dispatch in net.c (net.h).  They never block except on mailbox, link and table locks.
+ *
+ * Receiving needs nothing new: a message from another node lands in the receiver's mailbox in
+ * arrival order (an eager one in a pool buffer, a three-phase or held one as a header-only
+ * entry) and an ordinary tm_recv / tm_recv_ctx / tm_probe finds it. */
+#ifndef TMPI_LIBCLIENT_NET_P2P_H
+#define TMPI_LIBCLIENT_NET_P2P_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dlist.h"
+#include "match.h"
+#include "netd_hdr.h"
+#include "p2p.h"
+#include "request.h"
+#include "svc.h"
+#include "xfer.h"
+
+struct tm_job;
+struct tm_rank;
+
+/* Channels indexed 0 (TMPI_NET_P2P) and 1 (TMPI_NET_COLL). */
+#define TM_NET_NCHAN 2
+/* Largest DATA frame: longer messages go as several DATA frames, in order on one link. */
+#define TM_NET_CHUNK ((size_t)8 << 20)
+/* Cumulative ACK thresholds (per sending node and channel). */
+#define TM_NET_ACK_MSGS 32
+#define TM_NET_ACK_BYTES ((size_t)256 << 10)
+
+struct tm_net_copy; /* a retained eager copy (net_p2p.c) */
+
+/* Sender side of one link (destination node, channel).  order: held by a sending rank across
+ * taking an eager sequence number and calling net_send, so sequence order is wire order.
+ * lock: the sequence counter and the retained list, held briefly by senders and by whoever
+ * handles the link's ACKs and HOLD CTSs; never across a system call, so a daemon applying an
+ * ACK does not sleep behind a sendmsg (it did: a third of the context switches of an 8 B
+ * stream across two agents). */
+struct tm_net_tx {
+    pthread_mutex_t order;
+    pthread_mutex_t lock;
+    uint64_t next_seq;     /* last eager sequence number handed out */
+    struct tm_dl retained; /* struct tm_net_copy, ascending sequence */
+    size_t retained_bytes;
+};
+
+/* Receiver side of one link (sending node, channel).  lock: a mutex; taken by the daemon of
+ * that link and by rank threads flushing lazy ACKs. */
+struct tm_net_rx {
+    pthread_mutex_t lock;
+    uint64_t hi;         /* highest eager sequence stored, delivered or held */
+    uint64_t acked;      /* highest sequence a cumulative ACK went out for */
+    unsigned n_since;    /* eager messages since that ACK */
+    size_t bytes_since;  /* and their bytes */
+    int32_t here, there; /* a rank on each end, for the ACK header (the agent checks them) */
+};
+
+/* Per-job inter-node state: present only when the job spans nodes (info->net != NULL). */
+struct tm_net {
+    struct tm_job *job;
+    const struct tmpi_svc *svc;
+    void *link;                  /* info->net, for net_send */
+    int node, nnodes;            /* this node, all nodes */
+    const int32_t *node_of_rank; /* world rank -> node (the agent's, lives as long as the job) */
+    size_t eager_limit;          /* eager push below this many bytes */
+    struct tm_xfer_tab xfers;    /* cookies of pending sends and matched receives */
+    struct tm_net_tx *tx;        /* [node * TM_NET_NCHAN + chan] */
+    struct tm_net_rx *rx;        /* [node * TM_NET_NCHAN + chan] */
+    _Atomic int ack_dirty;       /* some rx has hi > acked: a rank thread flushes lazily */
+    /* Protocol errors (unknown cookie, bad rank, ...), counted by daemons: the next rank of
+     * this node to enter libtmpi's send, receive or wait paths aborts the job with first_err. */
+    _Atomic uint64_t net_errors;
+    pthread_mutex_t err_lock;
+    char first_err[160];
+    /* counters (tests, statistics): relaxed */
+    _Atomic uint64_t n_eager, n_three_phase, n_held, n_acks_sent;
+};
+
+/* Creates j->net when the job spans nodes (info->net != NULL); 0 or -ENOMEM. */
+int tm_net_job_init(struct tm_job *j, const struct tmpi_rank_info *info);
+/* Job end (no rank thread and no daemon uses the job any more): frees retained copies, pool
+ * buffers of unexpected entries and pending transfers. */
+void tm_net_job_fini(struct tm_job *j);
+
+/* 1 if world rank w lives on another node. */
+static inline int tm_net_remote(const struct tm_net *n, int w)
+{
+    return n && n->node_of_rank[w] != n->node;
+}
+
+/* Sends bytes from buf to world rank world_dst on another node, over channel (TMPI_NET_P2P or
+ * TMPI_NET_COLL), matched there as (ctx, src, tag): src is the sender's rank in the
+ * communicator of ctx.  mode as tm_send (STANDARD: eager below the limit, else three-phase;
+ * SYNC: three-phase; BUFFERED: eager, or three-phase from a private copy).  req is the send
+ * request (stack or pool).  Returns 0 when req is complete, 1 when it completes later (from a
+ * daemon: done, then tm_wake of req->owner), -ENOMEM, -EPIPE (link down), -EINVAL (world_dst on
+ * this node or bad channel).  The collectives' inter-node phase calls this with
+ * TMPI_NET_COLL and receives with tm_recv_ctx() on the same ctx. */
+int tm_net_isend(struct tm_rank *me, int world_dst, int ctx, int src, int tag, const void *buf,
+                 size_t bytes, int channel, enum tm_send_mode mode, struct tm_request *req);
+
+/* tm_recv took e (a TM_ENVL_NET* entry) for rreq: copy a stored message, or answer a
+ * three-phase / held one with CTS (rreq then completes when DATA arrives). */
+void tm_net_consume(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e);
+
+/* A rank thread of a multi-node job passes here on every send, receive and wait: if a daemon
+ * saw a protocol error, the job is aborted with its message (daemons cannot fail a job). */
+void tm_net_check_slow(struct tm_rank *me);
+static inline void tm_net_check(struct tm_rank *me, struct tm_net *n)
+{
+    if (__builtin_expect(atomic_load_explicit(&n->net_errors, memory_order_relaxed) != 0, 0))
+        tm_net_check_slow(me);
+}
+/* ... and here before it blocks: cumulative ACKs owed below the thresholds go out now, so a
+ * sender that stopped sending does not keep its copies while this node sleeps. */
+void tm_net_flush_acks(struct tm_net *n);
+static inline void tm_net_idle(struct tm_rank *me, struct tm_net *n)
+{
+    tm_net_check(me, n);
+    if (atomic_load_explicit(&n->ack_dirty, memory_order_relaxed)) tm_net_flush_acks(n);
+}
+
+/* Bytes of eager copies this node retains for its peers (tests, statistics). */
+size_t tm_net_retained_bytes(struct tm_net *n);
+
+/* ---- between net_p2p.c (sending side) and net_rx.c (receiving side) ---- */
+
+/* Counts a protocol error found in a frame from node (first message kept) and wakes this
+ * node's ranks so the next of them aborts the job (tm_net_check).  Any thread. */
+void tm_net_proto_error(struct tm_net *n, int node, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The sender's side of CTS frames and of ACKs, standalone (NETD_ACK: seq = cookie, hold =
+ * its HOLD flag) or carried in another frame's ack field (daemon or polling rank). */
+void tm_net_on_cts(struct tm_net *n, int node, int chan, const struct netd_hdr *h);
+void tm_net_acked(struct tm_net *n, int node, int chan, uint64_t seq, int hold);
+/* The receiving side's cumulative ACK for (node, chan), if one is owed: taken as said (the
+ * caller puts it in a frame's ack field), else 0. */
+uint64_t tm_net_ack_claim(struct tm_net *n, int node, int chan);
+/* Every point-to-point frame to another node goes out here: it carries the ACK owed to that
+ * node on its channel, which in two-way traffic saves the ACK frame (a system call and a
+ * segment per 32 messages, on the latency path of the rank that sends it). */
+int tm_net_send_frame(struct tm_net *n, int node, int chan, struct netd_hdr *h, const void *payload,
+                      void (*done)(void *arg, int err), void *arg);
+/* Frees a receive transfer left in the table at job end. */
+void tm_net_rx_op_free(void *op);
+
+/* Receive daemon upcalls for every frame type but NETD_COLL (net.c dispatches). */
+void *tm_net_p2p_header(struct tm_job *j, int node, const struct netd_hdr *h, void **ctx);
+void tm_net_p2p_frame(struct tm_job *j, int node, const struct netd_hdr *h, void *ctx);
+
+#endif

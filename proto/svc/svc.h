@@ -1,0 +1,179 @@
+/* svc.h — the services tmpid offers to libtmpi running inside it.
+ *
+ * libtmpi (libclient/) is loaded into the tmpid process together with the job modules.  It must
+ * not link against the agent (a module run outside an agent must still load), so it finds this
+ * table at run time with dlsym(RTLD_DEFAULT, TMPI_SVC_SYMBOL).  The agent never calls libclient
+ * directly: the only upcalls are the callbacks libclient hands over in tmpi_client_ops.
+ *
+ * Threading: every function here may be called from any rank thread at any time, concurrently.
+ *
+ * NULL: every function member is set by every agent, except those marked "Optional (may be
+ * NULL)", which libclient tests before each call and does without (a test harness or an older
+ * agent may leave them out).  The net_* and pool_* members are needed only by a job with links
+ * (info->net != NULL); rank_park/rank_yield only by a carried rank (info->carried).
+ */
+#ifndef TMPI_AGENT_SVC_H
+#define TMPI_AGENT_SVC_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "netd_hdr.h"
+
+#define TMPI_SVC_SYMBOL "tmpi_svc"
+#define TMPI_SVC_ABI 6
+
+enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
+
+/* What a rank thread knows about itself.  Owned by the agent, valid from the start of the rank
+ * thread until the job is unloaded, never modified after the rank starts. */
+struct tmpi_rank_info {
+    uint64_t job_id;
+    int rank;       /* global rank in MPI_COMM_WORLD */
+    int size;       /* number of ranks in the job */
+    int node;       /* index of this node among the job's nodes */
+    int nnodes;     /* number of nodes of the job */
+    int local_rank; /* rank among the job's ranks on this node */
+    int local_size; /* number of the job's ranks on this node */
+    const char *hostname;
+    /* global rank -> node index, size entries (4 bytes each: small even at 4096 ranks) */
+    const int32_t *node_of_rank;
+    /* global rank -> local rank on its node, size entries */
+    const int32_t *local_rank_of;
+    /* The job's links to its other nodes, for net_send; NULL when the job has one node. */
+    void *net;
+    /* The rank runs as a context on a carrier thread shared with other ranks of its job
+     * (user-level switching, tmpid.conf rank_switching): its waits park (rank_park). */
+    int carried;
+};
+
+/* Channels of net_send (seed 000 §3.3: collectives never queue behind point-to-point). */
+enum { TMPI_NET_P2P = 1, TMPI_NET_COLL = 2 };
+
+/* Upcalls libclient registers once per job (the first rank of a job to call job_state()). */
+struct tmpi_client_ops {
+    /* The job is being torn down early (MPI_Abort, a failed rank, timeout, cancel): wake every
+     * rank thread of this job that is blocked inside libtmpi so it can notice job_cancelled()
+     * and end.  Called from an agent thread; must not block. */
+    void (*wake_all)(void *state);
+    /* The job's last rank thread has ended; free the per-job state. */
+    void (*destroy)(void *state);
+
+    /* Inter-node arrivals, called by a receive daemon thread of the agent, or by a rank
+     * thread of this job inside svc->net_poll (then with no libtmpi lock held), frames of one
+     * sending node in the order it sent them, never two of one node at once.  The agent has checked
+     * the header: job id, h->src_rank is a rank of `node`, h->dst_rank a rank of this node.
+     * Nothing of a job arrives before the first of its ranks here created the state.
+     * net_header: return a buffer for h->payload_len bytes (the payload is read straight into
+     * it) or NULL to drop the payload; *ctx is handed to net_frame.  net_frame: the payload is
+     * in (or was dropped).  Both must not block (taking a mailbox lock is fine). */
+    void *(*net_header)(void *state, int node, const struct netd_hdr *h, void **ctx);
+    void (*net_frame)(void *state, int node, const struct netd_hdr *h, void *ctx);
+
+    /* libtmpi's per-thread record of the rank the calling thread runs (opaque, NULL: none).  A
+     * carrier thread (user-level switching) reads it when a rank's context stops and puts it
+     * back when the context runs again, on whichever carrier; a rank that starts gets NULL. */
+    void *(*tls_get)(void);
+    void (*tls_set)(void *rank);
+};
+
+/* Carriers of a job that sleep (svc rank_park): how many, and the futex word they sleep on. */
+struct tmpi_sleepers {
+    _Atomic int sleepers;
+    _Atomic uint32_t word;
+};
+
+struct tmpi_svc {
+    int abi; /* TMPI_SVC_ABI */
+
+    /* The calling thread's rank, or NULL if it is not a rank thread (or a thread a rank
+     * started with pthread_create). */
+    const struct tmpi_rank_info *(*rank_self)(void);
+
+    /* Per-job libclient state, created exactly once per job: the first caller runs
+     * create(info, arg) while the others of the same job wait; all get the same pointer in
+     * *ret_state.  ops are kept for the job's life.  Returns 0 or a negative errno (then create's
+     * own error, if it returned NULL: -ENOMEM). */
+    int (*job_state)(void *(*create)(const struct tmpi_rank_info *info, void *arg), void *arg,
+                     const struct tmpi_client_ops *ops, void **ret_state);
+
+    /* End the calling rank as if its main had returned code.  Never returns. */
+    void (*rank_exit)(int code) __attribute__((noreturn));
+
+    /* End the calling rank's whole job: every rank stops, the launcher exits with code and
+     * prints why (e.g. "MPI_Abort called").  Never returns. */
+    void (*job_abort)(int code, const char *why) __attribute__((noreturn));
+
+    /* libclient reports the rank's MPI life: TMPI_PHASE_INIT after MPI_Init succeeded,
+     * TMPI_PHASE_FINALIZED after MPI_Finalize.  A rank that ends between the two has failed
+     * (its peers may be waiting for it), so the agent tears the job down. */
+    void (*rank_mpi_phase)(int phase);
+
+    /* Nonzero once the calling rank's job is being torn down; a rank blocked in libtmpi that
+     * sees it must call rank_exit() promptly. */
+    int (*job_cancelled)(void);
+
+    /* Number of rank threads of all jobs in this agent that are currently runnable (not
+     * blocked in a wait).  Waiters spin only while this is at most ncpus: spinning on an
+     * oversubscribed node only steals the core from the thread that would wake us. */
+    int (*runnable_ranks)(void);
+    /* The calling rank blocks (delta = -1) or becomes runnable again (delta = +1). */
+    void (*rank_blocking)(int delta);
+    int ncpus;
+
+    /* Agent configuration libclient honours (read-only). */
+    uint32_t spin_ns;     /* spin budget before blocking in a wait */
+    uint32_t eager_limit; /* intra-node: larger messages wait for the receive (rendezvous) */
+
+    /* Inter-node (info->net != NULL).  Sends one frame to node `node` of the job on channel
+     * TMPI_NET_P2P or TMPI_NET_COLL; the agent sets h->job_id.  Frames to one node on one
+     * channel leave in call order.  Never blocks: what the socket does not take at once is
+     * queued.  done(arg, err) (may be NULL) runs once the payload buffer may be reused — on
+     * this thread before the call returns if it went out at once, else on a daemon thread;
+     * err < 0 if the link failed first.  Returns 0, or a negative errno (then done is not
+     * called): -EPIPE the link to that node is gone, -EINVAL bad node/channel. */
+    int (*net_send)(void *net, int node, int channel, const struct netd_hdr *h, const void *payload,
+                    void (*done)(void *arg, int err), void *arg);
+    /* The agent's shared buffer pool (tmpid.conf pool_size): NULL when it cannot take `bytes`
+     * more.  pool_free takes the same size back.  Any thread. */
+    void *(*pool_alloc)(size_t bytes);
+    void (*pool_free)(void *p, size_t bytes);
+    uint32_t net_eager_limit; /* inter-node: eager push below this, three-phase from it */
+
+    /* Optional (may be NULL: the rank then leaves its links to the receive daemons).
+     * A rank waiting for something from another node handles what has arrived on the job's
+     * links itself (net_header/net_frame then run on the calling rank thread) instead of
+     * waiting for a receive daemon to be scheduled.  Links a daemon is reading are skipped.
+     * Returns > 0 if anything moved on them (frames handled, bytes read or written), else 0. */
+    int (*net_poll)(void *net);
+    /* Optional (may be NULL).  Brackets a spin of net_poll calls (on = 1 before, 0 after):
+     * meanwhile the receive daemons are not woken for this job's arrivals, the spinning rank reads
+     * them. */
+    void (*net_hold)(void *net, int on);
+    /* Optional (may be NULL).  A thread of this job is about to wait without reading the links
+     * (yielding or asleep): the daemons must read them now (after a spin stops they stay quiet for
+     * a fraction of a millisecond, in case another spin follows).  Links some rank still spins on
+     * stay with it. */
+    void (*net_release)(void *net);
+
+    /* User-level switching (info->carried).  Optional (may be NULL: no rank is ever carried);
+     * rank_yield must be set whenever rank_park is.  rank_park: the calling rank's context stops
+     * until ready(arg) is nonzero, while the job's carriers run its other ranks (any carrier may
+     * resume it); ready() runs on a carrier, often, never twice at once for one rank, and
+     * must be cheap and not block.  Before the first switch the agent stores its carriers'
+     * sleep record in *target: whoever later makes ready() true must, if target->sleepers is
+     * nonzero (seq_cst, after its seq_cst store), bump target->word and FUTEX_WAKE it (all
+     * waiters).  Returns 0 once ready (errno as it was), or -ENOTSUP when the calling thread
+     * is not a carried rank's context.  rank_yield: lets the job's other runnable ranks run
+     * first (a poll that found nothing, e.g. MPI_Test). */
+    int (*rank_park)(int (*ready)(void *arg), void *arg, struct tmpi_sleepers *_Atomic *target);
+    void (*rank_yield)(void);
+
+    /* tmpid.conf [mpi] coll_bcast, coll_reduce, coll_allreduce, coll_tree_file, already
+     * checked by the agent; NULL when not set.  A job's TMPI_COLL_* variables win over them.
+     * Owned by the agent, unchanged while it runs. */
+    const char *coll_bcast, *coll_reduce, *coll_allreduce, *coll_tree_file;
+};
+
+#endif
