@@ -4,7 +4,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "dtype.h"
+#include "type_copy.h"
 #include "errh.h"
 #include "job.h"
 #include "objtab.h"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "datatype.h"
+#include "type.h"
 #include "errh.h"
 #include "fbox.h"
 #include "job.h"

@@ -1,11 +1,11 @@
 /* datatype.c — the predefined datatype table and type queries (datatype.h). */
-#include "datatype.h"
+#include "type.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <wchar.h>
 
-#include "dtype.h"
+#include "type_copy.h"
 #include "errh.h"
 #include "lib.h"
 

@@ -1,7 +1,7 @@
 /* datatype.h — MPI datatype and op handles: the predefined types (contiguous only for now)
  * and their mapping onto the reduction engine's enums (op.h). */
-#ifndef TMPI_LIBCLIENT_DATATYPE_H
-#define TMPI_LIBCLIENT_DATATYPE_H
+#ifndef TMPI_LIBCLIENT_TYPE_H
+#define TMPI_LIBCLIENT_TYPE_H
 
 #include <stddef.h>
 

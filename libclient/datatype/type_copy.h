@@ -11,14 +11,14 @@
  * referenced by pending non-blocking collectives, which may read it from other ranks' threads
  * (refs, atomic).  MPI_Type_free drops the handle's reference; the last reference frees it.
  * A committed type is immutable, so readers need no lock. */
-#ifndef TMPI_LIBCLIENT_DTYPE_H
-#define TMPI_LIBCLIENT_DTYPE_H
+#ifndef TMPI_LIBCLIENT_TYPE_COPY_H
+#define TMPI_LIBCLIENT_TYPE_COPY_H
 
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 
-#include "datatype.h"
+#include "type.h"
 
 struct tm_rank;
 

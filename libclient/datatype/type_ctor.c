@@ -1,6 +1,6 @@
 /* dtype.c — derived datatype handles: MPI_Type_contiguous, MPI_Type_commit, MPI_Type_free
  * (dtype.h has the lifetime rules). */
-#include "dtype.h"
+#include "type_copy.h"
 
 #include <limits.h>
 #include <stdlib.h>
