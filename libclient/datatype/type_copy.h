@@ -1,51 +1,45 @@
-/* dtype.h — derived datatypes (MPI_Type_contiguous, commit, free) and moving typed data.
+/* type_copy.h — moving typed data: gather (pack), scatter (unpack) and typed-to-typed copies
+ * over the flat maps (type.h), at any byte offset of the packed form, so a chunk of a large
+ * message can be packed into or unpacked from a frame on its own.
  *
- * Every collective moves data through tm_dt_copy(), which takes (buffer, count, datatype) on
- * both sides, and addresses blocks through tm_dt_at().  Today every type is contiguous, so a
- * copy is one memcpy; a later non-contiguous type (vector, indexed, struct) only changes these
- * helpers (pack from the source typemap, unpack into the destination's), never the algorithms.
- * Reductions combine contiguous runs of `basic` elements (tm_dt_units); a non-contiguous type
- * would be packed into the reducer's scratch first (see coll_reduce.c).
+ * Every data mover of libtmpi goes through these: point-to-point delivery (intra/, net/),
+ * the collectives (tm_dt_copy), MPI_Pack/Unpack, RMA.  Contiguous types (t->contig) take one
+ * memcpy; the flag is the only thing the fast path checks.
  *
- * Lifetime: a derived type is reachable from its creator's handle table (owner-only) and
- * referenced by pending non-blocking collectives, which may read it from other ranks' threads
- * (refs, atomic).  MPI_Type_free drops the handle's reference; the last reference frees it.
- * A committed type is immutable, so readers need no lock. */
+ * Internal API for other layers (RMA included):
+ *   tm_type_pack(out, buf, count, t, pos, len)    packed bytes [pos, pos+len) -> out
+ *   tm_type_unpack(buf, count, t, pos, in, len)   in -> packed bytes [pos, pos+len) of buf
+ *   tm_type_copy(dst, dcount, dt, src, scount, st) one pass, source layout to destination
+ *   tm_type_apply(op, in, inout, count, t)        a predefined op over typed buffers
+ * Lengths are in packed bytes (count * t->psize for a whole buffer). */
 #ifndef TMPI_LIBCLIENT_TYPE_COPY_H
 #define TMPI_LIBCLIENT_TYPE_COPY_H
 
-#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 
+#include "lib.h"
 #include "type.h"
 
-struct tm_rank;
-
-struct tm_dtype {
-    struct tm_type t; /* first: a struct tm_type * of a derived type points here */
-    _Atomic int refs; /* the handle (until Type_free) + pending non-blocking operations */
-    int committed;    /* owner-only */
-};
-
-/* The derived type behind handle dt in me's table; NULL if none, or if committed_only and it
- * is not committed. */
-const struct tm_type *tm_dtype_get(struct tm_rank *me, MPI_Datatype dt, int committed_only);
-/* Frees me's table (job teardown). */
-void tm_dtype_tab_free(struct tm_rank *me);
-
-/* References held by a pending operation; no-ops on predefined types. */
-static inline void tm_type_hold(const struct tm_type *t)
-{
-    if (t && t->derived)
-        atomic_fetch_add_explicit(&((struct tm_dtype *)t)->refs, 1, memory_order_relaxed);
-}
-void tm_type_release(const struct tm_type *t);
+/* Packs bytes [pos, pos + len) of the packed form of (buf, count, t) into out.  Returns the
+ * bytes written: len, less if the data ends first. */
+size_t tm_type_pack(void *out, const void *buf, size_t count, const struct tm_type *t, size_t pos,
+                    size_t len);
+/* Scatters len packed bytes from in into bytes [pos, pos + len) of the packed form of (buf,
+ * count, t).  Returns the bytes read: len, less if the buffer ends first. */
+size_t tm_type_unpack(void *buf, size_t count, const struct tm_type *t, size_t pos, const void *in,
+                      size_t len);
+/* Copies (src, scount, st) into (dst, dcount, dt) in one pass: min of the two packed sizes;
+ * returns the bytes copied. */
+size_t tm_type_copy(void *dst, size_t dcount, const struct tm_type *dt, const void *src,
+                    size_t scount, const struct tm_type *st);
+/* inout = in op inout for count elements of t (a type made of one predefined type), both
+ * buffers laid out as t; returns 0 or -EINVAL if op is not defined on t's basic type. */
+int tm_type_apply(int op, const void *in, void *inout, size_t count, const struct tm_type *t);
 
 static inline int tm_dt_contig(const struct tm_type *t)
 {
-    (void)t;
-    return 1; /* every type so far; non-contiguous ones plug in here */
+    return t->contig;
 }
 
 /* Elements of t->basic that one element of t holds (what an op combines). */
@@ -60,7 +54,7 @@ static inline void *tm_dt_at(const void *buf, size_t i, const struct tm_type *t)
     return (unsigned char *)buf + i * t->extent;
 }
 
-/* Bytes (count, t) occupy from the buffer's start. */
+/* Bytes (count, t) occupy from the buffer's start (contiguous types: their packed size). */
 static inline size_t tm_dt_span(size_t count, const struct tm_type *t)
 {
     return count * t->extent;
@@ -73,12 +67,14 @@ static inline size_t tm_dt_span(size_t count, const struct tm_type *t)
 static inline int tm_dt_copy(void *dst, size_t dcount, const struct tm_type *dt, const void *src,
                              size_t scount, const struct tm_type *st)
 {
-    size_t sb = scount * st->size, db = dcount * dt->size;
-    size_t n = sb < db ? sb : db;
-    /* Contiguous types: size == extent except for the padding of pair types, which both sides
-     * share when the signatures match, so whole extents are copied. */
-    size_t nb = n == sb ? scount * st->extent : dcount * dt->extent;
-    if (nb && dst != src) memcpy(dst, src, nb);
+    size_t sb = scount * st->psize, db = dcount * dt->psize;
+    if (dst == src) return sb > db;
+    if (TM_LIKELY(st->contig && dt->contig)) {
+        size_t n = sb < db ? sb : db;
+        if (n) memcpy(dst, src, n);
+    } else {
+        tm_type_copy(dst, dcount, dt, src, scount, st);
+    }
     return sb > db;
 }
 

@@ -1,11 +1,12 @@
-/* datatype.c — the predefined datatype table and type queries (datatype.h). */
+/* type_predef.c — the predefined datatypes (MPI 3.1 §3.2.2, §4.1.7 pair types, §13.5.2
+ * external32 sizes in type_external32.c) and handle lookup (type.h). */
 #include "type.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <wchar.h>
 
-#include "type_copy.h"
 #include "errh.h"
 #include "lib.h"
 
@@ -35,8 +36,32 @@ struct tm_long_double_int {
     int i;
 };
 
-#define T(h, ctype, b) [h] = {sizeof(ctype), sizeof(ctype), 1, b, #h}
-#define P(h, st, vtype, b) [h] = {sizeof(vtype) + sizeof(int), sizeof(st), 2, b, #h}
+/* sizeof and alignment of one value of a pair type, its padded struct, and the pairs' true
+ * upper bound (the index's last byte: the padding after it is not data). */
+#define PAIR_SIZE(st) (offsetof(st, i) + sizeof(int))
+
+#define T(h, ctype, b)                                                                             \
+    [h] = {.size = sizeof(ctype),                                                                  \
+           .extent = sizeof(ctype),                                                                \
+           .nbasic = 1,                                                                            \
+           .basic = b,                                                                             \
+           .name = #h,                                                                             \
+           .contig = 1,                                                                            \
+           .psize = sizeof(ctype),                                                                 \
+           .true_ub = sizeof(ctype),                                                               \
+           .align = _Alignof(ctype),                                                               \
+           .nelem = 1}
+#define P(h, st, b)                                                                                \
+    [h] = {.size = PAIR_SIZE(st),                                                                  \
+           .extent = sizeof(st),                                                                   \
+           .nbasic = 2,                                                                            \
+           .basic = b,                                                                             \
+           .name = #h,                                                                             \
+           .contig = 1,                                                                            \
+           .psize = sizeof(st),                                                                    \
+           .true_ub = PAIR_SIZE(st),                                                               \
+           .align = _Alignof(st),                                                                  \
+           .nelem = 2}
 
 /* Indexed by handle value (mpi.h). */
 static const struct tm_type tm_types[] = {
@@ -68,20 +93,80 @@ static const struct tm_type tm_types[] = {
     T(MPI_AINT, MPI_Aint, TM_T_AINT),
     T(MPI_OFFSET, MPI_Offset, TM_T_OFFSET),
     T(MPI_COUNT, MPI_Count, TM_T_COUNT),
-    P(MPI_FLOAT_INT, struct tm_float_int, float, TM_T_FLOAT_INT),
-    P(MPI_DOUBLE_INT, struct tm_double_int, double, TM_T_DOUBLE_INT),
-    P(MPI_LONG_INT, struct tm_long_int, long, TM_T_LONG_INT),
-    P(MPI_2INT, struct tm_2int, int, TM_T_2INT),
-    P(MPI_SHORT_INT, struct tm_short_int, short, TM_T_SHORT_INT),
-    P(MPI_LONG_DOUBLE_INT, struct tm_long_double_int, long double, TM_T_LONG_DOUBLE_INT),
+    P(MPI_FLOAT_INT, struct tm_float_int, TM_T_FLOAT_INT),
+    P(MPI_DOUBLE_INT, struct tm_double_int, TM_T_DOUBLE_INT),
+    P(MPI_LONG_INT, struct tm_long_int, TM_T_LONG_INT),
+    P(MPI_2INT, struct tm_2int, TM_T_2INT),
+    P(MPI_SHORT_INT, struct tm_short_int, TM_T_SHORT_INT),
+    P(MPI_LONG_DOUBLE_INT, struct tm_long_double_int, TM_T_LONG_DOUBLE_INT),
     T(MPI_PACKED, unsigned char, TM_T_PACKED),
+    T(MPI_C_FLOAT_COMPLEX, float _Complex, TM_T_C_FLOAT_COMPLEX),
+    T(MPI_C_DOUBLE_COMPLEX, double _Complex, TM_T_C_DOUBLE_COMPLEX),
+    T(MPI_C_LONG_DOUBLE_COMPLEX, long double _Complex, TM_T_C_LONG_DOUBLE_COMPLEX),
+    T(MPI_CXX_BOOL, _Bool, TM_T_C_BOOL),
+    T(MPI_CXX_FLOAT_COMPLEX, float _Complex, TM_T_C_FLOAT_COMPLEX),
+    T(MPI_CXX_DOUBLE_COMPLEX, double _Complex, TM_T_C_DOUBLE_COMPLEX),
+    T(MPI_CXX_LONG_DOUBLE_COMPLEX, long double _Complex, TM_T_C_LONG_DOUBLE_COMPLEX),
+    /* Fortran types with the C type of the same size and kind (gfortran's defaults). */
+    T(MPI_CHARACTER, char, TM_T_CHAR),
+    T(MPI_LOGICAL, int32_t, TM_T_INT32),
+    T(MPI_INTEGER, int32_t, TM_T_INT32),
+    T(MPI_REAL, float, TM_T_FLOAT),
+    T(MPI_DOUBLE_PRECISION, double, TM_T_DOUBLE),
+    T(MPI_COMPLEX, float _Complex, TM_T_C_FLOAT_COMPLEX),
+    T(MPI_DOUBLE_COMPLEX, double _Complex, TM_T_C_DOUBLE_COMPLEX),
+    P(MPI_2INTEGER, struct tm_2int, TM_T_2INT),
+    T(MPI_INTEGER1, int8_t, TM_T_INT8),
+    T(MPI_INTEGER2, int16_t, TM_T_INT16),
+    T(MPI_INTEGER4, int32_t, TM_T_INT32),
+    T(MPI_INTEGER8, int64_t, TM_T_INT64),
+    T(MPI_REAL4, float, TM_T_FLOAT),
+    T(MPI_REAL8, double, TM_T_DOUBLE),
+    T(MPI_REAL16, long double, TM_T_LONG_DOUBLE),
+    T(MPI_COMPLEX8, float _Complex, TM_T_C_FLOAT_COMPLEX),
+    T(MPI_COMPLEX16, double _Complex, TM_T_C_DOUBLE_COMPLEX),
+    T(MPI_COMPLEX32, long double _Complex, TM_T_C_LONG_DOUBLE_COMPLEX),
 };
+
+#define NPREDEF (sizeof tm_types / sizeof tm_types[0])
+_Static_assert(NPREDEF <= TM_DTYPE_FIRST, "predefined handles run into derived ones");
+
+const struct tm_type *tm_type_predef(MPI_Datatype dt)
+{
+    if (dt <= 0 || (size_t)dt >= NPREDEF || !tm_types[dt].name) return NULL;
+    return &tm_types[dt];
+}
+
+MPI_Datatype tm_type_predef_handle(const struct tm_type *t)
+{
+    if (t < tm_types || t >= tm_types + NPREDEF) return MPI_DATATYPE_NULL;
+    return (MPI_Datatype)(t - tm_types);
+}
+
+int tm_basic_pair(enum tm_basic b, enum tm_basic *ret_value, size_t *ret_ioff)
+{
+    switch (b) {
+#define PAIR_CASE(e, st, ve)                                                                       \
+    case e:                                                                                        \
+        *ret_value = ve;                                                                           \
+        *ret_ioff = offsetof(st, i);                                                               \
+        return 1;
+        PAIR_CASE(TM_T_FLOAT_INT, struct tm_float_int, TM_T_FLOAT)
+        PAIR_CASE(TM_T_DOUBLE_INT, struct tm_double_int, TM_T_DOUBLE)
+        PAIR_CASE(TM_T_LONG_INT, struct tm_long_int, TM_T_LONG)
+        PAIR_CASE(TM_T_2INT, struct tm_2int, TM_T_INT)
+        PAIR_CASE(TM_T_SHORT_INT, struct tm_short_int, TM_T_SHORT)
+        PAIR_CASE(TM_T_LONG_DOUBLE_INT, struct tm_long_double_int, TM_T_LONG_DOUBLE)
+#undef PAIR_CASE
+    default:
+        return 0;
+    }
+}
 
 const struct tm_type *tm_type_get(MPI_Datatype dt)
 {
     if (dt >= TM_DTYPE_FIRST) return tm_dtype_get(tm_self(), dt, 1);
-    if (dt <= 0 || (size_t)dt >= sizeof tm_types / sizeof tm_types[0]) return NULL;
-    return &tm_types[dt];
+    return tm_type_predef(dt);
 }
 
 const struct tm_type *tm_type_query(MPI_Datatype dt)
@@ -96,69 +181,3 @@ int tm_op_kind(MPI_Op op)
     if (op < MPI_SUM || op > MPI_NO_OP) return -1;
     return op - 1;
 }
-
-TM_API int PMPI_Type_size(MPI_Datatype datatype, int *size)
-{
-    const struct tm_type *t = tm_type_query(datatype);
-    if (!t) return tm_err_noco(MPI_ERR_TYPE, "MPI_Type_size", "invalid datatype %d", datatype);
-    if (!size) return tm_err_noco(MPI_ERR_ARG, "MPI_Type_size", "size is NULL");
-    *size = (int)t->size;
-    return MPI_SUCCESS;
-}
-TM_ALIAS(Type_size)
-
-TM_API int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
-{
-    const struct tm_type *t = tm_type_query(datatype);
-    if (!t) return tm_err_noco(MPI_ERR_TYPE, "MPI_Type_size_x", "invalid datatype %d", datatype);
-    if (!size) return tm_err_noco(MPI_ERR_ARG, "MPI_Type_size_x", "size is NULL");
-    *size = (MPI_Count)t->size;
-    return MPI_SUCCESS;
-}
-TM_ALIAS(Type_size_x)
-
-TM_API int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
-{
-    const struct tm_type *t = tm_type_query(datatype);
-    if (!t)
-        return tm_err_noco(MPI_ERR_TYPE, "MPI_Type_get_extent", "invalid datatype %d", datatype);
-    if (!lb || !extent)
-        return tm_err_noco(MPI_ERR_ARG, "MPI_Type_get_extent", "lb or extent is NULL");
-    *lb = 0;
-    *extent = (MPI_Aint)t->extent;
-    return MPI_SUCCESS;
-}
-TM_ALIAS(Type_get_extent)
-
-/* Messages carry whole extents (types are contiguous), so counts divide by the extent. */
-TM_API int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    const struct tm_type *t = tm_type_get(datatype);
-    if (!t) return tm_err_noco(MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype %d", datatype);
-    if (!status || !count)
-        return tm_err_noco(MPI_ERR_ARG, "MPI_Get_count", "status or count is NULL");
-    long long b = status->tm_bytes;
-    *count = b % (long long)t->extent ? MPI_UNDEFINED : (int)(b / (long long)t->extent);
-    return MPI_SUCCESS;
-}
-TM_ALIAS(Get_count)
-
-TM_API int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    const struct tm_type *t = tm_type_get(datatype);
-    if (!t) return tm_err_noco(MPI_ERR_TYPE, "MPI_Get_elements", "invalid datatype %d", datatype);
-    if (!status || !count)
-        return tm_err_noco(MPI_ERR_ARG, "MPI_Get_elements", "status or count is NULL");
-    long long b = status->tm_bytes;
-    if (b % (long long)t->extent == 0) {
-        *count = (int)(b / (long long)t->extent) * t->nbasic;
-    } else if (t->nbasic == 2) {
-        /* A partial pair holds its value but not its index. */
-        *count = (int)(b / (long long)t->extent) * 2 +
-                 ((size_t)(b % (long long)t->extent) >= t->size - sizeof(int) ? 1 : 0);
-    } else {
-        *count = MPI_UNDEFINED;
-    }
-    return MPI_SUCCESS;
-}
-TM_ALIAS(Get_elements)

@@ -115,6 +115,63 @@ typedef struct MPI_Status {
 #define MPI_SHORT_INT ((MPI_Datatype)33)
 #define MPI_LONG_DOUBLE_INT ((MPI_Datatype)34)
 #define MPI_PACKED ((MPI_Datatype)35)
+#define MPI_C_FLOAT_COMPLEX ((MPI_Datatype)36)
+#define MPI_C_COMPLEX MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX ((MPI_Datatype)37)
+#define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)38)
+#define MPI_CXX_BOOL ((MPI_Datatype)39)
+#define MPI_CXX_FLOAT_COMPLEX ((MPI_Datatype)40)
+#define MPI_CXX_DOUBLE_COMPLEX ((MPI_Datatype)41)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)42)
+/* Fortran types, as C programs may name them (sizes of gfortran's defaults). */
+#define MPI_CHARACTER ((MPI_Datatype)43)
+#define MPI_LOGICAL ((MPI_Datatype)44)
+#define MPI_INTEGER ((MPI_Datatype)45)
+#define MPI_REAL ((MPI_Datatype)46)
+#define MPI_DOUBLE_PRECISION ((MPI_Datatype)47)
+#define MPI_COMPLEX ((MPI_Datatype)48)
+#define MPI_DOUBLE_COMPLEX ((MPI_Datatype)49)
+#define MPI_2INTEGER ((MPI_Datatype)50)
+#define MPI_INTEGER1 ((MPI_Datatype)51)
+#define MPI_INTEGER2 ((MPI_Datatype)52)
+#define MPI_INTEGER4 ((MPI_Datatype)53)
+#define MPI_INTEGER8 ((MPI_Datatype)54)
+#define MPI_REAL4 ((MPI_Datatype)55)
+#define MPI_REAL8 ((MPI_Datatype)56)
+#define MPI_REAL16 ((MPI_Datatype)57)
+#define MPI_COMPLEX8 ((MPI_Datatype)58)
+#define MPI_COMPLEX16 ((MPI_Datatype)59)
+#define MPI_COMPLEX32 ((MPI_Datatype)60)
+
+/* Type constructors' arguments and what Type_get_envelope answers. */
+#define MPI_ORDER_C 56
+#define MPI_ORDER_FORTRAN 57
+#define MPI_DISTRIBUTE_BLOCK 121
+#define MPI_DISTRIBUTE_CYCLIC 122
+#define MPI_DISTRIBUTE_NONE 123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
+#define MPI_TYPECLASS_INTEGER 1
+#define MPI_TYPECLASS_REAL 2
+#define MPI_TYPECLASS_COMPLEX 3
+#define MPI_COMBINER_NAMED 1
+#define MPI_COMBINER_DUP 2
+#define MPI_COMBINER_CONTIGUOUS 3
+#define MPI_COMBINER_VECTOR 4
+#define MPI_COMBINER_HVECTOR 5
+#define MPI_COMBINER_INDEXED 6
+#define MPI_COMBINER_HINDEXED 7
+#define MPI_COMBINER_INDEXED_BLOCK 8
+#define MPI_COMBINER_HINDEXED_BLOCK 9
+#define MPI_COMBINER_STRUCT 10
+#define MPI_COMBINER_SUBARRAY 11
+#define MPI_COMBINER_DARRAY 12
+#define MPI_COMBINER_F90_REAL 13
+#define MPI_COMBINER_F90_COMPLEX 14
+#define MPI_COMBINER_F90_INTEGER 15
+#define MPI_COMBINER_RESIZED 16
+#define MPI_COMBINER_HVECTOR_INTEGER MPI_COMBINER_HVECTOR
+#define MPI_COMBINER_HINDEXED_INTEGER MPI_COMBINER_HINDEXED
+#define MPI_COMBINER_STRUCT_INTEGER MPI_COMBINER_STRUCT
 
 /* ---- reduction operations ---- */
 #define MPI_OP_NULL ((MPI_Op)0)
@@ -254,6 +311,72 @@ TM_MPI_FN(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype, i
 TM_MPI_FN(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype *newtype))
 TM_MPI_FN(int, Type_commit, (MPI_Datatype * datatype))
 TM_MPI_FN(int, Type_free, (MPI_Datatype * datatype))
+TM_MPI_FN(int, Type_vector,
+          (int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype))
+TM_MPI_FN(int, Type_create_hvector,
+          (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+           MPI_Datatype *newtype))
+TM_MPI_FN(int, Type_indexed,
+          (int count, const int array_of_blocklengths[], const int array_of_displacements[],
+           MPI_Datatype oldtype, MPI_Datatype *newtype))
+TM_MPI_FN(int, Type_create_hindexed,
+          (int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+           MPI_Datatype oldtype, MPI_Datatype *newtype))
+TM_MPI_FN(int, Type_create_indexed_block,
+          (int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype,
+           MPI_Datatype *newtype))
+TM_MPI_FN(int, Type_create_hindexed_block,
+          (int count, int blocklength, const MPI_Aint array_of_displacements[],
+           MPI_Datatype oldtype, MPI_Datatype *newtype))
+TM_MPI_FN(int, Type_create_struct,
+          (int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+           const MPI_Datatype array_of_types[], MPI_Datatype *newtype))
+TM_MPI_FN(int, Type_create_subarray,
+          (int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+           const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype))
+TM_MPI_FN(int, Type_create_darray,
+          (int size, int rank, int ndims, const int array_of_gsizes[],
+           const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
+           int order, MPI_Datatype oldtype, MPI_Datatype *newtype))
+TM_MPI_FN(int, Type_create_resized,
+          (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype))
+TM_MPI_FN(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
+TM_MPI_FN(int, Type_get_extent_x, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
+TM_MPI_FN(int, Type_get_true_extent,
+          (MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent))
+TM_MPI_FN(int, Type_get_true_extent_x,
+          (MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent))
+TM_MPI_FN(int, Type_get_envelope,
+          (MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes,
+           int *combiner))
+TM_MPI_FN(int, Type_get_contents,
+          (MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+           int array_of_integers[], MPI_Aint array_of_addresses[],
+           MPI_Datatype array_of_datatypes[]))
+TM_MPI_FN(int, Type_match_size, (int typeclass, int size, MPI_Datatype *datatype))
+TM_MPI_FN(int, Type_set_name, (MPI_Datatype datatype, const char *type_name))
+TM_MPI_FN(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resultlen))
+TM_MPI_FN(int, Get_address, (const void *location, MPI_Aint *address))
+TM_MPI_FN(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp))
+TM_MPI_FN(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
+TM_MPI_FN(int, Get_elements_x, (const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count))
+TM_MPI_FN(int, Status_set_elements, (MPI_Status * status, MPI_Datatype datatype, int count))
+TM_MPI_FN(int, Status_set_elements_x, (MPI_Status * status, MPI_Datatype datatype, MPI_Count count))
+TM_MPI_FN(int, Pack,
+          (const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+           int *position, MPI_Comm comm))
+TM_MPI_FN(int, Unpack,
+          (const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+           MPI_Datatype datatype, MPI_Comm comm))
+TM_MPI_FN(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int *size))
+TM_MPI_FN(int, Pack_external,
+          (const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
+           void *outbuf, MPI_Aint outsize, MPI_Aint *position))
+TM_MPI_FN(int, Unpack_external,
+          (const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position,
+           void *outbuf, int outcount, MPI_Datatype datatype))
+TM_MPI_FN(int, Pack_external_size,
+          (const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size))
 TM_MPI_FN(int, Op_create, (MPI_User_function * user_fn, int commute, MPI_Op *op))
 TM_MPI_FN(int, Op_free, (MPI_Op * op))
 TM_MPI_FN(int, Op_commutative, (MPI_Op op, int *commute))
