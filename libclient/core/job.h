@@ -14,7 +14,7 @@
 
 #include "coll_stats.h"
 #include "comm.h"
-#include "envpool.h"
+#include "envelope_pool.h"
 #include "fbox.h"
 #include "lib.h"
 #include "match.h"
@@ -30,7 +30,7 @@ enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
 struct tm_rank {
     struct tm_mbox mbox;
     struct tm_waker waker;
-    struct tm_envpool envs;
+    struct tm_envl_pool envs;
 
     struct tm_job *job;
     const struct tmpi_rank_info *info;

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "envpool.h"
+#include "envelope_pool.h"
 #include "fbox.h"
 #include "job.h"
 #include "match.h"
@@ -66,14 +66,14 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
         /* Eager.  Copy outside the receiver's lock, then look again: a receive may have been
          * posted meanwhile.  Order is safe: this rank issues no other send in between. */
         pthread_mutex_unlock(&mb->lock);
-        struct tm_env *e = tm_env_eager(me, ctx, src, tag, buf, bytes);
+        struct tm_envl *e = tm_envl_eager(me, ctx, src, tag, buf, bytes);
         if (!e) return -ENOMEM;
         pthread_mutex_lock(&mb->lock);
         rr = tm_match_posted(mb, ctx, src, tag);
         if (rr) {
             pthread_mutex_unlock(&mb->lock);
             tm_deliver(rr, e->data, bytes, src, tag);
-            tm_env_release(me, e);
+            tm_envl_release(me, e);
         } else {
             tm_add_unexp(mb, e);
             pthread_mutex_unlock(&mb->lock);
@@ -84,12 +84,12 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
     }
 
     /* Rendezvous: the receiver copies from buf and completes sreq. */
-    struct tm_env *e = tm_env_alloc(me, 0);
+    struct tm_envl *e = tm_envl_alloc(me, 0);
     if (!e) {
         pthread_mutex_unlock(&mb->lock);
         return -ENOMEM;
     }
-    e->kind = TM_ENV_RNDV;
+    e->kind = TM_ENVL_RNDV;
     e->ctx = ctx;
     e->src = src;
     e->tag = tag;
@@ -105,16 +105,16 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
 }
 
 /* Takes a matched unexpected message into rreq (owned by the caller). */
-static void consume(struct tm_rank *me, struct tm_request *rreq, struct tm_env *e)
+static void consume(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e)
 {
-    if (e->kind >= TM_ENV_NET) {
+    if (e->kind >= TM_ENVL_NET) {
         tm_net_consume(me, rreq, e);
         return;
     }
-    const void *data = e->kind == TM_ENV_EAGER ? (const void *)e->data : e->sbuf;
+    const void *data = e->kind == TM_ENVL_EAGER ? (const void *)e->data : e->sbuf;
     size_t n = e->bytes <= rreq->cap ? e->bytes : rreq->cap;
     if (n) memcpy(rreq->buf, data, n);
-    if (e->kind == TM_ENV_RNDV) {
+    if (e->kind == TM_ENVL_RNDV) {
         struct tm_request *s = e->sreq;
         struct tm_waker *w = &s->owner->waker;
         s->st_bytes = e->bytes;
@@ -122,14 +122,14 @@ static void consume(struct tm_rank *me, struct tm_request *rreq, struct tm_env *
         tm_wake(w);
     }
     tm_req_set_done(rreq, e->src, e->tag, n, e->bytes > rreq->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
-    tm_env_release(me, e);
+    tm_envl_release(me, e);
 }
 
 /* Caller holds mb's lock: takes the earliest unexpected message rreq matches, drops the lock
  * and completes rreq (1); else 0, the lock still held. */
 static int take_unexp(struct tm_rank *me, struct tm_mbox *mb, struct tm_request *rreq)
 {
-    struct tm_env *e = tm_match_unexp(mb, rreq->ctx, rreq->src, rreq->tag, 1);
+    struct tm_envl *e = tm_match_unexp(mb, rreq->ctx, rreq->src, rreq->tag, 1);
     if (!e) return 0;
     pthread_mutex_unlock(&mb->lock);
     consume(me, rreq, e);
@@ -236,7 +236,7 @@ int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int bl
     for (;;) {
         pthread_mutex_lock(&mb->lock);
         (void)tm_fb_drain_all(me, me, NULL); /* -ENOMEM: those cells are not there yet */
-        struct tm_env *e = tm_match_unexp(mb, cr->c->ctx, src, tag, 0);
+        struct tm_envl *e = tm_match_unexp(mb, cr->c->ctx, src, tag, 0);
         if (e) {
             if (status != MPI_STATUS_IGNORE) {
                 status->MPI_SOURCE = e->src;
