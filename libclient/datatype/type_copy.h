@@ -37,6 +37,13 @@ size_t tm_type_copy(void *dst, size_t dcount, const struct tm_type *dt, const vo
  * buffers laid out as t; returns 0 or -EINVAL if op is not defined on t's basic type. */
 int tm_type_apply(int op, const void *in, void *inout, size_t count, const struct tm_type *t);
 
+/* What a request carries as its layout (request.h dt): NULL for types moved as plain bytes
+ * (contiguous, or empty), else t. */
+static inline const struct tm_type *tm_type_moved(const struct tm_type *t)
+{
+    return TM_LIKELY(t->contig) || !t->psize ? NULL : t;
+}
+
 static inline int tm_dt_contig(const struct tm_type *t)
 {
     return t->contig;

@@ -24,17 +24,6 @@ const struct tm_type *tm_dtype_get(struct tm_rank *me, MPI_Datatype dt, int comm
     return &d->t;
 }
 
-void tm_type_release(const struct tm_type *t)
-{
-    if (!t || !t->derived) return;
-    struct tm_dtype *d = (struct tm_dtype *)t;
-    if (atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) != 1) return;
-    tm_envelope_free(&d->env);
-    free((void *)d->t.blocks);
-    free((void *)d->t.sig);
-    free(d);
-}
-
 static void dtype_drop(void *p)
 {
     tm_type_release(&((struct tm_dtype *)p)->t);

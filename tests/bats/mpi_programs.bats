@@ -44,6 +44,14 @@ run_prog() {
     run_prog nonblocking 1 2 4 16
 }
 
+@test "mpi: derived datatypes through point-to-point (vector, struct, indexed, subarray, darray; partial receives)" {
+    run_prog datatypes_p2p 1 2 4 16
+}
+
+@test "mpi: datatype constructors, envelopes, Pack/Unpack, external32, error classes" {
+    run_prog datatypes_api 1 2 4 16
+}
+
 @test "mpi: Barrier, Bcast, Reduce, Allreduce, Comm_split" {
     run_prog collectives 1 2 4 16
 }
