@@ -18,6 +18,8 @@
 #include "control.h"
 #include "fault.h"
 #include "job.h"
+#include "job_member.h"
+#include "job_net.h"
 #include "log.h"
 #include "mesh.h"
 #include "netd.h"
@@ -113,6 +115,23 @@ static void signal_ready(struct agent *a, int ready_fd)
     log_notice("tmpid %s ready (name %s, pid %d)", TMPI_VERSION_STRING, a->cfg.name, (int)getpid());
 }
 
+/* The mesh hands the connections that carry a job to the job code (mesh.h). */
+static void on_job_assign(void *arg, struct mesh_conn *c, const Tmpi__JobAssign *ja)
+{
+    job_member_assign(arg, c, ja);
+}
+
+static void on_data_accept(void *arg, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel, int fd,
+                           const char *peer)
+{
+    job_net_accept(arg, join, channel, fd, peer);
+}
+
+static const struct mesh_accept_ops mesh_to_jobs = {
+    .job_assign = on_job_assign,
+    .data_accept = on_data_accept,
+};
+
 /* Everything the loop needs: libraries, fault handlers, caches, the event base, the mesh,
  * netd (only where other agents can reach us), the control socket, signals and timers.
  * 0 or a negative errno (logged); teardown() undoes whatever part was done. */
@@ -145,6 +164,7 @@ static int setup(struct agent *a)
     }
     r = mesh_init(a);
     if (r < 0) return r;
+    mesh_set_accept_ops(a, &mesh_to_jobs, a);
     if (a->cfg.key_file) {
         /* The data plane exists only where other agents can reach us. */
         r = netd_new(a->cfg.recv_threads, NETD_MAX_PAYLOAD, &a->netd);

@@ -83,7 +83,7 @@ struct tm_dtype {
 };
 
 /* Handles from here on are derived datatypes in the calling rank's table (type_ctor.c). */
-#define TM_DTYPE_FIRST 64
+#define TM_DTYPE_FIRST 128 /* the predefined handles (mpi.h) stay below */
 
 struct tm_rank;
 

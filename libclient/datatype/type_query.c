@@ -222,28 +222,7 @@ TM_API int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype,
 }
 TM_ALIAS(Status_set_elements_x)
 
-/* Addresses are plain pointers: MPI_BOTTOM is 0, so an absolute address used with MPI_BOTTOM
- * as the buffer is the location itself. */
-TM_API int PMPI_Get_address(const void *location, MPI_Aint *address)
-{
-    if (TM_UNLIKELY(!address))
-        return tm_err_noco(MPI_ERR_ARG, "MPI_Get_address", "address is NULL");
-    *address = (MPI_Aint)(uintptr_t)location;
-    return MPI_SUCCESS;
-}
-TM_ALIAS(Get_address)
-
-TM_API MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
-{
-    return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
-}
-TM_ALIAS(Aint_add)
-
-TM_API MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
-{
-    return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
-}
-TM_ALIAS(Aint_diff)
+/* MPI_Get_address, MPI_Aint_add, MPI_Aint_diff: mpi/handle_conv.c. */
 
 TM_API int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
