@@ -70,6 +70,8 @@ static int mad(ptrdiff_t a, ptrdiff_t b, ptrdiff_t c, ptrdiff_t *ret)
 
 int tm_flat_add(struct tm_flat *f, ptrdiff_t d, size_t n, const struct tm_type *t)
 {
+    if (!f->seen) f->basic0 = t->basic; /* an empty type still names its basic type */
+    f->seen = 1;
     if (!n) return 0;
     if (n > (size_t)PTRDIFF_MAX) return -E2BIG;
     const ptrdiff_t ext = (ptrdiff_t)t->extent, nn = (ptrdiff_t)n;
@@ -146,7 +148,7 @@ int tm_flat_finish(struct tm_flat *f, struct tm_type *t, int set, ptrdiff_t lb, 
     *t = (struct tm_type){
         .size = f->size,
         .extent = (size_t)extent,
-        .basic = f->nbasics == 1 ? f->basic : (f->nbasics ? TM_T__COUNT : TM_T_BYTE),
+        .basic = f->nbasics == 1 ? f->basic : (f->nbasics ? TM_T__COUNT : f->basic0),
         .nunits = f->nbasics == 1 ? f->nunits : 0,
         .derived = 1,
         .psize = f->psize,

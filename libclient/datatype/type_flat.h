@@ -24,6 +24,8 @@ struct tm_flat {
     size_t size, psize, nelem, align, nunits;
     enum tm_basic basic;
     int nbasics; /* 0: none yet, 1: basic is the only one, 2: mixed */
+    int seen;    /* a piece was added, even an empty one: basic0 is its basic type */
+    enum tm_basic basic0;
 };
 
 void tm_flat_init(struct tm_flat *f);

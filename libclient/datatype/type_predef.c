@@ -52,7 +52,7 @@ struct tm_long_double_int {
            .align = _Alignof(ctype),                                                               \
            .nelem = 1}
 #define P(h, st, b)                                                                                \
-    [h] = {.size = PAIR_SIZE(st),                                                                  \
+    [h] = {.size = sizeof(((st *)0)->v) + sizeof(int),                                             \
            .extent = sizeof(st),                                                                   \
            .nbasic = 2,                                                                            \
            .basic = b,                                                                             \

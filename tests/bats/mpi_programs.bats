@@ -48,6 +48,10 @@ run_prog() {
     run_prog datatypes_p2p 1 2 4 16
 }
 
+@test "mpi: collectives with derived datatypes (vector reductions, user op on a vector, Bcast, Gather, MINLOC)" {
+    run_prog datatypes_coll 1 2 4 16
+}
+
 @test "mpi: datatype constructors, envelopes, Pack/Unpack, external32, error classes" {
     run_prog datatypes_api 1 2 4 16
 }
