@@ -70,6 +70,7 @@ struct tm_envl *tm_envl_alloc(struct tm_rank *me, size_t bytes)
     e->next = NULL;
     e->sreq = NULL;
     e->sbuf = NULL;
+    e->stype = NULL;
     e->serial = 0;
     return e;
 }
