@@ -48,6 +48,12 @@ int tm_p2p_check(struct tm_rank *me, const char *fn, MPI_Comm comm, const void *
     return check_args(me, &cr, fn, comm, buf, count, dt, peer, tag, is_recv, &bytes, NULL);
 }
 
+const struct tm_type *tm_p2p_layout(MPI_Datatype dt)
+{
+    const struct tm_type *t = tm_type_get(dt);
+    return t ? tm_type_moved(t) : NULL;
+}
+
 size_t tm_p2p_bytes(int count, MPI_Datatype dt)
 {
     const struct tm_type *t = tm_type_get(dt);

@@ -229,6 +229,39 @@ static void replace_vector(void)
     CHECK_MPI(MPI_Type_free(&v));
 }
 
+/* A matched probe, then the message received into a vector (Mrecv and Imrecv). */
+static void mrecv_vector(void)
+{
+    MPI_Datatype v;
+    CHECK_MPI(MPI_Type_vector(50, 1, 2, MPI_INT, &v));
+    CHECK_MPI(MPI_Type_commit(&v));
+    int s[50], r[100];
+    for (int i = 0; i < 50; i++)
+        s[i] = rank * 100 + i;
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 100; i++)
+            r[i] = -1;
+        MPI_Request sr;
+        CHECK_MPI(MPI_Isend(s, 50, MPI_INT, next, 17, MPI_COMM_WORLD, &sr));
+        MPI_Message m;
+        MPI_Status st;
+        CHECK_MPI(MPI_Mprobe(prev, 17, MPI_COMM_WORLD, &m, &st));
+        if (round == 0) {
+            CHECK_MPI(MPI_Mrecv(r, 1, v, &m, &st));
+        } else {
+            MPI_Request rr;
+            CHECK_MPI(MPI_Imrecv(r, 1, v, &m, &rr));
+            CHECK_MPI(MPI_Wait(&rr, &st));
+        }
+        CHECK_MPI(MPI_Wait(&sr, MPI_STATUS_IGNORE));
+        for (int i = 0; i < 100; i++) {
+            int want = i % 2 ? -1 : prev * 100 + i / 2;
+            CHECK(r[i] == want, "Mrecv round %d: r[%d] expected %d got %d", round, i, want, r[i]);
+        }
+    }
+    CHECK_MPI(MPI_Type_free(&v));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -245,5 +278,6 @@ int main(int argc, char **argv)
     subarray_ring();
     darray_gather();
     replace_vector();
+    mrecv_vector();
     return finish_ok();
 }
