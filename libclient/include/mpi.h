@@ -448,6 +448,149 @@ enum {
 };
 int MPIX_Coll_counters(int kind, MPI_Count *operations, MPI_Count *net_messages);
 
+/* ==== groups, communicators, inter-communicators, attributes, info, error handlers ==== */
+typedef int MPI_Win;
+typedef int MPI_File;
+#define MPI_GROUP_EMPTY ((MPI_Group)1)
+#define MPI_INFO_ENV ((MPI_Info)1)
+#define MPI_WIN_NULL ((MPI_Win)0)
+#define MPI_FILE_NULL ((MPI_File)0)
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
+#define MPI_ERRORS_ABORT ((MPI_Errhandler)3)
+#define MPI_ERRCODES_IGNORE ((int *)0)
+
+/* Predefined attribute keys on MPI_COMM_WORLD (MPI_TAG_UB above); user keyvals from 16. */
+#define MPI_HOST 2
+#define MPI_IO 3
+#define MPI_WTIME_IS_GLOBAL 4
+#define MPI_UNIVERSE_SIZE 5
+#define MPI_APPNUM 6
+#define MPI_LASTUSEDCODE 7
+
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void *attribute_val,
+                                          void *extra_state);
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval,
+                                          void *attribute_val, void *extra_state);
+typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void *extra_state,
+                                       void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void *attribute_val,
+                                         void *extra_state);
+typedef int MPI_Copy_function(MPI_Comm oldcomm, int keyval, void *extra_state,
+                              void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Delete_function(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state);
+typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef void MPI_Win_errhandler_function(MPI_Win *win, int *error_code, ...);
+typedef void MPI_File_errhandler_function(MPI_File *file, int *error_code, ...);
+typedef void MPI_Handler_function(MPI_Comm *comm, int *error_code, ...);
+
+int MPI_COMM_NULL_COPY_FN(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
+                          void *attribute_val_in, void *attribute_val_out, int *flag);
+int MPI_COMM_DUP_FN(MPI_Comm oldcomm, int comm_keyval, void *extra_state, void *attribute_val_in,
+                    void *attribute_val_out, int *flag);
+int MPI_COMM_NULL_DELETE_FN(MPI_Comm comm, int comm_keyval, void *attribute_val, void *extra_state);
+int MPI_TYPE_NULL_COPY_FN(MPI_Datatype oldtype, int type_keyval, void *extra_state,
+                          void *attribute_val_in, void *attribute_val_out, int *flag);
+int MPI_TYPE_DUP_FN(MPI_Datatype oldtype, int type_keyval, void *extra_state,
+                    void *attribute_val_in, void *attribute_val_out, int *flag);
+int MPI_TYPE_NULL_DELETE_FN(MPI_Datatype datatype, int type_keyval, void *attribute_val,
+                            void *extra_state);
+int MPI_WIN_NULL_COPY_FN(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
+                         void *attribute_val_out, int *flag);
+int MPI_WIN_DUP_FN(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
+                   void *attribute_val_out, int *flag);
+int MPI_WIN_NULL_DELETE_FN(MPI_Win win, int win_keyval, void *attribute_val, void *extra_state);
+int MPI_NULL_COPY_FN(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute_val_in,
+                     void *attribute_val_out, int *flag);
+int MPI_DUP_FN(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute_val_in,
+               void *attribute_val_out, int *flag);
+int MPI_NULL_DELETE_FN(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state);
+
+TM_MPI_FN(int, Group_size, (MPI_Group group, int *size))
+TM_MPI_FN(int, Group_rank, (MPI_Group group, int *rank))
+TM_MPI_FN(int, Group_translate_ranks,
+          (MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]))
+TM_MPI_FN(int, Group_compare, (MPI_Group group1, MPI_Group group2, int *result))
+TM_MPI_FN(int, Comm_group, (MPI_Comm comm, MPI_Group *group))
+TM_MPI_FN(int, Group_union, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+TM_MPI_FN(int, Group_intersection, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+TM_MPI_FN(int, Group_difference, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+TM_MPI_FN(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+TM_MPI_FN(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+TM_MPI_FN(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
+TM_MPI_FN(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup))
+TM_MPI_FN(int, Group_free, (MPI_Group * group))
+TM_MPI_FN(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm))
+TM_MPI_FN(int, Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request))
+TM_MPI_FN(int, Comm_idup_with_info,
+          (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request))
+TM_MPI_FN(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm))
+TM_MPI_FN(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm))
+TM_MPI_FN(int, Comm_set_info, (MPI_Comm comm, MPI_Info info))
+TM_MPI_FN(int, Comm_get_info, (MPI_Comm comm, MPI_Info *info_used))
+TM_MPI_FN(int, Comm_set_name, (MPI_Comm comm, const char *comm_name))
+TM_MPI_FN(int, Comm_get_name, (MPI_Comm comm, char *comm_name, int *resultlen))
+TM_MPI_FN(int, Comm_test_inter, (MPI_Comm comm, int *flag))
+TM_MPI_FN(int, Comm_remote_size, (MPI_Comm comm, int *size))
+TM_MPI_FN(int, Comm_remote_group, (MPI_Comm comm, MPI_Group *group))
+TM_MPI_FN(int, Intercomm_create,
+          (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+           MPI_Comm *newintercomm))
+TM_MPI_FN(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm))
+TM_MPI_FN(int, Comm_create_keyval,
+          (MPI_Comm_copy_attr_function * comm_copy_attr_fn,
+           MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state))
+TM_MPI_FN(int, Comm_free_keyval, (int *comm_keyval))
+TM_MPI_FN(int, Comm_set_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val))
+TM_MPI_FN(int, Comm_delete_attr, (MPI_Comm comm, int comm_keyval))
+TM_MPI_FN(int, Type_create_keyval,
+          (MPI_Type_copy_attr_function * type_copy_attr_fn,
+           MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state))
+TM_MPI_FN(int, Type_free_keyval, (int *type_keyval))
+TM_MPI_FN(int, Win_create_keyval,
+          (MPI_Win_copy_attr_function * win_copy_attr_fn,
+           MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state))
+TM_MPI_FN(int, Win_free_keyval, (int *win_keyval))
+TM_MPI_FN(int, Keyval_create,
+          (MPI_Copy_function * copy_fn, MPI_Delete_function *delete_fn, int *keyval,
+           void *extra_state))
+TM_MPI_FN(int, Keyval_free, (int *keyval))
+TM_MPI_FN(int, Attr_put, (MPI_Comm comm, int keyval, void *attribute_val))
+TM_MPI_FN(int, Attr_get, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
+TM_MPI_FN(int, Attr_delete, (MPI_Comm comm, int keyval))
+TM_MPI_FN(int, Comm_create_errhandler,
+          (MPI_Comm_errhandler_function * comm_errhandler_fn, MPI_Errhandler *errhandler))
+TM_MPI_FN(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
+TM_MPI_FN(int, Win_create_errhandler,
+          (MPI_Win_errhandler_function * win_errhandler_fn, MPI_Errhandler *errhandler))
+TM_MPI_FN(int, File_create_errhandler,
+          (MPI_File_errhandler_function * file_errhandler_fn, MPI_Errhandler *errhandler))
+TM_MPI_FN(int, File_set_errhandler, (MPI_File file, MPI_Errhandler errhandler))
+TM_MPI_FN(int, File_get_errhandler, (MPI_File file, MPI_Errhandler *errhandler))
+TM_MPI_FN(int, File_call_errhandler, (MPI_File fh, int errorcode))
+TM_MPI_FN(int, Errhandler_create, (MPI_Handler_function * function, MPI_Errhandler *errhandler))
+TM_MPI_FN(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
+TM_MPI_FN(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler *errhandler))
+TM_MPI_FN(int, Add_error_class, (int *errorclass))
+TM_MPI_FN(int, Add_error_code, (int errorclass, int *errorcode))
+TM_MPI_FN(int, Add_error_string, (int errorcode, const char *string))
+TM_MPI_FN(int, Info_create, (MPI_Info * info))
+TM_MPI_FN(int, Info_set, (MPI_Info info, const char *key, const char *value))
+TM_MPI_FN(int, Info_delete, (MPI_Info info, const char *key))
+TM_MPI_FN(int, Info_get, (MPI_Info info, const char *key, int valuelen, char *value, int *flag))
+TM_MPI_FN(int, Info_get_valuelen, (MPI_Info info, const char *key, int *valuelen, int *flag))
+TM_MPI_FN(int, Info_get_nkeys, (MPI_Info info, int *nkeys))
+TM_MPI_FN(int, Info_get_nthkey, (MPI_Info info, int n, char *key))
+TM_MPI_FN(int, Info_dup, (MPI_Info info, MPI_Info *newinfo))
+TM_MPI_FN(int, Info_free, (MPI_Info * info))
+TM_MPI_FN(int, Info_get_string,
+          (MPI_Info info, const char *key, int *buflen, char *value, int *flag))
+
 #undef TM_MPI_FN
 
 #ifdef __cplusplus

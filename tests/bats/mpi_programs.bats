@@ -64,6 +64,14 @@ run_prog() {
     run_prog errors 1 2 4 16
 }
 
+@test "mpi: groups, Comm_create, Comm_create_group, Comm_compare, names, split_type" {
+    run_prog groups 1 2 3 4 16
+}
+
+@test "mpi: 20000 communicators created and freed, no slowdown" {
+    run_prog comm_loop 1 2 4 16
+}
+
 @test "mpi: a 16-rank token ring finishes" {
     run_prog ring 1 2 16
 }
