@@ -1,6 +1,6 @@
 /* attr_api.c — communicator attributes and keyvals (MPI_Comm_*_attr, the deprecated
  * MPI_Attr_* / MPI_Keyval_*), the predefined attributes of MPI_COMM_WORLD, the keyvals of
- * datatypes and windows, and the predefined copy and delete callbacks. */
+ * datatypes and windows (the predefined callbacks are in attr_predef.c). */
 #include <string.h>
 
 #include "attr.h"
@@ -18,50 +18,6 @@
     struct tm_commref *cr = tm_comm_get_user(&me->comms, comm);                                    \
     if (TM_UNLIKELY(!cr))                                                                          \
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
-
-/* ---- predefined callbacks ---- */
-
-TM_API int MPI_COMM_NULL_COPY_FN(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
-                                 void *attribute_val_in, void *attribute_val_out, int *flag)
-{
-    (void)oldcomm, (void)comm_keyval, (void)extra_state, (void)attribute_val_in;
-    (void)attribute_val_out;
-    *flag = 0;
-    return MPI_SUCCESS;
-}
-
-TM_API int MPI_COMM_DUP_FN(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
-                           void *attribute_val_in, void *attribute_val_out, int *flag)
-{
-    (void)oldcomm, (void)comm_keyval, (void)extra_state;
-    *(void **)attribute_val_out = attribute_val_in;
-    *flag = 1;
-    return MPI_SUCCESS;
-}
-
-TM_API int MPI_COMM_NULL_DELETE_FN(MPI_Comm comm, int comm_keyval, void *attribute_val,
-                                   void *extra_state)
-{
-    (void)comm, (void)comm_keyval, (void)attribute_val, (void)extra_state;
-    return MPI_SUCCESS;
-}
-
-#define TM_CALLBACKS(PFX, H)                                                                       \
-    TM_API int PFX##_NULL_COPY_FN(H o, int k, void *e, void *in, void *out, int *flag)             \
-    {                                                                                              \
-        return MPI_COMM_NULL_COPY_FN(o, k, e, in, out, flag);                                      \
-    }                                                                                              \
-    TM_API int PFX##_DUP_FN(H o, int k, void *e, void *in, void *out, int *flag)                   \
-    {                                                                                              \
-        return MPI_COMM_DUP_FN(o, k, e, in, out, flag);                                            \
-    }                                                                                              \
-    TM_API int PFX##_NULL_DELETE_FN(H o, int k, void *v, void *e)                                  \
-    {                                                                                              \
-        return MPI_COMM_NULL_DELETE_FN(o, k, v, e);                                                \
-    }
-TM_CALLBACKS(MPI_TYPE, MPI_Datatype)
-TM_CALLBACKS(MPI_WIN, MPI_Win)
-TM_CALLBACKS(MPI, MPI_Comm)
 
 /* ---- keyvals ---- */
 
@@ -175,7 +131,7 @@ static void *predef_value(struct tm_rank *me, int i)
     int v = 0;
     switch (i) {
     case 0:
-        v = MPI_TAG_UB;
+        v = TM_TAG_UB;
         break; /* the largest tag, the key's own value */
     case 1:
         v = MPI_PROC_NULL;

@@ -84,8 +84,7 @@ TM_API int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_C
     ENTER(fn, comm);
     if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, fn, "newcomm is NULL");
     if (cr->c->inter) return tm_err(me, comm, MPI_ERR_COMM, fn, "an inter-communicator");
-    if (tag < 0 || tag > MPI_TAG_UB)
-        return tm_err(me, comm, MPI_ERR_TAG, fn, "invalid tag %d", tag);
+    if (tag < 0 || tag > TM_TAG_UB) return tm_err(me, comm, MPI_ERR_TAG, fn, "invalid tag %d", tag);
     const struct tm_group *g = tm_group_get(me, group);
     if (!g) return tm_err(me, comm, MPI_ERR_GROUP, fn, "invalid group %d", group);
     int grank = tm_group_rank_of(g, me->rank);

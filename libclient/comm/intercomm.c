@@ -210,7 +210,7 @@ TM_API int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm
         if (remote_leader < 0 || remote_leader >= tm_comm_peer_size(pr->c))
             return tm_err(me, local_comm, MPI_ERR_RANK, fn, "invalid remote_leader %d",
                           remote_leader);
-        if (tag < 0 || tag > MPI_TAG_UB)
+        if (tag < 0 || tag > TM_TAG_UB)
             return tm_err(me, local_comm, MPI_ERR_TAG, fn, "invalid tag %d", tag);
         if (tm_comm_peer_world(pr->c, remote_leader) == me->rank)
             return tm_err(me, local_comm, MPI_ERR_RANK, fn,

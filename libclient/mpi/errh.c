@@ -186,12 +186,6 @@ TM_API int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 }
 TM_ALIAS(Comm_set_errhandler)
 
-TM_API int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
-{
-    return PMPI_Comm_set_errhandler(comm, errhandler);
-}
-TM_ALIAS(Errhandler_set)
-
 TM_API int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     struct tm_rank *me = tm_self();
@@ -208,12 +202,6 @@ TM_API int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     return MPI_SUCCESS;
 }
 TM_ALIAS(Comm_get_errhandler)
-
-TM_API int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
-{
-    return PMPI_Comm_get_errhandler(comm, errhandler);
-}
-TM_ALIAS(Errhandler_get)
 
 TM_API int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {

@@ -89,12 +89,6 @@ TM_API int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhan
 }
 TM_ALIAS(Comm_create_errhandler)
 
-TM_API int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
-{
-    return create("MPI_Errhandler_create", TM_EH_COMM, (void (*)(void))function, errhandler);
-}
-TM_ALIAS(Errhandler_create)
-
 TM_API int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
                                       MPI_Errhandler *errhandler)
 {
