@@ -53,6 +53,10 @@ int carrier_wanted(struct job *j, char *why, size_t whylen)
         snprintf(why, whylen, "the program has thread-local variables");
         return 0;
     }
+    if (j->nprocs > 0 && j->ranks[0].image.creates_threads) {
+        snprintf(why, whylen, "the program starts threads");
+        return 0;
+    }
     return 1;
 }
 
