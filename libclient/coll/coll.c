@@ -1,6 +1,7 @@
 /* coll.c — the collective engine (coll.h): counting barrier, blocking runs, argument checks,
  * Barrier and Bcast, and the collective counters. */
 #include "coll.h"
+#include "coll_inter.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -152,9 +153,29 @@ static int run_blocking(struct tm_rank *me, struct tm_commref *cr, const struct 
     return err;
 }
 
+/* 1 if a names a type that is not moved as plain bytes (type_copy.h). */
+static int cargs_noncontig(const struct tm_cargs *a, int n)
+{
+    if ((a->stype && !a->stype->contig) || (a->rtype && !a->rtype->contig)) return 1;
+    for (int k = 0; k < n; k++)
+        if ((a->stypes && a->stypes[k] && !a->stypes[k]->contig) ||
+            (a->rtypes && a->rtypes[k] && !a->rtypes[k]->contig))
+            return 1;
+    return 0;
+}
+
 int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
                   const struct tm_calgo *al, struct tm_cargs *a, MPI_Request *req)
 {
+    /* The inter-node phase moves blocks as bytes (coll_net/): non-contiguous layouts would be
+     * sent with their gaps.  Refuse them there rather than corrupt the receivers' gaps. */
+    if (TM_UNLIKELY(tm_coll_net_spans(me, cr->c)) && cargs_noncontig(a, cr->c->size)) {
+        free(a->own);
+        a->own = NULL;
+        return tm_err(me, comm, MPI_ERR_TYPE, fn,
+                      "non-contiguous datatypes in collectives across nodes are not supported "
+                      "yet (they work on one node and in point-to-point)");
+    }
     if (cr->rank == 0)
         atomic_fetch_add_explicit(&me->job->coll_stats.ops[al->kind], 1, memory_order_relaxed);
     int r;
@@ -242,6 +263,7 @@ static const struct tm_calgo barrier_algo = {MPIX_COLL_BARRIER, no_parts, NULL, 
 TM_API int PMPI_Barrier(MPI_Comm comm)
 {
     TM_COLL_ENTRY("MPI_Barrier", comm);
+    if (TM_UNLIKELY(cr->c->inter)) return tm_inter_barrier(me, cr, comm, "MPI_Barrier", NULL);
     if (cr->rank == 0)
         atomic_fetch_add_explicit(&me->job->coll_stats.ops[MPIX_COLL_BARRIER], 1,
                                   memory_order_relaxed);
@@ -254,6 +276,10 @@ TM_ALIAS(Barrier)
 TM_API int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
     TM_COLL_ENTRY("MPI_Ibarrier", comm);
+    if (TM_UNLIKELY(cr->c->inter)) {
+        if (!request) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Ibarrier", "request is NULL");
+        return tm_inter_barrier(me, cr, comm, "MPI_Ibarrier", request);
+    }
     if (TM_UNLIKELY(!request))
         return tm_err(me, comm, MPI_ERR_ARG, "MPI_Ibarrier", "request is NULL");
     struct tm_cargs a = {.root = -1};
@@ -319,6 +345,8 @@ static int bcast_common(const char *fn, void *buffer, int count, MPI_Datatype da
                         MPI_Comm comm, MPI_Request *request, int nb)
 {
     TM_COLL_ENTRY(fn, comm);
+    if (TM_UNLIKELY(cr->c->inter))
+        return tm_inter_bcast(me, cr, comm, fn, buffer, count, datatype, root, nb ? request : NULL);
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     const struct tm_type *t;
     TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, "", buffer, count, datatype, &t));

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_inter.h"
 #include "coll_net_move.h"
 #include "errh.h"
 #include "job.h"
@@ -29,7 +30,7 @@ static int scan_part(const struct tm_cwork *w, size_t s)
         const struct tm_cargs *a = tm_cw_arg(w, k);
         void *out = tm_dt_at(a->rbuf, lo, t);
         const void *in = tm_dt_at(a->sbuf, lo, t);
-        if (in != out) memcpy(out, in, m * t->extent);
+        tm_dt_copy(out, m, t, in, m, t); /* a no-op in place */
         if (prev) tm_opref_apply(&mine->op, tm_dt_at(prev->rbuf, lo, t), out, m, t, mine->dth);
         prev = a;
     }
@@ -54,7 +55,7 @@ static int exscan_part(const struct tm_cwork *w, size_t s)
             const struct tm_cargs *a = tm_cw_arg(w, k);
             int more = k + 1 < w->n;
             if (more) memcpy(sv, tm_dt_at(a->sbuf, e, t), len); /* before out[k] overwrites it */
-            memcpy(tm_dt_at(a->rbuf, e, t), acc, len);
+            tm_dt_copy(tm_dt_at(a->rbuf, e, t), m, t, acc, m, t);
             if (more) {
                 tm_opref_apply(&mine->op, acc, sv, m, t, mine->dth); /* sv = acc op in[k] */
                 unsigned char *x = acc;
@@ -76,6 +77,8 @@ static int scan_common(const char *fn, int ex, const void *sendbuf, void *recvbu
                        int nb)
 {
     TM_COLL_ENTRY(fn, comm);
+    if (TM_UNLIKELY(cr->c->inter))
+        return tm_err(me, comm, MPI_ERR_COMM, fn, "not defined on an inter-communicator");
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     const struct tm_type *t;
     TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, "receive ", recvbuf, count, datatype, &t));
