@@ -123,8 +123,7 @@ int msg_check_assign(const Tmpi__JobAssign *ja, char *err, size_t errlen)
     int r = msg_check_job_text(&t, err, errlen);
     if (r < 0) return r;
     if (ja->node >= ja->n_nodes)
-        return fail(err, errlen, "malformed job assignment: node %u of %zu", ja->node,
-                    ja->n_nodes);
+        return fail(err, errlen, "malformed job assignment: node %u of %zu", ja->node, ja->n_nodes);
     return msg_check_placement(ja->n_nodes, ja->nodes, ja->nprocs, err, errlen);
 }
 

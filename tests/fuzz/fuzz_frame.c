@@ -36,7 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (frame_encode(env, FRAME_DEFAULT_MAX, &out, &out_len) == 0) {
         /* What decoded re-encodes to a frame that decodes again. */
         size_t l2;
-        if (frame_parse_header(out, FRAME_DEFAULT_MAX, &l2) < 0 || l2 + FRAME_HEADER_SIZE != out_len)
+        if (frame_parse_header(out, FRAME_DEFAULT_MAX, &l2) < 0 ||
+            l2 + FRAME_HEADER_SIZE != out_len)
             abort();
         Tmpi__Envelope *again = frame_decode(out + FRAME_HEADER_SIZE, l2);
         if (!again || again->msg_case != env->msg_case) abort();

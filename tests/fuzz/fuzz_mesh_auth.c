@@ -20,7 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (mesh_hello_answer(&srv, &k, "server", hello, chall) == 0) {
         if (srv.peer_name[MESH_NAME_SIZE] != '\0') abort();
         size_t off = sizeof hello;
-        if (size > off) memcpy(proof, data + off, size - off < sizeof proof ? size - off : sizeof proof);
+        if (size > off)
+            memcpy(proof, data + off, size - off < sizeof proof ? size - off : sizeof proof);
         /* A proof from bytes that never saw the server's fresh nonce cannot be right. */
         if (mesh_proof_check(&srv, &k, proof) == 0) abort();
     }
