@@ -33,13 +33,14 @@ key() {
     echo "$BATS_TEST_TMPDIR/$1"
 }
 
-setup() { PIDS=(); }
+setup() { PIDS=(); DIRS=(); }
 
 teardown() {
     for p in "${PIDS[@]}"; do
         kill "$p" 2>/dev/null || true
         wait "$p" 2>/dev/null || true
     done
+    for d in "${DIRS[@]}"; do rm -rf "$d"; done
 }
 
 @test "mesh: three agents with one key authenticate each other both ways" {
@@ -208,4 +209,36 @@ wait_state() { # AGENT ADDRESS STATE: bounded wait for a heartbeat-driven change
     run "$TMPI_BUILD/agent/tmpid" --socket "$BATS_TEST_TMPDIR/s.sock" --listen 127.0.0.1:0 --key-file "$k" --peer "no:such:thing"
     [ "$status" -eq 1 ]
     [[ "$output" == *"bad peer address"* ]]
+}
+
+@test "tmpictl ping: a user who is not an admin may ping configured peers only" {
+    local k dir addr_b addr_c
+    k=$(key cluster.key)
+    # A socket directory the unprivileged user can reach (the test's own is private).
+    dir=$(mktemp -d /tmp/tmpit-ping.XXXXXX)
+    chmod 755 "$dir"
+    DIRS+=("$dir")
+    mesh_agent b "$k"
+    mesh_agent c "$k"
+    addr_b=$(addr_of b)
+    addr_c=$(addr_of c)
+    local fifo="$BATS_TEST_TMPDIR/a.ready"
+    mkfifo "$fifo"
+    "$TMPI_BUILD/agent/tmpid" --socket "$dir/a.sock" --name a --listen 127.0.0.1:0 \
+        --key-file "$k" --peer "$addr_b" --ready-fd 3 --log-level info \
+        3>"$fifo" >"$BATS_TEST_TMPDIR/a.log" 2>&1 &
+    PIDS+=("$!")
+    local line=""
+    read -r line <"$fifo" || true
+    [ "$line" = "READY=1" ]
+    as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$TMPI_BUILD/launcher/tmpictl" --agent "$dir/a.sock" "$@"; }
+    run as_nobody ping "$addr_c"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"only root or the agent's user may ping an address that is not a configured peer"* ]]
+    run as_nobody ping "$addr_b"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"(b): authenticated"* ]]
+    run "$TMPI_BUILD/launcher/tmpictl" --agent "$dir/a.sock" ping "$addr_c"
+    [ "$status" -eq 0 ]
+    grep -q "uid 65534 may not ping" "$BATS_TEST_TMPDIR/a.log"
 }
