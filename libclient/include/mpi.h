@@ -29,6 +29,7 @@ typedef int MPI_Errhandler;
 typedef int MPI_Group;
 typedef int MPI_Info;
 typedef struct tm_request *MPI_Request;
+typedef int MPI_Win;
 
 /* Status: the three public fields MPI names, then fields only libtmpi reads. */
 typedef struct MPI_Status {
@@ -204,6 +205,30 @@ typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Dataty
 #define MPI_ERR_RMA_FLAVOR 57
 #define MPI_T_ERR_INVALID 58
 #define MPI_ERR_LASTCODE 59
+
+/* ---- one-sided communication (MPI 3.1 chapter 11) ---- */
+#define MPI_WIN_NULL ((MPI_Win)0)
+/* Window attribute keys (MPI_Win_get_attr). */
+#define MPI_WIN_BASE 0x3fff0001
+#define MPI_WIN_SIZE 0x3fff0002
+#define MPI_WIN_DISP_UNIT 0x3fff0003
+#define MPI_WIN_CREATE_FLAVOR 0x3fff0004
+#define MPI_WIN_MODEL 0x3fff0005
+/* Values of MPI_WIN_CREATE_FLAVOR and MPI_WIN_MODEL. */
+#define MPI_WIN_FLAVOR_CREATE 1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_FLAVOR_SHARED 4
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED 2
+/* Assertions (Win_fence, Win_post, Win_start, Win_lock): bits. */
+#define MPI_MODE_NOCHECK 1024
+#define MPI_MODE_NOSTORE 2048
+#define MPI_MODE_NOPUT 4096
+#define MPI_MODE_NOPRECEDE 8192
+#define MPI_MODE_NOSUCCEED 16384
+#define MPI_LOCK_EXCLUSIVE 234
+#define MPI_LOCK_SHARED 235
 
 /* ---- thread levels ---- */
 #define MPI_THREAD_SINGLE 0
@@ -421,6 +446,76 @@ TM_MPI_FN(int, Iscan,
 TM_MPI_FN(int, Iexscan,
           (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
            MPI_Comm comm, MPI_Request *request))
+
+/* ---- one-sided communication ---- */
+TM_MPI_FN(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
+TM_MPI_FN(int, Free_mem, (void *base))
+TM_MPI_FN(int, Win_create,
+          (void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win))
+TM_MPI_FN(int, Win_allocate,
+          (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win))
+TM_MPI_FN(int, Win_allocate_shared,
+          (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win))
+TM_MPI_FN(int, Win_shared_query,
+          (MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr))
+TM_MPI_FN(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win *win))
+TM_MPI_FN(int, Win_attach, (MPI_Win win, void *base, MPI_Aint size))
+TM_MPI_FN(int, Win_detach, (MPI_Win win, const void *base))
+TM_MPI_FN(int, Win_free, (MPI_Win * win))
+TM_MPI_FN(int, Win_get_attr, (MPI_Win win, int win_keyval, void *attribute_val, int *flag))
+TM_MPI_FN(int, Win_set_name, (MPI_Win win, const char *win_name))
+TM_MPI_FN(int, Win_get_name, (MPI_Win win, char *win_name, int *resultlen))
+TM_MPI_FN(int, Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler))
+TM_MPI_FN(int, Win_get_errhandler, (MPI_Win win, MPI_Errhandler *errhandler))
+TM_MPI_FN(int, Win_call_errhandler, (MPI_Win win, int errorcode))
+TM_MPI_FN(int, Put,
+          (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win))
+TM_MPI_FN(int, Get,
+          (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win))
+TM_MPI_FN(int, Accumulate,
+          (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+           MPI_Win win))
+TM_MPI_FN(int, Get_accumulate,
+          (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+           void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+           MPI_Win win))
+TM_MPI_FN(int, Fetch_and_op,
+          (const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+           MPI_Aint target_disp, MPI_Op op, MPI_Win win))
+TM_MPI_FN(int, Compare_and_swap,
+          (const void *origin_addr, const void *compare_addr, void *result_addr,
+           MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win))
+TM_MPI_FN(int, Rput,
+          (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+           MPI_Request *request))
+TM_MPI_FN(int, Rget,
+          (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+           MPI_Request *request))
+TM_MPI_FN(int, Raccumulate,
+          (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+           MPI_Win win, MPI_Request *request))
+TM_MPI_FN(int, Rget_accumulate,
+          (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+           void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank,
+           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op,
+           MPI_Win win, MPI_Request *request))
+TM_MPI_FN(int, Win_fence, (int assert, MPI_Win win))
+TM_MPI_FN(int, Win_lock, (int lock_type, int rank, int assert, MPI_Win win))
+TM_MPI_FN(int, Win_unlock, (int rank, MPI_Win win))
+TM_MPI_FN(int, Win_lock_all, (int assert, MPI_Win win))
+TM_MPI_FN(int, Win_unlock_all, (MPI_Win win))
+TM_MPI_FN(int, Win_flush, (int rank, MPI_Win win))
+TM_MPI_FN(int, Win_flush_all, (MPI_Win win))
+TM_MPI_FN(int, Win_flush_local, (int rank, MPI_Win win))
+TM_MPI_FN(int, Win_flush_local_all, (MPI_Win win))
+TM_MPI_FN(int, Win_sync, (MPI_Win win))
 
 /* ---- TMPI extensions ---- */
 /* Collective counters of the calling rank's job: how many operations of one kind the job has

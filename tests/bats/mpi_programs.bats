@@ -139,3 +139,7 @@ run_prog() {
         return 1
     }
 }
+
+@test "mpi: one-sided communication on every kind of window" {
+    run_prog rma_basic 1 2 4 16
+}

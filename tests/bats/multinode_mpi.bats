@@ -44,6 +44,19 @@ expect_ok() {
     done
 }
 
+# One-sided communication across nodes: every operation to a neighbour on another node
+# travels as NETD_RMA frames applied by that node's receive daemon.
+@test "multinode mpi: one-sided communication on 3 nodes x 2 ranks" {
+    start_cluster 3
+    local p
+    for p in rma_basic; do
+        run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
+        expect_ok || { echo "program $p" >&2; return 1; }
+        run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog "$p")"
+        expect_ok || { echo "program $p on carriers" >&2; return 1; }
+    done
+}
+
 # Ranks on carriers (user-level switching) across nodes: idle carriers read the links, a
 # blocked rank runs on another carrier while its neighbour computes (net_progress, carriers).
 @test "multinode mpi: the tests/mpi programs on 3 nodes x 2 ranks, ranks on carriers" {
