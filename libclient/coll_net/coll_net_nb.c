@@ -108,7 +108,7 @@ static void prog_destroy(struct tm_cprog *p)
     }
     tm_mbox_destroy(&p->self.mbox);
     tm_req_pool_destroy(&p->self);
-    tm_envpool_destroy(&p->self.envs);
+    tm_envl_pool_destroy(&p->self.envs);
     free(p->self.scratch);
     tm_tplan_free(p->plan);
     pthread_cond_destroy(&p->cond);

@@ -33,7 +33,7 @@ static void job_free(struct tm_job *j)
             tm_mbox_destroy(&r->mbox);
             tm_commtab_destroy(r);
             tm_req_pool_destroy(r);
-            tm_envpool_destroy(&r->envs);
+            tm_envl_pool_destroy(&r->envs);
             tm_comm_fini_shared(&r->self);
             free(r->scratch);
             tm_dtype_tab_free(r);
@@ -64,8 +64,8 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     j->eager_limit = svc->eager_limit;
     /* Envelope classes stop at 2 MiB; above that the heap class would make every eager
      * message a malloc. */
-    if (j->eager_limit > ((size_t)64 << (TM_ENV_NCLASS - 1)))
-        j->eager_limit = (size_t)64 << (TM_ENV_NCLASS - 1);
+    if (j->eager_limit > ((size_t)64 << (TM_ENVL_NCLASS - 1)))
+        j->eager_limit = (size_t)64 << (TM_ENVL_NCLASS - 1);
     j->spin_ns = svc->spin_ns;
     /* Across nodes an answer takes a network round trip, longer than the intra-node budget;
      * a rank that blocks then needs a daemon and a futex wake to run again, while a spinning

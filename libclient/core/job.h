@@ -14,7 +14,7 @@
 
 #include "coll_stats.h"
 #include "comm.h"
-#include "envpool.h"
+#include "envelope_pool.h"
 #include "fbox.h"
 #include "lib.h"
 #include "match.h"
@@ -31,7 +31,7 @@ enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
 struct tm_rank {
     struct tm_mbox mbox;
     struct tm_waker waker;
-    struct tm_envpool envs;
+    struct tm_envl_pool envs;
 
     struct tm_job *job;
     const struct tmpi_rank_info *info;
@@ -53,6 +53,8 @@ struct tm_rank {
     struct tm_objtab *dtypes; /* derived datatypes (dtype.c): owner-only, made on first use */
     struct tm_objtab *uops;   /* user reduction ops (userop.c): owner-only, made on first use */
     struct tm_objtab *wins;   /* RMA windows (rma/win.c): owner-only, made on first use */
+
+    uint64_t send_serial; /* serials of cancellable envelopes (p2p.c), owner-only */
 
     void *bsend_buf; /* MPI_Buffer_attach bookkeeping (Bsend buffers internally) */
     int bsend_size;

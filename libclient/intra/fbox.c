@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envpool.h"
+#include "envelope_pool.h"
 #include "job.h"
 #include "match.h"
 
@@ -133,7 +133,7 @@ static int take_cell(struct tm_rank *me, struct tm_rank *box, const struct tm_fb
         tm_deliver(cand, data, bytes, c->src, c->tag);
         return 1;
     }
-    struct tm_env *e = tm_env_eager(me, c->ctx, c->src, c->tag, data, bytes);
+    struct tm_envl *e = tm_envl_eager(me, c->ctx, c->src, c->tag, data, bytes);
     if (!e) return -ENOMEM;
     tm_add_unexp(mb, e);
     if (me != box) tm_wake(&box->waker); /* a Probe may be waiting */

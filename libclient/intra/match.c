@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envpool.h"
+#include "envelope_pool.h"
 #include "job.h"
 #include "wait.h"
 
@@ -47,7 +47,7 @@ void tm_mbox_destroy(struct tm_mbox *mb)
     if (!mb->unexp_order.next) /* never initialised */
         return;
     while (!tm_dl_empty(&mb->unexp_order)) {
-        struct tm_env *e = tm_dl_entry(mb->unexp_order.next, struct tm_env, order);
+        struct tm_envl *e = tm_dl_entry(mb->unexp_order.next, struct tm_envl, order);
         tm_dl_unlink(&e->order);
         tm_dl_unlink(&e->chain);
         free(e);
@@ -102,13 +102,13 @@ int tm_unpost_recv(struct tm_request *r)
     return 1;
 }
 
-struct tm_env *tm_match_unexp(struct tm_mbox *mb, int ctx, int src, int tag, int take)
+struct tm_envl *tm_match_unexp(struct tm_mbox *mb, int ctx, int src, int tag, int take)
 {
-    struct tm_env *found = NULL;
+    struct tm_envl *found = NULL;
     if (src != MPI_ANY_SOURCE && tag != MPI_ANY_TAG) {
         struct tm_dl *h = &mb->unexp_hash[bucket(ctx, src, tag)];
         for (struct tm_dl *n = h->next; n != h; n = n->next) {
-            struct tm_env *e = tm_dl_entry(n, struct tm_env, chain);
+            struct tm_envl *e = tm_dl_entry(n, struct tm_envl, chain);
             if (e->ctx == ctx && e->src == src && e->tag == tag) {
                 found = e;
                 break;
@@ -116,7 +116,7 @@ struct tm_env *tm_match_unexp(struct tm_mbox *mb, int ctx, int src, int tag, int
         }
     } else {
         for (struct tm_dl *n = mb->unexp_order.next; n != &mb->unexp_order; n = n->next) {
-            struct tm_env *e = tm_dl_entry(n, struct tm_env, order);
+            struct tm_envl *e = tm_dl_entry(n, struct tm_envl, order);
             if (e->ctx == ctx && (src == MPI_ANY_SOURCE || e->src == src) &&
                 (tag == MPI_ANY_TAG || e->tag == tag)) {
                 found = e;
@@ -124,16 +124,19 @@ struct tm_env *tm_match_unexp(struct tm_mbox *mb, int ctx, int src, int tag, int
             }
         }
     }
-    if (found && take) {
-        tm_dl_unlink(&found->order);
-        tm_dl_unlink(&found->chain);
-        uint32_t n = atomic_load_explicit(&mb->nunexp, memory_order_relaxed);
-        atomic_store_explicit(&mb->nunexp, n - 1, memory_order_relaxed);
-    }
+    if (found && take) tm_unexp_remove(mb, found);
     return found;
 }
 
-void tm_add_unexp(struct tm_mbox *mb, struct tm_env *e)
+void tm_unexp_remove(struct tm_mbox *mb, struct tm_envl *e)
+{
+    tm_dl_unlink(&e->order);
+    tm_dl_unlink(&e->chain);
+    uint32_t n = atomic_load_explicit(&mb->nunexp, memory_order_relaxed);
+    atomic_store_explicit(&mb->nunexp, n - 1, memory_order_relaxed);
+}
+
+void tm_add_unexp(struct tm_mbox *mb, struct tm_envl *e)
 {
     tm_dl_append(&mb->unexp_order, &e->order);
     tm_dl_append(&mb->unexp_hash[bucket(e->ctx, e->src, e->tag)], &e->chain);

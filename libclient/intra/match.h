@@ -29,34 +29,37 @@ struct tm_rank;
  * (pbuf); NET_RTS: a three-phase announcement; NET_HELD: an eager message whose payload the
  * pool could not take.  The last two carry the sender's cookie; a receive answers them with
  * CTS. */
-enum tm_env_kind {
-    TM_ENV_EAGER = 1,
-    TM_ENV_RNDV = 2,
-    TM_ENV_NET = 3,
-    TM_ENV_NET_RTS = 4,
-    TM_ENV_NET_HELD = 5,
+enum tm_envl_kind {
+    TM_ENVL_EAGER = 1,
+    TM_ENVL_RNDV = 2,
+    TM_ENVL_NET = 3,
+    TM_ENVL_NET_RTS = 4,
+    TM_ENVL_NET_HELD = 5,
 };
 
 /* An unexpected message.  Eager: the payload follows in data[].  Rendezvous: the receiver
  * copies from the sender's buffer (sbuf) and then completes the sender's request (sreq).
  * NET*: heap envelopes (made by a receive daemon, which has no envelope cache). */
-struct tm_env {
+struct tm_envl {
     struct tm_dl order; /* mailbox arrival list (mailbox lock) */
     struct tm_dl chain; /* mailbox hash chain (mailbox lock) */
     int ctx, src, tag;
-    enum tm_env_kind kind;
+    enum tm_envl_kind kind;
     size_t bytes;
     const void *sbuf;
     struct tm_request *sreq;
     struct tm_rank *home; /* whose envelope cache it returns to */
-    unsigned cls;         /* size class (envpool.h) */
-    struct tm_env *next;  /* free lists */
+    unsigned cls;         /* size class (envelope_pool.h) */
+    struct tm_envl *next; /* free lists */
     /* NET*: sending node and world rank, channel index (net_p2p.h), sender's cookie, pool
      * buffer (NET) */
     int node, chan, wsrc;
     uint16_t flags; /* netd_hdr flags of the frame, for the reply */
     uint64_t cookie;
     void *pbuf;
+    /* eager and rendezvous envelopes of nonblocking sends: the sender's serial, which
+     * MPI_Cancel looks for (p2p.c); 0: none (an envelope is reused with another serial) */
+    uint64_t serial;
     _Alignas(16) unsigned char data[];
 };
 
@@ -94,9 +97,11 @@ void tm_post_recv(struct tm_mbox *mb, struct tm_request *r);
 int tm_unpost_recv(struct tm_request *r);
 /* Earliest unexpected message a receive (src, tag may be wildcards) matches; if take, it is
  * removed from the queues. */
-struct tm_env *tm_match_unexp(struct tm_mbox *mb, int ctx, int src, int tag, int take);
+struct tm_envl *tm_match_unexp(struct tm_mbox *mb, int ctx, int src, int tag, int take);
+/* Removes an unexpected message found by a walk of unexp_order (a cancelled send). */
+void tm_unexp_remove(struct tm_mbox *mb, struct tm_envl *e);
 /* Appends an unexpected message. */
-void tm_add_unexp(struct tm_mbox *mb, struct tm_env *e);
+void tm_add_unexp(struct tm_mbox *mb, struct tm_envl *e);
 
 /* Copies a message into a matched receive and completes it (truncating to its buffer).  The
  * request belongs to another rank unless both are the same, so nothing may touch it after

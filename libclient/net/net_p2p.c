@@ -119,8 +119,8 @@ void tm_net_job_fini(struct tm_job *j)
         struct tm_mbox *mb = &j->ranks[i].mbox;
         if (!mb->unexp_order.next) continue;
         for (struct tm_dl *d = mb->unexp_order.next; d != &mb->unexp_order; d = d->next) {
-            struct tm_env *e = tm_dl_entry(d, struct tm_env, order);
-            if (e->kind == TM_ENV_NET && e->pbuf) n->svc->pool_free(e->pbuf, e->bytes);
+            struct tm_envl *e = tm_dl_entry(d, struct tm_envl, order);
+            if (e->kind == TM_ENVL_NET && e->pbuf) n->svc->pool_free(e->pbuf, e->bytes);
             e->pbuf = NULL;
         }
     }
@@ -243,7 +243,7 @@ static int send_eager(struct tm_net *n, struct tm_rank *me, int node, int chan, 
         .tag = tag,
         .context = ctx,
         .msg_len = bytes,
-        .rcookie = (uint64_t)(uint32_t)src, /* EAGER/RTS: the sender's rank in ctx */
+        .comm_src = (uint64_t)(uint32_t)src,
     };
     struct tm_net_tx *tx = tx_of(n, node, chan);
     /* Sequence order must be wire order (cumulative ACKs): both happen under order; copy_sent
@@ -325,7 +325,7 @@ static int send_rts(struct tm_net *n, struct tm_rank *me, int node, int chan, in
         .context = ctx,
         .msg_len = bytes,
         .cookie = cookie,
-        .rcookie = (uint64_t)(uint32_t)src,
+        .comm_src = (uint64_t)(uint32_t)src,
     };
     atomic_fetch_add_explicit(&n->n_three_phase, 1, memory_order_relaxed);
     /* From here on a daemon may take op (CTS) at any moment: do not touch it. */

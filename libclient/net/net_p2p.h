@@ -114,9 +114,9 @@ static inline int tm_net_remote(const struct tm_net *n, int w)
 int tm_net_isend(struct tm_rank *me, int world_dst, int ctx, int src, int tag, const void *buf,
                  size_t bytes, int channel, enum tm_send_mode mode, struct tm_request *req);
 
-/* tm_recv took e (a TM_ENV_NET* entry) for rreq: copy a stored message, or answer a
+/* tm_recv took e (a TM_ENVL_NET* entry) for rreq: copy a stored message, or answer a
  * three-phase / held one with CTS (rreq then completes when DATA arrives). */
-void tm_net_consume(struct tm_rank *me, struct tm_request *rreq, struct tm_env *e);
+void tm_net_consume(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e);
 
 /* A rank thread of a multi-node job passes here on every send, receive and wait: if a daemon
  * saw a protocol error, the job is aborted with its message (daemons cannot fail a job). */

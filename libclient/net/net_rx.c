@@ -132,7 +132,7 @@ void tm_net_flush_acks(struct tm_net *n)
 
 /* rr (unposted, owned by its rank until done) matched a three-phase or held message e from
  * another node: register it and ask the sender for the data.  Any thread. */
-static void answer_cts(struct tm_net *n, struct tm_request *rr, const struct tm_env *e, int here)
+static void answer_cts(struct tm_net *n, struct tm_request *rr, const struct tm_envl *e, int here)
 {
     rr->st_source = e->src;
     rr->st_tag = e->tag;
@@ -154,7 +154,7 @@ static void answer_cts(struct tm_net *n, struct tm_request *rr, const struct tm_
     struct netd_hdr h = {
         .type = NETD_CTS,
         .flags = (uint16_t)((e->chan ? NETD_F_COLL : 0) |
-                            (e->kind == TM_ENV_NET_HELD ? NETD_F_HOLD : 0)),
+                            (e->kind == TM_ENVL_NET_HELD ? NETD_F_HOLD : 0)),
         .src_rank = here,
         .dst_rank = e->wsrc,
         .tag = e->tag,
@@ -170,10 +170,10 @@ static void answer_cts(struct tm_net *n, struct tm_request *rr, const struct tm_
     }
 }
 
-void tm_net_consume(struct tm_rank *me, struct tm_request *rreq, struct tm_env *e)
+void tm_net_consume(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e)
 {
     struct tm_net *n = me->job->net;
-    if (e->kind == TM_ENV_NET) {
+    if (e->kind == TM_ENVL_NET) {
         size_t k = e->bytes <= rreq->cap ? e->bytes : rreq->cap;
         if (k) memcpy(rreq->buf, e->pbuf, k);
         if (e->pbuf) n->svc->pool_free(e->pbuf, e->bytes);
@@ -198,26 +198,26 @@ static int check_hdr(struct tm_net *n, int node, const struct netd_hdr *h, int w
                            h->src_rank, h->dst_rank);
         return -EPROTO;
     }
-    if (with_src && (h->rcookie > INT_MAX || h->tag == MPI_ANY_TAG)) {
+    if (with_src && (h->comm_src > INT_MAX || h->tag == MPI_ANY_TAG)) {
         tm_net_proto_error(n, node, "frame type %d: source %llu / tag %d cannot be matched",
-                           h->type, (unsigned long long)h->rcookie, h->tag);
+                           h->type, (unsigned long long)h->comm_src, h->tag);
         return -EPROTO;
     }
     return 0;
 }
 
 /* A header-only entry for a message from another node (heap: a daemon has no envelope
- * cache; tm_env_release and tm_mbox_destroy free TM_ENV_HEAP envelopes). */
-static struct tm_env *net_env(int node, const struct netd_hdr *h, enum tm_env_kind kind)
+ * cache; tm_envl_release and tm_mbox_destroy free TM_ENVL_HEAP envelopes). */
+static struct tm_envl *net_env(int node, const struct netd_hdr *h, enum tm_envl_kind kind)
 {
-    struct tm_env *e = calloc(1, sizeof *e);
+    struct tm_envl *e = calloc(1, sizeof *e);
     if (!e) return NULL;
     e->kind = kind;
     e->ctx = h->context;
-    e->src = (int)h->rcookie;
+    e->src = (int)h->comm_src;
     e->tag = h->tag;
     e->bytes = h->msg_len;
-    e->cls = TM_ENV_NCLASS; /* TM_ENV_HEAP */
+    e->cls = TM_ENVL_NCLASS; /* TM_ENVL_HEAP */
     e->node = node;
     e->chan = chan_of(h);
     e->wsrc = h->src_rank;
@@ -228,7 +228,7 @@ static struct tm_env *net_env(int node, const struct netd_hdr *h, enum tm_env_ki
 
 /* Queues e for its destination, or hands it to a receive posted meanwhile.  Returns the
  * matched receive (e is then still the caller's) or NULL (queued). */
-static struct tm_request *queue_or_match(struct tm_rank *r, struct tm_env *e)
+static struct tm_request *queue_or_match(struct tm_rank *r, struct tm_envl *e)
 {
     struct tm_mbox *mb = &r->mbox;
     pthread_mutex_lock(&mb->lock);
@@ -246,7 +246,7 @@ static struct tm_request *queue_or_match(struct tm_rank *r, struct tm_env *e)
 static void *eager_header(struct tm_net *n, int node, const struct netd_hdr *h, void **ctx)
 {
     if (check_hdr(n, node, h, 1) < 0) return NULL;
-    struct tm_env *e = net_env(node, h, TM_ENV_NET);
+    struct tm_envl *e = net_env(node, h, TM_ENVL_NET);
     if (!e) {
         tm_net_proto_error(n, node, "out of memory for an eager message");
         return NULL;
@@ -264,11 +264,11 @@ static void *eager_header(struct tm_net *n, int node, const struct netd_hdr *h, 
     }
     if (!h->payload_len) return NULL;
     e->pbuf = n->svc->pool_alloc(h->payload_len);
-    if (!e->pbuf) e->kind = TM_ENV_NET_HELD;
+    if (!e->pbuf) e->kind = TM_ENVL_NET_HELD;
     return e->pbuf;
 }
 
-static void eager_frame(struct tm_net *n, int node, const struct netd_hdr *h, struct tm_env *e)
+static void eager_frame(struct tm_net *n, int node, const struct netd_hdr *h, struct tm_envl *e)
 {
     struct tm_rank *r = tm_job_rank(n->job, h->dst_rank);
     struct tm_request *rr = e->sreq;
@@ -281,7 +281,7 @@ static void eager_frame(struct tm_net *n, int node, const struct netd_hdr *h, st
         }
         complete(rr, e->src, e->tag, h->msg_len, err);
         free(e);
-    } else if (e->kind == TM_ENV_NET_HELD) {
+    } else if (e->kind == TM_ENVL_NET_HELD) {
         /* The sender keeps its copy until our CTS; the HOLD ACK must leave before anything
          * can send that CTS (and before a cumulative ACK covers this sequence number). */
         atomic_fetch_add_explicit(&n->n_held, 1, memory_order_relaxed);
@@ -307,7 +307,7 @@ static void eager_frame(struct tm_net *n, int node, const struct netd_hdr *h, st
 static void rts_frame(struct tm_net *n, int node, const struct netd_hdr *h)
 {
     if (check_hdr(n, node, h, 1) < 0) return;
-    struct tm_env *e = net_env(node, h, TM_ENV_NET_RTS);
+    struct tm_envl *e = net_env(node, h, TM_ENVL_NET_RTS);
     if (!e) {
         tm_net_proto_error(n, node, "out of memory for an RTS");
         return;

@@ -6,6 +6,11 @@
  * directly: the only upcalls are the callbacks libclient hands over in tmpi_client_ops.
  *
  * Threading: every function here may be called from any rank thread at any time, concurrently.
+ *
+ * NULL: every function member is set by every agent, except those marked "Optional (may be
+ * NULL)", which libclient tests before each call and does without (a test harness or an older
+ * agent may leave them out).  The net_* and pool_* members are needed only by a job with links
+ * (info->net != NULL); rank_park/rank_yield only by a carried rank (info->carried).
  */
 #ifndef TMPI_AGENT_SVC_H
 #define TMPI_AGENT_SVC_H
@@ -136,22 +141,25 @@ struct tmpi_svc {
     void (*pool_free)(void *p, size_t bytes);
     uint32_t net_eager_limit; /* inter-node: eager push below this, three-phase from it */
 
-    /* A rank waiting for something from another node handles what has arrived on the job's
+    /* Optional (may be NULL: the rank then leaves its links to the receive daemons).
+     * A rank waiting for something from another node handles what has arrived on the job's
      * links itself (net_header/net_frame then run on the calling rank thread) instead of
      * waiting for a receive daemon to be scheduled.  Links a daemon is reading are skipped.
      * Returns > 0 if anything moved on them (frames handled, bytes read or written), else 0. */
     int (*net_poll)(void *net);
-    /* Brackets a spin of net_poll calls (on = 1 before, 0 after): meanwhile the receive
-     * daemons are not woken for this job's arrivals, the spinning rank reads them. */
+    /* Optional (may be NULL).  Brackets a spin of net_poll calls (on = 1 before, 0 after):
+     * meanwhile the receive daemons are not woken for this job's arrivals, the spinning rank reads
+     * them. */
     void (*net_hold)(void *net, int on);
-    /* A thread of this job is about to wait without reading the links (yielding or asleep):
-     * the daemons must read them now (after a spin stops they stay quiet for a fraction of a
-     * millisecond, in case another spin follows).  Links some rank still spins on stay with
-     * it. */
+    /* Optional (may be NULL).  A thread of this job is about to wait without reading the links
+     * (yielding or asleep): the daemons must read them now (after a spin stops they stay quiet for
+     * a fraction of a millisecond, in case another spin follows).  Links some rank still spins on
+     * stay with it. */
     void (*net_release)(void *net);
 
-    /* User-level switching (info->carried).  rank_park: the calling rank's context stops until
-     * ready(arg) is nonzero, while the job's carriers run its other ranks (any carrier may
+    /* User-level switching (info->carried).  Optional (may be NULL: no rank is ever carried);
+     * rank_yield must be set whenever rank_park is.  rank_park: the calling rank's context stops
+     * until ready(arg) is nonzero, while the job's carriers run its other ranks (any carrier may
      * resume it); ready() runs on a carrier, often, never twice at once for one rank, and
      * must be cheap and not block.  Before the first switch the agent stores its carriers'
      * sleep record in *target: whoever later makes ready() true must, if target->sleepers is

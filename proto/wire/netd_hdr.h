@@ -15,7 +15,10 @@
  *    28    4 context   communicator context id
  *    32    8 msg_len   whole message length (equals payload_len for EAGER)
  *    40    8 cookie    sender's handle: the eager message (EAGER, ACK) or the send (RTS, CTS, DATA)
- *    48    8 rcookie   receiver's handle for the receive (CTS, DATA); 0 otherwise
+ *    48    8 rcookie   CTS, DATA: the receiver's handle for the receive;
+ *          (comm_src)  EAGER, RTS: the sender's rank in the communicator (a match key: the
+ *                      receiver cannot turn src_rank into a rank of a communicator it may not
+ *                      know yet); 0 otherwise
  *    56    8 ack       cumulative ACK carried by a frame going the other way: the sender of
  *                      this frame has stored or delivered every eager message of the reverse
  *                      link (same channel) up to this sequence number; 0: says nothing
@@ -53,7 +56,10 @@ struct netd_hdr {
     int32_t src_rank, dst_rank, tag, context;
     uint64_t msg_len;
     uint64_t cookie;
-    uint64_t rcookie;
+    union {                /* one slot on the wire (offset 48), meaning set by type */
+        uint64_t rcookie;  /* CTS, DATA: the receiver's handle for the receive */
+        uint64_t comm_src; /* EAGER, RTS: the sender's rank in the communicator */
+    };
     uint64_t ack;
 };
 

@@ -44,6 +44,22 @@ run_prog() {
     run_prog nonblocking 1 2 4 16
 }
 
+@test "mpi: persistent requests, inactive requests, Isendrecv(_replace), PROC_NULL and zero counts" {
+    run_prog persistent 1 2 4 16
+}
+
+@test "mpi: persistent collectives (every *_init, Start, Startall)" {
+    run_prog persistent_coll 1 2 4 16
+}
+
+@test "mpi: matched probe (Mprobe, Improbe, Mrecv, Imrecv, MPI_MESSAGE_NO_PROC)" {
+    run_prog mprobe 1 2 4 16
+}
+
+@test "mpi: generalized requests, Request_get_status, status setters, cancel of unmatched sends" {
+    run_prog grequest 1 2 4 16
+}
+
 @test "mpi: Barrier, Bcast, Reduce, Allreduce, Comm_split" {
     run_prog collectives 1 2 4 16
 }
@@ -62,6 +78,10 @@ run_prog() {
 
 @test "mpi: invalid arguments return error classes" {
     run_prog errors 1 2 4 16
+}
+
+@test "mpi: handle and status conversion, addresses, predefined attributes and callbacks" {
+    run_prog handles 1 2 4
 }
 
 @test "mpi: a 16-rank token ring finishes" {

@@ -33,6 +33,13 @@ int main(void)
     CHECK(d.context == 3 && d.msg_len == h.msg_len && d.cookie == 42);
     CHECK(d.rcookie == h.rcookie && wire[48] == 0x11 && wire[55] == 0x88);
     CHECK(d.ack == h.ack && wire[56] == 0x99 && wire[63] == 0x01);
+    /* EAGER and RTS carry the sender's communicator rank in the rcookie slot (comm_src) */
+    struct netd_hdr eg = {.type = NETD_EAGER, .payload_len = 8, .msg_len = 8, .comm_src = 5};
+    uint8_t ewire[NETD_HDR_SIZE];
+    netd_hdr_encode(&eg, ewire);
+    CHECK(ewire[48] == 0 && ewire[55] == 5);
+    CHECK_EQ(netd_hdr_decode(ewire, 1 << 20, &d), 0);
+    CHECK(d.comm_src == 5);
 
     /* oversized payload refused before any payload byte is read */
     CHECK_EQ(netd_hdr_decode(wire, 4095, &d), -EMSGSIZE);

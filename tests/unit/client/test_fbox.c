@@ -3,8 +3,8 @@
  * the receive being started, the unexpected queue), readiness, and one producer thread against
  * one draining thread for a million messages (run under TSan by `make tsan`).
  *
- * fbox.c, match.c, envpool.c and request.c are compiled in (libtmpi keeps its symbols hidden);
- * the ranks are plain structs, and the wake-up of a sleeping rank is counted here. */
+ * fbox.c, match.c, envelope_pool.c and request.c are compiled in (libtmpi keeps its symbols
+ * hidden); the ranks are plain structs, and the wake-up of a sleeping rank is counted here. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +42,7 @@ static void ranks_free(struct tm_rank *r, int n)
     for (int i = 0; i < n; i++) {
         tm_fb_free(&r[i]);
         tm_mbox_destroy(&r[i].mbox);
-        tm_envpool_destroy(&r[i].envs);
+        tm_envl_pool_destroy(&r[i].envs);
     }
     free(r);
 }
@@ -65,13 +65,13 @@ static void push_int(struct tm_fb_slot *fs, int tag, int v)
 /* Takes the next unexpected message of r (any source and tag) and returns its int. */
 static int take_unexp(struct tm_rank *r, int want_tag)
 {
-    struct tm_env *e = tm_match_unexp(&r->mbox, 7, MPI_ANY_SOURCE, MPI_ANY_TAG, 1);
+    struct tm_envl *e = tm_match_unexp(&r->mbox, 7, MPI_ANY_SOURCE, MPI_ANY_TAG, 1);
     CHECK(e);
     CHECK_EQ(e->tag, want_tag);
     CHECK_EQ(e->bytes, sizeof(int));
     int v;
     memcpy(&v, e->data, sizeof v);
-    tm_env_release(r, e);
+    tm_envl_release(r, e);
     return v;
 }
 
@@ -264,11 +264,11 @@ static void t_multi(void)
         CHECK(pushed >= 1); /* a drained ring takes any message up to TM_FB_MAX_BYTES */
         CHECK_EQ(tm_fb_drain_all(&r[1], &r[1], NULL), 0);
         for (; want < next; want++) {
-            struct tm_env *e = tm_match_unexp(&r[1].mbox, 7, 0, 1, 1);
+            struct tm_envl *e = tm_match_unexp(&r[1].mbox, 7, 0, 1, 1);
             CHECK(e);
             CHECK_EQ(e->bytes, multi_size(want));
             multi_check(e->data, want, e->bytes);
-            tm_env_release(&r[1], e);
+            tm_envl_release(&r[1], e);
         }
     }
     /* positions went round the ring many times, at every offset */
@@ -321,7 +321,7 @@ static void *producer(void *arg)
         if (tm_fb_push(fs, 7, 0, i & 3, b, n)) continue;
         pthread_mutex_lock(&r[1].mbox.lock);
         CHECK(tm_fb_drain(&r[0], &r[1], fs->box, NULL) >= 0);
-        struct tm_env *e = tm_env_eager(&r[0], 7, 0, i & 3, b, n);
+        struct tm_envl *e = tm_envl_eager(&r[0], 7, 0, i & 3, b, n);
         CHECK(e);
         tm_add_unexp(&r[1].mbox, e);
         pthread_mutex_unlock(&r[1].mbox.lock);
@@ -340,11 +340,11 @@ static void t_stress(void)
     for (int want = 0; want < STRESS_N;) {
         tm_fb_poll(&r[1]);
         pthread_mutex_lock(&r[1].mbox.lock);
-        struct tm_env *e;
+        struct tm_envl *e;
         while ((e = tm_match_unexp(&r[1].mbox, 7, 0, want & 3, 1))) {
             CHECK_EQ(e->bytes, multi_size(want));
             multi_check(e->data, want, e->bytes);
-            tm_env_release(&r[1], e);
+            tm_envl_release(&r[1], e);
             want++;
         }
         pthread_mutex_unlock(&r[1].mbox.lock);

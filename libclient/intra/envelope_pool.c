@@ -1,5 +1,5 @@
-/* envpool.c — per-rank envelope caches (envpool.h). */
-#include "envpool.h"
+/* envelope_pool.c — per-rank envelope caches (envelope_pool.h). */
+#include "envelope_pool.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +12,7 @@ static unsigned size_class(size_t bytes)
     size_t cap = 64;
     while (cap < bytes) {
         cap <<= 1;
-        if (++c == TM_ENV_NCLASS) return TM_ENV_HEAP;
+        if (++c == TM_ENVL_NCLASS) return TM_ENVL_HEAP;
     }
     return c;
 }
@@ -24,16 +24,16 @@ static size_t class_bytes(unsigned c)
 
 static unsigned class_cap(unsigned c)
 {
-    size_t n = TM_ENV_CACHE_BYTES / class_bytes(c);
+    size_t n = TM_ENVL_CACHE_BYTES / class_bytes(c);
     return n < 4 ? 4 : (unsigned)n;
 }
 
 /* Moves everything receivers gave back into the private lists (owner only). */
-static void drain_returned(struct tm_envpool *p)
+static void drain_returned(struct tm_envl_pool *p)
 {
-    struct tm_env *e = atomic_exchange_explicit(&p->returned, NULL, memory_order_acquire);
+    struct tm_envl *e = atomic_exchange_explicit(&p->returned, NULL, memory_order_acquire);
     while (e) {
-        struct tm_env *next = e->next;
+        struct tm_envl *next = e->next;
         if (p->nfree[e->cls] < class_cap(e->cls)) {
             e->next = p->free[e->cls];
             p->free[e->cls] = e;
@@ -45,12 +45,12 @@ static void drain_returned(struct tm_envpool *p)
     }
 }
 
-struct tm_env *tm_env_alloc(struct tm_rank *me, size_t bytes)
+struct tm_envl *tm_envl_alloc(struct tm_rank *me, size_t bytes)
 {
-    struct tm_envpool *p = &me->envs;
+    struct tm_envl_pool *p = &me->envs;
     unsigned c = size_class(bytes);
-    struct tm_env *e = NULL;
-    if (c != TM_ENV_HEAP) {
+    struct tm_envl *e = NULL;
+    if (c != TM_ENVL_HEAP) {
         if (!p->free[c] && atomic_load_explicit(&p->returned, memory_order_relaxed))
             drain_returned(p);
         e = p->free[c];
@@ -60,7 +60,7 @@ struct tm_env *tm_env_alloc(struct tm_rank *me, size_t bytes)
         }
     }
     if (!e) {
-        size_t payload = c == TM_ENV_HEAP ? bytes : class_bytes(c);
+        size_t payload = c == TM_ENVL_HEAP ? bytes : class_bytes(c);
         e = malloc(sizeof *e + payload);
         if (!e) return NULL;
     }
@@ -69,15 +69,16 @@ struct tm_env *tm_env_alloc(struct tm_rank *me, size_t bytes)
     e->next = NULL;
     e->sreq = NULL;
     e->sbuf = NULL;
+    e->serial = 0;
     return e;
 }
 
-struct tm_env *tm_env_eager(struct tm_rank *me, int ctx, int src, int tag, const void *data,
-                            size_t bytes)
+struct tm_envl *tm_envl_eager(struct tm_rank *me, int ctx, int src, int tag, const void *data,
+                              size_t bytes)
 {
-    struct tm_env *e = tm_env_alloc(me, bytes);
+    struct tm_envl *e = tm_envl_alloc(me, bytes);
     if (!e) return NULL;
-    e->kind = TM_ENV_EAGER;
+    e->kind = TM_ENVL_EAGER;
     e->ctx = ctx;
     e->src = src;
     e->tag = tag;
@@ -86,13 +87,13 @@ struct tm_env *tm_env_eager(struct tm_rank *me, int ctx, int src, int tag, const
     return e;
 }
 
-void tm_env_release(struct tm_rank *me, struct tm_env *e)
+void tm_envl_release(struct tm_rank *me, struct tm_envl *e)
 {
-    if (e->cls == TM_ENV_HEAP) {
+    if (e->cls == TM_ENVL_HEAP) {
         free(e);
         return;
     }
-    struct tm_envpool *p = &e->home->envs;
+    struct tm_envl_pool *p = &e->home->envs;
     if (e->home == me) {
         if (p->nfree[e->cls] < class_cap(e->cls)) {
             e->next = p->free[e->cls];
@@ -105,19 +106,19 @@ void tm_env_release(struct tm_rank *me, struct tm_env *e)
     }
     /* Another rank's envelope: push onto its return stack (Treiber push; only pushes race,
      * the owner takes the whole stack, so no ABA). */
-    struct tm_env *head = atomic_load_explicit(&p->returned, memory_order_relaxed);
+    struct tm_envl *head = atomic_load_explicit(&p->returned, memory_order_relaxed);
     do {
         e->next = head;
     } while (!atomic_compare_exchange_weak_explicit(&p->returned, &head, e, memory_order_release,
                                                     memory_order_relaxed));
 }
 
-void tm_envpool_destroy(struct tm_envpool *p)
+void tm_envl_pool_destroy(struct tm_envl_pool *p)
 {
     drain_returned(p);
-    for (unsigned c = 0; c < TM_ENV_NCLASS; c++) {
+    for (unsigned c = 0; c < TM_ENVL_NCLASS; c++) {
         while (p->free[c]) {
-            struct tm_env *e = p->free[c];
+            struct tm_envl *e = p->free[c];
             p->free[c] = e->next;
             free(e);
         }
