@@ -78,11 +78,11 @@ struct tm_win_member {
 };
 
 struct tm_win {
-    int id;     /* context id of the private communicator: the window's name on the wire */
-    int size;   /* members */
-    int flavor; /* MPI_WIN_FLAVOR_* */
+    int id;             /* context id of the private communicator: the window's name on the wire */
+    int size;           /* members */
+    int flavor;         /* MPI_WIN_FLAVOR_* */
     struct tm_net *net; /* the job's inter-node state, NULL on one node */
-    _Atomic int refs; /* members of this node that have not freed it (registry lock to 0) */
+    _Atomic int refs;   /* members of this node that have not freed it (registry lock to 0) */
     struct tm_win_member *m; /* size entries */
     char *shared_seg;        /* Win_allocate_shared: the node's one segment */
     _Atomic uint32_t stripe[TM_WIN_STRIPES];
@@ -112,13 +112,13 @@ struct tm_winref {
     MPI_Comm comm; /* private duplicate of the creating communicator */
     MPI_Errhandler eh;
     char name[MPI_MAX_OBJECT_NAME]; /* MPI_Win_set_name is local to the calling rank */
-    void *own_alloc; /* Win_allocate: this rank's memory, freed with the window */
+    void *own_alloc;                /* Win_allocate: this rank's memory, freed with the window */
     /* epochs */
     int fence;     /* a fence epoch is open (the last fence had no NOSUCCEED) */
     int fence_ops; /* RMA calls since that fence */
     int lock_all;
-    int nlocks;       /* targets locked with Win_lock */
-    uint8_t *lock_of; /* [target]: 0, or MPI_LOCK_SHARED / MPI_LOCK_EXCLUSIVE */
+    int nlocks;           /* targets locked with Win_lock */
+    uint8_t *lock_of;     /* [target]: 0, or MPI_LOCK_SHARED / MPI_LOCK_EXCLUSIVE */
     int access, exposure; /* PSCW epochs open */
     int *acc_grp, nacc_grp;
     int *exp_grp, nexp_grp;
@@ -185,8 +185,8 @@ enum tm_rma_kind {
  * (bytes of rbytes) is filled by the answer of GET/GACC/CAS.  req (may be NULL) completes when
  * the operation completes locally (answers for fetching ones).  0 or an MPI error class. */
 int tm_rma_remote_op(struct tm_rank *me, struct tm_winref *wr, int kind, int t, size_t off,
-                     const void *data, size_t bytes, void *result, size_t rbytes,
-                     enum tm_opkind op, enum tm_basic type, struct tm_request *req);
+                     const void *data, size_t bytes, void *result, size_t rbytes, enum tm_opkind op,
+                     enum tm_basic type, struct tm_request *req);
 /* Sends a control frame (LOCK/UNLOCK/FLUSH/POST/COMPLETE) to target t; answered kinds count
  * in org->asked.  0 or an MPI error class. */
 int tm_rma_remote_ctl(struct tm_rank *me, struct tm_winref *wr, int kind, int t, int arg);

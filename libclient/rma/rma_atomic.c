@@ -62,8 +62,8 @@ static int is_int(enum tm_basic t)
             do {                                                                                   \
                 nv = old;                                                                          \
                 tm_op_apply(op, type, in, &nv, 1);                                                 \
-            } while (!__atomic_compare_exchange_n(p, &old, nv, 1, __ATOMIC_SEQ_CST,                \
-                                                  __ATOMIC_RELAXED));                              \
+            } while (                                                                              \
+                !__atomic_compare_exchange_n(p, &old, nv, 1, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)); \
         }                                                                                          \
         if (fetch) memcpy(fetch, &old, sizeof old);                                                \
     } while (0)
@@ -102,8 +102,10 @@ int tm_rma_acc_apply(struct tm_win *w, enum tm_opkind op, enum tm_basic type, co
         } else {
             stripe_lock(w, tp);
             if (fp) memcpy(fp, tp, es);
-            if (op == TM_OP_REPLACE) memcpy(tp, ip, es);
-            else if (op != TM_OP_NO_OP) tm_op_apply(op, type, ip, tp, 1);
+            if (op == TM_OP_REPLACE)
+                memcpy(tp, ip, es);
+            else if (op != TM_OP_NO_OP)
+                tm_op_apply(op, type, ip, tp, 1);
             stripe_unlock(w, tp);
         }
         if (ip) ip += es;
@@ -122,8 +124,7 @@ void tm_rma_cas_apply(struct tm_win *w, enum tm_basic type, const void *in, cons
         T exp, nv;                                                                                 \
         memcpy(&exp, cmp, sizeof exp);                                                             \
         memcpy(&nv, in, sizeof nv);                                                                \
-        __atomic_compare_exchange_n((T *)target, &exp, nv, 0, __ATOMIC_SEQ_CST,                    \
-                                    __ATOMIC_SEQ_CST);                                             \
+        __atomic_compare_exchange_n((T *)target, &exp, nv, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
         memcpy(fetch, &exp, es);                                                                   \
     } while (0)
         switch (es) {

@@ -153,8 +153,8 @@ static int send_op(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag,
 }
 
 int tm_rma_remote_op(struct tm_rank *me, struct tm_winref *wr, int kind, int t, size_t off,
-                     const void *data, size_t bytes, void *result, size_t rbytes,
-                     enum tm_opkind op, enum tm_basic type, struct tm_request *req)
+                     const void *data, size_t bytes, void *result, size_t rbytes, enum tm_opkind op,
+                     enum tm_basic type, struct tm_request *req)
 {
     struct tm_net *n = me->job->net;
     struct tm_rma_origin *org = wr->org;
@@ -185,8 +185,7 @@ int tm_rma_remote_op(struct tm_rank *me, struct tm_winref *wr, int kind, int t, 
         size_t dl = data ? (kind == TM_RMA_CAS ? bytes : len) : 0;
         int32_t tag = kind == TM_RMA_GET ? (int32_t)((uint32_t)kind | (uint32_t)len << 8)
                                          : rma_tag(kind, op, type);
-        int err = send_op(me, wr, t, tag, off + done, d, dl, rc,
-                          result || !last ? NULL : req);
+        int err = send_op(me, wr, t, tag, off + done, d, dl, rc, result || !last ? NULL : req);
         if (err) {
             if (rc) {
                 free(tm_xfer_take(&n->xfers, rc, TM_XFER_RMA_GET));
@@ -259,8 +258,8 @@ static void reply_done(void *arg, int err)
 }
 
 /* Sends an answer to the origin of h: data (may be NULL) released through reply_done. */
-static void answer(struct tm_net *n, struct tm_win *w, int node, const struct netd_hdr *h,
-                   int err, int counts, const void *data, size_t len, void *own)
+static void answer(struct tm_net *n, struct tm_win *w, int node, const struct netd_hdr *h, int err,
+                   int counts, const void *data, size_t len, void *own)
 {
     struct netd_hdr a = {
         .type = NETD_RMA,
@@ -286,8 +285,8 @@ static void answer(struct tm_net *n, struct tm_win *w, int node, const struct ne
             atomic_fetch_add_explicit(&w->replies_inflight, 1, memory_order_relaxed);
         }
     }
-    if (n->svc->net_send(n->link, node, TMPI_NET_P2P, &a, len ? data : NULL,
-                         r ? reply_done : NULL, r) < 0 &&
+    if (n->svc->net_send(n->link, node, TMPI_NET_P2P, &a, len ? data : NULL, r ? reply_done : NULL,
+                         r) < 0 &&
         r) {
         free(own);
         atomic_fetch_sub_explicit(&w->replies_inflight, 1, memory_order_release);
@@ -354,8 +353,10 @@ static void lock_frame(struct tm_net *n, struct tm_win *w, int t, int node,
     q->type = type;
     q->cookie = h->cookie;
     pthread_mutex_lock(&m->lockq_lock);
-    if (m->lockq_tail) m->lockq_tail->next = q;
-    else m->lockq = q;
+    if (m->lockq_tail)
+        m->lockq_tail->next = q;
+    else
+        m->lockq = q;
     m->lockq_tail = q;
     atomic_fetch_add_explicit(&m->lockq_len, 1, memory_order_seq_cst);
     pthread_mutex_unlock(&m->lockq_lock);
@@ -366,9 +367,9 @@ static void lock_frame(struct tm_net *n, struct tm_win *w, int t, int node,
 /* What the header upcall found, for the frame upcall. */
 struct rma_rx {
     struct tm_win *w;
-    int t;       /* target's window rank (operations) */
-    char *addr;  /* target memory, NULL: out of the window */
-    void *buf;   /* ACC/GACC/CAS payload */
+    int t;             /* target's window rank (operations) */
+    char *addr;        /* target memory, NULL: out of the window */
+    void *buf;         /* ACC/GACC/CAS payload */
     struct rma_get *g; /* ANSWER with data */
 };
 
@@ -470,8 +471,10 @@ static void op_frame(struct tm_net *n, int node, const struct netd_hdr *h, struc
     case TM_RMA_GET: {
         size_t len = (uint32_t)h->tag >> 8;
         addr = tm_win_at(w, t, off, len);
-        if (!addr && len) answer(n, w, node, h, MPI_ERR_RMA_RANGE, 1, NULL, 0, NULL);
-        else answer(n, w, node, h, 0, 1, addr, len, NULL);
+        if (!addr && len)
+            answer(n, w, node, h, MPI_ERR_RMA_RANGE, 1, NULL, 0, NULL);
+        else
+            answer(n, w, node, h, 0, 1, addr, len, NULL);
         return;
     }
     case TM_RMA_ACC:
@@ -495,8 +498,10 @@ static void op_frame(struct tm_net *n, int node, const struct netd_hdr *h, struc
         else if (!err)
             tm_rma_acc_apply(w, (enum tm_opkind)a, (enum tm_basic)basic, rx ? rx->buf : NULL, addr,
                              len / es, res);
-        if (fetch) answer(n, w, node, h, err, 1, res, err ? 0 : len, res);
-        else if (err) answer(n, w, node, h, err, 0, NULL, 0, NULL);
+        if (fetch)
+            answer(n, w, node, h, err, 1, res, err ? 0 : len, res);
+        else if (err)
+            answer(n, w, node, h, err, 0, NULL, 0, NULL);
         if (err) free(res);
         return;
     }
@@ -530,8 +535,10 @@ void tm_rma_net_frame(struct tm_job *j, int node, const struct netd_hdr *h, void
         if (n) tm_net_proto_error(n, node, "RMA frame from a node that is not a peer");
         return;
     }
-    if ((h->tag & 0xff) == TM_RMA_ANSWER) answer_frame(n, node, h);
-    else op_frame(n, node, h, rx);
+    if ((h->tag & 0xff) == TM_RMA_ANSWER)
+        answer_frame(n, node, h);
+    else
+        op_frame(n, node, h, rx);
     if (rx) {
         free(rx->buf);
         free(rx);

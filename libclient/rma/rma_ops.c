@@ -14,7 +14,7 @@
 struct op {
     struct tm_rank *me;
     struct tm_winref *wr;
-    int t;        /* target rank in the window */
+    int t; /* target rank in the window */
     MPI_Aint disp;
     size_t bytes; /* at the target */
     enum tm_basic basic;
@@ -67,8 +67,7 @@ static int check_target(struct op *o, const char *fn, MPI_Win win, int rank, MPI
     const struct tm_type *t;
     if ((err = check_side(o, fn, "target", count, dt, NULL, 0, &t))) return err;
     if (disp < 0)
-        return tm_win_err(o->me, o->wr, MPI_ERR_DISP, fn, "negative target displacement %td",
-                          disp);
+        return tm_win_err(o->me, o->wr, MPI_ERR_DISP, fn, "negative target displacement %td", disp);
     if (passive_only ? !tm_win_passive(o->wr, rank) : !tm_win_epoch_ok(o->wr, rank))
         return tm_win_err(o->me, o->wr, MPI_ERR_RMA_SYNC, fn,
                           passive_only ? "no passive-target epoch on rank %d"
@@ -144,8 +143,7 @@ static int new_request(struct op *o, const char *fn, MPI_Request *request, struc
 }
 
 static int do_put(const char *fn, const void *oaddr, int ocount, MPI_Datatype otype, int trank,
-                  MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win,
-                  MPI_Request *request)
+                  MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win, MPI_Request *request)
 {
     struct op o;
     int null, err = check_target(&o, fn, win, trank, tdisp, tcount, ttype, request != NULL, &null);
@@ -277,9 +275,9 @@ TM_API int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Dataty
 }
 TM_ALIAS(Accumulate)
 
-TM_API int PMPI_Raccumulate(const void *origin_addr, int origin_count,
-                            MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-                            int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+TM_API int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                            int target_rank, MPI_Aint target_disp, int target_count,
+                            MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                             MPI_Request *request)
 {
     static const char fn[] = "MPI_Raccumulate";
@@ -291,9 +289,9 @@ TM_ALIAS(Raccumulate)
 
 TM_API int PMPI_Get_accumulate(const void *origin_addr, int origin_count,
                                MPI_Datatype origin_datatype, void *result_addr, int result_count,
-                               MPI_Datatype result_datatype, int target_rank,
-                               MPI_Aint target_disp, int target_count,
-                               MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+                               MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                               int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                               MPI_Win win)
 {
     return do_acc("MPI_Get_accumulate", origin_addr, origin_count, origin_datatype, result_addr,
                   result_count, result_datatype, target_rank, target_disp, target_count,
@@ -303,16 +301,15 @@ TM_ALIAS(Get_accumulate)
 
 TM_API int PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
                                 MPI_Datatype origin_datatype, void *result_addr, int result_count,
-                                MPI_Datatype result_datatype, int target_rank,
-                                MPI_Aint target_disp, int target_count,
-                                MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                                MPI_Request *request)
+                                MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                                int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                                MPI_Win win, MPI_Request *request)
 {
     static const char fn[] = "MPI_Rget_accumulate";
     if (!request) return tm_err_noco(MPI_ERR_ARG, fn, "request is NULL");
     return do_acc(fn, origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                  result_datatype, target_rank, target_disp, target_count, target_datatype, op,
-                  win, 1, request);
+                  result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
+                  1, request);
 }
 TM_ALIAS(Rget_accumulate)
 

@@ -55,8 +55,10 @@ int tm_win_lock_try(struct tm_win_member *m, int type)
 
 void tm_win_lock_release(struct tm_win *w, struct tm_win_member *m, int type)
 {
-    if (type == MPI_LOCK_EXCLUSIVE) atomic_store_explicit(&m->lockw, 0, memory_order_seq_cst);
-    else atomic_fetch_sub_explicit(&m->lockw, 1, memory_order_seq_cst);
+    if (type == MPI_LOCK_EXCLUSIVE)
+        atomic_store_explicit(&m->lockw, 0, memory_order_seq_cst);
+    else
+        atomic_fetch_sub_explicit(&m->lockw, 1, memory_order_seq_cst);
     /* A daemon counts itself in lockq_len before it re-tries: either it sees this release or
      * we see its request (both seq_cst). */
     if (atomic_load_explicit(&m->lockq_len, memory_order_seq_cst)) tm_rma_grant_queued(w, m);
@@ -175,12 +177,14 @@ TM_API int PMPI_Win_lock_all(int assert, MPI_Win win)
         return tm_win_err(me, wr, MPI_ERR_RMA_SYNC, fn, "a passive epoch is already open");
     if (!may_open_passive(wr))
         return tm_win_err(me, wr, MPI_ERR_RMA_SYNC, fn, "a fence or start epoch is open");
-    wr->lock_all = LOCK_SH | ((assert & MPI_MODE_NOCHECK) ? LOCK_NOCHECK : 0);
+    wr->lock_all = LOCK_SH | ((assert &MPI_MODE_NOCHECK) ? LOCK_NOCHECK : 0);
     if (assert & MPI_MODE_NOCHECK) return MPI_SUCCESS;
     err = 0;
     for (int t = 0; t < wr->w->size && !err; t++) {
-        if (is_local(wr, t)) lock_local(me, &wr->w->m[t], MPI_LOCK_SHARED);
-        else err = tm_rma_remote_ctl(me, wr, TM_RMA_LOCK, t, MPI_LOCK_SHARED);
+        if (is_local(wr, t))
+            lock_local(me, &wr->w->m[t], MPI_LOCK_SHARED);
+        else
+            err = tm_rma_remote_ctl(me, wr, TM_RMA_LOCK, t, MPI_LOCK_SHARED);
     }
     if (!err && wr->org) err = tm_rma_remote_wait(me, wr, 0);
     if (err) return tm_win_err(me, wr, err, fn, "cannot lock a rank on another node");

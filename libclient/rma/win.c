@@ -338,8 +338,7 @@ TM_API int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
     }
     if (!err && m->nregions >= TM_WIN_MAX_ATTACH) err = MPI_ERR_RMA_ATTACH;
     if (!err) {
-        struct tm_win_region *nr =
-            realloc(m->regions, sizeof *nr * (size_t)(m->nregions + 1));
+        struct tm_win_region *nr = realloc(m->regions, sizeof *nr * (size_t)(m->nregions + 1));
         if (nr) {
             m->regions = nr;
             nr[m->nregions++] = (struct tm_win_region){a, (size_t)size};
@@ -376,8 +375,7 @@ TM_API int PMPI_Win_detach(MPI_Win win, const void *base)
             break;
         }
     pthread_mutex_unlock(&m->regions_lock);
-    if (!found)
-        return tm_win_err(me, wr, MPI_ERR_RMA_ATTACH, fn, "no region attached at %p", base);
+    if (!found) return tm_win_err(me, wr, MPI_ERR_RMA_ATTACH, fn, "no region attached at %p", base);
     return MPI_SUCCESS;
 }
 TM_ALIAS(Win_detach)
@@ -404,8 +402,10 @@ static void win_unref(struct tm_rank *me, struct tm_win *w)
 
 static void winref_free(struct tm_rank *me, struct tm_winref *wr, int job_end)
 {
-    if (!job_end) tm_rma_origin_fini(me, wr);
-    else free(wr->org);
+    if (!job_end)
+        tm_rma_origin_fini(me, wr);
+    else
+        free(wr->org);
     win_unref(me, wr->w);
     free(wr->own_alloc);
     free(wr->lock_of);

@@ -26,8 +26,8 @@ static void fence_put_get(MPI_Win win, int *base)
     CHECK_MPI(MPI_Get(got, N, MPI_INT, left, N, N, MPI_INT, win));
     CHECK_MPI(MPI_Win_fence(0, win));
     for (int i = 0; i < N; i++) {
-        CHECK(base[i] == left * 1000 + i, "put: element %d expected %d got %d", i,
-              left * 1000 + i, base[i]);
+        CHECK(base[i] == left * 1000 + i, "put: element %d expected %d got %d", i, left * 1000 + i,
+              base[i]);
         CHECK(got[i] == left * 7 + i, "get: element %d expected %d got %d", i, left * 7 + i,
               got[i]);
     }
@@ -102,8 +102,8 @@ static void passive(MPI_Win win, long long *base)
     CHECK_MPI(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
     CHECK_MPI(MPI_Win_flush(right, win));
     CHECK_MPI(MPI_Rget(tenback, 10, MPI_LONG_LONG, right, 16, 10, MPI_LONG_LONG, win, &rq[1]));
-    CHECK_MPI(MPI_Raccumulate(&acc, 1, MPI_LONG_LONG, right, 30, 1, MPI_LONG_LONG, MPI_SUM, win,
-                              &rq[2]));
+    CHECK_MPI(
+        MPI_Raccumulate(&acc, 1, MPI_LONG_LONG, right, 30, 1, MPI_LONG_LONG, MPI_SUM, win, &rq[2]));
     CHECK_MPI(MPI_Waitall(2, &rq[1], MPI_STATUSES_IGNORE));
     CHECK_MPI(MPI_Win_flush(right, win));
     CHECK_MPI(MPI_Rget_accumulate(&acc, 1, MPI_LONG_LONG, &gacc, 1, MPI_LONG_LONG, right, 30, 1,
@@ -153,8 +153,8 @@ int main(int argc, char **argv)
     /* Win_create on user memory. */
     int *mem = calloc(2 * N, sizeof *mem);
     MPI_Win win;
-    CHECK_MPI(MPI_Win_create(mem, 2 * N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                             &win));
+    CHECK_MPI(
+        MPI_Win_create(mem, 2 * N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
     attrs(win, mem, 2 * N * sizeof(int), MPI_WIN_FLAVOR_CREATE);
     fence_put_get(win, mem);
     CHECK_MPI(MPI_Win_free(&win));
