@@ -123,6 +123,8 @@ struct tm_winref {
     int *acc_grp, nacc_grp;
     int *exp_grp, nexp_grp;
     uint64_t completes_wanted; /* Win_wait: completions that end the exposure epoch */
+    uint64_t *posts_used;      /* [target]: posts earlier Win_starts consumed */
+    int acc_nocheck;           /* the open start epoch was opened with MPI_MODE_NOCHECK */
     /* remote targets written since the last flush of them ([target], NULL if single-node) */
     uint8_t *dirty;
     struct tm_rma_origin *org; /* NULL while the window has no member on another node */
@@ -133,6 +135,8 @@ struct tm_winref {
 struct tm_winref *tm_win_ref(struct tm_rank *me, MPI_Win h);
 /* The window named id in the job's registry (any thread; NULL if none). */
 struct tm_win *tm_win_find(struct tm_job *j, int id);
+/* The window rank of world rank `world`, or -1 if it is not a member. */
+int tm_win_member_of(const struct tm_win *w, int world);
 /* The memory of target member t (on this node) for bytes at disp: NULL if out of the window
  * (dynamic windows: disp is an address inside an attached region). */
 char *tm_win_addr(struct tm_win *w, int t, MPI_Aint disp, size_t bytes);

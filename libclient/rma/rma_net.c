@@ -294,15 +294,6 @@ static void answer(struct tm_net *n, struct tm_win *w, int node, const struct ne
     }
 }
 
-/* The window rank of world rank wr_world (a member on this node), or -1. */
-static int member_of(const struct tm_win *w, int world)
-{
-    if (world < w->size && w->m[world].world == world) return world;
-    for (int i = 0; i < w->size; i++)
-        if (w->m[i].world == world) return i;
-    return -1;
-}
-
 /* A queued or granted lock request answers its origin with a counted answer. */
 static void grant(struct tm_net *n, struct tm_win *w, const struct tm_win_lockreq *q)
 {
@@ -376,7 +367,7 @@ struct rma_rx {
 static struct tm_win *frame_win(struct tm_net *n, int node, const struct netd_hdr *h, int *ret_t)
 {
     struct tm_win *w = tm_win_find(n->job, h->context);
-    int t = w ? member_of(w, h->dst_rank) : -1;
+    int t = w ? tm_win_member_of(w, h->dst_rank) : -1;
     if (t < 0) {
         tm_net_proto_error(n, node, "RMA frame for window %d rank %d: no such window here",
                            h->context, h->dst_rank);
@@ -522,6 +513,23 @@ static void op_frame(struct tm_net *n, int node, const struct netd_hdr *h, struc
     case TM_RMA_FLUSH:
         answer(n, w, node, h, 0, 1, NULL, 0, NULL);
         return;
+    case TM_RMA_POST:
+    case TM_RMA_COMPLETE: {
+        /* PSCW (rma_sync_pscw.c): t is the origin a target posted to, or the target an origin
+         * completed its access epoch on. */
+        int from = tm_win_member_of(w, h->src_rank);
+        if (from < 0) {
+            tm_net_proto_error(n, node, "RMA %s from rank %d, not a member of window %d",
+                               kind == TM_RMA_POST ? "POST" : "COMPLETE", h->src_rank, w->id);
+            return;
+        }
+        if (kind == TM_RMA_POST)
+            atomic_fetch_add_explicit(&w->m[t].posts[from], 1, memory_order_seq_cst);
+        else
+            atomic_fetch_add_explicit(&w->m[t].completes, 1, memory_order_seq_cst);
+        tm_wake(&tm_job_rank(n->job, h->dst_rank)->waker);
+        return;
+    }
     default:
         tm_net_proto_error(n, node, "RMA frame of unknown kind %d", kind);
     }

@@ -60,6 +60,14 @@ struct tm_win *tm_win_find(struct tm_job *j, int id)
     return w;
 }
 
+int tm_win_member_of(const struct tm_win *w, int world)
+{
+    if (world >= 0 && world < w->size && w->m[world].world == world) return world;
+    for (int i = 0; i < w->size; i++)
+        if (w->m[i].world == world) return i;
+    return -1;
+}
+
 char *tm_win_at(struct tm_win *w, int t, uint64_t off, size_t bytes)
 {
     struct tm_win_member *m = &w->m[t];
@@ -412,6 +420,7 @@ static void winref_free(struct tm_rank *me, struct tm_winref *wr, int job_end)
     free(wr->dirty);
     free(wr->acc_grp);
     free(wr->exp_grp);
+    free(wr->posts_used);
     free(wr);
 }
 
