@@ -73,7 +73,7 @@ TM_API int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
     wr->fence = 0;
     struct tm_win *w = wr->w;
     err = 0;
-    if (!(assert & MPI_MODE_NOCHECK)) {
+    if (!(assert &MPI_MODE_NOCHECK)) {
         for (int i = 0; i < n && !err; i++) {
             struct tm_win_member *o = &w->m[v[i]];
             if (is_local(wr, v[i])) {
@@ -131,7 +131,7 @@ TM_API int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
     free(wr->acc_grp);
     wr->acc_grp = v;
     wr->nacc_grp = n;
-    wr->acc_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
+    wr->acc_nocheck = (assert &MPI_MODE_NOCHECK) != 0;
     if (!wr->acc_nocheck) {
         /* Operations may only start once every target of the group has posted. */
         struct start_wait sw = {wr};

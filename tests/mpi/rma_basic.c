@@ -120,6 +120,43 @@ static void passive(MPI_Win win, long long *base)
     CHECK(total == size, "fetch_and_op counter: expected %d got %lld", size, total);
 }
 
+/* Post/start/complete/wait with the two neighbours, a few epochs in a row (Win_test for the
+ * odd ones); Win_get_group is the window's communicator's group. */
+static void pscw(MPI_Win win, int *base)
+{
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    MPI_Group world, nb, wg;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    CHECK_MPI(MPI_Win_get_group(win, &wg));
+    int cmp = -1;
+    MPI_Group_compare(world, wg, &cmp);
+    CHECK(cmp == MPI_IDENT, "Win_get_group: compare gives %d", cmp);
+    MPI_Group_free(&wg);
+    int pair[2] = {left, right};
+    MPI_Group_incl(world, left == right ? 1 : 2, pair, &nb);
+    for (int e = 0; e < 4; e++) {
+        CHECK_MPI(MPI_Win_post(nb, 0, win));
+        CHECK_MPI(MPI_Win_start(nb, 0, win));
+        int v = rank * 100 + e;
+        CHECK_MPI(MPI_Put(&v, 1, MPI_INT, right, 0, 1, MPI_INT, win));
+        CHECK_MPI(MPI_Put(&v, 1, MPI_INT, left, 1, 1, MPI_INT, win));
+        CHECK_MPI(MPI_Win_complete(win));
+        if (e & 1) {
+            int flag = 0;
+            while (!flag)
+                CHECK_MPI(MPI_Win_test(win, &flag));
+        } else {
+            CHECK_MPI(MPI_Win_wait(win));
+        }
+        CHECK(base[0] == left * 100 + e, "pscw epoch %d: from the left expected %d got %d", e,
+              left * 100 + e, base[0]);
+        CHECK(base[1] == right * 100 + e, "pscw epoch %d: from the right expected %d got %d", e,
+              right * 100 + e, base[1]);
+    }
+    MPI_Group_free(&nb);
+    MPI_Group_free(&world);
+}
+
 static void attrs(MPI_Win win, void *base, MPI_Aint bytes, int flavor)
 {
     void *b;
@@ -167,6 +204,7 @@ int main(int argc, char **argv)
                                &abase, &win));
     attrs(win, abase, 2 * N * sizeof(int), MPI_WIN_FLAVOR_ALLOCATE);
     fence_put_get(win, abase);
+    pscw(win, abase);
     CHECK_MPI(MPI_Win_free(&win));
 
     long long *lbase;

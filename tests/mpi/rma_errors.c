@@ -50,6 +50,15 @@ int main(int argc, char **argv)
     EXPECT(MPI_Win_flush(right, win), MPI_ERR_RMA_SYNC);
     EXPECT(MPI_Win_flush_all(win), MPI_ERR_RMA_SYNC);
     EXPECT(MPI_Win_flush_local(right, win), MPI_ERR_RMA_SYNC);
+    EXPECT(MPI_Win_complete(win), MPI_ERR_RMA_SYNC);
+    EXPECT(MPI_Win_wait(win), MPI_ERR_RMA_SYNC);
+    int flag;
+    EXPECT(MPI_Win_test(win, &flag), MPI_ERR_RMA_SYNC);
+    MPI_Group wg;
+    CHECK_MPI(MPI_Win_get_group(win, &wg));
+    EXPECT(MPI_Win_post(wg, MPI_MODE_NOSUCCEED, win), MPI_ERR_ASSERT);
+    EXPECT(MPI_Win_start(MPI_GROUP_NULL, 0, win), MPI_ERR_GROUP);
+    MPI_Group_free(&wg);
 
     /* Bad arguments inside a passive epoch. */
     EXPECT(MPI_Win_lock(99, right, 0, win), MPI_ERR_LOCKTYPE);
