@@ -32,6 +32,8 @@ struct tm_job;
 struct tm_type;
 struct tm_request;
 struct netd_hdr;
+struct tm_attr;
+struct tm_info;
 
 /* Accumulates that cannot use one atomic instruction per element (long double, the pair
  * types, unaligned elements) take one of these spin locks, chosen by the element's address;
@@ -112,6 +114,9 @@ struct tm_winref {
     MPI_Comm comm; /* private duplicate of the creating communicator */
     MPI_Errhandler eh;
     char name[MPI_MAX_OBJECT_NAME]; /* MPI_Win_set_name is local to the calling rank */
+    MPI_Win handle;                 /* this handle's value (error handlers, attribute callbacks) */
+    struct tm_attr *attrs;          /* user attributes (comm/attr.h) */
+    struct tm_info *info;           /* hints as set (Win_create's info, Win_set_info) */
     void *own_alloc;                /* Win_allocate: this rank's memory, freed with the window */
     /* epochs */
     int fence;     /* a fence epoch is open (the last fence had no NOSUCCEED) */

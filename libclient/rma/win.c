@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attr.h"
 #include "errh.h"
+#include "info.h"
 #include "job.h"
 #include "net_p2p.h"
 #include "objtab.h"
@@ -27,15 +29,14 @@ struct tm_winref *tm_win_ref(struct tm_rank *me, MPI_Win h)
 int tm_win_err(struct tm_rank *me, struct tm_winref *wr, int code, const char *fn, const char *fmt,
                ...)
 {
-    if (wr && wr->eh == MPI_ERRORS_RETURN) return code;
     char detail[200];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    /* The window's private communicator always has the fatal handler; an invalid window
-     * handle is reported on MPI_COMM_WORLD (MPI 3.1 §8.3). */
-    return tm_err(me, wr ? wr->comm : MPI_COMM_WORLD, code, fn, "%s", detail);
+    /* An invalid window handle is reported on MPI_COMM_WORLD (MPI 3.1 §8.3). */
+    if (!wr) return tm_err(me, MPI_COMM_WORLD, code, fn, "%s", detail);
+    return tm_err_obj(me, TM_EH_WIN, wr->handle, wr->eh, code, fn, "%s", detail);
 }
 
 struct tm_winref *tm_win_enter(MPI_Win h, const char *fn, int *ret_err)
@@ -180,7 +181,7 @@ static const int32_t *world_map(struct tm_rank *me, MPI_Comm comm)
 }
 
 static int win_make(const char *fn, MPI_Comm comm, int flavor, void *base, MPI_Aint size,
-                    int disp_unit, void *baseptr, MPI_Win *win)
+                    int disp_unit, MPI_Info info, void *baseptr, MPI_Win *win)
 {
     struct tm_rank *me = tm_self();
     if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
@@ -202,8 +203,16 @@ static int win_make(const char *fn, MPI_Comm comm, int flavor, void *base, MPI_A
                 return tm_err(me, comm, MPI_ERR_RMA_SHARED, fn,
                               "rank %d of the communicator is on another node", i);
     }
+    const struct tm_info *hints = NULL;
+    if (info != MPI_INFO_NULL && !(hints = tm_info_get(me, info)))
+        return tm_err(me, comm, MPI_ERR_INFO, fn, "invalid info %d", info);
     struct tm_winref *wr = calloc(1, sizeof *wr);
     if (!wr) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    wr->info = tm_info_dup_obj(hints);
+    if (!wr->info) {
+        free(wr);
+        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
     wr->eh = MPI_ERRORS_ARE_FATAL;
     if (flavor == MPI_WIN_FLAVOR_ALLOCATE) {
         if (posix_memalign(&wr->own_alloc, WIN_ALIGN, size ? (size_t)size : 1)) {
@@ -214,6 +223,7 @@ static int win_make(const char *fn, MPI_Comm comm, int flavor, void *base, MPI_A
     }
     int err = PMPI_Comm_dup(comm, &wr->comm);
     if (err) {
+        tm_info_free_obj(wr->info);
         free(wr->own_alloc);
         free(wr);
         return err;
@@ -252,6 +262,7 @@ static int win_make(const char *fn, MPI_Comm comm, int flavor, void *base, MPI_A
     if (err) goto fail;
     int h = tm_objtab_add(&me->wins, WIN_FIRST, wr);
     if (h < 0) goto nomem;
+    wr->handle = h;
     if (baseptr) *(void **)baseptr = w->m[wr->rank].base;
     *win = h;
     return MPI_SUCCESS;
@@ -267,17 +278,15 @@ fail:
 TM_API int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                            MPI_Win *win)
 {
-    (void)info;
-    return win_make("MPI_Win_create", comm, MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, NULL,
-                    win);
+    return win_make("MPI_Win_create", comm, MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info,
+                    NULL, win);
 }
 TM_ALIAS(Win_create)
 
 TM_API int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                              void *baseptr, MPI_Win *win)
 {
-    (void)info;
-    return win_make("MPI_Win_allocate", comm, MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit,
+    return win_make("MPI_Win_allocate", comm, MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, info,
                     baseptr, win);
 }
 TM_ALIAS(Win_allocate)
@@ -285,16 +294,15 @@ TM_ALIAS(Win_allocate)
 TM_API int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                                     void *baseptr, MPI_Win *win)
 {
-    (void)info;
     return win_make("MPI_Win_allocate_shared", comm, MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit,
-                    baseptr, win);
+                    info, baseptr, win);
 }
 TM_ALIAS(Win_allocate_shared)
 
 TM_API int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    (void)info;
-    return win_make("MPI_Win_create_dynamic", comm, MPI_WIN_FLAVOR_DYNAMIC, NULL, 0, 1, NULL, win);
+    return win_make("MPI_Win_create_dynamic", comm, MPI_WIN_FLAVOR_DYNAMIC, NULL, 0, 1, info, NULL,
+                    win);
 }
 TM_ALIAS(Win_create_dynamic)
 
@@ -421,6 +429,11 @@ static void winref_free(struct tm_rank *me, struct tm_winref *wr, int job_end)
     free(wr->acc_grp);
     free(wr->exp_grp);
     free(wr->posts_used);
+    tm_info_free_obj(wr->info);
+    if (job_end)
+        tm_attr_drop_all(&wr->attrs);
+    else
+        tm_errh_unref(me, wr->eh);
     free(wr);
 }
 
@@ -440,6 +453,9 @@ TM_API int PMPI_Win_free(MPI_Win *win)
         err = tm_rma_remote_flush_all(me, wr);
         if (err) return tm_win_err(me, wr, err, fn, "operations to other nodes failed");
     }
+    /* MPI 3.1 §6.7.3: the attributes go first; a delete callback that fails fails the call. */
+    err = tm_attr_delete_all(me, TM_ATTR_WIN, *win, &wr->attrs);
+    if (err) return tm_win_err(me, wr, err, fn, "an attribute's delete callback failed");
     /* Nobody accesses the window any more once every member got here. */
     err = PMPI_Barrier(wr->comm);
     if (err) return err;

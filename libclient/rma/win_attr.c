@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attr.h"
 #include "errh.h"
+#include "info.h"
 #include "job.h"
 #include "rma.h"
 
@@ -40,13 +42,90 @@ TM_API int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, i
     case MPI_WIN_MODEL:
         *(const void **)attribute_val = &model;
         break;
-    default:
-        return tm_win_err(me, wr, MPI_ERR_KEYVAL, fn, "invalid window keyval %d", win_keyval);
+    default: {
+        void *v = NULL;
+        int e = tm_attr_get(me, TM_ATTR_WIN, wr->attrs, win_keyval, &v, flag);
+        if (e) return tm_win_err(me, wr, e, fn, "invalid window keyval %d", win_keyval);
+        if (*flag) *(void **)attribute_val = v;
+        return MPI_SUCCESS;
+    }
     }
     *flag = 1;
     return MPI_SUCCESS;
 }
 TM_ALIAS(Win_get_attr)
+
+static int predefined(int keyval)
+{
+    return keyval == MPI_WIN_BASE || keyval == MPI_WIN_SIZE || keyval == MPI_WIN_DISP_UNIT ||
+           keyval == MPI_WIN_CREATE_FLAVOR || keyval == MPI_WIN_MODEL;
+}
+
+TM_API int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
+{
+    static const char fn[] = "MPI_Win_set_attr";
+    int err;
+    struct tm_winref *wr = tm_win_enter(win, fn, &err);
+    if (!wr) return err;
+    struct tm_rank *me = tm_self();
+    if (predefined(win_keyval))
+        return tm_win_err(me, wr, MPI_ERR_KEYVAL, fn, "keyval %d is predefined", win_keyval);
+    err = tm_attr_set(me, TM_ATTR_WIN, win, &wr->attrs, win_keyval, attribute_val);
+    if (err) return tm_win_err(me, wr, err, fn, "cannot set keyval %d", win_keyval);
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Win_set_attr)
+
+TM_API int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
+{
+    static const char fn[] = "MPI_Win_delete_attr";
+    int err;
+    struct tm_winref *wr = tm_win_enter(win, fn, &err);
+    if (!wr) return err;
+    struct tm_rank *me = tm_self();
+    if (predefined(win_keyval))
+        return tm_win_err(me, wr, MPI_ERR_KEYVAL, fn, "keyval %d is predefined", win_keyval);
+    err = tm_attr_delete(me, TM_ATTR_WIN, win, &wr->attrs, win_keyval);
+    if (err) return tm_win_err(me, wr, err, fn, "cannot delete keyval %d", win_keyval);
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Win_delete_attr)
+
+/* Hints: none changes what this implementation does (every window is shared memory and every
+ * accumulate is atomic per element whatever accumulate_ordering says), so the window keeps
+ * what it was given and gives it back. */
+TM_API int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
+{
+    static const char fn[] = "MPI_Win_set_info";
+    int err;
+    struct tm_winref *wr = tm_win_enter(win, fn, &err);
+    if (!wr) return err;
+    struct tm_rank *me = tm_self();
+    const struct tm_info *in = info == MPI_INFO_NULL ? NULL : tm_info_get(me, info);
+    if (info != MPI_INFO_NULL && !in)
+        return tm_win_err(me, wr, MPI_ERR_INFO, fn, "invalid info %d", info);
+    struct tm_info *cp = tm_info_dup_obj(in);
+    if (!cp) return tm_win_err(me, wr, MPI_ERR_NO_MEM, fn, "out of memory");
+    tm_info_free_obj(wr->info);
+    wr->info = cp;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Win_set_info)
+
+TM_API int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
+{
+    static const char fn[] = "MPI_Win_get_info";
+    int err;
+    struct tm_winref *wr = tm_win_enter(win, fn, &err);
+    if (!wr) return err;
+    struct tm_rank *me = tm_self();
+    if (!info_used) return tm_win_err(me, wr, MPI_ERR_ARG, fn, "info_used is NULL");
+    MPI_Info h = tm_info_new_handle(me, wr->info);
+    if (h == MPI_INFO_NULL) return tm_win_err(me, wr, MPI_ERR_NO_MEM, fn, "out of memory");
+    *info_used = h;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Win_get_info)
 
 TM_API int PMPI_Win_set_name(MPI_Win win, const char *win_name)
 {
@@ -83,9 +162,13 @@ TM_API int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
     int err;
     struct tm_winref *wr = tm_win_enter(win, fn, &err);
     if (!wr) return err;
-    if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN)
-        return tm_win_err(tm_self(), wr, MPI_ERR_ARG, fn, "invalid error handler %d", errhandler);
+    struct tm_rank *me = tm_self();
+    if (tm_errh_check(me, errhandler, TM_EH_WIN))
+        return tm_win_err(me, wr, MPI_ERR_ARG, fn, "invalid error handler %d", errhandler);
+    tm_errh_ref(me, errhandler);
+    MPI_Errhandler old = wr->eh;
     wr->eh = errhandler;
+    tm_errh_unref(me, old);
     return MPI_SUCCESS;
 }
 TM_ALIAS(Win_set_errhandler)
@@ -96,7 +179,9 @@ TM_API int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
     int err;
     struct tm_winref *wr = tm_win_enter(win, fn, &err);
     if (!wr) return err;
-    if (!errhandler) return tm_win_err(tm_self(), wr, MPI_ERR_ARG, fn, "errhandler is NULL");
+    struct tm_rank *me = tm_self();
+    if (!errhandler) return tm_win_err(me, wr, MPI_ERR_ARG, fn, "errhandler is NULL");
+    tm_errh_ref(me, wr->eh); /* the caller's handle is a reference of its own (Errhandler_free) */
     *errhandler = wr->eh;
     return MPI_SUCCESS;
 }

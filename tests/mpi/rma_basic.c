@@ -179,6 +179,31 @@ static void attrs(MPI_Win win, void *base, MPI_Aint bytes, int flavor)
     CHECK_MPI(MPI_Win_set_name(win, "halo"));
     CHECK_MPI(MPI_Win_get_name(win, name, &len));
     CHECK(len == 4 && !strcmp(name, "halo"), "name '%s' (%d)", name, len);
+    /* user attributes */
+    int kv, val = 42, *pv = NULL;
+    CHECK_MPI(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &kv, NULL));
+    CHECK_MPI(MPI_Win_get_attr(win, kv, &pv, &flag));
+    CHECK(!flag, "an unset attribute is found");
+    CHECK_MPI(MPI_Win_set_attr(win, kv, &val));
+    CHECK_MPI(MPI_Win_get_attr(win, kv, &pv, &flag));
+    CHECK(flag && pv == &val, "attribute: flag %d value %p, expected %p", flag, (void *)pv,
+          (void *)&val);
+    CHECK_MPI(MPI_Win_delete_attr(win, kv));
+    CHECK_MPI(MPI_Win_get_attr(win, kv, &pv, &flag));
+    CHECK(!flag, "a deleted attribute is found");
+    CHECK_MPI(MPI_Win_free_keyval(&kv));
+    /* hints come back as they were set */
+    MPI_Info in, used;
+    MPI_Info_create(&in);
+    MPI_Info_set(in, "accumulate_ordering", "none");
+    CHECK_MPI(MPI_Win_set_info(win, in));
+    MPI_Info_free(&in);
+    CHECK_MPI(MPI_Win_get_info(win, &used));
+    char v[64];
+    int has = 0;
+    MPI_Info_get(used, "accumulate_ordering", sizeof v - 1, v, &has);
+    CHECK(has && !strcmp(v, "none"), "Win_get_info: accumulate_ordering %s", has ? v : "unset");
+    MPI_Info_free(&used);
 }
 
 int main(int argc, char **argv)

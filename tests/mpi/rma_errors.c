@@ -20,6 +20,16 @@ static int cls(int err)
         CHECK(cls(e_) == (want), "%s: expected %s, got class %d", #call, #want, cls(e_));          \
     } while (0)
 
+static int eh_calls, eh_code;
+static MPI_Win eh_win;
+
+static void count_errors(MPI_Win *win, int *code, ...)
+{
+    eh_calls++;
+    eh_code = *code;
+    eh_win = *win;
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -39,6 +49,17 @@ int main(int argc, char **argv)
     MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
     CHECK_MPI(MPI_Win_get_errhandler(win, &eh));
     CHECK(eh == MPI_ERRORS_ARE_FATAL, "a new window's handler is %d", eh);
+    /* A user handler sees the window and the code; Win_call_errhandler calls it too. */
+    MPI_Errhandler mine_eh;
+    CHECK_MPI(MPI_Win_create_errhandler(count_errors, &mine_eh));
+    CHECK_MPI(MPI_Win_set_errhandler(win, mine_eh));
+    CHECK_MPI(MPI_Errhandler_free(&mine_eh));
+    MPI_Put(&x, 1, MPI_INT, right, 0, 1, MPI_INT, win);
+    CHECK(eh_calls == 1 && cls(eh_code) == MPI_ERR_RMA_SYNC && eh_win == win,
+          "user handler: %d calls, class %d", eh_calls, cls(eh_code));
+    CHECK_MPI(MPI_Win_call_errhandler(win, MPI_ERR_OTHER));
+    CHECK(eh_calls == 2 && eh_code == MPI_ERR_OTHER, "call_errhandler: %d calls, code %d", eh_calls,
+          eh_code);
     CHECK_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
 
     /* No epoch. */
