@@ -4,11 +4,11 @@
  * on another node gets a NETD_RMA frame (rma_net.c). */
 #include <string.h>
 
-#include "datatype.h"
 #include "errh.h"
 #include "job.h"
 #include "request.h"
 #include "rma.h"
+#include "type.h"
 
 /* One operation, checked. */
 struct op {
@@ -32,6 +32,13 @@ static int check_side(struct op *o, const char *fn, const char *what, int count,
     if (!t) return tm_win_err(o->me, o->wr, MPI_ERR_TYPE, fn, "invalid %s datatype %d", what, dt);
     if (need_buf && !buf && count > 0)
         return tm_win_err(o->me, o->wr, MPI_ERR_BUFFER, fn, "%s buffer is NULL", what);
+    /* The window code moves whole elements as bytes: a type with gaps (vector, indexed,
+     * struct with holes) would need the flat-map movers of type_copy.h on both sides, which
+     * the RMA path does not use yet. */
+    if (!t->contig && t->psize && count > 0)
+        return tm_win_err(o->me, o->wr, MPI_ERR_TYPE, fn,
+                          "%s datatype %d is not contiguous (not supported by one-sided calls yet)",
+                          what, dt);
     *ret = t;
     return MPI_SUCCESS;
 }
