@@ -112,6 +112,10 @@ run_prog() {
     run_prog errh_info 1 2 4 16
 }
 
+@test "mpi: threads of a rank create and free communicators at once (MPI_THREAD_MULTIPLE)" {
+    run_prog comm_threads 1 2 4
+}
+
 @test "mpi: 20000 communicators created and freed, no slowdown" {
     run_prog comm_loop 1 2 4 16
 }
