@@ -68,6 +68,10 @@ run_prog() {
     run_prog thread_multiple 1 2 4 16
 }
 
+@test "mpi: buffered mode: attached buffer with MPI_BSEND_OVERHEAD, MPI_ERR_BUFFER, detach waits" {
+    run_prog bsend 1 2 4 16
+}
+
 @test "mpi: matched probe (Mprobe, Improbe, Mrecv, Imrecv, MPI_MESSAGE_NO_PROC)" {
     run_prog mprobe 1 2 4 16
 }
