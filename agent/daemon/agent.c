@@ -18,6 +18,7 @@
 #include "control.h"
 #include "fault.h"
 #include "job.h"
+#include "jobhost.h"
 #include "log.h"
 #include "mesh.h"
 #include "netd.h"
@@ -37,6 +38,10 @@ void agent_notify_status(struct agent *a)
 
 void agent_job_done(struct agent *a, struct job *j)
 {
+    if (a->job_host) {
+        jobhost_job_done(a, j);
+        return;
+    }
     for (struct job **pp = &a->jobs; *pp; pp = &(*pp)->next)
         if (*pp == j) {
             *pp = j->next;

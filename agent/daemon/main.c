@@ -10,6 +10,7 @@
 #include "agent.h"
 #include "agent_run.h"
 #include "interpose.h"
+#include "jobhost.h"
 #include "log.h"
 
 #define DEFAULT_CONFIG TMPI_SYSCONFDIR "/tmpi/tmpid.conf"
@@ -42,7 +43,9 @@ enum {
     OPT_PRIVATE,
     OPT_READY_FD,
     OPT_VERSION,
-    OPT_HELP
+    OPT_HELP,
+    OPT_JOB_HOST, /* internal: the agent starts job hosts with these (jobhost.h) */
+    OPT_JOB_USER
 };
 
 int main(int argc, char **argv)
@@ -59,6 +62,8 @@ int main(int argc, char **argv)
         {"ready-fd", required_argument, NULL, OPT_READY_FD},
         {"version", no_argument, NULL, OPT_VERSION},
         {"help", no_argument, NULL, OPT_HELP},
+        {"job-host", required_argument, NULL, OPT_JOB_HOST},
+        {"job-user", required_argument, NULL, OPT_JOB_USER},
         {0},
     };
     const char *config = NULL, *socket_path = NULL, *name = NULL, *level = NULL;
@@ -66,6 +71,7 @@ int main(int argc, char **argv)
     const char *peers[64];
     size_t npeers = 0;
     int private_agent = 0, ready_fd = -1;
+    const char *job_host = NULL, *job_user = NULL;
 
     /* Before anything can start a thread: the overrides need the real libc functions. */
     if (interpose_init() < 0) {
@@ -116,6 +122,12 @@ int main(int argc, char **argv)
             ready_fd = (int)v;
             break;
         }
+        case OPT_JOB_HOST:
+            job_host = optarg;
+            break;
+        case OPT_JOB_USER:
+            job_user = optarg;
+            break;
         case OPT_VERSION:
             printf("tmpid %s\n", TMPI_VERSION);
             return 0;
@@ -243,6 +255,11 @@ int main(int argc, char **argv)
     }
     log_set_level(a.cfg.log_level);
 
+    if (job_host) {
+        rc = jobhost_main(&a, job_host, job_user);
+        goto out;
+    }
+    jobhost_setup("/proc/self/exe", config);
     rc = agent_run(&a, ready_fd) < 0 ? 1 : 0;
 out:
     config_free(&a.cfg);
