@@ -79,9 +79,9 @@ static const char *level_name(int level)
 /* The agent's environment minus what belongs to the agent's own service manager link. */
 static char **host_environ(void)
 {
-    static const char *const drop[] = {"NOTIFY_SOCKET=",  "WATCHDOG_PID=", "WATCHDOG_USEC=",
-                                       "LISTEN_FDS=",     "LISTEN_PID=",   "LISTEN_FDNAMES=",
-                                       "INVOCATION_ID=", NULL};
+    static const char *const drop[] = {
+        "NOTIFY_SOCKET=", "WATCHDOG_PID=",   "WATCHDOG_USEC=", "LISTEN_FDS=",
+        "LISTEN_PID=",    "LISTEN_FDNAMES=", "INVOCATION_ID=", NULL};
     size_t n = 0;
     for (char **e = environ; *e; e++)
         n++;
@@ -268,8 +268,9 @@ static void send_job_end(struct jobhost *h)
                      j->reason, j->agent->cfg.kill_grace_sec);
         } else {
             status = 128 + sig;
-            snprintf(reason, sizeof reason, "the job's process on %s was killed by signal %d (%s)%s",
-                     j->agent->cfg.name, sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+            snprintf(reason, sizeof reason,
+                     "the job's process on %s was killed by signal %d (%s)%s", j->agent->cfg.name,
+                     sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
                      WCOREDUMP(st) ? ", core dumped" : "");
         }
     } else {
@@ -446,8 +447,8 @@ static int spawn(struct jobhost *h, int chan, int prog)
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
                                       POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_USEVFORK);
     char **envp = host_environ();
-    int rc = envp ? posix_spawn(&h->pid, jobhost_conf.exe, &fa, &at, (char *const *)argv, envp)
-                  : ENOMEM;
+    int rc =
+        envp ? posix_spawn(&h->pid, jobhost_conf.exe, &fa, &at, (char *const *)argv, envp) : ENOMEM;
     free(envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
