@@ -19,6 +19,8 @@
 #include "fault.h"
 #include "job.h"
 #include "jobhost.h"
+#include "job_member.h"
+#include "job_net.h"
 #include "log.h"
 #include "mesh.h"
 #include "netd.h"
@@ -118,7 +120,27 @@ static void signal_ready(struct agent *a, int ready_fd)
     log_notice("tmpid %s ready (name %s, pid %d)", TMPI_VERSION_STRING, a->cfg.name, (int)getpid());
 }
 
-int agent_run(struct agent *a, int ready_fd)
+/* The mesh hands the connections that carry a job to the job code (mesh.h). */
+static void on_job_assign(void *arg, struct mesh_conn *c, const Tmpi__JobAssign *ja)
+{
+    job_member_assign(arg, c, ja);
+}
+
+static void on_data_accept(void *arg, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel, int fd,
+                           const char *peer)
+{
+    job_net_accept(arg, join, channel, fd, peer);
+}
+
+static const struct mesh_accept_ops mesh_to_jobs = {
+    .job_assign = on_job_assign,
+    .data_accept = on_data_accept,
+};
+
+/* Everything the loop needs: libraries, fault handlers, caches, the event base, the mesh,
+ * netd (only where other agents can reach us), the control socket, signals and timers.
+ * 0 or a negative errno (logged); teardown() undoes whatever part was done. */
+static int setup(struct agent *a)
 {
     int r;
     if (sodium_init() < 0) {
@@ -146,39 +168,32 @@ int agent_run(struct agent *a, int ready_fd)
         return -ENOMEM;
     }
     r = mesh_init(a);
-    if (r < 0) goto out;
+    if (r < 0) return r;
+    mesh_set_accept_ops(a, &mesh_to_jobs, a);
     if (a->cfg.key_file) {
         /* The data plane exists only where other agents can reach us. */
         r = netd_new(a->cfg.recv_threads, NETD_MAX_PAYLOAD, &a->netd);
         if (r < 0) {
             log_error("cannot start the receive daemons: %s", strerror(-r));
-            goto out;
+            return r;
         }
     }
     r = control_listen(a);
-    if (r < 0) goto out;
+    if (r < 0) return r;
     a->sig_term = evsignal_new(a->base, SIGTERM, on_signal, a);
     a->sig_int = evsignal_new(a->base, SIGINT, on_signal, a);
     a->shutdown_timer = evtimer_new(a->base, on_shutdown_timeout, a);
     a->watchdog = evtimer_new(a->base, on_watchdog, a);
-    if (!a->sig_term || !a->sig_int || !a->shutdown_timer || !a->watchdog) {
-        r = -ENOMEM;
-        goto out;
-    }
+    if (!a->sig_term || !a->sig_int || !a->shutdown_timer || !a->watchdog) return -ENOMEM;
     evsignal_add(a->sig_term, NULL);
     evsignal_add(a->sig_int, NULL);
     if (sd_watchdog_enabled(0, &a->watchdog_usec) > 0) on_watchdog(-1, 0, a);
+    return 0;
+}
 
-    signal_ready(a, ready_fd);
-    event_base_dispatch(a->base);
-    r = 0;
-    if (a->njobs > 0) {
-        /* Rank threads still run inside us; unloading their code would crash them. */
-        log_warning("exiting with %u job(s) still running", a->njobs);
-        control_close(a);
-        _exit(1);
-    }
-out:
+/* Undoes setup(), however far it got. */
+static void teardown(struct agent *a)
+{
     control_free_all(a);
     mesh_close(a);
     netd_free(a->netd);
@@ -187,12 +202,30 @@ out:
     if (a->sig_int) event_free(a->sig_int);
     if (a->shutdown_timer) event_free(a->shutdown_timer);
     if (a->watchdog) event_free(a->watchdog);
-    /* libevent finishes a freed bufferevent from its loop when a deferred callback of it was
-     * still queued (the callback holds a reference): one pass without blocking runs those
-     * before the base goes.  LeakSanitizer saw a control connection's bufferevent left over
-     * when SIGTERM caught it mid-shutdown.  No event of ours is left to fire. */
-    event_base_loop(a->base, EVLOOP_NONBLOCK);
-    event_base_free(a->base);
+    if (a->base) {
+        /* libevent finishes a freed bufferevent from its loop when a deferred callback of it
+         * was still queued (the callback holds a reference): one pass without blocking runs
+         * those before the base goes.  LeakSanitizer saw a control connection's bufferevent
+         * left over when SIGTERM caught it mid-shutdown.  No event of ours is left to fire. */
+        event_base_loop(a->base, EVLOOP_NONBLOCK);
+        event_base_free(a->base);
+    }
     progcache_destroy(&a->cache);
+}
+
+int agent_run(struct agent *a, int ready_fd)
+{
+    int r = setup(a);
+    if (r == 0) {
+        signal_ready(a, ready_fd);
+        event_base_dispatch(a->base);
+        if (a->njobs > 0) {
+            /* Rank threads still run inside us; unloading their code would crash them. */
+            log_warning("exiting with %u job(s) still running", a->njobs);
+            control_close(a);
+            _exit(1);
+        }
+    }
+    teardown(a);
     return r;
 }

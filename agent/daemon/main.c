@@ -1,6 +1,13 @@
-/* main.c — tmpid's command line.  See tmpid(8). */
+/* main.c — tmpid's command line.  See tmpid(8).
+ *
+ * Three steps, each its own function: parse_args (the command line into struct args, nothing
+ * else), configure (config file, then the command line over it, then the checks that need
+ * both), and agent_run (agent.c: set-up and the run loop).  main only sequences them and has
+ * one cleanup path.  Exit codes: 0 done, 1 a failure at run time (memory, unreadable config,
+ * the agent failed), 2 a usage error. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,11 +16,15 @@
 
 #include "agent.h"
 #include "agent_run.h"
-#include "interpose.h"
 #include "jobhost.h"
+#include "interpose.h"
 #include "log.h"
 
 #define DEFAULT_CONFIG TMPI_SYSCONFDIR "/tmpi/tmpid.conf"
+#define MAX_PEERS 64 /* --peer options; a config file may list more */
+#define DEFAULT_LISTEN ":7470"
+
+enum { EXIT_RUN = 1, EXIT_USAGE = 2 };
 
 static void usage(FILE *f)
 {
@@ -32,6 +43,29 @@ static void usage(FILE *f)
                "  --help             this text\n");
 }
 
+/* The command line as given; NULL / 0 / -1: not given.  Strings point into argv. */
+struct args {
+    const char *config, *socket_path, *name, *level, *listen, *key_file;
+    const char *peers[MAX_PEERS];
+    size_t npeers;
+    int private_agent;
+    int ready_fd;
+    const char *job_host, *job_user; /* internal: how the agent starts a job host (jobhost.h) */
+};
+
+/* Prints "tmpid: ..." and returns code, so an error is one line: return fail(2, "..."). */
+static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("tmpid: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return code;
+}
+
 enum {
     OPT_CONFIG = 256,
     OPT_SOCKET,
@@ -44,11 +78,23 @@ enum {
     OPT_READY_FD,
     OPT_VERSION,
     OPT_HELP,
-    OPT_JOB_HOST, /* internal: the agent starts job hosts with these (jobhost.h) */
+    OPT_JOB_HOST,
     OPT_JOB_USER
 };
 
-int main(int argc, char **argv)
+static int parse_fd(const char *s, int *ret)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    struct stat st;
+    if (errno || end == s || *end || v < 0 || v > 1 << 20 || fstat((int)v, &st) < 0) return -1;
+    *ret = (int)v;
+    return 0;
+}
+
+/* -1: go on; else main returns this code (--help, --version, a usage error). */
+static int parse_args(int argc, char **argv, struct args *o)
 {
     static const struct option opts[] = {
         {"config", required_argument, NULL, OPT_CONFIG},
@@ -66,67 +112,45 @@ int main(int argc, char **argv)
         {"job-user", required_argument, NULL, OPT_JOB_USER},
         {0},
     };
-    const char *config = NULL, *socket_path = NULL, *name = NULL, *level = NULL;
-    const char *listen = NULL, *key_file = NULL;
-    const char *peers[64];
-    size_t npeers = 0;
-    int private_agent = 0, ready_fd = -1;
-    const char *job_host = NULL, *job_user = NULL;
-
-    /* Before anything can start a thread: the overrides need the real libc functions. */
-    if (interpose_init() < 0) {
-        fprintf(stderr, "tmpid: cannot resolve the libc functions it overrides\n");
-        return 1;
-    }
-
+    *o = (struct args){.ready_fd = -1};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case OPT_CONFIG:
-            config = optarg;
+            o->config = optarg;
             break;
         case OPT_SOCKET:
-            socket_path = optarg;
+            o->socket_path = optarg;
             break;
         case OPT_NAME:
-            name = optarg;
+            o->name = optarg;
             break;
         case OPT_LISTEN:
-            listen = optarg;
+            o->listen = optarg;
             break;
         case OPT_KEY_FILE:
-            key_file = optarg;
+            o->key_file = optarg;
             break;
         case OPT_PEER:
-            if (npeers == sizeof peers / sizeof peers[0] || !*optarg) {
-                fprintf(stderr, "tmpid: --peer: at most 64, each HOST:PORT\n");
-                return 2;
-            }
-            peers[npeers++] = optarg;
+            if (o->npeers == MAX_PEERS || !*optarg)
+                return fail(EXIT_USAGE, "--peer: at most %d, each HOST:PORT", MAX_PEERS);
+            o->peers[o->npeers++] = optarg;
             break;
         case OPT_LOG_LEVEL:
-            level = optarg;
+            o->level = optarg;
             break;
         case OPT_PRIVATE:
-            private_agent = 1;
+            o->private_agent = 1;
             break;
-        case OPT_READY_FD: {
-            char *end;
-            errno = 0;
-            long v = strtol(optarg, &end, 10);
-            struct stat st;
-            if (errno || *end || v < 0 || v > 1 << 20 || fstat((int)v, &st) < 0) {
-                fprintf(stderr, "tmpid: --ready-fd: not an open file descriptor: %s\n", optarg);
-                return 2;
-            }
-            ready_fd = (int)v;
+        case OPT_READY_FD:
+            if (parse_fd(optarg, &o->ready_fd) < 0)
+                return fail(EXIT_USAGE, "--ready-fd: not an open file descriptor: %s", optarg);
             break;
-        }
         case OPT_JOB_HOST:
-            job_host = optarg;
+            o->job_host = optarg;
             break;
         case OPT_JOB_USER:
-            job_user = optarg;
+            o->job_user = optarg;
             break;
         case OPT_VERSION:
             printf("tmpid %s\n", TMPI_VERSION);
@@ -137,130 +161,101 @@ int main(int argc, char **argv)
             return 0;
         default:
             usage(stderr);
-            return 2;
+            return EXIT_USAGE;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "tmpid: unexpected argument: %s\n", argv[optind]);
-        return 2;
+    if (optind < argc) return fail(EXIT_USAGE, "unexpected argument: %s", argv[optind]);
+    return -1;
+}
+
+/* *field = a copy of value (when value is given); -ENOMEM. */
+static int override(char **field, const char *value)
+{
+    if (!value) return 0;
+    char *s = strdup(value);
+    if (!s) return -ENOMEM;
+    free(*field);
+    *field = s;
+    return 0;
+}
+
+/* Checks on the command line alone, before the config file is read. */
+static int check_args(const struct args *o)
+{
+    if (o->config && o->private_agent)
+        return fail(EXIT_USAGE, "--private runs without a config file; drop --config");
+    if ((o->socket_path && !*o->socket_path) || (o->name && !*o->name))
+        return fail(EXIT_USAGE, "--socket and --name need a non-empty value");
+    if ((o->listen && !*o->listen) || (o->key_file && !*o->key_file))
+        return fail(EXIT_USAGE, "--listen and --key-file need a non-empty value");
+    if (o->private_agent && (o->listen || o->key_file || o->npeers))
+        return fail(EXIT_USAGE, "a --private agent does not join a mesh");
+    return 0;
+}
+
+/* cfg = defaults, then the config file, then the command line.  0 or an exit code; cfg is
+ * freed by the caller either way. */
+static int configure(const struct args *o, struct agent_config *cfg)
+{
+    int rc = check_args(o);
+    if (rc) return rc;
+    cfg->private_agent = o->private_agent;
+    if (!o->private_agent) {
+        const char *path = o->config ? o->config : DEFAULT_CONFIG;
+        int r = config_load(cfg, path);
+        /* no system config (and none asked for): the defaults */
+        if (r < 0 && !(r == -ENOENT && !o->config)) {
+            /* -EINVAL: config_load has said what is wrong, with the line */
+            if (r != -EINVAL) fail(EXIT_RUN, "cannot read %s: %s", path, strerror(-r));
+            return EXIT_RUN;
+        }
     }
+    if (o->level) {
+        int l = log_level_parse(o->level);
+        if (l < 0) return fail(EXIT_USAGE, "unknown log level: %s", o->level);
+        cfg->log_level = l;
+    }
+    if (override(&cfg->socket_path, o->socket_path) < 0 || override(&cfg->name, o->name) < 0 ||
+        override(&cfg->listen, o->listen) < 0 || override(&cfg->key_file, o->key_file) < 0)
+        return fail(EXIT_RUN, "out of memory");
+    for (size_t i = 0; i < o->npeers; i++)
+        if (config_add_peer(cfg, o->peers[i]) < 0) return fail(EXIT_RUN, "out of memory");
+    if (cfg->npeers && !cfg->key_file) return fail(EXIT_USAGE, "--peer needs --key-file");
+    /* An agent with a cluster key joins the mesh: on all addresses, the default port. */
+    if (cfg->key_file && !cfg->listen && !o->private_agent &&
+        override(&cfg->listen, DEFAULT_LISTEN) < 0)
+        return fail(EXIT_RUN, "out of memory");
+    if (cfg->listen && !cfg->key_file)
+        return fail(EXIT_USAGE, "--listen needs --key-file: agents accept only peers that hold "
+                                "the cluster key");
+    if (!cfg->socket_path || !cfg->name) return fail(EXIT_RUN, "out of memory");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    /* Before anything can start a thread: the overrides need the real libc functions. */
+    if (interpose_init() < 0)
+        return fail(EXIT_RUN, "cannot resolve the libc functions it overrides");
+
+    struct args o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0) return rc;
 
     struct agent a = {0};
-    int rc = 0;
     if (config_defaults(&a.cfg) < 0) {
-        fprintf(stderr, "tmpid: out of memory\n");
-        return 1;
-    }
-    a.cfg.private_agent = private_agent;
-    if (config && private_agent) {
-        fprintf(stderr, "tmpid: --private runs without a config file; drop --config\n");
-        {
-            rc = 2;
-            goto out;
-        }
-    }
-    if (!private_agent) {
-        const char *path = config ? config : DEFAULT_CONFIG;
-        int r = config_load(&a.cfg, path);
-        if (r == -ENOENT && !config) {
-            /* no system config: defaults */
-        } else if (r < 0) {
-            if (r != -EINVAL) fprintf(stderr, "tmpid: cannot read %s: %s\n", path, strerror(-r));
-            {
-                rc = 1;
-                goto out;
-            }
-        }
-    }
-    if (level) {
-        int l = log_level_parse(level);
-        if (l < 0) {
-            fprintf(stderr, "tmpid: unknown log level: %s\n", level);
-            {
-                rc = 2;
-                goto out;
-            }
-        }
-        a.cfg.log_level = l;
-    }
-    if ((socket_path && !*socket_path) || (name && !*name)) {
-        fprintf(stderr, "tmpid: --socket and --name need a non-empty value\n");
-        {
-            rc = 2;
-            goto out;
-        }
-    }
-    if (socket_path) {
-        free(a.cfg.socket_path);
-        a.cfg.socket_path = strdup(socket_path);
-    }
-    if (name) {
-        free(a.cfg.name);
-        a.cfg.name = strdup(name);
-    }
-    if ((listen && !*listen) || (key_file && !*key_file)) {
-        fprintf(stderr, "tmpid: --listen and --key-file need a non-empty value\n");
-        {
-            rc = 2;
-            goto out;
-        }
-    }
-    if (private_agent && (listen || key_file)) {
-        fprintf(stderr, "tmpid: a --private agent does not join a mesh\n");
-        {
-            rc = 2;
-            goto out;
-        }
-    }
-    if (listen) {
-        free(a.cfg.listen);
-        a.cfg.listen = strdup(listen);
-    }
-    if (key_file) {
-        free(a.cfg.key_file);
-        a.cfg.key_file = strdup(key_file);
-    }
-    for (size_t i = 0; i < npeers; i++)
-        if (config_add_peer(&a.cfg, peers[i]) < 0) {
-            fprintf(stderr, "tmpid: out of memory\n");
-            rc = 1;
-            goto out;
-        }
-    if (a.cfg.npeers && !a.cfg.key_file) {
-        fprintf(stderr, "tmpid: --peer needs --key-file\n");
-        rc = 2;
+        rc = fail(EXIT_RUN, "out of memory");
         goto out;
     }
-    if (private_agent && npeers) {
-        fprintf(stderr, "tmpid: a --private agent does not join a mesh\n");
-        rc = 2;
-        goto out;
-    }
-    /* An agent with a cluster key joins the mesh: on all addresses, the default port. */
-    if (a.cfg.key_file && !a.cfg.listen && !private_agent) a.cfg.listen = strdup(":7470");
-    if (a.cfg.listen && !a.cfg.key_file) {
-        fprintf(stderr, "tmpid: --listen needs --key-file: agents accept only peers that hold "
-                        "the cluster key\n");
-        {
-            rc = 2;
-            goto out;
-        }
-    }
-    if (!a.cfg.socket_path || !a.cfg.name) {
-        fprintf(stderr, "tmpid: out of memory\n");
-        {
-            rc = 1;
-            goto out;
-        }
-    }
+    rc = configure(&o, &a.cfg);
+    if (rc) goto out;
     log_set_level(a.cfg.log_level);
-
-    if (job_host) {
-        rc = jobhost_main(&a, job_host, job_user);
+    if (o.job_host) {
+        rc = jobhost_main(&a, o.job_host, o.job_user);
         goto out;
     }
-    jobhost_setup("/proc/self/exe", config);
-    rc = agent_run(&a, ready_fd) < 0 ? 1 : 0;
+    jobhost_setup("/proc/self/exe", o.config);
+    rc = agent_run(&a, o.ready_fd) < 0 ? EXIT_RUN : 0;
 out:
     config_free(&a.cfg);
     return rc;

@@ -19,8 +19,6 @@
 
 #include "agent.h"
 #include "frame.h"
-#include "job_member.h"
-#include "job_net.h"
 #include "keyfile.h"
 #include "log.h"
 #include "mesh_auth.h"
@@ -104,6 +102,8 @@ struct mesh {
     uint64_t auth_failures;
     struct mesh_peer *peers;
     unsigned npeers;
+    const struct mesh_accept_ops *accept_ops; /* NULL: connections for jobs are refused */
+    void *accept_arg;
 };
 
 /* Heartbeats missed before a peer counts as lost. */
@@ -273,7 +273,13 @@ static int on_frame(struct mesh_conn *c, const Tmpi__Envelope *env)
     switch (env->msg_case) {
     case TMPI__ENVELOPE__MSG_JOB_ASSIGN:
         if (c->outgoing || c->hs.channel != MESH_CH_CTL) break;
-        job_member_assign(c->m->a, c, env->job_assign);
+        if (!c->m->accept_ops || !c->m->accept_ops->job_assign) {
+            log_warning("mesh: %s (%s) assigns a job, but this agent takes none; closing", c->addr,
+                        c->hs.peer_name);
+            close_after_flush(c);
+            return -1;
+        }
+        c->m->accept_ops->job_assign(c->m->accept_arg, c, env->job_assign);
         return c->dead || c->closing ? -1 : 0;
     case TMPI__ENVELOPE__MSG_MESH_PING: {
         Tmpi__MeshPong p = TMPI__MESH_PONG__INIT;
@@ -387,7 +393,12 @@ static void data_accept(struct mesh_conn *c)
     char peer[MESH_NAME_SIZE + 100];
     snprintf(peer, sizeof peer, "%s (%s)", c->addr, c->hs.peer_name);
     uint32_t channel = c->hs.channel;
-    struct agent *a = c->m->a;
+    struct mesh *m = c->m;
+    if (!m->accept_ops || !m->accept_ops->data_accept) {
+        log_warning("mesh: data connection from %s, but this agent takes none; closing", peer);
+        conn_free(c);
+        return;
+    }
     int fd = fcntl(bufferevent_getfd(c->bev), F_DUPFD_CLOEXEC, 0);
     int e = errno;
     conn_free(c);
@@ -395,7 +406,7 @@ static void data_accept(struct mesh_conn *c)
         log_errno(LOG_WARNING, -e, "mesh: data connection from %s", peer);
         return;
     }
-    job_net_accept(a, join, channel, fd, peer);
+    m->accept_ops->data_accept(m->accept_arg, join, channel, fd, peer);
 }
 
 static void read_cb(struct bufferevent *bev, void *arg)
@@ -654,6 +665,12 @@ int mesh_init(struct agent *a)
     freeaddrinfo(res);
     log_info("mesh: listening on %s", m->listen_addr);
     return 0;
+}
+
+void mesh_set_accept_ops(struct agent *a, const struct mesh_accept_ops *ops, void *arg)
+{
+    a->mesh->accept_ops = ops;
+    a->mesh->accept_arg = arg;
 }
 
 /* Starts an outgoing connection; the handshake runs from event_cb.  Negative errno. */

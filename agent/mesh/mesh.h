@@ -1,7 +1,11 @@
 /* mesh.h — connections between agents, each authenticated with the cluster key before
  * anything else is read (mesh_auth.h).  This part: the listener (--listen), the handshake on
  * both sides, and a ping an admin uses to check that two agents can reach and trust each
- * other (tmpictl ping).  Loop thread only. */
+ * other (tmpictl ping).  Loop thread only.
+ *
+ * The mesh knows nothing of jobs: what an incoming connection carries for a job (a JobAssign,
+ * a data connection's socket) goes to the callbacks registered with mesh_set_accept_ops, as
+ * netd hands frames over through netd_ops. */
 #ifndef TMPI_AGENT_MESH_H
 #define TMPI_AGENT_MESH_H
 
@@ -24,6 +28,22 @@ struct mesh_conn;
  * a key).  0 or a negative errno, logged. */
 int mesh_init(struct agent *a);
 void mesh_close(struct agent *a);
+
+/* Upcalls for incoming connections that carry a job, registered once after mesh_init (the
+ * daemon wires them to the job code).  Loop thread.  A member left NULL (or no ops): such a
+ * connection is refused (closed, logged). */
+struct mesh_accept_ops {
+    /* An authenticated incoming control connection (channel 3) sent a JobAssign: the callee
+     * takes the connection over (mesh_conn_set_ops) or closes it (mesh_conn_close); ja is
+     * valid during the call only. */
+    void (*job_assign)(void *arg, struct mesh_conn *c, const Tmpi__JobAssign *ja);
+    /* An authenticated incoming data connection (channel MESH_CH_P2P or MESH_CH_COLL) sent its
+     * join record: the callee owns fd from now on (closes it if the record names nothing it
+     * knows); peer ("address (name)") is for its messages. */
+    void (*data_accept)(void *arg, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel, int fd,
+                        const char *peer);
+};
+void mesh_set_accept_ops(struct agent *a, const struct mesh_accept_ops *ops, void *arg);
 
 /* "HOST:PORT", "HOST", ":PORT", "[V6]:PORT" -> host (may be empty) and port (default
  * MESH_DEFAULT_PORT; 0 lets a listener take any free port).  0 or -EINVAL. */
@@ -54,7 +74,7 @@ struct mesh_peer_info {
 size_t mesh_peers(const struct agent *a, struct mesh_peer_info *out, size_t max);
 size_t mesh_npeers(const struct agent *a);
 
-/* ---- connections that carry a job (job_coord.c, job_member.c, job_net.c) ---- */
+/* ---- connections that carry a job (used by the job code: coordination, members, links) ---- */
 
 /* Callbacks of a control connection (channel 3) that carries one job.  Loop thread.  The
  * connection stays valid until on_close or mesh_conn_close; from on_frame, mesh_conn_close
@@ -73,7 +93,7 @@ struct mesh_ctl_ops {
  * -ENOKEY, -EINVAL, -EHOSTUNREACH, -ECONNREFUSED, -EMFILE (then no callback runs). */
 int mesh_ctl_connect(struct agent *a, const char *address, const struct mesh_ctl_ops *ops,
                      void *arg, struct mesh_conn **ret);
-/* Takes over the callbacks of an incoming control connection (from job_member_assign). */
+/* Takes over the callbacks of an incoming control connection (from the job_assign upcall). */
 void mesh_conn_set_ops(struct mesh_conn *c, const struct mesh_ctl_ops *ops, void *arg);
 /* Queues one frame.  0, -EMSGSIZE, -ENOMEM, -ENOTCONN (closing). */
 int mesh_send(struct mesh_conn *c, const Tmpi__Envelope *env);

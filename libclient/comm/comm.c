@@ -12,7 +12,11 @@
 
 #define TM_CTX_SELF 2 /* every rank's MPI_COMM_SELF: its traffic only reaches its own mailbox */
 
-static const int tm_tag_ub = MPI_TAG_UB;
+/* Values of the predefined attributes (MPI_Comm_get_attr hands out pointers to them). */
+static const int tm_tag_ub = TM_TAG_UB;
+static const int tm_host = MPI_PROC_NULL; /* no rank is a host */
+static const int tm_io = MPI_ANY_SOURCE;  /* every rank can do I/O */
+static const int tm_wtime_global = 0;     /* clocks are per node */
 
 int tm_comm_init_shared(struct tm_comm *c, int ctx, int size, int32_t *world_of)
 {
@@ -507,12 +511,23 @@ TM_API int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
     GET_COMM("MPI_Comm_get_attr", comm);
     if (!value || !flag)
         return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_get_attr", "value or flag is NULL");
-    if (keyval == MPI_TAG_UB) {
-        *(const int **)value = &tm_tag_ub;
-        *flag = 1;
-    } else {
-        *flag = 0;
+    const int *v = NULL;
+    switch (keyval) {
+    case MPI_TAG_UB:
+        v = &tm_tag_ub;
+        break;
+    case MPI_HOST:
+        v = &tm_host;
+        break;
+    case MPI_IO:
+        v = &tm_io;
+        break;
+    case MPI_WTIME_IS_GLOBAL:
+        v = &tm_wtime_global;
+        break;
     }
+    if (v) *(const int **)value = v;
+    *flag = v != NULL;
     return MPI_SUCCESS;
 }
 TM_ALIAS(Comm_get_attr)

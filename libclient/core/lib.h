@@ -26,6 +26,9 @@
 #define TM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define TM_CACHELINE 64
 
+/* The largest tag a program may use; MPI_Comm_get_attr(MPI_TAG_UB) answers it. */
+#define TM_TAG_UB 0x3fffffff
+
 struct tm_rank;
 
 /* Process-wide: the agent's service table.  Written once by tm_lib_load() under `once`, read

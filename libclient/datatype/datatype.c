@@ -75,13 +75,30 @@ static const struct tm_type tm_types[] = {
     P(MPI_SHORT_INT, struct tm_short_int, short, TM_T_SHORT_INT),
     P(MPI_LONG_DOUBLE_INT, struct tm_long_double_int, long double, TM_T_LONG_DOUBLE_INT),
     T(MPI_PACKED, unsigned char, TM_T_PACKED),
+    /* Types of other languages that are exactly a C type above (the complex ones and the
+     * Fortran types with no C twin wait for the datatype engine: no entry, MPI_ERR_TYPE). */
+    T(MPI_CXX_BOOL, _Bool, TM_T_C_BOOL),
+    T(MPI_CHARACTER, char, TM_T_CHAR),
+    T(MPI_INTEGER, MPI_Fint, TM_T_INT),
+    T(MPI_REAL, float, TM_T_FLOAT),
+    T(MPI_DOUBLE_PRECISION, double, TM_T_DOUBLE),
+    P(MPI_2INTEGER, struct tm_2int, int, TM_T_2INT),
+    T(MPI_INTEGER1, int8_t, TM_T_INT8),
+    T(MPI_INTEGER2, int16_t, TM_T_INT16),
+    T(MPI_INTEGER4, int32_t, TM_T_INT32),
+    T(MPI_INTEGER8, int64_t, TM_T_INT64),
+    T(MPI_REAL4, float, TM_T_FLOAT),
+    T(MPI_REAL8, double, TM_T_DOUBLE),
 };
+
+_Static_assert(sizeof tm_types / sizeof tm_types[0] <= TM_DTYPE_FIRST,
+               "predefined datatype handles must stay below the derived ones");
 
 const struct tm_type *tm_type_get(MPI_Datatype dt)
 {
     if (dt >= TM_DTYPE_FIRST) return tm_dtype_get(tm_self(), dt, 1);
     if (dt <= 0 || (size_t)dt >= sizeof tm_types / sizeof tm_types[0]) return NULL;
-    return &tm_types[dt];
+    return tm_types[dt].name ? &tm_types[dt] : NULL; /* handles without an entry yet */
 }
 
 const struct tm_type *tm_type_query(MPI_Datatype dt)

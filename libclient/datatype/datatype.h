@@ -19,8 +19,9 @@ struct tm_type {
     int derived;   /* lives in a rank's table (dtype.c), not in the predefined table */
 };
 
-/* Handles from here on are derived datatypes in the calling rank's table (dtype.c). */
-#define TM_DTYPE_FIRST 64
+/* Handles from here on are derived datatypes in the calling rank's table (dtype.c); the
+ * predefined ones (mpi.h) stay below. */
+#define TM_DTYPE_FIRST 128
 
 /* The type behind a handle, NULL if it is not a valid datatype (or a derived type that is not
  * committed: only committed types may be used in communication). */

@@ -29,7 +29,7 @@ static inline int check_args(struct tm_rank *me, struct tm_commref **ret_cr, con
     if (TM_UNLIKELY(peer >= cr->c->size ||
                     (peer < 0 && peer != MPI_PROC_NULL && !(is_recv && peer == MPI_ANY_SOURCE))))
         return tm_err(me, comm, MPI_ERR_RANK, fn, "invalid rank %d", peer);
-    if (TM_UNLIKELY(tag > MPI_TAG_UB || (tag < 0 && !(is_recv && tag == MPI_ANY_TAG))))
+    if (TM_UNLIKELY(tag > TM_TAG_UB || (tag < 0 && !(is_recv && tag == MPI_ANY_TAG))))
         return tm_err(me, comm, MPI_ERR_TAG, fn, "invalid tag %d", tag);
     *ret_bytes = (size_t)count * t->extent;
     return MPI_SUCCESS;

@@ -64,6 +64,10 @@ run_prog() {
     run_prog errors 1 2 4 16
 }
 
+@test "mpi: handle and status conversion, addresses, predefined attributes and callbacks" {
+    run_prog handles 1 2 4
+}
+
 @test "mpi: a 16-rank token ring finishes" {
     run_prog ring 1 2 16
 }

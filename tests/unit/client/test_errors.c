@@ -25,7 +25,10 @@ static int rank_classes(int rank, int size, void *arg)
     EXPECT_ERR(MPI_Send(&v, 1, MPI_INT, -5, 0, MPI_COMM_WORLD), MPI_ERR_RANK);
     EXPECT_ERR(MPI_Send(&v, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD), MPI_ERR_RANK);
     EXPECT_ERR(MPI_Send(&v, 1, MPI_INT, 1, -1, MPI_COMM_WORLD), MPI_ERR_TAG);
-    EXPECT_ERR(MPI_Send(&v, 1, MPI_INT, 1, MPI_TAG_UB + 1, MPI_COMM_WORLD), MPI_ERR_TAG);
+    int *tag_ub = NULL, tflag = 0;
+    TH_MPI(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &tflag));
+    TH_CHECK(tflag && tag_ub, "MPI_TAG_UB attribute missing");
+    EXPECT_ERR(MPI_Send(&v, 1, MPI_INT, 1, *tag_ub + 1, MPI_COMM_WORLD), MPI_ERR_TAG);
     EXPECT_ERR(MPI_Recv(&v, 1, MPI_INT, 1, -7, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_ERR_TAG);
     EXPECT_ERR(MPI_Send(&v, -1, MPI_INT, 1, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
     EXPECT_ERR(MPI_Send(&v, 1, 999, 1, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);

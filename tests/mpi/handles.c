@@ -1,0 +1,151 @@
+/* handles.c — C/Fortran handle and status conversion, address arithmetic, the predefined
+ * attributes and attribute callbacks, and the constants mpi.h defines for later layers. */
+#include <string.h>
+
+#include "check.h"
+
+#define EXPECT(call, cls)                                                                          \
+    do {                                                                                           \
+        int e_ = (call);                                                                           \
+        CHECK(e_ == (cls), "%s: expected %s, got %d", #call, #cls, e_);                            \
+    } while (0)
+
+static void conversions(int size)
+{
+    /* Handles survive c2f/f2c and still work. */
+    MPI_Comm dup;
+    CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    MPI_Comm back = MPI_Comm_f2c(MPI_Comm_c2f(dup));
+    CHECK(back == dup, "Comm_f2c(Comm_c2f(%d)) = %d", dup, back);
+    int n = -1;
+    CHECK_MPI(MPI_Comm_size(back, &n));
+    CHECK(n == size, "size through a converted handle: %d, expected %d", n, size);
+    CHECK_MPI(MPI_Comm_free(&dup));
+    CHECK(MPI_Comm_f2c(MPI_Comm_c2f(MPI_COMM_NULL)) == MPI_COMM_NULL, "COMM_NULL round trip");
+
+    CHECK_MPI(MPI_Type_size(MPI_Type_f2c(MPI_Type_c2f(MPI_DOUBLE)), &n));
+    CHECK(n == (int)sizeof(double), "MPI_DOUBLE through c2f/f2c: size %d", n);
+    CHECK(MPI_Op_f2c(MPI_Op_c2f(MPI_SUM)) == MPI_SUM, "Op round trip");
+    CHECK(MPI_Group_f2c(MPI_Group_c2f(MPI_GROUP_EMPTY)) == MPI_GROUP_EMPTY, "Group round trip");
+    CHECK(MPI_Info_f2c(MPI_Info_c2f(MPI_INFO_NULL)) == MPI_INFO_NULL, "Info round trip");
+    CHECK(MPI_Errhandler_f2c(MPI_Errhandler_c2f(MPI_ERRORS_RETURN)) == MPI_ERRORS_RETURN,
+          "Errhandler round trip");
+    CHECK(MPI_Win_f2c(MPI_Win_c2f(MPI_WIN_NULL)) == MPI_WIN_NULL, "Win round trip");
+    CHECK(MPI_File_f2c(MPI_File_c2f(MPI_FILE_NULL)) == MPI_FILE_NULL, "File round trip");
+
+    /* An invalid Fortran handle is an invalid C handle: the call using it says so. */
+    EXPECT(MPI_Comm_size(MPI_Comm_f2c(12345), &n), MPI_ERR_COMM);
+    EXPECT(MPI_Type_size(MPI_Type_f2c(-7), &n), MPI_ERR_TYPE);
+    int v = 1, w = 0;
+    EXPECT(MPI_Allreduce(&v, &w, 1, MPI_INT, MPI_Op_f2c(999), MPI_COMM_WORLD), MPI_ERR_OP);
+
+    /* Statuses: every field survives, including the hidden ones (count, cancelled). */
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    double buf[5] = {1, 2, 3, 4, 5}, rbuf[5];
+    MPI_Status st, st2;
+    CHECK_MPI(MPI_Sendrecv(buf, 3, MPI_DOUBLE, rank, 7, rbuf, 5, MPI_DOUBLE, rank, 7,
+                           MPI_COMM_WORLD, &st));
+    MPI_Fint f[MPI_F_STATUS_SIZE];
+    CHECK_MPI(MPI_Status_c2f(&st, f));
+    CHECK(f[MPI_F_SOURCE] == rank && f[MPI_F_TAG] == 7, "Fortran status: source %d tag %d",
+          (int)f[MPI_F_SOURCE], (int)f[MPI_F_TAG]);
+    memset(&st2, 0xff, sizeof st2);
+    CHECK_MPI(MPI_Status_f2c(f, &st2));
+    int count = -1, cancelled = -1;
+    CHECK_MPI(MPI_Get_count(&st2, MPI_DOUBLE, &count));
+    CHECK_MPI(MPI_Test_cancelled(&st2, &cancelled));
+    CHECK(st2.MPI_SOURCE == rank && st2.MPI_TAG == 7 && count == 3 && !cancelled,
+          "status after c2f/f2c: source %d tag %d count %d cancelled %d", st2.MPI_SOURCE,
+          st2.MPI_TAG, count, cancelled);
+    MPI_F08_status f08;
+    CHECK_MPI(MPI_Status_c2f08(&st, &f08));
+    memset(&st2, 0, sizeof st2);
+    CHECK_MPI(MPI_Status_f082c(&f08, &st2));
+    CHECK_MPI(MPI_Get_count(&st2, MPI_DOUBLE, &count));
+    CHECK(f08.MPI_TAG == 7 && st2.MPI_TAG == 7 && count == 3, "f08 status: tag %d count %d",
+          (int)f08.MPI_TAG, count);
+    EXPECT(MPI_Status_c2f(MPI_STATUS_IGNORE, f), MPI_ERR_ARG);
+    EXPECT(MPI_Status_c2f(&st, MPI_F_STATUS_IGNORE), MPI_ERR_ARG);
+    EXPECT(MPI_Status_f2c(MPI_F_STATUS_IGNORE, &st2), MPI_ERR_ARG);
+    EXPECT(MPI_Status_f2c(f, MPI_STATUS_IGNORE), MPI_ERR_ARG);
+    EXPECT(MPI_Status_c2f08(&st, MPI_F08_STATUS_IGNORE), MPI_ERR_ARG);
+    EXPECT(MPI_Status_f082c(MPI_F08_STATUS_IGNORE, &st2), MPI_ERR_ARG);
+}
+
+static void addresses(void)
+{
+    double a[4] = {0};
+    MPI_Aint p0, p3;
+    CHECK_MPI(MPI_Get_address(&a[0], &p0));
+    CHECK_MPI(MPI_Get_address(&a[3], &p3));
+    CHECK(MPI_Aint_diff(p3, p0) == 3 * (MPI_Aint)sizeof(double), "Aint_diff: %ld",
+          (long)MPI_Aint_diff(p3, p0));
+    CHECK(MPI_Aint_add(p0, 3 * (MPI_Aint)sizeof(double)) == p3, "Aint_add");
+    CHECK((double *)MPI_Aint_add((MPI_Aint)MPI_BOTTOM, p3) == &a[3], "BOTTOM + address");
+    EXPECT(MPI_Get_address(&a[0], NULL), MPI_ERR_ARG);
+}
+
+static void attributes(void)
+{
+    int *v = NULL, flag = 0;
+    CHECK_MPI(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &v, &flag));
+    CHECK(flag && v && *v >= 32767, "MPI_TAG_UB: flag %d value %d", flag, v ? *v : -1);
+    int tag_ub = *v, x = 0;
+    CHECK(MPI_TAG_UB != tag_ub, "MPI_TAG_UB is a key, not the bound");
+    EXPECT(MPI_Send(&x, 1, MPI_INT, 0, tag_ub + 1, MPI_COMM_WORLD), MPI_ERR_TAG);
+    CHECK_MPI(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_HOST, &v, &flag));
+    CHECK(flag && *v == MPI_PROC_NULL, "MPI_HOST: flag %d value %d", flag, *v);
+    CHECK_MPI(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_IO, &v, &flag));
+    CHECK(flag && *v == MPI_ANY_SOURCE, "MPI_IO: flag %d value %d", flag, *v);
+    CHECK_MPI(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &v, &flag));
+    CHECK(flag && (*v == 0 || *v == 1), "MPI_WTIME_IS_GLOBAL: flag %d value %d", flag, *v);
+    EXPECT(MPI_Comm_get_attr(MPI_COMM_NULL, MPI_TAG_UB, &v, &flag), MPI_ERR_COMM);
+
+    /* The predefined callbacks behave as MPI defines them. */
+    int in = 42, *out = NULL;
+    flag = -1;
+    CHECK_MPI(MPI_COMM_DUP_FN(MPI_COMM_WORLD, 0, NULL, &in, &out, &flag));
+    CHECK(flag == 1 && out == &in, "MPI_COMM_DUP_FN: flag %d", flag);
+    CHECK_MPI(MPI_COMM_NULL_COPY_FN(MPI_COMM_WORLD, 0, NULL, &in, &out, &flag));
+    CHECK(flag == 0, "MPI_COMM_NULL_COPY_FN: flag %d", flag);
+    CHECK_MPI(MPI_COMM_NULL_DELETE_FN(MPI_COMM_WORLD, 0, &in, NULL));
+    CHECK_MPI(MPI_TYPE_DUP_FN(MPI_INT, 0, NULL, &in, &out, &flag));
+    CHECK_MPI(MPI_WIN_NULL_COPY_FN(MPI_WIN_NULL, 0, NULL, &in, &out, &flag));
+    CHECK_MPI(MPI_DUP_FN(MPI_COMM_WORLD, 0, NULL, &in, &out, &flag));
+    CHECK(flag == 1, "MPI_DUP_FN: flag %d", flag);
+}
+
+static void constants(void)
+{
+    CHECK(MPI_MESSAGE_NO_PROC != MPI_MESSAGE_NULL, "message handles");
+    CHECK(MPI_UNWEIGHTED != MPI_WEIGHTS_EMPTY && MPI_UNWEIGHTED != NULL &&
+              MPI_WEIGHTS_EMPTY != NULL,
+          "weights");
+    CHECK(MPI_LOCK_EXCLUSIVE != MPI_LOCK_SHARED, "lock types");
+    CHECK(MPI_GROUP_EMPTY != MPI_GROUP_NULL && MPI_INFO_ENV != MPI_INFO_NULL, "handles");
+    int n = 0;
+    CHECK_MPI(MPI_Type_size(MPI_INTEGER, &n));
+    CHECK(n == (int)sizeof(MPI_Fint), "MPI_INTEGER size %d", n);
+    CHECK_MPI(MPI_Type_size(MPI_LONG_LONG_INT, &n));
+    CHECK(n == (int)sizeof(long long), "MPI_LONG_LONG_INT size %d", n);
+    int version, sub, len;
+    CHECK_MPI(MPI_Get_version(&version, &sub));
+    CHECK(version == MPI_VERSION && sub == MPI_SUBVERSION, "version %d.%d", version, sub);
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    CHECK_MPI(MPI_Get_library_version(lib, &len));
+    CHECK(len > 0 && (size_t)len == strlen(lib), "library version \"%s\" length %d", lib, len);
+}
+
+int main(int argc, char **argv)
+{
+    CHECK_MPI(MPI_Init(&argc, &argv));
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    conversions(size);
+    addresses();
+    attributes();
+    constants();
+    return finish_ok();
+}
