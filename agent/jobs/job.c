@@ -178,6 +178,8 @@ int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
     int r = job_build(a, &spec, uid, bev, &j, err, errlen);
     if (r < 0) return r;
     j->submitter_pid = pid;
+    j->umask = s->umask & 0777;
+    j->umask_set = s->umask_set;
     struct passwd pw, *pwp = NULL;
     char pwbuf[1024];
     if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) == 0 && pwp)

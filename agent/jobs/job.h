@@ -40,6 +40,8 @@ struct job {
     int argc;
     char **argv; /* argv[0] = program_name; job-owned, ranks get copies */
     char *cwd;
+    unsigned umask; /* the launcher's, if umask_set */
+    int umask_set;
     char **env; /* "NAME=VALUE" strings, NULL-terminated */
     uint32_t timeout_sec;
     double start_time;

@@ -45,6 +45,7 @@ struct jobhost {
     int reaped, wstatus;
     int got_end;   /* the host's JobEnd was relayed */
     int throttled; /* not reading: the launcher's output is full */
+    int killed;    /* SIGKILL sent */
     int finished;  /* agent_job_done was called */
 };
 
@@ -110,6 +111,8 @@ static int send_submit(struct jobhost *h, const struct program *p)
     s.n_args = (size_t)j->argc - 1;
     s.args = j->argv + 1;
     s.cwd = j->cwd;
+    s.umask = j->umask;
+    s.umask_set = j->umask_set;
     s.timeout_sec = j->timeout_sec;
     size_t nenv = 0;
     while (j->env[nenv])
@@ -354,10 +357,17 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 static void on_grace(evutil_socket_t fd, short what, void *arg)
 {
     struct jobhost *h = arg;
-    char why[96];
-    snprintf(why, sizeof why, "still running %u s after the job ended or was torn down",
-             h->job->agent->cfg.kill_grace_sec);
-    kill_host(h, why);
+    if (!h->killed) {
+        char why[96];
+        snprintf(why, sizeof why, "still running %u s after the job ended or was torn down",
+                 h->job->agent->cfg.kill_grace_sec);
+        kill_host(h, why);
+        h->killed = 1;
+    }
+    /* Reaping does not depend on SIGCHLD alone: look again every second until it is gone. */
+    struct timeval tv = {.tv_sec = 1};
+    evtimer_add(h->grace, &tv);
+    on_sigchld(SIGCHLD, 0, h);
 }
 
 void jobhost_free(struct job *j)

@@ -51,26 +51,72 @@ static int parse_user(const char *s, uid_t *uid, gid_t *gid, pid_t *pid)
 
 /* Becomes the submitter: supplementary groups, gid, uid.  Nothing to do when the agent
  * already runs as that user (a private agent, or a user's own agent). */
-static int become(uid_t uid, gid_t gid, char *err, size_t errlen)
+static int become(const struct passwd *pw, uid_t uid, gid_t gid, char *err, size_t errlen)
 {
     if (geteuid() == uid && getegid() == gid) return 0;
-    struct passwd pw, *pwp = NULL;
-    char buf[4096];
-    if (getpwuid_r(uid, &pw, buf, sizeof buf, &pwp) != 0 || !pwp) {
+    if (!pw) {
         snprintf(err, errlen, "uid %u has no user entry on this node", (unsigned)uid);
         return -ESRCH;
     }
-    if (initgroups(pw.pw_name, gid) < 0 || setresgid(gid, gid, gid) < 0 ||
+    if (initgroups(pw->pw_name, gid) < 0 || setresgid(gid, gid, gid) < 0 ||
         setresuid(uid, uid, uid) < 0) {
         int e = errno;
         snprintf(err, errlen, "the agent (uid %u) cannot run jobs as %s (uid %u): %s",
-                 (unsigned)getuid(), pw.pw_name, (unsigned)uid, strerror(e));
+                 (unsigned)getuid(), pw->pw_name, (unsigned)uid, strerror(e));
         return -e;
     }
     /* The switch made the process undumpable; it holds nothing secret, so core dumps follow
      * the system's policy for the user's processes again. */
     prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
     return 0;
+}
+
+/* The process environment of the ranks, the same whatever agent starts the host (tmpi-launch(1),
+ * ENVIRONMENT): the user's HOME, USER, LOGNAME and SHELL, a fixed PATH, the sanitizer
+ * settings of the agent (test builds), then the job's -x variables, which win.  Nothing else
+ * of the agent's environment or the launcher's reaches the ranks. */
+#define JOBHOST_PATH "/usr/local/bin:/usr/bin:/bin"
+
+static int set_environment(const struct passwd *pw, const Tmpi__SubmitJob *s)
+{
+    static const char *const keep[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS",
+                                       "LSAN_OPTIONS", NULL};
+    const char *kept[sizeof keep / sizeof keep[0]] = {0};
+    char *copies[sizeof keep / sizeof keep[0]] = {0};
+    for (size_t i = 0; keep[i]; i++)
+        if ((kept[i] = getenv(keep[i])) && !(copies[i] = strdup(kept[i]))) return -ENOMEM;
+    int r = clearenv() == 0 ? 0 : -ENOMEM;
+    for (size_t i = 0; keep[i]; i++) {
+        if (copies[i] && setenv(keep[i], copies[i], 1) < 0) r = -errno;
+        free(copies[i]);
+    }
+    if (pw) {
+        if (setenv("HOME", pw->pw_dir, 1) < 0 || setenv("USER", pw->pw_name, 1) < 0 ||
+            setenv("LOGNAME", pw->pw_name, 1) < 0 || setenv("SHELL", pw->pw_shell, 1) < 0)
+            r = -errno;
+    }
+    if (setenv("PATH", JOBHOST_PATH, 1) < 0) r = -errno;
+    for (size_t i = 0; i < s->n_env; i++)
+        if (s->env[i]->name &&
+            setenv(s->env[i]->name, s->env[i]->value ? s->env[i]->value : "", 1) < 0)
+            r = -errno;
+    return r;
+}
+
+/* The job cannot start: the reason goes to the launcher in a JobEnd of status 1. */
+static int fail_early(unsigned long long job_id, const char *reason)
+{
+    log_error("job %llu: %s", job_id, reason);
+    Tmpi__JobEnd je = TMPI__JOB_END__INIT;
+    je.job_id = job_id;
+    je.exit_status = 1;
+    je.failed_rank = -1;
+    je.reason = (char *)reason;
+    Tmpi__Envelope out = TMPI__ENVELOPE__INIT;
+    out.msg_case = TMPI__ENVELOPE__MSG_JOB_END;
+    out.job_end = &je;
+    (void)frame_write_fd(JOBHOST_CHANNEL_FD, &out, FRAME_DEFAULT_MAX);
+    return 1;
 }
 
 static int read_program(const uint8_t *hash, struct progcache *c, struct program **ret)
@@ -205,22 +251,25 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
         if (env) frame_free(env);
         return 1;
     }
-    char err[400];
-    r = become(uid, gid, err, sizeof err);
+    const Tmpi__SubmitJob *s = env->submit;
+    char err[600];
+    struct passwd pw, *pwp = NULL;
+    char pwbuf[4096];
+    if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) != 0) pwp = NULL;
+    r = become(pwp, uid, gid, err, sizeof err);
+    if (r == 0 && s->umask_set) umask((mode_t)(s->umask & 0777));
+    if (r == 0 && (!s->cwd || chdir(s->cwd) < 0)) {
+        snprintf(err, sizeof err, "cannot use %s as the ranks' working directory on %s: %s",
+                 s->cwd ? s->cwd : "(none)", a->cfg.name, strerror(errno));
+        r = -1;
+    }
+    if (r == 0 && set_environment(pwp, s) < 0) {
+        snprintf(err, sizeof err, "cannot set the ranks' environment: out of memory");
+        r = -1;
+    }
     if (r < 0) {
-        log_error("job %llu: %s", job_id, err);
-        /* the agent reports the exit to the launcher; the reason goes there too */
-        Tmpi__JobEnd je = TMPI__JOB_END__INIT;
-        je.job_id = job_id;
-        je.exit_status = 1;
-        je.failed_rank = -1;
-        je.reason = err;
-        Tmpi__Envelope out = TMPI__ENVELOPE__INIT;
-        out.msg_case = TMPI__ENVELOPE__MSG_JOB_END;
-        out.job_end = &je;
-        (void)frame_write_fd(JOBHOST_CHANNEL_FD, &out, FRAME_DEFAULT_MAX);
         frame_free(env);
-        return 1;
+        return fail_early(job_id, err);
     }
 
     if (evthread_use_pthreads() < 0) {
@@ -254,7 +303,6 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
     bufferevent_setcb(host.chan, chan_read, chan_write, chan_event, NULL);
     bufferevent_enable(host.chan, EV_READ | EV_WRITE);
 
-    const Tmpi__SubmitJob *s = env->submit;
     if (s->program_hash.len != PROGRAM_HASH_SIZE) goto out;
     r = read_program(s->program_hash.data, &a->cache, &p);
     if (r < 0) {

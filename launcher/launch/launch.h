@@ -33,6 +33,7 @@ struct launch_opts {
     const char *agent; /* --agent, or NULL */
     bool tag_output;
     uint32_t timeout_sec; /* 0: none */
+    const char *wdir;     /* --wdir: the ranks' working directory, or NULL: ours */
     Tmpi__EnvVar *env;    /* -x, in command-line order */
     size_t n_env;
     /* placement */

@@ -35,6 +35,7 @@ static void usage(FILE *f)
           "  -x VAR[=VALUE]       set VAR in the ranks' environment (repeatable); without\n"
           "                       VALUE, forward this shell's value\n"
           "  --timeout SEC        cancel the job after SEC seconds (0: never)\n"
+          "  --wdir DIR           the ranks' working directory (default: the current one)\n"
           "Placement (see tmpi-launch(1)):\n"
           "  --hostfile FILE      hosts from FILE: lines \"HOST [slots=N] [max_slots=M]\n"
           "                       [port=P]\" or \"HOST:N\"; '#' starts a comment\n"
@@ -158,6 +159,10 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
             if (!v) return bad_usage("%s needs a number of seconds", "--timeout");
             if (parse_u32(v, 0, UINT32_MAX, &o->timeout_sec) < 0)
                 return bad_usage("--timeout %s: not a whole number of seconds", v);
+        } else if (is_opt(a, "--wdir")) {
+            v = opt_value(argc, argv, &i, a, strlen("--wdir"));
+            if (!v || !*v) return bad_usage("%s needs a directory", "--wdir");
+            o->wdir = v;
         } else if (is_opt(a, "--hostfile")) {
             v = opt_value(argc, argv, &i, a, strlen("--hostfile"));
             if (!v || !*v) return bad_usage("%s needs a file name", "--hostfile");

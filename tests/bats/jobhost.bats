@@ -41,10 +41,14 @@ agent_down() {
     fi
 }
 
-teardown() { agent_down; }
+
 
 launch() { "$TMPI_BUILD/launcher/tmpi-launch" --agent "$SOCK" "$@"; }
 tmpictl() { "$TMPI_BUILD/launcher/tmpictl" --agent "$SOCK" "$@"; }
+
+expect_line() {
+    grep -qxF -- "$1" <<<"$output" || { printf 'expected the line: %s\ngot:\n%s\n' "$1" "$output"; false; }
+}
 
 # The pid rank 0 reported in a "pid=N ..." line of $output.
 reported_pid() { sed -n 's/^pid=\([0-9]*\) .*/\1/p' <<<"$output"; }
@@ -103,4 +107,138 @@ reported_pid() { sed -n 's/^pid=\([0-9]*\) .*/\1/p' <<<"$output"; }
     [ "$st" -eq 143 ] || { echo "expected 143, got $st"; cat "$BATS_TEST_TMPDIR/spin.out"; false; }
     (( SECONDS - t0 <= 4 )) || { echo "took $((SECONDS - t0)) s with a grace of 1 s"; false; }
     grep -q "killing its job host" "$LOG" || { cat "$LOG"; false; }
+}
+
+# ---- real users (root only): throwaway accounts tmpit_* with 0700 homes, removed again ----
+
+# Creates user $1 with a 0700 home; records it for users_down.
+user_up() {
+    local u=$1
+    useradd -m -d "/home/$u" -s /bin/sh "$u" || return 1
+    echo "$u" >>"$BATS_TEST_TMPDIR/users"
+    chmod 700 "/home/$u"
+}
+
+users_down() {
+    local u
+    [ -f "$BATS_TEST_TMPDIR/users" ] || return 0
+    while read -r u; do
+        userdel -r -f "$u" 2>/dev/null || true
+    done <"$BATS_TEST_TMPDIR/users"
+    rm -f "$BATS_TEST_TMPDIR/users"
+}
+
+# need_users: root, the tools, and a build tree other users can reach; sets UA and UB, a
+# world-readable program directory (PUB) and socket directory (SOCK_DIR).
+need_users() {
+    [ "$(id -u)" -eq 0 ] || skip "needs root to create users"
+    command -v useradd >/dev/null && command -v runuser >/dev/null || skip "no useradd/runuser"
+    setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$TMPI_BUILD/launcher/tmpi-launch" ||
+        skip "other users cannot reach the build tree ($TMPI_BUILD)"
+    UA="tmpit_a$$"
+    UB="tmpit_b$$"
+    user_up "$UA" && user_up "$UB" || return 1
+    PUB=$(mktemp -d /tmp/tmpit-progs.XXXXXX)
+    echo "$PUB" >"$BATS_TEST_TMPDIR/pubdir"
+    cp "$PROGS"/* "$PUB"/
+    chmod 755 "$PUB" "$PUB"/*
+    SOCK_DIR=$PUB
+}
+
+# as USER CMD...: CMD as USER, in USER's home, with a umask of 027.
+as() {
+    local u=$1
+    shift
+    runuser -u "$u" -- sh -c 'cd "$HOME" && umask 027 && exec "$@"' sh "$@"
+}
+
+teardown() {
+    agent_down
+    users_down
+    if [ -f "$BATS_TEST_TMPDIR/pubdir" ]; then
+        rm -rf "$(cat "$BATS_TEST_TMPDIR/pubdir")"
+        rm -f "$BATS_TEST_TMPDIR/pubdir"
+    fi
+}
+
+@test "job host: two users on one system agent: own homes, own files, umask, --wdir, no key" {
+    need_users
+    local key="$BATS_TEST_TMPDIR/cluster.key" conf="$BATS_TEST_TMPDIR/tmpid.conf"
+    head -c 32 /dev/urandom >"$key"
+    chmod 600 "$key"
+    printf '[agent]\nkill_grace = 2\n' >"$conf"
+    local port
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    agent_up --config "$conf" --listen "127.0.0.1:$port" --key-file "$key"
+    local L="$TMPI_BUILD/launcher/tmpi-launch"
+    for u in "$UA" "$UB"; do
+        echo "for $u only" >"/home/$u/input.dat"
+        chown "$u:" "/home/$u/input.dat"
+        chmod 600 "/home/$u/input.dat"
+        mkdir "/home/$u/sub"
+        chown "$u:" "/home/$u/sub"
+        run as "$u" "$L" --agent "$SOCK" -n 2 "$PUB/hostinfo" read input.dat
+        [ "$status" -eq 0 ] || { echo "$u: $output"; false; }
+        expect_line "read: for $u only"
+        run as "$u" "$L" --agent "$SOCK" -n 2 "$PUB/hostinfo" write output.dat
+        [ "$status" -eq 0 ] || { echo "$u: $output"; false; }
+        [ "$(stat -c %U:%a "/home/$u/output.dat")" = "$u:640" ] ||
+            { echo "expected $u:640, got $(stat -c %U:%a "/home/$u/output.dat")"; false; }
+        run as "$u" "$L" --agent "$SOCK" -n 2 "$PUB/hostinfo" id
+        [ "$status" -eq 0 ]
+        [[ "$output" == *" uid=$(id -u "$u") gid=$(id -g "$u") umask=027 cwd=/home/$u "* ]] ||
+            { echo "$u: $output"; false; }
+        run as "$u" "$L" --agent "$SOCK" --wdir sub -n 2 "$PUB/hostinfo" id
+        [[ "$output" == *" cwd=/home/$u/sub "* ]] || { echo "--wdir: $output"; false; }
+        run as "$u" "$L" --agent "$SOCK" -n 2 "$PUB/hostinfo" read "$key"
+        expect_line "cannot open $key: Permission denied"
+    done
+    # each user's home is closed to the other
+    run as "$UB" "$L" --agent "$SOCK" -n 2 "$PUB/hostinfo" read "/home/$UA/input.dat"
+    expect_line "cannot open /home/$UA/input.dat: Permission denied"
+    # a directory the user cannot enter is a clear error before any rank runs
+    run --separate-stderr as "$UB" "$L" --agent "$SOCK" --wdir "/home/$UA" -n 2 "$PUB/hostinfo" id
+    [ "$status" -eq 1 ]
+    [[ "$stderr" == *"cannot use /home/$UA as the ranks' working directory"*"Permission denied"* ]] ||
+        { echo "$stderr"; false; }
+}
+
+@test "job host: one user's crashing jobs end only their own; the other user's job completes" {
+    need_users
+    agent_up
+    local L="$TMPI_BUILD/launcher/tmpi-launch" flag="$PUB/go" out="$BATS_TEST_TMPDIR/a.out"
+    as "$UA" "$L" --agent "$SOCK" -n 2 "$PUB/hostinfo" waitfile "$flag" >"$out" 2>&1 &
+    local other=$!
+    run as "$UB" "$L" --agent "$SOCK" -n 3 "$PUB/ends" segv
+    [ "$status" -eq 139 ] || { echo "segv: $status $output"; false; }
+    run as "$UB" "$L" --agent "$SOCK" -n 3 "$PUB/ends" abort
+    [ "$status" -eq 134 ] || { echo "abort: $status $output"; false; }
+    run as "$UB" "$L" --agent "$SOCK" -n 3 "$PUB/ends" killself
+    [ "$status" -eq 137 ] || { echo "killself: $status $output"; false; }
+    kill -0 "$AGENT_PID"
+    touch "$flag"
+    local st=0
+    wait "$other" || st=$?
+    [ "$st" -eq 0 ] || { echo "$UA's job ended with $st:"; cat "$out"; false; }
+    grep -qx waited "$out" && grep -qx OK "$out" || { cat "$out"; false; }
+}
+
+@test "job host: the ranks' environment is the same under the system agent and a private one" {
+    need_users
+    agent_up
+    local L="$TMPI_BUILD/launcher/tmpi-launch"
+    run as "$UA" env FROM_SHELL=1 "$L" --agent "$SOCK" -n 1 -x ASKED=yes "$PUB/hostinfo" env
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    local sys
+    sys=$(grep '^env ' <<<"$output" | sort)
+    run as "$UA" env FROM_SHELL=1 TMPI_AGENT="$PUB/none.sock" "$L" -n 1 -x ASKED=yes \
+        "$PUB/hostinfo" env
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    local priv
+    priv=$(grep '^env ' <<<"$output" | sort)
+    [ "$sys" = "$priv" ] || { diff <(echo "$sys") <(echo "$priv"); false; }
+    grep -qx "env ASKED=yes" <<<"$sys"
+    grep -qx "env HOME=/home/$UA" <<<"$sys"
+    grep -qx "env USER=$UA" <<<"$sys"
+    ! grep -q "FROM_SHELL" <<<"$sys"
 }
