@@ -23,6 +23,7 @@
 #include "job_net.h"
 #include "log.h"
 #include "mesh.h"
+#include "privs.h"
 #include "netd.h"
 #include "svc_init.h"
 
@@ -170,6 +171,8 @@ static int setup(struct agent *a)
     r = mesh_init(a);
     if (r < 0) return r;
     mesh_set_accept_ops(a, &mesh_to_jobs, a);
+    /* the key and the config are read; no thread exists yet (capabilities are per thread) */
+    (void)privs_drop();
     if (a->cfg.key_file) {
         /* The data plane exists only where other agents can reach us. */
         r = netd_new(a->cfg.recv_threads, NETD_MAX_PAYLOAD, &a->netd);

@@ -529,6 +529,8 @@ fail:
 void jobhost_cancel(struct job *j, int status, const char *reason)
 {
     struct jobhost *h = j->host;
+    /* over already (the launcher leaving after JobEnd): nothing to tear down, no failure */
+    if (h->reaped || h->got_end) return;
     pthread_mutex_lock(&j->mu);
     int first = !j->failed;
     if (first) {
@@ -539,7 +541,6 @@ void jobhost_cancel(struct job *j, int status, const char *reason)
     }
     pthread_mutex_unlock(&j->mu);
     atomic_store(&j->cancelled, 1);
-    if (h->reaped || h->got_end) return;
     if (first) log_notice("job %llu: %s", (unsigned long long)j->id, reason);
     atomic_store(&j->state, JOB_ENDING);
     Tmpi__JobCancel jc = TMPI__JOB_CANCEL__INIT;

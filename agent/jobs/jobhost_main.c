@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -49,11 +51,27 @@ static int parse_user(const char *s, uid_t *uid, gid_t *gid, pid_t *pid)
     return 0;
 }
 
+/* An agent running as its own user (the unit's User=tmpi with AmbientCapabilities) passes
+ * its capabilities on to the host, and a switch between two non-root users keeps them: the
+ * ranks must run with none. */
+static int drop_capabilities(char *err, size_t errlen)
+{
+    if (geteuid() == 0) return 0; /* root's own job: root's rights, as anything root runs */
+    struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {{0}};
+    (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    if (syscall(SYS_capset, &hdr, data) < 0) {
+        snprintf(err, errlen, "cannot drop the agent's capabilities: %s", strerror(errno));
+        return -errno;
+    }
+    return 0;
+}
+
 /* Becomes the submitter: supplementary groups, gid, uid.  Nothing to do when the agent
  * already runs as that user (a private agent, or a user's own agent). */
 static int become(const struct passwd *pw, uid_t uid, gid_t gid, char *err, size_t errlen)
 {
-    if (geteuid() == uid && getegid() == gid) return 0;
+    if (geteuid() == uid && getegid() == gid) return drop_capabilities(err, errlen);
     if (!pw) {
         snprintf(err, errlen, "uid %u has no user entry on this node", (unsigned)uid);
         return -ESRCH;
@@ -68,7 +86,7 @@ static int become(const struct passwd *pw, uid_t uid, gid_t gid, char *err, size
     /* The switch made the process undumpable; it holds nothing secret, so core dumps follow
      * the system's policy for the user's processes again. */
     prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-    return 0;
+    return drop_capabilities(err, errlen);
 }
 
 /* The process environment of the ranks, the same whatever agent starts the host (tmpi-launch(1),

@@ -170,6 +170,9 @@ teardown() {
     local port
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     agent_up --config "$conf" --listen "127.0.0.1:$port" --key-file "$key"
+    # started by hand as root, the agent keeps CAP_KILL only
+    [ "$(sed -n 's/^CapEff:\t*//p' "/proc/$AGENT_PID/status")" = 0000000000000020 ] ||
+        { grep ^Cap "/proc/$AGENT_PID/status"; false; }
     local L="$TMPI_BUILD/launcher/tmpi-launch"
     for u in "$UA" "$UB"; do
         echo "for $u only" >"/home/$u/input.dat"
@@ -241,4 +244,32 @@ teardown() {
     grep -qx "env HOME=/home/$UA" <<<"$sys"
     grep -qx "env USER=$UA" <<<"$sys"
     ! grep -q "FROM_SHELL" <<<"$sys"
+}
+
+@test "job host: an agent running as a service user with CAP_SETUID/SETGID/KILL runs jobs as their users, with no capabilities" {
+    need_users
+    command -v setpriv >/dev/null || skip "no setpriv"
+    local svc="tmpit_s$$"
+    useradd -M -s /usr/sbin/nologin "$svc"
+    echo "$svc" >>"$BATS_TEST_TMPDIR/users"
+    local fifo="$BATS_TEST_TMPDIR/ready" line=""
+    mkdir "$PUB/svc"
+    chown "$svc:" "$PUB/svc"
+    SOCK="$PUB/svc/agent.sock"
+    LOG="$BATS_TEST_TMPDIR/agent.log"
+    mkfifo "$fifo"
+    (cd / && exec setpriv --reuid="$svc" --regid="$svc" --clear-groups \
+        --inh-caps=+setuid,+setgid,+kill --ambient-caps=+setuid,+setgid,+kill \
+        "$TMPI_BUILD/agent/tmpid" --socket "$SOCK" --ready-fd 3 3>"$fifo" >"$LOG" 2>&1) &
+    AGENT_PID=$!
+    read -r line <"$fifo" || true
+    [ "$line" = READY=1 ] || { cat "$LOG"; false; }
+    run as "$UA" "$TMPI_BUILD/launcher/tmpi-launch" --agent "$SOCK" -n 2 "$PUB/hostinfo" id
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *" uid=$(id -u "$UA") "* ]] || { echo "$output"; false; }
+    run as "$UA" "$TMPI_BUILD/launcher/tmpi-launch" --agent "$SOCK" -n 2 "$PUB/hostinfo" caps
+    [ "$status" -eq 0 ]
+    expect_line "CapEff:	0000000000000000"
+    expect_line "CapPrm:	0000000000000000"
+    expect_line "CapAmb:	0000000000000000"
 }

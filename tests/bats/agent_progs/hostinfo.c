@@ -1,5 +1,6 @@
 /* What a rank sees of its process: argv[1] says what rank 0 reports.
  *   id        pid, uid, gid, supplementary groups, umask and working directory
+ *   caps      the capability lines of /proc/self/status
  *   env       the names and values of the process environment, sorted by the caller
  *   write F   creates F (relative to the working directory) with one line
  *   read F    prints F's first line, or "cannot open F: <error>"
@@ -36,6 +37,11 @@ int main(int argc, char **argv)
         for (int i = 0; i < ng; i++)
             printf("%s%u", i ? "," : "", (unsigned)groups[i]);
         printf("\n");
+    } else if (rank == 0 && !strcmp(what, "caps")) {
+        FILE *f = fopen("/proc/self/status", "r");
+        while (f && fgets(line, sizeof line, f))
+            if (!strncmp(line, "Cap", 3)) printf("%s", line);
+        if (f) fclose(f);
     } else if (rank == 0 && !strcmp(what, "env")) {
         for (char **e = environ; *e; e++)
             printf("env %s\n", *e);
