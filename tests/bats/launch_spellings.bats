@@ -45,7 +45,8 @@ usage_error() {
     need_agent
     local app
     app=$(prog args)
-    FWD_A=one FWD_B=two TMPI_TEST_SHOW=G1,FWD_A,FWD_B run --separate-stderr launch -n 2 \
+    # Ranks see only forwarded variables (tmpi-launch(1), "Environment of the ranks").
+    FWD_A=one FWD_B=two TMPI_TEST_SHOW=G1,FWD_A,FWD_B run --separate-stderr launch -n 2 -x TMPI_TEST_SHOW \
         -genv G1 "a value" -genvlist FWD_A,FWD_B "$app"
     expect_status 0
     expect_line "env G1=a value"
