@@ -52,11 +52,6 @@ static inline struct tm_net_tx *tx_of(struct tm_net *n, int node, int chan)
     return &n->tx[node * TM_NET_NCHAN + chan];
 }
 
-static inline uint16_t chan_flag(int chan)
-{
-    return chan ? NETD_F_COLL : 0;
-}
-
 /* ---- job state ---- */
 
 int tm_net_job_init(struct tm_job *j, const struct tmpi_rank_info *info)
@@ -200,11 +195,13 @@ static void copy_data_sent(void *arg, int err)
     copy_put(arg, COPY_RELEASED);
 }
 
-int tm_net_send_frame(struct tm_net *n, int node, int chan, struct netd_hdr *h, const void *payload,
-                      void (*done)(void *arg, int err), void *arg)
+int tm_net_send_frame(struct tm_net *n, int node, int chan, struct tm_msg_hdr *h,
+                      const void *payload, void (*done)(void *arg, int err), void *arg)
 {
     h->ack = tm_net_ack_claim(n, node, chan);
-    return n->svc->net_send(n->link, node, chan + 1, h, payload, done, arg);
+    struct netd_hdr x;
+    tm_msg_hdr_encode(h, &x);
+    return n->svc->net_send(n->link, node, chan + 1, &x, payload, done, arg);
 }
 
 /* Eager push: 0 (req complete), -EAGAIN (the pool has no room: use three-phase), or a
@@ -232,16 +229,15 @@ static int send_eager(struct tm_net *n, struct tm_rank *me, int node, int chan, 
     c->tag = tag;
     c->ctx = ctx;
     atomic_init(&c->state, 0);
-    struct netd_hdr h = {
-        .type = NETD_EAGER,
-        .flags = chan_flag(chan),
+    struct tm_msg_hdr h = {
+        .type = TM_MSG_EAGER,
         .payload_len = (uint32_t)bytes,
         .src_rank = me->rank,
         .dst_rank = world_dst,
         .tag = tag,
         .context = ctx,
         .msg_len = bytes,
-        .comm_src = (uint64_t)(uint32_t)src,
+        .comm_src = src,
     };
     struct tm_net_tx *tx = tx_of(n, node, chan);
     /* Sequence order must be wire order (cumulative ACKs): both happen under order; copy_sent
@@ -314,16 +310,16 @@ static int send_rts(struct tm_net *n, struct tm_rank *me, int node, int chan, in
         free(op);
         return r;
     }
-    struct netd_hdr h = {
-        .type = NETD_RTS,
-        .flags = (uint16_t)(chan_flag(chan) | (mode == TM_SEND_SYNC ? NETD_F_SSEND : 0)),
+    struct tm_msg_hdr h = {
+        .type = TM_MSG_RTS,
+        .flags = (uint8_t)(mode == TM_SEND_SYNC ? TM_MSG_F_SSEND : 0),
         .src_rank = me->rank,
         .dst_rank = world_dst,
         .tag = tag,
         .context = ctx,
         .msg_len = bytes,
         .cookie = cookie,
-        .comm_src = (uint64_t)(uint32_t)src,
+        .comm_src = src,
     };
     atomic_fetch_add_explicit(&n->n_three_phase, 1, memory_order_relaxed);
     /* From here on a daemon may take op (CTS) at any moment: do not touch it. */
@@ -392,9 +388,8 @@ static void send_data(struct tm_net *n, struct net_send_op *op, uint64_t cookie,
     for (size_t k = 0; k < nch; k++) {
         size_t off = k * TM_NET_CHUNK, len = op->bytes - off;
         if (len > TM_NET_CHUNK) len = TM_NET_CHUNK;
-        struct netd_hdr h = {
-            .type = NETD_DATA,
-            .flags = chan_flag(op->chan),
+        struct tm_msg_hdr h = {
+            .type = TM_MSG_DATA,
             .payload_len = (uint32_t)len,
             .src_rank = op->src_w,
             .dst_rank = op->dst_w,
@@ -416,7 +411,7 @@ static void send_data(struct tm_net *n, struct net_send_op *op, uint64_t cookie,
 }
 
 /* CTS for a HOLD-ACKed eager message: DATA from the retained copy, which then goes. */
-static void send_held(struct tm_net *n, int node, int chan, const struct netd_hdr *h)
+static void send_held(struct tm_net *n, int node, int chan, const struct tm_msg_hdr *h)
 {
     struct tm_net_tx *tx = tx_of(n, node, chan);
     struct tm_net_copy *c = NULL;
@@ -438,9 +433,8 @@ static void send_held(struct tm_net *n, int node, int chan, const struct netd_hd
                            (unsigned long long)h->cookie);
         return;
     }
-    struct netd_hdr d = {
-        .type = NETD_DATA,
-        .flags = chan_flag(chan),
+    struct tm_msg_hdr d = {
+        .type = TM_MSG_DATA,
         .payload_len = (uint32_t)c->bytes,
         .src_rank = c->src_w,
         .dst_rank = c->dst_w,
@@ -454,9 +448,9 @@ static void send_held(struct tm_net *n, int node, int chan, const struct netd_hd
         copy_put(c, COPY_RELEASED);
 }
 
-void tm_net_on_cts(struct tm_net *n, int node, int chan, const struct netd_hdr *h)
+void tm_net_on_cts(struct tm_net *n, int node, int chan, const struct tm_msg_hdr *h)
 {
-    if (h->flags & NETD_F_HOLD) {
+    if (h->flags & TM_MSG_F_HOLD) {
         send_held(n, node, chan, h);
         return;
     }

@@ -26,7 +26,7 @@
 
 #include "dlist.h"
 #include "match.h"
-#include "netd_hdr.h"
+#include "msg_hdr.h"
 #include "p2p.h"
 #include "request.h"
 #include "svc.h"
@@ -144,9 +144,9 @@ size_t tm_net_retained_bytes(struct tm_net *n);
  * node's ranks so the next of them aborts the job (tm_net_check).  Any thread. */
 void tm_net_proto_error(struct tm_net *n, int node, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* The sender's side of CTS frames and of ACKs, standalone (NETD_ACK: seq = cookie, hold =
+/* The sender's side of CTS frames and of ACKs, standalone (TM_MSG_ACK: seq = cookie, hold =
  * its HOLD flag) or carried in another frame's ack field (daemon or polling rank). */
-void tm_net_on_cts(struct tm_net *n, int node, int chan, const struct netd_hdr *h);
+void tm_net_on_cts(struct tm_net *n, int node, int chan, const struct tm_msg_hdr *h);
 void tm_net_acked(struct tm_net *n, int node, int chan, uint64_t seq, int hold);
 /* The receiving side's cumulative ACK for (node, chan), if one is owed: taken as said (the
  * caller puts it in a frame's ack field), else 0. */
@@ -154,13 +154,13 @@ uint64_t tm_net_ack_claim(struct tm_net *n, int node, int chan);
 /* Every point-to-point frame to another node goes out here: it carries the ACK owed to that
  * node on its channel, which in two-way traffic saves the ACK frame (a system call and a
  * segment per 32 messages, on the latency path of the rank that sends it). */
-int tm_net_send_frame(struct tm_net *n, int node, int chan, struct netd_hdr *h, const void *payload,
-                      void (*done)(void *arg, int err), void *arg);
+int tm_net_send_frame(struct tm_net *n, int node, int chan, struct tm_msg_hdr *h,
+                      const void *payload, void (*done)(void *arg, int err), void *arg);
 /* Frees a receive transfer left in the table at job end. */
 void tm_net_rx_op_free(void *op);
 
-/* Receive daemon upcalls for every frame type but NETD_COLL (net.c dispatches). */
-void *tm_net_p2p_header(struct tm_job *j, int node, const struct netd_hdr *h, void **ctx);
-void tm_net_p2p_frame(struct tm_job *j, int node, const struct netd_hdr *h, void *ctx);
+/* Receive daemon upcalls (net.c decodes the header and dispatches). */
+void *tm_net_p2p_header(struct tm_job *j, int node, const struct tm_msg_hdr *h, void **ctx);
+void tm_net_p2p_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, void *ctx);
 
 #endif

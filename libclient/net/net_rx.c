@@ -31,11 +31,6 @@ void tm_net_rx_op_free(void *p)
     free(op);
 }
 
-static inline int chan_of(const struct netd_hdr *h)
-{
-    return (h->flags & NETD_F_COLL) ? 1 : 0;
-}
-
 static inline struct tm_net_rx *rx_of(struct tm_net *n, int node, int chan)
 {
     return &n->rx[node * TM_NET_NCHAN + chan];
@@ -54,17 +49,19 @@ static void complete(struct tm_request *rr, int src, int tag, size_t msg_len, in
 /* ---- cumulative ACKs ---- */
 
 static void send_ack(struct tm_net *n, int node, int chan, int32_t here, int32_t there,
-                     uint16_t flags, uint64_t seq)
+                     uint8_t flags, uint64_t seq)
 {
-    struct netd_hdr h = {
-        .type = NETD_ACK,
-        .flags = (uint16_t)(flags | (chan ? NETD_F_COLL : 0)),
+    struct tm_msg_hdr h = {
+        .type = TM_MSG_ACK,
+        .flags = flags,
         .src_rank = here,
         .dst_rank = there,
         .cookie = seq,
     };
     /* A lost ACK only keeps copies longer (until the next one or the job's end). */
-    if (n->svc->net_send(n->link, node, chan + 1, &h, NULL, NULL, NULL) == 0)
+    struct netd_hdr x;
+    tm_msg_hdr_encode(&h, &x);
+    if (n->svc->net_send(n->link, node, chan + 1, &x, NULL, NULL, NULL) == 0)
         atomic_fetch_add_explicit(&n->n_acks_sent, 1, memory_order_relaxed);
 }
 
@@ -103,7 +100,7 @@ static void ack_link(struct tm_net *n, int node, int chan, int force)
 
 /* An eager message of the link was stored, delivered or held.  Called after any HOLD ACK for
  * it went out: a cumulative ACK covering seq must not overtake it on the wire. */
-static void eager_seen(struct tm_net *n, int node, int chan, const struct netd_hdr *h)
+static void eager_seen(struct tm_net *n, int node, int chan, const struct tm_msg_hdr *h)
 {
     struct tm_net_rx *rx = rx_of(n, node, chan);
     pthread_mutex_lock(&rx->lock);
@@ -151,10 +148,9 @@ static void answer_cts(struct tm_net *n, struct tm_request *rr, const struct tm_
         complete(rr, e->src, e->tag, 0, MPI_ERR_NO_MEM);
         return;
     }
-    struct netd_hdr h = {
-        .type = NETD_CTS,
-        .flags = (uint16_t)((e->chan ? NETD_F_COLL : 0) |
-                            (e->kind == TM_ENVL_NET_HELD ? NETD_F_HOLD : 0)),
+    struct tm_msg_hdr h = {
+        .type = TM_MSG_CTS,
+        .flags = (uint8_t)(e->kind == TM_ENVL_NET_HELD ? TM_MSG_F_HOLD : 0),
         .src_rank = here,
         .dst_rank = e->wsrc,
         .tag = e->tag,
@@ -189,7 +185,7 @@ void tm_net_consume(struct tm_rank *me, struct tm_request *rreq, struct tm_envl 
 
 /* Checks what the agent does not know about: ranks of this job on the right nodes, a
  * communicator rank and tag the matching code can take.  0 or -EPROTO (reported). */
-static int check_hdr(struct tm_net *n, int node, const struct netd_hdr *h, int with_src)
+static int check_hdr(struct tm_net *n, int node, const struct tm_msg_hdr *h, int with_src)
 {
     const int size = n->job->size;
     if (h->src_rank < 0 || h->src_rank >= size || h->dst_rank < 0 || h->dst_rank >= size ||
@@ -198,9 +194,9 @@ static int check_hdr(struct tm_net *n, int node, const struct netd_hdr *h, int w
                            h->src_rank, h->dst_rank);
         return -EPROTO;
     }
-    if (with_src && (h->comm_src > INT_MAX || h->tag == MPI_ANY_TAG)) {
-        tm_net_proto_error(n, node, "frame type %d: source %llu / tag %d cannot be matched",
-                           h->type, (unsigned long long)h->comm_src, h->tag);
+    if (with_src && (h->comm_src < 0 || h->tag == MPI_ANY_TAG)) {
+        tm_net_proto_error(n, node, "frame type %d: source %d / tag %d cannot be matched", h->type,
+                           h->comm_src, h->tag);
         return -EPROTO;
     }
     return 0;
@@ -208,18 +204,18 @@ static int check_hdr(struct tm_net *n, int node, const struct netd_hdr *h, int w
 
 /* A header-only entry for a message from another node (heap: a daemon has no envelope
  * cache; tm_envl_release and tm_mbox_destroy free TM_ENVL_HEAP envelopes). */
-static struct tm_envl *net_env(int node, const struct netd_hdr *h, enum tm_envl_kind kind)
+static struct tm_envl *net_env(int node, const struct tm_msg_hdr *h, enum tm_envl_kind kind)
 {
     struct tm_envl *e = calloc(1, sizeof *e);
     if (!e) return NULL;
     e->kind = kind;
     e->ctx = h->context;
-    e->src = (int)h->comm_src;
+    e->src = h->comm_src;
     e->tag = h->tag;
     e->bytes = h->msg_len;
     e->cls = TM_ENVL_NCLASS; /* TM_ENVL_HEAP */
     e->node = node;
-    e->chan = chan_of(h);
+    e->chan = h->chan;
     e->wsrc = h->src_rank;
     e->flags = h->flags;
     e->cookie = h->cookie;
@@ -243,7 +239,7 @@ static struct tm_request *queue_or_match(struct tm_rank *r, struct tm_envl *e)
  * buffer; else (pool full) the payload is dropped and the message held.  ctx: an envelope
  * describing which (sreq: the matched receive; pbuf: pool buffer, or the overflow buffer of a
  * too-long message for a matched receive). */
-static void *eager_header(struct tm_net *n, int node, const struct netd_hdr *h, void **ctx)
+static void *eager_header(struct tm_net *n, int node, const struct tm_msg_hdr *h, void **ctx)
 {
     if (check_hdr(n, node, h, 1) < 0) return NULL;
     struct tm_envl *e = net_env(node, h, TM_ENVL_NET);
@@ -268,7 +264,7 @@ static void *eager_header(struct tm_net *n, int node, const struct netd_hdr *h, 
     return e->pbuf;
 }
 
-static void eager_frame(struct tm_net *n, int node, const struct netd_hdr *h, struct tm_envl *e)
+static void eager_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, struct tm_envl *e)
 {
     struct tm_rank *r = tm_job_rank(n->job, h->dst_rank);
     struct tm_request *rr = e->sreq;
@@ -285,7 +281,7 @@ static void eager_frame(struct tm_net *n, int node, const struct netd_hdr *h, st
         /* The sender keeps its copy until our CTS; the HOLD ACK must leave before anything
          * can send that CTS (and before a cumulative ACK covers this sequence number). */
         atomic_fetch_add_explicit(&n->n_held, 1, memory_order_relaxed);
-        send_ack(n, node, e->chan, h->dst_rank, h->src_rank, NETD_F_HOLD, h->cookie);
+        send_ack(n, node, e->chan, h->dst_rank, h->src_rank, TM_MSG_F_HOLD, h->cookie);
         rr = queue_or_match(r, e);
         if (rr) {
             answer_cts(n, rr, e, h->dst_rank);
@@ -301,10 +297,10 @@ static void eager_frame(struct tm_net *n, int node, const struct netd_hdr *h, st
             free(e);
         }
     }
-    eager_seen(n, node, chan_of(h), h);
+    eager_seen(n, node, h->chan, h);
 }
 
-static void rts_frame(struct tm_net *n, int node, const struct netd_hdr *h)
+static void rts_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h)
 {
     if (check_hdr(n, node, h, 1) < 0) return;
     struct tm_envl *e = net_env(node, h, TM_ENVL_NET_RTS);
@@ -322,11 +318,11 @@ static void rts_frame(struct tm_net *n, int node, const struct netd_hdr *h)
 /* DATA header: the chunk goes straight into the receive buffer at the offset reached so far
  * (chunks of one message arrive in order on one link); the part past a too-small buffer goes
  * to a temporary and is dropped.  ctx: the receive transfer. */
-static void *data_header(struct tm_net *n, int node, const struct netd_hdr *h, void **ctx)
+static void *data_header(struct tm_net *n, int node, const struct tm_msg_hdr *h, void **ctx)
 {
     if (check_hdr(n, node, h, 0) < 0) return NULL;
     struct net_recv_op *op = tm_xfer_get(&n->xfers, h->rcookie, TM_XFER_RECV);
-    if (!op || op->node != node || op->chan != chan_of(h) || h->msg_len != op->msg_len ||
+    if (!op || op->node != node || op->chan != h->chan || h->msg_len != op->msg_len ||
         h->payload_len > op->msg_len - op->got) {
         tm_net_proto_error(n, node, "DATA (rcookie %#llx, %u of %llu bytes) fits no receive",
                            (unsigned long long)h->rcookie, h->payload_len,
@@ -341,7 +337,7 @@ static void *data_header(struct tm_net *n, int node, const struct netd_hdr *h, v
     return op->tmp;
 }
 
-static void data_frame(struct tm_net *n, const struct netd_hdr *h, struct net_recv_op *op)
+static void data_frame(struct tm_net *n, const struct tm_msg_hdr *h, struct net_recv_op *op)
 {
     struct tm_request *rr = op->rr;
     if (op->tmp) {
@@ -356,47 +352,47 @@ static void data_frame(struct tm_net *n, const struct netd_hdr *h, struct net_re
     free(op);
 }
 
-void *tm_net_p2p_header(struct tm_job *j, int node, const struct netd_hdr *h, void **ctx)
+void *tm_net_p2p_header(struct tm_job *j, int node, const struct tm_msg_hdr *h, void **ctx)
 {
     struct tm_net *n = j->net;
     *ctx = NULL;
     if (!n || node < 0 || node >= n->nnodes || node == n->node) return NULL;
     switch (h->type) {
-    case NETD_EAGER:
+    case TM_MSG_EAGER:
         return eager_header(n, node, h, ctx);
-    case NETD_DATA:
+    case TM_MSG_DATA:
         return data_header(n, node, h, ctx);
     default:
         return NULL; /* RTS, CTS, ACK: no payload */
     }
 }
 
-void tm_net_p2p_frame(struct tm_job *j, int node, const struct netd_hdr *h, void *ctx)
+void tm_net_p2p_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, void *ctx)
 {
     struct tm_net *n = j->net;
     if (!n || node < 0 || node >= n->nnodes || node == n->node) {
         if (n) tm_net_proto_error(n, node, "frame from a node that is not a peer");
         return;
     }
-    const int chan = chan_of(h);
+    const int chan = h->chan;
     /* First: the frames it names were sent before this one (HOLD ACKs included). */
     if (h->ack) tm_net_acked(n, node, chan, h->ack, 0);
     switch (h->type) {
-    case NETD_EAGER:
+    case TM_MSG_EAGER:
         if (ctx) eager_frame(n, node, h, ctx);
         return; /* the thresholds decide on the ACK */
-    case NETD_RTS:
+    case TM_MSG_RTS:
         rts_frame(n, node, h);
         break;
-    case NETD_DATA:
+    case TM_MSG_DATA:
         if (ctx) data_frame(n, h, ctx);
         break;
-    case NETD_CTS:
+    case TM_MSG_CTS:
         if (check_hdr(n, node, h, 0) == 0) tm_net_on_cts(n, node, chan, h);
         break;
-    case NETD_ACK:
+    case TM_MSG_ACK:
         if (check_hdr(n, node, h, 0) == 0)
-            tm_net_acked(n, node, chan, h->cookie, (h->flags & NETD_F_HOLD) != 0);
+            tm_net_acked(n, node, chan, h->cookie, (h->flags & TM_MSG_F_HOLD) != 0);
         break;
     default:
         tm_net_proto_error(n, node, "unexpected frame type %d", h->type);
