@@ -94,7 +94,7 @@ struct netd_link {
     enum rx_state rx;
     struct netd_hdr h;
     uint64_t rx_seq; /* last frame number received; the next must be rx_seq + 1 */
-    uint8_t *pbuf; /* NULL: drop the payload */
+    uint8_t *pbuf;   /* NULL: drop the payload */
     size_t pgot;
     void *ctx;
     uint8_t *stage;

@@ -15,8 +15,8 @@
  * a socket error calls ops->on_error once; after that the link delivers nothing more.
  *
  * Sending: netd_send numbers and writes the frame under the link's lock, so frames of one link
- * never interleave and go out in call order (MPI non-overtaking holds per sender/receiver pair).  The
- * caller writes what the socket takes at once; the rest is queued and written by the link's
+ * never interleave and go out in call order (MPI non-overtaking holds per sender/receiver pair).
+ * The caller writes what the socket takes at once; the rest is queued and written by the link's
  * daemon when the socket drains, with non-blocking writes: no thread ever blocks in netd_send
  * and the daemon never blocks on a send.  done(arg, err) tells when the payload buffer may be
  * reused.
