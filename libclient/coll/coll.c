@@ -176,6 +176,8 @@ int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, cons
 int tm_coll_check_buf(struct tm_rank *me, MPI_Comm comm, const char *fn, const char *what,
                       const void *buf, int count, MPI_Datatype dt, const struct tm_type **ret_t)
 {
+    /* Set on every path: the compiler cannot see that tm_err never returns MPI_SUCCESS. */
+    *ret_t = NULL;
     if (TM_UNLIKELY(count < 0))
         return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid %scount %d", what, count);
     const struct tm_type *t = tm_type_get(dt);

@@ -48,6 +48,10 @@ run_prog() {
     run_prog persistent 1 2 4 16
 }
 
+@test "mpi: persistent collectives (every *_init, Start, Startall)" {
+    run_prog persistent_coll 1 2 4 16
+}
+
 @test "mpi: matched probe (Mprobe, Improbe, Mrecv, Imrecv, MPI_MESSAGE_NO_PROC)" {
     run_prog mprobe 1 2 4 16
 }
