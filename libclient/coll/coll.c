@@ -1,6 +1,7 @@
 /* coll.c — the collective engine (coll.h): counting barrier, blocking runs, argument checks,
  * Barrier and Bcast, and the collective counters. */
 #include "coll.h"
+#include "coll_inter.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -233,6 +234,7 @@ static const struct tm_calgo barrier_algo = {MPIX_COLL_BARRIER, no_parts, NULL, 
 TM_API int PMPI_Barrier(MPI_Comm comm)
 {
     TM_COLL_ENTRY("MPI_Barrier", comm);
+    if (TM_UNLIKELY(cr->c->inter)) return tm_inter_barrier(me, cr, comm, "MPI_Barrier", NULL);
     if (cr->rank == 0)
         atomic_fetch_add_explicit(&me->job->coll_stats.ops[MPIX_COLL_BARRIER], 1,
                                   memory_order_relaxed);
@@ -245,6 +247,10 @@ TM_ALIAS(Barrier)
 TM_API int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
     TM_COLL_ENTRY("MPI_Ibarrier", comm);
+    if (TM_UNLIKELY(cr->c->inter)) {
+        if (!request) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Ibarrier", "request is NULL");
+        return tm_inter_barrier(me, cr, comm, "MPI_Ibarrier", request);
+    }
     if (TM_UNLIKELY(!request))
         return tm_err(me, comm, MPI_ERR_ARG, "MPI_Ibarrier", "request is NULL");
     struct tm_cargs a = {.root = -1};
@@ -310,6 +316,8 @@ static int bcast_common(const char *fn, void *buffer, int count, MPI_Datatype da
                         MPI_Comm comm, MPI_Request *request, int nb)
 {
     TM_COLL_ENTRY(fn, comm);
+    if (TM_UNLIKELY(cr->c->inter))
+        return tm_inter_bcast(me, cr, comm, fn, buffer, count, datatype, root, nb ? request : NULL);
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     const struct tm_type *t;
     TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, "", buffer, count, datatype, &t));
