@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "job.h"
+#include "match.h"
 #include "net_int.h"
+#include "type_copy.h"
 #include "wait.h"
 
 void tm_net_copy_put(struct tm_net_copy *c, unsigned bit)
@@ -47,7 +49,10 @@ int tm_net_send_eager(struct tm_net *n, struct tm_rank *me, int node, int chan, 
             free(c);
             return -EAGAIN;
         }
-        memcpy(c->buf, buf, bytes);
+        if (TM_UNLIKELY(req->dt)) /* packed straight into the frame's buffer */
+            tm_type_pack(c->buf, buf, bytes / req->dt->psize, req->dt, 0, bytes);
+        else
+            memcpy(c->buf, buf, bytes);
     }
     c->bytes = bytes;
     c->held = 0;
@@ -122,8 +127,9 @@ void *tm_net_eager_header(struct tm_net *n, int node, const struct tm_msg_hdr *h
     pthread_mutex_unlock(&r->mbox.lock);
     if (rr) {
         e->sreq = rr;
-        if (h->payload_len <= rr->cap) return rr->buf;
-        e->pbuf = malloc(h->payload_len); /* truncated: keep the part that fits */
+        if (h->payload_len <= rr->cap && !rr->dt) return rr->buf;
+        /* Truncated (keep the part that fits) or non-contiguous (unpacked from here). */
+        e->pbuf = malloc(h->payload_len ? h->payload_len : 1);
         return e->pbuf;
     }
     if (!h->payload_len) return NULL;
@@ -138,8 +144,9 @@ void tm_net_eager_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, 
     struct tm_request *rr = e->sreq;
     if (rr) {
         int err = MPI_SUCCESS;
-        if (h->payload_len > rr->cap) {
-            if (e->pbuf && rr->cap) memcpy(rr->buf, e->pbuf, rr->cap);
+        if (h->payload_len > rr->cap || rr->dt) {
+            size_t k = h->payload_len <= rr->cap ? h->payload_len : rr->cap;
+            if (e->pbuf) tm_copy_in(rr, e->pbuf, NULL, k);
             if (!e->pbuf) err = MPI_ERR_NO_MEM;
             free(e->pbuf);
         }
@@ -159,7 +166,7 @@ void tm_net_eager_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, 
         rr = tm_net_queue_or_match(r, e);
         if (rr) {
             size_t k = e->bytes <= rr->cap ? e->bytes : rr->cap;
-            if (k) memcpy(rr->buf, e->pbuf, k);
+            tm_copy_in(rr, e->pbuf, NULL, k);
             if (e->pbuf) n->svc->pool_free(e->pbuf, e->bytes);
             tm_net_complete(rr, e->src, e->tag, e->bytes, MPI_SUCCESS);
             free(e);

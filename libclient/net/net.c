@@ -13,8 +13,10 @@
 #include <string.h>
 
 #include "job.h"
+#include "match.h"
 #include "msg_hdr.h"
 #include "net_int.h"
+#include "type_copy.h"
 
 /* *ctx of a frame whose protocol half was refused: net_frame drops it. */
 static const char bad_frame;
@@ -63,7 +65,7 @@ void tm_net_consume(struct tm_rank *me, struct tm_request *rreq, struct tm_envl 
     struct tm_net *n = me->job->net;
     if (e->kind == TM_ENVL_NET) {
         size_t k = e->bytes <= rreq->cap ? e->bytes : rreq->cap;
-        if (k) memcpy(rreq->buf, e->pbuf, k);
+        tm_copy_in(rreq, e->pbuf, NULL, k);
         if (e->pbuf) n->svc->pool_free(e->pbuf, e->bytes);
         tm_req_set_done(rreq, e->src, e->tag, k,
                         e->bytes > rreq->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS);

@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "job.h"
+#include "match.h"
 #include "net_int.h"
+#include "type_copy.h"
 #include "wait.h"
 
 /* Three-phase: RTS now, DATA when the CTS comes (on_cts).  0 (buffered: complete at once), 1
@@ -21,13 +23,18 @@ int tm_net_send_rts(struct tm_net *n, struct tm_rank *me, int node, int chan, in
     struct net_send_op *op = calloc(1, sizeof *op);
     if (!op) return -ENOMEM;
     const int buffered = mode == TM_SEND_BUFFERED;
-    if (buffered && bytes) {
+    /* DATA frames are sent from the buffer as it is: a buffered send's own copy, or the
+     * packed form of non-contiguous data (made once, read by every chunk). */
+    if ((buffered || req->dt) && bytes) {
         op->own = malloc(bytes);
         if (!op->own) {
             free(op);
             return -ENOMEM;
         }
-        memcpy(op->own, buf, bytes);
+        if (req->dt)
+            tm_type_pack(op->own, buf, bytes / req->dt->psize, req->dt, 0, bytes);
+        else
+            memcpy(op->own, buf, bytes);
         buf = op->own;
     }
     op->net = n;
@@ -225,7 +232,9 @@ void *tm_net_data_header(struct tm_net *n, int node, const struct tm_msg_hdr *h,
     }
     *ctx = op;
     struct tm_request *rr = op->rr;
-    if (op->got + h->payload_len <= rr->cap) return (char *)rr->buf + op->got;
+    if (op->got + h->payload_len <= rr->cap && !rr->dt) return (char *)rr->buf + op->got;
+    /* The part past a too-small buffer, or a chunk of non-contiguous data: unpacked at its
+     * offset when the frame is in (data_frame). */
     op->tmp = malloc(h->payload_len ? h->payload_len : 1);
     if (!op->tmp) op->err = MPI_ERR_NO_MEM;
     return op->tmp;
@@ -235,7 +244,13 @@ void tm_net_data_frame(struct tm_net *n, const struct tm_msg_hdr *h, struct net_
 {
     struct tm_request *rr = op->rr;
     if (op->tmp) {
-        if (op->got < rr->cap) memcpy((char *)rr->buf + op->got, op->tmp, rr->cap - op->got);
+        size_t k = rr->cap - op->got < h->payload_len ? rr->cap - op->got : h->payload_len;
+        if (op->got >= rr->cap)
+            k = 0;
+        else if (rr->dt)
+            tm_type_unpack(rr->buf, rr->cap / rr->dt->psize, rr->dt, op->got, op->tmp, k);
+        else
+            memcpy((char *)rr->buf + op->got, op->tmp, k);
         free(op->tmp);
         op->tmp = NULL;
     }
