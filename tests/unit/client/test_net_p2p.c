@@ -15,13 +15,7 @@
 #include "svc.h"
 
 /* A failed check aborts the job, so ranks blocked on the failed one do not hang the test. */
-#define NP_CHECK(cond, ...)                                                                        \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            TH_REPORT(#cond, __VA_ARGS__);                                                         \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
-        }                                                                                          \
-    } while (0)
+#define NP_CHECK(cond, ...) CHECK_ABORT(cond, __VA_ARGS__)
 #define NP_MPI(call)                                                                               \
     do {                                                                                           \
         int e_ = (call);                                                                           \
