@@ -74,7 +74,7 @@ static int send_submit(struct launch_job *j)
     sub.program_name = (char *)j->opts->program;
     sub.n_args = j->opts->n_args;
     sub.args = j->opts->args;
-    sub.cwd = cwd;
+    sub.cwd = (char *)(j->opts->wdir ? j->opts->wdir : cwd);
     sub.n_env = j->opts->n_env;
     sub.env = env;
     sub.timeout_sec = j->opts->timeout_sec;
@@ -230,7 +230,7 @@ int launch_job_run(const struct launch_opts *opts, const struct launch_program *
                    const struct placement *place, int fd, int sigfd)
 {
     struct launch_job j = {.opts = opts, .prog = prog, .place = place, .fd = fd, .sigfd = sigfd};
-    launch_output_init(&j.out, opts->tag_output);
+    launch_output_init(&j.out, opts->tag_output, opts->output_dir);
     int status = session(&j);
     launch_output_free(&j.out);
     return status;

@@ -80,6 +80,10 @@ int tm_msg_hdr_decode(const struct netd_hdr *h, struct tm_msg_hdr *ret)
     case TM_MSG_DATA:
         if (m.payload_len > m.msg_len) return -EPROTO;
         break;
+    case TM_MSG_RMA:
+        /* not part of point-to-point's sequence numbers and ACKs */
+        if (m.flags || m.ack || m.comm_src) return -EPROTO;
+        break;
     }
     *ret = m;
     return 0;

@@ -1,5 +1,6 @@
-/* msg_hdr.h — libtmpi's half of the inter-node frame header: the MPI point-to-point protocol
- * (message type, match key, lengths, transfer handles, piggy-backed ACK).  The agent carries
+/* msg_hdr.h — libtmpi's half of the inter-node frame header: the MPI protocols (message type,
+ * match key, lengths, transfer handles, piggy-backed ACK; one-sided operations reuse the same
+ * fields, TM_MSG_RMA below).  The agent carries
  * these 48 bytes opaquely in netd_hdr.proto (proto/wire/netd_hdr.h); only libclient/net/
  * defines and parses them.  docs/PROTOCOL.md describes both halves and the protocol.
  *
@@ -37,8 +38,12 @@ enum tm_msg_type {
     TM_MSG_DATA = 4,  /* step 3: the message, matched by rcookie */
     TM_MSG_ACK = 5,   /* receiver -> sender: eager messages up to cookie are stored (HOLD: only
                        * this one was not; it will be fetched with a CTS) */
+    TM_MSG_RMA = 6,   /* one-sided communication (libclient/rma/rma_net.c): an operation on a
+                       * window, or its answer; tag says which (kind, op or lock type, basic
+                       * type), context names the window, msg_len is the offset in it, cookie
+                       * and rcookie the origin's records; never carries flags or an ACK */
 };
-#define TM_MSG_NTYPES 6 /* types are 1 .. TM_MSG_NTYPES - 1 */
+#define TM_MSG_NTYPES 7 /* types are 1 .. TM_MSG_NTYPES - 1 */
 
 /* SSEND: the sender waits for the match.  HOLD: an eager message the receiver dropped. */
 enum { TM_MSG_F_SSEND = 1, TM_MSG_F_HOLD = 2 };

@@ -16,6 +16,7 @@
 #include "match.h"
 #include "msg_hdr.h"
 #include "net_int.h"
+#include "rma.h"
 #include "type_copy.h"
 
 /* *ctx of a frame whose protocol half was refused: net_frame drops it. */
@@ -32,6 +33,7 @@ void *tm_net_header(void *state, int node, const struct netd_hdr *h, void **ctx)
         *ctx = (void *)&bad_frame;
         return NULL;
     }
+    if (m.type == TM_MSG_RMA) return tm_rma_net_header(j, node, &m, ctx);
     return tm_net_p2p_header(j, node, &m, ctx);
 }
 
@@ -41,6 +43,10 @@ void tm_net_frame(void *state, int node, const struct netd_hdr *h, void *ctx)
     struct tm_msg_hdr m;
     /* net_header has decoded the same bytes successfully */
     if (ctx == &bad_frame || tm_msg_hdr_decode(h, &m) < 0) return;
+    if (m.type == TM_MSG_RMA) {
+        tm_rma_net_frame(j, node, &m, ctx);
+        return;
+    }
     tm_net_p2p_frame(j, node, &m, ctx);
 }
 

@@ -59,10 +59,6 @@ static inline struct tm_net_rx *rx_of(struct tm_net *n, int node, int chan)
 
 /* ---- used across the protocol's files ---- */
 
-/* Counts a protocol error found in a frame from node (first message kept) and wakes this
- * node's ranks so the next of them aborts the job (tm_net_check).  Any thread. */
-void tm_net_proto_error(struct tm_net *n, int node, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 /* The sender's side of CTS frames and of ACKs, standalone (TM_MSG_ACK: seq = cookie, hold =
  * its HOLD flag) or carried in another frame's ack field (daemon or polling rank). */
 void tm_net_on_cts(struct tm_net *n, int node, int chan, const struct tm_msg_hdr *h);

@@ -119,6 +119,12 @@ int tm_net_isend(struct tm_rank *me, int world_dst, int ctx, int src, int tag, c
  * three-phase / held one with CTS (rreq then completes when DATA arrives). */
 void tm_net_consume(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e);
 
+/* Counts a protocol error found in a frame from node (first message kept) and wakes this
+ * node's ranks so the next of them aborts the job (tm_net_check).  Any thread; also used by
+ * the other protocol on the links, one-sided communication (rma/rma_net.c). */
+void tm_net_proto_error(struct tm_net *n, int node, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* A rank thread of a multi-node job passes here on every send, receive and wait: if a daemon
  * saw a protocol error, the job is aborted with its message (daemons cannot fail a job). */
 void tm_net_check_slow(struct tm_rank *me);

@@ -1,6 +1,7 @@
 /* msg_hdr.c, libtmpi's half of the inter-node frame header: round trip of every field through
  * the transport header, its byte layout inside netd_hdr.proto, and refusal of unknown types
- * and flags, set reserved bytes and lengths that do not fit the type. */
+ * and flags, set reserved bytes and lengths that do not fit the type; RMA frames without
+ * point-to-point's flags and ACK. */
 #include <errno.h>
 #include <string.h>
 
@@ -65,6 +66,10 @@ int main(void)
         {.type = TM_MSG_CTS, .payload_len = 1},
         {.type = TM_MSG_ACK, .payload_len = 8},
         {.type = TM_MSG_DATA, .payload_len = 20, .msg_len = 10},
+        /* one-sided frames take no part in point-to-point's flags and ACKs */
+        {.type = TM_MSG_RMA, .ack = 3},
+        {.type = TM_MSG_RMA, .flags = TM_MSG_F_SSEND},
+        {.type = TM_MSG_RMA, .comm_src = 1},
     };
     for (size_t i = 0; i < sizeof wrong / sizeof *wrong; i++) {
         bad = encoded(&wrong[i], NETD_CH_P2P);
@@ -79,6 +84,14 @@ int main(void)
         {.type = TM_MSG_EAGER},
         {.type = TM_MSG_DATA, .payload_len = 10, .msg_len = 20},
         {.type = TM_MSG_ACK, .flags = TM_MSG_F_HOLD, .cookie = 5},
+        /* an RMA answer with fetched data: payload and msg_len (a window offset) unrelated */
+        {.type = TM_MSG_RMA,
+         .payload_len = 64,
+         .tag = 9 | (1 << 24),
+         .context = 5,
+         .msg_len = 4096,
+         .cookie = 7,
+         .rcookie = 8},
     };
     for (size_t i = 0; i < sizeof right / sizeof *right; i++) {
         bad = encoded(&right[i], NETD_CH_P2P);
