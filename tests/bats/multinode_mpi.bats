@@ -45,7 +45,7 @@ expect_ok() {
 }
 
 # One-sided communication across nodes: every operation to a neighbour on another node
-# travels as NETD_RMA frames applied by that node's receive daemon.
+# travels as TM_MSG_RMA frames applied by that node's receive daemon.
 @test "multinode mpi: one-sided communication on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
