@@ -151,8 +151,7 @@ void job_link_accept(struct agent *a, const uint8_t join[MESH_JOIN_SIZE], uint32
         return;
     }
     struct job_link *jl = j->link;
-    if (ch != channel || (ch != MESH_CH_P2P && ch != MESH_CH_COLL) ||
-        node >= (uint32_t)jl->self) {
+    if (ch != channel || (ch != MESH_CH_P2P && ch != MESH_CH_COLL) || node >= (uint32_t)jl->self) {
         log_warning("job %llu: data connection from %s with a bad join record (node %u, "
                     "channel %u); closing",
                     (unsigned long long)j->id, peer, node, ch);
