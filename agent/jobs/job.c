@@ -386,6 +386,11 @@ void job_fail(struct job *j, struct rank *r, int kind, int code, const char *msg
             snprintf(reason, sizeof reason, "rank %d exited with code %d", r->info.rank, code);
         break;
     }
+    if (j->nnodes > 1) {
+        /* across nodes, the launcher also learns where the rank ran */
+        size_t len = strlen(reason);
+        snprintf(reason + len, sizeof reason - len, " (on %s)", j->agent->cfg.name);
+    }
     stop_net_rx(j);
     pthread_mutex_lock(&j->mu);
     int first = record_failure_locked(j, r->info.rank, status, reason);

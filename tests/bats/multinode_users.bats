@@ -159,10 +159,11 @@ mlaunch_as() {
     # rank 1 is on node2 when ranks are dealt round robin
     run --separate-stderr mlaunch_as "$UB" --map-by node -n 6 "$PUB/ends" segv
     [ "$status" -eq 139 ] || { echo "segv: expected 139, got $status: $stderr"; false; }
-    [[ "$stderr" == *"rank 1"*"signal 11"* ]] || { echo "segv: rank or signal not named: $stderr"; false; }
+    [[ "$stderr" == *"rank 1"*"signal 11"*"(on node2)"* ]] ||
+        { echo "segv: rank, signal or node not named: $stderr"; false; }
     run --separate-stderr mlaunch_as "$UB" --map-by node -n 6 "$PUB/ends" abort
     [ "$status" -eq 134 ] || { echo "abort: expected 134, got $status: $stderr"; false; }
-    [[ "$stderr" == *"rank 1"* ]] || { echo "abort: rank not named: $stderr"; false; }
+    [[ "$stderr" == *"rank 1"*"(on node2)"* ]] || { echo "abort: rank or node not named: $stderr"; false; }
     # the whole job host on node2 dies: the node and the signal are named
     run --separate-stderr mlaunch_as "$UB" --map-by node -n 6 "$PUB/ends" killself
     [ "$status" -eq 137 ] || { echo "killself: expected 137, got $status: $stderr"; false; }
