@@ -132,6 +132,7 @@ int main(int argc, char **argv)
     } else if (c.rank == 0) {
         MPI_Send(&c.k, 1, MPI_LONG, 1, 9, MPI_COMM_WORLD);
     }
+    c.k = 0; /* the halo's epoch stamps: every rank counts from 0 */
     point(&c, 2, HALO, wname);
     MPI_Win_free(&c.win);
     free(mem);
