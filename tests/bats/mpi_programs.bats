@@ -212,6 +212,10 @@ run_prog() {
     run_prog rma_acc 1 2 4 16
 }
 
+@test "mpi: one-sided calls with derived datatypes on origin, result and target" {
+    run_prog rma_dtypes 1 2 4 16
+}
+
 @test "mpi: every misuse of the one-sided calls returns its error class" {
     run_prog rma_errors 1 2 4 16
 }
