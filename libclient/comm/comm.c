@@ -9,6 +9,7 @@
 #include "coll_net.h"
 #include "errh.h"
 #include "job.h"
+#include "topo.h"
 
 #define TM_CTX_SELF 2 /* every rank's MPI_COMM_SELF: its traffic only reaches its own mailbox */
 
@@ -24,6 +25,7 @@ int tm_comm_init_shared(struct tm_comm *c, int ctx, int size, int32_t *world_of)
     c->size = size;
     c->world_of = world_of;
     c->builtin = 0;
+    atomic_init(&c->topo, NULL);
     atomic_init(&c->refs, size);
     atomic_init(&c->coll.arrive, 0);
     atomic_init(&c->coll.hier, NULL);
@@ -39,6 +41,7 @@ int tm_comm_init_shared(struct tm_comm *c, int ctx, int size, int32_t *world_of)
 
 void tm_comm_fini_shared(struct tm_comm *c)
 {
+    tm_topo_fini_hook(c);
     free(c->coll.res);
     c->coll.res = NULL;
     tm_coll_nb_fini(&c->coll);
@@ -185,6 +188,7 @@ static int dup_net(struct tm_cnet *x)
         free(map);
         return -ENOMEM;
     }
+    tm_topo_dup_hook(nc, pc);
     pc->coll.slot[g->members[0]].p = nc;
     return 0;
 }
@@ -252,6 +256,7 @@ TM_API int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
         }
         if (!pc->world_of || map) nc = comm_new(me->job, pc->size, map);
         if (!nc) free(map);
+        if (nc) tm_topo_dup_hook(nc, pc);
         slot[0].p = nc;
     }
     tm_coll_barrier(me, cr);

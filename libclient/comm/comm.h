@@ -19,6 +19,7 @@ struct tm_job;
 struct tm_cargs;
 struct tm_coll_nb;
 struct tm_chier;
+struct tm_topo;
 
 /* Per-member slot of a collective: written by its member (or by the leader in Comm_split)
  * before it arrives at the collective's barrier, read by others after they pass it. */
@@ -64,6 +65,7 @@ struct tm_comm {
     _Atomic int refs;  /* members that have not freed it; the last one frees */
     int builtin;       /* world and self: not freed by Comm_free */
     struct tm_coll coll;
+    _Atomic(struct tm_topo *) topo; /* virtual topology or NULL (topo.h says who writes it) */
 };
 
 struct tm_commref {

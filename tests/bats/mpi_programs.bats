@@ -68,6 +68,10 @@ run_prog() {
     run_prog handles 1 2 4
 }
 
+@test "mpi: Cartesian topologies: Dims_create, Cart_*, Topo_test, reorder, error classes" {
+    run_prog topo_cart 1 2 4 16
+}
+
 @test "mpi: a 16-rank token ring finishes" {
     run_prog ring 1 2 16
 }
