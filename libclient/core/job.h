@@ -52,6 +52,8 @@ struct tm_rank {
     struct tm_objtab *dtypes; /* derived datatypes (dtype.c): owner-only, made on first use */
     struct tm_objtab *uops;   /* user reduction ops (userop.c): owner-only, made on first use */
 
+    uint64_t send_serial; /* serials of cancellable envelopes (p2p.c), owner-only */
+
     void *bsend_buf; /* MPI_Buffer_attach bookkeeping (Bsend buffers internally) */
     int bsend_size;
 

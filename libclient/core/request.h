@@ -8,11 +8,29 @@
 #include <stdint.h>
 
 #include "dlist.h"
+#include "lib.h"
 #include "mpi.h"
 
 struct tm_rank;
 
-enum tm_req_kind { TM_REQ_SEND = 1, TM_REQ_RECV = 2, TM_REQ_COLL = 3 };
+/* SEND, RECV, COLL: an operation the engine completes (done).  The kinds after COLL are
+ * handles over other requests or over the user's code, and Wait/Test go through
+ * tm_req_complete() for them (reqapi.c):
+ *  - PERSIST: a persistent request (MPI_*_init); each MPI_Start issues its operation as an
+ *    inner request, NULL while the request is inactive (persist.c);
+ *  - PAIR: MPI_Isendrecv(_replace): a receive and a send, complete when both are (persist.c);
+ *  - GREQ: a generalized request, done when the program calls MPI_Grequest_complete (greq.c). */
+enum tm_req_kind {
+    TM_REQ_SEND = 1,
+    TM_REQ_RECV = 2,
+    TM_REQ_COLL = 3,
+    TM_REQ_PERSIST = 4,
+    TM_REQ_PAIR = 5,
+    TM_REQ_GREQ = 6,
+};
+
+struct tm_preq; /* persist.c */
+struct tm_greq; /* greq.c */
 
 /* One request.  Owner-only fields are touched only by the rank that started it.  While a
  * receive is posted (posted == 1) its link, key and buffer belong to the receiver's mailbox
@@ -41,6 +59,15 @@ struct tm_request {
     int freed;               /* MPI_Request_free'd while pending: reap when done */
     int pooled;              /* came from the pool (blocking calls use stack requests) */
     struct tm_request *next; /* free list / orphan list */
+    union {
+        struct tm_preq *pr; /* PERSIST, PAIR (owner-only) */
+        struct tm_greq *gr; /* GREQ */
+    };
+    /* a standard or buffered send that queued an eager envelope in an intra-node receiver's
+     * mailbox: the receiver's world rank + 1 and the envelope's serial there, so MPI_Cancel
+     * can take it back while it is unmatched (p2p.c tm_cancel_send); 0: none */
+    int env_dst1;
+    uint64_t env_serial;
 };
 
 /* A request from the rank's pool, zeroed except for owner/kind; NULL when out of memory. */
@@ -60,6 +87,17 @@ void tm_req_set_done(struct tm_request *r, int source, int tag, size_t bytes, in
 /* The same for a request of the calling thread's own rank that no other thread waits for
  * (no wake-up handshake, so no full barrier: wait.h). */
 void tm_req_set_done_own(struct tm_request *r, int source, int tag, size_t bytes, int err);
+/* A compound request (kind > TM_REQ_COLL) is complete: persist.c / greq.c.  An inactive
+ * persistent request counts as complete. */
+int tm_req_compound_done(struct tm_request *r);
+/* Whether r's operation is complete (wait.h: seq_cst). */
+static inline int tm_req_complete(struct tm_request *r)
+{
+    if (TM_LIKELY(r->kind <= TM_REQ_COLL))
+        return atomic_load_explicit(&r->done, memory_order_seq_cst);
+    return tm_req_compound_done(r);
+}
+
 /* Empty status as MPI defines it for null/inactive requests and PROC_NULL. */
 void tm_status_empty(MPI_Status *status);
 

@@ -69,6 +69,7 @@ struct tm_envl *tm_envl_alloc(struct tm_rank *me, size_t bytes)
     e->next = NULL;
     e->sreq = NULL;
     e->sbuf = NULL;
+    e->serial = 0;
     return e;
 }
 

@@ -124,13 +124,16 @@ struct tm_envl *tm_match_unexp(struct tm_mbox *mb, int ctx, int src, int tag, in
             }
         }
     }
-    if (found && take) {
-        tm_dl_unlink(&found->order);
-        tm_dl_unlink(&found->chain);
-        uint32_t n = atomic_load_explicit(&mb->nunexp, memory_order_relaxed);
-        atomic_store_explicit(&mb->nunexp, n - 1, memory_order_relaxed);
-    }
+    if (found && take) tm_unexp_remove(mb, found);
     return found;
+}
+
+void tm_unexp_remove(struct tm_mbox *mb, struct tm_envl *e)
+{
+    tm_dl_unlink(&e->order);
+    tm_dl_unlink(&e->chain);
+    uint32_t n = atomic_load_explicit(&mb->nunexp, memory_order_relaxed);
+    atomic_store_explicit(&mb->nunexp, n - 1, memory_order_relaxed);
 }
 
 void tm_add_unexp(struct tm_mbox *mb, struct tm_envl *e)

@@ -57,6 +57,9 @@ struct tm_envl {
     uint16_t flags; /* netd_hdr flags of the frame, for the reply */
     uint64_t cookie;
     void *pbuf;
+    /* eager and rendezvous envelopes of nonblocking sends: the sender's serial, which
+     * MPI_Cancel looks for (p2p.c); 0: none (an envelope is reused with another serial) */
+    uint64_t serial;
     _Alignas(16) unsigned char data[];
 };
 
@@ -95,6 +98,8 @@ int tm_unpost_recv(struct tm_request *r);
 /* Earliest unexpected message a receive (src, tag may be wildcards) matches; if take, it is
  * removed from the queues. */
 struct tm_envl *tm_match_unexp(struct tm_mbox *mb, int ctx, int src, int tag, int take);
+/* Removes an unexpected message found by a walk of unexp_order (a cancelled send). */
+void tm_unexp_remove(struct tm_mbox *mb, struct tm_envl *e);
 /* Appends an unexpected message. */
 void tm_add_unexp(struct tm_mbox *mb, struct tm_envl *e);
 

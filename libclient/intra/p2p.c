@@ -75,6 +75,10 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
             tm_deliver(rr, e->data, bytes, src, tag);
             tm_envl_release(me, e);
         } else {
+            if (sreq->pooled) { /* a nonblocking send: MPI_Cancel may take it back */
+                e->serial = sreq->env_serial = ++me->send_serial;
+                sreq->env_dst1 = w + 1;
+            }
             tm_add_unexp(mb, e);
             pthread_mutex_unlock(&mb->lock);
             tm_wake(&r->waker); /* a Probe may be waiting */
@@ -98,6 +102,10 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
     e->sreq = sreq;
     sreq->st_source = dest;
     sreq->st_tag = tag;
+    if (sreq->pooled) {
+        e->serial = sreq->env_serial = ++me->send_serial;
+        sreq->env_dst1 = w + 1;
+    }
     tm_add_unexp(mb, e);
     pthread_mutex_unlock(&mb->lock);
     tm_wake(&r->waker);
@@ -105,7 +113,7 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
 }
 
 /* Takes a matched unexpected message into rreq (owned by the caller). */
-static void consume(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e)
+void tm_recv_envl(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e)
 {
     if (e->kind >= TM_ENVL_NET) {
         tm_net_consume(me, rreq, e);
@@ -132,7 +140,7 @@ static int take_unexp(struct tm_rank *me, struct tm_mbox *mb, struct tm_request 
     struct tm_envl *e = tm_match_unexp(mb, rreq->ctx, rreq->src, rreq->tag, 1);
     if (!e) return 0;
     pthread_mutex_unlock(&mb->lock);
-    consume(me, rreq, e);
+    tm_recv_envl(me, rreq, e);
     return 1;
 }
 
@@ -224,6 +232,12 @@ void tm_recv_wait_small(struct tm_rank *me, struct tm_commref *cr, void *buf, si
 int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int block,
              MPI_Status *status)
 {
+    return tm_mprobe(me, cr, src, tag, block, status, NULL);
+}
+
+int tm_mprobe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int block,
+              MPI_Status *status, struct tm_envl **ret)
+{
     if (src == MPI_PROC_NULL) {
         if (status != MPI_STATUS_IGNORE) {
             tm_status_empty(status);
@@ -236,7 +250,8 @@ int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int bl
     for (;;) {
         pthread_mutex_lock(&mb->lock);
         (void)tm_fb_drain_all(me, me, NULL); /* -ENOMEM: those cells are not there yet */
-        struct tm_envl *e = tm_match_unexp(mb, cr->c->ctx, src, tag, 0);
+        /* Mprobe takes the message out of matching: no other receive can have it. */
+        struct tm_envl *e = tm_match_unexp(mb, cr->c->ctx, src, tag, ret != NULL);
         if (e) {
             if (status != MPI_STATUS_IGNORE) {
                 status->MPI_SOURCE = e->src;
@@ -245,6 +260,7 @@ int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int bl
                 status->tm_cancelled = 0;
                 status->tm_bytes = (long long)e->bytes;
             }
+            if (ret) *ret = e;
             pthread_mutex_unlock(&mb->lock);
             return 1;
         }
@@ -266,4 +282,31 @@ int tm_cancel_recv(struct tm_rank *me, struct tm_request *r)
         tm_req_set_done(r, r->src, r->tag, 0, MPI_SUCCESS);
     }
     return was;
+}
+
+int tm_cancel_send(struct tm_rank *me, struct tm_request *r)
+{
+    if (!r->env_dst1) return 0;
+    struct tm_rank *dst = tm_job_rank(me->job, r->env_dst1 - 1);
+    struct tm_mbox *mb = &dst->mbox;
+    struct tm_envl *found = NULL;
+    pthread_mutex_lock(&mb->lock);
+    /* The envelope is ours while it is queued; once taken it may be reused (another serial). */
+    for (struct tm_dl *d = mb->unexp_order.next; d != &mb->unexp_order; d = d->next) {
+        struct tm_envl *e = tm_dl_entry(d, struct tm_envl, order);
+        if (e->home == me && e->serial == r->env_serial &&
+            (e->kind == TM_ENVL_EAGER || e->kind == TM_ENVL_RNDV)) {
+            found = e;
+            tm_unexp_remove(mb, e);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&mb->lock);
+    r->env_dst1 = 0;
+    if (!found) return 0;
+    int rndv = found->kind == TM_ENVL_RNDV;
+    tm_envl_release(me, found);
+    r->st_cancelled = 1;
+    if (rndv) tm_req_set_done(r, r->st_source, r->st_tag, 0, MPI_SUCCESS);
+    return 1;
 }

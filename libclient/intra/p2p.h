@@ -17,6 +17,7 @@
 #include "request.h"
 
 struct tm_rank;
+struct tm_envl;
 
 enum tm_send_mode { TM_SEND_STANDARD, TM_SEND_SYNC, TM_SEND_BUFFERED };
 
@@ -51,6 +52,19 @@ void tm_recv_wait_small(struct tm_rank *me, struct tm_commref *cr, void *buf, si
  * (status filled), else 0. */
 int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int block,
              MPI_Status *status);
+
+/* tm_probe that, given ret, also takes the message out of the queues (MPI_Mprobe): *ret is
+ * then the caller's until tm_recv_envl. */
+int tm_mprobe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int block,
+              MPI_Status *status, struct tm_envl **ret);
+/* Receives the unexpected message e (taken from the queues) into rreq, whose buf and cap are
+ * set; rreq completes now, or (a three-phase message from another node) when its data came. */
+void tm_recv_envl(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e);
+
+/* Cancels a nonblocking send whose envelope still waits unmatched in an intra-node
+ * receiver's queue (eager or rendezvous); 1 if it was taken back (r is then done and marked
+ * cancelled).  A message in a fast box or sent to another node cannot be taken back (0). */
+int tm_cancel_send(struct tm_rank *me, struct tm_request *r);
 
 /* Cancels a pending receive; returns 1 if it was cancelled. */
 int tm_cancel_recv(struct tm_rank *me, struct tm_request *r);

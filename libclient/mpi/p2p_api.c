@@ -8,6 +8,7 @@
 #include "fbox.h"
 #include "job.h"
 #include "p2p.h"
+#include "p2p_api.h"
 #include "wait.h"
 
 /* Checks shared by every send and receive; on success *ret_bytes is the buffer size. */
@@ -33,6 +34,20 @@ static inline int check_args(struct tm_rank *me, struct tm_commref **ret_cr, con
         return tm_err(me, comm, MPI_ERR_TAG, fn, "invalid tag %d", tag);
     *ret_bytes = (size_t)count * t->extent;
     return MPI_SUCCESS;
+}
+
+int tm_p2p_check(struct tm_rank *me, const char *fn, MPI_Comm comm, const void *buf, int count,
+                 MPI_Datatype dt, int peer, int tag, int is_recv)
+{
+    struct tm_commref *cr = NULL;
+    size_t bytes = 0;
+    return check_args(me, &cr, fn, comm, buf, count, dt, peer, tag, is_recv, &bytes);
+}
+
+size_t tm_p2p_bytes(int count, MPI_Datatype dt)
+{
+    const struct tm_type *t = tm_type_get(dt);
+    return t ? (size_t)count * t->extent : 0;
 }
 
 /* A send that could not start: out of memory, or (inter-node) the link to the peer's node is

@@ -1,20 +1,40 @@
 /* reqapi.c — completing requests: Wait/Test and their any/all/some forms, Request_free,
- * Cancel, Test_cancelled. */
+ * Request_get_status, Cancel, Test_cancelled.
+ *
+ * Null and inactive persistent requests (persist.h) complete at once with an empty status;
+ * the any/some forms skip them like null ones (MPI 3.1 §3.7.5). */
 #include "errh.h"
 #include "fbox.h"
+#include "greq.h"
 #include "job.h"
 #include "p2p.h"
+#include "persist.h"
 #include "wait.h"
 
-static inline int is_done(const struct tm_request *r)
+static inline int is_done(struct tm_request *r)
 {
-    return atomic_load_explicit(&r->done, memory_order_seq_cst); /* wait.h */
+    return tm_req_complete(r); /* wait.h: seq_cst */
+}
+
+static int done_cond(void *arg)
+{
+    return tm_req_complete(arg);
+}
+
+/* A persistent request that is not started: treated as a null one by the any/some forms. */
+static inline int inactive(const struct tm_request *r)
+{
+    return TM_UNLIKELY(r->kind == TM_REQ_PERSIST) && tm_preq_inactive(r);
 }
 
 /* Hands a done request's result to the caller and releases it; returns its error. */
 static int finish(struct tm_rank *me, MPI_Request *rp, MPI_Status *status)
 {
     struct tm_request *r = *rp;
+    if (TM_UNLIKELY(r->kind > TM_REQ_COLL)) {
+        if (r->kind == TM_REQ_GREQ) return tm_greq_finish(me, rp, status);
+        return tm_preq_finish(me, rp, status);
+    }
     tm_req_status(r, status);
     int err = r->st_error;
     tm_req_free(me, r);
@@ -41,7 +61,7 @@ TM_API int PMPI_Wait(MPI_Request *request, MPI_Status *status)
         tm_status_empty(status);
         return MPI_SUCCESS;
     }
-    tm_wait(me, tm_req_done_cond, r);
+    tm_wait(me, done_cond, r);
     MPI_Comm comm = r->comm;
     int err = finish(me, request, status);
     return TM_UNLIKELY(err) ? req_err(me, comm, err, "MPI_Wait") : MPI_SUCCESS;
@@ -99,7 +119,7 @@ TM_API int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]
     if (TM_UNLIKELY(count < 0 || (count > 0 && !requests)))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitall", "invalid request array");
     for (int i = 0; i < count; i++)
-        if (requests[i]) tm_wait(me, tm_req_done_cond, requests[i]);
+        if (requests[i]) tm_wait(me, done_cond, requests[i]);
     return finish_all(me, count, requests, statuses, "MPI_Waitall");
 }
 TM_ALIAS(Waitall)
@@ -131,16 +151,17 @@ static int any_done_cond(void *arg)
 {
     struct any_wait *a = arg;
     for (int i = 0; i < a->count; i++)
-        if (a->reqs[i] && is_done(a->reqs[i])) return 1;
+        if (a->reqs[i] && !inactive(a->reqs[i]) && is_done(a->reqs[i])) return 1;
     return 0;
 }
 
-/* Index of the first done request, MPI_UNDEFINED if all are null, -1 if none is done. */
+/* Index of the first done request, MPI_UNDEFINED if all are null or inactive, -1 if none is
+ * done. */
 static int first_done(int count, MPI_Request reqs[])
 {
     int active = 0;
     for (int i = 0; i < count; i++) {
-        if (!reqs[i]) continue;
+        if (!reqs[i] || inactive(reqs[i])) continue;
         active = 1;
         if (is_done(reqs[i])) return i;
     }
@@ -208,7 +229,7 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
     int n = 0, failed = 0;
     MPI_Comm comm = MPI_COMM_WORLD;
     for (int k = 0; k < incount; k++) {
-        if (!reqs[k] || !is_done(reqs[k])) continue;
+        if (!reqs[k] || inactive(reqs[k]) || !is_done(reqs[k])) continue;
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
         MPI_Comm c = reqs[k]->comm;
         if (finish(me, &reqs[k], st)) {
@@ -241,21 +262,46 @@ TM_API int PMPI_Request_free(MPI_Request *request)
     NEED_ME("MPI_Request_free");
     if (TM_UNLIKELY(!request || !*request))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free", "invalid request");
-    tm_req_free(me, *request);
+    struct tm_request *r = *request;
+    if (r->kind == TM_REQ_GREQ)
+        tm_greq_free(me, r);
+    else if (r->kind > TM_REQ_COLL)
+        tm_preq_free(me, r);
+    else
+        tm_req_free(me, r);
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
 }
 TM_ALIAS(Request_free)
 
-/* Receives that are still posted are cancelled; sends are never cancelled (MPI lets a cancel
- * fail: the send then completes normally and Test_cancelled says false). */
+void tm_req_cancel_op(struct tm_rank *me, struct tm_request *r)
+{
+    if (r->kind == TM_REQ_RECV && !is_done(r))
+        tm_cancel_recv(me, r);
+    else if (r->kind == TM_REQ_SEND)
+        tm_cancel_send(me, r);
+}
+
+/* Receives that are still posted are cancelled.  A nonblocking send is cancelled while its
+ * message waits unmatched in an intra-node receiver's queue; a message in a fast box or sent
+ * to another node (eager: already in the receiver's node; three-phase: announced) is not
+ * taken back: MPI lets a cancel fail, the send then completes normally and Test_cancelled says
+ * false (MPI 3.1 §3.8.4).  Collectives are not cancellable (MPI_ERR_REQUEST). */
 TM_API int PMPI_Cancel(MPI_Request *request)
 {
     NEED_ME("MPI_Cancel");
     if (TM_UNLIKELY(!request || !*request))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel", "invalid request");
     struct tm_request *r = *request;
-    if (r->kind == TM_REQ_RECV && !is_done(r)) tm_cancel_recv(me, r);
+    if (r->kind == TM_REQ_COLL)
+        return tm_err(me, r->comm, MPI_ERR_REQUEST, "MPI_Cancel",
+                      "collective operations cannot be cancelled");
+    if (r->kind == TM_REQ_GREQ) return tm_greq_cancel(me, r);
+    if (r->kind > TM_REQ_COLL) {
+        tm_preq_cancel(me, r);
+        return MPI_SUCCESS;
+    }
+    tm_req_cancel_op(me, r);
     return MPI_SUCCESS;
 }
 TM_ALIAS(Cancel)
@@ -268,3 +314,37 @@ TM_API int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
     return MPI_SUCCESS;
 }
 TM_ALIAS(Test_cancelled)
+
+TM_API int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    NEED_ME("MPI_Request_get_status");
+    if (TM_UNLIKELY(!flag))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Request_get_status", "flag is NULL");
+    if (!request || inactive(request)) {
+        *flag = 1;
+        tm_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if (!is_done(request)) tm_fb_poll(me);
+    if (!is_done(request)) {
+        *flag = 0;
+        tm_poll_idle(me);
+        return MPI_SUCCESS;
+    }
+    *flag = 1;
+    if (request->kind == TM_REQ_GREQ) return tm_greq_status(me, request, status);
+    if (request->kind > TM_REQ_COLL)
+        tm_preq_status(request, status);
+    else
+        tm_req_status(request, status);
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Request_get_status)
+
+TM_API int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
+{
+    if (!status) return tm_err_noco(MPI_ERR_ARG, "MPI_Status_set_cancelled", "status is NULL");
+    status->tm_cancelled = flag != 0;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Status_set_cancelled)

@@ -44,6 +44,18 @@ run_prog() {
     run_prog nonblocking 1 2 4 16
 }
 
+@test "mpi: persistent requests, inactive requests, Isendrecv(_replace), PROC_NULL and zero counts" {
+    run_prog persistent 1 2 4 16
+}
+
+@test "mpi: matched probe (Mprobe, Improbe, Mrecv, Imrecv, MPI_MESSAGE_NO_PROC)" {
+    run_prog mprobe 1 2 4 16
+}
+
+@test "mpi: generalized requests, Request_get_status, status setters, cancel of unmatched sends" {
+    run_prog grequest 1 2 4 16
+}
+
 @test "mpi: Barrier, Bcast, Reduce, Allreduce, Comm_split" {
     run_prog collectives 1 2 4 16
 }

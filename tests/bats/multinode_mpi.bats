@@ -55,6 +55,17 @@ expect_ok() {
     done
 }
 
+# Complete point-to-point across agents: persistent requests, Isendrecv, matched probe of eager
+# and three-phase messages, generalized requests, cancel (which may fail across nodes).
+@test "multinode mpi: persistent requests, matched probe, grequests, cancel on 3 nodes x 2 ranks" {
+    start_cluster 3
+    local p
+    for p in persistent mprobe grequest; do
+        run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
+        expect_ok || { echo "program $p" >&2; return 1; }
+    done
+}
+
 @test "multinode mpi: all pairs from 0 bytes to 16 MiB, every byte checked" {
     start_cluster 3
     run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog mn_allpairs)"

@@ -1,0 +1,20 @@
+/* p2p_api.h — the point-to-point entry points' argument checks, for the other entry points
+ * that take point-to-point arguments (persistent requests, Isendrecv: persist.c). */
+#ifndef TMPI_LIBCLIENT_P2P_API_H
+#define TMPI_LIBCLIENT_P2P_API_H
+
+#include <stddef.h>
+
+#include "mpi.h"
+
+struct tm_rank;
+
+/* The checks of MPI_Send (is_recv 0) or MPI_Recv (1): MPI_SUCCESS or the error handler's
+ * answer with the class the standard names (fn in the message). */
+int tm_p2p_check(struct tm_rank *me, const char *fn, MPI_Comm comm, const void *buf, int count,
+                 MPI_Datatype dt, int peer, int tag, int is_recv);
+
+/* Bytes a buffer of count elements of dt spans (dt checked valid). */
+size_t tm_p2p_bytes(int count, MPI_Datatype dt);
+
+#endif
