@@ -112,8 +112,8 @@ int tm_topo_make_comm(struct tm_rank *me, MPI_Comm comm, const char *fn, int new
     return MPI_SUCCESS;
 }
 
-int tm_topo_neighbors(const struct tm_topo *t, int rank, int *indeg, const int **src,
-                      int *outdeg, const int **dst, int **own)
+int tm_topo_neighbors(const struct tm_topo *t, int rank, int *indeg, const int **src, int *outdeg,
+                      const int **dst, int **own)
 {
     *own = NULL;
     switch (t->kind) {

@@ -76,8 +76,8 @@ void tm_cart_shift(const struct tm_topo *t, int rank, int dim, int disp, int *sr
  * the +1 neighbour (MPI_PROC_NULL at a non-periodic edge).  Graph: the adjacency list for both.
  * Distributed graph: the member's sources and destinations.  *src and *dst point into
  * memory of the topology or into *own (malloc'd, the caller frees it). */
-int tm_topo_neighbors(const struct tm_topo *t, int rank, int *indeg, const int **src,
-                      int *outdeg, const int **dst, int **own);
+int tm_topo_neighbors(const struct tm_topo *t, int rank, int *indeg, const int **src, int *outdeg,
+                      const int **dst, int **own);
 
 /* Where reorder puts the members (topo_map.c).  newrank[r]: the new rank of member r of the
  * old communicator c, MPI_UNDEFINED for members left out (beyond the first nnew).  Every member

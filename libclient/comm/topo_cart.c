@@ -80,8 +80,7 @@ static int check_grid(struct tm_rank *me, MPI_Comm comm, const char *fn, int siz
     long n = 1;
     for (int d = 0; d < ndims; d++) {
         if (dims[d] <= 0)
-            return tm_err(me, comm, MPI_ERR_DIMS, fn, "dims[%d] = %d is not positive", d,
-                          dims[d]);
+            return tm_err(me, comm, MPI_ERR_DIMS, fn, "dims[%d] = %d is not positive", d, dims[d]);
         n *= dims[d];
         if (n > size)
             return tm_err(me, comm, MPI_ERR_DIMS, fn,
@@ -182,8 +181,8 @@ TM_API int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
             if (v < 0) v += n;
         } else if (v < 0 || v >= n) {
             return tm_err(me, comm, MPI_ERR_ARG, fn,
-                          "coords[%d] = %d is outside the non-periodic dimension of size %d", d,
-                          v, n);
+                          "coords[%d] = %d is outside the non-periodic dimension of size %d", d, v,
+                          n);
         }
         c[d] = v;
     }
@@ -208,16 +207,15 @@ TM_API int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 }
 TM_ALIAS(Cart_coords)
 
-TM_API int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source,
-                           int *rank_dest)
+TM_API int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
     const char *fn = "MPI_Cart_shift";
     TM_TOPO_ENTRY(fn, comm, MPI_CART);
     if (!rank_source || !rank_dest)
         return tm_err(me, comm, MPI_ERR_ARG, fn, "rank_source or rank_dest is NULL");
     if (direction < 0 || direction >= t->cart.ndims)
-        return tm_err(me, comm, MPI_ERR_DIMS, fn, "invalid direction %d (%d dimensions)",
-                      direction, t->cart.ndims);
+        return tm_err(me, comm, MPI_ERR_DIMS, fn, "invalid direction %d (%d dimensions)", direction,
+                      t->cart.ndims);
     tm_cart_shift(t, cr->rank, direction, disp, rank_source, rank_dest);
     return MPI_SUCCESS;
 }
@@ -340,8 +338,7 @@ TM_API int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 {
     const char *fn = "MPI_Dims_create";
     if (ndims < 0 || ndims > TM_TOPO_MAX_DIMS)
-        return tm_err_noco(MPI_ERR_DIMS, fn, "invalid ndims %d (0 to %d)", ndims,
-                           TM_TOPO_MAX_DIMS);
+        return tm_err_noco(MPI_ERR_DIMS, fn, "invalid ndims %d (0 to %d)", ndims, TM_TOPO_MAX_DIMS);
     if (nnodes <= 0) return tm_err_noco(MPI_ERR_ARG, fn, "invalid nnodes %d", nnodes);
     if (ndims > 0 && !dims) return tm_err_noco(MPI_ERR_ARG, fn, "dims is NULL");
     long fixed = 1;

@@ -124,14 +124,14 @@ static void test_grid(int size, int rank)
         CHECK_MPI(MPI_Cart_shift(cart, 0, disp, &src, &dst));
         int es = ((gc[0] - disp) % dims[0] + dims[0]) % dims[0] * dims[1] + gc[1];
         int ed = ((gc[0] + disp) % dims[0] + dims[0]) % dims[0] * dims[1] + gc[1];
-        CHECK(src == es && dst == ed, "periodic shift %d: src %d dst %d, expected %d %d", disp,
-              src, dst, es, ed);
+        CHECK(src == es && dst == ed, "periodic shift %d: src %d dst %d, expected %d %d", disp, src,
+              dst, es, ed);
         CHECK_MPI(MPI_Cart_shift(cart, 1, disp, &src, &dst));
         int s1 = gc[1] - disp, d1 = gc[1] + disp;
         es = s1 < 0 || s1 >= dims[1] ? MPI_PROC_NULL : gc[0] * dims[1] + s1;
         ed = d1 < 0 || d1 >= dims[1] ? MPI_PROC_NULL : gc[0] * dims[1] + d1;
-        CHECK(src == es && dst == ed, "non-periodic shift %d: src %d dst %d, expected %d %d",
-              disp, src, dst, es, ed);
+        CHECK(src == es && dst == ed, "non-periodic shift %d: src %d dst %d, expected %d %d", disp,
+              src, dst, es, ed);
     }
     /* errors */
     int src, dst, c[2] = {0, dims[1]}, r;
