@@ -37,8 +37,9 @@ install: $(BUILD)/build.ninja
 	$(NINJA) -C $(BUILD)
 	$(MESON) install -C $(BUILD) --no-rebuild $(if $(DESTDIR),--destdir "$(DESTDIR)")
 
+# Debian packages (debian/) built from a copy of this tree, into $(BUILD)/deb.
 deb:
-	packaging/build-deb.sh $(BUILD)
+	packaging/build-deb.sh $(BUILD)/deb
 
 # Benchmarks beside Open MPI and MPICH (tests/bench/run.py): writes docs/bench/RESULTS.md and
 # PNG plots. QUICK=1: a few minutes. Not part of check: nothing here asserts on a time.

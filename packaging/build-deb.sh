@@ -1,52 +1,45 @@
 #!/bin/sh
-# Builds a Debian package of TMPI (binaries, headers, libtmpi, pkg-config file, systemd unit,
-# config and man pages) into OUTDIR (default: the current directory).  Usage:
+# Builds TMPI's Debian packages (debian/: libtmpi0, libtmpi-dev, tmpid, tmpi-tools and their
+# -dbgsym packages) with dpkg-buildpackage into OUTDIR (default: the current directory) and
+# prints their paths.  Usage:
 #   packaging/build-deb.sh [OUTDIR]
+# The source tree is copied first (tracked and untracked files git does not ignore, or the whole
+# tree outside git): dpkg-buildpackage writes its results into the parent of the tree it builds,
+# and a build must not touch the checkout.  The build's output is kept in a log and shown when
+# the build fails.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "${1:-.}"
 out=$(cd "${1:-.}" && pwd)
-version=$(sed -n "s/^  version: '\(.*\)',$/\1/p" "$top/meson.build")
-arch=$(dpkg --print-architecture)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-meson setup "$work/build" "$top" --prefix=/usr --sysconfdir=/etc --libdir=lib \
-    --buildtype=release >/dev/null
-ninja -C "$work/build" >/dev/null
-DESTDIR="$work/root" meson install -C "$work/build" --no-rebuild >/dev/null
-
-mkdir -p "$work/root/DEBIAN"
-cat >"$work/root/DEBIAN/control" <<CONTROL
-Package: tmpi
-Version: $version
-Architecture: $arch
-Maintainer: TMPI developers <tmpi@localhost>
-Section: net
-Priority: optional
-Depends: libc6, libevent-core-2.1-7, libevent-pthreads-2.1-7, libprotobuf-c1, libsystemd0, libsodium23, libinih1, libjson-c5, gcc
-Description: threaded MPI runtime for clusters of multi-core nodes
- TMPI runs MPI C programs with every rank as a thread inside a per-node agent
- (tmpid), with private globals per rank. Includes tmpicc, tmpi-launch, tmpictl,
- libtmpi, mpi.h and the tmpid systemd service.
-CONTROL
-echo /etc/tmpi/tmpid.conf >"$work/root/DEBIAN/conffiles"
-cat >"$work/root/DEBIAN/postinst" <<'POSTINST'
-#!/bin/sh
-set -e
-if [ "$1" = configure ]; then
-    getent passwd tmpi >/dev/null || adduser --system --group --no-create-home --home /nonexistent tmpi
-    if [ -d /run/systemd/system ]; then
-        systemctl daemon-reload || true
+for tool in dpkg-buildpackage dh; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "build-deb.sh: $tool is not installed (apt-get install dpkg-dev debhelper, or tools/install-deps.sh)" >&2
+        exit 1
     fi
+done
+work=$(mktemp -d "${TMPDIR:-/tmp}/tmpi-deb.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+src="$work/tmpi"
+mkdir "$src"
+if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    # -z: names with any bytes; deleted-but-tracked files are skipped by tar's --ignore-failed-read.
+    git -C "$top" ls-files -z --cached --others --exclude-standard |
+        (cd "$top" && tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -xf - -C "$src"
+else
+    (cd "$top" && tar --exclude='./build*' -cf - .) | tar -xf - -C "$src"
 fi
-POSTINST
-cat >"$work/root/DEBIAN/prerm" <<'PRERM'
-#!/bin/sh
-set -e
-if [ -d /run/systemd/system ] && [ "$1" = remove ]; then
-    systemctl stop tmpid.service || true
+
+log="$work/build.log"
+if ! (cd "$src" && dpkg-buildpackage -us -uc -b) >"$log" 2>&1; then
+    cat "$log" >&2
+    echo "build-deb.sh: dpkg-buildpackage failed (its output is above)" >&2
+    exit 1
 fi
-PRERM
-chmod 0755 "$work/root/DEBIAN/postinst" "$work/root/DEBIAN/prerm"
-dpkg-deb --root-owner-group --build "$work/root" "$out/tmpi_${version}_${arch}.deb" >/dev/null
-echo "$out/tmpi_${version}_${arch}.deb"
+found=0
+for f in "$work"/*.deb "$work"/*.ddeb; do
+    [ -e "$f" ] || continue
+    mv "$f" "$out/"
+    echo "$out/$(basename "$f")"
+    found=1
+done
+[ "$found" -eq 1 ] || { echo "build-deb.sh: dpkg-buildpackage made no package" >&2; exit 1; }

@@ -56,9 +56,10 @@ void rank_life(struct rank *r, int run)
 {
     struct job *j = r->job;
     if (run) {
-        /* main may modify argv and its strings: give each rank its own copy. */
+        /* main may modify argv and its strings: give each rank its own copy.  volatile: it is
+         * read again after siglongjmp (-Wclobbered at -O2). */
         int argc = job_argc(j);
-        char **argv = job_copy_argv(j);
+        char **volatile argv = job_copy_argv(j);
         if (!argv) {
             r->end_kind = RANK_END_FAULT;
             r->end_code = 1;

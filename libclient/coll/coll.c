@@ -1,6 +1,7 @@
 /* coll.c — the collective engine (coll.h): counting barrier, blocking runs, argument checks,
  * Barrier and Bcast, and the collective counters. */
 #include "coll.h"
+#include "coll_inter.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -176,6 +177,8 @@ int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, cons
 int tm_coll_check_buf(struct tm_rank *me, MPI_Comm comm, const char *fn, const char *what,
                       const void *buf, int count, MPI_Datatype dt, const struct tm_type **ret_t)
 {
+    /* Set on every path: the compiler cannot see that tm_err never returns MPI_SUCCESS. */
+    *ret_t = NULL;
     if (TM_UNLIKELY(count < 0))
         return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid %scount %d", what, count);
     const struct tm_type *t = tm_type_get(dt);
@@ -231,6 +234,7 @@ static const struct tm_calgo barrier_algo = {MPIX_COLL_BARRIER, no_parts, NULL, 
 TM_API int PMPI_Barrier(MPI_Comm comm)
 {
     TM_COLL_ENTRY("MPI_Barrier", comm);
+    if (TM_UNLIKELY(cr->c->inter)) return tm_inter_barrier(me, cr, comm, "MPI_Barrier", NULL);
     if (cr->rank == 0)
         atomic_fetch_add_explicit(&me->job->coll_stats.ops[MPIX_COLL_BARRIER], 1,
                                   memory_order_relaxed);
@@ -243,6 +247,10 @@ TM_ALIAS(Barrier)
 TM_API int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
     TM_COLL_ENTRY("MPI_Ibarrier", comm);
+    if (TM_UNLIKELY(cr->c->inter)) {
+        if (!request) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Ibarrier", "request is NULL");
+        return tm_inter_barrier(me, cr, comm, "MPI_Ibarrier", request);
+    }
     if (TM_UNLIKELY(!request))
         return tm_err(me, comm, MPI_ERR_ARG, "MPI_Ibarrier", "request is NULL");
     struct tm_cargs a = {.root = -1};
@@ -308,6 +316,8 @@ static int bcast_common(const char *fn, void *buffer, int count, MPI_Datatype da
                         MPI_Comm comm, MPI_Request *request, int nb)
 {
     TM_COLL_ENTRY(fn, comm);
+    if (TM_UNLIKELY(cr->c->inter))
+        return tm_inter_bcast(me, cr, comm, fn, buffer, count, datatype, root, nb ? request : NULL);
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     const struct tm_type *t;
     TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, "", buffer, count, datatype, &t));

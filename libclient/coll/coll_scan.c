@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_inter.h"
 #include "coll_net_move.h"
 #include "errh.h"
 #include "job.h"
@@ -76,6 +77,8 @@ static int scan_common(const char *fn, int ex, const void *sendbuf, void *recvbu
                        int nb)
 {
     TM_COLL_ENTRY(fn, comm);
+    if (TM_UNLIKELY(cr->c->inter))
+        return tm_err(me, comm, MPI_ERR_COMM, fn, "not defined on an inter-communicator");
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     const struct tm_type *t;
     TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, "receive ", recvbuf, count, datatype, &t));

@@ -7,123 +7,22 @@
 
 #include "coll.h"
 #include "coll_net.h"
+#include "ctx.h"
 #include "errh.h"
+#include "attr.h"
+#include "info.h"
+#include "intercomm.h"
 #include "job.h"
 #include "topo.h"
 
-#define TM_CTX_SELF 2 /* every rank's MPI_COMM_SELF: its traffic only reaches its own mailbox */
-
-/* Values of the predefined attributes (MPI_Comm_get_attr hands out pointers to them). */
-static const int tm_tag_ub = TM_TAG_UB;
-static const int tm_host = MPI_PROC_NULL; /* no rank is a host */
-static const int tm_io = MPI_ANY_SOURCE;  /* every rank can do I/O */
-static const int tm_wtime_global = 0;     /* clocks are per node */
-
-int tm_comm_init_shared(struct tm_comm *c, int ctx, int size, int32_t *world_of)
-{
-    c->ctx = ctx;
-    c->size = size;
-    c->world_of = world_of;
-    c->builtin = 0;
-    atomic_init(&c->topo, NULL);
-    atomic_init(&c->refs, size);
-    atomic_init(&c->coll.arrive, 0);
-    atomic_init(&c->coll.hier, NULL);
-    c->coll.slot = calloc((size_t)size, sizeof *c->coll.slot);
-    if (!c->coll.slot) return -ENOMEM;
-    if (tm_coll_nb_init(&c->coll) < 0) {
-        free(c->coll.slot);
-        c->coll.slot = NULL;
-        return -ENOMEM;
-    }
-    return 0;
-}
-
-void tm_comm_fini_shared(struct tm_comm *c)
-{
-    tm_topo_fini_hook(c);
-    free(c->coll.res);
-    c->coll.res = NULL;
-    tm_coll_nb_fini(&c->coll);
-    tm_chier_free(atomic_exchange_explicit(&c->coll.hier, NULL, memory_order_acquire));
-    free(c->coll.slot);
-    free(c->world_of);
-    c->coll.slot = NULL;
-    c->world_of = NULL;
-}
-
-static void comm_release(struct tm_comm *c)
-{
-    if (c->builtin) return;
-    if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1) {
-        tm_comm_fini_shared(c);
-        free(c);
-    }
-}
-
-int tm_commtab_init(struct tm_rank *me)
-{
-    struct tm_commtab *t = &me->comms;
-    t->cap = 8;
-    t->v = calloc((size_t)t->cap, sizeof *t->v);
-    if (!t->v) return -ENOMEM;
-    int32_t *self_map = malloc(sizeof *self_map);
-    if (!self_map || tm_comm_init_shared(&me->self, TM_CTX_SELF, 1, self_map) < 0) {
-        free(self_map);
-        free(t->v);
-        t->v = NULL;
-        return -ENOMEM;
-    }
-    self_map[0] = me->rank;
-    me->self.builtin = 1;
-    t->v[MPI_COMM_WORLD] =
-        (struct tm_commref){.c = &me->job->world, .rank = me->rank, .eh = MPI_ERRORS_ARE_FATAL};
-    t->v[MPI_COMM_SELF] =
-        (struct tm_commref){.c = &me->self, .rank = 0, .eh = MPI_ERRORS_ARE_FATAL};
-    return 0;
-}
-
-void tm_commtab_destroy(struct tm_rank *me)
-{
-    struct tm_commtab *t = &me->comms;
-    if (!t->v) return;
-    /* Communicators the program never freed: drop this rank's reference. */
-    for (int i = MPI_COMM_SELF + 1; i < t->cap; i++)
-        if (t->v[i].c) comm_release(t->v[i].c);
-    free(t->v);
-    t->v = NULL;
-    t->cap = 0;
-}
-
-/* A new handle for c in the rank's table; MPI_COMM_NULL when out of memory. */
-static MPI_Comm commtab_add(struct tm_rank *me, struct tm_comm *c, int rank, MPI_Errhandler eh)
-{
-    struct tm_commtab *t = &me->comms;
-    int h;
-    for (h = MPI_COMM_SELF + 1; h < t->cap; h++)
-        if (!t->v[h].c) break;
-    if (h == t->cap) {
-        int ncap = t->cap * 2;
-        struct tm_commref *nv = realloc(t->v, sizeof *nv * (size_t)ncap);
-        if (!nv) return MPI_COMM_NULL;
-        memset(nv + t->cap, 0, sizeof *nv * (size_t)(ncap - t->cap));
-        t->v = nv;
-        t->cap = ncap;
-    }
-    t->v[h] = (struct tm_commref){.c = c, .rank = rank, .eh = eh};
-    return h;
-}
-
-/* A communicator with size members whose world ranks world_of lists (taken over). */
+/* A one-node communicator with size members whose world ranks world_of lists (taken over),
+ * all on this node: an id from this node's reusable range. */
 static struct tm_comm *comm_new(struct tm_job *job, int size, int32_t *world_of)
 {
-    struct tm_comm *c = calloc(1, sizeof *c);
-    if (!c) return NULL;
-    int ctx = atomic_fetch_add_explicit(&job->next_ctx, 1, memory_order_relaxed);
-    if (tm_comm_init_shared(c, ctx, size, world_of) < 0) {
-        free(c);
-        return NULL;
-    }
+    int ctx = tm_ctx_local(job);
+    if (ctx < 0) return NULL;
+    struct tm_comm *c = tm_comm_new(ctx, 1, size, world_of, size);
+    if (!c) tm_ctx_put(job, ctx);
     return c;
 }
 
@@ -135,18 +34,9 @@ static struct tm_comm *comm_new(struct tm_job *job, int size, int32_t *world_of)
  * group takes k from its node's counter and every copy uses BASE + node + nnodes * k.  Two
  * nodes never hand out the same id, and ids of one-node communicators (next_ctx, below BASE)
  * never meet them, so no agreement round is needed: one broadcast among the leaders. */
-#define TM_CTX_SPAN_BASE (1 << 26)
-
 static struct tm_comm *comm_new_ctx(int size, int32_t *world_of, int ctx, int refs)
 {
-    struct tm_comm *c = calloc(1, sizeof *c);
-    if (!c) return NULL;
-    if (tm_comm_init_shared(c, ctx, size, world_of) < 0) {
-        free(c);
-        return NULL;
-    }
-    atomic_store_explicit(&c->refs, refs, memory_order_relaxed);
-    return c;
+    return tm_comm_new(ctx, 0, size, world_of, refs);
 }
 
 /* count consecutive ids for the leaders of x's communicator; *ret_ctx: the first. */
@@ -159,7 +49,7 @@ static int span_ctx(struct tm_cnet *x, int count, int *ret_ctx)
     int err = tm_hier_bcast_bytes(x, 0, &k, sizeof k);
     if (err) return err;
     long v = TM_CTX_SPAN_BASE + x->h->g[0].node + (long)x->h->nnodes * k;
-    if (v + (long)x->h->nnodes * count >= (1L << 29)) return -ENOSPC; /* coll_net's ids */
+    if (v + (long)x->h->nnodes * count >= TM_CTX_LIMIT) return -ENOSPC;
     *ret_ctx = (int)v;
     return 0;
 }
@@ -204,7 +94,7 @@ static int split_net(struct tm_cnet *x);
 #define GET_COMM(fn, comm)                                                                         \
     struct tm_rank *me = tm_self();                                                                \
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);                    \
-    struct tm_commref *cr = tm_comm_get(&me->comms, comm);                                         \
+    struct tm_commref *cr = tm_comm_get_user(&me->comms, comm);                                    \
     if (TM_UNLIKELY(!cr))                                                                          \
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
 
@@ -226,10 +116,9 @@ TM_API int PMPI_Comm_size(MPI_Comm comm, int *size)
 }
 TM_ALIAS(Comm_size)
 
-TM_API int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+/* Intra-communicator dup: a new handle in *newcomm (no attributes yet). */
+static int dup_intra(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, MPI_Comm *newcomm)
 {
-    GET_COMM("MPI_Comm_dup", comm);
-    if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_dup", "newcomm is NULL");
     struct tm_comm *pc = cr->c;
     struct tm_slot *slot = pc->coll.slot;
     if (TM_UNLIKELY(tm_coll_net_spans(me, pc))) {
@@ -237,9 +126,9 @@ TM_API int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
         struct tm_comm *nc = NULL;
         if (!err) nc = slot[pc->coll.hier->g[pc->coll.hier->group_of[cr->rank]].members[0]].p;
         if (!nc) return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "out of memory");
-        MPI_Comm h = commtab_add(me, nc, cr->rank, cr->eh);
+        MPI_Comm h = tm_commtab_add(me, nc, cr->rank, cr->eh);
         if (h == MPI_COMM_NULL) {
-            comm_release(nc);
+            tm_comm_release(nc);
             return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "out of memory");
         }
         *newcomm = h;
@@ -263,15 +152,44 @@ TM_API int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     struct tm_comm *nc = slot[0].p;
     tm_coll_barrier(me, cr);
     if (!nc) return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "out of memory");
-    int rank = cr->rank;
-    MPI_Errhandler eh = cr->eh;
-    MPI_Comm h = commtab_add(me, nc, rank, eh);
+    MPI_Comm h = tm_commtab_add(me, nc, cr->rank, cr->eh);
     if (h == MPI_COMM_NULL) {
-        comm_release(nc);
+        tm_comm_release(nc);
         return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Comm_dup", "out of memory");
     }
     *newcomm = h;
     return MPI_SUCCESS;
+}
+
+int tm_comm_dup(struct tm_rank *me, const char *fn, MPI_Comm comm, struct tm_info *hints,
+                MPI_Comm *newcomm)
+{
+    struct tm_commref *cr = tm_comm_get(&me->comms, comm);
+    MPI_Comm h = MPI_COMM_NULL;
+    int err = cr->c->inter ? tm_intercomm_dup(me, cr, comm, &h) : dup_intra(me, cr, comm, &h);
+    if (err) return err;
+    cr = tm_comm_get(&me->comms, comm); /* the table may have grown: entries never move */
+    struct tm_commref *nr = tm_comm_get(&me->comms, h);
+    /* The new communicator gets the parent's attributes (copy callbacks) and hints. */
+    err = tm_attr_copy_all(me, TM_ATTR_COMM, comm, cr->attrs, &nr->attrs);
+    if (!err && (hints || cr->hints)) {
+        nr->hints = tm_info_dup_obj(hints ? hints : cr->hints);
+        if (!nr->hints) err = MPI_ERR_NO_MEM;
+    }
+    if (err) {
+        tm_commtab_free(me, h);
+        return tm_err(me, comm, err, fn, "copying the attributes failed");
+    }
+    *newcomm = h;
+    return MPI_SUCCESS;
+}
+
+TM_API int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    GET_COMM("MPI_Comm_dup", comm);
+    if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_dup", "newcomm is NULL");
+    (void)cr;
+    return tm_comm_dup(me, "MPI_Comm_dup", comm, NULL, newcomm);
 }
 TM_ALIAS(Comm_dup)
 
@@ -402,9 +320,10 @@ static int split_net(struct tm_cnet *x)
     return err;
 }
 
-static int split_common(const char *fn, struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
-                        int color, int key, MPI_Comm *newcomm)
+int tm_comm_split(struct tm_rank *me, const char *fn, MPI_Comm comm, int color, int key,
+                  MPI_Comm *newcomm)
 {
+    struct tm_commref *cr = tm_comm_get(&me->comms, comm);
     struct tm_comm *pc = cr->c;
     struct tm_slot *mine = &pc->coll.slot[cr->rank];
     mine->a = color;
@@ -425,9 +344,9 @@ static int split_common(const char *fn, struct tm_rank *me, struct tm_commref *c
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
     }
-    MPI_Comm h = commtab_add(me, nc, nrank, eh);
+    MPI_Comm h = tm_commtab_add(me, nc, nrank, eh);
     if (h == MPI_COMM_NULL) {
-        comm_release(nc);
+        tm_comm_release(nc);
         return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     }
     *newcomm = h;
@@ -440,7 +359,8 @@ TM_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_split", "newcomm is NULL");
     if (color < 0 && color != MPI_UNDEFINED)
         return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d", color);
-    return split_common("MPI_Comm_split", me, cr, comm, color, key, newcomm);
+    if (cr->c->inter) return tm_intercomm_split(me, cr, comm, color, key, newcomm);
+    return tm_comm_split(me, "MPI_Comm_split", comm, color, key, newcomm);
 }
 TM_ALIAS(Comm_split)
 
@@ -456,7 +376,8 @@ TM_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
     if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
         return tm_err(me, comm, MPI_ERR_ARG, fn, "invalid split_type %d", split_type);
     int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : (me->info ? me->info->node : 0);
-    return split_common(fn, me, cr, comm, color, key, newcomm);
+    if (cr->c->inter) return tm_err(me, comm, MPI_ERR_COMM, fn, "an inter-communicator");
+    return tm_comm_split(me, fn, comm, color, key, newcomm);
 }
 TM_ALIAS(Comm_split_type)
 
@@ -465,22 +386,56 @@ TM_API int PMPI_Comm_free(MPI_Comm *comm)
     struct tm_rank *me = tm_self();
     if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_free", TM_ERR_NOINIT);
     if (!comm) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_free", "comm is NULL");
-    struct tm_commref *cr = tm_comm_get(&me->comms, *comm);
+    struct tm_commref *cr = tm_comm_get_user(&me->comms, *comm);
     if (!cr || cr->c->builtin)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_free", "invalid communicator %d",
                       *comm);
-    comm_release(cr->c);
-    memset(cr, 0, sizeof *cr);
+    int err = tm_commtab_free(me, *comm);
+    if (err) return tm_err(me, *comm, err, "MPI_Comm_free", "an attribute delete callback failed");
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
 TM_ALIAS(Comm_free)
 
+/* Same members in the same order: world ranks of a's and b's groups (local, then remote). */
+static int same_order(const struct tm_comm *a, const struct tm_comm *b)
+{
+    if (a->size != b->size || a->inter != b->inter || a->remote_size != b->remote_size) return 0;
+    for (int i = 0; i < a->size; i++)
+        if (tm_comm_world_rank(a, i) != tm_comm_world_rank(b, i)) return 0;
+    for (int i = 0; i < a->remote_size; i++)
+        if (a->remote_of[i] != b->remote_of[i]) return 0;
+    return 1;
+}
+
+/* Same member sets (local groups, and remote groups) in any order. */
+static int same_sets(struct tm_rank *me, const struct tm_comm *a, const struct tm_comm *b, int *ret)
+{
+    unsigned char *mark = calloc((size_t)me->job->size, 1);
+    if (!mark) return -ENOMEM;
+    int same = 1;
+    for (int pass = 0; pass < 2 && same; pass++) {
+        int na = pass ? a->remote_size : a->size, nb = pass ? b->remote_size : b->size;
+        if (na != nb) {
+            same = 0;
+            break;
+        }
+        for (int i = 0; i < na; i++)
+            mark[pass ? a->remote_of[i] : tm_comm_world_rank(a, i)] = (unsigned char)(pass + 1);
+        for (int i = 0; same && i < nb; i++)
+            same = mark[pass ? b->remote_of[i] : tm_comm_world_rank(b, i)] == pass + 1;
+    }
+    free(mark);
+    *ret = same;
+    return 0;
+}
+
 TM_API int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
     struct tm_rank *me = tm_self();
     if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_compare", TM_ERR_NOINIT);
-    struct tm_commref *a = tm_comm_get(&me->comms, comm1), *b = tm_comm_get(&me->comms, comm2);
+    struct tm_commref *a = tm_comm_get_user(&me->comms, comm1),
+                      *b = tm_comm_get_user(&me->comms, comm2);
     if (!a || !b)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_compare", "invalid communicator");
     if (!result) return tm_err(me, comm1, MPI_ERR_ARG, "MPI_Comm_compare", "result is NULL");
@@ -488,51 +443,18 @@ TM_API int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
         *result = MPI_IDENT;
         return MPI_SUCCESS;
     }
-    int n = a->c->size;
-    int same = n == b->c->size;
-    for (int i = 0; same && i < n; i++)
-        same = tm_comm_world_rank(a->c, i) == tm_comm_world_rank(b->c, i);
-    if (same || n != b->c->size) {
-        *result = same ? MPI_CONGRUENT : MPI_UNEQUAL;
+    if (a->c->inter != b->c->inter) {
+        *result = MPI_UNEQUAL;
         return MPI_SUCCESS;
     }
-    /* Same size, other order: MPI_SIMILAR if the member sets are equal.  One mark per world
-     * rank: O(job size), no sort. */
-    unsigned char *mark = calloc((size_t)me->job->size, 1);
-    if (!mark) return tm_err(me, comm1, MPI_ERR_NO_MEM, "MPI_Comm_compare", "out of memory");
-    for (int i = 0; i < n; i++)
-        mark[tm_comm_world_rank(a->c, i)] = 1;
-    int similar = 1;
-    for (int i = 0; similar && i < n; i++)
-        similar = mark[tm_comm_world_rank(b->c, i)];
-    free(mark);
-    *result = similar ? MPI_SIMILAR : MPI_UNEQUAL;
+    if (same_order(a->c, b->c)) {
+        *result = MPI_CONGRUENT;
+        return MPI_SUCCESS;
+    }
+    int same = 0;
+    if (same_sets(me, a->c, b->c, &same) < 0)
+        return tm_err(me, comm1, MPI_ERR_NO_MEM, "MPI_Comm_compare", "out of memory");
+    *result = same ? MPI_SIMILAR : MPI_UNEQUAL;
     return MPI_SUCCESS;
 }
 TM_ALIAS(Comm_compare)
-
-TM_API int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
-{
-    GET_COMM("MPI_Comm_get_attr", comm);
-    if (!value || !flag)
-        return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_get_attr", "value or flag is NULL");
-    const int *v = NULL;
-    switch (keyval) {
-    case MPI_TAG_UB:
-        v = &tm_tag_ub;
-        break;
-    case MPI_HOST:
-        v = &tm_host;
-        break;
-    case MPI_IO:
-        v = &tm_io;
-        break;
-    case MPI_WTIME_IS_GLOBAL:
-        v = &tm_wtime_global;
-        break;
-    }
-    if (v) *(const int **)value = v;
-    *flag = v != NULL;
-    return MPI_SUCCESS;
-}
-TM_ALIAS(Comm_get_attr)

@@ -9,6 +9,7 @@
 #ifndef TMPI_LIBCLIENT_COMM_H
 #define TMPI_LIBCLIENT_COMM_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -19,7 +20,6 @@ struct tm_job;
 struct tm_cargs;
 struct tm_coll_nb;
 struct tm_chier;
-struct tm_topo;
 
 /* Per-member slot of a collective: written by its member (or by the leader in Comm_split)
  * before it arrives at the collective's barrier, read by others after they pass it. */
@@ -57,34 +57,74 @@ struct tm_coll {
     _Atomic(struct tm_chier *) hier;
 };
 
-/* Immutable after creation except coll and refs. */
+/* Immutable after creation except coll and refs.  One per node for the members on that node;
+ * an inter-communicator has one per node and side (its two groups share the context id, and
+ * each side's copy has its own group as size/world_of). */
 struct tm_comm {
     int ctx;
     int size;
     int32_t *world_of; /* comm rank -> world rank; NULL: identity (MPI_COMM_WORLD) */
     _Atomic int refs;  /* members that have not freed it; the last one frees */
     int builtin;       /* world and self: not freed by Comm_free */
+    int ctx_reuse;     /* ctx is a one-node id that goes back to ctx.c when this copy goes */
+    /* Inter-communicators: the remote group (remote rank -> world rank); remote_size 0 and
+     * remote_of NULL on intra-communicators. */
+    int inter;
+    int remote_size;
+    int32_t *remote_of;
+    /* Topology (Cart/Graph/Dist_graph), owned by the topology code: freed through topo_free
+     * with the communicator; NULL when it has none. */
+    void *topo;
+    void (*topo_free)(void *topo);
     struct tm_coll coll;
-    _Atomic(struct tm_topo *) topo; /* virtual topology or NULL (topo.h says who writes it) */
 };
+
+struct tm_attr;
 
 struct tm_commref {
     struct tm_comm *c; /* NULL: free handle */
-    int rank;          /* the owner's rank in c */
+    int rank;          /* the owner's rank in c (in the local group of an inter-communicator) */
     MPI_Errhandler eh;
-    uint64_t nbarrier; /* barriers this rank has completed on c */
-    uint64_t nnbc;     /* non-blocking collectives this rank has started on c */
-    uint64_t nbcast;   /* blocking Bcasts on c run by bcast_direct (coll.c) */
+    uint64_t nbarrier;     /* barriers this rank has completed on c */
+    uint64_t nnbc;         /* non-blocking collectives this rank has started on c */
+    uint64_t nbcast;       /* blocking Bcasts on c run by bcast_direct (coll.c) */
+    struct tm_attr *attrs; /* attr.h: this rank's attributes on the handle */
+    char *name;            /* MPI_Comm_set_name; NULL: none set */
+    struct tm_info *hints; /* MPI_Comm_set_info: the hints this rank gave (info.h), or NULL */
+    /* Inter-communicators: hidden handles of the same rank for the collectives' traffic
+     * between the groups (an inter-communicator on another context) and inside the local
+     * group (an intra-communicator); MPI_COMM_NULL on intra-communicators. */
+    MPI_Comm coll_inter, coll_local;
+    int hidden; /* one of those: not a handle the program was given */
 };
 
+/* The rank's handles: chunks of TM_COMMTAB_CHUNK entries that never move once made, so a
+ * lookup takes no lock; lock serialises making and freeing handles (MPI_THREAD_MULTIPLE).
+ * dir[i]: written once under lock (release), read without it (acquire). */
+#define TM_COMMTAB_SHIFT 10
+#define TM_COMMTAB_CHUNK (1 << TM_COMMTAB_SHIFT)
+#define TM_COMMTAB_CHUNKS 1024 /* at most 1M communicator handles per rank */
 struct tm_commtab {
-    struct tm_commref *v; /* owner-only */
-    int cap;
+    _Atomic(struct tm_commref *) dir[TM_COMMTAB_CHUNKS];
+    pthread_mutex_t lock;
+    int cap;      /* handles in made chunks (lock) */
+    int low_free; /* no free handle below it (lock) */
+    int inited;
 };
 
 static inline int tm_comm_world_rank(const struct tm_comm *c, int r)
 {
     return c->world_of ? c->world_of[r] : r;
+}
+
+/* Point-to-point names the remote group on an inter-communicator, the group otherwise. */
+static inline int tm_comm_peer_size(const struct tm_comm *c)
+{
+    return c->inter ? c->remote_size : c->size;
+}
+static inline int tm_comm_peer_world(const struct tm_comm *c, int r)
+{
+    return c->inter ? c->remote_of[r] : tm_comm_world_rank(c, r);
 }
 
 int tm_comm_init_shared(struct tm_comm *c, int ctx, int size, int32_t *world_of);
@@ -95,9 +135,40 @@ void tm_commtab_destroy(struct tm_rank *me);
 /* The rank's entry for handle h, NULL if h is not a live communicator of this rank. */
 static inline struct tm_commref *tm_comm_get(struct tm_commtab *t, MPI_Comm h)
 {
-    if (__builtin_expect(h <= 0 || h >= t->cap, 0)) return NULL;
-    struct tm_commref *r = &t->v[h];
+    if (__builtin_expect(h <= 0 || h >= TM_COMMTAB_CHUNK * TM_COMMTAB_CHUNKS, 0)) return NULL;
+    struct tm_commref *v =
+        atomic_load_explicit(&t->dir[h >> TM_COMMTAB_SHIFT], memory_order_acquire);
+    if (__builtin_expect(!v, 0)) return NULL;
+    struct tm_commref *r = &v[h & (TM_COMMTAB_CHUNK - 1)];
     return r->c ? r : NULL;
 }
+/* A user-visible live handle (not one of an inter-communicator's hidden ones). */
+static inline struct tm_commref *tm_comm_get_user(struct tm_commtab *t, MPI_Comm h)
+{
+    struct tm_commref *r = tm_comm_get(t, h);
+    return r && !r->hidden ? r : NULL;
+}
+
+/* A new handle of the calling rank for c (taking over one reference), rank its rank in c,
+ * eh its error handler (a reference is taken on a user handler); MPI_COMM_NULL when out of
+ * memory or handles.  Any thread of the rank. */
+MPI_Comm tm_commtab_add(struct tm_rank *me, struct tm_comm *c, int rank, MPI_Errhandler eh);
+/* Drops handle h: its attributes' delete callbacks run first (a callback's error is
+ * returned, as an MPI error class, and the handle stays); then the reference on the shared
+ * part, hidden handles of an inter-communicator, name and hints go. */
+int tm_commtab_free(struct tm_rank *me, MPI_Comm h);
+/* Drops one member's reference; the last one frees c (and gives back its context id). */
+void tm_comm_release(struct tm_comm *c);
+
+/* Collective creation over comm (a live handle of me), reporting errors as fn through comm's
+ * handler.  Dup copies attributes and hints (hints: these instead of comm's, or NULL). */
+struct tm_info;
+int tm_comm_dup(struct tm_rank *me, const char *fn, MPI_Comm comm, struct tm_info *hints,
+                MPI_Comm *newcomm);
+int tm_comm_split(struct tm_rank *me, const char *fn, MPI_Comm comm, int color, int key,
+                  MPI_Comm *newcomm);
+
+/* A shared part with a context id from ctx.h; refs: this node's members. */
+struct tm_comm *tm_comm_new(int ctx, int ctx_reuse, int size, int32_t *world_of, int refs);
 
 #endif

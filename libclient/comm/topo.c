@@ -57,12 +57,21 @@ void tm_topo_release(struct tm_topo *t)
     free(t);
 }
 
+/* struct tm_comm.topo_free: tm_comm_fini_shared drops the communicator's reference. */
+static void topo_free(void *t)
+{
+    tm_topo_release(t);
+}
+
 struct tm_topo *tm_topo_install(struct tm_comm *c, struct tm_topo *t)
 {
-    struct tm_topo *old = NULL;
-    if (atomic_compare_exchange_strong_explicit(&c->topo, &old, t, memory_order_acq_rel,
-                                                memory_order_acquire))
+    void *old = NULL;
+    if (__atomic_compare_exchange_n(&c->topo, &old, t, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        /* Only the winner writes it; tm_comm_fini_shared reads it after every member has
+         * released the communicator (acq_rel on refs). */
+        c->topo_free = topo_free;
         return t;
+    }
     tm_topo_release(t);
     return old;
 }
@@ -72,12 +81,8 @@ void tm_topo_dup_hook(struct tm_comm *nc, const struct tm_comm *pc)
     struct tm_topo *t = tm_topo_of(pc);
     if (!t) return;
     atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
-    atomic_store_explicit(&nc->topo, t, memory_order_release);
-}
-
-void tm_topo_fini_hook(struct tm_comm *c)
-{
-    tm_topo_release(atomic_exchange_explicit(&c->topo, NULL, memory_order_acq_rel));
+    nc->topo_free = topo_free;
+    __atomic_store_n(&nc->topo, t, __ATOMIC_RELEASE);
 }
 
 int tm_topo_node_of(struct tm_rank *me, const struct tm_comm *c, int r)
@@ -100,7 +105,7 @@ int tm_topo_make_comm(struct tm_rank *me, MPI_Comm comm, const char *fn, int new
         *newcomm = MPI_COMM_NULL;
         return err;
     }
-    struct tm_commref *ncr = tm_comm_get(&me->comms, h);
+    struct tm_commref *ncr = tm_comm_get_user(&me->comms, h);
     if (!ncr || ncr->rank != newrank) {
         tm_topo_release(t);
         PMPI_Comm_free(&h);
@@ -151,7 +156,7 @@ TM_API int PMPI_Topo_test(MPI_Comm comm, int *status)
     const char *fn = "MPI_Topo_test";
     struct tm_rank *me = tm_self();
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
-    struct tm_commref *cr = tm_comm_get(&me->comms, comm);
+    struct tm_commref *cr = tm_comm_get_user(&me->comms, comm);
     if (!cr) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
     if (!status) return tm_err(me, comm, MPI_ERR_ARG, fn, "status is NULL");
     const struct tm_topo *t = tm_topo_of(cr->c);

@@ -2,12 +2,14 @@
  * (topo_cart.c), graphs (topo_graph.c), distributed graphs (topo_dist.c), and where reorder
  * puts the ranks (topo_map.c).
  *
- * A topology belongs to the shared part of a communicator (struct tm_comm.topo), so every
+ * A topology belongs to the shared part of a communicator (struct tm_comm.topo, read and
+ * installed with __atomic builtins; topo_free drops the reference), so every
  * member on a node sees one copy.  The members that create the communicator each build the
  * same description and the first to install it wins (compare-and-swap); after that it is
  * immutable, except a distributed graph's per-member adjacency (dist.adj[r]), which only
  * member r writes (before its create call returns) and only member r reads.  Comm_dup shares
- * the object (reference counted); tm_comm_fini_shared drops the communicator's reference. */
+ * the object (reference counted); tm_comm_fini_shared drops the communicator's reference
+ * through topo_free. */
 #ifndef TMPI_LIBCLIENT_TOPO_H
 #define TMPI_LIBCLIENT_TOPO_H
 
@@ -49,8 +51,6 @@ struct tm_topo {
 
 /* Comm_dup: nc shares pc's topology (nothing to do when pc has none). */
 void tm_topo_dup_hook(struct tm_comm *nc, const struct tm_comm *pc);
-/* tm_comm_fini_shared: drops c's reference to its topology. */
-void tm_topo_fini_hook(struct tm_comm *c);
 
 /* ---- inside the topology files ---- */
 
@@ -61,7 +61,7 @@ void tm_topo_release(struct tm_topo *t);
 struct tm_topo *tm_topo_install(struct tm_comm *c, struct tm_topo *t);
 static inline struct tm_topo *tm_topo_of(const struct tm_comm *c)
 {
-    return atomic_load_explicit(&c->topo, memory_order_acquire);
+    return __atomic_load_n(&c->topo, __ATOMIC_ACQUIRE);
 }
 
 /* Cartesian helpers: coordinates of rank r / rank of in-range coordinates (row-major). */
@@ -101,7 +101,7 @@ int tm_topo_make_comm(struct tm_rank *me, MPI_Comm comm, const char *fn, int new
 #define TM_TOPO_ENTRY(fn, comm, want)                                                              \
     struct tm_rank *me = tm_self();                                                                \
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);                    \
-    struct tm_commref *cr = tm_comm_get(&me->comms, comm);                                         \
+    struct tm_commref *cr = tm_comm_get_user(&me->comms, comm);                                    \
     if (TM_UNLIKELY(!cr))                                                                          \
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);      \
     const struct tm_topo *t = tm_topo_of(cr->c);                                                   \

@@ -96,7 +96,7 @@ TM_API int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], cons
     const char *fn = "MPI_Cart_create";
     struct tm_rank *me = tm_self();
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
-    struct tm_commref *cr = tm_comm_get(&me->comms, comm_old);
+    struct tm_commref *cr = tm_comm_get_user(&me->comms, comm_old);
     if (!cr)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm_old);
     if (!comm_cart) return tm_err(me, comm_old, MPI_ERR_ARG, fn, "comm_cart is NULL");
@@ -122,7 +122,7 @@ TM_API int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int p
     const char *fn = "MPI_Cart_map";
     struct tm_rank *me = tm_self();
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
-    struct tm_commref *cr = tm_comm_get(&me->comms, comm);
+    struct tm_commref *cr = tm_comm_get_user(&me->comms, comm);
     if (!cr) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
     if (!newrank) return tm_err(me, comm, MPI_ERR_ARG, fn, "newrank is NULL");
     int n = 0;
@@ -252,7 +252,7 @@ TM_API int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newco
         tm_topo_release(st);
         return err;
     }
-    struct tm_commref *ncr = tm_comm_get(&me->comms, h);
+    struct tm_commref *ncr = tm_comm_get_user(&me->comms, h);
     if (!ncr || ncr->rank != key || ncr->c->size != st->n) {
         tm_topo_release(st);
         if (ncr) PMPI_Comm_free(&h);

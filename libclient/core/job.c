@@ -41,6 +41,7 @@ static void job_free(struct tm_job *j)
         free(j->ranks);
     }
     tm_comm_fini_shared(&j->world);
+    tm_ctxs_fini(&j->ctxs);
     tm_cprog_free_all(j);
     pthread_mutex_destroy(&j->progs_lock);
     free(j);
@@ -69,6 +70,7 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     if (info->net && j->spin_ns <= UINT64_MAX / 10) j->spin_ns *= 10;
     atomic_init(&j->cancelled, 0);
     atomic_init(&j->next_ctx, TM_CTX_FIRST_FREE);
+    tm_ctxs_init(&j->ctxs);
     if (tm_comm_init_shared(&j->world, TM_CTX_WORLD, j->size, NULL) < 0) goto err;
     j->world.builtin = 1;
     j->ranks = aligned_alloc(TM_CACHELINE, sizeof *j->ranks * (size_t)j->size);

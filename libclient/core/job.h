@@ -14,6 +14,7 @@
 
 #include "coll_stats.h"
 #include "comm.h"
+#include "ctx.h"
 #include "envelope_pool.h"
 #include "fbox.h"
 #include "lib.h"
@@ -21,6 +22,7 @@
 #include "wait.h"
 
 struct tm_objtab;
+struct tm_objs;
 struct tm_net;
 
 enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
@@ -45,6 +47,8 @@ struct tm_rank {
 
     struct tm_commtab comms;
     struct tm_comm self; /* MPI_COMM_SELF's shared part (one member) */
+    /* Groups, info objects, error handlers and codes, keyvals: objs.h (its own lock). */
+    struct tm_objs *objs;
 
     void *scratch; /* reduction scratch, owner-only, lazily allocated */
     size_t scratch_size;
@@ -79,6 +83,7 @@ struct tm_job {
     _Atomic int cancelled;      /* set by wake_all */
     _Atomic int net_nonreaders; /* threads of a job across nodes waiting without reading links */
     _Atomic int next_ctx;       /* context ids for new communicators */
+    struct tm_ctxs ctxs;        /* reusable ids and communicators being made (ctx.h) */
     struct tm_comm world;
     struct tm_coll_stats coll_stats;
     struct tm_rank *ranks; /* size entries */

@@ -304,6 +304,8 @@ typedef struct MPI_F08_status {
 #define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0)
 #define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)1)
 #define MPI_ERRORS_RETURN ((MPI_Errhandler)2)
+/* MPI 4.0: ends the processes of the communicator; here, as with ERRORS_ARE_FATAL, the job. */
+#define MPI_ERRORS_ABORT ((MPI_Errhandler)3)
 
 /* ---- error classes ---- */
 #define MPI_SUCCESS 0

@@ -25,7 +25,7 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
         return 0;
     }
     struct tm_comm *c = cr->c;
-    const int w = tm_comm_world_rank(c, dest);
+    const int w = tm_comm_peer_world(c, dest);
     const int ctx = c->ctx, src = cr->rank;
     struct tm_net *net = me->job->net;
     if (TM_UNLIKELY(net)) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "objs.h"
 
 struct tm_errdesc {
     const char *name;
@@ -82,23 +83,24 @@ const char *tm_err_name(int code)
     return tm_errs[code].name;
 }
 
-static int verr(struct tm_rank *me, MPI_Comm comm, int code, const char *fn, const char *fmt,
-                va_list ap)
-{
-    MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
-    if (me) {
-        struct tm_commref *cr = tm_comm_get(&me->comms, comm);
-        if (!cr) cr = tm_comm_get(&me->comms, MPI_COMM_WORLD);
-        if (cr) eh = cr->eh;
-    }
-    if (eh == MPI_ERRORS_RETURN) return code;
+/* Calls user handler fn of kind on *handle with *code (errh_obj.c knows the kinds). */
+void tm_errh_call(struct tm_rank *me, MPI_Errhandler eh, int kind, int *handle, int *code);
 
+static int vraise(struct tm_rank *me, int kind, int handle, MPI_Errhandler eh, int code,
+                  const char *fn, const char *fmt, va_list ap)
+{
+    if (eh == MPI_ERRORS_RETURN) return code;
+    if (me && eh >= TM_ERRH_BASE) {
+        tm_errh_call(me, eh, kind, &handle, &code);
+        return code;
+    }
     char detail[200], line[400];
     if (!fmt) fmt = "";
     vsnprintf(detail, sizeof detail, fmt, ap);
+    int cls = me ? tm_err_class_of(me, code) : code;
     if (me)
         snprintf(line, sizeof line, "rank %d: %s: %s (%s)", me->rank, fn, detail,
-                 tm_err_name(code));
+                 tm_err_name(cls < 0 ? code : cls));
     else
         snprintf(line, sizeof line, "%s: %s (%s)", fn, detail, tm_err_name(code));
     fprintf(stderr, "%s\n", line);
@@ -109,6 +111,31 @@ static int verr(struct tm_rank *me, MPI_Comm comm, int code, const char *fn, con
      * rank to end and exit() would take the agent down, so report and return. */
     if (svc) return code;
     exit(1);
+}
+
+static int verr(struct tm_rank *me, MPI_Comm comm, int code, const char *fn, const char *fmt,
+                va_list ap)
+{
+    MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
+    if (me) {
+        struct tm_commref *cr = tm_comm_get(&me->comms, comm);
+        if (!cr) {
+            comm = MPI_COMM_WORLD;
+            cr = tm_comm_get(&me->comms, MPI_COMM_WORLD);
+        }
+        if (cr) eh = cr->eh;
+    }
+    return vraise(me, TM_EH_COMM, comm, eh, code, fn, fmt, ap);
+}
+
+int tm_err_obj(struct tm_rank *me, int kind, int handle, MPI_Errhandler eh, int code,
+               const char *fn, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vraise(me, kind, handle, eh, code, fn, fmt, ap);
+    va_end(ap);
+    return r;
 }
 
 int tm_err(struct tm_rank *me, MPI_Comm comm, int code, const char *fn, const char *fmt, ...)
@@ -129,18 +156,32 @@ int tm_err_noco(int code, const char *fn, const char *fmt, ...)
     return r;
 }
 
+int tm_err_class_of(struct tm_rank *me, int code)
+{
+    if (code >= 0 && code < MPI_ERR_LASTCODE) return code;
+    struct tm_objs *o = me ? me->objs : NULL;
+    if (!o || code < MPI_ERR_LASTCODE) return -1;
+    pthread_mutex_lock(&o->lock);
+    int cls = code <= o->lastcode ? o->class_of[code - MPI_ERR_LASTCODE] : -1;
+    pthread_mutex_unlock(&o->lock);
+    return cls;
+}
+
 TM_API int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     struct tm_rank *me = tm_self();
     if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_set_errhandler", TM_ERR_NOINIT);
-    struct tm_commref *cr = tm_comm_get(&me->comms, comm);
+    struct tm_commref *cr = tm_comm_get_user(&me->comms, comm);
     if (!cr)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_set_errhandler",
                       "invalid communicator %d", comm);
-    if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN)
+    if (tm_errh_check(me, errhandler, TM_EH_COMM))
         return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "invalid error handler %d",
                       errhandler);
+    tm_errh_ref(me, errhandler);
+    MPI_Errhandler old = cr->eh;
     cr->eh = errhandler;
+    tm_errh_unref(me, old);
     return MPI_SUCCESS;
 }
 TM_ALIAS(Comm_set_errhandler)
@@ -149,35 +190,51 @@ TM_API int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     struct tm_rank *me = tm_self();
     if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_get_errhandler", TM_ERR_NOINIT);
-    struct tm_commref *cr = tm_comm_get(&me->comms, comm);
+    struct tm_commref *cr = tm_comm_get_user(&me->comms, comm);
     if (!cr)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_get_errhandler",
                       "invalid communicator %d", comm);
     if (!errhandler)
         return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler is NULL");
+    /* The program gets a reference of its own, to free with MPI_Errhandler_free. */
+    tm_errh_ref(me, cr->eh);
     *errhandler = cr->eh;
     return MPI_SUCCESS;
 }
 TM_ALIAS(Comm_get_errhandler)
 
-TM_API int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
+TM_API int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
-    if (!errhandler || (*errhandler != MPI_ERRORS_ARE_FATAL && *errhandler != MPI_ERRORS_RETURN))
-        return tm_err_noco(MPI_ERR_ARG, "MPI_Errhandler_free", "invalid error handler");
-    /* The predefined handlers are never freed; the handle just becomes null. */
-    *errhandler = MPI_ERRHANDLER_NULL;
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Comm_call_errhandler", TM_ERR_NOINIT);
+    struct tm_commref *cr = tm_comm_get_user(&me->comms, comm);
+    if (!cr)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_call_errhandler",
+                      "invalid communicator %d", comm);
+    tm_err(me, comm, errorcode, "MPI_Comm_call_errhandler", "called by the program");
+    /* MPI 3.1 §8.3.4: returns MPI_SUCCESS when the handler returned (whatever it did). */
     return MPI_SUCCESS;
 }
-TM_ALIAS(Errhandler_free)
+TM_ALIAS(Comm_call_errhandler)
 
 TM_API int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     if (!string || !resultlen)
         return tm_err_noco(MPI_ERR_ARG, "MPI_Error_string", "string or resultlen is NULL");
-    if (errorcode < 0 || errorcode >= MPI_ERR_LASTCODE)
-        return tm_err_noco(MPI_ERR_ARG, "MPI_Error_string", "invalid error code %d", errorcode);
-    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", tm_errs[errorcode].name,
+    struct tm_rank *me = tm_self();
+    int n;
+    if (errorcode >= 0 && errorcode < MPI_ERR_LASTCODE) {
+        n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", tm_errs[errorcode].name,
                      tm_errs[errorcode].text);
+    } else {
+        if (tm_err_class_of(me, errorcode) < 0)
+            return tm_err_noco(MPI_ERR_ARG, "MPI_Error_string", "invalid error code %d", errorcode);
+        struct tm_objs *o = me->objs;
+        pthread_mutex_lock(&o->lock);
+        const char *str = o->str[errorcode - MPI_ERR_LASTCODE];
+        n = snprintf(string, MPI_MAX_ERROR_STRING, "%s", str ? str : "");
+        pthread_mutex_unlock(&o->lock);
+    }
     *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
     return MPI_SUCCESS;
 }
@@ -186,10 +243,10 @@ TM_ALIAS(Error_string)
 TM_API int PMPI_Error_class(int errorcode, int *errorclass)
 {
     if (!errorclass) return tm_err_noco(MPI_ERR_ARG, "MPI_Error_class", "errorclass is NULL");
-    if (errorcode < 0 || errorcode >= MPI_ERR_LASTCODE)
+    int cls = tm_err_class_of(tm_self(), errorcode);
+    if (cls < 0)
         return tm_err_noco(MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d", errorcode);
-    /* Codes and classes coincide: TMPI defines no codes of its own. */
-    *errorclass = errorcode;
+    *errorclass = cls;
     return MPI_SUCCESS;
 }
 TM_ALIAS(Error_class)

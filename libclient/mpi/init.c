@@ -5,7 +5,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "attr.h"
 #include "errh.h"
+#include "info.h"
 #include "job.h"
 #include "lib.h"
 
@@ -71,7 +73,7 @@ const struct tmpi_svc *tm_lib_load(void)
     return tm_lib.svc;
 }
 
-static int init_common(const char *fn, int required, int *provided)
+static int init_common(const char *fn, int required, int *provided, int *argc, char ***argv)
 {
     const struct tmpi_svc *svc = tm_lib_load();
     if (!svc && tm_lib.other_abi) {
@@ -117,6 +119,7 @@ static int init_common(const char *fn, int required, int *provided)
         svc->job_abort(1, "MPI_Init failed: out of memory");
     }
     me->state = TM_RANK_INIT;
+    if (argc && argv) tm_info_env_args(me, *argc, *argv);
     tm_cur = me;
     tm_cur_info = info;
     if (provided) *provided = me->thread_level;
@@ -126,13 +129,13 @@ static int init_common(const char *fn, int required, int *provided)
 
 TM_API int PMPI_Init(int *argc, char ***argv)
 {
-    return init_common("MPI_Init", MPI_THREAD_SINGLE, NULL);
+    return init_common("MPI_Init", MPI_THREAD_SINGLE, NULL, argc, argv);
 }
 TM_ALIAS(Init)
 
 TM_API int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    return init_common("MPI_Init_thread", required, provided);
+    return init_common("MPI_Init_thread", required, provided, argc, argv);
 }
 TM_ALIAS(Init_thread)
 
@@ -141,9 +144,12 @@ TM_API int PMPI_Finalize(void)
     struct tm_rank *me = tm_self();
     if (!me || me->state != TM_RANK_INIT)
         return tm_err_noco(MPI_ERR_OTHER, "MPI_Finalize", TM_ERR_NOINIT);
+    int r = tm_comm_finalize_attrs(me);
+    if (r != MPI_SUCCESS)
+        return tm_err(me, MPI_COMM_WORLD, r, "MPI_Finalize", "an attribute delete callback failed");
     /* MPI_Finalize is collective over MPI_COMM_WORLD: no rank may leave (and have its
      * memory go) while a peer may still read from it. */
-    int r = PMPI_Barrier(MPI_COMM_WORLD);
+    r = PMPI_Barrier(MPI_COMM_WORLD);
     if (r != MPI_SUCCESS) return r;
     me->state = TM_RANK_FINALIZED;
     me->job->svc->rank_mpi_phase(TMPI_PHASE_FINALIZED);

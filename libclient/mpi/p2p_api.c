@@ -27,7 +27,7 @@ static inline int check_args(struct tm_rank *me, struct tm_commref **ret_cr, con
     if (TM_UNLIKELY(!t)) return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid datatype %d", dt);
     if (TM_UNLIKELY(!buf && count > 0))
         return tm_err(me, comm, MPI_ERR_BUFFER, fn, "buffer is NULL with count %d", count);
-    if (TM_UNLIKELY(peer >= cr->c->size ||
+    if (TM_UNLIKELY(peer >= tm_comm_peer_size(cr->c) ||
                     (peer < 0 && peer != MPI_PROC_NULL && !(is_recv && peer == MPI_ANY_SOURCE))))
         return tm_err(me, comm, MPI_ERR_RANK, fn, "invalid rank %d", peer);
     if (TM_UNLIKELY(tag > TM_TAG_UB || (tag < 0 && !(is_recv && tag == MPI_ANY_TAG))))

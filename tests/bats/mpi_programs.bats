@@ -48,6 +48,10 @@ run_prog() {
     run_prog persistent 1 2 4 16
 }
 
+@test "mpi: persistent collectives (every *_init, Start, Startall)" {
+    run_prog persistent_coll 1 2 4 16
+}
+
 @test "mpi: matched probe (Mprobe, Improbe, Mrecv, Imrecv, MPI_MESSAGE_NO_PROC)" {
     run_prog mprobe 1 2 4 16
 }
@@ -74,6 +78,26 @@ run_prog() {
 
 @test "mpi: invalid arguments return error classes" {
     run_prog errors 1 2 4 16
+}
+
+@test "mpi: groups, Comm_create, Comm_create_group, Comm_compare, names, split_type" {
+    run_prog groups 1 2 3 4 16
+}
+
+@test "mpi: inter-communicators: create, point-to-point, every collective with MPI_ROOT and MPI_PROC_NULL, dup, split, create, merge" {
+    run_prog intercomm 1 2 3 4 16
+}
+
+@test "mpi: attributes and keyvals: callbacks on dup, free and MPI_Finalize, predefined attributes" {
+    run_prog attrs 1 2 4 16
+}
+
+@test "mpi: error handlers, added error classes and codes, info objects and MPI_INFO_ENV" {
+    run_prog errh_info 1 2 4 16
+}
+
+@test "mpi: 20000 communicators created and freed, no slowdown" {
+    run_prog comm_loop 1 2 4 16
 }
 
 @test "mpi: handle and status conversion, addresses, predefined attributes and callbacks" {

@@ -44,6 +44,18 @@ expect_ok() {
     done
 }
 
+# Communicators across agents: groups and communicators made from them, a create/free loop
+# whose ids come from the nodes' own ranges, inter-communicators whose leaders are on one node
+# and on two, their collectives with MPI_ROOT and MPI_PROC_NULL roots, attributes, handlers.
+@test "multinode mpi: groups, communicators, inter-communicators, attributes on 3 nodes x 2 ranks" {
+    start_cluster 3
+    local p
+    for p in groups comm_loop intercomm attrs errh_info; do
+        run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
+        expect_ok || { echo "program $p" >&2; return 1; }
+    done
+}
+
 # Ranks on carriers (user-level switching) across nodes: idle carriers read the links, a
 # blocked rank runs on another carrier while its neighbour computes (net_progress, carriers).
 @test "multinode mpi: the tests/mpi programs on 3 nodes x 2 ranks, ranks on carriers" {
@@ -57,10 +69,10 @@ expect_ok() {
 
 # Complete point-to-point across agents: persistent requests, Isendrecv, matched probe of eager
 # and three-phase messages, generalized requests, cancel (which may fail across nodes).
-@test "multinode mpi: persistent requests, matched probe, grequests, cancel on 3 nodes x 2 ranks" {
+@test "multinode mpi: persistent requests and collectives, matched probe, grequests, cancel on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
-    for p in persistent mprobe grequest; do
+    for p in persistent persistent_coll mprobe grequest; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done

@@ -293,7 +293,7 @@ static int net_queue(struct th_node *from, int to, int channel, const struct net
     f->payload = later ? payload : NULL;
     f->done = later ? done : NULL;
     f->arg = arg;
-    if (!later && len) memcpy(f->data, payload, len);
+    if (!later && payload) memcpy(f->data, payload, len); /* no payload: len is 0 */
     inflight_add(j, 1);
     struct th_node *dst = &j->nodes[to];
     pthread_mutex_lock(&dst->qlock);

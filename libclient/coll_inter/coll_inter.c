@@ -1,0 +1,331 @@
+/* coll_inter.c — collectives on inter-communicators over point-to-point (coll_inter.h). */
+#include "coll_inter.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "errh.h"
+#include "job.h"
+#include "request.h"
+
+/* Tags of the collectives' messages on the hidden inter-communicator: only collectives use
+ * it and every member runs them in the same order, so one tag per operation is enough. */
+enum {
+    TAG_BARRIER = 1,
+    TAG_BCAST,
+    TAG_REDUCE,
+    TAG_GATHER,
+    TAG_SCATTER,
+    TAG_ALLGATHER,
+    TAG_ALLTOALL,
+    TAG_RSCATTER
+};
+
+/* The end of every operation: report an error, or hand out a complete request. */
+static int finish(struct tm_rank *me, MPI_Comm comm, const char *fn, int err, MPI_Request *request)
+{
+    if (err) return tm_err(me, comm, err, fn, "failed on the inter-communicator");
+    if (!request) return MPI_SUCCESS;
+    struct tm_request *r = tm_req_alloc(me, TM_REQ_COLL);
+    if (!r) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    r->comm = comm;
+    tm_req_set_done(r, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS);
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+static int check_root(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                      int root)
+{
+    if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < cr->c->remote_size))
+        return MPI_SUCCESS;
+    return tm_err(me, comm, MPI_ERR_ROOT, fn, "invalid root %d (remote group of %d)", root,
+                  cr->c->remote_size);
+}
+
+static int check_count(struct tm_rank *me, MPI_Comm comm, const char *fn, int count)
+{
+    return count < 0 ? tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %d", count) : MPI_SUCCESS;
+}
+
+static int no_in_place(struct tm_rank *me, MPI_Comm comm, const char *fn, const void *a,
+                       const void *b)
+{
+    if (a == MPI_IN_PLACE || b == MPI_IN_PLACE)
+        return tm_err(me, comm, MPI_ERR_BUFFER, fn,
+                      "MPI_IN_PLACE is not allowed on an inter-communicator");
+    return MPI_SUCCESS;
+}
+
+/* Extent of dt, or 0 when it is not a valid type (the transfers then report it). */
+static MPI_Aint extent(MPI_Datatype dt)
+{
+    MPI_Aint lb = 0, ext = 0;
+    if (PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS) return 0;
+    return ext;
+}
+
+/* A buffer for count elements of dt; *raw is what to free. */
+static void *tmp_buf(MPI_Datatype dt, int count, void **raw)
+{
+    MPI_Aint lb = 0, ext = 0;
+    if (PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS) ext = 1, lb = 0;
+    size_t n =
+        (size_t)(count > 0 ? count : 1) * (size_t)(ext > 0 ? ext : 1) + (size_t)(lb < 0 ? -lb : lb);
+    *raw = malloc(n);
+    if (!*raw) return NULL;
+    return (char *)*raw - lb;
+}
+
+static char *at(const void *base, MPI_Aint off)
+{
+    return (char *)base + off;
+}
+
+#define HIDDEN()                                                                                   \
+    MPI_Comm I = cr->coll_inter, L = cr->coll_local;                                               \
+    int r = cr->rank, n = cr->c->size, rn = cr->c->remote_size;                                    \
+    (void)I, (void)L, (void)r, (void)n, (void)rn;
+
+int tm_inter_barrier(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                     MPI_Request *request)
+{
+    HIDDEN();
+    /* Nobody leaves the second local barrier before both leaders met, which they do only
+     * after their whole group entered. */
+    int e = PMPI_Barrier(L);
+    if (!e && r == 0)
+        e = PMPI_Sendrecv(NULL, 0, MPI_BYTE, 0, TAG_BARRIER, NULL, 0, MPI_BYTE, 0, TAG_BARRIER, I,
+                          MPI_STATUS_IGNORE);
+    if (!e) e = PMPI_Barrier(L);
+    return finish(me, comm, fn, e, request);
+}
+
+int tm_inter_bcast(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                   void *buf, int count, MPI_Datatype dt, int root, MPI_Request *request)
+{
+    HIDDEN();
+    int e = check_root(me, cr, comm, fn, root);
+    if (!e) e = check_count(me, comm, fn, count);
+    if (e) return e;
+    if (root == MPI_ROOT)
+        e = PMPI_Send(buf, count, dt, 0, TAG_BCAST, I);
+    else if (root != MPI_PROC_NULL) {
+        if (r == 0) e = PMPI_Recv(buf, count, dt, root, TAG_BCAST, I, MPI_STATUS_IGNORE);
+        if (!e) e = PMPI_Bcast(buf, count, dt, 0, L);
+    }
+    return finish(me, comm, fn, e, request);
+}
+
+int tm_inter_reduce(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                    const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                    int all, MPI_Request *request)
+{
+    HIDDEN();
+    int e = all ? MPI_SUCCESS : check_root(me, cr, comm, fn, root);
+    if (!e) e = check_count(me, comm, fn, count);
+    if (!e) e = no_in_place(me, comm, fn, sbuf, rbuf);
+    if (e) return e;
+    if (!all && root == MPI_PROC_NULL) return finish(me, comm, fn, 0, request);
+    if (!all && root == MPI_ROOT) {
+        e = PMPI_Recv(rbuf, count, dt, 0, TAG_REDUCE, I, MPI_STATUS_IGNORE);
+        return finish(me, comm, fn, e, request);
+    }
+    /* This group's reduction at its first member, which sends it to the other side. */
+    void *raw = NULL, *tmp = r == 0 ? tmp_buf(dt, count, &raw) : NULL;
+    if (r == 0 && !tmp) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    e = PMPI_Reduce(sbuf, tmp, count, dt, op, 0, L);
+    if (!e && r == 0) {
+        if (all)
+            e = PMPI_Sendrecv(tmp, count, dt, 0, TAG_REDUCE, rbuf, count, dt, 0, TAG_REDUCE, I,
+                              MPI_STATUS_IGNORE);
+        else
+            e = PMPI_Send(tmp, count, dt, root, TAG_REDUCE, I);
+    }
+    free(raw);
+    /* Allreduce: each group gets the other group's result. */
+    if (!e && all) e = PMPI_Bcast(rbuf, count, dt, 0, L);
+    return finish(me, comm, fn, e, request);
+}
+
+/* Waits for k requests, then frees the array. */
+static int wait_all(int k, MPI_Request *q, int e)
+{
+    int w = k ? PMPI_Waitall(k, q, MPI_STATUSES_IGNORE) : MPI_SUCCESS;
+    free(q);
+    return e ? e : w;
+}
+
+int tm_inter_gather(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                    const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                    const int *rcounts, const int *displs, MPI_Datatype rtype, int root,
+                    MPI_Request *request)
+{
+    HIDDEN();
+    int e = check_root(me, cr, comm, fn, root);
+    if (e) return e;
+    if (root == MPI_PROC_NULL) return finish(me, comm, fn, 0, request);
+    if (root != MPI_ROOT) {
+        e = check_count(me, comm, fn, scount);
+        if (!e) e = no_in_place(me, comm, fn, sbuf, NULL);
+        if (e) return e;
+        return finish(me, comm, fn, PMPI_Send(sbuf, scount, stype, root, TAG_GATHER, I), request);
+    }
+    if (rcounts && !displs)
+        return tm_err(me, comm, MPI_ERR_ARG, fn, "recvcounts or displs is NULL");
+    if (!rcounts && (e = check_count(me, comm, fn, rcount))) return e;
+    MPI_Request *q = malloc(sizeof *q * ((size_t)rn + 1));
+    if (!q) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    MPI_Aint ext = extent(rtype);
+    int k = 0;
+    for (int i = 0; i < rn && !e; i++) {
+        int c = rcounts ? rcounts[i] : rcount;
+        MPI_Aint off = (MPI_Aint)(rcounts ? displs[i] : i * rcount) * ext;
+        e = PMPI_Irecv(at(rbuf, off), c, rtype, i, TAG_GATHER, I, &q[k]);
+        if (!e) k++;
+    }
+    return finish(me, comm, fn, wait_all(k, q, e), request);
+}
+
+int tm_inter_scatter(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                     const void *sbuf, int scount, const int *scounts, const int *displs,
+                     MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+                     MPI_Request *request)
+{
+    HIDDEN();
+    int e = check_root(me, cr, comm, fn, root);
+    if (e) return e;
+    if (root == MPI_PROC_NULL) return finish(me, comm, fn, 0, request);
+    if (root != MPI_ROOT) {
+        e = check_count(me, comm, fn, rcount);
+        if (!e) e = no_in_place(me, comm, fn, rbuf, NULL);
+        if (e) return e;
+        e = PMPI_Recv(rbuf, rcount, rtype, root, TAG_SCATTER, I, MPI_STATUS_IGNORE);
+        return finish(me, comm, fn, e, request);
+    }
+    if (scounts && !displs)
+        return tm_err(me, comm, MPI_ERR_ARG, fn, "sendcounts or displs is NULL");
+    if (!scounts && (e = check_count(me, comm, fn, scount))) return e;
+    MPI_Request *q = malloc(sizeof *q * ((size_t)rn + 1));
+    if (!q) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    MPI_Aint ext = extent(stype);
+    int k = 0;
+    for (int i = 0; i < rn && !e; i++) {
+        int c = scounts ? scounts[i] : scount;
+        MPI_Aint off = (MPI_Aint)(scounts ? displs[i] : i * scount) * ext;
+        e = PMPI_Isend(at(sbuf, off), c, stype, i, TAG_SCATTER, I, &q[k]);
+        if (!e) k++;
+    }
+    return finish(me, comm, fn, wait_all(k, q, e), request);
+}
+
+int tm_inter_allgather(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                       const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                       const int *rcounts, const int *displs, MPI_Datatype rtype,
+                       MPI_Request *request)
+{
+    HIDDEN();
+    int e = check_count(me, comm, fn, scount);
+    if (!e) e = no_in_place(me, comm, fn, sbuf, rbuf);
+    if (!e && rcounts && !displs)
+        e = tm_err(me, comm, MPI_ERR_ARG, fn, "recvcounts or displs is NULL");
+    if (!e && !rcounts) e = check_count(me, comm, fn, rcount);
+    if (e) return e;
+    /* Every member sends its block to every remote member and takes theirs. */
+    MPI_Request *q = malloc(sizeof *q * (2 * (size_t)rn + 1));
+    if (!q) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    MPI_Aint ext = extent(rtype);
+    int k = 0;
+    for (int i = 0; i < rn && !e; i++) {
+        int c = rcounts ? rcounts[i] : rcount;
+        MPI_Aint off = (MPI_Aint)(rcounts ? displs[i] : i * rcount) * ext;
+        e = PMPI_Irecv(at(rbuf, off), c, rtype, i, TAG_ALLGATHER, I, &q[k]);
+        if (!e) k++;
+    }
+    for (int i = 0; i < rn && !e; i++) {
+        e = PMPI_Isend(sbuf, scount, stype, i, TAG_ALLGATHER, I, &q[k]);
+        if (!e) k++;
+    }
+    return finish(me, comm, fn, wait_all(k, q, e), request);
+}
+
+int tm_inter_alltoall(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                      int lay, const void *sbuf, int scount, const int *scounts, const int *sdispls,
+                      MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf, int rcount,
+                      const int *rcounts, const int *rdispls, MPI_Datatype rtype,
+                      const MPI_Datatype *rtypes, MPI_Request *request)
+{
+    HIDDEN();
+    int e = no_in_place(me, comm, fn, sbuf, rbuf);
+    if (!e && lay == 0) e = check_count(me, comm, fn, scount);
+    if (!e && lay == 0) e = check_count(me, comm, fn, rcount);
+    if (!e && lay && (!scounts || !sdispls || !rcounts || !rdispls))
+        e = tm_err(me, comm, MPI_ERR_ARG, fn, "counts or displacements are NULL");
+    if (!e && lay == 2 && (!stypes || !rtypes))
+        e = tm_err(me, comm, MPI_ERR_ARG, fn, "types are NULL");
+    if (e) return e;
+    MPI_Request *q = malloc(sizeof *q * (2 * (size_t)rn + 1));
+    if (!q) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    MPI_Aint sext = lay == 2 ? 1 : extent(stype), rext = lay == 2 ? 1 : extent(rtype);
+    int k = 0;
+    for (int i = 0; i < rn && !e; i++) {
+        int c = lay ? rcounts[i] : rcount;
+        MPI_Aint off = (MPI_Aint)(lay ? rdispls[i] : i * rcount) * rext;
+        e = PMPI_Irecv(at(rbuf, off), c, lay == 2 ? rtypes[i] : rtype, i, TAG_ALLTOALL, I, &q[k]);
+        if (!e) k++;
+    }
+    for (int i = 0; i < rn && !e; i++) {
+        int c = lay ? scounts[i] : scount;
+        MPI_Aint off = (MPI_Aint)(lay ? sdispls[i] : i * scount) * sext;
+        e = PMPI_Isend(at(sbuf, off), c, lay == 2 ? stypes[i] : stype, i, TAG_ALLTOALL, I, &q[k]);
+        if (!e) k++;
+    }
+    return finish(me, comm, fn, wait_all(k, q, e), request);
+}
+
+int tm_inter_reduce_scatter(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
+                            const char *fn, int block, const void *sbuf, void *rbuf,
+                            const int *rcounts, int rcount, MPI_Datatype dt, MPI_Op op,
+                            MPI_Request *request)
+{
+    HIDDEN();
+    int e = no_in_place(me, comm, fn, sbuf, rbuf);
+    if (!e && block) e = check_count(me, comm, fn, rcount);
+    if (!e && !block && !rcounts) e = tm_err(me, comm, MPI_ERR_ARG, fn, "recvcounts is NULL");
+    if (e) return e;
+    int *counts = malloc(sizeof *counts * (size_t)n), *displs = malloc(sizeof *displs * (size_t)n);
+    if (!counts || !displs) {
+        free(counts);
+        free(displs);
+        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+        counts[i] = block ? rcount : rcounts[i];
+        if (counts[i] < 0) e = MPI_ERR_COUNT;
+        displs[i] = (int)total;
+        total += counts[i];
+    }
+    /* The group's reduction of its vectors at its first member; the first members swap
+     * theirs; each scatters the other group's result over its group. */
+    void *raw1 = NULL, *raw2 = NULL, *mine = NULL, *theirs = NULL;
+    if (!e && r == 0) {
+        mine = tmp_buf(dt, (int)total, &raw1);
+        theirs = tmp_buf(dt, (int)total, &raw2);
+        if (!mine || !theirs) e = MPI_ERR_NO_MEM;
+    }
+    /* Every member takes part in the local reduce, whatever the leader found. */
+    int e2 = PMPI_Reduce(sbuf, mine, (int)total, dt, op, 0, L);
+    if (!e) e = e2;
+    if (!e && r == 0)
+        e = PMPI_Sendrecv(mine, (int)total, dt, 0, TAG_RSCATTER, theirs, (int)total, dt, 0,
+                          TAG_RSCATTER, I, MPI_STATUS_IGNORE);
+    e2 = PMPI_Scatterv(theirs, counts, displs, dt, rbuf, counts[r], dt, 0, L);
+    if (!e) e = e2;
+    free(raw1);
+    free(raw2);
+    free(counts);
+    free(displs);
+    return finish(me, comm, fn, e, request);
+}

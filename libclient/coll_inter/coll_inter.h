@@ -1,0 +1,52 @@
+/* coll_inter.h — every collective on inter-communicators, over point-to-point: the data goes
+ * between the groups on the communicator's hidden inter-communicator (intercomm.h) and inside
+ * a group on its hidden local intra-communicator (whose collectives are the fast ones), e.g.
+ * Reduce = local reduce to the group's first member, then one message to the root.  Rooted
+ * operations take MPI_ROOT (the root), MPI_PROC_NULL (the root's group, not the root) or the
+ * root's rank in the remote group.  The non-blocking forms (request != NULL) run the same
+ * steps before they return and give a complete request.  MPI_IN_PLACE is not allowed on
+ * inter-communicators (MPI 3.1 §5.2.2).  Each returns an MPI error class, reported through
+ * comm's handler as fn. */
+#ifndef TMPI_LIBCLIENT_COLL_INTER_H
+#define TMPI_LIBCLIENT_COLL_INTER_H
+
+#include "mpi.h"
+
+struct tm_rank;
+struct tm_commref;
+
+int tm_inter_barrier(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                     MPI_Request *request);
+int tm_inter_bcast(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                   void *buf, int count, MPI_Datatype dt, int root, MPI_Request *request);
+/* all: Allreduce (root ignored). */
+int tm_inter_reduce(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                    const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                    int all, MPI_Request *request);
+/* rcounts NULL: Gather (rcount each, block i at i * rcount), else Gatherv. */
+int tm_inter_gather(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                    const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                    const int *rcounts, const int *displs, MPI_Datatype rtype, int root,
+                    MPI_Request *request);
+int tm_inter_scatter(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                     const void *sbuf, int scount, const int *scounts, const int *displs,
+                     MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+                     MPI_Request *request);
+int tm_inter_allgather(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                       const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                       const int *rcounts, const int *displs, MPI_Datatype rtype,
+                       MPI_Request *request);
+/* lay as coll.h: 0 Alltoall, 1 Alltoallv, 2 Alltoallw (displacements in bytes, types per
+ * peer). */
+int tm_inter_alltoall(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                      int lay, const void *sbuf, int scount, const int *scounts, const int *sdispls,
+                      MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf, int rcount,
+                      const int *rcounts, const int *rdispls, MPI_Datatype rtype,
+                      const MPI_Datatype *rtypes, MPI_Request *request);
+/* block: Reduce_scatter_block (rcount each), else rcounts[]. */
+int tm_inter_reduce_scatter(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
+                            const char *fn, int block, const void *sbuf, void *rbuf,
+                            const int *rcounts, int rcount, MPI_Datatype dt, MPI_Op op,
+                            MPI_Request *request);
+
+#endif

@@ -1,0 +1,20 @@
+/* intercomm.h — inter-communicators: creation over a peer communicator, merge, and dup and
+ * split of inter-communicators (intercomm.c).
+ *
+ * Each side of an inter-communicator has its own node copies (struct tm_comm: size and
+ * world_of are the local group, remote_of the other one); both sides use one context id, so
+ * a message's source (the sender's local rank) names it in the receiver's remote group.  Each
+ * member also holds two hidden handles (struct tm_commref coll_inter, coll_local): an
+ * inter-communicator on a second id for the collectives' traffic between the groups, and an
+ * intra-communicator of the local group on a third (coll_inter/ runs over them). */
+#ifndef TMPI_LIBCLIENT_INTERCOMM_H
+#define TMPI_LIBCLIENT_INTERCOMM_H
+
+#include "comm.h"
+
+/* Both return an MPI error class, reported through comm's handler. */
+int tm_intercomm_dup(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, MPI_Comm *newcomm);
+int tm_intercomm_split(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, int color, int key,
+                       MPI_Comm *newcomm);
+
+#endif

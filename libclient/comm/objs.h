@@ -1,0 +1,36 @@
+/* objs.h — a rank's tables of groups, info objects, error handlers, keyvals and the error
+ * classes and codes the program added.  MPI handles are local to a process (here a rank) but
+ * any thread of the rank may use them under MPI_THREAD_MULTIPLE, so every table is under the
+ * rank's objs lock.  Made with the rank's communicator table (commtab.c), freed with it. */
+#ifndef TMPI_LIBCLIENT_OBJS_H
+#define TMPI_LIBCLIENT_OBJS_H
+
+#include <pthread.h>
+
+#include "mpi.h"
+#include "objtab.h"
+
+struct tm_objs {
+    pthread_mutex_t lock;      /* every field below */
+    struct tm_objtab *groups;  /* group.h */
+    struct tm_objtab *infos;   /* info.h */
+    struct tm_objtab *errhs;   /* errh_obj.h */
+    struct tm_objtab *keyvals; /* attr.h */
+    /* MPI_Add_error_class / _code / _string (errh_obj.c): codes MPI_ERR_LASTCODE .. lastcode;
+     * class_of[code - MPI_ERR_LASTCODE], str[...] (NULL: none set). */
+    int lastcode;
+    int *class_of;
+    char **str;
+    int ncap;
+    int predef[8];          /* values of the predefined attributes, by key (attr_api.c) */
+    MPI_Errhandler file_eh; /* MPI_FILE_NULL's handler (errh_obj.c), MPI_ERRORS_RETURN first */
+    struct tm_info *env;    /* MPI_INFO_ENV (info.c), made on first use */
+    char *env_cmd;          /* MPI_Init's argv[0] and the rest joined by spaces, or NULL */
+    char *env_argv;
+};
+
+struct tm_rank;
+int tm_objs_init(struct tm_rank *me);
+void tm_objs_free(struct tm_rank *me);
+
+#endif

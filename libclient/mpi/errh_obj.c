@@ -1,0 +1,257 @@
+/* errh_obj.c — error handler objects of every kind, and the error classes, codes and strings
+ * a program adds (errh.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "errh.h"
+#include "job.h"
+#include "objs.h"
+
+struct tm_errh {
+    int kind;
+    void (*fn)(void);
+    int refs; /* the program's handle + objects holding it (objs lock) */
+};
+
+static int predefined(MPI_Errhandler eh)
+{
+    return eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT;
+}
+
+int tm_errh_check(struct tm_rank *me, MPI_Errhandler eh, int kind)
+{
+    if (predefined(eh)) return MPI_SUCCESS;
+    pthread_mutex_lock(&me->objs->lock);
+    struct tm_errh *e = tm_objtab_get(me->objs->errhs, TM_ERRH_BASE, eh);
+    int ok = e && e->kind == kind;
+    pthread_mutex_unlock(&me->objs->lock);
+    return ok ? MPI_SUCCESS : MPI_ERR_ARG;
+}
+
+void tm_errh_ref(struct tm_rank *me, MPI_Errhandler eh)
+{
+    if (predefined(eh) || !me->objs) return;
+    pthread_mutex_lock(&me->objs->lock);
+    struct tm_errh *e = tm_objtab_get(me->objs->errhs, TM_ERRH_BASE, eh);
+    if (e) e->refs++;
+    pthread_mutex_unlock(&me->objs->lock);
+}
+
+void tm_errh_unref(struct tm_rank *me, MPI_Errhandler eh)
+{
+    if (predefined(eh) || !me->objs) return;
+    pthread_mutex_lock(&me->objs->lock);
+    struct tm_errh *e = tm_objtab_get(me->objs->errhs, TM_ERRH_BASE, eh);
+    if (e && --e->refs == 0) {
+        tm_objtab_del(me->objs->errhs, TM_ERRH_BASE, eh);
+        free(e);
+    }
+    pthread_mutex_unlock(&me->objs->lock);
+}
+
+void tm_errh_call(struct tm_rank *me, MPI_Errhandler eh, int kind, int *handle, int *code);
+void tm_errh_call(struct tm_rank *me, MPI_Errhandler eh, int kind, int *handle, int *code)
+{
+    pthread_mutex_lock(&me->objs->lock);
+    struct tm_errh *e = tm_objtab_get(me->objs->errhs, TM_ERRH_BASE, eh);
+    void (*fn)(void) = e && e->kind == kind ? e->fn : NULL;
+    pthread_mutex_unlock(&me->objs->lock);
+    if (!fn) return;
+    /* Every kind's handle is an int, so one call shape serves them all. */
+    ((MPI_Comm_errhandler_function *)(void *)fn)(handle, code);
+}
+
+static int create(const char *fn, int kind, void (*f)(void), MPI_Errhandler *errhandler)
+{
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    if (!f || !errhandler)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "function or errhandler is NULL");
+    struct tm_errh *e = malloc(sizeof *e);
+    if (!e) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    *e = (struct tm_errh){kind, f, 1};
+    pthread_mutex_lock(&me->objs->lock);
+    int h = tm_objtab_add(&me->objs->errhs, TM_ERRH_BASE, e);
+    pthread_mutex_unlock(&me->objs->lock);
+    if (h < 0) {
+        free(e);
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    *errhandler = h;
+    return MPI_SUCCESS;
+}
+
+TM_API int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                                       MPI_Errhandler *errhandler)
+{
+    return create("MPI_Comm_create_errhandler", TM_EH_COMM, (void (*)(void))comm_errhandler_fn,
+                  errhandler);
+}
+TM_ALIAS(Comm_create_errhandler)
+
+TM_API int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
+                                      MPI_Errhandler *errhandler)
+{
+    return create("MPI_Win_create_errhandler", TM_EH_WIN, (void (*)(void))win_errhandler_fn,
+                  errhandler);
+}
+TM_ALIAS(Win_create_errhandler)
+
+TM_API int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
+                                       MPI_Errhandler *errhandler)
+{
+    return create("MPI_File_create_errhandler", TM_EH_FILE, (void (*)(void))file_errhandler_fn,
+                  errhandler);
+}
+TM_ALIAS(File_create_errhandler)
+
+TM_API int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
+{
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Errhandler_free", TM_ERR_NOINIT);
+    if (!errhandler)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free", "errhandler is NULL");
+    MPI_Errhandler eh = *errhandler;
+    if (!predefined(eh)) {
+        pthread_mutex_lock(&me->objs->lock);
+        int ok = tm_objtab_get(me->objs->errhs, TM_ERRH_BASE, eh) != NULL;
+        pthread_mutex_unlock(&me->objs->lock);
+        if (!ok)
+            return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free",
+                          "invalid error handler %d", eh);
+        /* Objects that use it keep it until they go (MPI 3.1 §8.3.4). */
+        tm_errh_unref(me, eh);
+    }
+    *errhandler = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Errhandler_free)
+
+/* Files: TMPI has no MPI-IO, so MPI_FILE_NULL (whose handler new files would inherit) is the
+ * only file handle there is. */
+TM_API int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
+{
+    struct tm_rank *me = tm_self();
+    const char *fn = "MPI_File_set_errhandler";
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    if (file != MPI_FILE_NULL)
+        return tm_err_obj(me, TM_EH_FILE, file, me->objs->file_eh, MPI_ERR_FILE, fn,
+                          "invalid file %d", file);
+    if (tm_errh_check(me, errhandler, TM_EH_FILE))
+        return tm_err_obj(me, TM_EH_FILE, file, me->objs->file_eh, MPI_ERR_ARG, fn,
+                          "invalid error handler %d", errhandler);
+    tm_errh_ref(me, errhandler);
+    MPI_Errhandler old = me->objs->file_eh;
+    me->objs->file_eh = errhandler;
+    tm_errh_unref(me, old);
+    return MPI_SUCCESS;
+}
+TM_ALIAS(File_set_errhandler)
+
+TM_API int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
+{
+    struct tm_rank *me = tm_self();
+    const char *fn = "MPI_File_get_errhandler";
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    if (file != MPI_FILE_NULL)
+        return tm_err_obj(me, TM_EH_FILE, file, me->objs->file_eh, MPI_ERR_FILE, fn,
+                          "invalid file %d", file);
+    if (!errhandler)
+        return tm_err_obj(me, TM_EH_FILE, file, me->objs->file_eh, MPI_ERR_ARG, fn,
+                          "errhandler is NULL");
+    tm_errh_ref(me, me->objs->file_eh);
+    *errhandler = me->objs->file_eh;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(File_get_errhandler)
+
+TM_API int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
+{
+    struct tm_rank *me = tm_self();
+    const char *fn = "MPI_File_call_errhandler";
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    if (fh != MPI_FILE_NULL)
+        return tm_err_obj(me, TM_EH_FILE, fh, me->objs->file_eh, MPI_ERR_FILE, fn,
+                          "invalid file %d", fh);
+    tm_err_obj(me, TM_EH_FILE, fh, me->objs->file_eh, errorcode, fn, "called by the program");
+    return MPI_SUCCESS;
+}
+TM_ALIAS(File_call_errhandler)
+
+/* A new code of class cls (a new class when cls < 0: its own class) in *ret. */
+static int add_code(struct tm_rank *me, int cls, int *ret)
+{
+    struct tm_objs *o = me->objs;
+    pthread_mutex_lock(&o->lock);
+    int idx = o->lastcode + 1 - MPI_ERR_LASTCODE;
+    if (idx >= o->ncap) {
+        int ncap = o->ncap ? o->ncap * 2 : 16;
+        int *nc = realloc(o->class_of, sizeof *nc * (size_t)ncap);
+        if (nc) o->class_of = nc;
+        char **ns = nc ? realloc(o->str, sizeof *ns * (size_t)ncap) : NULL;
+        if (!ns) {
+            pthread_mutex_unlock(&o->lock);
+            return MPI_ERR_NO_MEM;
+        }
+        memset(ns + o->ncap, 0, sizeof *ns * (size_t)(ncap - o->ncap));
+        o->str = ns;
+        o->ncap = ncap;
+    }
+    int code = ++o->lastcode;
+    o->class_of[idx] = cls < 0 ? code : cls;
+    pthread_mutex_unlock(&o->lock);
+    *ret = code;
+    return MPI_SUCCESS;
+}
+
+TM_API int PMPI_Add_error_class(int *errorclass)
+{
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Add_error_class", TM_ERR_NOINIT);
+    if (!errorclass)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_class", "errorclass is NULL");
+    int err = add_code(me, -1, errorclass);
+    if (err) return tm_err(me, MPI_COMM_WORLD, err, "MPI_Add_error_class", "out of memory");
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Add_error_class)
+
+TM_API int PMPI_Add_error_code(int errorclass, int *errorcode)
+{
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Add_error_code", TM_ERR_NOINIT);
+    if (!errorcode)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code", "errorcode is NULL");
+    /* The class must be a class: predefined, or added (its own class). */
+    if (tm_err_class_of(me, errorclass) != errorclass)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code",
+                      "%d is not an error class", errorclass);
+    int err = add_code(me, errorclass, errorcode);
+    if (err) return tm_err(me, MPI_COMM_WORLD, err, "MPI_Add_error_code", "out of memory");
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Add_error_code)
+
+TM_API int PMPI_Add_error_string(int errorcode, const char *string)
+{
+    struct tm_rank *me = tm_self();
+    const char *fn = "MPI_Add_error_string";
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    if (!string) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "string is NULL");
+    if (strlen(string) >= MPI_MAX_ERROR_STRING)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn,
+                      "string longer than MPI_MAX_ERROR_STRING - 1 (%d)", MPI_MAX_ERROR_STRING - 1);
+    /* Predefined codes keep their strings (MPI 3.1 §8.5). */
+    if (errorcode < MPI_ERR_LASTCODE || tm_err_class_of(me, errorcode) < 0)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "%d is not an added error code",
+                      errorcode);
+    char *s = strdup(string);
+    if (!s) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    struct tm_objs *o = me->objs;
+    pthread_mutex_lock(&o->lock);
+    free(o->str[errorcode - MPI_ERR_LASTCODE]);
+    o->str[errorcode - MPI_ERR_LASTCODE] = s;
+    pthread_mutex_unlock(&o->lock);
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Add_error_string)

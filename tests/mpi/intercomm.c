@@ -1,0 +1,318 @@
+/* intercomm.c — inter-communicators: Intercomm_create over MPI_COMM_WORLD (groups of even and
+ * odd ranks, whose leaders are neighbours, and lower and upper halves, whose leaders are far
+ * apart: on another node when the job spans nodes), the queries, point-to-point naming the
+ * remote group, every collective with MPI_ROOT / MPI_PROC_NULL roots and their non-blocking
+ * forms, Comm_dup, Comm_split, Comm_create, Intercomm_merge (low and high), and error classes. */
+#include <string.h>
+
+#include "check.h"
+
+#define EXPECT(call, cls)                                                                          \
+    do {                                                                                           \
+        int e_ = (call);                                                                           \
+        CHECK(e_ == (cls), "%s: expected %s, got %d", #call, #cls, e_);                            \
+    } while (0)
+
+static int wrank, wsize;
+
+/* World rank of every remote member. */
+static void remote_world(MPI_Comm ic, int *out, int rn)
+{
+    MPI_Group rg, wg;
+    CHECK_MPI(MPI_Comm_remote_group(ic, &rg));
+    CHECK_MPI(MPI_Comm_group(MPI_COMM_WORLD, &wg));
+    int *in = malloc(sizeof(int) * rn);
+    for (int i = 0; i < rn; i++)
+        in[i] = i;
+    CHECK_MPI(MPI_Group_translate_ranks(rg, rn, in, wg, out));
+    free(in);
+    MPI_Group_free(&rg);
+    MPI_Group_free(&wg);
+}
+
+/* Every collective once; side 0 holds the roots of the rooted ones first, then side 1. */
+static void collectives(MPI_Comm ic, int side)
+{
+    int n, r, rn;
+    MPI_Comm_size(ic, &n);
+    MPI_Comm_rank(ic, &r);
+    MPI_Comm_remote_size(ic, &rn);
+    int *rw = malloc(sizeof(int) * rn), *buf = malloc(sizeof(int) * (rn + n) * 4 + 16);
+    int *buf2 = malloc(sizeof(int) * (rn + n) * 4 + 16);
+    remote_world(ic, rw, rn);
+    int rsum = 0;
+    for (int i = 0; i < rn; i++)
+        rsum += rw[i];
+
+    CHECK_MPI(MPI_Barrier(ic));
+    for (int rs = 0; rs < 2; rs++) {         /* rs: the side holding the root */
+        int rootrank = rs == 0 ? 0 : rn - 1; /* as the other side names it */
+        int myroot = side == rs ? (r == (rs == 0 ? 0 : n - 1) ? MPI_ROOT : MPI_PROC_NULL)
+                                : (rs == 0 ? 0 : rn - 1);
+        (void)rootrank;
+        int am_root = myroot == MPI_ROOT;
+        /* Bcast */
+        int v = am_root ? 4242 + rs : -1;
+        CHECK_MPI(MPI_Bcast(&v, 1, MPI_INT, myroot, ic));
+        if (side != rs) CHECK(v == 4242 + rs, "bcast got %d", v);
+        if (side == rs && !am_root) CHECK(v == -1, "PROC_NULL member's buffer changed to %d", v);
+        /* Reduce: the root gets the sum of the other side's world ranks */
+        int s = -1;
+        CHECK_MPI(MPI_Reduce(&wrank, &s, 1, MPI_INT, MPI_SUM, myroot, ic));
+        if (am_root) CHECK(s == rsum, "reduce sum %d, expected %d", s, rsum);
+        /* Gather at the root: the other side's world ranks in their order */
+        CHECK_MPI(MPI_Gather(&wrank, 1, MPI_INT, buf, 1, MPI_INT, myroot, ic));
+        if (am_root)
+            for (int i = 0; i < rn; i++)
+                CHECK(buf[i] == rw[i], "gather[%d] %d, expected %d", i, buf[i], rw[i]);
+        /* Gatherv with blocks of 2, stride 3 */
+        int two[2] = {wrank, -wrank};
+        int *cnt = malloc(sizeof(int) * rn), *dsp = malloc(sizeof(int) * rn);
+        for (int i = 0; i < rn; i++)
+            cnt[i] = 2, dsp[i] = 3 * i;
+        CHECK_MPI(MPI_Gatherv(two, 2, MPI_INT, buf, cnt, dsp, MPI_INT, myroot, ic));
+        if (am_root)
+            for (int i = 0; i < rn; i++)
+                CHECK(buf[3 * i] == rw[i] && buf[3 * i + 1] == -rw[i], "gatherv block %d", i);
+        /* Scatter from the root: remote member i gets 100 + i */
+        for (int i = 0; i < rn; i++)
+            buf[i] = 100 + i;
+        int got = -1;
+        CHECK_MPI(MPI_Scatter(buf, 1, MPI_INT, &got, 1, MPI_INT, myroot, ic));
+        if (side != rs) CHECK(got == 100 + r, "scatter got %d", got);
+        for (int i = 0; i < rn; i++)
+            buf[3 * i] = 200 + i, buf[3 * i + 1] = 300 + i;
+        int g2[2] = {-1, -1};
+        CHECK_MPI(MPI_Scatterv(buf, cnt, dsp, MPI_INT, g2, 2, MPI_INT, myroot, ic));
+        if (side != rs)
+            CHECK(g2[0] == 200 + r && g2[1] == 300 + r, "scatterv got %d %d", g2[0], g2[1]);
+        /* Non-blocking Ibcast and Ireduce */
+        MPI_Request q;
+        v = am_root ? 77 : -1;
+        CHECK_MPI(MPI_Ibcast(&v, 1, MPI_INT, myroot, ic, &q));
+        CHECK_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        if (side != rs) CHECK(v == 77, "ibcast got %d", v);
+        s = -1;
+        CHECK_MPI(MPI_Ireduce(&wrank, &s, 1, MPI_INT, MPI_MAX, myroot, ic, &q));
+        CHECK_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        if (am_root) {
+            int mx = 0;
+            for (int i = 0; i < rn; i++)
+                mx = rw[i] > mx ? rw[i] : mx;
+            CHECK(s == mx, "ireduce max %d, expected %d", s, mx);
+        }
+        free(cnt);
+        free(dsp);
+    }
+    /* Allreduce: each side gets the other's sum */
+    int s = -1;
+    CHECK_MPI(MPI_Allreduce(&wrank, &s, 1, MPI_INT, MPI_SUM, ic));
+    CHECK(s == rsum, "allreduce %d, expected %d", s, rsum);
+    MPI_Request q;
+    CHECK_MPI(MPI_Iallreduce(&wrank, &s, 1, MPI_INT, MPI_SUM, ic, &q));
+    CHECK_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
+    CHECK(s == rsum, "iallreduce %d", s);
+    /* Allgather(v): the other side's world ranks */
+    CHECK_MPI(MPI_Allgather(&wrank, 1, MPI_INT, buf, 1, MPI_INT, ic));
+    for (int i = 0; i < rn; i++)
+        CHECK(buf[i] == rw[i], "allgather[%d] %d, expected %d", i, buf[i], rw[i]);
+    int *cnt = malloc(sizeof(int) * rn), *dsp = malloc(sizeof(int) * rn);
+    for (int i = 0; i < rn; i++)
+        cnt[i] = 1, dsp[i] = rn - 1 - i;
+    CHECK_MPI(MPI_Allgatherv(&wrank, 1, MPI_INT, buf, cnt, dsp, MPI_INT, ic));
+    for (int i = 0; i < rn; i++)
+        CHECK(buf[rn - 1 - i] == rw[i], "allgatherv block %d", i);
+    /* Alltoall(v, w): remote j gets 1000 * my world rank + j */
+    for (int j = 0; j < rn; j++)
+        buf2[j] = 1000 * wrank + j;
+    CHECK_MPI(MPI_Alltoall(buf2, 1, MPI_INT, buf, 1, MPI_INT, ic));
+    for (int i = 0; i < rn; i++)
+        CHECK(buf[i] == 1000 * rw[i] + r, "alltoall from %d: %d", i, buf[i]);
+    for (int i = 0; i < rn; i++)
+        dsp[i] = i;
+    CHECK_MPI(MPI_Alltoallv(buf2, cnt, dsp, MPI_INT, buf, cnt, dsp, MPI_INT, ic));
+    for (int i = 0; i < rn; i++)
+        CHECK(buf[i] == 1000 * rw[i] + r, "alltoallv from %d: %d", i, buf[i]);
+    MPI_Datatype *ty = malloc(sizeof(MPI_Datatype) * rn);
+    for (int i = 0; i < rn; i++)
+        ty[i] = MPI_INT, dsp[i] = (int)(i * sizeof(int));
+    memset(buf, 0, sizeof(int) * rn);
+    CHECK_MPI(MPI_Alltoallw(buf2, cnt, dsp, ty, buf, cnt, dsp, ty, ic));
+    for (int i = 0; i < rn; i++)
+        CHECK(buf[i] == 1000 * rw[i] + r, "alltoallw from %d: %d", i, buf[i]);
+    /* Reduce_scatter(_block): each side reduces n * rn elements, scattered rn to each of the
+     * other side's members... here: block = rn elements per local member of the receiving
+     * side, so both sides' totals are n * rn */
+    for (int i = 0; i < n * rn; i++)
+        buf2[i] = i + wrank;
+    CHECK_MPI(MPI_Reduce_scatter_block(buf2, buf, rn, MPI_INT, MPI_SUM, ic));
+    for (int k = 0; k < rn; k++) {
+        int e = (r * rn + k) * rn + rsum;
+        CHECK(buf[k] == e, "reduce_scatter_block[%d] %d, expected %d", k, buf[k], e);
+    }
+    int *rc = malloc(sizeof(int) * n);
+    for (int i = 0; i < n; i++)
+        rc[i] = rn;
+    CHECK_MPI(MPI_Reduce_scatter(buf2, buf, rc, MPI_INT, MPI_SUM, ic));
+    for (int k = 0; k < rn; k++)
+        CHECK(buf[k] == (r * rn + k) * rn + rsum, "reduce_scatter[%d] %d", k, buf[k]);
+    CHECK_MPI(MPI_Ibarrier(ic, &q));
+    CHECK_MPI(MPI_Wait(&q, MPI_STATUS_IGNORE));
+    free(rc);
+    free(ty);
+    free(cnt);
+    free(dsp);
+    free(rw);
+    free(buf);
+    free(buf2);
+}
+
+static void p2p(MPI_Comm ic)
+{
+    int n, r, rn;
+    MPI_Comm_size(ic, &n);
+    MPI_Comm_rank(ic, &r);
+    MPI_Comm_remote_size(ic, &rn);
+    /* Everyone sends to every remote member; messages name ranks of the remote group. */
+    MPI_Request *q = malloc(sizeof(MPI_Request) * 2 * rn);
+    int *in = malloc(sizeof(int) * rn), *out = malloc(sizeof(int) * rn);
+    for (int j = 0; j < rn; j++) {
+        out[j] = 10 * r + j;
+        CHECK_MPI(MPI_Irecv(&in[j], 1, MPI_INT, j, 5, ic, &q[j]));
+    }
+    for (int j = 0; j < rn; j++)
+        CHECK_MPI(MPI_Isend(&out[j], 1, MPI_INT, j, 5, ic, &q[rn + j]));
+    CHECK_MPI(MPI_Waitall(2 * rn, q, MPI_STATUSES_IGNORE));
+    for (int j = 0; j < rn; j++)
+        CHECK(in[j] == 10 * j + r, "from remote %d: %d, expected %d", j, in[j], 10 * j + r);
+    /* a wildcard receive reports the remote rank */
+    if (r == 0) CHECK_MPI(MPI_Send(&r, 1, MPI_INT, rn - 1, 6, ic));
+    if (r == n - 1) {
+        MPI_Status st;
+        int v;
+        CHECK_MPI(MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 6, ic, &st));
+        CHECK(st.MPI_SOURCE == 0 && v == 0, "wildcard source %d", st.MPI_SOURCE);
+    }
+    EXPECT(MPI_Send(&r, 1, MPI_INT, rn, 0, ic), MPI_ERR_RANK);
+    free(q);
+    free(in);
+    free(out);
+}
+
+static void run(int side, MPI_Comm local, int remote_leader)
+{
+    MPI_Comm ic;
+    CHECK_MPI(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, remote_leader, 99, &ic));
+    int flag, n, rn, ln;
+    CHECK_MPI(MPI_Comm_test_inter(ic, &flag));
+    CHECK(flag, "not an inter-communicator");
+    MPI_Comm_size(local, &ln);
+    MPI_Comm_size(ic, &n);
+    CHECK_MPI(MPI_Comm_remote_size(ic, &rn));
+    CHECK(n == ln && n + rn == wsize, "sizes %d + %d", n, rn);
+    CHECK_MPI(MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN));
+    p2p(ic);
+    collectives(ic, side);
+    int v = 0;
+    EXPECT(MPI_Bcast(&v, 1, MPI_INT, rn, ic), MPI_ERR_ROOT);
+    EXPECT(MPI_Scan(&v, &n, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_COMM);
+
+    /* dup: congruent, works on its own */
+    MPI_Comm d;
+    CHECK_MPI(MPI_Comm_dup(ic, &d));
+    int res;
+    CHECK_MPI(MPI_Comm_compare(ic, d, &res));
+    CHECK(res == MPI_CONGRUENT, "dup compare %d", res);
+    CHECK_MPI(MPI_Comm_test_inter(d, &flag));
+    CHECK(flag, "dup is not inter");
+    collectives(d, side);
+
+    /* split by local rank parity: the remote group is the other side's members of my color */
+    int r;
+    MPI_Comm_rank(ic, &r);
+    MPI_Comm sp;
+    CHECK_MPI(MPI_Comm_split(d, r % 2, -r, &sp));
+    int want = (rn + (r % 2 ? 0 : 1)) / 2; /* remote members with my parity */
+    if (want == 0) {
+        CHECK(sp == MPI_COMM_NULL, "split with an empty remote color gave a communicator");
+    } else {
+        int sn, srn, sr;
+        MPI_Comm_size(sp, &sn);
+        MPI_Comm_remote_size(sp, &srn);
+        MPI_Comm_rank(sp, &sr);
+        CHECK(srn == want && sn == (n + (r % 2 ? 0 : 1)) / 2, "split sizes %d/%d", sn, srn);
+        CHECK(sr == sn - 1 - r / 2, "split rank %d (keys reverse the order)", sr);
+        collectives(sp, side);
+        CHECK_MPI(MPI_Comm_free(&sp));
+    }
+    /* Comm_create with the local group minus its last member (when that leaves someone) */
+    MPI_Group lg, sub;
+    CHECK_MPI(MPI_Comm_group(ic, &lg));
+    int last = n - 1;
+    CHECK_MPI(MPI_Group_excl(lg, n > 1 ? 1 : 0, &last, &sub));
+    MPI_Comm cc;
+    CHECK_MPI(MPI_Comm_create(ic, sub, &cc));
+    if (n > 1 && r == n - 1) CHECK(cc == MPI_COMM_NULL, "excluded member got a communicator");
+    if (cc != MPI_COMM_NULL) {
+        int crn;
+        MPI_Comm_remote_size(cc, &crn);
+        CHECK(crn == (rn > 1 ? rn - 1 : rn), "created remote size %d", crn);
+        CHECK_MPI(MPI_Barrier(cc));
+        CHECK_MPI(MPI_Comm_free(&cc));
+    }
+    MPI_Group_free(&sub);
+    MPI_Group_free(&lg);
+
+    /* merge: side 0 low, side 1 high -> side 0 first; then both high: side 0 (whose leader is
+     * world rank 0) first again */
+    for (int both = 0; both < 2; both++) {
+        MPI_Comm m;
+        CHECK_MPI(MPI_Intercomm_merge(ic, both ? 1 : side, &m));
+        int mr, ms, s = 0;
+        MPI_Comm_rank(m, &mr);
+        MPI_Comm_size(m, &ms);
+        CHECK(ms == wsize, "merged size %d", ms);
+        CHECK(mr == (side == 0 ? r : rn + r), "merged rank %d (side %d rank %d)", mr, side, r);
+        CHECK_MPI(MPI_Comm_test_inter(m, &flag));
+        CHECK(!flag, "merged is inter");
+        CHECK_MPI(MPI_Allreduce(&wrank, &s, 1, MPI_INT, MPI_SUM, m));
+        CHECK(s == wsize * (wsize - 1) / 2, "merged sum %d", s);
+        CHECK_MPI(MPI_Comm_compare(m, ic, &res));
+        CHECK(res == MPI_UNEQUAL, "merged vs inter %d", res);
+        CHECK_MPI(MPI_Comm_free(&m));
+    }
+    CHECK_MPI(MPI_Comm_free(&d));
+    CHECK_MPI(MPI_Comm_free(&ic));
+}
+
+int main(int argc, char **argv)
+{
+    CHECK_MPI(MPI_Init(&argc, &argv));
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    int n;
+    EXPECT(MPI_Comm_remote_size(MPI_COMM_WORLD, &n), MPI_ERR_COMM);
+    if (wsize >= 2) {
+        /* even/odd: leaders are world ranks 0 and 1 */
+        MPI_Comm local;
+        int side = wrank % 2;
+        CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, side, wrank, &local));
+        run(side, local, side ? 0 : 1);
+        CHECK_MPI(MPI_Comm_free(&local));
+        /* halves: leaders are world ranks 0 and wsize / 2 */
+        side = wrank >= wsize / 2;
+        CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, side, wrank, &local));
+        run(side, local, side ? 0 : wsize / 2);
+        CHECK_MPI(MPI_Comm_free(&local));
+        /* a create/free loop of inter-communicators */
+        CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, side, wrank, &local));
+        for (int i = 0; i < 300; i++) {
+            MPI_Comm ic;
+            CHECK_MPI(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, side ? 0 : wsize / 2, i, &ic));
+            CHECK_MPI(MPI_Comm_free(&ic));
+        }
+        CHECK_MPI(MPI_Comm_free(&local));
+    }
+    return finish_ok();
+}
