@@ -22,8 +22,8 @@
 #include <stddef.h>
 
 #include "comm.h"
-#include "datatype.h"
-#include "dtype.h"
+#include "type.h"
+#include "type_copy.h"
 #include "userop.h"
 
 struct tm_rank;

@@ -52,7 +52,7 @@ static int combine(const struct tm_cwork *w, size_t lo, size_t hi, emit_fn *emit
     for (size_t e = lo; e < hi; e += chunk) {
         size_t m = hi - e < chunk ? hi - e : chunk;
         const struct tm_cargs *last = tm_cw_arg(w, n - 1);
-        memcpy(acc, tm_dt_at(input_of(last), in_off(last, ctx, e), t), m * ext);
+        tm_dt_copy(acc, m, t, tm_dt_at(input_of(last), in_off(last, ctx, e), t), m, t);
         for (int k = n - 2; k >= 0; k--) {
             const struct tm_cargs *ak = tm_cw_arg(w, k);
             tm_opref_apply(&mine->op, tm_dt_at(input_of(ak), in_off(ak, ctx, e), t), acc, m, t,
@@ -78,7 +78,7 @@ static void emit_reduce(const struct tm_cwork *w, const void *ctx, size_t at, co
     const struct tm_type *t = tm_cw_arg(w, w->wrank)->rtype;
     int root = tm_cw_arg(w, w->wrank)->root;
     for (int k = root < 0 ? 0 : root; k < (root < 0 ? w->n : root + 1); k++)
-        memcpy(tm_dt_at(tm_cw_arg(w, k)->rbuf, at, t), acc, m * t->extent);
+        tm_dt_copy(tm_dt_at(tm_cw_arg(w, k)->rbuf, at, t), m, t, acc, m, t);
 }
 
 static int reduce_part(const struct tm_cwork *w, size_t s)
@@ -235,7 +235,7 @@ static void emit_block(const struct tm_cwork *w, const void *ctx, size_t at, con
 {
     const struct rs_ctx *x = ctx;
     const struct tm_type *t = tm_cw_arg(w, w->wrank)->rtype;
-    memcpy(tm_dt_at(x->out, at, t), acc, m * t->extent);
+    tm_dt_copy(tm_dt_at(x->out, at, t), m, t, acc, m, t);
 }
 
 static size_t block_off(const struct tm_cargs *a, const void *ctx, size_t e)

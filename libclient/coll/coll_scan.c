@@ -30,7 +30,7 @@ static int scan_part(const struct tm_cwork *w, size_t s)
         const struct tm_cargs *a = tm_cw_arg(w, k);
         void *out = tm_dt_at(a->rbuf, lo, t);
         const void *in = tm_dt_at(a->sbuf, lo, t);
-        if (in != out) memcpy(out, in, m * t->extent);
+        tm_dt_copy(out, m, t, in, m, t); /* a no-op in place */
         if (prev) tm_opref_apply(&mine->op, tm_dt_at(prev->rbuf, lo, t), out, m, t, mine->dth);
         prev = a;
     }
@@ -55,7 +55,7 @@ static int exscan_part(const struct tm_cwork *w, size_t s)
             const struct tm_cargs *a = tm_cw_arg(w, k);
             int more = k + 1 < w->n;
             if (more) memcpy(sv, tm_dt_at(a->sbuf, e, t), len); /* before out[k] overwrites it */
-            memcpy(tm_dt_at(a->rbuf, e, t), acc, len);
+            tm_dt_copy(tm_dt_at(a->rbuf, e, t), m, t, acc, m, t);
             if (more) {
                 tm_opref_apply(&mine->op, acc, sv, m, t, mine->dth); /* sv = acc op in[k] */
                 unsigned char *x = acc;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "coll_net.h"
-#include "dtype.h"
+#include "type_copy.h"
 #include "net.h"
 #include "net_p2p.h"
 #include "request.h"

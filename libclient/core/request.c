@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "type.h"
 
 #define TM_REQ_CHUNK 16 /* small: thousands of ranks each get one */
 
@@ -22,6 +23,8 @@ static void reap_orphans(struct tm_rank *me)
     while (*pp) {
         struct tm_request *r = *pp;
         if (atomic_load_explicit(&r->done, memory_order_acquire)) {
+            if (r->dt) tm_type_release(r->dt);
+            r->dt = NULL;
             *pp = r->next;
             r->next = me->req_free;
             me->req_free = r;
@@ -67,6 +70,13 @@ void tm_req_init_stack(struct tm_request *r, struct tm_rank *me, enum tm_req_kin
 void tm_req_free(struct tm_rank *me, struct tm_request *r)
 {
     if (!r->pooled) return;
+    if (TM_UNLIKELY(r->dt)) {
+        /* The operation is over (or orphaned and no longer reads the type after done). */
+        if (atomic_load_explicit(&r->done, memory_order_acquire)) {
+            tm_type_release(r->dt);
+            r->dt = NULL;
+        }
+    }
     if (!atomic_load_explicit(&r->done, memory_order_acquire)) {
         r->freed = 1;
         r->next = me->req_orphans;

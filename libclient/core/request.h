@@ -12,6 +12,7 @@
 #include "mpi.h"
 
 struct tm_rank;
+struct tm_type;
 
 /* SEND, RECV, COLL: an operation the engine completes (done).  The kinds after COLL are
  * handles over other requests or over the user's code, and Wait/Test go through
@@ -46,7 +47,11 @@ struct tm_request {
     _Atomic int done;
 
     void *buf;  /* receive buffer */
-    size_t cap; /* its size in bytes */
+    size_t cap; /* its size in bytes (packed bytes of its type: type.h) */
+    /* Layout of the data when not plain bytes (a non-contiguous type, type_copy.h), else
+     * NULL: a receive's buf, or a send's buffer (read by tm_send).  Set by the starter before
+     * the operation starts; a pooled request holds a reference, dropped by tm_req_free. */
+    const struct tm_type *dt;
 
     /* result, written by the completer before done */
     int st_source, st_tag, st_error, st_cancelled;

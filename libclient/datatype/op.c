@@ -84,6 +84,12 @@ typedef void tm__op_fn(const void *in, void *inout, size_t n);
     X(double, TM_T_DOUBLE, double)                                                                 \
     X(ldouble, TM_T_LONG_DOUBLE, long double)
 
+/* C complex types: SUM and PROD only (MPI 3.1 §5.9.2, "Complex"). */
+#define TM__COMPLEX(X)                                                                             \
+    X(cfloat, TM_T_C_FLOAT_COMPLEX, float _Complex)                                                \
+    X(cdouble, TM_T_C_DOUBLE_COMPLEX, double _Complex)                                             \
+    X(cldouble, TM_T_C_LONG_DOUBLE_COMPLEX, long double _Complex)
+
 #define TM__PAIRS(X)                                                                               \
     X(float_int, TM_T_FLOAT_INT, struct tm__float_int)                                             \
     X(double_int, TM_T_DOUBLE_INT, struct tm__double_int)                                          \
@@ -97,6 +103,7 @@ typedef void tm__op_fn(const void *in, void *inout, size_t n);
 #define TM__ALL(X)                                                                                 \
     TM__INTEGERS(X)                                                                                \
     TM__FLOATS(X)                                                                                  \
+    TM__COMPLEX(X)                                                                                 \
     TM__PAIRS(X)                                                                                   \
     X(char, TM_T_CHAR, char)                                                                       \
     X(byte, TM_T_BYTE, unsigned char)                                                              \
@@ -146,6 +153,10 @@ typedef void tm__op_fn(const void *in, void *inout, size_t n);
     TM__KERNEL(tm__min_##s, T, a < b ? a : b)                                                      \
     TM__KERNEL(tm__max_##s, T, a > b ? a : b)
 
+#define TM__COMPLEX_KERNELS(s, e, T)                                                               \
+    TM__KERNEL(tm__sum_##s, T, a + b)                                                              \
+    TM__KERNEL(tm__prod_##s, T, a *b)
+
 /* MINLOC/MAXLOC (§5.9.4): the winning value with its index; on equal values the smaller
  * index, whichever side it came from. */
 #define TM__PAIR_KERNELS(s, e, T)                                                                  \
@@ -184,6 +195,7 @@ static void tm__no_op(const void *in, void *inout, size_t n) {}
 
 TM__INTEGERS(TM__INT_KERNELS)
 TM__FLOATS(TM__FLOAT_KERNELS)
+TM__COMPLEX(TM__COMPLEX_KERNELS)
 TM__PAIRS(TM__PAIR_KERNELS)
 TM__LOGICAL_KERNELS(bool, TM_T_C_BOOL, bool)
 TM__BITWISE_KERNELS(byte, TM_T_BYTE, unsigned char)
@@ -193,6 +205,7 @@ TM__ALL(TM__REPLACE_KERNEL)
 #define TM__SET_ARITH(s, e, ...)                                                                   \
     [TM_OP_SUM][e] = tm__sum_##s, [TM_OP_PROD][e] = tm__prod_##s, [TM_OP_MIN][e] = tm__min_##s,    \
     [TM_OP_MAX][e] = tm__max_##s,
+#define TM__SET_SUMPROD(s, e, ...) [TM_OP_SUM][e] = tm__sum_##s, [TM_OP_PROD][e] = tm__prod_##s,
 #define TM__SET_LOGICAL(s, e, ...)                                                                 \
     [TM_OP_LAND][e] = tm__land_##s, [TM_OP_LOR][e] = tm__lor_##s, [TM_OP_LXOR][e] = tm__lxor_##s,
 #define TM__SET_BITWISE(s, e, ...)                                                                 \
@@ -206,6 +219,7 @@ TM__ALL(TM__REPLACE_KERNEL)
 static tm__op_fn *const tm__op_table[TM_OP__COUNT][TM_T__COUNT] = {
     TM__INTEGERS(TM__SET_INT)
     TM__FLOATS(TM__SET_ARITH)
+    TM__COMPLEX(TM__SET_SUMPROD)
     TM__PAIRS(TM__SET_PAIR)
     TM__SET_LOGICAL(bool, TM_T_C_BOOL)
     TM__SET_BITWISE(byte, TM_T_BYTE)

@@ -4,7 +4,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "dtype.h"
+#include "type_copy.h"
 #include "errh.h"
 #include "job.h"
 #include "objtab.h"
@@ -36,7 +36,10 @@ void tm_opref_apply(const struct tm_opref *o, const void *in, void *inout, size_
                     const struct tm_type *t, MPI_Datatype dth)
 {
     if (o->kind >= 0) {
-        tm_op_apply((enum tm_opkind)o->kind, t->basic, in, inout, count * tm_dt_units(t));
+        if (TM_UNLIKELY(!t->contig)) /* a derived type of one basic type: block by block */
+            tm_type_apply(o->kind, in, inout, count, t);
+        else
+            tm_op_apply((enum tm_opkind)o->kind, t->basic, in, inout, count * tm_dt_units(t));
         return;
     }
     /* The user function takes an int count: hand it large buffers in pieces. */

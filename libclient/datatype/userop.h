@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "datatype.h"
+#include "type.h"
 
 struct tm_rank;
 

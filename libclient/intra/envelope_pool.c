@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "type_copy.h"
 
 static unsigned size_class(size_t bytes)
 {
@@ -69,12 +70,19 @@ struct tm_envl *tm_envl_alloc(struct tm_rank *me, size_t bytes)
     e->next = NULL;
     e->sreq = NULL;
     e->sbuf = NULL;
+    e->stype = NULL;
     e->serial = 0;
     return e;
 }
 
 struct tm_envl *tm_envl_eager(struct tm_rank *me, int ctx, int src, int tag, const void *data,
                               size_t bytes)
+{
+    return tm_envl_eager_typed(me, ctx, src, tag, data, NULL, bytes);
+}
+
+struct tm_envl *tm_envl_eager_typed(struct tm_rank *me, int ctx, int src, int tag, const void *data,
+                                    const struct tm_type *dt, size_t bytes)
 {
     struct tm_envl *e = tm_envl_alloc(me, bytes);
     if (!e) return NULL;
@@ -83,7 +91,10 @@ struct tm_envl *tm_envl_eager(struct tm_rank *me, int ctx, int src, int tag, con
     e->src = src;
     e->tag = tag;
     e->bytes = bytes;
-    if (bytes) memcpy(e->data, data, bytes);
+    if (TM_UNLIKELY(dt))
+        tm_type_pack(e->data, data, bytes / dt->psize, dt, 0, bytes);
+    else if (bytes)
+        memcpy(e->data, data, bytes);
     return e;
 }
 

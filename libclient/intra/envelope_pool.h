@@ -33,6 +33,9 @@ struct tm_envl *tm_envl_alloc(struct tm_rank *me, size_t bytes);
  * Not queued anywhere yet. */
 struct tm_envl *tm_envl_eager(struct tm_rank *me, int ctx, int src, int tag, const void *data,
                               size_t bytes);
+/* The same from data laid out as dt (type_copy.h; NULL: bytes): packs bytes packed bytes. */
+struct tm_envl *tm_envl_eager_typed(struct tm_rank *me, int ctx, int src, int tag, const void *data,
+                                    const struct tm_type *dt, size_t bytes);
 /* Gives an envelope back to its home cache; me is the calling rank. */
 void tm_envl_release(struct tm_rank *me, struct tm_envl *e);
 void tm_envl_pool_destroy(struct tm_envl_pool *p);

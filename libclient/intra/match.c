@@ -6,6 +6,7 @@
 
 #include "envelope_pool.h"
 #include "job.h"
+#include "type_copy.h"
 #include "wait.h"
 
 static inline unsigned bucket(int ctx, int src, int tag)
@@ -146,10 +147,46 @@ void tm_add_unexp(struct tm_mbox *mb, struct tm_envl *e)
     atomic_fetch_add_explicit(&mb->arrivals, 1, memory_order_seq_cst); /* wait.h */
 }
 
+void tm_copy_in(struct tm_request *rr, const void *data, const struct tm_type *st, size_t n)
+{
+    if (!n) return;
+    const struct tm_type *dt = rr->dt;
+    if (!st) {
+        if (!dt)
+            memcpy(rr->buf, data, n);
+        else
+            tm_type_unpack(rr->buf, rr->cap / dt->psize, dt, 0, data, n);
+    } else if (!dt) {
+        tm_type_pack(rr->buf, data, (n + st->psize - 1) / st->psize, st, 0, n);
+    } else {
+        /* Whole source elements only reach here truncated by the receive's size: the copy
+         * stops at the end of the shorter side. */
+        tm_type_copy(rr->buf, rr->cap / dt->psize, dt, data, (n + st->psize - 1) / st->psize, st);
+    }
+}
+
+void tm_deliver_typed(struct tm_request *rr, const void *data, const struct tm_type *st,
+                      size_t bytes, int src, int tag)
+{
+    size_t n = bytes <= rr->cap ? bytes : rr->cap;
+    tm_copy_in(rr, data, st, n);
+    int err = bytes > rr->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    struct tm_rank *owner = rr->owner;
+    if (owner == tm_self()) {
+        tm_req_set_done_own(rr, src, tag, n, err);
+        return;
+    }
+    tm_req_set_done(rr, src, tag, n, err);
+    tm_wake(&owner->waker);
+}
+
 void tm_deliver(struct tm_request *rr, const void *data, size_t bytes, int src, int tag)
 {
     size_t n = bytes <= rr->cap ? bytes : rr->cap;
-    if (n) memcpy(rr->buf, data, n);
+    if (TM_UNLIKELY(rr->dt))
+        tm_copy_in(rr, data, NULL, n);
+    else if (n)
+        memcpy(rr->buf, data, n);
     int err = bytes > rr->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     struct tm_rank *owner = rr->owner;
     if (owner == tm_self()) { /* our own receive (a fast box drained in our wait) */

@@ -47,6 +47,7 @@ struct tm_envl {
     enum tm_envl_kind kind;
     size_t bytes;
     const void *sbuf;
+    const struct tm_type *stype; /* sbuf's layout when not bytes (type_copy.h), else NULL */
     struct tm_request *sreq;
     struct tm_rank *home; /* whose envelope cache it returns to */
     unsigned cls;         /* size class (envelope_pool.h) */
@@ -107,5 +108,12 @@ void tm_add_unexp(struct tm_mbox *mb, struct tm_envl *e);
  * request belongs to another rank unless both are the same, so nothing may touch it after
  * done is published.  No lock needed. */
 void tm_deliver(struct tm_request *rr, const void *data, size_t bytes, int src, int tag);
+/* The same from data laid out as st (NULL: bytes), bytes packed bytes: one copy from the
+ * source layout into the receive's layout. */
+void tm_deliver_typed(struct tm_request *rr, const void *data, const struct tm_type *st,
+                      size_t bytes, int src, int tag);
+/* Copies the first n packed bytes of (data, st) into rr's buffer and layout (n <= rr->cap;
+ * st NULL: bytes).  The one place intra-node data lands in a receive buffer. */
+void tm_copy_in(struct tm_request *rr, const void *data, const struct tm_type *st, size_t n);
 
 #endif

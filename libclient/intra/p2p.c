@@ -39,8 +39,10 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
     struct tm_rank *r = tm_job_rank(me->job, w);
     struct tm_mbox *mb = &r->mbox;
 
-    int small =
-        bytes <= TM_FB_MAX_BYTES && bytes <= me->job->eager_limit && mode == TM_SEND_STANDARD;
+    /* Non-contiguous data (sreq->dt) skips the fast boxes: it is copied once, straight into
+     * the receive buffer's layout, or packed into an eager envelope. */
+    int small = bytes <= TM_FB_MAX_BYTES && bytes <= me->job->eager_limit &&
+                mode == TM_SEND_STANDARD && !sreq->dt;
     struct tm_fb_slot *fs = tm_fb_out(me, r, small);
     if (fs && small && tm_fb_push(fs, ctx, src, tag, buf, bytes)) {
         tm_wake(&r->waker);
@@ -57,7 +59,10 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
     struct tm_request *rr = tm_match_posted(mb, ctx, src, tag);
     if (rr) {
         pthread_mutex_unlock(&mb->lock);
-        tm_deliver(rr, buf, bytes, src, tag);
+        if (TM_UNLIKELY(sreq->dt))
+            tm_deliver_typed(rr, buf, sreq->dt, bytes, src, tag);
+        else
+            tm_deliver(rr, buf, bytes, src, tag);
         tm_req_set_done(sreq, dest, tag, bytes, MPI_SUCCESS);
         return 0;
     }
@@ -66,7 +71,7 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
         /* Eager.  Copy outside the receiver's lock, then look again: a receive may have been
          * posted meanwhile.  Order is safe: this rank issues no other send in between. */
         pthread_mutex_unlock(&mb->lock);
-        struct tm_envl *e = tm_envl_eager(me, ctx, src, tag, buf, bytes);
+        struct tm_envl *e = tm_envl_eager_typed(me, ctx, src, tag, buf, sreq->dt, bytes);
         if (!e) return -ENOMEM;
         pthread_mutex_lock(&mb->lock);
         rr = tm_match_posted(mb, ctx, src, tag);
@@ -99,6 +104,7 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
     e->tag = tag;
     e->bytes = bytes;
     e->sbuf = buf;
+    e->stype = sreq->dt;
     e->sreq = sreq;
     sreq->st_source = dest;
     sreq->st_tag = tag;
@@ -121,7 +127,11 @@ void tm_recv_envl(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e
     }
     const void *data = e->kind == TM_ENVL_EAGER ? (const void *)e->data : e->sbuf;
     size_t n = e->bytes <= rreq->cap ? e->bytes : rreq->cap;
-    if (n) memcpy(rreq->buf, data, n);
+    const struct tm_type *st = e->kind == TM_ENVL_RNDV ? e->stype : NULL;
+    if (TM_UNLIKELY(st || rreq->dt))
+        tm_copy_in(rreq, data, st, n); /* one copy, layout to layout */
+    else if (n)
+        memcpy(rreq->buf, data, n);
     if (e->kind == TM_ENVL_RNDV) {
         struct tm_request *s = e->sreq;
         struct tm_waker *w = &s->owner->waker;

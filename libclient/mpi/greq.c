@@ -3,7 +3,6 @@
 
 #include <stdlib.h>
 
-#include "datatype.h"
 #include "errh.h"
 #include "job.h"
 #include "request.h"
@@ -136,27 +135,5 @@ int tm_greq_cancel(struct tm_rank *me, struct tm_request *r)
     return err ? tm_err(me, r->comm, err, "MPI_Cancel", "cancel function failed") : MPI_SUCCESS;
 }
 
-/* ---- status setters (for query functions, and programs that fill statuses) ---- */
-
-static int set_elements(const char *fn, MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
-{
-    if (!status) return tm_err_noco(MPI_ERR_ARG, fn, "status is NULL");
-    const struct tm_type *t = tm_type_get(datatype);
-    if (!t) return tm_err_noco(MPI_ERR_TYPE, fn, "invalid datatype %d", datatype);
-    if (count < 0) return tm_err_noco(MPI_ERR_COUNT, fn, "invalid count %lld", (long long)count);
-    /* Get_count / Get_elements read the byte count back through the type */
-    status->tm_bytes = (long long)(count * (MPI_Count)t->size);
-    return MPI_SUCCESS;
-}
-
-TM_API int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
-{
-    return set_elements("MPI_Status_set_elements", status, datatype, count);
-}
-TM_ALIAS(Status_set_elements)
-
-TM_API int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
-{
-    return set_elements("MPI_Status_set_elements_x", status, datatype, count);
-}
-TM_ALIAS(Status_set_elements_x)
+/* MPI_Status_set_elements(_x): datatype/type_query.c (counts basic elements through the
+ * type's signature, so derived types round-trip with MPI_Get_elements). */

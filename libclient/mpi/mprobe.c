@@ -14,6 +14,7 @@
 #include "job.h"
 #include "p2p.h"
 #include "p2p_api.h"
+#include "type.h"
 #include "wait.h"
 
 struct tm_message {
@@ -112,6 +113,7 @@ TM_API int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *
     if (m == MPI_MESSAGE_NO_PROC) {
         no_proc(&rreq);
     } else {
+        rreq.dt = tm_p2p_layout(datatype);
         mrecv_start(me, &rreq, buf, cap, m);
         tm_wait(me, tm_req_done_cond, &rreq);
     }
@@ -139,10 +141,13 @@ TM_API int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message 
     if (!r) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     r->comm = comm;
     *message = MPI_MESSAGE_NULL;
-    if (m == MPI_MESSAGE_NO_PROC)
+    if (m == MPI_MESSAGE_NO_PROC) {
         no_proc(r);
-    else
+    } else {
+        r->dt = tm_p2p_layout(datatype);
+        tm_type_hold(r->dt); /* released by tm_req_free */
         mrecv_start(me, r, buf, cap, m);
+    }
     *request = r;
     return MPI_SUCCESS;
 }

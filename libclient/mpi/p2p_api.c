@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "datatype.h"
+#include "type.h"
+#include "type_copy.h"
 #include "errh.h"
 #include "fbox.h"
 #include "job.h"
@@ -11,10 +12,12 @@
 #include "p2p_api.h"
 #include "wait.h"
 
-/* Checks shared by every send and receive; on success *ret_bytes is the buffer size. */
+/* Checks shared by every send and receive; on success *ret_bytes is the buffer size in
+ * packed bytes and *ret_dt (if ret_dt) the layout the engine must follow: NULL for contiguous
+ * types (plain bytes, the fast path), the type otherwise (type_copy.h). */
 static inline int check_args(struct tm_rank *me, struct tm_commref **ret_cr, const char *fn,
                              MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, int peer,
-                             int tag, int is_recv, size_t *ret_bytes)
+                             int tag, int is_recv, size_t *ret_bytes, const struct tm_type **ret_dt)
 {
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
     struct tm_commref *cr = tm_comm_get(&me->comms, comm);
@@ -32,7 +35,8 @@ static inline int check_args(struct tm_rank *me, struct tm_commref **ret_cr, con
         return tm_err(me, comm, MPI_ERR_RANK, fn, "invalid rank %d", peer);
     if (TM_UNLIKELY(tag > TM_TAG_UB || (tag < 0 && !(is_recv && tag == MPI_ANY_TAG))))
         return tm_err(me, comm, MPI_ERR_TAG, fn, "invalid tag %d", tag);
-    *ret_bytes = (size_t)count * t->extent;
+    *ret_bytes = (size_t)count * t->psize;
+    if (ret_dt) *ret_dt = tm_type_moved(t);
     return MPI_SUCCESS;
 }
 
@@ -41,13 +45,19 @@ int tm_p2p_check(struct tm_rank *me, const char *fn, MPI_Comm comm, const void *
 {
     struct tm_commref *cr = NULL;
     size_t bytes = 0;
-    return check_args(me, &cr, fn, comm, buf, count, dt, peer, tag, is_recv, &bytes);
+    return check_args(me, &cr, fn, comm, buf, count, dt, peer, tag, is_recv, &bytes, NULL);
+}
+
+const struct tm_type *tm_p2p_layout(MPI_Datatype dt)
+{
+    const struct tm_type *t = tm_type_get(dt);
+    return t ? tm_type_moved(t) : NULL;
 }
 
 size_t tm_p2p_bytes(int count, MPI_Datatype dt)
 {
     const struct tm_type *t = tm_type_get(dt);
-    return t ? (size_t)count * t->extent : 0;
+    return t ? (size_t)count * t->psize : 0;
 }
 
 /* A send that could not start: out of memory, or (inter-node) the link to the peer's node is
@@ -64,10 +74,12 @@ static int send_blocking(const char *fn, const void *buf, int count, MPI_Datatyp
     struct tm_rank *me = tm_self();
     struct tm_commref *cr = NULL;
     size_t bytes = 0;
-    int err = check_args(me, &cr, fn, comm, buf, count, dt, dest, tag, 0, &bytes);
+    const struct tm_type *sdt;
+    int err = check_args(me, &cr, fn, comm, buf, count, dt, dest, tag, 0, &bytes, &sdt);
     if (TM_UNLIKELY(err)) return err;
     struct tm_request sreq;
     tm_req_init_stack(&sreq, me, TM_REQ_SEND, comm);
+    sreq.dt = sdt;
     int r = tm_send(me, cr, buf, bytes, dest, tag, mode, &sreq);
     if (TM_UNLIKELY(r < 0)) return send_failed(me, comm, fn, r);
     if (r == 1) tm_wait(me, tm_req_done_cond, &sreq);
@@ -141,12 +153,17 @@ static int send_nonblocking(const char *fn, const void *buf, int count, MPI_Data
     struct tm_rank *me = tm_self();
     struct tm_commref *cr = NULL;
     size_t bytes = 0;
-    int err = check_args(me, &cr, fn, comm, buf, count, dt, dest, tag, 0, &bytes);
+    const struct tm_type *sdt;
+    int err = check_args(me, &cr, fn, comm, buf, count, dt, dest, tag, 0, &bytes, &sdt);
     if (TM_UNLIKELY(err)) return err;
     if (TM_UNLIKELY(!request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     struct tm_request *r = tm_req_alloc(me, TM_REQ_SEND);
     if (TM_UNLIKELY(!r)) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     r->comm = comm;
+    if (TM_UNLIKELY(sdt)) { /* the program may free the type before the send completes */
+        tm_type_hold(sdt);
+        r->dt = sdt;
+    }
     int rc = tm_send(me, cr, buf, bytes, dest, tag, mode, r);
     if (TM_UNLIKELY(rc < 0)) {
         atomic_store_explicit(&r->done, 1, memory_order_relaxed);
@@ -195,10 +212,13 @@ TM_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, in
     struct tm_rank *me = tm_self();
     struct tm_commref *cr = NULL;
     size_t cap = 0;
-    int err = check_args(me, &cr, "MPI_Recv", comm, buf, count, datatype, source, tag, 1, &cap);
+    const struct tm_type *rdt;
+    int err =
+        check_args(me, &cr, "MPI_Recv", comm, buf, count, datatype, source, tag, 1, &cap, &rdt);
     if (TM_UNLIKELY(err)) return err;
     struct tm_request rreq;
     tm_req_init_stack(&rreq, me, TM_REQ_RECV, comm);
+    rreq.dt = rdt;
     if (cap <= TM_FB_MAX_BYTES && !me->job->net) {
         tm_recv_wait_small(me, cr, buf, cap, source, tag, &rreq);
     } else {
@@ -220,12 +240,18 @@ TM_API int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, i
     struct tm_rank *me = tm_self();
     struct tm_commref *cr = NULL;
     size_t cap = 0;
-    int err = check_args(me, &cr, "MPI_Irecv", comm, buf, count, datatype, source, tag, 1, &cap);
+    const struct tm_type *rdt;
+    int err =
+        check_args(me, &cr, "MPI_Irecv", comm, buf, count, datatype, source, tag, 1, &cap, &rdt);
     if (TM_UNLIKELY(err)) return err;
     if (TM_UNLIKELY(!request)) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Irecv", "request is NULL");
     struct tm_request *r = tm_req_alloc(me, TM_REQ_RECV);
     if (TM_UNLIKELY(!r)) return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Irecv", "out of memory");
     r->comm = comm;
+    if (TM_UNLIKELY(rdt)) { /* the program may free the type before the receive completes */
+        tm_type_hold(rdt);
+        r->dt = rdt;
+    }
     tm_recv(me, cr, buf, cap, source, tag, r);
     *request = r;
     return MPI_SUCCESS;
@@ -240,14 +266,19 @@ TM_API int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendty
     struct tm_rank *me = tm_self();
     struct tm_commref *cr = NULL;
     size_t bytes = 0, cap = 0;
-    int err = check_args(me, &cr, fn, comm, sendbuf, sendcount, sendtype, dest, sendtag, 0, &bytes);
+    const struct tm_type *sdt = NULL, *rdt = NULL;
+    int err =
+        check_args(me, &cr, fn, comm, sendbuf, sendcount, sendtype, dest, sendtag, 0, &bytes, &sdt);
     if (!err)
-        err = check_args(me, &cr, fn, comm, recvbuf, recvcount, recvtype, source, recvtag, 1, &cap);
+        err = check_args(me, &cr, fn, comm, recvbuf, recvcount, recvtype, source, recvtag, 1, &cap,
+                         &rdt);
     if (TM_UNLIKELY(err)) return err;
     /* Post the receive first so two ranks exchanging large messages both find theirs. */
     struct tm_request rreq, sreq;
     tm_req_init_stack(&rreq, me, TM_REQ_RECV, comm);
     tm_req_init_stack(&sreq, me, TM_REQ_SEND, comm);
+    rreq.dt = rdt;
+    sreq.dt = sdt;
     tm_recv(me, cr, recvbuf, cap, source, recvtag, &rreq);
     int r = tm_send(me, cr, sendbuf, bytes, dest, sendtag, TM_SEND_STANDARD, &sreq);
     if (TM_UNLIKELY(r < 0)) {
@@ -273,8 +304,10 @@ TM_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, in
     struct tm_rank *me = tm_self();
     struct tm_commref *cr = NULL;
     size_t bytes = 0;
-    int err = check_args(me, &cr, fn, comm, buf, count, datatype, dest, sendtag, 0, &bytes);
-    if (!err) err = check_args(me, &cr, fn, comm, buf, count, datatype, source, recvtag, 1, &bytes);
+    const struct tm_type *dt = NULL;
+    int err = check_args(me, &cr, fn, comm, buf, count, datatype, dest, sendtag, 0, &bytes, &dt);
+    if (!err)
+        err = check_args(me, &cr, fn, comm, buf, count, datatype, source, recvtag, 1, &bytes, NULL);
     if (TM_UNLIKELY(err)) return err;
     /* Receive into a temporary: the send may still read buf (rendezvous) while data for it
      * arrives. */
@@ -283,6 +316,7 @@ TM_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, in
     struct tm_request rreq, sreq;
     tm_req_init_stack(&rreq, me, TM_REQ_RECV, comm);
     tm_req_init_stack(&sreq, me, TM_REQ_SEND, comm);
+    sreq.dt = dt;
     tm_recv(me, cr, tmp, bytes, source, recvtag, &rreq);
     int r = tm_send(me, cr, buf, bytes, dest, sendtag, TM_SEND_STANDARD, &sreq);
     if (r == 1) tm_wait(me, tm_req_done_cond, &sreq);
@@ -291,7 +325,10 @@ TM_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, in
         return send_failed(me, comm, fn, r);
     }
     tm_wait(me, tm_req_done_cond, &rreq);
-    if (rreq.st_bytes) memcpy(buf, tmp, rreq.st_bytes);
+    if (TM_UNLIKELY(dt))
+        tm_type_unpack(buf, (size_t)count, dt, 0, tmp, rreq.st_bytes);
+    else if (rreq.st_bytes)
+        memcpy(buf, tmp, rreq.st_bytes);
     free(tmp);
     tm_req_status(&rreq, status);
     if (TM_UNLIKELY(rreq.st_error))
@@ -310,7 +347,7 @@ static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int 
     struct tm_commref *cr = NULL;
     size_t unused = 0;
     int dummy = 0;
-    int err = check_args(me, &cr, fn, comm, &dummy, 0, MPI_BYTE, source, tag, 1, &unused);
+    int err = check_args(me, &cr, fn, comm, &dummy, 0, MPI_BYTE, source, tag, 1, &unused, NULL);
     if (TM_UNLIKELY(err)) return err;
     if (!block && !flag) return tm_err(me, comm, MPI_ERR_ARG, fn, "flag is NULL");
     int found = tm_probe(me, cr, source, tag, block, status);

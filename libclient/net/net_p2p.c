@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "type_copy.h"
 #include "wait.h"
 
 /* A retained eager copy.  Kept until the receiver has stored it (cumulative ACK) or, when it
@@ -222,7 +223,10 @@ static int send_eager(struct tm_net *n, struct tm_rank *me, int node, int chan, 
             free(c);
             return -EAGAIN;
         }
-        memcpy(c->buf, buf, bytes);
+        if (TM_UNLIKELY(req->dt)) /* packed straight into the frame's buffer */
+            tm_type_pack(c->buf, buf, bytes / req->dt->psize, req->dt, 0, bytes);
+        else
+            memcpy(c->buf, buf, bytes);
     }
     c->bytes = bytes;
     c->held = 0;
@@ -288,13 +292,18 @@ static int send_rts(struct tm_net *n, struct tm_rank *me, int node, int chan, in
     struct net_send_op *op = calloc(1, sizeof *op);
     if (!op) return -ENOMEM;
     const int buffered = mode == TM_SEND_BUFFERED;
-    if (buffered && bytes) {
+    /* DATA frames are sent from the buffer as it is: a buffered send's own copy, or the
+     * packed form of non-contiguous data (made once, read by every chunk). */
+    if ((buffered || req->dt) && bytes) {
         op->own = malloc(bytes);
         if (!op->own) {
             free(op);
             return -ENOMEM;
         }
-        memcpy(op->own, buf, bytes);
+        if (req->dt)
+            tm_type_pack(op->own, buf, bytes / req->dt->psize, req->dt, 0, bytes);
+        else
+            memcpy(op->own, buf, bytes);
         buf = op->own;
     }
     op->net = n;

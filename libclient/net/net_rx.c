@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "job.h"
+#include "match.h"
+#include "type_copy.h"
 #include "net_p2p.h"
 #include "wait.h"
 
@@ -175,7 +177,7 @@ void tm_net_consume(struct tm_rank *me, struct tm_request *rreq, struct tm_envl 
     struct tm_net *n = me->job->net;
     if (e->kind == TM_ENVL_NET) {
         size_t k = e->bytes <= rreq->cap ? e->bytes : rreq->cap;
-        if (k) memcpy(rreq->buf, e->pbuf, k);
+        tm_copy_in(rreq, e->pbuf, NULL, k);
         if (e->pbuf) n->svc->pool_free(e->pbuf, e->bytes);
         tm_req_set_done(rreq, e->src, e->tag, k,
                         e->bytes > rreq->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
@@ -258,8 +260,9 @@ static void *eager_header(struct tm_net *n, int node, const struct netd_hdr *h, 
     pthread_mutex_unlock(&r->mbox.lock);
     if (rr) {
         e->sreq = rr;
-        if (h->payload_len <= rr->cap) return rr->buf;
-        e->pbuf = malloc(h->payload_len); /* truncated: keep the part that fits */
+        if (h->payload_len <= rr->cap && !rr->dt) return rr->buf;
+        /* Truncated (keep the part that fits) or non-contiguous (unpacked from here). */
+        e->pbuf = malloc(h->payload_len ? h->payload_len : 1);
         return e->pbuf;
     }
     if (!h->payload_len) return NULL;
@@ -274,8 +277,9 @@ static void eager_frame(struct tm_net *n, int node, const struct netd_hdr *h, st
     struct tm_request *rr = e->sreq;
     if (rr) {
         int err = MPI_SUCCESS;
-        if (h->payload_len > rr->cap) {
-            if (e->pbuf && rr->cap) memcpy(rr->buf, e->pbuf, rr->cap);
+        if (h->payload_len > rr->cap || rr->dt) {
+            size_t k = h->payload_len <= rr->cap ? h->payload_len : rr->cap;
+            if (e->pbuf) tm_copy_in(rr, e->pbuf, NULL, k);
             if (!e->pbuf) err = MPI_ERR_NO_MEM;
             free(e->pbuf);
         }
@@ -295,7 +299,7 @@ static void eager_frame(struct tm_net *n, int node, const struct netd_hdr *h, st
         rr = queue_or_match(r, e);
         if (rr) {
             size_t k = e->bytes <= rr->cap ? e->bytes : rr->cap;
-            if (k) memcpy(rr->buf, e->pbuf, k);
+            tm_copy_in(rr, e->pbuf, NULL, k);
             if (e->pbuf) n->svc->pool_free(e->pbuf, e->bytes);
             complete(rr, e->src, e->tag, e->bytes, MPI_SUCCESS);
             free(e);
@@ -335,7 +339,9 @@ static void *data_header(struct tm_net *n, int node, const struct netd_hdr *h, v
     }
     *ctx = op;
     struct tm_request *rr = op->rr;
-    if (op->got + h->payload_len <= rr->cap) return (char *)rr->buf + op->got;
+    if (op->got + h->payload_len <= rr->cap && !rr->dt) return (char *)rr->buf + op->got;
+    /* The part past a too-small buffer, or a chunk of non-contiguous data: unpacked at its
+     * offset when the frame is in (data_frame). */
     op->tmp = malloc(h->payload_len ? h->payload_len : 1);
     if (!op->tmp) op->err = MPI_ERR_NO_MEM;
     return op->tmp;
@@ -345,7 +351,13 @@ static void data_frame(struct tm_net *n, const struct netd_hdr *h, struct net_re
 {
     struct tm_request *rr = op->rr;
     if (op->tmp) {
-        if (op->got < rr->cap) memcpy((char *)rr->buf + op->got, op->tmp, rr->cap - op->got);
+        size_t k = rr->cap - op->got < h->payload_len ? rr->cap - op->got : h->payload_len;
+        if (op->got >= rr->cap)
+            k = 0;
+        else if (rr->dt)
+            tm_type_unpack(rr->buf, rr->cap / rr->dt->psize, rr->dt, op->got, op->tmp, k);
+        else
+            memcpy((char *)rr->buf + op->got, op->tmp, k);
         free(op->tmp);
         op->tmp = NULL;
     }

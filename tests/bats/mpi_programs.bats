@@ -44,6 +44,18 @@ run_prog() {
     run_prog nonblocking 1 2 4 16
 }
 
+@test "mpi: derived datatypes through point-to-point (vector, struct, indexed, subarray, darray; partial receives)" {
+    run_prog datatypes_p2p 1 2 4 16
+}
+
+@test "mpi: collectives with derived datatypes (vector reductions, user op on a vector, Bcast, Gather, MINLOC)" {
+    run_prog datatypes_coll 1 2 4 16
+}
+
+@test "mpi: datatype constructors, envelopes, Pack/Unpack, external32, error classes" {
+    run_prog datatypes_api 1 2 4 16
+}
+
 @test "mpi: persistent requests, inactive requests, Isendrecv(_replace), PROC_NULL and zero counts" {
     run_prog persistent 1 2 4 16
 }

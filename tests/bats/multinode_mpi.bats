@@ -58,6 +58,15 @@ expect_ok() {
 
 # Ranks on carriers (user-level switching) across nodes: idle carriers read the links, a
 # blocked rank runs on another carrier while its neighbour computes (net_progress, carriers).
+@test "multinode mpi: derived datatypes on 3 nodes x 2 ranks (eager and three-phase)" {
+    start_cluster 3
+    local p
+    for p in datatypes_p2p datatypes_api; do
+        run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
+        expect_ok || { echo "program $p" >&2; return 1; }
+    done
+}
+
 @test "multinode mpi: the tests/mpi programs on 3 nodes x 2 ranks, ranks on carriers" {
     start_cluster 3
     local p

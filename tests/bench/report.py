@@ -263,6 +263,17 @@ def write(store, cfg, im, outdir, quick):
         plot_lines(outdir, "ring", dat, "ring hop time (2 cores)", "ranks", "us per hop", True, True,
                    [LABEL[i] for i in IMPLS])
 
+    hv = View(st, "halo")
+    hk = sorted({k[2] for k in list(st["values"]) + list(st["capped"]) if k[0] == "halo"})
+    if hk:
+        w("## 2-D halo exchange with column vectors (us per exchange)\n\n")
+        w("Each rank owns an N x N block of doubles in an (N+2) x (N+2) array on a periodic process "
+          "grid and exchanges its edge rows (contiguous) and edge columns (MPI_Type_vector(N, 1, N+2, "
+          "MPI_DOUBLE)) with its four neighbours (Irecv/Isend/Waitall, checked): tests/bench/halo.c. "
+          "TMPI copies a column once, from the sender's layout into the receiver's.\n\n")
+        w(table([[f"{P} ranks, N = {N}"] + impl_cols(hv, (P, N), True) for P, N in hk], ["job"] + HDR))
+        w("\n")
+
     for prog, title in [("mm", "Matrix multiply (point-to-point, 1-D systolic row blocks)"),
                         ("ge", "Gaussian elimination (Bcast of every pivot row, rotating root)")]:
         v = View(st, prog)
@@ -351,7 +362,7 @@ def write(store, cfg, im, outdir, quick):
     for impl in IMPLS:
         cc = cmdline(im.cc(impl))
         w(f"{cc} {' '.join(cfg.get('cflags', ['-O2']))} -o build/bench/{impl}/PROG tests/bench/PROG.c -lm\n")
-    w("```\n\nPROG is one of pingpong, oneway, coll, allreduce1000, ring, mm, ge, hello.\n\n")
+    w("```\n\nPROG is one of pingpong, oneway, coll, allreduce1000, ring, mm, ge, hello, halo.\n\n")
     w("Warm agent (TMPI, all figures but the private-agent launch and memory, which starts a fresh "
       "agent the same way for each run):\n\n```\n" +
       cmdline([c if not c.startswith("/tmp/") else "$DIR/" + os.path.basename(c) for c in cfg["agent_cmd"]]).replace(
@@ -382,7 +393,7 @@ def write(store, cfg, im, outdir, quick):
     w("```\n\n")
     w("Rerun: `make bench` (full, about an hour) or `make bench QUICK=1` (quick mode: shorter points, "
       "N = 512 macro problems, runs over 20 s abandoned, Open MPI/MPICH launches over 10 s not repeated); "
-      "one figure: `tests/bench/run.py --quick --only coll` (figures: p2p, coll, a1000, oversub, macro, "
+      "one figure: `tests/bench/run.py --quick --only coll` (figures: p2p, coll, a1000, oversub, macro, halo, "
       "launch, memory, net). Every program prints `RESULT key=value ...` lines and aborts on a wrong answer.\n")
 
     with open(os.path.join(outdir, "RESULTS.md"), "w") as f:
@@ -588,6 +599,14 @@ def target_rows(st, cfg):
                      fmt(bw.med("mpich", k)), ">= 1.5x higher", f"{f:.2f}x",
                      verdict(f >= 1.5, WHY.get("bw", "") if f < 1.5 else "")])
     rows += net_target_rows(st, best, verdict)
+    hv = View(st, "halo")
+    for key in sorted({k[2] for k in st["values"] if k[0] == "halo" and k[1] == "tmpi"}):
+        t, o = hv.med("tmpi", key), best(hv, key, True)
+        if t and o:
+            f = o / t
+            rows.append([f"halo exchange, {key[0]} ranks, N = {key[1]} (us)", fmt(t), fmt(hv.med("ompi", key)),
+                         fmt(hv.med("mpich", key)), ">= 2x faster than the best other", f"{f:.2f}x",
+                         verdict(f >= 2, "")])
     rg = View(st, "ring")
     cv = View(st, "coll")
     for P in (16,):

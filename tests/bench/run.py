@@ -34,7 +34,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
-PROGRAMS = ["pingpong", "oneway", "coll", "allreduce1000", "ring", "mm", "ge", "hello"]
+PROGRAMS = ["pingpong", "oneway", "coll", "allreduce1000", "ring", "mm", "ge", "hello", "halo"]
+# halo: ranks x N (an N x N block of doubles per rank; columns move as MPI_Type_vector)
+HALO_RANKS = [2, 4]
+HALO_SIZES = [64, 512, 2048]
 PACKAGES = ["openmpi-bin", "libopenmpi-dev", "mpich", "libmpich-dev", "gnuplot-nox"]
 IMPLS = ["tmpi", "ompi", "mpich"]
 # The same flags for all three builds. Hot loops are aligned to 64 bytes because otherwise where
@@ -451,7 +454,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="shorter points and problems (a few minutes)")
     ap.add_argument("--runs", type=int, default=5, help="runs per figure and implementation (>= 5 for medians)")
-    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,launch,memory,net")
+    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,halo,launch,memory,net")
     ap.add_argument("--build", default=os.path.join(TOP, "build"))
     ap.add_argument("--out", default=os.path.join(TOP, "docs", "bench"))
     ap.add_argument("--no-install", action="store_true", help="do not apt-get missing packages")
@@ -511,6 +514,11 @@ def main():
                 run_series(st, im, prog, [(n, prog, ["-t", 0.01 if quick else 0.5, "-N", N_mm]) for n in macro_ranks],
                            a.runs, cap, lambda r: int(r["ranks"]), lambda r: r["mflops"],
                            cap_keys=lambda n: [n])
+        if want("halo"):
+            run_series(st, im, "halo", [(n, "halo", ["-t", T, "-N", N]) for n in HALO_RANKS
+                                        for N in HALO_SIZES],
+                       a.runs, cap, lambda r: (int(r["ranks"]), int(r["size"])), lambda r: r["usec"],
+                       cap_keys=lambda n: [(n, N) for N in HALO_SIZES])
         if want("net"):
             net_figure(st, im, a, T, cap, quick, workdir, cfg)
         if want("launch"):

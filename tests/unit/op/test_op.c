@@ -46,6 +46,7 @@ enum group {
     G_BYTE,       /* byte */
     G_PAIR_INT,   /* MINLOC/MAXLOC pair with an integer value */
     G_PAIR_FLOAT, /* MINLOC/MAXLOC pair with a floating value */
+    G_COMPLEX,    /* C complex: SUM and PROD */
     G_NONE,       /* CHAR, WCHAR, PACKED: only REPLACE and NO_OP */
 };
 
@@ -134,6 +135,9 @@ static const struct tdesc types[TM_T__COUNT] = {
     P_(TM_T_SHORT_INT, G_PAIR_INT, struct pair_short_int, short),
     P_(TM_T_LONG_DOUBLE_INT, G_PAIR_FLOAT, struct pair_long_double_int, long double),
     U_(TM_T_PACKED, G_NONE, unsigned char),
+    S_(TM_T_C_FLOAT_COMPLEX, G_COMPLEX, float _Complex),
+    S_(TM_T_C_DOUBLE_COMPLEX, G_COMPLEX, double _Complex),
+    S_(TM_T_C_LONG_DOUBLE_COMPLEX, G_COMPLEX, long double _Complex),
 };
 
 static const char *const op_names[TM_OP__COUNT] = {
@@ -148,6 +152,7 @@ static bool expect_defined(enum tm_opkind op, const struct tdesc *d)
     switch (op) {
     case TM_OP_SUM:
     case TM_OP_PROD:
+        return d->group == G_INT || d->group == G_FLOAT || d->group == G_COMPLEX;
     case TM_OP_MIN:
     case TM_OP_MAX:
         return d->group == G_INT || d->group == G_FLOAT;
@@ -295,6 +300,12 @@ static void fill(const struct tdesc *d, unsigned char *in, unsigned char *io)
         case G_BYTE:
             store_int(a, d->size, (uint64_t)int_seeds[k % N_INT_SEEDS]);
             store_int(b, d->size, (uint64_t)int_seeds[(k * 7 + 3) % N_INT_SEEDS]);
+            break;
+        case G_COMPLEX: /* small integers: sums and products are exact */
+            store_flt(a, d->size / 2, (double)(k % 7) - 3);
+            store_flt(a + d->size / 2, d->size / 2, (double)(k % 5));
+            store_flt(b, d->size / 2, (double)(k % 3) + 1);
+            store_flt(b + d->size / 2, d->size / 2, (double)(k % 4) - 2);
             break;
         case G_FLOAT:
             store_flt(a, d->size, flt_seeds[k % N_FLT_SEEDS]);
@@ -451,6 +462,16 @@ static void check_elem(enum tm_opkind op, const struct tdesc *d, size_t k, const
               op_names[op], d->name, k, x, ix, y, iy, w, iw, r, ir);
         break;
     }
+    case G_COMPLEX: {
+        size_t h = d->size / 2;
+        long double xr = load_flt(a, h), xi = load_flt(a + h, h), yr = load_flt(b, h),
+                    yi = load_flt(b + h, h), rr = load_flt(g, h), ri = load_flt(g + h, h);
+        long double wr = op == TM_OP_SUM ? xr + yr : xr * yr - xi * yi;
+        long double wi = op == TM_OP_SUM ? xi + yi : xr * yi + xi * yr;
+        CHECK(wr == rr && wi == ri, "%s %s [%zu]: expected (%Lg,%Lg) got (%Lg,%Lg)", op_names[op],
+              d->name, k, wr, wi, rr, ri);
+        break;
+    }
     case G_NONE:
         CHECK(0, "%s %s: defined but the test has no reference", op_names[op], d->name);
         break;
@@ -504,7 +525,7 @@ static void test_all_pairs(void)
     }
     /* 21 integer types x 10 ops + 3 floating x 4 + C_BOOL x 3 + BYTE x 3 + 6 pairs x 2 +
      * 35 types x (REPLACE, NO_OP): guards the rules above against an edit that drops a group. */
-    CHECK(n_defined == 310, "defined pairs: expected 310 got %u", n_defined);
+    CHECK(n_defined == 322, "defined pairs: expected 322 got %u", n_defined);
 }
 
 /* Count 0 reads and writes nothing, so NULL buffers are fine; undefined stays -EINVAL. */

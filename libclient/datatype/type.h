@@ -1,0 +1,123 @@
+/* type.h — what a datatype is inside libtmpi, and how to find one from its handle.
+ *
+ * Every datatype, predefined or derived, is a struct tm_type.  A derived type is compiled when
+ * it is constructed into its flat map: the (offset, length) byte blocks of one element in
+ * typemap order, adjacent blocks merged (type_flat.c).  Moving typed data is then one pass
+ * over the blocks (type_copy.h); a type whose one element is a single block starting at the
+ * buffer and filling its extent is `contig`, and every mover takes it with one memcpy (the
+ * flag is all the fast path checks).
+ *
+ * Packed form: the bytes of the blocks in order, psize of them per element.  That is what
+ * messages carry (status bytes count it) and what MPI_Pack writes.  psize equals the MPI size
+ * except for the MINLOC/MAXLOC pair types, whose packed form keeps their C padding (so an
+ * array of pairs stays one memcpy); external32 (type_external32.c) drops it.
+ *
+ * Lifetime: a derived type is reachable from its creator's handle table (owner-only) and
+ * referenced by pending operations and by the types built on it (refs, atomic): MPI_Type_free
+ * drops the handle's reference, the last reference frees it (MPI 3.1 §4.1.9: a freed type
+ * still works in operations already started).  Once constructed a type never changes except
+ * its name and its committed flag (owner-only), so other ranks' threads read it without a
+ * lock. */
+#ifndef TMPI_LIBCLIENT_TYPE_H
+#define TMPI_LIBCLIENT_TYPE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "mpi.h"
+#include "op.h"
+
+/* One contiguous run of a type's data: len bytes at off from the buffer address; pos is the
+ * run's first byte in the packed form of one element. */
+struct tm_block {
+    ptrdiff_t off;
+    size_t len;
+    size_t pos;
+};
+
+/* One run of a type's signature: n consecutive basic elements of one predefined type. */
+struct tm_sigrun {
+    enum tm_basic basic;
+    size_t n;
+};
+
+/* Where a constructor's arguments are kept for MPI_Type_get_contents (type_envelope.c). */
+struct tm_envelope {
+    int combiner; /* MPI_COMBINER_* */
+    int nints, naints, ntypes;
+    int *ints;
+    MPI_Aint *aints;
+    const struct tm_type **types; /* each holds a reference */
+};
+
+struct tm_type {
+    size_t size;         /* MPI type size: bytes of data, without padding */
+    size_t extent;       /* ub - lb: the stride between consecutive elements in a buffer */
+    int nbasic;          /* basic elements per element of a predefined type (2 for the pairs) */
+    enum tm_basic basic; /* the one predefined type every element is made of; TM_T__COUNT if
+                          * the type mixes several (then no predefined op applies) */
+    const char *name;
+    size_t nunits; /* elements of `basic` per element, what a reduction combines; 0: one */
+    int derived;   /* lives in a rank's table (struct tm_dtype), not in the predefined table */
+    int contig;    /* one element = psize bytes at the buffer address, psize == extent */
+    size_t psize;  /* bytes of one element in packed form */
+    ptrdiff_t lb;  /* lower bound; ub = lb + extent */
+    ptrdiff_t true_lb, true_ub; /* first and one-past-last byte of data */
+    size_t align;               /* alignment of the strictest basic element (struct padding) */
+    size_t nelem;               /* basic elements per element (Get_elements; pairs count 2) */
+    /* Flat map of one element; predefined types: NULL, meaning one block {0, psize, 0}. */
+    size_t nblocks;
+    const struct tm_block *blocks;
+    /* Signature; predefined types: NULL, meaning {basic, 1}. */
+    size_t nsig;
+    const struct tm_sigrun *sig;
+};
+
+/* A derived type: the type, its references, its constructor and its name. */
+struct tm_dtype {
+    struct tm_type t; /* first: a struct tm_type * of a derived type points here */
+    _Atomic int refs; /* the handles + pending operations + types built on this one */
+    int committed;    /* owner-only */
+    struct tm_envelope env;
+    char name[MPI_MAX_OBJECT_NAME];
+};
+
+/* Handles from here on are derived datatypes in the calling rank's table (type_ctor.c). */
+#define TM_DTYPE_FIRST 128 /* the predefined handles (mpi.h) stay below */
+
+struct tm_rank;
+
+/* The type behind a handle, NULL if it is not a valid datatype (or a derived type that is not
+ * committed: only committed types may be used in communication). */
+const struct tm_type *tm_type_get(MPI_Datatype dt);
+/* The same, committed or not: for queries (size, extent) that MPI allows before commit. */
+const struct tm_type *tm_type_query(MPI_Datatype dt);
+/* The derived type behind handle dt in me's table; NULL if none, or if committed_only and it
+ * is not committed. */
+const struct tm_type *tm_dtype_get(struct tm_rank *me, MPI_Datatype dt, int committed_only);
+/* Frees me's table (job teardown). */
+void tm_dtype_tab_free(struct tm_rank *me);
+/* The handle of a predefined type (its index in the table); MPI_DATATYPE_NULL for others. */
+MPI_Datatype tm_type_predef_handle(const struct tm_type *t);
+/* A predefined type by handle, NULL if dt is not one (no rank needed: unit tests). */
+const struct tm_type *tm_type_predef(MPI_Datatype dt);
+
+/* 1 if b is a MINLOC/MAXLOC pair type: its value's type and the offset of its int index. */
+int tm_basic_pair(enum tm_basic b, enum tm_basic *ret_value, size_t *ret_ioff);
+
+/* Basic elements in `bytes` packed bytes of t (what MPI_Get_elements counts); -1 if they do
+ * not end on a basic element. */
+long long tm_type_elements(const struct tm_type *t, long long bytes);
+
+/* References held by a pending operation; no-ops on predefined types. */
+static inline void tm_type_hold(const struct tm_type *t)
+{
+    if (t && t->derived)
+        atomic_fetch_add_explicit(&((struct tm_dtype *)t)->refs, 1, memory_order_relaxed);
+}
+void tm_type_release(const struct tm_type *t);
+
+/* The reduction behind an op handle; -1 if it is not a valid op. */
+int tm_op_kind(MPI_Op op);
+
+#endif

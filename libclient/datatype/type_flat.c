@@ -1,0 +1,171 @@
+/* type_flat.c — the flat-map builder (type_flat.h). */
+#include "type_flat.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tm_flat_init(struct tm_flat *f)
+{
+    memset(f, 0, sizeof *f);
+    f->align = 1;
+}
+
+void tm_flat_discard(struct tm_flat *f)
+{
+    free(f->b);
+    free(f->s);
+    tm_flat_init(f);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elsize)
+{
+    if (need <= *cap) return 0;
+    if (need > TM_TYPE_MAX_BLOCKS) return -E2BIG;
+    size_t nc = *cap ? *cap * 2 : 8;
+    while (nc < need)
+        nc *= 2;
+    if (nc > TM_TYPE_MAX_BLOCKS) nc = TM_TYPE_MAX_BLOCKS;
+    void *np = realloc(*p, nc * elsize);
+    if (!np) return -ENOMEM;
+    *p = np;
+    *cap = nc;
+    return 0;
+}
+
+static int add_block(struct tm_flat *f, ptrdiff_t off, size_t len)
+{
+    if (!len) return 0;
+    if (f->nb && f->b[f->nb - 1].off + (ptrdiff_t)f->b[f->nb - 1].len == off) {
+        f->b[f->nb - 1].len += len;
+        return 0;
+    }
+    int r = grow((void **)&f->b, &f->capb, f->nb + 1, sizeof *f->b);
+    if (r < 0) return r;
+    f->b[f->nb++] = (struct tm_block){off, len, 0};
+    return 0;
+}
+
+static int add_sig(struct tm_flat *f, enum tm_basic basic, size_t n)
+{
+    if (!n) return 0;
+    if (f->ns && f->s[f->ns - 1].basic == basic) {
+        f->s[f->ns - 1].n += n;
+        return 0;
+    }
+    int r = grow((void **)&f->s, &f->caps, f->ns + 1, sizeof *f->s);
+    if (r < 0) return r;
+    f->s[f->ns++] = (struct tm_sigrun){basic, n};
+    return 0;
+}
+
+/* a + b * c in ptrdiff_t, -E2BIG on overflow. */
+static int mad(ptrdiff_t a, ptrdiff_t b, ptrdiff_t c, ptrdiff_t *ret)
+{
+    ptrdiff_t m;
+    if (__builtin_mul_overflow(b, c, &m) || __builtin_add_overflow(a, m, ret)) return -E2BIG;
+    return 0;
+}
+
+int tm_flat_add(struct tm_flat *f, ptrdiff_t d, size_t n, const struct tm_type *t)
+{
+    if (!f->seen) f->basic0 = t->basic; /* an empty type still names its basic type */
+    f->seen = 1;
+    if (!n) return 0;
+    if (n > (size_t)PTRDIFF_MAX) return -E2BIG;
+    const ptrdiff_t ext = (ptrdiff_t)t->extent, nn = (ptrdiff_t)n;
+    ptrdiff_t lo, hi;
+    if (__builtin_add_overflow(d, t->lb, &lo) || mad(lo, nn, ext, &hi)) return -E2BIG;
+    if (!f->any || lo < f->lb) f->lb = lo;
+    if (!f->any || hi > f->ub) f->ub = hi;
+    f->any = 1;
+    if (t->psize) {
+        ptrdiff_t tlo = d + t->true_lb, thi;
+        if (mad(d + t->true_ub, nn - 1, ext, &thi)) return -E2BIG;
+        if (!f->tany || tlo < f->tlb) f->tlb = tlo;
+        if (!f->tany || thi > f->tub) f->tub = thi;
+        f->tany = 1;
+    }
+    size_t tot;
+    if (__builtin_mul_overflow(n, t->size, &tot) || __builtin_add_overflow(f->size, tot, &f->size))
+        return -E2BIG;
+    f->psize += n * t->psize;
+    f->nelem += n * t->nelem;
+    if (t->align > f->align) f->align = t->align;
+    if (t->nelem) {
+        if (f->nbasics == 0) {
+            f->basic = t->basic;
+            f->nbasics = t->basic == TM_T__COUNT ? 2 : 1;
+        } else if (t->basic != f->basic) {
+            f->nbasics = 2;
+        }
+        f->nunits += n * (t->nunits ? t->nunits : 1);
+    }
+
+    struct tm_block one;
+    size_t nb;
+    const struct tm_block *b = tm_type_blocks(t, &one, &nb);
+    int r = 0;
+    if (nb == 1 && b[0].len == t->extent) {
+        /* Consecutive elements touch: one block for all n. */
+        r = add_block(f, d + b[0].off, n * b[0].len);
+    } else if (nb) {
+        if (n > TM_TYPE_MAX_BLOCKS / nb) return -E2BIG;
+        for (size_t k = 0; k < n && !r; k++)
+            for (size_t i = 0; i < nb && !r; i++)
+                r = add_block(f, d + (ptrdiff_t)k * ext + b[i].off, b[i].len);
+    }
+    if (r < 0) return r;
+
+    struct tm_sigrun sone;
+    size_t ns;
+    const struct tm_sigrun *s = tm_type_sig(t, &sone, &ns);
+    if (ns == 1) return add_sig(f, s[0].basic, n * s[0].n);
+    if (ns && n > TM_TYPE_MAX_BLOCKS / ns) return -E2BIG;
+    for (size_t k = 0; k < n && !r; k++)
+        for (size_t i = 0; i < ns && !r; i++)
+            r = add_sig(f, s[i].basic, s[i].n);
+    return r;
+}
+
+int tm_flat_finish(struct tm_flat *f, struct tm_type *t, int set, ptrdiff_t lb, ptrdiff_t extent,
+                   int pad)
+{
+    ptrdiff_t tlb = f->tany ? f->tlb : 0, tub = f->tany ? f->tub : 0;
+    if (!set) {
+        lb = f->any ? f->lb : 0;
+        extent = (f->any ? f->ub : 0) - lb;
+        if (pad && f->align > 1 && extent % (ptrdiff_t)f->align)
+            extent += (ptrdiff_t)f->align - extent % (ptrdiff_t)f->align;
+    }
+    if (extent < 0) return -EINVAL; /* MPI allows it; TMPI's movers assume extent >= 0 */
+    size_t pos = 0;
+    for (size_t i = 0; i < f->nb; i++) {
+        f->b[i].pos = pos;
+        pos += f->b[i].len;
+    }
+    *t = (struct tm_type){
+        .size = f->size,
+        .extent = (size_t)extent,
+        .basic = f->nbasics == 1 ? f->basic : (f->nbasics ? TM_T__COUNT : f->basic0),
+        .nunits = f->nbasics == 1 ? f->nunits : 0,
+        .derived = 1,
+        .psize = f->psize,
+        .lb = lb,
+        .true_lb = tlb,
+        .true_ub = tub,
+        .align = f->align,
+        .nelem = f->nelem,
+        .nblocks = f->nb,
+        .blocks = f->b,
+        .nsig = f->ns,
+        .sig = f->s,
+    };
+    t->contig =
+        lb == 0 && t->psize == t->extent && (f->nb == 0 || (f->nb == 1 && f->b[0].off == 0));
+    f->b = NULL;
+    f->s = NULL;
+    tm_flat_discard(f);
+    return 0;
+}
