@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 NINJA  ?= ninja
 MESON  ?= meson
 
-.PHONY: all deps check install demo bench clean sanitize tsan deb format format-check
+.PHONY: all deps check install demo bench clean sanitize tsan deb format format-check fuzz
 
 all: $(BUILD)/build.ninja
 	$(NINJA) -C $(BUILD)
@@ -14,6 +14,10 @@ $(BUILD)/build.ninja:
 
 # Every tracked C source and header formatted by the root .clang-format (CI runs this through
 # make check, so formatting cannot drift).
+# libFuzzer targets (tests/fuzz) under clang + ASan/UBSan, FUZZ_SECONDS each (default 60).
+fuzz:
+	tools/fuzz
+
 format-check:
 	tools/format-check
 
@@ -51,4 +55,4 @@ demo: deps all
 	$(BUILD)/launcher/tmpi-launch -n 4 $(BUILD)/hello
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz

@@ -20,6 +20,7 @@
 #include "job_net.h"
 #include "log.h"
 #include "mesh.h"
+#include "msg_check.h"
 #include "progcache.h"
 #include "tmpi_config.h"
 
@@ -191,6 +192,11 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
     }
     char err[256];
     struct job *j;
+    if (msg_check_submit(s, err, sizeof err) < 0) {
+        conn_error(c, -EINVAL, err);
+        conn_close_after_flush(c);
+        return;
+    }
     if (a->njobs + control_state.nuploads >= a->cfg.max_jobs) {
         snprintf(err, sizeof err, "the agent already runs %u jobs (max_jobs)", a->cfg.max_jobs);
         conn_error(c, -EBUSY, err);

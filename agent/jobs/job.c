@@ -17,6 +17,7 @@
 #include "job_member.h"
 #include "job_net.h"
 #include "log.h"
+#include "msg_check.h"
 #include "progcache.h"
 #include "output.h"
 #include "rank.h"
@@ -190,20 +191,14 @@ int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
     return 0;
 }
 
-/* Bounds of a JobAssign: nodes per job, ranks per job (as the launcher's placement). */
-#define JOB_MAX_NODES 65536u
-#define JOB_MAX_WORLD (1u << 22)
-
 int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct bufferevent *bev,
                    struct job **ret, char *err, size_t errlen)
 {
     size_t nnodes = ja->n_nodes;
-    if (nnodes < 2 || nnodes > JOB_MAX_NODES || ja->node >= nnodes || ja->nprocs < nnodes ||
-        ja->nprocs > JOB_MAX_WORLD) {
-        snprintf(err, errlen, "malformed job assignment: node %u of %zu, %u ranks", ja->node,
-                 nnodes, ja->nprocs);
-        return -EINVAL;
-    }
+    /* Every rank on exactly one node, every node with ranks: the loop below may then trust the
+     * lists. */
+    int r0 = msg_check_assign(ja, err, errlen);
+    if (r0 < 0) return r0;
     const Tmpi__NodePlacement *me = ja->nodes[ja->node];
     struct job_spec spec = {
         .nprocs = (uint32_t)me->n_ranks,
@@ -235,30 +230,15 @@ int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct buffereven
         job_free(j);
         return -ENOMEM;
     }
-    /* Every global rank on exactly one node. */
-    for (uint32_t g = 0; g < j->world_size; g++)
-        j->node_of_rank[g] = -1;
-    uint64_t total = 0;
+    /* msg_check_assign proved every global rank is on exactly one node. */
     for (size_t n = 0; n < nnodes; n++) {
         const Tmpi__NodePlacement *np = ja->nodes[n];
-        total += np->n_ranks;
         for (size_t l = 0; l < np->n_ranks; l++) {
             uint32_t g = np->ranks[l];
-            if (np->n_ranks == 0 || g >= j->world_size || j->node_of_rank[g] >= 0) {
-                snprintf(err, errlen, "malformed job assignment: bad rank lists");
-                job_free(j);
-                return -EINVAL;
-            }
             j->node_of_rank[g] = (int32_t)n;
             j->local_rank_of[g] = (int32_t)l;
             if (n == ja->node) j->global_rank[l] = (int32_t)g;
         }
-    }
-    if (total != j->world_size) {
-        snprintf(err, errlen, "malformed job assignment: %llu ranks placed, %u in the job",
-                 (unsigned long long)total, j->world_size);
-        job_free(j);
-        return -EINVAL;
     }
     r = job_net_new(j, ja->uid, (int)ja->node, nnodes, ja->nodes, &j->net);
     if (r < 0) {

@@ -15,11 +15,9 @@
 #include "frame.h"
 #include "log.h"
 #include "mesh.h"
+#include "msg_check.h"
 #include "progcache.h"
 
-/* Bounds of a submission: nodes per job, ranks per job (as the launcher's placement). */
-#define COORD_MAX_NODES 65536u
-#define COORD_MAX_RANKS (1u << 22)
 /* Members stop being read while this much output waits for a slow launcher; their own rank
  * threads then throttle on their connection (job.h). */
 #define COORD_OUTPUT_HIGH (4u << 20)
@@ -339,12 +337,25 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
         if (n->state == CN_LOADED) on_linked(n, env->job_linked);
         break;
     case TMPI__ENVELOPE__MSG_OUTPUT:
-    case TMPI__ENVELOPE__MSG_RANK_EXIT:
+    case TMPI__ENVELOPE__MSG_RANK_EXIT: {
+        /* A member speaks only for ranks of the job: relay nothing else to the launcher. */
+        char why[160];
+        if (env->msg_case == TMPI__ENVELOPE__MSG_OUTPUT
+                ? msg_check_output(env->output, co->sub->nprocs, FRAME_DEFAULT_MAX, why,
+                                   sizeof why) < 0
+                : env->rank_exit->rank >= co->sub->nprocs &&
+                      snprintf(why, sizeof why, "exit of rank %u in a job of %u ranks",
+                               env->rank_exit->rank, co->sub->nprocs)) {
+            node_fail(n, ": protocol error: %s", why);
+            close_node(n);
+            break;
+        }
         launcher_send(co, env);
         if (co->launcher &&
             evbuffer_get_length(bufferevent_get_output(co->launcher)) >= COORD_OUTPUT_HIGH)
             set_paused(co, 1);
         break;
+    }
     case TMPI__ENVELOPE__MSG_JOB_END:
         on_member_end(n, env->job_end);
         break;
@@ -393,58 +404,18 @@ static const struct mesh_ctl_ops coord_ops = {
 static int check_submission(const struct agent *a, const Tmpi__SubmitJob *s, char *err,
                             size_t errlen)
 {
-    if (s->n_nodes < 2 || s->n_nodes > COORD_MAX_NODES || s->nprocs < s->n_nodes ||
-        s->nprocs > COORD_MAX_RANKS) {
-        snprintf(err, errlen, "a job across nodes needs 2 to %u nodes and at most %u ranks",
-                 COORD_MAX_NODES, COORD_MAX_RANKS);
+    int r = msg_check_submit(s, err, errlen);
+    if (r < 0) return r;
+    if (s->n_nodes < 2) {
+        snprintf(err, errlen, "a job across nodes needs 2 or more nodes");
         return -EINVAL;
     }
-    if (s->program_hash.len != PROGRAM_HASH_SIZE || !s->program_name || !*s->program_name ||
-        !s->cwd || s->cwd[0] != '/') {
-        snprintf(err, errlen,
-                 "malformed submission: program hash, name and absolute cwd "
-                 "required");
-        return -EINVAL;
-    }
-    if (s->program_size == 0 || s->program_size > a->cfg.max_program_size) {
+    if (s->program_size > a->cfg.max_program_size) {
         snprintf(err, errlen, "program of %llu bytes refused (max_program_size %zu)",
                  (unsigned long long)s->program_size, a->cfg.max_program_size);
         return -EINVAL;
     }
-    uint8_t *seen = calloc(s->nprocs, 1);
-    if (!seen) return -ENOMEM;
-    uint64_t total = 0;
-    int r = 0;
-    for (size_t i = 0; i < s->n_nodes && r == 0; i++) {
-        const Tmpi__NodePlacement *np = s->nodes[i];
-        if (!np->host || !*np->host || np->port == 0 || np->port > 65535 || np->n_ranks == 0) {
-            snprintf(err, errlen,
-                     "malformed submission: node %zu needs a host, a port and "
-                     "ranks",
-                     i);
-            r = -EINVAL;
-        }
-        total += np->n_ranks;
-        for (size_t l = 0; l < np->n_ranks && r == 0; l++) {
-            uint32_t g = np->ranks[l];
-            if (g >= s->nprocs || seen[g]) {
-                snprintf(err, errlen,
-                         "malformed submission: rank %u placed twice or out of "
-                         "range",
-                         g);
-                r = -EINVAL;
-            } else {
-                seen[g] = 1;
-            }
-        }
-    }
-    free(seen);
-    if (r == 0 && total != s->nprocs) {
-        snprintf(err, errlen, "malformed submission: %llu ranks placed for a job of %u",
-                 (unsigned long long)total, s->nprocs);
-        r = -EINVAL;
-    }
-    return r;
+    return 0;
 }
 
 static Tmpi__SubmitJob *copy_submission(const Tmpi__SubmitJob *s)

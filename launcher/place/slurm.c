@@ -27,11 +27,13 @@ struct item {
         size_t nranges;
         uint64_t count; /* names this group stands for */
     } * g;              /* ngroups + 1 entries; the last has no ranges */
+    size_t nalloc;      /* entries of g allocated: a parse that fails half-way has ranges in
+                         * groups beyond ngroups (found by tests/fuzz/fuzz_slurm.c) */
 };
 
 static void item_free(struct item *it)
 {
-    for (size_t i = 0; it->g && i <= it->ngroups; i++)
+    for (size_t i = 0; it->g && i < it->nalloc; i++)
         free(it->g[i].ranges);
     free(it->g);
 }
@@ -99,6 +101,7 @@ static int parse_item(const char *var, struct item *it, struct errlist *err)
         if (it->s[i] == '[') ngroups++;
     it->g = calloc(ngroups + 1, sizeof *it->g);
     if (!it->g) return -ENOMEM;
+    it->nalloc = ngroups + 1;
     const char *p = it->s, *end = it->s + it->len;
     for (size_t k = 0;; k++) {
         const char *lb = memchr(p, '[', (size_t)(end - p));

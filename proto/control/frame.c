@@ -13,11 +13,42 @@ int frame_parse_header(const uint8_t hdr[FRAME_HEADER_SIZE], size_t max, size_t 
     return 0;
 }
 
+/* protobuf-c keeps fields it does not know, to pack them again, but it also keeps a field
+ * number 0 (an overlong varint), which no encoder may write: packed again, it makes a frame
+ * that does not decode. The coordinator relays members' Output and RankExit by re-encoding
+ * them, so such a frame is refused here (found by tests/fuzz/fuzz_frame.c). */
+static int unknown_fields_valid(const ProtobufCMessage *m)
+{
+    for (unsigned i = 0; i < m->n_unknown_fields; i++)
+        if (m->unknown_fields[i].tag == 0) return 0;
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    const char *base = (const char *)m;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        if (f->type != PROTOBUF_C_TYPE_MESSAGE) continue;
+        if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+            *(const uint32_t *)(const void *)(base + f->quantifier_offset) != f->id)
+            continue;
+        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)(const void *)(base + f->quantifier_offset);
+            ProtobufCMessage *const *v =
+                *(ProtobufCMessage *const *const *)(const void *)(base + f->offset);
+            for (size_t k = 0; k < n; k++)
+                if (!unknown_fields_valid(v[k])) return 0;
+        } else {
+            const ProtobufCMessage *sub =
+                *(const ProtobufCMessage *const *)(const void *)(base + f->offset);
+            if (sub && !unknown_fields_valid(sub)) return 0;
+        }
+    }
+    return 1;
+}
+
 Tmpi__Envelope *frame_decode(const uint8_t *body, size_t len)
 {
     Tmpi__Envelope *env = tmpi__envelope__unpack(NULL, len, body);
     if (!env) return NULL;
-    if (env->msg_case == TMPI__ENVELOPE__MSG__NOT_SET) {
+    if (env->msg_case == TMPI__ENVELOPE__MSG__NOT_SET || !unknown_fields_valid(&env->base)) {
         tmpi__envelope__free_unpacked(env, NULL);
         return NULL;
     }

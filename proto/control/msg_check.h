@@ -1,0 +1,62 @@
+/* msg_check.h — structural checks of the control messages that describe a job: a submission
+ * from a launcher, an assignment from a coordinator, output relayed by a member.
+ *
+ * Pure functions over decoded messages (no agent state), so that the agent's handlers and the
+ * fuzzers (tests/fuzz/) run exactly the same checks. Each returns 0, or -EINVAL with one line
+ * in err saying what is wrong. Limits that depend on the agent's configuration (ranks per
+ * node, program size) stay with the agent; these are the bounds every message must respect. */
+#ifndef TMPI_MSG_CHECK_H
+#define TMPI_MSG_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "control.pb-c.h"
+
+/* Nodes per job and ranks per job (the launcher's placement keeps to the same bounds). */
+#define MSG_MAX_NODES 65536u
+#define MSG_MAX_RANKS (1u << 22)
+/* A program name or working directory longer than PATH_MAX is no path the ranks could use. */
+#define MSG_MAX_PATH 4096u
+/* Arguments and forwarded environment of one job, each in total: the agent keeps one copy
+ * per job (never per rank), but a submission still may not make it hold more than this. */
+#define MSG_MAX_ARGS_BYTES (4u << 20)
+#define MSG_MAX_ENV_BYTES (4u << 20)
+#define MSG_MAX_ARGS 65536u
+#define MSG_MAX_ENV 16384u
+/* SHA-256 of the program. */
+#define MSG_PROGRAM_HASH_SIZE 32u
+/* The output streams a rank has: 1 stdout, 2 stderr. */
+#define MSG_STREAM_STDOUT 1u
+#define MSG_STREAM_STDERR 2u
+
+/* What a job's program, arguments and environment may be (shared by SubmitJob and JobAssign). */
+struct msg_job_text {
+    ProtobufCBinaryData program_hash;
+    uint64_t program_size;
+    const char *program_name;
+    size_t n_args;
+    char **args;
+    const char *cwd;
+    size_t n_env;
+    Tmpi__EnvVar **env;
+};
+
+int msg_check_job_text(const struct msg_job_text *t, char *err, size_t errlen);
+
+/* Every rank 0..nprocs-1 on exactly one node, every node with a host, a port and at least
+ * one rank. */
+int msg_check_placement(size_t n_nodes, Tmpi__NodePlacement *const *nodes, uint32_t nprocs,
+                        char *err, size_t errlen);
+
+/* A launcher's submission: one node (no placement) or several. */
+int msg_check_submit(const Tmpi__SubmitJob *s, char *err, size_t errlen);
+
+/* A coordinator's assignment of one node's part of a job. */
+int msg_check_assign(const Tmpi__JobAssign *ja, char *err, size_t errlen);
+
+/* Output of one rank of a job of nranks ranks, at most max_data bytes. */
+int msg_check_output(const Tmpi__Output *o, uint32_t nranks, size_t max_data, char *err,
+                     size_t errlen);
+
+#endif

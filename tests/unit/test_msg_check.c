@@ -1,0 +1,124 @@
+/* test_msg_check.c — the job-message checks (proto/control/msg_check.c): what they accept and
+ * each refusal, with the reason they give. */
+#include <errno.h>
+#include <string.h>
+
+#include "check.h"
+#include "msg_check.h"
+
+static uint8_t hash[32];
+
+static void placement(Tmpi__NodePlacement *np, const char *host, uint32_t *ranks, size_t n)
+{
+    tmpi__node_placement__init(np);
+    np->host = (char *)host;
+    np->port = 7470;
+    np->ranks = ranks;
+    np->n_ranks = n;
+}
+
+static void job_assign(Tmpi__JobAssign *ja, Tmpi__NodePlacement **nodes, size_t n, uint32_t world)
+{
+    tmpi__job_assign__init(ja);
+    ja->nodes = nodes;
+    ja->n_nodes = n;
+    ja->nprocs = world;
+    ja->program_hash.data = hash;
+    ja->program_hash.len = sizeof hash;
+    ja->program_size = 100;
+    ja->program_name = (char *)"./app";
+    ja->cwd = (char *)"/tmp";
+}
+
+static void refused(int r, const char *err, const char *want)
+{
+    CHECK_EQ(r, -EINVAL);
+    if (!strstr(err, want)) {
+        fprintf(stderr, "expected a reason with '%s', got '%s'\n", want, err);
+        exit(1);
+    }
+}
+
+int main(void)
+{
+    char err[256];
+    uint32_t a[] = {0, 1}, b[] = {2, 3}, dup[] = {1, 2}, far[] = {2, 9};
+    Tmpi__NodePlacement n0, n1, *nodes[] = {&n0, &n1};
+    Tmpi__JobAssign ja;
+
+    placement(&n0, "node0", a, 2);
+    placement(&n1, "node1", b, 2);
+    job_assign(&ja, nodes, 2, 4);
+    CHECK_EQ(msg_check_assign(&ja, err, sizeof err), 0);
+
+    /* A node with no ranks: refused even when the others hold every rank. */
+    uint32_t all[] = {0, 1, 2, 3};
+    placement(&n0, "node0", all, 4);
+    placement(&n1, "node1", NULL, 0);
+    refused(msg_check_assign(&ja, err, sizeof err), err, "needs a host, a port and ranks");
+
+    placement(&n0, "node0", a, 2);
+    placement(&n1, "node1", dup, 2);
+    refused(msg_check_assign(&ja, err, sizeof err), err, "rank 1 placed twice");
+    placement(&n1, "node1", far, 2);
+    refused(msg_check_assign(&ja, err, sizeof err), err, "rank 9 placed twice or out of range");
+    placement(&n1, "node1", b, 1);
+    refused(msg_check_assign(&ja, err, sizeof err), err, "3 ranks placed for a job of 4");
+    placement(&n1, "", b, 2);
+    refused(msg_check_assign(&ja, err, sizeof err), err, "node 1 needs a host");
+    placement(&n1, "node1", b, 2);
+    ja.node = 2;
+    refused(msg_check_assign(&ja, err, sizeof err), err, "node 2 of 2");
+    ja.node = 0;
+
+    /* Sizes of what a job carries. */
+    ja.cwd = (char *)"relative";
+    refused(msg_check_assign(&ja, err, sizeof err), err, "working directory not absolute");
+    ja.cwd = (char *)"/tmp";
+    ja.program_hash.len = 31;
+    refused(msg_check_assign(&ja, err, sizeof err), err, "program hash of 31 bytes");
+    ja.program_hash.len = 32;
+
+    Tmpi__SubmitJob s;
+    tmpi__submit_job__init(&s);
+    s.nprocs = 4;
+    s.program_hash.data = hash;
+    s.program_hash.len = sizeof hash;
+    s.program_size = 100;
+    s.program_name = (char *)"./app";
+    s.cwd = (char *)"/home/u";
+    CHECK_EQ(msg_check_submit(&s, err, sizeof err), 0);
+    static char big[1 << 20];
+    memset(big, 'x', sizeof big - 1);
+    char *args[5] = {big, big, big, big, big};
+    s.args = args;
+    s.n_args = 5;
+    refused(msg_check_submit(&s, err, sizeof err), err, "arguments over");
+    s.n_args = 3;
+    CHECK_EQ(msg_check_submit(&s, err, sizeof err), 0);
+    s.n_args = 0;
+    Tmpi__EnvVar v = TMPI__ENV_VAR__INIT, *env[] = {&v};
+    v.name = (char *)"A=B";
+    s.env = env;
+    s.n_env = 1;
+    refused(msg_check_submit(&s, err, sizeof err), err, "bad environment variable name");
+    s.n_env = 0;
+    s.nprocs = 0;
+    refused(msg_check_submit(&s, err, sizeof err), err, "a job needs 1 to");
+
+    Tmpi__Output o = TMPI__OUTPUT__INIT;
+    o.rank = 3;
+    o.stream = MSG_STREAM_STDERR;
+    CHECK_EQ(msg_check_output(&o, 4, 1024, err, sizeof err), 0);
+    o.rank = 4;
+    refused(msg_check_output(&o, 4, 1024, err, sizeof err), err, "output of rank 4 in a job of 4");
+    o.rank = 0;
+    o.stream = 3;
+    refused(msg_check_output(&o, 4, 1024, err, sizeof err), err, "stream 3");
+    o.stream = MSG_STREAM_STDOUT;
+    o.data.len = 1025;
+    o.data.data = (uint8_t *)big;
+    refused(msg_check_output(&o, 4, 1024, err, sizeof err), err, "1025 bytes");
+    printf("msg_check: ok\n");
+    return 0;
+}
