@@ -3,8 +3,9 @@
  * A program may start its own threads (OpenMP-style helpers, I/O threads).  They inherit the
  * rank's context so that their output reaches the launcher and their exit(), abort() or
  * crash fails the job instead of ending the agent (rank_end and fault.c handle a thread that
- * is not the rank's main thread).  They do not become MPI-capable: libtmpi reports
- * MPI_THREAD_FUNNELED. */
+ * is not the rank's main thread).  libtmpi finds their rank through this context (svc
+ * rank_self) at their first MPI call, so under MPI_THREAD_MULTIPLE they call MPI for it; a job
+ * whose program starts threads runs every rank on a thread of its own (carrier.c). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>

@@ -53,6 +53,10 @@ int carrier_wanted(struct job *j, char *why, size_t whylen)
         snprintf(why, whylen, "the program has thread-local variables");
         return 0;
     }
+    if (j->nprocs > 0 && j->ranks[0].image.creates_threads) {
+        snprintf(why, whylen, "the program starts threads");
+        return 0;
+    }
     return 1;
 }
 
@@ -175,18 +179,9 @@ static int stuck(const struct carrier *o, uint64_t *now)
     return *now > since && *now - since > RESCUE_NS;
 }
 
-/* The next rank c can run: the ranks of its block that live here, round robin; then ranks
- * that moved here; then, rescued, parked ranks of a carrier that is stuck in one rank. */
-static struct rank *pick(struct carrier *c)
+/* Ranks that moved here, or, rescued, parked ranks of a carrier that is stuck in one rank. */
+static struct rank *pick_moved(struct carrier *c)
 {
-    for (uint32_t i = 0; i < c->n; i++) {
-        uint32_t at = (c->next + i) % c->n;
-        struct rank *r = c->ranks[at];
-        if (atomic_load_explicit(&r->carried->last, memory_order_relaxed) == c && try_claim(c, r)) {
-            c->next = (at + 1) % c->n;
-            return r;
-        }
-    }
     struct carrier_pool *p = c->pool;
     if (p->ncarriers == 1) return NULL;
     uint64_t now = 0;
@@ -202,6 +197,26 @@ static struct rank *pick(struct carrier *c)
         }
     }
     return NULL;
+}
+
+/* The next rank c can run: the ranks of its block that live here, round robin, and the ranks
+ * pick_moved finds.  Those get every other turn first: a rank of the block that polls
+ * (MPI_Test in a loop) is always ready, and a rank that moved here and waits for it to be
+ * resumed would never be (seen: a ring of Isendrecv_replace + Test loops on 4 ranks and 2
+ * carriers stopped for good). */
+static struct rank *pick(struct carrier *c)
+{
+    struct rank *r;
+    if ((c->picks++ & 1) && (r = pick_moved(c)) != NULL) return r;
+    for (uint32_t i = 0; i < c->n; i++) {
+        uint32_t at = (c->next + i) % c->n;
+        r = c->ranks[at];
+        if (atomic_load_explicit(&r->carried->last, memory_order_relaxed) == c && try_claim(c, r)) {
+            c->next = (at + 1) % c->n;
+            return r;
+        }
+    }
+    return pick_moved(c);
 }
 
 /* Idle spin of a carrier of a job across nodes: like a waiting rank's (libtmpi spin_net), it

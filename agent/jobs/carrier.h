@@ -74,6 +74,7 @@ struct carrier {
     uint32_t n;
     uint32_t next;       /* round-robin position in its block */
     uint32_t steal_next; /* round-robin position in the job's ranks */
+    uint32_t picks;      /* picks made: every other one looks at ranks from elsewhere first */
     struct rank *cur;    /* the rank whose context runs, NULL at home */
     _Atomic uint64_t
         busy_since; /* CLOCK_MONOTONIC ns the running rank got the carrier, 0 at home */

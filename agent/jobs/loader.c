@@ -1,6 +1,7 @@
 #include "loader.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <pthread.h>
 #include <errno.h>
 #include <stdio.h>
@@ -48,6 +49,37 @@ static int write_all(int fd, const uint8_t *p, size_t n)
     return 0;
 }
 
+/* Whether the ELF image imports a thread-creating function (its dynamic symbol table holds an
+ * undefined pthread_create or thrd_create).  Bounds-checked: a malformed image just says 0 and
+ * fails later in dlopen. */
+static int imports_thread_create(const uint8_t *b, size_t size)
+{
+    const Elf64_Ehdr *eh = (const void *)b;
+    if (size < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shentsize != sizeof(Elf64_Shdr) ||
+        eh->e_shoff > size || (size - eh->e_shoff) / sizeof(Elf64_Shdr) < eh->e_shnum)
+        return 0;
+    const Elf64_Shdr *sh = (const void *)(b + eh->e_shoff);
+    for (unsigned i = 0; i < eh->e_shnum; i++) {
+        if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum) continue;
+        const Elf64_Shdr *st = &sh[sh[i].sh_link];
+        if (sh[i].sh_offset > size || sh[i].sh_size > size - sh[i].sh_offset ||
+            st->sh_offset > size || st->sh_size > size - st->sh_offset)
+            return 0;
+        const Elf64_Sym *sym = (const void *)(b + sh[i].sh_offset);
+        const char *str = (const char *)(b + st->sh_offset);
+        size_t n = sh[i].sh_size / sizeof *sym;
+        for (size_t k = 0; k < n; k++) {
+            if (sym[k].st_shndx != SHN_UNDEF || sym[k].st_name >= st->sh_size) continue;
+            const char *name = str + sym[k].st_name;
+            size_t left = st->sh_size - sym[k].st_name;
+            if (strnlen(name, left) == left) continue;
+            if (strcmp(name, "pthread_create") == 0 || strcmp(name, "thrd_create") == 0) return 1;
+        }
+    }
+    return 0;
+}
+
 int image_load(const uint8_t *bytes, size_t size, const char *label, struct image *ret, char *err,
                size_t errlen)
 {
@@ -89,6 +121,7 @@ int image_load(const uint8_t *bytes, size_t size, const char *label, struct imag
     ret->fd = fd;
     size_t modid = 0;
     ret->has_tls = dlinfo(h, RTLD_DI_TLS_MODID, &modid) == 0 && modid != 0;
+    ret->creates_threads = imports_thread_create(bytes, size);
     *(void **)&ret->main = m;
     return 0;
 }

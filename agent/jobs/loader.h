@@ -17,6 +17,9 @@ struct image {
     int fd;
     int (*main)(int, char **);
     int has_tls; /* the copy has thread-local variables (ranks sharing a thread would share them) */
+    /* the program starts threads of its own (it imports pthread_create): they may block the
+     * rank's thread in pthread_join or a condition variable, which would stop a carrier */
+    int creates_threads;
 };
 
 /* Loads one private copy of a module.  On failure returns a negative errno and writes a

@@ -69,14 +69,23 @@ void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr)
 void *tm_coll_scratch(struct tm_rank *me, size_t bytes)
 {
     if (bytes < TM_SCRATCH_MIN) bytes = TM_SCRATCH_MIN;
-    if (me->scratch_size < bytes) {
+    void **scratch = &me->scratch;
+    size_t *size = &me->scratch_size;
+    /* A thread the rank created (MPI_THREAD_MULTIPLE) may run a collective on another
+     * communicator while the rank's thread runs one: it has a scratch of its own. */
+    if (TM_UNLIKELY(tm_cur_child && me == tm_cur)) {
+        struct tm_tstate *t = tm_tstate_get();
+        if (!t) return NULL;
+        scratch = &t->scratch, size = &t->scratch_size;
+    }
+    if (*size < bytes) {
         void *p = malloc(bytes);
         if (!p) return NULL;
-        free(me->scratch);
-        me->scratch = p;
-        me->scratch_size = bytes;
+        free(*scratch);
+        *scratch = p;
+        *size = bytes;
     }
-    return me->scratch;
+    return *scratch;
 }
 
 int tm_coll_errclass(int r)

@@ -8,6 +8,7 @@
 #define TMPI_LIBCLIENT_JOB_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,7 +29,10 @@ struct tm_net;
 enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
 
 /* One rank.  mbox: mailbox lock; waker and envpool.returned: atomics, any thread; the rest is
- * owner-only (the rank's thread, or whichever thread the rank funnels MPI calls through). */
+ * owner-only (the rank's thread, or whichever thread the rank funnels MPI calls through).
+ * Under MPI_THREAD_MULTIPLE (mt) several threads of the rank call at once: the request pool
+ * and the envelope cache are then taken under mt_lock (tm_mt_lock), the rank's sends skip the
+ * fast boxes (one producer per ring) and its blocking receives post (fb_cand unused). */
 struct tm_rank {
     struct tm_mbox mbox;
     struct tm_waker waker;
@@ -39,6 +43,8 @@ struct tm_rank {
     int rank; /* world rank */
     enum tm_rank_state state;
     int thread_level;
+    int mt;              /* thread_level is MPI_THREAD_MULTIPLE (set by MPI_Init, then read-only) */
+    _Atomic int mt_lock; /* request pool and envelope cache when mt (tm_mt_lock) */
     pthread_t main_thread;
 
     struct tm_request *req_free;    /* pool of requests */
@@ -56,7 +62,7 @@ struct tm_rank {
     struct tm_objtab *dtypes; /* derived datatypes (dtype.c): owner-only, made on first use */
     struct tm_objtab *uops;   /* user reduction ops (userop.c): owner-only, made on first use */
 
-    uint64_t send_serial; /* serials of cancellable envelopes (p2p.c), owner-only */
+    _Atomic uint64_t send_serial; /* serials of cancellable envelopes (p2p.c), any thread */
 
     void *bsend_buf; /* MPI_Buffer_attach bookkeeping (Bsend buffers internally) */
     int bsend_size;
@@ -91,6 +97,26 @@ struct tm_job {
     pthread_mutex_t progs_lock;
     struct tm_cprog *progs; /* runners of non-blocking collectives across nodes (progs_lock) */
 };
+
+/* The rank's own pools under MPI_THREAD_MULTIPLE: a spin lock (held for a few pointer moves,
+ * yielding if the holder was preempted); nothing when the rank is single-threaded. */
+static inline void tm_mt_lock_slow(struct tm_rank *me)
+{
+    for (unsigned i = 1;; i++) {
+        if (!atomic_load_explicit(&me->mt_lock, memory_order_relaxed) &&
+            !atomic_exchange_explicit(&me->mt_lock, 1, memory_order_acquire))
+            return;
+        if ((i & 63) == 0) sched_yield();
+    }
+}
+static inline void tm_mt_lock(struct tm_rank *me)
+{
+    if (TM_UNLIKELY(me->mt)) tm_mt_lock_slow(me);
+}
+static inline void tm_mt_unlock(struct tm_rank *me)
+{
+    if (TM_UNLIKELY(me->mt)) atomic_store_explicit(&me->mt_lock, 0, memory_order_release);
+}
 
 /* svc->job_state() callbacks and creator. */
 int tm_job_get(const struct tmpi_svc *svc, struct tm_job **ret_job);

@@ -37,13 +37,28 @@ struct tm_lib {
     pthread_once_t once;
     const struct tmpi_svc *svc;
     int other_abi; /* an agent's svc of another TMPI_SVC_ABI was found (0: none) */
+    /* per-thread state of threads a rank created (struct tm_tstate, freed at thread exit) */
+    pthread_key_t thread_key;
+    int thread_key_ok;
 };
 extern struct tm_lib tm_lib;
 
-/* The rank the calling thread runs (set by MPI_Init, NULL before and in threads the rank
- * created).  initial-exec: libtmpi is a load-time dependency of every module, so its TLS sits
- * in the static block and a read is one instruction. */
+/* The rank the calling thread runs (set by MPI_Init, NULL before; in a thread the rank created,
+ * set at that thread's first MPI call by tm_self_slow).  initial-exec: libtmpi is a load-time
+ * dependency of every module, so its TLS sits in the static block and a read is one
+ * instruction. */
 extern __thread struct tm_rank *tm_cur __attribute__((tls_model("initial-exec")));
+/* 1 in a thread the rank created (MPI_THREAD_MULTIPLE): it is a real thread of its own, never
+ * a carried context, so it waits on the futex (wait.c) and is not MPI_Is_thread_main. */
+extern __thread int tm_cur_child __attribute__((tls_model("initial-exec")));
+
+/* What a thread the rank created keeps for itself (tm_lib.thread_key, freed at its exit). */
+struct tm_tstate {
+    void *scratch; /* reduction scratch (coll.c tm_coll_scratch) */
+    size_t scratch_size;
+};
+/* The calling thread's, made on first use; NULL when out of memory. */
+struct tm_tstate *tm_tstate_get(void);
 
 /* Finds the agent's table; NULL when the program does not run under a TMPI agent. */
 const struct tmpi_svc *tm_lib_load(void);
@@ -53,9 +68,15 @@ const struct tmpi_svc *tm_lib_load(void);
 void *tm_tls_get(void);
 void tm_tls_set(void *rank);
 
+/* A thread without tm_cur: the rank's, if the agent says it runs for a rank that called
+ * MPI_Init (threads a rank creates inherit its context, agent interpose_thread.c). */
+struct tm_rank *tm_self_slow(void);
+
 static inline struct tm_rank *tm_self(void)
 {
-    return tm_cur;
+    struct tm_rank *me = tm_cur;
+    if (TM_LIKELY(me != NULL)) return me;
+    return tm_self_slow();
 }
 
 #endif

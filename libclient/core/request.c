@@ -36,11 +36,15 @@ static void reap_orphans(struct tm_rank *me)
 
 struct tm_request *tm_req_alloc(struct tm_rank *me, enum tm_req_kind kind)
 {
+    tm_mt_lock(me);
     if (TM_UNLIKELY(!me->req_free)) {
         if (me->req_orphans) reap_orphans(me);
         if (!me->req_free) {
             struct req_chunk *c = malloc(sizeof *c);
-            if (!c) return NULL;
+            if (!c) {
+                tm_mt_unlock(me);
+                return NULL;
+            }
             c->next = me->req_chunks;
             me->req_chunks = c;
             for (int i = 0; i < TM_REQ_CHUNK; i++) {
@@ -51,6 +55,7 @@ struct tm_request *tm_req_alloc(struct tm_rank *me, enum tm_req_kind kind)
     }
     struct tm_request *r = me->req_free;
     me->req_free = r->next;
+    tm_mt_unlock(me);
     memset(r, 0, sizeof *r);
     r->kind = kind;
     r->owner = me;
@@ -77,14 +82,16 @@ void tm_req_free(struct tm_rank *me, struct tm_request *r)
             r->dt = NULL;
         }
     }
+    tm_mt_lock(me);
     if (!atomic_load_explicit(&r->done, memory_order_acquire)) {
         r->freed = 1;
         r->next = me->req_orphans;
         me->req_orphans = r;
-        return;
+    } else {
+        r->next = me->req_free;
+        me->req_free = r;
     }
-    r->next = me->req_free;
-    me->req_free = r;
+    tm_mt_unlock(me);
 }
 
 void tm_req_pool_destroy(struct tm_rank *me)

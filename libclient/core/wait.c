@@ -33,29 +33,33 @@ static void futex_wake_all(_Atomic uint32_t *w)
     syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-/* Where a wake goes: the rank's own word, or its job's carriers' (NULL: none of them sleeps). */
-static _Atomic uint32_t *wake_target(struct tm_waker *w, int force)
+static void bump(_Atomic uint32_t *t, memory_order mo)
 {
+    atomic_fetch_add_explicit(t, 1, mo);
+    futex_wake_all(t);
+}
+
+/* A wake goes to the rank's own word when a thread sleeps on it (the rank's, or under
+ * THREAD_MULTIPLE any of the threads it created), and to its job's carriers when its context
+ * is parked and a carrier sleeps (or always, with force). */
+static void wake(struct tm_waker *w, int force, memory_order mo)
+{
+    int s = atomic_load_explicit(&w->sleeping, memory_order_seq_cst);
     /* seq_cst: against the agent's store of it before a first park (svc.h) */
     struct tmpi_sleepers *q = atomic_load_explicit(&w->carriers, memory_order_seq_cst);
-    if (!q) return &w->wake_seq;
-    if (!force && atomic_load_explicit(&q->sleepers, memory_order_seq_cst) == 0) return NULL;
-    return &q->word;
+    if (!q || force || (s & ~TM_WAKER_PARKED)) bump(&w->wake_seq, mo);
+    if (q && (force || atomic_load_explicit(&q->sleepers, memory_order_seq_cst) != 0))
+        bump(&q->word, mo);
 }
 
 void tm_wake_slow(struct tm_waker *w)
 {
-    _Atomic uint32_t *t = wake_target(w, 0);
-    if (!t) return;
-    atomic_fetch_add_explicit(t, 1, memory_order_release);
-    futex_wake_all(t);
+    wake(w, 0, memory_order_release);
 }
 
 void tm_wake_force(struct tm_waker *w)
 {
-    _Atomic uint32_t *t = wake_target(w, 1);
-    atomic_fetch_add_explicit(t, 1, memory_order_seq_cst);
-    futex_wake_all(t);
+    wake(w, 1, memory_order_seq_cst);
 }
 
 /* A cancelled job's thread ends here.  A helper (coll_net_nb.c) is not a rank: in the agent
@@ -157,20 +161,24 @@ static void block(struct tm_rank *me, tm_cond_fn cond, void *arg)
     struct tm_job *j = me->job;
     const struct tmpi_svc *svc = j->svc;
     struct tm_waker *w = &me->waker;
+    /* The agent counts the rank runnable or not; a thread the rank created does not change
+     * that (the rank's own thread may be running). */
+    const int counted = !me->helper && !tm_cur_child;
     for (;;) {
         check_cancel(me);
         if (TM_UNLIKELY(j->net)) tm_net_idle(me, j->net);
         uint32_t seq = atomic_load_explicit(&w->wake_seq, memory_order_acquire);
-        atomic_store_explicit(&w->sleeping, 1, memory_order_seq_cst);
+        /* a count: under THREAD_MULTIPLE several threads of the rank may sleep on wake_seq */
+        atomic_fetch_add_explicit(&w->sleeping, 1, memory_order_seq_cst);
         if (cond(arg) || must_end(j)) {
-            atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
+            atomic_fetch_sub_explicit(&w->sleeping, 1, memory_order_relaxed);
             check_cancel(me);
             return;
         }
-        if (!me->helper) svc->rank_blocking(-1);
+        if (counted) svc->rank_blocking(-1);
         futex_wait(&w->wake_seq, seq);
-        if (!me->helper) svc->rank_blocking(+1);
-        atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
+        if (counted) svc->rank_blocking(+1);
+        atomic_fetch_sub_explicit(&w->sleeping, 1, memory_order_relaxed);
         if (me->helper ? atomic_load_explicit(&j->cancelled, memory_order_acquire)
                        : svc->job_cancelled())
             end_cancelled(me);
@@ -233,9 +241,10 @@ static int park_ready(void *arg)
     return fb_cond(p->fc) || must_end(p->job);
 }
 
+/* A thread the rank created is a real thread: it never parks (tm_cur_child). */
 static int carried(const struct tm_rank *me)
 {
-    return !me->helper && me->info && me->info->carried && me->job->svc->rank_park;
+    return !me->helper && me->info && me->info->carried && me->job->svc->rank_park && !tm_cur_child;
 }
 
 /* Writes errno through a call of its own: inside one function the compiler may compute errno's
@@ -264,7 +273,7 @@ static void park(struct tm_rank *me, struct fb_cond *fc, int saved_errno)
         check_cancel(me);
         if (TM_UNLIKELY(j->net)) tm_net_idle(me, j->net);
         /* wakers take the slow path, which asks the carriers whether any sleeps */
-        atomic_store_explicit(&me->waker.sleeping, 1, memory_order_seq_cst);
+        atomic_fetch_or_explicit(&me->waker.sleeping, TM_WAKER_PARKED, memory_order_seq_cst);
         errno_put(saved_errno);
         svc->rank_park(park_ready, &pc, &me->waker.carriers);
         if (fb_cond(fc)) break;

@@ -6,8 +6,9 @@
  * from the thread that would wake us), then block on a futex on the rank's wake word.
  *
  * Protocol (a Dekker handshake, no syscall on the fast path):
- *   waiter: seq = wake_seq; sleeping = 1; re-check the condition; futex_wait(wake_seq, seq);
- *           sleeping = 0.
+ *   waiter: seq = wake_seq; sleeping += 1; re-check the condition; futex_wait(wake_seq, seq);
+ *           sleeping -= 1 (a count: under MPI_THREAD_MULTIPLE several threads of a rank may
+ *           sleep at once, and every wake wakes them all; each re-checks its own condition).
  *   waker:  make the condition true; if sleeping: wake_seq++ and FUTEX_WAKE.
  * The store of sleeping, the stores that make a condition true and the loads of both are all
  * seq_cst, so they fall into one total order (no fences: ThreadSanitizer cannot check them).
@@ -30,8 +31,11 @@
 
 struct tm_rank;
 
-/* Per-rank wake word.  wake_seq: futex word, bumped by wakers; sleeping: set by the owner only
- * around futex_wait.  Written by any thread (atomics), lives as long as the job. */
+/* Per-rank wake word.  wake_seq: futex word, bumped by wakers; sleeping: how many threads of the
+ * rank sleep on wake_seq (the rank's, and under MPI_THREAD_MULTIPLE the threads it created),
+ * plus TM_WAKER_PARKED once its context has parked on a carrier (then for good).  Written by
+ * any thread (atomics), lives as long as the job. */
+#define TM_WAKER_PARKED (1 << 24)
 struct tm_waker {
     _Atomic uint32_t wake_seq;
     _Atomic int sleeping;

@@ -52,6 +52,7 @@ struct tm_envl *tm_envl_alloc(struct tm_rank *me, size_t bytes)
     unsigned c = size_class(bytes);
     struct tm_envl *e = NULL;
     if (c != TM_ENVL_HEAP) {
+        tm_mt_lock(me); /* several threads of the rank send at once (job.h: mt) */
         if (!p->free[c] && atomic_load_explicit(&p->returned, memory_order_relaxed))
             drain_returned(p);
         e = p->free[c];
@@ -59,6 +60,7 @@ struct tm_envl *tm_envl_alloc(struct tm_rank *me, size_t bytes)
             p->free[c] = e->next;
             p->nfree[c]--;
         }
+        tm_mt_unlock(me);
     }
     if (!e) {
         size_t payload = c == TM_ENVL_HEAP ? bytes : class_bytes(c);
@@ -106,13 +108,15 @@ void tm_envl_release(struct tm_rank *me, struct tm_envl *e)
     }
     struct tm_envl_pool *p = &e->home->envs;
     if (e->home == me) {
-        if (p->nfree[e->cls] < class_cap(e->cls)) {
+        tm_mt_lock(me);
+        int keep = p->nfree[e->cls] < class_cap(e->cls);
+        if (keep) {
             e->next = p->free[e->cls];
             p->free[e->cls] = e;
             p->nfree[e->cls]++;
-        } else {
-            free(e);
         }
+        tm_mt_unlock(me);
+        if (!keep) free(e);
         return;
     }
     /* Another rank's envelope: push onto its return stack (Treiber push; only pushes race,

@@ -47,7 +47,7 @@ struct tm_fb_slot *tm_fb_out(struct tm_rank *me, struct tm_rank *r, int small)
 {
     struct tm_fb_out *o = me->fb_out;
     if (TM_UNLIKELY(!o)) {
-        if (!small || me->helper || r == me) return NULL;
+        if (!small || me->helper || r == me || me->mt) return NULL; /* job.h: mt */
         if (!(o = me->fb_out = calloc(1, sizeof *o))) return NULL;
     }
     struct tm_fb_slot *s = &o->slot[r->rank & (TM_FB_OUT - 1)];

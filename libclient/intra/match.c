@@ -172,7 +172,7 @@ void tm_deliver_typed(struct tm_request *rr, const void *data, const struct tm_t
     tm_copy_in(rr, data, st, n);
     int err = bytes > rr->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     struct tm_rank *owner = rr->owner;
-    if (owner == tm_self()) {
+    if (owner == tm_cur && !owner->mt) { /* as tm_deliver */
         tm_req_set_done_own(rr, src, tag, n, err);
         return;
     }
@@ -189,7 +189,9 @@ void tm_deliver(struct tm_request *rr, const void *data, size_t bytes, int src, 
         memcpy(rr->buf, data, n);
     int err = bytes > rr->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     struct tm_rank *owner = rr->owner;
-    if (owner == tm_self()) { /* our own receive (a fast box drained in our wait) */
+    /* our own receive (a fast box drained in our wait); under THREAD_MULTIPLE another thread
+     * of the rank may be the one waiting for it */
+    if (owner == tm_cur && !owner->mt) {
         tm_req_set_done_own(rr, src, tag, n, err);
         return;
     }

@@ -81,7 +81,8 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
             tm_envl_release(me, e);
         } else {
             if (sreq->pooled) { /* a nonblocking send: MPI_Cancel may take it back */
-                e->serial = sreq->env_serial = ++me->send_serial;
+                e->serial = sreq->env_serial =
+                    atomic_fetch_add_explicit(&me->send_serial, 1, memory_order_relaxed) + 1;
                 sreq->env_dst1 = w + 1;
             }
             tm_add_unexp(mb, e);
@@ -109,7 +110,8 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
     sreq->st_source = dest;
     sreq->st_tag = tag;
     if (sreq->pooled) {
-        e->serial = sreq->env_serial = ++me->send_serial;
+        e->serial = sreq->env_serial =
+            atomic_fetch_add_explicit(&me->send_serial, 1, memory_order_relaxed) + 1;
         sreq->env_dst1 = w + 1;
     }
     tm_add_unexp(mb, e);

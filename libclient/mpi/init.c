@@ -13,6 +13,7 @@
 
 struct tm_lib tm_lib = {.once = PTHREAD_ONCE_INIT, .svc = NULL};
 __thread struct tm_rank *tm_cur __attribute__((tls_model("initial-exec")));
+__thread int tm_cur_child __attribute__((tls_model("initial-exec")));
 /* The rank info tm_cur was set for: if the agent reuses a thread for a later job, tm_cur is
  * stale and this differs from what rank_self() says (compared as pointers, never read). */
 static __thread const struct tmpi_rank_info *tm_cur_info __attribute__((tls_model("initial-exec")));
@@ -56,8 +57,46 @@ static void warn_tsan_mismatch(void)
 #endif
 }
 
+static void tstate_free(void *p)
+{
+    struct tm_tstate *t = p;
+    free(t->scratch);
+    free(t);
+}
+
+struct tm_tstate *tm_tstate_get(void)
+{
+    if (!tm_lib.thread_key_ok) return NULL;
+    struct tm_tstate *t = pthread_getspecific(tm_lib.thread_key);
+    if (t) return t;
+    t = calloc(1, sizeof *t);
+    if (t && pthread_setspecific(tm_lib.thread_key, t) != 0) {
+        free(t);
+        t = NULL;
+    }
+    return t;
+}
+
+struct tm_rank *tm_self_slow(void)
+{
+    const struct tmpi_svc *svc = tm_lib_load();
+    const struct tmpi_rank_info *info = svc ? svc->rank_self() : NULL;
+    if (!info) return NULL;
+    struct tm_job *job;
+    if (tm_job_get(svc, &job) < 0) return NULL;
+    struct tm_rank *me = tm_job_rank(job, info->rank);
+    /* Its rank has not called MPI_Init (that thread created this one before it did: the
+     * program may call MPI_Initialized and friends, which answer for the rank). */
+    if (me->info != info || me->state == TM_RANK_NEW) return NULL;
+    tm_cur = me;
+    tm_cur_info = info;
+    tm_cur_child = 1;
+    return me;
+}
+
 static void lib_load_once(void)
 {
+    tm_lib.thread_key_ok = pthread_key_create(&tm_lib.thread_key, tstate_free) == 0;
     const struct tmpi_svc *svc = dlsym(RTLD_DEFAULT, TMPI_SVC_SYMBOL);
     if (svc && svc->abi == TMPI_SVC_ABI) {
         tm_lib.svc = svc;
@@ -110,9 +149,15 @@ static int init_common(const char *fn, int required, int *provided, int *argc, c
     me = tm_job_rank(job, info->rank);
     me->info = info;
     me->main_thread = pthread_self();
-    /* Only the thread that called MPI_Init carries the rank pointer (threads the rank starts
-     * are not rank threads for the agent either), so FUNNELED is what we can honour. */
-    me->thread_level = required < MPI_THREAD_FUNNELED ? required : MPI_THREAD_FUNNELED;
+    /* Every level up to MPI_THREAD_MULTIPLE: threads the rank creates find it at their first
+     * MPI call (tm_self_slow).  MULTIPLE switches on the locks of what is otherwise the rank
+     * thread's own (request pool, envelope cache) and keeps its sends off the fast boxes,
+     * which have one producer (job.h tm_rank.mt); the lower levels keep the single-threaded
+     * path as it is. */
+    me->thread_level = required < MPI_THREAD_SINGLE     ? MPI_THREAD_SINGLE
+                       : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
+                                                        : required;
+    me->mt = me->thread_level == MPI_THREAD_MULTIPLE;
     r = tm_commtab_init(me);
     if (r < 0) {
         fprintf(stderr, "rank %d: %s: out of memory\n", info->rank, fn);
@@ -189,8 +234,9 @@ TM_API int PMPI_Is_thread_main(int *flag)
 {
     struct tm_rank *me = tm_self();
     if (!flag) return tm_err_noco(MPI_ERR_ARG, "MPI_Is_thread_main", "flag is NULL");
-    /* A thread without the rank pointer is not the thread that called MPI_Init. */
-    *flag = me && pthread_equal(me->main_thread, pthread_self());
+    /* The thread that called MPI_Init holds the rank's context (it may move between carrier
+     * threads, so pthread_self() says nothing); threads the rank created are children. */
+    *flag = me && !tm_cur_child;
     return MPI_SUCCESS;
 }
 TM_ALIAS(Is_thread_main)

@@ -219,7 +219,7 @@ TM_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, in
     struct tm_request rreq;
     tm_req_init_stack(&rreq, me, TM_REQ_RECV, comm);
     rreq.dt = rdt;
-    if (cap <= TM_FB_MAX_BYTES && !me->job->net) {
+    if (cap <= TM_FB_MAX_BYTES && !me->job->net && !me->mt) {
         tm_recv_wait_small(me, cr, buf, cap, source, tag, &rreq);
     } else {
         tm_recv(me, cr, buf, cap, source, tag, &rreq);

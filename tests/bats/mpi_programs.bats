@@ -64,6 +64,10 @@ run_prog() {
     run_prog persistent_coll 1 2 4 16
 }
 
+@test "mpi: MPI_THREAD_MULTIPLE: threads of a rank in Sendrecv, ANY_SOURCE receives, matched probes, Iallreduce, Waitany/Testsome, Comm_dup at once" {
+    run_prog thread_multiple 1 2 4 16
+}
+
 @test "mpi: matched probe (Mprobe, Improbe, Mrecv, Imrecv, MPI_MESSAGE_NO_PROC)" {
     run_prog mprobe 1 2 4 16
 }

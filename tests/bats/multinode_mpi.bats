@@ -78,10 +78,10 @@ expect_ok() {
 
 # Complete point-to-point across agents: persistent requests, Isendrecv, matched probe of eager
 # and three-phase messages, generalized requests, cancel (which may fail across nodes).
-@test "multinode mpi: persistent requests and collectives, matched probe, grequests, cancel on 3 nodes x 2 ranks" {
+@test "multinode mpi: persistent requests and collectives, matched probe, grequests, cancel, THREAD_MULTIPLE on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
-    for p in persistent persistent_coll mprobe grequest; do
+    for p in persistent persistent_coll mprobe grequest thread_multiple; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done
