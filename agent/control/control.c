@@ -439,10 +439,30 @@ static void ping_done(void *arg, int rc, const char *peer, double rtt_usec, cons
     send_ping_reply(c, rc == 0, peer, rtt_usec, err);
 }
 
+/* Is address one of the peers this agent keeps ([mesh] peers, --peer), as configured? */
+static int configured_peer(const struct agent *a, const char *address)
+{
+    for (size_t i = 0; i < a->cfg.npeers; i++)
+        if (strcmp(a->cfg.peers[i], address) == 0) return 1;
+    return 0;
+}
+
 static void on_ping(struct conn *c, const Tmpi__PingPeer *pp)
 {
     if (c->ping) {
         conn_error(c, -EBUSY, "a ping is already in progress on this connection");
+        return;
+    }
+    /* A ping makes the agent connect where it is told: for anyone but an admin that would be
+     * a port scanner with the agent's address, so others may ping only the configured peers. */
+    if (!is_admin(c) && !configured_peer(c->a, pp->address ? pp->address : "")) {
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "only root or the agent's user may ping an address that is not a configured "
+                 "peer ([mesh] peers)");
+        log_warning("control: uid %u may not ping %.64s: not a configured peer", (unsigned)c->uid,
+                    pp->address ? pp->address : "");
+        send_ping_reply(c, 0, "", 0, msg);
         return;
     }
     int r = mesh_ping(c->a, pp->address, ping_done, c, &c->ping);

@@ -23,10 +23,15 @@
 #include "log.h"
 #include "mesh_auth.h"
 
-/* A peer gets this long to complete the handshake; a silent one cannot hold a slot. */
+/* A peer gets this long to complete the handshake, counted from the connection, however
+ * slowly its bytes arrive: a peer dripping a byte every few seconds cannot hold a slot. */
 #define MESH_HANDSHAKE_SEC 5
 /* Bound on connections in any state, so strangers cannot exhaust the agent. */
 #define MESH_MAX_CONNS 1024
+/* Incoming connections that have not proved the key yet, in all and from one address: strangers
+ * cannot take the slots that authenticated agents and this agent's own connections use. */
+#define MESH_MAX_PENDING 256
+#define MESH_MAX_PENDING_PER_ADDR 32
 /* The largest mesh frame: a JobAssign carries a submission's arguments and environment (up to
  * the coordinator's max_frame_size) and every node's rank list; program bytes travel in
  * FRAME_PROGRAM_CHUNKs. */
@@ -50,6 +55,8 @@ struct mesh_conn {
     enum conn_state state;
     struct mesh_hs hs;
     char addr[96];
+    char host[INET6_ADDRSTRLEN]; /* incoming: the peer's address without the port */
+    struct event *deadline;      /* until the handshake completes (MESH_HANDSHAKE_SEC) */
     /* outgoing ping (tmpictl ping) */
     mesh_ping_cb done;
     void *done_arg;
@@ -100,6 +107,7 @@ struct mesh {
     unsigned nconns;
     uint64_t accepted;
     uint64_t auth_failures;
+    uint64_t refused_pending; /* incoming connections refused by MESH_MAX_PENDING(_PER_ADDR) */
     struct mesh_peer *peers;
     unsigned npeers;
     const struct mesh_accept_ops *accept_ops; /* NULL: connections for jobs are refused */
@@ -203,6 +211,7 @@ static void conn_free(struct mesh_conn *c)
         c->done = NULL;
         cb(c->done_arg, -ECONNABORTED, c->hs.peer_name, 0, "the connection closed");
     }
+    if (c->deadline) event_free(c->deadline);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -211,6 +220,15 @@ static void conn_free(struct mesh_conn *c)
     m->nconns--;
     bufferevent_free(c->bev);
     free(c);
+}
+
+/* The handshake is over (either side): the deadline no longer applies. */
+static void handshake_done(struct mesh_conn *c)
+{
+    if (c->deadline) {
+        event_free(c->deadline);
+        c->deadline = NULL;
+    }
 }
 
 /* Reports the outcome of a ping once, then closes. */
@@ -451,11 +469,13 @@ static void read_cb(struct bufferevent *bev, void *arg)
                 break;
             }
             c->state = ST_READY;
+            handshake_done(c);
             bufferevent_set_timeouts(bev, NULL, NULL);
             break;
         }
         case ST_WAIT_JOIN:
             if (have < MESH_JOIN_SIZE) return;
+            handshake_done(c);
             data_accept(c);
             return;
         case ST_WAIT_CHALL: {
@@ -484,6 +504,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
                 return;
             }
             c->state = ST_READY;
+            handshake_done(c);
             bufferevent_set_timeouts(bev, NULL, NULL);
             if (c->peer) {
                 peer_up(c->peer, c);
@@ -564,6 +585,24 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
     conn_end(c, c->state == ST_READY ? -ECONNRESET : -ECONNREFUSED, msg);
 }
 
+/* The whole handshake took too long: end it as an idle timeout would. */
+static void deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct mesh_conn *c = arg;
+    event_free(c->deadline);
+    c->deadline = NULL;
+    event_cb(c->bev, BEV_EVENT_TIMEOUT | BEV_EVENT_READING, c);
+}
+
+/* Incoming connections from host (all hosts: NULL) still in the handshake. */
+static unsigned pending_from(const struct mesh *m, const char *host)
+{
+    unsigned n = 0;
+    for (const struct mesh_conn *c = m->conns; c; c = c->next)
+        if (!c->outgoing && c->deadline && (!host || strcmp(c->host, host) == 0)) n++;
+    return n;
+}
+
 static struct mesh_conn *conn_new(struct mesh *m, evutil_socket_t fd, int outgoing)
 {
     if (m->nconns >= MESH_MAX_CONNS) return NULL;
@@ -589,6 +628,12 @@ static struct mesh_conn *conn_new(struct mesh *m, evutil_socket_t fd, int outgoi
     m->nconns++;
     struct timeval tv = {.tv_sec = MESH_HANDSHAKE_SEC};
     bufferevent_set_timeouts(c->bev, &tv, &tv);
+    /* The idle timeouts above restart with every byte; this one does not. */
+    c->deadline = evtimer_new(m->a->base, deadline_cb, c);
+    if (!c->deadline || evtimer_add(c->deadline, &tv) < 0) {
+        conn_free(c);
+        return NULL;
+    }
     bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
     return c;
@@ -600,6 +645,22 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     struct mesh *m = arg;
     char addr[96];
     addr_string(sa, addr, sizeof addr);
+    char host[INET6_ADDRSTRLEN] = "";
+    if (sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, host, sizeof host);
+    else if (sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, host, sizeof host);
+    unsigned all = pending_from(m, NULL), mine = pending_from(m, host);
+    if (all >= MESH_MAX_PENDING || mine >= MESH_MAX_PENDING_PER_ADDR) {
+        /* Logged once per 100 so a flood does not flood the journal too. */
+        if (m->refused_pending++ % 100 == 0)
+            log_warning("mesh: refusing %s: %u handshakes pending (%u from that address; "
+                        "limits %u and %u), %llu refused so far",
+                        addr, all, mine, MESH_MAX_PENDING, MESH_MAX_PENDING_PER_ADDR,
+                        (unsigned long long)m->refused_pending);
+        close(fd);
+        return;
+    }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     struct mesh_conn *c = conn_new(m, fd, 0);
@@ -609,6 +670,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
         return;
     }
     snprintf(c->addr, sizeof c->addr, "%s", addr);
+    snprintf(c->host, sizeof c->host, "%s", host);
     c->state = ST_WAIT_HELLO;
 }
 

@@ -33,13 +33,14 @@ key() {
     echo "$BATS_TEST_TMPDIR/$1"
 }
 
-setup() { PIDS=(); }
+setup() { PIDS=(); DIRS=(); }
 
 teardown() {
     for p in "${PIDS[@]}"; do
         kill "$p" 2>/dev/null || true
         wait "$p" 2>/dev/null || true
     done
+    for d in "${DIRS[@]}"; do rm -rf "$d"; done
 }
 
 @test "mesh: three agents with one key authenticate each other both ways" {
@@ -208,4 +209,98 @@ wait_state() { # AGENT ADDRESS STATE: bounded wait for a heartbeat-driven change
     run "$TMPI_BUILD/agent/tmpid" --socket "$BATS_TEST_TMPDIR/s.sock" --listen 127.0.0.1:0 --key-file "$k" --peer "no:such:thing"
     [ "$status" -eq 1 ]
     [[ "$output" == *"bad peer address"* ]]
+}
+
+@test "tmpictl ping: a user who is not an admin may ping configured peers only" {
+    local k dir addr_b addr_c
+    k=$(key cluster.key)
+    # A socket directory the unprivileged user can reach (the test's own is private).
+    dir=$(mktemp -d /tmp/tmpit-ping.XXXXXX)
+    chmod 755 "$dir"
+    DIRS+=("$dir")
+    mesh_agent b "$k"
+    mesh_agent c "$k"
+    addr_b=$(addr_of b)
+    addr_c=$(addr_of c)
+    local fifo="$BATS_TEST_TMPDIR/a.ready"
+    mkfifo "$fifo"
+    "$TMPI_BUILD/agent/tmpid" --socket "$dir/a.sock" --name a --listen 127.0.0.1:0 \
+        --key-file "$k" --peer "$addr_b" --ready-fd 3 --log-level info \
+        3>"$fifo" >"$BATS_TEST_TMPDIR/a.log" 2>&1 &
+    PIDS+=("$!")
+    local line=""
+    read -r line <"$fifo" || true
+    [ "$line" = "READY=1" ]
+    as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$TMPI_BUILD/launcher/tmpictl" --agent "$dir/a.sock" "$@"; }
+    run as_nobody ping "$addr_c"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"only root or the agent's user may ping an address that is not a configured peer"* ]]
+    run as_nobody ping "$addr_b"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"(b): authenticated"* ]]
+    run "$TMPI_BUILD/launcher/tmpictl" --agent "$dir/a.sock" ping "$addr_c"
+    [ "$status" -eq 0 ]
+    grep -q "uid 65534 may not ping" "$BATS_TEST_TMPDIR/a.log"
+}
+
+@test "mesh: a handshake must complete within its deadline however slowly bytes arrive" {
+    local k addr
+    k=$(key cluster.key)
+    mesh_agent a "$k"
+    addr=$(addr_of a)
+    # One byte of a HELLO every second: each byte would restart an idle timeout.
+    run python3 - "$addr" <<'PY'
+import socket, sys, time
+host, port = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((host, int(port)))
+t0 = time.time()
+hello = b"TMPIMESH" + bytes(200)
+for i in range(15):
+    try:
+        s.send(hello[i:i + 1])
+    except OSError:
+        break
+    s.settimeout(1.0)
+    try:
+        if s.recv(1) == b"":
+            break
+    except socket.timeout:
+        pass
+    except OSError:
+        break
+print("closed after %.1f s" % (time.time() - t0))
+PY
+    [ "$status" -eq 0 ]
+    local secs=${output#closed after }
+    secs=${secs% s}
+    # the deadline is 5 s; the drip would have kept it open for 15 s
+    python3 -c "import sys; sys.exit(0 if 4.0 <= $secs <= 9.0 else 1)" || { echo "$output"; false; }
+    grep -q "handshake timed out" "$BATS_TEST_TMPDIR/a.log"
+}
+
+@test "mesh: strangers cannot hold more than 32 handshakes from one address" {
+    local k addr
+    k=$(key cluster.key)
+    mesh_agent a "$k"
+    addr=$(addr_of a)
+    run python3 - "$addr" <<'PY'
+import socket, sys, time
+host, port = sys.argv[1].rsplit(":", 1)
+conns = [socket.create_connection((host, int(port))) for _ in range(40)]
+time.sleep(0.5)
+closed = 0
+for s in conns:
+    s.settimeout(0.05)
+    try:
+        if s.recv(1) == b"":
+            closed += 1
+    except socket.timeout:
+        pass
+    except OSError:
+        closed += 1
+print(closed)
+PY
+    [ "$status" -eq 0 ]
+    [ "$output" -eq 8 ] || { echo "closed at once: $output (expected the 8 beyond 32)"; false; }
+    grep -q "handshakes pending" "$BATS_TEST_TMPDIR/a.log"
 }
