@@ -10,6 +10,7 @@
 #include "net.h"
 #include "net_p2p.h"
 #include "request.h"
+#include "rma.h"
 #include "userop.h"
 
 #define TM_CTX_WORLD 1
@@ -37,6 +38,7 @@ static void job_free(struct tm_job *j)
             free(r->scratch);
             tm_dtype_tab_free(r);
             tm_userop_tab_free(r);
+            tm_win_tab_free(r);
         }
         free(j->ranks);
     }
@@ -44,6 +46,7 @@ static void job_free(struct tm_job *j)
     tm_ctxs_fini(&j->ctxs);
     tm_cprog_free_all(j);
     pthread_mutex_destroy(&j->progs_lock);
+    pthread_mutex_destroy(&j->wins_lock);
     free(j);
 }
 
@@ -54,6 +57,7 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     if (!j) return NULL;
     j->svc = svc;
     pthread_mutex_init(&j->progs_lock, NULL);
+    pthread_mutex_init(&j->wins_lock, NULL);
     j->size = info->size;
     j->id = info->job_id;
     /* The agent's values come from tmpid.conf and are taken as they are: 0 means no

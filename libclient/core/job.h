@@ -25,6 +25,7 @@
 struct tm_objtab;
 struct tm_objs;
 struct tm_net;
+struct tm_win;
 
 enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
 
@@ -61,6 +62,7 @@ struct tm_rank {
 
     struct tm_objtab *dtypes; /* derived datatypes (dtype.c): owner-only, made on first use */
     struct tm_objtab *uops;   /* user reduction ops (userop.c): owner-only, made on first use */
+    struct tm_objtab *wins;   /* RMA windows (rma/win.c): owner-only, made on first use */
 
     _Atomic uint64_t send_serial; /* serials of cancellable envelopes (p2p.c), any thread */
 
@@ -96,6 +98,10 @@ struct tm_job {
     struct tm_net *net;    /* inter-node state (net_p2p.h); NULL when the job has one node */
     pthread_mutex_t progs_lock;
     struct tm_cprog *progs; /* runners of non-blocking collectives across nodes (progs_lock) */
+    /* RMA windows with a member on this node, by id (rma/win.c): looked up by origins and
+     * receive daemons, changed by creation and Win_free, all under wins_lock. */
+    pthread_mutex_t wins_lock;
+    struct tm_win *wins;
 };
 
 /* The rank's own pools under MPI_THREAD_MULTIPLE: a spin lock (held for a few pointer moves,

@@ -104,9 +104,11 @@ static void free_xfer(void *p, int kind, void *arg)
         struct net_send_op *op = p;
         free(op->own);
         free(op);
-    } else {
+    } else if (kind == TM_XFER_RECV) {
         tm_net_rx_op_free(p);
-    }
+    } else if (kind == TM_XFER_RMA_GET) {
+        free(p);
+    } /* TM_XFER_RMA_ORIGIN: freed with its rank's window table (rma/win.c) */
 }
 
 void tm_net_job_fini(struct tm_job *j)

@@ -57,7 +57,7 @@ void netd_hdr_encode(const struct netd_hdr *h, uint8_t out[NETD_HDR_SIZE])
 
 int netd_hdr_decode(const uint8_t in[NETD_HDR_SIZE], size_t max_payload, struct netd_hdr *ret)
 {
-    if (in[0] != NETD_VERSION || in[1] < NETD_EAGER || in[1] > NETD_COLL) return -EPROTO;
+    if (in[0] != NETD_VERSION || in[1] < NETD_EAGER || in[1] > NETD_RMA) return -EPROTO;
     struct netd_hdr h = {
         .type = in[1],
         .flags = get16(in + 2),

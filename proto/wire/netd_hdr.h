@@ -40,6 +40,8 @@ enum netd_type {
     NETD_ACK = 5,   /* receiver -> sender: eager messages up to cookie are stored (HOLD: only
                      * this one was not; it will be fetched with a CTS) */
     NETD_COLL = 6,  /* collective traffic, on the collective channel */
+    NETD_RMA = 7,   /* one-sided communication (libclient/rma/rma_net.c): an operation on a
+                     * window, or its answer; tag says which, context names the window */
 };
 
 /* COLL: the frame travels on the collective channel (the collectives reuse the point-to-point

@@ -199,3 +199,19 @@ run_prog() {
         return 1
     }
 }
+
+@test "mpi: one-sided communication on every kind of window" {
+    run_prog rma_basic 1 2 4 16
+}
+
+@test "mpi: concurrent accumulates checked element by element, long transfers" {
+    run_prog rma_acc 1 2 4 16
+}
+
+@test "mpi: every misuse of the one-sided calls returns its error class" {
+    run_prog rma_errors 1 2 4 16
+}
+
+@test "mpi: passive target: flushes complete while the target computes" {
+    run_prog rma_passive 2 4 16
+}

@@ -44,6 +44,19 @@ expect_ok() {
     done
 }
 
+# One-sided communication across nodes: every operation to a neighbour on another node
+# travels as NETD_RMA frames applied by that node's receive daemon.
+@test "multinode mpi: one-sided communication on 3 nodes x 2 ranks" {
+    start_cluster 3
+    local p
+    for p in rma_basic rma_acc rma_errors rma_passive; do
+        run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
+        expect_ok || { echo "program $p" >&2; return 1; }
+        run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog "$p")"
+        expect_ok || { echo "program $p on carriers" >&2; return 1; }
+    done
+}
+
 # Communicators across agents: groups and communicators made from them, a create/free loop
 # whose ids come from the nodes' own ranges, inter-communicators whose leaders are on one node
 # and on two, their collectives with MPI_ROOT and MPI_PROC_NULL roots, attributes, handlers.

@@ -214,6 +214,7 @@ def write(store, cfg, im, outdir, quick):
                      "for every implementation (the seed's \"transfer rate\" measure).\n\n")
 
     net_sections(w, st, cfg, outdir)
+    rma_sections(w, st)
 
     # ---- collectives
     cv = View(st, "coll")
@@ -515,6 +516,27 @@ def net_sections(w, st, cfg, outdir):
           "over 1000 calls.\n\n")
         w(table([[f"{n} x {k}", n * k] + impl_cols(av, (n, k), True, bound=lambda c: c * 1e6 / 1000)
                  for n, k in ak], ["nodes x ranks", "ranks"] + HDR))
+        w("\n")
+
+
+RMA_OPS = {"put": "Put + flush", "fop": "Fetch_and_op + flush", "halo": "halo exchange + fence"}
+
+
+def rma_sections(w, st):
+    """One-sided communication (figures rma and net_rma), us per operation."""
+    for fig, title in (("rma", "one node (2 ranks)"), ("net_rma", "across nodes (2 nodes x 1 rank)")):
+        keys = keys_of(st, fig)
+        if not keys:
+            continue
+        w(f"## One-sided communication, {title} (us per operation)\n\n")
+        w("Rank 0 is the origin and rank 1 the target, inside one MPI_Win_lock_all epoch (Put, "
+          "Fetch_and_op: each followed by MPI_Win_flush); the halo exchange puts 8 KiB into each "
+          "ring neighbour and closes with MPI_Win_fence. Windows from MPI_Win_allocate and from "
+          "MPI_Win_create on malloc'd memory.\n\n")
+        v = View(st, fig)
+        rows = [[RMA_OPS.get(op, op), win, size_label(size)] + impl_cols(v, (op, win, size), True)
+                for op, win, size in sorted(keys, key=lambda k: (list(RMA_OPS).index(k[0]) if k[0] in RMA_OPS else 9, k[1], k[2]))]
+        w(table(rows, ["operation", "window", "size"] + HDR))
         w("\n")
 
 

@@ -34,7 +34,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
-PROGRAMS = ["pingpong", "oneway", "coll", "allreduce1000", "ring", "mm", "ge", "hello", "halo"]
+PROGRAMS = ["pingpong", "oneway", "coll", "allreduce1000", "ring", "mm", "ge", "hello", "halo",
+            "rma"]
 # halo: ranks x N (an N x N block of doubles per rank; columns move as MPI_Type_vector)
 HALO_RANKS = [2, 4]
 HALO_SIZES = [64, 512, 2048]
@@ -454,7 +455,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="shorter points and problems (a few minutes)")
     ap.add_argument("--runs", type=int, default=5, help="runs per figure and implementation (>= 5 for medians)")
-    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,halo,launch,memory,net")
+    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,halo,launch,memory,net,rma")
     ap.add_argument("--build", default=os.path.join(TOP, "build"))
     ap.add_argument("--out", default=os.path.join(TOP, "docs", "bench"))
     ap.add_argument("--no-install", action="store_true", help="do not apt-get missing packages")
@@ -521,6 +522,8 @@ def main():
                        cap_keys=lambda n: [(n, N) for N in HALO_SIZES])
         if want("net"):
             net_figure(st, im, a, T, cap, quick, workdir, cfg)
+        if want("rma"):
+            rma_figure(st, im, a, T, cap, workdir)
         if want("launch"):
             launch_figure(st, im, a, quick, workdir)
         if want("memory"):
@@ -678,6 +681,24 @@ def net_figure(st, im, a, T, cap, quick, workdir, cfg):
         # optional figure: its failure is reported, the other figures still are
         cfg["netns_failed"] = str(e)[-1500:]
         log("netns ping-pong FAILED:", e)
+
+
+RMA_WINDOWS = ["allocate", "create"]
+
+
+def rma_figure(st, im, a, T, cap, workdir):
+    """One-sided communication (tests/bench/rma.c): Put 8 B and 1 MiB with flush in a passive
+    epoch, Fetch_and_op, a fence-synchronised halo exchange; for windows from Win_allocate and
+    from Win_create, on one node and across two agents (peers over TCP as in net_figure)."""
+    key = lambda r: (r["op"], r["win"], int(r["size"]))
+    jobs = [(2, "rma", ["-t", T, "-w", w]) for w in RMA_WINDOWS]
+    run_series(st, im, "rma", jobs, a.runs, cap * 3, key, lambda r: r["usec"])
+    cluster = Cluster(a.build, workdir, 2)
+    try:
+        run_series(st, im, "net_rma", jobs, a.runs, cap * 3, key, lambda r: r["usec"],
+                   launch=net_launcher(im, cluster, 2, 1), cmd_label="net_rma 2x1")
+    finally:
+        cluster.stop()
 
 
 class Skip(Exception):

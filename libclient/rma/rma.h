@@ -1,0 +1,213 @@
+/* rma.h — one-sided communication (MPI 3.1 chapter 11): windows, the target-side state every
+ * origin of a node shares, and each rank's epochs.
+ *
+ * Ranks of a job on one node are threads of one process, so a window is plain memory: an
+ * origin on the target's node copies straight into (or out of) the target's memory and an
+ * accumulate applies element by element with atomic instructions (rma_atomic.c).  For a
+ * target on another node the operation travels as a NETD_RMA frame and that node's receive
+ * daemon applies it to the window memory in its upcall (rma_net.c), with no involvement of the
+ * target rank: true passive-target progress (docs/ARCHITECTURE.md "One-sided communication").
+ *
+ * Objects:
+ *  - struct tm_win: one per window and node, shared by the node's members of the window and
+ *    by the node's receive daemons; found by the window's id (the context id of the window's
+ *    private communicator, the same on every node) in the job's registry (job->wins).
+ *  - struct tm_win_member: one per member rank, immutable after creation, plus (for members
+ *    on this node) the target-side lock and dynamic-window state.
+ *  - struct tm_winref: a rank's handle (MPI_Win indexes the rank's table), with the rank's
+ *    epochs; owner-only. */
+#ifndef TMPI_LIBCLIENT_RMA_H
+#define TMPI_LIBCLIENT_RMA_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mpi.h"
+#include "op.h"
+
+struct tm_rank;
+struct tm_job;
+struct tm_type;
+struct tm_request;
+struct netd_hdr;
+struct tm_attr;
+struct tm_info;
+
+/* Accumulates that cannot use one atomic instruction per element (long double, the pair
+ * types, unaligned elements) take one of these spin locks, chosen by the element's address;
+ * local origins and the receive daemon use the same ones, so they exclude each other. */
+#define TM_WIN_STRIPES 64
+/* Regions one rank may attach to a dynamic window at once (MPI_Win_attach). */
+#define TM_WIN_MAX_ATTACH 1024
+
+struct tm_win_region {
+    uintptr_t base;
+    size_t size;
+};
+
+/* A remote origin waiting for a lock on a target of this node (queued by a receive daemon). */
+struct tm_win_lockreq {
+    struct tm_win_lockreq *next;
+    int origin_world, target_world, node, type;
+    uint64_t cookie; /* the origin's answer cookie */
+};
+
+struct tm_win_member {
+    /* immutable after creation */
+    int world, node;
+    char *base; /* meaningful for members on this node only */
+    size_t size;
+    int disp_unit;
+    /* Target side (members on this node).  lockw: 0 free, n > 0 shared holders, -1 exclusive;
+     * changed by compare-and-swap by local origins and daemons.  lockq_len: remote requests
+     * queued in lockq (under lockq_lock); a releaser reads it after its release and a daemon
+     * re-tries after counting itself in, both seq_cst, so no request is left behind. */
+    _Atomic int64_t lockw;
+    _Atomic int lockq_len;
+    pthread_mutex_t lockq_lock;
+    struct tm_win_lockreq *lockq, *lockq_tail;
+    /* Dynamic windows: what this member attached (regions_lock; origins of this node and
+     * daemons look regions up, the member adds and removes them). */
+    pthread_mutex_t regions_lock;
+    struct tm_win_region *regions;
+    int nregions;
+    /* PSCW: posts this member received from each target ([target], any thread increments),
+     * and completions received as a target (any thread increments). */
+    _Atomic uint64_t *posts;
+    _Atomic uint64_t completes;
+};
+
+struct tm_win {
+    int id;             /* context id of the private communicator: the window's name on the wire */
+    int size;           /* members */
+    int flavor;         /* MPI_WIN_FLAVOR_* */
+    struct tm_net *net; /* the job's inter-node state, NULL on one node */
+    _Atomic int refs;   /* members of this node that have not freed it (registry lock to 0) */
+    struct tm_win_member *m; /* size entries */
+    char *shared_seg;        /* Win_allocate_shared: the node's one segment */
+    _Atomic uint32_t stripe[TM_WIN_STRIPES];
+    /* GET/fetch answers whose payload the socket has not taken yet (the memory they send
+     * from must live until then): daemons increment, send completions decrement. */
+    _Atomic uint64_t replies_inflight;
+    struct tm_win *next; /* job registry (job->wins_lock) */
+};
+
+/* Remote answers an origin waits for (rma_net.c): one per rank and window, registered in the
+ * job's transfer table so a frame names it by cookie. */
+struct tm_rma_origin {
+    struct tm_rank *owner;
+    struct tm_win *w;
+    uint64_t cookie;
+    _Atomic uint64_t answers; /* lock grants, flush/unlock answers, completed gets (daemons) */
+    _Atomic uint64_t sent;    /* payloads the links released (send completions) */
+    _Atomic int err;          /* first failure reported by a daemon or a link */
+    uint64_t asked;           /* answers asked for (owner) */
+    uint64_t sending;         /* payloads handed to the links (owner) */
+};
+
+/* A rank's window handle.  Owner-only. */
+struct tm_winref {
+    struct tm_win *w;
+    int rank;      /* the owner's rank in the window */
+    MPI_Comm comm; /* private duplicate of the creating communicator */
+    MPI_Errhandler eh;
+    char name[MPI_MAX_OBJECT_NAME]; /* MPI_Win_set_name is local to the calling rank */
+    MPI_Win handle;                 /* this handle's value (error handlers, attribute callbacks) */
+    struct tm_attr *attrs;          /* user attributes (comm/attr.h) */
+    struct tm_info *info;           /* hints as set (Win_create's info, Win_set_info) */
+    void *own_alloc;                /* Win_allocate: this rank's memory, freed with the window */
+    /* epochs */
+    int fence;     /* a fence epoch is open (the last fence had no NOSUCCEED) */
+    int fence_ops; /* RMA calls since that fence */
+    int lock_all;
+    int nlocks;           /* targets locked with Win_lock */
+    uint8_t *lock_of;     /* [target]: 0, or MPI_LOCK_SHARED / MPI_LOCK_EXCLUSIVE */
+    int access, exposure; /* PSCW epochs open */
+    int *acc_grp, nacc_grp;
+    int *exp_grp, nexp_grp;
+    uint64_t completes_wanted; /* Win_wait: completions that end the exposure epoch */
+    uint64_t *posts_used;      /* [target]: posts earlier Win_starts consumed */
+    int acc_nocheck;           /* the open start epoch was opened with MPI_MODE_NOCHECK */
+    /* remote targets written since the last flush of them ([target], NULL if single-node) */
+    uint8_t *dirty;
+    struct tm_rma_origin *org; /* NULL while the window has no member on another node */
+};
+
+/* ---- win.c ---- */
+/* The rank's handle h, or NULL. */
+struct tm_winref *tm_win_ref(struct tm_rank *me, MPI_Win h);
+/* The window named id in the job's registry (any thread; NULL if none). */
+struct tm_win *tm_win_find(struct tm_job *j, int id);
+/* The window rank of world rank `world`, or -1 if it is not a member. */
+int tm_win_member_of(const struct tm_win *w, int world);
+/* The memory of target member t (on this node) for bytes at disp: NULL if out of the window
+ * (dynamic windows: disp is an address inside an attached region). */
+char *tm_win_addr(struct tm_win *w, int t, MPI_Aint disp, size_t bytes);
+/* The same for a byte offset (dynamic: an address), as operations from other nodes name it. */
+char *tm_win_at(struct tm_win *w, int t, uint64_t off, size_t bytes);
+/* Frees the rank's table at job end. */
+void tm_win_tab_free(struct tm_rank *me);
+/* Reports error code on window h (its error handler; fatal ones abort the job). */
+int tm_win_err(struct tm_rank *me, struct tm_winref *wr, int code, const char *fn, const char *fmt,
+               ...) __attribute__((format(printf, 5, 6)));
+/* Looks h up for entry point fn; on failure *ret_err is the reported error. */
+struct tm_winref *tm_win_enter(MPI_Win h, const char *fn, int *ret_err);
+
+/* ---- rma_atomic.c: element-wise application, atomic per basic element ---- */
+/* target[i] = in[i] op target[i] for n elements of type; if fetch, the old values go there
+ * first.  NO_OP only fetches.  Returns 0 or -EINVAL (op not defined on type). */
+int tm_rma_acc_apply(struct tm_win *w, enum tm_opkind op, enum tm_basic type, const void *in,
+                     void *target, size_t n, void *fetch);
+/* *target == *cmp ? *target = *in; the old value to *fetch (one element). */
+void tm_rma_cas_apply(struct tm_win *w, enum tm_basic type, const void *in, const void *cmp,
+                      void *target, void *fetch);
+
+/* ---- rma_sync_lock.c ---- */
+/* The target-side lock of member t (on this node): non-blocking try; release and hand the
+ * lock on to queued remote requests. */
+int tm_win_lock_try(struct tm_win_member *m, int type);
+void tm_win_lock_release(struct tm_win *w, struct tm_win_member *m, int type);
+/* 1 if the rank may access target t now (a passive epoch on t or a fence/PSCW epoch). */
+int tm_win_epoch_ok(const struct tm_winref *wr, int t);
+int tm_win_passive(const struct tm_winref *wr, int t);
+
+/* ---- rma_net.c ---- */
+/* Sets up wr->org when the window has members on other nodes; 0 or -ENOMEM. */
+int tm_rma_origin_init(struct tm_rank *me, struct tm_winref *wr);
+void tm_rma_origin_fini(struct tm_rank *me, struct tm_winref *wr);
+enum tm_rma_kind {
+    TM_RMA_PUT = 1,
+    TM_RMA_GET,
+    TM_RMA_ACC,
+    TM_RMA_GACC,
+    TM_RMA_CAS,
+    TM_RMA_LOCK,
+    TM_RMA_UNLOCK,
+    TM_RMA_FLUSH,
+    TM_RMA_ANSWER, /* target -> origin: a grant, a flush/unlock done, or fetched data */
+    TM_RMA_POST,   /* PSCW: target -> origin */
+    TM_RMA_COMPLETE,
+};
+/* Starts an operation on remote target t: data (bytes) for PUT/ACC/GACC/CAS goes out, result
+ * (bytes of rbytes) is filled by the answer of GET/GACC/CAS.  req (may be NULL) completes when
+ * the operation completes locally (answers for fetching ones).  0 or an MPI error class. */
+int tm_rma_remote_op(struct tm_rank *me, struct tm_winref *wr, int kind, int t, size_t off,
+                     const void *data, size_t bytes, void *result, size_t rbytes, enum tm_opkind op,
+                     enum tm_basic type, struct tm_request *req);
+/* Sends a control frame (LOCK/UNLOCK/FLUSH/POST/COMPLETE) to target t; answered kinds count
+ * in org->asked.  0 or an MPI error class. */
+int tm_rma_remote_ctl(struct tm_rank *me, struct tm_winref *wr, int kind, int t, int arg);
+/* Waits for every answer asked for and every payload handed to the links: 0 or the error. */
+int tm_rma_remote_wait(struct tm_rank *me, struct tm_winref *wr, int local_only);
+/* Flushes every dirty remote target (FLUSH, then waits). */
+int tm_rma_remote_flush_all(struct tm_rank *me, struct tm_winref *wr);
+
+/* Grants queued remote lock requests of m that can be granted now (after a release). */
+void tm_rma_grant_queued(struct tm_win *w, struct tm_win_member *m);
+/* Receive daemon upcalls for NETD_RMA frames (net.c dispatches). */
+void *tm_rma_net_header(struct tm_job *j, int node, const struct netd_hdr *h, void **ctx);
+void tm_rma_net_frame(struct tm_job *j, int node, const struct netd_hdr *h, void *ctx);
+
+#endif

@@ -1,0 +1,554 @@
+/* rma_net.c — one-sided operations on targets of another node: NETD_RMA frames on the
+ * point-to-point channel, applied by the target node's receive daemon in its upcall, with no
+ * involvement of the target rank (docs/ARCHITECTURE.md "One-sided communication",
+ * docs/PROTOCOL.md "NETD_RMA").
+ *
+ * Frame fields: src_rank/dst_rank world ranks; context the window id; tag the kind
+ * (enum tm_rma_kind) | op or lock type << 8 | basic type << 16 (ANSWER: | error class << 8,
+ * | 1 << 24 when it counts as an answer the origin waits for); msg_len the byte offset in the
+ * target's window (dynamic windows: the address); cookie the origin's answer record
+ * (struct tm_rma_origin, transfer table kind RMA_ORIGIN); rcookie a fetching operation's
+ * record (RMA_GET), echoed by the answer that carries the data.
+ *
+ * Order: frames of one link are handled one after the other in sending order, so a FLUSH or
+ * UNLOCK is answered after every operation the origin sent before it has been applied.  A
+ * PUT's payload is read by the daemon straight into the window, and a GET's answer is sent
+ * straight from the window memory and read straight into the origin's buffer: no copy beyond
+ * the socket's. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "net_p2p.h"
+#include "request.h"
+#include "rma.h"
+#include "wait.h"
+
+/* Payloads up to this size are copied at the origin (the call's buffer, e.g. a CAS's stack
+ * pair, is free again at once); larger ones are sent from the caller's buffer, which MPI
+ * keeps untouched until the operation completes. */
+#define RMA_COPY_MAX 256
+#define RMA_ANSWER_COUNTS (1 << 24)
+/* Largest frame of an operation: a GET carries its length in the tag's upper 24 bits. */
+#define RMA_CHUNK ((size_t)1 << 22)
+
+static inline int32_t rma_tag(int kind, int a, int basic)
+{
+    return (int32_t)(kind | (a << 8) | (basic << 16));
+}
+
+/* A fetching operation waiting for its data (RMA_GET). */
+struct rma_get {
+    struct tm_rma_origin *org;
+    void *buf;
+    size_t len;
+    struct tm_request *req; /* completes with the answer, may be NULL */
+};
+
+/* What a send completion releases. */
+struct rma_sent {
+    struct tm_rma_origin *org;
+    void *own;              /* copied payload */
+    struct tm_request *req; /* Rput/Raccumulate: complete locally now */
+};
+
+int tm_rma_origin_init(struct tm_rank *me, struct tm_winref *wr)
+{
+    struct tm_win *w = wr->w;
+    struct tm_net *n = me->job->net;
+    if (!n) return 0;
+    int remote = 0;
+    for (int i = 0; i < w->size && !remote; i++)
+        remote = w->m[i].node != n->node;
+    if (!remote) return 0;
+    wr->org = calloc(1, sizeof *wr->org);
+    wr->dirty = calloc((size_t)w->size, 1);
+    if (!wr->org || !wr->dirty) goto err;
+    wr->org->owner = me;
+    wr->org->w = w;
+    if (tm_xfer_put(&n->xfers, TM_XFER_RMA_ORIGIN, wr->org, &wr->org->cookie) < 0) goto err;
+    return 0;
+err:
+    free(wr->org);
+    free(wr->dirty);
+    wr->org = NULL;
+    wr->dirty = NULL;
+    return -ENOMEM;
+}
+
+void tm_rma_origin_fini(struct tm_rank *me, struct tm_winref *wr)
+{
+    if (!wr->org) return;
+    tm_xfer_take(&me->job->net->xfers, wr->org->cookie, TM_XFER_RMA_ORIGIN);
+    free(wr->org);
+    wr->org = NULL;
+}
+
+static void sent_done(void *arg, int err)
+{
+    struct rma_sent *s = arg;
+    struct tm_rma_origin *org = s->org;
+    struct tm_waker *wk = &org->owner->waker;
+    free(s->own);
+    if (s->req) {
+        tm_req_set_done(s->req, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, err ? MPI_ERR_OTHER : 0);
+        tm_wake(&s->req->owner->waker);
+    }
+    free(s);
+    if (err) {
+        int z = 0;
+        atomic_compare_exchange_strong(&org->err, &z, MPI_ERR_OTHER);
+    }
+    atomic_fetch_add_explicit(&org->sent, 1, memory_order_seq_cst);
+    tm_wake(wk);
+}
+
+/* Sends one frame of an operation to target t.  0 or an MPI error class. */
+static int send_op(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag, size_t off,
+                   const void *data, size_t bytes, uint64_t rcookie, struct tm_request *req)
+{
+    struct tm_net *n = me->job->net;
+    struct tm_rma_origin *org = wr->org;
+    const struct tm_win_member *m = &wr->w->m[t];
+    struct netd_hdr h = {
+        .type = NETD_RMA,
+        .payload_len = (uint32_t)bytes,
+        .src_rank = me->rank,
+        .dst_rank = m->world,
+        .tag = tag,
+        .context = wr->w->id,
+        .msg_len = off,
+        .cookie = org->cookie,
+        .rcookie = rcookie,
+    };
+    struct rma_sent *s = NULL;
+    if (bytes || req) {
+        s = calloc(1, sizeof *s);
+        if (!s) return MPI_ERR_NO_MEM;
+        s->org = org;
+        s->req = req;
+        if (bytes && bytes <= RMA_COPY_MAX) {
+            s->own = malloc(bytes);
+            if (!s->own) {
+                free(s);
+                return MPI_ERR_NO_MEM;
+            }
+            memcpy(s->own, data, bytes);
+            data = s->own;
+        }
+        org->sending++;
+    }
+    int r = n->svc->net_send(n->link, m->node, TMPI_NET_P2P, &h, bytes ? data : NULL,
+                             s ? sent_done : NULL, s);
+    if (r < 0) {
+        if (s) {
+            org->sending--;
+            free(s->own);
+            free(s);
+        }
+        return MPI_ERR_OTHER;
+    }
+    return 0;
+}
+
+int tm_rma_remote_op(struct tm_rank *me, struct tm_winref *wr, int kind, int t, size_t off,
+                     const void *data, size_t bytes, void *result, size_t rbytes, enum tm_opkind op,
+                     enum tm_basic type, struct tm_request *req)
+{
+    struct tm_net *n = me->job->net;
+    struct tm_rma_origin *org = wr->org;
+    /* Long transfers go as several frames of whole elements (CAS never is long). */
+    const size_t es = tm_basic_size(type) ? tm_basic_size(type) : 1;
+    const size_t chunk = RMA_CHUNK / es * es;
+    const size_t total = bytes > rbytes ? bytes : rbytes;
+    if (kind != TM_RMA_GET && kind != TM_RMA_CAS) wr->dirty[t] = 1;
+    size_t done = 0;
+    do {
+        size_t len = total - done > chunk && kind != TM_RMA_CAS ? chunk : total - done;
+        int last = done + len >= total;
+        uint64_t rc = 0;
+        if (result) {
+            struct rma_get *g = calloc(1, sizeof *g);
+            if (!g) return MPI_ERR_NO_MEM;
+            g->org = org;
+            g->buf = (char *)result + done;
+            g->len = kind == TM_RMA_CAS ? rbytes : len;
+            g->req = last ? req : NULL;
+            if (tm_xfer_put(&n->xfers, TM_XFER_RMA_GET, g, &rc) < 0) {
+                free(g);
+                return MPI_ERR_NO_MEM;
+            }
+            org->asked++;
+        }
+        const void *d = data ? (const char *)data + done : NULL;
+        size_t dl = data ? (kind == TM_RMA_CAS ? bytes : len) : 0;
+        int32_t tag = kind == TM_RMA_GET ? (int32_t)((uint32_t)kind | (uint32_t)len << 8)
+                                         : rma_tag(kind, op, type);
+        int err = send_op(me, wr, t, tag, off + done, d, dl, rc, result || !last ? NULL : req);
+        if (err) {
+            if (rc) {
+                free(tm_xfer_take(&n->xfers, rc, TM_XFER_RMA_GET));
+                org->asked--;
+            }
+            return err;
+        }
+        done += len;
+    } while (done < total);
+    return 0;
+}
+
+int tm_rma_remote_ctl(struct tm_rank *me, struct tm_winref *wr, int kind, int t, int arg)
+{
+    if (kind == TM_RMA_LOCK || kind == TM_RMA_UNLOCK || kind == TM_RMA_FLUSH) wr->org->asked++;
+    int err = send_op(me, wr, t, rma_tag(kind, arg, 0), 0, NULL, 0, 0, NULL);
+    if (err && (kind == TM_RMA_LOCK || kind == TM_RMA_UNLOCK || kind == TM_RMA_FLUSH))
+        wr->org->asked--;
+    return err;
+}
+
+struct wait_arg {
+    struct tm_rma_origin *org;
+    int local_only;
+};
+
+static int all_answered(void *p)
+{
+    struct wait_arg *a = p;
+    struct tm_rma_origin *org = a->org;
+    return atomic_load_explicit(&org->sent, memory_order_seq_cst) >= org->sending &&
+           atomic_load_explicit(&org->answers, memory_order_seq_cst) >= org->asked;
+}
+
+int tm_rma_remote_wait(struct tm_rank *me, struct tm_winref *wr, int local_only)
+{
+    struct tm_rma_origin *org = wr->org;
+    if (!org) return 0;
+    struct wait_arg a = {org, local_only};
+    if (!all_answered(&a)) tm_wait(me, all_answered, &a);
+    return atomic_exchange(&org->err, 0);
+}
+
+int tm_rma_remote_flush_all(struct tm_rank *me, struct tm_winref *wr)
+{
+    int err = 0;
+    for (int t = 0; t < wr->w->size && !err; t++)
+        if (wr->dirty[t]) {
+            wr->dirty[t] = 0;
+            err = tm_rma_remote_ctl(me, wr, TM_RMA_FLUSH, t, 0);
+        }
+    int e = tm_rma_remote_wait(me, wr, 0);
+    return err ? err : e;
+}
+
+/* ---- target side (receive daemon) ---- */
+
+struct rma_reply {
+    struct tm_win *w; /* replies_inflight held */
+    void *own;
+};
+
+static void reply_done(void *arg, int err)
+{
+    (void)err; /* a lost answer: the origin's link is gone, its job ends */
+    struct rma_reply *r = arg;
+    free(r->own);
+    atomic_fetch_sub_explicit(&r->w->replies_inflight, 1, memory_order_release);
+    free(r);
+}
+
+/* Sends an answer to the origin of h: data (may be NULL) released through reply_done. */
+static void answer(struct tm_net *n, struct tm_win *w, int node, const struct netd_hdr *h, int err,
+                   int counts, const void *data, size_t len, void *own)
+{
+    struct netd_hdr a = {
+        .type = NETD_RMA,
+        .payload_len = (uint32_t)len,
+        .src_rank = h->dst_rank,
+        .dst_rank = h->src_rank,
+        .tag = rma_tag(TM_RMA_ANSWER, err, 0) | (counts ? RMA_ANSWER_COUNTS : 0),
+        .context = h->context,
+        .cookie = h->cookie,
+        .rcookie = h->rcookie,
+    };
+    struct rma_reply *r = NULL;
+    if (len) {
+        r = malloc(sizeof *r);
+        if (!r) {
+            free(own);
+            a.payload_len = 0;
+            a.tag = rma_tag(TM_RMA_ANSWER, MPI_ERR_NO_MEM, 0) | RMA_ANSWER_COUNTS;
+            len = 0;
+        } else {
+            r->w = w;
+            r->own = own;
+            atomic_fetch_add_explicit(&w->replies_inflight, 1, memory_order_relaxed);
+        }
+    }
+    if (n->svc->net_send(n->link, node, TMPI_NET_P2P, &a, len ? data : NULL, r ? reply_done : NULL,
+                         r) < 0 &&
+        r) {
+        free(own);
+        atomic_fetch_sub_explicit(&w->replies_inflight, 1, memory_order_release);
+        free(r);
+    }
+}
+
+/* A queued or granted lock request answers its origin with a counted answer. */
+static void grant(struct tm_net *n, struct tm_win *w, const struct tm_win_lockreq *q)
+{
+    struct netd_hdr h = {
+        .src_rank = q->origin_world,
+        .dst_rank = q->target_world,
+        .context = w->id,
+        .cookie = q->cookie,
+    };
+    answer(n, w, q->node, &h, 0, 1, NULL, 0, NULL);
+}
+
+void tm_rma_grant_queued(struct tm_win *w, struct tm_win_member *m)
+{
+    struct tm_net *n = w->net;
+    pthread_mutex_lock(&m->lockq_lock);
+    while (m->lockq && tm_win_lock_try(m, m->lockq->type)) {
+        struct tm_win_lockreq *q = m->lockq;
+        m->lockq = q->next;
+        if (!m->lockq) m->lockq_tail = NULL;
+        atomic_fetch_sub_explicit(&m->lockq_len, 1, memory_order_seq_cst);
+        grant(n, w, q);
+        free(q);
+    }
+    pthread_mutex_unlock(&m->lockq_lock);
+}
+
+static void lock_frame(struct tm_net *n, struct tm_win *w, int t, int node,
+                       const struct netd_hdr *h, int type)
+{
+    struct tm_win_member *m = &w->m[t];
+    if (type != MPI_LOCK_SHARED && type != MPI_LOCK_EXCLUSIVE) {
+        answer(n, w, node, h, MPI_ERR_LOCKTYPE, 1, NULL, 0, NULL);
+        return;
+    }
+    if (!atomic_load_explicit(&m->lockq_len, memory_order_seq_cst) && tm_win_lock_try(m, type)) {
+        answer(n, w, node, h, 0, 1, NULL, 0, NULL);
+        return;
+    }
+    struct tm_win_lockreq *q = calloc(1, sizeof *q);
+    if (!q) {
+        answer(n, w, node, h, MPI_ERR_NO_MEM, 1, NULL, 0, NULL);
+        return;
+    }
+    q->origin_world = h->src_rank;
+    q->target_world = h->dst_rank;
+    q->node = node;
+    q->type = type;
+    q->cookie = h->cookie;
+    pthread_mutex_lock(&m->lockq_lock);
+    if (m->lockq_tail)
+        m->lockq_tail->next = q;
+    else
+        m->lockq = q;
+    m->lockq_tail = q;
+    atomic_fetch_add_explicit(&m->lockq_len, 1, memory_order_seq_cst);
+    pthread_mutex_unlock(&m->lockq_lock);
+    /* The holder may have released before it could see us counted. */
+    tm_rma_grant_queued(w, m);
+}
+
+/* What the header upcall found, for the frame upcall. */
+struct rma_rx {
+    struct tm_win *w;
+    int t;             /* target's window rank (operations) */
+    char *addr;        /* target memory, NULL: out of the window */
+    void *buf;         /* ACC/GACC/CAS payload */
+    struct rma_get *g; /* ANSWER with data */
+};
+
+static struct tm_win *frame_win(struct tm_net *n, int node, const struct netd_hdr *h, int *ret_t)
+{
+    struct tm_win *w = tm_win_find(n->job, h->context);
+    int t = w ? tm_win_member_of(w, h->dst_rank) : -1;
+    if (t < 0) {
+        tm_net_proto_error(n, node, "RMA frame for window %d rank %d: no such window here",
+                           h->context, h->dst_rank);
+        return NULL;
+    }
+    *ret_t = t;
+    return w;
+}
+
+void *tm_rma_net_header(struct tm_job *j, int node, const struct netd_hdr *h, void **ctx)
+{
+    struct tm_net *n = j->net;
+    *ctx = NULL;
+    if (!n || node < 0 || node >= n->nnodes || node == n->node) return NULL;
+    const int kind = h->tag & 0xff;
+    if (kind == TM_RMA_ANSWER) {
+        if (!h->rcookie) return NULL;
+        struct rma_get *g = tm_xfer_get(&n->xfers, h->rcookie, TM_XFER_RMA_GET);
+        if (!g || h->payload_len > g->len) {
+            tm_net_proto_error(n, node, "RMA answer (rcookie %#llx, %u bytes) fits no operation",
+                               (unsigned long long)h->rcookie, h->payload_len);
+            return NULL;
+        }
+        return h->payload_len ? g->buf : NULL;
+    }
+    if (!h->payload_len) return NULL;
+    int t;
+    struct tm_win *w = frame_win(n, node, h, &t);
+    if (!w) return NULL;
+    struct rma_rx *rx = calloc(1, sizeof *rx);
+    if (!rx) return NULL;
+    rx->w = w;
+    rx->t = t;
+    *ctx = rx;
+    if (kind == TM_RMA_PUT) {
+        rx->addr = tm_win_at(w, t, h->msg_len, h->payload_len);
+        return rx->addr; /* NULL: out of the window, the payload is dropped */
+    }
+    rx->buf = malloc(h->payload_len);
+    return rx->buf;
+}
+
+/* The origin's answer: a grant, a flush or unlock done, or a fetch's data (in g->buf). */
+static void answer_frame(struct tm_net *n, int node, const struct netd_hdr *h)
+{
+    const int err = (h->tag >> 8) & 0xff, counts = (h->tag & RMA_ANSWER_COUNTS) != 0;
+    struct tm_rma_origin *org;
+    struct tm_request *req = NULL;
+    if (h->rcookie) {
+        struct rma_get *g = tm_xfer_take(&n->xfers, h->rcookie, TM_XFER_RMA_GET);
+        if (!g) return; /* reported by the header upcall */
+        org = g->org;
+        req = g->req;
+        free(g);
+    } else {
+        org = tm_xfer_get(&n->xfers, h->cookie, TM_XFER_RMA_ORIGIN);
+        if (!org) {
+            tm_net_proto_error(n, node, "RMA answer for an unknown origin %#llx",
+                               (unsigned long long)h->cookie);
+            return;
+        }
+    }
+    if (err) {
+        int z = 0;
+        atomic_compare_exchange_strong(&org->err, &z, err);
+    }
+    struct tm_waker *wk = &org->owner->waker;
+    if (req) {
+        tm_req_set_done(req, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, err);
+        tm_wake(&req->owner->waker);
+    }
+    if (counts || h->rcookie) atomic_fetch_add_explicit(&org->answers, 1, memory_order_seq_cst);
+    tm_wake(wk);
+}
+
+/* An operation on member t of w (on this node): applied here, answered if it fetches. */
+static void op_frame(struct tm_net *n, int node, const struct netd_hdr *h, struct rma_rx *rx)
+{
+    int t;
+    struct tm_win *w = rx ? rx->w : frame_win(n, node, h, &t);
+    if (!w) return;
+    if (rx) t = rx->t;
+    const int kind = h->tag & 0xff, a = (h->tag >> 8) & 0xff, basic = (h->tag >> 16) & 0xff;
+    const size_t es = basic < TM_T__COUNT ? tm_basic_size((enum tm_basic)basic) : 0;
+    const uint64_t off = h->msg_len;
+    char *addr;
+    switch (kind) {
+    case TM_RMA_PUT:
+        if (h->payload_len && !(rx && rx->addr))
+            answer(n, w, node, h, MPI_ERR_RMA_RANGE, 0, NULL, 0, NULL);
+        return;
+    case TM_RMA_GET: {
+        size_t len = (uint32_t)h->tag >> 8;
+        addr = tm_win_at(w, t, off, len);
+        if (!addr && len)
+            answer(n, w, node, h, MPI_ERR_RMA_RANGE, 1, NULL, 0, NULL);
+        else
+            answer(n, w, node, h, 0, 1, addr, len, NULL);
+        return;
+    }
+    case TM_RMA_ACC:
+    case TM_RMA_GACC:
+    case TM_RMA_CAS: {
+        const int fetch = kind != TM_RMA_ACC;
+        size_t len = kind == TM_RMA_CAS ? es : h->payload_len;
+        int err = 0;
+        if (!es || a >= TM_OP__COUNT || h->payload_len % es ||
+            (kind == TM_RMA_CAS && h->payload_len != 2 * es) ||
+            !tm_op_defined((enum tm_opkind)a, (enum tm_basic)basic))
+            err = MPI_ERR_OP;
+        else if (h->payload_len && !(rx && rx->buf))
+            err = MPI_ERR_NO_MEM;
+        addr = err ? NULL : tm_win_at(w, t, off, len);
+        if (!err && !addr && len) err = MPI_ERR_RMA_RANGE;
+        void *res = NULL;
+        if (!err && fetch && len && !(res = malloc(len))) err = MPI_ERR_NO_MEM;
+        if (!err && kind == TM_RMA_CAS)
+            tm_rma_cas_apply(w, (enum tm_basic)basic, rx->buf, (char *)rx->buf + es, addr, res);
+        else if (!err)
+            tm_rma_acc_apply(w, (enum tm_opkind)a, (enum tm_basic)basic, rx ? rx->buf : NULL, addr,
+                             len / es, res);
+        if (fetch)
+            answer(n, w, node, h, err, 1, res, err ? 0 : len, res);
+        else if (err)
+            answer(n, w, node, h, err, 0, NULL, 0, NULL);
+        if (err) free(res);
+        return;
+    }
+    case TM_RMA_LOCK:
+        lock_frame(n, w, t, node, h, a);
+        return;
+    case TM_RMA_UNLOCK: {
+        struct tm_win_member *m = &w->m[t];
+        int64_t v = atomic_load_explicit(&m->lockw, memory_order_relaxed);
+        if ((a == MPI_LOCK_EXCLUSIVE && v != -1) || (a == MPI_LOCK_SHARED && v <= 0)) {
+            answer(n, w, node, h, MPI_ERR_RMA_SYNC, 1, NULL, 0, NULL);
+            return;
+        }
+        tm_win_lock_release(w, m, a);
+        answer(n, w, node, h, 0, 1, NULL, 0, NULL);
+        return;
+    }
+    case TM_RMA_FLUSH:
+        answer(n, w, node, h, 0, 1, NULL, 0, NULL);
+        return;
+    case TM_RMA_POST:
+    case TM_RMA_COMPLETE: {
+        /* PSCW (rma_sync_pscw.c): t is the origin a target posted to, or the target an origin
+         * completed its access epoch on. */
+        int from = tm_win_member_of(w, h->src_rank);
+        if (from < 0) {
+            tm_net_proto_error(n, node, "RMA %s from rank %d, not a member of window %d",
+                               kind == TM_RMA_POST ? "POST" : "COMPLETE", h->src_rank, w->id);
+            return;
+        }
+        if (kind == TM_RMA_POST)
+            atomic_fetch_add_explicit(&w->m[t].posts[from], 1, memory_order_seq_cst);
+        else
+            atomic_fetch_add_explicit(&w->m[t].completes, 1, memory_order_seq_cst);
+        tm_wake(&tm_job_rank(n->job, h->dst_rank)->waker);
+        return;
+    }
+    default:
+        tm_net_proto_error(n, node, "RMA frame of unknown kind %d", kind);
+    }
+}
+
+void tm_rma_net_frame(struct tm_job *j, int node, const struct netd_hdr *h, void *ctx)
+{
+    struct tm_net *n = j->net;
+    struct rma_rx *rx = ctx;
+    if (!n || node < 0 || node >= n->nnodes || node == n->node) {
+        if (n) tm_net_proto_error(n, node, "RMA frame from a node that is not a peer");
+        return;
+    }
+    if ((h->tag & 0xff) == TM_RMA_ANSWER)
+        answer_frame(n, node, h);
+    else
+        op_frame(n, node, h, rx);
+    if (rx) {
+        free(rx->buf);
+        free(rx);
+    }
+}

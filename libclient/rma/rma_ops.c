@@ -1,0 +1,379 @@
+/* rma_ops.c — the communication calls (MPI 3.1 §11.3): Put, Get, Accumulate, Get_accumulate,
+ * Fetch_and_op, Compare_and_swap and their request forms.  A target on this node is plain
+ * memory: copies and atomic element updates straight into it, complete on return.  A target
+ * on another node gets a NETD_RMA frame (rma_net.c). */
+#include <string.h>
+
+#include "errh.h"
+#include "job.h"
+#include "request.h"
+#include "rma.h"
+#include "type.h"
+
+/* One operation, checked. */
+struct op {
+    struct tm_rank *me;
+    struct tm_winref *wr;
+    int t; /* target rank in the window */
+    MPI_Aint disp;
+    size_t bytes; /* at the target */
+    enum tm_basic basic;
+    enum tm_opkind op;
+    char *local; /* the target's memory when it is on this node, else NULL */
+};
+
+/* A side of an operation (origin, result or target): count elements of dt. */
+static int check_side(struct op *o, const char *fn, const char *what, int count, MPI_Datatype dt,
+                      const void *buf, int need_buf, const struct tm_type **ret)
+{
+    if (count < 0)
+        return tm_win_err(o->me, o->wr, MPI_ERR_COUNT, fn, "invalid %s count %d", what, count);
+    const struct tm_type *t = tm_type_get(dt);
+    if (!t) return tm_win_err(o->me, o->wr, MPI_ERR_TYPE, fn, "invalid %s datatype %d", what, dt);
+    if (need_buf && !buf && count > 0)
+        return tm_win_err(o->me, o->wr, MPI_ERR_BUFFER, fn, "%s buffer is NULL", what);
+    /* The window code moves whole elements as bytes: a type with gaps (vector, indexed,
+     * struct with holes) would need the flat-map movers of type_copy.h on both sides, which
+     * the RMA path does not use yet. */
+    if (!t->contig && t->psize && count > 0)
+        return tm_win_err(o->me, o->wr, MPI_ERR_TYPE, fn,
+                          "%s datatype %d is not contiguous (not supported by one-sided calls yet)",
+                          what, dt);
+    *ret = t;
+    return MPI_SUCCESS;
+}
+
+/* Both sides must carry the same basic elements, as many of them (the type signatures
+ * match: MPI 3.1 §11.3). */
+static int check_match(struct op *o, const char *fn, const char *what, const struct tm_type *a,
+                       int ac, const struct tm_type *b, int bc)
+{
+    if (a->basic != b->basic || (size_t)ac * a->size != (size_t)bc * b->size)
+        return tm_win_err(o->me, o->wr, MPI_ERR_TYPE, fn,
+                          "%s: %d x %s does not match the target's %d x %s", what, ac, a->name, bc,
+                          b->name);
+    return MPI_SUCCESS;
+}
+
+/* Checks window, target, epoch, range; *ret_null: target is MPI_PROC_NULL (nothing to do). */
+static int check_target(struct op *o, const char *fn, MPI_Win win, int rank, MPI_Aint disp,
+                        int count, MPI_Datatype dt, int passive_only, int *ret_null)
+{
+    int err;
+    o->me = tm_self();
+    o->wr = tm_win_enter(win, fn, &err);
+    if (!o->wr) return err;
+    *ret_null = 0;
+    struct tm_win *w = o->wr->w;
+    if (rank == MPI_PROC_NULL) {
+        *ret_null = 1;
+        return MPI_SUCCESS;
+    }
+    if (rank < 0 || rank >= w->size)
+        return tm_win_err(o->me, o->wr, MPI_ERR_RANK, fn, "invalid target rank %d", rank);
+    const struct tm_type *t;
+    if ((err = check_side(o, fn, "target", count, dt, NULL, 0, &t))) return err;
+    if (disp < 0)
+        return tm_win_err(o->me, o->wr, MPI_ERR_DISP, fn, "negative target displacement %td", disp);
+    if (passive_only ? !tm_win_passive(o->wr, rank) : !tm_win_epoch_ok(o->wr, rank))
+        return tm_win_err(o->me, o->wr, MPI_ERR_RMA_SYNC, fn,
+                          passive_only ? "no passive-target epoch on rank %d"
+                                       : "no access epoch on rank %d",
+                          rank);
+    o->t = rank;
+    o->disp = disp;
+    o->bytes = (size_t)count * t->extent;
+    o->basic = t->basic;
+    o->local = NULL;
+    const struct tm_win_member *m = &w->m[rank];
+    if (m->node == w->m[o->wr->rank].node) {
+        o->local = tm_win_addr(w, rank, disp, o->bytes);
+        if (!o->local && o->bytes)
+            return tm_win_err(o->me, o->wr, MPI_ERR_RMA_RANGE, fn,
+                              "%zu bytes at displacement %td are outside rank %d's window",
+                              o->bytes, disp, rank);
+    } else if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        size_t off;
+        if (__builtin_mul_overflow((size_t)disp, (size_t)m->disp_unit, &off) || off > m->size ||
+            o->bytes > m->size - off)
+            return tm_win_err(o->me, o->wr, MPI_ERR_RMA_RANGE, fn,
+                              "%zu bytes at displacement %td are outside rank %d's window",
+                              o->bytes, disp, rank);
+    }
+    o->wr->fence_ops++;
+    return MPI_SUCCESS;
+}
+
+/* The byte offset a remote target applies the operation at (dynamic windows: the address). */
+static size_t remote_off(const struct op *o)
+{
+    const struct tm_win *w = o->wr->w;
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) return (size_t)o->disp;
+    return (size_t)o->disp * (size_t)w->m[o->t].disp_unit;
+}
+
+static int check_op(struct op *o, const char *fn, MPI_Op op, int replace_ok)
+{
+    int k = tm_op_kind(op);
+    if (k < 0 || (!replace_ok && (k == TM_OP_REPLACE || k == TM_OP_NO_OP)))
+        return tm_win_err(o->me, o->wr, MPI_ERR_OP, fn, "invalid operation %d for RMA", op);
+    if (!tm_op_defined((enum tm_opkind)k, o->basic))
+        return tm_win_err(o->me, o->wr, MPI_ERR_OP, fn, "operation %d is not defined on the type",
+                          op);
+    o->op = (enum tm_opkind)k;
+    return MPI_SUCCESS;
+}
+
+static int remote_failed(struct op *o, const char *fn, int err)
+{
+    return tm_win_err(o->me, o->wr, err, fn, "operation on rank %d (another node) failed", o->t);
+}
+
+/* A request for an operation that is already complete. */
+static int done_request(struct op *o, const char *fn, MPI_Request *request)
+{
+    struct tm_request *r = tm_req_alloc(o->me, TM_REQ_COLL);
+    if (!r) return tm_win_err(o->me, o->wr, MPI_ERR_NO_MEM, fn, "out of memory");
+    tm_req_set_done_own(r, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS);
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+static int new_request(struct op *o, const char *fn, MPI_Request *request, struct tm_request **ret)
+{
+    if (!request) return tm_win_err(o->me, o->wr, MPI_ERR_ARG, fn, "request is NULL");
+    *ret = tm_req_alloc(o->me, TM_REQ_COLL);
+    if (!*ret) return tm_win_err(o->me, o->wr, MPI_ERR_NO_MEM, fn, "out of memory");
+    (*ret)->st_source = MPI_ANY_SOURCE;
+    (*ret)->st_tag = MPI_ANY_TAG;
+    return MPI_SUCCESS;
+}
+
+static int do_put(const char *fn, const void *oaddr, int ocount, MPI_Datatype otype, int trank,
+                  MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win, MPI_Request *request)
+{
+    struct op o;
+    int null, err = check_target(&o, fn, win, trank, tdisp, tcount, ttype, request != NULL, &null);
+    if (err) return err;
+    const struct tm_type *ot, *tt = tm_type_get(ttype);
+    if ((err = check_side(&o, fn, "origin", ocount, otype, oaddr, 1, &ot))) return err;
+    if (null) return request ? done_request(&o, fn, request) : MPI_SUCCESS;
+    if ((err = check_match(&o, fn, "origin", ot, ocount, tt, tcount))) return err;
+    if (o.local) {
+        if (o.bytes) memcpy(o.local, oaddr, o.bytes);
+        return request ? done_request(&o, fn, request) : MPI_SUCCESS;
+    }
+    struct tm_request *r = NULL;
+    if (request && (err = new_request(&o, fn, request, &r))) return err;
+    err = tm_rma_remote_op(o.me, o.wr, TM_RMA_PUT, o.t, remote_off(&o), oaddr, o.bytes, NULL, 0,
+                           TM_OP_REPLACE, o.basic, r);
+    if (err) return remote_failed(&o, fn, err);
+    if (request) *request = r;
+    return MPI_SUCCESS;
+}
+
+static int do_get(const char *fn, void *oaddr, int ocount, MPI_Datatype otype, int trank,
+                  MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win, MPI_Request *request)
+{
+    struct op o;
+    int null, err = check_target(&o, fn, win, trank, tdisp, tcount, ttype, request != NULL, &null);
+    if (err) return err;
+    const struct tm_type *ot, *tt = tm_type_get(ttype);
+    if ((err = check_side(&o, fn, "origin", ocount, otype, oaddr, 1, &ot))) return err;
+    if (null) return request ? done_request(&o, fn, request) : MPI_SUCCESS;
+    if ((err = check_match(&o, fn, "origin", ot, ocount, tt, tcount))) return err;
+    if (o.local) {
+        if (o.bytes) memcpy(oaddr, o.local, o.bytes);
+        return request ? done_request(&o, fn, request) : MPI_SUCCESS;
+    }
+    struct tm_request *r = NULL;
+    if (request && (err = new_request(&o, fn, request, &r))) return err;
+    err = tm_rma_remote_op(o.me, o.wr, TM_RMA_GET, o.t, remote_off(&o), NULL, 0, oaddr, o.bytes,
+                           TM_OP_NO_OP, o.basic, r);
+    if (err) return remote_failed(&o, fn, err);
+    if (request) *request = r;
+    return MPI_SUCCESS;
+}
+
+/* Accumulate and Get_accumulate (result NULL: no fetch). */
+static int do_acc(const char *fn, const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
+                  int rcount, MPI_Datatype rtype, int trank, MPI_Aint tdisp, int tcount,
+                  MPI_Datatype ttype, MPI_Op op, MPI_Win win, int fetching, MPI_Request *request)
+{
+    struct op o;
+    int null, err = check_target(&o, fn, win, trank, tdisp, tcount, ttype, request != NULL, &null);
+    if (err) return err;
+    const struct tm_type *ot = NULL, *rt = NULL, *tt = tm_type_get(ttype);
+    int k = tm_op_kind(op);
+    const int no_op = k == TM_OP_NO_OP;
+    if ((err = check_side(&o, fn, "origin", ocount, otype, oaddr, !no_op, &ot))) return err;
+    if (fetching && (err = check_side(&o, fn, "result", rcount, rtype, raddr, 1, &rt))) return err;
+    if (null) return request ? done_request(&o, fn, request) : MPI_SUCCESS;
+    if ((err = check_op(&o, fn, op, 1))) return err;
+    if (!fetching && no_op)
+        return tm_win_err(o.me, o.wr, MPI_ERR_OP, fn, "MPI_NO_OP is for fetching calls only");
+    if (!no_op && (err = check_match(&o, fn, "origin", ot, ocount, tt, tcount))) return err;
+    if (fetching && (err = check_match(&o, fn, "result", rt, rcount, tt, tcount))) return err;
+    const size_t n = o.bytes / tm_basic_size(o.basic);
+    if (o.local) {
+        tm_rma_acc_apply(o.wr->w, o.op, o.basic, no_op ? NULL : oaddr, o.local, n,
+                         fetching ? raddr : NULL);
+        return request ? done_request(&o, fn, request) : MPI_SUCCESS;
+    }
+    struct tm_request *r = NULL;
+    if (request && (err = new_request(&o, fn, request, &r))) return err;
+    /* MPI_NO_OP sends the result buffer as a stand-in payload: the target ignores its values
+     * but learns the length from it. */
+    err = tm_rma_remote_op(o.me, o.wr, fetching ? TM_RMA_GACC : TM_RMA_ACC, o.t, remote_off(&o),
+                           no_op ? raddr : oaddr, o.bytes, fetching ? raddr : NULL,
+                           fetching ? o.bytes : 0, o.op, o.basic, r);
+    if (err) return remote_failed(&o, fn, err);
+    if (request) *request = r;
+    return MPI_SUCCESS;
+}
+
+TM_API int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Win win)
+{
+    return do_put("MPI_Put", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, win, NULL);
+}
+TM_ALIAS(Put)
+
+TM_API int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Rput";
+    if (!request) return tm_err_noco(MPI_ERR_ARG, fn, "request is NULL");
+    return do_put(fn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, win, request);
+}
+TM_ALIAS(Rput)
+
+TM_API int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Win win)
+{
+    return do_get("MPI_Get", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, win, NULL);
+}
+TM_ALIAS(Get)
+
+TM_API int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Rget";
+    if (!request) return tm_err_noco(MPI_ERR_ARG, fn, "request is NULL");
+    return do_get(fn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, win, request);
+}
+TM_ALIAS(Rget)
+
+TM_API int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                           int target_rank, MPI_Aint target_disp, int target_count,
+                           MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    return do_acc("MPI_Accumulate", origin_addr, origin_count, origin_datatype, NULL, 0,
+                  MPI_DATATYPE_NULL, target_rank, target_disp, target_count, target_datatype, op,
+                  win, 0, NULL);
+}
+TM_ALIAS(Accumulate)
+
+TM_API int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                            int target_rank, MPI_Aint target_disp, int target_count,
+                            MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                            MPI_Request *request)
+{
+    static const char fn[] = "MPI_Raccumulate";
+    if (!request) return tm_err_noco(MPI_ERR_ARG, fn, "request is NULL");
+    return do_acc(fn, origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL,
+                  target_rank, target_disp, target_count, target_datatype, op, win, 0, request);
+}
+TM_ALIAS(Raccumulate)
+
+TM_API int PMPI_Get_accumulate(const void *origin_addr, int origin_count,
+                               MPI_Datatype origin_datatype, void *result_addr, int result_count,
+                               MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                               int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                               MPI_Win win)
+{
+    return do_acc("MPI_Get_accumulate", origin_addr, origin_count, origin_datatype, result_addr,
+                  result_count, result_datatype, target_rank, target_disp, target_count,
+                  target_datatype, op, win, 1, NULL);
+}
+TM_ALIAS(Get_accumulate)
+
+TM_API int PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
+                                MPI_Datatype origin_datatype, void *result_addr, int result_count,
+                                MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                                int target_count, MPI_Datatype target_datatype, MPI_Op op,
+                                MPI_Win win, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Rget_accumulate";
+    if (!request) return tm_err_noco(MPI_ERR_ARG, fn, "request is NULL");
+    return do_acc(fn, origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                  result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
+                  1, request);
+}
+TM_ALIAS(Rget_accumulate)
+
+TM_API int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
+                             int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
+{
+    return do_acc("MPI_Fetch_and_op", origin_addr, 1, datatype, result_addr, 1, datatype,
+                  target_rank, target_disp, 1, datatype, op, win, 1, NULL);
+}
+TM_ALIAS(Fetch_and_op)
+
+/* Compare_and_swap takes integer, logical and byte types only (MPI 3.1 §11.3.4). */
+static int cas_type_ok(enum tm_basic b)
+{
+    switch (b) {
+    case TM_T_FLOAT:
+    case TM_T_DOUBLE:
+    case TM_T_LONG_DOUBLE:
+    case TM_T_FLOAT_INT:
+    case TM_T_DOUBLE_INT:
+    case TM_T_LONG_INT:
+    case TM_T_2INT:
+    case TM_T_SHORT_INT:
+    case TM_T_LONG_DOUBLE_INT:
+    case TM_T_PACKED:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+TM_API int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr,
+                                 void *result_addr, MPI_Datatype datatype, int target_rank,
+                                 MPI_Aint target_disp, MPI_Win win)
+{
+    static const char fn[] = "MPI_Compare_and_swap";
+    struct op o;
+    int null, err = check_target(&o, fn, win, target_rank, target_disp, 1, datatype, 0, &null);
+    if (err) return err;
+    if (null) return MPI_SUCCESS;
+    const struct tm_type *t = tm_type_get(datatype);
+    if (t->derived || !cas_type_ok(t->basic))
+        return tm_win_err(o.me, o.wr, MPI_ERR_TYPE, fn,
+                          "%s is not a predefined integer, logical or byte type", t->name);
+    if (!origin_addr || !compare_addr || !result_addr)
+        return tm_win_err(o.me, o.wr, MPI_ERR_BUFFER, fn, "a buffer is NULL");
+    if (o.local) {
+        tm_rma_cas_apply(o.wr->w, o.basic, origin_addr, compare_addr, o.local, result_addr);
+        return MPI_SUCCESS;
+    }
+    /* The frame carries the new value, then the compare value. */
+    char two[2 * sizeof(uint64_t)];
+    memcpy(two, origin_addr, o.bytes);
+    memcpy(two + o.bytes, compare_addr, o.bytes);
+    err = tm_rma_remote_op(o.me, o.wr, TM_RMA_CAS, o.t, remote_off(&o), two, 2 * o.bytes,
+                           result_addr, o.bytes, TM_OP_REPLACE, o.basic, NULL);
+    if (err) return remote_failed(&o, fn, err);
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Compare_and_swap)

@@ -1,0 +1,146 @@
+/* rma_acc.c — accumulate atomicity: every rank accumulates into the same elements of every
+ * other rank at once (SUM on int, long long and double; MAXLOC on the double-int pair and SUM on
+ * long double, which take the window's stripe locks instead of one atomic instruction;
+ * Fetch_and_op tickets that must all differ), checked element by element; and transfers
+ * longer than one frame (5 MiB Put and Get, 1 Mi-element Accumulate). */
+#include <string.h>
+
+#include "check.h"
+
+#define NE 512   /* elements each rank accumulates into */
+#define ROUNDS 8 /* accumulates per rank and target */
+
+struct dint {
+    double v;
+    int i;
+};
+
+struct area {
+    int i[NE];
+    long long ll[NE];
+    double d[NE];
+    long double ld[NE];
+    struct dint loc[NE];
+    long long ticket;
+};
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    struct area *a;
+    MPI_Win win;
+    CHECK_MPI(MPI_Win_allocate(sizeof *a, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &a, &win));
+    memset(a, 0, sizeof *a);
+    for (int k = 0; k < NE; k++)
+        a->loc[k] = (struct dint){-1.0, -1};
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    int oi[NE];
+    long long oll[NE];
+    double od[NE];
+    long double old_[NE];
+    struct dint oloc[NE];
+    for (int k = 0; k < NE; k++) {
+        oi[k] = rank + k;
+        oll[k] = (long long)(rank + 1) << 32 | (unsigned)k;
+        od[k] = 0.5 * (rank + 1);
+        old_[k] = 0.25L * (rank + 1);
+        oloc[k] = (struct dint){(double)((rank * 7 + k) % size), rank};
+    }
+    long long tickets[ROUNDS * 64];
+    int nt = 0;
+    CHECK_MPI(MPI_Win_lock_all(0, win));
+    for (int r = 0; r < ROUNDS; r++) {
+        for (int s = 0; s < size; s++) {
+            int t = (rank + s) % size;
+            CHECK_MPI(MPI_Accumulate(oi, NE, MPI_INT, t, offsetof(struct area, i), NE, MPI_INT,
+                                     MPI_SUM, win));
+            CHECK_MPI(MPI_Accumulate(oll, NE, MPI_LONG_LONG, t, offsetof(struct area, ll), NE,
+                                     MPI_LONG_LONG, MPI_SUM, win));
+            CHECK_MPI(MPI_Accumulate(od, NE, MPI_DOUBLE, t, offsetof(struct area, d), NE,
+                                     MPI_DOUBLE, MPI_SUM, win));
+            CHECK_MPI(MPI_Accumulate(old_, NE, MPI_LONG_DOUBLE, t, offsetof(struct area, ld), NE,
+                                     MPI_LONG_DOUBLE, MPI_SUM, win));
+            CHECK_MPI(MPI_Accumulate(oloc, NE, MPI_DOUBLE_INT, t, offsetof(struct area, loc), NE,
+                                     MPI_DOUBLE_INT, MPI_MAXLOC, win));
+        }
+        long long one = 1;
+        if (nt < ROUNDS * 64) {
+            CHECK_MPI(MPI_Fetch_and_op(&one, &tickets[nt], MPI_LONG_LONG, 0,
+                                       offsetof(struct area, ticket), MPI_SUM, win));
+            CHECK_MPI(MPI_Win_flush(0, win));
+            nt++;
+        }
+    }
+    CHECK_MPI(MPI_Win_unlock_all(win));
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    /* sum over ranks q of (q + k), ROUNDS times; etc. */
+    const long long sr = (long long)size * (size - 1) / 2;
+    for (int k = 0; k < NE; k++) {
+        long long ei = ROUNDS * (sr + (long long)size * k);
+        CHECK(a->i[k] == (int)ei, "int sum [%d]: expected %lld got %d", k, ei, a->i[k]);
+        long long ell = ROUNDS * ((sr + size) << 32) + (long long)ROUNDS * size * k;
+        CHECK(a->ll[k] == ell, "long long sum [%d]: expected %lld got %lld", k, ell, a->ll[k]);
+        double ed = ROUNDS * 0.5 * (sr + size);
+        CHECK(a->d[k] == ed, "double sum [%d]: expected %g got %g", k, ed, a->d[k]);
+        long double eld = ROUNDS * 0.25L * (sr + size);
+        CHECK(a->ld[k] == eld, "long double sum [%d]: expected %Lg got %Lg", k, eld, a->ld[k]);
+        /* the largest value any rank sent is size - 1; ties go to the smallest rank */
+        int best = -1;
+        for (int q = 0; q < size && best < 0; q++)
+            if ((q * 7 + k) % size == size - 1) best = q;
+        CHECK(a->loc[k].v == size - 1 && a->loc[k].i == best,
+              "maxloc [%d]: expected (%d, %d) got (%g, %d)", k, size - 1, best, a->loc[k].v,
+              a->loc[k].i);
+    }
+    /* Tickets: all ranks' old values together are exactly 0 .. size*ROUNDS-1. */
+    long long *all = malloc(sizeof *all * (size_t)size * ROUNDS);
+    MPI_Allgather(tickets, ROUNDS, MPI_LONG_LONG, all, ROUNDS, MPI_LONG_LONG, MPI_COMM_WORLD);
+    char *seen = calloc((size_t)size * ROUNDS, 1);
+    for (int q = 0; q < size * ROUNDS; q++) {
+        CHECK(all[q] >= 0 && all[q] < size * ROUNDS && !seen[all[q]],
+              "ticket %lld out of range or given twice", all[q]);
+        seen[all[q]] = 1;
+    }
+    free(seen);
+    free(all);
+    CHECK_MPI(MPI_Win_free(&win));
+
+    /* Long transfers: 5 MiB to the right neighbour and back, a long accumulate. */
+    const size_t big = (size_t)5 << 20;
+    unsigned char *wb, *src = malloc(big), *back = malloc(big);
+    CHECK_MPI(MPI_Win_allocate(big, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &wb, &win));
+    for (size_t k = 0; k < big; k++)
+        src[k] = (unsigned char)(k * 31 + rank);
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    CHECK_MPI(MPI_Win_fence(0, win));
+    CHECK_MPI(MPI_Put(src, (int)big, MPI_BYTE, right, 0, (int)big, MPI_BYTE, win));
+    CHECK_MPI(MPI_Win_fence(0, win));
+    for (size_t k = 0; k < big; k++)
+        CHECK(wb[k] == (unsigned char)(k * 31 + left), "big put [%zu]: expected %u got %u", k,
+              (unsigned char)(k * 31 + left), wb[k]);
+    CHECK_MPI(MPI_Get(back, (int)big, MPI_BYTE, right, 0, (int)big, MPI_BYTE, win));
+    CHECK_MPI(MPI_Win_fence(0, win));
+    CHECK(!memcmp(back, src, big), "big get differs from what was put");
+    int *iw = (int *)wb;
+    const int nint = (int)(big / sizeof(int));
+    for (int k = 0; k < nint; k++)
+        iw[k] = 1;
+    int *ones = (int *)src;
+    for (int k = 0; k < nint; k++)
+        ones[k] = k;
+    CHECK_MPI(MPI_Win_fence(0, win));
+    CHECK_MPI(MPI_Accumulate(ones, nint, MPI_INT, right, 0, nint, MPI_INT, MPI_SUM, win));
+    CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    for (int k = 0; k < nint; k++)
+        CHECK(iw[k] == k + 1, "big accumulate [%d]: expected %d got %d", k, k + 1, iw[k]);
+    CHECK_MPI(MPI_Win_free(&win));
+    free(src);
+    free(back);
+    return finish_ok();
+}
