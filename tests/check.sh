@@ -16,6 +16,15 @@ else
     failed=$((failed + 1))
 fi
 
+# Every test program is registered and every MPI program runs on one node and across agents.
+if "$top/tools/test-list-check"; then
+    echo "ok test-list-check"
+    passed=$((passed + 1))
+else
+    echo "not ok test-list-check"
+    failed=$((failed + 1))
+fi
+
 log=$(mktemp)
 meson test -C "$build" --print-errorlogs --num-processes 2 \
     --timeout-multiplier "${TMPI_TIMEOUT_MULTIPLIER:-1}" 2>&1 | tee "$log"

@@ -1,12 +1,14 @@
 #!/bin/sh
 # Installs the Debian packages TMPI builds and tests with, when any is missing.
 # dpkg-dev, debhelper, lintian: tests/bats/packaging.bats builds and checks the .deb packages.
+# autoconf, automake, cmake: tests/bats/tmpicc.bats builds small real projects with tmpicc.
 set -eu
 pkgs="build-essential meson ninja-build pkg-config libevent-dev protobuf-c-compiler
 libprotobuf-c-dev libsystemd-dev libsodium-dev libinih-dev libjson-c-dev bats iproute2
 python3
 clang-format
-dpkg-dev debhelper lintian"
+dpkg-dev debhelper lintian
+autoconf automake cmake"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -18,6 +18,7 @@
 #include "job.h"
 #include "job_coord.h"
 #include "job_net.h"
+#include "jobhost.h"
 #include "log.h"
 #include "mesh.h"
 #include "msg_check.h"
@@ -159,6 +160,7 @@ static void start_job(struct conn *c, struct program *prog)
         return;
     }
     struct job *j = c->job;
+    j->gid = c->gid;
     int r = job_start(j, prog);
     if (r < 0) {
         char msg[128];
@@ -572,6 +574,7 @@ static void write_cb(struct bufferevent *bev, void *arg)
         atomic_fetch_add(&j->drain_gen, 1);
         pthread_cond_broadcast(&j->drain_cv);
         pthread_mutex_unlock(&j->drain_mu);
+        jobhost_launcher_drained(j);
     }
     /* a deferred write callback may run before the last reply was written: check */
     if (c->closing && evbuffer_get_length(bufferevent_get_output(bev)) == 0) conn_free(c);

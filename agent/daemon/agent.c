@@ -18,10 +18,12 @@
 #include "control.h"
 #include "fault.h"
 #include "job.h"
+#include "jobhost.h"
 #include "job_member.h"
 #include "job_net.h"
 #include "log.h"
 #include "mesh.h"
+#include "privs.h"
 #include "netd.h"
 #include "svc_init.h"
 
@@ -39,6 +41,10 @@ void agent_notify_status(struct agent *a)
 
 void agent_job_done(struct agent *a, struct job *j)
 {
+    if (a->job_host) {
+        jobhost_job_done(a, j);
+        return;
+    }
     for (struct job **pp = &a->jobs; *pp; pp = &(*pp)->next)
         if (*pp == j) {
             *pp = j->next;
@@ -165,6 +171,8 @@ static int setup(struct agent *a)
     r = mesh_init(a);
     if (r < 0) return r;
     mesh_set_accept_ops(a, &mesh_to_jobs, a);
+    /* the key and the config are read; no thread exists yet (capabilities are per thread) */
+    (void)privs_drop();
     if (a->cfg.key_file) {
         /* The data plane exists only where other agents can reach us. */
         r = netd_new(a->cfg.recv_threads, NETD_MAX_PAYLOAD, &a->netd);

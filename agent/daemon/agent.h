@@ -26,6 +26,7 @@ struct agent {
     struct pool pool;  /* shared buffer pool (pool_size) */
     double start_time; /* monotonic seconds */
     int ncpus;
+    int job_host; /* this process is a job host (jobhost.h), not the agent */
 
     /* Loop thread only. */
     struct job *jobs;

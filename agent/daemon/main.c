@@ -16,6 +16,7 @@
 
 #include "agent.h"
 #include "agent_run.h"
+#include "jobhost.h"
 #include "interpose.h"
 #include "log.h"
 
@@ -49,6 +50,7 @@ struct args {
     size_t npeers;
     int private_agent;
     int ready_fd;
+    const char *job_host, *job_user; /* internal: how the agent starts a job host (jobhost.h) */
 };
 
 /* Prints "tmpid: ..." and returns code, so an error is one line: return fail(2, "..."). */
@@ -75,7 +77,9 @@ enum {
     OPT_PRIVATE,
     OPT_READY_FD,
     OPT_VERSION,
-    OPT_HELP
+    OPT_HELP,
+    OPT_JOB_HOST,
+    OPT_JOB_USER
 };
 
 static int parse_fd(const char *s, int *ret)
@@ -104,6 +108,8 @@ static int parse_args(int argc, char **argv, struct args *o)
         {"ready-fd", required_argument, NULL, OPT_READY_FD},
         {"version", no_argument, NULL, OPT_VERSION},
         {"help", no_argument, NULL, OPT_HELP},
+        {"job-host", required_argument, NULL, OPT_JOB_HOST},
+        {"job-user", required_argument, NULL, OPT_JOB_USER},
         {0},
     };
     *o = (struct args){.ready_fd = -1};
@@ -139,6 +145,12 @@ static int parse_args(int argc, char **argv, struct args *o)
         case OPT_READY_FD:
             if (parse_fd(optarg, &o->ready_fd) < 0)
                 return fail(EXIT_USAGE, "--ready-fd: not an open file descriptor: %s", optarg);
+            break;
+        case OPT_JOB_HOST:
+            o->job_host = optarg;
+            break;
+        case OPT_JOB_USER:
+            o->job_user = optarg;
             break;
         case OPT_VERSION:
             printf("tmpid %s\n", TMPI_VERSION);
@@ -238,6 +250,11 @@ int main(int argc, char **argv)
     rc = configure(&o, &a.cfg);
     if (rc) goto out;
     log_set_level(a.cfg.log_level);
+    if (o.job_host) {
+        rc = jobhost_main(&a, o.job_host, o.job_user);
+        goto out;
+    }
+    jobhost_setup("/proc/self/exe", o.config);
     rc = agent_run(&a, o.ready_fd) < 0 ? EXIT_RUN : 0;
 out:
     config_free(&a.cfg);

@@ -16,6 +16,7 @@
 #include "frame.h"
 #include "job_member.h"
 #include "job_net.h"
+#include "jobhost.h"
 #include "log.h"
 #include "msg_check.h"
 #include "progcache.h"
@@ -34,6 +35,8 @@ const char *job_state_name(int state)
         return "running";
     case JOB_ENDING:
         return "ending";
+    case JOB_ENDED:
+        return "ended";
     default:
         return "unknown";
     }
@@ -176,6 +179,8 @@ int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
     int r = job_build(a, &spec, uid, bev, &j, err, errlen);
     if (r < 0) return r;
     j->submitter_pid = pid;
+    j->umask = s->umask & 0777;
+    j->umask_set = s->umask_set;
     struct passwd pw, *pwp = NULL;
     char pwbuf[1024];
     if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) == 0 && pwp)
@@ -285,6 +290,7 @@ void job_free(struct job *j)
     free(j->node_of_rank);
     free(j->local_rank_of);
     if (j->done_ev) event_free(j->done_ev);
+    if (j->host) jobhost_free(j);
     pthread_mutex_destroy(&j->out_mu);
     pthread_mutex_destroy(&j->drain_mu);
     pthread_cond_destroy(&j->drain_cv);
@@ -334,6 +340,10 @@ static void stop_net_rx(struct job *j)
 
 void job_cancel(struct job *j, int status, const char *reason)
 {
+    if (j->host) {
+        jobhost_cancel(j, status, reason);
+        return;
+    }
     stop_net_rx(j);
     pthread_mutex_lock(&j->mu);
     int first = record_failure_locked(j, -1, status, reason);
@@ -751,8 +761,17 @@ static void job_done_cb(evutil_socket_t fd, short what, void *arg)
 int job_start(struct job *j, struct program *prog)
 {
     struct agent *a = j->agent;
-    j->prog = prog;
     j->start_time = agent_now();
+    if (!j->net && !a->job_host) {
+        /* The agent runs no user code: a process of the submitter's hosts the ranks. */
+        int r = jobhost_start(j, prog); /* releases prog */
+        if (r < 0) return r;
+        atomic_fetch_add(&a->jobs_started, 1);
+        log_info("job %llu: %u ranks of %s for %s (uid %u)", (unsigned long long)j->id, j->nprocs,
+                 j->program_name, j->owner, (unsigned)j->uid);
+        return 0;
+    }
+    j->prog = prog;
     j->done_ev = event_new(a->base, -1, 0, job_done_cb, j);
     if (!j->done_ev) {
         progcache_release(&a->cache, prog);

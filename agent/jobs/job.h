@@ -23,13 +23,15 @@ struct event;
 struct conn;
 struct job_net;
 struct job_member;
+struct jobhost;
 
-enum job_state { JOB_LOADING, JOB_RUNNING, JOB_ENDING };
+enum job_state { JOB_LOADING, JOB_RUNNING, JOB_ENDING, JOB_ENDED };
 
 struct job {
     struct agent *agent;
     uint64_t id;
     uid_t uid;
+    gid_t gid; /* the submitter's primary group (SO_PEERCRED) */
     pid_t submitter_pid;
     char owner[64];
     uint32_t nprocs;
@@ -38,6 +40,8 @@ struct job {
     int argc;
     char **argv; /* argv[0] = program_name; job-owned, ranks get copies */
     char *cwd;
+    unsigned umask; /* the launcher's, if umask_set */
+    int umask_set;
     char **env; /* "NAME=VALUE" strings, NULL-terminated */
     uint32_t timeout_sec;
     double start_time;
@@ -91,6 +95,10 @@ struct job {
     /* User-level switching (carrier.h): NULL when every rank has a thread of its own.  Job
      * thread only (set before the gate opens, freed after the carriers are joined). */
     struct carrier_pool *cpool;
+
+    /* A single-node job runs in a job host process (jobhost.h); this is the agent's handle on
+     * it, loop thread only.  NULL in the job host itself and for member jobs. */
+    struct jobhost *host;
 
     struct event *done_ev; /* activated by the job thread when it is finished */
     struct conn *conn;     /* loop thread only */

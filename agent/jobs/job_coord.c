@@ -340,12 +340,11 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
     case TMPI__ENVELOPE__MSG_RANK_EXIT: {
         /* A member speaks only for ranks of the job: relay nothing else to the launcher. */
         char why[160];
-        if (env->msg_case == TMPI__ENVELOPE__MSG_OUTPUT
-                ? msg_check_output(env->output, co->sub->nprocs, FRAME_DEFAULT_MAX, why,
-                                   sizeof why) < 0
-                : env->rank_exit->rank >= co->sub->nprocs &&
-                      snprintf(why, sizeof why, "exit of rank %u in a job of %u ranks",
-                               env->rank_exit->rank, co->sub->nprocs)) {
+        int bad =
+            env->msg_case == TMPI__ENVELOPE__MSG_OUTPUT
+                ? msg_check_output(env->output, co->sub->nprocs, FRAME_DEFAULT_MAX, why, sizeof why)
+                : msg_check_rank_exit(env->rank_exit, co->sub->nprocs, why, sizeof why);
+        if (bad < 0) {
             node_fail(n, ": protocol error: %s", why);
             close_node(n);
             break;

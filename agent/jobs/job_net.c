@@ -68,6 +68,10 @@ static void report(struct job_net *n, int err, const char *why)
     job_member_linked(n->job, err, why);
 }
 
+_Static_assert((int)MESH_CH_P2P == (int)NETD_CH_P2P && (int)MESH_CH_COLL == (int)NETD_CH_COLL &&
+                   (int)TMPI_NET_P2P == (int)NETD_CH_P2P && (int)TMPI_NET_COLL == (int)NETD_CH_COLL,
+               "a link's channel is the frame's channel is the svc channel");
+
 /* ---- arriving frames ---- */
 
 /* *ctx of a frame whose header was refused: on_frame drops it. */
@@ -79,7 +83,6 @@ static void *on_header(void *arg, struct netd_link *nl, const struct netd_hdr *h
     struct job_net *n = l->net;
     struct job *j = n->job;
     const char *bad = NULL;
-    int coll = (h->flags & NETD_F_COLL) != 0;
     if (atomic_load_explicit(&n->rx_stopped, memory_order_acquire)) {
         /* The job is ending: its ranks' buffers may be gone. */
         *ctx = (void *)&bad_frame;
@@ -93,16 +96,15 @@ static void *on_header(void *arg, struct netd_link *nl, const struct netd_hdr *h
     else if (h->dst_rank < 0 || (uint32_t)h->dst_rank >= j->world_size ||
              j->node_of_rank[h->dst_rank] != n->self)
         bad = "a destination rank not on this node";
-    else if (coll != (l->channel == MESH_CH_COLL) ||
-             (h->type == NETD_COLL && l->channel != MESH_CH_COLL))
+    else if (h->channel != l->channel)
         bad = "a frame of the other channel";
     if (bad) {
         char reason[200];
         snprintf(reason, sizeof reason, "protocol error from node %d (%s)", l->node,
                  n->addr[l->node]);
-        log_warning("job %llu: %s: %s (type %u, ranks %d -> %d, channel %d)",
-                    (unsigned long long)j->id, reason, bad, h->type, h->src_rank, h->dst_rank,
-                    l->channel);
+        log_warning("job %llu: %s: %s (frame %llu, ranks %d -> %d, channel %u on channel %d)",
+                    (unsigned long long)j->id, reason, bad, (unsigned long long)h->seq, h->src_rank,
+                    h->dst_rank, h->channel, l->channel);
         job_cancel(j, 1, reason);
         *ctx = (void *)&bad_frame;
         return NULL;
@@ -304,6 +306,7 @@ int job_net_send(void *net, int node, int channel, const struct netd_hdr *h, con
     if (!l) return -EPIPE;
     struct netd_hdr copy = *h;
     copy.job_id = n->uid;
+    copy.channel = (uint8_t)channel;
     return netd_send(l, &copy, payload, done, arg);
 }
 

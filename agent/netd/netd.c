@@ -82,6 +82,7 @@ struct netd_link {
     pthread_mutex_t mu;
     struct netd_out *qhead, *qtail;
     int failed;
+    uint64_t tx_seq; /* last frame number stamped (netd_hdr.h seq) */
 
     /* Receive side, guarded by rx_mu: the daemon, or a rank thread polling while it waits
      * (netd_link_poll), runs the machine; whoever holds rx_mu is rx_owner. */
@@ -92,7 +93,8 @@ struct netd_link {
     pthread_mutex_t hold_mu; /* orders the socket option changes of holders */
     enum rx_state rx;
     struct netd_hdr h;
-    uint8_t *pbuf; /* NULL: drop the payload */
+    uint64_t rx_seq; /* last frame number received; the next must be rx_seq + 1 */
+    uint8_t *pbuf;   /* NULL: drop the payload */
     size_t pgot;
     void *ctx;
     uint8_t *stage;
@@ -240,6 +242,8 @@ int netd_send(struct netd_link *l, const struct netd_hdr *h, const void *payload
         pthread_mutex_unlock(&l->mu);
         return -EPIPE;
     }
+    /* Numbered under mu: the number order is the wire order. */
+    netd_hdr_set_seq(o.hdr, ++l->tx_seq);
     if (!l->qhead) {
         int rc = out_write(l->fd, &o);
         if (rc == 1) {
@@ -410,6 +414,8 @@ static int rx_step(struct netd_link *l)
         }
         int rc = netd_hdr_decode(l->stage + l->s_beg, l->n->max_payload, &l->h);
         if (rc < 0) return rc;
+        if (l->h.seq != l->rx_seq + 1) return -EPROTO; /* a frame lost, repeated or forged */
+        l->rx_seq++;
         l->s_beg += NETD_HDR_SIZE;
         l->ctx = NULL;
         l->pgot = 0;

@@ -7,15 +7,16 @@
  * order, by one thread.  A link is one connected, already authenticated socket (mesh.c does the
  * handshake); netd owns the fd from netd_link_new on.
  *
- * Receiving: the daemon reads the 64-byte header (netd_hdr.h), decodes it strictly, and asks
+ * Receiving: the daemon reads the 80-byte header (netd_hdr.h), decodes its transport half
+ * strictly (the frame number must be the link's next), and asks
  * ops->on_header where the payload goes: a buffer of payload_len bytes (a posted user buffer or
  * a pool buffer), or NULL to read and drop it.  The payload is read straight into that buffer,
  * across as many readiness callbacks as it takes, then ops->on_frame runs.  A bad header, EOF or
  * a socket error calls ops->on_error once; after that the link delivers nothing more.
  *
- * Sending: netd_send writes the frame under the link's lock, so frames of one link never
- * interleave and go out in call order (MPI non-overtaking holds per sender/receiver pair).  The
- * caller writes what the socket takes at once; the rest is queued and written by the link's
+ * Sending: netd_send numbers and writes the frame under the link's lock, so frames of one link
+ * never interleave and go out in call order (MPI non-overtaking holds per sender/receiver pair).
+ * The caller writes what the socket takes at once; the rest is queued and written by the link's
  * daemon when the socket drains, with non-blocking writes: no thread ever blocks in netd_send
  * and the daemon never blocks on a send.  done(arg, err) tells when the payload buffer may be
  * reused.
@@ -100,7 +101,8 @@ void netd_link_drain(struct netd_link *l);
  * the caller must not hold a lock the callbacks take.  Queued sends get done(-ECANCELED). */
 void netd_link_free(struct netd_link *l);
 
-/* Sends h (encoded here) followed by h->payload_len bytes of payload (may be NULL when 0).
+/* Sends h (encoded here; h->seq is ignored: netd numbers the link's frames itself) followed by
+ * h->payload_len bytes of payload (may be NULL when 0).
  * Returns 0 (done will be called exactly once, unless it is NULL) or a negative errno: -EPIPE
  * when the link has failed (done is not called). */
 int netd_send(struct netd_link *l, const struct netd_hdr *h, const void *payload, netd_done_fn done,

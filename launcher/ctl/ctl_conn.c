@@ -2,9 +2,12 @@
 #include "ctl_conn.h"
 
 #include <errno.h>
+#include <pwd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -39,4 +42,44 @@ int ctl_connect(const char *path)
         return -e;
     }
     return fd;
+}
+
+static const char *user_name(uid_t uid, char *buf, size_t size)
+{
+    struct passwd pw, *res = NULL;
+    char tmp[1024];
+    if (getpwuid_r(uid, &pw, tmp, sizeof tmp, &res) == 0 && res)
+        snprintf(buf, size, "%s", res->pw_name);
+    else
+        snprintf(buf, size, "uid %u", (unsigned)uid);
+    return buf;
+}
+
+const char *ctl_connect_explain(const char *path, int err, char *buf, size_t size)
+{
+    struct stat st;
+    if (err == -ECONNREFUSED) {
+        snprintf(buf, size, "no agent at %s: %s (the socket is left from an agent that stopped)",
+                 path, strerror(-err));
+    } else if (err == -EACCES || err == -EPERM) {
+        /* An agent may well be there: say whose socket it is and why we may not use it. */
+        char owner[64], me[64];
+        if (stat(path, &st) < 0)
+            snprintf(buf, size,
+                     "cannot reach the agent's socket %s: a directory on its path is closed to "
+                     "you (%s)",
+                     path, strerror(errno));
+        else
+            snprintf(buf, size,
+                     "the agent's socket %s belongs to %s (mode %04o) and you (%s) may not "
+                     "connect to it: %s. Ask its administrator for access (for example a group "
+                     "with write permission on the socket), or name an agent of your own with "
+                     "--agent",
+                     path, user_name(st.st_uid, owner, sizeof owner),
+                     (unsigned)(st.st_mode & 07777), user_name(geteuid(), me, sizeof me),
+                     strerror(-err));
+    } else {
+        snprintf(buf, size, "no agent at %s: %s", path, strerror(-err));
+    }
+    return buf;
 }

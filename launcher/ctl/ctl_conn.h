@@ -6,6 +6,8 @@
 #ifndef TMPI_LAUNCHER_CTL_CONN_H
 #define TMPI_LAUNCHER_CTL_CONN_H
 
+#include <stddef.h>
+
 /* The socket a tool talks to: the --agent value if given, else $TMPI_AGENT if set and
  * non-empty, else TMPI_SYSTEM_SOCKET.  Never NULL. */
 const char *ctl_socket_path(const char *option);
@@ -14,5 +16,10 @@ const char *ctl_socket_path(const char *option);
  * errno: -ENAMETOOLONG when path does not fit sun_path, -ENOENT / -ECONNREFUSED when no agent
  * listens there. */
 int ctl_connect(const char *path);
+
+/* Why connecting to path failed with the negative errno err, for the line after "no agent at
+ * PATH: " — or, for a socket the user may not use, a whole sentence saying whose socket it is
+ * and what to do.  Writes into buf (size bytes) and returns it. */
+const char *ctl_connect_explain(const char *path, int err, char *buf, size_t size);
 
 #endif

@@ -2,7 +2,13 @@
  *
  * Scalars map to JSON numbers, strings and booleans; enums to their proto value name; bytes
  * to lowercase hex (hashes are what we carry); repeated fields to arrays; messages recurse.
+ *
+ * fixed64 fields (the random 64-bit job uid) become decimal strings: most JSON readers (jq,
+ * JavaScript) hold numbers as doubles and would round an id above 2^53.  Other 64-bit fields
+ * are counters and sequential ids, which stay far below 2^53, and remain numbers.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include "ctl_json.h"
 
 #include <stdint.h>
@@ -40,8 +46,12 @@ static json_object *value(const ProtobufCFieldDescriptor *f, const void *p)
     case PROTOBUF_C_TYPE_SFIXED64:
         return json_object_new_int64(*(const int64_t *)p);
     case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64:
         return json_object_new_uint64(*(const uint64_t *)p);
+    case PROTOBUF_C_TYPE_FIXED64: {
+        char s[24];
+        snprintf(s, sizeof s, "%" PRIu64, *(const uint64_t *)p);
+        return json_object_new_string(s);
+    }
     case PROTOBUF_C_TYPE_FLOAT:
         return json_object_new_double(*(const float *)p);
     case PROTOBUF_C_TYPE_DOUBLE:

@@ -302,7 +302,8 @@ int main(int argc, char **argv)
     const char *path = ctl_socket_path(o.agent);
     int fd = ctl_connect(path);
     if (fd < 0) {
-        fprintf(stderr, "tmpictl: no agent at %s: %s\n", path, strerror(-fd));
+        char why[512];
+        fprintf(stderr, "tmpictl: %s\n", ctl_connect_explain(path, fd, why, sizeof why));
         return CTL_EXIT_FAILURE;
     }
     Tmpi__Envelope *reply = NULL;

@@ -32,8 +32,10 @@ struct launch_opts {
     uint32_t nprocs;
     const char *agent; /* --agent, or NULL */
     bool tag_output;
-    uint32_t timeout_sec; /* 0: none */
-    Tmpi__EnvVar *env;    /* -x, in command-line order */
+    uint32_t timeout_sec;   /* --timeout, else $MPIEXEC_TIMEOUT; 0: none */
+    const char *wdir;       /* -wdir / --wdir: the ranks' working directory, or NULL (ours) */
+    const char *output_dir; /* --output-filename: per-rank files under it, or NULL */
+    Tmpi__EnvVar *env;      /* -x, in command-line order */
     size_t n_env;
     /* placement */
     const char *hostfile; /* --hostfile, or NULL */
@@ -102,12 +104,15 @@ int launch_job_run(const struct launch_opts *opts, const struct launch_program *
 struct launch_partial;
 struct launch_output {
     bool tag;
+    const char *dir;  /* --output-filename DIR: DIR/1/rank.N/stdout|stderr, else NULL */
+    uint8_t *started; /* per rank: bit s set once stream s's file was created this run */
+    size_t n_started;
     bool broken; /* writing to our stdout/stderr failed (e.g. EPIPE): discard */
     struct launch_partial *partial;
     size_t n_partial, cap_partial;
 };
 
-void launch_output_init(struct launch_output *out, bool tag);
+void launch_output_init(struct launch_output *out, bool tag, const char *dir);
 /* Write one Output frame's data: 0, or a negative errno when our own stdout/stderr failed
  * (the caller cancels the job; later output is discarded). */
 int launch_output_write(struct launch_output *out, uint32_t rank, uint32_t stream,

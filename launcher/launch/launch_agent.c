@@ -181,7 +181,8 @@ int launch_agent_connect(const struct launch_opts *opts, int sigfd, struct launc
     /* Only "nobody is there" means "start one"; a socket we may not use, or an agent the user
      * named explicitly, is an error the user must see. */
     if (opts->agent || (fd != -ENOENT && fd != -ECONNREFUSED)) {
-        fprintf(stderr, "tmpi-launch: no agent at %s: %s\n", path, strerror(-fd));
+        char why[512];
+        fprintf(stderr, "tmpi-launch: %s\n", ctl_connect_explain(path, fd, why, sizeof why));
         return fd;
     }
     int r = start_private(a, sigfd);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -38,10 +39,26 @@ struct launch_job {
 static int send_submit(struct launch_job *j)
 {
     char cwd[4096];
-    if (!getcwd(cwd, sizeof cwd)) {
+    const char *wdir = j->opts->wdir;
+    if (wdir && wdir[0] == '/') {
+        /* checked where the ranks run: the directory may exist only there */
+        if (snprintf(cwd, sizeof cwd, "%s", wdir) >= (int)sizeof cwd) {
+            fprintf(stderr, "tmpi-launch: --wdir %s: name too long\n", wdir);
+            return -ENAMETOOLONG;
+        }
+    } else if (!getcwd(cwd, sizeof cwd)) {
         fprintf(stderr, "tmpi-launch: cannot get the current directory: %s\n", strerror(errno));
         return -errno;
+    } else if (wdir) {
+        size_t n = strlen(cwd);
+        if (snprintf(cwd + n, sizeof cwd - n, "%s%s", n > 1 ? "/" : "", wdir) >=
+            (int)(sizeof cwd - n)) {
+            fprintf(stderr, "tmpi-launch: --wdir %s: name too long\n", wdir);
+            return -ENAMETOOLONG;
+        }
     }
+    mode_t mask = umask(0);
+    umask(mask);
     Tmpi__EnvVar **env = calloc(j->opts->n_env + 1, sizeof *env);
     if (!env) return -ENOMEM;
     /* The nodes point into the placement; only the message arrays are ours. */
@@ -74,7 +91,9 @@ static int send_submit(struct launch_job *j)
     sub.program_name = (char *)j->opts->program;
     sub.n_args = j->opts->n_args;
     sub.args = j->opts->args;
-    sub.cwd = cwd;
+    sub.cwd = cwd; /* --wdir resolved above */
+    sub.umask = (uint32_t)mask;
+    sub.umask_set = 1;
     sub.n_env = j->opts->n_env;
     sub.env = env;
     sub.timeout_sec = j->opts->timeout_sec;
@@ -230,7 +249,7 @@ int launch_job_run(const struct launch_opts *opts, const struct launch_program *
                    const struct placement *place, int fd, int sigfd)
 {
     struct launch_job j = {.opts = opts, .prog = prog, .place = place, .fd = fd, .sigfd = sigfd};
-    launch_output_init(&j.out, opts->tag_output);
+    launch_output_init(&j.out, opts->tag_output, opts->output_dir);
     int status = session(&j);
     launch_output_free(&j.out);
     return status;

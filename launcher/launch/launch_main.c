@@ -1,8 +1,13 @@
 /* launch_main.c — tmpi-launch: command line, validation and the overall flow.
  *
  *   tmpi-launch -n N [--agent SOCKET] [--tag-output] [-x VAR[=VALUE]] [--timeout SEC]
- *               [--hostfile FILE | -H HOST[,HOST...]] [--ppn K] [--map-by slot|node]
+ *               [-genv VAR VALUE] [-genvlist VAR,...] [-wdir DIR] [--output-filename DIR]
+ *               [--hostfile FILE | -H HOST[,HOST...]] [--ppn K] [--map-by slot|node|ppr:K:node]
  *               [--oversubscribe] [--display-map] PROGRAM [ARGS...]
+ *
+ * The common Open MPI and Hydra spellings are accepted (-np, -N, --npernode, -ppn, -genv,
+ * -genvlist, -wdir, MPIEXEC_TIMEOUT); anything else that looks like an option is an error that
+ * names it, never passed on.
  *
  * Everything that can be checked locally (options, the program file) is checked before any
  * agent is contacted or started, so a typo never costs an agent start-up.
@@ -34,16 +39,25 @@ static void usage(FILE *f)
           "  --tag-output         prefix every output line with \"[RANK] \"\n"
           "  -x VAR[=VALUE]       set VAR in the ranks' environment (repeatable); without\n"
           "                       VALUE, forward this shell's value\n"
-          "  --timeout SEC        cancel the job after SEC seconds (0: never)\n"
+          "  -genv VAR VALUE      set VAR to VALUE in the ranks' environment (Hydra)\n"
+          "  -genvlist VAR[,VAR...]  forward these variables of this shell (Hydra)\n"
+          "  --timeout SEC        cancel the job after SEC seconds (0: never; default:\n"
+          "                       $MPIEXEC_TIMEOUT)\n"
+          "  -wdir, --wdir DIR    the ranks' working directory (default: this one)\n"
+          "  --output-filename DIR\n"
+          "                       write each rank's output to DIR/1/rank.N/stdout and\n"
+          "                       DIR/1/rank.N/stderr instead of this terminal\n"
           "Placement (see tmpi-launch(1)):\n"
           "  --hostfile FILE      hosts from FILE: lines \"HOST [slots=N] [max_slots=M]\n"
           "                       [port=P]\" or \"HOST:N\"; '#' starts a comment\n"
           "  -H, --host HOST[,HOST...]\n"
           "                       hosts on the command line; HOST:N gives N slots\n"
           "                       (default: SLURM_JOB_NODELIST in a Slurm job, else this node)\n"
-          "  --ppn K              exactly K ranks per node (the last may get fewer)\n"
-          "  --map-by slot|node   fill each host's slots in turn (slot, the default) or deal\n"
-          "                       ranks round robin over the hosts (node)\n"
+          "  --ppn, -ppn, -N, --npernode K\n"
+          "                       exactly K ranks per node (the last may get fewer)\n"
+          "  --map-by slot|node|ppr:K:node\n"
+          "                       fill each host's slots in turn (slot, the default), deal\n"
+          "                       ranks round robin over the hosts (node), or K per node\n"
           "  --oversubscribe      allow more ranks than slots\n"
           "  --display-map        print which node runs each rank and exit (PROGRAM optional)\n"
           "  -h, --help           this text\n"
@@ -108,6 +122,64 @@ static int add_env(struct launch_opts *o, const char *arg)
     return 0;
 }
 
+/* -genv VAR VALUE: like -x VAR=VALUE, from two arguments. */
+static int add_env_pair(struct launch_opts *o, const char *name, const char *value)
+{
+    if (!valid_env_name(name, strlen(name)))
+        return bad_usage("-genv %s: not a valid variable name", name);
+    char *copy = strdup(name);
+    Tmpi__EnvVar *nenv = realloc(o->env, (o->n_env + 1) * sizeof *nenv);
+    if (!copy || !nenv) {
+        free(copy);
+        if (nenv) o->env = nenv;
+        fputs("tmpi-launch: out of memory\n", stderr);
+        return LAUNCH_EXIT_FAILURE;
+    }
+    o->env = nenv;
+    tmpi__env_var__init(&o->env[o->n_env]);
+    o->env[o->n_env].name = copy;
+    o->env[o->n_env].value = (char *)value;
+    o->n_env++;
+    return 0;
+}
+
+/* -genvlist A,B,C: forward each, as -x A -x B -x C. */
+static int add_env_list(struct launch_opts *o, const char *list)
+{
+    char *copy = strdup(list), *save = NULL;
+    if (!copy) {
+        fputs("tmpi-launch: out of memory\n", stderr);
+        return LAUNCH_EXIT_FAILURE;
+    }
+    int r = 0;
+    for (char *name = strtok_r(copy, ",", &save); name && r == 0;
+         name = strtok_r(NULL, ",", &save)) {
+        const char *value = getenv(name);
+        if (!valid_env_name(name, strlen(name)))
+            r = bad_usage("-genvlist: %s is not a valid variable name", name);
+        else if (!value)
+            r = bad_usage("-genvlist: %s is not set here", name);
+        else
+            r = add_env_pair(o, name, value);
+    }
+    free(copy);
+    return r;
+}
+
+/* --map-by ppr:K:node (Open MPI's "K processes per resource", node the only resource here). */
+static int parse_ppr(const char *v, uint32_t *ret)
+{
+    if (strncmp(v, "ppr:", 4) != 0) return -EINVAL;
+    const char *k = v + 4, *colon = strchr(k, ':');
+    if (!colon || strcmp(colon, ":node") != 0) return -EINVAL;
+    char num[16];
+    size_t len = (size_t)(colon - k);
+    if (len == 0 || len >= sizeof num) return -EINVAL;
+    memcpy(num, k, len);
+    num[len] = '\0';
+    return parse_u32(num, 1, HOSTLIST_MAX_SLOTS, ret);
+}
+
 /* Returns the value of an option that takes one: "--opt VALUE" or "--opt=VALUE" (long
  * options only).  NULL when missing. */
 static const char *opt_value(int argc, char **argv, int *i, const char *arg, size_t namelen)
@@ -126,7 +198,7 @@ static bool is_opt(const char *arg, const char *name)
 /* Fills o; returns 0, -1 after --help/--version (exit 0), or an exit status. */
 static int parse_args(int argc, char **argv, struct launch_opts *o)
 {
-    bool have_n = false;
+    bool have_n = false, have_timeout = false;
     int i;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -158,6 +230,25 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
             if (!v) return bad_usage("%s needs a number of seconds", "--timeout");
             if (parse_u32(v, 0, UINT32_MAX, &o->timeout_sec) < 0)
                 return bad_usage("--timeout %s: not a whole number of seconds", v);
+            have_timeout = true;
+        } else if (is_opt(a, "-wdir") || is_opt(a, "--wdir")) {
+            const char *name = a[1] == '-' ? "--wdir" : "-wdir";
+            v = opt_value(argc, argv, &i, a, strlen(name));
+            if (!v || !*v) return bad_usage("%s needs a directory", name);
+            o->wdir = v;
+        } else if (is_opt(a, "--output-filename")) {
+            v = opt_value(argc, argv, &i, a, strlen("--output-filename"));
+            if (!v || !*v) return bad_usage("%s needs a directory", "--output-filename");
+            o->output_dir = v;
+        } else if (strcmp(a, "-genv") == 0) {
+            if (i + 2 >= argc) return bad_usage("%s needs VAR and VALUE", "-genv");
+            int r = add_env_pair(o, argv[i + 1], argv[i + 2]);
+            if (r) return r;
+            i += 2;
+        } else if (strcmp(a, "-genvlist") == 0) {
+            if (i + 1 >= argc) return bad_usage("%s needs VAR[,VAR...]", "-genvlist");
+            int r = add_env_list(o, argv[++i]);
+            if (r) return r;
         } else if (is_opt(a, "--hostfile")) {
             v = opt_value(argc, argv, &i, a, strlen("--hostfile"));
             if (!v || !*v) return bad_usage("%s needs a file name", "--hostfile");
@@ -169,22 +260,27 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
             if (!v || !*v) return bad_usage("%s needs HOST[,HOST...]", name);
             if (o->hosts) return bad_usage("%s given twice (list every host in one)", name);
             o->hosts = v;
-        } else if (is_opt(a, "--ppn")) {
-            v = opt_value(argc, argv, &i, a, strlen("--ppn"));
-            if (!v) return bad_usage("%s needs the number of ranks per node", "--ppn");
+        } else if (is_opt(a, "--ppn") || is_opt(a, "-ppn") || is_opt(a, "-N") ||
+                   is_opt(a, "--npernode")) {
+            size_t namelen = strcspn(a, "=");
+            v = opt_value(argc, argv, &i, a, namelen);
+            if (!v) return bad_usage("%s needs the number of ranks per node", a);
             if (parse_u32(v, 1, HOSTLIST_MAX_SLOTS, &o->ppn) < 0)
                 return bad_usage("--ppn %s: the ranks per node must be a whole number from 1 "
                                  "to 1048576",
                                  v);
         } else if (is_opt(a, "--map-by")) {
             v = opt_value(argc, argv, &i, a, strlen("--map-by"));
-            if (!v) return bad_usage("%s needs slot or node", "--map-by");
+            if (!v) return bad_usage("%s needs slot, node or ppr:K:node", "--map-by");
             if (strcmp(v, "slot") == 0)
                 o->map_by = PLACEMENT_MAP_SLOT;
             else if (strcmp(v, "node") == 0)
                 o->map_by = PLACEMENT_MAP_NODE;
-            else
-                return bad_usage("--map-by %s: must be slot or node", v);
+            else if (strncmp(v, "ppr:", 4) == 0) {
+                if (parse_ppr(v, &o->ppn) < 0)
+                    return bad_usage("--map-by %s: must be ppr:K:node with K from 1 to 1048576", v);
+            } else
+                return bad_usage("--map-by %s: must be slot, node or ppr:K:node", v);
         } else if (strcmp(a, "--oversubscribe") == 0) {
             o->oversubscribe = true;
         } else if (strcmp(a, "--display-map") == 0) {
@@ -198,6 +294,10 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
         }
     }
     if (!have_n) return bad_usage("%s", "the number of ranks is missing: -n N");
+    /* MPIEXEC_TIMEOUT (MPI-standard mpiexec environment): the default for --timeout. */
+    const char *et = getenv("MPIEXEC_TIMEOUT");
+    if (!have_timeout && et && *et && parse_u32(et, 0, UINT32_MAX, &o->timeout_sec) < 0)
+        return bad_usage("MPIEXEC_TIMEOUT=%s: not a whole number of seconds", et);
     if (o->hostfile && o->hosts)
         return bad_usage("%s", "--hostfile and -H cannot be used together");
     if (i >= argc && o->display_map) return 0;
@@ -205,6 +305,12 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
     o->program = argv[i];
     o->args = argv + i + 1;
     o->n_args = (size_t)(argc - i - 1);
+    /* "-n 2 ./a : -n 3 ./b" (several programs in one job) is not supported yet: refuse it
+     * rather than run ./a with the rest as its arguments. */
+    for (size_t k = 0; k < o->n_args; k++)
+        if (strcmp(o->args[k], ":") == 0)
+            return bad_usage("%s", "several programs separated by ':' (MPMD) are not supported "
+                                   "yet; run one program per job");
     return 0;
 }
 
@@ -223,6 +329,21 @@ static int setup_signals(sigset_t *ret_old)
     return fd < 0 ? -errno : fd;
 }
 
+/* A relative -wdir is taken from our own directory: the agent needs an absolute one. */
+static int absolute_wdir(struct launch_opts *o, char **ret_alloc)
+{
+    *ret_alloc = NULL;
+    if (!o->wdir || o->wdir[0] == '/') return 0;
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd) || asprintf(ret_alloc, "%s/%s", cwd, o->wdir) < 0) {
+        *ret_alloc = NULL;
+        fprintf(stderr, "tmpi-launch: -wdir %s: %s\n", o->wdir, strerror(errno));
+        return LAUNCH_EXIT_FAILURE;
+    }
+    o->wdir = *ret_alloc;
+    return 0;
+}
+
 static void free_opts(struct launch_opts *o)
 {
     for (size_t i = 0; i < o->n_env; i++)
@@ -236,7 +357,9 @@ int main(int argc, char **argv)
     struct launch_program prog = {.fd = -1};
     struct launch_agent agent = {0};
     struct placement place = {0};
+    char *wdir_alloc = NULL;
     int status = parse_args(argc, argv, &opts);
+    if (status == 0) status = absolute_wdir(&opts, &wdir_alloc);
     if (status) {
         free_opts(&opts);
         return status < 0 ? 0 : status;
@@ -274,5 +397,6 @@ out:
     launch_program_close(&prog);
     placement_free(&place);
     free_opts(&opts);
+    free(wdir_alloc);
     return status;
 }

@@ -5,14 +5,21 @@
  * piece without its newline is held back per (rank, stream) until the rest of the line comes
  * (or the rank ends), so another rank's line can never land in the middle of it.
  *
+ * With --output-filename DIR, each rank's streams go to files instead, laid out as Open MPI
+ * does: DIR/1/rank.N/stdout and .../stderr (1: the job, as in a single-job run).  A file is
+ * created (truncated) at the first output of its stream in this run, and opened for each frame
+ * and closed again, so thousands of ranks never need thousands of open descriptors.
+ *
  * Held pieces are rare (at most one per rank still running and mid-line), so they live in a
  * small array searched linearly; a rank's entry goes away when its line completes.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "launch.h"
@@ -29,10 +36,11 @@ struct launch_partial {
     bool open; /* the prefix for this line was already written (after an overlong piece) */
 };
 
-void launch_output_init(struct launch_output *out, bool tag)
+void launch_output_init(struct launch_output *out, bool tag, const char *dir)
 {
     memset(out, 0, sizeof *out);
     out->tag = tag;
+    out->dir = dir;
 }
 
 static int write_all(int fd, const void *data, size_t len)
@@ -159,12 +167,64 @@ static int tag_lines(struct launch_output *out, struct obuf *b, uint32_t rank, u
     return r;
 }
 
+static int mkdir_one(const char *path)
+{
+    return mkdir(path, 0777) == 0 || errno == EEXIST ? 0 : -errno;
+}
+
+/* Append data to DIR/1/rank.N/stdout|stderr, creating the directories, and the file afresh at
+ * the stream's first output in this run. */
+static int write_file(struct launch_output *out, uint32_t rank, uint32_t stream,
+                      const uint8_t *data, size_t len)
+{
+    if (rank >= out->n_started) {
+        size_t n = out->n_started ? out->n_started : 64;
+        while (n <= rank)
+            n *= 2;
+        uint8_t *ns = realloc(out->started, n);
+        if (!ns) return -ENOMEM;
+        memset(ns + out->n_started, 0, n - out->n_started);
+        out->started = ns;
+        out->n_started = n;
+    }
+    unsigned bit = stream == 2 ? 2u : 1u;
+    bool first = !(out->started[rank] & bit);
+    char path[4096];
+    int r = 0;
+    if (first) {
+        snprintf(path, sizeof path, "%s/1", out->dir);
+        r = mkdir_one(out->dir);
+        if (r == 0) r = mkdir_one(path);
+        snprintf(path, sizeof path, "%s/1/rank.%" PRIu32, out->dir, rank);
+        if (r == 0) r = mkdir_one(path);
+    }
+    int n = snprintf(path, sizeof path, "%s/1/rank.%" PRIu32 "/%s", out->dir, rank,
+                     stream == 2 ? "stderr" : "stdout");
+    if (r == 0 && (n < 0 || (size_t)n >= sizeof path)) r = -ENAMETOOLONG;
+    int fd = -1;
+    if (r == 0) {
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (first ? O_TRUNC : O_APPEND), 0666);
+        if (fd < 0) r = -errno;
+    }
+    if (r == 0) r = write_all(fd, data, len);
+    if (fd >= 0 && close(fd) < 0 && r == 0) r = -errno;
+    if (r < 0) {
+        fprintf(stderr, "tmpi-launch: cannot write rank %" PRIu32 "'s output to %s: %s\n", rank,
+                path, strerror(-r));
+        return r;
+    }
+    out->started[rank] |= (uint8_t)bit;
+    return 0;
+}
+
 int launch_output_write(struct launch_output *out, uint32_t rank, uint32_t stream,
                         const uint8_t *data, size_t len)
 {
     if (out->broken) return 0;
     int r;
-    if (!out->tag) {
+    if (out->dir) {
+        r = write_file(out, rank, stream, data, len);
+    } else if (!out->tag) {
         r = write_all(out_fd(stream), data, len);
     } else {
         struct obuf b = {0};
@@ -201,5 +261,6 @@ void launch_output_free(struct launch_output *out)
     for (size_t i = 0; i < out->n_partial; i++)
         free(out->partial[i].buf);
     free(out->partial);
+    free(out->started);
     memset(out, 0, sizeof *out);
 }

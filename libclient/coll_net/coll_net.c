@@ -295,18 +295,3 @@ int tm_cnet_recv(struct tm_cnet *x, int src, int step, void *buf, size_t cap, si
     if (ret_bytes) *ret_bytes = req.st_bytes;
     return req.st_error == MPI_ERR_TRUNCATE ? -EMSGSIZE : req.st_error ? -EIO : 0;
 }
-
-/* ---- receive daemon upcalls ---- */
-
-/* The leaders' messages ride on net_p2p's frames (flag NETD_F_COLL) into the mailbox, so
- * nothing arrives here as a bare NETD_COLL frame; such a frame's payload is dropped. */
-void *tm_coll_net_header(struct tm_job *j, int node, const struct netd_hdr *h, void **ctx)
-{
-    (void)j, (void)node, (void)h, (void)ctx;
-    return NULL;
-}
-
-void tm_coll_net_frame(struct tm_job *j, int node, const struct netd_hdr *h, void *ctx)
-{
-    (void)j, (void)node, (void)h, (void)ctx;
-}

@@ -32,8 +32,6 @@
 #include "job.h"
 #include "request.h"
 
-struct netd_hdr;
-
 /* One node's members of a communicator.  arrive: any member (atomic); release, err: written by
  * the leader before it bumps release (seq_cst), read by members after they see it; seq: the
  * leader only. */
@@ -202,10 +200,5 @@ int tm_treerun_bcast(struct tm_cnet *x, const struct tm_tree_file *t);
  * negative errno. */
 int tm_treerun_reduce(struct tm_cnet *x, const struct tm_tree_file *t, int all);
 void tm_tplan_free(struct tm_tplan *p);
-
-/* Receive daemon upcalls for NETD_COLL frames of this job (svc.h net_header / net_frame,
- * dispatched by net.c). */
-void *tm_coll_net_header(struct tm_job *j, int node, const struct netd_hdr *h, void **ctx);
-void tm_coll_net_frame(struct tm_job *j, int node, const struct netd_hdr *h, void *ctx);
 
 #endif

@@ -66,8 +66,12 @@ struct tm_rank {
 
     _Atomic uint64_t send_serial; /* serials of cancellable envelopes (p2p.c), any thread */
 
-    void *bsend_buf; /* MPI_Buffer_attach bookkeeping (Bsend buffers internally) */
+    /* MPI_Buffer_attach: the buffer and its size (the rank's threads, which MPI makes attach and
+     * detach apart from buffered sends), and the bytes buffered sends hold of it until their
+     * messages leave (any thread: atomics; the messages' data live in envelopes) */
+    void *bsend_buf;
     int bsend_size;
+    _Atomic size_t bsend_used;
 
     struct tm_fb_in fb_in;    /* fast boxes into this rank (fbox.h) */
     struct tm_fb_out *fb_out; /* this rank's rings to others, owner-only, made on first use */

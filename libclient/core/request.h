@@ -73,6 +73,10 @@ struct tm_request {
      * can take it back while it is unmatched (p2p.c tm_cancel_send); 0: none */
     int env_dst1;
     uint64_t env_serial;
+    /* a buffered send: the bytes it holds of the attached buffer (MPI_Buffer_attach) until its
+     * message leaves; tm_send hands them to the envelope it queues (envelope_pool.c releases
+     * them), else the caller releases them (p2p_api.c) */
+    size_t bsend;
 };
 
 /* A request from the rank's pool, zeroed except for owner/kind; NULL when out of memory. */

@@ -80,12 +80,14 @@ struct tm_dtype {
     int committed;    /* owner-only */
     struct tm_envelope env;
     char name[MPI_MAX_OBJECT_NAME];
+    struct tm_attr *attrs; /* type_attr.c (comm/attr.h); owner-only */
 };
 
 /* Handles from here on are derived datatypes in the calling rank's table (type_ctor.c). */
 #define TM_DTYPE_FIRST 128 /* the predefined handles (mpi.h) stay below */
 
 struct tm_rank;
+struct tm_attr;
 
 /* The type behind a handle, NULL if it is not a valid datatype (or a derived type that is not
  * committed: only committed types may be used in communication). */

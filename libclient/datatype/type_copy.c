@@ -63,6 +63,25 @@ static inline void cursor_step(struct cursor *c, size_t n)
     }
 }
 
+/* One block.  Blocks of one basic element (a column of doubles) are the common small case:
+ * a constant-size copy is a load and a store, where memcpy with a variable size is a call. */
+static inline void copy_block(unsigned char *d, const unsigned char *s, size_t len)
+{
+    switch (len) {
+    case 8:
+        memcpy(d, s, 8);
+        break;
+    case 4:
+        memcpy(d, s, 4);
+        break;
+    case 16:
+        memcpy(d, s, 16);
+        break;
+    default:
+        memcpy(d, s, len);
+    }
+}
+
 /* Whole blocks, no cursor: the hot loops of a full pack or unpack. */
 static void pack_whole(unsigned char *out, const unsigned char *buf, size_t count,
                        const struct tm_type *t)
@@ -72,7 +91,7 @@ static void pack_whole(unsigned char *out, const unsigned char *buf, size_t coun
     const struct tm_block *b = tm_type_blocks(t, &one, &nb);
     for (size_t e = 0; e < count; e++, buf += t->extent)
         for (size_t i = 0; i < nb; i++) {
-            memcpy(out, buf + b[i].off, b[i].len);
+            copy_block(out, buf + b[i].off, b[i].len);
             out += b[i].len;
         }
 }
@@ -85,7 +104,7 @@ static void unpack_whole(unsigned char *buf, size_t count, const struct tm_type 
     const struct tm_block *b = tm_type_blocks(t, &one, &nb);
     for (size_t e = 0; e < count; e++, buf += t->extent)
         for (size_t i = 0; i < nb; i++) {
-            memcpy(buf + b[i].off, in, b[i].len);
+            copy_block(buf + b[i].off, in, b[i].len);
             in += b[i].len;
         }
 }
@@ -161,7 +180,7 @@ size_t tm_type_copy(void *dst, size_t dcount, const struct tm_type *dt, const vo
         const struct tm_block *b = st->blocks;
         for (size_t e = 0, n = len / st->psize; e < n; e++, s += st->extent, d += st->extent)
             for (size_t i = 0; i < st->nblocks; i++)
-                memcpy(d + b[i].off, s + b[i].off, b[i].len);
+                copy_block(d + b[i].off, s + b[i].off, b[i].len);
         return len;
     }
     struct cursor cs, cd;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attr.h"
 #include "errh.h"
 #include "job.h"
 #include "objtab.h"
@@ -26,6 +27,7 @@ const struct tm_type *tm_dtype_get(struct tm_rank *me, MPI_Datatype dt, int comm
 
 static void dtype_drop(void *p)
 {
+    tm_attr_drop_all(&((struct tm_dtype *)p)->attrs); /* teardown: no callbacks */
     tm_type_release(&((struct tm_dtype *)p)->t);
 }
 
@@ -576,6 +578,16 @@ TM_API int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         struct tm_dtype *d = tm_objtab_get(me->dtypes, TM_DTYPE_FIRST, *newtype);
         /* A duplicate is committed if the original is (predefined types always are). */
         d->committed = !old->derived || ((const struct tm_dtype *)old)->committed;
+        /* Attributes go along through their copy callbacks (MPI 3.1 §4.1.10). */
+        int err = old->derived ? tm_attr_copy_all(me, TM_ATTR_TYPE, oldtype,
+                                                  ((const struct tm_dtype *)old)->attrs, &d->attrs)
+                               : MPI_SUCCESS;
+        if (err) {
+            tm_objtab_del(me->dtypes, TM_DTYPE_FIRST, *newtype);
+            tm_type_release(&d->t);
+            *newtype = MPI_DATATYPE_NULL;
+            FAIL(err, "an attribute copy callback failed");
+        }
     }
     return r;
 }
@@ -605,6 +617,9 @@ TM_API int PMPI_Type_free(MPI_Datatype *datatype)
     if (TM_UNLIKELY(!d))
         FAIL(MPI_ERR_TYPE, "%s datatype %d cannot be freed",
              tm_type_get(*datatype) ? "predefined" : "invalid", *datatype);
+    /* Attributes first, through their delete callbacks; one that fails keeps the type. */
+    int err = tm_attr_delete_all(me, TM_ATTR_TYPE, *datatype, &d->attrs);
+    if (TM_UNLIKELY(err)) FAIL(err, "an attribute delete callback failed");
     tm_objtab_del(me->dtypes, TM_DTYPE_FIRST, *datatype);
     /* Pending operations and types built on it keep their own references. */
     tm_type_release(&d->t);

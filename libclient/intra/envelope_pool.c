@@ -74,6 +74,7 @@ struct tm_envl *tm_envl_alloc(struct tm_rank *me, size_t bytes)
     e->sbuf = NULL;
     e->stype = NULL;
     e->serial = 0;
+    e->bsend = 0;
     return e;
 }
 
@@ -100,8 +101,17 @@ struct tm_envl *tm_envl_eager_typed(struct tm_rank *me, int ctx, int src, int ta
     return e;
 }
 
+void tm_bsend_release(struct tm_rank *owner, size_t bytes)
+{
+    /* seq_cst: the detaching thread waits for 0 (wait.h), then the wake */
+    atomic_fetch_sub_explicit(&owner->bsend_used, bytes, memory_order_seq_cst);
+    tm_wake(&owner->waker);
+}
+
 void tm_envl_release(struct tm_rank *me, struct tm_envl *e)
 {
+    /* a buffered message has left its sender's attached buffer once it is received */
+    if (TM_UNLIKELY(e->bsend)) tm_bsend_release(e->home, e->bsend);
     if (e->cls == TM_ENVL_HEAP) {
         free(e);
         return;

@@ -85,6 +85,9 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
                     atomic_fetch_add_explicit(&me->send_serial, 1, memory_order_relaxed) + 1;
                 sreq->env_dst1 = w + 1;
             }
+            /* a buffered send's room in the attached buffer goes with the envelope */
+            e->bsend = sreq->bsend;
+            sreq->bsend = 0;
             tm_add_unexp(mb, e);
             pthread_mutex_unlock(&mb->lock);
             tm_wake(&r->waker); /* a Probe may be waiting */

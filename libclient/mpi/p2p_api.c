@@ -5,6 +5,7 @@
 
 #include "type.h"
 #include "type_copy.h"
+#include "envelope_pool.h"
 #include "errh.h"
 #include "fbox.h"
 #include "job.h"
@@ -68,6 +69,37 @@ static int send_failed(struct tm_rank *me, MPI_Comm comm, const char *fn, int r)
     return tm_err(me, comm, MPI_ERR_OTHER, fn, "cannot send to the peer's node: %s", strerror(-r));
 }
 
+/* A buffered send takes bytes + MPI_BSEND_OVERHEAD of the attached buffer until its message
+ * has left (received on this node; handed to the network layer's own copy for another node):
+ * MPI_ERR_BUFFER when no buffer is attached or the rest of it is too small (MPI 3.1 §3.6). */
+static int bsend_reserve(struct tm_rank *me, MPI_Comm comm, const char *fn, size_t bytes,
+                         struct tm_request *sreq)
+{
+    size_t need = bytes + MPI_BSEND_OVERHEAD, size = (size_t)me->bsend_size;
+    if (!me->bsend_buf)
+        return tm_err(me, comm, MPI_ERR_BUFFER, fn, "no buffer is attached (MPI_Buffer_attach)");
+    size_t used = atomic_load_explicit(&me->bsend_used, memory_order_relaxed);
+    do {
+        if (used + need > size)
+            return tm_err(me, comm, MPI_ERR_BUFFER, fn,
+                          "the attached buffer of %zu bytes has %zu free, the message needs %zu "
+                          "(%zu + MPI_BSEND_OVERHEAD)",
+                          size, size - used, need, bytes);
+    } while (!atomic_compare_exchange_weak_explicit(&me->bsend_used, &used, used + need,
+                                                    memory_order_relaxed, memory_order_relaxed));
+    sreq->bsend = need;
+    return MPI_SUCCESS;
+}
+
+/* After tm_send: what it did not hand to a queued envelope has left the buffer. */
+static inline void bsend_done(struct tm_rank *me, struct tm_request *sreq)
+{
+    if (TM_UNLIKELY(sreq->bsend)) {
+        tm_bsend_release(me, sreq->bsend);
+        sreq->bsend = 0;
+    }
+}
+
 static int send_blocking(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest,
                          int tag, MPI_Comm comm, enum tm_send_mode mode)
 {
@@ -80,7 +112,12 @@ static int send_blocking(const char *fn, const void *buf, int count, MPI_Datatyp
     struct tm_request sreq;
     tm_req_init_stack(&sreq, me, TM_REQ_SEND, comm);
     sreq.dt = sdt;
+    if (mode == TM_SEND_BUFFERED && dest != MPI_PROC_NULL) {
+        err = bsend_reserve(me, comm, fn, bytes, &sreq);
+        if (err) return err;
+    }
     int r = tm_send(me, cr, buf, bytes, dest, tag, mode, &sreq);
+    bsend_done(me, &sreq);
     if (TM_UNLIKELY(r < 0)) return send_failed(me, comm, fn, r);
     if (r == 1) tm_wait(me, tm_req_done_cond, &sreq);
     if (TM_UNLIKELY(sreq.st_error)) /* inter-node: the link failed while sending */
@@ -111,7 +148,8 @@ TM_API int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int des
 TM_ALIAS(Rsend)
 
 /* Buffered sends copy into an envelope of their own size, so they complete locally whatever
- * the size; the attached buffer is only bookkeeping. */
+ * the size; the attached buffer is accounted as MPI defines it (bsend_reserve): a message
+ * holds its size plus MPI_BSEND_OVERHEAD of it until it has left. */
 TM_API int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                       MPI_Comm comm)
 {
@@ -133,12 +171,20 @@ TM_API int PMPI_Buffer_attach(void *buffer, int size)
 }
 TM_ALIAS(Buffer_attach)
 
+static int bsend_idle(void *arg)
+{
+    struct tm_rank *me = arg;
+    return atomic_load_explicit(&me->bsend_used, memory_order_seq_cst) == 0; /* wait.h */
+}
+
 TM_API int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
     struct tm_rank *me = tm_self();
     if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Buffer_detach", TM_ERR_NOINIT);
     if (!buffer_addr || !size)
         return tm_err_noco(MPI_ERR_ARG, "MPI_Buffer_detach", "argument is NULL");
+    /* MPI 3.1 §3.6.1: detach blocks until the messages in the buffer have been sent */
+    tm_wait(me, bsend_idle, me);
     *(void **)buffer_addr = me->bsend_buf;
     *size = me->bsend_size;
     me->bsend_buf = NULL;
@@ -164,7 +210,16 @@ static int send_nonblocking(const char *fn, const void *buf, int count, MPI_Data
         tm_type_hold(sdt);
         r->dt = sdt;
     }
+    if (mode == TM_SEND_BUFFERED && dest != MPI_PROC_NULL) {
+        err = bsend_reserve(me, comm, fn, bytes, r);
+        if (err) {
+            atomic_store_explicit(&r->done, 1, memory_order_relaxed);
+            tm_req_free(me, r);
+            return err;
+        }
+    }
     int rc = tm_send(me, cr, buf, bytes, dest, tag, mode, r);
+    bsend_done(me, r);
     if (TM_UNLIKELY(rc < 0)) {
         atomic_store_explicit(&r->done, 1, memory_order_relaxed);
         tm_req_free(me, r);

@@ -1,7 +1,8 @@
-/* net.h — the receive daemon upcalls libclient registers for inter-node frames (agent/svc.h
- * tmpi_client_ops net_header / net_frame).  They only dispatch: NETD_COLL frames to the
- * collectives' inter-node phase (coll_net.h), every other type to point-to-point
- * (net_p2p.h). */
+/* net.h — the receive daemon upcalls libclient registers for inter-node frames (proto/svc/svc.h
+ * tmpi_client_ops net_header / net_frame).  They decode libtmpi's half of the header
+ * (msg_hdr.h), refuse a malformed one as a protocol error, and hand the frame to the
+ * point-to-point protocol (net_p2p.h); the collectives' inter-node messages ride on
+ * point-to-point frames of the collective channel. */
 #ifndef TMPI_LIBCLIENT_NET_H
 #define TMPI_LIBCLIENT_NET_H
 

@@ -1,7 +1,8 @@
 /* net_p2p.h — inter-node point-to-point (seed 000 §3.5, Fig. 8): the eager push with a
  * retained copy, the three-phase RTS/CTS/DATA exchange, cumulative ACKs and HOLD, over the
- * agent's net_send (agent/svc.h).  docs/PROTOCOL.md "Data plane" has the frames and the state
- * machines; this header is the contract for the rest of libclient.
+ * agent's net_send (proto/svc/svc.h).  docs/PROTOCOL.md "Data plane" has the frames and the
+ * state machines; this header is the contract for the rest of libclient (the protocol's files,
+ * link.c, eager.c, rndv.c, ack.c and net.c, share net_int.h among themselves).
  *
  * Who calls what:
  *  - rank threads: tm_net_isend() from tm_send() when the destination sits on another node
@@ -26,7 +27,7 @@
 
 #include "dlist.h"
 #include "match.h"
-#include "netd_hdr.h"
+#include "msg_hdr.h"
 #include "p2p.h"
 #include "request.h"
 #include "svc.h"
@@ -43,7 +44,7 @@ struct tm_rank;
 #define TM_NET_ACK_MSGS 32
 #define TM_NET_ACK_BYTES ((size_t)256 << 10)
 
-struct tm_net_copy; /* a retained eager copy (net_p2p.c) */
+struct tm_net_copy; /* a retained eager copy (net_int.h) */
 
 /* Sender side of one link (destination node, channel).  order: held by a sending rank across
  * taking an eager sequence number and calling net_send, so sequence order is wire order.
@@ -118,6 +119,12 @@ int tm_net_isend(struct tm_rank *me, int world_dst, int ctx, int src, int tag, c
  * three-phase / held one with CTS (rreq then completes when DATA arrives). */
 void tm_net_consume(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e);
 
+/* Counts a protocol error found in a frame from node (first message kept) and wakes this
+ * node's ranks so the next of them aborts the job (tm_net_check).  Any thread; also used by
+ * the other protocol on the links, one-sided communication (rma/rma_net.c). */
+void tm_net_proto_error(struct tm_net *n, int node, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* A rank thread of a multi-node job passes here on every send, receive and wait: if a daemon
  * saw a protocol error, the job is aborted with its message (daemons cannot fail a job). */
 void tm_net_check_slow(struct tm_rank *me);
@@ -137,30 +144,5 @@ static inline void tm_net_idle(struct tm_rank *me, struct tm_net *n)
 
 /* Bytes of eager copies this node retains for its peers (tests, statistics). */
 size_t tm_net_retained_bytes(struct tm_net *n);
-
-/* ---- between net_p2p.c (sending side) and net_rx.c (receiving side) ---- */
-
-/* Counts a protocol error found in a frame from node (first message kept) and wakes this
- * node's ranks so the next of them aborts the job (tm_net_check).  Any thread. */
-void tm_net_proto_error(struct tm_net *n, int node, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* The sender's side of CTS frames and of ACKs, standalone (NETD_ACK: seq = cookie, hold =
- * its HOLD flag) or carried in another frame's ack field (daemon or polling rank). */
-void tm_net_on_cts(struct tm_net *n, int node, int chan, const struct netd_hdr *h);
-void tm_net_acked(struct tm_net *n, int node, int chan, uint64_t seq, int hold);
-/* The receiving side's cumulative ACK for (node, chan), if one is owed: taken as said (the
- * caller puts it in a frame's ack field), else 0. */
-uint64_t tm_net_ack_claim(struct tm_net *n, int node, int chan);
-/* Every point-to-point frame to another node goes out here: it carries the ACK owed to that
- * node on its channel, which in two-way traffic saves the ACK frame (a system call and a
- * segment per 32 messages, on the latency path of the rank that sends it). */
-int tm_net_send_frame(struct tm_net *n, int node, int chan, struct netd_hdr *h, const void *payload,
-                      void (*done)(void *arg, int err), void *arg);
-/* Frees a receive transfer left in the table at job end. */
-void tm_net_rx_op_free(void *op);
-
-/* Receive daemon upcalls for every frame type but NETD_COLL (net.c dispatches). */
-void *tm_net_p2p_header(struct tm_job *j, int node, const struct netd_hdr *h, void **ctx);
-void tm_net_p2p_frame(struct tm_job *j, int node, const struct netd_hdr *h, void *ctx);
 
 #endif

@@ -4,7 +4,7 @@
  * Ranks of a job on one node are threads of one process, so a window is plain memory: an
  * origin on the target's node copies straight into (or out of) the target's memory and an
  * accumulate applies element by element with atomic instructions (rma_atomic.c).  For a
- * target on another node the operation travels as a NETD_RMA frame and that node's receive
+ * target on another node the operation travels as a TM_MSG_RMA frame and that node's receive
  * daemon applies it to the window memory in its upcall (rma_net.c), with no involvement of the
  * target rank: true passive-target progress (docs/ARCHITECTURE.md "One-sided communication").
  *
@@ -31,7 +31,7 @@ struct tm_rank;
 struct tm_job;
 struct tm_type;
 struct tm_request;
-struct netd_hdr;
+struct tm_msg_hdr;
 struct tm_attr;
 struct tm_info;
 
@@ -206,8 +206,9 @@ int tm_rma_remote_flush_all(struct tm_rank *me, struct tm_winref *wr);
 
 /* Grants queued remote lock requests of m that can be granted now (after a release). */
 void tm_rma_grant_queued(struct tm_win *w, struct tm_win_member *m);
-/* Receive daemon upcalls for NETD_RMA frames (net.c dispatches). */
-void *tm_rma_net_header(struct tm_job *j, int node, const struct netd_hdr *h, void **ctx);
-void tm_rma_net_frame(struct tm_job *j, int node, const struct netd_hdr *h, void *ctx);
+/* Receive daemon upcalls for TM_MSG_RMA frames (net.c dispatches after decoding the protocol
+ * half). */
+void *tm_rma_net_header(struct tm_job *j, int node, const struct tm_msg_hdr *h, void **ctx);
+void tm_rma_net_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, void *ctx);
 
 #endif

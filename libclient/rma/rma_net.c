@@ -1,9 +1,10 @@
-/* rma_net.c — one-sided operations on targets of another node: NETD_RMA frames on the
+/* rma_net.c — one-sided operations on targets of another node: TM_MSG_RMA frames on the
  * point-to-point channel, applied by the target node's receive daemon in its upcall, with no
  * involvement of the target rank (docs/ARCHITECTURE.md "One-sided communication",
- * docs/PROTOCOL.md "NETD_RMA").
+ * docs/PROTOCOL.md "One-sided communication").
  *
- * Frame fields: src_rank/dst_rank world ranks; context the window id; tag the kind
+ * Frame fields (the protocol half, msg_hdr.h; the transport half only carries the ranks):
+ * src_rank/dst_rank world ranks; context the window id; tag the kind
  * (enum tm_rma_kind) | op or lock type << 8 | basic type << 16 (ANSWER: | error class << 8,
  * | 1 << 24 when it counts as an answer the origin waits for); msg_len the byte offset in the
  * target's window (dynamic windows: the address); cookie the origin's answer record
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "msg_hdr.h"
 #include "net_p2p.h"
 #include "request.h"
 #include "rma.h"
@@ -111,8 +113,8 @@ static int send_op(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag,
     struct tm_net *n = me->job->net;
     struct tm_rma_origin *org = wr->org;
     const struct tm_win_member *m = &wr->w->m[t];
-    struct netd_hdr h = {
-        .type = NETD_RMA,
+    struct tm_msg_hdr h = {
+        .type = TM_MSG_RMA,
         .payload_len = (uint32_t)bytes,
         .src_rank = me->rank,
         .dst_rank = m->world,
@@ -139,7 +141,9 @@ static int send_op(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag,
         }
         org->sending++;
     }
-    int r = n->svc->net_send(n->link, m->node, TMPI_NET_P2P, &h, bytes ? data : NULL,
+    struct netd_hdr x;
+    tm_msg_hdr_encode(&h, &x);
+    int r = n->svc->net_send(n->link, m->node, TMPI_NET_P2P, &x, bytes ? data : NULL,
                              s ? sent_done : NULL, s);
     if (r < 0) {
         if (s) {
@@ -258,11 +262,11 @@ static void reply_done(void *arg, int err)
 }
 
 /* Sends an answer to the origin of h: data (may be NULL) released through reply_done. */
-static void answer(struct tm_net *n, struct tm_win *w, int node, const struct netd_hdr *h, int err,
-                   int counts, const void *data, size_t len, void *own)
+static void answer(struct tm_net *n, struct tm_win *w, int node, const struct tm_msg_hdr *h,
+                   int err, int counts, const void *data, size_t len, void *own)
 {
-    struct netd_hdr a = {
-        .type = NETD_RMA,
+    struct tm_msg_hdr a = {
+        .type = TM_MSG_RMA,
         .payload_len = (uint32_t)len,
         .src_rank = h->dst_rank,
         .dst_rank = h->src_rank,
@@ -285,7 +289,9 @@ static void answer(struct tm_net *n, struct tm_win *w, int node, const struct ne
             atomic_fetch_add_explicit(&w->replies_inflight, 1, memory_order_relaxed);
         }
     }
-    if (n->svc->net_send(n->link, node, TMPI_NET_P2P, &a, len ? data : NULL, r ? reply_done : NULL,
+    struct netd_hdr x;
+    tm_msg_hdr_encode(&a, &x);
+    if (n->svc->net_send(n->link, node, TMPI_NET_P2P, &x, len ? data : NULL, r ? reply_done : NULL,
                          r) < 0 &&
         r) {
         free(own);
@@ -297,7 +303,7 @@ static void answer(struct tm_net *n, struct tm_win *w, int node, const struct ne
 /* A queued or granted lock request answers its origin with a counted answer. */
 static void grant(struct tm_net *n, struct tm_win *w, const struct tm_win_lockreq *q)
 {
-    struct netd_hdr h = {
+    struct tm_msg_hdr h = {
         .src_rank = q->origin_world,
         .dst_rank = q->target_world,
         .context = w->id,
@@ -322,7 +328,7 @@ void tm_rma_grant_queued(struct tm_win *w, struct tm_win_member *m)
 }
 
 static void lock_frame(struct tm_net *n, struct tm_win *w, int t, int node,
-                       const struct netd_hdr *h, int type)
+                       const struct tm_msg_hdr *h, int type)
 {
     struct tm_win_member *m = &w->m[t];
     if (type != MPI_LOCK_SHARED && type != MPI_LOCK_EXCLUSIVE) {
@@ -364,7 +370,7 @@ struct rma_rx {
     struct rma_get *g; /* ANSWER with data */
 };
 
-static struct tm_win *frame_win(struct tm_net *n, int node, const struct netd_hdr *h, int *ret_t)
+static struct tm_win *frame_win(struct tm_net *n, int node, const struct tm_msg_hdr *h, int *ret_t)
 {
     struct tm_win *w = tm_win_find(n->job, h->context);
     int t = w ? tm_win_member_of(w, h->dst_rank) : -1;
@@ -377,7 +383,7 @@ static struct tm_win *frame_win(struct tm_net *n, int node, const struct netd_hd
     return w;
 }
 
-void *tm_rma_net_header(struct tm_job *j, int node, const struct netd_hdr *h, void **ctx)
+void *tm_rma_net_header(struct tm_job *j, int node, const struct tm_msg_hdr *h, void **ctx)
 {
     struct tm_net *n = j->net;
     *ctx = NULL;
@@ -411,7 +417,7 @@ void *tm_rma_net_header(struct tm_job *j, int node, const struct netd_hdr *h, vo
 }
 
 /* The origin's answer: a grant, a flush or unlock done, or a fetch's data (in g->buf). */
-static void answer_frame(struct tm_net *n, int node, const struct netd_hdr *h)
+static void answer_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h)
 {
     const int err = (h->tag >> 8) & 0xff, counts = (h->tag & RMA_ANSWER_COUNTS) != 0;
     struct tm_rma_origin *org;
@@ -444,7 +450,7 @@ static void answer_frame(struct tm_net *n, int node, const struct netd_hdr *h)
 }
 
 /* An operation on member t of w (on this node): applied here, answered if it fetches. */
-static void op_frame(struct tm_net *n, int node, const struct netd_hdr *h, struct rma_rx *rx)
+static void op_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, struct rma_rx *rx)
 {
     int t;
     struct tm_win *w = rx ? rx->w : frame_win(n, node, h, &t);
@@ -535,7 +541,7 @@ static void op_frame(struct tm_net *n, int node, const struct netd_hdr *h, struc
     }
 }
 
-void tm_rma_net_frame(struct tm_job *j, int node, const struct netd_hdr *h, void *ctx)
+void tm_rma_net_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, void *ctx)
 {
     struct tm_net *n = j->net;
     struct rma_rx *rx = ctx;

@@ -1,7 +1,7 @@
 /* rma_ops.c — the communication calls (MPI 3.1 §11.3): Put, Get, Accumulate, Get_accumulate,
  * Fetch_and_op, Compare_and_swap and their request forms.  A target on this node is plain
  * memory: copies and atomic element updates straight into it, complete on return.  A target
- * on another node gets a NETD_RMA frame (rma_net.c). */
+ * on another node gets a TM_MSG_RMA frame (rma_net.c). */
 #include <string.h>
 
 #include "errh.h"

@@ -138,3 +138,10 @@ int msg_check_output(const Tmpi__Output *o, uint32_t nranks, size_t max_data, ch
         return fail(err, errlen, "output frame of %zu bytes (at most %zu)", o->data.len, max_data);
     return 0;
 }
+
+int msg_check_rank_exit(const Tmpi__RankExit *e, uint32_t nranks, char *err, size_t errlen)
+{
+    if (e->rank >= nranks)
+        return fail(err, errlen, "exit of rank %u in a job of %u ranks", e->rank, nranks);
+    return 0;
+}

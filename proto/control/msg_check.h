@@ -59,4 +59,7 @@ int msg_check_assign(const Tmpi__JobAssign *ja, char *err, size_t errlen);
 int msg_check_output(const Tmpi__Output *o, uint32_t nranks, size_t max_data, char *err,
                      size_t errlen);
 
+/* The end of one rank of a job of nranks ranks. */
+int msg_check_rank_exit(const Tmpi__RankExit *e, uint32_t nranks, char *err, size_t errlen);
+
 #endif

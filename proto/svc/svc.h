@@ -22,7 +22,7 @@
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 6
+#define TMPI_SVC_ABI 7
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 
@@ -63,7 +63,9 @@ struct tmpi_client_ops {
     /* Inter-node arrivals, called by a receive daemon thread of the agent, or by a rank
      * thread of this job inside svc->net_poll (then with no libtmpi lock held), frames of one
      * sending node in the order it sent them, never two of one node at once.  The agent has checked
-     * the header: job id, h->src_rank is a rank of `node`, h->dst_rank a rank of this node.
+     * the transport half of the header: job id, channel, frame number, h->src_rank is a rank of
+     * `node`, h->dst_rank a rank of this node; h->proto (libtmpi's half) is as the sender wrote it
+     * and libtmpi checks it.
      * Nothing of a job arrives before the first of its ranks here created the state.
      * net_header: return a buffer for h->payload_len bytes (the payload is read straight into
      * it) or NULL to drop the payload; *ctx is handed to net_frame.  net_frame: the payload is
@@ -127,7 +129,8 @@ struct tmpi_svc {
     uint32_t eager_limit; /* intra-node: larger messages wait for the receive (rendezvous) */
 
     /* Inter-node (info->net != NULL).  Sends one frame to node `node` of the job on channel
-     * TMPI_NET_P2P or TMPI_NET_COLL; the agent sets h->job_id.  Frames to one node on one
+     * TMPI_NET_P2P or TMPI_NET_COLL; the agent sets h->job_id, h->channel and h->seq, the caller
+     * the ranks, payload_len and h->proto.  Frames to one node on one
      * channel leave in call order.  Never blocks: what the socket does not take at once is
      * queued.  done(arg, err) (may be NULL) runs once the payload buffer may be reused — on
      * this thread before the call returns if it went out at once, else on a daemon thread;

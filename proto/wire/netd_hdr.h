@@ -1,72 +1,58 @@
 /* netd_hdr.h — the fixed binary header of the inter-node data plane (seed 000 §3.2: "header +
  * optional payload + handler").  Control messages between agents travel as protobuf frames;
- * MPI data does not: every data frame is this 64-byte header, in network byte order, followed
- * by payload_len bytes.
+ * data does not: every data frame is this 80-byte header, in network byte order, followed by
+ * payload_len bytes.
+ *
+ * The header has two halves.  The first is the transport's: netd (agent/netd/) and the job's
+ * links (agent/jobs/job_net.c) read, check and fill it.  The second is opaque to the agent: the
+ * protocol of whoever sends on the link (libtmpi's network layer, libclient/net/msg_hdr.h,
+ * defines and checks it); netd carries its bytes unchanged.
  *
  *   off size field
- *     0    1 version   NETD_VERSION
- *     1    1 type      enum netd_type
- *     2    2 flags     NETD_F_* (SSEND: the sender waits for the match)
+ *     0    1 version      NETD_VERSION
+ *     1    1 channel      NETD_CH_P2P or NETD_CH_COLL (the link it travels on)
+ *     2    2 reserved     0
  *     4    4 payload_len  bytes that follow this header in this frame
  *     8    8 job_id
- *    16    4 src_rank  global rank of the sender
- *    20    4 dst_rank  global rank of the receiver
- *    24    4 tag
- *    28    4 context   communicator context id
- *    32    8 msg_len   whole message length (equals payload_len for EAGER)
- *    40    8 cookie    sender's handle: the eager message (EAGER, ACK) or the send (RTS, CTS, DATA)
- *    48    8 rcookie   CTS, DATA: the receiver's handle for the receive;
- *          (comm_src)  EAGER, RTS: the sender's rank in the communicator (a match key: the
- *                      receiver cannot turn src_rank into a rank of a communicator it may not
- *                      know yet); 0 otherwise
- *    56    8 ack       cumulative ACK carried by a frame going the other way: the sender of
- *                      this frame has stored or delivered every eager message of the reverse
- *                      link (same channel) up to this sequence number; 0: says nothing
- */
-#ifndef TMPI_AGENT_NETD_HDR_H
-#define TMPI_AGENT_NETD_HDR_H
+ *    16    4 src_rank     global rank of the sender
+ *    20    4 dst_rank     global rank of the receiver
+ *    24    8 seq          frame number on its link, 1, 2, 3...: netd stamps it when the frame
+ *                         is queued and refuses a frame out of sequence
+ *    32   48 proto        the protocol half (opaque here)
+ *
+ * Why 80 bytes and not 64: the transport half with its sequence number takes 32 bytes, and
+ * libtmpi's protocol half needs 44 (docs/PROTOCOL.md); both are rounded to 8-byte fields. */
+#ifndef TMPI_PROTO_NETD_HDR_H
+#define TMPI_PROTO_NETD_HDR_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define NETD_VERSION 2
-#define NETD_HDR_SIZE 64
+#define NETD_VERSION 3
+#define NETD_HDR_SIZE 80
+#define NETD_PROTO_OFF 32
+#define NETD_PROTO_SIZE (NETD_HDR_SIZE - NETD_PROTO_OFF)
 
-enum netd_type {
-    NETD_EAGER = 1, /* header + the whole message (below eager_limit) */
-    NETD_RTS = 2,   /* three-phase step 1: header only, "I have msg_len bytes for you" */
-    NETD_CTS = 3,   /* step 2, receiver -> sender: "the receive is posted, send" */
-    NETD_DATA = 4,  /* step 3: the message, matched by cookie */
-    NETD_ACK = 5,   /* receiver -> sender: eager messages up to cookie are stored (HOLD: only
-                     * this one was not; it will be fetched with a CTS) */
-    NETD_COLL = 6,  /* collective traffic, on the collective channel */
-    NETD_RMA = 7,   /* one-sided communication (libclient/rma/rma_net.c): an operation on a
-                     * window, or its answer; tag says which, context names the window */
-};
-
-/* COLL: the frame travels on the collective channel (the collectives reuse the point-to-point
- * machinery between node leaders, on their own connection; replies go back on the same one). */
-enum { NETD_F_SSEND = 1, NETD_F_HOLD = 2, NETD_F_COLL = 4 };
+/* Channels (the same numbers as TMPI_NET_* in svc.h and MESH_CH_* for data connections):
+ * collectives never queue behind point-to-point (seed 000 §3.3). */
+enum { NETD_CH_P2P = 1, NETD_CH_COLL = 2 };
 
 struct netd_hdr {
-    uint8_t type;
-    uint16_t flags;
+    uint8_t channel;
     uint32_t payload_len;
     uint64_t job_id;
-    int32_t src_rank, dst_rank, tag, context;
-    uint64_t msg_len;
-    uint64_t cookie;
-    union {                /* one slot on the wire (offset 48), meaning set by type */
-        uint64_t rcookie;  /* CTS, DATA: the receiver's handle for the receive */
-        uint64_t comm_src; /* EAGER, RTS: the sender's rank in the communicator */
-    };
-    uint64_t ack;
+    int32_t src_rank, dst_rank;
+    uint64_t seq;
+    uint8_t proto[NETD_PROTO_SIZE];
 };
 
 void netd_hdr_encode(const struct netd_hdr *h, uint8_t out[NETD_HDR_SIZE]);
+/* Writes seq into an encoded header (netd stamps it under the link's send lock). */
+void netd_hdr_set_seq(uint8_t out[NETD_HDR_SIZE], uint64_t seq);
 
-/* Decodes and checks a header: 0, -EPROTO (version, type, or inconsistent lengths) or
- * -EMSGSIZE (payload larger than max_payload). */
+/* Decodes and checks the transport half: 0, -EPROTO (version, channel, reserved bytes,
+ * negative ranks) or -EMSGSIZE (payload larger than max_payload).  The protocol half is copied
+ * unchecked. */
 int netd_hdr_decode(const uint8_t in[NETD_HDR_SIZE], size_t max_payload, struct netd_hdr *ret);
 
 #endif

@@ -205,6 +205,10 @@ static bool run_job(struct fake *f, const Tmpi__SubmitJob *s)
         snprintf(why, sizeof why, "timeout=%u\n", s->timeout_sec);
         send_output(f, 0, 1, why);
         why[0] = '\0';
+    } else if (strcmp(cmd, "cwd") == 0) {
+        snprintf(why, sizeof why, "cwd=%s\n", s->cwd);
+        send_output(f, 0, 1, why);
+        why[0] = '\0';
     } else if (strcmp(cmd, "exit") == 0 && s->n_args >= 3) {
         int code = atoi(s->args[1]), rank = atoi(s->args[2]);
         snprintf(why, sizeof why, "rank %d exited with code %d", rank, code);

@@ -385,8 +385,8 @@ HOSTS
     usage_error "--ppn 0: the ranks per node must be a whole number from 1 to 1048576" -n 2 --ppn 0 "$app"
     usage_error "--ppn x: the ranks per node" -n 2 --ppn x "$app"
     usage_error "--ppn needs the number of ranks per node" -n 2 --ppn
-    usage_error "--map-by core: must be slot or node" -n 2 --map-by core "$app"
-    usage_error "--map-by needs slot or node" -n 2 --map-by
+    usage_error "--map-by core: must be slot, node or ppr:K:node" -n 2 --map-by core "$app"
+    usage_error "--map-by needs slot, node or ppr:K:node" -n 2 --map-by
     usage_error "--hostfile and -H cannot be used together" -n 2 --hostfile "$f" -H a "$app"
     usage_error "--hostfile given twice" -n 2 --hostfile "$f" --hostfile "$f" "$app"
     usage_error "-H given twice" -n 2 -H a -H b "$app"

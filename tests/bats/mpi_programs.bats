@@ -68,6 +68,10 @@ run_prog() {
     run_prog thread_multiple 1 2 4 16
 }
 
+@test "mpi: buffered mode: attached buffer with MPI_BSEND_OVERHEAD, MPI_ERR_BUFFER, detach waits" {
+    run_prog bsend 1 2 4 16
+}
+
 @test "mpi: matched probe (Mprobe, Improbe, Mrecv, Imrecv, MPI_MESSAGE_NO_PROC)" {
     run_prog mprobe 1 2 4 16
 }
@@ -110,6 +114,10 @@ run_prog() {
 
 @test "mpi: error handlers, added error classes and codes, info objects and MPI_INFO_ENV" {
     run_prog errh_info 1 2 4 16
+}
+
+@test "mpi: threads of a rank create and free communicators at once (MPI_THREAD_MULTIPLE)" {
+    run_prog comm_threads 1 2 4
 }
 
 @test "mpi: 20000 communicators created and freed, no slowdown" {

@@ -45,7 +45,7 @@ expect_ok() {
 }
 
 # One-sided communication across nodes: every operation to a neighbour on another node
-# travels as NETD_RMA frames applied by that node's receive daemon.
+# travels as TM_MSG_RMA frames applied by that node's receive daemon.
 @test "multinode mpi: one-sided communication on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
@@ -63,7 +63,7 @@ expect_ok() {
 @test "multinode mpi: groups, communicators, inter-communicators, attributes on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
-    for p in groups comm_loop intercomm attrs errh_info; do
+    for p in groups comm_loop intercomm attrs errh_info comm_threads; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done
@@ -94,7 +94,7 @@ expect_ok() {
 @test "multinode mpi: persistent requests and collectives, matched probe, grequests, cancel, THREAD_MULTIPLE on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
-    for p in persistent persistent_coll mprobe grequest thread_multiple; do
+    for p in persistent persistent_coll mprobe grequest thread_multiple bsend; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done

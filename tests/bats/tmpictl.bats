@@ -77,6 +77,8 @@ teardown() { stop_all_agents; }
     expect_status 0
     local id
     id=$(python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"]; assert len(j)==1 and j[0]["nprocs"]==2, j; print(j[0]["id"])' <<<"$output")
+    # the 64-bit uid is a string of digits, which every JSON reader keeps exactly
+    python3 -c 'import json,sys; u=json.load(sys.stdin)["jobs"][0]["uid"]; assert isinstance(u, str) and u.isdigit(), "uid: expected a string of digits, got %r" % (u,)' <<<"$output"
     run tmpictl --agent "$AGENT_SOCK" jobs
     [[ "${lines[1]}" == "$id "*" 2 "*"sleeper" ]]
     run tmpictl --agent "$AGENT_SOCK" cancel "$id"
@@ -108,4 +110,37 @@ teardown() { stop_all_agents; }
     run --separate-stderr tmpictl --agent "$AGENT_SOCK" cancel 8
     expect_status 1
     [ "$stderr" = "tmpictl: no job 8" ]
+}
+
+@test "tmpictl: a socket the user may not use is explained, not called 'no agent'" {
+    [ "$(id -u)" -eq 0 ] || skip "needs root to run tmpictl as another user"
+    command -v setpriv >/dev/null || skip "setpriv is not installed"
+    local d pid
+    d=$(mktemp -d /tmp/tmpictl-perm.XXXXXX)
+    chmod 755 "$d"
+    # a listening socket only root may connect to, as a system agent's could be
+    python3 -c 'import os,socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o700); s.listen(1); print("up", flush=True); time.sleep(60)' \
+        "$d/tmpid.sock" >"$d/up" &
+    pid=$!
+    local i
+    for ((i = 0; i < 100; i++)); do
+        [ -s "$d/up" ] && break
+        sleep 0.1
+    done
+    run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+        "$TMPI_BUILD/launcher/tmpictl" --agent "$d/tmpid.sock" status
+    local st1=$status err1=$stderr
+    chmod 700 "$d"
+    run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups \
+        "$TMPI_BUILD/launcher/tmpictl" --agent "$d/tmpid.sock" status
+    local st2=$status err2=$stderr
+    kill "$pid"
+    wait "$pid" || true
+    rm -rf "$d"
+    [ "$st1" -eq 1 ] || { echo "expected status 1, got $st1" >&2; return 1; }
+    local want="tmpictl: the agent's socket $d/tmpid.sock belongs to root (mode 0700) and you (nobody) may not connect to it: Permission denied."
+    [[ "$err1" == "$want"* ]] || { echo "expected: $want..." >&2; echo "got: $err1" >&2; return 1; }
+    [ "$st2" -eq 1 ] || { echo "expected status 1, got $st2" >&2; return 1; }
+    want="tmpictl: cannot reach the agent's socket $d/tmpid.sock: a directory on its path is closed to you (Permission denied)"
+    [ "$err2" = "$want" ] || { echo "expected: $want" >&2; echo "got: $err2" >&2; return 1; }
 }

@@ -28,6 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case TMPI__ENVELOPE__MSG_OUTPUT:
         msg_check_output(env->output, 1024, FRAME_DEFAULT_MAX, err, sizeof err);
         break;
+    case TMPI__ENVELOPE__MSG_RANK_EXIT:
+        msg_check_rank_exit(env->rank_exit, 1024, err, sizeof err);
+        break;
     default:
         break;
     }

@@ -266,11 +266,50 @@ static void errors(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+static int deleted;
+
+static int count_delete(MPI_Datatype t, int key, void *val, void *extra)
+{
+    (void)t, (void)key, (void)extra;
+    deleted += *(int *)val;
+    return MPI_SUCCESS;
+}
+
+/* Type_create_keyval / set / get / delete, copied by Type_dup, deleted by Type_free. */
+static void attributes(void)
+{
+    int key, v = 5, *got = NULL, flag = 0;
+    CHECK_MPI(MPI_Type_create_keyval(MPI_TYPE_DUP_FN, count_delete, &key, NULL));
+    MPI_Datatype t, u;
+    CHECK_MPI(MPI_Type_contiguous(3, MPI_INT, &t));
+    CHECK_MPI(MPI_Type_get_attr(t, key, &got, &flag));
+    CHECK(flag == 0, "attribute before set: flag %d", flag);
+    CHECK_MPI(MPI_Type_set_attr(t, key, &v));
+    CHECK_MPI(MPI_Type_get_attr(t, key, &got, &flag));
+    CHECK(flag == 1 && got == &v, "attribute: flag %d value %p (want %p)", flag, (void *)got,
+          (void *)&v);
+    CHECK_MPI(MPI_Type_dup(t, &u));
+    got = NULL;
+    CHECK_MPI(MPI_Type_get_attr(u, key, &got, &flag));
+    CHECK(flag == 1 && got == &v, "attribute of the dup: flag %d", flag);
+    deleted = 0;
+    CHECK_MPI(MPI_Type_free(&u));
+    CHECK(deleted == 5, "Type_free ran the delete callback %d times (x5)", deleted / 5);
+    CHECK_MPI(MPI_Type_delete_attr(t, key));
+    CHECK(deleted == 10, "Type_delete_attr did not run the delete callback");
+    CHECK_MPI(MPI_Type_get_attr(t, key, &got, &flag));
+    CHECK(flag == 0, "deleted attribute still there");
+    CHECK_MPI(MPI_Type_free(&t));
+    CHECK_MPI(MPI_Type_free_keyval(&key));
+    CHECK(key == MPI_KEYVAL_INVALID, "Type_free_keyval did not reset the keyval");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     constructors();
     names();
+    attributes();
     packing();
     errors();
     MPI_Aint a1, a2;

@@ -119,6 +119,12 @@ int main(void)
     o.data.len = 1025;
     o.data.data = (uint8_t *)big;
     refused(msg_check_output(&o, 4, 1024, err, sizeof err), err, "1025 bytes");
+
+    Tmpi__RankExit e = TMPI__RANK_EXIT__INIT;
+    e.rank = 3;
+    CHECK_EQ(msg_check_rank_exit(&e, 4, err, sizeof err), 0);
+    e.rank = 4;
+    refused(msg_check_rank_exit(&e, 4, err, sizeof err), err, "exit of rank 4 in a job of 4");
     printf("msg_check: ok\n");
     return 0;
 }

@@ -1,9 +1,11 @@
-/* Ends rank 1 (or every rank with "all") in the way argv[1] names; the others wait in MPI. */
+/* Ends rank 1 in the way argv[1] names (or computes for ever: spin); the others wait in MPI. */
 #include <assert.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int main(int argc, char **argv)
 {
@@ -24,6 +26,13 @@ int main(int argc, char **argv)
         }
         if (!strcmp(how, "mpiabort")) MPI_Abort(MPI_COMM_WORLD, 7);
         if (!strcmp(how, "nofinalize")) return 0;
+        if (!strcmp(how, "killself")) {
+            fflush(stdout);
+            kill(getpid(), SIGKILL);
+        }
+        if (!strcmp(how, "spin"))
+            for (volatile unsigned long n = 0;; n++)
+                ;
     }
     if (strcmp(how, "return0") != 0) {
         /* wait for a message that never comes: the job must be torn down around us */

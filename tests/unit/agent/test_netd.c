@@ -76,11 +76,25 @@ struct rx {
     void *inflight; /* payload buffer of a frame not complete yet (callbacks are serial) */
 };
 
+/* The test's own protocol half (netd carries it opaquely): the frame's index q in its
+ * sender's stream, in the first 4 bytes. */
+static void set_q(struct netd_hdr *h, int q)
+{
+    memcpy(h->proto, &q, sizeof q);
+}
+
+static int get_q(const struct netd_hdr *h)
+{
+    int q;
+    memcpy(&q, h->proto, sizeof q);
+    return q;
+}
+
 static void *rx_header(void *arg, struct netd_link *l, const struct netd_hdr *h, void **ctx)
 {
     (void)l;
     struct rx *r = arg;
-    if (r->drop_every && h->cookie % r->drop_every == 0) return NULL;
+    if (r->drop_every && (unsigned)get_q(h) % (unsigned)r->drop_every == 0) return NULL;
     void *buf = h->payload_len ? malloc(h->payload_len) : NULL;
     *ctx = buf;
     r->inflight = buf;
@@ -98,7 +112,7 @@ static void rx_frame(void *arg, struct netd_link *l, const struct netd_hdr *h, v
             ok &= p[i] == (uint8_t)(i * 5);
         atomic_fetch_add(&r->big_ok, ok);
     } else {
-        int s = h->src_rank, q = h->tag;
+        int s = h->src_rank, q = get_q(h);
         if (s < 0 || s >= SENDERS || q != r->next[s] || h->payload_len != size_of(s, q))
             atomic_fetch_add(&r->bad, 1);
         else
@@ -169,12 +183,8 @@ static void *sender_main(void *arg)
         s->bufs[q] = malloc(n ? n : 1);
         for (size_t i = 0; i < n; i++)
             s->bufs[q][i] = pattern(s->id, q, i);
-        struct netd_hdr h = {.type = NETD_EAGER,
-                             .payload_len = (uint32_t)n,
-                             .msg_len = n,
-                             .src_rank = s->id,
-                             .tag = q,
-                             .cookie = (uint64_t)q};
+        struct netd_hdr h = {.channel = NETD_CH_P2P, .payload_len = (uint32_t)n, .src_rank = s->id};
+        set_q(&h, q);
         int rc =
             netd_send(s->l, &h, s->bufs[q], s->tolerant ? count_any : count_done, s->done_calls);
         if (s->tolerant && rc == -EPIPE) continue;
@@ -253,7 +263,7 @@ static void test_big_both_ways(struct netd *n)
     for (size_t i = 0; i < BIG; i++)
         big[i] = (uint8_t)(i * 5);
     atomic_int done_calls = 0;
-    struct netd_hdr h = {.type = NETD_DATA, .payload_len = BIG, .msg_len = BIG};
+    struct netd_hdr h = {.channel = NETD_CH_COLL, .payload_len = BIG};
     CHECK_EQ(netd_send(la, &h, big, count_done, &done_calls), 0);
     CHECK_EQ(netd_send(lb, &h, big, count_done, &done_calls), 0);
     wait_for(&done_calls, 2);
@@ -274,7 +284,7 @@ static void test_paused(struct netd *n)
     struct rx a = {0};
     struct netd_link *la, *lb;
     link_pair(n, &a, &b, 1, &la, &lb);
-    struct netd_hdr h = {.type = NETD_RTS, .msg_len = 5, .src_rank = 0, .tag = 0};
+    struct netd_hdr h = {.channel = NETD_CH_P2P, .src_rank = 0};
     CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
     sleep_ms(50);
     CHECK_EQ(atomic_load(&b.frames), 0);
@@ -294,11 +304,11 @@ static void test_hold(struct netd *n)
     struct rx a = {0}, b = {0};
     struct netd_link *la, *lb;
     link_pair(n, &a, &b, 0, &la, &lb);
-    struct netd_hdr h = {.type = NETD_RTS, .src_rank = 0};
+    struct netd_hdr h = {.channel = NETD_CH_P2P, .src_rank = 0};
     netd_link_hold(lb, 1);
     netd_link_hold(lb, 1); /* two holders */
     for (int q = 0; q < 50; q++) {
-        h.tag = q;
+        set_q(&h, q);
         CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
     }
     long got = 0;
@@ -309,7 +319,7 @@ static void test_hold(struct netd *n)
     CHECK_EQ(netd_link_poll(lb), 0); /* nothing moved */
     /* one more, never polled: while one holder remains, neither a release nor the daemon's
      * tick takes it; after the last one lets go the daemon reads it */
-    h.tag = 50;
+    set_q(&h, 50);
     CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
     sleep_ms(30);
     netd_link_hold(lb, 0);
@@ -319,13 +329,13 @@ static void test_hold(struct netd *n)
     netd_link_hold(lb, 0);
     wait_for(&b.frames, 51);
     /* released for good: the daemon delivers by itself */
-    h.tag = 51;
+    set_q(&h, 51);
     CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
     wait_for(&b.frames, 52);
     /* hold and stop, then release at once: the frame sent in between is read by the release
      * itself or the daemon, whichever comes first */
     netd_link_hold(lb, 1);
-    h.tag = 52;
+    set_q(&h, 52);
     CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
     sleep_ms(10);
     netd_link_hold(lb, 0);
@@ -347,11 +357,11 @@ static void test_quiet(struct netd *n)
     struct netd_link *la, *lb;
     link_pair(n, &a, &b, 0, &la, &lb);
     netd_link_hold(lb, 1); /* the daemon leaves it to the poller */
-    struct netd_hdr h = {.type = NETD_RTS, .src_rank = 0};
+    struct netd_hdr h = {.channel = NETD_CH_P2P, .src_rank = 0};
     for (int round = 0; round < 8; round++) {
         for (int i = 0; i < 40; i++)
             CHECK_EQ(netd_link_poll(lb), 0);
-        h.tag = round;
+        set_q(&h, round);
         CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
         sleep_ms(5); /* on the socket now */
         int polls = 0;
@@ -361,7 +371,7 @@ static void test_quiet(struct netd *n)
             polls++;
         }
         /* busy again: the next frame is read at the first poll */
-        h.tag = 100 + round;
+        set_q(&h, 100 + round);
         CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
         sleep_ms(5);
         CHECK(netd_link_poll(lb) > 0);
@@ -404,13 +414,14 @@ static void test_hold_peer_gone(struct netd *n)
     }
 }
 
-/* A peer that sends garbage, or too much, or goes away: on_error once, with the reason. */
+/* A peer that sends garbage, or too much, or goes away: on_error once, with the reason.  Kinds
+ * 3 and 4: a good frame (number 1), then one numbered 1 again (repeated) or 3 (one lost). */
 static void test_errors(struct netd *n)
 {
     static const struct {
         int kind;
         int want;
-    } cases[] = {{0, -EPROTO}, {1, -EMSGSIZE}, {2, -EPIPE}};
+    } cases[] = {{0, -EPROTO}, {1, -EMSGSIZE}, {2, -EPIPE}, {3, -EPROTO}, {4, -EPROTO}};
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         int fd[2];
         tcp_pair(fd);
@@ -422,21 +433,28 @@ static void test_errors(struct netd *n)
             memset(wire, 0x5a, sizeof wire);
             CHECK_EQ(write(fd[0], wire, sizeof wire), (ssize_t)sizeof wire);
         } else if (cases[c].kind == 1) {
-            struct netd_hdr h = {.type = NETD_DATA, .payload_len = 1u << 30, .msg_len = 1u << 30};
+            struct netd_hdr h = {.channel = NETD_CH_P2P, .payload_len = 1u << 30, .seq = 1};
+            netd_hdr_encode(&h, wire);
+            CHECK_EQ(write(fd[0], wire, sizeof wire), (ssize_t)sizeof wire);
+        } else if (cases[c].kind >= 3) {
+            struct netd_hdr h = {.channel = NETD_CH_P2P, .seq = 1};
+            netd_hdr_encode(&h, wire);
+            CHECK_EQ(write(fd[0], wire, sizeof wire), (ssize_t)sizeof wire);
+            h.seq = cases[c].kind == 3 ? 1 : 3;
             netd_hdr_encode(&h, wire);
             CHECK_EQ(write(fd[0], wire, sizeof wire), (ssize_t)sizeof wire);
         } else {
             /* half a header, then EOF */
-            struct netd_hdr h = {.type = NETD_RTS};
+            struct netd_hdr h = {.channel = NETD_CH_P2P, .seq = 1};
             netd_hdr_encode(&h, wire);
             CHECK_EQ(write(fd[0], wire, 20), 20);
             close(fd[0]);
         }
         wait_for(&b.errors, 1);
         CHECK_EQ(b.last_error, cases[c].want);
-        CHECK_EQ(atomic_load(&b.frames), 0);
+        CHECK_EQ(atomic_load(&b.frames), cases[c].kind >= 3 ? 1 : 0);
         /* the failed link refuses sends */
-        struct netd_hdr h = {.type = NETD_RTS};
+        struct netd_hdr h = {.channel = NETD_CH_P2P};
         if (cases[c].kind == 2) {
             CHECK_EQ(netd_send(lb, &h, NULL, NULL, NULL), -EPIPE);
         } else {
@@ -455,9 +473,9 @@ static void test_free_in_callback(struct netd *n)
     struct netd_link *la, *lb;
     link_pair(n, &a, &b, 1, &la, &lb);
     b.free_me_on_frame = lb;
-    struct netd_hdr h = {.type = NETD_RTS, .src_rank = 0};
+    struct netd_hdr h = {.channel = NETD_CH_P2P, .src_rank = 0};
     for (int q = 0; q < 10; q++) {
-        h.tag = q;
+        set_q(&h, q);
         CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
     }
     sleep_ms(20);

@@ -16,13 +16,8 @@ static const int tc_nranks[] = {1, 2, 3, 4, 7, 16};
 static const int tc_counts[] = {0, 1, 7, 20011};
 #define TC_NCOUNTS (int)(sizeof tc_counts / sizeof tc_counts[0])
 
-#define TC_CHECK(cond, ...)                                                                        \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            TH_REPORT(#cond, __VA_ARGS__);                                                         \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
-        }                                                                                          \
-    } while (0)
+/* A failed check aborts the job (tests/check.h). */
+#define TC_CHECK(cond, ...) CHECK_ABORT(cond, __VA_ARGS__)
 
 #define TC_MPI(call)                                                                               \
     do {                                                                                           \

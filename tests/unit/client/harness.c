@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "msg_hdr.h"
 #include "netd_hdr.h"
 #include "svc.h"
 
@@ -47,6 +48,7 @@ struct th_node {
     pthread_mutex_t qlock;
     pthread_cond_t qcond;
     struct th_fifo *in;       /* [src node * 2 + chan] */
+    uint64_t *in_seq;         /* last frame number queued on each of in[] (qlock) */
     unsigned next_fifo;       /* round robin over the queues (qlock) */
     _Atomic(uint64_t) broken; /* bit k: the link from this node to node k is down */
     int stop;                 /* qlock */
@@ -285,7 +287,8 @@ static int net_queue(struct th_node *from, int to, int channel, const struct net
     struct th_frame *f = malloc(sizeof *f + (later ? 0 : len));
     if (!f) return -ENOMEM;
     struct netd_hdr c = *h;
-    c.job_id = j->infos[0].job_id; /* the agent sets it */
+    c.job_id = j->infos[0].job_id; /* the agent sets these */
+    c.channel = (uint8_t)channel;
     netd_hdr_encode(&c, f->hdr);
     f->src_node = from->index;
     f->chan = channel - 1;
@@ -297,6 +300,8 @@ static int net_queue(struct th_node *from, int to, int channel, const struct net
     inflight_add(j, 1);
     struct th_node *dst = &j->nodes[to];
     pthread_mutex_lock(&dst->qlock);
+    /* numbered in queue order, as netd numbers a link's frames in wire order */
+    netd_hdr_set_seq(f->hdr, ++dst->in_seq[from->index * 2 + f->chan]);
     fifo_push(&dst->in[from->index * 2 + f->chan], f);
     pthread_cond_signal(&dst->qcond);
     pthread_mutex_unlock(&dst->qlock);
@@ -336,9 +341,9 @@ static void fault(struct th_job *j, int node, const char *what, const struct net
 {
     atomic_fetch_add(&j->net_faults, 1);
     fprintf(stderr,
-            "harness: node %d: frame refused by the agent's checks: %s (type %d, rank %d "
+            "harness: node %d: frame refused by the agent's checks: %s (frame %llu, rank %d "
             "-> %d)\n",
-            node, what, h->type, h->src_rank, h->dst_rank);
+            node, what, (unsigned long long)h->seq, h->src_rank, h->dst_rank);
 }
 
 /* Delivers one frame as the agent's receive daemon does: decode, check, net_header, payload
@@ -358,15 +363,19 @@ static void deliver(struct th_node *nd, struct th_frame *f)
         bad = "source rank not on the sending node";
     } else if (h.dst_rank >= j->size || j->home[h.dst_rank] != nd->index) {
         bad = "destination rank not on this node";
-    } else if (((h.flags & NETD_F_COLL) != 0) != (f->chan == 1)) {
-        bad = "COLL flag does not match the channel";
+    } else if (h.channel != f->chan + 1) {
+        bad = "channel does not match the link";
     }
     if (bad) {
         fault(j, nd->index, bad, &h);
         return;
     }
-    if (h.type < 8) atomic_fetch_add(&j->frames[h.type], 1);
-    if (h.type == NETD_ACK && (h.flags & NETD_F_HOLD)) atomic_fetch_add(&j->hold_acks, 1);
+    /* statistics for the tests: the protocol half, as libtmpi will read it */
+    struct tm_msg_hdr m;
+    if (tm_msg_hdr_decode(&h, &m) == 0) {
+        atomic_fetch_add(&j->frames[m.type], 1);
+        if (m.type == TM_MSG_ACK && (m.flags & TM_MSG_F_HOLD)) atomic_fetch_add(&j->hold_acks, 1);
+    }
     void *ctx = NULL;
     void *buf = nd->ops.net_header(nd->state, f->src_node, &h, &ctx);
     if (buf && h.payload_len) memcpy(buf, payload, h.payload_len);
@@ -525,7 +534,8 @@ static void setup_nodes(struct th_job *j, const struct th_opts *o)
         pthread_mutex_init(&nd->qlock, NULL);
         pthread_cond_init(&nd->qcond, NULL);
         nd->in = calloc((size_t)nn * 2, sizeof *nd->in);
-        if (!nd->in) abort();
+        nd->in_seq = calloc((size_t)nn * 2, sizeof *nd->in_seq);
+        if (!nd->in || !nd->in_seq) abort();
     }
     for (int i = 0; i < n; i++) {
         int node = j->node_of_rank[i];
@@ -649,6 +659,7 @@ int th_run(const struct th_opts *o, th_rank_fn fn, void *arg, struct th_result *
                 free(f);
         }
         free(nd->in);
+        free(nd->in_seq);
         pthread_mutex_destroy(&nd->qlock);
         pthread_cond_destroy(&nd->qcond);
     }

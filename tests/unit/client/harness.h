@@ -18,6 +18,8 @@
 
 #include "mpi.h"
 
+#include "../../check.h"
+
 enum { TH_DONE_MIXED = 0, TH_DONE_INLINE = 1, TH_DONE_LATER = 2 };
 
 struct th_opts {
@@ -70,23 +72,11 @@ struct th_test {
 int th_main(int argc, char **argv, const struct th_test *tests);
 
 /* The message of a failed check: rank, place, condition, then what came instead. */
-#define TH_REPORT(condstr, ...)                                                                    \
-    do {                                                                                           \
-        int r_ = -1;                                                                               \
-        MPI_Comm_rank(MPI_COMM_WORLD, &r_);                                                        \
-        fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", r_, __FILE__, __LINE__, condstr);    \
-        fprintf(stderr, __VA_ARGS__);                                                              \
-        fputc('\n', stderr);                                                                       \
-    } while (0)
+#define TH_REPORT(condstr, ...) check_report_(__FILE__, __LINE__, condstr, "" __VA_ARGS__)
 
-/* Inside a rank function: fail with what was expected and what came instead. */
-#define TH_CHECK(cond, ...)                                                                        \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            TH_REPORT(#cond, __VA_ARGS__);                                                         \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
+/* Inside a rank function: fail with what was expected and what came instead (tests/check.h;
+ * the rank function returns 1). */
+#define TH_CHECK(cond, ...) CHECK_OR(return 1, cond, __VA_ARGS__)
 
 #define TH_MPI(call)                                                                               \
     do {                                                                                           \

@@ -10,17 +10,12 @@
 #include <string.h>
 
 #include "harness.h"
+#include "msg_hdr.h"
 #include "netd_hdr.h"
 #include "svc.h"
 
 /* A failed check aborts the job, so ranks blocked on the failed one do not hang the test. */
-#define NP_CHECK(cond, ...)                                                                        \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            TH_REPORT(#cond, __VA_ARGS__);                                                         \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
-        }                                                                                          \
-    } while (0)
+#define NP_CHECK(cond, ...) CHECK_ABORT(cond, __VA_ARGS__)
 #define NP_MPI(call)                                                                               \
     do {                                                                                           \
         int e_ = (call);                                                                           \
@@ -205,11 +200,11 @@ static int t_pairs(void)
     struct cfg c1 = {.nranks = 4, .nnodes = 2, .round_robin = 1};
     struct cfg c2 = {.nranks = 3, .nnodes = 3, .done_mode = TH_DONE_LATER};
     if (run(&c1, rank_pairs, NULL) || run(&c2, rank_pairs, NULL)) return 1;
-    if (!last.frames[NETD_EAGER] || !last.frames[NETD_RTS] || !last.frames[NETD_DATA]) {
+    if (!last.frames[TM_MSG_EAGER] || !last.frames[TM_MSG_RTS] || !last.frames[TM_MSG_DATA]) {
         fprintf(stderr, "  expected EAGER, RTS and DATA frames, got %llu/%llu/%llu\n",
-                (unsigned long long)last.frames[NETD_EAGER],
-                (unsigned long long)last.frames[NETD_RTS],
-                (unsigned long long)last.frames[NETD_DATA]);
+                (unsigned long long)last.frames[TM_MSG_EAGER],
+                (unsigned long long)last.frames[TM_MSG_RTS],
+                (unsigned long long)last.frames[TM_MSG_DATA]);
         return 1;
     }
     return 0;
@@ -278,20 +273,20 @@ static int t_unexpected_tiny_pool(void)
     size_t pools[2] = {64 << 20, 16 * KB};
     struct cfg held = {.nranks = 2, .nnodes = 2, .pool_of = pools};
     if (run(&held, rank_unexp, NULL)) return 1;
-    if (!last.hold_acks || !last.frames[NETD_CTS] || last.frames[NETD_RTS]) {
+    if (!last.hold_acks || !last.frames[TM_MSG_CTS] || last.frames[TM_MSG_RTS]) {
         fprintf(stderr,
                 "  expected HOLD ACKs and CTS without RTS, got %llu HOLD, %llu CTS, %llu "
                 "RTS\n",
-                (unsigned long long)last.hold_acks, (unsigned long long)last.frames[NETD_CTS],
-                (unsigned long long)last.frames[NETD_RTS]);
+                (unsigned long long)last.hold_acks, (unsigned long long)last.frames[TM_MSG_CTS],
+                (unsigned long long)last.frames[TM_MSG_RTS]);
         return 1;
     }
     /* Both pools tiny: eager, held and three-phase messages mix in one stream. */
     struct cfg tiny = {.nranks = 2, .nnodes = 2, .pool_bytes = 12 * KB};
     if (run(&tiny, rank_unexp, NULL)) return 1;
-    if (!last.frames[NETD_RTS] || !last.pool_refused) {
+    if (!last.frames[TM_MSG_RTS] || !last.pool_refused) {
         fprintf(stderr, "  expected three-phase fallbacks, got %llu RTS, %llu refused\n",
-                (unsigned long long)last.frames[NETD_RTS], (unsigned long long)last.pool_refused);
+                (unsigned long long)last.frames[TM_MSG_RTS], (unsigned long long)last.pool_refused);
         return 1;
     }
     struct cfg later = {
@@ -334,10 +329,10 @@ static int t_ack_bounds_retention(void)
 {
     struct cfg c = {.nranks = 2, .nnodes = 2, .pool_bytes = 256 * KB};
     if (run(&c, rank_stream, NULL)) return 1;
-    if (last.frames[NETD_RTS] || last.frames[NETD_ACK] < NSTREAM / 32) {
+    if (last.frames[TM_MSG_RTS] || last.frames[TM_MSG_ACK] < NSTREAM / 32) {
         fprintf(stderr, "  expected no RTS and at least %d ACKs, got %llu RTS, %llu ACKs\n",
-                NSTREAM / 32, (unsigned long long)last.frames[NETD_RTS],
-                (unsigned long long)last.frames[NETD_ACK]);
+                NSTREAM / 32, (unsigned long long)last.frames[TM_MSG_RTS],
+                (unsigned long long)last.frames[TM_MSG_ACK]);
         return 1;
     }
     return 0;
@@ -376,10 +371,10 @@ static int t_ack_piggyback(void)
     /* The barrier's last message is one no reply carries an ACK for; a reply that arrives
      * while its receiver is about to block leaves an ACK owed that the blocking flushes as a
      * frame (rare; more under a sanitizer's timing).  Without the field: ~90 frames. */
-    if (last.frames[NETD_EAGER] < 2 * NPING || last.frames[NETD_ACK] > NPING / 20) {
+    if (last.frames[TM_MSG_EAGER] < 2 * NPING || last.frames[TM_MSG_ACK] > NPING / 20) {
         fprintf(stderr, "  expected >= %d EAGER and <= %d ACK frames, got %llu and %llu\n",
-                2 * NPING, NPING / 20, (unsigned long long)last.frames[NETD_EAGER],
-                (unsigned long long)last.frames[NETD_ACK]);
+                2 * NPING, NPING / 20, (unsigned long long)last.frames[TM_MSG_EAGER],
+                (unsigned long long)last.frames[TM_MSG_ACK]);
         return 1;
     }
     return 0;
@@ -689,8 +684,13 @@ static int rank_misc(int rank, int size, void *arg)
         /* Bsend of a large message completes at once and sends what the buffer held then. */
         if (rank == 0) {
             fill(b, big, 0, 1);
+            int bsize = (int)big + MPI_BSEND_OVERHEAD;
+            void *bb = malloc((size_t)bsize), *got;
+            NP_MPI(MPI_Buffer_attach(bb, bsize));
             NP_MPI(MPI_Bsend(b, (int)big, MPI_BYTE, 1, 50, MPI_COMM_WORLD));
             memset(b, 0, big);
+            NP_MPI(MPI_Buffer_detach(&got, &bsize));
+            free(bb);
         } else {
             NP_MPI(MPI_Recv(r, (int)big, MPI_BYTE, 0, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
             NP_CHECK(check(r, big, 0, 1) < 0, "Bsend data wrong");
@@ -725,7 +725,10 @@ static int rank_bad_frame(int rank, int size, void *arg)
     (void)size;
     NP_MPI(MPI_Init(NULL, NULL));
     if (rank == 1) {
-        struct netd_hdr h = *(const struct netd_hdr *)arg;
+        const struct tm_msg_hdr *m = arg;
+        struct netd_hdr h;
+        tm_msg_hdr_encode(m, &h);
+        if (m->type == 0) h.proto[0] = 0x77; /* a type that does not exist */
         NP_CHECK(th_net_inject(1, 0, TMPI_NET_P2P, &h) == 0, "inject failed");
     }
     int v;
@@ -738,19 +741,23 @@ static int rank_bad_frame(int rank, int size, void *arg)
 static int t_protocol_error_aborts(void)
 {
     static const struct {
-        struct netd_hdr h;
+        struct tm_msg_hdr h;
         const char *why;
     } cases[] = {
-        {{.type = NETD_CTS, .src_rank = 1, .dst_rank = 0, .cookie = 0x1234, .rcookie = 1},
+        {{.type = TM_MSG_CTS, .src_rank = 1, .dst_rank = 0, .cookie = 0x1234, .rcookie = 1},
          "CTS names no pending send"},
+        /* libtmpi's half of the header is checked by libtmpi (type 0: injected as 0x77) */
+        {{.type = 0, .src_rank = 1, .dst_rank = 0}, "malformed protocol header"},
+        {{.type = TM_MSG_EAGER, .src_rank = 1, .dst_rank = 0, .msg_len = 5},
+         "malformed protocol header"},
         /* an RTS nobody receives (tag 999), carrying an ACK for message 1000 of 0 sent */
-        {{.type = NETD_RTS,
+        {{.type = TM_MSG_RTS,
           .src_rank = 1,
           .dst_rank = 0,
           .tag = 999,
           .msg_len = 1 << 20,
           .cookie = 7,
-          .rcookie = 1,
+          .comm_src = 1,
           .ack = 1000},
          "ACK for eager message 1000, which was never sent"},
     };

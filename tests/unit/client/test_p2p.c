@@ -463,9 +463,14 @@ static int rank_bsend(int rank, int size, void *arg)
     if (rank == 0) {
         for (int i = 0; i < n; i++)
             a[i] = i;
+        int bsize = n * (int)sizeof(int) + MPI_BSEND_OVERHEAD;
+        void *bb = malloc((size_t)bsize), *got;
+        TH_MPI(MPI_Buffer_attach(bb, bsize));
         TH_MPI(MPI_Bsend(a, n, MPI_INT, 1, 0, MPI_COMM_WORLD));
         memset(a, 0, (size_t)n * sizeof(int)); /* the message must not depend on a now */
         TH_MPI(MPI_Send(a, 1, MPI_INT, 1, 1, MPI_COMM_WORLD));
+        TH_MPI(MPI_Buffer_detach(&got, &bsize)); /* returns once rank 1 received it */
+        free(bb);
     } else if (rank == 1) {
         int z;
         TH_MPI(MPI_Recv(&z, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));

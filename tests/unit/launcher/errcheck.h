@@ -1,10 +1,12 @@
-/* errcheck.h — comparing the messages a parser collected with the ones expected. */
+/* errcheck.h — comparing the messages a parser collected with the ones expected (a check of
+ * the tests/check.h family: fails with CHECK_FAIL). */
 #ifndef TMPI_TEST_LAUNCHER_ERRCHECK_H
 #define TMPI_TEST_LAUNCHER_ERRCHECK_H
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../check.h"
 #include "errlist.h"
 
 /* The collected messages must be exactly want[0..n-1], in order. */
@@ -27,6 +29,6 @@ static inline void check_errors_(const char *file, int line, const struct errlis
     fprintf(stderr, "got %zu (+%zu dropped):\n", e->n, e->more);
     for (size_t k = 0; k < e->n; k++)
         fprintf(stderr, "  %s\n", e->msg[k]);
-    exit(1);
+    CHECK_FAIL;
 }
 #endif

@@ -1,0 +1,568 @@
+/* jobhost.c — the agent's side of a job host (jobhost.h): start it, relay its frames to the
+ * launcher, tear it down, reap it.  Loop thread only, except where a function says so. */
+#include "jobhost.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "frame.h"
+#include "job.h"
+#include "log.h"
+#include "progcache.h"
+
+extern char **environ;
+
+/* The relay stops reading a host while this much waits for its launcher (as job_send). */
+#define JOBHOST_OUTPUT_HIGH (4u << 20)
+
+/* How job hosts are started; set once by jobhost_setup before the loop runs, then read only. */
+static struct {
+    char exe[PATH_MAX];
+    char config_path[PATH_MAX]; /* empty: none */
+} jobhost_conf;
+
+/* One job host, owned by its job (j->host).  Loop thread only. */
+struct jobhost {
+    struct job *job;
+    pid_t pid; /* valid until reaped: a zombie keeps its pid, so kill() cannot hit another */
+    struct bufferevent *bev; /* the channel */
+    struct event *sigchld;
+    struct event *grace; /* SIGKILL when it fires */
+    int reaped, wstatus;
+    int got_end;   /* the host's JobEnd was relayed */
+    int throttled; /* not reading: the launcher's output is full */
+    int killed;    /* SIGKILL sent */
+    int finished;  /* agent_job_done was called */
+};
+
+void jobhost_setup(const char *exe, const char *config_path)
+{
+    snprintf(jobhost_conf.exe, sizeof jobhost_conf.exe, "%s", exe);
+    if (config_path) {
+        /* the host resolves it in its own working directory: make it absolute */
+        char *abs = realpath(config_path, NULL);
+        snprintf(jobhost_conf.config_path, sizeof jobhost_conf.config_path, "%s",
+                 abs ? abs : config_path);
+        free(abs);
+    }
+}
+
+static const char *level_name(int level)
+{
+    switch (level) {
+    case LOG_ERR:
+        return "err";
+    case LOG_WARNING:
+        return "warning";
+    case LOG_NOTICE:
+        return "notice";
+    case LOG_INFO:
+        return "info";
+    default:
+        return "debug";
+    }
+}
+
+/* The agent's environment minus what belongs to the agent's own service manager link. */
+static char **host_environ(void)
+{
+    static const char *const drop[] = {
+        "NOTIFY_SOCKET=", "WATCHDOG_PID=",   "WATCHDOG_USEC=", "LISTEN_FDS=",
+        "LISTEN_PID=",    "LISTEN_FDNAMES=", "INVOCATION_ID=", NULL};
+    size_t n = 0;
+    for (char **e = environ; *e; e++)
+        n++;
+    char **v = calloc(n + 1, sizeof *v);
+    if (!v) return NULL;
+    size_t k = 0;
+    for (char **e = environ; *e; e++) {
+        int keep = 1;
+        for (const char *const *d = drop; *d; d++)
+            if (strncmp(*e, *d, strlen(*d)) == 0) keep = 0;
+        if (keep) v[k++] = *e;
+    }
+    return v;
+}
+
+/* The job as the host reads it: the submission the agent accepted. */
+static int send_submit(struct jobhost *h, const struct program *p)
+{
+    struct job *j = h->job;
+    Tmpi__SubmitJob s = TMPI__SUBMIT_JOB__INIT;
+    s.nprocs = j->nprocs;
+    s.program_hash.data = (uint8_t *)p->hash;
+    s.program_hash.len = PROGRAM_HASH_SIZE;
+    s.program_size = p->size;
+    s.program_name = j->program_name;
+    s.n_args = (size_t)j->argc - 1;
+    s.args = j->argv + 1;
+    s.cwd = j->cwd;
+    s.umask = j->umask;
+    s.umask_set = j->umask_set;
+    s.timeout_sec = j->timeout_sec;
+    size_t nenv = 0;
+    while (j->env[nenv])
+        nenv++;
+    Tmpi__EnvVar *vars = calloc(nenv ? nenv : 1, sizeof *vars);
+    Tmpi__EnvVar **ptrs = calloc(nenv ? nenv : 1, sizeof *ptrs);
+    char **names = calloc(nenv ? nenv : 1, sizeof *names);
+    int r = -ENOMEM;
+    if (!vars || !ptrs || !names) goto out;
+    for (size_t i = 0; i < nenv; i++) {
+        const char *eq = strchr(j->env[i], '=');
+        names[i] = strndup(j->env[i], (size_t)(eq - j->env[i]));
+        if (!names[i]) goto out;
+        tmpi__env_var__init(&vars[i]);
+        vars[i].name = names[i];
+        vars[i].value = (char *)eq + 1;
+        ptrs[i] = &vars[i];
+    }
+    s.n_env = nenv;
+    s.env = ptrs;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_SUBMIT;
+    env.submit = &s;
+    uint8_t *buf;
+    size_t len;
+    r = frame_encode(&env, j->agent->cfg.max_frame_size, &buf, &len);
+    if (r < 0) goto out;
+    r = bufferevent_write(h->bev, buf, len) < 0 ? -ENOMEM : 0;
+    free(buf);
+out:
+    if (names)
+        for (size_t i = 0; i < nenv; i++)
+            free(names[i]);
+    free(names);
+    free(ptrs);
+    free(vars);
+    return r;
+}
+
+static void send_to_launcher(struct job *j, const void *buf, size_t len)
+{
+    pthread_mutex_lock(&j->out_mu);
+    if (j->bev) bufferevent_write(j->bev, buf, len);
+    pthread_mutex_unlock(&j->out_mu);
+}
+
+static size_t launcher_queued(struct job *j)
+{
+    pthread_mutex_lock(&j->out_mu);
+    size_t n = j->bev ? evbuffer_get_length(bufferevent_get_output(j->bev)) : 0;
+    pthread_mutex_unlock(&j->out_mu);
+    return n;
+}
+
+static void arm_grace(struct jobhost *h)
+{
+    if (h->reaped || evtimer_pending(h->grace, NULL)) return;
+    struct timeval tv = {.tv_sec = h->job->agent->cfg.kill_grace_sec};
+    evtimer_add(h->grace, &tv);
+}
+
+static void kill_host(struct jobhost *h, const char *why)
+{
+    if (h->reaped) return;
+    log_warning("job %llu: killing its job host (pid %d): %s", (unsigned long long)h->job->id,
+                (int)h->pid, why);
+    kill(h->pid, SIGKILL);
+}
+
+/* A frame from the host: note what it tells, pass it on whole.  0, or -1 when the host broke
+ * the protocol (it is killed). */
+static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
+{
+    struct job *j = h->job;
+    Tmpi__Envelope *env = frame_decode(frame + FRAME_HEADER_SIZE, len - FRAME_HEADER_SIZE);
+    if (!env) return -1;
+    int ok = 1;
+    switch (env->msg_case) {
+    case TMPI__ENVELOPE__MSG_JOB_STARTED:
+        atomic_store(&j->state, JOB_RUNNING);
+        break;
+    case TMPI__ENVELOPE__MSG_OUTPUT:
+    case TMPI__ENVELOPE__MSG_RANK_EXIT:
+        break;
+    case TMPI__ENVELOPE__MSG_JOB_END:
+        if (h->got_end) ok = 0;
+        h->got_end = 1;
+        atomic_store(&j->state, JOB_ENDING);
+        if (env->job_end->exit_status != 0) {
+            /* counted before the launcher hears of it: tmpictl status right after agrees */
+            atomic_fetch_add(&j->agent->jobs_failed, 1);
+            pthread_mutex_lock(&j->mu);
+            if (!j->failed) {
+                j->failed = 1;
+                j->exit_status = env->job_end->exit_status;
+                j->fail_rank = env->job_end->failed_rank;
+                snprintf(j->reason, sizeof j->reason, "%s",
+                         env->job_end->reason ? env->job_end->reason : "");
+            }
+            pthread_mutex_unlock(&j->mu);
+        }
+        /* Normally the host leaves right after; one whose ranks do not stop is killed. */
+        arm_grace(h);
+        break;
+    default:
+        ok = 0;
+        break;
+    }
+    frame_free(env);
+    if (!ok) return -1;
+    send_to_launcher(j, frame, len);
+    return 0;
+}
+
+static void relay(struct jobhost *h, int final)
+{
+    struct evbuffer *in = bufferevent_get_input(h->bev);
+    while (evbuffer_get_length(in) >= FRAME_HEADER_SIZE) {
+        if (!final && launcher_queued(h->job) >= JOBHOST_OUTPUT_HIGH) {
+            h->throttled = 1;
+            bufferevent_disable(h->bev, EV_READ);
+            return;
+        }
+        uint8_t hdr[FRAME_HEADER_SIZE];
+        size_t len;
+        evbuffer_copyout(in, hdr, sizeof hdr);
+        if (frame_parse_header(hdr, FRAME_DEFAULT_MAX, &len) < 0) {
+            kill_host(h, "malformed frame on its channel");
+            evbuffer_drain(in, evbuffer_get_length(in));
+            return;
+        }
+        if (evbuffer_get_length(in) < FRAME_HEADER_SIZE + len) return;
+        const uint8_t *f = evbuffer_pullup(in, (ev_ssize_t)(FRAME_HEADER_SIZE + len));
+        int r = f ? relay_frame(h, f, FRAME_HEADER_SIZE + len) : -1;
+        evbuffer_drain(in, FRAME_HEADER_SIZE + len);
+        if (r < 0) {
+            kill_host(h, "unexpected frame on its channel");
+            evbuffer_drain(in, evbuffer_get_length(in));
+            return;
+        }
+    }
+}
+
+static void send_job_end(struct jobhost *h)
+{
+    struct job *j = h->job;
+    char reason[sizeof j->reason + 160];
+    int status, st = h->wstatus;
+    pthread_mutex_lock(&j->mu);
+    int cancelled = j->failed;
+    if (WIFSIGNALED(st)) {
+        int sig = WTERMSIG(st);
+        if (cancelled) {
+            status = j->exit_status;
+            snprintf(reason, sizeof reason, "%s (its ranks did not stop within %u s: killed)",
+                     j->reason, j->agent->cfg.kill_grace_sec);
+        } else {
+            status = 128 + sig;
+            snprintf(reason, sizeof reason,
+                     "the job's process on %s was killed by signal %d (%s)%s", j->agent->cfg.name,
+                     sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+                     WCOREDUMP(st) ? ", core dumped" : "");
+        }
+    } else {
+        int code = WEXITSTATUS(st);
+        status = cancelled ? j->exit_status : code ? code : 1;
+        snprintf(reason, sizeof reason, "%s%sthe job's process on %s exited with code %d",
+                 cancelled ? j->reason : "", cancelled ? "; " : "", j->agent->cfg.name, code);
+    }
+    if (!cancelled) {
+        j->failed = 1;
+        j->exit_status = status;
+        j->fail_rank = -1;
+    }
+    size_t rl = strlen(reason);
+    if (rl >= sizeof j->reason) rl = sizeof j->reason - 1;
+    memcpy(j->reason, reason, rl);
+    j->reason[rl] = 0;
+    pthread_mutex_unlock(&j->mu);
+    atomic_fetch_add(&j->agent->jobs_failed, 1);
+    Tmpi__JobEnd je = TMPI__JOB_END__INIT;
+    je.job_id = j->id;
+    je.exit_status = status;
+    je.failed_rank = -1;
+    je.reason = reason;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_END;
+    env.job_end = &je;
+    uint8_t *buf;
+    size_t len;
+    if (frame_encode(&env, FRAME_DEFAULT_MAX, &buf, &len) == 0) {
+        send_to_launcher(j, buf, len);
+        free(buf);
+    }
+}
+
+/* The host is reaped: everything it wrote is in the socket.  Relay it, end the launcher's
+ * stream if the host did not, and hand the job back. */
+static void finish(struct jobhost *h)
+{
+    struct job *j = h->job;
+    struct evbuffer *in = bufferevent_get_input(h->bev);
+    int fd = bufferevent_getfd(h->bev);
+    while (evbuffer_read(in, fd, 1 << 16) > 0)
+        ;
+    relay(h, 1);
+    if (!h->got_end) send_job_end(h);
+    h->finished = 1;
+    agent_job_done(j->agent, j); /* frees j and h */
+}
+
+static void on_sigchld(evutil_socket_t sig, short what, void *arg)
+{
+    struct jobhost *h = arg;
+    if (h->reaped) return;
+    int st;
+    pid_t r = waitpid(h->pid, &st, WNOHANG);
+    if (r != h->pid) return;
+    h->reaped = 1;
+    h->wstatus = st;
+    if (WIFSIGNALED(st))
+        log_info("job %llu: job host (pid %d) ended by signal %d", (unsigned long long)h->job->id,
+                 (int)h->pid, WTERMSIG(st));
+    finish(h);
+}
+
+static void on_read(struct bufferevent *bev, void *arg)
+{
+    relay(arg, 0);
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg)
+{
+    struct jobhost *h = arg;
+    if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))) return;
+    bufferevent_disable(bev, EV_READ | EV_WRITE);
+    /* Usually the host is exiting (its SIGCHLD follows).  One that closed its channel and
+     * goes on can reach nobody any more: it gets the kill grace, then SIGKILL. */
+    arm_grace(h);
+}
+
+static void on_grace(evutil_socket_t fd, short what, void *arg)
+{
+    struct jobhost *h = arg;
+    if (!h->killed) {
+        char why[96];
+        snprintf(why, sizeof why, "still running %u s after the job ended or was torn down",
+                 h->job->agent->cfg.kill_grace_sec);
+        kill_host(h, why);
+        h->killed = 1;
+    }
+    /* Reaping does not depend on SIGCHLD alone: look again every second until it is gone. */
+    struct timeval tv = {.tv_sec = 1};
+    evtimer_add(h->grace, &tv);
+    on_sigchld(SIGCHLD, 0, h);
+}
+
+void jobhost_free(struct job *j)
+{
+    struct jobhost *h = j->host;
+    if (!h) return;
+    if (!h->reaped && h->pid > 0) {
+        /* the agent is leaving with the job still running: the host must not outlive it */
+        kill(h->pid, SIGKILL);
+        waitpid(h->pid, NULL, 0);
+    }
+    if (h->bev) bufferevent_free(h->bev);
+    if (h->sigchld) event_free(h->sigchld);
+    if (h->grace) event_free(h->grace);
+    free(h);
+    j->host = NULL;
+}
+
+static int program_memfd(const struct program *p)
+{
+    int fd = memfd_create("tmpi-program", MFD_CLOEXEC);
+    if (fd < 0) return -errno;
+    size_t off = 0;
+    while (off < p->size) {
+        ssize_t n = write(fd, p->bytes + off, p->size - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            int r = n < 0 ? -errno : -EIO;
+            close(fd);
+            return r;
+        }
+        off += (size_t)n;
+    }
+    return fd;
+}
+
+/* An fd number above the ones the file actions write to, close-on-exec. */
+static int high_fd(int fd)
+{
+    if (fd < 0) return fd;
+    int h = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+    int r = h < 0 ? -errno : h;
+    close(fd);
+    return r;
+}
+
+static int spawn(struct jobhost *h, int chan, int prog)
+{
+    struct job *j = h->job;
+    struct agent *a = j->agent;
+    char id[32], user[64];
+    snprintf(id, sizeof id, "%llu", (unsigned long long)j->id);
+    snprintf(user, sizeof user, "%u:%u:%d", (unsigned)j->uid, (unsigned)j->gid,
+             (int)j->submitter_pid);
+    const char *argv[16];
+    int n = 0;
+    argv[n++] = "tmpid";
+    argv[n++] = "--job-host";
+    argv[n++] = id;
+    argv[n++] = "--job-user";
+    argv[n++] = user;
+    if (a->cfg.private_agent) argv[n++] = "--private";
+    if (jobhost_conf.config_path[0]) {
+        argv[n++] = "--config";
+        argv[n++] = jobhost_conf.config_path;
+    }
+    argv[n++] = "--name";
+    argv[n++] = a->cfg.name;
+    argv[n++] = "--log-level";
+    argv[n++] = level_name(log_get_level());
+    argv[n] = NULL;
+
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&at);
+    posix_spawn_file_actions_adddup2(&fa, chan, JOBHOST_CHANNEL_FD);
+    posix_spawn_file_actions_adddup2(&fa, prog, JOBHOST_PROGRAM_FD);
+    sigset_t none, dflt;
+    sigemptyset(&none);
+    sigfillset(&dflt);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &dflt);
+    /* Its own process group: a terminal's Ctrl-C meant for an agent started by hand does not
+     * reach the jobs' processes; the agent ends them itself. */
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                                      POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_USEVFORK);
+    char **envp = host_environ();
+    int rc =
+        envp ? posix_spawn(&h->pid, jobhost_conf.exe, &fa, &at, (char *const *)argv, envp) : ENOMEM;
+    free(envp);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    return -rc;
+}
+
+int jobhost_start(struct job *j, struct program *p)
+{
+    struct agent *a = j->agent;
+    struct jobhost *h = calloc(1, sizeof *h);
+    int sv[2] = {-1, -1}, prog = -1, r = -ENOMEM;
+    if (!h) goto fail;
+    h->job = j;
+    h->pid = -1;
+    prog = high_fd(program_memfd(p));
+    if (prog < 0) {
+        r = prog;
+        goto fail;
+    }
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0) {
+        r = -errno;
+        goto fail;
+    }
+    sv[1] = high_fd(sv[1]);
+    if (sv[1] < 0) {
+        r = sv[1];
+        goto fail;
+    }
+    /* the child's end blocks: the host reads its job with plain read() */
+    fcntl(sv[1], F_SETFL, fcntl(sv[1], F_GETFL) & ~O_NONBLOCK);
+    h->bev = bufferevent_socket_new(a->base, sv[0], BEV_OPT_CLOSE_ON_FREE);
+    h->sigchld = evsignal_new(a->base, SIGCHLD, on_sigchld, h);
+    h->grace = evtimer_new(a->base, on_grace, h);
+    if (!h->bev || !h->sigchld || !h->grace) goto fail;
+    sv[0] = -1;
+    bufferevent_setcb(h->bev, on_read, NULL, on_event, h);
+    /* before the child exists, so its SIGCHLD cannot be missed */
+    evsignal_add(h->sigchld, NULL);
+    r = send_submit(h, p);
+    if (r < 0) goto fail;
+    r = spawn(h, sv[1], prog);
+    if (r < 0) {
+        log_errno(LOG_ERR, r, "job %llu: cannot start its job host %s", (unsigned long long)j->id,
+                  jobhost_conf.exe);
+        goto fail;
+    }
+    close(sv[1]);
+    close(prog);
+    progcache_release(&a->cache, p);
+    bufferevent_enable(h->bev, EV_READ | EV_WRITE);
+    j->host = h;
+    log_debug("job %llu: job host pid %d", (unsigned long long)j->id, (int)h->pid);
+    return 0;
+fail:
+    if (sv[0] >= 0) close(sv[0]);
+    if (sv[1] >= 0) close(sv[1]);
+    if (prog >= 0) close(prog);
+    if (h) {
+        h->pid = -1;
+        h->reaped = 1;
+        j->host = h;
+        jobhost_free(j);
+    }
+    progcache_release(&a->cache, p);
+    return r;
+}
+
+void jobhost_cancel(struct job *j, int status, const char *reason)
+{
+    struct jobhost *h = j->host;
+    /* over already (the launcher leaving after JobEnd): nothing to tear down, no failure */
+    if (h->reaped || h->got_end) return;
+    pthread_mutex_lock(&j->mu);
+    int first = !j->failed;
+    if (first) {
+        j->failed = 1;
+        j->exit_status = status;
+        j->fail_rank = -1;
+        snprintf(j->reason, sizeof j->reason, "%s", reason);
+    }
+    pthread_mutex_unlock(&j->mu);
+    atomic_store(&j->cancelled, 1);
+    if (first) log_notice("job %llu: %s", (unsigned long long)j->id, reason);
+    atomic_store(&j->state, JOB_ENDING);
+    Tmpi__JobCancel jc = TMPI__JOB_CANCEL__INIT;
+    jc.exit_status = status;
+    jc.reason = (char *)reason;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_CANCEL;
+    env.job_cancel = &jc;
+    uint8_t *buf;
+    size_t len;
+    if (frame_encode(&env, FRAME_DEFAULT_MAX, &buf, &len) == 0) {
+        bufferevent_write(h->bev, buf, len);
+        free(buf);
+    }
+    arm_grace(h);
+}
+
+void jobhost_launcher_drained(struct job *j)
+{
+    struct jobhost *h = j->host;
+    if (!h || !h->throttled || h->finished) return;
+    h->throttled = 0;
+    bufferevent_enable(h->bev, EV_READ);
+    relay(h, 0);
+}

@@ -1,0 +1,368 @@
+/* jobhost_main.c — tmpid --job-host: the process whose threads are one job's ranks on this
+ * node (jobhost.h).  It reads its job from the agent, becomes the submitter, runs the job
+ * as the agent used to (job.c) and leaves when the job is over.  It never loads the cluster
+ * key and opens no socket of its own. */
+#include "jobhost.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "fault.h"
+#include "frame.h"
+#include "job.h"
+#include "log.h"
+#include "progcache.h"
+#include "svc_init.h"
+
+/* The host's one job and its channel; set up by jobhost_main, then loop thread only. */
+static struct {
+    struct agent *a;
+    struct job *job;
+    struct bufferevent *chan;
+    struct event *orphan_timer; /* the agent went away: leave after the kill grace */
+    int done;                   /* the job was freed: leave once the channel is flushed */
+} host;
+
+static int parse_user(const char *s, uid_t *uid, gid_t *gid, pid_t *pid)
+{
+    unsigned u, g;
+    int p, n = 0;
+    if (!s || sscanf(s, "%u:%u:%d%n", &u, &g, &p, &n) != 3 || s[n]) return -EINVAL;
+    *uid = u;
+    *gid = g;
+    *pid = p;
+    return 0;
+}
+
+/* An agent running as its own user (the unit's User=tmpi with AmbientCapabilities) passes
+ * its capabilities on to the host, and a switch between two non-root users keeps them: the
+ * ranks must run with none. */
+static int drop_capabilities(char *err, size_t errlen)
+{
+    if (geteuid() == 0) return 0; /* root's own job: root's rights, as anything root runs */
+    struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {{0}};
+    (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    if (syscall(SYS_capset, &hdr, data) < 0) {
+        snprintf(err, errlen, "cannot drop the agent's capabilities: %s", strerror(errno));
+        return -errno;
+    }
+    return 0;
+}
+
+/* Becomes the submitter: supplementary groups, gid, uid.  Nothing to do when the agent
+ * already runs as that user (a private agent, or a user's own agent). */
+static int become(const struct passwd *pw, uid_t uid, gid_t gid, char *err, size_t errlen)
+{
+    if (geteuid() == uid && getegid() == gid) return drop_capabilities(err, errlen);
+    if (!pw) {
+        snprintf(err, errlen, "uid %u has no user entry on this node", (unsigned)uid);
+        return -ESRCH;
+    }
+    if (initgroups(pw->pw_name, gid) < 0 || setresgid(gid, gid, gid) < 0 ||
+        setresuid(uid, uid, uid) < 0) {
+        int e = errno;
+        snprintf(err, errlen, "the agent (uid %u) cannot run jobs as %s (uid %u): %s",
+                 (unsigned)getuid(), pw->pw_name, (unsigned)uid, strerror(e));
+        return -e;
+    }
+    /* The switch made the process undumpable; it holds nothing secret, so core dumps follow
+     * the system's policy for the user's processes again. */
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+    return drop_capabilities(err, errlen);
+}
+
+/* The process environment of the ranks, the same whatever agent starts the host (tmpi-launch(1),
+ * ENVIRONMENT): the user's HOME, USER, LOGNAME and SHELL, a fixed PATH, the sanitizer
+ * settings of the agent (test builds), then the job's -x variables, which win.  Nothing else
+ * of the agent's environment or the launcher's reaches the ranks. */
+#define JOBHOST_PATH "/usr/local/bin:/usr/bin:/bin"
+
+static int set_environment(const struct passwd *pw, const Tmpi__SubmitJob *s)
+{
+    static const char *const keep[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS",
+                                       "LSAN_OPTIONS", NULL};
+    const char *kept[sizeof keep / sizeof keep[0]] = {0};
+    char *copies[sizeof keep / sizeof keep[0]] = {0};
+    for (size_t i = 0; keep[i]; i++)
+        if ((kept[i] = getenv(keep[i])) && !(copies[i] = strdup(kept[i]))) return -ENOMEM;
+    int r = clearenv() == 0 ? 0 : -ENOMEM;
+    for (size_t i = 0; keep[i]; i++) {
+        if (copies[i] && setenv(keep[i], copies[i], 1) < 0) r = -errno;
+        free(copies[i]);
+    }
+    if (pw) {
+        if (setenv("HOME", pw->pw_dir, 1) < 0 || setenv("USER", pw->pw_name, 1) < 0 ||
+            setenv("LOGNAME", pw->pw_name, 1) < 0 || setenv("SHELL", pw->pw_shell, 1) < 0)
+            r = -errno;
+    }
+    if (setenv("PATH", JOBHOST_PATH, 1) < 0) r = -errno;
+    for (size_t i = 0; i < s->n_env; i++)
+        if (s->env[i]->name &&
+            setenv(s->env[i]->name, s->env[i]->value ? s->env[i]->value : "", 1) < 0)
+            r = -errno;
+    return r;
+}
+
+/* The job cannot start: the reason goes to the launcher in a JobEnd of status 1. */
+static int fail_early(unsigned long long job_id, const char *reason)
+{
+    log_error("job %llu: %s", job_id, reason);
+    Tmpi__JobEnd je = TMPI__JOB_END__INIT;
+    je.job_id = job_id;
+    je.exit_status = 1;
+    je.failed_rank = -1;
+    je.reason = (char *)reason;
+    Tmpi__Envelope out = TMPI__ENVELOPE__INIT;
+    out.msg_case = TMPI__ENVELOPE__MSG_JOB_END;
+    out.job_end = &je;
+    (void)frame_write_fd(JOBHOST_CHANNEL_FD, &out, FRAME_DEFAULT_MAX);
+    return 1;
+}
+
+static int read_program(const uint8_t *hash, struct progcache *c, struct program **ret)
+{
+    struct stat st;
+    if (fstat(JOBHOST_PROGRAM_FD, &st) < 0) return -errno;
+    size_t size = (size_t)st.st_size;
+    uint8_t *bytes = malloc(size ? size : 1);
+    if (!bytes) return -ENOMEM;
+    size_t off = 0;
+    while (off < size) {
+        ssize_t n = pread(JOBHOST_PROGRAM_FD, bytes + off, size - off, (off_t)off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            free(bytes);
+            return n < 0 ? -errno : -EIO;
+        }
+        off += (size_t)n;
+    }
+    close(JOBHOST_PROGRAM_FD);
+    return progcache_add(c, hash, bytes, size, ret);
+}
+
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+static void maybe_leave(void)
+{
+    if (host.done && evbuffer_get_length(bufferevent_get_output(host.chan)) == 0)
+        event_base_loopbreak(host.a->base);
+}
+
+static void on_orphan_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    log_warning("job host: the agent went away and the ranks did not stop: leaving");
+    _exit(1);
+}
+
+static void chan_read(struct bufferevent *bev, void *arg)
+{
+    struct evbuffer *in = bufferevent_get_input(bev);
+    while (evbuffer_get_length(in) >= FRAME_HEADER_SIZE) {
+        uint8_t hdr[FRAME_HEADER_SIZE];
+        size_t len;
+        evbuffer_copyout(in, hdr, sizeof hdr);
+        if (frame_parse_header(hdr, FRAME_DEFAULT_MAX, &len) < 0) break;
+        if (evbuffer_get_length(in) < FRAME_HEADER_SIZE + len) return;
+        evbuffer_drain(in, FRAME_HEADER_SIZE);
+        Tmpi__Envelope *env = frame_decode(evbuffer_pullup(in, (ev_ssize_t)len), len);
+        evbuffer_drain(in, len);
+        if (!env) break;
+        if (env->msg_case == TMPI__ENVELOPE__MSG_JOB_CANCEL && host.job)
+            job_cancel(host.job, env->job_cancel->exit_status,
+                       env->job_cancel->reason ? env->job_cancel->reason : "cancelled");
+        frame_free(env);
+    }
+    if (evbuffer_get_length(in) >= FRAME_HEADER_SIZE) {
+        log_error("job host: malformed frame from the agent");
+        if (host.job) job_cancel(host.job, 1, "malformed frame from the agent");
+        evbuffer_drain(in, evbuffer_get_length(in));
+    }
+}
+
+static void chan_write(struct bufferevent *bev, void *arg)
+{
+    struct job *j = host.job;
+    if (j) {
+        pthread_mutex_lock(&j->drain_mu);
+        atomic_fetch_add(&j->drain_gen, 1);
+        pthread_cond_broadcast(&j->drain_cv);
+        pthread_mutex_unlock(&j->drain_mu);
+    }
+    maybe_leave();
+}
+
+static void chan_event(struct bufferevent *bev, short what, void *arg)
+{
+    if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))) return;
+    if (host.done) {
+        event_base_loopbreak(host.a->base);
+        return;
+    }
+    if (host.job) job_detach(host.job, "the agent went away");
+    struct timeval tv = {.tv_sec = host.a->cfg.kill_grace_sec};
+    evtimer_add(host.orphan_timer, &tv);
+}
+
+/* Called by agent_job_done in a job host: the job is over and unloaded. */
+void jobhost_job_done(struct agent *a, struct job *j)
+{
+    a->jobs = NULL;
+    a->njobs = 0;
+    host.job = NULL;
+    job_free(j);
+    host.done = 1;
+    maybe_leave();
+}
+
+int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
+{
+    uid_t uid;
+    gid_t gid;
+    pid_t pid;
+    char *end;
+    unsigned long long job_id = strtoull(id_arg, &end, 10);
+    if (*end || !job_id || parse_user(user_arg, &uid, &gid, &pid) < 0) {
+        fprintf(stderr, "tmpid: --job-host ID --job-user UID:GID:PID expected\n");
+        return 2;
+    }
+    struct stat st;
+    if (fstat(JOBHOST_CHANNEL_FD, &st) < 0 || !S_ISSOCK(st.st_mode) ||
+        fstat(JOBHOST_PROGRAM_FD, &st) < 0) {
+        fprintf(stderr, "tmpid: --job-host is started by the agent, not by hand\n");
+        return 2;
+    }
+    /* nothing the ranks start may inherit the channel or the program */
+    fcntl(JOBHOST_CHANNEL_FD, F_SETFD, FD_CLOEXEC);
+    fcntl(JOBHOST_PROGRAM_FD, F_SETFD, FD_CLOEXEC);
+    host.a = a;
+    a->job_host = 1;
+
+    Tmpi__Envelope *env = NULL;
+    int r = frame_read_fd(JOBHOST_CHANNEL_FD, a->cfg.max_frame_size, &env);
+    if (r < 0 || env->msg_case != TMPI__ENVELOPE__MSG_SUBMIT) {
+        log_error("job host %llu: no job from the agent", job_id);
+        if (env) frame_free(env);
+        return 1;
+    }
+    const Tmpi__SubmitJob *s = env->submit;
+    char err[600];
+    struct passwd pw, *pwp = NULL;
+    char pwbuf[4096];
+    if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) != 0) pwp = NULL;
+    r = become(pwp, uid, gid, err, sizeof err);
+    if (r == 0 && s->umask_set) umask((mode_t)(s->umask & 0777));
+    if (r == 0 && (!s->cwd || chdir(s->cwd) < 0)) {
+        snprintf(err, sizeof err, "cannot use %s as the ranks' working directory on %s: %s",
+                 s->cwd ? s->cwd : "(none)", a->cfg.name, strerror(errno));
+        r = -1;
+    }
+    if (r == 0 && set_environment(pwp, s) < 0) {
+        snprintf(err, sizeof err, "cannot set the ranks' environment: out of memory");
+        r = -1;
+    }
+    if (r < 0) {
+        frame_free(env);
+        return fail_early(job_id, err);
+    }
+
+    if (evthread_use_pthreads() < 0) {
+        log_error("libevent has no pthreads support");
+        frame_free(env);
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    if (fault_init() < 0) {
+        log_error("cannot install the fault handlers");
+        frame_free(env);
+        return 1;
+    }
+    raise_fd_limit();
+    a->start_time = agent_now();
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    a->ncpus = n > 0 ? (int)n : 1;
+    progcache_init(&a->cache, 1);
+    pool_init(&a->pool, a->cfg.pool_size);
+    svc_init(a);
+    a->base = event_base_new();
+    struct program *p = NULL;
+    int rc = 1;
+    if (!a->base) goto out;
+    host.orphan_timer = evtimer_new(a->base, on_orphan_timeout, NULL);
+    host.chan = bufferevent_socket_new(a->base, JOBHOST_CHANNEL_FD,
+                                       BEV_OPT_CLOSE_ON_FREE | BEV_OPT_THREADSAFE |
+                                           BEV_OPT_DEFER_CALLBACKS | BEV_OPT_UNLOCK_CALLBACKS);
+    if (!host.chan || !host.orphan_timer) goto out;
+    evutil_make_socket_nonblocking(JOBHOST_CHANNEL_FD);
+    bufferevent_setcb(host.chan, chan_read, chan_write, chan_event, NULL);
+    bufferevent_enable(host.chan, EV_READ | EV_WRITE);
+
+    if (s->program_hash.len != PROGRAM_HASH_SIZE) goto out;
+    r = read_program(s->program_hash.data, &a->cache, &p);
+    if (r < 0) {
+        log_errno(LOG_ERR, r, "job %llu: cannot read the program", job_id);
+        goto out;
+    }
+    a->next_job_id = job_id - 1;
+    struct job *j;
+    r = job_new(a, s, uid, pid, host.chan, &j, err, sizeof err);
+    if (r < 0) {
+        log_error("job %llu: %s", job_id, r == -ENOMEM ? "out of memory" : err);
+        progcache_release(&a->cache, p);
+        goto out;
+    }
+    j->gid = gid;
+    host.job = j;
+    a->jobs = j;
+    a->njobs = 1;
+    r = job_start(j, p); /* releases p on failure */
+    if (r < 0) {
+        log_errno(LOG_ERR, r, "job %llu: cannot start", job_id);
+        host.job = NULL;
+        a->jobs = NULL;
+        job_free(j);
+        goto out;
+    }
+    frame_free(env);
+    env = NULL;
+    event_base_dispatch(a->base);
+    rc = 0;
+out:
+    if (env) frame_free(env);
+    if (host.job) {
+        /* leaving with ranks still running (the agent went away): do not unload under them */
+        _exit(1);
+    }
+    if (host.chan) bufferevent_free(host.chan);
+    if (host.orphan_timer) event_free(host.orphan_timer);
+    if (a->base) {
+        event_base_loop(a->base, EVLOOP_NONBLOCK);
+        event_base_free(a->base);
+    }
+    progcache_destroy(&a->cache);
+    return rc;
+}
