@@ -3,9 +3,9 @@
  * The agent never runs user code.  For each job it starts a job host: the tmpid binary
  * exec'd with --job-host (posix_spawn: the multi-threaded agent is never forked), which
  * reads the job (a SubmitJob, or for one node's part of a job across several nodes the
- * JobAssign, on fd JOBHOST_CHANNEL_FD; the program bytes in a memfd on JOBHOST_PROGRAM_FD),
- * switches to the submitter's identity and runs the ranks as its threads (job.c, rank.c,
- * carrier.c, loader.c, interpose).
+ * JobAssign, on fd JOBHOST_CHANNEL_FD; the program bytes in a memfd on JOBHOST_PROGRAM_FD; the
+ * agent's accepted configuration on JOBHOST_CONFIG_FD), switches to the submitter's identity
+ * and runs the ranks as its threads (job.c, rank.c, carrier.c, loader.c, interpose).
  *
  * A single-node job's host sends the frames a launcher reads (JobStarted, Output, RankExit,
  * JobEnd) on the channel; the agent relays them to the launcher whole.  A member host sends
@@ -33,7 +33,11 @@ struct program;
 /* Fixed descriptors of a job host (set up by posix_spawn file actions). */
 #define JOBHOST_CHANNEL_FD 3
 #define JOBHOST_PROGRAM_FD 4
-#define JOBHOST_LINKS_FD 5 /* member hosts only */
+/* The agent's configuration text (a memfd), when it read a file: the host reads it as its
+ * --config, before it becomes the user. */
+#define JOBHOST_CONFIG_FD 5
+#define JOBHOST_CONFIG_PATH "/proc/self/fd/5"
+#define JOBHOST_LINKS_FD 6 /* member hosts only */
 
 /* One data link passed to a member host: the message on JOBHOST_LINKS_FD, the socket its
  * SCM_RIGHTS. */
@@ -44,9 +48,8 @@ struct jobhost_link_msg {
 
 /* ---- agent side, loop thread ---- */
 
-/* Remembers how the host is to be started (the agent's config file, private mode): call once
- * before the first job.  config_path may be NULL. */
-void jobhost_setup(const char *exe, const char *config_path);
+/* Remembers the binary hosts are started from: call once before the first job. */
+void jobhost_setup(const char *exe);
 
 /* Starts the host of j with program p (pinned; released here once the host has its copy):
  * a single-node job built by job_new (ja NULL), or a member job built by job_new_member from
