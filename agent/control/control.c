@@ -21,6 +21,7 @@
 #include "job_coord.h"
 #include "job_net.h"
 #include "jobhost.h"
+#include "listen_socket.h"
 #include "log.h"
 #include "mesh.h"
 #include "msg_check.h"
@@ -90,10 +91,11 @@ static struct {
     unsigned nconns;
     unsigned nuploads; /* submissions receiving their program: they count as jobs */
     struct conn *conns;
-    int draining;        /* shutting down: the loop ends when the last connection is gone */
-    size_t buffered;     /* input bytes beyond CONTROL_FREE_INPUT of all connections */
-    int trim;            /* a connection that held large input was freed: give the memory back */
-    struct event *sweep; /* the deadlines (idle_timeout, message_timeout) */
+    int draining;         /* shutting down: the loop ends when the last connection is gone */
+    int socket_inherited; /* the listener came from systemd (listen_socket.h) */
+    size_t buffered;      /* input bytes beyond CONTROL_FREE_INPUT of all connections */
+    int trim;             /* a connection that held large input was freed: give the memory back */
+    struct event *sweep;  /* the deadlines (idle_timeout, message_timeout) */
     uint64_t refused[LIM_COUNT];
 } control_state;
 
@@ -913,54 +915,27 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }
 
-static int another_agent_answers(const struct sockaddr_un *sun)
-{
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return 0;
-    int ok = connect(fd, (const struct sockaddr *)sun, sizeof *sun) == 0;
-    close(fd);
-    return ok;
-}
-
 int control_listen(struct agent *a)
 {
     const char *path = a->cfg.socket_path;
-    struct sockaddr_un sun = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof sun.sun_path) {
-        log_error("socket path too long: %s", path);
-        return -ENAMETOOLONG;
-    }
-    strcpy(sun.sun_path, path);
-    if (another_agent_answers(&sun)) {
-        log_error("another agent is already listening on %s", path);
-        return -EADDRINUSE;
-    }
-    (void)unlink(path); /* a stale socket of an agent that died */
-
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) return log_errno(LOG_ERR, -errno, "socket");
-    if (bind(fd, (struct sockaddr *)&sun, sizeof sun) < 0) {
-        int r = -errno;
-        close(fd);
-        return log_errno(LOG_ERR, r, "cannot bind %s", path);
-    }
-    /* Anyone may connect; what each client may do is decided per request (SO_PEERCRED). */
-    if (chmod(path, 0666) < 0) log_errno(LOG_WARNING, -errno, "chmod %s", path);
+    int inherited;
+    int fd = listen_socket_open(path, &inherited);
+    if (fd < 0) return fd;
     a->listener = evconnlistener_new(a->base, accept_cb, a, LEV_OPT_CLOSE_ON_FREE, 128, fd);
     if (!a->listener) {
         close(fd);
-        unlink(path);
+        if (!inherited) unlink(path);
         return log_errno(LOG_ERR, -EIO, "cannot listen on %s", path);
     }
+    control_state.socket_inherited = inherited;
     control_state.sweep = event_new(a->base, -1, EV_PERSIST, sweep_cb, a);
     struct timeval tv = {.tv_sec = 0, .tv_usec = CONTROL_SWEEP_MS * 1000};
     if (!control_state.sweep || event_add(control_state.sweep, &tv) < 0) {
         evconnlistener_free(a->listener);
         a->listener = NULL;
-        unlink(path);
+        if (!inherited) unlink(path);
         return log_errno(LOG_ERR, -ENOMEM, "cannot arm the control socket's deadlines");
     }
-    log_info("listening on %s", path);
     return 0;
 }
 
@@ -987,7 +962,8 @@ void control_close(struct agent *a)
     if (a->listener) {
         evconnlistener_free(a->listener);
         a->listener = NULL;
-        unlink(a->cfg.socket_path);
+        /* systemd's socket file stays: it keeps listening for the next start */
+        if (!control_state.socket_inherited) unlink(a->cfg.socket_path);
     }
 }
 
