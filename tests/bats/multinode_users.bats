@@ -20,7 +20,7 @@ setup() {
     echo "$PUB" >"$BATS_TEST_TMPDIR/pubdir"
     chmod 755 "$PUB"
     local p
-    for p in mn_files; do
+    for p in mn_files sleeper; do
         tmpicc -o "$PUB/$p" "$BATS_TEST_DIRNAME/progs/$p.c"
     done
     for p in ends hostinfo; do
@@ -179,6 +179,41 @@ mlaunch_as() {
     for p in "${SOCKS[@]}"; do
         run tmpictl --agent "$p" --json jobs
         [[ "$output" != *'"id"'* ]] || { echo "a job left on $p: $output"; false; }
+    done
+}
+
+@test "multinode users: the member agents keep the job's state; the owner's tmpictl cancel on node3 ends it everywhere" {
+    users_cluster 3
+    local out="$BATS_TEST_TMPDIR/out"
+    as "$UA" "$LAUNCH_BIN" --agent "${SOCKS[0]}" --hostfile "$HOSTS" -n 6 "$PUB/sleeper" \
+        >"$out" 2>&1 &
+    local pid=$! i
+    for ((i = 0; i < 100; i++)); do
+        run tmpictl --agent "${SOCKS[2]}" --json jobs
+        [[ "$output" == *'"state":"running"'* ]] && break
+        sleep 0.1
+    done
+    [[ "$output" == *'"owner":"'"$UA"'"'*'"state":"running"'*'"coordinator":"node1"'* ]] ||
+        { echo "node3's part: expected $UA's running job coordinated by node1, got: $output"; false; }
+    local id
+    id=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' <<<"$output")
+    # another user may not cancel it
+    run as "$UB" "$TMPI_BUILD/launcher/tmpictl" --agent "${SOCKS[2]}" cancel "$id"
+    [ "$status" -ne 0 ]
+    run as "$UA" "$TMPI_BUILD/launcher/tmpictl" --agent "${SOCKS[2]}" cancel "$id"
+    expect_status 0
+    local st=0
+    wait "$pid" || st=$?
+    [ "$st" -eq 143 ] || { echo "expected 143, got $st:"; cat "$out"; false; }
+    grep -q "job cancelled by uid $(id -u "$UA")" "$out" || { cat "$out"; false; }
+    local s
+    for s in "${SOCKS[@]}"; do
+        for ((i = 0; i < 50; i++)); do
+            run tmpictl --agent "$s" --json jobs
+            [[ "$output" != *'"id"'* ]] && break
+            sleep 0.1
+        done
+        [[ "$output" != *'"id"'* ]] || { echo "a job left on $s: $output"; false; }
     done
 }
 
