@@ -10,6 +10,7 @@
 #include "frame.h"
 #include "job.h"
 #include "job_net.h"
+#include "job_signal.h"
 #include "log.h"
 #include "mesh.h"
 #include "progcache.h"
@@ -145,6 +146,11 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
             job_release(j);
             return;
         }
+        break;
+    case TMPI__ENVELOPE__MSG_SIGNAL_JOB:
+        if (j && m->started && env->signal_job->job_id == m->uid &&
+            job_signal(j, env->signal_job->signo) == 0)
+            return;
         break;
     case TMPI__ENVELOPE__MSG_JOB_CANCEL:
         if (env->job_cancel->uid != m->uid) break;

@@ -314,15 +314,17 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
     return 0;
 }
 
-/* SIGINT/SIGTERM are only ever taken from a signalfd, so no handler can interrupt a
- * half-written frame; SIGPIPE is ignored so a dead agent or a closed stdout shows up as EPIPE
- * where it happens. */
+/* SIGINT/SIGTERM (cancel) and SIGUSR1/SIGUSR2 (forwarded to the job) are only ever taken from
+ * a signalfd, so no handler can interrupt a half-written frame; SIGPIPE is ignored so a dead
+ * agent or a closed stdout shows up as EPIPE where it happens. */
 static int setup_signals(sigset_t *ret_old)
 {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1);
+    sigaddset(&set, SIGUSR2);
     if (sigprocmask(SIG_BLOCK, &set, ret_old) < 0) return -errno;
     signal(SIGPIPE, SIG_IGN);
     int fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
