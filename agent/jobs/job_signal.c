@@ -119,8 +119,8 @@ static void rank_killed(struct job *j, int sig, int local_rank)
 {
     char reason[160];
     int g = j->global_rank ? j->global_rank[local_rank] : local_rank;
-    snprintf(reason, sizeof reason, "rank %d killed by signal %d (%s): it has no handler for it",
-             g, sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+    snprintf(reason, sizeof reason, "rank %d killed by signal %d (%s): it has no handler for it", g,
+             sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
     job_cancel(j, 128 + sig, reason);
 }
 
