@@ -128,6 +128,14 @@ run_prog() {
     run_prog handles 1 2 4
 }
 
+@test "mpi: Cartesian topologies: Dims_create, Cart_*, Topo_test, reorder, error classes" {
+    run_prog topo_cart 1 2 4 16
+}
+
+@test "mpi: graph topologies: ring and star, Graph_*, Graph_map, reorder, error classes" {
+    run_prog topo_graph 1 2 3 4 16
+}
+
 @test "mpi: a 16-rank token ring finishes" {
     run_prog ring 1 2 16
 }
@@ -210,6 +218,10 @@ run_prog() {
 
 @test "mpi: concurrent accumulates checked element by element, long transfers" {
     run_prog rma_acc 1 2 4 16
+}
+
+@test "mpi: one-sided calls with derived datatypes on origin, result and target" {
+    run_prog rma_dtypes 1 2 4 16
 }
 
 @test "mpi: every misuse of the one-sided calls returns its error class" {

@@ -49,7 +49,7 @@ expect_ok() {
 @test "multinode mpi: one-sided communication on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
-    for p in rma_basic rma_acc rma_errors rma_passive; do
+    for p in rma_basic rma_acc rma_errors rma_passive rma_dtypes; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog "$p")"
@@ -133,4 +133,22 @@ expect_ok() {
         echo "$output" >&2
         return 1
     fi
+}
+
+# Topologies across agents: 3 nodes x 2 ranks (the standard tests/mpi runs), and 3 nodes x 4
+# ranks, where reorder = 1 must keep as many neighbours on one node as one column per node
+# of a 4-wide grid does.
+@test "multinode mpi: topologies and neighbourhood collectives on 3 nodes" {
+    start_cluster 3
+    local p
+    run mlaunch --hostfile "$(cluster_hostfile 4)" -n 12 "$(mpi_prog topo_cart)"
+    expect_ok || { echo "program topo_cart on 3 x 4" >&2; return 1; }
+    expect_line "reorder: 4 ranks per node, 9 neighbour pairs on one node (columns: 9)"
+    for p in topo_cart topo_graph; do
+        run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
+        expect_ok || { echo "program $p on 3 x 2" >&2; return 1; }
+        [ "$p" = topo_cart ] && continue # run on 3 x 4 above
+        run mlaunch --hostfile "$(cluster_hostfile 4)" -n 12 "$(mpi_prog "$p")"
+        expect_ok || { echo "program $p on 3 x 4" >&2; return 1; }
+    done
 }
