@@ -23,8 +23,9 @@ static int check_common(struct tm_rank *me, const char *fn, MPI_Comm comm, MPI_I
                         MPI_Comm *newcomm, struct tm_commref **ret_cr)
 {
     struct tm_commref *cr = tm_comm_get_user(&me->comms, comm);
-    if (!cr || cr->c->inter)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+    if (!cr) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+    if (cr->c->inter)
+        return tm_err(me, comm, MPI_ERR_COMM, fn, "communicator %d is an inter-communicator", comm);
     if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, fn, "comm_dist_graph is NULL");
     if (info != MPI_INFO_NULL && !tm_info_get(me, info))
         return tm_err(me, comm, MPI_ERR_INFO, fn, "invalid info %d", info);
