@@ -24,7 +24,7 @@ int config_defaults(struct agent_config *c)
         .socket_path = strdup(TMPI_SYSTEM_SOCKET),
         .log_level = LOG_INFO,
         .max_jobs = 64,
-        .max_ranks = 8192,
+        .max_ranks = 16384,
         .rank_stack_size = 2u << 20,
         .max_program_size = 256u << 20,
         .max_frame_size = 4u << 20,

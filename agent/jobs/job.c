@@ -14,6 +14,7 @@
 #include "agent.h"
 #include "carrier.h"
 #include "frame.h"
+#include "job_limits.h"
 #include "job_link.h"
 #include "job_member.h"
 #include "job_net.h"
@@ -545,6 +546,7 @@ static void send_job_started(struct job *j)
 static int load_images(struct job *j)
 {
     char err[400], reason[480], label[64];
+    long maps_first = -1;
     for (uint32_t i = 0; i < j->nprocs; i++) {
         struct rank *r = &j->ranks[i];
         int g = r->info.rank;
@@ -557,6 +559,20 @@ static int load_images(struct job *j)
             return rc;
         }
         if (job_cancelled(j)) return -ECANCELED;
+        /* The maps one image takes, measured between the first and second (the first also
+         * maps the libraries the program needs): checked once, before the limit is hit deep
+         * into a big job's loading. */
+        if (i == 0) maps_first = job_limits_maps_now();
+        if (i == 1 && maps_first >= 0) {
+            long now = job_limits_maps_now();
+            if (now >= 0 &&
+                (rc = job_limits_check(j->nprocs, 2, now, now - maps_first, err, sizeof err))) {
+                snprintf(reason, sizeof reason, "cannot load %u ranks on %s: %s", j->nprocs,
+                         j->agent->cfg.name, err);
+                job_cancel(j, 1, reason);
+                return rc;
+            }
+        }
     }
     return 0;
 }
@@ -600,9 +616,9 @@ static uint32_t start_ranks(struct job *j)
         struct rank *r = &j->ranks[started];
         int rc = pthread_create(&r->thread, &attr, rank_thread_main, r);
         if (rc != 0) {
-            char reason[256];
-            snprintf(reason, sizeof reason, "cannot start rank %u on %s: %s", started,
-                     j->agent->cfg.name, strerror(rc));
+            char reason[480];
+            snprintf(reason, sizeof reason, "cannot start rank %u on %s: %s%s", started,
+                     j->agent->cfg.name, strerror(rc), job_limits_thread_hint(rc));
             job_cancel(j, 1, reason);
             break;
         }

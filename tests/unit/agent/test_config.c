@@ -40,6 +40,7 @@ static void test_good(void)
     CHECK(config_defaults(&c) == 0);
     CHECK_EQ(c.eager_limit, 100 * 1024);
     CHECK(strcmp(c.rank_switching, "auto") == 0);
+    CHECK_EQ(c.max_ranks, 16384); /* a 16,384-rank job fits one agent (issue 21) */
     const char *p = write_tmp("# comment\n[agent]\nname = n1\nsocket = /tmp/x.sock\n"
                               "log_level = debug\nrank_stack_size = 1M\nmax_ranks = 16\n"
                               "[mpi]\nspin_ns = 0\nintra_eager_limit = 8K\neager_limit = 64K\n"
