@@ -23,8 +23,7 @@ int progset_init(struct progset *ps, struct progcache *c, size_t n)
     return 0;
 }
 
-void progset_set(struct progset *ps, size_t i, const uint8_t hash[PROGRAM_HASH_SIZE],
-                 uint64_t size)
+void progset_set(struct progset *ps, size_t i, const uint8_t hash[PROGRAM_HASH_SIZE], uint64_t size)
 {
     memcpy(ps->hash[i], hash, PROGRAM_HASH_SIZE);
     ps->size[i] = size;

@@ -16,10 +16,10 @@
 struct progset {
     struct progcache *cache;
     size_t n;
-    struct program **progs;                /* [n]: pinned (one reference each), NULL: missing */
-    uint8_t (*hash)[PROGRAM_HASH_SIZE];     /* [n] */
-    uint64_t *size;                        /* [n] */
-    size_t fetching;                       /* the program whose bytes arrive; n: none */
+    struct program **progs;             /* [n]: pinned (one reference each), NULL: missing */
+    uint8_t (*hash)[PROGRAM_HASH_SIZE]; /* [n] */
+    uint64_t *size;                     /* [n] */
+    size_t fetching;                    /* the program whose bytes arrive; n: none */
     uint8_t *buf; /* what arrived, grown as it arrives: an announced size costs nothing */
     size_t got, cap;
 };
@@ -51,7 +51,7 @@ struct program **progset_take(struct progset *ps);
 void progset_free(struct progset *ps);
 
 /* The program with this hash among progs[0..n), or NULL. */
-const struct program *progset_find(struct program *const *progs, size_t n,
-                                   const uint8_t *hash, size_t hash_len);
+const struct program *progset_find(struct program *const *progs, size_t n, const uint8_t *hash,
+                                   size_t hash_len);
 
 #endif
