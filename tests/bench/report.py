@@ -392,6 +392,8 @@ def write(store, cfg, im, outdir, quick):
                     c2[3] = "$NS_A"
                 w(f"# {fig}, {LABEL.get(impl, impl)}\n{cmdline(c2)}\n")
     w("```\n\n")
+    state_section(w, store, cfg)
+
     w("Rerun: `make bench` (full, about an hour) or `make bench QUICK=1` (quick mode: shorter points, "
       "N = 512 macro problems, runs over 20 s abandoned, Open MPI/MPICH launches over 10 s not repeated); "
       "one figure: `tests/bench/run.py --quick --only coll` (figures: p2p, coll, a1000, oversub, macro, halo, "
@@ -761,3 +763,77 @@ if __name__ == "__main__":
     st.cmds = raw["cmds"]
     im = runmod.Impls(os.path.join(TOP, "build"), os.path.join(TOP, "build", "bench"), "$SOCK")
     write(st, cfg, im, sys.argv[1] if len(sys.argv) > 1 else os.path.join(TOP, "docs", "bench"), cfg["quick"])
+
+
+# ---------------------------------------------------------------------------- machine state
+
+STATE_SPLIT = 1.5  # the fastest probe at least this many times the slowest: two states
+
+
+def state_threshold(probes):
+    """The memcpy GB/s that splits the probes into a slow and a fast state: the geometric middle
+    of the largest gap (as a ratio) between consecutive sorted probes; None when the probes do
+    not spread by STATE_SPLIT (the machine stayed in one state)."""
+    p = sorted(x for x in probes if x)
+    if len(p) < 2 or p[-1] < STATE_SPLIT * p[0]:
+        return None
+    i = max(range(len(p) - 1), key=lambda j: p[j + 1] / p[j])
+    return (p[i] * p[i + 1]) ** 0.5
+
+
+def state_of(gbps, threshold):
+    if gbps is None:
+        return "unprobed"
+    if threshold is None:
+        return "one state"
+    return "fast" if gbps >= threshold else "slow"
+
+
+STATE_HIGHER = {"mm", "ge"}  # figures whose value is a rate (MFLOP/s): higher is better
+
+
+def state_section(w, store, cfg):
+    """Per machine state, the median of every point for each implementation and TMPI's ratios, so
+    that no figure is read off the wrong state (run.py's docstring: the probe)."""
+    probes = getattr(store, "probes", {})
+    allp = cfg.get("probes") or [g for v in probes.values() for g in v if g]
+    if not allp:
+        return
+    th = state_threshold(allp)
+    w("## Ratios by machine state\n\n")
+    w(f"Before each round of a series a 1-second memcpy probe (tests/bench/memprobe.c, 64 MiB buffers) "
+      f"measured {len(allp)} times between {min(allp):.2f} and {max(allp):.2f} GB/s (median "
+      f"{statistics.median(allp):.2f}). ")
+    if th is None:
+        w(f"The fastest probe is under {STATE_SPLIT}x the slowest: the machine stayed in one state, "
+          "and the tables above hold for it.\n\n")
+    else:
+        nf = sum(1 for x in allp if x >= th)
+        w(f"They split at {th:.2f} GB/s (the largest gap): {nf} rounds in the fast state, "
+          f"{len(allp) - nf} in the slow one. Each value below is the median over the rounds of one "
+          "state only; ratios are TMPI / other as above (times: below 1 means TMPI is faster; "
+          "MFLOP/s: above 1).\n\n")
+    groups = {}
+    for (fig, impl, key), vals in store.values.items():
+        pr = probes.get((fig, impl, key), [None] * len(vals))
+        for v, g in zip(vals, pr):
+            x = v[0] if isinstance(v, (tuple, list)) else v
+            groups.setdefault((fig, key), {}).setdefault(state_of(g, th), {}).setdefault(impl, []).append(x)
+    rows = []
+    try:  # keys of one figure are alike (sizes, rank counts, tuples of them)
+        order = sorted(groups)
+    except TypeError:
+        order = sorted(groups, key=lambda fk: (fk[0], str(fk[1])))
+    for (fig, key) in order:
+        for state in sorted(groups[(fig, key)]):
+            if state == "unprobed":  # figures outside run_series (launch, memory): no state
+                continue
+            by = groups[(fig, key)][state]
+            m = {i: statistics.median(by[i]) if by.get(i) else None for i in IMPLS}
+            ratio = lambda o: fmt(m["tmpi"] / m[o]) if m["tmpi"] and m[o] else "-"
+            unit = "MFLOP/s" if fig in STATE_HIGHER else "us"
+            rows.append([fig, str(key), state, unit] + [fmt(m[i]) if m[i] is not None else "-" for i in IMPLS]
+                        + [ratio("ompi"), ratio("mpich")])
+    w(table(rows, ["figure", "point", "state", "unit"] + [LABEL[i] for i in IMPLS]
+                  + ["TMPI/Open MPI", "TMPI/MPICH"]))
+    w("\n")

@@ -14,6 +14,13 @@ Figures across nodes (`--only net`) run one keyed agent per "node" on this machi
 force the peers over TCP; when network namespaces are permitted, a TMPI ping-pong also runs
 between two agents in two namespaces joined by a veth pair.
 
+Machine state: this VM flips between a fast and a slow state between runs (issue 21: 4 MiB
+ping-pong 40 GB/s in one, 7.8 GB/s minutes later).  Before every round of a series (one run of
+each job and implementation) a 1-second memory-copy probe (memprobe.c: 64 MiB buffers) measures
+the copy bandwidth; every result is stored with the probe of its round, and report.py splits the
+figures by state (report.state_threshold: the largest gap in the sorted probes, when the fastest
+probe is at least 1.5x the slowest; otherwise one state) so that no ratio mixes the two states.
+
 Nothing here asserts on a time; a benchmark program that gets a wrong answer aborts, and the
 driver then stops with an error.
 """
@@ -113,6 +120,11 @@ class Impls:
 
 
 def build_programs(im):
+    probe = os.path.join(im.bindir, "memprobe")
+    src = os.path.join(HERE, "memprobe.c")
+    if not os.path.exists(probe) or os.path.getmtime(probe) < os.path.getmtime(src):
+        os.makedirs(im.bindir, exist_ok=True)
+        sh(["cc", "-O2", "-o", probe, src])
     for impl in IMPLS:
         d = os.path.join(im.bindir, impl)
         os.makedirs(d, exist_ok=True)
@@ -243,6 +255,25 @@ class Failure(Exception):
 
 
 LOADS = []  # 1-minute load average seen before each run (the machine may be shared)
+PROBES = []  # memory-copy GB/s of every machine-state probe, in order (machine_probe)
+PROBE_SEC = 1.0  # how long one probe copies
+
+
+def machine_probe(im):
+    """The machine's memory-copy bandwidth now (GB/s, memprobe.c), or None if the probe failed:
+    labels the results of the round that follows with the machine's state."""
+    try:
+        p = subprocess.run([os.path.join(im.bindir, "memprobe"), str(PROBE_SEC)], capture_output=True,
+                           text=True, timeout=60)
+        gbps = float(p.stdout.split()[1]) if p.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, IndexError, ValueError):
+        gbps = None
+    if gbps is None:
+        log("machine-state probe failed: results of this round carry no state")
+    else:
+        PROBES.append(gbps)
+        log(f"machine-state probe: {gbps:.2f} GB/s memcpy (load {loadavg()})")
+    return gbps
 
 
 def loadavg():
@@ -273,12 +304,14 @@ class Store:
 
     def __init__(self):
         self.values = {}
+        self.probes = {}  # (figure, impl, key) -> memcpy GB/s before each value's round (or None)
         self.capped = {}
         self.cmds = {}
         self.runs = {}
 
-    def add(self, fig, impl, key, v):
+    def add(self, fig, impl, key, v, probe=None):
         self.values.setdefault((fig, impl, key), []).append(v)
+        self.probes.setdefault((fig, impl, key), []).append(probe)
 
     def med(self, fig, impl, key):
         v = self.values.get((fig, impl, key))
@@ -291,6 +324,7 @@ class Store:
         with open(path, "w") as f:
             json.dump({"values": [[list(k), v] for k, v in self.values.items()],
                        "capped": [[list(k), v] for k, v in self.capped.items()],
+                       "probes": [[list(k), v] for k, v in self.probes.items()],
                        "cmds": self.cmds}, f, indent=1)
 
 
@@ -303,6 +337,7 @@ def run_series(st, im, fig, jobs, runs, timeout, keyfn, valfn, cap_keys=None, la
     files the commands under another name than fig (the layout of a job across nodes)."""
     dead = set()
     for rep in range(runs):
+        gbps = machine_probe(im)
         for (n, prog, args) in jobs:
             for impl in impls:
                 if (n, prog, impl) in dead:
@@ -313,7 +348,7 @@ def run_series(st, im, fig, jobs, runs, timeout, keyfn, valfn, cap_keys=None, la
                 rc, so, se, sec = run_cmd(cmd, timeout)
                 got = parse_results(so)
                 for r in got:
-                    st.add(fig, impl, keyfn(r), valfn(r))
+                    st.add(fig, impl, keyfn(r), valfn(r), probe=gbps)
                 if rc is None:
                     dead.add((n, prog, impl))
                     for k in (cap_keys(n) if cap_keys else []):
@@ -536,6 +571,7 @@ def main():
     loads = sorted(x for x in LOADS if x is not None)
     if loads:
         cfg["load"] = [loads[0], loads[len(loads) // 2], loads[-1]]
+    cfg["probes"] = PROBES
     with open(os.path.join(resdir, "config.json"), "w") as f:
         json.dump(cfg, f, indent=1)
     import report
