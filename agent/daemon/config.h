@@ -16,19 +16,25 @@ struct agent_config {
     uint32_t heartbeat_ms; /* peer heartbeat interval */
     uint32_t recv_threads; /* netd receive daemons (links are spread over them) */
     int log_level;
-    int private_agent;          /* started by tmpi-launch for one job: no network, no config */
-    uint32_t max_jobs;          /* jobs running at once */
-    uint32_t max_ranks;         /* ranks per job */
-    size_t rank_stack_size;     /* bytes of stack per rank thread */
-    size_t max_program_size;    /* largest program accepted */
-    size_t max_frame_size;      /* largest control frame accepted */
-    uint32_t program_cache;     /* programs kept after their jobs end */
-    uint32_t spin_ns;           /* spin budget of a waiting rank before it blocks */
-    const char *rank_switching; /* "auto", "kernel" or "user" (carrier.h); a literal, not owned */
-    uint32_t intra_eager_limit; /* intra-node: larger messages use rendezvous */
-    uint32_t eager_limit;       /* inter-node eager-push threshold (seed 000: 100 KB) */
-    size_t pool_size;           /* shared buffer pool capacity */
-    uint32_t kill_grace_sec;    /* how long ranks of a torn-down job get to stop */
+    int private_agent;           /* started by tmpi-launch for one job: no network, no config */
+    uint32_t max_jobs;           /* jobs running at once */
+    uint32_t max_ranks;          /* ranks per job */
+    size_t rank_stack_size;      /* bytes of stack per rank thread */
+    size_t max_program_size;     /* largest program accepted */
+    size_t max_frame_size;       /* largest control frame accepted */
+    uint32_t program_cache;      /* programs kept after their jobs end */
+    uint32_t spin_ns;            /* spin budget of a waiting rank before it blocks */
+    const char *rank_switching;  /* "auto", "kernel" or "user" (carrier.h); a literal, not owned */
+    uint32_t intra_eager_limit;  /* intra-node: larger messages use rendezvous */
+    uint32_t eager_limit;        /* inter-node eager-push threshold (seed 000: 100 KB) */
+    size_t pool_size;            /* shared buffer pool capacity */
+    uint32_t kill_grace_sec;     /* how long ranks of a torn-down job get to stop */
+    uint64_t job_memory_max;     /* bytes of memory per job host's cgroup, 0: no limit */
+    uint32_t job_cpu_max;        /* thousandths of a CPU per job host's cgroup, 0: no limit */
+    uint32_t ended_job_keep_sec; /* how long tmpictl jobs still lists an ended job */
+    /* Who may submit jobs ([agent] allow_users, allow_groups): NULL-terminated name lists;
+     * both NULL: any local user. */
+    char **allow_users, **allow_groups;
     /* [mpi] collective algorithms between nodes (docs/COLLECTIVES.md), checked when read;
      * NULL: not set (auto).  Handed to libtmpi through tmpi_svc; TMPI_COLL_* of a job win. */
     char *coll_bcast, *coll_reduce, *coll_allreduce;
@@ -50,5 +56,8 @@ int config_parse_size(const char *s, size_t *ret);
 int config_add_peer(struct agent_config *c, const char *address);
 
 void config_free(struct agent_config *c);
+
+/* Frees a NULL-terminated list of strings (allow_users); NULL: nothing. */
+void config_free_list(char **v);
 
 #endif

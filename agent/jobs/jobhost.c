@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "cgroup.h"
 #include "frame.h"
 #include "job.h"
 #include "log.h"
@@ -43,10 +44,12 @@ struct jobhost {
     struct event *sigchld;
     struct event *grace; /* SIGKILL when it fires */
     int reaped, wstatus;
-    int got_end;   /* the host's JobEnd was relayed */
-    int throttled; /* not reading: the launcher's output is full */
-    int killed;    /* SIGKILL sent */
-    int finished;  /* agent_job_done was called */
+    int got_end;           /* the host's JobEnd was relayed */
+    int throttled;         /* not reading: the launcher's output is full */
+    int killed;            /* SIGKILL sent */
+    int finished;          /* agent_job_done was called */
+    int oom;               /* the kernel's OOM killer acted in its cgroup (memory limit) */
+    struct cgroup_job *cg; /* its cgroup (cgroup.h); NULL: none.  Removed once reaped. */
 };
 
 void jobhost_setup(const char *exe, const char *config_path)
@@ -265,7 +268,14 @@ static void send_job_end(struct jobhost *h)
     int cancelled = j->failed;
     if (WIFSIGNALED(st)) {
         int sig = WTERMSIG(st);
-        if (cancelled) {
+        if (h->oom && sig == SIGKILL) {
+            status = 128 + sig;
+            snprintf(reason, sizeof reason,
+                     "the job was killed on %s for exceeding its memory limit of %llu bytes "
+                     "(--mem-limit, job_memory_max)",
+                     j->agent->cfg.name, (unsigned long long)j->mem_limit);
+            cancelled = 0;
+        } else if (cancelled) {
             status = j->exit_status;
             snprintf(reason, sizeof reason, "%s (its ranks did not stop within %u s: killed)",
                      j->reason, j->agent->cfg.kill_grace_sec);
@@ -333,6 +343,10 @@ static void on_sigchld(evutil_socket_t sig, short what, void *arg)
     if (r != h->pid) return;
     h->reaped = 1;
     h->wstatus = st;
+    h->oom = cgroup_job_oom(h->cg);
+    if (h->oom)
+        log_notice("job %llu: its memory limit (%llu bytes) was exceeded: the kernel killed it",
+                   (unsigned long long)h->job->id, (unsigned long long)h->job->mem_limit);
     if (WIFSIGNALED(st))
         log_info("job %llu: job host (pid %d) ended by signal %d", (unsigned long long)h->job->id,
                  (int)h->pid, WTERMSIG(st));
@@ -379,6 +393,7 @@ void jobhost_free(struct job *j)
         kill(h->pid, SIGKILL);
         waitpid(h->pid, NULL, 0);
     }
+    cgroup_job_free(h->cg); /* empty now: its only process is reaped */
     if (h->bev) bufferevent_free(h->bev);
     if (h->sigchld) event_free(h->sigchld);
     if (h->grace) event_free(h->grace);
@@ -497,14 +512,20 @@ int jobhost_start(struct job *j, struct program *p)
     bufferevent_setcb(h->bev, on_read, NULL, on_event, h);
     /* before the child exists, so its SIGCHLD cannot be missed */
     evsignal_add(h->sigchld, NULL);
-    r = send_submit(h, p);
-    if (r < 0) goto fail;
     r = spawn(h, sv[1], prog);
     if (r < 0) {
         log_errno(LOG_ERR, r, "job %llu: cannot start its job host %s", (unsigned long long)j->id,
                   jobhost_conf.exe);
         goto fail;
     }
+    /* The host waits for its job on the channel: it runs no user code before the frame is
+     * queued below, so it is in its cgroup before any rank exists. */
+    char err[PATH_MAX + 200];
+    struct cgroup_limits lim = {.mem_max = j->mem_limit, .cpu_milli = j->cpu_limit_milli};
+    r = cgroup_job_new(j->id, h->pid, &lim, &h->cg, err, sizeof err);
+    if (r < 0) log_error("job %llu: %s", (unsigned long long)j->id, err);
+    if (r == 0) r = send_submit(h, p);
+    if (r < 0) goto fail_spawned;
     close(sv[1]);
     close(prog);
     progcache_release(&a->cache, p);
@@ -512,6 +533,14 @@ int jobhost_start(struct job *j, struct program *p)
     j->host = h;
     log_debug("job %llu: job host pid %d", (unsigned long long)j->id, (int)h->pid);
     return 0;
+fail_spawned:
+    /* jobhost_free kills and reaps the host and removes its cgroup */
+    j->host = h;
+    close(sv[1]);
+    close(prog);
+    jobhost_free(j);
+    progcache_release(&a->cache, p);
+    return r;
 fail:
     if (sv[0] >= 0) close(sv[0]);
     if (sv[1] >= 0) close(sv[1]);
@@ -556,6 +585,11 @@ void jobhost_cancel(struct job *j, int status, const char *reason)
         free(buf);
     }
     arm_grace(h);
+}
+
+const struct cgroup_job *jobhost_cgroup(const struct job *j)
+{
+    return j->host ? j->host->cg : NULL;
 }
 
 void jobhost_launcher_drained(struct job *j)

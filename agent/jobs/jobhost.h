@@ -39,6 +39,10 @@ void jobhost_cancel(struct job *j, int status, const char *reason);
 /* The launcher's output buffer drained: relay the host's frames again. */
 void jobhost_launcher_drained(struct job *j);
 
+/* The host's cgroup (cgroup.h), NULL when it has none. */
+struct cgroup_job;
+const struct cgroup_job *jobhost_cgroup(const struct job *j);
+
 /* Frees what job_free must for a host job (the process is reaped or killed first). */
 void jobhost_free(struct job *j);
 

@@ -32,10 +32,12 @@ struct launch_opts {
     uint32_t nprocs;
     const char *agent; /* --agent, or NULL */
     bool tag_output;
-    uint32_t timeout_sec;   /* --timeout, else $MPIEXEC_TIMEOUT; 0: none */
-    const char *wdir;       /* -wdir / --wdir: the ranks' working directory, or NULL (ours) */
-    const char *output_dir; /* --output-filename: per-rank files under it, or NULL */
-    Tmpi__EnvVar *env;      /* -x, in command-line order */
+    uint32_t timeout_sec;     /* --timeout, else $MPIEXEC_TIMEOUT; 0: none */
+    const char *wdir;         /* -wdir / --wdir: the ranks' working directory, or NULL (ours) */
+    const char *output_dir;   /* --output-filename: per-rank files under it, or NULL */
+    uint64_t mem_limit;       /* --mem-limit bytes, 0: the agent's */
+    uint32_t cpu_limit_milli; /* --cpu-limit in thousandths of a CPU, 0: the agent's */
+    Tmpi__EnvVar *env;        /* -x, in command-line order */
     size_t n_env;
     /* placement */
     const char *hostfile; /* --hostfile, or NULL */

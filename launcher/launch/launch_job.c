@@ -97,6 +97,8 @@ static int send_submit(struct launch_job *j)
     sub.n_env = j->opts->n_env;
     sub.env = env;
     sub.timeout_sec = j->opts->timeout_sec;
+    sub.mem_limit = j->opts->mem_limit;
+    sub.cpu_limit_milli = j->opts->cpu_limit_milli;
     sub.n_nodes = nn;
     sub.nodes = node_ptrs;
     Tmpi__Envelope e = TMPI__ENVELOPE__INIT;
