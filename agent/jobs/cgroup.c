@@ -35,12 +35,12 @@ static const char *const v1_names[V1_N] = {"memory", "cpu", "pids"};
 /* Set by cgroup_setup before the loop runs, then read by the loop thread only. */
 static struct {
     enum cgroup_kind kind;
-    sd_bus *bus;                   /* systemd */
-    char v2_root[PATH_MAX];        /* v2: mount point of the unified hierarchy */
-    char v2_own[PATH_MAX];         /* v2: the cgroup the agent was started in */
-    char v2_base[PATH_MAX];        /* v2: OWN/tmpid/PID, parent of the jobs' cgroups */
-    int v2_moved;                  /* v2: the agent moved itself to BASE/agent */
-    char v1_base[V1_N][PATH_MAX];  /* v1: per controller, "" when not mounted */
+    sd_bus *bus;                    /* systemd */
+    char v2_root[PATH_MAX];         /* v2: mount point of the unified hierarchy */
+    char v2_own[PATH_MAX];          /* v2: the cgroup the agent was started in */
+    char v2_base[PATH_MAX];         /* v2: OWN/tmpid/PID, parent of the jobs' cgroups */
+    int v2_moved;                   /* v2: the agent moved itself to BASE/agent */
+    char v1_base[V1_N][PATH_MAX];   /* v1: per controller, "" when not mounted */
     int v2_memory, v2_cpu, v2_pids; /* v2: controllers enabled for the jobs */
 } cg;
 
@@ -113,7 +113,8 @@ static uint64_t keyed_value(const char *dir, const char *file, const char *key)
     size_t kl = strlen(key);
     for (char *line = buf; line && *line;) {
         char *nl = strchr(line, '\n');
-        if (strncmp(line, key, kl) == 0 && line[kl] == ' ') return strtoull(line + kl + 1, NULL, 10);
+        if (strncmp(line, key, kl) == 0 && line[kl] == ' ')
+            return strtoull(line + kl + 1, NULL, 10);
         line = nl ? nl + 1 : NULL;
     }
     return 0;
@@ -271,9 +272,11 @@ static void v2_enable(const char *dir, int *mem, int *cpu, int *pids)
 {
     char avail[512];
     if (read_file(dir, "cgroup.controllers", avail, sizeof avail) < 0) avail[0] = 0;
-    *mem = has_word(avail, "memory", " \n") && write_file(dir, "cgroup.subtree_control", "+memory") == 0;
+    *mem = has_word(avail, "memory", " \n") &&
+           write_file(dir, "cgroup.subtree_control", "+memory") == 0;
     *cpu = has_word(avail, "cpu", " \n") && write_file(dir, "cgroup.subtree_control", "+cpu") == 0;
-    *pids = has_word(avail, "pids", " \n") && write_file(dir, "cgroup.subtree_control", "+pids") == 0;
+    *pids =
+        has_word(avail, "pids", " \n") && write_file(dir, "cgroup.subtree_control", "+pids") == 0;
 }
 
 static int setup_v2(char *why, size_t wl)
@@ -318,8 +321,9 @@ static int setup_v2(char *why, size_t wl)
     }
     if (m || c) v2_enable(cg.v2_base, &cg.v2_memory, &cg.v2_cpu, &cg.v2_pids);
     if (!cg.v2_memory && !cg.v2_cpu) {
-        snprintf(why, wl, "cgroup v2 at %s: the memory and cpu controllers cannot be enabled "
-                          "for a subtree (other processes share the agent's cgroup?)",
+        snprintf(why, wl,
+                 "cgroup v2 at %s: the memory and cpu controllers cannot be enabled "
+                 "for a subtree (other processes share the agent's cgroup?)",
                  own);
         cgroup_teardown();
         return -EBUSY;
@@ -354,8 +358,8 @@ static int setup_v1(const char *v2_why, char *why, size_t wl)
         return -ENOENT;
     }
     if (!cg.v1_base[V1_MEMORY][0] && !cg.v1_base[V1_CPU][0]) {
-        snprintf(why, wl, "%s; the v1 hierarchies are mounted but %s cannot be created: %s",
-                 v2_why, tried, strerror(err ? err : ENOENT));
+        snprintf(why, wl, "%s; the v1 hierarchies are mounted but %s cannot be created: %s", v2_why,
+                 tried, strerror(err ? err : ENOENT));
         cgroup_teardown();
         return -(err ? err : ENOENT);
     }
@@ -450,7 +454,8 @@ int cgroup_limits_resolve(const struct agent_config *cfg, uint64_t mem_asked, ui
         snprintf(err, errlen, "this agent cannot limit a job's CPU: no v1 cpu cgroup");
         return -ENOTSUP;
     }
-    if (cg.kind == CGROUP_V2 && ((ret->mem_max && !cg.v2_memory) || (ret->cpu_milli && !cg.v2_cpu))) {
+    if (cg.kind == CGROUP_V2 &&
+        ((ret->mem_max && !cg.v2_memory) || (ret->cpu_milli && !cg.v2_cpu))) {
         snprintf(err, errlen, "this agent's cgroup v2 subtree lacks the %s controller",
                  ret->mem_max && !cg.v2_memory ? "memory" : "cpu");
         return -ENOTSUP;
@@ -468,9 +473,9 @@ static int job_new_systemd(uint64_t job_id, pid_t pid, const struct cgroup_limit
     snprintf(desc, sizeof desc, "TMPI job %" PRIu64 " of tmpid %d", job_id, (int)getpid());
     sd_bus_message *m = NULL, *reply = NULL;
     sd_bus_error e = SD_BUS_ERROR_NULL;
-    int r = sd_bus_message_new_method_call(cg.bus, &m, "org.freedesktop.systemd1",
-                                           "/org/freedesktop/systemd1",
-                                           "org.freedesktop.systemd1.Manager", "StartTransientUnit");
+    int r = sd_bus_message_new_method_call(
+        cg.bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+        "org.freedesktop.systemd1.Manager", "StartTransientUnit");
     if (r >= 0) r = sd_bus_message_append(m, "ss", unit, "fail");
     if (r >= 0) r = sd_bus_message_open_container(m, 'a', "(sv)");
     if (r >= 0) r = sd_bus_message_append(m, "(sv)", "Description", "s", desc);
@@ -545,7 +550,8 @@ static int job_new_v2(uint64_t job_id, pid_t pid, const struct cgroup_limits *li
     if (lim->mem_max) {
         snprintf(v, sizeof v, "%" PRIu64, lim->mem_max);
         r = write_file(dir, "memory.max", v);
-        if (r == 0 && file_exists(dir, "memory.swap.max")) r = write_file(dir, "memory.swap.max", "0");
+        if (r == 0 && file_exists(dir, "memory.swap.max"))
+            r = write_file(dir, "memory.swap.max", "0");
     }
     if (r == 0 && lim->cpu_milli) {
         snprintf(v, sizeof v, "%" PRIu64 " 100000", (uint64_t)lim->cpu_milli * 100);
