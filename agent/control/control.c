@@ -563,6 +563,14 @@ static int dispatch(struct conn *c, const Tmpi__Envelope *env)
     case TMPI__ENVELOPE__MSG_PING_PEER:
         on_ping(c, env->ping_peer);
         break;
+    case TMPI__ENVELOPE__MSG_STDIN_DATA:
+        /* after the job ended (c->job gone) a late chunk has nobody to go to: dropped */
+        if (c->job && c->job_started && c->job->host &&
+            jobhost_stdin(c->job, env->stdin_data) == -EPROTO) {
+            conn_violation(c, "stdin data beyond the window, after its end, or not announced");
+            return -1;
+        }
+        break;
     case TMPI__ENVELOPE__MSG_CANCEL:
         if (c->coord && c->job_started &&
             (env->cancel->job_id == 0 || env->cancel->job_id == coord_id(c->coord))) {

@@ -23,6 +23,7 @@
 #include "frame.h"
 #include "job.h"
 #include "log.h"
+#include "msg_check.h"
 #include "progcache.h"
 
 extern char **environ;
@@ -44,12 +45,14 @@ struct jobhost {
     struct event *sigchld;
     struct event *grace; /* SIGKILL when it fires */
     int reaped, wstatus;
-    int got_end;           /* the host's JobEnd was relayed */
-    int throttled;         /* not reading: the launcher's output is full */
-    int killed;            /* SIGKILL sent */
-    int finished;          /* agent_job_done was called */
-    int oom;               /* the kernel's OOM killer acted in its cgroup (memory limit) */
-    struct cgroup_job *cg; /* its cgroup (cgroup.h); NULL: none.  Removed once reaped. */
+    int got_end;             /* the host's JobEnd was relayed */
+    int throttled;           /* not reading: the launcher's output is full */
+    int killed;              /* SIGKILL sent */
+    int finished;            /* agent_job_done was called */
+    int oom;                 /* the kernel's OOM killer acted in its cgroup (memory limit) */
+    uint64_t stdin_inflight; /* stdin bytes passed to the host and not yet acknowledged */
+    int stdin_eof;           /* the launcher's StdinData with eof was passed on */
+    struct cgroup_job *cg;   /* its cgroup (cgroup.h); NULL: none.  Removed once reaped. */
 };
 
 void jobhost_setup(const char *exe, const char *config_path)
@@ -117,6 +120,7 @@ static int send_submit(struct jobhost *h, const struct program *p)
     s.umask = j->umask;
     s.umask_set = j->umask_set;
     s.timeout_sec = j->timeout_sec;
+    s.stdin_open = j->stdin_open;
     size_t nenv = 0;
     while (j->env[nenv])
         nenv++;
@@ -199,6 +203,13 @@ static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
         break;
     case TMPI__ENVELOPE__MSG_OUTPUT:
     case TMPI__ENVELOPE__MSG_RANK_EXIT:
+        break;
+    case TMPI__ENVELOPE__MSG_STDIN_ACK:
+        /* the host may only acknowledge what it was given */
+        if (env->stdin_ack->bytes > h->stdin_inflight)
+            ok = 0;
+        else
+            h->stdin_inflight -= env->stdin_ack->bytes;
         break;
     case TMPI__ENVELOPE__MSG_JOB_END:
         if (h->got_end) ok = 0;
@@ -590,6 +601,29 @@ void jobhost_cancel(struct job *j, int status, const char *reason)
 const struct cgroup_job *jobhost_cgroup(const struct job *j)
 {
     return j->host ? j->host->cg : NULL;
+}
+
+int jobhost_stdin(struct job *j, const Tmpi__StdinData *d)
+{
+    struct jobhost *h = j->host;
+    if (!j->stdin_open || h->stdin_eof || d->data.len > MSG_STDIN_CHUNK ||
+        h->stdin_inflight + d->data.len > MSG_STDIN_WINDOW)
+        return -EPROTO;
+    if (h->reaped || h->got_end) return 0; /* nobody reads it any more */
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_STDIN_DATA;
+    env.stdin_data = (Tmpi__StdinData *)d;
+    uint8_t *buf;
+    size_t len;
+    int r = frame_encode(&env, FRAME_DEFAULT_MAX, &buf, &len);
+    if (r < 0) return r;
+    r = bufferevent_write(h->bev, buf, len) < 0 ? -ENOMEM : 0;
+    free(buf);
+    if (r == 0) {
+        h->stdin_inflight += d->data.len;
+        h->stdin_eof = d->eof;
+    }
+    return r;
 }
 
 void jobhost_launcher_drained(struct job *j)

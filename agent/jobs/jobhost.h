@@ -36,6 +36,12 @@ int jobhost_start(struct job *j, struct program *p);
 /* Tears the host's job down: JobCancel now, SIGKILL after kill_grace_sec. */
 void jobhost_cancel(struct job *j, int status, const char *reason);
 
+/* The launcher's stdin for rank 0 (StdinData): passed on to the host within the window
+ * (msg_check.h); the host's StdinAck frames go back to the launcher.  0, -EPROTO when the
+ * launcher broke the protocol (the caller closes its connection), -ENOMEM. */
+struct Tmpi__StdinData;
+int jobhost_stdin(struct job *j, const struct Tmpi__StdinData *d);
+
 /* The launcher's output buffer drained: relay the host's frames again. */
 void jobhost_launcher_drained(struct job *j);
 

@@ -37,6 +37,7 @@ struct launch_opts {
     const char *output_dir;   /* --output-filename: per-rank files under it, or NULL */
     uint64_t mem_limit;       /* --mem-limit bytes, 0: the agent's */
     uint32_t cpu_limit_milli; /* --cpu-limit in thousandths of a CPU, 0: the agent's */
+    bool no_stdin;            /* --stdin none: rank 0 reads end of file */
     Tmpi__EnvVar *env;        /* -x, in command-line order */
     size_t n_env;
     /* placement */

@@ -48,6 +48,7 @@ static void usage(FILE *f)
           "  --mem-limit SIZE     the job's memory limit on each node (K, M, G suffixes);\n"
           "                       it is killed when it exceeds it (at most the agent's)\n"
           "  --cpu-limit CPUS     the CPU time the job may use, in CPUs (e.g. 1.5)\n"
+          "  --stdin none         rank 0 reads end of file instead of this stdin\n"
           "  --output-filename DIR\n"
           "                       write each rank's output to DIR/1/rank.N/stdout and\n"
           "                       DIR/1/rank.N/stderr instead of this terminal\n"
@@ -295,6 +296,11 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
             if (!v) return bad_usage("%s needs a number of CPUs", "--cpu-limit");
             if (limits_parse_cpus(v, &o->cpu_limit_milli) < 0)
                 return bad_usage("--cpu-limit %s: a number of CPUs from 0.001 (e.g. 1.5)", v);
+        } else if (is_opt(a, "--stdin")) {
+            v = opt_value(argc, argv, &i, a, strlen("--stdin"));
+            if (!v || strcmp(v, "none") != 0)
+                return bad_usage("%s", "--stdin takes one value: none");
+            o->no_stdin = true;
         } else if (strcmp(a, "--oversubscribe") == 0) {
             o->oversubscribe = true;
         } else if (strcmp(a, "--display-map") == 0) {
