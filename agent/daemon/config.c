@@ -37,6 +37,7 @@ int config_defaults(struct agent_config *c)
         .kill_grace_sec = 5,
         .ended_job_keep_sec = 30,
         .heartbeat_ms = 1000,
+        .heartbeat_timeout_ms = 20000,
         .recv_threads = 2,
     };
     if (!c->name || !c->socket_path) return -ENOMEM;
@@ -301,6 +302,8 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = add_peer_list(c, value);
         else if (strcmp(key, "heartbeat_ms") == 0)
             r = parse_u32(value, 50, 600000, &c->heartbeat_ms);
+        else if (strcmp(key, "heartbeat_timeout_ms") == 0)
+            r = parse_u32(value, 200, 3600000, &c->heartbeat_timeout_ms);
         else if (strcmp(key, "recv_threads") == 0)
             r = parse_u32(value, 1, 64, &c->recv_threads);
     } else if (strcmp(section, "pool") == 0) {

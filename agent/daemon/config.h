@@ -13,8 +13,9 @@ struct agent_config {
     char *key_file;    /* cluster key, NULL: no mesh */
     char **peers;      /* agents to keep connected ([mesh] peers, --peer) */
     size_t npeers;
-    uint32_t heartbeat_ms; /* peer heartbeat interval */
-    uint32_t recv_threads; /* netd receive daemons (links are spread over them) */
+    uint32_t heartbeat_ms;         /* peer heartbeat interval */
+    uint32_t heartbeat_timeout_ms; /* a job's agent silent this long fails the job (mesh.h) */
+    uint32_t recv_threads;         /* netd receive daemons (links are spread over them) */
     int log_level;
     int private_agent;           /* started by tmpi-launch for one job: no network, no config */
     uint32_t max_jobs;           /* jobs running at once */

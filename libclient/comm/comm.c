@@ -13,6 +13,7 @@
 #include "info.h"
 #include "intercomm.h"
 #include "job.h"
+#include "topo.h"
 
 /* A one-node communicator with size members whose world ranks world_of lists (taken over),
  * all on this node: an id from this node's reusable range. */
@@ -77,6 +78,7 @@ static int dup_net(struct tm_cnet *x)
         free(map);
         return -ENOMEM;
     }
+    tm_topo_dup_hook(nc, pc);
     pc->coll.slot[g->members[0]].p = nc;
     return 0;
 }
@@ -143,6 +145,7 @@ static int dup_intra(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, M
         }
         if (!pc->world_of || map) nc = comm_new(me->job, pc->size, map);
         if (!nc) free(map);
+        if (nc) tm_topo_dup_hook(nc, pc);
         slot[0].p = nc;
     }
     tm_coll_barrier(me, cr);

@@ -190,12 +190,26 @@ enum tm_rma_kind {
     TM_RMA_POST,   /* PSCW: target -> origin */
     TM_RMA_COMPLETE,
 };
-/* Starts an operation on remote target t: data (bytes) for PUT/ACC/GACC/CAS goes out, result
- * (bytes of rbytes) is filled by the answer of GET/GACC/CAS.  req (may be NULL) completes when
- * the operation completes locally (answers for fetching ones).  0 or an MPI error class. */
+/* One side of an operation (origin data or result): count elements of t at buf. */
+struct tm_rma_typed {
+    void *buf;
+    size_t count;
+    const struct tm_type *t;
+};
+/* Starts an operation on remote target t at byte offset off of its window (dynamic windows:
+ * the address), on tcount elements of tt there: data (PUT/ACC/GACC; NULL for GET and MPI_NO_OP)
+ * goes out packed, result (GET/GACC) is filled by the answers (unpacked into a non-contiguous
+ * result type as they arrive).  A non-contiguous tt travels as the list of target pieces
+ * (docs/PROTOCOL.md).  req (may be NULL) completes when the operation completes locally
+ * (answers for fetching ones).  0 or an MPI error class. */
 int tm_rma_remote_op(struct tm_rank *me, struct tm_winref *wr, int kind, int t, size_t off,
-                     const void *data, size_t bytes, void *result, size_t rbytes, enum tm_opkind op,
-                     enum tm_basic type, struct tm_request *req);
+                     size_t tcount, const struct tm_type *tt, const struct tm_rma_typed *data,
+                     const struct tm_rma_typed *result, enum tm_opkind op, enum tm_basic type,
+                     struct tm_request *req);
+/* Compare_and_swap on remote target t: two holds the new value then the compare value (es
+ * bytes each); the old value lands in result. */
+int tm_rma_remote_cas(struct tm_rank *me, struct tm_winref *wr, int t, size_t off, const void *two,
+                      size_t es, void *result, enum tm_basic type);
 /* Sends a control frame (LOCK/UNLOCK/FLUSH/POST/COMPLETE) to target t; answered kinds count
  * in org->asked.  0 or an MPI error class. */
 int tm_rma_remote_ctl(struct tm_rank *me, struct tm_winref *wr, int kind, int t, int arg);

@@ -16,6 +16,7 @@
  * PUT's payload is read by the daemon straight into the window, and a GET's answer is sent
  * straight from the window memory and read straight into the origin's buffer: no copy beyond
  * the socket's. */
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,9 @@
 #include "net_p2p.h"
 #include "request.h"
 #include "rma.h"
+#include "type.h"
+#include "type_copy.h"
+#include "type_flat.h"
 #include "wait.h"
 
 /* Payloads up to this size are copied at the origin (the call's buffer, e.g. a CAS's stack
@@ -34,18 +38,42 @@
 #define RMA_ANSWER_COUNTS (1 << 24)
 /* Largest frame of an operation: a GET carries its length in the tag's upper 24 bits. */
 #define RMA_CHUNK ((size_t)1 << 22)
+/* Bit of the kind byte of an operation whose payload starts with the target's pieces (a
+ * non-contiguous target datatype): struct rma_pieces, then n struct rma_piece, then the packed
+ * data.  (The kind byte: a GET uses every bit above it for its length.) */
+#define RMA_BLOCKS 0x80
+#define RMA_KIND(tag) ((tag)&0x7f)
+/* Pieces one frame names at most (16 bytes each: 64 KiB of layout per frame). */
+#define RMA_MAX_PIECES 4096
+
+struct rma_pieces {
+    uint32_t n, reserved;
+};
+/* One contiguous run of target memory: the byte offset in the window (dynamic windows: the
+ * address), and its length; the frame's data (or answer) holds the runs' bytes in order.  On
+ * the wire both are big-endian, like every integer of the headers. */
+struct rma_piece {
+    uint64_t off, len;
+};
 
 static inline int32_t rma_tag(int kind, int a, int basic)
 {
     return (int32_t)(kind | (a << 8) | (basic << 16));
 }
 
-/* A fetching operation waiting for its data (RMA_GET). */
+/* A fetching operation waiting for its data (RMA_GET).  A non-contiguous destination gets
+ * the packed answer in tmp (allocated with the record, so the transfer table's teardown frees
+ * it with free()), unpacked into packed bytes [pos, pos + len) of (dst, dcount, dt) on arrival;
+ * dt is held until then. */
 struct rma_get {
     struct tm_rma_origin *org;
     void *buf;
     size_t len;
     struct tm_request *req; /* completes with the answer, may be NULL */
+    void *dst;
+    size_t dcount, pos;
+    const struct tm_type *dt; /* NULL: buf is the destination itself */
+    unsigned char tmp[];
 };
 
 /* What a send completion releases. */
@@ -108,7 +136,8 @@ static void sent_done(void *arg, int err)
 
 /* Sends one frame of an operation to target t.  0 or an MPI error class. */
 static int send_op(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag, size_t off,
-                   const void *data, size_t bytes, uint64_t rcookie, struct tm_request *req)
+                   const void *data, size_t bytes, void *own, uint64_t rcookie,
+                   struct tm_request *req)
 {
     struct tm_net *n = me->job->net;
     struct tm_rma_origin *org = wr->org;
@@ -127,10 +156,14 @@ static int send_op(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag,
     struct rma_sent *s = NULL;
     if (bytes || req) {
         s = calloc(1, sizeof *s);
-        if (!s) return MPI_ERR_NO_MEM;
+        if (!s) {
+            free(own);
+            return MPI_ERR_NO_MEM;
+        }
         s->org = org;
         s->req = req;
-        if (bytes && bytes <= RMA_COPY_MAX) {
+        s->own = own;
+        if (!own && bytes && bytes <= RMA_COPY_MAX) {
             s->own = malloc(bytes);
             if (!s->own) {
                 free(s);
@@ -150,62 +183,181 @@ static int send_op(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag,
             org->sending--;
             free(s->own);
             free(s);
+        } else {
+            free(own);
         }
         return MPI_ERR_OTHER;
     }
     return 0;
 }
 
+/* A walk over the target's layout in packed order (element e, block i, bytes inb into it). */
+struct tcursor {
+    const struct tm_block *b;
+    size_t nb, e, i, inb, ext;
+    struct tm_block one;
+};
+
+/* Registers the record of a fetching frame: its answer fills packed bytes [pos, pos + len)
+ * of res.  0 or an MPI error class. */
+static int get_record(struct tm_net *n, struct tm_rma_origin *org, const struct tm_rma_typed *res,
+                      size_t pos, size_t len, struct tm_request *req, uint64_t *ret_rc)
+{
+    const int direct = res->t->contig;
+    struct rma_get *g = calloc(1, sizeof *g + (direct ? 0 : len));
+    if (!g) return MPI_ERR_NO_MEM;
+    g->org = org;
+    g->len = len;
+    g->req = req;
+    if (direct) {
+        g->buf = (char *)res->buf + pos;
+    } else {
+        g->buf = g->tmp;
+        g->dst = res->buf;
+        g->dcount = res->count;
+        g->pos = pos;
+        g->dt = res->t;
+        tm_type_hold(res->t);
+    }
+    if (tm_xfer_put(&n->xfers, TM_XFER_RMA_GET, g, ret_rc) < 0) {
+        tm_type_release(g->dt);
+        free(g);
+        return MPI_ERR_NO_MEM;
+    }
+    org->asked++;
+    return 0;
+}
+
+static void get_record_drop(struct tm_net *n, struct tm_rma_origin *org, uint64_t rc)
+{
+    struct rma_get *g = tm_xfer_take(&n->xfers, rc, TM_XFER_RMA_GET);
+    if (g) tm_type_release(g->dt);
+    free(g);
+    org->asked--;
+}
+
 int tm_rma_remote_op(struct tm_rank *me, struct tm_winref *wr, int kind, int t, size_t off,
-                     const void *data, size_t bytes, void *result, size_t rbytes, enum tm_opkind op,
-                     enum tm_basic type, struct tm_request *req)
+                     size_t tcount, const struct tm_type *tt, const struct tm_rma_typed *data,
+                     const struct tm_rma_typed *result, enum tm_opkind op, enum tm_basic type,
+                     struct tm_request *req)
 {
     struct tm_net *n = me->job->net;
     struct tm_rma_origin *org = wr->org;
-    /* Long transfers go as several frames of whole elements (CAS never is long). */
+    /* Long transfers go as several frames of whole elements; a target layout with gaps names
+     * its pieces in each frame (at most RMA_MAX_PIECES). */
     const size_t es = tm_basic_size(type) ? tm_basic_size(type) : 1;
     const size_t chunk = RMA_CHUNK / es * es;
-    const size_t total = bytes > rbytes ? bytes : rbytes;
-    if (kind != TM_RMA_GET && kind != TM_RMA_CAS) wr->dirty[t] = 1;
-    size_t done = 0;
+    const size_t total = tcount * tt->psize;
+    const int blocks = !tt->contig && total;
+    struct tcursor c = {.ext = tt->extent};
+    c.b = tm_type_blocks(tt, &c.one, &c.nb);
+    if (kind != TM_RMA_GET) wr->dirty[t] = 1;
+    size_t pos = 0;
     do {
-        size_t len = total - done > chunk && kind != TM_RMA_CAS ? chunk : total - done;
-        int last = done + len >= total;
-        uint64_t rc = 0;
-        if (result) {
-            struct rma_get *g = calloc(1, sizeof *g);
-            if (!g) return MPI_ERR_NO_MEM;
-            g->org = org;
-            g->buf = (char *)result + done;
-            g->len = kind == TM_RMA_CAS ? rbytes : len;
-            g->req = last ? req : NULL;
-            if (tm_xfer_put(&n->xfers, TM_XFER_RMA_GET, g, &rc) < 0) {
-                free(g);
-                return MPI_ERR_NO_MEM;
+        size_t len = 0, np = 0;
+        struct rma_piece *pc = NULL;
+        if (blocks) {
+            size_t cap = 64;
+            pc = malloc(cap * sizeof *pc);
+            if (!pc) return MPI_ERR_NO_MEM;
+            while (pos + len < total && len < chunk && np < RMA_MAX_PIECES) {
+                const struct tm_block *b = &c.b[c.i];
+                size_t take = b->len - c.inb;
+                if (take > chunk - len) take = chunk - len;
+                if (np == cap) {
+                    struct rma_piece *q = realloc(pc, 2 * cap * sizeof *pc);
+                    if (!q) {
+                        free(pc);
+                        return MPI_ERR_NO_MEM;
+                    }
+                    pc = q;
+                    cap *= 2;
+                }
+                /* Offsets below the displacement wrap around as 64-bit numbers; the target
+                 * refuses whatever lands outside the window. */
+                pc[np++] = (struct rma_piece){
+                    htobe64((uint64_t)off + (uint64_t)(c.e * c.ext) + (uint64_t)b->off + c.inb),
+                    htobe64(take)};
+                len += take;
+                c.inb += take;
+                if (c.inb == b->len) {
+                    c.inb = 0;
+                    if (++c.i == c.nb) {
+                        c.i = 0;
+                        c.e++;
+                    }
+                }
             }
-            org->asked++;
+        } else {
+            len = total - pos > chunk ? chunk : total - pos;
         }
-        const void *d = data ? (const char *)data + done : NULL;
-        size_t dl = data ? (kind == TM_RMA_CAS ? bytes : len) : 0;
-        int32_t tag = kind == TM_RMA_GET ? (int32_t)((uint32_t)kind | (uint32_t)len << 8)
-                                         : rma_tag(kind, op, type);
-        int err = send_op(me, wr, t, tag, off + done, d, dl, rc, result || !last ? NULL : req);
-        if (err) {
-            if (rc) {
-                free(tm_xfer_take(&n->xfers, rc, TM_XFER_RMA_GET));
-                org->asked--;
-            }
+        const int last = pos + len >= total;
+        uint64_t rc = 0;
+        int err = 0;
+        if (result && (err = get_record(n, org, result, pos, len, last ? req : NULL, &rc))) {
+            free(pc);
             return err;
         }
-        done += len;
-    } while (done < total);
+        /* The payload: pieces (if any), then the data packed (or straight from a contiguous
+         * origin buffer).  MPI_NO_OP on a contiguous target sends a stand-in of the length. */
+        const size_t dl = data || (kind == TM_RMA_GACC && !blocks) ? len : 0;
+        const size_t hl = blocks ? sizeof(struct rma_pieces) + np * sizeof *pc : 0;
+        const void *payload = NULL;
+        void *own = NULL;
+        if (hl || (data && !data->t->contig) || (!data && dl)) {
+            own = calloc(1, hl + dl ? hl + dl : 1);
+            if (!own) {
+                err = MPI_ERR_NO_MEM;
+            } else {
+                if (hl) {
+                    struct rma_pieces ph = {htobe32((uint32_t)np), 0};
+                    memcpy(own, &ph, sizeof ph);
+                    memcpy((char *)own + sizeof ph, pc, np * sizeof *pc);
+                }
+                if (data && dl)
+                    tm_type_pack((char *)own + hl, data->buf, data->count, data->t, pos, dl);
+                payload = own;
+            }
+        } else if (data && dl) {
+            payload = (const char *)data->buf + pos;
+        }
+        free(pc);
+        if (!err) {
+            int32_t tag = kind == TM_RMA_GET && !blocks
+                              ? (int32_t)((uint32_t)kind | (uint32_t)len << 8)
+                              : rma_tag(kind, op, type) | (blocks ? RMA_BLOCKS : 0);
+            err = send_op(me, wr, t, tag, blocks ? 0 : off + pos, payload, hl + dl, own, rc,
+                          result || !last ? NULL : req);
+        }
+        if (err) {
+            if (rc) get_record_drop(n, org, rc);
+            return err;
+        }
+        pos += len;
+    } while (pos < total);
     return 0;
+}
+
+int tm_rma_remote_cas(struct tm_rank *me, struct tm_winref *wr, int t, size_t off, const void *two,
+                      size_t es, void *result, enum tm_basic type)
+{
+    struct tm_net *n = me->job->net;
+    struct tm_rma_origin *org = wr->org;
+    const struct tm_type bytes = {.size = es, .extent = es, .contig = 1, .psize = es};
+    const struct tm_rma_typed res = {result, 1, &bytes};
+    uint64_t rc;
+    int err = get_record(n, org, &res, 0, es, NULL, &rc);
+    if (err) return err;
+    err = send_op(me, wr, t, rma_tag(TM_RMA_CAS, TM_OP_REPLACE, type), off, two, 2 * es, NULL, rc,
+                  NULL);
+    if (err) get_record_drop(n, org, rc);
+    return err;
 }
 
 int tm_rma_remote_ctl(struct tm_rank *me, struct tm_winref *wr, int kind, int t, int arg)
 {
     if (kind == TM_RMA_LOCK || kind == TM_RMA_UNLOCK || kind == TM_RMA_FLUSH) wr->org->asked++;
-    int err = send_op(me, wr, t, rma_tag(kind, arg, 0), 0, NULL, 0, 0, NULL);
+    int err = send_op(me, wr, t, rma_tag(kind, arg, 0), 0, NULL, 0, NULL, 0, NULL);
     if (err && (kind == TM_RMA_LOCK || kind == TM_RMA_UNLOCK || kind == TM_RMA_FLUSH))
         wr->org->asked--;
     return err;
@@ -388,7 +540,7 @@ void *tm_rma_net_header(struct tm_job *j, int node, const struct tm_msg_hdr *h, 
     struct tm_net *n = j->net;
     *ctx = NULL;
     if (!n || node < 0 || node >= n->nnodes || node == n->node) return NULL;
-    const int kind = h->tag & 0xff;
+    const int kind = RMA_KIND(h->tag);
     if (kind == TM_RMA_ANSWER) {
         if (!h->rcookie) return NULL;
         struct rma_get *g = tm_xfer_get(&n->xfers, h->rcookie, TM_XFER_RMA_GET);
@@ -408,7 +560,7 @@ void *tm_rma_net_header(struct tm_job *j, int node, const struct tm_msg_hdr *h, 
     rx->w = w;
     rx->t = t;
     *ctx = rx;
-    if (kind == TM_RMA_PUT) {
+    if (kind == TM_RMA_PUT && !(h->tag & RMA_BLOCKS)) {
         rx->addr = tm_win_at(w, t, h->msg_len, h->payload_len);
         return rx->addr; /* NULL: out of the window, the payload is dropped */
     }
@@ -416,7 +568,8 @@ void *tm_rma_net_header(struct tm_job *j, int node, const struct tm_msg_hdr *h, 
     return rx->buf;
 }
 
-/* The origin's answer: a grant, a flush or unlock done, or a fetch's data (in g->buf). */
+/* The origin's answer: a grant, a flush or unlock done, or a fetch's data (in g->buf; a
+ * non-contiguous destination's is unpacked from there). */
 static void answer_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h)
 {
     const int err = (h->tag >> 8) & 0xff, counts = (h->tag & RMA_ANSWER_COUNTS) != 0;
@@ -427,6 +580,10 @@ static void answer_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h)
         if (!g) return; /* reported by the header upcall */
         org = g->org;
         req = g->req;
+        if (g->dt) {
+            if (!err) tm_type_unpack(g->dst, g->dcount, g->dt, g->pos, g->tmp, h->payload_len);
+            tm_type_release(g->dt);
+        }
         free(g);
     } else {
         org = tm_xfer_get(&n->xfers, h->cookie, TM_XFER_RMA_ORIGIN);
@@ -449,6 +606,98 @@ static void answer_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h)
     tm_wake(wk);
 }
 
+/* An operation whose payload names the target's pieces (a non-contiguous target datatype):
+ * every piece checked against the window first (nothing applied if one is outside), then
+ * applied in order; fetching kinds answer with the pieces' bytes in order. */
+static void blocks_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, struct tm_win *w,
+                         int t, const char *buf)
+{
+    const int kind = RMA_KIND(h->tag), a = (h->tag >> 8) & 0xff, basic = (h->tag >> 16) & 0xff;
+    const size_t plen = h->payload_len;
+    struct rma_pieces ph;
+    if (!buf || plen < sizeof ph) {
+        answer(n, w, node, h, MPI_ERR_NO_MEM, kind != TM_RMA_PUT && kind != TM_RMA_ACC, NULL, 0,
+               NULL);
+        return;
+    }
+    memcpy(&ph, buf, sizeof ph);
+    ph.n = be32toh(ph.n);
+    const size_t hl = sizeof ph + (size_t)ph.n * sizeof(struct rma_piece);
+    if (ph.n > RMA_MAX_PIECES || hl > plen) {
+        tm_net_proto_error(n, node, "RMA frame names %u pieces in %zu bytes", ph.n, plen);
+        return;
+    }
+    const char *pcs = buf + sizeof ph, *data = buf + hl;
+    const int has_data =
+        kind == TM_RMA_PUT || kind == TM_RMA_ACC || (kind == TM_RMA_GACC && a != TM_OP_NO_OP);
+    const int fetch = kind == TM_RMA_GET || kind == TM_RMA_GACC;
+    size_t sum = 0;
+    for (uint32_t i = 0; i < ph.n; i++) {
+        struct rma_piece p;
+        memcpy(&p, pcs + i * sizeof p, sizeof p);
+        p.off = be64toh(p.off);
+        p.len = be64toh(p.len);
+        if (p.len > RMA_CHUNK || (sum += p.len) > RMA_CHUNK) {
+            sum = SIZE_MAX;
+            break;
+        }
+    }
+    if (sum > RMA_CHUNK || (has_data ? plen - hl != sum : plen != hl)) {
+        tm_net_proto_error(n, node, "RMA frame: its pieces' %zu bytes do not match its payload",
+                           sum);
+        return;
+    }
+    int err = 0;
+    size_t es = 1;
+    if (kind == TM_RMA_ACC || kind == TM_RMA_GACC) {
+        es = basic < TM_T__COUNT ? tm_basic_size((enum tm_basic)basic) : 0;
+        if (!es || a >= TM_OP__COUNT || !tm_op_defined((enum tm_opkind)a, (enum tm_basic)basic))
+            err = MPI_ERR_OP;
+    } else if (kind != TM_RMA_PUT && kind != TM_RMA_GET) {
+        tm_net_proto_error(n, node, "RMA frame of kind %d names pieces", kind);
+        return;
+    }
+    for (uint32_t i = 0; i < ph.n && !err; i++) {
+        struct rma_piece p;
+        memcpy(&p, pcs + i * sizeof p, sizeof p);
+        p.off = be64toh(p.off);
+        p.len = be64toh(p.len);
+        if (p.len % es)
+            err = MPI_ERR_OP;
+        else if (!tm_win_at(w, t, p.off, p.len) && p.len)
+            err = MPI_ERR_RMA_RANGE;
+    }
+    char *res = NULL;
+    if (!err && fetch && sum && !(res = malloc(sum))) err = MPI_ERR_NO_MEM;
+    size_t pos = 0;
+    for (uint32_t i = 0; i < ph.n && !err; i++) {
+        struct rma_piece p;
+        memcpy(&p, pcs + i * sizeof p, sizeof p);
+        p.off = be64toh(p.off);
+        p.len = be64toh(p.len);
+        char *addr = tm_win_at(w, t, p.off, p.len);
+        if (!p.len) continue;
+        if (!addr) { /* a dynamic window's region detached meanwhile: misuse by the target */
+            err = MPI_ERR_RMA_RANGE;
+            break;
+        }
+        if (kind == TM_RMA_PUT)
+            memcpy(addr, data + pos, p.len);
+        else if (kind == TM_RMA_GET)
+            memcpy(res + pos, addr, p.len);
+        else
+            tm_rma_acc_apply(w, (enum tm_opkind)a, (enum tm_basic)basic,
+                             has_data ? data + pos : NULL, addr, p.len / es,
+                             res ? res + pos : NULL);
+        pos += p.len;
+    }
+    if (fetch)
+        answer(n, w, node, h, err, 1, res, err ? 0 : sum, res);
+    else if (err)
+        answer(n, w, node, h, err, 0, NULL, 0, NULL);
+    if (err) free(res);
+}
+
 /* An operation on member t of w (on this node): applied here, answered if it fetches. */
 static void op_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, struct rma_rx *rx)
 {
@@ -456,10 +705,14 @@ static void op_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, str
     struct tm_win *w = rx ? rx->w : frame_win(n, node, h, &t);
     if (!w) return;
     if (rx) t = rx->t;
-    const int kind = h->tag & 0xff, a = (h->tag >> 8) & 0xff, basic = (h->tag >> 16) & 0xff;
+    const int kind = RMA_KIND(h->tag), a = (h->tag >> 8) & 0xff, basic = (h->tag >> 16) & 0xff;
     const size_t es = basic < TM_T__COUNT ? tm_basic_size((enum tm_basic)basic) : 0;
     const uint64_t off = h->msg_len;
     char *addr;
+    if (h->tag & RMA_BLOCKS) {
+        blocks_frame(n, node, h, w, t, rx ? rx->buf : NULL);
+        return;
+    }
     switch (kind) {
     case TM_RMA_PUT:
         if (h->payload_len && !(rx && rx->addr))
@@ -549,7 +802,7 @@ void tm_rma_net_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, vo
         if (n) tm_net_proto_error(n, node, "RMA frame from a node that is not a peer");
         return;
     }
-    if ((h->tag & 0xff) == TM_RMA_ANSWER)
+    if (RMA_KIND(h->tag) == TM_RMA_ANSWER)
         answer_frame(n, node, h);
     else
         op_frame(n, node, h, rx);

@@ -1,7 +1,14 @@
 /* rma_ops.c — the communication calls (MPI 3.1 §11.3): Put, Get, Accumulate, Get_accumulate,
  * Fetch_and_op, Compare_and_swap and their request forms.  A target on this node is plain
  * memory: copies and atomic element updates straight into it, complete on return.  A target
- * on another node gets a TM_MSG_RMA frame (rma_net.c). */
+ * on another node gets a TM_MSG_RMA frame (rma_net.c).
+ *
+ * Any datatypes on both sides (§11.3: the signatures match): on this node a Put or Get is one
+ * pass from the source layout to the destination layout (tm_type_copy), an accumulate walks
+ * the target type's blocks with the origin packed beside them; to another node the origin is
+ * packed into the frames and a non-contiguous target type travels as the list of its pieces
+ * in the target window. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "errh.h"
@@ -9,6 +16,8 @@
 #include "request.h"
 #include "rma.h"
 #include "type.h"
+#include "type_copy.h"
+#include "type_flat.h"
 
 /* One operation, checked. */
 struct op {
@@ -16,10 +25,14 @@ struct op {
     struct tm_winref *wr;
     int t; /* target rank in the window */
     MPI_Aint disp;
-    size_t bytes; /* at the target */
+    size_t off;   /* byte offset of disp in the target's window (dynamic: the address) */
+    size_t bytes; /* packed bytes of the target's data */
+    const struct tm_type *tt;
+    size_t tcount;
     enum tm_basic basic;
     enum tm_opkind op;
-    char *local; /* the target's memory when it is on this node, else NULL */
+    int on_node; /* the target is on this node: local is its memory at disp */
+    char *local;
 };
 
 /* A side of an operation (origin, result or target): count elements of dt. */
@@ -32,13 +45,6 @@ static int check_side(struct op *o, const char *fn, const char *what, int count,
     if (!t) return tm_win_err(o->me, o->wr, MPI_ERR_TYPE, fn, "invalid %s datatype %d", what, dt);
     if (need_buf && !buf && count > 0)
         return tm_win_err(o->me, o->wr, MPI_ERR_BUFFER, fn, "%s buffer is NULL", what);
-    /* The window code moves whole elements as bytes: a type with gaps (vector, indexed,
-     * struct with holes) would need the flat-map movers of type_copy.h on both sides, which
-     * the RMA path does not use yet. */
-    if (!t->contig && t->psize && count > 0)
-        return tm_win_err(o->me, o->wr, MPI_ERR_TYPE, fn,
-                          "%s datatype %d is not contiguous (not supported by one-sided calls yet)",
-                          what, dt);
     *ret = t;
     return MPI_SUCCESS;
 }
@@ -82,34 +88,41 @@ static int check_target(struct op *o, const char *fn, MPI_Win win, int rank, MPI
                           rank);
     o->t = rank;
     o->disp = disp;
-    o->bytes = (size_t)count * t->extent;
+    o->tt = t;
+    o->tcount = (size_t)count;
+    o->bytes = (size_t)count * t->psize;
     o->basic = t->basic;
     o->local = NULL;
-    const struct tm_win_member *m = &w->m[rank];
-    if (m->node == w->m[o->wr->rank].node) {
-        o->local = tm_win_addr(w, rank, disp, o->bytes);
-        if (!o->local && o->bytes)
-            return tm_win_err(o->me, o->wr, MPI_ERR_RMA_RANGE, fn,
-                              "%zu bytes at displacement %td are outside rank %d's window",
-                              o->bytes, disp, rank);
-    } else if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
-        size_t off;
-        if (__builtin_mul_overflow((size_t)disp, (size_t)m->disp_unit, &off) || off > m->size ||
-            o->bytes > m->size - off)
-            return tm_win_err(o->me, o->wr, MPI_ERR_RMA_RANGE, fn,
-                              "%zu bytes at displacement %td are outside rank %d's window",
-                              o->bytes, disp, rank);
+    /* The bytes the target's elements touch, [lo, hi) from the displacement's address. */
+    ptrdiff_t lo = 0, hi = 0;
+    if (count > 0 && t->psize) {
+        lo = t->true_lb;
+        hi = (ptrdiff_t)(((size_t)count - 1) * t->extent) + t->true_ub;
     }
+    const struct tm_win_member *m = &w->m[rank];
+    const int dynamic = w->flavor == MPI_WIN_FLAVOR_DYNAMIC;
+    int bad = 0;
+    if (dynamic)
+        o->off = (size_t)disp;
+    else
+        bad = __builtin_mul_overflow((size_t)disp, (size_t)m->disp_unit, &o->off);
+    o->on_node = m->node == w->m[o->wr->rank].node;
+    if (!bad && hi > lo) {
+        bad = lo < 0 && o->off < (size_t)-lo;
+        if (!bad && o->on_node) {
+            char *a = tm_win_at(w, rank, o->off + (size_t)lo, (size_t)(hi - lo));
+            bad = !a;
+            if (a) o->local = a - lo;
+        } else if (!bad && !dynamic) {
+            bad = o->off + (size_t)lo > m->size || (size_t)(hi - lo) > m->size - (o->off + lo);
+        }
+    }
+    if (bad)
+        return tm_win_err(o->me, o->wr, MPI_ERR_RMA_RANGE, fn,
+                          "%d x %s at displacement %td is outside rank %d's window", count, t->name,
+                          disp, rank);
     o->wr->fence_ops++;
     return MPI_SUCCESS;
-}
-
-/* The byte offset a remote target applies the operation at (dynamic windows: the address). */
-static size_t remote_off(const struct op *o)
-{
-    const struct tm_win *w = o->wr->w;
-    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) return (size_t)o->disp;
-    return (size_t)o->disp * (size_t)w->m[o->t].disp_unit;
 }
 
 static int check_op(struct op *o, const char *fn, MPI_Op op, int replace_ok)
@@ -155,17 +168,22 @@ static int do_put(const char *fn, const void *oaddr, int ocount, MPI_Datatype ot
     struct op o;
     int null, err = check_target(&o, fn, win, trank, tdisp, tcount, ttype, request != NULL, &null);
     if (err) return err;
-    const struct tm_type *ot, *tt = tm_type_get(ttype);
+    const struct tm_type *ot, *tt = o.tt;
     if ((err = check_side(&o, fn, "origin", ocount, otype, oaddr, 1, &ot))) return err;
     if (null) return request ? done_request(&o, fn, request) : MPI_SUCCESS;
     if ((err = check_match(&o, fn, "origin", ot, ocount, tt, tcount))) return err;
-    if (o.local) {
-        if (o.bytes) memcpy(o.local, oaddr, o.bytes);
+    if (o.on_node) {
+        /* a count of 0 has no memory behind it (local may be NULL) */
+        if (o.bytes && ot->contig && tt->contig)
+            memcpy(o.local, oaddr, o.bytes);
+        else if (o.bytes)
+            tm_type_copy(o.local, o.tcount, tt, oaddr, (size_t)ocount, ot);
         return request ? done_request(&o, fn, request) : MPI_SUCCESS;
     }
     struct tm_request *r = NULL;
     if (request && (err = new_request(&o, fn, request, &r))) return err;
-    err = tm_rma_remote_op(o.me, o.wr, TM_RMA_PUT, o.t, remote_off(&o), oaddr, o.bytes, NULL, 0,
+    const struct tm_rma_typed d = {(void *)oaddr, (size_t)ocount, ot};
+    err = tm_rma_remote_op(o.me, o.wr, TM_RMA_PUT, o.t, o.off, o.tcount, tt, &d, NULL,
                            TM_OP_REPLACE, o.basic, r);
     if (err) return remote_failed(&o, fn, err);
     if (request) *request = r;
@@ -178,55 +196,110 @@ static int do_get(const char *fn, void *oaddr, int ocount, MPI_Datatype otype, i
     struct op o;
     int null, err = check_target(&o, fn, win, trank, tdisp, tcount, ttype, request != NULL, &null);
     if (err) return err;
-    const struct tm_type *ot, *tt = tm_type_get(ttype);
+    const struct tm_type *ot, *tt = o.tt;
     if ((err = check_side(&o, fn, "origin", ocount, otype, oaddr, 1, &ot))) return err;
     if (null) return request ? done_request(&o, fn, request) : MPI_SUCCESS;
     if ((err = check_match(&o, fn, "origin", ot, ocount, tt, tcount))) return err;
-    if (o.local) {
-        if (o.bytes) memcpy(oaddr, o.local, o.bytes);
+    if (o.on_node) {
+        /* a count of 0 has no memory behind it (local may be NULL) */
+        if (o.bytes && ot->contig && tt->contig)
+            memcpy(oaddr, o.local, o.bytes);
+        else if (o.bytes)
+            tm_type_copy(oaddr, (size_t)ocount, ot, o.local, o.tcount, tt);
         return request ? done_request(&o, fn, request) : MPI_SUCCESS;
     }
     struct tm_request *r = NULL;
     if (request && (err = new_request(&o, fn, request, &r))) return err;
-    err = tm_rma_remote_op(o.me, o.wr, TM_RMA_GET, o.t, remote_off(&o), NULL, 0, oaddr, o.bytes,
+    const struct tm_rma_typed res = {oaddr, (size_t)ocount, ot};
+    err = tm_rma_remote_op(o.me, o.wr, TM_RMA_GET, o.t, o.off, o.tcount, tt, NULL, &res,
                            TM_OP_NO_OP, o.basic, r);
     if (err) return remote_failed(&o, fn, err);
     if (request) *request = r;
     return MPI_SUCCESS;
 }
 
-/* Accumulate and Get_accumulate (result NULL: no fetch). */
+/* An accumulate on this node: in (packed origin elements, NULL for MPI_NO_OP) applied to the
+ * target's blocks one after the other, the old values packed into fetch (may be NULL).  Every
+ * block holds whole elements of o->basic (the types are made of that one type). */
+static void local_acc_blocks(struct op *o, const char *in, char *fetch)
+{
+    struct tm_block one;
+    size_t nb;
+    const struct tm_block *b = tm_type_blocks(o->tt, &one, &nb);
+    const size_t es = tm_basic_size(o->basic);
+    size_t pos = 0;
+    for (size_t e = 0; e < o->tcount; e++)
+        for (size_t i = 0; i < nb; i++) {
+            tm_rma_acc_apply(o->wr->w, o->op, o->basic, in ? in + pos : NULL,
+                             o->local + (ptrdiff_t)(e * o->tt->extent) + b[i].off, b[i].len / es,
+                             fetch ? fetch + pos : NULL);
+            pos += b[i].len;
+        }
+}
+
+/* Accumulate and Get_accumulate (result NULL: no fetch).  single: Fetch_and_op, whose
+ * datatype must be predefined (MPI 3.1 §11.3.4). */
 static int do_acc(const char *fn, const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
                   int rcount, MPI_Datatype rtype, int trank, MPI_Aint tdisp, int tcount,
-                  MPI_Datatype ttype, MPI_Op op, MPI_Win win, int fetching, MPI_Request *request)
+                  MPI_Datatype ttype, MPI_Op op, MPI_Win win, int fetching, int single,
+                  MPI_Request *request)
 {
     struct op o;
     int null, err = check_target(&o, fn, win, trank, tdisp, tcount, ttype, request != NULL, &null);
     if (err) return err;
-    const struct tm_type *ot = NULL, *rt = NULL, *tt = tm_type_get(ttype);
+    const struct tm_type *ot = NULL, *rt = NULL, *tt = o.tt;
     int k = tm_op_kind(op);
     const int no_op = k == TM_OP_NO_OP;
+    if (single && tt->derived)
+        return tm_win_err(o.me, o.wr, MPI_ERR_TYPE, fn, "%s is not a predefined datatype",
+                          tt->name);
     if ((err = check_side(&o, fn, "origin", ocount, otype, oaddr, !no_op, &ot))) return err;
     if (fetching && (err = check_side(&o, fn, "result", rcount, rtype, raddr, 1, &rt))) return err;
     if (null) return request ? done_request(&o, fn, request) : MPI_SUCCESS;
+    /* Accumulate combines elements of one predefined type (§11.3.4): a type mixing several
+     * has no element an operation could apply to. */
+    if (o.basic >= TM_T__COUNT || (!no_op && ot->basic >= TM_T__COUNT))
+        return tm_win_err(o.me, o.wr, MPI_ERR_TYPE, fn,
+                          "the datatypes of an accumulate must be made of one predefined type");
     if ((err = check_op(&o, fn, op, 1))) return err;
     if (!fetching && no_op)
         return tm_win_err(o.me, o.wr, MPI_ERR_OP, fn, "MPI_NO_OP is for fetching calls only");
     if (!no_op && (err = check_match(&o, fn, "origin", ot, ocount, tt, tcount))) return err;
     if (fetching && (err = check_match(&o, fn, "result", rt, rcount, tt, tcount))) return err;
-    const size_t n = o.bytes / tm_basic_size(o.basic);
-    if (o.local) {
-        tm_rma_acc_apply(o.wr->w, o.op, o.basic, no_op ? NULL : oaddr, o.local, n,
-                         fetching ? raddr : NULL);
+    if (o.on_node) {
+        if (!o.bytes) return request ? done_request(&o, fn, request) : MPI_SUCCESS;
+        const int ocontig = no_op || ot->contig, rcontig = !fetching || rt->contig;
+        if (ocontig && rcontig && tt->contig) {
+            tm_rma_acc_apply(o.wr->w, o.op, o.basic, no_op ? NULL : oaddr, o.local,
+                             o.bytes / tm_basic_size(o.basic), fetching ? raddr : NULL);
+            return request ? done_request(&o, fn, request) : MPI_SUCCESS;
+        }
+        char *in = ocontig ? (char *)oaddr : malloc(o.bytes);
+        char *fetch = rcontig ? raddr : malloc(o.bytes);
+        if ((!ocontig && !in) || (!rcontig && !fetch)) {
+            if (!ocontig) free(in);
+            if (!rcontig) free(fetch);
+            return tm_win_err(o.me, o.wr, MPI_ERR_NO_MEM, fn, "out of memory");
+        }
+        if (!ocontig) tm_type_pack(in, oaddr, (size_t)ocount, ot, 0, o.bytes);
+        if (tt->contig)
+            tm_rma_acc_apply(o.wr->w, o.op, o.basic, no_op ? NULL : in, o.local,
+                             o.bytes / tm_basic_size(o.basic), fetching ? fetch : NULL);
+        else
+            local_acc_blocks(&o, no_op ? NULL : in, fetching ? fetch : NULL);
+        if (!rcontig) {
+            tm_type_unpack(raddr, (size_t)rcount, rt, 0, fetch, o.bytes);
+            free(fetch);
+        }
+        if (!ocontig) free(in);
         return request ? done_request(&o, fn, request) : MPI_SUCCESS;
     }
     struct tm_request *r = NULL;
     if (request && (err = new_request(&o, fn, request, &r))) return err;
-    /* MPI_NO_OP sends the result buffer as a stand-in payload: the target ignores its values
-     * but learns the length from it. */
-    err = tm_rma_remote_op(o.me, o.wr, fetching ? TM_RMA_GACC : TM_RMA_ACC, o.t, remote_off(&o),
-                           no_op ? raddr : oaddr, o.bytes, fetching ? raddr : NULL,
-                           fetching ? o.bytes : 0, o.op, o.basic, r);
+    const struct tm_rma_typed d = {(void *)oaddr, (size_t)ocount, ot},
+                              res = {raddr, (size_t)rcount, rt};
+    err = tm_rma_remote_op(o.me, o.wr, fetching ? TM_RMA_GACC : TM_RMA_ACC, o.t, o.off, o.tcount,
+                           tt, no_op ? NULL : &d, fetching ? &res : NULL, o.op, o.basic, r);
     if (err) return remote_failed(&o, fn, err);
     if (request) *request = r;
     return MPI_SUCCESS;
@@ -278,7 +351,7 @@ TM_API int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Dataty
 {
     return do_acc("MPI_Accumulate", origin_addr, origin_count, origin_datatype, NULL, 0,
                   MPI_DATATYPE_NULL, target_rank, target_disp, target_count, target_datatype, op,
-                  win, 0, NULL);
+                  win, 0, 0, NULL);
 }
 TM_ALIAS(Accumulate)
 
@@ -290,7 +363,7 @@ TM_API int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datat
     static const char fn[] = "MPI_Raccumulate";
     if (!request) return tm_err_noco(MPI_ERR_ARG, fn, "request is NULL");
     return do_acc(fn, origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL,
-                  target_rank, target_disp, target_count, target_datatype, op, win, 0, request);
+                  target_rank, target_disp, target_count, target_datatype, op, win, 0, 0, request);
 }
 TM_ALIAS(Raccumulate)
 
@@ -302,7 +375,7 @@ TM_API int PMPI_Get_accumulate(const void *origin_addr, int origin_count,
 {
     return do_acc("MPI_Get_accumulate", origin_addr, origin_count, origin_datatype, result_addr,
                   result_count, result_datatype, target_rank, target_disp, target_count,
-                  target_datatype, op, win, 1, NULL);
+                  target_datatype, op, win, 1, 0, NULL);
 }
 TM_ALIAS(Get_accumulate)
 
@@ -316,7 +389,7 @@ TM_API int PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
     if (!request) return tm_err_noco(MPI_ERR_ARG, fn, "request is NULL");
     return do_acc(fn, origin_addr, origin_count, origin_datatype, result_addr, result_count,
                   result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
-                  1, request);
+                  1, 0, request);
 }
 TM_ALIAS(Rget_accumulate)
 
@@ -324,7 +397,7 @@ TM_API int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Dat
                              int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
     return do_acc("MPI_Fetch_and_op", origin_addr, 1, datatype, result_addr, 1, datatype,
-                  target_rank, target_disp, 1, datatype, op, win, 1, NULL);
+                  target_rank, target_disp, 1, datatype, op, win, 1, 1, NULL);
 }
 TM_ALIAS(Fetch_and_op)
 
@@ -363,7 +436,7 @@ TM_API int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_ad
                           "%s is not a predefined integer, logical or byte type", t->name);
     if (!origin_addr || !compare_addr || !result_addr)
         return tm_win_err(o.me, o.wr, MPI_ERR_BUFFER, fn, "a buffer is NULL");
-    if (o.local) {
+    if (o.on_node) {
         tm_rma_cas_apply(o.wr->w, o.basic, origin_addr, compare_addr, o.local, result_addr);
         return MPI_SUCCESS;
     }
@@ -371,8 +444,7 @@ TM_API int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_ad
     char two[2 * sizeof(uint64_t)];
     memcpy(two, origin_addr, o.bytes);
     memcpy(two + o.bytes, compare_addr, o.bytes);
-    err = tm_rma_remote_op(o.me, o.wr, TM_RMA_CAS, o.t, remote_off(&o), two, 2 * o.bytes,
-                           result_addr, o.bytes, TM_OP_REPLACE, o.basic, NULL);
+    err = tm_rma_remote_cas(o.me, o.wr, o.t, o.off, two, o.bytes, result_addr, o.basic);
     if (err) return remote_failed(&o, fn, err);
     return MPI_SUCCESS;
 }

@@ -40,6 +40,10 @@ run_prog() {
     run_prog p2p_large 1 2 4 16
 }
 
+@test "mpi: nothing lost: random sizes across the eager limits, specific and wildcard receives, slow receivers, non-overtaking per (source, tag, comm)" {
+    run_prog nothing_lost 1 2 4 16
+}
+
 @test "mpi: nonblocking requests, Probe, Cancel" {
     run_prog nonblocking 1 2 4 16
 }
@@ -128,6 +132,14 @@ run_prog() {
     run_prog handles 1 2 4
 }
 
+@test "mpi: Cartesian topologies: Dims_create, Cart_*, Topo_test, reorder, error classes" {
+    run_prog topo_cart 1 2 4 16
+}
+
+@test "mpi: graph topologies: ring and star, Graph_*, Graph_map, reorder, error classes" {
+    run_prog topo_graph 1 2 3 4 16
+}
+
 @test "mpi: a 16-rank token ring finishes" {
     run_prog ring 1 2 16
 }
@@ -210,6 +222,10 @@ run_prog() {
 
 @test "mpi: concurrent accumulates checked element by element, long transfers" {
     run_prog rma_acc 1 2 4 16
+}
+
+@test "mpi: one-sided calls with derived datatypes on origin, result and target" {
+    run_prog rma_dtypes 1 2 4 16
 }
 
 @test "mpi: every misuse of the one-sided calls returns its error class" {

@@ -49,7 +49,7 @@ expect_ok() {
 @test "multinode mpi: one-sided communication on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
-    for p in rma_basic rma_acc rma_errors rma_passive; do
+    for p in rma_basic rma_acc rma_errors rma_passive rma_dtypes; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog "$p")"
@@ -121,6 +121,16 @@ expect_ok() {
     expect_ok
 }
 
+# The stress of tests/mpi/nothing_lost.c across agents, with a pool so small that unexpected
+# eager messages fall back to three-phase.
+@test "multinode mpi: nothing lost on 3 nodes x 4 ranks with a 4 KiB pool" {
+    printf '[pool]\nsize = 4K\n' >"$BATS_TEST_TMPDIR/tiny.conf"
+    start_cluster 3 --config "$BATS_TEST_TMPDIR/tiny.conf"
+    run mlaunch --hostfile "$(cluster_hostfile 4)" -n 12 "$(mpi_prog nothing_lost)"
+    expect_ok
+    [[ "$output" == *"nothing_lost: 576 messages checked"* ]] || { echo "$output" >&2; false; }
+}
+
 @test "multinode mpi: a Bcast on 3 nodes x 4 ranks sends 2 network messages in all" {
     start_cluster 3
     run mlaunch --hostfile "$(cluster_hostfile 4)" -n 12 "$(prog mn_bcast_count)"
@@ -133,4 +143,22 @@ expect_ok() {
         echo "$output" >&2
         return 1
     fi
+}
+
+# Topologies across agents: 3 nodes x 2 ranks (the standard tests/mpi runs), and 3 nodes x 4
+# ranks, where reorder = 1 must keep as many neighbours on one node as one column per node
+# of a 4-wide grid does.
+@test "multinode mpi: topologies and neighbourhood collectives on 3 nodes" {
+    start_cluster 3
+    local p
+    run mlaunch --hostfile "$(cluster_hostfile 4)" -n 12 "$(mpi_prog topo_cart)"
+    expect_ok || { echo "program topo_cart on 3 x 4" >&2; return 1; }
+    expect_line "reorder: 4 ranks per node, 9 neighbour pairs on one node (columns: 9)"
+    for p in topo_cart topo_graph; do
+        run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
+        expect_ok || { echo "program $p on 3 x 2" >&2; return 1; }
+        [ "$p" = topo_cart ] && continue # run on 3 x 4 above
+        run mlaunch --hostfile "$(cluster_hostfile 4)" -n 12 "$(mpi_prog "$p")"
+        expect_ok || { echo "program $p on 3 x 4" >&2; return 1; }
+    done
 }
