@@ -257,6 +257,12 @@ static int make_base(const char *own, char *base, size_t len)
 
 static int setup_systemd(char *why, size_t wl)
 {
+    if (geteuid() != 0) {
+        /* the system manager grants transient units to root only (without a polkit rule);
+         * a service user gets its cgroup delegated instead (Delegate=yes), used as v2 */
+        snprintf(why, wl, "systemd is PID 1 but the agent is not root (no transient scopes)");
+        return -EPERM;
+    }
     int r = sd_bus_open_system(&cg.bus);
     if (r < 0) {
         snprintf(why, wl, "systemd is PID 1 but its bus cannot be reached: %s", strerror(-r));
@@ -372,11 +378,18 @@ static int setup_v1(const char *v2_why, char *why, size_t wl)
 
 void cgroup_setup(void)
 {
-    char why[PATH_MAX + 512], v2_why[PATH_MAX + 256];
+    char why[PATH_MAX + 1024], v2_why[PATH_MAX + 256], sd_why[160] = "";
     memset(&cg, 0, sizeof cg);
-    if (sd_booted() > 0 && setup_systemd(why, sizeof why) == 0) {
-        cg.kind = CGROUP_SYSTEMD;
-    } else if (setup_v2(v2_why, sizeof v2_why) == 0) {
+    if (sd_booted() > 0) {
+        char w[128];
+        if (setup_systemd(w, sizeof w) == 0) {
+            cg.kind = CGROUP_SYSTEMD;
+            log_notice("cgroup: systemd (%s)", w);
+            return;
+        }
+        snprintf(sd_why, sizeof sd_why, "%s; ", w);
+    }
+    if (setup_v2(v2_why, sizeof v2_why) == 0) {
         cg.kind = CGROUP_V2;
         snprintf(why, sizeof why, "%s", v2_why);
     } else if (setup_v1(v2_why, why, sizeof why) == 0) {
@@ -385,9 +398,10 @@ void cgroup_setup(void)
         cg.kind = CGROUP_NONE;
     }
     if (cg.kind == CGROUP_NONE)
-        log_notice("cgroup: none (%s): jobs run without a cgroup of their own, no limits", why);
+        log_notice("cgroup: none (%s%s): jobs run without a cgroup of their own, no limits", sd_why,
+                   why);
     else
-        log_notice("cgroup: %s (%s)", cgroup_kind_name(), why);
+        log_notice("cgroup: %s (%s%s)", cgroup_kind_name(), sd_why, why);
 }
 
 void cgroup_teardown(void)

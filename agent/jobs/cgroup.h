@@ -1,8 +1,10 @@
 /* cgroup.h — a cgroup of its own for every job host: accounting, limits, OOM reporting.
  *
  * Which kind the agent uses is decided once at start (cgroup_setup) and logged with why:
- *   systemd  systemd is PID 1: each host goes into a transient scope, StartTransientUnit
- *            over the system bus (sd-bus); systemd removes the scope when it empties;
+ *   systemd  systemd is PID 1 and the agent is root: each host goes into a transient scope,
+ *            StartTransientUnit over the system bus (sd-bus); systemd removes the scope when
+ *            it empties.  A service user (User=tmpi) gets no transient units from the system
+ *            manager: with Delegate=yes its own cgroup is its to manage, as v2 below;
  *   v2       the unified hierarchy offers the memory or cpu controller: the agent manages
  *            OWN/tmpid/PID/job.ID under its own cgroup OWN (PID: the agent's);
  *   v1       the v1 memory / cpu / pids hierarchies are mounted: the same subtree in each;

@@ -337,8 +337,19 @@ static void finish(struct jobhost *h)
     struct job *j = h->job;
     struct evbuffer *in = bufferevent_get_input(h->bev);
     int fd = bufferevent_getfd(h->bev);
-    while (evbuffer_read(in, fd, 1 << 16) > 0)
-        ;
+    /* What is still in the socket.  Outside its read callback a socket bufferevent keeps
+     * the end of its input buffer frozen (adds fail): the bufferevent reads no more (the
+     * host is gone), so thaw it for these last bytes.  A host that left with frames of ours
+     * unread (stdin it never took, a JobCancel) makes the kernel report ECONNRESET once
+     * before the frames it did write: read past it. */
+    bufferevent_disable(h->bev, EV_READ);
+    evbuffer_unfreeze(in, 0);
+    uint8_t buf[1 << 14];
+    ssize_t n;
+    int resets = 0;
+    while ((n = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0 ||
+           (n < 0 && (errno == EINTR || (errno == ECONNRESET && resets++ < 1))))
+        if (n > 0 && evbuffer_add(in, buf, (size_t)n) < 0) break;
     relay(h, 1);
     if (!h->got_end) send_job_end(h);
     h->finished = 1;
