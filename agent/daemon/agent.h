@@ -9,6 +9,7 @@
 #include "job_history.h"
 #include "pool.h"
 #include "progcache.h"
+#include "reload.h"
 
 struct event_base;
 struct evconnlistener;
@@ -28,6 +29,9 @@ struct agent {
     double start_time; /* monotonic seconds */
     int ncpus;
     int job_host; /* this process is a job host (jobhost.h), not the agent */
+    /* How a reload rebuilds the configuration (reload.h); NULL for a private agent. */
+    agent_configure_fn configure;
+    void *configure_arg;
 
     /* Loop thread only. */
     struct job *jobs;
@@ -35,7 +39,7 @@ struct agent {
     uint64_t next_job_id;
     int shutting_down;
     struct job_history ended; /* listed as "ended" for ended_job_keep_sec */
-    struct event *sig_term, *sig_int, *watchdog, *shutdown_timer;
+    struct event *sig_term, *sig_int, *sig_hup, *watchdog, *shutdown_timer;
     uint64_t watchdog_usec;
 
     /* Any thread. */
