@@ -86,3 +86,22 @@ agent_conf() {
     run "$TMPI_BUILD/launcher/tmpi-launch" --agent "$SOCK" -n 1 "$PUB/hostinfo" id
     expect_status 0
 }
+
+@test "allow: a reload (SIGHUP) applies new allow_users to the next submissions" {
+    need_users
+    agent_conf '[agent]\n'
+    run_as "$UB"
+    [ "$status" -eq 0 ] || { echo "$UB before the reload: $status $stderr"; false; }
+    printf '[agent]\nallow_users = %s\n' "$UA" >"$PUB/tmpid.conf"
+    kill -HUP "${AGENT_PIDS[a]}"
+    local i
+    for ((i = 0; i < 50; i++)); do
+        grep -q "allow_users changed" "$BATS_TEST_TMPDIR/a.log" && break
+        sleep 0.1
+    done
+    run_as "$UB"
+    [ "$status" -eq 1 ] || { echo "$UB after the reload: expected 1, got $status"; false; }
+    [[ "$stderr" == *"may not submit jobs"* ]]
+    run_as "$UA"
+    [ "$status" -eq 0 ] || { echo "$UA: $status $stderr"; false; }
+}
