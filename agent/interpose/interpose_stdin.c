@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "job.h"
 #include "rank.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -75,11 +76,13 @@ static void real_init(void)
     pthread_once(&stdin_real_once, resolve);
 }
 
-/* A rank other than rank 0 reading the process's standard input: it sees end of file. */
+/* A rank reading the process's standard input sees end of file unless it is rank 0 of a job
+ * whose launcher sends its stdin (a job across nodes, whose parts may still run inside the
+ * agent, has none: the agent's own stdin is never the ranks'). */
 static int no_stdin(void)
 {
     struct rank *r = rank_current();
-    return r && r->info.rank != 0;
+    return r && (r->info.rank != 0 || !r->job->stdin_open);
 }
 
 static int eof_stream(FILE *f)
