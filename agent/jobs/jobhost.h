@@ -76,6 +76,9 @@ void jobhost_cancel(struct job *j, int status, const char *reason);
 struct Tmpi__StdinData;
 int jobhost_stdin(struct job *j, const struct Tmpi__StdinData *d);
 
+/* Delivers sig to the host process (kill), unless it is over.  0. */
+int jobhost_signal(struct job *j, int sig);
+
 /* The launcher's output buffer drained: relay the host's frames again. */
 void jobhost_launcher_drained(struct job *j);
 
