@@ -19,6 +19,7 @@
 #include "job_coord.h"
 #include "job_net.h"
 #include "jobhost.h"
+#include "listen_socket.h"
 #include "log.h"
 #include "mesh.h"
 #include "msg_check.h"
@@ -51,7 +52,8 @@ static struct {
     unsigned nconns;
     unsigned nuploads; /* submissions receiving their program: they count as jobs */
     struct conn *conns;
-    int draining; /* shutting down: the loop ends when the last connection is gone */
+    int draining;         /* shutting down: the loop ends when the last connection is gone */
+    int socket_inherited; /* the listener came from systemd (listen_socket.h) */
 } control_state;
 
 static void upload_free(struct conn *c)
@@ -636,46 +638,19 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 }
 
-static int another_agent_answers(const struct sockaddr_un *sun)
-{
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return 0;
-    int ok = connect(fd, (const struct sockaddr *)sun, sizeof *sun) == 0;
-    close(fd);
-    return ok;
-}
-
 int control_listen(struct agent *a)
 {
     const char *path = a->cfg.socket_path;
-    struct sockaddr_un sun = {.sun_family = AF_UNIX};
-    if (strlen(path) >= sizeof sun.sun_path) {
-        log_error("socket path too long: %s", path);
-        return -ENAMETOOLONG;
-    }
-    strcpy(sun.sun_path, path);
-    if (another_agent_answers(&sun)) {
-        log_error("another agent is already listening on %s", path);
-        return -EADDRINUSE;
-    }
-    (void)unlink(path); /* a stale socket of an agent that died */
-
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) return log_errno(LOG_ERR, -errno, "socket");
-    if (bind(fd, (struct sockaddr *)&sun, sizeof sun) < 0) {
-        int r = -errno;
-        close(fd);
-        return log_errno(LOG_ERR, r, "cannot bind %s", path);
-    }
-    /* Anyone may connect; what each client may do is decided per request (SO_PEERCRED). */
-    if (chmod(path, 0666) < 0) log_errno(LOG_WARNING, -errno, "chmod %s", path);
+    int inherited;
+    int fd = listen_socket_open(path, &inherited);
+    if (fd < 0) return fd;
     a->listener = evconnlistener_new(a->base, accept_cb, a, LEV_OPT_CLOSE_ON_FREE, 128, fd);
     if (!a->listener) {
         close(fd);
-        unlink(path);
+        if (!inherited) unlink(path);
         return log_errno(LOG_ERR, -EIO, "cannot listen on %s", path);
     }
-    log_info("listening on %s", path);
+    control_state.socket_inherited = inherited;
     return 0;
 }
 
@@ -698,7 +673,8 @@ void control_close(struct agent *a)
     if (a->listener) {
         evconnlistener_free(a->listener);
         a->listener = NULL;
-        unlink(a->cfg.socket_path);
+        /* systemd's socket file stays: it keeps listening for the next start */
+        if (!control_state.socket_inherited) unlink(a->cfg.socket_path);
     }
 }
 

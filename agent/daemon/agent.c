@@ -56,8 +56,8 @@ void agent_job_done(struct agent *a, struct job *j)
         control_forget_job(j->conn);
         j->conn = NULL;
     }
-    log_info("job %llu: ended%s%s", (unsigned long long)j->id, j->failed ? ": " : "",
-             j->failed ? j->reason : "");
+    log_job(LOG_INFO, j->id, j->owner, "ended%s%s", j->failed ? ": " : "",
+            j->failed ? j->reason : "");
     job_free(j);
     agent_notify_status(a);
     if (a->shutting_down && a->njobs == 0) control_drain(a);
@@ -81,6 +81,16 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
     if (a->njobs == 0) control_drain(a);
     struct timeval tv = {.tv_sec = a->cfg.kill_grace_sec + 2};
     evtimer_add(a->shutdown_timer, &tv);
+}
+
+/* SIGHUP (ExecReload in tmpid.service): read the configuration again (reload.c).  The agent
+ * used to die of SIGHUP's default action, leaving its socket behind. */
+static void on_hangup(evutil_socket_t sig, short what, void *arg)
+{
+    struct agent *a = arg;
+    if (a->shutting_down) return;
+    log_notice("SIGHUP: reloading the configuration");
+    (void)agent_reload(a); /* a refused file is logged and changes nothing */
 }
 
 static void on_shutdown_timeout(evutil_socket_t fd, short what, void *arg)
@@ -185,11 +195,14 @@ static int setup(struct agent *a)
     if (r < 0) return r;
     a->sig_term = evsignal_new(a->base, SIGTERM, on_signal, a);
     a->sig_int = evsignal_new(a->base, SIGINT, on_signal, a);
+    a->sig_hup = evsignal_new(a->base, SIGHUP, on_hangup, a);
     a->shutdown_timer = evtimer_new(a->base, on_shutdown_timeout, a);
     a->watchdog = evtimer_new(a->base, on_watchdog, a);
-    if (!a->sig_term || !a->sig_int || !a->shutdown_timer || !a->watchdog) return -ENOMEM;
+    if (!a->sig_term || !a->sig_int || !a->sig_hup || !a->shutdown_timer || !a->watchdog)
+        return -ENOMEM;
     evsignal_add(a->sig_term, NULL);
     evsignal_add(a->sig_int, NULL);
+    evsignal_add(a->sig_hup, NULL);
     if (sd_watchdog_enabled(0, &a->watchdog_usec) > 0) on_watchdog(-1, 0, a);
     return 0;
 }
@@ -203,6 +216,7 @@ static void teardown(struct agent *a)
     a->netd = NULL;
     if (a->sig_term) event_free(a->sig_term);
     if (a->sig_int) event_free(a->sig_int);
+    if (a->sig_hup) event_free(a->sig_hup);
     if (a->shutdown_timer) event_free(a->shutdown_timer);
     if (a->watchdog) event_free(a->watchdog);
     if (a->base) {

@@ -8,6 +8,7 @@
 #include "config.h"
 #include "pool.h"
 #include "progcache.h"
+#include "reload.h"
 
 struct event_base;
 struct evconnlistener;
@@ -27,13 +28,16 @@ struct agent {
     double start_time; /* monotonic seconds */
     int ncpus;
     int job_host; /* this process is a job host (jobhost.h), not the agent */
+    /* How a reload rebuilds the configuration (reload.h); NULL for a private agent. */
+    agent_configure_fn configure;
+    void *configure_arg;
 
     /* Loop thread only. */
     struct job *jobs;
     uint32_t njobs;
     uint64_t next_job_id;
     int shutting_down;
-    struct event *sig_term, *sig_int, *watchdog, *shutdown_timer;
+    struct event *sig_term, *sig_int, *sig_hup, *watchdog, *shutdown_timer;
     uint64_t watchdog_usec;
 
     /* Any thread. */

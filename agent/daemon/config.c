@@ -35,6 +35,7 @@ int config_defaults(struct agent_config *c)
         .pool_size = 64u << 20,
         .kill_grace_sec = 5,
         .heartbeat_ms = 1000,
+        .heartbeat_timeout_ms = 20000,
         .recv_threads = 2,
     };
     if (!c->name || !c->socket_path) return -ENOMEM;
@@ -251,6 +252,8 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = add_peer_list(c, value);
         else if (strcmp(key, "heartbeat_ms") == 0)
             r = parse_u32(value, 50, 600000, &c->heartbeat_ms);
+        else if (strcmp(key, "heartbeat_timeout_ms") == 0)
+            r = parse_u32(value, 200, 3600000, &c->heartbeat_timeout_ms);
         else if (strcmp(key, "recv_threads") == 0)
             r = parse_u32(value, 1, 64, &c->recv_threads);
     } else if (strcmp(section, "pool") == 0) {
@@ -267,23 +270,61 @@ static int on_key(void *user, const char *section, const char *key, const char *
     return 0;
 }
 
-int config_load(struct agent_config *c, const char *path)
+/* The whole file, NUL-terminated, at most CONFIG_MAX_BYTES.  0 or a negative errno. */
+static int read_text(const char *path, char **ret, size_t *len)
 {
     FILE *f = fopen(path, "re");
     if (!f) return -errno;
-    struct load_ctx ctx = {.c = c, .path = path};
-    int line = ini_parse_file(f, on_key, &ctx);
+    char *buf = malloc(CONFIG_MAX_BYTES + 1);
+    if (!buf) {
+        fclose(f);
+        return -ENOMEM;
+    }
+    size_t n = fread(buf, 1, CONFIG_MAX_BYTES + 1, f);
+    int err = ferror(f) ? -EIO : 0;
     fclose(f);
-    if (line == 0) return 0;
-    if (line > 0) {
+    if (!err && n > CONFIG_MAX_BYTES) err = -EFBIG;
+    if (!err && memchr(buf, '\0', n)) err = -EINVAL;
+    if (err) {
+        free(buf);
+        return err;
+    }
+    buf[n] = '\0';
+    *ret = buf;
+    *len = n;
+    return 0;
+}
+
+int config_load(struct agent_config *c, const char *path)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int r = read_text(path, &text, &len);
+    if (r == -EFBIG || r == -EINVAL) {
+        fprintf(stderr, "%s: %s\n", path,
+                r == -EFBIG ? "larger than " CONFIG_MAX_BYTES_TEXT : "contains a NUL byte");
+        return -EINVAL;
+    }
+    if (r < 0) return r;
+    struct load_ctx ctx = {.c = c, .path = path};
+    int line = ini_parse_string(text, on_key, &ctx);
+    if (line != 0) {
+        free(text);
+        if (line < 0) return -ENOMEM;
         fprintf(stderr, "%s:%d: %s\n", path, line, ctx.error ? ctx.msg : "syntax error");
         return -EINVAL;
     }
-    return -EIO;
+    free(c->text);
+    c->text = text;
+    c->text_len = len;
+    return 0;
 }
 
 void config_free(struct agent_config *c)
 {
+    free(c->text);
+    c->text = NULL;
+    c->text_len = 0;
     free(c->name);
     free(c->socket_path);
     free(c->listen);

@@ -6,6 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A configuration file larger than this is refused (it is read whole, and a copy goes to
+ * every job host). */
+#define CONFIG_MAX_BYTES (1u << 20)
+#define CONFIG_MAX_BYTES_TEXT "1 MiB"
+
 struct agent_config {
     char *name;        /* node name shown to users; default: hostname */
     char *socket_path; /* local control socket */
@@ -13,8 +18,9 @@ struct agent_config {
     char *key_file;    /* cluster key, NULL: no mesh */
     char **peers;      /* agents to keep connected ([mesh] peers, --peer) */
     size_t npeers;
-    uint32_t heartbeat_ms; /* peer heartbeat interval */
-    uint32_t recv_threads; /* netd receive daemons (links are spread over them) */
+    uint32_t heartbeat_ms;         /* peer heartbeat interval */
+    uint32_t heartbeat_timeout_ms; /* a job's agent silent this long fails the job (mesh.h) */
+    uint32_t recv_threads;         /* netd receive daemons (links are spread over them) */
     int log_level;
     int private_agent;          /* started by tmpi-launch for one job: no network, no config */
     uint32_t max_jobs;          /* jobs running at once */
@@ -32,6 +38,10 @@ struct agent_config {
     /* [mpi] collective algorithms between nodes (docs/COLLECTIVES.md), checked when read;
      * NULL: not set (auto).  Handed to libtmpi through tmpi_svc; TMPI_COLL_* of a job win. */
     char *coll_bcast, *coll_reduce, *coll_allreduce;
+    /* The file's text as accepted (config_load), NULL when none was read.  Job hosts get this
+     * copy, never the file: what runs is what the agent checked (at start or at a reload). */
+    char *text;
+    size_t text_len;
     char *coll_tree_file; /* absolute path of a tree file, parsed once here to reject it early */
 };
 

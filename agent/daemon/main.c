@@ -12,13 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sodium.h>
 #include <unistd.h>
 
 #include "agent.h"
 #include "agent_run.h"
 #include "jobhost.h"
 #include "interpose.h"
+#include "keyfile.h"
 #include "log.h"
+#include "mesh.h"
 
 #define DEFAULT_CONFIG TMPI_SYSCONFDIR "/tmpi/tmpid.conf"
 #define MAX_PEERS 64 /* --peer options; a config file may list more */
@@ -39,6 +42,8 @@ static void usage(FILE *f)
                "  --log-level LEVEL  err, warning, notice, info or debug\n"
                "  --private          an agent for one tmpi-launch: no config file\n"
                "  --ready-fd N       write READY=1 to fd N and close it once ready\n"
+               "  --check-config [FILE]  check a settings file (default: the one --config or\n"
+               "                     the default names) and the key it names; do not start\n"
                "  --version          print the version\n"
                "  --help             this text\n");
 }
@@ -50,6 +55,8 @@ struct args {
     size_t npeers;
     int private_agent;
     int ready_fd;
+    int check_config;                /* --check-config: check, report and exit */
+    const char *check_file;          /* --check-config FILE */
     const char *job_host, *job_user; /* internal: how the agent starts a job host (jobhost.h) */
 };
 
@@ -79,7 +86,8 @@ enum {
     OPT_VERSION,
     OPT_HELP,
     OPT_JOB_HOST,
-    OPT_JOB_USER
+    OPT_JOB_USER,
+    OPT_CHECK_CONFIG
 };
 
 static int parse_fd(const char *s, int *ret)
@@ -110,6 +118,7 @@ static int parse_args(int argc, char **argv, struct args *o)
         {"help", no_argument, NULL, OPT_HELP},
         {"job-host", required_argument, NULL, OPT_JOB_HOST},
         {"job-user", required_argument, NULL, OPT_JOB_USER},
+        {"check-config", optional_argument, NULL, OPT_CHECK_CONFIG},
         {0},
     };
     *o = (struct args){.ready_fd = -1};
@@ -152,6 +161,10 @@ static int parse_args(int argc, char **argv, struct args *o)
         case OPT_JOB_USER:
             o->job_user = optarg;
             break;
+        case OPT_CHECK_CONFIG:
+            o->check_config = 1;
+            if (optarg) o->check_file = optarg;
+            break;
         case OPT_VERSION:
             printf("tmpid %s\n", TMPI_VERSION);
             return 0;
@@ -164,7 +177,14 @@ static int parse_args(int argc, char **argv, struct args *o)
             return EXIT_USAGE;
         }
     }
+    /* --check-config FILE: getopt gives an optional argument only as --check-config=FILE */
+    if (o->check_config && !o->check_file && optind < argc) o->check_file = argv[optind++];
     if (optind < argc) return fail(EXIT_USAGE, "unexpected argument: %s", argv[optind]);
+    if (o->check_file) {
+        if (o->config && strcmp(o->config, o->check_file) != 0)
+            return fail(EXIT_USAGE, "--check-config FILE and --config FILE name two files");
+        o->config = o->check_file;
+    }
     return -1;
 }
 
@@ -232,6 +252,49 @@ static int configure(const struct args *o, struct agent_config *cfg)
     return 0;
 }
 
+/* agent_configure_fn for reloads: the same steps as at start, over fresh defaults. */
+static int reconfigure(void *arg, struct agent_config *cfg)
+{
+    return configure(arg, cfg);
+}
+
+/* tmpid --check-config: everything the agent would refuse at start that can be known without
+ * starting: the file (each bad line named), the combination of settings, the key file (mode,
+ * size) and the addresses.  0 when it would start, else EXIT_RUN. */
+static int check_config(const struct args *o, struct agent_config *cfg)
+{
+    const char *path = o->config ? o->config : DEFAULT_CONFIG;
+    if (!o->config && access(path, F_OK) < 0) {
+        printf("%s: no such file; tmpid runs with the built-in settings\n", path);
+        return 0;
+    }
+    int rc = configure(o, cfg);
+    if (rc) return EXIT_RUN;
+    int bad = 0;
+    if (cfg->key_file) {
+        struct mesh_key key;
+        char err[256];
+        if (keyfile_load(cfg->key_file, &key, err, sizeof err) < 0) {
+            fail(EXIT_RUN, "%s: [mesh] key_file: %s", path, err);
+            bad = 1;
+        }
+        sodium_memzero(&key, sizeof key);
+    }
+    char host[256], port[32];
+    if (cfg->listen && mesh_parse_address(cfg->listen, host, sizeof host, port, sizeof port) < 0) {
+        fail(EXIT_RUN, "%s: [mesh] listen: not HOST:PORT or :PORT: %s", path, cfg->listen);
+        bad = 1;
+    }
+    for (size_t i = 0; i < cfg->npeers; i++)
+        if (mesh_parse_address(cfg->peers[i], host, sizeof host, port, sizeof port) < 0 || !*host) {
+            fail(EXIT_RUN, "%s: [mesh] peers: not HOST:PORT: %s", path, cfg->peers[i]);
+            bad = 1;
+        }
+    if (bad) return EXIT_RUN;
+    printf("%s: OK\n", path);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* Before anything can start a thread: the overrides need the real libc functions. */
@@ -247,14 +310,25 @@ int main(int argc, char **argv)
         rc = fail(EXIT_RUN, "out of memory");
         goto out;
     }
+    if (o.check_config) {
+        rc = check_config(&o, &a.cfg);
+        goto out;
+    }
     rc = configure(&o, &a.cfg);
     if (rc) goto out;
     log_set_level(a.cfg.log_level);
+    log_init(a.cfg.name);
     if (o.job_host) {
+        /* the configuration is read: the ranks must not inherit the agent's copy */
+        if (o.config && strcmp(o.config, JOBHOST_CONFIG_PATH) == 0) close(JOBHOST_CONFIG_FD);
         rc = jobhost_main(&a, o.job_host, o.job_user);
         goto out;
     }
-    jobhost_setup("/proc/self/exe", o.config);
+    jobhost_setup("/proc/self/exe");
+    if (!o.private_agent) {
+        a.configure = reconfigure;
+        a.configure_arg = &o;
+    }
     rc = agent_run(&a, o.ready_fd) < 0 ? EXIT_RUN : 0;
 out:
     config_free(&a.cfg);

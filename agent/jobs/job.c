@@ -767,8 +767,8 @@ int job_start(struct job *j, struct program *prog)
         int r = jobhost_start(j, prog); /* releases prog */
         if (r < 0) return r;
         atomic_fetch_add(&a->jobs_started, 1);
-        log_info("job %llu: %u ranks of %s for %s (uid %u)", (unsigned long long)j->id, j->nprocs,
-                 j->program_name, j->owner, (unsigned)j->uid);
+        log_job(LOG_INFO, j->id, j->owner, "%u ranks of %s for %s (uid %u)", j->nprocs,
+                j->program_name, j->owner, (unsigned)j->uid);
         return 0;
     }
     j->prog = prog;
@@ -790,7 +790,7 @@ int job_start(struct job *j, struct program *prog)
         return -rc;
     }
     atomic_fetch_add(&a->jobs_started, 1);
-    log_info("job %llu: %u ranks of %s for %s (uid %u)", (unsigned long long)j->id, j->nprocs,
-             j->program_name, j->owner, (unsigned)j->uid);
+    log_job(LOG_INFO, j->id, j->owner, "%u ranks of %s for %s (uid %u)", j->nprocs, j->program_name,
+            j->owner, (unsigned)j->uid);
     return 0;
 }

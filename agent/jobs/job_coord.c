@@ -382,7 +382,12 @@ static void on_close(void *arg, struct mesh_conn *c, int err, const char *why)
     struct coord *co = n->co;
     co->depth++;
     n->conn = NULL;
-    if (n->state == CN_CONNECTING)
+    if (err == -ETIMEDOUT && n->state < CN_ENDED) {
+        /* the mesh's heartbeats (mesh.h): stopped, swapped out or cut off; its name first */
+        char reason[512];
+        snprintf(reason, sizeof reason, "node %s %s (node %d of the job)", n->addr, why, n->index);
+        fail(co, 1, -1, reason);
+    } else if (n->state == CN_CONNECTING)
         node_fail(n, ": cannot connect: %s", why);
     else if (!co->go_sent && n->state < CN_ENDED)
         node_fail(n, ": the connection ended while starting the job: %s", why);

@@ -190,7 +190,10 @@ static void on_close(void *arg, struct mesh_conn *c, int err, const char *why)
         } else {
             log_notice("job %llu: lost the connection to the coordinator %s: %s",
                        (unsigned long long)j->id, j->coordinator, why);
-            job_detach(j, "lost the connection to the job's coordinator");
+            char reason[256];
+            snprintf(reason, sizeof reason, "lost the connection to the job's coordinator %s: %s",
+                     j->coordinator, why);
+            job_detach(j, reason);
         }
     } else if (j) {
         j->member = NULL;

@@ -32,7 +32,6 @@ extern char **environ;
 /* How job hosts are started; set once by jobhost_setup before the loop runs, then read only. */
 static struct {
     char exe[PATH_MAX];
-    char config_path[PATH_MAX]; /* empty: none */
 } jobhost_conf;
 
 /* One job host, owned by its job (j->host).  Loop thread only. */
@@ -49,16 +48,9 @@ struct jobhost {
     int finished;  /* agent_job_done was called */
 };
 
-void jobhost_setup(const char *exe, const char *config_path)
+void jobhost_setup(const char *exe)
 {
     snprintf(jobhost_conf.exe, sizeof jobhost_conf.exe, "%s", exe);
-    if (config_path) {
-        /* the host resolves it in its own working directory: make it absolute */
-        char *abs = realpath(config_path, NULL);
-        snprintf(jobhost_conf.config_path, sizeof jobhost_conf.config_path, "%s",
-                 abs ? abs : config_path);
-        free(abs);
-    }
 }
 
 static const char *level_name(int level)
@@ -386,13 +378,14 @@ void jobhost_free(struct job *j)
     j->host = NULL;
 }
 
-static int program_memfd(const struct program *p)
+/* A memfd holding a copy of bytes: how a host gets its program and its configuration. */
+static int bytes_memfd(const char *name, const void *bytes, size_t size)
 {
-    int fd = memfd_create("tmpi-program", MFD_CLOEXEC);
+    int fd = memfd_create(name, MFD_CLOEXEC);
     if (fd < 0) return -errno;
     size_t off = 0;
-    while (off < p->size) {
-        ssize_t n = write(fd, p->bytes + off, p->size - off);
+    while (off < size) {
+        ssize_t n = write(fd, (const char *)bytes + off, size - off);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
             int r = n < 0 ? -errno : -EIO;
@@ -418,6 +411,13 @@ static int spawn(struct jobhost *h, int chan, int prog)
 {
     struct job *j = h->job;
     struct agent *a = j->agent;
+    /* The configuration the agent accepted (at start or its last reload), not the file: an
+     * edit nobody reloaded, or a bad one, never reaches a job. */
+    int conf = -1;
+    if (a->cfg.text) {
+        conf = high_fd(bytes_memfd("tmpid.conf", a->cfg.text, a->cfg.text_len));
+        if (conf < 0) return conf;
+    }
     char id[32], user[64];
     snprintf(id, sizeof id, "%llu", (unsigned long long)j->id);
     snprintf(user, sizeof user, "%u:%u:%d", (unsigned)j->uid, (unsigned)j->gid,
@@ -430,9 +430,9 @@ static int spawn(struct jobhost *h, int chan, int prog)
     argv[n++] = "--job-user";
     argv[n++] = user;
     if (a->cfg.private_agent) argv[n++] = "--private";
-    if (jobhost_conf.config_path[0]) {
+    if (conf >= 0) {
         argv[n++] = "--config";
-        argv[n++] = jobhost_conf.config_path;
+        argv[n++] = JOBHOST_CONFIG_PATH;
     }
     argv[n++] = "--name";
     argv[n++] = a->cfg.name;
@@ -446,6 +446,7 @@ static int spawn(struct jobhost *h, int chan, int prog)
     posix_spawnattr_init(&at);
     posix_spawn_file_actions_adddup2(&fa, chan, JOBHOST_CHANNEL_FD);
     posix_spawn_file_actions_adddup2(&fa, prog, JOBHOST_PROGRAM_FD);
+    if (conf >= 0) posix_spawn_file_actions_adddup2(&fa, conf, JOBHOST_CONFIG_FD);
     sigset_t none, dflt;
     sigemptyset(&none);
     sigfillset(&dflt);
@@ -460,6 +461,7 @@ static int spawn(struct jobhost *h, int chan, int prog)
     int rc =
         envp ? posix_spawn(&h->pid, jobhost_conf.exe, &fa, &at, (char *const *)argv, envp) : ENOMEM;
     free(envp);
+    if (conf >= 0) close(conf);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     return -rc;
@@ -473,7 +475,7 @@ int jobhost_start(struct job *j, struct program *p)
     if (!h) goto fail;
     h->job = j;
     h->pid = -1;
-    prog = high_fd(program_memfd(p));
+    prog = high_fd(bytes_memfd("tmpi-program", p->bytes, p->size));
     if (prog < 0) {
         r = prog;
         goto fail;

@@ -3,13 +3,13 @@
  * The agent never runs user code.  For each job it starts a job host: the tmpid binary
  * exec'd with --job-host (posix_spawn: the multi-threaded agent is never forked), which
  * reads the job (a SubmitJob frame on fd JOBHOST_CHANNEL_FD, the program bytes in a memfd on
- * JOBHOST_PROGRAM_FD), switches to the submitter's identity and runs the ranks as its
- * threads exactly as the agent did before (job.c, rank.c, carrier.c, loader.c, interpose).
- * The host sends the frames a launcher reads (JobStarted, Output, RankExit, JobEnd) on the
- * channel; the agent relays them to the launcher whole, so when a host dies mid-job the
- * agent can still end the launcher's stream with a JobEnd of its own (128+signal).  The
- * agent sends JobCancel on the channel; a host that has not ended kill_grace_sec later is
- * killed (SIGKILL). */
+ * JOBHOST_PROGRAM_FD, the agent's accepted configuration on JOBHOST_CONFIG_FD), switches to the
+ * submitter's identity and runs the ranks as its threads exactly as the agent did before (job.c,
+ * rank.c, carrier.c, loader.c, interpose). The host sends the frames a launcher reads (JobStarted,
+ * Output, RankExit, JobEnd) on the channel; the agent relays them to the launcher whole, so when a
+ * host dies mid-job the agent can still end the launcher's stream with a JobEnd of its own
+ * (128+signal).  The agent sends JobCancel on the channel; a host that has not ended kill_grace_sec
+ * later is killed (SIGKILL). */
 #ifndef TMPI_AGENT_JOBHOST_H
 #define TMPI_AGENT_JOBHOST_H
 
@@ -22,12 +22,15 @@ struct program;
 /* Fixed descriptors of a job host (set up by posix_spawn file actions). */
 #define JOBHOST_CHANNEL_FD 3
 #define JOBHOST_PROGRAM_FD 4
+/* The agent's configuration text (a memfd), when it read a file: the host reads it as its
+ * --config, before it becomes the user. */
+#define JOBHOST_CONFIG_FD 5
+#define JOBHOST_CONFIG_PATH "/proc/self/fd/5"
 
 /* ---- agent side, loop thread ---- */
 
-/* Remembers how the host is to be started (the agent's config file, private mode): call once
- * before the first job.  config_path may be NULL. */
-void jobhost_setup(const char *exe, const char *config_path);
+/* Remembers the binary hosts are started from: call once before the first job. */
+void jobhost_setup(const char *exe);
 
 /* Starts the host of j (a single-node job built by job_new) with program p (pinned; released
  * here once the host has its copy).  0 or a negative errno (j untouched but p released). */

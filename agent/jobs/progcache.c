@@ -57,6 +57,14 @@ static void trim_locked(struct progcache *c)
     }
 }
 
+void progcache_set_keep(struct progcache *c, unsigned keep)
+{
+    pthread_mutex_lock(&c->mu);
+    c->keep = keep;
+    trim_locked(c);
+    pthread_mutex_unlock(&c->mu);
+}
+
 int progcache_add(struct progcache *c, const uint8_t hash[PROGRAM_HASH_SIZE], uint8_t *bytes,
                   size_t size, struct program **ret)
 {

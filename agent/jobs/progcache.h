@@ -41,6 +41,9 @@ struct program *progcache_get(struct progcache *c, const uint8_t hash[PROGRAM_HA
 int progcache_add(struct progcache *c, const uint8_t hash[PROGRAM_HASH_SIZE], uint8_t *bytes,
                   size_t size, struct program **ret);
 
+/* Changes how many unused programs stay (a reload), dropping the oldest beyond it. */
+void progcache_set_keep(struct progcache *c, unsigned keep);
+
 void progcache_release(struct progcache *c, struct program *p);
 
 unsigned progcache_count(struct progcache *c);

@@ -77,6 +77,9 @@ struct mesh_conn {
     int busy, dead;
     int err; /* why the connection ends, for on_close / data_cb */
     char why[160];
+    /* Liveness (mesh_liveness): when bytes last arrived, and when closing began (a close
+     * waits for the output to flush, but not for ever: a stopped peer never reads it). */
+    double last_rx, closing_since;
     struct mesh_conn *prev, *next;
 };
 
@@ -112,6 +115,8 @@ struct mesh {
     unsigned npeers;
     const struct mesh_accept_ops *accept_ops; /* NULL: connections for jobs are refused */
     void *accept_arg;
+    struct event *liveness; /* heartbeats of the connections that carry a job */
+    double last_tick;       /* when it last ran: a longer gap means this agent was stopped */
 };
 
 /* Heartbeats missed before a peer counts as lost. */
@@ -120,6 +125,8 @@ struct mesh {
 static void peer_down(struct mesh_peer *p, const char *why);
 static void peer_up(struct mesh_peer *p, struct mesh_conn *c);
 static void peer_pong(struct mesh_peer *p, uint64_t nonce);
+static void data_socket_liveness(const struct agent *a, int fd);
+static int liveness_start(struct mesh *m);
 
 static void addr_string(const struct sockaddr *sa, char *out, size_t len)
 {
@@ -255,6 +262,7 @@ static void conn_end(struct mesh_conn *c, int err, const char *why)
 static void close_after_flush(struct mesh_conn *c)
 {
     c->closing = 1;
+    c->closing_since = agent_now();
     bufferevent_disable(c->bev, EV_READ);
     if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) conn_free(c);
 }
@@ -284,7 +292,10 @@ static void send_ping(struct mesh_conn *c)
 /* Frames on an authenticated connection.  Returns -1 if the connection is gone. */
 static int on_frame(struct mesh_conn *c, const Tmpi__Envelope *env)
 {
-    if (c->ops) {
+    /* The heartbeats of a job's connection (mesh_liveness) are the mesh's business: its
+     * owner never sees them.  Any byte that arrives counts as a sign of life (read_cb). */
+    if (c->ops && env->msg_case == TMPI__ENVELOPE__MSG_MESH_PONG) return 0;
+    if (c->ops && env->msg_case != TMPI__ENVELOPE__MSG_MESH_PING) {
         c->ops->on_frame(c->ops_arg, c, env);
         return c->dead || c->closing ? -1 : 0;
     }
@@ -380,6 +391,7 @@ static void data_handover(struct mesh_conn *c)
         conn_end(c, e, strerror(-e));
         return;
     }
+    data_socket_liveness(c->m->a, fd);
     if (send(fd, c->join, MESH_JOIN_SIZE, MSG_NOSIGNAL) != MESH_JOIN_SIZE) {
         int e = errno ? -errno : -EIO;
         close(fd);
@@ -424,6 +436,7 @@ static void data_accept(struct mesh_conn *c)
         log_errno(LOG_WARNING, -e, "mesh: data connection from %s", peer);
         return;
     }
+    data_socket_liveness(m->a, fd);
     m->accept_ops->data_accept(m->accept_arg, join, channel, fd, peer);
 }
 
@@ -432,6 +445,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
     struct mesh_conn *c = arg;
     struct mesh *m = c->m;
     struct evbuffer *in = bufferevent_get_input(bev);
+    c->last_rx = agent_now();
     for (;;) {
         size_t have = evbuffer_get_length(in);
         switch (c->state) {
@@ -687,6 +701,8 @@ int mesh_init(struct agent *a)
         log_error("%s", err);
         return r;
     }
+    r = liveness_start(m);
+    if (r < 0) return r;
     for (size_t i = 0; i < a->cfg.npeers; i++) {
         r = mesh_add_peer(a, a->cfg.peers[i]);
         if (r < 0) {
@@ -931,6 +947,106 @@ void mesh_ping_forget(struct mesh_conn *c)
     if (c) c->done = NULL;
 }
 
+/* ---- liveness of the agents of a job ---- */
+
+/* Every connection that carries a job (a coordinator's to each member, a member's to its
+ * coordinator) is pinged every tick from both ends, and every byte that arrives counts as an
+ * answer.  One whose peer sent nothing for heartbeat_timeout_ms ends with -ETIMEDOUT ("stopped
+ * answering for N s"): its owner fails or tears down the job (job_coord.c, job_member.c).  A
+ * stopped, swapped-out or partitioned agent is found so; a dead one sooner, by its socket. */
+
+/* The tick: heartbeat_ms, but at least four per timeout so that one late ping never counts
+ * as silence. */
+static unsigned liveness_tick_ms(const struct agent *a)
+{
+    unsigned t = a->cfg.heartbeat_ms, max = a->cfg.heartbeat_timeout_ms / 4;
+    if (t > max) t = max;
+    return t < 50 ? 50 : t;
+}
+
+/* A connection to end for silence, or NULL.  Pings and refreshes the others on the way. */
+static struct mesh_conn *liveness_scan(struct mesh *m, double now, int stalled, int ping)
+{
+    double timeout = m->a->cfg.heartbeat_timeout_ms / 1000.0;
+    for (struct mesh_conn *c = m->conns; c; c = c->next) {
+        if (c->closing) {
+            if (now - c->closing_since >= timeout) return c;
+            continue;
+        }
+        if (!c->ops || c->state != ST_READY || c->dead) continue;
+        /* Our own silence is not the peer's: after this agent was stopped itself, or while its
+         * owner does not read (a coordinator whose launcher is slow), the clock restarts. */
+        if (stalled || !(bufferevent_get_enabled(c->bev) & EV_READ)) c->last_rx = now;
+        if (now - c->last_rx >= timeout) return c;
+        if (ping) {
+            Tmpi__MeshPing p = TMPI__MESH_PING__INIT;
+            Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+            env.msg_case = TMPI__ENVELOPE__MSG_MESH_PING;
+            env.mesh_ping = &p;
+            send_env(c, &env);
+        }
+    }
+    return NULL;
+}
+
+static void liveness_timer(evutil_socket_t fd, short what, void *arg)
+{
+    struct mesh *m = arg;
+    double now = agent_now(), tick = liveness_tick_ms(m->a) / 1000.0;
+    int stalled = m->last_tick > 0 && now - m->last_tick > 2 * tick + (tick < 1.0 ? tick : 1.0);
+    if (stalled)
+        log_notice("mesh: this agent did not run for %.1f s (stopped or starved); the heartbeat "
+                   "clocks of its jobs restart",
+                   now - m->last_tick);
+    m->last_tick = now;
+    /* Ending a connection runs its owner's on_close, which may close others: rescan from the
+     * start after each one (they are rare). */
+    int ping = 1;
+    struct mesh_conn *c;
+    while ((c = liveness_scan(m, now, stalled, ping))) {
+        ping = 0; /* the first scan reached at least this far; a second ping does no harm */
+        if (c->closing) {
+            log_notice("mesh: %s (%s) did not take our last bytes in %u ms; dropping it", c->addr,
+                       c->hs.peer_name, m->a->cfg.heartbeat_timeout_ms);
+            conn_free(c);
+            continue;
+        }
+        char why[96];
+        snprintf(why, sizeof why, "stopped answering for %g s",
+                 m->a->cfg.heartbeat_timeout_ms / 1000.0);
+        log_warning("mesh: %s (%s) %s", c->addr, c->hs.peer_name, why);
+        conn_end(c, -ETIMEDOUT, why);
+    }
+}
+
+static int liveness_start(struct mesh *m)
+{
+    unsigned ms = liveness_tick_ms(m->a);
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+    m->liveness = event_new(m->a->base, -1, EV_PERSIST, liveness_timer, m);
+    if (!m->liveness || event_add(m->liveness, &tv) < 0) return -ENOMEM;
+    m->last_tick = agent_now();
+    return 0;
+}
+
+/* A data connection leaves the mesh (its owner reads it): no heartbeat frames can go there, so
+ * TCP watches it.  Keepalive probes find a link that went dark while idle, the user timeout a
+ * link where our bytes stay unacknowledged, both within about the heartbeat timeout.  Best
+ * effort: a kernel without these options leaves only the job's heartbeats. */
+static void data_socket_liveness(const struct agent *a, int fd)
+{
+    unsigned ms = a->cfg.heartbeat_timeout_ms;
+    int one = 1, idle = (int)(ms / 2000), intvl = (int)(ms / 6000), cnt = 3;
+    unsigned user = ms;
+    if (idle < 1) idle = 1;
+    if (intvl < 1) intvl = 1;
+    (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, sizeof user);
+}
+
 /* ---- connections that carry a job ---- */
 
 int mesh_ctl_connect(struct agent *a, const char *address, const struct mesh_ctl_ops *ops,
@@ -1043,6 +1159,7 @@ void mesh_close(struct agent *a)
         free(p);
     }
     m->peers = NULL;
+    if (m->liveness) event_free(m->liveness);
     while (m->conns)
         conn_free(m->conns);
     if (m->listener) evconnlistener_free(m->listener);

@@ -78,7 +78,16 @@ size_t mesh_npeers(const struct agent *a);
 
 /* Callbacks of a control connection (channel 3) that carries one job.  Loop thread.  The
  * connection stays valid until on_close or mesh_conn_close; from on_frame, mesh_conn_close
- * of this or another connection is allowed. */
+ * of this or another connection is allowed.
+ *
+ * Liveness: once ready, such a connection is pinged from both ends every
+ * min(heartbeat_ms, heartbeat_timeout_ms / 4) ms; the pings and their answers never reach
+ * on_frame.  A peer that sends nothing at all for heartbeat_timeout_ms (stopped, swapped out,
+ * its link down) ends the connection: on_close gets -ETIMEDOUT and "stopped answering for N
+ * s".  While the owner does not read (its bufferevent's EV_READ disabled), and after this
+ * agent itself did not run for a while, the clock restarts.  A closed connection whose output
+ * the peer does not take within the timeout is dropped.  Data connections get TCP keepalive
+ * and TCP_USER_TIMEOUT of about the same time instead (their bytes are not the mesh's). */
 struct mesh_ctl_ops {
     /* outgoing: the handshake succeeded, frames may be sent */
     void (*on_ready)(void *arg, struct mesh_conn *c);

@@ -25,6 +25,14 @@
 #define LAUNCH_EXIT_FAILURE 1
 #define LAUNCH_EXIT_USAGE 2
 #define LAUNCH_EXIT_INTERRUPTED 130
+#define LAUNCH_EXIT_TIMEOUT 124
+
+/* How long we wait for the agent to report the end of a job after we cancelled it, or after
+ * the job's --timeout ran out, before we leave anyway (a node, or our agent, may be stopped);
+ * $TMPI_CANCEL_GRACE (whole seconds, 1 to 3600) overrides it.  Longer than the agents' default
+ * kill_grace (5 s), so that normally the agent's report, with its reason, comes first. */
+#define LAUNCH_CANCEL_GRACE_SEC 10
+#define LAUNCH_CANCEL_GRACE_MAX 3600
 
 /* What the command line asked for.  Strings point into argv or the environment, except the
  * env vector, which owns nothing but its array. */
@@ -32,10 +40,11 @@ struct launch_opts {
     uint32_t nprocs;
     const char *agent; /* --agent, or NULL */
     bool tag_output;
-    uint32_t timeout_sec;   /* --timeout, else $MPIEXEC_TIMEOUT; 0: none */
-    const char *wdir;       /* -wdir / --wdir: the ranks' working directory, or NULL (ours) */
-    const char *output_dir; /* --output-filename: per-rank files under it, or NULL */
-    Tmpi__EnvVar *env;      /* -x, in command-line order */
+    uint32_t timeout_sec;      /* --timeout, else $MPIEXEC_TIMEOUT; 0: none */
+    uint32_t cancel_grace_sec; /* LAUNCH_CANCEL_GRACE_SEC, else $TMPI_CANCEL_GRACE */
+    const char *wdir;          /* -wdir / --wdir: the ranks' working directory, or NULL (ours) */
+    const char *output_dir;    /* --output-filename: per-rank files under it, or NULL */
+    Tmpi__EnvVar *env;         /* -x, in command-line order */
     size_t n_env;
     /* placement */
     const char *hostfile; /* --hostfile, or NULL */

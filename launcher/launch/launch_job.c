@@ -9,6 +9,10 @@
  * We wait with poll() on the socket and the signalfd together, so Ctrl-C is handled between
  * frames: the first one cancels the job and we keep reading until JobEnd (so the user still
  * sees the ranks' last words and why the job ended); a second one leaves at once.
+ *
+ * Whatever the agents do (a node stopped, our own agent stopped), we leave in bounded time:
+ * LAUNCH_CANCEL_GRACE_SEC after a cancel, and that long after the job's --timeout, without
+ * JobEnd.  Closing the connection then makes our agent tear down what is left.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "frame.h"
@@ -33,8 +38,19 @@ struct launch_job {
     uint64_t job_id;
     unsigned signals; /* SIGINT/SIGTERM received so far */
     bool cancel_sent;
+    unsigned grace_sec;  /* opts->cancel_grace_sec */
+    double cancel_at;    /* when the cancel went out */
+    int cancel_status;   /* our exit status if the agent never answers it */
+    double timeout_from; /* submission, then JobStarted: the --timeout counts from there */
     struct launch_output out;
 };
+
+static double now_sec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static int send_submit(struct launch_job *j)
 {
@@ -121,6 +137,7 @@ static int send_cancel(struct launch_job *j)
     e.msg_case = TMPI__ENVELOPE__MSG_CANCEL;
     e.cancel = &c;
     j->cancel_sent = true;
+    j->cancel_at = now_sec();
     return frame_write_fd(j->fd, &e, FRAME_DEFAULT_MAX);
 }
 
@@ -147,6 +164,7 @@ static int on_signal(struct launch_job *j)
     int status = 0;
     while (read(j->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
         if (++j->signals >= 2) return LAUNCH_EXIT_INTERRUPTED;
+        j->cancel_status = LAUNCH_EXIT_INTERRUPTED;
         status = cancel_job(j);
         if (status) return status;
     }
@@ -178,12 +196,14 @@ static int on_frame(struct launch_job *j, const Tmpi__Envelope *e)
     case TMPI__ENVELOPE__MSG_JOB_STARTED:
         j->started = true;
         j->job_id = e->job_started->job_id;
+        j->timeout_from = now_sec();
         return -1;
     case TMPI__ENVELOPE__MSG_OUTPUT: {
         const Tmpi__Output *o = e->output;
         if (launch_output_write(&j->out, o->rank, o->stream, o->data.data, o->data.len) < 0) {
             /* Nobody reads our output any more (e.g. "| head"): stop the job rather than run
              * it to completion for nothing. */
+            if (!j->cancel_sent) j->cancel_status = LAUNCH_EXIT_FAILURE;
             r = cancel_job(j);
             if (r) return r;
         }
@@ -211,12 +231,51 @@ static int on_frame(struct launch_job *j, const Tmpi__Envelope *e)
     }
 }
 
+/* How long poll may wait (-1: for ever), or 0 with *status set when we must leave now: the
+ * agent did not end the job within the grace after our cancel or after the job's timeout. */
+static int wait_ms(struct launch_job *j, int *status)
+{
+    double now = now_sec(), left = -1;
+    if (j->cancel_sent) {
+        left = j->cancel_at + j->grace_sec - now;
+        if (left <= 0) {
+            launch_output_flush(&j->out, -1);
+            fprintf(stderr,
+                    "tmpi-launch: the agent did not report the job's end within %u s of the "
+                    "cancel; leaving (the agent tears down what is left)\n",
+                    j->grace_sec);
+            *status = j->cancel_status;
+            return 0;
+        }
+    }
+    if (j->opts->timeout_sec > 0) {
+        double t = j->timeout_from + (double)j->opts->timeout_sec + j->grace_sec - now;
+        if (t <= 0) {
+            launch_output_flush(&j->out, -1);
+            fprintf(stderr,
+                    "tmpi-launch: the agent did not report the job's end within %u s of its "
+                    "%u s timeout; leaving (the agent tears down what is left)\n",
+                    j->grace_sec, j->opts->timeout_sec);
+            *status = LAUNCH_EXIT_TIMEOUT;
+            return 0;
+        }
+        if (left < 0 || t < left) left = t;
+    }
+    if (left < 0) return -1;
+    return left > 3600 ? 3600 * 1000 : (int)(left * 1000) + 1;
+}
+
 static int session(struct launch_job *j)
 {
     if (send_submit(j) < 0) return LAUNCH_EXIT_FAILURE;
+    j->timeout_from = now_sec();
     for (;;) {
         struct pollfd p[2] = {{.fd = j->fd, .events = POLLIN}, {.fd = j->sigfd, .events = POLLIN}};
-        if (poll(p, 2, -1) < 0) {
+        int leave = 0, ms = wait_ms(j, &leave);
+        if (ms == 0) return leave;
+        int n = poll(p, 2, ms);
+        if (n == 0) continue; /* a deadline: wait_ms decides */
+        if (n < 0) {
             if (errno == EINTR) continue;
             fprintf(stderr, "tmpi-launch: poll: %s\n", strerror(errno));
             return LAUNCH_EXIT_FAILURE;
@@ -248,7 +307,12 @@ static int session(struct launch_job *j)
 int launch_job_run(const struct launch_opts *opts, const struct launch_program *prog,
                    const struct placement *place, int fd, int sigfd)
 {
-    struct launch_job j = {.opts = opts, .prog = prog, .place = place, .fd = fd, .sigfd = sigfd};
+    struct launch_job j = {.opts = opts,
+                           .prog = prog,
+                           .place = place,
+                           .fd = fd,
+                           .sigfd = sigfd,
+                           .grace_sec = opts->cancel_grace_sec};
     launch_output_init(&j.out, opts->tag_output, opts->output_dir);
     int status = session(&j);
     launch_output_free(&j.out);

@@ -298,6 +298,10 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
     const char *et = getenv("MPIEXEC_TIMEOUT");
     if (!have_timeout && et && *et && parse_u32(et, 0, UINT32_MAX, &o->timeout_sec) < 0)
         return bad_usage("MPIEXEC_TIMEOUT=%s: not a whole number of seconds", et);
+    o->cancel_grace_sec = LAUNCH_CANCEL_GRACE_SEC;
+    const char *cg = getenv("TMPI_CANCEL_GRACE");
+    if (cg && *cg && parse_u32(cg, 1, LAUNCH_CANCEL_GRACE_MAX, &o->cancel_grace_sec) < 0)
+        return bad_usage("TMPI_CANCEL_GRACE=%s: not a whole number of seconds from 1 to 3600", cg);
     if (o->hostfile && o->hosts)
         return bad_usage("%s", "--hostfile and -H cannot be used together");
     if (i >= argc && o->display_map) return 0;

@@ -40,6 +40,10 @@ run_prog() {
     run_prog p2p_large 1 2 4 16
 }
 
+@test "mpi: nothing lost: random sizes across the eager limits, specific and wildcard receives, slow receivers, non-overtaking per (source, tag, comm)" {
+    run_prog nothing_lost 1 2 4 16
+}
+
 @test "mpi: nonblocking requests, Probe, Cancel" {
     run_prog nonblocking 1 2 4 16
 }

@@ -121,6 +121,16 @@ expect_ok() {
     expect_ok
 }
 
+# The stress of tests/mpi/nothing_lost.c across agents, with a pool so small that unexpected
+# eager messages fall back to three-phase.
+@test "multinode mpi: nothing lost on 3 nodes x 4 ranks with a 4 KiB pool" {
+    printf '[pool]\nsize = 4K\n' >"$BATS_TEST_TMPDIR/tiny.conf"
+    start_cluster 3 --config "$BATS_TEST_TMPDIR/tiny.conf"
+    run mlaunch --hostfile "$(cluster_hostfile 4)" -n 12 "$(mpi_prog nothing_lost)"
+    expect_ok
+    [[ "$output" == *"nothing_lost: 576 messages checked"* ]] || { echo "$output" >&2; false; }
+}
+
 @test "multinode mpi: a Bcast on 3 nodes x 4 ranks sends 2 network messages in all" {
     start_cluster 3
     run mlaunch --hostfile "$(cluster_hostfile 4)" -n 12 "$(prog mn_bcast_count)"

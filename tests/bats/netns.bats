@@ -35,13 +35,14 @@ teardown() {
     ip netns del "$NS_B" 2>/dev/null || true
 }
 
-# ns_agent NS NAME ADDR KEY: an agent inside namespace NS listening on ADDR.
+# ns_agent NS NAME ADDR KEY [TMPID ARGS...]: an agent inside namespace NS listening on ADDR.
 ns_agent() {
     local ns=$1 name=$2 addr=$3 key=$4
+    shift 4
     local fifo="$BATS_TEST_TMPDIR/$name.ready"
     mkfifo "$fifo"
     ip netns exec "$ns" "$TMPI_BUILD/agent/tmpid" --socket "$BATS_TEST_TMPDIR/$name.sock" \
-        --name "$name" --listen "$addr" --key-file "$key" --ready-fd 3 \
+        --name "$name" --listen "$addr" --key-file "$key" --ready-fd 3 "$@" \
         3>"$fifo" >"$BATS_TEST_TMPDIR/$name.log" 2>&1 &
     PIDS+=("$!")
     local line=""
@@ -89,4 +90,63 @@ ns_agent() {
     [ "$status" -eq 0 ]
     [[ "$output" == *"rank 3 of 4 on hostb"* ]]
     [[ "$output" == *"rank 0 of 4 on hosta"* ]]
+}
+
+# Liveness (docs/RELIABILITY.md): host b's link is taken down during a job.  Nothing reaches
+# either side any more, no connection is reset: only the heartbeats of the job's mesh
+# connections can tell, within heartbeat_timeout_ms.
+@test "netns: a host whose link goes down fails the job within the heartbeat timeout, naming it; the job after the link is back runs" {
+    head -c 32 /dev/urandom >"$BATS_TEST_TMPDIR/k"
+    chmod 600 "$BATS_TEST_TMPDIR/k"
+    printf '[mesh]\nheartbeat_timeout_ms = 3000\n' >"$BATS_TEST_TMPDIR/hb.conf"
+    local conf=(--config "$BATS_TEST_TMPDIR/hb.conf")
+    ns_agent "$NS_A" hosta 192.0.2.1:7470 "$BATS_TEST_TMPDIR/k" "${conf[@]}"
+    ns_agent "$NS_A" hosta2 192.0.2.1:7471 "$BATS_TEST_TMPDIR/k" "${conf[@]}"
+    ns_agent "$NS_B" hostb 192.0.2.2:7470 "$BATS_TEST_TMPDIR/k" "${conf[@]}"
+    printf '192.0.2.1 slots=2 port=7470\n192.0.2.1 slots=2 port=7471\n' >"$BATS_TEST_TMPDIR/a"
+    cp "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/all"
+    printf '192.0.2.2 slots=2 port=7470\n' >>"$BATS_TEST_TMPDIR/all"
+    local out="$BATS_TEST_TMPDIR/out" pid i
+    "$TMPI_BUILD/launcher/tmpi-launch" --agent "$BATS_TEST_TMPDIR/hosta.sock" \
+        --hostfile "$BATS_TEST_TMPDIR/all" -n 6 "$(prog sleeper)" >"$out" 2>&1 &
+    pid=$!
+    for i in $(seq 1 100); do
+        grep -q started "$out" && break
+        sleep 0.1
+    done
+    grep -q started "$out" || { cat "$out"; false; }
+    ip -n "$NS_B" link set "$VETH_B" down
+    # 3 s of silence, a tick late at most, and slack for a loaded machine
+    for i in $(seq 1 100); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -KILL "$pid"
+        wait "$pid" || true
+        echo "expected the launcher to end within 10 s of the link going down; it did not:" >&2
+        cat "$out" >&2
+        false
+    fi
+    local status=0
+    wait "$pid" || status=$?
+    [ "$status" -eq 1 ] || { echo "expected status 1, got $status" >&2; cat "$out"; false; }
+    grep -q "node 192.0.2.2:7470 stopped answering for 3 s" "$out" || { cat "$out"; false; }
+    # the two agents of host a run the next job
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" --agent "$BATS_TEST_TMPDIR/hosta.sock" \
+        --hostfile "$BATS_TEST_TMPDIR/a" -n 4 "$(prog mn_ring)"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"ring ok 4"* ]]
+    # host b dropped its part on its own (its coordinator stopped answering too)
+    for i in $(seq 1 50); do
+        grep -q "stopped answering for 3 s" "$BATS_TEST_TMPDIR/hostb.log" && break
+        sleep 0.1
+    done
+    grep -q "stopped answering for 3 s" "$BATS_TEST_TMPDIR/hostb.log" ||
+        { cat "$BATS_TEST_TMPDIR/hostb.log"; false; }
+    ip -n "$NS_B" link set "$VETH_B" up
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" --agent "$BATS_TEST_TMPDIR/hosta.sock" \
+        --hostfile "$BATS_TEST_TMPDIR/all" -n 6 "$(prog mn_ring)"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    [[ "$output" == *"ring ok 6"* ]]
 }

@@ -83,7 +83,7 @@ expect_match() {
     expect_files libtmpi-dev /usr/bin/tmpicc /usr/bin/tmpicxx /usr/include/tmpi/mpi.h \
         "/usr/lib/$MA/libtmpi.so" "/usr/lib/$MA/libtmpi_module.a" "/usr/lib/$MA/pkgconfig/tmpi.pc" \
         /usr/share/man/man1/tmpicc.1.gz /usr/share/man/man1/tmpicxx.1.gz
-    expect_files tmpid /etc/tmpi/tmpid.conf "$unitdir/tmpid.service" \
+    expect_files tmpid /etc/tmpi/tmpid.conf "$unitdir/tmpid.service" "$unitdir/tmpid.socket" \
         /usr/lib/sysusers.d/tmpid.conf /usr/lib/tmpfiles.d/tmpid.conf /usr/sbin/tmpid \
         /usr/share/man/man5/tmpid.conf.5.gz /usr/share/man/man8/tmpid.8.gz \
         /usr/share/lintian/overrides/tmpid

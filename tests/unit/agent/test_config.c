@@ -199,8 +199,41 @@ static void test_example(const char *srcdir)
     config_free(&c);
 }
 
+/* The accepted text is kept whole (job hosts get it), and a file over CONFIG_MAX_BYTES or with
+ * a NUL byte is refused before it is parsed. */
+static void test_text_kept_and_bounded(void)
+{
+    struct agent_config c;
+    CHECK(config_defaults(&c) == 0);
+    const char *text = "[agent]\nmax_jobs = 7\n";
+    const char *p = write_tmp(text);
+    CHECK_EQ(config_load(&c, p), 0);
+    CHECK(c.text != NULL);
+    CHECK_EQ(c.text_len, strlen(text));
+    CHECK(strcmp(c.text, text) == 0);
+    unlink(p);
+
+    char path[] = "/tmp/tmpi-test-conf-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    CHECK(ftruncate(fd, CONFIG_MAX_BYTES + 1) == 0); /* zeros: too big is checked first */
+    close(fd);
+    int saved = dup(2), devnull = open("/dev/null", O_WRONLY);
+    dup2(devnull, 2);
+    int r = config_load(&c, path);
+    dup2(saved, 2);
+    close(saved);
+    close(devnull);
+    CHECK_EQ(r, -EINVAL);
+    CHECK_EQ(c.max_jobs, 7); /* the refused file changed nothing */
+    unlink(path);
+    config_free(&c);
+    CHECK(c.text == NULL);
+}
+
 int main(int argc, char **argv)
 {
+    test_text_kept_and_bounded();
     test_sizes();
     test_good();
     test_bad();

@@ -1,0 +1,158 @@
+/* reload.c — re-reading the configuration while the agent runs.
+ *
+ * A setting belongs to one of three kinds.  LIVE settings are read only on the loop thread of
+ * the agent (admission, control frames, the program cache), so the loop thread may simply
+ * overwrite them.  JOB settings shape a job's ranks; every job host reads the configuration
+ * file itself when it starts, so a reload (indeed any edit of the file) reaches the jobs
+ * started afterwards and never a running one.  RESTART settings are baked into what the agent
+ * built at start (sockets, the mesh and its key, threads, the buffer pool): a change is logged
+ * and waits for a restart, and the running value stays. */
+#include "reload.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+
+#include "agent.h"
+#include "config.h"
+#include "log.h"
+
+enum kind { LIVE, JOB, RESTART };
+enum type { T_INT, T_U32, T_SIZE, T_STR, T_LIT };
+
+struct setting {
+    const char *key; /* as in tmpid.conf(5) */
+    enum type type;
+    size_t off;
+    enum kind kind;
+};
+
+#define S(key, type, field, kind)                                                                  \
+    {                                                                                              \
+        key, type, offsetof(struct agent_config, field), kind                                      \
+    }
+static const struct setting settings[] = {
+    S("[agent] log_level", T_INT, log_level, LIVE),
+    S("[agent] max_jobs", T_U32, max_jobs, LIVE),
+    S("[agent] max_program_size", T_SIZE, max_program_size, LIVE),
+    S("[agent] max_frame_size", T_SIZE, max_frame_size, LIVE),
+    S("[agent] program_cache", T_U32, program_cache, LIVE),
+    S("[agent] max_ranks", T_U32, max_ranks, LIVE),
+    S("[agent] rank_stack_size", T_SIZE, rank_stack_size, JOB),
+    S("[agent] kill_grace", T_U32, kill_grace_sec, RESTART),
+    S("[mpi] spin_ns", T_U32, spin_ns, JOB),
+    S("[mpi] rank_switching", T_LIT, rank_switching, JOB),
+    S("[mpi] intra_eager_limit", T_U32, intra_eager_limit, JOB),
+    S("[mpi] eager_limit", T_U32, eager_limit, JOB),
+    S("[mpi] coll_bcast", T_STR, coll_bcast, JOB),
+    S("[mpi] coll_reduce", T_STR, coll_reduce, JOB),
+    S("[mpi] coll_allreduce", T_STR, coll_allreduce, JOB),
+    S("[mpi] coll_tree_file", T_STR, coll_tree_file, JOB),
+    S("[agent] name", T_STR, name, RESTART),
+    S("[agent] socket", T_STR, socket_path, RESTART),
+    S("[mesh] listen", T_STR, listen, RESTART),
+    S("[mesh] key_file", T_STR, key_file, RESTART),
+    S("[mesh] heartbeat_ms", T_U32, heartbeat_ms, RESTART),
+    S("[mesh] recv_threads", T_U32, recv_threads, RESTART),
+    S("[pool] size", T_SIZE, pool_size, RESTART),
+};
+#undef S
+
+static int str_differs(const char *x, const char *y)
+{
+    if (!x || !y) return x != y;
+    return strcmp(x, y) != 0;
+}
+
+static int differs(const struct setting *s, const struct agent_config *old,
+                   const struct agent_config *new)
+{
+    const char *o = (const char *)old + s->off, *n = (const char *)new + s->off;
+    switch (s->type) {
+    case T_INT:
+        return *(const int *)o != *(const int *)n;
+    case T_U32:
+        return *(const uint32_t *)o != *(const uint32_t *)n;
+    case T_SIZE:
+        return *(const size_t *)o != *(const size_t *)n;
+    case T_STR:
+    case T_LIT:
+        return str_differs(*(char *const *)o, *(char *const *)n);
+    }
+    return 1;
+}
+
+/* Copies a LIVE setting (plain numbers only: no string is LIVE). */
+static void apply(const struct setting *s, struct agent_config *old, const struct agent_config *new)
+{
+    size_t size = s->type == T_INT   ? sizeof(int)
+                  : s->type == T_U32 ? sizeof(uint32_t)
+                                     : sizeof(size_t);
+    memcpy((char *)old + s->off, (const char *)new + s->off, size);
+}
+
+static int peers_differ(const struct agent_config *x, const struct agent_config *y)
+{
+    if (x->npeers != y->npeers) return 1;
+    for (size_t i = 0; i < x->npeers; i++)
+        if (strcmp(x->peers[i], y->peers[i]) != 0) return 1;
+    return 0;
+}
+
+int agent_reload(struct agent *a)
+{
+    if (!a->configure) {
+        log_notice("reload: a private agent has no configuration file; nothing to do");
+        return 0;
+    }
+    sd_notify(0, "RELOADING=1");
+    struct agent_config new;
+    int r = config_defaults(&new);
+    if (r == 0 && a->configure(a->configure_arg, &new) != 0) r = -EINVAL;
+    if (r < 0) {
+        /* the reason is on stderr (the journal) already, with the file and line */
+        log_error("reload: the new configuration was refused; the running one stays");
+        config_free(&new);
+        sd_notify(0, "READY=1");
+        return -EINVAL;
+    }
+    unsigned live = 0, job = 0, restart = 0;
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+        const struct setting *s = &settings[i];
+        if (!differs(s, &a->cfg, &new)) continue;
+        switch (s->kind) {
+        case LIVE:
+            apply(s, &a->cfg, &new);
+            log_notice("reload: %s changed: applied now", s->key);
+            live++;
+            break;
+        case JOB:
+            log_notice("reload: %s changed: applies to jobs started from now", s->key);
+            job++;
+            break;
+        case RESTART:
+            log_warning("reload: %s changed: needs a restart (systemctl restart tmpid); the "
+                        "running value stays",
+                        s->key);
+            restart++;
+            break;
+        }
+    }
+    if (peers_differ(&a->cfg, &new)) {
+        log_warning("reload: [mesh] peers changed: needs a restart; the running list stays");
+        restart++;
+    }
+    /* the job hosts started from now read this text (jobhost.h): the JOB settings */
+    char *text = a->cfg.text;
+    a->cfg.text = new.text;
+    a->cfg.text_len = new.text_len;
+    new.text = text;
+    log_set_level(a->cfg.log_level);
+    progcache_set_keep(&a->cache, a->cfg.program_cache);
+    log_notice("reload: done (%u applied, %u for new jobs, %u need a restart)", live, job, restart);
+    config_free(&new);
+    sd_notify(0, "READY=1");
+    return 0;
+}

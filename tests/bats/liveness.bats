@@ -1,0 +1,224 @@
+#!/usr/bin/env bats
+# Liveness of the nodes of a job (docs/RELIABILITY.md): three agents on loopback, one of them
+# stopped with SIGSTOP (by PID) during a job.  The job's agents exchange heartbeats over its
+# mesh control connections, so a node that stops answering fails the job within the
+# configured heartbeat_timeout_ms, naming the node; Ctrl-C and --timeout end the launcher
+# within TMPI_CANCEL_GRACE whatever the nodes do.  Stopped agents are continued (SIGCONT)
+# before they are stopped for good.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+    export TMPI_AGENT="$BATS_TEST_TMPDIR/no-agent.sock"
+    unset TMPI_TMPID
+    STOPPED=()
+}
+
+teardown() {
+    local p
+    for p in "${STOPPED[@]}"; do
+        kill -CONT "$p" 2>/dev/null || true
+    done
+    stop_all_agents
+}
+
+# stop_node I: SIGSTOP node I's agent (continued again in teardown, or by cont_node).
+stop_node() {
+    local pid=${AGENT_PIDS[node$1]}
+    kill -STOP "$pid"
+    STOPPED+=("$pid")
+}
+
+cont_node() { kill -CONT "${AGENT_PIDS[node$1]}"; }
+
+# Waits (bounded) until FILE contains TEXT.
+wait_for_text() {
+    local i
+    for i in $(seq 1 100); do
+        grep -q -- "$2" "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "no '$2' in $1:" >&2
+    cat "$1" >&2
+    return 1
+}
+
+# wait_launcher PID MAX: waits for the launcher; sets status; fails when it did not end
+# within MAX seconds (then it is killed, by PID, so a hang fails instead of blocking).
+wait_launcher() {
+    local i
+    for ((i = 0; i < $2 * 10; i++)); do
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$1" 2>/dev/null; then
+        kill -KILL "$1" 2>/dev/null || true
+        wait "$1" 2>/dev/null || true
+        echo "expected the launcher to end within $2 s; it was still running" >&2
+        return 1
+    fi
+    status=0
+    wait "$1" || status=$?
+}
+
+# no_jobs SOCK: the agent there runs no job (waits up to 5 s for it to get there).
+no_jobs() {
+    local i
+    for i in $(seq 1 50); do
+        run tmpictl --agent "$1" --json jobs
+        [[ "$output" != *'"id"'* ]] && return 0
+        sleep 0.1
+    done
+    echo "expected no job on $1, got: $output" >&2
+    return 1
+}
+
+two_nodes() {
+    head -n 2 "$(cluster_hostfile 2)" >"$BATS_TEST_TMPDIR/two"
+    echo "$BATS_TEST_TMPDIR/two"
+}
+
+hb_conf() {
+    printf '[mesh]\nheartbeat_timeout_ms = %s\n' "$1" >"$BATS_TEST_TMPDIR/hb.conf"
+    echo "$BATS_TEST_TMPDIR/hb.conf"
+}
+
+@test "liveness: a stopped member fails the job within the heartbeat timeout, naming the node; the others run the next job" {
+    start_cluster 3 --config "$(hb_conf 3000)"
+    local out="$BATS_TEST_TMPDIR/out" pid
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 6 \
+        "$(prog sleeper)" >"$out" 2>&1 &
+    pid=$!
+    wait_for_text "$out" started
+    stop_node 3
+    # 3 s of silence, a heartbeat tick late at most, and slack for a loaded machine
+    wait_launcher "$pid" 10 || { cat "$out"; false; }
+    [ "$status" -eq 1 ] || { echo "expected status 1, got $status" >&2; cat "$out"; false; }
+    grep -q "node 127.0.0.1:${CLUSTER_PORTS[2]} stopped answering for 3 s" "$out" || {
+        echo "expected the stopped node named, got:" >&2
+        cat "$out" >&2
+        false
+    }
+    no_jobs "${CLUSTER_SOCKS[0]}"
+    no_jobs "${CLUSTER_SOCKS[1]}"
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$(two_nodes)" -n 4 \
+        "$(prog mn_ring)"
+    expect_status 0
+    expect_line "ring ok 4"
+    # continued, the third node drops its part of the failed job and takes the next one
+    cont_node 3
+    no_jobs "${CLUSTER_SOCKS[2]}"
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" \
+        -n 6 "$(prog mn_ring)"
+    expect_status 0
+    expect_line "ring ok 6"
+}
+
+@test "liveness: a stopped coordinator: its members tear their parts down, Ctrl-C ends the launcher" {
+    start_cluster 3 --config "$(hb_conf 3000)"
+    local out="$BATS_TEST_TMPDIR/out" pid
+    TMPI_CANCEL_GRACE=2 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" \
+        -n 6 "$(prog sleeper)" >"$out" 2>&1 &
+    pid=$!
+    wait_for_text "$out" started
+    stop_node 1
+    # the members lose the coordinator within its heartbeat timeout
+    sleep 4
+    no_jobs "${CLUSTER_SOCKS[1]}"
+    no_jobs "${CLUSTER_SOCKS[2]}"
+    local n
+    for n in 2 3; do
+        grep -q "(node1) stopped answering for 3 s" "$BATS_TEST_TMPDIR/node$n.log" || {
+            echo "node$n did not report its coordinator stopped; its log:" >&2
+            cat "$BATS_TEST_TMPDIR/node$n.log" >&2
+            false
+        }
+    done
+    # the launcher's own agent answers nothing: Ctrl-C still ends it within the grace
+    kill -INT "$pid"
+    wait_launcher "$pid" 6 || { cat "$out"; false; }
+    [ "$status" -eq 130 ] || { echo "expected status 130, got $status" >&2; cat "$out"; false; }
+    grep -q "did not report the job's end within 2 s of the cancel" "$out" || { cat "$out"; false; }
+    cont_node 1
+    no_jobs "${CLUSTER_SOCKS[0]}"
+}
+
+@test "liveness: Ctrl-C with a stopped member ends the launcher within TMPI_CANCEL_GRACE; the local agent tears its part down" {
+    # the default heartbeat timeout (20 s) is far longer than the grace
+    start_cluster 3
+    local out="$BATS_TEST_TMPDIR/out" pid
+    TMPI_CANCEL_GRACE=2 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" \
+        -n 6 "$(prog sleeper)" >"$out" 2>&1 &
+    pid=$!
+    wait_for_text "$out" started
+    stop_node 3
+    kill -INT "$pid"
+    wait_launcher "$pid" 6 || { cat "$out"; false; }
+    [ "$status" -eq 130 ] || { echo "expected status 130, got $status" >&2; cat "$out"; false; }
+    grep -q "did not report the job's end within 2 s of the cancel" "$out" || { cat "$out"; false; }
+    no_jobs "${CLUSTER_SOCKS[0]}"
+    no_jobs "${CLUSTER_SOCKS[1]}"
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$(two_nodes)" -n 4 \
+        "$(prog mn_ring)"
+    expect_status 0
+}
+
+@test "liveness: --timeout with a stopped member ends the launcher with 124 within the grace" {
+    start_cluster 3
+    local out="$BATS_TEST_TMPDIR/out" pid
+    TMPI_CANCEL_GRACE=2 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" \
+        --timeout 3 -n 6 "$(prog sleeper)" >"$out" 2>&1 &
+    pid=$!
+    wait_for_text "$out" started
+    stop_node 3
+    wait_launcher "$pid" 8 || { cat "$out"; false; }
+    [ "$status" -eq 124 ] || { echo "expected status 124, got $status" >&2; cat "$out"; false; }
+    grep -q "within 2 s of its 3 s timeout" "$out" || { cat "$out"; false; }
+    no_jobs "${CLUSTER_SOCKS[0]}"
+    no_jobs "${CLUSTER_SOCKS[1]}"
+}
+
+@test "liveness: TMPI_CANCEL_GRACE and heartbeat_timeout_ms are checked" {
+    TMPI_CANCEL_GRACE=0 run launch -n 1 /bin/true
+    expect_status 2
+    [[ "$output" == *"TMPI_CANCEL_GRACE=0: not a whole number of seconds from 1 to 3600"* ]]
+    TMPI_CANCEL_GRACE=x run launch -n 1 /bin/true
+    expect_status 2
+    need_agent
+    printf '[mesh]\nheartbeat_timeout_ms = 100\n' >"$BATS_TEST_TMPDIR/bad.conf"
+    run "$TMPID" --socket "$BATS_TEST_TMPDIR/x.sock" --config "$BATS_TEST_TMPDIR/bad.conf"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"bad value for [mesh] heartbeat_timeout_ms"* ]] || {
+        echo "expected a bad-value error, got: $output" >&2
+        false
+    }
+}
+
+# tests/mpi/nothing_lost.c across the agents while one of them is stopped for less than the
+# heartbeat timeout: the job must finish with every message delivered once, in order.
+@test "liveness: nothing lost when a member is stopped and continued within the heartbeat timeout" {
+    printf '[pool]\nsize = 4K\n[mesh]\nheartbeat_timeout_ms = 8000\n' >"$BATS_TEST_TMPDIR/tiny.conf"
+    start_cluster 3 --config "$BATS_TEST_TMPDIR/tiny.conf"
+    local exe="$BATS_FILE_TMPDIR/nothing_lost" out="$BATS_TEST_TMPDIR/out" pid
+    [ -x "$exe" ] || tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/nothing_lost.c"
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$(cluster_hostfile 4)" -n 12 \
+        "$exe" "" 300 >"$out" 2>&1 &
+    pid=$!
+    wait_for_text "$out" "nothing_lost: seed"
+    sleep 0.5
+    stop_node 2
+    sleep 2
+    if ! kill -0 "$pid" 2>/dev/null; then
+        echo "the job ended before the agent was continued (make it longer):" >&2
+        cat "$out" >&2
+        false
+    fi
+    cont_node 2
+    wait_launcher "$pid" 180 || { cat "$out"; false; }
+    if [ "$status" -ne 0 ] || ! grep -qx OK "$out" || ! grep -q "3600 messages checked" "$out"; then
+        echo "expected status 0, 3600 messages checked and OK; got status $status:" >&2
+        cat "$out" >&2
+        false
+    fi
+}
