@@ -1,10 +1,12 @@
 #include "control.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/listener.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +28,40 @@
 #include "progcache.h"
 #include "tmpi_config.h"
 
-/* Bound on simultaneous tool connections: each costs buffers a client could pile up. */
-#define CONTROL_MAX_CONNS 4096
+/* Connections root and the agent's user may open beyond max_connections: a flood of other
+ * users' connections never locks the administrator out of tmpictl. */
+#define CONTROL_ADMIN_RESERVE 32
+/* Bytes of unfinished frames each connection may hold before they count against
+ * max_buffered_input: every request but a job submission fits, so a flood of large partial
+ * frames never stops a small request of someone else. */
+#define CONTROL_FREE_INPUT (64u << 10)
+/* A connection with a running job also carries the job's output (throttled at 4 MiB, one
+ * frame over at most): that much more may wait for its launcher before max_unread_replies. */
+#define CONTROL_JOB_OUTPUT_ALLOWANCE (12u << 20)
+/* How often the deadlines are looked at: they are whole seconds. */
+#define CONTROL_SWEEP_MS 250
+/* Refusals of one kind are logged the first time and then once every this many. */
+#define CONTROL_LOG_EVERY 100
+
+/* The limits, in the order tmpictl status lists them. */
+enum control_limit {
+    LIM_CONNECTIONS,
+    LIM_CONNECTIONS_PER_USER,
+    LIM_IDLE_TIMEOUT,
+    LIM_MESSAGE_TIMEOUT,
+    LIM_BUFFERED_INPUT,
+    LIM_UNREAD_REPLIES,
+    LIM_FRAME_SIZE,
+    LIM_ARGS_SIZE,
+    LIM_ENV_SIZE,
+    LIM_COUNT
+};
+
+static const char *const limit_names[LIM_COUNT] = {
+    "max_connections",    "max_connections_per_user", "idle_timeout",   "message_timeout",
+    "max_buffered_input", "max_unread_replies",       "max_frame_size", "max_args_size",
+    "max_env_size",
+};
 
 /* One tool connection; loop thread only. */
 struct conn {
@@ -39,11 +73,16 @@ struct conn {
     struct job *job;     /* submitted by this connection; started or awaiting its program */
     struct coord *coord; /* or a job across several nodes this agent coordinates */
     int job_started;
-    uint8_t *upload; /* program bytes being received */
-    size_t upload_size, upload_got;
+    int uploading;   /* the program's bytes are being received */
+    uint8_t *upload; /* what arrived of them, grown as they arrive (upload_cap bytes) */
+    size_t upload_size, upload_got, upload_cap;
     uint8_t upload_hash[PROGRAM_HASH_SIZE]; /* what the submission announced */
     int closing;                            /* close once the output is flushed */
+    int admin;                              /* root or the agent's user */
     struct mesh_conn *ping;                 /* a tmpictl ping in progress */
+    double last_active;                     /* monotonic s: a byte arrived or the output drained */
+    double partial_since; /* monotonic s: the first byte of the frame being received; 0: none */
+    size_t charged;       /* input bytes counted in control_state.buffered */
     struct conn *prev, *next;
 };
 
@@ -54,13 +93,59 @@ static struct {
     struct conn *conns;
     int draining;         /* shutting down: the loop ends when the last connection is gone */
     int socket_inherited; /* the listener came from systemd (listen_socket.h) */
+    size_t buffered;      /* input bytes beyond CONTROL_FREE_INPUT of all connections */
+    int trim;             /* a connection that held large input was freed: give the memory back */
+    struct event *sweep;  /* the deadlines (idle_timeout, message_timeout) */
+    uint64_t refused[LIM_COUNT];
 } control_state;
+
+/* Counts a refusal of limit lim; logs the first and one in CONTROL_LOG_EVERY. */
+__attribute__((format(printf, 2, 3))) static void refusal(enum control_limit lim, const char *fmt,
+                                                          ...)
+{
+    uint64_t n = ++control_state.refused[lim];
+    if (n != 1 && n % CONTROL_LOG_EVERY != 0) return;
+    char msg[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    log_warning("control: %s (%s; %llu refusal(s) of this limit so far)", msg, limit_names[lim],
+                (unsigned long long)n);
+}
+
+/* Connections of uid, for max_connections_per_user. */
+static unsigned conns_of(uid_t uid)
+{
+    unsigned n = 0;
+    for (const struct conn *c = control_state.conns; c; c = c->next)
+        n += c->uid == uid;
+    return n;
+}
+
+/* An Error frame straight on the socket, for a connection being dropped: best effort, never
+ * waits (the client may read nothing at all). */
+static void send_error_now(int fd, int code, const char *msg)
+{
+    Tmpi__Error e = TMPI__ERROR__INIT;
+    e.code = code;
+    e.message = (char *)msg;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_ERROR;
+    env.error = &e;
+    uint8_t *buf;
+    size_t len;
+    if (frame_encode(&env, FRAME_DEFAULT_MAX, &buf, &len) < 0) return;
+    (void)send(fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    free(buf);
+}
 
 static void upload_free(struct conn *c)
 {
-    if (c->upload) {
+    if (c->uploading) {
         free(c->upload);
         c->upload = NULL;
+        c->uploading = 0;
         control_state.nuploads--;
     }
 }
@@ -83,6 +168,8 @@ static void conn_free(struct conn *c)
         c->job = NULL;
     }
     upload_free(c);
+    control_state.buffered -= c->charged;
+    if (c->charged) control_state.trim = 1;
     bufferevent_free(c->bev);
     control_state.nconns--;
     if (c->prev)
@@ -112,12 +199,34 @@ static void conn_send(struct conn *c, const Tmpi__Envelope *env)
 {
     uint8_t *buf;
     size_t len;
-    if (frame_encode(env, c->a->cfg.max_frame_size, &buf, &len) < 0) {
-        log_warning("control: reply to pid %d too large or out of memory", (int)c->pid);
-        return;
+    int r = frame_encode(env, c->a->cfg.max_frame_size, &buf, &len);
+    if (r < 0) {
+        /* Never no answer at all: a client waiting for its reply would wait for ever. */
+        char msg[200];
+        snprintf(msg, sizeof msg, "the %s reply is %s", frame_msg_name(env),
+                 r == -EMSGSIZE ? "larger than max_frame_size" : "too large: out of memory");
+        log_warning("control: reply to pid %d: %s", (int)c->pid, msg);
+        Tmpi__Error e = TMPI__ERROR__INIT;
+        e.code = r;
+        e.message = msg;
+        Tmpi__Envelope err = TMPI__ENVELOPE__INIT;
+        err.msg_case = TMPI__ENVELOPE__MSG_ERROR;
+        err.error = &e;
+        if (env->msg_case == TMPI__ENVELOPE__MSG_ERROR ||
+            frame_encode(&err, c->a->cfg.max_frame_size, &buf, &len) < 0)
+            return;
     }
     bufferevent_write(c->bev, buf, len);
     free(buf);
+}
+
+/* Closes c now, whatever it has queued, telling the client why if nothing else is queued
+ * before the message (else the message would land inside another frame). */
+static void conn_drop(struct conn *c, int code, const char *msg)
+{
+    if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+        send_error_now(bufferevent_getfd(c->bev), code, msg);
+    conn_free(c);
 }
 
 static void conn_error(struct conn *c, int code, const char *msg)
@@ -143,7 +252,7 @@ static void conn_violation(struct conn *c, const char *msg)
 
 static int is_admin(const struct conn *c)
 {
-    return c->uid == 0 || c->uid == getuid();
+    return c->admin;
 }
 
 /* The coordinated job sent its JobEnd; the connection stays for the launcher to close. */
@@ -201,6 +310,22 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
         conn_close_after_flush(c);
         return;
     }
+    size_t args = 0, envb = 0;
+    for (size_t i = 0; i < s->n_args; i++)
+        args += strlen(s->args[i]) + 1;
+    for (size_t i = 0; i < s->n_env; i++)
+        envb += strlen(s->env[i]->name) + (s->env[i]->value ? strlen(s->env[i]->value) : 0) + 2;
+    if (args > a->cfg.max_args_size || envb > a->cfg.max_env_size) {
+        int is_args = args > a->cfg.max_args_size;
+        snprintf(err, sizeof err, "job refused: %s of %zu bytes (%s is %zu)",
+                 is_args ? "arguments" : "environment", is_args ? args : envb,
+                 is_args ? "max_args_size" : "max_env_size",
+                 is_args ? a->cfg.max_args_size : a->cfg.max_env_size);
+        refusal(is_args ? LIM_ARGS_SIZE : LIM_ENV_SIZE, "uid %u: %s", (unsigned)c->uid, err);
+        conn_error(c, -E2BIG, err);
+        conn_close_after_flush(c);
+        return;
+    }
     if (a->njobs + control_state.nuploads >= a->cfg.max_jobs) {
         snprintf(err, sizeof err, "the agent already runs %u jobs (max_jobs)", a->cfg.max_jobs);
         conn_error(c, -EBUSY, err);
@@ -224,14 +349,12 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
         start_job(c, p);
         return;
     }
-    /* Not cached: ask for the bytes (bounded by max_program_size, checked in job_new). */
-    c->upload = malloc(s->program_size);
-    if (!c->upload) {
-        conn_error(c, -ENOMEM, "out of memory for the program");
-        conn_close_after_flush(c);
-        return;
-    }
+    /* Not cached: ask for the bytes (bounded by max_program_size, checked in job_new).  The
+     * buffer grows as they arrive: an announced size costs nothing until it is sent. */
+    c->uploading = 1;
     control_state.nuploads++;
+    c->upload = NULL;
+    c->upload_cap = 0;
     c->upload_size = s->program_size;
     c->upload_got = 0;
     memcpy(c->upload_hash, s->program_hash.data, PROGRAM_HASH_SIZE);
@@ -246,7 +369,7 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
 static void on_chunk(struct conn *c, const Tmpi__ProgramChunk *ch)
 {
     struct agent *a = c->a;
-    if (!(c->job || c->coord) || c->job_started || !c->upload) {
+    if (!(c->job || c->coord) || c->job_started || !c->uploading) {
         conn_violation(c, "program bytes that were not asked for");
         return;
     }
@@ -259,7 +382,21 @@ static void on_chunk(struct conn *c, const Tmpi__ProgramChunk *ch)
         conn_violation(c, "program chunk out of order or beyond the announced size");
         return;
     }
-    memcpy(c->upload + c->upload_got, ch->data.data, ch->data.len);
+    if (c->upload_got + ch->data.len > c->upload_cap) {
+        size_t cap = c->upload_cap ? c->upload_cap : FRAME_PROGRAM_CHUNK;
+        while (cap < c->upload_got + ch->data.len)
+            cap *= 2;
+        if (cap > c->upload_size) cap = c->upload_size;
+        uint8_t *nb = realloc(c->upload, cap);
+        if (!nb) {
+            conn_error(c, -ENOMEM, "out of memory for the program");
+            conn_close_after_flush(c);
+            return;
+        }
+        c->upload = nb;
+        c->upload_cap = cap;
+    }
+    if (ch->data.len) memcpy(c->upload + c->upload_got, ch->data.data, ch->data.len);
     c->upload_got += ch->data.len;
     if (!ch->last) return;
     if (c->upload_got != c->upload_size) {
@@ -275,6 +412,7 @@ static void on_chunk(struct conn *c, const Tmpi__ProgramChunk *ch)
     struct program *p;
     uint8_t *bytes = c->upload;
     c->upload = NULL;
+    c->uploading = 0;
     control_state.nuploads--;
     if (progcache_add(&a->cache, hash, bytes, c->upload_size, &p) < 0) {
         conn_error(c, -ENOMEM, "out of memory for the program");
@@ -368,6 +506,31 @@ static void on_status(struct conn *c)
         st.n_peers = np;
         st.peers = pptr;
     }
+    const struct agent_config *cfg = &a->cfg;
+    const uint64_t value[LIM_COUNT] = {
+        [LIM_CONNECTIONS] = cfg->max_connections,
+        [LIM_CONNECTIONS_PER_USER] = cfg->max_connections_per_user,
+        [LIM_IDLE_TIMEOUT] = cfg->idle_timeout_sec,
+        [LIM_MESSAGE_TIMEOUT] = cfg->message_timeout_sec,
+        [LIM_BUFFERED_INPUT] = cfg->max_buffered_input,
+        [LIM_UNREAD_REPLIES] = cfg->max_unread_replies,
+        [LIM_FRAME_SIZE] = cfg->max_frame_size,
+        [LIM_ARGS_SIZE] = cfg->max_args_size,
+        [LIM_ENV_SIZE] = cfg->max_env_size,
+    };
+    Tmpi__LimitInfo lim[LIM_COUNT], *limp[LIM_COUNT];
+    for (int i = 0; i < LIM_COUNT; i++) {
+        tmpi__limit_info__init(&lim[i]);
+        lim[i].name = (char *)limit_names[i];
+        lim[i].value = value[i];
+        lim[i].refused = control_state.refused[i];
+        limp[i] = &lim[i];
+    }
+    lim[LIM_CONNECTIONS].in_use = control_state.nconns;
+    lim[LIM_CONNECTIONS_PER_USER].in_use = conns_of(c->uid);
+    lim[LIM_BUFFERED_INPUT].in_use = control_state.buffered;
+    st.n_limits = LIM_COUNT;
+    st.limits = limp;
     Tmpi__JobInfo *infos;
     st.n_jobs = visible_jobs(c, &infos, &st.jobs);
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
@@ -532,10 +695,48 @@ static int dispatch(struct conn *c, const Tmpi__Envelope *env)
     return c->closing ? -1 : 0;
 }
 
+/* Counts the bytes c holds beyond CONTROL_FREE_INPUT against max_buffered_input.  0, or -1
+ * when the agent holds too much already (c is then closed: it is the one that asked for more). */
+static int charge_input(struct conn *c, size_t held)
+{
+    size_t want = held > CONTROL_FREE_INPUT ? held - CONTROL_FREE_INPUT : 0;
+    control_state.buffered = control_state.buffered - c->charged + want;
+    c->charged = want;
+    size_t max = c->a->cfg.max_buffered_input;
+    if (control_state.buffered <= max) return 0;
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "the agent already holds %zu bytes of unfinished frames (max_buffered_input): try "
+             "again",
+             max);
+    refusal(LIM_BUFFERED_INPUT, "closing the connection of pid %d (uid %u) with %zu bytes held",
+            (int)c->pid, (unsigned)c->uid, held);
+    conn_drop(c, -ENOBUFS, msg);
+    return -1;
+}
+
+/* Replies the client has not read, beyond max_unread_replies (plus its job's output, which
+ * is throttled on its own): the client is closed.  0, or -1 when c is gone. */
+static int check_unread(struct conn *c)
+{
+    size_t queued = evbuffer_get_length(bufferevent_get_output(c->bev));
+    size_t max = c->a->cfg.max_unread_replies;
+    if (c->job_started || c->coord) max += CONTROL_JOB_OUTPUT_ALLOWANCE;
+    if (queued <= max) return 0;
+    refusal(LIM_UNREAD_REPLIES,
+            "closing the connection of pid %d (uid %u): %zu bytes of replies it does not read",
+            (int)c->pid, (unsigned)c->uid, queued);
+    conn_free(c);
+    return -1;
+}
+
 static void read_cb(struct bufferevent *bev, void *arg)
 {
     struct conn *c = arg;
     struct evbuffer *in = bufferevent_get_input(bev);
+    double now = agent_now();
+    int consumed = 0;
+    c->last_active = now;
     while (!c->closing && evbuffer_get_length(in) >= FRAME_HEADER_SIZE) {
         uint8_t hdr[FRAME_HEADER_SIZE];
         size_t len;
@@ -543,18 +744,24 @@ static void read_cb(struct bufferevent *bev, void *arg)
         int r = frame_parse_header(hdr, c->a->cfg.max_frame_size, &len);
         if (r < 0) {
             char msg[128];
-            if (r == -EMSGSIZE)
+            if (r == -EMSGSIZE) {
                 snprintf(msg, sizeof msg, "frame larger than max_frame_size (%zu bytes)",
                          c->a->cfg.max_frame_size);
-            else
+                control_state.refused[LIM_FRAME_SIZE]++;
+            } else {
                 snprintf(msg, sizeof msg, "malformed frame header");
+            }
             conn_violation(c, msg);
             return;
         }
-        if (evbuffer_get_length(in) < FRAME_HEADER_SIZE + len) return;
+        if (evbuffer_get_length(in) < FRAME_HEADER_SIZE + len) break;
+        /* a request while the last replies are still unread: a client that never reads them
+         * must not make the agent hold them without end */
+        if (check_unread(c) < 0) return;
         evbuffer_drain(in, FRAME_HEADER_SIZE);
         Tmpi__Envelope *env = frame_decode(evbuffer_pullup(in, (ev_ssize_t)len), len);
         evbuffer_drain(in, len);
+        consumed = 1;
         if (!env) {
             conn_violation(c, "malformed frame");
             return;
@@ -563,11 +770,20 @@ static void read_cb(struct bufferevent *bev, void *arg)
         frame_free(env);
         if (r < 0) return;
     }
+    if (c->closing) return;
+    size_t held = evbuffer_get_length(in);
+    /* the message deadline runs from the first byte of each frame */
+    if (held == 0)
+        c->partial_since = 0;
+    else if (consumed || c->partial_since == 0)
+        c->partial_since = now;
+    (void)charge_input(c, held);
 }
 
 static void write_cb(struct bufferevent *bev, void *arg)
 {
     struct conn *c = arg;
+    c->last_active = agent_now();
     if (c->coord) coord_launcher_drained(c->coord);
     /* Output drained: rank threads throttled on this launcher may go on. */
     if (c->job && c->job_started) {
@@ -593,6 +809,46 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
     }
 }
 
+/* The deadlines: a frame must be whole message_timeout after its first byte, however slowly
+ * it drips; a connection that neither runs a job nor waits for a ping may stay silent for
+ * idle_timeout (also one uploading its program, which holds a max_jobs slot). */
+static void sweep_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct agent *a = arg;
+    double now = agent_now();
+    struct conn *next;
+    if (control_state.trim) {
+        /* megabytes of frames a client never finished: back to the system, not kept in the
+         * heap for the next flood */
+        control_state.trim = 0;
+        malloc_trim(0);
+    }
+    for (struct conn *c = control_state.conns; c; c = next) {
+        next = c->next;
+        if (c->closing) {
+            /* closing once its output is flushed, but the client does not read it */
+            if (now - c->last_active > a->cfg.idle_timeout_sec) conn_free(c);
+            continue;
+        }
+        char msg[160];
+        if (c->partial_since > 0 && now - c->partial_since > a->cfg.message_timeout_sec) {
+            snprintf(msg, sizeof msg,
+                     "a frame not complete %u s after its first byte "
+                     "(message_timeout)",
+                     a->cfg.message_timeout_sec);
+            refusal(LIM_MESSAGE_TIMEOUT, "closing the connection of pid %d (uid %u): %s",
+                    (int)c->pid, (unsigned)c->uid, msg);
+            conn_drop(c, -ETIMEDOUT, msg);
+        } else if (!c->job_started && !c->ping && now - c->last_active > a->cfg.idle_timeout_sec) {
+            snprintf(msg, sizeof msg, "nothing sent for %u s (idle_timeout)",
+                     a->cfg.idle_timeout_sec);
+            refusal(LIM_IDLE_TIMEOUT, "closing the connection of pid %d (uid %u): %s", (int)c->pid,
+                    (unsigned)c->uid, msg);
+            conn_drop(c, -ETIMEDOUT, msg);
+        }
+    }
+}
+
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
                       void *arg)
 {
@@ -604,9 +860,28 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
         close(fd);
         return;
     }
-    if (control_state.nconns >= CONTROL_MAX_CONNS) {
-        log_warning("control: refusing pid %d: %u connections open", (int)cred.pid,
-                    control_state.nconns);
+    int admin = cred.uid == 0 || cred.uid == getuid();
+    char msg[200];
+    enum control_limit lim = LIM_COUNT;
+    if (!admin && control_state.nconns >= a->cfg.max_connections) {
+        lim = LIM_CONNECTIONS;
+        snprintf(msg, sizeof msg, "the agent has %u connections open (max_connections): try again",
+                 control_state.nconns);
+    } else if (admin && control_state.nconns >= a->cfg.max_connections + CONTROL_ADMIN_RESERVE) {
+        lim = LIM_CONNECTIONS;
+        snprintf(msg, sizeof msg,
+                 "the agent has %u connections open (max_connections and the administrators' "
+                 "reserve): try again",
+                 control_state.nconns);
+    } else if (!admin && conns_of(cred.uid) >= a->cfg.max_connections_per_user) {
+        lim = LIM_CONNECTIONS_PER_USER;
+        snprintf(msg, sizeof msg,
+                 "uid %u already has %u connections open (max_connections_per_user)",
+                 (unsigned)cred.uid, a->cfg.max_connections_per_user);
+    }
+    if (lim != LIM_COUNT) {
+        refusal(lim, "refusing pid %d (uid %u): %s", (int)cred.pid, (unsigned)cred.uid, msg);
+        send_error_now(fd, -EUSERS, msg);
         close(fd);
         return;
     }
@@ -619,6 +894,8 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     c->uid = cred.uid;
     c->gid = cred.gid;
     c->pid = cred.pid;
+    c->admin = admin;
+    c->last_active = agent_now();
     /* Threadsafe: rank threads write their output here.  Callbacks run deferred and unlocked,
      * so the loop thread never holds the bufferevent lock when it takes a job's out_mu
      * (job.h: rank threads take out_mu, then the bufferevent lock). */
@@ -651,6 +928,14 @@ int control_listen(struct agent *a)
         return log_errno(LOG_ERR, -EIO, "cannot listen on %s", path);
     }
     control_state.socket_inherited = inherited;
+    control_state.sweep = event_new(a->base, -1, EV_PERSIST, sweep_cb, a);
+    struct timeval tv = {.tv_sec = 0, .tv_usec = CONTROL_SWEEP_MS * 1000};
+    if (!control_state.sweep || event_add(control_state.sweep, &tv) < 0) {
+        evconnlistener_free(a->listener);
+        a->listener = NULL;
+        if (!inherited) unlink(path);
+        return log_errno(LOG_ERR, -ENOMEM, "cannot arm the control socket's deadlines");
+    }
     return 0;
 }
 
@@ -670,6 +955,10 @@ void control_drain(struct agent *a)
 
 void control_close(struct agent *a)
 {
+    if (control_state.sweep) {
+        event_free(control_state.sweep);
+        control_state.sweep = NULL;
+    }
     if (a->listener) {
         evconnlistener_free(a->listener);
         a->listener = NULL;

@@ -2,7 +2,9 @@
  *
  * A Unix stream socket; each client is identified by SO_PEERCRED.  Frames are decoded on the
  * loop thread; a malformed or oversized frame closes that connection with a logged reason and
- * is counted, never more. */
+ * is counted, never more.  What one client may hold is bounded (connections per user and in
+ * total, idle and whole-frame deadlines, unfinished input, unread replies, submission size:
+ * docs/RELIABILITY.md); each refusal is counted in tmpictl status and logged. */
 #ifndef TMPI_AGENT_CONTROL_H
 #define TMPI_AGENT_CONTROL_H
 

@@ -11,6 +11,7 @@
 
 #include "coll_tree.h"
 #include "log.h"
+#include "msg_check.h"
 #include "tmpi_config.h"
 
 int config_defaults(struct agent_config *c)
@@ -27,6 +28,14 @@ int config_defaults(struct agent_config *c)
         .rank_stack_size = 2u << 20,
         .max_program_size = 256u << 20,
         .max_frame_size = 4u << 20,
+        .max_connections = 1024,
+        .max_connections_per_user = 128,
+        .idle_timeout_sec = 60,
+        .message_timeout_sec = 10,
+        .max_buffered_input = 32u << 20,
+        .max_unread_replies = 1u << 20,
+        .max_args_size = 2u << 20,
+        .max_env_size = 1u << 20,
         .program_cache = 16,
         .spin_ns = 20000,
         .rank_switching = "auto",
@@ -214,6 +223,30 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = config_parse_size(value, &sz);
             if (r == 0 && (sz < 64 * 1024 || sz > (1ull << 30))) r = -ERANGE;
             if (r == 0) c->max_frame_size = sz;
+        } else if (strcmp(key, "max_connections") == 0)
+            r = parse_u32(value, 1, 65536, &c->max_connections);
+        else if (strcmp(key, "max_connections_per_user") == 0)
+            r = parse_u32(value, 1, 65536, &c->max_connections_per_user);
+        else if (strcmp(key, "idle_timeout") == 0)
+            r = parse_u32(value, 1, 86400, &c->idle_timeout_sec);
+        else if (strcmp(key, "message_timeout") == 0)
+            r = parse_u32(value, 1, 3600, &c->message_timeout_sec);
+        else if (strcmp(key, "max_buffered_input") == 0) {
+            r = config_parse_size(value, &sz);
+            if (r == 0 && (sz < 64 * 1024 || sz > (64ull << 30))) r = -ERANGE;
+            if (r == 0) c->max_buffered_input = sz;
+        } else if (strcmp(key, "max_unread_replies") == 0) {
+            r = config_parse_size(value, &sz);
+            if (r == 0 && (sz < 64 * 1024 || sz > (1ull << 30))) r = -ERANGE;
+            if (r == 0) c->max_unread_replies = sz;
+        } else if (strcmp(key, "max_args_size") == 0) {
+            r = config_parse_size(value, &sz);
+            if (r == 0 && (sz < 4096 || sz > MSG_MAX_ARGS_BYTES)) r = -ERANGE;
+            if (r == 0) c->max_args_size = sz;
+        } else if (strcmp(key, "max_env_size") == 0) {
+            r = config_parse_size(value, &sz);
+            if (r == 0 && (sz < 4096 || sz > MSG_MAX_ENV_BYTES)) r = -ERANGE;
+            if (r == 0) c->max_env_size = sz;
         } else if (strcmp(key, "program_cache") == 0)
             r = parse_u32(value, 0, 100000, &c->program_cache);
         else if (strcmp(key, "kill_grace") == 0)

@@ -22,14 +22,24 @@ struct agent_config {
     uint32_t heartbeat_timeout_ms; /* a job's agent silent this long fails the job (mesh.h) */
     uint32_t recv_threads;         /* netd receive daemons (links are spread over them) */
     int log_level;
-    int private_agent;          /* started by tmpi-launch for one job: no network, no config */
-    uint32_t max_jobs;          /* jobs running at once */
-    uint32_t max_ranks;         /* ranks per job */
-    size_t rank_stack_size;     /* bytes of stack per rank thread */
-    size_t max_program_size;    /* largest program accepted */
-    size_t max_frame_size;      /* largest control frame accepted */
-    uint32_t program_cache;     /* programs kept after their jobs end */
-    uint32_t spin_ns;           /* spin budget of a waiting rank before it blocks */
+    int private_agent;       /* started by tmpi-launch for one job: no network, no config */
+    uint32_t max_jobs;       /* jobs running at once */
+    uint32_t max_ranks;      /* ranks per job */
+    size_t rank_stack_size;  /* bytes of stack per rank thread */
+    size_t max_program_size; /* largest program accepted */
+    size_t max_frame_size;   /* largest control frame accepted */
+    /* The control socket (control.c, docs/RELIABILITY.md): what one client may make the agent
+     * hold, and for how long. */
+    uint32_t max_connections;          /* tool connections of non-admins, all users together */
+    uint32_t max_connections_per_user; /* tool connections of one non-admin user */
+    uint32_t idle_timeout_sec;         /* a connection without a running job that sends nothing */
+    uint32_t message_timeout_sec;      /* a frame, from its first byte to its last */
+    size_t max_buffered_input;         /* unfinished frames of all connections together */
+    size_t max_unread_replies;         /* replies queued for a client that does not read them */
+    size_t max_args_size;              /* a job's arguments, bytes in total */
+    size_t max_env_size;               /* a job's forwarded environment, bytes in total */
+    uint32_t program_cache;            /* programs kept after their jobs end */
+    uint32_t spin_ns;                  /* spin budget of a waiting rank before it blocks */
     const char *rank_switching; /* "auto", "kernel" or "user" (carrier.h); a literal, not owned */
     uint32_t intra_eager_limit; /* intra-node: larger messages use rendezvous */
     uint32_t eager_limit;       /* inter-node eager-push threshold (seed 000: 100 KB) */

@@ -186,6 +186,14 @@ static void print_status(const Tmpi__StatusReply *s)
                    p->state, rtt, p->last_error && *p->last_error ? p->last_error : "");
         }
     }
+    if (s->n_limits) {
+        printf("\n%-26s %12s %12s %10s\n", "LIMIT", "VALUE", "IN USE", "REFUSED");
+        for (size_t i = 0; i < s->n_limits; i++) {
+            const Tmpi__LimitInfo *l = s->limits[i];
+            printf("%-26s %12" PRIu64 " %12" PRIu64 " %10" PRIu64 "\n", l->name ? l->name : "",
+                   l->value, l->in_use, l->refused);
+        }
+    }
     putchar('\n');
     print_jobs(s->jobs, s->n_jobs);
 }

@@ -1,0 +1,77 @@
+/* Careless programs (docs/RELIABILITY.md, "Careless programs"): each mode does one thing a
+ * program should not, and the job must still end, whole and without leftovers.
+ *   bigwrite N    rank 0 writes N bytes of 'x' ending in a newline with one write(2)
+ *   pthread_exit  rank 1 ends its main thread with pthread_exit (after MPI_Finalize when the
+ *                 second argument is "finalized", else before)
+ *   leftover      every rank starts a thread that never ends, then finalizes and returns
+ *   leak MIB      every rank allocates MIB MiB in 4 KiB blocks and opens 64 files it never
+ *                 frees or closes
+ *   sleep SEC     sleeps SEC seconds, then finalizes */
+#include <fcntl.h>
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void *spin_forever(void *arg)
+{
+    volatile unsigned long *n = arg;
+    /* mostly in the program's own code, so an unload under it would show */
+    for (;;) {
+        for (int i = 0; i < 1000000; i++)
+            (*n)++;
+        usleep(100);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int rank;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "bigwrite") == 0 && argc > 2) {
+        size_t n = strtoull(argv[2], NULL, 10);
+        if (rank == 0 && n > 0) {
+            char *buf = malloc(n);
+            if (!buf) return 2;
+            memset(buf, 'x', n - 1);
+            buf[n - 1] = '\n';
+            ssize_t w = write(1, buf, n);
+            free(buf);
+            if (w != (ssize_t)n) {
+                fprintf(stderr, "write returned %zd of %zu\n", w, n);
+                MPI_Abort(MPI_COMM_WORLD, 3);
+            }
+        }
+    } else if (strcmp(mode, "pthread_exit") == 0) {
+        int finalized = argc > 2 && strcmp(argv[2], "finalized") == 0;
+        if (rank == 1) {
+            if (finalized) MPI_Finalize();
+            printf("rank 1 calls pthread_exit\n");
+            fflush(stdout);
+            pthread_exit(NULL);
+        }
+    } else if (strcmp(mode, "leftover") == 0) {
+        static unsigned long counter;
+        pthread_t t;
+        if (pthread_create(&t, NULL, spin_forever, &counter) != 0) return 2;
+    } else if (strcmp(mode, "leak") == 0 && argc > 2) {
+        size_t mib = strtoull(argv[2], NULL, 10);
+        for (size_t i = 0; i < mib * 256; i++) {
+            char *p = malloc(4096);
+            if (!p) return 2;
+            memset(p, 1, 4096);
+        }
+        for (int i = 0; i < 64; i++)
+            if (open("/dev/null", O_RDONLY) < 0) return 2;
+    } else if (strcmp(mode, "sleep") == 0 && argc > 2) {
+        sleep((unsigned)atoi(argv[2]));
+    }
+    MPI_Finalize();
+    if (rank == 0) printf("OK\n");
+    return 0;
+}
