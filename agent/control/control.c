@@ -19,7 +19,7 @@
 #include "frame.h"
 #include "job.h"
 #include "job_coord.h"
-#include "job_net.h"
+#include "job_link.h"
 #include "jobhost.h"
 #include "listen_socket.h"
 #include "log.h"
@@ -334,7 +334,7 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
     }
     int r;
     if (s->n_nodes > 0)
-        r = coord_new(a, s, c->uid, c->bev, coord_done, c, &c->coord, err, sizeof err);
+        r = coord_new(a, s, c->uid, c->gid, c->bev, coord_done, c, &c->coord, err, sizeof err);
     else
         r = job_new(a, s, c->uid, c->pid, c->bev, &j, err, sizeof err);
     if (r < 0) {
@@ -432,8 +432,8 @@ static void fill_job_info(Tmpi__JobInfo *ji, const struct job *j, double now)
     ji->state = (char *)job_state_name(atomic_load(&j->state));
     ji->runtime_sec = now - j->start_time;
     ji->program = j->program_name;
-    if (j->net) {
-        ji->uid = j->net->uid;
+    if (j->link) {
+        ji->uid = j->link->uid;
         ji->coordinator = (char *)j->coordinator;
         ji->coordinator_job_id = j->coord_job_id;
     }

@@ -20,11 +20,10 @@
 #include "job.h"
 #include "jobhost.h"
 #include "job_member.h"
-#include "job_net.h"
+#include "job_link.h"
 #include "log.h"
 #include "mesh.h"
 #include "privs.h"
-#include "netd.h"
 #include "svc_init.h"
 
 double agent_now(void)
@@ -140,7 +139,7 @@ static void on_job_assign(void *arg, struct mesh_conn *c, const Tmpi__JobAssign 
 static void on_data_accept(void *arg, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel, int fd,
                            const char *peer)
 {
-    job_net_accept(arg, join, channel, fd, peer);
+    job_link_accept(arg, join, channel, fd, peer);
 }
 
 static const struct mesh_accept_ops mesh_to_jobs = {
@@ -149,7 +148,8 @@ static const struct mesh_accept_ops mesh_to_jobs = {
 };
 
 /* Everything the loop needs: libraries, fault handlers, caches, the event base, the mesh,
- * netd (only where other agents can reach us), the control socket, signals and timers.
+ * the control socket, signals and timers.  No netd: the data links of jobs across nodes are
+ * read by the jobs' hosts (job_link.h).
  * 0 or a negative errno (logged); teardown() undoes whatever part was done. */
 static int setup(struct agent *a)
 {
@@ -183,14 +183,6 @@ static int setup(struct agent *a)
     mesh_set_accept_ops(a, &mesh_to_jobs, a);
     /* the key and the config are read; no thread exists yet (capabilities are per thread) */
     (void)privs_drop();
-    if (a->cfg.key_file) {
-        /* The data plane exists only where other agents can reach us. */
-        r = netd_new(a->cfg.recv_threads, NETD_MAX_PAYLOAD, &a->netd);
-        if (r < 0) {
-            log_error("cannot start the receive daemons: %s", strerror(-r));
-            return r;
-        }
-    }
     r = control_listen(a);
     if (r < 0) return r;
     a->sig_term = evsignal_new(a->base, SIGTERM, on_signal, a);
@@ -212,8 +204,6 @@ static void teardown(struct agent *a)
 {
     control_free_all(a);
     mesh_close(a);
-    netd_free(a->netd);
-    a->netd = NULL;
     if (a->sig_term) event_free(a->sig_term);
     if (a->sig_int) event_free(a->sig_int);
     if (a->sig_hup) event_free(a->sig_hup);

@@ -23,7 +23,7 @@ struct agent {
     struct evconnlistener *listener;
     struct progcache cache;
     struct mesh *mesh;
-    struct netd *netd; /* data-plane links and receive daemons; NULL without a mesh */
+    struct netd *netd; /* a member job host's receive daemons (job_net.h); NULL in the agent */
     struct pool pool;  /* shared buffer pool (pool_size) */
     double start_time; /* monotonic seconds */
     int ncpus;

@@ -14,6 +14,7 @@
 #include "agent.h"
 #include "carrier.h"
 #include "frame.h"
+#include "job_link.h"
 #include "job_member.h"
 #include "job_net.h"
 #include "jobhost.h"
@@ -228,6 +229,9 @@ int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct buffereven
     snprintf(j->owner, sizeof j->owner, "%s", ja->owner ? ja->owner : "?");
     snprintf(j->coordinator, sizeof j->coordinator, "%s", ja->coordinator ? ja->coordinator : "");
     j->coord_job_id = ja->coordinator_job_id;
+    j->gid = ja->owner_gid;
+    j->umask = ja->umask & 0777;
+    j->umask_set = ja->umask_set;
     j->node = (int)ja->node;
     j->nnodes = (int)nnodes;
     j->global_rank = calloc(j->nprocs, sizeof *j->global_rank);
@@ -245,7 +249,9 @@ int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct buffereven
             if (n == ja->node) j->global_rank[l] = (int32_t)g;
         }
     }
-    r = job_net_new(j, ja->uid, (int)ja->node, nnodes, ja->nodes, &j->net);
+    /* The agent opens the links and hands them to the host, whose netd reads them. */
+    r = a->job_host ? job_net_new(j, ja->uid, (int)ja->node, nnodes, ja->nodes, &j->net)
+                    : job_link_new(j, ja->uid, (int)ja->node, nnodes, ja->nodes, &j->link);
     if (r < 0) {
         job_free(j);
         return r;
@@ -285,6 +291,8 @@ void job_free(struct job *j)
     free(j->cwd);
     if (j->member) job_member_forget(j->member);
     if (j->net) job_net_free(j->net);
+    if (j->link) job_link_free(j->link);
+    if (j->assign) tmpi__job_assign__free_unpacked(j->assign, NULL);
     free(j->ranks);
     free(j->global_rank);
     free(j->node_of_rank);
@@ -377,6 +385,11 @@ void job_fail(struct job *j, struct rank *r, int kind, int code, const char *msg
         else
             snprintf(reason, sizeof reason, "rank %d exited with code %d", r->info.rank, code);
         break;
+    }
+    if (j->nnodes > 1) {
+        /* across nodes, the launcher also learns where the rank ran */
+        size_t len = strlen(reason);
+        snprintf(reason + len, sizeof reason - len, " (on %s)", j->agent->cfg.name);
     }
     stop_net_rx(j);
     pthread_mutex_lock(&j->mu);
@@ -762,9 +775,9 @@ int job_start(struct job *j, struct program *prog)
 {
     struct agent *a = j->agent;
     j->start_time = agent_now();
-    if (!j->net && !a->job_host) {
+    if (!a->job_host) {
         /* The agent runs no user code: a process of the submitter's hosts the ranks. */
-        int r = jobhost_start(j, prog); /* releases prog */
+        int r = jobhost_start(j, prog, j->assign); /* releases prog */
         if (r < 0) return r;
         atomic_fetch_add(&a->jobs_started, 1);
         log_job(LOG_INFO, j->id, j->owner, "%u ranks of %s for %s (uid %u)", j->nprocs,

@@ -22,6 +22,7 @@ struct bufferevent;
 struct event;
 struct conn;
 struct job_net;
+struct job_link;
 struct job_member;
 struct jobhost;
 
@@ -80,10 +81,14 @@ struct job {
     struct tmpi_client_ops client_ops;
     int client_created;
 
-    /* One node's part of a job across several nodes (job_member.c); net is NULL otherwise.
-     * The launcher channel (bev) is then the ctl connection to the coordinator, which sees
-     * the same frames a launcher would, with global ranks. */
+    /* One node's part of a job across several nodes (job_member.c); net and link are NULL
+     * otherwise.  The launcher channel (bev) is then the ctl connection to the coordinator,
+     * which sees the same frames a launcher would, with global ranks.  In the agent, link
+     * opens the data links and assign is what the host is started with; in the job host, net
+     * holds the links. */
     struct job_net *net;
+    struct job_link *link;
+    Tmpi__JobAssign *assign;
     int node, nnodes;
     char coordinator[64];      /* the coordinator's agent name */
     uint64_t coord_job_id;     /* the job's id at the coordinator */
@@ -96,8 +101,8 @@ struct job {
      * thread only (set before the gate opens, freed after the carriers are joined). */
     struct carrier_pool *cpool;
 
-    /* A single-node job runs in a job host process (jobhost.h); this is the agent's handle on
-     * it, loop thread only.  NULL in the job host itself and for member jobs. */
+    /* Every job runs in a job host process (jobhost.h); this is the agent's handle on it, loop
+     * thread only.  NULL in the job host itself, and before a member's program arrived. */
     struct jobhost *host;
 
     struct event *done_ev; /* activated by the job thread when it is finished */
@@ -111,7 +116,8 @@ int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
             struct bufferevent *bev, struct job **ret, char *err, size_t errlen);
 
 /* Loop thread: builds this node's part of a job across several nodes from a JobAssign
- * (job_member.c).  -EINVAL / -EBUSY with a message in err, -ENOMEM. */
+ * (job_member.c in the agent, jobhost_main.c in the job host).  The owner's uid, gid and umask
+ * are the assignment's.  -EINVAL / -EBUSY with a message in err, -ENOMEM. */
 int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct bufferevent *bev,
                    struct job **ret, char *err, size_t errlen);
 
@@ -120,7 +126,8 @@ int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct buffereven
 void job_go(struct job *j);
 void job_release(struct job *j);
 
-/* Loop thread: pins prog and starts the job thread.  On failure the job is freed. */
+/* Loop thread: in the agent, starts the job's host with prog (jobhost_start); in the host,
+ * pins prog and starts the job thread.  A negative errno on failure (prog released). */
 int job_start(struct job *j, struct program *prog);
 
 /* Loop thread: frees a job whose thread has been joined (or never started). */

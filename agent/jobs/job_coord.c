@@ -44,6 +44,7 @@ struct coord {
     uint64_t id;  /* what the launcher sees (JobStarted, CancelJob) */
     uint64_t uid; /* the job on every node: netd headers, join records, mesh messages */
     uid_t owner_uid;
+    gid_t owner_gid; /* the launcher's (SO_PEERCRED): the members' hosts run with it */
     char owner[64];
     struct bufferevent *launcher; /* loop thread writes only */
     void (*done)(void *arg);
@@ -210,6 +211,9 @@ static void on_ready(void *arg, struct mesh_conn *c)
     ja.timeout_sec = s->timeout_sec;
     ja.owner_uid = (uint32_t)co->owner_uid;
     ja.owner = co->owner;
+    ja.owner_gid = (uint32_t)co->owner_gid;
+    ja.umask = s->umask;
+    ja.umask_set = s->umask_set;
     ja.coordinator = co->a->cfg.name;
     ja.coordinator_job_id = co->id;
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
@@ -433,8 +437,9 @@ static Tmpi__SubmitJob *copy_submission(const Tmpi__SubmitJob *s)
     return copy;
 }
 
-int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, struct bufferevent *launcher,
-              void (*done)(void *arg), void *arg, struct coord **ret, char *err, size_t errlen)
+int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, gid_t gid,
+              struct bufferevent *launcher, void (*done)(void *arg), void *arg, struct coord **ret,
+              char *err, size_t errlen)
 {
     if (!a->cfg.key_file) {
         snprintf(err, errlen,
@@ -457,6 +462,7 @@ int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, struct buffe
     co->done = done;
     co->done_arg = arg;
     co->owner_uid = uid;
+    co->owner_gid = gid;
     co->fail_rank = -1;
     struct passwd pw, *pwp = NULL;
     char pwbuf[1024];

@@ -27,10 +27,12 @@ struct coord;
 struct program;
 
 /* Checks a multi-node submission and builds its coordinator (nothing is contacted yet).
+ * uid, gid: the launcher's (SO_PEERCRED), which every member's job host runs as.
  * launcher: the launcher connection's bufferevent.  done(arg) runs once the launcher got its
  * JobEnd; the coordinator is freed right after.  -EINVAL / -ENOKEY with a message, -ENOMEM. */
-int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, struct bufferevent *launcher,
-              void (*done)(void *arg), void *arg, struct coord **ret, char *err, size_t errlen);
+int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, gid_t gid,
+              struct bufferevent *launcher, void (*done)(void *arg), void *arg, struct coord **ret,
+              char *err, size_t errlen);
 /* Starts the job with prog (pinned by the caller; the coordinator releases it). */
 void coord_start(struct coord *co, struct program *prog);
 /* A user cancelled: tear every member down. */

@@ -2,6 +2,7 @@
 #include "job_member.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,8 @@
 #include "agent.h"
 #include "frame.h"
 #include "job.h"
-#include "job_net.h"
+#include "job_link.h"
+#include "jobhost.h"
 #include "log.h"
 #include "mesh.h"
 #include "progcache.h"
@@ -19,7 +21,7 @@ struct job_member {
     struct agent *a;
     struct mesh_conn *conn;
     struct job *job; /* NULL before the assignment was accepted, and once freed */
-    int started;     /* the job thread runs; the job is in the agent's list */
+    int started;     /* the job host runs; the job is in the agent's list */
     uint64_t uid;
     uint8_t *upload; /* program bytes arriving */
     size_t upload_size, upload_got;
@@ -130,19 +132,19 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
     case TMPI__ENVELOPE__MSG_JOB_CONNECT:
         uid = env->job_connect->uid;
         if (j && m->started && uid == m->uid) {
-            job_net_connect(j->net);
+            job_link_connect(j->link);
             return;
         }
         break;
     case TMPI__ENVELOPE__MSG_JOB_GO:
         if (j && m->started && env->job_go->uid == m->uid) {
-            job_go(j);
+            jobhost_forward(j, env);
             return;
         }
         break;
     case TMPI__ENVELOPE__MSG_JOB_RELEASE:
         if (j && m->started && env->job_release->uid == m->uid) {
-            job_release(j);
+            jobhost_forward(j, env);
             return;
         }
         break;
@@ -168,11 +170,8 @@ static void on_drain(void *arg, struct mesh_conn *c)
     struct job_member *m = arg;
     struct job *j = m->job;
     if (!j || !m->started) return;
-    /* Output drained: rank threads throttled on this connection may go on. */
-    pthread_mutex_lock(&j->drain_mu);
-    atomic_fetch_add(&j->drain_gen, 1);
-    pthread_cond_broadcast(&j->drain_cv);
-    pthread_mutex_unlock(&j->drain_mu);
+    /* Output drained: read the host's frames again. */
+    jobhost_launcher_drained(j);
 }
 
 static void on_close(void *arg, struct mesh_conn *c, int err, const char *why)
@@ -181,12 +180,17 @@ static void on_close(void *arg, struct mesh_conn *c, int err, const char *why)
     struct job *j = m->job;
     if (j && m->started) {
         j->member = NULL;
-        if (atomic_load(&j->ranks_ended)) {
-            /* finished here: only the channel goes */
+        if (jobhost_ended(j)) {
+            /* finished here: only the channel goes; the host may unload */
             pthread_mutex_lock(&j->out_mu);
             j->bev = NULL;
             pthread_mutex_unlock(&j->out_mu);
-            job_release(j);
+            Tmpi__JobRelease jr = TMPI__JOB_RELEASE__INIT;
+            jr.uid = m->uid;
+            Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+            env.msg_case = TMPI__ENVELOPE__MSG_JOB_RELEASE;
+            env.job_release = &jr;
+            jobhost_forward(j, &env);
         } else {
             log_notice("job %llu: lost the connection to the coordinator %s: %s",
                        (unsigned long long)j->id, j->coordinator, why);
@@ -209,6 +213,38 @@ static const struct mesh_ctl_ops member_ops = {
     .on_close = on_close,
 };
 
+/* The job's host runs as its owner: the same user (name and uid) must exist here. */
+static int check_owner(const struct agent *a, const Tmpi__JobAssign *ja, char *err, size_t errlen)
+{
+    struct passwd pw, *pwp = NULL;
+    char buf[4096];
+    const char *owner = ja->owner && *ja->owner ? ja->owner : "?";
+    if (getpwuid_r(ja->owner_uid, &pw, buf, sizeof buf, &pwp) != 0 || !pwp) {
+        snprintf(err, errlen, "user %s (uid %u) does not exist on %s", owner,
+                 (unsigned)ja->owner_uid, a->cfg.name);
+        return -ESRCH;
+    }
+    if (strcmp(pw.pw_name, owner) != 0) {
+        snprintf(err, errlen,
+                 "uid %u is %s on %s, not %s: the job's user must be the same on "
+                 "every node",
+                 (unsigned)ja->owner_uid, pw.pw_name, a->cfg.name, owner);
+        return -EPERM;
+    }
+    return 0;
+}
+
+static Tmpi__JobAssign *copy_assign(const Tmpi__JobAssign *ja)
+{
+    size_t len = tmpi__job_assign__get_packed_size(ja);
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf) return NULL;
+    tmpi__job_assign__pack(ja, buf);
+    Tmpi__JobAssign *copy = tmpi__job_assign__unpack(NULL, len, buf);
+    free(buf);
+    return copy;
+}
+
 void job_member_assign(struct agent *a, struct mesh_conn *c, const Tmpi__JobAssign *ja)
 {
     struct job_member *m = calloc(1, sizeof *m);
@@ -224,16 +260,16 @@ void job_member_assign(struct agent *a, struct mesh_conn *c, const Tmpi__JobAssi
         refuse(m, "the agent is shutting down");
         return;
     }
-    if (!a->netd) {
-        refuse(m, "this agent has no data plane for jobs across nodes");
-        return;
-    }
     for (struct job *o = a->jobs; o; o = o->next)
-        if (o->net && o->net->uid == ja->uid) {
+        if (o->link && o->link->uid == ja->uid) {
             refuse(m, "this node already runs a part of that job");
             return;
         }
-    char err[256];
+    char err[400];
+    if (check_owner(a, ja, err, sizeof err) < 0) {
+        refuse(m, err);
+        return;
+    }
     struct job *j;
     int r = job_new_member(a, ja, mesh_conn_bev(c), &j, err, sizeof err);
     if (r < 0) {
@@ -243,6 +279,12 @@ void job_member_assign(struct agent *a, struct mesh_conn *c, const Tmpi__JobAssi
     }
     m->job = j;
     j->member = m;
+    /* what the host is started with, once the program is here */
+    j->assign = copy_assign(ja);
+    if (!j->assign) {
+        refuse(m, "out of memory");
+        return;
+    }
     struct program *p = progcache_get(&a->cache, ja->program_hash.data);
     if (p) {
         start(m, p);

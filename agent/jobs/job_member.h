@@ -1,20 +1,26 @@
 /* job_member.h — this agent's side of a job across several nodes: one member, driven by the
- * job's coordinator over one mesh ctl connection.
+ * job's coordinator over one mesh ctl connection.  The member's ranks run in a job host of
+ * their own (jobhost.h) as the job's owner; the agent keeps the connection, the job's state
+ * and its links (job_link.h), and passes frames between the two.
  *
- *   coordinator                      member (here)
- *   JobAssign ─────────────────────▶ build the job (job_new_member), program cached?
+ *   coordinator                      member agent (here)                job host
+ *   JobAssign ─────────────────────▶ owner known here? build the job,
+ *                                    program cached?
  *              ◀──────────────────── NeedProgram            (only if not)
- *   ProgramChunk* ─────────────────▶ check, cache, start the job thread: it loads the images
- *              ◀──────────────────── JobLoaded{ok|error}     (job thread)
- *   JobConnect ────────────────────▶ open the data links (job_net.c)
- *              ◀──────────────────── JobLinked{ok|error}
- *   JobGo ─────────────────────────▶ open the gate
- *              ◀──────────────────── Output* RankExit* JobEnd   (global ranks)
- *   JobRelease ────────────────────▶ close the links, unload
- *              ◀──────────────────── JobUnloaded
- *   JobCancel (any time) ──────────▶ tear the job down
+ *   ProgramChunk* ─────────────────▶ check, cache, start the host ───▶ become the owner,
+ *                                                                      load the images
+ *              ◀──────────────────── JobLoaded{ok|error} ◀───────────
+ *   JobConnect ────────────────────▶ open the data links, pass each ──▶ its netd reads them
+ *              ◀──────────────────── JobLinked{ok|error} ◀─────────── (the agent says why
+ *                                                                      if one cannot open)
+ *   JobGo ─────────────────────────▶ ─────────────────────────────────▶ open the gate
+ *              ◀──────────────────── Output* RankExit* JobEnd ◀──────── (global ranks)
+ *   JobRelease ────────────────────▶ ─────────────────────────────────▶ close the links, unload
+ *              ◀──────────────────── JobUnloaded ◀──────────────────── and leave
+ *   JobCancel (any time) ──────────▶ tear the job down (SIGKILL after the kill grace)
  *
- * The connection ending tears the member's part down.  Loop thread only. */
+ * A host that dies is reported as its JobEnd (128+signal) and JobUnloaded by the agent.  The
+ * connection ending tears the member's part down.  Loop thread only. */
 #ifndef TMPI_AGENT_JOB_MEMBER_H
 #define TMPI_AGENT_JOB_MEMBER_H
 

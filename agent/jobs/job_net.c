@@ -1,4 +1,4 @@
-/* job_net.c — data links of a member job (job_net.h). */
+/* job_net.c — data links of a member job, in its job host (job_net.h). */
 #include "job_net.h"
 
 #include <errno.h>
@@ -9,7 +9,6 @@
 
 #include "agent.h"
 #include "job.h"
-#include "job_member.h"
 #include "log.h"
 #include "mesh_auth.h"
 #include "netd.h"
@@ -52,20 +51,6 @@ int job_net_new(struct job *j, uint64_t uid, int self, size_t nnodes,
     }
     *ret = n;
     return 0;
-}
-
-/* Loop thread: tells the coordinator once: every link up (err 0) or the first failure. */
-static void report(struct job_net *n, int err, const char *why)
-{
-    if (n->reported || !n->connecting) return;
-    if (err == 0) {
-        pthread_mutex_lock(&n->mu);
-        int all = n->nlinks == n->want;
-        pthread_mutex_unlock(&n->mu);
-        if (!all) return;
-    }
-    n->reported = 1;
-    job_member_linked(n->job, err, why);
 }
 
 _Static_assert((int)MESH_CH_P2P == (int)NETD_CH_P2P && (int)MESH_CH_COLL == (int)NETD_CH_COLL &&
@@ -142,15 +127,19 @@ static const struct netd_ops link_ops = {
     .on_error = on_error,
 };
 
-/* Loop thread: fd is an authenticated data socket to l's node; it becomes the link. */
-static int add_link(struct job_net_link *l, int fd)
+int job_net_add(struct job_net *n, int node, int channel, int fd)
 {
-    struct job_net *n = l->net;
     struct agent *a = n->job->agent;
+    if (node < 0 || node >= n->nnodes || node == n->self ||
+        (channel != MESH_CH_P2P && channel != MESH_CH_COLL)) {
+        close(fd);
+        return -EINVAL;
+    }
     if (!a->netd) {
         close(fd);
         return -ENOTSUP;
     }
+    struct job_net_link *l = link_at(n, node, channel);
     pthread_mutex_lock(&n->mu);
     if (n->closed || l->l) {
         pthread_mutex_unlock(&n->mu);
@@ -159,86 +148,12 @@ static int add_link(struct job_net_link *l, int fd)
     }
     int r = netd_link_new(a->netd, fd, &link_ops, l, 1, &l->l);
     if (r == 0) n->nlinks++;
+    int all = n->nlinks == n->want;
     pthread_mutex_unlock(&n->mu);
+    if (r < 0) return r;
     /* a job that already runs (a rank created the state) reads at once */
-    if (r == 0 && atomic_load(&n->resumed)) netd_link_resume(l->l);
-    return r;
-}
-
-static void dialled(void *arg, int fd, int err, const char *why)
-{
-    struct job_net_link *l = arg;
-    struct job_net *n = l->net;
-    l->dial = NULL;
-    char msg[400];
-    if (fd >= 0) {
-        err = add_link(l, fd);
-        why = strerror(-err);
-        if (err == 0) {
-            report(n, 0, NULL);
-            return;
-        }
-    }
-    snprintf(msg, sizeof msg, "cannot connect to node %d (%s): %s", l->node, n->addr[l->node],
-             why && *why ? why : strerror(-err));
-    report(n, err, msg);
-}
-
-void job_net_connect(struct job_net *n)
-{
-    if (n->connecting) return;
-    n->connecting = 1;
-    struct agent *a = n->job->agent;
-    if (!a->netd) {
-        report(n, -ENOTSUP, "this agent has no data plane (netd)");
-        return;
-    }
-    for (int node = n->self + 1; node < n->nnodes; node++)
-        for (int ch = MESH_CH_P2P; ch <= MESH_CH_COLL; ch++) {
-            struct job_net_link *l = link_at(n, node, ch);
-            uint8_t join[MESH_JOIN_SIZE];
-            mesh_join_encode(join, n->uid, (uint32_t)n->self, (uint32_t)ch);
-            int r = mesh_data_connect(a, n->addr[node], (uint32_t)ch, join, dialled, l, &l->dial);
-            if (r < 0) {
-                char msg[400];
-                snprintf(msg, sizeof msg, "cannot connect to node %d (%s): %s", node, n->addr[node],
-                         strerror(-r));
-                report(n, r, msg);
-                return;
-            }
-        }
-    report(n, 0, NULL); /* the last node dials nobody: its links may all be in already */
-}
-
-void job_net_accept(struct agent *a, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel, int fd,
-                    const char *peer)
-{
-    uint64_t uid;
-    uint32_t node, ch;
-    mesh_join_decode(join, &uid, &node, &ch);
-    struct job *j;
-    for (j = a->jobs; j; j = j->next)
-        if (j->net && j->net->uid == uid) break;
-    if (!j) {
-        log_warning("mesh: data connection from %s for an unknown job; closing", peer);
-        close(fd);
-        return;
-    }
-    struct job_net *n = j->net;
-    if (ch != channel || (ch != MESH_CH_P2P && ch != MESH_CH_COLL) || node >= (uint32_t)n->self) {
-        log_warning("job %llu: data connection from %s with a bad join record (node %u, "
-                    "channel %u); closing",
-                    (unsigned long long)j->id, peer, node, ch);
-        close(fd);
-        return;
-    }
-    int r = add_link(link_at(n, (int)node, (int)ch), fd);
-    if (r < 0) {
-        log_warning("job %llu: data connection from %s (node %u, channel %u) refused: %s",
-                    (unsigned long long)j->id, peer, node, ch, strerror(-r));
-        return;
-    }
-    report(n, 0, NULL);
+    if (atomic_load(&n->resumed)) netd_link_resume(l->l);
+    return all;
 }
 
 void job_net_resume(struct job_net *n)
@@ -281,12 +196,9 @@ void job_net_close(struct job_net *n)
 void job_net_free(struct job_net *n)
 {
     if (!n) return;
-    for (int i = 0; i < n->nnodes * 2; i++) {
-        mesh_conn_close(n->links[i].dial);
-        n->links[i].dial = NULL;
+    for (int i = 0; i < n->nnodes * 2; i++)
         if (n->links[i].l) /* a job that never ran its thread */
             netd_link_free(n->links[i].l);
-    }
     pthread_mutex_destroy(&n->mu);
     pthread_cond_destroy(&n->drained);
     free(n->addr);

@@ -1,14 +1,16 @@
-/* job_net.h — the data links of one node's part of a job across several nodes.
+/* job_net.h — the data links of one node's part of a job across several nodes, in the job's
+ * host process (jobhost.h).
  *
- * Per pair of member nodes two links (channel 1 point-to-point, channel 2 collectives): node i
- * opens them to every node j > i (mesh handshake for that channel, then the join record), node
- * j takes them by job uid when they arrive.  Links are created paused and start reading when
+ * Per pair of member nodes two links (channel 1 point-to-point, channel 2 collectives).  The
+ * agent opens and authenticates them (job_link.h) and passes each socket to the host, which
+ * makes it a link of its own netd (job_net_add): the host's receive daemons read frames
+ * straight into the ranks' posted buffers.  Links are created paused and start reading when
  * the first rank here has created libtmpi's per-job state (svc.c), so every arriving frame has
  * a receiver.  net_send (svc.h) sends on them; arriving headers are checked here before the
  * client upcalls see them.
  *
- * Threads: job_net_new/connect/accept/free run on the loop thread; job_net_send on rank
- * threads; job_net_resume once from a rank thread; job_net_close from the job thread; the link
+ * Threads: job_net_new/add/free run on the host's loop thread; job_net_send on rank threads;
+ * job_net_resume once from a rank thread; job_net_close from the job thread; the link
  * callbacks on netd's receive daemons. */
 #ifndef TMPI_AGENT_JOB_NET_H
 #define TMPI_AGENT_JOB_NET_H
@@ -24,7 +26,6 @@
 struct agent;
 struct job;
 struct job_net;
-struct mesh_conn;
 struct netd_link;
 
 /* One link: to node `node` on channel `channel`. */
@@ -32,8 +33,7 @@ struct job_net_link {
     struct job_net *net;
     int node;
     int channel;
-    struct netd_link *l;    /* written under net->mu before the job starts, then read-only */
-    struct mesh_conn *dial; /* outgoing connection in progress (loop thread) */
+    struct netd_link *l; /* written under net->mu before the job starts, then read-only */
 };
 
 struct job_net {
@@ -47,8 +47,6 @@ struct job_net {
     pthread_mutex_t mu;
     unsigned nlinks, want; /* links up, links this node needs */
     int closed;
-    int connecting; /* JobConnect arrived (loop thread) */
-    int reported;   /* JobLinked sent (loop thread) */
     atomic_int resumed;
     atomic_int rx_stopped;  /* job ending: frames are dropped, not delivered */
     unsigned draining;      /* job_net_stop_rx threads using the links (mu) */
@@ -58,13 +56,11 @@ struct job_net {
 /* Loop thread: the link table of member job j, node self of the job's nodes.  0, -ENOMEM. */
 int job_net_new(struct job *j, uint64_t uid, int self, size_t nnodes,
                 Tmpi__NodePlacement *const *nodes, struct job_net **ret);
-/* Loop thread: JobConnect arrived: dial every node above us.  Reports through
- * job_member_linked when every link is up or one failed. */
-void job_net_connect(struct job_net *n);
-/* Loop thread: an authenticated data connection with this join record arrived (mesh.c); fd
- * is ours. */
-void job_net_accept(struct agent *a, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel, int fd,
-                    const char *peer);
+/* Loop thread: fd is the agent's authenticated socket to node `node` on channel `channel`; it
+ * becomes that link (ours from now on, closed on failure).  1 when every link of this node is
+ * up, 0 when more are to come, or -EINVAL (no such link), -EEXIST (that link is up already),
+ * -ECANCELED (links closed), -ENOTSUP (no netd), a netd error. */
+int job_net_add(struct job_net *n, int node, int channel, int fd);
 /* Any thread, idempotent: start reading every link. */
 void job_net_resume(struct job_net *n);
 /* Job thread, before libtmpi's state is destroyed: close every link.  No callback runs after

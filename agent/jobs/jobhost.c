@@ -1,5 +1,6 @@
 /* jobhost.c — the agent's side of a job host (jobhost.h): start it, relay its frames to the
- * launcher, tear it down, reap it.  Loop thread only, except where a function says so. */
+ * launcher (or a member's coordinator), pass a member its links, tear it down, reap it.  Loop
+ * thread only, except where a function says so. */
 #include "jobhost.h"
 
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include "agent.h"
 #include "frame.h"
 #include "job.h"
+#include "job_link.h"
 #include "log.h"
 #include "progcache.h"
 
@@ -42,10 +44,14 @@ struct jobhost {
     struct event *sigchld;
     struct event *grace; /* SIGKILL when it fires */
     int reaped, wstatus;
-    int got_end;   /* the host's JobEnd was relayed */
-    int throttled; /* not reading: the launcher's output is full */
-    int killed;    /* SIGKILL sent */
-    int finished;  /* agent_job_done was called */
+    int member;             /* one node's part of a job across several nodes */
+    int links_fd;           /* member: our end of the links socket, else -1 */
+    struct event *links_ev; /* member: the links socket can take more (job_link_flush) */
+    int got_end;            /* the host's JobEnd was relayed */
+    int got_unloaded;       /* member: the host's JobUnloaded was relayed */
+    int throttled;          /* not reading: the launcher's output is full */
+    int killed;             /* SIGKILL sent */
+    int finished;           /* agent_job_done was called */
 };
 
 void jobhost_setup(const char *exe)
@@ -90,6 +96,26 @@ static char **host_environ(void)
     return v;
 }
 
+static int send_envelope(struct jobhost *h, const Tmpi__Envelope *env)
+{
+    uint8_t *buf;
+    size_t len;
+    int r = frame_encode(env, h->job->agent->cfg.max_frame_size, &buf, &len);
+    if (r < 0) return r;
+    r = bufferevent_write(h->bev, buf, len) < 0 ? -ENOMEM : 0;
+    free(buf);
+    return r;
+}
+
+/* A member's job as the host reads it: the assignment the agent accepted. */
+static int send_assign(struct jobhost *h, const Tmpi__JobAssign *ja)
+{
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_ASSIGN;
+    env.job_assign = (Tmpi__JobAssign *)ja;
+    return send_envelope(h, &env);
+}
+
 /* The job as the host reads it: the submission the agent accepted. */
 static int send_submit(struct jobhost *h, const struct program *p)
 {
@@ -128,12 +154,7 @@ static int send_submit(struct jobhost *h, const struct program *p)
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_SUBMIT;
     env.submit = &s;
-    uint8_t *buf;
-    size_t len;
-    r = frame_encode(&env, j->agent->cfg.max_frame_size, &buf, &len);
-    if (r < 0) goto out;
-    r = bufferevent_write(h->bev, buf, len) < 0 ? -ENOMEM : 0;
-    free(buf);
+    r = send_envelope(h, &env);
 out:
     if (names)
         for (size_t i = 0; i < nenv; i++)
@@ -182,12 +203,27 @@ static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
     Tmpi__Envelope *env = frame_decode(frame + FRAME_HEADER_SIZE, len - FRAME_HEADER_SIZE);
     if (!env) return -1;
     int ok = 1;
+    /* A member host speaks for its own job only (the coordinator checks the ranks). */
+    uint64_t uid = j->link ? j->link->uid : 0;
     switch (env->msg_case) {
     case TMPI__ENVELOPE__MSG_JOB_STARTED:
+        if (h->member) ok = 0;
         atomic_store(&j->state, JOB_RUNNING);
         break;
     case TMPI__ENVELOPE__MSG_OUTPUT:
     case TMPI__ENVELOPE__MSG_RANK_EXIT:
+        break;
+    case TMPI__ENVELOPE__MSG_JOB_LOADED:
+        ok = h->member && env->job_loaded->uid == uid;
+        break;
+    case TMPI__ENVELOPE__MSG_JOB_LINKED:
+        ok = h->member && env->job_linked->uid == uid;
+        break;
+    case TMPI__ENVELOPE__MSG_JOB_UNLOADED:
+        ok = h->member && env->job_unloaded->uid == uid && h->got_end && !h->got_unloaded;
+        h->got_unloaded = 1;
+        /* the host leaves right after; one that does not is killed */
+        arm_grace(h);
         break;
     case TMPI__ENVELOPE__MSG_JOB_END:
         if (h->got_end) ok = 0;
@@ -206,8 +242,9 @@ static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
             }
             pthread_mutex_unlock(&j->mu);
         }
-        /* Normally the host leaves right after; one whose ranks do not stop is killed. */
-        arm_grace(h);
+        /* Normally the host leaves right after; one whose ranks do not stop is killed.  A
+         * member's host waits for the other members (JobRelease, or JobCancel). */
+        if (!h->member) arm_grace(h);
         break;
     default:
         ok = 0;
@@ -248,6 +285,16 @@ static void relay(struct jobhost *h, int final)
     }
 }
 
+static void send_frame(struct job *j, const Tmpi__Envelope *env)
+{
+    uint8_t *buf;
+    size_t len;
+    if (frame_encode(env, FRAME_DEFAULT_MAX, &buf, &len) == 0) {
+        send_to_launcher(j, buf, len);
+        free(buf);
+    }
+}
+
 static void send_job_end(struct jobhost *h)
 {
     struct job *j = h->job;
@@ -257,12 +304,16 @@ static void send_job_end(struct jobhost *h)
     int cancelled = j->failed;
     if (WIFSIGNALED(st)) {
         int sig = WTERMSIG(st);
-        if (cancelled) {
+        /* Killed by us after a teardown: the teardown's reason.  Otherwise it died on its own
+         * (a member torn down because another node failed may crash while it unwinds): that
+         * is the news. */
+        if (cancelled && h->killed) {
             status = j->exit_status;
             snprintf(reason, sizeof reason, "%s (its ranks did not stop within %u s: killed)",
                      j->reason, j->agent->cfg.kill_grace_sec);
         } else {
             status = 128 + sig;
+            cancelled = 0;
             snprintf(reason, sizeof reason,
                      "the job's process on %s was killed by signal %d (%s)%s", j->agent->cfg.name,
                      sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
@@ -293,12 +344,18 @@ static void send_job_end(struct jobhost *h)
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_JOB_END;
     env.job_end = &je;
-    uint8_t *buf;
-    size_t len;
-    if (frame_encode(&env, FRAME_DEFAULT_MAX, &buf, &len) == 0) {
-        send_to_launcher(j, buf, len);
-        free(buf);
-    }
+    send_frame(j, &env);
+}
+
+/* A member's host is gone: the coordinator may forget this node. */
+static void send_job_unloaded(struct jobhost *h)
+{
+    Tmpi__JobUnloaded ju = TMPI__JOB_UNLOADED__INIT;
+    ju.uid = h->job->link->uid;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_UNLOADED;
+    env.job_unloaded = &ju;
+    send_frame(h->job, &env);
 }
 
 /* The host is reaped: everything it wrote is in the socket.  Relay it, end the launcher's
@@ -311,7 +368,10 @@ static void finish(struct jobhost *h)
     while (evbuffer_read(in, fd, 1 << 16) > 0)
         ;
     relay(h, 1);
-    if (!h->got_end) send_job_end(h);
+    /* A host that died after its JobEnd (in a destructor, say) still fails the job. */
+    int died = !WIFEXITED(h->wstatus) || WEXITSTATUS(h->wstatus) != 0;
+    if (!h->got_end || (h->member && died && !h->got_unloaded)) send_job_end(h);
+    if (h->member && !h->got_unloaded) send_job_unloaded(h);
     h->finished = 1;
     agent_job_done(j->agent, j); /* frees j and h */
 }
@@ -372,6 +432,8 @@ void jobhost_free(struct job *j)
         waitpid(h->pid, NULL, 0);
     }
     if (h->bev) bufferevent_free(h->bev);
+    if (h->links_ev) event_free(h->links_ev);
+    if (h->links_fd >= 0) close(h->links_fd);
     if (h->sigchld) event_free(h->sigchld);
     if (h->grace) event_free(h->grace);
     free(h);
@@ -407,7 +469,7 @@ static int high_fd(int fd)
     return r;
 }
 
-static int spawn(struct jobhost *h, int chan, int prog)
+static int spawn(struct jobhost *h, int chan, int prog, int links)
 {
     struct job *j = h->job;
     struct agent *a = j->agent;
@@ -447,6 +509,7 @@ static int spawn(struct jobhost *h, int chan, int prog)
     posix_spawn_file_actions_adddup2(&fa, chan, JOBHOST_CHANNEL_FD);
     posix_spawn_file_actions_adddup2(&fa, prog, JOBHOST_PROGRAM_FD);
     if (conf >= 0) posix_spawn_file_actions_adddup2(&fa, conf, JOBHOST_CONFIG_FD);
+    if (links >= 0) posix_spawn_file_actions_adddup2(&fa, links, JOBHOST_LINKS_FD);
     sigset_t none, dflt;
     sigemptyset(&none);
     sigfillset(&dflt);
@@ -467,14 +530,39 @@ static int spawn(struct jobhost *h, int chan, int prog)
     return -rc;
 }
 
-int jobhost_start(struct job *j, struct program *p)
+static void on_links_writable(evutil_socket_t fd, short what, void *arg)
+{
+    struct jobhost *h = arg;
+    if (h->job->link) job_link_flush(h->job->link);
+}
+
+/* A member's links socket: ours non-blocking in h->links_fd, the host's end in *child. */
+static int links_socket(struct jobhost *h, int *child)
+{
+    int lv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, lv) < 0) return -errno;
+    fcntl(lv[0], F_SETFL, fcntl(lv[0], F_GETFL) | O_NONBLOCK);
+    h->links_fd = lv[0];
+    *child = high_fd(lv[1]);
+    if (*child < 0) return *child;
+    h->links_ev = event_new(h->job->agent->base, h->links_fd, EV_WRITE, on_links_writable, h);
+    return h->links_ev ? 0 : -ENOMEM;
+}
+
+int jobhost_start(struct job *j, struct program *p, const Tmpi__JobAssign *ja)
 {
     struct agent *a = j->agent;
     struct jobhost *h = calloc(1, sizeof *h);
-    int sv[2] = {-1, -1}, prog = -1, r = -ENOMEM;
+    int sv[2] = {-1, -1}, prog = -1, links = -1, r = -ENOMEM;
     if (!h) goto fail;
     h->job = j;
     h->pid = -1;
+    h->links_fd = -1;
+    h->member = ja != NULL;
+    if (ja) {
+        r = links_socket(h, &links);
+        if (r < 0) goto fail;
+    }
     prog = high_fd(bytes_memfd("tmpi-program", p->bytes, p->size));
     if (prog < 0) {
         r = prog;
@@ -499,9 +587,9 @@ int jobhost_start(struct job *j, struct program *p)
     bufferevent_setcb(h->bev, on_read, NULL, on_event, h);
     /* before the child exists, so its SIGCHLD cannot be missed */
     evsignal_add(h->sigchld, NULL);
-    r = send_submit(h, p);
+    r = ja ? send_assign(h, ja) : send_submit(h, p);
     if (r < 0) goto fail;
-    r = spawn(h, sv[1], prog);
+    r = spawn(h, sv[1], prog, links);
     if (r < 0) {
         log_errno(LOG_ERR, r, "job %llu: cannot start its job host %s", (unsigned long long)j->id,
                   jobhost_conf.exe);
@@ -509,6 +597,7 @@ int jobhost_start(struct job *j, struct program *p)
     }
     close(sv[1]);
     close(prog);
+    if (links >= 0) close(links);
     progcache_release(&a->cache, p);
     bufferevent_enable(h->bev, EV_READ | EV_WRITE);
     j->host = h;
@@ -518,6 +607,7 @@ fail:
     if (sv[0] >= 0) close(sv[0]);
     if (sv[1] >= 0) close(sv[1]);
     if (prog >= 0) close(prog);
+    if (links >= 0) close(links);
     if (h) {
         h->pid = -1;
         h->reaped = 1;
@@ -531,8 +621,9 @@ fail:
 void jobhost_cancel(struct job *j, int status, const char *reason)
 {
     struct jobhost *h = j->host;
-    /* over already (the launcher leaving after JobEnd): nothing to tear down, no failure */
-    if (h->reaped || h->got_end) return;
+    /* Over already (the launcher leaving after JobEnd): nothing to tear down, no failure.  A
+     * member's host waits after its JobEnd for the others: a cancel must still reach it. */
+    if (h->reaped || (h->got_end && !h->member) || h->got_unloaded) return;
     pthread_mutex_lock(&j->mu);
     int first = !j->failed;
     if (first) {
@@ -567,4 +658,52 @@ void jobhost_launcher_drained(struct job *j)
     h->throttled = 0;
     bufferevent_enable(h->bev, EV_READ);
     relay(h, 0);
+}
+
+void jobhost_forward(struct job *j, const Tmpi__Envelope *env)
+{
+    struct jobhost *h = j->host;
+    if (!h || h->reaped) return;
+    if (env->msg_case == TMPI__ENVELOPE__MSG_JOB_GO) atomic_store(&j->state, JOB_RUNNING);
+    if (send_envelope(h, env) < 0) kill_host(h, "cannot pass it the coordinator's frame");
+}
+
+int jobhost_pass_link(struct job *j, int node, int channel, int fd)
+{
+    struct jobhost *h = j->host;
+    if (!h || h->reaped || h->links_fd < 0) {
+        close(fd);
+        return -ESRCH;
+    }
+    struct jobhost_link_msg m = {.node = (uint32_t)node, .channel = (uint32_t)channel};
+    struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } ctl;
+    memset(&ctl, 0, sizeof ctl);
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    ssize_t n;
+    do
+        n = sendmsg(h->links_fd, &msg, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        event_add(h->links_ev, NULL);
+        return -EAGAIN;
+    }
+    int r = n == (ssize_t)sizeof m ? 0 : n < 0 ? -errno : -EIO;
+    /* The host has its own copy now (or never will): the agent keeps none. */
+    close(fd);
+    return r;
+}
+
+int jobhost_ended(const struct job *j)
+{
+    return j->host && j->host->got_end;
 }

@@ -1,19 +1,30 @@
-/* jobhost.h — one job host process per single-node job: the agent's side and the host's.
+/* jobhost.h — one job host process per job and node: the agent's side and the host's.
  *
  * The agent never runs user code.  For each job it starts a job host: the tmpid binary
  * exec'd with --job-host (posix_spawn: the multi-threaded agent is never forked), which
- * reads the job (a SubmitJob frame on fd JOBHOST_CHANNEL_FD, the program bytes in a memfd on
- * JOBHOST_PROGRAM_FD, the agent's accepted configuration on JOBHOST_CONFIG_FD), switches to the
- * submitter's identity and runs the ranks as its threads exactly as the agent did before (job.c,
- * rank.c, carrier.c, loader.c, interpose). The host sends the frames a launcher reads (JobStarted,
- * Output, RankExit, JobEnd) on the channel; the agent relays them to the launcher whole, so when a
- * host dies mid-job the agent can still end the launcher's stream with a JobEnd of its own
- * (128+signal).  The agent sends JobCancel on the channel; a host that has not ended kill_grace_sec
- * later is killed (SIGKILL). */
+ * reads the job (a SubmitJob, or for one node's part of a job across several nodes the
+ * JobAssign, on fd JOBHOST_CHANNEL_FD; the program bytes in a memfd on JOBHOST_PROGRAM_FD; the
+ * agent's accepted configuration on JOBHOST_CONFIG_FD), switches to the submitter's identity
+ * and runs the ranks as its threads (job.c, rank.c, carrier.c, loader.c, interpose).
+ *
+ * A single-node job's host sends the frames a launcher reads (JobStarted, Output, RankExit,
+ * JobEnd) on the channel; the agent relays them to the launcher whole.  A member host sends
+ * what a member sends its coordinator (JobLoaded, JobLinked, Output, RankExit, JobEnd,
+ * JobUnloaded), relayed whole on the member's mesh connection; the agent passes the
+ * coordinator's JobGo, JobRelease and JobCancel down.  The member's data links are opened by
+ * the agent (job_link.h) and passed to the host on JOBHOST_LINKS_FD (a SOCK_SEQPACKET socket:
+ * one struct jobhost_link_msg per link with the socket as SCM_RIGHTS); the host's own netd
+ * reads them (job_net.h).  The agent checks what a host sends (it runs user code) and keeps
+ * the job's state: when a host dies mid-job the agent ends the stream itself with a JobEnd of
+ * its own (128+signal).  The agent sends JobCancel on the channel; a host that has not ended
+ * kill_grace_sec later is killed (SIGKILL). */
 #ifndef TMPI_AGENT_JOBHOST_H
 #define TMPI_AGENT_JOBHOST_H
 
+#include <stdint.h>
 #include <sys/types.h>
+
+#include "control.pb-c.h"
 
 struct agent;
 struct job;
@@ -26,15 +37,35 @@ struct program;
  * --config, before it becomes the user. */
 #define JOBHOST_CONFIG_FD 5
 #define JOBHOST_CONFIG_PATH "/proc/self/fd/5"
+#define JOBHOST_LINKS_FD 6 /* member hosts only */
+
+/* One data link passed to a member host: the message on JOBHOST_LINKS_FD, the socket its
+ * SCM_RIGHTS. */
+struct jobhost_link_msg {
+    uint32_t node;    /* the node at the other end */
+    uint32_t channel; /* MESH_CH_P2P or MESH_CH_COLL */
+};
 
 /* ---- agent side, loop thread ---- */
 
 /* Remembers the binary hosts are started from: call once before the first job. */
 void jobhost_setup(const char *exe);
 
-/* Starts the host of j (a single-node job built by job_new) with program p (pinned; released
- * here once the host has its copy).  0 or a negative errno (j untouched but p released). */
-int jobhost_start(struct job *j, struct program *p);
+/* Starts the host of j with program p (pinned; released here once the host has its copy):
+ * a single-node job built by job_new (ja NULL), or a member job built by job_new_member from
+ * ja.  0 or a negative errno (j untouched but p released). */
+int jobhost_start(struct job *j, struct program *p, const Tmpi__JobAssign *ja);
+
+/* Member jobs: passes the coordinator's JobGo or JobRelease to the host. */
+void jobhost_forward(struct job *j, const Tmpi__Envelope *env);
+
+/* Member jobs: passes the data link fd to node `node` on `channel` to the host.  0 (fd is the
+ * host's, closed here), -EAGAIN (the host's socket is full: fd stays the caller's, and
+ * job_link_flush runs once it drains), or a negative errno (fd closed). */
+int jobhost_pass_link(struct job *j, int node, int channel, int fd);
+
+/* Member jobs: the host's JobEnd was relayed (its ranks ended). */
+int jobhost_ended(const struct job *j);
 
 /* Tears the host's job down: JobCancel now, SIGKILL after kill_grace_sec. */
 void jobhost_cancel(struct job *j, int status, const char *reason);

@@ -1,7 +1,8 @@
 /* jobhost_main.c — tmpid --job-host: the process whose threads are one job's ranks on this
  * node (jobhost.h).  It reads its job from the agent, becomes the submitter, runs the job
- * as the agent used to (job.c) and leaves when the job is over.  It never loads the cluster
- * key and opens no socket of its own. */
+ * (job.c) and leaves when the job is over.  It never loads the cluster key and opens no
+ * socket of its own: a member's data links come from the agent, authenticated, on
+ * JOBHOST_LINKS_FD, and its own netd reads them (job_net.h). */
 #include "jobhost.h"
 
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,7 +29,9 @@
 #include "fault.h"
 #include "frame.h"
 #include "job.h"
+#include "job_net.h"
 #include "log.h"
+#include "netd.h"
 #include "progcache.h"
 #include "svc_init.h"
 
@@ -37,6 +41,8 @@ static struct {
     struct job *job;
     struct bufferevent *chan;
     struct event *orphan_timer; /* the agent went away: leave after the kill grace */
+    struct event *links_ev;     /* member: JOBHOST_LINKS_FD readable */
+    uint64_t member_uid;        /* member: the job's uid on every node, else 0 */
     int done;                   /* the job was freed: leave once the channel is flushed */
 } host;
 
@@ -95,7 +101,7 @@ static int become(const struct passwd *pw, uid_t uid, gid_t gid, char *err, size
  * of the agent's environment or the launcher's reaches the ranks. */
 #define JOBHOST_PATH "/usr/local/bin:/usr/bin:/bin"
 
-static int set_environment(const struct passwd *pw, const Tmpi__SubmitJob *s)
+static int set_environment(const struct passwd *pw, size_t n_env, Tmpi__EnvVar *const *env)
 {
     static const char *const keep[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS",
                                        "LSAN_OPTIONS", NULL};
@@ -114,17 +120,28 @@ static int set_environment(const struct passwd *pw, const Tmpi__SubmitJob *s)
             r = -errno;
     }
     if (setenv("PATH", JOBHOST_PATH, 1) < 0) r = -errno;
-    for (size_t i = 0; i < s->n_env; i++)
-        if (s->env[i]->name &&
-            setenv(s->env[i]->name, s->env[i]->value ? s->env[i]->value : "", 1) < 0)
+    for (size_t i = 0; i < n_env; i++)
+        if (env[i]->name && setenv(env[i]->name, env[i]->value ? env[i]->value : "", 1) < 0)
             r = -errno;
     return r;
 }
 
-/* The job cannot start: the reason goes to the launcher in a JobEnd of status 1. */
+/* The job cannot start: the reason goes to the launcher in a JobEnd of status 1, or to a
+ * member's coordinator as the JobLoaded that says it cannot run here. */
 static int fail_early(unsigned long long job_id, const char *reason)
 {
     log_error("job %llu: %s", job_id, reason);
+    if (host.member_uid) {
+        Tmpi__JobLoaded jl = TMPI__JOB_LOADED__INIT;
+        jl.uid = host.member_uid;
+        jl.ok = 0;
+        jl.error = (char *)reason;
+        Tmpi__Envelope out = TMPI__ENVELOPE__INIT;
+        out.msg_case = TMPI__ENVELOPE__MSG_JOB_LOADED;
+        out.job_loaded = &jl;
+        (void)frame_write_fd(JOBHOST_CHANNEL_FD, &out, FRAME_DEFAULT_MAX);
+        return 1;
+    }
     Tmpi__JobEnd je = TMPI__JOB_END__INIT;
     je.job_id = job_id;
     je.exit_status = 1;
@@ -195,12 +212,73 @@ static void chan_read(struct bufferevent *bev, void *arg)
         if (env->msg_case == TMPI__ENVELOPE__MSG_JOB_CANCEL && host.job)
             job_cancel(host.job, env->job_cancel->exit_status,
                        env->job_cancel->reason ? env->job_cancel->reason : "cancelled");
+        else if (env->msg_case == TMPI__ENVELOPE__MSG_JOB_GO && host.job && host.job->net)
+            job_go(host.job);
+        else if (env->msg_case == TMPI__ENVELOPE__MSG_JOB_RELEASE && host.job && host.job->net)
+            job_release(host.job);
         frame_free(env);
     }
     if (evbuffer_get_length(in) >= FRAME_HEADER_SIZE) {
         log_error("job host: malformed frame from the agent");
         if (host.job) job_cancel(host.job, 1, "malformed frame from the agent");
         evbuffer_drain(in, evbuffer_get_length(in));
+    }
+}
+
+static void send_linked(struct job *j)
+{
+    Tmpi__JobLinked jl = TMPI__JOB_LINKED__INIT;
+    jl.uid = j->net->uid;
+    jl.ok = 1;
+    jl.error = "";
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_LINKED;
+    env.job_linked = &jl;
+    (void)job_send(j, &env);
+}
+
+/* One link from the agent per message (jobhost_pass_link); once every link is here the
+ * coordinator hears JobLinked from us, so no JobGo can come before the links. */
+static void on_links(evutil_socket_t fd, short what, void *arg)
+{
+    for (;;) {
+        struct jobhost_link_msg m;
+        struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+        union {
+            struct cmsghdr h;
+            char buf[CMSG_SPACE(sizeof(int))];
+        } ctl;
+        struct msghdr msg = {.msg_iov = &iov,
+                             .msg_iovlen = 1,
+                             .msg_control = ctl.buf,
+                             .msg_controllen = sizeof ctl.buf};
+        ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        if (n <= 0) {
+            event_del(host.links_ev); /* the agent closed it: no more links */
+            return;
+        }
+        int link_fd = -1;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+            c->cmsg_len == CMSG_LEN(sizeof(int)))
+            memcpy(&link_fd, CMSG_DATA(c), sizeof link_fd);
+        struct job *j = host.job;
+        if (link_fd < 0 || n != (ssize_t)sizeof m || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+            !j || !j->net) {
+            if (link_fd >= 0) close(link_fd);
+            if (j) job_cancel(j, 1, "malformed link from the agent");
+            continue;
+        }
+        int r = job_net_add(j->net, (int)m.node, (int)m.channel, link_fd);
+        if (r == 1) {
+            send_linked(j);
+        } else if (r < 0 && r != -ECANCELED) {
+            char why[160];
+            snprintf(why, sizeof why, "cannot take the link to node %u: %s", m.node, strerror(-r));
+            job_cancel(j, 1, why);
+        }
     }
 }
 
@@ -264,24 +342,55 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
 
     Tmpi__Envelope *env = NULL;
     int r = frame_read_fd(JOBHOST_CHANNEL_FD, a->cfg.max_frame_size, &env);
-    if (r < 0 || env->msg_case != TMPI__ENVELOPE__MSG_SUBMIT) {
+    if (r < 0 || (env->msg_case != TMPI__ENVELOPE__MSG_SUBMIT &&
+                  env->msg_case != TMPI__ENVELOPE__MSG_JOB_ASSIGN)) {
         log_error("job host %llu: no job from the agent", job_id);
         if (env) frame_free(env);
         return 1;
     }
+    /* A single-node job (SubmitJob) or one node's part of a job across nodes (JobAssign):
+     * the same identity, directory and environment either way. */
     const Tmpi__SubmitJob *s = env->submit;
+    const Tmpi__JobAssign *ja = NULL;
+    const char *cwd;
+    unsigned mask;
+    int mask_set;
+    size_t n_env;
+    Tmpi__EnvVar *const *vars;
+    if (env->msg_case == TMPI__ENVELOPE__MSG_JOB_ASSIGN) {
+        ja = env->job_assign;
+        s = NULL;
+        host.member_uid = ja->uid;
+        cwd = ja->cwd;
+        mask = ja->umask;
+        mask_set = ja->umask_set;
+        n_env = ja->n_env;
+        vars = ja->env;
+        if (fstat(JOBHOST_LINKS_FD, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+            log_error("job host %llu: no links socket from the agent", job_id);
+            frame_free(env);
+            return 1;
+        }
+        fcntl(JOBHOST_LINKS_FD, F_SETFD, FD_CLOEXEC);
+    } else {
+        cwd = s->cwd;
+        mask = s->umask;
+        mask_set = s->umask_set;
+        n_env = s->n_env;
+        vars = s->env;
+    }
     char err[600];
     struct passwd pw, *pwp = NULL;
     char pwbuf[4096];
     if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) != 0) pwp = NULL;
     r = become(pwp, uid, gid, err, sizeof err);
-    if (r == 0 && s->umask_set) umask((mode_t)(s->umask & 0777));
-    if (r == 0 && (!s->cwd || chdir(s->cwd) < 0)) {
+    if (r == 0 && mask_set) umask((mode_t)(mask & 0777));
+    if (r == 0 && (!cwd || chdir(cwd) < 0)) {
         snprintf(err, sizeof err, "cannot use %s as the ranks' working directory on %s: %s",
-                 s->cwd ? s->cwd : "(none)", a->cfg.name, strerror(errno));
+                 cwd ? cwd : "(none)", a->cfg.name, strerror(errno));
         r = -1;
     }
-    if (r == 0 && set_environment(pwp, s) < 0) {
+    if (r == 0 && set_environment(pwp, n_env, vars) < 0) {
         snprintf(err, sizeof err, "cannot set the ranks' environment: out of memory");
         r = -1;
     }
@@ -321,18 +430,37 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
     bufferevent_setcb(host.chan, chan_read, chan_write, chan_event, NULL);
     bufferevent_enable(host.chan, EV_READ | EV_WRITE);
 
-    if (s->program_hash.len != PROGRAM_HASH_SIZE) goto out;
-    r = read_program(s->program_hash.data, &a->cache, &p);
+    const ProtobufCBinaryData *hash = ja ? &ja->program_hash : &s->program_hash;
+    if (hash->len != PROGRAM_HASH_SIZE) goto out;
+    r = read_program(hash->data, &a->cache, &p);
     if (r < 0) {
         log_errno(LOG_ERR, r, "job %llu: cannot read the program", job_id);
         goto out;
     }
+    if (ja) {
+        /* The links the agent passes are read by receive daemons of our own. */
+        r = netd_new(a->cfg.recv_threads, NETD_MAX_PAYLOAD, &a->netd);
+        host.links_ev = event_new(a->base, JOBHOST_LINKS_FD, EV_READ | EV_PERSIST, on_links, NULL);
+        if (r < 0 || !host.links_ev) {
+            snprintf(err, sizeof err, "cannot start the receive daemons on %s: %s", a->cfg.name,
+                     strerror(r < 0 ? -r : ENOMEM));
+            progcache_release(&a->cache, p);
+            frame_free(env);
+            env = NULL;
+            rc = fail_early(job_id, err);
+            goto out;
+        }
+    }
     a->next_job_id = job_id - 1;
     struct job *j;
-    r = job_new(a, s, uid, pid, host.chan, &j, err, sizeof err);
+    r = ja ? job_new_member(a, ja, host.chan, &j, err, sizeof err)
+           : job_new(a, s, uid, pid, host.chan, &j, err, sizeof err);
     if (r < 0) {
-        log_error("job %llu: %s", job_id, r == -ENOMEM ? "out of memory" : err);
+        if (r == -ENOMEM) snprintf(err, sizeof err, "out of memory");
         progcache_release(&a->cache, p);
+        frame_free(env);
+        env = NULL;
+        rc = fail_early(job_id, err);
         goto out;
     }
     j->gid = gid;
@@ -347,6 +475,7 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
         job_free(j);
         goto out;
     }
+    if (host.links_ev) event_add(host.links_ev, NULL);
     frame_free(env);
     env = NULL;
     event_base_dispatch(a->base);
@@ -359,6 +488,9 @@ out:
     }
     if (host.chan) bufferevent_free(host.chan);
     if (host.orphan_timer) event_free(host.orphan_timer);
+    if (host.links_ev) event_free(host.links_ev);
+    netd_free(a->netd); /* every link was freed with the job */
+    a->netd = NULL;
     if (a->base) {
         event_base_loop(a->base, EVLOOP_NONBLOCK);
         event_base_free(a->base);

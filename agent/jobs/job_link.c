@@ -1,0 +1,177 @@
+/* job_link.c — data links of a member job, agent side (job_link.h). */
+#include "job_link.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "job.h"
+#include "job_member.h"
+#include "jobhost.h"
+#include "log.h"
+
+static struct job_link_slot *slot_at(struct job_link *jl, int node, int channel)
+{
+    return &jl->slots[node * 2 + channel - 1];
+}
+
+int job_link_new(struct job *j, uint64_t uid, int self, size_t nnodes,
+                 Tmpi__NodePlacement *const *nodes, struct job_link **ret)
+{
+    struct job_link *jl = calloc(1, sizeof *jl);
+    if (!jl) return -ENOMEM;
+    jl->addr = calloc(nnodes, sizeof *jl->addr);
+    jl->slots = calloc(nnodes * 2, sizeof *jl->slots);
+    if (!jl->addr || !jl->slots) {
+        free(jl->addr);
+        free(jl->slots);
+        free(jl);
+        return -ENOMEM;
+    }
+    jl->job = j;
+    jl->uid = uid;
+    jl->self = self;
+    jl->nnodes = (int)nnodes;
+    for (size_t i = 0; i < nnodes; i++) {
+        const char *h = nodes[i]->host ? nodes[i]->host : "";
+        snprintf(jl->addr[i], sizeof jl->addr[i], strchr(h, ':') ? "[%s]:%u" : "%s:%u", h,
+                 nodes[i]->port);
+        for (int ch = MESH_CH_P2P; ch <= MESH_CH_COLL; ch++) {
+            struct job_link_slot *s = slot_at(jl, (int)i, ch);
+            s->jl = jl;
+            s->node = (int)i;
+            s->channel = ch;
+            s->fd = -1;
+        }
+    }
+    *ret = jl;
+    return 0;
+}
+
+/* Tells the coordinator the first failure (the host reports success once it holds every
+ * link). */
+static void report_failure(struct job_link *jl, int err, const char *why)
+{
+    if (jl->failed) return;
+    jl->failed = 1;
+    job_member_linked(jl->job, err, why);
+}
+
+/* Gives s's socket to the host; keeps it for job_link_flush while the host's socket is full. */
+static void hand_over(struct job_link_slot *s)
+{
+    struct job_link *jl = s->jl;
+    int r = jobhost_pass_link(jl->job, s->node, s->channel, s->fd);
+    if (r == -EAGAIN) return;
+    s->fd = -1; /* passed, or closed by jobhost_pass_link */
+    if (r == 0) {
+        s->handed = 1;
+        return;
+    }
+    char msg[400];
+    snprintf(msg, sizeof msg, "cannot hand the link to node %d (%s) to the job's process: %s",
+             s->node, jl->addr[s->node], strerror(-r));
+    report_failure(jl, r, msg);
+}
+
+/* fd is an authenticated data socket to s's node: the host's from now on. */
+static int take(struct job_link_slot *s, int fd)
+{
+    if (s->handed || s->fd >= 0) {
+        close(fd);
+        return -EEXIST;
+    }
+    s->fd = fd;
+    hand_over(s);
+    return 0;
+}
+
+void job_link_flush(struct job_link *jl)
+{
+    for (int i = 0; i < jl->nnodes * 2; i++)
+        if (jl->slots[i].fd >= 0) {
+            hand_over(&jl->slots[i]);
+            if (jl->slots[i].fd >= 0) return; /* still full */
+        }
+}
+
+static void dialled(void *arg, int fd, int err, const char *why)
+{
+    struct job_link_slot *s = arg;
+    struct job_link *jl = s->jl;
+    s->dial = NULL;
+    if (fd >= 0) {
+        err = take(s, fd);
+        if (err == 0) return;
+        why = strerror(-err);
+    }
+    char msg[400];
+    snprintf(msg, sizeof msg, "cannot connect to node %d (%s): %s", s->node, jl->addr[s->node],
+             why && *why ? why : strerror(-err));
+    report_failure(jl, err, msg);
+}
+
+void job_link_connect(struct job_link *jl)
+{
+    if (jl->connecting) return;
+    jl->connecting = 1;
+    struct agent *a = jl->job->agent;
+    for (int node = jl->self + 1; node < jl->nnodes; node++)
+        for (int ch = MESH_CH_P2P; ch <= MESH_CH_COLL; ch++) {
+            struct job_link_slot *s = slot_at(jl, node, ch);
+            uint8_t join[MESH_JOIN_SIZE];
+            mesh_join_encode(join, jl->uid, (uint32_t)jl->self, (uint32_t)ch);
+            int r = mesh_data_connect(a, jl->addr[node], (uint32_t)ch, join, dialled, s, &s->dial);
+            if (r < 0) {
+                s->dial = NULL;
+                char msg[400];
+                snprintf(msg, sizeof msg, "cannot connect to node %d (%s): %s", node,
+                         jl->addr[node], strerror(-r));
+                report_failure(jl, r, msg);
+                return;
+            }
+        }
+}
+
+void job_link_accept(struct agent *a, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel, int fd,
+                     const char *peer)
+{
+    uint64_t uid;
+    uint32_t node, ch;
+    mesh_join_decode(join, &uid, &node, &ch);
+    struct job *j;
+    for (j = a->jobs; j; j = j->next)
+        if (j->link && j->link->uid == uid) break;
+    if (!j) {
+        log_warning("mesh: data connection from %s for an unknown job; closing", peer);
+        close(fd);
+        return;
+    }
+    struct job_link *jl = j->link;
+    if (ch != channel || (ch != MESH_CH_P2P && ch != MESH_CH_COLL) || node >= (uint32_t)jl->self) {
+        log_warning("job %llu: data connection from %s with a bad join record (node %u, "
+                    "channel %u); closing",
+                    (unsigned long long)j->id, peer, node, ch);
+        close(fd);
+        return;
+    }
+    int r = take(slot_at(jl, (int)node, (int)ch), fd);
+    if (r < 0)
+        log_warning("job %llu: data connection from %s (node %u, channel %u) refused: %s",
+                    (unsigned long long)j->id, peer, node, ch, strerror(-r));
+}
+
+void job_link_free(struct job_link *jl)
+{
+    if (!jl) return;
+    for (int i = 0; i < jl->nnodes * 2; i++) {
+        mesh_conn_close(jl->slots[i].dial);
+        if (jl->slots[i].fd >= 0) close(jl->slots[i].fd);
+    }
+    free(jl->addr);
+    free(jl->slots);
+    free(jl);
+}

@@ -1,0 +1,194 @@
+#!/usr/bin/env bats
+# Jobs across several agents run, on every node, in a job host of their own as the user who
+# submitted them (jobhost.h, job_link.h): two throwaway users (created and removed here) on
+# three root agents on loopback ports with one key, and one user's own unprivileged agents.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+    export TMPI_AGENT="$BATS_TEST_TMPDIR/no-agent.sock"
+    unset TMPI_TMPID
+    [ "$(id -u)" -eq 0 ] || skip "needs root to create users"
+    command -v useradd >/dev/null && command -v runuser >/dev/null && command -v setpriv >/dev/null ||
+        skip "no useradd/runuser/setpriv"
+    setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$LAUNCH_BIN" ||
+        skip "other users cannot reach the build tree ($TMPI_BUILD)"
+    need_agent
+    # programs, sockets and the key where the users can reach them (the key stays 0600 root)
+    PUB=$(mktemp -d /tmp/tmpit-mn.XXXXXX)
+    echo "$PUB" >"$BATS_TEST_TMPDIR/pubdir"
+    chmod 755 "$PUB"
+    local p
+    for p in mn_files; do
+        tmpicc -o "$PUB/$p" "$BATS_TEST_DIRNAME/progs/$p.c"
+    done
+    for p in ends hostinfo; do
+        tmpicc -o "$PUB/$p" "$BATS_TEST_DIRNAME/agent_progs/$p.c"
+    done
+    chmod 755 "$PUB"/*
+    UA="tmpit_ma$$"
+    UB="tmpit_mb$$"
+    user_up "$UA"
+    user_up "$UB"
+}
+
+teardown() {
+    stop_all_agents
+    users_down
+    if [ -f "$BATS_TEST_TMPDIR/pubdir" ]; then
+        rm -rf "$(cat "$BATS_TEST_TMPDIR/pubdir")"
+        rm -f "$BATS_TEST_TMPDIR/pubdir"
+    fi
+}
+
+# Creates user $1 with a 0700 home; recorded for users_down.
+user_up() {
+    useradd -m -d "/home/$1" -s /bin/sh "$1" || return 1
+    echo "$1" >>"$BATS_TEST_TMPDIR/users"
+    chmod 700 "/home/$1"
+}
+
+users_down() {
+    local u
+    [ -f "$BATS_TEST_TMPDIR/users" ] || return 0
+    while read -r u; do
+        userdel -r -f "$u" 2>/dev/null || true
+    done <"$BATS_TEST_TMPDIR/users"
+    rm -f "$BATS_TEST_TMPDIR/users"
+}
+
+# as USER CMD...: CMD as USER, in USER's home, with a umask of 027.
+as() {
+    local u=$1
+    shift
+    runuser -u "$u" -- sh -c 'cd "$HOME" && umask 027 && exec "$@"' sh "$@"
+}
+
+# users_cluster N [AS_USER]: agents node1..nodeN on loopback ports with one key, their sockets
+# and the key in $PUB (or a directory of AS_USER's there); run as root, or as AS_USER (the user's own agents, no privilege).
+# Sets KEY, PORTS, SOCKS and HOSTS (2 slots per node).
+users_cluster() {
+    local n=$1 user=${2:-} i line
+    local dir=$PUB
+    if [ -n "$user" ]; then
+        dir="$PUB/$user"
+        mkdir "$dir"
+        chown "$user:" "$dir"
+    fi
+    KEY="$dir/cluster.key"
+    head -c 32 /dev/urandom >"$KEY"
+    chmod 600 "$KEY"
+    [ -z "$user" ] || chown "$user:" "$KEY"
+    read -r -a PORTS < <(free_ports "$n")
+    SOCKS=()
+    HOSTS="$PUB/hosts"
+    : >"$HOSTS"
+    for ((i = 1; i <= n; i++)); do
+        local sock="$dir/node$i.sock" fifo="$BATS_TEST_TMPDIR/node$i.ready"
+        local log="$BATS_TEST_TMPDIR/node$i.log"
+        local -a pre=()
+        [ -z "$user" ] || pre=(setpriv --reuid="$user" --regid="$user" --init-groups)
+        mkfifo "$fifo"
+        (cd / && exec "${pre[@]}" "$TMPID" --socket "$sock" --ready-fd 3 --log-level info \
+            --name "node$i" --listen "127.0.0.1:${PORTS[i - 1]}" --key-file "$KEY" \
+            3>"$fifo" >"$log" 2>&1) &
+        AGENT_PIDS[node$i]=$!
+        line=""
+        read -r line <"$fifo" || true
+        [ "$line" = READY=1 ] || { cat "$log"; return 1; }
+        SOCKS+=("$sock")
+        echo "127.0.0.1 slots=2 port=${PORTS[i - 1]}" >>"$HOSTS"
+    done
+}
+
+# mlaunch_as USER ARGS...: tmpi-launch as USER against node1, 60 s at most.
+mlaunch_as() {
+    local u=$1
+    shift
+    as "$u" timeout 60 "$LAUNCH_BIN" --agent "${SOCKS[0]}" --hostfile "$HOSTS" "$@"
+}
+
+@test "multinode users: two users across 3 agents read and write their own 0700 homes from every node; no rank reads the key" {
+    users_cluster 3
+    local u uid gid r node
+    for u in "$UA" "$UB"; do
+        echo "for $u only" >"/home/$u/input.dat"
+        chown "$u:" "/home/$u/input.dat"
+        chmod 600 "/home/$u/input.dat"
+        run mlaunch_as "$u" -n 6 "$PUB/mn_files" input.dat "$KEY"
+        expect_status 0
+        grep -qx OK <<<"$output" || { echo "no OK: $output"; false; }
+        uid=$(id -u "$u")
+        gid=$(id -g "$u")
+        for r in 0 1 2 3 4 5; do
+            node="node$((r / 2 + 1))"
+            local l
+            l=$(grep "^rank $r on " <<<"$output") || { echo "no line of rank $r: $output"; false; }
+            [[ "$l" == "rank $r on $node pid="* ]] || { echo "rank $r not on $node: $l"; false; }
+            [[ "$l" == *" uid=$uid gid=$gid read=for $u only write=ok key=Permission denied" ]] ||
+                { echo "rank $r as $u: expected uid=$uid gid=$gid, its file, no key; got: $l"; false; }
+            # its file is the user's, made with the launcher's umask (027)
+            [ "$(stat -c %U:%a "/home/$u/out.$r")" = "$u:640" ] ||
+                { echo "out.$r: expected $u:640, got $(stat -c %U:%a "/home/$u/out.$r")"; false; }
+            # the ranks ran in a job host, not in an agent
+            local pid=${l#*pid=}
+            pid=${pid%% *}
+            local a
+            for a in "${AGENT_PIDS[@]}"; do
+                [ "$pid" != "$a" ] || { echo "rank $r ran inside an agent (pid $pid)"; false; }
+            done
+        done
+        # one job host per node: three processes
+        [ "$(grep -o 'pid=[0-9]*' <<<"$output" | sort -u | wc -l)" -eq 3 ] ||
+            { echo "expected 3 job host processes: $output"; false; }
+    done
+    # each user's home stays closed to the other, on every node
+    run mlaunch_as "$UB" -n 6 "$PUB/mn_files" "/home/$UA/input.dat" "$KEY"
+    expect_status 0
+    [ "$(grep -c "read=Permission denied" <<<"$output")" -eq 6 ] || { echo "$output"; false; }
+}
+
+@test "multinode users: a rank crashing on a non-coordinator node ends only its job; the other user's job across the same agents completes" {
+    users_cluster 3
+    local flag="$PUB/go" out="$BATS_TEST_TMPDIR/a.out"
+    # UA's job spans the three nodes and waits (rank 0 for the file, the others in a barrier)
+    as "$UA" "$LAUNCH_BIN" --agent "${SOCKS[0]}" --hostfile "$HOSTS" -n 6 "$PUB/hostinfo" \
+        waitfile "$flag" >"$out" 2>&1 &
+    local other=$!
+    # rank 1 is on node2 when ranks are dealt round robin
+    run --separate-stderr mlaunch_as "$UB" --map-by node -n 6 "$PUB/ends" segv
+    [ "$status" -eq 139 ] || { echo "segv: expected 139, got $status: $stderr"; false; }
+    [[ "$stderr" == *"rank 1"*"signal 11"*"(on node2)"* ]] ||
+        { echo "segv: rank, signal or node not named: $stderr"; false; }
+    run --separate-stderr mlaunch_as "$UB" --map-by node -n 6 "$PUB/ends" abort
+    [ "$status" -eq 134 ] || { echo "abort: expected 134, got $status: $stderr"; false; }
+    [[ "$stderr" == *"rank 1"*"(on node2)"* ]] || { echo "abort: rank or node not named: $stderr"; false; }
+    # the whole job host on node2 dies: the node and the signal are named
+    run --separate-stderr mlaunch_as "$UB" --map-by node -n 6 "$PUB/ends" killself
+    [ "$status" -eq 137 ] || { echo "killself: expected 137, got $status: $stderr"; false; }
+    [[ "$stderr" == *"node2"*"signal 9"* ]] || { echo "killself: node or signal not named: $stderr"; false; }
+    local p
+    for p in "${AGENT_PIDS[@]}"; do kill -0 "$p"; done
+    touch "$flag"
+    local st=0
+    wait "$other" || st=$?
+    [ "$st" -eq 0 ] || { echo "$UA's job ended with $st:"; cat "$out"; false; }
+    grep -qx waited "$out" && grep -qx OK "$out" || { cat "$out"; false; }
+    # nothing is left behind on any node
+    for p in "${SOCKS[@]}"; do
+        run tmpictl --agent "$p" --json jobs
+        [[ "$output" != *'"id"'* ]] || { echo "a job left on $p: $output"; false; }
+    done
+}
+
+@test "multinode users: a user's own agents (no root) run a job across them as that user" {
+    users_cluster 3 "$UA"
+    run mlaunch_as "$UA" -n 6 "$PUB/mn_files" input.dat "$KEY"
+    expect_status 0
+    [ "$(grep -c " uid=$(id -u "$UA") gid=$(id -g "$UA") .*write=ok key=open" <<<"$output")" -eq 6 ] ||
+        { echo "$output"; false; }
+    # another user cannot use them
+    run --separate-stderr mlaunch_as "$UB" -n 6 "$PUB/mn_files" input.dat "$KEY"
+    [ "$status" -ne 0 ]
+}
