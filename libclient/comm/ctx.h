@@ -21,7 +21,9 @@
 #include <stdint.h>
 
 #define TM_CTX_SPAN_BASE (1 << 26)
-#define TM_CTX_LIMIT (1 << 29) /* coll_net derives -2 ctx - 3 from ids: keep them below */
+/* Ids stay below it: coll_net derives -2 ctx - 3 from them, and the neighbourhood collectives use
+ * ctx + TM_CTX_LIMIT (coll_nbr/nbr.h TM_CTX_NBR), which must stay clear of every id. */
+#define TM_CTX_LIMIT (1 << 29)
 
 struct tm_comm;
 struct tm_rank;

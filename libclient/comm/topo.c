@@ -26,7 +26,7 @@ struct tm_topo *tm_topo_new(int kind, int n)
     return t;
 }
 
-static void adj_free(struct tm_adj *a)
+void tm_adj_free(struct tm_adj *a)
 {
     if (!a) return;
     free(a->src);
@@ -50,7 +50,7 @@ void tm_topo_release(struct tm_topo *t)
         break;
     case MPI_DIST_GRAPH:
         for (int i = 0; i < t->n; i++)
-            adj_free(t->dist.adj[i]);
+            tm_adj_free(t->dist.adj[i]);
         free(t->dist.adj);
         break;
     }

@@ -21,6 +21,9 @@ struct tm_rank;
 
 /* Limits on what a program can make the library allocate for one topology. */
 #define TM_TOPO_MAX_DIMS 64 /* Cartesian dimensions */
+/* Edges one member names in one MPI_Dist_graph_create call (each is sent to both its ends as
+ * three ints, and Alltoallv counts are ints). */
+#define TM_TOPO_MAX_EDGES (1 << 26)
 
 /* One member's neighbours in a distributed graph, in the order the program gave them. */
 struct tm_adj {
@@ -48,6 +51,8 @@ struct tm_topo {
         } dist;
     };
 };
+
+void tm_adj_free(struct tm_adj *a);
 
 /* Comm_dup: nc shares pc's topology (nothing to do when pc has none). */
 void tm_topo_dup_hook(struct tm_comm *nc, const struct tm_comm *pc);

@@ -99,6 +99,9 @@ TM_API int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], cons
     struct tm_commref *cr = tm_comm_get_user(&me->comms, comm_old);
     if (!cr)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm_old);
+    if (cr->c->inter)
+        return tm_err(me, comm_old, MPI_ERR_COMM, fn, "communicator %d is an inter-communicator",
+                      comm_old);
     if (!comm_cart) return tm_err(me, comm_old, MPI_ERR_ARG, fn, "comm_cart is NULL");
     int n = 0;
     int err = check_grid(me, comm_old, fn, cr->c->size, ndims, dims, periods, &n);
@@ -124,6 +127,8 @@ TM_API int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int p
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
     struct tm_commref *cr = tm_comm_get_user(&me->comms, comm);
     if (!cr) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+    if (cr->c->inter)
+        return tm_err(me, comm, MPI_ERR_COMM, fn, "communicator %d is an inter-communicator", comm);
     if (!newrank) return tm_err(me, comm, MPI_ERR_ARG, fn, "newrank is NULL");
     int n = 0;
     int err = check_grid(me, comm, fn, cr->c->size, ndims, dims, periods, &n);

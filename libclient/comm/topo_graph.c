@@ -54,8 +54,11 @@ TM_API int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], c
     struct tm_rank *me = tm_self();
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
     struct tm_commref *cr = tm_comm_get_user(&me->comms, comm_old);
-    if (!cr || cr->c->inter)
+    if (!cr)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm_old);
+    if (cr->c->inter)
+        return tm_err(me, comm_old, MPI_ERR_COMM, fn, "communicator %d is an inter-communicator",
+                      comm_old);
     if (!comm_graph) return tm_err(me, comm_old, MPI_ERR_ARG, fn, "comm_graph is NULL");
     int err = check_graph(me, comm_old, fn, cr->c->size, nnodes, index, edges);
     if (err) return err;
@@ -79,8 +82,9 @@ TM_API int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const in
     struct tm_rank *me = tm_self();
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
     struct tm_commref *cr = tm_comm_get_user(&me->comms, comm);
-    if (!cr || cr->c->inter)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+    if (!cr) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+    if (cr->c->inter)
+        return tm_err(me, comm, MPI_ERR_COMM, fn, "communicator %d is an inter-communicator", comm);
     if (!newrank) return tm_err(me, comm, MPI_ERR_ARG, fn, "newrank is NULL");
     int err = check_graph(me, comm, fn, cr->c->size, nnodes, index, edges);
     if (err) return err;

@@ -20,7 +20,9 @@ struct tm_type;
  *  - PERSIST: a persistent request (MPI_*_init); each MPI_Start issues its operation as an
  *    inner request, NULL while the request is inactive (persist.c);
  *  - PAIR: MPI_Isendrecv(_replace): a receive and a send, complete when both are (persist.c);
- *  - GREQ: a generalized request, done when the program calls MPI_Grequest_complete (greq.c). */
+ *  - GREQ: a generalized request, done when the program calls MPI_Grequest_complete (greq.c);
+ *  - MULTI: a neighbourhood collective: its sends and receives, complete when all are
+ *    (coll_nbr/nbr.h). */
 enum tm_req_kind {
     TM_REQ_SEND = 1,
     TM_REQ_RECV = 2,
@@ -28,10 +30,12 @@ enum tm_req_kind {
     TM_REQ_PERSIST = 4,
     TM_REQ_PAIR = 5,
     TM_REQ_GREQ = 6,
+    TM_REQ_MULTI = 7,
 };
 
 struct tm_preq; /* persist.c */
 struct tm_greq; /* greq.c */
+struct tm_nbr;  /* coll_nbr/nbr.c */
 
 /* One request.  Owner-only fields are touched only by the rank that started it.  While a
  * receive is posted (posted == 1) its link, key and buffer belong to the receiver's mailbox
@@ -67,6 +71,7 @@ struct tm_request {
     union {
         struct tm_preq *pr; /* PERSIST, PAIR (owner-only) */
         struct tm_greq *gr; /* GREQ */
+        struct tm_nbr *nb;  /* MULTI (owner-only) */
     };
     /* a standard or buffered send that queued an eager envelope in an intra-node receiver's
      * mailbox: the receiver's world rank + 1 and the envelope's serial there, so MPI_Cancel
@@ -96,7 +101,7 @@ void tm_req_set_done(struct tm_request *r, int source, int tag, size_t bytes, in
 /* The same for a request of the calling thread's own rank that no other thread waits for
  * (no wake-up handshake, so no full barrier: wait.h). */
 void tm_req_set_done_own(struct tm_request *r, int source, int tag, size_t bytes, int err);
-/* A compound request (kind > TM_REQ_COLL) is complete: persist.c / greq.c.  An inactive
+/* A compound request (kind > TM_REQ_COLL) is complete: persist.c / greq.c / nbr.c.  An inactive
  * persistent request counts as complete. */
 int tm_req_compound_done(struct tm_request *r);
 /* Whether r's operation is complete (wait.h: seq_cst). */

@@ -111,7 +111,9 @@ typedef struct MPI_F08_status {
 #define MPI_ERRCODES_IGNORE ((int *)0)
 #define MPI_ARGV_NULL ((char **)0)
 #define MPI_ARGVS_NULL ((char ***)0)
-/* Weights of MPI_Dist_graph_create*: distinct from NULL and from every int array. */
+/* Weights of MPI_Dist_graph_create*: distinct from NULL and from every int array.  The weight
+ * parameters are declared as pointers, not arrays: GCC checks array parameters for the size of
+ * what they point to and would warn at every call that passes these. */
 #define MPI_UNWEIGHTED ((int *)1)
 #define MPI_WEIGHTS_EMPTY ((int *)2)
 
@@ -1067,19 +1069,19 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
 int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
                       int reorder, MPI_Comm *comm_graph);
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
-                                   const int sourceweights[], int outdegree,
-                                   const int destinations[], const int destweights[], MPI_Info info,
+                                   const int *sourceweights, int outdegree,
+                                   const int destinations[], const int *destweights, MPI_Info info,
                                    int reorder, MPI_Comm *comm_dist_graph);
 int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
-                                    const int sourceweights[], int outdegree,
-                                    const int destinations[], const int destweights[],
-                                    MPI_Info info, int reorder, MPI_Comm *comm_dist_graph);
+                                    const int *sourceweights, int outdegree,
+                                    const int destinations[], const int *destweights, MPI_Info info,
+                                    int reorder, MPI_Comm *comm_dist_graph);
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                          const int destinations[], const int weights[], MPI_Info info, int reorder,
+                          const int destinations[], const int *weights, MPI_Info info, int reorder,
                           MPI_Comm *comm_dist_graph);
 int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                           const int destinations[], const int weights[], MPI_Info info,
-                           int reorder, MPI_Comm *comm_dist_graph);
+                           const int destinations[], const int *weights, MPI_Info info, int reorder,
+                           MPI_Comm *comm_dist_graph);
 int MPI_Topo_test(MPI_Comm comm, int *status);
 int PMPI_Topo_test(MPI_Comm comm, int *status);
 int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
@@ -1100,10 +1102,10 @@ int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]);
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
-int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
-                             int maxoutdegree, int destinations[], int destweights[]);
-int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
-                              int maxoutdegree, int destinations[], int destweights[]);
+int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int *sourceweights,
+                             int maxoutdegree, int destinations[], int *destweights);
+int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int *sourceweights,
+                              int maxoutdegree, int destinations[], int *destweights);
 int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);

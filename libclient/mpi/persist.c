@@ -8,6 +8,7 @@
 
 #include "errh.h"
 #include "job.h"
+#include "nbr.h"
 #include "p2p.h"
 #include "p2p_api.h"
 #include "type.h"
@@ -28,6 +29,7 @@ struct tm_preq {
 int tm_req_compound_done(struct tm_request *r)
 {
     if (r->kind == TM_REQ_GREQ) return atomic_load_explicit(&r->done, memory_order_seq_cst);
+    if (r->kind == TM_REQ_MULTI) return tm_nbr_done(r);
     struct tm_preq *p = r->pr;
     if (r->kind == TM_REQ_PERSIST) return !p->inner || tm_req_complete(p->inner);
     return tm_req_complete(p->inner) && tm_req_complete(p->inner2);
@@ -61,7 +63,9 @@ int tm_preq_new(struct tm_rank *me, const char *fn, MPI_Comm comm, tm_pstart_fn 
 
 static void status_of(struct tm_request *q, MPI_Status *status)
 {
-    if (q)
+    if (q && q->kind == TM_REQ_MULTI)
+        tm_nbr_status(q, status);
+    else if (q)
         tm_req_status(q, status);
     else
         tm_status_empty(status);
@@ -98,6 +102,10 @@ int tm_preq_finish(struct tm_rank *me, MPI_Request *rp, MPI_Status *status)
     struct tm_preq *p = r->pr;
     if (r->kind == TM_REQ_PERSIST) {
         struct tm_request *q = p->inner;
+        if (q && q->kind == TM_REQ_MULTI) { /* a persistent neighbourhood collective */
+            p->inner = NULL;
+            return tm_nbr_finish(me, q, status);
+        }
         status_of(q, status);
         if (!q) return MPI_SUCCESS;
         int err = q->st_error;
@@ -124,7 +132,10 @@ void tm_preq_free(struct tm_rank *me, struct tm_request *r)
     } else {
         /* An active operation completes on its own (MPI 3.1 §3.7.3); its request then goes
          * back to the pool (request.c orphans). */
-        if (p->inner) tm_req_free(me, p->inner);
+        if (p->inner && p->inner->kind == TM_REQ_MULTI)
+            tm_nbr_free(me, p->inner);
+        else if (p->inner)
+            tm_req_free(me, p->inner);
         free(p);
     }
     tm_req_free(me, r);

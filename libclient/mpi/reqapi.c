@@ -7,6 +7,7 @@
 #include "fbox.h"
 #include "greq.h"
 #include "job.h"
+#include "nbr.h"
 #include "p2p.h"
 #include "persist.h"
 #include "wait.h"
@@ -33,6 +34,10 @@ static int finish(struct tm_rank *me, MPI_Request *rp, MPI_Status *status)
     struct tm_request *r = *rp;
     if (TM_UNLIKELY(r->kind > TM_REQ_COLL)) {
         if (r->kind == TM_REQ_GREQ) return tm_greq_finish(me, rp, status);
+        if (r->kind == TM_REQ_MULTI) {
+            *rp = MPI_REQUEST_NULL;
+            return tm_nbr_finish(me, r, status);
+        }
         return tm_preq_finish(me, rp, status);
     }
     tm_req_status(r, status);
@@ -265,6 +270,8 @@ TM_API int PMPI_Request_free(MPI_Request *request)
     struct tm_request *r = *request;
     if (r->kind == TM_REQ_GREQ)
         tm_greq_free(me, r);
+    else if (r->kind == TM_REQ_MULTI)
+        tm_nbr_free(me, r);
     else if (r->kind > TM_REQ_COLL)
         tm_preq_free(me, r);
     else
@@ -293,7 +300,7 @@ TM_API int PMPI_Cancel(MPI_Request *request)
     if (TM_UNLIKELY(!request || !*request))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel", "invalid request");
     struct tm_request *r = *request;
-    if (r->kind == TM_REQ_COLL)
+    if (r->kind == TM_REQ_COLL || r->kind == TM_REQ_MULTI)
         return tm_err(me, r->comm, MPI_ERR_REQUEST, "MPI_Cancel",
                       "collective operations cannot be cancelled");
     if (r->kind == TM_REQ_GREQ) return tm_greq_cancel(me, r);
@@ -333,7 +340,9 @@ TM_API int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *s
     }
     *flag = 1;
     if (request->kind == TM_REQ_GREQ) return tm_greq_status(me, request, status);
-    if (request->kind > TM_REQ_COLL)
+    if (request->kind == TM_REQ_MULTI)
+        tm_nbr_status(request, status);
+    else if (request->kind > TM_REQ_COLL)
         tm_preq_status(request, status);
     else
         tm_req_status(request, status);

@@ -148,6 +148,14 @@ run_prog() {
     run_prog topo_graph 1 2 3 4 16
 }
 
+@test "mpi: distributed graphs: created adjacent and from edges named anywhere, weights, MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY, error classes" {
+    run_prog topo_dist 1 2 3 4 16
+}
+
+@test "mpi: neighbourhood collectives (blocking, non-blocking, persistent) on Cartesian, graph and distributed graph communicators" {
+    run_prog topo_neighbor 1 2 3 4 16
+}
+
 @test "mpi: a 16-rank token ring finishes" {
     run_prog ring 1 2 16
 }

@@ -154,7 +154,7 @@ expect_ok() {
     run mlaunch --hostfile "$(cluster_hostfile 4)" -n 12 "$(mpi_prog topo_cart)"
     expect_ok || { echo "program topo_cart on 3 x 4" >&2; return 1; }
     expect_line "reorder: 4 ranks per node, 9 neighbour pairs on one node (columns: 9)"
-    for p in topo_cart topo_graph; do
+    for p in topo_cart topo_graph topo_dist topo_neighbor; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p on 3 x 2" >&2; return 1; }
         [ "$p" = topo_cart ] && continue # run on 3 x 4 above

@@ -2,7 +2,8 @@
  * odd ranks, whose leaders are neighbours, and lower and upper halves, whose leaders are far
  * apart: on another node when the job spans nodes), the queries, point-to-point naming the
  * remote group, every collective with MPI_ROOT / MPI_PROC_NULL roots and their non-blocking
- * forms, Comm_dup, Comm_split, Comm_create, Intercomm_merge (low and high), and error classes. */
+ * forms, Comm_dup, Comm_split, Comm_split_type, Comm_create, Intercomm_merge (low and high), and
+ * error classes. */
 #include <string.h>
 
 #include "check.h"
@@ -216,6 +217,20 @@ static void run(int side, MPI_Comm local, int remote_leader)
     int v = 0;
     EXPECT(MPI_Bcast(&v, 1, MPI_INT, rn, ic), MPI_ERR_ROOT);
     EXPECT(MPI_Scan(&v, &n, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_COMM);
+    /* no topologies on inter-communicators */
+    {
+        int one = 1, zero = 0, idx = 0, nr, st;
+        MPI_Comm tc;
+        EXPECT(MPI_Cart_create(ic, 1, &one, &zero, 0, &tc), MPI_ERR_COMM);
+        EXPECT(MPI_Cart_map(ic, 1, &one, &zero, &nr), MPI_ERR_COMM);
+        EXPECT(MPI_Graph_create(ic, 1, &idx, &zero, 0, &tc), MPI_ERR_COMM);
+        EXPECT(MPI_Dist_graph_create_adjacent(ic, 0, NULL, MPI_UNWEIGHTED, 0, NULL, MPI_UNWEIGHTED,
+                                              MPI_INFO_NULL, 0, &tc),
+               MPI_ERR_COMM);
+        CHECK_MPI(MPI_Topo_test(ic, &st));
+        CHECK(st == MPI_UNDEFINED, "Topo_test of an inter-communicator: %d", st);
+        EXPECT(MPI_Neighbor_allgather(&v, 1, MPI_INT, &nr, 1, MPI_INT, ic), MPI_ERR_TOPOLOGY);
+    }
 
     /* dup: congruent, works on its own */
     MPI_Comm d;
@@ -244,6 +259,47 @@ static void run(int side, MPI_Comm local, int remote_leader)
         CHECK(sr == sn - 1 - r / 2, "split rank %d (keys reverse the order)", sr);
         collectives(sp, side);
         CHECK_MPI(MPI_Comm_free(&sp));
+    }
+    /* split_type: both groups' members on my node (an inter-communicator), MPI_COMM_NULL when
+     * the other group has none there */
+    {
+        MPI_Comm shm, st;
+        int wnode, *nodes = malloc(sizeof(int) * (size_t)wsize), *rw = malloc(sizeof(int) * rn);
+        CHECK_MPI(
+            MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shm));
+        CHECK_MPI(MPI_Allreduce(&wrank, &wnode, 1, MPI_INT, MPI_MIN, shm));
+        MPI_Comm_free(&shm);
+        CHECK_MPI(MPI_Allgather(&wnode, 1, MPI_INT, nodes, 1, MPI_INT, MPI_COMM_WORLD));
+        int lsame = 0, rsame = 0, *lws = malloc(sizeof(int) * n);
+        CHECK_MPI(MPI_Allgather(&wrank, 1, MPI_INT, lws, 1, MPI_INT, local));
+        remote_world(d, rw, rn);
+        for (int i = 0; i < n; i++)
+            lsame += nodes[lws[i]] == wnode;
+        for (int i = 0; i < rn; i++)
+            rsame += nodes[rw[i]] == wnode;
+        CHECK_MPI(MPI_Comm_split_type(d, MPI_COMM_TYPE_SHARED, -r, MPI_INFO_NULL, &st));
+        if (rsame == 0) {
+            CHECK(st == MPI_COMM_NULL, "split_type with no remote member on my node");
+        } else {
+            int sn, srn, is_inter;
+            CHECK_MPI(MPI_Comm_test_inter(st, &is_inter));
+            MPI_Comm_size(st, &sn);
+            MPI_Comm_remote_size(st, &srn);
+            CHECK(is_inter && sn == lsame && srn == rsame,
+                  "split_type: inter %d, sizes %d/%d, expected %d/%d", is_inter, sn, srn, lsame,
+                  rsame);
+            int *sw = malloc(sizeof(int) * srn);
+            remote_world(st, sw, srn);
+            for (int i = 0; i < srn; i++)
+                CHECK(nodes[sw[i]] == wnode, "split_type: remote member %d on another node", sw[i]);
+            free(sw);
+            CHECK_MPI(MPI_Comm_set_errhandler(st, MPI_ERRORS_RETURN));
+            collectives(st, side);
+            CHECK_MPI(MPI_Comm_free(&st));
+        }
+        free(nodes);
+        free(rw);
+        free(lws);
     }
     /* Comm_create with the local group minus its last member (when that leaves someone) */
     MPI_Group lg, sub;

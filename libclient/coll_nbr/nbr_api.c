@@ -1,0 +1,220 @@
+/* nbr_api.c — the neighbourhood collectives' entry points: MPI_Neighbor_allgather(v),
+ * MPI_Neighbor_alltoall(v,w), their non-blocking MPI_Ineighbor_* forms and the MPI-4.0
+ * persistent MPI_Neighbor_*_init forms (nbr.h does the work).
+ *
+ * A persistent one keeps its arguments in a persistent request (persist.h) whose MPI_Start
+ * starts the non-blocking operation with them; its checks run at every start.  The info
+ * argument carries no hint TMPI uses; it must be MPI_INFO_NULL or a valid info object. */
+#include "errh.h"
+#include "info.h"
+#include "job.h"
+#include "nbr.h"
+#include "persist.h"
+
+static int run(const char *fn, const struct tm_nbr_args *a, int nonblocking, MPI_Request *request)
+{
+    struct tm_rank *me = tm_self();
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    return tm_nbr_run(me, fn, a, nonblocking, request);
+}
+
+#define ALLGATHER_ARGS(op_)                                                                        \
+    {                                                                                              \
+        .op = (op_), .sbuf = sendbuf, .scount = sendcount, .stype = sendtype, .rbuf = recvbuf,     \
+        .rtype = recvtype, .comm = comm                                                            \
+    }
+
+TM_API int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLGATHER);
+    a.rcount = recvcount;
+    return run("MPI_Neighbor_allgather", &a, 0, NULL);
+}
+TM_ALIAS(Neighbor_allgather)
+
+TM_API int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLGATHER);
+    a.rcount = recvcount;
+    return run("MPI_Ineighbor_allgather", &a, 1, request);
+}
+TM_ALIAS(Ineighbor_allgather)
+
+TM_API int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, const int recvcounts[], const int displs[],
+                                    MPI_Datatype recvtype, MPI_Comm comm)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLGATHERV);
+    a.rcounts = recvcounts;
+    a.rdispls = displs;
+    return run("MPI_Neighbor_allgatherv", &a, 0, NULL);
+}
+TM_ALIAS(Neighbor_allgatherv)
+
+TM_API int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, const int recvcounts[], const int displs[],
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLGATHERV);
+    a.rcounts = recvcounts;
+    a.rdispls = displs;
+    return run("MPI_Ineighbor_allgatherv", &a, 1, request);
+}
+TM_ALIAS(Ineighbor_allgatherv)
+
+TM_API int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLTOALL);
+    a.rcount = recvcount;
+    return run("MPI_Neighbor_alltoall", &a, 0, NULL);
+}
+TM_ALIAS(Neighbor_alltoall)
+
+TM_API int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLTOALL);
+    a.rcount = recvcount;
+    return run("MPI_Ineighbor_alltoall", &a, 1, request);
+}
+TM_ALIAS(Ineighbor_alltoall)
+
+#define ALLTOALLV_ARGS                                                                             \
+    {                                                                                              \
+        .op = TM_NBR_ALLTOALLV, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls,        \
+        .stype = sendtype, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls,             \
+        .rtype = recvtype, .comm = comm                                                            \
+    }
+
+TM_API int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    struct tm_nbr_args a = ALLTOALLV_ARGS;
+    return run("MPI_Neighbor_alltoallv", &a, 0, NULL);
+}
+TM_ALIAS(Neighbor_alltoallv)
+
+TM_API int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                                    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                    const int recvcounts[], const int rdispls[],
+                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLTOALLV_ARGS;
+    return run("MPI_Ineighbor_alltoallv", &a, 1, request);
+}
+TM_ALIAS(Ineighbor_alltoallv)
+
+#define ALLTOALLW_ARGS                                                                             \
+    {                                                                                              \
+        .op = TM_NBR_ALLTOALLW, .sbuf = sendbuf, .scounts = sendcounts, .sdispls_w = sdispls,      \
+        .stypes = sendtypes, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls_w = rdispls,         \
+        .rtypes = recvtypes, .comm = comm                                                          \
+    }
+
+TM_API int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                   void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                   const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    struct tm_nbr_args a = ALLTOALLW_ARGS;
+    return run("MPI_Neighbor_alltoallw", &a, 0, NULL);
+}
+TM_ALIAS(Neighbor_alltoallw)
+
+TM_API int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                    void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                    const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                    MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLTOALLW_ARGS;
+    return run("MPI_Ineighbor_alltoallw", &a, 1, request);
+}
+TM_ALIAS(Ineighbor_alltoallw)
+
+/* ---- persistent (MPI 4.0 §6.13) ---- */
+
+struct pargs {
+    const char *fn;
+    struct tm_nbr_args a;
+};
+
+static int pstart(const void *args, MPI_Request *inner)
+{
+    const struct pargs *p = args;
+    return run(p->fn, &p->a, 1, inner);
+}
+
+static int pinit(const char *fn, const struct tm_nbr_args *a, MPI_Info info, MPI_Request *request)
+{
+    struct tm_rank *me = tm_self();
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    if (TM_UNLIKELY(!tm_comm_get_user(&me->comms, a->comm)))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", a->comm);
+    if (info != MPI_INFO_NULL && !tm_info_get(me, info))
+        return tm_err(me, a->comm, MPI_ERR_INFO, fn, "invalid info %d", info);
+    struct pargs p = {.fn = fn, .a = *a};
+    return tm_preq_new(me, fn, a->comm, pstart, &p, sizeof p, request);
+}
+
+TM_API int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                        void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLGATHER);
+    a.rcount = recvcount;
+    return pinit("MPI_Neighbor_allgather_init", &a, info, request);
+}
+TM_ALIAS(Neighbor_allgather_init)
+
+TM_API int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                         void *recvbuf, const int recvcounts[], const int displs[],
+                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                         MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLGATHERV);
+    a.rcounts = recvcounts;
+    a.rdispls = displs;
+    return pinit("MPI_Neighbor_allgatherv_init", &a, info, request);
+}
+TM_ALIAS(Neighbor_allgatherv_init)
+
+TM_API int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLTOALL);
+    a.rcount = recvcount;
+    return pinit("MPI_Neighbor_alltoall_init", &a, info, request);
+}
+TM_ALIAS(Neighbor_alltoall_init)
+
+TM_API int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                        const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                        const int recvcounts[], const int rdispls[],
+                                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                        MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLTOALLV_ARGS;
+    return pinit("MPI_Neighbor_alltoallv_init", &a, info, request);
+}
+TM_ALIAS(Neighbor_alltoallv_init)
+
+TM_API int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                        const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                        void *recvbuf, const int recvcounts[],
+                                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLTOALLW_ARGS;
+    return pinit("MPI_Neighbor_alltoallw_init", &a, info, request);
+}
+TM_ALIAS(Neighbor_alltoallw_init)
