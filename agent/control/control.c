@@ -20,6 +20,7 @@
 #include "job.h"
 #include "job_coord.h"
 #include "job_link.h"
+#include "job_signal.h"
 #include "jobhost.h"
 #include "listen_socket.h"
 #include "log.h"
@@ -644,6 +645,23 @@ static void on_ping(struct conn *c, const Tmpi__PingPeer *pp)
     send_ping_reply(c, 0, "", 0, msg);
 }
 
+/* A launcher forwarding a signal to the job it submitted (job_signal.h).  A signal for no job
+ * of this connection, or one that ended, is dropped: the launcher may forward one at any
+ * moment of the job's life. */
+static void on_signal_job(struct conn *c, const Tmpi__SignalJob *sj)
+{
+    char msg[96];
+    if (msg_check_signal(sj, msg, sizeof msg) < 0) {
+        conn_violation(c, msg);
+        return;
+    }
+    if (!c->job_started) return;
+    if (c->coord && (sj->job_id == 0 || sj->job_id == coord_id(c->coord)))
+        coord_signal(c->coord, sj->signo);
+    else if (c->job && (sj->job_id == 0 || sj->job_id == c->job->id))
+        (void)job_signal(c->job, sj->signo);
+}
+
 /* Returns 0 to go on reading, -1 if the connection is closing or gone. */
 static int dispatch(struct conn *c, const Tmpi__Envelope *env)
 {
@@ -684,6 +702,9 @@ static int dispatch(struct conn *c, const Tmpi__Envelope *env)
         } else {
             on_cancel(c, env->cancel);
         }
+        break;
+    case TMPI__ENVELOPE__MSG_SIGNAL_JOB:
+        on_signal_job(c, env->signal_job);
         break;
     default: {
         char msg[96];

@@ -42,6 +42,8 @@ static int resolve_all(void)
     RESOLVE(fflush);
     RESOLVE(perror);
     RESOLVE(getenv);
+    RESOLVE(sigaction);
+    RESOLVE(signal);
     return 0;
 }
 

@@ -10,6 +10,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -27,6 +28,8 @@ struct interpose_real {
     int (*fflush)(FILE *);
     void (*perror)(const char *);
     char *(*getenv)(const char *);
+    int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+    void (*(*signal)(int, void (*)(int)))(int);
 };
 
 /* Resolves the real functions.  Must run before any other thread starts.  0 or -ENOENT. */

@@ -17,6 +17,7 @@
 #include "job_link.h"
 #include "job_member.h"
 #include "job_net.h"
+#include "job_signal.h"
 #include "jobhost.h"
 #include "log.h"
 #include "msg_check.h"
@@ -744,6 +745,7 @@ static void *job_thread(void *arg)
     j->client_created = 0;
     pthread_mutex_unlock(&j->client_mu);
     carriers_free(j);
+    job_signal_close(j);
     for (uint32_t i = 0; i < j->nprocs; i++) {
         /* The copy's destructors (atexit handlers, static destructors) run now: whatever
          * they print goes to the launcher as the rank's output. */

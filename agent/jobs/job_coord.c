@@ -511,6 +511,21 @@ void coord_cancel(struct coord *co, int status, const char *reason)
     leave(co);
 }
 
+void coord_signal(struct coord *co, int sig)
+{
+    /* only once every member runs its ranks; before, there is nobody to deliver to */
+    if (!co->go_sent || co->failed) return;
+    Tmpi__SignalJob sj = TMPI__SIGNAL_JOB__INIT;
+    sj.job_id = co->uid;
+    sj.signo = sig;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_SIGNAL_JOB;
+    env.signal_job = &sj;
+    co->depth++;
+    broadcast(co, &env);
+    leave(co);
+}
+
 void coord_free(struct coord *co)
 {
     co->launcher = NULL;

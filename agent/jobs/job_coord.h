@@ -37,6 +37,8 @@ int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, gid_t gid,
 void coord_start(struct coord *co, struct program *prog);
 /* A user cancelled: tear every member down. */
 void coord_cancel(struct coord *co, int status, const char *reason);
+/* The launcher forwarded a signal (SIGUSR1/SIGUSR2): every member delivers it to its ranks. */
+void coord_signal(struct coord *co, int sig);
 /* The launcher went away (or the agent drops it): cancel every member and free. */
 void coord_free(struct coord *co);
 uint64_t coord_id(const struct coord *co);

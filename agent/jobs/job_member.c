@@ -11,6 +11,7 @@
 #include "frame.h"
 #include "job.h"
 #include "job_link.h"
+#include "job_signal.h"
 #include "jobhost.h"
 #include "log.h"
 #include "mesh.h"
@@ -147,6 +148,11 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
             jobhost_forward(j, env);
             return;
         }
+        break;
+    case TMPI__ENVELOPE__MSG_SIGNAL_JOB:
+        if (j && m->started && env->signal_job->job_id == m->uid &&
+            job_signal(j, env->signal_job->signo) == 0)
+            return;
         break;
     case TMPI__ENVELOPE__MSG_JOB_CANCEL:
         if (env->job_cancel->uid != m->uid) break;

@@ -651,6 +651,17 @@ void jobhost_cancel(struct job *j, int status, const char *reason)
     arm_grace(h);
 }
 
+int jobhost_signal(struct job *j, int sig)
+{
+    struct jobhost *h = j->host;
+    /* the pid stays ours until reaped; after its JobEnd the ranks are gone */
+    if (h->reaped || h->got_end) return 0;
+    if (kill(h->pid, sig) < 0)
+        log_warning("job %llu: cannot send signal %d to its job host (pid %d): %s",
+                    (unsigned long long)j->id, sig, (int)h->pid, strerror(errno));
+    return 0;
+}
+
 void jobhost_launcher_drained(struct job *j)
 {
     struct jobhost *h = j->host;

@@ -70,6 +70,9 @@ int jobhost_ended(const struct job *j);
 /* Tears the host's job down: JobCancel now, SIGKILL after kill_grace_sec. */
 void jobhost_cancel(struct job *j, int status, const char *reason);
 
+/* Delivers sig to the host process (kill), unless it is over.  0. */
+int jobhost_signal(struct job *j, int sig);
+
 /* The launcher's output buffer drained: relay the host's frames again. */
 void jobhost_launcher_drained(struct job *j);
 

@@ -30,6 +30,7 @@
 #include "frame.h"
 #include "job.h"
 #include "job_net.h"
+#include "job_signal.h"
 #include "log.h"
 #include "netd.h"
 #include "progcache.h"
@@ -312,6 +313,7 @@ void jobhost_job_done(struct agent *a, struct job *j)
     a->jobs = NULL;
     a->njobs = 0;
     host.job = NULL;
+    job_signal_host_forget();
     job_free(j);
     host.done = 1;
     maybe_leave();
@@ -464,6 +466,13 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
         goto out;
     }
     j->gid = gid;
+    r = job_signal_host_install(j, a->base);
+    if (r < 0) {
+        log_errno(LOG_ERR, r, "job %llu: cannot set up signal forwarding", job_id);
+        progcache_release(&a->cache, p);
+        job_free(j);
+        goto out;
+    }
     host.job = j;
     a->jobs = j;
     a->njobs = 1;

@@ -67,6 +67,7 @@ void rank_life(struct rank *r, int run)
         } else if (sigsetjmp(r->exit_jmp, 1) == 0) {
             /* a carried rank is counted by its carrier (carrier.c) */
             if (!r->carried) rank_set_runnable(r, 1);
+            atomic_store_explicit(&r->sig_live, 1, memory_order_release);
             int code = r->image.main(argc, argv);
             r->end_kind = RANK_END_CODE;
             r->end_code = code;
@@ -75,6 +76,7 @@ void rank_life(struct rank *r, int run)
             fault_landed();
         }
         /* both paths (return and longjmp) land here still counted as runnable */
+        atomic_store_explicit(&r->sig_live, 0, memory_order_release);
         rank_set_runnable(r, 0);
         free(argv);
     } else {

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 
+#include "job_signal.h"
 #include "loader.h"
 #include "output.h"
 #include "svc.h"
@@ -38,6 +39,11 @@ struct rank {
     struct carried *carried; /* carrier.h: the rank runs as a context on a carrier; else NULL */
 
     struct output_stream out[2]; /* stdout, stderr: rank thread only */
+
+    /* SIGUSR1/SIGUSR2 as this rank set them (job_signal.h: written by the rank, read by the
+     * handler on any thread); sig_live while its main runs (handlers only run then). */
+    struct rank_sigslot sig[2];
+    atomic_int sig_live;
 };
 
 /* The rank the calling thread runs, or NULL for agent threads. */

@@ -8,7 +8,8 @@
  *
  * We wait with poll() on the socket and the signalfd together, so Ctrl-C is handled between
  * frames: the first one cancels the job and we keep reading until JobEnd (so the user still
- * sees the ranks' last words and why the job ended); a second one leaves at once.
+ * sees the ranks' last words and why the job ended); a second one leaves at once.  SIGUSR1
+ * and SIGUSR2 are forwarded to the running job (SignalJob).
  *
  * Whatever the agents do (a node stopped, our own agent stopped), we leave in bounded time:
  * LAUNCH_CANCEL_GRACE_SEC after a cancel, and that long after the job's --timeout, without
@@ -17,6 +18,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,12 +159,34 @@ static int cancel_job(struct launch_job *j)
     return 0;
 }
 
+/* SIGUSR1/SIGUSR2 go on to the job's ranks, as mpirun forwards them (the agent delivers them,
+ * docs/PROTOCOL.md "Signals").  Before the job runs there is nobody to deliver to: dropped. */
+static int forward_signal(struct launch_job *j, int sig)
+{
+    if (!j->started || j->cancel_sent) return 0;
+    Tmpi__SignalJob s = TMPI__SIGNAL_JOB__INIT;
+    s.job_id = j->job_id;
+    s.signo = sig;
+    Tmpi__Envelope e = TMPI__ENVELOPE__INIT;
+    e.msg_case = TMPI__ENVELOPE__MSG_SIGNAL_JOB;
+    e.signal_job = &s;
+    int r = frame_write_fd(j->fd, &e, FRAME_DEFAULT_MAX);
+    if (r < 0)
+        fprintf(stderr, "tmpi-launch: cannot forward %s to the job: %s\n", strsignal(sig),
+                strerror(-r));
+    return 0;
+}
+
 /* Drain the signalfd.  Returns an exit status when we must leave now, else 0. */
 static int on_signal(struct launch_job *j)
 {
     struct signalfd_siginfo si;
     int status = 0;
     while (read(j->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+        if (si.ssi_signo == SIGUSR1 || si.ssi_signo == SIGUSR2) {
+            forward_signal(j, (int)si.ssi_signo);
+            continue;
+        }
         if (++j->signals >= 2) return LAUNCH_EXIT_INTERRUPTED;
         j->cancel_status = LAUNCH_EXIT_INTERRUPTED;
         status = cancel_job(j);

@@ -32,7 +32,8 @@ static void usage(FILE *f)
 {
     fputs("usage: tmpi-launch -n N [options] PROGRAM [ARGS...]\n"
           "Runs PROGRAM (built with tmpicc) as an MPI job of N ranks.\n"
-          "  -n, -np N            number of ranks (at least 1)\n"
+          "  -n, -np N            number of ranks (at least 1; default inside a Slurm\n"
+          "                       allocation: $SLURM_NTASKS)\n"
           "  --agent SOCKET       the agent to use (default: $TMPI_AGENT, else " TMPI_SYSTEM_SOCKET
           ");\n"
           "                       without it, a private agent is started when none answers\n"
@@ -293,7 +294,18 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
             return bad_usage("unknown option %s", a);
         }
     }
-    if (!have_n) return bad_usage("%s", "the number of ranks is missing: -n N");
+    if (!have_n) {
+        /* Inside a Slurm allocation (salloc, sbatch), the allocation says how many: as srun and
+         * mpirun do, run one rank per task of the allocation. */
+        const char *nt = getenv("SLURM_NTASKS");
+        if (!nt || !*nt)
+            return bad_usage("%s", "the number of ranks is missing: -n N (or run inside a Slurm "
+                                   "allocation, which sets SLURM_NTASKS)");
+        if (parse_u32(nt, 1, LAUNCH_MAX_NPROCS, &o->nprocs) < 0)
+            return bad_usage("SLURM_NTASKS=%s: not a number of ranks (a whole number >= 1); "
+                             "give -n N",
+                             nt);
+    }
     /* MPIEXEC_TIMEOUT (MPI-standard mpiexec environment): the default for --timeout. */
     const char *et = getenv("MPIEXEC_TIMEOUT");
     if (!have_timeout && et && *et && parse_u32(et, 0, UINT32_MAX, &o->timeout_sec) < 0)
@@ -318,15 +330,17 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
     return 0;
 }
 
-/* SIGINT/SIGTERM are only ever taken from a signalfd, so no handler can interrupt a
- * half-written frame; SIGPIPE is ignored so a dead agent or a closed stdout shows up as EPIPE
- * where it happens. */
+/* SIGINT/SIGTERM (cancel) and SIGUSR1/SIGUSR2 (forwarded to the job) are only ever taken from
+ * a signalfd, so no handler can interrupt a half-written frame; SIGPIPE is ignored so a dead
+ * agent or a closed stdout shows up as EPIPE where it happens. */
 static int setup_signals(sigset_t *ret_old)
 {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGUSR1);
+    sigaddset(&set, SIGUSR2);
     if (sigprocmask(SIG_BLOCK, &set, ret_old) < 0) return -errno;
     signal(SIGPIPE, SIG_IGN);
     int fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);

@@ -145,3 +145,11 @@ int msg_check_rank_exit(const Tmpi__RankExit *e, uint32_t nranks, char *err, siz
         return fail(err, errlen, "exit of rank %u in a job of %u ranks", e->rank, nranks);
     return 0;
 }
+
+int msg_check_signal(const Tmpi__SignalJob *s, char *err, size_t errlen)
+{
+    if (s->signo != MSG_SIGNAL_USR1 && s->signo != MSG_SIGNAL_USR2)
+        return fail(err, errlen, "signal %d cannot be forwarded (only %u SIGUSR1 and %u SIGUSR2)",
+                    s->signo, MSG_SIGNAL_USR1, MSG_SIGNAL_USR2);
+    return 0;
+}

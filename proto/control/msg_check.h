@@ -29,6 +29,9 @@
 /* The output streams a rank has: 1 stdout, 2 stderr. */
 #define MSG_STREAM_STDOUT 1u
 #define MSG_STREAM_STDERR 2u
+/* The signals a launcher may forward (Linux numbers, as on the wire). */
+#define MSG_SIGNAL_USR1 10
+#define MSG_SIGNAL_USR2 12
 
 /* What a job's program, arguments and environment may be (shared by SubmitJob and JobAssign). */
 struct msg_job_text {
@@ -61,5 +64,8 @@ int msg_check_output(const Tmpi__Output *o, uint32_t nranks, size_t max_data, ch
 
 /* The end of one rank of a job of nranks ranks. */
 int msg_check_rank_exit(const Tmpi__RankExit *e, uint32_t nranks, char *err, size_t errlen);
+
+/* A forwarded signal: SIGUSR1 or SIGUSR2 only (tmpi-launch forwards these two). */
+int msg_check_signal(const Tmpi__SignalJob *s, char *err, size_t errlen);
 
 #endif

@@ -338,7 +338,7 @@ PY
 # --- placement: host files, -H, Slurm, --ppn, --map-by, --display-map ---------------------
 
 # No test may pick up a Slurm allocation from the shell that runs the suite.
-no_slurm() { unset SLURM_JOB_NODELIST SLURM_TASKS_PER_NODE; }
+no_slurm() { unset SLURM_JOB_NODELIST SLURM_TASKS_PER_NODE SLURM_NTASKS; }
 
 @test "launch: a bad host file exits 2 with every problem as FILE:LINE" {
     no_slurm
@@ -495,6 +495,33 @@ rank 6: node 2 ([::1]:7470), local rank 0" ]
     expect_status 0
     expect_line "node 0: n008:7470, 1 rank: 0"
     expect_line "node 2: n010:7470, 1 rank: 2"
+}
+
+@test "launch: without -n a Slurm allocation gives the number of ranks (SLURM_NTASKS)" {
+    export SLURM_JOB_NODELIST='node[01-02]' SLURM_TASKS_PER_NODE='2(x2)' SLURM_NTASKS=3
+    run --separate-stderr launch --display-map
+    expect_status 0
+    expect_line "node 0: node01:7470, 2 ranks: 0-1"
+    expect_line "node 1: node02:7470, 1 rank: 2"
+    # -n still wins
+    run --separate-stderr launch -n 1 --display-map
+    expect_status 0
+    expect_line "node 0: node01:7470, 1 rank: 0"
+    export SLURM_NTASKS=0
+    usage_error "SLURM_NTASKS=0: not a number of ranks" --display-map
+    export SLURM_NTASKS=4x
+    usage_error "SLURM_NTASKS=4x: not a number of ranks" --display-map
+    unset SLURM_NTASKS
+    usage_error "the number of ranks is missing: -n N (or run inside a Slurm allocation" \
+        --display-map
+}
+
+@test "launch: without -n, SLURM_NTASKS runs that many ranks on the local agent" {
+    no_slurm
+    start_agent a
+    SLURM_NTASKS=3 run --separate-stderr launch --agent "$AGENT_SOCK" "$(prog mpmd_info)"
+    expect_status 0
+    expect_line "app rank 2 of 3 appnum 0 wd $PWD"
 }
 
 @test "launch: a placement over several nodes needs a running agent with a mesh, exit 1" {

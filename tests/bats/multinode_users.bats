@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # Jobs across several agents run, on every node, in a job host of their own as the user who
 # submitted them (jobhost.h, job_link.h): two throwaway users (created and removed here) on
-# three root agents on loopback ports with one key, and one user's own unprivileged agents.
+# three root agents on loopback ports with one key (one of them, in one test, with a user
+# database that lacks one user), and one user's own unprivileged agents.
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -20,7 +21,7 @@ setup() {
     echo "$PUB" >"$BATS_TEST_TMPDIR/pubdir"
     chmod 755 "$PUB"
     local p
-    for p in mn_files; do
+    for p in mn_files sleeper; do
         tmpicc -o "$PUB/$p" "$BATS_TEST_DIRNAME/progs/$p.c"
     done
     for p in ends hostinfo; do
@@ -89,6 +90,12 @@ users_cluster() {
         local log="$BATS_TEST_TMPDIR/node$i.log"
         local -a pre=()
         [ -z "$user" ] || pre=(setpriv --reuid="$user" --regid="$user" --init-groups)
+        # WRAP_NODE=i: node i's agent sees WRAP_PASSWD as /etc/passwd (a mount namespace of
+        # its own), as a node whose user database differs
+        if [ "${WRAP_NODE:-0}" -eq "$i" ]; then
+            pre=(unshare -m --propagation private sh -c
+                'mount --bind "$0" /etc/passwd && exec "$@"' "$WRAP_PASSWD")
+        fi
         mkfifo "$fifo"
         (cd / && exec "${pre[@]}" "$TMPID" --socket "$sock" --ready-fd 3 --log-level info \
             --name "node$i" --listen "127.0.0.1:${PORTS[i - 1]}" --key-file "$KEY" \
@@ -180,6 +187,58 @@ mlaunch_as() {
         run tmpictl --agent "$p" --json jobs
         [[ "$output" != *'"id"'* ]] || { echo "a job left on $p: $output"; false; }
     done
+}
+
+@test "multinode users: the member agents keep the job's state; the owner's tmpictl cancel on node3 ends it everywhere" {
+    users_cluster 3
+    local out="$BATS_TEST_TMPDIR/out"
+    as "$UA" "$LAUNCH_BIN" --agent "${SOCKS[0]}" --hostfile "$HOSTS" -n 6 "$PUB/sleeper" \
+        >"$out" 2>&1 &
+    local pid=$! i
+    for ((i = 0; i < 100; i++)); do
+        run tmpictl --agent "${SOCKS[2]}" --json jobs
+        [[ "$output" == *'"state":"running"'* ]] && break
+        sleep 0.1
+    done
+    [[ "$output" == *'"owner":"'"$UA"'"'*'"state":"running"'*'"coordinator":"node1"'* ]] ||
+        { echo "node3's part: expected $UA's running job coordinated by node1, got: $output"; false; }
+    local id
+    id=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' <<<"$output")
+    # another user may not cancel it
+    run as "$UB" "$TMPI_BUILD/launcher/tmpictl" --agent "${SOCKS[2]}" cancel "$id"
+    [ "$status" -ne 0 ]
+    run as "$UA" "$TMPI_BUILD/launcher/tmpictl" --agent "${SOCKS[2]}" cancel "$id"
+    expect_status 0
+    local st=0
+    wait "$pid" || st=$?
+    [ "$st" -eq 143 ] || { echo "expected 143, got $st:"; cat "$out"; false; }
+    grep -q "job cancelled by uid $(id -u "$UA")" "$out" || { cat "$out"; false; }
+    local s
+    for s in "${SOCKS[@]}"; do
+        for ((i = 0; i < 50; i++)); do
+            run tmpictl --agent "$s" --json jobs
+            [[ "$output" != *'"id"'* ]] && break
+            sleep 0.1
+        done
+        [[ "$output" != *'"id"'* ]] || { echo "a job left on $s: $output"; false; }
+    done
+}
+
+@test "multinode users: a user who does not exist on one node: the job fails before any rank runs, naming the node" {
+    command -v unshare >/dev/null || skip "no unshare"
+    WRAP_PASSWD="$BATS_TEST_TMPDIR/passwd"
+    grep -v "^$UB:" /etc/passwd >"$WRAP_PASSWD"
+    chmod 644 "$WRAP_PASSWD"
+    WRAP_NODE=3
+    users_cluster 3
+    run --separate-stderr mlaunch_as "$UB" -n 6 "$PUB/mn_files" input.dat "$KEY"
+    [ "$status" -eq 1 ] || { echo "expected 1, got $status: $output $stderr"; false; }
+    [[ "$stderr" == *"node 2 (127.0.0.1:${PORTS[2]}): cannot load: user $UB (uid $(id -u "$UB")) does not exist on node3"* ]] ||
+        { echo "node not named: $stderr"; false; }
+    [ -z "$(ls "/home/$UB" | grep '^out\.')" ] || { echo "a rank ran: $(ls "/home/$UB")"; false; }
+    # the other user runs across the same agents
+    run mlaunch_as "$UA" -n 6 "$PUB/mn_files" input.dat "$KEY"
+    expect_status 0
 }
 
 @test "multinode users: a user's own agents (no root) run a job across them as that user" {

@@ -31,6 +31,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case TMPI__ENVELOPE__MSG_RANK_EXIT:
         msg_check_rank_exit(env->rank_exit, 1024, err, sizeof err);
         break;
+    case TMPI__ENVELOPE__MSG_SIGNAL_JOB:
+        msg_check_signal(env->signal_job, err, sizeof err);
+        break;
     default:
         break;
     }

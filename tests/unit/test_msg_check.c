@@ -125,6 +125,17 @@ int main(void)
     CHECK_EQ(msg_check_rank_exit(&e, 4, err, sizeof err), 0);
     e.rank = 4;
     refused(msg_check_rank_exit(&e, 4, err, sizeof err), err, "exit of rank 4 in a job of 4");
+
+    /* forwarded signals: SIGUSR1 and SIGUSR2 only */
+    Tmpi__SignalJob sj = TMPI__SIGNAL_JOB__INIT;
+    sj.signo = 10;
+    CHECK_EQ(msg_check_signal(&sj, err, sizeof err), 0);
+    sj.signo = 12;
+    CHECK_EQ(msg_check_signal(&sj, err, sizeof err), 0);
+    sj.signo = 9;
+    refused(msg_check_signal(&sj, err, sizeof err), err, "signal 9 cannot be forwarded");
+    sj.signo = -10;
+    refused(msg_check_signal(&sj, err, sizeof err), err, "signal -10 cannot be forwarded");
     printf("msg_check: ok\n");
     return 0;
 }
