@@ -27,6 +27,7 @@
 #include "mesh.h"
 #include "msg_check.h"
 #include "progcache.h"
+#include "progset.h"
 #include "tmpi_config.h"
 
 /* Connections root and the agent's user may open beyond max_connections: a flood of other
@@ -74,16 +75,14 @@ struct conn {
     struct job *job;     /* submitted by this connection; started or awaiting its program */
     struct coord *coord; /* or a job across several nodes this agent coordinates */
     int job_started;
-    int uploading;   /* the program's bytes are being received */
-    uint8_t *upload; /* what arrived of them, grown as they arrive (upload_cap bytes) */
-    size_t upload_size, upload_got, upload_cap;
-    uint8_t upload_hash[PROGRAM_HASH_SIZE]; /* what the submission announced */
-    int closing;                            /* close once the output is flushed */
-    int admin;                              /* root or the agent's user */
-    struct mesh_conn *ping;                 /* a tmpictl ping in progress */
-    double last_active;                     /* monotonic s: a byte arrived or the output drained */
-    double partial_since; /* monotonic s: the first byte of the frame being received; 0: none */
-    size_t charged;       /* input bytes counted in control_state.buffered */
+    struct progset progs;   /* the job's programs, pinned or being received */
+    int uploading;          /* a program's bytes are being received (counted in nuploads) */
+    int closing;            /* close once the output is flushed */
+    int admin;              /* root or the agent's user */
+    struct mesh_conn *ping; /* a tmpictl ping in progress */
+    double last_active;     /* monotonic s: a byte arrived or the output drained */
+    double partial_since;   /* monotonic s: the first byte of the frame being received; 0: none */
+    size_t charged;         /* input bytes counted in control_state.buffered */
     struct conn *prev, *next;
 };
 
@@ -143,12 +142,9 @@ static void send_error_now(int fd, int code, const char *msg)
 
 static void upload_free(struct conn *c)
 {
-    if (c->uploading) {
-        free(c->upload);
-        c->upload = NULL;
-        c->uploading = 0;
-        control_state.nuploads--;
-    }
+    if (c->uploading) control_state.nuploads--;
+    c->uploading = 0;
+    progset_free(&c->progs);
 }
 
 static void conn_free(struct conn *c)
@@ -264,16 +260,18 @@ static void coord_done(void *arg)
     c->job_started = 0;
 }
 
-static void start_job(struct conn *c, struct program *prog)
+/* Every program of the job is pinned (progs: one per program, ours to hand over). */
+static void start_job(struct conn *c, struct program **progs)
 {
     if (c->coord) {
         c->job_started = 1;
-        coord_start(c->coord, prog); /* may end (and call coord_done) at once */
+        coord_start(c->coord, progs); /* may end (and call coord_done) at once */
         return;
     }
     struct job *j = c->job;
     j->gid = c->gid;
-    int r = job_start(j, prog);
+    int r = job_start(j, progs);
+    free(progs);
     if (r < 0) {
         char msg[128];
         snprintf(msg, sizeof msg, "cannot start the job: %s", strerror(-r));
@@ -290,6 +288,33 @@ static void start_job(struct conn *c, struct program *prog)
     c->a->jobs = j;
     c->a->njobs++;
     agent_notify_status(c->a);
+}
+
+/* Asks for the next program the job lacks, or starts the job once it has them all. */
+static void need_programs(struct conn *c)
+{
+    const uint8_t *hash;
+    int r = progset_need(&c->progs, &hash);
+    if (r < 0) {
+        conn_error(c, -ENOMEM, "out of memory for the program");
+        conn_close_after_flush(c);
+        return;
+    }
+    if (r == 0) {
+        if (c->uploading) control_state.nuploads--;
+        c->uploading = 0;
+        start_job(c, progset_take(&c->progs));
+        return;
+    }
+    if (!c->uploading) control_state.nuploads++;
+    c->uploading = 1;
+    Tmpi__NeedProgram np = TMPI__NEED_PROGRAM__INIT;
+    np.program_hash.data = (uint8_t *)hash;
+    np.program_hash.len = PROGRAM_HASH_SIZE;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_NEED_PROGRAM;
+    env.need_program = &np;
+    conn_send(c, &env);
 }
 
 static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
@@ -316,6 +341,15 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
         args += strlen(s->args[i]) + 1;
     for (size_t i = 0; i < s->n_env; i++)
         envb += strlen(s->env[i]->name) + (s->env[i]->value ? strlen(s->env[i]->value) : 0) + 2;
+    /* every program's arguments and variables count (one copy each, held by the job) */
+    for (size_t k = 0; k < s->n_apps; k++) {
+        const Tmpi__JobApp *ap = s->apps[k];
+        for (size_t i = 0; i < ap->n_args; i++)
+            args += strlen(ap->args[i]) + 1;
+        for (size_t i = 0; i < ap->n_env; i++)
+            envb +=
+                strlen(ap->env[i]->name) + (ap->env[i]->value ? strlen(ap->env[i]->value) : 0) + 2;
+    }
     if (args > a->cfg.max_args_size || envb > a->cfg.max_env_size) {
         int is_args = args > a->cfg.max_args_size;
         snprintf(err, sizeof err, "job refused: %s of %zu bytes (%s is %zu)",
@@ -345,82 +379,36 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
         return;
     }
     if (!c->coord) c->job = j;
-    struct program *p = progcache_get(&a->cache, s->program_hash.data);
-    if (p) {
-        start_job(c, p);
+    /* The programs: from the cache, else asked for one by one (each bounded by
+     * max_program_size, checked by job_new / coord_new). */
+    size_t n = s->n_apps ? s->n_apps : 1;
+    if (progset_init(&c->progs, &a->cache, n) < 0) {
+        conn_error(c, -ENOMEM, "out of memory");
+        conn_close_after_flush(c);
         return;
     }
-    /* Not cached: ask for the bytes (bounded by max_program_size, checked in job_new).  The
-     * buffer grows as they arrive: an announced size costs nothing until it is sent. */
-    c->uploading = 1;
-    control_state.nuploads++;
-    c->upload = NULL;
-    c->upload_cap = 0;
-    c->upload_size = s->program_size;
-    c->upload_got = 0;
-    memcpy(c->upload_hash, s->program_hash.data, PROGRAM_HASH_SIZE);
-    Tmpi__NeedProgram np = TMPI__NEED_PROGRAM__INIT;
-    np.program_hash = s->program_hash;
-    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
-    env.msg_case = TMPI__ENVELOPE__MSG_NEED_PROGRAM;
-    env.need_program = &np;
-    conn_send(c, &env);
+    for (size_t k = 0; k < s->n_apps; k++)
+        progset_set(&c->progs, k, s->apps[k]->program_hash.data, s->apps[k]->program_size);
+    if (s->n_apps == 0) progset_set(&c->progs, 0, s->program_hash.data, s->program_size);
+    need_programs(c);
 }
 
 static void on_chunk(struct conn *c, const Tmpi__ProgramChunk *ch)
 {
-    struct agent *a = c->a;
-    if (!(c->job || c->coord) || c->job_started || !c->uploading) {
+    if (!(c->job || c->coord) || c->job_started || !progset_fetching(&c->progs)) {
         conn_violation(c, "program bytes that were not asked for");
         return;
     }
-    if (ch->program_hash.len != PROGRAM_HASH_SIZE ||
-        memcmp(ch->program_hash.data, c->upload_hash, PROGRAM_HASH_SIZE) != 0) {
-        conn_violation(c, "program chunk for another program");
-        return;
-    }
-    if (ch->offset != c->upload_got || ch->data.len > c->upload_size - c->upload_got) {
-        conn_violation(c, "program chunk out of order or beyond the announced size");
-        return;
-    }
-    if (c->upload_got + ch->data.len > c->upload_cap) {
-        size_t cap = c->upload_cap ? c->upload_cap : FRAME_PROGRAM_CHUNK;
-        while (cap < c->upload_got + ch->data.len)
-            cap *= 2;
-        if (cap > c->upload_size) cap = c->upload_size;
-        uint8_t *nb = realloc(c->upload, cap);
-        if (!nb) {
-            conn_error(c, -ENOMEM, "out of memory for the program");
-            conn_close_after_flush(c);
-            return;
-        }
-        c->upload = nb;
-        c->upload_cap = cap;
-    }
-    if (ch->data.len) memcpy(c->upload + c->upload_got, ch->data.data, ch->data.len);
-    c->upload_got += ch->data.len;
-    if (!ch->last) return;
-    if (c->upload_got != c->upload_size) {
-        conn_violation(c, "program shorter than announced");
-        return;
-    }
-    /* The hash the submission named must be the hash of what arrived. */
-    const uint8_t *hash = c->upload_hash;
-    if (!progcache_verify(hash, c->upload, c->upload_size)) {
-        conn_violation(c, "program bytes do not match their SHA-256");
-        return;
-    }
-    struct program *p;
-    uint8_t *bytes = c->upload;
-    c->upload = NULL;
-    c->uploading = 0;
-    control_state.nuploads--;
-    if (progcache_add(&a->cache, hash, bytes, c->upload_size, &p) < 0) {
+    const char *why = NULL;
+    int r = progset_chunk(&c->progs, ch, &why);
+    if (r == -EPROTO) {
+        conn_violation(c, why);
+    } else if (r < 0) {
         conn_error(c, -ENOMEM, "out of memory for the program");
         conn_close_after_flush(c);
-        return;
+    } else if (r == 1) {
+        need_programs(c);
     }
-    start_job(c, p);
 }
 
 static void fill_job_info(Tmpi__JobInfo *ji, const struct job *j, double now)

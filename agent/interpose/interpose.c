@@ -101,7 +101,7 @@ EXPORT char *getenv(const char *name)
 {
     struct rank *r = rank_current();
     if (r) {
-        char *v = job_getenv(r->job, name);
+        char *v = job_app_getenv(r->job, r->app, name);
         if (v) return v;
     }
     return interpose_real()->getenv(name);

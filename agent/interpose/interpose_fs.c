@@ -29,7 +29,7 @@ static const char *rank_path(const char *path, char buf[PATH_MAX])
 {
     struct rank *r = rank_current();
     if (!r || !path || path[0] == '/' || path[0] == '\0') return path;
-    int n = snprintf(buf, PATH_MAX, "%s/%s", r->job->cwd, path);
+    int n = snprintf(buf, PATH_MAX, "%s/%s", r->app->cwd, path);
     if (n < 0 || n >= PATH_MAX) {
         errno = ENAMETOOLONG;
         return NULL;
@@ -194,7 +194,7 @@ EXPORT char *getcwd(char *buf, size_t size)
 {
     struct rank *r = rank_current();
     if (!r) return REAL(char *(*)(char *, size_t), getcwd)(buf, size);
-    size_t n = strlen(r->job->cwd) + 1;
+    size_t n = strlen(r->app->cwd) + 1;
     if (!buf) {
         size_t cap = size > n ? size : n;
         buf = malloc(cap);
@@ -205,6 +205,6 @@ EXPORT char *getcwd(char *buf, size_t size)
         errno = ERANGE;
         return NULL;
     }
-    memcpy(buf, r->job->cwd, n);
+    memcpy(buf, r->app->cwd, n);
     return buf;
 }

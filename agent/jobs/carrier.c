@@ -49,13 +49,17 @@ int carrier_wanted(struct job *j, char *why, size_t whylen)
         snprintf(why, whylen, "%u ranks fit the %d CPUs", j->nprocs, j->agent->ncpus);
         return 0;
     }
-    if (j->nprocs > 0 && j->ranks[0].image.has_tls) {
-        snprintf(why, whylen, "the program has thread-local variables");
-        return 0;
-    }
-    if (j->nprocs > 0 && j->ranks[0].image.creates_threads) {
-        snprintf(why, whylen, "the program starts threads");
-        return 0;
+    /* every program of the job (MPMD) must allow it: one rank of each is enough to look at */
+    for (uint32_t i = 0; i < j->nprocs; i++) {
+        if (i > 0 && j->ranks[i].app == j->ranks[i - 1].app) continue;
+        if (j->ranks[i].image.has_tls) {
+            snprintf(why, whylen, "the program has thread-local variables");
+            return 0;
+        }
+        if (j->ranks[i].image.creates_threads) {
+            snprintf(why, whylen, "the program starts threads");
+            return 0;
+        }
     }
     return 1;
 }

@@ -63,6 +63,7 @@ static int valid_env_name(const char *n)
 struct job_spec {
     uint32_t nprocs; /* ranks on this node */
     uint32_t world;  /* ranks of the whole job */
+    /* the single program (n_apps 0), or none (n_apps > 0) */
     ProtobufCBinaryData program_hash;
     uint64_t program_size;
     const char *program_name;
@@ -72,7 +73,75 @@ struct job_spec {
     size_t n_env;
     Tmpi__EnvVar **env;
     uint32_t timeout_sec;
+    size_t n_apps;
+    Tmpi__JobApp **apps;
 };
+
+/* "NAME=VALUE" strings, NULL-terminated. */
+static char **env_strings(size_t n, Tmpi__EnvVar *const *vars, int *oom)
+{
+    char **env = calloc(n + 1, sizeof *env);
+    if (!env) {
+        *oom = 1;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *v = vars[i]->value ? vars[i]->value : "";
+        size_t len = strlen(vars[i]->name) + strlen(v) + 2;
+        if ((env[i] = malloc(len)))
+            snprintf(env[i], len, "%s=%s", vars[i]->name, v);
+        else
+            *oom = 1;
+    }
+    return env;
+}
+
+static void free_strings(char **v)
+{
+    if (!v) return;
+    for (char **e = v; *e; e++)
+        free(*e);
+    free(v);
+}
+
+/* Fills app from one program's text (job_cwd when it has no directory of its own). */
+static void app_fill(struct job_app *app, const char *name, size_t n_args, char *const *args,
+                     const char *cwd, const char *job_cwd, size_t n_env, Tmpi__EnvVar *const *env,
+                     int *oom)
+{
+    app->program_name = xstrdup(name, oom);
+    app->cwd = xstrdup(cwd && *cwd ? cwd : job_cwd, oom);
+    app->argc = (int)n_args + 1;
+    app->argv = calloc((size_t)app->argc + 1, sizeof *app->argv);
+    if (!app->argv) {
+        *oom = 1;
+    } else {
+        app->argv[0] = xstrdup(name, oom);
+        for (size_t i = 0; i < n_args; i++)
+            app->argv[i + 1] = xstrdup(args[i], oom);
+    }
+    app->env = env_strings(n_env, env, oom);
+}
+
+/* The limits of this agent on one program. */
+static int check_program(const struct agent_config *cfg, size_t k, const ProtobufCBinaryData *hash,
+                         uint64_t size, const char *name, char *err, size_t errlen)
+{
+    if (hash->len != PROGRAM_HASH_SIZE) {
+        snprintf(err, errlen, "malformed submission: program hash of %zu bytes", hash->len);
+        return -EINVAL;
+    }
+    if (size == 0 || size > cfg->max_program_size) {
+        snprintf(err, errlen, "program %zu (%s) of %llu bytes refused (max_program_size %zu)", k,
+                 name ? name : "?", (unsigned long long)size, cfg->max_program_size);
+        return -EINVAL;
+    }
+    if (!name || !*name) {
+        snprintf(err, errlen, "malformed submission: program name required");
+        return -EINVAL;
+    }
+    return 0;
+}
 
 static int job_build(struct agent *a, const struct job_spec *s, uid_t uid, struct bufferevent *bev,
                      struct job **ret, char *err, size_t errlen)
@@ -87,18 +156,43 @@ static int job_build(struct agent *a, const struct job_spec *s, uid_t uid, struc
         snprintf(err, errlen, "the agent already runs %u jobs (max_jobs)", a->njobs);
         return -EBUSY;
     }
-    if (s->program_hash.len != PROGRAM_HASH_SIZE) {
-        snprintf(err, errlen, "malformed submission: program hash of %zu bytes",
-                 s->program_hash.len);
+    if (!s->cwd || s->cwd[0] != '/') {
+        snprintf(err, errlen, "malformed submission: absolute cwd required");
         return -EINVAL;
     }
-    if (s->program_size == 0 || s->program_size > cfg->max_program_size) {
-        snprintf(err, errlen, "program of %llu bytes refused (max_program_size %zu)",
-                 (unsigned long long)s->program_size, cfg->max_program_size);
+    if (s->n_apps > MSG_MAX_APPS) {
+        snprintf(err, errlen, "job refused: %zu programs (at most %u)", s->n_apps, MSG_MAX_APPS);
         return -EINVAL;
     }
-    if (!s->program_name || !*s->program_name || !s->cwd || s->cwd[0] != '/') {
-        snprintf(err, errlen, "malformed submission: program name and absolute cwd required");
+    uint64_t total = 0;
+    int r;
+    if (s->n_apps == 0) {
+        r = check_program(cfg, 0, &s->program_hash, s->program_size, s->program_name, err, errlen);
+        if (r < 0) return r;
+        total = s->world;
+    }
+    for (size_t k = 0; k < s->n_apps; k++) {
+        const Tmpi__JobApp *ap = s->apps[k];
+        r = check_program(cfg, k, &ap->program_hash, ap->program_size, ap->program_name, err,
+                          errlen);
+        if (r < 0) return r;
+        if (ap->nprocs == 0 || (ap->cwd && *ap->cwd && ap->cwd[0] != '/')) {
+            snprintf(err, errlen,
+                     "malformed submission: program %zu needs ranks and an "
+                     "absolute directory",
+                     k);
+            return -EINVAL;
+        }
+        for (size_t i = 0; i < ap->n_env; i++)
+            if (!ap->env[i]->name || !valid_env_name(ap->env[i]->name)) {
+                snprintf(err, errlen, "malformed submission: bad environment variable name");
+                return -EINVAL;
+            }
+        total += ap->nprocs;
+    }
+    if (total != s->world) {
+        snprintf(err, errlen, "malformed submission: the programs have %llu ranks, the job %u",
+                 (unsigned long long)total, s->world);
         return -EINVAL;
     }
     for (size_t i = 0; i < s->n_env; i++)
@@ -118,28 +212,28 @@ static int job_build(struct agent *a, const struct job_spec *s, uid_t uid, struc
     j->timeout_sec = s->timeout_sec;
     j->fail_rank = -1;
     j->bev = bev;
-    j->program_name = xstrdup(s->program_name, &oom);
+    j->napps = s->n_apps ? (uint32_t)s->n_apps : 1;
+    j->apps = calloc(j->napps, sizeof *j->apps);
     j->cwd = xstrdup(s->cwd, &oom);
-    j->argc = (int)s->n_args + 1;
-    j->argv = calloc((size_t)j->argc + 1, sizeof *j->argv);
-    j->env = calloc(s->n_env + 1, sizeof *j->env);
+    j->env = env_strings(s->n_env, s->env, &oom);
     j->ranks = calloc(s->nprocs, sizeof *j->ranks);
     j->node_of_rank = calloc(s->world, sizeof *j->node_of_rank);
     j->local_rank_of = calloc(s->world, sizeof *j->local_rank_of);
-    if (!j->argv || !j->env || !j->ranks || !j->node_of_rank || !j->local_rank_of) oom = 1;
-    if (!oom) {
-        j->argv[0] = xstrdup(s->program_name, &oom);
-        for (size_t i = 0; i < s->n_args; i++)
-            j->argv[i + 1] = xstrdup(s->args[i], &oom);
-        for (size_t i = 0; i < s->n_env; i++) {
-            const char *v = s->env[i]->value ? s->env[i]->value : "";
-            size_t n = strlen(s->env[i]->name) + strlen(v) + 2;
-            if ((j->env[i] = malloc(n)))
-                snprintf(j->env[i], n, "%s=%s", s->env[i]->name, v);
-            else
-                oom = 1;
-        }
+    if (!j->apps || !j->ranks || !j->node_of_rank || !j->local_rank_of) oom = 1;
+    if (j->apps && s->n_apps == 0) {
+        app_fill(&j->apps[0], s->program_name, s->n_args, s->args, NULL, s->cwd, 0, NULL, &oom);
+        j->apps[0].nprocs = s->world;
     }
+    uint32_t first = 0;
+    for (size_t k = 0; j->apps && k < s->n_apps; k++) {
+        const Tmpi__JobApp *ap = s->apps[k];
+        app_fill(&j->apps[k], ap->program_name, ap->n_args, ap->args, ap->cwd, s->cwd, ap->n_env,
+                 ap->env, &oom);
+        j->apps[k].first_rank = first;
+        j->apps[k].nprocs = ap->nprocs;
+        first += ap->nprocs;
+    }
+    if (j->apps) j->program_name = xstrdup(j->apps[0].program_name, &oom);
     if (oom) {
         job_free(j);
         return -ENOMEM;
@@ -176,6 +270,8 @@ int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
         .n_env = s->n_env,
         .env = s->env,
         .timeout_sec = s->timeout_sec,
+        .n_apps = s->n_apps,
+        .apps = s->apps,
     };
     struct job *j;
     int r = job_build(a, &spec, uid, bev, &j, err, errlen);
@@ -219,6 +315,8 @@ int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct buffereven
         .n_env = ja->n_env,
         .env = ja->env,
         .timeout_sec = ja->timeout_sec,
+        .n_apps = ja->n_apps,
+        .apps = ja->apps,
     };
     if (me->n_ranks > ja->nprocs) {
         snprintf(err, errlen, "malformed job assignment: more ranks here than in the job");
@@ -277,17 +375,27 @@ void job_release(struct job *j)
     pthread_mutex_unlock(&j->mu);
 }
 
+static void app_free(struct agent *a, struct job_app *app)
+{
+    if (app->prog) progcache_release(&a->cache, app->prog);
+    app->prog = NULL;
+    if (app->argv)
+        for (int i = 0; i < app->argc; i++)
+            free(app->argv[i]);
+    free(app->argv);
+    free_strings(app->env);
+    free(app->program_name);
+    free(app->cwd);
+}
+
 void job_free(struct job *j)
 {
     if (!j) return;
-    if (j->argv)
-        for (int i = 0; i < j->argc; i++)
-            free(j->argv[i]);
-    free(j->argv);
-    if (j->env)
-        for (char **e = j->env; *e; e++)
-            free(*e);
-    free(j->env);
+    if (j->apps)
+        for (uint32_t k = 0; k < j->napps; k++)
+            app_free(j->agent, &j->apps[k]);
+    free(j->apps);
+    free_strings(j->env);
     free(j->program_name);
     free(j->cwd);
     if (j->member) job_member_forget(j->member);
@@ -452,36 +560,42 @@ int job_wait_gate(struct job *j)
     return open ? 0 : -ECANCELED;
 }
 
-int job_argc(struct job *j)
-{
-    return j->argc;
-}
-
-char **job_copy_argv(struct job *j)
+char **job_copy_argv(const struct job_app *app)
 {
     size_t total = 0;
-    for (int i = 0; i < j->argc; i++)
-        total += strlen(j->argv[i]) + 1;
+    for (int i = 0; i < app->argc; i++)
+        total += strlen(app->argv[i]) + 1;
     /* one block: the pointer array, then the strings */
-    char **v = malloc(((size_t)j->argc + 1) * sizeof *v + total);
+    char **v = malloc(((size_t)app->argc + 1) * sizeof *v + total);
     if (!v) return NULL;
-    char *p = (char *)(v + j->argc + 1);
-    for (int i = 0; i < j->argc; i++) {
-        size_t n = strlen(j->argv[i]) + 1;
-        memcpy(p, j->argv[i], n);
+    char *p = (char *)(v + app->argc + 1);
+    for (int i = 0; i < app->argc; i++) {
+        size_t n = strlen(app->argv[i]) + 1;
+        memcpy(p, app->argv[i], n);
         v[i] = p;
         p += n;
     }
-    v[j->argc] = NULL;
+    v[app->argc] = NULL;
     return v;
+}
+
+static char *env_lookup(char **env, const char *name)
+{
+    size_t n = strlen(name);
+    for (char **e = env; e && *e; e++)
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
+    return NULL;
 }
 
 char *job_getenv(struct job *j, const char *name)
 {
-    size_t n = strlen(name);
-    for (char **e = j->env; *e; e++)
-        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
-    return NULL;
+    return env_lookup(j->env, name);
+}
+
+char *job_app_getenv(struct job *j, const struct job_app *app, const char *name)
+{
+    char *v = app ? env_lookup(app->env, name) : NULL;
+    return v ? v : env_lookup(j->env, name);
 }
 
 static void send_rank_exit(struct job *j, struct rank *r)
@@ -549,7 +663,8 @@ static int load_images(struct job *j)
         struct rank *r = &j->ranks[i];
         int g = r->info.rank;
         snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id, g);
-        int rc = image_load(j->prog->bytes, j->prog->size, label, &r->image, err, sizeof err);
+        const struct program *p = r->app->prog;
+        int rc = image_load(p->bytes, p->size, label, &r->image, err, sizeof err);
         if (rc < 0) {
             snprintf(reason, sizeof reason, "cannot load the program for rank %d on %s: %s", g,
                      j->agent->cfg.name, err);
@@ -561,14 +676,27 @@ static int load_images(struct job *j)
     return 0;
 }
 
+/* The program a global rank runs (apps hold ascending blocks of ranks). */
+static uint32_t app_of_rank(const struct job *j, int g)
+{
+    uint32_t k = 0;
+    while (k + 1 < j->napps && (uint32_t)g >= j->apps[k + 1].first_rank)
+        k++;
+    return k;
+}
+
 static void init_rank_info(struct job *j, uint32_t i)
 {
     struct rank *r = &j->ranks[i];
+    int g = j->global_rank ? j->global_rank[i] : (int)i;
+    uint32_t app = app_of_rank(j, g);
     r->job = j;
+    r->app = &j->apps[app];
     r->image.fd = -1;
     r->info = (struct tmpi_rank_info){
+        .appnum = (int)app,
         .job_id = j->id,
-        .rank = j->global_rank ? j->global_rank[i] : (int)i,
+        .rank = g,
         .size = (int)j->world_size,
         .node = j->node,
         .nnodes = j->nnodes,
@@ -760,8 +888,10 @@ static void *job_thread(void *arg)
     if (j->failed) atomic_fetch_add(&a->jobs_failed, 1);
     send_job_end(j);
     if (j->net) send_job_unloaded(j);
-    progcache_release(&a->cache, j->prog);
-    j->prog = NULL;
+    for (uint32_t k = 0; k < j->napps; k++) {
+        progcache_release(&a->cache, j->apps[k].prog);
+        j->apps[k].prog = NULL;
+    }
     event_active(j->done_ev, 0, 0);
     return NULL;
 }
@@ -773,39 +903,34 @@ static void job_done_cb(evutil_socket_t fd, short what, void *arg)
     agent_job_done(j->agent, j);
 }
 
-int job_start(struct job *j, struct program *prog)
+int job_start(struct job *j, struct program **progs)
 {
     struct agent *a = j->agent;
     j->start_time = agent_now();
+    /* the job holds the programs from now on; job_free releases what it still holds */
+    for (uint32_t k = 0; k < j->napps; k++)
+        j->apps[k].prog = progs[k];
     if (!a->job_host) {
         /* The agent runs no user code: a process of the submitter's hosts the ranks. */
-        int r = jobhost_start(j, prog, j->assign); /* releases prog */
+        int r = jobhost_start(j, j->assign); /* releases the programs */
         if (r < 0) return r;
         atomic_fetch_add(&a->jobs_started, 1);
-        log_job(LOG_INFO, j->id, j->owner, "%u ranks of %s for %s (uid %u)", j->nprocs,
-                j->program_name, j->owner, (unsigned)j->uid);
+        log_job(LOG_INFO, j->id, j->owner, "%u ranks of %s%s for %s (uid %u)", j->nprocs,
+                j->program_name, j->napps > 1 ? " and other programs" : "", j->owner,
+                (unsigned)j->uid);
         return 0;
     }
-    j->prog = prog;
     j->done_ev = event_new(a->base, -1, 0, job_done_cb, j);
-    if (!j->done_ev) {
-        progcache_release(&a->cache, prog);
-        j->prog = NULL;
-        return -ENOMEM;
-    }
+    if (!j->done_ev) return -ENOMEM;
     /* The job thread only loads and waits: a small stack is plenty. */
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 256 * 1024);
     int rc = pthread_create(&j->thread, &attr, job_thread, j);
     pthread_attr_destroy(&attr);
-    if (rc != 0) {
-        progcache_release(&a->cache, prog);
-        j->prog = NULL;
-        return -rc;
-    }
+    if (rc != 0) return -rc;
     atomic_fetch_add(&a->jobs_started, 1);
-    log_job(LOG_INFO, j->id, j->owner, "%u ranks of %s for %s (uid %u)", j->nprocs, j->program_name,
-            j->owner, (unsigned)j->uid);
+    log_job(LOG_INFO, j->id, j->owner, "%u ranks of %s%s for %s (uid %u)", j->nprocs,
+            j->program_name, j->napps > 1 ? " and other programs" : "", j->owner, (unsigned)j->uid);
     return 0;
 }

@@ -28,6 +28,18 @@ struct jobhost;
 
 enum job_state { JOB_LOADING, JOB_RUNNING, JOB_ENDING, JOB_ENDED };
 
+/* One program of the job: a plain job has one, an MPMD job ("-n 2 ./a : -n 3 ./b") several,
+ * each running a contiguous block of global ranks.  Set up by job_new*, read-only after. */
+struct job_app {
+    struct program *prog; /* pinned from job_start until the job thread has unloaded */
+    char *program_name;
+    int argc;
+    char **argv; /* argv[0] = program_name; job-owned, ranks get copies */
+    char *cwd;   /* absolute: the program's own directory, else the job's */
+    char **env;  /* "NAME=VALUE" set for this program's ranks only (over job->env) */
+    uint32_t first_rank, nprocs; /* global ranks first_rank .. first_rank + nprocs - 1 */
+};
+
 struct job {
     struct agent *agent;
     uint64_t id;
@@ -36,10 +48,9 @@ struct job {
     pid_t submitter_pid;
     char owner[64];
     uint32_t nprocs;
-    struct program *prog;
-    char *program_name;
-    int argc;
-    char **argv; /* argv[0] = program_name; job-owned, ranks get copies */
+    struct job_app *apps; /* napps >= 1, in MPI_APPNUM order */
+    uint32_t napps;
+    char *program_name; /* what tmpictl shows: the first program's name */
     char *cwd;
     unsigned umask; /* the launcher's, if umask_set */
     int umask_set;
@@ -130,9 +141,11 @@ int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct buffereven
 void job_go(struct job *j);
 void job_release(struct job *j);
 
-/* Loop thread: in the agent, starts the job's host with prog (jobhost_start); in the host,
- * pins prog and starts the job thread.  A negative errno on failure (prog released). */
-int job_start(struct job *j, struct program *prog);
+/* Loop thread: in the agent, starts the job's host with progs (jobhost_start); in the host,
+ * starts the job thread.  progs[k] (pinned, one per app) are the job's from now on (job_free
+ * releases what it still holds, also on failure); the array stays the caller's.  A negative
+ * errno on failure (the caller frees the job). */
+int job_start(struct job *j, struct program **progs);
 
 /* Loop thread: frees a job whose thread has been joined (or never started). */
 void job_free(struct job *j);
@@ -158,9 +171,12 @@ int job_wait_gate(struct job *j);
 /* Job thread: opens the start gate if every rank was started and the job is not cancelled,
  * else closes it for good; wakes the waiters. */
 void job_open_gate(struct job *j, int all_started);
-int job_argc(struct job *j);
-char **job_copy_argv(struct job *j);
+/* A copy of app's argv for one rank (one block: free() it). */
+char **job_copy_argv(const struct job_app *app);
+/* The job's forwarded variable name (tmpi-launch -x), or NULL. */
 char *job_getenv(struct job *j, const char *name);
+/* What a rank of app sees: the app's own variables, then the job's. */
+char *job_app_getenv(struct job *j, const struct job_app *app, const char *name);
 void job_rank_finished(struct job *j, struct rank *r);
 
 const char *job_state_name(int state);

@@ -17,6 +17,7 @@
 #include "mesh.h"
 #include "msg_check.h"
 #include "progcache.h"
+#include "progset.h"
 
 /* Members stop being read while this much output waits for a slow launcher; their own rank
  * threads then throttle on their connection (job.h). */
@@ -49,8 +50,9 @@ struct coord {
     struct bufferevent *launcher; /* loop thread writes only */
     void (*done)(void *arg);
     void *done_arg;
-    Tmpi__SubmitJob *sub; /* our own copy of the submission */
-    struct program *prog;
+    Tmpi__SubmitJob *sub;   /* our own copy of the submission */
+    struct program **progs; /* one per program of the job (sub->n_apps, or 1), pinned */
+    size_t nprogs;
     int nnodes;
     struct coord_node *nodes;
     int go_sent;
@@ -139,7 +141,9 @@ static void free_coord(struct coord *co)
 {
     for (int i = 0; i < co->nnodes; i++)
         mesh_conn_close(co->nodes[i].conn);
-    if (co->prog) progcache_release(&co->a->cache, co->prog);
+    for (size_t k = 0; co->progs && k < co->nprogs; k++)
+        if (co->progs[k]) progcache_release(&co->a->cache, co->progs[k]);
+    free(co->progs);
     if (co->sub) tmpi__submit_job__free_unpacked(co->sub, NULL);
     free(co->nodes);
     free(co);
@@ -209,6 +213,8 @@ static void on_ready(void *arg, struct mesh_conn *c)
     ja.n_env = s->n_env;
     ja.env = s->env;
     ja.timeout_sec = s->timeout_sec;
+    ja.n_apps = s->n_apps;
+    ja.apps = s->apps;
     ja.owner_uid = (uint32_t)co->owner_uid;
     ja.owner = co->owner;
     ja.owner_gid = (uint32_t)co->owner_gid;
@@ -227,10 +233,10 @@ static void on_ready(void *arg, struct mesh_conn *c)
 
 static void send_program(struct coord_node *n, const Tmpi__NeedProgram *np)
 {
-    const struct program *p = n->co->prog;
-    if (np->program_hash.len != PROGRAM_HASH_SIZE ||
-        memcmp(np->program_hash.data, p->hash, PROGRAM_HASH_SIZE) != 0) {
-        node_fail(n, ": %s", "asked for another program");
+    const struct program *p =
+        progset_find(n->co->progs, n->co->nprogs, np->program_hash.data, np->program_hash.len);
+    if (!p) {
+        node_fail(n, ": %s", "asked for a program that is not part of the job");
         return;
     }
     size_t off = 0;
@@ -423,6 +429,13 @@ static int check_submission(const struct agent *a, const Tmpi__SubmitJob *s, cha
                  (unsigned long long)s->program_size, a->cfg.max_program_size);
         return -EINVAL;
     }
+    for (size_t k = 0; k < s->n_apps; k++)
+        if (s->apps[k]->program_size > a->cfg.max_program_size) {
+            snprintf(err, errlen, "program %zu (%s) of %llu bytes refused (max_program_size %zu)",
+                     k, s->apps[k]->program_name, (unsigned long long)s->apps[k]->program_size,
+                     a->cfg.max_program_size);
+            return -EINVAL;
+        }
     return 0;
 }
 
@@ -485,13 +498,16 @@ int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, gid_t gid,
     return 0;
 }
 
-void coord_start(struct coord *co, struct program *prog)
+void coord_start(struct coord *co, struct program **progs)
 {
-    co->prog = prog;
+    co->progs = progs;
+    co->nprogs = co->sub->n_apps ? co->sub->n_apps : 1;
     co->depth++;
-    log_info("job %llu: %u ranks of %s for %s across %d nodes (job %016llx)",
-             (unsigned long long)co->id, co->sub->nprocs, co->sub->program_name, co->owner,
-             co->nnodes, (unsigned long long)co->uid);
+    const char *name = co->sub->n_apps ? co->sub->apps[0]->program_name : co->sub->program_name;
+    log_info("job %llu: %u ranks of %s%s for %s across %d nodes (job %016llx)",
+             (unsigned long long)co->id, co->sub->nprocs, name,
+             co->sub->n_apps > 1 ? " and other programs" : "", co->owner, co->nnodes,
+             (unsigned long long)co->uid);
     for (int i = 0; i < co->nnodes && !co->failed; i++) {
         struct coord_node *n = &co->nodes[i];
         int r = mesh_ctl_connect(co->a, n->addr, &coord_ops, n, &n->conn);

@@ -33,8 +33,9 @@ struct program;
 int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, gid_t gid,
               struct bufferevent *launcher, void (*done)(void *arg), void *arg, struct coord **ret,
               char *err, size_t errlen);
-/* Starts the job with prog (pinned by the caller; the coordinator releases it). */
-void coord_start(struct coord *co, struct program *prog);
+/* Starts the job with progs (one per program of the job, pinned: the coordinator takes the
+ * array and releases them). */
+void coord_start(struct coord *co, struct program **progs);
 /* A user cancelled: tear every member down. */
 void coord_cancel(struct coord *co, int status, const char *reason);
 /* The launcher forwarded a signal (SIGUSR1/SIGUSR2): every member delivers it to its ranks. */

@@ -16,6 +16,7 @@
 #include "log.h"
 #include "mesh.h"
 #include "progcache.h"
+#include "progset.h"
 
 /* One coordinator connection carrying one member job.  Loop thread only. */
 struct job_member {
@@ -24,14 +25,12 @@ struct job_member {
     struct job *job; /* NULL before the assignment was accepted, and once freed */
     int started;     /* the job host runs; the job is in the agent's list */
     uint64_t uid;
-    uint8_t *upload; /* program bytes arriving */
-    size_t upload_size, upload_got;
-    uint8_t hash[PROGRAM_HASH_SIZE];
+    struct progset progs; /* the job's programs, pinned or arriving */
 };
 
 static void member_free(struct job_member *m)
 {
-    free(m->upload);
+    progset_free(&m->progs);
     free(m);
 }
 
@@ -73,10 +72,11 @@ static void refuse(struct job_member *m, const char *why)
     member_close(m);
 }
 
-static void start(struct job_member *m, struct program *prog)
+static void start(struct job_member *m, struct program **progs)
 {
     struct job *j = m->job;
-    int r = job_start(j, prog);
+    int r = job_start(j, progs);
+    free(progs);
     if (r < 0) {
         char why[128];
         snprintf(why, sizeof why, "cannot start the job: %s", strerror(-r));
@@ -93,29 +93,38 @@ static void start(struct job_member *m, struct program *prog)
              j->node, j->nnodes, (unsigned long long)m->uid, j->coordinator);
 }
 
-static void on_chunk(struct job_member *m, const Tmpi__ProgramChunk *ch)
+/* Asks the coordinator for the next program the job lacks, or starts it once all are here. */
+static void need_programs(struct job_member *m)
 {
-    if (!m->upload || ch->program_hash.len != PROGRAM_HASH_SIZE ||
-        memcmp(ch->program_hash.data, m->hash, PROGRAM_HASH_SIZE) != 0 ||
-        ch->offset != m->upload_got || ch->data.len > m->upload_size - m->upload_got) {
-        refuse(m, "program chunk not asked for, out of order or too long");
-        return;
-    }
-    memcpy(m->upload + m->upload_got, ch->data.data, ch->data.len);
-    m->upload_got += ch->data.len;
-    if (!ch->last) return;
-    if (m->upload_got != m->upload_size || !progcache_verify(m->hash, m->upload, m->upload_size)) {
-        refuse(m, "the program bytes do not match their size or SHA-256");
-        return;
-    }
-    struct program *p;
-    uint8_t *bytes = m->upload;
-    m->upload = NULL;
-    if (progcache_add(&m->a->cache, m->hash, bytes, m->upload_size, &p) < 0) {
+    const uint8_t *hash;
+    int r = progset_need(&m->progs, &hash);
+    if (r < 0) {
         refuse(m, "out of memory for the program");
         return;
     }
-    start(m, p);
+    if (r == 0) {
+        start(m, progset_take(&m->progs));
+        return;
+    }
+    Tmpi__NeedProgram np = TMPI__NEED_PROGRAM__INIT;
+    np.program_hash.data = (uint8_t *)hash;
+    np.program_hash.len = PROGRAM_HASH_SIZE;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_NEED_PROGRAM;
+    env.need_program = &np;
+    (void)mesh_send(m->conn, &env);
+}
+
+static void on_chunk(struct job_member *m, const Tmpi__ProgramChunk *ch)
+{
+    const char *why = NULL;
+    int r = progset_chunk(&m->progs, ch, &why);
+    if (r == -EPROTO)
+        refuse(m, why);
+    else if (r < 0)
+        refuse(m, "out of memory for the program");
+    else if (r == 1)
+        need_programs(m);
 }
 
 static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
@@ -291,25 +300,16 @@ void job_member_assign(struct agent *a, struct mesh_conn *c, const Tmpi__JobAssi
         refuse(m, "out of memory");
         return;
     }
-    struct program *p = progcache_get(&a->cache, ja->program_hash.data);
-    if (p) {
-        start(m, p);
+    /* job_new_member bounded every program's size by max_program_size */
+    size_t n = ja->n_apps ? ja->n_apps : 1;
+    if (progset_init(&m->progs, &a->cache, n) < 0) {
+        refuse(m, "out of memory");
         return;
     }
-    /* job_new_member bounded the size by max_program_size */
-    m->upload = malloc(ja->program_size);
-    if (!m->upload) {
-        refuse(m, "out of memory for the program");
-        return;
-    }
-    m->upload_size = ja->program_size;
-    memcpy(m->hash, ja->program_hash.data, PROGRAM_HASH_SIZE);
-    Tmpi__NeedProgram np = TMPI__NEED_PROGRAM__INIT;
-    np.program_hash = ja->program_hash;
-    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
-    env.msg_case = TMPI__ENVELOPE__MSG_NEED_PROGRAM;
-    env.need_program = &np;
-    (void)mesh_send(c, &env);
+    for (size_t k = 0; k < ja->n_apps; k++)
+        progset_set(&m->progs, k, ja->apps[k]->program_hash.data, ja->apps[k]->program_size);
+    if (ja->n_apps == 0) progset_set(&m->progs, 0, ja->program_hash.data, ja->program_size);
+    need_programs(m);
 }
 
 void job_member_linked(struct job *j, int err, const char *why)

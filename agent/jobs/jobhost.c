@@ -116,52 +116,95 @@ static int send_assign(struct jobhost *h, const Tmpi__JobAssign *ja)
     return send_envelope(h, &env);
 }
 
-/* The job as the host reads it: the submission the agent accepted. */
-static int send_submit(struct jobhost *h, const struct program *p)
+/* "NAME=VALUE" strings as EnvVar messages; names are copies in *ret_names. */
+static int env_vars(char **strings, Tmpi__EnvVar **ret_vars, Tmpi__EnvVar ***ret_ptrs,
+                    char ***ret_names, size_t *ret_n)
 {
-    struct job *j = h->job;
-    Tmpi__SubmitJob s = TMPI__SUBMIT_JOB__INIT;
-    s.nprocs = j->nprocs;
-    s.program_hash.data = (uint8_t *)p->hash;
-    s.program_hash.len = PROGRAM_HASH_SIZE;
-    s.program_size = p->size;
-    s.program_name = j->program_name;
-    s.n_args = (size_t)j->argc - 1;
-    s.args = j->argv + 1;
-    s.cwd = j->cwd;
-    s.umask = j->umask;
-    s.umask_set = j->umask_set;
-    s.timeout_sec = j->timeout_sec;
-    size_t nenv = 0;
-    while (j->env[nenv])
-        nenv++;
-    Tmpi__EnvVar *vars = calloc(nenv ? nenv : 1, sizeof *vars);
-    Tmpi__EnvVar **ptrs = calloc(nenv ? nenv : 1, sizeof *ptrs);
-    char **names = calloc(nenv ? nenv : 1, sizeof *names);
-    int r = -ENOMEM;
-    if (!vars || !ptrs || !names) goto out;
-    for (size_t i = 0; i < nenv; i++) {
-        const char *eq = strchr(j->env[i], '=');
-        names[i] = strndup(j->env[i], (size_t)(eq - j->env[i]));
-        if (!names[i]) goto out;
+    size_t n = 0;
+    while (strings && strings[n])
+        n++;
+    Tmpi__EnvVar *vars = calloc(n + 1, sizeof *vars);
+    Tmpi__EnvVar **ptrs = calloc(n + 1, sizeof *ptrs);
+    char **names = calloc(n + 1, sizeof *names);
+    *ret_vars = vars;
+    *ret_ptrs = ptrs;
+    *ret_names = names;
+    *ret_n = n;
+    if (!vars || !ptrs || !names) return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr(strings[i], '=');
+        names[i] = strndup(strings[i], (size_t)(eq - strings[i]));
+        if (!names[i]) return -ENOMEM;
         tmpi__env_var__init(&vars[i]);
         vars[i].name = names[i];
         vars[i].value = (char *)eq + 1;
         ptrs[i] = &vars[i];
     }
-    s.n_env = nenv;
-    s.env = ptrs;
-    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
-    env.msg_case = TMPI__ENVELOPE__MSG_SUBMIT;
-    env.submit = &s;
-    r = send_envelope(h, &env);
-out:
+    return 0;
+}
+
+static void env_vars_free(Tmpi__EnvVar *vars, Tmpi__EnvVar **ptrs, char **names, size_t n)
+{
     if (names)
-        for (size_t i = 0; i < nenv; i++)
+        for (size_t i = 0; i < n; i++)
             free(names[i]);
     free(names);
     free(ptrs);
     free(vars);
+}
+
+/* The job as the host reads it: the submission the agent accepted, its programs as apps
+ * (the host's job_new rebuilds the same apps, one or several). */
+static int send_submit(struct jobhost *h)
+{
+    struct job *j = h->job;
+    uint32_t na = j->napps;
+    Tmpi__SubmitJob s = TMPI__SUBMIT_JOB__INIT;
+    s.nprocs = j->nprocs;
+    s.cwd = j->cwd;
+    s.umask = j->umask;
+    s.umask_set = j->umask_set;
+    s.timeout_sec = j->timeout_sec;
+    Tmpi__JobApp *apps = calloc(na, sizeof *apps);
+    Tmpi__JobApp **app_ptrs = calloc(na, sizeof *app_ptrs);
+    struct {
+        Tmpi__EnvVar *vars, **ptrs;
+        char **names;
+        size_t n;
+    } *aenv = calloc(na + 1, sizeof *aenv);
+    int r = apps && app_ptrs && aenv ? 0 : -ENOMEM;
+    if (r == 0) r = env_vars(j->env, &aenv[na].vars, &aenv[na].ptrs, &aenv[na].names, &aenv[na].n);
+    for (uint32_t k = 0; k < na && r == 0; k++) {
+        const struct job_app *ap = &j->apps[k];
+        tmpi__job_app__init(&apps[k]);
+        apps[k].nprocs = ap->nprocs;
+        apps[k].program_hash.data = (uint8_t *)ap->prog->hash;
+        apps[k].program_hash.len = PROGRAM_HASH_SIZE;
+        apps[k].program_size = ap->prog->size;
+        apps[k].program_name = ap->program_name;
+        apps[k].n_args = (size_t)ap->argc - 1;
+        apps[k].args = ap->argv + 1;
+        apps[k].cwd = ap->cwd;
+        r = env_vars(ap->env, &aenv[k].vars, &aenv[k].ptrs, &aenv[k].names, &aenv[k].n);
+        apps[k].n_env = aenv[k].n;
+        apps[k].env = aenv[k].ptrs;
+        app_ptrs[k] = &apps[k];
+    }
+    if (r == 0) {
+        s.n_env = aenv[na].n;
+        s.env = aenv[na].ptrs;
+        s.n_apps = na;
+        s.apps = app_ptrs;
+        Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+        env.msg_case = TMPI__ENVELOPE__MSG_SUBMIT;
+        env.submit = &s;
+        r = send_envelope(h, &env);
+    }
+    for (uint32_t k = 0; aenv && k <= na; k++)
+        env_vars_free(aenv[k].vars, aenv[k].ptrs, aenv[k].names, aenv[k].n);
+    free(aenv);
+    free(apps);
+    free(app_ptrs);
     return r;
 }
 
@@ -441,20 +484,42 @@ void jobhost_free(struct job *j)
 }
 
 /* A memfd holding a copy of bytes: how a host gets its program and its configuration. */
-static int bytes_memfd(const char *name, const void *bytes, size_t size)
+static int write_all(int fd, const void *bytes, size_t size)
 {
-    int fd = memfd_create(name, MFD_CLOEXEC);
-    if (fd < 0) return -errno;
     size_t off = 0;
     while (off < size) {
         ssize_t n = write(fd, (const char *)bytes + off, size - off);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            int r = n < 0 ? -errno : -EIO;
+        if (n <= 0) return n < 0 ? -errno : -EIO;
+        off += (size_t)n;
+    }
+    return 0;
+}
+
+static int bytes_memfd(const char *name, const void *bytes, size_t size)
+{
+    int fd = memfd_create(name, MFD_CLOEXEC);
+    if (fd < 0) return -errno;
+    int r = write_all(fd, bytes, size);
+    if (r < 0) {
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+/* Every program of the job, one after the other in app order (the host splits them by the
+ * sizes in its SubmitJob or JobAssign). */
+static int programs_memfd(const struct job *j)
+{
+    int fd = memfd_create("tmpi-program", MFD_CLOEXEC);
+    if (fd < 0) return -errno;
+    for (uint32_t k = 0; k < j->napps; k++) {
+        int r = write_all(fd, j->apps[k].prog->bytes, j->apps[k].prog->size);
+        if (r < 0) {
             close(fd);
             return r;
         }
-        off += (size_t)n;
     }
     return fd;
 }
@@ -549,7 +614,7 @@ static int links_socket(struct jobhost *h, int *child)
     return h->links_ev ? 0 : -ENOMEM;
 }
 
-int jobhost_start(struct job *j, struct program *p, const Tmpi__JobAssign *ja)
+int jobhost_start(struct job *j, const Tmpi__JobAssign *ja)
 {
     struct agent *a = j->agent;
     struct jobhost *h = calloc(1, sizeof *h);
@@ -563,7 +628,7 @@ int jobhost_start(struct job *j, struct program *p, const Tmpi__JobAssign *ja)
         r = links_socket(h, &links);
         if (r < 0) goto fail;
     }
-    prog = high_fd(bytes_memfd("tmpi-program", p->bytes, p->size));
+    prog = high_fd(programs_memfd(j));
     if (prog < 0) {
         r = prog;
         goto fail;
@@ -587,7 +652,7 @@ int jobhost_start(struct job *j, struct program *p, const Tmpi__JobAssign *ja)
     bufferevent_setcb(h->bev, on_read, NULL, on_event, h);
     /* before the child exists, so its SIGCHLD cannot be missed */
     evsignal_add(h->sigchld, NULL);
-    r = ja ? send_assign(h, ja) : send_submit(h, p);
+    r = ja ? send_assign(h, ja) : send_submit(h);
     if (r < 0) goto fail;
     r = spawn(h, sv[1], prog, links);
     if (r < 0) {
@@ -598,7 +663,11 @@ int jobhost_start(struct job *j, struct program *p, const Tmpi__JobAssign *ja)
     close(sv[1]);
     close(prog);
     if (links >= 0) close(links);
-    progcache_release(&a->cache, p);
+    /* the host has its copy */
+    for (uint32_t k = 0; k < j->napps; k++) {
+        progcache_release(&a->cache, j->apps[k].prog);
+        j->apps[k].prog = NULL;
+    }
     bufferevent_enable(h->bev, EV_READ | EV_WRITE);
     j->host = h;
     log_debug("job %llu: job host pid %d", (unsigned long long)j->id, (int)h->pid);
@@ -614,7 +683,6 @@ fail:
         j->host = h;
         jobhost_free(j);
     }
-    progcache_release(&a->cache, p);
     return r;
 }
 

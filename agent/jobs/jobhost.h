@@ -51,10 +51,12 @@ struct jobhost_link_msg {
 /* Remembers the binary hosts are started from: call once before the first job. */
 void jobhost_setup(const char *exe);
 
-/* Starts the host of j with program p (pinned; released here once the host has its copy):
- * a single-node job built by job_new (ja NULL), or a member job built by job_new_member from
- * ja.  0 or a negative errno (j untouched but p released). */
-int jobhost_start(struct job *j, struct program *p, const Tmpi__JobAssign *ja);
+/* Starts the host of j with its programs (pinned in j->apps; released here once the host has
+ * its copy, all of them one after the other in app order in the program memfd): a
+ * single-node job built by job_new (ja NULL; the host gets a SubmitJob whose programs are
+ * always apps), or a member job built by job_new_member from ja.  0 or a negative errno (j
+ * keeps its programs). */
+int jobhost_start(struct job *j, const Tmpi__JobAssign *ja);
 
 /* Member jobs: passes the coordinator's JobGo or JobRelease to the host. */
 void jobhost_forward(struct job *j, const Tmpi__Envelope *env);

@@ -155,25 +155,41 @@ static int fail_early(unsigned long long job_id, const char *reason)
     return 1;
 }
 
-static int read_program(const uint8_t *hash, struct progcache *c, struct program **ret)
+/* The programs of the job, one after the other in the memfd (jobhost.h), into the cache:
+ * progs[k] pinned for program k (n_apps of them, or the one the top-level fields name).  The
+ * agent checked every hash when the bytes arrived. */
+static int read_programs(size_t n_apps, Tmpi__JobApp *const *apps,
+                         const ProtobufCBinaryData *one_hash, uint64_t one_size,
+                         struct progcache *c, struct program **progs)
 {
     struct stat st;
     if (fstat(JOBHOST_PROGRAM_FD, &st) < 0) return -errno;
-    size_t size = (size_t)st.st_size;
-    uint8_t *bytes = malloc(size ? size : 1);
-    if (!bytes) return -ENOMEM;
-    size_t off = 0;
-    while (off < size) {
-        ssize_t n = pread(JOBHOST_PROGRAM_FD, bytes + off, size - off, (off_t)off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            free(bytes);
-            return n < 0 ? -errno : -EIO;
+    size_t n = n_apps ? n_apps : 1;
+    uint64_t off = 0;
+    for (size_t k = 0; k < n; k++) {
+        const ProtobufCBinaryData *hash = n_apps ? &apps[k]->program_hash : one_hash;
+        uint64_t size64 = n_apps ? apps[k]->program_size : one_size;
+        if (hash->len != PROGRAM_HASH_SIZE || size64 == 0 || size64 > (uint64_t)st.st_size - off)
+            return -EINVAL;
+        size_t size = (size_t)size64;
+        uint8_t *bytes = malloc(size);
+        if (!bytes) return -ENOMEM;
+        size_t got = 0;
+        while (got < size) {
+            ssize_t r = pread(JOBHOST_PROGRAM_FD, bytes + got, size - got, (off_t)(off + got));
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) {
+                free(bytes);
+                return r < 0 ? -errno : -EIO;
+            }
+            got += (size_t)r;
         }
-        off += (size_t)n;
+        off += size;
+        int r = progcache_add(c, hash->data, bytes, size, &progs[k]);
+        if (r < 0) return r;
     }
     close(JOBHOST_PROGRAM_FD);
-    return progcache_add(c, hash, bytes, size, ret);
+    return off == (uint64_t)st.st_size ? 0 : -EINVAL;
 }
 
 static void raise_fd_limit(void)
@@ -420,7 +436,9 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
     pool_init(&a->pool, a->cfg.pool_size);
     svc_init(a);
     a->base = event_base_new();
-    struct program *p = NULL;
+    size_t n_apps = ja ? ja->n_apps : s->n_apps;
+    size_t nprogs = n_apps ? n_apps : 1;
+    struct program **progs = calloc(nprogs, sizeof *progs);
     int rc = 1;
     if (!a->base) goto out;
     host.orphan_timer = evtimer_new(a->base, on_orphan_timeout, NULL);
@@ -432,11 +450,11 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
     bufferevent_setcb(host.chan, chan_read, chan_write, chan_event, NULL);
     bufferevent_enable(host.chan, EV_READ | EV_WRITE);
 
-    const ProtobufCBinaryData *hash = ja ? &ja->program_hash : &s->program_hash;
-    if (hash->len != PROGRAM_HASH_SIZE) goto out;
-    r = read_program(hash->data, &a->cache, &p);
+    if (!progs) goto out;
+    r = read_programs(n_apps, ja ? ja->apps : s->apps, ja ? &ja->program_hash : &s->program_hash,
+                      ja ? ja->program_size : s->program_size, &a->cache, progs);
     if (r < 0) {
-        log_errno(LOG_ERR, r, "job %llu: cannot read the program", job_id);
+        log_errno(LOG_ERR, r, "job %llu: cannot read the programs", job_id);
         goto out;
     }
     if (ja) {
@@ -446,7 +464,6 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
         if (r < 0 || !host.links_ev) {
             snprintf(err, sizeof err, "cannot start the receive daemons on %s: %s", a->cfg.name,
                      strerror(r < 0 ? -r : ENOMEM));
-            progcache_release(&a->cache, p);
             frame_free(env);
             env = NULL;
             rc = fail_early(job_id, err);
@@ -459,7 +476,6 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
            : job_new(a, s, uid, pid, host.chan, &j, err, sizeof err);
     if (r < 0) {
         if (r == -ENOMEM) snprintf(err, sizeof err, "out of memory");
-        progcache_release(&a->cache, p);
         frame_free(env);
         env = NULL;
         rc = fail_early(job_id, err);
@@ -469,14 +485,15 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
     r = job_signal_host_install(j, a->base);
     if (r < 0) {
         log_errno(LOG_ERR, r, "job %llu: cannot set up signal forwarding", job_id);
-        progcache_release(&a->cache, p);
         job_free(j);
         goto out;
     }
     host.job = j;
     a->jobs = j;
     a->njobs = 1;
-    r = job_start(j, p); /* releases p on failure */
+    r = job_start(j, progs); /* the job holds the programs now, also on failure */
+    for (size_t k = 0; k < nprogs; k++)
+        progs[k] = NULL;
     if (r < 0) {
         log_errno(LOG_ERR, r, "job %llu: cannot start", job_id);
         host.job = NULL;
@@ -490,6 +507,9 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
     event_base_dispatch(a->base);
     rc = 0;
 out:
+    for (size_t k = 0; progs && k < nprogs; k++)
+        if (progs[k]) progcache_release(&a->cache, progs[k]);
+    free(progs);
     if (env) frame_free(env);
     if (host.job) {
         /* leaving with ranks still running (the agent went away): do not unload under them */

@@ -58,8 +58,8 @@ void rank_life(struct rank *r, int run)
     if (run) {
         /* main may modify argv and its strings: give each rank its own copy.  volatile: it is
          * read again after siglongjmp (-Wclobbered at -O2). */
-        int argc = job_argc(j);
-        char **volatile argv = job_copy_argv(j);
+        int argc = r->app->argc;
+        char **volatile argv = job_copy_argv(r->app);
         if (!argv) {
             r->end_kind = RANK_END_FAULT;
             r->end_code = 1;

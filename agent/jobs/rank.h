@@ -11,6 +11,7 @@
 #include "svc.h"
 
 struct job;
+struct job_app;
 
 /* How a rank ended; mirrors tmpi.ExitKind of the control protocol. */
 enum rank_end_kind {
@@ -24,6 +25,7 @@ enum rank_end_kind {
 struct rank {
     struct tmpi_rank_info info; /* read-only once the thread starts */
     struct job *job;
+    struct job_app *app; /* the program this rank runs */
     struct image image;
     pthread_t thread;
     int thread_started;

@@ -34,10 +34,21 @@
 #define LAUNCH_CANCEL_GRACE_SEC 10
 #define LAUNCH_CANCEL_GRACE_MAX 3600
 
-/* What the command line asked for.  Strings point into argv or the environment, except the
- * env vector, which owns nothing but its array. */
-struct launch_opts {
+/* One program of the job: "-n 2 ./a x : -n 3 ./b" has two (MPMD, MPI_APPNUM 0 and 1). */
+struct launch_app {
     uint32_t nprocs;
+    const char *program; /* as typed */
+    char **args;         /* argv after PROGRAM, up to the next ':' */
+    size_t n_args;
+    const char *wdir;  /* this program's -wdir, or NULL (the job's) */
+    Tmpi__EnvVar *env; /* -env, and -x after the first ':', for this program only */
+    size_t n_env;
+};
+
+/* What the command line asked for.  Strings point into argv or the environment, except the
+ * env vectors, which own nothing but their arrays and the names they copied. */
+struct launch_opts {
+    uint32_t nprocs;   /* every program's ranks */
     const char *agent; /* --agent, or NULL */
     bool tag_output;
     uint32_t timeout_sec;      /* --timeout, else $MPIEXEC_TIMEOUT; 0: none */
@@ -52,10 +63,10 @@ struct launch_opts {
     uint32_t ppn;         /* --ppn, 0: not given */
     enum placement_map map_by;
     bool oversubscribe;
-    bool display_map;    /* print the placement and exit 0 */
-    const char *program; /* as typed; NULL only with --display-map */
-    char **args;         /* argv after PROGRAM */
-    size_t n_args;
+    bool display_map;        /* print the placement and exit 0 */
+    const char *program;     /* the first program as typed; NULL only with --display-map */
+    struct launch_app *apps; /* n_apps >= 1 unless --display-map without a program */
+    size_t n_apps;
 };
 
 /* The program file, open for the whole run so that what we hash is what we send. */
@@ -102,9 +113,10 @@ void launch_agent_stop(struct launch_agent *agent);
  * agent runs every rank, as it did before placement existed. */
 int launch_place(const struct launch_opts *opts, struct placement *ret);
 
-/* Run the job over the connection fd; returns the launcher's exit status.  place: the nodes
- * of a job across several nodes (sent along for the agent to coordinate), else NULL. */
-int launch_job_run(const struct launch_opts *opts, const struct launch_program *prog,
+/* Run the job over the connection fd; returns the launcher's exit status.  progs: one per
+ * program of opts->apps.  place: the nodes of a job across several nodes (sent along for the
+ * agent to coordinate), else NULL. */
+int launch_job_run(const struct launch_opts *opts, const struct launch_program *progs,
                    const struct placement *place, int fd, int sigfd);
 
 /* Output of the ranks.  Untagged output is passed through byte for byte; tagged output keeps

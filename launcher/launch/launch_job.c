@@ -32,8 +32,8 @@
 
 struct launch_job {
     const struct launch_opts *opts;
-    const struct launch_program *prog;
-    const struct placement *place; /* several nodes, or NULL */
+    const struct launch_program *progs; /* [opts->n_apps] */
+    const struct placement *place;      /* several nodes, or NULL */
     int fd;
     int sigfd;
     bool started; /* JobStarted arrived: job_id is valid */
@@ -101,18 +101,64 @@ static int send_submit(struct launch_job *j)
     for (size_t i = 0; i < j->opts->n_env; i++)
         env[i] = &j->opts->env[i];
 
+    /* Several programs (MPMD) travel as apps, and then only there: an agent that does not
+     * know apps refuses the job (no program) rather than run the first everywhere. */
+    size_t na = j->opts->n_apps > 1 ? j->opts->n_apps : 0;
+    Tmpi__JobApp *apps = calloc(na + 1, sizeof *apps);
+    Tmpi__JobApp **app_ptrs = calloc(na + 1, sizeof *app_ptrs);
+    Tmpi__EnvVar ***app_env = calloc(na + 1, sizeof *app_env);
+    int r = apps && app_ptrs && app_env ? 0 : -ENOMEM;
+    for (size_t k = 0; k < na && r == 0; k++) {
+        const struct launch_app *la = &j->opts->apps[k];
+        tmpi__job_app__init(&apps[k]);
+        apps[k].nprocs = la->nprocs;
+        apps[k].program_hash.data = (uint8_t *)j->progs[k].hash;
+        apps[k].program_hash.len = sizeof j->progs[k].hash;
+        apps[k].program_size = j->progs[k].size;
+        apps[k].program_name = (char *)la->program;
+        apps[k].n_args = la->n_args;
+        apps[k].args = la->args;
+        apps[k].cwd = (char *)(la->wdir ? la->wdir : ""); /* made absolute by main */
+        app_env[k] = calloc(la->n_env + 1, sizeof *app_env[k]);
+        if (!app_env[k]) {
+            r = -ENOMEM;
+            break;
+        }
+        for (size_t v = 0; v < la->n_env; v++)
+            app_env[k][v] = &la->env[v];
+        apps[k].n_env = la->n_env;
+        apps[k].env = app_env[k];
+        app_ptrs[k] = &apps[k];
+    }
+
     Tmpi__SubmitJob sub = TMPI__SUBMIT_JOB__INIT;
     sub.nprocs = j->opts->nprocs;
-    sub.program_hash.data = (uint8_t *)j->prog->hash;
-    sub.program_hash.len = sizeof j->prog->hash;
-    sub.program_size = j->prog->size;
-    sub.program_name = (char *)j->opts->program;
-    sub.n_args = j->opts->n_args;
-    sub.args = j->opts->args;
+    if (na == 0) {
+        const struct launch_app *la = &j->opts->apps[0];
+        sub.program_hash.data = (uint8_t *)j->progs[0].hash;
+        sub.program_hash.len = sizeof j->progs[0].hash;
+        sub.program_size = j->progs[0].size;
+        sub.program_name = (char *)la->program;
+        sub.n_args = la->n_args;
+        sub.args = la->args;
+        /* -env of the one program: the same as the job's */
+        if (la->n_env && r == 0) {
+            Tmpi__EnvVar **both = realloc(env, (j->opts->n_env + la->n_env + 1) * sizeof *both);
+            if (both) {
+                env = both;
+                for (size_t v = 0; v < la->n_env; v++)
+                    env[j->opts->n_env + v] = &la->env[v];
+            } else {
+                r = -ENOMEM;
+            }
+        }
+    }
+    sub.n_apps = na;
+    sub.apps = app_ptrs;
     sub.cwd = cwd; /* --wdir resolved above */
     sub.umask = (uint32_t)mask;
     sub.umask_set = 1;
-    sub.n_env = j->opts->n_env;
+    sub.n_env = j->opts->n_env + (na == 0 ? j->opts->apps[0].n_env : 0);
     sub.env = env;
     sub.timeout_sec = j->opts->timeout_sec;
     sub.n_nodes = nn;
@@ -120,10 +166,15 @@ static int send_submit(struct launch_job *j)
     Tmpi__Envelope e = TMPI__ENVELOPE__INIT;
     e.msg_case = TMPI__ENVELOPE__MSG_SUBMIT;
     e.submit = &sub;
-    int r = frame_write_fd(j->fd, &e, FRAME_DEFAULT_MAX);
+    if (r == 0) r = frame_write_fd(j->fd, &e, FRAME_DEFAULT_MAX);
     free(env);
     free(nodes);
     free(node_ptrs);
+    for (size_t k = 0; app_env && k < na; k++)
+        free(app_env[k]);
+    free(app_env);
+    free(apps);
+    free(app_ptrs);
     if (r == -EMSGSIZE)
         fputs("tmpi-launch: the job's arguments and environment are too large\n", stderr);
     else if (r < 0)
@@ -209,14 +260,27 @@ static int on_frame(struct launch_job *j, const Tmpi__Envelope *e)
 {
     int r;
     switch (e->msg_case) {
-    case TMPI__ENVELOPE__MSG_NEED_PROGRAM:
-        r = launch_program_send(j->prog, j->fd);
+    case TMPI__ENVELOPE__MSG_NEED_PROGRAM: {
+        /* the agent asks for the programs it lacks one by one, by hash */
+        const ProtobufCBinaryData *h = &e->need_program->program_hash;
+        size_t k = 0;
+        while (k < j->opts->n_apps &&
+               (h->len != sizeof j->progs[k].hash || memcmp(h->data, j->progs[k].hash, h->len)))
+            k++;
+        if (k == j->opts->n_apps) {
+            fputs("tmpi-launch: the agent asked for a program that is not part of the job\n",
+                  stderr);
+            return LAUNCH_EXIT_FAILURE;
+        }
+        r = launch_program_send(&j->progs[k], j->fd);
         if (r < 0) {
-            fprintf(stderr, "tmpi-launch: cannot send %s to the agent: %s\n", j->opts->program,
+            fprintf(stderr, "tmpi-launch: cannot send %s to the agent: %s\n",
+                    j->opts->apps[k].program,
                     r == -ESTALE ? "the file changed during the launch" : strerror(-r));
             return LAUNCH_EXIT_FAILURE;
         }
         return -1;
+    }
     case TMPI__ENVELOPE__MSG_JOB_STARTED:
         j->started = true;
         j->job_id = e->job_started->job_id;
@@ -328,11 +392,11 @@ static int session(struct launch_job *j)
     }
 }
 
-int launch_job_run(const struct launch_opts *opts, const struct launch_program *prog,
+int launch_job_run(const struct launch_opts *opts, const struct launch_program *progs,
                    const struct placement *place, int fd, int sigfd)
 {
     struct launch_job j = {.opts = opts,
-                           .prog = prog,
+                           .progs = progs,
                            .place = place,
                            .fd = fd,
                            .sigfd = sigfd,

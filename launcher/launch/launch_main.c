@@ -1,9 +1,10 @@
 /* launch_main.c — tmpi-launch: command line, validation and the overall flow.
  *
  *   tmpi-launch -n N [--agent SOCKET] [--tag-output] [-x VAR[=VALUE]] [--timeout SEC]
- *               [-genv VAR VALUE] [-genvlist VAR,...] [-wdir DIR] [--output-filename DIR]
- *               [--hostfile FILE | -H HOST[,HOST...]] [--ppn K] [--map-by slot|node|ppr:K:node]
- *               [--oversubscribe] [--display-map] PROGRAM [ARGS...]
+ *               [-genv VAR VALUE] [-genvlist VAR,...] [-env VAR VALUE] [-wdir DIR]
+ *               [--output-filename DIR] [--hostfile FILE | -H HOST[,HOST...]] [--ppn K]
+ *               [--map-by slot|node|ppr:K:node] [--oversubscribe] [--display-map]
+ *               PROGRAM [ARGS...] [: -n N [-x V] [-env V X] [-wdir DIR] PROGRAM [ARGS...]]...
  *
  * The common Open MPI and Hydra spellings are accepted (-np, -N, --npernode, -ppn, -genv,
  * -genvlist, -wdir, MPIEXEC_TIMEOUT); anything else that looks like an option is an error that
@@ -30,8 +31,11 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: tmpi-launch -n N [options] PROGRAM [ARGS...]\n"
-          "Runs PROGRAM (built with tmpicc) as an MPI job of N ranks.\n"
+    fputs("usage: tmpi-launch -n N [options] PROGRAM [ARGS...] [: -n N [-x VAR] [-env VAR VALUE]\n"
+          "                   [-wdir DIR] PROGRAM [ARGS...]]...\n"
+          "Runs PROGRAM (built with tmpicc) as an MPI job of N ranks; programs separated by\n"
+          "':' run in one MPI_COMM_WORLD (MPMD), the first N ranks the first program (MPI_APPNUM\n"
+          "0), the next ones the second (1), and so on.\n"
           "  -n, -np N            number of ranks (at least 1; default inside a Slurm\n"
           "                       allocation: $SLURM_NTASKS)\n"
           "  --agent SOCKET       the agent to use (default: $TMPI_AGENT, else " TMPI_SYSTEM_SOCKET
@@ -42,6 +46,8 @@ static void usage(FILE *f)
           "                       VALUE, forward this shell's value\n"
           "  -genv VAR VALUE      set VAR to VALUE in the ranks' environment (Hydra)\n"
           "  -genvlist VAR[,VAR...]  forward these variables of this shell (Hydra)\n"
+          "  -env VAR VALUE       set VAR for this program's ranks only (also after ':', like\n"
+          "                       -n, -x and -wdir, which then apply to that program only)\n"
           "  --timeout SEC        cancel the job after SEC seconds (0: never; default:\n"
           "                       $MPIEXEC_TIMEOUT)\n"
           "  -wdir, --wdir DIR    the ranks' working directory (default: this one)\n"
@@ -98,50 +104,55 @@ static bool valid_env_name(const char *s, size_t len)
     return true;
 }
 
-/* -x VAR=VALUE sets, -x VAR forwards our own value.  Names point into argv: for VAR=VALUE the
- * name is copied, since argv must stay intact for the error messages. */
-static int add_env(struct launch_opts *o, const char *arg)
+/* Appends NAME=value to an environment vector; the vector owns name (a copy). */
+static int env_push(Tmpi__EnvVar **vec, size_t *n, const char *name, size_t nlen, const char *value)
+{
+    char *copy = strndup(name, nlen);
+    Tmpi__EnvVar *nenv = realloc(*vec, (*n + 1) * sizeof *nenv);
+    if (!copy || !nenv) {
+        free(copy);
+        if (nenv) *vec = nenv;
+        fputs("tmpi-launch: out of memory\n", stderr);
+        return LAUNCH_EXIT_FAILURE;
+    }
+    *vec = nenv;
+    tmpi__env_var__init(&nenv[*n]);
+    nenv[*n].name = copy;
+    nenv[*n].value = (char *)value;
+    (*n)++;
+    return 0;
+}
+
+/* -x VAR=VALUE sets, -x VAR forwards our own value (argv stays intact for error messages). */
+static int add_env_to(Tmpi__EnvVar **vec, size_t *n, const char *arg)
 {
     const char *eq = strchr(arg, '=');
     size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
     if (!valid_env_name(arg, nlen)) return bad_usage("-x %s: not a valid variable name", arg);
     const char *value = eq ? eq + 1 : getenv(arg);
     if (!value) return bad_usage("-x %s: the variable is not set here (use -x VAR=VALUE)", arg);
-    char *name = strndup(arg, nlen);
-    Tmpi__EnvVar *nenv = realloc(o->env, (o->n_env + 1) * sizeof *nenv);
-    if (!name || !nenv) {
-        free(name);
-        if (nenv) o->env = nenv;
-        fputs("tmpi-launch: out of memory\n", stderr);
-        return LAUNCH_EXIT_FAILURE;
-    }
-    o->env = nenv;
-    tmpi__env_var__init(&o->env[o->n_env]);
-    o->env[o->n_env].name = name;
-    o->env[o->n_env].value = (char *)value;
-    o->n_env++;
-    return 0;
+    return env_push(vec, n, arg, nlen, value);
 }
 
-/* -genv VAR VALUE: like -x VAR=VALUE, from two arguments. */
+static int add_env(struct launch_opts *o, const char *arg)
+{
+    return add_env_to(&o->env, &o->n_env, arg);
+}
+
+/* -genv VAR VALUE (every program) and -env VAR VALUE (one program): like -x VAR=VALUE. */
+static int add_env_pair_to(Tmpi__EnvVar **vec, size_t *n, const char *opt, const char *name,
+                           const char *value)
+{
+    if (!valid_env_name(name, strlen(name))) {
+        fprintf(stderr, "tmpi-launch: %s %s: not a valid variable name (try --help)\n", opt, name);
+        return LAUNCH_EXIT_USAGE;
+    }
+    return env_push(vec, n, name, strlen(name), value);
+}
+
 static int add_env_pair(struct launch_opts *o, const char *name, const char *value)
 {
-    if (!valid_env_name(name, strlen(name)))
-        return bad_usage("-genv %s: not a valid variable name", name);
-    char *copy = strdup(name);
-    Tmpi__EnvVar *nenv = realloc(o->env, (o->n_env + 1) * sizeof *nenv);
-    if (!copy || !nenv) {
-        free(copy);
-        if (nenv) o->env = nenv;
-        fputs("tmpi-launch: out of memory\n", stderr);
-        return LAUNCH_EXIT_FAILURE;
-    }
-    o->env = nenv;
-    tmpi__env_var__init(&o->env[o->n_env]);
-    o->env[o->n_env].name = copy;
-    o->env[o->n_env].value = (char *)value;
-    o->n_env++;
-    return 0;
+    return add_env_pair_to(&o->env, &o->n_env, "-genv", name, value);
 }
 
 /* -genvlist A,B,C: forward each, as -x A -x B -x C. */
@@ -196,13 +207,113 @@ static bool is_opt(const char *arg, const char *name)
     return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || (arg[1] == '-' && arg[n] == '='));
 }
 
+/* A new program of the job; NULL after printing why (out of memory). */
+static struct launch_app *new_app(struct launch_opts *o)
+{
+    struct launch_app *na = realloc(o->apps, (o->n_apps + 1) * sizeof *na);
+    if (!na) {
+        fputs("tmpi-launch: out of memory\n", stderr);
+        return NULL;
+    }
+    o->apps = na;
+    memset(&na[o->n_apps], 0, sizeof na[o->n_apps]);
+    return &na[o->n_apps++];
+}
+
+/* The options that belong to one program of an MPMD command line ("... : -n 3 -wdir D -x V
+ * ./b ARGS"), which may come after a ':'.  Returns 1 when arg was one (consumed with its
+ * value), 0 when not, or an exit status + 1 << 8 after an error. */
+#define APP_OPT_ERR(st) ((st) + (1 << 8))
+static int app_option(int argc, char **argv, int *i, struct launch_app *app, bool *have_n,
+                      bool later)
+{
+    const char *a = argv[*i], *v;
+    if (is_opt(a, "-n") || is_opt(a, "-np") || is_opt(a, "--np")) {
+        v = opt_value(argc, argv, i, a, strcspn(a, "="));
+        if (!v) return APP_OPT_ERR(bad_usage("%s needs the number of ranks", a));
+        if (parse_u32(v, 1, LAUNCH_MAX_NPROCS, &app->nprocs) < 0)
+            return APP_OPT_ERR(
+                bad_usage("-n %s: the number of ranks must be a whole number >= 1", v));
+        *have_n = true;
+        return 1;
+    }
+    if (strcmp(a, "-env") == 0) {
+        if (*i + 2 >= argc) return APP_OPT_ERR(bad_usage("%s needs VAR and VALUE", "-env"));
+        int r = add_env_pair_to(&app->env, &app->n_env, "-env", argv[*i + 1], argv[*i + 2]);
+        if (r) return APP_OPT_ERR(r);
+        *i += 2;
+        return 1;
+    }
+    if (!later) return 0; /* before the first program these mean the whole job */
+    if (strcmp(a, "-x") == 0) {
+        if (*i + 1 >= argc) return APP_OPT_ERR(bad_usage("%s needs VAR or VAR=VALUE", "-x"));
+        int r = add_env_to(&app->env, &app->n_env, argv[++*i]);
+        return r ? APP_OPT_ERR(r) : 1;
+    }
+    if (is_opt(a, "-wdir") || is_opt(a, "--wdir")) {
+        const char *name = a[1] == '-' ? "--wdir" : "-wdir";
+        v = opt_value(argc, argv, i, a, strlen(name));
+        if (!v || !*v) return APP_OPT_ERR(bad_usage("%s needs a directory", name));
+        app->wdir = v;
+        return 1;
+    }
+    return 0;
+}
+
+/* After the first program: "ARGS... : [-n N] [-x V] [-env V X] [-wdir D] PROGRAM ARGS... : ..."
+ * i is the index of PROGRAM of app; fills its arguments and every later program. */
+static int parse_programs(int argc, char **argv, int i, struct launch_opts *o)
+{
+    for (;;) {
+        struct launch_app *app = &o->apps[o->n_apps - 1];
+        app->program = argv[i];
+        int end = i + 1;
+        while (end < argc && strcmp(argv[end], ":") != 0)
+            end++;
+        app->args = argv + i + 1;
+        app->n_args = (size_t)(end - i - 1);
+        if (end >= argc) return 0;
+        /* another program */
+        i = end + 1;
+        app = new_app(o);
+        if (!app) return LAUNCH_EXIT_FAILURE;
+        size_t k = o->n_apps;
+        bool have_n = false;
+        for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
+            int r = app_option(argc, argv, &i, app, &have_n, true);
+            if (r > 1) return r - (1 << 8);
+            if (r == 1) continue;
+            fprintf(stderr,
+                    "tmpi-launch: %s after ':' (program %zu): only -n, -x, -env and -wdir may be "
+                    "given per program; give the other options before the first program (try "
+                    "--help)\n",
+                    argv[i], k);
+            return LAUNCH_EXIT_USAGE;
+        }
+        if (i >= argc || strcmp(argv[i], ":") == 0) {
+            fprintf(stderr, "tmpi-launch: no program after ':' (program %zu) (try --help)\n", k);
+            return LAUNCH_EXIT_USAGE;
+        }
+        if (!have_n) {
+            fprintf(stderr,
+                    "tmpi-launch: program %zu (%s): the number of ranks is missing: -n N (try "
+                    "--help)\n",
+                    k, argv[i]);
+            return LAUNCH_EXIT_USAGE;
+        }
+    }
+}
+
 /* Fills o; returns 0, -1 after --help/--version (exit 0), or an exit status. */
 static int parse_args(int argc, char **argv, struct launch_opts *o)
 {
     bool have_n = false, have_timeout = false;
     int i;
+    struct launch_app *app0 = new_app(o);
+    if (!app0) return LAUNCH_EXIT_FAILURE;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
+        int app_opt;
         if (a[0] != '-' || a[1] == '\0') break; /* PROGRAM: the rest belongs to it */
         if (strcmp(a, "--") == 0) {
             i++;
@@ -214,12 +325,8 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
         } else if (strcmp(a, "--version") == 0) {
             printf("tmpi-launch (TMPI) %s\n", TMPI_VERSION);
             return -1;
-        } else if (is_opt(a, "-n") || is_opt(a, "-np") || is_opt(a, "--np")) {
-            v = opt_value(argc, argv, &i, a, strcspn(a, "="));
-            if (!v) return bad_usage("%s needs the number of ranks", a);
-            if (parse_u32(v, 1, LAUNCH_MAX_NPROCS, &o->nprocs) < 0)
-                return bad_usage("-n %s: the number of ranks must be a whole number >= 1", v);
-            have_n = true;
+        } else if ((app_opt = app_option(argc, argv, &i, app0, &have_n, false)) != 0) {
+            if (app_opt > 1) return app_opt - (1 << 8);
         } else if (is_opt(a, "--agent")) {
             v = opt_value(argc, argv, &i, a, strlen("--agent"));
             if (!v || !*v) return bad_usage("%s needs a socket path", "--agent");
@@ -294,6 +401,11 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
             return bad_usage("unknown option %s", a);
         }
     }
+    if (!have_n && i < argc) {
+        for (int k = i + 1; k < argc; k++)
+            if (strcmp(argv[k], ":") == 0)
+                return bad_usage("%s", "the number of ranks of the first program is missing: -n N");
+    }
     if (!have_n) {
         /* Inside a Slurm allocation (salloc, sbatch), the allocation says how many: as srun and
          * mpirun do, run one rank per task of the allocation. */
@@ -301,7 +413,7 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
         if (!nt || !*nt)
             return bad_usage("%s", "the number of ranks is missing: -n N (or run inside a Slurm "
                                    "allocation, which sets SLURM_NTASKS)");
-        if (parse_u32(nt, 1, LAUNCH_MAX_NPROCS, &o->nprocs) < 0)
+        if (parse_u32(nt, 1, LAUNCH_MAX_NPROCS, &app0->nprocs) < 0)
             return bad_usage("SLURM_NTASKS=%s: not a number of ranks (a whole number >= 1); "
                              "give -n N",
                              nt);
@@ -316,17 +428,21 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
         return bad_usage("TMPI_CANCEL_GRACE=%s: not a whole number of seconds from 1 to 3600", cg);
     if (o->hostfile && o->hosts)
         return bad_usage("%s", "--hostfile and -H cannot be used together");
-    if (i >= argc && o->display_map) return 0;
+    if (i >= argc && o->display_map) {
+        o->nprocs = app0->nprocs;
+        return 0;
+    }
     if (i >= argc) return bad_usage("%s", "no program given");
-    o->program = argv[i];
-    o->args = argv + i + 1;
-    o->n_args = (size_t)(argc - i - 1);
-    /* "-n 2 ./a : -n 3 ./b" (several programs in one job) is not supported yet: refuse it
-     * rather than run ./a with the rest as its arguments. */
-    for (size_t k = 0; k < o->n_args; k++)
-        if (strcmp(o->args[k], ":") == 0)
-            return bad_usage("%s", "several programs separated by ':' (MPMD) are not supported "
-                                   "yet; run one program per job");
+    int r = parse_programs(argc, argv, i, o);
+    if (r) return r;
+    /* one MPI_COMM_WORLD of every program's ranks: its size is a C int */
+    uint64_t total = 0;
+    for (size_t k = 0; k < o->n_apps; k++)
+        total += o->apps[k].nprocs;
+    if (total > LAUNCH_MAX_NPROCS)
+        return bad_usage("%s", "the programs have more than 2147483647 ranks in all");
+    o->nprocs = (uint32_t)total;
+    o->program = o->apps[0].program;
     return 0;
 }
 
@@ -348,40 +464,60 @@ static int setup_signals(sigset_t *ret_old)
 }
 
 /* A relative -wdir is taken from our own directory: the agent needs an absolute one. */
-static int absolute_wdir(struct launch_opts *o, char **ret_alloc)
+static int absolute_dir(const char **dir, char **ret_alloc)
 {
     *ret_alloc = NULL;
-    if (!o->wdir || o->wdir[0] == '/') return 0;
+    if (!*dir || (*dir)[0] == '/') return 0;
     char cwd[4096];
-    if (!getcwd(cwd, sizeof cwd) || asprintf(ret_alloc, "%s/%s", cwd, o->wdir) < 0) {
+    if (!getcwd(cwd, sizeof cwd) || asprintf(ret_alloc, "%s/%s", cwd, *dir) < 0) {
         *ret_alloc = NULL;
-        fprintf(stderr, "tmpi-launch: -wdir %s: %s\n", o->wdir, strerror(errno));
+        fprintf(stderr, "tmpi-launch: -wdir %s: %s\n", *dir, strerror(errno));
         return LAUNCH_EXIT_FAILURE;
     }
-    o->wdir = *ret_alloc;
+    *dir = *ret_alloc;
     return 0;
+}
+
+/* The job's -wdir and every program's.  allocs: 1 + n_apps entries, freed by the caller. */
+static int absolute_wdir(struct launch_opts *o, char ***ret_allocs)
+{
+    char **allocs = calloc(o->n_apps + 1, sizeof *allocs);
+    *ret_allocs = allocs;
+    if (!allocs) {
+        fputs("tmpi-launch: out of memory\n", stderr);
+        return LAUNCH_EXIT_FAILURE;
+    }
+    int r = absolute_dir(&o->wdir, &allocs[0]);
+    for (size_t k = 0; k < o->n_apps && r == 0; k++)
+        r = absolute_dir(&o->apps[k].wdir, &allocs[k + 1]);
+    return r;
+}
+
+static void free_env(Tmpi__EnvVar *env, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(env[i].name);
+    free(env);
 }
 
 static void free_opts(struct launch_opts *o)
 {
-    for (size_t i = 0; i < o->n_env; i++)
-        free(o->env[i].name);
-    free(o->env);
+    free_env(o->env, o->n_env);
+    for (size_t k = 0; k < o->n_apps; k++)
+        free_env(o->apps[k].env, o->apps[k].n_env);
+    free(o->apps);
 }
 
 int main(int argc, char **argv)
 {
     struct launch_opts opts = {0};
-    struct launch_program prog = {.fd = -1};
+    struct launch_program *progs = NULL;
     struct launch_agent agent = {0};
     struct placement place = {0};
-    char *wdir_alloc = NULL;
+    char **wdir_allocs = NULL;
     int status = parse_args(argc, argv, &opts);
-    if (status == 0) status = absolute_wdir(&opts, &wdir_alloc);
-    if (status) {
-        free_opts(&opts);
-        return status < 0 ? 0 : status;
-    }
+    if (status == 0) status = absolute_wdir(&opts, &wdir_allocs);
+    if (status) goto out;
     status = launch_place(&opts, &place);
     if (status) goto out;
     if (opts.display_map) {
@@ -389,7 +525,16 @@ int main(int argc, char **argv)
         status = fflush(stdout) == 0 ? 0 : LAUNCH_EXIT_FAILURE;
         goto out;
     }
-    status = launch_program_open(opts.program, &prog);
+    progs = calloc(opts.n_apps, sizeof *progs);
+    if (!progs) {
+        fputs("tmpi-launch: out of memory\n", stderr);
+        status = LAUNCH_EXIT_FAILURE;
+        goto out;
+    }
+    for (size_t k = 0; k < opts.n_apps; k++)
+        progs[k].fd = -1;
+    for (size_t k = 0; k < opts.n_apps && status == 0; k++)
+        status = launch_program_open(opts.apps[k].program, &progs[k]);
     if (status) goto out;
 
     sigset_t old;
@@ -404,7 +549,7 @@ int main(int argc, char **argv)
     bool multi = place.nnodes > 1;
     int fd = multi ? launch_agent_connect_mesh(&opts) : launch_agent_connect(&opts, sigfd, &agent);
     if (fd >= 0) {
-        status = launch_job_run(&opts, &prog, multi ? &place : NULL, fd, sigfd);
+        status = launch_job_run(&opts, progs, multi ? &place : NULL, fd, sigfd);
         close(fd);
     } else {
         status = fd == -EINTR ? LAUNCH_EXIT_INTERRUPTED : LAUNCH_EXIT_FAILURE;
@@ -412,9 +557,13 @@ int main(int argc, char **argv)
     launch_agent_stop(&agent);
     close(sigfd);
 out:
-    launch_program_close(&prog);
+    for (size_t k = 0; progs && k < opts.n_apps; k++)
+        launch_program_close(&progs[k]);
+    free(progs);
     placement_free(&place);
+    for (size_t k = 0; wdir_allocs && k <= opts.n_apps; k++)
+        free(wdir_allocs[k]);
+    free(wdir_allocs);
     free_opts(&opts);
-    free(wdir_alloc);
-    return status;
+    return status < 0 ? 0 : status;
 }

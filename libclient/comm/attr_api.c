@@ -146,8 +146,8 @@ static void *predef_value(struct tm_rank *me, int i)
         v = me->job->size;
         break; /* no dynamic processes: the job is all */
     case 5:
-        v = 0;
-        break; /* one application */
+        v = me->info ? me->info->appnum : 0;
+        break; /* which program of an MPMD launch this rank runs */
     case 6:
         v = o->lastcode;
         break;

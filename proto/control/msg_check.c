@@ -65,6 +65,49 @@ int msg_check_job_text(const struct msg_job_text *t, char *err, size_t errlen)
     return 0;
 }
 
+int msg_check_apps(const struct msg_job_text *t, size_t n_apps, Tmpi__JobApp *const *apps,
+                   uint32_t nprocs, char *err, size_t errlen)
+{
+    if (n_apps == 0) return msg_check_job_text(t, err, errlen);
+    if (n_apps > MSG_MAX_APPS)
+        return fail(err, errlen, "job refused: %zu programs (at most %u)", n_apps, MSG_MAX_APPS);
+    if (t->program_hash.len != 0 || t->program_size != 0 || (t->program_name && *t->program_name) ||
+        t->n_args != 0)
+        return fail(err, errlen,
+                    "malformed job: a job of several programs names them in apps only");
+    /* the job's own directory and environment, checked with a stand-in program */
+    static const uint8_t zero_hash[MSG_PROGRAM_HASH_SIZE];
+    struct msg_job_text job = *t;
+    job.program_hash.data = (uint8_t *)zero_hash;
+    job.program_hash.len = sizeof zero_hash;
+    job.program_size = 1;
+    job.program_name = "-";
+    int r = msg_check_job_text(&job, err, errlen);
+    if (r < 0) return r;
+    uint64_t total = 0;
+    for (size_t i = 0; i < n_apps; i++) {
+        const Tmpi__JobApp *a = apps[i];
+        if (!a || a->nprocs == 0)
+            return fail(err, errlen, "malformed job: program %zu has no ranks", i);
+        struct msg_job_text at = {a->program_hash, a->program_size,
+                                  a->program_name, a->n_args,
+                                  a->args,         a->cwd && *a->cwd ? a->cwd : t->cwd,
+                                  a->n_env,        a->env};
+        r = msg_check_job_text(&at, err, errlen);
+        if (r < 0) {
+            /* say which program: "program 1: malformed job: ..." */
+            char inner[200];
+            snprintf(inner, sizeof inner, "%s", err);
+            return fail(err, errlen, "program %zu: %s", i, inner);
+        }
+        total += a->nprocs;
+    }
+    if (total != nprocs)
+        return fail(err, errlen, "malformed job: the programs have %llu ranks in all, the job %u",
+                    (unsigned long long)total, nprocs);
+    return 0;
+}
+
 int msg_check_placement(size_t n_nodes, Tmpi__NodePlacement *const *nodes, uint32_t nprocs,
                         char *err, size_t errlen)
 {
@@ -107,7 +150,7 @@ int msg_check_submit(const Tmpi__SubmitJob *s, char *err, size_t errlen)
 {
     struct msg_job_text t = {s->program_hash, s->program_size, s->program_name, s->n_args,
                              s->args,         s->cwd,          s->n_env,        s->env};
-    int r = msg_check_job_text(&t, err, errlen);
+    int r = msg_check_apps(&t, s->n_apps, s->apps, s->nprocs, err, errlen);
     if (r < 0) return r;
     if (s->nprocs < 1 || s->nprocs > MSG_MAX_RANKS)
         return fail(err, errlen, "a job needs 1 to %u ranks (asked for %u)", MSG_MAX_RANKS,
@@ -120,7 +163,7 @@ int msg_check_assign(const Tmpi__JobAssign *ja, char *err, size_t errlen)
 {
     struct msg_job_text t = {ja->program_hash, ja->program_size, ja->program_name, ja->n_args,
                              ja->args,         ja->cwd,          ja->n_env,        ja->env};
-    int r = msg_check_job_text(&t, err, errlen);
+    int r = msg_check_apps(&t, ja->n_apps, ja->apps, ja->nprocs, err, errlen);
     if (r < 0) return r;
     if (ja->node >= ja->n_nodes)
         return fail(err, errlen, "malformed job assignment: node %u of %zu", ja->node, ja->n_nodes);

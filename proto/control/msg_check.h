@@ -24,6 +24,10 @@
 #define MSG_MAX_ENV_BYTES (4u << 20)
 #define MSG_MAX_ARGS 65536u
 #define MSG_MAX_ENV 16384u
+/* Programs of one MPMD job (SubmitJob.apps): each is at least one rank and one program cache
+ * entry, so this bounds neither ranks nor memory beyond what nprocs and the frame size do; it
+ * bounds the work of checking and placing a submission. */
+#define MSG_MAX_APPS 4096u
 /* SHA-256 of the program. */
 #define MSG_PROGRAM_HASH_SIZE 32u
 /* The output streams a rank has: 1 stdout, 2 stderr. */
@@ -46,6 +50,13 @@ struct msg_job_text {
 };
 
 int msg_check_job_text(const struct msg_job_text *t, char *err, size_t errlen);
+
+/* The programs of a job of nprocs ranks: with no apps, the single program the top-level
+ * fields t describe; with apps, t names no program (empty hash, size, name and args), every
+ * app is a complete program text (its cwd may be empty: the job's t->cwd) of at least one
+ * rank, and the apps' ranks add up to nprocs. */
+int msg_check_apps(const struct msg_job_text *t, size_t n_apps, Tmpi__JobApp *const *apps,
+                   uint32_t nprocs, char *err, size_t errlen);
 
 /* Every rank 0..nprocs-1 on exactly one node, every node with a host, a port and at least
  * one rank. */

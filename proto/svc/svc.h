@@ -22,7 +22,7 @@
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 7
+#define TMPI_SVC_ABI 8
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 
@@ -46,6 +46,9 @@ struct tmpi_rank_info {
     /* The rank runs as a context on a carrier thread shared with other ranks of its job
      * (user-level switching, tmpid.conf rank_switching): its waits park (rank_park). */
     int carried;
+    /* The program this rank runs, 0 for the first (MPI_APPNUM: tmpi-launch -n 2 ./a : -n 3 ./b
+     * gives ranks 0-1 appnum 0 and ranks 2-4 appnum 1). */
+    int appnum;
 };
 
 /* Channels of net_send (seed 000 §3.3: collectives never queue behind point-to-point). */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # tmpi-launch accepts the usual Open MPI and Hydra spellings: -N/--npernode/-ppn and
 # --map-by ppr:K:node, -genv/-genvlist, -wdir/--wdir, --output-filename, MPIEXEC_TIMEOUT; an
-# MPMD command line and unknown options are errors that say what is wrong.
+# unknown options are errors that say what is wrong (MPMD: launch_mpmd.bats).
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -118,11 +118,11 @@ expect_output_line() {
     usage_error "--output-filename needs a directory" -n 1 --output-filename
 }
 
-@test "launch: MPMD ':' and unknown options are errors that name them" {
+@test "launch: unknown options are errors that name them, also after ':'" {
     local app
     app=$(prog args)
-    usage_error "several programs separated by ':' (MPMD) are not supported yet" \
-        -n 1 "$app" : -n 1 "$app"
+    usage_error "--oversubscribe after ':' (program 2): only -n, -x, -env and -wdir" \
+        -n 1 "$app" : -n 1 --oversubscribe "$app"
     usage_error "unknown option --bind-to-everything" -n 1 --bind-to-everything "$app"
     usage_error "unknown option -genvall" -n 1 -genvall "$app"
 }

@@ -77,6 +77,13 @@ write("frame", "job_assign", frame(19, assign()))
 write("frame", "output", frame(5, output()))
 write("frame", "status_request", frame(9, b""))
 write("frame", "cancel", frame(13, f_varint(1, 7)))
+def app(n, name):
+    return f_varint(1, n) + f_bytes(2, b"\x33" * 32) + f_varint(3, 2048) + f_bytes(4, name) + f_bytes(5, "x")
+
+
+mpmd = f_varint(1, 5) + f_bytes(6, "/home/user") + f_bytes(12, app(2, "./a")) + f_bytes(12, app(3, "./b"))
+write("frame", "submit_mpmd", frame(1, mpmd))
+write("msg_check", "submit_mpmd", b"\x00" + mpmd)
 write("frame", "signal_job", frame(27, f_varint(1, 7) + f_varint(2, 10)))
 write("msg_check", "submit", b"\x00" + submit(two_nodes))
 write("msg_check", "assign", b"\x01" + assign())

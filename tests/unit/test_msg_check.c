@@ -126,6 +126,42 @@ int main(void)
     e.rank = 4;
     refused(msg_check_rank_exit(&e, 4, err, sizeof err), err, "exit of rank 4 in a job of 4");
 
+    /* several programs (MPMD): apps carry them, the top level names none, ranks add up */
+    {
+        uint8_t h[32] = {1};
+        Tmpi__JobApp a0 = TMPI__JOB_APP__INIT, a1 = TMPI__JOB_APP__INIT;
+        Tmpi__JobApp *apps[2] = {&a0, &a1};
+        a0.nprocs = 2;
+        a1.nprocs = 3;
+        a0.program_hash.data = a1.program_hash.data = h;
+        a0.program_hash.len = a1.program_hash.len = 32;
+        a0.program_size = a1.program_size = 100;
+        a0.program_name = "./a";
+        a1.program_name = "./b";
+        a1.cwd = "/elsewhere";
+        Tmpi__SubmitJob m = TMPI__SUBMIT_JOB__INIT;
+        m.nprocs = 5;
+        m.cwd = "/tmp";
+        m.n_apps = 2;
+        m.apps = apps;
+        CHECK_EQ(msg_check_submit(&m, err, sizeof err), 0);
+        m.nprocs = 6;
+        refused(msg_check_submit(&m, err, sizeof err), err, "the programs have 5 ranks in all");
+        m.nprocs = 5;
+        a1.cwd = "relative";
+        refused(msg_check_submit(&m, err, sizeof err), err, "program 1: malformed job: working");
+        a1.cwd = "";
+        a0.nprocs = 0;
+        refused(msg_check_submit(&m, err, sizeof err), err, "program 0 has no ranks");
+        a0.nprocs = 2;
+        m.program_name = "./c";
+        refused(msg_check_submit(&m, err, sizeof err), err, "names them in apps only");
+        m.program_name = "";
+        a1.program_hash.len = 3;
+        refused(msg_check_submit(&m, err, sizeof err), err,
+                "program 1: malformed job: program hash");
+    }
+
     /* forwarded signals: SIGUSR1 and SIGUSR2 only */
     Tmpi__SignalJob sj = TMPI__SIGNAL_JOB__INIT;
     sj.signo = 10;

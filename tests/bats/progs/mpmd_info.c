@@ -7,6 +7,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/* -DMPMD_SECOND_PROGRAM builds a different file of the same program (two programs for MPMD). */
+#ifdef MPMD_SECOND_PROGRAM
+__attribute__((used)) static const char variant[] = "mpmd_info, second build";
+#else
+__attribute__((used)) static const char variant[] = "mpmd_info";
+#endif
+
 int main(int argc, char **argv)
 {
     int rank, size, flag, *appnum;
