@@ -16,9 +16,12 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "allow.h"
+#include "cgroup.h"
 #include "frame.h"
 #include "job.h"
 #include "job_coord.h"
+#include "job_history.h"
 #include "job_link.h"
 #include "job_signal.h"
 #include "jobhost.h"
@@ -336,6 +339,25 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
         conn_close_after_flush(c);
         return;
     }
+    if (!allow_submit(&a->cfg, c->uid, c->gid, err, sizeof err)) {
+        log_notice("control: %s", err);
+        conn_error(c, -EPERM, err);
+        conn_close_after_flush(c);
+        return;
+    }
+    struct cgroup_limits lim = {0};
+    if (s->n_nodes > 0 && (s->mem_limit || s->cpu_limit_milli)) {
+        snprintf(err, sizeof err, "--mem-limit and --cpu-limit apply to jobs on one node only");
+        conn_error(c, -ENOTSUP, err);
+        conn_close_after_flush(c);
+        return;
+    }
+    if (s->n_nodes == 0 && cgroup_limits_resolve(&a->cfg, s->mem_limit, s->cpu_limit_milli, &lim,
+                                                 err, sizeof err) < 0) {
+        conn_error(c, -EINVAL, err);
+        conn_close_after_flush(c);
+        return;
+    }
     size_t args = 0, envb = 0;
     for (size_t i = 0; i < s->n_args; i++)
         args += strlen(s->args[i]) + 1;
@@ -378,7 +400,11 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
         conn_close_after_flush(c);
         return;
     }
-    if (!c->coord) c->job = j;
+    if (!c->coord) {
+        c->job = j;
+        j->mem_limit = lim.mem_max;
+        j->cpu_limit_milli = lim.cpu_milli;
+    }
     /* The programs: from the cache, else asked for one by one (each bounded by
      * max_program_size, checked by job_new / coord_new). */
     size_t n = s->n_apps ? s->n_apps : 1;
@@ -421,6 +447,12 @@ static void fill_job_info(Tmpi__JobInfo *ji, const struct job *j, double now)
     ji->state = (char *)job_state_name(atomic_load(&j->state));
     ji->runtime_sec = now - j->start_time;
     ji->program = j->program_name;
+    ji->mem_limit = j->mem_limit;
+    ji->cpu_limit_milli = j->cpu_limit_milli;
+    if (j->host) {
+        ji->cgroup = (char *)cgroup_kind_name();
+        ji->mem_used = cgroup_job_mem_used(jobhost_cgroup(j));
+    }
     if (j->link) {
         ji->uid = j->link->uid;
         ji->coordinator = (char *)j->coordinator;
@@ -428,12 +460,33 @@ static void fill_job_info(Tmpi__JobInfo *ji, const struct job *j, double now)
     }
 }
 
-/* The jobs this client may see: all for admins, else its own.  Caller frees the arrays. */
+static void fill_ended_info(Tmpi__JobInfo *ji, const struct job_record *r)
+{
+    tmpi__job_info__init(ji);
+    ji->id = r->id;
+    ji->owner_uid = (uint32_t)r->uid;
+    ji->owner = (char *)r->owner;
+    ji->nprocs = r->nprocs;
+    ji->state = (char *)job_state_name(JOB_ENDED);
+    ji->runtime_sec = r->runtime_sec;
+    ji->program = (char *)r->program;
+    ji->mem_limit = r->mem_limit;
+    ji->cpu_limit_milli = r->cpu_limit_milli;
+    ji->cgroup = (char *)r->cgroup;
+    ji->exit_status = r->exit_status;
+}
+
+/* The jobs this client may see: all for admins, else its own; running ones, then those that
+ * ended within ended_job_keep.  Caller frees the arrays. */
 static size_t visible_jobs(struct conn *c, Tmpi__JobInfo **ret_infos, Tmpi__JobInfo ***ret_ptrs)
 {
     size_t n = 0;
+    struct job_history *hist = &c->a->ended;
+    job_history_expire(hist, agent_now(), c->a->cfg.ended_job_keep_sec);
     for (struct job *j = c->a->jobs; j; j = j->next)
         n += is_admin(c) || j->uid == c->uid;
+    for (size_t i = 0; i < hist->n; i++)
+        n += is_admin(c) || hist->recs[i].uid == c->uid;
     Tmpi__JobInfo *infos = calloc(n ? n : 1, sizeof *infos);
     Tmpi__JobInfo **ptrs = calloc(n ? n : 1, sizeof *ptrs);
     if (!infos || !ptrs) {
@@ -448,6 +501,12 @@ static size_t visible_jobs(struct conn *c, Tmpi__JobInfo **ret_infos, Tmpi__JobI
     for (struct job *j = c->a->jobs; j; j = j->next)
         if (is_admin(c) || j->uid == c->uid) {
             fill_job_info(&infos[k], j, now);
+            ptrs[k] = &infos[k];
+            k++;
+        }
+    for (size_t i = 0; i < hist->n; i++)
+        if (is_admin(c) || hist->recs[i].uid == c->uid) {
+            fill_ended_info(&infos[k], &hist->recs[i]);
             ptrs[k] = &infos[k];
             k++;
         }
@@ -552,6 +611,12 @@ static void on_cancel(struct conn *c, const Tmpi__CancelJob *cj)
     char msg[160];
     for (j = c->a->jobs; j; j = j->next)
         if (j->id == cj->job_id) break;
+    const struct job_record *ended = j ? NULL : job_history_find(&c->a->ended, cj->job_id);
+    if (ended && (is_admin(c) || ended->uid == c->uid)) {
+        snprintf(msg, sizeof msg, "job %llu has already ended", (unsigned long long)cj->job_id);
+        conn_error(c, -ESRCH, msg);
+        return;
+    }
     if (!j) {
         snprintf(msg, sizeof msg, "no job %llu on this agent", (unsigned long long)cj->job_id);
         conn_error(c, -ESRCH, msg);
@@ -668,6 +733,14 @@ static int dispatch(struct conn *c, const Tmpi__Envelope *env)
         break;
     case TMPI__ENVELOPE__MSG_PING_PEER:
         on_ping(c, env->ping_peer);
+        break;
+    case TMPI__ENVELOPE__MSG_STDIN_DATA:
+        /* after the job ended (c->job gone) a late chunk has nobody to go to: dropped */
+        if (c->job && c->job_started && c->job->host &&
+            jobhost_stdin(c->job, env->stdin_data) == -EPROTO) {
+            conn_violation(c, "stdin data beyond the window, after its end, or not announced");
+            return -1;
+        }
         break;
     case TMPI__ENVELOPE__MSG_CANCEL:
         if (c->coord && c->job_started &&

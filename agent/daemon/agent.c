@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "agent_run.h"
+#include "cgroup.h"
 #include "control.h"
 #include "fault.h"
 #include "job.h"
@@ -38,6 +39,30 @@ void agent_notify_status(struct agent *a)
     sd_notifyf(0, "STATUS=%u job(s) running", a->njobs);
 }
 
+/* Keeps what tmpictl jobs shows of an ended job (job_history.h). */
+static void record_ended(struct agent *a, const struct job *j)
+{
+    if (a->cfg.ended_job_keep_sec == 0) return;
+    double now = agent_now();
+    struct job_record r = {
+        .id = j->id,
+        .uid = j->uid,
+        .nprocs = j->nprocs,
+        .runtime_sec = now - j->start_time,
+        .ended_at = now,
+        .exit_status = j->failed ? j->exit_status : 0,
+        .mem_limit = j->mem_limit,
+        .cpu_limit_milli = j->cpu_limit_milli,
+        .cgroup = j->host ? cgroup_kind_name() : "",
+    };
+    snprintf(r.owner, sizeof r.owner, "%s", j->owner);
+    snprintf(r.program, sizeof r.program, "%s", j->program_name ? j->program_name : "");
+    job_history_expire(&a->ended, now, a->cfg.ended_job_keep_sec);
+    if (job_history_add(&a->ended, &r) < 0)
+        log_warning("job %llu: out of memory to keep it listed as ended",
+                    (unsigned long long)j->id);
+}
+
 void agent_job_done(struct agent *a, struct job *j)
 {
     if (a->job_host) {
@@ -57,6 +82,7 @@ void agent_job_done(struct agent *a, struct job *j)
     }
     log_job(LOG_INFO, j->id, j->owner, "ended%s%s", j->failed ? ": " : "",
             j->failed ? j->reason : "");
+    record_ended(a, j);
     job_free(j);
     agent_notify_status(a);
     if (a->shutting_down && a->njobs == 0) control_drain(a);
@@ -181,6 +207,8 @@ static int setup(struct agent *a)
     r = mesh_init(a);
     if (r < 0) return r;
     mesh_set_accept_ops(a, &mesh_to_jobs, a);
+    /* before the capabilities go: a cgroup tree may need them to be set up */
+    cgroup_setup();
     /* the key and the config are read; no thread exists yet (capabilities are per thread) */
     (void)privs_drop();
     r = control_listen(a);
@@ -218,6 +246,8 @@ static void teardown(struct agent *a)
         event_base_free(a->base);
     }
     progcache_destroy(&a->cache);
+    job_history_free(&a->ended);
+    cgroup_teardown();
 }
 
 int agent_run(struct agent *a, int ready_fd)

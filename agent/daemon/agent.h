@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "job_history.h"
 #include "pool.h"
 #include "progcache.h"
 #include "reload.h"
@@ -37,6 +38,7 @@ struct agent {
     uint32_t njobs;
     uint64_t next_job_id;
     int shutting_down;
+    struct job_history ended; /* listed as "ended" for ended_job_keep_sec */
     struct event *sig_term, *sig_int, *sig_hup, *watchdog, *shutdown_timer;
     uint64_t watchdog_usec;
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "coll_tree.h"
+#include "limits_fmt.h"
 #include "log.h"
 #include "msg_check.h"
 #include "tmpi_config.h"
@@ -43,6 +44,7 @@ int config_defaults(struct agent_config *c)
         .eager_limit = 100 * 1024,
         .pool_size = 64u << 20,
         .kill_grace_sec = 5,
+        .ended_job_keep_sec = 30,
         .heartbeat_ms = 1000,
         .heartbeat_timeout_ms = 20000,
         .recv_threads = 2,
@@ -179,6 +181,41 @@ static int set_tree_file(struct load_ctx *ctx, const char *v)
     return set_string(&ctx->c->coll_tree_file, v);
 }
 
+/* "alice, bob" -> {"alice", "bob", NULL}, replacing *dst.  Empty items are refused. */
+static int set_name_list(char ***dst, const char *list)
+{
+    char *buf = strdup(list);
+    if (!buf) return -ENOMEM;
+    size_t n = 0;
+    char **v = NULL, *rest = buf, *tok;
+    int r = 0;
+    while ((tok = strsep(&rest, ",")) != NULL) {
+        while (*tok == ' ' || *tok == '\t')
+            tok++;
+        char *end = tok + strlen(tok);
+        while (end > tok && (end[-1] == ' ' || end[-1] == '\t'))
+            *--end = '\0';
+        char **nv = *tok ? realloc(v, (n + 2) * sizeof *nv) : NULL;
+        if (!nv || !(nv[n] = strdup(tok))) {
+            r = *tok ? -ENOMEM : -EINVAL;
+            if (nv) v = nv;
+            break;
+        }
+        v = nv;
+        v[++n] = NULL;
+    }
+    free(buf);
+    if (r < 0 || n == 0) {
+        for (size_t i = 0; i < n; i++)
+            free(v[i]);
+        free(v);
+        return r < 0 ? r : -EINVAL;
+    }
+    config_free_list(*dst);
+    *dst = v;
+    return 0;
+}
+
 /* [mpi] rank_switching: one of the three words (carrier.h); kept as a literal. */
 static int set_rank_switching(struct agent_config *c, const char *v)
 {
@@ -251,6 +288,19 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = parse_u32(value, 0, 100000, &c->program_cache);
         else if (strcmp(key, "kill_grace") == 0)
             r = parse_u32(value, 0, 3600, &c->kill_grace_sec);
+        else if (strcmp(key, "ended_job_keep") == 0)
+            r = parse_u32(value, 0, 86400, &c->ended_job_keep_sec);
+        else if (strcmp(key, "job_memory_max") == 0) {
+            r = config_parse_size(value, &sz);
+            if (r == 0 && sz != 0 && sz < (1u << 20)) r = -ERANGE;
+            if (r == 0) c->job_memory_max = sz;
+        } else if (strcmp(key, "job_cpu_max") == 0)
+            r = strcmp(value, "0") == 0 ? (c->job_cpu_max = 0, 0)
+                                        : limits_parse_cpus(value, &c->job_cpu_max);
+        else if (strcmp(key, "allow_users") == 0)
+            r = set_name_list(&c->allow_users, value);
+        else if (strcmp(key, "allow_groups") == 0)
+            r = set_name_list(&c->allow_groups, value);
     } else if (strcmp(section, "mpi") == 0) {
         if (strcmp(key, "spin_ns") == 0)
             r = parse_u32(value, 0, 1000000000, &c->spin_ns);
@@ -353,8 +403,19 @@ int config_load(struct agent_config *c, const char *path)
     return 0;
 }
 
+void config_free_list(char **v)
+{
+    if (!v) return;
+    for (char **p = v; *p; p++)
+        free(*p);
+    free(v);
+}
+
 void config_free(struct agent_config *c)
 {
+    config_free_list(c->allow_users);
+    config_free_list(c->allow_groups);
+    c->allow_users = c->allow_groups = NULL;
     free(c->text);
     c->text = NULL;
     c->text_len = 0;

@@ -40,11 +40,17 @@ struct agent_config {
     size_t max_env_size;               /* a job's forwarded environment, bytes in total */
     uint32_t program_cache;            /* programs kept after their jobs end */
     uint32_t spin_ns;                  /* spin budget of a waiting rank before it blocks */
-    const char *rank_switching; /* "auto", "kernel" or "user" (carrier.h); a literal, not owned */
-    uint32_t intra_eager_limit; /* intra-node: larger messages use rendezvous */
-    uint32_t eager_limit;       /* inter-node eager-push threshold (seed 000: 100 KB) */
-    size_t pool_size;           /* shared buffer pool capacity */
-    uint32_t kill_grace_sec;    /* how long ranks of a torn-down job get to stop */
+    const char *rank_switching;  /* "auto", "kernel" or "user" (carrier.h); a literal, not owned */
+    uint32_t intra_eager_limit;  /* intra-node: larger messages use rendezvous */
+    uint32_t eager_limit;        /* inter-node eager-push threshold (seed 000: 100 KB) */
+    size_t pool_size;            /* shared buffer pool capacity */
+    uint32_t kill_grace_sec;     /* how long ranks of a torn-down job get to stop */
+    uint64_t job_memory_max;     /* bytes of memory per job host's cgroup, 0: no limit */
+    uint32_t job_cpu_max;        /* thousandths of a CPU per job host's cgroup, 0: no limit */
+    uint32_t ended_job_keep_sec; /* how long tmpictl jobs still lists an ended job */
+    /* Who may submit jobs ([agent] allow_users, allow_groups): NULL-terminated name lists;
+     * both NULL: any local user. */
+    char **allow_users, **allow_groups;
     /* [mpi] collective algorithms between nodes (docs/COLLECTIVES.md), checked when read;
      * NULL: not set (auto).  Handed to libtmpi through tmpi_svc; TMPI_COLL_* of a job win. */
     char *coll_bcast, *coll_reduce, *coll_allreduce;
@@ -70,5 +76,8 @@ int config_parse_size(const char *s, size_t *ret);
 int config_add_peer(struct agent_config *c, const char *address);
 
 void config_free(struct agent_config *c);
+
+/* Frees a NULL-terminated list of strings (allow_users); NULL: nothing. */
+void config_free_list(char **v);
 
 #endif

@@ -20,7 +20,7 @@
 #include "log.h"
 
 enum kind { LIVE, JOB, RESTART };
-enum type { T_INT, T_U32, T_SIZE, T_STR, T_LIT };
+enum type { T_INT, T_U32, T_U64, T_SIZE, T_STR, T_LIT };
 
 struct setting {
     const char *key; /* as in tmpid.conf(5) */
@@ -42,6 +42,9 @@ static const struct setting settings[] = {
     S("[agent] max_ranks", T_U32, max_ranks, LIVE),
     S("[agent] rank_stack_size", T_SIZE, rank_stack_size, JOB),
     S("[agent] kill_grace", T_U32, kill_grace_sec, RESTART),
+    S("[agent] job_memory_max", T_U64, job_memory_max, LIVE),
+    S("[agent] job_cpu_max", T_U32, job_cpu_max, LIVE),
+    S("[agent] ended_job_keep", T_U32, ended_job_keep_sec, LIVE),
     S("[mpi] spin_ns", T_U32, spin_ns, JOB),
     S("[mpi] rank_switching", T_LIT, rank_switching, JOB),
     S("[mpi] intra_eager_limit", T_U32, intra_eager_limit, JOB),
@@ -75,6 +78,8 @@ static int differs(const struct setting *s, const struct agent_config *old,
         return *(const int *)o != *(const int *)n;
     case T_U32:
         return *(const uint32_t *)o != *(const uint32_t *)n;
+    case T_U64:
+        return *(const uint64_t *)o != *(const uint64_t *)n;
     case T_SIZE:
         return *(const size_t *)o != *(const size_t *)n;
     case T_STR:
@@ -89,6 +94,7 @@ static void apply(const struct setting *s, struct agent_config *old, const struc
 {
     size_t size = s->type == T_INT   ? sizeof(int)
                   : s->type == T_U32 ? sizeof(uint32_t)
+                  : s->type == T_U64 ? sizeof(uint64_t)
                                      : sizeof(size_t);
     memcpy((char *)old + s->off, (const char *)new + s->off, size);
 }
@@ -99,6 +105,35 @@ static int peers_differ(const struct agent_config *x, const struct agent_config 
     for (size_t i = 0; i < x->npeers; i++)
         if (strcmp(x->peers[i], y->peers[i]) != 0) return 1;
     return 0;
+}
+
+static int lists_differ(char **x, char **y)
+{
+    for (; x && *x && y && *y; x++, y++)
+        if (strcmp(*x, *y) != 0) return 1;
+    return (x && *x) || (y && *y);
+}
+
+/* [agent] allow_users / allow_groups are LIVE: submissions are checked on the loop thread.
+ * The lists are swapped, so config_free(new) frees the old ones. */
+static unsigned apply_lists(struct agent_config *old, struct agent_config *new)
+{
+    unsigned n = 0;
+    if (lists_differ(old->allow_users, new->allow_users)) {
+        char **t = old->allow_users;
+        old->allow_users = new->allow_users;
+        new->allow_users = t;
+        log_notice("reload: [agent] allow_users changed: applied now");
+        n++;
+    }
+    if (lists_differ(old->allow_groups, new->allow_groups)) {
+        char **t = old->allow_groups;
+        old->allow_groups = new->allow_groups;
+        new->allow_groups = t;
+        log_notice("reload: [agent] allow_groups changed: applied now");
+        n++;
+    }
+    return n;
 }
 
 int agent_reload(struct agent *a)
@@ -140,6 +175,7 @@ int agent_reload(struct agent *a)
             break;
         }
     }
+    live += apply_lists(&a->cfg, &new);
     if (peers_differ(&a->cfg, &new)) {
         log_warning("reload: [mesh] peers changed: needs a restart; the running list stays");
         restart++;

@@ -279,6 +279,7 @@ int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
     j->submitter_pid = pid;
     j->umask = s->umask & 0777;
     j->umask_set = s->umask_set;
+    j->stdin_open = s->stdin_open;
     struct passwd pw, *pwp = NULL;
     char pwbuf[1024];
     if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) == 0 && pwp)

@@ -56,6 +56,9 @@ struct job {
     int umask_set;
     char **env; /* "NAME=VALUE" strings, NULL-terminated */
     uint32_t timeout_sec;
+    uint64_t mem_limit;       /* bytes; 0: none (cgroup.h, the agent's side only) */
+    uint32_t cpu_limit_milli; /* thousandths of a CPU; 0: none */
+    int stdin_open;           /* the launcher sends its stdin for rank 0 (StdinData) */
     double start_time;
     struct rank *ranks;     /* nprocs: the ranks on this node */
     uint32_t world_size;    /* ranks of the whole job (nprocs on one node) */

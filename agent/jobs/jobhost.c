@@ -20,10 +20,12 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "cgroup.h"
 #include "frame.h"
 #include "job.h"
 #include "job_link.h"
 #include "log.h"
+#include "msg_check.h"
 #include "progcache.h"
 
 extern char **environ;
@@ -44,14 +46,18 @@ struct jobhost {
     struct event *sigchld;
     struct event *grace; /* SIGKILL when it fires */
     int reaped, wstatus;
-    int member;             /* one node's part of a job across several nodes */
-    int links_fd;           /* member: our end of the links socket, else -1 */
-    struct event *links_ev; /* member: the links socket can take more (job_link_flush) */
-    int got_end;            /* the host's JobEnd was relayed */
-    int got_unloaded;       /* member: the host's JobUnloaded was relayed */
-    int throttled;          /* not reading: the launcher's output is full */
-    int killed;             /* SIGKILL sent */
-    int finished;           /* agent_job_done was called */
+    int member;              /* one node's part of a job across several nodes */
+    int links_fd;            /* member: our end of the links socket, else -1 */
+    struct event *links_ev;  /* member: the links socket can take more (job_link_flush) */
+    int got_end;             /* the host's JobEnd was relayed */
+    int got_unloaded;        /* member: the host's JobUnloaded was relayed */
+    int throttled;           /* not reading: the launcher's output is full */
+    int killed;              /* SIGKILL sent */
+    int finished;            /* agent_job_done was called */
+    int oom;                 /* the kernel's OOM killer acted in its cgroup (memory limit) */
+    uint64_t stdin_inflight; /* stdin bytes passed to the host and not yet acknowledged */
+    int stdin_eof;           /* the launcher's StdinData with eof was passed on */
+    struct cgroup_job *cg;   /* its cgroup (cgroup.h); NULL: none.  Removed once reaped. */
 };
 
 void jobhost_setup(const char *exe)
@@ -165,6 +171,7 @@ static int send_submit(struct jobhost *h)
     s.umask = j->umask;
     s.umask_set = j->umask_set;
     s.timeout_sec = j->timeout_sec;
+    s.stdin_open = j->stdin_open;
     Tmpi__JobApp *apps = calloc(na, sizeof *apps);
     Tmpi__JobApp **app_ptrs = calloc(na, sizeof *app_ptrs);
     struct {
@@ -255,6 +262,13 @@ static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
         break;
     case TMPI__ENVELOPE__MSG_OUTPUT:
     case TMPI__ENVELOPE__MSG_RANK_EXIT:
+        break;
+    case TMPI__ENVELOPE__MSG_STDIN_ACK:
+        /* the host may only acknowledge what it was given */
+        if (env->stdin_ack->bytes > h->stdin_inflight)
+            ok = 0;
+        else
+            h->stdin_inflight -= env->stdin_ack->bytes;
         break;
     case TMPI__ENVELOPE__MSG_JOB_LOADED:
         ok = h->member && env->job_loaded->uid == uid;
@@ -347,10 +361,14 @@ static void send_job_end(struct jobhost *h)
     int cancelled = j->failed;
     if (WIFSIGNALED(st)) {
         int sig = WTERMSIG(st);
-        /* Killed by us after a teardown: the teardown's reason.  Otherwise it died on its own
-         * (a member torn down because another node failed may crash while it unwinds): that
-         * is the news. */
-        if (cancelled && h->killed) {
+        if (h->oom && sig == SIGKILL) {
+            status = 128 + sig;
+            snprintf(reason, sizeof reason,
+                     "the job was killed on %s for exceeding its memory limit of %llu bytes "
+                     "(--mem-limit, job_memory_max)",
+                     j->agent->cfg.name, (unsigned long long)j->mem_limit);
+            cancelled = 0;
+        } else if (cancelled && h->killed) {
             status = j->exit_status;
             snprintf(reason, sizeof reason, "%s (its ranks did not stop within %u s: killed)",
                      j->reason, j->agent->cfg.kill_grace_sec);
@@ -408,8 +426,19 @@ static void finish(struct jobhost *h)
     struct job *j = h->job;
     struct evbuffer *in = bufferevent_get_input(h->bev);
     int fd = bufferevent_getfd(h->bev);
-    while (evbuffer_read(in, fd, 1 << 16) > 0)
-        ;
+    /* What is still in the socket.  Outside its read callback a socket bufferevent keeps
+     * the end of its input buffer frozen (adds fail): the bufferevent reads no more (the
+     * host is gone), so thaw it for these last bytes.  A host that left with frames of ours
+     * unread (stdin it never took, a JobCancel) makes the kernel report ECONNRESET once
+     * before the frames it did write: read past it. */
+    bufferevent_disable(h->bev, EV_READ);
+    evbuffer_unfreeze(in, 0);
+    uint8_t buf[1 << 14];
+    ssize_t n;
+    int resets = 0;
+    while ((n = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0 ||
+           (n < 0 && (errno == EINTR || (errno == ECONNRESET && resets++ < 1))))
+        if (n > 0 && evbuffer_add(in, buf, (size_t)n) < 0) break;
     relay(h, 1);
     /* A host that died after its JobEnd (in a destructor, say) still fails the job. */
     int died = !WIFEXITED(h->wstatus) || WEXITSTATUS(h->wstatus) != 0;
@@ -428,6 +457,10 @@ static void on_sigchld(evutil_socket_t sig, short what, void *arg)
     if (r != h->pid) return;
     h->reaped = 1;
     h->wstatus = st;
+    h->oom = cgroup_job_oom(h->cg);
+    if (h->oom)
+        log_notice("job %llu: its memory limit (%llu bytes) was exceeded: the kernel killed it",
+                   (unsigned long long)h->job->id, (unsigned long long)h->job->mem_limit);
     if (WIFSIGNALED(st))
         log_info("job %llu: job host (pid %d) ended by signal %d", (unsigned long long)h->job->id,
                  (int)h->pid, WTERMSIG(st));
@@ -474,6 +507,7 @@ void jobhost_free(struct job *j)
         kill(h->pid, SIGKILL);
         waitpid(h->pid, NULL, 0);
     }
+    cgroup_job_free(h->cg); /* empty now: its only process is reaped */
     if (h->bev) bufferevent_free(h->bev);
     if (h->links_ev) event_free(h->links_ev);
     if (h->links_fd >= 0) close(h->links_fd);
@@ -652,14 +686,20 @@ int jobhost_start(struct job *j, const Tmpi__JobAssign *ja)
     bufferevent_setcb(h->bev, on_read, NULL, on_event, h);
     /* before the child exists, so its SIGCHLD cannot be missed */
     evsignal_add(h->sigchld, NULL);
-    r = ja ? send_assign(h, ja) : send_submit(h);
-    if (r < 0) goto fail;
     r = spawn(h, sv[1], prog, links);
     if (r < 0) {
         log_errno(LOG_ERR, r, "job %llu: cannot start its job host %s", (unsigned long long)j->id,
                   jobhost_conf.exe);
         goto fail;
     }
+    /* The host waits for its job on the channel: it runs no user code before the frame is
+     * queued below, so it is in its cgroup before any rank exists. */
+    char err[PATH_MAX + 200];
+    struct cgroup_limits lim = {.mem_max = j->mem_limit, .cpu_milli = j->cpu_limit_milli};
+    r = cgroup_job_new(j->id, h->pid, &lim, &h->cg, err, sizeof err);
+    if (r < 0) log_error("job %llu: %s", (unsigned long long)j->id, err);
+    if (r == 0) r = ja ? send_assign(h, ja) : send_submit(h);
+    if (r < 0) goto fail_spawned;
     close(sv[1]);
     close(prog);
     if (links >= 0) close(links);
@@ -672,6 +712,14 @@ int jobhost_start(struct job *j, const Tmpi__JobAssign *ja)
     j->host = h;
     log_debug("job %llu: job host pid %d", (unsigned long long)j->id, (int)h->pid);
     return 0;
+fail_spawned:
+    /* jobhost_free kills and reaps the host and removes its cgroup */
+    j->host = h;
+    close(sv[1]);
+    close(prog);
+    if (links >= 0) close(links);
+    jobhost_free(j);
+    return r;
 fail:
     if (sv[0] >= 0) close(sv[0]);
     if (sv[1] >= 0) close(sv[1]);
@@ -717,6 +765,34 @@ void jobhost_cancel(struct job *j, int status, const char *reason)
         free(buf);
     }
     arm_grace(h);
+}
+
+const struct cgroup_job *jobhost_cgroup(const struct job *j)
+{
+    return j->host ? j->host->cg : NULL;
+}
+
+int jobhost_stdin(struct job *j, const Tmpi__StdinData *d)
+{
+    struct jobhost *h = j->host;
+    if (!j->stdin_open || h->stdin_eof || d->data.len > MSG_STDIN_CHUNK ||
+        h->stdin_inflight + d->data.len > MSG_STDIN_WINDOW)
+        return -EPROTO;
+    if (h->reaped || h->got_end) return 0; /* nobody reads it any more */
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_STDIN_DATA;
+    env.stdin_data = (Tmpi__StdinData *)d;
+    uint8_t *buf;
+    size_t len;
+    int r = frame_encode(&env, FRAME_DEFAULT_MAX, &buf, &len);
+    if (r < 0) return r;
+    r = bufferevent_write(h->bev, buf, len) < 0 ? -ENOMEM : 0;
+    free(buf);
+    if (r == 0) {
+        h->stdin_inflight += d->data.len;
+        h->stdin_eof = d->eof;
+    }
+    return r;
 }
 
 int jobhost_signal(struct job *j, int sig)

@@ -72,11 +72,21 @@ int jobhost_ended(const struct job *j);
 /* Tears the host's job down: JobCancel now, SIGKILL after kill_grace_sec. */
 void jobhost_cancel(struct job *j, int status, const char *reason);
 
+/* The launcher's stdin for rank 0 (StdinData): passed on to the host within the window
+ * (msg_check.h); the host's StdinAck frames go back to the launcher.  0, -EPROTO when the
+ * launcher broke the protocol (the caller closes its connection), -ENOMEM. */
+struct Tmpi__StdinData;
+int jobhost_stdin(struct job *j, const struct Tmpi__StdinData *d);
+
 /* Delivers sig to the host process (kill), unless it is over.  0. */
 int jobhost_signal(struct job *j, int sig);
 
 /* The launcher's output buffer drained: relay the host's frames again. */
 void jobhost_launcher_drained(struct job *j);
+
+/* The host's cgroup (cgroup.h), NULL when it has none. */
+struct cgroup_job;
+const struct cgroup_job *jobhost_cgroup(const struct job *j);
 
 /* Frees what job_free must for a host job (the process is reaped or killed first). */
 void jobhost_free(struct job *j);

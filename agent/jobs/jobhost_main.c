@@ -45,7 +45,14 @@ static struct {
     struct event *links_ev;     /* member: JOBHOST_LINKS_FD readable */
     uint64_t member_uid;        /* member: the job's uid on every node, else 0 */
     int done;                   /* the job was freed: leave once the channel is flushed */
-} host;
+    /* Rank 0's stdin: the write end of the pipe that is the process's fd 0 (-1: none or
+     * closed), what came from the launcher and is not in the pipe yet (at most the window,
+     * msg_check.h), and whether its end came. */
+    int stdin_fd;
+    struct evbuffer *stdin_buf;
+    struct event *stdin_ev;
+    int stdin_eof;
+} host = {.stdin_fd = -1};
 
 static int parse_user(const char *s, uid_t *uid, gid_t *gid, pid_t *pid)
 {
@@ -213,6 +220,98 @@ static void on_orphan_timeout(evutil_socket_t fd, short what, void *arg)
     _exit(1);
 }
 
+/* fd 0 of the process: a pipe the launcher's stdin is fed into when the job has one
+ * (rank 0 reads it; interpose_stdin.c gives the other ranks end of file), else /dev/null.
+ * Never the agent's own stdin.  0 or a negative errno. */
+static int setup_stdin(int open_it)
+{
+    int p[2];
+    if (!open_it) {
+        int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return -errno;
+        int r = dup2(fd, 0) < 0 ? -errno : 0;
+        if (fd != 0) close(fd);
+        return r;
+    }
+    if (pipe2(p, O_CLOEXEC) < 0) return -errno;
+    if (p[0] != 0) {
+        if (dup2(p[0], 0) < 0) {
+            int e = errno;
+            close(p[0]);
+            close(p[1]);
+            return -e;
+        }
+        close(p[0]);
+    } else {
+        fcntl(0, F_SETFD, 0);
+    }
+    fcntl(p[1], F_SETFL, O_NONBLOCK);
+    host.stdin_fd = p[1];
+    return 0;
+}
+
+static void send_stdin_ack(uint64_t bytes)
+{
+    Tmpi__StdinAck ack = TMPI__STDIN_ACK__INIT;
+    ack.bytes = bytes;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_STDIN_ACK;
+    env.stdin_ack = &ack;
+    uint8_t *buf;
+    size_t len;
+    if (frame_encode(&env, FRAME_DEFAULT_MAX, &buf, &len) == 0) {
+        bufferevent_write(host.chan, buf, len);
+        free(buf);
+    }
+}
+
+static void close_stdin(void)
+{
+    if (host.stdin_ev) event_del(host.stdin_ev);
+    close(host.stdin_fd);
+    host.stdin_fd = -1;
+}
+
+/* Moves what the launcher sent into the pipe as far as it takes it; each move is
+ * acknowledged, so the launcher sends more only as rank 0 reads. */
+static void stdin_pump(void)
+{
+    while (host.stdin_fd >= 0 && evbuffer_get_length(host.stdin_buf) > 0) {
+        int n = evbuffer_write(host.stdin_buf, host.stdin_fd);
+        if (n > 0) {
+            send_stdin_ack((uint64_t)n);
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            event_add(host.stdin_ev, NULL);
+            return;
+        }
+        /* nobody can read it any more (EPIPE): take the rest, so the launcher is not stuck */
+        size_t rest = evbuffer_get_length(host.stdin_buf);
+        evbuffer_drain(host.stdin_buf, rest);
+        send_stdin_ack(rest);
+        close_stdin();
+    }
+    if (host.stdin_fd >= 0 && host.stdin_eof && evbuffer_get_length(host.stdin_buf) == 0)
+        close_stdin(); /* rank 0 reads end of file */
+}
+
+static void on_stdin_writable(evutil_socket_t fd, short what, void *arg)
+{
+    stdin_pump();
+}
+
+static void on_stdin_data(const Tmpi__StdinData *d)
+{
+    if (host.stdin_fd < 0) {
+        send_stdin_ack(d->data.len); /* closed already: taken and dropped */
+        return;
+    }
+    if (d->data.len) evbuffer_add(host.stdin_buf, d->data.data, d->data.len);
+    if (d->eof) host.stdin_eof = 1;
+    stdin_pump();
+}
+
 static void chan_read(struct bufferevent *bev, void *arg)
 {
     struct evbuffer *in = bufferevent_get_input(bev);
@@ -229,6 +328,8 @@ static void chan_read(struct bufferevent *bev, void *arg)
         if (env->msg_case == TMPI__ENVELOPE__MSG_JOB_CANCEL && host.job)
             job_cancel(host.job, env->job_cancel->exit_status,
                        env->job_cancel->reason ? env->job_cancel->reason : "cancelled");
+        else if (env->msg_case == TMPI__ENVELOPE__MSG_STDIN_DATA)
+            on_stdin_data(env->stdin_data);
         else if (env->msg_case == TMPI__ENVELOPE__MSG_JOB_GO && host.job && host.job->net)
             job_go(host.job);
         else if (env->msg_case == TMPI__ENVELOPE__MSG_JOB_RELEASE && host.job && host.job->net)
@@ -408,6 +509,11 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
                  cwd ? cwd : "(none)", a->cfg.name, strerror(errno));
         r = -1;
     }
+    /* a member's stdin is end of file (not relayed between nodes yet) */
+    if (r == 0 && setup_stdin(s && s->stdin_open) < 0) {
+        snprintf(err, sizeof err, "cannot set up the ranks' standard input: %s", strerror(errno));
+        r = -1;
+    }
     if (r == 0 && set_environment(pwp, n_env, vars) < 0) {
         snprintf(err, sizeof err, "cannot set the ranks' environment: out of memory");
         r = -1;
@@ -446,6 +552,12 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
                                        BEV_OPT_CLOSE_ON_FREE | BEV_OPT_THREADSAFE |
                                            BEV_OPT_DEFER_CALLBACKS | BEV_OPT_UNLOCK_CALLBACKS);
     if (!host.chan || !host.orphan_timer) goto out;
+    host.stdin_buf = evbuffer_new();
+    if (!host.stdin_buf) goto out;
+    if (host.stdin_fd >= 0) {
+        host.stdin_ev = event_new(a->base, host.stdin_fd, EV_WRITE, on_stdin_writable, NULL);
+        if (!host.stdin_ev) goto out;
+    }
     evutil_make_socket_nonblocking(JOBHOST_CHANNEL_FD);
     bufferevent_setcb(host.chan, chan_read, chan_write, chan_event, NULL);
     bufferevent_enable(host.chan, EV_READ | EV_WRITE);
@@ -517,6 +629,9 @@ out:
     }
     if (host.chan) bufferevent_free(host.chan);
     if (host.orphan_timer) event_free(host.orphan_timer);
+    if (host.stdin_ev) event_free(host.stdin_ev);
+    if (host.stdin_buf) evbuffer_free(host.stdin_buf);
+    if (host.stdin_fd >= 0) close(host.stdin_fd);
     if (host.links_ev) event_free(host.links_ev);
     netd_free(a->netd); /* every link was freed with the job */
     a->netd = NULL;

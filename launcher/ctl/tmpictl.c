@@ -18,6 +18,7 @@
 
 #include "ctl_conn.h"
 #include "ctl_json.h"
+#include "limits_fmt.h"
 #include "ctl_tree.h"
 #include "frame.h"
 #include "tmpi_config.h"
@@ -139,17 +140,23 @@ static void print_bytes(char *buf, size_t size, uint64_t b)
     snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
 }
 
+/* MEMORY: in use / limit ("-" where unknown or none); CPUS: the CPU limit or "-". */
 static void print_jobs(Tmpi__JobInfo **jobs, size_t n)
 {
-    printf("%-8s %-12s %6s %-8s %10s  %s\n", "ID", "OWNER", "RANKS", "STATE", "RUNTIME", "PROGRAM");
+    printf("%-8s %-12s %6s %-8s %10s %21s %7s  %s\n", "ID", "OWNER", "RANKS", "STATE", "RUNTIME",
+           "MEMORY", "CPUS", "PROGRAM");
     for (size_t i = 0; i < n; i++) {
         const Tmpi__JobInfo *j = jobs[i];
-        char rt[32], owner[24];
+        char rt[32], owner[24], used[16] = "-", lim[16] = "-", mem[40], cpus[16] = "-";
         print_duration(rt, sizeof rt, j->runtime_sec);
         if (!j->owner || !*j->owner) snprintf(owner, sizeof owner, "%" PRIu32, j->owner_uid);
-        printf("%-8" PRIu64 " %-12s %6" PRIu32 " %-8s %10s  %s\n", j->id,
+        if (j->mem_used) print_bytes(used, sizeof used, j->mem_used);
+        if (j->mem_limit) print_bytes(lim, sizeof lim, j->mem_limit);
+        snprintf(mem, sizeof mem, "%s/%s", used, lim);
+        if (j->cpu_limit_milli) limits_format_cpus(j->cpu_limit_milli, cpus, sizeof cpus);
+        printf("%-8" PRIu64 " %-12s %6" PRIu32 " %-8s %10s %21s %7s  %s\n", j->id,
                j->owner && *j->owner ? j->owner : owner, j->nprocs, j->state ? j->state : "", rt,
-               j->program ? j->program : "");
+               mem, cpus, j->program ? j->program : "");
     }
 }
 
@@ -166,8 +173,11 @@ static void print_status(const Tmpi__StatusReply *s)
     printf("Uptime:          %s\n", up);
     printf("Buffer pool:     %s used of %s", used, cap);
     if (c) printf(" (%.0f%%)", 100.0 * (double)u / (double)c);
+    size_t running = 0;
+    for (size_t i = 0; i < s->n_jobs; i++)
+        running += !s->jobs[i]->state || strcmp(s->jobs[i]->state, "ended") != 0;
     printf("\nJobs:            %" PRIu64 " started, %" PRIu64 " failed, %zu running\n",
-           s->jobs_started, s->jobs_failed, s->n_jobs);
+           s->jobs_started, s->jobs_failed, running);
     printf("Bad frames:      %" PRIu64 "\n", s->bad_frames);
     printf("Cached programs: %" PRIu32 "\n", s->cached_programs);
     if (s->mesh_listen && *s->mesh_listen)

@@ -55,6 +55,9 @@ struct launch_opts {
     uint32_t cancel_grace_sec; /* LAUNCH_CANCEL_GRACE_SEC, else $TMPI_CANCEL_GRACE */
     const char *wdir;          /* -wdir / --wdir: the ranks' working directory, or NULL (ours) */
     const char *output_dir;    /* --output-filename: per-rank files under it, or NULL */
+    uint64_t mem_limit;        /* --mem-limit bytes, 0: the agent's */
+    uint32_t cpu_limit_milli;  /* --cpu-limit in thousandths of a CPU, 0: the agent's */
+    bool no_stdin;             /* --stdin none: rank 0 reads end of file */
     Tmpi__EnvVar *env;         /* -x, in command-line order */
     size_t n_env;
     /* placement */

@@ -4,6 +4,7 @@
  *   <- NeedProgram          -> ProgramChunk... (last = true)     (only if the agent lacks it)
  *   <- JobStarted
  *   <- Output / RankExit ...                                     (as the ranks produce them)
+ *   -> StdinData ...        <- StdinAck ...                      (our stdin, for rank 0)
  *   <- JobEnd                                                    exit with its status
  *
  * We wait with poll() on the socket and the signalfd together, so Ctrl-C is handled between
@@ -11,11 +12,16 @@
  * sees the ranks' last words and why the job ended); a second one leaves at once.  SIGUSR1
  * and SIGUSR2 are forwarded to the running job (SignalJob).
  *
+ * Our stdin goes to rank 0 (single-node jobs): read only while fewer than MSG_STDIN_WINDOW
+ * bytes wait for the job host's acknowledgement, so however much is piped in, at most that
+ * much is in flight, and a rank that does not read holds us back instead of filling memory.
+ *
  * Whatever the agents do (a node stopped, our own agent stopped), we leave in bounded time:
  * LAUNCH_CANCEL_GRACE_SEC after a cancel, and that long after the job's --timeout, without
  * JobEnd.  Closing the connection then makes our agent tear down what is left.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -29,6 +35,7 @@
 
 #include "frame.h"
 #include "launch.h"
+#include "msg_check.h"
 
 struct launch_job {
     const struct launch_opts *opts;
@@ -45,6 +52,9 @@ struct launch_job {
     int cancel_status;   /* our exit status if the agent never answers it */
     double timeout_from; /* submission, then JobStarted: the --timeout counts from there */
     struct launch_output out;
+    bool stdin_fwd;         /* our stdin goes to rank 0 */
+    bool stdin_done;        /* its end was sent */
+    uint64_t stdin_unacked; /* sent, not yet acknowledged (<= MSG_STDIN_WINDOW) */
 };
 
 static double now_sec(void)
@@ -161,6 +171,9 @@ static int send_submit(struct launch_job *j)
     sub.n_env = j->opts->n_env + (na == 0 ? j->opts->apps[0].n_env : 0);
     sub.env = env;
     sub.timeout_sec = j->opts->timeout_sec;
+    sub.mem_limit = j->opts->mem_limit;
+    sub.cpu_limit_milli = j->opts->cpu_limit_milli;
+    sub.stdin_open = j->stdin_fwd;
     sub.n_nodes = nn;
     sub.nodes = node_ptrs;
     Tmpi__Envelope e = TMPI__ENVELOPE__INIT;
@@ -246,6 +259,47 @@ static int on_signal(struct launch_job *j)
     return status;
 }
 
+static int send_stdin(struct launch_job *j, const uint8_t *data, size_t len, bool eof)
+{
+    Tmpi__StdinData d = TMPI__STDIN_DATA__INIT;
+    d.data.data = (uint8_t *)data;
+    d.data.len = len;
+    d.eof = eof;
+    Tmpi__Envelope e = TMPI__ENVELOPE__INIT;
+    e.msg_case = TMPI__ENVELOPE__MSG_STDIN_DATA;
+    e.stdin_data = &d;
+    int r = frame_write_fd(j->fd, &e, FRAME_DEFAULT_MAX);
+    if (r == 0) j->stdin_unacked += len;
+    return r;
+}
+
+/* Our stdin is readable (or at its end): one chunk within the window, or its end. */
+static void on_stdin(struct launch_job *j)
+{
+    static uint8_t buf[MSG_STDIN_CHUNK];
+    size_t room = MSG_STDIN_WINDOW - j->stdin_unacked;
+    ssize_t n = read(0, buf, room < sizeof buf ? room : sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n > 0) {
+        if (send_stdin(j, buf, (size_t)n, false) < 0) j->stdin_done = true;
+        return;
+    }
+    /* end of file, or an error reading it: rank 0 reads end of file */
+    j->stdin_done = true;
+    (void)send_stdin(j, NULL, 0, true);
+}
+
+/* Whether to offer our stdin to rank 0: not with --stdin none, not for a job across nodes
+ * (rank 0 may be elsewhere: not relayed yet), not when there is none, and not from a
+ * terminal we do not own (a background job would be stopped by SIGTTIN). */
+static bool want_stdin(const struct launch_opts *opts, const struct placement *place)
+{
+    if (opts->no_stdin || (place && place->nnodes > 0)) return false;
+    if (fcntl(0, F_GETFL) < 0) return false;
+    if (isatty(0) && tcgetpgrp(0) != getpgrp()) return false;
+    return true;
+}
+
 /* The exit status JobEnd asks for, made safe: a failed rank never turns into success, and a
  * status that is not a valid exit code (0 after truncation) becomes 1. */
 static int end_status(const Tmpi__JobEnd *end)
@@ -313,6 +367,13 @@ static int on_frame(struct launch_job *j, const Tmpi__Envelope *e)
         return LAUNCH_EXIT_FAILURE;
     case TMPI__ENVELOPE__MSG_CANCEL_REPLY:
         return -1; /* the answer to our CancelJob; JobEnd follows */
+    case TMPI__ENVELOPE__MSG_STDIN_ACK:
+        if (e->stdin_ack->bytes > j->stdin_unacked) {
+            fputs("tmpi-launch: the agent acknowledged stdin it was not sent\n", stderr);
+            return LAUNCH_EXIT_FAILURE;
+        }
+        j->stdin_unacked -= e->stdin_ack->bytes;
+        return -1;
     default:
         fprintf(stderr, "tmpi-launch: unexpected %s message from the agent\n", frame_msg_name(e));
         return LAUNCH_EXIT_FAILURE;
@@ -358,10 +419,14 @@ static int session(struct launch_job *j)
     if (send_submit(j) < 0) return LAUNCH_EXIT_FAILURE;
     j->timeout_from = now_sec();
     for (;;) {
-        struct pollfd p[2] = {{.fd = j->fd, .events = POLLIN}, {.fd = j->sigfd, .events = POLLIN}};
+        bool in =
+            j->stdin_fwd && j->started && !j->stdin_done && j->stdin_unacked < MSG_STDIN_WINDOW;
+        struct pollfd p[3] = {{.fd = j->fd, .events = POLLIN},
+                              {.fd = j->sigfd, .events = POLLIN},
+                              {.fd = 0, .events = POLLIN}};
         int leave = 0, ms = wait_ms(j, &leave);
         if (ms == 0) return leave;
-        int n = poll(p, 2, ms);
+        int n = poll(p, in ? 3 : 2, ms);
         if (n == 0) continue; /* a deadline: wait_ms decides */
         if (n < 0) {
             if (errno == EINTR) continue;
@@ -372,6 +437,7 @@ static int session(struct launch_job *j)
             int st = on_signal(j);
             if (st) return st;
         }
+        if (in && (p[2].revents & (POLLIN | POLLHUP | POLLERR))) on_stdin(j);
         if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         /* The agent writes whole frames, so once a frame has begun a blocking read of the
          * rest completes promptly. */
@@ -401,6 +467,7 @@ int launch_job_run(const struct launch_opts *opts, const struct launch_program *
                            .fd = fd,
                            .sigfd = sigfd,
                            .grace_sec = opts->cancel_grace_sec};
+    j.stdin_fwd = want_stdin(opts, place);
     launch_output_init(&j.out, opts->tag_output, opts->output_dir);
     int status = session(&j);
     launch_output_free(&j.out);

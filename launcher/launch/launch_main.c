@@ -24,6 +24,7 @@
 
 #include "hostlist.h"
 #include "launch.h"
+#include "limits_fmt.h"
 #include "tmpi_config.h"
 
 /* Largest N we accept: ranks are C ints in MPI, and the agent applies its own limits. */
@@ -51,6 +52,10 @@ static void usage(FILE *f)
           "  --timeout SEC        cancel the job after SEC seconds (0: never; default:\n"
           "                       $MPIEXEC_TIMEOUT)\n"
           "  -wdir, --wdir DIR    the ranks' working directory (default: this one)\n"
+          "  --mem-limit SIZE     the job's memory limit on each node (K, M, G suffixes);\n"
+          "                       it is killed when it exceeds it (at most the agent's)\n"
+          "  --cpu-limit CPUS     the CPU time the job may use, in CPUs (e.g. 1.5)\n"
+          "  --stdin none         rank 0 reads end of file instead of this stdin\n"
           "  --output-filename DIR\n"
           "                       write each rank's output to DIR/1/rank.N/stdout and\n"
           "                       DIR/1/rank.N/stderr instead of this terminal\n"
@@ -389,6 +394,21 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
                     return bad_usage("--map-by %s: must be ppr:K:node with K from 1 to 1048576", v);
             } else
                 return bad_usage("--map-by %s: must be slot, node or ppr:K:node", v);
+        } else if (is_opt(a, "--mem-limit")) {
+            v = opt_value(argc, argv, &i, a, strlen("--mem-limit"));
+            if (!v) return bad_usage("%s needs a size", "--mem-limit");
+            if (limits_parse_bytes(v, &o->mem_limit) < 0 || o->mem_limit < (1u << 20))
+                return bad_usage("--mem-limit %s: a size of at least 1M (K, M, G suffixes)", v);
+        } else if (is_opt(a, "--cpu-limit")) {
+            v = opt_value(argc, argv, &i, a, strlen("--cpu-limit"));
+            if (!v) return bad_usage("%s needs a number of CPUs", "--cpu-limit");
+            if (limits_parse_cpus(v, &o->cpu_limit_milli) < 0)
+                return bad_usage("--cpu-limit %s: a number of CPUs from 0.001 (e.g. 1.5)", v);
+        } else if (is_opt(a, "--stdin")) {
+            v = opt_value(argc, argv, &i, a, strlen("--stdin"));
+            if (!v || strcmp(v, "none") != 0)
+                return bad_usage("%s", "--stdin takes one value: none");
+            o->no_stdin = true;
         } else if (strcmp(a, "--oversubscribe") == 0) {
             o->oversubscribe = true;
         } else if (strcmp(a, "--display-map") == 0) {

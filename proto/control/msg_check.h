@@ -30,6 +30,11 @@
 #define MSG_MAX_APPS 4096u
 /* SHA-256 of the program. */
 #define MSG_PROGRAM_HASH_SIZE 32u
+/* Standard input for rank 0 (StdinData): at most MSG_STDIN_WINDOW bytes sent and not yet
+ * acknowledged (StdinAck), in chunks of at most MSG_STDIN_CHUNK.  This bounds what the agent
+ * and the job host hold of it; a sender past the window breaks the protocol. */
+#define MSG_STDIN_WINDOW (256u << 10)
+#define MSG_STDIN_CHUNK (64u << 10)
 /* The output streams a rank has: 1 stdout, 2 stderr. */
 #define MSG_STREAM_STDOUT 1u
 #define MSG_STREAM_STDERR 2u

@@ -62,12 +62,14 @@ wait_launcher() {
     wait "$1" || status=$?
 }
 
-# no_jobs SOCK: the agent there runs no job (waits up to 5 s for it to get there).
+# no_jobs SOCK: the agent there runs no job (waits up to 5 s for it to get there); jobs that
+# ended may still be listed (state "ended", for ended_job_keep).
 no_jobs() {
     local i
     for i in $(seq 1 50); do
         run tmpictl --agent "$1" --json jobs
-        [[ "$output" != *'"id"'* ]] && return 0
+        python3 -c 'import json,sys; sys.exit(any(j["state"] != "ended" for j in json.load(sys.stdin)["jobs"]))' \
+            <<<"$output" && return 0
         sleep 0.1
     done
     echo "expected no job on $1, got: $output" >&2

@@ -172,6 +172,7 @@ run_prog() {
     SWITCHING=user run_prog p2p_order 2 3 5
     SWITCHING=user run_prog nonblocking 3
     SWITCHING=user run_prog coll_all 3 5
+    SWITCHING=user run_prog topo_neighbor 3 16
     SWITCHING=kernel run_prog p2p_order 16
     SWITCHING=kernel run_prog coll_all 16
 }

@@ -30,6 +30,12 @@ wait_for_text() {
     return 1
 }
 
+
+# $output (tmpictl --json jobs) lists no job but ended ones (kept for ended_job_keep).
+no_live_jobs() {
+    python3 -c 'import json,sys; j=[x for x in json.load(sys.stdin)["jobs"] if x["state"] != "ended"]; assert not j, "expected no job but ended ones, got %r" % j' <<<"$output"
+}
+
 @test "multinode: hello across three nodes from a host file, ranks by slot" {
     start_cluster 3
     run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog mn_hello)"
@@ -64,7 +70,7 @@ wait_for_text() {
     [[ "$output" == *"rank 5: MPI_Abort"* ]]
     for s in "${CLUSTER_SOCKS[@]}"; do
         run tmpictl --agent "$s" --json jobs
-        [[ "$output" != *'"id"'* ]]
+        no_live_jobs
     done
 }
 
@@ -149,10 +155,10 @@ wait_for_text() {
     for s in "${CLUSTER_SOCKS[@]}"; do
         for _ in $(seq 1 50); do
             run tmpictl --agent "$s" --json jobs
-            [[ "$output" != *'"id"'* ]] && break
+            no_live_jobs 2>/dev/null && break
             sleep 0.1
         done
-        [[ "$output" != *'"id"'* ]]
+        no_live_jobs
     done
 }
 

@@ -103,7 +103,7 @@ teardown() { stop_all_agents; }
     expect_line "Agent:           fake (pid ${AGENT_PIDS[f]})"
     expect_line "Uptime:          1h02m05s"
     expect_line "Buffer pool:     1.0 MiB used of 64.0 MiB (2%)"
-    [[ "${lines[-1]}" =~ ^7\ +tester\ +4\ running\ +12\.5s\ +\./app$ ]]
+    [[ "${lines[-1]}" =~ ^7\ +tester\ +4\ running\ +12\.5s\ +-/-\ +-\ +\./app$ ]]
     run tmpictl --agent "$AGENT_SOCK" --json cancel 7
     expect_status 0
     [ "$(python3 -c 'import json,sys; print(json.load(sys.stdin)["job_id"])' <<<"$output")" -eq 7 ]

@@ -7,6 +7,11 @@
  *   waitfile F  waits until F exists (another job's failures must not end this one)
  *   stdin     the lines of its standard input, then "EOF"; other ranks say whether they see
  *             end of file at once
+ *   stdinsum  rank 0 reads its standard input to the end with read(0) and prints
+ *             "bytes=N fnv=H" (FNV-1a, hex); the other ranks' read(0) must return 0 at once
+ *   cgroup    rank 0 prints its process's /proc/self/cgroup lines, then waits for file F
+ *             (argv[2]) when one is given
+ *   eat N     rank 0 allocates and touches N MiB, then prints "ate N MiB"
  * Every rank ends with MPI_Finalize; rank 0 prints "OK" last. */
 #include <errno.h>
 #include <mpi.h>
@@ -69,6 +74,39 @@ int main(int argc, char **argv)
         } else {
             printf("rank %d stdin: %s\n", rank, fgets(line, sizeof line, stdin) ? "data" : "EOF");
         }
+    } else if (!strcmp(what, "stdinsum")) {
+        unsigned long long n = 0, h = 1469598103934665603ull;
+        ssize_t got;
+        char buf[65536];
+        if (rank == 0) {
+            while ((got = read(0, buf, sizeof buf)) > 0)
+                for (ssize_t i = 0; i < got; i++) {
+                    h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
+                    n++;
+                }
+            printf("bytes=%llu fnv=%llx%s\n", n, h, got < 0 ? " (read error)" : "");
+        } else if ((got = read(0, buf, sizeof buf)) != 0) {
+            printf("rank %d: read(0) returned %zd, expected 0\n", rank, got);
+        }
+    } else if (rank == 0 && !strcmp(what, "cgroup")) {
+        FILE *f = fopen("/proc/self/cgroup", "r");
+        while (f && fgets(line, sizeof line, f))
+            printf("cgroup %s", line);
+        if (f) fclose(f);
+        fflush(stdout);
+        while (*file && access(file, F_OK) != 0)
+            usleep(10000);
+    } else if (rank == 0 && !strcmp(what, "eat")) {
+        size_t mib = (size_t)atol(file);
+        for (size_t i = 0; i < mib; i++) {
+            char *p = malloc(1 << 20);
+            if (!p) {
+                printf("malloc failed after %zu MiB\n", i);
+                break;
+            }
+            memset(p, (int)i, 1 << 20);
+        }
+        printf("ate %zu MiB\n", mib);
     }
     fflush(stdout);
     MPI_Barrier(MPI_COMM_WORLD);

@@ -4,13 +4,15 @@
  * each rank then waits (up to 30 s) for a signal and prints "rank R got signal S". */
 #include <mpi.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-/* this rank's own copy: each rank has private globals */
-static volatile sig_atomic_t got_sig;
-static volatile sig_atomic_t got_info_sig;
+/* this rank's own copy: each rank has private globals.  Atomic, not just volatile: the
+ * handler may run on another thread of the job's process (tmpi-launch(1), Signals). */
+static atomic_int got_sig;
+static atomic_int got_info_sig;
 
 static void on_info(int sig, siginfo_t *info, void *uctx)
 {

@@ -40,8 +40,12 @@ static void test_good(void)
     CHECK(config_defaults(&c) == 0);
     CHECK_EQ(c.eager_limit, 100 * 1024);
     CHECK(strcmp(c.rank_switching, "auto") == 0);
+    CHECK_EQ(c.ended_job_keep_sec, 30);
+    CHECK(c.job_memory_max == 0 && c.job_cpu_max == 0 && !c.allow_users && !c.allow_groups);
     const char *p = write_tmp("# comment\n[agent]\nname = n1\nsocket = /tmp/x.sock\n"
                               "log_level = debug\nrank_stack_size = 1M\nmax_ranks = 16\n"
+                              "job_memory_max = 2G\njob_cpu_max = 2.5\nended_job_keep = 0\n"
+                              "allow_users = alice, bob\nallow_groups = hpc\n"
                               "[mpi]\nspin_ns = 0\nintra_eager_limit = 8K\neager_limit = 64K\n"
                               "rank_switching = user\n"
                               "[pool]\nsize = 1M\n"
@@ -52,6 +56,12 @@ static void test_good(void)
     CHECK_EQ(c.log_level, LOG_DEBUG);
     CHECK_EQ(c.rank_stack_size, 1u << 20);
     CHECK_EQ(c.max_ranks, 16);
+    CHECK(c.job_memory_max == 2ull << 30);
+    CHECK_EQ(c.job_cpu_max, 2500);
+    CHECK_EQ(c.ended_job_keep_sec, 0);
+    CHECK(c.allow_users && strcmp(c.allow_users[0], "alice") == 0);
+    CHECK(strcmp(c.allow_users[1], "bob") == 0 && c.allow_users[2] == NULL);
+    CHECK(c.allow_groups && strcmp(c.allow_groups[0], "hpc") == 0 && !c.allow_groups[1]);
     CHECK_EQ(c.spin_ns, 0);
     CHECK(strcmp(c.rank_switching, "user") == 0);
     CHECK_EQ(c.intra_eager_limit, 8192);
@@ -100,6 +110,12 @@ static void test_bad(void)
     expect_refused("[mesh]\nrecv_threads = 0\n");
     expect_refused("[mesh]\nrecv_threads = 65\n");
     expect_refused("[mesh]\nkey_file =\n");
+    expect_refused("[agent]\njob_memory_max = 4K\n");
+    expect_refused("[agent]\njob_cpu_max = lots\n");
+    expect_refused("[agent]\njob_cpu_max = 0.0001\n");
+    expect_refused("[agent]\nended_job_keep = 86401\n");
+    expect_refused("[agent]\nallow_users = a,,b\n");
+    expect_refused("[agent]\nallow_groups =\n");
     struct agent_config c;
     CHECK(config_defaults(&c) == 0);
     CHECK_EQ(config_load(&c, "/nonexistent/tmpid.conf"), -ENOENT);
