@@ -153,28 +153,21 @@ static int run_blocking(struct tm_rank *me, struct tm_commref *cr, const struct 
     return err;
 }
 
-/* 1 if a names a type that is not moved as plain bytes (type_copy.h). */
-static int cargs_noncontig(const struct tm_cargs *a, int n)
-{
-    if ((a->stype && !a->stype->contig) || (a->rtype && !a->rtype->contig)) return 1;
-    for (int k = 0; k < n; k++)
-        if ((a->stypes && a->stypes[k] && !a->stypes[k]->contig) ||
-            (a->rtypes && a->rtypes[k] && !a->rtypes[k]->contig))
-            return 1;
-    return 0;
-}
-
 int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
                   const struct tm_calgo *al, struct tm_cargs *a, MPI_Request *req)
 {
-    /* The inter-node phase moves blocks as bytes (coll_net/): non-contiguous layouts would be
-     * sent with their gaps.  Refuse them there rather than corrupt the receivers' gaps. */
-    if (TM_UNLIKELY(tm_coll_net_spans(me, cr->c)) && cargs_noncontig(a, cr->c->size)) {
-        free(a->own);
-        a->own = NULL;
-        return tm_err(me, comm, MPI_ERR_TYPE, fn,
-                      "non-contiguous datatypes in collectives across nodes are not supported "
-                      "yet (they work on one node and in point-to-point)");
+    /* The inter-node phase moves blocks as bytes (coll_net/): non-contiguous layouts run on
+     * packed staging copies of this member's blocks (coll_stage.c). */
+    struct tm_cargs staged;
+    if (TM_UNLIKELY(tm_coll_net_spans(me, cr->c)) && tm_cargs_noncontig(a, cr->c->size)) {
+        int e = tm_cstage_new(al->kind, cr->rank, cr->c->size, a, &staged);
+        if (e) {
+            free(a->own);
+            a->own = NULL;
+            return tm_err(me, comm, e == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_ARG, fn,
+                          e == -ENOMEM ? "out of memory" : "blocks too large to stage");
+        }
+        a = &staged;
     }
     if (cr->rank == 0)
         atomic_fetch_add_explicit(&me->job->coll_stats.ops[al->kind], 1, memory_order_relaxed);
@@ -183,12 +176,15 @@ int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, cons
         struct tm_request *q = NULL;
         r = TM_UNLIKELY(tm_coll_net_spans(me, cr->c)) ? tm_cnet_nb_start(me, cr, comm, al, a, &q)
                                                       : tm_coll_nb_start(me, cr, comm, al, a, &q);
-        if (r == 0)
-            *req = q; /* a->own now belongs to the operation */
-        else
+        if (r == 0) {
+            *req = q; /* a->own and a->stage now belong to the operation */
+        } else {
+            tm_cstage_finish(a, 0);
             free(a->own);
+        }
     } else {
         r = run_blocking(me, cr, al, a);
+        tm_cstage_finish(a, r == 0);
         free(a->own);
         a->own = NULL;
     }

@@ -47,12 +47,13 @@ struct tm_cargs {
     const int *scounts, *sdispls, *rcounts, *rdispls; /* v and w variants */
     const struct tm_type **stypes, **rtypes;          /* w variant: one per peer */
     int in_place;
-    int root;           /* rooted operations; -1: the result goes to every member */
-    size_t count;       /* reductions: elements combined */
-    size_t roff;        /* reduce-scatter: first element of this member's block */
-    struct tm_opref op; /* reductions: this member's op (its own function, userop.h) */
-    MPI_Datatype dth;   /* this member's handle of the type (what a user function gets) */
-    void *own;          /* memory this call allocated (in-place snapshot, type arrays) */
+    int root;                /* rooted operations; -1: the result goes to every member */
+    size_t count;            /* reductions: elements combined */
+    size_t roff;             /* reduce-scatter: first element of this member's block */
+    struct tm_opref op;      /* reductions: this member's op (its own function, userop.h) */
+    MPI_Datatype dth;        /* this member's handle of the type (what a user function gets) */
+    void *own;               /* memory this call allocated (in-place snapshot, type arrays) */
+    struct tm_cstage *stage; /* staged copy of non-contiguous arguments (coll_stage.c) */
 };
 
 /* Who runs a part, and where the members' arguments are. */
@@ -158,6 +159,18 @@ int tm_nbround_join(struct tm_nbround **live, struct tm_rank *me, struct tm_comm
 void tm_nbround_finish(struct tm_nbround *r, int cls);
 /* Releases the arrived members' arguments and frees r; their requests never complete. */
 void tm_nbround_abandon(struct tm_nbround *r);
+
+/* ---- coll_stage.c: non-contiguous datatypes on communicators that span nodes ---- */
+struct tm_cstage;
+/* 1 if a names a type that is not moved as plain bytes (n: the communicator's size). */
+int tm_cargs_noncontig(const struct tm_cargs *a, int n);
+/* Fills *ret with a copy of a whose non-contiguous types are packed twins and whose buffers
+ * are staging buffers holding the blocks collective kind uses at member rank (of n), packed;
+ * ret->stage owns them (and holds a's types).  0, -ENOMEM or -EINVAL. */
+int tm_cstage_new(int kind, int rank, int n, const struct tm_cargs *a, struct tm_cargs *ret);
+/* When the collective is done (ok: successfully), unpacks the blocks it wrote into the
+ * program's buffers and frees the stage.  No-op if staged->stage is NULL. */
+void tm_cstage_finish(struct tm_cargs *staged, int ok);
 
 /* MPI error class of a collective's negative errno (0: MPI_SUCCESS). */
 int tm_coll_errclass(int err);

@@ -71,7 +71,10 @@ void tm_nbround_free(struct tm_nbround *r)
 void tm_nbround_finish(struct tm_nbround *r, int cls)
 {
     for (int k = 0; k < r->n; k++)
-        if (r->req[k]) tm_cargs_release(&r->args[k], r->n);
+        if (r->req[k]) {
+            tm_cstage_finish(&r->args[k], cls == MPI_SUCCESS); /* before the request is done */
+            tm_cargs_release(&r->args[k], r->n);
+        }
     for (int k = 0; k < r->n; k++) {
         struct tm_request *q = r->req[k];
         if (!q) continue;
@@ -86,7 +89,10 @@ void tm_nbround_finish(struct tm_nbround *r, int cls)
 void tm_nbround_abandon(struct tm_nbround *r)
 {
     for (int k = 0; k < r->n; k++)
-        if (r->req[k]) tm_cargs_release(&r->args[k], 1);
+        if (r->req[k]) {
+            tm_cstage_finish(&r->args[k], 0);
+            tm_cargs_release(&r->args[k], 1);
+        }
     tm_nbround_free(r);
 }
 

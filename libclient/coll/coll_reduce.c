@@ -136,7 +136,8 @@ static int allreduce_direct(struct tm_rank *me, struct tm_commref *cr, struct tm
         tm_coll_wait_ctr(me, &co->res_gen, k);
     }
     int err = co->res_err;
-    if (!err && bytes) memcpy(a->rbuf, co->res, bytes);
+    /* the data blocks only: a non-contiguous type's gaps in rbuf are the program's */
+    if (!err && bytes) tm_dt_copy(a->rbuf, a->count, a->rtype, co->res, a->count, a->rtype);
     return err;
 }
 

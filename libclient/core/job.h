@@ -60,9 +60,12 @@ struct tm_rank {
     void *scratch; /* reduction scratch, owner-only, lazily allocated */
     size_t scratch_size;
 
-    struct tm_objtab *dtypes; /* derived datatypes (dtype.c): owner-only, made on first use */
-    struct tm_objtab *uops;   /* user reduction ops (userop.c): owner-only, made on first use */
-    struct tm_objtab *wins;   /* RMA windows (rma/win.c): owner-only, made on first use */
+    /* derived datatypes (type_ctor.c) and user reduction ops (userop.c): the rank's threads
+     * (objtab.h: lock-free lookups, adds and deletes under the table's mutex); made on first
+     * use, or in MPI_Init_thread when MULTIPLE */
+    struct tm_objtab *dtypes;
+    struct tm_objtab *uops;
+    struct tm_objtab *wins; /* RMA windows (rma/win.c): owner-only, made on first use */
 
     _Atomic uint64_t send_serial; /* serials of cancellable envelopes (p2p.c), any thread */
 

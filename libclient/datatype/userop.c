@@ -2,6 +2,7 @@
 #include "userop.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "type_copy.h"
@@ -32,6 +33,36 @@ int tm_opref_defined(const struct tm_opref *o, const struct tm_type *t)
     return o->kind < 0 || tm_op_defined((enum tm_opkind)o->kind, t->basic);
 }
 
+/* A user function on packed data of a non-contiguous type u (a collective across nodes runs
+ * on packed twins, coll_stage.c): it is written for u's layout, so both operands are unpacked
+ * into that layout, combined, and the result packed back. */
+static void apply_unpacked(const struct tm_opref *o, const void *in, void *inout, size_t count,
+                           const struct tm_type *u, MPI_Datatype dth)
+{
+    if (!count) return;
+    /* [lo, hi): the bytes count elements of u occupy from their start */
+    ptrdiff_t lo = u->true_lb < 0 ? u->true_lb : 0;
+    ptrdiff_t hi = (ptrdiff_t)((count - 1) * u->extent) + u->true_ub;
+    if (hi < (ptrdiff_t)(count * u->extent)) hi = (ptrdiff_t)(count * u->extent);
+    const size_t span = (size_t)(hi - lo), bytes = count * u->psize;
+    unsigned char *a = calloc(2, span ? span : 1);
+    if (!a) {
+        fprintf(stderr, "libtmpi: out of memory applying a user operation\n");
+        abort();
+    }
+    unsigned char *ia = a - lo, *ib = a + span - lo;
+    tm_type_unpack(ia, count, u, 0, in, bytes);
+    tm_type_unpack(ib, count, u, 0, inout, bytes);
+    for (size_t done = 0; done < count;) {
+        int len = count - done > INT_MAX ? INT_MAX : (int)(count - done);
+        MPI_Datatype d = dth;
+        o->fn(tm_dt_at(ia, done, u), tm_dt_at(ib, done, u), &len, &d);
+        done += (size_t)len;
+    }
+    tm_type_pack(inout, ib, count, u, 0, bytes);
+    free(a);
+}
+
 void tm_opref_apply(const struct tm_opref *o, const void *in, void *inout, size_t count,
                     const struct tm_type *t, MPI_Datatype dth)
 {
@@ -40,6 +71,10 @@ void tm_opref_apply(const struct tm_opref *o, const void *in, void *inout, size_
             tm_type_apply(o->kind, in, inout, count, t);
         else
             tm_op_apply((enum tm_opkind)o->kind, t->basic, in, inout, count * tm_dt_units(t));
+        return;
+    }
+    if (TM_UNLIKELY(t->packed_of)) {
+        apply_unpacked(o, in, inout, count, t->packed_of, dth);
         return;
     }
     /* The user function takes an int count: hand it large buffers in pieces. */

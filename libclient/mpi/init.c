@@ -1,5 +1,6 @@
 /* init.c — finding the agent, MPI_Init/Finalize and the environment queries. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "info.h"
 #include "job.h"
 #include "lib.h"
+#include "objtab.h"
 
 struct tm_lib tm_lib = {.once = PTHREAD_ONCE_INIT, .svc = NULL};
 __thread struct tm_rank *tm_cur __attribute__((tls_model("initial-exec")));
@@ -159,6 +161,10 @@ static int init_common(const char *fn, int required, int *provided, int *argc, c
                                                         : required;
     me->mt = me->thread_level == MPI_THREAD_MULTIPLE;
     r = tm_commtab_init(me);
+    /* MULTIPLE: the tables of datatypes and user ops exist before any thread of the rank can
+     * create an object in them (objtab.h), so their pointers never change under a reader. */
+    if (r == 0 && me->mt && (tm_objtab_make(&me->dtypes) < 0 || tm_objtab_make(&me->uops) < 0))
+        r = -ENOMEM;
     if (r < 0) {
         fprintf(stderr, "rank %d: %s: out of memory\n", info->rank, fn);
         svc->job_abort(1, "MPI_Init failed: out of memory");

@@ -2,6 +2,7 @@
  * MPI_Isendrecv_replace (persist.h). */
 #include "persist.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,8 @@
 #include "nbr.h"
 #include "p2p.h"
 #include "p2p_api.h"
+#include "type.h"
+#include "type_copy.h"
 
 /* Owner-only (persist.h). */
 struct tm_preq {
@@ -18,6 +21,8 @@ struct tm_preq {
     struct tm_request *inner2; /* PAIR: the send */
     void *tmp;                 /* PAIR of Isendrecv_replace: the receive's buffer ... */
     void *dst;                 /* ... copied here when both are complete */
+    const struct tm_type *dt;  /* ... unpacked as dcount of dt (held) if dt is not contiguous */
+    size_t dcount;
     _Alignas(16) unsigned char args[];
 };
 
@@ -78,9 +83,14 @@ void tm_preq_status(struct tm_request *r, MPI_Status *status)
 static void pair_release(struct tm_rank *me, struct tm_preq *p)
 {
     if (p->tmp) {
-        if (p->inner->st_bytes) memcpy(p->dst, p->tmp, p->inner->st_bytes);
+        size_t got = p->inner->st_bytes;
+        if (got && p->dt)
+            tm_type_unpack(p->dst, p->dcount, p->dt, 0, p->tmp, got);
+        else if (got)
+            memcpy(p->dst, p->tmp, got);
         free(p->tmp);
     }
+    tm_type_release(p->dt);
     tm_req_free(me, p->inner);
     tm_req_free(me, p->inner2);
     free(p);
@@ -258,7 +268,7 @@ TM_ALIAS(Recv_init)
 static int pair_start(struct tm_rank *me, const char *fn, const void *sendbuf, int sendcount,
                       MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount,
                       MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, void *tmp,
-                      MPI_Request *request)
+                      const struct tm_type *layout, MPI_Request *request)
 {
     struct tm_preq *p = calloc(1, sizeof *p);
     struct tm_request *r = p ? tm_req_alloc(me, TM_REQ_PAIR) : NULL;
@@ -272,6 +282,15 @@ static int pair_start(struct tm_rank *me, const char *fn, const void *sendbuf, i
     r->pr = p;
     p->tmp = tmp;
     p->dst = tmp ? recvbuf : NULL;
+    /* A non-contiguous layout is received packed (any message may be received as MPI_PACKED)
+     * and unpacked into the program's layout at the end: tmp holds no gaps. */
+    if (layout) {
+        p->dt = layout;
+        p->dcount = (size_t)recvcount;
+        tm_type_hold(layout);
+        recvcount = (int)((size_t)recvcount * layout->psize);
+        recvtype = MPI_PACKED;
+    }
     /* The receive first, as MPI_Sendrecv does: two ranks exchanging large messages both find
      * theirs posted. */
     int err =
@@ -286,6 +305,7 @@ static int pair_start(struct tm_rank *me, const char *fn, const void *sendbuf, i
     }
     if (err) {
         free(tmp);
+        tm_type_release(p->dt);
         free(p);
         tm_req_free(me, r);
         return err;
@@ -305,7 +325,7 @@ TM_API int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendt
     if (TM_UNLIKELY(err)) return err;
     if (TM_UNLIKELY(!request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     return pair_start(me, fn, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
-                      recvtype, source, recvtag, comm, NULL, request);
+                      recvtype, source, recvtag, comm, NULL, NULL, request);
 }
 TM_ALIAS(Isendrecv)
 
@@ -321,9 +341,13 @@ TM_API int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, i
     if (TM_UNLIKELY(!request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     /* Receive into a copy-sized temporary: the send reads buf until it completes. */
     size_t bytes = tm_p2p_bytes(count, datatype);
+    const struct tm_type *layout = tm_type_moved(tm_type_get(datatype));
+    if (layout && bytes > INT_MAX)
+        return tm_err(me, comm, MPI_ERR_COUNT, fn,
+                      "%zu bytes of a non-contiguous type: more than a receive can count", bytes);
     void *tmp = malloc(bytes ? bytes : 1);
     if (!tmp) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     return pair_start(me, fn, buf, count, datatype, dest, sendtag, buf, count, datatype, source,
-                      recvtag, comm, tmp, request);
+                      recvtag, comm, tmp, layout, request);
 }
 TM_ALIAS(Isendrecv_replace)

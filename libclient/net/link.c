@@ -137,6 +137,7 @@ int tm_net_send_frame(struct tm_net *n, int node, int chan, struct tm_msg_hdr *h
     h->ack = tm_net_ack_claim(n, node, chan);
     struct netd_hdr x;
     tm_msg_hdr_encode(h, &x);
+    tm_net_hb_send(n);
     return n->svc->net_send(n->link, node, chan + 1, &x, payload, done, arg);
 }
 

@@ -26,6 +26,7 @@ void *tm_net_header(void *state, int node, const struct netd_hdr *h, void **ctx)
 {
     struct tm_job *j = state;
     struct tm_msg_hdr m;
+    if (j->net) tm_net_hb_recv(j->net);
     if (tm_msg_hdr_decode(h, &m) < 0) {
         if (j->net)
             tm_net_proto_error(j->net, node, "frame %llu: malformed protocol header (type %u)",

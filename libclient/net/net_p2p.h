@@ -90,7 +90,44 @@ struct tm_net {
     char first_err[160];
     /* counters (tests, statistics): relaxed */
     _Atomic uint64_t n_eager, n_three_phase, n_held, n_acks_sent;
+    char hb; /* ThreadSanitizer's name for the network (tm_net_hb_send), never read */
 };
+
+/* ThreadSanitizer sees the order a frame gives only between the threads of this process that
+ * touch the same socket; order that travels through another node (a daemon applies an RMA
+ * operation and answers the origin's flush, the origin enters a barrier whose message reaches
+ * this node on another link, the target rank reads its window) is invisible to it, and it
+ * reports the daemon's write and the rank's read as a race.  So, in TSan builds only, every
+ * frame sent releases and every frame received acquires one sync object per job: the network
+ * as one ordered channel, which is what a frame's causality is (a frame received here can
+ * only have been caused by frames sent from here before it).  Free in other builds. */
+#if defined(__SANITIZE_THREAD__)
+#define TM_NET_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TM_NET_TSAN 1
+#endif
+#endif
+#ifdef TM_NET_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#endif
+static inline void tm_net_hb_send(struct tm_net *n)
+{
+#ifdef TM_NET_TSAN
+    __tsan_release(&n->hb);
+#else
+    (void)n;
+#endif
+}
+static inline void tm_net_hb_recv(struct tm_net *n)
+{
+#ifdef TM_NET_TSAN
+    __tsan_acquire(&n->hb);
+#else
+    (void)n;
+#endif
+}
 
 /* Creates j->net when the job spans nodes (info->net != NULL); 0 or -ENOMEM. */
 int tm_net_job_init(struct tm_job *j, const struct tmpi_rank_info *info);

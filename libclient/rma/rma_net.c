@@ -176,6 +176,7 @@ static int send_op(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag,
     }
     struct netd_hdr x;
     tm_msg_hdr_encode(&h, &x);
+    tm_net_hb_send(n);
     int r = n->svc->net_send(n->link, m->node, TMPI_NET_P2P, &x, bytes ? data : NULL,
                              s ? sent_done : NULL, s);
     if (r < 0) {
@@ -443,6 +444,7 @@ static void answer(struct tm_net *n, struct tm_win *w, int node, const struct tm
     }
     struct netd_hdr x;
     tm_msg_hdr_encode(&a, &x);
+    tm_net_hb_send(n);
     if (n->svc->net_send(n->link, node, TMPI_NET_P2P, &x, len ? data : NULL, r ? reply_done : NULL,
                          r) < 0 &&
         r) {

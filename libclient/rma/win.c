@@ -473,12 +473,12 @@ void tm_win_tab_free(struct tm_rank *me)
     if (!me->wins) return;
     /* Windows the program did not free: job end, no thread uses them. */
     for (int i = 0; i < me->wins->cap; i++) {
-        struct tm_winref *wr = me->wins->v[i];
+        struct tm_winref *wr = tm_objtab_get(me->wins, WIN_FIRST, WIN_FIRST + i);
         if (!wr) continue;
         free(wr->org);
         wr->org = NULL;
         winref_free(me, wr, 1);
-        me->wins->v[i] = NULL;
+        tm_objtab_del(me->wins, WIN_FIRST, WIN_FIRST + i);
     }
     tm_objtab_free(me->wins, free); /* every slot is empty by now */
     me->wins = NULL;

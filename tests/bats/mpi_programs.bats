@@ -56,6 +56,14 @@ run_prog() {
     run_prog datatypes_coll 1 2 4 16
 }
 
+@test "mpi: every collective with non-contiguous datatypes, blocking and non-blocking, gaps kept" {
+    run_prog coll_dtypes 1 2 4 16
+}
+
+@test "mpi: threads of a rank create, use and free datatypes and ops at once (MPI_THREAD_MULTIPLE)" {
+    run_prog type_threads 1 2 4
+}
+
 @test "mpi: datatype constructors, envelopes, Pack/Unpack, external32, error classes" {
     run_prog datatypes_api 1 2 4 16
 }

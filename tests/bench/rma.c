@@ -85,6 +85,8 @@ static void point(struct rb *c, int op, size_t len, const char *wname)
             if (op == 0 && got != k)
                 BENCH_FAIL("put: target holds stamp %ld, expected %ld", got, k);
         }
+        /* rank 0's next point writes the window at once: not before rank 1 has checked it */
+        MPI_Barrier(MPI_COMM_WORLD);
     }
     if (c->rank == 0) {
         const char *name = op == 0 ? "put" : op == 1 ? "fop" : "halo";

@@ -175,6 +175,38 @@ int main(int argc, char **argv)
               big[0], big[n - 1]);
     }
 
+    /* Isendrecv_replace with a non-contiguous type (every other int), small and large: the
+     * gaps keep their values, the status counts the elements received. */
+    MPI_Datatype every2;
+    CHECK_MPI(MPI_Type_vector(BIG / 2, 1, 2, MPI_INT, &every2));
+    CHECK_MPI(MPI_Type_commit(&every2));
+    for (int nv = 0; nv < 2; nv++) {
+        MPI_Datatype vt = nv ? every2 : MPI_DATATYPE_NULL;
+        MPI_Datatype small;
+        if (!nv) {
+            CHECK_MPI(MPI_Type_vector(3, 1, 2, MPI_INT, &small));
+            CHECK_MPI(MPI_Type_commit(&small));
+            vt = small;
+        }
+        const int nint = nv ? BIG : 6;
+        for (int i = 0; i < nint; i++)
+            big[i] = i % 2 ? -i : rank * 11 + i;
+        MPI_Request r;
+        CHECK_MPI(MPI_Isendrecv_replace(big, 1, vt, right, 22, left, 22, MPI_COMM_WORLD, &r));
+        CHECK_MPI(MPI_Wait(&r, &st));
+        int count = -1;
+        MPI_Get_count(&st, vt, &count);
+        CHECK(count == 1 && st.MPI_SOURCE == left,
+              "Isendrecv_replace of a vector: count %d source %d", count, st.MPI_SOURCE);
+        for (int i = 0; i < nint; i++) {
+            int want = i % 2 ? -i : left * 11 + i;
+            CHECK(big[i] == want, "Isendrecv_replace of a vector [%d]: expected %d got %d", i, want,
+                  big[i]);
+        }
+        if (!nv) CHECK_MPI(MPI_Type_free(&small));
+    }
+    CHECK_MPI(MPI_Type_free(&every2));
+
     /* MPI_PROC_NULL and zero counts: complete at once, status source PROC_NULL, count 0. */
     MPI_Request pn[4];
     CHECK_MPI(MPI_Send_init(NULL, 0, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &pn[0]));
