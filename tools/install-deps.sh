@@ -2,9 +2,12 @@
 # Installs the Debian packages TMPI builds and tests with, when any is missing.
 # dpkg-dev, debhelper, lintian: tests/bats/packaging.bats builds and checks the .deb packages.
 # autoconf, automake, cmake: tests/bats/tmpicc.bats builds small real projects with tmpicc.
+# libhwloc-dev: the job host pins rank threads (tmpi-launch --bind-to); hwloc (hwloc-calc):
+# tests/bats/binding.bats checks the reported cores against the machine's.
 set -eu
 pkgs="build-essential meson ninja-build pkg-config libevent-dev protobuf-c-compiler
-libprotobuf-c-dev libsystemd-dev libsodium-dev libinih-dev libjson-c-dev bats iproute2
+libprotobuf-c-dev libsystemd-dev libsodium-dev libinih-dev libjson-c-dev libhwloc-dev hwloc
+bats iproute2
 python3
 clang-format
 dpkg-dev debhelper lintian

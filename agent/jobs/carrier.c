@@ -16,6 +16,7 @@
 #include "agent.h"
 #include "fault.h"
 #include "job.h"
+#include "job_bind.h"
 #include "job_net.h"
 #include "log.h"
 #include "rank.h"
@@ -543,9 +544,13 @@ uint32_t carriers_start(struct job *j)
                 c->ranks[i]->thread_started = 1;
             }
             started += c->n;
+            /* --bind-to pins the carriers: a carried rank runs wherever it is resumed */
+            rc = job_bind_thread(j, ci, c->thread, reason, sizeof reason);
+            if (rc < 0) break;
         }
         pthread_attr_destroy(&attr);
     }
+    if (rc == 0 && started == j->nprocs) job_bind_report(j);
     if (rc != 0) job_cancel(j, 1, reason);
     /* All or nothing: started carriers see the gate closed for good and end their ranks as
      * killed (each rank is reported once, by its carrier). */

@@ -14,6 +14,7 @@
 #include "agent.h"
 #include "carrier.h"
 #include "frame.h"
+#include "job_bind.h"
 #include "job_limits.h"
 #include "job_link.h"
 #include "job_member.h"
@@ -281,6 +282,9 @@ int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
     j->umask = s->umask & 0777;
     j->umask_set = s->umask_set;
     j->stdin_open = s->stdin_open;
+    j->bind_to = s->bind_to;
+    j->report_bindings = s->report_bindings;
+    j->bind_first = s->bind_first;
     struct passwd pw, *pwp = NULL;
     char pwbuf[1024];
     if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) == 0 && pwp)
@@ -333,6 +337,9 @@ int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct buffereven
     j->gid = ja->owner_gid;
     j->umask = ja->umask & 0777;
     j->umask_set = ja->umask_set;
+    j->bind_to = ja->bind_to;
+    j->report_bindings = ja->report_bindings;
+    j->bind_first = ja->bind_first;
     j->node = (int)ja->node;
     j->nnodes = (int)nnodes;
     j->global_rank = calloc(j->nprocs, sizeof *j->global_rank);
@@ -408,6 +415,7 @@ void job_free(struct job *j)
     free(j->global_rank);
     free(j->node_of_rank);
     free(j->local_rank_of);
+    job_bind_free(j);
     if (j->done_ev) event_free(j->done_ev);
     if (j->host) jobhost_free(j);
     pthread_mutex_destroy(&j->out_mu);
@@ -728,10 +736,10 @@ static void init_rank_info(struct job *j, uint32_t i)
 
 static uint32_t start_ranks(struct job *j)
 {
-    char why[96];
+    char why[96], reason[480];
     int carried = carrier_wanted(j, why, sizeof why);
-    if (carried < 0) {
-        job_cancel(j, 1, why);
+    if (carried < 0 || job_bind_prepare(j, reason, sizeof reason) < 0) {
+        job_cancel(j, 1, carried < 0 ? why : reason);
         job_open_gate(j, 0);
         return 0;
     }
@@ -745,15 +753,21 @@ static uint32_t start_ranks(struct job *j)
         struct rank *r = &j->ranks[started];
         int rc = pthread_create(&r->thread, &attr, rank_thread_main, r);
         if (rc != 0) {
-            char reason[480];
             snprintf(reason, sizeof reason, "cannot start rank %u on %s: %s%s", started,
                      j->agent->cfg.name, strerror(rc), job_limits_thread_hint(rc));
             job_cancel(j, 1, reason);
             break;
         }
         r->thread_started = 1;
+        /* pinned before the gate opens: no user code runs unpinned */
+        if (job_bind_thread(j, started, r->thread, reason, sizeof reason) < 0) {
+            job_cancel(j, 1, reason);
+            started++;
+            break;
+        }
     }
     pthread_attr_destroy(&attr);
+    if (started == j->nprocs && !job_cancelled(j)) job_bind_report(j);
     /* All or nothing: the gate opens only if every rank thread exists. */
     job_open_gate(j, started == j->nprocs);
     return started;

@@ -59,6 +59,14 @@ struct job {
     uint64_t mem_limit;       /* bytes; 0: none (cgroup.h, the agent's side only) */
     uint32_t cpu_limit_milli; /* thousandths of a CPU; 0: none */
     int stdin_open;           /* the launcher sends its stdin for rank 0 (StdinData) */
+    /* Binding (job_bind.h): the kind asked for (tmpi.BindTo), --report-bindings, and the
+     * agent's offset for the first thread (set before the host starts, read-only after);
+     * in the job host the kind in force and the topology (job thread only). */
+    int bind_to;
+    int report_bindings;
+    uint32_t bind_first;
+    int bind_kind;
+    struct bind_topo *topo;
     double start_time;
     struct rank *ranks;     /* nprocs: the ranks on this node */
     uint32_t world_size;    /* ranks of the whole job (nprocs on one node) */

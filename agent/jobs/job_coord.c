@@ -220,6 +220,8 @@ static void on_ready(void *arg, struct mesh_conn *c)
     ja.owner_gid = (uint32_t)co->owner_gid;
     ja.umask = s->umask;
     ja.umask_set = s->umask_set;
+    ja.bind_to = s->bind_to;
+    ja.report_bindings = s->report_bindings;
     ja.coordinator = co->a->cfg.name;
     ja.coordinator_job_id = co->id;
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;

@@ -116,9 +116,11 @@ static int send_envelope(struct jobhost *h, const Tmpi__Envelope *env)
 /* A member's job as the host reads it: the assignment the agent accepted. */
 static int send_assign(struct jobhost *h, const Tmpi__JobAssign *ja)
 {
+    Tmpi__JobAssign mine = *ja; /* shallow: only bind_first is this agent's own */
+    mine.bind_first = h->job->bind_first;
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_JOB_ASSIGN;
-    env.job_assign = (Tmpi__JobAssign *)ja;
+    env.job_assign = &mine;
     return send_envelope(h, &env);
 }
 
@@ -172,6 +174,9 @@ static int send_submit(struct jobhost *h)
     s.umask_set = j->umask_set;
     s.timeout_sec = j->timeout_sec;
     s.stdin_open = j->stdin_open;
+    s.bind_to = j->bind_to;
+    s.report_bindings = j->report_bindings;
+    s.bind_first = j->bind_first;
     Tmpi__JobApp *apps = calloc(na, sizeof *apps);
     Tmpi__JobApp **app_ptrs = calloc(na, sizeof *app_ptrs);
     struct {
@@ -648,6 +653,16 @@ static int links_socket(struct jobhost *h, int *child)
     return h->links_ev ? 0 : -ENOMEM;
 }
 
+/* The ranks of the agent's other jobs that have a host: where a new job's binding starts
+ * (job_bind.h). */
+static uint32_t busy_ranks(const struct agent *a, const struct job *self)
+{
+    uint32_t n = 0;
+    for (const struct job *o = a->jobs; o; o = o->next)
+        if (o != self && o->host) n += o->nprocs;
+    return n;
+}
+
 int jobhost_start(struct job *j, const Tmpi__JobAssign *ja)
 {
     struct agent *a = j->agent;
@@ -658,6 +673,7 @@ int jobhost_start(struct job *j, const Tmpi__JobAssign *ja)
     h->pid = -1;
     h->links_fd = -1;
     h->member = ja != NULL;
+    j->bind_first = busy_ranks(a, j);
     if (ja) {
         r = links_socket(h, &links);
         if (r < 0) goto fail;

@@ -174,6 +174,8 @@ static int send_submit(struct launch_job *j)
     sub.mem_limit = j->opts->mem_limit;
     sub.cpu_limit_milli = j->opts->cpu_limit_milli;
     sub.stdin_open = j->stdin_fwd;
+    sub.bind_to = (Tmpi__BindTo)j->opts->bind_to;
+    sub.report_bindings = j->opts->report_bindings;
     sub.n_nodes = nn;
     sub.nodes = node_ptrs;
     Tmpi__Envelope e = TMPI__ENVELOPE__INIT;

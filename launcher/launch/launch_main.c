@@ -2,13 +2,14 @@
  *
  *   tmpi-launch -n N [--agent SOCKET] [--tag-output] [-x VAR[=VALUE]] [--timeout SEC]
  *               [-genv VAR VALUE] [-genvlist VAR,...] [-env VAR VALUE] [-wdir DIR]
- *               [--output-filename DIR] [--hostfile FILE | -H HOST[,HOST...]] [--ppn K]
+ *               [--output-filename DIR] [--bind-to KIND] [--report-bindings]
+ *               [--hostfile FILE | -H HOST[,HOST...]] [--ppn K]
  *               [--map-by slot|node|ppr:K:node] [--oversubscribe] [--display-map]
  *               PROGRAM [ARGS...] [: -n N [-x V] [-env V X] [-wdir DIR] PROGRAM [ARGS...]]...
  *
  * The common Open MPI and Hydra spellings are accepted (-np, -N, --npernode, -ppn, -genv,
- * -genvlist, -wdir, MPIEXEC_TIMEOUT); anything else that looks like an option is an error that
- * names it, never passed on.
+ * -genvlist, -wdir, -bind-to, MPIEXEC_TIMEOUT); anything else that looks like an option is an error
+ * that names it, never passed on.
  *
  * Everything that can be checked locally (options, the program file) is checked before any
  * agent is contacted or started, so a typo never costs an agent start-up.
@@ -59,6 +60,10 @@ static void usage(FILE *f)
           "  --output-filename DIR\n"
           "                       write each rank's output to DIR/1/rank.N/stdout and\n"
           "                       DIR/1/rank.N/stderr instead of this terminal\n"
+          "  --bind-to, -bind-to core|hwthread|l3cache|numa|socket|package|none\n"
+          "                       pin each rank thread to one object of that kind (default:\n"
+          "                       core when a node's ranks fit its cores, else none)\n"
+          "  --report-bindings    print each rank's binding on its stderr before it starts\n"
           "Placement (see tmpi-launch(1)):\n"
           "  --hostfile FILE      hosts from FILE: lines \"HOST [slots=N] [max_slots=M]\n"
           "                       [port=P]\" or \"HOST:N\"; '#' starts a comment\n"
@@ -309,6 +314,39 @@ static int parse_programs(int argc, char **argv, int i, struct launch_opts *o)
     }
 }
 
+/* --bind-to KIND[:QUALIFIER...]: Open MPI's and Hydra's words for the same levels (socket is
+ * package).  Open MPI's qualifiers overload-allowed and if-supported are what we do anyway:
+ * more ranks than objects share them round robin; a level the node lacks falls back to the
+ * enclosing one. */
+static int parse_bind_to(const char *v, int *ret)
+{
+    static const struct {
+        const char *word;
+        int kind;
+    } words[] = {
+        {"none", TMPI__BIND_TO__BIND_NONE},       {"hwthread", TMPI__BIND_TO__BIND_HWTHREAD},
+        {"core", TMPI__BIND_TO__BIND_CORE},       {"l3cache", TMPI__BIND_TO__BIND_L3CACHE},
+        {"numa", TMPI__BIND_TO__BIND_NUMA},       {"socket", TMPI__BIND_TO__BIND_PACKAGE},
+        {"package", TMPI__BIND_TO__BIND_PACKAGE},
+    };
+    size_t len = strcspn(v, ":");
+    int kind = -1;
+    for (size_t k = 0; k < sizeof words / sizeof words[0]; k++)
+        if (strlen(words[k].word) == len && strncmp(v, words[k].word, len) == 0)
+            kind = words[k].kind;
+    if (kind < 0) return -EINVAL;
+    for (const char *q = v + len; *q == ':';) {
+        q++;
+        size_t ql = strcspn(q, ":");
+        if (!((ql == 16 && strncmp(q, "overload-allowed", ql) == 0) ||
+              (ql == 12 && strncmp(q, "if-supported", ql) == 0)))
+            return -EINVAL;
+        q += ql;
+    }
+    *ret = kind;
+    return 0;
+}
+
 /* Fills o; returns 0, -1 after --help/--version (exit 0), or an exit status. */
 static int parse_args(int argc, char **argv, struct launch_opts *o)
 {
@@ -409,6 +447,21 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
             if (!v || strcmp(v, "none") != 0)
                 return bad_usage("%s", "--stdin takes one value: none");
             o->no_stdin = true;
+        } else if (is_opt(a, "--bind-to") || is_opt(a, "-bind-to")) {
+            const char *name = a[1] == '-' ? "--bind-to" : "-bind-to";
+            v = opt_value(argc, argv, &i, a, strlen(name));
+            if (!v)
+                return bad_usage("%s needs core, hwthread, l3cache, numa, socket, package or none",
+                                 name);
+            if (parse_bind_to(v, &o->bind_to) < 0) {
+                fprintf(stderr,
+                        "tmpi-launch: %s %s: must be core, hwthread, l3cache, numa, socket, "
+                        "package or none (try --help)\n",
+                        name, v);
+                return LAUNCH_EXIT_USAGE;
+            }
+        } else if (strcmp(a, "--report-bindings") == 0 || strcmp(a, "-report-bindings") == 0) {
+            o->report_bindings = true;
         } else if (strcmp(a, "--oversubscribe") == 0) {
             o->oversubscribe = true;
         } else if (strcmp(a, "--display-map") == 0) {

@@ -146,11 +146,20 @@ int msg_check_placement(size_t n_nodes, Tmpi__NodePlacement *const *nodes, uint3
     return r;
 }
 
+/* An agent that does not know a binding kind refuses the job rather than running it unbound. */
+static int check_bind_to(int bind_to, char *err, size_t errlen)
+{
+    if (bind_to < TMPI__BIND_TO__BIND_DEFAULT || bind_to > TMPI__BIND_TO__BIND_PACKAGE)
+        return fail(err, errlen, "unknown binding kind %d (--bind-to)", bind_to);
+    return 0;
+}
+
 int msg_check_submit(const Tmpi__SubmitJob *s, char *err, size_t errlen)
 {
     struct msg_job_text t = {s->program_hash, s->program_size, s->program_name, s->n_args,
                              s->args,         s->cwd,          s->n_env,        s->env};
     int r = msg_check_apps(&t, s->n_apps, s->apps, s->nprocs, err, errlen);
+    if (r == 0) r = check_bind_to(s->bind_to, err, errlen);
     if (r < 0) return r;
     if (s->nprocs < 1 || s->nprocs > MSG_MAX_RANKS)
         return fail(err, errlen, "a job needs 1 to %u ranks (asked for %u)", MSG_MAX_RANKS,
@@ -164,6 +173,7 @@ int msg_check_assign(const Tmpi__JobAssign *ja, char *err, size_t errlen)
     struct msg_job_text t = {ja->program_hash, ja->program_size, ja->program_name, ja->n_args,
                              ja->args,         ja->cwd,          ja->n_env,        ja->env};
     int r = msg_check_apps(&t, ja->n_apps, ja->apps, ja->nprocs, err, errlen);
+    if (r == 0) r = check_bind_to(ja->bind_to, err, errlen);
     if (r < 0) return r;
     if (ja->node >= ja->n_nodes)
         return fail(err, errlen, "malformed job assignment: node %u of %zu", ja->node, ja->n_nodes);

@@ -1,0 +1,101 @@
+/* job_bind.c — a job's binding policy and report (job_bind.h); hwloc is binding.c's. */
+#include "job_bind.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent.h"
+#include "binding.h"
+#include "carrier.h"
+#include "job.h"
+#include "log.h"
+#include "rank.h"
+
+int job_bind_prepare(struct job *j, char *reason, size_t rlen)
+{
+    int asked = j->bind_to;
+    j->bind_kind = asked;
+    /* Nothing to pin and nothing to show: no topology (it costs a few milliseconds). */
+    if (asked == BIND_KIND_NONE && !j->report_bindings) return 0;
+    if (asked == BIND_KIND_DEFAULT && j->nprocs > (uint32_t)j->agent->ncpus &&
+        !j->report_bindings) {
+        j->bind_kind = BIND_KIND_NONE;
+        return 0;
+    }
+    int r = bind_topo_load(&j->topo);
+    if (r < 0) {
+        if (asked == BIND_KIND_DEFAULT || asked == BIND_KIND_NONE) {
+            log_warning("job %llu: cannot read the CPU topology (%s): its ranks are not bound",
+                        (unsigned long long)j->id, strerror(-r));
+            j->bind_kind = BIND_KIND_NONE;
+            return 0;
+        }
+        snprintf(reason, rlen, "--bind-to %s: cannot read the CPU topology of %s: %s",
+                 bind_kind_name(asked), j->agent->cfg.name, strerror(-r));
+        return r;
+    }
+    if (asked == BIND_KIND_DEFAULT) {
+        uint32_t cores = bind_topo_cores(j->topo);
+        j->bind_kind = j->nprocs <= cores ? BIND_KIND_CORE : BIND_KIND_NONE;
+        log_debug("job %llu: %u rank(s) here, %u core(s): bound to %s by default",
+                  (unsigned long long)j->id, j->nprocs, cores, bind_kind_name(j->bind_kind));
+    }
+    return 0;
+}
+
+int job_bind_thread(struct job *j, uint32_t index, pthread_t thread, char *reason, size_t rlen)
+{
+    if (j->bind_kind == BIND_KIND_NONE || !j->topo) return 0;
+    int r = bind_thread(j->topo, j->bind_kind, j->bind_first + index, thread);
+    if (r == 0) return 0;
+    if (j->bind_to == BIND_KIND_DEFAULT) {
+        log_warning("job %llu: cannot bind thread %u to a %s (%s): it runs unbound",
+                    (unsigned long long)j->id, index, bind_kind_name(j->bind_kind), strerror(-r));
+        return 0;
+    }
+    snprintf(reason, rlen, "--bind-to %s: cannot bind rank thread %u on %s: %s",
+             bind_kind_name(j->bind_kind), index, j->agent->cfg.name, strerror(-r));
+    return r;
+}
+
+static void send_line(struct job *j, struct rank *r, const char *text)
+{
+    Tmpi__Output out = TMPI__OUTPUT__INIT;
+    out.rank = (uint32_t)r->info.rank;
+    out.stream = 2;
+    out.data.data = (uint8_t *)text;
+    out.data.len = strlen(text);
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_OUTPUT;
+    env.output = &out;
+    (void)job_send(j, &env); /* a launcher that is gone needs no report */
+}
+
+void job_bind_report(struct job *j)
+{
+    if (!j->report_bindings || !j->topo) return;
+    char desc[BIND_LINE_MAX], line[BIND_LINE_MAX + 160];
+    for (uint32_t i = 0; i < j->nprocs; i++) {
+        struct rank *r = &j->ranks[i];
+        pthread_t th = r->thread;
+        char carrier[64] = "";
+        if (r->carried && j->cpool) {
+            struct carrier *home = r->carried->home;
+            th = home->thread;
+            snprintf(carrier, sizeof carrier, " on carrier %u of %u",
+                     (unsigned)(home - j->cpool->carriers), j->cpool->ncarriers);
+        }
+        int rc = bind_describe(j->topo, th, (enum bind_kind)j->bind_kind, desc, sizeof desc);
+        if (rc < 0) snprintf(desc, sizeof desc, "binding unknown: %s", strerror(-rc));
+        snprintf(line, sizeof line, "[%s:rank %d] %s%s\n", j->agent->cfg.name, r->info.rank,
+                 desc, carrier);
+        send_line(j, r, line);
+    }
+}
+
+void job_bind_free(struct job *j)
+{
+    bind_topo_free(j->topo);
+    j->topo = NULL;
+}

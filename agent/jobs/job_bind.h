@@ -1,0 +1,41 @@
+/* job_bind.h — where a job's rank threads run (tmpi-launch --bind-to, --report-bindings), in
+ * its job host.
+ *
+ * The threads pinned are the ones that run ranks: one per rank, or under user-level switching
+ * (carrier.h) the carriers, since a carried rank runs on whichever carrier resumes it.  Thread
+ * k (local rank, or carrier, order) takes object (bind_first + k) mod n of the kind; bind_first
+ * is the agent's count of the ranks of its other running jobs, so that small jobs side by side
+ * start on different cores instead of all on core 0.
+ *
+ * The default (BIND_DEFAULT): core when this node's ranks fit its cores (each rank then has a
+ * core of its own, and keeps its caches, as Open MPI does), else none: with more ranks than
+ * cores, a rank pinned to a busy core could not take a core that falls idle, and the carriers
+ * that run an oversubscribed job already number one per CPU and balance their ranks between
+ * them (docs/USER.md "Binding").
+ *
+ * All of it runs on the job thread, between the creation of the threads and the opening of
+ * the start gate, so no user code runs before its thread is pinned and reported. */
+#ifndef TMPI_AGENT_JOB_BIND_H
+#define TMPI_AGENT_JOB_BIND_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct job;
+
+/* Decides the kind (j->bind_kind) and loads the topology when it is needed.  0, or a negative
+ * errno with the job's failure in reason (the binding was asked for and cannot be done). */
+int job_bind_prepare(struct job *j, char *reason, size_t rlen);
+
+/* Pins the job's thread number index.  0, or a negative errno with reason; a failure to apply
+ * the default binding is only logged (the job runs unbound). */
+int job_bind_thread(struct job *j, uint32_t index, pthread_t thread, char *reason, size_t rlen);
+
+/* --report-bindings: one line per local rank on the rank's stderr, in local rank order. */
+void job_bind_report(struct job *j);
+
+/* Frees the topology (job thread, or job_free). */
+void job_bind_free(struct job *j);
+
+#endif
