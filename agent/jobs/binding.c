@@ -34,9 +34,9 @@ static hwloc_obj_type_t obj_type(enum bind_kind kind)
 const char *bind_kind_name(enum bind_kind kind)
 {
     static const char *const names[] = {
-        [BIND_KIND_NONE] = "none",       [BIND_KIND_HWTHREAD] = "hwthread",
-        [BIND_KIND_CORE] = "core",       [BIND_KIND_L3CACHE] = "l3cache",
-        [BIND_KIND_NUMA] = "numa",       [BIND_KIND_PACKAGE] = "package",
+        [BIND_KIND_NONE] = "none", [BIND_KIND_HWTHREAD] = "hwthread",
+        [BIND_KIND_CORE] = "core", [BIND_KIND_L3CACHE] = "l3cache",
+        [BIND_KIND_NUMA] = "numa", [BIND_KIND_PACKAGE] = "package",
     };
     if ((int)kind < BIND_KIND_NONE || kind > BIND_KIND_PACKAGE) return NULL;
     return names[kind];
@@ -217,7 +217,7 @@ static void put_what(struct line *l, struct bind_topo *t, hwloc_const_cpuset_t s
     put(l, "%s %u[core ", name, o->logical_index);
     put_index_list(l, t, set,
                    hwloc_get_nbobjs_by_type(t->topo, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE
-                                                                          : HWLOC_OBJ_PU);
+                                                                         : HWLOC_OBJ_PU);
     put(l, "]");
 }
 
@@ -239,8 +239,8 @@ static void put_layout(struct line *l, struct bind_topo *t, hwloc_const_cpuset_t
             if (!first) put(l, "/");
             first = 0;
             hwloc_obj_t pu = NULL;
-            while ((pu = hwloc_get_next_obj_inside_cpuset_by_type(t->topo, u->cpuset,
-                                                                  HWLOC_OBJ_PU, pu)))
+            while ((pu = hwloc_get_next_obj_inside_cpuset_by_type(t->topo, u->cpuset, HWLOC_OBJ_PU,
+                                                                  pu)))
                 put(l, "%c", hwloc_bitmap_isset(set, pu->os_index) ? 'B' : '.');
         }
         put(l, "]");

@@ -88,8 +88,8 @@ void job_bind_report(struct job *j)
         }
         int rc = bind_describe(j->topo, th, (enum bind_kind)j->bind_kind, desc, sizeof desc);
         if (rc < 0) snprintf(desc, sizeof desc, "binding unknown: %s", strerror(-rc));
-        snprintf(line, sizeof line, "[%s:rank %d] %s%s\n", j->agent->cfg.name, r->info.rank,
-                 desc, carrier);
+        snprintf(line, sizeof line, "[%s:rank %d] %s%s\n", j->agent->cfg.name, r->info.rank, desc,
+                 carrier);
         send_line(j, r, line);
     }
 }

@@ -13,6 +13,7 @@
  *   drop            closes the connection after JobStarted
  *   error           answers the submission with an Error
  *   timeout         prints the timeout it was given
+ *   bind            prints the binding it was asked for (bind_to, report_bindings)
  *
  * Environment: FAKE_AGENT_PIDFILE (write our pid there), FAKE_AGENT_FAIL_START (exit before
  * saying READY).  Serves one connection at a time, which is all the tests need.
@@ -203,6 +204,11 @@ static bool run_job(struct fake *f, const Tmpi__SubmitJob *s)
         job_output(f);
     } else if (strcmp(cmd, "timeout") == 0) {
         snprintf(why, sizeof why, "timeout=%u\n", s->timeout_sec);
+        send_output(f, 0, 1, why);
+        why[0] = '\0';
+    } else if (strcmp(cmd, "bind") == 0) {
+        snprintf(why, sizeof why, "bind_to=%d report_bindings=%d\n", (int)s->bind_to,
+                 (int)s->report_bindings);
         send_output(f, 0, 1, why);
         why[0] = '\0';
     } else if (strcmp(cmd, "cwd") == 0) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # tmpi-launch accepts the usual Open MPI and Hydra spellings: -N/--npernode/-ppn and
-# --map-by ppr:K:node, -genv/-genvlist, -wdir/--wdir, --output-filename, MPIEXEC_TIMEOUT; an
-# unknown options are errors that say what is wrong (MPMD: launch_mpmd.bats).
+# --map-by ppr:K:node, -genv/-genvlist, -wdir/--wdir, --output-filename, MPIEXEC_TIMEOUT,
+# --bind-to/-bind-to and --report-bindings; unknown options and bad values are errors that say
+# what is wrong (MPMD: launch_mpmd.bats; what binding does: binding.bats).
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -84,6 +85,36 @@ expect_output_line() {
     expect_output_line "timeout=5"
     MPIEXEC_TIMEOUT=soon usage_error "MPIEXEC_TIMEOUT=soon: not a whole number of seconds" \
         -n 1 "$(prog args)"
+}
+
+@test "launch (fake agent): --bind-to and --report-bindings reach the agent in every spelling" {
+    start_fake_agent f
+    local app spelling want
+    app=$(prog args)
+    run launch --agent "$AGENT_SOCK" -n 1 "$app" bind
+    expect_status 0
+    expect_output_line "bind_to=0 report_bindings=0"
+    # tmpi.BindTo: none 1, hwthread 2, core 3, l3cache 4, numa 5, package 6 (socket too)
+    for spelling in "--bind-to none:1" "--bind-to=hwthread:2" "-bind-to core:3" \
+        "--bind-to l3cache:4" "--bind-to numa:5" "--bind-to socket:6" "--bind-to package:6" \
+        "--bind-to core:overload-allowed:3" "-bind-to numa:if-supported:5"; do
+        want=${spelling##*:}
+        # shellcheck disable=SC2086
+        run launch --agent "$AGENT_SOCK" -n 1 ${spelling%:*} --report-bindings "$app" bind
+        expect_status 0
+        expect_output_line "bind_to=$want report_bindings=1"
+    done
+}
+
+@test "launch: bad --bind-to values are refused, naming the option and the value" {
+    local app
+    app=$(prog args)
+    usage_error "--bind-to sideways: must be core, hwthread, l3cache, numa, socket, package or none" \
+        -n 1 --bind-to sideways "$app"
+    usage_error "-bind-to core:loose: must be core" -n 1 -bind-to core:loose "$app"
+    usage_error "--bind-to : must be core" -n 1 --bind-to= "$app"
+    usage_error "--bind-to needs core, hwthread" -n 1 --bind-to
+    usage_error "--bind-to after ':' (program 2)" -n 1 "$app" : -n 1 --bind-to core "$app"
 }
 
 @test "launch: MPIEXEC_TIMEOUT ends a job that runs on" {
