@@ -468,11 +468,16 @@ void carriers_free(struct job *j)
     j->cpool = NULL;
 }
 
-static int prepare(struct job *j, char *reason, size_t rlen)
+uint32_t carrier_count(const struct job *j)
 {
     uint32_t nc = (uint32_t)j->agent->ncpus;
     if (nc > j->nprocs) nc = j->nprocs;
-    if (nc == 0) nc = 1;
+    return nc ? nc : 1;
+}
+
+static int prepare(struct job *j, char *reason, size_t rlen)
+{
+    uint32_t nc = carrier_count(j);
     struct carrier_pool *p = calloc(1, sizeof *p);
     j->cpool = p;
     if (p) {

@@ -100,6 +100,9 @@ struct carrier_pool {
  * that is none of the three words (*why is the job's error). */
 int carrier_wanted(struct job *j, char *why, size_t whylen);
 
+/* How many carriers a job of this node's ranks runs on: one per CPU, at most one per rank. */
+uint32_t carrier_count(const struct job *j);
+
 /* Job thread: allocates rank stacks and starts the carriers; opens the job's start gate
  * (all or nothing, as start_ranks).  Returns the number of ranks started (all or 0). */
 uint32_t carriers_start(struct job *j);

@@ -738,7 +738,8 @@ static uint32_t start_ranks(struct job *j)
 {
     char why[96], reason[480];
     int carried = carrier_wanted(j, why, sizeof why);
-    if (carried < 0 || job_bind_prepare(j, reason, sizeof reason) < 0) {
+    if (carried < 0 ||
+        job_bind_prepare(j, carried ? carrier_count(j) : j->nprocs, reason, sizeof reason) < 0) {
         job_cancel(j, 1, carried < 0 ? why : reason);
         job_open_gate(j, 0);
         return 0;

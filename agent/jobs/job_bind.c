@@ -12,14 +12,13 @@
 #include "log.h"
 #include "rank.h"
 
-int job_bind_prepare(struct job *j, char *reason, size_t rlen)
+int job_bind_prepare(struct job *j, uint32_t nthreads, char *reason, size_t rlen)
 {
     int asked = j->bind_to;
     j->bind_kind = asked;
     /* Nothing to pin and nothing to show: no topology (it costs a few milliseconds). */
     if (asked == BIND_KIND_NONE && !j->report_bindings) return 0;
-    if (asked == BIND_KIND_DEFAULT && j->nprocs > (uint32_t)j->agent->ncpus &&
-        !j->report_bindings) {
+    if (asked == BIND_KIND_DEFAULT && nthreads > (uint32_t)j->agent->ncpus && !j->report_bindings) {
         j->bind_kind = BIND_KIND_NONE;
         return 0;
     }
@@ -37,9 +36,14 @@ int job_bind_prepare(struct job *j, char *reason, size_t rlen)
     }
     if (asked == BIND_KIND_DEFAULT) {
         uint32_t cores = bind_topo_cores(j->topo);
-        j->bind_kind = j->nprocs <= cores ? BIND_KIND_CORE : BIND_KIND_NONE;
-        log_debug("job %llu: %u rank(s) here, %u core(s): bound to %s by default",
-                  (unsigned long long)j->id, j->nprocs, cores, bind_kind_name(j->bind_kind));
+        uint32_t pus = bind_topo_count(j->topo, BIND_KIND_HWTHREAD);
+        j->bind_kind = nthreads <= cores ? BIND_KIND_CORE
+                       : nthreads <= pus ? BIND_KIND_HWTHREAD
+                                         : BIND_KIND_NONE;
+        log_debug("job %llu: %u thread(s) run its %u rank(s) here, %u core(s), %u hardware "
+                  "thread(s): bound to %s by default",
+                  (unsigned long long)j->id, nthreads, j->nprocs, cores, pus,
+                  bind_kind_name(j->bind_kind));
     }
     return 0;
 }

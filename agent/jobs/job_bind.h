@@ -7,11 +7,14 @@
  * is the agent's count of the ranks of its other running jobs, so that small jobs side by side
  * start on different cores instead of all on core 0.
  *
- * The default (BIND_DEFAULT): core when this node's ranks fit its cores (each rank then has a
- * core of its own, and keeps its caches, as Open MPI does), else none: with more ranks than
- * cores, a rank pinned to a busy core could not take a core that falls idle, and the carriers
- * that run an oversubscribed job already number one per CPU and balance their ranks between
- * them (docs/USER.md "Binding").
+ * The default (BIND_DEFAULT) looks at the threads, not the ranks: core when they fit the
+ * node's cores, hwthread when they fit its hardware threads, else none.  So a job whose ranks
+ * fit the cores gets a core per rank (it keeps its caches and is never moved, as with Open
+ * MPI); an oversubscribed job on carriers (one per CPU) gets its carriers spread one per core,
+ * and they balance the ranks between them in user space; an oversubscribed job with a thread
+ * per rank (a program with thread-local variables) is left to the kernel, since a rank pinned
+ * to a busy core could not take a core that falls idle (docs/USER.md "Binding", the binding
+ * rows of make bench).
  *
  * All of it runs on the job thread, between the creation of the threads and the opening of
  * the start gate, so no user code runs before its thread is pinned and reported. */
@@ -24,9 +27,10 @@
 
 struct job;
 
-/* Decides the kind (j->bind_kind) and loads the topology when it is needed.  0, or a negative
- * errno with the job's failure in reason (the binding was asked for and cannot be done). */
-int job_bind_prepare(struct job *j, char *reason, size_t rlen);
+/* Decides the kind (j->bind_kind) for nthreads threads that run the ranks and loads the
+ * topology when it is needed.  0, or a negative errno with the job's failure in reason (the
+ * binding was asked for and cannot be done). */
+int job_bind_prepare(struct job *j, uint32_t nthreads, char *reason, size_t rlen);
 
 /* Pins the job's thread number index.  0, or a negative errno with reason; a failure to apply
  * the default binding is only logged (the job runs unbound). */

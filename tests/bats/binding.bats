@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # tmpi-launch --bind-to and --report-bindings (tmpi-launch(1) "Binding"): the report names
 # objects of this machine, every rank's own thread has exactly the CPUs its line reports, the
-# default binds to cores only when the ranks fit them, and the same holds across two agents
-# and with ranks on carriers.  Option spellings and bad values: launch_spellings.bats.
+# default binds to cores only when the threads that run the ranks (rank threads or carriers)
+# fit them, and the same holds across two agents and with ranks on carriers.  Option spellings and bad values: launch_spellings.bats.
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -52,8 +52,9 @@ affinity_of() {
 }
 
 # check_ranks N KIND: ranks 0..N-1 each have one line "bound to KIND ..." (KIND core: a core
-# of this machine, with hwloc's PUs for it) or "not bound" (KIND none: every CPU we have), and
-# the CPUs the line reports are exactly the ones the rank's thread has, which it runs on.
+# of this machine, with hwloc's PUs for it; cpu: a core or one hardware thread of it) or "not
+# bound" (KIND none: every CPU we have), and the CPUs the line reports are exactly the ones the
+# rank's thread has, which it runs on.
 check_ranks() {
     local n=$1 kind=$2 r line cpus aff cpu core cores all
     cores=$(ncores)
@@ -67,7 +68,7 @@ check_ranks() {
             fail "rank $r: reported cpus $cpus, its thread has $(expand "$aff")"
         [[ " $cpus " == *" $cpu "* ]] || fail "rank $r runs on cpu $cpu, outside $cpus"
         case $kind in
-        core)
+        core | cpu)
             [[ "$line" =~ \]\ bound\ to\ core\ ([0-9]+)\[hwt\ [0-9,-]+\]:\ [][B./]+\  ]] ||
                 fail "rank $r: expected 'bound to core C[hwt H]: LAYOUT', got: $line"
             core=${BASH_REMATCH[1]}
@@ -75,7 +76,14 @@ check_ranks() {
             if command -v hwloc-calc >/dev/null; then
                 local want
                 want=$(expand "$(hwloc-calc --physical-output --intersect pu "core:$core")")
-                [ "$want" = "$cpus" ] || fail "rank $r: core $core is PUs $want, reported $cpus"
+                if [ "$kind" = core ]; then
+                    [ "$want" = "$cpus" ] || fail "rank $r: core $core is PUs $want, reported $cpus"
+                else
+                    local c
+                    for c in $cpus; do
+                        [[ " $want " == *" $c "* ]] || fail "rank $r: cpu $c is not in core $core ($want)"
+                    done
+                fi
             fi
             ;;
         none)
@@ -101,7 +109,7 @@ check_ranks() {
     [ "$used" -eq "$n" ] || fail "expected $n different cores, got $used"
 }
 
-@test "binding: the default binds to cores when the ranks fit, to nothing when they do not" {
+@test "binding: by default rank threads that fit the cores are bound, more are not; carriers are" {
     need_agent
     local cores
     cores=$(ncores)
@@ -109,9 +117,16 @@ check_ranks() {
     expect_status 0
     check_ranks 1 core
     local n=$((2 * cores + 1))
-    run --separate-stderr timeout 60 "$LAUNCH_BIN" -n "$n" --report-bindings "$(prog affinity)"
+    # one thread per rank, more threads than cores: left to the kernel
+    TMPI_RANK_SWITCHING=kernel run --separate-stderr timeout 60 "$LAUNCH_BIN" \
+        -x TMPI_RANK_SWITCHING -n "$n" --report-bindings "$(prog affinity)"
     expect_status 0
     check_ranks "$n" none
+    # the same ranks on carriers (one per CPU): the carriers are spread over the cores
+    TMPI_RANK_SWITCHING=user run --separate-stderr timeout 60 "$LAUNCH_BIN" \
+        -x TMPI_RANK_SWITCHING -n "$n" --report-bindings "$(prog affinity)"
+    expect_status 0
+    check_ranks "$n" cpu
 }
 
 @test "binding: --bind-to none leaves every rank thread the full mask" {

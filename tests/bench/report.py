@@ -215,6 +215,7 @@ def write(store, cfg, im, outdir, quick):
 
     net_sections(w, st, cfg, outdir)
     rma_sections(w, st)
+    binding_sections(w, st, cfg)
 
     # ---- collectives
     cv = View(st, "coll")
@@ -522,6 +523,37 @@ def net_sections(w, st, cfg, outdir):
 
 
 RMA_OPS = {"put": "Put + flush", "fop": "Fetch_and_op + flush", "halo": "halo exchange + fence"}
+
+
+# The ping-pong sizes the binding table shows (the figure measures every power of two).
+BIND_PP_SIZES = {8, 1024, 65536}
+
+
+def binding_sections(w, st, cfg):
+    """TMPI's tmpi-launch --bind-to choices (figure binding), us per hop."""
+    keys = [k for k in keys_of(st, "binding") if k[0] != "pingpong" or k[2] in BIND_PP_SIZES]
+    if not keys:
+        return
+    w("## Binding: `tmpi-launch --bind-to` (TMPI only; us per hop)\n\n")
+    w("The default binds to core when the threads that run a node's ranks fit its cores and "
+      "binds nothing otherwise (tmpi-launch(1) \"Binding\"): here the 2-rank jobs' default and "
+      "the 16-rank ring on carriers' default (rank_switching auto: one carrier thread per CPU, "
+      "pinned one per core) are `core`; the 16-rank ring with a thread per rank "
+      "(`TMPI_RANK_SWITCHING=kernel`) defaults to `none`, and `--bind-to core` pins 8 rank "
+      "threads to each core. Runs alternate default, core, none.")
+    if cfg.get("load"):
+        w(f" Load average before the runs: {cfg['load'][0]:.1f} / {cfg['load'][1]:.1f} / "
+          f"{cfg['load'][2]:.1f} (min / median / max).")
+    w("\n\n")
+    v = View(st, "binding")
+    names = ["default", "core", "none"]
+    order = ["pingpong", "ring", "ring, a thread per rank"]
+    rows = []
+    for key in sorted(keys, key=lambda k: (order.index(k[0]) if k[0] in order else 9, k[1], k[2])):
+        rows.append([key[0], key[1], size_label(key[2])] + [v.cell(n, key) for n in names])
+    w(table(rows, ["job", "ranks", "size"] + ["`--bind-to " + n + "`" if n != "default" else "default"
+                                                for n in names]))
+    w("\n")
 
 
 def rma_sections(w, st):

@@ -119,13 +119,13 @@ class Impls:
         return cmd + [str(a) for a in args]
 
 
-def build_programs(im):
+def build_programs(im, impls=IMPLS):
     probe = os.path.join(im.bindir, "memprobe")
     src = os.path.join(HERE, "memprobe.c")
     if not os.path.exists(probe) or os.path.getmtime(probe) < os.path.getmtime(src):
         os.makedirs(im.bindir, exist_ok=True)
         sh(["cc", "-O2", "-o", probe, src])
-    for impl in IMPLS:
+    for impl in impls:
         d = os.path.join(im.bindir, impl)
         os.makedirs(d, exist_ok=True)
         for p in PROGRAMS:
@@ -490,7 +490,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="shorter points and problems (a few minutes)")
     ap.add_argument("--runs", type=int, default=5, help="runs per figure and implementation (>= 5 for medians)")
-    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,halo,launch,memory,net,rma")
+    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,halo,launch,memory,net,rma,binding")
     ap.add_argument("--build", default=os.path.join(TOP, "build"))
     ap.add_argument("--out", default=os.path.join(TOP, "docs", "bench"))
     ap.add_argument("--no-install", action="store_true", help="do not apt-get missing packages")
@@ -501,9 +501,12 @@ def main():
     only = set(x for x in a.only.split(",") if x)
     want = lambda f: not only or f in only
 
-    if not a.no_install:
+    # the binding figure is TMPI's alone: run by itself it needs no peer and no plot
+    tmpi_only = bool(only) and only <= TMPI_ONLY_FIGS
+    if not a.no_install and not tmpi_only:
         ensure_packages()
-    for tool in ["mpicc.openmpi", "mpicc.mpich", "mpirun.openmpi", "mpiexec.mpich", "gnuplot"]:
+    for tool in [] if tmpi_only else ["mpicc.openmpi", "mpicc.mpich", "mpirun.openmpi",
+                                      "mpiexec.mpich", "gnuplot"]:
         if not shutil.which(tool):
             sys.exit(f"bench: {tool} not found (install {' '.join(PACKAGES)})")
     if not os.path.exists(os.path.join(a.build, "agent", "tmpid")):
@@ -514,7 +517,7 @@ def main():
     workdir = tempfile.mkdtemp(prefix="tmpi-bench.")
     agent = Agent(a.build, workdir, "warm")
     im = Impls(a.build, os.path.join(a.build, "bench"), agent.sock)
-    build_programs(im)
+    build_programs(im, ["tmpi"] if tmpi_only else IMPLS)
     st = Store()
     cfg = {"quick": quick, "runs": a.runs, "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
            "agent_cmd": agent.cmd, "cflags": CFLAGS}
@@ -561,6 +564,8 @@ def main():
             rma_figure(st, im, a, T, cap, workdir)
         if want("launch"):
             launch_figure(st, im, a, quick, workdir)
+        if want("binding"):
+            binding_figure(st, im, a, T, cap)
         if want("memory"):
             memory_figure(st, im, a, quick, workdir)
     finally:
@@ -577,6 +582,44 @@ def main():
     import report
     report.write(st, cfg, im, a.out, quick)
     log(f"done in {cfg['elapsed']:.0f} s; see {a.out}/RESULTS.md")
+
+
+# Figures that run TMPI alone (no peer to compare with).
+TMPI_ONLY_FIGS = {"binding"}
+# tmpi-launch --bind-to choices the binding figure compares (key: its column in the report).
+BIND_VARIANTS = [("default", []), ("core", ["--bind-to", "core"]), ("none", ["--bind-to", "none"])]
+
+
+def binding_figure(st, im, a, T, cap):
+    """TMPI's --bind-to choices (issue 19), alternating run by run: a 2-rank ping-pong and a
+    2-rank ring (the ranks fit the cores: the default binds to core), and a 16-rank ring
+    (oversubscribed: the default binds nothing), on carriers (rank_switching auto) and with one
+    thread per rank (TMPI_RANK_SWITCHING=kernel).  Keys: (job, ranks, size); us per hop."""
+    fig = "binding"
+    jobs = [("pingpong", 2, "pingpong", ["-t", T, "-min", 8, "-max", 65536], []),
+            ("ring", 2, "ring", ["-t", T], []),
+            ("ring", 16, "ring", ["-t", T], []),
+            ("ring, a thread per rank", 16, "ring", ["-t", T],
+             ["-x", "TMPI_RANK_SWITCHING=kernel"])]
+    launcher = os.path.join(im.build, "launcher", "tmpi-launch")
+    for rep in range(a.runs):
+        gbps = machine_probe(im)
+        for (label, n, prog, args, extra) in jobs:
+            for name, opts in BIND_VARIANTS:
+                cmd = [launcher, "--agent", im.sock] + opts + extra + \
+                      ["-n", str(n), im.prog("tmpi", prog)] + [str(x) for x in args]
+                if rep == 0:
+                    st.cmds.setdefault(fig, {}).setdefault(name, []).append(cmd)
+                rc, so, se, sec = run_cmd(cmd, cap)
+                if rc is None:
+                    st.capped[(fig, name, (label, n, 0))] = cap
+                    log(f"binding: {label} n={n} {name} timed out after {cap} s (capped)")
+                    continue
+                if rc != 0 or "VALIDATION FAILED" in se:
+                    raise Failure(f"binding: {' '.join(cmd)} failed (rc {rc}):\n{se[-3000:]}")
+                for r in parse_results(so):
+                    st.add(fig, name, (label, n, int(r.get("size", 4))), r["usec"], probe=gbps)
+                log(f"binding run {rep + 1}/{a.runs}: {label} n={n} --bind-to {name} {sec:.1f} s")
 
 
 LAUNCH_N = [1, 8, 64, 256]
