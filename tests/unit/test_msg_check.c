@@ -50,6 +50,10 @@ int main(void)
     placement(&n1, "node1", b, 2);
     job_assign(&ja, nodes, 2, 4);
     CHECK_EQ(msg_check_assign(&ja, err, sizeof err), 0);
+    ja.bind_to = (Tmpi__BindTo)-1;
+    refused(msg_check_assign(&ja, err, sizeof err), err, "unknown binding kind -1");
+    ja.bind_to = TMPI__BIND_TO__BIND_CORE;
+    CHECK_EQ(msg_check_assign(&ja, err, sizeof err), 0);
 
     /* A node with no ranks: refused even when the others hold every rank. */
     uint32_t all[] = {0, 1, 2, 3};
@@ -103,6 +107,11 @@ int main(void)
     s.n_env = 1;
     refused(msg_check_submit(&s, err, sizeof err), err, "bad environment variable name");
     s.n_env = 0;
+    s.bind_to = TMPI__BIND_TO__BIND_PACKAGE;
+    CHECK_EQ(msg_check_submit(&s, err, sizeof err), 0);
+    s.bind_to = (Tmpi__BindTo)7;
+    refused(msg_check_submit(&s, err, sizeof err), err, "unknown binding kind 7 (--bind-to)");
+    s.bind_to = TMPI__BIND_TO__BIND_DEFAULT;
     s.nprocs = 0;
     refused(msg_check_submit(&s, err, sizeof err), err, "a job needs 1 to");
 
