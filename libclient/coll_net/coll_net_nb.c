@@ -18,8 +18,10 @@
  * envelope cache may lend envelopes to other ranks' mailboxes until those are gone. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll_net.h"
 #include "request.h"
@@ -40,6 +42,25 @@ struct tm_cprog {
     struct tm_tplan *plan; /* tree-file walk (coll_treerun.c): the thread only */
     struct tm_cprog *next; /* job->progs (job->progs_lock) */
 };
+
+static void *prog_main(void *arg);
+
+/* The runner works for every member of its group, so it must not inherit the pinning of the
+ * member that happens to start it (tmpi-launch --bind-to pins each rank's thread): it would then
+ * run only when that rank's core is free, e.g. never while the rank computes.  It takes the
+ * process's own mask instead (the job host's main thread, which is never pinned). */
+static int runner_start(struct tm_cprog *p)
+{
+    pthread_attr_t attr;
+    int err = pthread_attr_init(&attr);
+    if (err) return err;
+    cpu_set_t all;
+    if (sched_getaffinity(getpid(), sizeof all, &all) == 0)
+        (void)pthread_attr_setaffinity_np(&attr, sizeof all, &all); /* best effort: inherit */
+    err = pthread_create(&p->thread, &attr, prog_main, p);
+    pthread_attr_destroy(&attr);
+    return err;
+}
 
 /* Context of the non-blocking rounds' messages (coll_net.c has the even ones). */
 static int nb_ctx(const struct tm_comm *c)
@@ -165,7 +186,7 @@ int tm_cnet_nb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
     if (!p->started && !p->stop) {
         /* In the agent this thread counts as one the creating rank started (interpose): its
          * crash fails the job like the rank's own would. */
-        err = pthread_create(&p->thread, NULL, prog_main, p);
+        err = runner_start(p);
         p->started = err == 0;
     }
     pthread_cond_signal(&p->cond);

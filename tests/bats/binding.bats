@@ -195,3 +195,19 @@ check_ranks() {
     grep -q '^\[node1:rank ' <<<"$stderr" || fail "no line from node1"
     grep -q '^\[node2:rank ' <<<"$stderr" || fail "no line from node2"
 }
+
+@test "binding: a thread libtmpi starts for a pinned rank (the Ibarrier runner) is not pinned" {
+    start_cluster 2
+    run --separate-stderr timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" \
+        --hostfile "$CLUSTER_HOSTFILE" -n 4 --bind-to core "$(prog runner_mask)"
+    expect_status 0
+    grep -qx done <<<"$output" || fail "rank 0 did not finish"
+    local all n=0 list
+    all=$(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')
+    while read -r list; do
+        n=$((n + 1))
+        [ "$(expand "$list" | wc -w)" -eq "$all" ] ||
+            fail "a thread started after MPI_Ibarrier is pinned to $list (expected all $all CPUs)"
+    done < <(sed -n 's/^new thread [0-9]* cpus //p' <<<"$output")
+    ((n > 0)) || fail "no thread appeared after MPI_Ibarrier across nodes"
+}
