@@ -51,7 +51,8 @@ int job_bind_prepare(struct job *j, uint32_t nthreads, char *reason, size_t rlen
 int job_bind_thread(struct job *j, uint32_t index, pthread_t thread, char *reason, size_t rlen)
 {
     if (j->bind_kind == BIND_KIND_NONE || !j->topo) return 0;
-    int r = bind_thread(j->topo, j->bind_kind, j->bind_first + index, thread);
+    uint32_t first = j->bind_first + (j->global_rank ? (uint32_t)j->global_rank[0] : 0);
+    int r = bind_thread(j->topo, j->bind_kind, first + index, thread);
     if (r == 0) return 0;
     if (j->bind_to == BIND_KIND_DEFAULT) {
         log_warning("job %llu: cannot bind thread %u to a %s (%s): it runs unbound",

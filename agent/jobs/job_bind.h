@@ -3,9 +3,11 @@
  *
  * The threads pinned are the ones that run ranks: one per rank, or under user-level switching
  * (carrier.h) the carriers, since a carried rank runs on whichever carrier resumes it.  Thread
- * k (local rank, or carrier, order) takes object (bind_first + k) mod n of the kind; bind_first
- * is the agent's count of the ranks of its other running jobs, so that small jobs side by side
- * start on different cores instead of all on core 0.
+ * k (local rank, or carrier, order) takes object (first + k) mod n of the kind, where first is
+ * bind_first, the agent's count of the ranks of its other running jobs, plus the global rank of
+ * this node's first rank: small jobs side by side, and the nodes of a job whose agents share
+ * one machine (a test cluster on loopback), then start on different cores instead of all on
+ * core 0; on a cluster of equal nodes the second term is usually a multiple of the cores.
  *
  * The default (BIND_DEFAULT) looks at the threads, not the ranks: core when they fit the
  * node's cores, hwthread when they fit its hardware threads, else none.  So a job whose ranks

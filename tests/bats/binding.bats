@@ -194,6 +194,16 @@ check_ranks() {
     if ((cores >= 2)); then check_ranks 4 core; else check_ranks 4 any; fi
     grep -q '^\[node1:rank ' <<<"$stderr" || fail "no line from node1"
     grep -q '^\[node2:rank ' <<<"$stderr" || fail "no line from node2"
+    # one rank per node: the two agents share this machine, and the second node's rank starts
+    # at its global rank's core, not at core 0 like the first's
+    run --separate-stderr timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" \
+        --hostfile "$(cluster_hostfile 1)" -n 2 --report-bindings "$(prog affinity)"
+    expect_status 0
+    if ((cores >= 2)); then
+        check_ranks 2 core
+        [ "$(grep -oE 'bound to core [0-9]+' <<<"$stderr" | sort -u | wc -l)" -eq 2 ] ||
+            fail "the ranks of the two nodes share a core"
+    fi
 }
 
 @test "binding: a thread libtmpi starts for a pinned rank (the Ibarrier runner) is not pinned" {
