@@ -79,10 +79,17 @@ static void send_line(struct job *j, struct rank *r, const char *text)
 
 void job_bind_report(struct job *j)
 {
-    if (!j->report_bindings || !j->topo) return;
+    if (!j->report_bindings) return;
     char desc[BIND_LINE_MAX], line[BIND_LINE_MAX + 160];
     for (uint32_t i = 0; i < j->nprocs; i++) {
         struct rank *r = &j->ranks[i];
+        if (!j->topo) {
+            /* the default went on unbound (logged): say so rather than stay silent */
+            snprintf(line, sizeof line, "[%s:rank %d] not bound: the CPU topology is unknown\n",
+                     j->agent->cfg.name, r->info.rank);
+            send_line(j, r, line);
+            continue;
+        }
         pthread_t th = r->thread;
         char carrier[64] = "";
         if (r->carried && j->cpool) {
