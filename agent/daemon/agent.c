@@ -19,6 +19,7 @@
 #include "control.h"
 #include "fault.h"
 #include "job.h"
+#include "job_id.h"
 #include "jobhost.h"
 #include "job_member.h"
 #include "job_link.h"
@@ -198,6 +199,7 @@ static int setup(struct agent *a)
     progcache_init(&a->cache, a->cfg.program_cache);
     pool_init(&a->pool, a->cfg.pool_size);
     svc_init(a);
+    a->node_number = job_id_node_number(a->cfg.node_number, a->cfg.name, a->cfg.key_file != NULL);
 
     a->base = event_base_new();
     if (!a->base) {

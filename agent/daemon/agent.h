@@ -36,7 +36,8 @@ struct agent {
     /* Loop thread only. */
     struct job *jobs;
     uint32_t njobs;
-    uint64_t next_job_id;
+    uint64_t next_job_id; /* the sequence part of job ids (job_id.h) */
+    uint32_t node_number; /* their node part, fixed at start */
     int shutting_down;
     struct job_history ended; /* listed as "ended" for ended_job_keep_sec */
     struct event *sig_term, *sig_int, *sig_hup, *watchdog, *shutdown_timer;

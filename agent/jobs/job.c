@@ -14,6 +14,7 @@
 #include "agent.h"
 #include "carrier.h"
 #include "frame.h"
+#include "job_id.h"
 #include "job_limits.h"
 #include "job_link.h"
 #include "job_member.h"
@@ -251,7 +252,7 @@ static int job_build(struct agent *a, const struct job_spec *s, uid_t uid, struc
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&j->client_mu, NULL);
     atomic_init(&j->state, JOB_LOADING);
-    j->id = ++a->next_job_id;
+    j->id = job_id_next(a);
     *ret = j;
     return 0;
 }
@@ -330,6 +331,8 @@ int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct buffereven
     snprintf(j->owner, sizeof j->owner, "%s", ja->owner ? ja->owner : "?");
     snprintf(j->coordinator, sizeof j->coordinator, "%s", ja->coordinator ? ja->coordinator : "");
     j->coord_job_id = ja->coordinator_job_id;
+    /* one id on every node (job_id.h); 0: a coordinator that does not send it */
+    if (ja->coordinator_job_id) j->id = ja->coordinator_job_id;
     j->gid = ja->owner_gid;
     j->umask = ja->umask & 0777;
     j->umask_set = ja->umask_set;

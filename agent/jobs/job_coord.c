@@ -13,6 +13,7 @@
 
 #include "agent.h"
 #include "frame.h"
+#include "job_id.h"
 #include "log.h"
 #include "mesh.h"
 #include "msg_check.h"
@@ -484,7 +485,7 @@ int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, gid_t gid,
     else
         snprintf(co->owner, sizeof co->owner, "%u", (unsigned)uid);
     randombytes_buf(&co->uid, sizeof co->uid);
-    co->id = ++a->next_job_id;
+    co->id = job_id_next(a);
     co->nnodes = (int)s->n_nodes;
     for (int i = 0; i < co->nnodes; i++) {
         struct coord_node *n = &co->nodes[i];
