@@ -16,6 +16,7 @@
 
 #include "agent_run.h"
 #include "cgroup.h"
+#include "cluster.h"
 #include "control.h"
 #include "fault.h"
 #include "job.h"
@@ -169,9 +170,15 @@ static void on_data_accept(void *arg, const uint8_t join[MESH_JOIN_SIZE], uint32
     job_link_accept(arg, join, channel, fd, peer);
 }
 
+static void on_node_query(void *arg, struct mesh_conn *c, const Tmpi__NodeQuery *q)
+{
+    cluster_answer(arg, c, q);
+}
+
 static const struct mesh_accept_ops mesh_to_jobs = {
     .job_assign = on_job_assign,
     .data_accept = on_data_accept,
+    .node_query = on_node_query,
 };
 
 /* Everything the loop needs: libraries, fault handlers, caches, the event base, the mesh,

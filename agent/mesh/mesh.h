@@ -42,6 +42,10 @@ struct mesh_accept_ops {
      * knows); peer ("address (name)") is for its messages. */
     void (*data_accept)(void *arg, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel, int fd,
                         const char *peer);
+    /* An authenticated incoming control connection asked about this agent (tmpictl nodes,
+     * jobs --all on another node): the callee answers with mesh_send and closes it
+     * (mesh_conn_close); q is valid during the call only. */
+    void (*node_query)(void *arg, struct mesh_conn *c, const Tmpi__NodeQuery *q);
 };
 void mesh_set_accept_ops(struct agent *a, const struct mesh_accept_ops *ops, void *arg);
 

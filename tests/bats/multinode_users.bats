@@ -210,7 +210,7 @@ only_ended_jobs() {
     [[ "$output" == *'"owner":"'"$UA"'"'*'"state":"running"'*'"coordinator":"node1"'* ]] ||
         { echo "node3's part: expected $UA's running job coordinated by node1, got: $output"; false; }
     local id
-    id=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' <<<"$output")
+    id=$(sed -n 's/.*"id":"\([0-9]*\)".*/\1/p' <<<"$output")
     # another user may not cancel it
     run as "$UB" "$TMPI_BUILD/launcher/tmpictl" --agent "${SOCKS[2]}" cancel "$id"
     [ "$status" -ne 0 ]
