@@ -152,9 +152,7 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
     node_finish(n, n->report ? CQ_UP : CQ_DOWN, n->report ? NULL : "out of memory");
 }
 
-static void on_drain(void *arg, struct mesh_conn *c)
-{
-}
+static void on_drain(void *arg, struct mesh_conn *c) {}
 
 static void on_close(void *arg, struct mesh_conn *c, int err, const char *why)
 {
@@ -218,8 +216,10 @@ static void deliver(struct cluster_query *q)
     struct agent *a = q->a;
     size_t np = mesh_npeers(a);
     struct mesh_peer_info *known = np ? calloc(np, sizeof *known) : NULL;
-    if (known) np = mesh_peers(a, known, np);
-    else np = 0;
+    if (known)
+        np = mesh_peers(a, known, np);
+    else
+        np = 0;
     Tmpi__NodeInfo *infos = calloc(q->n + 1, sizeof *infos);
     Tmpi__NodeInfo **ptrs = calloc(q->n + 1, sizeof *ptrs);
     Tmpi__JobInfo *local = NULL, **localp = NULL;
@@ -255,8 +255,7 @@ static void deliver(struct cluster_query *q)
     merged = calloc(total + 1, sizeof *merged);
     mergedp = calloc(total + 1, sizeof *mergedp);
     node_names = calloc(total + 1, sizeof *node_names);
-    if (!all || !owner_node || !merged || !mergedp || !node_names || (nlocal && !localp))
-        goto oom;
+    if (!all || !owner_node || !merged || !mergedp || !node_names || (nlocal && !localp)) goto oom;
     size_t k = 0;
     for (size_t j = 0; j < nlocal; j++) {
         owner_node[k] = a->cfg.name;
@@ -275,7 +274,8 @@ static void deliver(struct cluster_query *q)
         merged[m].nodes = node_names + used;
         merged[m].n_nodes = 0;
         for (size_t j = 0; j < k; j++)
-            if (all[j]->id == merged[m].id) merged[m].nodes[merged[m].n_nodes++] = (char *)owner_node[j];
+            if (all[j]->id == merged[m].id)
+                merged[m].nodes[merged[m].n_nodes++] = (char *)owner_node[j];
         used += merged[m].n_nodes;
         mergedp[m] = &merged[m];
     }

@@ -26,6 +26,7 @@
 #include "job_link.h"
 #include "log.h"
 #include "mesh.h"
+#include "metrics_http.h"
 #include "privs.h"
 #include "svc_init.h"
 
@@ -222,6 +223,8 @@ static int setup(struct agent *a)
     (void)privs_drop();
     r = control_listen(a);
     if (r < 0) return r;
+    r = metrics_http_start(a);
+    if (r < 0) return r;
     a->sig_term = evsignal_new(a->base, SIGTERM, on_signal, a);
     a->sig_int = evsignal_new(a->base, SIGINT, on_signal, a);
     a->sig_hup = evsignal_new(a->base, SIGHUP, on_hangup, a);
@@ -240,6 +243,7 @@ static int setup(struct agent *a)
 static void teardown(struct agent *a)
 {
     control_free_all(a);
+    metrics_http_stop(a);
     mesh_close(a);
     if (a->sig_term) event_free(a->sig_term);
     if (a->sig_int) event_free(a->sig_int);

@@ -253,6 +253,7 @@ static int job_build(struct agent *a, const struct job_spec *s, uid_t uid, struc
     pthread_mutex_init(&j->client_mu, NULL);
     atomic_init(&j->state, JOB_LOADING);
     j->id = job_id_next(a);
+    j->created_at = agent_now();
     *ret = j;
     return 0;
 }
@@ -851,6 +852,22 @@ static void member_ranks_ended(struct job *j)
     pthread_mutex_unlock(&j->mu);
 }
 
+/* A member host's data-link traffic, for its agent's metrics: sent before JobUnloaded, after
+ * which the host leaves. */
+static void send_link_traffic(struct job *j)
+{
+    Tmpi__ChannelTraffic ch[2];
+    Tmpi__ChannelTraffic *chp[2] = {&ch[0], &ch[1]};
+    job_net_traffic(j->net, ch);
+    Tmpi__LinkTraffic lt = TMPI__LINK_TRAFFIC__INIT;
+    lt.n_channels = 2;
+    lt.channels = chp;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_LINK_TRAFFIC;
+    env.link_traffic = &lt;
+    (void)job_send(j, &env);
+}
+
 static void send_job_unloaded(struct job *j)
 {
     Tmpi__JobUnloaded ju = TMPI__JOB_UNLOADED__INIT;
@@ -907,7 +924,10 @@ static void *job_thread(void *arg)
 
     if (j->failed) atomic_fetch_add(&a->jobs_failed, 1);
     send_job_end(j);
-    if (j->net) send_job_unloaded(j);
+    if (j->net) {
+        send_link_traffic(j);
+        send_job_unloaded(j);
+    }
     for (uint32_t k = 0; k < j->napps; k++) {
         progcache_release(&a->cache, j->apps[k].prog);
         j->apps[k].prog = NULL;

@@ -132,4 +132,11 @@ void mesh_join_decode(const uint8_t in[MESH_JOIN_SIZE], uint64_t *uid, uint32_t 
 void mesh_stats(const struct agent *a, const char **ret_listen, uint64_t *ret_accepted,
                 uint64_t *ret_failures);
 
+/* Frames (and their bytes, headers included) of the control channel: job coordination,
+ * heartbeats, pings and queries.  Any thread. */
+struct mesh_traffic {
+    uint64_t frames_sent, bytes_sent, frames_received, bytes_received;
+};
+void mesh_traffic(const struct agent *a, struct mesh_traffic *ret);
+
 #endif

@@ -24,8 +24,8 @@ void ctl_print_nodes(const Tmpi__NodesReply *r)
             snprintf(load, sizeof load, "%.2f %.2f %.2f", n->load1, n->load5, n->load15);
             snprintf(cpus, sizeof cpus, "%" PRIu32, n->ncpus);
         }
-        printf("%-16s %-24s %-8s %5s %6s %16s %5s  %s\n", str(n->name, "-"),
-               str(n->address, "-"), str(n->state, "?"), jobs, ranks, load, cpus,
+        printf("%-16s %-24s %-8s %5s %6s %16s %5s  %s\n", str(n->name, "-"), str(n->address, "-"),
+               str(n->state, "?"), jobs, ranks, load, cpus,
                n->self ? "(this agent)" : str(n->error, ""));
     }
 }
@@ -49,8 +49,7 @@ void ctl_print_jobs_all(const Tmpi__JobsReply *r)
         snprintf(rt, sizeof rt, "%.1fs", j->runtime_sec < 0 ? 0 : j->runtime_sec);
         snprintf(owner, sizeof owner, "%" PRIu32, j->owner_uid);
         printf("%-*" PRIu64 " %-12s %6" PRIu32 " %-8s %10s  %-24s %s\n", w, j->id,
-               str(j->owner, owner), j->nprocs, str(j->state, ""), rt, nodes,
-               str(j->program, ""));
+               str(j->owner, owner), j->nprocs, str(j->state, ""), rt, nodes, str(j->program, ""));
     }
     for (size_t i = 0; i < r->n_nodes; i++) {
         const Tmpi__NodeInfo *n = r->nodes[i];
