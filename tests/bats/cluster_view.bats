@@ -152,3 +152,24 @@ assert sorted(n["state"] for n in r["nodes"]) == ["up", "up", "up"], r["nodes"]
     expect_status 0
     expect_states 1 up
 }
+
+@test "job ids: [mesh] node_number is their high part; two agents with one number refuse a clash" {
+    local conf="$BATS_TEST_TMPDIR/node.conf" out="$BATS_TEST_TMPDIR/out" pid
+    printf '[mesh]\nnode_number = 7\n' >"$conf"
+    start_cluster 2 --config "$conf"
+    # node1's first job: 7 * 10^9 + 1
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" -n 1 "$(prog sleeper)" >"$out" 2>&1 &
+    pid=$!
+    wait_for_text "$out" started
+    run tmpictl --agent "${CLUSTER_SOCKS[0]}" --json jobs
+    [[ "$output" == *'"id":"7000000001"'* ]] || { echo "$output"; false; }
+    # node2's first job has the same id and a part on node1: node1 refuses it, naming the cause
+    printf '127.0.0.1 slots=1 port=%s\n127.0.0.1 slots=1 port=%s\n' "${CLUSTER_PORTS[1]}" \
+        "${CLUSTER_PORTS[0]}" >"$BATS_TEST_TMPDIR/hosts"
+    run launch --agent "${CLUSTER_SOCKS[1]}" --hostfile "$BATS_TEST_TMPDIR/hosts" -n 2 "$(prog mn_hello)"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"job id 7000000001 is taken on node1"*"node_number"* ]] || { echo "$output"; false; }
+    run tmpictl --agent "${CLUSTER_SOCKS[0]}" cancel 7000000001
+    expect_status 0
+    wait "$pid" || true
+}
