@@ -15,8 +15,7 @@
 #include "progcache.h"
 #include "tmpi_config.h"
 
-static const double bounds[METRICS_BUCKETS] = {0.01, 0.025, 0.05, 0.1, 0.25,
-                                               0.5,  1,     2.5,  5,   10};
+static const double bounds[METRICS_BUCKETS] = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
 void metrics_observe(struct metrics_hist *h, double sec)
 {
