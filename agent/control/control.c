@@ -80,15 +80,16 @@ struct conn {
     struct job *job;     /* submitted by this connection; started or awaiting its program */
     struct coord *coord; /* or a job across several nodes this agent coordinates */
     int job_started;
-    struct progset progs;        /* the job's programs, pinned or being received */
-    int uploading;               /* a program's bytes are being received (counted in nuploads) */
-    int closing;                 /* close once the output is flushed */
-    int admin;                   /* root or the agent's user */
-    struct mesh_conn *ping;      /* a tmpictl ping in progress */
-    struct cluster_query *query; /* a tmpictl nodes or jobs --all in progress (cluster.h) */
-    double last_active;          /* monotonic s: a byte arrived or the output drained */
-    double partial_since; /* monotonic s: the first byte of the frame being received; 0: none */
-    size_t charged;       /* input bytes counted in control_state.buffered */
+    /* a tmpictl nodes or jobs --all in progress (cluster.h) */
+    struct cluster_query *query;
+    struct progset progs;   /* the job's programs, pinned or being received */
+    int uploading;          /* a program's bytes are being received (counted in nuploads) */
+    int closing;            /* close once the output is flushed */
+    int admin;              /* root or the agent's user */
+    struct mesh_conn *ping; /* a tmpictl ping in progress */
+    double last_active;     /* monotonic s: a byte arrived or the output drained */
+    double partial_since;   /* monotonic s: the first byte of the frame being received; 0: none */
+    size_t charged;         /* input bytes counted in control_state.buffered */
     struct conn *prev, *next;
 };
 
