@@ -93,7 +93,7 @@ for n in r["nodes"]:
 }
 
 @test "tmpictl: a job across two nodes has one id everywhere, jobs --all lists it once, a member cancels it" {
-    start_cluster 3
+    start_cluster 3 --log-level info
     local out="$BATS_TEST_TMPDIR/out" pid two="$BATS_TEST_TMPDIR/two"
     head -n 2 "$CLUSTER_HOSTFILE" >"$two"
     "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$two" -n 4 "$(prog sleeper)" \
@@ -131,8 +131,10 @@ assert sorted(n["state"] for n in r["nodes"]) == ["up", "up", "up"], r["nodes"]
     wait "$pid" || st=$?
     [ "$st" -eq 143 ] || { echo "expected 143, got $st:"; cat "$out"; false; }
     grep -q "job cancelled by uid $(id -u)" "$out" || { cat "$out"; false; }
-    # the coordinator's log names the job by the same id
-    grep -q "job $id1" "$BATS_TEST_TMPDIR/node1.log" || { cat "$BATS_TEST_TMPDIR/node1.log"; false; }
+    # both nodes' logs name the job by the same id
+    grep -q "job $id1: 4 ranks of .*across 2 nodes" "$BATS_TEST_TMPDIR/node1.log" ||
+        { cat "$BATS_TEST_TMPDIR/node1.log"; false; }
+    grep -q "job $id1" "$BATS_TEST_TMPDIR/node2.log" || { cat "$BATS_TEST_TMPDIR/node2.log"; false; }
 }
 
 @test "tmpictl jobs --all: a node that is down is reported, the others' jobs listed" {
