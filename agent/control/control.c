@@ -18,10 +18,12 @@
 #include "agent.h"
 #include "allow.h"
 #include "cgroup.h"
+#include "cluster.h"
 #include "frame.h"
 #include "job.h"
 #include "job_coord.h"
 #include "job_history.h"
+#include "job_info.h"
 #include "job_link.h"
 #include "job_signal.h"
 #include "jobhost.h"
@@ -78,6 +80,8 @@ struct conn {
     struct job *job;     /* submitted by this connection; started or awaiting its program */
     struct coord *coord; /* or a job across several nodes this agent coordinates */
     int job_started;
+    /* a tmpictl nodes or jobs --all in progress (cluster.h) */
+    struct cluster_query *query;
     struct progset progs;   /* the job's programs, pinned or being received */
     int uploading;          /* a program's bytes are being received (counted in nuploads) */
     int closing;            /* close once the output is flushed */
@@ -154,6 +158,8 @@ static void conn_free(struct conn *c)
 {
     mesh_ping_forget(c->ping);
     c->ping = NULL;
+    cluster_query_cancel(c->query);
+    c->query = NULL;
     if (c->coord) {
         coord_free(c->coord);
         c->coord = NULL;
@@ -437,84 +443,6 @@ static void on_chunk(struct conn *c, const Tmpi__ProgramChunk *ch)
     }
 }
 
-static void fill_job_info(Tmpi__JobInfo *ji, const struct job *j, double now)
-{
-    tmpi__job_info__init(ji);
-    ji->id = j->id;
-    ji->owner_uid = (uint32_t)j->uid;
-    ji->owner = (char *)j->owner;
-    ji->nprocs = j->nprocs;
-    ji->state = (char *)job_state_name(atomic_load(&j->state));
-    ji->runtime_sec = now - j->start_time;
-    ji->program = j->program_name;
-    ji->mem_limit = j->mem_limit;
-    ji->cpu_limit_milli = j->cpu_limit_milli;
-    if (j->host) {
-        ji->cgroup = (char *)cgroup_kind_name();
-        ji->mem_used = cgroup_job_mem_used(jobhost_cgroup(j));
-    }
-    if (j->link) {
-        ji->uid = j->link->uid;
-        ji->coordinator = (char *)j->coordinator;
-        ji->coordinator_job_id = j->coord_job_id;
-    }
-}
-
-static void fill_ended_info(Tmpi__JobInfo *ji, const struct job_record *r)
-{
-    tmpi__job_info__init(ji);
-    ji->id = r->id;
-    ji->owner_uid = (uint32_t)r->uid;
-    ji->owner = (char *)r->owner;
-    ji->nprocs = r->nprocs;
-    ji->state = (char *)job_state_name(JOB_ENDED);
-    ji->runtime_sec = r->runtime_sec;
-    ji->program = (char *)r->program;
-    ji->mem_limit = r->mem_limit;
-    ji->cpu_limit_milli = r->cpu_limit_milli;
-    ji->cgroup = (char *)r->cgroup;
-    ji->exit_status = r->exit_status;
-}
-
-/* The jobs this client may see: all for admins, else its own; running ones, then those that
- * ended within ended_job_keep.  Caller frees the arrays. */
-static size_t visible_jobs(struct conn *c, Tmpi__JobInfo **ret_infos, Tmpi__JobInfo ***ret_ptrs)
-{
-    size_t n = 0;
-    struct job_history *hist = &c->a->ended;
-    job_history_expire(hist, agent_now(), c->a->cfg.ended_job_keep_sec);
-    for (struct job *j = c->a->jobs; j; j = j->next)
-        n += is_admin(c) || j->uid == c->uid;
-    for (size_t i = 0; i < hist->n; i++)
-        n += is_admin(c) || hist->recs[i].uid == c->uid;
-    Tmpi__JobInfo *infos = calloc(n ? n : 1, sizeof *infos);
-    Tmpi__JobInfo **ptrs = calloc(n ? n : 1, sizeof *ptrs);
-    if (!infos || !ptrs) {
-        free(infos);
-        free(ptrs);
-        *ret_infos = NULL;
-        *ret_ptrs = NULL;
-        return 0;
-    }
-    double now = agent_now();
-    size_t k = 0;
-    for (struct job *j = c->a->jobs; j; j = j->next)
-        if (is_admin(c) || j->uid == c->uid) {
-            fill_job_info(&infos[k], j, now);
-            ptrs[k] = &infos[k];
-            k++;
-        }
-    for (size_t i = 0; i < hist->n; i++)
-        if (is_admin(c) || hist->recs[i].uid == c->uid) {
-            fill_ended_info(&infos[k], &hist->recs[i]);
-            ptrs[k] = &infos[k];
-            k++;
-        }
-    *ret_infos = infos;
-    *ret_ptrs = ptrs;
-    return k;
-}
-
 static void on_status(struct conn *c)
 {
     struct agent *a = c->a;
@@ -580,7 +508,7 @@ static void on_status(struct conn *c)
     st.n_limits = LIM_COUNT;
     st.limits = limp;
     Tmpi__JobInfo *infos;
-    st.n_jobs = visible_jobs(c, &infos, &st.jobs);
+    st.n_jobs = job_info_visible(c->a, c->uid, is_admin(c), &infos, &st.jobs);
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_STATUS_REPLY;
     env.status_reply = &st;
@@ -596,13 +524,31 @@ static void on_jobs(struct conn *c)
 {
     Tmpi__JobsReply jr = TMPI__JOBS_REPLY__INIT;
     Tmpi__JobInfo *infos;
-    jr.n_jobs = visible_jobs(c, &infos, &jr.jobs);
+    jr.n_jobs = job_info_visible(c->a, c->uid, is_admin(c), &infos, &jr.jobs);
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_JOBS_REPLY;
     env.jobs_reply = &jr;
     conn_send(c, &env);
     free(infos);
     free(jr.jobs);
+}
+
+static void cluster_done(void *arg, const Tmpi__Envelope *reply)
+{
+    struct conn *c = arg;
+    c->query = NULL;
+    conn_send(c, reply);
+}
+
+/* tmpictl nodes (jobs 0) and jobs --all (jobs 1): every agent of the mesh is asked. */
+static void on_cluster(struct conn *c, int jobs)
+{
+    if (c->query) {
+        conn_error(c, -EBUSY, "a cluster query is already in progress on this connection");
+        return;
+    }
+    if (cluster_query_start(c->a, jobs, c->uid, is_admin(c), cluster_done, c, &c->query) < 0)
+        conn_error(c, -ENOMEM, "out of memory for the cluster view");
 }
 
 static void on_cancel(struct conn *c, const Tmpi__CancelJob *cj)
@@ -729,7 +675,13 @@ static int dispatch(struct conn *c, const Tmpi__Envelope *env)
         on_status(c);
         break;
     case TMPI__ENVELOPE__MSG_JOBS_REQUEST:
-        on_jobs(c);
+        if (env->jobs_request->all)
+            on_cluster(c, 1);
+        else
+            on_jobs(c);
+        break;
+    case TMPI__ENVELOPE__MSG_NODES_REQUEST:
+        on_cluster(c, 0);
         break;
     case TMPI__ENVELOPE__MSG_PING_PEER:
         on_ping(c, env->ping_peer);
@@ -921,7 +873,8 @@ static void sweep_cb(evutil_socket_t fd, short what, void *arg)
             refusal(LIM_MESSAGE_TIMEOUT, "closing the connection of pid %d (uid %u): %s",
                     (int)c->pid, (unsigned)c->uid, msg);
             conn_drop(c, -ETIMEDOUT, msg);
-        } else if (!c->job_started && !c->ping && now - c->last_active > a->cfg.idle_timeout_sec) {
+        } else if (!c->job_started && !c->ping && !c->query &&
+                   now - c->last_active > a->cfg.idle_timeout_sec) {
             snprintf(msg, sizeof msg, "nothing sent for %u s (idle_timeout)",
                      a->cfg.idle_timeout_sec);
             refusal(LIM_IDLE_TIMEOUT, "closing the connection of pid %d (uid %u): %s", (int)c->pid,

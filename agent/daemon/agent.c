@@ -16,14 +16,17 @@
 
 #include "agent_run.h"
 #include "cgroup.h"
+#include "cluster.h"
 #include "control.h"
 #include "fault.h"
 #include "job.h"
+#include "job_id.h"
 #include "jobhost.h"
 #include "job_member.h"
 #include "job_link.h"
 #include "log.h"
 #include "mesh.h"
+#include "metrics_http.h"
 #include "privs.h"
 #include "svc_init.h"
 
@@ -168,9 +171,15 @@ static void on_data_accept(void *arg, const uint8_t join[MESH_JOIN_SIZE], uint32
     job_link_accept(arg, join, channel, fd, peer);
 }
 
+static void on_node_query(void *arg, struct mesh_conn *c, const Tmpi__NodeQuery *q)
+{
+    cluster_answer(arg, c, q);
+}
+
 static const struct mesh_accept_ops mesh_to_jobs = {
     .job_assign = on_job_assign,
     .data_accept = on_data_accept,
+    .node_query = on_node_query,
 };
 
 /* Everything the loop needs: libraries, fault handlers, caches, the event base, the mesh,
@@ -198,6 +207,7 @@ static int setup(struct agent *a)
     progcache_init(&a->cache, a->cfg.program_cache);
     pool_init(&a->pool, a->cfg.pool_size);
     svc_init(a);
+    a->node_number = job_id_node_number(a->cfg.node_number, a->cfg.name, a->cfg.key_file != NULL);
 
     a->base = event_base_new();
     if (!a->base) {
@@ -212,6 +222,8 @@ static int setup(struct agent *a)
     /* the key and the config are read; no thread exists yet (capabilities are per thread) */
     (void)privs_drop();
     r = control_listen(a);
+    if (r < 0) return r;
+    r = metrics_http_start(a);
     if (r < 0) return r;
     a->sig_term = evsignal_new(a->base, SIGTERM, on_signal, a);
     a->sig_int = evsignal_new(a->base, SIGINT, on_signal, a);
@@ -231,6 +243,7 @@ static int setup(struct agent *a)
 static void teardown(struct agent *a)
 {
     control_free_all(a);
+    metrics_http_stop(a);
     mesh_close(a);
     if (a->sig_term) event_free(a->sig_term);
     if (a->sig_int) event_free(a->sig_int);

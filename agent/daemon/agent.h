@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "job_history.h"
+#include "metrics.h"
 #include "pool.h"
 #include "progcache.h"
 #include "reload.h"
@@ -17,6 +18,7 @@ struct event;
 struct job;
 struct mesh;
 struct netd;
+struct metrics_server;
 
 struct agent {
     struct agent_config cfg;
@@ -36,9 +38,12 @@ struct agent {
     /* Loop thread only. */
     struct job *jobs;
     uint32_t njobs;
-    uint64_t next_job_id;
+    uint64_t next_job_id; /* the sequence part of job ids (job_id.h) */
+    uint32_t node_number; /* their node part, fixed at start */
     int shutting_down;
-    struct job_history ended; /* listed as "ended" for ended_job_keep_sec */
+    struct job_history ended;           /* listed as "ended" for ended_job_keep_sec */
+    struct metrics_counts metrics;      /* metrics.h */
+    struct metrics_server *metrics_srv; /* the Prometheus endpoint; NULL: off */
     struct event *sig_term, *sig_int, *sig_hup, *watchdog, *shutdown_timer;
     uint64_t watchdog_usec;
 

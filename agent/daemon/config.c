@@ -48,6 +48,11 @@ int config_defaults(struct agent_config *c)
         .heartbeat_ms = 1000,
         .heartbeat_timeout_ms = 20000,
         .recv_threads = 2,
+        .node_number = CONFIG_NODE_UNSET,
+        .query_timeout_ms = 3000,
+        .metrics_max_connections = 16,
+        .metrics_timeout_sec = 10,
+        .metrics_max_request = 8192,
     };
     if (!c->name || !c->socket_path) return -ENOMEM;
     return 0;
@@ -339,6 +344,22 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = parse_u32(value, 200, 3600000, &c->heartbeat_timeout_ms);
         else if (strcmp(key, "recv_threads") == 0)
             r = parse_u32(value, 1, 64, &c->recv_threads);
+        else if (strcmp(key, "node_number") == 0)
+            r = parse_u32(value, 0, CONFIG_NODE_NUMBER_MAX, &c->node_number);
+        else if (strcmp(key, "query_timeout_ms") == 0)
+            r = parse_u32(value, 100, 600000, &c->query_timeout_ms);
+    } else if (strcmp(section, "metrics") == 0) {
+        if (strcmp(key, "listen") == 0)
+            r = *value ? set_string(&c->metrics_listen, value) : -EINVAL;
+        else if (strcmp(key, "max_connections") == 0)
+            r = parse_u32(value, 1, 4096, &c->metrics_max_connections);
+        else if (strcmp(key, "timeout") == 0)
+            r = parse_u32(value, 1, 3600, &c->metrics_timeout_sec);
+        else if (strcmp(key, "max_request_size") == 0) {
+            r = config_parse_size(value, &c->metrics_max_request);
+            if (r == 0 && (c->metrics_max_request < 256 || c->metrics_max_request > (1u << 20)))
+                r = -ERANGE;
+        }
     } else if (strcmp(section, "pool") == 0) {
         if (strcmp(key, "size") == 0) r = config_parse_size(value, &c->pool_size);
     }
@@ -423,6 +444,7 @@ void config_free(struct agent_config *c)
     free(c->socket_path);
     free(c->listen);
     free(c->key_file);
+    free(c->metrics_listen);
     free(c->coll_bcast);
     free(c->coll_reduce);
     free(c->coll_allreduce);

@@ -10,6 +10,8 @@
  * every job host). */
 #define CONFIG_MAX_BYTES (1u << 20)
 #define CONFIG_MAX_BYTES_TEXT "1 MiB"
+#define CONFIG_NODE_UNSET UINT32_MAX
+#define CONFIG_NODE_NUMBER_MAX 999999u
 
 struct agent_config {
     char *name;        /* node name shown to users; default: hostname */
@@ -21,6 +23,15 @@ struct agent_config {
     uint32_t heartbeat_ms;         /* peer heartbeat interval */
     uint32_t heartbeat_timeout_ms; /* a job's agent silent this long fails the job (mesh.h) */
     uint32_t recv_threads;         /* netd receive daemons (links are spread over them) */
+    /* The high part of the ids of the jobs this agent starts (job_id.h); CONFIG_NODE_UNSET:
+     * derived from the name when the agent has a cluster key, else 0. */
+    uint32_t node_number;
+    uint32_t query_timeout_ms; /* tmpictl nodes / jobs --all: how long a peer gets to answer */
+    /* [metrics] (metrics.c, docs/ADMIN.md): the Prometheus endpoint, off while listen is NULL */
+    char *metrics_listen;
+    uint32_t metrics_max_connections; /* HTTP connections open at once */
+    uint32_t metrics_timeout_sec;     /* a request must be read and answered within this */
+    size_t metrics_max_request;       /* bytes of a request's header lines */
     int log_level;
     int private_agent;       /* started by tmpi-launch for one job: no network, no config */
     uint32_t max_jobs;       /* jobs running at once */

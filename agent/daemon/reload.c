@@ -60,6 +60,12 @@ static const struct setting settings[] = {
     S("[mesh] heartbeat_ms", T_U32, heartbeat_ms, RESTART),
     S("[mesh] recv_threads", T_U32, recv_threads, RESTART),
     S("[pool] size", T_SIZE, pool_size, RESTART),
+    S("[mesh] node_number", T_U32, node_number, RESTART),
+    S("[mesh] query_timeout_ms", T_U32, query_timeout_ms, LIVE),
+    S("[metrics] listen", T_STR, metrics_listen, RESTART),
+    S("[metrics] max_connections", T_U32, metrics_max_connections, RESTART),
+    S("[metrics] timeout", T_U32, metrics_timeout_sec, RESTART),
+    S("[metrics] max_request_size", T_SIZE, metrics_max_request, RESTART),
 };
 #undef S
 

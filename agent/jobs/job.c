@@ -15,6 +15,7 @@
 #include "carrier.h"
 #include "frame.h"
 #include "job_bind.h"
+#include "job_id.h"
 #include "job_limits.h"
 #include "job_link.h"
 #include "job_member.h"
@@ -252,7 +253,8 @@ static int job_build(struct agent *a, const struct job_spec *s, uid_t uid, struc
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&j->client_mu, NULL);
     atomic_init(&j->state, JOB_LOADING);
-    j->id = ++a->next_job_id;
+    j->id = job_id_next(a);
+    j->created_at = agent_now();
     *ret = j;
     return 0;
 }
@@ -334,6 +336,8 @@ int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct buffereven
     snprintf(j->owner, sizeof j->owner, "%s", ja->owner ? ja->owner : "?");
     snprintf(j->coordinator, sizeof j->coordinator, "%s", ja->coordinator ? ja->coordinator : "");
     j->coord_job_id = ja->coordinator_job_id;
+    /* one id on every node (job_id.h); 0: a coordinator that does not send it */
+    if (ja->coordinator_job_id) j->id = ja->coordinator_job_id;
     j->gid = ja->owner_gid;
     j->umask = ja->umask & 0777;
     j->umask_set = ja->umask_set;
@@ -863,6 +867,22 @@ static void member_ranks_ended(struct job *j)
     pthread_mutex_unlock(&j->mu);
 }
 
+/* A member host's data-link traffic, for its agent's metrics: sent before JobUnloaded, after
+ * which the host leaves. */
+static void send_link_traffic(struct job *j)
+{
+    Tmpi__ChannelTraffic ch[2];
+    Tmpi__ChannelTraffic *chp[2] = {&ch[0], &ch[1]};
+    job_net_traffic(j->net, ch);
+    Tmpi__LinkTraffic lt = TMPI__LINK_TRAFFIC__INIT;
+    lt.n_channels = 2;
+    lt.channels = chp;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_LINK_TRAFFIC;
+    env.link_traffic = &lt;
+    (void)job_send(j, &env);
+}
+
 static void send_job_unloaded(struct job *j)
 {
     Tmpi__JobUnloaded ju = TMPI__JOB_UNLOADED__INIT;
@@ -919,7 +939,10 @@ static void *job_thread(void *arg)
 
     if (j->failed) atomic_fetch_add(&a->jobs_failed, 1);
     send_job_end(j);
-    if (j->net) send_job_unloaded(j);
+    if (j->net) {
+        send_link_traffic(j);
+        send_job_unloaded(j);
+    }
     for (uint32_t k = 0; k < j->napps; k++) {
         progcache_release(&a->cache, j->apps[k].prog);
         j->apps[k].prog = NULL;

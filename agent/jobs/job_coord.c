@@ -13,7 +13,9 @@
 
 #include "agent.h"
 #include "frame.h"
+#include "job_id.h"
 #include "log.h"
+#include "metrics.h"
 #include "mesh.h"
 #include "msg_check.h"
 #include "progcache.h"
@@ -42,7 +44,8 @@ struct coord_node {
 
 struct coord {
     struct agent *a;
-    uint64_t id;  /* what the launcher sees (JobStarted, CancelJob) */
+    uint64_t id;                   /* what the launcher sees (JobStarted, CancelJob) */
+    double created_at, start_time; /* submission arrived, programs all here (metrics) */
     uint64_t uid; /* the job on every node: netd headers, join records, mesh messages */
     uid_t owner_uid;
     gid_t owner_gid; /* the launcher's (SO_PEERCRED): the members' hosts run with it */
@@ -313,6 +316,7 @@ static void on_linked(struct coord_node *n, const Tmpi__JobLinked *jl)
     st.msg_case = TMPI__ENVELOPE__MSG_JOB_STARTED;
     st.job_started = &js;
     launcher_send(co, &st);
+    metrics_job_started(&co->a->metrics, co->created_at, co->start_time);
 }
 
 static void on_member_end(struct coord_node *n, const Tmpi__JobEnd *je)
@@ -486,7 +490,8 @@ int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, gid_t gid,
     else
         snprintf(co->owner, sizeof co->owner, "%u", (unsigned)uid);
     randombytes_buf(&co->uid, sizeof co->uid);
-    co->id = ++a->next_job_id;
+    co->id = job_id_next(a);
+    co->created_at = agent_now();
     co->nnodes = (int)s->n_nodes;
     for (int i = 0; i < co->nnodes; i++) {
         struct coord_node *n = &co->nodes[i];
@@ -502,6 +507,7 @@ int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, gid_t gid,
 
 void coord_start(struct coord *co, struct program **progs)
 {
+    co->start_time = agent_now();
     co->progs = progs;
     co->nprogs = co->sub->n_apps ? co->sub->n_apps : 1;
     co->depth++;

@@ -275,12 +275,23 @@ void job_member_assign(struct agent *a, struct mesh_conn *c, const Tmpi__JobAssi
         refuse(m, "the agent is shutting down");
         return;
     }
-    for (struct job *o = a->jobs; o; o = o->next)
+    char err[400];
+    for (struct job *o = a->jobs; o; o = o->next) {
         if (o->link && o->link->uid == ja->uid) {
             refuse(m, "this node already runs a part of that job");
             return;
         }
-    char err[400];
+        if (ja->coordinator_job_id && o->id == ja->coordinator_job_id) {
+            /* two agents with one node number (job_id.h) */
+            snprintf(err, sizeof err,
+                     "job id %llu is taken on %s by another job: give the agents distinct "
+                     "[mesh] node_number",
+                     (unsigned long long)o->id, a->cfg.name);
+            log_warning("%s", err);
+            refuse(m, err);
+            return;
+        }
+    }
     if (check_owner(a, ja, err, sizeof err) < 0) {
         refuse(m, err);
         return;

@@ -104,6 +104,9 @@ static void on_frame(void *arg, struct netd_link *nl, const struct netd_hdr *h, 
     struct job_net_link *l = arg;
     struct job *j = l->net->job;
     if (ctx == &bad_frame) return;
+    atomic_fetch_add_explicit(&l->net->rx_frames[l->channel - 1], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&l->net->rx_bytes[l->channel - 1], NETD_HDR_SIZE + h->payload_len,
+                              memory_order_relaxed);
     j->client_ops.net_frame(j->client_state, l->node, h, ctx);
 }
 
@@ -219,7 +222,25 @@ int job_net_send(void *net, int node, int channel, const struct netd_hdr *h, con
     struct netd_hdr copy = *h;
     copy.job_id = n->uid;
     copy.channel = (uint8_t)channel;
-    return netd_send(l, &copy, payload, done, arg);
+    int r = netd_send(l, &copy, payload, done, arg);
+    if (r == 0) {
+        atomic_fetch_add_explicit(&n->tx_frames[channel - 1], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&n->tx_bytes[channel - 1], NETD_HDR_SIZE + h->payload_len,
+                                  memory_order_relaxed);
+    }
+    return r;
+}
+
+void job_net_traffic(struct job_net *n, Tmpi__ChannelTraffic ret[2])
+{
+    for (int i = 0; i < 2; i++) {
+        tmpi__channel_traffic__init(&ret[i]);
+        ret[i].channel = (uint32_t)(i + 1);
+        ret[i].frames_sent = atomic_load_explicit(&n->tx_frames[i], memory_order_relaxed);
+        ret[i].bytes_sent = atomic_load_explicit(&n->tx_bytes[i], memory_order_relaxed);
+        ret[i].frames_received = atomic_load_explicit(&n->rx_frames[i], memory_order_relaxed);
+        ret[i].bytes_received = atomic_load_explicit(&n->rx_bytes[i], memory_order_relaxed);
+    }
 }
 
 void job_net_stop_rx(struct job_net *n)

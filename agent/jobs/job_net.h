@@ -51,6 +51,9 @@ struct job_net {
     atomic_int rx_stopped;  /* job ending: frames are dropped, not delivered */
     unsigned draining;      /* job_net_stop_rx threads using the links (mu) */
     pthread_cond_t drained; /* draining dropped to 0 (mu) */
+    /* Per channel (index channel - 1): frames and bytes sent by ranks and delivered to them,
+     * for the agent's metrics (LinkTraffic).  Any thread, relaxed. */
+    atomic_uint_fast64_t tx_frames[2], tx_bytes[2], rx_frames[2], rx_bytes[2];
 };
 
 /* Loop thread: the link table of member job j, node self of the job's nodes.  0, -ENOMEM. */
@@ -61,6 +64,9 @@ int job_net_new(struct job *j, uint64_t uid, int self, size_t nnodes,
  * up, 0 when more are to come, or -EINVAL (no such link), -EEXIST (that link is up already),
  * -ECANCELED (links closed), -ENOTSUP (no netd), a netd error. */
 int job_net_add(struct job_net *n, int node, int channel, int fd);
+/* The traffic counted so far, as the LinkTraffic frame's two channels (ret[0]: point-to-point,
+ * ret[1]: collectives; each initialised here). */
+void job_net_traffic(struct job_net *n, Tmpi__ChannelTraffic ret[2]);
 /* Any thread, idempotent: start reading every link. */
 void job_net_resume(struct job_net *n);
 /* Job thread, before libtmpi's state is destroyed: close every link.  No callback runs after

@@ -25,6 +25,7 @@
 #include "job.h"
 #include "job_link.h"
 #include "log.h"
+#include "metrics.h"
 #include "msg_check.h"
 #include "progcache.h"
 
@@ -264,6 +265,7 @@ static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
     case TMPI__ENVELOPE__MSG_JOB_STARTED:
         if (h->member) ok = 0;
         atomic_store(&j->state, JOB_RUNNING);
+        metrics_job_started(&j->agent->metrics, j->created_at, j->start_time);
         break;
     case TMPI__ENVELOPE__MSG_OUTPUT:
     case TMPI__ENVELOPE__MSG_RANK_EXIT:
@@ -281,6 +283,12 @@ static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
     case TMPI__ENVELOPE__MSG_JOB_LINKED:
         ok = h->member && env->job_linked->uid == uid;
         break;
+    case TMPI__ENVELOPE__MSG_LINK_TRAFFIC:
+        /* for this agent's metrics only; at most two channels, once, before JobUnloaded */
+        ok = h->member && !h->got_unloaded && env->link_traffic->n_channels <= 2;
+        if (ok) metrics_add_link_traffic(&j->agent->metrics, env->link_traffic);
+        frame_free(env);
+        return ok ? 0 : -1;
     case TMPI__ENVELOPE__MSG_JOB_UNLOADED:
         ok = h->member && env->job_unloaded->uid == uid && h->got_end && !h->got_unloaded;
         h->got_unloaded = 1;

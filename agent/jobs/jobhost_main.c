@@ -582,7 +582,6 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
             goto out;
         }
     }
-    a->next_job_id = job_id - 1;
     struct job *j;
     r = ja ? job_new_member(a, ja, host.chan, &j, err, sizeof err)
            : job_new(a, s, uid, pid, host.chan, &j, err, sizeof err);
@@ -593,6 +592,7 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
         rc = fail_early(job_id, err);
         goto out;
     }
+    j->id = job_id; /* the agent's id for it (job_id.h), in every log record of the host */
     j->gid = gid;
     r = job_signal_host_install(j, a->base);
     if (r < 0) {

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -116,7 +117,10 @@ struct mesh {
     const struct mesh_accept_ops *accept_ops; /* NULL: connections for jobs are refused */
     void *accept_arg;
     struct event *liveness; /* heartbeats of the connections that carry a job */
-    double last_tick;       /* when it last ran: a longer gap means this agent was stopped */
+    /* Frames of the control channel this agent wrote and read (the metrics endpoint); atomic:
+     * mesh_send may be called off the loop thread.  Data channels are the job hosts'. */
+    atomic_uint_fast64_t tx_frames, tx_bytes, rx_frames, rx_bytes;
+    double last_tick; /* when it last ran: a longer gap means this agent was stopped */
 };
 
 /* Heartbeats missed before a peer counts as lost. */
@@ -267,11 +271,18 @@ static void close_after_flush(struct mesh_conn *c)
     if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) conn_free(c);
 }
 
+static void count_tx(struct mesh *m, size_t len)
+{
+    atomic_fetch_add_explicit(&m->tx_frames, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&m->tx_bytes, len, memory_order_relaxed);
+}
+
 static void send_env(struct mesh_conn *c, const Tmpi__Envelope *env)
 {
     uint8_t *buf;
     size_t len;
     if (frame_encode(env, MESH_MAX_FRAME, &buf, &len) == 0) {
+        count_tx(c->m, len);
         bufferevent_write(c->bev, buf, len);
         free(buf);
     }
@@ -309,6 +320,14 @@ static int on_frame(struct mesh_conn *c, const Tmpi__Envelope *env)
             return -1;
         }
         c->m->accept_ops->job_assign(c->m->accept_arg, c, env->job_assign);
+        return c->dead || c->closing ? -1 : 0;
+    case TMPI__ENVELOPE__MSG_NODE_QUERY:
+        if (c->outgoing || c->hs.channel != MESH_CH_CTL) break;
+        if (!c->m->accept_ops || !c->m->accept_ops->node_query) {
+            close_after_flush(c);
+            return -1;
+        }
+        c->m->accept_ops->node_query(c->m->accept_arg, c, env->node_query);
         return c->dead || c->closing ? -1 : 0;
     case TMPI__ENVELOPE__MSG_MESH_PING: {
         Tmpi__MeshPong p = TMPI__MESH_PONG__INIT;
@@ -354,6 +373,8 @@ static void read_frames(struct mesh_conn *c)
         evbuffer_drain(in, FRAME_HEADER_SIZE);
         Tmpi__Envelope *env = frame_decode(evbuffer_pullup(in, (ev_ssize_t)len), len);
         evbuffer_drain(in, len);
+        atomic_fetch_add_explicit(&c->m->rx_frames, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&c->m->rx_bytes, FRAME_HEADER_SIZE + len, memory_order_relaxed);
         if (!env) {
             log_warning("mesh: malformed frame from %s; closing", c->addr);
             conn_end(c, -EPROTO, "malformed frame");
@@ -1075,6 +1096,7 @@ int mesh_send(struct mesh_conn *c, const Tmpi__Envelope *env)
     int r = frame_encode(env, MESH_MAX_FRAME, &buf, &len);
     if (r < 0) return r;
     r = bufferevent_write(c->bev, buf, len) < 0 ? -ENOMEM : 0;
+    if (r == 0) count_tx(c->m, len);
     free(buf);
     return r;
 }
@@ -1145,6 +1167,17 @@ void mesh_stats(const struct agent *a, const char **ret_listen, uint64_t *ret_ac
     *ret_listen = m && m->listener ? m->listen_addr : "";
     *ret_accepted = m ? m->accepted : 0;
     *ret_failures = m ? m->auth_failures : 0;
+}
+
+void mesh_traffic(const struct agent *a, struct mesh_traffic *ret)
+{
+    struct mesh *m = a->mesh;
+    *ret = (struct mesh_traffic){0};
+    if (!m) return;
+    ret->frames_sent = atomic_load_explicit(&m->tx_frames, memory_order_relaxed);
+    ret->bytes_sent = atomic_load_explicit(&m->tx_bytes, memory_order_relaxed);
+    ret->frames_received = atomic_load_explicit(&m->rx_frames, memory_order_relaxed);
+    ret->bytes_received = atomic_load_explicit(&m->rx_bytes, memory_order_relaxed);
 }
 
 void mesh_close(struct agent *a)

@@ -42,6 +42,10 @@ struct mesh_accept_ops {
      * knows); peer ("address (name)") is for its messages. */
     void (*data_accept)(void *arg, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel, int fd,
                         const char *peer);
+    /* An authenticated incoming control connection asked about this agent (tmpictl nodes,
+     * jobs --all on another node): the callee answers with mesh_send and closes it
+     * (mesh_conn_close); q is valid during the call only. */
+    void (*node_query)(void *arg, struct mesh_conn *c, const Tmpi__NodeQuery *q);
 };
 void mesh_set_accept_ops(struct agent *a, const struct mesh_accept_ops *ops, void *arg);
 
@@ -127,5 +131,12 @@ void mesh_join_decode(const uint8_t in[MESH_JOIN_SIZE], uint64_t *uid, uint32_t 
 
 void mesh_stats(const struct agent *a, const char **ret_listen, uint64_t *ret_accepted,
                 uint64_t *ret_failures);
+
+/* Frames (and their bytes, headers included) of the control channel: job coordination,
+ * heartbeats, pings and queries.  Any thread. */
+struct mesh_traffic {
+    uint64_t frames_sent, bytes_sent, frames_received, bytes_received;
+};
+void mesh_traffic(const struct agent *a, struct mesh_traffic *ret);
 
 #endif

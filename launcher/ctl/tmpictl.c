@@ -1,6 +1,6 @@
 /* tmpictl — ask the local agent about itself and its jobs, or cancel a job.
  *
- *   tmpictl [--agent SOCKET] [--json] status | jobs | cancel JOBID | ping HOST:PORT
+ *   tmpictl [--agent SOCKET] [--json] status | jobs [--all] | nodes | cancel JOBID | ping HOST:PORT
  *   tmpictl [--json] tree --nodes N --ppn K ...   (ctl_tree.c: pure computation, no agent)
  *
  * One request, one reply, on the agent's Unix socket (which tells the agent who we are via
@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ctl_cluster.h"
 #include "ctl_conn.h"
 #include "ctl_json.h"
 #include "limits_fmt.h"
@@ -26,11 +27,12 @@
 #define CTL_EXIT_FAILURE 1
 #define CTL_EXIT_USAGE 2
 
-enum ctl_cmd { CMD_NONE, CMD_STATUS, CMD_JOBS, CMD_CANCEL, CMD_PING };
+enum ctl_cmd { CMD_NONE, CMD_STATUS, CMD_JOBS, CMD_CANCEL, CMD_PING, CMD_NODES };
 
 struct ctl_opts {
     const char *agent;
     bool json;
+    bool all; /* jobs --all: every agent of the mesh */
     enum ctl_cmd cmd;
     uint64_t job_id;
     const char *address; /* ping */
@@ -42,6 +44,8 @@ static void usage(FILE *f)
           "Commands:\n"
           "  status         the agent: version, uptime, buffer pool, counters and jobs\n"
           "  jobs           the jobs the agent runs\n"
+          "  jobs --all     the jobs of every agent of the mesh, each once\n"
+          "  nodes          every agent of the mesh: state, jobs, ranks, load\n"
           "  cancel JOBID   end a job\n"
           "  ping HOST:PORT have the agent connect to another agent, prove the cluster key\n"
           "                 both ways and time one round trip\n"
@@ -78,6 +82,8 @@ static int parse_args(int argc, char **argv, struct ctl_opts *o)
             return -1;
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
+        } else if (strcmp(a, "--all") == 0) {
+            o->all = true;
         } else if (strcmp(a, "--agent") == 0 || strncmp(a, "--agent=", 8) == 0) {
             o->agent = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
             if (!o->agent || !*o->agent) return bad_usage("%s needs a socket path", "--agent");
@@ -89,6 +95,8 @@ static int parse_args(int argc, char **argv, struct ctl_opts *o)
             o->cmd = CMD_STATUS;
         } else if (strcmp(a, "jobs") == 0) {
             o->cmd = CMD_JOBS;
+        } else if (strcmp(a, "nodes") == 0) {
+            o->cmd = CMD_NODES;
         } else if (strcmp(a, "cancel") == 0) {
             if (i + 1 >= argc) return bad_usage("%s needs a job id", "cancel");
             const char *id = argv[++i];
@@ -108,7 +116,9 @@ static int parse_args(int argc, char **argv, struct ctl_opts *o)
         }
     }
     if (o->cmd == CMD_NONE)
-        return bad_usage("%s", "no command given: status, jobs, cancel JOBID or ping HOST:PORT");
+        return bad_usage("%s",
+                         "no command given: status, jobs, nodes, cancel JOBID or ping HOST:PORT");
+    if (o->all && o->cmd != CMD_JOBS) return bad_usage("%s", "--all goes with jobs only");
     return 0;
 }
 
@@ -143,7 +153,12 @@ static void print_bytes(char *buf, size_t size, uint64_t b)
 /* MEMORY: in use / limit ("-" where unknown or none); CPUS: the CPU limit or "-". */
 static void print_jobs(Tmpi__JobInfo **jobs, size_t n)
 {
-    printf("%-8s %-12s %6s %-8s %10s %21s %7s  %s\n", "ID", "OWNER", "RANKS", "STATE", "RUNTIME",
+    int w = 8; /* ids of agents with a mesh are long (job_id.h) */
+    for (size_t i = 0; i < n; i++) {
+        int d = snprintf(NULL, 0, "%" PRIu64, jobs[i]->id);
+        if (d > w) w = d;
+    }
+    printf("%-*s %-12s %6s %-8s %10s %21s %7s  %s\n", w, "ID", "OWNER", "RANKS", "STATE", "RUNTIME",
            "MEMORY", "CPUS", "PROGRAM");
     for (size_t i = 0; i < n; i++) {
         const Tmpi__JobInfo *j = jobs[i];
@@ -154,7 +169,7 @@ static void print_jobs(Tmpi__JobInfo **jobs, size_t n)
         if (j->mem_limit) print_bytes(lim, sizeof lim, j->mem_limit);
         snprintf(mem, sizeof mem, "%s/%s", used, lim);
         if (j->cpu_limit_milli) limits_format_cpus(j->cpu_limit_milli, cpus, sizeof cpus);
-        printf("%-8" PRIu64 " %-12s %6" PRIu32 " %-8s %10s %21s %7s  %s\n", j->id,
+        printf("%-*" PRIu64 " %-12s %6" PRIu32 " %-8s %10s %21s %7s  %s\n", w, j->id,
                j->owner && *j->owner ? j->owner : owner, j->nprocs, j->state ? j->state : "", rt,
                mem, cpus, j->program ? j->program : "");
     }
@@ -235,6 +250,8 @@ static int show(const struct ctl_opts *o, const Tmpi__Envelope *e)
         m = &e->status_reply->base;
     else if (o->cmd == CMD_JOBS && e->msg_case == TMPI__ENVELOPE__MSG_JOBS_REPLY)
         m = &e->jobs_reply->base;
+    else if (o->cmd == CMD_NODES && e->msg_case == TMPI__ENVELOPE__MSG_NODES_REPLY)
+        m = &e->nodes_reply->base;
     else if (o->cmd == CMD_CANCEL && e->msg_case == TMPI__ENVELOPE__MSG_CANCEL_REPLY)
         m = &e->cancel_reply->base;
     else if (o->cmd == CMD_PING && e->msg_case == TMPI__ENVELOPE__MSG_PING_REPLY)
@@ -259,8 +276,12 @@ static int show(const struct ctl_opts *o, const Tmpi__Envelope *e)
     if (o->json) return print_json(m);
     if (o->cmd == CMD_STATUS)
         print_status(e->status_reply);
+    else if (o->cmd == CMD_JOBS && o->all)
+        ctl_print_jobs_all(e->jobs_reply);
     else if (o->cmd == CMD_JOBS)
         print_jobs(e->jobs_reply->jobs, e->jobs_reply->n_jobs);
+    else if (o->cmd == CMD_NODES)
+        ctl_print_nodes(e->nodes_reply);
     else
         printf("Cancelled job %" PRIu64 "\n", e->cancel_reply->job_id);
     return 0;
@@ -272,13 +293,18 @@ static int request(const struct ctl_opts *o, int fd, Tmpi__Envelope **ret)
     Tmpi__JobsRequest jr = TMPI__JOBS_REQUEST__INIT;
     Tmpi__CancelJob cj = TMPI__CANCEL_JOB__INIT;
     Tmpi__PingPeer pp = TMPI__PING_PEER__INIT;
+    Tmpi__NodesRequest nr = TMPI__NODES_REQUEST__INIT;
     Tmpi__Envelope e = TMPI__ENVELOPE__INIT;
     if (o->cmd == CMD_STATUS) {
         e.msg_case = TMPI__ENVELOPE__MSG_STATUS_REQUEST;
         e.status_request = &sr;
     } else if (o->cmd == CMD_JOBS) {
+        jr.all = o->all;
         e.msg_case = TMPI__ENVELOPE__MSG_JOBS_REQUEST;
         e.jobs_request = &jr;
+    } else if (o->cmd == CMD_NODES) {
+        e.msg_case = TMPI__ENVELOPE__MSG_NODES_REQUEST;
+        e.nodes_request = &nr;
     } else if (o->cmd == CMD_PING) {
         pp.address = (char *)o->address;
         e.msg_case = TMPI__ENVELOPE__MSG_PING_PEER;

@@ -117,7 +117,7 @@ PY
 }
 
 # start_cluster N [TMPID ARGS...]: agents node1..nodeN listening on free loopback ports, with
-# one key.  Sets CLUSTER_N, CLUSTER_KEY, CLUSTER_PORTS[i-1], CLUSTER_SOCKS[i-1] and
+# one key, each with the others as configured peers.  Sets CLUSTER_N, CLUSTER_KEY, CLUSTER_PORTS[i-1], CLUSTER_SOCKS[i-1] and
 # CLUSTER_HOSTFILE (2 slots per node, in node order); node1 is the one to submit to.
 start_cluster() {
     need_agent
@@ -138,10 +138,14 @@ start_cluster() {
 # start_cluster_agent I [TMPID ARGS...]: (re)start node I of the cluster (its port and the
 # cluster key unless ARGS give another --key-file).
 start_cluster_agent() {
-    local i=$1
+    local i=$1 j peers=()
     shift
+    # every other node is a configured peer, as in a real cluster's tmpid.conf (tmpictl nodes)
+    for ((j = 1; j <= ${#CLUSTER_PORTS[@]}; j++)); do
+        ((j == i)) || peers+=(--peer "127.0.0.1:${CLUSTER_PORTS[j - 1]}")
+    done
     start_agent_bin "$TMPID" "node$i" --name "node$i" --listen "127.0.0.1:${CLUSTER_PORTS[i - 1]}" \
-        --key-file "$CLUSTER_KEY" "$@" || return 1
+        --key-file "$CLUSTER_KEY" "${peers[@]}" "$@" || return 1
     CLUSTER_SOCKS[i - 1]=$AGENT_SOCK
 }
 

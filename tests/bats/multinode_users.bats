@@ -88,7 +88,11 @@ users_cluster() {
     for ((i = 1; i <= n; i++)); do
         local sock="$dir/node$i.sock" fifo="$BATS_TEST_TMPDIR/node$i.ready"
         local log="$BATS_TEST_TMPDIR/node$i.log"
-        local -a pre=()
+        local -a pre=() peers=()
+        local j
+        for ((j = 1; j <= n; j++)); do
+            ((j == i)) || peers+=(--peer "127.0.0.1:${PORTS[j - 1]}")
+        done
         [ -z "$user" ] || pre=(setpriv --reuid="$user" --regid="$user" --init-groups)
         # WRAP_NODE=i: node i's agent sees WRAP_PASSWD as /etc/passwd (a mount namespace of
         # its own), as a node whose user database differs
@@ -98,7 +102,7 @@ users_cluster() {
         fi
         mkfifo "$fifo"
         (cd / && exec "${pre[@]}" "$TMPID" --socket "$sock" --ready-fd 3 --log-level info \
-            --name "node$i" --listen "127.0.0.1:${PORTS[i - 1]}" --key-file "$KEY" \
+            --name "node$i" --listen "127.0.0.1:${PORTS[i - 1]}" --key-file "$KEY" "${peers[@]}" \
             3>"$fifo" >"$log" 2>&1) &
         AGENT_PIDS[node$i]=$!
         line=""
@@ -210,7 +214,18 @@ only_ended_jobs() {
     [[ "$output" == *'"owner":"'"$UA"'"'*'"state":"running"'*'"coordinator":"node1"'* ]] ||
         { echo "node3's part: expected $UA's running job coordinated by node1, got: $output"; false; }
     local id
-    id=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' <<<"$output")
+    id=$(sed -n 's/.*"id":"\([0-9]*\)".*/\1/p' <<<"$output")
+    # jobs --all: the owner sees it once, on its three nodes; another user does not see it
+    run as "$UA" "$TMPI_BUILD/launcher/tmpictl" --agent "${SOCKS[1]}" --json jobs --all
+    expect_status 0
+    python3 -c '
+import json, sys
+j = [x for x in json.load(sys.stdin)["jobs"] if x["state"] != "ended"]
+assert len(j) == 1 and j[0]["id"] == sys.argv[1] and sorted(j[0]["nodes"]) == ["node1", "node2", "node3"] and j[0]["nprocs"] == 6, j
+' "$id" <<<"$output"
+    run as "$UB" "$TMPI_BUILD/launcher/tmpictl" --agent "${SOCKS[1]}" --json jobs --all
+    expect_status 0
+    python3 -c 'import json,sys; r=json.load(sys.stdin); assert r["jobs"] == [] and len(r["nodes"]) == 3, r' <<<"$output"
     # another user may not cancel it
     run as "$UB" "$TMPI_BUILD/launcher/tmpictl" --agent "${SOCKS[2]}" cancel "$id"
     [ "$status" -ne 0 ]

@@ -1,0 +1,101 @@
+/* job_info.c — jobs as tmpictl sees them (job_info.h). */
+#include "job_info.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "agent.h"
+#include "cgroup.h"
+#include "job.h"
+#include "job_history.h"
+#include "job_link.h"
+#include "jobhost.h"
+
+static void fill_job_info(Tmpi__JobInfo *ji, const struct job *j, double now)
+{
+    tmpi__job_info__init(ji);
+    ji->id = j->id;
+    ji->owner_uid = (uint32_t)j->uid;
+    ji->owner = (char *)j->owner;
+    ji->nprocs = j->nprocs;
+    ji->state = (char *)job_state_name(atomic_load(&j->state));
+    ji->runtime_sec = now - j->start_time;
+    ji->program = j->program_name;
+    ji->mem_limit = j->mem_limit;
+    ji->cpu_limit_milli = j->cpu_limit_milli;
+    if (j->host) {
+        ji->cgroup = (char *)cgroup_kind_name();
+        ji->mem_used = cgroup_job_mem_used(jobhost_cgroup(j));
+    }
+    if (j->link) {
+        ji->uid = j->link->uid;
+        ji->coordinator = (char *)j->coordinator;
+        ji->coordinator_job_id = j->coord_job_id;
+    }
+}
+
+static void fill_ended_info(Tmpi__JobInfo *ji, const struct job_record *r)
+{
+    tmpi__job_info__init(ji);
+    ji->id = r->id;
+    ji->owner_uid = (uint32_t)r->uid;
+    ji->owner = (char *)r->owner;
+    ji->nprocs = r->nprocs;
+    ji->state = (char *)job_state_name(JOB_ENDED);
+    ji->runtime_sec = r->runtime_sec;
+    ji->program = (char *)r->program;
+    ji->mem_limit = r->mem_limit;
+    ji->cpu_limit_milli = r->cpu_limit_milli;
+    ji->cgroup = (char *)r->cgroup;
+    ji->exit_status = r->exit_status;
+}
+
+size_t job_info_visible(struct agent *a, uid_t uid, int all, Tmpi__JobInfo **ret_infos,
+                        Tmpi__JobInfo ***ret_ptrs)
+{
+    size_t n = 0;
+    struct job_history *hist = &a->ended;
+    job_history_expire(hist, agent_now(), a->cfg.ended_job_keep_sec);
+    for (struct job *j = a->jobs; j; j = j->next)
+        n += all || j->uid == uid;
+    for (size_t i = 0; i < hist->n; i++)
+        n += all || hist->recs[i].uid == uid;
+    Tmpi__JobInfo *infos = calloc(n ? n : 1, sizeof *infos);
+    Tmpi__JobInfo **ptrs = calloc(n ? n : 1, sizeof *ptrs);
+    if (!infos || !ptrs) {
+        free(infos);
+        free(ptrs);
+        *ret_infos = NULL;
+        *ret_ptrs = NULL;
+        return 0;
+    }
+    double now = agent_now();
+    size_t k = 0;
+    for (struct job *j = a->jobs; j; j = j->next)
+        if (all || j->uid == uid) {
+            fill_job_info(&infos[k], j, now);
+            ptrs[k] = &infos[k];
+            k++;
+        }
+    for (size_t i = 0; i < hist->n; i++)
+        if (all || hist->recs[i].uid == uid) {
+            fill_ended_info(&infos[k], &hist->recs[i]);
+            ptrs[k] = &infos[k];
+            k++;
+        }
+    *ret_infos = infos;
+    *ret_ptrs = ptrs;
+    return k;
+}
+
+uint32_t job_info_running(const struct agent *a, uint32_t *ret_ranks)
+{
+    uint32_t n = 0, ranks = 0;
+    for (const struct job *j = a->jobs; j; j = j->next)
+        if (atomic_load(&j->state) != JOB_ENDED) {
+            n++;
+            ranks += j->nprocs;
+        }
+    *ret_ranks = ranks;
+    return n;
+}

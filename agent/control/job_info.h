@@ -1,0 +1,22 @@
+/* job_info.h — what tmpictl is told about jobs (JobInfo), for the local socket (control.c)
+ * and for another agent asking on the mesh (cluster.c).  Loop thread only. */
+#ifndef TMPI_AGENT_JOB_INFO_H
+#define TMPI_AGENT_JOB_INFO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "control.pb-c.h"
+
+struct agent;
+
+/* The jobs uid may see (all: every user's): running ones, then those that ended within
+ * ended_job_keep.  The infos point into the jobs and records: valid until the loop runs on.
+ * Caller frees both arrays (NULL and 0 when out of memory). */
+size_t job_info_visible(struct agent *a, uid_t uid, int all, Tmpi__JobInfo **ret_infos,
+                        Tmpi__JobInfo ***ret_ptrs);
+
+/* Ranks of the running jobs on this node (every user's), and how many jobs those are. */
+uint32_t job_info_running(const struct agent *a, uint32_t *ret_ranks);
+
+#endif
