@@ -82,6 +82,8 @@ struct tm_request {
      * message leaves; tm_send hands them to the envelope it queues (envelope_pool.c releases
      * them), else the caller releases them (p2p_api.c) */
     size_t bsend;
+    /* its Fortran handle (MPI_Request_c2f, request.c), 0 until the program asks for one */
+    int fidx;
 };
 
 /* A request from the rank's pool, zeroed except for owner/kind; NULL when out of memory. */
@@ -111,6 +113,12 @@ static inline int tm_req_complete(struct tm_request *r)
         return atomic_load_explicit(&r->done, memory_order_seq_cst);
     return tm_req_compound_done(r);
 }
+
+/* The Fortran handle of r, made on first use (stable until r is freed); 0 (MPI_REQUEST_NULL)
+ * for NULL, -1 when out of memory or out of handles. */
+int tm_req_to_fint(struct tm_rank *me, struct tm_request *r);
+/* The request of a Fortran handle, NULL for 0 and for handles no live request has. */
+struct tm_request *tm_req_from_fint(struct tm_rank *me, int f);
 
 /* Empty status as MPI defines it for null/inactive requests and PROC_NULL. */
 void tm_status_empty(MPI_Status *status);
