@@ -1,5 +1,6 @@
 /* comm_create.c — communicators from groups (Comm_create over the parent, Comm_create_group
- * over the group only), dup with info, non-blocking dup, and the kind queries. */
+ * over the group only), dup with info (the non-blocking dups: comm_idup.c), and the kind
+ * queries. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,52 +144,6 @@ TM_API int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newco
     return tm_comm_dup(me, fn, comm, hints ? hints : tm_info_empty(), newcomm);
 }
 TM_ALIAS(Comm_dup_with_info)
-
-/* A request that is complete when returned: the dup ran at once (members of a collective
- * dup wait for each other inside it, so the program's next calls cannot be what they need). */
-static int done_request(struct tm_rank *me, MPI_Comm comm, MPI_Request *request)
-{
-    struct tm_request *r = tm_req_alloc(me, TM_REQ_COLL);
-    if (!r) return MPI_ERR_NO_MEM;
-    r->comm = comm;
-    tm_req_set_done(r, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS);
-    *request = r;
-    return MPI_SUCCESS;
-}
-
-static int idup(const char *fn, MPI_Comm comm, MPI_Info info, int with_info, MPI_Comm *newcomm,
-                MPI_Request *request)
-{
-    ENTER(fn, comm);
-    (void)cr;
-    if (!newcomm || !request) return tm_err(me, comm, MPI_ERR_ARG, fn, "argument is NULL");
-    struct tm_info *hints = NULL;
-    if (with_info && info != MPI_INFO_NULL && !(hints = tm_info_get(me, info)))
-        return tm_err(me, comm, MPI_ERR_INFO, fn, "invalid info %d", info);
-    if (with_info && !hints) hints = tm_info_empty();
-    int err = tm_comm_dup(me, fn, comm, hints, newcomm);
-    if (err) return err;
-    err = done_request(me, comm, request);
-    if (err) {
-        tm_commtab_free(me, *newcomm);
-        *newcomm = MPI_COMM_NULL;
-        return tm_err(me, comm, err, fn, "out of memory");
-    }
-    return MPI_SUCCESS;
-}
-
-TM_API int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
-{
-    return idup("MPI_Comm_idup", comm, MPI_INFO_NULL, 0, newcomm, request);
-}
-TM_ALIAS(Comm_idup)
-
-TM_API int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
-                                    MPI_Request *request)
-{
-    return idup("MPI_Comm_idup_with_info", comm, info, 1, newcomm, request);
-}
-TM_ALIAS(Comm_idup_with_info)
 
 TM_API int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {

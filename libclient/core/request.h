@@ -22,7 +22,9 @@ struct tm_type;
  *  - PAIR: MPI_Isendrecv(_replace): a receive and a send, complete when both are (persist.c);
  *  - GREQ: a generalized request, done when the program calls MPI_Grequest_complete (greq.c);
  *  - MULTI: a neighbourhood collective: its sends and receives, complete when all are
- *    (coll_nbr/nbr.h). */
+ *    (coll_nbr/nbr.h);
+ *  - IDUP: MPI_Comm_idup(_with_info) of an intra-communicator: complete when its broadcast
+ *    of the new context id is; Wait/Test then make the handle (comm/comm_idup.h). */
 enum tm_req_kind {
     TM_REQ_SEND = 1,
     TM_REQ_RECV = 2,
@@ -31,11 +33,13 @@ enum tm_req_kind {
     TM_REQ_PAIR = 5,
     TM_REQ_GREQ = 6,
     TM_REQ_MULTI = 7,
+    TM_REQ_IDUP = 8,
 };
 
 struct tm_preq; /* persist.c */
 struct tm_greq; /* greq.c */
 struct tm_nbr;  /* coll_nbr/nbr.c */
+struct tm_idup; /* comm/comm_idup.c */
 
 /* One request.  Owner-only fields are touched only by the rank that started it.  While a
  * receive is posted (posted == 1) its link, key and buffer belong to the receiver's mailbox
@@ -69,9 +73,10 @@ struct tm_request {
     int pooled;              /* came from the pool (blocking calls use stack requests) */
     struct tm_request *next; /* free list / orphan list */
     union {
-        struct tm_preq *pr; /* PERSIST, PAIR (owner-only) */
-        struct tm_greq *gr; /* GREQ */
-        struct tm_nbr *nb;  /* MULTI (owner-only) */
+        struct tm_preq *pr;   /* PERSIST, PAIR (owner-only) */
+        struct tm_greq *gr;   /* GREQ */
+        struct tm_nbr *nb;    /* MULTI (owner-only) */
+        struct tm_idup *idup; /* IDUP (owner-only) */
     };
     /* a standard or buffered send that queued an eager envelope in an intra-node receiver's
      * mailbox: the receiver's world rank + 1 and the envelope's serial there, so MPI_Cancel

@@ -80,8 +80,7 @@ static int f90_type(struct tm_rank *me, const char *fn, int combiner, int p, int
     }
     const struct tm_type *old = tm_type_get(base);
     struct tm_f90ent *e = malloc(sizeof *e);
-    if (!e || !old)
-        return free(e), tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (!e || !old) return free(e), tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
     int ints[2] = {p, r}, nints = combiner == MPI_COMBINER_F90_INTEGER ? 1 : 2;
     if (nints == 1) ints[0] = r;
     struct tm_flat f;
@@ -153,8 +152,8 @@ static int real_base(struct tm_rank *me, const char *fn, int p, int r, MPI_Datat
     *base = real_kind(p, r);
     if (*base == MPI_DATATYPE_NULL)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn,
-                      "no real kind has precision %d and range %d (at most %d and %d here)", p,
-                      r, F90_PREC(LDBL_MANT_DIG), F90_RANGE(LDBL_MAX_10_EXP));
+                      "no real kind has precision %d and range %d (at most %d and %d here)", p, r,
+                      F90_PREC(LDBL_MANT_DIG), F90_RANGE(LDBL_MAX_10_EXP));
     return MPI_SUCCESS;
 }
 

@@ -132,6 +132,10 @@ run_prog() {
     run_prog comm_threads 1 2 4
 }
 
+@test "mpi: Comm_idup is non-blocking: crossed orders, several in flight, inherits attributes, topology, hints" {
+    run_prog comm_idup 1 2 3 4 16
+}
+
 @test "mpi: 20000 communicators created and freed, no slowdown" {
     run_prog comm_loop 1 2 4 16
 }
