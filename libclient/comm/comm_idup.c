@@ -215,8 +215,7 @@ static int idup(const char *fn, MPI_Comm comm, MPI_Info info, int with_info, MPI
     if (!err) {
         if (cr->rank == 0) take_id(me, cr->c, &d->msg);
         err = PMPI_Ibcast(&d->msg, 3, MPI_INT32_T, 0, comm, &d->bcast);
-        if (err && cr->rank == 0 && !d->msg.err && d->msg.reuse)
-            tm_ctx_put(me->job, d->msg.ctx);
+        if (err && cr->rank == 0 && !d->msg.err && d->msg.reuse) tm_ctx_put(me->job, d->msg.ctx);
     }
     if (err) {
         d->bcast = NULL;

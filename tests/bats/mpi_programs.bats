@@ -136,6 +136,10 @@ run_prog() {
     run_prog comm_idup 1 2 3 4 16
 }
 
+@test "mpi: MPI-4.0: version 4.0, Intercomm_create_from_groups, Remove_error_class/code/string" {
+    run_prog mpi4 1 2 3 4 16
+}
+
 @test "mpi: 20000 communicators created and freed, no slowdown" {
     run_prog comm_loop 1 2 4 16
 }

@@ -89,8 +89,8 @@ static void many_in_flight(void)
     int x = rank, sum = -1;
     for (int i = 0; i < N; i++) {
         CHECK_MPI(MPI_Comm_idup(MPI_COMM_WORLD, &nc[i], &req[i]));
-        if (i == N / 2) CHECK_MPI(MPI_Iallreduce(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
-                                                 &req[N]));
+        if (i == N / 2)
+            CHECK_MPI(MPI_Iallreduce(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req[N]));
     }
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     for (int i = N; i >= 0; i--)
@@ -114,7 +114,8 @@ static void many_in_flight(void)
     }
     CHECK_MPI(MPI_Waitall(2 * N, rq, MPI_STATUSES_IGNORE));
     for (int i = 0; i < N; i++) {
-        CHECK(got[i] == 100 * i + from, "dup %d carried %d, expected %d", i, got[i], 100 * i + from);
+        CHECK(got[i] == 100 * i + from, "dup %d carried %d, expected %d", i, got[i],
+              100 * i + from);
         CHECK_MPI(MPI_Comm_free(&nc[i]));
     }
 }
@@ -203,8 +204,8 @@ static void of_intercomm(void)
     int flag = 0, rs = 0, sum = -1, one = 1;
     CHECK_MPI(MPI_Comm_test_inter(nc, &flag));
     CHECK_MPI(MPI_Comm_remote_size(nc, &rs));
-    CHECK(flag && rs == (color ? size - size / 2 : size / 2), "inter dup: flag %d remote %d",
-          flag, rs);
+    CHECK(flag && rs == (color ? size - size / 2 : size / 2), "inter dup: flag %d remote %d", flag,
+          rs);
     CHECK_MPI(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, nc));
     CHECK(sum == rs, "Allreduce over the inter dup: %d, expected %d", sum, rs);
     CHECK_MPI(MPI_Comm_free(&nc));
