@@ -16,8 +16,7 @@ static int rank, size;
 
 static void version(void)
 {
-    CHECK(MPI_VERSION == 4 && MPI_SUBVERSION == 0, "mpi.h says %d.%d", MPI_VERSION,
-          MPI_SUBVERSION);
+    CHECK(MPI_VERSION == 4 && MPI_SUBVERSION == 0, "mpi.h says %d.%d", MPI_VERSION, MPI_SUBVERSION);
     int v, sv, len;
     CHECK_MPI(MPI_Get_version(&v, &sv));
     CHECK(v == 4 && sv == 0, "MPI_Get_version: %d.%d", v, sv);
