@@ -140,6 +140,14 @@ run_prog() {
     run_prog mpi4 1 2 3 4 16
 }
 
+@test "mpi: a 2-D halo exchange on a Cartesian communicator: column vectors, Neighbor_alltoallw, Jacobi sweeps" {
+    run_prog halo_cart 1 2 3 4 6 16
+}
+
+@test "mpi: fence and passive epochs on one window with derived types, both window kinds" {
+    run_prog rma_mixed 1 2 3 4 16
+}
+
 @test "mpi: 20000 communicators created and freed, no slowdown" {
     run_prog comm_loop 1 2 4 16
 }
