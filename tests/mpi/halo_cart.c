@@ -12,7 +12,7 @@
 #define NX 12 /* interior rows per rank */
 #define NY 10 /* interior columns per rank */
 #define W (NY + 2)
-#define AT(a, i, j) ((a)[(i) * W + (j)])
+#define AT(a, i, j) ((a)[(i)*W + (j)])
 
 static int dims[2], coords[2];
 
@@ -119,8 +119,8 @@ static void sweep(double *a)
     double n[NX + 2][W];
     for (int i = 1; i <= NX; i++)
         for (int j = 1; j <= NY; j++)
-            n[i][j] = 0.25 * (AT(a, i - 1, j) + AT(a, i + 1, j) + AT(a, i, j - 1) +
-                              AT(a, i, j + 1));
+            n[i][j] =
+                0.25 * (AT(a, i - 1, j) + AT(a, i + 1, j) + AT(a, i, j - 1) + AT(a, i, j + 1));
     for (int i = 1; i <= NX; i++)
         for (int j = 1; j <= NY; j++)
             AT(a, i, j) = n[i][j];

@@ -68,10 +68,9 @@ static void run(MPI_Win win, int *base, const char *kind)
         CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
         int want[NCNT] = {size, size * (size - 1) / 2, size * (size - 1), 7 * size};
         for (int k = 0; k < NCNT; k++)
-            CHECK(base[idx_disp[k]] == want[k], "%s accumulate: counter %d = %d, expected %d",
-                  kind, k, base[idx_disp[k]], want[k]);
-        CHECK(base[N - 2] == -1 + size, "%s tickets: %d, expected %d", kind, base[N - 2],
-              size - 1);
+            CHECK(base[idx_disp[k]] == want[k], "%s accumulate: counter %d = %d, expected %d", kind,
+                  k, base[idx_disp[k]], want[k]);
+        CHECK(base[N - 2] == -1 + size, "%s tickets: %d, expected %d", kind, base[N - 2], size - 1);
         CHECK_MPI(MPI_Win_unlock(0, win));
     }
     int maxt = -1;
@@ -90,10 +89,9 @@ static void run(MPI_Win win, int *base, const char *kind)
         /* left's odd slots: -1, except its counters/ticket if left is rank 0 */
         int want = -1;
         if (left == 0 && slot == N - 1) want = size;
-        CHECK(got[3 * i] == want, "%s Get: slot %d of rank %d = %d, expected %d", kind, slot,
-              left, got[3 * i], want);
-        CHECK(got[3 * i + 1] == -9 && got[3 * i + 2] == -9, "%s Get wrote between blocks",
-              kind);
+        CHECK(got[3 * i] == want, "%s Get: slot %d of rank %d = %d, expected %d", kind, slot, left,
+              got[3 * i], want);
+        CHECK(got[3 * i + 1] == -9 && got[3 * i + 2] == -9, "%s Get wrote between blocks", kind);
     }
     CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     int cmp = -1, nv = 1000 + rank, old = 0;
@@ -105,9 +103,8 @@ static void run(MPI_Win win, int *base, const char *kind)
     /* 4. fence: read back what the CAS wrote, atomically */
     int seen = -5, dummy = 0;
     CHECK_MPI(MPI_Win_fence(MPI_MODE_NOPRECEDE, win));
-    CHECK_MPI(
-        MPI_Get_accumulate(&dummy, 0, MPI_INT, &seen, 1, MPI_INT, right, 1, 1, MPI_INT, MPI_NO_OP,
-                           win));
+    CHECK_MPI(MPI_Get_accumulate(&dummy, 0, MPI_INT, &seen, 1, MPI_INT, right, 1, 1, MPI_INT,
+                                 MPI_NO_OP, win));
     CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     CHECK(seen == 1000 + rank && base[1] == 1000 + left, "%s: slot 1 here %d, at right %d", kind,
           base[1], seen);
@@ -122,8 +119,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int *base;
     MPI_Win win;
-    CHECK_MPI(MPI_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
-                               &win));
+    CHECK_MPI(
+        MPI_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
     run(win, base, "Win_allocate");
     CHECK_MPI(MPI_Win_free(&win));
 
