@@ -148,6 +148,10 @@ run_prog() {
     run_prog rma_mixed 1 2 3 4 16
 }
 
+@test "mpi: error classes of groups, graph topologies, neighbourhood collectives, RMA with derived types" {
+    run_prog error_classes 1 2 3 4 16
+}
+
 @test "mpi: 20000 communicators created and freed, no slowdown" {
     run_prog comm_loop 1 2 4 16
 }
