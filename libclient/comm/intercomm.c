@@ -223,9 +223,7 @@ TM_API int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm
 }
 TM_ALIAS(Intercomm_create)
 
-/* The tag both groups derive from the string they share (FNV-1a, folded into the tag range):
- * different strings keep concurrent creations apart, like different tags. */
-static int string_tag(const char *s)
+int tm_stringtag_tag(const char *s)
 {
     uint32_t h = 2166136261u;
     for (; *s; s++)
@@ -274,7 +272,7 @@ TM_API int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_le
     if (tm_errh_check(me, errhandler, TM_EH_COMM))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn,
                       "%d is not an error handler for communicators", errhandler);
-    int tag = string_tag(stringtag), rl_world = rg->world[remote_leader];
+    int tag = tm_stringtag_tag(stringtag), rl_world = rg->world[remote_leader];
     MPI_Comm local = MPI_COMM_NULL;
     int err = PMPI_Comm_create_group(MPI_COMM_WORLD, local_group, tag, &local);
     if (err) return err;

@@ -1918,6 +1918,12 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
                                       MPI_Group remote_group, int remote_leader,
                                       const char *stringtag, MPI_Info info,
                                       MPI_Errhandler errhandler, MPI_Comm *newintercomm);
+int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                               MPI_Errhandler errhandler, MPI_Comm *newcomm);
+int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                                MPI_Errhandler errhandler, MPI_Comm *newcomm);
+int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
 /* MPI-4.1: taking back what MPI_Add_error_string / _code / _class added, in that order. */
 int MPI_Remove_error_class(int errorclass);
 int PMPI_Remove_error_class(int errorclass);

@@ -72,8 +72,7 @@ static void topologies(void)
 
     /* neighbourhood collectives */
     int x = rank, y[2];
-    EXPECT(MPI_Neighbor_allgather(&x, 1, MPI_INT, y, 1, MPI_INT, MPI_COMM_WORLD),
-           MPI_ERR_TOPOLOGY);
+    EXPECT(MPI_Neighbor_allgather(&x, 1, MPI_INT, y, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_TOPOLOGY);
     MPI_Request q;
     EXPECT(MPI_Ineighbor_alltoall(&x, 1, MPI_INT, y, 1, MPI_INT, MPI_COMM_WORLD, &q),
            MPI_ERR_TOPOLOGY);
@@ -100,8 +99,8 @@ static void rma(void)
     enum { N = 16 };
     int *base;
     MPI_Win win;
-    CHECK_MPI(MPI_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base,
-                               &win));
+    CHECK_MPI(
+        MPI_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
     CHECK_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     for (int i = 0; i < N; i++)
         base[i] = 0;

@@ -1,6 +1,7 @@
 /* mpi4.c — the MPI-4.0 pieces not tested with their MPI-3.1 relatives: MPI_VERSION 4.0 as
  * MPI_Get_version and MPI_Get_library_version say, MPI_Intercomm_create_from_groups (groups
- * of MPI_COMM_WORLD's processes), and MPI-4.1's MPI_Remove_error_string / _code / _class. */
+ * of MPI_COMM_WORLD's processes), MPI_Comm_create_from_group, MPI_Info_create_env, and MPI-4.1's
+ * MPI_Remove_error_string / _code / _class. */
 #include <stdio.h>
 #include <string.h>
 
@@ -113,6 +114,63 @@ static void from_groups(void)
     CHECK_MPI(MPI_Info_free(&info));
 }
 
+/* MPI_Comm_create_from_group: halves of the world, each its own communicator; the handler
+ * and hints given apply.  MPI_Info_create_env: a copy of MPI_INFO_ENV. */
+static void from_group(void)
+{
+    MPI_Group world, half;
+    CHECK_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    int lo = rank < (size + 1) / 2, n = lo ? (size + 1) / 2 : size / 2;
+    int range[1][3] = {{lo ? 0 : (size + 1) / 2, lo ? (size + 1) / 2 - 1 : size - 1, 1}};
+    CHECK_MPI(MPI_Group_range_incl(world, 1, range, &half));
+    MPI_Info info;
+    CHECK_MPI(MPI_Info_create(&info));
+    CHECK_MPI(MPI_Info_set(info, "mpi_assert_allow_overtaking", "true"));
+    MPI_Comm c;
+    CHECK_MPI(
+        MPI_Comm_create_from_group(half, lo ? "lower" : "upper", info, MPI_ERRORS_RETURN, &c));
+    int cs, cr, sum = -1;
+    CHECK_MPI(MPI_Comm_size(c, &cs));
+    CHECK_MPI(MPI_Comm_rank(c, &cr));
+    CHECK(cs == n && cr == rank - range[0][0], "from group: size %d rank %d", cs, cr);
+    CHECK_MPI(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, c));
+    int want = 0;
+    for (int r = range[0][0]; r <= range[0][1]; r++)
+        want += r;
+    CHECK(sum == want, "Allreduce over it: %d, expected %d", sum, want);
+    MPI_Errhandler eh;
+    CHECK_MPI(MPI_Comm_get_errhandler(c, &eh));
+    CHECK(eh == MPI_ERRORS_RETURN, "error handler %d", eh);
+    MPI_Info got;
+    char val[16];
+    int flag;
+    CHECK_MPI(MPI_Comm_get_info(c, &got));
+    CHECK_MPI(MPI_Info_get(got, "mpi_assert_allow_overtaking", 15, val, &flag));
+    CHECK(flag && !strcmp(val, "true"), "hint missing");
+    CHECK_MPI(MPI_Info_free(&got));
+    CHECK_MPI(MPI_Comm_free(&c));
+    MPI_Group other;
+    CHECK_MPI(MPI_Group_difference(world, half, &other));
+    if (size > 1)
+        EXPECT(MPI_Comm_create_from_group(other, "t", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c),
+               MPI_ERR_GROUP);
+    EXPECT(MPI_Comm_create_from_group(half, NULL, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c),
+           MPI_ERR_ARG);
+    EXPECT(MPI_Comm_create_from_group(MPI_GROUP_NULL, "t", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c),
+           MPI_ERR_GROUP);
+    MPI_Group *all[] = {&world, &half, &other};
+    for (int i = 0; i < 3; i++)
+        CHECK_MPI(MPI_Group_free(all[i]));
+    CHECK_MPI(MPI_Info_free(&info));
+
+    MPI_Info env;
+    CHECK_MPI(MPI_Info_create_env(0, NULL, &env));
+    char procs[32];
+    CHECK_MPI(MPI_Info_get(env, "maxprocs", 31, procs, &flag));
+    CHECK(flag && atoi(procs) == size, "Info_create_env maxprocs %s", flag ? procs : "(none)");
+    CHECK_MPI(MPI_Info_free(&env));
+}
+
 static void remove_errors(void)
 {
     int cls, code, *last, flag, before;
@@ -158,6 +216,7 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     version();
     from_groups();
+    from_group();
     remove_errors();
     return finish_ok();
 }
