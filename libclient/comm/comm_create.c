@@ -1,5 +1,6 @@
 /* comm_create.c — communicators from groups (Comm_create over the parent, Comm_create_group
- * over the group only), dup with info, non-blocking dup, and the kind queries. */
+ * over the group only), dup with info (the non-blocking dups: comm_idup.c), and the kind
+ * queries. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,45 @@ TM_API int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_C
 }
 TM_ALIAS(Comm_create_group)
 
+/* MPI 4.0 §7.4.2 without sessions: the group is a group of MPI_COMM_WORLD's processes, so this
+ * is MPI_Comm_create_group over MPI_COMM_WORLD (collective over the group only) with the tag
+ * the string gives, then the error handler and hints asked for. */
+TM_API int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                                       MPI_Errhandler errhandler, MPI_Comm *newcomm)
+{
+    const char *fn = "MPI_Comm_create_from_group";
+    struct tm_rank *me = tm_self();
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    const struct tm_group *g = tm_group_get(me, group);
+    if (!g) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_GROUP, fn, "invalid group %d", group);
+    if (!newcomm || !stringtag)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "newcomm or stringtag is NULL");
+    if (strlen(stringtag) >= MPI_MAX_STRINGTAG_LEN)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn,
+                      "stringtag longer than MPI_MAX_STRINGTAG_LEN - 1 (%d)",
+                      MPI_MAX_STRINGTAG_LEN - 1);
+    if (tm_group_rank_of(g, me->rank) == MPI_UNDEFINED)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_GROUP, fn, "the calling process is not in group");
+    struct tm_info *hints = NULL;
+    if (info != MPI_INFO_NULL && !(hints = tm_info_get(me, info)))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_INFO, fn, "invalid info %d", info);
+    if (tm_errh_check(me, errhandler, TM_EH_COMM))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn,
+                      "%d is not an error handler for communicators", errhandler);
+    MPI_Comm h = MPI_COMM_NULL;
+    int err = PMPI_Comm_create_group(MPI_COMM_WORLD, group, tm_stringtag_tag(stringtag), &h);
+    if (err) return err;
+    struct tm_commref *r = tm_comm_get(&me->comms, h);
+    if (hints && !(r->hints = tm_info_dup_obj(hints))) {
+        tm_commtab_free(me, h);
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    PMPI_Comm_set_errhandler(h, errhandler); /* checked above: cannot fail */
+    *newcomm = h;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Comm_create_from_group)
+
 TM_API int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     const char *fn = "MPI_Comm_dup_with_info";
@@ -143,52 +183,6 @@ TM_API int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newco
     return tm_comm_dup(me, fn, comm, hints ? hints : tm_info_empty(), newcomm);
 }
 TM_ALIAS(Comm_dup_with_info)
-
-/* A request that is complete when returned: the dup ran at once (members of a collective
- * dup wait for each other inside it, so the program's next calls cannot be what they need). */
-static int done_request(struct tm_rank *me, MPI_Comm comm, MPI_Request *request)
-{
-    struct tm_request *r = tm_req_alloc(me, TM_REQ_COLL);
-    if (!r) return MPI_ERR_NO_MEM;
-    r->comm = comm;
-    tm_req_set_done(r, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS);
-    *request = r;
-    return MPI_SUCCESS;
-}
-
-static int idup(const char *fn, MPI_Comm comm, MPI_Info info, int with_info, MPI_Comm *newcomm,
-                MPI_Request *request)
-{
-    ENTER(fn, comm);
-    (void)cr;
-    if (!newcomm || !request) return tm_err(me, comm, MPI_ERR_ARG, fn, "argument is NULL");
-    struct tm_info *hints = NULL;
-    if (with_info && info != MPI_INFO_NULL && !(hints = tm_info_get(me, info)))
-        return tm_err(me, comm, MPI_ERR_INFO, fn, "invalid info %d", info);
-    if (with_info && !hints) hints = tm_info_empty();
-    int err = tm_comm_dup(me, fn, comm, hints, newcomm);
-    if (err) return err;
-    err = done_request(me, comm, request);
-    if (err) {
-        tm_commtab_free(me, *newcomm);
-        *newcomm = MPI_COMM_NULL;
-        return tm_err(me, comm, err, fn, "out of memory");
-    }
-    return MPI_SUCCESS;
-}
-
-TM_API int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
-{
-    return idup("MPI_Comm_idup", comm, MPI_INFO_NULL, 0, newcomm, request);
-}
-TM_ALIAS(Comm_idup)
-
-TM_API int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
-                                    MPI_Request *request)
-{
-    return idup("MPI_Comm_idup_with_info", comm, info, 1, newcomm, request);
-}
-TM_ALIAS(Comm_idup_with_info)
 
 TM_API int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {

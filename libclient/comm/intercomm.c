@@ -8,6 +8,8 @@
 #include "cp2p.h"
 #include "ctx.h"
 #include "errh.h"
+#include "group.h"
+#include "info.h"
 #include "job.h"
 
 #define TM_TAG_INTER_DUP 1 /* tags of libtmpi's own exchanges over the hidden handles */
@@ -220,6 +222,73 @@ TM_API int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm
                       lr->eh, newintercomm);
 }
 TM_ALIAS(Intercomm_create)
+
+int tm_stringtag_tag(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return (int)(h % ((uint32_t)TM_TAG_UB + 1));
+}
+
+/* MPI 4.0 §7.6.2 without sessions: the groups are groups of MPI_COMM_WORLD's processes, so the
+ * local group becomes a communicator as MPI_Comm_create_group makes one (collective over the
+ * group only), and its leader meets the remote leader over MPI_COMM_WORLD's hidden context, as
+ * MPI_Intercomm_create does with a peer communicator. */
+TM_API int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
+                                             MPI_Group remote_group, int remote_leader,
+                                             const char *stringtag, MPI_Info info,
+                                             MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+{
+    const char *fn = "MPI_Intercomm_create_from_groups";
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    const struct tm_group *lg = tm_group_get(me, local_group);
+    const struct tm_group *rg = tm_group_get(me, remote_group);
+    if (!lg || !rg)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_GROUP, fn, "invalid %s group %d",
+                      lg ? "remote" : "local", lg ? remote_group : local_group);
+    if (!newintercomm || !stringtag)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "newintercomm or stringtag is NULL");
+    if (strlen(stringtag) >= MPI_MAX_STRINGTAG_LEN)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn,
+                      "stringtag longer than MPI_MAX_STRINGTAG_LEN - 1 (%d)",
+                      MPI_MAX_STRINGTAG_LEN - 1);
+    if (tm_group_rank_of(lg, me->rank) == MPI_UNDEFINED)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_GROUP, fn,
+                      "the calling process is not in local_group");
+    if (tm_group_rank_of(rg, me->rank) != MPI_UNDEFINED)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_GROUP, fn,
+                      "the calling process is in both groups (they must be disjoint)");
+    if (local_leader < 0 || local_leader >= lg->size)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_RANK, fn, "invalid local_leader %d",
+                      local_leader);
+    if (remote_leader < 0 || remote_leader >= rg->size)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_RANK, fn, "invalid remote_leader %d",
+                      remote_leader);
+    struct tm_info *hints = NULL;
+    if (info != MPI_INFO_NULL && !(hints = tm_info_get(me, info)))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_INFO, fn, "invalid info %d", info);
+    if (tm_errh_check(me, errhandler, TM_EH_COMM))
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn,
+                      "%d is not an error handler for communicators", errhandler);
+    int tag = tm_stringtag_tag(stringtag), rl_world = rg->world[remote_leader];
+    MPI_Comm local = MPI_COMM_NULL;
+    int err = PMPI_Comm_create_group(MPI_COMM_WORLD, local_group, tag, &local);
+    if (err) return err;
+    err = inter_make(me, fn, MPI_COMM_WORLD, local, local_leader, MPI_COMM_WORLD, rl_world, tag,
+                     errhandler, newintercomm);
+    tm_commtab_free(me, local);
+    if (err || !hints) return err;
+    struct tm_commref *r = tm_comm_get(&me->comms, *newintercomm);
+    if (!(r->hints = tm_info_dup_obj(hints))) {
+        tm_commtab_free(me, *newintercomm);
+        *newintercomm = MPI_COMM_NULL;
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Intercomm_create_from_groups)
 
 int tm_intercomm_dup(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, MPI_Comm *newcomm)
 {

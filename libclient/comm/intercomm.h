@@ -17,4 +17,9 @@ int tm_intercomm_dup(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, M
 int tm_intercomm_split(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, int color, int key,
                        MPI_Comm *newcomm);
 
+/* The tag the members of a group-based creation (MPI-4.0 stringtag) derive from the string they
+ * share (FNV-1a, folded into the tag range): different strings keep concurrent creations
+ * apart, like different tags. */
+int tm_stringtag_tag(const char *s);
+
 #endif

@@ -9,6 +9,7 @@
 #include "type_copy.h"
 #include "net.h"
 #include "net_p2p.h"
+#include "p2p_api.h"
 #include "request.h"
 #include "rma.h"
 #include "userop.h"
@@ -37,8 +38,10 @@ static void job_free(struct tm_job *j)
             tm_comm_fini_shared(&r->self);
             free(r->scratch);
             tm_dtype_tab_free(r);
+            tm_f90_cache_free(r);
             tm_userop_tab_free(r);
             tm_win_tab_free(r);
+            tm_msg_tab_free(r);
         }
         free(j->ranks);
     }

@@ -34,6 +34,8 @@ enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
  * Under MPI_THREAD_MULTIPLE (mt) several threads of the rank call at once: the request pool
  * and the envelope cache are then taken under mt_lock (tm_mt_lock), the rank's sends skip the
  * fast boxes (one producer per ring) and its blocking receives post (fb_cand unused). */
+struct tm_f90ent;
+
 struct tm_rank {
     struct tm_mbox mbox;
     struct tm_waker waker;
@@ -66,6 +68,13 @@ struct tm_rank {
     struct tm_objtab *dtypes;
     struct tm_objtab *uops;
     struct tm_objtab *wins; /* RMA windows (rma/win.c): owner-only, made on first use */
+    /* Fortran handles of requests (request.c) and messages (mprobe.c): pointers have no int
+     * value, so MPI_Request_c2f / MPI_Message_c2f enter them here (same rules as dtypes) */
+    struct tm_objtab *freqs;
+    struct tm_objtab *fmsgs;
+    /* MPI_Type_create_f90_* answers, so equal arguments give the same handle (type_f90.c):
+     * a list only ever pushed onto (compare-and-swap), read without a lock */
+    struct tm_f90ent *_Atomic f90;
 
     _Atomic uint64_t send_serial; /* serials of cancellable envelopes (p2p.c), any thread */
 

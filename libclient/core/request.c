@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "objtab.h"
 #include "type.h"
 
 #define TM_REQ_CHUNK 16 /* small: thousands of ranks each get one */
@@ -72,9 +73,28 @@ void tm_req_init_stack(struct tm_request *r, struct tm_rank *me, enum tm_req_kin
     r->comm = comm;
 }
 
+/* Fortran handles of requests: base + slot, so 0 stays MPI_REQUEST_NULL. */
+#define FREQ_BASE 1
+
+int tm_req_to_fint(struct tm_rank *me, struct tm_request *r)
+{
+    if (!r) return 0;
+    if (r->fidx <= 0) r->fidx = tm_objtab_add(&me->freqs, FREQ_BASE, r);
+    return r->fidx;
+}
+
+struct tm_request *tm_req_from_fint(struct tm_rank *me, int f)
+{
+    return tm_objtab_get(me->freqs, FREQ_BASE, f);
+}
+
 void tm_req_free(struct tm_rank *me, struct tm_request *r)
 {
     if (!r->pooled) return;
+    if (TM_UNLIKELY(r->fidx > 0)) { /* the handle dies with the request */
+        tm_objtab_del(me->freqs, FREQ_BASE, r->fidx);
+        r->fidx = 0;
+    }
     if (TM_UNLIKELY(r->dt)) {
         /* The operation is over (or orphaned and no longer reads the type after done). */
         if (atomic_load_explicit(&r->done, memory_order_acquire)) {
@@ -94,8 +114,15 @@ void tm_req_free(struct tm_rank *me, struct tm_request *r)
     tm_mt_unlock(me);
 }
 
+static void keep(void *p)
+{
+    (void)p; /* the table only points at requests: the pool owns them */
+}
+
 void tm_req_pool_destroy(struct tm_rank *me)
 {
+    tm_objtab_free(me->freqs, keep);
+    me->freqs = NULL;
     struct req_chunk *c = me->req_chunks;
     while (c) {
         struct req_chunk *next = c->next;

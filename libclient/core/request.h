@@ -22,7 +22,9 @@ struct tm_type;
  *  - PAIR: MPI_Isendrecv(_replace): a receive and a send, complete when both are (persist.c);
  *  - GREQ: a generalized request, done when the program calls MPI_Grequest_complete (greq.c);
  *  - MULTI: a neighbourhood collective: its sends and receives, complete when all are
- *    (coll_nbr/nbr.h). */
+ *    (coll_nbr/nbr.h);
+ *  - IDUP: MPI_Comm_idup(_with_info) of an intra-communicator: complete when its broadcast
+ *    of the new context id is; Wait/Test then make the handle (comm/comm_idup.h). */
 enum tm_req_kind {
     TM_REQ_SEND = 1,
     TM_REQ_RECV = 2,
@@ -31,11 +33,13 @@ enum tm_req_kind {
     TM_REQ_PAIR = 5,
     TM_REQ_GREQ = 6,
     TM_REQ_MULTI = 7,
+    TM_REQ_IDUP = 8,
 };
 
 struct tm_preq; /* persist.c */
 struct tm_greq; /* greq.c */
 struct tm_nbr;  /* coll_nbr/nbr.c */
+struct tm_idup; /* comm/comm_idup.c */
 
 /* One request.  Owner-only fields are touched only by the rank that started it.  While a
  * receive is posted (posted == 1) its link, key and buffer belong to the receiver's mailbox
@@ -69,9 +73,10 @@ struct tm_request {
     int pooled;              /* came from the pool (blocking calls use stack requests) */
     struct tm_request *next; /* free list / orphan list */
     union {
-        struct tm_preq *pr; /* PERSIST, PAIR (owner-only) */
-        struct tm_greq *gr; /* GREQ */
-        struct tm_nbr *nb;  /* MULTI (owner-only) */
+        struct tm_preq *pr;   /* PERSIST, PAIR (owner-only) */
+        struct tm_greq *gr;   /* GREQ */
+        struct tm_nbr *nb;    /* MULTI (owner-only) */
+        struct tm_idup *idup; /* IDUP (owner-only) */
     };
     /* a standard or buffered send that queued an eager envelope in an intra-node receiver's
      * mailbox: the receiver's world rank + 1 and the envelope's serial there, so MPI_Cancel
@@ -82,6 +87,8 @@ struct tm_request {
      * message leaves; tm_send hands them to the envelope it queues (envelope_pool.c releases
      * them), else the caller releases them (p2p_api.c) */
     size_t bsend;
+    /* its Fortran handle (MPI_Request_c2f, request.c), 0 until the program asks for one */
+    int fidx;
 };
 
 /* A request from the rank's pool, zeroed except for owner/kind; NULL when out of memory. */
@@ -111,6 +118,12 @@ static inline int tm_req_complete(struct tm_request *r)
         return atomic_load_explicit(&r->done, memory_order_seq_cst);
     return tm_req_compound_done(r);
 }
+
+/* The Fortran handle of r, made on first use (stable until r is freed); 0 (MPI_REQUEST_NULL)
+ * for NULL, -1 when out of memory or out of handles. */
+int tm_req_to_fint(struct tm_rank *me, struct tm_request *r);
+/* The request of a Fortran handle, NULL for 0 and for handles no live request has. */
+struct tm_request *tm_req_from_fint(struct tm_rank *me, int f);
 
 /* Empty status as MPI defines it for null/inactive requests and PROC_NULL. */
 void tm_status_empty(MPI_Status *status);

@@ -84,6 +84,7 @@ struct tm_dtype {
     struct tm_envelope env;
     char name[MPI_MAX_OBJECT_NAME];
     struct tm_attr *attrs; /* type_attr.c (comm/attr.h); owner-only */
+    int f90; /* made by MPI_Type_create_f90_*: predefined for the program, never freed by it */
 };
 
 /* Handles from here on are derived datatypes in the calling rank's table (type_ctor.c). */
@@ -102,6 +103,9 @@ const struct tm_type *tm_type_query(MPI_Datatype dt);
 const struct tm_type *tm_dtype_get(struct tm_rank *me, MPI_Datatype dt, int committed_only);
 /* Frees me's table (job teardown). */
 void tm_dtype_tab_free(struct tm_rank *me);
+/* Frees me's cache of MPI_Type_create_f90_* answers (type_f90.c; job teardown, after the
+ * table). */
+void tm_f90_cache_free(struct tm_rank *me);
 /* The handle of a predefined type (its index in the table); MPI_DATATYPE_NULL for others. */
 MPI_Datatype tm_type_predef_handle(const struct tm_type *t);
 /* A predefined type by handle, NULL if dt is not one (no rank needed: unit tests). */

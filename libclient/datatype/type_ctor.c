@@ -54,8 +54,8 @@ static int flat_err(struct tm_rank *me, const char *fn, int r)
 
 /* Registers a new derived type built by f; takes env (its arrays and type references) in
  * every case. */
-static int publish(struct tm_rank *me, const char *fn, struct tm_flat *f, int set, ptrdiff_t lb,
-                   ptrdiff_t extent, int pad, struct tm_envelope *env, MPI_Datatype *newtype)
+int tm_dtype_publish(struct tm_rank *me, const char *fn, struct tm_flat *f, int set, ptrdiff_t lb,
+                     ptrdiff_t extent, int pad, struct tm_envelope *env, MPI_Datatype *newtype)
 {
     struct tm_dtype *d = calloc(1, sizeof *d);
     int r = d ? tm_flat_finish(f, &d->t, set, lb, extent, pad) : -ENOMEM;
@@ -132,7 +132,7 @@ TM_API int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *n
     struct tm_envelope env;
     if (tm_envelope_make(&env, MPI_COMBINER_CONTIGUOUS, 1, &count, 0, NULL, 1, &old) < 0)
         return tm_flat_discard(&f), flat_err(me, fn, -ENOMEM);
-    return publish(me, fn, &f, 0, 0, 0, 0, &env, newtype);
+    return tm_dtype_publish(me, fn, &f, 0, 0, 0, 0, &env, newtype);
 }
 TM_ALIAS(Type_contiguous)
 
@@ -154,7 +154,7 @@ static int vector_common(const char *fn, int count, int blen, ptrdiff_t stride, 
     if (tm_envelope_make(&env, hstride ? MPI_COMBINER_HVECTOR : MPI_COMBINER_VECTOR,
                          hstride ? 2 : 3, ints, hstride ? 1 : 0, &a, 1, &old) < 0)
         return tm_flat_discard(&f), flat_err(me, fn, -ENOMEM);
-    return publish(me, fn, &f, 0, 0, 0, 0, &env, newtype);
+    return tm_dtype_publish(me, fn, &f, 0, 0, 0, 0, &env, newtype);
 }
 
 TM_API int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
@@ -216,7 +216,7 @@ static int indexed_common(const char *fn, int combiner, int count, const int *bl
     r = tm_envelope_make(&env, combiner, (int)ni, ints, idispl ? 0 : count, adispl, 1, &old);
     free(ints);
     if (r < 0) return tm_flat_discard(&f), flat_err(me, fn, -ENOMEM);
-    return publish(me, fn, &f, 0, 0, 0, 0, &env, newtype);
+    return tm_dtype_publish(me, fn, &f, 0, 0, 0, 0, &env, newtype);
 }
 
 TM_API int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
@@ -296,7 +296,7 @@ TM_API int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
     }
     free(ts);
     if (r < 0) return tm_flat_discard(&f), flat_err(me, fn, r);
-    return publish(me, fn, &f, 0, 0, 0, 1, &env, newtype);
+    return tm_dtype_publish(me, fn, &f, 0, 0, 0, 1, &env, newtype);
 }
 TM_ALIAS(Type_create_struct)
 
@@ -377,7 +377,7 @@ static int make_grid_type(struct tm_rank *me, const char *fn, int ndims, const i
         tm_envelope_free(env);
         return flat_err(me, fn, r);
     }
-    return publish(me, fn, &f, 1, old->lb, (ptrdiff_t)ext, 0, env, newtype);
+    return tm_dtype_publish(me, fn, &f, 1, old->lb, (ptrdiff_t)ext, 0, env, newtype);
 }
 
 TM_API int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[],
@@ -556,7 +556,7 @@ TM_API int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint 
     struct tm_envelope env;
     if (tm_envelope_make(&env, MPI_COMBINER_RESIZED, 0, NULL, 2, a, 1, &old) < 0)
         return tm_flat_discard(&f), flat_err(me, fn, -ENOMEM);
-    return publish(me, fn, &f, 1, lb, extent, 0, &env, newtype);
+    return tm_dtype_publish(me, fn, &f, 1, lb, extent, 0, &env, newtype);
 }
 TM_ALIAS(Type_create_resized)
 
@@ -573,7 +573,7 @@ TM_API int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     struct tm_envelope env;
     if (tm_envelope_make(&env, MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &old) < 0)
         return tm_flat_discard(&f), flat_err(me, fn, -ENOMEM);
-    r = publish(me, fn, &f, 1, old->lb, (ptrdiff_t)old->extent, 0, &env, newtype);
+    r = tm_dtype_publish(me, fn, &f, 1, old->lb, (ptrdiff_t)old->extent, 0, &env, newtype);
     if (r == MPI_SUCCESS) {
         struct tm_dtype *d = tm_objtab_get(me->dtypes, TM_DTYPE_FIRST, *newtype);
         /* A duplicate is committed if the original is (predefined types always are). */
@@ -617,6 +617,9 @@ TM_API int PMPI_Type_free(MPI_Datatype *datatype)
     if (TM_UNLIKELY(!d))
         FAIL(MPI_ERR_TYPE, "%s datatype %d cannot be freed",
              tm_type_get(*datatype) ? "predefined" : "invalid", *datatype);
+    if (TM_UNLIKELY(d->f90))
+        FAIL(MPI_ERR_TYPE, "datatype %d is predefined (MPI_Type_create_f90_*): it cannot be freed",
+             *datatype);
     /* Attributes first, through their delete callbacks; one that fails keeps the type. */
     int err = tm_attr_delete_all(me, TM_ATTR_TYPE, *datatype, &d->attrs);
     if (TM_UNLIKELY(err)) FAIL(err, "an attribute delete callback failed");

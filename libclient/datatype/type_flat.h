@@ -39,6 +39,14 @@ int tm_flat_finish(struct tm_flat *f, struct tm_type *t, int set, ptrdiff_t lb, 
                    int pad);
 void tm_flat_discard(struct tm_flat *f);
 
+struct tm_rank;
+struct tm_envelope;
+/* Registers a new derived type built by f (tm_flat_finish's set/lb/extent/pad) in me's table
+ * as *newtype; takes env (its arrays and type references) in every case.  MPI_SUCCESS or the
+ * error handler's answer (fn in the message). */
+int tm_dtype_publish(struct tm_rank *me, const char *fn, struct tm_flat *f, int set, ptrdiff_t lb,
+                     ptrdiff_t extent, int pad, struct tm_envelope *env, MPI_Datatype *newtype);
+
 /* The blocks / signature of t (a one-entry array in *one for predefined types). */
 static inline const struct tm_block *tm_type_blocks(const struct tm_type *t, struct tm_block *one,
                                                     size_t *ret_n)

@@ -255,3 +255,66 @@ TM_API int PMPI_Add_error_string(int errorcode, const char *string)
     return MPI_SUCCESS;
 }
 TM_ALIAS(Add_error_string)
+
+/* MPI 4.1 §9.5: strings go before their codes, codes before their classes.  A removed code's
+ * slot reads -1 (tm_err_class_of: not a code); removed codes at the top give their numbers back
+ * (MPI_LASTUSEDCODE is the largest code still in use). */
+enum rm_what { RM_STRING, RM_CODE, RM_CLASS };
+
+static int rm_code(struct tm_rank *me, const char *fn, int code, enum rm_what what)
+{
+    struct tm_objs *o = me->objs;
+    const char *why = NULL;
+    pthread_mutex_lock(&o->lock);
+    int idx = code - MPI_ERR_LASTCODE;
+    int cls = code >= MPI_ERR_LASTCODE && code <= o->lastcode ? o->class_of[idx] : -1;
+    if (cls < 0)
+        why = "was not added by MPI_Add_error_class or MPI_Add_error_code";
+    else if (what == RM_STRING && !o->str[idx])
+        why = "has no string added by MPI_Add_error_string";
+    else if (what == RM_CODE && cls == code)
+        why = "is an error class (MPI_Remove_error_class removes it)";
+    else if (what == RM_CLASS && cls != code)
+        why = "is an error code, not a class";
+    else if (what == RM_CODE && o->str[idx])
+        why = "still has its string (MPI_Remove_error_string first)";
+    for (int i = 0; !why && what == RM_CLASS && i <= o->lastcode - MPI_ERR_LASTCODE; i++)
+        if (i != idx && o->class_of[i] == code) why = "still has error codes (remove them first)";
+    if (!why && what == RM_STRING) {
+        free(o->str[idx]);
+        o->str[idx] = NULL;
+    } else if (!why) {
+        free(o->str[idx]); /* a class's own string goes with it */
+        o->str[idx] = NULL;
+        o->class_of[idx] = -1;
+        while (o->lastcode >= MPI_ERR_LASTCODE && o->class_of[o->lastcode - MPI_ERR_LASTCODE] < 0)
+            o->lastcode--;
+    }
+    pthread_mutex_unlock(&o->lock);
+    if (why) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "%d %s", code, why);
+    return MPI_SUCCESS;
+}
+
+TM_API int PMPI_Remove_error_string(int errorcode)
+{
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Remove_error_string", TM_ERR_NOINIT);
+    return rm_code(me, "MPI_Remove_error_string", errorcode, RM_STRING);
+}
+TM_ALIAS(Remove_error_string)
+
+TM_API int PMPI_Remove_error_code(int errorcode)
+{
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Remove_error_code", TM_ERR_NOINIT);
+    return rm_code(me, "MPI_Remove_error_code", errorcode, RM_CODE);
+}
+TM_ALIAS(Remove_error_code)
+
+TM_API int PMPI_Remove_error_class(int errorclass)
+{
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Remove_error_class", TM_ERR_NOINIT);
+    return rm_code(me, "MPI_Remove_error_class", errorclass, RM_CLASS);
+}
+TM_ALIAS(Remove_error_class)

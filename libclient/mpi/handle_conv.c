@@ -4,12 +4,15 @@
  * Handles that are ints in C (communicators, datatypes, groups, ops, info, error handlers,
  * windows, files) are their own Fortran value, so c2f and f2c are the identity: an invalid
  * Fortran handle becomes an invalid C handle, which the call that uses it rejects with the
- * class of its kind.  Requests and messages are pointers, wider than an MPI_Fint: they need
- * a table, so their conversions are not provided yet. */
+ * class of its kind.  Requests and messages are pointers, wider than an MPI_Fint: c2f enters
+ * them in a table of the rank's (request.c, mprobe.c for messages), whose slot is their
+ * Fortran value until the request or message is freed. */
 #include <stdint.h>
 
 #include "errh.h"
+#include "job.h"
 #include "lib.h"
+#include "request.h"
 
 #define TM_CONV(Kind, ctype)                                                                       \
     TM_API MPI_Fint PMPI_##Kind##_c2f(ctype h)                                                     \
@@ -34,6 +37,23 @@ TM_CONV(Info, MPI_Info)
 TM_CONV(Errhandler, MPI_Errhandler)
 TM_CONV(Win, MPI_Win)
 TM_CONV(File, MPI_File)
+
+TM_API MPI_Fint PMPI_Request_c2f(MPI_Request request)
+{
+    if (request == MPI_REQUEST_NULL) return 0;
+    struct tm_rank *me = tm_self();
+    return me ? tm_req_to_fint(me, request) : -1;
+}
+TM_ALIAS(Request_c2f)
+
+/* A handle no live request has becomes MPI_REQUEST_NULL (a pointer has no invalid value of its
+ * own that the calls taking requests could reject). */
+TM_API MPI_Request PMPI_Request_f2c(MPI_Fint request)
+{
+    struct tm_rank *me = tm_self();
+    return me ? tm_req_from_fint(me, request) : MPI_REQUEST_NULL;
+}
+TM_ALIAS(Request_f2c)
 
 /* A Fortran status: the public fields at MPI_F_SOURCE/TAG/ERROR, then the cancelled flag and
  * the byte count in two halves (low, high), so the conversion loses nothing. */

@@ -358,3 +358,14 @@ TM_API int PMPI_Info_free(MPI_Info *info)
     return MPI_SUCCESS;
 }
 TM_ALIAS(Info_free)
+
+/* MPI 4.0 §11.2.2: a new info object with what MPI_INFO_ENV holds.  MPI-4.0 allows the call
+ * before MPI_Init; here the rank exists only from MPI_Init on, so earlier calls fail. */
+TM_API int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+{
+    (void)argc, (void)argv; /* MPI_INFO_ENV already has what the rank was started with */
+    if (!tm_self())
+        return tm_err_noco(MPI_ERR_OTHER, "MPI_Info_create_env", "called before MPI_Init");
+    return PMPI_Info_dup(MPI_INFO_ENV, info);
+}
+TM_ALIAS(Info_create_env)

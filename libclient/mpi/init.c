@@ -161,9 +161,12 @@ static int init_common(const char *fn, int required, int *provided, int *argc, c
                                                         : required;
     me->mt = me->thread_level == MPI_THREAD_MULTIPLE;
     r = tm_commtab_init(me);
-    /* MULTIPLE: the tables of datatypes and user ops exist before any thread of the rank can
-     * create an object in them (objtab.h), so their pointers never change under a reader. */
-    if (r == 0 && me->mt && (tm_objtab_make(&me->dtypes) < 0 || tm_objtab_make(&me->uops) < 0))
+    /* MULTIPLE: the tables of datatypes, user ops and Fortran handles exist before any thread of
+     * the rank can create an object in them (objtab.h), so their pointers never change under a
+     * reader. */
+    if (r == 0 && me->mt &&
+        (tm_objtab_make(&me->dtypes) < 0 || tm_objtab_make(&me->uops) < 0 ||
+         tm_objtab_make(&me->freqs) < 0 || tm_objtab_make(&me->fmsgs) < 0))
         r = -ENOMEM;
     if (r < 0) {
         fprintf(stderr, "rank %d: %s: out of memory\n", info->rank, fn);
@@ -291,6 +294,15 @@ TM_API int PMPI_Get_library_version(char *version, int *resultlen)
     return MPI_SUCCESS;
 }
 TM_ALIAS(Get_library_version)
+
+/* A hook for profiling libraries, which interpose MPI_Pcontrol and read level; the MPI library
+ * itself returns at once (MPI 3.1 §14.2.4), before MPI_Init and after MPI_Finalize too. */
+TM_API int PMPI_Pcontrol(const int level, ...)
+{
+    (void)level;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Pcontrol)
 
 TM_API double PMPI_Wtime(void)
 {

@@ -12,6 +12,7 @@
 
 #include "errh.h"
 #include "job.h"
+#include "objtab.h"
 #include "p2p.h"
 #include "p2p_api.h"
 #include "type.h"
@@ -20,7 +21,51 @@
 struct tm_message {
     struct tm_envl *e;
     MPI_Comm comm; /* for the error handler */
+    int fidx;      /* its Fortran handle (MPI_Message_c2f), 0 until asked for */
 };
+
+/* Fortran handles of messages: 0 is MPI_MESSAGE_NULL, 1 MPI_MESSAGE_NO_PROC, then slots. */
+#define FMSG_NO_PROC 1
+#define FMSG_BASE 2
+
+TM_API MPI_Fint PMPI_Message_c2f(MPI_Message message)
+{
+    if (message == MPI_MESSAGE_NULL) return 0;
+    if (message == MPI_MESSAGE_NO_PROC) return FMSG_NO_PROC;
+    struct tm_rank *me = tm_self();
+    if (!me) return -1;
+    if (message->fidx <= 0) message->fidx = tm_objtab_add(&me->fmsgs, FMSG_BASE, message);
+    return message->fidx;
+}
+TM_ALIAS(Message_c2f)
+
+/* A handle no live message has becomes MPI_MESSAGE_NULL, which every call taking a message
+ * rejects or treats as "no message": a pointer cannot be an invalid handle of its own. */
+TM_API MPI_Message PMPI_Message_f2c(MPI_Fint message)
+{
+    if (message == FMSG_NO_PROC) return MPI_MESSAGE_NO_PROC;
+    struct tm_rank *me = tm_self();
+    if (!me) return MPI_MESSAGE_NULL;
+    return tm_objtab_get(me->fmsgs, FMSG_BASE, message);
+}
+TM_ALIAS(Message_f2c)
+
+static void msg_free(struct tm_rank *me, struct tm_message *m)
+{
+    if (m->fidx > 0) tm_objtab_del(me->fmsgs, FMSG_BASE, m->fidx);
+    free(m);
+}
+
+static void keep(void *p)
+{
+    (void)p; /* a message left unreceived at the end belongs to its mailbox's teardown */
+}
+
+void tm_msg_tab_free(struct tm_rank *me)
+{
+    tm_objtab_free(me->fmsgs, keep);
+    me->fmsgs = NULL;
+}
 
 static int mprobe_common(const char *fn, int source, int tag, MPI_Comm comm, int block, int *flag,
                          MPI_Message *message, MPI_Status *status)
@@ -40,6 +85,7 @@ static int mprobe_common(const char *fn, int source, int tag, MPI_Comm comm, int
     }
     struct tm_message *m = malloc(sizeof *m);
     if (!m) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    m->fidx = 0;
     struct tm_commref *cr = tm_comm_get(&me->comms, comm);
     int found = tm_mprobe(me, cr, source, tag, block, status, &m->e);
     if (flag) *flag = found;
@@ -90,7 +136,7 @@ static void mrecv_start(struct tm_rank *me, struct tm_request *r, void *buf, siz
     r->buf = buf;
     r->cap = cap;
     tm_recv_envl(me, r, m->e);
-    free(m);
+    msg_free(me, m);
 }
 
 static void no_proc(struct tm_request *r)

@@ -22,4 +22,7 @@ size_t tm_p2p_bytes(int count, MPI_Datatype dt);
  * as plain bytes.  A pooled request that stores it takes a reference (tm_type_hold). */
 const struct tm_type *tm_p2p_layout(MPI_Datatype dt);
 
+/* Frees the rank's table of Fortran message handles (mprobe.c; job teardown). */
+void tm_msg_tab_free(struct tm_rank *me);
+
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm_idup.h"
 #include "errh.h"
 #include "job.h"
 #include "nbr.h"
@@ -30,6 +31,7 @@ int tm_req_compound_done(struct tm_request *r)
 {
     if (r->kind == TM_REQ_GREQ) return atomic_load_explicit(&r->done, memory_order_seq_cst);
     if (r->kind == TM_REQ_MULTI) return tm_nbr_done(r);
+    if (r->kind == TM_REQ_IDUP) return tm_idup_done(r);
     struct tm_preq *p = r->pr;
     if (r->kind == TM_REQ_PERSIST) return !p->inner || tm_req_complete(p->inner);
     return tm_req_complete(p->inner) && tm_req_complete(p->inner2);

@@ -3,6 +3,7 @@
  *
  * Null and inactive persistent requests (persist.h) complete at once with an empty status;
  * the any/some forms skip them like null ones (MPI 3.1 §3.7.5). */
+#include "comm_idup.h"
 #include "errh.h"
 #include "fbox.h"
 #include "greq.h"
@@ -38,6 +39,7 @@ static int finish(struct tm_rank *me, MPI_Request *rp, MPI_Status *status)
             *rp = MPI_REQUEST_NULL;
             return tm_nbr_finish(me, r, status);
         }
+        if (r->kind == TM_REQ_IDUP) return tm_idup_finish(me, rp, status);
         return tm_preq_finish(me, rp, status);
     }
     tm_req_status(r, status);
@@ -272,6 +274,8 @@ TM_API int PMPI_Request_free(MPI_Request *request)
         tm_greq_free(me, r);
     else if (r->kind == TM_REQ_MULTI)
         tm_nbr_free(me, r);
+    else if (r->kind == TM_REQ_IDUP)
+        tm_idup_free(me, r);
     else if (r->kind > TM_REQ_COLL)
         tm_preq_free(me, r);
     else
@@ -300,7 +304,7 @@ TM_API int PMPI_Cancel(MPI_Request *request)
     if (TM_UNLIKELY(!request || !*request))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel", "invalid request");
     struct tm_request *r = *request;
-    if (r->kind == TM_REQ_COLL || r->kind == TM_REQ_MULTI)
+    if (r->kind == TM_REQ_COLL || r->kind == TM_REQ_MULTI || r->kind == TM_REQ_IDUP)
         return tm_err(me, r->comm, MPI_ERR_REQUEST, "MPI_Cancel",
                       "collective operations cannot be cancelled");
     if (r->kind == TM_REQ_GREQ) return tm_greq_cancel(me, r);
@@ -342,6 +346,8 @@ TM_API int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *s
     if (request->kind == TM_REQ_GREQ) return tm_greq_status(me, request, status);
     if (request->kind == TM_REQ_MULTI)
         tm_nbr_status(request, status);
+    else if (request->kind == TM_REQ_IDUP)
+        tm_status_empty(status); /* the handle is made by the Wait or Test that completes it */
     else if (request->kind > TM_REQ_COLL)
         tm_preq_status(request, status);
     else

@@ -132,6 +132,26 @@ run_prog() {
     run_prog comm_threads 1 2 4
 }
 
+@test "mpi: Comm_idup is non-blocking: crossed orders, several in flight, inherits attributes, topology, hints" {
+    run_prog comm_idup 1 2 3 4 16
+}
+
+@test "mpi: MPI-4.0: version 4.0, Intercomm_create_from_groups, Remove_error_class/code/string" {
+    run_prog mpi4 1 2 3 4 16
+}
+
+@test "mpi: a 2-D halo exchange on a Cartesian communicator: column vectors, Neighbor_alltoallw, Jacobi sweeps" {
+    run_prog halo_cart 1 2 3 4 6 16
+}
+
+@test "mpi: fence and passive epochs on one window with derived types, both window kinds" {
+    run_prog rma_mixed 1 2 3 4 16
+}
+
+@test "mpi: error classes of groups, graph topologies, neighbourhood collectives, RMA with derived types" {
+    run_prog error_classes 1 2 3 4 16
+}
+
 @test "mpi: 20000 communicators created and freed, no slowdown" {
     run_prog comm_loop 1 2 4 16
 }

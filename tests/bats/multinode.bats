@@ -74,6 +74,26 @@ no_live_jobs() {
     done
 }
 
+# MPI_ERRORS_ARE_FATAL (the default handler) ends the job, never an agent, and says which rank,
+# which call and which error, also when that rank runs on a node other than the launcher's.
+@test "multinode: MPI_ERRORS_ARE_FATAL on a remote node ends the job naming rank, function and error; the agents live on" {
+    start_cluster 3
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog mn_fail)" fatal 5 0
+    [ "$status" -ne 0 ] || { echo "$output" >&2; return 1; }
+    [[ "$output" == *"rank 5: MPI_Send: invalid rank 46 (MPI_ERR_RANK)"* ]] || {
+        echo "$output" >&2
+        return 1
+    }
+    for s in "${CLUSTER_SOCKS[@]}"; do
+        run tmpictl --agent "$s" --json jobs
+        expect_status 0
+        no_live_jobs
+    done
+    # every agent takes the next job
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog mn_ring)"
+    expect_status 0
+}
+
 @test "multinode: a node that cannot load: no rank runs anywhere, the node is named" {
     start_cluster 2
     printf '[agent]\nmax_ranks = 1\n' >"$BATS_TEST_TMPDIR/small.conf"

@@ -49,7 +49,7 @@ expect_ok() {
 @test "multinode mpi: one-sided communication on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
-    for p in rma_basic rma_acc rma_errors rma_passive rma_dtypes; do
+    for p in rma_basic rma_acc rma_errors rma_passive rma_dtypes rma_mixed error_classes; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog "$p")"
@@ -63,7 +63,7 @@ expect_ok() {
 @test "multinode mpi: groups, communicators, inter-communicators, attributes on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
-    for p in groups comm_loop intercomm attrs errh_info comm_threads; do
+    for p in groups comm_loop intercomm attrs errh_info comm_threads comm_idup mpi4; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done
@@ -154,7 +154,7 @@ expect_ok() {
     run mlaunch --hostfile "$(cluster_hostfile 4)" -n 12 "$(mpi_prog topo_cart)"
     expect_ok || { echo "program topo_cart on 3 x 4" >&2; return 1; }
     expect_line "reorder: 4 ranks per node, 9 neighbour pairs on one node (columns: 9)"
-    for p in topo_cart topo_graph topo_dist topo_neighbor; do
+    for p in topo_cart topo_graph topo_dist topo_neighbor halo_cart; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p on 3 x 2" >&2; return 1; }
         [ "$p" = topo_cart ] && continue # run on 3 x 4 above

@@ -50,6 +50,13 @@ ns_agent() {
     [ "$line" = "READY=1" ] || { cat "$BATS_TEST_TMPDIR/$name.log"; return 1; }
 }
 
+# A tests/mpi program, built into this file's own directory.
+mpi_prog() {
+    local exe="$BATS_FILE_TMPDIR/mpi_$1"
+    [ -x "$exe" ] || tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/$1.c" >&2 || return 1
+    echo "$exe"
+}
+
 @test "netns: agents on two hosts authenticate across a veth link; a wrong key is refused" {
     head -c 32 /dev/urandom >"$BATS_TEST_TMPDIR/k"
     chmod 600 "$BATS_TEST_TMPDIR/k"
@@ -149,4 +156,27 @@ ns_agent() {
         --hostfile "$BATS_TEST_TMPDIR/all" -n 6 "$(prog mn_ring)"
     [ "$status" -eq 0 ] || { echo "$output"; false; }
     [[ "$output" == *"ring ok 6"* ]]
+}
+
+# Issue 16's network-namespace run: a representative set of the tests/mpi programs with two
+# ranks on each of two hosts (communicators, inter-communicators, topologies and neighbourhood
+# collectives, one-sided communication with derived types, datatypes, MPI-4.0 calls), whose
+# traffic crosses the veth link.
+@test "netns: communicator, topology, RMA and datatype programs across two hosts" {
+    head -c 32 /dev/urandom >"$BATS_TEST_TMPDIR/k"
+    chmod 600 "$BATS_TEST_TMPDIR/k"
+    ns_agent "$NS_A" hosta 192.0.2.1:7470 "$BATS_TEST_TMPDIR/k"
+    ns_agent "$NS_B" hostb 192.0.2.2:7470 "$BATS_TEST_TMPDIR/k"
+    printf '192.0.2.1 slots=2 port=7470\n192.0.2.2 slots=2 port=7470\n' >"$BATS_TEST_TMPDIR/hosts"
+    local p
+    for p in groups intercomm comm_idup topo_cart topo_dist topo_neighbor rma_basic rma_passive \
+        rma_dtypes datatypes_p2p coll_dtypes mpi4 halo_cart rma_mixed; do
+        run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" --agent "$BATS_TEST_TMPDIR/hosta.sock" \
+            --hostfile "$BATS_TEST_TMPDIR/hosts" -n 4 "$(mpi_prog "$p")"
+        if [ "$status" -ne 0 ] || ! printf '%s\n' "${lines[@]}" | grep -qx OK; then
+            echo "program $p: status $status, output:" >&2
+            echo "$output" >&2
+            return 1
+        fi
+    done
 }

@@ -73,6 +73,111 @@ static void conversions(int size)
     EXPECT(MPI_Status_f082c(MPI_F08_STATUS_IGNORE, &st2), MPI_ERR_ARG);
 }
 
+/* Requests and messages are pointers: their Fortran handles come from a table, stay the same
+ * while the object lives and die with it. */
+static void pointer_handles(int rank, int size)
+{
+    CHECK(MPI_Request_f2c(MPI_Request_c2f(MPI_REQUEST_NULL)) == MPI_REQUEST_NULL,
+          "REQUEST_NULL round trip");
+    int peer = (rank + 1) % size, from = (rank + size - 1) % size, x = rank, y = -1, z = -1;
+    MPI_Request rq[2];
+    CHECK_MPI(MPI_Irecv(&y, 1, MPI_INT, from, 3, MPI_COMM_WORLD, &rq[0]));
+    CHECK_MPI(MPI_Irecv(&z, 1, MPI_INT, from, 4, MPI_COMM_WORLD, &rq[1]));
+    MPI_Fint f0 = MPI_Request_c2f(rq[0]), f1 = MPI_Request_c2f(rq[1]);
+    CHECK(f0 != f1 && f0 != MPI_Request_c2f(MPI_REQUEST_NULL), "request handles %d %d", (int)f0,
+          (int)f1);
+    CHECK(MPI_Request_c2f(rq[0]) == f0, "second c2f of one request: %d then %d", (int)f0,
+          (int)MPI_Request_c2f(rq[0]));
+    MPI_Request back[2] = {MPI_Request_f2c(f0), MPI_Request_f2c(f1)};
+    CHECK(back[0] == rq[0] && back[1] == rq[1], "Request_f2c gives the requests back");
+    CHECK_MPI(MPI_Send(&x, 1, MPI_INT, peer, 4, MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Send(&x, 1, MPI_INT, peer, 3, MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Waitall(2, back, MPI_STATUSES_IGNORE)); /* the converted handles work */
+    CHECK(y == from && z == from && back[0] == MPI_REQUEST_NULL, "received %d %d from %d", y, z,
+          from);
+    CHECK(MPI_Request_f2c(f0) == MPI_REQUEST_NULL && MPI_Request_f2c(12345) == MPI_REQUEST_NULL,
+          "handles of freed requests and unknown handles are MPI_REQUEST_NULL");
+
+    /* Messages: NULL and NO_PROC keep their meaning, a real one converts back. */
+    CHECK(MPI_Message_f2c(MPI_Message_c2f(MPI_MESSAGE_NULL)) == MPI_MESSAGE_NULL &&
+              MPI_Message_f2c(MPI_Message_c2f(MPI_MESSAGE_NO_PROC)) == MPI_MESSAGE_NO_PROC,
+          "MESSAGE_NULL / MESSAGE_NO_PROC round trip");
+    CHECK_MPI(MPI_Send(&x, 1, MPI_INT, peer, 5, MPI_COMM_WORLD));
+    MPI_Message m;
+    CHECK_MPI(MPI_Mprobe(from, 5, MPI_COMM_WORLD, &m, MPI_STATUS_IGNORE));
+    MPI_Fint fm = MPI_Message_c2f(m);
+    CHECK(fm != MPI_Message_c2f(MPI_MESSAGE_NULL) && fm != MPI_Message_c2f(MPI_MESSAGE_NO_PROC) &&
+              MPI_Message_c2f(m) == fm,
+          "message handle %d", (int)fm);
+    MPI_Message m2 = MPI_Message_f2c(fm);
+    CHECK(m2 == m, "Message_f2c gives the message back");
+    y = -1;
+    CHECK_MPI(MPI_Mrecv(&y, 1, MPI_INT, &m2, MPI_STATUS_IGNORE));
+    CHECK(y == from && m2 == MPI_MESSAGE_NULL, "Mrecv through a converted message: %d", y);
+    CHECK(MPI_Message_f2c(fm) == MPI_MESSAGE_NULL, "a received message's handle is gone");
+}
+
+/* MPI_Type_create_f90_*: the predefined type of the kind, with the F90 combiner and (p, r). */
+static void f90_types(void)
+{
+    struct {
+        int comb, p, r, size;
+    } cases[] = {
+        {MPI_COMBINER_F90_INTEGER, 0, 2, 1},
+        {MPI_COMBINER_F90_INTEGER, 0, 4, 2},
+        {MPI_COMBINER_F90_INTEGER, 0, 9, 4},
+        {MPI_COMBINER_F90_INTEGER, 0, 18, 8},
+        {MPI_COMBINER_F90_REAL, 6, MPI_UNDEFINED, 4},
+        {MPI_COMBINER_F90_REAL, MPI_UNDEFINED, 300, 8},
+        {MPI_COMBINER_F90_REAL, 15, 307, 8},
+        {MPI_COMBINER_F90_COMPLEX, 5, 30, 8},
+        {MPI_COMBINER_F90_COMPLEX, 12, MPI_UNDEFINED, 16},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        MPI_Datatype t, t2;
+        int c = cases[i].comb, p = cases[i].p, r = cases[i].r;
+        if (c == MPI_COMBINER_F90_INTEGER) {
+            CHECK_MPI(MPI_Type_create_f90_integer(r, &t));
+            CHECK_MPI(MPI_Type_create_f90_integer(r, &t2));
+        } else if (c == MPI_COMBINER_F90_REAL) {
+            CHECK_MPI(MPI_Type_create_f90_real(p, r, &t));
+            CHECK_MPI(MPI_Type_create_f90_real(p, r, &t2));
+        } else {
+            CHECK_MPI(MPI_Type_create_f90_complex(p, r, &t));
+            CHECK_MPI(MPI_Type_create_f90_complex(p, r, &t2));
+        }
+        CHECK(t == t2, "case %zu: equal arguments give handles %d and %d", i, t, t2);
+        int size = 0, ni, na, nd, comb, ints[2] = {-1, -1};
+        CHECK_MPI(MPI_Type_size(t, &size));
+        CHECK(size == cases[i].size, "case %zu: size %d, expected %d", i, size, cases[i].size);
+        CHECK_MPI(MPI_Type_get_envelope(t, &ni, &na, &nd, &comb));
+        int want_ni = c == MPI_COMBINER_F90_INTEGER ? 1 : 2;
+        CHECK(comb == c && ni == want_ni && na == 0 && nd == 0,
+              "case %zu: envelope combiner %d ints %d addrs %d types %d", i, comb, ni, na, nd);
+        CHECK_MPI(MPI_Type_get_contents(t, 2, 0, 0, ints, NULL, NULL));
+        CHECK(want_ni == 1 ? ints[0] == r : ints[0] == p && ints[1] == r,
+              "case %zu: contents %d %d", i, ints[0], ints[1]);
+        EXPECT(MPI_Type_free(&t), MPI_ERR_TYPE); /* predefined: erroneous to free */
+    }
+    /* Usable at once (committed), in communication and reductions. */
+    MPI_Datatype r8;
+    CHECK_MPI(MPI_Type_create_f90_real(15, MPI_UNDEFINED, &r8));
+    double v = 1.5, s = 0;
+    CHECK_MPI(MPI_Allreduce(&v, &s, 1, r8, MPI_SUM, MPI_COMM_WORLD));
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(s == 1.5 * size, "Allreduce over an f90 real: %g", s);
+    /* Kinds this machine does not have. */
+    MPI_Datatype t;
+    EXPECT(MPI_Type_create_f90_integer(19, &t), MPI_ERR_ARG);
+    EXPECT(MPI_Type_create_f90_integer(MPI_UNDEFINED, &t), MPI_ERR_ARG);
+    EXPECT(MPI_Type_create_f90_real(40, MPI_UNDEFINED, &t), MPI_ERR_ARG);
+    EXPECT(MPI_Type_create_f90_real(MPI_UNDEFINED, 5000, &t), MPI_ERR_ARG);
+    EXPECT(MPI_Type_create_f90_real(MPI_UNDEFINED, MPI_UNDEFINED, &t), MPI_ERR_ARG);
+    EXPECT(MPI_Type_create_f90_complex(40, 10, &t), MPI_ERR_ARG);
+    EXPECT(MPI_Type_create_f90_real(6, 30, NULL), MPI_ERR_ARG);
+}
+
 static void addresses(void)
 {
     double a[4] = {0};
@@ -143,7 +248,13 @@ int main(int argc, char **argv)
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    CHECK(MPI_Pcontrol(0) == MPI_SUCCESS && MPI_Pcontrol(2, "any", 3) == MPI_SUCCESS,
+          "MPI_Pcontrol");
     conversions(size);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    pointer_handles(rank, size);
+    f90_types();
     addresses();
     attributes();
     constants();

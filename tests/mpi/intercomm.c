@@ -200,6 +200,73 @@ static void p2p(MPI_Comm ic)
     free(out);
 }
 
+/* The non-blocking forms of the unrooted collectives and of Gather(v)/Scatter(v) with side 0
+ * holding the root: each gives what its blocking form gives.  Several are in flight at once
+ * and completed in reverse order. */
+static void nonblocking(MPI_Comm ic, int side)
+{
+    int n, r, rn;
+    MPI_Comm_size(ic, &n);
+    MPI_Comm_rank(ic, &r);
+    MPI_Comm_remote_size(ic, &rn);
+    enum { K = 9 };
+    int m = (n > rn ? n : rn) + 1, *blk[K], *nb[K];
+    for (int k = 0; k < K; k++) {
+        blk[k] = calloc((size_t)m * 2, sizeof(int));
+        nb[k] = calloc((size_t)m * 2, sizeof(int));
+    }
+    int *sb = malloc(sizeof(int) * (size_t)m * 2), *cnt = malloc(sizeof(int) * (size_t)m),
+        *dsp = malloc(sizeof(int) * (size_t)m);
+    MPI_Datatype *ty = malloc(sizeof(MPI_Datatype) * (size_t)m);
+    int *wd = malloc(sizeof(int) * (size_t)m);
+    for (int i = 0; i < 2 * m; i++)
+        sb[i] = wrank * 100 + i;
+    for (int i = 0; i < m; i++)
+        cnt[i] = 1, dsp[i] = i, ty[i] = MPI_INT, wd[i] = i * (int)sizeof(int);
+    int root = side == 0 ? (r == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    MPI_Request q[K];
+    /* blocking */
+    CHECK_MPI(MPI_Allgather(sb, 1, MPI_INT, blk[0], 1, MPI_INT, ic));
+    CHECK_MPI(MPI_Allgatherv(sb, 1, MPI_INT, blk[1], cnt, dsp, MPI_INT, ic));
+    CHECK_MPI(MPI_Alltoall(sb, 1, MPI_INT, blk[2], 1, MPI_INT, ic));
+    CHECK_MPI(MPI_Alltoallv(sb, cnt, dsp, MPI_INT, blk[3], cnt, dsp, MPI_INT, ic));
+    CHECK_MPI(MPI_Alltoallw(sb, cnt, wd, ty, blk[4], cnt, wd, ty, ic));
+    /* Reduce_scatter(_block) needs equal totals on both sides: equal groups here. */
+    int rs = n == rn;
+    if (rs) CHECK_MPI(MPI_Reduce_scatter_block(sb, blk[5], 1, MPI_INT, MPI_SUM, ic));
+    if (rs) CHECK_MPI(MPI_Reduce_scatter(sb, blk[6], cnt, MPI_INT, MPI_SUM, ic));
+    CHECK_MPI(MPI_Gatherv(sb, 1, MPI_INT, blk[7], cnt, dsp, MPI_INT, root, ic));
+    CHECK_MPI(MPI_Scatter(sb, 1, MPI_INT, blk[8], 1, MPI_INT, root, ic));
+    /* non-blocking, all in flight */
+    CHECK_MPI(MPI_Iallgather(sb, 1, MPI_INT, nb[0], 1, MPI_INT, ic, &q[0]));
+    CHECK_MPI(MPI_Iallgatherv(sb, 1, MPI_INT, nb[1], cnt, dsp, MPI_INT, ic, &q[1]));
+    CHECK_MPI(MPI_Ialltoall(sb, 1, MPI_INT, nb[2], 1, MPI_INT, ic, &q[2]));
+    CHECK_MPI(MPI_Ialltoallv(sb, cnt, dsp, MPI_INT, nb[3], cnt, dsp, MPI_INT, ic, &q[3]));
+    CHECK_MPI(MPI_Ialltoallw(sb, cnt, wd, ty, nb[4], cnt, wd, ty, ic, &q[4]));
+    q[5] = q[6] = MPI_REQUEST_NULL;
+    if (rs) CHECK_MPI(MPI_Ireduce_scatter_block(sb, nb[5], 1, MPI_INT, MPI_SUM, ic, &q[5]));
+    if (rs) CHECK_MPI(MPI_Ireduce_scatter(sb, nb[6], cnt, MPI_INT, MPI_SUM, ic, &q[6]));
+    CHECK_MPI(MPI_Igatherv(sb, 1, MPI_INT, nb[7], cnt, dsp, MPI_INT, root, ic, &q[7]));
+    CHECK_MPI(MPI_Iscatter(sb, 1, MPI_INT, nb[8], 1, MPI_INT, root, ic, &q[8]));
+    for (int k = K - 1; k >= 0; k--)
+        CHECK_MPI(MPI_Wait(&q[k], MPI_STATUS_IGNORE));
+    for (int k = 0; k < K; k++) {
+        CHECK(!memcmp(blk[k], nb[k], sizeof(int) * (size_t)m * 2),
+              "non-blocking form %d differs from its blocking form", k);
+        free(blk[k]);
+        free(nb[k]);
+    }
+    /* Scans are not defined on inter-communicators, blocking or not. */
+    MPI_Request x;
+    EXPECT(MPI_Iscan(sb, nb, 1, MPI_INT, MPI_SUM, ic, &x), MPI_ERR_COMM);
+    EXPECT(MPI_Iexscan(sb, nb, 1, MPI_INT, MPI_SUM, ic, &x), MPI_ERR_COMM);
+    free(sb);
+    free(cnt);
+    free(dsp);
+    free(ty);
+    free(wd);
+}
+
 static void run(int side, MPI_Comm local, int remote_leader)
 {
     MPI_Comm ic;
@@ -214,6 +281,7 @@ static void run(int side, MPI_Comm local, int remote_leader)
     CHECK_MPI(MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN));
     p2p(ic);
     collectives(ic, side);
+    nonblocking(ic, side);
     int v = 0;
     EXPECT(MPI_Bcast(&v, 1, MPI_INT, rn, ic), MPI_ERR_ROOT);
     EXPECT(MPI_Scan(&v, &n, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_COMM);

@@ -3,9 +3,11 @@
  * of types and ops are shared by its threads): every type's size and extent are checked, and
  * every few iterations each thread exchanges a strided message built with its fresh type with
  * the same thread of its neighbours (its own tag), checked element by element, and reduces with
- * a fresh user op (MPI_Reduce_local).  A library that grants less than MPI_THREAD_MULTIPLE skips
+ * a fresh user op (MPI_Reduce_local); MPI_Type_create_f90_integer gives every thread the same
+ * handle for the same range.  A library that grants less than MPI_THREAD_MULTIPLE skips
  * the threaded part. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "check.h"
@@ -15,6 +17,11 @@
 #define NE 8 /* elements of the vectors */
 
 static int rank, size;
+
+/* MPI_Type_create_f90_integer(r) for r = 0..F90_R-1, as the first thread to ask got it: every
+ * thread must get the same handle for the same r, also when they race to make it. */
+#define F90_R 19
+static _Atomic int f90_seen[F90_R];
 
 static void add_ints(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
@@ -29,7 +36,12 @@ static void *worker(void *arg)
     const int stride = 2 + t; /* every thread its own shape */
     int src[NE * 8], dst[NE * 8];
     for (int i = 0; i < ITERS; i++) {
-        MPI_Datatype v, hv, st, d;
+        MPI_Datatype v, hv, st, d, f;
+        int r = (i + t) % F90_R, expect = 0;
+        CHECK_MPI(MPI_Type_create_f90_integer(r, &f));
+        if (!atomic_compare_exchange_strong(&f90_seen[r], &expect, (int)f))
+            CHECK(expect == (int)f, "f90 integer r=%d: handle %d here, %d in another thread", r,
+                  (int)f, expect);
         CHECK_MPI(MPI_Type_vector(NE, 1, stride, MPI_INT, &v));
         CHECK_MPI(MPI_Type_create_hvector(2, 1, (MPI_Aint)(sizeof(int) * (size_t)(t + 3)), v, &hv));
         int bl[2] = {1, 2};

@@ -1,5 +1,6 @@
 /* Rank WHO (argv[2]) ends with MODE (argv[1]): "exit CODE" returns CODE (argv[3]), "abort"
- * calls MPI_Abort(MPI_COMM_WORLD, CODE); the other ranks print "ready" and wait in MPI for a
+ * calls MPI_Abort(MPI_COMM_WORLD, CODE), "fatal" sends to an invalid rank under the default
+ * handler (MPI_ERRORS_ARE_FATAL); the other ranks print "ready" and wait in MPI for a
  * message that never comes, so only the failure ends them. */
 #include <mpi.h>
 #include <stdio.h>
@@ -16,6 +17,8 @@ int main(int argc, char **argv)
     int code = argc > 3 ? atoi(argv[3]) : 1;
     if (rank == who) {
         if (argc > 1 && strcmp(argv[1], "abort") == 0) MPI_Abort(MPI_COMM_WORLD, code);
+        if (argc > 1 && strcmp(argv[1], "fatal") == 0)
+            MPI_Send(&code, 1, MPI_INT, size + 40, 0, MPI_COMM_WORLD);
         return code;
     }
     MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
