@@ -40,6 +40,7 @@ struct agent {
     int shutting_down;
     struct job_history ended; /* listed as "ended" for ended_job_keep_sec */
     struct event *sig_term, *sig_int, *sig_hup, *watchdog, *shutdown_timer;
+    struct event *key_watch; /* the --key-fd lifeline, NULL without one */
     uint64_t watchdog_usec;
 
     /* Any thread. */
