@@ -538,7 +538,9 @@ int main(int argc, char **argv)
     int status = parse_args(argc, argv, &opts);
     if (status == 0) status = absolute_wdir(&opts, &wdir_allocs);
     if (status) goto out;
-    status = launch_place(&opts, &place);
+    bool slurm = false;
+    struct launch_alloc alloc = {.srun = 0, .in_wfd = -1, .out_rfd = -1};
+    status = launch_place(&opts, &place, &slurm);
     if (status) goto out;
     if (opts.display_map) {
         placement_print(&place, stdout);
@@ -565,9 +567,21 @@ int main(int argc, char **argv)
         goto out;
     }
     /* Several nodes: the local agent coordinates them over its mesh; a private agent has
-     * none, so none is started. */
+     * none, so none is started.  A Slurm allocation without system agents gets agents of its
+     * own (launch_alloc.c), coordinated by a private agent of ours that holds their key. */
     bool multi = place.nnodes > 1;
-    int fd = multi ? launch_agent_connect_mesh(&opts) : launch_agent_connect(&opts, sigfd, &agent);
+    int fd;
+    if (slurm && place.nnodes > 0 && !opts.agent && !launch_agent_answers(&opts)) {
+        char key[LAUNCH_ALLOC_KEY_HEX + 1];
+        fd = launch_alloc_key(key);
+        if (fd < 0) fprintf(stderr, "tmpi-launch: no random key: %s\n", strerror(-fd));
+        if (fd == 0) fd = launch_alloc_start(&place, key, sigfd, &alloc);
+        if (fd == 0) fd = launch_agent_start_coordinator(key, sigfd, &agent);
+        explicit_bzero(key, sizeof key);
+        multi = true;
+    } else {
+        fd = multi ? launch_agent_connect_mesh(&opts) : launch_agent_connect(&opts, sigfd, &agent);
+    }
     if (fd >= 0) {
         status = launch_job_run(&opts, progs, multi ? &place : NULL, fd, sigfd);
         close(fd);
@@ -575,6 +589,7 @@ int main(int argc, char **argv)
         status = fd == -EINTR ? LAUNCH_EXIT_INTERRUPTED : LAUNCH_EXIT_FAILURE;
     }
     launch_agent_stop(&agent);
+    launch_alloc_stop(&alloc);
     close(sigfd);
 out:
     for (size_t k = 0; progs && k < opts.n_apps; k++)
