@@ -263,6 +263,10 @@ int launch_alloc_start(struct placement *place, const char *keyhex, int sigfd,
     pid_t pid = fork();
     if (pid == 0) exec_srun(argv, in[0], out[1], parent);
     unsetenv("TMPI_ALLOC_SOCK"); /* srun's alone */
+    /* srun's ends: with ours closed, srun's exit is an end of file on its output */
+    close(in[0]);
+    close(out[1]);
+    in[0] = out[1] = -1;
     if (pid < 0) {
         r = -errno;
         goto out;
@@ -278,8 +282,7 @@ int launch_alloc_start(struct placement *place, const char *keyhex, int sigfd,
     explicit_bzero(line, sizeof line);
     if (w != (ssize_t)(LAUNCH_ALLOC_KEY_HEX + 1)) {
         r = w < 0 ? -errno : -EIO;
-        fprintf(stderr, "tmpi-launch: srun did not take the allocation's key: %s\n",
-                strerror(-r));
+        fprintf(stderr, "tmpi-launch: srun did not take the allocation's key: %s\n", strerror(-r));
         goto out;
     }
     uint32_t timeout = alloc_timeout();
