@@ -2,13 +2,16 @@
 # Installs the Debian packages TMPI builds and tests with, when any is missing.
 # dpkg-dev, debhelper, lintian: tests/bats/packaging.bats builds and checks the .deb packages.
 # autoconf, automake, cmake: tests/bats/tmpicc.bats builds small real projects with tmpicc.
+# slurm-wlm, munge: tests/bats/slurm.bats starts a one-node Slurm (slurmctld, slurmd, munged)
+#   and runs tmpi-launch under salloc and sbatch.
 set -eu
 pkgs="build-essential meson ninja-build pkg-config libevent-dev protobuf-c-compiler
 libprotobuf-c-dev libsystemd-dev libsodium-dev libinih-dev libjson-c-dev bats iproute2
 python3
 clang-format
 dpkg-dev debhelper lintian
-autoconf automake cmake"
+autoconf automake cmake
+slurm-wlm munge"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
