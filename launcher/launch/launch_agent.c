@@ -148,13 +148,8 @@ static int start_private(struct launch_agent *a, int sigfd, const char *keyhex)
     }
     char *tmpid = launch_find_tmpid();
     if (!tmpid) return -ENOMEM;
-    char *argv[] = {
-        tmpid,         "--private",
-        "--socket",    a->sock,
-        "--ready-fd",  "3",
-        "--log-level", getenv("TMPI_ALLOC_LOGLEVEL") ? getenv("TMPI_ALLOC_LOGLEVEL") : "warning",
-        NULL,          NULL,
-        NULL};
+    char *argv[] = {tmpid,         "--private", "--socket", a->sock, "--ready-fd", "3",
+                    "--log-level", "warning",   NULL,       NULL,    NULL};
     if (keyhex) {
         argv[8] = "--key-fd";
         argv[9] = "4";

@@ -252,7 +252,7 @@ int launch_alloc_start(struct placement *place, const char *keyhex, int sigfd,
                     "--ready-fd",
                     "1",
                     "--log-level",
-                    getenv("TMPI_ALLOC_LOGLEVEL") ? getenv("TMPI_ALLOC_LOGLEVEL") : "warning",
+                    "warning",
                     NULL};
     if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
         setenv("TMPI_ALLOC_SOCK", sockbase, 1) < 0) {

@@ -154,6 +154,34 @@ pids_gone() {
     [ ! -e "$BATS_TEST_TMPDIR/srun-ran" ]
 }
 
+@test "slurm: tmpid --key-fd takes one hex line, refuses a bad key with a reason, and only with --private's rules" {
+    need_agent
+    run --separate-stderr "$TMPID" --private --key-file /etc/hostname --socket "$BATS_TEST_TMPDIR/a.sock"
+    expect_status 2
+    [[ "$stderr" == *"a --private agent takes its key from --key-fd only"* ]] || { echo "got: $stderr"; false; }
+    run --separate-stderr "$TMPID" --private --listen :0 --socket "$BATS_TEST_TMPDIR/a.sock"
+    expect_status 2
+    [[ "$stderr" == *"a --private agent listens only with --key-fd"* ]] || { echo "got: $stderr"; false; }
+    run --separate-stderr "$TMPID" --private --key-fd 7 --socket "$BATS_TEST_TMPDIR/a.sock"
+    expect_status 2
+    [[ "$stderr" == *"--key-fd: not an open file descriptor: 7"* ]] || { echo "got: $stderr"; false; }
+    run --separate-stderr "$TMPID" --private --key-fd 0 --listen :0 \
+        --socket "$BATS_TEST_TMPDIR/a.sock" <<<"not a key"
+    expect_status 1
+    [[ "$stderr" == *"the key on fd 0 is not hexadecimal digits"* ]] || { echo "got: $stderr"; false; }
+    [ ! -e "$BATS_TEST_TMPDIR/a.sock" ]
+    # a good key: ready with its port, and gone when the pipe closes
+    local key
+    key=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+    run --separate-stderr "$TMPID" --private --key-fd 0 --listen 127.0.0.1:0 --ready-fd 1 \
+        --socket "$BATS_TEST_TMPDIR/a.sock" <<<"$key"
+    expect_status 0
+    [ "${lines[0]}" = READY=1 ]
+    [[ "${lines[1]}" =~ ^PORT=[1-9][0-9]*$ ]] || { echo "got: $output"; false; }
+    [[ "$stderr" == *"the key's pipe closed: shutting down"* ]] || { echo "got: $stderr"; false; }
+    [ ! -e "$BATS_TEST_TMPDIR/a.sock" ]
+}
+
 # ---- the prolog/epilog recipe ----
 
 need_users() {
