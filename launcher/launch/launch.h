@@ -52,14 +52,15 @@ struct launch_opts {
     uint32_t nprocs;   /* every program's ranks */
     const char *agent; /* --agent, or NULL */
     bool tag_output;
-    uint32_t timeout_sec;      /* --timeout, else $MPIEXEC_TIMEOUT; 0: none */
-    uint32_t cancel_grace_sec; /* LAUNCH_CANCEL_GRACE_SEC, else $TMPI_CANCEL_GRACE */
-    const char *wdir;          /* -wdir / --wdir: the ranks' working directory, or NULL (ours) */
-    const char *output_dir;    /* --output-filename: per-rank files under it, or NULL */
-    uint64_t mem_limit;        /* --mem-limit bytes, 0: the agent's */
-    uint32_t cpu_limit_milli;  /* --cpu-limit in thousandths of a CPU, 0: the agent's */
-    bool no_stdin;             /* --stdin none: rank 0 reads end of file */
-    Tmpi__EnvVar *env;         /* -x, in command-line order */
+    uint32_t timeout_sec;       /* --timeout, else $MPIEXEC_TIMEOUT; 0: none */
+    uint32_t cancel_grace_sec;  /* LAUNCH_CANCEL_GRACE_SEC, else $TMPI_CANCEL_GRACE */
+    uint32_t alloc_timeout_sec; /* LAUNCH_ALLOC_TIMEOUT_SEC, else $TMPI_ALLOC_TIMEOUT */
+    const char *wdir;           /* -wdir / --wdir: the ranks' working directory, or NULL (ours) */
+    const char *output_dir;     /* --output-filename: per-rank files under it, or NULL */
+    uint64_t mem_limit;         /* --mem-limit bytes, 0: the agent's */
+    uint32_t cpu_limit_milli;   /* --cpu-limit in thousandths of a CPU, 0: the agent's */
+    bool no_stdin;              /* --stdin none: rank 0 reads end of file */
+    Tmpi__EnvVar *env;          /* -x, in command-line order */
     size_t n_env;
     /* placement */
     const char *hostfile; /* --hostfile, or NULL */
@@ -121,10 +122,11 @@ struct launch_alloc {
 
 /* A fresh key as hex digits.  0 or a negative errno. */
 int launch_alloc_key(char ret_hex[LAUNCH_ALLOC_KEY_HEX + 1]);
-/* Starts the agents for place's nodes and sets each node's port to its agent's.  Returns 0,
+/* Starts the agents for place's nodes and sets each node's port to its agent's, waiting at
+ * most timeout_sec for them.  Returns 0,
  * or a negative errno after printing why (-EINTR: a signal on sigfd).  *al is filled as far
  * as it got, for launch_alloc_stop. */
-int launch_alloc_start(struct placement *place, const char *keyhex, int sigfd,
+int launch_alloc_start(struct placement *place, const char *keyhex, uint32_t timeout_sec, int sigfd,
                        struct launch_alloc *al);
 /* Closes the agents' lifeline and waits for srun to end (then SIGTERM, then SIGKILL). */
 void launch_alloc_stop(struct launch_alloc *al);

@@ -34,8 +34,8 @@
 
 #include "launch.h"
 
-/* How long we wait for every agent's port, and how long srun gets to end after we closed its
- * stdin.  Overridden by $TMPI_ALLOC_TIMEOUT (whole seconds, 1 to 3600). */
+/* How long srun gets to end after we closed its stdin (the agents' lifeline), and again after
+ * SIGTERM. */
 #define ALLOC_STOP_TIMEOUT_MS 10000
 #define ALLOC_LINE_MAX 256
 
@@ -179,23 +179,6 @@ static bool reap(pid_t pid, int ms, int *ret_status)
     return true;
 }
 
-static uint32_t alloc_timeout(void)
-{
-    const char *s = getenv("TMPI_ALLOC_TIMEOUT");
-    if (!s || !*s) return LAUNCH_ALLOC_TIMEOUT_SEC;
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || *end || v < 1 || v > LAUNCH_ALLOC_TIMEOUT_MAX || *s < '0' || *s > '9') {
-        fprintf(stderr,
-                "tmpi-launch: TMPI_ALLOC_TIMEOUT=%s is not a whole number of seconds from 1 to "
-                "%u; using %u\n",
-                s, LAUNCH_ALLOC_TIMEOUT_MAX, LAUNCH_ALLOC_TIMEOUT_SEC);
-        return LAUNCH_ALLOC_TIMEOUT_SEC;
-    }
-    return (uint32_t)v;
-}
-
 /* The socket base each agent adds ".TASK.sock" to: under $TMPDIR (or /tmp), named for the
  * job and made unique by the key's first digits (never the rest of it). */
 static char *socket_base(const char *keyhex)
@@ -210,7 +193,7 @@ static char *socket_base(const char *keyhex)
     return s;
 }
 
-int launch_alloc_start(struct placement *place, const char *keyhex, int sigfd,
+int launch_alloc_start(struct placement *place, const char *keyhex, uint32_t timeout, int sigfd,
                        struct launch_alloc *al)
 {
     *al = (struct launch_alloc){.in_wfd = -1, .out_rfd = -1};
@@ -285,7 +268,6 @@ int launch_alloc_start(struct placement *place, const char *keyhex, int sigfd,
         fprintf(stderr, "tmpi-launch: srun did not take the allocation's key: %s\n", strerror(-r));
         goto out;
     }
-    uint32_t timeout = alloc_timeout();
     r = read_ports(al->out_rfd, sigfd, timeout, ports, place->nnodes);
     if (r == -ETIMEDOUT)
         fprintf(stderr,

@@ -448,6 +448,10 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
     const char *cg = getenv("TMPI_CANCEL_GRACE");
     if (cg && *cg && parse_u32(cg, 1, LAUNCH_CANCEL_GRACE_MAX, &o->cancel_grace_sec) < 0)
         return bad_usage("TMPI_CANCEL_GRACE=%s: not a whole number of seconds from 1 to 3600", cg);
+    o->alloc_timeout_sec = LAUNCH_ALLOC_TIMEOUT_SEC;
+    const char *at = getenv("TMPI_ALLOC_TIMEOUT");
+    if (at && *at && parse_u32(at, 1, LAUNCH_ALLOC_TIMEOUT_MAX, &o->alloc_timeout_sec) < 0)
+        return bad_usage("TMPI_ALLOC_TIMEOUT=%s: not a whole number of seconds from 1 to 3600", at);
     if (o->hostfile && o->hosts)
         return bad_usage("%s", "--hostfile and -H cannot be used together");
     if (i >= argc && o->display_map) {
@@ -466,6 +470,20 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
     o->nprocs = (uint32_t)total;
     o->program = o->apps[0].program;
     return 0;
+}
+
+/* Is the Slurm node name this machine?  Slurm's own word (SLURMD_NODENAME, set on the
+ * allocation's nodes), else the short host name, or localhost. */
+static bool slurm_node_is_here(const char *node)
+{
+    const char *me = getenv("SLURMD_NODENAME");
+    if (me && *me) return strcmp(node, me) == 0;
+    char host[256];
+    if (strcmp(node, "localhost") == 0) return true;
+    if (gethostname(host, sizeof host) < 0) return false;
+    host[sizeof host - 1] = '\0';
+    size_t n = strcspn(host, ".");
+    return strcmp(node, host) == 0 || (strlen(node) == n && strncmp(node, host, n) == 0);
 }
 
 /* SIGINT/SIGTERM (cancel) and SIGUSR1/SIGUSR2 (forwarded to the job) are only ever taken from
@@ -577,11 +595,14 @@ int main(int argc, char **argv)
         char key[LAUNCH_ALLOC_KEY_HEX + 1];
         fd = launch_alloc_key(key);
         if (fd < 0) fprintf(stderr, "tmpi-launch: no random key: %s\n", strerror(-fd));
-        if (fd == 0) fd = launch_alloc_start(&place, key, sigfd, &alloc);
+        if (fd == 0) fd = launch_alloc_start(&place, key, opts.alloc_timeout_sec, sigfd, &alloc);
         if (fd == 0) fd = launch_agent_start_coordinator(key, sigfd, &agent);
         explicit_bzero(key, sizeof key);
         multi = true;
     } else {
+        /* salloc's shell may run on a login node: a one-node allocation elsewhere goes to
+         * that node's agent, coordinated by ours, not to ours. */
+        if (slurm && place.nnodes == 1 && !slurm_node_is_here(place.nodes[0].host)) multi = true;
         fd = multi ? launch_agent_connect_mesh(&opts) : launch_agent_connect(&opts, sigfd, &agent);
     }
     if (fd >= 0) {

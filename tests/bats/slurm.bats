@@ -134,8 +134,8 @@ pids_gone() {
     [[ "$stderr" == *"did not report their ports within 1 s (TMPI_ALLOC_TIMEOUT)"* ]] ||
         { echo "got: $stderr"; false; }
     TMPI_ALLOC_TIMEOUT=0 run --separate-stderr "$LAUNCH_BIN" "$hello"
-    expect_status 1
-    [[ "$stderr" == *"TMPI_ALLOC_TIMEOUT=0 is not a whole number of seconds from 1 to 3600"* ]] ||
+    expect_status 2
+    [[ "$stderr" == *"TMPI_ALLOC_TIMEOUT=0: not a whole number of seconds from 1 to 3600"* ]] ||
         { echo "got: $stderr"; false; }
 }
 
@@ -151,6 +151,13 @@ pids_gone() {
     run --separate-stderr "$LAUNCH_BIN" "$hello"
     expect_status 0
     expect_line "Sum of ranks: 3 (expected 3)"
+    [ ! -e "$BATS_TEST_TMPDIR/srun-ran" ]
+    # a one-node allocation on another machine (salloc's shell on a login node) goes to that
+    # node's agent through ours, which needs a mesh: this one has none, and says so
+    export SLURM_JOB_NODELIST=tmpi-elsewhere-node
+    run --separate-stderr "$LAUNCH_BIN" "$hello"
+    expect_status 1
+    [[ "$stderr" == *"needs a running tmpid with a mesh"* ]] || { echo "got: $stderr"; false; }
     [ ! -e "$BATS_TEST_TMPDIR/srun-ran" ]
 }
 
