@@ -157,7 +157,7 @@ pids_gone() {
     export SLURM_JOB_NODELIST=tmpi-elsewhere-node
     run --separate-stderr "$LAUNCH_BIN" "$hello"
     expect_status 1
-    [[ "$stderr" == *"needs a running tmpid with a mesh"* ]] || { echo "got: $stderr"; false; }
+    [[ "$stderr" == *"this agent has no mesh"* ]] || { echo "got: $stderr"; false; }
     [ ! -e "$BATS_TEST_TMPDIR/srun-ran" ]
 }
 
