@@ -362,3 +362,29 @@ EOF
     expect_line "Sum of ranks: 3 (expected 3)"
     grep -q "^Hello from rank 2 of 3 on " job.out
 }
+
+@test "slurm (real): killing tmpi-launch inside the allocation ends its agents' step" {
+    start_slurm
+    cp "$(prog_agent hostinfo)" "$BATS_TEST_TMPDIR/hostinfo"
+    cd "$BATS_TEST_TMPDIR"
+    # Inside the allocation: start the job, wait for rank 0's output, kill -9 the launcher,
+    # then wait (bounded) until no agent of this allocation runs; say what was seen.
+    cat >inside.sh <<EOF
+#!/bin/bash
+"$LAUNCH_BIN" ./hostinfo cgroup "$BATS_TEST_TMPDIR/never" >out 2>&1 &
+launcher=\$!
+deadline=\$((SECONDS + 60))
+until grep -q '^cgroup ' out || [ \$SECONDS -ge \$deadline ]; do sleep 0.2; done
+grep -q '^cgroup ' out || { echo "the job did not start"; cat out; exit 1; }
+pgrep -f "tmpi-alloc.\$SLURM_JOB_ID." >/dev/null || { echo "no agent found"; exit 1; }
+kill -KILL \$launcher
+deadline=\$((SECONDS + 40))
+while pgrep -f "tmpi-alloc.\$SLURM_JOB_ID." >/dev/null && [ \$SECONDS -lt \$deadline ]; do sleep 0.2; done
+pgrep -af "tmpi-alloc.\$SLURM_JOB_ID." && { echo "agents still run"; exit 1; }
+echo "agents gone"
+EOF
+    chmod +x inside.sh
+    TMPI_AGENT="$TMPI_AGENT" run timeout 90 salloc -N1 -n2 ./inside.sh
+    expect_status 0
+    expect_line "agents gone"
+}
