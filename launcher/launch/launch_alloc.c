@@ -180,15 +180,17 @@ static bool reap(pid_t pid, int ms, int *ret_status)
 }
 
 /* The socket base each agent adds ".TASK.sock" to: under $TMPDIR (or /tmp), named for the
- * job and made unique by the key's first digits (never the rest of it). */
-static char *socket_base(const char *keyhex)
+ * job and made unique by 32 random bits of its own (nothing of the key). */
+static char *socket_base(void)
 {
+    uint32_t token;
+    if (getrandom(&token, sizeof token, 0) != sizeof token) return NULL;
     const char *tmp = getenv("TMPDIR");
     const char *job = getenv("SLURM_JOB_ID");
     char *s;
     /* 108 bytes of sun_path: fall back to /tmp when $TMPDIR is long */
     if (!tmp || !*tmp || strlen(tmp) > 60) tmp = "/tmp";
-    if (asprintf(&s, "%s/tmpi-alloc.%.20s.%.8s", tmp, job && *job ? job : "0", keyhex) < 0)
+    if (asprintf(&s, "%s/tmpi-alloc.%.20s.%08x", tmp, job && *job ? job : "0", (unsigned)token) < 0)
         return NULL;
     return s;
 }
@@ -199,7 +201,7 @@ int launch_alloc_start(struct placement *place, const char *keyhex, uint32_t tim
     *al = (struct launch_alloc){.in_wfd = -1, .out_rfd = -1};
     char *tmpid = launch_find_tmpid();
     char *nodes = nodelist_arg(place);
-    char *sockbase = socket_base(keyhex);
+    char *sockbase = socket_base();
     uint16_t *ports = calloc(place->nnodes, sizeof *ports);
     char nn[48], nt[48];
     int in[2] = {-1, -1}, out[2] = {-1, -1}, r = 0;
