@@ -388,3 +388,16 @@ EOF
     expect_status 0
     expect_line "agents gone"
 }
+
+@test "slurm (real): a user's salloc runs the agents and the ranks as that user" {
+    need_agent
+    need_users
+    slurm_cluster_start "$PUB/slurm" || skip "no Slurm here: $SLURM_SKIP"
+    unset SLURM_JOB_ID
+    run --separate-stderr runuser -u "$UA" -- sh -c 'cd "$1" && shift && exec "$@"' sh "$PUB" \
+        timeout 60 salloc -N1 -n3 "$LAUNCH_BIN" ./hostinfo id
+    expect_status 0
+    [[ "$output" == *" uid=$(id -u "$UA") "* ]] || { echo "got: $output"; false; }
+    expect_line OK
+    grep -q "StepId=1.0" "$SLURM_DIR/slurmd.log"
+}

@@ -33,7 +33,8 @@ slurm_cluster_start() {
         }
     done
     mkdir -p "$d/ctld" "$d/spool" "$d/munge"
-    chmod 700 "$d/munge"
+    # users reach the socket here; the key stays 0600
+    chmod 755 "$d" "$d/munge"
     head -c 1024 /dev/urandom >"$d/munge/munge.key"
     chmod 600 "$d/munge/munge.key"
     munged --force --key-file="$d/munge/munge.key" --socket="$d/munge/munge.sock" \
