@@ -127,12 +127,28 @@ static void on_key_fd(evutil_socket_t fd, short what, void *arg)
     begin_shutdown(a, "the key's pipe closed");
 }
 
-/* After the key was read (mesh_init): watch its descriptor, which no job host may inherit. */
+/* After the key was read (mesh_init): watch its descriptor, which no job host may inherit.
+ * Standard input (srun's agents) moves out of the way first, and fd 0 becomes /dev/null:
+ * job hosts inherit the standard three, and a closed fd 0 would be taken by their next
+ * open. */
 static int watch_key_fd(struct agent *a)
 {
     int fd = a->cfg.key_fd;
     if (fd < 0) return 0;
-    if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) return log_errno(LOG_ERR, -errno, "--key-fd %d", fd);
+    if (fd <= STDERR_FILENO) {
+        int moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+        int null = moved < 0 ? -1 : open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0 || dup2(null, fd) < 0) {
+            int r = -errno;
+            if (null >= 0) close(null);
+            if (moved >= 0) close(moved);
+            return log_errno(LOG_ERR, r, "--key-fd %d", fd);
+        }
+        close(null);
+        fd = moved;
+    } else if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+        return log_errno(LOG_ERR, -errno, "--key-fd %d", fd);
+    }
     a->key_watch = event_new(a->base, fd, EV_READ | EV_PERSIST, on_key_fd, a);
     if (!a->key_watch || event_add(a->key_watch, NULL) < 0) return -ENOMEM;
     return 0;

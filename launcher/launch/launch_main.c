@@ -472,6 +472,13 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
     return 0;
 }
 
+/* Are we running on that Slurm node, in a batch script or a step (slurmd says so)? */
+static bool slurm_step_on(const char *node)
+{
+    const char *me = getenv("SLURMD_NODENAME");
+    return me && strcmp(me, node) == 0;
+}
+
 /* Is the Slurm node name this machine?  Slurm's own word (SLURMD_NODENAME, set on the
  * allocation's nodes), else the short host name, or localhost. */
 static bool slurm_node_is_here(const char *node)
@@ -591,7 +598,12 @@ int main(int argc, char **argv)
      * own (launch_alloc.c), coordinated by a private agent of ours that holds their key. */
     bool multi = place.nnodes > 1;
     int fd;
-    if (slurm && place.nnodes > 0 && !opts.agent && !launch_agent_answers(&opts)) {
+    if (slurm && place.nnodes == 1 && !opts.agent && slurm_step_on(place.nodes[0].host) &&
+        !launch_agent_answers(&opts)) {
+        /* A batch script (or a step) on the allocation's only node: a private agent of ours
+         * is an agent on that node, inside this step, and keeps standard input working. */
+        fd = launch_agent_connect(&opts, sigfd, &agent);
+    } else if (slurm && place.nnodes > 0 && !opts.agent && !launch_agent_answers(&opts)) {
         char key[LAUNCH_ALLOC_KEY_HEX + 1];
         fd = launch_alloc_key(key);
         if (fd < 0) fprintf(stderr, "tmpi-launch: no random key: %s\n", strerror(-fd));

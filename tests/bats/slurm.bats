@@ -347,19 +347,25 @@ start_slurm() {
     SLURM_JOB_ID=1 no_alloc_sockets
 }
 
-@test "slurm (real): an sbatch script runs tmpi-launch without -n" {
+@test "slurm (real): an sbatch script runs tmpi-launch without -n, standard input included" {
     start_slurm
     cp "$(prog hello)" "$BATS_TEST_TMPDIR/hello"
+    cp "$(prog_agent hostinfo)" "$BATS_TEST_TMPDIR/hostinfo"
     cd "$BATS_TEST_TMPDIR"
+    # on the allocation's only node the batch script's own private agent runs the ranks, so
+    # rank 0 reads the script's standard input
     cat >job.sh <<EOF
 #!/bin/sh
 #SBATCH -N1 -n3
-TMPI_AGENT="$TMPI_AGENT" exec "$LAUNCH_BIN" ./hello
+export TMPI_AGENT="$TMPI_AGENT"
+"$LAUNCH_BIN" ./hello || exit 1
+echo piped | exec "$LAUNCH_BIN" ./hostinfo stdin
 EOF
     run timeout 60 sbatch --wait --output="$BATS_TEST_TMPDIR/job.out" job.sh
     expect_status 0
     run cat job.out
     expect_line "Sum of ranks: 3 (expected 3)"
+    expect_line "stdin: piped"
     grep -q "^Hello from rank 2 of 3 on " job.out
 }
 
