@@ -4,6 +4,8 @@
 # autoconf, automake, cmake: tests/bats/tmpicc.bats builds small real projects with tmpicc.
 # libhwloc-dev: the job host pins rank threads (tmpi-launch --bind-to); hwloc (hwloc-calc):
 # tests/bats/binding.bats checks the reported cores against the machine's.
+# slurm-wlm, munge: tests/bats/slurm.bats starts a one-node Slurm (slurmctld, slurmd, munged)
+#   and runs tmpi-launch under salloc and sbatch.
 set -eu
 pkgs="build-essential meson ninja-build pkg-config libevent-dev protobuf-c-compiler
 libprotobuf-c-dev libsystemd-dev libsodium-dev libinih-dev libjson-c-dev libhwloc-dev hwloc
@@ -11,7 +13,8 @@ bats iproute2
 python3
 clang-format
 dpkg-dev debhelper lintian
-autoconf automake cmake"
+autoconf automake cmake
+slurm-wlm munge"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -3,6 +3,7 @@
 #include "agent.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <event2/event.h>
 #include <event2/thread.h>
 #include <signal.h>
@@ -91,16 +92,16 @@ void agent_job_done(struct agent *a, struct job *j)
     if (a->shutting_down && a->njobs == 0) control_drain(a);
 }
 
-static void on_signal(evutil_socket_t sig, short what, void *arg)
+/* SIGTERM, SIGINT, or the end of the --key-fd lifeline: cancel the jobs, then leave. */
+static void begin_shutdown(struct agent *a, const char *why)
 {
-    struct agent *a = arg;
     if (a->shutting_down) {
-        log_notice("second signal: leaving now");
+        log_notice("%s again: leaving now", why);
         event_base_loopbreak(a->base);
         return;
     }
     a->shutting_down = 1;
-    log_notice("%s: shutting down (%u job(s) running)", strsignal((int)sig), a->njobs);
+    log_notice("%s: shutting down (%u job(s) running)", why, a->njobs);
     sd_notify(0, "STOPPING=1");
     control_close(a);
     for (struct job *j = a->jobs; j; j = j->next)
@@ -109,6 +110,51 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
     if (a->njobs == 0) control_drain(a);
     struct timeval tv = {.tv_sec = a->cfg.kill_grace_sec + 2};
     evtimer_add(a->shutdown_timer, &tv);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    begin_shutdown(arg, strsignal((int)sig));
+}
+
+/* The --key-fd pipe stays open while whoever handed us the key wants us (tmpi-launch, through
+ * srun's stdin for the agents of a Slurm allocation): its end, however the writer went, is our
+ * end.  Anything written after the key is read and ignored. */
+static void on_key_fd(evutil_socket_t fd, short what, void *arg)
+{
+    struct agent *a = arg;
+    char buf[256];
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN))) return;
+    event_del(a->key_watch);
+    begin_shutdown(a, "the key's pipe closed");
+}
+
+/* After the key was read (mesh_init): watch its descriptor, which no job host may inherit.
+ * Standard input (srun's agents) moves out of the way first, and fd 0 becomes /dev/null:
+ * job hosts inherit the standard three, and a closed fd 0 would be taken by their next
+ * open. */
+static int watch_key_fd(struct agent *a)
+{
+    int fd = a->cfg.key_fd;
+    if (fd < 0) return 0;
+    if (fd <= STDERR_FILENO) {
+        int moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+        int null = moved < 0 ? -1 : open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0 || dup2(null, fd) < 0) {
+            int r = -errno;
+            if (null >= 0) close(null);
+            if (moved >= 0) close(moved);
+            return log_errno(LOG_ERR, r, "--key-fd %d", fd);
+        }
+        close(null);
+        fd = moved;
+    } else if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+        return log_errno(LOG_ERR, -errno, "--key-fd %d", fd);
+    }
+    a->key_watch = event_new(a->base, fd, EV_READ | EV_PERSIST, on_key_fd, a);
+    if (!a->key_watch || event_add(a->key_watch, NULL) < 0) return -ENOMEM;
+    return 0;
 }
 
 /* SIGHUP (ExecReload in tmpid.service): read the configuration again (reload.c).  The agent
@@ -148,13 +194,31 @@ static void raise_fd_limit(void)
     }
 }
 
+/* A ready fd that is one of the standard three (srun's agents report on stdout) is pointed at
+ * /dev/null rather than closed: a later open must never land on fd 1 or 2. */
+static void close_ready_fd(int fd)
+{
+    if (fd > STDERR_FILENO) {
+        close(fd);
+        return;
+    }
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null < 0 || dup2(null, fd) < 0) log_errno(LOG_WARNING, -errno, "--ready-fd %d", fd);
+    if (null >= 0) close(null);
+}
+
 static void signal_ready(struct agent *a, int ready_fd)
 {
     sd_notifyf(0, "READY=1\nSTATUS=ready, no jobs\nMAINPID=%d", (int)getpid());
     if (ready_fd >= 0) {
-        static const char msg[] = "READY=1\n";
-        if (write(ready_fd, msg, sizeof msg - 1) < 0) log_errno(LOG_WARNING, -errno, "--ready-fd");
-        close(ready_fd);
+        /* One write: several agents' lines may share a pipe (srun's output), so each agent's
+         * lines must not be split.  PORT= tells a launcher the port of a --listen :0. */
+        char msg[64];
+        uint16_t port = mesh_listen_port(a);
+        int len = port ? snprintf(msg, sizeof msg, "READY=1\nPORT=%u\n", (unsigned)port)
+                       : snprintf(msg, sizeof msg, "READY=1\n");
+        if (write(ready_fd, msg, (size_t)len) < 0) log_errno(LOG_WARNING, -errno, "--ready-fd");
+        close_ready_fd(ready_fd);
     }
     log_notice("tmpid %s ready (name %s, pid %d)", TMPI_VERSION_STRING, a->cfg.name, (int)getpid());
 }
@@ -217,6 +281,8 @@ static int setup(struct agent *a)
     r = mesh_init(a);
     if (r < 0) return r;
     mesh_set_accept_ops(a, &mesh_to_jobs, a);
+    r = watch_key_fd(a);
+    if (r < 0) return r;
     /* before the capabilities go: a cgroup tree may need them to be set up */
     cgroup_setup();
     /* the key and the config are read; no thread exists yet (capabilities are per thread) */
@@ -248,6 +314,7 @@ static void teardown(struct agent *a)
     if (a->sig_term) event_free(a->sig_term);
     if (a->sig_int) event_free(a->sig_int);
     if (a->sig_hup) event_free(a->sig_hup);
+    if (a->key_watch) event_free(a->key_watch);
     if (a->shutdown_timer) event_free(a->shutdown_timer);
     if (a->watchdog) event_free(a->watchdog);
     if (a->base) {

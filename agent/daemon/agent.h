@@ -45,6 +45,7 @@ struct agent {
     struct metrics_counts metrics;      /* metrics.h */
     struct metrics_server *metrics_srv; /* the Prometheus endpoint; NULL: off */
     struct event *sig_term, *sig_int, *sig_hup, *watchdog, *shutdown_timer;
+    struct event *key_watch; /* the --key-fd lifeline, NULL without one */
     uint64_t watchdog_usec;
 
     /* Any thread. */

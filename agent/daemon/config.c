@@ -24,6 +24,7 @@ int config_defaults(struct agent_config *c)
         .name = strdup(host),
         .socket_path = strdup(TMPI_SYSTEM_SOCKET),
         .log_level = LOG_INFO,
+        .key_fd = -1,
         .max_jobs = 64,
         .max_ranks = 16384,
         .rank_stack_size = 2u << 20,
@@ -306,6 +307,8 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = set_name_list(&c->allow_users, value);
         else if (strcmp(key, "allow_groups") == 0)
             r = set_name_list(&c->allow_groups, value);
+        else if (strcmp(key, "allow_users_dir") == 0)
+            r = value[0] == '/' ? set_string(&c->allow_users_dir, value) : -EINVAL;
     } else if (strcmp(section, "mpi") == 0) {
         if (strcmp(key, "spin_ns") == 0)
             r = parse_u32(value, 0, 1000000000, &c->spin_ns);
@@ -436,6 +439,8 @@ void config_free(struct agent_config *c)
 {
     config_free_list(c->allow_users);
     config_free_list(c->allow_groups);
+    free(c->allow_users_dir);
+    c->allow_users_dir = NULL;
     c->allow_users = c->allow_groups = NULL;
     free(c->text);
     c->text = NULL;

@@ -17,7 +17,9 @@ struct agent_config {
     char *name;        /* node name shown to users; default: hostname */
     char *socket_path; /* local control socket */
     char *listen;      /* mesh listener HOST:PORT, NULL: none */
-    char *key_file;    /* cluster key, NULL: no mesh */
+    char *key_file;    /* cluster key, NULL: no mesh unless key_fd */
+    int key_fd;        /* --key-fd: the key arrives on this pipe (and its end stops the agent),
+                        * -1: not given; command line only */
     char **peers;      /* agents to keep connected ([mesh] peers, --peer) */
     size_t npeers;
     uint32_t heartbeat_ms;         /* peer heartbeat interval */
@@ -62,6 +64,9 @@ struct agent_config {
     /* Who may submit jobs ([agent] allow_users, allow_groups): NULL-terminated name lists;
      * both NULL: any local user. */
     char **allow_users, **allow_groups;
+    /* [agent] allow_users_dir: a directory whose entries JOBID.USER let USER submit (a Slurm
+     * prolog writes them, the epilog removes them; allow.h).  NULL: not used. */
+    char *allow_users_dir;
     /* [mpi] collective algorithms between nodes (docs/COLLECTIVES.md), checked when read;
      * NULL: not set (auto).  Handed to libtmpi through tmpi_svc; TMPI_COLL_* of a job win. */
     char *coll_bcast, *coll_reduce, *coll_allreduce;
@@ -71,6 +76,13 @@ struct agent_config {
     size_t text_len;
     char *coll_tree_file; /* absolute path of a tree file, parsed once here to reject it early */
 };
+
+/* Whether the agent has a cluster key (a key file, or one handed over --key-fd): it may then
+ * join a mesh and coordinate jobs across nodes. */
+static inline int config_has_key(const struct agent_config *c)
+{
+    return c->key_file || c->key_fd >= 0;
+}
 
 /* Fills defaults.  0 or -ENOMEM. */
 int config_defaults(struct agent_config *c);

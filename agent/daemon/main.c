@@ -41,7 +41,10 @@ static void usage(FILE *f)
                "  --peer HOST:PORT   keep a connection to this agent (repeatable)\n"
                "  --log-level LEVEL  err, warning, notice, info or debug\n"
                "  --private          an agent for one tmpi-launch: no config file\n"
-               "  --ready-fd N       write READY=1 to fd N and close it once ready\n"
+               "  --key-fd N         read the cluster key from fd N (one line of hex digits);\n"
+               "                     the agent stops when fd N's writer closes it\n"
+               "  --ready-fd N       write READY=1 (and PORT=P when listening) to fd N once\n"
+               "                     ready, then close it\n"
                "  --check-config [FILE]  check a settings file (default: the one --config or\n"
                "                     the default names) and the key it names; do not start\n"
                "  --version          print the version\n"
@@ -55,6 +58,7 @@ struct args {
     size_t npeers;
     int private_agent;
     int ready_fd;
+    int key_fd;
     int check_config;                /* --check-config: check, report and exit */
     const char *check_file;          /* --check-config FILE */
     const char *job_host, *job_user; /* internal: how the agent starts a job host (jobhost.h) */
@@ -83,6 +87,7 @@ enum {
     OPT_LOG_LEVEL,
     OPT_PRIVATE,
     OPT_READY_FD,
+    OPT_KEY_FD,
     OPT_VERSION,
     OPT_HELP,
     OPT_JOB_HOST,
@@ -114,6 +119,7 @@ static int parse_args(int argc, char **argv, struct args *o)
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
         {"private", no_argument, NULL, OPT_PRIVATE},
         {"ready-fd", required_argument, NULL, OPT_READY_FD},
+        {"key-fd", required_argument, NULL, OPT_KEY_FD},
         {"version", no_argument, NULL, OPT_VERSION},
         {"help", no_argument, NULL, OPT_HELP},
         {"job-host", required_argument, NULL, OPT_JOB_HOST},
@@ -121,7 +127,7 @@ static int parse_args(int argc, char **argv, struct args *o)
         {"check-config", optional_argument, NULL, OPT_CHECK_CONFIG},
         {0},
     };
-    *o = (struct args){.ready_fd = -1};
+    *o = (struct args){.ready_fd = -1, .key_fd = -1};
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -154,6 +160,10 @@ static int parse_args(int argc, char **argv, struct args *o)
         case OPT_READY_FD:
             if (parse_fd(optarg, &o->ready_fd) < 0)
                 return fail(EXIT_USAGE, "--ready-fd: not an open file descriptor: %s", optarg);
+            break;
+        case OPT_KEY_FD:
+            if (parse_fd(optarg, &o->key_fd) < 0)
+                return fail(EXIT_USAGE, "--key-fd: not an open file descriptor: %s", optarg);
             break;
         case OPT_JOB_HOST:
             o->job_host = optarg;
@@ -208,8 +218,17 @@ static int check_args(const struct args *o)
         return fail(EXIT_USAGE, "--socket and --name need a non-empty value");
     if ((o->listen && !*o->listen) || (o->key_file && !*o->key_file))
         return fail(EXIT_USAGE, "--listen and --key-file need a non-empty value");
-    if (o->private_agent && (o->listen || o->key_file || o->npeers))
-        return fail(EXIT_USAGE, "a --private agent does not join a mesh");
+    /* A private agent joins a mesh only with a key handed over --key-fd: the agents
+     * tmpi-launch starts for a Slurm allocation (tmpi-launch(1), "Slurm"). */
+    if (o->private_agent && (o->key_file || o->npeers))
+        return fail(EXIT_USAGE, "a --private agent takes its key from --key-fd only, and no "
+                                "--peer");
+    if (o->private_agent && o->listen && o->key_fd < 0)
+        return fail(EXIT_USAGE, "a --private agent listens only with --key-fd");
+    if (o->key_fd >= 0 && o->key_file)
+        return fail(EXIT_USAGE, "--key-fd and --key-file name two keys");
+    if (o->key_fd >= 0 && o->key_fd == o->ready_fd)
+        return fail(EXIT_USAGE, "--key-fd and --ready-fd must be two descriptors");
     return 0;
 }
 
@@ -220,6 +239,7 @@ static int configure(const struct args *o, struct agent_config *cfg)
     int rc = check_args(o);
     if (rc) return rc;
     cfg->private_agent = o->private_agent;
+    cfg->key_fd = o->key_fd;
     if (!o->private_agent) {
         const char *path = o->config ? o->config : DEFAULT_CONFIG;
         int r = config_load(cfg, path);
@@ -240,12 +260,17 @@ static int configure(const struct args *o, struct agent_config *cfg)
         return fail(EXIT_RUN, "out of memory");
     for (size_t i = 0; i < o->npeers; i++)
         if (config_add_peer(cfg, o->peers[i]) < 0) return fail(EXIT_RUN, "out of memory");
-    if (cfg->npeers && !cfg->key_file) return fail(EXIT_USAGE, "--peer needs --key-file");
+    if (cfg->key_fd >= 0) {
+        /* the command line wins over the file, as for every other setting */
+        free(cfg->key_file);
+        cfg->key_file = NULL;
+    }
+    if (cfg->npeers && !config_has_key(cfg)) return fail(EXIT_USAGE, "--peer needs --key-file");
     /* An agent with a cluster key joins the mesh: on all addresses, the default port. */
-    if (cfg->key_file && !cfg->listen && !o->private_agent &&
+    if (config_has_key(cfg) && !cfg->listen && !o->private_agent &&
         override(&cfg->listen, DEFAULT_LISTEN) < 0)
         return fail(EXIT_RUN, "out of memory");
-    if (cfg->listen && !cfg->key_file)
+    if (cfg->listen && !config_has_key(cfg))
         return fail(EXIT_USAGE, "--listen needs --key-file: agents accept only peers that hold "
                                 "the cluster key");
     if (!cfg->socket_path || !cfg->name) return fail(EXIT_RUN, "out of memory");

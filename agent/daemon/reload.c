@@ -120,8 +120,8 @@ static int lists_differ(char **x, char **y)
     return (x && *x) || (y && *y);
 }
 
-/* [agent] allow_users / allow_groups are LIVE: submissions are checked on the loop thread.
- * The lists are swapped, so config_free(new) frees the old ones. */
+/* [agent] allow_users / allow_groups / allow_users_dir are LIVE: submissions are checked on the
+ * loop thread. The lists are swapped, so config_free(new) frees the old ones. */
 static unsigned apply_lists(struct agent_config *old, struct agent_config *new)
 {
     unsigned n = 0;
@@ -137,6 +137,14 @@ static unsigned apply_lists(struct agent_config *old, struct agent_config *new)
         old->allow_groups = new->allow_groups;
         new->allow_groups = t;
         log_notice("reload: [agent] allow_groups changed: applied now");
+        n++;
+    }
+    const char *od = old->allow_users_dir, *nd = new->allow_users_dir;
+    if ((od || nd) && (!od || !nd || strcmp(od, nd) != 0)) {
+        char *t = old->allow_users_dir;
+        old->allow_users_dir = new->allow_users_dir;
+        new->allow_users_dir = t;
+        log_notice("reload: [agent] allow_users_dir changed: applied now");
         n++;
     }
     return n;

@@ -734,7 +734,9 @@ static void init_rank_info(struct job *j, uint32_t i)
         .hostname = j->agent->cfg.name,
         .node_of_rank = j->node_of_rank,
         .local_rank_of = j->local_rank_of,
-        .net = j->net,
+        /* A member that is the job's only node (a one-node Slurm allocation coordinated from
+         * elsewhere) has no link: to the ranks it is a job on one node. */
+        .net = j->nnodes > 1 ? j->net : NULL,
     };
 }
 

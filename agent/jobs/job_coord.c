@@ -426,8 +426,10 @@ static int check_submission(const struct agent *a, const Tmpi__SubmitJob *s, cha
 {
     int r = msg_check_submit(s, err, errlen);
     if (r < 0) return r;
-    if (s->n_nodes < 2) {
-        snprintf(err, errlen, "a job across nodes needs 2 or more nodes");
+    /* One node is enough: the agents of a Slurm allocation are coordinated by one that runs
+     * no rank (tmpi-launch's own, off the allocation's nodes). */
+    if (s->n_nodes < 1) {
+        snprintf(err, errlen, "a job across nodes needs 1 or more nodes");
         return -EINVAL;
     }
     if (s->program_size > a->cfg.max_program_size) {
@@ -460,7 +462,7 @@ int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, gid_t gid,
               struct bufferevent *launcher, void (*done)(void *arg), void *arg, struct coord **ret,
               char *err, size_t errlen)
 {
-    if (!a->cfg.key_file) {
+    if (!config_has_key(&a->cfg)) {
         snprintf(err, errlen,
                  "this agent has no mesh: a job across several nodes needs tmpid "
                  "with --listen and --key-file");

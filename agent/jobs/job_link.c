@@ -118,6 +118,12 @@ void job_link_connect(struct job_link *jl)
 {
     if (jl->connecting) return;
     jl->connecting = 1;
+    /* One node (the agent of a one-node Slurm allocation, coordinated from elsewhere): no
+     * link to make, so no host will report them; the job is linked now. */
+    if (jl->nnodes == 1) {
+        job_member_linked(jl->job, 0, NULL);
+        return;
+    }
     struct agent *a = jl->job->agent;
     for (int node = jl->self + 1; node < jl->nnodes; node++)
         for (int ch = MESH_CH_P2P; ch <= MESH_CH_COLL; ch++) {

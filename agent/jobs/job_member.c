@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "allow.h"
 #include "frame.h"
 #include "job.h"
 #include "job_link.h"
@@ -246,6 +247,10 @@ static int check_owner(const struct agent *a, const Tmpi__JobAssign *ja, char *e
                  (unsigned)ja->owner_uid, pw.pw_name, a->cfg.name, owner);
         return -EPERM;
     }
+    /* The submitting node's agent checked its own rules; this node's rules (allow_users_dir
+     * above all: an allocation on one node is no right to the others) are checked here. */
+    if (!allow_submit(&a->cfg, (uid_t)ja->owner_uid, (gid_t)ja->owner_gid, err, errlen))
+        return -EPERM;
     return 0;
 }
 

@@ -56,3 +56,61 @@ int keyfile_load(const char *path, struct mesh_key *ret, char *err, size_t errle
     sodium_memzero(buf, sizeof buf);
     return 0;
 }
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+int keyfile_read_fd(int fd, struct mesh_key *ret, char *err, size_t errlen)
+{
+    uint8_t buf[KEYFILE_MAX];
+    size_t ndigits = 0;
+    int r = 0;
+    /* One byte at a time: whatever follows the newline is not ours to consume. */
+    for (;;) {
+        char c;
+        ssize_t n = read(fd, &c, 1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            r = -errno;
+            snprintf(err, errlen, "cannot read the key from fd %d: %s", fd, strerror(-r));
+            break;
+        }
+        if (n == 0) {
+            r = -EIO;
+            snprintf(err, errlen, "fd %d ended before the key's newline", fd);
+            break;
+        }
+        if (c == '\n') break;
+        int v = hex_value(c);
+        if (v < 0) {
+            r = -EINVAL;
+            snprintf(err, errlen, "the key on fd %d is not hexadecimal digits", fd);
+            break;
+        }
+        if (ndigits / 2 >= KEYFILE_MAX) {
+            r = -EFBIG;
+            snprintf(err, errlen, "the key on fd %d is longer than %d bytes", fd, KEYFILE_MAX);
+            break;
+        }
+        if (ndigits % 2 == 0)
+            buf[ndigits / 2] = (uint8_t)(v << 4);
+        else
+            buf[ndigits / 2] |= (uint8_t)v;
+        ndigits++;
+    }
+    if (r == 0 && (ndigits % 2 || ndigits / 2 < KEYFILE_MIN)) {
+        r = -EINVAL;
+        snprintf(err, errlen,
+                 "the key on fd %d has %zu hex digits; an even number, at least %d, "
+                 "is needed",
+                 fd, ndigits, 2 * KEYFILE_MIN);
+    }
+    if (r == 0) mesh_key_derive(ret, buf, ndigits / 2);
+    sodium_memzero(buf, sizeof buf);
+    return r;
+}

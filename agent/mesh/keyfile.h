@@ -16,4 +16,11 @@
  * KEYFILE_MIN or longer than KEYFILE_MAX bytes. */
 int keyfile_load(const char *path, struct mesh_key *ret, char *err, size_t errlen);
 
+/* Reads a key handed over a pipe (tmpid --key-fd): one line of hexadecimal digits, at least
+ * KEYFILE_MIN and at most KEYFILE_MAX bytes' worth, ended by a newline.  Reads no byte past
+ * the newline, so the descriptor can go on serving as a lifeline (its writer closing it ends
+ * the agent).  Never touches a file: the launcher of a Slurm allocation keeps its fresh key
+ * off every disk.  On failure a negative errno and a one-line reason in err. */
+int keyfile_read_fd(int fd, struct mesh_key *ret, char *err, size_t errlen);
+
 #endif

@@ -107,6 +107,7 @@ struct mesh {
     struct mesh_key key;
     struct evconnlistener *listener;
     char listen_addr[96];
+    uint16_t listen_port;
     struct mesh_conn *conns;
     unsigned nconns;
     uint64_t accepted;
@@ -715,9 +716,10 @@ int mesh_init(struct agent *a)
     if (!m) return -ENOMEM;
     m->a = a;
     a->mesh = m;
-    if (!a->cfg.key_file) return 0;
+    if (!config_has_key(&a->cfg)) return 0;
     char err[256];
-    int r = keyfile_load(a->cfg.key_file, &m->key, err, sizeof err);
+    int r = a->cfg.key_fd >= 0 ? keyfile_read_fd(a->cfg.key_fd, &m->key, err, sizeof err)
+                               : keyfile_load(a->cfg.key_file, &m->key, err, sizeof err);
     if (r < 0) {
         log_error("%s", err);
         return r;
@@ -761,6 +763,8 @@ int mesh_init(struct agent *a)
     socklen_t sl = sizeof ss;
     getsockname(evconnlistener_get_fd(m->listener), (struct sockaddr *)&ss, &sl);
     addr_string((struct sockaddr *)&ss, m->listen_addr, sizeof m->listen_addr);
+    m->listen_port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                    : ((struct sockaddr_in *)&ss)->sin_port);
     freeaddrinfo(res);
     log_info("mesh: listening on %s", m->listen_addr);
     return 0;
@@ -802,7 +806,7 @@ static int conn_connect(struct mesh *m, const char *address, struct mesh_conn **
 /* An outgoing connection for one of the public dialers below: only with a cluster key. */
 static int dial(struct agent *a, const char *address, struct mesh_conn **ret)
 {
-    if (!a->cfg.key_file) return -ENOKEY;
+    if (!config_has_key(&a->cfg)) return -ENOKEY;
     return conn_connect(a->mesh, address, ret);
 }
 
@@ -1158,6 +1162,11 @@ void mesh_join_decode(const uint8_t in[MESH_JOIN_SIZE], uint64_t *uid, uint32_t 
     *uid = u;
     *node = n;
     *channel = ch;
+}
+
+uint16_t mesh_listen_port(const struct agent *a)
+{
+    return a->mesh && a->mesh->listener ? a->mesh->listen_port : 0;
 }
 
 void mesh_stats(const struct agent *a, const char **ret_listen, uint64_t *ret_accepted,

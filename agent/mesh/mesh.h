@@ -129,6 +129,9 @@ void mesh_join_encode(uint8_t out[MESH_JOIN_SIZE], uint64_t uid, uint32_t node, 
 void mesh_join_decode(const uint8_t in[MESH_JOIN_SIZE], uint64_t *uid, uint32_t *node,
                       uint32_t *channel);
 
+/* The port the listener got (the chosen one for port 0); 0 when not listening. */
+uint16_t mesh_listen_port(const struct agent *a);
+
 void mesh_stats(const struct agent *a, const char **ret_listen, uint64_t *ret_accepted,
                 uint64_t *ret_failures);
 

@@ -3,6 +3,7 @@
  *   launch_main.c    command line, validation, overall flow and exit status
  *   launch_program.c open, check and hash the program; send its bytes
  *   launch_agent.c   connect to an agent, or start a private one for this job
+ *   launch_alloc.c   the agents of a Slurm allocation, started through srun
  *   launch_job.c     the protocol session with the agent (submit, output, end, signals)
  *   launch_output.c  writing ranks' output, with --tag-output line prefixes
  *   launch_place.c   where the ranks go: --hostfile, -H, Slurm, --ppn, --map-by (the parsers
@@ -51,16 +52,17 @@ struct launch_opts {
     uint32_t nprocs;   /* every program's ranks */
     const char *agent; /* --agent, or NULL */
     bool tag_output;
-    uint32_t timeout_sec;      /* --timeout, else $MPIEXEC_TIMEOUT; 0: none */
-    uint32_t cancel_grace_sec; /* LAUNCH_CANCEL_GRACE_SEC, else $TMPI_CANCEL_GRACE */
-    const char *wdir;          /* -wdir / --wdir: the ranks' working directory, or NULL (ours) */
-    const char *output_dir;    /* --output-filename: per-rank files under it, or NULL */
-    uint64_t mem_limit;        /* --mem-limit bytes, 0: the agent's */
-    uint32_t cpu_limit_milli;  /* --cpu-limit in thousandths of a CPU, 0: the agent's */
-    bool no_stdin;             /* --stdin none: rank 0 reads end of file */
-    int bind_to;               /* --bind-to as tmpi.BindTo; 0: the agents' default */
-    bool report_bindings;      /* --report-bindings */
-    Tmpi__EnvVar *env;         /* -x, in command-line order */
+    uint32_t timeout_sec;       /* --timeout, else $MPIEXEC_TIMEOUT; 0: none */
+    uint32_t cancel_grace_sec;  /* LAUNCH_CANCEL_GRACE_SEC, else $TMPI_CANCEL_GRACE */
+    uint32_t alloc_timeout_sec; /* LAUNCH_ALLOC_TIMEOUT_SEC, else $TMPI_ALLOC_TIMEOUT */
+    const char *wdir;           /* -wdir / --wdir: the ranks' working directory, or NULL (ours) */
+    const char *output_dir;     /* --output-filename: per-rank files under it, or NULL */
+    uint64_t mem_limit;         /* --mem-limit bytes, 0: the agent's */
+    uint32_t cpu_limit_milli;   /* --cpu-limit in thousandths of a CPU, 0: the agent's */
+    bool no_stdin;              /* --stdin none: rank 0 reads end of file */
+    int bind_to;                /* --bind-to as tmpi.BindTo; 0: the agents' default */
+    bool report_bindings;       /* --report-bindings */
+    Tmpi__EnvVar *env;          /* -x, in command-line order */
     size_t n_env;
     /* placement */
     const char *hostfile; /* --hostfile, or NULL */
@@ -95,9 +97,46 @@ int launch_program_send(const struct launch_program *prog, int fd);
 /* A private agent started for one job; pid 0 when none. */
 struct launch_agent {
     pid_t pid;
-    char *dir;  /* mkdtemp directory holding the socket */
-    char *sock; /* DIR/tmpid.sock */
+    char *dir;   /* mkdtemp directory holding the socket */
+    char *sock;  /* DIR/tmpid.sock */
+    int key_wfd; /* the coordinator's key pipe (its lifeline), -1: none; 0 in a zeroed struct
+                  * also means none, as fd 0 is never ours to give */
 };
+
+/* tmpid next to us (installed: bin/../sbin; build tree: launcher/../agent), else
+ * $TMPI_TMPID, else the configured sbindir.  NULL: out of memory. */
+char *launch_find_tmpid(void);
+
+/* The agents of a Slurm allocation (launch_alloc.c): one per node of the placement, started
+ * with srun, holding a key made for this launch. */
+#define LAUNCH_ALLOC_KEY_BYTES 32
+#define LAUNCH_ALLOC_KEY_HEX (2 * LAUNCH_ALLOC_KEY_BYTES)
+/* How long the agents get to report their ports (srun may wait for the step's resources);
+ * $TMPI_ALLOC_TIMEOUT overrides it, 1 to LAUNCH_ALLOC_TIMEOUT_MAX seconds. */
+#define LAUNCH_ALLOC_TIMEOUT_SEC 120
+#define LAUNCH_ALLOC_TIMEOUT_MAX 3600
+
+struct launch_alloc {
+    pid_t srun;  /* 0: not started */
+    int in_wfd;  /* srun's stdin: the key, then the agents' lifeline */
+    int out_rfd; /* srun's stdout: the agents' READY/PORT lines */
+};
+
+/* A fresh key as hex digits.  0 or a negative errno. */
+int launch_alloc_key(char ret_hex[LAUNCH_ALLOC_KEY_HEX + 1]);
+/* Starts the agents for place's nodes and sets each node's port to its agent's, waiting at
+ * most timeout_sec for them.  Returns 0,
+ * or a negative errno after printing why (-EINTR: a signal on sigfd).  *al is filled as far
+ * as it got, for launch_alloc_stop. */
+int launch_alloc_start(struct placement *place, const char *keyhex, uint32_t timeout_sec, int sigfd,
+                       struct launch_alloc *al);
+/* Closes the agents' lifeline and waits for srun to end (then SIGTERM, then SIGKILL). */
+void launch_alloc_stop(struct launch_alloc *al);
+/* Starts the coordinator for the allocation's agents: a private agent of ours with the same
+ * key and no listener, and connects to it.  The fd, or a negative errno after printing why. */
+int launch_agent_start_coordinator(const char *keyhex, int sigfd, struct launch_agent *agent);
+/* Whether an agent answers where the options point (the system one, $TMPI_AGENT, --agent). */
+bool launch_agent_answers(const struct launch_opts *opts);
 
 /* Connect to the agent the options name, or start a private one when no agent answers and no
  * --agent was given.  sigfd is watched while waiting for a private agent to come up.  Returns
@@ -115,8 +154,9 @@ void launch_agent_stop(struct launch_agent *agent);
  * only when neither option is given) and --ppn / --map-by / --oversubscribe.  Returns 0 with
  * *ret filled, or LAUNCH_EXIT_USAGE / LAUNCH_EXIT_FAILURE after printing every problem.
  * Without hosts, --ppn or --display-map, nothing is computed and ret->nnodes is 0: the local
- * agent runs every rank, as it did before placement existed. */
-int launch_place(const struct launch_opts *opts, struct placement *ret);
+ * agent runs every rank, as it did before placement existed.  *ret_slurm: the hosts came from
+ * a Slurm allocation. */
+int launch_place(const struct launch_opts *opts, struct placement *ret, bool *ret_slurm);
 
 /* Run the job over the connection fd; returns the launcher's exit status.  progs: one per
  * program of opts->apps.  place: the nodes of a job across several nodes (sent along for the

@@ -31,9 +31,10 @@
 /* How long a private agent gets to exit after SIGTERM before SIGKILL. */
 #define AGENT_STOP_TIMEOUT_MS 10000
 #define AGENT_READY_FD 3
+#define AGENT_KEY_FD 4
 
 /* tmpid next to us: installed (bin/../sbin) or in the build tree (launcher/../agent). */
-static char *find_tmpid(void)
+char *launch_find_tmpid(void)
 {
     const char *env = getenv("TMPI_TMPID");
     if (env && *env) return strdup(env);
@@ -83,16 +84,16 @@ static int make_dir(struct launch_agent *a)
 
 /* Runs in the child between fork and exec: async-signal-safe calls only. */
 static void __attribute__((noreturn))
-exec_agent(const char *tmpid, char *const argv[], int wfd, pid_t parent)
+exec_agent(const char *tmpid, char *const argv[], int wfd, int key_rfd, pid_t parent)
 {
     /* Die with the launcher; if it already died before prctl took effect, give up now. */
     if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent) _exit(127);
     setpgid(0, 0);
-    if (wfd == AGENT_READY_FD) {
-        if (fcntl(wfd, F_SETFD, 0) < 0) _exit(127);
-    } else if (dup2(wfd, AGENT_READY_FD) < 0) {
-        _exit(127);
-    }
+    /* Out of the way first, so that neither dup2 below overwrites the other's source. */
+    wfd = fcntl(wfd, F_DUPFD_CLOEXEC, 10);
+    if (key_rfd >= 0) key_rfd = fcntl(key_rfd, F_DUPFD_CLOEXEC, 10);
+    if (wfd < 0 || dup2(wfd, AGENT_READY_FD) < 0) _exit(127);
+    if (key_rfd >= 0 && dup2(key_rfd, AGENT_KEY_FD) < 0) _exit(127);
     /* The agent logs to stderr (ours); its stdout carries the job's output and must not get
      * anything of the agent's, and it has no business reading our terminal. */
     int devnull = open("/dev/null", O_RDONLY);
@@ -135,7 +136,9 @@ static int wait_ready(int rfd, int sigfd)
     return strncmp(buf, "READY=1\n", 8) == 0 || strstr(buf, "\nREADY=1\n") ? 0 : -EPROTO;
 }
 
-static int start_private(struct launch_agent *a, int sigfd)
+/* keyhex: NULL for an agent of one node; else the coordinator of an allocation's agents,
+ * which gets the key on AGENT_KEY_FD (a pipe whose write end a->key_wfd keeps). */
+static int start_private(struct launch_agent *a, int sigfd, const char *keyhex)
 {
     int r = make_dir(a);
     if (r < 0) {
@@ -143,21 +146,34 @@ static int start_private(struct launch_agent *a, int sigfd)
                 strerror(-r));
         return r;
     }
-    char *tmpid = find_tmpid();
+    char *tmpid = launch_find_tmpid();
     if (!tmpid) return -ENOMEM;
-    char *argv[] = {tmpid, "--private",   "--socket", a->sock, "--ready-fd",
-                    "3",   "--log-level", "warning",  NULL};
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) < 0) {
+    char *argv[] = {tmpid,         "--private", "--socket", a->sock, "--ready-fd", "3",
+                    "--log-level", "warning",   NULL,       NULL,    NULL};
+    if (keyhex) {
+        argv[8] = "--key-fd";
+        argv[9] = "4";
+    }
+    int pfd[2], kfd[2] = {-1, -1};
+    if (pipe2(pfd, O_CLOEXEC) < 0 || (keyhex && pipe2(kfd, O_CLOEXEC) < 0)) {
         r = -errno;
         free(tmpid);
         return r;
     }
     pid_t parent = getpid();
     pid_t pid = fork();
-    if (pid == 0) exec_agent(tmpid, argv, pfd[1], parent);
+    if (pid == 0) exec_agent(tmpid, argv, pfd[1], kfd[0], parent);
     r = pid < 0 ? -errno : 0;
     close(pfd[1]);
+    if (keyhex) {
+        close(kfd[0]);
+        a->key_wfd = kfd[1];
+        char line[LAUNCH_ALLOC_KEY_HEX + 2];
+        snprintf(line, sizeof line, "%s\n", keyhex);
+        /* a pipe takes 65 bytes without blocking */
+        if (r == 0 && write(a->key_wfd, line, strlen(line)) != (ssize_t)strlen(line)) r = -EPIPE;
+        explicit_bzero(line, sizeof line);
+    }
     if (r == 0) {
         a->pid = pid;
         r = wait_ready(pfd[0], sigfd);
@@ -185,13 +201,32 @@ int launch_agent_connect(const struct launch_opts *opts, int sigfd, struct launc
         fprintf(stderr, "tmpi-launch: %s\n", ctl_connect_explain(path, fd, why, sizeof why));
         return fd;
     }
-    int r = start_private(a, sigfd);
+    int r = start_private(a, sigfd, NULL);
     if (r < 0) return r;
     fd = ctl_connect(a->sock);
     if (fd < 0)
         fprintf(stderr, "tmpi-launch: cannot connect to the private agent at %s: %s\n", a->sock,
                 strerror(-fd));
     return fd;
+}
+
+int launch_agent_start_coordinator(const char *keyhex, int sigfd, struct launch_agent *a)
+{
+    int r = start_private(a, sigfd, keyhex);
+    if (r < 0) return r;
+    int fd = ctl_connect(a->sock);
+    if (fd < 0)
+        fprintf(stderr, "tmpi-launch: cannot connect to the coordinating agent at %s: %s\n",
+                a->sock, strerror(-fd));
+    return fd;
+}
+
+bool launch_agent_answers(const struct launch_opts *opts)
+{
+    int fd = ctl_connect(ctl_socket_path(opts->agent));
+    if (fd < 0) return false;
+    close(fd);
+    return true;
 }
 
 int launch_agent_connect_mesh(const struct launch_opts *opts)
@@ -251,6 +286,8 @@ void launch_agent_stop(struct launch_agent *a)
         }
         a->pid = 0;
     }
+    if (a->key_wfd > 0) close(a->key_wfd);
+    a->key_wfd = 0;
     if (a->dir) remove_dir(a->dir);
     free(a->dir);
     free(a->sock);

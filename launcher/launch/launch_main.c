@@ -70,7 +70,9 @@ static void usage(FILE *f)
           "                       [port=P]\" or \"HOST:N\"; '#' starts a comment\n"
           "  -H, --host HOST[,HOST...]\n"
           "                       hosts on the command line; HOST:N gives N slots\n"
-          "                       (default: SLURM_JOB_NODELIST in a Slurm job, else this node)\n"
+          "                       (default: SLURM_JOB_NODELIST in a Slurm job, else this node;\n"
+          "                       with no agent answering there, one per node is started\n"
+          "                       with srun)\n"
           "  --ppn, -ppn, -N, --npernode K\n"
           "                       exactly K ranks per node (the last may get fewer)\n"
           "  --map-by slot|node|ppr:K:node\n"
@@ -500,6 +502,10 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
     const char *cg = getenv("TMPI_CANCEL_GRACE");
     if (cg && *cg && parse_u32(cg, 1, LAUNCH_CANCEL_GRACE_MAX, &o->cancel_grace_sec) < 0)
         return bad_usage("TMPI_CANCEL_GRACE=%s: not a whole number of seconds from 1 to 3600", cg);
+    o->alloc_timeout_sec = LAUNCH_ALLOC_TIMEOUT_SEC;
+    const char *at = getenv("TMPI_ALLOC_TIMEOUT");
+    if (at && *at && parse_u32(at, 1, LAUNCH_ALLOC_TIMEOUT_MAX, &o->alloc_timeout_sec) < 0)
+        return bad_usage("TMPI_ALLOC_TIMEOUT=%s: not a whole number of seconds from 1 to 3600", at);
     if (o->hostfile && o->hosts)
         return bad_usage("%s", "--hostfile and -H cannot be used together");
     if (i >= argc && o->display_map) {
@@ -518,6 +524,27 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
     o->nprocs = (uint32_t)total;
     o->program = o->apps[0].program;
     return 0;
+}
+
+/* Are we running on that Slurm node, in a batch script or a step (slurmd says so)? */
+static bool slurm_step_on(const char *node)
+{
+    const char *me = getenv("SLURMD_NODENAME");
+    return me && strcmp(me, node) == 0;
+}
+
+/* Is the Slurm node name this machine?  Slurm's own word (SLURMD_NODENAME, set on the
+ * allocation's nodes), else the short host name, or localhost. */
+static bool slurm_node_is_here(const char *node)
+{
+    const char *me = getenv("SLURMD_NODENAME");
+    if (me && *me) return strcmp(node, me) == 0;
+    char host[256];
+    if (strcmp(node, "localhost") == 0) return true;
+    if (gethostname(host, sizeof host) < 0) return false;
+    host[sizeof host - 1] = '\0';
+    size_t n = strcspn(host, ".");
+    return strcmp(node, host) == 0 || (strlen(node) == n && strncmp(node, host, n) == 0);
 }
 
 /* SIGINT/SIGTERM (cancel) and SIGUSR1/SIGUSR2 (forwarded to the job) are only ever taken from
@@ -592,7 +619,9 @@ int main(int argc, char **argv)
     int status = parse_args(argc, argv, &opts);
     if (status == 0) status = absolute_wdir(&opts, &wdir_allocs);
     if (status) goto out;
-    status = launch_place(&opts, &place);
+    bool slurm = false;
+    struct launch_alloc alloc = {.srun = 0, .in_wfd = -1, .out_rfd = -1};
+    status = launch_place(&opts, &place, &slurm);
     if (status) goto out;
     if (opts.display_map) {
         placement_print(&place, stdout);
@@ -619,9 +648,29 @@ int main(int argc, char **argv)
         goto out;
     }
     /* Several nodes: the local agent coordinates them over its mesh; a private agent has
-     * none, so none is started. */
+     * none, so none is started.  A Slurm allocation without system agents gets agents of its
+     * own (launch_alloc.c), coordinated by a private agent of ours that holds their key. */
     bool multi = place.nnodes > 1;
-    int fd = multi ? launch_agent_connect_mesh(&opts) : launch_agent_connect(&opts, sigfd, &agent);
+    int fd;
+    if (slurm && place.nnodes == 1 && !opts.agent && slurm_step_on(place.nodes[0].host) &&
+        !launch_agent_answers(&opts)) {
+        /* A batch script (or a step) on the allocation's only node: a private agent of ours
+         * is an agent on that node, inside this step, and keeps standard input working. */
+        fd = launch_agent_connect(&opts, sigfd, &agent);
+    } else if (slurm && place.nnodes > 0 && !opts.agent && !launch_agent_answers(&opts)) {
+        char key[LAUNCH_ALLOC_KEY_HEX + 1];
+        fd = launch_alloc_key(key);
+        if (fd < 0) fprintf(stderr, "tmpi-launch: no random key: %s\n", strerror(-fd));
+        if (fd == 0) fd = launch_alloc_start(&place, key, opts.alloc_timeout_sec, sigfd, &alloc);
+        if (fd == 0) fd = launch_agent_start_coordinator(key, sigfd, &agent);
+        explicit_bzero(key, sizeof key);
+        multi = true;
+    } else {
+        /* salloc's shell may run on a login node: a one-node allocation elsewhere goes to
+         * that node's agent, coordinated by ours, not to ours. */
+        if (slurm && place.nnodes == 1 && !slurm_node_is_here(place.nodes[0].host)) multi = true;
+        fd = multi ? launch_agent_connect_mesh(&opts) : launch_agent_connect(&opts, sigfd, &agent);
+    }
     if (fd >= 0) {
         status = launch_job_run(&opts, progs, multi ? &place : NULL, fd, sigfd);
         close(fd);
@@ -629,6 +678,7 @@ int main(int argc, char **argv)
         status = fd == -EINTR ? LAUNCH_EXIT_INTERRUPTED : LAUNCH_EXIT_FAILURE;
     }
     launch_agent_stop(&agent);
+    launch_alloc_stop(&alloc);
     close(sigfd);
 out:
     for (size_t k = 0; progs && k < opts.n_apps; k++)

@@ -22,8 +22,9 @@ static void print_errors(const struct errlist *e, const char *prefix)
         fprintf(stderr, "%s... and %zu more error%s\n", prefix, e->more, e->more == 1 ? "" : "s");
 }
 
-int launch_place(const struct launch_opts *o, struct placement *ret)
+int launch_place(const struct launch_opts *o, struct placement *ret, bool *ret_slurm)
 {
+    *ret_slurm = false;
     struct hostlist hl = {0};
     struct errlist err = ERRLIST_INIT;
     int r = 0, status = 0;
@@ -43,6 +44,7 @@ int launch_place(const struct launch_opts *o, struct placement *ret)
         r = hostlist_parse_option(&hl, o->hosts, &err);
     } else if (nodelist && *nodelist) {
         r = slurm_hosts(nodelist, getenv("SLURM_TASKS_PER_NODE"), &hl, &err);
+        *ret_slurm = true;
     }
     if (r == 0 && hl.n == 0 && !o->ppn && !o->display_map) {
         /* Nothing to place: the local agent runs every rank, as before hosts existed.  No

@@ -111,9 +111,9 @@ int msg_check_apps(const struct msg_job_text *t, size_t n_apps, Tmpi__JobApp *co
 int msg_check_placement(size_t n_nodes, Tmpi__NodePlacement *const *nodes, uint32_t nprocs,
                         char *err, size_t errlen)
 {
-    if (n_nodes < 2 || n_nodes > MSG_MAX_NODES || nprocs < n_nodes || nprocs > MSG_MAX_RANKS)
+    if (n_nodes < 1 || n_nodes > MSG_MAX_NODES || nprocs < n_nodes || nprocs > MSG_MAX_RANKS)
         return fail(err, errlen,
-                    "a job across nodes needs 2 to %u nodes and at most %u ranks, one or more "
+                    "a job across nodes needs 1 to %u nodes and at most %u ranks, one or more "
                     "on each node",
                     MSG_MAX_NODES, MSG_MAX_RANKS);
     /* One bit per rank: a rank placed twice is found without sorting. */

@@ -47,6 +47,7 @@ static void test_good(void)
                               "log_level = debug\nrank_stack_size = 1M\nmax_ranks = 16\n"
                               "job_memory_max = 2G\njob_cpu_max = 2.5\nended_job_keep = 0\n"
                               "allow_users = alice, bob\nallow_groups = hpc\n"
+                              "allow_users_dir = /run/tmpid/allowed\n"
                               "[mpi]\nspin_ns = 0\nintra_eager_limit = 8K\neager_limit = 64K\n"
                               "rank_switching = user\n"
                               "[pool]\nsize = 1M\n"
@@ -63,6 +64,8 @@ static void test_good(void)
     CHECK(c.allow_users && strcmp(c.allow_users[0], "alice") == 0);
     CHECK(strcmp(c.allow_users[1], "bob") == 0 && c.allow_users[2] == NULL);
     CHECK(c.allow_groups && strcmp(c.allow_groups[0], "hpc") == 0 && !c.allow_groups[1]);
+    CHECK(c.allow_users_dir && strcmp(c.allow_users_dir, "/run/tmpid/allowed") == 0);
+    CHECK_EQ(c.key_fd, -1);
     CHECK_EQ(c.spin_ns, 0);
     CHECK(strcmp(c.rank_switching, "user") == 0);
     CHECK_EQ(c.intra_eager_limit, 8192);
@@ -117,6 +120,8 @@ static void test_bad(void)
     expect_refused("[agent]\nended_job_keep = 86401\n");
     expect_refused("[agent]\nallow_users = a,,b\n");
     expect_refused("[agent]\nallow_groups =\n");
+    expect_refused("[agent]\nallow_users_dir = run/tmpid/allowed\n");
+    expect_refused("[agent]\nallow_users_dir =\n");
     struct agent_config c;
     CHECK(config_defaults(&c) == 0);
     CHECK_EQ(config_load(&c, "/nonexistent/tmpid.conf"), -ENOENT);

@@ -115,11 +115,68 @@ static void test_keyfile(void)
     CHECK_EQ(keyfile_load("/tmp", &k, err, sizeof err) < 0, 1);
 }
 
+/* key_read(text): keyfile_read_fd over a pipe holding text; *ret_left: the bytes still in the
+ * pipe afterwards (the reader must stop at the newline). */
+static int key_read(const char *text, struct mesh_key *k, char *err, size_t errlen,
+                    size_t *ret_left)
+{
+    int p[2];
+    CHECK(pipe(p) == 0);
+    CHECK(write(p[1], text, strlen(text)) == (ssize_t)strlen(text));
+    close(p[1]);
+    int r = keyfile_read_fd(p[0], k, err, errlen);
+    char rest[256];
+    ssize_t n = read(p[0], rest, sizeof rest);
+    *ret_left = n > 0 ? (size_t)n : 0;
+    close(p[0]);
+    return r;
+}
+
+static void test_key_fd(void)
+{
+    struct mesh_key k;
+    char err[256];
+    size_t left;
+    /* 32 bytes "0123456789abcdef0123456789abcdef" as hex, then more that is not ours */
+    const char *hex = "30313233343536373839616263646566"
+                      "30313233343536373839414243444546";
+    char text[200];
+    snprintf(text, sizeof text, "%s\nrest", hex);
+    CHECK_EQ(key_read(text, &k, err, sizeof err, &left), 0);
+    CHECK_EQ(left, 4);
+    struct mesh_key direct = key_of("0123456789abcdef0123456789ABCDEF");
+    CHECK(memcmp(k.k, direct.k, sizeof k.k) == 0);
+    /* too short, odd, not hex, no newline, nothing at all */
+    CHECK_EQ(key_read("3031\n", &k, err, sizeof err, &left), -EINVAL);
+    CHECK(strstr(err, "at least 64") != NULL);
+    snprintf(text, sizeof text, "%s3\n", hex);
+    CHECK_EQ(key_read(text, &k, err, sizeof err, &left), -EINVAL);
+    snprintf(text, sizeof text, "%.62szz\n", hex);
+    CHECK_EQ(key_read(text, &k, err, sizeof err, &left), -EINVAL);
+    CHECK(strstr(err, "not hexadecimal") != NULL);
+    CHECK_EQ(key_read(hex, &k, err, sizeof err, &left), -EIO);
+    CHECK(strstr(err, "ended before") != NULL);
+    CHECK_EQ(key_read("", &k, err, sizeof err, &left), -EIO);
+    /* longer than KEYFILE_MAX bytes */
+    static char big[2 * KEYFILE_MAX + 8];
+    memset(big, 'a', 2 * KEYFILE_MAX + 2);
+    big[2 * KEYFILE_MAX + 2] = '\n';
+    int p[2];
+    CHECK(pipe(p) == 0);
+    /* the pipe holds 64 KiB: the whole line fits */
+    CHECK(write(p[1], big, 2 * KEYFILE_MAX + 3) == 2 * KEYFILE_MAX + 3);
+    close(p[1]);
+    CHECK_EQ(keyfile_read_fd(p[0], &k, err, sizeof err), -EFBIG);
+    close(p[0]);
+    CHECK_EQ(keyfile_read_fd(-1, &k, err, sizeof err), -EBADF);
+}
+
 int main(void)
 {
     CHECK(sodium_init() >= 0);
     test_handshake();
     test_keyfile();
+    test_key_fd();
     puts("mesh auth: ok");
     return 0;
 }
