@@ -51,6 +51,10 @@ struct job_net {
     atomic_int rx_stopped;  /* job ending: frames are dropped, not delivered */
     unsigned draining;      /* job_net_stop_rx threads using the links (mu) */
     pthread_cond_t drained; /* draining dropped to 0 (mu) */
+    /* Frames this host sent (counted before they go) and frames it received and handed to
+     * libtmpi (counted after): what is in flight between nodes, for the deadlock check
+     * (job_ranks.h).  Any thread, seq_cst. */
+    _Atomic uint64_t frames_sent, frames_handled;
 };
 
 /* Loop thread: the link table of member job j, node self of the job's nodes.  0, -ENOMEM. */

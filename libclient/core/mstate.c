@@ -43,8 +43,10 @@ static void comm_name(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, 
 void tm_mst_publish(struct tm_rank *me)
 {
     struct tm_mstate *m = &me->mst;
-    struct tmpi_rank_mpi p = {.activity = TMPI_ACT_WAITING, .peer = TMPI_PEER_NONE,
-                              .peer_world = -1, .tag = TMPI_TAG_NONE};
+    struct tmpi_rank_mpi p = {.activity = TMPI_ACT_WAITING,
+                              .peer = TMPI_PEER_NONE,
+                              .peer_world = -1,
+                              .tag = TMPI_TAG_NONE};
     /* A wait outside the calls that say what they wait for: an MPI call all the same. */
     p.call = m->call ? m->call : "MPI";
     struct tm_commref *cr = m->cr;
