@@ -6,11 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* RankState.peer / tag values without a rank or tag (control.proto). */
-#define PEER_ANY (-1)
-#define PEER_NONE (-2)
-#define TAG_ANY (-1)
-#define TAG_NONE (-2)
+#include "rank_fmt.h"
+
+#define PEER_ANY RANK_FMT_PEER_ANY
+#define PEER_NONE RANK_FMT_PEER_NONE
 
 static int is_ended(const Tmpi__RankState *s)
 {
@@ -20,40 +19,6 @@ static int is_ended(const Tmpi__RankState *s)
 static int is_blocked(const Tmpi__RankState *s)
 {
     return s && s->activity && strcmp(s->activity, "waiting") == 0 && s->blocked;
-}
-
-/* A send names its peer as the destination; everything else (receives, probes, waits,
- * Sendrecv) as the source. */
-static int names_dest(const char *call)
-{
-    static const char *const sends[] = {"MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend"};
-    for (size_t i = 0; i < sizeof sends / sizeof sends[0]; i++)
-        if (strcmp(call, sends[i]) == 0) return 1;
-    return 0;
-}
-
-void deadlock_describe_call(const Tmpi__RankState *s, char *out, size_t len)
-{
-    const char *call = s->call && *s->call ? s->call : "MPI";
-    const char *comm = s->comm && *s->comm ? s->comm : NULL;
-    char args[200] = "";
-    size_t n = 0;
-    if (s->peer != PEER_NONE) {
-        if (s->peer == PEER_ANY)
-            n += (size_t)snprintf(args + n, sizeof args - n, "MPI_ANY_SOURCE");
-        else
-            n += (size_t)snprintf(args + n, sizeof args - n, "%s %d",
-                                  names_dest(call) ? "dest" : "source", s->peer);
-    }
-    if (s->tag != TAG_NONE && n < sizeof args) {
-        if (s->tag == TAG_ANY)
-            n += (size_t)snprintf(args + n, sizeof args - n, "%sMPI_ANY_TAG", n ? ", " : "");
-        else
-            n += (size_t)snprintf(args + n, sizeof args - n, "%stag %d", n ? ", " : "", s->tag);
-    }
-    if (comm && n < sizeof args)
-        n += (size_t)snprintf(args + n, sizeof args - n, "%s%s", n ? ", " : "", comm);
-    snprintf(out, len, "%s(%s)", call, args);
 }
 
 /* Whether rank q takes part in the same collective as s (same call on the same communicator:
@@ -114,7 +79,7 @@ __attribute__((format(printf, 2, 3))) static void rep_add(struct rep *p, const c
 static void rep_rank(struct rep *p, const struct ranks_snap *s, uint32_t r, int64_t target)
 {
     char call[300];
-    deadlock_describe_call(s->ranks[r], call, sizeof call);
+    rank_fmt_call(s->ranks[r], call, sizeof call);
     rep_add(p, "rank %u in %s", r, call);
     if (target >= 0)
         rep_add(p, " waits for rank %lld%s", (long long)target,
@@ -126,8 +91,8 @@ static void rep_rank(struct rep *p, const struct ranks_snap *s, uint32_t r, int6
 
 /* A cycle of waits through the blocked ranks: DFS, colour 1 on the path, 2 done; *ret_start
  * is a rank on the cycle and next[] leads around it.  0 when there is none. */
-static int find_cycle(const struct ranks_snap *s, uint32_t *next, uint8_t *colour,
-                      uint32_t *edges, uint32_t *stack, uint32_t *pos, uint32_t *ret_start)
+static int find_cycle(const struct ranks_snap *s, uint32_t *next, uint8_t *colour, uint32_t *edges,
+                      uint32_t *stack, uint32_t *pos, uint32_t *ret_start)
 {
     uint32_t n = s->nranks;
     for (uint32_t root = 0; root < n; root++) {

@@ -22,8 +22,8 @@
 
 /* One snapshot of a whole job, merged from its parts. */
 struct ranks_snap {
-    uint32_t nranks;          /* the job's world size */
-    Tmpi__RankState **ranks;  /* [nranks], NULL where no part told (a part missing) */
+    uint32_t nranks;         /* the job's world size */
+    Tmpi__RankState **ranks; /* [nranks], NULL where no part told (a part missing) */
     uint32_t nparts;
     uint64_t *sent, *handled; /* [nparts]: each node's frame counters */
     uint32_t helpers_busy;    /* summed over the parts */
@@ -35,8 +35,5 @@ struct ranks_snap {
  * ...") in report; 0 otherwise. */
 int deadlock_find(const struct ranks_snap *prev, const struct ranks_snap *cur, char *report,
                   size_t len);
-
-/* "MPI_Recv(source 1, tag 7, MPI_COMM_WORLD)": the call a waiting rank is in. */
-void deadlock_describe_call(const Tmpi__RankState *s, char *out, size_t len);
 
 #endif

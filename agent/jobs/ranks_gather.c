@@ -11,6 +11,9 @@
 
 /* One deadlock report at most this long (a cycle through thousands of ranks is cut). */
 #define RANKS_REPORT_MAX 2048
+/* A part that has not answered by then (a stopped node) is left out: the tool gets what came,
+ * marked incomplete, and the watch sees an incomplete snapshot (never a deadlock). */
+#define RANKS_QUERY_TIMEOUT_SEC 5
 
 struct ranks_waiter {
     struct ranks_gather *g;
@@ -25,10 +28,11 @@ struct ranks_gather {
     const struct ranks_gather_ops *ops;
     void *arg;
     uint64_t next_query;
-    uint64_t query;            /* the query out, 0: none */
-    Tmpi__RanksReply **parts;  /* [nparts] answers to `query` so far (our own copies) */
+    uint64_t query;           /* the query out, 0: none */
+    Tmpi__RanksReply **parts; /* [nparts] answers to `query` so far (our own copies) */
     uint32_t got;
     struct ranks_waiter *waiters; /* of `query` */
+    struct event *deadline;       /* RANKS_QUERY_TIMEOUT_SEC after the query went out */
     /* the deadlock watch */
     struct event *timer;
     uint32_t interval_ms;
@@ -174,6 +178,7 @@ static void clear_parts(struct ranks_gather *g)
 /* Every waiter of the query out gets its answer (a snapshot of its own, or err). */
 static void finish(struct ranks_gather *g, const char *err)
 {
+    if (g->deadline) event_del(g->deadline);
     struct ranks_waiter *w = g->waiters;
     g->waiters = NULL;
     g->query = 0;
@@ -196,13 +201,21 @@ static void finish(struct ranks_gather *g, const char *err)
     ranks_snap_free(s);
 }
 
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    finish(arg, NULL); /* with the parts that came */
+}
+
 struct ranks_gather *ranks_gather_new(struct agent *a, uint32_t nranks, uint32_t nparts,
                                       const struct ranks_gather_ops *ops, void *arg)
 {
     struct ranks_gather *g = calloc(1, sizeof *g);
     if (!g) return NULL;
     g->parts = calloc(nparts ? nparts : 1, sizeof *g->parts);
-    if (!g->parts) {
+    g->deadline = evtimer_new(a->base, on_deadline, g);
+    if (!g->parts || !g->deadline) {
+        if (g->deadline) event_free(g->deadline);
+        free(g->parts);
         free(g);
         return NULL;
     }
@@ -221,6 +234,7 @@ void ranks_gather_free(struct ranks_gather *g, const char *err)
     if (g->timer) event_free(g->timer);
     g->timer = NULL;
     finish(g, err ? err : "the job ended");
+    event_free(g->deadline);
     ranks_snap_free(g->prev);
     free(g->parts);
     free(g);
@@ -244,6 +258,8 @@ struct ranks_waiter *ranks_gather_ask(struct ranks_gather *g, ranks_done_fn done
             finish(g, "cannot reach the job's processes");
             return NULL;
         }
+        struct timeval tv = {.tv_sec = RANKS_QUERY_TIMEOUT_SEC};
+        evtimer_add(g->deadline, &tv);
     }
     return w;
 }

@@ -58,6 +58,7 @@ struct launch_opts {
     uint64_t mem_limit;        /* --mem-limit bytes, 0: the agent's */
     uint32_t cpu_limit_milli;  /* --cpu-limit in thousandths of a CPU, 0: the agent's */
     bool no_stdin;             /* --stdin none: rank 0 reads end of file */
+    int on_deadlock;           /* --on-deadlock: Tmpi__DeadlockAction, report by default */
     Tmpi__EnvVar *env;         /* -x, in command-line order */
     size_t n_env;
     /* placement */
