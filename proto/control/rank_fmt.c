@@ -37,4 +37,3 @@ void rank_fmt_call(const Tmpi__RankState *s, char *out, size_t len)
         n += (size_t)snprintf(args + n, sizeof args - n, "%s%s", n ? ", " : "", comm);
     snprintf(out, len, "%s(%s)", call, args);
 }
-
