@@ -15,6 +15,7 @@ setup() {
 }
 
 teardown() {
+    [ -z "${STOPPED:-}" ] || kill -CONT "$STOPPED" 2>/dev/null || true
     [ -z "${LPID:-}" ] || { kill -TERM "$LPID" 2>/dev/null; wait "$LPID" 2>/dev/null; } || true
     stop_all_agents
 }
@@ -257,4 +258,21 @@ assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -2, ranks[0]
     expect_status 0
     expect_line done
     [[ "$stderr" != *deadlock* ]] || { echo "reported: $stderr" >&2; false; }
+}
+
+@test "tmpictl ranks: a node that does not answer is left out after 5 s, and said so" {
+    start_cluster 3 --config "$BATS_TEST_TMPDIR/dl.conf"
+    start_stuck "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog dl_skip_barrier)"
+    local id
+    id=$(running_id "${CLUSTER_SOCKS[0]}")
+    # node3's agent stops answering (SIGSTOP by PID; continued in teardown)
+    STOPPED=${AGENT_PIDS[node3]}
+    kill -STOP "$STOPPED"
+    run tmpictl --agent "${CLUSTER_SOCKS[0]}" ranks "$id"
+    expect_status 0
+    [ "${#lines[@]}" -eq 6 ] || { echo "$output" >&2; false; }
+    [[ "${lines[4]}" == "3 "*"node2"* ]] || { echo "$output" >&2; false; }
+    expect_line "(some ranks did not answer)"
+    kill -CONT "$STOPPED"
+    STOPPED=
 }
