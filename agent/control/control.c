@@ -22,6 +22,7 @@
 #include "frame.h"
 #include "job.h"
 #include "job_coord.h"
+#include "job_ranks.h"
 #include "job_history.h"
 #include "job_info.h"
 #include "job_link.h"
@@ -87,9 +88,11 @@ struct conn {
     int closing;            /* close once the output is flushed */
     int admin;              /* root or the agent's user */
     struct mesh_conn *ping; /* a tmpictl ping in progress */
-    double last_active;     /* monotonic s: a byte arrived or the output drained */
-    double partial_since;   /* monotonic s: the first byte of the frame being received; 0: none */
-    size_t charged;         /* input bytes counted in control_state.buffered */
+    struct ranks_waiter *ranks_wait; /* a tmpictl ranks in progress (job_ranks.h) */
+    uint64_t ranks_job;              /* its job id */
+    double last_active;              /* monotonic s: a byte arrived or the output drained */
+    double partial_since; /* monotonic s: the first byte of the frame being received; 0: none */
+    size_t charged;       /* input bytes counted in control_state.buffered */
     struct conn *prev, *next;
 };
 
@@ -160,6 +163,8 @@ static void conn_free(struct conn *c)
     c->ping = NULL;
     cluster_query_cancel(c->query);
     c->query = NULL;
+    ranks_waiter_cancel(c->ranks_wait);
+    c->ranks_wait = NULL;
     if (c->coord) {
         coord_free(c->coord);
         c->coord = NULL;
@@ -586,6 +591,99 @@ static void on_cancel(struct conn *c, const Tmpi__CancelJob *cj)
     conn_send(c, &env);
 }
 
+/* ---- tmpictl ranks (job_ranks.h) ---- */
+
+static void ranks_done(void *arg, struct ranks_snap *snap, const char *err)
+{
+    struct conn *c = arg;
+    c->ranks_wait = NULL;
+    Tmpi__RanksReply rr;
+    if (!snap || ranks_snap_reply(snap, c->ranks_job, &rr) < 0) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "job %llu: %s", (unsigned long long)c->ranks_job,
+                 err ? err : "out of memory");
+        conn_error(c, -ESRCH, msg);
+        ranks_snap_free(snap);
+        return;
+    }
+    if (!snap->complete) rr.note = "some ranks did not answer";
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_RANKS_REPLY;
+    env.ranks_reply = &rr;
+    conn_send(c, &env);
+    free(rr.ranks);
+    ranks_snap_free(snap);
+}
+
+/* The coordinator of job id (what its launcher shows), if this agent is it. */
+static struct coord *coord_by_id(uint64_t id)
+{
+    for (struct conn *o = control_state.conns; o; o = o->next)
+        if (o->coord && coord_id(o->coord) == id) return o->coord;
+    return NULL;
+}
+
+static void on_ranks(struct conn *c, const Tmpi__RanksRequest *rq)
+{
+    struct agent *a = c->a;
+    char msg[300];
+    if (c->ranks_wait) {
+        conn_error(c, -EBUSY, "a ranks request is already in progress on this connection");
+        return;
+    }
+    struct job *j;
+    for (j = a->jobs; j; j = j->next)
+        if (j->id == rq->job_id) break;
+    struct coord *co = NULL;
+    uid_t owner;
+    const char *owner_name;
+    if (j) {
+        owner = j->uid;
+        owner_name = j->owner;
+        /* one node's part of a job across nodes: the whole job, if we coordinate it */
+        if (j->link) {
+            co = strcmp(j->coordinator, a->cfg.name) == 0 ? coord_by_id(j->coord_job_id) : NULL;
+            if (!co) {
+                snprintf(msg, sizeof msg,
+                         "job %llu is this node's part of job %llu, coordinated by %s: ask "
+                         "the agent there",
+                         (unsigned long long)j->id, (unsigned long long)j->coord_job_id,
+                         j->coordinator);
+                conn_error(c, -ESRCH, msg);
+                return;
+            }
+        }
+    } else if ((co = coord_by_id(rq->job_id))) {
+        owner = coord_owner_uid(co);
+        owner_name = coord_owner(co);
+    } else {
+        const struct job_record *ended = job_history_find(&a->ended, rq->job_id);
+        if (ended && (is_admin(c) || ended->uid == c->uid))
+            snprintf(msg, sizeof msg, "job %llu has already ended", (unsigned long long)rq->job_id);
+        else
+            snprintf(msg, sizeof msg, "no job %llu on this agent", (unsigned long long)rq->job_id);
+        conn_error(c, -ESRCH, msg);
+        return;
+    }
+    /* who may see inside a job: as who may cancel it */
+    if (!is_admin(c) && owner != c->uid) {
+        snprintf(msg, sizeof msg, "job %llu belongs to %s: permission denied",
+                 (unsigned long long)rq->job_id, owner_name);
+        conn_error(c, -EPERM, msg);
+        return;
+    }
+    const char *err = "the job is not running";
+    c->ranks_job = co ? coord_id(co) : j->id;
+    if (co)
+        c->ranks_wait = coord_ranks(co, ranks_done, c, &err);
+    else if (j->rq)
+        c->ranks_wait = ranks_gather_ask(j->rq, ranks_done, c);
+    if (!c->ranks_wait) {
+        snprintf(msg, sizeof msg, "job %llu: %s", (unsigned long long)c->ranks_job, err);
+        conn_error(c, -ESRCH, msg);
+    }
+}
+
 static void send_ping_reply(struct conn *c, int ok, const char *peer, double rtt, const char *err)
 {
     Tmpi__PingReply pr = TMPI__PING_REPLY__INIT;
@@ -718,6 +816,9 @@ static int dispatch(struct conn *c, const Tmpi__Envelope *env)
         break;
     case TMPI__ENVELOPE__MSG_SIGNAL_JOB:
         on_signal_job(c, env->signal_job);
+        break;
+    case TMPI__ENVELOPE__MSG_RANKS_REQUEST:
+        on_ranks(c, env->ranks_request);
         break;
     default: {
         char msg[96];

@@ -45,6 +45,7 @@ int config_defaults(struct agent_config *c)
         .eager_limit = 100 * 1024,
         .pool_size = 64u << 20,
         .kill_grace_sec = 5,
+        .deadlock_check_ms = 1000,
         .ended_job_keep_sec = 30,
         .heartbeat_ms = 1000,
         .heartbeat_timeout_ms = 20000,
@@ -294,6 +295,8 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = parse_u32(value, 0, 100000, &c->program_cache);
         else if (strcmp(key, "kill_grace") == 0)
             r = parse_u32(value, 0, 3600, &c->kill_grace_sec);
+        else if (strcmp(key, "deadlock_check_ms") == 0)
+            r = parse_u32(value, 0, 3600000, &c->deadlock_check_ms);
         else if (strcmp(key, "ended_job_keep") == 0)
             r = parse_u32(value, 0, 86400, &c->ended_job_keep_sec);
         else if (strcmp(key, "job_memory_max") == 0) {

@@ -58,6 +58,7 @@ struct agent_config {
     uint32_t eager_limit;        /* inter-node eager-push threshold (seed 000: 100 KB) */
     size_t pool_size;            /* shared buffer pool capacity */
     uint32_t kill_grace_sec;     /* how long ranks of a torn-down job get to stop */
+    uint32_t deadlock_check_ms;  /* deadlock watch interval (job_ranks.h); 0: none */
     uint64_t job_memory_max;     /* bytes of memory per job host's cgroup, 0: no limit */
     uint32_t job_cpu_max;        /* thousandths of a CPU per job host's cgroup, 0: no limit */
     uint32_t ended_job_keep_sec; /* how long tmpictl jobs still lists an ended job */

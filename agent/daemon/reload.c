@@ -45,6 +45,7 @@ static const struct setting settings[] = {
     S("[agent] job_memory_max", T_U64, job_memory_max, LIVE),
     S("[agent] job_cpu_max", T_U32, job_cpu_max, LIVE),
     S("[agent] ended_job_keep", T_U32, ended_job_keep_sec, LIVE),
+    S("[agent] deadlock_check_ms", T_U32, deadlock_check_ms, JOB),
     S("[mpi] spin_ns", T_U32, spin_ns, JOB),
     S("[mpi] rank_switching", T_LIT, rank_switching, JOB),
     S("[mpi] intra_eager_limit", T_U32, intra_eager_limit, JOB),

@@ -280,6 +280,7 @@ int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
     struct job *j;
     int r = job_build(a, &spec, uid, bev, &j, err, errlen);
     if (r < 0) return r;
+    j->on_deadlock = s->on_deadlock;
     j->submitter_pid = pid;
     j->umask = s->umask & 0777;
     j->umask_set = s->umask_set;

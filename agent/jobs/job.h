@@ -25,6 +25,7 @@ struct job_net;
 struct job_link;
 struct job_member;
 struct jobhost;
+struct ranks_gather;
 
 enum job_state { JOB_LOADING, JOB_RUNNING, JOB_ENDING, JOB_ENDED };
 
@@ -56,6 +57,7 @@ struct job {
     int umask_set;
     char **env; /* "NAME=VALUE" strings, NULL-terminated */
     uint32_t timeout_sec;
+    int on_deadlock;          /* Tmpi__DeadlockAction of the submission (single-node jobs) */
     uint64_t mem_limit;       /* bytes; 0: none (cgroup.h, the agent's side only) */
     uint32_t cpu_limit_milli; /* thousandths of a CPU; 0: none */
     int stdin_open;           /* the launcher sends its stdin for rank 0 (StdinData) */
@@ -127,6 +129,9 @@ struct job {
     /* Every job runs in a job host process (jobhost.h); this is the agent's handle on it, loop
      * thread only.  NULL in the job host itself, and before a member's program arrived. */
     struct jobhost *host;
+    /* The agent's tmpictl ranks queries and deadlock watch of a single-node job (job_ranks.h);
+     * loop thread only, NULL in the job host and for member jobs. */
+    struct ranks_gather *rq;
 
     /* Forwarded signals (job_signal.h): handlers running now, and no more once closed. */
     atomic_int sig_busy;

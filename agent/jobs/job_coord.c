@@ -20,6 +20,7 @@
 #include "msg_check.h"
 #include "progcache.h"
 #include "progset.h"
+#include "job_ranks.h"
 
 /* Members stop being read while this much output waits for a slow launcher; their own rank
  * threads then throttle on their connection (job.h). */
@@ -66,6 +67,8 @@ struct coord {
     int depth;    /* nesting of entry points: the coordinator is freed only at depth 0 */
     int finished; /* JobEnd went to the launcher */
     int paused;   /* members not read: the launcher is slow */
+    /* tmpictl ranks and the deadlock watch (job_ranks.h): from JobGo until the job ends */
+    struct ranks_gather *rq;
 };
 
 static void node_send(struct coord_node *n, const Tmpi__Envelope *env)
@@ -85,11 +88,19 @@ static void launcher_send(struct coord *co, const Tmpi__Envelope *env)
     free(buf);
 }
 
+/* The job is ending: nobody is asked about its ranks any more (a part may never answer). */
+static void stop_ranks(struct coord *co)
+{
+    ranks_gather_free(co->rq, "the job is ending");
+    co->rq = NULL;
+}
+
 static void close_node(struct coord_node *n)
 {
     mesh_conn_close(n->conn);
     n->conn = NULL;
     n->state = CN_DONE;
+    stop_ranks(n->co);
 }
 
 /* The first failure decides the job's status, failed rank and reason; every member is told
@@ -110,6 +121,7 @@ static void fail(struct coord *co, int status, int rank, const char *reason)
         return;
     }
     co->failed = 1;
+    stop_ranks(co);
     co->weak = strncmp(reason, "lost connection to node", 23) == 0;
     co->exit_status = status;
     co->fail_rank = rank;
@@ -142,6 +154,7 @@ static void node_fail(struct coord_node *n, const char *fmt, const char *what)
 
 static void free_coord(struct coord *co)
 {
+    stop_ranks(co);
     for (int i = 0; i < co->nnodes; i++)
         mesh_conn_close(co->nodes[i].conn);
     for (size_t k = 0; co->progs && k < co->nprogs; k++)
@@ -293,6 +306,62 @@ static void on_loaded(struct coord_node *n, const Tmpi__JobLoaded *jl)
     broadcast(co, &env);
 }
 
+/* ---- tmpictl ranks and the deadlock watch ---- */
+
+static int send_ranks_query(void *arg, uint64_t query)
+{
+    struct coord *co = arg;
+    Tmpi__RanksQuery q = TMPI__RANKS_QUERY__INIT;
+    q.query = query;
+    q.uid = co->uid;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_RANKS_QUERY;
+    env.ranks_query = &q;
+    broadcast(co, &env);
+    return 0;
+}
+
+static const struct ranks_gather_ops coord_rq_ops = {.send_query = send_ranks_query};
+
+/* The watch found the job deadlocked: the launcher hears it; abort ends the job too. */
+static void coord_deadlock(void *arg, const char *report)
+{
+    struct coord *co = arg;
+    int abort = co->sub->on_deadlock == TMPI__DEADLOCK_ACTION__DEADLOCK_ABORT;
+    log_warning("job %llu: %s%s", (unsigned long long)co->id, report,
+                abort ? " (ending the job: --on-deadlock=abort)" : "");
+    Tmpi__Deadlock d = TMPI__DEADLOCK__INIT;
+    d.job_id = co->id;
+    d.report = (char *)report;
+    d.abort = abort;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_DEADLOCK;
+    env.deadlock = &d;
+    co->depth++;
+    launcher_send(co, &env);
+    if (abort) fail(co, JOB_DEADLOCK_STATUS, -1, report);
+    leave(co);
+}
+
+static void start_ranks(struct coord *co)
+{
+    co->rq = ranks_gather_new(co->a, co->sub->nprocs, (uint32_t)co->nnodes, &coord_rq_ops, co);
+    if (!co->rq || ranks_watch_start(co->rq, co->a->cfg.deadlock_check_ms, coord_deadlock, co) < 0)
+        log_warning("job %llu: no memory for its deadlock watch", (unsigned long long)co->id);
+}
+
+struct ranks_waiter *coord_ranks(struct coord *co, ranks_done_fn done, void *arg,
+                                 const char **ret_err)
+{
+    if (!co->rq) {
+        *ret_err = co->go_sent ? "the job is ending" : "the job is not running yet";
+        return NULL;
+    }
+    struct ranks_waiter *w = ranks_gather_ask(co->rq, done, arg);
+    if (!w) *ret_err = "cannot ask the job's nodes";
+    return w;
+}
+
 static void on_linked(struct coord_node *n, const Tmpi__JobLinked *jl)
 {
     struct coord *co = n->co;
@@ -309,6 +378,7 @@ static void on_linked(struct coord_node *n, const Tmpi__JobLinked *jl)
     env.msg_case = TMPI__ENVELOPE__MSG_JOB_GO;
     env.job_go = &go;
     broadcast(co, &env);
+    start_ranks(co);
     Tmpi__JobStarted js = TMPI__JOB_STARTED__INIT;
     js.job_id = co->id;
     js.nprocs = co->sub->nprocs;
@@ -374,6 +444,13 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
     case TMPI__ENVELOPE__MSG_JOB_END:
         on_member_end(n, env->job_end);
         break;
+    case TMPI__ENVELOPE__MSG_RANKS_REPLY: {
+        /* a member answers for its own node */
+        Tmpi__RanksReply part = *env->ranks_reply;
+        part.node = (uint32_t)n->index;
+        if (co->rq) ranks_gather_part(co->rq, &part);
+        break;
+    }
     case TMPI__ENVELOPE__MSG_JOB_UNLOADED:
         if (n->state < CN_ENDED) /* it never ran: it must have said why on its JobEnd */
             node_fail(n, ": %s", "ended without reporting its ranks' end");
@@ -562,6 +639,16 @@ void coord_free(struct coord *co)
         co->depth--;
     }
     free_coord(co);
+}
+
+uid_t coord_owner_uid(const struct coord *co)
+{
+    return co->owner_uid;
+}
+
+const char *coord_owner(const struct coord *co)
+{
+    return co->owner;
 }
 
 uint64_t coord_id(const struct coord *co)

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "control.pb-c.h"
+#include "job_ranks.h"
 
 struct agent;
 struct bufferevent;
@@ -43,6 +44,13 @@ void coord_signal(struct coord *co, int sig);
 /* The launcher went away (or the agent drops it): cancel every member and free. */
 void coord_free(struct coord *co);
 uint64_t coord_id(const struct coord *co);
+/* The submitter (who may see and cancel the job), and its name. */
+uid_t coord_owner_uid(const struct coord *co);
+const char *coord_owner(const struct coord *co);
+/* tmpictl ranks: every rank of the job, gathered from every member (job_ranks.h); NULL with
+ * *ret_err when the job is not running. */
+struct ranks_waiter *coord_ranks(struct coord *co, ranks_done_fn done, void *arg,
+                                 const char **ret_err);
 /* The launcher's output drained (its connection's write callback). */
 void coord_launcher_drained(struct coord *co);
 

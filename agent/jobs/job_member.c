@@ -159,6 +159,11 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
             return;
         }
         break;
+    case TMPI__ENVELOPE__MSG_RANKS_QUERY:
+        /* before its host runs there is nobody to ask: the coordinator asks after JobGo */
+        if (env->ranks_query->uid != m->uid) break;
+        if (j && m->started) jobhost_forward(j, env);
+        return;
     case TMPI__ENVELOPE__MSG_SIGNAL_JOB:
         if (j && m->started && env->signal_job->job_id == m->uid &&
             job_signal(j, env->signal_job->signo) == 0)

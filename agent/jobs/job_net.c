@@ -103,11 +103,14 @@ static void on_frame(void *arg, struct netd_link *nl, const struct netd_hdr *h, 
 {
     struct job_net_link *l = arg;
     struct job *j = l->net->job;
-    if (ctx == &bad_frame) return;
-    atomic_fetch_add_explicit(&l->net->rx_frames[l->channel - 1], 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&l->net->rx_bytes[l->channel - 1], NETD_HDR_SIZE + h->payload_len,
-                              memory_order_relaxed);
-    j->client_ops.net_frame(j->client_state, l->node, h, ctx);
+    if (ctx != &bad_frame) {
+        atomic_fetch_add_explicit(&l->net->rx_frames[l->channel - 1], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&l->net->rx_bytes[l->channel - 1],
+                                  NETD_HDR_SIZE + h->payload_len, memory_order_relaxed);
+        j->client_ops.net_frame(j->client_state, l->node, h, ctx);
+    }
+    /* after libtmpi took it (and woke whoever it completes) */
+    atomic_fetch_add_explicit(&l->net->frames_handled, 1, memory_order_seq_cst);
 }
 
 static void on_error(void *arg, struct netd_link *nl, int err)
@@ -222,7 +225,10 @@ int job_net_send(void *net, int node, int channel, const struct netd_hdr *h, con
     struct netd_hdr copy = *h;
     copy.job_id = n->uid;
     copy.channel = (uint8_t)channel;
+    /* before it can arrive anywhere: "in flight" never reads negative */
+    atomic_fetch_add_explicit(&n->frames_sent, 1, memory_order_seq_cst);
     int r = netd_send(l, &copy, payload, done, arg);
+    if (r < 0) atomic_fetch_sub_explicit(&n->frames_sent, 1, memory_order_seq_cst);
     if (r == 0) {
         atomic_fetch_add_explicit(&n->tx_frames[channel - 1], 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&n->tx_bytes[channel - 1], NETD_HDR_SIZE + h->payload_len,

@@ -54,6 +54,10 @@ struct job_net {
     /* Per channel (index channel - 1): frames and bytes sent by ranks and delivered to them,
      * for the agent's metrics (LinkTraffic).  Any thread, relaxed. */
     atomic_uint_fast64_t tx_frames[2], tx_bytes[2], rx_frames[2], rx_bytes[2];
+    /* Frames this host sent (counted before they go) and frames it received and handed to
+     * libtmpi (counted after): what is in flight between nodes, for the deadlock check
+     * (job_ranks.h).  Any thread, seq_cst. */
+    _Atomic uint64_t frames_sent, frames_handled;
 };
 
 /* Loop thread: the link table of member job j, node self of the job's nodes.  0, -ENOMEM. */

@@ -23,6 +23,7 @@
 #include "cgroup.h"
 #include "frame.h"
 #include "job.h"
+#include "job_ranks.h"
 #include "job_link.h"
 #include "log.h"
 #include "metrics.h"
@@ -295,6 +296,14 @@ static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
         /* the host leaves right after; one that does not is killed */
         arm_grace(h);
         break;
+    case TMPI__ENVELOPE__MSG_RANKS_REPLY:
+        /* a member's goes to its coordinator like the rest; a single-node job's is ours */
+        if (!h->member) {
+            if (j->rq) ranks_gather_part(j->rq, env->ranks_reply);
+            frame_free(env);
+            return 0;
+        }
+        break;
     case TMPI__ENVELOPE__MSG_JOB_END:
         if (h->got_end) ok = 0;
         h->got_end = 1;
@@ -312,6 +321,9 @@ static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
             }
             pthread_mutex_unlock(&j->mu);
         }
+        /* nothing to ask the ranks any more */
+        ranks_gather_free(j->rq, "the job ended");
+        j->rq = NULL;
         /* Normally the host leaves right after; one whose ranks do not stop is killed.  A
          * member's host waits for the other members (JobRelease, or JobCancel). */
         if (!h->member) arm_grace(h);
@@ -513,6 +525,8 @@ static void on_grace(evutil_socket_t fd, short what, void *arg)
 
 void jobhost_free(struct job *j)
 {
+    ranks_gather_free(j->rq, "the job ended");
+    j->rq = NULL;
     struct jobhost *h = j->host;
     if (!h) return;
     if (!h->reaped && h->pid > 0) {
@@ -528,6 +542,50 @@ void jobhost_free(struct job *j)
     if (h->grace) event_free(h->grace);
     free(h);
     j->host = NULL;
+}
+
+/* ---- tmpictl ranks and the deadlock watch of a single-node job (job_ranks.h) ---- */
+
+static int host_send_query(void *arg, uint64_t query)
+{
+    struct job *j = arg;
+    struct jobhost *h = j->host;
+    if (!h || h->reaped || h->got_end) return -ESRCH;
+    Tmpi__RanksQuery q = TMPI__RANKS_QUERY__INIT;
+    q.query = query;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_RANKS_QUERY;
+    env.ranks_query = &q;
+    return send_envelope(h, &env);
+}
+
+static const struct ranks_gather_ops host_rq_ops = {.send_query = host_send_query};
+
+/* The watch found the job deadlocked: the launcher hears it; abort ends the job too. */
+static void host_deadlock(void *arg, const char *report)
+{
+    struct job *j = arg;
+    int abort = j->on_deadlock == TMPI__DEADLOCK_ACTION__DEADLOCK_ABORT;
+    log_warning("job %llu: %s%s", (unsigned long long)j->id, report,
+                abort ? " (ending the job: --on-deadlock=abort)" : "");
+    Tmpi__Deadlock d = TMPI__DEADLOCK__INIT;
+    d.job_id = j->id;
+    d.report = (char *)report;
+    d.abort = abort;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_DEADLOCK;
+    env.deadlock = &d;
+    send_frame(j, &env);
+    if (abort) jobhost_cancel(j, JOB_DEADLOCK_STATUS, report);
+}
+
+/* A single-node job's gather and watch; without them tmpictl ranks says it cannot. */
+static void start_ranks(struct job *j)
+{
+    struct agent *a = j->agent;
+    j->rq = ranks_gather_new(a, j->nprocs, 1, &host_rq_ops, j);
+    if (!j->rq || ranks_watch_start(j->rq, a->cfg.deadlock_check_ms, host_deadlock, j) < 0)
+        log_warning("job %llu: no memory for its deadlock watch", (unsigned long long)j->id);
 }
 
 /* A memfd holding a copy of bytes: how a host gets its program and its configuration. */
@@ -734,6 +792,7 @@ int jobhost_start(struct job *j, const Tmpi__JobAssign *ja)
     }
     bufferevent_enable(h->bev, EV_READ | EV_WRITE);
     j->host = h;
+    if (!ja) start_ranks(j);
     log_debug("job %llu: job host pid %d", (unsigned long long)j->id, (int)h->pid);
     return 0;
 fail_spawned:

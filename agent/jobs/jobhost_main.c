@@ -30,6 +30,7 @@
 #include "frame.h"
 #include "job.h"
 #include "job_net.h"
+#include "job_ranks.h"
 #include "job_signal.h"
 #include "log.h"
 #include "netd.h"
@@ -312,6 +313,20 @@ static void on_stdin_data(const Tmpi__StdinData *d)
     stdin_pump();
 }
 
+/* What the ranks do now (job_ranks.h); a query of another job's uid gets no answer. */
+static void on_ranks_query(const Tmpi__RanksQuery *q)
+{
+    if (q->uid != host.member_uid) return;
+    uint8_t *buf;
+    size_t len;
+    if (job_ranks_report(host.job, q, &buf, &len) < 0) {
+        log_warning("job %llu: no memory to report its ranks", (unsigned long long)host.job->id);
+        return;
+    }
+    bufferevent_write(host.chan, buf, len);
+    free(buf);
+}
+
 static void chan_read(struct bufferevent *bev, void *arg)
 {
     struct evbuffer *in = bufferevent_get_input(bev);
@@ -334,6 +349,8 @@ static void chan_read(struct bufferevent *bev, void *arg)
             job_go(host.job);
         else if (env->msg_case == TMPI__ENVELOPE__MSG_JOB_RELEASE && host.job && host.job->net)
             job_release(host.job);
+        else if (env->msg_case == TMPI__ENVELOPE__MSG_RANKS_QUERY && host.job)
+            on_ranks_query(env->ranks_query);
         frame_free(env);
     }
     if (evbuffer_get_length(in) >= FRAME_HEADER_SIZE) {

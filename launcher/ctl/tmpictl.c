@@ -1,6 +1,7 @@
 /* tmpictl — ask the local agent about itself and its jobs, or cancel a job.
  *
- *   tmpictl [--agent SOCKET] [--json] status | jobs [--all] | nodes | cancel JOBID | ping HOST:PORT
+ *   tmpictl [--agent SOCKET] [--json] status | jobs [--all] | nodes | cancel JOBID | ranks JOBID
+ *           | ping HOST:PORT
  *   tmpictl [--json] tree --nodes N --ppn K ...   (ctl_tree.c: pure computation, no agent)
  *
  * One request, one reply, on the agent's Unix socket (which tells the agent who we are via
@@ -22,12 +23,13 @@
 #include "limits_fmt.h"
 #include "ctl_tree.h"
 #include "frame.h"
+#include "rank_fmt.h"
 #include "tmpi_config.h"
 
 #define CTL_EXIT_FAILURE 1
 #define CTL_EXIT_USAGE 2
 
-enum ctl_cmd { CMD_NONE, CMD_STATUS, CMD_JOBS, CMD_CANCEL, CMD_PING, CMD_NODES };
+enum ctl_cmd { CMD_NONE, CMD_STATUS, CMD_JOBS, CMD_CANCEL, CMD_PING, CMD_NODES, CMD_RANKS };
 
 struct ctl_opts {
     const char *agent;
@@ -47,6 +49,8 @@ static void usage(FILE *f)
           "  jobs --all     the jobs of every agent of the mesh, each once\n"
           "  nodes          every agent of the mesh: state, jobs, ranks, load\n"
           "  cancel JOBID   end a job\n"
+          "  ranks JOBID    what every rank of a job does now: computing, or in which MPI\n"
+          "                 call, waiting for which source, tag and communicator, how long\n"
           "  ping HOST:PORT have the agent connect to another agent, prove the cluster key\n"
           "                 both ways and time one round trip\n"
           "  tree --nodes N --ppn K [...]\n"
@@ -97,15 +101,17 @@ static int parse_args(int argc, char **argv, struct ctl_opts *o)
             o->cmd = CMD_JOBS;
         } else if (strcmp(a, "nodes") == 0) {
             o->cmd = CMD_NODES;
-        } else if (strcmp(a, "cancel") == 0) {
-            if (i + 1 >= argc) return bad_usage("%s needs a job id", "cancel");
+        } else if (strcmp(a, "cancel") == 0 || strcmp(a, "ranks") == 0) {
+            if (i + 1 >= argc) return bad_usage("%s needs a job id", a);
             const char *id = argv[++i];
             char *end;
             errno = 0;
             o->job_id = strtoull(id, &end, 10);
-            if (errno || *id < '0' || *id > '9' || *end)
-                return bad_usage("cancel %s: a job id is a number", id);
-            o->cmd = CMD_CANCEL;
+            if (errno || *id < '0' || *id > '9' || *end) {
+                fprintf(stderr, "tmpictl: %s %s: a job id is a number (try --help)\n", a, id);
+                return CTL_EXIT_USAGE;
+            }
+            o->cmd = strcmp(a, "cancel") == 0 ? CMD_CANCEL : CMD_RANKS;
         } else if (strcmp(a, "ping") == 0) {
             if (i + 1 >= argc || !*argv[i + 1])
                 return bad_usage("%s needs an agent address HOST:PORT", "ping");
@@ -116,8 +122,8 @@ static int parse_args(int argc, char **argv, struct ctl_opts *o)
         }
     }
     if (o->cmd == CMD_NONE)
-        return bad_usage("%s",
-                         "no command given: status, jobs, nodes, cancel JOBID or ping HOST:PORT");
+        return bad_usage("%s", "no command given: status, jobs, nodes, cancel JOBID, ranks JOBID "
+                               "or ping HOST:PORT");
     if (o->all && o->cmd != CMD_JOBS) return bad_usage("%s", "--all goes with jobs only");
     return 0;
 }
@@ -223,6 +229,24 @@ static void print_status(const Tmpi__StatusReply *s)
     print_jobs(s->jobs, s->n_jobs);
 }
 
+/* One line per rank: where it runs, what it does, for how long it has waited. */
+static void print_ranks(const Tmpi__RanksReply *r)
+{
+    printf("%-6s %-16s %-10s %-9s %s\n", "RANK", "NODE", "STATE", "WAITING", "CALL");
+    for (size_t i = 0; i < r->n_ranks; i++) {
+        const Tmpi__RankState *s = r->ranks[i];
+        int waiting = s->activity && strcmp(s->activity, "waiting") == 0;
+        char call[400] = "-", since[32] = "-";
+        if (waiting) {
+            rank_fmt_call(s, call, sizeof call);
+            print_duration(since, sizeof since, s->waiting_sec);
+        }
+        printf("%-6" PRIu32 " %-16s %-10s %-9s %s\n", s->rank, s->node && *s->node ? s->node : "-",
+               s->activity ? s->activity : "", since, call);
+    }
+    if (r->note && *r->note) printf("(%s)\n", r->note);
+}
+
 static int print_json(const ProtobufCMessage *m)
 {
     json_object *o = ctl_json_from_message(m);
@@ -256,6 +280,8 @@ static int show(const struct ctl_opts *o, const Tmpi__Envelope *e)
         m = &e->cancel_reply->base;
     else if (o->cmd == CMD_PING && e->msg_case == TMPI__ENVELOPE__MSG_PING_REPLY)
         m = &e->ping_reply->base;
+    else if (o->cmd == CMD_RANKS && e->msg_case == TMPI__ENVELOPE__MSG_RANKS_REPLY)
+        m = &e->ranks_reply->base;
     if (!m) {
         fprintf(stderr, "tmpictl: unexpected %s reply from the agent\n", frame_msg_name(e));
         return CTL_EXIT_FAILURE;
@@ -282,6 +308,8 @@ static int show(const struct ctl_opts *o, const Tmpi__Envelope *e)
         print_jobs(e->jobs_reply->jobs, e->jobs_reply->n_jobs);
     else if (o->cmd == CMD_NODES)
         ctl_print_nodes(e->nodes_reply);
+    else if (o->cmd == CMD_RANKS)
+        print_ranks(e->ranks_reply);
     else
         printf("Cancelled job %" PRIu64 "\n", e->cancel_reply->job_id);
     return 0;
@@ -294,6 +322,7 @@ static int request(const struct ctl_opts *o, int fd, Tmpi__Envelope **ret)
     Tmpi__CancelJob cj = TMPI__CANCEL_JOB__INIT;
     Tmpi__PingPeer pp = TMPI__PING_PEER__INIT;
     Tmpi__NodesRequest nr = TMPI__NODES_REQUEST__INIT;
+    Tmpi__RanksRequest rr = TMPI__RANKS_REQUEST__INIT;
     Tmpi__Envelope e = TMPI__ENVELOPE__INIT;
     if (o->cmd == CMD_STATUS) {
         e.msg_case = TMPI__ENVELOPE__MSG_STATUS_REQUEST;
@@ -305,6 +334,10 @@ static int request(const struct ctl_opts *o, int fd, Tmpi__Envelope **ret)
     } else if (o->cmd == CMD_NODES) {
         e.msg_case = TMPI__ENVELOPE__MSG_NODES_REQUEST;
         e.nodes_request = &nr;
+    } else if (o->cmd == CMD_RANKS) {
+        rr.job_id = o->job_id;
+        e.msg_case = TMPI__ENVELOPE__MSG_RANKS_REQUEST;
+        e.ranks_request = &rr;
     } else if (o->cmd == CMD_PING) {
         pp.address = (char *)o->address;
         e.msg_case = TMPI__ENVELOPE__MSG_PING_PEER;

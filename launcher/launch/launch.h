@@ -62,6 +62,7 @@ struct launch_opts {
     bool no_stdin;              /* --stdin none: rank 0 reads end of file */
     int bind_to;                /* --bind-to as tmpi.BindTo; 0: the agents' default */
     bool report_bindings;       /* --report-bindings */
+    int on_deadlock;            /* --on-deadlock: Tmpi__DeadlockAction, report by default */
     Tmpi__EnvVar *env;          /* -x, in command-line order */
     size_t n_env;
     /* placement */

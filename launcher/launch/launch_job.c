@@ -55,6 +55,7 @@ struct launch_job {
     bool stdin_fwd;         /* our stdin goes to rank 0 */
     bool stdin_done;        /* its end was sent */
     uint64_t stdin_unacked; /* sent, not yet acknowledged (<= MSG_STDIN_WINDOW) */
+    char *deadlock;         /* the agent's last deadlock report (JobEnd repeats it on abort) */
 };
 
 static double now_sec(void)
@@ -176,6 +177,7 @@ static int send_submit(struct launch_job *j)
     sub.stdin_open = j->stdin_fwd;
     sub.bind_to = (Tmpi__BindTo)j->opts->bind_to;
     sub.report_bindings = j->opts->report_bindings;
+    sub.on_deadlock = (Tmpi__DeadlockAction)j->opts->on_deadlock;
     sub.n_nodes = nn;
     sub.nodes = node_ptrs;
     Tmpi__Envelope e = TMPI__ENVELOPE__INIT;
@@ -358,9 +360,21 @@ static int on_frame(struct launch_job *j, const Tmpi__Envelope *e)
         return -1;
     case TMPI__ENVELOPE__MSG_JOB_END:
         launch_output_flush(&j->out, -1);
-        if (e->job_end->reason && *e->job_end->reason)
+        /* an abort for a deadlock ends with the report we printed already */
+        if (e->job_end->reason && *e->job_end->reason &&
+            !(j->deadlock && strcmp(j->deadlock, e->job_end->reason) == 0))
             fprintf(stderr, "tmpi-launch: %s\n", e->job_end->reason);
+        free(j->deadlock);
+        j->deadlock = NULL;
         return end_status(e->job_end);
+    case TMPI__ENVELOPE__MSG_DEADLOCK: {
+        const char *rep = e->deadlock->report ? e->deadlock->report : "deadlock";
+        fprintf(stderr, "tmpi-launch: %s%s\n", rep,
+                e->deadlock->abort ? " (ending the job: --on-deadlock=abort)" : "");
+        free(j->deadlock);
+        j->deadlock = strdup(rep);
+        return -1;
+    }
     case TMPI__ENVELOPE__MSG_ERROR:
         launch_output_flush(&j->out, -1);
         fprintf(stderr, "tmpi-launch: %s\n",
@@ -473,5 +487,6 @@ int launch_job_run(const struct launch_opts *opts, const struct launch_program *
     launch_output_init(&j.out, opts->tag_output, opts->output_dir);
     int status = session(&j);
     launch_output_free(&j.out);
+    free(j.deadlock);
     return status;
 }

@@ -52,6 +52,10 @@ static void usage(FILE *f)
           "                       -n, -x and -wdir, which then apply to that program only)\n"
           "  --timeout SEC        cancel the job after SEC seconds (0: never; default:\n"
           "                       $MPIEXEC_TIMEOUT)\n"
+          "  --on-deadlock report|abort\n"
+          "                       when the agent finds every rank blocked for good: print\n"
+          "                       the cycle of waits and keep waiting (report, the default),\n"
+          "                       or print it and end the job with status 124 (abort)\n"
           "  -wdir, --wdir DIR    the ranks' working directory (default: this one)\n"
           "  --mem-limit SIZE     the job's memory limit on each node (K, M, G suffixes);\n"
           "                       it is killed when it exceeds it (at most the agent's)\n"
@@ -385,6 +389,14 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
             if (parse_u32(v, 0, UINT32_MAX, &o->timeout_sec) < 0)
                 return bad_usage("--timeout %s: not a whole number of seconds", v);
             have_timeout = true;
+        } else if (is_opt(a, "--on-deadlock")) {
+            v = opt_value(argc, argv, &i, a, strlen("--on-deadlock"));
+            if (v && strcmp(v, "report") == 0)
+                o->on_deadlock = TMPI__DEADLOCK_ACTION__DEADLOCK_REPORT;
+            else if (v && strcmp(v, "abort") == 0)
+                o->on_deadlock = TMPI__DEADLOCK_ACTION__DEADLOCK_ABORT;
+            else
+                return bad_usage("--on-deadlock %s: expected report or abort", v ? v : "");
         } else if (is_opt(a, "-wdir") || is_opt(a, "--wdir")) {
             const char *name = a[1] == '-' ? "--wdir" : "-wdir";
             v = opt_value(argc, argv, &i, a, strlen(name));

@@ -1,6 +1,7 @@
 /* coll.c — the collective engine (coll.h): counting barrier, blocking runs, argument checks,
  * Barrier and Bcast, and the collective counters. */
 #include "coll.h"
+#include "mstate.h"
 #include "coll_inter.h"
 
 #include <errno.h>
@@ -183,7 +184,9 @@ int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, cons
             free(a->own);
         }
     } else {
+        int began = tm_mst_begin(me, fn, cr, comm, TMPI_PEER_NONE, TMPI_TAG_NONE);
         r = run_blocking(me, cr, al, a);
+        tm_mst_end(me, began);
         tm_cstage_finish(a, r == 0);
         free(a->own);
         a->own = NULL;
@@ -264,7 +267,9 @@ TM_API int PMPI_Barrier(MPI_Comm comm)
         atomic_fetch_add_explicit(&me->job->coll_stats.ops[MPIX_COLL_BARRIER], 1,
                                   memory_order_relaxed);
     /* One barrier, not the engine's two: there is nothing to publish. */
+    int began = tm_mst_begin(me, "MPI_Barrier", cr, comm, TMPI_PEER_NONE, TMPI_TAG_NONE);
     tm_coll_barrier(me, cr);
+    tm_mst_end(me, began);
     return MPI_SUCCESS;
 }
 TM_ALIAS(Barrier)

@@ -91,6 +91,7 @@ static void *prog_main(void *arg)
         if (!p->ready) p->ready_tail = &p->ready;
         pthread_mutex_unlock(&p->lock);
         run_round(p, r);
+        atomic_fetch_sub_explicit(&p->self.job->helpers_busy, 1, memory_order_seq_cst);
         pthread_mutex_lock(&p->lock);
     }
     pthread_mutex_unlock(&p->lock);
@@ -182,6 +183,9 @@ int tm_cnet_nb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
     }
     *p->ready_tail = r;
     p->ready_tail = &r->next;
+    /* busy from queued to run: the deadlock check never takes a round about to run for a
+     * stuck one (mstate.h) */
+    atomic_fetch_add_explicit(&me->job->helpers_busy, 1, memory_order_seq_cst);
     int err = 0;
     if (!p->started && !p->stop) {
         /* In the agent this thread counts as one the creating rank started (interpose): its
@@ -201,6 +205,7 @@ int tm_cnet_nb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
         while (r) {
             struct tm_nbround *n = r->next;
             run_round(p, r);
+            atomic_fetch_sub_explicit(&me->job->helpers_busy, 1, memory_order_seq_cst);
             r = n;
         }
     }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "coll_net.h"
+#include "mstate.h"
 #include "type_copy.h"
 #include "net.h"
 #include "net_p2p.h"
@@ -42,6 +43,7 @@ static void job_free(struct tm_job *j)
             tm_userop_tab_free(r);
             tm_win_tab_free(r);
             tm_msg_tab_free(r);
+            tm_mst_destroy(r);
         }
         free(j->ranks);
     }
@@ -91,6 +93,11 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
             j->size = i; /* job_free must only touch the initialised ones */
             goto err;
         }
+        if (tm_mst_init(r) < 0) {
+            tm_mbox_destroy(&r->mbox);
+            j->size = i;
+            goto err;
+        }
     }
     if (tm_net_job_init(j, info) < 0) goto err;
     return j;
@@ -121,6 +128,8 @@ static const struct tmpi_client_ops tm_job_ops = {
     .net_frame = tm_net_frame,
     .tls_get = tm_tls_get,
     .tls_set = tm_tls_set,
+    .rank_mpi = tm_mst_rank_mpi,
+    .helpers_busy = tm_mst_helpers_busy,
 };
 
 int tm_job_get(const struct tmpi_svc *svc, struct tm_job **ret_job)

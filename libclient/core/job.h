@@ -20,6 +20,7 @@
 #include "fbox.h"
 #include "lib.h"
 #include "match.h"
+#include "mstate_rec.h"
 #include "wait.h"
 
 struct tm_objtab;
@@ -96,6 +97,9 @@ struct tm_rank {
     /* spin_net: turns left on which it yields every time (wait.c); kept across waits, which
      * on the latency path are shorter than the turns it takes to tell.  Relaxed: a hint. */
     atomic_uint net_yield_turns;
+
+    /* what the rank is doing in MPI, for the agent (mstate.h) */
+    struct tm_mstate mst;
 } __attribute__((aligned(64)));
 
 struct tm_job {
@@ -106,6 +110,7 @@ struct tm_job {
     uint64_t spin_ns;
     _Atomic int cancelled;      /* set by wake_all */
     _Atomic int net_nonreaders; /* threads of a job across nodes waiting without reading links */
+    _Atomic int helpers_busy;   /* libtmpi's own threads running a round (coll_net_nb.c) */
     _Atomic int next_ctx;       /* context ids for new communicators */
     struct tm_ctxs ctxs;        /* reusable ids and communicators being made (ctx.h) */
     struct tm_comm world;

@@ -12,6 +12,7 @@
 
 #include "fbox.h"
 #include "job.h"
+#include "mstate.h"
 #include "net_p2p.h"
 #include "relax.h"
 
@@ -45,6 +46,7 @@ static void bump(_Atomic uint32_t *t, memory_order mo)
 static void wake(struct tm_waker *w, int force, memory_order mo)
 {
     int s = atomic_load_explicit(&w->sleeping, memory_order_seq_cst);
+    atomic_fetch_add_explicit(&w->wakes, 1, memory_order_seq_cst); /* mstate.h */
     /* seq_cst: against the agent's store of it before a first park (svc.h) */
     struct tmpi_sleepers *q = atomic_load_explicit(&w->carriers, memory_order_seq_cst);
     if (!q || force || (s & ~TM_WAKER_PARKED)) bump(&w->wake_seq, mo);
@@ -164,19 +166,24 @@ static void block(struct tm_rank *me, tm_cond_fn cond, void *arg)
     /* The agent counts the rank runnable or not; a thread the rank created does not change
      * that (the rank's own thread may be running). */
     const int counted = !me->helper && !tm_cur_child;
+    const int mst = tm_mst_on(me);
     for (;;) {
         check_cancel(me);
         if (TM_UNLIKELY(j->net)) tm_net_idle(me, j->net);
         uint32_t seq = atomic_load_explicit(&w->wake_seq, memory_order_acquire);
         /* a count: under THREAD_MULTIPLE several threads of the rank may sleep on wake_seq */
         atomic_fetch_add_explicit(&w->sleeping, 1, memory_order_seq_cst);
+        /* between counting itself and the last look (mstate.h) */
+        uint32_t seen = atomic_load_explicit(&w->wakes, memory_order_seq_cst);
         if (cond(arg) || must_end(j)) {
             atomic_fetch_sub_explicit(&w->sleeping, 1, memory_order_relaxed);
             check_cancel(me);
             return;
         }
         if (counted) svc->rank_blocking(-1);
+        if (mst) tm_mst_asleep(me, seen);
         futex_wait(&w->wake_seq, seq);
+        if (mst) tm_mst_awake(me);
         if (counted) svc->rank_blocking(+1);
         atomic_fetch_sub_explicit(&w->sleeping, 1, memory_order_relaxed);
         if (me->helper ? atomic_load_explicit(&j->cancelled, memory_order_acquire)
@@ -233,12 +240,21 @@ static int fb_cond(void *arg)
 struct park_cond {
     struct fb_cond *fc;
     struct tm_job *job;
+    uint32_t seen; /* the waker's wakes, read after the rank said it parks (mstate.h) */
+    int mst;       /* the rank's record is kept (tm_mst_on) */
+    int asleep;    /* published: a look at the condition after `seen` found it false */
 };
 
+/* Runs on a carrier, one call at a time for a rank (svc.h). */
 static int park_ready(void *arg)
 {
     struct park_cond *p = arg;
-    return fb_cond(p->fc) || must_end(p->job);
+    int ready = fb_cond(p->fc) || must_end(p->job);
+    if (!ready && p->mst && !p->asleep) {
+        tm_mst_asleep(p->fc->me, p->seen);
+        p->asleep = 1;
+    }
+    return ready;
 }
 
 /* A thread the rank created is a real thread: it never parks (tm_cur_child). */
@@ -268,14 +284,17 @@ static void park(struct tm_rank *me, struct fb_cond *fc, int saved_errno)
         atomic_fetch_add_explicit(&j->net_nonreaders, 1, memory_order_seq_cst);
         svc->net_release(links);
     }
-    struct park_cond pc = {fc, j};
+    struct park_cond pc = {fc, j, 0, tm_mst_on(me), 0};
     for (;;) {
         check_cancel(me);
         if (TM_UNLIKELY(j->net)) tm_net_idle(me, j->net);
         /* wakers take the slow path, which asks the carriers whether any sleeps */
         atomic_fetch_or_explicit(&me->waker.sleeping, TM_WAKER_PARKED, memory_order_seq_cst);
+        pc.seen = atomic_load_explicit(&me->waker.wakes, memory_order_seq_cst);
+        pc.asleep = 0;
         errno_put(saved_errno);
         svc->rank_park(park_ready, &pc, &me->waker.carriers);
+        if (pc.asleep) tm_mst_awake(me);
         if (fb_cond(fc)) break;
     }
     if (need_daemon) atomic_fetch_sub_explicit(&j->net_nonreaders, 1, memory_order_relaxed);
@@ -297,12 +316,19 @@ void tm_wait(struct tm_rank *me, tm_cond_fn cond_in, void *arg_in)
     /* The waiting's own system calls (futex EAGAIN, a poll's recv) are no business of the
      * program's errno. */
     int saved = errno;
+    /* The call really waits: say what for (a wait of a call that did not say, once). */
+    int anon = 0;
+    if (tm_mst_on(me) && !me->mst.published) {
+        anon = !me->mst.call;
+        tm_mst_publish(me);
+    }
     if (carried(me)) {
         park(me, &fc, saved);
-        return;
+    } else {
+        wait_slow(me, &fc);
+        errno = saved;
     }
-    wait_slow(me, &fc);
-    errno = saved;
+    if (anon) tm_mst_unpublish(me);
 }
 
 static void wait_slow(struct tm_rank *me, struct fb_cond *fc)

@@ -42,6 +42,8 @@ struct tm_waker {
     /* A carried rank's carriers (svc rank_park sets it at the first park; `sleeping` is then
      * 1 for good and a wake goes to the carriers if any of them sleeps).  NULL otherwise. */
     struct tmpi_sleepers *_Atomic carriers;
+    /* Wakes that took the slow path (seq_cst), for the deadlock check's evidence (mstate.h). */
+    _Atomic uint32_t wakes;
 } __attribute__((aligned(64)));
 
 typedef int (*tm_cond_fn)(void *arg);

@@ -10,6 +10,7 @@
 #include "errh.h"
 #include "info.h"
 #include "job.h"
+#include "mstate.h"
 #include "lib.h"
 #include "objtab.h"
 
@@ -160,6 +161,7 @@ static int init_common(const char *fn, int required, int *provided, int *argc, c
                        : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
                                                         : required;
     me->mt = me->thread_level == MPI_THREAD_MULTIPLE;
+    if (me->mt) tm_mst_multiple(me);
     r = tm_commtab_init(me);
     /* MULTIPLE: the tables of datatypes, user ops and Fortran handles exist before any thread of
      * the rank can create an object in them (objtab.h), so their pointers never change under a
@@ -203,9 +205,13 @@ TM_API int PMPI_Finalize(void)
         return tm_err(me, MPI_COMM_WORLD, r, "MPI_Finalize", "an attribute delete callback failed");
     /* MPI_Finalize is collective over MPI_COMM_WORLD: no rank may leave (and have its
      * memory go) while a peer may still read from it. */
+    int began =
+        tm_mst_begin(me, "MPI_Finalize", NULL, MPI_COMM_WORLD, TMPI_PEER_NONE, TMPI_TAG_NONE);
     r = PMPI_Barrier(MPI_COMM_WORLD);
+    tm_mst_end(me, began);
     if (r != MPI_SUCCESS) return r;
     me->state = TM_RANK_FINALIZED;
+    tm_mst_finalized(me);
     me->job->svc->rank_mpi_phase(TMPI_PHASE_FINALIZED);
     return MPI_SUCCESS;
 }

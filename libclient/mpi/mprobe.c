@@ -13,6 +13,7 @@
 #include "errh.h"
 #include "job.h"
 #include "objtab.h"
+#include "mstate.h"
 #include "p2p.h"
 #include "p2p_api.h"
 #include "type.h"
@@ -87,7 +88,9 @@ static int mprobe_common(const char *fn, int source, int tag, MPI_Comm comm, int
     if (!m) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     m->fidx = 0;
     struct tm_commref *cr = tm_comm_get(&me->comms, comm);
+    int began = block && tm_mst_begin(me, fn, cr, comm, source, tag);
     int found = tm_mprobe(me, cr, source, tag, block, status, &m->e);
+    tm_mst_end(me, began);
     if (flag) *flag = found;
     if (!found) {
         free(m);

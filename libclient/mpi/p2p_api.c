@@ -9,6 +9,7 @@
 #include "errh.h"
 #include "fbox.h"
 #include "job.h"
+#include "mstate.h"
 #include "p2p.h"
 #include "p2p_api.h"
 #include "wait.h"
@@ -119,7 +120,11 @@ static int send_blocking(const char *fn, const void *buf, int count, MPI_Datatyp
     int r = tm_send(me, cr, buf, bytes, dest, tag, mode, &sreq);
     bsend_done(me, &sreq);
     if (TM_UNLIKELY(r < 0)) return send_failed(me, comm, fn, r);
-    if (r == 1) tm_wait(me, tm_req_done_cond, &sreq);
+    if (r == 1) {
+        int began = tm_mst_begin(me, fn, cr, comm, dest, tag);
+        tm_wait(me, tm_req_done_cond, &sreq);
+        tm_mst_end(me, began);
+    }
     if (TM_UNLIKELY(sreq.st_error)) /* inter-node: the link failed while sending */
         return tm_err(me, comm, sreq.st_error, fn, "the message to rank %d was lost", dest);
     return MPI_SUCCESS;
@@ -274,12 +279,14 @@ TM_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, in
     struct tm_request rreq;
     tm_req_init_stack(&rreq, me, TM_REQ_RECV, comm);
     rreq.dt = rdt;
+    int began = tm_mst_begin(me, "MPI_Recv", cr, comm, source, tag);
     if (cap <= TM_FB_MAX_BYTES && !me->job->net && !me->mt) {
         tm_recv_wait_small(me, cr, buf, cap, source, tag, &rreq);
     } else {
         tm_recv(me, cr, buf, cap, source, tag, &rreq);
         tm_wait(me, tm_req_done_cond, &rreq);
     }
+    tm_mst_end(me, began);
     tm_req_status(&rreq, status);
     if (TM_UNLIKELY(rreq.st_error))
         return tm_err(me, comm, rreq.st_error, "MPI_Recv",
@@ -341,8 +348,10 @@ TM_API int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendty
         if (!tm_cancel_recv(me, &rreq)) tm_wait(me, tm_req_done_cond, &rreq);
         return send_failed(me, comm, fn, r);
     }
+    int began = tm_mst_begin(me, fn, cr, comm, source, recvtag);
     if (r == 1) tm_wait(me, tm_req_done_cond, &sreq);
     tm_wait(me, tm_req_done_cond, &rreq);
+    tm_mst_end(me, began);
     tm_req_status(&rreq, status);
     if (TM_UNLIKELY(rreq.st_error))
         return tm_err(me, comm, rreq.st_error, fn,
@@ -374,12 +383,15 @@ TM_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, in
     sreq.dt = dt;
     tm_recv(me, cr, tmp, bytes, source, recvtag, &rreq);
     int r = tm_send(me, cr, buf, bytes, dest, sendtag, TM_SEND_STANDARD, &sreq);
+    int began = tm_mst_begin(me, fn, cr, comm, source, recvtag);
     if (r == 1) tm_wait(me, tm_req_done_cond, &sreq);
     if (r < 0 && tm_cancel_recv(me, &rreq)) {
+        tm_mst_end(me, began);
         free(tmp);
         return send_failed(me, comm, fn, r);
     }
     tm_wait(me, tm_req_done_cond, &rreq);
+    tm_mst_end(me, began);
     if (TM_UNLIKELY(dt))
         tm_type_unpack(buf, (size_t)count, dt, 0, tmp, rreq.st_bytes);
     else if (rreq.st_bytes)
@@ -405,7 +417,9 @@ static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int 
     int err = check_args(me, &cr, fn, comm, &dummy, 0, MPI_BYTE, source, tag, 1, &unused, NULL);
     if (TM_UNLIKELY(err)) return err;
     if (!block && !flag) return tm_err(me, comm, MPI_ERR_ARG, fn, "flag is NULL");
+    int began = block && tm_mst_begin(me, fn, cr, comm, source, tag);
     int found = tm_probe(me, cr, source, tag, block, status);
+    tm_mst_end(me, began);
     if (flag) *flag = found;
     if (!found) tm_poll_idle(me);
     return MPI_SUCCESS;

@@ -4,6 +4,7 @@
  * Null and inactive persistent requests (persist.h) complete at once with an empty status;
  * the any/some forms skip them like null ones (MPI 3.1 §3.7.5). */
 #include "comm_idup.h"
+#include "mstate.h"
 #include "errh.h"
 #include "fbox.h"
 #include "greq.h"
@@ -53,6 +54,14 @@ static int finish(struct tm_rank *me, MPI_Request *rp, MPI_Status *status)
     struct tm_rank *me = tm_self();                                                                \
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
 
+/* A wait on r starts (mstate.h): a receive says whom it waits for. */
+static int req_begin(struct tm_rank *me, const char *fn, const struct tm_request *r)
+{
+    int recv = r->kind == TM_REQ_RECV;
+    return tm_mst_begin(me, fn, NULL, r->comm, recv ? r->src : TMPI_PEER_NONE,
+                        recv ? r->tag : TMPI_TAG_NONE);
+}
+
 static int req_err(struct tm_rank *me, MPI_Comm comm, int err, const char *fn)
 {
     return tm_err(me, comm, err, fn, "request failed");
@@ -68,7 +77,9 @@ TM_API int PMPI_Wait(MPI_Request *request, MPI_Status *status)
         tm_status_empty(status);
         return MPI_SUCCESS;
     }
+    int began = req_begin(me, "MPI_Wait", r);
     tm_wait(me, done_cond, r);
+    tm_mst_end(me, began);
     MPI_Comm comm = r->comm;
     int err = finish(me, request, status);
     return TM_UNLIKELY(err) ? req_err(me, comm, err, "MPI_Wait") : MPI_SUCCESS;
@@ -125,8 +136,12 @@ TM_API int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]
     NEED_ME("MPI_Waitall");
     if (TM_UNLIKELY(count < 0 || (count > 0 && !requests)))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Waitall", "invalid request array");
-    for (int i = 0; i < count; i++)
-        if (requests[i]) tm_wait(me, done_cond, requests[i]);
+    for (int i = 0; i < count; i++) {
+        if (!requests[i]) continue;
+        int began = req_begin(me, "MPI_Waitall", requests[i]);
+        tm_wait(me, done_cond, requests[i]);
+        tm_mst_end(me, began);
+    }
     return finish_all(me, count, requests, statuses, "MPI_Waitall");
 }
 TM_ALIAS(Waitall)
@@ -185,7 +200,9 @@ static int any_common(const char *fn, int count, MPI_Request reqs[], int *index,
     int i = first_done(count, reqs);
     if (i == -1 && block) {
         struct any_wait a = {count, reqs};
+        int began = tm_mst_begin(me, fn, NULL, MPI_COMM_NULL, TMPI_PEER_NONE, TMPI_TAG_NONE);
         tm_wait(me, any_done_cond, &a);
+        tm_mst_end(me, began);
         i = first_done(count, reqs);
     }
     if (flag) *flag = i != -1;
@@ -231,7 +248,9 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
     }
     if (i == -1 && block) {
         struct any_wait a = {incount, reqs};
+        int began = tm_mst_begin(me, fn, NULL, MPI_COMM_NULL, TMPI_PEER_NONE, TMPI_TAG_NONE);
         tm_wait(me, any_done_cond, &a);
+        tm_mst_end(me, began);
     }
     int n = 0, failed = 0;
     MPI_Comm comm = MPI_COMM_WORLD;

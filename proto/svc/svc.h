@@ -22,7 +22,7 @@
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 8
+#define TMPI_SVC_ABI 9
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 
@@ -54,6 +54,35 @@ struct tmpi_rank_info {
 /* Channels of net_send (seed 000 §3.3: collectives never queue behind point-to-point). */
 enum { TMPI_NET_P2P = 1, TMPI_NET_COLL = 2 };
 
+/* What one rank is doing in MPI (tmpi_client_ops.rank_mpi): what `tmpictl ranks` shows and what
+ * the deadlock check reads (docs/ARCHITECTURE.md "Deadlock detection"). */
+enum tmpi_mpi_activity {
+    TMPI_ACT_COMPUTING = 0, /* not inside a libtmpi wait (or not in MPI_Init yet) */
+    TMPI_ACT_WAITING = 1,   /* inside a blocking MPI call that waits */
+    TMPI_ACT_ENDED = 2,     /* MPI_Finalize returned: it sends nothing any more */
+    TMPI_ACT_UNKNOWN = 3,   /* MPI_THREAD_MULTIPLE: other threads of the rank may act for it */
+};
+#define TMPI_PEER_NONE (-2) /* a call without a peer (collectives) */
+#define TMPI_PEER_ANY (-1)  /* MPI_ANY_SOURCE */
+#define TMPI_TAG_NONE (-2)
+#define TMPI_TAG_ANY (-1)
+struct tmpi_rank_mpi {
+    int activity;      /* enum tmpi_mpi_activity */
+    const char *call;  /* "MPI_Recv", ...; static storage; NULL unless waiting */
+    int peer;          /* in the communicator, or TMPI_PEER_* */
+    int peer_world;    /* the peer's rank in MPI_COMM_WORLD, -1 when none or any */
+    int tag;           /* or TMPI_TAG_* */
+    int comm_size;     /* members of the communicator (0: unknown) */
+    int comm_world;    /* the communicator is MPI_COMM_WORLD */
+    char comm[64];     /* its name: MPI_COMM_WORLD, MPI_COMM_SELF, MPI_Comm_set_name's, or "" */
+    uint64_t since_ns; /* CLOCK_MONOTONIC: when the call began to wait */
+    /* Evidence for the deadlock check: the rank sleeps in its wait and nobody woke it since
+     * it last found its condition false (blocked), and how many times it went to sleep so far
+     * (sleeps: the same value twice means the same sleep). */
+    int blocked;
+    uint64_t sleeps;
+};
+
 /* Upcalls libclient registers once per job (the first rank of a job to call job_state()). */
 struct tmpi_client_ops {
     /* The job is being torn down early (MPI_Abort, a failed rank, timeout, cancel): wake every
@@ -81,6 +110,14 @@ struct tmpi_client_ops {
      * back when the context runs again, on whichever carrier; a rank that starts gets NULL. */
     void *(*tls_get)(void);
     void (*tls_set)(void *rank);
+
+    /* What rank world_rank (a rank of this node) is doing in MPI, for tmpictl ranks and the
+     * deadlock check; any thread, never blocks for long (a per-rank lock held for a copy).  0,
+     * or -EINVAL for a rank that is not on this node. */
+    int (*rank_mpi)(void *state, int world_rank, struct tmpi_rank_mpi *out);
+    /* Threads of libtmpi's own (non-blocking collectives across nodes) that are running a round
+     * now: while one does, the job is not stuck whatever its ranks do. */
+    int (*helpers_busy)(void *state);
 };
 
 /* Carriers of a job that sleep (svc rank_park): how many, and the futex word they sleep on. */

@@ -1,0 +1,118 @@
+/* job_ranks.c — the job host's answer to a RanksQuery (job_ranks.h). */
+#include "job_ranks.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent.h"
+#include "frame.h"
+#include "job.h"
+#include "job_net.h"
+#include "rank.h"
+#include "svc.h"
+
+static const char *activity_name(int a)
+{
+    switch (a) {
+    case TMPI_ACT_WAITING:
+        return "waiting";
+    case TMPI_ACT_ENDED:
+        return "ended";
+    case TMPI_ACT_UNKNOWN:
+        return "unknown";
+    default:
+        return "computing";
+    }
+}
+
+static double mono_sec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int job_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf, size_t *ret_len)
+{
+    uint32_t n = j->nprocs;
+    Tmpi__RankState *st = calloc(n ? n : 1, sizeof *st);
+    Tmpi__RankState **ptrs = calloc(n ? n : 1, sizeof *ptrs);
+    struct tmpi_rank_mpi *mpi = calloc(n ? n : 1, sizeof *mpi);
+    char(*calls)[32] = calloc(n ? n : 1, sizeof *calls);
+    if (!st || !ptrs || !mpi || !calls) {
+        free(st);
+        free(ptrs);
+        free(mpi);
+        free(calls);
+        return -ENOMEM;
+    }
+    Tmpi__RanksReply rr = TMPI__RANKS_REPLY__INIT;
+    rr.job_id = j->id;
+    rr.query = q->query;
+    rr.node = (uint32_t)j->node;
+    /* The frame counters first, then the ranks: a frame handled after the counters were read
+     * shows as a rank that is not blocked any more, or as a changed counter next time. */
+    if (j->net) {
+        rr.net_sent = atomic_load_explicit(&j->net->frames_sent, memory_order_seq_cst);
+        rr.net_handled = atomic_load_explicit(&j->net->frames_handled, memory_order_seq_cst);
+    }
+    double now = mono_sec();
+    /* libtmpi's state (and libtmpi itself) goes under client_mu at the job's end (job.c). */
+    pthread_mutex_lock(&j->client_mu);
+    int have = j->client_created && j->client_ops.rank_mpi;
+    if (have && j->client_ops.helpers_busy)
+        rr.helpers_busy = (uint32_t)j->client_ops.helpers_busy(j->client_state);
+    for (uint32_t i = 0; i < n; i++) {
+        int world = j->ranks[i].info.rank;
+        if (!have || j->client_ops.rank_mpi(j->client_state, world, &mpi[i]) < 0)
+            memset(&mpi[i], 0, sizeof mpi[i]);
+        /* libtmpi's static string: copied while libtmpi surely stays loaded */
+        snprintf(calls[i], sizeof calls[i], "%s", mpi[i].call ? mpi[i].call : "MPI");
+    }
+    pthread_mutex_unlock(&j->client_mu);
+    /* a member whose ranks all ended waits for the others with libtmpi gone */
+    int all_ended = atomic_load(&j->ranks_ended);
+    for (uint32_t i = 0; i < n; i++) {
+        Tmpi__RankState *s = &st[i];
+        struct tmpi_rank_mpi *m = &mpi[i];
+        if (all_ended) m->activity = TMPI_ACT_ENDED;
+        tmpi__rank_state__init(s);
+        s->rank = (uint32_t)j->ranks[i].info.rank;
+        s->activity = (char *)activity_name(m->activity);
+        s->node = (char *)j->agent->cfg.name;
+        s->peer = TMPI_PEER_NONE;
+        s->peer_world = -1;
+        s->tag = TMPI_TAG_NONE;
+        s->comm = (char *)"";
+        s->call = (char *)"";
+        if (m->activity == TMPI_ACT_WAITING) {
+            s->call = calls[i];
+            s->peer = m->peer;
+            s->peer_world = m->peer_world;
+            s->tag = m->tag;
+            s->comm = (char *)mpi[i].comm;
+            s->comm_size = (uint32_t)m->comm_size;
+            s->comm_world = m->comm_world != 0;
+            double since = (double)m->since_ns / 1e9;
+            s->waiting_sec = now > since ? now - since : 0;
+            s->blocked = m->blocked != 0;
+        }
+        s->sleeps = m->sleeps;
+        ptrs[i] = s;
+    }
+    rr.n_ranks = n;
+    rr.ranks = ptrs;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_RANKS_REPLY;
+    env.ranks_reply = &rr;
+    int r = frame_encode(&env, FRAME_DEFAULT_MAX, ret_buf, ret_len);
+    free(st);
+    free(ptrs);
+    free(mpi);
+    free(calls);
+    return r < 0 ? r : 0;
+}

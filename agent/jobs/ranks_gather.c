@@ -1,0 +1,352 @@
+/* ranks_gather.c — the agent's side of tmpictl ranks and the deadlock watch (job_ranks.h). */
+#include "job_ranks.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "log.h"
+
+/* One deadlock report at most this long (a cycle through thousands of ranks is cut). */
+#define RANKS_REPORT_MAX 2048
+/* A part that has not answered by then (a stopped node) is left out: the tool gets what came,
+ * marked incomplete, and the watch sees an incomplete snapshot (never a deadlock). */
+#define RANKS_QUERY_TIMEOUT_SEC 5
+
+struct ranks_waiter {
+    struct ranks_gather *g;
+    ranks_done_fn done;
+    void *arg;
+    struct ranks_waiter *next;
+};
+
+struct ranks_gather {
+    struct agent *a;
+    uint32_t nranks, nparts;
+    const struct ranks_gather_ops *ops;
+    void *arg;
+    uint64_t next_query;
+    uint64_t query;           /* the query out, 0: none */
+    Tmpi__RanksReply **parts; /* [nparts] answers to `query` so far (our own copies) */
+    uint32_t got;
+    struct ranks_waiter *waiters; /* of `query` */
+    struct event *deadline;       /* RANKS_QUERY_TIMEOUT_SEC after the query went out */
+    /* the deadlock watch */
+    struct event *timer;
+    uint32_t interval_ms;
+    struct ranks_waiter *watching; /* its waiter while a query of its own is out */
+    struct ranks_snap *prev;
+    int reported; /* a deadlock was reported and nothing changed since */
+    void (*found)(void *arg, const char *report);
+    void *found_arg;
+};
+
+struct snap_owned {
+    Tmpi__RanksReply **parts;
+    uint32_t nparts;
+};
+
+void ranks_snap_free(struct ranks_snap *s)
+{
+    if (!s) return;
+    struct snap_owned *o = s->owned;
+    if (o) {
+        for (uint32_t i = 0; i < o->nparts; i++)
+            if (o->parts[i]) tmpi__ranks_reply__free_unpacked(o->parts[i], NULL);
+        free(o->parts);
+        free(o);
+    }
+    free(s->ranks);
+    free(s->sent);
+    free(s->handled);
+    free(s);
+}
+
+int ranks_snap_reply(const struct ranks_snap *s, uint64_t job_id, Tmpi__RanksReply *out)
+{
+    tmpi__ranks_reply__init(out);
+    out->job_id = job_id;
+    out->ranks = calloc(s->nranks ? s->nranks : 1, sizeof *out->ranks);
+    if (!out->ranks) return -ENOMEM;
+    for (uint32_t r = 0; r < s->nranks; r++)
+        if (s->ranks[r]) out->ranks[out->n_ranks++] = s->ranks[r];
+    for (uint32_t i = 0; i < s->nparts; i++) {
+        out->net_sent += s->sent[i];
+        out->net_handled += s->handled[i];
+    }
+    out->helpers_busy = s->helpers_busy;
+    return 0;
+}
+
+/* A snapshot of nparts parts (it takes the array and the parts). */
+static struct ranks_snap *build(uint32_t nranks, uint32_t nparts, Tmpi__RanksReply **parts)
+{
+    struct ranks_snap *s = calloc(1, sizeof *s);
+    struct snap_owned *o = calloc(1, sizeof *o);
+    if (o) {
+        o->parts = parts;
+        o->nparts = nparts;
+    }
+    if (s) {
+        s->owned = o;
+        s->ranks = calloc(nranks ? nranks : 1, sizeof *s->ranks);
+        s->sent = calloc(nparts ? nparts : 1, sizeof *s->sent);
+        s->handled = calloc(nparts ? nparts : 1, sizeof *s->handled);
+    }
+    if (!s || !o || !s->ranks || !s->sent || !s->handled) {
+        if (!s || !o) {
+            for (uint32_t i = 0; i < nparts; i++)
+                if (parts[i]) tmpi__ranks_reply__free_unpacked(parts[i], NULL);
+            free(parts);
+            free(o);
+        }
+        ranks_snap_free(s);
+        return NULL;
+    }
+    s->nranks = nranks;
+    s->nparts = nparts;
+    int complete = 1;
+    for (uint32_t i = 0; i < nparts; i++) {
+        Tmpi__RanksReply *p = parts[i];
+        if (!p) {
+            complete = 0;
+            continue;
+        }
+        s->sent[i] = p->net_sent;
+        s->handled[i] = p->net_handled;
+        s->helpers_busy += p->helpers_busy;
+        for (size_t k = 0; k < p->n_ranks; k++)
+            if (p->ranks[k]->rank < nranks) s->ranks[p->ranks[k]->rank] = p->ranks[k];
+    }
+    for (uint32_t r = 0; r < nranks && complete; r++)
+        if (!s->ranks[r]) complete = 0;
+    s->complete = complete;
+    return s;
+}
+
+/* Our own copy of a part (pack and unpack: the caller's is freed with its envelope). */
+static Tmpi__RanksReply *part_copy(const Tmpi__RanksReply *r)
+{
+    size_t len = tmpi__ranks_reply__get_packed_size(r);
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf) return NULL;
+    tmpi__ranks_reply__pack(r, buf);
+    Tmpi__RanksReply *copy = tmpi__ranks_reply__unpack(NULL, len, buf);
+    free(buf);
+    return copy;
+}
+
+/* A snapshot of its own for one more waiter. */
+static struct ranks_snap *snap_copy(const struct ranks_snap *s)
+{
+    const struct snap_owned *o = s->owned;
+    Tmpi__RanksReply **parts = calloc(o->nparts ? o->nparts : 1, sizeof *parts);
+    if (!parts) return NULL;
+    for (uint32_t i = 0; i < o->nparts; i++) {
+        if (o->parts[i] && !(parts[i] = part_copy(o->parts[i]))) {
+            for (uint32_t k = 0; k < i; k++)
+                if (parts[k]) tmpi__ranks_reply__free_unpacked(parts[k], NULL);
+            free(parts);
+            return NULL;
+        }
+    }
+    return build(s->nranks, o->nparts, parts);
+}
+
+/* The answers to the query out become a snapshot; the gather gets a fresh array. */
+static struct ranks_snap *merge(struct ranks_gather *g)
+{
+    Tmpi__RanksReply **fresh = calloc(g->nparts ? g->nparts : 1, sizeof *fresh);
+    if (!fresh) return NULL;
+    Tmpi__RanksReply **parts = g->parts;
+    g->parts = fresh;
+    g->got = 0;
+    return build(g->nranks, g->nparts, parts);
+}
+
+static void clear_parts(struct ranks_gather *g)
+{
+    for (uint32_t i = 0; i < g->nparts; i++) {
+        if (g->parts && g->parts[i]) tmpi__ranks_reply__free_unpacked(g->parts[i], NULL);
+        if (g->parts) g->parts[i] = NULL;
+    }
+    g->got = 0;
+}
+
+/* Every waiter of the query out gets its answer (a snapshot of its own, or err). */
+static void finish(struct ranks_gather *g, const char *err)
+{
+    if (g->deadline) event_del(g->deadline);
+    struct ranks_waiter *w = g->waiters;
+    g->waiters = NULL;
+    g->query = 0;
+    struct ranks_snap *s = err ? NULL : merge(g);
+    if (!err && !s) err = "out of memory";
+    clear_parts(g);
+    while (w) {
+        struct ranks_waiter *n = w->next;
+        struct ranks_snap *mine = NULL;
+        if (s && !n) { /* the last one takes it */
+            mine = s;
+            s = NULL;
+        } else if (s) {
+            mine = snap_copy(s); /* few waiters (tools): a copy each */
+        }
+        w->done(w->arg, mine, mine ? NULL : err ? err : "out of memory");
+        free(w);
+        w = n;
+    }
+    ranks_snap_free(s);
+}
+
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    finish(arg, NULL); /* with the parts that came */
+}
+
+struct ranks_gather *ranks_gather_new(struct agent *a, uint32_t nranks, uint32_t nparts,
+                                      const struct ranks_gather_ops *ops, void *arg)
+{
+    struct ranks_gather *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->parts = calloc(nparts ? nparts : 1, sizeof *g->parts);
+    g->deadline = evtimer_new(a->base, on_deadline, g);
+    if (!g->parts || !g->deadline) {
+        if (g->deadline) event_free(g->deadline);
+        free(g->parts);
+        free(g);
+        return NULL;
+    }
+    g->a = a;
+    g->nranks = nranks;
+    g->nparts = nparts;
+    g->ops = ops;
+    g->arg = arg;
+    g->next_query = 1;
+    return g;
+}
+
+void ranks_gather_free(struct ranks_gather *g, const char *err)
+{
+    if (!g) return;
+    if (g->timer) event_free(g->timer);
+    g->timer = NULL;
+    finish(g, err ? err : "the job ended");
+    event_free(g->deadline);
+    ranks_snap_free(g->prev);
+    free(g->parts);
+    free(g);
+}
+
+struct ranks_waiter *ranks_gather_ask(struct ranks_gather *g, ranks_done_fn done, void *arg)
+{
+    struct ranks_waiter *w = calloc(1, sizeof *w);
+    if (!w) return NULL;
+    w->g = g;
+    w->done = done;
+    w->arg = arg;
+    w->next = g->waiters;
+    g->waiters = w;
+    if (!g->query) {
+        g->query = g->next_query++;
+        clear_parts(g);
+        if (g->ops->send_query(g->arg, g->query) < 0) {
+            g->waiters = w->next; /* its caller hears NULL: nothing is called */
+            free(w);
+            finish(g, "cannot reach the job's processes");
+            return NULL;
+        }
+        struct timeval tv = {.tv_sec = RANKS_QUERY_TIMEOUT_SEC};
+        evtimer_add(g->deadline, &tv);
+    }
+    return w;
+}
+
+void ranks_waiter_cancel(struct ranks_waiter *w)
+{
+    if (!w) return;
+    for (struct ranks_waiter **p = &w->g->waiters; *p; p = &(*p)->next) {
+        if (*p == w) {
+            *p = w->next;
+            free(w);
+            return;
+        }
+    }
+}
+
+void ranks_gather_part(struct ranks_gather *g, const Tmpi__RanksReply *r)
+{
+    if (!g->query || r->query != g->query || r->node >= g->nparts || g->parts[r->node]) return;
+    Tmpi__RanksReply *copy = part_copy(r);
+    if (!copy) {
+        finish(g, "out of memory");
+        return;
+    }
+    g->parts[r->node] = copy;
+    if (++g->got == g->nparts) finish(g, NULL);
+}
+
+/* ---- the deadlock watch ---- */
+
+static void watch_arm(struct ranks_gather *g);
+
+static void watch_done(void *arg, struct ranks_snap *snap, const char *err)
+{
+    struct ranks_gather *g = arg;
+    g->watching = NULL;
+    if (err || !snap) {
+        ranks_snap_free(snap);
+        ranks_snap_free(g->prev);
+        g->prev = NULL;
+        watch_arm(g);
+        return;
+    }
+    char report[RANKS_REPORT_MAX];
+    int dl = deadlock_find(g->prev, snap, report, sizeof report);
+    ranks_snap_free(g->prev);
+    g->prev = snap;
+    if (!dl) {
+        g->reported = 0;
+        watch_arm(g);
+        return;
+    }
+    watch_arm(g);
+    if (g->reported) return;
+    g->reported = 1;
+    g->found(g->found_arg, report); /* may free g (abort): last */
+}
+
+static void on_watch(evutil_socket_t fd, short what, void *arg)
+{
+    struct ranks_gather *g = arg;
+    if (g->watching || g->waiters) {
+        /* a tool's query is out: the watch joins the next round */
+        watch_arm(g);
+        return;
+    }
+    g->watching = ranks_gather_ask(g, watch_done, g);
+    if (!g->watching) watch_arm(g);
+}
+
+static void watch_arm(struct ranks_gather *g)
+{
+    if (!g->timer) return;
+    uint32_t ms = g->interval_ms;
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+    evtimer_add(g->timer, &tv);
+}
+
+int ranks_watch_start(struct ranks_gather *g, uint32_t interval_ms,
+                      void (*found)(void *arg, const char *report), void *arg)
+{
+    if (!interval_ms) return 0;
+    g->timer = evtimer_new(g->a->base, on_watch, g);
+    if (!g->timer) return -ENOMEM;
+    g->interval_ms = interval_ms;
+    g->found = found;
+    g->found_arg = arg;
+    watch_arm(g);
+    return 0;
+}

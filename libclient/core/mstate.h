@@ -1,0 +1,76 @@
+/* mstate.h — what a rank is doing in MPI, published for the agent (tmpictl ranks, deadlock
+ * detection; svc.h struct tmpi_rank_mpi).
+ *
+ * Two halves.  The owner half is written at the entry of a blocking call with a few plain
+ * stores (the call's name, communicator, peer, tag; tm_mst_begin) and costs nothing else on a
+ * call that completes without waiting.  The published half is filled only when the call
+ * really waits (tm_wait's slow path: the clock is read, the communicator's name copied) and
+ * read by agent threads under the rank's mst lock.
+ *
+ * Deadlock evidence (docs/ARCHITECTURE.md "Deadlock detection"): a rank about to sleep counts
+ * itself in its waker's `sleeping`, then reads the waker's `wakes` (bumped by every wake that
+ * takes the slow path, all seq_cst), then looks at its condition once more; only if that is
+ * still false does it publish "asleep, having seen `wakes` = N".  A waker makes the condition
+ * true before it loads `sleeping`, so either the rank saw the condition, or the waker saw it
+ * sleeping and bumped `wakes` past N.  So "asleep and wakes == N" means nobody has made its
+ * wait's condition true yet. */
+#ifndef TMPI_LIBCLIENT_MSTATE_H
+#define TMPI_LIBCLIENT_MSTATE_H
+
+#include <stdint.h>
+
+#include "job.h"
+
+int tm_mst_init(struct tm_rank *me);
+void tm_mst_destroy(struct tm_rank *me);
+
+/* Whether the calling thread keeps me's record: the rank's own thread, single-threaded MPI. */
+static inline int tm_mst_on(const struct tm_rank *me);
+
+/* A blocking call starts: returns 1 if it is the outermost one (pass it to tm_mst_end). */
+static inline int tm_mst_begin(struct tm_rank *me, const char *call, struct tm_commref *cr,
+                               MPI_Comm comm, int peer, int tag);
+static inline void tm_mst_end(struct tm_rank *me, int began);
+
+/* tm_wait's slow path: the call waits (publish it once), sleeps (seen: the waker's wakes read
+ * after counting itself sleeping and before its last look at the condition), wakes. */
+void tm_mst_publish(struct tm_rank *me);
+void tm_mst_unpublish(struct tm_rank *me);
+void tm_mst_asleep(struct tm_rank *me, uint32_t seen);
+void tm_mst_awake(struct tm_rank *me);
+/* MPI_Finalize returned; MPI_Init_thread gave MPI_THREAD_MULTIPLE. */
+void tm_mst_finalized(struct tm_rank *me);
+void tm_mst_multiple(struct tm_rank *me);
+
+/* tmpi_client_ops.rank_mpi and helpers_busy. */
+int tm_mst_rank_mpi(void *state, int world_rank, struct tmpi_rank_mpi *out);
+int tm_mst_helpers_busy(void *state);
+
+/* ---- inline ---- */
+
+static inline int tm_mst_on(const struct tm_rank *me)
+{
+    return !me->mt && !me->helper && !tm_cur_child;
+}
+
+static inline int tm_mst_begin(struct tm_rank *me, const char *call, struct tm_commref *cr,
+                               MPI_Comm comm, int peer, int tag)
+{
+    struct tm_mstate *m = &me->mst;
+    if (m->call || TM_UNLIKELY(me->mt)) return 0;
+    m->call = call;
+    m->cr = cr;
+    m->comm = comm;
+    m->peer = peer;
+    m->tag = tag;
+    return 1;
+}
+
+static inline void tm_mst_end(struct tm_rank *me, int began)
+{
+    if (!began) return;
+    me->mst.call = NULL;
+    if (TM_UNLIKELY(me->mst.published)) tm_mst_unpublish(me);
+}
+
+#endif
