@@ -69,13 +69,13 @@ struct job {
     uint32_t bind_first;
     int bind_kind;
     struct bind_topo *topo;
-    double start_time;        /* job_start: every program is here (agent_now) */
-    double created_at;        /* the submission or assignment arrived (agent_now) */
-    struct rank *ranks;       /* nprocs: the ranks on this node */
-    uint32_t world_size;      /* ranks of the whole job (nprocs on one node) */
-    int32_t *node_of_rank;    /* [world_size] */
-    int32_t *local_rank_of;   /* [world_size] */
-    int32_t *global_rank;     /* [nprocs] global rank of each local rank; NULL: the identity */
+    double start_time;      /* job_start: every program is here (agent_now) */
+    double created_at;      /* the submission or assignment arrived (agent_now) */
+    struct rank *ranks;     /* nprocs: the ranks on this node */
+    uint32_t world_size;    /* ranks of the whole job (nprocs on one node) */
+    int32_t *node_of_rank;  /* [world_size] */
+    int32_t *local_rank_of; /* [world_size] */
+    int32_t *global_rank;   /* [nprocs] global rank of each local rank; NULL: the identity */
     pthread_t thread;
     atomic_int state;
     atomic_int cancelled;

@@ -105,8 +105,8 @@ static void on_frame(void *arg, struct netd_link *nl, const struct netd_hdr *h, 
     struct job *j = l->net->job;
     if (ctx != &bad_frame) {
         atomic_fetch_add_explicit(&l->net->rx_frames[l->channel - 1], 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&l->net->rx_bytes[l->channel - 1],
-                                  NETD_HDR_SIZE + h->payload_len, memory_order_relaxed);
+        atomic_fetch_add_explicit(&l->net->rx_bytes[l->channel - 1], NETD_HDR_SIZE + h->payload_len,
+                                  memory_order_relaxed);
         j->client_ops.net_frame(j->client_state, l->node, h, ctx);
     }
     /* after libtmpi took it (and woke whoever it completes) */
