@@ -30,11 +30,15 @@ void rank_set_runnable(struct rank *r, int runnable)
                               memory_order_relaxed);
 }
 
+int rank_on_own_thread(const struct rank *r)
+{
+    return r && (r->carried ? carrier_running() == r : pthread_equal(pthread_self(), r->thread));
+}
+
 void rank_end(int kind, int code, const char *msg)
 {
     struct rank *r = current_rank;
-    int own = r && (r->carried ? carrier_running() == r : pthread_equal(pthread_self(), r->thread));
-    if (!own) {
+    if (!rank_on_own_thread(r)) {
         /* A thread the rank started itself: we cannot unwind the rank's main from here, so
          * the job is torn down and this thread ends. */
         if (r && !(kind == RANK_END_CODE && code == 0))

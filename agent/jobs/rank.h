@@ -51,6 +51,10 @@ struct rank {
 /* The rank the calling thread runs, or NULL for agent threads. */
 struct rank *rank_current(void);
 
+/* Whether the calling thread (or carrier context) runs r's main, as opposed to a thread r
+ * started or an agent thread. */
+int rank_on_own_thread(const struct rank *r);
+
 /* Ends the calling rank thread (never returns).  Only for the rank's own thread. */
 void rank_end(int kind, int code, const char *msg) __attribute__((noreturn));
 
