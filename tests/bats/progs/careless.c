@@ -1,11 +1,13 @@
 /* Careless programs (docs/RELIABILITY.md, "Careless programs"): each mode does one thing a
  * program should not, and the job must still end, whole and without leftovers.
- *   bigwrite N    rank 0 writes N bytes of 'x' ending in a newline with one write(2)
+ *   bigwrite N [R] rank R (default 0) writes N bytes of 'x' ending in a newline with one
+ *                 write(2)
  *   pthread_exit  rank 1 ends its main thread with pthread_exit (after MPI_Finalize when the
  *                 second argument is "finalized", else before)
  *   leftover      every rank starts a thread that never ends, then finalizes and returns
  *   leak MIB      every rank allocates MIB MiB in 4 KiB blocks and opens 64 files it never
  *                 frees or closes
+ * In these two modes rank 0 prints "host PID" first: the process its job ran in.
  *   sleep SEC     sleeps SEC seconds, then finalizes */
 #include <fcntl.h>
 #include <mpi.h>
@@ -35,7 +37,8 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     if (strcmp(mode, "bigwrite") == 0 && argc > 2) {
         size_t n = strtoull(argv[2], NULL, 10);
-        if (rank == 0 && n > 0) {
+        int writer = argc > 3 ? atoi(argv[3]) : 0;
+        if (rank == writer && n > 0) {
             char *buf = malloc(n);
             if (!buf) return 2;
             memset(buf, 'x', n - 1);
@@ -55,16 +58,22 @@ int main(int argc, char **argv)
             fflush(stdout);
             pthread_exit(NULL);
         }
-    } else if (strcmp(mode, "leftover") == 0) {
+    }
+    if (rank == 0 && (strcmp(mode, "leftover") == 0 || strcmp(mode, "leak") == 0))
+        printf("host %ld\n", (long)getpid());
+    if (strcmp(mode, "leftover") == 0) {
         static unsigned long counter;
         pthread_t t;
         if (pthread_create(&t, NULL, spin_forever, &counter) != 0) return 2;
     } else if (strcmp(mode, "leak") == 0 && argc > 2) {
         size_t mib = strtoull(argv[2], NULL, 10);
+        /* the compiler may not drop an allocation it can see is never used */
+        static void *volatile sink;
         for (size_t i = 0; i < mib * 256; i++) {
             char *p = malloc(4096);
             if (!p) return 2;
             memset(p, 1, 4096);
+            sink = p;
         }
         for (int i = 0; i < 64; i++)
             if (open("/dev/null", O_RDONLY) < 0) return 2;
