@@ -350,6 +350,8 @@ int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct buffereven
             if (n == ja->node) j->global_rank[l] = (int32_t)g;
         }
     }
+    /* the launcher's stdin comes only to rank 0's node */
+    j->stdin_open = ja->stdin_open && j->node_of_rank[0] == (int32_t)ja->node;
     /* The agent opens the links and hands them to the host, whose netd reads them. */
     r = a->job_host ? job_net_new(j, ja->uid, (int)ja->node, nnodes, ja->nodes, &j->net)
                     : job_link_new(j, ja->uid, (int)ja->node, nnodes, ja->nodes, &j->link);

@@ -63,6 +63,11 @@ struct coord {
     int depth;    /* nesting of entry points: the coordinator is freed only at depth 0 */
     int finished; /* JobEnd went to the launcher */
     int paused;   /* members not read: the launcher is slow */
+    /* The launcher's stdin, passed on to the node of rank 0 (stdin_node, -1: not forwarded)
+     * within MSG_STDIN_WINDOW, as a single node's agent does for its job host. */
+    int stdin_node;
+    uint64_t stdin_inflight; /* passed on and not yet acknowledged by that node */
+    int stdin_eof;           /* the end was passed on */
 };
 
 static void node_send(struct coord_node *n, const Tmpi__Envelope *env)
@@ -222,6 +227,7 @@ static void on_ready(void *arg, struct mesh_conn *c)
     ja.umask_set = s->umask_set;
     ja.coordinator = co->a->cfg.name;
     ja.coordinator_job_id = co->id;
+    ja.stdin_open = n->index == co->stdin_node;
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_JOB_ASSIGN;
     env.job_assign = &ja;
@@ -365,6 +371,16 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
             set_paused(co, 1);
         break;
     }
+    case TMPI__ENVELOPE__MSG_STDIN_ACK:
+        /* only rank 0's node acknowledges, and only what it was given */
+        if (n->index != co->stdin_node || env->stdin_ack->bytes > co->stdin_inflight) {
+            node_fail(n, ": protocol error: %s", "stdin acknowledged that it was not sent");
+            close_node(n);
+            break;
+        }
+        co->stdin_inflight -= env->stdin_ack->bytes;
+        launcher_send(co, env);
+        break;
     case TMPI__ENVELOPE__MSG_JOB_END:
         on_member_end(n, env->job_end);
         break;
@@ -477,6 +493,7 @@ int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, gid_t gid,
     co->owner_uid = uid;
     co->owner_gid = gid;
     co->fail_rank = -1;
+    co->stdin_node = -1;
     struct passwd pw, *pwp = NULL;
     char pwbuf[1024];
     if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) == 0 && pwp)
@@ -489,6 +506,9 @@ int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, gid_t gid,
     for (int i = 0; i < co->nnodes; i++) {
         struct coord_node *n = &co->nodes[i];
         const char *h = s->nodes[i]->host;
+        /* check_submission made sure rank 0 is on exactly one node */
+        for (size_t k = 0; s->stdin_open && k < s->nodes[i]->n_ranks; k++)
+            if (s->nodes[i]->ranks[k] == 0) co->stdin_node = i;
         n->co = co;
         n->index = i;
         snprintf(n->addr, sizeof n->addr, strchr(h, ':') ? "[%s]:%u" : "%s:%u", h,
@@ -540,6 +560,24 @@ void coord_signal(struct coord *co, int sig)
     co->depth++;
     broadcast(co, &env);
     leave(co);
+}
+
+int coord_stdin(struct coord *co, const Tmpi__StdinData *d)
+{
+    if (co->stdin_node < 0 || !co->go_sent || co->stdin_eof || d->data.len > MSG_STDIN_CHUNK ||
+        co->stdin_inflight + d->data.len > MSG_STDIN_WINDOW)
+        return -EPROTO;
+    struct coord_node *n = &co->nodes[co->stdin_node];
+    /* a job that ends, or rank 0's node gone: nobody reads it any more */
+    if (co->failed || n->state >= CN_ENDED || !n->conn) return 0;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_STDIN_DATA;
+    env.stdin_data = (Tmpi__StdinData *)d;
+    /* node_send changes no state: no leave() needed */
+    node_send(n, &env);
+    co->stdin_inflight += d->data.len;
+    co->stdin_eof = d->eof;
+    return 0;
 }
 
 void coord_free(struct coord *co)

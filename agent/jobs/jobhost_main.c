@@ -509,8 +509,8 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
                  cwd ? cwd : "(none)", a->cfg.name, strerror(errno));
         r = -1;
     }
-    /* a member's stdin is end of file (not relayed between nodes yet) */
-    if (r == 0 && setup_stdin(s && s->stdin_open) < 0) {
+    /* a member's stdin: the launcher's when rank 0 is here (job_new_member checks that) */
+    if (r == 0 && setup_stdin(s ? s->stdin_open : ja->stdin_open) < 0) {
         snprintf(err, sizeof err, "cannot set up the ranks' standard input: %s", strerror(errno));
         r = -1;
     }
