@@ -85,7 +85,12 @@ static int drop_capabilities(char *err, size_t errlen)
  * already runs as that user (a private agent, or a user's own agent). */
 static int become(const struct passwd *pw, uid_t uid, gid_t gid, char *err, size_t errlen)
 {
-    if (geteuid() == uid && getegid() == gid) return drop_capabilities(err, errlen);
+    if (geteuid() == uid && getegid() == gid) {
+        /* An exec by an agent with fewer capabilities than its user's (root's job under an
+         * agent keeping CAP_KILL only) made the process undumpable too: see below. */
+        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        return drop_capabilities(err, errlen);
+    }
     if (!pw) {
         snprintf(err, errlen, "uid %u has no user entry on this node", (unsigned)uid);
         return -ESRCH;

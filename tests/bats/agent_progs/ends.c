@@ -30,6 +30,12 @@ int main(int argc, char **argv)
             fflush(stdout);
             kill(getpid(), SIGKILL);
         }
+        if (!strcmp(how, "quitself")) {
+            /* SIGQUIT's default action ends the process with a core dump, if the system's
+             * policy allows one */
+            fflush(stdout);
+            kill(getpid(), SIGQUIT);
+        }
         if (!strcmp(how, "spin"))
             for (volatile unsigned long n = 0;; n++)
                 ;
