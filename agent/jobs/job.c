@@ -25,6 +25,7 @@
 #include "progcache.h"
 #include "output.h"
 #include "rank.h"
+#include "rank_argv.h"
 
 /* Rank threads stop producing output while this much is queued for a launcher. */
 #define JOB_OUTPUT_HIGH (4u << 20)
@@ -383,6 +384,8 @@ static void app_free(struct agent *a, struct job_app *app)
 {
     if (app->prog) progcache_release(&a->cache, app->prog);
     app->prog = NULL;
+    if (app->args_ready) rank_argv_src_free(&app->args);
+    app->args_ready = 0;
     if (app->argv)
         for (int i = 0; i < app->argc; i++)
             free(app->argv[i]);
@@ -564,25 +567,6 @@ int job_wait_gate(struct job *j)
     return open ? 0 : -ECANCELED;
 }
 
-char **job_copy_argv(const struct job_app *app)
-{
-    size_t total = 0;
-    for (int i = 0; i < app->argc; i++)
-        total += strlen(app->argv[i]) + 1;
-    /* one block: the pointer array, then the strings */
-    char **v = malloc(((size_t)app->argc + 1) * sizeof *v + total);
-    if (!v) return NULL;
-    char *p = (char *)(v + app->argc + 1);
-    for (int i = 0; i < app->argc; i++) {
-        size_t n = strlen(app->argv[i]) + 1;
-        memcpy(p, app->argv[i], n);
-        v[i] = p;
-        p += n;
-    }
-    v[app->argc] = NULL;
-    return v;
-}
-
 static char *env_lookup(char **env, const char *name)
 {
     size_t n = strlen(name);
@@ -660,10 +644,30 @@ static void send_job_started(struct job *j)
     (void)job_send(j, &env);
 }
 
+/* Each program's arguments, shared by its ranks (rank_argv.h). */
+static int prepare_args(struct job *j)
+{
+    for (uint32_t k = 0; k < j->napps; k++) {
+        struct job_app *app = &j->apps[k];
+        int rc = rank_argv_src_init(&app->args, app->argc, app->argv);
+        if (rc < 0) {
+            char reason[160];
+            snprintf(reason, sizeof reason, "cannot prepare the arguments of the ranks on %s: %s",
+                     j->agent->cfg.name, strerror(-rc));
+            job_cancel(j, 1, reason);
+            return rc;
+        }
+        app->args_ready = 1;
+    }
+    return 0;
+}
+
 static int load_images(struct job *j)
 {
     char err[400], reason[480], label[64];
     long maps_first = -1;
+    int rc0 = prepare_args(j);
+    if (rc0 < 0) return rc0;
     for (uint32_t i = 0; i < j->nprocs; i++) {
         struct rank *r = &j->ranks[i];
         int g = r->info.rank;
@@ -683,8 +687,9 @@ static int load_images(struct job *j)
         if (i == 0) maps_first = job_limits_maps_now();
         if (i == 1 && maps_first >= 0) {
             long now = job_limits_maps_now();
-            if (now >= 0 &&
-                (rc = job_limits_check(j->nprocs, 2, now, now - maps_first, err, sizeof err))) {
+            if (now >= 0 && (rc = job_limits_check(j->nprocs, 2, now,
+                                                   now - maps_first + rank_argv_maps(&r->app->args),
+                                                   err, sizeof err))) {
                 snprintf(reason, sizeof reason, "cannot load %u ranks on %s: %s", j->nprocs,
                          j->agent->cfg.name, err);
                 job_cancel(j, 1, reason);

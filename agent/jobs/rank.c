@@ -60,10 +60,12 @@ void rank_life(struct rank *r, int run)
 {
     struct job *j = r->job;
     if (run) {
-        /* main may modify argv and its strings: give each rank its own copy.  volatile: it is
-         * read again after siglongjmp (-Wclobbered at -O2). */
+        /* main may modify argv and its strings: each rank has its own (rank_argv.h).  volatile: it
+         * is read again after siglongjmp (-Wclobbered at -O2). */
         int argc = r->app->argc;
-        char **volatile argv = job_copy_argv(r->app);
+        struct rank_argv ra;
+        if (rank_argv_make(&r->app->args, &ra) < 0) ra.argv = NULL;
+        char **volatile argv = ra.argv;
         if (!argv) {
             r->end_kind = RANK_END_FAULT;
             r->end_code = 1;
@@ -82,7 +84,7 @@ void rank_life(struct rank *r, int run)
         /* both paths (return and longjmp) land here still counted as runnable */
         atomic_store_explicit(&r->sig_live, 0, memory_order_release);
         rank_set_runnable(r, 0);
-        free(argv);
+        if (argv) rank_argv_free(&ra);
     } else {
         r->end_kind = RANK_END_KILLED;
         r->end_code = 1;

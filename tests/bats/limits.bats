@@ -184,3 +184,50 @@ vm_kib() { sed -n "s/^$2:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$1/status"; }
     run launch -n 2 "$PROGS/careless" "${a:0:20000}"
     [ "$status" -eq 0 ] || { echo "a job within the limits failed: $output"; false; }
 }
+
+# run_argv_job OUT FLAG ARGS...: starts careless argv on 256 ranks in the background
+# (LAUNCHER), waits until rank 0 reported; sets HOST to the job host's pid.
+run_argv_job() {
+    local out=$1 flag=$2 i
+    shift 2
+    launch -n 256 "$PROGS/careless" argv "$flag" "$@" >"$out" 2>&1 &
+    LAUNCHER=$!
+    CLIENT_PIDS="${CLIENT_PIDS:-} $LAUNCHER"
+    for ((i = 0; i < 1200; i++)); do
+        grep -q '^args ' "$out" 2>/dev/null && break
+        kill -0 "$LAUNCHER" 2>/dev/null || break
+        sleep 0.1
+    done
+    grep -q '^args ' "$out" || { echo "no report from rank 0:" >&2; cat "$out" >&2; return 1; }
+    HOST=$(sed -n 's/^host //p' "$out")
+}
+
+pss_kib() { sed -n 's/^Pss:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/smaps_rollup"; }
+
+@test "limits: 1.8 MB of arguments on 256 ranks are not copied per rank; each rank's strings are its own" {
+    [ -r /proc/self/smaps_rollup ] || skip "no /proc/PID/smaps_rollup"
+    agent_up
+    local big pss_small pss_big hwm0 hwm1 i
+    big=$(head -c 120000 /dev/zero | tr '\0' a)
+    local args=()
+    for ((i = 0; i < 15; i++)); do args+=("$big"); done
+    hwm0=$(vm_kib "$AGENT_PID" VmHWM)
+    run_argv_job "$BATS_TEST_TMPDIR/small.out" "$BATS_TEST_TMPDIR/go.small" xxxx
+    pss_small=$(pss_kib "$HOST")
+    touch "$BATS_TEST_TMPDIR/go.small"
+    wait "$LAUNCHER" || { cat "$BATS_TEST_TMPDIR/small.out"; false; }
+    run_argv_job "$BATS_TEST_TMPDIR/big.out" "$BATS_TEST_TMPDIR/go.big" "${args[@]}"
+    local got
+    got=$(sed -n 's/^args \([0-9]*\) bytes/\1/p' "$BATS_TEST_TMPDIR/big.out")
+    (( got > 1800000 )) || { cat "$BATS_TEST_TMPDIR/big.out"; false; }
+    pss_big=$(pss_kib "$HOST")
+    touch "$BATS_TEST_TMPDIR/go.big"
+    # every rank wrote its rank into its last argument and read it back (careless.c argv)
+    wait "$LAUNCHER" || { cat "$BATS_TEST_TMPDIR/big.out"; false; }
+    hwm1=$(vm_kib "$AGENT_PID" VmHWM)
+    echo "job host Pss: $pss_small kB with 32 B of arguments, $pss_big kB with 1.8 MB; agent VmHWM $hwm0 -> $hwm1 kB" >&2
+    # a copy per rank is 256 x 1.8 MB = 460 MB (and was twice that, MPI_INFO_ENV's included)
+    (( pss_big - pss_small < 64 * 1024 )) ||
+        { echo "the job host took $(( (pss_big - pss_small) / 1024 )) MiB more for 1.8 MB of arguments"; false; }
+    (( hwm1 - hwm0 < 32 * 1024 )) || { echo "the agent grew by $(( (hwm1 - hwm0) / 1024 )) MiB"; false; }
+}

@@ -8,7 +8,10 @@
  *   leak MIB      every rank allocates MIB MiB in 4 KiB blocks and opens 64 files it never
  *                 frees or closes
  * In these two modes rank 0 prints "host PID" first: the process its job ran in.
- *   sleep SEC     sleeps SEC seconds, then finalizes */
+ *   sleep SEC     sleeps SEC seconds, then finalizes
+ *   argv F ARGS.. every rank writes its rank into the first bytes of its last argument and,
+ *                 after a barrier, checks it still reads its own (each rank's strings are its
+ *                 own); rank 0 prints "host PID" and "args N bytes", then waits for file F */
 #include <fcntl.h>
 #include <mpi.h>
 #include <pthread.h>
@@ -77,6 +80,28 @@ int main(int argc, char **argv)
         }
         for (int i = 0; i < 64; i++)
             if (open("/dev/null", O_RDONLY) < 0) return 2;
+    } else if (strcmp(mode, "argv") == 0 && argc > 3) {
+        char *last = argv[argc - 1];
+        size_t len = strlen(last);
+        char mine[16];
+        int n = snprintf(mine, sizeof mine, "%d:", rank);
+        if ((size_t)n > len) return 2;
+        memcpy(last, mine, (size_t)n);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (memcmp(last, mine, (size_t)n) != 0) {
+            fprintf(stderr, "rank %d: its last argument reads '%.8s', another rank's\n", rank,
+                    last);
+            MPI_Abort(MPI_COMM_WORLD, 4);
+        }
+        if (rank == 0) {
+            size_t total = 0;
+            for (int i = 0; i < argc; i++)
+                total += strlen(argv[i]) + 1;
+            printf("host %ld\nargs %zu bytes\n", (long)getpid(), total);
+            fflush(stdout);
+            while (access(argv[2], F_OK) != 0)
+                usleep(20000);
+        }
     } else if (strcmp(mode, "sleep") == 0 && argc > 2) {
         sleep((unsigned)atoi(argv[2]));
     }
