@@ -409,6 +409,9 @@ void job_free(struct job *j)
     if (j->net) job_net_free(j->net);
     if (j->link) job_link_free(j->link);
     if (j->assign) tmpi__job_assign__free_unpacked(j->assign, NULL);
+    /* the job thread frees them after unloading; what a failed start left is freed here */
+    for (uint32_t i = 0; j->ranks && i < j->nprocs; i++)
+        rank_argv_free(&j->ranks[i].args);
     free(j->ranks);
     free(j->global_rank);
     free(j->node_of_rank);
@@ -859,6 +862,15 @@ static void send_job_unloaded(struct job *j)
 {
     Tmpi__JobUnloaded ju = TMPI__JOB_UNLOADED__INIT;
     ju.uid = j->net->uid;
+    ju.failed_rank = -1;
+    ju.reason = "";
+    pthread_mutex_lock(&j->mu);
+    if (j->failed_in_unload) {
+        ju.exit_status = j->exit_status;
+        ju.failed_rank = j->fail_rank;
+        ju.reason = j->reason;
+    }
+    pthread_mutex_unlock(&j->mu);
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_JOB_UNLOADED;
     env.job_unloaded = &ju;
@@ -902,10 +914,12 @@ static void *job_thread(void *arg)
         /* The copy's destructors (atexit handlers, static destructors) run now: whatever
          * they print goes to the launcher as the rank's output. */
         struct rank *r = &j->ranks[i];
+        r->unloader = pthread_self();
         r->unloading = 1;
         rank_set_current(r);
         image_unload(&r->image);
         rank_set_current(NULL);
+        rank_argv_free(&r->args);
         output_flush(r);
     }
 
@@ -918,6 +932,29 @@ static void *job_thread(void *arg)
     }
     event_active(j->done_ev, 0, 0);
     return NULL;
+}
+
+void job_end_in_unload(struct job *j, struct rank *r, int kind, int code, const char *msg)
+{
+    char why[160];
+    if (kind == RANK_END_CODE) {
+        snprintf(why, sizeof why, "exited with code %d in an atexit handler or destructor", code);
+        msg = why;
+    }
+    if (!(kind == RANK_END_CODE && code == 0)) {
+        job_fail(j, r, kind, code, msg);
+        /* a member's JobEnd went before the unload: its JobUnloaded carries the failure */
+        pthread_mutex_lock(&j->mu);
+        j->failed_in_unload = j->failed;
+        pthread_mutex_unlock(&j->mu);
+    }
+    output_flush(r);
+    if (j->failed) atomic_fetch_add(&j->agent->jobs_failed, 1);
+    send_job_end(j);
+    if (j->net) send_job_unloaded(j);
+    jobhost_abandon();
+    for (;;)
+        pause();
 }
 
 static void job_done_cb(evutil_socket_t fd, short what, void *arg)

@@ -89,6 +89,7 @@ struct job {
     uint32_t nfinished;
     int failed; /* the first failure is kept */
     int fail_rank;
+    int failed_in_unload; /* the failure came while unloading (job_end_in_unload) */
     int exit_status;
     char reason[512];
     int end_sent;
@@ -166,6 +167,13 @@ void job_detach(struct job *j, const char *reason);
 
 /* Records the first failure and tears the job down. */
 void job_fail(struct job *j, struct rank *r, int kind, int code, const char *msg);
+
+/* The job thread, running r's destructors (atexit handlers, static destructors) while it
+ * unloads r's image, met exit(), abort() or a fault there (rank_end): records it (a failure
+ * unless exit(0)), ends the job (JobEnd, JobUnloaded) and has the job host leave.  The
+ * unload cannot go on: the dlclose under us holds ld.so's lock. */
+void job_end_in_unload(struct job *j, struct rank *r, int kind, int code, const char *msg)
+    __attribute__((noreturn));
 
 int job_cancelled(struct job *j);
 

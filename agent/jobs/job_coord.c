@@ -384,11 +384,18 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
     case TMPI__ENVELOPE__MSG_JOB_END:
         on_member_end(n, env->job_end);
         break;
-    case TMPI__ENVELOPE__MSG_JOB_UNLOADED:
+    case TMPI__ENVELOPE__MSG_JOB_UNLOADED: {
+        const Tmpi__JobUnloaded *ju = env->job_unloaded;
         if (n->state < CN_ENDED) /* it never ran: it must have said why on its JobEnd */
             node_fail(n, ": %s", "ended without reporting its ranks' end");
+        else if (ju->exit_status != 0 &&
+                 (ju->failed_rank < 0 || (uint32_t)ju->failed_rank < co->sub->nprocs))
+            /* a rank's atexit handler or destructor failed after its JobEnd */
+            fail(co, ju->exit_status, ju->failed_rank,
+                 ju->reason && *ju->reason ? ju->reason : "a rank failed while unloading");
         close_node(n);
         break;
+    }
     default: {
         char what[96];
         snprintf(what, sizeof what, "unexpected '%s'", frame_msg_name(env));

@@ -181,3 +181,28 @@ check_bytes() {
     run --separate-stderr timeout 60 "$LAUNCH_BIN" --agent "$SOCK" -n 1 "$CARELESS" sleep 0
     [ "$status" -eq 0 ] || { echo "next job: status $status, stderr: $stderr"; false; }
 }
+
+@test "careless: exit() or abort() in an atexit handler ends the job with its status, on one node and across two" {
+    agent_with '[agent]\nkill_grace = 2\n'
+    run --separate-stderr timeout 60 "$LAUNCH_BIN" --agent "$SOCK" -n 3 "$CARELESS" atexit exit3
+    [ "$status" -eq 3 ] || { echo "exit3: expected 3, got $status; stderr: $stderr"; false; }
+    [[ "$stderr" == *"rank 2 exited with code 3 in an atexit handler or destructor"* ]] ||
+        { echo "stderr: $stderr"; false; }
+    grep -qx OK <<<"$output" || { echo "no OK: $output"; false; }
+    run --separate-stderr timeout 60 "$LAUNCH_BIN" --agent "$SOCK" -n 3 "$CARELESS" atexit abort
+    [ "$status" -eq 134 ] || { echo "abort: expected 134, got $status; stderr: $stderr"; false; }
+    run --separate-stderr timeout 60 "$LAUNCH_BIN" --agent "$SOCK" -n 3 "$CARELESS" atexit exit0
+    [ "$status" -eq 0 ] || { echo "exit0: expected 0, got $status; stderr: $stderr"; false; }
+    wait_no_children
+    stop_agent a
+    # across two agents: the rank's node ends its part, the job ends everywhere
+    start_cluster 2
+    run --separate-stderr timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" \
+        --hostfile "$CLUSTER_HOSTFILE" -n 4 "$CARELESS" atexit exit3
+    [ "$status" -eq 3 ] || { echo "across nodes: expected 3, got $status; stderr: $stderr"; false; }
+    [[ "$stderr" == *"rank 3 exited with code 3 in an atexit handler or destructor"* ]] ||
+        { echo "stderr: $stderr"; false; }
+    run --separate-stderr timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" \
+        --hostfile "$CLUSTER_HOSTFILE" -n 4 "$CARELESS" atexit exit0
+    [ "$status" -eq 0 ] || { echo "across nodes, exit0: expected 0, got $status; stderr: $stderr"; false; }
+}

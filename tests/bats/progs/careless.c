@@ -9,6 +9,9 @@
  *                 frees or closes
  * In these two modes rank 0 prints "host PID" first: the process its job ran in.
  *   sleep SEC     sleeps SEC seconds, then finalizes
+ *   atexit HOW    the last rank registers an atexit handler that calls exit(3) (HOW "exit3"),
+ *                 exit(0) ("exit0") or abort() ("abort"); it runs when the job unloads the
+ *                 rank's image, after main returned
  *   argv F ARGS.. every rank writes its rank into the first bytes of its last argument and,
  *                 after a barrier, checks it still reads its own (each rank's strings are its
  *                 own); rank 0 prints "host PID" and "args N bytes", then waits for file F */
@@ -19,6 +22,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* points into argv: as in any process, argv outlives main (the handler runs after it) */
+static const char *atexit_how;
+
+static void careless_handler(void)
+{
+    if (strcmp(atexit_how, "abort") == 0) abort();
+    exit(strcmp(atexit_how, "exit3") == 0 ? 3 : 0);
+}
 
 static void *spin_forever(void *arg)
 {
@@ -80,6 +92,11 @@ int main(int argc, char **argv)
         }
         for (int i = 0; i < 64; i++)
             if (open("/dev/null", O_RDONLY) < 0) return 2;
+    } else if (strcmp(mode, "atexit") == 0 && argc > 2) {
+        int size;
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        atexit_how = argv[2];
+        if (rank == size - 1 && atexit(careless_handler) != 0) return 2;
     } else if (strcmp(mode, "argv") == 0 && argc > 3) {
         char *last = argv[argc - 1];
         size_t len = strlen(last);
