@@ -786,6 +786,10 @@ static int dispatch(struct conn *c, const Tmpi__Envelope *env)
         break;
     case TMPI__ENVELOPE__MSG_STDIN_DATA:
         /* after the job ended (c->job gone) a late chunk has nobody to go to: dropped */
+        if (c->coord && c->job_started && coord_stdin(c->coord, env->stdin_data) == -EPROTO) {
+            conn_violation(c, "stdin data beyond the window, after its end, or not announced");
+            return -1;
+        }
         if (c->job && c->job_started && c->job->host &&
             jobhost_stdin(c->job, env->stdin_data) == -EPROTO) {
             conn_violation(c, "stdin data beyond the window, after its end, or not announced");

@@ -226,7 +226,12 @@ EXPORT size_t fwrite(const void *p, size_t size, size_t n, FILE *f)
     int st = captured(f, &r);
     if (st) {
         if (size == 0 || n == 0) return 0;
-        return output_write(r, st, p, size * n) < 0 ? 0 : n;
+        int rc = output_write(r, st, p, size * n);
+        if (rc < 0) {
+            errno = -rc;
+            return 0;
+        }
+        return n;
     }
     return interpose_real()->fwrite(p, size, n, f);
 }
@@ -264,7 +269,14 @@ EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
     struct rank *r;
     int st = captured_fd(fd, &r);
-    if (st) return output_write(r, st, buf, n) < 0 ? -1 : (ssize_t)n;
+    if (st) {
+        int rc = output_write(r, st, buf, n);
+        if (rc < 0) {
+            errno = -rc;
+            return -1;
+        }
+        return (ssize_t)n;
+    }
     return interpose_real()->write(fd, buf, n);
 }
 

@@ -5,7 +5,11 @@
  * crash fails the job instead of ending the agent (rank_end and fault.c handle a thread that
  * is not the rank's main thread).  libtmpi finds their rank through this context (svc
  * rank_self) at their first MPI call, so under MPI_THREAD_MULTIPLE they call MPI for it; a job
- * whose program starts threads runs every rank on a thread of its own (carrier.c). */
+ * whose program starts threads runs every rank on a thread of its own (carrier.c).
+ *
+ * pthread_exit on a rank's own thread ends the rank as a return from main would: the real one
+ * would end the thread (or the carrier under other ranks) without the rank ever reporting its
+ * end, and the job waited for it for ever. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -54,4 +58,23 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     int rc = realfn(t, attr, rank_child_main, c);
     if (rc != 0) free(c);
     return rc;
+}
+
+typedef void (*pthread_exit_fn)(void *) __attribute__((noreturn));
+
+EXPORT __attribute__((noreturn)) void pthread_exit(void *ret)
+{
+    struct rank *r = rank_current();
+    /* the rank's cleanup handlers and thread-local destructors do not run: its stack is left
+     * by siglongjmp, as for exit() */
+    if (r && rank_on_own_thread(r)) rank_end(RANK_END_CODE, 0, NULL);
+    if (r) {
+        /* a thread the rank started: what rank_child_main does after a return */
+        fault_thread_done();
+        rank_set_current(NULL);
+    }
+    pthread_exit_fn realfn = (pthread_exit_fn)dlsym(RTLD_NEXT, "pthread_exit");
+    if (realfn) realfn(ret);
+    /* without libc's pthread_exit nothing else can end just this thread */
+    abort();
 }

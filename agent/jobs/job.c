@@ -27,6 +27,7 @@
 #include "progcache.h"
 #include "output.h"
 #include "rank.h"
+#include "rank_argv.h"
 
 /* Rank threads stop producing output while this much is queued for a launcher. */
 #define JOB_OUTPUT_HIGH (4u << 20)
@@ -362,6 +363,8 @@ int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct buffereven
             if (n == ja->node) j->global_rank[l] = (int32_t)g;
         }
     }
+    /* the launcher's stdin comes only to rank 0's node */
+    j->stdin_open = ja->stdin_open && j->node_of_rank[0] == (int32_t)ja->node;
     /* The agent opens the links and hands them to the host, whose netd reads them. */
     r = a->job_host ? job_net_new(j, ja->uid, (int)ja->node, nnodes, ja->nodes, &j->net)
                     : job_link_new(j, ja->uid, (int)ja->node, nnodes, ja->nodes, &j->link);
@@ -393,6 +396,8 @@ static void app_free(struct agent *a, struct job_app *app)
 {
     if (app->prog) progcache_release(&a->cache, app->prog);
     app->prog = NULL;
+    if (app->args_ready) rank_argv_src_free(&app->args);
+    app->args_ready = 0;
     if (app->argv)
         for (int i = 0; i < app->argc; i++)
             free(app->argv[i]);
@@ -416,6 +421,9 @@ void job_free(struct job *j)
     if (j->net) job_net_free(j->net);
     if (j->link) job_link_free(j->link);
     if (j->assign) tmpi__job_assign__free_unpacked(j->assign, NULL);
+    /* the job thread frees them after unloading; what a failed start left is freed here */
+    for (uint32_t i = 0; j->ranks && i < j->nprocs; i++)
+        rank_argv_free(&j->ranks[i].args);
     free(j->ranks);
     free(j->global_rank);
     free(j->node_of_rank);
@@ -575,25 +583,6 @@ int job_wait_gate(struct job *j)
     return open ? 0 : -ECANCELED;
 }
 
-char **job_copy_argv(const struct job_app *app)
-{
-    size_t total = 0;
-    for (int i = 0; i < app->argc; i++)
-        total += strlen(app->argv[i]) + 1;
-    /* one block: the pointer array, then the strings */
-    char **v = malloc(((size_t)app->argc + 1) * sizeof *v + total);
-    if (!v) return NULL;
-    char *p = (char *)(v + app->argc + 1);
-    for (int i = 0; i < app->argc; i++) {
-        size_t n = strlen(app->argv[i]) + 1;
-        memcpy(p, app->argv[i], n);
-        v[i] = p;
-        p += n;
-    }
-    v[app->argc] = NULL;
-    return v;
-}
-
 static char *env_lookup(char **env, const char *name)
 {
     size_t n = strlen(name);
@@ -671,10 +660,30 @@ static void send_job_started(struct job *j)
     (void)job_send(j, &env);
 }
 
+/* Each program's arguments, shared by its ranks (rank_argv.h). */
+static int prepare_args(struct job *j)
+{
+    for (uint32_t k = 0; k < j->napps; k++) {
+        struct job_app *app = &j->apps[k];
+        int rc = rank_argv_src_init(&app->args, app->argc, app->argv);
+        if (rc < 0) {
+            char reason[160];
+            snprintf(reason, sizeof reason, "cannot prepare the arguments of the ranks on %s: %s",
+                     j->agent->cfg.name, strerror(-rc));
+            job_cancel(j, 1, reason);
+            return rc;
+        }
+        app->args_ready = 1;
+    }
+    return 0;
+}
+
 static int load_images(struct job *j)
 {
     char err[400], reason[480], label[64];
     long maps_first = -1;
+    int rc0 = prepare_args(j);
+    if (rc0 < 0) return rc0;
     for (uint32_t i = 0; i < j->nprocs; i++) {
         struct rank *r = &j->ranks[i];
         int g = r->info.rank;
@@ -694,8 +703,9 @@ static int load_images(struct job *j)
         if (i == 0) maps_first = job_limits_maps_now();
         if (i == 1 && maps_first >= 0) {
             long now = job_limits_maps_now();
-            if (now >= 0 &&
-                (rc = job_limits_check(j->nprocs, 2, now, now - maps_first, err, sizeof err))) {
+            if (now >= 0 && (rc = job_limits_check(j->nprocs, 2, now,
+                                                   now - maps_first + rank_argv_maps(&r->app->args),
+                                                   err, sizeof err))) {
                 snprintf(reason, sizeof reason, "cannot load %u ranks on %s: %s", j->nprocs,
                          j->agent->cfg.name, err);
                 job_cancel(j, 1, reason);
@@ -890,6 +900,15 @@ static void send_job_unloaded(struct job *j)
 {
     Tmpi__JobUnloaded ju = TMPI__JOB_UNLOADED__INIT;
     ju.uid = j->net->uid;
+    ju.failed_rank = -1;
+    ju.reason = "";
+    pthread_mutex_lock(&j->mu);
+    if (j->failed_in_unload) {
+        ju.exit_status = j->exit_status;
+        ju.failed_rank = j->fail_rank;
+        ju.reason = j->reason;
+    }
+    pthread_mutex_unlock(&j->mu);
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_JOB_UNLOADED;
     env.job_unloaded = &ju;
@@ -933,10 +952,12 @@ static void *job_thread(void *arg)
         /* The copy's destructors (atexit handlers, static destructors) run now: whatever
          * they print goes to the launcher as the rank's output. */
         struct rank *r = &j->ranks[i];
+        r->unloader = pthread_self();
         r->unloading = 1;
         rank_set_current(r);
         image_unload(&r->image);
         rank_set_current(NULL);
+        rank_argv_free(&r->args);
         output_flush(r);
     }
 
@@ -952,6 +973,29 @@ static void *job_thread(void *arg)
     }
     event_active(j->done_ev, 0, 0);
     return NULL;
+}
+
+void job_end_in_unload(struct job *j, struct rank *r, int kind, int code, const char *msg)
+{
+    char why[160];
+    if (kind == RANK_END_CODE) {
+        snprintf(why, sizeof why, "exited with code %d in an atexit handler or destructor", code);
+        msg = why;
+    }
+    if (!(kind == RANK_END_CODE && code == 0)) {
+        job_fail(j, r, kind, code, msg);
+        /* a member's JobEnd went before the unload: its JobUnloaded carries the failure */
+        pthread_mutex_lock(&j->mu);
+        j->failed_in_unload = j->failed;
+        pthread_mutex_unlock(&j->mu);
+    }
+    output_flush(r);
+    if (j->failed) atomic_fetch_add(&j->agent->jobs_failed, 1);
+    send_job_end(j);
+    if (j->net) send_job_unloaded(j);
+    jobhost_abandon();
+    for (;;)
+        pause();
 }
 
 static void job_done_cb(evutil_socket_t fd, short what, void *arg)

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "control.pb-c.h"
+#include "rank_argv.h"
 #include "svc.h"
 
 struct agent;
@@ -35,9 +36,12 @@ struct job_app {
     struct program *prog; /* pinned from job_start until the job thread has unloaded */
     char *program_name;
     int argc;
-    char **argv; /* argv[0] = program_name; job-owned, ranks get copies */
-    char *cwd;   /* absolute: the program's own directory, else the job's */
-    char **env;  /* "NAME=VALUE" set for this program's ranks only (over job->env) */
+    char **argv; /* argv[0] = program_name; job-owned, ranks get their own (rank_argv.h) */
+    struct rank_argv_src args; /* valid once args_ready: set up by the job thread before
+                                * loading, then read by the rank threads */
+    int args_ready;
+    char *cwd;  /* absolute: the program's own directory, else the job's */
+    char **env; /* "NAME=VALUE" set for this program's ranks only (over job->env) */
     uint32_t first_rank, nprocs; /* global ranks first_rank .. first_rank + nprocs - 1 */
 };
 
@@ -96,6 +100,7 @@ struct job {
     uint32_t nfinished;
     int failed; /* the first failure is kept */
     int fail_rank;
+    int failed_in_unload; /* the failure came while unloading (job_end_in_unload) */
     int exit_status;
     char reason[512];
     int end_sent;
@@ -177,6 +182,13 @@ void job_detach(struct job *j, const char *reason);
 /* Records the first failure and tears the job down. */
 void job_fail(struct job *j, struct rank *r, int kind, int code, const char *msg);
 
+/* The job thread, running r's destructors (atexit handlers, static destructors) while it
+ * unloads r's image, met exit(), abort() or a fault there (rank_end): records it (a failure
+ * unless exit(0)), ends the job (JobEnd, JobUnloaded) and has the job host leave.  The
+ * unload cannot go on: the dlclose under us holds ld.so's lock. */
+void job_end_in_unload(struct job *j, struct rank *r, int kind, int code, const char *msg)
+    __attribute__((noreturn));
+
 int job_cancelled(struct job *j);
 
 /* Sends a frame to the launcher.  Rank threads wait while too much output is queued.
@@ -188,8 +200,6 @@ int job_wait_gate(struct job *j);
 /* Job thread: opens the start gate if every rank was started and the job is not cancelled,
  * else closes it for good; wakes the waiters. */
 void job_open_gate(struct job *j, int all_started);
-/* A copy of app's argv for one rank (one block: free() it). */
-char **job_copy_argv(const struct job_app *app);
 /* The job's forwarded variable name (tmpi-launch -x), or NULL. */
 char *job_getenv(struct job *j, const char *name);
 /* What a rank of app sees: the app's own variables, then the job's. */

@@ -69,6 +69,11 @@ struct coord {
     int paused;   /* members not read: the launcher is slow */
     /* tmpictl ranks and the deadlock watch (job_ranks.h): from JobGo until the job ends */
     struct ranks_gather *rq;
+    /* The launcher's stdin, passed on to the node of rank 0 (stdin_node, -1: not forwarded)
+     * within MSG_STDIN_WINDOW, as a single node's agent does for its job host. */
+    int stdin_node;
+    uint64_t stdin_inflight; /* passed on and not yet acknowledged by that node */
+    int stdin_eof;           /* the end was passed on */
 };
 
 static void node_send(struct coord_node *n, const Tmpi__Envelope *env)
@@ -240,6 +245,7 @@ static void on_ready(void *arg, struct mesh_conn *c)
     ja.report_bindings = s->report_bindings;
     ja.coordinator = co->a->cfg.name;
     ja.coordinator_job_id = co->id;
+    ja.stdin_open = n->index == co->stdin_node;
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_JOB_ASSIGN;
     env.job_assign = &ja;
@@ -441,6 +447,16 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
             set_paused(co, 1);
         break;
     }
+    case TMPI__ENVELOPE__MSG_STDIN_ACK:
+        /* only rank 0's node acknowledges, and only what it was given */
+        if (n->index != co->stdin_node || env->stdin_ack->bytes > co->stdin_inflight) {
+            node_fail(n, ": protocol error: %s", "stdin acknowledged that it was not sent");
+            close_node(n);
+            break;
+        }
+        co->stdin_inflight -= env->stdin_ack->bytes;
+        launcher_send(co, env);
+        break;
     case TMPI__ENVELOPE__MSG_JOB_END:
         on_member_end(n, env->job_end);
         break;
@@ -451,11 +467,18 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
         if (co->rq) ranks_gather_part(co->rq, &part);
         break;
     }
-    case TMPI__ENVELOPE__MSG_JOB_UNLOADED:
+    case TMPI__ENVELOPE__MSG_JOB_UNLOADED: {
+        const Tmpi__JobUnloaded *ju = env->job_unloaded;
         if (n->state < CN_ENDED) /* it never ran: it must have said why on its JobEnd */
             node_fail(n, ": %s", "ended without reporting its ranks' end");
+        else if (ju->exit_status != 0 &&
+                 (ju->failed_rank < 0 || (uint32_t)ju->failed_rank < co->sub->nprocs))
+            /* a rank's atexit handler or destructor failed after its JobEnd */
+            fail(co, ju->exit_status, ju->failed_rank,
+                 ju->reason && *ju->reason ? ju->reason : "a rank failed while unloading");
         close_node(n);
         break;
+    }
     default: {
         char what[96];
         snprintf(what, sizeof what, "unexpected '%s'", frame_msg_name(env));
@@ -562,6 +585,7 @@ int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, gid_t gid,
     co->owner_uid = uid;
     co->owner_gid = gid;
     co->fail_rank = -1;
+    co->stdin_node = -1;
     struct passwd pw, *pwp = NULL;
     char pwbuf[1024];
     if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) == 0 && pwp)
@@ -575,6 +599,9 @@ int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, gid_t gid,
     for (int i = 0; i < co->nnodes; i++) {
         struct coord_node *n = &co->nodes[i];
         const char *h = s->nodes[i]->host;
+        /* check_submission made sure rank 0 is on exactly one node */
+        for (size_t k = 0; s->stdin_open && k < s->nodes[i]->n_ranks; k++)
+            if (s->nodes[i]->ranks[k] == 0) co->stdin_node = i;
         n->co = co;
         n->index = i;
         snprintf(n->addr, sizeof n->addr, strchr(h, ':') ? "[%s]:%u" : "%s:%u", h,
@@ -627,6 +654,24 @@ void coord_signal(struct coord *co, int sig)
     co->depth++;
     broadcast(co, &env);
     leave(co);
+}
+
+int coord_stdin(struct coord *co, const Tmpi__StdinData *d)
+{
+    if (co->stdin_node < 0 || !co->go_sent || co->stdin_eof || d->data.len > MSG_STDIN_CHUNK ||
+        co->stdin_inflight + d->data.len > MSG_STDIN_WINDOW)
+        return -EPROTO;
+    struct coord_node *n = &co->nodes[co->stdin_node];
+    /* a job that ends, or rank 0's node gone: nobody reads it any more */
+    if (co->failed || n->state >= CN_ENDED || !n->conn) return 0;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_STDIN_DATA;
+    env.stdin_data = (Tmpi__StdinData *)d;
+    /* node_send changes no state: no leave() needed */
+    node_send(n, &env);
+    co->stdin_inflight += d->data.len;
+    co->stdin_eof = d->eof;
+    return 0;
 }
 
 void coord_free(struct coord *co)

@@ -6,6 +6,7 @@
  *   every JobLoaded ok   -> JobConnect to all
  *   every JobLinked ok   -> JobGo to all, JobStarted to the launcher
  *   Output / RankExit    -> forwarded to the launcher
+ *   StdinData            -> the node of rank 0; its StdinAck back to the launcher
  *   JobEnd of a member   -> the first failure (by arrival) decides status, rank and reason,
  *                           and the others get JobCancel
  *   every JobEnd         -> JobRelease to all
@@ -41,6 +42,10 @@ void coord_start(struct coord *co, struct program **progs);
 void coord_cancel(struct coord *co, int status, const char *reason);
 /* The launcher forwarded a signal (SIGUSR1/SIGUSR2): every member delivers it to its ranks. */
 void coord_signal(struct coord *co, int sig);
+/* The launcher's stdin (StdinData after JobStarted), for the node of rank 0.  -EPROTO when the
+ * job was not submitted with stdin_open or the data break MSG_STDIN_WINDOW / MSG_STDIN_CHUNK
+ * or come after their end; 0 otherwise (dropped once the job ends). */
+int coord_stdin(struct coord *co, const Tmpi__StdinData *d);
 /* The launcher went away (or the agent drops it): cancel every member and free. */
 void coord_free(struct coord *co);
 uint64_t coord_id(const struct coord *co);

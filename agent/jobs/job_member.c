@@ -169,6 +169,11 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
             job_signal(j, env->signal_job->signo) == 0)
             return;
         break;
+    case TMPI__ENVELOPE__MSG_STDIN_DATA:
+        /* the launcher's stdin for rank 0 here, windowed by the coordinator; a chunk after
+         * the host ended has nobody to go to */
+        if (j && m->started && j->host && jobhost_stdin(j, env->stdin_data) != -EPROTO) return;
+        break;
     case TMPI__ENVELOPE__MSG_JOB_CANCEL:
         if (env->job_cancel->uid != m->uid) break;
         if (j && m->started) {

@@ -97,6 +97,10 @@ void jobhost_free(struct job *j);
  * config says.  Returns the process exit status. */
 int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg);
 
+/* Any thread of a job host: its job sent JobEnd (and JobUnloaded) but cannot be unloaded
+ * (job_end_in_unload); the host leaves once its frames left, without unloading. */
+void jobhost_abandon(void);
+
 /* agent_job_done in a job host: the job is over and unloaded; leave once its frames left. */
 void jobhost_job_done(struct agent *a, struct job *j);
 

@@ -46,6 +46,7 @@ static struct {
     struct event *links_ev;     /* member: JOBHOST_LINKS_FD readable */
     uint64_t member_uid;        /* member: the job's uid on every node, else 0 */
     int done;                   /* the job was freed: leave once the channel is flushed */
+    struct event *abandon_ev;   /* jobhost_abandon: the job thread cannot finish the job */
     /* Rank 0's stdin: the write end of the pipe that is the process's fd 0 (-1: none or
      * closed), what came from the launcher and is not in the pipe yet (at most the window,
      * msg_check.h), and whether its end came. */
@@ -86,7 +87,12 @@ static int drop_capabilities(char *err, size_t errlen)
  * already runs as that user (a private agent, or a user's own agent). */
 static int become(const struct passwd *pw, uid_t uid, gid_t gid, char *err, size_t errlen)
 {
-    if (geteuid() == uid && getegid() == gid) return drop_capabilities(err, errlen);
+    if (geteuid() == uid && getegid() == gid) {
+        /* An exec by an agent with fewer capabilities than its user's (root's job under an
+         * agent keeping CAP_KILL only) made the process undumpable too: see below. */
+        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        return drop_capabilities(err, errlen);
+    }
     if (!pw) {
         snprintf(err, errlen, "uid %u has no user entry on this node", (unsigned)uid);
         return -ESRCH;
@@ -213,6 +219,20 @@ static void maybe_leave(void)
 {
     if (host.done && evbuffer_get_length(bufferevent_get_output(host.chan)) == 0)
         event_base_loopbreak(host.a->base);
+}
+
+static void on_abandon(evutil_socket_t fd, short what, void *arg)
+{
+    /* host.job stays: the process leaves with _exit once the channel is flushed, the
+     * remaining images never unloaded (their destructors would need ld.so's lock, which the
+     * job thread holds) */
+    host.done = 1;
+    maybe_leave();
+}
+
+void jobhost_abandon(void)
+{
+    if (host.abandon_ev) event_active(host.abandon_ev, 0, 0);
 }
 
 static void on_orphan_timeout(evutil_socket_t fd, short what, void *arg)
@@ -526,8 +546,8 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
                  cwd ? cwd : "(none)", a->cfg.name, strerror(errno));
         r = -1;
     }
-    /* a member's stdin is end of file (not relayed between nodes yet) */
-    if (r == 0 && setup_stdin(s && s->stdin_open) < 0) {
+    /* a member's stdin: the launcher's when rank 0 is here (job_new_member checks that) */
+    if (r == 0 && setup_stdin(s ? s->stdin_open : ja->stdin_open) < 0) {
         snprintf(err, sizeof err, "cannot set up the ranks' standard input: %s", strerror(errno));
         r = -1;
     }
@@ -565,10 +585,11 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
     int rc = 1;
     if (!a->base) goto out;
     host.orphan_timer = evtimer_new(a->base, on_orphan_timeout, NULL);
+    host.abandon_ev = event_new(a->base, -1, 0, on_abandon, NULL);
     host.chan = bufferevent_socket_new(a->base, JOBHOST_CHANNEL_FD,
                                        BEV_OPT_CLOSE_ON_FREE | BEV_OPT_THREADSAFE |
                                            BEV_OPT_DEFER_CALLBACKS | BEV_OPT_UNLOCK_CALLBACKS);
-    if (!host.chan || !host.orphan_timer) goto out;
+    if (!host.chan || !host.orphan_timer || !host.abandon_ev) goto out;
     host.stdin_buf = evbuffer_new();
     if (!host.stdin_buf) goto out;
     if (host.stdin_fd >= 0) {
@@ -641,11 +662,13 @@ out:
     free(progs);
     if (env) frame_free(env);
     if (host.job) {
-        /* leaving with ranks still running (the agent went away): do not unload under them */
+        /* leaving with ranks still running (the agent went away), or a job thread stuck in
+         * unloading (jobhost_abandon): do not unload under them */
         _exit(1);
     }
     if (host.chan) bufferevent_free(host.chan);
     if (host.orphan_timer) event_free(host.orphan_timer);
+    if (host.abandon_ev) event_free(host.abandon_ev);
     if (host.stdin_ev) event_free(host.stdin_ev);
     if (host.stdin_buf) evbuffer_free(host.stdin_buf);
     if (host.stdin_fd >= 0) close(host.stdin_fd);

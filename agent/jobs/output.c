@@ -10,7 +10,13 @@
 /* A line longer than this leaves in pieces rather than growing the buffer without bound. */
 #define OUTPUT_MAX_PENDING (64 * 1024)
 
-static int send_piece(struct rank *r, int stream, const char *data, size_t len)
+/* The most one Output frame carries.  A single write may be any size (a 4 MiB write did not
+ * fit in one frame, FRAME_DEFAULT_MAX, and was lost); it leaves in frames of at most this
+ * many bytes, well under the frame limit with the envelope, and each waits for the job's
+ * output throttle like any other line. */
+#define OUTPUT_MAX_PIECE (1024 * 1024)
+
+static int send_frame(struct rank *r, int stream, const char *data, size_t len)
 {
     Tmpi__Output out = TMPI__OUTPUT__INIT;
     out.rank = (uint32_t)r->info.rank;
@@ -21,6 +27,17 @@ static int send_piece(struct rank *r, int stream, const char *data, size_t len)
     env.msg_case = TMPI__ENVELOPE__MSG_OUTPUT;
     env.output = &out;
     return job_send(r->job, &env);
+}
+
+static int send_piece(struct rank *r, int stream, const char *data, size_t len)
+{
+    while (len > OUTPUT_MAX_PIECE) {
+        int rc = send_frame(r, stream, data, OUTPUT_MAX_PIECE);
+        if (rc < 0) return rc;
+        data += OUTPUT_MAX_PIECE;
+        len -= OUTPUT_MAX_PIECE;
+    }
+    return send_frame(r, stream, data, len);
 }
 
 static int reserve(struct output_stream *s, size_t need)

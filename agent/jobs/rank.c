@@ -30,11 +30,17 @@ void rank_set_runnable(struct rank *r, int runnable)
                               memory_order_relaxed);
 }
 
+int rank_on_own_thread(const struct rank *r)
+{
+    return r && (r->carried ? carrier_running() == r : pthread_equal(pthread_self(), r->thread));
+}
+
 void rank_end(int kind, int code, const char *msg)
 {
     struct rank *r = current_rank;
-    int own = r && (r->carried ? carrier_running() == r : pthread_equal(pthread_self(), r->thread));
-    if (!own) {
+    if (r && r->unloading && pthread_equal(pthread_self(), r->unloader))
+        job_end_in_unload(r->job, r, kind, code, msg);
+    if (!rank_on_own_thread(r)) {
         /* A thread the rank started itself: we cannot unwind the rank's main from here, so
          * the job is torn down and this thread ends. */
         if (r && !(kind == RANK_END_CODE && code == 0))
@@ -56,10 +62,12 @@ void rank_life(struct rank *r, int run)
 {
     struct job *j = r->job;
     if (run) {
-        /* main may modify argv and its strings: give each rank its own copy.  volatile: it is
-         * read again after siglongjmp (-Wclobbered at -O2). */
+        /* main may modify argv and its strings: each rank has its own (rank_argv.h), kept
+         * until its image is unloaded.  volatile: it is read again after siglongjmp
+         * (-Wclobbered at -O2). */
         int argc = r->app->argc;
-        char **volatile argv = job_copy_argv(r->app);
+        if (rank_argv_make(&r->app->args, &r->args) < 0) r->args.argv = NULL;
+        char **volatile argv = r->args.argv;
         if (!argv) {
             r->end_kind = RANK_END_FAULT;
             r->end_code = 1;
@@ -78,7 +86,6 @@ void rank_life(struct rank *r, int run)
         /* both paths (return and longjmp) land here still counted as runnable */
         atomic_store_explicit(&r->sig_live, 0, memory_order_release);
         rank_set_runnable(r, 0);
-        free(argv);
     } else {
         r->end_kind = RANK_END_KILLED;
         r->end_code = 1;

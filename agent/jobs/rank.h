@@ -8,6 +8,7 @@
 #include "job_signal.h"
 #include "loader.h"
 #include "output.h"
+#include "rank_argv.h"
 #include "svc.h"
 
 struct job;
@@ -36,8 +37,12 @@ struct rank {
     int end_code;
     char end_msg[256];
     int mpi_phase;
-    int runnable;            /* counted in agent.runnable_ranks; rank thread only */
-    int unloading;           /* the job thread runs the image's destructors in this rank's name */
+    int runnable;       /* counted in agent.runnable_ranks; rank thread only */
+    int unloading;      /* the job thread runs the image's destructors in this rank's name */
+    pthread_t unloader; /* that thread (set by itself before unloading) */
+    /* main's argv: kept until the image is unloaded, as a process keeps its argv until it
+     * exits (atexit handlers often use a saved argv[0]) */
+    struct rank_argv args;
     struct carried *carried; /* carrier.h: the rank runs as a context on a carrier; else NULL */
 
     struct output_stream out[2]; /* stdout, stderr: rank thread only */
@@ -50,6 +55,10 @@ struct rank {
 
 /* The rank the calling thread runs, or NULL for agent threads. */
 struct rank *rank_current(void);
+
+/* Whether the calling thread (or carrier context) runs r's main, as opposed to a thread r
+ * started or an agent thread. */
+int rank_on_own_thread(const struct rank *r);
 
 /* Ends the calling rank thread (never returns).  Only for the rank's own thread. */
 void rank_end(int kind, int code, const char *msg) __attribute__((noreturn));

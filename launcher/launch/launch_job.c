@@ -12,7 +12,7 @@
  * sees the ranks' last words and why the job ended); a second one leaves at once.  SIGUSR1
  * and SIGUSR2 are forwarded to the running job (SignalJob).
  *
- * Our stdin goes to rank 0 (single-node jobs): read only while fewer than MSG_STDIN_WINDOW
+ * Our stdin goes to rank 0 (on any node): read only while fewer than MSG_STDIN_WINDOW
  * bytes wait for the job host's acknowledgement, so however much is piped in, at most that
  * much is in flight, and a rank that does not read holds us back instead of filling memory.
  *
@@ -293,12 +293,12 @@ static void on_stdin(struct launch_job *j)
     (void)send_stdin(j, NULL, 0, true);
 }
 
-/* Whether to offer our stdin to rank 0: not with --stdin none, not for a job across nodes
- * (rank 0 may be elsewhere: not relayed yet), not when there is none, and not from a
- * terminal we do not own (a background job would be stopped by SIGTTIN). */
-static bool want_stdin(const struct launch_opts *opts, const struct placement *place)
+/* Whether to offer our stdin to rank 0 (on whichever node: the coordinator passes it on):
+ * not with --stdin none, not when there is none, and not from a terminal we do not own (a
+ * background job would be stopped by SIGTTIN). */
+static bool want_stdin(const struct launch_opts *opts)
 {
-    if (opts->no_stdin || (place && place->nnodes > 0)) return false;
+    if (opts->no_stdin) return false;
     if (fcntl(0, F_GETFL) < 0) return false;
     if (isatty(0) && tcgetpgrp(0) != getpgrp()) return false;
     return true;
@@ -483,7 +483,7 @@ int launch_job_run(const struct launch_opts *opts, const struct launch_program *
                            .fd = fd,
                            .sigfd = sigfd,
                            .grace_sec = opts->cancel_grace_sec};
-    j.stdin_fwd = want_stdin(opts, place);
+    j.stdin_fwd = want_stdin(opts);
     launch_output_init(&j.out, opts->tag_output, opts->output_dir);
     int status = session(&j);
     launch_output_free(&j.out);

@@ -110,8 +110,6 @@ void tm_objs_free(struct tm_rank *me)
     free(o->str);
     free(o->class_of);
     tm_info_free_obj(o->env);
-    free(o->env_cmd);
-    free(o->env_argv);
     pthread_mutex_destroy(&o->lock);
     free(o);
     me->objs = NULL;

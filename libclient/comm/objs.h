@@ -25,8 +25,10 @@ struct tm_objs {
     int predef[8];          /* values of the predefined attributes, by key (attr_api.c) */
     MPI_Errhandler file_eh; /* MPI_FILE_NULL's handler (errh_obj.c), MPI_ERRORS_RETURN first */
     struct tm_info *env;    /* MPI_INFO_ENV (info.c), made on first use */
-    char *env_cmd;          /* MPI_Init's argv[0] and the rest joined by spaces, or NULL */
-    char *env_argv;
+    /* MPI_Init's argc and argv (the rank's own, alive while its main runs), read when
+     * MPI_INFO_ENV is first used: a copy at MPI_Init cost every rank its arguments' size */
+    int env_argc;
+    char **env_argv;
 };
 
 struct tm_rank;

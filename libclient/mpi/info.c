@@ -109,22 +109,28 @@ MPI_Info tm_info_new_handle(struct tm_rank *me, const struct tm_info *src)
 void tm_info_env_args(struct tm_rank *me, int argc, char **argv)
 {
     if (!me->objs || !argv || argc < 1 || !argv[0]) return;
+    pthread_mutex_lock(&me->objs->lock);
+    me->objs->env_argc = argc;
+    me->objs->env_argv = argv;
+    pthread_mutex_unlock(&me->objs->lock);
+}
+
+/* argv[1..] joined by spaces (malloc'd), or NULL. */
+static char *join_args(int argc, char **argv)
+{
     size_t len = 1;
     for (int i = 1; i < argc && argv[i]; i++)
         len += strlen(argv[i]) + 1;
-    char *rest = malloc(len);
-    if (!rest) return;
-    rest[0] = 0;
+    char *rest = malloc(len), *p = rest;
+    if (!rest) return NULL;
     for (int i = 1; i < argc && argv[i]; i++) {
-        if (i > 1) strcat(rest, " ");
-        strcat(rest, argv[i]);
+        size_t n = strlen(argv[i]);
+        if (i > 1) *p++ = ' ';
+        memcpy(p, argv[i], n);
+        p += n;
     }
-    pthread_mutex_lock(&me->objs->lock);
-    free(me->objs->env_cmd);
-    free(me->objs->env_argv);
-    me->objs->env_cmd = strdup(argv[0]);
-    me->objs->env_argv = rest;
-    pthread_mutex_unlock(&me->objs->lock);
+    *p = 0;
+    return rest;
 }
 
 /* MPI_INFO_ENV (MPI 3.1 §10.3.1 keys): what this rank was started with, as far as known. */
@@ -134,8 +140,13 @@ static struct tm_info *make_env(struct tm_rank *me)
     if (!in) return NULL;
     char buf[4096];
     int ok = 1;
-    if (me->objs->env_cmd) ok &= put(in, "command", me->objs->env_cmd) == 0;
-    if (me->objs->env_argv) ok &= put(in, "argv", me->objs->env_argv) == 0;
+    if (me->objs->env_argv) {
+        char *rest = join_args(me->objs->env_argc, me->objs->env_argv);
+        ok &= rest != NULL;
+        ok &= put(in, "command", me->objs->env_argv[0]) == 0;
+        if (rest) ok &= put(in, "argv", rest) == 0;
+        free(rest);
+    }
     snprintf(buf, sizeof buf, "%d", me->job->size);
     ok &= put(in, "maxprocs", buf) == 0;
     ok &= put(in, "soft", buf) == 0;

@@ -70,11 +70,14 @@ json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; 
     grep -qx "rank 1: atexit handler ran" <<<"$output"
 }
 
-@test "agent: exit(), return, abort(), assert, a crash and MPI_Abort end the job, not the agent" {
+@test "agent: exit(), _exit(), return, abort(), assert, a crash and MPI_Abort end the job, not the agent" {
     agent_up
     run --separate-stderr launch -n 3 "$PROGS/ends" exit3
     [ "$status" -eq 3 ]
     [[ "$stderr" == *"rank 1 exited with code 3"* ]]
+    run --separate-stderr launch -n 3 "$PROGS/ends" _exit4
+    [ "$status" -eq 4 ]
+    [[ "$stderr" == *"rank 1 exited with code 4"* ]]
     run --separate-stderr launch -n 3 "$PROGS/ends" return5
     [ "$status" -eq 5 ]
     run --separate-stderr launch -n 3 "$PROGS/ends" abort
@@ -98,7 +101,7 @@ json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; 
     [ "$status" -eq 0 ]
     [[ "$output" == *"Sum of ranks: 6 (expected 6)"* ]]
     run status_json
-    [ "$(json_field jobs_failed <<<"$output")" -eq 7 ]
+    [ "$(json_field jobs_failed <<<"$output")" -eq 8 ]
 }
 
 @test "agent: threads a rank starts print to the launcher and cannot end the agent" {

@@ -171,3 +171,22 @@ wait_log() {
     stop_agent plain
     [ ! -e "$sock" ] || { echo "the socket file stayed after the agent left" >&2; false; }
 }
+
+@test "unit: systemd-analyze security rates tmpid.service as docs/ADMIN.md says, better than 6.9 before job hosts" {
+    local unit="$TMPI_BUILD/etc/tmpid.service"
+    [ -f "$unit" ] || skip "the unit is not generated in this build ($unit)"
+    command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
+    systemd-analyze security --help 2>/dev/null | grep -q -- '--offline' ||
+        skip "systemd-analyze security has no --offline (systemd < 250)"
+    # offline: the unit file as shipped, not a loaded unit
+    local copy="$BATS_TEST_TMPDIR/tmpid.service"
+    cp "$unit" "$copy"
+    run systemd-analyze security --offline=true --no-pager "$copy"
+    local got
+    got=$(sed -n 's/.*Overall exposure level for tmpid.service: \([0-9.]*\) .*/\1/p' <<<"$output")
+    [ -n "$got" ] || { echo "no exposure level in: $output"; false; }
+    local doc
+    doc=$(sed -n 's/.*`systemd-analyze security tmpid` rates it \([0-9.]*\) .*/\1/p' "$TMPI_SRC/docs/ADMIN.md")
+    [ "$got" = "$doc" ] || { echo "systemd-analyze says $got, docs/ADMIN.md says '$doc'"; false; }
+    awk -v g="$got" 'BEGIN { exit !(g < 6.9) }' || { echo "exposure $got is not below 6.9"; false; }
+}

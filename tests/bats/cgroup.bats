@@ -73,12 +73,23 @@ cgroup_agent() {
     fi
 }
 
-@test "cgroup: a job over its --mem-limit is killed and the launcher says so; one under it runs" {
+@test "cgroup: a job over its --mem-limit is killed and the launcher says so; one beside it and one under it run" {
     cgroup_agent
+    # a job beside it, waiting for a file: the other job's end must not touch it
+    FLAG="$BATS_TEST_TMPDIR/go"
+    "$LAUNCH_BIN" --agent "$SOCK" -n 2 "$HOSTINFO" waitfile "$FLAG" >"$BATS_TEST_TMPDIR/beside" 2>&1 &
+    local beside=$!
+    until tmpictl --agent "$SOCK" jobs | grep -q running; do sleep 0.05; done
     run --separate-stderr "$LAUNCH_BIN" --agent "$SOCK" --mem-limit 64M -n 2 "$HOSTINFO" eat 400
     [ "$status" -eq 137 ] || { echo "expected 137, got $status: $output $stderr"; false; }
     [[ "$stderr" == *"killed on "*" for exceeding its memory limit of 67108864 bytes"* ]] ||
         { echo "got: $stderr"; false; }
+    touch "$FLAG"
+    local st=0
+    wait "$beside" || st=$?
+    [ "$st" -eq 0 ] || { echo "the job beside ended with $st:"; cat "$BATS_TEST_TMPDIR/beside"; false; }
+    grep -qx waited "$BATS_TEST_TMPDIR/beside" && grep -qx OK "$BATS_TEST_TMPDIR/beside" ||
+        { cat "$BATS_TEST_TMPDIR/beside"; false; }
     run "$LAUNCH_BIN" --agent "$SOCK" --mem-limit 64M -n 2 "$HOSTINFO" eat 16
     expect_status 0
     expect_line "ate 16 MiB"

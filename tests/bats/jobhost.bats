@@ -226,6 +226,35 @@ teardown() {
     grep -qx waited "$out" && grep -qx OK "$out" || { cat "$out"; false; }
 }
 
+@test "job host: core dumps follow the system's policy for the user's process (RLIMIT_CORE, core_pattern)" {
+    need_users
+    local pattern
+    pattern=$(cat /proc/sys/kernel/core_pattern)
+    [[ "$pattern" != "|"* && "$pattern" != */* ]] ||
+        skip "core_pattern '$pattern' does not write a file in the working directory"
+    local L="$TMPI_BUILD/launcher/tmpi-launch" core
+    # the agent's limit, which its job hosts inherit, says no core: none
+    ulimit -S -c 0
+    agent_up
+    run --separate-stderr as "$UA" "$L" --agent "$SOCK" -n 3 "$PUB/ends" quitself
+    [ "$status" -eq 131 ] || { echo "expected 131, got $status: $stderr"; false; }
+    [[ "$stderr" == *"killed by signal 3 (QUIT)"* && "$stderr" != *"core dumped"* ]] ||
+        { echo "stderr: $stderr"; false; }
+    [ -z "$(find "/home/$UA" -maxdepth 1 -name 'core*')" ] || { ls -l "/home/$UA"; false; }
+    agent_down
+    rm -f "$BATS_TEST_TMPDIR/ready"
+    # a limit that allows one: the user's core file in the job's working directory.  Before,
+    # the switch to the user had made the job host undumpable, and no core was ever written.
+    ulimit -S -c unlimited
+    agent_up
+    run --separate-stderr as "$UA" "$L" --agent "$SOCK" -n 3 "$PUB/ends" quitself
+    [ "$status" -eq 131 ] || { echo "expected 131, got $status: $stderr"; false; }
+    [[ "$stderr" == *"killed by signal 3 (QUIT), core dumped"* ]] || { echo "stderr: $stderr"; false; }
+    core=$(find "/home/$UA" -maxdepth 1 -name 'core*' | head -1)
+    [ -n "$core" ] || { echo "no core file in /home/$UA:"; ls -l "/home/$UA"; false; }
+    [ "$(stat -c %U "$core")" = "$UA" ] || { ls -l "$core"; false; }
+}
+
 @test "job host: the ranks' environment is the same under the system agent and a private one" {
     need_users
     agent_up

@@ -111,6 +111,8 @@ vm_kib() { sed -n "s/^$2:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$1/status"; }
     run timeout 5 "$TMPI_BUILD/launcher/tmpictl" --agent "$SOCK" status
     [ "$status" -eq 0 ] || { echo "root's status failed ($status): $output"; false; }
     [ "$(limit_field max_connections refused)" -eq 12 ]
+    # logged: the first refusal (and then one in 100), with the count
+    grep -q "(max_connections; 1 refusal(s) of this limit so far)" "$LOG" || { cat "$LOG"; false; }
 }
 
 @test "limits: a connection that sends nothing is closed after idle_timeout" {
@@ -134,6 +136,7 @@ vm_kib() { sed -n "s/^$2:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$1/status"; }
     [ -n "$s" ] && [ "$s" -ge 2 ] && [ "$s" -le 4 ] || { echo "expected closed after 2-4 s, got: $output"; false; }
     [[ "$output" == *"(message_timeout)"* ]] || { echo "$output"; false; }
     [ "$(limit_field message_timeout refused)" -eq 1 ]
+    grep -q "(message_timeout; 1 refusal(s) of this limit so far)" "$LOG" || { cat "$LOG"; false; }
 }
 
 @test "limits: 32 unfinished 4 MiB frames keep the agent's memory within max_buffered_input" {
@@ -164,6 +167,7 @@ vm_kib() { sed -n "s/^$2:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$1/status"; }
     run timeout 60 /usr/bin/python3 "$TMPI_SRC/tests/bats/control_client.py" "$SOCK" unread 300000
     [ "$output" = closed ] || { echo "expected the agent to close the stream, got: $output"; false; }
     [ "$(limit_field max_unread_replies refused)" -eq 1 ]
+    grep -q "(max_unread_replies; 1 refusal(s) of this limit so far)" "$LOG" || { cat "$LOG"; false; }
     hwm=$(vm_kib "$AGENT_PID" VmHWM)
     (( hwm < 64 * 1024 )) || { echo "the agent reached $((hwm / 1024)) MiB"; false; }
 }
@@ -181,6 +185,87 @@ vm_kib() { sed -n "s/^$2:[[:space:]]*\([0-9]*\) kB/\1/p" "/proc/$1/status"; }
     [[ "$stderr" == *"environment of "*" bytes (max_env_size is 8192)"* ]] || { echo "$stderr"; false; }
     [ "$(limit_field max_args_size refused)" -eq 1 ]
     [ "$(limit_field max_env_size refused)" -eq 1 ]
+    grep -q "(max_args_size; 1 refusal(s) of this limit so far)" "$LOG" || { cat "$LOG"; false; }
+    grep -q "(max_env_size; 1 refusal(s) of this limit so far)" "$LOG" || { cat "$LOG"; false; }
     run launch -n 2 "$PROGS/careless" "${a:0:20000}"
     [ "$status" -eq 0 ] || { echo "a job within the limits failed: $output"; false; }
+}
+
+@test "limits: slow, unfinished, flooding and unread clients at once never hold up another client's requests" {
+    need_setpriv
+    agent_up message_timeout=120 idle_timeout=240 max_unread_replies=64K
+    local d="$BATS_TEST_TMPDIR"
+    # one byte every 0.5 s: 104 bytes, 52 s of dripping; the unfinished frames and the flood
+    # are held 60 s
+    client drip 0.5 >"$d/drip.out" 2>&1 &
+    CLIENT_PIDS="$!"
+    client partial 4 4194000 60 >"$d/partial.out" 2>&1 &
+    CLIENT_PIDS="$CLIENT_PIDS $!"
+    as_nobody /usr/bin/python3 "$TMPI_SRC/tests/bats/control_client.py" "$SOCK" flood 200 60 \
+        >"$d/flood.out" 2>&1 &
+    CLIENT_PIDS="$CLIENT_PIDS $!"
+    client unread 300000 >"$d/unread.out" 2>&1 &
+    CLIENT_PIDS="$CLIENT_PIDS $!"
+    # the flood is in (its connections are counted)
+    local i
+    for ((i = 0; i < 600; i++)); do
+        [ "$(limit_field max_connections_per_user refused)" -ge 72 ] && break
+        sleep 0.1
+    done
+    # every request of another client is answered while they go on (timeout: a hang guard)
+    for ((i = 0; i < 5; i++)); do
+        run timeout 20 "$TMPI_BUILD/launcher/tmpictl" --agent "$SOCK" status
+        [ "$status" -eq 0 ] || { echo "status $i failed ($status): $output"; false; }
+        run timeout 20 "$TMPI_BUILD/launcher/tmpictl" --agent "$SOCK" jobs
+        [ "$status" -eq 0 ] || { echo "jobs $i failed ($status): $output"; false; }
+    done
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" --agent "$SOCK" -n 2 "$PROGS/careless"
+    [ "$status" -eq 0 ] || { echo "a job failed beside the abusive clients ($status): $output"; false; }
+}
+
+# run_argv_job OUT FLAG ARGS...: starts careless argv on 256 ranks in the background
+# (LAUNCHER), waits until rank 0 reported; sets HOST to the job host's pid.
+run_argv_job() {
+    local out=$1 flag=$2 i
+    shift 2
+    launch -n 256 "$PROGS/careless" argv "$flag" "$@" >"$out" 2>&1 &
+    LAUNCHER=$!
+    CLIENT_PIDS="${CLIENT_PIDS:-} $LAUNCHER"
+    for ((i = 0; i < 1200; i++)); do
+        grep -q '^args ' "$out" 2>/dev/null && break
+        kill -0 "$LAUNCHER" 2>/dev/null || break
+        sleep 0.1
+    done
+    grep -q '^args ' "$out" || { echo "no report from rank 0:" >&2; cat "$out" >&2; return 1; }
+    HOST=$(sed -n 's/^host //p' "$out")
+}
+
+pss_kib() { sed -n 's/^Pss:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/smaps_rollup"; }
+
+@test "limits: 1.8 MB of arguments on 256 ranks are not copied per rank; each rank's strings are its own" {
+    [ -r /proc/self/smaps_rollup ] || skip "no /proc/PID/smaps_rollup"
+    agent_up
+    local big pss_small pss_big hwm0 hwm1 i
+    big=$(head -c 120000 /dev/zero | tr '\0' a)
+    local args=()
+    for ((i = 0; i < 15; i++)); do args+=("$big"); done
+    hwm0=$(vm_kib "$AGENT_PID" VmHWM)
+    run_argv_job "$BATS_TEST_TMPDIR/small.out" "$BATS_TEST_TMPDIR/go.small" xxxx
+    pss_small=$(pss_kib "$HOST")
+    touch "$BATS_TEST_TMPDIR/go.small"
+    wait "$LAUNCHER" || { cat "$BATS_TEST_TMPDIR/small.out"; false; }
+    run_argv_job "$BATS_TEST_TMPDIR/big.out" "$BATS_TEST_TMPDIR/go.big" "${args[@]}"
+    local got
+    got=$(sed -n 's/^args \([0-9]*\) bytes/\1/p' "$BATS_TEST_TMPDIR/big.out")
+    (( got > 1800000 )) || { cat "$BATS_TEST_TMPDIR/big.out"; false; }
+    pss_big=$(pss_kib "$HOST")
+    touch "$BATS_TEST_TMPDIR/go.big"
+    # every rank wrote its rank into its last argument and read it back (careless.c argv)
+    wait "$LAUNCHER" || { cat "$BATS_TEST_TMPDIR/big.out"; false; }
+    hwm1=$(vm_kib "$AGENT_PID" VmHWM)
+    echo "job host Pss: $pss_small kB with 32 B of arguments, $pss_big kB with 1.8 MB; agent VmHWM $hwm0 -> $hwm1 kB" >&2
+    # a copy per rank is 256 x 1.8 MB = 460 MB (and was twice that, MPI_INFO_ENV's included)
+    (( pss_big - pss_small < 64 * 1024 )) ||
+        { echo "the job host took $(( (pss_big - pss_small) / 1024 )) MiB more for 1.8 MB of arguments"; false; }
+    (( hwm1 - hwm0 < 32 * 1024 )) || { echo "the agent grew by $(( (hwm1 - hwm0) / 1024 )) MiB"; false; }
 }

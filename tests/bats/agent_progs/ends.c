@@ -17,6 +17,7 @@ int main(int argc, char **argv)
     if (rank == 1 % size) {
         printf("rank %d ends by %s\n", rank, how);
         if (!strcmp(how, "exit3")) exit(3);
+        if (!strcmp(how, "_exit4")) _exit(4);
         if (!strcmp(how, "return5")) return 5;
         if (!strcmp(how, "abort")) abort();
         if (!strcmp(how, "assert")) assert(size < 0);
@@ -29,6 +30,12 @@ int main(int argc, char **argv)
         if (!strcmp(how, "killself")) {
             fflush(stdout);
             kill(getpid(), SIGKILL);
+        }
+        if (!strcmp(how, "quitself")) {
+            /* SIGQUIT's default action ends the process with a core dump, if the system's
+             * policy allows one */
+            fflush(stdout);
+            kill(getpid(), SIGQUIT);
         }
         if (!strcmp(how, "spin"))
             for (volatile unsigned long n = 0;; n++)
