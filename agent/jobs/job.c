@@ -858,6 +858,19 @@ static void send_job_unloaded(struct job *j)
     (void)job_send(j, &env);
 }
 
+/* The job thread only loads, waits and unloads, but glibc's dlclose keeps arrays the size of
+ * the whole link map on the stack (_dl_close_worker's maps[], used[], done[] and
+ * _dl_sort_maps' order array: about 18 bytes per loaded object, one object per rank).  A fixed
+ * 256 KiB ran out between 8,192 and 16,384 ranks and the last unload overflowed the stack
+ * (SIGSEGV after the job's output); only the pages a job's size needs are ever touched. */
+#define JOB_THREAD_STACK_BASE (256 * 1024)
+#define JOB_THREAD_STACK_PER_RANK 64
+
+static size_t job_thread_stack_size(uint32_t nprocs)
+{
+    return JOB_THREAD_STACK_BASE + (size_t)nprocs * JOB_THREAD_STACK_PER_RANK;
+}
+
 static void *job_thread(void *arg)
 {
     struct job *j = arg;
@@ -939,10 +952,9 @@ int job_start(struct job *j, struct program **progs)
     }
     j->done_ev = event_new(a->base, -1, 0, job_done_cb, j);
     if (!j->done_ev) return -ENOMEM;
-    /* The job thread only loads and waits: a small stack is plenty. */
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
+    pthread_attr_setstacksize(&attr, job_thread_stack_size(j->nprocs));
     int rc = pthread_create(&j->thread, &attr, job_thread, j);
     pthread_attr_destroy(&attr);
     if (rc != 0) return -rc;
