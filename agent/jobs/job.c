@@ -859,8 +859,8 @@ static void send_job_unloaded(struct job *j)
 }
 
 /* The job thread only loads, waits and unloads, but glibc's dlclose keeps arrays the size of
- * the whole link map on the stack (_dl_close_worker's maps[], used[], done[] and
- * _dl_sort_maps' order array: about 18 bytes per loaded object, one object per rank).  A fixed
+ * the whole link map on the stack (_dl_close_worker's maps[] of every loaded object and
+ * _dl_sort_maps' work arrays: tens of bytes per object, one object per rank).  A fixed
  * 256 KiB ran out between 8,192 and 16,384 ranks and the last unload overflowed the stack
  * (SIGSEGV after the job's output); only the pages a job's size needs are ever touched. */
 #define JOB_THREAD_STACK_BASE (256 * 1024)
