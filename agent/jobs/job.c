@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "carrier.h"
 #include "frame.h"
+#include "image_share.h"
 #include "job_limits.h"
 #include "job_link.h"
 #include "job_member.h"
@@ -658,7 +660,7 @@ static void send_job_started(struct job *j)
     (void)job_send(j, &env);
 }
 
-static int load_images(struct job *j)
+static int load_images_from(struct job *j, int *tmpl)
 {
     char err[400], reason[480], label[64];
     long maps_first = -1;
@@ -667,7 +669,14 @@ static int load_images(struct job *j)
         int g = r->info.rank;
         snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id, g);
         const struct program *p = r->app->prog;
-        int rc = image_load(p->bytes, p->size, label, &r->image, err, sizeof err);
+        uint32_t k = (uint32_t)r->info.appnum;
+        if (tmpl[k] < 0) {
+            /* Without it each copy keeps its own read-only pages: more memory, same job. */
+            snprintf(label, sizeof label, "tmpi-job%llu-program%u", (unsigned long long)j->id, k);
+            tmpl[k] = image_template_open(p->bytes, p->size, label);
+            snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id, g);
+        }
+        int rc = image_load(p->bytes, p->size, label, tmpl[k], &r->image, err, sizeof err);
         if (rc < 0) {
             snprintf(reason, sizeof reason, "cannot load the program for rank %d on %s: %s", g,
                      j->agent->cfg.name, err);
@@ -691,6 +700,25 @@ static int load_images(struct job *j)
         }
     }
     return 0;
+}
+
+/* Loads every rank's copy; copies of one program share its read-only pages through one
+ * template memfd per program (image_share.h), closed once all are loaded (their mappings keep
+ * it). */
+static int load_images(struct job *j)
+{
+    int *tmpl = malloc(sizeof *tmpl * j->napps);
+    if (!tmpl) {
+        job_cancel(j, 1, "out of memory loading the program");
+        return -ENOMEM;
+    }
+    for (uint32_t k = 0; k < j->napps; k++)
+        tmpl[k] = -1;
+    int rc = load_images_from(j, tmpl);
+    for (uint32_t k = 0; k < j->napps; k++)
+        if (tmpl[k] >= 0) close(tmpl[k]);
+    free(tmpl);
+    return rc;
 }
 
 /* The program a global rank runs (apps hold ascending blocks of ranks). */
