@@ -129,7 +129,6 @@ int image_share(void *handle, const uint8_t *bytes, size_t size, int tmpl_fd, in
      * A hole, not a truncation: truncating would also drop the private copies just made.  It
      * covers the last page whole, or that page would only be zeroed, not freed. */
     off_t hole = (off_t)((size + pg - 1) & mask);
-    if (fallocate(own_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, hole) < 0)
-        return -errno;
+    if (fallocate(own_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, hole) < 0) return -errno;
     return 0;
 }
