@@ -398,7 +398,7 @@ def write(store, cfg, im, outdir, quick):
     w("Rerun: `make bench` (full, about an hour) or `make bench QUICK=1` (quick mode: shorter points, "
       "N = 512 macro problems, runs over 20 s abandoned, Open MPI/MPICH launches over 10 s not repeated); "
       "one figure: `tests/bench/run.py --quick --only coll` (figures: p2p, coll, a1000, oversub, macro, halo, "
-      "launch, memory, net). Every program prints `RESULT key=value ...` lines and aborts on a wrong answer.\n")
+      "launch, memory, net, hosts, rma). Every program prints `RESULT key=value ...` lines and aborts on a wrong answer.\n")
 
     with open(os.path.join(outdir, "RESULTS.md"), "w") as f:
         f.write("".join(md))
