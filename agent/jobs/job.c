@@ -10,12 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "carrier.h"
 #include "frame.h"
 #include "job_bind.h"
 #include "job_id.h"
+#include "image_share.h"
 #include "job_limits.h"
 #include "job_link.h"
 #include "job_member.h"
@@ -678,7 +680,7 @@ static int prepare_args(struct job *j)
     return 0;
 }
 
-static int load_images(struct job *j)
+static int load_images_from(struct job *j, int *tmpl)
 {
     char err[400], reason[480], label[64];
     long maps_first = -1;
@@ -689,7 +691,14 @@ static int load_images(struct job *j)
         int g = r->info.rank;
         snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id, g);
         const struct program *p = r->app->prog;
-        int rc = image_load(p->bytes, p->size, label, &r->image, err, sizeof err);
+        uint32_t k = (uint32_t)r->info.appnum;
+        if (tmpl[k] < 0) {
+            /* Without it each copy keeps its own read-only pages: more memory, same job. */
+            snprintf(label, sizeof label, "tmpi-job%llu-program%u", (unsigned long long)j->id, k);
+            tmpl[k] = image_template_open(p->bytes, p->size, label);
+            snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id, g);
+        }
+        int rc = image_load(p->bytes, p->size, label, tmpl[k], &r->image, err, sizeof err);
         if (rc < 0) {
             snprintf(reason, sizeof reason, "cannot load the program for rank %d on %s: %s", g,
                      j->agent->cfg.name, err);
@@ -714,6 +723,25 @@ static int load_images(struct job *j)
         }
     }
     return 0;
+}
+
+/* Loads every rank's copy; copies of one program share its read-only pages through one
+ * template memfd per program (image_share.h), closed once all are loaded (their mappings keep
+ * it). */
+static int load_images(struct job *j)
+{
+    int *tmpl = malloc(sizeof *tmpl * j->napps);
+    if (!tmpl) {
+        job_cancel(j, 1, "out of memory loading the program");
+        return -ENOMEM;
+    }
+    for (uint32_t k = 0; k < j->napps; k++)
+        tmpl[k] = -1;
+    int rc = load_images_from(j, tmpl);
+    for (uint32_t k = 0; k < j->napps; k++)
+        if (tmpl[k] >= 0) close(tmpl[k]);
+    free(tmpl);
+    return rc;
 }
 
 /* The program a global rank runs (apps hold ascending blocks of ranks). */
@@ -915,6 +943,19 @@ static void send_job_unloaded(struct job *j)
     (void)job_send(j, &env);
 }
 
+/* The job thread only loads, waits and unloads, but glibc's dlclose keeps arrays the size of
+ * the whole link map on the stack (_dl_close_worker's maps[] of every loaded object and
+ * _dl_sort_maps' work arrays: tens of bytes per object, one object per rank).  A fixed
+ * 256 KiB ran out between 8,192 and 16,384 ranks and the last unload overflowed the stack
+ * (SIGSEGV after the job's output); only the pages a job's size needs are ever touched. */
+#define JOB_THREAD_STACK_BASE (256 * 1024)
+#define JOB_THREAD_STACK_PER_RANK 64
+
+static size_t job_thread_stack_size(uint32_t nprocs)
+{
+    return JOB_THREAD_STACK_BASE + (size_t)nprocs * JOB_THREAD_STACK_PER_RANK;
+}
+
 static void *job_thread(void *arg)
 {
     struct job *j = arg;
@@ -1024,10 +1065,9 @@ int job_start(struct job *j, struct program **progs)
     }
     j->done_ev = event_new(a->base, -1, 0, job_done_cb, j);
     if (!j->done_ev) return -ENOMEM;
-    /* The job thread only loads and waits: a small stack is plenty. */
     pthread_attr_t attr;
     pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
+    pthread_attr_setstacksize(&attr, job_thread_stack_size(j->nprocs));
     int rc = pthread_create(&j->thread, &attr, job_thread, j);
     pthread_attr_destroy(&attr);
     if (rc != 0) return -rc;

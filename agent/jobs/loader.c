@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "image_share.h"
 #include "module_marker.h"
 
 /* glibc serialises dlopen and dlclose with a lock inside ld.so that ThreadSanitizer cannot
@@ -33,20 +34,6 @@ static void dl_close(void *h)
     pthread_mutex_lock(&dl_order.mu);
     dlclose(h);
     pthread_mutex_unlock(&dl_order.mu);
-}
-
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    size_t off = 0;
-    while (off < n) {
-        ssize_t w = pwrite(fd, p + off, n - off, (off_t)off);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -errno;
-        }
-        off += (size_t)w;
-    }
-    return 0;
 }
 
 /* Whether the ELF image imports a thread-creating function (its dynamic symbol table holds an
@@ -80,21 +67,14 @@ static int imports_thread_create(const uint8_t *b, size_t size)
     return 0;
 }
 
-int image_load(const uint8_t *bytes, size_t size, const char *label, struct image *ret, char *err,
-               size_t errlen)
+int image_load(const uint8_t *bytes, size_t size, const char *label, int tmpl_fd, struct image *ret,
+               char *err, size_t errlen)
 {
     *ret = (struct image){.fd = -1};
-    int fd = memfd_create(label, MFD_CLOEXEC);
+    int fd = image_template_open(bytes, size, label);
     if (fd < 0) {
-        int r = -errno;
-        snprintf(err, errlen, "memfd_create: %s", strerror(-r));
-        return r;
-    }
-    int r = write_all(fd, bytes, size);
-    if (r < 0) {
-        snprintf(err, errlen, "writing the program image: %s", strerror(-r));
-        close(fd);
-        return r;
+        snprintf(err, errlen, "writing the program image into a memfd: %s", strerror(-fd));
+        return fd;
     }
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
@@ -119,6 +99,8 @@ int image_load(const uint8_t *bytes, size_t size, const char *label, struct imag
     }
     ret->handle = h;
     ret->fd = fd;
+    /* Not sharing costs memory, not correctness: the copy is complete either way. */
+    ret->shared = tmpl_fd >= 0 && image_share(h, bytes, size, tmpl_fd, fd) == 0;
     size_t modid = 0;
     ret->has_tls = dlinfo(h, RTLD_DI_TLS_MODID, &modid) == 0 && modid != 0;
     ret->creates_threads = imports_thread_create(bytes, size);

@@ -20,12 +20,16 @@ struct image {
     /* the program starts threads of its own (it imports pthread_create): they may block the
      * rank's thread in pthread_join or a condition variable, which would stop a carrier */
     int creates_threads;
+    /* its read-only segments map the program's template and its memfd holds no pages
+     * (image_share.h) */
+    int shared;
 };
 
-/* Loads one private copy of a module.  On failure returns a negative errno and writes a
- * one-line reason (e.g. the loader's error) into err. */
-int image_load(const uint8_t *bytes, size_t size, const char *label, struct image *ret, char *err,
-               size_t errlen);
+/* Loads one private copy of a module; with tmpl_fd >= 0 (image_template_open of the same
+ * bytes) the copy shares its read-only pages with it.  On failure returns a negative errno and
+ * writes a one-line reason (e.g. the loader's error) into err. */
+int image_load(const uint8_t *bytes, size_t size, const char *label, int tmpl_fd, struct image *ret,
+               char *err, size_t errlen);
 
 /* Unloads (runs the copy's destructors) and closes its memfd.  Accepts a never-loaded image. */
 void image_unload(struct image *img);

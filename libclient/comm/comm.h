@@ -98,12 +98,16 @@ struct tm_commref {
     int hidden; /* one of those: not a handle the program was given */
 };
 
-/* The rank's handles: chunks of TM_COMMTAB_CHUNK entries that never move once made, so a
- * lookup takes no lock; lock serialises making and freeing handles (MPI_THREAD_MULTIPLE).
- * dir[i]: written once under lock (release), read without it (acquire). */
-#define TM_COMMTAB_SHIFT 10
-#define TM_COMMTAB_CHUNK (1 << TM_COMMTAB_SHIFT)
-#define TM_COMMTAB_CHUNKS 1024 /* at most 1M communicator handles per rank */
+/* The rank's handles: chunks that never move once made, so a lookup takes no lock; lock
+ * serialises making and freeing handles (MPI_THREAD_MULTIPLE).  Chunk c holds
+ * TM_COMMTAB_FIRST << c handles, so a rank that uses a few communicators pays for a few
+ * entries and a small directory (at 16,384 ranks per node the table is part of every rank's
+ * fixed cost), while the directory still reaches TM_COMMTAB_MAX handles.
+ * dir[c]: written once under lock (release), read without it (acquire). */
+#define TM_COMMTAB_FIRST_SHIFT 4
+#define TM_COMMTAB_FIRST (1 << TM_COMMTAB_FIRST_SHIFT)
+#define TM_COMMTAB_CHUNKS 16
+#define TM_COMMTAB_MAX (((1 << TM_COMMTAB_CHUNKS) - 1) * TM_COMMTAB_FIRST) /* 1,048,560 */
 struct tm_commtab {
     _Atomic(struct tm_commref *) dir[TM_COMMTAB_CHUNKS];
     pthread_mutex_t lock;
@@ -133,13 +137,22 @@ void tm_comm_fini_shared(struct tm_comm *c);
 int tm_commtab_init(struct tm_rank *me);
 void tm_commtab_destroy(struct tm_rank *me);
 /* The rank's entry for handle h, NULL if h is not a live communicator of this rank. */
+/* The chunk of handle h (0 <= h < TM_COMMTAB_MAX) and h's place in it. */
+static inline int tm_commtab_chunk(int h)
+{
+    return 31 - __builtin_clz((unsigned)h + TM_COMMTAB_FIRST) - TM_COMMTAB_FIRST_SHIFT;
+}
+static inline int tm_commtab_index(int h, int chunk)
+{
+    return h + TM_COMMTAB_FIRST - (TM_COMMTAB_FIRST << chunk);
+}
 static inline struct tm_commref *tm_comm_get(struct tm_commtab *t, MPI_Comm h)
 {
-    if (__builtin_expect(h <= 0 || h >= TM_COMMTAB_CHUNK * TM_COMMTAB_CHUNKS, 0)) return NULL;
-    struct tm_commref *v =
-        atomic_load_explicit(&t->dir[h >> TM_COMMTAB_SHIFT], memory_order_acquire);
+    if (__builtin_expect(h <= 0 || h >= TM_COMMTAB_MAX, 0)) return NULL;
+    int c = tm_commtab_chunk(h);
+    struct tm_commref *v = atomic_load_explicit(&t->dir[c], memory_order_acquire);
     if (__builtin_expect(!v, 0)) return NULL;
-    struct tm_commref *r = &v[h & (TM_COMMTAB_CHUNK - 1)];
+    struct tm_commref *r = &v[tm_commtab_index(h, c)];
     return r->c ? r : NULL;
 }
 /* A user-visible live handle (not one of an inter-communicator's hidden ones). */

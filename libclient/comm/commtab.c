@@ -118,15 +118,15 @@ void tm_objs_free(struct tm_rank *me)
 /* The entry of handle h, making its chunk if needed (lock held); NULL when out of memory. */
 static struct tm_commref *slot_at(struct tm_commtab *t, int h)
 {
-    int ci = h >> TM_COMMTAB_SHIFT;
+    int ci = tm_commtab_chunk(h);
     struct tm_commref *v = atomic_load_explicit(&t->dir[ci], memory_order_relaxed);
     if (!v) {
-        v = calloc(TM_COMMTAB_CHUNK, sizeof *v);
+        v = calloc((size_t)TM_COMMTAB_FIRST << ci, sizeof *v);
         if (!v) return NULL;
         atomic_store_explicit(&t->dir[ci], v, memory_order_release);
-        t->cap += TM_COMMTAB_CHUNK;
+        t->cap += TM_COMMTAB_FIRST << ci;
     }
-    return &v[h & (TM_COMMTAB_CHUNK - 1)];
+    return &v[tm_commtab_index(h, ci)];
 }
 
 int tm_commtab_init(struct tm_rank *me)
@@ -166,7 +166,7 @@ void tm_commtab_destroy(struct tm_rank *me)
     for (int ci = 0; ci < TM_COMMTAB_CHUNKS; ci++) {
         struct tm_commref *v = atomic_load_explicit(&t->dir[ci], memory_order_relaxed);
         if (!v) continue;
-        for (int i = 0; i < TM_COMMTAB_CHUNK; i++) {
+        for (int i = 0; i < TM_COMMTAB_FIRST << ci; i++) {
             if (v[i].c && !v[i].c->builtin) tm_comm_release(v[i].c);
             if (v[i].c) ref_clear(&v[i]);
         }
@@ -184,11 +184,11 @@ MPI_Comm tm_commtab_add(struct tm_rank *me, struct tm_comm *c, int rank, MPI_Err
     pthread_mutex_lock(&t->lock);
     int h = t->low_free;
     struct tm_commref *r = NULL;
-    for (; h < TM_COMMTAB_CHUNK * TM_COMMTAB_CHUNKS; h++) {
+    for (; h < TM_COMMTAB_MAX; h++) {
         r = slot_at(t, h);
         if (!r || !r->c) break;
     }
-    if (!r || h == TM_COMMTAB_CHUNK * TM_COMMTAB_CHUNKS) {
+    if (!r || h == TM_COMMTAB_MAX) {
         pthread_mutex_unlock(&t->lock);
         return MPI_COMM_NULL;
     }

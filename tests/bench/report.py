@@ -214,6 +214,7 @@ def write(store, cfg, im, outdir, quick):
                      "for every implementation (the seed's \"transfer rate\" measure).\n\n")
 
     net_sections(w, st, cfg, outdir)
+    hosts_sections(w, st, cfg)
     rma_sections(w, st)
     binding_sections(w, st, cfg)
 
@@ -398,7 +399,7 @@ def write(store, cfg, im, outdir, quick):
     w("Rerun: `make bench` (full, about an hour) or `make bench QUICK=1` (quick mode: shorter points, "
       "N = 512 macro problems, runs over 20 s abandoned, Open MPI/MPICH launches over 10 s not repeated); "
       "one figure: `tests/bench/run.py --quick --only coll` (figures: p2p, coll, a1000, oversub, macro, halo, "
-      "launch, memory, net). Every program prints `RESULT key=value ...` lines and aborts on a wrong answer.\n")
+      "launch, memory, net, hosts, rma). Every program prints `RESULT key=value ...` lines and aborts on a wrong answer.\n")
 
     with open(os.path.join(outdir, "RESULTS.md"), "w") as f:
         f.write("".join(md))
@@ -519,6 +520,52 @@ def net_sections(w, st, cfg, outdir):
           "over 1000 calls.\n\n")
         w(table([[f"{n} x {k}", n * k] + impl_cols(av, (n, k), True, bound=lambda c: c * 1e6 / 1000)
                  for n, k in ak], ["nodes x ranks", "ranks"] + HDR))
+        w("\n")
+
+
+HOSTS_SETUP = (
+    "Like for like across hosts: every host is a network namespace with one interface "
+    "(`tmpi0`, 192.0.2.11-14/24) on a bridge, and every implementation runs as on a real "
+    "cluster, shared memory inside a host and TCP across. TMPI: one `tmpid` per host, the job "
+    "placed with `tmpi-launch --hostfile HOSTFILE --ppn K`. Open MPI: one `mpirun` with a host "
+    "file naming the hosts' addresses, its daemons started in each namespace by an ssh "
+    "stand-in (`--mca plm_rsh_agent`, which runs the command under `ip netns exec` with the "
+    "host's own hostname), `--mca btl self,vader,tcp` on `tmpi0`, and `mpi_yield_when_idle 1` "
+    "(all hosts share this machine's two cores, so a busy-polling rank would starve the others). "
+    "MPICH: one `mpiexec` with the same stand-in (`-launcher-exec`), its shared memory inside "
+    "a host and UCX over TCP across (`UCX_TLS=tcp,self`). The launchers run on host 1.\n\n"
+    "Caveats: the hosts share the 2 cores, so the layouts with 4 ranks per host oversubscribe "
+    "the machine 6-8 times; the link is a veth pair through a bridge (kernel copies, no wire); "
+    "figures are only as quiet as the machine's load (see the load below).\n\n")
+
+HOSTS_OPS = [("allreduce", 8), ("allreduce", 65536), ("bcast", 1048576), ("reduce", 1048576),
+             ("alltoall", 1024)]
+
+
+def hosts_sections(w, st, cfg):
+    """Emulated hosts (issue 21): ping-pong across two hosts, Fig. 13 operations per layout."""
+    pk, ck = keys_of(st, "hosts_pingpong"), keys_of(st, "hosts_coll")
+    if not pk and not ck:
+        if cfg.get("hosts_skipped"):
+            w("## Emulated hosts (network namespaces)\n\nNot measured: " + cfg["hosts_skipped"] + "\n\n")
+        return
+    w("## Emulated hosts (network namespaces)\n\n")
+    w(HOSTS_SETUP)
+    if pk:
+        lat, bw = View(st, "hosts_pingpong", 0), View(st, "hosts_pingpong", 1)
+        w("### Ping-pong across two hosts (1 rank each)\n\n")
+        rows = [[size_label(s)] + impl_cols(lat, s, True)[:4] + impl_cols(bw, s, False)[:4]
+                for s in sorted(pk)]
+        w(table(rows, ["size", "TMPI us", "Open MPI us", "MPICH us", "TMPI / best (time)",
+                       "TMPI MB/s", "Open MPI MB/s", "MPICH MB/s", "TMPI / best (MB/s)"]))
+        w("\n")
+    cv = View(st, "hosts_coll")
+    for nodes, ppn in sorted({(k[1], k[2]) for k in ck}, key=lambda L: (L[0] * L[1], L)):
+        w(f"### {nodes} hosts x {ppn} rank{'s' if ppn > 1 else ''} ({nodes * ppn} ranks), us per call\n\n")
+        rows = [[op, size_label(size)] + impl_cols(cv, (op, nodes, ppn, size), True,
+                                                  bound=lambda c: None)
+                for op, size in HOSTS_OPS if (op, nodes, ppn, size) in ck]
+        w(table(rows, ["op", "size"] + HDR))
         w("\n")
 
 

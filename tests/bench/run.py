@@ -14,6 +14,13 @@ Figures across nodes (`--only net`) run one keyed agent per "node" on this machi
 force the peers over TCP; when network namespaces are permitted, a TMPI ping-pong also runs
 between two agents in two namespaces joined by a veth pair.
 
+Emulated hosts (`--only hosts`, issue 21): network namespaces on a bridge (192.0.2.0/24), one
+TMPI agent per namespace, and the peers as on a real cluster: one mpirun/mpiexec whose daemons
+an ssh stand-in starts inside each namespace, shared memory inside a host and TCP across.
+Ping-pong across two hosts; Allreduce 8 B and 64 KiB, Bcast and Reduce 1 MiB, Alltoall 1 KiB
+on 3x1, 3x4 and 4x4. Skipped, with the reason in the report, where namespaces are not
+permitted; everything made is removed afterwards.
+
 Machine state: this VM flips between a fast and a slow state between runs (issue 21: 4 MiB
 ping-pong 40 GB/s in one, 7.8 GB/s minutes later).  Before every round of a series (one run of
 each job and implementation) a 1-second memory-copy probe (memprobe.c: 64 MiB buffers) measures
@@ -490,7 +497,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="shorter points and problems (a few minutes)")
     ap.add_argument("--runs", type=int, default=5, help="runs per figure and implementation (>= 5 for medians)")
-    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,halo,launch,memory,net,rma,binding")
+    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,halo,launch,memory,net,hosts,rma,binding")
     ap.add_argument("--build", default=os.path.join(TOP, "build"))
     ap.add_argument("--out", default=os.path.join(TOP, "docs", "bench"))
     ap.add_argument("--no-install", action="store_true", help="do not apt-get missing packages")
@@ -560,6 +567,8 @@ def main():
                        cap_keys=lambda n: [(n, N) for N in HALO_SIZES])
         if want("net"):
             net_figure(st, im, a, T, cap, quick, workdir, cfg)
+        if want("hosts"):
+            hosts_figure(st, im, a, T, cap, workdir, cfg)
         if want("rma"):
             rma_figure(st, im, a, T, cap, workdir)
         if want("launch"):
@@ -858,6 +867,156 @@ def netns_pingpong(st, im, a, T, cap, workdir, cfg):
                    impls=["tmpi"])
     finally:
         pair.delete()
+
+
+# ---------------------------------------------------------------------------- emulated hosts
+
+# Layouts hosts x ranks per host, and the points of seed 000's Fig. 13 operations measured on
+# them (coll.c -p): small and 64 KiB Allreduce, 1 MiB Bcast and Reduce, Alltoall.
+HOST_LAYOUTS = [(3, 1), (3, 4), (4, 4)]
+HOST_POINTS = "allreduce:8,allreduce:65536,bcast:1048576,reduce:1048576,alltoall:1024"
+HOST_IF = "tmpi0"  # the host's interface, the same name in every namespace
+HOST_PORT = 7470
+
+# ssh stand-in given to mpirun (plm_rsh_agent) and mpiexec (-launcher-exec): called as
+# "[OPTIONS] HOST COMMAND...", it runs COMMAND in HOST's namespace under HOST's own hostname
+# (a UTS namespace of its own), as ssh would run it on that host.
+RSH_WRAPPER = """#!/bin/sh
+while [ $# -gt 0 ]; do case "$1" in -*) shift ;; *) break ;; esac; done
+host=$1
+shift
+ns=$(awk -v h="$host" '$1 == h { print $2 }' "{map}")
+[ -n "$ns" ] || { echo "$0: unknown host $host" >&2; exit 255; }
+exec ip netns exec "$ns" unshare --uts sh -c 'hostname "$0" && exec sh -c "$1"' "$ns" "$*"
+"""
+
+
+class NetnsHosts:
+    """k emulated hosts: network namespaces tmpih<pid>-<i>, each with one interface tmpi0
+    (192.0.2.<10+i>/24, TEST-NET-1) on a bridge that lives in a namespace of its own
+    (tmpisw<pid>), and one keyed TMPI agent. Peers reach them as a real cluster's hosts: their
+    launchers start daemons through RSH_WRAPPER. delete() stops the agents by PID and removes
+    exactly the namespaces made here (their devices go with them)."""
+
+    def __init__(self, build, workdir, k):
+        tag = str(os.getpid())
+        self.sw = f"tmpisw{tag}"
+        self.ns = [f"tmpih{tag}-{i}" for i in range(1, k + 1)]
+        self.addr = [f"192.0.2.{10 + i}" for i in range(1, k + 1)]
+        self.made = []
+        self.agents = []
+        r = subprocess.run(["ip", "netns", "add", self.sw], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Skip("ip netns add is not permitted here: " + (r.stderr.strip() or f"rc {r.returncode}"))
+        self.made.append(self.sw)
+        try:
+            NetnsPair._ip("-n", self.sw, "link", "add", "br0", "type", "bridge")
+            NetnsPair._ip("-n", self.sw, "link", "set", "br0", "up")
+            for i, (ns, addr) in enumerate(zip(self.ns, self.addr), 1):
+                NetnsPair._ip("netns", "add", ns)
+                self.made.append(ns)
+                h, p = f"th{tag}-{i}", f"ts{tag}-{i}"
+                NetnsPair._ip("link", "add", h, "type", "veth", "peer", "name", p)
+                NetnsPair._ip("link", "set", p, "netns", self.sw)
+                NetnsPair._ip("link", "set", h, "netns", ns)
+                NetnsPair._ip("-n", self.sw, "link", "set", p, "master", "br0", "up")
+                NetnsPair._ip("-n", ns, "link", "set", h, "name", HOST_IF)
+                NetnsPair._ip("-n", ns, "addr", "add", addr + "/24", "dev", HOST_IF)
+                NetnsPair._ip("-n", ns, "link", "set", "lo", "up")
+                NetnsPair._ip("-n", ns, "link", "set", HOST_IF, "up")
+            self.dir = tempfile.mkdtemp(prefix="hosts.", dir=workdir)
+            self.key = os.path.join(self.dir, "cluster.key")
+            write_key(self.key)
+            mapfile = os.path.join(self.dir, "hostmap")
+            with open(mapfile, "w") as f:
+                for ns, addr in zip(self.ns, self.addr):
+                    f.write(f"{addr} {ns}\n")
+            self.rsh = os.path.join(self.dir, "rsh")
+            with open(self.rsh, "w") as f:
+                f.write(RSH_WRAPPER.replace("{map}", mapfile))
+            os.chmod(self.rsh, 0o755)
+            for i, (ns, addr) in enumerate(zip(self.ns, self.addr), 1):
+                self.agents.append(Agent(build, self.dir, f"host{i}",
+                                         ["--name", f"host{i}", "--listen", f"{addr}:{HOST_PORT}",
+                                          "--key-file", self.key],
+                                         prefix=["ip", "netns", "exec", ns]))
+        except Exception:
+            self.delete()
+            raise
+
+    def hostfile(self, impl, nodes, ppn):
+        path = os.path.join(self.dir, f"hosts.{impl}.{nodes}x{ppn}")
+        with open(path, "w") as f:
+            for addr in self.addr[:nodes]:
+                f.write({"tmpi": f"{addr} slots={ppn} port={HOST_PORT}\n",
+                         "ompi": f"{addr} slots={ppn}\n",
+                         "mpich": f"{addr}:{ppn}\n"}[impl])
+        return path
+
+    def launcher(self, im, nodes, ppn):
+        """launch() for run_series: the launcher runs on host 1 (its namespace and hostname).
+        TMPI: host 1's agent, one agent per host. Open MPI: shared memory (vader) inside a
+        host, TCP on tmpi0 across, daemons through the wrapper; idle ranks yield, since all
+        hosts share this machine's cores. MPICH (ch4): its shared memory inside a host, UCX
+        over TCP across, proxies through the wrapper."""
+        on_host1 = ["ip", "netns", "exec", self.ns[0], "unshare", "--uts", "sh", "-c",
+                    'hostname "$0" && exec "$@"', self.ns[0]]
+
+        def launch(impl, n, prog, args):
+            args = [str(x) for x in args]
+            hf = self.hostfile(impl, nodes, ppn)
+            if impl == "tmpi":
+                cmd = [os.path.join(im.build, "launcher", "tmpi-launch"), "--agent",
+                       self.agents[0].sock, "--hostfile", hf, "--ppn", str(ppn), "-n", str(n)]
+            elif impl == "ompi":
+                cmd = ["mpirun.openmpi"] + (["--allow-run-as-root"] if im.root else []) + \
+                      ["--hostfile", hf, "--map-by", "slot", "--mca", "plm_rsh_agent", self.rsh,
+                       "--mca", "btl", "self,vader,tcp", "--mca", "btl_tcp_if_include", HOST_IF,
+                       "--mca", "oob_tcp_if_include", HOST_IF, "--mca", "mpi_yield_when_idle", "1",
+                       "-np", str(n)]
+            else:
+                cmd = ["env", "UCX_TLS=tcp,self", "UCX_NET_DEVICES=" + HOST_IF, "mpiexec.mpich",
+                       "-f", hf, "-launcher", "ssh", "-launcher-exec", self.rsh, "-iface", HOST_IF,
+                       "-n", str(n)]
+            return on_host1 + cmd + [prog] + args
+
+        return launch
+
+    def delete(self):
+        for ag in reversed(self.agents):
+            ag.stop()
+        self.agents = []
+        for ns in reversed(self.made):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        self.made = []
+
+
+def hosts_figure(st, im, a, T, cap, workdir, cfg):
+    """Emulated hosts (issue 21): every implementation as on a real cluster, shared memory inside
+    a host and TCP across, on network namespaces joined by a bridge."""
+    try:
+        hosts = NetnsHosts(a.build, workdir, max(n for n, _ in HOST_LAYOUTS))
+    except Skip as e:
+        cfg["hosts_skipped"] = str(e)
+        log("emulated hosts skipped:", e)
+        return
+    cfg["hosts_agent_cmd"] = hosts.agents[0].cmd
+    try:
+        run_series(st, im, "hosts_pingpong", [(2, "pingpong", ["-t", T])], a.runs, cap * 3,
+                   lambda r: int(r["size"]), lambda r: (r["usec"], r["mbps"]),
+                   launch=hosts.launcher(im, 2, 1), cmd_label="hosts_pingpong 2x1")
+        for nodes, ppn in HOST_LAYOUTS:
+            run_series(st, im, "hosts_coll",
+                       [(nodes * ppn, "coll", ["-t", T, "-p", HOST_POINTS])], a.runs, cap * 2,
+                       lambda r, L=(nodes, ppn): (r["op"],) + L + (int(r["size"]),),
+                       lambda r: r["usec"],
+                       cap_keys=lambda n, L=(nodes, ppn): [
+                           (p.split(":")[0],) + L + (int(p.split(":")[1]),)
+                           for p in HOST_POINTS.split(",")],
+                       launch=hosts.launcher(im, nodes, ppn),
+                       cmd_label=f"hosts_coll {nodes}x{ppn}")
+    finally:
+        hosts.delete()
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 /* handles.c — C/Fortran handle and status conversion, address arithmetic, the predefined
  * attributes and attribute callbacks, and the constants mpi.h defines for later layers. */
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -242,6 +243,42 @@ static void constants(void)
     CHECK(len > 0 && (size_t)len == strlen(lib), "library version \"%s\" length %d", lib, len);
 }
 
+/* Many live communicators at once: the handle table grows in chunks (comm.h), and a handle
+ * in every chunk must reach its own communicator, also after holes are freed and refilled. */
+#define MANY_COMMS 300
+
+static void many_handles(int size)
+{
+    static MPI_Comm c[MANY_COMMS];
+    char name[MPI_MAX_OBJECT_NAME], want[MPI_MAX_OBJECT_NAME];
+    for (int i = 0; i < MANY_COMMS; i++) {
+        CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &c[i]));
+        snprintf(want, sizeof want, "dup %d", i);
+        CHECK_MPI(MPI_Comm_set_name(c[i], want));
+    }
+    for (int i = 0; i < MANY_COMMS; i += 2)
+        CHECK_MPI(MPI_Comm_free(&c[i]));
+    for (int i = 0; i < MANY_COMMS; i += 2) {
+        CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, 0, 0, &c[i]));
+        snprintf(want, sizeof want, "split %d", i);
+        CHECK_MPI(MPI_Comm_set_name(c[i], want));
+    }
+    for (int i = 0; i < MANY_COMMS; i++) {
+        int len = 0, n = 0;
+        CHECK_MPI(MPI_Comm_get_name(c[i], name, &len));
+        snprintf(want, sizeof want, "%s %d", i % 2 ? "dup" : "split", i);
+        CHECK(strcmp(name, want) == 0, "communicator %d (handle %d) is named '%s', expected '%s'",
+              i, c[i], name, want);
+        CHECK_MPI(MPI_Comm_size(c[i], &n));
+        CHECK(n == size, "communicator %d: size %d, expected %d", i, n, size);
+    }
+    int v = 1, sum = 0;
+    CHECK_MPI(MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, c[MANY_COMMS - 1]));
+    CHECK(sum == size, "Allreduce on the last handle: %d, expected %d", sum, size);
+    for (int i = MANY_COMMS - 1; i >= 0; i--)
+        CHECK_MPI(MPI_Comm_free(&c[i]));
+}
+
 int main(int argc, char **argv)
 {
     CHECK_MPI(MPI_Init(&argc, &argv));
@@ -258,5 +295,6 @@ int main(int argc, char **argv)
     addresses();
     attributes();
     constants();
+    many_handles(size);
     return finish_ok();
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../check.h"
+#include "image_share.h"
 #include "loader.h"
 
 static uint8_t *slurp(const char *path, size_t *len)
@@ -25,6 +26,53 @@ static uint8_t *slurp(const char *path, size_t *len)
 
 #define NCOPIES 64
 
+/* The name of the mapping holding address a, from /proc/self/maps ("" when none). */
+static void mapping_of(const void *a, char *name, size_t len)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    CHECK(f != NULL);
+    char line[512];
+    name[0] = '\0';
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        int off = 0;
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &off) < 2) continue;
+        if ((unsigned long)a < lo || (unsigned long)a >= hi) continue;
+        snprintf(name, len, "%s", line + off);
+        name[strcspn(name, "\n")] = '\0';
+        break;
+    }
+    fclose(f);
+}
+
+/* Copies loaded with a template: their code runs from the template's pages, their memfds
+ * hold no pages, and each still has its own globals. */
+static void shared_copies(const uint8_t *mod, size_t len)
+{
+    char err[256], name[512];
+    int tfd = image_template_open(mod, len, "tmpi-test-template");
+    CHECK(tfd >= 0);
+    static struct image img[NCOPIES];
+    for (int i = 0; i < NCOPIES; i++) {
+        int r = image_load(mod, len, "test-shared", tfd, &img[i], err, sizeof err);
+        if (r != 0) fprintf(stderr, "image_load: %s\n", err);
+        CHECK_EQ(r, 0);
+        CHECK_EQ(img[i].shared, 1);
+        struct stat st;
+        CHECK(fstat(img[i].fd, &st) == 0);
+        CHECK_EQ((long)st.st_blocks, 0L);
+        mapping_of((const void *)img[i].main, name, sizeof name);
+        CHECK(strstr(name, "tmpi-test-template") != NULL, "main of copy %d is in '%s'", i, name);
+    }
+    /* the template's fd is not needed once the copies are mapped */
+    close(tfd);
+    for (int round = 1; round <= 3; round++)
+        for (int i = 0; i < NCOPIES; i++)
+            CHECK_EQ(img[i].main(1, NULL), round + 1);
+    for (int i = 0; i < NCOPIES; i++)
+        image_unload(&img[i]);
+}
+
 int main(int argc, char **argv)
 {
     CHECK(argc == 3);
@@ -35,7 +83,7 @@ int main(int argc, char **argv)
 
     static struct image img[NCOPIES];
     for (int i = 0; i < NCOPIES; i++) {
-        int r = image_load(mod, len, "test", &img[i], err, sizeof err);
+        int r = image_load(mod, len, "test", -1, &img[i], err, sizeof err);
         if (r != 0) fprintf(stderr, "image_load: %s\n", err);
         CHECK_EQ(r, 0);
         CHECK(img[i].main != NULL);
@@ -48,7 +96,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < NCOPIES; i += 2)
         image_unload(&img[i]);
     for (int i = 0; i < NCOPIES; i += 2) {
-        CHECK_EQ(image_load(mod, len, "test", &img[i], err, sizeof err), 0);
+        CHECK_EQ(image_load(mod, len, "test", -1, &img[i], err, sizeof err), 0);
         CHECK_EQ(img[i].main(0, NULL), 1);
     }
     for (int i = 1; i < NCOPIES; i += 2)
@@ -58,12 +106,14 @@ int main(int argc, char **argv)
 
     /* a shared object without the TMPI marker is refused with a reason */
     struct image bad;
-    CHECK_EQ(image_load(plain, plen, "plain", &bad, err, sizeof err), -ENOEXEC);
+    CHECK_EQ(image_load(plain, plen, "plain", -1, &bad, err, sizeof err), -ENOEXEC);
     CHECK(strstr(err, "tmpicc") != NULL);
     /* garbage is refused with the loader's message */
-    CHECK_EQ(image_load((const uint8_t *)"garbage", 7, "junk", &bad, err, sizeof err), -ENOEXEC);
+    CHECK_EQ(image_load((const uint8_t *)"garbage", 7, "junk", -1, &bad, err, sizeof err),
+             -ENOEXEC);
     CHECK(err[0] != '\0');
     image_unload(&bad);
+    shared_copies(mod, len);
     free(mod);
     free(plain);
     puts("loader: ok");
