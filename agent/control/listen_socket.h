@@ -3,7 +3,8 @@
 #ifndef TMPI_AGENT_LISTEN_SOCKET_H
 #define TMPI_AGENT_LISTEN_SOCKET_H
 
-/* A listening, non-blocking, close-on-exec Unix stream socket for path.  When systemd passed
+/* A non-blocking, close-on-exec Unix stream socket for path (bound; the caller's
+ * evconnlistener listens on it; a socket systemd passed listens already).  When systemd passed
  * the agent a Unix stream listener (socket activation), that one is used and *inherited is
  * set: systemd owns its file, so the agent must not remove it.  Otherwise the agent binds path
  * itself (refusing when another agent answers there, removing a stale file first) and makes it

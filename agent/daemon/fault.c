@@ -1,7 +1,9 @@
 #include "fault.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +21,50 @@ int fault_in_handler(void)
 {
     return in_fault;
 }
-void fault_landed(void)
+#if defined(__SANITIZE_ADDRESS__)
+#define FAULT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FAULT_ASAN 1
+#endif
+#endif
+
+#ifdef FAULT_ASAN
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+
+/* The handler runs on the alternate signal stack and siglongjmps from there onto the rank's
+ * stack.  ASan unpoisons the frames a longjmp abandons only when the jump leaves from the
+ * stack it lands on, so here the redzones of every frame between the landing point and the
+ * fault stay poisoned, and the next calls on that stack (the rank's RankExit, a carrier's next
+ * rank) run into them: false stack-buffer-overflow reports.  Everything below the caller's
+ * frame, down to the stack's lowest byte, is dead now.  noinline: this frame lies below the
+ * caller's, so the caller's own redzones stay. */
+__attribute__((noinline)) static void unpoison_dead_frames(const void *stack_lo)
 {
+    char *lo = (char *)stack_lo;
+    if (!lo) {
+        /* the rank's own thread: its pthread stack */
+        pthread_attr_t attr;
+        void *addr;
+        size_t size;
+        if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+        int r = pthread_attr_getstack(&attr, &addr, &size);
+        pthread_attr_destroy(&attr);
+        if (r != 0) return;
+        lo = addr;
+    }
+    char *here = __builtin_frame_address(0);
+    if (here > lo) __asan_unpoison_memory_region(lo, (size_t)(here - lo));
+}
+#endif
+
+void fault_landed(const void *stack_lo)
+{
+#ifdef FAULT_ASAN
+    unpoison_dead_frames(stack_lo);
+#else
+    (void)stack_lo;
+#endif
     in_fault = 0;
 }
 

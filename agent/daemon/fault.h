@@ -22,7 +22,9 @@ void fault_thread_done(void);
 /* Nonzero while the fault handler is ending the calling thread's rank. */
 int fault_in_handler(void);
 /* The faulting rank's context is back at its start (rank_life): the thread is no longer in the
- * handler.  A carrier thread goes on running its other ranks. */
-void fault_landed(void);
+ * handler.  A carrier thread goes on running its other ranks.  stack_lo: the lowest byte of the
+ * stack the rank runs on (its context's; NULL: the thread's own), whose abandoned frames
+ * AddressSanitizer builds clean up here. */
+void fault_landed(const void *stack_lo);
 
 #endif

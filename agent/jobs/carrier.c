@@ -118,7 +118,11 @@ static void run_rank(struct carrier *c, struct rank *r)
     c->cur = r;
     k->parking = 0;
     atomic_store_explicit(&k->last, c, memory_order_relaxed);
-    atomic_store_explicit(&c->busy_since, now_ns(), memory_order_relaxed);
+    /* seq_cst with the load of untimed: a carrier that fell asleep for good because we were at
+     * home is woken to watch this run (its parked ranks may be ours to rescue, idle()); else it
+     * saw us busy and sleeps with the rescue deadline */
+    atomic_store_explicit(&c->busy_since, now_ns(), memory_order_seq_cst);
+    if (atomic_load_explicit(&c->pool->untimed, memory_order_seq_cst)) wake_sleepers(c->pool);
     rank_set_current(r);
     ctx_switch(&c->home, &k->ctx);
     rank_set_current(NULL);
@@ -303,12 +307,21 @@ static struct rank *idle(struct carrier *c)
     if (!r && atomic_load_explicit(&p->live, memory_order_seq_cst) > 0) {
         /* A sleeping rank's deadline wakes us: nobody else will.  Nor does anyone tell us when
          * another carrier has been stuck in one rank long enough for us to take its parked
-         * ones: look again after RESCUE_NS while another carrier runs a rank. */
+         * ones: look again after RESCUE_NS while another carrier runs a rank.  With no carrier
+         * running one now, we count ourselves untimed first: one that starts a rank after our
+         * look wakes us (run_rank), or we see its busy_since here (both seq_cst), so we never
+         * sleep for good beside a carrier that then computes for ever (seen: a parked rank
+         * stranded behind a rank that polled a flag only it could set). */
         uint64_t dl = earliest_deadline(p), now = now_ns();
+        int untimed = p->ncarriers > 1;
+        if (untimed) atomic_fetch_add_explicit(&p->untimed, 1, memory_order_seq_cst);
         for (uint32_t i = 0; i < p->ncarriers; i++) {
             struct carrier *o = &p->carriers[i];
-            if (o == c || !atomic_load_explicit(&o->busy_since, memory_order_relaxed)) continue;
+            if (o == c || !atomic_load_explicit(&o->busy_since, memory_order_seq_cst)) continue;
             if (!dl || dl > now + RESCUE_NS) dl = now + RESCUE_NS;
+            /* we will look again anyway: nobody needs to wake us for that */
+            if (untimed) atomic_fetch_sub_explicit(&p->untimed, 1, memory_order_relaxed);
+            untimed = 0;
             break;
         }
         struct timespec ts, *tmo = NULL;
@@ -321,6 +334,7 @@ static struct rank *idle(struct carrier *c)
         if (!tmo || tmo->tv_sec || tmo->tv_nsec)
             syscall(SYS_futex, (uint32_t *)&p->sleep.word, FUTEX_WAIT_PRIVATE, seq, tmo, NULL, 0);
         atomic_fetch_add_explicit(&a->runnable_ranks, 1, memory_order_relaxed);
+        if (untimed) atomic_fetch_sub_explicit(&p->untimed, 1, memory_order_relaxed);
     }
     atomic_fetch_sub_explicit(&p->sleep.sleepers, 1, memory_order_relaxed);
     return r;

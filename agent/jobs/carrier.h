@@ -90,6 +90,10 @@ struct carrier_pool {
     uint32_t nranks;
     _Atomic uint32_t live;      /* ranks not done */
     struct tmpi_sleepers sleep; /* svc.h: carriers asleep and their futex word */
+    /* Carriers asleep without a deadline because no other carrier ran a rank when they looked
+     * (carrier.c idle): a carrier that starts running a rank wakes them, so that they sleep
+     * again with the rescue deadline (seq_cst, paired with busy_since). */
+    _Atomic uint32_t untimed;
     /* libtmpi's ops once it has the job's state (job.client_ops; never changes afterwards) */
     const struct tmpi_client_ops *_Atomic client;
 };

@@ -81,7 +81,7 @@ void rank_life(struct rank *r, int run)
             r->end_code = code;
         } else {
             /* a carrier goes on running other ranks after a fault ended this one */
-            fault_landed();
+            fault_landed(r->carried ? r->carried->ctx.stack_lo : NULL);
         }
         /* both paths (return and longjmp) land here still counted as runnable */
         atomic_store_explicit(&r->sig_live, 0, memory_order_release);

@@ -1,0 +1,523 @@
+/* carrier.c: ranks on carrier threads, switched in user space.  A job is built by hand (no
+ * program is loaded: each rank's main is a function of this test) and run by carriers_start
+ * like the job thread does.  Cases: carrier_wanted's choice; each carrier starts its own
+ * contiguous block; parking and handoff between ranks of one carrier (ping-pong on one
+ * thread); yield's round robin; errno kept across a switch; a parked rank woken from another
+ * thread through the sleepers protocol of svc.h after its carrier went to sleep; sleeping ranks
+ * parked until their deadline, the others running meanwhile; a parked rank rescued by another
+ * carrier while its own computes; exit (rank_end) and a crash of a carried rank end only that
+ * rank, its carrier running the others on; a gate that never opens ends every rank as killed;
+ * parking outside a carried rank refused. */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../check.h"
+#include "agent.h"
+#include "carrier.h"
+#include "fault.h"
+#include "job.h"
+#include "log.h"
+#include "rank.h"
+
+/* Bound on any wait of the test: generous, the machine may be loaded (and sanitized). */
+#define WAIT_NS (30ull * 1000000000ull)
+
+static struct agent agent;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- a job built by hand ---- */
+
+static char *argv0[] = {"carried", NULL};
+static struct job_app app = {.program_name = "carried", .argc = 1, .argv = argv0};
+
+static struct job *job_make(uint32_t nprocs, int (*main_fn)(int, char **))
+{
+    struct job *j = calloc(1, sizeof *j);
+    CHECK(j);
+    j->agent = &agent;
+    j->id = 1;
+    j->nprocs = j->world_size = nprocs;
+    j->apps = &app;
+    j->napps = 1;
+    j->nnodes = 1;
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_cond_init(&j->cv, NULL);
+    pthread_mutex_init(&j->out_mu, NULL);
+    pthread_mutex_init(&j->drain_mu, NULL);
+    pthread_cond_init(&j->drain_cv, NULL);
+    pthread_mutex_init(&j->client_mu, NULL);
+    j->ranks = calloc(nprocs, sizeof *j->ranks);
+    CHECK(j->ranks);
+    for (uint32_t i = 0; i < nprocs; i++) {
+        struct rank *r = &j->ranks[i];
+        r->job = j;
+        r->app = &app;
+        r->image.main = main_fn;
+        r->image.fd = -1;
+        r->info.rank = (int)i;
+        r->info.size = (int)nprocs;
+        r->info.local_rank = (int)i;
+    }
+    return j;
+}
+
+/* Runs the job's ranks on carriers (ncpus carriers at most) and waits until every one ended. */
+static void job_run(struct job *j, int ncpus)
+{
+    agent.ncpus = ncpus;
+    CHECK_EQ(carriers_start(j), j->nprocs);
+    CHECK(j->cpool &&
+          j->cpool->ncarriers == (uint32_t)(ncpus < (int)j->nprocs ? ncpus : (int)j->nprocs));
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += WAIT_NS / 1000000000u;
+    pthread_mutex_lock(&j->mu);
+    while (j->nfinished < j->nprocs)
+        CHECK(pthread_cond_timedwait(&j->cv, &j->mu, &dl) != ETIMEDOUT,
+              "every rank ended within the bound (%u of %u)", j->nfinished, j->nprocs);
+    pthread_mutex_unlock(&j->mu);
+    carriers_join(j);
+    CHECK_EQ(atomic_load(&j->cpool->live), 0);
+}
+
+static void job_unmake(struct job *j)
+{
+    carriers_free(j);
+    CHECK(j->cpool == NULL);
+    for (uint32_t i = 0; i < j->nprocs; i++)
+        CHECK(j->ranks[i].carried == NULL);
+    pthread_mutex_destroy(&j->mu);
+    pthread_cond_destroy(&j->cv);
+    pthread_mutex_destroy(&j->out_mu);
+    pthread_mutex_destroy(&j->drain_mu);
+    pthread_cond_destroy(&j->drain_cv);
+    pthread_mutex_destroy(&j->client_mu);
+    free(j->ranks);
+    free(j);
+}
+
+/* The carrier thread running the caller.  thread_self() is declared const: a compiler may
+ * reuse its value across a switch, after which the rank may run on another carrier.  Through
+ * a volatile pointer the call is made every time. */
+static pthread_t (*volatile thread_self)(void) = pthread_self;
+
+static int me(void)
+{
+    struct rank *r = rank_current();
+    CHECK(r && carrier_running() == r, "a carried rank's context runs this");
+    return r->info.rank;
+}
+
+/* Fails the rank (and so the test) when a wait of the test never ends. */
+static void bound(uint64_t t0, const char *what)
+{
+    CHECK(now_ns() - t0 < WAIT_NS, "%s within the bound", what);
+}
+
+/* ---- carrier_wanted ---- */
+
+static void test_wanted(void)
+{
+    struct job *j = job_make(4, NULL);
+    char why[128];
+    char *env[] = {NULL, NULL};
+    j->env = env;
+    agent.ncpus = 2;
+    agent.cfg.rank_switching = "auto";
+    CHECK_EQ(carrier_wanted(j, why, sizeof why), 1); /* more ranks than CPUs */
+    agent.ncpus = 4;
+    CHECK_EQ(carrier_wanted(j, why, sizeof why), 0);
+    CHECK(strstr(why, "4 ranks fit the 4 CPUs"), "got \"%s\"", why);
+    agent.cfg.rank_switching = "user";
+    CHECK_EQ(carrier_wanted(j, why, sizeof why), 1);
+    agent.cfg.rank_switching = "kernel";
+    agent.ncpus = 1;
+    CHECK_EQ(carrier_wanted(j, why, sizeof why), 0);
+    CHECK(strstr(why, "rank_switching = kernel"), "got \"%s\"", why);
+    /* the job's variable wins over the agent's setting */
+    env[0] = "TMPI_RANK_SWITCHING=user";
+    CHECK_EQ(carrier_wanted(j, why, sizeof why), 1);
+    env[0] = "TMPI_RANK_SWITCHING=sometimes";
+    CHECK_EQ(carrier_wanted(j, why, sizeof why), -EINVAL);
+    CHECK(strstr(why, "expected auto, kernel or user"), "got \"%s\"", why);
+    /* auto: programs with thread-local variables or threads of their own keep threads */
+    env[0] = "TMPI_RANK_SWITCHING=auto";
+    j->ranks[0].image.has_tls = 1;
+    CHECK_EQ(carrier_wanted(j, why, sizeof why), 0);
+    CHECK(strstr(why, "thread-local"), "got \"%s\"", why);
+    j->ranks[0].image.has_tls = 0;
+    j->ranks[0].image.creates_threads = 1;
+    CHECK_EQ(carrier_wanted(j, why, sizeof why), 0);
+    CHECK(strstr(why, "starts threads"), "got \"%s\"", why);
+    env[0] = NULL;
+    agent.cfg.rank_switching = "auto";
+    job_unmake(j);
+}
+
+/* ---- blocks: each carrier starts the ranks of its own contiguous block ---- */
+
+static pthread_t ran_on[8];
+
+static int main_where(int argc, char **argv)
+{
+    CHECK(argc == 1 && strcmp(argv[0], "carried") == 0);
+    ran_on[me()] = thread_self();
+    return 0;
+}
+
+static void test_blocks(void)
+{
+    struct job *j = job_make(5, main_where);
+    job_run(j, 2);
+    /* 5 ranks on 2 carriers: ranks 0-2 and 3-4 */
+    struct carrier_pool *p = j->cpool;
+    CHECK_EQ(p->carriers[0].n, 3);
+    CHECK_EQ(p->carriers[1].n, 2);
+    for (int i = 0; i < 5; i++) {
+        CHECK(j->ranks[i].info.carried);
+        CHECK(j->ranks[i].carried->home == &p->carriers[i < 3 ? 0 : 1]);
+        CHECK_EQ(atomic_load(&j->ranks[i].carried->state), CR_DONE);
+        CHECK(pthread_equal(ran_on[i], p->carriers[i < 3 ? 0 : 1].thread),
+              "rank %d started on its own carrier", i);
+        CHECK_EQ(j->ranks[i].end_kind, RANK_END_CODE);
+    }
+    CHECK(!j->failed);
+    job_unmake(j);
+}
+
+/* ---- parking and handoff on one carrier ---- */
+
+#define ROUNDS 1000
+static _Atomic int turn; /* whose turn: 0 or 1 */
+static int ping_count[2];
+static pthread_t ping_thread[2];
+
+static int my_turn(void *arg)
+{
+    return atomic_load(&turn) == (int)(intptr_t)arg;
+}
+
+static int main_pingpong(int argc, char **argv)
+{
+    int r = me();
+    ping_thread[r] = thread_self();
+    for (int i = 0; i < ROUNDS; i++) {
+        CHECK_EQ(carrier_park(my_turn, (void *)(intptr_t)r, NULL), 0);
+        CHECK(atomic_load(&turn) == r, "resumed only when ready");
+        CHECK(pthread_equal(thread_self(), ping_thread[r]), "one carrier: never moved");
+        ping_count[r]++;
+        atomic_store(&turn, 1 - r);
+    }
+    return 0;
+}
+
+static void test_pingpong(void)
+{
+    struct job *j = job_make(2, main_pingpong);
+    atomic_store(&turn, 0);
+    job_run(j, 1);
+    CHECK_EQ(ping_count[0], ROUNDS);
+    CHECK_EQ(ping_count[1], ROUNDS);
+    CHECK(pthread_equal(ping_thread[0], ping_thread[1]), "both ranks on the one carrier");
+    job_unmake(j);
+}
+
+/* ---- yield: round robin among the ready ranks of a block; errno follows the rank ---- */
+
+#define YIELDS 200
+static int yield_log[3 * YIELDS];
+static _Atomic int yield_n;
+
+static int main_yield(int argc, char **argv)
+{
+    int r = me();
+    for (int i = 0; i < YIELDS; i++) {
+        yield_log[atomic_fetch_add(&yield_n, 1)] = r;
+        errno = 1000 + r;
+        carrier_yield();
+        CHECK_EQ(errno, 1000 + r);
+    }
+    return 0;
+}
+
+static void test_yield(void)
+{
+    struct job *j = job_make(3, main_yield);
+    atomic_store(&yield_n, 0);
+    job_run(j, 1);
+    CHECK_EQ(atomic_load(&yield_n), 3 * YIELDS);
+    /* each yield lets every other ready rank run once: 0 1 2 0 1 2 ... */
+    for (int i = 0; i < 3 * YIELDS; i++)
+        CHECK_EQ(yield_log[i], i % 3);
+    job_unmake(j);
+}
+
+/* ---- a wake from another thread, after the carrier went to sleep ---- */
+
+static _Atomic int wake_flag;
+static struct tmpi_sleepers *_Atomic wake_target;
+static _Atomic int woken;
+
+static int flag_set(void *arg)
+{
+    return atomic_load((_Atomic int *)arg) != 0;
+}
+
+static int main_wait_for_waker(int argc, char **argv)
+{
+    (void)me();
+    CHECK_EQ(carrier_park(flag_set, &wake_flag, &wake_target), 0);
+    CHECK(atomic_load(&wake_flag));
+    atomic_store(&woken, 1);
+    return 0;
+}
+
+/* svc.h's protocol for a waker: make ready() true (seq_cst), then, if a carrier sleeps,
+ * bump the word and wake them all. */
+static void *waker(void *arg)
+{
+    uint64_t t0 = now_ns();
+    struct tmpi_sleepers *s;
+    while ((s = atomic_load(&wake_target)) == NULL || atomic_load(&s->sleepers) == 0) {
+        /* the real event (the carrier asleep) has no notification: look every millisecond */
+        if (now_ns() - t0 > WAIT_NS) return (void *)1;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    atomic_store_explicit(&wake_flag, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&s->sleepers, memory_order_seq_cst)) {
+        atomic_fetch_add_explicit(&s->word, 1, memory_order_seq_cst);
+        syscall(SYS_futex, (uint32_t *)&s->word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+    }
+    return NULL;
+}
+
+static void test_wake(void)
+{
+    struct job *j = job_make(1, main_wait_for_waker);
+    atomic_store(&wake_flag, 0);
+    atomic_store(&wake_target, NULL);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, waker, NULL), 0);
+    job_run(j, 1);
+    void *rc;
+    CHECK_EQ(pthread_join(t, &rc), 0);
+    CHECK(rc == NULL, "the carrier went to sleep (sleepers counted) before the bound");
+    CHECK(atomic_load(&woken));
+    CHECK(atomic_load(&wake_target) == &j->cpool->sleep, "the pool's sleep record published");
+    job_unmake(j);
+}
+
+/* ---- sleeping ranks: parked until their deadline, the others run meanwhile ---- */
+
+#define SLEEP_NS 20000000ull
+static _Atomic int others_ran;
+static uint64_t slept_at, woke_at;
+
+static int main_sleep(int argc, char **argv)
+{
+    int r = me();
+    if (r == 0) {
+        slept_at = now_ns();
+        CHECK_EQ(carrier_sleep(slept_at + SLEEP_NS), 0);
+        woke_at = now_ns();
+        CHECK(woke_at >= slept_at + SLEEP_NS, "not woken before the deadline");
+        return 0;
+    }
+    /* rank 1 shares the carrier: it runs while rank 0 sleeps */
+    atomic_fetch_add(&others_ran, 1);
+    return 0;
+}
+
+static int main_all_sleep(int argc, char **argv)
+{
+    (void)me();
+    uint64_t t = now_ns();
+    /* nothing else to run: the carrier sleeps with the deadline as its futex timeout */
+    CHECK_EQ(carrier_sleep(t + SLEEP_NS), 0);
+    CHECK(now_ns() >= t + SLEEP_NS);
+    return 0;
+}
+
+static void test_sleep(void)
+{
+    struct job *j = job_make(2, main_sleep);
+    atomic_store(&others_ran, 0);
+    job_run(j, 1);
+    CHECK_EQ(atomic_load(&others_ran), 1);
+    CHECK(woke_at >= slept_at + SLEEP_NS);
+    job_unmake(j);
+    j = job_make(3, main_all_sleep);
+    job_run(j, 1);
+    job_unmake(j);
+}
+
+/* ---- rescue: a parked rank moves to an idle carrier while its own computes ---- */
+
+static _Atomic int phase;
+static _Atomic int rescued;
+static pthread_t busy_thread, rescued_thread;
+
+static int always(void *arg)
+{
+    return 1;
+}
+
+static int main_rescue(int argc, char **argv)
+{
+    int r = me();
+    uint64_t t0 = now_ns();
+    if (r == 0) {
+        /* let rank 1 start and park, then compute until it ran again */
+        while (atomic_load(&phase) == 0) {
+            carrier_yield();
+            bound(t0, "rank 1 started");
+        }
+        busy_thread = thread_self();
+        atomic_store(&phase, 2);
+        while (!atomic_load(&rescued))
+            bound(t0, "rank 1 rescued by the other carrier while rank 0 computes");
+    } else if (r == 1) {
+        atomic_store(&phase, 1);
+        CHECK_EQ(carrier_park(always, NULL, NULL), 0);
+        while (atomic_load(&phase) != 2) {
+            /* resumed before rank 0 got busy: park again */
+            CHECK_EQ(carrier_park(always, NULL, NULL), 0);
+            bound(t0, "rank 0 busy");
+        }
+        rescued_thread = thread_self();
+        atomic_store(&rescued, 1);
+    }
+    return 0;
+}
+
+static void test_rescue(void)
+{
+    /* 3 ranks on 2 carriers: ranks 0 and 1 share carrier 0, rank 2 ends at once */
+    struct job *j = job_make(3, main_rescue);
+    atomic_store(&phase, 0);
+    atomic_store(&rescued, 0);
+    job_run(j, 2);
+    CHECK(atomic_load(&rescued));
+    CHECK(!pthread_equal(busy_thread, rescued_thread), "rank 1 ran beside the busy carrier");
+    job_unmake(j);
+}
+
+/* ---- a rank that exits or crashes ends alone; its carrier runs the others on ---- */
+
+static volatile int *volatile null_ptr; /* read at run time: the compiler sees no UB */
+__attribute__((noinline, no_sanitize("undefined"))) static void crash(void)
+{
+    *null_ptr = 1;
+}
+
+static _Atomic int finished_normally;
+static volatile int deep_sink;
+
+/* Deeper frames after a crash: a carrier whose stack shadow was left poisoned by the fault's
+ * jump fails here under ASan. */
+__attribute__((noinline)) static int deep(int n)
+{
+    char buf[256];
+    memset(buf, n, sizeof buf);
+    return n ? deep(n - 1) + buf[n % sizeof buf] : buf[0];
+}
+
+static int main_ends(int argc, char **argv)
+{
+    int r = me();
+    carrier_yield(); /* every rank started before any ends */
+    if (r == 1) rank_end(RANK_END_CODE, 4, NULL);
+    if (r == 2) crash();
+    carrier_yield();
+    deep_sink = deep(20);
+    atomic_fetch_add(&finished_normally, 1);
+    return 0;
+}
+
+static void test_ends(void)
+{
+    CHECK_EQ(fault_init(), 0);
+    struct job *j = job_make(5, main_ends);
+    atomic_store(&finished_normally, 0);
+    job_run(j, 1);
+    CHECK_EQ(atomic_load(&finished_normally), 3);
+    CHECK_EQ(j->ranks[1].end_kind, RANK_END_CODE);
+    CHECK_EQ(j->ranks[1].end_code, 4);
+    CHECK_EQ(j->ranks[2].end_kind, RANK_END_FAULT);
+    CHECK_EQ(j->ranks[2].end_code, 128 + SIGSEGV);
+    CHECK(strstr(j->ranks[2].end_msg, "killed by signal 11"), "got \"%s\"", j->ranks[2].end_msg);
+    /* the first failure is the job's */
+    CHECK(j->failed);
+    CHECK(j->fail_rank == 1 || j->fail_rank == 2, "rank 1 or 2 failed the job, got %d",
+          j->fail_rank);
+    job_unmake(j);
+}
+
+/* ---- a gate that never opens: every rank ends killed, no main runs ---- */
+
+static _Atomic int mains_run;
+
+static int main_count(int argc, char **argv)
+{
+    atomic_fetch_add(&mains_run, 1);
+    return 0;
+}
+
+static void test_gate_closed(void)
+{
+    struct job *j = job_make(4, main_count);
+    atomic_store(&mains_run, 0);
+    atomic_store(&j->cancelled, 1); /* cancelled before the gate opens */
+    job_run(j, 2);
+    CHECK_EQ(atomic_load(&mains_run), 0);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ(j->ranks[i].end_kind, RANK_END_KILLED);
+    job_unmake(j);
+}
+
+static int never(void *arg)
+{
+    return 0;
+}
+
+int main(void)
+{
+    log_set_level(LOG_CRIT);
+    CHECK_EQ(config_defaults(&agent.cfg), 0);
+    agent.cfg.spin_ns = 100000; /* carriers go to sleep soon: their sleep is under test too */
+    agent.cfg.rank_stack_size = 256 * 1024;
+
+    /* not a carried rank: nothing parks, nothing runs on a carrier */
+    CHECK(carrier_running() == NULL);
+    CHECK_EQ(carrier_park(never, NULL, NULL), -ENOTSUP);
+    CHECK_EQ(carrier_sleep(now_ns() + 1000), -ENOTSUP);
+
+    test_wanted();
+    test_blocks();
+    test_pingpong();
+    test_yield();
+    test_wake();
+    test_sleep();
+    test_rescue();
+    test_ends();
+    test_gate_closed();
+    config_free(&agent.cfg);
+    return 0;
+}
