@@ -28,6 +28,7 @@
 #include "job.h"
 #include "log.h"
 #include "rank.h"
+#include "rank_argv.h"
 
 /* Bound on any wait of the test: generous, the machine may be loaded (and sanitized). */
 #define WAIT_NS (30ull * 1000000000ull)
@@ -53,6 +54,8 @@ static struct job *job_make(uint32_t nprocs, int (*main_fn)(int, char **))
     j->agent = &agent;
     j->id = 1;
     j->nprocs = j->world_size = nprocs;
+    /* the ranks' argument vectors come from the job's shared copy (rank_argv.h) */
+    if (!app.args.offset) CHECK_EQ(rank_argv_src_init(&app.args, app.argc, app.argv), 0);
     j->apps = &app;
     j->napps = 1;
     j->nnodes = 1;
@@ -100,8 +103,10 @@ static void job_unmake(struct job *j)
 {
     carriers_free(j);
     CHECK(j->cpool == NULL);
-    for (uint32_t i = 0; i < j->nprocs; i++)
+    for (uint32_t i = 0; i < j->nprocs; i++) {
         CHECK(j->ranks[i].carried == NULL);
+        rank_argv_free(&j->ranks[i].args);
+    }
     pthread_mutex_destroy(&j->mu);
     pthread_cond_destroy(&j->cv);
     pthread_mutex_destroy(&j->out_mu);

@@ -741,10 +741,15 @@ static void test_checks(void)
     struct bufferevent *none = NULL;
 
     sub_init(&sb, member_port);
+    sb.s.n_nodes = 0; /* one node is enough (a Slurm allocation's agents), none is not */
+    CHECK_EQ(coord_new(&coord_agent, &sb.s, 0, 0, none, NULL, NULL, &co, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "a job across nodes needs 1"), "got \"%s\"", err);
+
+    sub_init(&sb, member_port);
     sb.s.n_nodes = 1;
     sb.np[0].n_ranks = 0;
     CHECK_EQ(coord_new(&coord_agent, &sb.s, 0, 0, none, NULL, NULL, &co, err, sizeof err), -EINVAL);
-    CHECK(strstr(err, "a job across nodes needs 2 to"), "got \"%s\"", err);
+    CHECK(strstr(err, "node 0 needs a host, a port and ranks"), "got \"%s\"", err);
 
     sub_init(&sb, member_port);
     sb.r1[0] = 1; /* rank 1 placed twice, rank 2 nowhere */
