@@ -101,14 +101,33 @@ PY
     metric "$output" 'tmpi_messages_total{channel="p2p",direction="sent"}'
     metric "$output" 'tmpi_bytes_total{channel="ctl",direction="received"}'
     [[ "$output" == *"# TYPE tmpi_job_launch_seconds histogram"* ]]
-    # a job on this one node moves the job metrics
-    run launch --agent "$AGENT_SOCK" -n 3 "$(prog exit_code)" 0
-    expect_status 0
+    # a job on this one node moves the job metrics: running, then over
+    local out="$BATS_TEST_TMPDIR/out" pid i
+    "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 3 "$(prog sleeper)" >"$out" 2>&1 &
+    pid=$!
+    for ((i = 0; i < 300; i++)); do
+        grep -q started "$out" && break
+        sleep 0.1
+    done
     run scrape "$port"
+    [ "$(metric "$output" tmpi_jobs_running)" = 1 ]
+    [ "$(metric "$output" tmpi_ranks_running)" = 3 ]
     [ "$(metric "$output" tmpi_jobs_started_total)" = 1 ]
     [ "$(metric "$output" 'tmpi_job_launch_seconds_count')" = 1 ]
     [ "$(metric "$output" 'tmpi_job_load_seconds_bucket{le="+Inf"}')" = 1 ]
     [ "$(metric "$output" 'tmpi_programs_cached')" = 1 ]
+    run tmpictl --agent "$AGENT_SOCK" cancel 1
+    expect_status 0
+    wait "$pid" || true
+    # the job leaves the table once its process is reaped, a moment after the launcher ends
+    for ((i = 0; i < 300; i++)); do
+        run scrape "$port"
+        [ "$(metric "$output" tmpi_ranks_running)" = 0 ] && break
+        sleep 0.1
+    done
+    [ "$(metric "$output" tmpi_ranks_running)" = 0 ]
+    [ "$(metric "$output" tmpi_jobs_running)" = 0 ]
+    [ "$(metric "$output" tmpi_jobs_failed_total)" = 1 ]
     run scrape "$port" /
     [ "${lines[0]}" = 404 ]
     run scrape "$port" /metrics/x
