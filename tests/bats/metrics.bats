@@ -212,3 +212,34 @@ PY
     [ "$(metric "$after" 'tmpi_messages_total{channel="ctl",direction="sent"}')" -gt \
       "$(metric "$before" 'tmpi_messages_total{channel="ctl",direction="sent"}')" ]
 }
+
+@test "metrics: a running job's data-link traffic shows before it ends" {
+    start_cluster 2
+    local port out="$BATS_TEST_TMPDIR/out" pid i m
+    port=$(free_ports 1)
+    stop_agent node2
+    start_cluster_agent 2 --config "$(metrics_conf "$port")"
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 \
+        "$(prog mn_send_wait)" >"$out" 2>&1 &
+    pid=$!
+    for ((i = 0; i < 300; i++)); do
+        grep -q received "$out" && break
+        sleep 0.1
+    done
+    grep -q received "$out" || { cat "$out"; false; }
+    # node2 received the 64 KiB while the job still runs: its host reports every 2 s
+    for ((i = 0; i < 300; i++)); do
+        m=$(metric "$(scrape "$port")" 'tmpi_bytes_total{channel="p2p",direction="received"}')
+        [ "$m" -ge 65536 ] && break
+        sleep 0.1
+    done
+    [ "$m" -ge 65536 ] || { echo "p2p bytes received on node2: $m"; false; }
+    [ "$(metric "$(scrape "$port")" tmpi_jobs_running)" = 1 ]
+    [ "$(metric "$(scrape "$port")" tmpi_ranks_running)" = 2 ]
+    run tmpictl --agent "${CLUSTER_SOCKS[1]}" --json jobs
+    local id
+    id=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["id"])' <<<"$output")
+    run tmpictl --agent "${CLUSTER_SOCKS[1]}" cancel "$id"
+    expect_status 0
+    wait "$pid" || true
+}
