@@ -36,16 +36,26 @@ void metrics_job_started(struct metrics_counts *m, double created_at, double sta
     if (start_time > 0) metrics_observe(&m->load, now - start_time);
 }
 
-void metrics_add_link_traffic(struct metrics_counts *m, const Tmpi__LinkTraffic *lt)
+/* Adds to *total what now has beyond *seen, and remembers now. */
+static void grow(uint64_t *total, uint64_t *seen, uint64_t now)
+{
+    if (now > *seen) {
+        *total += now - *seen;
+        *seen = now;
+    }
+}
+
+void metrics_add_link_traffic(struct metrics_counts *m, struct metrics_link_seen *seen,
+                              const Tmpi__LinkTraffic *lt)
 {
     for (size_t i = 0; i < lt->n_channels; i++) {
         const Tmpi__ChannelTraffic *c = lt->channels[i];
         if (c->channel < 1 || c->channel > 2) continue;
         unsigned k = c->channel - 1;
-        m->link_frames_sent[k] += c->frames_sent;
-        m->link_bytes_sent[k] += c->bytes_sent;
-        m->link_frames_received[k] += c->frames_received;
-        m->link_bytes_received[k] += c->bytes_received;
+        grow(&m->link_frames_sent[k], &seen->frames_sent[k], c->frames_sent);
+        grow(&m->link_bytes_sent[k], &seen->bytes_sent[k], c->bytes_sent);
+        grow(&m->link_frames_received[k], &seen->frames_received[k], c->frames_received);
+        grow(&m->link_bytes_received[k], &seen->bytes_received[k], c->bytes_received);
     }
 }
 
@@ -131,8 +141,8 @@ static void traffic(struct out *o, struct agent *a)
     static const char *const ch[3] = {"ctl", "p2p", "coll"};
     static const char *const dir[2] = {"sent", "received"};
     head(o, "tmpi_messages_total", "counter",
-         "Frames by channel: ctl (mesh control connections), p2p and coll (data links of ended "
-         "job parts)");
+         "Frames by channel: ctl (mesh control connections), p2p and coll (data links of jobs "
+         "across nodes, reported by their hosts every 2 s)");
     for (int c = 0; c < 3; c++)
         for (int d = 0; d < 2; d++)
             put(o, "tmpi_messages_total{channel=\"%s\",direction=\"%s\"} %llu\n", ch[c], dir[d],

@@ -25,8 +25,8 @@ struct metrics_counts {
     struct metrics_hist launch;
     /* from the last program byte to every rank running: loading, linking */
     struct metrics_hist load;
-    /* [channel - 1]: the data links of this node's parts of jobs across nodes, added when a
-     * part ends (LinkTraffic) */
+    /* [channel - 1]: the data links of this node's parts of jobs across nodes, as their hosts
+     * report them (LinkTraffic, every JOBHOST_TRAFFIC_MS and at the end) */
     uint64_t link_frames_sent[2], link_bytes_sent[2], link_frames_received[2],
         link_bytes_received[2];
 };
@@ -37,8 +37,15 @@ void metrics_observe(struct metrics_hist *h, double sec);
  * its last program byte arrived. */
 void metrics_job_started(struct metrics_counts *m, double created_at, double start_time);
 
-/* A member job host's LinkTraffic (checked: at most two channels). */
-void metrics_add_link_traffic(struct metrics_counts *m, const Tmpi__LinkTraffic *lt);
+/* What one member job host reported so far (its LinkTraffic counts are cumulative). */
+struct metrics_link_seen {
+    uint64_t frames_sent[2], bytes_sent[2], frames_received[2], bytes_received[2];
+};
+
+/* A member job host's LinkTraffic (checked: at most two channels): what grew since seen is
+ * added; a count that went down (a host that lies) adds nothing. */
+void metrics_add_link_traffic(struct metrics_counts *m, struct metrics_link_seen *seen,
+                              const Tmpi__LinkTraffic *lt);
 
 /* Every metric of the agent in the Prometheus text exposition format (version 0.0.4).
  * 0 or -ENOMEM. */

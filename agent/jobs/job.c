@@ -908,9 +908,7 @@ static void member_ranks_ended(struct job *j)
     pthread_mutex_unlock(&j->mu);
 }
 
-/* A member host's data-link traffic, for its agent's metrics: sent before JobUnloaded, after
- * which the host leaves. */
-static void send_link_traffic(struct job *j)
+void job_send_link_traffic(struct job *j)
 {
     Tmpi__ChannelTraffic ch[2];
     Tmpi__ChannelTraffic *chp[2] = {&ch[0], &ch[1]};
@@ -1005,7 +1003,7 @@ static void *job_thread(void *arg)
     if (j->failed) atomic_fetch_add(&a->jobs_failed, 1);
     send_job_end(j);
     if (j->net) {
-        send_link_traffic(j);
+        job_send_link_traffic(j); /* the last count: the host leaves after JobUnloaded */
         send_job_unloaded(j);
     }
     for (uint32_t k = 0; k < j->napps; k++) {

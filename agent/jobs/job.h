@@ -208,4 +208,9 @@ void job_rank_finished(struct job *j, struct rank *r);
 
 const char *job_state_name(int state);
 
+/* A member job host: its data links' traffic so far to the agent (LinkTraffic, for the
+ * metrics), every JOBHOST_TRAFFIC_MS while the job runs and once more before JobUnloaded.
+ * Any thread; j->net must exist. */
+void job_send_link_traffic(struct job *j);
+
 #endif

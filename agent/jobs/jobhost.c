@@ -60,6 +60,7 @@ struct jobhost {
     uint64_t stdin_inflight; /* stdin bytes passed to the host and not yet acknowledged */
     int stdin_eof;           /* the launcher's StdinData with eof was passed on */
     struct cgroup_job *cg;   /* its cgroup (cgroup.h); NULL: none.  Removed once reaped. */
+    struct metrics_link_seen traffic; /* member: its LinkTraffic counts so far */
 };
 
 void jobhost_setup(const char *exe)
@@ -285,9 +286,9 @@ static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
         ok = h->member && env->job_linked->uid == uid;
         break;
     case TMPI__ENVELOPE__MSG_LINK_TRAFFIC:
-        /* for this agent's metrics only; at most two channels, once, before JobUnloaded */
-        ok = h->member && !h->got_unloaded && env->link_traffic->n_channels <= 2;
-        if (ok) metrics_add_link_traffic(&j->agent->metrics, env->link_traffic);
+        /* for this agent's metrics only, never passed on; cumulative counts of two channels */
+        ok = h->member && env->link_traffic->n_channels <= 2;
+        if (ok) metrics_add_link_traffic(&j->agent->metrics, &h->traffic, env->link_traffic);
         frame_free(env);
         return ok ? 0 : -1;
     case TMPI__ENVELOPE__MSG_JOB_UNLOADED:

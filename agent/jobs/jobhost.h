@@ -38,6 +38,8 @@ struct program;
 #define JOBHOST_CONFIG_FD 5
 #define JOBHOST_CONFIG_PATH "/proc/self/fd/5"
 #define JOBHOST_LINKS_FD 6 /* member hosts only */
+/* How often a member host reports its data links' traffic (LinkTraffic) while it runs. */
+#define JOBHOST_TRAFFIC_MS 2000
 
 /* One data link passed to a member host: the message on JOBHOST_LINKS_FD, the socket its
  * SCM_RIGHTS. */

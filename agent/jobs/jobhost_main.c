@@ -44,6 +44,7 @@ static struct {
     struct bufferevent *chan;
     struct event *orphan_timer; /* the agent went away: leave after the kill grace */
     struct event *links_ev;     /* member: JOBHOST_LINKS_FD readable */
+    struct event *traffic_ev;   /* member: LinkTraffic every JOBHOST_TRAFFIC_MS */
     uint64_t member_uid;        /* member: the job's uid on every node, else 0 */
     int done;                   /* the job was freed: leave once the channel is flushed */
     struct event *abandon_ev;   /* jobhost_abandon: the job thread cannot finish the job */
@@ -461,6 +462,13 @@ static void chan_event(struct bufferevent *bev, short what, void *arg)
     evtimer_add(host.orphan_timer, &tv);
 }
 
+/* A member's data-link counters to the agent now and then, so that its metrics move while
+ * the job runs (the last count goes with JobUnloaded). */
+static void on_traffic_timer(evutil_socket_t fd, short what, void *arg)
+{
+    if (host.job && host.job->net) job_send_link_traffic(host.job);
+}
+
 /* Called by agent_job_done in a job host: the job is over and unloaded. */
 void jobhost_job_done(struct agent *a, struct job *j)
 {
@@ -652,6 +660,12 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
         goto out;
     }
     if (host.links_ev) event_add(host.links_ev, NULL);
+    if (j->net) {
+        struct timeval tv = {.tv_sec = JOBHOST_TRAFFIC_MS / 1000,
+                             .tv_usec = JOBHOST_TRAFFIC_MS % 1000 * 1000};
+        host.traffic_ev = event_new(a->base, -1, EV_PERSIST, on_traffic_timer, NULL);
+        if (host.traffic_ev) event_add(host.traffic_ev, &tv); /* without it: counted at the end */
+    }
     frame_free(env);
     env = NULL;
     event_base_dispatch(a->base);
@@ -673,6 +687,7 @@ out:
     if (host.stdin_buf) evbuffer_free(host.stdin_buf);
     if (host.stdin_fd >= 0) close(host.stdin_fd);
     if (host.links_ev) event_free(host.links_ev);
+    if (host.traffic_ev) event_free(host.traffic_ev);
     netd_free(a->netd); /* every link was freed with the job */
     a->netd = NULL;
     if (a->base) {

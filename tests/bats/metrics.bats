@@ -101,14 +101,33 @@ PY
     metric "$output" 'tmpi_messages_total{channel="p2p",direction="sent"}'
     metric "$output" 'tmpi_bytes_total{channel="ctl",direction="received"}'
     [[ "$output" == *"# TYPE tmpi_job_launch_seconds histogram"* ]]
-    # a job on this one node moves the job metrics
-    run launch --agent "$AGENT_SOCK" -n 3 "$(prog exit_code)" 0
-    expect_status 0
+    # a job on this one node moves the job metrics: running, then over
+    local out="$BATS_TEST_TMPDIR/out" pid i
+    "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 3 "$(prog sleeper)" >"$out" 2>&1 &
+    pid=$!
+    for ((i = 0; i < 300; i++)); do
+        grep -q started "$out" && break
+        sleep 0.1
+    done
     run scrape "$port"
+    [ "$(metric "$output" tmpi_jobs_running)" = 1 ]
+    [ "$(metric "$output" tmpi_ranks_running)" = 3 ]
     [ "$(metric "$output" tmpi_jobs_started_total)" = 1 ]
     [ "$(metric "$output" 'tmpi_job_launch_seconds_count')" = 1 ]
     [ "$(metric "$output" 'tmpi_job_load_seconds_bucket{le="+Inf"}')" = 1 ]
     [ "$(metric "$output" 'tmpi_programs_cached')" = 1 ]
+    run tmpictl --agent "$AGENT_SOCK" cancel 1
+    expect_status 0
+    wait "$pid" || true
+    # the job leaves the table once its process is reaped, a moment after the launcher ends
+    for ((i = 0; i < 300; i++)); do
+        run scrape "$port"
+        [ "$(metric "$output" tmpi_ranks_running)" = 0 ] && break
+        sleep 0.1
+    done
+    [ "$(metric "$output" tmpi_ranks_running)" = 0 ]
+    [ "$(metric "$output" tmpi_jobs_running)" = 0 ]
+    [ "$(metric "$output" tmpi_jobs_failed_total)" = 1 ]
     run scrape "$port" /
     [ "${lines[0]}" = 404 ]
     run scrape "$port" /metrics/x
@@ -192,4 +211,35 @@ PY
     [ "$(metric "$after" tmpi_job_launch_seconds_count)" = 1 ]
     [ "$(metric "$after" 'tmpi_messages_total{channel="ctl",direction="sent"}')" -gt \
       "$(metric "$before" 'tmpi_messages_total{channel="ctl",direction="sent"}')" ]
+}
+
+@test "metrics: a running job's data-link traffic shows before it ends" {
+    start_cluster 2
+    local port out="$BATS_TEST_TMPDIR/out" pid i m
+    port=$(free_ports 1)
+    stop_agent node2
+    start_cluster_agent 2 --config "$(metrics_conf "$port")"
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 \
+        "$(prog mn_send_wait)" >"$out" 2>&1 &
+    pid=$!
+    for ((i = 0; i < 300; i++)); do
+        grep -q received "$out" && break
+        sleep 0.1
+    done
+    grep -q received "$out" || { cat "$out"; false; }
+    # node2 received the 64 KiB while the job still runs: its host reports every 2 s
+    for ((i = 0; i < 300; i++)); do
+        m=$(metric "$(scrape "$port")" 'tmpi_bytes_total{channel="p2p",direction="received"}')
+        [ "$m" -ge 65536 ] && break
+        sleep 0.1
+    done
+    [ "$m" -ge 65536 ] || { echo "p2p bytes received on node2: $m"; false; }
+    [ "$(metric "$(scrape "$port")" tmpi_jobs_running)" = 1 ]
+    [ "$(metric "$(scrape "$port")" tmpi_ranks_running)" = 2 ]
+    run tmpictl --agent "${CLUSTER_SOCKS[1]}" --json jobs
+    local id
+    id=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["id"])' <<<"$output")
+    run tmpictl --agent "${CLUSTER_SOCKS[1]}" cancel "$id"
+    expect_status 0
+    wait "$pid" || true
 }
