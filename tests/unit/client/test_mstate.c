@@ -85,8 +85,7 @@ static int rank_barrier(int rank, int size, void *arg)
     struct tmpi_rank_mpi m;
     if (rank == 1) {
         TH_CHECK(await(0, is_blocked, &m), "rank 0 never showed as blocked in MPI_Barrier");
-        TH_CHECK(m.call && strcmp(m.call, "MPI_Barrier") == 0, "call %s",
-                 m.call ? m.call : "NULL");
+        TH_CHECK(m.call && strcmp(m.call, "MPI_Barrier") == 0, "call %s", m.call ? m.call : "NULL");
         TH_CHECK(m.peer == TMPI_PEER_NONE && m.tag == TMPI_TAG_NONE && m.peer_world == -1,
                  "peer %d tag %d", m.peer, m.tag);
     }
@@ -129,9 +128,7 @@ static int t_multiple(void)
 
 int main(int argc, char **argv)
 {
-    static const struct th_test tests[] = {{"recv", t_recv},
-                                           {"barrier", t_barrier},
-                                           {"multiple", t_multiple},
-                                           {NULL, NULL}};
+    static const struct th_test tests[] = {
+        {"recv", t_recv}, {"barrier", t_barrier}, {"multiple", t_multiple}, {NULL, NULL}};
     return th_main(argc, argv, tests);
 }
