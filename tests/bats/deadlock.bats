@@ -76,6 +76,14 @@ running_id() {
         }
         [[ "$stderr" == *"rank 3 in MPI_Barrier(MPI_COMM_WORLD) waits for rank 1"* ]]
     done
+    # a report longer than a job's end reason is still said once
+    run --separate-stderr dlaunch --on-deadlock=abort -n 12 "$(prog dl_skip_barrier)"
+    expect_status 124
+    [[ "$stderr" == *"rank 11 in MPI_Barrier(MPI_COMM_WORLD) waits for rank 1"* ]] || {
+        echo "stderr: $stderr" >&2
+        false
+    }
+    [ "$(grep -c deadlock <<<"$stderr")" -eq 1 ] || { echo "stderr: $stderr" >&2; false; }
 }
 
 @test "deadlock: a synchronous or large send to a rank that waits on another tag" {
