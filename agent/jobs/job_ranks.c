@@ -92,6 +92,7 @@ int job_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf
         if (m->activity == TMPI_ACT_WAITING) {
             s->call = calls[i];
             s->peer = m->peer;
+            s->peer_is_dest = m->peer_is_dest != 0;
             s->peer_world = m->peer_world;
             s->tag = m->tag;
             s->comm = (char *)mpi[i].comm;

@@ -57,6 +57,7 @@ void tm_mst_publish(struct tm_rank *me, uint64_t since_ns)
         p.comm_size = c->size;
         p.comm_world = m->comm == MPI_COMM_WORLD;
         p.peer = m->peer;
+        p.peer_is_dest = m->peer_dest;
         p.tag = m->tag;
         if (m->peer >= 0 && m->peer < tm_comm_peer_size(c))
             p.peer_world = tm_comm_peer_world(c, m->peer);

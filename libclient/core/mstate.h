@@ -32,6 +32,7 @@ static inline int tm_mst_on(const struct tm_rank *me);
 static inline int tm_mst_begin(struct tm_rank *me, const char *call, struct tm_commref *cr,
                                MPI_Comm comm, int peer, int tag);
 static inline void tm_mst_end(struct tm_rank *me, int began);
+static inline void tm_mst_dest(struct tm_rank *me, int began);
 
 /* A spin on the links that lasts this long is published as a wait (wait.c spin_net). */
 #define TM_MST_SPIN_NS 1000000u
@@ -68,7 +69,14 @@ static inline int tm_mst_begin(struct tm_rank *me, const char *call, struct tm_c
     m->comm = comm;
     m->peer = peer;
     m->tag = tag;
+    m->peer_dest = 0;
     return 1;
+}
+
+/* The call that began (tm_mst_begin returned 1) waits for a send to its peer. */
+static inline void tm_mst_dest(struct tm_rank *me, int began)
+{
+    if (began) me->mst.peer_dest = 1;
 }
 
 static inline void tm_mst_end(struct tm_rank *me, int began)

@@ -100,6 +100,12 @@ running_id() {
         echo "stderr: $stderr" >&2
         false
     }
+    run --separate-stderr dlaunch --on-deadlock=abort -n 2 "$(prog dl_ssend_tag)" isend
+    expect_status 124
+    [[ "$stderr" == *"rank 0 in MPI_Wait(dest 1, tag 1, MPI_COMM_WORLD) waits for rank 1; rank 1 in MPI_Recv(source 0, tag 2, MPI_COMM_WORLD) waits for rank 0"* ]] || {
+        echo "stderr: $stderr" >&2
+        false
+    }
 }
 
 @test "deadlock: a long compute phase while the others wait is not reported" {

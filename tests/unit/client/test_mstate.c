@@ -86,7 +86,7 @@ static int rank_barrier(int rank, int size, void *arg)
     if (rank == 1) {
         TH_CHECK(await(0, is_blocked, &m), "rank 0 never showed as blocked in MPI_Barrier");
         TH_CHECK(m.call && strcmp(m.call, "MPI_Barrier") == 0, "call %s", m.call ? m.call : "NULL");
-        TH_CHECK(m.peer == TMPI_PEER_NONE && m.tag == TMPI_TAG_NONE && m.peer_world == -1,
+        TH_CHECK(m.peer == TMPI_PEER_ALL && m.tag == TMPI_TAG_NONE && m.peer_world == -1,
                  "peer %d tag %d", m.peer, m.tag);
     }
     TH_MPI(MPI_Barrier(MPI_COMM_WORLD));
