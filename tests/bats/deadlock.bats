@@ -178,7 +178,7 @@ one = ranks[1]
 assert one["activity"] == "waiting" and one["call"] == "MPI_Recv", one
 assert one["peer"] == 0 and one["tag"] == 3 and one["comm"] == "MPI_COMM_WORLD", one
 assert one["waiting_sec"] > 0 and one["blocked"], one
-assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -2, ranks[0]
+assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -3, ranks[0]
 ' "$id" <<<"$output" || { echo "$output" >&2; false; }
 }
 
