@@ -9,7 +9,7 @@
 #include "rank_fmt.h"
 
 #define PEER_ANY RANK_FMT_PEER_ANY
-#define PEER_NONE RANK_FMT_PEER_NONE
+#define PEER_ALL RANK_FMT_PEER_ALL
 
 static int is_ended(const Tmpi__RankState *s)
 {
@@ -25,7 +25,7 @@ static int is_blocked(const Tmpi__RankState *s)
  * waiting for q is then waiting for itself). */
 static int same_collective(const Tmpi__RankState *s, const Tmpi__RankState *q)
 {
-    return q && q->activity && strcmp(q->activity, "waiting") == 0 && q->peer == PEER_NONE &&
+    return q && q->activity && strcmp(q->activity, "waiting") == 0 && q->peer == PEER_ALL &&
            strcmp(q->call ? q->call : "", s->call ? s->call : "") == 0 &&
            strcmp(q->comm ? q->comm : "", s->comm ? s->comm : "") == 0;
 }
@@ -45,8 +45,8 @@ static uint32_t waits_for(const struct ranks_snap *s, uint32_t r, uint32_t *out)
     if (!x->comm_world) return 0;
     for (uint32_t q = 0; q < s->nranks; q++) {
         if (q == r) continue;
-        if (x->peer == PEER_NONE && same_collective(x, s->ranks[q])) continue;
-        if (x->peer == PEER_NONE || x->peer == PEER_ANY) out[n++] = q;
+        if (x->peer == PEER_ALL && same_collective(x, s->ranks[q])) continue;
+        if (x->peer == PEER_ALL || x->peer == PEER_ANY) out[n++] = q;
     }
     return n;
 }
@@ -84,7 +84,7 @@ static void rep_rank(struct rep *p, const struct ranks_snap *s, uint32_t r, int6
     if (target >= 0)
         rep_add(p, " waits for rank %lld%s", (long long)target,
                 is_ended(s->ranks[target]) ? ", which has ended" : "");
-    else if (!s->ranks[r]->comm_world)
+    else if (!s->ranks[r]->comm_world && s->ranks[r]->peer == PEER_ALL)
         rep_add(p, " waits for the other members of %s",
                 s->ranks[r]->comm && *s->ranks[r]->comm ? s->ranks[r]->comm : "its communicator");
 }

@@ -628,6 +628,7 @@ void job_rank_finished(struct job *j, struct rank *r)
         job_fail(j, r, kind, r->end_code, r->end_msg[0] ? r->end_msg : NULL);
     send_rank_exit(j, r);
     pthread_mutex_lock(&j->mu);
+    r->finished = 1;
     j->nfinished++;
     if (j->nfinished == j->nprocs) pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);

@@ -334,8 +334,8 @@ static void coord_deadlock(void *arg, const char *report)
 {
     struct coord *co = arg;
     int abort = co->sub->on_deadlock == TMPI__DEADLOCK_ACTION__DEADLOCK_ABORT;
-    log_warning("job %llu: %s%s", (unsigned long long)co->id, report,
-                abort ? " (ending the job: --on-deadlock=abort)" : "");
+    log_notice("job %llu: %s%s", (unsigned long long)co->id, report,
+               abort ? " (ending the job: --on-deadlock=abort)" : "");
     Tmpi__Deadlock d = TMPI__DEADLOCK__INIT;
     d.job_id = co->id;
     d.report = (char *)report;

@@ -74,12 +74,17 @@ int job_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf
         snprintf(calls[i], sizeof calls[i], "%s", mpi[i].call ? mpi[i].call : "MPI");
     }
     pthread_mutex_unlock(&j->client_mu);
-    /* a member whose ranks all ended waits for the others with libtmpi gone */
+    /* A rank whose thread ended sends nothing any more, MPI_Finalize or not (a program
+     * that never used MPI); a member whose ranks all ended waits for the others with libtmpi
+     * gone. */
     int all_ended = atomic_load(&j->ranks_ended);
+    pthread_mutex_lock(&j->mu);
+    for (uint32_t i = 0; i < n; i++)
+        if (all_ended || j->ranks[i].finished) mpi[i].activity = TMPI_ACT_ENDED;
+    pthread_mutex_unlock(&j->mu);
     for (uint32_t i = 0; i < n; i++) {
         Tmpi__RankState *s = &st[i];
         struct tmpi_rank_mpi *m = &mpi[i];
-        if (all_ended) m->activity = TMPI_ACT_ENDED;
         tmpi__rank_state__init(s);
         s->rank = (uint32_t)j->ranks[i].info.rank;
         s->activity = (char *)activity_name(m->activity);
@@ -92,6 +97,7 @@ int job_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf
         if (m->activity == TMPI_ACT_WAITING) {
             s->call = calls[i];
             s->peer = m->peer;
+            s->peer_is_dest = m->peer_is_dest != 0;
             s->peer_world = m->peer_world;
             s->tag = m->tag;
             s->comm = (char *)mpi[i].comm;

@@ -567,8 +567,8 @@ static void host_deadlock(void *arg, const char *report)
 {
     struct job *j = arg;
     int abort = j->on_deadlock == TMPI__DEADLOCK_ACTION__DEADLOCK_ABORT;
-    log_warning("job %llu: %s%s", (unsigned long long)j->id, report,
-                abort ? " (ending the job: --on-deadlock=abort)" : "");
+    log_notice("job %llu: %s%s", (unsigned long long)j->id, report,
+               abort ? " (ending the job: --on-deadlock=abort)" : "");
     Tmpi__Deadlock d = TMPI__DEADLOCK__INIT;
     d.job_id = j->id;
     d.report = (char *)report;

@@ -360,9 +360,11 @@ static int on_frame(struct launch_job *j, const Tmpi__Envelope *e)
         return -1;
     case TMPI__ENVELOPE__MSG_JOB_END:
         launch_output_flush(&j->out, -1);
-        /* an abort for a deadlock ends with the report we printed already */
+        /* an abort for a deadlock ends with the report we printed already (the agent may
+         * have cut it to the length of a reason) */
         if (e->job_end->reason && *e->job_end->reason &&
-            !(j->deadlock && strcmp(j->deadlock, e->job_end->reason) == 0))
+            !(j->deadlock &&
+              strncmp(j->deadlock, e->job_end->reason, strlen(e->job_end->reason)) == 0))
             fprintf(stderr, "tmpi-launch: %s\n", e->job_end->reason);
         free(j->deadlock);
         j->deadlock = NULL;

@@ -184,7 +184,7 @@ int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, cons
             free(a->own);
         }
     } else {
-        int began = tm_mst_begin(me, fn, cr, comm, TMPI_PEER_NONE, TMPI_TAG_NONE);
+        int began = tm_mst_begin(me, fn, cr, comm, TMPI_PEER_ALL, TMPI_TAG_NONE);
         r = run_blocking(me, cr, al, a);
         tm_mst_end(me, began);
         tm_cstage_finish(a, r == 0);
@@ -267,7 +267,7 @@ TM_API int PMPI_Barrier(MPI_Comm comm)
         atomic_fetch_add_explicit(&me->job->coll_stats.ops[MPIX_COLL_BARRIER], 1,
                                   memory_order_relaxed);
     /* One barrier, not the engine's two: there is nothing to publish. */
-    int began = tm_mst_begin(me, "MPI_Barrier", cr, comm, TMPI_PEER_NONE, TMPI_TAG_NONE);
+    int began = tm_mst_begin(me, "MPI_Barrier", cr, comm, TMPI_PEER_ALL, TMPI_TAG_NONE);
     tm_coll_barrier(me, cr);
     tm_mst_end(me, began);
     return MPI_SUCCESS;

@@ -40,7 +40,7 @@ static void comm_name(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, 
         snprintf(out, len, "communicator %d", (int)comm);
 }
 
-void tm_mst_publish(struct tm_rank *me)
+void tm_mst_publish(struct tm_rank *me, uint64_t since_ns)
 {
     struct tm_mstate *m = &me->mst;
     struct tmpi_rank_mpi p = {.activity = TMPI_ACT_WAITING,
@@ -57,11 +57,12 @@ void tm_mst_publish(struct tm_rank *me)
         p.comm_size = c->size;
         p.comm_world = m->comm == MPI_COMM_WORLD;
         p.peer = m->peer;
+        p.peer_is_dest = m->peer_dest;
         p.tag = m->tag;
         if (m->peer >= 0 && m->peer < tm_comm_peer_size(c))
             p.peer_world = tm_comm_peer_world(c, m->peer);
     }
-    p.since_ns = mono_ns();
+    p.since_ns = since_ns ? since_ns : mono_ns();
     pthread_mutex_lock(&m->lock);
     p.sleeps = m->pub.sleeps;
     m->pub = p;

@@ -3,9 +3,10 @@
  *
  * Two halves.  The owner half is written at the entry of a blocking call with a few plain
  * stores (the call's name, communicator, peer, tag; tm_mst_begin) and costs nothing else on a
- * call that completes without waiting.  The published half is filled only when the call
- * really waits (tm_wait's slow path: the clock is read, the communicator's name copied) and
- * read by agent threads under the rank's mst lock.
+ * call that completes without waiting or within its spin.  The published half is filled only
+ * when the call waits longer (before it sleeps or parks, or after TM_MST_SPIN_NS of spinning
+ * on the links: the clock is read, the communicator's name copied) and read by agent threads
+ * under the rank's mst lock.
  *
  * Deadlock evidence (docs/ARCHITECTURE.md "Deadlock detection"): a rank about to sleep counts
  * itself in its waker's `sleeping`, then reads the waker's `wakes` (bumped by every wake that
@@ -31,10 +32,15 @@ static inline int tm_mst_on(const struct tm_rank *me);
 static inline int tm_mst_begin(struct tm_rank *me, const char *call, struct tm_commref *cr,
                                MPI_Comm comm, int peer, int tag);
 static inline void tm_mst_end(struct tm_rank *me, int began);
+static inline void tm_mst_dest(struct tm_rank *me, int began);
 
-/* tm_wait's slow path: the call waits (publish it once), sleeps (seen: the waker's wakes read
- * after counting itself sleeping and before its last look at the condition), wakes. */
-void tm_mst_publish(struct tm_rank *me);
+/* A spin on the links that lasts this long is published as a wait (wait.c spin_net). */
+#define TM_MST_SPIN_NS 1000000u
+
+/* tm_wait's slow path: the call waits (publish it once; since_ns: when it began, 0: now),
+ * sleeps (seen: the waker's wakes read after counting itself sleeping and before its last
+ * look at the condition), wakes.  Waits shorter than the spin are never published. */
+void tm_mst_publish(struct tm_rank *me, uint64_t since_ns);
 void tm_mst_unpublish(struct tm_rank *me);
 void tm_mst_asleep(struct tm_rank *me, uint32_t seen);
 void tm_mst_awake(struct tm_rank *me);
@@ -63,7 +69,14 @@ static inline int tm_mst_begin(struct tm_rank *me, const char *call, struct tm_c
     m->comm = comm;
     m->peer = peer;
     m->tag = tag;
+    m->peer_dest = 0;
     return 1;
+}
+
+/* The call that began (tm_mst_begin returned 1) waits for a send to its peer. */
+static inline void tm_mst_dest(struct tm_rank *me, int began)
+{
+    if (began) me->mst.peer_dest = 1;
 }
 
 static inline void tm_mst_end(struct tm_rank *me, int began)

@@ -16,7 +16,8 @@ struct tm_mstate {
     const char *call; /* the blocking call in progress, NULL: none */
     struct tm_commref *cr;
     MPI_Comm comm;
-    int peer, tag; /* as the program gave them; TMPI_PEER_NONE / TMPI_TAG_NONE */
+    int peer, tag; /* as the program gave them; TMPI_PEER_* / TMPI_TAG_NONE */
+    int peer_dest; /* peer is the destination of a send (tm_mst_dest) */
     int published; /* the published half describes this call */
 
     /* published half: lock (any thread; held for a copy, never across a wait) */

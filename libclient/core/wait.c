@@ -94,7 +94,7 @@ static int spin_net(struct tm_rank *me, tm_cond_fn cond, void *arg, void *net)
 {
     struct tm_job *j = me->job;
     const struct tmpi_svc *svc = j->svc;
-    uint64_t start = now_ns();
+    uint64_t start = now_ns(), first = start;
     int ok = 0;
     if (svc->net_hold) svc->net_hold(net, 1);
     int moved = 0;
@@ -132,6 +132,9 @@ static int spin_net(struct tm_rank *me, tm_cond_fn cond, void *arg, void *net)
             uint64_t t = now_ns();
             if (moved) start = t, moved = 0;
             if (t - start >= j->spin_ns) break;
+            /* a long transfer keeps the spin going: it is a wait all the same */
+            if (TM_UNLIKELY(t - first >= TM_MST_SPIN_NS) && !me->mst.published && tm_mst_on(me))
+                tm_mst_publish(me, first);
             if (atomic_load_explicit(&j->cancelled, memory_order_relaxed)) break;
             if ((i & 255) == 0 && svc->runnable_ranks() > svc->ncpus) break;
         }
@@ -167,6 +170,9 @@ static void block(struct tm_rank *me, tm_cond_fn cond, void *arg)
      * that (the rank's own thread may be running). */
     const int counted = !me->helper && !tm_cur_child;
     const int mst = tm_mst_on(me);
+    /* Only a wait that outlasts the spin says what it waits for: publishing costs a clock
+     * read and a lock, which the latency path cannot afford (mstate.h). */
+    if (mst && !me->mst.published) tm_mst_publish(me, 0);
     for (;;) {
         check_cancel(me);
         if (TM_UNLIKELY(j->net)) tm_net_idle(me, j->net);
@@ -285,6 +291,7 @@ static void park(struct tm_rank *me, struct fb_cond *fc, int saved_errno)
         svc->net_release(links);
     }
     struct park_cond pc = {fc, j, 0, tm_mst_on(me), 0};
+    if (pc.mst && !me->mst.published) tm_mst_publish(me, 0);
     for (;;) {
         check_cancel(me);
         if (TM_UNLIKELY(j->net)) tm_net_idle(me, j->net);
@@ -316,19 +323,15 @@ void tm_wait(struct tm_rank *me, tm_cond_fn cond_in, void *arg_in)
     /* The waiting's own system calls (futex EAGAIN, a poll's recv) are no business of the
      * program's errno. */
     int saved = errno;
-    /* The call really waits: say what for (a wait of a call that did not say, once). */
-    int anon = 0;
-    if (tm_mst_on(me) && !me->mst.published) {
-        anon = !me->mst.call;
-        tm_mst_publish(me);
-    }
+    int was_published = me->mst.published;
     if (carried(me)) {
         park(me, &fc, saved);
     } else {
         wait_slow(me, &fc);
         errno = saved;
     }
-    if (anon) tm_mst_unpublish(me);
+    /* a wait in a call that did not say what it waits for is published for the wait only */
+    if (TM_UNLIKELY(me->mst.published && !was_published && !me->mst.call)) tm_mst_unpublish(me);
 }
 
 static void wait_slow(struct tm_rank *me, struct fb_cond *fc)

@@ -206,7 +206,7 @@ TM_API int PMPI_Finalize(void)
     /* MPI_Finalize is collective over MPI_COMM_WORLD: no rank may leave (and have its
      * memory go) while a peer may still read from it. */
     int began =
-        tm_mst_begin(me, "MPI_Finalize", NULL, MPI_COMM_WORLD, TMPI_PEER_NONE, TMPI_TAG_NONE);
+        tm_mst_begin(me, "MPI_Finalize", NULL, MPI_COMM_WORLD, TMPI_PEER_ALL, TMPI_TAG_NONE);
     r = PMPI_Barrier(MPI_COMM_WORLD);
     tm_mst_end(me, began);
     if (r != MPI_SUCCESS) return r;

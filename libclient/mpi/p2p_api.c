@@ -122,6 +122,7 @@ static int send_blocking(const char *fn, const void *buf, int count, MPI_Datatyp
     if (TM_UNLIKELY(r < 0)) return send_failed(me, comm, fn, r);
     if (r == 1) {
         int began = tm_mst_begin(me, fn, cr, comm, dest, tag);
+        tm_mst_dest(me, began);
         tm_wait(me, tm_req_done_cond, &sreq);
         tm_mst_end(me, began);
     }
@@ -211,6 +212,9 @@ static int send_nonblocking(const char *fn, const void *buf, int count, MPI_Data
     struct tm_request *r = tm_req_alloc(me, TM_REQ_SEND);
     if (TM_UNLIKELY(!r)) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     r->comm = comm;
+    /* a send request is never posted: its match key says whom MPI_Wait waits for (mstate.h) */
+    r->src = dest;
+    r->tag = tag;
     if (TM_UNLIKELY(sdt)) { /* the program may free the type before the send completes */
         tm_type_hold(sdt);
         r->dt = sdt;

@@ -54,12 +54,14 @@ static int finish(struct tm_rank *me, MPI_Request *rp, MPI_Status *status)
     struct tm_rank *me = tm_self();                                                                \
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
 
-/* A wait on r starts (mstate.h): a receive says whom it waits for. */
+/* A wait on r starts (mstate.h): a receive or a send says whom it waits for. */
 static int req_begin(struct tm_rank *me, const char *fn, const struct tm_request *r)
 {
-    int recv = r->kind == TM_REQ_RECV;
-    return tm_mst_begin(me, fn, NULL, r->comm, recv ? r->src : TMPI_PEER_NONE,
-                        recv ? r->tag : TMPI_TAG_NONE);
+    int p2p = r->kind == TM_REQ_RECV || r->kind == TM_REQ_SEND;
+    int began = tm_mst_begin(me, fn, NULL, r->comm, p2p ? r->src : TMPI_PEER_NONE,
+                             p2p ? r->tag : TMPI_TAG_NONE);
+    if (r->kind == TM_REQ_SEND) tm_mst_dest(me, began);
+    return began;
 }
 
 static int req_err(struct tm_rank *me, MPI_Comm comm, int err, const char *fn)

@@ -20,12 +20,12 @@ void rank_fmt_call(const Tmpi__RankState *s, char *out, size_t len)
     const char *comm = s->comm && *s->comm ? s->comm : NULL;
     char args[200] = "";
     size_t n = 0;
-    if (s->peer != RANK_FMT_PEER_NONE) {
+    if (s->peer != RANK_FMT_PEER_NONE && s->peer != RANK_FMT_PEER_ALL) {
         if (s->peer == RANK_FMT_PEER_ANY)
             n += (size_t)snprintf(args + n, sizeof args - n, "MPI_ANY_SOURCE");
         else
             n += (size_t)snprintf(args + n, sizeof args - n, "%s %d",
-                                  names_dest(call) ? "dest" : "source", s->peer);
+                                  s->peer_is_dest || names_dest(call) ? "dest" : "source", s->peer);
     }
     if (s->tag != RANK_FMT_TAG_NONE && n < sizeof args) {
         if (s->tag == RANK_FMT_TAG_ANY)

@@ -10,6 +10,7 @@
 /* RankState.peer and .tag values that are not a rank or tag (control.proto). */
 #define RANK_FMT_PEER_ANY (-1)
 #define RANK_FMT_PEER_NONE (-2)
+#define RANK_FMT_PEER_ALL (-3)
 #define RANK_FMT_TAG_ANY (-1)
 #define RANK_FMT_TAG_NONE (-2)
 

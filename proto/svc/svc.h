@@ -62,7 +62,8 @@ enum tmpi_mpi_activity {
     TMPI_ACT_ENDED = 2,     /* MPI_Finalize returned: it sends nothing any more */
     TMPI_ACT_UNKNOWN = 3,   /* MPI_THREAD_MULTIPLE: other threads of the rank may act for it */
 };
-#define TMPI_PEER_NONE (-2) /* a call without a peer (collectives) */
+#define TMPI_PEER_ALL (-3)  /* a collective: every member of the communicator */
+#define TMPI_PEER_NONE (-2) /* a call without a peer it names (MPI_Waitany, ...) */
 #define TMPI_PEER_ANY (-1)  /* MPI_ANY_SOURCE */
 #define TMPI_TAG_NONE (-2)
 #define TMPI_TAG_ANY (-1)
@@ -70,6 +71,7 @@ struct tmpi_rank_mpi {
     int activity;      /* enum tmpi_mpi_activity */
     const char *call;  /* "MPI_Recv", ...; static storage; NULL unless waiting */
     int peer;          /* in the communicator, or TMPI_PEER_* */
+    int peer_is_dest;  /* the peer is a destination (a send), else a source */
     int peer_world;    /* the peer's rank in MPI_COMM_WORLD, -1 when none or any */
     int tag;           /* or TMPI_TAG_* */
     int comm_size;     /* members of the communicator (0: unknown) */

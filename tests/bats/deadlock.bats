@@ -76,6 +76,14 @@ running_id() {
         }
         [[ "$stderr" == *"rank 3 in MPI_Barrier(MPI_COMM_WORLD) waits for rank 1"* ]]
     done
+    # a report longer than a job's end reason is still said once
+    run --separate-stderr dlaunch --on-deadlock=abort -n 12 "$(prog dl_skip_barrier)"
+    expect_status 124
+    [[ "$stderr" == *"rank 11 in MPI_Barrier(MPI_COMM_WORLD) waits for rank 1"* ]] || {
+        echo "stderr: $stderr" >&2
+        false
+    }
+    [ "$(grep -c deadlock <<<"$stderr")" -eq 1 ] || { echo "stderr: $stderr" >&2; false; }
 }
 
 @test "deadlock: a synchronous or large send to a rank that waits on another tag" {
@@ -89,6 +97,12 @@ running_id() {
     run --separate-stderr dlaunch --on-deadlock=abort -n 2 "$(prog dl_ssend_tag)" large
     expect_status 124
     [[ "$stderr" == *"rank 0 in MPI_Send(dest 1, tag 1, MPI_COMM_WORLD) waits for rank 1; rank 1 in MPI_Recv(source 0, tag 2, MPI_COMM_WORLD) waits for rank 0"* ]] || {
+        echo "stderr: $stderr" >&2
+        false
+    }
+    run --separate-stderr dlaunch --on-deadlock=abort -n 2 "$(prog dl_ssend_tag)" isend
+    expect_status 124
+    [[ "$stderr" == *"rank 0 in MPI_Wait(dest 1, tag 1, MPI_COMM_WORLD) waits for rank 1; rank 1 in MPI_Recv(source 0, tag 2, MPI_COMM_WORLD) waits for rank 0"* ]] || {
         echo "stderr: $stderr" >&2
         false
     }
@@ -164,7 +178,7 @@ one = ranks[1]
 assert one["activity"] == "waiting" and one["call"] == "MPI_Recv", one
 assert one["peer"] == 0 and one["tag"] == 3 and one["comm"] == "MPI_COMM_WORLD", one
 assert one["waiting_sec"] > 0 and one["blocked"], one
-assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -2, ranks[0]
+assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -3, ranks[0]
 ' "$id" <<<"$output" || { echo "$output" >&2; false; }
 }
 

@@ -134,9 +134,9 @@ static void test_skipped_barrier(void)
     for (int k = 0; k < 2; k++) {
         struct fixture *f = k ? &b : &a;
         init(f, 3);
-        waiting(f, 0, "MPI_Barrier", -2, -2);
+        waiting(f, 0, "MPI_Barrier", -3, -2);
         waiting(f, 1, "MPI_Recv", 0, 3);
-        waiting(f, 2, "MPI_Barrier", -2, -2);
+        waiting(f, 2, "MPI_Barrier", -3, -2);
     }
     CHECK_EQ(found(&a, &b, rep, sizeof rep), 1);
     CHECK(strcmp(rep, "deadlock: rank 0 in MPI_Barrier(MPI_COMM_WORLD) waits for rank 1; rank 1 "
@@ -176,6 +176,26 @@ static void test_ended_peer_and_ssend(void)
     CHECK_EQ(found(&a, &b, rep, sizeof rep), 0);
 }
 
+static void test_waits_without_a_named_peer(void)
+{
+    struct fixture a, b;
+    char rep[512];
+    for (int k = 0; k < 2; k++) {
+        struct fixture *f = k ? &b : &a;
+        init(f, 2);
+        waiting(f, 0, "MPI_Wait", 1, 4);
+        f->st[0].peer_is_dest = 1;
+        waiting(f, 1, "MPI_Waitany", -2, -2);
+        f->st[1].comm = "";
+        f->st[1].comm_world = 0;
+    }
+    CHECK_EQ(found(&a, &b, rep, sizeof rep), 1);
+    /* no cycle: rank 1 names nobody; both are listed */
+    CHECK(strcmp(rep, "deadlock: rank 0 in MPI_Wait(dest 1, tag 4, MPI_COMM_WORLD) waits for "
+                      "rank 1; rank 1 in MPI_Waitany()") == 0,
+          "report: %s", rep);
+}
+
 static void test_report_is_bounded(void)
 {
     struct fixture a, b;
@@ -196,6 +216,7 @@ int main(void)
     test_in_flight();
     test_skipped_barrier();
     test_ended_peer_and_ssend();
+    test_waits_without_a_named_peer();
     test_report_is_bounded();
     return 0;
 }

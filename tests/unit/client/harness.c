@@ -114,6 +114,18 @@ static struct th_node *node_of_self(void)
     return &j->nodes[j->home[th_self->rank]];
 }
 
+int th_rank_mpi(int world_rank, struct tmpi_rank_mpi *out)
+{
+    struct th_job *j = th_cur_job;
+    if (!j || world_rank < 0 || world_rank >= j->size) return -EINVAL;
+    struct th_node *nd = &j->nodes[j->home[world_rank]];
+    pthread_mutex_lock(&j->lock);
+    void *st = nd->have_state ? nd->state : NULL;
+    pthread_mutex_unlock(&j->lock);
+    if (!st || !nd->ops.rank_mpi) return -ENOENT;
+    return nd->ops.rank_mpi(st, world_rank, out);
+}
+
 static int svc_job_state(void *(*create)(const struct tmpi_rank_info *, void *), void *arg,
                          const struct tmpi_client_ops *ops, void **ret_state)
 {

@@ -63,6 +63,11 @@ int th_net_inject(int from, int to, int channel, const struct netd_hdr *h);
 /* From now on net_send from node `from` to node `to` fails with -EPIPE (a lost link). */
 int th_net_break(int from, int to);
 
+/* libtmpi's record of what world_rank does in MPI (tmpi_client_ops.rank_mpi, as the agent
+ * asks it); 0, -ENOENT before its node's state exists, -EINVAL. */
+struct tmpi_rank_mpi;
+int th_rank_mpi(int world_rank, struct tmpi_rank_mpi *out);
+
 /* Registers and runs named tests: th_main(argc, argv, tests) runs those named on the command
  * line, or all; prints PASS/FAIL per test; returns the process exit status. */
 struct th_test {
