@@ -41,6 +41,7 @@ int config_defaults(struct agent_config *c)
         .program_cache = 16,
         .spin_ns = 20000,
         .rank_switching = "auto",
+        .bind_to = "auto",
         .intra_eager_limit = 16384,
         .eager_limit = 100 * 1024,
         .pool_size = 64u << 20,
@@ -235,6 +236,20 @@ static int set_rank_switching(struct agent_config *c, const char *v)
     return -EINVAL;
 }
 
+/* [mpi] bind_to: auto or a kind of tmpi-launch --bind-to (socket is package); a literal. */
+static int set_bind_to(struct agent_config *c, const char *v)
+{
+    static const char *const words[] = {"auto",    "none", "hwthread", "core",
+                                        "l3cache", "numa", "package"};
+    if (strcmp(v, "socket") == 0) v = "package";
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(v, words[i]) == 0) {
+            c->bind_to = words[i];
+            return 0;
+        }
+    return -EINVAL;
+}
+
 /* inih calls this per key; 0 stops the parse and ini_parse returns that line. */
 static int on_key(void *user, const char *section, const char *key, const char *value)
 {
@@ -317,6 +332,8 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = parse_u32(value, 0, 1000000000, &c->spin_ns);
         else if (strcmp(key, "rank_switching") == 0)
             r = set_rank_switching(c, value);
+        else if (strcmp(key, "bind_to") == 0)
+            r = set_bind_to(c, value);
         else if (strcmp(key, "intra_eager_limit") == 0)
             r = parse_u32(value, 0, 1u << 30, &c->intra_eager_limit);
         else if (strcmp(key, "eager_limit") == 0)

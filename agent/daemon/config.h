@@ -53,7 +53,9 @@ struct agent_config {
     size_t max_env_size;               /* a job's forwarded environment, bytes in total */
     uint32_t program_cache;            /* programs kept after their jobs end */
     uint32_t spin_ns;                  /* spin budget of a waiting rank before it blocks */
-    const char *rank_switching;  /* "auto", "kernel" or "user" (carrier.h); a literal, not owned */
+    const char *rank_switching; /* "auto", "kernel" or "user" (carrier.h); a literal, not owned */
+    const char *bind_to; /* "auto" or a --bind-to kind (job_bind.h): a launch without --bind-to
+                            gets it; a literal, not owned */
     uint32_t intra_eager_limit;  /* intra-node: larger messages use rendezvous */
     uint32_t eager_limit;        /* inter-node eager-push threshold (seed 000: 100 KB) */
     size_t pool_size;            /* shared buffer pool capacity */

@@ -48,6 +48,7 @@ static const struct setting settings[] = {
     S("[agent] deadlock_check_ms", T_U32, deadlock_check_ms, JOB),
     S("[mpi] spin_ns", T_U32, spin_ns, JOB),
     S("[mpi] rank_switching", T_LIT, rank_switching, JOB),
+    S("[mpi] bind_to", T_LIT, bind_to, JOB),
     S("[mpi] intra_eager_limit", T_U32, intra_eager_limit, JOB),
     S("[mpi] eager_limit", T_U32, eager_limit, JOB),
     S("[mpi] coll_bcast", T_STR, coll_bcast, JOB),

@@ -12,9 +12,18 @@
 #include "log.h"
 #include "rank.h"
 
+/* tmpid.conf [mpi] bind_to as a kind (config.c accepted the word). */
+static int config_kind(const struct job *j)
+{
+    for (int k = BIND_KIND_NONE; k <= BIND_KIND_PACKAGE; k++)
+        if (strcmp(j->agent->cfg.bind_to, bind_kind_name((enum bind_kind)k)) == 0) return k;
+    return BIND_KIND_DEFAULT;
+}
+
 int job_bind_prepare(struct job *j, uint32_t nthreads, char *reason, size_t rlen)
 {
-    int asked = j->bind_to;
+    /* the launch's --bind-to, else the node's bind_to, else the default below */
+    int asked = j->bind_to != BIND_KIND_DEFAULT ? j->bind_to : config_kind(j);
     j->bind_kind = asked;
     /* Nothing to pin and nothing to show: no topology (it costs a few milliseconds). */
     if (asked == BIND_KIND_NONE && !j->report_bindings) return 0;
@@ -24,7 +33,8 @@ int job_bind_prepare(struct job *j, uint32_t nthreads, char *reason, size_t rlen
     }
     int r = bind_topo_load(&j->topo);
     if (r < 0) {
-        if (asked == BIND_KIND_DEFAULT || asked == BIND_KIND_NONE) {
+        /* only a binding the launch asked for fails the job */
+        if (j->bind_to == BIND_KIND_DEFAULT || asked == BIND_KIND_NONE) {
             log_warning("job %llu: cannot read the CPU topology (%s): its ranks are not bound",
                         (unsigned long long)j->id, strerror(-r));
             j->bind_kind = BIND_KIND_NONE;

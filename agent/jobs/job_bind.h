@@ -9,7 +9,8 @@
  * one machine (a test cluster on loopback), then start on different cores instead of all on
  * core 0; on a cluster of equal nodes the second term is usually a multiple of the cores.
  *
- * The default (BIND_DEFAULT) looks at the threads, not the ranks: core when they fit the
+ * The kind: the launch's --bind-to, else tmpid.conf [mpi] bind_to, whose default "auto" is the
+ * following.  It looks at the threads, not the ranks: core when they fit the
  * node's cores, hwthread when they fit its hardware threads, else none.  So a job whose ranks
  * fit the cores gets a core per rank (it keeps its caches and is never moved, as with Open
  * MPI); an oversubscribed job on carriers (one per CPU) gets its carriers spread one per core,

@@ -129,6 +129,21 @@ check_ranks() {
     check_ranks "$n" cpu
 }
 
+@test "binding: the agent's bind_to is the default of launches without --bind-to" {
+    need_agent
+    printf '[mpi]\nbind_to = none\n' >"$BATS_TEST_TMPDIR/none.conf"
+    start_agent a --config "$BATS_TEST_TMPDIR/none.conf"
+    run --separate-stderr timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 1 --report-bindings \
+        "$(prog affinity)"
+    expect_status 0
+    check_ranks 1 none
+    # the launch's option wins
+    run --separate-stderr timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 1 --bind-to core \
+        --report-bindings "$(prog affinity)"
+    expect_status 0
+    check_ranks 1 core
+}
+
 @test "binding: --bind-to none leaves every rank thread the full mask" {
     need_agent
     run --separate-stderr timeout 60 "$LAUNCH_BIN" -n 2 --bind-to none --report-bindings \

@@ -40,6 +40,7 @@ static void test_good(void)
     CHECK(config_defaults(&c) == 0);
     CHECK_EQ(c.eager_limit, 100 * 1024);
     CHECK(strcmp(c.rank_switching, "auto") == 0);
+    CHECK(strcmp(c.bind_to, "auto") == 0);
     CHECK_EQ(c.max_ranks, 16384); /* a 16,384-rank job fits one agent (issue 21) */
     CHECK_EQ(c.ended_job_keep_sec, 30);
     CHECK(c.job_memory_max == 0 && c.job_cpu_max == 0 && !c.allow_users && !c.allow_groups);
@@ -49,7 +50,7 @@ static void test_good(void)
                               "allow_users = alice, bob\nallow_groups = hpc\n"
                               "allow_users_dir = /run/tmpid/allowed\n"
                               "[mpi]\nspin_ns = 0\nintra_eager_limit = 8K\neager_limit = 64K\n"
-                              "rank_switching = user\n"
+                              "rank_switching = user\nbind_to = socket\n"
                               "[pool]\nsize = 1M\n"
                               "[mesh]\nlisten = 127.0.0.1:7471\nkey_file = /etc/k\n"
                               "peers = a:1, b:2 ,c\nheartbeat_ms = 250\nrecv_threads = 3\n");
@@ -68,6 +69,7 @@ static void test_good(void)
     CHECK_EQ(c.key_fd, -1);
     CHECK_EQ(c.spin_ns, 0);
     CHECK(strcmp(c.rank_switching, "user") == 0);
+    CHECK(strcmp(c.bind_to, "package") == 0);
     CHECK_EQ(c.intra_eager_limit, 8192);
     CHECK_EQ(c.eager_limit, 65536);
     CHECK_EQ(c.pool_size, 1u << 20);
@@ -107,6 +109,7 @@ static void test_bad(void)
     expect_refused("[agent\nname = x\n");
     expect_refused("[mpi]\nspin_ns = -5\n");
     expect_refused("[mpi]\nrank_switching = fibers\n");
+    expect_refused("[mpi]\nbind_to = sideways\n");
     expect_refused("[mpi]\nrank_switching =\n");
     expect_refused("[mesh]\npeers = a:1,,b:2\n");
     expect_refused("[mesh]\npeers =  , \n");
