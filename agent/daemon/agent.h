@@ -40,7 +40,9 @@ struct agent {
     int shutting_down;
     struct job_history ended; /* listed as "ended" for ended_job_keep_sec */
     struct event *sig_term, *sig_int, *sig_hup, *watchdog, *shutdown_timer;
-    struct event *key_watch; /* the --key-fd lifeline, NULL without one */
+    struct event *key_watch;   /* the --key-fd lifeline, NULL without one */
+    struct event *leave_timer; /* bounds leave_when_idle: then the jobs are cancelled */
+    int leave_when_idle;       /* the lifeline closed while jobs were finishing */
     uint64_t watchdog_usec;
 
     /* Any thread. */

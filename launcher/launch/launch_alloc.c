@@ -272,13 +272,17 @@ int launch_alloc_start(struct placement *place, const char *keyhex, uint32_t tim
     char line[LAUNCH_ALLOC_KEY_HEX + 2];
     snprintf(line, sizeof line, "%s\n", keyhex);
     ssize_t w = write(al->in_wfd, line, strlen(line));
+    int werr = errno;
     explicit_bzero(line, sizeof line);
-    if (w != (ssize_t)(LAUNCH_ALLOC_KEY_HEX + 1)) {
-        r = w < 0 ? -errno : -EIO;
-        fprintf(stderr, "tmpi-launch: srun did not take the allocation's key: %s\n", strerror(-r));
+    if (w < 0 && werr != EPIPE) {
+        r = -werr;
+        fprintf(stderr, "tmpi-launch: srun did not take the allocation's key: %s\n",
+                strerror(werr));
         goto out;
     }
-    r = read_ports(al->out_rfd, sigfd, timeout, ports, place->nnodes);
+    /* A pipe takes the 65 bytes whole, or fails with EPIPE: srun has ended already (a bad
+     * option, no allocation), which its output's end below reports. */
+    r = w < 0 ? -EPIPE : read_ports(al->out_rfd, sigfd, timeout, ports, place->nnodes);
     if (r == -ETIMEDOUT)
         fprintf(stderr,
                 "tmpi-launch: the agents of the allocation did not report their ports within "
