@@ -67,6 +67,8 @@ static void record_ended(struct agent *a, const struct job *j)
                     (unsigned long long)j->id);
 }
 
+static void begin_shutdown(struct agent *a, const char *why);
+
 void agent_job_done(struct agent *a, struct job *j)
 {
     if (a->job_host) {
@@ -90,6 +92,8 @@ void agent_job_done(struct agent *a, struct job *j)
     job_free(j);
     agent_notify_status(a);
     if (a->shutting_down && a->njobs == 0) control_drain(a);
+    if (a->leave_when_idle && a->njobs == 0 && !a->shutting_down)
+        begin_shutdown(a, "the key's pipe closed and the last job ended");
 }
 
 /* SIGTERM, SIGINT, or the end of the --key-fd lifeline: cancel the jobs, then leave. */
@@ -127,7 +131,22 @@ static void on_key_fd(evutil_socket_t fd, short what, void *arg)
     ssize_t n = read(fd, buf, sizeof buf);
     if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN))) return;
     event_del(a->key_watch);
-    begin_shutdown(a, "the key's pipe closed");
+    if (a->njobs == 0 || a->shutting_down) {
+        begin_shutdown(a, "the key's pipe closed");
+        return;
+    }
+    /* tmpi-launch leaves as soon as its job's end reaches it, which can be while the job's
+     * host here is still unloading: cancelling it half-way would only cost a kill_grace
+     * wait.  Let the jobs end on their own, within kill_grace, then leave. */
+    a->leave_when_idle = 1;
+    log_info("the key's pipe closed: leaving once %u job(s) end", a->njobs);
+    struct timeval tv = {.tv_sec = a->cfg.kill_grace_sec};
+    evtimer_add(a->leave_timer, &tv);
+}
+
+static void on_leave_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    begin_shutdown(arg, "the key's pipe closed and jobs still run");
 }
 
 /* After the key was read (mesh_init): watch its descriptor, which no job host may inherit.
@@ -153,7 +172,8 @@ static int watch_key_fd(struct agent *a)
         return log_errno(LOG_ERR, -errno, "--key-fd %d", fd);
     }
     a->key_watch = event_new(a->base, fd, EV_READ | EV_PERSIST, on_key_fd, a);
-    if (!a->key_watch || event_add(a->key_watch, NULL) < 0) return -ENOMEM;
+    a->leave_timer = evtimer_new(a->base, on_leave_timeout, a);
+    if (!a->key_watch || !a->leave_timer || event_add(a->key_watch, NULL) < 0) return -ENOMEM;
     return 0;
 }
 
@@ -315,6 +335,7 @@ static void teardown(struct agent *a)
     if (a->sig_int) event_free(a->sig_int);
     if (a->sig_hup) event_free(a->sig_hup);
     if (a->key_watch) event_free(a->key_watch);
+    if (a->leave_timer) event_free(a->leave_timer);
     if (a->shutdown_timer) event_free(a->shutdown_timer);
     if (a->watchdog) event_free(a->watchdog);
     if (a->base) {

@@ -45,7 +45,9 @@ struct agent {
     struct metrics_counts metrics;      /* metrics.h */
     struct metrics_server *metrics_srv; /* the Prometheus endpoint; NULL: off */
     struct event *sig_term, *sig_int, *sig_hup, *watchdog, *shutdown_timer;
-    struct event *key_watch; /* the --key-fd lifeline, NULL without one */
+    struct event *key_watch;   /* the --key-fd lifeline, NULL without one */
+    struct event *leave_timer; /* bounds leave_when_idle: then the jobs are cancelled */
+    int leave_when_idle;       /* the lifeline closed while jobs were finishing */
     uint64_t watchdog_usec;
 
     /* Any thread. */

@@ -3,8 +3,9 @@
  * Inside an allocation with no system agents, one `srun` step runs one tmpid per node of the
  * job (tmpi-launch(1), "Slurm"):
  *
- *   srun --nodes=N --ntasks=N --ntasks-per-node=1 --nodelist=H1,...  --whole --input=all
- *        --label --kill-on-bad-exit=1 --mpi=none --quiet --job-name=tmpid
+ *   srun --nodes=N --ntasks=N --ntasks-per-node=1 --nodelist=H1,...  --whole --overlap
+ *        --cpu-bind=none --input=all --label --kill-on-bad-exit=1 --mpi=none --quiet
+ *        --job-name=tmpid
  *        /bin/sh -c 'exec "$@" --socket "$TMPI_ALLOC_SOCK.$SLURM_PROCID.sock"' sh
  *        TMPID --private --key-fd 0 --listen :0 --ready-fd 1 --log-level warning
  *
@@ -12,6 +13,11 @@
  * to every task (--input=all).  It never touches a disk and no other user can read a pipe of
  * ours.  The same pipe is the agents' lifeline: they stop when it closes, which it does when we
  * close it, when we die, or when srun does; and Slurm ends the step with the allocation.
+ *
+ * --whole gives the step every CPU of the allocation on its nodes (the ranks are threads of the
+ * agents' job hosts, so they can use no other); --overlap lets it share them with the user's
+ * other steps instead of waiting for them; --cpu-bind=none keeps srun from pinning an agent,
+ * and with it every rank thread of its node, to one CPU.
  *
  * The ports: each agent listens on a port of its own choosing (:0) and writes "READY=1" and
  * "PORT=P" to its stdout, which srun labels with the task number ("3: PORT=P"); with one task
@@ -218,6 +224,8 @@ int launch_alloc_start(struct placement *place, const char *keyhex, uint32_t tim
                     "--ntasks-per-node=1",
                     nodes,
                     "--whole",
+                    "--overlap",
+                    "--cpu-bind=none",
                     "--input=all",
                     "--label",
                     "--kill-on-bad-exit=1",
@@ -264,13 +272,17 @@ int launch_alloc_start(struct placement *place, const char *keyhex, uint32_t tim
     char line[LAUNCH_ALLOC_KEY_HEX + 2];
     snprintf(line, sizeof line, "%s\n", keyhex);
     ssize_t w = write(al->in_wfd, line, strlen(line));
+    int werr = errno;
     explicit_bzero(line, sizeof line);
-    if (w != (ssize_t)(LAUNCH_ALLOC_KEY_HEX + 1)) {
-        r = w < 0 ? -errno : -EIO;
-        fprintf(stderr, "tmpi-launch: srun did not take the allocation's key: %s\n", strerror(-r));
+    if (w < 0 && werr != EPIPE) {
+        r = -werr;
+        fprintf(stderr, "tmpi-launch: srun did not take the allocation's key: %s\n",
+                strerror(werr));
         goto out;
     }
-    r = read_ports(al->out_rfd, sigfd, timeout, ports, place->nnodes);
+    /* A pipe takes the 65 bytes whole, or fails with EPIPE: srun has ended already (a bad
+     * option, no allocation), which its output's end below reports. */
+    r = w < 0 ? -EPIPE : read_ports(al->out_rfd, sigfd, timeout, ports, place->nnodes);
     if (r == -ETIMEDOUT)
         fprintf(stderr,
                 "tmpi-launch: the agents of the allocation did not report their ports within "

@@ -26,6 +26,7 @@
 #include "hostlist.h"
 #include "launch.h"
 #include "limits_fmt.h"
+#include "slurm.h"
 #include "tmpi_config.h"
 
 /* Largest N we accept: ranks are C ints in MPI, and the agent applies its own limits. */
@@ -88,6 +89,25 @@ static void usage(FILE *f)
           "  --version            print the version\n"
           "Options end at PROGRAM; everything after it is passed to the program.\n",
           f);
+}
+
+/* The sum of a SLURM_TASKS_PER_NODE list ("2(x3),1" is 7).  0, -EINVAL (malformed, or more
+ * than LAUNCH_MAX_NPROCS) or -ENOMEM. */
+static int slurm_tasks_total(const char *tpn, uint32_t *ret)
+{
+    struct errlist err = ERRLIST_INIT;
+    uint32_t *counts = NULL;
+    size_t n = 0;
+    int r = slurm_tasks_expand("SLURM_TASKS_PER_NODE", tpn, &counts, &n, &err);
+    errlist_free(&err);
+    if (r < 0) return r;
+    uint64_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += counts[i];
+    free(counts);
+    if (total < 1 || total > LAUNCH_MAX_NPROCS) return -EINVAL;
+    *ret = (uint32_t)total;
+    return 0;
 }
 
 /* A usage error: one line on stderr, status 2. */
@@ -498,10 +518,18 @@ static int parse_args(int argc, char **argv, struct launch_opts *o)
         /* Inside a Slurm allocation (salloc, sbatch), the allocation says how many: as srun and
          * mpirun do, run one rank per task of the allocation. */
         const char *nt = getenv("SLURM_NTASKS");
-        if (!nt || !*nt)
+        const char *tpn = getenv("SLURM_TASKS_PER_NODE");
+        if ((!nt || !*nt) && tpn && *tpn) {
+            /* salloc -N2 without -n sets no SLURM_NTASKS: as srun, one rank per task slot */
+            int r = slurm_tasks_total(tpn, &app0->nprocs);
+            if (r == -EINVAL)
+                return bad_usage("SLURM_TASKS_PER_NODE=%s: not a list of task counts; give -n N",
+                                 tpn);
+            if (r < 0) return bad_usage("%s", "out of memory");
+        } else if (!nt || !*nt) {
             return bad_usage("%s", "the number of ranks is missing: -n N (or run inside a Slurm "
                                    "allocation, which sets SLURM_NTASKS)");
-        if (parse_u32(nt, 1, LAUNCH_MAX_NPROCS, &app0->nprocs) < 0)
+        } else if (parse_u32(nt, 1, LAUNCH_MAX_NPROCS, &app0->nprocs) < 0)
             return bad_usage("SLURM_NTASKS=%s: not a number of ranks (a whole number >= 1); "
                              "give -n N",
                              nt);

@@ -511,7 +511,14 @@ rank 6: node 2 ([::1]:7470), local rank 0" ]
     usage_error "SLURM_NTASKS=0: not a number of ranks" --display-map
     export SLURM_NTASKS=4x
     usage_error "SLURM_NTASKS=4x: not a number of ranks" --display-map
+    # salloc -N2 without -n: no SLURM_NTASKS; one rank per task slot, as srun
     unset SLURM_NTASKS
+    run --separate-stderr launch --display-map
+    expect_status 0
+    expect_line "node 1: node02:7470, 2 ranks: 2-3"
+    export SLURM_TASKS_PER_NODE='2(x'
+    usage_error "SLURM_TASKS_PER_NODE=2(x: not a list of task counts; give -n N" --display-map
+    unset SLURM_TASKS_PER_NODE
     usage_error "the number of ranks is missing: -n N (or run inside a Slurm allocation" \
         --display-map
 }

@@ -72,7 +72,8 @@ pids_gone() {
     local cmd
     cmd=$(cat "$FAKE_SRUN_LOG")
     for want in --nodes=2 --ntasks=2 --ntasks-per-node=1 --nodelist=localhost,127.0.0.1 \
-        --input=all --label "--key-fd 0" "--listen :0" "--ready-fd 1"; do
+        --whole --overlap --cpu-bind=none --input=all --label "--key-fd 0" "--listen :0" \
+        "--ready-fd 1"; do
         [[ " $cmd " == *" $want "* ]] || { echo "srun lacks '$want': $cmd"; false; }
     done
     # the key goes over srun's stdin, never on a command line
