@@ -27,7 +27,9 @@
  *
  * Sleeping: after the spin budget with nothing to run, a carrier counts itself in the job's
  * sleepers and sleeps on their futex word; wakers of a carried rank look at that count
- * (libtmpi's wait.h). */
+ * (libtmpi's wait.h).  While another carrier runs a rank, the sleep ends after the rescue
+ * time to look for its parked ranks; a carrier that starts a rank wakes those that fell
+ * asleep without such a deadline (carrier_pool.untimed). */
 #ifndef TMPI_AGENT_CARRIER_H
 #define TMPI_AGENT_CARRIER_H
 

@@ -25,14 +25,15 @@ expect_output() {
 
 @test "tmpicc -showme:compile, :link, :incdirs, :libdirs, :libs, :command" {
     # a sanitizer build tree's wrapper adds that build's -fsanitize to both (make sanitize)
-    local san
+    local san sanlibs
     san=$(sed -n 's/^TMPI_SANFLAGS="\(.*\)"$/\1/p' "$WRAP/tmpicc")
+    sanlibs=$(sed -n 's/^TMPI_SANLIBS="\(.*\)"$/\1/p' "$WRAP/tmpicc")
     run --separate-stderr tmpicc -showme:compile
     expect_status 0
     expect_output "-fPIC -fno-semantic-interposition -pthread${san:+ $san} -I$TMPI_SRC/libclient/include"
     run --separate-stderr tmpicc --showme:link
     expect_status 0
-    [[ "$output" == "-shared -Wl,-z,defs "*" -L$TMPI_BUILD/libclient -ltmpi_module "*" -ltmpi -lm${san:+ $san}" ]] ||
+    [[ "$output" == "-shared -Wl,-z,defs "*" -L$TMPI_BUILD/libclient -ltmpi_module "*" -ltmpi -lm${san:+ $san}${sanlibs:+ $sanlibs}" ]] ||
         { echo "link flags: $output" >&2; return 1; }
     run tmpicc --showme:incdirs
     expect_output "$TMPI_SRC/libclient/include"
