@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "fault.h"
+#include "job.h"
 #include "rank.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -26,15 +27,24 @@ struct rank_child {
     struct rank *rank;
 };
 
+/* However the thread ends (return, pthread_exit, exit from it, a fault, cancellation). */
+static void child_gone(void *job)
+{
+    atomic_fetch_sub_explicit(&((struct job *)job)->child_threads, 1, memory_order_release);
+}
+
 static void *rank_child_main(void *p)
 {
     struct rank_child c = *(struct rank_child *)p;
     free(p);
+    void *ret;
+    pthread_cleanup_push(child_gone, c.rank->job);
     rank_set_current(c.rank);
     fault_thread_setup();
-    void *ret = c.fn(c.arg);
+    ret = c.fn(c.arg);
     fault_thread_done();
     rank_set_current(NULL);
+    pthread_cleanup_pop(1);
     return ret;
 }
 
@@ -55,8 +65,12 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     struct rank_child *c = malloc(sizeof *c);
     if (!c) return EAGAIN;
     *c = (struct rank_child){.fn = fn, .arg = arg, .rank = r};
+    atomic_fetch_add_explicit(&r->job->child_threads, 1, memory_order_relaxed);
     int rc = realfn(t, attr, rank_child_main, c);
-    if (rc != 0) free(c);
+    if (rc != 0) {
+        atomic_fetch_sub_explicit(&r->job->child_threads, 1, memory_order_relaxed);
+        free(c);
+    }
     return rc;
 }
 

@@ -922,6 +922,9 @@ void job_send_link_traffic(struct job *j)
     env.link_traffic = &lt;
     (void)job_send(j, &env);
 }
+/* The job's end when its images cannot be unloaded: JobEnd (and JobUnloaded), then the job
+ * host leaves without unloading (jobhost_abandon).  Job thread only; never returns. */
+static void end_without_unload(struct job *j) __attribute__((noreturn));
 
 static void send_job_unloaded(struct job *j)
 {
@@ -988,6 +991,14 @@ static void *job_thread(void *arg)
     pthread_mutex_unlock(&j->client_mu);
     carriers_free(j);
     job_signal_close(j);
+    int left = atomic_load_explicit(&j->child_threads, memory_order_acquire);
+    if (left > 0) {
+        /* Unloading would pull the code from under them: the process ends instead, and they
+         * with it; the images' destructors and atexit handlers do not run. */
+        log_job(LOG_NOTICE, j->id, j->owner,
+                "%d thread(s) the ranks started still run: the job ends without unloading", left);
+        end_without_unload(j);
+    }
     for (uint32_t i = 0; i < j->nprocs; i++) {
         /* The copy's destructors (atexit handlers, static destructors) run now: whatever
          * they print goes to the launcher as the rank's output. */
@@ -1015,6 +1026,16 @@ static void *job_thread(void *arg)
     return NULL;
 }
 
+static void end_without_unload(struct job *j)
+{
+    if (j->failed) atomic_fetch_add(&j->agent->jobs_failed, 1);
+    send_job_end(j);
+    if (j->net) send_job_unloaded(j);
+    jobhost_abandon();
+    for (;;)
+        pause();
+}
+
 void job_end_in_unload(struct job *j, struct rank *r, int kind, int code, const char *msg)
 {
     char why[160];
@@ -1030,12 +1051,7 @@ void job_end_in_unload(struct job *j, struct rank *r, int kind, int code, const 
         pthread_mutex_unlock(&j->mu);
     }
     output_flush(r);
-    if (j->failed) atomic_fetch_add(&j->agent->jobs_failed, 1);
-    send_job_end(j);
-    if (j->net) send_job_unloaded(j);
-    jobhost_abandon();
-    for (;;)
-        pause();
+    end_without_unload(j);
 }
 
 static void job_done_cb(evutil_socket_t fd, short what, void *arg)

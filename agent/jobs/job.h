@@ -120,11 +120,14 @@ struct job {
     struct job_link *link;
     Tmpi__JobAssign *assign;
     int node, nnodes;
-    char coordinator[64];      /* the coordinator's agent name */
-    uint64_t coord_job_id;     /* the job's id at the coordinator */
-    int go;                    /* mu: JobGo arrived, the gate may open */
-    int released;              /* mu: JobRelease arrived, the links may close */
-    atomic_int ranks_ended;    /* every local rank ended: a link that closes now is no failure */
+    char coordinator[64];   /* the coordinator's agent name */
+    uint64_t coord_job_id;  /* the job's id at the coordinator */
+    int go;                 /* mu: JobGo arrived, the gate may open */
+    int released;           /* mu: JobRelease arrived, the links may close */
+    atomic_int ranks_ended; /* every local rank ended: a link that closes now is no failure */
+    /* threads the ranks started that have not ended (interpose_thread.c): the images are not
+     * unloaded under them */
+    atomic_int child_threads;
     struct job_member *member; /* loop thread: the coordinator connection's state */
 
     /* User-level switching (carrier.h): NULL when every rank has a thread of its own.  Job
