@@ -274,7 +274,7 @@ assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -3, ranks[0]
     [[ "$stderr" != *deadlock* ]] || { echo "reported: $stderr" >&2; false; }
 }
 
-@test "tmpictl ranks: a node that does not answer is left out after 5 s, and said so" {
+@test "tmpictl ranks: a node that does not answer is left out after 10 s, and said so" {
     start_cluster 3 --config "$BATS_TEST_TMPDIR/dl.conf"
     start_stuck "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog dl_skip_barrier)"
     local id
