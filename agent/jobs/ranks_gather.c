@@ -12,8 +12,9 @@
 /* One deadlock report at most this long (a cycle through thousands of ranks is cut). */
 #define RANKS_REPORT_MAX 2048
 /* A part that has not answered by then (a stopped node) is left out: the tool gets what came,
- * marked incomplete, and the watch sees an incomplete snapshot (never a deadlock). */
-#define RANKS_QUERY_TIMEOUT_SEC 5
+ * marked incomplete, and the watch sees an incomplete snapshot (never a deadlock).  Long
+ * enough for a host on a badly overloaded node (load 150 on 2 cores, under ThreadSanitizer). */
+#define RANKS_QUERY_TIMEOUT_SEC 10
 
 struct ranks_waiter {
     struct ranks_gather *g;

@@ -23,10 +23,11 @@ teardown() {
 dl_agent() { start_agent a --config "$BATS_TEST_TMPDIR/dl.conf"; }
 dlaunch() { launch --agent "$AGENT_SOCK" "$@"; }
 
-# Waits (bounded, generously: a loaded machine) until FILE contains TEXT.
+# Waits (bounded, generously: a loaded machine, 5 times longer under make tsan) until FILE
+# contains TEXT.
 wait_for_text() {
     local i
-    for i in $(seq 1 600); do
+    for i in $(seq 1 $((1200 * ${TMPI_TIMEOUT_MULTIPLIER:-1}))); do
         grep -q -- "$2" "$1" 2>/dev/null && return 0
         sleep 0.1
     done
@@ -188,7 +189,7 @@ assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -3, ranks[0]
         2>&1 &
     LPID=$!
     local id="" i
-    for i in $(seq 1 600); do
+    for i in $(seq 1 $((1200 * ${TMPI_TIMEOUT_MULTIPLIER:-1}))); do
         id=$(running_id "$AGENT_SOCK")
         [ -n "$id" ] && tmpictl --agent "$AGENT_SOCK" ranks "$id" | grep -q "MPI_Recv" && break
         sleep 0.1
@@ -274,7 +275,7 @@ assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -3, ranks[0]
     [[ "$stderr" != *deadlock* ]] || { echo "reported: $stderr" >&2; false; }
 }
 
-@test "tmpictl ranks: a node that does not answer is left out after 5 s, and said so" {
+@test "tmpictl ranks: a node that does not answer is left out after 10 s, and said so" {
     start_cluster 3 --config "$BATS_TEST_TMPDIR/dl.conf"
     start_stuck "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog dl_skip_barrier)"
     local id
