@@ -152,6 +152,10 @@ run_prog() {
     run_prog error_classes 1 2 3 4 16
 }
 
+@test "mpi: a THREAD_MULTIPLE task farm: worker threads, a wildcard dispatcher, Comm_idup from threads" {
+    run_prog task_farm 1 2 3 4
+}
+
 @test "mpi: 20000 communicators created and freed, no slowdown" {
     run_prog comm_loop 1 2 4 16
 }
