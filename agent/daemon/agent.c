@@ -131,7 +131,10 @@ static void on_key_fd(evutil_socket_t fd, short what, void *arg)
     ssize_t n = read(fd, buf, sizeof buf);
     if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN))) return;
     event_del(a->key_watch);
-    if (a->njobs == 0 || a->shutting_down) {
+    /* Already leaving (SIGTERM from srun came first): that shutdown goes on; a second one
+     * would leave at once, jobs and socket behind. */
+    if (a->shutting_down) return;
+    if (a->njobs == 0) {
         begin_shutdown(a, "the key's pipe closed");
         return;
     }
@@ -146,7 +149,8 @@ static void on_key_fd(evutil_socket_t fd, short what, void *arg)
 
 static void on_leave_timeout(evutil_socket_t fd, short what, void *arg)
 {
-    begin_shutdown(arg, "the key's pipe closed and jobs still run");
+    struct agent *a = arg;
+    if (!a->shutting_down) begin_shutdown(a, "the key's pipe closed and jobs still run");
 }
 
 /* After the key was read (mesh_init): watch its descriptor, which no job host may inherit.

@@ -12,7 +12,8 @@
  * The key: 32 fresh random bytes, written in hex as one line to srun's stdin, which srun hands
  * to every task (--input=all).  It never touches a disk and no other user can read a pipe of
  * ours.  The same pipe is the agents' lifeline: they stop when it closes, which it does when we
- * close it, when we die, or when srun does; and Slurm ends the step with the allocation.
+ * close it, when we die (even by SIGKILL), or when srun does; and Slurm ends the step with the
+ * allocation.
  *
  * --whole gives the step every CPU of the allocation on its nodes (the ranks are threads of the
  * agents' job hosts, so they can use no other); --overlap lets it share them with the user's
@@ -31,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -46,12 +46,12 @@
 #define ALLOC_LINE_MAX 256
 
 /* Runs in the child between fork and exec: async-signal-safe calls only. */
-static void __attribute__((noreturn))
-exec_srun(char *const argv[], int in_rfd, int out_wfd, pid_t parent)
+static void __attribute__((noreturn)) exec_srun(char *const argv[], int in_rfd, int out_wfd)
 {
-    /* srun ends with us: it then closes the agents' stdin, and they stop. */
-    if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent) _exit(127);
-    /* Ctrl-C on the terminal reaches us alone; we cancel the job, then end the step. */
+    /* No PR_SET_PDEATHSIG: a signal would make srun cancel the step, and slurmstepd kills the
+     * agents outright (their sockets stay behind).  When we die, srun's stdin ends instead,
+     * srun hands the end to every agent, and they stop cleanly, then so does the step.
+     * Ctrl-C on the terminal reaches us alone; we cancel the job, then close the pipe. */
     setpgid(0, 0);
     if (dup2(in_rfd, STDIN_FILENO) < 0 || dup2(out_wfd, STDOUT_FILENO) < 0) _exit(127);
     sigset_t none;
@@ -252,16 +252,16 @@ int launch_alloc_start(struct placement *place, const char *keyhex, uint32_t tim
         r = -errno;
         goto out;
     }
-    pid_t parent = getpid();
     pid_t pid = fork();
-    if (pid == 0) exec_srun(argv, in[0], out[1], parent);
+    int ferr = errno;
+    if (pid == 0) exec_srun(argv, in[0], out[1]);
     unsetenv("TMPI_ALLOC_SOCK"); /* srun's alone */
     /* srun's ends: with ours closed, srun's exit is an end of file on its output */
     close(in[0]);
     close(out[1]);
     in[0] = out[1] = -1;
     if (pid < 0) {
-        r = -errno;
+        r = -ferr;
         goto out;
     }
     al->srun = pid;

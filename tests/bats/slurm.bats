@@ -19,6 +19,10 @@ setup() {
     # agents' sockets (tmpi-alloc.JOB.*) are ours to look for.
     export TMPI_AGENT="$BATS_TEST_TMPDIR/no-agent.sock"
     export SLURM_JOB_ID=$((900000 + $$ % 90000))
+    # the agents' sockets (and the coordinator's directory) go under this test's own TMPDIR:
+    # a real Slurm numbers jobs from 1 in every test, so /tmp would mix tests up
+    export TMPDIR="$BATS_TEST_TMPDIR/tmp"
+    mkdir -p "$TMPDIR"
     unset SLURM_NTASKS SLURM_JOB_NODELIST SLURM_TASKS_PER_NODE SLURM_NNODES TMPI_SRUN
 }
 
@@ -40,7 +44,7 @@ teardown() {
 # No agent socket of this test's allocation is left (every agent removed its own on exit).
 no_alloc_sockets() {
     local left
-    left=$(find "${TMPDIR:-/tmp}" /tmp -maxdepth 1 -name "tmpi-alloc.$SLURM_JOB_ID.*" 2>/dev/null)
+    left=$(find "$TMPDIR" -maxdepth 1 -name "tmpi-alloc.$SLURM_JOB_ID.*" 2>/dev/null)
     [ -z "$left" ] || { echo "agent sockets left: $left" >&2; return 1; }
 }
 
@@ -388,6 +392,7 @@ kill -KILL \$launcher
 deadline=\$((SECONDS + 40))
 while pgrep -f "tmpi-alloc.\$SLURM_JOB_ID." >/dev/null && [ \$SECONDS -lt \$deadline ]; do sleep 0.2; done
 pgrep -af "tmpi-alloc.\$SLURM_JOB_ID." && { echo "agents still run"; exit 1; }
+ls "\$TMPDIR"/tmpi-alloc.* 2>/dev/null && { echo "agent sockets left"; cat out; exit 1; }
 echo "agents gone"
 EOF
     chmod +x inside.sh
@@ -401,10 +406,14 @@ EOF
     need_users
     slurm_cluster_start "$PUB/slurm" || skip "no Slurm here: $SLURM_SKIP"
     unset SLURM_JOB_ID
+    export TMPDIR="$PUB/tmp"
+    mkdir -p "$TMPDIR"
+    chmod 1777 "$TMPDIR"
     run --separate-stderr runuser -u "$UA" -- sh -c 'cd "$1" && shift && exec "$@"' sh "$PUB" \
         timeout 60 salloc -N1 -n3 "$LAUNCH_BIN" ./hostinfo id
     expect_status 0
     [[ "$output" == *" uid=$(id -u "$UA") "* ]] || { echo "got: $output"; false; }
     expect_line OK
     grep -q "StepId=1.0" "$SLURM_DIR/slurmd.log"
+    SLURM_JOB_ID=1 no_alloc_sockets
 }
