@@ -85,8 +85,20 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
     raise(sig);
 }
 
+static void *exit_at_once(void *arg)
+{
+    pthread_exit(arg);
+}
+
 int fault_init(void)
 {
+    /* The handler ends a thread a rank started with pthread_exit (rank_end), and glibc's first
+     * pthread_exit in a process loads the unwinder with dlopen, which allocates: not safe in a
+     * signal handler (TSan: "signal-unsafe call inside of a signal").  One thread that exits
+     * that way here makes the load happen now. */
+    pthread_t t;
+    if (pthread_create(&t, NULL, exit_at_once, NULL) == 0) pthread_join(t, NULL);
+
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_fault;

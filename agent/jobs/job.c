@@ -1012,7 +1012,12 @@ static void *job_thread(void *arg)
         output_flush(r);
     }
 
-    if (j->failed) atomic_fetch_add(&a->jobs_failed, 1);
+    /* under mu: a cancel from the loop thread (the launcher's, a timeout) may still record
+     * the first failure now */
+    pthread_mutex_lock(&j->mu);
+    int failed = j->failed;
+    pthread_mutex_unlock(&j->mu);
+    if (failed) atomic_fetch_add(&a->jobs_failed, 1);
     send_job_end(j);
     if (j->net) {
         job_send_link_traffic(j); /* the last count: the host leaves after JobUnloaded */

@@ -31,6 +31,8 @@ prog() {
     echo "$out"
 }
 
+load sanitizer
+
 # The fake agent (tests/bats/fake_agent.c), built by meson with the build's own flags, so a
 # sanitizer build gets a sanitized fake agent too.
 fake_agent_bin() {

@@ -10,16 +10,16 @@
 
 #include "check.h"
 
-#define NT 3       /* worker threads per rank */
-#define NTASKS 600 /* tasks in all */
-#define TAG_REQ 1  /* worker -> dispatcher: {rank, thread} */
-#define TAG_RES 2  /* worker -> dispatcher: {task, result} */
+#define NT 3         /* worker threads per rank */
+#define NTASKS 600   /* tasks in all */
+#define TAG_REQ 1    /* worker -> dispatcher: {rank, thread} */
+#define TAG_RES 2    /* worker -> dispatcher: {task, result} */
 #define TAG_WORK 100 /* dispatcher -> worker thread t: TAG_WORK + t, a task or -1 (stop) */
 
 static int rank, size;
-static MPI_Comm tcomm[NT];         /* per thread: its dup'd communicator */
-static MPI_Comm ctl;               /* requests and results (the dispatcher's wildcards) */
-static _Atomic int done_here;      /* tasks this rank's threads did */
+static MPI_Comm tcomm[NT];    /* per thread: its dup'd communicator */
+static MPI_Comm ctl;          /* requests and results (the dispatcher's wildcards) */
+static _Atomic int done_here; /* tasks this rank's threads did */
 
 static long work(int task)
 {
