@@ -28,6 +28,7 @@ static const char *atexit_how;
 
 static void careless_handler(void)
 {
+    printf("atexit handler runs\n");
     if (strcmp(atexit_how, "abort") == 0) abort();
     exit(strcmp(atexit_how, "exit3") == 0 ? 3 : 0);
 }
