@@ -246,7 +246,9 @@ teardown() {
     # a limit that allows one: the user's core file in the job's working directory.  Before,
     # the switch to the user had made the job host undumpable, and no core was ever written.
     ulimit -S -c unlimited
-    agent_up
+    # (the sanitizers' own default turns core dumps off; the job host keeps their options)
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}disable_coredump=0" \
+        TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}disable_coredump=0" agent_up
     run --separate-stderr as "$UA" "$L" --agent "$SOCK" -n 3 "$PUB/ends" quitself
     [ "$status" -eq 131 ] || { echo "expected 131, got $status: $stderr"; false; }
     [[ "$stderr" == *"killed by signal 3 (QUIT), core dumped"* ]] || { echo "stderr: $stderr"; false; }

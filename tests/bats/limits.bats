@@ -268,8 +268,9 @@ pss_kib() { sed -n 's/^Pss:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/smaps_rollu
     wait "$LAUNCHER" || { cat "$BATS_TEST_TMPDIR/big.out"; false; }
     hwm1=$(vm_kib "$AGENT_PID" VmHWM)
     echo "job host Pss: $pss_small kB with 32 B of arguments, $pss_big kB with 1.8 MB; agent VmHWM $hwm0 -> $hwm1 kB" >&2
-    # a copy per rank is 256 x 1.8 MB = 460 MB (and was twice that, MPI_INFO_ENV's included)
-    (( pss_big - pss_small < 64 * 1024 )) ||
+    # a copy per rank is 256 x 1.8 MB = 460 MB (and was twice that, MPI_INFO_ENV's included);
+    # the bounds leave room for a sanitizer's shadow memory of what is touched
+    (( pss_big - pss_small < 128 * 1024 )) ||
         { echo "the job host took $(( (pss_big - pss_small) / 1024 )) MiB more for 1.8 MB of arguments"; false; }
-    (( hwm1 - hwm0 < 32 * 1024 )) || { echo "the agent grew by $(( (hwm1 - hwm0) / 1024 )) MiB"; false; }
+    (( hwm1 - hwm0 < 128 * 1024 )) || { echo "the agent grew by $(( (hwm1 - hwm0) / 1024 )) MiB"; false; }
 }
