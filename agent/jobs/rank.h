@@ -36,7 +36,7 @@ struct rank {
     int end_code;
     char end_msg[256];
     int mpi_phase;
-    int finished;            /* its end was counted (job_rank_finished); job mu */
+    atomic_int finished;     /* its end was counted (job_rank_finished); any thread */
     int runnable;            /* counted in agent.runnable_ranks; rank thread only */
     int unloading;           /* the job thread runs the image's destructors in this rank's name */
     struct carried *carried; /* carrier.h: the rank runs as a context on a carrier; else NULL */
