@@ -627,8 +627,8 @@ void job_rank_finished(struct job *j, struct rank *r)
     else if (kind == RANK_END_ABORT || kind == RANK_END_FAULT || kind == RANK_END_MPI_ABORT)
         job_fail(j, r, kind, r->end_code, r->end_msg[0] ? r->end_msg : NULL);
     send_rank_exit(j, r);
+    atomic_store(&r->finished, 1);
     pthread_mutex_lock(&j->mu);
-    r->finished = 1;
     j->nfinished++;
     if (j->nfinished == j->nprocs) pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);

@@ -78,10 +78,9 @@ int job_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf
      * that never used MPI); a member whose ranks all ended waits for the others with libtmpi
      * gone. */
     int all_ended = atomic_load(&j->ranks_ended);
-    pthread_mutex_lock(&j->mu);
+    /* atomics, no job lock: the loop thread must never wait for the job thread */
     for (uint32_t i = 0; i < n; i++)
-        if (all_ended || j->ranks[i].finished) mpi[i].activity = TMPI_ACT_ENDED;
-    pthread_mutex_unlock(&j->mu);
+        if (all_ended || atomic_load(&j->ranks[i].finished)) mpi[i].activity = TMPI_ACT_ENDED;
     for (uint32_t i = 0; i < n; i++) {
         Tmpi__RankState *s = &st[i];
         struct tmpi_rank_mpi *m = &mpi[i];

@@ -37,10 +37,10 @@ struct rank {
     int end_code;
     char end_msg[256];
     int mpi_phase;
-    int finished;       /* its end was counted (job_rank_finished); job mu */
-    int runnable;       /* counted in agent.runnable_ranks; rank thread only */
-    int unloading;      /* the job thread runs the image's destructors in this rank's name */
-    pthread_t unloader; /* that thread (set by itself before unloading) */
+    atomic_int finished; /* its end was counted (job_rank_finished); any thread */
+    int runnable;        /* counted in agent.runnable_ranks; rank thread only */
+    int unloading;       /* the job thread runs the image's destructors in this rank's name */
+    pthread_t unloader;  /* that thread (set by itself before unloading) */
     /* main's argv: kept until the image is unloaded, as a process keeps its argv until it
      * exits (atexit handlers often use a saved argv[0]) */
     struct rank_argv args;
