@@ -14,7 +14,9 @@ setup() {
 
 teardown() { stop_all_agents; }
 
-mlaunch() { timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" "$@"; }
+# 60 s a job, scaled like the unit tests' timeouts under make sanitize / make tsan
+# (TMPI_TIMEOUT_MULTIPLIER): TSan makes a 16 MiB all-pairs exchange minutes long.
+mlaunch() { timeout $((60 * ${TMPI_TIMEOUT_MULTIPLIER:-1})) "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" "$@"; }
 
 # A tests/mpi program, built into this file's own directory (never a shared one: a binary
 # built by another build tree would load that tree's libtmpi).
