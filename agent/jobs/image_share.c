@@ -1,5 +1,7 @@
 #include "image_share.h"
 
+#include "memfd_bytes.h"
+
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
@@ -8,30 +10,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    size_t off = 0;
-    while (off < n) {
-        ssize_t w = pwrite(fd, p + off, n - off, (off_t)off);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -errno;
-        }
-        off += (size_t)w;
-    }
-    return 0;
-}
-
 int image_template_open(const uint8_t *bytes, size_t size, const char *label)
 {
-    int fd = memfd_create(label, MFD_CLOEXEC);
-    if (fd < 0) return -errno;
-    int r = write_all(fd, bytes, size);
-    if (r < 0) {
-        close(fd);
-        return r;
-    }
-    return fd;
+    return memfd_from_bytes(label, bytes, size);
 }
 
 /* The program headers of the image, bounds-checked against its size (dlopen accepted the

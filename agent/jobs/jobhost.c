@@ -26,6 +26,7 @@
 #include "job_ranks.h"
 #include "job_link.h"
 #include "log.h"
+#include "memfd_bytes.h"
 #include "metrics.h"
 #include "msg_check.h"
 #include "progcache.h"
@@ -589,31 +590,6 @@ static void start_ranks(struct job *j)
         log_warning("job %llu: no memory for its deadlock watch", (unsigned long long)j->id);
 }
 
-/* A memfd holding a copy of bytes: how a host gets its program and its configuration. */
-static int write_all(int fd, const void *bytes, size_t size)
-{
-    size_t off = 0;
-    while (off < size) {
-        ssize_t n = write(fd, (const char *)bytes + off, size - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return n < 0 ? -errno : -EIO;
-        off += (size_t)n;
-    }
-    return 0;
-}
-
-static int bytes_memfd(const char *name, const void *bytes, size_t size)
-{
-    int fd = memfd_create(name, MFD_CLOEXEC);
-    if (fd < 0) return -errno;
-    int r = write_all(fd, bytes, size);
-    if (r < 0) {
-        close(fd);
-        return r;
-    }
-    return fd;
-}
-
 /* Every program of the job, one after the other in app order (the host splits them by the
  * sizes in its SubmitJob or JobAssign). */
 static int programs_memfd(const struct job *j)
@@ -621,7 +597,7 @@ static int programs_memfd(const struct job *j)
     int fd = memfd_create("tmpi-program", MFD_CLOEXEC);
     if (fd < 0) return -errno;
     for (uint32_t k = 0; k < j->napps; k++) {
-        int r = write_all(fd, j->apps[k].prog->bytes, j->apps[k].prog->size);
+        int r = fd_write_all(fd, j->apps[k].prog->bytes, j->apps[k].prog->size);
         if (r < 0) {
             close(fd);
             return r;
@@ -648,7 +624,7 @@ static int spawn(struct jobhost *h, int chan, int prog, int links)
      * edit nobody reloaded, or a bad one, never reaches a job. */
     int conf = -1;
     if (a->cfg.text) {
-        conf = high_fd(bytes_memfd("tmpid.conf", a->cfg.text, a->cfg.text_len));
+        conf = high_fd(memfd_from_bytes("tmpid.conf", a->cfg.text, a->cfg.text_len));
         if (conf < 0) return conf;
     }
     char id[32], user[64];

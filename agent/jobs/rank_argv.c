@@ -1,25 +1,13 @@
 /* rank_argv.c — the argument vector each rank's main gets (rank_argv.h). */
 #include "rank_argv.h"
 
+#include "memfd_bytes.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-static int write_all(int fd, const char *p, size_t len)
-{
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -errno;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
 
 int rank_argv_src_init(struct rank_argv_src *src, int argc, char *const *argv)
 {
@@ -34,7 +22,7 @@ int rank_argv_src_init(struct rank_argv_src *src, int argc, char *const *argv)
     int fd = memfd_create("tmpi-argv", MFD_CLOEXEC);
     int r = fd < 0 ? -errno : 0;
     for (int i = 0; i < argc && r == 0; i++)
-        r = write_all(fd, argv[i], strlen(argv[i]) + 1);
+        r = fd_write_all(fd, argv[i], strlen(argv[i]) + 1);
     if (r < 0) {
         if (fd >= 0) close(fd);
         free(src->offset);
