@@ -333,16 +333,9 @@ static const struct ranks_gather_ops coord_rq_ops = {.send_query = send_ranks_qu
 static void coord_deadlock(void *arg, const char *report)
 {
     struct coord *co = arg;
-    int abort = co->sub->on_deadlock == TMPI__DEADLOCK_ACTION__DEADLOCK_ABORT;
-    log_notice("job %llu: %s%s", (unsigned long long)co->id, report,
-               abort ? " (ending the job: --on-deadlock=abort)" : "");
-    Tmpi__Deadlock d = TMPI__DEADLOCK__INIT;
-    d.job_id = co->id;
-    d.report = (char *)report;
-    d.abort = abort;
-    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
-    env.msg_case = TMPI__ENVELOPE__MSG_DEADLOCK;
-    env.deadlock = &d;
+    Tmpi__Deadlock d;
+    Tmpi__Envelope env;
+    int abort = ranks_deadlock_frame(co->id, co->sub->on_deadlock, report, &d, &env);
     co->depth++;
     launcher_send(co, &env);
     if (abort) fail(co, JOB_DEADLOCK_STATUS, -1, report);

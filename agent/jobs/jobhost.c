@@ -567,16 +567,9 @@ static const struct ranks_gather_ops host_rq_ops = {.send_query = host_send_quer
 static void host_deadlock(void *arg, const char *report)
 {
     struct job *j = arg;
-    int abort = j->on_deadlock == TMPI__DEADLOCK_ACTION__DEADLOCK_ABORT;
-    log_notice("job %llu: %s%s", (unsigned long long)j->id, report,
-               abort ? " (ending the job: --on-deadlock=abort)" : "");
-    Tmpi__Deadlock d = TMPI__DEADLOCK__INIT;
-    d.job_id = j->id;
-    d.report = (char *)report;
-    d.abort = abort;
-    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
-    env.msg_case = TMPI__ENVELOPE__MSG_DEADLOCK;
-    env.deadlock = &d;
+    Tmpi__Deadlock d;
+    Tmpi__Envelope env;
+    int abort = ranks_deadlock_frame(j->id, j->on_deadlock, report, &d, &env);
     send_frame(j, &env);
     if (abort) jobhost_cancel(j, JOB_DEADLOCK_STATUS, report);
 }
