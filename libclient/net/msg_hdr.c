@@ -1,32 +1,10 @@
 /* msg_hdr.c — libtmpi's half of the inter-node frame header (msg_hdr.h). */
 #include "msg_hdr.h"
 
-#include <endian.h>
+#include "be_bytes.h"
+
 #include <errno.h>
 #include <string.h>
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    v = htobe32(v);
-    memcpy(p, &v, 4);
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-    v = htobe64(v);
-    memcpy(p, &v, 8);
-}
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return be32toh(v);
-}
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return be64toh(v);
-}
 
 void tm_msg_hdr_encode(const struct tm_msg_hdr *m, struct netd_hdr *out)
 {
@@ -37,13 +15,13 @@ void tm_msg_hdr_encode(const struct tm_msg_hdr *m, struct netd_hdr *out)
     memset(p, 0, NETD_PROTO_SIZE);
     p[0] = m->type;
     p[1] = m->flags;
-    put32(p + 4, (uint32_t)m->tag);
-    put32(p + 8, (uint32_t)m->context);
-    put32(p + 12, (uint32_t)m->comm_src);
-    put64(p + 16, m->msg_len);
-    put64(p + 24, m->cookie);
-    put64(p + 32, m->rcookie);
-    put64(p + 40, m->ack);
+    be_put32(p + 4, (uint32_t)m->tag);
+    be_put32(p + 8, (uint32_t)m->context);
+    be_put32(p + 12, (uint32_t)m->comm_src);
+    be_put64(p + 16, m->msg_len);
+    be_put64(p + 24, m->cookie);
+    be_put64(p + 32, m->rcookie);
+    be_put64(p + 40, m->ack);
 }
 
 int tm_msg_hdr_decode(const struct netd_hdr *h, struct tm_msg_hdr *ret)
@@ -60,13 +38,13 @@ int tm_msg_hdr_decode(const struct netd_hdr *h, struct tm_msg_hdr *ret)
         .dst_rank = h->dst_rank,
         .type = p[0],
         .flags = p[1],
-        .tag = (int32_t)get32(p + 4),
-        .context = (int32_t)get32(p + 8),
-        .comm_src = (int32_t)get32(p + 12),
-        .msg_len = get64(p + 16),
-        .cookie = get64(p + 24),
-        .rcookie = get64(p + 32),
-        .ack = get64(p + 40),
+        .tag = (int32_t)be_get32(p + 4),
+        .context = (int32_t)be_get32(p + 8),
+        .comm_src = (int32_t)be_get32(p + 12),
+        .msg_len = be_get64(p + 16),
+        .cookie = be_get64(p + 24),
+        .rcookie = be_get64(p + 32),
+        .ack = be_get64(p + 40),
     };
     switch (m.type) {
     case TM_MSG_EAGER:
