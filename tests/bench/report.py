@@ -194,6 +194,11 @@ def write(store, cfg, im, outdir, quick):
         lo, me, hi = cfg["load"]
         w(f"**Machine load.** The 1-minute load average before each run was {lo:.1f} (min) / {me:.1f} "
           f"(median) / {hi:.1f} (max; the average lags and includes the benchmark's own processes, e.g. after a 256-rank Open MPI job): the 2-core machine was {'shared with other work (builds, tests) during the run, which makes single points noisy; medians over alternating runs keep the comparison fair but absolute numbers can be worse than on an idle machine' if hi > 1.5 else 'otherwise idle'}.\n\n")
+    if getattr(store, "failures", None):
+        w("**Peer jobs that could not run** (shown as \"failed\" in the tables):\n\n")
+        for line in store.failures:
+            w(f"- {line}\n")
+        w("\n")
     w("Ratios are TMPI / other of the table's metric: for times, below 1 means TMPI is faster; "
       "for rates (MB/s, MFLOP/s), above 1 means TMPI is faster. \"best other\" is the better of "
       "Open MPI and MPICH for that point.\n\n")

@@ -315,6 +315,7 @@ class Store:
         self.capped = {}
         self.cmds = {}
         self.runs = {}
+        self.failures = []  # why a peer's job could not run (reported under the tables)
 
     def add(self, fig, impl, key, v, probe=None):
         self.values.setdefault((fig, impl, key), []).append(v)
@@ -332,7 +333,24 @@ class Store:
             json.dump({"values": [[list(k), v] for k, v in self.values.items()],
                        "capped": [[list(k), v] for k, v in self.capped.items()],
                        "probes": [[list(k), v] for k, v in self.probes.items()],
-                       "cmds": self.cmds}, f, indent=1)
+                       "cmds": self.cmds, "failures": self.failures}, f, indent=1)
+
+    def merge(self, path):
+        """Takes in the figures of an earlier run's raw.json (--merge): a run stopped part way
+        can be completed with --only for the figures it did not reach."""
+        def tup(x):
+            return tuple(tup(y) for y in x) if isinstance(x, list) else x
+        with open(path) as f:
+            raw = json.load(f)
+        for k, v in raw["values"]:
+            self.values[tup(k)] = [tuple(x) if isinstance(x, list) else x for x in v]
+        for k, v in raw["capped"]:
+            self.capped[tup(k)] = v
+        for k, v in raw.get("probes", []):
+            self.probes[tup(k)] = v
+        for fig, by in raw["cmds"].items():
+            self.cmds.setdefault(fig, by)
+        self.failures += raw.get("failures", [])
 
 
 def run_series(st, im, fig, jobs, runs, timeout, keyfn, valfn, cap_keys=None, launch=None,
@@ -362,6 +380,19 @@ def run_series(st, im, fig, jobs, runs, timeout, keyfn, valfn, cap_keys=None, la
                         if st.n(fig, impl, k) == 0:
                             st.capped[(fig, impl, k)] = timeout
                     log(f"{fig}: {LABEL[impl]} n={n} timed out after {timeout} s (capped)")
+                    continue
+                if rc != 0 and impl != "tmpi" and "VALIDATION FAILED" not in se:
+                    # A peer that cannot run the job at all (Open MPI 4.1 refuses Win_create
+                    # over its TCP transport) is a fact to report, not a reason to lose the
+                    # rest of the run; a wrong answer still stops everything.
+                    dead.add((n, prog, impl))
+                    for k in (cap_keys(n) if cap_keys else [r_key for (f_, i_, r_key) in st.values
+                                                            if f_ == fig and i_ == "tmpi"]):
+                        if st.n(fig, impl, k) == 0:
+                            st.capped[(fig, impl, k)] = "failed"
+                    first = next((ln for ln in se.splitlines() if "error" in ln.lower()), se.strip()[:200])
+                    st.failures.append(f"{fig}: {LABEL[impl]} {' '.join(map(str, args))}: rc {rc}: {first}")
+                    log(f"{fig}: {LABEL[impl]} n={n} failed (rc {rc}), reported as failed: {first}")
                     continue
                 if rc != 0 or "VALIDATION FAILED" in se:
                     raise Failure(f"{fig}: {' '.join(cmd)} failed (rc {rc}):\n{se[-3000:]}")
@@ -500,6 +531,8 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,halo,launch,memory,net,hosts,rma,binding")
     ap.add_argument("--build", default=os.path.join(TOP, "build"))
     ap.add_argument("--out", default=os.path.join(TOP, "docs", "bench"))
+    ap.add_argument("--merge", metavar="RAW", help="start from an earlier run's raw.json (its figures are kept; "
+                    "run the missing ones with --only)")
     ap.add_argument("--no-install", action="store_true", help="do not apt-get missing packages")
     a = ap.parse_args()
     quick = a.quick
@@ -526,6 +559,8 @@ def main():
     im = Impls(a.build, os.path.join(a.build, "bench"), agent.sock)
     build_programs(im, ["tmpi"] if tmpi_only else IMPLS)
     st = Store()
+    if a.merge:
+        st.merge(a.merge)
     cfg = {"quick": quick, "runs": a.runs, "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
            "agent_cmd": agent.cmd, "cflags": CFLAGS}
     t_start = time.monotonic()
@@ -585,7 +620,7 @@ def main():
     loads = sorted(x for x in LOADS if x is not None)
     if loads:
         cfg["load"] = [loads[0], loads[len(loads) // 2], loads[-1]]
-    cfg["probes"] = PROBES
+    cfg["probes"] = None if a.merge else PROBES  # merged: every stored probe counts
     with open(os.path.join(resdir, "config.json"), "w") as f:
         json.dump(cfg, f, indent=1)
     import report
