@@ -738,8 +738,10 @@ def memory_figure(st, im, a, quick, workdir):
 
 # Peers across "nodes" on one machine: mpirun/mpiexec cannot split one host into nodes without
 # ssh, so every pair of their ranks is forced over TCP instead. Open MPI: the TCP and self BTLs
-# only. MPICH (Debian's is ch4:ucx): no local shortcut and UCX restricted to TCP.
-OMPI_TCP = ["--mca", "btl", "self,tcp"]
+# only, and not its shared-memory one-sided component (osc sm maps every window of one machine
+# whatever the BTLs are: its Put would be a store, not a message). MPICH (Debian's is ch4:ucx):
+# no local shortcut and UCX restricted to TCP.
+OMPI_TCP = ["--mca", "btl", "self,tcp", "--mca", "osc", "^sm"]
 MPICH_TCP_ENV = ["MPIR_CVAR_NOLOCAL=1", "UCX_TLS=tcp,self"]
 NET_LAYOUTS_A1000 = [(3, 1), (3, 4)]
 NET_LAYOUTS_COLL = [(4, 1), (1, 4), (4, 4)]
