@@ -47,6 +47,7 @@ static struct {
 /* One job's cgroup. */
 struct cgroup_job {
     enum cgroup_kind kind;
+    uint64_t mem_max;         /* its memory limit, 0: none */
     char dir[V1_N][PATH_MAX]; /* v1: per controller ("" none); v2 and systemd: dir[0] */
 };
 
@@ -635,6 +636,7 @@ int cgroup_job_new(uint64_t job_id, pid_t pid, const struct cgroup_limits *lim,
     struct cgroup_job *j = calloc(1, sizeof *j);
     if (!j) return -ENOMEM;
     j->kind = cg.kind;
+    j->mem_max = lim->mem_max;
     int r;
     switch (cg.kind) {
     case CGROUP_SYSTEMD:
@@ -656,13 +658,24 @@ int cgroup_job_new(uint64_t job_id, pid_t pid, const struct cgroup_limits *lim,
     return 0;
 }
 
-int cgroup_job_oom(const struct cgroup_job *j)
+enum cgroup_oom cgroup_job_oom(const struct cgroup_job *j)
 {
-    if (!j) return 0;
-    if (j->kind == CGROUP_V1)
-        return j->dir[V1_MEMORY][0] &&
-               keyed_value(j->dir[V1_MEMORY], "memory.oom_control", "oom_kill") > 0;
-    return j->dir[0][0] && keyed_value(j->dir[0], "memory.events", "oom_kill") > 0;
+    if (!j) return CGROUP_OOM_NONE;
+    const char *dir = j->kind == CGROUP_V1 ? j->dir[V1_MEMORY] : j->dir[0];
+    if (!dir[0]) return CGROUP_OOM_NONE;
+    if (j->kind == CGROUP_V1) {
+        if (keyed_value(dir, "memory.oom_control", "oom_kill") == 0) return CGROUP_OOM_NONE;
+        /* v1 has no per-cgroup OOM event: a charge that failed against the job's own limit
+         * counts in its failcnt (one against a cgroup above counts there) */
+        char buf[32];
+        int own = j->mem_max && read_file(dir, "memory.failcnt", buf, sizeof buf) == 0 &&
+                  strtoull(buf, NULL, 10) > 0;
+        return own ? CGROUP_OOM_LIMIT : CGROUP_OOM_NODE;
+    }
+    if (keyed_value(dir, "memory.events", "oom_kill") == 0) return CGROUP_OOM_NONE;
+    /* "oom" counts where the limit was reached and goes up to the ancestors, never down */
+    return j->mem_max && keyed_value(dir, "memory.events", "oom") > 0 ? CGROUP_OOM_LIMIT
+                                                                      : CGROUP_OOM_NODE;
 }
 
 uint64_t cgroup_job_mem_used(const struct cgroup_job *j)
