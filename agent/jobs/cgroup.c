@@ -31,6 +31,9 @@ static const char *const v1_names[V1_N] = {"memory", "cpu", "pids"};
  * scope afterwards (systemd moves it when the unit starts). */
 #define CGROUP_SYSTEMD_TIMEOUT_USEC (5u * 1000000u)
 #define CGROUP_SCOPE_WAIT_MS 2000
+/* v1: a job killed while its usage's high-water mark was this close to its limit (or an
+ * eighth of the limit, if less) ran into its own limit (cgroup_job_oom). */
+#define CGROUP_V1_OOM_MARGIN (4u << 20)
 
 /* Set by cgroup_setup before the loop runs, then read by the loop thread only. */
 static struct {
@@ -665,12 +668,18 @@ enum cgroup_oom cgroup_job_oom(const struct cgroup_job *j)
     if (!dir[0]) return CGROUP_OOM_NONE;
     if (j->kind == CGROUP_V1) {
         if (keyed_value(dir, "memory.oom_control", "oom_kill") == 0) return CGROUP_OOM_NONE;
-        /* v1 has no per-cgroup OOM event: a charge that failed against the job's own limit
-         * counts in its failcnt (one against a cgroup above counts there) */
+        /* v1 has no per-cgroup OOM event (and newer kernels keep failcnt at 0): a job that
+         * ran into its own limit took its usage's high-water mark up to it, within the one
+         * charge that failed (a batch of pages, a huge page) */
+        if (!j->mem_max) return CGROUP_OOM_NODE;
         char buf[32];
-        int own = j->mem_max && read_file(dir, "memory.failcnt", buf, sizeof buf) == 0 &&
-                  strtoull(buf, NULL, 10) > 0;
-        return own ? CGROUP_OOM_LIMIT : CGROUP_OOM_NODE;
+        uint64_t limit = j->mem_max, peak = 0;
+        if (read_file(dir, "memory.limit_in_bytes", buf, sizeof buf) == 0)
+            limit = strtoull(buf, NULL, 10); /* as the kernel rounded it */
+        if (read_file(dir, "memory.max_usage_in_bytes", buf, sizeof buf) == 0)
+            peak = strtoull(buf, NULL, 10);
+        uint64_t margin = limit / 8 < CGROUP_V1_OOM_MARGIN ? limit / 8 : CGROUP_V1_OOM_MARGIN;
+        return peak + margin >= limit ? CGROUP_OOM_LIMIT : CGROUP_OOM_NODE;
     }
     if (keyed_value(dir, "memory.events", "oom_kill") == 0) return CGROUP_OOM_NONE;
     /* "oom" counts where the limit was reached and goes up to the ancestors, never down */

@@ -56,7 +56,8 @@ int cgroup_job_new(uint64_t job_id, pid_t pid, const struct cgroup_limits *lim,
 /* What the kernel's OOM killer did to the processes of a job (its cgroup's oom_kill count:
  * v1 memory.oom_control, v2 memory.events).  The count is kept in the cgroup of the process
  * killed, whichever cgroup ran out: the job's own limit (v2: the cgroup's "oom" event; v1: its
- * limit was hit, memory.failcnt) or memory around it, the node or a cgroup the agent runs in. */
+ * usage's high-water mark reached the limit) or memory around it, the node or a cgroup the
+ * agent runs in. */
 enum cgroup_oom {
     CGROUP_OOM_NONE,  /* none, or nothing to tell (no cgroup, no counters) */
     CGROUP_OOM_LIMIT, /* it killed one for exceeding the job's memory limit */

@@ -264,6 +264,15 @@ can_lower_oom_score() { sh -c 'echo -1 >/proc/self/oom_score_adj' 2>/dev/null; }
     fi
     [[ "$output" != *"ate "* ]] || { echo "the eater was not stopped: $output"; false; }
     agent_answers
+    if [ "$kind" != none ]; then
+        # a limit of its own above what the node has: the node ran out first, and says so
+        run --separate-stderr as "$UA" "$L" --agent "$SOCK" --mem-limit $((2 * mib))M -n 2 \
+            "$PUB/hostinfo" eat $((4 * mib))
+        [ "$status" -eq 137 ] || { echo "expected 137, got $status: $output / $stderr"; false; }
+        [[ "$stderr" == *"killed by signal 9 (KILL): out of memory"* ]] ||
+            { echo "expected the node's out of memory, got: $stderr"; false; }
+        agent_answers
+    fi
     beside_completes
     agent_answers
 }
