@@ -190,7 +190,7 @@ agent_answers() {
 # Can this process lower its OOM score (CAP_SYS_RESOURCE)?  A sandbox may not grant it.
 can_lower_oom_score() { sh -c 'echo -1 >/proc/self/oom_score_adj' 2>/dev/null; }
 
-@test "jobhost oom: the agent lowers its OOM score, each job host (as its user) raises its own; the kernel rates the agent lower" {
+@test "jobhost oom: the agent lowers its OOM score, each job host (as its user) raises its own; the kernel rates the agent lower; configured and reloaded values" {
     need_users
     agent_up
     local mine want
@@ -224,6 +224,50 @@ can_lower_oom_score() { sh -c 'echo -1 >/proc/self/oom_score_adj' 2>/dev/null; }
     [ "$(cat "/proc/$AGENT_PID/oom_score_adj")" -eq 100 ]
     run as "$UA" "$L" --agent "$SOCK" -n 2 "$PUB/hostinfo" oomscore
     grep -qx "oom_score_adj 800" <<<"$output" || { echo "job host: expected 800, got: $output"; false; }
+    # a reload: the jobs started after it take job_oom_score_adj; oom_score_adj needs a restart
+    printf '[agent]\noom_score_adj = 200\njob_oom_score_adj = 900\n' >"$conf"
+    kill -HUP "$AGENT_PID"
+    local i
+    for ((i = 0; i < 300; i++)); do grep -q "reload: done" "$LOG" && break; sleep 0.1; done
+    grep -qF "[agent] job_oom_score_adj changed: applies to jobs started from now" "$LOG" &&
+        grep -qF "[agent] oom_score_adj changed: needs a restart" "$LOG" || { cat "$LOG"; false; }
+    [ "$(cat "/proc/$AGENT_PID/oom_score_adj")" -eq 100 ]
+    run as "$UA" "$L" --agent "$SOCK" -n 2 "$PUB/hostinfo" oomscore
+    grep -qx "oom_score_adj 900" <<<"$output" || { echo "after the reload: expected 900, got: $output"; false; }
+}
+
+@test "jobhost oom: under a service user with CAP_SETUID/SETGID/KILL (OOMScoreAdjust=-900 as the unit sets it), job hosts raise their score as their users" {
+    need_users
+    command -v setpriv >/dev/null || skip "no setpriv"
+    local svc="tmpit_os$$" want start=()
+    useradd -M -s /usr/sbin/nologin "$svc"
+    echo "$svc" >>"$BATS_TEST_TMPDIR/users"
+    # the service manager lowers the score before the agent runs (it has CAP_SYS_RESOURCE);
+    # where nobody may lower it, the agent keeps what it inherited and says so
+    if can_lower_oom_score && command -v choom >/dev/null; then
+        start=(choom -n -900 --)
+        want=-900
+    else
+        want=$(cat /proc/self/oom_score_adj)
+    fi
+    mkdir "$PUB/svc"
+    chown "$svc:" "$PUB/svc"
+    SOCK="$PUB/svc/agent.sock"
+    LOG="$BATS_TEST_TMPDIR/agent.log"
+    local fifo="$BATS_TEST_TMPDIR/ready" line=""
+    mkfifo "$fifo"
+    (cd / && exec "${start[@]}" setpriv --reuid="$svc" --regid="$svc" --clear-groups \
+        --inh-caps=+setuid,+setgid,+kill --ambient-caps=+setuid,+setgid,+kill \
+        "$TMPI_BUILD/agent/tmpid" --socket "$SOCK" --ready-fd 3 --log-level info 3>"$fifo" >"$LOG" 2>&1) &
+    AGENT_PID=$!
+    read -r line <"$fifo" || true
+    [ "$line" = READY=1 ] || { cat "$LOG"; false; }
+    [ "$(cat "/proc/$AGENT_PID/oom_score_adj")" -eq "$want" ] ||
+        { echo "agent: expected $want, got $(cat "/proc/$AGENT_PID/oom_score_adj")"; cat "$LOG"; false; }
+    [ "$want" -eq -900 ] || grep -q "cannot set the agent's OOM score adjustment" "$LOG" || { cat "$LOG"; false; }
+    run as "$UA" "$L" --agent "$SOCK" -n 2 "$PUB/hostinfo" oomscore
+    [ "$status" -eq 0 ] || { echo "$output"; cat "$LOG"; false; }
+    grep -qx "oom_score_adj 500" <<<"$output" || { echo "job host: expected 500, got: $output"; false; }
 }
 
 @test "jobhost oom: job_oom_score_adj at or below oom_score_adj, or out of range, is a config error" {
