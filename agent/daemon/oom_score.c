@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #define OOM_SCORE_FILE "/proc/self/oom_score_adj"
