@@ -28,6 +28,7 @@
 #include "log.h"
 #include "mesh.h"
 #include "metrics_http.h"
+#include "oom_score.h"
 #include "privs.h"
 #include "svc_init.h"
 
@@ -270,6 +271,33 @@ static const struct mesh_accept_ops mesh_to_jobs = {
     .node_query = on_node_query,
 };
 
+/* The agent's own OOM score (oom_score.h), set before its capabilities go: lowering it needs
+ * CAP_SYS_RESOURCE, which an agent started by hand as root has until privs_drop.  A service
+ * user has it set by the unit (OOMScoreAdjust=) and finds it done.  A private agent is the
+ * user's own process for one job: it leaves the score alone. */
+static void set_own_oom_score(const struct agent_config *cfg)
+{
+    if (cfg->private_agent) return;
+    int cur;
+    int r = oom_score_get(&cur);
+    if (r == 0 && cur == cfg->oom_score_adj) {
+        log_info("OOM score adjustment %d (oom_score_adj): job hosts set %d", cur,
+                 cfg->job_oom_score_adj);
+        return;
+    }
+    if (r == 0) r = oom_score_set(cfg->oom_score_adj);
+    if (r < 0) {
+        log_errno(LOG_WARNING, r,
+                  "cannot set the agent's OOM score adjustment to %d (oom_score_adj; lowering it "
+                  "needs CAP_SYS_RESOURCE: OOMScoreAdjust= in tmpid.service); the kernel may "
+                  "end the agent when the node runs out of memory",
+                  cfg->oom_score_adj);
+        return;
+    }
+    log_info("OOM score adjustment %d (oom_score_adj, was %d): job hosts set %d",
+             cfg->oom_score_adj, cur, cfg->job_oom_score_adj);
+}
+
 /* Everything the loop needs: libraries, fault handlers, caches, the event base, the mesh,
  * the control socket, signals and timers.  No netd: the data links of jobs across nodes are
  * read by the jobs' hosts (job_link.h).
@@ -307,8 +335,10 @@ static int setup(struct agent *a)
     mesh_set_accept_ops(a, &mesh_to_jobs, a);
     r = watch_key_fd(a);
     if (r < 0) return r;
-    /* before the capabilities go: a cgroup tree may need them to be set up */
+    /* before the capabilities go: a cgroup tree may need them to be set up, and lowering the
+     * OOM score needs CAP_SYS_RESOURCE */
     cgroup_setup();
+    set_own_oom_score(&a->cfg);
     /* the key and the config are read; no thread exists yet (capabilities are per thread) */
     (void)privs_drop();
     r = control_listen(a);

@@ -13,6 +13,7 @@
 #include "limits_fmt.h"
 #include "log.h"
 #include "msg_check.h"
+#include "oom_score.h"
 #include "tmpi_config.h"
 
 int config_defaults(struct agent_config *c)
@@ -48,6 +49,8 @@ int config_defaults(struct agent_config *c)
         .kill_grace_sec = 5,
         .deadlock_check_ms = 1000,
         .ended_job_keep_sec = 30,
+        .oom_score_adj = OOM_SCORE_AGENT_DEFAULT,
+        .job_oom_score_adj = OOM_SCORE_JOB_DEFAULT,
         .heartbeat_ms = 1000,
         .heartbeat_timeout_ms = 20000,
         .recv_threads = 2,
@@ -101,6 +104,18 @@ static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
     if (r < 0) return r;
     if (v < min || v > max) return -ERANGE;
     *ret = (uint32_t)v;
+    return 0;
+}
+
+/* An oom_score_adj value: an integer from -1000 to 1000, with an optional sign. */
+static int parse_oom_score(const char *s, int *ret)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end) return -EINVAL;
+    if (v < OOM_SCORE_ADJ_MIN || v > OOM_SCORE_ADJ_MAX) return -ERANGE;
+    *ret = (int)v;
     return 0;
 }
 
@@ -314,6 +329,10 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = parse_u32(value, 0, 3600000, &c->deadlock_check_ms);
         else if (strcmp(key, "ended_job_keep") == 0)
             r = parse_u32(value, 0, 86400, &c->ended_job_keep_sec);
+        else if (strcmp(key, "oom_score_adj") == 0)
+            r = parse_oom_score(value, &c->oom_score_adj);
+        else if (strcmp(key, "job_oom_score_adj") == 0)
+            r = parse_oom_score(value, &c->job_oom_score_adj);
         else if (strcmp(key, "job_memory_max") == 0) {
             r = config_parse_size(value, &sz);
             if (r == 0 && sz != 0 && sz < (1u << 20)) r = -ERANGE;
@@ -439,6 +458,15 @@ int config_load(struct agent_config *c, const char *path)
         free(text);
         if (line < 0) return -ENOMEM;
         fprintf(stderr, "%s:%d: %s\n", path, line, ctx.error ? ctx.msg : "syntax error");
+        return -EINVAL;
+    }
+    if (c->job_oom_score_adj <= c->oom_score_adj) {
+        /* otherwise a node out of memory could lose its agent, and every job with it */
+        free(text);
+        fprintf(stderr,
+                "%s: [agent] job_oom_score_adj (%d) must be above oom_score_adj (%d): the "
+                "kernel must end a job before the agent\n",
+                path, c->job_oom_score_adj, c->oom_score_adj);
         return -EINVAL;
     }
     free(c->text);

@@ -64,6 +64,9 @@ struct agent_config {
     uint64_t job_memory_max;     /* bytes of memory per job host's cgroup, 0: no limit */
     uint32_t job_cpu_max;        /* thousandths of a CPU per job host's cgroup, 0: no limit */
     uint32_t ended_job_keep_sec; /* how long tmpictl jobs still lists an ended job */
+    /* The OOM killer's preference (oom_score.h): the agent's own oom_score_adj, and the one
+     * every job host sets for itself; the job's must be the higher. */
+    int oom_score_adj, job_oom_score_adj;
     /* Who may submit jobs ([agent] allow_users, allow_groups): NULL-terminated name lists;
      * both NULL: any local user. */
     char **allow_users, **allow_groups;

@@ -46,6 +46,8 @@ static const struct setting settings[] = {
     S("[agent] job_cpu_max", T_U32, job_cpu_max, LIVE),
     S("[agent] ended_job_keep", T_U32, ended_job_keep_sec, LIVE),
     S("[agent] deadlock_check_ms", T_U32, deadlock_check_ms, JOB),
+    S("[agent] job_oom_score_adj", T_INT, job_oom_score_adj, JOB),
+    S("[agent] oom_score_adj", T_INT, oom_score_adj, RESTART),
     S("[mpi] spin_ns", T_U32, spin_ns, JOB),
     S("[mpi] rank_switching", T_LIT, rank_switching, JOB),
     S("[mpi] bind_to", T_LIT, bind_to, JOB),

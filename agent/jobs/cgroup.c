@@ -31,6 +31,9 @@ static const char *const v1_names[V1_N] = {"memory", "cpu", "pids"};
  * scope afterwards (systemd moves it when the unit starts). */
 #define CGROUP_SYSTEMD_TIMEOUT_USEC (5u * 1000000u)
 #define CGROUP_SCOPE_WAIT_MS 2000
+/* v1: a job killed while its usage's high-water mark was this close to its limit (or an
+ * eighth of the limit, if less) ran into its own limit (cgroup_job_oom). */
+#define CGROUP_V1_OOM_MARGIN (4u << 20)
 
 /* Set by cgroup_setup before the loop runs, then read by the loop thread only. */
 static struct {
@@ -47,6 +50,7 @@ static struct {
 /* One job's cgroup. */
 struct cgroup_job {
     enum cgroup_kind kind;
+    uint64_t mem_max;         /* its memory limit, 0: none */
     char dir[V1_N][PATH_MAX]; /* v1: per controller ("" none); v2 and systemd: dir[0] */
 };
 
@@ -635,6 +639,7 @@ int cgroup_job_new(uint64_t job_id, pid_t pid, const struct cgroup_limits *lim,
     struct cgroup_job *j = calloc(1, sizeof *j);
     if (!j) return -ENOMEM;
     j->kind = cg.kind;
+    j->mem_max = lim->mem_max;
     int r;
     switch (cg.kind) {
     case CGROUP_SYSTEMD:
@@ -656,13 +661,30 @@ int cgroup_job_new(uint64_t job_id, pid_t pid, const struct cgroup_limits *lim,
     return 0;
 }
 
-int cgroup_job_oom(const struct cgroup_job *j)
+enum cgroup_oom cgroup_job_oom(const struct cgroup_job *j)
 {
-    if (!j) return 0;
-    if (j->kind == CGROUP_V1)
-        return j->dir[V1_MEMORY][0] &&
-               keyed_value(j->dir[V1_MEMORY], "memory.oom_control", "oom_kill") > 0;
-    return j->dir[0][0] && keyed_value(j->dir[0], "memory.events", "oom_kill") > 0;
+    if (!j) return CGROUP_OOM_NONE;
+    const char *dir = j->kind == CGROUP_V1 ? j->dir[V1_MEMORY] : j->dir[0];
+    if (!dir[0]) return CGROUP_OOM_NONE;
+    if (j->kind == CGROUP_V1) {
+        if (keyed_value(dir, "memory.oom_control", "oom_kill") == 0) return CGROUP_OOM_NONE;
+        /* v1 has no per-cgroup OOM event (and newer kernels keep failcnt at 0): a job that
+         * ran into its own limit took its usage's high-water mark up to it, within the one
+         * charge that failed (a batch of pages, a huge page) */
+        if (!j->mem_max) return CGROUP_OOM_NODE;
+        char buf[32];
+        uint64_t limit = j->mem_max, peak = 0;
+        if (read_file(dir, "memory.limit_in_bytes", buf, sizeof buf) == 0)
+            limit = strtoull(buf, NULL, 10); /* as the kernel rounded it */
+        if (read_file(dir, "memory.max_usage_in_bytes", buf, sizeof buf) == 0)
+            peak = strtoull(buf, NULL, 10);
+        uint64_t margin = limit / 8 < CGROUP_V1_OOM_MARGIN ? limit / 8 : CGROUP_V1_OOM_MARGIN;
+        return peak + margin >= limit ? CGROUP_OOM_LIMIT : CGROUP_OOM_NODE;
+    }
+    if (keyed_value(dir, "memory.events", "oom_kill") == 0) return CGROUP_OOM_NONE;
+    /* "oom" counts where the limit was reached and goes up to the ancestors, never down */
+    return j->mem_max && keyed_value(dir, "memory.events", "oom") > 0 ? CGROUP_OOM_LIMIT
+                                                                      : CGROUP_OOM_NODE;
 }
 
 uint64_t cgroup_job_mem_used(const struct cgroup_job *j)

@@ -53,8 +53,17 @@ int cgroup_limits_resolve(const struct agent_config *cfg, uint64_t mem_asked, ui
 int cgroup_job_new(uint64_t job_id, pid_t pid, const struct cgroup_limits *lim,
                    struct cgroup_job **ret, char *err, size_t errlen);
 
-/* Did the kernel's OOM killer kill something in the job's cgroup (its memory limit)? */
-int cgroup_job_oom(const struct cgroup_job *cg);
+/* What the kernel's OOM killer did to the processes of a job (its cgroup's oom_kill count:
+ * v1 memory.oom_control, v2 memory.events).  The count is kept in the cgroup of the process
+ * killed, whichever cgroup ran out: the job's own limit (v2: the cgroup's "oom" event; v1: its
+ * usage's high-water mark reached the limit) or memory around it, the node or a cgroup the
+ * agent runs in. */
+enum cgroup_oom {
+    CGROUP_OOM_NONE,  /* none, or nothing to tell (no cgroup, no counters) */
+    CGROUP_OOM_LIMIT, /* it killed one for exceeding the job's memory limit */
+    CGROUP_OOM_NODE,  /* it killed one when the memory around the job ran out */
+};
+enum cgroup_oom cgroup_job_oom(const struct cgroup_job *cg);
 
 /* Bytes of memory the job's cgroup uses now (0 when unknown). */
 uint64_t cgroup_job_mem_used(const struct cgroup_job *cg);

@@ -57,7 +57,7 @@ struct jobhost {
     int throttled;           /* not reading: the launcher's output is full */
     int killed;              /* SIGKILL sent */
     int finished;            /* agent_job_done was called */
-    int oom;                 /* the kernel's OOM killer acted in its cgroup (memory limit) */
+    enum cgroup_oom oom;     /* what the kernel's OOM killer did in its cgroup (once reaped) */
     uint64_t stdin_inflight; /* stdin bytes passed to the host and not yet acknowledged */
     int stdin_eof;           /* the launcher's StdinData with eof was passed on */
     struct cgroup_job *cg;   /* its cgroup (cgroup.h); NULL: none.  Removed once reaped. */
@@ -388,12 +388,21 @@ static void send_job_end(struct jobhost *h)
     int cancelled = j->failed;
     if (WIFSIGNALED(st)) {
         int sig = WTERMSIG(st);
-        if (h->oom && sig == SIGKILL) {
+        if (h->oom == CGROUP_OOM_LIMIT && sig == SIGKILL) {
             status = 128 + sig;
             snprintf(reason, sizeof reason,
                      "the job was killed on %s for exceeding its memory limit of %llu bytes "
                      "(--mem-limit, job_memory_max)",
                      j->agent->cfg.name, (unsigned long long)j->mem_limit);
+            cancelled = 0;
+        } else if (h->oom == CGROUP_OOM_NODE && sig == SIGKILL) {
+            /* no limit of its own was reached: the memory of the node (or of a cgroup the
+             * agent runs in) ran out, and the job held the most of it */
+            status = 128 + sig;
+            snprintf(reason, sizeof reason,
+                     "the job's process on %s was killed by signal %d (KILL): out of memory (the "
+                     "node ran out and the kernel's OOM killer chose this job)",
+                     j->agent->cfg.name, sig);
             cancelled = 0;
         } else if (cancelled && h->killed) {
             status = j->exit_status;
@@ -485,9 +494,13 @@ static void on_sigchld(evutil_socket_t sig, short what, void *arg)
     h->reaped = 1;
     h->wstatus = st;
     h->oom = cgroup_job_oom(h->cg);
-    if (h->oom)
+    if (h->oom == CGROUP_OOM_LIMIT)
         log_notice("job %llu: its memory limit (%llu bytes) was exceeded: the kernel killed it",
                    (unsigned long long)h->job->id, (unsigned long long)h->job->mem_limit);
+    else if (h->oom == CGROUP_OOM_NODE)
+        log_notice("job %llu: the node ran out of memory and the kernel's OOM killer ended the "
+                   "job's process (pid %d)",
+                   (unsigned long long)h->job->id, (int)h->pid);
     if (WIFSIGNALED(st))
         log_info("job %llu: job host (pid %d) ended by signal %d", (unsigned long long)h->job->id,
                  (int)h->pid, WTERMSIG(st));

@@ -34,6 +34,7 @@
 #include "job_signal.h"
 #include "log.h"
 #include "netd.h"
+#include "oom_score.h"
 #include "progcache.h"
 #include "svc_init.h"
 
@@ -547,6 +548,13 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
     struct passwd pw, *pwp = NULL;
     char pwbuf[4096];
     if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) != 0) pwp = NULL;
+    /* The host inherited the agent's lowered OOM score: raise it (oom_score.h) before any user
+     * code runs, and while the host still has the capabilities a lower value would need.  A
+     * failure leaves the job to run with the agent's score; the agent stays protected. */
+    r = oom_score_set(a->cfg.job_oom_score_adj);
+    if (r < 0)
+        log_errno(LOG_WARNING, r, "job %llu: cannot set its OOM score adjustment to %d", job_id,
+                  a->cfg.job_oom_score_adj);
     r = become(pwp, uid, gid, err, sizeof err);
     if (r == 0 && mask_set) umask((mode_t)(mask & 0777));
     if (r == 0 && (!cwd || chdir(cwd) < 0)) {

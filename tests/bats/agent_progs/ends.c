@@ -1,10 +1,13 @@
-/* Ends rank 1 in the way argv[1] names (or computes for ever: spin); the others wait in MPI. */
+/* Ends rank 1 in the way argv[1] names (or computes for ever: spin); the others wait in MPI.
+ * nomem: rank 1 limits its process's address space (RLIMIT_AS) to 256 MiB above what it maps
+ * now, allocates 1 MiB blocks until malloc fails, says after how many, and aborts. */
 #include <assert.h>
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* A store through a null pointer, on purpose: UBSan (make sanitize) must not report it first,
@@ -13,6 +16,42 @@ static volatile int *volatile null_ptr; /* read at run time: the compiler sees n
 __attribute__((noinline, no_sanitize("undefined"))) static void crash(void)
 {
     *null_ptr = 1;
+}
+
+/* Bytes of address space the process maps now (VmSize), 0 when unknown. */
+static unsigned long long vm_size(void)
+{
+    char line[256];
+    unsigned long long kib = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %llu kB", &kib) == 1) break;
+    if (f) fclose(f);
+    return kib * 1024;
+}
+
+static void exhaust_address_space(void)
+{
+    unsigned long long now = vm_size();
+    struct rlimit rl;
+    if (now == 0 || getrlimit(RLIMIT_AS, &rl) < 0) {
+        printf("cannot read the address space\n");
+        return;
+    }
+    rl.rlim_cur = now + (256ull << 20);
+    if (setrlimit(RLIMIT_AS, &rl) < 0) {
+        printf("cannot limit the address space\n");
+        return;
+    }
+    /* the blocks stay allocated; the first is given back so that printing has room */
+    void *first = malloc(1 << 20);
+    size_t mib = first ? 1 : 0;
+    while (first && malloc(1 << 20))
+        mib++;
+    free(first);
+    printf("malloc failed after %zu MiB\n", mib);
+    fflush(stdout);
+    abort();
 }
 
 int main(int argc, char **argv)
@@ -28,6 +67,7 @@ int main(int argc, char **argv)
         if (!strcmp(how, "_exit4")) _exit(4);
         if (!strcmp(how, "return5")) return 5;
         if (!strcmp(how, "abort")) abort();
+        if (!strcmp(how, "nomem")) exhaust_address_space();
         if (!strcmp(how, "assert")) assert(size < 0);
         if (!strcmp(how, "segv")) crash();
         if (!strcmp(how, "mpiabort")) MPI_Abort(MPI_COMM_WORLD, 7);

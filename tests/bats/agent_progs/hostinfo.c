@@ -12,6 +12,7 @@
  *   cgroup    rank 0 prints its process's /proc/self/cgroup lines, then waits for file F
  *             (argv[2]) when one is given
  *   eat N     rank 0 allocates and touches N MiB, then prints "ate N MiB"
+ *   oomscore  rank 0 prints "oom_score_adj N", its process's OOM score adjustment
  * Every rank ends with MPI_Finalize; rank 0 prints "OK" last. */
 #include <errno.h>
 #include <mpi.h>
@@ -96,6 +97,10 @@ int main(int argc, char **argv)
         fflush(stdout);
         while (*file && access(file, F_OK) != 0)
             usleep(10000);
+    } else if (rank == 0 && !strcmp(what, "oomscore")) {
+        FILE *f = fopen("/proc/self/oom_score_adj", "r");
+        printf("oom_score_adj %s", f && fgets(line, sizeof line, f) ? line : "unreadable\n");
+        if (f) fclose(f);
     } else if (rank == 0 && !strcmp(what, "eat")) {
         size_t mib = (size_t)atol(file);
         for (size_t i = 0; i < mib; i++) {

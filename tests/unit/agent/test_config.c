@@ -44,11 +44,14 @@ static void test_good(void)
     CHECK_EQ(c.max_ranks, 16384); /* a 16,384-rank job fits one agent (issue 21) */
     CHECK_EQ(c.ended_job_keep_sec, 30);
     CHECK(c.job_memory_max == 0 && c.job_cpu_max == 0 && !c.allow_users && !c.allow_groups);
+    CHECK_EQ(c.oom_score_adj, -900);
+    CHECK_EQ(c.job_oom_score_adj, 500);
     const char *p = write_tmp("# comment\n[agent]\nname = n1\nsocket = /tmp/x.sock\n"
                               "log_level = debug\nrank_stack_size = 1M\nmax_ranks = 16\n"
                               "job_memory_max = 2G\njob_cpu_max = 2.5\nended_job_keep = 0\n"
                               "allow_users = alice, bob\nallow_groups = hpc\n"
                               "allow_users_dir = /run/tmpid/allowed\n"
+                              "oom_score_adj = -1000\njob_oom_score_adj = +0\n"
                               "[mpi]\nspin_ns = 0\nintra_eager_limit = 8K\neager_limit = 64K\n"
                               "rank_switching = user\nbind_to = socket\n"
                               "[pool]\nsize = 1M\n"
@@ -62,6 +65,8 @@ static void test_good(void)
     CHECK(c.job_memory_max == 2ull << 30);
     CHECK_EQ(c.job_cpu_max, 2500);
     CHECK_EQ(c.ended_job_keep_sec, 0);
+    CHECK_EQ(c.oom_score_adj, -1000);
+    CHECK_EQ(c.job_oom_score_adj, 0);
     CHECK(c.allow_users && strcmp(c.allow_users[0], "alice") == 0);
     CHECK(strcmp(c.allow_users[1], "bob") == 0 && c.allow_users[2] == NULL);
     CHECK(c.allow_groups && strcmp(c.allow_groups[0], "hpc") == 0 && !c.allow_groups[1]);
@@ -125,6 +130,11 @@ static void test_bad(void)
     expect_refused("[agent]\nallow_groups =\n");
     expect_refused("[agent]\nallow_users_dir = run/tmpid/allowed\n");
     expect_refused("[agent]\nallow_users_dir =\n");
+    expect_refused("[agent]\noom_score_adj = -1001\n");
+    expect_refused("[agent]\njob_oom_score_adj = 1001\n");
+    expect_refused("[agent]\njob_oom_score_adj = high\n");
+    expect_refused("[agent]\noom_score_adj = -900x\n");
+    expect_refused("[agent]\noom_score_adj =\n");
     struct agent_config c;
     CHECK(config_defaults(&c) == 0);
     CHECK_EQ(config_load(&c, "/nonexistent/tmpid.conf"), -ENOENT);
@@ -213,6 +223,25 @@ static void test_coll(void)
     unlink(tree);
 }
 
+/* The OOM killer must prefer a job host to the agent: job_oom_score_adj above oom_score_adj,
+ * whatever order the file sets them in. */
+static void test_oom_scores_ordered(void)
+{
+    expect_message("[agent]\njob_oom_score_adj = -900\n",
+                   " [agent] job_oom_score_adj (-900) must be above oom_score_adj (-900): the "
+                   "kernel must end a job before the agent");
+    expect_message("[agent]\noom_score_adj = 600\n",
+                   " [agent] job_oom_score_adj (500) must be above oom_score_adj (600): the "
+                   "kernel must end a job before the agent");
+    struct agent_config c;
+    CHECK(config_defaults(&c) == 0);
+    const char *p = write_tmp("[agent]\njob_oom_score_adj = 1000\noom_score_adj = 600\n");
+    CHECK_EQ(config_load(&c, p), 0);
+    CHECK(c.oom_score_adj == 600 && c.job_oom_score_adj == 1000);
+    unlink(p);
+    config_free(&c);
+}
+
 /* The shipped example must parse: every setting in it is commented out or valid. */
 static void test_example(const char *srcdir)
 {
@@ -263,6 +292,7 @@ int main(int argc, char **argv)
     test_good();
     test_bad();
     test_coll();
+    test_oom_scores_ordered();
     if (argc > 1) test_example(argv[1]);
     puts("agent config: ok");
     return 0;
