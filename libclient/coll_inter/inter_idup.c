@@ -19,9 +19,9 @@ struct idup_hdr {
 
 struct idup {
     struct idup_hdr h;
-    struct tm_comm *pc;    /* the parent's node copy, held until the end */
-    int lower;             /* the first members: ours has the lower world rank */
-    MPI_Errhandler eh;     /* the parent's handler at the start */
+    struct tm_comm *pc; /* the parent's node copy, held until the end */
+    int lower;          /* the first members: ours has the lower world rank */
+    MPI_Errhandler eh;  /* the parent's handler at the start */
     MPI_Comm *newcomm;
     struct tm_attr *attrs; /* copied from the parent at the start */
     struct tm_info *hints; /* the new communicator's, or NULL */

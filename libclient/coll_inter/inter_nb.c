@@ -32,11 +32,11 @@ struct tm_isched {
     tm_is_fin_fn fin;
     void *op;
     int stepno;
-    int err;          /* first failure, an MPI class */
-    int lwait;        /* waiting for its turn to issue a local collective */
-    uint64_t lfirst;  /* its first reserved local collective */
-    int lk;           /* local collectives issued so far */
-    int nq, cap;      /* operations of the current step */
+    int err;         /* first failure, an MPI class */
+    int lwait;       /* waiting for its turn to issue a local collective */
+    uint64_t lfirst; /* its first reserved local collective */
+    int lk;          /* local collectives issued so far */
+    int nq, cap;     /* operations of the current step */
     MPI_Request *q;
 };
 

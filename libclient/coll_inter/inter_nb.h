@@ -50,9 +50,9 @@ typedef int (*tm_is_fin_fn)(struct tm_isched *s, int err);
 
 /* The hidden handles and this member's place, for the step functions. */
 struct tm_is_where {
-    MPI_Comm I, L;  /* hidden inter-communicator, hidden local intra-communicator */
-    int r, n, rn;   /* rank in the local group, local and remote group sizes */
-    int tag;        /* this operation's tag on I */
+    MPI_Comm I, L; /* hidden inter-communicator, hidden local intra-communicator */
+    int r, n, rn;  /* rank in the local group, local and remote group sizes */
+    int tag;       /* this operation's tag on I */
     struct tm_rank *me;
 };
 
