@@ -1,15 +1,18 @@
 /* inter_nb.c — the schedules of non-blocking collectives on inter-communicators (inter_nb.h):
  * starting them, taking their steps, finishing them.
  *
- * Each rank keeps its started schedules in one list, in start order, under a lock of its own
- * (under MPI_THREAD_MULTIPLE several threads of the rank may wait or test at once; a thread
- * that finds the lock taken leaves the steps to the holder).  The list is registered as the
+ * Each rank keeps its started schedules in one list, in start order, under a busy flag of its
+ * own (under MPI_THREAD_MULTIPLE several threads of the rank may wait or test at once; a thread
+ * that finds it taken leaves the steps to the holder).  A flag, not a mutex: a carried rank
+ * that parks inside a step resumes on another carrier thread, which must be able to release
+ * it.  The list is registered as the
  * rank's progress (wait.h): ready looks at whether some schedule's current step is complete;
  * run takes every step it can, walking the list until nothing moves (a schedule that issued
  * its local collective may let a later one issue its own). */
 #include "inter_nb.h"
 
-#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "comm.h"
@@ -41,9 +44,25 @@ struct tm_isched {
 };
 
 struct tm_iprog {
-    pthread_mutex_t lock;
+    _Atomic int busy; /* the list and the schedules' steps are being taken */
     struct tm_isched *head, **tail;
 };
+
+static int try_take(struct tm_iprog *p)
+{
+    return atomic_exchange_explicit(&p->busy, 1, memory_order_acquire) == 0;
+}
+
+static void take(struct tm_iprog *p)
+{
+    while (!try_take(p))
+        sched_yield(); /* another thread of the rank is taking steps: a short while */
+}
+
+static void give(struct tm_iprog *p)
+{
+    atomic_store_explicit(&p->busy, 0, memory_order_release);
+}
 
 const struct tm_is_where *tm_isched_where(const struct tm_isched *s)
 {
@@ -141,7 +160,7 @@ static int advance(struct tm_rank *me, struct tm_isched *s, int *moved)
     }
 }
 
-/* With p->lock held. */
+/* With p taken. */
 static void run_locked(struct tm_rank *me, struct tm_iprog *p)
 {
     int moved = 1;
@@ -165,20 +184,20 @@ static void run_locked(struct tm_rank *me, struct tm_iprog *p)
 static void prog_run(struct tm_rank *me)
 {
     struct tm_iprog *p = atomic_load_explicit(&me->prog.state, memory_order_acquire);
-    if (pthread_mutex_trylock(&p->lock) != 0) return; /* another thread of the rank runs them */
+    if (!try_take(p)) return; /* another thread of the rank runs them */
     run_locked(me, p);
-    pthread_mutex_unlock(&p->lock);
+    give(p);
 }
 
 /* Pure: may run on a carrier thread while the rank is parked. */
 static int prog_ready(struct tm_rank *me)
 {
     struct tm_iprog *p = atomic_load_explicit(&me->prog.state, memory_order_acquire);
-    if (pthread_mutex_trylock(&p->lock) != 0) return 0; /* its holder takes the steps */
+    if (!try_take(p)) return 0; /* its holder takes the steps */
     int ready = 0;
     for (struct tm_isched *s = p->head; s && !ready; s = s->next)
         ready = s->lwait ? tm_isched_lturn(s) : step_complete(s);
-    pthread_mutex_unlock(&p->lock);
+    give(p);
     return ready;
 }
 
@@ -193,7 +212,6 @@ static void prog_fini(struct tm_rank *me)
         free(s->q);
         free(s);
     }
-    pthread_mutex_destroy(&p->lock);
     free(p);
     atomic_store_explicit(&me->prog.state, NULL, memory_order_relaxed);
 }
@@ -204,7 +222,6 @@ static struct tm_iprog *prog_get(struct tm_rank *me)
     struct tm_iprog *p = atomic_load_explicit(&me->prog.state, memory_order_acquire);
     if (p) return p;
     if (!(p = calloc(1, sizeof *p))) return NULL;
-    pthread_mutex_init(&p->lock, NULL);
     p->tail = &p->head;
     struct tm_iprog *expected = NULL;
     me->prog.ready = prog_ready;
@@ -212,8 +229,7 @@ static struct tm_iprog *prog_get(struct tm_rank *me)
     me->prog.fini = prog_fini;
     if (!atomic_compare_exchange_strong_explicit(&me->prog.state, (void **)&expected, p,
                                                  memory_order_acq_rel, memory_order_acquire)) {
-        pthread_mutex_destroy(&p->lock); /* another thread of the rank registered first */
-        free(p);
+        free(p); /* another thread of the rank registered first */
         return expected;
     }
     return p;
@@ -243,7 +259,7 @@ int tm_isched_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, in
                                     .n = cr->c->size,
                                     .rn = cr->c->remote_size,
                                     .me = me};
-    pthread_mutex_lock(&p->lock);
+    take(p);
     s->where.tag = TM_IS_TAG0 + (int)(cr->inb_started++ % TM_IS_TAG_SPAN);
     s->lfirst = cr->inb_lres;
     cr->inb_lres += (uint64_t)nl;
@@ -252,7 +268,7 @@ int tm_isched_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, in
     atomic_store_explicit(&me->prog.pending, 1, memory_order_release);
     /* The first step (and any that needs nothing from others) goes now. */
     run_locked(me, p);
-    pthread_mutex_unlock(&p->lock);
+    give(p);
     *request = q;
     return MPI_SUCCESS;
 }

@@ -16,7 +16,9 @@
 
 #include "check.h"
 
-#define BIG 30000 /* ints per block: 120 KB, above the eager limits on a node and between agents */
+#define BIG                                                                                        \
+    30000          /* ints per block: 120 KB, above the eager limits on a node and between agents  \
+                    */
 #define SMALL 1000 /* ints per block when every operation is outstanding at once */
 #define TOKEN_TAG 7
 
@@ -41,16 +43,17 @@ enum {
 };
 
 static const char *const names[OP_N] = {
-    "Ibarrier",   "Ibcast",    "Ibcast(vector)", "Ireduce",  "Iallreduce",       "Iallgather",
-    "Iallgatherv", "Ialltoall", "Ialltoallv",     "Ialltoallw", "Igather",        "Igatherv",
-    "Iscatter",   "Iscatterv", "Ireduce_scatter", "Ireduce_scatter_block"};
+    "Ibarrier",   "Ibcast",     "Ibcast(vector)",  "Ireduce",
+    "Iallreduce", "Iallgather", "Iallgatherv",     "Ialltoall",
+    "Ialltoallv", "Ialltoallw", "Igather",         "Igatherv",
+    "Iscatter",   "Iscatterv",  "Ireduce_scatter", "Ireduce_scatter_block"};
 
 struct ic {
     MPI_Comm comm;
     int side, r, n, rn, wrank;
-    int *rw;             /* remote members' world ranks */
-    int blk;             /* ints per block */
-    MPI_Datatype vec;    /* every other int of 2 * blk */
+    int *rw;          /* remote members' world ranks */
+    int blk;          /* ints per block */
+    MPI_Datatype vec; /* every other int of 2 * blk */
 };
 
 /* One operation's buffers and arguments. */
@@ -194,20 +197,22 @@ static void start(const struct ic *c, int op, struct opbuf *b, MPI_Request *q)
                                  ic, q));
         break;
     case OP_ALLTOALLW:
-        CHECK_MPI(MPI_Ialltoallw(b->sb, b->scnt, b->swd, b->types, b->rb, b->rcnt, b->rwd,
-                                 b->types, ic, q));
+        CHECK_MPI(MPI_Ialltoallw(b->sb, b->scnt, b->swd, b->types, b->rb, b->rcnt, b->rwd, b->types,
+                                 ic, q));
         break;
     case OP_GATHER:
         CHECK_MPI(MPI_Igather(b->sb, c->blk, MPI_INT, b->rb, c->blk, MPI_INT, root, ic, q));
         break;
     case OP_GATHERV:
-        CHECK_MPI(MPI_Igatherv(b->sb, c->blk, MPI_INT, b->rb, b->rcnt, b->rdsp, MPI_INT, root, ic, q));
+        CHECK_MPI(
+            MPI_Igatherv(b->sb, c->blk, MPI_INT, b->rb, b->rcnt, b->rdsp, MPI_INT, root, ic, q));
         break;
     case OP_SCATTER:
         CHECK_MPI(MPI_Iscatter(b->sb, c->blk, MPI_INT, b->rb, c->blk, MPI_INT, root, ic, q));
         break;
     case OP_SCATTERV:
-        CHECK_MPI(MPI_Iscatterv(b->sb, b->scnt, b->sdsp, MPI_INT, b->rb, c->blk, MPI_INT, root, ic, q));
+        CHECK_MPI(
+            MPI_Iscatterv(b->sb, b->scnt, b->sdsp, MPI_INT, b->rb, c->blk, MPI_INT, root, ic, q));
         break;
     case OP_RSCATTER:
         CHECK_MPI(MPI_Ireduce_scatter(b->sb, b->rb, b->rcnt, MPI_INT, MPI_SUM, ic, q));
@@ -219,8 +224,7 @@ static void start(const struct ic *c, int op, struct opbuf *b, MPI_Request *q)
 }
 
 #define EXPECT_AT(i, got, want)                                                                    \
-    CHECK((got) == (want), "%s: element %d is %d, expected %d", names[op], (int)(i), (got),     \
-          (want))
+    CHECK((got) == (want), "%s: element %d is %d, expected %d", names[op], (int)(i), (got), (want))
 
 /* Element-by-element check of a completed operation. */
 static void verify(const struct ic *c, int op, const struct opbuf *b)
@@ -259,7 +263,8 @@ static void verify(const struct ic *c, int op, const struct opbuf *b)
     case OP_GATHER:
     case OP_ALLGATHERV:
     case OP_GATHERV: {
-        int rooted = op == OP_GATHER || op == OP_GATHERV, v = op == OP_ALLGATHERV || op == OP_GATHERV;
+        int rooted = op == OP_GATHER || op == OP_GATHERV,
+            v = op == OP_ALLGATHERV || op == OP_GATHERV;
         if (rooted && !am_root) {
             for (int i = 0; i < c->rn * c->blk; i++)
                 EXPECT_AT(i, b->rb[i], 0);
@@ -439,8 +444,8 @@ static void persistent(const struct ic *c)
     MPI_Request q[2];
     CHECK_MPI(MPI_Bcast_init(b.root == MPI_ROOT ? b.sb : b.rb, 2 * c->blk, MPI_INT, b.root, c->comm,
                              MPI_INFO_NULL, &q[0]));
-    CHECK_MPI(MPI_Allreduce_init(b.sb, sum, 2 * c->blk, MPI_INT, MPI_SUM, c->comm, MPI_INFO_NULL,
-                                 &q[1]));
+    CHECK_MPI(
+        MPI_Allreduce_init(b.sb, sum, 2 * c->blk, MPI_INT, MPI_SUM, c->comm, MPI_INFO_NULL, &q[1]));
     for (int round = 0; round < 2; round++) {
         memset(b.rb, 0, sizeof(int) * 2 * c->blk);
         memset(sum, 0, sizeof(int) * 2 * c->blk);
@@ -468,7 +473,7 @@ static void persistent(const struct ic *c)
     do {                                                                                           \
         int e_ = (call), c_ = -1;                                                                  \
         MPI_Error_class(e_, &c_);                                                                  \
-        CHECK(c_ == (cls), "%s: expected %s, got class %d", #call, #cls, c_);                     \
+        CHECK(c_ == (cls), "%s: expected %s, got class %d", #call, #cls, c_);                      \
     } while (0)
 
 static void bad_roots(const struct ic *c)
