@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
 #include "comm.h"
 #include "errh.h"
 #include "inter_nbops.h"
@@ -54,6 +55,16 @@ static int check_root(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, 
         return MPI_SUCCESS;
     return tm_err(me, comm, MPI_ERR_ROOT, fn, "invalid root %d (remote group of %d)", root,
                   cr->c->remote_size);
+}
+
+/* A reduction's type and op, checked when a non-blocking one starts (a later step would
+ * only report them at completion). */
+static int check_op(struct tm_rank *me, MPI_Comm comm, const char *fn, MPI_Datatype dt, MPI_Op op)
+{
+    const struct tm_type *t = tm_type_get(dt);
+    if (!t) return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid datatype %d", dt);
+    struct tm_opref o;
+    return tm_coll_check_op(me, comm, fn, op, t, &o);
 }
 
 static int check_count(struct tm_rank *me, MPI_Comm comm, const char *fn, int count)
@@ -146,6 +157,7 @@ int tm_inter_reduce(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, co
     if (!e) e = no_in_place(me, comm, fn, sbuf, rbuf);
     if (e) return e;
     if (!all && root == MPI_PROC_NULL) return finish(me, comm, fn, 0, request);
+    if (request && (e = check_op(me, comm, fn, dt, op))) return e;
     if (request)
         return start_nb(me, cr, comm, fn, TM_INB_REDUCE,
                         &(struct tm_inb_args){.sbuf = sbuf,
@@ -372,6 +384,7 @@ int tm_inter_reduce_scatter(struct tm_rank *me, struct tm_commref *cr, MPI_Comm 
     if (!e && !block && !rcounts) e = tm_err(me, comm, MPI_ERR_ARG, fn, "recvcounts is NULL");
     for (int i = 0; !e && !block && i < n; i++)
         if (rcounts[i] < 0) e = check_count(me, comm, fn, rcounts[i]);
+    if (!e && request) e = check_op(me, comm, fn, dt, op);
     if (e) return e;
     if (request)
         return start_nb(me, cr, comm, fn, TM_INB_RSCATTER,

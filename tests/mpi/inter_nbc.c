@@ -10,7 +10,8 @@
  *    idup with the token exchange between start and wait; the dup then carries collectives;
  *  - persistent collectives (MPI_Bcast_init, MPI_Allreduce_init) started twice with the token
  *    exchange between start and wait;
- *  - invalid roots under MPI_ERRORS_RETURN give MPI_ERR_ROOT.
+ *  - invalid roots under MPI_ERRORS_RETURN give MPI_ERR_ROOT, a bad op or type of a reduction
+ *    MPI_ERR_OP / MPI_ERR_TYPE, a NULL request MPI_ERR_ARG, all at the start.
  * Results are checked element by element. */
 #include <string.h>
 
@@ -488,6 +489,11 @@ static void bad_roots(const struct ic *c)
     EXPECT_CLASS(MPI_Igatherv(x, 1, MPI_INT, y, one, zero, MPI_INT, -5, ic, &q), MPI_ERR_ROOT);
     EXPECT_CLASS(MPI_Iscatter(x, 1, MPI_INT, y, 1, MPI_INT, c->rn, ic, &q), MPI_ERR_ROOT);
     EXPECT_CLASS(MPI_Iscatterv(x, one, zero, MPI_INT, y, 1, MPI_INT, c->rn, ic, &q), MPI_ERR_ROOT);
+    /* a reduction's op and type are checked when it starts */
+    EXPECT_CLASS(MPI_Iallreduce(x, y, 1, MPI_INT, MPI_OP_NULL, ic, &q), MPI_ERR_OP);
+    EXPECT_CLASS(MPI_Ireduce_scatter_block(x, y, 1, MPI_DATATYPE_NULL, MPI_SUM, ic, &q),
+                 MPI_ERR_TYPE);
+    EXPECT_CLASS(MPI_Ibcast(x, 1, MPI_INT, 0, ic, NULL), MPI_ERR_ARG);
     CHECK(q == MPI_REQUEST_NULL, "a refused start gave a request");
     /* the inter-communicator still works after the refusals */
     CHECK_MPI(MPI_Ibarrier(ic, &q));
