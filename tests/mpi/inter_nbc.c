@@ -4,6 +4,7 @@
  *    group, which receives it before it starts its own part (an I* call that waited for the
  *    other group would hang here: the blocks are above the eager limits), both groups first in
  *    turn, every root form (MPI_ROOT, MPI_PROC_NULL, a remote rank), a vector datatype;
+ *  - blocking collectives while non-blocking ones are outstanding;
  *  - every operation outstanding at once, completed with Waitall in reverse order by one group
  *    and by a Testany loop by the other;
  *  - MPI_Comm_idup overlapped with a pending Ibarrier and completed in either order, and an
@@ -381,6 +382,29 @@ static void all_at_once(const struct ic *c)
     }
 }
 
+/* Blocking collectives on the inter-communicator while non-blocking ones are outstanding
+ * (MPI orders them together): the blocking ones complete first, then the others. */
+static void mixed(const struct ic *c)
+{
+    struct opbuf b[2];
+    MPI_Request q[2];
+    setup(c, OP_BCAST, 1, &b[0]);
+    setup(c, OP_ALLREDUCE, 0, &b[1]);
+    start(c, OP_BCAST, &b[0], &q[0]);
+    start(c, OP_ALLREDUCE, &b[1], &q[1]);
+    CHECK_MPI(MPI_Barrier(c->comm));
+    int sum = -1, want = 0;
+    for (int j = 0; j < c->rn; j++)
+        want += c->rw[j];
+    CHECK_MPI(MPI_Allreduce(&c->wrank, &sum, 1, MPI_INT, MPI_SUM, c->comm));
+    CHECK(sum == want, "blocking Allreduce between non-blocking ones: %d, expected %d", sum, want);
+    CHECK_MPI(MPI_Waitall(2, q, MPI_STATUSES_IGNORE));
+    verify(c, OP_BCAST, &b[0]);
+    verify(c, OP_ALLREDUCE, &b[1]);
+    release(&b[0]);
+    release(&b[1]);
+}
+
 /* The dup is an inter-communicator congruent to c's, and carries a collective. */
 static void check_dup(const struct ic *c, MPI_Comm d)
 {
@@ -524,6 +548,7 @@ int main(int argc, char **argv)
     set_blk(&c, BIG);
     one_by_one(&c);
     persistent(&c);
+    mixed(&c);
     set_blk(&c, SMALL);
     all_at_once(&c);
     idups(&c);
