@@ -346,9 +346,9 @@ static int bcast_common(const char *fn, void *buffer, int count, MPI_Datatype da
                         MPI_Comm comm, MPI_Request *request, int nb)
 {
     TM_COLL_ENTRY(fn, comm);
+    if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     if (TM_UNLIKELY(cr->c->inter))
         return tm_inter_bcast(me, cr, comm, fn, buffer, count, datatype, root, nb ? request : NULL);
-    if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     const struct tm_type *t;
     TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, "", buffer, count, datatype, &t));
     TM_COLL_CHECK(tm_coll_check_root(me, cr, comm, fn, root));

@@ -88,6 +88,7 @@ static int alltoall_common(const char *fn, enum tm_clayout lay, const void *send
                            int nb)
 {
     TM_COLL_ENTRY(fn, comm);
+    if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     if (TM_UNLIKELY(cr->c->inter))
         return tm_inter_alltoall(me, cr, comm, fn,
                                  lay == TM_CL_UNIFORM ? 0
@@ -96,7 +97,6 @@ static int alltoall_common(const char *fn, enum tm_clayout lay, const void *send
                                  sendbuf, sendcount, sendcounts, sdispls, sendtype, sendtypes,
                                  recvbuf, recvcount, recvcounts, rdispls, recvtype, recvtypes,
                                  nb ? request : NULL);
-    if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     int n = cr->c->size, in_place = sendbuf == MPI_IN_PLACE;
     struct tm_cargs a = {.root = -1, .in_place = in_place, .slay = lay, .rlay = lay};
     const struct tm_type **ts = NULL;

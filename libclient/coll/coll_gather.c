@@ -141,10 +141,10 @@ static int gather_common(const char *fn, int v, const void *sendbuf, int sendcou
                          MPI_Request *request, int nb)
 {
     TM_COLL_ENTRY(fn, comm);
+    NB_REQ(fn);
     if (TM_UNLIKELY(cr->c->inter))
         return tm_inter_gather(me, cr, comm, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                v ? recvcounts : NULL, displs, recvtype, root, nb ? request : NULL);
-    NB_REQ(fn);
     TM_COLL_CHECK(tm_coll_check_root(me, cr, comm, fn, root));
     int is_root = cr->rank == root, in_place = sendbuf == MPI_IN_PLACE;
     struct tm_cargs a = {.root = root, .in_place = in_place};
@@ -215,10 +215,10 @@ static int scatter_common(const char *fn, int v, const void *sendbuf, int sendco
                           MPI_Comm comm, MPI_Request *request, int nb)
 {
     TM_COLL_ENTRY(fn, comm);
+    NB_REQ(fn);
     if (TM_UNLIKELY(cr->c->inter))
         return tm_inter_scatter(me, cr, comm, fn, sendbuf, sendcount, v ? sendcounts : NULL, displs,
                                 sendtype, recvbuf, recvcount, recvtype, root, nb ? request : NULL);
-    NB_REQ(fn);
     TM_COLL_CHECK(tm_coll_check_root(me, cr, comm, fn, root));
     int is_root = cr->rank == root, in_place = recvbuf == MPI_IN_PLACE;
     struct tm_cargs a = {.root = root, .in_place = in_place};
@@ -289,11 +289,11 @@ static int allgather_common(const char *fn, int v, const void *sendbuf, int send
                             MPI_Comm comm, MPI_Request *request, int nb)
 {
     TM_COLL_ENTRY(fn, comm);
+    NB_REQ(fn);
     if (TM_UNLIKELY(cr->c->inter))
         return tm_inter_allgather(me, cr, comm, fn, sendbuf, sendcount, sendtype, recvbuf,
                                   recvcount, v ? recvcounts : NULL, displs, recvtype,
                                   nb ? request : NULL);
-    NB_REQ(fn);
     int in_place = sendbuf == MPI_IN_PLACE;
     struct tm_cargs a = {.root = -1, .in_place = in_place};
     if (!in_place) {

@@ -151,10 +151,10 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int
                          MPI_Request *request, int nb)
 {
     TM_COLL_ENTRY(fn, comm);
+    if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     if (TM_UNLIKELY(cr->c->inter))
         return tm_inter_reduce(me, cr, comm, fn, sendbuf, recvbuf, count, datatype, op, root, all,
                                nb ? request : NULL);
-    if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     const struct tm_type *t;
     TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, "", recvbuf, 0, datatype, &t));
     if (TM_UNLIKELY(count < 0))
@@ -269,10 +269,10 @@ static int rs_common(const char *fn, int block, const void *sendbuf, void *recvb
                      MPI_Comm comm, MPI_Request *request, int nb)
 {
     TM_COLL_ENTRY(fn, comm);
+    if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     if (TM_UNLIKELY(cr->c->inter))
         return tm_inter_reduce_scatter(me, cr, comm, fn, block, sendbuf, recvbuf, recvcounts,
                                        recvcount, datatype, op, nb ? request : NULL);
-    if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     int n = cr->c->size;
     const struct tm_type *t;
     TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, "", recvbuf, 0, datatype, &t));

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
 #include "comm.h"
 #include "errh.h"
+#include "inter_nbops.h"
 #include "job.h"
 #include "request.h"
 
@@ -22,17 +24,28 @@ enum {
     TAG_RSCATTER
 };
 
-/* The end of every operation: report an error, or hand out a complete request. */
+/* The end of every blocking operation: report an error; and of a non-blocking one that has
+ * nothing to do (an MPI_PROC_NULL root): a complete request.  That one still counts among
+ * the communicator's non-blocking collectives (inter_nb.h: their tags). */
 static int finish(struct tm_rank *me, MPI_Comm comm, const char *fn, int err, MPI_Request *request)
 {
     if (err) return tm_err(me, comm, err, fn, "failed on the inter-communicator");
     if (!request) return MPI_SUCCESS;
+    tm_comm_get(&me->comms, comm)->inb_started++;
     struct tm_request *r = tm_req_alloc(me, TM_REQ_COLL);
     if (!r) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     r->comm = comm;
     tm_req_set_done(r, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS);
     *request = r;
     return MPI_SUCCESS;
+}
+
+/* A non-blocking form: its schedule starts (inter_nbops.h). */
+static int start_nb(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                    enum tm_inb_kind kind, const struct tm_inb_args *a, MPI_Request *request)
+{
+    int e = tm_inb_start(me, cr, comm, kind, a, request);
+    return e ? tm_err(me, comm, e, fn, "cannot start on the inter-communicator") : MPI_SUCCESS;
 }
 
 static int check_root(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
@@ -42,6 +55,16 @@ static int check_root(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, 
         return MPI_SUCCESS;
     return tm_err(me, comm, MPI_ERR_ROOT, fn, "invalid root %d (remote group of %d)", root,
                   cr->c->remote_size);
+}
+
+/* A reduction's type and op, checked when a non-blocking one starts (a later step would
+ * only report them at completion). */
+static int check_op(struct tm_rank *me, MPI_Comm comm, const char *fn, MPI_Datatype dt, MPI_Op op)
+{
+    const struct tm_type *t = tm_type_get(dt);
+    if (!t) return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid datatype %d", dt);
+    struct tm_opref o;
+    return tm_coll_check_op(me, comm, fn, op, t, &o);
 }
 
 static int check_count(struct tm_rank *me, MPI_Comm comm, const char *fn, int count)
@@ -92,6 +115,8 @@ int tm_inter_barrier(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, c
                      MPI_Request *request)
 {
     HIDDEN();
+    if (request)
+        return start_nb(me, cr, comm, fn, TM_INB_BARRIER, &(struct tm_inb_args){0}, request);
     /* Nobody leaves the second local barrier before both leaders met, which they do only
      * after their whole group entered. */
     int e = PMPI_Barrier(L);
@@ -109,6 +134,10 @@ int tm_inter_bcast(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, con
     int e = check_root(me, cr, comm, fn, root);
     if (!e) e = check_count(me, comm, fn, count);
     if (e) return e;
+    if (request && root != MPI_PROC_NULL)
+        return start_nb(
+            me, cr, comm, fn, TM_INB_BCAST,
+            &(struct tm_inb_args){.rbuf = buf, .count = count, .rtype = dt, .root = root}, request);
     if (root == MPI_ROOT)
         e = PMPI_Send(buf, count, dt, 0, TAG_BCAST, I);
     else if (root != MPI_PROC_NULL) {
@@ -128,6 +157,17 @@ int tm_inter_reduce(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, co
     if (!e) e = no_in_place(me, comm, fn, sbuf, rbuf);
     if (e) return e;
     if (!all && root == MPI_PROC_NULL) return finish(me, comm, fn, 0, request);
+    if (request && (e = check_op(me, comm, fn, dt, op))) return e;
+    if (request)
+        return start_nb(me, cr, comm, fn, TM_INB_REDUCE,
+                        &(struct tm_inb_args){.sbuf = sbuf,
+                                              .rbuf = rbuf,
+                                              .count = count,
+                                              .rtype = dt,
+                                              .op = op,
+                                              .root = root,
+                                              .all = all},
+                        request);
     if (!all && root == MPI_ROOT) {
         e = PMPI_Recv(rbuf, count, dt, 0, TAG_REDUCE, I, MPI_STATUS_IGNORE);
         return finish(me, comm, fn, e, request);
@@ -163,6 +203,15 @@ int tm_inter_gather(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, co
                     MPI_Request *request)
 {
     HIDDEN();
+    const struct tm_inb_args ga = {.sbuf = sbuf,
+                                   .scount = scount,
+                                   .stype = stype,
+                                   .rbuf = rbuf,
+                                   .rcount = rcount,
+                                   .rcounts = rcounts,
+                                   .rdispls = displs,
+                                   .rtype = rtype,
+                                   .root = root};
     int e = check_root(me, cr, comm, fn, root);
     if (e) return e;
     if (root == MPI_PROC_NULL) return finish(me, comm, fn, 0, request);
@@ -170,11 +219,13 @@ int tm_inter_gather(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, co
         e = check_count(me, comm, fn, scount);
         if (!e) e = no_in_place(me, comm, fn, sbuf, NULL);
         if (e) return e;
+        if (request) return start_nb(me, cr, comm, fn, TM_INB_GATHER, &ga, request);
         return finish(me, comm, fn, PMPI_Send(sbuf, scount, stype, root, TAG_GATHER, I), request);
     }
     if (rcounts && !displs)
         return tm_err(me, comm, MPI_ERR_ARG, fn, "recvcounts or displs is NULL");
     if (!rcounts && (e = check_count(me, comm, fn, rcount))) return e;
+    if (request) return start_nb(me, cr, comm, fn, TM_INB_GATHER, &ga, request);
     MPI_Request *q = malloc(sizeof *q * ((size_t)rn + 1));
     if (!q) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     MPI_Aint ext = extent(rtype);
@@ -194,6 +245,15 @@ int tm_inter_scatter(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, c
                      MPI_Request *request)
 {
     HIDDEN();
+    const struct tm_inb_args sa = {.sbuf = sbuf,
+                                   .scount = scount,
+                                   .scounts = scounts,
+                                   .sdispls = displs,
+                                   .stype = stype,
+                                   .rbuf = rbuf,
+                                   .rcount = rcount,
+                                   .rtype = rtype,
+                                   .root = root};
     int e = check_root(me, cr, comm, fn, root);
     if (e) return e;
     if (root == MPI_PROC_NULL) return finish(me, comm, fn, 0, request);
@@ -201,12 +261,14 @@ int tm_inter_scatter(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, c
         e = check_count(me, comm, fn, rcount);
         if (!e) e = no_in_place(me, comm, fn, rbuf, NULL);
         if (e) return e;
+        if (request) return start_nb(me, cr, comm, fn, TM_INB_SCATTER, &sa, request);
         e = PMPI_Recv(rbuf, rcount, rtype, root, TAG_SCATTER, I, MPI_STATUS_IGNORE);
         return finish(me, comm, fn, e, request);
     }
     if (scounts && !displs)
         return tm_err(me, comm, MPI_ERR_ARG, fn, "sendcounts or displs is NULL");
     if (!scounts && (e = check_count(me, comm, fn, scount))) return e;
+    if (request) return start_nb(me, cr, comm, fn, TM_INB_SCATTER, &sa, request);
     MPI_Request *q = malloc(sizeof *q * ((size_t)rn + 1));
     if (!q) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     MPI_Aint ext = extent(stype);
@@ -232,6 +294,17 @@ int tm_inter_allgather(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
         e = tm_err(me, comm, MPI_ERR_ARG, fn, "recvcounts or displs is NULL");
     if (!e && !rcounts) e = check_count(me, comm, fn, rcount);
     if (e) return e;
+    if (request)
+        return start_nb(me, cr, comm, fn, TM_INB_ALLGATHER,
+                        &(struct tm_inb_args){.sbuf = sbuf,
+                                              .scount = scount,
+                                              .stype = stype,
+                                              .rbuf = rbuf,
+                                              .rcount = rcount,
+                                              .rcounts = rcounts,
+                                              .rdispls = displs,
+                                              .rtype = rtype},
+                        request);
     /* Every member sends its block to every remote member and takes theirs. */
     MPI_Request *q = malloc(sizeof *q * (2 * (size_t)rn + 1));
     if (!q) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
@@ -265,6 +338,22 @@ int tm_inter_alltoall(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, 
     if (!e && lay == 2 && (!stypes || !rtypes))
         e = tm_err(me, comm, MPI_ERR_ARG, fn, "types are NULL");
     if (e) return e;
+    if (request)
+        return start_nb(me, cr, comm, fn, TM_INB_ALLTOALL,
+                        &(struct tm_inb_args){.lay = lay,
+                                              .sbuf = sbuf,
+                                              .scount = scount,
+                                              .scounts = scounts,
+                                              .sdispls = sdispls,
+                                              .stype = stype,
+                                              .stypes = stypes,
+                                              .rbuf = rbuf,
+                                              .rcount = rcount,
+                                              .rcounts = rcounts,
+                                              .rdispls = rdispls,
+                                              .rtype = rtype,
+                                              .rtypes = rtypes},
+                        request);
     MPI_Request *q = malloc(sizeof *q * (2 * (size_t)rn + 1));
     if (!q) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     MPI_Aint sext = lay == 2 ? 1 : extent(stype), rext = lay == 2 ? 1 : extent(rtype);
@@ -293,7 +382,20 @@ int tm_inter_reduce_scatter(struct tm_rank *me, struct tm_commref *cr, MPI_Comm 
     int e = no_in_place(me, comm, fn, sbuf, rbuf);
     if (!e && block) e = check_count(me, comm, fn, rcount);
     if (!e && !block && !rcounts) e = tm_err(me, comm, MPI_ERR_ARG, fn, "recvcounts is NULL");
+    for (int i = 0; !e && !block && i < n; i++)
+        if (rcounts[i] < 0) e = check_count(me, comm, fn, rcounts[i]);
+    if (!e && request) e = check_op(me, comm, fn, dt, op);
     if (e) return e;
+    if (request)
+        return start_nb(me, cr, comm, fn, TM_INB_RSCATTER,
+                        &(struct tm_inb_args){.block = block,
+                                              .sbuf = sbuf,
+                                              .rbuf = rbuf,
+                                              .rcounts = rcounts,
+                                              .rcount = rcount,
+                                              .rtype = dt,
+                                              .op = op},
+                        request);
     int *counts = malloc(sizeof *counts * (size_t)n), *displs = malloc(sizeof *displs * (size_t)n);
     if (!counts || !displs) {
         free(counts);

@@ -4,9 +4,9 @@
  * Reduce = local reduce to the group's first member, then one message to the root.  Rooted
  * operations take MPI_ROOT (the root), MPI_PROC_NULL (the root's group, not the root) or the
  * root's rank in the remote group.  The non-blocking forms (request != NULL) run the same
- * steps before they return and give a complete request.  MPI_IN_PLACE is not allowed on
- * inter-communicators (MPI 3.1 §5.2.2).  Each returns an MPI error class, reported through
- * comm's handler as fn. */
+ * steps as schedules: the call starts the first and returns (inter_nbops.h, inter_nb.h).
+ * MPI_IN_PLACE is not allowed on inter-communicators (MPI 3.1 §5.2.2).  Each returns an MPI error
+ * class, reported through comm's handler as fn. */
 #ifndef TMPI_LIBCLIENT_COLL_INTER_H
 #define TMPI_LIBCLIENT_COLL_INTER_H
 

@@ -95,6 +95,11 @@ struct tm_commref {
      * between the groups (an inter-communicator on another context) and inside the local
      * group (an intra-communicator); MPI_COMM_NULL on intra-communicators. */
     MPI_Comm coll_inter, coll_local;
+    /* Non-blocking collectives on an inter-communicator (coll_inter/inter_nb.c): how many this
+     * rank started (their tags), and the local-group collectives they reserved and issued
+     * (each is issued in reservation order: the local group's members then start them in the
+     * same order, as MPI requires, whatever order the steps before them finish in). */
+    uint64_t inb_started, inb_lres, inb_lissued;
     int hidden; /* one of those: not a handle the program was given */
 };
 

@@ -14,9 +14,10 @@
  * communicator does not exist (MPI: it may not be used before), and *newcomm reads
  * MPI_COMM_NULL.
  *
- * Inter-communicators are duplicated at once (tm_comm_dup: the two groups' leaders agree
- * inside it) and get a complete request: their non-blocking collectives run before they
- * return (coll_inter.h), so the dup's order among them holds. */
+ * On an inter-communicator the dup is a non-blocking collective of the parent too, a schedule
+ * like its other non-blocking collectives (coll_inter/inter_nbops.h tm_inb_idup): the lower
+ * first member takes the ids at the start, the first members pass them on and each group
+ * broadcasts them; the Wait or Test that completes the request has made the handle. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "ctx.h"
 #include "errh.h"
 #include "info.h"
+#include "inter_nbops.h"
 #include "job.h"
 #include "p2p.h"
 #include "request.h"
@@ -147,29 +149,11 @@ void tm_idup_free(struct tm_rank *me, struct tm_request *r)
     tm_idup_finish(me, &q, MPI_STATUS_IGNORE);
 }
 
-/* A request that is complete when returned (inter-communicators). */
-static int done_request(struct tm_rank *me, MPI_Comm comm, MPI_Request *request)
+static int idup_inter(struct tm_rank *me, const char *fn, MPI_Comm comm, struct tm_commref *cr,
+                      const struct tm_info *hints, MPI_Comm *newcomm, MPI_Request *request)
 {
-    struct tm_request *r = tm_req_alloc(me, TM_REQ_COLL);
-    if (!r) return MPI_ERR_NO_MEM;
-    r->comm = comm;
-    tm_req_set_done(r, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS);
-    *request = r;
-    return MPI_SUCCESS;
-}
-
-static int idup_inter(struct tm_rank *me, const char *fn, MPI_Comm comm, struct tm_info *hints,
-                      MPI_Comm *newcomm, MPI_Request *request)
-{
-    int err = tm_comm_dup(me, fn, comm, hints, newcomm);
-    if (err) return err;
-    err = done_request(me, comm, request);
-    if (err) {
-        tm_commtab_free(me, *newcomm);
-        *newcomm = MPI_COMM_NULL;
-        return tm_err(me, comm, err, fn, "out of memory");
-    }
-    return MPI_SUCCESS;
+    int err = tm_inb_idup(me, cr, comm, hints, newcomm, request);
+    return err ? tm_err(me, comm, err, fn, "the dup cannot start") : MPI_SUCCESS;
 }
 
 /* Member 0's id for the new communicator (msg.err set when none is left). */
@@ -195,7 +179,7 @@ static int idup(const char *fn, MPI_Comm comm, MPI_Info info, int with_info, MPI
     if (with_info && info != MPI_INFO_NULL && !(hints = tm_info_get(me, info)))
         return tm_err(me, comm, MPI_ERR_INFO, fn, "invalid info %d", info);
     if (with_info && !hints) hints = tm_info_empty();
-    if (cr->c->inter) return idup_inter(me, fn, comm, hints, newcomm, request);
+    if (cr->c->inter) return idup_inter(me, fn, comm, cr, hints, newcomm, request);
 
     struct tm_idup *d = calloc(1, sizeof *d);
     struct tm_request *r = d ? tm_req_alloc(me, TM_REQ_IDUP) : NULL;

@@ -168,16 +168,23 @@ static int inter_make(struct tm_rank *me, const char *fn, MPI_Comm errc, MPI_Com
         return tm_err(me, errc, e != MPI_SUCCESS ? e : MPI_ERR_INTERN, fn,
                       "the groups' leaders could not agree");
     }
-    MPI_Comm hm = attach(me, h.ctx[0], 0, lmap, n, rmap, rn, 1, myrank, eh);
-    MPI_Comm hi = attach(me, h.ctx[1], 0, lmap, n, rmap, rn, 1, myrank, MPI_ERRORS_RETURN);
-    MPI_Comm hl = attach(me, h.ctx[2], 0, lmap, n, NULL, 0, 0, myrank, MPI_ERRORS_RETURN);
+    int e2 = tm_intercomm_attach(me, h.ctx, lmap, n, rmap, rn, myrank, eh, out);
     free(lmap);
     free(rmap);
+    return e2 ? tm_err(me, errc, e2, fn, "out of memory") : MPI_SUCCESS;
+}
+
+int tm_intercomm_attach(struct tm_rank *me, const int32_t ctx[3], const int32_t *lmap, int n,
+                        const int32_t *rmap, int rn, int rank, MPI_Errhandler eh, MPI_Comm *out)
+{
+    MPI_Comm hm = attach(me, ctx[0], 0, lmap, n, rmap, rn, 1, rank, eh);
+    MPI_Comm hi = attach(me, ctx[1], 0, lmap, n, rmap, rn, 1, rank, MPI_ERRORS_RETURN);
+    MPI_Comm hl = attach(me, ctx[2], 0, lmap, n, NULL, 0, 0, rank, MPI_ERRORS_RETURN);
     if (hm == MPI_COMM_NULL || hi == MPI_COMM_NULL || hl == MPI_COMM_NULL) {
         MPI_Comm all[3] = {hm, hi, hl};
         for (int i = 0; i < 3; i++)
             if (all[i] != MPI_COMM_NULL) tm_commtab_free(me, all[i]);
-        return tm_err(me, errc, MPI_ERR_NO_MEM, fn, "out of memory");
+        return MPI_ERR_NO_MEM;
     }
     struct tm_commref *r = tm_comm_get(&me->comms, hm);
     r->coll_inter = hi;

@@ -17,6 +17,13 @@ int tm_intercomm_dup(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, M
 int tm_intercomm_split(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, int color, int key,
                        MPI_Comm *newcomm);
 
+/* Attaches this member (rank, error handler eh) to the inter-communicator the two groups
+ * agreed on (contexts ctx: its own, its hidden inter-communicator's, its hidden local one's;
+ * groups lmap[n] and rmap[rn] as world ranks): *out.  MPI_SUCCESS or MPI_ERR_NO_MEM (nothing
+ * attached). */
+int tm_intercomm_attach(struct tm_rank *me, const int32_t ctx[3], const int32_t *lmap, int n,
+                        const int32_t *rmap, int rn, int rank, MPI_Errhandler eh, MPI_Comm *out);
+
 /* The tag the members of a group-based creation (MPI-4.0 stringtag) derive from the string they
  * share (FNV-1a, folded into the tag range): different strings keep concurrent creations
  * apart, like different tags. */

@@ -31,6 +31,7 @@ static void job_free(struct tm_job *j)
     if (j->ranks) {
         for (int i = 0; i < j->size; i++) {
             struct tm_rank *r = &j->ranks[i];
+            if (atomic_load_explicit(&r->prog.state, memory_order_acquire)) r->prog.fini(r);
             tm_fb_free(r);
             tm_mbox_destroy(&r->mbox);
             tm_commtab_destroy(r);

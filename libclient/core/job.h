@@ -100,6 +100,9 @@ struct tm_rank {
 
     /* what the rank is doing in MPI, for the agent (mstate.h) */
     struct tm_mstate mst;
+
+    /* steps of the rank's non-blocking operations that only the rank can take (wait.h) */
+    struct tm_progress prog;
 } __attribute__((aligned(64)));
 
 struct tm_job {

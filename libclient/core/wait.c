@@ -357,3 +357,41 @@ static void wait_slow(struct tm_rank *me, struct fb_cond *fc)
     if (net_spin || !spin(me, cond, arg)) block(me, cond, arg);
     if (need_daemon) atomic_fetch_sub_explicit(&j->net_nonreaders, 1, memory_order_relaxed);
 }
+
+/* What tm_wait_prog waits for: its caller's condition, or a step of the rank's own to take. */
+struct prog_cond {
+    struct tm_rank *me;
+    tm_cond_fn cond;
+    void *arg;
+};
+
+static int prog_cond(void *p)
+{
+    struct prog_cond *c = p;
+    return c->cond(c->arg) || (atomic_load_explicit(&c->me->prog.pending, memory_order_acquire) &&
+                               c->me->prog.ready(c->me));
+}
+
+void tm_progress_poll(struct tm_rank *me)
+{
+    if (TM_UNLIKELY(atomic_load_explicit(&me->prog.pending, memory_order_acquire)))
+        me->prog.run(me);
+}
+
+void tm_wait_prog(struct tm_rank *me, tm_cond_fn cond, void *arg)
+{
+    if (TM_LIKELY(!atomic_load_explicit(&me->prog.pending, memory_order_acquire))) {
+        tm_wait(me, cond, arg);
+        return;
+    }
+    struct prog_cond pc = {me, cond, arg};
+    for (;;) {
+        me->prog.run(me);
+        if (cond(arg)) return;
+        if (!atomic_load_explicit(&me->prog.pending, memory_order_acquire)) {
+            tm_wait(me, cond, arg);
+            return;
+        }
+        tm_wait(me, prog_cond, &pc);
+    }
+}

@@ -48,6 +48,21 @@ struct tm_waker {
 
 typedef int (*tm_cond_fn)(void *arg);
 
+/* Work the rank's own pending operations need from the rank itself, registered by the layer
+ * that has such work (coll_inter/inter_nb.c: the steps of non-blocking collectives on
+ * inter-communicators that wait for an earlier step).  ready: whether run would advance
+ * anything now, without side effects, from any thread (a carried rank's conditions run on a
+ * carrier); run: advances what it can, on a thread of the rank.  state: the registrant's (set
+ * once, with the functions before it, then pending); pending: non-zero while it has work, so a rank
+ * without any pays one load per wait. */
+struct tm_progress {
+    int (*ready)(struct tm_rank *me);
+    void (*run)(struct tm_rank *me);
+    void (*fini)(struct tm_rank *me); /* the job ends: frees state (no thread of it runs) */
+    void *_Atomic state;
+    _Atomic int pending;
+};
+
 /* Wakes the owner of w if it announced sleep; call after publishing the event with a seq_cst
  * store or read-modify-write. */
 static inline void tm_wake(struct tm_waker *w);
@@ -56,6 +71,14 @@ static inline void tm_wake(struct tm_waker *w);
 void tm_wait(struct tm_rank *me, tm_cond_fn cond, void *arg);
 
 void tm_wake_slow(struct tm_waker *w);
+
+/* tm_wait for the calls where MPI says a rank's pending operations make progress (MPI_Wait
+ * and friends, blocking point-to-point): runs the rank's registered progress whenever it can
+ * advance, until cond(arg) holds.  Never inside a collective's own waits (a step started there
+ * could reuse the collective's scratch). */
+void tm_wait_prog(struct tm_rank *me, tm_cond_fn cond, void *arg);
+/* Runs the rank's registered progress once (MPI_Test and friends). */
+void tm_progress_poll(struct tm_rank *me);
 
 static inline void tm_wake(struct tm_waker *w)
 {

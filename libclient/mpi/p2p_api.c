@@ -123,7 +123,7 @@ static int send_blocking(const char *fn, const void *buf, int count, MPI_Datatyp
     if (r == 1) {
         int began = tm_mst_begin(me, fn, cr, comm, dest, tag);
         tm_mst_dest(me, began);
-        tm_wait(me, tm_req_done_cond, &sreq);
+        tm_wait_prog(me, tm_req_done_cond, &sreq);
         tm_mst_end(me, began);
     }
     if (TM_UNLIKELY(sreq.st_error)) /* inter-node: the link failed while sending */
@@ -284,11 +284,12 @@ TM_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, in
     tm_req_init_stack(&rreq, me, TM_REQ_RECV, comm);
     rreq.dt = rdt;
     int began = tm_mst_begin(me, "MPI_Recv", cr, comm, source, tag);
-    if (cap <= TM_FB_MAX_BYTES && !me->job->net && !me->mt) {
+    if (cap <= TM_FB_MAX_BYTES && !me->job->net && !me->mt &&
+        !atomic_load_explicit(&me->prog.pending, memory_order_relaxed)) {
         tm_recv_wait_small(me, cr, buf, cap, source, tag, &rreq);
     } else {
         tm_recv(me, cr, buf, cap, source, tag, &rreq);
-        tm_wait(me, tm_req_done_cond, &rreq);
+        tm_wait_prog(me, tm_req_done_cond, &rreq);
     }
     tm_mst_end(me, began);
     tm_req_status(&rreq, status);
@@ -353,8 +354,8 @@ TM_API int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendty
         return send_failed(me, comm, fn, r);
     }
     int began = tm_mst_begin(me, fn, cr, comm, source, recvtag);
-    if (r == 1) tm_wait(me, tm_req_done_cond, &sreq);
-    tm_wait(me, tm_req_done_cond, &rreq);
+    if (r == 1) tm_wait_prog(me, tm_req_done_cond, &sreq);
+    tm_wait_prog(me, tm_req_done_cond, &rreq);
     tm_mst_end(me, began);
     tm_req_status(&rreq, status);
     if (TM_UNLIKELY(rreq.st_error))
@@ -388,13 +389,13 @@ TM_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, in
     tm_recv(me, cr, tmp, bytes, source, recvtag, &rreq);
     int r = tm_send(me, cr, buf, bytes, dest, sendtag, TM_SEND_STANDARD, &sreq);
     int began = tm_mst_begin(me, fn, cr, comm, source, recvtag);
-    if (r == 1) tm_wait(me, tm_req_done_cond, &sreq);
+    if (r == 1) tm_wait_prog(me, tm_req_done_cond, &sreq);
     if (r < 0 && tm_cancel_recv(me, &rreq)) {
         tm_mst_end(me, began);
         free(tmp);
         return send_failed(me, comm, fn, r);
     }
-    tm_wait(me, tm_req_done_cond, &rreq);
+    tm_wait_prog(me, tm_req_done_cond, &rreq);
     tm_mst_end(me, began);
     if (TM_UNLIKELY(dt))
         tm_type_unpack(buf, (size_t)count, dt, 0, tmp, rreq.st_bytes);

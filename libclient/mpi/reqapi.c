@@ -80,7 +80,7 @@ TM_API int PMPI_Wait(MPI_Request *request, MPI_Status *status)
         return MPI_SUCCESS;
     }
     int began = req_begin(me, "MPI_Wait", r);
-    tm_wait(me, done_cond, r);
+    tm_wait_prog(me, done_cond, r);
     tm_mst_end(me, began);
     MPI_Comm comm = r->comm;
     int err = finish(me, request, status);
@@ -99,7 +99,10 @@ TM_API int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         tm_status_empty(status);
         return MPI_SUCCESS;
     }
-    if (!is_done(r)) tm_fb_poll(me); /* its answer may wait in a fast box (fbox.h) */
+    if (!is_done(r)) {
+        tm_fb_poll(me); /* its answer may wait in a fast box (fbox.h) */
+        tm_progress_poll(me);
+    }
     if (!is_done(r)) {
         *flag = 0;
         tm_poll_idle(me);
@@ -141,7 +144,7 @@ TM_API int PMPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]
     for (int i = 0; i < count; i++) {
         if (!requests[i]) continue;
         int began = req_begin(me, "MPI_Waitall", requests[i]);
-        tm_wait(me, done_cond, requests[i]);
+        tm_wait_prog(me, done_cond, requests[i]);
         tm_mst_end(me, began);
     }
     return finish_all(me, count, requests, statuses, "MPI_Waitall");
@@ -154,6 +157,7 @@ TM_API int PMPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status
     if (TM_UNLIKELY(count < 0 || (count > 0 && !requests) || !flag))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testall", "invalid arguments");
     tm_fb_poll(me);
+    tm_progress_poll(me);
     for (int i = 0; i < count; i++) {
         if (requests[i] && !is_done(requests[i])) {
             *flag = 0;
@@ -199,11 +203,12 @@ static int any_common(const char *fn, int count, MPI_Request reqs[], int *index,
     if (TM_UNLIKELY(count < 0 || (count > 0 && !reqs) || !index || (!block && !flag)))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "invalid arguments");
     tm_fb_poll(me);
+    tm_progress_poll(me);
     int i = first_done(count, reqs);
     if (i == -1 && block) {
         struct any_wait a = {count, reqs};
         int began = tm_mst_begin(me, fn, NULL, MPI_COMM_NULL, TMPI_PEER_NONE, TMPI_TAG_NONE);
-        tm_wait(me, any_done_cond, &a);
+        tm_wait_prog(me, any_done_cond, &a);
         tm_mst_end(me, began);
         i = first_done(count, reqs);
     }
@@ -243,6 +248,7 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
     if (TM_UNLIKELY(incount < 0 || (incount > 0 && (!reqs || !indices)) || !outcount))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "invalid arguments");
     tm_fb_poll(me);
+    tm_progress_poll(me);
     int i = first_done(incount, reqs);
     if (i == MPI_UNDEFINED) {
         *outcount = MPI_UNDEFINED;
@@ -251,7 +257,7 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
     if (i == -1 && block) {
         struct any_wait a = {incount, reqs};
         int began = tm_mst_begin(me, fn, NULL, MPI_COMM_NULL, TMPI_PEER_NONE, TMPI_TAG_NONE);
-        tm_wait(me, any_done_cond, &a);
+        tm_wait_prog(me, any_done_cond, &a);
         tm_mst_end(me, began);
     }
     int n = 0, failed = 0;
@@ -357,7 +363,10 @@ TM_API int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *s
         tm_status_empty(status);
         return MPI_SUCCESS;
     }
-    if (!is_done(request)) tm_fb_poll(me);
+    if (!is_done(request)) {
+        tm_fb_poll(me);
+        tm_progress_poll(me);
+    }
     if (!is_done(request)) {
         *flag = 0;
         tm_poll_idle(me);

@@ -120,6 +120,10 @@ run_prog() {
     run_prog intercomm 1 2 3 4 16
 }
 
+@test "mpi: inter-communicator non-blocking collectives and Comm_idup return at once: p2p between start and wait, any completion order, persistent forms, bad roots" {
+    run_prog inter_nbc 1 2 3 4 16
+}
+
 @test "mpi: attributes and keyvals: callbacks on dup, free and MPI_Finalize, predefined attributes" {
     run_prog attrs 1 2 4 16
 }

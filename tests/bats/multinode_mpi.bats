@@ -61,11 +61,12 @@ expect_ok() {
 
 # Communicators across agents: groups and communicators made from them, a create/free loop
 # whose ids come from the nodes' own ranges, inter-communicators whose leaders are on one node
-# and on two, their collectives with MPI_ROOT and MPI_PROC_NULL roots, attributes, handlers.
+# and on two, their collectives with MPI_ROOT and MPI_PROC_NULL roots (and non-blocking ones
+# with point-to-point between start and wait), attributes, handlers.
 @test "multinode mpi: groups, communicators, inter-communicators, attributes on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
-    for p in groups comm_loop intercomm attrs errh_info comm_threads comm_idup mpi4; do
+    for p in groups comm_loop intercomm inter_nbc attrs errh_info comm_threads comm_idup mpi4; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done

@@ -169,8 +169,8 @@ mpi_prog() {
     ns_agent "$NS_B" hostb 192.0.2.2:7470 "$BATS_TEST_TMPDIR/k"
     printf '192.0.2.1 slots=2 port=7470\n192.0.2.2 slots=2 port=7470\n' >"$BATS_TEST_TMPDIR/hosts"
     local p
-    for p in groups intercomm comm_idup topo_cart topo_dist topo_neighbor rma_basic rma_passive \
-        rma_dtypes datatypes_p2p coll_dtypes mpi4 halo_cart rma_mixed; do
+    for p in groups intercomm inter_nbc comm_idup topo_cart topo_dist topo_neighbor rma_basic \
+        rma_passive rma_dtypes datatypes_p2p coll_dtypes mpi4 halo_cart rma_mixed; do
         run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" --agent "$BATS_TEST_TMPDIR/hosta.sock" \
             --hostfile "$BATS_TEST_TMPDIR/hosts" -n 4 "$(mpi_prog "$p")"
         if [ "$status" -ne 0 ] || ! printf '%s\n' "${lines[@]}" | grep -qx OK; then

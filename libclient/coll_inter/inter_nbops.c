@@ -1,0 +1,294 @@
+/* inter_nbops.c — the steps of the non-blocking collectives on inter-communicators
+ * (inter_nbops.h), as schedules of inter_nb.h. */
+#include "inter_nbops.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "inter_nb.h"
+
+/* One operation's state: its arguments and what it allocated. */
+struct nbop {
+    enum tm_inb_kind kind;
+    struct tm_inb_args a;
+    void *raw1, *raw2, *mine, *theirs; /* reductions: the group's and the other group's result */
+    int *counts, *displs;              /* Reduce_scatter: the local group's blocks */
+    int total;
+};
+
+static MPI_Aint extent(MPI_Datatype dt)
+{
+    MPI_Aint lb = 0, ext = 0;
+    if (PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS) return 0;
+    return ext;
+}
+
+/* A buffer for count elements of dt; *raw is what to free (as coll_inter.c). */
+static void *tmp_buf(MPI_Datatype dt, int count, void **raw)
+{
+    MPI_Aint lb = 0, ext = 0;
+    if (PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS) ext = 1, lb = 0;
+    size_t n =
+        (size_t)(count > 0 ? count : 1) * (size_t)(ext > 0 ? ext : 1) + (size_t)(lb < 0 ? -lb : lb);
+    *raw = malloc(n);
+    if (!*raw) return NULL;
+    return (char *)*raw - lb;
+}
+
+static char *at(const void *base, MPI_Aint off)
+{
+    return (char *)base + off;
+}
+
+/* Step helpers: W the member's place, A the arguments, K the step number. */
+#define STEP_VARS()                                                                                \
+    const struct tm_is_where *W = tm_isched_where(s);                                              \
+    struct nbop *o = tm_isched_op(s);                                                              \
+    const struct tm_inb_args *A = &o->a;                                                           \
+    int *K = tm_isched_stepno(s);                                                                  \
+    MPI_Request q = MPI_REQUEST_NULL;                                                              \
+    (void)A, (void)q;
+
+/* Issues a local collective (call, ending in &q) in its reserved turn, else waits for it. */
+#define LOCAL(call)                                                                                \
+    do {                                                                                           \
+        if (!tm_isched_lturn(s)) return TM_IS_WAIT_L;                                              \
+        (*K)++;                                                                                    \
+        int e_ = (call);                                                                           \
+        tm_isched_add(s, e_, q);                                                                   \
+        tm_isched_lnext(s);                                                                        \
+        return TM_IS_MORE;                                                                         \
+    } while (0)
+
+static void isend(struct tm_isched *s, const void *buf, int count, MPI_Datatype dt, int dest)
+{
+    const struct tm_is_where *W = tm_isched_where(s);
+    MPI_Request q = MPI_REQUEST_NULL;
+    int e = PMPI_Isend(buf, count, dt, dest, W->tag, W->I, &q);
+    tm_isched_add(s, e, q);
+}
+
+static void irecv(struct tm_isched *s, void *buf, int count, MPI_Datatype dt, int src)
+{
+    const struct tm_is_where *W = tm_isched_where(s);
+    MPI_Request q = MPI_REQUEST_NULL;
+    int e = PMPI_Irecv(buf, count, dt, src, W->tag, W->I, &q);
+    tm_isched_add(s, e, q);
+}
+
+static enum tm_is_state barrier_step(struct tm_isched *s)
+{
+    STEP_VARS();
+    switch (*K) {
+    case 0:
+    case 2:
+        LOCAL(PMPI_Ibarrier(W->L, &q));
+    case 1:
+        (*K)++;
+        if (W->r == 0) { /* the whole group entered: tell the other side, hear from it */
+            isend(s, NULL, 0, MPI_BYTE, 0);
+            irecv(s, NULL, 0, MPI_BYTE, 0);
+        }
+        return TM_IS_MORE;
+    }
+    return TM_IS_DONE;
+}
+
+static enum tm_is_state bcast_step(struct tm_isched *s)
+{
+    STEP_VARS();
+    switch (*K) {
+    case 0:
+        (*K)++;
+        if (A->root == MPI_ROOT)
+            isend(s, A->rbuf, A->count, A->rtype, 0);
+        else if (W->r == 0)
+            irecv(s, A->rbuf, A->count, A->rtype, A->root);
+        return TM_IS_MORE;
+    case 1:
+        if (A->root == MPI_ROOT) break;
+        LOCAL(PMPI_Ibcast(A->rbuf, A->count, A->rtype, 0, W->L, &q));
+    }
+    return TM_IS_DONE;
+}
+
+static enum tm_is_state reduce_step(struct tm_isched *s)
+{
+    STEP_VARS();
+    if (!A->all && A->root == MPI_ROOT) {
+        if ((*K)++ > 0) return TM_IS_DONE;
+        irecv(s, A->rbuf, A->count, A->rtype, 0);
+        return TM_IS_MORE;
+    }
+    switch (*K) {
+    case 0: /* this group's reduction at its first member */
+        LOCAL(PMPI_Ireduce(A->sbuf, o->mine, A->count, A->rtype, A->op, 0, W->L, &q));
+    case 1:
+        (*K)++;
+        if (W->r == 0 && A->all) {
+            isend(s, o->mine, A->count, A->rtype, 0);
+            irecv(s, A->rbuf, A->count, A->rtype, 0);
+        } else if (W->r == 0) {
+            isend(s, o->mine, A->count, A->rtype, A->root);
+        }
+        return TM_IS_MORE;
+    case 2: /* Allreduce: each group gets the other group's result */
+        if (!A->all) break;
+        LOCAL(PMPI_Ibcast(A->rbuf, A->count, A->rtype, 0, W->L, &q));
+    }
+    return TM_IS_DONE;
+}
+
+static enum tm_is_state rscatter_step(struct tm_isched *s)
+{
+    STEP_VARS();
+    switch (*K) {
+    case 0:
+        LOCAL(PMPI_Ireduce(A->sbuf, o->mine, o->total, A->rtype, A->op, 0, W->L, &q));
+    case 1:
+        (*K)++;
+        if (W->r == 0) {
+            isend(s, o->mine, o->total, A->rtype, 0);
+            irecv(s, o->theirs, o->total, A->rtype, 0);
+        }
+        return TM_IS_MORE;
+    case 2:
+        LOCAL(PMPI_Iscatterv(o->theirs, o->counts, o->displs, A->rtype, A->rbuf, o->counts[W->r],
+                             A->rtype, 0, W->L, &q));
+    }
+    return TM_IS_DONE;
+}
+
+/* Rooted block moves: every member of the other group sends to (receives from) the root. */
+static enum tm_is_state rooted_step(struct tm_isched *s)
+{
+    STEP_VARS();
+    if ((*K)++ > 0) return TM_IS_DONE;
+    int gather = o->kind == TM_INB_GATHER;
+    if (A->root != MPI_ROOT) {
+        if (gather)
+            isend(s, A->sbuf, A->scount, A->stype, A->root);
+        else
+            irecv(s, A->rbuf, A->rcount, A->rtype, A->root);
+        return TM_IS_MORE;
+    }
+    const int *counts = gather ? A->rcounts : A->scounts;
+    const int *displs = gather ? A->rdispls : A->sdispls;
+    int count = gather ? A->rcount : A->scount;
+    MPI_Datatype dt = gather ? A->rtype : A->stype;
+    MPI_Aint ext = extent(dt);
+    for (int i = 0; i < W->rn; i++) {
+        int c = counts ? counts[i] : count;
+        MPI_Aint off = (MPI_Aint)(counts ? displs[i] : i * count) * ext;
+        if (gather)
+            irecv(s, at(A->rbuf, off), c, dt, i);
+        else
+            isend(s, at(A->sbuf, off), c, dt, i);
+    }
+    return TM_IS_MORE;
+}
+
+/* Allgather(v), Alltoall(v,w): every member exchanges with every member of the other group. */
+static enum tm_is_state exchange_step(struct tm_isched *s)
+{
+    STEP_VARS();
+    if ((*K)++ > 0) return TM_IS_DONE;
+    int lay = o->kind == TM_INB_ALLGATHER ? (A->rcounts ? 1 : 0) : A->lay;
+    int all2all = o->kind == TM_INB_ALLTOALL;
+    MPI_Aint sext = lay == 2 ? 1 : extent(A->stype), rext = lay == 2 ? 1 : extent(A->rtype);
+    for (int i = 0; i < W->rn; i++) {
+        int c = lay ? A->rcounts[i] : A->rcount;
+        MPI_Aint off = (MPI_Aint)(lay ? A->rdispls[i] : i * A->rcount) * rext;
+        irecv(s, at(A->rbuf, off), c, lay == 2 ? A->rtypes[i] : A->rtype, i);
+    }
+    for (int i = 0; i < W->rn; i++) {
+        if (!all2all) {
+            isend(s, A->sbuf, A->scount, A->stype, i);
+            continue;
+        }
+        int c = lay ? A->scounts[i] : A->scount;
+        MPI_Aint off = (MPI_Aint)(lay ? A->sdispls[i] : i * A->scount) * sext;
+        isend(s, at(A->sbuf, off), c, lay == 2 ? A->stypes[i] : A->stype, i);
+    }
+    return TM_IS_MORE;
+}
+
+static void op_free(struct nbop *o)
+{
+    free(o->raw1);
+    free(o->raw2);
+    free(o->counts);
+    free(o->displs);
+    free(o);
+}
+
+static int op_fin(struct tm_isched *s, int err)
+{
+    op_free(tm_isched_op(s));
+    return err;
+}
+
+/* Reductions: the first member's buffers for the group's result (and the other group's). */
+static int reduce_prep(struct nbop *o, int r, int n)
+{
+    const struct tm_inb_args *A = &o->a;
+    if (o->kind == TM_INB_RSCATTER) {
+        o->counts = malloc(sizeof *o->counts * (size_t)n);
+        o->displs = malloc(sizeof *o->displs * (size_t)n);
+        if (!o->counts || !o->displs) return MPI_ERR_NO_MEM;
+        long total = 0;
+        for (int i = 0; i < n; i++) {
+            o->counts[i] = A->block ? A->rcount : A->rcounts[i];
+            o->displs[i] = (int)total;
+            total += o->counts[i];
+        }
+        o->total = (int)total;
+    }
+    if (r != 0 || (o->kind == TM_INB_REDUCE && !A->all && A->root == MPI_ROOT)) return 0;
+    int count = o->kind == TM_INB_RSCATTER ? o->total : A->count;
+    if (!(o->mine = tmp_buf(A->rtype, count, &o->raw1))) return MPI_ERR_NO_MEM;
+    if (o->kind == TM_INB_RSCATTER && !(o->theirs = tmp_buf(A->rtype, count, &o->raw2)))
+        return MPI_ERR_NO_MEM;
+    return 0;
+}
+
+int tm_inb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, enum tm_inb_kind kind,
+                 const struct tm_inb_args *a, MPI_Request *request)
+{
+    struct nbop *o = calloc(1, sizeof *o);
+    if (!o) return MPI_ERR_NO_MEM;
+    o->kind = kind;
+    o->a = *a;
+    tm_is_step_fn step = rooted_step;
+    int nl = 0; /* the local collectives the steps issue */
+    switch (kind) {
+    case TM_INB_BARRIER:
+        step = barrier_step, nl = 2;
+        break;
+    case TM_INB_BCAST:
+        step = bcast_step, nl = a->root == MPI_ROOT ? 0 : 1;
+        break;
+    case TM_INB_REDUCE:
+        step = reduce_step, nl = a->all ? 2 : a->root == MPI_ROOT ? 0 : 1;
+        break;
+    case TM_INB_RSCATTER:
+        step = rscatter_step, nl = 2;
+        break;
+    case TM_INB_GATHER:
+    case TM_INB_SCATTER:
+        break;
+    case TM_INB_ALLGATHER:
+    case TM_INB_ALLTOALL:
+        step = exchange_step;
+        break;
+    }
+    if (kind == TM_INB_REDUCE || kind == TM_INB_RSCATTER) {
+        int e = reduce_prep(o, cr->rank, cr->c->size);
+        if (e) {
+            op_free(o);
+            return e;
+        }
+    }
+    return tm_isched_start(me, cr, comm, nl, o, step, op_fin, request);
+}
