@@ -3,7 +3,12 @@
  * A cursor walks (buffer, count, type) in packed order: element e, block i, byte inb of the
  * block.  Starting at a packed position costs a division and a binary search over the
  * blocks' packed positions; then each step is one memcpy of a block (or of what is left of
- * it), so a strided vector costs one pass. */
+ * it), so a strided vector costs one pass.
+ *
+ * A regular map (type.h vn: a vector's shape) skips the block list and the cursor: a vseq
+ * walks it as runs of blocks at one stride, and each run is one tight strided loop.  That is
+ * the halo exchange's column between two ranks, whose two column types are different objects
+ * with the same shape (docs/bench/ANALYSIS.md "Halo exchange"). */
 #include "type_copy.h"
 
 #include <errno.h>
