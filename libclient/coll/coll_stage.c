@@ -52,6 +52,7 @@ static void twin(struct tm_type *tw, const struct tm_type *t)
     tw->true_ub = (ptrdiff_t)t->psize;
     tw->nblocks = 0;
     tw->blocks = NULL;
+    tw->vn = 0;
     tw->packed_of = t;
 }
 

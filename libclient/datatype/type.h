@@ -68,6 +68,11 @@ struct tm_type {
     /* Flat map of one element; predefined types: NULL, meaning one block {0, psize, 0}. */
     size_t nblocks;
     const struct tm_block *blocks;
+    /* The same map when it is regular (every block vlen bytes, block i at voff + i * vstride:
+     * a vector's shape), so movers run one tight strided loop instead of reading the blocks;
+     * vn 0: not regular (or contiguous). */
+    size_t vn, vlen;
+    ptrdiff_t voff, vstride;
     /* Signature; predefined types: NULL, meaning {basic, 1}. */
     size_t nsig;
     const struct tm_sigrun *sig;

@@ -3,7 +3,12 @@
  * A cursor walks (buffer, count, type) in packed order: element e, block i, byte inb of the
  * block.  Starting at a packed position costs a division and a binary search over the
  * blocks' packed positions; then each step is one memcpy of a block (or of what is left of
- * it), so a strided vector costs one pass. */
+ * it), so a strided vector costs one pass.
+ *
+ * A regular map (type.h vn: a vector's shape) skips the block list and the cursor: a vseq
+ * walks it as runs of blocks at one stride, and each run is one tight strided loop.  That is
+ * the halo exchange's column between two ranks, whose two column types are different objects
+ * with the same shape (docs/bench/ANALYSIS.md "Halo exchange"). */
 #include "type_copy.h"
 
 #include <errno.h>
@@ -63,22 +68,113 @@ static inline void cursor_step(struct cursor *c, size_t n)
     }
 }
 
-/* One block.  Blocks of one basic element (a column of doubles) are the common small case:
- * a constant-size copy is a load and a store, where memcpy with a variable size is a call. */
-static inline void copy_block(unsigned char *d, const unsigned char *s, size_t len)
+/* n blocks of len bytes, source ss and destination ds bytes apart.  Blocks of one basic
+ * element (a column of doubles) are the common small case: a constant-size copy is a load and
+ * a store, where memcpy with a variable size is a call. */
+static inline void strided(unsigned char *d, ptrdiff_t ds, const unsigned char *s, ptrdiff_t ss,
+                           size_t n, size_t len)
 {
     switch (len) {
     case 8:
-        memcpy(d, s, 8);
+        for (; n; n--, d += ds, s += ss)
+            memcpy(d, s, 8);
         break;
     case 4:
-        memcpy(d, s, 4);
+        for (; n; n--, d += ds, s += ss)
+            memcpy(d, s, 4);
         break;
     case 16:
-        memcpy(d, s, 16);
+        for (; n; n--, d += ds, s += ss)
+            memcpy(d, s, 16);
         break;
     default:
-        memcpy(d, s, len);
+        for (; n; n--, d += ds, s += ss)
+            memcpy(d, s, len);
+    }
+}
+
+static inline void copy_block(unsigned char *d, const unsigned char *s, size_t len)
+{
+    strided(d, 0, s, 0, 1, len);
+}
+
+/* A buffer of a regular type (type.h vn) as runs of blocks at one stride: a run is one
+ * element's blocks, or the whole buffer when consecutive elements continue the stride. */
+struct vseq {
+    unsigned char *p;   /* the next block */
+    unsigned char *run; /* first block of the current run */
+    size_t left;        /* blocks left in the run, p's included */
+    size_t per;         /* blocks per run */
+    ptrdiff_t stride;
+    size_t ext; /* from one run to the next */
+};
+
+/* Places v at block k (< count * t->vn) of (buf, count, t). */
+static void vseq_at(struct vseq *v, const void *buf, const struct tm_type *t, size_t count,
+                    size_t k)
+{
+    unsigned char *b = (unsigned char *)buf + t->voff;
+    if (t->vn == 1 || (ptrdiff_t)t->vn * t->vstride == (ptrdiff_t)t->extent) {
+        v->per = t->vn * count;
+        v->stride = t->vn == 1 ? (ptrdiff_t)t->extent : t->vstride;
+        v->ext = 0;
+        v->run = b;
+    } else {
+        v->per = t->vn;
+        v->stride = t->vstride;
+        v->ext = t->extent;
+        v->run = b + (ptrdiff_t)(k / v->per * v->ext);
+        k %= v->per;
+    }
+    v->p = v->run + (ptrdiff_t)k * v->stride;
+    v->left = v->per - k;
+}
+
+static inline void vseq_step(struct vseq *v, size_t n)
+{
+    v->left -= n;
+    if (v->left) {
+        v->p += (ptrdiff_t)n * v->stride;
+        return;
+    }
+    v->run += v->ext;
+    v->p = v->run;
+    v->left = v->per;
+}
+
+/* Packed bytes [pos, pos + len) of (buf, count, t), t regular, to io (pack) or from it. */
+static void regular_move(unsigned char *io, unsigned char *buf, size_t count,
+                         const struct tm_type *t, size_t pos, size_t len, int pack)
+{
+    const size_t bl = t->vlen;
+    struct vseq v;
+    vseq_at(&v, buf, t, count, pos / bl);
+    size_t inb = pos % bl;
+    if (inb) { /* the rest of a block a previous chunk began */
+        size_t n = bl - inb < len ? bl - inb : len;
+        if (pack)
+            memcpy(io, v.p + inb, n);
+        else
+            memcpy(v.p + inb, io, n);
+        io += n;
+        len -= n;
+        vseq_step(&v, 1);
+    }
+    while (len >= bl) {
+        size_t n = len / bl < v.left ? len / bl : v.left;
+        if (pack)
+            strided(io, (ptrdiff_t)bl, v.p, v.stride, n, bl);
+        else
+            strided(v.p, v.stride, io, (ptrdiff_t)bl, n, bl);
+        io += n * bl;
+        len -= n * bl;
+        vseq_step(&v, n);
+    }
+    if (len) { /* the start of a block the next chunk ends */
+        if (pack)
+            memcpy(io, v.p, len);
+        else
+            memcpy(v.p, io, len);
     }
 }
 
@@ -119,6 +215,10 @@ size_t tm_type_pack(void *out, const void *buf, size_t count, const struct tm_ty
         memcpy(out, (const unsigned char *)buf + pos, len);
         return len;
     }
+    if (t->vn) {
+        regular_move(out, (unsigned char *)buf, count, t, pos, len, 1);
+        return len;
+    }
     if (pos == 0 && len == total) {
         pack_whole(out, buf, count, t);
         return len;
@@ -147,6 +247,10 @@ size_t tm_type_unpack(void *buf, size_t count, const struct tm_type *t, size_t p
         memcpy((unsigned char *)buf + pos, in, len);
         return len;
     }
+    if (t->vn) {
+        regular_move((unsigned char *)in, buf, count, t, pos, len, 0);
+        return len;
+    }
     if (pos == 0 && len == total) {
         unpack_whole(buf, count, t, in);
         return len;
@@ -173,6 +277,22 @@ size_t tm_type_copy(void *dst, size_t dcount, const struct tm_type *dt, const vo
     if (!len) return 0;
     if (st->contig) return tm_type_unpack(dst, dcount, dt, 0, src, len);
     if (dt->contig) return tm_type_pack(dst, src, scount, st, 0, len);
+    /* Both regular with one block length (a column to a column, whatever the two strides):
+     * runs of blocks, stride to stride. */
+    if (st->vn && dt->vn && st->vlen == dt->vlen) {
+        struct vseq a, b;
+        vseq_at(&a, src, st, scount, 0);
+        vseq_at(&b, dst, dt, dcount, 0);
+        for (size_t k = len / st->vlen; k;) {
+            size_t n = a.left < b.left ? a.left : b.left;
+            if (n > k) n = k;
+            strided(b.p, b.stride, a.p, a.stride, n, st->vlen);
+            k -= n;
+            vseq_step(&a, n);
+            vseq_step(&b, n);
+        }
+        return len;
+    }
     /* Same map on both sides (a vector to a vector of the same shape): block by block. */
     if (st->blocks == dt->blocks && st->extent == dt->extent && len % st->psize == 0) {
         const unsigned char *s = src;

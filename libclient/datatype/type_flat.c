@@ -129,6 +129,21 @@ int tm_flat_add(struct tm_flat *f, ptrdiff_t d, size_t n, const struct tm_type *
     return r;
 }
 
+/* Fills t's regular description (type.h vn) if its blocks have one length at one stride. */
+static void find_regular(struct tm_type *t)
+{
+    const struct tm_block *b = t->blocks;
+    size_t nb = t->nblocks;
+    if (t->contig || !nb) return;
+    ptrdiff_t stride = nb > 1 ? b[1].off - b[0].off : 0;
+    for (size_t i = 1; i < nb; i++)
+        if (b[i].len != b[0].len || b[i].off - b[i - 1].off != stride) return;
+    t->vn = nb;
+    t->vlen = b[0].len;
+    t->voff = b[0].off;
+    t->vstride = stride;
+}
+
 int tm_flat_finish(struct tm_flat *f, struct tm_type *t, int set, ptrdiff_t lb, ptrdiff_t extent,
                    int pad)
 {
@@ -164,6 +179,7 @@ int tm_flat_finish(struct tm_flat *f, struct tm_type *t, int set, ptrdiff_t lb, 
     };
     t->contig =
         lb == 0 && t->psize == t->extent && (f->nb == 0 || (f->nb == 1 && f->b[0].off == 0));
+    find_regular(t);
     f->b = NULL;
     f->s = NULL;
     tm_flat_discard(f);

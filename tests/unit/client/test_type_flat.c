@@ -55,6 +55,38 @@ static struct tm_type *build(const struct tm_type *old, int npieces, const ptrdi
     return &t->t;
 }
 
+/* The same as build, with the bounds MPI_Type_create_resized gives (lb 0, extent ext). */
+static struct tm_type *build_resized(const struct tm_type *old, int npieces, const ptrdiff_t *d,
+                                     const size_t *n, ptrdiff_t ext)
+{
+    struct tm_flat f;
+    tm_flat_init(&f);
+    int r = 0;
+    for (int i = 0; i < npieces && !r; i++)
+        r = tm_flat_add(&f, d[i], n[i], old);
+    struct tm_dtype *t = calloc(1, sizeof *t);
+    if (!r) r = tm_flat_finish(&f, &t->t, 1, 0, ext, 0);
+    if (r) {
+        tm_flat_discard(&f);
+        free(t);
+        return NULL;
+    }
+    atomic_init(&t->refs, 1);
+    return &t->t;
+}
+
+/* The packed form of (buf, count, t) straight from its block list: what every mover must
+ * agree with. */
+static void ref_pack(unsigned char *out, const unsigned char *buf, size_t count,
+                     const struct tm_type *t)
+{
+    for (size_t e = 0; e < count; e++)
+        for (size_t i = 0; i < t->nblocks; i++) {
+            memcpy(out, buf + e * t->extent + t->blocks[i].off, t->blocks[i].len);
+            out += t->blocks[i].len;
+        }
+}
+
 static void test_vector_blocks(void)
 {
     /* vector(3, 2, 4) of double: blocks of 16 bytes at 0, 32, 64 */
@@ -188,6 +220,94 @@ static void test_typed_copy(void)
     tm_type_release(w);
 }
 
+/* Regular maps (one block length at one stride) take the strided movers: they must give
+ * what the block list gives, at every split, between different strides, with elements that
+ * continue the stride, with a negative stride, with blocks of odd lengths. */
+static void test_regular(void)
+{
+    ptrdiff_t dcol[5] = {0, 56, 112, 168, 224}; /* a column of a 5 x 7 array of doubles */
+    ptrdiff_t dneg[3] = {64, 32, 0};            /* typemap order backwards */
+    ptrdiff_t dodd[4] = {0, 5, 10, 15};         /* 3-byte blocks (3 x 1 byte), stride 5 */
+    ptrdiff_t done[1] = {0};
+    size_t one[5] = {1, 1, 1, 1, 1}, three[4] = {3, 3, 3, 3};
+    const struct tm_type byte = {.size = 1,
+                                 .extent = 1,
+                                 .nbasic = 1,
+                                 .basic = TM_T_BYTE,
+                                 .contig = 1,
+                                 .psize = 1,
+                                 .true_ub = 1,
+                                 .align = 1,
+                                 .nelem = 1};
+    int err;
+    struct tm_type *col = build(&dbl, 5, dcol, one, &err);
+    struct tm_type *col2 = build_resized(&dbl, 5, dcol, one, 8); /* columns side by side */
+    struct tm_type *neg = build(&dbl, 3, dneg, one, &err);
+    struct tm_type *odd = build(&byte, 4, dodd, three, &err);
+    struct tm_type *gap = build_resized(&dbl, 1, done, one, 24); /* one double in 24 bytes */
+    struct tm_type *cont = build_resized(&dbl, 3, (ptrdiff_t[]){0, 16, 32}, one, 48);
+    struct tm_type *all[] = {col, col2, neg, odd, gap, cont};
+    const size_t vn[] = {5, 5, 3, 4, 1, 3}, vlen[] = {8, 8, 8, 3, 8, 8};
+    enum { CNT = 3, BUF = 4096 };
+    unsigned char *src = malloc(BUF), *full = malloc(BUF), *part = malloc(BUF);
+    unsigned char *back = malloc(BUF), *want = malloc(BUF);
+    for (int i = 0; i < BUF; i++)
+        src[i] = (unsigned char)(i * 7 + 1);
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) {
+        const struct tm_type *t = all[k];
+        CHECK(t && t->vn == vn[k] && t->vlen == vlen[k], "type %zu: vn %zu vlen %zu", k,
+              t ? t->vn : 0, t ? t->vlen : 0);
+        if (!t) continue;
+        const size_t total = CNT * t->psize;
+        ref_pack(full, src, CNT, t);
+        memset(want, 0xee, BUF); /* the block list's scatter, into the middle of a buffer */
+        for (size_t e = 0; e < CNT; e++)
+            for (size_t i = 0; i < t->nblocks; i++)
+                memcpy(want + 128 + e * t->extent + t->blocks[i].off,
+                       src + e * t->extent + t->blocks[i].off, t->blocks[i].len);
+        for (size_t cut = 0; cut <= total; cut++) {
+            memset(part, 0, total);
+            size_t a = tm_type_pack(part, src, CNT, t, 0, cut);
+            size_t b = tm_type_pack(part + cut, src, CNT, t, cut, total - cut);
+            CHECK(a == cut && b == total - cut && memcmp(part, full, total) == 0,
+                  "type %zu: pack split at %zu differs from the block list", k, cut);
+            memset(back, 0xee, BUF);
+            tm_type_unpack(back + 128, CNT, t, 0, full, cut);
+            tm_type_unpack(back + 128, CNT, t, cut, full + cut, total - cut);
+            CHECK(memcmp(back, want, BUF) == 0, "type %zu: unpack split at %zu differs", k, cut);
+        }
+    }
+    /* typed to typed between the regular doubles: against pack + unpack, 2 source elements
+     * of one into destination elements of another, truncated by whichever is shorter */
+    const struct tm_type *dbls[] = {col, col2, neg, gap, cont};
+    for (size_t i = 0; i < 5; i++)
+        for (size_t j = 0; j < 5; j++) {
+            const struct tm_type *st = dbls[i], *dt = dbls[j];
+            if (!st || !dt) continue;
+            size_t dcount = 4;
+            memset(back, 0xee, BUF);
+            memset(want, 0xee, BUF);
+            size_t c = tm_type_copy(back + 128, dcount, dt, src, 2, st);
+            size_t n = 2 * st->psize < dcount * dt->psize ? 2 * st->psize : dcount * dt->psize;
+            tm_type_pack(full, src, 2, st, 0, n);
+            tm_type_unpack(want + 128, dcount, dt, 0, full, n);
+            CHECK(c == n && memcmp(back, want, BUF) == 0, "typed copy %zu -> %zu differs", i, j);
+        }
+    /* an irregular map stays on the block list */
+    ptrdiff_t d[3] = {0, 24, 80};
+    size_t nn[3] = {1, 3, 2};
+    struct tm_type *irr = build(&dbl, 3, d, nn, &err);
+    CHECK(irr && irr->vn == 0, "irregular blocks: vn %zu", irr ? irr->vn : 99);
+    tm_type_release(irr);
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        tm_type_release(all[k]);
+    free(src);
+    free(full);
+    free(part);
+    free(back);
+    free(want);
+}
+
 static void test_apply(void)
 {
     ptrdiff_t d[2] = {0, 16};
@@ -214,6 +334,7 @@ int main(void)
     test_limit();
     test_pack_offsets();
     test_typed_copy();
+    test_regular();
     test_apply();
     if (failed) return 1;
     printf("type engine: all checks passed\n");
