@@ -120,6 +120,17 @@ static void gather(const struct tm_fbox *f, uint32_t q, const struct tm_fb_cell 
     }
 }
 
+/* A typed receive unpacks from one contiguous run.  Not inlined: the run (up to 3.8 KiB) is
+ * on the stack of this rare path only, not of every drain on a rank's stack. */
+static __attribute__((noinline)) void deliver_typed(const struct tm_fbox *f, uint32_t q,
+                                                    const struct tm_fb_cell *c,
+                                                    struct tm_request *rr)
+{
+    unsigned char whole[TM_FB_MAX_BYTES]; /* the producer keeps bytes <= TM_FB_MAX_BYTES */
+    gather(f, q, c, whole, c->bytes);
+    tm_deliver(rr, whole, c->bytes, c->src, c->tag);
+}
+
 /* Delivers the message at q (first cell c) into the matched receive rr. */
 static void deliver_cells(const struct tm_fbox *f, uint32_t q, const struct tm_fb_cell *c,
                           struct tm_request *rr)
@@ -127,10 +138,8 @@ static void deliver_cells(const struct tm_fbox *f, uint32_t q, const struct tm_f
     size_t bytes = c->bytes;
     if (bytes <= TM_FB_PAYLOAD) {
         tm_deliver(rr, c->data, bytes, c->src, c->tag);
-    } else if (TM_UNLIKELY(rr->dt)) {         /* a typed receive unpacks from one contiguous run */
-        unsigned char whole[TM_FB_MAX_BYTES]; /* the producer keeps bytes <= TM_FB_MAX_BYTES */
-        gather(f, q, c, whole, bytes);
-        tm_deliver(rr, whole, bytes, c->src, c->tag);
+    } else if (TM_UNLIKELY(rr->dt)) {
+        deliver_typed(f, q, c, rr);
     } else {
         gather(f, q, c, rr->buf, bytes <= rr->cap ? bytes : rr->cap);
         tm_deliver_done(rr, bytes, c->src, c->tag);
