@@ -82,7 +82,7 @@ int tm_fb_push(struct tm_fb_slot *s, int ctx, int src, int tag, const void *buf,
     }
     struct tm_fbox *f = s->box;
     const unsigned char *b = buf;
-    size_t first = bytes < TM_FB_PAYLOAD ? bytes : TM_FB_PAYLOAD, off = first;
+    size_t off = bytes < TM_FB_PAYLOAD ? bytes : TM_FB_PAYLOAD;
     for (uint32_t i = 1; i < k; i++, off += TM_FB_MORE) {
         struct tm_fb_cell *m = &f->cell[(p + i) & (TM_FB_CELLS - 1)];
         atomic_store_explicit(&m->seq, p + i, memory_order_relaxed); /* not a first cell */
@@ -98,7 +98,10 @@ int tm_fb_push(struct tm_fb_slot *s, int ctx, int src, int tag, const void *buf,
     c->ctx = ctx;
     c->src = src;
     c->tag = tag;
-    if (first) memcpy(c->data, b, first);
+    if (bytes > TM_FB_PAYLOAD) /* a constant size again: inlined */
+        memcpy(c->data, b, TM_FB_PAYLOAD);
+    else if (bytes)
+        memcpy(c->data, b, bytes);
     atomic_store_explicit(&c->seq, p + 1, memory_order_seq_cst); /* wait.h: then tm_wake */
     s->head = p + k;
     return 1;
@@ -110,7 +113,10 @@ static void gather(const struct tm_fbox *f, uint32_t q, const struct tm_fb_cell 
                    unsigned char *dst, size_t n)
 {
     size_t off = n < TM_FB_PAYLOAD ? n : TM_FB_PAYLOAD;
-    memcpy(dst, c->data, off);
+    if (off == TM_FB_PAYLOAD)
+        memcpy(dst, c->data, TM_FB_PAYLOAD);
+    else
+        memcpy(dst, c->data, off);
     for (uint32_t i = 1; off < n; i++, off += TM_FB_MORE) {
         const struct tm_fb_cell *m = &f->cell[(q + i) & (TM_FB_CELLS - 1)];
         if (n - off >= TM_FB_MORE)
