@@ -187,6 +187,12 @@ void tm_deliver(struct tm_request *rr, const void *data, size_t bytes, int src, 
         tm_copy_in(rr, data, NULL, n);
     else if (n)
         memcpy(rr->buf, data, n);
+    tm_deliver_done(rr, bytes, src, tag);
+}
+
+void tm_deliver_done(struct tm_request *rr, size_t bytes, int src, int tag)
+{
+    size_t n = bytes <= rr->cap ? bytes : rr->cap;
     int err = bytes > rr->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
     struct tm_rank *owner = rr->owner;
     /* our own receive (a fast box drained in our wait); under THREAD_MULTIPLE another thread

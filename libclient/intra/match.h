@@ -109,6 +109,9 @@ void tm_add_unexp(struct tm_mbox *mb, struct tm_envl *e);
  * request belongs to another rank unless both are the same, so nothing may touch it after
  * done is published.  No lock needed. */
 void tm_deliver(struct tm_request *rr, const void *data, size_t bytes, int src, int tag);
+/* Completes rr whose buffer the caller filled with the first min(bytes, rr->cap) bytes of a
+ * message of bytes (a fast box copies its cells straight in: fbox.c). */
+void tm_deliver_done(struct tm_request *rr, size_t bytes, int src, int tag);
 /* The same from data laid out as st (NULL: bytes), bytes packed bytes: one copy from the
  * source layout into the receive's layout. */
 void tm_deliver_typed(struct tm_request *rr, const void *data, const struct tm_type *st,

@@ -1,6 +1,7 @@
 /* test_fbox.c — the fast boxes (libclient/fbox.c) on their own: when a ring is made and refused,
  * ring order through full rings and wrap-around, where a drained cell goes (posted receive,
- * the receive being started, the unexpected queue), readiness, and one producer thread against
+ * the receive being started, the unexpected queue; several cells straight into a receive
+ * buffer), readiness, and one producer thread against
  * one draining thread for a million messages (run under TSan by `make tsan`).
  *
  * fbox.c, match.c, envelope_pool.c and request.c are compiled in (libtmpi keeps its symbols
@@ -299,6 +300,49 @@ static void t_multi(void)
     ranks_free(r, 2);
 }
 
+/* Messages of several cells copied straight into receive buffers (posted, or the receive being
+ * started): every size into a buffer of its size and into smaller ones (inside the first cell,
+ * at cell borders, one short), never a byte past the buffer. */
+static void t_multi_direct(void)
+{
+    struct tm_rank *r = ranks_new(2);
+    struct tm_fb_slot *fs = ring(&r[0], &r[1]);
+    unsigned char b[TM_FB_MAX_BYTES], got[TM_FB_MAX_BYTES + 1];
+    int id = 0;
+    for (int k = 0; k < 8; k++) {
+        size_t n = multi_size(k);
+        const size_t caps[] = {n, 10, TM_FB_PAYLOAD, TM_FB_PAYLOAD + TM_FB_MORE, n - 1};
+        for (int ci = 0; ci < 5; ci++) {
+            size_t cap = caps[ci] < n ? caps[ci] : n;
+            for (int as_cand = 0; as_cand < 2; as_cand++, id++) {
+                multi_fill(b, id, n);
+                CHECK(tm_fb_push(fs, 7, 0, 4, b, n));
+                memset(got, 0xa5, sizeof got);
+                struct tm_request q;
+                tm_req_init_stack(&q, &r[1], TM_REQ_RECV, MPI_COMM_WORLD);
+                q.ctx = 7;
+                q.src = 0;
+                q.tag = 4;
+                q.buf = got;
+                q.cap = cap;
+                if (as_cand) {
+                    CHECK_EQ(tm_fb_drain_all(&r[1], &r[1], &q), 1);
+                } else {
+                    tm_post_recv(&r[1].mbox, &q);
+                    CHECK_EQ(tm_fb_drain_all(&r[1], &r[1], NULL), 0);
+                }
+                CHECK(atomic_load(&q.done));
+                CHECK_EQ(q.st_bytes, cap);
+                CHECK_EQ(q.st_error, cap < n ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+                if (cap >= sizeof id) multi_check(got, id, cap);
+                CHECK_EQ(got[cap], 0xa5);
+            }
+        }
+    }
+    CHECK(!tm_match_unexp(&r[1].mbox, 7, MPI_ANY_SOURCE, MPI_ANY_TAG, 0));
+    ranks_free(r, 2);
+}
+
 /* One producer (as tm_send: push, or drain under the receiver's lock when full and send
  * through the queue) and one consumer (as a waiting rank: poll, drain, take in order), with
  * messages of one to TM_FB_MAX_CELLS cells. */
@@ -362,6 +406,7 @@ int main(void)
     t_order();
     t_targets();
     t_multi();
+    t_multi_direct();
     t_stress();
     printf("fbox: all passed\n");
     return 0;
