@@ -949,6 +949,13 @@ static size_t job_thread_stack_size(uint32_t nprocs)
     return JOB_THREAD_STACK_BASE + (size_t)nprocs * JOB_THREAD_STACK_PER_RANK;
 }
 
+static double clock_s(clockid_t clk)
+{
+    struct timespec ts;
+    clock_gettime(clk, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void *job_thread(void *arg)
 {
     struct job *j = arg;
@@ -957,14 +964,19 @@ static void *job_thread(void *arg)
     for (uint32_t i = 0; i < j->nprocs; i++)
         init_rank_info(j, i);
     uint32_t started = 0;
+    double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
     int run = load_images(j) == 0;
+    double t_load = clock_s(CLOCK_MONOTONIC), c_load = clock_s(CLOCK_THREAD_CPUTIME_ID);
+    double t_start = t_load;
     if (j->net) run = member_loaded(j, run);
     if (run) {
         atomic_store(&j->state, JOB_RUNNING);
         if (!j->net) send_job_started(j);
         started = start_ranks(j);
+        t_start = clock_s(CLOCK_MONOTONIC);
         wait_ranks(j, started);
     }
+    double t_run = clock_s(CLOCK_MONOTONIC);
     if (j->net) member_ranks_ended(j);
     atomic_store(&j->state, JOB_ENDING);
     if (j->cpool)
@@ -1003,6 +1015,12 @@ static void *job_thread(void *arg)
         output_flush(r);
     }
 
+    /* what the rank count costs, phase by phase (docs/ARCHITECTURE.md "How many ranks") */
+    log_job(LOG_DEBUG, j->id, j->owner,
+            "%u ranks: loaded in %.3f s (%.3f s CPU), started in %.3f s, ran %.3f s, ended in "
+            "%.3f s",
+            j->nprocs, t_load - t0, c_load - c0, t_start - t_load, t_run - t_start,
+            clock_s(CLOCK_MONOTONIC) - t_run);
     /* under mu: a cancel from the loop thread (the launcher's, a timeout) may still record
      * the first failure now */
     pthread_mutex_lock(&j->mu);
