@@ -7,7 +7,7 @@
 #include <string.h>
 
 int counter;
-int *counter_ptr = &counter; /* a pointer into the copy: relocated to each copy */
+int *counter_ptr = &counter;                 /* a pointer into the copy: relocated to each copy */
 size_t (*strlen_ptr)(const char *) = strlen; /* a library function: the same in every copy */
 int ctor_runs;
 int events[8]; /* 1 constructor, 2 destructor, 3 atexit handler, 4 unwound cleanup */
