@@ -723,7 +723,7 @@ static int load_images(struct job *j)
             long now = job_limits_maps_now();
             if (now >= 0 && (rc = job_limits_check(j->nprocs, 2, now,
                                                    now - maps_first + rank_argv_maps(&r->app->args),
-                                                   err, sizeof err))) {
+                                                   r->image.fd >= 0, err, sizeof err))) {
                 snprintf(reason, sizeof reason, "cannot load %u ranks on %s: %s", j->nprocs,
                          j->agent->cfg.name, err);
                 job_cancel(j, 1, reason);
