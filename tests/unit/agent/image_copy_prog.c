@@ -19,10 +19,17 @@ static void note(int e)
     if (nevents < 8) events[nevents++] = e;
 }
 
-static void at_exit(void)
+static void at_exit(void *arg)
 {
+    (void)arg;
     note(3);
 }
+
+/* What atexit() is in a shared object (libc_nonshared.a): a handler of this object, run when
+ * it is finalized.  Called directly because ThreadSanitizer's runtime exports an atexit of its
+ * own, which registers the handler for process exit instead. */
+extern void *__dso_handle;
+int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
 
 __attribute__((constructor)) static void ctor(void)
 {
@@ -30,7 +37,7 @@ __attribute__((constructor)) static void ctor(void)
     counter += 100;
     ctor_runs++;
     note(1);
-    atexit(at_exit);
+    __cxa_atexit(at_exit, NULL, &__dso_handle);
 }
 
 __attribute__((destructor)) static void dtor(void)
