@@ -17,6 +17,10 @@
  * interface); declared here because no public header has it. */
 void __register_frame(void *begin);
 void __deregister_frame(void *begin);
+struct dwarf_eh_bases {
+    void *tbase, *dbase, *func;
+};
+const void *_Unwind_Find_FDE(void *pc, struct dwarf_eh_bases *bases);
 
 /* ld.so passes constructors the process's arguments and environment; so do we.  Set once by
  * our own constructor, before any thread, and only read afterwards. */
@@ -395,6 +399,13 @@ int image_copy_make(const struct image_copy_src *src, int tmpl_fd, struct image_
     }
     run_init(src, bias);
     return 0;
+}
+
+void image_copy_sort_unwind(void)
+{
+    /* a pc in the agent, in no copy: the lookup goes through every registered table */
+    struct dwarf_eh_bases bases;
+    (void)_Unwind_Find_FDE((void *)(uintptr_t)image_copy_sort_unwind, &bases);
 }
 
 void image_copy_finish(struct image_copy *c)

@@ -75,6 +75,14 @@ void *image_copy_sym(const struct image_copy_src *src, uintptr_t bias, const cha
 int image_copy_make(const struct image_copy_src *src, int tmpl_fd, struct image_copy *ret,
                     char *err, size_t errlen);
 
+/* Has libgcc sort the unwind tables of the copies made so far, now, on the calling thread.
+ * libgcc sorts a registered table when a lookup first reaches it, allocating memory, and that
+ * first lookup may come from a fault handler (a thread a rank started ends by pthread_exit),
+ * where allocating is not safe.  libgcc 12 keeps registered tables in a list, and one lookup
+ * that finds nothing sorts them all (O(copies)); a libgcc that looks them up by address range
+ * sorts each table at its own first lookup instead.  Call once the copies are made. */
+void image_copy_sort_unwind(void);
+
 /* Runs the copy's destructors (atexit handlers it registered, static destructors) once, in
  * the order ld.so runs them at dlclose. */
 void image_copy_finish(struct image_copy *c);

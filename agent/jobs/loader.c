@@ -153,6 +153,7 @@ int image_program_load(struct image_program *p, const char *label, struct image 
 
 void image_program_loaded(struct image_program *p)
 {
+    if (p->src.master) image_copy_sort_unwind();
     if (p->tmpl_fd >= 0) close(p->tmpl_fd);
     p->tmpl_fd = -1;
 }

@@ -69,7 +69,8 @@ int image_program_open(struct image_program *p, const uint8_t *bytes, size_t siz
 int image_program_load(struct image_program *p, const char *label, struct image *ret, char *err,
                        size_t errlen);
 
-/* Closes the template once every copy is loaded (their mappings keep its pages). */
+/* Closes the template once every copy is loaded (their mappings keep its pages) and has the
+ * copies' unwind tables sorted (image_copy_sort_unwind). */
 void image_program_loaded(struct image_program *p);
 
 /* Closes the program.  Only after image_unload of every copy: copies use the libraries its
