@@ -347,7 +347,13 @@ int main(int argc, char **argv)
         /* the configuration is read: the ranks must not inherit the agent's copy */
         if (o.config && strcmp(o.config, JOBHOST_CONFIG_PATH) == 0) close(JOBHOST_CONFIG_FD);
         rc = jobhost_main(&a, o.job_host, o.job_user);
-        goto out;
+        config_free(&a.cfg);
+        /* Not exit(): the ranks' copies of the program stay mapped after the job
+         * (image_copy.h), and a handler a rank registered for process exit (on_exit; atexit
+         * under ThreadSanitizer, whose runtime registers a module's handlers for process exit)
+         * must not run after the job's state (its argv, libtmpi) is gone. */
+        fflush(NULL);
+        _exit(rc);
     }
     jobhost_setup("/proc/self/exe");
     if (!o.private_agent) {

@@ -17,7 +17,6 @@
 #include "frame.h"
 #include "job_bind.h"
 #include "job_id.h"
-#include "image_share.h"
 #include "job_limits.h"
 #include "job_link.h"
 #include "job_member.h"
@@ -681,7 +680,10 @@ static int prepare_args(struct job *j)
     return 0;
 }
 
-static int load_images_from(struct job *j, int *tmpl)
+/* Loads every rank's copy from its program (loader.h): copies of one program share its
+ * read-only pages through one template memfd, closed once all are loaded (their mappings keep
+ * it). */
+static int load_images(struct job *j)
 {
     char err[400], reason[480], label[64];
     long maps_first = -1;
@@ -690,16 +692,22 @@ static int load_images_from(struct job *j, int *tmpl)
     for (uint32_t i = 0; i < j->nprocs; i++) {
         struct rank *r = &j->ranks[i];
         int g = r->info.rank;
-        snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id, g);
-        const struct program *p = r->app->prog;
-        uint32_t k = (uint32_t)r->info.appnum;
-        if (tmpl[k] < 0) {
-            /* Without it each copy keeps its own read-only pages: more memory, same job. */
-            snprintf(label, sizeof label, "tmpi-job%llu-program%u", (unsigned long long)j->id, k);
-            tmpl[k] = image_template_open(p->bytes, p->size, label);
-            snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id, g);
+        struct job_app *app = r->app;
+        int rc = 0;
+        if (!app->image_open) {
+            snprintf(label, sizeof label, "tmpi-job%llu-program%d", (unsigned long long)j->id,
+                     r->info.appnum);
+            rc = image_program_open(&app->image, app->prog->bytes, app->prog->size, label, err,
+                                    sizeof err);
+            app->image_open = rc == 0;
+            if (rc == 0 && app->image.why_dlopen[0])
+                log_job(LOG_INFO, j->id, j->owner, "each copy of %s is dlopen'ed: %s",
+                        app->program_name, app->image.why_dlopen);
         }
-        int rc = image_load(p->bytes, p->size, label, tmpl[k], &r->image, err, sizeof err);
+        if (rc == 0) {
+            snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id, g);
+            rc = image_program_load(&app->image, label, &r->image, err, sizeof err);
+        }
         if (rc < 0) {
             snprintf(reason, sizeof reason, "cannot load the program for rank %d on %s: %s", g,
                      j->agent->cfg.name, err);
@@ -715,7 +723,7 @@ static int load_images_from(struct job *j, int *tmpl)
             long now = job_limits_maps_now();
             if (now >= 0 && (rc = job_limits_check(j->nprocs, 2, now,
                                                    now - maps_first + rank_argv_maps(&r->app->args),
-                                                   err, sizeof err))) {
+                                                   r->image.fd >= 0, err, sizeof err))) {
                 snprintf(reason, sizeof reason, "cannot load %u ranks on %s: %s", j->nprocs,
                          j->agent->cfg.name, err);
                 job_cancel(j, 1, reason);
@@ -723,26 +731,9 @@ static int load_images_from(struct job *j, int *tmpl)
             }
         }
     }
+    for (uint32_t k = 0; k < j->napps; k++)
+        if (j->apps[k].image_open) image_program_loaded(&j->apps[k].image);
     return 0;
-}
-
-/* Loads every rank's copy; copies of one program share its read-only pages through one
- * template memfd per program (image_share.h), closed once all are loaded (their mappings keep
- * it). */
-static int load_images(struct job *j)
-{
-    int *tmpl = malloc(sizeof *tmpl * j->napps);
-    if (!tmpl) {
-        job_cancel(j, 1, "out of memory loading the program");
-        return -ENOMEM;
-    }
-    for (uint32_t k = 0; k < j->napps; k++)
-        tmpl[k] = -1;
-    int rc = load_images_from(j, tmpl);
-    for (uint32_t k = 0; k < j->napps; k++)
-        if (tmpl[k] >= 0) close(tmpl[k]);
-    free(tmpl);
-    return rc;
 }
 
 /* The program a global rank runs (apps hold ascending blocks of ranks). */
@@ -958,6 +949,13 @@ static size_t job_thread_stack_size(uint32_t nprocs)
     return JOB_THREAD_STACK_BASE + (size_t)nprocs * JOB_THREAD_STACK_PER_RANK;
 }
 
+static double clock_s(clockid_t clk)
+{
+    struct timespec ts;
+    clock_gettime(clk, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void *job_thread(void *arg)
 {
     struct job *j = arg;
@@ -966,14 +964,19 @@ static void *job_thread(void *arg)
     for (uint32_t i = 0; i < j->nprocs; i++)
         init_rank_info(j, i);
     uint32_t started = 0;
+    double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
     int run = load_images(j) == 0;
+    double t_load = clock_s(CLOCK_MONOTONIC), c_load = clock_s(CLOCK_THREAD_CPUTIME_ID);
+    double t_start = t_load;
     if (j->net) run = member_loaded(j, run);
     if (run) {
         atomic_store(&j->state, JOB_RUNNING);
         if (!j->net) send_job_started(j);
         started = start_ranks(j);
+        t_start = clock_s(CLOCK_MONOTONIC);
         wait_ranks(j, started);
     }
+    double t_run = clock_s(CLOCK_MONOTONIC);
     if (j->net) member_ranks_ended(j);
     atomic_store(&j->state, JOB_ENDING);
     if (j->cpool)
@@ -1006,12 +1009,18 @@ static void *job_thread(void *arg)
         r->unloader = pthread_self();
         r->unloading = 1;
         rank_set_current(r);
-        image_unload(&r->image);
+        image_finish(&r->image);
         rank_set_current(NULL);
         rank_argv_free(&r->args);
         output_flush(r);
     }
 
+    /* what the rank count costs, phase by phase (docs/ARCHITECTURE.md "How many ranks") */
+    log_job(LOG_DEBUG, j->id, j->owner,
+            "%u ranks: loaded in %.3f s (%.3f s CPU), started in %.3f s, ran %.3f s, ended in "
+            "%.3f s",
+            j->nprocs, t_load - t0, c_load - c0, t_start - t_load, t_run - t_start,
+            clock_s(CLOCK_MONOTONIC) - t_run);
     /* under mu: a cancel from the loop thread (the launcher's, a timeout) may still record
      * the first failure now */
     pthread_mutex_lock(&j->mu);
@@ -1024,6 +1033,8 @@ static void *job_thread(void *arg)
         send_job_unloaded(j);
     }
     for (uint32_t k = 0; k < j->napps; k++) {
+        if (j->apps[k].image_open) image_program_close(&j->apps[k].image);
+        j->apps[k].image_open = 0;
         progcache_release(&a->cache, j->apps[k].prog);
         j->apps[k].prog = NULL;
     }

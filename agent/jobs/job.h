@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "control.pb-c.h"
+#include "loader.h"
 #include "rank_argv.h"
 #include "svc.h"
 
@@ -43,6 +44,10 @@ struct job_app {
     char *cwd;  /* absolute: the program's own directory, else the job's */
     char **env; /* "NAME=VALUE" set for this program's ranks only (over job->env) */
     uint32_t first_rank, nprocs; /* global ranks first_rank .. first_rank + nprocs - 1 */
+    /* what its ranks' copies are loaded from (loader.h); job thread only, open while
+     * image_open */
+    struct image_program image;
+    int image_open;
 };
 
 struct job {

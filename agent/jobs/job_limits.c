@@ -29,7 +29,7 @@ static long read_sysctl(const char *path)
 }
 
 int job_limits_check(uint32_t nprocs, uint32_t loaded, long maps_now, long maps_per_image,
-                     char *why, size_t whylen)
+                     int file_per_image, char *why, size_t whylen)
 {
     long left = nprocs > loaded ? (long)(nprocs - loaded) : 0;
     /* stacks of every rank come after loading, the images still to load before */
@@ -48,8 +48,8 @@ int job_limits_check(uint32_t nprocs, uint32_t loaded, long maps_now, long maps_
         return -ENOMEM;
     }
     struct rlimit rl;
-    /* one memfd per image stays open for the job's life */
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+    /* a dlopen'ed image's memfd stays open for the job's life */
+    if (file_per_image && getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
         (rlim_t)nprocs + JOB_LIMITS_SLACK > rl.rlim_cur) {
         snprintf(why, whylen,
                  "%u ranks need %u open files (one per rank image) but the job host may open "

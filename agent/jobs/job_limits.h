@@ -1,7 +1,8 @@
 /* job_limits.h — the kernel limits a job's size runs into, checked before they hit.
  *
- * Every rank image is a dlopen()ed memfd: a handful of memory maps and one open file per rank,
- * plus a stack (two maps: guard page and stack).  A 16,384-rank job on one node passes the
+ * Every rank image takes a handful of memory maps (and, when it is dlopen()ed rather than
+ * copied by image_copy.h, one open file: its memfd), plus a stack (two maps: guard page and
+ * stack).  A 16,384-rank job on one node passes the
  * default vm.max_map_count (65530) part-way through loading; failing there takes a minute and
  * says only "Cannot allocate memory".  These checks name the limit and how to raise it. */
 #ifndef TMPI_JOB_LIMITS_H
@@ -19,10 +20,11 @@
 long job_limits_maps_now(void);
 
 /* Whether nprocs ranks fit, given that `loaded` images are loaded, `maps_now` maps exist and
- * each further image takes `maps_per_image` maps and one file.  0 if they fit; otherwise
+ * each further image takes `maps_per_image` maps and, if file_per_image, one file.  0 if they
+ * fit; otherwise
  * -ENOMEM (maps) or -EMFILE (files) with why[] naming the limit and how to raise it. */
 int job_limits_check(uint32_t nprocs, uint32_t loaded, long maps_now, long maps_per_image,
-                     char *why, size_t whylen);
+                     int file_per_image, char *why, size_t whylen);
 
 /* The hint for a rank thread that could not be created (EAGAIN): which limits bound threads. */
 const char *job_limits_thread_hint(int err);

@@ -2,39 +2,15 @@
 
 #include <dlfcn.h>
 #include <elf.h>
-#include <pthread.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "dl_lock.h"
 #include "image_share.h"
 #include "module_marker.h"
-
-/* glibc serialises dlopen and dlclose with a lock inside ld.so that ThreadSanitizer cannot
- * see, so two jobs loading and unloading at once look like races in ld.so's own memory.  We
- * take one lock of ours around them: it costs nothing (they are serialised anyway) and makes
- * the order visible. */
-static struct {
-    pthread_mutex_t mu;
-} dl_order = {PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP}; /* recursive like ld.so's own: a constructor
-                                                          may dlopen */
-
-static void *dl_open(const char *path, int flags)
-{
-    pthread_mutex_lock(&dl_order.mu);
-    void *h = dlopen(path, flags);
-    pthread_mutex_unlock(&dl_order.mu);
-    return h;
-}
-
-static void dl_close(void *h)
-{
-    pthread_mutex_lock(&dl_order.mu);
-    dlclose(h);
-    pthread_mutex_unlock(&dl_order.mu);
-}
 
 /* Whether the ELF image imports a thread-creating function (its dynamic symbol table holds an
  * undefined pthread_create or thrd_create).  Bounds-checked: a malformed image just says 0 and
@@ -108,9 +84,82 @@ int image_load(const uint8_t *bytes, size_t size, const char *label, int tmpl_fd
     return 0;
 }
 
+void image_finish(struct image *img)
+{
+    if (img->copy.src) {
+        image_copy_finish(&img->copy);
+        return;
+    }
+    image_unload(img);
+}
+
 void image_unload(struct image *img)
 {
+    image_copy_free(&img->copy);
     if (img->handle) dl_close(img->handle);
     if (img->fd >= 0) close(img->fd);
     *img = (struct image){.fd = -1};
+}
+
+int image_program_open(struct image_program *p, const uint8_t *bytes, size_t size,
+                       const char *label, char *err, size_t errlen)
+{
+    *p = (struct image_program){.bytes = bytes, .size = size, .tmpl_fd = -1};
+    p->src.master_fd = -1;
+    /* Without a template each copy keeps its own read-only pages: more memory, same job. */
+    p->tmpl_fd = image_template_open(bytes, size, label);
+    p->creates_threads = imports_thread_create(bytes, size);
+    if (p->tmpl_fd < 0) {
+        snprintf(p->why_dlopen, sizeof p->why_dlopen, "no template: %s", strerror(-p->tmpl_fd));
+        return 0;
+    }
+    char mlabel[96];
+    snprintf(mlabel, sizeof mlabel, "%s-master", label);
+    int rc = image_copy_src_open(&p->src, bytes, size, mlabel, p->why_dlopen, sizeof p->why_dlopen);
+    if (rc == -ENOTSUP) return 0;
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", p->why_dlopen);
+        image_program_close(p);
+        return rc;
+    }
+    p->why_dlopen[0] = '\0';
+    const char *why = NULL;
+    void *m = image_copy_sym(&p->src, 0, "main");
+    if (!dlsym(p->src.master, TMPI_MODULE_SYMBOL))
+        why = "not a TMPI program (build it with tmpicc)";
+    else if (!m)
+        why = "the program exports no main()";
+    if (why) {
+        snprintf(err, errlen, "%s", why);
+        image_program_close(p);
+        return -ENOEXEC;
+    }
+    p->main_off = (uintptr_t)m;
+    return 0;
+}
+
+int image_program_load(struct image_program *p, const char *label, struct image *ret, char *err,
+                       size_t errlen)
+{
+    if (!p->src.master) return image_load(p->bytes, p->size, label, p->tmpl_fd, ret, err, errlen);
+    *ret = (struct image){.fd = -1};
+    int rc = image_copy_make(&p->src, p->tmpl_fd, &ret->copy, err, errlen);
+    if (rc < 0) return rc;
+    *(void **)&ret->main = (void *)(ret->copy.bias + p->main_off);
+    ret->shared = 1;
+    ret->creates_threads = p->creates_threads;
+    return 0;
+}
+
+void image_program_loaded(struct image_program *p)
+{
+    if (p->src.master) image_copy_sort_unwind();
+    if (p->tmpl_fd >= 0) close(p->tmpl_fd);
+    p->tmpl_fd = -1;
+}
+
+void image_program_close(struct image_program *p)
+{
+    image_program_loaded(p);
+    image_copy_src_close(&p->src);
 }

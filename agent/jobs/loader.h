@@ -12,9 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "image_copy.h"
+
 struct image {
-    void *handle;
+    void *handle; /* dlopen'ed copies; NULL for one made by image_copy */
     int fd;
+    struct image_copy copy; /* copies made by image_copy (image_copy.h); else copy.src NULL */
     int (*main)(int, char **);
     int has_tls; /* the copy has thread-local variables (ranks sharing a thread would share them) */
     /* the program starts threads of its own (it imports pthread_create): they may block the
@@ -31,7 +34,47 @@ struct image {
 int image_load(const uint8_t *bytes, size_t size, const char *label, int tmpl_fd, struct image *ret,
                char *err, size_t errlen);
 
-/* Unloads (runs the copy's destructors) and closes its memfd.  Accepts a never-loaded image. */
+/* Unloads (runs the copy's destructors) and closes its memfd; a copy made by image_copy is
+ * unmapped too.  Accepts a never-loaded image. */
 void image_unload(struct image *img);
+
+/* Runs the copy's destructors (atexit handlers, static destructors) once; a copy made by
+ * image_copy stays mapped (a job host ends after its job: unmapping thousands of copies and
+ * withdrawing their unwind tables one by one would only cost time), a dlopen'ed one is
+ * unloaded (else ld.so would run its destructors again at exit).  Accepts a never-loaded
+ * image. */
+void image_finish(struct image *img);
+
+/* One program of a job, from which its ranks' copies are loaded: by image_copy when the
+ * image allows (image_copy.h), else each by dlopen. */
+struct image_program {
+    const uint8_t *bytes;
+    size_t size;
+    int tmpl_fd; /* image_template_open, or -1: copies keep their own read-only pages */
+    struct image_copy_src src; /* src.master NULL: each copy is dlopen'ed */
+    uintptr_t main_off;        /* main's address in a copy less the copy's load bias */
+    int creates_threads;
+    char why_dlopen[160]; /* why copies are dlopen'ed (image_copy's reason); "" otherwise */
+};
+
+/* Prepares loading copies of the program bytes (kept by the caller until the program is
+ * closed): its template memfd and, where the image allows, its master.  0, or a negative
+ * errno with a one-line reason in err (an image ld.so refuses, not a TMPI program, no
+ * main). */
+int image_program_open(struct image_program *p, const uint8_t *bytes, size_t size,
+                       const char *label, char *err, size_t errlen);
+
+/* Loads one private copy of the program into ret (its memfd, if dlopen'ed, named label).  0,
+ * or a negative errno with the reason in err. */
+int image_program_load(struct image_program *p, const char *label, struct image *ret, char *err,
+                       size_t errlen);
+
+/* Closes the template once every copy is loaded (their mappings keep its pages) and has the
+ * copies' unwind tables sorted (image_copy_sort_unwind). */
+void image_program_loaded(struct image_program *p);
+
+/* Closes the program.  Only after image_unload of every copy: copies use the libraries its
+ * master holds.  Accepts a program never opened (zeroed, tmpl_fd -1). */
+void image_program_close(struct image_program *p);
 
 #endif

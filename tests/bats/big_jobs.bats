@@ -35,6 +35,21 @@ maps_suffice() { [ "$(cat /proc/sys/vm/max_map_count)" -ge $((BIG * 8)) ]; }
     fi
 }
 
+# Several thousand ranks, as many as a loaded 2-core CI machine affords: each rank's copy of
+# the program (image_copy.h: copies made without ld.so) keeps its globals to itself.
+@test "big jobs: 4096 ranks run and each rank's globals are private" {
+    local n=4096
+    [ "$(cat /proc/sys/vm/max_map_count)" -ge $((n * 8)) ] ||
+        skip "vm.max_map_count < $((n * 8))"
+    local p
+    p=$(prog private_globals)
+    start_agent big
+    run launch --agent "$AGENT_SOCK" --timeout 600 -n $n "$p"
+    [ "$status" -eq 0 ] || { echo "expected exit 0, got $status: $output" >&2; false; }
+    [[ "$output" == *"private globals ok $n"* ]] ||
+        { echo "expected 'private globals ok $n', got: $output" >&2; false; }
+}
+
 @test "big jobs: 16384 ranks run a ring and an Allreduce on user-switched carriers (TMPI_TEST_BIG=1)" {
     [ "${TMPI_TEST_BIG:-0}" = 1 ] || skip "opt-in: TMPI_TEST_BIG=1 (minutes under load)"
     maps_suffice || skip "vm.max_map_count < $((BIG * 8)): sysctl -w vm.max_map_count=262144"
