@@ -95,6 +95,11 @@ static void wake_sleepers(struct carrier_pool *p)
     syscall(SYS_futex, (uint32_t *)&p->sleep.word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
+void carrier_wake(struct carrier_pool *p)
+{
+    if (atomic_load_explicit(&p->sleep.sleepers, memory_order_seq_cst)) wake_sleepers(p);
+}
+
 /* libtmpi's ops, once it has created the job's state (before, no rank of the job has a
  * per-thread record: MPI_Init creates the state first). */
 static const struct tmpi_client_ops *client_ops(struct carrier_pool *p)
@@ -478,8 +483,11 @@ void carriers_free(struct job *j)
     free(p->carried);
     free(p->carriers);
     free(p->ranks);
-    free(p);
+    /* a thread a rank started may still end and wake the carriers (carrier_join.c) */
+    pthread_mutex_lock(&j->children_mu);
     j->cpool = NULL;
+    pthread_mutex_unlock(&j->children_mu);
+    free(p);
 }
 
 uint32_t carrier_count(const struct job *j)

@@ -127,6 +127,10 @@ struct rank *carrier_running(void);
 int carrier_park(int (*ready)(void *arg), void *arg, struct tmpi_sleepers *_Atomic *target);
 void carrier_yield(void);
 
+/* Wakes the pool's sleeping carriers, if any: call after a seq_cst store that makes a parked
+ * rank's ready() true (the carriers count themselves asleep seq_cst, then look again). */
+void carrier_wake(struct carrier_pool *p);
+
 /* A carried rank sleeps until deadline (CLOCK_MONOTONIC ns) parked: 0 once it is over, or
  * -ENOTSUP when the calling thread is not a carried rank's context. */
 int carrier_sleep(uint64_t deadline);
