@@ -77,7 +77,14 @@ struct carrier {
     uint32_t next;       /* round-robin position in its block */
     uint32_t steal_next; /* round-robin position in the job's ranks */
     uint32_t picks;      /* picks made: every other one looks at ranks from elsewhere first */
-    struct rank *cur;    /* the rank whose context runs, NULL at home */
+    /* Ranks of other blocks this carrier ran, so that pick_moved need not scan the job's ranks
+     * for those that live here now.  Only this carrier touches the list; an entry whose rank
+     * moved on (last != this) is dropped when seen.  moved_lost: an entry did not fit (out of
+     * memory): pick_moved scans every rank again. */
+    struct rank **moved;
+    uint32_t nmoved, moved_cap, moved_next;
+    int moved_lost;
+    struct rank *cur; /* the rank whose context runs, NULL at home */
     _Atomic uint64_t
         busy_since; /* CLOCK_MONOTONIC ns the running rank got the carrier, 0 at home */
 };
@@ -96,6 +103,9 @@ struct carrier_pool {
      * (carrier.c idle): a carrier that starts running a rank wakes them, so that they sleep
      * again with the rescue deadline (seq_cst, paired with busy_since). */
     _Atomic uint32_t untimed;
+    /* Ranks parked in a sleep (carrier_sleep): without any, a carrier going to sleep need not
+     * look for the earliest deadline among all ranks. */
+    _Atomic uint32_t sleeping;
     /* libtmpi's ops once it has the job's state (job.client_ops; never changes afterwards) */
     const struct tmpi_client_ops *_Atomic client;
 };
