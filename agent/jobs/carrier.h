@@ -21,7 +21,8 @@
  * Per-thread state that follows the rank across switches: the agent's current rank (output,
  * getenv, exit), errno, and libtmpi's own (tmpi_client_ops tls_get/tls_set, moved by the
  * scheduler at every switch; NULL for a rank that starts).  A rank that sleeps (nanosleep and
- * friends, interpose_sleep.c) parks until its deadline.  Thread-local variables of
+ * friends, interpose_sleep.c) parks until its deadline, and one that joins a thread it started
+ * parks until the thread ended (carrier_join.h).  Thread-local variables of
  * the program itself would be shared by the ranks of a carrier: programs that have them run
  * with one thread per rank (carrier_wanted).
  *
