@@ -25,7 +25,10 @@ static void unref(struct carrier_child *c)
 
 struct carrier_child *carrier_child_new(struct job *j)
 {
-    if (!j->cpool) return NULL;
+    /* Only a carried rank's own context waits parked: a thread that its threads start and
+     * join is theirs, and a record nobody joins would stay until the job's end. */
+    struct rank *r = carrier_running();
+    if (!j->cpool || !r || r != rank_current()) return NULL;
     struct carrier_child *c = calloc(1, sizeof *c);
     if (c) c->refs = 2;
     return c;

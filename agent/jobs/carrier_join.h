@@ -6,7 +6,7 @@
  * thread_multiple and task_farm with TMPI_RANK_SWITCHING=user, 4 ranks on 2 carriers: both
  * carriers sat in pthread_join while ranks 1 and 3 never got to start their workers).
  *
- * Every joinable thread started by a rank of a job on carriers gets a record (interpose_thread.c):
+ * Every joinable thread a carried rank's context starts gets a record (interpose_thread.c):
  * the thread marks it ended as the last thing it does and wakes sleeping carriers; a join on a
  * carried rank's context parks until then (carrier_park), and only then joins for real (the
  * thread is past its own code: the kernel's part of its exit is left).  Records live in the job
@@ -19,8 +19,9 @@
 struct job;
 struct carrier_child;
 
-/* Before pthread_create of a joinable thread by a rank of j: its record, or NULL when j's ranks
- * have threads of their own (or memory ran out: a join then blocks the carrier, as before). */
+/* Before pthread_create of a joinable thread by a rank of j: its record when the caller is a
+ * carried rank's context, else NULL (ranks with threads of their own, a thread a rank
+ * started; or memory ran out: a join then blocks the carrier, as before). */
 struct carrier_child *carrier_child_new(struct job *j);
 /* After pthread_create: rc 0 lists the record under thread t; otherwise it is freed. */
 void carrier_child_created(struct job *j, struct carrier_child *c, int rc, pthread_t t);
