@@ -79,7 +79,7 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     struct job *j = r->job;
     atomic_fetch_add_explicit(&j->child_threads, 1, memory_order_relaxed);
     int rc = realfn(t, attr, rank_child_main, c);
-    carrier_child_created(j, joinable, rc, *t);
+    carrier_child_created(j, joinable, rc, rc == 0 ? *t : (pthread_t)0);
     if (rc != 0) {
         atomic_fetch_sub_explicit(&j->child_threads, 1, memory_order_relaxed);
         free(c);
