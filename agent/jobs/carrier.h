@@ -21,7 +21,8 @@
  * Per-thread state that follows the rank across switches: the agent's current rank (output,
  * getenv, exit), errno, and libtmpi's own (tmpi_client_ops tls_get/tls_set, moved by the
  * scheduler at every switch; NULL for a rank that starts).  A rank that sleeps (nanosleep and
- * friends, interpose_sleep.c) parks until its deadline.  Thread-local variables of
+ * friends, interpose_sleep.c) parks until its deadline, and one that joins a thread it started
+ * parks until the thread ended (carrier_join.h).  Thread-local variables of
  * the program itself would be shared by the ranks of a carrier: programs that have them run
  * with one thread per rank (carrier_wanted).
  *
@@ -77,7 +78,14 @@ struct carrier {
     uint32_t next;       /* round-robin position in its block */
     uint32_t steal_next; /* round-robin position in the job's ranks */
     uint32_t picks;      /* picks made: every other one looks at ranks from elsewhere first */
-    struct rank *cur;    /* the rank whose context runs, NULL at home */
+    /* Ranks of other blocks this carrier ran, so that pick_moved need not scan the job's ranks
+     * for those that live here now.  Only this carrier touches the list; an entry whose rank
+     * moved on (last != this) is dropped when seen.  moved_lost: an entry did not fit (out of
+     * memory): pick_moved scans every rank again. */
+    struct rank **moved;
+    uint32_t nmoved, moved_cap, moved_next;
+    int moved_lost;
+    struct rank *cur; /* the rank whose context runs, NULL at home */
     _Atomic uint64_t
         busy_since; /* CLOCK_MONOTONIC ns the running rank got the carrier, 0 at home */
 };
@@ -96,6 +104,9 @@ struct carrier_pool {
      * (carrier.c idle): a carrier that starts running a rank wakes them, so that they sleep
      * again with the rescue deadline (seq_cst, paired with busy_since). */
     _Atomic uint32_t untimed;
+    /* Ranks parked in a sleep (carrier_sleep): without any, a carrier going to sleep need not
+     * look for the earliest deadline among all ranks. */
+    _Atomic uint32_t sleeping;
     /* libtmpi's ops once it has the job's state (job.client_ops; never changes afterwards) */
     const struct tmpi_client_ops *_Atomic client;
 };
@@ -126,6 +137,10 @@ struct rank *carrier_running(void);
  * target: nothing outside the agent wakes them. */
 int carrier_park(int (*ready)(void *arg), void *arg, struct tmpi_sleepers *_Atomic *target);
 void carrier_yield(void);
+
+/* Wakes the pool's sleeping carriers, if any: call after a seq_cst store that makes a parked
+ * rank's ready() true (the carriers count themselves asleep seq_cst, then look again). */
+void carrier_wake(struct carrier_pool *p);
 
 /* A carried rank sleeps until deadline (CLOCK_MONOTONIC ns) parked: 0 once it is over, or
  * -ENOTSUP when the calling thread is not a carried rank's context. */

@@ -14,6 +14,7 @@
 
 #include "agent.h"
 #include "carrier.h"
+#include "carrier_join.h"
 #include "frame.h"
 #include "job_bind.h"
 #include "job_id.h"
@@ -254,6 +255,7 @@ static int job_build(struct agent *a, const struct job_spec *s, uid_t uid, struc
     pthread_cond_init(&j->cv, &ca);
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&j->client_mu, NULL);
+    pthread_mutex_init(&j->children_mu, NULL);
     atomic_init(&j->state, JOB_LOADING);
     j->id = job_id_next(a);
     j->created_at = agent_now();
@@ -438,6 +440,8 @@ void job_free(struct job *j)
     pthread_mutex_destroy(&j->mu);
     pthread_cond_destroy(&j->cv);
     pthread_mutex_destroy(&j->client_mu);
+    if (j->children) carrier_children_free(j); /* threads nobody joined */
+    pthread_mutex_destroy(&j->children_mu);
     free(j);
 }
 

@@ -138,6 +138,10 @@ struct job {
     /* User-level switching (carrier.h): NULL when every rank has a thread of its own.  Job
      * thread only (set before the gate opens, freed after the carriers are joined). */
     struct carrier_pool *cpool;
+    /* Threads the ranks started that a carried rank may join parked (carrier_join.h); the
+     * mutex also guards cpool's end (carriers_free), which a thread that ends may outlive. */
+    pthread_mutex_t children_mu;
+    struct carrier_child *children;
 
     /* Every job runs in a job host process (jobhost.h); this is the agent's handle on it, loop
      * thread only.  NULL in the job host itself, and before a member's program arrived. */

@@ -201,6 +201,9 @@ run_prog() {
     SWITCHING=user run_prog nonblocking 3
     SWITCHING=user run_prog coll_all 3 5
     SWITCHING=user run_prog topo_neighbor 3 16
+    # mains that join their MPI_THREAD_MULTIPLE workers park, not their carrier (carrier_join.h)
+    SWITCHING=user run_prog thread_multiple 4 5
+    SWITCHING=user run_prog task_farm 4 8
     SWITCHING=kernel run_prog p2p_order 16
     SWITCHING=kernel run_prog coll_all 16
 }

@@ -7,7 +7,8 @@
  * parked until their deadline, the others running meanwhile; a parked rank rescued by another
  * carrier while its own computes; exit (rank_end) and a crash of a carried rank end only that
  * rank, its carrier running the others on; a gate that never opens ends every rank as killed;
- * parking outside a carried rank refused. */
+ * parking outside a carried rank refused; a stress of wakes across carriers racing with their
+ * sleep (lost wake-ups); pthread_join on a carried rank parks it, not the carrier. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -24,6 +25,7 @@
 #include "../check.h"
 #include "agent.h"
 #include "carrier.h"
+#include "carrier_join.h"
 #include "fault.h"
 #include "job.h"
 #include "log.h"
@@ -65,6 +67,7 @@ static struct job *job_make(uint32_t nprocs, int (*main_fn)(int, char **))
     pthread_mutex_init(&j->drain_mu, NULL);
     pthread_cond_init(&j->drain_cv, NULL);
     pthread_mutex_init(&j->client_mu, NULL);
+    pthread_mutex_init(&j->children_mu, NULL);
     j->ranks = calloc(nprocs, sizeof *j->ranks);
     CHECK(j->ranks);
     for (uint32_t i = 0; i < nprocs; i++) {
@@ -113,6 +116,8 @@ static void job_unmake(struct job *j)
     pthread_mutex_destroy(&j->drain_mu);
     pthread_cond_destroy(&j->drain_cv);
     pthread_mutex_destroy(&j->client_mu);
+    CHECK(j->children == NULL, "every joinable thread was joined");
+    pthread_mutex_destroy(&j->children_mu);
     free(j->ranks);
     free(j);
 }
@@ -424,6 +429,209 @@ static void test_rescue(void)
     job_unmake(j);
 }
 
+/* ---- stress: wakes across carriers land while the peer's carrier goes to sleep ---- */
+
+/* Pairs of ranks (r, r + n/2: with contiguous blocks, mostly on different carriers) pass a
+ * ball back and forth, each parked while it is not its turn and woken by svc.h's waker
+ * protocol.  Before each throw a rank waits a random time: none (the peer's carrier is then
+ * still spinning), about the spin budget (it is falling asleep: a wake between its last look
+ * and its futex wait is the lost wake-up this is after), a sleep of its own (deadlines), or
+ * now and then past the rescue time (ranks move between carriers and live on another one's
+ * list).  A lost wake-up leaves both carriers asleep for good: the bound fails the test. */
+#define STRESS_PAIRS_MAX 8
+#define STRESS_ROUNDS 1000
+
+static _Atomic uint32_t ball[STRESS_PAIRS_MAX];
+static struct tmpi_sleepers *_Atomic stress_target;
+
+struct ball_turn {
+    _Atomic uint32_t *ball;
+    uint32_t want;
+};
+
+static int ball_at(void *arg)
+{
+    const struct ball_turn *t = arg;
+    return atomic_load_explicit(t->ball, memory_order_seq_cst) == t->want;
+}
+
+static void compute_for(uint64_t ns)
+{
+    uint64_t t0 = now_ns();
+    while (now_ns() - t0 < ns)
+        ;
+}
+
+static int main_stress(int argc, char **argv)
+{
+    int r = me(), half = rank_current()->info.size / 2;
+    int pair = r % half, side = r / half;
+    unsigned seed = (unsigned)r * 7919u + 1u;
+    for (uint32_t i = (uint32_t)side; i < 2 * STRESS_ROUNDS; i += 2) {
+        struct ball_turn t = {&ball[pair], i};
+        uint64_t t0 = now_ns();
+        while (!ball_at(&t)) {
+            CHECK_EQ(carrier_park(ball_at, &t, &stress_target), 0);
+            bound(t0, "the peer's throw woke this rank");
+        }
+        seed = seed * 1103515245u + 12345u;
+        unsigned how = (seed >> 16) % 128;
+        if (how == 0)
+            compute_for(6000000); /* past the rescue time (carrier.c RESCUE_NS) */
+        else if (how < 48)
+            compute_for(how * agent.cfg.spin_ns / 24);
+        else if (how < 56)
+            CHECK_EQ(carrier_sleep(now_ns() + how * 2000), 0);
+        atomic_store_explicit(&ball[pair], i + 1, memory_order_seq_cst);
+        struct tmpi_sleepers *s = atomic_load_explicit(&stress_target, memory_order_seq_cst);
+        if (s && atomic_load_explicit(&s->sleepers, memory_order_seq_cst)) {
+            atomic_fetch_add_explicit(&s->word, 1, memory_order_seq_cst);
+            syscall(SYS_futex, (uint32_t *)&s->word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+        }
+    }
+    return 0;
+}
+
+static void test_stress(uint32_t nranks, int ncpus)
+{
+    CHECK(nranks % 2 == 0 && nranks / 2 <= STRESS_PAIRS_MAX);
+    struct job *j = job_make(nranks, main_stress);
+    for (int i = 0; i < STRESS_PAIRS_MAX; i++)
+        atomic_store(&ball[i], 0);
+    atomic_store(&stress_target, NULL);
+    job_run(j, ncpus);
+    for (uint32_t i = 0; i < nranks / 2; i++)
+        CHECK_EQ(atomic_load(&ball[i]), 2 * STRESS_ROUNDS);
+    for (uint32_t i = 0; i < nranks; i++)
+        CHECK_EQ(j->ranks[i].end_kind, RANK_END_CODE);
+    job_unmake(j);
+}
+
+/* Ranks against a thread outside the carriers (as libtmpi's receive daemons and a rank's own
+ * threads are): each rank throws its ball to the echo thread and parks; the echo thread
+ * throws it back after a random wait around the spin budget and wakes by the protocol.  No
+ * other carrier is busy meanwhile, so a carrier that misses the wake sleeps without a deadline:
+ * the lost wake-up is a hang, not a delay the rescue deadline hides. */
+static _Atomic uint32_t echo_seq; /* futex word: bumped by a rank that threw */
+
+static int main_echo(int argc, char **argv)
+{
+    _Atomic uint32_t *b = &ball[me()];
+    for (uint32_t i = 0; i < 2 * STRESS_ROUNDS; i += 2) {
+        struct ball_turn t = {b, i};
+        uint64_t t0 = now_ns();
+        while (!ball_at(&t)) {
+            CHECK_EQ(carrier_park(ball_at, &t, &stress_target), 0);
+            bound(t0, "the echo thread's throw woke this rank");
+        }
+        atomic_store_explicit(b, i + 1, memory_order_seq_cst);
+        atomic_fetch_add_explicit(&echo_seq, 1, memory_order_seq_cst);
+        syscall(SYS_futex, (uint32_t *)&echo_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
+    return 0;
+}
+
+static void *echo(void *arg)
+{
+    uint32_t nballs = (uint32_t)(uintptr_t)arg, done = 0;
+    unsigned seed = 12345;
+    uint64_t t0 = now_ns();
+    while (done < nballs) {
+        uint32_t seq = atomic_load_explicit(&echo_seq, memory_order_seq_cst);
+        int threw = 0;
+        done = 0;
+        for (uint32_t k = 0; k < nballs; k++) {
+            uint32_t v = atomic_load_explicit(&ball[k], memory_order_seq_cst);
+            if (v >= 2 * STRESS_ROUNDS) done++;
+            if (!(v & 1)) continue;
+            seed = seed * 1103515245u + 12345u;
+            compute_for(((seed >> 16) % 48) * agent.cfg.spin_ns / 24);
+            atomic_store_explicit(&ball[k], v + 1, memory_order_seq_cst);
+            struct tmpi_sleepers *s = atomic_load_explicit(&stress_target, memory_order_seq_cst);
+            if (s && atomic_load_explicit(&s->sleepers, memory_order_seq_cst)) {
+                atomic_fetch_add_explicit(&s->word, 1, memory_order_seq_cst);
+                syscall(SYS_futex, (uint32_t *)&s->word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL,
+                        0);
+            }
+            threw = 1;
+        }
+        if (now_ns() - t0 > WAIT_NS) return (void *)1;
+        struct timespec sec = {1, 0}; /* the rank's throw wakes us; the bound is looked at */
+        if (!threw && done < nballs)
+            syscall(SYS_futex, (uint32_t *)&echo_seq, FUTEX_WAIT_PRIVATE, seq, &sec, NULL, 0);
+    }
+    return NULL;
+}
+
+static void test_echo(uint32_t nranks, int ncpus)
+{
+    CHECK(nranks <= STRESS_PAIRS_MAX);
+    struct job *j = job_make(nranks, main_echo);
+    for (int i = 0; i < STRESS_PAIRS_MAX; i++)
+        atomic_store(&ball[i], 0);
+    atomic_store(&stress_target, NULL);
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, echo, (void *)(uintptr_t)nranks), 0);
+    job_run(j, ncpus);
+    void *rc;
+    CHECK_EQ(pthread_join(t, &rc), 0);
+    CHECK(rc == NULL, "the echo thread saw every ball home within the bound");
+    for (uint32_t i = 0; i < nranks; i++)
+        CHECK_EQ(atomic_load(&ball[i]), 2 * STRESS_ROUNDS);
+    job_unmake(j);
+}
+
+/* ---- join: a rank that joins its thread parks; its carrier runs the others meanwhile ---- */
+
+static pthread_mutex_t join_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t join_cv = PTHREAD_COND_INITIALIZER;
+static int join_flag;
+
+/* A thread of rank 0 that ends only once rank 1 ran: rank 1 shares rank 0's only carrier. */
+static void *wait_for_rank1(void *arg)
+{
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += WAIT_NS / 1000000000u;
+    int rc = 0;
+    pthread_mutex_lock(&join_mu);
+    while (!join_flag && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&join_cv, &join_mu, &dl);
+    int ok = join_flag;
+    pthread_mutex_unlock(&join_mu);
+    return ok ? arg : NULL;
+}
+
+static int main_join(int argc, char **argv)
+{
+    if (me() == 0) {
+        pthread_t t;
+        CHECK_EQ(pthread_create(&t, NULL, wait_for_rank1, (void *)&join_flag), 0);
+        void *ret = NULL;
+        errno = 1234;
+        CHECK_EQ(pthread_join(t, &ret), 0);
+        CHECK(ret == &join_flag, "the thread saw rank 1 run while rank 0 joined it");
+        CHECK_EQ(errno, 1234);
+    } else {
+        pthread_mutex_lock(&join_mu);
+        join_flag = 1;
+        pthread_cond_broadcast(&join_cv);
+        pthread_mutex_unlock(&join_mu);
+    }
+    return 0;
+}
+
+static void test_join(void)
+{
+    struct job *j = job_make(2, main_join);
+    join_flag = 0;
+    job_run(j, 1);
+    for (uint32_t i = 0; i < 2; i++)
+        CHECK_EQ(j->ranks[i].end_kind, RANK_END_CODE);
+    CHECK_EQ(atomic_load(&j->child_threads), 0);
+    job_unmake(j);
+}
+
 /* ---- a rank that exits or crashes ends alone; its carrier runs the others on ---- */
 
 static volatile int *volatile null_ptr; /* read at run time: the compiler sees no UB */
@@ -521,6 +729,14 @@ int main(void)
     test_wake();
     test_sleep();
     test_rescue();
+    test_stress(2, 2); /* one rank per carrier: nothing else wakes a carrier */
+    test_stress(4, 2);
+    test_stress(8, 2);
+    test_stress(6, 3);
+    test_echo(1, 1);
+    test_echo(2, 2);
+    test_echo(4, 2);
+    test_join();
     test_ends();
     test_gate_closed();
     config_free(&agent.cfg);
