@@ -152,6 +152,16 @@ mpi_prog() {
     grep -q "stopped answering for 3 s" "$BATS_TEST_TMPDIR/hostb.log" ||
         { cat "$BATS_TEST_TMPDIR/hostb.log"; false; }
     ip -n "$NS_B" link set "$VETH_B" up
+    # The first connect after the link comes back may still meet the neighbour entry that
+    # failed while it was down (EHOSTUNREACH): wait for the carrier and forget those entries,
+    # as a real node's link coming back would after its ARP timeout.
+    for i in $(seq 1 100); do
+        ip -n "$NS_A" link show "$VETH_A" | grep -q LOWER_UP &&
+            ip -n "$NS_B" link show "$VETH_B" | grep -q LOWER_UP && break
+        sleep 0.1
+    done
+    ip -n "$NS_A" neigh flush dev "$VETH_A"
+    ip -n "$NS_B" neigh flush dev "$VETH_B"
     run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" --agent "$BATS_TEST_TMPDIR/hosta.sock" \
         --hostfile "$BATS_TEST_TMPDIR/all" -n 6 "$(prog mn_ring)"
     [ "$status" -eq 0 ] || { echo "$output"; false; }
