@@ -7,6 +7,8 @@
 
 #include "comm.h"
 #include "inter_nb.h"
+#include "type.h"
+#include "userop.h"
 
 /* One operation's state: its arguments and what it allocated. */
 struct nbop {
@@ -15,6 +17,12 @@ struct nbop {
     void *raw1, *raw2, *mine, *theirs; /* reductions: the group's and the other group's result */
     int *counts, *displs;              /* Reduce_scatter: the local group's blocks */
     int total;
+    /* Handles of our own for the program's datatypes and op (handle_hold): predefined ones or
+     * ones made here, dropped with the operation. */
+    struct tm_rank *me;
+    MPI_Datatype stype, rtype, *stypes, *rtypes;
+    int ntypes;
+    MPI_Op op;
 };
 
 static MPI_Aint extent(MPI_Datatype dt)
@@ -214,8 +222,60 @@ static enum tm_is_state exchange_step(struct tm_isched *s)
     return TM_IS_MORE;
 }
 
+/* The program may free its datatypes and op as soon as the start call returned (MPI 3.1
+ * §4.1.9, §5.9.5), while later steps still name them by handle: the steps use handles of
+ * their own.  MPI_SUCCESS or MPI_ERR_NO_MEM (what was made is dropped by op_free). */
+static int hold_handles(struct tm_rank *me, struct nbop *o, int rn)
+{
+    struct tm_inb_args *A = &o->a;
+    o->me = me;
+    o->stype = o->rtype = MPI_DATATYPE_NULL;
+    o->op = MPI_OP_NULL;
+    MPI_Datatype h;
+    if (tm_type_handle_hold(me, A->stype, &h)) return MPI_ERR_NO_MEM;
+    o->stype = h;
+    if (tm_type_handle_hold(me, A->rtype, &h)) return MPI_ERR_NO_MEM;
+    o->rtype = h;
+    if (o->kind == TM_INB_REDUCE || o->kind == TM_INB_RSCATTER) {
+        MPI_Op p;
+        if (tm_op_handle_hold(me, A->op, &p)) return MPI_ERR_NO_MEM;
+        o->op = p;
+    }
+    if (A->lay == 2 && (A->stypes || A->rtypes) && rn > 0) {
+        o->stypes = malloc(sizeof *o->stypes * (size_t)rn);
+        o->rtypes = malloc(sizeof *o->rtypes * (size_t)rn);
+        if (!o->stypes || !o->rtypes) return MPI_ERR_NO_MEM;
+        for (int i = 0; i < rn; i++)
+            o->stypes[i] = o->rtypes[i] = MPI_DATATYPE_NULL;
+        o->ntypes = rn;
+        for (int i = 0; i < rn; i++) {
+            if (A->stypes && tm_type_handle_hold(me, A->stypes[i], &o->stypes[i]))
+                return MPI_ERR_NO_MEM;
+            if (A->rtypes && tm_type_handle_hold(me, A->rtypes[i], &o->rtypes[i]))
+                return MPI_ERR_NO_MEM;
+        }
+        if (A->stypes) A->stypes = o->stypes;
+        if (A->rtypes) A->rtypes = o->rtypes;
+    }
+    A->stype = o->stype;
+    A->rtype = o->rtype;
+    if (o->kind == TM_INB_REDUCE || o->kind == TM_INB_RSCATTER) A->op = o->op;
+    return MPI_SUCCESS;
+}
+
 static void op_free(struct nbop *o)
 {
+    if (o->me) {
+        tm_type_handle_drop(o->me, o->stype);
+        tm_type_handle_drop(o->me, o->rtype);
+        tm_op_handle_drop(o->me, o->op);
+        for (int i = 0; i < o->ntypes; i++) {
+            tm_type_handle_drop(o->me, o->stypes[i]);
+            tm_type_handle_drop(o->me, o->rtypes[i]);
+        }
+    }
+    free(o->stypes);
+    free(o->rtypes);
     free(o->raw1);
     free(o->raw2);
     free(o->counts);
@@ -282,6 +342,11 @@ int tm_inb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, enum 
     case TM_INB_ALLTOALL:
         step = exchange_step;
         break;
+    }
+    int held = hold_handles(me, o, cr->c->remote_size);
+    if (held) {
+        op_free(o);
+        return held;
     }
     if (kind == TM_INB_REDUCE || kind == TM_INB_RSCATTER) {
         int e = reduce_prep(o, cr->rank, cr->c->size);

@@ -131,6 +131,13 @@ static inline void tm_type_hold(const struct tm_type *t)
 }
 void tm_type_release(const struct tm_type *t);
 
+/* A second handle of rank me for the derived type behind dt, holding a reference, for a pending
+ * operation that names its types by handle in later steps: the program may free dt meanwhile
+ * (MPI allows it), this handle stays valid until tm_type_handle_drop.  Predefined types: dt
+ * itself.  MPI_SUCCESS or MPI_ERR_NO_MEM (*ret is dt then). */
+int tm_type_handle_hold(struct tm_rank *me, MPI_Datatype dt, MPI_Datatype *ret);
+void tm_type_handle_drop(struct tm_rank *me, MPI_Datatype h);
+
 /* The reduction behind an op handle; -1 if it is not a valid op. */
 int tm_op_kind(MPI_Op op);
 

@@ -31,6 +31,29 @@ static void dtype_drop(void *p)
     tm_type_release(&((struct tm_dtype *)p)->t);
 }
 
+int tm_type_handle_hold(struct tm_rank *me, MPI_Datatype dt, MPI_Datatype *ret)
+{
+    *ret = dt;
+    struct tm_dtype *d = dt >= TM_DTYPE_FIRST ? tm_objtab_get(me->dtypes, TM_DTYPE_FIRST, dt) : NULL;
+    if (!d) return MPI_SUCCESS; /* predefined (or invalid: the call that uses it says so) */
+    tm_type_hold(&d->t);
+    int h = tm_objtab_add(&me->dtypes, TM_DTYPE_FIRST, d);
+    if (h < 0) {
+        tm_type_release(&d->t);
+        return MPI_ERR_NO_MEM;
+    }
+    *ret = h;
+    return MPI_SUCCESS;
+}
+
+void tm_type_handle_drop(struct tm_rank *me, MPI_Datatype h)
+{
+    struct tm_dtype *d = h >= TM_DTYPE_FIRST ? tm_objtab_get(me->dtypes, TM_DTYPE_FIRST, h) : NULL;
+    if (!d) return;
+    tm_objtab_del(me->dtypes, TM_DTYPE_FIRST, h);
+    tm_type_release(&d->t);
+}
+
 void tm_dtype_tab_free(struct tm_rank *me)
 {
     tm_objtab_free(me->dtypes, dtype_drop);

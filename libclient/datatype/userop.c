@@ -94,6 +94,31 @@ void tm_userop_tab_free(struct tm_rank *me)
     me->uops = NULL;
 }
 
+int tm_op_handle_hold(struct tm_rank *me, MPI_Op op, MPI_Op *ret)
+{
+    *ret = op;
+    const struct tm_userop *u = op >= TM_OP_USER_FIRST ? tm_objtab_get(me->uops, TM_OP_USER_FIRST, op) : NULL;
+    if (!u) return MPI_SUCCESS;
+    struct tm_userop *c = malloc(sizeof *c);
+    if (!c) return MPI_ERR_NO_MEM;
+    *c = *u;
+    int h = tm_objtab_add(&me->uops, TM_OP_USER_FIRST, c);
+    if (h < 0) {
+        free(c);
+        return MPI_ERR_NO_MEM;
+    }
+    *ret = h;
+    return MPI_SUCCESS;
+}
+
+void tm_op_handle_drop(struct tm_rank *me, MPI_Op h)
+{
+    struct tm_userop *u = h >= TM_OP_USER_FIRST ? tm_objtab_get(me->uops, TM_OP_USER_FIRST, h) : NULL;
+    if (!u) return;
+    tm_objtab_del(me->uops, TM_OP_USER_FIRST, h);
+    free(u);
+}
+
 #define NEED_ME(fn)                                                                                \
     struct tm_rank *me = tm_self();                                                                \
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);

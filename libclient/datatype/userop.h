@@ -34,4 +34,10 @@ void tm_opref_apply(const struct tm_opref *o, const void *in, void *inout, size_
 
 void tm_userop_tab_free(struct tm_rank *me);
 
+/* A handle of its own for op (a copy of a user op; predefined ops: op itself) that a pending
+ * operation uses in later steps, valid even after the program frees op, until
+ * tm_op_handle_drop.  MPI_SUCCESS or MPI_ERR_NO_MEM (*ret is op then). */
+int tm_op_handle_hold(struct tm_rank *me, MPI_Op op, MPI_Op *ret);
+void tm_op_handle_drop(struct tm_rank *me, MPI_Op h);
+
 #endif

@@ -252,7 +252,10 @@ int tm_rma_remote_op(struct tm_rank *me, struct tm_winref *wr, int kind, int t, 
     const int blocks = !tt->contig && total;
     struct tcursor c = {.ext = tt->extent};
     c.b = tm_type_blocks(tt, &c.one, &c.nb);
-    if (kind != TM_RMA_GET) wr->dirty[t] = 1;
+    /* What a flush must ask the target for.  An operation with a result is complete once its
+     * answer came back (the target applied it before answering), so waiting for the answers
+     * flushes it: no FLUSH round trip after a Fetch_and_op or Compare_and_swap. */
+    if (kind != TM_RMA_GET && !result) wr->dirty[t] = 1;
     size_t pos = 0;
     do {
         size_t len = 0, np = 0;

@@ -738,10 +738,11 @@ def memory_figure(st, im, a, quick, workdir):
 
 # Peers across "nodes" on one machine: mpirun/mpiexec cannot split one host into nodes without
 # ssh, so every pair of their ranks is forced over TCP instead. Open MPI: the TCP and self BTLs
-# only, and not its shared-memory one-sided component (osc sm maps every window of one machine
-# whatever the BTLs are: its Put would be a store, not a message). MPICH (Debian's is ch4:ucx):
-# no local shortcut and UCX restricted to TCP.
-OMPI_TCP = ["--mca", "btl", "self,tcp", "--mca", "osc", "^sm"]
+# only, and its one-sided operations as messages over them (osc pt2pt: osc sm, and osc rdma for
+# the processes of one machine, map windows in shared memory whatever the BTLs are, so a Put
+# would be a store, not a message). MPICH (Debian's is ch4:ucx): no local shortcut and UCX
+# restricted to TCP.
+OMPI_TCP = ["--mca", "btl", "self,tcp", "--mca", "osc", "pt2pt"]
 MPICH_TCP_ENV = ["MPIR_CVAR_NOLOCAL=1", "UCX_TLS=tcp,self"]
 NET_LAYOUTS_A1000 = [(3, 1), (3, 4)]
 NET_LAYOUTS_COLL = [(4, 1), (1, 4), (4, 4)]

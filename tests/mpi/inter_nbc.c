@@ -332,6 +332,62 @@ static void tokens(const struct ic *c, int first)
     }
 }
 
+/* A user op that also uses the datatype handle it is given (it must be a valid one). */
+static void sum_ints(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    int size = 0;
+    CHECK_MPI(MPI_Type_size(*dt, &size));
+    int n = size / (int)sizeof(int) * *len;
+    for (int i = 0; i < n; i++)
+        ((int *)inout)[i] += ((const int *)in)[i];
+}
+
+/* The program frees its derived datatypes and its op right after the start calls (MPI allows
+ * it: the operation keeps what it needs); the other group starts only after the tokens, so
+ * the steps that run later work on what the start kept. */
+static void freed_handles(const struct ic *c)
+{
+    for (int first = 0; first < 2; first++) {
+        MPI_Datatype quad, vec;
+        MPI_Op op;
+        CHECK_MPI(MPI_Type_contiguous(4, MPI_INT, &quad));
+        CHECK_MPI(MPI_Type_commit(&quad));
+        CHECK_MPI(MPI_Type_vector(8, 1, 2, MPI_INT, &vec));
+        CHECK_MPI(MPI_Type_commit(&vec));
+        CHECK_MPI(MPI_Op_create(sum_ints, 1, &op));
+        int in[8], out[8], v[16];
+        for (int k = 0; k < 8; k++)
+            in[k] = c->wrank + k, out[k] = -1;
+        int bcast_root = c->side ? 0 : c->r == 0 ? MPI_ROOT : MPI_PROC_NULL;
+        for (int k = 0; k < 16; k++)
+            v[k] = bcast_root == MPI_ROOT && k % 2 == 0 ? 100 + k / 2 : -1;
+        MPI_Request q[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+        for (int turn = 0; turn < 2; turn++) {
+            if ((turn == 0) != (c->side == first)) {
+                if (turn == 0) tokens(c, first);
+                continue;
+            }
+            CHECK_MPI(MPI_Iallreduce(in, out, 2, quad, op, c->comm, &q[0]));
+            CHECK_MPI(MPI_Ibcast(v, 1, vec, bcast_root, c->comm, &q[1]));
+            CHECK_MPI(MPI_Type_free(&quad));
+            CHECK_MPI(MPI_Type_free(&vec));
+            CHECK_MPI(MPI_Op_free(&op));
+            if (turn == 0) tokens(c, first);
+        }
+        CHECK_MPI(MPI_Waitall(2, q, MPI_STATUSES_IGNORE));
+        for (int k = 0; k < 8; k++) {
+            int want = 0;
+            for (int j = 0; j < c->rn; j++)
+                want += c->rw[j] + k;
+            CHECK(out[k] == want, "freed handles: Iallreduce[%d] = %d, expected %d", k, out[k], want);
+        }
+        for (int k = 0; k < 16; k++) {
+            int want = c->side && k % 2 == 0 ? 100 + k / 2 : bcast_root == MPI_ROOT && k % 2 == 0 ? 100 + k / 2 : -1;
+            CHECK(v[k] == want, "freed handles: Ibcast[%d] = %d, expected %d", k, v[k], want);
+        }
+    }
+}
+
 /* Each operation on its own: the group `first` starts, then the tokens, then the other starts. */
 static void one_by_one(const struct ic *c)
 {
@@ -552,6 +608,7 @@ int main(int argc, char **argv)
     set_blk(&c, SMALL);
     all_at_once(&c);
     idups(&c);
+    freed_handles(&c);
     bad_roots(&c);
 
     CHECK_MPI(MPI_Type_free(&c.vec));
