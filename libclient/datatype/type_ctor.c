@@ -34,7 +34,8 @@ static void dtype_drop(void *p)
 int tm_type_handle_hold(struct tm_rank *me, MPI_Datatype dt, MPI_Datatype *ret)
 {
     *ret = dt;
-    struct tm_dtype *d = dt >= TM_DTYPE_FIRST ? tm_objtab_get(me->dtypes, TM_DTYPE_FIRST, dt) : NULL;
+    struct tm_dtype *d =
+        dt >= TM_DTYPE_FIRST ? tm_objtab_get(me->dtypes, TM_DTYPE_FIRST, dt) : NULL;
     if (!d) return MPI_SUCCESS; /* predefined (or invalid: the call that uses it says so) */
     tm_type_hold(&d->t);
     int h = tm_objtab_add(&me->dtypes, TM_DTYPE_FIRST, d);

@@ -97,7 +97,8 @@ void tm_userop_tab_free(struct tm_rank *me)
 int tm_op_handle_hold(struct tm_rank *me, MPI_Op op, MPI_Op *ret)
 {
     *ret = op;
-    const struct tm_userop *u = op >= TM_OP_USER_FIRST ? tm_objtab_get(me->uops, TM_OP_USER_FIRST, op) : NULL;
+    const struct tm_userop *u =
+        op >= TM_OP_USER_FIRST ? tm_objtab_get(me->uops, TM_OP_USER_FIRST, op) : NULL;
     if (!u) return MPI_SUCCESS;
     struct tm_userop *c = malloc(sizeof *c);
     if (!c) return MPI_ERR_NO_MEM;
@@ -113,7 +114,8 @@ int tm_op_handle_hold(struct tm_rank *me, MPI_Op op, MPI_Op *ret)
 
 void tm_op_handle_drop(struct tm_rank *me, MPI_Op h)
 {
-    struct tm_userop *u = h >= TM_OP_USER_FIRST ? tm_objtab_get(me->uops, TM_OP_USER_FIRST, h) : NULL;
+    struct tm_userop *u =
+        h >= TM_OP_USER_FIRST ? tm_objtab_get(me->uops, TM_OP_USER_FIRST, h) : NULL;
     if (!u) return;
     tm_objtab_del(me->uops, TM_OP_USER_FIRST, h);
     free(u);

@@ -379,10 +379,13 @@ static void freed_handles(const struct ic *c)
             int want = 0;
             for (int j = 0; j < c->rn; j++)
                 want += c->rw[j] + k;
-            CHECK(out[k] == want, "freed handles: Iallreduce[%d] = %d, expected %d", k, out[k], want);
+            CHECK(out[k] == want, "freed handles: Iallreduce[%d] = %d, expected %d", k, out[k],
+                  want);
         }
         for (int k = 0; k < 16; k++) {
-            int want = c->side && k % 2 == 0 ? 100 + k / 2 : bcast_root == MPI_ROOT && k % 2 == 0 ? 100 + k / 2 : -1;
+            int want = c->side && k % 2 == 0                  ? 100 + k / 2
+                       : bcast_root == MPI_ROOT && k % 2 == 0 ? 100 + k / 2
+                                                              : -1;
             CHECK(v[k] == want, "freed handles: Ibcast[%d] = %d, expected %d", k, v[k], want);
         }
     }
