@@ -61,6 +61,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *how = argc > 1 ? argv[1] : "return0";
+    /* The address-space limit is the whole process's: every rank must be running before rank
+     * 1 sets it, or a rank still starting fails instead of rank 1's malloc. */
+    if (!strcmp(how, "nomem")) MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 1 % size) {
         printf("rank %d ends by %s\n", rank, how);
         if (!strcmp(how, "exit3")) exit(3);
