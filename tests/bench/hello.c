@@ -17,8 +17,10 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "-hold") == 0) hold = argv[i + 1];
     printf("hello from rank %d of %d\n", rank, size);
     MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (sum != size * (size - 1) / 2)
-        BENCH_FAIL("sum of ranks %d, want %d", sum, size * (size - 1) / 2);
+    /* in 64 bits: size * (size - 1) overflows an int from 46,341 ranks on (the sum itself
+     * fits up to 65,536) */
+    long long want = (long long)size * (size - 1) / 2;
+    if (sum != want) BENCH_FAIL("sum of ranks %d, want %lld", sum, want);
     if (hold) {
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0) {
