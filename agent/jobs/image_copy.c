@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "dl_lock.h"
-#include "memfd_bytes.h"
 
 /* libgcc's registry of unwind tables for code the dynamic loader does not know (the JIT
  * interface); declared here because no public header has it. */
@@ -254,19 +253,9 @@ static int read_eh_frame(struct image_copy_src *s, const uint8_t *b, size_t size
 static int open_master(struct image_copy_src *s, const uint8_t *mbytes, size_t size,
                        const char *label, char *err, size_t errlen)
 {
-    int fd = memfd_from_bytes(label, mbytes, size);
-    if (fd < 0) {
-        snprintf(err, errlen, "writing the program image into a memfd: %s", strerror(-fd));
-        return fd;
-    }
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    void *h = dl_open(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(err, errlen, "%s", dlerror());
-        close(fd);
-        return -ENOEXEC;
-    }
+    void *h = NULL;
+    int fd = dl_open_bytes(mbytes, size, label, &h, err, errlen);
+    if (fd < 0) return fd;
     struct link_map *lm = NULL;
     if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm) {
         snprintf(err, errlen, "no link map for the loaded program");

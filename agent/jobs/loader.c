@@ -47,19 +47,9 @@ int image_load(const uint8_t *bytes, size_t size, const char *label, int tmpl_fd
                char *err, size_t errlen)
 {
     *ret = (struct image){.fd = -1};
-    int fd = image_template_open(bytes, size, label);
-    if (fd < 0) {
-        snprintf(err, errlen, "writing the program image into a memfd: %s", strerror(-fd));
-        return fd;
-    }
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    void *h = dl_open(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(err, errlen, "%s", dlerror());
-        close(fd);
-        return -ENOEXEC;
-    }
+    void *h = NULL;
+    int fd = dl_open_bytes(bytes, size, label, &h, err, errlen);
+    if (fd < 0) return fd;
     if (!dlsym(h, TMPI_MODULE_SYMBOL)) {
         snprintf(err, errlen, "not a TMPI program (build it with tmpicc)");
         dl_close(h);

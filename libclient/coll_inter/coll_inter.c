@@ -7,6 +7,7 @@
 #include "coll.h"
 #include "comm.h"
 #include "errh.h"
+#include "inter_buf.h"
 #include "inter_nbops.h"
 #include "job.h"
 #include "request.h"
@@ -79,31 +80,6 @@ static int no_in_place(struct tm_rank *me, MPI_Comm comm, const char *fn, const 
         return tm_err(me, comm, MPI_ERR_BUFFER, fn,
                       "MPI_IN_PLACE is not allowed on an inter-communicator");
     return MPI_SUCCESS;
-}
-
-/* Extent of dt, or 0 when it is not a valid type (the transfers then report it). */
-static MPI_Aint extent(MPI_Datatype dt)
-{
-    MPI_Aint lb = 0, ext = 0;
-    if (PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS) return 0;
-    return ext;
-}
-
-/* A buffer for count elements of dt; *raw is what to free. */
-static void *tmp_buf(MPI_Datatype dt, int count, void **raw)
-{
-    MPI_Aint lb = 0, ext = 0;
-    if (PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS) ext = 1, lb = 0;
-    size_t n =
-        (size_t)(count > 0 ? count : 1) * (size_t)(ext > 0 ? ext : 1) + (size_t)(lb < 0 ? -lb : lb);
-    *raw = malloc(n);
-    if (!*raw) return NULL;
-    return (char *)*raw - lb;
-}
-
-static char *at(const void *base, MPI_Aint off)
-{
-    return (char *)base + off;
 }
 
 #define HIDDEN()                                                                                   \

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "comm.h"
+#include "inter_buf.h"
 #include "inter_nb.h"
 #include "type.h"
 #include "userop.h"
@@ -24,30 +25,6 @@ struct nbop {
     int ntypes;
     MPI_Op op;
 };
-
-static MPI_Aint extent(MPI_Datatype dt)
-{
-    MPI_Aint lb = 0, ext = 0;
-    if (PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS) return 0;
-    return ext;
-}
-
-/* A buffer for count elements of dt; *raw is what to free (as coll_inter.c). */
-static void *tmp_buf(MPI_Datatype dt, int count, void **raw)
-{
-    MPI_Aint lb = 0, ext = 0;
-    if (PMPI_Type_get_extent(dt, &lb, &ext) != MPI_SUCCESS) ext = 1, lb = 0;
-    size_t n =
-        (size_t)(count > 0 ? count : 1) * (size_t)(ext > 0 ? ext : 1) + (size_t)(lb < 0 ? -lb : lb);
-    *raw = malloc(n);
-    if (!*raw) return NULL;
-    return (char *)*raw - lb;
-}
-
-static char *at(const void *base, MPI_Aint off)
-{
-    return (char *)base + off;
-}
 
 /* Step helpers: W the member's place, A the arguments, K the step number. */
 #define STEP_VARS()                                                                                \
