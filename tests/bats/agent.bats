@@ -4,6 +4,7 @@
 
 bats_require_minimum_version 1.5.0
 load sanitizer
+load one_agent
 
 setup_file() {
     export PROGS="$BATS_FILE_TMPDIR/progs"
@@ -12,33 +13,6 @@ setup_file() {
         "$TMPI_BUILD/launcher/tmpicc" -o "$PROGS/$p" "$TMPI_SRC/tests/bats/agent_progs/$p.c"
     done
     "$TMPI_BUILD/launcher/tmpicc" -o "$PROGS/hello" "$TMPI_SRC/examples/hello.c"
-}
-
-# Starts an agent on a socket of its own and waits for its READY on a fifo (no polling).
-agent_up() {
-    SOCK="${SOCK_DIR:-$BATS_TEST_TMPDIR}/agent.sock"
-    LOG="$BATS_TEST_TMPDIR/agent.log"
-    local fifo="$BATS_TEST_TMPDIR/ready"
-    mkfifo "$fifo"
-    (cd / && exec "$TMPI_BUILD/agent/tmpid" --socket "$SOCK" --ready-fd 3 --log-level info "$@" \
-        3>"$fifo" >"$LOG" 2>&1) &
-    AGENT_PID=$!
-    local line=""
-    read -r line <"$fifo" || true
-    [ "$line" = "READY=1" ] || { cat "$LOG"; return 1; }
-}
-
-agent_down() {
-    if [ -n "${AGENT_PID:-}" ] && kill -0 "$AGENT_PID" 2>/dev/null; then
-        kill -TERM "$AGENT_PID"
-        wait "$AGENT_PID" || true
-    fi
-    AGENT_PID=""
-    # In sanitizer builds a report in the agent's log fails the test that caused it.
-    if [ -n "${LOG:-}" ] && grep -q "Sanitizer\|runtime error" "$LOG"; then
-        cat "$LOG"
-        return 1
-    fi
 }
 
 teardown() { agent_down; }

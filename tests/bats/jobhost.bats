@@ -3,6 +3,7 @@
 # what a rank does to its process ends its own job only.
 
 bats_require_minimum_version 1.5.0
+load one_agent
 
 setup_file() {
     export PROGS="$BATS_FILE_TMPDIR/progs"
@@ -13,35 +14,6 @@ setup_file() {
     done
     chmod 755 "$PROGS"/*
 }
-
-# Starts an agent (as the caller, root in the multi-user tests) on a socket of its own.
-agent_up() {
-    SOCK_DIR=${SOCK_DIR:-$BATS_TEST_TMPDIR}
-    SOCK="$SOCK_DIR/agent.sock"
-    LOG="$BATS_TEST_TMPDIR/agent.log"
-    local fifo="$BATS_TEST_TMPDIR/ready"
-    mkfifo "$fifo"
-    (cd / && exec "$TMPI_BUILD/agent/tmpid" --socket "$SOCK" --ready-fd 3 --log-level info "$@" \
-        3>"$fifo" >"$LOG" 2>&1) &
-    AGENT_PID=$!
-    local line=""
-    read -r line <"$fifo" || true
-    [ "$line" = "READY=1" ] || { cat "$LOG"; return 1; }
-}
-
-agent_down() {
-    if [ -n "${AGENT_PID:-}" ] && kill -0 "$AGENT_PID" 2>/dev/null; then
-        kill -TERM "$AGENT_PID"
-        wait "$AGENT_PID" || true
-    fi
-    AGENT_PID=""
-    if [ -n "${LOG:-}" ] && grep -q "Sanitizer\|runtime error" "$LOG"; then
-        cat "$LOG"
-        return 1
-    fi
-}
-
-
 
 launch() { "$TMPI_BUILD/launcher/tmpi-launch" --agent "$SOCK" "$@"; }
 tmpictl() { "$TMPI_BUILD/launcher/tmpictl" --agent "$SOCK" "$@"; }

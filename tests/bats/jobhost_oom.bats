@@ -8,6 +8,7 @@
 
 bats_require_minimum_version 1.5.0
 load sanitizer
+load one_agent
 
 setup_file() {
     export PROGS="$BATS_FILE_TMPDIR/progs"
@@ -17,37 +18,6 @@ setup_file() {
         "$TMPI_BUILD/launcher/tmpicc" -o "$PROGS/$p" "$TMPI_SRC/tests/bats/agent_progs/$p.c"
     done
     chmod 755 "$PROGS"/*
-}
-
-# agent_up [ARGS...]: the agent (as root: a system agent started by hand) on a socket of its
-# own, inside the cgroup directory NODE_CG when that is set.  Sets AGENT_PID, SOCK, LOG.
-agent_up() {
-    SOCK="$SOCK_DIR/agent.sock"
-    LOG="$BATS_TEST_TMPDIR/agent.log"
-    local fifo="$BATS_TEST_TMPDIR/ready"
-    rm -f "$fifo"
-    mkfifo "$fifo"
-    (
-        if [ -n "${NODE_CG:-}" ]; then echo "$BASHPID" >"$NODE_CG/cgroup.procs" || exit 1; fi
-        cd / && exec "$TMPI_BUILD/agent/tmpid" --socket "$SOCK" --ready-fd 3 --log-level info "$@" \
-            3>"$fifo" >"$LOG" 2>&1
-    ) &
-    AGENT_PID=$!
-    local line=""
-    read -r line <"$fifo" || true
-    [ "$line" = "READY=1" ] || { cat "$LOG"; return 1; }
-}
-
-agent_down() {
-    if [ -n "${AGENT_PID:-}" ] && kill -0 "$AGENT_PID" 2>/dev/null; then
-        kill -TERM "$AGENT_PID"
-        wait "$AGENT_PID" || true
-    fi
-    AGENT_PID=""
-    if [ -n "${LOG:-}" ] && grep -q "Sanitizer\|runtime error" "$LOG"; then
-        cat "$LOG"
-        return 1
-    fi
 }
 
 tmpictl() { "$TMPI_BUILD/launcher/tmpictl" --agent "$SOCK" "$@"; }

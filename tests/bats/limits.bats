@@ -5,6 +5,7 @@
 
 bats_require_minimum_version 1.5.0
 load sanitizer
+load one_agent
 
 setup_file() {
     export PROGS="$BATS_FILE_TMPDIR/progs"
@@ -19,31 +20,10 @@ agent_up() {
     # other users reach the socket: a directory of its own they may enter (removed by teardown)
     SOCK_DIR=$(mktemp -d /tmp/tmpi-limits.XXXXXX)
     chmod 755 "$SOCK_DIR"
-    SOCK="$SOCK_DIR/agent.sock"
-    LOG="$BATS_TEST_TMPDIR/agent.log"
     local conf="$BATS_TEST_TMPDIR/tmpid.conf" kv
     echo "[agent]" >"$conf"
     for kv in "$@"; do echo "${kv%%=*} = ${kv#*=}" >>"$conf"; done
-    local fifo="$BATS_TEST_TMPDIR/ready"
-    mkfifo "$fifo"
-    (cd / && exec "$TMPI_BUILD/agent/tmpid" --socket "$SOCK" --config "$conf" --ready-fd 3 \
-        --log-level info 3>"$fifo" >"$LOG" 2>&1) &
-    AGENT_PID=$!
-    local line=""
-    read -r line <"$fifo" || true
-    [ "$line" = "READY=1" ] || { cat "$LOG"; return 1; }
-}
-
-agent_down() {
-    if [ -n "${AGENT_PID:-}" ] && kill -0 "$AGENT_PID" 2>/dev/null; then
-        kill -TERM "$AGENT_PID"
-        wait "$AGENT_PID" || true
-    fi
-    AGENT_PID=""
-    if [ -n "${LOG:-}" ] && grep -q "Sanitizer\|runtime error" "$LOG"; then
-        cat "$LOG"
-        return 1
-    fi
+    agent_start --config "$conf"
 }
 
 teardown() {
