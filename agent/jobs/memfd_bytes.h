@@ -1,4 +1,4 @@
-/* memfd_bytes.h — whole writes to a file descriptor, and memfds that hold given bytes.
+/* memfd_bytes.h — memfds that hold given bytes.
  *
  * The agent hands a job host its program and configuration, and a job host hands its ranks
  * the shared read-only template of an image and a large argument block, each as a memfd
@@ -8,9 +8,7 @@
 
 #include <stddef.h>
 
-/* Writes all size bytes, retrying short writes and EINTR.  0, or a negative errno (-EIO when
- * the file takes nothing). */
-int fd_write_all(int fd, const void *bytes, size_t size);
+#include "fd_write.h" /* fd_write_all, for the callers that fill memfds */
 
 /* A new close-on-exec memfd named name holding a copy of bytes, its offset at the end.
  * The fd, or a negative errno. */

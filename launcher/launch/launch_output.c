@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fd_write.h"
 #include "launch.h"
 
 /* A held piece longer than this is written out anyway, so a rank printing one endless line
@@ -41,21 +42,6 @@ void launch_output_init(struct launch_output *out, bool tag, const char *dir)
     memset(out, 0, sizeof *out);
     out->tag = tag;
     out->dir = dir;
-}
-
-static int write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -errno;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
 }
 
 static int out_fd(uint32_t stream)
@@ -206,7 +192,7 @@ static int write_file(struct launch_output *out, uint32_t rank, uint32_t stream,
         fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (first ? O_TRUNC : O_APPEND), 0666);
         if (fd < 0) r = -errno;
     }
-    if (r == 0) r = write_all(fd, data, len);
+    if (r == 0) r = fd_write_all(fd, data, len);
     if (fd >= 0 && close(fd) < 0 && r == 0) r = -errno;
     if (r < 0) {
         fprintf(stderr, "tmpi-launch: cannot write rank %" PRIu32 "'s output to %s: %s\n", rank,
@@ -225,11 +211,11 @@ int launch_output_write(struct launch_output *out, uint32_t rank, uint32_t strea
     if (out->dir) {
         r = write_file(out, rank, stream, data, len);
     } else if (!out->tag) {
-        r = write_all(out_fd(stream), data, len);
+        r = fd_write_all(out_fd(stream), data, len);
     } else {
         struct obuf b = {0};
         r = tag_lines(out, &b, rank, stream, data, len);
-        if (r == 0 && b.len) r = write_all(out_fd(stream), b.p, b.len);
+        if (r == 0 && b.len) r = fd_write_all(out_fd(stream), b.p, b.len);
         free(b.p);
     }
     if (r < 0) out->broken = true;
@@ -249,7 +235,7 @@ void launch_output_flush(struct launch_output *out, int64_t rank)
          * starts a line of its own. */
         struct obuf b = {0};
         if (!out->broken && begin_line(&b, p, p->rank) == 0 && obuf_add(&b, "\n", 1) == 0 &&
-            write_all(out_fd(p->stream), b.p, b.len) < 0)
+            fd_write_all(out_fd(p->stream), b.p, b.len) < 0)
             out->broken = true;
         free(b.p);
         drop_partial(out, p);

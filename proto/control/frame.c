@@ -1,4 +1,5 @@
 #include "frame.h"
+#include "fd_write.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -76,20 +77,6 @@ int frame_encode(const Tmpi__Envelope *env, size_t max, uint8_t **ret_buf, size_
     return 0;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return -errno;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* 0, or -ECONNRESET when the stream ends before n bytes (a clean end if none were read). */
 static int read_all(int fd, uint8_t *p, size_t n)
 {
@@ -112,7 +99,7 @@ int frame_write_fd(int fd, const Tmpi__Envelope *env, size_t max)
     size_t len;
     int r = frame_encode(env, max, &buf, &len);
     if (r < 0) return r;
-    r = write_all(fd, buf, len);
+    r = fd_write_all(fd, buf, len);
     free(buf);
     return r;
 }
