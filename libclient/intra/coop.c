@@ -1,0 +1,144 @@
+/* coop.c — cooperative copies between the two ranks of a match (coop.h has the protocol). */
+#include "coop.h"
+
+#include <sched.h>
+#include <string.h>
+
+#include "job.h"
+#include "relax.h"
+#include "request.h"
+#include "type.h"
+#include "type_copy.h"
+#include "wait.h"
+
+/* What one piece of a strided copy costs in bytes of a plain copy: each block is a load and a
+ * store at a new address, and a column of a matrix (the halo exchange) touches a new page
+ * with every element.  Measured on the development machine: a column of 512 doubles at a
+ * 4 KiB stride copies in about the time of 64 KiB contiguous (docs/bench/ANALYSIS.md). */
+#define COOP_PIECE_BYTES 128
+/* The weight (bytes, pieces counted as above) of one chunk, and the most chunks of a copy:
+ * a claim is one atomic on a line both cores write, ~100 ns; a chunk copies for several us. */
+#define COOP_CHUNK_WEIGHT (32 * 1024)
+#define COOP_MAX_CHUNKS 256
+
+/* Blocks per packed byte of t, as a 1/x: the mean block length (plain bytes: the whole). */
+static size_t mean_block(const struct tm_type *t, size_t len)
+{
+    if (!t) return len;
+    size_t nb = t->vn ? t->vn : t->blocks ? t->nblocks : 1;
+    size_t m = t->psize / (nb ? nb : 1);
+    return m ? m : 1;
+}
+
+/* Chunk bounds: a regular type's block (so a chunk starts on one, type_copy.h), else a page
+ * of plain bytes (whole pages to each core), else a cache line. */
+static size_t chunk_unit(const struct tm_coop_job *j)
+{
+    const struct tm_type *t = j->st ? j->st : j->dt;
+    if (!t) return 4096;
+    if (j->st && j->dt) return j->st->vn && j->dt->vn && j->st->vlen == j->dt->vlen ? t->vlen : 64;
+    return t->vn ? t->vlen : 64;
+}
+
+static void copy_piece(const struct tm_coop_job *j, size_t pos, size_t len)
+{
+    const unsigned char *s = j->src;
+    unsigned char *d = j->dst;
+    if (!j->st && !j->dt)
+        memcpy(d + pos, s + pos, len);
+    else if (!j->st)
+        tm_type_unpack(d, j->dcount, j->dt, pos, s + pos, len);
+    else if (!j->dt)
+        tm_type_pack(d + pos, s, j->scount, j->st, pos, len);
+    else
+        tm_type_copy_at(d, j->dcount, j->dt, s, j->scount, j->st, pos, len);
+}
+
+static void copy_chunk(const struct tm_coop_job *j, uint32_t k)
+{
+    size_t pos = (size_t)k * j->chunk;
+    size_t len = j->len - pos < j->chunk ? j->len - pos : j->chunk;
+    copy_piece(j, pos, len);
+}
+
+/* The next unclaimed chunk, or -1.  A claim past the end is harmless: the low half only
+ * grows past the high half, which means "none" (a rank has few threads). */
+static int64_t claim(struct tm_coop *c)
+{
+    uint64_t w = atomic_load_explicit(&c->claim, memory_order_acquire);
+    if ((uint32_t)w >= (uint32_t)(w >> 32)) return -1;
+    w = atomic_fetch_add_explicit(&c->claim, 1, memory_order_acquire);
+    return (uint32_t)w < (uint32_t)(w >> 32) ? (int64_t)(uint32_t)w : -1;
+}
+
+void tm_coop_help(struct tm_rank *me)
+{
+    struct tm_coop *c = &me->coop;
+    uint64_t n = 0;
+    for (int64_t k; (k = claim(c)) >= 0; n++) {
+        /* the job of our claim: it cannot end before this chunk is counted (coop.h) */
+        copy_chunk(atomic_load_explicit(&c->job, memory_order_acquire), (uint32_t)k);
+        atomic_fetch_add_explicit(&c->fin, 1, memory_order_release);
+    }
+    if (n) atomic_fetch_add_explicit(&c->helped, n, memory_order_relaxed);
+}
+
+/* Waits for the chunks the helper claimed; each is a few microseconds of copying.  On a
+ * node with more runnable threads than cores the helper may have lost its core mid-chunk:
+ * then give ours away. */
+static void await_chunks(struct tm_rank *me, struct tm_coop *c, uint32_t chunks)
+{
+    const struct tmpi_svc *svc = me->job->svc;
+    for (unsigned i = 1; atomic_load_explicit(&c->fin, memory_order_acquire) < chunks; i++) {
+        if ((i & 255) == 0 && svc->runnable_ranks() > svc->ncpus)
+            sched_yield();
+        else
+            tm_cpu_relax();
+    }
+}
+
+void tm_coop_copy_in(struct tm_rank *me, struct tm_rank *helper, struct tm_request *rr,
+                     const void *data, const struct tm_type *st, size_t n)
+{
+    if (!n) return;
+    const struct tm_type *dt = rr->dt;
+    struct tm_coop_job j = {rr->buf, dt ? rr->cap / dt->psize : 0, dt, data,
+                            st ? (n + st->psize - 1) / st->psize : 0, st, n, n};
+    size_t min = me->job->coop_min;
+    if (!min || !helper || helper == me) {
+        copy_piece(&j, 0, n);
+        return;
+    }
+    size_t mb = mean_block(st, n), md = mean_block(dt, n);
+    size_t pieces = n / (mb < md ? mb : md);
+    size_t weight = n + pieces * COOP_PIECE_BYTES;
+    if (weight < min) {
+        copy_piece(&j, 0, n);
+        return;
+    }
+    size_t chunks = weight / COOP_CHUNK_WEIGHT;
+    if (chunks < 2) chunks = 2;
+    if (chunks > COOP_MAX_CHUNKS) chunks = COOP_MAX_CHUNKS;
+    size_t unit = chunk_unit(&j);
+    j.chunk = (n + chunks - 1) / chunks;
+    j.chunk = (j.chunk + unit - 1) / unit * unit;
+    uint32_t nch = (uint32_t)((n + j.chunk - 1) / j.chunk);
+    struct tm_coop *c = &helper->coop;
+    int idle = 0;
+    if (nch < 2 ||
+        !atomic_compare_exchange_strong_explicit(&c->busy, &idle, 1, memory_order_acquire,
+                                                 memory_order_relaxed)) {
+        copy_piece(&j, 0, n); /* another rank shares a copy with this helper */
+        return;
+    }
+    atomic_store_explicit(&c->fin, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->job, &j, memory_order_relaxed);
+    atomic_store_explicit(&c->claim, (uint64_t)nch << 32, memory_order_seq_cst); /* wait.h */
+    tm_wake(&helper->waker);
+    uint32_t mine = 0;
+    for (int64_t k; (k = claim(c)) >= 0; mine++)
+        copy_chunk(&j, (uint32_t)k);
+    if (atomic_fetch_add_explicit(&c->fin, mine, memory_order_acq_rel) + mine < nch)
+        await_chunks(me, c, nch);
+    atomic_store_explicit(&c->busy, 0, memory_order_release);
+}
