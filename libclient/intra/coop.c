@@ -102,8 +102,14 @@ void tm_coop_copy_in(struct tm_rank *me, struct tm_rank *helper, struct tm_reque
 {
     if (!n) return;
     const struct tm_type *dt = rr->dt;
-    struct tm_coop_job j = {rr->buf, dt ? rr->cap / dt->psize : 0, dt, data,
-                            st ? (n + st->psize - 1) / st->psize : 0, st, n, n};
+    struct tm_coop_job j = {.dst = rr->buf,
+                            .dcount = dt ? rr->cap / dt->psize : 0,
+                            .dt = dt,
+                            .src = data,
+                            .scount = st ? (n + st->psize - 1) / st->psize : 0,
+                            .st = st,
+                            .len = n,
+                            .chunk = n};
     size_t min = me->job->coop_min;
     if (!min || !helper || helper == me) {
         copy_piece(&j, 0, n);
@@ -125,9 +131,8 @@ void tm_coop_copy_in(struct tm_rank *me, struct tm_rank *helper, struct tm_reque
     uint32_t nch = (uint32_t)((n + j.chunk - 1) / j.chunk);
     struct tm_coop *c = &helper->coop;
     int idle = 0;
-    if (nch < 2 ||
-        !atomic_compare_exchange_strong_explicit(&c->busy, &idle, 1, memory_order_acquire,
-                                                 memory_order_relaxed)) {
+    if (nch < 2 || !atomic_compare_exchange_strong_explicit(
+                       &c->busy, &idle, 1, memory_order_acquire, memory_order_relaxed)) {
         copy_piece(&j, 0, n); /* another rank shares a copy with this helper */
         return;
     }

@@ -174,8 +174,7 @@ static void truncation(void)
         MPI_Status st[2];
         int e = MPI_Waitall(2, rq, st);
         CHECK(e == MPI_ERR_IN_STATUS, "truncation: Waitall returned %d", e);
-        CHECK(st[0].MPI_ERROR == MPI_ERR_TRUNCATE, "truncation: receive error %d",
-              st[0].MPI_ERROR);
+        CHECK(st[0].MPI_ERROR == MPI_ERR_TRUNCATE, "truncation: receive error %d", st[0].MPI_ERROR);
         CHECK(st[1].MPI_ERROR == MPI_SUCCESS, "truncation: send error %d", st[1].MPI_ERROR);
         int cnt = -1;
         MPI_Get_count(&st[0], MPI_BYTE, &cnt);
@@ -213,8 +212,7 @@ static void *thread_main(void *arg)
         CHECK_MPI(MPI_Isend(a, (int)n, MPI_BYTE, partner, tag, MPI_COMM_WORLD, &rq[1]));
         CHECK_MPI(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
         for (size_t i = 0; i < n; i++)
-            CHECK(b[i] == pat(i, partner + salt), "thread %d round %d: byte %zu", t->id, round,
-                  i);
+            CHECK(b[i] == pat(i, partner + salt), "thread %d round %d: byte %zu", t->id, round, i);
     }
     free(a);
     free(b);

@@ -100,8 +100,8 @@ static int copy_plain(struct tm_rank *me, struct tm_rank *helper, size_t n, int 
     struct tm_request rr = recv_req(dst + 64, n, NULL);
     tm_coop_copy_in(me, helper, &rr, src, NULL, n);
     for (size_t i = 0; i < n; i++)
-        CHECK(dst[64 + i] == pat(i, salt), "%zu bytes: byte %zu expected %u got %u", n,
-                 i, pat(i, salt), dst[64 + i]);
+        CHECK(dst[64 + i] == pat(i, salt), "%zu bytes: byte %zu expected %u got %u", n, i,
+              pat(i, salt), dst[64 + i]);
     for (size_t i = 0; i < 64; i++)
         CHECK(dst[i] == 0xee && dst[n + 64 + i] == 0xee, "%zu bytes: a guard byte written", n);
     free(src);
@@ -119,8 +119,7 @@ static void test_which(void)
     CHECK(copy_plain(me, h, 64 * 1024, 2), "a 64 KiB copy was not shared (limit 64 KiB)");
     uint64_t w = atomic_load(&h->coop.claim);
     CHECK((uint32_t)(w >> 32) >= 2 && (uint32_t)w >= (uint32_t)(w >> 32),
-          "after the copy: %u of %u chunks claimed", (unsigned)(uint32_t)w,
-          (unsigned)(w >> 32));
+          "after the copy: %u of %u chunks claimed", (unsigned)(uint32_t)w, (unsigned)(w >> 32));
     CHECK(atomic_load(&h->coop.fin) == (uint32_t)(w >> 32) && atomic_load(&h->coop.busy) == 0,
           "after the copy: fin %u busy %d", atomic_load(&h->coop.fin), atomic_load(&h->coop.busy));
     CHECK(!copy_plain(me, me, 1 << 20, 3), "a copy was shared with the initiator itself");
@@ -224,10 +223,12 @@ static void test_shared(void)
         /* the column, and its neighbours on either side left alone */
         for (size_t i = 0; i < n; i++) {
             double *at = &g[i * row + row - 1];
-            CHECK(*at == m[i * row + from], "column round %d: row %zu expected %g got %g", round,
-                  i, m[i * row + from], *at);
-            CHECK(at[-1] == -1 && (i + 1 == n || at[1] == -1), "column round %d: row %zu: a "
-                  "neighbour written", round, i);
+            CHECK(*at == m[i * row + from], "column round %d: row %zu expected %g got %g", round, i,
+                  m[i * row + from], *at);
+            CHECK(at[-1] == -1 && (i + 1 == n || at[1] == -1),
+                  "column round %d: row %zu: a "
+                  "neighbour written",
+                  round, i);
             *at = -1;
         }
     }
