@@ -20,6 +20,10 @@
  * a claim is one atomic on a line both cores write, ~100 ns; a chunk copies for several us. */
 #define COOP_CHUNK_WEIGHT (32 * 1024)
 #define COOP_MAX_CHUNKS 256
+/* A helper asleep in a futex takes tens of us to run again on this machine (a vCPU woken by
+ * an interrupt; wait.c); the wake costs the initiator a system call.  Only a copy that lasts
+ * longer than that wakes it; a smaller one is shared with a helper that still spins. */
+#define COOP_WAKE_WEIGHT (1024 * 1024)
 
 /* Blocks per packed byte of t, as a 1/x: the mean block length (plain bytes: the whole). */
 static size_t mean_block(const struct tm_type *t, size_t len)
@@ -139,7 +143,7 @@ void tm_coop_copy_in(struct tm_rank *me, struct tm_rank *helper, struct tm_reque
     atomic_store_explicit(&c->fin, 0, memory_order_relaxed);
     atomic_store_explicit(&c->job, &j, memory_order_relaxed);
     atomic_store_explicit(&c->claim, (uint64_t)nch << 32, memory_order_seq_cst); /* wait.h */
-    tm_wake(&helper->waker);
+    if (weight >= COOP_WAKE_WEIGHT) tm_wake(&helper->waker);
     uint32_t mine = 0;
     for (int64_t k; (k = claim(c)) >= 0; mine++)
         copy_chunk(&j, (uint32_t)k);

@@ -10,7 +10,8 @@
  *
  * Protocol (struct tm_coop, one per helper rank; every field an atomic):
  *   initiator: takes `busy` (0 -> 1; if another initiator has it, copies alone); sets job and
- *              fin = 0; publishes claim = chunks << 32 (seq_cst); tm_wake(helper).  Claims
+ *              fin = 0; publishes claim = chunks << 32 (seq_cst); tm_wake(helper) if the copy
+ *              outlasts a wake-up (coop.c COOP_WAKE_WEIGHT).  Claims
  *              chunks (compare-and-swap on claim's low half) and copies them until none is
  *              left; waits until fin == chunks; busy = 0; only then completes the requests.
  *   helper:    in every wait (wait.c fb_cond), when claim's low half is below its high half:

@@ -160,7 +160,8 @@ static void test_which(void)
     free(h);
 }
 
-/* A helper that sleeps (wait.h: sleeping counted) is woken when a copy is published. */
+/* A helper that sleeps (wait.h: sleeping counted) is woken when a copy of 1 MiB or more is
+ * published. */
 static void test_wake(void)
 {
     struct tm_rank *me = rank_new(), *h = rank_new();
@@ -169,6 +170,9 @@ static void test_wake(void)
     atomic_store(&h->waker.sleeping, 1);
     CHECK(copy_plain(me, h, 1 << 20, 7), "not shared");
     CHECK(atomic_load(&wakes) == 1, "sleeping helper: %d wakes, expected 1", atomic_load(&wakes));
+    /* a copy shorter than a wake-up is shared only with a helper that still spins */
+    CHECK(copy_plain(me, h, 256 * 1024, 9), "not shared");
+    CHECK(atomic_load(&wakes) == 1, "sleeping helper woken for 256 KiB");
     atomic_store(&h->waker.sleeping, 0);
     CHECK(copy_plain(me, h, 1 << 20, 8), "not shared");
     CHECK(atomic_load(&wakes) == 1, "awake helper woken");
