@@ -87,17 +87,18 @@ void tm_coop_help(struct tm_rank *me)
     if (n) atomic_fetch_add_explicit(&c->helped, n, memory_order_relaxed);
 }
 
-/* Waits for the chunks the helper claimed; each is a few microseconds of copying.  On a
- * node with more runnable threads than cores the helper may have lost its core mid-chunk:
- * then give ours away. */
-static void await_chunks(struct tm_rank *me, struct tm_coop *c, uint32_t chunks)
+/* Waits for the chunks the helper claimed; each is a few microseconds of copying.  A helper
+ * that lost its core mid-chunk (other load on the node, which runnable_ranks does not count)
+ * needs a core to finish: after a short spin, every look gives ours away. */
+#define COOP_AWAIT_SPINS 1024
+
+static void await_chunks(struct tm_coop *c, uint32_t chunks)
 {
-    const struct tmpi_svc *svc = me->job->svc;
-    for (unsigned i = 1; atomic_load_explicit(&c->fin, memory_order_acquire) < chunks; i++) {
-        if ((i & 255) == 0 && svc->runnable_ranks() > svc->ncpus)
-            sched_yield();
-        else
+    for (unsigned i = 0; atomic_load_explicit(&c->fin, memory_order_acquire) < chunks; i++) {
+        if (i < COOP_AWAIT_SPINS)
             tm_cpu_relax();
+        else
+            sched_yield();
     }
 }
 
@@ -148,6 +149,6 @@ void tm_coop_copy_in(struct tm_rank *me, struct tm_rank *helper, struct tm_reque
     for (int64_t k; (k = claim(c)) >= 0; mine++)
         copy_chunk(&j, (uint32_t)k);
     if (atomic_fetch_add_explicit(&c->fin, mine, memory_order_acq_rel) + mine < nch)
-        await_chunks(me, c, nch);
+        await_chunks(c, nch);
     atomic_store_explicit(&c->busy, 0, memory_order_release);
 }
