@@ -44,7 +44,7 @@ int config_defaults(struct agent_config *c)
         .rank_switching = "auto",
         .bind_to = "auto",
         .intra_eager_limit = 16384,
-        .intra_coop_min = 64 * 1024,
+        .intra_coop_min = 256 * 1024,
         .eager_limit = 100 * 1024,
         .pool_size = 64u << 20,
         .kill_grace_sec = 5,

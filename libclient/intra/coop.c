@@ -13,12 +13,16 @@
 
 /* What one piece of a strided copy costs in bytes of a plain copy: each block is a load and a
  * store at a new address, and a column of a matrix (the halo exchange) touches a new page
- * with every element.  Measured on the development machine: a column of 512 doubles at a
- * 4 KiB stride copies in about the time of 64 KiB contiguous (docs/bench/ANALYSIS.md). */
+ * with every element.  Measured on the development machine with hot caches, against 4 MiB
+ * contiguous in 85 us: a column of 512 doubles in 0.6 us (60 B an element), of 1024 in
+ * 1.2-1.8 us (70 B), of 2048 at a 16 KiB stride in 12 us (290 B: beyond the TLB); and two
+ * threads copied the 2048 column in 2.3-2.5 us (docs/bench/ANALYSIS.md "Halo exchange"). */
 #define COOP_PIECE_BYTES 128
-/* The weight (bytes, pieces counted as above) of one chunk, and the most chunks of a copy:
- * a claim is one atomic on a line both cores write, ~100 ns; a chunk copies for several us. */
-#define COOP_CHUNK_WEIGHT (32 * 1024)
+/* The weight (bytes, pieces counted as above) of one chunk, and the most chunks of a copy.
+ * A claim is one atomic on a line both cores write.  Measured (two threads, one copying and
+ * one polling, 4 MiB in cache): 32 KiB chunks gave no gain at all (85 us alone, 89 shared),
+ * 128 KiB chunks 46-60 us, 256 KiB 54 us; 64 MiB 6.4 ms alone, 3.8 ms in 128 KiB chunks. */
+#define COOP_CHUNK_WEIGHT (128 * 1024)
 #define COOP_MAX_CHUNKS 256
 /* A helper asleep in a futex takes tens of us to run again on this machine (a vCPU woken by
  * an interrupt; wait.c); the wake costs the initiator a system call.  Only a copy that lasts

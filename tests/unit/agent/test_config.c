@@ -39,7 +39,7 @@ static void test_good(void)
     struct agent_config c;
     CHECK(config_defaults(&c) == 0);
     CHECK_EQ(c.eager_limit, 100 * 1024);
-    CHECK_EQ(c.intra_coop_min, 64 * 1024);
+    CHECK_EQ(c.intra_coop_min, 256 * 1024);
     CHECK(strcmp(c.rank_switching, "auto") == 0);
     CHECK(strcmp(c.bind_to, "auto") == 0);
     CHECK_EQ(c.max_ranks, 16384); /* a 16,384-rank job fits one agent (issue 21) */
