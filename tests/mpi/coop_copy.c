@@ -43,7 +43,8 @@ static void exchange(void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rc
 
 static void contiguous(void)
 {
-    static const size_t sizes[] = {65535, 65536, 65536 + 4097, (1 << 20) + 3, (8 << 20) + 5};
+    static const size_t sizes[] = {65536 + 4097,       (256 << 10) - 1, 256 << 10,
+                                   (256 << 10) + 4097, (1 << 20) + 3,   (8 << 20) + 5};
     size_t max = (8 << 20) + 5 + 64;
     unsigned char *a = malloc(max), *b = malloc(max);
     CHECK(a && b, "out of memory");
@@ -78,9 +79,11 @@ static double val(int r, size_t i, size_t j)
 
 static void strided(void)
 {
-    static const int dims[] = {512, 1024};
+    /* rows x row length: a halo's column, and a long column of narrow rows (4096 blocks:
+     * above intra_coop_min's default weight, so shared) */
+    static const int dims[][2] = {{512, 514}, {4096, 18}};
     for (int d = 0; d < 2; d++) {
-        int n = dims[d], nc = n + 2;
+        int n = dims[d][0], nc = dims[d][1];
         size_t cells = (size_t)n * (size_t)nc;
         double *m = malloc(cells * sizeof *m), *g = malloc(cells * sizeof *g);
         double *flat = malloc((size_t)n * sizeof *flat);
