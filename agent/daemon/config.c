@@ -44,6 +44,7 @@ int config_defaults(struct agent_config *c)
         .rank_switching = "auto",
         .bind_to = "auto",
         .intra_eager_limit = 16384,
+        .intra_coop_min = 256 * 1024,
         .eager_limit = 100 * 1024,
         .pool_size = 64u << 20,
         .kill_grace_sec = 5,
@@ -355,6 +356,8 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = set_bind_to(c, value);
         else if (strcmp(key, "intra_eager_limit") == 0)
             r = parse_u32(value, 0, 1u << 30, &c->intra_eager_limit);
+        else if (strcmp(key, "intra_coop_min") == 0)
+            r = parse_u32(value, 0, 1u << 30, &c->intra_coop_min);
         else if (strcmp(key, "eager_limit") == 0)
             r = parse_u32(value, 0, 1u << 30, &c->eager_limit);
         else if (strncmp(key, "coll_", 5) == 0) {

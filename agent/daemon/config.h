@@ -57,6 +57,7 @@ struct agent_config {
     const char *bind_to; /* "auto" or a --bind-to kind (job_bind.h): a launch without --bind-to
                             gets it; a literal, not owned */
     uint32_t intra_eager_limit;  /* intra-node: larger messages use rendezvous */
+    uint32_t intra_coop_min;     /* intra-node: copies this large are shared by both ranks */
     uint32_t eager_limit;        /* inter-node eager-push threshold (seed 000: 100 KB) */
     size_t pool_size;            /* shared buffer pool capacity */
     uint32_t kill_grace_sec;     /* how long ranks of a torn-down job get to stop */

@@ -52,6 +52,7 @@ static const struct setting settings[] = {
     S("[mpi] rank_switching", T_LIT, rank_switching, JOB),
     S("[mpi] bind_to", T_LIT, bind_to, JOB),
     S("[mpi] intra_eager_limit", T_U32, intra_eager_limit, JOB),
+    S("[mpi] intra_coop_min", T_U32, intra_coop_min, JOB),
     S("[mpi] eager_limit", T_U32, eager_limit, JOB),
     S("[mpi] coll_bcast", T_STR, coll_bcast, JOB),
     S("[mpi] coll_reduce", T_STR, coll_reduce, JOB),

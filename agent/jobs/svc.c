@@ -118,6 +118,7 @@ void svc_init(struct agent *a)
     tmpi_svc.ncpus = a->ncpus;
     tmpi_svc.spin_ns = a->cfg.spin_ns;
     tmpi_svc.eager_limit = a->cfg.intra_eager_limit;
+    tmpi_svc.coop_min = a->cfg.intra_coop_min;
     tmpi_svc.net_eager_limit = a->cfg.eager_limit;
     tmpi_svc.coll_bcast = a->cfg.coll_bcast;
     tmpi_svc.coll_reduce = a->cfg.coll_reduce;

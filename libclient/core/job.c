@@ -73,6 +73,7 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
      * message a malloc. */
     if (j->eager_limit > ((size_t)64 << (TM_ENVL_NCLASS - 1)))
         j->eager_limit = (size_t)64 << (TM_ENVL_NCLASS - 1);
+    j->coop_min = svc->coop_min;
     j->spin_ns = svc->spin_ns;
     /* Across nodes an answer takes a network round trip, longer than the intra-node budget;
      * a rank that blocks then needs a daemon and a futex wake to run again, while a spinning

@@ -15,6 +15,7 @@
 
 #include "coll_stats.h"
 #include "comm.h"
+#include "coop.h"
 #include "ctx.h"
 #include "envelope_pool.h"
 #include "fbox.h"
@@ -103,6 +104,9 @@ struct tm_rank {
 
     /* steps of the rank's non-blocking operations that only the rank can take (wait.h) */
     struct tm_progress prog;
+
+    /* a large copy another rank shares with this one's waits (coop.h: atomics, any thread) */
+    struct tm_coop coop;
 } __attribute__((aligned(64)));
 
 struct tm_job {
@@ -110,6 +114,7 @@ struct tm_job {
     int size;
     uint64_t id;
     size_t eager_limit;
+    size_t coop_min; /* copies from this weight are shared by both ranks (coop.h); 0: never */
     uint64_t spin_ns;
     _Atomic int cancelled;      /* set by wake_all */
     _Atomic int net_nonreaders; /* threads of a job across nodes waiting without reading links */

@@ -228,16 +228,20 @@ static int spin(struct tm_rank *me, tm_cond_fn cond, void *arg)
 }
 
 /* Every wait drains the rank's fast boxes when a cell is ready: a posted receive that a
- * sender answered through one completes only then (fbox.h). */
+ * sender answered through one completes only then (fbox.h).  And it copies chunks of a copy
+ * another rank shares with it (coop.h), except on a carrier (help 0): a parked rank's
+ * condition runs there, for the carrier's other ranks' time. */
 struct fb_cond {
     struct tm_rank *me;
     tm_cond_fn cond;
     void *arg;
+    int help;
 };
 
 static int fb_cond(void *arg)
 {
     struct fb_cond *f = arg;
+    if (f->help) tm_coop_poll(&f->me->coop, f->me);
     tm_fb_poll(f->me);
     return f->cond(f->arg);
 }
@@ -291,6 +295,7 @@ static void park(struct tm_rank *me, struct fb_cond *fc, int saved_errno)
         svc->net_release(links);
     }
     struct park_cond pc = {fc, j, 0, tm_mst_on(me), 0};
+    fc->help = 0;
     if (pc.mst && !me->mst.published) tm_mst_publish(me, 0);
     for (;;) {
         check_cancel(me);
@@ -318,7 +323,7 @@ static void wait_slow(struct tm_rank *me, struct fb_cond *fc);
 
 void tm_wait(struct tm_rank *me, tm_cond_fn cond_in, void *arg_in)
 {
-    struct fb_cond fc = {me, cond_in, arg_in};
+    struct fb_cond fc = {me, cond_in, arg_in, 1};
     if (fb_cond(&fc)) return;
     /* The waiting's own system calls (futex EAGAIN, a poll's recv) are no business of the
      * program's errno. */

@@ -318,6 +318,48 @@ size_t tm_type_copy(void *dst, size_t dcount, const struct tm_type *dt, const vo
     return len;
 }
 
+size_t tm_type_copy_at(void *dst, size_t dcount, const struct tm_type *dt, const void *src,
+                       size_t scount, const struct tm_type *st, size_t pos, size_t len)
+{
+    size_t sb = scount * st->psize, db = dcount * dt->psize;
+    size_t total = sb < db ? sb : db;
+    if (pos >= total) return 0;
+    if (len > total - pos) len = total - pos;
+    if (st->contig)
+        return tm_type_unpack(dst, dcount, dt, pos, (const unsigned char *)src + pos, len);
+    if (dt->contig) return tm_type_pack((unsigned char *)dst + pos, src, scount, st, pos, len);
+    /* Runs of blocks, stride to stride, when the piece starts and ends on block bounds (the
+     * chunks of a cooperative copy do: coop.c); else block by block from two cursors. */
+    if (st->vn && dt->vn && st->vlen == dt->vlen && pos % st->vlen == 0 && len % st->vlen == 0) {
+        struct vseq a, b;
+        vseq_at(&a, src, st, scount, pos / st->vlen);
+        vseq_at(&b, dst, dt, dcount, pos / st->vlen);
+        size_t k = len / st->vlen;
+        while (k) {
+            size_t n = a.left < b.left ? a.left : b.left;
+            if (n > k) n = k;
+            strided(b.p, b.stride, a.p, a.stride, n, st->vlen);
+            k -= n;
+            vseq_step(&a, n);
+            vseq_step(&b, n);
+        }
+        return len;
+    }
+    struct cursor cs, cd;
+    cursor_at(&cs, src, st, pos);
+    cursor_at(&cd, dst, dt, pos);
+    for (size_t left = len; left;) {
+        size_t n = cursor_left(&cs), m = cursor_left(&cd);
+        if (m < n) n = m;
+        if (n > left) n = left;
+        memcpy(cursor_ptr(&cd), cursor_ptr(&cs), n);
+        left -= n;
+        cursor_step(&cs, n);
+        cursor_step(&cd, n);
+    }
+    return len;
+}
+
 int tm_type_apply(int op, const void *in, void *inout, size_t count, const struct tm_type *t)
 {
     if (t->basic == TM_T__COUNT || !tm_op_defined(op, t->basic)) return -EINVAL;

@@ -10,6 +10,7 @@
  *   tm_type_pack(out, buf, count, t, pos, len)    packed bytes [pos, pos+len) -> out
  *   tm_type_unpack(buf, count, t, pos, in, len)   in -> packed bytes [pos, pos+len) of buf
  *   tm_type_copy(dst, dcount, dt, src, scount, st) one pass, source layout to destination
+ *   tm_type_copy_at(..., pos, len)                 one piece of that copy
  *   tm_type_apply(op, in, inout, count, t)        a predefined op over typed buffers
  * Lengths are in packed bytes (count * t->psize for a whole buffer). */
 #ifndef TMPI_LIBCLIENT_TYPE_COPY_H
@@ -33,6 +34,10 @@ size_t tm_type_unpack(void *buf, size_t count, const struct tm_type *t, size_t p
  * returns the bytes copied. */
 size_t tm_type_copy(void *dst, size_t dcount, const struct tm_type *dt, const void *src,
                     size_t scount, const struct tm_type *st);
+/* The same for packed bytes [pos, pos + len) of that copy only, so that several threads can
+ * each take a piece of one copy (intra/coop.h); returns the bytes copied. */
+size_t tm_type_copy_at(void *dst, size_t dcount, const struct tm_type *dt, const void *src,
+                       size_t scount, const struct tm_type *st, size_t pos, size_t len);
 /* inout = in op inout for count elements of t (a type made of one predefined type), both
  * buffers laid out as t; returns 0 or -EINVAL if op is not defined on t's basic type. */
 int tm_type_apply(int op, const void *in, void *inout, size_t count, const struct tm_type *t);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "coop.h"
 #include "envelope_pool.h"
 #include "fbox.h"
 #include "job.h"
@@ -59,10 +60,13 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
     struct tm_request *rr = tm_match_posted(mb, ctx, src, tag);
     if (rr) {
         pthread_mutex_unlock(&mb->lock);
-        if (TM_UNLIKELY(sreq->dt))
-            tm_deliver_typed(rr, buf, sreq->dt, bytes, src, tag);
-        else
+        /* A large or strided copy is shared with the receiver's waits (coop.h). */
+        if (TM_UNLIKELY(sreq->dt || rr->dt || bytes >= me->job->coop_min)) {
+            tm_coop_copy_in(me, rr->owner, rr, buf, sreq->dt, bytes <= rr->cap ? bytes : rr->cap);
+            tm_deliver_done(rr, bytes, src, tag);
+        } else {
             tm_deliver(rr, buf, bytes, src, tag);
+        }
         tm_req_set_done(sreq, dest, tag, bytes, MPI_SUCCESS);
         return 0;
     }
@@ -133,10 +137,15 @@ void tm_recv_envl(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e
     const void *data = e->kind == TM_ENVL_EAGER ? (const void *)e->data : e->sbuf;
     size_t n = e->bytes <= rreq->cap ? e->bytes : rreq->cap;
     const struct tm_type *st = e->kind == TM_ENVL_RNDV ? e->stype : NULL;
-    if (TM_UNLIKELY(st || rreq->dt))
-        tm_copy_in(rreq, data, st, n); /* one copy, layout to layout */
-    else if (n)
+    if (TM_UNLIKELY(st || rreq->dt || n >= me->job->coop_min)) {
+        /* One copy, layout to layout, shared with the sender's waits (coop.h): a rendezvous
+         * sender waits for this very copy; an eager one's envelope stays ours until released
+         * below, whatever its sender waits for meanwhile. */
+        struct tm_rank *peer = e->kind == TM_ENVL_RNDV ? e->sreq->owner : e->home;
+        tm_coop_copy_in(me, peer, rreq, data, st, n);
+    } else if (n) {
         memcpy(rreq->buf, data, n);
+    }
     if (e->kind == TM_ENVL_RNDV) {
         struct tm_request *s = e->sreq;
         struct tm_waker *w = &s->owner->waker;

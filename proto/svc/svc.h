@@ -169,6 +169,7 @@ struct tmpi_svc {
     /* Agent configuration libclient honours (read-only). */
     uint32_t spin_ns;     /* spin budget before blocking in a wait */
     uint32_t eager_limit; /* intra-node: larger messages wait for the receive (rendezvous) */
+    uint32_t coop_min;    /* intra-node: copies this large are split between both ranks; 0 never */
 
     /* Inter-node (info->net != NULL).  Sends one frame to node `node` of the job on channel
      * TMPI_NET_P2P or TMPI_NET_COLL; the agent sets h->job_id, h->channel and h->seq, the caller

@@ -40,6 +40,11 @@ run_prog() {
     run_prog p2p_large 1 2 4 16
 }
 
+@test "mpi: large copies shared by both ranks: contiguous and strided, both orders, truncation, threads, persistent, cancel" {
+    run_prog coop_copy 1 2 4 16
+    SWITCHING=user run_prog coop_copy 2 5
+}
+
 @test "mpi: nothing lost: random sizes across the eager limits, specific and wildcard receives, slow receivers, non-overtaking per (source, tag, comm)" {
     run_prog nothing_lost 1 2 4 16
 }

@@ -39,6 +39,7 @@ static void test_good(void)
     struct agent_config c;
     CHECK(config_defaults(&c) == 0);
     CHECK_EQ(c.eager_limit, 100 * 1024);
+    CHECK_EQ(c.intra_coop_min, 256 * 1024);
     CHECK(strcmp(c.rank_switching, "auto") == 0);
     CHECK(strcmp(c.bind_to, "auto") == 0);
     CHECK_EQ(c.max_ranks, 16384); /* a 16,384-rank job fits one agent (issue 21) */
@@ -53,6 +54,7 @@ static void test_good(void)
                               "allow_users_dir = /run/tmpid/allowed\n"
                               "oom_score_adj = -1000\njob_oom_score_adj = +0\n"
                               "[mpi]\nspin_ns = 0\nintra_eager_limit = 8K\neager_limit = 64K\n"
+                              "intra_coop_min = 1M\n"
                               "rank_switching = user\nbind_to = socket\n"
                               "[pool]\nsize = 1M\n"
                               "[mesh]\nlisten = 127.0.0.1:7471\nkey_file = /etc/k\n"
@@ -76,6 +78,7 @@ static void test_good(void)
     CHECK(strcmp(c.rank_switching, "user") == 0);
     CHECK(strcmp(c.bind_to, "package") == 0);
     CHECK_EQ(c.intra_eager_limit, 8192);
+    CHECK_EQ(c.intra_coop_min, 1u << 20);
     CHECK_EQ(c.eager_limit, 65536);
     CHECK_EQ(c.pool_size, 1u << 20);
     CHECK_EQ(c.npeers, 3);
@@ -114,6 +117,8 @@ static void test_bad(void)
     expect_refused("[agent\nname = x\n");
     expect_refused("[mpi]\nspin_ns = -5\n");
     expect_refused("[mpi]\nrank_switching = fibers\n");
+    expect_refused("[mpi]\nintra_coop_min = 2G\n");
+    expect_refused("[mpi]\nintra_coop_min = lots\n");
     expect_refused("[mpi]\nbind_to = sideways\n");
     expect_refused("[mpi]\nrank_switching =\n");
     expect_refused("[mesh]\npeers = a:1,,b:2\n");

@@ -600,6 +600,7 @@ int th_run(const struct th_opts *o, th_rank_fn fn, void *arg, struct th_result *
     /* the agent always fills these from tmpid.conf; 0 here picks its defaults */
     tmpi_svc.spin_ns = o->spin_ns ? o->spin_ns : 20000;
     tmpi_svc.eager_limit = o->eager_limit ? o->eager_limit : 16384;
+    tmpi_svc.coop_min = o->coop_min == TH_COOP_OFF ? 0 : o->coop_min ? o->coop_min : 256 * 1024;
     tmpi_svc.net_eager_limit = o->net_eager_limit ? o->net_eager_limit : 100 * 1024;
     th_cur_job = j;
 

@@ -21,10 +21,12 @@
 #include "../../check.h"
 
 enum { TH_DONE_MIXED = 0, TH_DONE_INLINE = 1, TH_DONE_LATER = 2 };
+#define TH_COOP_OFF UINT32_MAX
 
 struct th_opts {
     int nranks;
     uint32_t eager_limit; /* 0: libtmpi's default */
+    uint32_t coop_min;    /* 0: the agent's default (256 KiB); TH_COOP_OFF: no shared copies */
     uint32_t spin_ns;     /* 0: libtmpi's default */
     int ncpus;            /* 0: the machine's */
     /* simulated nodes (0 or 1: one node, no network) */

@@ -1,6 +1,7 @@
 /* test_type_flat.c — the datatype engine on its own (type_flat.c, type_copy.c, type_ref.c
  * compiled in, no ranks): flattening and merging of blocks, bounds, the block limit, pack and
- * unpack at every split offset, typed-to-typed copies between different layouts, reductions
+ * unpack at every split offset, typed-to-typed copies between different layouts (whole and in
+ * pieces), reductions
  * over a strided type that leave its gaps alone. */
 #include <errno.h>
 #include <stdio.h>
@@ -298,6 +299,28 @@ static void test_regular(void)
     size_t nn[3] = {1, 3, 2};
     struct tm_type *irr = build(&dbl, 3, d, nn, &err);
     CHECK(irr && irr->vn == 0, "irregular blocks: vn %zu", irr ? irr->vn : 99);
+    /* A typed copy in two pieces split anywhere (tm_type_copy_at: the chunks of a copy that
+     * two ranks share, intra/coop.h) gives the whole copy, regular and irregular maps alike,
+     * and writes nothing else. */
+    const struct tm_type *pc[] = {col, col2, neg, gap, cont, irr};
+    for (size_t i = 0; i < 6; i++)
+        for (size_t j = 0; j < 6; j++) {
+            const struct tm_type *st = pc[i], *dt = pc[j];
+            if (!st || !dt) continue;
+            size_t dcount = 3;
+            size_t n = 2 * st->psize < dcount * dt->psize ? 2 * st->psize : dcount * dt->psize;
+            memset(want, 0xee, BUF);
+            tm_type_copy(want + 128, dcount, dt, src, 2, st);
+            for (size_t cut = 0; cut <= n; cut++) {
+                memset(back, 0xee, BUF);
+                size_t a = tm_type_copy_at(back + 128, dcount, dt, src, 2, st, 0, cut);
+                size_t b = tm_type_copy_at(back + 128, dcount, dt, src, 2, st, cut, n);
+                CHECK(a == cut && b == n - cut && memcmp(back, want, BUF) == 0,
+                      "typed copy %zu -> %zu in pieces split at %zu differs", i, j, cut);
+            }
+            CHECK(tm_type_copy_at(back + 128, dcount, dt, src, 2, st, n, 8) == 0,
+                  "a piece past the end of copy %zu -> %zu copied something", i, j);
+        }
     tm_type_release(irr);
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
         tm_type_release(all[k]);
