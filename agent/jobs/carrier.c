@@ -189,8 +189,9 @@ static void rank_entry(void *arg)
  * A look must never be skipped.  Other carriers claim a parked rank too (a rescue, scan_all),
  * and a look that found the rank claimed (CR_CLAIMED) used to count for nothing: the claimer
  * had seen ready() false just before the waker's store, put the rank back, and nobody looked
- * again while its carrier slept with no deadline (a rank parked for good: seen as a job whose
- * rank joined its collectives' progress thread hanging across agents).  So a look at a
+ * again while its carrier slept with no deadline: a rank parked for good (test_carrier relook
+ * holds that window open; the likely cause of a job across agents that hung in a rank's join
+ * of its collectives' progress thread).  So a look at a
  * claimed rank is handed to the claimer (CR_RELOOK, an atomic read-modify-write even when
  * another looker set it already, so that it is ordered before the claimer's put-back), and
  * the claimer calls ready() once more before the rank is parked again. */
