@@ -85,6 +85,9 @@ int carrier_child_wait(struct job *j, pthread_t t)
     struct carrier_child *c = take(j, t);
     pthread_mutex_unlock(&j->children_mu);
     if (!c) return -ENOTSUP;
+    /* No poll: the thread's end wakes sleeping carriers after its seq_cst store, and the
+     * carrier the rank lives on looks at ended() once more after it counted itself asleep
+     * (carrier.c's wake-up invariant). */
     int rc = 0;
     while (rc == 0 && !ended(c))
         rc = carrier_park(ended, c, NULL);
