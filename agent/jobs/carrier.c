@@ -178,26 +178,58 @@ static void rank_entry(void *arg)
     __builtin_trap(); /* a finished context is never resumed */
 }
 
+/* The wake-up invariant.  A waker makes a parked rank's ready() true (seq_cst), then reads the
+ * pool's sleepers (seq_cst) and wakes them if any (carrier_wake, svc.h).  So every carrier
+ * that may be the only one to look at a parked rank must look at its ready() after it counted
+ * itself in sleepers and before it sleeps: then either that look sees the rank ready, or the
+ * waker sees the count and bumps the word the carrier sleeps on.  The carrier a rank lives on
+ * (k->last) is that carrier: it publishes the park (run_rank) and looks at the rank in every
+ * pick from then on, the last pick of idle() included.
+ *
+ * A look must never be skipped.  Other carriers claim a parked rank too (a rescue, scan_all),
+ * and a look that found the rank claimed (CR_CLAIMED) used to count for nothing: the claimer
+ * had seen ready() false just before the waker's store, put the rank back, and nobody looked
+ * again while its carrier slept with no deadline: a rank parked for good (test_carrier relook
+ * holds that window open; the likely cause of a job across agents that hung in a rank's join
+ * of its collectives' progress thread).  So a look at a
+ * claimed rank is handed to the claimer (CR_RELOOK, an atomic read-modify-write even when
+ * another looker set it already, so that it is ordered before the claimer's put-back), and
+ * the claimer calls ready() once more before the rank is parked again. */
+
 /* Takes r for carrier c if it can run now: a new rank of c's block, or a parked one whose
  * ready() holds (called with the rank claimed, so never twice at once). */
 static int try_claim(struct carrier *c, struct rank *r)
 {
     struct carried *k = r->carried;
     int st = atomic_load_explicit(&k->state, memory_order_acquire);
-    if (st == CR_NEW && k->home == c) {
-        atomic_store_explicit(&k->state, CR_RUNNING, memory_order_relaxed);
-        return 1;
+    for (;;) {
+        if (st == CR_NEW && k->home == c) {
+            atomic_store_explicit(&k->state, CR_RUNNING, memory_order_relaxed);
+            return 1;
+        }
+        if (st == CR_CLAIMED || st == CR_RELOOK) {
+            if (atomic_compare_exchange_weak_explicit(&k->state, &st, CR_RELOOK,
+                                                      memory_order_seq_cst, memory_order_acquire))
+                return 0; /* the claimer looks again for us */
+            continue;
+        }
+        if (st != CR_PARKED) return 0;
+        if (atomic_compare_exchange_weak_explicit(&k->state, &st, CR_CLAIMED, memory_order_seq_cst,
+                                                  memory_order_acquire))
+            break;
     }
-    if (st != CR_PARKED ||
-        !atomic_compare_exchange_strong_explicit(&k->state, &st, CR_CLAIMED, memory_order_acquire,
-                                                 memory_order_relaxed))
-        return 0;
-    if (k->ready(k->ready_arg)) {
-        atomic_store_explicit(&k->state, CR_RUNNING, memory_order_relaxed);
-        return 1;
+    for (;;) {
+        if (k->ready(k->ready_arg)) {
+            atomic_store_explicit(&k->state, CR_RUNNING, memory_order_relaxed);
+            return 1;
+        }
+        int claimed = CR_CLAIMED;
+        if (atomic_compare_exchange_strong_explicit(&k->state, &claimed, CR_PARKED,
+                                                    memory_order_seq_cst, memory_order_seq_cst))
+            return 0;
+        /* CR_RELOOK: another carrier looked while we held the rank */
+        atomic_store_explicit(&k->state, CR_CLAIMED, memory_order_seq_cst);
     }
-    atomic_store_explicit(&k->state, CR_PARKED, memory_order_release);
-    return 0;
 }
 
 /* Whether carrier o has run one rank without a switch for longer than RESCUE_NS: its parked
@@ -329,7 +361,9 @@ static uint64_t earliest_deadline(struct carrier_pool *p)
     if (!atomic_load_explicit(&p->sleeping, memory_order_seq_cst)) return 0;
     for (uint32_t i = 0; i < p->nranks; i++) {
         struct carried *k = p->ranks[i]->carried;
-        if (atomic_load_explicit(&k->state, memory_order_acquire) != CR_PARKED) continue;
+        /* claimed ranks too: their claimer may put them back after our look */
+        int st = atomic_load_explicit(&k->state, memory_order_acquire);
+        if (st != CR_PARKED && st != CR_CLAIMED && st != CR_RELOOK) continue;
         uint64_t d = atomic_load_explicit(&k->deadline, memory_order_relaxed);
         if (d && (!best || d < best)) best = d;
     }

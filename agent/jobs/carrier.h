@@ -49,6 +49,7 @@ enum carrier_rank_state {
     CR_RUNNING, /* its context runs (or a carrier is switching away from it) */
     CR_PARKED,  /* waits for ready(); any carrier may claim it */
     CR_CLAIMED, /* a carrier is calling its ready() */
+    CR_RELOOK,  /* claimed, and another carrier looked meanwhile: the claimer looks again */
     CR_DONE,
 };
 

@@ -5,14 +5,10 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "carrier.h"
 #include "job.h"
 #include "rank.h"
-
-/* How long a joining rank sleeps between looks at its thread's end. */
-#define JOIN_POLL_NS 200000u
 
 struct carrier_child {
     struct carrier_child *next; /* children_mu: the job's list */
@@ -89,16 +85,12 @@ int carrier_child_wait(struct job *j, pthread_t t)
     struct carrier_child *c = take(j, t);
     pthread_mutex_unlock(&j->children_mu);
     if (!c) return -ENOTSUP;
-    /* Parked in short sleeps rather than until the thread's end wakes us: a wake-up lost
-     * between a carrier's last look and its sleep would leave the rank parked for good (seen:
-     * a job across agents whose rank joined its collectives' progress thread hung one run in
-     * two); a join costs at most JOIN_POLL_NS more. */
+    /* No poll: the thread's end wakes sleeping carriers after its seq_cst store, and the
+     * carrier the rank lives on looks at ended() once more after it counted itself asleep
+     * (carrier.c's wake-up invariant). */
     int rc = 0;
-    while (rc == 0 && !ended(c)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        rc = carrier_sleep((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + JOIN_POLL_NS);
-    }
+    while (rc == 0 && !ended(c))
+        rc = carrier_park(ended, c, NULL);
     pthread_mutex_lock(&j->children_mu);
     unref(c);
     pthread_mutex_unlock(&j->children_mu);

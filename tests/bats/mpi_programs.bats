@@ -165,6 +165,10 @@ run_prog() {
     run_prog task_farm 1 2 3 4
 }
 
+@test "mpi: ranks that start and join a thread every round, the threads exchanging in a ring" {
+    run_prog thread_join 1 2 4 16
+}
+
 @test "mpi: 20000 communicators created and freed, no slowdown" {
     run_prog comm_loop 1 2 4 16
 }
@@ -209,6 +213,8 @@ run_prog() {
     # mains that join their MPI_THREAD_MULTIPLE workers park, not their carrier (carrier_join.h)
     SWITCHING=user run_prog thread_multiple 4 5
     SWITCHING=user run_prog task_farm 4 8
+    # joins parked in a loop, the threads' ends and messages their only wake-ups (carrier.c)
+    SWITCHING=user run_prog thread_join 2 4 5
     SWITCHING=kernel run_prog p2p_order 16
     SWITCHING=kernel run_prog coll_all 16
 }

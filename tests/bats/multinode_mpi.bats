@@ -86,7 +86,7 @@ expect_ok() {
 @test "multinode mpi: the tests/mpi programs on 3 nodes x 2 ranks, ranks on carriers" {
     start_cluster 3
     local p
-    for p in p2p_order nonblocking coll_all net_progress carriers topo_neighbor coop_copy; do
+    for p in p2p_order nonblocking coll_all net_progress carriers topo_neighbor coop_copy thread_join; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done

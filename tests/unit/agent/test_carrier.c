@@ -429,6 +429,77 @@ static void test_rescue(void)
     job_unmake(j);
 }
 
+/* ---- a look at a rank another carrier has claimed is not lost ---- */
+
+/* The window of carrier.c's wake-up invariant, held open.  Ranks 0 and 1 live on carrier 0;
+ * rank 1 parks, rank 0 computes past the rescue time, so carrier 1 claims rank 1 and calls its
+ * ready().  That call reads the flag (not set), then sets it and wakes by svc.h's protocol (no
+ * carrier sleeps: nobody to wake), lets rank 0 end, and returns its stale answer only once
+ * carrier 0 counted itself asleep: carrier 0's last look found rank 1 claimed.  Had that look
+ * counted for nothing, carrier 1 would park rank 1 again and both carriers would sleep with no
+ * deadline for good (nobody else runs a rank); the claimer must look again. */
+static _Atomic int relook_flag, relook_stage;
+static pthread_t relook_parked_on;
+
+static int relook_ready(void *arg)
+{
+    int v = atomic_load_explicit(&relook_flag, memory_order_seq_cst);
+    int stage = 1;
+    if (v || pthread_equal(pthread_self(), relook_parked_on) ||
+        !atomic_compare_exchange_strong(&relook_stage, &stage, 2))
+        return v;
+    /* the rescuer's first call: the wake lands after its read */
+    struct tmpi_sleepers *s = atomic_load(&wake_target);
+    int asleep = atomic_load_explicit(&s->sleepers, memory_order_seq_cst);
+    atomic_store_explicit(&relook_flag, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&s->sleepers, memory_order_seq_cst)) {
+        atomic_fetch_add_explicit(&s->word, 1, memory_order_seq_cst);
+        syscall(SYS_futex, (uint32_t *)&s->word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+    }
+    atomic_store(&relook_stage, 3); /* rank 0 stops computing and ends */
+    uint64_t t0 = now_ns();
+    while (atomic_load_explicit(&s->sleepers, memory_order_seq_cst) <= asleep)
+        bound(t0, "carrier 0 counted itself asleep");
+    /* from its count to its futex wait: its last look, then a few system calls */
+    struct timespec ms = {0, 5000000};
+    nanosleep(&ms, NULL);
+    return v;
+}
+
+static int main_relook(int argc, char **argv)
+{
+    int r = me();
+    uint64_t t0 = now_ns();
+    if (r == 0) {
+        while (atomic_load(&relook_stage) == 0) {
+            carrier_yield(); /* rank 1 parks */
+            bound(t0, "rank 1 parked");
+        }
+        while (atomic_load(&relook_stage) != 3)
+            bound(t0, "carrier 1 claimed rank 1 while rank 0 computes");
+    } else if (r == 1) {
+        relook_parked_on = thread_self();
+        atomic_store(&relook_stage, 1);
+        CHECK_EQ(carrier_park(relook_ready, NULL, &wake_target), 0);
+        CHECK(atomic_load(&relook_flag), "resumed once ready");
+    }
+    return 0;
+}
+
+static void test_relook(void)
+{
+    /* 3 ranks on 2 carriers: ranks 0 and 1 on carrier 0, rank 2 ends at once */
+    struct job *j = job_make(3, main_relook);
+    atomic_store(&relook_flag, 0);
+    atomic_store(&relook_stage, 0);
+    atomic_store(&wake_target, NULL);
+    job_run(j, 2);
+    CHECK_EQ(atomic_load(&relook_stage), 3);
+    for (uint32_t i = 0; i < 3; i++)
+        CHECK_EQ(j->ranks[i].end_kind, RANK_END_CODE);
+    job_unmake(j);
+}
+
 /* ---- stress: wakes across carriers land while the peer's carrier goes to sleep ---- */
 
 /* Pairs of ranks (r, r + n/2: with contiguous blocks, mostly on different carriers) pass a
@@ -632,6 +703,50 @@ static void test_join(void)
     job_unmake(j);
 }
 
+/* ---- stress: ranks that start and join threads, the threads' ends racing the carriers ---- */
+
+/* Every rank starts a thread and joins it, over and over: the join parks the rank, and the
+ * thread's end (outside the carriers, as a rank's own threads are) is its only wake-up.  The
+ * thread lives a random time around the carriers' spin budget (it ends while its rank's
+ * carrier falls asleep), and now and then a rank computes past the rescue time first, so that
+ * the other carriers claim ranks parked on its carrier and look at their ready() while their
+ * own carrier comes home and goes to sleep.  Nothing else wakes a carrier: all ranks parked, a
+ * lost wake-up is a hang and the bound fails the test. */
+#define JOIN_ROUNDS 400
+
+static void *join_child(void *arg)
+{
+    compute_for((uint64_t)(uintptr_t)arg);
+    return arg;
+}
+
+static int main_join_stress(int argc, char **argv)
+{
+    unsigned seed = (unsigned)me() * 40503u + 7u;
+    for (int i = 0; i < JOIN_ROUNDS; i++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned how = (seed >> 16) % 64;
+        if (how == 0) compute_for(6000000); /* past the rescue time (carrier.c RESCUE_NS) */
+        uintptr_t life = 1 + (how % 48) * agent.cfg.spin_ns / 24;
+        pthread_t t;
+        CHECK_EQ(pthread_create(&t, NULL, join_child, (void *)life), 0);
+        void *ret = NULL;
+        CHECK_EQ(pthread_join(t, &ret), 0);
+        CHECK(ret == (void *)life, "joined the thread this rank started");
+    }
+    return 0;
+}
+
+static void test_join_stress(uint32_t nranks, int ncpus)
+{
+    struct job *j = job_make(nranks, main_join_stress);
+    job_run(j, ncpus);
+    for (uint32_t i = 0; i < nranks; i++)
+        CHECK_EQ(j->ranks[i].end_kind, RANK_END_CODE);
+    CHECK_EQ(atomic_load(&j->child_threads), 0);
+    job_unmake(j);
+}
+
 /* ---- a rank that exits or crashes ends alone; its carrier runs the others on ---- */
 
 static volatile int *volatile null_ptr; /* read at run time: the compiler sees no UB */
@@ -729,6 +844,7 @@ int main(void)
     test_wake();
     test_sleep();
     test_rescue();
+    test_relook();
     test_stress(2, 2); /* one rank per carrier: nothing else wakes a carrier */
     test_stress(4, 2);
     test_stress(8, 2);
@@ -737,6 +853,9 @@ int main(void)
     test_echo(2, 2);
     test_echo(4, 2);
     test_join();
+    test_join_stress(2, 2);
+    test_join_stress(6, 2);
+    test_join_stress(6, 3);
     test_ends();
     test_gate_closed();
     config_free(&agent.cfg);
