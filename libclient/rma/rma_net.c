@@ -36,10 +36,12 @@
  * keeps untouched until the operation completes. */
 #define RMA_COPY_MAX 256
 #define RMA_ANSWER_COUNTS (1 << 24)
-/* Bit of a PUT or ACC tag: answer (counted) once it is applied, as a FLUSH right behind it
- * would be.  A flush of the target whose last operation was held back sets it on that
- * operation instead of sending a FLUSH frame (below, "Holding back"). */
-#define RMA_THEN_FLUSH (1 << 24)
+/* Bits 24-25 of a PUT or ACC tag: what the target does once the operation is applied, as a
+ * FLUSH or UNLOCK frame right behind it would (a counted answer).  A flush or unlock of the
+ * target whose last operation was held back sets them on that operation instead of sending a
+ * frame of its own (below, "Holding back"). */
+#define RMA_THEN(tag) (((uint32_t)(tag) >> 24) & 3)
+enum { RMA_THEN_NONE, RMA_THEN_FLUSH, RMA_THEN_UNLOCK_SH, RMA_THEN_UNLOCK_EX };
 /* Largest frame of an operation: a GET carries its length in the tag's upper 24 bits. */
 #define RMA_CHUNK ((size_t)1 << 22)
 /* Bit of the kind byte of an operation whose payload starts with the target's pieces (a
@@ -181,19 +183,21 @@ static int xmit(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag, ui
  * one (docs/bench/ANALYSIS.md, RMA).  So the last small PUT or ACC of a rank on a window is
  * not sent at once: it leaves in front of the rank's next frame on the window, or before the
  * rank waits for anything there (every synchronisation call does), and a flush of its target
- * sets RMA_THEN_FLUSH on it instead of sending a FLUSH: one frame, one write, one answer.
+ * (or unlock) of its target sets RMA_THEN_FLUSH (RMA_THEN_UNLOCK_*) on it instead of sending
+ * a FLUSH (UNLOCK): one frame, one write, one answer.
  * MPI lets an operation wait for the next synchronisation (MPI 3.1 §11.7.2), and a sequence of
  * Puts still leaves one write per call (each pushes the one before). */
 
-/* Sends the held operation, with extra tag bits.  0 or an MPI error class. */
-static int push_held(struct tm_rank *me, struct tm_winref *wr, int32_t bits)
+/* Sends the held operation, asking for `then` (RMA_THEN_*).  0 or an MPI error class. */
+static int push_held(struct tm_rank *me, struct tm_winref *wr, int then)
 {
     struct tm_rma_held *hd = &wr->org->held;
     struct rma_sent *s = hd->sent;
     if (!s) return 0;
     hd->sent = NULL;
     hd->payload = NULL;
-    int err = xmit(me, wr, hd->t, hd->tag | bits, hd->off, s->own, hd->bytes, 0, s);
+    int err = xmit(me, wr, hd->t, hd->tag | (int32_t)((uint32_t)then << 24), hd->off, s->own,
+                   hd->bytes, 0, s);
     if (err) {
         wr->org->sending--;
         free(s->own);
@@ -209,7 +213,7 @@ static int send_op(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag,
                    struct tm_request *req)
 {
     struct tm_rma_origin *org = wr->org;
-    int err = push_held(me, wr, 0);
+    int err = push_held(me, wr, RMA_THEN_NONE);
     if (err) {
         free(own);
         return err;
@@ -428,8 +432,12 @@ int tm_rma_remote_ctl(struct tm_rank *me, struct tm_winref *wr, int kind, int t,
     const int counted = kind == TM_RMA_LOCK || kind == TM_RMA_UNLOCK || kind == TM_RMA_FLUSH;
     if (counted) org->asked++;
     int err;
+    /* The held operation asks for the answer itself. */
     if (kind == TM_RMA_FLUSH && org->held.sent && org->held.t == t)
-        err = push_held(me, wr, RMA_THEN_FLUSH); /* the operation asks for the answer itself */
+        err = push_held(me, wr, RMA_THEN_FLUSH);
+    else if (kind == TM_RMA_UNLOCK && org->held.sent && org->held.t == t)
+        err =
+            push_held(me, wr, arg == MPI_LOCK_EXCLUSIVE ? RMA_THEN_UNLOCK_EX : RMA_THEN_UNLOCK_SH);
     else
         err = send_op(me, wr, t, rma_tag(kind, arg, 0), 0, NULL, 0, NULL, 0, NULL);
     if (err && counted) org->asked--;
@@ -453,7 +461,7 @@ int tm_rma_remote_wait(struct tm_rank *me, struct tm_winref *wr, int local_only)
 {
     struct tm_rma_origin *org = wr->org;
     if (!org) return 0;
-    int err = push_held(me, wr, 0);
+    int err = push_held(me, wr, RMA_THEN_NONE);
     if (err) return err;
     struct wait_arg a = {org, local_only};
     if (!all_answered(&a)) tm_wait(me, all_answered, &a);
@@ -682,6 +690,32 @@ static void answer_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h)
     tm_wake(wk);
 }
 
+/* Releases the lock of type `type` on member t that an origin holds: 0, or MPI_ERR_RMA_SYNC
+ * when no such lock is held. */
+static int unlock_target(struct tm_win *w, int t, int type)
+{
+    struct tm_win_member *m = &w->m[t];
+    int64_t v = atomic_load_explicit(&m->lockw, memory_order_relaxed);
+    if ((type == MPI_LOCK_EXCLUSIVE && v != -1) || (type == MPI_LOCK_SHARED && v <= 0))
+        return MPI_ERR_RMA_SYNC;
+    tm_win_lock_release(w, m, type);
+    return 0;
+}
+
+/* The end of a PUT or ACC: its error (an uncounted answer), and what its tag asks for after
+ * it (RMA_THEN: a flush or unlock, counted). */
+static void op_done(struct tm_net *n, struct tm_win *w, int t, int node, const struct tm_msg_hdr *h,
+                    int err)
+{
+    const int then = RMA_THEN(h->tag);
+    if (then == RMA_THEN_UNLOCK_SH || then == RMA_THEN_UNLOCK_EX) {
+        int e =
+            unlock_target(w, t, then == RMA_THEN_UNLOCK_EX ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED);
+        if (!err) err = e;
+    }
+    if (err || then) answer(n, w, node, h, err, then != RMA_THEN_NONE, NULL, 0, NULL);
+}
+
 /* An operation whose payload names the target's pieces (a non-contiguous target datatype):
  * every piece checked against the window first (nothing applied if one is outside), then
  * applied in order; fetching kinds answer with the pieces' bytes in order. */
@@ -689,12 +723,13 @@ static void blocks_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h,
                          int t, const char *buf)
 {
     const int kind = RMA_KIND(h->tag), a = (h->tag >> 8) & 0xff, basic = (h->tag >> 16) & 0xff;
-    const int then_flush = (kind == TM_RMA_PUT || kind == TM_RMA_ACC) && (h->tag & RMA_THEN_FLUSH);
     const size_t plen = h->payload_len;
     struct rma_pieces ph;
     if (!buf || plen < sizeof ph) {
-        answer(n, w, node, h, MPI_ERR_NO_MEM,
-               then_flush || (kind != TM_RMA_PUT && kind != TM_RMA_ACC), NULL, 0, NULL);
+        if (kind == TM_RMA_PUT || kind == TM_RMA_ACC)
+            op_done(n, w, t, node, h, MPI_ERR_NO_MEM);
+        else
+            answer(n, w, node, h, MPI_ERR_NO_MEM, 1, NULL, 0, NULL);
         return;
     }
     memcpy(&ph, buf, sizeof ph);
@@ -770,8 +805,8 @@ static void blocks_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h,
     }
     if (fetch)
         answer(n, w, node, h, err, 1, res, err ? 0 : sum, res);
-    else if (err || then_flush)
-        answer(n, w, node, h, err, then_flush, NULL, 0, NULL);
+    else
+        op_done(n, w, t, node, h, err);
     if (err) free(res);
 }
 
@@ -785,7 +820,6 @@ static void op_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, str
     const int kind = RMA_KIND(h->tag), a = (h->tag >> 8) & 0xff, basic = (h->tag >> 16) & 0xff;
     const size_t es = basic < TM_T__COUNT ? tm_basic_size((enum tm_basic)basic) : 0;
     const uint64_t off = h->msg_len;
-    const int then_flush = (kind == TM_RMA_PUT || kind == TM_RMA_ACC) && (h->tag & RMA_THEN_FLUSH);
     char *addr;
     if (h->tag & RMA_BLOCKS) {
         blocks_frame(n, node, h, w, t, rx ? rx->buf : NULL);
@@ -793,10 +827,7 @@ static void op_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, str
     }
     switch (kind) {
     case TM_RMA_PUT:
-        if (h->payload_len && !(rx && rx->addr))
-            answer(n, w, node, h, MPI_ERR_RMA_RANGE, then_flush, NULL, 0, NULL);
-        else if (then_flush)
-            answer(n, w, node, h, 0, 1, NULL, 0, NULL);
+        op_done(n, w, t, node, h, h->payload_len && !(rx && rx->addr) ? MPI_ERR_RMA_RANGE : 0);
         return;
     case TM_RMA_GET: {
         size_t len = (uint32_t)h->tag >> 8;
@@ -830,25 +861,17 @@ static void op_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, str
                              len / es, res);
         if (fetch)
             answer(n, w, node, h, err, 1, res, err ? 0 : len, res);
-        else if (err || then_flush)
-            answer(n, w, node, h, err, then_flush, NULL, 0, NULL);
+        else
+            op_done(n, w, t, node, h, err);
         if (err) free(res);
         return;
     }
     case TM_RMA_LOCK:
         lock_frame(n, w, t, node, h, a);
         return;
-    case TM_RMA_UNLOCK: {
-        struct tm_win_member *m = &w->m[t];
-        int64_t v = atomic_load_explicit(&m->lockw, memory_order_relaxed);
-        if ((a == MPI_LOCK_EXCLUSIVE && v != -1) || (a == MPI_LOCK_SHARED && v <= 0)) {
-            answer(n, w, node, h, MPI_ERR_RMA_SYNC, 1, NULL, 0, NULL);
-            return;
-        }
-        tm_win_lock_release(w, m, a);
-        answer(n, w, node, h, 0, 1, NULL, 0, NULL);
+    case TM_RMA_UNLOCK:
+        answer(n, w, node, h, unlock_target(w, t, a), 1, NULL, 0, NULL);
         return;
-    }
     case TM_RMA_FLUSH:
         answer(n, w, node, h, 0, 1, NULL, 0, NULL);
         return;

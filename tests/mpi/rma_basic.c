@@ -1,8 +1,8 @@
 /* rma_basic.c — one-sided communication on every kind of window: Put, Get, Accumulate,
  * Get_accumulate, Fetch_and_op, Compare_and_swap and the request forms, under fence, lock,
- * lock_all and flush (after small operations, in every order); window attributes, names,
- * Win_shared_query, dynamic windows.  Every rank talks to its neighbours, so with ranks on several
- * nodes each call crosses the network. */
+ * lock_all and flush (after small operations, in every order), lock/operation/unlock; window
+ * attributes, names, Win_shared_query, dynamic windows.  Every rank talks to its neighbours, so
+ * with ranks on several nodes each call crosses the network. */
 #include <stdint.h>
 #include <string.h>
 
@@ -100,6 +100,32 @@ static void flush_orders(MPI_Win win, long long *base)
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK(base[2] == 200 && base[3] == acc && base[4] == 1000 + left,
           "after the epoch: %lld %lld %lld", base[2], base[3], base[4]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* Lock, one small operation, unlock (across nodes the UNLOCK travels as bits of the
+     * operation): each unlock completes it and lets the next lock in. */
+    for (long long k = 1; k <= 50; k++) {
+        long long one = 1, back = -1;
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win));
+        CHECK_MPI(MPI_Put(&k, 1, MPI_LONG_LONG, right, 2, 1, MPI_LONG_LONG, win));
+        CHECK_MPI(MPI_Win_unlock(right, win));
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+        CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG_LONG, right, 3, 1, MPI_LONG_LONG, MPI_SUM, win));
+        CHECK_MPI(MPI_Win_unlock(right, win));
+        acc++;
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+        CHECK_MPI(MPI_Get(&back, 1, MPI_LONG_LONG, right, 2, 1, MPI_LONG_LONG, win));
+        long long got = -1;
+        CHECK_MPI(MPI_Fetch_and_op(NULL, &got, MPI_LONG_LONG, right, 3, MPI_NO_OP, win));
+        CHECK_MPI(MPI_Win_unlock(right, win));
+        CHECK(back == k && got == acc, "lock/op/unlock %lld: read %lld and %lld (expected %lld)", k,
+              back, got, acc);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* Every lock was released: an exclusive one of the whole window by each rank in turn. */
+    for (int t = 0; t < size; t++) {
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win));
+        CHECK_MPI(MPI_Win_unlock(t, win));
+    }
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
