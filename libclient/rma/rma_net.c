@@ -182,11 +182,11 @@ static int xmit(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag, ui
  * a half round trips across two agents on loopback, where a Fetch_and_op and its answer take
  * one (docs/bench/ANALYSIS.md, RMA).  So the last small PUT or ACC of a rank on a window is
  * not sent at once: it leaves in front of the rank's next frame on the window, or before the
- * rank waits for anything there (every synchronisation call does), and a flush of its target
- * (or unlock) of its target sets RMA_THEN_FLUSH (RMA_THEN_UNLOCK_*) on it instead of sending
- * a FLUSH (UNLOCK): one frame, one write, one answer.
- * MPI lets an operation wait for the next synchronisation (MPI 3.1 §11.7.2), and a sequence of
- * Puts still leaves one write per call (each pushes the one before). */
+ * rank waits for anything there (every synchronisation call does), and a flush or unlock of
+ * its target sets RMA_THEN_FLUSH (RMA_THEN_UNLOCK_*) on it instead of sending a FLUSH (UNLOCK):
+ * one frame, one write, one answer.  MPI only promises an operation complete at the window's
+ * next synchronisation, so it may wait until then; a sequence of Puts still leaves one write
+ * per call (each pushes the one before). */
 
 /* Sends the held operation, asking for `then` (RMA_THEN_*).  0 or an MPI error class. */
 static int push_held(struct tm_rank *me, struct tm_winref *wr, int then)
