@@ -105,6 +105,17 @@ struct tm_rma_origin {
     _Atomic int err;          /* first failure reported by a daemon or a link */
     uint64_t asked;           /* answers asked for (owner) */
     uint64_t sending;         /* payloads handed to the links (owner) */
+    /* The last small PUT or ACC, not sent yet (owner; rma_net.c "Holding back"): it leaves
+     * with this rank's next frame or wait on the window, and a flush of its target goes as a
+     * bit of it rather than a FLUSH frame of its own.  payload is NULL when nothing is held. */
+    struct tm_rma_held {
+        int t;
+        int32_t tag;
+        uint64_t off;
+        size_t bytes;
+        void *payload; /* the rank's copy, released with the frame (struct rma_sent) */
+        void *sent;    /* its struct rma_sent */
+    } held;
 };
 
 /* A rank's window handle.  Owner-only. */
@@ -213,6 +224,8 @@ int tm_rma_remote_cas(struct tm_rank *me, struct tm_winref *wr, int t, size_t of
 /* Sends a control frame (LOCK/UNLOCK/FLUSH/POST/COMPLETE) to target t; answered kinds count
  * in org->asked.  0 or an MPI error class. */
 int tm_rma_remote_ctl(struct tm_rank *me, struct tm_winref *wr, int kind, int t, int arg);
+/* Frees the record (sent or not: a held operation is dropped; the job ends). */
+void tm_rma_origin_free(struct tm_rma_origin *org);
 /* Waits for every answer asked for and every payload handed to the links: 0 or the error. */
 int tm_rma_remote_wait(struct tm_rank *me, struct tm_winref *wr, int local_only);
 /* Flushes every dirty remote target (FLUSH, then waits). */

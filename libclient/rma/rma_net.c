@@ -36,6 +36,12 @@
  * keeps untouched until the operation completes. */
 #define RMA_COPY_MAX 256
 #define RMA_ANSWER_COUNTS (1 << 24)
+/* Bits 24-25 of a PUT or ACC tag: what the target does once the operation is applied, as a
+ * FLUSH or UNLOCK frame right behind it would (a counted answer).  A flush or unlock of the
+ * target whose last operation was held back sets them on that operation instead of sending a
+ * frame of its own (below, "Holding back"). */
+#define RMA_THEN(tag) (((uint32_t)(tag) >> 24) & 3)
+enum { RMA_THEN_NONE, RMA_THEN_FLUSH, RMA_THEN_UNLOCK_SH, RMA_THEN_UNLOCK_EX };
 /* Largest frame of an operation: a GET carries its length in the tag's upper 24 bits. */
 #define RMA_CHUNK ((size_t)1 << 22)
 /* Bit of the kind byte of an operation whose payload starts with the target's pieces (a
@@ -100,18 +106,29 @@ int tm_rma_origin_init(struct tm_rank *me, struct tm_winref *wr)
     if (tm_xfer_put(&n->xfers, TM_XFER_RMA_ORIGIN, wr->org, &wr->org->cookie) < 0) goto err;
     return 0;
 err:
-    free(wr->org);
+    tm_rma_origin_free(wr->org);
     free(wr->dirty);
     wr->org = NULL;
     wr->dirty = NULL;
     return -ENOMEM;
 }
 
+void tm_rma_origin_free(struct tm_rma_origin *org)
+{
+    if (!org) return;
+    struct rma_sent *s = org->held.sent;
+    if (s) {
+        free(s->own);
+        free(s);
+    }
+    free(org);
+}
+
 void tm_rma_origin_fini(struct tm_rank *me, struct tm_winref *wr)
 {
     if (!wr->org) return;
     tm_xfer_take(&me->job->net->xfers, wr->org->cookie, TM_XFER_RMA_ORIGIN);
-    free(wr->org);
+    tm_rma_origin_free(wr->org);
     wr->org = NULL;
 }
 
@@ -134,13 +151,12 @@ static void sent_done(void *arg, int err)
     tm_wake(wk);
 }
 
-/* Sends one frame of an operation to target t.  0 or an MPI error class. */
-static int send_op(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag, size_t off,
-                   const void *data, size_t bytes, void *own, uint64_t rcookie,
-                   struct tm_request *req)
+/* Hands one frame to the link of target t's node; s (may be NULL) is released by the send's
+ * completion.  0 or MPI_ERR_OTHER (the link is gone; s is the caller's again). */
+static int xmit(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag, uint64_t off,
+                const void *data, size_t bytes, uint64_t rcookie, struct rma_sent *s)
 {
     struct tm_net *n = me->job->net;
-    struct tm_rma_origin *org = wr->org;
     const struct tm_win_member *m = &wr->w->m[t];
     struct tm_msg_hdr h = {
         .type = TM_MSG_RMA,
@@ -150,9 +166,58 @@ static int send_op(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag,
         .tag = tag,
         .context = wr->w->id,
         .msg_len = off,
-        .cookie = org->cookie,
+        .cookie = wr->org->cookie,
         .rcookie = rcookie,
     };
+    struct netd_hdr x;
+    tm_msg_hdr_encode(&h, &x);
+    tm_net_hb_send(n);
+    int r = n->svc->net_send(n->link, m->node, TMPI_NET_P2P, &x, bytes ? data : NULL,
+                             s ? sent_done : NULL, s);
+    return r < 0 ? MPI_ERR_OTHER : 0;
+}
+
+/* Holding back.  A Put followed by a flush of its target used to be two frames in two writes
+ * (PUT, then FLUSH), and the flush's answer came after the target had read both: about one and
+ * a half round trips across two agents on loopback, where a Fetch_and_op and its answer take
+ * one (docs/bench/ANALYSIS.md, RMA).  So the last small PUT or ACC of a rank on a window is
+ * not sent at once: it leaves in front of the rank's next frame on the window, or before the
+ * rank waits for anything there (every synchronisation call does), and a flush or unlock of
+ * its target sets RMA_THEN_FLUSH (RMA_THEN_UNLOCK_*) on it instead of sending a FLUSH (UNLOCK):
+ * one frame, one write, one answer.  MPI only promises an operation complete at the window's
+ * next synchronisation, so it may wait until then; a sequence of Puts still leaves one write
+ * per call (each pushes the one before). */
+
+/* Sends the held operation, asking for `then` (RMA_THEN_*).  0 or an MPI error class. */
+static int push_held(struct tm_rank *me, struct tm_winref *wr, int then)
+{
+    struct tm_rma_held *hd = &wr->org->held;
+    struct rma_sent *s = hd->sent;
+    if (!s) return 0;
+    hd->sent = NULL;
+    hd->payload = NULL;
+    int err = xmit(me, wr, hd->t, hd->tag | (int32_t)((uint32_t)then << 24), hd->off, s->own,
+                   hd->bytes, 0, s);
+    if (err) {
+        wr->org->sending--;
+        free(s->own);
+        free(s);
+    }
+    return err;
+}
+
+/* Sends one frame of an operation to target t (after what is held), or holds it back.  0 or
+ * an MPI error class. */
+static int send_op(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag, size_t off,
+                   const void *data, size_t bytes, void *own, uint64_t rcookie,
+                   struct tm_request *req)
+{
+    struct tm_rma_origin *org = wr->org;
+    int err = push_held(me, wr, RMA_THEN_NONE);
+    if (err) {
+        free(own);
+        return err;
+    }
     struct rma_sent *s = NULL;
     if (bytes || req) {
         s = calloc(1, sizeof *s);
@@ -174,12 +239,16 @@ static int send_op(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag,
         }
         org->sending++;
     }
-    struct netd_hdr x;
-    tm_msg_hdr_encode(&h, &x);
-    tm_net_hb_send(n);
-    int r = n->svc->net_send(n->link, m->node, TMPI_NET_P2P, &x, bytes ? data : NULL,
-                             s ? sent_done : NULL, s);
-    if (r < 0) {
+    /* Only a small operation that nobody waits for by itself (no answer, no request) and
+     * whose payload is the rank's own copy. */
+    const int kind = RMA_KIND(tag);
+    if (s && !req && !rcookie && bytes <= RMA_COPY_MAX &&
+        (kind == TM_RMA_PUT || kind == TM_RMA_ACC)) {
+        org->held = (struct tm_rma_held){t, tag, off, bytes, s->own, s};
+        return 0;
+    }
+    err = xmit(me, wr, t, tag, off, data, bytes, rcookie, s);
+    if (err) {
         if (s) {
             org->sending--;
             free(s->own);
@@ -187,9 +256,8 @@ static int send_op(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag,
         } else {
             free(own);
         }
-        return MPI_ERR_OTHER;
     }
-    return 0;
+    return err;
 }
 
 /* A walk over the target's layout in packed order (element e, block i, bytes inb into it). */
@@ -360,10 +428,19 @@ int tm_rma_remote_cas(struct tm_rank *me, struct tm_winref *wr, int t, size_t of
 
 int tm_rma_remote_ctl(struct tm_rank *me, struct tm_winref *wr, int kind, int t, int arg)
 {
-    if (kind == TM_RMA_LOCK || kind == TM_RMA_UNLOCK || kind == TM_RMA_FLUSH) wr->org->asked++;
-    int err = send_op(me, wr, t, rma_tag(kind, arg, 0), 0, NULL, 0, NULL, 0, NULL);
-    if (err && (kind == TM_RMA_LOCK || kind == TM_RMA_UNLOCK || kind == TM_RMA_FLUSH))
-        wr->org->asked--;
+    struct tm_rma_origin *org = wr->org;
+    const int counted = kind == TM_RMA_LOCK || kind == TM_RMA_UNLOCK || kind == TM_RMA_FLUSH;
+    if (counted) org->asked++;
+    int err;
+    /* The held operation asks for the answer itself. */
+    if (kind == TM_RMA_FLUSH && org->held.sent && org->held.t == t)
+        err = push_held(me, wr, RMA_THEN_FLUSH);
+    else if (kind == TM_RMA_UNLOCK && org->held.sent && org->held.t == t)
+        err =
+            push_held(me, wr, arg == MPI_LOCK_EXCLUSIVE ? RMA_THEN_UNLOCK_EX : RMA_THEN_UNLOCK_SH);
+    else
+        err = send_op(me, wr, t, rma_tag(kind, arg, 0), 0, NULL, 0, NULL, 0, NULL);
+    if (err && counted) org->asked--;
     return err;
 }
 
@@ -384,6 +461,8 @@ int tm_rma_remote_wait(struct tm_rank *me, struct tm_winref *wr, int local_only)
 {
     struct tm_rma_origin *org = wr->org;
     if (!org) return 0;
+    int err = push_held(me, wr, RMA_THEN_NONE);
+    if (err) return err;
     struct wait_arg a = {org, local_only};
     if (!all_answered(&a)) tm_wait(me, all_answered, &a);
     return atomic_exchange(&org->err, 0);
@@ -611,6 +690,32 @@ static void answer_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h)
     tm_wake(wk);
 }
 
+/* Releases the lock of type `type` on member t that an origin holds: 0, or MPI_ERR_RMA_SYNC
+ * when no such lock is held. */
+static int unlock_target(struct tm_win *w, int t, int type)
+{
+    struct tm_win_member *m = &w->m[t];
+    int64_t v = atomic_load_explicit(&m->lockw, memory_order_relaxed);
+    if ((type == MPI_LOCK_EXCLUSIVE && v != -1) || (type == MPI_LOCK_SHARED && v <= 0))
+        return MPI_ERR_RMA_SYNC;
+    tm_win_lock_release(w, m, type);
+    return 0;
+}
+
+/* The end of a PUT or ACC: its error (an uncounted answer), and what its tag asks for after
+ * it (RMA_THEN: a flush or unlock, counted). */
+static void op_done(struct tm_net *n, struct tm_win *w, int t, int node, const struct tm_msg_hdr *h,
+                    int err)
+{
+    const int then = RMA_THEN(h->tag);
+    if (then == RMA_THEN_UNLOCK_SH || then == RMA_THEN_UNLOCK_EX) {
+        int e =
+            unlock_target(w, t, then == RMA_THEN_UNLOCK_EX ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED);
+        if (!err) err = e;
+    }
+    if (err || then) answer(n, w, node, h, err, then != RMA_THEN_NONE, NULL, 0, NULL);
+}
+
 /* An operation whose payload names the target's pieces (a non-contiguous target datatype):
  * every piece checked against the window first (nothing applied if one is outside), then
  * applied in order; fetching kinds answer with the pieces' bytes in order. */
@@ -621,8 +726,10 @@ static void blocks_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h,
     const size_t plen = h->payload_len;
     struct rma_pieces ph;
     if (!buf || plen < sizeof ph) {
-        answer(n, w, node, h, MPI_ERR_NO_MEM, kind != TM_RMA_PUT && kind != TM_RMA_ACC, NULL, 0,
-               NULL);
+        if (kind == TM_RMA_PUT || kind == TM_RMA_ACC)
+            op_done(n, w, t, node, h, MPI_ERR_NO_MEM);
+        else
+            answer(n, w, node, h, MPI_ERR_NO_MEM, 1, NULL, 0, NULL);
         return;
     }
     memcpy(&ph, buf, sizeof ph);
@@ -698,8 +805,8 @@ static void blocks_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h,
     }
     if (fetch)
         answer(n, w, node, h, err, 1, res, err ? 0 : sum, res);
-    else if (err)
-        answer(n, w, node, h, err, 0, NULL, 0, NULL);
+    else
+        op_done(n, w, t, node, h, err);
     if (err) free(res);
 }
 
@@ -720,8 +827,7 @@ static void op_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, str
     }
     switch (kind) {
     case TM_RMA_PUT:
-        if (h->payload_len && !(rx && rx->addr))
-            answer(n, w, node, h, MPI_ERR_RMA_RANGE, 0, NULL, 0, NULL);
+        op_done(n, w, t, node, h, h->payload_len && !(rx && rx->addr) ? MPI_ERR_RMA_RANGE : 0);
         return;
     case TM_RMA_GET: {
         size_t len = (uint32_t)h->tag >> 8;
@@ -755,25 +861,17 @@ static void op_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, str
                              len / es, res);
         if (fetch)
             answer(n, w, node, h, err, 1, res, err ? 0 : len, res);
-        else if (err)
-            answer(n, w, node, h, err, 0, NULL, 0, NULL);
+        else
+            op_done(n, w, t, node, h, err);
         if (err) free(res);
         return;
     }
     case TM_RMA_LOCK:
         lock_frame(n, w, t, node, h, a);
         return;
-    case TM_RMA_UNLOCK: {
-        struct tm_win_member *m = &w->m[t];
-        int64_t v = atomic_load_explicit(&m->lockw, memory_order_relaxed);
-        if ((a == MPI_LOCK_EXCLUSIVE && v != -1) || (a == MPI_LOCK_SHARED && v <= 0)) {
-            answer(n, w, node, h, MPI_ERR_RMA_SYNC, 1, NULL, 0, NULL);
-            return;
-        }
-        tm_win_lock_release(w, m, a);
-        answer(n, w, node, h, 0, 1, NULL, 0, NULL);
+    case TM_RMA_UNLOCK:
+        answer(n, w, node, h, unlock_target(w, t, a), 1, NULL, 0, NULL);
         return;
-    }
     case TM_RMA_FLUSH:
         answer(n, w, node, h, 0, 1, NULL, 0, NULL);
         return;

@@ -421,7 +421,7 @@ static void winref_free(struct tm_rank *me, struct tm_winref *wr, int job_end)
     if (!job_end)
         tm_rma_origin_fini(me, wr);
     else
-        free(wr->org);
+        tm_rma_origin_free(wr->org);
     win_unref(me, wr->w);
     free(wr->own_alloc);
     free(wr->lock_of);
@@ -475,7 +475,7 @@ void tm_win_tab_free(struct tm_rank *me)
     for (int i = 0; i < me->wins->cap; i++) {
         struct tm_winref *wr = tm_objtab_get(me->wins, WIN_FIRST, WIN_FIRST + i);
         if (!wr) continue;
-        free(wr->org);
+        tm_rma_origin_free(wr->org);
         wr->org = NULL;
         winref_free(me, wr, 1);
         tm_objtab_del(me->wins, WIN_FIRST, WIN_FIRST + i);

@@ -12,7 +12,9 @@ runs TCP between them).  Rounds alternate before, after, before, ... with a memo
 state, with the ratio after / before (below 1: after is faster).
 
 Rows: ping-pong latency and bandwidth on one node and across two agents (8 B, 1 KiB, 64 KiB,
-4 MiB), and the wall time of a hello job of 64 and 4096 ranks (launcher start to exit).
+4 MiB), one-sided communication across two agents (rma.c, Win_allocate: Put 8 B and 1 MiB with
+flush, Fetch_and_op with flush, in a passive epoch), and the wall time of a hello job of 64 and
+4096 ranks (launcher start to exit).
 Nothing here asserts a time; the table goes to stdout (markdown).
 """
 import argparse
@@ -37,7 +39,7 @@ class Side:
         self.build = os.path.abspath(build)
         self.bindir = tempfile.mkdtemp(prefix=name + ".bin.", dir=workdir)
         cc = os.path.join(self.build, "launcher", "tmpicc")
-        for prog in ["pingpong", "hello"]:
+        for prog in ["pingpong", "hello", "rma"]:
             run.sh([cc] + run.CFLAGS + ["-I", run.HERE, "-o", os.path.join(self.bindir, prog),
                                         os.path.join(run.HERE, prog + ".c")])
         self.agent = run.Agent(self.build, workdir, name)
@@ -70,6 +72,12 @@ def one_round(side, T, values, state):
             if int(r["size"]) in SIZES:
                 where = "2 agents" if net else "one node"
                 add(("pingpong us", where, int(r["size"])), r["usec"])
+    rc, so, se, _ = run.run_cmd(side.launch(2, "rma", ["-t", T, "-w", "allocate"], net=True), 180)
+    if rc != 0:
+        raise run.Failure(f"{side.name} rma across agents failed: {se[-500:]}")
+    for r in run.parse_results(so):
+        if r["op"] in ("put", "fop"):
+            add((f"rma {r['op']}+flush us", "2 agents", int(r["size"])), r["usec"])
     for n in HELLO_RANKS:
         rc, so, se, sec = run.run_cmd(side.launch(n, "hello", []), 300)
         if rc != 0:

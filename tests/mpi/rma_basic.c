@@ -1,7 +1,8 @@
 /* rma_basic.c — one-sided communication on every kind of window: Put, Get, Accumulate,
  * Get_accumulate, Fetch_and_op, Compare_and_swap and the request forms, under fence, lock,
- * lock_all and flush; window attributes, names, Win_shared_query, dynamic windows.  Every rank
- * talks to its neighbours, so with ranks on several nodes each call crosses the network. */
+ * lock_all and flush (after small operations, in every order), lock/operation/unlock; window
+ * attributes, names, Win_shared_query, dynamic windows.  Every rank talks to its neighbours, so
+ * with ranks on several nodes each call crosses the network. */
 #include <stdint.h>
 #include <string.h>
 
@@ -42,6 +43,90 @@ static void fence_put_get(MPI_Win win, int *base)
     CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     CHECK(base[0] == size * (size + 1) / 2, "accumulate: expected %d got %d", size * (size + 1) / 2,
           base[0]);
+}
+
+/* Flushes after small Puts and Accumulates, in every order: a flush of the target, of another
+ * target, flush_all, flush_local, a Get or Fetch_and_op in between.  Across nodes the last
+ * small operation waits for the rank's next frame and a flush of its target travels as a bit
+ * of it (rma_net.c "Holding back"): each read here must see exactly what came before it. */
+static void flush_orders(MPI_Win win, long long *base)
+{
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    base[2] = base[3] = base[4] = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_Win_lock_all(0, win));
+    long long acc = 0;
+    for (long long k = 1; k <= 200; k++) {
+        long long back = -1, one = 1;
+        CHECK_MPI(MPI_Put(&k, 1, MPI_LONG_LONG, right, 2, 1, MPI_LONG_LONG, win));
+        switch (k % 5) {
+        case 0:
+            CHECK_MPI(MPI_Win_flush(right, win));
+            break;
+        case 1: /* another target first: the Put leaves in front of that FLUSH */
+            CHECK_MPI(MPI_Win_flush(left, win));
+            CHECK_MPI(MPI_Win_flush(right, win));
+            break;
+        case 2:
+            CHECK_MPI(MPI_Win_flush_all(win));
+            break;
+        case 3:
+            CHECK_MPI(MPI_Win_flush_local(right, win));
+            CHECK_MPI(MPI_Win_flush(right, win));
+            break;
+        default: /* an Accumulate behind the Put, both completed by one flush */
+            CHECK_MPI(
+                MPI_Accumulate(&one, 1, MPI_LONG_LONG, right, 3, 1, MPI_LONG_LONG, MPI_SUM, win));
+            acc++;
+            CHECK_MPI(MPI_Win_flush(right, win));
+        }
+        if (k % 2) {
+            CHECK_MPI(MPI_Get(&back, 1, MPI_LONG_LONG, right, 2, 1, MPI_LONG_LONG, win));
+            CHECK_MPI(MPI_Win_flush(right, win));
+        } else {
+            CHECK_MPI(MPI_Fetch_and_op(NULL, &back, MPI_LONG_LONG, right, 2, MPI_NO_OP, win));
+            CHECK_MPI(MPI_Win_flush(right, win));
+        }
+        CHECK(back == k, "flush order %lld: read %lld back", k % 5, back);
+        long long got = -1;
+        CHECK_MPI(MPI_Fetch_and_op(NULL, &got, MPI_LONG_LONG, right, 3, MPI_NO_OP, win));
+        CHECK_MPI(MPI_Win_flush(right, win));
+        CHECK(got == acc, "accumulated %lld, read %lld", acc, got);
+    }
+    /* A last Put completed by the unlock alone. */
+    long long last = 1000 + rank;
+    CHECK_MPI(MPI_Put(&last, 1, MPI_LONG_LONG, right, 4, 1, MPI_LONG_LONG, win));
+    CHECK_MPI(MPI_Win_unlock_all(win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(base[2] == 200 && base[3] == acc && base[4] == 1000 + left,
+          "after the epoch: %lld %lld %lld", base[2], base[3], base[4]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* Lock, one small operation, unlock (across nodes the UNLOCK travels as bits of the
+     * operation): each unlock completes it and lets the next lock in. */
+    for (long long k = 1; k <= 50; k++) {
+        long long one = 1, back = -1;
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win));
+        CHECK_MPI(MPI_Put(&k, 1, MPI_LONG_LONG, right, 2, 1, MPI_LONG_LONG, win));
+        CHECK_MPI(MPI_Win_unlock(right, win));
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+        CHECK_MPI(MPI_Accumulate(&one, 1, MPI_LONG_LONG, right, 3, 1, MPI_LONG_LONG, MPI_SUM, win));
+        CHECK_MPI(MPI_Win_unlock(right, win));
+        acc++;
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+        CHECK_MPI(MPI_Get(&back, 1, MPI_LONG_LONG, right, 2, 1, MPI_LONG_LONG, win));
+        long long got = -1;
+        CHECK_MPI(MPI_Fetch_and_op(NULL, &got, MPI_LONG_LONG, right, 3, MPI_NO_OP, win));
+        CHECK_MPI(MPI_Win_unlock(right, win));
+        CHECK(back == k && got == acc, "lock/op/unlock %lld: read %lld and %lld (expected %lld)", k,
+              back, got, acc);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* Every lock was released: an exclusive one of the whole window by each rank in turn. */
+    for (int t = 0; t < size; t++) {
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win));
+        CHECK_MPI(MPI_Win_unlock(t, win));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
 }
 
 /* Passive epochs: lock/unlock, lock_all with flush, the fetching calls, request forms. */
@@ -237,11 +322,13 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Win_create(lbase, N * sizeof(long long), sizeof(long long), MPI_INFO_NULL,
                              MPI_COMM_WORLD, &win));
     passive(win, lbase);
+    flush_orders(win, lbase);
     CHECK_MPI(MPI_Win_free(&win));
     CHECK_MPI(MPI_Free_mem(lbase));
     CHECK_MPI(MPI_Win_allocate(N * sizeof(long long), sizeof(long long), MPI_INFO_NULL,
                                MPI_COMM_WORLD, &lbase, &win));
     passive(win, lbase);
+    flush_orders(win, lbase);
     CHECK_MPI(MPI_Win_free(&win));
 
     /* Win_allocate_shared on the ranks of this node: contiguous segments, each rank's base
