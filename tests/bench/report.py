@@ -361,8 +361,8 @@ def write(store, cfg, im, outdir, quick):
     w("```\n\n")
     w("```\n" + out(["dpkg-query", "-W", "openmpi-bin", "libopenmpi-dev", "mpich", "libmpich-dev",
                      "gnuplot-nox", "gcc", "libc6", "linux-perf"]) + "\n")
-    w(f"TMPI: git {out(['git', '-C', TOP, 'rev-parse', '--short', 'HEAD'])} "
-      f"({out(['git', '-C', TOP, 'log', '-1', '--format=%s'])[:70]})\n```\n\n")
+    measured = cfg.get("git") or out(["git", "-C", TOP, "log", "-1", "--format=%h (%s)"])
+    w(f"TMPI: git {measured[:80]}\n```\n\n")
 
     # ---- commands
     w("## Exact commands\n\n")
@@ -828,40 +828,25 @@ def net_allreduce_rows(st, verdict):
     return rows
 
 
-if __name__ == "__main__":
-    sys.path.insert(0, HERE)
-    import run as runmod
-    resdir = os.path.join(HERE, "results")
-    with open(os.path.join(resdir, "raw.json")) as f:
-        raw = json.load(f)
-    with open(os.path.join(resdir, "config.json")) as f:
-        cfg = json.load(f)
-    st = runmod.Store()
-
-    def tup(x):
-        return tuple(tup(y) for y in x) if isinstance(x, list) else x
-    for k, v in raw["values"]:
-        st.values[tup(k)] = [tuple(x) if isinstance(x, list) else x for x in v]
-    for k, v in raw["capped"]:
-        st.capped[tup(k)] = v
-    st.cmds = raw["cmds"]
-    im = runmod.Impls(os.path.join(TOP, "build"), os.path.join(TOP, "build", "bench"), "$SOCK")
-    write(st, cfg, im, sys.argv[1] if len(sys.argv) > 1 else os.path.join(TOP, "docs", "bench"), cfg["quick"])
-
-
 # ---------------------------------------------------------------------------- machine state
 
 STATE_SPLIT = 1.5  # the fastest probe at least this many times the slowest: two states
+STATE_GAP = 1.3    # ... and one gap between neighbouring probes at least this ratio
+STATE_MIN = 2      # ... with at least this many probes on each side of it
 
 
 def state_threshold(probes):
     """The memcpy GB/s that splits the probes into a slow and a fast state: the geometric middle
     of the largest gap (as a ratio) between consecutive sorted probes; None when the probes do
-    not spread by STATE_SPLIT (the machine stayed in one state)."""
+    not spread by STATE_SPLIT, or the gap is a drift rather than a jump (under STATE_GAP), or
+    one side holds fewer than STATE_MIN probes (an outlier is not a state: a run of 08:36 had
+    114 probes at 8.1-12.9 GB/s and one at 13.4, and was reported as 114 slow rounds)."""
     p = sorted(x for x in probes if x)
-    if len(p) < 2 or p[-1] < STATE_SPLIT * p[0]:
+    if len(p) < 2 * STATE_MIN or p[-1] < STATE_SPLIT * p[0]:
         return None
-    i = max(range(len(p) - 1), key=lambda j: p[j + 1] / p[j])
+    i = max(range(STATE_MIN - 1, len(p) - STATE_MIN), key=lambda j: p[j + 1] / p[j])
+    if p[i + 1] < STATE_GAP * p[i]:
+        return None
     return (p[i] * p[i + 1]) ** 0.5
 
 
@@ -889,8 +874,9 @@ def state_section(w, store, cfg):
       f"measured {len(allp)} times between {min(allp):.2f} and {max(allp):.2f} GB/s (median "
       f"{statistics.median(allp):.2f}). ")
     if th is None:
-        w(f"The fastest probe is under {STATE_SPLIT}x the slowest: the machine stayed in one state, "
-          "and the tables above hold for it.\n\n")
+        w(f"No jump divides them (a gap of {STATE_GAP}x between neighbouring probes with at least "
+          f"{STATE_MIN} on each side, and {STATE_SPLIT}x between the extremes): the machine stayed in "
+          "one state, and the tables above hold for it.\n\n")
     else:
         nf = sum(1 for x in allp if x >= th)
         w(f"They split at {th:.2f} GB/s (the largest gap): {nf} rounds in the fast state, "
@@ -921,3 +907,24 @@ def state_section(w, store, cfg):
     w(table(rows, ["figure", "point", "state", "unit"] + [LABEL[i] for i in IMPLS]
                   + ["TMPI/Open MPI", "TMPI/MPICH"]))
     w("\n")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, HERE)
+    import run as runmod
+    resdir = os.path.join(HERE, "results")
+    with open(os.path.join(resdir, "raw.json")) as f:
+        raw = json.load(f)
+    with open(os.path.join(resdir, "config.json")) as f:
+        cfg = json.load(f)
+    st = runmod.Store()
+
+    def tup(x):
+        return tuple(tup(y) for y in x) if isinstance(x, list) else x
+    for k, v in raw["values"]:
+        st.values[tup(k)] = [tuple(x) if isinstance(x, list) else x for x in v]
+    for k, v in raw["capped"]:
+        st.capped[tup(k)] = v
+    st.cmds = raw["cmds"]
+    im = runmod.Impls(os.path.join(TOP, "build"), os.path.join(TOP, "build", "bench"), "$SOCK")
+    write(st, cfg, im, sys.argv[1] if len(sys.argv) > 1 else os.path.join(TOP, "docs", "bench"), cfg["quick"])

@@ -562,7 +562,10 @@ def main():
     if a.merge:
         st.merge(a.merge)
     cfg = {"quick": quick, "runs": a.runs, "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-           "agent_cmd": agent.cmd, "cflags": CFLAGS}
+           "agent_cmd": agent.cmd, "cflags": CFLAGS,
+           # the tree measured, for a report written again later from raw.json (report.py)
+           "git": subprocess.run(["git", "-C", TOP, "log", "-1", "--format=%h (%s)"],
+                                 capture_output=True, text=True).stdout.strip()}
     t_start = time.monotonic()
     T = 0.03 if quick else 0.2      # seconds per measured point inside a program
     cap = 20 if quick else 120      # seconds before a run is abandoned (capped)
