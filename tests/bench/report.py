@@ -416,7 +416,10 @@ def p2p_sections(w, st, outdir, prefix, what, bw_note):
     pp_lat = View(st, prefix + "pingpong", 0)
     pp_bw = View(st, prefix + "pingpong", 1)
     lat_sizes = sizes(4, 1 << 20)
-    bw_sizes = sizes(1024, 4 << 20)
+    # as far as the runs went (one node: 64 MiB, beyond the L3; across nodes: 4 MiB)
+    top = max([k[-1] for k in st["values"] if k[0] == prefix + "pingpong" and isinstance(k[-1], int)],
+              default=4 << 20)
+    bw_sizes = sizes(1024, max(top, 4 << 20))
     w("### Ping-pong latency (half round trip, us)\n\n")
     w(table([[size_label(s)] + impl_cols(pp_lat, s, True) for s in lat_sizes], ["size"] + HDR))
     w(f"\n![ping-pong latency]({prefix}pingpong_latency.png)\n\n")
@@ -910,21 +913,14 @@ def state_section(w, store, cfg):
 
 
 if __name__ == "__main__":
+    # The report again from tests/bench/results (raw.json and config.json), e.g. after a change
+    # to this file: `tests/bench/report.py [OUTDIR]`.
     sys.path.insert(0, HERE)
     import run as runmod
     resdir = os.path.join(HERE, "results")
-    with open(os.path.join(resdir, "raw.json")) as f:
-        raw = json.load(f)
     with open(os.path.join(resdir, "config.json")) as f:
         cfg = json.load(f)
     st = runmod.Store()
-
-    def tup(x):
-        return tuple(tup(y) for y in x) if isinstance(x, list) else x
-    for k, v in raw["values"]:
-        st.values[tup(k)] = [tuple(x) if isinstance(x, list) else x for x in v]
-    for k, v in raw["capped"]:
-        st.capped[tup(k)] = v
-    st.cmds = raw["cmds"]
+    st.merge(os.path.join(resdir, "raw.json"))
     im = runmod.Impls(os.path.join(TOP, "build"), os.path.join(TOP, "build", "bench"), "$SOCK")
     write(st, cfg, im, sys.argv[1] if len(sys.argv) > 1 else os.path.join(TOP, "docs", "bench"), cfg["quick"])
