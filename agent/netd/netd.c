@@ -26,8 +26,11 @@
  * buffer in one go before the peer reads much of it; in smaller writes the receiver copies
  * each piece out while it is still in cache and the two copies overlap: 4 MiB ping-pong over
  * loopback 6.2 GB/s in one write, 7.2-9.8 GB/s in 256 KiB writes (measured on the 2-core
- * development machine; 64 KiB is too small, the system calls dominate). */
-#define NETD_WRITE_MAX (256 * 1024)
+ * development machine; 64 KiB is too small, the system calls dominate).  256 KiB writes
+ * then held 0.5-4 MiB ping-pong across agents to 4.1-5.0 GB/s, 512 KiB writes give 5.4-6.6
+ * (alternating runs, load 2.3-2.5; docs/bench/ANALYSIS.md, issue 20); 384 KiB gained less,
+ * 768 KiB no more within the noise. */
+#define NETD_WRITE_MAX (512 * 1024)
 /* Polls (netd_link_poll) of a link that read nothing NETD_QUIET_AFTER times in a row read
  * it only every NETD_QUIET_EVERY-th time. */
 #define NETD_QUIET_AFTER 16
