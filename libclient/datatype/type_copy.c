@@ -12,6 +12,7 @@
 #include "type_copy.h"
 
 #include <errno.h>
+#include <stdint.h>
 
 #include "type_flat.h"
 
@@ -272,50 +273,7 @@ size_t tm_type_unpack(void *buf, size_t count, const struct tm_type *t, size_t p
 size_t tm_type_copy(void *dst, size_t dcount, const struct tm_type *dt, const void *src,
                     size_t scount, const struct tm_type *st)
 {
-    size_t sb = scount * st->psize, db = dcount * dt->psize;
-    size_t len = sb < db ? sb : db;
-    if (!len) return 0;
-    if (st->contig) return tm_type_unpack(dst, dcount, dt, 0, src, len);
-    if (dt->contig) return tm_type_pack(dst, src, scount, st, 0, len);
-    /* Both regular with one block length (a column to a column, whatever the two strides):
-     * runs of blocks, stride to stride. */
-    if (st->vn && dt->vn && st->vlen == dt->vlen) {
-        struct vseq a, b;
-        vseq_at(&a, src, st, scount, 0);
-        vseq_at(&b, dst, dt, dcount, 0);
-        for (size_t k = len / st->vlen; k;) {
-            size_t n = a.left < b.left ? a.left : b.left;
-            if (n > k) n = k;
-            strided(b.p, b.stride, a.p, a.stride, n, st->vlen);
-            k -= n;
-            vseq_step(&a, n);
-            vseq_step(&b, n);
-        }
-        return len;
-    }
-    /* Same map on both sides (a vector to a vector of the same shape): block by block. */
-    if (st->blocks == dt->blocks && st->extent == dt->extent && len % st->psize == 0) {
-        const unsigned char *s = src;
-        unsigned char *d = dst;
-        const struct tm_block *b = st->blocks;
-        for (size_t e = 0, n = len / st->psize; e < n; e++, s += st->extent, d += st->extent)
-            for (size_t i = 0; i < st->nblocks; i++)
-                copy_block(d + b[i].off, s + b[i].off, b[i].len);
-        return len;
-    }
-    struct cursor cs, cd;
-    cursor_at(&cs, src, st, 0);
-    cursor_at(&cd, dst, dt, 0);
-    for (size_t left = len; left;) {
-        size_t n = cursor_left(&cs), m = cursor_left(&cd);
-        if (m < n) n = m;
-        if (n > left) n = left;
-        memcpy(cursor_ptr(&cd), cursor_ptr(&cs), n);
-        left -= n;
-        cursor_step(&cs, n);
-        cursor_step(&cd, n);
-    }
-    return len;
+    return tm_type_copy_at(dst, dcount, dt, src, scount, st, 0, SIZE_MAX); /* the whole copy */
 }
 
 size_t tm_type_copy_at(void *dst, size_t dcount, const struct tm_type *dt, const void *src,
@@ -328,14 +286,14 @@ size_t tm_type_copy_at(void *dst, size_t dcount, const struct tm_type *dt, const
     if (st->contig)
         return tm_type_unpack(dst, dcount, dt, pos, (const unsigned char *)src + pos, len);
     if (dt->contig) return tm_type_pack((unsigned char *)dst + pos, src, scount, st, pos, len);
-    /* Runs of blocks, stride to stride, when the piece starts and ends on block bounds (the
-     * chunks of a cooperative copy do: coop.c); else block by block from two cursors. */
+    /* Both regular with one block length (a column to a column, whatever the two strides):
+     * runs of blocks, stride to stride, when the piece starts and ends on block bounds (a
+     * whole copy and the chunks of a cooperative copy do: coop.c). */
     if (st->vn && dt->vn && st->vlen == dt->vlen && pos % st->vlen == 0 && len % st->vlen == 0) {
         struct vseq a, b;
         vseq_at(&a, src, st, scount, pos / st->vlen);
         vseq_at(&b, dst, dt, dcount, pos / st->vlen);
-        size_t k = len / st->vlen;
-        while (k) {
+        for (size_t k = len / st->vlen; k;) {
             size_t n = a.left < b.left ? a.left : b.left;
             if (n > k) n = k;
             strided(b.p, b.stride, a.p, a.stride, n, st->vlen);
@@ -345,6 +303,20 @@ size_t tm_type_copy_at(void *dst, size_t dcount, const struct tm_type *dt, const
         }
         return len;
     }
+    /* Same map on both sides (a vector to a vector of the same shape), whole elements: block
+     * by block. */
+    if (st->blocks == dt->blocks && st->extent == dt->extent && pos % st->psize == 0 &&
+        len % st->psize == 0) {
+        size_t first = pos / st->psize;
+        const unsigned char *s = (const unsigned char *)src + first * st->extent;
+        unsigned char *d = (unsigned char *)dst + first * st->extent;
+        const struct tm_block *b = st->blocks;
+        for (size_t e = 0, n = len / st->psize; e < n; e++, s += st->extent, d += st->extent)
+            for (size_t i = 0; i < st->nblocks; i++)
+                copy_block(d + b[i].off, s + b[i].off, b[i].len);
+        return len;
+    }
+    /* Else block by block from two cursors. */
     struct cursor cs, cd;
     cursor_at(&cs, src, st, pos);
     cursor_at(&cd, dst, dt, pos);
