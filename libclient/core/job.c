@@ -29,6 +29,9 @@ static void job_free(struct tm_job *j)
         tm_cprog_stop(p);
     tm_net_job_fini(j); /* before the mailboxes: unexpected entries may hold pool buffers */
     if (j->ranks) {
+        /* handed-off envelopes go home before any home cache is freed */
+        for (int i = 0; i < j->size; i++)
+            tm_handoff_drop(&j->ranks[i]);
         for (int i = 0; i < j->size; i++) {
             struct tm_rank *r = &j->ranks[i];
             if (atomic_load_explicit(&r->prog.state, memory_order_acquire)) r->prog.fini(r);

@@ -19,6 +19,7 @@
 #include "ctx.h"
 #include "envelope_pool.h"
 #include "fbox.h"
+#include "handoff.h"
 #include "lib.h"
 #include "match.h"
 #include "mstate_rec.h"
@@ -87,8 +88,9 @@ struct tm_rank {
     int bsend_size;
     _Atomic size_t bsend_used;
 
-    struct tm_fb_in fb_in;    /* fast boxes into this rank (fbox.h) */
-    struct tm_fb_out *fb_out; /* this rank's rings to others, owner-only, made on first use */
+    struct tm_fb_in fb_in;     /* fast boxes into this rank (fbox.h) */
+    struct tm_handoff handoff; /* messages packed for this rank to lay out (handoff.h) */
+    struct tm_fb_out *fb_out;  /* this rank's rings to others, owner-only, made on first use */
     /* a blocking receive waiting unposted (p2p.c), owner-only, and the mailbox's arrivals
      * count when it last found no match there: while that holds, a drain may fill it */
     struct tm_request *fb_cand;

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fbox.h"
+#include "inbox.h"
 #include "job.h"
 #include "mstate.h"
 #include "net_p2p.h"
@@ -227,8 +227,9 @@ static int spin(struct tm_rank *me, tm_cond_fn cond, void *arg)
     }
 }
 
-/* Every wait drains the rank's fast boxes when a cell is ready: a posted receive that a
- * sender answered through one completes only then (fbox.h).  And it copies chunks of a copy
+/* Every wait lays out what senders handed to the rank and drains its fast boxes when a cell
+ * is ready: a posted receive that a sender answered through either completes only then
+ * (inbox.h).  And it copies chunks of a copy
  * another rank shares with it (coop.h), except on a carrier (help 0): a parked rank's
  * condition runs there, for the carrier's other ranks' time. */
 struct fb_cond {
@@ -242,7 +243,7 @@ static int fb_cond(void *arg)
 {
     struct fb_cond *f = arg;
     if (f->help) tm_coop_poll(&f->me->coop, f->me);
-    tm_fb_poll(f->me);
+    tm_inbox_poll(f->me);
     return f->cond(f->arg);
 }
 

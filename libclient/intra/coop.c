@@ -29,13 +29,10 @@
  * longer than that wakes it; a smaller one is shared with a helper that still spins. */
 #define COOP_WAKE_WEIGHT (1024 * 1024)
 
-/* Blocks per packed byte of t, as a 1/x: the mean block length (plain bytes: the whole). */
+/* The mean block length of a side (plain bytes: the whole). */
 static size_t mean_block(const struct tm_type *t, size_t len)
 {
-    if (!t) return len;
-    size_t nb = t->vn ? t->vn : t->blocks ? t->nblocks : 1;
-    size_t m = t->psize / (nb ? nb : 1);
-    return m ? m : 1;
+    return t ? tm_type_mean_block(t) : len;
 }
 
 /* Chunk bounds: a regular type's block (so a chunk starts on one, type_copy.h), else a page

@@ -7,6 +7,7 @@
 #include "coop.h"
 #include "envelope_pool.h"
 #include "fbox.h"
+#include "handoff.h"
 #include "job.h"
 #include "match.h"
 #include "net_p2p.h"
@@ -60,7 +61,13 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
     struct tm_request *rr = tm_match_posted(mb, ctx, src, tag);
     if (rr) {
         pthread_mutex_unlock(&mb->lock);
-        /* A large or strided copy is shared with the receiver's waits (coop.h). */
+        /* A sparse receive layout is written by its own rank (handoff.h); a large or
+         * strided copy is shared with the receiver's waits (coop.h). */
+        if (TM_UNLIKELY(rr->dt) && tm_handoff_wanted(me, rr, bytes) &&
+            tm_handoff_send(me, rr, ctx, src, tag, buf, sreq->dt, bytes) == 0) {
+            tm_req_set_done(sreq, dest, tag, bytes, MPI_SUCCESS);
+            return 0;
+        }
         if (TM_UNLIKELY(sreq->dt || rr->dt || bytes >= me->job->coop_min)) {
             tm_coop_copy_in(me, rr->owner, rr, buf, sreq->dt, bytes <= rr->cap ? bytes : rr->cap);
             tm_deliver_done(rr, bytes, src, tag);

@@ -1,7 +1,8 @@
 /* p2p.h — the intra-node point-to-point engine: the four send modes over eager copy and
  * in-memory rendezvous, and receives (DESIGN.md "Point-to-point", seed 004 for the modes).
  *
- *  - A send that finds its receive posted copies straight into the receive buffer (one copy).
+ *  - A send that finds its receive posted copies straight into the receive buffer (one copy),
+ *    unless that buffer's layout is sparse: then the receiver lays it out (handoff.h).
  *  - Otherwise a standard send up to the eager limit (and any buffered send) copies into an
  *    envelope from the sender's cache and queues it as unexpected; the send is then complete.
  *  - Otherwise (large standard, synchronous) it queues a rendezvous envelope pointing at the

@@ -6,7 +6,7 @@
 #include "comm_idup.h"
 #include "mstate.h"
 #include "errh.h"
-#include "fbox.h"
+#include "inbox.h"
 #include "greq.h"
 #include "job.h"
 #include "nbr.h"
@@ -100,7 +100,7 @@ TM_API int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         return MPI_SUCCESS;
     }
     if (!is_done(r)) {
-        tm_fb_poll(me); /* its answer may wait in a fast box (fbox.h) */
+        tm_inbox_poll(me); /* its answer may wait in a fast box or hand-off (inbox.h) */
         tm_progress_poll(me);
     }
     if (!is_done(r)) {
@@ -156,7 +156,7 @@ TM_API int PMPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status
     NEED_ME("MPI_Testall");
     if (TM_UNLIKELY(count < 0 || (count > 0 && !requests) || !flag))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Testall", "invalid arguments");
-    tm_fb_poll(me);
+    tm_inbox_poll(me);
     tm_progress_poll(me);
     for (int i = 0; i < count; i++) {
         if (requests[i] && !is_done(requests[i])) {
@@ -202,7 +202,7 @@ static int any_common(const char *fn, int count, MPI_Request reqs[], int *index,
     NEED_ME(fn);
     if (TM_UNLIKELY(count < 0 || (count > 0 && !reqs) || !index || (!block && !flag)))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "invalid arguments");
-    tm_fb_poll(me);
+    tm_inbox_poll(me);
     tm_progress_poll(me);
     int i = first_done(count, reqs);
     if (i == -1 && block) {
@@ -247,7 +247,7 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
     NEED_ME(fn);
     if (TM_UNLIKELY(incount < 0 || (incount > 0 && (!reqs || !indices)) || !outcount))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "invalid arguments");
-    tm_fb_poll(me);
+    tm_inbox_poll(me);
     tm_progress_poll(me);
     int i = first_done(incount, reqs);
     if (i == MPI_UNDEFINED) {
@@ -364,7 +364,7 @@ TM_API int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *s
         return MPI_SUCCESS;
     }
     if (!is_done(request)) {
-        tm_fb_poll(me);
+        tm_inbox_poll(me);
         tm_progress_poll(me);
     }
     if (!is_done(request)) {

@@ -45,6 +45,11 @@ run_prog() {
     SWITCHING=user run_prog coop_copy 2 5
 }
 
+@test "mpi: receives into sparse layouts laid out by the receiver: every completion call, truncation, many senders, threads, a freed receive" {
+    run_prog handoff_sparse 1 2 3 4 16
+    SWITCHING=user run_prog handoff_sparse 2 5
+}
+
 @test "mpi: nothing lost: random sizes across the eager limits, specific and wildcard receives, slow receivers, non-overtaking per (source, tag, comm)" {
     run_prog nothing_lost 1 2 4 16
 }
