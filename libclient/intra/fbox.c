@@ -8,6 +8,8 @@
 #include "envelope_pool.h"
 #include "job.h"
 #include "match.h"
+#include "type.h"
+#include "type_copy.h"
 
 static struct tm_fbox *box_new(int from)
 {
@@ -105,6 +107,16 @@ int tm_fb_push(struct tm_fb_slot *s, int ctx, int src, int tag, const void *buf,
     atomic_store_explicit(&c->seq, p + 1, memory_order_seq_cst); /* wait.h: then tm_wake */
     s->head = p + k;
     return 1;
+}
+
+int tm_fb_push_typed(struct tm_fb_slot *s, int ctx, int src, int tag, const void *buf,
+                     const struct tm_type *dt, size_t bytes)
+{
+    /* Packed here, from the sender's own memory, and laid out by the receiver's drain
+     * (deliver_typed): each side touches only its own lines (handoff.h says why). */
+    unsigned char packed[TM_FB_MAX_BYTES];
+    if (bytes) tm_type_pack(packed, buf, bytes / dt->psize, dt, 0, bytes);
+    return tm_fb_push(s, ctx, src, tag, packed, bytes);
 }
 
 /* Copies the first n bytes of the message whose first cell c is at position q into dst: the

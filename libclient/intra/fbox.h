@@ -28,6 +28,10 @@
  * a ring) carry up to 3,824 B: 1-2 KiB through the mailbox cost 0.29-0.32 us a half round trip,
  * through cells 0.20-0.28 (ANALYSIS.md "Medium messages").
  *
+ * A non-contiguous message travels packed (the sender packs from its own memory) and the
+ * receiver's drain lays it out in the receive's layout: each core touches only its own lines
+ * (handoff.h has the measurements).
+ *
  * Boxes are made on demand: after TM_FB_AFTER small messages to the same receiver, at most
  * TM_FB_MAX_IN per receiver (a job of thousands of ranks must not get n^2 rings), freed with
  * the job. */
@@ -49,6 +53,7 @@
 
 struct tm_rank;
 struct tm_request;
+struct tm_type;
 
 /* seq: written by the producer only: the producer position that filled the cell, plus one.
  * The consumer at position q finds its cell full when seq == q + 1 (older laps left smaller
@@ -101,6 +106,11 @@ struct tm_fb_slot *tm_fb_out(struct tm_rank *me, struct tm_rank *r, int small);
 /* Sender: writes a message into the ring; 0 when the ring is full (send through the mailbox,
  * which drains it).  bytes <= TM_FB_MAX_BYTES.  Wakes nobody: the caller does. */
 int tm_fb_push(struct tm_fb_slot *s, int ctx, int src, int tag, const void *buf, size_t bytes);
+
+/* The same for data laid out as dt (non-contiguous; bytes packed): packs it into the cells,
+ * and the receiver's drain lays it out in the receive's layout. */
+int tm_fb_push_typed(struct tm_fb_slot *s, int ctx, int src, int tag, const void *buf,
+                     const struct tm_type *dt, size_t bytes);
 
 /* Caller holds box->mbox.lock.  Drains one ring (tm_fb_drain) or all rings into box: cells
  * go to matching posted receives, else to cand when it matches (a receive being started, not

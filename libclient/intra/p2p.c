@@ -41,12 +41,14 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
     struct tm_rank *r = tm_job_rank(me->job, w);
     struct tm_mbox *mb = &r->mbox;
 
-    /* Non-contiguous data (sreq->dt) skips the fast boxes: it is copied once, straight into
-     * the receive buffer's layout, or packed into an eager envelope. */
-    int small = bytes <= TM_FB_MAX_BYTES && bytes <= me->job->eager_limit &&
-                mode == TM_SEND_STANDARD && !sreq->dt;
+    /* Non-contiguous data (sreq->dt) goes into a fast box packed, and the receiver lays it
+     * out: each side touches only its own lines (handoff.h). */
+    int small =
+        bytes <= TM_FB_MAX_BYTES && bytes <= me->job->eager_limit && mode == TM_SEND_STANDARD;
     struct tm_fb_slot *fs = tm_fb_out(me, r, small);
-    if (fs && small && tm_fb_push(fs, ctx, src, tag, buf, bytes)) {
+    if (fs && small &&
+        (TM_LIKELY(!sreq->dt) ? tm_fb_push(fs, ctx, src, tag, buf, bytes)
+                              : tm_fb_push_typed(fs, ctx, src, tag, buf, sreq->dt, bytes))) {
         tm_wake(&r->waker);
         tm_req_set_done_own(sreq, dest, tag, bytes, MPI_SUCCESS);
         return 0;

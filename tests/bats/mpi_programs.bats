@@ -20,7 +20,8 @@ run_prog() {
         "$TMPI_BUILD/launcher/tmpicc" -o "$exe" "$TMPI_SRC/tests/mpi/$prog.c"
     fi
     for n in "$@"; do
-        run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" ${SWITCHING:+-x "TMPI_RANK_SWITCHING=$SWITCHING"} -n "$n" "$exe"
+        # shellcheck disable=SC2086 # ARGS: the program's arguments, split
+        run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" ${SWITCHING:+-x "TMPI_RANK_SWITCHING=$SWITCHING"} -n "$n" "$exe" ${ARGS:-}
         # Sanitizer reports and libtmpi's build-mismatch warning fail the test wherever they
         # appear in the output, not only when they displace the final OK.
         if [ "$status" -ne 0 ] || [ "${lines[${#lines[@]}-1]}" != "OK" ] ||
@@ -47,6 +48,7 @@ run_prog() {
 
 @test "mpi: receives into sparse layouts laid out by the receiver: every completion call, truncation, many senders, threads, a freed receive" {
     run_prog handoff_sparse 1 2 3 4 16
+    ARGS=multiple run_prog handoff_sparse 2 4
     SWITCHING=user run_prog handoff_sparse 2 5
 }
 
