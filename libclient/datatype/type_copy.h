@@ -68,6 +68,14 @@ static inline size_t tm_type_mean_block(const struct tm_type *t)
     return m ? m : 1;
 }
 
+/* A layout whose mean block is shorter than a cache line: moved by a core other than the one
+ * whose data shares its lines, it costs a line transfer per block (intra/handoff.h). */
+#define TM_SPARSE_BLOCK 64
+static inline int tm_type_sparse(const struct tm_type *t)
+{
+    return t && tm_type_mean_block(t) < TM_SPARSE_BLOCK;
+}
+
 /* Address of element i of a buffer of type t. */
 static inline void *tm_dt_at(const void *buf, size_t i, const struct tm_type *t)
 {

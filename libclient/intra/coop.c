@@ -128,6 +128,14 @@ void tm_coop_copy_in(struct tm_rank *me, struct tm_rank *helper, struct tm_reque
         copy_piece(&j, 0, n);
         return;
     }
+    /* A sparse side is moved by its owner's core only (handoff.h): the helper neither writes
+     * the receiver's sparse layout unless it is the receiver, nor reads the sender's unless it
+     * is the sender. */
+    int helper_receives = helper == rr->owner;
+    if ((tm_type_sparse(dt) && !helper_receives) || (tm_type_sparse(st) && helper_receives)) {
+        copy_piece(&j, 0, n);
+        return;
+    }
     size_t chunks = weight / COOP_CHUNK_WEIGHT;
     if (chunks < 2) chunks = 2;
     if (chunks > COOP_MAX_CHUNKS) chunks = COOP_MAX_CHUNKS;

@@ -8,6 +8,11 @@
  * runs copies, so a helper that does not wait (or sleeps, or is parked on a carrier) costs
  * nothing but a wake.  docs/bench/ANALYSIS.md "Halo exchange" has the measurements.
  *
+ * A sparse side (type_copy.h tm_type_sparse: blocks shorter than a cache line) is moved only
+ * by the core of the rank that owns it: a helper shares a copy into a sparse receive layout
+ * only when the receive is its own, and out of a sparse send layout only when it is the sender
+ * (handoff.h has the measurements); otherwise the initiator copies alone.
+ *
  * Protocol (struct tm_coop, one per helper rank; every field an atomic):
  *   initiator: takes `busy` (0 -> 1; if another initiator has it, copies alone); sets job and
  *              fin = 0; publishes claim = chunks << 32 (seq_cst); tm_wake(helper) if the copy

@@ -11,15 +11,10 @@
 #include "type_copy.h"
 #include "wait.h"
 
-/* A layout is sparse when its mean block is shorter than a cache line: then writing it from
- * another core moves a line per block (handoff.h). */
-#define HANDOFF_SPARSE_BLOCK 64
-
 int tm_handoff_wanted(const struct tm_rank *me, const struct tm_request *rr, size_t bytes)
 {
-    const struct tm_type *dt = rr->dt;
-    return dt && tm_type_mean_block(dt) < HANDOFF_SPARSE_BLOCK && bytes <= me->job->eager_limit &&
-           rr->owner != me && !rr->owner->helper;
+    return tm_type_sparse(rr->dt) && bytes <= me->job->eager_limit && rr->owner != me &&
+           !rr->owner->helper;
 }
 
 int tm_handoff_send(struct tm_rank *me, struct tm_request *rr, int ctx, int src, int tag,

@@ -80,7 +80,8 @@ static double val(int r, size_t i, size_t j)
 static void strided(void)
 {
     /* rows x row length: a halo's column, and a long column of narrow rows (4096 blocks:
-     * above intra_coop_min's default weight, so shared) */
+     * above intra_coop_min's default weight, so shared when the helper is the column's owner:
+     * coop.c) */
     static const int dims[][2] = {{512, 514}, {4096, 18}};
     for (int d = 0; d < 2; d++) {
         int n = dims[d][0], nc = dims[d][1];

@@ -138,14 +138,40 @@ static void test_which(void)
     CHECK(m && g, "out of memory");
     for (size_t i = 0; i < cells; i++)
         m[i] = (double)i, g[i] = -1;
+    /* Column to column: each sparse side is moved by its owner's core only, and a helper owns
+     * at most one of them (handoff.h), so it is copied alone. */
     atomic_store(&h->coop.claim, 0);
     struct tm_request rr = recv_req(&g[3], 512 * 8, col);
+    rr.owner = h;
     tm_coop_copy_in(me, h, &rr, &m[1], col, 512 * 8);
-    CHECK(atomic_load(&h->coop.claim) != 0, "a column of 512 doubles was not shared");
+    CHECK(atomic_load(&h->coop.claim) == 0, "a column into a column was shared");
     for (size_t i = 0; i < cells; i++) {
         double want = i % 514 == 3 ? m[i - 2] : -1;
         CHECK(g[i] == want, "column: cell %zu expected %g got %g", i, want, g[i]);
     }
+    /* Packed data into the helper's own column: shared. */
+    double packed[512];
+    for (size_t i = 0; i < 512; i++)
+        packed[i] = 1000.0 + (double)i;
+    tm_coop_copy_in(me, h, &rr, packed, NULL, 512 * 8);
+    CHECK(atomic_load(&h->coop.claim) != 0, "packed data into the helper's column was not shared");
+    for (size_t i = 0; i < cells; i++) {
+        double want = i % 514 == 3 ? packed[i / 514] : -1;
+        CHECK(g[i] == want, "into a column: cell %zu expected %g got %g", i, want, g[i]);
+    }
+    /* ... but not into a column of someone else's: the helper would write it from its core. */
+    atomic_store(&h->coop.claim, 0);
+    rr.owner = me;
+    tm_coop_copy_in(me, h, &rr, packed, NULL, 512 * 8);
+    CHECK(atomic_load(&h->coop.claim) == 0, "packed data into the initiator's column was shared");
+    /* The helper's own column packed for the initiator's receive: shared. */
+    double out[512];
+    rr = recv_req(out, 512 * 8, NULL);
+    rr.owner = me;
+    tm_coop_copy_in(me, h, &rr, &m[1], col, 512 * 8);
+    CHECK(atomic_load(&h->coop.claim) != 0, "the helper's column packed was not shared");
+    for (size_t i = 0; i < 512; i++)
+        CHECK(out[i] == m[i * 514 + 1], "column packed: element %zu", i);
     atomic_store(&h->coop.claim, 0);
     rr = recv_req(g, 64 * 8, NULL);
     tm_coop_copy_in(me, h, &rr, m, small, 64 * 8);
@@ -220,15 +246,17 @@ static void test_shared(void)
     uint64_t start = atomic_load(&h->coop.helped);
     for (size_t i = 0; i < cells; i++)
         g[i] = -1;
+    /* packed data into the helper's own column (a sparse side is the owner's: coop.c) */
     for (round = 0; round < 2000 && atomic_load(&h->coop.helped) == start; round++) {
         struct tm_request rr = recv_req(&g[row - 1], n * 8, col);
+        rr.owner = h;
         size_t from = (size_t)(round % 2);
-        tm_coop_copy_in(me, h, &rr, &m[from], col, n * 8);
+        tm_coop_copy_in(me, h, &rr, &m[from], NULL, n * 8);
         /* the column, and its neighbours on either side left alone */
         for (size_t i = 0; i < n; i++) {
             double *at = &g[i * row + row - 1];
-            CHECK(*at == m[i * row + from], "column round %d: row %zu expected %g got %g", round, i,
-                  m[i * row + from], *at);
+            CHECK(*at == m[i + from], "column round %d: row %zu expected %g got %g", round, i,
+                  m[i + from], *at);
             CHECK(at[-1] == -1 && (i + 1 == n || at[1] == -1),
                   "column round %d: row %zu: a "
                   "neighbour written",
