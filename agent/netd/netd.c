@@ -630,11 +630,11 @@ fail_fd:
  * (rare: the first wait after a quiet spell).  It used to be armed by the end of every wait and
  * dropped by the next tick that found the link held: during a stream of 1 MiB messages that was
  * two daemon wake-ups per millisecond (the arming's write to the daemon's eventfd, then the
- * timer), each taking a core from a spinning rank, and ping-pong and Put + flush of 1 MiB
- * across two agents ran 10 % slower for it (docs/bench/ANALYSIS.md, issue 20).  While every
- * link it finds is held the tick slows down, doubling up to NETD_TICK_MAX: a busy link costs
- * the daemon one wake-up every few milliseconds, and a link whose ranks went off to compute is
- * read by the daemon again within NETD_TICK_MAX + NETD_LINGER_NS. */
+ * timer), each taking a core from a spinning rank (docs/bench/ANALYSIS.md, issue 20).  Its
+ * period doubles from NETD_TICK_US up to NETD_TICK_MAX_US while the list stays non-empty: a
+ * busy link costs the daemon one wake-up every few milliseconds, and a link whose ranks went
+ * off to compute is read by the daemon again within NETD_TICK_MAX_US + NETD_LINGER_NS (a tick
+ * that comes sooner would only help a rank that stopped right after the previous one). */
 #define NETD_HOLD_LOWAT (1 << 30)
 #define NETD_LINGER_NS 200000
 #define NETD_TICK_US 250
@@ -707,7 +707,6 @@ static void on_linger_tick(evutil_socket_t fd, short what, void *arg)
     (void)fd, (void)what;
     struct netd_daemon *d = arg;
     uint64_t now = mono_ns();
-    int all_held = 1;
     pthread_mutex_lock(&d->linger_mu);
     struct netd_link **pp = &d->linger;
     while (*pp) {
@@ -716,12 +715,10 @@ static void on_linger_tick(evutil_socket_t fd, short what, void *arg)
         pthread_mutex_lock(&l->hold_mu);
         if (!l->lowat_high) {
             /* lowered by netd_link_release: nothing left to do */
-        } else if (atomic_load_explicit(&l->pollers, memory_order_acquire) > 0) {
+        } else if (atomic_load_explicit(&l->pollers, memory_order_acquire) > 0 ||
+                   now - atomic_load_explicit(&l->released_ns, memory_order_relaxed) <
+                       NETD_LINGER_NS) {
             keep = 1;
-        } else if (now - atomic_load_explicit(&l->released_ns, memory_order_relaxed) <
-                   NETD_LINGER_NS) {
-            keep = 1;
-            all_held = 0; /* about to go quiet: look again soon */
         } else {
             lowered = lowat_set(l, 0);
         }
@@ -737,7 +734,7 @@ static void on_linger_tick(evutil_socket_t fd, short what, void *arg)
     /* Under linger_mu: a mark that goes up after this finds the tick disarmed and arms it. */
     d->linger_armed = 0;
     if (d->linger) {
-        unsigned us = all_held ? 2 * d->tick_us : NETD_TICK_US;
+        unsigned us = 2 * d->tick_us;
         if (tick_arm(d, us > NETD_TICK_MAX_US ? NETD_TICK_MAX_US : us) < 0) {
             /* no tick any more (out of memory): every mark comes down now */
             for (struct netd_link *l = d->linger; l; l = l->linger_next) {
