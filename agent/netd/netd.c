@@ -87,9 +87,6 @@ struct netd_link {
     struct netd_out *qhead, *qtail;
     int failed;
     uint64_t tx_seq; /* last frame number stamped (netd_hdr.h seq) */
-    /* The queue is not empty but wev is not armed: a rank holds the link and pushes the queue
-     * in its polls; the last holder to stop arms wev (netd_link_hold).  Set under mu. */
-    atomic_int wev_deferred;
 
     /* Receive side, guarded by rx_mu: the daemon, or a rank thread polling while it waits
      * (netd_link_poll), runs the machine; whoever holds rx_mu is rx_owner. */
@@ -236,21 +233,6 @@ static void complete_all(struct netd *n, struct netd_out *q, int err)
     }
 }
 
-/* The queue just became non-empty, or the daemon found it still is (caller holds mu): the
- * daemon writes the rest when the socket drains, unless a rank holds the link.  A spinning
- * rank pushes the queue in every poll (netd_link_poll); a daemon woken for each drained piece
- * of the socket buffer as well would take a core from it, every few hundred microseconds of a
- * multi-megabyte send (Put 4 MiB + flush across two agents: 15-18 context switches per
- * operation).  The note and the look at the holders pair with the last holder's decrement and
- * look at the note (both sequentially consistent): one of the two arms wev. */
-static void wev_want(struct netd_link *l)
-{
-    atomic_store_explicit(&l->wev_deferred, 1, memory_order_seq_cst);
-    if (atomic_load_explicit(&l->pollers, memory_order_seq_cst) > 0) return;
-    atomic_store_explicit(&l->wev_deferred, 0, memory_order_relaxed);
-    event_add(l->wev, NULL);
-}
-
 int netd_send(struct netd_link *l, const struct netd_hdr *h, const void *payload, netd_done_fn done,
               void *arg)
 {
@@ -305,7 +287,7 @@ int netd_send(struct netd_link *l, const struct netd_hdr *h, const void *payload
     l->qtail = q;
     atomic_fetch_add_explicit(&n->queued_now, NETD_HDR_SIZE + q->len - q->done,
                               memory_order_relaxed);
-    if (was_empty) wev_want(l);
+    if (was_empty) event_add(l->wev, NULL);
     pthread_mutex_unlock(&l->mu);
     return 0;
 }
@@ -350,13 +332,7 @@ static void on_writable(evutil_socket_t fd, short what, void *arg)
     struct netd_out *done_head = NULL, *failed = NULL;
     pthread_mutex_lock(&l->mu);
     flush_locked(l, &done_head, &failed);
-    if (!l->qhead) {
-        event_del(l->wev);
-    } else if (atomic_load_explicit(&l->pollers, memory_order_seq_cst) > 0) {
-        /* a rank spins on the link and pushes the rest itself */
-        event_del(l->wev);
-        wev_want(l);
-    }
+    if (!l->qhead) event_del(l->wev);
     pthread_mutex_unlock(&l->mu);
 
     l->wr_in_cb++;
@@ -788,15 +764,7 @@ void netd_link_hold(struct netd_link *l, int on)
     }
     /* The mark stays up; the tick, armed since it went up, lowers it once this is old enough. */
     atomic_store_explicit(&l->released_ns, mono_ns(), memory_order_relaxed);
-    if (atomic_fetch_sub_explicit(&l->pollers, 1, memory_order_seq_cst) == 1 &&
-        atomic_load_explicit(&l->wev_deferred, memory_order_seq_cst)) {
-        /* queued bytes nobody pushes any more: the daemon writes them (wev_want) */
-        pthread_mutex_lock(&l->mu);
-        if (atomic_exchange_explicit(&l->wev_deferred, 0, memory_order_relaxed) && l->qhead &&
-            !l->failed)
-            event_add(l->wev, NULL);
-        pthread_mutex_unlock(&l->mu);
-    }
+    atomic_fetch_sub_explicit(&l->pollers, 1, memory_order_seq_cst);
 }
 
 void netd_link_release(struct netd_link *l)

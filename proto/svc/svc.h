@@ -195,7 +195,7 @@ struct tmpi_svc {
     int (*net_poll)(void *net);
     /* Optional (may be NULL).  Brackets a spin of net_poll calls (on = 1 before, 0 after):
      * meanwhile the receive daemons are not woken for this job's arrivals, the spinning rank reads
-     * them (and writes what its links have queued). */
+     * them. */
     void (*net_hold)(void *net, int on);
     /* Optional (may be NULL).  A thread of this job is about to wait without reading the links
      * (yielding or asleep): the daemons must read them now (after a spin stops they stay quiet for

@@ -1,8 +1,7 @@
 /* netd: frames over real loopback TCP between two links — order and content under concurrent
  * senders, payloads larger than the socket buffers in both directions at once (the queue and
  * the daemons' non-blocking writes), dropped payloads, paused links, and every failure path: bad
- * header, oversized payload, peer gone, link freed from its own callback and from outside; held
- * links (a rank spinning on them) read and written by their holders. */
+ * header, oversized payload, peer gone, link freed from its own callback and from outside. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -350,48 +349,6 @@ static void test_hold(struct netd *n)
     sleep_ms(5);
 }
 
-/* A send queued on a held link (the peer does not read yet): the daemon leaves the queue to
- * the holders' polls rather than waking for every drained piece of the socket buffer; when the
- * last holder stops with bytes still queued, the daemon writes them. */
-static void test_hold_send(struct netd *n)
-{
-    uint8_t *big = malloc(BIG);
-    CHECK(big != NULL);
-    for (size_t i = 0; i < BIG; i++)
-        big[i] = (uint8_t)(i * 5);
-    struct netd_hdr h = {.channel = NETD_CH_COLL, .payload_len = BIG};
-    atomic_int done_calls = 0;
-    for (int stop_first = 0; stop_first < 2; stop_first++) {
-        struct rx a = {0}, b = {0};
-        struct netd_link *la, *lb;
-        link_pair(n, &a, &b, 1, &la, &lb);
-        netd_link_hold(la, 1);
-        /* more than the socket buffers take while the peer reads nothing: part is queued */
-        CHECK_EQ(netd_send(la, &h, big, count_done, &done_calls), 0);
-        if (stop_first) {
-            /* the holder goes: the daemon takes over the queue once the peer reads */
-            netd_link_hold(la, 0);
-            netd_link_resume(lb);
-        } else {
-            netd_link_resume(lb);
-            sleep_ms(30);
-            CHECK_EQ(atomic_load(&done_calls), 0); /* nobody but the holder pushes it */
-            for (int i = 0; i < 200000 && atomic_load(&done_calls) == 0; i++)
-                if (!netd_link_poll(la)) sleep_ms(1);
-            netd_link_hold(la, 0);
-        }
-        wait_for(&done_calls, stop_first + 1);
-        wait_for(&b.frames, 1);
-        CHECK_EQ(atomic_load(&b.big_ok), 1);
-        netd_link_free(la);
-        netd_link_free(lb);
-    }
-    struct netd_stats st;
-    netd_get_stats(n, &st);
-    CHECK_EQ(st.queued_now, 0);
-    free(big);
-}
-
 /* A poller reads a link that stayed empty for a while (16 polls) only on every 4th poll, and
  * one that just delivered on every poll; a frame on a quiet link waits 4 polls at most. */
 static void test_quiet(struct netd *n)
@@ -564,7 +521,6 @@ int main(void)
     test_big_both_ways(n);
     test_paused(n);
     test_hold(n);
-    test_hold_send(n);
     test_quiet(n);
     test_hold_peer_gone(n);
     test_errors(n);
