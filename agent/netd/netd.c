@@ -43,11 +43,12 @@ struct netd_daemon {
     struct event_base *base;
     pthread_t thread;
     int started;
-    /* Links whose last holder stopped less than NETD_LINGER_NS ago (netd_link_hold); the
-     * tick lowers their mark once that has passed.  Armed while the list is not empty. */
+    /* Links whose mark is up (netd_link_hold); the tick lowers a mark once its last holder
+     * stopped NETD_LINGER_NS ago.  Armed while the list is not empty. */
     pthread_mutex_t linger_mu;
     struct netd_link *linger; /* linger_mu */
     int linger_armed;         /* linger_mu */
+    unsigned tick_us;         /* the tick's current period (linger_mu) */
     struct event *linger_ev;
 };
 
@@ -147,7 +148,7 @@ int netd_new(unsigned nthreads, size_t max_payload, struct netd **ret)
         d->n = n;
         pthread_mutex_init(&d->linger_mu, NULL);
         d->base = event_base_new();
-        if (d->base) d->linger_ev = event_new(d->base, -1, EV_PERSIST, on_linger_tick, d);
+        if (d->base) d->linger_ev = event_new(d->base, -1, 0, on_linger_tick, d);
         if (!d->linger_ev || pthread_create(&d->thread, NULL, daemon_main, d) != 0) {
             netd_free(n);
             return -ENOMEM;
@@ -618,15 +619,26 @@ fail_fd:
  * only take a core from them (one context switch per message).  The socket's receive low-water
  * mark keeps epoll quiet meanwhile: TCP does not signal readiness below it.
  *
- * When the last holder stops, the mark stays raised for NETD_LINGER_NS: a rank that returns
- * from one wait usually starts the next within microseconds, and raising and lowering the mark
- * around every wait cost four system calls per message, on the latency path (8 B ping-pong
- * across two agents).  The daemon's tick lowers it after that (lowering it makes TCP signal
- * bytes already waiting), and a rank about to wait without reading (yielding or asleep) lowers
- * it at once (netd_link_release). */
+ * When the last holder stops, the mark stays raised for NETD_LINGER_NS at least: a rank that
+ * returns from one wait usually starts the next within microseconds, and raising and lowering
+ * the mark around every wait cost four system calls per message, on the latency path (8 B
+ * ping-pong across two agents).  The daemon's tick lowers it after that (lowering it makes TCP
+ * signal bytes already waiting), and a rank about to wait without reading (yielding or asleep)
+ * lowers it at once (netd_link_release).
+ *
+ * The tick runs while any mark of the daemon's links is up, and only a mark going up arms it
+ * (rare: the first wait after a quiet spell).  It used to be armed by the end of every wait and
+ * dropped by the next tick that found the link held: during a stream of 1 MiB messages that was
+ * two daemon wake-ups per millisecond (the arming's write to the daemon's eventfd, then the
+ * timer), each taking a core from a spinning rank (docs/bench/ANALYSIS.md, issue 20).  Its
+ * period doubles from NETD_TICK_US up to NETD_TICK_MAX_US while the list stays non-empty: a
+ * busy link costs the daemon one wake-up every few milliseconds, and a link whose ranks went
+ * off to compute is read by the daemon again within NETD_TICK_MAX_US + NETD_LINGER_NS (a tick
+ * that comes sooner would only help a rank that stopped right after the previous one). */
 #define NETD_HOLD_LOWAT (1 << 30)
 #define NETD_LINGER_NS 200000
-static const struct timeval netd_linger_tick = {0, 250};
+#define NETD_TICK_US 250
+#define NETD_TICK_MAX_US 4000
 
 static uint64_t mono_ns(void)
 {
@@ -645,6 +657,19 @@ static int lowat_set(struct netd_link *l, int high)
     return 1;
 }
 
+/* Arms the tick (caller holds linger_mu): 0, or -1 when it could not (out of memory). */
+static int tick_arm(struct netd_daemon *d, unsigned us)
+{
+    struct timeval tv = {0, (suseconds_t)us};
+    d->tick_us = us;
+    if (event_add(d->linger_ev, &tv) < 0) return -1;
+    d->linger_armed = 1;
+    return 0;
+}
+
+/* A mark went up: the link goes on the tick's list.  Without a tick (out of memory) the mark
+ * comes down again, so that nothing waits for a tick that never comes; the holders then read
+ * beside a daemon that is woken for arrivals. */
 static void linger_add(struct netd_link *l)
 {
     struct netd_daemon *d = l->d;
@@ -654,15 +679,13 @@ static void linger_add(struct netd_link *l)
         l->linger_next = d->linger;
         d->linger = l;
     }
-    int arm = !d->linger_armed;
-    d->linger_armed = 1;
+    int failed = !d->linger_armed && tick_arm(d, NETD_TICK_US) < 0;
     pthread_mutex_unlock(&d->linger_mu);
-    if (arm && event_add(d->linger_ev, &netd_linger_tick) < 0) {
-        /* No tick (out of memory): nothing may stay quiet on its account. */
-        pthread_mutex_lock(&d->linger_mu);
-        d->linger_armed = 0;
-        pthread_mutex_unlock(&d->linger_mu);
-        netd_link_release(l);
+    if (failed) {
+        pthread_mutex_lock(&l->hold_mu);
+        int lowered = lowat_set(l, 0);
+        pthread_mutex_unlock(&l->hold_mu);
+        if (lowered) event_active(l->rev, EV_READ, 0);
     }
 }
 
@@ -690,11 +713,14 @@ static void on_linger_tick(evutil_socket_t fd, short what, void *arg)
         struct netd_link *l = *pp;
         int keep = 0, lowered = 0;
         pthread_mutex_lock(&l->hold_mu);
-        if (atomic_load_explicit(&l->pollers, memory_order_acquire) == 0 && l->lowat_high) {
-            if (now - atomic_load_explicit(&l->released_ns, memory_order_relaxed) < NETD_LINGER_NS)
-                keep = 1;
-            else
-                lowered = lowat_set(l, 0);
+        if (!l->lowat_high) {
+            /* lowered by netd_link_release: nothing left to do */
+        } else if (atomic_load_explicit(&l->pollers, memory_order_acquire) > 0 ||
+                   now - atomic_load_explicit(&l->released_ns, memory_order_relaxed) <
+                       NETD_LINGER_NS) {
+            keep = 1;
+        } else {
+            lowered = lowat_set(l, 0);
         }
         pthread_mutex_unlock(&l->hold_mu);
         if (lowered) event_active(l->rev, EV_READ, 0); /* in case TCP said nothing */
@@ -705,10 +731,21 @@ static void on_linger_tick(evutil_socket_t fd, short what, void *arg)
             l->lingering = 0;
         }
     }
-    /* Under linger_mu: a holder that stops after this sees linger_armed 0 and arms again. */
-    if (!d->linger) {
-        d->linger_armed = 0;
-        event_del(d->linger_ev);
+    /* Under linger_mu: a mark that goes up after this finds the tick disarmed and arms it. */
+    d->linger_armed = 0;
+    if (d->linger) {
+        unsigned us = 2 * d->tick_us;
+        if (tick_arm(d, us > NETD_TICK_MAX_US ? NETD_TICK_MAX_US : us) < 0) {
+            /* no tick any more (out of memory): every mark comes down now */
+            for (struct netd_link *l = d->linger; l; l = l->linger_next) {
+                pthread_mutex_lock(&l->hold_mu);
+                int lowered = lowat_set(l, 0);
+                pthread_mutex_unlock(&l->hold_mu);
+                if (lowered) event_active(l->rev, EV_READ, 0);
+                l->lingering = 0;
+            }
+            d->linger = NULL;
+        }
     }
     pthread_mutex_unlock(&d->linger_mu);
 }
@@ -718,13 +755,16 @@ void netd_link_hold(struct netd_link *l, int on)
     if (on) {
         if (atomic_fetch_add_explicit(&l->pollers, 1, memory_order_seq_cst) == 0) {
             pthread_mutex_lock(&l->hold_mu);
-            if (atomic_load_explicit(&l->pollers, memory_order_acquire) > 0) lowat_set(l, 1);
+            int raised =
+                atomic_load_explicit(&l->pollers, memory_order_acquire) > 0 && lowat_set(l, 1);
             pthread_mutex_unlock(&l->hold_mu);
+            if (raised) linger_add(l);
         }
         return;
     }
+    /* The mark stays up; the tick, armed since it went up, lowers it once this is old enough. */
     atomic_store_explicit(&l->released_ns, mono_ns(), memory_order_relaxed);
-    if (atomic_fetch_sub_explicit(&l->pollers, 1, memory_order_seq_cst) == 1) linger_add(l);
+    atomic_fetch_sub_explicit(&l->pollers, 1, memory_order_seq_cst);
 }
 
 void netd_link_release(struct netd_link *l)

@@ -83,9 +83,9 @@ void netd_link_resume(struct netd_link *l);
 int netd_link_poll(struct netd_link *l);
 /* A rank starts (on = 1) or stops (on = 0) spinning in netd_link_poll on this link: while
  * anyone holds it the daemon is not woken for arrivals (the socket's receive low-water mark
- * is raised).  After the last one stops the link stays quiet for a short while (a fraction of
- * a millisecond: the next wait usually follows at once), then the daemon reads it again.
- * Calls must pair. */
+ * is raised).  After the last one stops the link stays quiet for a short while (at least
+ * 200 us, at most about 4 ms: the next wait usually follows at once), then the daemon reads it
+ * again.  Calls must pair. */
 void netd_link_hold(struct netd_link *l, int on);
 /* Ends that quiet time now if nobody holds the link, and reads what came in meanwhile: a rank
  * about to wait without reading (yielding or asleep) calls it, since it then needs the daemon

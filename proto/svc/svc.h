@@ -199,7 +199,7 @@ struct tmpi_svc {
     void (*net_hold)(void *net, int on);
     /* Optional (may be NULL).  A thread of this job is about to wait without reading the links
      * (yielding or asleep): the daemons must read them now (after a spin stops they stay quiet for
-     * a fraction of a millisecond, in case another spin follows).  Links some rank still spins on
+     * up to a few milliseconds, in case another spin follows).  Links some rank still spins on
      * stay with it. */
     void (*net_release)(void *net);
 
