@@ -5,15 +5,15 @@
  * column of doubles in a matrix) that single copy is the slow one: every block is its own line
  * of the receiver's memory, which moves to the sender's core for one 8-byte store and back when
  * the receiver touches the data beside it (the interior cells that share a line with a ghost
- * cell).  Measured with two threads exchanging two columns each (docs/bench/ANALYSIS.md
- * "Halo exchange: who lays out a column"): 512 doubles 6.1 us a round written across, 2.2 us
+ * cell).  Measured with two threads exchanging two columns each (docs/bench/ANALYSIS.md,
+ * "Halo exchange", "Who lays out a column"): 512 doubles 6.1 us a round written across, 2.2 us
  * packed by the sender and unpacked by the receiver; 2,048 doubles 37 against 10 us.
  *
  * So such a send packs the message into an eager envelope from its own cache (it reads its own
  * lines, writes dense ones), pushes the envelope onto the receiver's hand-off stack and is then
- * complete; the receiver unpacks in its next wait or test (tm_handoff_poll, which every wait and
- * test of a rank runs with its fast boxes) and only then is its receive complete.  Up to the
- * eager limit: what a message holds in an envelope anyway when its receive is late.
+ * complete; the receiver unpacks in its next wait or test (tm_inbox_poll in inbox.h, which every
+ * wait and test of a rank runs: hand-offs, then fast boxes) and only then is its receive complete.
+ * Up to the eager limit: what a message holds in an envelope anyway when its receive is late.
  *
  * Protocol: a lock-free LIFO of envelopes (struct tm_envl.next), pushed with compare-and-swap
  * by any sender, taken whole with one exchange by any thread of the receiving rank, so there is
@@ -39,8 +39,8 @@ struct tm_handoff {
 };
 
 /* Whether a message of bytes into the posted receive rr is better handed off: rr's layout is
- * sparse, the message fits an eager envelope, and rr's owner runs tm_handoff_poll (not the
- * sender itself). */
+ * sparse, the message fits an eager envelope, and rr's owner is a rank whose waits run
+ * tm_inbox_poll (not the sender itself, not a libtmpi helper thread). */
 int tm_handoff_wanted(const struct tm_rank *me, const struct tm_request *rr, size_t bytes);
 
 /* Sender: packs (buf, st: NULL for bytes) into an envelope for the matched receive rr and hands
