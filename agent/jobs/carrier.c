@@ -141,6 +141,7 @@ static void run_rank(struct carrier *c, struct rank *r)
     const struct tmpi_client_ops *ops = client_ops(c->pool);
     if (ops) ops->tls_set(k->client_tls);
     c->cur = r;
+    c->woke_idle = 0;
     k->parking = 0;
     if (k->home != c && atomic_load_explicit(&k->last, memory_order_relaxed) != c) moved_add(c, r);
     atomic_store_explicit(&k->last, c, memory_order_relaxed);
@@ -152,6 +153,7 @@ static void run_rank(struct carrier *c, struct rank *r)
     rank_set_current(r);
     ctx_switch(&c->home, &k->ctx);
     rank_set_current(NULL);
+    atomic_store_explicit(&c->ran_until, now_ns(), memory_order_relaxed);
     atomic_store_explicit(&c->busy_since, 0, memory_order_relaxed);
     c->cur = NULL;
     ops = client_ops(c->pool);
@@ -378,7 +380,14 @@ static struct rank *idle(struct carrier *c)
     struct carrier_pool *p = c->pool;
     struct agent *a = p->job->agent;
     void *net = p->job->net;
-    if (net) {
+    if (c->woke_idle) {
+        /* We slept and nothing was ready when we woke: the wake was a rescue look's deadline,
+         * a carrier that started a run (run_rank), or a rank another carrier took first.  A
+         * spin now would only take a core from the ranks that run (seen: a rank in a loop of
+         * MPI_Test woke its idle neighbour at every switch, which spun each time: a job of
+         * neighbourhood collectives on carriers across 3 agents ran 30x slower). */
+        c->woke_idle = 0;
+    } else if (net) {
         struct rank *r = idle_net(c, net);
         if (r) return r;
         /* from here the daemons read the links (after a spin they linger held) */
@@ -407,8 +416,9 @@ static struct rank *idle(struct carrier *c)
     if (!r && atomic_load_explicit(&p->live, memory_order_seq_cst) > 0) {
         /* A sleeping rank's deadline wakes us: nobody else will.  Nor does anyone tell us when
          * another carrier has been stuck in one rank long enough for us to take its parked
-         * ones: look again after RESCUE_NS while another carrier runs a rank.  With no carrier
-         * running one now, we count ourselves untimed first: one that starts a rank after our
+         * ones: look again after RESCUE_NS while another carrier runs a rank or ran one
+         * within RESCUE_NS (ran_until).  With no carrier running one now, we count ourselves
+         * untimed first: one that starts a rank after our
          * look wakes us (run_rank), or we see its busy_since here (both seq_cst), so we never
          * sleep for good beside a carrier that then computes for ever (seen: a parked rank
          * stranded behind a rank that polled a flag only it could set). */
@@ -417,7 +427,12 @@ static struct rank *idle(struct carrier *c)
         if (untimed) atomic_fetch_add_explicit(&p->untimed, 1, memory_order_seq_cst);
         for (uint32_t i = 0; i < p->ncarriers; i++) {
             struct carrier *o = &p->carriers[i];
-            if (o == c || !atomic_load_explicit(&o->busy_since, memory_order_seq_cst)) continue;
+            if (o == c) continue;
+            /* one that switches ranks often is at home for moments only: busy all the same */
+            uint64_t until = atomic_load_explicit(&o->ran_until, memory_order_relaxed);
+            if (!atomic_load_explicit(&o->busy_since, memory_order_seq_cst) &&
+                !(until && until + RESCUE_NS > now))
+                continue;
             if (!dl || dl > now + RESCUE_NS) dl = now + RESCUE_NS;
             /* we will look again anyway: nobody needs to wake us for that */
             if (untimed) atomic_fetch_sub_explicit(&p->untimed, 1, memory_order_relaxed);
@@ -435,6 +450,7 @@ static struct rank *idle(struct carrier *c)
             syscall(SYS_futex, (uint32_t *)&p->sleep.word, FUTEX_WAIT_PRIVATE, seq, tmo, NULL, 0);
         atomic_fetch_add_explicit(&a->runnable_ranks, 1, memory_order_relaxed);
         if (untimed) atomic_fetch_sub_explicit(&p->untimed, 1, memory_order_relaxed);
+        c->woke_idle = 1;
     }
     atomic_fetch_sub_explicit(&p->sleep.sleepers, 1, memory_order_relaxed);
     return r;

@@ -89,6 +89,12 @@ struct carrier {
     struct rank *cur; /* the rank whose context runs, NULL at home */
     _Atomic uint64_t
         busy_since; /* CLOCK_MONOTONIC ns the running rank got the carrier, 0 at home */
+    /* CLOCK_MONOTONIC ns its last run of a rank ended: a carrier that switches ranks (a rank
+     * in a loop of MPI_Test) is at home for moments only, and counts as busy (idle()) */
+    _Atomic uint64_t ran_until;
+    /* it slept in idle() and nothing was ready when it woke: its next idle() sleeps again at
+     * once instead of spinning (carrier thread only) */
+    int woke_idle;
 };
 
 /* A job's carriers (job.cpool). */
