@@ -148,12 +148,13 @@ static void run_rank(struct carrier *c, struct rank *r)
     /* seq_cst with the load of untimed: a carrier that fell asleep for good because we were at
      * home is woken to watch this run (its parked ranks may be ours to rescue, idle()); else it
      * saw us busy and sleeps with the rescue deadline */
-    atomic_store_explicit(&c->busy_since, now_ns(), memory_order_seq_cst);
+    uint64_t t = now_ns();
+    atomic_store_explicit(&c->ran_at, t, memory_order_relaxed);
+    atomic_store_explicit(&c->busy_since, t, memory_order_seq_cst);
     if (atomic_load_explicit(&c->pool->untimed, memory_order_seq_cst)) wake_sleepers(c->pool);
     rank_set_current(r);
     ctx_switch(&c->home, &k->ctx);
     rank_set_current(NULL);
-    atomic_store_explicit(&c->ran_until, now_ns(), memory_order_relaxed);
     atomic_store_explicit(&c->busy_since, 0, memory_order_relaxed);
     c->cur = NULL;
     ops = client_ops(c->pool);
@@ -417,7 +418,7 @@ static struct rank *idle(struct carrier *c)
         /* A sleeping rank's deadline wakes us: nobody else will.  Nor does anyone tell us when
          * another carrier has been stuck in one rank long enough for us to take its parked
          * ones: look again after RESCUE_NS while another carrier runs a rank or ran one
-         * within RESCUE_NS (ran_until).  With no carrier running one now, we count ourselves
+         * within RESCUE_NS (ran_at).  With no carrier running one now, we count ourselves
          * untimed first: one that starts a rank after our
          * look wakes us (run_rank), or we see its busy_since here (both seq_cst), so we never
          * sleep for good beside a carrier that then computes for ever (seen: a parked rank
@@ -429,9 +430,9 @@ static struct rank *idle(struct carrier *c)
             struct carrier *o = &p->carriers[i];
             if (o == c) continue;
             /* one that switches ranks often is at home for moments only: busy all the same */
-            uint64_t until = atomic_load_explicit(&o->ran_until, memory_order_relaxed);
+            uint64_t ran = atomic_load_explicit(&o->ran_at, memory_order_relaxed);
             if (!atomic_load_explicit(&o->busy_since, memory_order_seq_cst) &&
-                !(until && until + RESCUE_NS > now))
+                !(ran && ran + RESCUE_NS > now))
                 continue;
             if (!dl || dl > now + RESCUE_NS) dl = now + RESCUE_NS;
             /* we will look again anyway: nobody needs to wake us for that */

@@ -89,9 +89,10 @@ struct carrier {
     struct rank *cur; /* the rank whose context runs, NULL at home */
     _Atomic uint64_t
         busy_since; /* CLOCK_MONOTONIC ns the running rank got the carrier, 0 at home */
-    /* CLOCK_MONOTONIC ns its last run of a rank ended: a carrier that switches ranks (a rank
-     * in a loop of MPI_Test) is at home for moments only, and counts as busy (idle()) */
-    _Atomic uint64_t ran_until;
+    /* CLOCK_MONOTONIC ns its last run of a rank began (busy_since without the reset): a
+     * carrier that switches ranks (a rank in a loop of MPI_Test) is at home for moments only,
+     * and counts as busy (idle()) */
+    _Atomic uint64_t ran_at;
     /* it slept in idle() and nothing was ready when it woke: its next idle() sleeps again at
      * once instead of spinning (carrier thread only) */
     int woke_idle;
