@@ -373,14 +373,42 @@ static uint64_t earliest_deadline(struct carrier_pool *p)
     return best;
 }
 
-/* Nothing can run: spin (pause, or yield when the node is oversubscribed; reading the links
- * for a job across nodes) for the spin budget, then sleep until a waker or the last rank's
- * end bumps the pool's word.  The rank to run, or NULL to look again. */
-static struct rank *idle(struct carrier *c)
+/* Nothing can run: spin for the spin budget (pause, or yield when the node is oversubscribed;
+ * reading the links for a job across nodes).  The rank to run, or NULL. */
+static struct rank *idle_spin(struct carrier *c)
 {
     struct carrier_pool *p = c->pool;
     struct agent *a = p->job->agent;
     void *net = p->job->net;
+    c->spins++;
+    if (net) {
+        struct rank *r = idle_net(c, net);
+        /* from here the daemons read the links (after a spin they linger held) */
+        if (!r) job_net_release(net);
+        return r;
+    }
+    uint64_t start = now_ns();
+    int over = atomic_load_explicit(&a->runnable_ranks, memory_order_relaxed) > a->ncpus;
+    for (unsigned i = 1;; i++) {
+        if (over)
+            sched_yield();
+        else
+            tm_cpu_relax();
+        struct rank *r = pick(c);
+        if (r) return r;
+        if ((i & 63) == 0) {
+            if (now_ns() - start >= a->cfg.spin_ns) return NULL;
+            if (atomic_load_explicit(&p->live, memory_order_acquire) == 0) return NULL;
+        }
+    }
+}
+
+/* Nothing can run: spin (idle_spin), then sleep until a waker or the last rank's end bumps
+ * the pool's word.  The rank to run, or NULL to look again. */
+static struct rank *idle(struct carrier *c)
+{
+    struct carrier_pool *p = c->pool;
+    struct agent *a = p->job->agent;
     if (c->woke_idle) {
         /* We slept and nothing was ready when we woke: the wake was a rescue look's deadline,
          * a carrier that started a run (run_rank), or a rank another carrier took first.  A
@@ -388,26 +416,9 @@ static struct rank *idle(struct carrier *c)
          * MPI_Test woke its idle neighbour at every switch, which spun each time: a job of
          * neighbourhood collectives on carriers across 3 agents ran 30x slower). */
         c->woke_idle = 0;
-    } else if (net) {
-        struct rank *r = idle_net(c, net);
-        if (r) return r;
-        /* from here the daemons read the links (after a spin they linger held) */
-        job_net_release(net);
     } else {
-        uint64_t start = now_ns();
-        int over = atomic_load_explicit(&a->runnable_ranks, memory_order_relaxed) > a->ncpus;
-        for (unsigned i = 1;; i++) {
-            if (over)
-                sched_yield();
-            else
-                tm_cpu_relax();
-            struct rank *r = pick(c);
-            if (r) return r;
-            if ((i & 63) == 0) {
-                if (now_ns() - start >= a->cfg.spin_ns) break;
-                if (atomic_load_explicit(&p->live, memory_order_acquire) == 0) return NULL;
-            }
-        }
+        struct rank *r = idle_spin(c);
+        if (r) return r;
     }
     if (atomic_load_explicit(&p->live, memory_order_acquire) == 0) return NULL;
     /* wait.h's handshake: count ourselves asleep, then look once more */

@@ -96,6 +96,7 @@ struct carrier {
     /* it slept in idle() and nothing was ready when it woke: its next idle() sleeps again at
      * once instead of spinning (carrier thread only) */
     int woke_idle;
+    uint64_t spins; /* spins idle() began (carrier thread only; read after carriers_join) */
 };
 
 /* A job's carriers (job.cpool). */

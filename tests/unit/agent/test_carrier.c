@@ -5,7 +5,8 @@
  * thread); yield's round robin; errno kept across a switch; a parked rank woken from another
  * thread through the sleepers protocol of svc.h after its carrier went to sleep; sleeping ranks
  * parked until their deadline, the others running meanwhile; a parked rank rescued by another
- * carrier while its own computes; exit (rank_end) and a crash of a carried rank end only that
+ * carrier while its own computes; a carrier woken for nothing beside a polling rank sleeps
+ * again without spinning; exit (rank_end) and a crash of a carried rank end only that
  * rank, its carrier running the others on; a gate that never opens ends every rank as killed;
  * parking outside a carried rank refused; a stress of wakes across carriers racing with their
  * sleep (lost wake-ups); pthread_join on a carried rank parks it, not the carrier. */
@@ -429,6 +430,44 @@ static void test_rescue(void)
     job_unmake(j);
 }
 
+/* ---- a carrier woken for nothing sleeps again without spinning ---- */
+
+/* Rank 0 switches at every call for POLL_NS (a loop of MPI_Test) while rank 1, on the other
+ * carrier, waits for a flag rank 0 sets at the end.  Carrier 1 spins once, then sleeps; every
+ * wake that finds nothing ready (its rescue deadline while carrier 0 runs, or carrier 0
+ * starting a run) must send it back to sleep without a spin.  It used to spin after each:
+ * woken at every switch of rank 0, the idle carriers of a job took the cores from the ranks. */
+#define POLL_NS 50000000ull
+static _Atomic int poll_flag;
+
+static int main_poll_beside_parked(int argc, char **argv)
+{
+    if (me() == 0) {
+        uint64_t t0 = now_ns();
+        while (now_ns() - t0 < POLL_NS)
+            carrier_yield();
+        /* svc.h's protocol for a waker */
+        atomic_store_explicit(&poll_flag, 1, memory_order_seq_cst);
+        carrier_wake(rank_current()->job->cpool);
+        return 0;
+    }
+    CHECK_EQ(carrier_park(flag_set, &poll_flag, &wake_target), 0);
+    CHECK(atomic_load(&poll_flag));
+    return 0;
+}
+
+static void test_woken_for_nothing(void)
+{
+    struct job *j = job_make(2, main_poll_beside_parked);
+    atomic_store(&poll_flag, 0);
+    atomic_store(&wake_target, NULL);
+    job_run(j, 2);
+    /* carrier 1: one spin after rank 1 parked, one after it ended; none for the wakes */
+    uint64_t spins = j->cpool->carriers[1].spins;
+    CHECK(spins <= 3, "carrier 1 spun %llu times beside a polling rank", (unsigned long long)spins);
+    job_unmake(j);
+}
+
 /* ---- a look at a rank another carrier has claimed is not lost ---- */
 
 /* The window of carrier.c's wake-up invariant, held open.  Ranks 0 and 1 live on carrier 0;
@@ -844,6 +883,7 @@ int main(void)
     test_wake();
     test_sleep();
     test_rescue();
+    test_woken_for_nothing();
     test_relook();
     test_stress(2, 2); /* one rank per carrier: nothing else wakes a carrier */
     test_stress(4, 2);
