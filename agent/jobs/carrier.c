@@ -430,10 +430,10 @@ static struct rank *idle(struct carrier *c)
          * another carrier has been stuck in one rank long enough for us to take its parked
          * ones: look again after RESCUE_NS while another carrier runs a rank or ran one
          * within RESCUE_NS (ran_at).  With no carrier running one now, we count ourselves
-         * untimed first: one that starts a rank after our
-         * look wakes us (run_rank), or we see its busy_since here (both seq_cst), so we never
-         * sleep for good beside a carrier that then computes for ever (seen: a parked rank
-         * stranded behind a rank that polled a flag only it could set). */
+         * untimed first: one that starts a rank after our look wakes us (run_rank), or we see
+         * its busy_since here (both seq_cst), so we never sleep for good beside a carrier that
+         * then computes for ever (seen: a parked rank stranded behind a rank that polled a flag
+         * only it could set). */
         uint64_t dl = earliest_deadline(p), now = now_ns();
         int untimed = p->ncarriers > 1;
         if (untimed) atomic_fetch_add_explicit(&p->untimed, 1, memory_order_seq_cst);

@@ -667,6 +667,16 @@ static int tick_arm(struct netd_daemon *d, unsigned us)
     return 0;
 }
 
+/* Lowers the mark now, and has the daemon read what came in while it was up (TCP may not
+ * signal bytes that arrived below the old mark). */
+static void mark_down(struct netd_link *l)
+{
+    pthread_mutex_lock(&l->hold_mu);
+    int lowered = lowat_set(l, 0);
+    pthread_mutex_unlock(&l->hold_mu);
+    if (lowered) event_active(l->rev, EV_READ, 0);
+}
+
 /* A mark went up: the link goes on the tick's list.  Without a tick (out of memory) the mark
  * comes down again, so that nothing waits for a tick that never comes; the holders then read
  * beside a daemon that is woken for arrivals. */
@@ -681,12 +691,7 @@ static void linger_add(struct netd_link *l)
     }
     int failed = !d->linger_armed && tick_arm(d, NETD_TICK_US) < 0;
     pthread_mutex_unlock(&d->linger_mu);
-    if (failed) {
-        pthread_mutex_lock(&l->hold_mu);
-        int lowered = lowat_set(l, 0);
-        pthread_mutex_unlock(&l->hold_mu);
-        if (lowered) event_active(l->rev, EV_READ, 0);
-    }
+    if (failed) mark_down(l);
 }
 
 static void linger_remove(struct netd_link *l)
@@ -738,10 +743,7 @@ static void on_linger_tick(evutil_socket_t fd, short what, void *arg)
         if (tick_arm(d, us > NETD_TICK_MAX_US ? NETD_TICK_MAX_US : us) < 0) {
             /* no tick any more (out of memory): every mark comes down now */
             for (struct netd_link *l = d->linger; l; l = l->linger_next) {
-                pthread_mutex_lock(&l->hold_mu);
-                int lowered = lowat_set(l, 0);
-                pthread_mutex_unlock(&l->hold_mu);
-                if (lowered) event_active(l->rev, EV_READ, 0);
+                mark_down(l);
                 l->lingering = 0;
             }
             d->linger = NULL;
