@@ -55,6 +55,7 @@ int config_defaults(struct agent_config *c)
         .heartbeat_ms = 1000,
         .heartbeat_timeout_ms = 20000,
         .recv_threads = 2,
+        .recv_spin_ns = 50000,
         .node_number = CONFIG_NODE_UNSET,
         .query_timeout_ms = 3000,
         .metrics_max_connections = 16,
@@ -389,6 +390,8 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = parse_u32(value, 200, 3600000, &c->heartbeat_timeout_ms);
         else if (strcmp(key, "recv_threads") == 0)
             r = parse_u32(value, 1, 64, &c->recv_threads);
+        else if (strcmp(key, "recv_spin_ns") == 0)
+            r = parse_u32(value, 0, 10000000, &c->recv_spin_ns);
         else if (strcmp(key, "node_number") == 0)
             r = parse_u32(value, 0, CONFIG_NODE_NUMBER_MAX, &c->node_number);
         else if (strcmp(key, "query_timeout_ms") == 0)

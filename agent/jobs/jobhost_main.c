@@ -145,6 +145,15 @@ static int set_environment(const struct passwd *pw, size_t n_env, Tmpi__EnvVar *
 
 /* The job cannot start: the reason goes to the launcher in a JobEnd of status 1, or to a
  * member's coordinator as the JobLoaded that says it cannot run here. */
+/* netd's may_spin: a receive daemon polls on only while this host's runnable ranks and the
+ * other spinning daemons leave a CPU free, so that it never takes a core from a rank that
+ * computes or spins itself. */
+static int cpu_free(void *arg, int spinning)
+{
+    struct agent *a = arg;
+    return atomic_load_explicit(&a->runnable_ranks, memory_order_relaxed) + spinning < a->ncpus;
+}
+
 static int fail_early(unsigned long long job_id, const char *reason)
 {
     log_error("job %llu: %s", job_id, reason);
@@ -626,6 +635,7 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
     if (ja) {
         /* The links the agent passes are read by receive daemons of our own. */
         r = netd_new(a->cfg.recv_threads, NETD_MAX_PAYLOAD, &a->netd);
+        if (r == 0) netd_set_spin(a->netd, a->cfg.recv_spin_ns, cpu_free, a);
         host.links_ev = event_new(a->base, JOBHOST_LINKS_FD, EV_READ | EV_PERSIST, on_links, NULL);
         if (r < 0 || !host.links_ev) {
             snprintf(err, sizeof err, "cannot start the receive daemons on %s: %s", a->cfg.name,

@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,15 +51,23 @@ struct netd_daemon {
     int linger_armed;         /* linger_mu */
     unsigned tick_us;         /* the tick's current period (linger_mu) */
     struct event *linger_ev;
+    atomic_uint reads;     /* readiness callbacks that read something (the spin's clock) */
+    atomic_int stop;       /* netd_free: leave the loop */
+    struct event *stop_ev; /* made active by netd_free to end a blocking loop */
 };
 
 struct netd {
     unsigned nthreads;
     size_t max_payload;
     struct netd_daemon *d;
+    _Atomic uint64_t spin_ns; /* netd_set_spin */
+    _Atomic(netd_may_spin_fn) may_spin;
+    atomic_int spinning; /* daemons polling on after a read */
+    void *_Atomic spin_arg;
     atomic_uint next;
     atomic_uint_fast64_t frames_sent, bytes_sent, frames_received, bytes_received;
     atomic_uint_fast64_t links, link_errors, queued_now;
+    atomic_uint_fast64_t sleeps, spin_polls;
 };
 
 /* A frame not (fully) written yet. */
@@ -122,11 +131,70 @@ struct netd_link {
 
 static void on_linger_tick(evutil_socket_t fd, short what, void *arg);
 
+static uint64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void on_stop(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what, (void)arg; /* daemon_main sees d->stop when the loop returns */
+}
+
+/* Whether d read within the spin time and may poll on (netd_set_spin).  *seen and *last: the
+ * read count d had when last looked at, and when that was; me: d is counted in spinning. */
+static int keep_spinning(struct netd_daemon *d, unsigned *seen, uint64_t *last, int me)
+{
+    struct netd *n = d->n;
+    uint64_t spin = atomic_load_explicit(&n->spin_ns, memory_order_relaxed);
+    if (!spin) return 0;
+    uint64_t now = mono_ns();
+    unsigned reads = atomic_load_explicit(&d->reads, memory_order_relaxed);
+    if (reads != *seen) {
+        *seen = reads;
+        *last = now;
+    }
+    if (now - *last >= spin) return 0;
+    netd_may_spin_fn may = atomic_load_explicit(&n->may_spin, memory_order_acquire);
+    int others = atomic_load_explicit(&n->spinning, memory_order_relaxed) - me;
+    return !may || may(atomic_load_explicit(&n->spin_arg, memory_order_relaxed), others);
+}
+
 static void *daemon_main(void *arg)
 {
     struct netd_daemon *d = arg;
-    event_base_loop(d->base, EVLOOP_NO_EXIT_ON_EMPTY);
+    unsigned seen = atomic_load_explicit(&d->reads, memory_order_relaxed);
+    uint64_t last = 0;
+    int spinning = 0;
+    /* One loop round at a time rather than one endless loop: between rounds the daemon picks
+     * between polling (EVLOOP_NONBLOCK) and sleeping (EVLOOP_ONCE), and looks at d->stop (a
+     * loopbreak would be lost between rounds: each round clears it). */
+    while (!atomic_load_explicit(&d->stop, memory_order_acquire)) {
+        int spin = keep_spinning(d, &seen, &last, spinning);
+        if (spin != spinning) {
+            atomic_fetch_add_explicit(&d->n->spinning, spin ? 1 : -1, memory_order_relaxed);
+            spinning = spin;
+        }
+        atomic_fetch_add_explicit(spin ? &d->n->spin_polls : &d->n->sleeps, 1,
+                                  memory_order_relaxed);
+        if (spin) {
+            event_base_loop(d->base, EVLOOP_NONBLOCK | EVLOOP_NO_EXIT_ON_EMPTY);
+            sched_yield(); /* a runnable thread of this CPU goes first */
+        } else {
+            event_base_loop(d->base, EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY);
+        }
+    }
+    if (spinning) atomic_fetch_sub_explicit(&d->n->spinning, 1, memory_order_relaxed);
     return NULL;
+}
+
+void netd_set_spin(struct netd *n, uint64_t spin_ns, netd_may_spin_fn may_spin, void *arg)
+{
+    atomic_store_explicit(&n->spin_arg, arg, memory_order_relaxed);
+    atomic_store_explicit(&n->may_spin, may_spin, memory_order_release);
+    atomic_store_explicit(&n->spin_ns, spin_ns, memory_order_relaxed);
 }
 
 int netd_new(unsigned nthreads, size_t max_payload, struct netd **ret)
@@ -148,8 +216,11 @@ int netd_new(unsigned nthreads, size_t max_payload, struct netd **ret)
         d->n = n;
         pthread_mutex_init(&d->linger_mu, NULL);
         d->base = event_base_new();
-        if (d->base) d->linger_ev = event_new(d->base, -1, 0, on_linger_tick, d);
-        if (!d->linger_ev || pthread_create(&d->thread, NULL, daemon_main, d) != 0) {
+        if (d->base) {
+            d->linger_ev = event_new(d->base, -1, 0, on_linger_tick, d);
+            d->stop_ev = event_new(d->base, -1, 0, on_stop, d);
+        }
+        if (!d->linger_ev || !d->stop_ev || pthread_create(&d->thread, NULL, daemon_main, d) != 0) {
             netd_free(n);
             return -ENOMEM;
         }
@@ -165,13 +236,15 @@ void netd_free(struct netd *n)
     for (unsigned i = 0; i < n->nthreads; i++) {
         struct netd_daemon *d = &n->d[i];
         if (d->started) {
-            event_base_loopbreak(d->base);
+            atomic_store_explicit(&d->stop, 1, memory_order_release);
+            event_active(d->stop_ev, EV_READ, 0);
             pthread_join(d->thread, NULL);
         }
     }
     /* Every link must have been freed by its owner before this point (netd.h). */
     for (unsigned i = 0; i < n->nthreads; i++) {
         if (n->d[i].linger_ev) event_free(n->d[i].linger_ev);
+        if (n->d[i].stop_ev) event_free(n->d[i].stop_ev);
         if (n->d[i].base) event_base_free(n->d[i].base);
         pthread_mutex_destroy(&n->d[i].linger_mu);
     }
@@ -487,8 +560,11 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     atomic_store_explicit(&l->rx_pending, 1, memory_order_seq_cst);
     if (pthread_mutex_trylock(&l->rx_mu) != 0) return;
     atomic_store_explicit(&l->rx_pending, 0, memory_order_relaxed);
+    size_t before = l->rx_bytes;
     int destroy, more = rx_run(l, 0, &destroy);
+    int read = l->rx_bytes != before;
     pthread_mutex_unlock(&l->rx_mu);
+    if (read) atomic_fetch_add_explicit(&l->d->reads, 1, memory_order_relaxed);
     if (destroy) {
         link_destroy(l);
         return;
@@ -639,13 +715,6 @@ fail_fd:
 #define NETD_LINGER_NS 200000
 #define NETD_TICK_US 250
 #define NETD_TICK_MAX_US 4000
-
-static uint64_t mono_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 /* Raises or lowers the mark (caller holds hold_mu).  1 if it changed. */
 static int lowat_set(struct netd_link *l, int high)
@@ -837,4 +906,6 @@ void netd_get_stats(struct netd *n, struct netd_stats *s)
     s->links = atomic_load_explicit(&n->links, memory_order_relaxed);
     s->link_errors = atomic_load_explicit(&n->link_errors, memory_order_relaxed);
     s->queued_now = atomic_load_explicit(&n->queued_now, memory_order_relaxed);
+    s->sleeps = atomic_load_explicit(&n->sleeps, memory_order_relaxed);
+    s->spin_polls = atomic_load_explicit(&n->spin_polls, memory_order_relaxed);
 }

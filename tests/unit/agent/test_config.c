@@ -58,7 +58,8 @@ static void test_good(void)
                               "rank_switching = user\nbind_to = socket\n"
                               "[pool]\nsize = 1M\n"
                               "[mesh]\nlisten = 127.0.0.1:7471\nkey_file = /etc/k\n"
-                              "peers = a:1, b:2 ,c\nheartbeat_ms = 250\nrecv_threads = 3\n");
+                              "peers = a:1, b:2 ,c\nheartbeat_ms = 250\nrecv_threads = 3\n"
+                              "recv_spin_ns = 0\n");
     CHECK_EQ(config_load(&c, p), 0);
     CHECK(strcmp(c.name, "n1") == 0 && strcmp(c.socket_path, "/tmp/x.sock") == 0);
     CHECK_EQ(c.log_level, LOG_DEBUG);
@@ -86,6 +87,7 @@ static void test_good(void)
     CHECK(strcmp(c.peers[2], "c") == 0);
     CHECK_EQ(c.heartbeat_ms, 250);
     CHECK_EQ(c.recv_threads, 3);
+    CHECK_EQ(c.recv_spin_ns, 0);
     CHECK(strcmp(c.listen, "127.0.0.1:7471") == 0 && strcmp(c.key_file, "/etc/k") == 0);
     unlink(p);
     config_free(&c);
@@ -126,6 +128,8 @@ static void test_bad(void)
     expect_refused("[mesh]\nheartbeat_ms = 10\n");
     expect_refused("[mesh]\nrecv_threads = 0\n");
     expect_refused("[mesh]\nrecv_threads = 65\n");
+    expect_refused("[mesh]\nrecv_spin_ns = 10000001\n");
+    expect_refused("[mesh]\nrecv_spin_ns = -1\n");
     expect_refused("[mesh]\nkey_file =\n");
     expect_refused("[agent]\njob_memory_max = 4K\n");
     expect_refused("[agent]\njob_cpu_max = lots\n");

@@ -1,7 +1,8 @@
 /* netd: frames over real loopback TCP between two links — order and content under concurrent
  * senders, payloads larger than the socket buffers in both directions at once (the queue and
  * the daemons' non-blocking writes), dropped payloads, paused links, and every failure path: bad
- * header, oversized payload, peer gone, link freed from its own callback and from outside. */
+ * header, oversized payload, peer gone, link freed from its own callback and from outside; the
+ * daemons' spin after a read. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -510,6 +511,85 @@ static void test_free_under_traffic(struct netd *n)
         free(s.bufs[q]);
 }
 
+/* ---- the receive daemons' spin after a read (netd_set_spin) ---- */
+
+static atomic_int spin_allowed = 1;
+
+static int may_spin(void *arg, int spinning)
+{
+    (void)arg;
+    CHECK(spinning >= 0);
+    return atomic_load(&spin_allowed);
+}
+
+/* Frame q of sender 0 from la to b, and its arrival. */
+static void send_q(struct netd_link *la, struct rx *b, int q)
+{
+    static uint8_t buf[16];
+    struct netd_hdr h = {.channel = NETD_CH_P2P, .src_rank = 0};
+    set_q(&h, q);
+    h.payload_len = (uint32_t)size_of(0, q);
+    for (size_t i = 0; i < h.payload_len; i++)
+        buf[i] = pattern(0, q, i);
+    CHECK_EQ(netd_send(la, &h, buf, NULL, NULL), 0);
+    wait_for(&b->frames, q + 1);
+}
+
+/* Statistics of a netd with one daemon (so that its rounds are the daemon's). */
+static struct netd_stats stats_of(struct netd *n)
+{
+    struct netd_stats st;
+    netd_get_stats(n, &st);
+    return st;
+}
+
+/* A daemon that read polls on without sleeping for the spin time, so a frame 20 ms later is
+ * read with no sleep between; then it sleeps and polls no more.  Without the spin time, or
+ * while may_spin says no, it sleeps after every read and never polls.  Freeing the netd ends
+ * a spinning daemon (the test would hang otherwise). */
+static void test_spin(void)
+{
+    for (int mode = 0; mode < 3; mode++) { /* spinning, spin_ns 0, may_spin says no */
+        struct netd *n;
+        CHECK_EQ(netd_new(1, 1u << 20, &n), 0);
+        atomic_store(&spin_allowed, mode != 2);
+        netd_set_spin(n, mode == 1 ? 0 : 300 * 1000000ull, may_spin, NULL);
+        struct rx a = {0}, b = {0};
+        struct netd_link *la, *lb;
+        link_pair(n, &a, &b, 0, &la, &lb);
+        send_q(la, &b, 0);
+        struct netd_stats s0 = stats_of(n);
+        sleep_ms(20);
+        send_q(la, &b, 1);
+        struct netd_stats s1 = stats_of(n);
+        if (mode == 0) {
+            CHECK_EQ(s1.sleeps, s0.sleeps); /* no sleep between the two reads */
+            CHECK(s1.spin_polls > s0.spin_polls);
+        } else {
+            /* the daemon goes back to sleep after the read (its next round may begin only
+             * after the frame was delivered) */
+            for (int i = 0; i < 20000 && stats_of(n).sleeps <= s0.sleeps; i++)
+                sleep_ms(1);
+            CHECK(stats_of(n).sleeps > s0.sleeps);
+            CHECK_EQ(stats_of(n).spin_polls, 0);
+        }
+        if (mode == 0) {
+            /* the spin time runs out: the daemon sleeps and stops polling */
+            sleep_ms(600);
+            struct netd_stats s2 = stats_of(n);
+            sleep_ms(100);
+            struct netd_stats s3 = stats_of(n);
+            CHECK(s2.sleeps > s1.sleeps);
+            CHECK_EQ(s3.spin_polls, s2.spin_polls);
+            send_q(la, &b, 2); /* spinning again, and freed while it spins */
+        }
+        CHECK_EQ(atomic_load(&b.bad), 0);
+        netd_link_free(la);
+        netd_link_free(lb);
+        netd_free(n);
+    }
+}
+
 int main(void)
 {
     struct netd *n;
@@ -526,6 +606,7 @@ int main(void)
     test_errors(n);
     test_free_in_callback(n);
     test_free_under_traffic(n);
+    test_spin();
     struct netd_stats st;
     netd_get_stats(n, &st);
     CHECK(st.frames_sent >= 2 * SENDERS * PER_SENDER);
