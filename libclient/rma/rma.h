@@ -91,8 +91,21 @@ struct tm_win {
     /* GET/fetch answers whose payload the socket has not taken yet (the memory they send
      * from must live until then): daemons increment, send completions decrement. */
     _Atomic uint64_t replies_inflight;
+    /* Operations the links applied to or answered from this window (release, rma_net.c
+     * op_frame): tm_win_target_sync acquires it. */
+    _Atomic uint64_t target_seq;
     struct tm_win *next; /* job registry (job->wins_lock) */
 };
+
+/* Orders the calling rank's next accesses to w after every access of the links to it that
+ * has completed (a fence's barrier, a Win_sync, a lock of this rank's own window): the
+ * messages that make those accesses complete come over other links, which a thread sanitizer
+ * cannot follow. */
+static inline void tm_win_target_sync(struct tm_win *w)
+{
+    (void)atomic_load_explicit(&w->target_seq, memory_order_acquire);
+    (void)atomic_load_explicit(&w->replies_inflight, memory_order_acquire);
+}
 
 /* Remote answers an origin waits for (rma_net.c): one per rank and window, registered in the
  * job's transfer table so a frame names it by cookie. */

@@ -811,11 +811,13 @@ static void blocks_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h,
 }
 
 /* An operation on member t of w (on this node): applied here, answered if it fetches. */
-static void op_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, struct rma_rx *rx)
+/* Applies or answers the operation of h; returns the window it acted on, NULL if none. */
+static struct tm_win *op_apply(struct tm_net *n, int node, const struct tm_msg_hdr *h,
+                               struct rma_rx *rx)
 {
     int t;
     struct tm_win *w = rx ? rx->w : frame_win(n, node, h, &t);
-    if (!w) return;
+    if (!w) return NULL;
     if (rx) t = rx->t;
     const int kind = RMA_KIND(h->tag), a = (h->tag >> 8) & 0xff, basic = (h->tag >> 16) & 0xff;
     const size_t es = basic < TM_T__COUNT ? tm_basic_size((enum tm_basic)basic) : 0;
@@ -823,12 +825,12 @@ static void op_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, str
     char *addr;
     if (h->tag & RMA_BLOCKS) {
         blocks_frame(n, node, h, w, t, rx ? rx->buf : NULL);
-        return;
+        return w;
     }
     switch (kind) {
     case TM_RMA_PUT:
         op_done(n, w, t, node, h, h->payload_len && !(rx && rx->addr) ? MPI_ERR_RMA_RANGE : 0);
-        return;
+        return w;
     case TM_RMA_GET: {
         size_t len = (uint32_t)h->tag >> 8;
         addr = tm_win_at(w, t, off, len);
@@ -836,7 +838,7 @@ static void op_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, str
             answer(n, w, node, h, MPI_ERR_RMA_RANGE, 1, NULL, 0, NULL);
         else
             answer(n, w, node, h, 0, 1, addr, len, NULL);
-        return;
+        return w;
     }
     case TM_RMA_ACC:
     case TM_RMA_GACC:
@@ -864,17 +866,17 @@ static void op_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, str
         else
             op_done(n, w, t, node, h, err);
         if (err) free(res);
-        return;
+        return w;
     }
     case TM_RMA_LOCK:
         lock_frame(n, w, t, node, h, a);
-        return;
+        return w;
     case TM_RMA_UNLOCK:
         answer(n, w, node, h, unlock_target(w, t, a), 1, NULL, 0, NULL);
-        return;
+        return w;
     case TM_RMA_FLUSH:
         answer(n, w, node, h, 0, 1, NULL, 0, NULL);
-        return;
+        return w;
     case TM_RMA_POST:
     case TM_RMA_COMPLETE: {
         /* PSCW (rma_sync_pscw.c): t is the origin a target posted to, or the target an origin
@@ -883,18 +885,32 @@ static void op_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, str
         if (from < 0) {
             tm_net_proto_error(n, node, "RMA %s from rank %d, not a member of window %d",
                                kind == TM_RMA_POST ? "POST" : "COMPLETE", h->src_rank, w->id);
-            return;
+            return w;
         }
         if (kind == TM_RMA_POST)
             atomic_fetch_add_explicit(&w->m[t].posts[from], 1, memory_order_seq_cst);
         else
             atomic_fetch_add_explicit(&w->m[t].completes, 1, memory_order_seq_cst);
         tm_wake(&tm_job_rank(n->job, h->dst_rank)->waker);
-        return;
+        return w;
     }
     default:
         tm_net_proto_error(n, node, "RMA frame of unknown kind %d", kind);
     }
+    return w;
+}
+
+/* The links' accesses to a window (Put and Accumulate stores, Get answers written from it)
+ * happen on a receive daemon or on a rank polling a link.  The target rank's own accesses are
+ * ordered after them by messages that may come over other links and even through other
+ * nodes (a fence's barrier), which a thread sanitizer cannot follow.  So each operation ends
+ * with a release on the window that the target's synchronisation calls acquire
+ * (tm_win_target_sync); Get answers still in the socket release replies_inflight when the
+ * socket took them. */
+static void op_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, struct rma_rx *rx)
+{
+    struct tm_win *w = op_apply(n, node, h, rx);
+    if (w) atomic_fetch_add_explicit(&w->target_seq, 1, memory_order_release);
 }
 
 void tm_rma_net_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, void *ctx)

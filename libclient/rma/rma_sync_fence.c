@@ -27,6 +27,7 @@ TM_API int PMPI_Win_fence(int assert, MPI_Win win)
     err = PMPI_Barrier(wr->comm);
     if (err) return err;
     atomic_thread_fence(memory_order_seq_cst);
+    tm_win_target_sync(wr->w);
     wr->fence = !(assert &MPI_MODE_NOSUCCEED);
     wr->fence_ops = 0;
     return MPI_SUCCESS;

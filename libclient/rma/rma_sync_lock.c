@@ -134,6 +134,7 @@ static int unlock_one(struct tm_rank *me, struct tm_winref *wr, int t, int v)
     int type = lock_type_of(v);
     if (is_local(wr, t)) {
         atomic_thread_fence(memory_order_seq_cst);
+        tm_win_target_sync(wr->w);
         if (!(v & LOCK_NOCHECK)) tm_win_lock_release(wr->w, &wr->w->m[t], type);
         return 0;
     }
@@ -276,6 +277,7 @@ TM_API int PMPI_Win_sync(MPI_Win win)
     struct tm_winref *wr = tm_win_enter(win, "MPI_Win_sync", &err);
     if (!wr) return err;
     atomic_thread_fence(memory_order_seq_cst);
+    tm_win_target_sync(wr->w);
     return MPI_SUCCESS;
 }
 TM_ALIAS(Win_sync)

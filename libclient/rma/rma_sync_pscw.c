@@ -194,6 +194,7 @@ TM_API int PMPI_Win_wait(MPI_Win win)
         return tm_win_err(tm_self(), wr, MPI_ERR_RMA_SYNC, fn, "no post epoch is open");
     if (!all_completed(wr)) tm_wait(tm_self(), all_completed, wr);
     atomic_thread_fence(memory_order_seq_cst);
+    tm_win_target_sync(wr->w);
     wr->exposure = 0;
     return MPI_SUCCESS;
 }
@@ -211,6 +212,7 @@ TM_API int PMPI_Win_test(MPI_Win win, int *flag)
     *flag = all_completed(wr);
     if (*flag) {
         atomic_thread_fence(memory_order_seq_cst);
+        tm_win_target_sync(wr->w);
         wr->exposure = 0;
     } else {
         tm_poll_idle(me);
