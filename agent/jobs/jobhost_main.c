@@ -143,8 +143,6 @@ static int set_environment(const struct passwd *pw, size_t n_env, Tmpi__EnvVar *
     return r;
 }
 
-/* The job cannot start: the reason goes to the launcher in a JobEnd of status 1, or to a
- * member's coordinator as the JobLoaded that says it cannot run here. */
 /* netd's may_spin: a receive daemon polls on only while this host's runnable ranks and the
  * other spinning daemons leave a CPU free, so that it never takes a core from a rank that
  * computes or spins itself. */
@@ -154,6 +152,8 @@ static int cpu_free(void *arg, int spinning)
     return atomic_load_explicit(&a->runnable_ranks, memory_order_relaxed) + spinning < a->ncpus;
 }
 
+/* The job cannot start: the reason goes to the launcher in a JobEnd of status 1, or to a
+ * member's coordinator as the JobLoaded that says it cannot run here. */
 static int fail_early(unsigned long long job_id, const char *reason)
 {
     log_error("job %llu: %s", job_id, reason);

@@ -148,7 +148,7 @@ static void on_stop(evutil_socket_t fd, short what, void *arg)
 static int keep_spinning(struct netd_daemon *d, unsigned *seen, uint64_t *last, int me)
 {
     struct netd *n = d->n;
-    uint64_t spin = atomic_load_explicit(&n->spin_ns, memory_order_relaxed);
+    uint64_t spin = atomic_load_explicit(&n->spin_ns, memory_order_acquire);
     if (!spin) return 0;
     uint64_t now = mono_ns();
     unsigned reads = atomic_load_explicit(&d->reads, memory_order_relaxed);
@@ -157,7 +157,7 @@ static int keep_spinning(struct netd_daemon *d, unsigned *seen, uint64_t *last, 
         *last = now;
     }
     if (now - *last >= spin) return 0;
-    netd_may_spin_fn may = atomic_load_explicit(&n->may_spin, memory_order_acquire);
+    netd_may_spin_fn may = atomic_load_explicit(&n->may_spin, memory_order_relaxed);
     int others = atomic_load_explicit(&n->spinning, memory_order_relaxed) - me;
     return !may || may(atomic_load_explicit(&n->spin_arg, memory_order_relaxed), others);
 }
@@ -192,9 +192,11 @@ static void *daemon_main(void *arg)
 
 void netd_set_spin(struct netd *n, uint64_t spin_ns, netd_may_spin_fn may_spin, void *arg)
 {
+    /* spin_ns last, with release: a daemon that sees it sees the gate that goes with it (the
+     * daemons already run) */
     atomic_store_explicit(&n->spin_arg, arg, memory_order_relaxed);
-    atomic_store_explicit(&n->may_spin, may_spin, memory_order_release);
-    atomic_store_explicit(&n->spin_ns, spin_ns, memory_order_relaxed);
+    atomic_store_explicit(&n->may_spin, may_spin, memory_order_relaxed);
+    atomic_store_explicit(&n->spin_ns, spin_ns, memory_order_release);
 }
 
 int netd_new(unsigned nthreads, size_t max_payload, struct netd **ret)

@@ -810,8 +810,8 @@ static void blocks_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h,
     if (err) free(res);
 }
 
-/* An operation on member t of w (on this node): applied here, answered if it fetches. */
-/* Applies or answers the operation of h; returns the window it acted on, NULL if none. */
+/* An operation on member t of w (on this node): applied here, answered if it fetches.
+ * Returns the window it acted on, NULL if h names none. */
 static struct tm_win *op_apply(struct tm_net *n, int node, const struct tm_msg_hdr *h,
                                struct rma_rx *rx)
 {
