@@ -212,12 +212,12 @@ void job_net_free(struct job_net *n)
     free(n);
 }
 
-int job_net_send(void *net, int node, int channel, const struct netd_hdr *h, const void *payload,
-                 void (*done)(void *arg, int err), void *arg)
+int job_net_send(void *net, int node, int channel, unsigned flags, const struct netd_hdr *h,
+                 const void *payload, void (*done)(void *arg, int err), void *arg)
 {
     struct job_net *n = net;
     if (!n || node < 0 || node >= n->nnodes || node == n->self ||
-        (channel != MESH_CH_P2P && channel != MESH_CH_COLL))
+        (channel != MESH_CH_P2P && channel != MESH_CH_COLL) || (flags & ~TMPI_NET_WHOLE))
         return -EINVAL;
     /* Links are set before the gate opens and closed after the last rank thread ended. */
     struct netd_link *l = __atomic_load_n(&link_at(n, node, channel)->l, __ATOMIC_ACQUIRE);
@@ -227,7 +227,7 @@ int job_net_send(void *net, int node, int channel, const struct netd_hdr *h, con
     copy.channel = (uint8_t)channel;
     /* before it can arrive anywhere: "in flight" never reads negative */
     atomic_fetch_add_explicit(&n->frames_sent, 1, memory_order_seq_cst);
-    int r = netd_send(l, &copy, payload, done, arg);
+    int r = netd_send(l, &copy, (flags & TMPI_NET_WHOLE) ? NETD_SEND_WHOLE : 0, payload, done, arg);
     if (r < 0) atomic_fetch_sub_explicit(&n->frames_sent, 1, memory_order_seq_cst);
     if (r == 0) {
         atomic_fetch_add_explicit(&n->tx_frames[channel - 1], 1, memory_order_relaxed);

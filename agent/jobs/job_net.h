@@ -80,8 +80,8 @@ void job_net_close(struct job_net *n);
 void job_net_free(struct job_net *n);
 
 /* svc.h net_send. */
-int job_net_send(void *net, int node, int channel, const struct netd_hdr *h, const void *payload,
-                 void (*done)(void *arg, int err), void *arg);
+int job_net_send(void *net, int node, int channel, unsigned flags, const struct netd_hdr *h,
+                 const void *payload, void (*done)(void *arg, int err), void *arg);
 
 /* Any thread, once the job is failing: no frame is delivered to libtmpi after this returns
  * (ranks are about to unwind: their posted buffers and stack requests go away). */

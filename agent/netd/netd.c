@@ -1,5 +1,6 @@
 /* netd.c — data-plane links and receive daemons (netd.h). */
 #include "netd.h"
+#include "netd_out.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -23,15 +24,6 @@
 #define NETD_STAGE 65536
 /* Payload remainders at least this large are read straight into the payload buffer. */
 #define NETD_DIRECT 8192
-/* Bytes handed to one sendmsg at most.  A multi-megabyte write is copied into the socket
- * buffer in one go before the peer reads much of it; in smaller writes the receiver copies
- * each piece out while it is still in cache and the two copies overlap: 4 MiB ping-pong over
- * loopback 6.2 GB/s in one write, 7.2-9.8 GB/s in 256 KiB writes (measured on the 2-core
- * development machine; 64 KiB is too small, the system calls dominate).  256 KiB writes
- * then held 0.5-4 MiB ping-pong across agents to 4.1-5.0 GB/s, 512 KiB writes give 5.4-6.6
- * (alternating runs, load 2.3-2.5; docs/bench/ANALYSIS.md, issue 20); 384 KiB gained less,
- * 768 KiB no more within the noise. */
-#define NETD_WRITE_MAX (512 * 1024)
 /* Polls (netd_link_poll) of a link that read nothing NETD_QUIET_AFTER times in a row read
  * it only every NETD_QUIET_EVERY-th time. */
 #define NETD_QUIET_AFTER 16
@@ -68,17 +60,6 @@ struct netd {
     atomic_uint_fast64_t frames_sent, bytes_sent, frames_received, bytes_received;
     atomic_uint_fast64_t links, link_errors, queued_now;
     atomic_uint_fast64_t sleeps, spin_polls;
-};
-
-/* A frame not (fully) written yet. */
-struct netd_out {
-    struct netd_out *next;
-    uint8_t hdr[NETD_HDR_SIZE];
-    const uint8_t *payload;
-    size_t len;  /* payload bytes */
-    size_t done; /* bytes of hdr + payload written */
-    netd_done_fn cb;
-    void *arg;
 };
 
 enum rx_state { RX_HEADER, RX_PAYLOAD };
@@ -259,22 +240,9 @@ void netd_free(struct netd *n)
 /* Writes what the socket takes of o.  1: all of it, 0: EAGAIN, < 0: the link failed. */
 static int out_write(int fd, struct netd_out *o)
 {
-    size_t total = NETD_HDR_SIZE + o->len;
-    while (o->done < total) {
-        struct iovec iov[2];
-        int cnt = 0;
-        if (o->done < NETD_HDR_SIZE) {
-            iov[cnt].iov_base = o->hdr + o->done;
-            iov[cnt++].iov_len = NETD_HDR_SIZE - o->done;
-            if (o->len) {
-                iov[cnt].iov_base = (void *)o->payload;
-                iov[cnt++].iov_len = o->len < NETD_WRITE_MAX ? o->len : NETD_WRITE_MAX;
-            }
-        } else {
-            size_t left = total - o->done;
-            iov[cnt].iov_base = (void *)(o->payload + (o->done - NETD_HDR_SIZE));
-            iov[cnt++].iov_len = left < NETD_WRITE_MAX ? left : NETD_WRITE_MAX;
-        }
+    struct iovec iov[2];
+    int cnt;
+    while ((cnt = netd_out_iov(o, iov)) > 0) {
         struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)cnt};
         ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w < 0) {
@@ -308,11 +276,12 @@ static void complete_all(struct netd *n, struct netd_out *q, int err)
     }
 }
 
-int netd_send(struct netd_link *l, const struct netd_hdr *h, const void *payload, netd_done_fn done,
-              void *arg)
+int netd_send(struct netd_link *l, const struct netd_hdr *h, unsigned flags, const void *payload,
+              netd_done_fn done, void *arg)
 {
     struct netd *n = l->n;
-    struct netd_out o = {.payload = payload, .len = h->payload_len, .cb = done, .arg = arg};
+    struct netd_out o = {
+        .payload = payload, .len = h->payload_len, .flags = flags, .cb = done, .arg = arg};
     if (o.len && !payload) return -EINVAL;
     netd_hdr_encode(h, o.hdr);
 

@@ -114,12 +114,19 @@ void netd_link_drain(struct netd_link *l);
  * the caller must not hold a lock the callbacks take.  Queued sends get done(-ECANCELED). */
 void netd_link_free(struct netd_link *l);
 
+/* A flag of netd_send: hand the whole payload to one sendmsg instead of pieces of
+ * NETD_WRITE_MAX (netd_out.h).  A one-sided Put of 1 MiB followed by a flush across two agents
+ * on loopback took 132-140 us in one write against 162-167 us in two (fast state, alternating
+ * runs; docs/bench/ANALYSIS.md "One-sided frames in one write"), while a 1 MiB ping-pong is
+ * faster in pieces. */
+#define NETD_SEND_WHOLE 1u
+
 /* Sends h (encoded here; h->seq is ignored: netd numbers the link's frames itself) followed by
- * h->payload_len bytes of payload (may be NULL when 0).
+ * h->payload_len bytes of payload (may be NULL when 0); flags: NETD_SEND_* or 0.
  * Returns 0 (done will be called exactly once, unless it is NULL) or a negative errno: -EPIPE
  * when the link has failed (done is not called). */
-int netd_send(struct netd_link *l, const struct netd_hdr *h, const void *payload, netd_done_fn done,
-              void *arg);
+int netd_send(struct netd_link *l, const struct netd_hdr *h, unsigned flags, const void *payload,
+              netd_done_fn done, void *arg);
 
 void netd_get_stats(struct netd *n, struct netd_stats *ret);
 

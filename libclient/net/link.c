@@ -138,7 +138,7 @@ int tm_net_send_frame(struct tm_net *n, int node, int chan, struct tm_msg_hdr *h
     struct netd_hdr x;
     tm_msg_hdr_encode(h, &x);
     tm_net_hb_send(n);
-    return n->svc->net_send(n->link, node, chan + 1, &x, payload, done, arg);
+    return n->svc->net_send(n->link, node, chan + 1, 0, &x, payload, done, arg);
 }
 
 /* Completes a receive another thread owns: nothing may touch it after done. */

@@ -53,6 +53,11 @@ struct tmpi_rank_info {
 
 /* Channels of net_send (seed 000 §3.3: collectives never queue behind point-to-point). */
 enum { TMPI_NET_P2P = 1, TMPI_NET_COLL = 2 };
+/* Flag of net_send: the frame goes into the socket in one write rather than in pieces (a large
+ * frame is otherwise written in pieces so that the receiver copies one out while the next goes
+ * in, which a two-sided message gains from and a one-sided Put + flush loses by;
+ * agent/netd/netd.h NETD_SEND_WHOLE). */
+#define TMPI_NET_WHOLE 1u
 
 /* What one rank is doing in MPI (tmpi_client_ops.rank_mpi): what `tmpictl ranks` shows and what
  * the deadlock check reads (docs/ARCHITECTURE.md "Deadlock detection"). */
@@ -173,14 +178,14 @@ struct tmpi_svc {
 
     /* Inter-node (info->net != NULL).  Sends one frame to node `node` of the job on channel
      * TMPI_NET_P2P or TMPI_NET_COLL; the agent sets h->job_id, h->channel and h->seq, the caller
-     * the ranks, payload_len and h->proto.  Frames to one node on one
-     * channel leave in call order.  Never blocks: what the socket does not take at once is
+     * the ranks, payload_len and h->proto.  flags: TMPI_NET_WHOLE or 0.  Frames to one node on
+     * one channel leave in call order.  Never blocks: what the socket does not take at once is
      * queued.  done(arg, err) (may be NULL) runs once the payload buffer may be reused — on
      * this thread before the call returns if it went out at once, else on a daemon thread;
      * err < 0 if the link failed first.  Returns 0, or a negative errno (then done is not
      * called): -EPIPE the link to that node is gone, -EINVAL bad node/channel. */
-    int (*net_send)(void *net, int node, int channel, const struct netd_hdr *h, const void *payload,
-                    void (*done)(void *arg, int err), void *arg);
+    int (*net_send)(void *net, int node, int channel, unsigned flags, const struct netd_hdr *h,
+                    const void *payload, void (*done)(void *arg, int err), void *arg);
     /* The agent's shared buffer pool (tmpid.conf pool_size): NULL when it cannot take `bytes`
      * more.  pool_free takes the same size back.  Any thread. */
     void *(*pool_alloc)(size_t bytes);

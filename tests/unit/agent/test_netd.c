@@ -187,7 +187,7 @@ static void *sender_main(void *arg)
         struct netd_hdr h = {.channel = NETD_CH_P2P, .payload_len = (uint32_t)n, .src_rank = s->id};
         set_q(&h, q);
         int rc =
-            netd_send(s->l, &h, s->bufs[q], s->tolerant ? count_any : count_done, s->done_calls);
+            netd_send(s->l, &h, 0, s->bufs[q], s->tolerant ? count_any : count_done, s->done_calls);
         if (s->tolerant && rc == -EPIPE) continue;
         CHECK_EQ(rc, 0);
     }
@@ -265,8 +265,8 @@ static void test_big_both_ways(struct netd *n)
         big[i] = (uint8_t)(i * 5);
     atomic_int done_calls = 0;
     struct netd_hdr h = {.channel = NETD_CH_COLL, .payload_len = BIG};
-    CHECK_EQ(netd_send(la, &h, big, count_done, &done_calls), 0);
-    CHECK_EQ(netd_send(lb, &h, big, count_done, &done_calls), 0);
+    CHECK_EQ(netd_send(la, &h, 0, big, count_done, &done_calls), 0);
+    CHECK_EQ(netd_send(lb, &h, 0, big, count_done, &done_calls), 0);
     wait_for(&done_calls, 2);
     wait_for(&a.frames, 1);
     wait_for(&b.frames, 1);
@@ -286,7 +286,7 @@ static void test_paused(struct netd *n)
     struct netd_link *la, *lb;
     link_pair(n, &a, &b, 1, &la, &lb);
     struct netd_hdr h = {.channel = NETD_CH_P2P, .src_rank = 0};
-    CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
+    CHECK_EQ(netd_send(la, &h, 0, NULL, NULL, NULL), 0);
     sleep_ms(50);
     CHECK_EQ(atomic_load(&b.frames), 0);
     netd_link_resume(lb);
@@ -310,7 +310,7 @@ static void test_hold(struct netd *n)
     netd_link_hold(lb, 1); /* two holders */
     for (int q = 0; q < 50; q++) {
         set_q(&h, q);
-        CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
+        CHECK_EQ(netd_send(la, &h, 0, NULL, NULL, NULL), 0);
     }
     long got = 0;
     for (int i = 0; i < 20000 && atomic_load(&b.frames) < 50; i++)
@@ -321,7 +321,7 @@ static void test_hold(struct netd *n)
     /* one more, never polled: while one holder remains, neither a release nor the daemon's
      * tick takes it; after the last one lets go the daemon reads it */
     set_q(&h, 50);
-    CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
+    CHECK_EQ(netd_send(la, &h, 0, NULL, NULL, NULL), 0);
     sleep_ms(30);
     netd_link_hold(lb, 0);
     netd_link_release(lb);
@@ -331,13 +331,13 @@ static void test_hold(struct netd *n)
     wait_for(&b.frames, 51);
     /* released for good: the daemon delivers by itself */
     set_q(&h, 51);
-    CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
+    CHECK_EQ(netd_send(la, &h, 0, NULL, NULL, NULL), 0);
     wait_for(&b.frames, 52);
     /* hold and stop, then release at once: the frame sent in between is read by the release
      * itself or the daemon, whichever comes first */
     netd_link_hold(lb, 1);
     set_q(&h, 52);
-    CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
+    CHECK_EQ(netd_send(la, &h, 0, NULL, NULL, NULL), 0);
     sleep_ms(10);
     netd_link_hold(lb, 0);
     netd_link_release(lb);
@@ -363,7 +363,7 @@ static void test_quiet(struct netd *n)
         for (int i = 0; i < 40; i++)
             CHECK_EQ(netd_link_poll(lb), 0);
         set_q(&h, round);
-        CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
+        CHECK_EQ(netd_send(la, &h, 0, NULL, NULL, NULL), 0);
         sleep_ms(5); /* on the socket now */
         int polls = 0;
         while (atomic_load(&b.frames) < 2 * round + 1) {
@@ -373,7 +373,7 @@ static void test_quiet(struct netd *n)
         }
         /* busy again: the next frame is read at the first poll */
         set_q(&h, 100 + round);
-        CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
+        CHECK_EQ(netd_send(la, &h, 0, NULL, NULL, NULL), 0);
         sleep_ms(5);
         CHECK(netd_link_poll(lb) > 0);
         CHECK_EQ(atomic_load(&b.frames), 2 * round + 2);
@@ -457,7 +457,7 @@ static void test_errors(struct netd *n)
         /* the failed link refuses sends */
         struct netd_hdr h = {.channel = NETD_CH_P2P};
         if (cases[c].kind == 2) {
-            CHECK_EQ(netd_send(lb, &h, NULL, NULL, NULL), -EPIPE);
+            CHECK_EQ(netd_send(lb, &h, 0, NULL, NULL, NULL), -EPIPE);
         } else {
             close(fd[0]);
         }
@@ -477,7 +477,7 @@ static void test_free_in_callback(struct netd *n)
     struct netd_hdr h = {.channel = NETD_CH_P2P, .src_rank = 0};
     for (int q = 0; q < 10; q++) {
         set_q(&h, q);
-        CHECK_EQ(netd_send(la, &h, NULL, NULL, NULL), 0);
+        CHECK_EQ(netd_send(la, &h, 0, NULL, NULL, NULL), 0);
     }
     sleep_ms(20);
     netd_link_resume(lb);
@@ -531,7 +531,7 @@ static void send_q(struct netd_link *la, struct rx *b, int q)
     h.payload_len = (uint32_t)size_of(0, q);
     for (size_t i = 0; i < h.payload_len; i++)
         buf[i] = pattern(0, q, i);
-    CHECK_EQ(netd_send(la, &h, buf, NULL, NULL), 0);
+    CHECK_EQ(netd_send(la, &h, 0, buf, NULL, NULL), 0);
     wait_for(&b->frames, q + 1);
 }
 

@@ -320,9 +320,11 @@ static int net_queue(struct th_node *from, int to, int channel, const struct net
     return 0;
 }
 
-static int svc_net_send(void *net, int node, int channel, const struct netd_hdr *h,
+static int svc_net_send(void *net, int node, int channel, unsigned flags, const struct netd_hdr *h,
                         const void *payload, void (*done)(void *arg, int err), void *arg)
 {
+    /* one queued message per frame whatever its writes: TMPI_NET_WHOLE changes nothing here */
+    (void)flags;
     struct th_node *from = net;
     struct th_job *j = from->job;
     if (node >= 0 && node < 64 && (atomic_load(&from->broken) >> node & 1)) return -EPIPE;
