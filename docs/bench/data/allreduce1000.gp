@@ -1,5 +1,5 @@
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
-set output '/work/wt/integ/docs/bench/allreduce1000.png'
+set output '/work/main/docs/bench/allreduce1000.png'
 set grid
 set key top left
 set title 'seed 002 Allreduce (1000 calls, checked)'

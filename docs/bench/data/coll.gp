@@ -1,5 +1,5 @@
 set terminal pngcairo size 1100,800 font 'DejaVu Sans,10'
-set output '/work/wt/integ/docs/bench/coll.png'
+set output '/work/main/docs/bench/coll.png'
 set multiplot layout 2,2
 set grid
 set datafile missing '?'

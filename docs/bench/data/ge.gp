@@ -1,5 +1,5 @@
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
-set output '/work/wt/integ/docs/bench/ge.png'
+set output '/work/main/docs/bench/ge.png'
 set grid
 set key top left
 set title 'Gaussian elimination (Bcast of every pivot row, rotating root), N=512'

@@ -1,5 +1,5 @@
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
-set output '/work/wt/integ/docs/bench/mm.png'
+set output '/work/main/docs/bench/mm.png'
 set grid
 set key top left
 set title 'Matrix multiply (point-to-point, 1-D systolic row blocks), N=512'

@@ -1,5 +1,5 @@
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
-set output '/work/wt/integ/docs/bench/net_oneway_rate.png'
+set output '/work/main/docs/bench/net_oneway_rate.png'
 set grid
 set key top left
 set title 'one-way streaming: rate (2 nodes)'

@@ -1,5 +1,5 @@
 set terminal pngcairo size 900,560 font 'DejaVu Sans,11'
-set output '/work/wt/integ/docs/bench/net_pingpong_latency.png'
+set output '/work/main/docs/bench/net_pingpong_latency.png'
 set grid
 set key top left
 set title 'pingpong latency (2 nodes)'
