@@ -43,7 +43,10 @@ struct netd_daemon {
     int linger_armed;         /* linger_mu */
     unsigned tick_us;         /* the tick's current period (linger_mu) */
     struct event *linger_ev;
-    atomic_uint reads;     /* readiness callbacks that read something (the spin's clock) */
+    atomic_uint reads; /* readiness callbacks that read something (the spin's clock) */
+    /* loop rounds that could sleep / polled on (netd_stats): written by this daemon only, so
+     * a polling daemon does not bounce the line the senders' counters share */
+    atomic_uint_fast64_t sleeps, spin_polls;
     atomic_int stop;       /* netd_free: leave the loop */
     struct event *stop_ev; /* made active by netd_free to end a blocking loop */
 };
@@ -59,7 +62,6 @@ struct netd {
     atomic_uint next;
     atomic_uint_fast64_t frames_sent, bytes_sent, frames_received, bytes_received;
     atomic_uint_fast64_t links, link_errors, queued_now;
-    atomic_uint_fast64_t sleeps, spin_polls;
 };
 
 enum rx_state { RX_HEADER, RX_PAYLOAD };
@@ -158,8 +160,7 @@ static void *daemon_main(void *arg)
             atomic_fetch_add_explicit(&d->n->spinning, spin ? 1 : -1, memory_order_relaxed);
             spinning = spin;
         }
-        atomic_fetch_add_explicit(spin ? &d->n->spin_polls : &d->n->sleeps, 1,
-                                  memory_order_relaxed);
+        atomic_fetch_add_explicit(spin ? &d->spin_polls : &d->sleeps, 1, memory_order_relaxed);
         if (spin) {
             event_base_loop(d->base, EVLOOP_NONBLOCK | EVLOOP_NO_EXIT_ON_EMPTY);
             sched_yield(); /* a runnable thread of this CPU goes first */
@@ -877,6 +878,9 @@ void netd_get_stats(struct netd *n, struct netd_stats *s)
     s->links = atomic_load_explicit(&n->links, memory_order_relaxed);
     s->link_errors = atomic_load_explicit(&n->link_errors, memory_order_relaxed);
     s->queued_now = atomic_load_explicit(&n->queued_now, memory_order_relaxed);
-    s->sleeps = atomic_load_explicit(&n->sleeps, memory_order_relaxed);
-    s->spin_polls = atomic_load_explicit(&n->spin_polls, memory_order_relaxed);
+    s->sleeps = s->spin_polls = 0;
+    for (unsigned i = 0; i < n->nthreads; i++) {
+        s->sleeps += atomic_load_explicit(&n->d[i].sleeps, memory_order_relaxed);
+        s->spin_polls += atomic_load_explicit(&n->d[i].spin_polls, memory_order_relaxed);
+    }
 }
