@@ -121,11 +121,16 @@ teardown() {
     fi
 }
 
-# beside USER: a job of USER that waits for FLAG (another job's end must not touch it), in the
-# background; waits until the agent lists it running.  Sets BESIDE (its launcher) and FLAG.
+# beside USER: a job of USER that waits in the open of the FIFO FLAG (another job's end must not
+# touch it), in the background; waits until the agent lists it running.  Sets BESIDE (its
+# launcher) and FLAG.  While it waits it allocates nothing: a job that allocates while the node
+# is out of memory can be the kernel's next choice (a second OOM kill can come before the first
+# victim's memory is freed; waitfile's polling lookups allocate dentries, and did draw it).
 beside() {
     FLAG="$PUB/go"
-    as "$1" "$L" --agent "$SOCK" -n 2 "$PUB/hostinfo" waitfile "$FLAG" >"$BATS_TEST_TMPDIR/beside" 2>&1 &
+    mkfifo -m 600 "$FLAG"
+    chown "$1:" "$FLAG"
+    as "$1" "$L" --agent "$SOCK" -n 2 "$PUB/hostinfo" waitfifo "$FLAG" >"$BATS_TEST_TMPDIR/beside" 2>&1 &
     BESIDE=$!
     LAUNCHERS="${LAUNCHERS:-} $BESIDE"
     local i
@@ -139,9 +144,10 @@ beside() {
     return 1
 }
 
-# The job beside, released, must complete with its whole output.
+# The job beside, released (a writer opens the FIFO; bounded should its reader be gone), must
+# complete with its whole output.
 beside_completes() {
-    touch "$FLAG"
+    timeout 30 sh -c ': >"$1"' sh "$FLAG" || true
     local st=0
     wait "$BESIDE" || st=$?
     [ "$st" -eq 0 ] || { echo "the job beside ended with $st:"; cat "$BATS_TEST_TMPDIR/beside"; return 1; }

@@ -5,6 +5,9 @@
  *   write F   creates F (relative to the working directory) with one line
  *   read F    prints F's first line, or "cannot open F: <error>"
  *   waitfile F  waits until F exists (another job's failures must not end this one)
+ *   waitfifo F  waits in open(2) of the FIFO F until a writer opens it, then reads it to the end:
+ *             a job that waits allocating nothing (waitfile's lookups allocate dentries, which
+ *             the kernel charges to the job's cgroup)
  *   stdin     the lines of its standard input, then "EOF"; other ranks say whether they see
  *             end of file at once
  *   stdinsum  rank 0 reads its standard input to the end with read(0) and prints
@@ -67,6 +70,16 @@ int main(int argc, char **argv)
         while (access(file, F_OK) != 0)
             usleep(10000);
         printf("waited\n");
+    } else if (rank == 0 && !strcmp(what, "waitfifo")) {
+        FILE *f = fopen(file, "r");
+        if (!f) {
+            printf("cannot open %s: %s\n", file, strerror(errno));
+        } else {
+            while (fgets(line, sizeof line, f))
+                ;
+            fclose(f);
+            printf("waited\n");
+        }
     } else if (!strcmp(what, "stdin")) {
         if (rank == 0) {
             while (fgets(line, sizeof line, stdin))
