@@ -23,10 +23,7 @@ void tm_net_send_ack(struct tm_net *n, int node, int chan, int32_t here, int32_t
         .cookie = seq,
     };
     /* A lost ACK only keeps copies longer (until the next one or the job's end). */
-    struct netd_hdr x;
-    tm_msg_hdr_encode(&h, &x);
-    tm_net_hb_send(n);
-    if (n->svc->net_send(n->link, node, chan + 1, 0, &x, NULL, NULL, NULL) == 0)
+    if (tm_net_xmit(n, node, chan + 1, 0, &h, NULL, NULL, NULL) == 0)
         atomic_fetch_add_explicit(&n->n_acks_sent, 1, memory_order_relaxed);
 }
 

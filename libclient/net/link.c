@@ -131,14 +131,20 @@ void tm_net_check_slow(struct tm_rank *me)
     }
 }
 
+int tm_net_xmit(struct tm_net *n, int node, int channel, unsigned flags, const struct tm_msg_hdr *h,
+                const void *payload, void (*done)(void *arg, int err), void *arg)
+{
+    struct netd_hdr x;
+    tm_msg_hdr_encode(h, &x);
+    tm_net_hb_send(n);
+    return n->svc->net_send(n->link, node, channel, flags, &x, payload, done, arg);
+}
+
 int tm_net_send_frame(struct tm_net *n, int node, int chan, struct tm_msg_hdr *h,
                       const void *payload, void (*done)(void *arg, int err), void *arg)
 {
     h->ack = tm_net_ack_claim(n, node, chan);
-    struct netd_hdr x;
-    tm_msg_hdr_encode(h, &x);
-    tm_net_hb_send(n);
-    return n->svc->net_send(n->link, node, chan + 1, 0, &x, payload, done, arg);
+    return tm_net_xmit(n, node, chan + 1, 0, h, payload, done, arg);
 }
 
 /* Completes a receive another thread owns: nothing may touch it after done. */

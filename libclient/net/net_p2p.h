@@ -179,6 +179,14 @@ static inline void tm_net_idle(struct tm_rank *me, struct tm_net *n)
     if (atomic_load_explicit(&n->ack_dirty, memory_order_relaxed)) tm_net_flush_acks(n);
 }
 
+/* Encodes h and hands it, with its payload, to the agent's link to `node` on svc channel
+ * `channel` (TMPI_NET_P2P or TMPI_NET_COLL); flags, done and the result as svc.h net_send.
+ * Every frame libtmpi sends leaves here (the TSan order of the network, tm_net_hb_send); the
+ * point-to-point protocol's frames come through tm_net_send_frame, which adds the ACK owed,
+ * one-sided ones (rma/rma_net.c) directly. */
+int tm_net_xmit(struct tm_net *n, int node, int channel, unsigned flags, const struct tm_msg_hdr *h,
+                const void *payload, void (*done)(void *arg, int err), void *arg);
+
 /* Bytes of eager copies this node retains for its peers (tests, statistics). */
 size_t tm_net_retained_bytes(struct tm_net *n);
 

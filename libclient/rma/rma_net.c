@@ -169,13 +169,10 @@ static int xmit(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag, ui
         .cookie = wr->org->cookie,
         .rcookie = rcookie,
     };
-    struct netd_hdr x;
-    tm_msg_hdr_encode(&h, &x);
-    tm_net_hb_send(n);
     /* In one write: a large Put + flush is faster so, a two-sided message in pieces
      * (TMPI_NET_WHOLE). */
-    int r = n->svc->net_send(n->link, m->node, TMPI_NET_P2P, TMPI_NET_WHOLE, &x,
-                             bytes ? data : NULL, s ? sent_done : NULL, s);
+    int r = tm_net_xmit(n, m->node, TMPI_NET_P2P, TMPI_NET_WHOLE, &h, bytes ? data : NULL,
+                        s ? sent_done : NULL, s);
     return r < 0 ? MPI_ERR_OTHER : 0;
 }
 
@@ -526,12 +523,9 @@ static void answer(struct tm_net *n, struct tm_win *w, int node, const struct tm
             atomic_fetch_add_explicit(&w->replies_inflight, 1, memory_order_relaxed);
         }
     }
-    struct netd_hdr x;
-    tm_msg_hdr_encode(&a, &x);
-    tm_net_hb_send(n);
     /* A Get's data in one write, as a Put's (xmit). */
-    if (n->svc->net_send(n->link, node, TMPI_NET_P2P, TMPI_NET_WHOLE, &x, len ? data : NULL,
-                         r ? reply_done : NULL, r) < 0 &&
+    if (tm_net_xmit(n, node, TMPI_NET_P2P, TMPI_NET_WHOLE, &a, len ? data : NULL,
+                    r ? reply_done : NULL, r) < 0 &&
         r) {
         free(own);
         atomic_fetch_sub_explicit(&w->replies_inflight, 1, memory_order_release);
