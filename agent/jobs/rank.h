@@ -9,6 +9,7 @@
 #include "loader.h"
 #include "output.h"
 #include "rank_argv.h"
+#include "rank_vars.h"
 #include "svc.h"
 
 struct job;
@@ -44,6 +45,9 @@ struct rank {
     /* main's argv: kept until the image is unloaded, as a process keeps its argv until it
      * exits (atexit handlers often use a saved argv[0]) */
     struct rank_argv args;
+    /* libc's variables the program reads by name (optind, environ ...): this rank's own
+     * (rank_vars.h), set up before its image is loaded */
+    struct rank_vars vars;
     struct carried *carried; /* carrier.h: the rank runs as a context on a carrier; else NULL */
 
     struct output_stream out[2]; /* stdout, stderr: rank thread only */
