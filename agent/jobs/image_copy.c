@@ -137,7 +137,8 @@ static int read_rela(struct image_copy_src *s, const uint8_t *b, size_t size, ui
     if (!r || len % sizeof *r) return refuse(err, errlen, -ENOTSUP, "a malformed relocation table");
     for (size_t i = 0; i < len / sizeof *r; i++) {
         unsigned type = ELF64_R_TYPE(r[i].r_info);
-        if (type == R_X86_64_NONE) continue;
+        /* copy relocations (an executable's) are the caller's: image_copy_make's fixup */
+        if (type == R_X86_64_NONE || type == R_X86_64_COPY) continue;
         if (type != R_X86_64_RELATIVE && type != R_X86_64_GLOB_DAT && type != R_X86_64_JUMP_SLOT &&
             type != R_X86_64_64 && type != R_X86_64_IRELATIVE) {
             snprintf(err, errlen, "relocation type %u", type);
@@ -350,8 +351,8 @@ static void run_init(const struct image_copy_src *s, uintptr_t bias)
         if (callable(a[i])) ((init_fn)a[i])(proc_args.argc, proc_args.argv, proc_args.envp);
 }
 
-int image_copy_make(const struct image_copy_src *src, int tmpl_fd, struct image_copy *ret,
-                    char *err, size_t errlen)
+int image_copy_make(const struct image_copy_src *src, int tmpl_fd, image_copy_fixup_fn fixup,
+                    void *arg, struct image_copy *ret, char *err, size_t errlen)
 {
     *ret = (struct image_copy){0};
     const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
@@ -374,6 +375,7 @@ int image_copy_make(const struct image_copy_src *src, int tmpl_fd, struct image_
         }
     }
     relocate(src, bias);
+    if (fixup) fixup(arg, src->mbias, bias);
     if (src->relro_hi > src->relro_lo &&
         mprotect((void *)(bias + src->relro_lo), src->relro_hi - src->relro_lo, PROT_READ) < 0) {
         int rc = -errno;

@@ -13,7 +13,8 @@
  * its constructors run, as ld.so would run them.
  *
  * Images this cannot copy (thread-local variables: the master's TLS module would be shared;
- * text relocations; relocation kinds other than RELATIVE, GLOB_DAT, JUMP_SLOT, 64, IRELATIVE)
+ * text relocations; relocation kinds other than RELATIVE, GLOB_DAT, JUMP_SLOT, 64, IRELATIVE;
+ * COPY relocations are left to the caller's fixup)
  * make image_copy_src_open return -ENOTSUP: the caller dlopens each copy instead (loader.h).
  * Only the loading thread touches a source or a copy. */
 #ifndef TMPI_AGENT_IMAGE_COPY_H
@@ -69,11 +70,16 @@ int image_copy_src_open(struct image_copy_src *src, const uint8_t *bytes, size_t
  * program itself (not a library it needs), or NULL. */
 void *image_copy_sym(const struct image_copy_src *src, uintptr_t bias, const char *name);
 
+/* Called once a copy's words are relocated, before its RELRO is made read-only and before its
+ * constructors run: the caller's last writes (copy relocations, per-rank variables).  mbias
+ * is the master's load bias, bias the copy's. */
+typedef void (*image_copy_fixup_fn)(void *arg, uintptr_t mbias, uintptr_t bias);
+
 /* Makes one copy: maps the segments from tmpl_fd (the program's template, image_share.h),
- * relocates, registers its unwind information and runs its constructors.  0, or a negative
- * errno with the reason in err and nothing left behind. */
-int image_copy_make(const struct image_copy_src *src, int tmpl_fd, struct image_copy *ret,
-                    char *err, size_t errlen);
+ * relocates, calls fixup (may be NULL), registers its unwind information and runs its
+ * constructors.  0, or a negative errno with the reason in err and nothing left behind. */
+int image_copy_make(const struct image_copy_src *src, int tmpl_fd, image_copy_fixup_fn fixup,
+                    void *arg, struct image_copy *ret, char *err, size_t errlen);
 
 /* Has libgcc sort the unwind tables of the copies made so far, now, on the calling thread.
  * libgcc sorts a registered table when a lookup first reaches it, allocating memory, and that

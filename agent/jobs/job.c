@@ -710,7 +710,8 @@ static int load_images(struct job *j)
         }
         if (rc == 0) {
             snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id, g);
-            rc = image_program_load(&app->image, label, &r->image, err, sizeof err);
+            rank_vars_init(&r->vars);
+            rc = image_program_load(&app->image, label, &r->vars, &r->image, err, sizeof err);
         }
         if (rc < 0) {
             snprintf(reason, sizeof reason, "cannot load the program for rank %d on %s: %s", g,
