@@ -81,6 +81,23 @@ typedef void (*image_copy_fixup_fn)(void *arg, uintptr_t mbias, uintptr_t bias);
 int image_copy_make(const struct image_copy_src *src, int tmpl_fd, image_copy_fixup_fn fixup,
                     void *arg, struct image_copy *ret, char *err, size_t errlen);
 
+/* A copy of another program of the same set (the program and its private libraries): a word
+ * of one that points into the other's master is moved to that copy. */
+struct image_copy_peer {
+    const struct image_copy_src *src;
+    uintptr_t bias;
+};
+
+/* The three steps of image_copy_make, for a set of copies that point into each other (every
+ * bias must be known before any is relocated).  reserve: the copy's span (nothing mapped);
+ * fill: segments, relocation (with peers), fixup, RELRO, unwind tables; init: constructors.
+ * A failed reserve leaves nothing; after a failed fill, image_copy_free with finished set. */
+int image_copy_reserve(const struct image_copy_src *src, struct image_copy *ret, char *err,
+                       size_t errlen);
+int image_copy_fill(struct image_copy *c, int tmpl_fd, const struct image_copy_peer *peers,
+                    size_t npeers, image_copy_fixup_fn fixup, void *arg, char *err, size_t errlen);
+void image_copy_init(struct image_copy *c);
+
 /* Has libgcc sort the unwind tables of the copies made so far, now, on the calling thread.
  * libgcc sorts a registered table when a lookup first reaches it, allocating memory, and that
  * first lookup may come from a fault handler (a thread a rank started ends by pthread_exit),
