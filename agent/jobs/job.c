@@ -1,4 +1,5 @@
 #include "job.h"
+#include "job_pools.h"
 
 #include <errno.h>
 #include <event2/buffer.h>
@@ -692,6 +693,7 @@ static int load_images(struct job *j)
     char err[400], reason[480], label[64];
     long maps_first = -1;
     int rc0 = prepare_args(j);
+    if (rc0 == 0) rc0 = job_pools_size(j);
     if (rc0 < 0) return rc0;
     for (uint32_t i = 0; i < j->nprocs; i++) {
         struct rank *r = &j->ranks[i];
