@@ -1,6 +1,7 @@
 /* launch.h — the pieces of tmpi-launch and what they share.
  *
- *   launch_main.c    command line, validation, overall flow and exit status
+ *   launch_main.c    overall flow and exit status
+ *   launch_args.c    the command line: options, their checks, the usage text
  *   launch_program.c open, check and hash the program; send its bytes
  *   launch_agent.c   connect to an agent, or start a private one for this job
  *   launch_alloc.c   the agents of a Slurm allocation, started through srun
@@ -76,6 +77,12 @@ struct launch_opts {
     struct launch_app *apps; /* n_apps >= 1 unless --display-map without a program */
     size_t n_apps;
 };
+
+/* Fill o from the command line (launch_args.c).  Returns 0, -1 after --help or --version
+ * (exit 0), or an exit status after printing why. */
+int launch_args_parse(int argc, char **argv, struct launch_opts *o);
+/* Free what launch_args_parse allocated (o's env vectors and programs). */
+void launch_opts_free(struct launch_opts *o);
 
 /* The program file, open for the whole run so that what we hash is what we send. */
 struct launch_program {
