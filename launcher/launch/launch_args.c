@@ -7,9 +7,12 @@
  *               [--map-by slot|node|ppr:K:node] [--oversubscribe] [--display-map]
  *               PROGRAM [ARGS...] [: -n N [-x V] [-env V X] [-wdir DIR] PROGRAM [ARGS...]]...
  *
- * The common Open MPI and Hydra spellings are accepted (-np, -N, --npernode, -ppn, -genv,
- * -genvlist, -wdir, -bind-to, MPIEXEC_TIMEOUT); anything else that looks like an option is an error
- * that names it, never passed on.
+ * The spellings scripts written for Open MPI's mpirun and MPICH's mpiexec hard-code are
+ * accepted with their meaning there (-np, -N, --npernode, -ppn, -genv, -genvlist, -wdir,
+ * -bind-to, -f, -machinefile, -hostfile, -host, -hosts, -l, -prepend-rank,
+ * --merge-stderr-to-stdout, --timestamp-output, -V, --app, MPIEXEC_TIMEOUT; --mca is ignored
+ * with a warning and --allow-run-as-root silently); anything else that looks like an option is
+ * an error that names it, never passed on.
  *
  * Everything here is checked before any agent is contacted or started, so a typo never costs
  * an agent start-up.
@@ -33,15 +36,22 @@ static void usage(FILE *f)
 {
     fputs("usage: tmpi-launch -n N [options] PROGRAM [ARGS...] [: -n N [-x VAR] [-env VAR VALUE]\n"
           "                   [-wdir DIR] PROGRAM [ARGS...]]...\n"
+          "       tmpi-launch [options] --app FILE\n"
           "Runs PROGRAM (built with tmpicc) as an MPI job of N ranks; programs separated by\n"
           "':' run in one MPI_COMM_WORLD (MPMD), the first N ranks the first program (MPI_APPNUM\n"
           "0), the next ones the second (1), and so on.\n"
-          "  -n, -np N            number of ranks (at least 1; default inside a Slurm\n"
-          "                       allocation: $SLURM_NTASKS)\n"
+          "  -n, -np N            number of ranks (at least 1; default: K per node with -N K,\n"
+          "                       else inside a Slurm allocation $SLURM_NTASKS)\n"
+          "  --app FILE           the programs from FILE, one per line as after ':'\n"
+          "                       (\"-n N [-x VAR] [-env VAR VALUE] [-wdir DIR] PROGRAM ARGS\")\n"
           "  --agent SOCKET       the agent to use (default: $TMPI_AGENT, else " TMPI_SYSTEM_SOCKET
           ");\n"
           "                       without it, a private agent is started when none answers\n"
-          "  --tag-output         prefix every output line with \"[RANK] \"\n"
+          "  --tag-output, -l, -prepend-rank, --prepend-rank\n"
+          "                       prefix every output line with \"[RANK] \"\n"
+          "  --timestamp-output   prefix every output line with the time it arrived\n"
+          "  --merge-stderr-to-stdout\n"
+          "                       write the ranks' stderr to stdout\n"
           "  -x VAR[=VALUE]       set VAR in the ranks' environment (repeatable); without\n"
           "                       VALUE, forward this shell's value\n"
           "  -genv VAR VALUE      set VAR to VALUE in the ranks' environment (Hydra)\n"
@@ -67,23 +77,28 @@ static void usage(FILE *f)
           "                       kind (default: core when a node's rank threads or carriers\n"
           "                       fit its cores, else none; see tmpi-launch(1))\n"
           "  --report-bindings    print each rank's binding on its stderr before it starts\n"
+          "  --mca, -mca, --gmca NAME VALUE\n"
+          "                       Open MPI's parameters: ignored, with a warning\n"
+          "  --allow-run-as-root  accepted (Open MPI's); ranks run as the launching user\n"
           "Placement (see tmpi-launch(1)):\n"
-          "  --hostfile FILE      hosts from FILE: lines \"HOST [slots=N] [max_slots=M]\n"
+          "  --hostfile, -hostfile, -f, -machinefile, --machinefile FILE\n"
+          "                       hosts from FILE: lines \"HOST [slots=N] [max_slots=M]\n"
           "                       [port=P]\" or \"HOST:N\"; '#' starts a comment\n"
-          "  -H, --host HOST[,HOST...]\n"
+          "  -H, --host, -host, -hosts HOST[,HOST...]\n"
           "                       hosts on the command line; HOST:N gives N slots\n"
           "                       (default: SLURM_JOB_NODELIST in a Slurm job, else this node;\n"
           "                       with no agent answering there, one per node is started\n"
           "                       with srun)\n"
           "  --ppn, -ppn, -N, --npernode K\n"
-          "                       exactly K ranks per node (the last may get fewer)\n"
+          "                       exactly K ranks per node (the last may get fewer);\n"
+          "                       without -n, K on every node\n"
           "  --map-by slot|node|ppr:K:node\n"
           "                       fill each host's slots in turn (slot, the default), deal\n"
           "                       ranks round robin over the hosts (node), or K per node\n"
           "  --oversubscribe      allow more ranks than slots\n"
           "  --display-map        print which node runs each rank and exit (PROGRAM optional)\n"
           "  -h, --help           this text\n"
-          "  --version            print the version\n"
+          "  -V, --version        print the version\n"
           "Options end at PROGRAM; everything after it is passed to the program.\n",
           f);
 }
@@ -338,6 +353,50 @@ static int parse_programs(int argc, char **argv, int i, struct launch_opts *o)
     }
 }
 
+/* --app FILE: each line of the file is one program, "[-n N] [-x V] [-env V X] [-wdir D]
+ * PROGRAM ARGS...", as after a ':' on the command line (-n required). */
+static int parse_appfile(struct launch_opts *o, const char *path)
+{
+    struct launch_appfile *f = &o->appfile;
+    int st = launch_appfile_read(path, f);
+    if (st) return st;
+    for (size_t k = 0; k < f->n_lines; k++) {
+        const struct launch_appfile_line *l = &f->lines[k];
+        char **w = f->words + l->first;
+        int n = (int)l->n; /* fewer words than bytes in the file: LAUNCH_APPFILE_MAX_BYTES */
+        struct launch_app *app = k == 0 ? &o->apps[0] : new_app(o);
+        if (!app) return LAUNCH_EXIT_FAILURE;
+        bool have_n = false;
+        int i = 0;
+        for (; i < n && w[i][0] == '-' && w[i][1] != '\0'; i++) {
+            int r = app_option(n, w, &i, app, &have_n, true);
+            if (r > 1) {
+                fprintf(stderr, "tmpi-launch: (on line %u of --app %s)\n", l->lineno, path);
+                return r - (1 << 8);
+            }
+            if (r == 1) continue;
+            fprintf(stderr,
+                    "%s:%u: %s: only -n, -x, -env and -wdir may be given per program; give the "
+                    "other options on the command line\n",
+                    path, l->lineno, w[i]);
+            return LAUNCH_EXIT_USAGE;
+        }
+        if (i >= n) {
+            fprintf(stderr, "%s:%u: no program after the options\n", path, l->lineno);
+            return LAUNCH_EXIT_USAGE;
+        }
+        if (!have_n) {
+            fprintf(stderr, "%s:%u: %s: the number of ranks is missing: -n N\n", path, l->lineno,
+                    w[i]);
+            return LAUNCH_EXIT_USAGE;
+        }
+        app->program = w[i];
+        app->args = w + i + 1;
+        app->n_args = (size_t)(n - i - 1);
+    }
+    return 0;
+}
+
 /* --bind-to KIND[:QUALIFIER...]: Open MPI's and Hydra's words for the same levels (socket is
  * package).  Open MPI's qualifiers overload-allowed and if-supported are what we do anyway:
  * more ranks than objects share them round robin; a level the node lacks falls back to the
@@ -374,6 +433,7 @@ static int parse_bind_to(const char *v, int *ret)
 int launch_args_parse(int argc, char **argv, struct launch_opts *o)
 {
     bool have_n = false, have_timeout = false;
+    const char *app_path = NULL;
     int i;
     struct launch_app *app0 = new_app(o);
     if (!app0) return LAUNCH_EXIT_FAILURE;
@@ -388,17 +448,42 @@ int launch_args_parse(int argc, char **argv, struct launch_opts *o)
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return -1;
-        } else if (strcmp(a, "--version") == 0) {
+        } else if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
             printf("tmpi-launch (TMPI) %s\n", TMPI_VERSION);
             return -1;
         } else if ((app_opt = app_option(argc, argv, &i, app0, &have_n, false)) != 0) {
             if (app_opt > 1) return app_opt - (1 << 8);
+        } else if (is_opt(a, "--app") || strcmp(a, "-app") == 0) {
+            v = opt_value(argc, argv, &i, a, strcspn(a, "="));
+            if (!v || !*v) return bad_usage("%s needs a file name", a);
+            if (app_path) return bad_usage("%s given twice", "--app");
+            app_path = v;
         } else if (is_opt(a, "--agent")) {
             v = opt_value(argc, argv, &i, a, strlen("--agent"));
             if (!v || !*v) return bad_usage("%s needs a socket path", "--agent");
             o->agent = v;
-        } else if (strcmp(a, "--tag-output") == 0) {
-            o->tag_output = true;
+        } else if (strcmp(a, "--tag-output") == 0 || strcmp(a, "-l") == 0 ||
+                   strcmp(a, "-prepend-rank") == 0 || strcmp(a, "--prepend-rank") == 0) {
+            o->tag_output = true; /* Hydra's -prepend-rank prefixes "[RANK] " too */
+        } else if (strcmp(a, "--timestamp-output") == 0 || strcmp(a, "-timestamp-output") == 0) {
+            o->timestamp_output = true;
+        } else if (strcmp(a, "--merge-stderr-to-stdout") == 0 ||
+                   strcmp(a, "-merge-stderr-to-stdout") == 0) {
+            o->merge_stderr = true;
+        } else if (strcmp(a, "--mca") == 0 || strcmp(a, "-mca") == 0 || strcmp(a, "--gmca") == 0 ||
+                   strcmp(a, "-gmca") == 0) {
+            /* Open MPI's component parameters (btl, pml, ...) tune Open MPI's own components;
+             * none of them has a TMPI meaning, so a script's --mca must not stop the job, but
+             * the user should know it had no effect. */
+            if (i + 2 >= argc) return bad_usage("%s needs a parameter name and a value", a);
+            fprintf(stderr,
+                    "tmpi-launch: warning: %s %s %s: Open MPI's MCA parameters do not apply to "
+                    "TMPI; ignored\n",
+                    a, argv[i + 1], argv[i + 2]);
+            i += 2;
+        } else if (strcmp(a, "--allow-run-as-root") == 0 || strcmp(a, "-allow-run-as-root") == 0) {
+            /* Open MPI refuses root without it; TMPI runs the ranks as the launching user,
+             * whoever that is, so there is nothing to allow. */
         } else if (is_opt(a, "--timeout")) {
             v = opt_value(argc, argv, &i, a, strlen("--timeout"));
             if (!v) return bad_usage("%s needs a number of seconds", "--timeout");
@@ -431,13 +516,19 @@ int launch_args_parse(int argc, char **argv, struct launch_opts *o)
             if (i + 1 >= argc) return bad_usage("%s needs VAR[,VAR...]", "-genvlist");
             int r = add_env_list(o, argv[++i]);
             if (r) return r;
-        } else if (is_opt(a, "--hostfile")) {
-            v = opt_value(argc, argv, &i, a, strlen("--hostfile"));
-            if (!v || !*v) return bad_usage("%s needs a file name", "--hostfile");
+        } else if (is_opt(a, "--hostfile") || strcmp(a, "-hostfile") == 0 || strcmp(a, "-f") == 0 ||
+                   strcmp(a, "-machinefile") == 0 || is_opt(a, "--machinefile")) {
+            /* -hostfile is Open MPI's; -f and -machinefile are Hydra's, whose HOST:N lines a
+             * host file reads as well */
+            size_t namelen = strcspn(a, "=");
+            v = opt_value(argc, argv, &i, a, namelen);
+            if (!v || !*v) return bad_usage("%s needs a file name", a);
             if (o->hostfile) return bad_usage("%s given twice", "--hostfile");
             o->hostfile = v;
-        } else if (is_opt(a, "-H") || is_opt(a, "--host")) {
-            const char *name = a[1] == '-' ? "--host" : "-H";
+        } else if (is_opt(a, "-H") || is_opt(a, "--host") || strcmp(a, "-host") == 0 ||
+                   strcmp(a, "-hosts") == 0) {
+            /* -host is Open MPI's single-dash spelling, -hosts Hydra's */
+            const char *name = a[1] == '-' ? "--host" : a;
             v = opt_value(argc, argv, &i, a, strlen(name));
             if (!v || !*v) return bad_usage("%s needs HOST[,HOST...]", name);
             if (o->hosts) return bad_usage("%s given twice (list every host in one)", name);
@@ -505,12 +596,20 @@ int launch_args_parse(int argc, char **argv, struct launch_opts *o)
             return bad_usage("unknown option %s", a);
         }
     }
+    if (app_path && i < argc)
+        return bad_usage("--app %s: the programs come from the file; give none on the command line",
+                         app_path);
+    if (app_path && (have_n || app0->n_env))
+        return bad_usage("--app %s: -n and -env go on the program's line of the file", app_path);
     if (!have_n && i < argc) {
         for (int k = i + 1; k < argc; k++)
             if (strcmp(argv[k], ":") == 0)
                 return bad_usage("%s", "the number of ranks of the first program is missing: -n N");
     }
-    if (!have_n) {
+    if (!have_n && o->ppn && !app_path) {
+        /* -N K (or --npernode, --map-by ppr:K:node) alone: K ranks on every node, counted once
+         * the hosts are known (launch_place); app0->nprocs stays 0 until then */
+    } else if (!have_n && !app_path) {
         /* Inside a Slurm allocation (salloc, sbatch), the allocation says how many: as srun and
          * mpirun do, run one rank per task of the allocation. */
         const char *nt = getenv("SLURM_NTASKS");
@@ -544,12 +643,17 @@ int launch_args_parse(int argc, char **argv, struct launch_opts *o)
         return bad_usage("TMPI_ALLOC_TIMEOUT=%s: not a whole number of seconds from 1 to 3600", at);
     if (o->hostfile && o->hosts)
         return bad_usage("%s", "--hostfile and -H cannot be used together");
-    if (i >= argc && o->display_map) {
+    int r;
+    if (app_path) {
+        r = parse_appfile(o, app_path);
+    } else if (i >= argc && o->display_map) {
         o->nprocs = app0->nprocs;
         return 0;
+    } else if (i >= argc) {
+        return bad_usage("%s", "no program given");
+    } else {
+        r = parse_programs(argc, argv, i, o);
     }
-    if (i >= argc) return bad_usage("%s", "no program given");
-    int r = parse_programs(argc, argv, i, o);
     if (r) return r;
     /* one MPI_COMM_WORLD of every program's ranks: its size is a C int */
     uint64_t total = 0;
@@ -575,4 +679,5 @@ void launch_opts_free(struct launch_opts *o)
     for (size_t k = 0; k < o->n_apps; k++)
         free_env(o->apps[k].env, o->apps[k].n_env);
     free(o->apps);
+    launch_appfile_free(&o->appfile);
 }

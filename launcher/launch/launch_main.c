@@ -97,6 +97,11 @@ int main(int argc, char **argv)
     struct launch_alloc alloc = {.srun = 0, .in_wfd = -1, .out_rfd = -1};
     status = launch_place(&opts, &place, &slurm);
     if (status) goto out;
+    if (opts.nprocs == 0) {
+        /* -N K without -n: the placement counted K on every node */
+        opts.nprocs = place.nprocs;
+        opts.apps[0].nprocs = place.nprocs;
+    }
     if (opts.display_map) {
         placement_print(&place, stdout);
         status = fflush(stdout) == 0 ? 0 : LAUNCH_EXIT_FAILURE;
@@ -113,6 +118,14 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < opts.n_apps && status == 0; k++)
         status = launch_program_open(opts.apps[k].program, &progs[k]);
     if (status) goto out;
+    /* A Slurm allocation's nodes are Slurm's to reach (srun, or their agents); those the user
+     * named must resolve, and a lone one runs here only when it is this machine. */
+    bool lone_here = true;
+    if (!slurm && (opts.hostfile || opts.hosts)) {
+        status = launch_hosts_check(&place, opts.hostfile ? "--hostfile" : "-H", opts.hostfile,
+                                    &lone_here);
+        if (status) goto out;
+    }
 
     sigset_t old;
     int sigfd = setup_signals(&old);
@@ -124,7 +137,7 @@ int main(int argc, char **argv)
     /* Several nodes: the local agent coordinates them over its mesh; a private agent has
      * none, so none is started.  A Slurm allocation without system agents gets agents of its
      * own (launch_alloc.c), coordinated by a private agent of ours that holds their key. */
-    bool multi = place.nnodes > 1;
+    bool multi = place.nnodes > 1 || !lone_here;
     int fd;
     if (slurm && place.nnodes == 1 && !opts.agent && slurm_step_on(place.nodes[0].host) &&
         !launch_agent_answers(&opts)) {
@@ -143,7 +156,8 @@ int main(int argc, char **argv)
         /* salloc's shell may run on a login node: a one-node allocation elsewhere goes to
          * that node's agent, coordinated by ours, not to ours. */
         if (slurm && place.nnodes == 1 && !slurm_node_is_here(place.nodes[0].host)) multi = true;
-        fd = multi ? launch_agent_connect_mesh(&opts) : launch_agent_connect(&opts, sigfd, &agent);
+        fd = multi ? launch_agent_connect_mesh(&opts, &place)
+                   : launch_agent_connect(&opts, sigfd, &agent);
     }
     if (fd >= 0) {
         status = launch_job_run(&opts, progs, multi ? &place : NULL, fd, sigfd);
