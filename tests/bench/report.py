@@ -297,6 +297,8 @@ def write(store, cfg, im, outdir, quick):
         plot_lines(outdir, prog, dat, title + f", N={n}", "ranks (2 cores)", "MFLOP/s", True, False,
                    [LABEL[i] for i in IMPLS], extra="set yrange [0:*]\n")
 
+    third_party_sections(w, st, cfg)
+
     lv = View(st, "launch")
     rk = sorted({k[2] for k in list(st["values"]) + list(st["capped"]) if k[0] == "launch"})
     if rk:
@@ -360,7 +362,7 @@ def write(store, cfg, im, outdir, quick):
         w(f"memory (free -m): {mem[1]}\n")
     w("```\n\n")
     w("```\n" + out(["dpkg-query", "-W", "openmpi-bin", "libopenmpi-dev", "mpich", "libmpich-dev",
-                     "gnuplot-nox", "gcc", "libc6", "linux-perf"]) + "\n")
+                     "gnuplot-nox", "gcc", "libc6", "linux-perf", "libopenblas0-pthread"]) + "\n")
     measured = cfg.get("git") or out(["git", "-C", TOP, "log", "-1", "--format=%h (%s)"])
     w(f"TMPI: git {measured[:80]}\n```\n\n")
 
@@ -404,7 +406,8 @@ def write(store, cfg, im, outdir, quick):
     w("Rerun: `make bench` (full, about an hour) or `make bench QUICK=1` (quick mode: shorter points, "
       "N = 512 macro problems, runs over 20 s abandoned, Open MPI/MPICH launches over 10 s not repeated); "
       "one figure: `tests/bench/run.py --quick --only coll` (figures: p2p, coll, a1000, oversub, macro, halo, "
-      "launch, memory, net, hosts, rma). Every program prints `RESULT key=value ...` lines and aborts on a wrong answer.\n")
+      "launch, memory, net, hosts, rma, binding, hpl, osu; hpl and osu need `--hpl-src DIR` and `--osu-src DIR`, "
+      "e.g. `make bench BENCH_ARGS='--hpl-src ~/hpl-2.3'`). Every program prints `RESULT key=value ...` lines and aborts on a wrong answer.\n")
 
     with open(os.path.join(outdir, "RESULTS.md"), "w") as f:
         f.write("".join(md))
@@ -584,6 +587,61 @@ RMA_OPS = {"put": "Put + flush", "fop": "Fetch_and_op + flush", "halo": "halo ex
 BIND_PP_SIZES = {8, 1024, 65536}
 
 
+def third_party_note(w, cfg, fig, what):
+    """Why a third-party figure has no table (skipped, or its build or run failed)."""
+    if cfg.get(fig + "_failed"):
+        w(f"{what}: not measured, the build or a TMPI run failed:\n\n```\n{cfg[fig + '_failed']}\n```\n\n")
+    elif cfg.get(fig + "_skipped"):
+        w(f"{what}: not measured ({cfg[fig + '_skipped']}; see the rerun line at the end).\n\n")
+
+
+def third_party_sections(w, st, cfg):
+    """HPL and the OSU micro-benchmarks (run.py hpl_figure, osu_figure): programs from outside
+    this tree, built as their own documentation says."""
+    hk = sorted(keys_of(st, "hpl"))
+    ok = keys_of(st, "osu_latency") | keys_of(st, "osu_bw")
+    notes = [f for f in ("hpl", "osu") if cfg.get(f + "_failed") or cfg.get(f + "_skipped")]
+    if not hk and not ok and not notes:
+        return
+    w("## Third-party programs, built as their own documentation says\n\n")
+    w("Each from one source tree named on the command line, built three ways (tmpicc, "
+      "mpicc.openmpi, mpicc.mpich) as its documentation says; nothing of theirs is kept in this tree "
+      "(tests/bench/thirdparty.py).\n\n")
+    if hk:
+        w(f"### HPL (GFLOP/s, one problem of order N = {cfg.get('hpl_n')}, NB = {cfg.get('hpl_nb')})\n\n")
+        w("HPL's own build: a `Make.<arch>` in a copy of the tree naming the compiler wrapper and "
+          "Debian's OpenBLAS (`-lopenblas`, Fortran 77 BLAS interface), `make arch=<arch>`, `xhpl` "
+          "reading an HPL.dat of HPL's sample settings on a 2 x 2 grid. "
+          f"{' and '.join('`' + e + '`' for e in cfg.get('hpl_env', []))} in every rank for all three "
+          "implementations alike (one BLAS thread per rank, as with one rank per core; "
+          "otherwise each Open MPI or MPICH process starts a pool as large as the machine). "
+          "4 ranks on the 2 cores: oversubscribed. Every run passed HPL's residual check (a "
+          "failed one stops the benchmarks). Source: "
+          f"`{cfg.get('hpl_src', '?')}`.\n\n")
+        for impl, (cc, where) in cfg.get("hpl_build", {}).items():
+            w(f"- {LABEL[impl]}: `CC = {rel(cc)}`, {rel(where)}\n")
+        w("\n")
+        v = View(st, "hpl")
+        w(table([[f"{r} ranks, N = {n}"] + impl_cols(v, (r, n), False, bound=lambda c: None)
+                 for r, n in hk], ["job"] + HDR))
+        w("\n")
+    third_party_note(w, cfg, "hpl", "HPL")
+    if ok:
+        w(f"### OSU micro-benchmarks, 2 ranks on one node (`{' '.join(cfg.get('osu_args', []))}`)\n\n")
+        w("Built with `configure CC=WRAPPER CXX=WRAPPER && make` (the C and C++ wrappers of each "
+          f"implementation) in a build directory of its own. Source: `{cfg.get('osu_src', '?')}`.\n\n")
+        for fig, title, lower in (("osu_latency", "osu_latency (us)", True),
+                                  ("osu_bw", "osu_bw (MB/s, OSU's: 10^6 bytes)", False)):
+            keys = sorted(keys_of(st, fig))
+            if not keys:
+                continue
+            w(f"{title}:\n\n")
+            v = View(st, fig)
+            w(table([[size_label(k)] + impl_cols(v, k, lower) for k in keys], ["size"] + HDR))
+            w("\n")
+    third_party_note(w, cfg, "osu", "OSU micro-benchmarks")
+
+
 def binding_sections(w, st, cfg):
     """TMPI's tmpi-launch --bind-to choices (figure binding), us per hop."""
     keys = [k for k in keys_of(st, "binding") if k[0] != "pingpong" or k[2] in BIND_PP_SIZES]
@@ -756,6 +814,14 @@ def target_rows(st, cfg):
         rows.append(["memory at 64 ranks (MB)", f"{a / 1000:.1f} agent RSS",
                      mb(mv.med("ompi", (64, "ranks_pss"))) + " PSS sum", mb(mv.med("mpich", (64, "ranks_pss"))) + " PSS sum",
                      "agent RSS <= 1/10 of the sum of PSS", f"1/{1 / f:.1f}", verdict(f <= 0.1, WHY.get("mem", "") if f > 0.1 else "")])
+    hv = View(st, "hpl")
+    for key in sorted(k for k in keys_of(st, "hpl") if k[0] == 4):
+        t, o = hv.med("tmpi", key), hv.med("ompi", key)
+        if t and o:
+            # issue 31: OpenBLAS in a TMPI rank is one library of the job host
+            rows.append([f"HPL, 4 ranks, N = {key[1]}, Debian's OpenBLAS (GFLOP/s)", fmt(t), fmt(o),
+                         hv.cell("mpich", key, False), ">= Open MPI (issue 31)", f"{t / o:.2f}x",
+                         verdict(t >= o, "")])
     for prog, name in [("mm", "matrix multiply"), ("ge", "Gaussian elimination")]:
         v = View(st, prog)
         t = v.med("tmpi", 16)
@@ -861,7 +927,8 @@ def state_of(gbps, threshold):
     return "fast" if gbps >= threshold else "slow"
 
 
-STATE_HIGHER = {"mm", "ge"}  # figures whose value is a rate (MFLOP/s): higher is better
+# figures whose value is a rate, with its unit: higher is better
+STATE_HIGHER = {"mm": "MFLOP/s", "ge": "MFLOP/s", "hpl": "GFLOP/s", "osu_bw": "MB/s"}
 
 
 def state_section(w, store, cfg):
@@ -904,7 +971,7 @@ def state_section(w, store, cfg):
             by = groups[(fig, key)][state]
             m = {i: statistics.median(by[i]) if by.get(i) else None for i in IMPLS}
             ratio = lambda o: fmt(m["tmpi"] / m[o]) if m["tmpi"] and m[o] else "-"
-            unit = "MFLOP/s" if fig in STATE_HIGHER else "us"
+            unit = STATE_HIGHER.get(fig, "us")
             rows.append([fig, str(key), state, unit] + [fmt(m[i]) if m[i] is not None else "-" for i in IMPLS]
                         + [ratio("ompi"), ratio("mpich")])
     w(table(rows, ["figure", "point", "state", "unit"] + [LABEL[i] for i in IMPLS]

@@ -28,6 +28,13 @@ the copy bandwidth; every result is stored with the probe of its round, and repo
 figures by state (report.state_threshold: the largest gap in the sorted probes, when the fastest
 probe is at least 1.5x the slowest; otherwise one state) so that no ratio mixes the two states.
 
+Third-party programs (`--only hpl,osu`, thirdparty.py), built as their own documentation says
+from a source tree given on the command line and three ways like ours: HPL (`--hpl-src`, Debian's
+OpenBLAS, 4 ranks, one BLAS thread per rank for all three) and the OSU micro-benchmarks
+(`--osu-src`, osu_latency and osu_bw with options). Without the tree the figure is skipped with
+a note in the report; a build or run that fails is reported there too, and the other figures
+still run.
+
 Nothing here asserts on a time; a benchmark program that gets a wrong answer aborts, and the
 driver then stops with an error.
 """
@@ -46,6 +53,8 @@ import sys
 import tempfile
 import time
 
+import thirdparty
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
 PROGRAMS = ["pingpong", "oneway", "coll", "allreduce1000", "ring", "mm", "ge", "hello", "halo",
@@ -53,7 +62,8 @@ PROGRAMS = ["pingpong", "oneway", "coll", "allreduce1000", "ring", "mm", "ge", "
 # halo: ranks x N (an N x N block of doubles per rank; columns move as MPI_Type_vector)
 HALO_RANKS = [2, 4]
 HALO_SIZES = [64, 512, 2048]
-PACKAGES = ["openmpi-bin", "libopenmpi-dev", "mpich", "libmpich-dev", "gnuplot-nox"]
+# libopenblas-dev: the BLAS of the HPL figure (--hpl-src)
+PACKAGES = ["openmpi-bin", "libopenmpi-dev", "mpich", "libmpich-dev", "gnuplot-nox", "libopenblas-dev"]
 IMPLS = ["tmpi", "ompi", "mpich"]
 # The same flags for all three builds. Hot loops are aligned to 64 bytes because otherwise where
 # the linker happens to put a loop decides the figure: mm's inner loop straddled a 64-byte fetch
@@ -107,6 +117,13 @@ class Impls:
             "tmpi": [os.path.join(self.build, "launcher", "tmpicc")],
             "ompi": ["mpicc.openmpi"],
             "mpich": ["mpicc.mpich"],
+        }[impl]
+
+    def cxx(self, impl):
+        return {
+            "tmpi": [os.path.join(self.build, "launcher", "tmpicxx")],
+            "ompi": ["mpicxx.openmpi"],
+            "mpich": ["mpicxx.mpich"],
         }[impl]
 
     def prog(self, impl, name):
@@ -354,12 +371,14 @@ class Store:
 
 
 def run_series(st, im, fig, jobs, runs, timeout, keyfn, valfn, cap_keys=None, launch=None,
-               impls=IMPLS, cmd_label=None):
+               impls=IMPLS, cmd_label=None, parse=None):
     """jobs: list of (n, prog, args). Runs every job `runs` times with the implementations
     alternating (A B C A B C ...). A run that times out caps that (job, impl): it is not
     repeated, and cap_keys(n) names the points it would have produced. launch(impl, n, prog,
     args) gives the command line when it is not im.launch's (jobs across nodes); cmd_label
-    files the commands under another name than fig (the layout of a job across nodes)."""
+    files the commands under another name than fig (the layout of a job across nodes);
+    parse(stdout) reads the results of a program that prints no RESULT lines (third-party
+    programs: thirdparty.py)."""
     dead = set()
     for rep in range(runs):
         gbps = machine_probe(im)
@@ -371,7 +390,7 @@ def run_series(st, im, fig, jobs, runs, timeout, keyfn, valfn, cap_keys=None, la
                 if rep == 0:
                     st.cmds.setdefault(cmd_label or fig, {}).setdefault(impl, []).append(cmd)
                 rc, so, se, sec = run_cmd(cmd, timeout)
-                got = parse_results(so)
+                got = (parse or parse_results)(so)
                 for r in got:
                     st.add(fig, impl, keyfn(r), valfn(r), probe=gbps)
                 if rc is None:
@@ -528,7 +547,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="shorter points and problems (a few minutes)")
     ap.add_argument("--runs", type=int, default=5, help="runs per figure and implementation (>= 5 for medians)")
-    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,halo,launch,memory,net,hosts,rma,binding")
+    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,halo,launch,memory,net,hosts,rma,binding,hpl,osu")
+    ap.add_argument("--hpl-src", metavar="DIR", help="an HPL source tree (netlib HPL 2.x): the hpl figure "
+                    "(without it the figure is skipped)")
+    ap.add_argument("--osu-src", metavar="DIR", help="an OSU micro-benchmarks release tree, not configured "
+                    "in place: the osu figure (without it the figure is skipped)")
     ap.add_argument("--build", default=os.path.join(TOP, "build"))
     ap.add_argument("--out", default=os.path.join(TOP, "docs", "bench"))
     ap.add_argument("--merge", metavar="RAW", help="start from an earlier run's raw.json (its figures are kept; "
@@ -615,6 +638,10 @@ def main():
             launch_figure(st, im, a, quick, workdir)
         if want("binding"):
             binding_figure(st, im, a, T, cap)
+        if want("hpl"):
+            third_party(cfg, "hpl", a.hpl_src, lambda: hpl_figure(st, im, a, cap, quick, cfg))
+        if want("osu"):
+            third_party(cfg, "osu", a.osu_src, lambda: osu_figure(st, im, a, cap, quick, cfg))
         if want("memory"):
             memory_figure(st, im, a, quick, workdir)
     finally:
@@ -631,6 +658,95 @@ def main():
     import report
     report.write(st, cfg, im, a.out, quick)
     log(f"done in {cfg['elapsed']:.0f} s; see {a.out}/RESULTS.md")
+
+
+# ---------------------------------------------------------------------------- third-party programs
+
+# HPL: 4 ranks on one node (2 x 2 grid), the problem order by mode. One BLAS thread per rank for
+# all three implementations, as one sets it when binding one rank per core (without it each
+# Open MPI or MPICH rank would start an OpenBLAS pool as large as the machine).
+HPL_RANKS = [4]
+HPL_N = {True: 2000, False: 4000}
+BLAS_ENV = [("OPENBLAS_NUM_THREADS", "1"), ("OMP_NUM_THREADS", "1")]
+# OSU: 2 ranks; sizes (and, quick, iterations) given as options, as users run them.
+OSU_BENCHES = ["osu_latency", "osu_bw"]
+OSU_ARGS = {True: ["-m", "8:1048576", "-i", "1000", "-x", "100"], False: ["-m", "8:4194304"]}
+
+
+def with_env(impl, cmd, env):
+    """cmd (im.launch's) with the variables env set in every rank, each launcher's way."""
+    flags = []
+    for k, v in env:
+        flags += ["-genv", k, v] if impl == "mpich" else ["-x", f"{k}={v}"]
+    return cmd[:1] + flags + cmd[1:]
+
+
+def third_party(cfg, fig, src, run_fig):
+    """Runs a third-party figure when its source tree was given; a build that fails or a run
+    that fails is a note in the report (cfg[fig + "_failed"]), not the end of the benchmarks.
+    A wrong answer (HPL's residual check) still stops everything."""
+    if not src:
+        cfg[fig + "_skipped"] = f"no --{fig}-src given"
+        log(f"{fig}: skipped (no --{fig}-src)")
+        return
+    try:
+        run_fig()
+    except thirdparty.WrongAnswer as e:
+        raise Failure(f"{fig}: {e}")
+    except (thirdparty.BuildError, Failure, OSError) as e:
+        cfg[fig + "_failed"] = str(e)[-1500:]
+        log(f"{fig} FAILED:", e)
+
+
+def hpl_figure(st, im, a, cap, quick, cfg):
+    """HPL (thirdparty.py) from --hpl-src built with each implementation's compiler and Debian's
+    OpenBLAS; GFLOP/s of one problem per run, 4 ranks on one node, runs alternating."""
+    dest = os.path.join(im.bindir, "hpl")
+    os.makedirs(dest, exist_ok=True)
+    dirs = {}
+    for impl in IMPLS:
+        dirs[impl] = thirdparty.build_hpl(a.hpl_src, dest, impl, im.cc(impl), CFLAGS)
+    log("HPL built in", dest)
+    n = HPL_N[quick]
+    cfg.update(hpl_n=n, hpl_nb=thirdparty.HPL_NB, hpl_src=os.path.abspath(a.hpl_src),
+               hpl_env=[f"{k}={v}" for k, v in BLAS_ENV],
+               hpl_build={impl: [" ".join(im.cc(impl)), f"Make.tmpibench in a copy at {d}"]
+                          for impl, d in dirs.items()})
+
+    def launch(impl, ranks, prog, args):
+        d = dirs[impl]
+        p, q = thirdparty.grid(ranks)
+        with open(os.path.join(d, "HPL.dat"), "w") as f:
+            f.write(thirdparty.hpl_dat(n, thirdparty.HPL_NB, p, q))
+        # xhpl reads HPL.dat in its working directory
+        return ["env", "-C", d] + with_env(impl, im.launch(impl, ranks, os.path.join(d, "xhpl")),
+                                            BLAS_ENV)
+
+    run_series(st, im, "hpl", [(r, "xhpl", []) for r in HPL_RANKS], a.runs, cap * 3,
+               lambda r: (int(r["p"] * r["q"]), int(r["n"])), lambda r: r["gflops"],
+               cap_keys=lambda r: [(r, n)], launch=launch, parse=thirdparty.parse_hpl)
+
+
+def osu_figure(st, im, a, cap, quick, cfg):
+    """osu_latency and osu_bw (thirdparty.py) from --osu-src built with each implementation's
+    wrappers, 2 ranks on one node, runs alternating; us and MB/s per size as OSU prints them."""
+    dest = os.path.join(im.bindir, "osu")
+    os.makedirs(dest, exist_ok=True)
+    progs = {}
+    for impl in IMPLS:
+        bdir = thirdparty.build_osu(a.osu_src, dest, impl, im.cc(impl), im.cxx(impl))
+        for b in OSU_BENCHES:
+            path = thirdparty.osu_program(bdir, b)
+            if not path:
+                raise thirdparty.BuildError(f"{b} not built in {bdir}")
+            progs[(impl, b)] = path
+    log("OSU built in", dest)
+    cfg.update(osu_src=os.path.abspath(a.osu_src), osu_args=OSU_ARGS[quick])
+    for b in OSU_BENCHES:
+        run_series(st, im, b, [(2, b, OSU_ARGS[quick])], a.runs, cap * 3,
+                   lambda r: int(r["size"]), lambda r: r["value"],
+                   launch=lambda impl, n, prog, args, b=b: im.launch(impl, n, progs[(impl, b)], args),
+                   parse=thirdparty.parse_osu)
 
 
 # Figures that run TMPI alone (no peer to compare with).

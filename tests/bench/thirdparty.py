@@ -1,0 +1,226 @@
+"""Third-party programs for the benchmarks, built as their own documentation says, from a source
+tree the user names (nothing of theirs is kept in this tree): HPL (`--hpl-src`, the netlib HPL
+2.x layout: Make.top, a Make.<arch> build script, `make arch=<arch>`, bin/<arch>/xhpl reading
+HPL.dat) and the OSU micro-benchmarks (`--osu-src`, autotools: `configure CC=... CXX=...` and
+`make`, here in a build directory of its own per implementation).
+
+Each is built three ways from the same source, with the compilers of run.py's Impls (tmpicc,
+mpicc.openmpi, mpicc.mpich). This file builds, writes inputs and reads outputs; run.py runs.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+
+
+class BuildError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------- HPL
+
+HPL_NB = 128  # block size: the usual choice for a 64-bit x86 core with OpenBLAS
+
+
+def hpl_check_tree(src):
+    """Why src is not an HPL source tree (None when it is)."""
+    if not os.path.isdir(src):
+        return f"{src}: not a directory"
+    if os.path.exists(os.path.join(src, "src", "hpcc.c")):
+        return (f"{src} is an HPC Challenge tree: its hpcc runs every HPCC test (minutes per run); "
+                "give an HPL tree (its own Make.top and testing/ptest)")
+    for f in ("Make.top", "Makefile", os.path.join("testing", "ptest", "HPL_pddriver.c")):
+        if not os.path.exists(os.path.join(src, f)):
+            return f"{src}: no {f}: not an HPL source tree (netlib HPL 2.x layout)"
+    return None
+
+
+def hpl_arch_file(top, cc, cflags):
+    """The text of an HPL build script (Make.<arch>, the variables HPL's own Make.* files set)
+    for compiler cc in the copy at top: Debian's OpenBLAS through its Fortran 77 interface
+    (dgemm_ ...: HPL's default, F2CDEFS for gcc's naming), the MPI from the compiler wrapper."""
+    flags = " ".join(cflags)
+    return f"""# written by tests/bench/thirdparty.py (hpl_arch_file)
+SHELL        = /bin/sh
+CD           = cd
+CP           = cp
+LN_S         = ln -s
+MKDIR        = mkdir -p
+RM           = /bin/rm -f
+TOUCH        = touch
+ARCH         = $(arch)
+TOPdir       = {top}
+INCdir       = $(TOPdir)/include
+BINdir       = $(TOPdir)/bin/$(ARCH)
+LIBdir       = $(TOPdir)/lib/$(ARCH)
+HPLlib       = $(LIBdir)/libhpl.a
+MPinc        =
+MPlib        =
+LAinc        =
+LAlib        = -lopenblas
+F2CDEFS      = -DAdd_ -DF77_INTEGER=int -DStringSunStyle
+HPL_INCLUDES = -I$(INCdir) -I$(INCdir)/$(ARCH) $(LAinc) $(MPinc)
+HPL_LIBS     = $(HPLlib) $(LAlib) $(MPlib) -lm
+HPL_OPTS     =
+HPL_DEFS     = $(F2CDEFS) $(HPL_OPTS) $(HPL_INCLUDES)
+CC           = {cc}
+CCNOOPT      = $(HPL_DEFS)
+CCFLAGS      = $(HPL_DEFS) {flags}
+LINKER       = $(CC)
+LINKFLAGS    = $(CCFLAGS)
+ARCHIVER     = ar
+ARFLAGS      = r
+RANLIB       = echo
+"""
+
+
+def hpl_dat(n, nb, p, q):
+    """An HPL.dat (HPL's input: one value per line, in the order HPL reads them) for one problem
+    of order n, block nb, on a p x q grid; results to stdout; the settings of HPL's sample."""
+    lines = [
+        ("HPL input, tests/bench/run.py", ""), ("TMPI benchmarks", ""),
+        ("HPL.out", "output file name (if any)"), ("6", "device out (6=stdout,7=stderr,file)"),
+        ("1", "# of problems sizes (N)"), (str(n), "Ns"), ("1", "# of NBs"), (str(nb), "NBs"),
+        ("0", "PMAP process mapping (0=Row-,1=Column-major)"), ("1", "# of process grids (P x Q)"),
+        (str(p), "Ps"), (str(q), "Qs"), ("16.0", "threshold"), ("1", "# of panel fact"),
+        ("2", "PFACTs (0=left, 1=Crout, 2=Right)"), ("1", "# of recursive stopping criterium"),
+        ("4", "NBMINs (>= 1)"), ("1", "# of panels in recursion"), ("2", "NDIVs"),
+        ("1", "# of recursive panel fact."), ("1", "RFACTs (0=left, 1=Crout, 2=Right)"),
+        ("1", "# of broadcast"), ("1", "BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)"),
+        ("1", "# of lookahead depth"), ("1", "DEPTHs (>=0)"), ("2", "SWAP (0=bin-exch,1=long,2=mix)"),
+        ("64", "swapping threshold"), ("0", "L1 in (0=transposed,1=no-transposed) form"),
+        ("0", "U  in (0=transposed,1=no-transposed) form"), ("1", "Equilibration (0=no,1=yes)"),
+        ("8", "memory alignment in double (> 0)"),
+    ]
+    return "".join(f"{v:<13}{c}\n" if c else v + "\n" for v, c in lines)
+
+
+def grid(n):
+    """The squarest p x q = n with p <= q (HPL runs best on a near-square grid)."""
+    p = int(n ** 0.5)
+    while n % p:
+        p -= 1
+    return p, n // p
+
+
+def _stamp_ok(path, want):
+    try:
+        with open(path) as f:
+            return json.load(f) == want
+    except (OSError, ValueError):
+        return False
+
+
+def _make(cmd, cwd, log_path):
+    with open(log_path, "w") as log:
+        r = subprocess.run(cmd, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+    if r.returncode != 0:
+        with open(log_path) as f:
+            tail = f.read()[-2500:]
+        raise BuildError(f"{' '.join(cmd)} in {cwd} failed (rc {r.returncode}; {log_path}):\n{tail}")
+
+
+def build_hpl(src, dest, impl, cc, cflags):
+    """HPL from src built with compiler cc (a list: the wrapper) in a copy at dest/impl, as
+    HPL's INSTALL says (Make.<arch> in the top directory, `make arch=<arch>`); returns the
+    directory of xhpl (where HPL.dat goes). Kept while the source, compiler and flags are the
+    same (a stamp file); raises BuildError with the log's tail."""
+    why = hpl_check_tree(src)
+    if why:
+        raise BuildError(why)
+    top = os.path.join(dest, impl)
+    arch = "tmpibench"
+    text = hpl_arch_file(top, " ".join(cc), cflags)
+    stamp = os.path.join(dest, impl + ".stamp")
+    want = {"src": os.path.abspath(src), "arch_file": text}
+    xhpl_dir = os.path.join(top, "bin", arch)
+    if _stamp_ok(stamp, want) and os.path.exists(os.path.join(xhpl_dir, "xhpl")):
+        return xhpl_dir
+    if os.path.exists(stamp):
+        os.unlink(stamp)
+    shutil.rmtree(top, ignore_errors=True)
+    shutil.copytree(src, top, symlinks=True, ignore=shutil.ignore_patterns(".git", ".hg"))
+    with open(os.path.join(top, f"Make.{arch}"), "w") as f:
+        f.write(text)
+    _make(["make", f"arch={arch}"], top, os.path.join(dest, impl + ".log"))
+    if not os.path.exists(os.path.join(xhpl_dir, "xhpl")):
+        raise BuildError(f"HPL built with {cc[0]} but {xhpl_dir}/xhpl is missing")
+    with open(stamp, "w") as f:
+        json.dump(want, f)
+    return xhpl_dir
+
+
+HPL_ROW = re.compile(r"^(W[RC]\S*)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.eE+-]+)\s*$", re.M)
+HPL_PASSED = re.compile(r"^\s*(\d+) tests? completed and passed residual checks", re.M)
+HPL_FAILED = re.compile(r"^\s*(\d+) tests? completed and failed residual checks", re.M)
+
+
+class WrongAnswer(Exception):
+    pass
+
+
+def parse_hpl(text):
+    """HPL's result lines as run.py results [{n, nb, p, q, sec, gflops}]; raises WrongAnswer
+    when HPL reports a failed residual check, or results without its summary of passed ones."""
+    rows = [{"n": int(m.group(2)), "nb": int(m.group(3)), "p": int(m.group(4)),
+             "q": int(m.group(5)), "sec": float(m.group(6)), "gflops": float(m.group(7))}
+            for m in HPL_ROW.finditer(text)]
+    passed = sum(int(x) for x in HPL_PASSED.findall(text))
+    failed = sum(int(x) for x in HPL_FAILED.findall(text))
+    if failed or (rows and passed != len(rows)) or "FAILED" in text:
+        raise WrongAnswer(f"HPL: {failed} failed residual checks, {passed} passed of {len(rows)}")
+    return rows
+
+
+# ---------------------------------------------------------------------------- OSU
+
+def osu_check_tree(src):
+    if not os.path.exists(os.path.join(src, "configure")):
+        return f"{src}: no configure script: not an OSU micro-benchmarks release tree"
+    if os.path.exists(os.path.join(src, "config.status")):
+        return (f"{src} is configured in place; a build directory per MPI needs a clean tree "
+                "(make distclean there)")
+    return None
+
+
+def build_osu(src, dest, impl, cc, cxx):
+    """The OSU micro-benchmarks from src, as their README says (`configure CC=... CXX=...`,
+    `make`), in the build directory dest/impl; returns that directory."""
+    why = osu_check_tree(src)
+    if why:
+        raise BuildError(why)
+    bdir = os.path.join(dest, impl)
+    stamp = os.path.join(dest, impl + ".stamp")
+    want = {"src": os.path.abspath(src), "cc": cc, "cxx": cxx}
+    if _stamp_ok(stamp, want) and osu_program(bdir, "osu_latency"):
+        return bdir
+    if os.path.exists(stamp):
+        os.unlink(stamp)
+    shutil.rmtree(bdir, ignore_errors=True)
+    os.makedirs(bdir)
+    log = os.path.join(dest, impl + ".log")
+    _make([os.path.join(os.path.abspath(src), "configure"), "CC=" + " ".join(cc),
+           "CXX=" + " ".join(cxx)], bdir, log + ".configure")
+    _make(["make", f"-j{os.cpu_count() or 1}"], bdir, log)
+    with open(stamp, "w") as f:
+        json.dump(want, f)
+    return bdir
+
+
+def osu_program(bdir, name):
+    """Path of benchmark name in an OSU build directory (its layout differs between releases:
+    c/mpi/pt2pt/standard/ in 7.x, mpi/pt2pt/ before), or None."""
+    for d, _, files in os.walk(bdir):
+        if name in files and os.access(os.path.join(d, name), os.X_OK):
+            return os.path.join(d, name)
+    return None
+
+
+OSU_LINE = re.compile(r"^\s*(\d+)\s+([0-9.]+)\b", re.M)
+
+
+def parse_osu(text):
+    """An OSU benchmark's table (`SIZE VALUE ...` under '#' headers) as [{size, value}]."""
+    return [{"size": int(m.group(1)), "value": float(m.group(2))} for m in OSU_LINE.finditer(text)]
