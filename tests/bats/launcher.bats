@@ -164,6 +164,22 @@ passes_check() {
     done
 }
 
+@test "launch: programs built with Open MPI's or MPICH's mpicc are refused, naming the library" {
+    local d=$BATS_TEST_TMPDIR cc found=0
+    printf '#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v); return MPI_Finalize(); }\n' \
+        >"$d/other.c"
+    for cc in mpicc.openmpi mpicc.mpich; do
+        command -v "$cc" >/dev/null || continue
+        found=1
+        "$cc" -o "$d/$cc" "$d/other.c"
+        run --separate-stderr launch -n 2 "$d/$cc"
+        expect_status 2
+        [[ "$stderr" =~ "$d/$cc needs "(libmpi|libmpich)\.so\.[0-9]+", a library of another MPI" ]] ||
+            { echo "got: $stderr" >&2; return 1; }
+    done
+    [ "$found" -eq 1 ] || skip "neither Open MPI's nor MPICH's mpicc is installed"
+}
+
 @test "launch: a fixed-address (ET_EXEC) TMPI program is refused with how to rebuild it" {
     local d=$BATS_TEST_TMPDIR
     ordinary_prog "$d/exec" -no-pie
