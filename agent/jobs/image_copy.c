@@ -137,7 +137,8 @@ static int read_rela(struct image_copy_src *s, const uint8_t *b, size_t size, ui
     if (!r || len % sizeof *r) return refuse(err, errlen, -ENOTSUP, "a malformed relocation table");
     for (size_t i = 0; i < len / sizeof *r; i++) {
         unsigned type = ELF64_R_TYPE(r[i].r_info);
-        if (type == R_X86_64_NONE) continue;
+        /* copy relocations (an executable's) are the caller's: image_copy_make's fixup */
+        if (type == R_X86_64_NONE || type == R_X86_64_COPY) continue;
         if (type != R_X86_64_RELATIVE && type != R_X86_64_GLOB_DAT && type != R_X86_64_JUMP_SLOT &&
             type != R_X86_64_64 && type != R_X86_64_IRELATIVE) {
             snprintf(err, errlen, "relocation type %u", type);
@@ -318,17 +319,29 @@ static int map_seg(const struct image_copy_seg *g, uintptr_t bias, int tmpl_fd, 
 }
 
 /* Writes the master's relocated words into the copy, moved to the copy's base where they
- * point into the master (its span's end included: an end pointer).  Not instrumented: no
- * global of the copy is registered with AddressSanitizer yet, but its shadow may hold a
- * freed copy's poison at the same address. */
+ * point into the master (its span's end included: an end pointer), or to a peer copy's base
+ * where they point into that peer's master.  Not instrumented: no global of the copy is
+ * registered with AddressSanitizer yet, but its shadow may hold a freed copy's poison at the
+ * same address. */
 __attribute__((no_sanitize_address)) static void relocate(const struct image_copy_src *s,
-                                                          uintptr_t bias)
+                                                          uintptr_t bias,
+                                                          const struct image_copy_peer *peers,
+                                                          size_t npeers)
 {
     const uintptr_t mlo = s->mbias + s->lo, mhi = s->mbias + s->hi;
     for (size_t i = 0; i < s->nslots; i++) {
         uint64_t v;
         memcpy(&v, (const void *)(s->mbias + s->slots[i]), sizeof v);
-        if (v >= mlo && v <= mhi) v = v - s->mbias + bias;
+        if (v >= mlo && v <= mhi)
+            v = v - s->mbias + bias;
+        else
+            for (size_t k = 0; k < npeers; k++) {
+                const struct image_copy_src *ps = peers[k].src;
+                if (v >= ps->mbias + ps->lo && v <= ps->mbias + ps->hi) {
+                    v = v - ps->mbias + peers[k].bias;
+                    break;
+                }
+            }
         memcpy((void *)(bias + s->slots[i]), &v, sizeof v);
     }
 }
@@ -350,11 +363,10 @@ static void run_init(const struct image_copy_src *s, uintptr_t bias)
         if (callable(a[i])) ((init_fn)a[i])(proc_args.argc, proc_args.argv, proc_args.envp);
 }
 
-int image_copy_make(const struct image_copy_src *src, int tmpl_fd, struct image_copy *ret,
-                    char *err, size_t errlen)
+int image_copy_reserve(const struct image_copy_src *src, struct image_copy *ret, char *err,
+                       size_t errlen)
 {
     *ret = (struct image_copy){0};
-    const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
     size_t len = src->hi - src->lo;
     /* The whole span first, so that the gaps between segments are ours and stay inaccessible,
      * as ld.so leaves them. */
@@ -364,29 +376,54 @@ int image_copy_make(const struct image_copy_src *src, int tmpl_fd, struct image_
         snprintf(err, errlen, "reserving %zu bytes for the copy: %s", len, strerror(-rc));
         return rc;
     }
-    uintptr_t bias = (uintptr_t)map - src->lo;
+    *ret =
+        (struct image_copy){.src = src, .bias = (uintptr_t)map - src->lo, .map = map, .len = len};
+    return 0;
+}
+
+int image_copy_fill(struct image_copy *c, int tmpl_fd, const struct image_copy_peer *peers,
+                    size_t npeers, image_copy_fixup_fn fixup, void *arg, char *err, size_t errlen)
+{
+    const struct image_copy_src *src = c->src;
+    const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
     for (unsigned i = 0; i < src->nseg; i++) {
-        int rc = map_seg(&src->seg[i], bias, tmpl_fd, pg);
+        int rc = map_seg(&src->seg[i], c->bias, tmpl_fd, pg);
         if (rc < 0) {
             snprintf(err, errlen, "mapping a segment of the copy: %s", strerror(-rc));
-            munmap(map, len);
             return rc;
         }
     }
-    relocate(src, bias);
+    relocate(src, c->bias, peers, npeers);
+    if (fixup) fixup(arg, src->mbias, c->bias);
     if (src->relro_hi > src->relro_lo &&
-        mprotect((void *)(bias + src->relro_lo), src->relro_hi - src->relro_lo, PROT_READ) < 0) {
+        mprotect((void *)(c->bias + src->relro_lo), src->relro_hi - src->relro_lo, PROT_READ) < 0) {
         int rc = -errno;
         snprintf(err, errlen, "protecting the copy's relocated data: %s", strerror(-rc));
-        munmap(map, len);
         return rc;
     }
-    *ret = (struct image_copy){.src = src, .bias = bias, .map = map, .len = len};
     if (src->eh_frame) {
-        __register_frame((void *)(bias + src->eh_frame));
-        ret->registered = 1;
+        __register_frame((void *)(c->bias + src->eh_frame));
+        c->registered = 1;
     }
-    run_init(src, bias);
+    return 0;
+}
+
+void image_copy_init(struct image_copy *c)
+{
+    run_init(c->src, c->bias);
+}
+
+int image_copy_make(const struct image_copy_src *src, int tmpl_fd, image_copy_fixup_fn fixup,
+                    void *arg, struct image_copy *ret, char *err, size_t errlen)
+{
+    int rc = image_copy_reserve(src, ret, err, errlen);
+    if (rc == 0) rc = image_copy_fill(ret, tmpl_fd, NULL, 0, fixup, arg, err, errlen);
+    if (rc < 0) {
+        ret->finished = 1; /* never initialised: no destructor may run */
+        image_copy_free(ret);
+        return rc;
+    }
+    image_copy_init(ret);
     return 0;
 }
 

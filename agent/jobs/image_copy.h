@@ -13,7 +13,8 @@
  * its constructors run, as ld.so would run them.
  *
  * Images this cannot copy (thread-local variables: the master's TLS module would be shared;
- * text relocations; relocation kinds other than RELATIVE, GLOB_DAT, JUMP_SLOT, 64, IRELATIVE)
+ * text relocations; relocation kinds other than RELATIVE, GLOB_DAT, JUMP_SLOT, 64, IRELATIVE;
+ * COPY relocations are left to the caller's fixup)
  * make image_copy_src_open return -ENOTSUP: the caller dlopens each copy instead (loader.h).
  * Only the loading thread touches a source or a copy. */
 #ifndef TMPI_AGENT_IMAGE_COPY_H
@@ -69,11 +70,33 @@ int image_copy_src_open(struct image_copy_src *src, const uint8_t *bytes, size_t
  * program itself (not a library it needs), or NULL. */
 void *image_copy_sym(const struct image_copy_src *src, uintptr_t bias, const char *name);
 
+/* Called once a copy's words are relocated, before its RELRO is made read-only and before its
+ * constructors run: the caller's last writes (copy relocations, per-rank variables).  mbias
+ * is the master's load bias, bias the copy's. */
+typedef void (*image_copy_fixup_fn)(void *arg, uintptr_t mbias, uintptr_t bias);
+
 /* Makes one copy: maps the segments from tmpl_fd (the program's template, image_share.h),
- * relocates, registers its unwind information and runs its constructors.  0, or a negative
- * errno with the reason in err and nothing left behind. */
-int image_copy_make(const struct image_copy_src *src, int tmpl_fd, struct image_copy *ret,
-                    char *err, size_t errlen);
+ * relocates, calls fixup (may be NULL), registers its unwind information and runs its
+ * constructors.  0, or a negative errno with the reason in err and nothing left behind. */
+int image_copy_make(const struct image_copy_src *src, int tmpl_fd, image_copy_fixup_fn fixup,
+                    void *arg, struct image_copy *ret, char *err, size_t errlen);
+
+/* A copy of another program of the same set (the program and its private libraries): a word
+ * of one that points into the other's master is moved to that copy. */
+struct image_copy_peer {
+    const struct image_copy_src *src;
+    uintptr_t bias;
+};
+
+/* The three steps of image_copy_make, for a set of copies that point into each other (every
+ * bias must be known before any is relocated).  reserve: the copy's span (nothing mapped);
+ * fill: segments, relocation (with peers), fixup, RELRO, unwind tables; init: constructors.
+ * A failed reserve leaves nothing; after a failed fill, image_copy_free with finished set. */
+int image_copy_reserve(const struct image_copy_src *src, struct image_copy *ret, char *err,
+                       size_t errlen);
+int image_copy_fill(struct image_copy *c, int tmpl_fd, const struct image_copy_peer *peers,
+                    size_t npeers, image_copy_fixup_fn fixup, void *arg, char *err, size_t errlen);
+void image_copy_init(struct image_copy *c);
 
 /* Has libgcc sort the unwind tables of the copies made so far, now, on the calling thread.
  * libgcc sorts a registered table when a lookup first reaches it, allocating memory, and that

@@ -1,4 +1,5 @@
 #include "job.h"
+#include "job_pools.h"
 
 #include <errno.h>
 #include <event2/buffer.h>
@@ -692,6 +693,7 @@ static int load_images(struct job *j)
     char err[400], reason[480], label[64];
     long maps_first = -1;
     int rc0 = prepare_args(j);
+    if (rc0 == 0) rc0 = job_pools_size(j);
     if (rc0 < 0) return rc0;
     for (uint32_t i = 0; i < j->nprocs; i++) {
         struct rank *r = &j->ranks[i];
@@ -710,7 +712,8 @@ static int load_images(struct job *j)
         }
         if (rc == 0) {
             snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id, g);
-            rc = image_program_load(&app->image, label, &r->image, err, sizeof err);
+            rank_vars_init(&r->vars);
+            rc = image_program_load(&app->image, label, &r->vars, &r->image, err, sizeof err);
         }
         if (rc < 0) {
             snprintf(reason, sizeof reason, "cannot load the program for rank %d on %s: %s", g,

@@ -3,12 +3,16 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <link.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "dl_lock.h"
+#include "image_elf.h"
+#include "image_lib.h"
 #include "image_share.h"
 #include "module_marker.h"
 
@@ -43,25 +47,36 @@ static int imports_thread_create(const uint8_t *b, size_t size)
     return 0;
 }
 
-int image_load(const uint8_t *bytes, size_t size, const char *label, int tmpl_fd, struct image *ret,
-               char *err, size_t errlen)
+/* Points a dlopen'ed copy's rank variables at the rank's (image_elf.h): its GOT slots may be
+ * in RELRO, which ld.so has made read-only. */
+static int bind_loaded_vars(const struct image_elf *e, uintptr_t bias, struct rank_vars *v)
+{
+    if (!v || e->nvars == 0) return 0;
+    const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), mask = ~(pg - 1);
+    uintptr_t lo = (bias + e->relro_lo) & mask, hi = (bias + e->relro_hi) & mask;
+    if (hi > lo && mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) < 0) return -errno;
+    image_elf_bind_vars(e, bias, v);
+    if (hi > lo && mprotect((void *)lo, hi - lo, PROT_READ) < 0) return -errno;
+    return 0;
+}
+
+/* One copy dlopen'ed from the (load-ready) bytes of a program read by image_elf_read. */
+static int load_dlopen(const uint8_t *bytes, size_t size, const struct image_elf *e,
+                       const char *label, int tmpl_fd, struct rank_vars *vars, struct image *ret,
+                       char *err, size_t errlen)
 {
     *ret = (struct image){.fd = -1};
     void *h = NULL;
     int fd = dl_open_bytes(bytes, size, label, &h, err, errlen);
     if (fd < 0) return fd;
-    if (!dlsym(h, TMPI_MODULE_SYMBOL)) {
-        snprintf(err, errlen, "not a TMPI program (build it with tmpicc)");
+    struct link_map *lm = NULL;
+    int rc = dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm ? 0 : -ENOEXEC;
+    if (rc == 0) rc = bind_loaded_vars(e, (uintptr_t)lm->l_addr, vars);
+    if (rc < 0) {
+        snprintf(err, errlen, "binding the copy's libc variables: %s", strerror(-rc));
         dl_close(h);
         close(fd);
-        return -ENOEXEC;
-    }
-    void *m = dlsym(h, "main");
-    if (!m) {
-        snprintf(err, errlen, "the program exports no main()");
-        dl_close(h);
-        close(fd);
-        return -ENOEXEC;
+        return rc;
     }
     ret->handle = h;
     ret->fd = fd;
@@ -70,8 +85,25 @@ int image_load(const uint8_t *bytes, size_t size, const char *label, int tmpl_fd
     size_t modid = 0;
     ret->has_tls = dlinfo(h, RTLD_DI_TLS_MODID, &modid) == 0 && modid != 0;
     ret->creates_threads = imports_thread_create(bytes, size);
-    *(void **)&ret->main = m;
+    *(void **)&ret->main = (void *)((uintptr_t)lm->l_addr + e->main_addr);
     return 0;
+}
+
+int image_load(const uint8_t *bytes, size_t size, const char *label, int tmpl_fd, struct image *ret,
+               char *err, size_t errlen)
+{
+    *ret = (struct image){.fd = -1};
+    struct image_elf e;
+    int rc = image_elf_read(&e, bytes, size, err, errlen);
+    if (rc < 0) return rc;
+    if (e.pie) {
+        snprintf(err, errlen, "an executable: load it with image_program_open");
+        image_elf_free(&e);
+        return -ENOEXEC;
+    }
+    rc = load_dlopen(bytes, size, &e, label, tmpl_fd, NULL, ret, err, errlen);
+    image_elf_free(&e);
+    return rc;
 }
 
 void image_finish(struct image *img)
@@ -96,6 +128,20 @@ int image_program_open(struct image_program *p, const uint8_t *bytes, size_t siz
 {
     *p = (struct image_program){.bytes = bytes, .size = size, .tmpl_fd = -1};
     p->src.master_fd = -1;
+    int rc = image_elf_read(&p->elf, bytes, size, err, errlen);
+    if (rc < 0) return rc;
+    if (p->elf.pie) {
+        /* ld.so refuses to dlopen an executable; loaded as a library, a PIE is one */
+        p->own_bytes = malloc(size);
+        if (!p->own_bytes) {
+            snprintf(err, errlen, "out of memory");
+            image_program_close(p);
+            return -ENOMEM;
+        }
+        memcpy(p->own_bytes, bytes, size);
+        image_elf_unpie(p->own_bytes, size);
+        p->bytes = bytes = p->own_bytes;
+    }
     /* Without a template each copy keeps its own read-only pages: more memory, same job. */
     p->tmpl_fd = image_template_open(bytes, size, label);
     p->creates_threads = imports_thread_create(bytes, size);
@@ -105,7 +151,7 @@ int image_program_open(struct image_program *p, const uint8_t *bytes, size_t siz
     }
     char mlabel[96];
     snprintf(mlabel, sizeof mlabel, "%s-master", label);
-    int rc = image_copy_src_open(&p->src, bytes, size, mlabel, p->why_dlopen, sizeof p->why_dlopen);
+    rc = image_copy_src_open(&p->src, bytes, size, mlabel, p->why_dlopen, sizeof p->why_dlopen);
     if (rc == -ENOTSUP) return 0;
     if (rc < 0) {
         snprintf(err, errlen, "%s", p->why_dlopen);
@@ -113,27 +159,39 @@ int image_program_open(struct image_program *p, const uint8_t *bytes, size_t siz
         return rc;
     }
     p->why_dlopen[0] = '\0';
-    const char *why = NULL;
-    void *m = image_copy_sym(&p->src, 0, "main");
-    if (!dlsym(p->src.master, TMPI_MODULE_SYMBOL))
-        why = "not a TMPI program (build it with tmpicc)";
-    else if (!m)
-        why = "the program exports no main()";
-    if (why) {
-        snprintf(err, errlen, "%s", why);
+    p->main_off = p->elf.main_addr;
+    rc = image_lib_copy_sources(&p->elf, p->src.master, p->src.mbias, &p->copy_src);
+    if (rc < 0) {
+        snprintf(err, errlen, "filling the program's copies of library variables: %s",
+                 strerror(-rc));
         image_program_close(p);
-        return -ENOEXEC;
+        return rc;
     }
-    p->main_off = (uintptr_t)m;
     return 0;
 }
 
-int image_program_load(struct image_program *p, const char *label, struct image *ret, char *err,
-                       size_t errlen)
+struct copy_fixup {
+    const struct image_program *p;
+    struct rank_vars *vars;
+};
+
+/* The copy's copy relocations from the libraries' objects as they are now (the master's were
+ * filled when it was loaded, before anything ran), then its rank variables. */
+static void copy_fixup(void *arg, uintptr_t mbias, uintptr_t bias)
 {
-    if (!p->src.master) return image_load(p->bytes, p->size, label, p->tmpl_fd, ret, err, errlen);
+    const struct copy_fixup *f = arg;
+    image_elf_fill_copies(&f->p->elf, f->p->copy_src, mbias, bias);
+    if (f->vars) image_elf_bind_vars(&f->p->elf, bias, f->vars);
+}
+
+int image_program_load(struct image_program *p, const char *label, struct rank_vars *vars,
+                       struct image *ret, char *err, size_t errlen)
+{
+    if (!p->src.master)
+        return load_dlopen(p->bytes, p->size, &p->elf, label, p->tmpl_fd, vars, ret, err, errlen);
     *ret = (struct image){.fd = -1};
-    int rc = image_copy_make(&p->src, p->tmpl_fd, &ret->copy, err, errlen);
+    struct copy_fixup f = {.p = p, .vars = vars};
+    int rc = image_copy_make(&p->src, p->tmpl_fd, copy_fixup, &f, &ret->copy, err, errlen);
     if (rc < 0) return rc;
     *(void **)&ret->main = (void *)(ret->copy.bias + p->main_off);
     ret->shared = 1;
@@ -152,4 +210,9 @@ void image_program_close(struct image_program *p)
 {
     image_program_loaded(p);
     image_copy_src_close(&p->src);
+    image_elf_free(&p->elf);
+    free(p->copy_src);
+    p->copy_src = NULL;
+    free(p->own_bytes);
+    p->own_bytes = NULL;
 }

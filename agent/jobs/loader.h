@@ -13,6 +13,8 @@
 #include <stdint.h>
 
 #include "image_copy.h"
+#include "image_elf.h"
+#include "rank_vars.h"
 
 struct image {
     void *handle; /* dlopen'ed copies; NULL for one made by image_copy */
@@ -28,7 +30,8 @@ struct image {
     int shared;
 };
 
-/* Loads one private copy of a module; with tmpl_fd >= 0 (image_template_open of the same
+/* Loads one private copy of a module (a shared object: executables need image_program_open);
+ * with tmpl_fd >= 0 (image_template_open of the same
  * bytes) the copy shares its read-only pages with it.  On failure returns a negative errno and
  * writes a one-line reason (e.g. the loader's error) into err. */
 int image_load(const uint8_t *bytes, size_t size, const char *label, int tmpl_fd, struct image *ret,
@@ -48,9 +51,12 @@ void image_finish(struct image *img);
 /* One program of a job, from which its ranks' copies are loaded: by image_copy when the
  * image allows (image_copy.h), else each by dlopen. */
 struct image_program {
-    const uint8_t *bytes;
+    const uint8_t *bytes; /* the caller's, or own_bytes */
     size_t size;
-    int tmpl_fd; /* image_template_open, or -1: copies keep their own read-only pages */
+    uint8_t *own_bytes; /* an executable's bytes made loadable (image_elf_unpie); else NULL */
+    struct image_elf elf;
+    uintptr_t *copy_src; /* per copy relocation of elf, the library's object (image_lib.h) */
+    int tmpl_fd;         /* image_template_open, or -1: copies keep their own read-only pages */
     struct image_copy_src src; /* src.master NULL: each copy is dlopen'ed */
     uintptr_t main_off;        /* main's address in a copy less the copy's load bias */
     int creates_threads;
@@ -64,10 +70,11 @@ struct image_program {
 int image_program_open(struct image_program *p, const uint8_t *bytes, size_t size,
                        const char *label, char *err, size_t errlen);
 
-/* Loads one private copy of the program into ret (its memfd, if dlopen'ed, named label).  0,
- * or a negative errno with the reason in err. */
-int image_program_load(struct image_program *p, const char *label, struct image *ret, char *err,
-                       size_t errlen);
+/* Loads one private copy of the program into ret (its memfd, if dlopen'ed, named label), its
+ * references to libc's per-rank variables bound to vars (rank_vars.h; NULL: left to libc's).
+ * 0, or a negative errno with the reason in err. */
+int image_program_load(struct image_program *p, const char *label, struct rank_vars *vars,
+                       struct image *ret, char *err, size_t errlen);
 
 /* Closes the template once every copy is loaded (their mappings keep its pages) and has the
  * copies' unwind tables sorted (image_copy_sort_unwind). */

@@ -1,6 +1,8 @@
 #include "rank_vars.h"
 
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Each name a program may reference a rank variable by; glibc exports the environment and
  * the program names under several aliases of one object. */
@@ -46,6 +48,10 @@ void rank_vars_init(struct rank_vars *v)
     v->own.optind = 1;
     v->own.opterr = 1;
     v->own.optopt = '?';
+    /* until the rank's own are made (interpose/), what the process has */
+    v->own.environ = environ;
+    v->own.progname_full = program_invocation_name;
+    v->own.progname = program_invocation_short_name;
     v->at[RANK_VAR_OPTIND] = &v->own.optind;
     v->at[RANK_VAR_OPTERR] = &v->own.opterr;
     v->at[RANK_VAR_OPTOPT] = &v->own.optopt;

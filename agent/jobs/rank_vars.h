@@ -17,11 +17,11 @@
 #include <stddef.h>
 
 enum rank_var {
-    RANK_VAR_OPTIND, /* int */
-    RANK_VAR_OPTERR, /* int */
-    RANK_VAR_OPTOPT, /* int */
-    RANK_VAR_OPTARG, /* char * */
-    RANK_VAR_ENVIRON, /* char **: environ, __environ, _environ */
+    RANK_VAR_OPTIND,        /* int */
+    RANK_VAR_OPTERR,        /* int */
+    RANK_VAR_OPTOPT,        /* int */
+    RANK_VAR_OPTARG,        /* char * */
+    RANK_VAR_ENVIRON,       /* char **: environ, __environ, _environ */
     RANK_VAR_PROGNAME_FULL, /* char *: program_invocation_name, __progname_full */
     RANK_VAR_PROGNAME,      /* char *: program_invocation_short_name, __progname */
     RANK_VAR_COUNT
@@ -44,7 +44,8 @@ int rank_var_of_symbol(const char *name);
 size_t rank_var_size(enum rank_var k);
 
 /* Points every variable at own and gives each the value a fresh process starts with (optind
- * and opterr 1, optopt '?', the pointers NULL). */
+ * and opterr 1, optopt '?', optarg NULL); the environment and the program names start as the
+ * process's. */
 void rank_vars_init(struct rank_vars *v);
 
 /* Moves variable k to addr (a copy relocation in the rank's image): the current value is

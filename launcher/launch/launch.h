@@ -1,11 +1,14 @@
 /* launch.h — the pieces of tmpi-launch and what they share.
  *
- *   launch_main.c    command line, validation, overall flow and exit status
+ *   launch_main.c    overall flow and exit status
+ *   launch_args.c    the command line: options, their checks, the usage text
+ *   launch_appfile.c reading --app FILE (one program per line)
  *   launch_program.c open, check and hash the program; send its bytes
  *   launch_agent.c   connect to an agent, or start a private one for this job
  *   launch_alloc.c   the agents of a Slurm allocation, started through srun
  *   launch_job.c     the protocol session with the agent (submit, output, end, signals)
  *   launch_output.c  writing ranks' output, with --tag-output line prefixes
+ *   launch_hosts.c   the placement's hosts: each resolves; is a lone host this machine
  *   launch_place.c   where the ranks go: --hostfile, -H, Slurm, --ppn, --map-by (the parsers
  *                    and the policy are in hostfile.c, hostlist.c, slurm.c, placement.c)
  *
@@ -46,12 +49,35 @@ struct launch_app {
     size_t n_env;
 };
 
+/* An application file (--app FILE, launch_appfile.c): its text, cut into words in place, and
+ * the lines that hold a program. */
+#define LAUNCH_APPFILE_MAX_BYTES (1u << 20)
+struct launch_appfile_line {
+    unsigned lineno; /* 1-based, for messages */
+    size_t first, n; /* the line's words: words[first .. first + n - 1] */
+};
+struct launch_appfile {
+    const char *path;
+    char *text; /* the file, NUL-terminated; the words point into it */
+    char **words;
+    size_t n_words, cap_words;
+    struct launch_appfile_line *lines; /* non-empty lines only, in file order */
+    size_t n_lines;
+};
+
+/* Read and split path.  0, or an exit status after printing every problem ("FILE:LINE: what",
+ * or "tmpi-launch: --app FILE: what").  *f is to be freed with launch_appfile_free either way. */
+int launch_appfile_read(const char *path, struct launch_appfile *f);
+void launch_appfile_free(struct launch_appfile *f);
+
 /* What the command line asked for.  Strings point into argv or the environment, except the
  * env vectors, which own nothing but their arrays and the names they copied. */
 struct launch_opts {
-    uint32_t nprocs;   /* every program's ranks */
-    const char *agent; /* --agent, or NULL */
-    bool tag_output;
+    uint32_t nprocs;            /* every program's ranks; 0 until placed with -N K and no -n */
+    const char *agent;          /* --agent, or NULL */
+    bool tag_output;            /* --tag-output, -l, -prepend-rank: "[RANK] " before each line */
+    bool timestamp_output;      /* --timestamp-output: the time before each line */
+    bool merge_stderr;          /* --merge-stderr-to-stdout: the ranks' stderr goes to stdout */
     uint32_t timeout_sec;       /* --timeout, else $MPIEXEC_TIMEOUT; 0: none */
     uint32_t cancel_grace_sec;  /* LAUNCH_CANCEL_GRACE_SEC, else $TMPI_CANCEL_GRACE */
     uint32_t alloc_timeout_sec; /* LAUNCH_ALLOC_TIMEOUT_SEC, else $TMPI_ALLOC_TIMEOUT */
@@ -75,7 +101,14 @@ struct launch_opts {
     const char *program;     /* the first program as typed; NULL only with --display-map */
     struct launch_app *apps; /* n_apps >= 1 unless --display-map without a program */
     size_t n_apps;
+    struct launch_appfile appfile; /* --app FILE: the programs' strings point into it */
 };
+
+/* Fill o from the command line (launch_args.c).  Returns 0, -1 after --help or --version
+ * (exit 0), or an exit status after printing why. */
+int launch_args_parse(int argc, char **argv, struct launch_opts *o);
+/* Free what launch_args_parse allocated (o's env vectors and programs). */
+void launch_opts_free(struct launch_opts *o);
 
 /* The program file, open for the whole run so that what we hash is what we send. */
 struct launch_program {
@@ -145,9 +178,10 @@ bool launch_agent_answers(const struct launch_opts *opts);
  * the start.  *agent is filled when a private agent was started, even on failure, so that
  * launch_agent_stop() can clean up. */
 int launch_agent_connect(const struct launch_opts *opts, int sigfd, struct launch_agent *agent);
-/* Connect to the agent the options name, which must be running (a job across several nodes
- * needs an agent with a mesh).  Returns the fd, or a negative errno after printing why. */
-int launch_agent_connect_mesh(const struct launch_opts *opts);
+/* Connect to the agent the options name, which must be running (a job across several nodes,
+ * or on another node than this one, needs an agent with a mesh).  place names the nodes in
+ * the message when none answers.  Returns the fd, or a negative errno after printing why. */
+int launch_agent_connect_mesh(const struct launch_opts *opts, const struct placement *place);
 /* Stop and reap a private agent and remove its directory; nothing when none was started. */
 void launch_agent_stop(struct launch_agent *agent);
 
@@ -159,18 +193,28 @@ void launch_agent_stop(struct launch_agent *agent);
  * a Slurm allocation. */
 int launch_place(const struct launch_opts *opts, struct placement *ret, bool *ret_slurm);
 
+/* Check the hosts of a placement that came from --hostfile or -H (opt, and file or NULL, name
+ * where they came from in messages): every node's host must resolve.  *ret_lone_here: the placement
+ * is one node the local agent runs by itself (this machine at the default agent port, or no host);
+ * otherwise the job goes through the local agent's mesh.  0, or LAUNCH_EXIT_FAILURE after
+ * naming every host that does not resolve. */
+int launch_hosts_check(const struct placement *p, const char *opt, const char *file,
+                       bool *ret_lone_here);
+
 /* Run the job over the connection fd; returns the launcher's exit status.  progs: one per
  * program of opts->apps.  place: the nodes of a job across several nodes (sent along for the
  * agent to coordinate), else NULL. */
 int launch_job_run(const struct launch_opts *opts, const struct launch_program *progs,
                    const struct placement *place, int fd, int sigfd);
 
-/* Output of the ranks.  Untagged output is passed through byte for byte; tagged output keeps
- * a partial line per (rank, stream) until its newline arrives, so a prefix is only ever
- * written at the start of a line. */
+/* Output of the ranks.  Output without a line prefix is passed through byte for byte;
+ * tagged or timestamped output keeps a partial line per (rank, stream) until its newline
+ * arrives, so a prefix is only ever written at the start of a line. */
 struct launch_partial;
 struct launch_output {
-    bool tag;
+    bool tag;         /* "[RANK] " before each line */
+    bool timestamp;   /* the time before each line */
+    bool merge;       /* stderr is written as stdout */
     const char *dir;  /* --output-filename DIR: DIR/1/rank.N/stdout|stderr, else NULL */
     uint8_t *started; /* per rank: bit s set once stream s's file was created this run */
     size_t n_started;
@@ -179,7 +223,9 @@ struct launch_output {
     size_t n_partial, cap_partial;
 };
 
-void launch_output_init(struct launch_output *out, bool tag, const char *dir);
+/* Output as the options ask: --tag-output, --timestamp-output, --merge-stderr-to-stdout,
+ * --output-filename. */
+void launch_output_init(struct launch_output *out, const struct launch_opts *o);
 /* Write one Output frame's data: 0, or a negative errno when our own stdout/stderr failed
  * (the caller cancels the job; later output is discarded). */
 int launch_output_write(struct launch_output *out, uint32_t rank, uint32_t stream,

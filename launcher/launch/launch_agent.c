@@ -229,15 +229,25 @@ bool launch_agent_answers(const struct launch_opts *opts)
     return true;
 }
 
-int launch_agent_connect_mesh(const struct launch_opts *opts)
+int launch_agent_connect_mesh(const struct launch_opts *opts, const struct placement *place)
 {
     const char *path = ctl_socket_path(opts->agent);
     int fd = ctl_connect(path);
-    if (fd < 0)
+    if (fd >= 0) return fd;
+    if (place->nnodes == 1) {
+        const struct placement_node *n = &place->nodes[0];
+        fprintf(stderr,
+                "tmpi-launch: a job on %s%s%s:%u (not this machine's default agent) needs a "
+                "running tmpid with a mesh here (see tmpid --listen/--key-file); none answers at "
+                "%s: %s\n",
+                n->ipv6 ? "[" : "", n->host, n->ipv6 ? "]" : "", (unsigned)n->port, path,
+                strerror(-fd));
+    } else {
         fprintf(stderr,
                 "tmpi-launch: a job across several nodes needs a running tmpid with a mesh (see "
                 "tmpid --listen/--key-file); none answers at %s: %s\n",
                 path, strerror(-fd));
+    }
     return fd;
 }
 

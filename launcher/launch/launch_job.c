@@ -486,7 +486,7 @@ int launch_job_run(const struct launch_opts *opts, const struct launch_program *
                            .sigfd = sigfd,
                            .grace_sec = opts->cancel_grace_sec};
     j.stdin_fwd = want_stdin(opts);
-    launch_output_init(&j.out, opts->tag_output, opts->output_dir);
+    launch_output_init(&j.out, opts);
     int status = session(&j);
     launch_output_free(&j.out);
     free(j.deadlock);

@@ -1,21 +1,11 @@
-/* launch_main.c — tmpi-launch: command line, validation and the overall flow.
+/* launch_main.c — tmpi-launch: the overall flow and the exit status.
  *
- *   tmpi-launch -n N [--agent SOCKET] [--tag-output] [-x VAR[=VALUE]] [--timeout SEC]
- *               [-genv VAR VALUE] [-genvlist VAR,...] [-env VAR VALUE] [-wdir DIR]
- *               [--output-filename DIR] [--bind-to KIND] [--report-bindings]
- *               [--hostfile FILE | -H HOST[,HOST...]] [--ppn K]
- *               [--map-by slot|node|ppr:K:node] [--oversubscribe] [--display-map]
- *               PROGRAM [ARGS...] [: -n N [-x V] [-env V X] [-wdir DIR] PROGRAM [ARGS...]]...
- *
- * The common Open MPI and Hydra spellings are accepted (-np, -N, --npernode, -ppn, -genv,
- * -genvlist, -wdir, -bind-to, MPIEXEC_TIMEOUT); anything else that looks like an option is an error
- * that names it, never passed on.
- *
- * Everything that can be checked locally (options, the program file) is checked before any
- * agent is contacted or started, so a typo never costs an agent start-up.
+ * Parse and check the command line (launch_args.c), place the ranks (launch_place.c), open the
+ * programs, then reach the agent that runs the job: the local one, a private one started for
+ * this job, or the agents of a Slurm allocation (launch_agent.c, launch_alloc.c), and run the
+ * session with it (launch_job.c).
  */
 #include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,548 +13,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "hostlist.h"
 #include "launch.h"
-#include "limits_fmt.h"
-#include "slurm.h"
-#include "tmpi_config.h"
-
-/* Largest N we accept: ranks are C ints in MPI, and the agent applies its own limits. */
-#define LAUNCH_MAX_NPROCS ((uint32_t)INT_MAX)
-
-static void usage(FILE *f)
-{
-    fputs("usage: tmpi-launch -n N [options] PROGRAM [ARGS...] [: -n N [-x VAR] [-env VAR VALUE]\n"
-          "                   [-wdir DIR] PROGRAM [ARGS...]]...\n"
-          "Runs PROGRAM (built with tmpicc) as an MPI job of N ranks; programs separated by\n"
-          "':' run in one MPI_COMM_WORLD (MPMD), the first N ranks the first program (MPI_APPNUM\n"
-          "0), the next ones the second (1), and so on.\n"
-          "  -n, -np N            number of ranks (at least 1; default inside a Slurm\n"
-          "                       allocation: $SLURM_NTASKS)\n"
-          "  --agent SOCKET       the agent to use (default: $TMPI_AGENT, else " TMPI_SYSTEM_SOCKET
-          ");\n"
-          "                       without it, a private agent is started when none answers\n"
-          "  --tag-output         prefix every output line with \"[RANK] \"\n"
-          "  -x VAR[=VALUE]       set VAR in the ranks' environment (repeatable); without\n"
-          "                       VALUE, forward this shell's value\n"
-          "  -genv VAR VALUE      set VAR to VALUE in the ranks' environment (Hydra)\n"
-          "  -genvlist VAR[,VAR...]  forward these variables of this shell (Hydra)\n"
-          "  -env VAR VALUE       set VAR for this program's ranks only (also after ':', like\n"
-          "                       -n, -x and -wdir, which then apply to that program only)\n"
-          "  --timeout SEC        cancel the job after SEC seconds (0: never; default:\n"
-          "                       $MPIEXEC_TIMEOUT)\n"
-          "  --on-deadlock report|abort\n"
-          "                       when the agent finds every rank blocked for good: print\n"
-          "                       the cycle of waits and keep waiting (report, the default),\n"
-          "                       or print it and end the job with status 124 (abort)\n"
-          "  -wdir, --wdir DIR    the ranks' working directory (default: this one)\n"
-          "  --mem-limit SIZE     the job's memory limit on each node (K, M, G suffixes);\n"
-          "                       it is killed when it exceeds it (at most the agent's)\n"
-          "  --cpu-limit CPUS     the CPU time the job may use, in CPUs (e.g. 1.5)\n"
-          "  --stdin none         rank 0 reads end of file instead of this stdin\n"
-          "  --output-filename DIR\n"
-          "                       write each rank's output to DIR/1/rank.N/stdout and\n"
-          "                       DIR/1/rank.N/stderr instead of this terminal\n"
-          "  --bind-to, -bind-to core|hwthread|l3cache|numa|socket|package|none\n"
-          "                       pin each rank thread (or carrier) to one object of that\n"
-          "                       kind (default: core when a node's rank threads or carriers\n"
-          "                       fit its cores, else none; see tmpi-launch(1))\n"
-          "  --report-bindings    print each rank's binding on its stderr before it starts\n"
-          "Placement (see tmpi-launch(1)):\n"
-          "  --hostfile FILE      hosts from FILE: lines \"HOST [slots=N] [max_slots=M]\n"
-          "                       [port=P]\" or \"HOST:N\"; '#' starts a comment\n"
-          "  -H, --host HOST[,HOST...]\n"
-          "                       hosts on the command line; HOST:N gives N slots\n"
-          "                       (default: SLURM_JOB_NODELIST in a Slurm job, else this node;\n"
-          "                       with no agent answering there, one per node is started\n"
-          "                       with srun)\n"
-          "  --ppn, -ppn, -N, --npernode K\n"
-          "                       exactly K ranks per node (the last may get fewer)\n"
-          "  --map-by slot|node|ppr:K:node\n"
-          "                       fill each host's slots in turn (slot, the default), deal\n"
-          "                       ranks round robin over the hosts (node), or K per node\n"
-          "  --oversubscribe      allow more ranks than slots\n"
-          "  --display-map        print which node runs each rank and exit (PROGRAM optional)\n"
-          "  -h, --help           this text\n"
-          "  --version            print the version\n"
-          "Options end at PROGRAM; everything after it is passed to the program.\n",
-          f);
-}
-
-/* The sum of a SLURM_TASKS_PER_NODE list ("2(x3),1" is 7).  0, -EINVAL (malformed, or more
- * than LAUNCH_MAX_NPROCS) or -ENOMEM. */
-static int slurm_tasks_total(const char *tpn, uint32_t *ret)
-{
-    struct errlist err = ERRLIST_INIT;
-    uint32_t *counts = NULL;
-    size_t n = 0;
-    int r = slurm_tasks_expand("SLURM_TASKS_PER_NODE", tpn, &counts, &n, &err);
-    errlist_free(&err);
-    if (r < 0) return r;
-    uint64_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += counts[i];
-    free(counts);
-    if (total < 1 || total > LAUNCH_MAX_NPROCS) return -EINVAL;
-    *ret = (uint32_t)total;
-    return 0;
-}
-
-/* A usage error: one line on stderr, status 2. */
-static int bad_usage(const char *fmt, const char *arg)
-{
-    fputs("tmpi-launch: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs(" (try --help)\n", stderr);
-    return LAUNCH_EXIT_USAGE;
-}
-
-/* Parse a whole decimal number in [min, max]; no sign, no trailing junk. */
-static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *ret)
-{
-    if (!s || *s < '0' || *s > '9') return -EINVAL;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || v < min || v > max) return -EINVAL;
-    *ret = (uint32_t)v;
-    return 0;
-}
-
-static bool valid_env_name(const char *s, size_t len)
-{
-    if (len == 0 || (s[0] >= '0' && s[0] <= '9')) return false;
-    for (size_t i = 0; i < len; i++)
-        if (!(s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-              (s[i] >= '0' && s[i] <= '9')))
-            return false;
-    return true;
-}
-
-/* Appends NAME=value to an environment vector; the vector owns name (a copy). */
-static int env_push(Tmpi__EnvVar **vec, size_t *n, const char *name, size_t nlen, const char *value)
-{
-    char *copy = strndup(name, nlen);
-    Tmpi__EnvVar *nenv = realloc(*vec, (*n + 1) * sizeof *nenv);
-    if (!copy || !nenv) {
-        free(copy);
-        if (nenv) *vec = nenv;
-        fputs("tmpi-launch: out of memory\n", stderr);
-        return LAUNCH_EXIT_FAILURE;
-    }
-    *vec = nenv;
-    tmpi__env_var__init(&nenv[*n]);
-    nenv[*n].name = copy;
-    nenv[*n].value = (char *)value;
-    (*n)++;
-    return 0;
-}
-
-/* -x VAR=VALUE sets, -x VAR forwards our own value (argv stays intact for error messages). */
-static int add_env_to(Tmpi__EnvVar **vec, size_t *n, const char *arg)
-{
-    const char *eq = strchr(arg, '=');
-    size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
-    if (!valid_env_name(arg, nlen)) return bad_usage("-x %s: not a valid variable name", arg);
-    const char *value = eq ? eq + 1 : getenv(arg);
-    if (!value) return bad_usage("-x %s: the variable is not set here (use -x VAR=VALUE)", arg);
-    return env_push(vec, n, arg, nlen, value);
-}
-
-static int add_env(struct launch_opts *o, const char *arg)
-{
-    return add_env_to(&o->env, &o->n_env, arg);
-}
-
-/* -genv VAR VALUE (every program) and -env VAR VALUE (one program): like -x VAR=VALUE. */
-static int add_env_pair_to(Tmpi__EnvVar **vec, size_t *n, const char *opt, const char *name,
-                           const char *value)
-{
-    if (!valid_env_name(name, strlen(name))) {
-        fprintf(stderr, "tmpi-launch: %s %s: not a valid variable name (try --help)\n", opt, name);
-        return LAUNCH_EXIT_USAGE;
-    }
-    return env_push(vec, n, name, strlen(name), value);
-}
-
-static int add_env_pair(struct launch_opts *o, const char *name, const char *value)
-{
-    return add_env_pair_to(&o->env, &o->n_env, "-genv", name, value);
-}
-
-/* -genvlist A,B,C: forward each, as -x A -x B -x C. */
-static int add_env_list(struct launch_opts *o, const char *list)
-{
-    char *copy = strdup(list), *save = NULL;
-    if (!copy) {
-        fputs("tmpi-launch: out of memory\n", stderr);
-        return LAUNCH_EXIT_FAILURE;
-    }
-    int r = 0;
-    for (char *name = strtok_r(copy, ",", &save); name && r == 0;
-         name = strtok_r(NULL, ",", &save)) {
-        const char *value = getenv(name);
-        if (!valid_env_name(name, strlen(name)))
-            r = bad_usage("-genvlist: %s is not a valid variable name", name);
-        else if (!value)
-            r = bad_usage("-genvlist: %s is not set here", name);
-        else
-            r = add_env_pair(o, name, value);
-    }
-    free(copy);
-    return r;
-}
-
-/* --map-by ppr:K:node (Open MPI's "K processes per resource", node the only resource here). */
-static int parse_ppr(const char *v, uint32_t *ret)
-{
-    if (strncmp(v, "ppr:", 4) != 0) return -EINVAL;
-    const char *k = v + 4, *colon = strchr(k, ':');
-    if (!colon || strcmp(colon, ":node") != 0) return -EINVAL;
-    char num[16];
-    size_t len = (size_t)(colon - k);
-    if (len == 0 || len >= sizeof num) return -EINVAL;
-    memcpy(num, k, len);
-    num[len] = '\0';
-    return parse_u32(num, 1, HOSTLIST_MAX_SLOTS, ret);
-}
-
-/* Returns the value of an option that takes one: "--opt VALUE" or "--opt=VALUE" (long
- * options only).  NULL when missing. */
-static const char *opt_value(int argc, char **argv, int *i, const char *arg, size_t namelen)
-{
-    if (arg[namelen] == '=') return arg + namelen + 1;
-    if (*i + 1 >= argc) return NULL;
-    return argv[++*i];
-}
-
-static bool is_opt(const char *arg, const char *name)
-{
-    size_t n = strlen(name);
-    return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || (arg[1] == '-' && arg[n] == '='));
-}
-
-/* A new program of the job; NULL after printing why (out of memory). */
-static struct launch_app *new_app(struct launch_opts *o)
-{
-    struct launch_app *na = realloc(o->apps, (o->n_apps + 1) * sizeof *na);
-    if (!na) {
-        fputs("tmpi-launch: out of memory\n", stderr);
-        return NULL;
-    }
-    o->apps = na;
-    memset(&na[o->n_apps], 0, sizeof na[o->n_apps]);
-    return &na[o->n_apps++];
-}
-
-/* The options that belong to one program of an MPMD command line ("... : -n 3 -wdir D -x V
- * ./b ARGS"), which may come after a ':'.  Returns 1 when arg was one (consumed with its
- * value), 0 when not, or an exit status + 1 << 8 after an error. */
-#define APP_OPT_ERR(st) ((st) + (1 << 8))
-static int app_option(int argc, char **argv, int *i, struct launch_app *app, bool *have_n,
-                      bool later)
-{
-    const char *a = argv[*i], *v;
-    if (is_opt(a, "-n") || is_opt(a, "-np") || is_opt(a, "--np")) {
-        v = opt_value(argc, argv, i, a, strcspn(a, "="));
-        if (!v) return APP_OPT_ERR(bad_usage("%s needs the number of ranks", a));
-        if (parse_u32(v, 1, LAUNCH_MAX_NPROCS, &app->nprocs) < 0)
-            return APP_OPT_ERR(
-                bad_usage("-n %s: the number of ranks must be a whole number >= 1", v));
-        *have_n = true;
-        return 1;
-    }
-    if (strcmp(a, "-env") == 0) {
-        if (*i + 2 >= argc) return APP_OPT_ERR(bad_usage("%s needs VAR and VALUE", "-env"));
-        int r = add_env_pair_to(&app->env, &app->n_env, "-env", argv[*i + 1], argv[*i + 2]);
-        if (r) return APP_OPT_ERR(r);
-        *i += 2;
-        return 1;
-    }
-    if (!later) return 0; /* before the first program these mean the whole job */
-    if (strcmp(a, "-x") == 0) {
-        if (*i + 1 >= argc) return APP_OPT_ERR(bad_usage("%s needs VAR or VAR=VALUE", "-x"));
-        int r = add_env_to(&app->env, &app->n_env, argv[++*i]);
-        return r ? APP_OPT_ERR(r) : 1;
-    }
-    if (is_opt(a, "-wdir") || is_opt(a, "--wdir")) {
-        const char *name = a[1] == '-' ? "--wdir" : "-wdir";
-        v = opt_value(argc, argv, i, a, strlen(name));
-        if (!v || !*v) return APP_OPT_ERR(bad_usage("%s needs a directory", name));
-        app->wdir = v;
-        return 1;
-    }
-    return 0;
-}
-
-/* After the first program: "ARGS... : [-n N] [-x V] [-env V X] [-wdir D] PROGRAM ARGS... : ..."
- * i is the index of PROGRAM of app; fills its arguments and every later program. */
-static int parse_programs(int argc, char **argv, int i, struct launch_opts *o)
-{
-    for (;;) {
-        struct launch_app *app = &o->apps[o->n_apps - 1];
-        app->program = argv[i];
-        int end = i + 1;
-        while (end < argc && strcmp(argv[end], ":") != 0)
-            end++;
-        app->args = argv + i + 1;
-        app->n_args = (size_t)(end - i - 1);
-        if (end >= argc) return 0;
-        /* another program */
-        i = end + 1;
-        app = new_app(o);
-        if (!app) return LAUNCH_EXIT_FAILURE;
-        size_t k = o->n_apps;
-        bool have_n = false;
-        for (; i < argc && argv[i][0] == '-' && argv[i][1] != '\0'; i++) {
-            int r = app_option(argc, argv, &i, app, &have_n, true);
-            if (r > 1) return r - (1 << 8);
-            if (r == 1) continue;
-            fprintf(stderr,
-                    "tmpi-launch: %s after ':' (program %zu): only -n, -x, -env and -wdir may be "
-                    "given per program; give the other options before the first program (try "
-                    "--help)\n",
-                    argv[i], k);
-            return LAUNCH_EXIT_USAGE;
-        }
-        if (i >= argc || strcmp(argv[i], ":") == 0) {
-            fprintf(stderr, "tmpi-launch: no program after ':' (program %zu) (try --help)\n", k);
-            return LAUNCH_EXIT_USAGE;
-        }
-        if (!have_n) {
-            fprintf(stderr,
-                    "tmpi-launch: program %zu (%s): the number of ranks is missing: -n N (try "
-                    "--help)\n",
-                    k, argv[i]);
-            return LAUNCH_EXIT_USAGE;
-        }
-    }
-}
-
-/* --bind-to KIND[:QUALIFIER...]: Open MPI's and Hydra's words for the same levels (socket is
- * package).  Open MPI's qualifiers overload-allowed and if-supported are what we do anyway:
- * more ranks than objects share them round robin; a level the node lacks falls back to the
- * enclosing one. */
-static int parse_bind_to(const char *v, int *ret)
-{
-    static const struct {
-        const char *word;
-        int kind;
-    } words[] = {
-        {"none", TMPI__BIND_TO__BIND_NONE},       {"hwthread", TMPI__BIND_TO__BIND_HWTHREAD},
-        {"core", TMPI__BIND_TO__BIND_CORE},       {"l3cache", TMPI__BIND_TO__BIND_L3CACHE},
-        {"numa", TMPI__BIND_TO__BIND_NUMA},       {"socket", TMPI__BIND_TO__BIND_PACKAGE},
-        {"package", TMPI__BIND_TO__BIND_PACKAGE},
-    };
-    size_t len = strcspn(v, ":");
-    int kind = -1;
-    for (size_t k = 0; k < sizeof words / sizeof words[0]; k++)
-        if (strlen(words[k].word) == len && strncmp(v, words[k].word, len) == 0)
-            kind = words[k].kind;
-    if (kind < 0) return -EINVAL;
-    for (const char *q = v + len; *q == ':';) {
-        q++;
-        size_t ql = strcspn(q, ":");
-        if (!((ql == 16 && strncmp(q, "overload-allowed", ql) == 0) ||
-              (ql == 12 && strncmp(q, "if-supported", ql) == 0)))
-            return -EINVAL;
-        q += ql;
-    }
-    *ret = kind;
-    return 0;
-}
-
-/* Fills o; returns 0, -1 after --help/--version (exit 0), or an exit status. */
-static int parse_args(int argc, char **argv, struct launch_opts *o)
-{
-    bool have_n = false, have_timeout = false;
-    int i;
-    struct launch_app *app0 = new_app(o);
-    if (!app0) return LAUNCH_EXIT_FAILURE;
-    for (i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        int app_opt;
-        if (a[0] != '-' || a[1] == '\0') break; /* PROGRAM: the rest belongs to it */
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
-        }
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return -1;
-        } else if (strcmp(a, "--version") == 0) {
-            printf("tmpi-launch (TMPI) %s\n", TMPI_VERSION);
-            return -1;
-        } else if ((app_opt = app_option(argc, argv, &i, app0, &have_n, false)) != 0) {
-            if (app_opt > 1) return app_opt - (1 << 8);
-        } else if (is_opt(a, "--agent")) {
-            v = opt_value(argc, argv, &i, a, strlen("--agent"));
-            if (!v || !*v) return bad_usage("%s needs a socket path", "--agent");
-            o->agent = v;
-        } else if (strcmp(a, "--tag-output") == 0) {
-            o->tag_output = true;
-        } else if (is_opt(a, "--timeout")) {
-            v = opt_value(argc, argv, &i, a, strlen("--timeout"));
-            if (!v) return bad_usage("%s needs a number of seconds", "--timeout");
-            if (parse_u32(v, 0, UINT32_MAX, &o->timeout_sec) < 0)
-                return bad_usage("--timeout %s: not a whole number of seconds", v);
-            have_timeout = true;
-        } else if (is_opt(a, "--on-deadlock")) {
-            v = opt_value(argc, argv, &i, a, strlen("--on-deadlock"));
-            if (v && strcmp(v, "report") == 0)
-                o->on_deadlock = TMPI__DEADLOCK_ACTION__DEADLOCK_REPORT;
-            else if (v && strcmp(v, "abort") == 0)
-                o->on_deadlock = TMPI__DEADLOCK_ACTION__DEADLOCK_ABORT;
-            else
-                return bad_usage("--on-deadlock %s: expected report or abort", v ? v : "");
-        } else if (is_opt(a, "-wdir") || is_opt(a, "--wdir")) {
-            const char *name = a[1] == '-' ? "--wdir" : "-wdir";
-            v = opt_value(argc, argv, &i, a, strlen(name));
-            if (!v || !*v) return bad_usage("%s needs a directory", name);
-            o->wdir = v;
-        } else if (is_opt(a, "--output-filename")) {
-            v = opt_value(argc, argv, &i, a, strlen("--output-filename"));
-            if (!v || !*v) return bad_usage("%s needs a directory", "--output-filename");
-            o->output_dir = v;
-        } else if (strcmp(a, "-genv") == 0) {
-            if (i + 2 >= argc) return bad_usage("%s needs VAR and VALUE", "-genv");
-            int r = add_env_pair(o, argv[i + 1], argv[i + 2]);
-            if (r) return r;
-            i += 2;
-        } else if (strcmp(a, "-genvlist") == 0) {
-            if (i + 1 >= argc) return bad_usage("%s needs VAR[,VAR...]", "-genvlist");
-            int r = add_env_list(o, argv[++i]);
-            if (r) return r;
-        } else if (is_opt(a, "--hostfile")) {
-            v = opt_value(argc, argv, &i, a, strlen("--hostfile"));
-            if (!v || !*v) return bad_usage("%s needs a file name", "--hostfile");
-            if (o->hostfile) return bad_usage("%s given twice", "--hostfile");
-            o->hostfile = v;
-        } else if (is_opt(a, "-H") || is_opt(a, "--host")) {
-            const char *name = a[1] == '-' ? "--host" : "-H";
-            v = opt_value(argc, argv, &i, a, strlen(name));
-            if (!v || !*v) return bad_usage("%s needs HOST[,HOST...]", name);
-            if (o->hosts) return bad_usage("%s given twice (list every host in one)", name);
-            o->hosts = v;
-        } else if (is_opt(a, "--ppn") || is_opt(a, "-ppn") || is_opt(a, "-N") ||
-                   is_opt(a, "--npernode")) {
-            size_t namelen = strcspn(a, "=");
-            v = opt_value(argc, argv, &i, a, namelen);
-            if (!v) return bad_usage("%s needs the number of ranks per node", a);
-            if (parse_u32(v, 1, HOSTLIST_MAX_SLOTS, &o->ppn) < 0)
-                return bad_usage("--ppn %s: the ranks per node must be a whole number from 1 "
-                                 "to 1048576",
-                                 v);
-        } else if (is_opt(a, "--map-by")) {
-            v = opt_value(argc, argv, &i, a, strlen("--map-by"));
-            if (!v) return bad_usage("%s needs slot, node or ppr:K:node", "--map-by");
-            if (strcmp(v, "slot") == 0)
-                o->map_by = PLACEMENT_MAP_SLOT;
-            else if (strcmp(v, "node") == 0)
-                o->map_by = PLACEMENT_MAP_NODE;
-            else if (strncmp(v, "ppr:", 4) == 0) {
-                if (parse_ppr(v, &o->ppn) < 0)
-                    return bad_usage("--map-by %s: must be ppr:K:node with K from 1 to 1048576", v);
-            } else
-                return bad_usage("--map-by %s: must be slot, node or ppr:K:node", v);
-        } else if (is_opt(a, "--mem-limit")) {
-            v = opt_value(argc, argv, &i, a, strlen("--mem-limit"));
-            if (!v) return bad_usage("%s needs a size", "--mem-limit");
-            if (limits_parse_bytes(v, &o->mem_limit) < 0 || o->mem_limit < (1u << 20))
-                return bad_usage("--mem-limit %s: a size of at least 1M (K, M, G suffixes)", v);
-        } else if (is_opt(a, "--cpu-limit")) {
-            v = opt_value(argc, argv, &i, a, strlen("--cpu-limit"));
-            if (!v) return bad_usage("%s needs a number of CPUs", "--cpu-limit");
-            if (limits_parse_cpus(v, &o->cpu_limit_milli) < 0)
-                return bad_usage("--cpu-limit %s: a number of CPUs from 0.001 (e.g. 1.5)", v);
-        } else if (is_opt(a, "--stdin")) {
-            v = opt_value(argc, argv, &i, a, strlen("--stdin"));
-            if (!v || strcmp(v, "none") != 0)
-                return bad_usage("%s", "--stdin takes one value: none");
-            o->no_stdin = true;
-        } else if (is_opt(a, "--bind-to") || is_opt(a, "-bind-to")) {
-            const char *name = a[1] == '-' ? "--bind-to" : "-bind-to";
-            v = opt_value(argc, argv, &i, a, strlen(name));
-            if (!v)
-                return bad_usage("%s needs core, hwthread, l3cache, numa, socket, package or none",
-                                 name);
-            if (parse_bind_to(v, &o->bind_to) < 0) {
-                fprintf(stderr,
-                        "tmpi-launch: %s %s: must be core, hwthread, l3cache, numa, socket, "
-                        "package or none (try --help)\n",
-                        name, v);
-                return LAUNCH_EXIT_USAGE;
-            }
-        } else if (strcmp(a, "--report-bindings") == 0 || strcmp(a, "-report-bindings") == 0) {
-            o->report_bindings = true;
-        } else if (strcmp(a, "--oversubscribe") == 0) {
-            o->oversubscribe = true;
-        } else if (strcmp(a, "--display-map") == 0) {
-            o->display_map = true;
-        } else if (strcmp(a, "-x") == 0) {
-            if (i + 1 >= argc) return bad_usage("%s needs VAR or VAR=VALUE", "-x");
-            int r = add_env(o, argv[++i]);
-            if (r) return r;
-        } else {
-            return bad_usage("unknown option %s", a);
-        }
-    }
-    if (!have_n && i < argc) {
-        for (int k = i + 1; k < argc; k++)
-            if (strcmp(argv[k], ":") == 0)
-                return bad_usage("%s", "the number of ranks of the first program is missing: -n N");
-    }
-    if (!have_n) {
-        /* Inside a Slurm allocation (salloc, sbatch), the allocation says how many: as srun and
-         * mpirun do, run one rank per task of the allocation. */
-        const char *nt = getenv("SLURM_NTASKS");
-        const char *tpn = getenv("SLURM_TASKS_PER_NODE");
-        if ((!nt || !*nt) && tpn && *tpn) {
-            /* salloc -N2 without -n sets no SLURM_NTASKS: as srun, one rank per task slot */
-            int r = slurm_tasks_total(tpn, &app0->nprocs);
-            if (r == -EINVAL)
-                return bad_usage("SLURM_TASKS_PER_NODE=%s: not a list of task counts; give -n N",
-                                 tpn);
-            if (r < 0) return bad_usage("%s", "out of memory");
-        } else if (!nt || !*nt) {
-            return bad_usage("%s", "the number of ranks is missing: -n N (or run inside a Slurm "
-                                   "allocation, which sets SLURM_NTASKS)");
-        } else if (parse_u32(nt, 1, LAUNCH_MAX_NPROCS, &app0->nprocs) < 0)
-            return bad_usage("SLURM_NTASKS=%s: not a number of ranks (a whole number >= 1); "
-                             "give -n N",
-                             nt);
-    }
-    /* MPIEXEC_TIMEOUT (MPI-standard mpiexec environment): the default for --timeout. */
-    const char *et = getenv("MPIEXEC_TIMEOUT");
-    if (!have_timeout && et && *et && parse_u32(et, 0, UINT32_MAX, &o->timeout_sec) < 0)
-        return bad_usage("MPIEXEC_TIMEOUT=%s: not a whole number of seconds", et);
-    o->cancel_grace_sec = LAUNCH_CANCEL_GRACE_SEC;
-    const char *cg = getenv("TMPI_CANCEL_GRACE");
-    if (cg && *cg && parse_u32(cg, 1, LAUNCH_CANCEL_GRACE_MAX, &o->cancel_grace_sec) < 0)
-        return bad_usage("TMPI_CANCEL_GRACE=%s: not a whole number of seconds from 1 to 3600", cg);
-    o->alloc_timeout_sec = LAUNCH_ALLOC_TIMEOUT_SEC;
-    const char *at = getenv("TMPI_ALLOC_TIMEOUT");
-    if (at && *at && parse_u32(at, 1, LAUNCH_ALLOC_TIMEOUT_MAX, &o->alloc_timeout_sec) < 0)
-        return bad_usage("TMPI_ALLOC_TIMEOUT=%s: not a whole number of seconds from 1 to 3600", at);
-    if (o->hostfile && o->hosts)
-        return bad_usage("%s", "--hostfile and -H cannot be used together");
-    if (i >= argc && o->display_map) {
-        o->nprocs = app0->nprocs;
-        return 0;
-    }
-    if (i >= argc) return bad_usage("%s", "no program given");
-    int r = parse_programs(argc, argv, i, o);
-    if (r) return r;
-    /* one MPI_COMM_WORLD of every program's ranks: its size is a C int */
-    uint64_t total = 0;
-    for (size_t k = 0; k < o->n_apps; k++)
-        total += o->apps[k].nprocs;
-    if (total > LAUNCH_MAX_NPROCS)
-        return bad_usage("%s", "the programs have more than 2147483647 ranks in all");
-    o->nprocs = (uint32_t)total;
-    o->program = o->apps[0].program;
-    return 0;
-}
 
 /* Are we running on that Slurm node, in a batch script or a step (slurmd says so)? */
 static bool slurm_step_on(const char *node)
@@ -634,21 +83,6 @@ static int absolute_wdir(struct launch_opts *o, char ***ret_allocs)
     return r;
 }
 
-static void free_env(Tmpi__EnvVar *env, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(env[i].name);
-    free(env);
-}
-
-static void free_opts(struct launch_opts *o)
-{
-    free_env(o->env, o->n_env);
-    for (size_t k = 0; k < o->n_apps; k++)
-        free_env(o->apps[k].env, o->apps[k].n_env);
-    free(o->apps);
-}
-
 int main(int argc, char **argv)
 {
     struct launch_opts opts = {0};
@@ -656,13 +90,18 @@ int main(int argc, char **argv)
     struct launch_agent agent = {0};
     struct placement place = {0};
     char **wdir_allocs = NULL;
-    int status = parse_args(argc, argv, &opts);
+    int status = launch_args_parse(argc, argv, &opts);
     if (status == 0) status = absolute_wdir(&opts, &wdir_allocs);
     if (status) goto out;
     bool slurm = false;
     struct launch_alloc alloc = {.srun = 0, .in_wfd = -1, .out_rfd = -1};
     status = launch_place(&opts, &place, &slurm);
     if (status) goto out;
+    if (opts.nprocs == 0) {
+        /* -N K without -n: the placement counted K on every node */
+        opts.nprocs = place.nprocs;
+        opts.apps[0].nprocs = place.nprocs;
+    }
     if (opts.display_map) {
         placement_print(&place, stdout);
         status = fflush(stdout) == 0 ? 0 : LAUNCH_EXIT_FAILURE;
@@ -679,6 +118,14 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < opts.n_apps && status == 0; k++)
         status = launch_program_open(opts.apps[k].program, &progs[k]);
     if (status) goto out;
+    /* A Slurm allocation's nodes are Slurm's to reach (srun, or their agents); those the user
+     * named must resolve, and a lone one runs here only when it is this machine. */
+    bool lone_here = true;
+    if (!slurm && (opts.hostfile || opts.hosts)) {
+        status = launch_hosts_check(&place, opts.hostfile ? "--hostfile" : "-H", opts.hostfile,
+                                    &lone_here);
+        if (status) goto out;
+    }
 
     sigset_t old;
     int sigfd = setup_signals(&old);
@@ -690,7 +137,7 @@ int main(int argc, char **argv)
     /* Several nodes: the local agent coordinates them over its mesh; a private agent has
      * none, so none is started.  A Slurm allocation without system agents gets agents of its
      * own (launch_alloc.c), coordinated by a private agent of ours that holds their key. */
-    bool multi = place.nnodes > 1;
+    bool multi = place.nnodes > 1 || !lone_here;
     int fd;
     if (slurm && place.nnodes == 1 && !opts.agent && slurm_step_on(place.nodes[0].host) &&
         !launch_agent_answers(&opts)) {
@@ -709,7 +156,8 @@ int main(int argc, char **argv)
         /* salloc's shell may run on a login node: a one-node allocation elsewhere goes to
          * that node's agent, coordinated by ours, not to ours. */
         if (slurm && place.nnodes == 1 && !slurm_node_is_here(place.nodes[0].host)) multi = true;
-        fd = multi ? launch_agent_connect_mesh(&opts) : launch_agent_connect(&opts, sigfd, &agent);
+        fd = multi ? launch_agent_connect_mesh(&opts, &place)
+                   : launch_agent_connect(&opts, sigfd, &agent);
     }
     if (fd >= 0) {
         status = launch_job_run(&opts, progs, multi ? &place : NULL, fd, sigfd);
@@ -728,6 +176,6 @@ out:
     for (size_t k = 0; wdir_allocs && k <= opts.n_apps; k++)
         free(wdir_allocs[k]);
     free(wdir_allocs);
-    free_opts(&opts);
+    launch_opts_free(&opts);
     return status < 0 ? 0 : status;
 }

@@ -1,9 +1,12 @@
 /* launch_output.c — the ranks' output on our stdout and stderr.
  *
  * Output frames carry whole lines, except possibly the last piece of a rank's stream.  Without
- * --tag-output we pass bytes straight through.  With it, each line gets "[RANK] " in front; a
- * piece without its newline is held back per (rank, stream) until the rest of the line comes
- * (or the rank ends), so another rank's line can never land in the middle of it.
+ * a line prefix we pass bytes straight through.  With --tag-output each line gets "[RANK] " in
+ * front, with --timestamp-output the local time as Open MPI prints it ("Tue Mar 14 10:15:02
+ * 2025 ", when the line reaches us), with both the time first; a piece without its newline is
+ * held back per (rank, stream) until the rest of the line comes (or the rank ends), so
+ * another rank's line can never land in the middle of it.  --merge-stderr-to-stdout sends
+ * the ranks' stderr where their stdout goes, as one stream per rank.
  *
  * With --output-filename DIR, each rank's streams go to files instead, laid out as Open MPI
  * does: DIR/1/rank.N/stdout and .../stderr (1: the job, as in a single-job run).  A file is
@@ -20,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fd_write.h"
@@ -37,11 +41,13 @@ struct launch_partial {
     bool open; /* the prefix for this line was already written (after an overlong piece) */
 };
 
-void launch_output_init(struct launch_output *out, bool tag, const char *dir)
+void launch_output_init(struct launch_output *out, const struct launch_opts *o)
 {
     memset(out, 0, sizeof *out);
-    out->tag = tag;
-    out->dir = dir;
+    out->tag = o->tag_output;
+    out->timestamp = o->timestamp_output;
+    out->merge = o->merge_stderr;
+    out->dir = o->output_dir;
 }
 
 static int out_fd(uint32_t stream)
@@ -72,11 +78,21 @@ static int obuf_add(struct obuf *b, const void *data, size_t len)
     return 0;
 }
 
-static int obuf_prefix(struct obuf *b, uint32_t rank)
+/* ctime's layout, "Www Mmm dd hh:mm:ss yyyy", which Open MPI's --timestamp-output uses, and
+ * a blank. */
+#define OUTPUT_TIME_FORMAT "%a %b %e %H:%M:%S %Y "
+
+static int obuf_prefix(const struct launch_output *out, struct obuf *b, uint32_t rank)
 {
-    char pre[24];
-    int n = snprintf(pre, sizeof pre, "[%" PRIu32 "] ", rank);
-    return obuf_add(b, pre, (size_t)n);
+    char pre[80];
+    size_t n = 0;
+    if (out->timestamp) {
+        time_t now = time(NULL);
+        struct tm tm;
+        if (localtime_r(&now, &tm)) n = strftime(pre, sizeof pre, OUTPUT_TIME_FORMAT, &tm);
+    }
+    if (out->tag) n += (size_t)snprintf(pre + n, sizeof pre - n, "[%" PRIu32 "] ", rank);
+    return obuf_add(b, pre, n);
 }
 
 static struct launch_partial *find_partial(struct launch_output *out, uint32_t rank,
@@ -95,10 +111,11 @@ static void drop_partial(struct launch_output *out, struct launch_partial *p)
 }
 
 /* Start a line: the held piece if there is one (it already has its prefix or gets one now). */
-static int begin_line(struct obuf *b, struct launch_partial *p, uint32_t rank)
+static int begin_line(const struct launch_output *out, struct obuf *b, struct launch_partial *p,
+                      uint32_t rank)
 {
     int r = 0;
-    if (!p || !p->open) r = obuf_prefix(b, rank);
+    if (!p || !p->open) r = obuf_prefix(out, b, rank);
     if (r == 0 && p) r = obuf_add(b, p->buf, p->len);
     return r;
 }
@@ -118,7 +135,7 @@ static int hold(struct launch_output *out, struct launch_partial *p, struct obuf
         *p = (struct launch_partial){.rank = rank, .stream = stream};
     }
     if (p->len + len > OUTPUT_MAX_PARTIAL) {
-        int r = begin_line(b, p, rank);
+        int r = begin_line(out, b, p, rank);
         if (r == 0) r = obuf_add(b, data, len);
         p->len = 0;
         p->open = true;
@@ -141,7 +158,7 @@ static int tag_lines(struct launch_output *out, struct obuf *b, uint32_t rank, u
         const uint8_t *nl = memchr(data, '\n', len);
         if (!nl) return hold(out, p, b, rank, stream, data, len);
         size_t n = (size_t)(nl - data) + 1;
-        r = begin_line(b, p, rank);
+        r = begin_line(out, b, p, rank);
         if (r == 0) r = obuf_add(b, data, n);
         if (p) {
             drop_partial(out, p);
@@ -207,10 +224,11 @@ int launch_output_write(struct launch_output *out, uint32_t rank, uint32_t strea
                         const uint8_t *data, size_t len)
 {
     if (out->broken) return 0;
+    if (out->merge) stream = 1;
     int r;
     if (out->dir) {
         r = write_file(out, rank, stream, data, len);
-    } else if (!out->tag) {
+    } else if (!out->tag && !out->timestamp) {
         r = fd_write_all(out_fd(stream), data, len);
     } else {
         struct obuf b = {0};
@@ -234,7 +252,7 @@ void launch_output_flush(struct launch_output *out, int64_t rank)
         /* Tagged output is line-oriented: end the rank's last line so the next rank's prefix
          * starts a line of its own. */
         struct obuf b = {0};
-        if (!out->broken && begin_line(&b, p, p->rank) == 0 && obuf_add(&b, "\n", 1) == 0 &&
+        if (!out->broken && begin_line(out, &b, p, p->rank) == 0 && obuf_add(&b, "\n", 1) == 0 &&
             fd_write_all(out_fd(p->stream), b.p, b.len) < 0)
             out->broken = true;
         free(b.p);

@@ -202,6 +202,17 @@ int placement_compute(const struct hostlist *hosts, const struct placement_reque
     uint32_t N = req->nprocs;
     size_t nh = hosts ? hosts->n : 0;
     *ret = (struct placement){0};
+    if (N == 0 && req->ppn) {
+        /* -N K without -n: K on every host (Open MPI's meaning) */
+        uint64_t all = (uint64_t)req->ppn * (nh ? nh : 1);
+        if (all > PLACEMENT_MAX_RANKS) {
+            errlist_add(err, "--ppn %u on %zu node%s is %llu ranks: at most %u can be placed",
+                        req->ppn, nh ? nh : 1, nh > 1 ? "s" : "", (unsigned long long)all,
+                        PLACEMENT_MAX_RANKS);
+            return -EINVAL;
+        }
+        N = (uint32_t)all;
+    }
     if (N == 0 || N > PLACEMENT_MAX_RANKS) {
         errlist_add(err, "%u ranks: at most %u ranks can be placed on hosts", N,
                     PLACEMENT_MAX_RANKS);
@@ -224,7 +235,9 @@ int placement_compute(const struct hostlist *hosts, const struct placement_reque
         memset(rank_host, 0, (size_t)N * sizeof *rank_host);
         r = 0;
     } else if (req->ppn) {
-        r = place_ppn(hosts, req, counts, rank_host, scratch, cap, err);
+        struct placement_request all = *req;
+        all.nprocs = N;
+        r = place_ppn(hosts, &all, counts, rank_host, scratch, cap, err);
     } else {
         r = place_slots(hosts, req, counts, rank_host, scratch, cap, err);
     }

@@ -19,6 +19,8 @@
  *     mapping: round robin continues.  max_slots is a bound in every case.
  *   - No hosts: one node, the launcher's local agent, with all N ranks (ppn must then cover
  *     N).
+ *   - --ppn K without N: K ranks on every host (on the local agent alone without hosts), as
+ *     Open MPI's -N K; p->nprocs says how many that is.
  * Nodes that receive no rank are left out.  Local ranks follow global order: node->ranks is
  * ascending and node->ranks[l] is the global rank whose local rank is l.
  */
@@ -41,7 +43,7 @@ enum placement_map {
 };
 
 struct placement_request {
-    uint32_t nprocs; /* -n, >= 1 */
+    uint32_t nprocs; /* -n, >= 1; 0 with ppn: ppn ranks on every host (-N K without -n) */
     uint32_t ppn;    /* --ppn, 0: not given */
     enum placement_map map_by;
     bool oversubscribe;

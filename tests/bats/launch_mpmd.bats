@@ -100,6 +100,58 @@ expect_ranks() {
     usage_error "nope: No such file or directory" -n 1 "$A" : -n 1 ./nope
 }
 
+@test "mpmd: --app FILE runs one program per line, as ':' does, with quoted words and comments" {
+    start_agent a
+    local f="$BATS_TEST_TMPDIR/appfile" d="$BATS_TEST_TMPDIR/d"
+    mkdir -p "$d"
+    cat >"$f" <<APP
+# Open MPI's appfile: one program per line
+-np 2 $A 'the first'
+
+   -n 3 -x TMPI_TEST_VAR=from_file -wdir $d "$B" second   # comment after the words
+APP
+    run --separate-stderr launch --agent "$AGENT_SOCK" --tag-output --app "$f"
+    expect_status 0
+    output=$(sed 's/^\[[0-9]*\] //' <<<"$output")
+    expect_ranks 0 1 "the first" 5 0
+    expect_ranks 2 4 second 5 1
+    expect_line "second rank 2 of 5 appnum 1 wd $d"
+    expect_line "second rank 4 env TMPI_TEST_VAR=from_file"
+    [ "$(grep -c 'env TMPI_TEST_VAR' <<<"$output")" -eq 3 ] || { echo "$output" >&2; false; }
+}
+
+@test "mpmd: --app FILE errors name the file and the line" {
+    local f="$BATS_TEST_TMPDIR/appfile"
+    printf -- '-n 1 %s\n-n 1 --host a %s\n' "$A" "$B" >"$f"
+    usage_error "$f:2: --host: only -n, -x, -env and -wdir may be given per program" --app "$f"
+    printf -- '-n 1 %s "open\n-n 1 %s : -n 1 %s\n' "$A" "$A" "$B" >"$f"
+    run --separate-stderr launch --app "$f"
+    expect_status 2
+    [[ "$stderr" == *"$f:1: a quote is not closed"*"$f:2: ':' separates programs on the command line"* ]] ||
+        { echo "got: $stderr" >&2; false; }
+    printf -- '-n 1\n' >"$f"
+    usage_error "$f:1: no program after the options" --app "$f"
+    printf -- '# only\n%s x\n' "$A" >"$f"
+    usage_error "$f:2: $A: the number of ranks is missing: -n N" --app "$f"
+    printf -- '-n 0 %s\n' "$A" >"$f"
+    usage_error "(on line 1 of --app $f)" --app "$f"
+    printf -- '# nothing\n\n' >"$f"
+    usage_error "--app $f: no program in the file" --app "$f"
+    printf -- '-n 1 %s\n' "$A" >"$f"
+    usage_error "--app $f: the programs come from the file; give none on the command line" \
+        --app "$f" "$A"
+    usage_error "--app $f: -n and -env go on the program's line of the file" -n 2 --app "$f"
+    usage_error "--app given twice" --app "$f" --app "$f"
+    usage_error "--app $BATS_TEST_TMPDIR/none: No such file or directory" --app "$BATS_TEST_TMPDIR/none"
+    # LAUNCH_APPFILE_MAX_BYTES: 1 MiB is read, one byte more is refused
+    { printf -- '-n 1 %s ' "$A"; head -c $((1048576 - ${#A} - 7)) /dev/zero | tr '\0' x; echo; } >"$f"
+    [ "$(stat -c %s "$f")" -eq 1048576 ]
+    run --separate-stderr launch --app "$f" --display-map
+    expect_status 0
+    echo x >>"$f"
+    usage_error "--app $f: larger than 1048576 bytes" --app "$f"
+}
+
 @test "mpmd: an agent that does not know apps refuses the job instead of running one program" {
     # What an older agent sees: a submission without a program.  The new agent's validator
     # must say the same thing about a submission that names a program AND apps.

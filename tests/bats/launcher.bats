@@ -648,7 +648,7 @@ rank 6: node 2 ([::1]:7470), local rank 0" ]
     no_slurm
     local app
     app=$(prog args)
-    run --separate-stderr launch -n 2 -H a,b "$app"
+    run --separate-stderr launch -n 2 -H 127.0.0.1:1,127.0.0.2:1 "$app"
     expect_status 1
     [[ "$stderr" == "tmpi-launch: a job across several nodes needs a running tmpid with a mesh (see tmpid --listen/--key-file)"* ]]
     # the program is still checked first

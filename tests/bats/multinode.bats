@@ -130,6 +130,24 @@ expect_no_live_jobs() {
     [ -z "$(ls "$BATS_TEST_TMPDIR/ran")" ]
 }
 
+@test "multinode: a host file of one host that is another agent: that agent runs the job, or the job fails naming it" {
+    start_cluster 2
+    local hf="$BATS_TEST_TMPDIR/hosts" dead
+    # node2 alone, submitted to node1: node2 runs every rank (it used to be node1, quietly)
+    echo "127.0.0.1 slots=2 port=${CLUSTER_PORTS[1]}" >"$hf"
+    run mlaunch --hostfile "$hf" -n 2 "$(prog mn_hello)"
+    expect_status 0
+    [ "$(hello_lines)" = "$(printf 'rank %d of 2 on node2\n' 0 1)" ]
+    # an agent that does not answer is named, and nothing runs here either
+    dead=$(free_ports 1)
+    echo "127.0.0.1 slots=2 port=$dead" >"$hf"
+    mkdir "$BATS_TEST_TMPDIR/ran"
+    run mlaunch --hostfile "$hf" -n 2 "$(prog mn_touch)" "$BATS_TEST_TMPDIR/ran"
+    expect_status 1
+    [[ "$output" == *"node 0 (127.0.0.1:$dead): cannot connect"* ]] || { echo "$output" >&2; false; }
+    [ -z "$(ls "$BATS_TEST_TMPDIR/ran")" ]
+}
+
 @test "multinode: an agent with another key is refused and named" {
     start_cluster 2
     head -c 32 /dev/urandom >"$BATS_TEST_TMPDIR/other.key"

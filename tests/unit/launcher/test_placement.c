@@ -174,6 +174,19 @@ static void test_ppn(void)
     PLACES("a=4,b=1", 5, 4, SLOT, false, "a:0,1,2,3|b:4");
 }
 
+/* --ppn K without N (-N K alone): K ranks on every host, or on the local agent */
+static void test_ppn_every_host(void)
+{
+    PLACES("a=4,b=4,c=4", 0, 2, SLOT, false, "a:0,1|b:2,3|c:4,5");
+    PLACES("a=4,b=4,c=4", 0, 2, NODE, false, "a:0,3|b:1,4|c:2,5");
+    PLACES(NULL, 0, 3, SLOT, false, "(local):0,1,2");
+    REFUSED("a=1,b=4", 0, 2, SLOT, false,
+            "not enough slots: --ppn 2 puts 2 ranks on a:7470, which has 1 slot "
+            "(--oversubscribe allows more ranks than slots)");
+    REFUSED("a=1,b=1,c=1,d=1,e=1", 0, 1u << 20, SLOT, true,
+            "--ppn 1048576 on 5 nodes is 5242880 ranks: at most 4194304 can be placed");
+}
+
 static void test_local(void)
 {
     PLACES(NULL, 5, 0, SLOT, false, "(local):0,1,2,3,4");
@@ -288,6 +301,7 @@ int main(void)
     test_node();
     test_oversubscribe();
     test_ppn();
+    test_ppn_every_host();
     test_local();
     test_limits();
     test_print();
