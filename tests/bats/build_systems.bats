@@ -203,7 +203,7 @@ expect_pie() {
     run_globals "$p/build/rank_globals"
 }
 
-@test "CMake: -DMPI_HOME=libdir/tmpi finds mpicc and mpiexec; MPI::MPI_C programs run on 3 ranks" {
+@test "CMake: -DMPI_HOME=libdir/tmpi finds mpicc and mpiexec; MPI::MPI_C and MPI_C_LIBRARIES programs run on 3 ranks" {
     need_agent
     command -v cmake >/dev/null || skip "cmake is not installed (tools/install-deps.sh)"
     local b="$BATS_TEST_TMPDIR/cmake"
@@ -215,10 +215,11 @@ expect_pie() {
     run timeout 300 cmake --build "$b"
     expect_status 0
     expect_pie "$b/rank_globals"
+    expect_pie "$b/rank_globals_vars"
     cd "$b"
     run timeout 120 ctest --output-on-failure
     expect_status 0
-    [[ "$output" == *"100% tests passed, 0 tests failed out of 2"* ]] || { echo "$output" >&2; return 1; }
+    [[ "$output" == *"100% tests passed, 0 tests failed out of 3"* ]] || { echo "$output" >&2; return 1; }
 }
 
 @test "CMake: -DMPI_C_COMPILER=tmpicc alone, the MPI home's bin in PATH: mpiexec is tmpi-launch" {
