@@ -23,8 +23,8 @@ int main(int argc, char **argv)
     /* Every rank has bumped before any rank looks. */
     MPI_Barrier(MPI_COMM_WORLD);
     if (program_value != 1 || counter_value != 1 || my_rank != rank) {
-        printf("rank %d: program_value %d, counter_value %d, my_rank %d; expected 1, 1, %d\n",
-               rank, program_value, counter_value, my_rank, rank);
+        printf("rank %d: program_value %d, counter_value %d, my_rank %d; expected 1, 1, %d\n", rank,
+               program_value, counter_value, my_rank, rank);
         fails++;
     }
     int mine[3] = {program_value, counter_value, rank + 1}, sum[3];
