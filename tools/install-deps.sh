@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs the Debian packages TMPI builds and tests with, when any is missing.
 # dpkg-dev, debhelper, lintian: tests/bats/packaging.bats builds and checks the .deb packages.
-# autoconf, automake, cmake: tests/bats/tmpicc.bats builds small real projects with tmpicc.
+# autoconf, automake, cmake: tests/bats/tmpicc.bats builds small real projects with tmpicc;
+#   tests/bats/build_systems.bats builds them with cmake, meson (ninja) and make + pkg-config.
 # libhwloc-dev: the job host pins rank threads (tmpi-launch --bind-to); hwloc (hwloc-calc):
 # tests/bats/binding.bats checks the reported cores against the machine's.
 # slurm-wlm, munge: tests/bats/slurm.bats starts a one-node Slurm (slurmctld, slurmd, munged)

@@ -8,13 +8,6 @@
 
 #include "module_marker.h"
 
-/* Libraries of other MPI implementations: a program linked against one would call into it,
- * not into libtmpi, and fail in ways far from the cause. */
-static const char *const other_mpi_libs[] = {
-    "libmpi.so", "libmpi_",   "libmpich.so", "libmpichcxx", "libmpichf90", "libmpifort",
-    "libmpicxx", "libmpl.so", "libopen-rte", "libopen-pal", "libmpi_cxx",  "libpmpi",
-};
-
 /* The bytes being read: their headers, checked once. */
 struct view {
     const uint8_t *b;
@@ -22,11 +15,6 @@ struct view {
     const Elf64_Ehdr *eh;
     const Elf64_Phdr *ph;
 };
-
-static int starts_with(const char *s, const char *prefix)
-{
-    return strncmp(s, prefix, strlen(prefix)) == 0;
-}
 
 /* The file bytes of [vaddr, vaddr + len), or NULL when no loadable segment's file part holds
  * them. */
@@ -121,15 +109,14 @@ static int read_needed(const struct view *v, const struct dyn *d, struct image_e
         if (d->d[i].d_tag != DT_NEEDED) continue;
         const char *name = str_at(v, d->strtab, d->strsz, d->d[i].d_un.d_val);
         if (!name) continue;
-        if (starts_with(name, "libtmpi.so")) e->tmpi = 1;
-        for (size_t k = 0; k < sizeof other_mpi_libs / sizeof other_mpi_libs[0]; k++)
-            if (starts_with(name, other_mpi_libs[k])) {
-                snprintf(err, errlen,
-                         "the program is linked against another MPI's library, %s: rebuild it "
-                         "with tmpicc, or link it against libtmpi (pkg-config tmpi)",
-                         name);
-                return -ENOEXEC;
-            }
+        if (tmpi_lib_is_tmpi(name)) e->tmpi = 1;
+        if (tmpi_lib_is_other_mpi(name)) {
+            snprintf(err, errlen,
+                     "the program is linked against another MPI's library, %s: rebuild it "
+                     "with tmpicc, or link it against libtmpi (pkg-config tmpi)",
+                     name);
+            return -ENOEXEC;
+        }
     }
     return 0;
 }

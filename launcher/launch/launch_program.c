@@ -1,4 +1,4 @@
-/* launch_program.c — the program file: find it, check it is a TMPI module, hash it, and send
+/* launch_program.c — the program file: find it, check it is a TMPI program, hash it, and send
  * its bytes when the agent asks for them.
  *
  * The file stays open from the check to the upload and is read through the same descriptor,
@@ -82,13 +82,37 @@ int launch_program_open(const char *name, struct launch_program *ret)
     ret->path_alloc = found;
     ret->path = found ? found : name;
 
-    int r = module_check_fd(fd);
-    if (r == -ENOEXEC) {
-        fprintf(stderr, "tmpi-launch: %s is not a TMPI program (build it with tmpicc)\n", name);
-        return LAUNCH_EXIT_USAGE;
-    }
+    struct module_verdict v;
+    int r = module_check_fd(fd, &v);
     if (r < 0) {
         fprintf(stderr, "tmpi-launch: cannot read %s: %s\n", name, strerror(-r));
+        return LAUNCH_EXIT_USAGE;
+    }
+    switch (v.kind) {
+    case MODULE_TMPI:
+        break;
+    case MODULE_NOT_TMPI:
+        fprintf(stderr,
+                "tmpi-launch: %s is not a TMPI program (build it with tmpicc, or link it with "
+                "libtmpi: pkg-config tmpi)\n",
+                name);
+        return LAUNCH_EXIT_USAGE;
+    case MODULE_NOT_PIE:
+        /* Each rank runs its own copy of the program at an address of its own: a program
+         * linked to run at one fixed address cannot be copied. */
+        fprintf(stderr,
+                "tmpi-launch: %s is not position-independent (a fixed-address executable, "
+                "ET_EXEC), so it cannot be loaded once per rank: rebuild it with -fPIE and link "
+                "it with -pie (CMake: -DCMAKE_POSITION_INDEPENDENT_CODE=ON "
+                "-DCMAKE_EXE_LINKER_FLAGS=-pie), or link it with tmpicc\n",
+                name);
+        return LAUNCH_EXIT_USAGE;
+    case MODULE_OTHER_MPI:
+        fprintf(stderr,
+                "tmpi-launch: %s needs %s, a library of another MPI: its MPI calls would not go "
+                "to TMPI; rebuild it with tmpicc (or against pkg-config tmpi) and without that "
+                "MPI\n",
+                name, v.lib);
         return LAUNCH_EXIT_USAGE;
     }
     if (sodium_init() < 0) {

@@ -87,7 +87,7 @@ usage_error() {
     : >"$d/empty"
     mkdir "$d/dir"
     for f in text plain plain.so trunc cut empty dir; do
-        usage_error "$d/$f is not a TMPI program (build it with tmpicc)" -n 2 "$d/$f"
+        usage_error "$d/$f is not a TMPI program (build it with tmpicc" -n 2 "$d/$f"
     done
 }
 
@@ -100,6 +100,119 @@ usage_error() {
     cp "$(prog args)" "$d/bad2"
     printf '\xff\xff\xfe\xff' | dd of="$d/bad2" bs=1 seek=$((0x3c)) conv=notrunc status=none
     usage_error "is not a TMPI program" -n 1 "$d/bad2"
+}
+
+# --- programs other builds make: needs libtmpi (DT_NEEDED), another MPI, a fixed address ---
+
+# ordinary_prog OUT [CC ARGS...]: an MPI program linked by cc with -ltmpi only (no tmpicc
+# marker, no entry point), as a build system that reads no flags of ours would link it.
+ordinary_prog() {
+    local out=$1
+    shift
+    printf '#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v); return MPI_Finalize(); }\n' \
+        >"$BATS_TEST_TMPDIR/ordinary.c"
+    # --no-as-needed first: the extra libraries define nothing the program calls
+    cc -I"$TMPI_SRC/libclient/include" -o "$out" -Wl,--no-as-needed "$BATS_TEST_TMPDIR/ordinary.c" \
+        "$@" -L"$TMPI_BUILD/libclient" -ltmpi
+}
+
+# fake_lib SONAME: builds a library with that soname (as $BATS_TEST_TMPDIR/fake/libfake-N.so)
+# and prints its path, to link a program with.
+fake_lib() {
+    local d="$BATS_TEST_TMPDIR/fake" n
+    mkdir -p "$d"
+    n=$(find "$d" -name 'libfake-*.so' | wc -l)
+    printf 'int fake_lib_fn_%s(void) { return 0; }\n' "$n" >"$d/f$n.c"
+    cc -shared -fPIC -Wl,-soname,"$1" -o "$d/libfake-$n.so" "$d/f$n.c"
+    echo "$d/libfake-$n.so"
+}
+
+# passes_check FILE: the launcher accepted the file and went on to look for the agent.
+passes_check() {
+    run --separate-stderr launch --agent "$BATS_TEST_TMPDIR/dead.sock" -n 2 "$1"
+    expect_status 1
+    [[ "$stderr" == *"no agent at $BATS_TEST_TMPDIR/dead.sock"* ]] ||
+        { echo "expected the check to pass; got: $stderr" >&2; return 1; }
+}
+
+@test "launch: a program that needs libtmpi (DT_NEEDED) is a TMPI program without the marker" {
+    local d=$BATS_TEST_TMPDIR
+    ordinary_prog "$d/pie"
+    if readelf -S "$d/pie" | grep -qF .tmpi_module; then
+        echo "the program has the marker: the test proves nothing" >&2
+        return 1
+    fi
+    passes_check "$d/pie"
+    # a tmpicc module still passes (the marker)
+    passes_check "$(prog args)"
+}
+
+@test "launch: a program that needs another MPI's library is refused, naming the library" {
+    local d=$BATS_TEST_TMPDIR soname
+    for soname in libmpi.so.40 libmpich.so.12 libmpi.so.12 libmpi_mpifh.so.40 \
+        libmpi_usempif08.so.40 libmpicxx.so.12 libmpifort.so.12 libopen-pal.so.40; do
+        ordinary_prog "$d/other" "$(fake_lib "$soname")"
+        usage_error "$d/other needs $soname, a library of another MPI" -n 2 "$d/other"
+    done
+    # a tmpicc module (with the marker) that also links one is refused too
+    tmpicc -o "$d/module" "$BATS_TEST_DIRNAME/progs/args.c" -Wl,--no-as-needed "$(fake_lib libmpi.so.40)"
+    usage_error "$d/module needs libmpi.so.40, a library of another MPI" -n 2 "$d/module"
+    # names that only begin like one are no MPI: a profiler, mpi4py's, one of ours
+    for soname in libmpiP.so.3 libmpi4py.so.1 libtmpi_extra.so.1; do
+        ordinary_prog "$d/fine" "$(fake_lib "$soname")"
+        passes_check "$d/fine"
+    done
+}
+
+@test "launch: programs built with Open MPI's or MPICH's mpicc are refused, naming the library" {
+    local d=$BATS_TEST_TMPDIR cc found=0
+    printf '#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v); return MPI_Finalize(); }\n' \
+        >"$d/other.c"
+    for cc in mpicc.openmpi mpicc.mpich; do
+        command -v "$cc" >/dev/null || continue
+        found=1
+        "$cc" -o "$d/$cc" "$d/other.c"
+        run --separate-stderr launch -n 2 "$d/$cc"
+        expect_status 2
+        [[ "$stderr" =~ "$d/$cc needs "(libmpi|libmpich)\.so\.[0-9]+", a library of another MPI" ]] ||
+            { echo "got: $stderr" >&2; return 1; }
+    done
+    [ "$found" -eq 1 ] || skip "neither Open MPI's nor MPICH's mpicc is installed"
+}
+
+@test "launch: a fixed-address (ET_EXEC) TMPI program is refused with how to rebuild it" {
+    local d=$BATS_TEST_TMPDIR
+    ordinary_prog "$d/exec" -no-pie
+    readelf -h "$d/exec" | grep -q 'Type: *EXEC' || skip "cc -no-pie made no ET_EXEC here"
+    usage_error "$d/exec is not position-independent" -n 2 "$d/exec"
+    local advice="-fPIE and link it with -pie (CMake: -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCMAKE_EXE_LINKER_FLAGS=-pie)"
+    [[ "$stderr" == *"$advice"* ]] || { echo "no rebuild advice: $stderr" >&2; return 1; }
+    # one that does not link TMPI at all is simply not a TMPI program
+    printf 'int main(void) { return 0; }\n' >"$d/plain.c"
+    cc -no-pie -o "$d/plain" "$d/plain.c"
+    usage_error "$d/plain is not a TMPI program" -n 2 "$d/plain"
+}
+
+@test "launch: needed names up to MODULE_NEEDED_NAME_MAX (255) are read, a longer one is skipped" {
+    local d=$BATS_TEST_TMPDIR at over
+    at="libmpi.so.40.$(printf 'x%.0s' $(seq $((255 - 13))))"
+    over="${at}x"
+    [ "${#at}" -eq 255 ] && [ "${#over}" -eq 256 ]
+    ordinary_prog "$d/at" "$(fake_lib "$at")"
+    usage_error "needs $at, a library of another MPI" -n 2 "$d/at"
+    ordinary_prog "$d/over" "$(fake_lib "$over")"
+    passes_check "$d/over"
+}
+
+@test "launch: a corrupt dynamic section is read safely: no needed libraries, not a program" {
+    local d=$BATS_TEST_TMPDIR field
+    ordinary_prog "$d/pie"
+    # one field of the .dynamic section header set to nonsense: the link to its string table,
+    # its offset, its size
+    for field in link offset size; do
+        python3 "$BATS_TEST_DIRNAME/elf_shdr_set.py" "$d/pie" "$d/bad-$field" 6 "$field" 0xfffffffe
+        usage_error "$d/bad-$field is not a TMPI program" -n 2 "$d/bad-$field"
+    done
 }
 
 @test "launch: --agent naming a dead socket exits 1 and starts nothing" {

@@ -80,15 +80,19 @@ expect_match() {
     unitdir=$(pkg-config --variable=systemdsystemunitdir systemd)
     expect_files libtmpi0 "/usr/lib/$MA/libtmpi.so.0" "/usr/lib/$MA/libtmpi.so.$VERSION" \
         /usr/share/lintian/overrides/libtmpi0
+    local home="/usr/lib/$MA/tmpi"
     expect_files libtmpi-dev /usr/bin/tmpicc /usr/bin/tmpicxx /usr/include/tmpi/mpi.h \
         "/usr/lib/$MA/libtmpi.so" "/usr/lib/$MA/libtmpi_module.a" "/usr/lib/$MA/pkgconfig/tmpi.pc" \
+        "$home/bin/mpicc" "$home/bin/mpicxx" "$home/bin/mpic++" "$home/pkgconfig/mpi.pc" \
+        "$home/pkgconfig/mpi-c.pc" "$home/pkgconfig/mpi-cxx.pc" "$home/pkgconfig/ompi-c.pc" \
+        "$home/pkgconfig/ompi-cxx.pc" \
         /usr/share/man/man1/tmpicc.1.gz /usr/share/man/man1/tmpicxx.1.gz
     expect_files tmpid /etc/tmpi/tmpid.conf "$unitdir/tmpid.service" "$unitdir/tmpid.socket" \
         /usr/lib/sysusers.d/tmpid.conf /usr/lib/tmpfiles.d/tmpid.conf /usr/sbin/tmpid \
         /usr/share/man/man5/tmpid.conf.5.gz /usr/share/man/man8/tmpid.8.gz \
         /usr/share/lintian/overrides/tmpid
-    expect_files tmpi-tools /usr/bin/tmpi-launch /usr/bin/tmpictl \
-        /usr/share/man/man1/tmpi-launch.1.gz /usr/share/man/man1/tmpictl.1.gz
+    expect_files tmpi-tools /usr/bin/tmpi-launch /usr/bin/tmpictl "$home/bin/mpiexec" \
+        "$home/bin/mpirun" /usr/share/man/man1/tmpi-launch.1.gz /usr/share/man/man1/tmpictl.1.gz
 }
 
 @test "packaging: tmpicc and tmpi.pc point at the private include directory" {
@@ -97,7 +101,7 @@ expect_match() {
     run grep -E '^TMPI_INCDIR=' "$root/usr/bin/tmpicc"
     expect_match "$output" '/usr/include/tmpi\}?$' "tmpicc's include directory"
     run grep -E '^Cflags:' "$root/usr/lib/$MA/pkgconfig/tmpi.pc"
-    expect_match "$output" '^Cflags: -I\$\{includedir\}/tmpi$' "tmpi.pc's Cflags"
+    expect_match "$output" '^Cflags: -I\$\{includedir\}/tmpi( |$)' "tmpi.pc's Cflags"
 }
 
 @test "packaging: dependencies are computed, the packages of one build go together" {

@@ -51,8 +51,14 @@ expect_output() {
 @test "tmpicc -show and -showme print the whole command; -compile-info and -link-info" {
     local cc
     cc=$(tmpicc -showme:command)
+    # a link that builds a program asks for main; one that builds a library (-shared) does not
+    local needmain
+    needmain=$(sed -n 's/^needmain="\(.*\)"$/\1/p' "$WRAP/tmpicc")
+    [ -n "$needmain" ] || { echo "no needmain= line in $WRAP/tmpicc" >&2; return 1; }
     run tmpicc -show -O2 -o app app.c
-    expect_output "$cc $(tmpicc -showme:compile) -O2 -o app app.c $(tmpicc -showme:link)"
+    expect_output "$cc $(tmpicc -showme:compile) -O2 -o app app.c $(tmpicc -showme:link) $needmain"
+    run tmpicc -show -shared -o libx.so x.o
+    expect_output "$cc $(tmpicc -showme:compile) -shared -o libx.so x.o $(tmpicc -showme:link)"
     run tmpicc -O2 -c x.c --showme
     expect_output "$cc $(tmpicc -showme:compile) -O2 -c x.c "
     run tmpicc -compile-info
@@ -142,7 +148,8 @@ EOF
     command -v autoreconf >/dev/null && command -v automake >/dev/null ||
         skip "autoconf/automake are not installed (tools/install-deps.sh)"
     local proj="$BATS_TEST_TMPDIR/autotools"
-    cp -r "$TMPI_SRC/tests/bats/projects/autotools" "$proj"
+    cp -r "$TMPI_SRC/tests/bats/projects/autotools" "$TMPI_SRC/tests/bats/projects/common" \
+        "$BATS_TEST_TMPDIR/"
     cd "$proj"
     run autoreconf -i
     expect_status 0
@@ -158,6 +165,9 @@ EOF
     expect_status 0
     expect_line "ring of 3 ranks"
     expect_line OK
+    run timeout 60 "$LAUNCH_BIN" -n 3 ./rank_globals
+    expect_status 0
+    expect_line "3 ranks, each with its own globals"
 }
 
 @test "CMake project: find_package(MPI) with tmpicc, run through MPIEXEC_EXECUTABLE" {

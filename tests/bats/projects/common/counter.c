@@ -1,0 +1,8 @@
+#include "counter.h"
+
+int counter_value;
+
+int counter_bump(void)
+{
+    return ++counter_value;
+}
