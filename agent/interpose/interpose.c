@@ -77,10 +77,14 @@ EXPORT void exit(int code)
     interpose_real()->exit(code);
 }
 
-/* _exit and _Exit skip atexit handlers; for a rank that is the same as exit. */
+/* _exit and _Exit end a rank without its exit handlers (rank_exit.h). */
 EXPORT void _exit(int code)
 {
-    if (rank_current()) rank_end(RANK_END_CODE, code, NULL);
+    struct rank *r = rank_current();
+    if (r) {
+        if (rank_on_own_thread(r)) r->libc.exit.skip = 1;
+        rank_end(RANK_END_CODE, code, NULL);
+    }
     syscall(SYS_exit_group, code);
     __builtin_unreachable();
 }

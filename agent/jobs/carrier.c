@@ -153,7 +153,9 @@ static void run_rank(struct carrier *c, struct rank *r)
     atomic_store_explicit(&c->busy_since, t, memory_order_seq_cst);
     if (atomic_load_explicit(&c->pool->untimed, memory_order_seq_cst)) wake_sleepers(c->pool);
     rank_set_current(r);
+    rank_locale_enter(&r->libc.locale);
     ctx_switch(&c->home, &k->ctx);
+    rank_locale_leave(&r->libc.locale);
     rank_set_current(NULL);
     atomic_store_explicit(&c->busy_since, 0, memory_order_relaxed);
     c->cur = NULL;

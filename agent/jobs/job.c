@@ -428,6 +428,8 @@ void job_free(struct job *j)
     /* the job thread frees them after unloading; what a failed start left is freed here */
     for (uint32_t i = 0; j->ranks && i < j->nprocs; i++)
         rank_argv_free(&j->ranks[i].args);
+    for (uint32_t i = 0; j->ranks && i < j->nprocs; i++)
+        rank_libc_free(&j->ranks[i].libc);
     free(j->ranks);
     free(j->global_rank);
     free(j->node_of_rank);

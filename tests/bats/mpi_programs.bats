@@ -120,6 +120,18 @@ run_prog() {
     run_prog globals 1 2 4 16
 }
 
+# Each rank's libc process state (tests/mpi/libc_state.c): getopt, strtok, rand/random/drand48,
+# the locale, the program names, tmpnam; on kernel threads and on carriers.  error() and
+# warnx() name the program as a process would (its argv[0], its last component).
+@test "mpi: libc state of each rank: getopt, strtok, rand, random, drand48, locale, program names, tmpnam" {
+    ARGS="-v extra --level=3" run_prog libc_state 1 2 4 16
+    local exe="$BATS_FILE_TMPDIR/mpi_libc_state"
+    [[ "$output" == *"mpi_libc_state: warnx of rank 15"* ]] || { echo "$output"; return 1; }
+    [[ "$output" == *"$exe: error of rank 15: No such file or directory"* ]] || { echo "$output"; return 1; }
+    run_prog libc_state 3
+    ARGS="-v extra --level=3" SWITCHING=user run_prog libc_state 3 5
+}
+
 @test "mpi: invalid arguments return error classes" {
     run_prog errors 1 2 4 16
 }

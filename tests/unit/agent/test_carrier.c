@@ -77,6 +77,7 @@ static struct job *job_make(uint32_t nprocs, int (*main_fn)(int, char **))
         r->app = &app;
         r->image.main = main_fn;
         r->image.fd = -1;
+        rank_vars_init(&r->vars); /* what the loader does */
         r->info.rank = (int)i;
         r->info.size = (int)nprocs;
         r->info.local_rank = (int)i;
