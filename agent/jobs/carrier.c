@@ -708,6 +708,14 @@ uint32_t carriers_start(struct job *j)
         pthread_attr_destroy(&attr);
     }
     if (rc == 0 && started == j->nprocs) job_bind_report(j);
+    if (rc == 0) {
+        CPU_ZERO(&j->cpool->cpus);
+        for (uint32_t ci = 0; ci < j->cpool->ncarriers; ci++) {
+            cpu_set_t one;
+            if (pthread_getaffinity_np(j->cpool->carriers[ci].thread, sizeof one, &one) == 0)
+                CPU_OR(&j->cpool->cpus, &j->cpool->cpus, &one);
+        }
+    }
     if (rc != 0) job_cancel(j, 1, reason);
     /* All or nothing: started carriers see the gate closed for good and end their ranks as
      * killed (each rank is reported once, by its carrier). */

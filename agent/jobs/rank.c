@@ -90,11 +90,12 @@ void rank_life(struct rank *r, int run)
     struct job *j = r->job;
     if (run) {
         /* main may modify argv and its strings: each rank has its own (rank_argv.h), kept
-         * until its image is unloaded.  volatile: it is read again after siglongjmp
-         * (-Wclobbered at -O2). */
+         * until its image is unloaded, as is its process state (rank_proc.h).  volatile: it
+         * is read again after siglongjmp (-Wclobbered at -O2). */
         int argc = r->app->argc;
         if (rank_argv_make(&r->app->args, &r->args) < 0) r->args.argv = NULL;
         char **volatile argv = r->args.argv;
+        if (argv && rank_proc_start(r) < 0) argv = NULL;
         if (!argv) {
             r->end_kind = RANK_END_FAULT;
             r->end_code = 1;

@@ -100,6 +100,15 @@ expect_ok() {
     done
 }
 
+# Each rank's own process state, and TMPI_NODE_RANK / the LOCAL variables per node.
+@test "multinode mpi: each rank has its own process state on 3 nodes x 2 ranks, threads and carriers" {
+    start_cluster 3
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog rank_process)"
+    expect_ok
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog rank_process)" carried
+    expect_ok
+}
+
 # Complete point-to-point across agents: persistent requests, Isendrecv, matched probe of eager
 # and three-phase messages, generalized requests, cancel (which may fail across nodes).
 @test "multinode mpi: persistent requests and collectives, matched probe, grequests, cancel, THREAD_MULTIPLE on 3 nodes x 2 ranks" {
