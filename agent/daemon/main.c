@@ -349,9 +349,10 @@ int main(int argc, char **argv)
         rc = jobhost_main(&a, o.job_host, o.job_user);
         config_free(&a.cfg);
         /* Not exit(): the ranks' copies of the program stay mapped after the job
-         * (image_copy.h), and a handler a rank registered for process exit (on_exit; atexit
-         * under ThreadSanitizer, whose runtime registers a module's handlers for process exit)
-         * must not run after the job's state (its argv, libtmpi) is gone. */
+         * (image_copy.h), and a handler registered for process exit in a rank's name that
+         * did not become the rank's own (rank_exit.h; atexit under ThreadSanitizer, whose
+         * runtime may register a module's handlers for process exit) must not run after the
+         * job's state (its argv, libtmpi) is gone. */
         fflush(NULL);
         _exit(rc);
     }

@@ -1,5 +1,5 @@
-/* interpose.c — process-ending calls and the environment, for rank threads.  The output
- * overrides are in interpose_stdio.c. */
+/* interpose.c — process-ending calls, for rank threads.  The output overrides are in
+ * interpose_stdio.c, the environment in interpose_env.c. */
 #include "interpose.h"
 
 #include <dlfcn.h>
@@ -11,7 +11,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "job.h"
 #include "rank.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -77,10 +76,14 @@ EXPORT void exit(int code)
     interpose_real()->exit(code);
 }
 
-/* _exit and _Exit skip atexit handlers; for a rank that is the same as exit. */
+/* _exit and _Exit end a rank without its exit handlers (rank_exit.h). */
 EXPORT void _exit(int code)
 {
-    if (rank_current()) rank_end(RANK_END_CODE, code, NULL);
+    struct rank *r = rank_current();
+    if (r) {
+        if (rank_on_own_thread(r)) r->libc.exit.skip = 1;
+        rank_end(RANK_END_CODE, code, NULL);
+    }
     syscall(SYS_exit_group, code);
     __builtin_unreachable();
 }
@@ -94,20 +97,4 @@ EXPORT void abort(void)
 {
     if (rank_current()) rank_end(RANK_END_ABORT, 128 + SIGABRT, "called abort()");
     interpose_real()->abort();
-}
-
-/* A rank sees its job's forwarded variables (tmpi-launch -x) over the agent's environment. */
-EXPORT char *getenv(const char *name)
-{
-    struct rank *r = rank_current();
-    if (r) {
-        char *v = job_app_getenv(r->job, r->app, name);
-        if (v) return v;
-    }
-    return interpose_real()->getenv(name);
-}
-
-EXPORT char *secure_getenv(const char *name)
-{
-    return getenv(name);
 }

@@ -8,7 +8,9 @@
 #ifndef TMPI_AGENT_INTERPOSE_H
 #define TMPI_AGENT_INTERPOSE_H
 
+#include <dlfcn.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,6 +33,19 @@ struct interpose_real {
     int (*sigaction)(int, const struct sigaction *, struct sigaction *);
     void (*(*signal)(int, void (*)(int)))(int);
 };
+
+/* The next definition of libc's name (dlsym RTLD_NEXT) as type, looked up once per call site.
+ * A benign race: every thread stores the same pointer. */
+#define INTERPOSE_REAL(type, name)                                                                 \
+    ({                                                                                             \
+        static void *_Atomic real_fn_;                                                             \
+        void *f_ = atomic_load_explicit(&real_fn_, memory_order_relaxed);                          \
+        if (!f_) {                                                                                 \
+            f_ = dlsym(RTLD_NEXT, #name);                                                          \
+            atomic_store_explicit(&real_fn_, f_, memory_order_relaxed);                            \
+        }                                                                                          \
+        (type) f_;                                                                                 \
+    })
 
 /* Resolves the real functions.  Must run before any other thread starts.  0 or -ENOENT. */
 int interpose_init(void);

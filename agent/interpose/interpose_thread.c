@@ -29,6 +29,7 @@ struct rank_child {
     void *arg;
     struct rank *rank;
     struct carrier_child *joinable; /* NULL unless a carried rank may join it parked */
+    locale_t locale;                /* the rank's locale when it started the thread, or 0 */
 };
 
 /* However the thread ends (return, pthread_exit, exit from it, a fault, cancellation). */
@@ -47,6 +48,8 @@ static void *rank_child_main(void *p)
     void *ret;
     pthread_cleanup_push(child_gone, &c);
     rank_set_current(c.rank);
+    /* a process's new thread follows its global locale: the rank's (rank_locale.h) */
+    if (c.locale) rank_locale_apply(c.locale);
     fault_thread_setup();
     ret = c.fn(c.arg);
     fault_thread_done();
@@ -73,7 +76,8 @@ EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     if (!c) return EAGAIN;
     int detached = PTHREAD_CREATE_JOINABLE;
     if (attr) pthread_attr_getdetachstate(attr, &detached);
-    *c = (struct rank_child){.fn = fn, .arg = arg, .rank = r};
+    *c = (struct rank_child){
+        .fn = fn, .arg = arg, .rank = r, .locale = rank_locale_for_thread(&r->libc.locale)};
     if (detached == PTHREAD_CREATE_JOINABLE) c->joinable = carrier_child_new(r->job);
     struct carrier_child *joinable = c->joinable; /* c is the thread's from here */
     struct job *j = r->job;

@@ -153,7 +153,9 @@ static void run_rank(struct carrier *c, struct rank *r)
     atomic_store_explicit(&c->busy_since, t, memory_order_seq_cst);
     if (atomic_load_explicit(&c->pool->untimed, memory_order_seq_cst)) wake_sleepers(c->pool);
     rank_set_current(r);
+    rank_locale_enter(&r->libc.locale);
     ctx_switch(&c->home, &k->ctx);
+    rank_locale_leave(&r->libc.locale);
     rank_set_current(NULL);
     atomic_store_explicit(&c->busy_since, 0, memory_order_relaxed);
     c->cur = NULL;
@@ -706,6 +708,14 @@ uint32_t carriers_start(struct job *j)
         pthread_attr_destroy(&attr);
     }
     if (rc == 0 && started == j->nprocs) job_bind_report(j);
+    if (rc == 0) {
+        CPU_ZERO(&j->cpool->cpus);
+        for (uint32_t ci = 0; ci < j->cpool->ncarriers; ci++) {
+            cpu_set_t one;
+            if (pthread_getaffinity_np(j->cpool->carriers[ci].thread, sizeof one, &one) == 0)
+                CPU_OR(&j->cpool->cpus, &j->cpool->cpus, &one);
+        }
+    }
     if (rc != 0) job_cancel(j, 1, reason);
     /* All or nothing: started carriers see the gate closed for good and end their ranks as
      * killed (each rank is reported once, by its carrier). */

@@ -35,6 +35,7 @@
 #define TMPI_AGENT_CARRIER_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -118,6 +119,9 @@ struct carrier_pool {
     _Atomic uint32_t sleeping;
     /* libtmpi's ops once it has the job's state (job.client_ops; never changes afterwards) */
     const struct tmpi_client_ops *_Atomic client;
+    /* The CPUs of all its carriers together, once they are pinned: where a carried rank may
+     * run, which is what its sched_getaffinity answers (rank_proc.h) */
+    cpu_set_t cpus;
 };
 
 /* Whether the job's ranks on this node run on carriers: tmpid.conf rank_switching (or the

@@ -426,8 +426,11 @@ void job_free(struct job *j)
     if (j->link) job_link_free(j->link);
     if (j->assign) tmpi__job_assign__free_unpacked(j->assign, NULL);
     /* the job thread frees them after unloading; what a failed start left is freed here */
-    for (uint32_t i = 0; j->ranks && i < j->nprocs; i++)
+    for (uint32_t i = 0; j->ranks && i < j->nprocs; i++) {
         rank_argv_free(&j->ranks[i].args);
+        rank_libc_free(&j->ranks[i].libc);
+        rank_proc_free(&j->ranks[i].proc);
+    }
     free(j->ranks);
     free(j->global_rank);
     free(j->node_of_rank);
@@ -781,6 +784,7 @@ static void init_rank_info(struct job *j, uint32_t i)
 static uint32_t start_ranks(struct job *j)
 {
     char why[96], reason[480];
+    j->host_umask = rank_proc_host_umask();
     int carried = carrier_wanted(j, why, sizeof why);
     if (carried < 0 ||
         job_bind_prepare(j, carried ? carrier_count(j) : j->nprocs, reason, sizeof reason) < 0) {
@@ -1019,6 +1023,7 @@ static void *job_thread(void *arg)
         image_finish(&r->image);
         rank_set_current(NULL);
         rank_argv_free(&r->args);
+        rank_proc_free(&r->proc);
         output_flush(r);
     }
 

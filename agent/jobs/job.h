@@ -64,7 +64,8 @@ struct job {
     char *cwd;
     unsigned umask; /* the launcher's, if umask_set */
     int umask_set;
-    char **env; /* "NAME=VALUE" strings, NULL-terminated */
+    unsigned host_umask; /* the job host's umask, read before the ranks start (rank_proc.h) */
+    char **env;          /* "NAME=VALUE" strings, NULL-terminated */
     uint32_t timeout_sec;
     int on_deadlock;          /* Tmpi__DeadlockAction of the submission (single-node jobs) */
     uint64_t mem_limit;       /* bytes; 0: none (cgroup.h, the agent's side only) */

@@ -58,16 +58,44 @@ void rank_end(int kind, int code, const char *msg)
     siglongjmp(r->exit_jmp, 1);
 }
 
+/* What a process's libc sets from argv before main: program_invocation_name (__progname_full)
+ * is argv[0], program_invocation_short_name (__progname) its last component ("" both without
+ * an argv[0]). */
+static void set_prognames(struct rank *r, char **argv)
+{
+    char *full = argv[0] ? argv[0] : (char *)"";
+    char *slash = strrchr(full, '/');
+    RANK_VAR(&r->vars, RANK_VAR_PROGNAME_FULL, char *) = full;
+    RANK_VAR(&r->vars, RANK_VAR_PROGNAME, char *) = slash ? slash + 1 : full;
+}
+
+/* What exit() (and a return from main) does next in a process: the rank's atexit and on_exit
+ * handlers, newest first, on_exit's with the status (rank_exit.h).  exit() in a handler ends
+ * that handler, and the rest run with the new status; _exit, quick_exit, abort or a fault in
+ * one ends the rank without the rest. */
+static void run_exit_handlers(struct rank *r)
+{
+    struct rank_exit *e = &r->libc.exit;
+    while (r->end_kind == RANK_END_CODE && !e->skip) {
+        if (sigsetjmp(r->exit_jmp, 1) == 0) {
+            if (!rank_exit_run_one(e, &e->at_exit, r->end_code)) return;
+        } else {
+            fault_landed(r->carried ? r->carried->ctx.stack_lo : NULL);
+        }
+    }
+}
+
 void rank_life(struct rank *r, int run)
 {
     struct job *j = r->job;
     if (run) {
         /* main may modify argv and its strings: each rank has its own (rank_argv.h), kept
-         * until its image is unloaded.  volatile: it is read again after siglongjmp
-         * (-Wclobbered at -O2). */
+         * until its image is unloaded, as is its process state (rank_proc.h).  volatile: it
+         * is read again after siglongjmp (-Wclobbered at -O2). */
         int argc = r->app->argc;
         if (rank_argv_make(&r->app->args, &r->args) < 0) r->args.argv = NULL;
         char **volatile argv = r->args.argv;
+        if (argv && rank_proc_start(r) < 0) argv = NULL;
         if (!argv) {
             r->end_kind = RANK_END_FAULT;
             r->end_code = 1;
@@ -76,6 +104,7 @@ void rank_life(struct rank *r, int run)
             /* a carried rank is counted by its carrier (carrier.c) */
             if (!r->carried) rank_set_runnable(r, 1);
             atomic_store_explicit(&r->sig_live, 1, memory_order_release);
+            set_prognames(r, argv);
             int code = r->image.main(argc, argv);
             r->end_kind = RANK_END_CODE;
             r->end_code = code;
@@ -83,6 +112,7 @@ void rank_life(struct rank *r, int run)
             /* a carrier goes on running other ranks after a fault ended this one */
             fault_landed(r->carried ? r->carried->ctx.stack_lo : NULL);
         }
+        if (argv) run_exit_handlers(r);
         /* both paths (return and longjmp) land here still counted as runnable */
         atomic_store_explicit(&r->sig_live, 0, memory_order_release);
         rank_set_runnable(r, 0);

@@ -9,6 +9,8 @@
 #include "loader.h"
 #include "output.h"
 #include "rank_argv.h"
+#include "rank_libc.h"
+#include "rank_proc.h"
 #include "rank_vars.h"
 #include "svc.h"
 
@@ -48,6 +50,12 @@ struct rank {
     /* libc's variables the program reads by name (optind, environ ...): this rank's own
      * (rank_vars.h), set up before its image is loaded */
     struct rank_vars vars;
+    /* libc's hidden process state (getopt's position, strtok, rand, the locale, exit
+     * handlers ...): this rank's own (rank_libc.h) */
+    struct rank_libc libc;
+    /* what the kernel keeps per process (environment, cwd, umask, pid, CPUs): the rank's own
+     * (rank_proc.h), from rank_proc_start before main until its image is unloaded */
+    struct rank_proc proc;
     struct carried *carried; /* carrier.h: the rank runs as a context on a carrier; else NULL */
 
     struct output_stream out[2]; /* stdout, stderr: rank thread only */

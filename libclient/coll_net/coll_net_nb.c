@@ -21,6 +21,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "coll_net.h"
@@ -55,7 +56,10 @@ static int runner_start(struct tm_cprog *p)
     int err = pthread_attr_init(&attr);
     if (err) return err;
     cpu_set_t all;
-    if (sched_getaffinity(getpid(), sizeof all, &all) == 0)
+    CPU_ZERO(&all);
+    /* the system calls themselves: a rank's getpid and sched_getaffinity answer the rank's
+     * (agent/interpose/interpose_proc.c), and the runner wants the process's */
+    if (syscall(SYS_sched_getaffinity, (pid_t)syscall(SYS_getpid), sizeof all, &all) > 0)
         (void)pthread_attr_setaffinity_np(&attr, sizeof all, &all); /* best effort: inherit */
     err = pthread_create(&p->thread, &attr, prog_main, p);
     pthread_attr_destroy(&attr);

@@ -21,7 +21,8 @@ run_prog() {
     fi
     for n in "$@"; do
         # shellcheck disable=SC2086 # ARGS: the program's arguments, split
-        run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" ${SWITCHING:+-x "TMPI_RANK_SWITCHING=$SWITCHING"} -n "$n" "$exe" ${ARGS:-}
+        # shellcheck disable=SC2086 # LAUNCH_ARGS: tmpi-launch's own options, split
+        run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" ${SWITCHING:+-x "TMPI_RANK_SWITCHING=$SWITCHING"} ${LAUNCH_ARGS:-} -n "$n" "$exe" ${ARGS:-}
         # Sanitizer reports and libtmpi's build-mismatch warning fail the test wherever they
         # appear in the output, not only when they displace the final OK.
         if [ "$status" -ne 0 ] || [ "${lines[${#lines[@]}-1]}" != "OK" ] ||
@@ -118,6 +119,18 @@ run_prog() {
 
 @test "mpi: every rank has private globals" {
     run_prog globals 1 2 4 16
+}
+
+# Each rank's libc process state (tests/mpi/libc_state.c): getopt, strtok, rand/random/drand48,
+# the locale, the program names, tmpnam; on kernel threads and on carriers.  error() and
+# warnx() name the program as a process would (its argv[0], its last component).
+@test "mpi: libc state of each rank: getopt, strtok, rand, random, drand48, locale, program names, tmpnam" {
+    ARGS="-v extra --level=3" run_prog libc_state 1 2 4 16
+    local exe="$BATS_FILE_TMPDIR/mpi_libc_state"
+    [[ "$output" == *"mpi_libc_state: warnx of rank 15"* ]] || { echo "$output"; return 1; }
+    [[ "$output" == *"$exe: error of rank 15: No such file or directory"* ]] || { echo "$output"; return 1; }
+    run_prog libc_state 3
+    ARGS="-v extra --level=3" SWITCHING=user run_prog libc_state 3 5
 }
 
 @test "mpi: invalid arguments return error classes" {
@@ -224,6 +237,22 @@ run_prog() {
     SWITCHING=user run_prog thread_join 2 4 5
     SWITCHING=kernel run_prog p2p_order 16
     SWITCHING=kernel run_prog coll_all 16
+}
+
+# docs/USER.md "What a rank shares with the other ranks of its node": every rank's own
+# environment, MPI rank variables, directory, umask, CPUs and pid, with a thread per rank and
+# on carriers; bound to cores, each rank counts the hardware threads of one core.
+@test "mpi: each rank has its own process state: environment, rank variables, cwd, umask, CPUs, pid" {
+    run_prog rank_process 1 2 4
+    ARGS=carried SWITCHING=user run_prog rank_process 2 3
+    LAUNCH_ARGS="--bind-to core" ARGS="carried bound" SWITCHING=user run_prog rank_process 3
+    LAUNCH_ARGS="--bind-to core" ARGS=bound run_prog rank_process 2
+    local pus r
+    pus=$(hwloc-calc -N pu core:0 2>/dev/null || echo 1)
+    for r in 0 1; do
+        grep -qx "rank $r cpus $pus" <<<"$output" ||
+            { echo "--bind-to core: expected 'rank $r cpus $pus' in:"; echo "$output"; return 1; }
+    done
 }
 
 @test "mpi: a program with thread-local variables keeps one thread per rank under auto" {

@@ -83,6 +83,14 @@ expect_ok() {
     done
 }
 
+@test "multinode mpi: each rank's libc state (getopt, strtok, rand, locale, tmpnam) on 3 nodes x 2 ranks, on threads and on carriers" {
+    start_cluster 3
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog libc_state)" -v extra --level=3
+    expect_ok
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog libc_state)"
+    expect_ok
+}
+
 @test "multinode mpi: the tests/mpi programs on 3 nodes x 2 ranks, ranks on carriers" {
     start_cluster 3
     local p
@@ -90,6 +98,15 @@ expect_ok() {
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done
+}
+
+# Each rank's own process state, and TMPI_NODE_RANK / the LOCAL variables per node.
+@test "multinode mpi: each rank has its own process state on 3 nodes x 2 ranks, threads and carriers" {
+    start_cluster 3
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog rank_process)"
+    expect_ok
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog rank_process)" carried
+    expect_ok
 }
 
 # Complete point-to-point across agents: persistent requests, Isendrecv, matched probe of eager

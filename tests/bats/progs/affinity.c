@@ -1,11 +1,15 @@
 /* affinity.c — every rank prints the CPUs its own thread may run on and the one it runs on:
  * "rank R affinity LIST cpu C" (LIST as "0-3,6", like hwloc's and the report's).  Read before
- * MPI_Init, so a rank on carriers still runs on the carrier that started it. */
+ * MPI_Init, so a rank on carriers still runs on the carrier that started it; read with the
+ * system call itself, which answers for the thread (a carried rank's sched_getaffinity answers
+ * every CPU its job's carriers may run on, tests/mpi/rank_process.c). */
 #define _GNU_SOURCE
 #include <mpi.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 /* "0-3,6" */
 static void cpu_list(const cpu_set_t *set, char *buf, size_t len)
@@ -30,7 +34,7 @@ int main(int argc, char **argv)
     cpu_set_t set;
     CPU_ZERO(&set);
     char list[4096] = "?";
-    if (sched_getaffinity(0, sizeof set, &set) == 0) cpu_list(&set, list, sizeof list);
+    if (syscall(SYS_sched_getaffinity, 0, sizeof set, &set) > 0) cpu_list(&set, list, sizeof list);
     int cpu = sched_getcpu();
     MPI_Init(&argc, &argv);
     int rank;

@@ -48,7 +48,7 @@ static uint64_t now_ns(void)
 /* ---- a job built by hand ---- */
 
 static char *argv0[] = {"carried", NULL};
-static struct job_app app = {.program_name = "carried", .argc = 1, .argv = argv0};
+static struct job_app app = {.program_name = "carried", .argc = 1, .argv = argv0, .cwd = "/"};
 
 static struct job *job_make(uint32_t nprocs, int (*main_fn)(int, char **))
 {
@@ -77,6 +77,7 @@ static struct job *job_make(uint32_t nprocs, int (*main_fn)(int, char **))
         r->app = &app;
         r->image.main = main_fn;
         r->image.fd = -1;
+        rank_vars_init(&r->vars); /* the loader's part (rank_vars.h) */
         r->info.rank = (int)i;
         r->info.size = (int)nprocs;
         r->info.local_rank = (int)i;
@@ -110,6 +111,7 @@ static void job_unmake(struct job *j)
     for (uint32_t i = 0; i < j->nprocs; i++) {
         CHECK(j->ranks[i].carried == NULL);
         rank_argv_free(&j->ranks[i].args);
+        rank_proc_free(&j->ranks[i].proc);
     }
     pthread_mutex_destroy(&j->mu);
     pthread_cond_destroy(&j->cv);
