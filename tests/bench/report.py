@@ -606,7 +606,7 @@ def third_party_sections(w, st, cfg):
     w("## Third-party programs, built as their own documentation says\n\n")
     w("Each from one source tree named on the command line, built three ways (tmpicc, "
       "mpicc.openmpi, mpicc.mpich) as its documentation says; nothing of theirs is kept in this tree "
-      "(tests/bench/thirdparty.py).\n\n")
+      "(tests/bench/thirdparty.py; how to run them: [THIRDPARTY.md](THIRDPARTY.md)).\n\n")
     if hk:
         w(f"### HPL (GFLOP/s, one problem of order N = {cfg.get('hpl_n')}, NB = {cfg.get('hpl_nb')})\n\n")
         w("HPL's own build: a `Make.<arch>` in a copy of the tree naming the compiler wrapper and "
