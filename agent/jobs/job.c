@@ -706,8 +706,20 @@ static int load_images(struct job *j)
         if (!app->image_open) {
             snprintf(label, sizeof label, "tmpi-job%llu-program%d", (unsigned long long)j->id,
                      r->info.appnum);
-            rc = image_program_open(&app->image, app->prog->bytes, app->prog->size, label, err,
-                                    sizeof err);
+            /* libraries the admin (tmpid.conf) and the job (-x TMPI_SHARED_LIBS) keep shared */
+            const char *mine = job_app_getenv(j, app, "TMPI_SHARED_LIBS");
+            char shared[1024];
+            snprintf(shared, sizeof shared, "%s %s",
+                     j->agent->cfg.shared_libraries ? j->agent->cfg.shared_libraries : "",
+                     mine ? mine : "");
+            rc = image_program_open(&app->image, app->prog->bytes, app->prog->size, label, shared,
+                                    err, sizeof err);
+            if (rc == 0 && app->image.priv.n)
+                log_job(LOG_INFO, j->id, j->owner, "%s: %zu libraries copied per rank",
+                        app->program_name, app->image.priv.n);
+            if (rc == 0 && app->image.priv_note[0])
+                log_job(LOG_NOTICE, j->id, j->owner, "%s: %s", app->program_name,
+                        app->image.priv_note);
             app->image_open = rc == 0;
             if (rc == 0 && app->image.why_dlopen[0])
                 log_job(LOG_INFO, j->id, j->owner, "each copy of %s is dlopen'ed: %s",
