@@ -287,6 +287,8 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = parse_u32(value, 1, 100000, &c->max_jobs);
         else if (strcmp(key, "max_ranks") == 0)
             r = parse_u32(value, 1, 1u << 20, &c->max_ranks);
+        else if (strcmp(key, "shared_libraries") == 0)
+            r = set_string(&c->shared_libraries, value);
         else if (strcmp(key, "rank_stack_size") == 0) {
             r = config_parse_size(value, &sz);
             if (r == 0 && (sz < 64 * 1024 || sz > (1ull << 30))) r = -ERANGE;
@@ -508,6 +510,8 @@ void config_free(struct agent_config *c)
     free(c->coll_reduce);
     free(c->coll_allreduce);
     free(c->coll_tree_file);
+    free(c->shared_libraries);
+    c->shared_libraries = NULL;
     c->coll_bcast = c->coll_reduce = c->coll_allreduce = c->coll_tree_file = NULL;
     for (size_t i = 0; i < c->npeers; i++)
         free(c->peers[i]);

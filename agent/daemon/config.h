@@ -36,10 +36,13 @@ struct agent_config {
     uint32_t metrics_timeout_sec;     /* a request must be read and answered within this */
     size_t metrics_max_request;       /* bytes of a request's header lines */
     int log_level;
-    int private_agent;       /* started by tmpi-launch for one job: no network, no config */
-    uint32_t max_jobs;       /* jobs running at once */
-    uint32_t max_ranks;      /* ranks per job */
-    size_t rank_stack_size;  /* bytes of stack per rank thread */
+    int private_agent;      /* started by tmpi-launch for one job: no network, no config */
+    uint32_t max_jobs;      /* jobs running at once */
+    uint32_t max_ranks;     /* ranks per job */
+    size_t rank_stack_size; /* bytes of stack per rank thread */
+    /* libraries of programs kept shared by all ranks of a node besides the system runtime
+     * (name prefixes, image_private.h); NULL: none */
+    char *shared_libraries;
     size_t max_program_size; /* largest program accepted */
     size_t max_frame_size;   /* largest control frame accepted */
     /* The control socket (control.c, docs/RELIABILITY.md): what one client may make the agent

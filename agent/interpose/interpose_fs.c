@@ -222,12 +222,13 @@ EXPORT int creat64(const char *path, mode_t mode)
 }
 
 /* After mkdir, mkfifo or mknod made p with the kernel's umask: the rank's mode (a directory
- * keeps the set-group-ID bit its parent gave it). */
-static void fix_mode(const char *p, int dirfd, mode_t want)
+ * keeps the set-group-ID bit its parent gave it).  0, or -1 with errno when the new object
+ * cannot be given it (then it exists with the job host's umask: the call reports that). */
+static int fix_mode(const char *p, int dirfd, mode_t want)
 {
     struct stat st;
-    if (fstatat(dirfd, p, &st, AT_SYMLINK_NOFOLLOW) == 0)
-        (void)fchmodat(dirfd, p, want | (st.st_mode & S_ISGID), 0);
+    if (fstatat(dirfd, p, &st, AT_SYMLINK_NOFOLLOW) != 0) return -1;
+    return fchmodat(dirfd, p, want | (st.st_mode & S_ISGID), 0);
 }
 
 typedef int (*mkdirat_fn)(int, const char *, mode_t);
@@ -242,7 +243,7 @@ static int mkdir_in(int dirfd, const char *path, mode_t mode)
     int fix = 0;
     if (r) mode = rank_proc_mode(&r->proc, mode, &fix);
     int rc = INTERPOSE_REAL(mkdirat_fn, mkdirat)(dirfd, p, mode);
-    if (rc == 0 && fix) fix_mode(p, dirfd, mode);
+    if (rc == 0 && fix) rc = fix_mode(p, dirfd, mode);
     return rc;
 }
 
@@ -255,7 +256,7 @@ static int mknod_in(int dirfd, const char *path, mode_t mode, dev_t dev)
     int fix = 0;
     if (r) mode = (mode & S_IFMT) | rank_proc_mode(&r->proc, mode & ~S_IFMT, &fix);
     int rc = INTERPOSE_REAL(mknodat_fn, mknodat)(dirfd, p, mode, dev);
-    if (rc == 0 && fix) fix_mode(p, dirfd, mode & ~S_IFMT);
+    if (rc == 0 && fix) rc = fix_mode(p, dirfd, mode & ~S_IFMT);
     return rc;
 }
 

@@ -363,6 +363,29 @@ void image_elf_fill_copies(const struct image_elf *e, const uintptr_t *src, uint
     }
 }
 
+int image_elf_needed(const uint8_t *b, size_t size, const char **names, size_t max,
+                     const char **ret_soname)
+{
+    *ret_soname = NULL;
+    const Elf64_Ehdr *eh = (const void *)b;
+    if (size < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN ||
+        eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > size ||
+        (size - eh->e_phoff) / sizeof(Elf64_Phdr) < eh->e_phnum)
+        return -ENOEXEC;
+    struct view v = {.b = b, .size = size, .eh = eh, .ph = (const void *)(b + eh->e_phoff)};
+    struct dyn d;
+    if (read_dyn(&v, &d) < 0) return -ENOEXEC;
+    size_t n = 0;
+    for (size_t i = 0; i < d.n && d.d[i].d_tag != DT_NULL; i++) {
+        const char *name = str_at(&v, d.strtab, d.strsz, d.d[i].d_un.d_val);
+        if (!name) continue;
+        if (d.d[i].d_tag == DT_SONAME) *ret_soname = name;
+        if (d.d[i].d_tag == DT_NEEDED && n < max) names[n++] = name;
+    }
+    return (int)n;
+}
+
 void image_elf_free(struct image_elf *e)
 {
     free(e->vars);

@@ -628,7 +628,7 @@ void job_rank_finished(struct job *j, struct rank *r)
 {
     int kind = r->end_kind;
     if (kind == RANK_END_CODE && r->end_code != 0)
-        job_fail(j, r, kind, r->end_code, NULL);
+        job_fail(j, r, kind, r->end_code, r->end_msg[0] ? r->end_msg : NULL);
     else if (kind == RANK_END_CODE && r->mpi_phase == TMPI_PHASE_INIT && !job_cancelled(j))
         job_fail(j, r, kind, 1, "exited without calling MPI_Finalize");
     else if (kind == RANK_END_ABORT || kind == RANK_END_FAULT || kind == RANK_END_MPI_ABORT)
@@ -706,8 +706,20 @@ static int load_images(struct job *j)
         if (!app->image_open) {
             snprintf(label, sizeof label, "tmpi-job%llu-program%d", (unsigned long long)j->id,
                      r->info.appnum);
-            rc = image_program_open(&app->image, app->prog->bytes, app->prog->size, label, err,
-                                    sizeof err);
+            /* libraries the admin (tmpid.conf) and the job (-x TMPI_SHARED_LIBS) keep shared */
+            const char *mine = job_app_getenv(j, app, "TMPI_SHARED_LIBS");
+            char shared[1024];
+            snprintf(shared, sizeof shared, "%s %s",
+                     j->agent->cfg.shared_libraries ? j->agent->cfg.shared_libraries : "",
+                     mine ? mine : "");
+            rc = image_program_open(&app->image, app->prog->bytes, app->prog->size, label, shared,
+                                    err, sizeof err);
+            if (rc == 0 && app->image.priv.n)
+                log_job(LOG_INFO, j->id, j->owner, "%s: %zu libraries copied per rank",
+                        app->program_name, app->image.priv.n);
+            if (rc == 0 && app->image.priv_note[0])
+                log_job(LOG_NOTICE, j->id, j->owner, "%s: %s", app->program_name,
+                        app->image.priv_note);
             app->image_open = rc == 0;
             if (rc == 0 && app->image.why_dlopen[0])
                 log_job(LOG_INFO, j->id, j->owner, "each copy of %s is dlopen'ed: %s",

@@ -109,7 +109,10 @@ int image_load(const uint8_t *bytes, size_t size, const char *label, int tmpl_fd
 void image_finish(struct image *img)
 {
     if (img->copy.src) {
+        /* the program's destructors, then its libraries', dependents first */
         image_copy_finish(&img->copy);
+        for (size_t i = img->nlibs; i-- > 0;)
+            image_copy_finish(&img->libs[i]);
         return;
     }
     image_unload(img);
@@ -118,13 +121,40 @@ void image_finish(struct image *img)
 void image_unload(struct image *img)
 {
     image_copy_free(&img->copy);
+    for (size_t i = img->nlibs; i-- > 0;)
+        image_copy_free(&img->libs[i]);
+    free(img->libs);
     if (img->handle) dl_close(img->handle);
     if (img->fd >= 0) close(img->fd);
     *img = (struct image){.fd = -1};
 }
 
+/* The program's copy relocations of objects its private libraries define: in a process the
+ * library binds to the program's copy, so in each rank the library's copy is pointed at the
+ * rank's program copy (lib_fixup), which starts from the library's bytes (copy_fixup). */
+static int find_private_copies(struct image_program *p)
+{
+    if (p->elf.ncopies == 0 || p->priv.n == 0) return 0;
+    p->copy_lib = malloc(p->elf.ncopies * sizeof *p->copy_lib);
+    p->copy_def = calloc(p->elf.ncopies, sizeof *p->copy_def);
+    if (!p->copy_lib || !p->copy_def) return -ENOMEM;
+    for (size_t i = 0; i < p->elf.ncopies; i++) {
+        p->copy_lib[i] = -1;
+        for (size_t k = 0; k < p->priv.n; k++) {
+            const struct image_copy_src *ls = &p->priv.lib[k].src;
+            uintptr_t d = (uintptr_t)dlsym(ls->master, p->elf.copies[i].name);
+            if (d >= ls->mbias + ls->lo && d < ls->mbias + ls->hi) {
+                p->copy_lib[i] = (int)k;
+                p->copy_def[i] = d;
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
 int image_program_open(struct image_program *p, const uint8_t *bytes, size_t size,
-                       const char *label, char *err, size_t errlen)
+                       const char *label, const char *shared, char *err, size_t errlen)
 {
     *p = (struct image_program){.bytes = bytes, .size = size, .tmpl_fd = -1};
     p->src.master_fd = -1;
@@ -149,10 +179,26 @@ int image_program_open(struct image_program *p, const uint8_t *bytes, size_t siz
         snprintf(p->why_dlopen, sizeof p->why_dlopen, "no template: %s", strerror(-p->tmpl_fd));
         return 0;
     }
+    /* its private libraries' masters first: the program's master then binds to them */
+    rc = image_private_open(&p->priv, bytes, size, p->tmpl_fd, shared, label, p->priv_note,
+                            sizeof p->priv_note, err, errlen);
+    if (rc < 0) {
+        image_program_close(p);
+        return rc;
+    }
     char mlabel[96];
     snprintf(mlabel, sizeof mlabel, "%s-master", label);
     rc = image_copy_src_open(&p->src, bytes, size, mlabel, p->why_dlopen, sizeof p->why_dlopen);
-    if (rc == -ENOTSUP) return 0;
+    if (rc == -ENOTSUP) {
+        /* each copy is dlopen'ed and would bind to never-initialised masters: the libraries
+         * stay shared, loaded with the first copy */
+        if (p->priv.n) {
+            snprintf(p->priv_note, sizeof p->priv_note,
+                     "its libraries stay shared: the program is dlopen'ed per rank");
+            image_private_close(&p->priv);
+        }
+        return 0;
+    }
     if (rc < 0) {
         snprintf(err, errlen, "%s", p->why_dlopen);
         image_program_close(p);
@@ -161,6 +207,7 @@ int image_program_open(struct image_program *p, const uint8_t *bytes, size_t siz
     p->why_dlopen[0] = '\0';
     p->main_off = p->elf.main_addr;
     rc = image_lib_copy_sources(&p->elf, p->src.master, p->src.mbias, &p->copy_src);
+    if (rc == 0) rc = find_private_copies(p);
     if (rc < 0) {
         snprintf(err, errlen, "filling the program's copies of library variables: %s",
                  strerror(-rc));
@@ -173,15 +220,88 @@ int image_program_open(struct image_program *p, const uint8_t *bytes, size_t siz
 struct copy_fixup {
     const struct image_program *p;
     struct rank_vars *vars;
+    const struct image *img; /* the rank's copies (their biases are known before any fill) */
+    size_t lib;              /* lib_fixup: which library */
 };
+
+/* A private library's words that point at an object the program holds a copy of now point
+ * at the rank's program copy (as ld.so binds a library to an executable's copy). */
+static void lib_fixup(void *arg, uintptr_t mbias, uintptr_t bias)
+{
+    const struct copy_fixup *f = arg;
+    const struct image_program *p = f->p;
+    const struct image_copy_src *ls = &p->priv.lib[f->lib].src;
+    for (size_t i = 0; p->copy_lib && i < p->elf.ncopies; i++) {
+        if (p->copy_lib[i] != (int)f->lib) continue;
+        uintptr_t home = f->img->copy.bias + p->elf.copies[i].off;
+        for (size_t k = 0; k < ls->nslots; k++) {
+            uintptr_t v;
+            memcpy(&v, (const void *)(mbias + ls->slots[k]), sizeof v);
+            if (v == p->copy_def[i]) memcpy((void *)(bias + ls->slots[k]), &home, sizeof home);
+        }
+    }
+}
 
 /* The copy's copy relocations from the libraries' objects as they are now (the master's were
  * filled when it was loaded, before anything ran), then its rank variables. */
 static void copy_fixup(void *arg, uintptr_t mbias, uintptr_t bias)
 {
     const struct copy_fixup *f = arg;
-    image_elf_fill_copies(&f->p->elf, f->p->copy_src, mbias, bias);
-    if (f->vars) image_elf_bind_vars(&f->p->elf, bias, f->vars);
+    const struct image_program *p = f->p;
+    image_elf_fill_copies(&p->elf, p->copy_src, mbias, bias);
+    for (size_t i = 0; p->copy_lib && i < p->elf.ncopies; i++) {
+        int k = p->copy_lib[i];
+        if (k < 0) continue;
+        const struct image_copy_src *ls = &p->priv.lib[k].src;
+        memcpy((void *)(bias + p->elf.copies[i].off),
+               (const void *)(f->img->libs[k].bias + (p->copy_def[i] - ls->mbias)),
+               p->elf.copies[i].size);
+    }
+    if (f->vars) image_elf_bind_vars(&p->elf, bias, f->vars);
+}
+
+/* A copy of the program and of each of its private libraries: every span reserved first (the
+ * copies point into each other), then each filled, the libraries' constructors run before
+ * the program's, a library's after those it needs. */
+static int make_with_libs(struct image_program *p, struct rank_vars *vars, struct image *ret,
+                          char *err, size_t errlen)
+{
+    size_t n = p->priv.n;
+    struct image_copy_peer peers[IMAGE_PRIVATE_MAX + 1];
+    ret->libs = calloc(n, sizeof *ret->libs);
+    if (!ret->libs) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    ret->nlibs = n;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        rc = image_copy_reserve(&p->priv.lib[i].src, &ret->libs[i], err, errlen);
+        ret->libs[i].finished = 1; /* until its constructors ran */
+        peers[i] = (struct image_copy_peer){&p->priv.lib[i].src, ret->libs[i].bias};
+    }
+    if (rc == 0) rc = image_copy_reserve(&p->src, &ret->copy, err, errlen);
+    ret->copy.finished = 1;
+    peers[n] = (struct image_copy_peer){&p->src, ret->copy.bias};
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        struct copy_fixup lf = {.p = p, .img = ret, .lib = i};
+        rc = image_copy_fill(&ret->libs[i], p->priv.lib[i].tmpl_fd, peers, n + 1, lib_fixup, &lf,
+                             err, errlen);
+    }
+    struct copy_fixup f = {.p = p, .vars = vars, .img = ret};
+    if (rc == 0)
+        rc = image_copy_fill(&ret->copy, p->tmpl_fd, peers, n + 1, copy_fixup, &f, err, errlen);
+    if (rc < 0) {
+        image_unload(ret);
+        return rc;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ret->libs[i].finished = 0;
+        image_copy_init(&ret->libs[i]);
+    }
+    ret->copy.finished = 0;
+    image_copy_init(&ret->copy);
+    return 0;
 }
 
 int image_program_load(struct image_program *p, const char *label, struct rank_vars *vars,
@@ -190,9 +310,14 @@ int image_program_load(struct image_program *p, const char *label, struct rank_v
     if (!p->src.master)
         return load_dlopen(p->bytes, p->size, &p->elf, label, p->tmpl_fd, vars, ret, err, errlen);
     *ret = (struct image){.fd = -1};
-    struct copy_fixup f = {.p = p, .vars = vars};
-    int rc = image_copy_make(&p->src, p->tmpl_fd, copy_fixup, &f, &ret->copy, err, errlen);
-    if (rc < 0) return rc;
+    if (p->priv.n == 0) {
+        struct copy_fixup f = {.p = p, .vars = vars, .img = ret};
+        int rc = image_copy_make(&p->src, p->tmpl_fd, copy_fixup, &f, &ret->copy, err, errlen);
+        if (rc < 0) return rc;
+    } else {
+        int rc = make_with_libs(p, vars, ret, err, errlen);
+        if (rc < 0) return rc;
+    }
     *(void **)&ret->main = (void *)(ret->copy.bias + p->main_off);
     ret->shared = 1;
     ret->creates_threads = p->creates_threads;
@@ -201,6 +326,7 @@ int image_program_load(struct image_program *p, const char *label, struct rank_v
 
 void image_program_loaded(struct image_program *p)
 {
+    image_private_loaded(&p->priv);
     if (p->src.master) image_copy_sort_unwind();
     if (p->tmpl_fd >= 0) close(p->tmpl_fd);
     p->tmpl_fd = -1;
@@ -210,6 +336,11 @@ void image_program_close(struct image_program *p)
 {
     image_program_loaded(p);
     image_copy_src_close(&p->src);
+    image_private_close(&p->priv);
+    free(p->copy_lib);
+    free(p->copy_def);
+    p->copy_lib = NULL;
+    p->copy_def = NULL;
     image_elf_free(&p->elf);
     free(p->copy_src);
     p->copy_src = NULL;

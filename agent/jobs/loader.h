@@ -14,12 +14,15 @@
 
 #include "image_copy.h"
 #include "image_elf.h"
+#include "image_private.h"
 #include "rank_vars.h"
 
 struct image {
     void *handle; /* dlopen'ed copies; NULL for one made by image_copy */
     int fd;
-    struct image_copy copy; /* copies made by image_copy (image_copy.h); else copy.src NULL */
+    struct image_copy copy;  /* copies made by image_copy (image_copy.h); else copy.src NULL */
+    struct image_copy *libs; /* its private libraries' copies (image_private.h), nlibs of them */
+    size_t nlibs;
     int (*main)(int, char **);
     int has_tls; /* the copy has thread-local variables (ranks sharing a thread would share them) */
     /* the program starts threads of its own (it imports pthread_create): they may block the
@@ -55,7 +58,13 @@ struct image_program {
     size_t size;
     uint8_t *own_bytes; /* an executable's bytes made loadable (image_elf_unpie); else NULL */
     struct image_elf elf;
-    uintptr_t *copy_src; /* per copy relocation of elf, the library's object (image_lib.h) */
+    uintptr_t *copy_src;       /* per copy relocation of elf, the library's object (image_lib.h) */
+    struct image_private priv; /* its libraries copied per rank, opened before its master */
+    /* per copy relocation of elf whose object a private library defines: that library's
+     * index (-1: none) and the object's address in its master */
+    int *copy_lib;
+    uintptr_t *copy_def;
+    char priv_note[256]; /* libraries kept shared that would be private, and why */
     int tmpl_fd;         /* image_template_open, or -1: copies keep their own read-only pages */
     struct image_copy_src src; /* src.master NULL: each copy is dlopen'ed */
     uintptr_t main_off;        /* main's address in a copy less the copy's load bias */
@@ -64,11 +73,12 @@ struct image_program {
 };
 
 /* Prepares loading copies of the program bytes (kept by the caller until the program is
- * closed): its template memfd and, where the image allows, its master.  0, or a negative
- * errno with a one-line reason in err (an image ld.so refuses, not a TMPI program, no
+ * closed): its template memfd and, where the image allows, its master and those of its
+ * private libraries (image_private.h; shared: more libraries to keep shared, or NULL).  0, or a
+ * negative errno with a one-line reason in err (an image ld.so refuses, not a TMPI program, no
  * main). */
 int image_program_open(struct image_program *p, const uint8_t *bytes, size_t size,
-                       const char *label, char *err, size_t errlen);
+                       const char *label, const char *shared, char *err, size_t errlen);
 
 /* Loads one private copy of the program into ret (its memfd, if dlopen'ed, named label), its
  * references to libc's per-rank variables bound to vars (rank_vars.h; NULL: left to libc's).

@@ -81,6 +81,11 @@ static void run_exit_handlers(struct rank *r)
             if (!rank_exit_run_one(e, &e->at_exit, r->end_code)) return;
         } else {
             fault_landed(r->carried ? r->carried->ctx.stack_lo : NULL);
+            /* exit() in a handler: say where the status came from, as job_end_in_unload
+             * does for the handlers that run at unload */
+            if (r->end_kind == RANK_END_CODE && r->end_code != 0)
+                snprintf(r->end_msg, sizeof r->end_msg,
+                         "exited with code %d in an atexit handler or destructor", r->end_code);
         }
     }
 }

@@ -641,6 +641,16 @@ int launch_args_parse(int argc, char **argv, struct launch_opts *o)
     const char *at = getenv("TMPI_ALLOC_TIMEOUT");
     if (at && *at && parse_u32(at, 1, LAUNCH_ALLOC_TIMEOUT_MAX, &o->alloc_timeout_sec) < 0)
         return bad_usage("TMPI_ALLOC_TIMEOUT=%s: not a whole number of seconds from 1 to 3600", at);
+    /* TMPI_SHARED_LIBS (libraries the ranks of a node share, image_private.h) is read by the
+     * agent from the job's variables: an exported one is forwarded unless -x set it */
+    const char *sl = getenv("TMPI_SHARED_LIBS");
+    bool sl_given = false;
+    for (size_t k = 0; k < o->n_env; k++)
+        sl_given |= strcmp(o->env[k].name, "TMPI_SHARED_LIBS") == 0;
+    if (sl && !sl_given) {
+        int rs = add_env(o, "TMPI_SHARED_LIBS");
+        if (rs != 0) return rs;
+    }
     if (o->hostfile && o->hosts)
         return bad_usage("%s", "--hostfile and -H cannot be used together");
     int r;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "launch.h"
+#include "module_marker.h"
 
 /* Are we running on that Slurm node, in a batch script or a step (slurmd says so)? */
 static bool slurm_step_on(const char *node)
@@ -104,6 +105,13 @@ int main(int argc, char **argv)
     }
     if (opts.display_map) {
         placement_print(&place, stdout);
+        /* which of a program's libraries each rank gets a copy of (the agent's rule) */
+        const char *mine = getenv("TMPI_SHARED_LIBS");
+        printf("libraries shared by the ranks of a node: those in %s; %s%s%s; and the agents' "
+               "[agent] shared_libraries. Each rank gets its own copy of the program's other "
+               "libraries.\n",
+               TMPI_SYSTEM_LIB_DIRS, TMPI_SHARED_LIBS_DEFAULT, mine ? "; TMPI_SHARED_LIBS: " : "",
+               mine ? mine : "");
         status = fflush(stdout) == 0 ? 0 : LAUNCH_EXIT_FAILURE;
         goto out;
     }

@@ -18,6 +18,16 @@
 /* libtmpi's file name without its version: the soname is this plus ".N". */
 #define TMPI_LIB_NAME "libtmpi.so"
 
+/* Name prefixes of the system runtime: a program's libraries of these names stay shared by
+ * the ranks of a node wherever they are installed (the agent's image_private.h; shown by
+ * tmpi-launch --display-map).  Every library under the system's library directories stays
+ * shared too: TMPI_SYSTEM_LIB_DIRS. */
+#define TMPI_SHARED_LIBS_DEFAULT                                                                   \
+    "libc.so libm.so libpthread.so libdl.so librt.so libresolv.so libutil.so libcrypt.so "         \
+    "libanl.so libmvec.so libnsl.so ld-linux libgcc_s.so libstdc++.so libgomp.so libatomic.so "    \
+    "libgfortran.so libquadmath.so libtmpi.so libasan.so libtsan.so libubsan.so liblsan.so"
+#define TMPI_SYSTEM_LIB_DIRS "/lib/ /lib64/ /usr/lib/ /usr/lib64/"
+
 /* Is a needed library's name (a DT_NEEDED string) libtmpi, of any version? */
 static inline bool tmpi_lib_is_tmpi(const char *needed)
 {

@@ -194,7 +194,8 @@ check_bytes() {
     [ "$status" -eq 3 ] || { echo "exit3: expected 3, got $status; stderr: $stderr"; false; }
     [[ "$stderr" == *"rank 2 exited with code 3 in an atexit handler or destructor"* ]] ||
         { echo "stderr: $stderr"; false; }
-    grep -qx OK <<<"$output" || { echo "no OK: $output"; false; }
+    # the handler runs when rank 2 exits, as in a process (rank_exit.h): its status ends the
+    # job, so rank 0's OK after MPI_Finalize may or may not come first, as under mpirun
     run --separate-stderr timeout 60 "$LAUNCH_BIN" --agent "$SOCK" -n 3 "$CARELESS" atexit abort
     [ "$status" -eq 134 ] || { echo "abort: expected 134, got $status; stderr: $stderr"; false; }
     run --separate-stderr timeout 60 "$LAUNCH_BIN" --agent "$SOCK" -n 3 "$CARELESS" atexit exit0
