@@ -51,9 +51,18 @@ static void resolve_once(void)
     real_status = resolve_all();
 }
 
+/* The child of a rank's fork() is a process of its own, not a rank of the job: its exit,
+ * _exit and abort must end it with its status (they would unwind to the rank's exit point in a
+ * copy of the job host), so its one thread runs as an agent thread does. */
+static void forked_child(void)
+{
+    rank_set_current(NULL);
+}
+
 int interpose_init(void)
 {
     pthread_once(&real_once, resolve_once);
+    if (real_status == 0 && pthread_atfork(NULL, NULL, forked_child) != 0) return -ENOMEM;
     return real_status;
 }
 

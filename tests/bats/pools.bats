@@ -21,3 +21,4 @@ load helpers
     expect_status 0
     expect_line "at load: OPENBLAS_NUM_THREADS=$(nproc) OMP_NUM_THREADS=7"
 }
+
