@@ -111,8 +111,16 @@ static long bound_cpus(const struct rank *r)
     return 0;
 }
 
-EXPORT long sysconf(int name)
+/* glibc's own entry point of sysconf. */
+long __sysconf(int name);
+
+/* Sanitizer runtimes call sysconf while they initialise, before any instrumented code may run
+ * (ThreadSanitizer crashed in its own init when this function or the ones it calls were
+ * instrumented): every other name goes straight to glibc, and this function itself is not
+ * instrumented. */
+__attribute__((no_sanitize_thread, no_sanitize_address)) EXPORT long sysconf(int name)
 {
+    if (name != _SC_NPROCESSORS_ONLN) return __sysconf(name);
     struct rank *r = proc_rank();
     long n;
     if (r && name == _SC_NPROCESSORS_ONLN && (n = bound_cpus(r)) > 0) return n;
