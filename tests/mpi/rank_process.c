@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
@@ -276,16 +277,18 @@ static void check_cpus(int bound)
     printf("rank %d cpus %d\n", rank, CPU_COUNT(&a));
 }
 
-static volatile sig_atomic_t usr1, usr2;
+/* Atomic: a rank's SIGUSR handler may run on the thread that took the signal for the node
+ * (job_signal.c), not on the rank's own (lock-free atomics are safe in a handler). */
+static atomic_int usr1, usr2;
 static void on_usr1(int sig)
 {
     (void)sig;
-    usr1++;
+    atomic_fetch_add(&usr1, 1);
 }
 static void on_usr2(int sig)
 {
     (void)sig;
-    usr2++;
+    atomic_fetch_add(&usr2, 1);
 }
 
 static void *pid_in_thread(void *arg)
@@ -317,11 +320,11 @@ static void check_pid(int carried)
     signal(SIGUSR1, on_usr1);
     signal(SIGUSR2, on_usr2);
     MPI_Barrier(MPI_COMM_WORLD); /* every handler is in place */
-    CHECK(raise(SIGUSR2) == 0 && usr2 >= 1, "raise did not run my handler");
+    CHECK(raise(SIGUSR2) == 0 && atomic_load(&usr2) >= 1, "raise did not run my handler");
     if (lrank == 0) CHECK(kill(getpid(), SIGUSR1) == 0);
-    for (int i = 0; i < 10000 && !usr1; i++)
+    for (int i = 0; i < 10000 && !atomic_load(&usr1); i++)
         nanosleep(&(struct timespec){0, 1000000}, NULL);
-    CHECK(usr1 >= 1, "kill(getpid(), SIGUSR1) on my node did not run my handler");
+    CHECK(atomic_load(&usr1) >= 1, "kill(getpid(), SIGUSR1) on my node did not run my handler");
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
