@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "module_marker.h"
 
@@ -384,6 +386,14 @@ int image_elf_needed(const uint8_t *b, size_t size, const char **names, size_t m
         if (d.d[i].d_tag == DT_NEEDED && n < max) names[n++] = name;
     }
     return (int)n;
+}
+
+int image_elf_relro(const struct image_elf *e, uintptr_t bias, int writable)
+{
+    const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), mask = ~(pg - 1);
+    uintptr_t lo = (bias + e->relro_lo) & mask, hi = (bias + e->relro_hi) & mask;
+    int prot = PROT_READ | (writable ? PROT_WRITE : 0);
+    return hi > lo && mprotect((void *)lo, hi - lo, prot) < 0 ? -errno : 0;
 }
 
 void image_elf_free(struct image_elf *e)

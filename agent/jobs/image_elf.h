@@ -68,6 +68,10 @@ void image_elf_fill_copies(const struct image_elf *e, const uintptr_t *src, uint
 int image_elf_needed(const uint8_t *b, size_t size, const char **names, size_t max,
                      const char **ret_soname);
 
+/* Makes the RELRO of an image loaded with load bias bias writable (writable 1) or read-only
+ * again (0), for words written after ld.so protected it.  0 or a negative errno. */
+int image_elf_relro(const struct image_elf *e, uintptr_t bias, int writable);
+
 void image_elf_free(struct image_elf *e);
 
 #endif

@@ -68,15 +68,13 @@ static void *lib_definition(const struct lib_names *l, const char *name)
  * now. */
 static int fill_master(const struct image_elf *e, uintptr_t mbias, const struct lib_names *l)
 {
-    const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), mask = ~(pg - 1);
-    uintptr_t lo = (mbias + e->relro_lo) & mask, hi = (mbias + e->relro_hi) & mask;
-    if (hi > lo && mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) < 0) return -errno;
+    int rc = image_elf_relro(e, mbias, 1);
+    if (rc < 0) return rc;
     for (size_t i = 0; i < e->ncopies; i++) {
         const void *def = lib_definition(l, e->copies[i].name);
         if (def) memcpy((void *)(mbias + e->copies[i].off), def, e->copies[i].size);
     }
-    if (hi > lo && mprotect((void *)lo, hi - lo, PROT_READ) < 0) return -errno;
-    return 0;
+    return image_elf_relro(e, mbias, 0);
 }
 
 /* libstdc++'s std::ios_base::Init::Init(), which constructs cout, cin, cerr and clog once per

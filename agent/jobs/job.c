@@ -708,12 +708,18 @@ static int load_images(struct job *j)
                      r->info.appnum);
             /* libraries the admin (tmpid.conf) and the job (-x TMPI_SHARED_LIBS) keep shared */
             const char *mine = job_app_getenv(j, app, "TMPI_SHARED_LIBS");
-            char shared[1024];
-            snprintf(shared, sizeof shared, "%s %s",
-                     j->agent->cfg.shared_libraries ? j->agent->cfg.shared_libraries : "",
-                     mine ? mine : "");
-            rc = image_program_open(&app->image, app->prog->bytes, app->prog->size, label, shared,
-                                    err, sizeof err);
+            char *shared = NULL;
+            if (asprintf(&shared, "%s %s",
+                         j->agent->cfg.shared_libraries ? j->agent->cfg.shared_libraries : "",
+                         mine ? mine : "") < 0) {
+                shared = NULL;
+                rc = -ENOMEM;
+                snprintf(err, sizeof err, "out of memory");
+            }
+            if (rc == 0)
+                rc = image_program_open(&app->image, app->prog->bytes, app->prog->size, label,
+                                        shared, err, sizeof err);
+            free(shared);
             if (rc == 0 && app->image.priv.n)
                 log_job(LOG_INFO, j->id, j->owner, "%s: %zu libraries copied per rank",
                         app->program_name, app->image.priv.n);

@@ -52,12 +52,10 @@ static int imports_thread_create(const uint8_t *b, size_t size)
 static int bind_loaded_vars(const struct image_elf *e, uintptr_t bias, struct rank_vars *v)
 {
     if (!v || e->nvars == 0) return 0;
-    const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), mask = ~(pg - 1);
-    uintptr_t lo = (bias + e->relro_lo) & mask, hi = (bias + e->relro_hi) & mask;
-    if (hi > lo && mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) < 0) return -errno;
+    int rc = image_elf_relro(e, bias, 1);
+    if (rc < 0) return rc;
     image_elf_bind_vars(e, bias, v);
-    if (hi > lo && mprotect((void *)lo, hi - lo, PROT_READ) < 0) return -errno;
-    return 0;
+    return image_elf_relro(e, bias, 0);
 }
 
 /* One copy dlopen'ed from the (load-ready) bytes of a program read by image_elf_read. */
@@ -260,16 +258,15 @@ static void copy_fixup(void *arg, uintptr_t mbias, uintptr_t bias)
     if (f->vars) image_elf_bind_vars(&p->elf, bias, f->vars);
 }
 
-/* A copy of the program and of each of its private libraries: every span reserved first (the
- * copies point into each other), then each filled, the libraries' constructors run before
- * the program's, a library's after those it needs. */
-static int make_with_libs(struct image_program *p, struct rank_vars *vars, struct image *ret,
-                          char *err, size_t errlen)
+/* A copy of the program and of each of its private libraries (none for most programs): every
+ * span reserved first (the copies point into each other), then each filled, the libraries'
+ * constructors run before the program's, a library's after those it needs. */
+static int make_set(struct image_program *p, struct rank_vars *vars, struct image *ret, char *err,
+                    size_t errlen)
 {
     size_t n = p->priv.n;
     struct image_copy_peer peers[IMAGE_PRIVATE_MAX + 1];
-    ret->libs = calloc(n, sizeof *ret->libs);
-    if (!ret->libs) {
+    if (n && !(ret->libs = calloc(n, sizeof *ret->libs))) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
@@ -310,14 +307,8 @@ int image_program_load(struct image_program *p, const char *label, struct rank_v
     if (!p->src.master)
         return load_dlopen(p->bytes, p->size, &p->elf, label, p->tmpl_fd, vars, ret, err, errlen);
     *ret = (struct image){.fd = -1};
-    if (p->priv.n == 0) {
-        struct copy_fixup f = {.p = p, .vars = vars, .img = ret};
-        int rc = image_copy_make(&p->src, p->tmpl_fd, copy_fixup, &f, &ret->copy, err, errlen);
-        if (rc < 0) return rc;
-    } else {
-        int rc = make_with_libs(p, vars, ret, err, errlen);
-        if (rc < 0) return rc;
-    }
+    int rc = make_set(p, vars, ret, err, errlen);
+    if (rc < 0) return rc;
     *(void **)&ret->main = (void *)(ret->copy.bias + p->main_off);
     ret->shared = 1;
     ret->creates_threads = p->creates_threads;
