@@ -10,24 +10,12 @@
 #include <unistd.h>
 
 #include "../check.h"
+#include "slurp.h"
 #include "image_copy.h"
 #include "image_share.h"
 #include "loader.h"
 
 #define NCOPIES 64
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    int fd = open(path, O_RDONLY);
-    CHECK(fd >= 0, "open %s", path);
-    struct stat st;
-    CHECK(fstat(fd, &st) == 0);
-    uint8_t *b = malloc((size_t)st.st_size);
-    CHECK(b && read(fd, b, (size_t)st.st_size) == st.st_size);
-    close(fd);
-    *len = (size_t)st.st_size;
-    return b;
-}
 
 static void *sym(const struct image_copy_src *s, const struct image_copy *c, const char *name)
 {

@@ -10,23 +10,11 @@
 #include <unistd.h>
 
 #include "../check.h"
+#include "slurp.h"
 #include "image_elf.h"
 #include "loader.h"
 
 #define NCOPIES 3
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    int fd = open(path, O_RDONLY);
-    CHECK(fd >= 0, "open %s", path);
-    struct stat st;
-    CHECK(fstat(fd, &st) == 0);
-    uint8_t *b = malloc((size_t)st.st_size);
-    CHECK(b && read(fd, b, (size_t)st.st_size) == st.st_size);
-    close(fd);
-    *len = (size_t)st.st_size;
-    return b;
-}
 
 /* Each copy counts its own optind and global; environ is the rank's. */
 static void private_vars(const uint8_t *prog, size_t len, const char *label, int pie)

@@ -8,21 +8,9 @@
 #include <unistd.h>
 
 #include "../check.h"
+#include "slurp.h"
 #include "image_share.h"
 #include "loader.h"
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    int fd = open(path, O_RDONLY);
-    CHECK(fd >= 0);
-    struct stat st;
-    CHECK(fstat(fd, &st) == 0);
-    uint8_t *b = malloc((size_t)st.st_size);
-    CHECK(read(fd, b, (size_t)st.st_size) == st.st_size);
-    close(fd);
-    *len = (size_t)st.st_size;
-    return b;
-}
 
 #define NCOPIES 64
 
