@@ -1,7 +1,8 @@
 /* rma_acc.c — accumulate atomicity: every rank accumulates into the same elements of every
  * other rank at once (SUM on int, long long and double; MAXLOC on the double-int pair and SUM on
  * long double, which take the window's stripe locks instead of one atomic instruction;
- * Fetch_and_op tickets that must all differ), checked element by element; and transfers
+ * Fetch_and_op tickets that must all differ; single-element Fetch_and_op on elements that whole
+ * runs of Accumulate change at the same time), checked element by element; and transfers
  * longer than one frame (5 MiB Put and Get, 1 Mi-element Accumulate). */
 #include <string.h>
 
@@ -22,6 +23,7 @@ struct area {
     long double ld[NE];
     struct dint loc[NE];
     long long ticket;
+    long long mix[NE];
 };
 
 int main(int argc, char **argv)
@@ -51,6 +53,9 @@ int main(int argc, char **argv)
         old_[k] = 0.25L * (rank + 1);
         oloc[k] = (struct dint){(double)((rank * 7 + k) % size), rank};
     }
+    long long lones[NE];
+    for (int k = 0; k < NE; k++)
+        lones[k] = 1;
     long long tickets[ROUNDS * 64];
     int nt = 0;
     CHECK_MPI(MPI_Win_lock_all(0, win));
@@ -67,6 +72,14 @@ int main(int argc, char **argv)
                                      MPI_LONG_DOUBLE, MPI_SUM, win));
             CHECK_MPI(MPI_Accumulate(oloc, NE, MPI_DOUBLE_INT, t, offsetof(struct area, loc), NE,
                                      MPI_DOUBLE_INT, MPI_MAXLOC, win));
+            /* A run and a single element of the same array, both atomic per element. */
+            CHECK_MPI(MPI_Accumulate(lones, NE, MPI_LONG_LONG, t, offsetof(struct area, mix), NE,
+                                     MPI_LONG_LONG, MPI_SUM, win));
+            long long one1 = 1, got;
+            CHECK_MPI(MPI_Fetch_and_op(&one1, &got, MPI_LONG_LONG, t,
+                                       offsetof(struct area, mix) +
+                                           sizeof(long long) * (size_t)((rank * 13 + r) % NE),
+                                       MPI_SUM, win));
         }
         long long one = 1;
         if (nt < ROUNDS * 64) {
@@ -97,6 +110,14 @@ int main(int argc, char **argv)
         CHECK(a->loc[k].v == size - 1 && a->loc[k].i == best,
               "maxloc [%d]: expected (%d, %d) got (%g, %d)", k, size - 1, best, a->loc[k].v,
               a->loc[k].i);
+    }
+    for (int k = 0; k < NE; k++) {
+        long long em = (long long)ROUNDS * size;
+        for (int q = 0; q < size; q++)
+            for (int r = 0; r < ROUNDS; r++)
+                if ((q * 13 + r) % NE == k) em++;
+        CHECK(a->mix[k] == em, "runs and single elements [%d]: expected %lld got %lld", k, em,
+              a->mix[k]);
     }
     /* Tickets: all ranks' old values together are exactly 0 .. size*ROUNDS-1. */
     long long *all = malloc(sizeof *all * (size_t)size * ROUNDS);
