@@ -25,6 +25,15 @@ else
     failed=$((failed + 1))
 fi
 
+# Every #include keeps to the may-use list of its folder (docs/layers.conf).
+if "$top/tools/layer-check"; then
+    echo "ok layer-check"
+    passed=$((passed + 1))
+else
+    echo "not ok layer-check"
+    failed=$((failed + 1))
+fi
+
 log=$(mktemp)
 meson test -C "$build" --print-errorlogs --num-processes 2 \
     --timeout-multiplier "${TMPI_TIMEOUT_MULTIPLIER:-1}" 2>&1 | tee "$log"

@@ -16,7 +16,7 @@
  * the re-check and futex_wait changes wake_seq, so futex_wait returns at once.
  * Every wait also ends when the job is cancelled: the rank then leaves through rank_exit(1).
  *
- * A rank that runs as a context on a carrier thread (svc rank_park, agent/carrier.h) does not
+ * A rank that runs as a context on a carrier thread (svc rank_park, agent/host/carrier.h) does not
  * spin or sleep itself: it parks, and a carrier resumes it once the condition holds.  Its
  * `sleeping` stays 1 and the slow path asks the job's carriers instead: a carrier about to
  * sleep counts itself in `sleepers` (seq_cst) and looks at every parked rank again, so either it

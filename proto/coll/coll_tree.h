@@ -8,8 +8,8 @@
  *   binomial: parent(rel) = rel without its lowest set bit (the hypercube of seed 000);
  *   binary:   parent(rel) = (rel - 1) / 2 (balanced, at most two children per vertex).
  * Every shape has exactly n - 1 edges, so a Bcast or Reduce along it crosses n - 1 links. */
-#ifndef TMPI_LIBCLIENT_COLL_TREE_H
-#define TMPI_LIBCLIENT_COLL_TREE_H
+#ifndef TMPI_PROTO_COLL_TREE_H
+#define TMPI_PROTO_COLL_TREE_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,8 +3,8 @@
  * The control frames (frame.c), the launcher's copy of rank output to its own stdout and
  * stderr (launch_output.c) and the memfds the agent fills for its job hosts (memfd_bytes.c)
  * all need every byte written or an error; one loop serves them.  Any thread; no state. */
-#ifndef TMPI_FD_WRITE_H
-#define TMPI_FD_WRITE_H
+#ifndef TMPI_PROTO_FD_WRITE_H
+#define TMPI_PROTO_FD_WRITE_H
 
 #include <stddef.h>
 

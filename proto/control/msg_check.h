@@ -5,8 +5,8 @@
  * fuzzers (tests/fuzz/) run exactly the same checks. Each returns 0, or -EINVAL with one line
  * in err saying what is wrong. Limits that depend on the agent's configuration (ranks per
  * node, program size) stay with the agent; these are the bounds every message must respect. */
-#ifndef TMPI_MSG_CHECK_H
-#define TMPI_MSG_CHECK_H
+#ifndef TMPI_PROTO_MSG_CHECK_H
+#define TMPI_PROTO_MSG_CHECK_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -5,8 +5,8 @@
  * libraries (DT_NEEDED).  tmpi-launch reads the file before submitting; tmpid checks again
  * after loading.  One table of other MPIs' libraries serves both: a program that needs one of
  * them would call into that MPI instead of ours. */
-#ifndef TMPI_MODULE_MARKER_H
-#define TMPI_MODULE_MARKER_H
+#ifndef TMPI_PROTO_MODULE_MARKER_H
+#define TMPI_PROTO_MODULE_MARKER_H
 
 #include <stdbool.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* relax.h — the pause a spinning thread takes between looks (libtmpi's waits and the agent's
  * idle carriers): lets the sibling hyper-thread run and saves power without a system call. */
-#ifndef TMPI_LIBCLIENT_RELAX_H
-#define TMPI_LIBCLIENT_RELAX_H
+#ifndef TMPI_PROTO_RELAX_H
+#define TMPI_PROTO_RELAX_H
 
 static inline void tm_cpu_relax(void)
 {

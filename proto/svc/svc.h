@@ -12,8 +12,8 @@
  * agent may leave them out).  The net_* and pool_* members are needed only by a job with links
  * (info->net != NULL); rank_park/rank_yield only by a carried rank (info->carried).
  */
-#ifndef TMPI_AGENT_SVC_H
-#define TMPI_AGENT_SVC_H
+#ifndef TMPI_PROTO_SVC_H
+#define TMPI_PROTO_SVC_H
 
 #include <stdatomic.h>
 #include <stddef.h>

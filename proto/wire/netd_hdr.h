@@ -4,7 +4,7 @@
  * payload_len bytes.
  *
  * The header has two halves.  The first is the transport's: netd (agent/netd/) and the job's
- * links (agent/jobs/job_net.c) read, check and fill it.  The second is opaque to the agent: the
+ * links (agent/host/job_net.c) read, check and fill it.  The second is opaque to the agent: the
  * protocol of whoever sends on the link (libtmpi's network layer, libclient/net/msg_hdr.h,
  * defines and checks it); netd carries its bytes unchanged.
  *

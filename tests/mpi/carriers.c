@@ -1,5 +1,5 @@
 /* carriers.c — what must hold when ranks share carrier threads (user-level switching,
- * agent/carrier.h), and equally with one thread per rank.  Run with 4+ ranks on a 2-CPU
+ * agent/host/carrier.h), and equally with one thread per rank.  Run with 4+ ranks on a 2-CPU
  * machine, or with TMPI_RANK_SWITCHING=user, so that several ranks share a carrier.
  *
  * 1. MPI_Initialized is false before MPI_Init, even when ranks that ran before on the same
@@ -31,7 +31,7 @@ static double mono(void)
 
 /* errno read afresh: the compiler may keep errno's address from before the MPI call, and a
  * rank that moved to another carrier while it waited would read the old thread's (the agent
- * moves ranks only off a carrier stuck for 5 ms in one rank: agent/carrier.h). */
+ * moves ranks only off a carrier stuck for 5 ms in one rank: agent/host/carrier.h). */
 __attribute__((noinline)) static int errno_now(void)
 {
     return errno;

@@ -1,4 +1,4 @@
-/* test_binding.c — agent/jobs/binding.c: the topology of this machine, pinning a thread to the
+/* test_binding.c — agent/host/binding.c: the topology of this machine, pinning a thread to the
  * k-th object of a kind (round robin past the last), "none" leaving the mask alone, and the
  * report text matching the mask the thread really has. */
 #include <pthread.h>

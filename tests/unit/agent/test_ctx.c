@@ -1,4 +1,4 @@
-/* test_ctx — user-level contexts (agent/ctx.c): first entry, switching back and forth, values
+/* test_ctx — user-level contexts (agent/host/ctx.c): first entry, switching back and forth, values
  * held in registers and on the stack across switches, many contexts in a ring, the
  * floating-point control word staying per context, and a thread of its own per test. */
 #include <fenv.h>

@@ -1,4 +1,4 @@
-/* test_job_net.c — the checks of job_net_send (agent/jobs/job_net.c, svc.h net_send) before
+/* test_job_net.c — the checks of job_net_send (agent/host/job_net.c, svc.h net_send) before
  * any link is touched: a node outside the job, this node itself, a channel other than
  * point-to-point or collectives, and a flag other than TMPI_NET_WHOLE are -EINVAL; a valid
  * send to a node whose link is not up is -EPIPE; none of them counts a frame. */

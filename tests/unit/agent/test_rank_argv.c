@@ -1,4 +1,4 @@
-/* test_rank_argv.c — each rank's argument vector (agent/jobs/rank_argv.c): small vectors are
+/* test_rank_argv.c — each rank's argument vector (agent/host/rank_argv.c): small vectors are
  * copied, large ones shared copy-on-write through a memfd; either way a rank's writes stay
  * its own and the pointers match the job's strings. */
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* test_rank_env.c — a rank's environment (agent/jobs/rank_env.c) behaves as glibc's does for
+/* test_rank_env.c — a rank's environment (agent/host/rank_env.c) behaves as glibc's does for
  * a process: setenv with and without overwrite, putenv keeping the caller's string, unsetenv of
  * every entry, clearenv, names refused, an array the program made itself, and the starting
  * array staying where it is. */

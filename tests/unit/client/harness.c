@@ -1,4 +1,4 @@
-/* harness.c — a unit-test stand-in for the agent's side of agent/svc.h (harness.h). */
+/* harness.c — a unit-test stand-in for the agent's side of proto/svc/svc.h (harness.h). */
 #include "harness.h"
 
 #include <dlfcn.h>

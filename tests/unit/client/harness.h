@@ -1,5 +1,5 @@
 /* harness.h — runs libtmpi without an agent: this test program exports the agent's service
- * table (agent/svc.h) itself and starts N threads as the ranks of one job, each calling a test
+ * table (proto/svc/svc.h) itself and starts N threads as the ranks of one job, each calling a test
  * function that uses the MPI API.  Aborts and cancellations go through the same upcalls the
  * agent uses, so a test can check that every blocked rank is woken.
  *

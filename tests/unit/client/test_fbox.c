@@ -1,6 +1,6 @@
-/* test_fbox.c — the fast boxes (libclient/fbox.c) on their own: when a ring is made and refused,
- * ring order through full rings and wrap-around, where a drained cell goes (posted receive,
- * the receive being started, the unexpected queue; several cells straight into a receive
+/* test_fbox.c — the fast boxes (libclient/intra/fbox.c) on their own: when a ring is made and
+ * refused, ring order through full rings and wrap-around, where a drained cell goes (posted
+ * receive, the receive being started, the unexpected queue; several cells straight into a receive
  * buffer), readiness, and one producer thread against
  * one draining thread for a million messages (run under TSan by `make tsan`).
  *

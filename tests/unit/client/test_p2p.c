@@ -539,7 +539,7 @@ static int t_comms(void)
     return run(2, rank_comms) || run(7, rank_comms);
 }
 
-/* Fast boxes (libclient/fbox.h) between ranks that talk often: small messages (up to 44 B)
+/* Fast boxes (libclient/intra/fbox.h) between ranks that talk often: small messages (up to 44 B)
  * go through a per-pair ring, others through the mailbox, and all keep MPI order — sizes
  * across the cell and eager limits, synchronous sends, receives posted early and late, exact
  * and wildcard, and bursts longer than a ring. */

@@ -491,6 +491,230 @@ void jobhost_job_done(struct agent *a, struct job *j)
     maybe_leave();
 }
 
+/* The job the agent sent on the channel: a single-node job (SubmitJob) or one node's part of a
+ * job across nodes (JobAssign), with what is the same either way: identity, directory and
+ * environment.  s and ja point into env. */
+struct host_order {
+    Tmpi__Envelope *env;
+    const Tmpi__SubmitJob *s;
+    const Tmpi__JobAssign *ja;
+    const char *cwd;
+    unsigned mask;
+    int mask_set;
+    size_t n_env;
+    Tmpi__EnvVar *const *vars;
+};
+
+/* Set-up 1: reads the job from the channel.  0, or the exit status. */
+static int read_order(struct agent *a, unsigned long long job_id, struct host_order *o)
+{
+    int r = frame_read_fd(JOBHOST_CHANNEL_FD, a->cfg.max_frame_size, &o->env);
+    if (r < 0 || (o->env->msg_case != TMPI__ENVELOPE__MSG_SUBMIT &&
+                  o->env->msg_case != TMPI__ENVELOPE__MSG_JOB_ASSIGN)) {
+        log_error("job host %llu: no job from the agent", job_id);
+        return 1;
+    }
+    if (o->env->msg_case == TMPI__ENVELOPE__MSG_JOB_ASSIGN) {
+        const Tmpi__JobAssign *ja = o->env->job_assign;
+        o->ja = ja;
+        host.member_uid = ja->uid;
+        o->cwd = ja->cwd;
+        o->mask = ja->umask;
+        o->mask_set = ja->umask_set;
+        o->n_env = ja->n_env;
+        o->vars = ja->env;
+        struct stat st;
+        if (fstat(JOBHOST_LINKS_FD, &st) < 0 || !S_ISSOCK(st.st_mode)) {
+            log_error("job host %llu: no links socket from the agent", job_id);
+            return 1;
+        }
+        fcntl(JOBHOST_LINKS_FD, F_SETFD, FD_CLOEXEC);
+    } else {
+        const Tmpi__SubmitJob *s = o->env->submit;
+        o->s = s;
+        o->cwd = s->cwd;
+        o->mask = s->umask;
+        o->mask_set = s->umask_set;
+        o->n_env = s->n_env;
+        o->vars = s->env;
+    }
+    return 0;
+}
+
+/* Set-up 2: the host becomes the submitter, in the job's directory, umask, stdin and
+ * environment.  0, or the exit status (the launcher or coordinator was told why). */
+static int become_submitter(struct agent *a, unsigned long long job_id, uid_t uid, gid_t gid,
+                            const struct host_order *o)
+{
+    char err[600];
+    struct passwd pw, *pwp = NULL;
+    char pwbuf[4096];
+    if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) != 0) pwp = NULL;
+    /* The host inherited the agent's lowered OOM score: raise it (oom_score.h) before any user
+     * code runs, and while the host still has the capabilities a lower value would need.  A
+     * failure leaves the job to run with the agent's score; the agent stays protected. */
+    int r = oom_score_set(a->cfg.job_oom_score_adj);
+    if (r < 0)
+        log_errno(LOG_WARNING, r, "job %llu: cannot set its OOM score adjustment to %d", job_id,
+                  a->cfg.job_oom_score_adj);
+    r = become(pwp, uid, gid, err, sizeof err);
+    if (r == 0 && o->mask_set) umask((mode_t)(o->mask & 0777));
+    if (r == 0 && (!o->cwd || chdir(o->cwd) < 0)) {
+        snprintf(err, sizeof err, "cannot use %s as the ranks' working directory on %s: %s",
+                 o->cwd ? o->cwd : "(none)", a->cfg.name, strerror(errno));
+        r = -1;
+    }
+    /* a member's stdin: the launcher's when rank 0 is here (job_new_member checks that) */
+    if (r == 0 && setup_stdin(o->s ? o->s->stdin_open : o->ja->stdin_open) < 0) {
+        snprintf(err, sizeof err, "cannot set up the ranks' standard input: %s", strerror(errno));
+        r = -1;
+    }
+    if (r == 0 && set_environment(pwp, o->n_env, o->vars) < 0) {
+        snprintf(err, sizeof err, "cannot set the ranks' environment: out of memory");
+        r = -1;
+    }
+    return r < 0 ? fail_early(job_id, err) : 0;
+}
+
+/* Set-up 3: the process-wide runtime the ranks and libtmpi use: threads for libevent, fault
+ * handlers, limits, the program cache, the buffer pool, the service table.  0, or the exit
+ * status. */
+static int runtime_init(struct agent *a)
+{
+    if (evthread_use_pthreads() < 0) {
+        log_error("libevent has no pthreads support");
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    if (fault_init() < 0) {
+        log_error("cannot install the fault handlers");
+        return 1;
+    }
+    raise_fd_limit();
+    a->start_time = agent_now();
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    a->ncpus = n > 0 ? (int)n : 1;
+    progcache_init(&a->cache, 1);
+    pool_init(&a->pool, a->cfg.pool_size);
+    svc_init(a);
+    return 0;
+}
+
+/* Channel: the event base, the agent's channel as a bufferevent, the orphan and abandon
+ * events and rank 0's stdin pump.  0 or -1 (what was made is freed by host_teardown). */
+static int open_channel(struct agent *a)
+{
+    a->base = event_base_new();
+    if (!a->base) return -1;
+    host.orphan_timer = evtimer_new(a->base, on_orphan_timeout, NULL);
+    host.abandon_ev = event_new(a->base, -1, 0, on_abandon, NULL);
+    host.chan = bufferevent_socket_new(a->base, JOBHOST_CHANNEL_FD,
+                                       BEV_OPT_CLOSE_ON_FREE | BEV_OPT_THREADSAFE |
+                                           BEV_OPT_DEFER_CALLBACKS | BEV_OPT_UNLOCK_CALLBACKS);
+    if (!host.chan || !host.orphan_timer || !host.abandon_ev) return -1;
+    host.stdin_buf = evbuffer_new();
+    if (!host.stdin_buf) return -1;
+    if (host.stdin_fd >= 0) {
+        host.stdin_ev = event_new(a->base, host.stdin_fd, EV_WRITE, on_stdin_writable, NULL);
+        if (!host.stdin_ev) return -1;
+    }
+    evutil_make_socket_nonblocking(JOBHOST_CHANNEL_FD);
+    bufferevent_setcb(host.chan, chan_read, chan_write, chan_event, NULL);
+    bufferevent_enable(host.chan, EV_READ | EV_WRITE);
+    return 0;
+}
+
+/* Run loop, part 1: the programs, a member's receive daemons, the job and its start; the job
+ * holds progs[] once it is started (entries set to NULL).  0 when the job runs, else the exit
+ * status (told to the launcher or coordinator where the job could not be built). */
+static int start_job(struct agent *a, unsigned long long job_id, uid_t uid, gid_t gid, pid_t pid,
+                     const struct host_order *o, struct program **progs, size_t nprogs)
+{
+    const Tmpi__SubmitJob *s = o->s;
+    const Tmpi__JobAssign *ja = o->ja;
+    size_t n_apps = ja ? ja->n_apps : s->n_apps;
+    char err[600];
+    int r =
+        read_programs(n_apps, ja ? ja->apps : s->apps, ja ? &ja->program_hash : &s->program_hash,
+                      ja ? ja->program_size : s->program_size, &a->cache, progs);
+    if (r < 0) {
+        log_errno(LOG_ERR, r, "job %llu: cannot read the programs", job_id);
+        return 1;
+    }
+    if (ja) {
+        /* The links the agent passes are read by receive daemons of our own. */
+        r = netd_new(a->cfg.recv_threads, NETD_MAX_PAYLOAD, &a->netd);
+        if (r == 0) netd_set_spin(a->netd, a->cfg.recv_spin_ns, cpu_free, a);
+        host.links_ev = event_new(a->base, JOBHOST_LINKS_FD, EV_READ | EV_PERSIST, on_links, NULL);
+        if (r < 0 || !host.links_ev) {
+            snprintf(err, sizeof err, "cannot start the receive daemons on %s: %s", a->cfg.name,
+                     strerror(r < 0 ? -r : ENOMEM));
+            return fail_early(job_id, err);
+        }
+    }
+    struct job *j;
+    r = ja ? job_new_member(a, ja, host.chan, &j, err, sizeof err)
+           : job_new(a, s, uid, pid, host.chan, &j, err, sizeof err);
+    if (r < 0) {
+        if (r == -ENOMEM) snprintf(err, sizeof err, "out of memory");
+        return fail_early(job_id, err);
+    }
+    j->id = job_id; /* the agent's id for it (job_id.h), in every log record of the host */
+    j->gid = gid;
+    r = job_signal_host_install(j, a->base);
+    if (r < 0) {
+        log_errno(LOG_ERR, r, "job %llu: cannot set up signal forwarding", job_id);
+        job_free(j);
+        return 1;
+    }
+    host.job = j;
+    a->jobs = j;
+    a->njobs = 1;
+    r = job_start(j, progs); /* the job holds the programs now, also on failure */
+    for (size_t k = 0; k < nprogs; k++)
+        progs[k] = NULL;
+    if (r < 0) {
+        log_errno(LOG_ERR, r, "job %llu: cannot start", job_id);
+        host.job = NULL;
+        a->jobs = NULL;
+        job_free(j);
+        return 1;
+    }
+    if (host.links_ev) event_add(host.links_ev, NULL);
+    if (j->net) {
+        struct timeval tv = {.tv_sec = JOBHOST_TRAFFIC_MS / 1000,
+                             .tv_usec = JOBHOST_TRAFFIC_MS % 1000 * 1000};
+        host.traffic_ev = event_new(a->base, -1, EV_PERSIST, on_traffic_timer, NULL);
+        if (host.traffic_ev) event_add(host.traffic_ev, &tv); /* without it: counted at the end */
+    }
+    return 0;
+}
+
+/* After the run loop (or a failed start): frees what set-up and the channel made. */
+static void host_teardown(struct agent *a)
+{
+    if (host.job) {
+        /* leaving with ranks still running (the agent went away), or a job thread stuck in
+         * unloading (jobhost_abandon): do not unload under them */
+        _exit(1);
+    }
+    if (host.chan) bufferevent_free(host.chan);
+    if (host.orphan_timer) event_free(host.orphan_timer);
+    if (host.abandon_ev) event_free(host.abandon_ev);
+    if (host.stdin_ev) event_free(host.stdin_ev);
+    if (host.stdin_buf) evbuffer_free(host.stdin_buf);
+    if (host.stdin_fd >= 0) close(host.stdin_fd);
+    if (host.links_ev) event_free(host.links_ev);
+    if (host.traffic_ev) event_free(host.traffic_ev);
+    netd_free(a->netd); /* every link was freed with the job */
+    a->netd = NULL;
+    if (a->base) {
+        event_base_loop(a->base, EVLOOP_NONBLOCK);
+        event_base_free(a->base);
+    }
+    progcache_destroy(&a->cache);
+}
+
 int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
 {
     uid_t uid;
@@ -514,204 +738,25 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
     host.a = a;
     a->job_host = 1;
 
-    Tmpi__Envelope *env = NULL;
-    int r = frame_read_fd(JOBHOST_CHANNEL_FD, a->cfg.max_frame_size, &env);
-    if (r < 0 || (env->msg_case != TMPI__ENVELOPE__MSG_SUBMIT &&
-                  env->msg_case != TMPI__ENVELOPE__MSG_JOB_ASSIGN)) {
-        log_error("job host %llu: no job from the agent", job_id);
-        if (env) frame_free(env);
-        return 1;
-    }
-    /* A single-node job (SubmitJob) or one node's part of a job across nodes (JobAssign):
-     * the same identity, directory and environment either way. */
-    const Tmpi__SubmitJob *s = env->submit;
-    const Tmpi__JobAssign *ja = NULL;
-    const char *cwd;
-    unsigned mask;
-    int mask_set;
-    size_t n_env;
-    Tmpi__EnvVar *const *vars;
-    if (env->msg_case == TMPI__ENVELOPE__MSG_JOB_ASSIGN) {
-        ja = env->job_assign;
-        s = NULL;
-        host.member_uid = ja->uid;
-        cwd = ja->cwd;
-        mask = ja->umask;
-        mask_set = ja->umask_set;
-        n_env = ja->n_env;
-        vars = ja->env;
-        if (fstat(JOBHOST_LINKS_FD, &st) < 0 || !S_ISSOCK(st.st_mode)) {
-            log_error("job host %llu: no links socket from the agent", job_id);
-            frame_free(env);
-            return 1;
-        }
-        fcntl(JOBHOST_LINKS_FD, F_SETFD, FD_CLOEXEC);
-    } else {
-        cwd = s->cwd;
-        mask = s->umask;
-        mask_set = s->umask_set;
-        n_env = s->n_env;
-        vars = s->env;
-    }
-    char err[600];
-    struct passwd pw, *pwp = NULL;
-    char pwbuf[4096];
-    if (getpwuid_r(uid, &pw, pwbuf, sizeof pwbuf, &pwp) != 0) pwp = NULL;
-    /* The host inherited the agent's lowered OOM score: raise it (oom_score.h) before any user
-     * code runs, and while the host still has the capabilities a lower value would need.  A
-     * failure leaves the job to run with the agent's score; the agent stays protected. */
-    r = oom_score_set(a->cfg.job_oom_score_adj);
-    if (r < 0)
-        log_errno(LOG_WARNING, r, "job %llu: cannot set its OOM score adjustment to %d", job_id,
-                  a->cfg.job_oom_score_adj);
-    r = become(pwp, uid, gid, err, sizeof err);
-    if (r == 0 && mask_set) umask((mode_t)(mask & 0777));
-    if (r == 0 && (!cwd || chdir(cwd) < 0)) {
-        snprintf(err, sizeof err, "cannot use %s as the ranks' working directory on %s: %s",
-                 cwd ? cwd : "(none)", a->cfg.name, strerror(errno));
-        r = -1;
-    }
-    /* a member's stdin: the launcher's when rank 0 is here (job_new_member checks that) */
-    if (r == 0 && setup_stdin(s ? s->stdin_open : ja->stdin_open) < 0) {
-        snprintf(err, sizeof err, "cannot set up the ranks' standard input: %s", strerror(errno));
-        r = -1;
-    }
-    if (r == 0 && set_environment(pwp, n_env, vars) < 0) {
-        snprintf(err, sizeof err, "cannot set the ranks' environment: out of memory");
-        r = -1;
-    }
-    if (r < 0) {
-        frame_free(env);
-        return fail_early(job_id, err);
+    struct host_order o = {0};
+    int rc = read_order(a, job_id, &o);
+    if (rc == 0) rc = become_submitter(a, job_id, uid, gid, &o);
+    if (rc == 0) rc = runtime_init(a);
+    if (rc != 0) {
+        if (o.env) frame_free(o.env);
+        return rc;
     }
 
-    if (evthread_use_pthreads() < 0) {
-        log_error("libevent has no pthreads support");
-        frame_free(env);
-        return 1;
-    }
-    signal(SIGPIPE, SIG_IGN);
-    if (fault_init() < 0) {
-        log_error("cannot install the fault handlers");
-        frame_free(env);
-        return 1;
-    }
-    raise_fd_limit();
-    a->start_time = agent_now();
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    a->ncpus = n > 0 ? (int)n : 1;
-    progcache_init(&a->cache, 1);
-    pool_init(&a->pool, a->cfg.pool_size);
-    svc_init(a);
-    a->base = event_base_new();
-    size_t n_apps = ja ? ja->n_apps : s->n_apps;
+    size_t n_apps = o.ja ? o.ja->n_apps : o.s->n_apps;
     size_t nprogs = n_apps ? n_apps : 1;
     struct program **progs = calloc(nprogs, sizeof *progs);
-    int rc = 1;
-    if (!a->base) goto out;
-    host.orphan_timer = evtimer_new(a->base, on_orphan_timeout, NULL);
-    host.abandon_ev = event_new(a->base, -1, 0, on_abandon, NULL);
-    host.chan = bufferevent_socket_new(a->base, JOBHOST_CHANNEL_FD,
-                                       BEV_OPT_CLOSE_ON_FREE | BEV_OPT_THREADSAFE |
-                                           BEV_OPT_DEFER_CALLBACKS | BEV_OPT_UNLOCK_CALLBACKS);
-    if (!host.chan || !host.orphan_timer || !host.abandon_ev) goto out;
-    host.stdin_buf = evbuffer_new();
-    if (!host.stdin_buf) goto out;
-    if (host.stdin_fd >= 0) {
-        host.stdin_ev = event_new(a->base, host.stdin_fd, EV_WRITE, on_stdin_writable, NULL);
-        if (!host.stdin_ev) goto out;
-    }
-    evutil_make_socket_nonblocking(JOBHOST_CHANNEL_FD);
-    bufferevent_setcb(host.chan, chan_read, chan_write, chan_event, NULL);
-    bufferevent_enable(host.chan, EV_READ | EV_WRITE);
-
-    if (!progs) goto out;
-    r = read_programs(n_apps, ja ? ja->apps : s->apps, ja ? &ja->program_hash : &s->program_hash,
-                      ja ? ja->program_size : s->program_size, &a->cache, progs);
-    if (r < 0) {
-        log_errno(LOG_ERR, r, "job %llu: cannot read the programs", job_id);
-        goto out;
-    }
-    if (ja) {
-        /* The links the agent passes are read by receive daemons of our own. */
-        r = netd_new(a->cfg.recv_threads, NETD_MAX_PAYLOAD, &a->netd);
-        if (r == 0) netd_set_spin(a->netd, a->cfg.recv_spin_ns, cpu_free, a);
-        host.links_ev = event_new(a->base, JOBHOST_LINKS_FD, EV_READ | EV_PERSIST, on_links, NULL);
-        if (r < 0 || !host.links_ev) {
-            snprintf(err, sizeof err, "cannot start the receive daemons on %s: %s", a->cfg.name,
-                     strerror(r < 0 ? -r : ENOMEM));
-            frame_free(env);
-            env = NULL;
-            rc = fail_early(job_id, err);
-            goto out;
-        }
-    }
-    struct job *j;
-    r = ja ? job_new_member(a, ja, host.chan, &j, err, sizeof err)
-           : job_new(a, s, uid, pid, host.chan, &j, err, sizeof err);
-    if (r < 0) {
-        if (r == -ENOMEM) snprintf(err, sizeof err, "out of memory");
-        frame_free(env);
-        env = NULL;
-        rc = fail_early(job_id, err);
-        goto out;
-    }
-    j->id = job_id; /* the agent's id for it (job_id.h), in every log record of the host */
-    j->gid = gid;
-    r = job_signal_host_install(j, a->base);
-    if (r < 0) {
-        log_errno(LOG_ERR, r, "job %llu: cannot set up signal forwarding", job_id);
-        job_free(j);
-        goto out;
-    }
-    host.job = j;
-    a->jobs = j;
-    a->njobs = 1;
-    r = job_start(j, progs); /* the job holds the programs now, also on failure */
-    for (size_t k = 0; k < nprogs; k++)
-        progs[k] = NULL;
-    if (r < 0) {
-        log_errno(LOG_ERR, r, "job %llu: cannot start", job_id);
-        host.job = NULL;
-        a->jobs = NULL;
-        job_free(j);
-        goto out;
-    }
-    if (host.links_ev) event_add(host.links_ev, NULL);
-    if (j->net) {
-        struct timeval tv = {.tv_sec = JOBHOST_TRAFFIC_MS / 1000,
-                             .tv_usec = JOBHOST_TRAFFIC_MS % 1000 * 1000};
-        host.traffic_ev = event_new(a->base, -1, EV_PERSIST, on_traffic_timer, NULL);
-        if (host.traffic_ev) event_add(host.traffic_ev, &tv); /* without it: counted at the end */
-    }
-    frame_free(env);
-    env = NULL;
-    event_base_dispatch(a->base);
-    rc = 0;
-out:
+    rc = 1;
+    if (open_channel(a) == 0 && progs) rc = start_job(a, job_id, uid, gid, pid, &o, progs, nprogs);
+    frame_free(o.env); /* the job keeps copies of what it needs */
+    if (rc == 0) event_base_dispatch(a->base);
     for (size_t k = 0; progs && k < nprogs; k++)
         if (progs[k]) progcache_release(&a->cache, progs[k]);
     free(progs);
-    if (env) frame_free(env);
-    if (host.job) {
-        /* leaving with ranks still running (the agent went away), or a job thread stuck in
-         * unloading (jobhost_abandon): do not unload under them */
-        _exit(1);
-    }
-    if (host.chan) bufferevent_free(host.chan);
-    if (host.orphan_timer) event_free(host.orphan_timer);
-    if (host.abandon_ev) event_free(host.abandon_ev);
-    if (host.stdin_ev) event_free(host.stdin_ev);
-    if (host.stdin_buf) evbuffer_free(host.stdin_buf);
-    if (host.stdin_fd >= 0) close(host.stdin_fd);
-    if (host.links_ev) event_free(host.links_ev);
-    if (host.traffic_ev) event_free(host.traffic_ev);
-    netd_free(a->netd); /* every link was freed with the job */
-    a->netd = NULL;
-    if (a->base) {
-        event_base_loop(a->base, EVLOOP_NONBLOCK);
-        event_base_free(a->base);
-    }
-    progcache_destroy(&a->cache);
+    host_teardown(a);
     return rc;
 }

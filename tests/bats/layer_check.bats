@@ -1,0 +1,55 @@
+#!/usr/bin/env bats
+# tools/layer-check: every #include "..." of agent/, libclient/, launcher/ and proto/ against the
+# may-use list (docs/layers.conf).  The planted cases run on a copy of the sources, outside git.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+    copy="$BATS_TEST_TMPDIR/src"
+    mkdir -p "$copy/docs" "$copy/tools"
+    (cd "$TMPI_SRC" && git ls-files agent libclient launcher proto | grep -E '\.[ch]$' |
+        tar -cf - -T -) | tar -xf - -C "$copy"
+    cp "$TMPI_SRC/docs/layers.conf" "$copy/docs/"
+    cp "$TMPI_SRC/tools/layer-check" "$copy/tools/"
+}
+
+@test "layer-check: the tree keeps to its may-use list" {
+    run -0 "$TMPI_SRC/tools/layer-check"
+}
+
+@test "layer-check: the copy outside git passes as the tree does" {
+    run -0 "$copy/tools/layer-check" --root "$copy"
+}
+
+@test "layer-check: a planted include against the list fails naming both folders" {
+    # the network device may not use the daemon's log
+    sed -i '0,/#include "pool.h"/s//#include "pool.h"\n#include "log.h"/' "$copy/agent/netd/pool.c"
+    grep -q '#include "log.h"' "$copy/agent/netd/pool.c"
+    run -1 "$copy/tools/layer-check" --root "$copy"
+    [[ "$output" == *'agent/netd/pool.c:'*'#include "log.h": agent/netd may not use agent/daemon'* ]]
+    # and in libtmpi: the process state may not use the MPI functions' layer
+    sed -i '0,/#include "pool.h"/s/#include "log.h"//' "$copy/agent/netd/pool.c"
+    printf '#include "errh.h"\n' >>"$copy/libclient/core/job.c"
+    run -1 "$copy/tools/layer-check" --root "$copy"
+    [[ "$output" == *'libclient/core/job.c:'*'libclient/core may not use libclient/mpi'* ]]
+}
+
+@test "layer-check: a cycle in the may-use list itself is refused" {
+    sed -i 's|^proto/wire:$|proto/wire: proto/svc|' "$copy/docs/layers.conf"
+    run -2 "$copy/tools/layer-check" --root "$copy"
+    [[ "$output" == *'cycle: '*'proto/svc -> proto/wire -> proto/svc'* || "$output" == *'cycle: '*'proto/wire -> proto/svc -> proto/wire'* ]]
+}
+
+@test "layer-check: a pending include that is gone must leave the list, an unlisted folder fails" {
+    echo 'pending agent/netd/pool.c agent/daemon/log.h' >>"$copy/docs/layers.conf"
+    run -1 "$copy/tools/layer-check" --root "$copy"
+    [[ "$output" == *'pending agent/netd/pool.c agent/daemon/log.h is no longer needed'* ]]
+    sed -i '$d' "$copy/docs/layers.conf"
+    mkdir "$copy/agent/newfolder" && echo 'int x;' >"$copy/agent/newfolder/x.c"
+    run -1 "$copy/tools/layer-check" --root "$copy"
+    [[ "$output" == *'its folder agent/newfolder is not in docs/layers.conf'* ]]
+    echo 'agent/daemon: agent/nowhere' >"$copy/docs/layers.conf"
+    run -2 "$copy/tools/layer-check" --root "$copy"
+    [[ "$output" == *'agent/daemon may use agent/nowhere, which the list does not name'* ]]
+}
