@@ -51,8 +51,8 @@ static void bottom(void)
     MPI_Datatype to = abs_type(&out), ti = abs_type(&in);
 
     /* blocking, nonblocking, persistent and Sendrecv */
-    CHECK_MPI(MPI_Sendrecv(MPI_BOTTOM, 1, to, right, 1, MPI_BOTTOM, 1, ti, left, 1,
-                           MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK_MPI(MPI_Sendrecv(MPI_BOTTOM, 1, to, right, 1, MPI_BOTTOM, 1, ti, left, 1, MPI_COMM_WORLD,
+                           MPI_STATUS_IGNORE));
     CHECK(in.i == left && in.d == left + 0.5, "Sendrecv: got %d %g", in.i, in.d);
     in.i = -1;
     MPI_Request rq[2];
@@ -106,8 +106,8 @@ static void bottom(void)
     /* RMA: Put from MPI_BOTTOM, Get into it */
     int *wmem;
     MPI_Win win;
-    CHECK_MPI(MPI_Win_allocate(2 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &wmem,
-                               &win));
+    CHECK_MPI(
+        MPI_Win_allocate(2 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &wmem, &win));
     wmem[0] = wmem[1] = -1;
     x = rank, y = rank + 100;
     CHECK_MPI(MPI_Win_fence(0, win));
@@ -205,8 +205,8 @@ static void single_status(void)
         keep_error(&st, "MPI_Test");
     }
     st.MPI_ERROR = SENTINEL;
-    CHECK_MPI(MPI_Sendrecv(&v, 1, MPI_INT, right, 14, &got, 1, MPI_INT, left, 14, MPI_COMM_WORLD,
-                           &st));
+    CHECK_MPI(
+        MPI_Sendrecv(&v, 1, MPI_INT, right, 14, &got, 1, MPI_INT, left, 14, MPI_COMM_WORLD, &st));
     keep_error(&st, "MPI_Sendrecv");
     st.MPI_ERROR = SENTINEL;
     CHECK_MPI(MPI_Sendrecv_replace(&v, 1, MPI_INT, right, 15, left, 15, MPI_COMM_WORLD, &st));
