@@ -158,9 +158,11 @@ int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, cons
                   const struct tm_calgo *al, struct tm_cargs *a, MPI_Request *req)
 {
     /* The inter-node phase moves blocks as bytes (coll_net/): non-contiguous layouts run on
-     * packed staging copies of this member's blocks (coll_stage.c). */
+     * packed staging copies of this member's blocks (coll_stage.c).  So do types whose data
+     * lies outside their extent, on every communicator (coll.h tm_cargs_outside). */
     struct tm_cargs staged;
-    if (TM_UNLIKELY(tm_coll_net_spans(me, cr->c)) && tm_cargs_noncontig(a, cr->c->size)) {
+    if ((TM_UNLIKELY(tm_coll_net_spans(me, cr->c)) && tm_cargs_noncontig(a, cr->c->size)) ||
+        TM_UNLIKELY(tm_cargs_outside(a, cr->c->size))) {
         int e = tm_cstage_new(al->kind, cr->rank, cr->c->size, a, &staged);
         if (e) {
             free(a->own);
@@ -212,7 +214,7 @@ int tm_coll_check_buf(struct tm_rank *me, MPI_Comm comm, const char *fn, const c
     const struct tm_type *t = tm_type_get(dt);
     if (TM_UNLIKELY(!t))
         return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid %sdatatype %d", what, dt);
-    if (TM_UNLIKELY(!buf && count > 0))
+    if (TM_UNLIKELY(tm_buf_missing(buf, count, t)))
         return tm_err(me, comm, MPI_ERR_BUFFER, fn, "%sbuffer is NULL with count %d", what, count);
     *ret_t = t;
     return MPI_SUCCESS;

@@ -161,10 +161,19 @@ void tm_nbround_finish(struct tm_nbround *r, int cls);
 /* Releases the arrived members' arguments and frees r; their requests never complete. */
 void tm_nbround_abandon(struct tm_nbround *r);
 
+/* ---- coll_fin.c: MPI_Finalize's rendezvous ---- */
+/* Waits until every member of cr (MPI_COMM_WORLD on one node) is in MPI_Finalize: 0; or
+ * -EPROTO, with why filled, when a member waits in a collective this one never joins. */
+int tm_coll_finalize_sync(struct tm_rank *me, struct tm_commref *cr, char *why, size_t len);
+
 /* ---- coll_stage.c: non-contiguous datatypes on communicators that span nodes ---- */
 struct tm_cstage;
 /* 1 if a names a type that is not moved as plain bytes (n: the communicator's size). */
 int tm_cargs_noncontig(const struct tm_cargs *a, int n);
+/* 1 if a names a type whose data lies outside [0, extent) of its element: a negative extent
+ * (ub < lb), absolute addresses (MPI_BOTTOM), data below lb.  Staged on every communicator:
+ * the engine's scratch buffers and slices hold count * extent bytes from the buffer up. */
+int tm_cargs_outside(const struct tm_cargs *a, int n);
 /* Fills *ret with a copy of a whose non-contiguous types are packed twins and whose buffers
  * are staging buffers holding the blocks collective kind uses at member rank (of n), packed;
  * ret->stage owns them (and holds a's types).  0, -ENOMEM or -EINVAL. */

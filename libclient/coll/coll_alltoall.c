@@ -62,7 +62,7 @@ static int check_side(struct tm_rank *me, MPI_Comm comm, const char *fn, const c
                       const struct tm_type **ret_t)
 {
     TM_COLL_CHECK(tm_coll_check_counts(me, comm, fn, what, counts, displs, n));
-    int some = 0;
+    int some = 0, missing = 0;
     for (int k = 0; k < n; k++) {
         some |= counts[k] > 0;
         if (types) {
@@ -70,11 +70,12 @@ static int check_side(struct tm_rank *me, MPI_Comm comm, const char *fn, const c
             if (TM_UNLIKELY(!ts[k]))
                 return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid %sdatatype %d for rank %d", what,
                               types[k], k);
+            missing |= tm_buf_missing(buf, counts[k], ts[k]);
         }
     }
     if (!types)
         TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, what, buf, some, type, ret_t));
-    else if (TM_UNLIKELY(some && !buf))
+    else if (TM_UNLIKELY(missing))
         return tm_err(me, comm, MPI_ERR_BUFFER, fn, "%sbuffer is NULL", what);
     return MPI_SUCCESS;
 }

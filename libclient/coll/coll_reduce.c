@@ -165,9 +165,9 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int
     int is_root = all || root == cr->rank;
     int in_place = sendbuf == MPI_IN_PLACE;
     if (count > 0) {
-        if (TM_UNLIKELY(!sendbuf || (in_place && !is_root)))
+        if (TM_UNLIKELY(tm_buf_missing(sendbuf, count, t) || (in_place && !is_root)))
             return tm_err(me, comm, MPI_ERR_BUFFER, fn, "invalid send buffer");
-        if (TM_UNLIKELY(is_root && (!recvbuf || recvbuf == MPI_IN_PLACE)))
+        if (TM_UNLIKELY(is_root && (tm_buf_missing(recvbuf, count, t) || recvbuf == MPI_IN_PLACE)))
             return tm_err(me, comm, MPI_ERR_BUFFER, fn, "invalid receive buffer");
         if (TM_UNLIKELY(is_root && sendbuf == recvbuf))
             return tm_err(me, comm, MPI_ERR_BUFFER, fn,
@@ -297,7 +297,8 @@ static int rs_common(const char *fn, int block, const void *sendbuf, void *recvb
     struct tm_opref o;
     TM_COLL_CHECK(tm_coll_check_op(me, comm, fn, op, t, &o));
     int in_place = sendbuf == MPI_IN_PLACE;
-    if (TM_UNLIKELY(total && (!sendbuf || (!recvbuf && (in_place || recvcount)))))
+    if (TM_UNLIKELY(total && (tm_buf_missing(sendbuf, (long long)total, t) ||
+                              tm_buf_missing(recvbuf, in_place ? (long long)total : recvcount, t))))
         return tm_err(me, comm, MPI_ERR_BUFFER, fn, "invalid buffer");
     if (TM_UNLIKELY(total && sendbuf == recvbuf))
         return tm_err(me, comm, MPI_ERR_BUFFER, fn,
@@ -369,7 +370,8 @@ TM_API int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_D
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
     const struct tm_type *t;
     TM_COLL_CHECK(tm_coll_check_buf(me, MPI_COMM_WORLD, fn, "", inoutbuf, count, datatype, &t));
-    if (TM_UNLIKELY(count > 0 && (!inbuf || inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)))
+    if (TM_UNLIKELY(count > 0 && (tm_buf_missing(inbuf, count, t) || inbuf == MPI_IN_PLACE ||
+                                  inoutbuf == MPI_IN_PLACE)))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_BUFFER, fn, "invalid buffer");
     if (TM_UNLIKELY(count > 0 && inbuf == inoutbuf))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_BUFFER, fn, "inbuf and inoutbuf are the same");

@@ -85,7 +85,7 @@ static int scan_common(const char *fn, int ex, const void *sendbuf, void *recvbu
     struct tm_opref o;
     TM_COLL_CHECK(tm_coll_check_op(me, comm, fn, op, t, &o));
     int in_place = sendbuf == MPI_IN_PLACE;
-    if (TM_UNLIKELY(count > 0 && (!sendbuf || recvbuf == MPI_IN_PLACE)))
+    if (TM_UNLIKELY(count > 0 && (tm_buf_missing(sendbuf, count, t) || recvbuf == MPI_IN_PLACE)))
         return tm_err(me, comm, MPI_ERR_BUFFER, fn, "invalid buffer");
     if (TM_UNLIKELY(count > 0 && sendbuf == recvbuf))
         return tm_err(me, comm, MPI_ERR_BUFFER, fn,

@@ -69,20 +69,21 @@ static void sides(struct tm_cstage *st)
         r->out = !root;
         break;
     case MPIX_COLL_GATHER:
-    case MPIX_COLL_GATHERV:
-        s->nblk = a->sbuf ? 1 : 0;
+    case MPIX_COLL_GATHERV: /* a side's type is set unless it is MPI_IN_PLACE (its buffer may
+                             * be NULL: MPI_BOTTOM) */
+        s->nblk = a->stype ? 1 : 0;
         r->nblk = root ? n : 0;
         r->out = 1;
         break;
     case MPIX_COLL_SCATTER:
     case MPIX_COLL_SCATTERV:
         s->nblk = root ? n : 0;
-        r->nblk = a->rbuf ? 1 : 0;
+        r->nblk = a->rtype ? 1 : 0;
         r->out = 1;
         break;
     case MPIX_COLL_ALLGATHER:
     case MPIX_COLL_ALLGATHERV:
-        s->nblk = a->sbuf ? 1 : 0;
+        s->nblk = a->stype ? 1 : 0;
         r->nblk = n;
         r->out = 1;
         break;
@@ -99,7 +100,7 @@ static void sides(struct tm_cstage *st)
     case MPIX_COLL_EXSCAN:
         s->nblk = s->red = r->red = 1;
         s->count = a->count;
-        r->nblk = a->rbuf ? 1 : 0;
+        r->nblk = a->root < 0 || a->root == st->rank; /* root -1: every member has the result */
         r->count = a->count;
         r->out = 1;
         break;
@@ -107,7 +108,7 @@ static void sides(struct tm_cstage *st)
     case MPIX_COLL_REDUCE_SCATTER_BLOCK:
         s->nblk = s->red = r->red = 1;
         s->count = a->count;
-        r->nblk = a->rbuf ? 1 : 0;
+        r->nblk = 1;
         r->count =
             st->kind == MPIX_COLL_REDUCE_SCATTER ? (size_t)a->rcounts[st->rank] : (size_t)a->rcount;
         r->out = 1;
@@ -287,6 +288,21 @@ void tm_cstage_finish(struct tm_cargs *staged, int ok)
     staged->stypes = staged->rtypes = NULL;
     staged->sbuf = staged->rbuf = NULL;
     stage_free(st);
+}
+
+/* A type whose data leaves [0, extent) of its element: scratch buffers sized count * extent
+ * cannot hold it in its own layout. */
+static inline int outside(const struct tm_type *t)
+{
+    return t && t->psize && (t->extent < 0 || t->true_lb < 0 || t->true_ub > t->extent);
+}
+
+int tm_cargs_outside(const struct tm_cargs *a, int n)
+{
+    if (TM_LIKELY(!a->stypes && !a->rtypes)) return outside(a->stype) || outside(a->rtype);
+    for (int k = 0; k < n; k++)
+        if ((a->stypes && outside(a->stypes[k])) || (a->rtypes && outside(a->rtypes[k]))) return 1;
+    return 0;
 }
 
 int tm_cargs_noncontig(const struct tm_cargs *a, int n)

@@ -74,7 +74,7 @@ static int check_buf(struct tm_rank *me, MPI_Comm comm, const char *fn, const ch
     if (buf == MPI_IN_PLACE)
         return tm_err(me, comm, MPI_ERR_BUFFER, fn,
                       "MPI_IN_PLACE is not allowed in neighbourhood collectives");
-    if (!buf && count > 0)
+    if (tm_buf_missing(buf, count, t))
         return tm_err(me, comm, MPI_ERR_BUFFER, fn, "%s buffer is NULL with count %d", what, count);
     *ret = t;
     return MPI_SUCCESS;

@@ -105,10 +105,12 @@ int tm_attr_set(struct tm_rank *me, int kind, int handle, struct tm_attr **list,
     return MPI_SUCCESS;
 }
 
+/* Get and delete take a freed keyval while attributes still hold it: the free takes effect
+ * when the last reference goes (MPI 3.1 §6.7.2).  Set takes only a live one. */
 int tm_attr_get(struct tm_rank *me, int kind, struct tm_attr *list, int keyval, void **val,
                 int *flag)
 {
-    if (!kv_get(me, kind, keyval, 1, NULL)) return MPI_ERR_KEYVAL;
+    if (!kv_get(me, kind, keyval, 0, NULL)) return MPI_ERR_KEYVAL;
     *flag = 0;
     for (struct tm_attr *a = list; a; a = a->next)
         if (a->keyval == keyval) {
@@ -136,7 +138,7 @@ static int del_one(struct tm_rank *me, int kind, int handle, struct tm_attr **pp
 
 int tm_attr_delete(struct tm_rank *me, int kind, int handle, struct tm_attr **list, int keyval)
 {
-    if (!kv_get(me, kind, keyval, 1, NULL)) return MPI_ERR_KEYVAL;
+    if (!kv_get(me, kind, keyval, 0, NULL)) return MPI_ERR_KEYVAL;
     for (struct tm_attr **pp = list; *pp; pp = &(*pp)->next)
         if ((*pp)->keyval == keyval) return del_one(me, kind, handle, pp);
     return MPI_SUCCESS;

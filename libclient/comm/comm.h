@@ -55,6 +55,9 @@ struct tm_coll {
     /* Members grouped by node when they span several (coll_net.h); built by the first member
      * that needs it and installed with a compare-and-swap, freed with the communicator. */
     _Atomic(struct tm_chier *) hier;
+    /* MPI_Finalize's rendezvous on this node (coll_fin.c): apart from arrive, so that it
+     * never pairs with a peer's collective. */
+    _Atomic uint64_t fin_arrive;
 };
 
 /* Immutable after creation except coll and refs.  One per node for the members on that node;

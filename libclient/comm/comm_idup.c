@@ -135,8 +135,7 @@ int tm_idup_finish(struct tm_rank *me, MPI_Request *rp, MPI_Status *status)
     idup_release(me, d);
     tm_req_free(me, r);
     *rp = MPI_REQUEST_NULL;
-    tm_status_empty(status);
-    if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = err;
+    tm_status_blank(status);
     return err;
 }
 

@@ -105,6 +105,9 @@ void tm_objs_free(struct tm_rank *me)
     tm_objtab_free(o->infos, tm_info_free_obj);
     tm_objtab_free(o->errhs, free_any);
     tm_objtab_free(o->keyvals, free_any);
+    for (int i = 0; i < o->ntype_attrs; i++)
+        tm_attr_drop_all(&o->type_attrs[i]);
+    free(o->type_attrs);
     for (int i = 0; o->str && i < o->ncap; i++)
         free(o->str[i]);
     free(o->str);

@@ -29,6 +29,11 @@ struct tm_objs {
      * MPI_INFO_ENV is first used: a copy at MPI_Init cost every rank its arguments' size */
     int env_argc;
     char **env_argv;
+    /* Attribute lists of the predefined datatypes, by handle (type_attr.c, made on first
+     * use; ntype_attrs entries): MPI 3.1 §6.7.4 allows attributes on any datatype, and the
+     * predefined ones are shared by every rank, so each rank keeps its own lists here. */
+    struct tm_attr **type_attrs;
+    int ntype_attrs;
 };
 
 struct tm_rank;

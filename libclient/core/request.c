@@ -144,12 +144,20 @@ void tm_status_empty(MPI_Status *status)
     status->tm_bytes = 0;
 }
 
+void tm_status_blank(MPI_Status *status)
+{
+    if (status == MPI_STATUS_IGNORE) return;
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+    status->tm_cancelled = 0;
+    status->tm_bytes = 0;
+}
+
 void tm_req_status(const struct tm_request *r, MPI_Status *status)
 {
     if (status == MPI_STATUS_IGNORE) return;
     status->MPI_SOURCE = r->st_source;
     status->MPI_TAG = r->st_tag;
-    status->MPI_ERROR = r->st_error;
     status->tm_cancelled = r->st_cancelled;
     status->tm_bytes = (long long)r->st_bytes;
 }

@@ -101,7 +101,9 @@ void tm_req_free(struct tm_rank *me, struct tm_request *r);
 /* Frees the rank's whole pool (job teardown, no thread uses it any more). */
 void tm_req_pool_destroy(struct tm_rank *me);
 
-/* Fills a status from a completed request (status may be MPI_STATUS_IGNORE). */
+/* Fills a status from a completed request (status may be MPI_STATUS_IGNORE), all but its
+ * MPI_ERROR: calls that return one status leave that field alone (MPI 3.1 §3.2.5), the
+ * multiple-completion calls set it themselves (reqapi.c). */
 void tm_req_status(const struct tm_request *r, MPI_Status *status);
 /* Marks a request that completes immediately (PROC_NULL, eager send). */
 void tm_req_set_done(struct tm_request *r, int source, int tag, size_t bytes, int err);
@@ -127,5 +129,8 @@ struct tm_request *tm_req_from_fint(struct tm_rank *me, int f);
 
 /* Empty status as MPI defines it for null/inactive requests and PROC_NULL. */
 void tm_status_empty(MPI_Status *status);
+/* The same but MPI_ERROR untouched: a completed operation with no source or tag of its own
+ * (a collective) returning one status. */
+void tm_status_blank(MPI_Status *status);
 
 #endif

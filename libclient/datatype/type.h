@@ -52,14 +52,16 @@ struct tm_envelope {
 
 struct tm_type {
     size_t size;         /* MPI type size: bytes of data, without padding */
-    size_t extent;       /* ub - lb: the stride between consecutive elements in a buffer */
+    ptrdiff_t extent;    /* ub - lb: the stride between consecutive elements in a buffer;
+                          * negative when MPI_Type_create_resized sets ub < lb (MPI allows it:
+                          * element i then lies i * |extent| bytes below element 0) */
     int nbasic;          /* basic elements per element of a predefined type (2 for the pairs) */
     enum tm_basic basic; /* the one predefined type every element is made of; TM_T__COUNT if
                           * the type mixes several (then no predefined op applies) */
     const char *name;
     size_t nunits; /* elements of `basic` per element, what a reduction combines; 0: one */
     int derived;   /* lives in a rank's table (struct tm_dtype), not in the predefined table */
-    int contig;    /* one element = psize bytes at the buffer address, psize == extent */
+    int contig;    /* one element = psize bytes at the buffer address, psize == extent (> 0) */
     size_t psize;  /* bytes of one element in packed form */
     ptrdiff_t lb;  /* lower bound; ub = lb + extent */
     ptrdiff_t true_lb, true_ub; /* first and one-past-last byte of data */
@@ -106,6 +108,8 @@ const struct tm_type *tm_type_query(MPI_Datatype dt);
 /* The derived type behind handle dt in me's table; NULL if none, or if committed_only and it
  * is not committed. */
 const struct tm_type *tm_dtype_get(struct tm_rank *me, MPI_Datatype dt, int committed_only);
+/* The attributes on datatype dt of rank me (predefined types included), NULL if none. */
+struct tm_attr *tm_type_attrs(struct tm_rank *me, MPI_Datatype dt);
 /* Frees me's table (job teardown). */
 void tm_dtype_tab_free(struct tm_rank *me);
 /* Frees me's cache of MPI_Type_create_f90_* answers (type_f90.c; job teardown, after the
@@ -137,6 +141,31 @@ void tm_type_release(const struct tm_type *t);
  * itself.  MPI_SUCCESS or MPI_ERR_NO_MEM (*ret is dt then). */
 int tm_type_handle_hold(struct tm_rank *me, MPI_Datatype dt, MPI_Datatype *ret);
 void tm_type_handle_drop(struct tm_rank *me, MPI_Datatype h);
+
+/* The bytes [*lo, *hi) relative to the buffer that the data of count (> 0) elements of t
+ * touches: element i's data is at i * extent + [true_lb, true_ub), and i * extent runs down
+ * when the extent is negative. */
+static inline void tm_type_range(const struct tm_type *t, size_t count, ptrdiff_t *lo,
+                                 ptrdiff_t *hi)
+{
+    ptrdiff_t run = (ptrdiff_t)(count - 1) * t->extent;
+    *lo = t->true_lb + (run < 0 ? run : 0);
+    *hi = t->true_ub + (run > 0 ? run : 0);
+}
+
+/* Whether a NULL buffer of count elements of t is missing rather than MPI_BOTTOM.  MPI_BOTTOM
+ * is NULL, and a legal buffer for a type whose data sits at absolute addresses (MPI_Get_address
+ * displacements: MPI 3.1 §4.1.12), so a NULL buffer is refused only when the data it would
+ * describe starts in the first page, which no program can own.  Types with no data (size 0)
+ * never touch the buffer. */
+#define TM_BOTTOM_MIN 4096
+static inline int tm_buf_missing(const void *buf, long long count, const struct tm_type *t)
+{
+    if (buf || count <= 0 || !t->size) return 0;
+    ptrdiff_t lo, hi;
+    tm_type_range(t, (size_t)count, &lo, &hi);
+    return lo < TM_BOTTOM_MIN;
+}
 
 /* The reduction behind an op handle; -1 if it is not a valid op. */
 int tm_op_kind(MPI_Op op);

@@ -19,7 +19,8 @@
 /* c->b may point at c->one (predefined types): a cursor is never copied. */
 struct cursor {
     unsigned char *base; /* buffer address */
-    size_t ext, psize;
+    ptrdiff_t ext;       /* negative: element i lies below element 0 */
+    size_t psize;
     const struct tm_block *b;
     size_t nb;
     size_t e, i, inb; /* element, block, bytes into the block */
@@ -49,7 +50,7 @@ static void cursor_at(struct cursor *c, const void *buf, const struct tm_type *t
 
 static inline unsigned char *cursor_ptr(const struct cursor *c)
 {
-    return c->base + (ptrdiff_t)(c->e * c->ext) + c->b[c->i].off + (ptrdiff_t)c->inb;
+    return c->base + (ptrdiff_t)c->e * c->ext + c->b[c->i].off + (ptrdiff_t)c->inb;
 }
 
 static inline size_t cursor_left(const struct cursor *c)
@@ -107,7 +108,7 @@ struct vseq {
     size_t left;        /* blocks left in the run, p's included */
     size_t per;         /* blocks per run */
     ptrdiff_t stride;
-    size_t ext; /* from one run to the next */
+    ptrdiff_t ext; /* from one run to the next */
 };
 
 /* Places v at block k (< count * t->vn) of (buf, count, t). */
@@ -124,7 +125,7 @@ static void vseq_at(struct vseq *v, const void *buf, const struct tm_type *t, si
         v->per = t->vn;
         v->stride = t->vstride;
         v->ext = t->extent;
-        v->run = b + (ptrdiff_t)(k / v->per * v->ext);
+        v->run = b + (ptrdiff_t)(k / v->per) * v->ext;
         k %= v->per;
     }
     v->p = v->run + (ptrdiff_t)k * v->stride;
@@ -308,8 +309,8 @@ size_t tm_type_copy_at(void *dst, size_t dcount, const struct tm_type *dt, const
     if (st->blocks == dt->blocks && st->extent == dt->extent && pos % st->psize == 0 &&
         len % st->psize == 0) {
         size_t first = pos / st->psize;
-        const unsigned char *s = (const unsigned char *)src + first * st->extent;
-        unsigned char *d = (unsigned char *)dst + first * st->extent;
+        const unsigned char *s = (const unsigned char *)src + (ptrdiff_t)first * st->extent;
+        unsigned char *d = (unsigned char *)dst + (ptrdiff_t)first * st->extent;
         const struct tm_block *b = st->blocks;
         for (size_t e = 0, n = len / st->psize; e < n; e++, s += st->extent, d += st->extent)
             for (size_t i = 0; i < st->nblocks; i++)

@@ -79,24 +79,26 @@ static inline int tm_type_sparse(const struct tm_type *t)
 /* Address of element i of a buffer of type t. */
 static inline void *tm_dt_at(const void *buf, size_t i, const struct tm_type *t)
 {
-    return (unsigned char *)buf + i * t->extent;
+    return (unsigned char *)buf + (ptrdiff_t)i * t->extent;
 }
 
-/* Bytes (count, t) occupy from the buffer's start (contiguous types: their packed size). */
+/* Bytes (count, t) occupy from the buffer's start (contiguous types: their packed size).  Only
+ * for types of extent >= 0: a collective stages the others (coll_stage.c). */
 static inline size_t tm_dt_span(size_t count, const struct tm_type *t)
 {
-    return count * t->extent;
+    return count * (size_t)t->extent;
 }
 
 /* Copies (src, scount, st) into (dst, dcount, dt).  The type signatures match (MPI's rule for
  * every collective), so the data is min(scount, dcount) typed elements; returns 1 if the
  * source held more than the destination can take (truncation), else 0.  src == dst is a
- * no-op (in-place blocks). */
+ * no-op (in-place blocks), except MPI_BOTTOM (NULL) under two different types: datatypes of
+ * absolute addresses, each rank's own data. */
 static inline int tm_dt_copy(void *dst, size_t dcount, const struct tm_type *dt, const void *src,
                              size_t scount, const struct tm_type *st)
 {
     size_t sb = scount * st->psize, db = dcount * dt->psize;
-    if (dst == src) return sb > db;
+    if (dst == src && (dst || dt == st)) return sb > db;
     if (TM_LIKELY(st->contig && dt->contig)) {
         size_t n = sb < db ? sb : db;
         if (n) memcpy(dst, src, n);

@@ -71,7 +71,6 @@ void tm_dtype_tab_free(struct tm_rank *me)
 static int flat_err(struct tm_rank *me, const char *fn, int r)
 {
     if (r == -ENOMEM) FAIL(MPI_ERR_NO_MEM, "out of memory");
-    if (r == -EINVAL) FAIL(MPI_ERR_ARG, "the type's extent would be negative");
     FAIL(MPI_ERR_ARG, "the type is too large (more than %zu blocks, or bounds overflow)",
          TM_TYPE_MAX_BLOCKS);
 }
@@ -570,8 +569,6 @@ TM_API int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint 
     NEED_ME(fn);
     const struct tm_type *old;
     CHECK(check_common(me, fn, 0, oldtype, newtype, &old));
-    if (TM_UNLIKELY(extent < 0))
-        FAIL(MPI_ERR_ARG, "negative extent %td is not supported", (ptrdiff_t)extent);
     struct tm_flat f;
     tm_flat_init(&f);
     int r = tm_flat_add(&f, 0, 1, old);
@@ -603,9 +600,8 @@ TM_API int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         /* A duplicate is committed if the original is (predefined types always are). */
         d->committed = !old->derived || ((const struct tm_dtype *)old)->committed;
         /* Attributes go along through their copy callbacks (MPI 3.1 §4.1.10). */
-        int err = old->derived ? tm_attr_copy_all(me, TM_ATTR_TYPE, oldtype,
-                                                  ((const struct tm_dtype *)old)->attrs, &d->attrs)
-                               : MPI_SUCCESS;
+        struct tm_attr *src = tm_type_attrs(me, oldtype);
+        int err = src ? tm_attr_copy_all(me, TM_ATTR_TYPE, oldtype, src, &d->attrs) : MPI_SUCCESS;
         if (err) {
             tm_objtab_del(me->dtypes, TM_DTYPE_FIRST, *newtype);
             tm_type_release(&d->t);

@@ -304,7 +304,8 @@ TM_API int PMPI_Pack_external(const char datarep[], const void *inbuf, int incou
         FAIL(MPI_ERR_TRUNCATE, "%zu bytes do not fit in the %td left", n,
              (ptrdiff_t)(outsize - *position));
     if (!n) return MPI_SUCCESS;
-    if (TM_UNLIKELY(!inbuf || !outbuf)) FAIL(MPI_ERR_BUFFER, "buffer is NULL");
+    if (TM_UNLIKELY(tm_buf_missing(inbuf, incount, t) || !outbuf))
+        FAIL(MPI_ERR_BUFFER, "buffer is NULL");
     size_t nb = (size_t)incount * t->psize;
     unsigned char *nat = malloc(nb ? nb : 1);
     if (!nat) FAIL(MPI_ERR_NO_MEM, "out of memory");
@@ -331,7 +332,8 @@ TM_API int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Ain
     if (TM_UNLIKELY(n > (size_t)(insize - *position)))
         FAIL(MPI_ERR_TRUNCATE, "%zu bytes wanted, %td left", n, (ptrdiff_t)(insize - *position));
     if (!n) return MPI_SUCCESS;
-    if (TM_UNLIKELY(!inbuf || !outbuf)) FAIL(MPI_ERR_BUFFER, "buffer is NULL");
+    if (TM_UNLIKELY(!inbuf || tm_buf_missing(outbuf, outcount, t)))
+        FAIL(MPI_ERR_BUFFER, "buffer is NULL");
     size_t nb = (size_t)outcount * t->psize;
     unsigned char *nat = calloc(1, nb ? nb : 1);
     if (!nat) FAIL(MPI_ERR_NO_MEM, "out of memory");

@@ -74,15 +74,23 @@ int tm_flat_add(struct tm_flat *f, ptrdiff_t d, size_t n, const struct tm_type *
     f->seen = 1;
     if (!n) return 0;
     if (n > (size_t)PTRDIFF_MAX) return -E2BIG;
-    const ptrdiff_t ext = (ptrdiff_t)t->extent, nn = (ptrdiff_t)n;
-    ptrdiff_t lo, hi;
-    if (__builtin_add_overflow(d, t->lb, &lo) || mad(lo, nn, ext, &hi)) return -E2BIG;
+    const ptrdiff_t ext = t->extent, nn = (ptrdiff_t)n;
+    /* Element k lies at d + k * ext: the last one is the highest, or with a negative extent
+     * (ub < lb) the lowest; the bounds are the lowest lb and the highest ub over them. */
+    ptrdiff_t lo, hi, run;
+    if (__builtin_add_overflow(d, t->lb, &lo) || mad(0, nn - 1, ext, &run) ||
+        __builtin_add_overflow(lo, ext, &hi))
+        return -E2BIG;
+    if (run < 0 ? __builtin_add_overflow(lo, run, &lo) : __builtin_add_overflow(hi, run, &hi))
+        return -E2BIG;
     if (!f->any || lo < f->lb) f->lb = lo;
     if (!f->any || hi > f->ub) f->ub = hi;
     f->any = 1;
     if (t->psize) {
-        ptrdiff_t tlo = d + t->true_lb, thi;
-        if (mad(d + t->true_ub, nn - 1, ext, &thi)) return -E2BIG;
+        ptrdiff_t tlo = d + t->true_lb, thi = d + t->true_ub;
+        if (run < 0 ? __builtin_add_overflow(tlo, run, &tlo)
+                    : __builtin_add_overflow(thi, run, &thi))
+            return -E2BIG;
         if (!f->tany || tlo < f->tlb) f->tlb = tlo;
         if (!f->tany || thi > f->tub) f->tub = thi;
         f->tany = 1;
@@ -107,7 +115,7 @@ int tm_flat_add(struct tm_flat *f, ptrdiff_t d, size_t n, const struct tm_type *
     size_t nb;
     const struct tm_block *b = tm_type_blocks(t, &one, &nb);
     int r = 0;
-    if (nb == 1 && b[0].len == t->extent) {
+    if (nb == 1 && ext > 0 && b[0].len == (size_t)ext) {
         /* Consecutive elements touch: one block for all n. */
         r = add_block(f, d + b[0].off, n * b[0].len);
     } else if (nb) {
@@ -154,7 +162,6 @@ int tm_flat_finish(struct tm_flat *f, struct tm_type *t, int set, ptrdiff_t lb, 
         if (pad && f->align > 1 && extent % (ptrdiff_t)f->align)
             extent += (ptrdiff_t)f->align - extent % (ptrdiff_t)f->align;
     }
-    if (extent < 0) return -EINVAL; /* MPI allows it; TMPI's movers assume extent >= 0 */
     size_t pos = 0;
     for (size_t i = 0; i < f->nb; i++) {
         f->b[i].pos = pos;
@@ -162,7 +169,7 @@ int tm_flat_finish(struct tm_flat *f, struct tm_type *t, int set, ptrdiff_t lb, 
     }
     *t = (struct tm_type){
         .size = f->size,
-        .extent = (size_t)extent,
+        .extent = extent,
         .basic = f->nbasics == 1 ? f->basic : (f->nbasics ? TM_T__COUNT : f->basic0),
         .nunits = f->nbasics == 1 ? f->nunits : 0,
         .derived = 1,
@@ -177,8 +184,8 @@ int tm_flat_finish(struct tm_flat *f, struct tm_type *t, int set, ptrdiff_t lb, 
         .nsig = f->ns,
         .sig = f->s,
     };
-    t->contig =
-        lb == 0 && t->psize == t->extent && (f->nb == 0 || (f->nb == 1 && f->b[0].off == 0));
+    t->contig = lb == 0 && extent > 0 && t->psize == (size_t)extent &&
+                (f->nb == 0 || (f->nb == 1 && f->b[0].off == 0));
     find_regular(t);
     f->b = NULL;
     f->s = NULL;

@@ -45,7 +45,8 @@ TM_API int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void
     size_t n = (size_t)incount * t->psize;
     if (TM_UNLIKELY(n > (size_t)(outsize - *position)))
         FAIL(MPI_ERR_TRUNCATE, "%zu bytes do not fit in the %d left", n, outsize - *position);
-    if (TM_UNLIKELY(n && (!inbuf || !outbuf))) FAIL(MPI_ERR_BUFFER, "buffer is NULL");
+    if (TM_UNLIKELY(n && (tm_buf_missing(inbuf, incount, t) || !outbuf)))
+        FAIL(MPI_ERR_BUFFER, "buffer is NULL");
     if (n) tm_type_pack((char *)outbuf + *position, inbuf, (size_t)incount, t, 0, n);
     *position += (int)n;
     return MPI_SUCCESS;
@@ -67,7 +68,8 @@ TM_API int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbu
     if (TM_UNLIKELY(n > (size_t)(insize - *position)))
         FAIL(MPI_ERR_TRUNCATE, "%zu bytes wanted, %d left in the packed buffer", n,
              insize - *position);
-    if (TM_UNLIKELY(n && (!inbuf || !outbuf))) FAIL(MPI_ERR_BUFFER, "buffer is NULL");
+    if (TM_UNLIKELY(n && (!inbuf || tm_buf_missing(outbuf, outcount, t))))
+        FAIL(MPI_ERR_BUFFER, "buffer is NULL");
     if (n) tm_type_unpack(outbuf, (size_t)outcount, t, 0, (const char *)inbuf + *position, n);
     *position += (int)n;
     return MPI_SUCCESS;

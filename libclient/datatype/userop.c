@@ -41,9 +41,10 @@ static void apply_unpacked(const struct tm_opref *o, const void *in, void *inout
 {
     if (!count) return;
     /* [lo, hi): the bytes count elements of u occupy from their start */
-    ptrdiff_t lo = u->true_lb < 0 ? u->true_lb : 0;
-    ptrdiff_t hi = (ptrdiff_t)((count - 1) * u->extent) + u->true_ub;
-    if (hi < (ptrdiff_t)(count * u->extent)) hi = (ptrdiff_t)(count * u->extent);
+    ptrdiff_t lo, hi;
+    tm_type_range(u, count, &lo, &hi);
+    if (lo > 0) lo = 0;
+    if (hi < (ptrdiff_t)count * u->extent) hi = (ptrdiff_t)count * u->extent;
     const size_t span = (size_t)(hi - lo), bytes = count * u->psize;
     unsigned char *a = calloc(2, span ? span : 1);
     if (!a) {

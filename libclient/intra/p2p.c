@@ -289,7 +289,6 @@ int tm_mprobe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int b
             if (status != MPI_STATUS_IGNORE) {
                 status->MPI_SOURCE = e->src;
                 status->MPI_TAG = e->tag;
-                status->MPI_ERROR = MPI_SUCCESS;
                 status->tm_cancelled = 0;
                 status->tm_bytes = (long long)e->bytes;
             }

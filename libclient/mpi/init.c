@@ -7,6 +7,8 @@
 #include <time.h>
 
 #include "attr.h"
+#include "coll.h"
+#include "coll_net.h"
 #include "errh.h"
 #include "info.h"
 #include "job.h"
@@ -207,7 +209,15 @@ TM_API int PMPI_Finalize(void)
      * memory go) while a peer may still read from it. */
     int began =
         tm_mst_begin(me, "MPI_Finalize", NULL, MPI_COMM_WORLD, TMPI_PEER_ALL, TMPI_TAG_NONE);
-    r = PMPI_Barrier(MPI_COMM_WORLD);
+    struct tm_commref *world = tm_comm_get(&me->comms, MPI_COMM_WORLD);
+    if (tm_coll_net_spans(me, world->c)) {
+        r = PMPI_Barrier(MPI_COMM_WORLD);
+    } else {
+        /* its own rendezvous, which a peer's collective cannot pair with (coll_fin.c) */
+        char why[256];
+        if (tm_coll_finalize_sync(me, world, why, sizeof why) < 0) me->job->svc->job_abort(1, why);
+        r = MPI_SUCCESS;
+    }
     tm_mst_end(me, began);
     if (r != MPI_SUCCESS) return r;
     me->state = TM_RANK_FINALIZED;

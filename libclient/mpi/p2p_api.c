@@ -30,7 +30,7 @@ static inline int check_args(struct tm_rank *me, struct tm_commref **ret_cr, con
         return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %d", count);
     const struct tm_type *t = tm_type_get(dt);
     if (TM_UNLIKELY(!t)) return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid datatype %d", dt);
-    if (TM_UNLIKELY(!buf && count > 0))
+    if (TM_UNLIKELY(tm_buf_missing(buf, count, t)))
         return tm_err(me, comm, MPI_ERR_BUFFER, fn, "buffer is NULL with count %d", count);
     if (TM_UNLIKELY(peer >= tm_comm_peer_size(cr->c) ||
                     (peer < 0 && peer != MPI_PROC_NULL && !(is_recv && peer == MPI_ANY_SOURCE))))

@@ -77,8 +77,6 @@ void tm_preq_status(struct tm_request *r, MPI_Status *status)
 {
     struct tm_preq *p = r->pr;
     status_of(p->inner, status);
-    if (r->kind == TM_REQ_PAIR && status != MPI_STATUS_IGNORE && !status->MPI_ERROR)
-        status->MPI_ERROR = p->inner2->st_error;
 }
 
 /* The receive of a PAIR is done: Isendrecv_replace's data goes where the program wants it. */

@@ -30,7 +30,9 @@ static inline int inactive(const struct tm_request *r)
     return TM_UNLIKELY(r->kind == TM_REQ_PERSIST) && tm_preq_inactive(r);
 }
 
-/* Hands a done request's result to the caller and releases it; returns its error. */
+/* Hands a done request's result to the caller and releases it; returns its error.  The
+ * status's MPI_ERROR stays the program's, as calls returning one status must leave it (MPI 3.1
+ * §3.2.5), unless a generalized request's query function fills it. */
 static int finish(struct tm_rank *me, MPI_Request *rp, MPI_Status *status)
 {
     struct tm_request *r = *rp;
@@ -47,6 +49,15 @@ static int finish(struct tm_rank *me, MPI_Request *rp, MPI_Status *status)
     int err = r->st_error;
     tm_req_free(me, r);
     *rp = MPI_REQUEST_NULL;
+    return err;
+}
+
+/* finish for the multiple-completion calls: each status says its request's error, which
+ * MPI_ERR_IN_STATUS points the program to. */
+static int finish_in_array(struct tm_rank *me, MPI_Request *rp, MPI_Status *status)
+{
+    int err = finish(me, rp, status);
+    if (status != MPI_STATUS_IGNORE) status->MPI_ERROR = err;
     return err;
 }
 
@@ -128,7 +139,7 @@ static int finish_all(struct tm_rank *me, int count, MPI_Request reqs[], MPI_Sta
             continue;
         }
         MPI_Comm c = reqs[i]->comm;
-        if (finish(me, &reqs[i], st)) {
+        if (finish_in_array(me, &reqs[i], st)) {
             failed = 1;
             comm = c;
         }
@@ -266,7 +277,7 @@ static int some_common(const char *fn, int incount, MPI_Request reqs[], int *out
         if (!reqs[k] || inactive(reqs[k]) || !is_done(reqs[k])) continue;
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
         MPI_Comm c = reqs[k]->comm;
-        if (finish(me, &reqs[k], st)) {
+        if (finish_in_array(me, &reqs[k], st)) {
             failed = 1;
             comm = c;
         }

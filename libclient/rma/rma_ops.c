@@ -43,7 +43,7 @@ static int check_side(struct op *o, const char *fn, const char *what, int count,
         return tm_win_err(o->me, o->wr, MPI_ERR_COUNT, fn, "invalid %s count %d", what, count);
     const struct tm_type *t = tm_type_get(dt);
     if (!t) return tm_win_err(o->me, o->wr, MPI_ERR_TYPE, fn, "invalid %s datatype %d", what, dt);
-    if (need_buf && !buf && count > 0)
+    if (need_buf && tm_buf_missing(buf, count, t))
         return tm_win_err(o->me, o->wr, MPI_ERR_BUFFER, fn, "%s buffer is NULL", what);
     *ret = t;
     return MPI_SUCCESS;
@@ -95,10 +95,7 @@ static int check_target(struct op *o, const char *fn, MPI_Win win, int rank, MPI
     o->local = NULL;
     /* The bytes the target's elements touch, [lo, hi) from the displacement's address. */
     ptrdiff_t lo = 0, hi = 0;
-    if (count > 0 && t->psize) {
-        lo = t->true_lb;
-        hi = (ptrdiff_t)(((size_t)count - 1) * t->extent) + t->true_ub;
-    }
+    if (count > 0 && t->psize) tm_type_range(t, (size_t)count, &lo, &hi);
     const struct tm_win_member *m = &w->m[rank];
     const int dynamic = w->flavor == MPI_WIN_FLAVOR_DYNAMIC;
     int bad = 0;

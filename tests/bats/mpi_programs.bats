@@ -165,6 +165,11 @@ run_prog() {
     run_prog comm_idup 1 2 3 4 16
 }
 
+@test "mpi: the standard's letter: MPI_BOTTOM with absolute addresses, one status keeps MPI_ERROR, negative extents, attributes on predefined types, freed keyvals in use" {
+    run_prog std_letter 1 2 3 4 16
+    SWITCHING=user run_prog std_letter 2 5
+}
+
 @test "mpi: MPI-4.0: version 4.0, Intercomm_create_from_groups, Remove_error_class/code/string" {
     run_prog mpi4 1 2 3 4 16
 }
