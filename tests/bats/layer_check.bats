@@ -30,7 +30,7 @@ setup() {
     [[ "$output" == *'agent/netd/pool.c:'*'#include "log.h": agent/netd may not use agent/daemon'* ]]
     # and in libtmpi: the process state may not use the MPI functions' layer
     sed -i '0,/#include "pool.h"/s/#include "log.h"//' "$copy/agent/netd/pool.c"
-    printf '#include "p2p_api.h"\n' >>"$copy/libclient/core/job.c"
+    printf '#include "greq.h"\n' >>"$copy/libclient/core/job.c"
     run -1 "$copy/tools/layer-check" --root "$copy"
     [[ "$output" == *'libclient/core/job.c:'*'libclient/core may not use libclient/mpi'* ]]
 }
