@@ -9,8 +9,14 @@
  * Collectives that do not count arrivals there (a Bcast waits for its root alone) show in the
  * peers' published waits (mstate.h): a peer asleep in a collective on MPI_COMM_WORLD that
  * nobody woke, seen twice in the same sleep, waits for a round this rank never joins.
- * Finalize is not a hot path: the wait polls. */
+ * Finalize is not a hot path, but it ends every job: the wait yields first (a job whose ranks
+ * finalize together leaves at once) and then polls.  Only the first rank to arrive looks at the
+ * peers' published waits: a look reads every rank's record under its lock, and 4,096 finalizing
+ * ranks each looking at 4,096 peers every 20 ms kept the ranks' locks so busy that the unit
+ * test of 4,096 ranks did not finish in two minutes.  The first arrival waits longest, so it
+ * sees whatever a later one could. */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -23,7 +29,8 @@
  * at a round to publish which call it is in (mstate.h: after TM_MST_SPIN_NS of waiting). */
 #define TM_FIN_POLL_NS 1000000L
 #define TM_FIN_NAME_POLLS 50
-#define TM_FIN_LOOK_POLLS 20 /* polls between two looks at the peers' published waits */
+#define TM_FIN_LOOK_POLLS 20   /* polls between two looks at the peers' published waits */
+#define TM_FIN_YIELD_POLLS 200 /* polls that yield the processor instead of sleeping */
 
 static void nap(void)
 {
@@ -54,20 +61,23 @@ int tm_coll_finalize_sync(struct tm_rank *me, struct tm_commref *cr, char *why, 
 {
     struct tm_comm *c = cr->c;
     const uint64_t n = (uint64_t)c->size, mine = cr->nbarrier * n;
-    atomic_fetch_add_explicit(&c->coll.fin_arrive, 1, memory_order_seq_cst);
+    const int looker = atomic_fetch_add_explicit(&c->coll.fin_arrive, 1, memory_order_seq_cst) == 0;
     const char *call = NULL;
     int q = -1, seen = -1;
     uint64_t sleeps = 0, seen_sleeps = 0;
     for (unsigned i = 1;; i++) {
         if (atomic_load_explicit(&c->coll.fin_arrive, memory_order_seq_cst) == n) return 0;
         if (atomic_load_explicit(&c->coll.arrive, memory_order_seq_cst) > mine) break;
-        if (i % TM_FIN_LOOK_POLLS == 0) {
+        if (looker && i > TM_FIN_YIELD_POLLS && i % TM_FIN_LOOK_POLLS == 0) {
             q = find_waiter(me, 1, &call, &sleeps);
             if (q >= 0 && q == seen && sleeps == seen_sleeps) break;
             seen = q, seen_sleeps = sleeps;
         }
         tm_progress_poll(me);
-        nap();
+        if (i <= TM_FIN_YIELD_POLLS)
+            sched_yield();
+        else
+            nap();
     }
     for (int i = 0; i < TM_FIN_NAME_POLLS && q < 0; i++, nap())
         q = find_waiter(me, 0, &call, &sleeps);
