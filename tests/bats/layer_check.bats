@@ -30,7 +30,7 @@ setup() {
     [[ "$output" == *'agent/netd/pool.c:'*'#include "log.h": agent/netd may not use agent/daemon'* ]]
     # and in libtmpi: the process state may not use the MPI functions' layer
     sed -i '0,/#include "pool.h"/s/#include "log.h"//' "$copy/agent/netd/pool.c"
-    printf '#include "errh.h"\n' >>"$copy/libclient/core/job.c"
+    printf '#include "greq.h"\n' >>"$copy/libclient/core/job.c"
     run -1 "$copy/tools/layer-check" --root "$copy"
     [[ "$output" == *'libclient/core/job.c:'*'libclient/core may not use libclient/mpi'* ]]
 }
@@ -52,4 +52,19 @@ setup() {
     echo 'agent/daemon: agent/nowhere' >"$copy/docs/layers.conf"
     run -2 "$copy/tools/layer-check" --root "$copy"
     [[ "$output" == *'agent/daemon may use agent/nowhere, which the list does not name'* ]]
+}
+
+@test "layer-check: the build runs it, and the stamp it leaves goes with a wrong include" {
+    # make builds the check by default (meson.build), so a wrong include fails the build
+    run -0 ninja -C "$TMPI_BUILD" -t query layer-check.stamp
+    [[ "$output" == *'input: CUSTOM_COMMAND'* ]]
+    [[ "$(ninja -C "$TMPI_BUILD" -t targets all)" == *'layer-check.stamp'* ]]
+    run -0 "$copy/tools/layer-check" --root "$copy" --stamp "$copy/stamp" --depfile "$copy/dep"
+    [ -s "$copy/stamp" ]
+    grep -q "$copy/agent/netd/pool.h" "$copy/dep"
+    grep -q "$copy/docs/layers.conf" "$copy/dep"
+    printf '#include "log.h"\n' >>"$copy/agent/netd/pool.c"
+    run -1 "$copy/tools/layer-check" --root "$copy" --stamp "$copy/stamp" --depfile "$copy/dep"
+    [[ "$output" == *'agent/netd may not use agent/daemon'* ]]
+    [ ! -e "$copy/stamp" ]
 }
