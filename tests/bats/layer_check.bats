@@ -23,13 +23,13 @@ setup() {
 }
 
 @test "layer-check: a planted include against the list fails naming both folders" {
-    # the network device may not use the daemon's log
-    sed -i '0,/#include "pool.h"/s//#include "pool.h"\n#include "log.h"/' "$copy/agent/netd/pool.c"
-    grep -q '#include "log.h"' "$copy/agent/netd/pool.c"
+    # the network device may not use the agent struct
+    sed -i '0,/#include "pool.h"/s//#include "pool.h"\n#include "agent.h"/' "$copy/agent/netd/pool.c"
+    grep -q '#include "agent.h"' "$copy/agent/netd/pool.c"
     run -1 "$copy/tools/layer-check" --root "$copy"
-    [[ "$output" == *'agent/netd/pool.c:'*'#include "log.h": agent/netd may not use agent/daemon'* ]]
+    [[ "$output" == *'agent/netd/pool.c:'*'#include "agent.h": agent/netd may not use agent/daemon'* ]]
     # and in libtmpi: the process state may not use the MPI functions' layer
-    sed -i '0,/#include "pool.h"/s/#include "log.h"//' "$copy/agent/netd/pool.c"
+    sed -i '0,/#include "pool.h"/s/#include "agent.h"//' "$copy/agent/netd/pool.c"
     printf '#include "greq.h"\n' >>"$copy/libclient/core/job.c"
     run -1 "$copy/tools/layer-check" --root "$copy"
     [[ "$output" == *'libclient/core/job.c:'*'libclient/core may not use libclient/mpi'* ]]
@@ -42,9 +42,9 @@ setup() {
 }
 
 @test "layer-check: a pending include that is gone must leave the list, an unlisted folder fails" {
-    echo 'pending agent/netd/pool.c agent/daemon/log.h' >>"$copy/docs/layers.conf"
+    echo 'pending agent/netd/pool.c agent/daemon/agent.h' >>"$copy/docs/layers.conf"
     run -1 "$copy/tools/layer-check" --root "$copy"
-    [[ "$output" == *'pending agent/netd/pool.c agent/daemon/log.h is no longer needed'* ]]
+    [[ "$output" == *'pending agent/netd/pool.c agent/daemon/agent.h is no longer needed'* ]]
     sed -i '$d' "$copy/docs/layers.conf"
     mkdir "$copy/agent/newfolder" && echo 'int x;' >"$copy/agent/newfolder/x.c"
     run -1 "$copy/tools/layer-check" --root "$copy"
@@ -63,7 +63,7 @@ setup() {
     [ -s "$copy/stamp" ]
     grep -q "$copy/agent/netd/pool.h" "$copy/dep"
     grep -q "$copy/docs/layers.conf" "$copy/dep"
-    printf '#include "log.h"\n' >>"$copy/agent/netd/pool.c"
+    printf '#include "agent.h"\n' >>"$copy/agent/netd/pool.c"
     run -1 "$copy/tools/layer-check" --root "$copy" --stamp "$copy/stamp" --depfile "$copy/dep"
     [[ "$output" == *'agent/netd may not use agent/daemon'* ]]
     [ ! -e "$copy/stamp" ]
