@@ -18,8 +18,14 @@ setup() {
     run -0 "$TMPI_SRC/tools/layer-check"
 }
 
-@test "layer-check: the copy outside git passes as the tree does" {
+@test "layer-check: a copy outside git, or inside another work tree's ignored build directory, passes as the tree does" {
     run -0 "$copy/tools/layer-check" --root "$copy"
+    # packaging/build-deb.sh copies the tree under the build directory, which git ignores
+    inside="$TMPI_BUILD/layer-check-copy.$$"
+    rm -rf "$inside" && cp -r "$copy" "$inside"
+    run "$inside/tools/layer-check" --root "$inside"
+    rm -rf "$inside"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
 
 @test "layer-check: a planted include against the list fails naming both folders" {
