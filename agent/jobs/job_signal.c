@@ -7,9 +7,10 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "interpose.h"
+#include "interpose_next.h"
 #include "job.h"
 #include "jobhost.h"
 #include "log.h"
@@ -22,6 +23,9 @@ static struct {
     _Atomic(struct job *) job;
     int pipe[2];
     struct event *ev;
+    struct {
+        void *_Atomic sigaction;
+    } next; /* libc's (interpose_next.h) */
 } sighost = {.pipe = {-1, -1}};
 
 /* What the handler writes on the pipe: one record, well under PIPE_BUF, so never torn. */
@@ -135,7 +139,7 @@ static void on_forwarded(int sig, siginfo_t *info, void *uctx)
         int k = job_signal_run_handlers(j, sig, info, uctx);
         if (k >= 0) {
             struct sig_kill rec = {.sig = sig, .local_rank = k};
-            ssize_t n = interpose_real_write(sighost.pipe[1], &rec, sizeof rec);
+            long n = syscall(SYS_write, sighost.pipe[1], &rec, sizeof rec);
             (void)n; /* a full pipe: a kill is already on its way */
         }
     }
@@ -163,8 +167,10 @@ int job_signal_host_install(struct job *j, struct event_base *base)
     sa.sa_sigaction = on_forwarded;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigfillset(&sa.sa_mask);
-    if (interpose_real()->sigaction(SIGUSR1, &sa, NULL) < 0 ||
-        interpose_real()->sigaction(SIGUSR2, &sa, NULL) < 0)
+    /* libc's sigaction, not the override ranks see (interpose_signal.c): this is the process's
+     * own handler */
+    if (INTERPOSE_NEXT(sighost.next, sigaction)(SIGUSR1, &sa, NULL) < 0 ||
+        INTERPOSE_NEXT(sighost.next, sigaction)(SIGUSR2, &sa, NULL) < 0)
         return -errno;
     return 0;
 }

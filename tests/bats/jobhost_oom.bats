@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # A job that exhausts memory ends its own job only (issue 15, "Containment"), with no TMPI
 # memory limit set: when the node runs out, the kernel's OOM killer ends the job host that holds
-# the memory, never the agent (agent/daemon/oom_score.h), and the launcher reports the signal
+# the memory, never the agent (agent/base/oom_score.h), and the launcher reports the signal
 # and "out of memory".  A rank whose malloc fails and that aborts is an abort like any other.
 # The "node" is a memory cgroup the test makes and starts the whole agent in; everything it
 # creates (users, cgroups, processes) is removed again, processes by their PIDs.

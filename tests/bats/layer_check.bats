@@ -18,18 +18,24 @@ setup() {
     run -0 "$TMPI_SRC/tools/layer-check"
 }
 
-@test "layer-check: the copy outside git passes as the tree does" {
+@test "layer-check: a copy outside git, or inside another work tree's ignored build directory, passes as the tree does" {
     run -0 "$copy/tools/layer-check" --root "$copy"
+    # packaging/build-deb.sh copies the tree under the build directory, which git ignores
+    inside="$TMPI_BUILD/layer-check-copy.$$"
+    rm -rf "$inside" && cp -r "$copy" "$inside"
+    run "$inside/tools/layer-check" --root "$inside"
+    rm -rf "$inside"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
 }
 
 @test "layer-check: a planted include against the list fails naming both folders" {
-    # the network device may not use the daemon's log
-    sed -i '0,/#include "pool.h"/s//#include "pool.h"\n#include "log.h"/' "$copy/agent/netd/pool.c"
-    grep -q '#include "log.h"' "$copy/agent/netd/pool.c"
+    # the network device may not use the agent struct
+    sed -i '0,/#include "pool.h"/s//#include "pool.h"\n#include "agent.h"/' "$copy/agent/netd/pool.c"
+    grep -q '#include "agent.h"' "$copy/agent/netd/pool.c"
     run -1 "$copy/tools/layer-check" --root "$copy"
-    [[ "$output" == *'agent/netd/pool.c:'*'#include "log.h": agent/netd may not use agent/daemon'* ]]
+    [[ "$output" == *'agent/netd/pool.c:'*'#include "agent.h": agent/netd may not use agent/daemon'* ]]
     # and in libtmpi: the process state may not use the MPI functions' layer
-    sed -i '0,/#include "pool.h"/s/#include "log.h"//' "$copy/agent/netd/pool.c"
+    sed -i '0,/#include "pool.h"/s/#include "agent.h"//' "$copy/agent/netd/pool.c"
     printf '#include "greq.h"\n' >>"$copy/libclient/core/job.c"
     run -1 "$copy/tools/layer-check" --root "$copy"
     [[ "$output" == *'libclient/core/job.c:'*'libclient/core may not use libclient/mpi'* ]]
@@ -42,9 +48,9 @@ setup() {
 }
 
 @test "layer-check: a pending include that is gone must leave the list, an unlisted folder fails" {
-    echo 'pending agent/netd/pool.c agent/daemon/log.h' >>"$copy/docs/layers.conf"
+    echo 'pending agent/netd/pool.c agent/daemon/agent.h' >>"$copy/docs/layers.conf"
     run -1 "$copy/tools/layer-check" --root "$copy"
-    [[ "$output" == *'pending agent/netd/pool.c agent/daemon/log.h is no longer needed'* ]]
+    [[ "$output" == *'pending agent/netd/pool.c agent/daemon/agent.h is no longer needed'* ]]
     sed -i '$d' "$copy/docs/layers.conf"
     mkdir "$copy/agent/newfolder" && echo 'int x;' >"$copy/agent/newfolder/x.c"
     run -1 "$copy/tools/layer-check" --root "$copy"
@@ -52,4 +58,19 @@ setup() {
     echo 'agent/daemon: agent/nowhere' >"$copy/docs/layers.conf"
     run -2 "$copy/tools/layer-check" --root "$copy"
     [[ "$output" == *'agent/daemon may use agent/nowhere, which the list does not name'* ]]
+}
+
+@test "layer-check: the build runs it, and the stamp it leaves goes with a wrong include" {
+    # make builds the check by default (meson.build), so a wrong include fails the build
+    run -0 ninja -C "$TMPI_BUILD" -t query layer-check.stamp
+    [[ "$output" == *'input: CUSTOM_COMMAND'* ]]
+    [[ "$(ninja -C "$TMPI_BUILD" -t targets all)" == *'layer-check.stamp'* ]]
+    run -0 "$copy/tools/layer-check" --root "$copy" --stamp "$copy/stamp" --depfile "$copy/dep"
+    [ -s "$copy/stamp" ]
+    grep -q "$copy/agent/netd/pool.h" "$copy/dep"
+    grep -q "$copy/docs/layers.conf" "$copy/dep"
+    printf '#include "agent.h"\n' >>"$copy/agent/netd/pool.c"
+    run -1 "$copy/tools/layer-check" --root "$copy" --stamp "$copy/stamp" --depfile "$copy/dep"
+    [[ "$output" == *'agent/netd may not use agent/daemon'* ]]
+    [ ! -e "$copy/stamp" ]
 }

@@ -1,4 +1,4 @@
-/* test_getopt_gnu.c — the ranks' getopt (agent/interpose/getopt_gnu.c) against glibc's own,
+/* test_getopt_gnu.c — the ranks' getopt (agent/host/getopt_gnu.c) against glibc's own,
  * called in this process (dlsym RTLD_NEXT, as a program outside a rank would): for every case
  * both parse the same argv from scratch, and each call's answer, optind, optarg, optopt and
  * longind, the flag a long option sets, the permuted argv and everything written to stderr

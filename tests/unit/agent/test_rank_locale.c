@@ -1,4 +1,4 @@
-/* test_rank_locale.c — a rank's setlocale (agent/interpose/rank_locale.c) answers what glibc's
+/* test_rank_locale.c — a rank's setlocale (agent/host/rank_locale.c) answers what glibc's
  * answers for the same calls, made here on the process's own locale side by side (names of
  * single categories, LC_ALL's composite names and their order, "" read from the environment,
  * POSIX, unknown names and categories, composite names set back); the rank's locale is the
