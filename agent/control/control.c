@@ -27,6 +27,7 @@
 #include "job_info.h"
 #include "job_link.h"
 #include "job_signal.h"
+#include "job_quota.h"
 #include "jobhost.h"
 #include "listen_socket.h"
 #include "log.h"
@@ -62,13 +63,18 @@ enum control_limit {
     LIM_FRAME_SIZE,
     LIM_ARGS_SIZE,
     LIM_ENV_SIZE,
+    LIM_JOBS,
+    LIM_JOBS_PER_USER,
     LIM_COUNT
 };
 
 static const char *const limit_names[LIM_COUNT] = {
-    "max_connections",    "max_connections_per_user", "idle_timeout",   "message_timeout",
-    "max_buffered_input", "max_unread_replies",       "max_frame_size", "max_args_size",
-    "max_env_size",
+    "max_connections",    "max_connections_per_user",
+    "idle_timeout",       "message_timeout",
+    "max_buffered_input", "max_unread_replies",
+    "max_frame_size",     "max_args_size",
+    "max_env_size",       "max_jobs",
+    "max_jobs_per_user",
 };
 
 /* One tool connection; loop thread only. */
@@ -130,6 +136,15 @@ static unsigned conns_of(uid_t uid)
     unsigned n = 0;
     for (const struct conn *c = control_state.conns; c; c = c->next)
         n += c->uid == uid;
+    return n;
+}
+
+/* Submissions of uid receiving their programs, for max_jobs_per_user. */
+static unsigned uploads_of(uid_t uid)
+{
+    unsigned n = 0;
+    for (const struct conn *c = control_state.conns; c; c = c->next)
+        n += c->uid == uid && c->uploading;
     return n;
 }
 
@@ -394,8 +409,10 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
         conn_close_after_flush(c);
         return;
     }
-    if (a->njobs + control_state.nuploads >= a->cfg.max_jobs) {
-        snprintf(err, sizeof err, "the agent already runs %u jobs (max_jobs)", a->cfg.max_jobs);
+    int per_user;
+    if (job_quota_admit(a, c->uid, control_state.nuploads, uploads_of(c->uid), &per_user, err,
+                        sizeof err) < 0) {
+        refusal(per_user ? LIM_JOBS_PER_USER : LIM_JOBS, "uid %u: %s", (unsigned)c->uid, err);
         conn_error(c, -EBUSY, err);
         conn_close_after_flush(c);
         return;
@@ -498,6 +515,8 @@ static void on_status(struct conn *c)
         [LIM_FRAME_SIZE] = cfg->max_frame_size,
         [LIM_ARGS_SIZE] = cfg->max_args_size,
         [LIM_ENV_SIZE] = cfg->max_env_size,
+        [LIM_JOBS] = cfg->max_jobs,
+        [LIM_JOBS_PER_USER] = job_quota_per_user(cfg),
     };
     Tmpi__LimitInfo lim[LIM_COUNT], *limp[LIM_COUNT];
     for (int i = 0; i < LIM_COUNT; i++) {
@@ -510,6 +529,8 @@ static void on_status(struct conn *c)
     lim[LIM_CONNECTIONS].in_use = control_state.nconns;
     lim[LIM_CONNECTIONS_PER_USER].in_use = conns_of(c->uid);
     lim[LIM_BUFFERED_INPUT].in_use = control_state.buffered;
+    lim[LIM_JOBS].in_use = c->a->njobs + control_state.nuploads;
+    lim[LIM_JOBS_PER_USER].in_use = job_quota_jobs_of(c->a, c->uid) + uploads_of(c->uid);
     st.n_limits = LIM_COUNT;
     st.limits = limp;
     Tmpi__JobInfo *infos;

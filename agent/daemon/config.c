@@ -285,6 +285,8 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = l < 0 ? l : (c->log_level = l, 0);
         } else if (strcmp(key, "max_jobs") == 0)
             r = parse_u32(value, 1, 100000, &c->max_jobs);
+        else if (strcmp(key, "max_jobs_per_user") == 0)
+            r = parse_u32(value, 1, 100000, &c->max_jobs_per_user);
         else if (strcmp(key, "max_ranks") == 0)
             r = parse_u32(value, 1, 1u << 20, &c->max_ranks);
         else if (strcmp(key, "shared_libraries") == 0)

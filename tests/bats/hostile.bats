@@ -1,0 +1,124 @@
+#!/usr/bin/env bats
+# What a hostile user, or a stranger on the network, can no longer do to the agent and to the
+# other users (issue 38, docs/RELIABILITY.md): with real throwaway users (root only), created
+# and removed again by each test.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup_file() {
+    mkdir -p "$BATS_FILE_TMPDIR/progs"
+    local p
+    for p in sleeper; do
+        "$TMPI_BUILD/launcher/tmpicc" -o "$BATS_FILE_TMPDIR/progs/$p" "$TMPI_SRC/tests/bats/progs/$p.c"
+    done
+    "$TMPI_BUILD/launcher/tmpicc" -o "$BATS_FILE_TMPDIR/progs/hostinfo" \
+        "$TMPI_SRC/tests/bats/agent_progs/hostinfo.c"
+}
+
+teardown() {
+    local p
+    for p in ${BG_PIDS:-}; do kill "$p" 2>/dev/null || true; done
+    for p in ${BG_PIDS:-}; do wait "$p" 2>/dev/null || true; done
+    stop_all_agents
+    local u
+    if [ -f "$BATS_TEST_TMPDIR/users" ]; then
+        while read -r u; do userdel -r -f "$u" 2>/dev/null || true; done <"$BATS_TEST_TMPDIR/users"
+    fi
+    [ -n "${PUB:-}" ] && rm -rf "$PUB"
+    true
+}
+
+# Users tmpih_{a,b}PID; the programs and the agent's socket where every user reaches them.
+need_users() {
+    [ "$(id -u)" -eq 0 ] || skip "needs root to create users"
+    command -v useradd >/dev/null && command -v runuser >/dev/null || skip "no useradd/runuser"
+    setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$LAUNCH_BIN" ||
+        skip "other users cannot reach the build tree ($TMPI_BUILD)"
+    UA="tmpih_a$$" UB="tmpih_b$$"
+    local u
+    for u in "$UA" "$UB"; do
+        useradd -M -s /bin/sh "$u" && echo "$u" >>"$BATS_TEST_TMPDIR/users"
+    done
+    PUB=$(mktemp -d /tmp/tmpih.XXXXXX)
+    chmod 755 "$PUB"
+    cp "$BATS_FILE_TMPDIR"/progs/* "$PUB/"
+    chmod 755 "$PUB"/*
+}
+
+# pub_agent CONF: an agent with tmpid.conf CONF (printf %b) on $PUB/agent.sock; sets SOCK.
+pub_agent() {
+    printf '%b' "$1" >"$PUB/tmpid.conf"
+    local fifo="$BATS_TEST_TMPDIR/ready" line=""
+    SOCK="$PUB/agent.sock"
+    mkfifo "$fifo"
+    "$TMPID" --socket "$SOCK" --config "$PUB/tmpid.conf" --ready-fd 3 3>"$fifo" \
+        >"$BATS_TEST_TMPDIR/a.log" 2>&1 &
+    AGENT_PIDS[a]=$!
+    read -r line <"$fifo" || true
+    [ "$line" = READY=1 ] || { cat "$BATS_TEST_TMPDIR/a.log"; false; }
+}
+
+# as USER CMD...: CMD as USER from $PUB.
+as() {
+    local u=$1
+    shift
+    runuser -u "$u" -- sh -c 'cd "$1" && shift && exec "$@"' sh "$PUB" "$@"
+}
+
+# sleepers USER N: N one-rank jobs of USER that wait for ever, in the background; returns
+# once each has printed "started".
+sleepers() {
+    local u=$1 n=$2 i
+    for ((i = 0; i < n; i++)); do
+        as "$u" "$LAUNCH_BIN" --agent "$SOCK" -n 1 ./sleeper >"$BATS_TEST_TMPDIR/s.$u.$i" 2>&1 &
+        BG_PIDS="${BG_PIDS:-} $!"
+    done
+    for ((i = 0; i < n; i++)); do
+        timeout 30 sh -c 'until grep -q started "$1"; do sleep 0.1; done' sh "$BATS_TEST_TMPDIR/s.$u.$i" ||
+            { cat "$BATS_TEST_TMPDIR/s.$u.$i"; return 1; }
+    done
+}
+
+@test "hostile: one user's jobs stop at max_jobs_per_user (a quarter of max_jobs by default); other users and root still run" {
+    need_users
+    pub_agent '[agent]\nmax_jobs = 8\n'
+    # default: 8 / 4 = 2 jobs of one user
+    sleepers "$UA" 2
+    run --separate-stderr as "$UA" "$LAUNCH_BIN" --agent "$SOCK" -n 1 ./hostinfo id
+    [ "$status" -ne 0 ] || { echo "a third job of $UA ran"; false; }
+    [[ "$stderr" == *"already runs 2 jobs on this agent (max_jobs_per_user is 2)"* ]] || { echo "$stderr"; false; }
+    run --separate-stderr as "$UB" "$LAUNCH_BIN" --agent "$SOCK" -n 1 ./hostinfo id
+    [ "$status" -eq 0 ] || { echo "$UB: $status $stderr"; false; }
+    # the limit, its value and its use in tmpictl status
+    run "$TMPI_BUILD/launcher/tmpictl" --agent "$SOCK" status --json
+    output=$(tr -d ' \n' <<<"$output")
+    [[ "$output" == *'"name":"max_jobs_per_user","value":2,"in_use":0,"refused":1'* ]] || { echo "$output"; false; }
+}
+
+@test "hostile: other users filling max_jobs leave root room (the admin reserve); max_jobs_per_user set explicitly" {
+    need_users
+    pub_agent '[agent]\nmax_jobs = 4\nmax_jobs_per_user = 2\n'
+    sleepers "$UA" 2
+    sleepers "$UB" 2
+    run --separate-stderr as "$UB" "$LAUNCH_BIN" --agent "$SOCK" -n 1 ./hostinfo id
+    [ "$status" -ne 0 ]
+    [[ "$stderr" == *"(max_jobs_per_user is 2)"* ]] || { echo "$stderr"; false; }
+    # root runs although the agent holds max_jobs jobs
+    run --separate-stderr "$LAUNCH_BIN" --agent "$SOCK" -n 1 "$PUB/hostinfo" id
+    [ "$status" -eq 0 ] || { echo "root: $status $stderr"; false; }
+}
+
+@test "hostile: uploads that never send their program count against max_jobs_per_user; others still run" {
+    need_users
+    pub_agent '[agent]\nmax_jobs = 64\n'
+    # the default is 16 for max_jobs 64: 64 stalled uploads of one user hold 16
+    as "$UA" /usr/bin/python3 "$TMPI_SRC/tests/bats/control_client.py" "$SOCK" stall 64 30 \
+        >"$BATS_TEST_TMPDIR/stall" 2>&1 &
+    BG_PIDS="$!"
+    timeout 30 sh -c 'until [ -s "$1" ]; do sleep 0.1; done' sh "$BATS_TEST_TMPDIR/stall"
+    run cat "$BATS_TEST_TMPDIR/stall"
+    [[ "$output" == "waiting 16 refused 48; error: "*"(max_jobs_per_user is 16)"* ]] || { echo "$output"; false; }
+    run --separate-stderr as "$UB" "$LAUNCH_BIN" --agent "$SOCK" -n 1 ./hostinfo id
+    [ "$status" -eq 0 ] || { echo "$UB: $status $stderr"; false; }
+}
