@@ -47,7 +47,7 @@ int config_defaults(struct agent_config *c)
         .intra_coop_min = 256 * 1024,
         .eager_limit = 100 * 1024,
         .pool_size = 64u << 20,
-        .kill_grace_sec = 5,
+        .kill_grace_sec = 1,
         .deadlock_check_ms = 1000,
         .ended_job_keep_sec = 30,
         .oom_score_adj = OOM_SCORE_AGENT_DEFAULT,

@@ -122,3 +122,48 @@ sleepers() {
     run --separate-stderr as "$UB" "$LAUNCH_BIN" --agent "$SOCK" -n 1 ./hostinfo id
     [ "$status" -eq 0 ] || { echo "$UB: $status $stderr"; false; }
 }
+
+# elapsed CMD...: runs CMD, sets status and ELAPSED (seconds, one decimal).
+elapsed() {
+    local t0 t1
+    t0=$(date +%s.%N)
+    run "$@"
+    t1=$(date +%s.%N)
+    ELAPSED=$(echo "$t1 - $t0" | bc)
+}
+
+@test "hostile: --timeout, cancel and Ctrl-C end sleeping and computing ranks within about a second (kill_grace 1 s by default)" {
+    need_agent
+    local p
+    p=$(prog rank_stall)
+    start_agent a
+    # --timeout 2: sleeping ranks, then computing ones, end by 3.7 s
+    elapsed "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 2 --timeout 2 "$p" sleep
+    [ "$status" -eq 124 ] || { echo "status $status: $output"; false; }
+    (($(echo "$ELAPSED < 3.7" | bc))) || { echo "--timeout 2 on sleeping ranks took $ELAPSED s"; false; }
+    elapsed "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 2 --timeout 2 "$p" spin
+    [ "$status" -eq 124 ] || { echo "status $status: $output"; false; }
+    (($(echo "$ELAPSED < 3.7" | bc))) || { echo "--timeout 2 on computing ranks took $ELAPSED s"; false; }
+    # Ctrl-C: the launcher returns within 1.7 s of the signal
+    "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 2 "$p" sleep >"$BATS_TEST_TMPDIR/int.out" 2>&1 &
+    local pid=$!
+    timeout 20 sh -c 'until grep -q started "$1"; do sleep 0.05; done' sh "$BATS_TEST_TMPDIR/int.out"
+    local t0 t1
+    t0=$(date +%s.%N)
+    kill -INT "$pid"
+    wait "$pid" || true
+    t1=$(date +%s.%N)
+    (($(echo "$t1 - $t0 < 1.7" | bc))) || { echo "Ctrl-C took $(echo "$t1 - $t0" | bc) s"; false; }
+    # tmpictl cancel
+    "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 2 "$p" spin >"$BATS_TEST_TMPDIR/c.out" 2>&1 &
+    pid=$!
+    timeout 20 sh -c 'until grep -q started "$1"; do sleep 0.05; done' sh "$BATS_TEST_TMPDIR/c.out"
+    local id
+    id=$("$TMPI_BUILD/launcher/tmpictl" --agent "$AGENT_SOCK" jobs --json | tr -d ' \n' | sed -n 's/.*"id":"\([0-9]*\)".*"state":"running".*/\1/p')
+    [ -n "$id" ]
+    t0=$(date +%s.%N)
+    "$TMPI_BUILD/launcher/tmpictl" --agent "$AGENT_SOCK" cancel "$id"
+    wait "$pid" || true
+    t1=$(date +%s.%N)
+    (($(echo "$t1 - $t0 < 1.7" | bc))) || { echo "cancel took $(echo "$t1 - $t0" | bc) s"; false; }
+}
