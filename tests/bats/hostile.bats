@@ -167,3 +167,34 @@ elapsed() {
     t1=$(date +%s.%N)
     (($(echo "$t1 - $t0 < 1.7" | bc))) || { echo "cancel took $(echo "$t1 - $t0" | bc) s"; false; }
 }
+
+# flood_during ADDRESSES: a stranger's flood of node2's mesh port from ADDRESSES loopback
+# addresses, 32 connections each, while node1 pings node2 and a 2-node job runs.
+flood_during() {
+    local n=$1
+    /usr/bin/python3 "$TMPI_SRC/tests/bats/mesh_flood.py" "${CLUSTER_PORTS[1]}" "$n" 32 7 \
+        >"$BATS_TEST_TMPDIR/flood.$n" 2>&1 &
+    local fp=$!
+    BG_PIDS="${BG_PIDS:-} $fp"
+    sleep 2.5 # the strangers hold every slot they may
+    run "$TMPI_BUILD/launcher/tmpictl" --agent "${CLUSTER_SOCKS[0]}" ping "127.0.0.1:${CLUSTER_PORTS[1]}"
+    [ "$status" -eq 0 ] || { echo "ping during a flood from $n addresses: $output"; false; }
+    run "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$(cluster_hostfile 1)" -n 2 "$(prog mn_hello)"
+    [ "$status" -eq 0 ] || { echo "2-node job during a flood from $n addresses: $status $output"; false; }
+    wait "$fp"
+    run cat "$BATS_TEST_TMPDIR/flood.$n"
+    echo "flood from $n addresses: $output" >&3
+    # the flood really flooded: hundreds of connects, and refusals
+    [[ "$output" =~ ^connects\ ([0-9]+)\ closed\ ([0-9]+)$ ]]
+    ((BASH_REMATCH[1] > 500 && BASH_REMATCH[2] > 100)) || { echo "weak flood: $output"; false; }
+}
+
+@test "hostile: a keyless flood from 9 and 64 loopback addresses (32 connections each, reopened at once) stops neither a peer's ping nor a 2-node job" {
+    need_agent
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.5", 0))' 2>/dev/null ||
+        skip "cannot bind 127.0.0.x source addresses"
+    start_cluster 2
+    flood_during 9
+    flood_during 64
+    grep -q "mesh: refusing 127.0.0" "$BATS_TEST_TMPDIR/node2.log"
+}
