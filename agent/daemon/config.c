@@ -27,6 +27,7 @@ int config_defaults(struct agent_config *c)
         .log_level = LOG_INFO,
         .key_fd = -1,
         .max_jobs = 64,
+        .admin_reserve_jobs = 8,
         .max_ranks = 16384,
         .rank_stack_size = 2u << 20,
         .max_program_size = 256u << 20,
@@ -287,6 +288,8 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = parse_u32(value, 1, 100000, &c->max_jobs);
         else if (strcmp(key, "max_jobs_per_user") == 0)
             r = parse_u32(value, 1, 100000, &c->max_jobs_per_user);
+        else if (strcmp(key, "admin_reserve_jobs") == 0)
+            r = parse_u32(value, 0, 100000, &c->admin_reserve_jobs);
         else if (strcmp(key, "max_ranks") == 0)
             r = parse_u32(value, 1, 1u << 20, &c->max_ranks);
         else if (strcmp(key, "shared_libraries") == 0)

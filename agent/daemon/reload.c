@@ -37,6 +37,7 @@ static const struct setting settings[] = {
     S("[agent] log_level", T_INT, log_level, LIVE),
     S("[agent] max_jobs", T_U32, max_jobs, LIVE),
     S("[agent] max_jobs_per_user", T_U32, max_jobs_per_user, LIVE),
+    S("[agent] admin_reserve_jobs", T_U32, admin_reserve_jobs, LIVE),
     S("[agent] max_program_size", T_SIZE, max_program_size, LIVE),
     S("[agent] max_frame_size", T_SIZE, max_frame_size, LIVE),
     S("[agent] program_cache", T_U32, program_cache, LIVE),

@@ -36,11 +36,11 @@ int job_quota_admit(const struct agent *a, uid_t uid, unsigned uploads, unsigned
     const struct agent_config *cfg = &a->cfg;
     unsigned all = a->njobs + uploads, mine = uploads_of_uid + job_quota_jobs_of(a, uid);
     if (job_quota_is_admin(uid)) {
-        if (all < cfg->max_jobs + JOB_ADMIN_RESERVE) return 0;
+        if (all < cfg->max_jobs + cfg->admin_reserve_jobs) return 0;
         snprintf(err, errlen,
-                 "the agent already runs %u jobs (max_jobs is %u, and %u more for root and the "
-                 "agent's user)",
-                 all, cfg->max_jobs, JOB_ADMIN_RESERVE);
+                 "the agent already runs %u jobs (max_jobs is %u, and admin_reserve_jobs %u more "
+                 "for root and the agent's user)",
+                 all, cfg->max_jobs, cfg->admin_reserve_jobs);
         return -EBUSY;
     }
     unsigned per_user = job_quota_per_user(cfg);

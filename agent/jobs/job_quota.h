@@ -3,8 +3,8 @@
  * `max_jobs` bounds the jobs (and program uploads: a submission receiving its program holds
  * a place) of all users together; `max_jobs_per_user` those of one user, by default a
  * quarter of max_jobs, so one user never fills the agent.  Root and the agent's own user
- * are not bound per user and have JOB_ADMIN_RESERVE places beyond max_jobs: when other users
- * fill the agent an admin can still run a job (and tmpictl, which needs none). */
+ * are not bound per user and have admin_reserve_jobs places beyond max_jobs:
+ * when other users fill the agent an admin can still run a job (and tmpictl, which needs none). */
 #ifndef TMPI_JOB_QUOTA_H
 #define TMPI_JOB_QUOTA_H
 
@@ -13,9 +13,6 @@
 
 struct agent;
 struct agent_config;
-
-/* Jobs root and the agent's user may run beyond max_jobs. */
-#define JOB_ADMIN_RESERVE 8u
 
 /* max_jobs_per_user as it applies: the configured value (at most max_jobs), or when it is 0
  * (not set) max_jobs / 4, at least 1. */

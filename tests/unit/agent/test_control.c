@@ -604,16 +604,18 @@ static void test_submit(void)
 }
 
 /* max_jobs counts the submissions receiving their program; a connection that goes releases
- * its slot.  The test's clients are root or the agent's user: they have JOB_ADMIN_RESERVE
+ * its slot.  The test's clients are root or the agent's user: they have admin_reserve_jobs
  * slots beyond max_jobs and no per-user limit. */
 static void test_max_jobs(void)
 {
     uint32_t saved = agent.cfg.max_jobs;
+    uint32_t saved_reserve = agent.cfg.admin_reserve_jobs;
     agent.cfg.max_jobs = 1;
-    struct client a[1 + JOB_ADMIN_RESERVE], b;
+    agent.cfg.admin_reserve_jobs = 2;
+    struct client a[3], b;
     struct submit sb;
     submit_init(&sb);
-    for (unsigned i = 0; i < 1 + JOB_ADMIN_RESERVE; i++) {
+    for (unsigned i = 0; i < 3; i++) {
         client_open(&a[i]);
         send_submit(&a[i], &sb.s);
         expect_need_program(&a[i]);
@@ -621,8 +623,8 @@ static void test_max_jobs(void)
     client_open(&b);
     send_submit(&b, &sb.s);
     expect_error(&b, -EBUSY,
-                 "the agent already runs 9 jobs (max_jobs is 1, and 8 more for root and the "
-                 "agent's user)");
+                 "the agent already runs 3 jobs (max_jobs is 1, and admin_reserve_jobs 2 more "
+                 "for root and the agent's user)");
     expect_closed(&b);
     client_close(&b);
     /* one goes away in the middle of its upload: the slot is free again */
@@ -642,9 +644,10 @@ static void test_max_jobs(void)
               "the slot of a connection that went is free again");
         pump();
     }
-    for (unsigned i = 1; i < 1 + JOB_ADMIN_RESERVE; i++)
+    for (unsigned i = 1; i < 3; i++)
         client_close(&a[i]);
     agent.cfg.max_jobs = saved;
+    agent.cfg.admin_reserve_jobs = saved_reserve;
 }
 
 static void test_arg_limits(void)
