@@ -198,3 +198,22 @@ flood_during() {
     flood_during 64
     grep -q "mesh: refusing 127.0.0" "$BATS_TEST_TMPDIR/node2.log"
 }
+
+@test "hostile: control characters of a program name reach tmpictl's tables and the log escaped; --json stays exact" {
+    need_agent
+    local d="$BATS_TEST_TMPDIR/p" name
+    mkdir -p "$d"
+    name=$'x\e]0;PWNED\a\rY\x9b\xc2\x9bz\xe2\x80\x99'
+    cp "$BATS_FILE_TMPDIR/progs/hostinfo" "$d/$name"
+    start_agent a --log-level info
+    run bash -c 'cd "$1" && exec "$2" --agent "$3" -n 1 "./$4" id' sh "$d" "$LAUNCH_BIN" "$AGENT_SOCK" "$name"
+    [ "$status" -eq 0 ] || { echo "$output"; false; }
+    run "$TMPI_BUILD/launcher/tmpictl" --agent "$AGENT_SOCK" jobs
+    [[ "$output" != *[$'\e\a\r\x9b']* ]] || { echo "raw control characters in the table"; false; }
+    [[ "$output" == *'./x\x1b]0;PWNED\x07\x0dY\x9b\xc2\x9bz'$'\xe2\x80\x99'* ]] || { echo "$output" | od -c | head; false; }
+    run "$TMPI_BUILD/launcher/tmpictl" --agent "$AGENT_SOCK" jobs --json
+    [[ "$output" == *'"program":"./x\u001b]0;PWNED\u0007\rY'* ]] || { echo "$output"; false; }
+    run cat "$BATS_TEST_TMPDIR/a.log"
+    [[ "$output" == *'x\x1b]0;PWNED\x07\x0dY'* ]] || { echo "$output"; false; }
+    [[ "$output" != *[$'\e\a\r']* ]] || { echo "raw control characters in the log"; false; }
+}
