@@ -217,3 +217,18 @@ flood_during() {
     [[ "$output" == *'x\x1b]0;PWNED\x07\x0dY'* ]] || { echo "$output"; false; }
     [[ "$output" != *[$'\e\a\r']* ]] || { echo "raw control characters in the log"; false; }
 }
+
+@test "hostile: a SIGHUP reload applies a changed max_connections (and the other control-socket limits) and says so" {
+    need_agent
+    local conf="$BATS_TEST_TMPDIR/tmpid.conf"
+    printf '[agent]\nmax_connections = 1024\nidle_timeout = 60\n' >"$conf"
+    start_agent a --config "$conf" --log-level notice
+    printf '[agent]\nmax_connections = 8\nidle_timeout = 30\n' >"$conf"
+    kill -HUP "${AGENT_PIDS[a]}"
+    timeout 10 sh -c 'until grep -q "idle_timeout changed" "$1"; do sleep 0.1; done' sh "$BATS_TEST_TMPDIR/a.log"
+    grep -q 'reload: \[agent\] max_connections changed: applied now' "$BATS_TEST_TMPDIR/a.log"
+    run "$TMPI_BUILD/launcher/tmpictl" --agent "$AGENT_SOCK" status --json
+    output=$(tr -d ' \n' <<<"$output")
+    [[ "$output" == *'"name":"max_connections","value":8,'* ]] || { echo "$output"; false; }
+    [[ "$output" == *'"name":"idle_timeout","value":30,'* ]] || { echo "$output"; false; }
+}
