@@ -533,6 +533,14 @@ static void on_status(struct conn *c)
     lim[LIM_JOBS_PER_USER].in_use = job_quota_jobs_of(c->a, c->uid) + uploads_of(c->uid);
     st.n_limits = LIM_COUNT;
     st.limits = limp;
+    if (!is_admin(c)) {
+        /* what every user submits and fails is root's business (the limits' values are not) */
+        st.counters_hidden = 1;
+        st.jobs_started = st.jobs_failed = st.bad_frames = 0;
+        st.mesh_accepted = st.mesh_auth_failures = 0;
+        for (int i = 0; i < LIM_COUNT; i++)
+            lim[i].refused = 0;
+    }
     Tmpi__JobInfo *infos;
     st.n_jobs = job_info_visible(c->a, c->uid, is_admin(c), &infos, &st.jobs);
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;

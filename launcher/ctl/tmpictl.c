@@ -197,11 +197,18 @@ static void print_status(const Tmpi__StatusReply *s)
     size_t running = 0;
     for (size_t i = 0; i < s->n_jobs; i++)
         running += !s->jobs[i]->state || strcmp(s->jobs[i]->state, "ended") != 0;
-    printf("\nJobs:            %" PRIu64 " started, %" PRIu64 " failed, %zu running\n",
-           s->jobs_started, s->jobs_failed, running);
-    printf("Bad frames:      %" PRIu64 "\n", s->bad_frames);
+    if (s->counters_hidden)
+        printf("\nJobs:            %zu running (the agent's counters are shown to root and the "
+               "agent's user only)\n",
+               running);
+    else
+        printf("\nJobs:            %" PRIu64 " started, %" PRIu64 " failed, %zu running\n",
+               s->jobs_started, s->jobs_failed, running);
+    if (!s->counters_hidden) printf("Bad frames:      %" PRIu64 "\n", s->bad_frames);
     printf("Cached programs: %" PRIu32 "\n", s->cached_programs);
-    if (s->mesh_listen && *s->mesh_listen)
+    if (s->mesh_listen && *s->mesh_listen && s->counters_hidden)
+        printf("Mesh:            listening on %s\n", s->mesh_listen);
+    else if (s->mesh_listen && *s->mesh_listen)
         printf("Mesh:            listening on %s, %" PRIu64 " peers accepted, %" PRIu64
                " refused\n",
                s->mesh_listen, s->mesh_accepted, s->mesh_auth_failures);

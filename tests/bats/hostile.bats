@@ -232,3 +232,19 @@ flood_during() {
     [[ "$output" == *'"name":"max_connections","value":8,'* ]] || { echo "$output"; false; }
     [[ "$output" == *'"name":"idle_timeout","value":30,'* ]] || { echo "$output"; false; }
 }
+
+@test "hostile: the agent's global counters go to root and the agent's user only" {
+    need_users
+    pub_agent '[agent]\n'
+    run "$LAUNCH_BIN" --agent "$SOCK" -n 1 "$PUB/hostinfo" id
+    [ "$status" -eq 0 ]
+    run "$TMPI_BUILD/launcher/tmpictl" --agent "$SOCK" status --json
+    output=$(tr -d ' \n' <<<"$output")
+    [[ "$output" == *'"jobs_started":1,'* ]] || { echo "root: $output"; false; }
+    run as "$UA" "$TMPI_BUILD/launcher/tmpictl" --agent "$SOCK" status --json
+    output=$(tr -d ' \n' <<<"$output")
+    [[ "$output" == *'"jobs_started":0,'* && "$output" == *'"counters_hidden":true'* ]] || { echo "$UA: $output"; false; }
+    run as "$UA" "$TMPI_BUILD/launcher/tmpictl" --agent "$SOCK" status
+    [[ "$output" == *"shown to root and the agent's user only"* ]] || { echo "$output"; false; }
+    [[ "$output" != *"Bad frames"* ]]
+}
