@@ -51,6 +51,8 @@
 #define CONTROL_SWEEP_MS 250
 /* Refusals of one kind are logged the first time and then once every this many. */
 #define CONTROL_LOG_EVERY 100
+/* Malformed frames are logged at most once in this many seconds. */
+#define CONTROL_VIOLATION_LOG_SEC 1.0
 
 /* The limits, in the order tmpictl status lists them. */
 enum control_limit {
@@ -113,6 +115,8 @@ static struct {
     int trim;             /* a connection that held large input was freed: give the memory back */
     struct event *sweep;  /* the deadlines (idle_timeout, message_timeout) */
     uint64_t refused[LIM_COUNT];
+    double violation_logged;      /* when a malformed frame was last logged; 0: never */
+    uint64_t violations_unlogged; /* malformed frames since, not logged */
 } control_state;
 
 /* Counts a refusal of limit lim; logs the first and one in CONTROL_LOG_EVERY. */
@@ -270,8 +274,20 @@ static void conn_error(struct conn *c, int code, const char *msg)
 static void conn_violation(struct conn *c, const char *msg)
 {
     atomic_fetch_add(&c->a->bad_frames, 1);
-    log_warning("control: closing connection of pid %d (uid %u): %s", (int)c->pid, (unsigned)c->uid,
-                msg);
+    /* A user can send malformed frames as fast as they connect: at most one line per
+     * CONTROL_VIOLATION_LOG_SEC, saying how many went unlogged (all are counted). */
+    double now = agent_now();
+    if (control_state.violation_logged > 0 &&
+        now - control_state.violation_logged < CONTROL_VIOLATION_LOG_SEC) {
+        control_state.violations_unlogged++;
+    } else {
+        log_warning("control: closing connection of pid %d (uid %u): %s (%llu more malformed "
+                    "frame(s) since the last such line)",
+                    (int)c->pid, (unsigned)c->uid, msg,
+                    (unsigned long long)control_state.violations_unlogged);
+        control_state.violation_logged = now;
+        control_state.violations_unlogged = 0;
+    }
     conn_error(c, -EPROTO, msg);
     conn_close_after_flush(c);
 }

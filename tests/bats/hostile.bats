@@ -248,3 +248,28 @@ flood_during() {
     [[ "$output" == *"shown to root and the agent's user only"* ]] || { echo "$output"; false; }
     [[ "$output" != *"Bad frames"* ]]
 }
+
+@test "hostile: malformed frames are all counted but logged at most once a second" {
+    need_agent
+    start_agent a
+    local t0=$SECONDS
+    /usr/bin/python3 - "$AGENT_SOCK" <<'PY'
+import socket, sys
+for _ in range(2000):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.sendall(b"\x00\x00\x00\x03\xff\xff\xff")  # no Envelope decodes from this
+    try:
+        while s.recv(4096):
+            pass
+    except OSError:
+        pass
+    s.close()
+PY
+    local secs=$((SECONDS - t0 + 1)) lines
+    lines=$(grep -c "closing connection of pid" "$BATS_TEST_TMPDIR/a.log" || true)
+    ((lines >= 1 && lines <= secs + 1)) || { echo "$lines log lines in $secs s"; false; }
+    run "$TMPI_BUILD/launcher/tmpictl" --agent "$AGENT_SOCK" status --json
+    output=$(tr -d ' \n' <<<"$output")
+    [[ "$output" == *'"bad_frames":2000,'* ]] || { echo "$output"; false; }
+}
