@@ -27,6 +27,7 @@ int config_defaults(struct agent_config *c)
         .log_level = LOG_INFO,
         .key_fd = -1,
         .max_jobs = 64,
+        .admin_reserve_jobs = 8,
         .max_ranks = 16384,
         .rank_stack_size = 2u << 20,
         .max_program_size = 256u << 20,
@@ -47,7 +48,7 @@ int config_defaults(struct agent_config *c)
         .intra_coop_min = 256 * 1024,
         .eager_limit = 100 * 1024,
         .pool_size = 64u << 20,
-        .kill_grace_sec = 5,
+        .kill_grace_sec = 1,
         .deadlock_check_ms = 1000,
         .ended_job_keep_sec = 30,
         .oom_score_adj = OOM_SCORE_AGENT_DEFAULT,
@@ -285,6 +286,10 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = l < 0 ? l : (c->log_level = l, 0);
         } else if (strcmp(key, "max_jobs") == 0)
             r = parse_u32(value, 1, 100000, &c->max_jobs);
+        else if (strcmp(key, "max_jobs_per_user") == 0)
+            r = parse_u32(value, 1, 100000, &c->max_jobs_per_user);
+        else if (strcmp(key, "admin_reserve_jobs") == 0)
+            r = parse_u32(value, 0, 100000, &c->admin_reserve_jobs);
         else if (strcmp(key, "max_ranks") == 0)
             r = parse_u32(value, 1, 1u << 20, &c->max_ranks);
         else if (strcmp(key, "shared_libraries") == 0)

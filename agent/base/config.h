@@ -36,10 +36,13 @@ struct agent_config {
     uint32_t metrics_timeout_sec;     /* a request must be read and answered within this */
     size_t metrics_max_request;       /* bytes of a request's header lines */
     int log_level;
-    int private_agent;      /* started by tmpi-launch for one job: no network, no config */
-    uint32_t max_jobs;      /* jobs running at once */
-    uint32_t max_ranks;     /* ranks per job */
-    size_t rank_stack_size; /* bytes of stack per rank thread */
+    int private_agent; /* started by tmpi-launch for one job: no network, no config */
+    uint32_t max_jobs; /* jobs running at once */
+    /* jobs of one user other than root and the agent's user; 0: max_jobs / 4 (job_quota.h) */
+    uint32_t max_jobs_per_user;
+    uint32_t admin_reserve_jobs; /* jobs root and the agent's user may run beyond max_jobs */
+    uint32_t max_ranks;          /* ranks per job */
+    size_t rank_stack_size;      /* bytes of stack per rank thread */
     /* libraries of programs kept shared by all ranks of a node besides the system runtime
      * (name prefixes, image_private.h); NULL: none */
     char *shared_libraries;

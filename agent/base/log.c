@@ -14,6 +14,8 @@
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 
+#include "text_escape.h"
+
 /* The mutable state of the log: the threshold (read by every thread), and what log_init found
  * (written once before any other thread exists, then read only). */
 static struct {
@@ -109,6 +111,13 @@ static void log_vwrite(int level, uint64_t job_id, const char *user, const char 
         len += k < 0 ? 0 : (size_t)k;
         if (len > sizeof buf - 2) len = sizeof buf - 2;
     }
+    /* Messages carry users' strings (program names, directories): their control characters
+     * never reach the log raw (text_escape.h), so no line can be forged or a terminal set. */
+    char esc[sizeof buf];
+    size_t elen =
+        text_escape(buf + prefix, len - (size_t)prefix, esc, sizeof esc - 2 - (size_t)prefix);
+    memcpy(buf + prefix, esc, elen);
+    len = (size_t)prefix + elen;
     if (log_state.journal) {
         buf[len] = '\0';
         char fbuf[2600];

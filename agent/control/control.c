@@ -27,6 +27,7 @@
 #include "job_info.h"
 #include "job_link.h"
 #include "job_signal.h"
+#include "job_quota.h"
 #include "jobhost.h"
 #include "listen_socket.h"
 #include "log.h"
@@ -50,6 +51,8 @@
 #define CONTROL_SWEEP_MS 250
 /* Refusals of one kind are logged the first time and then once every this many. */
 #define CONTROL_LOG_EVERY 100
+/* Malformed frames are logged at most once in this many seconds. */
+#define CONTROL_VIOLATION_LOG_SEC 1.0
 
 /* The limits, in the order tmpictl status lists them. */
 enum control_limit {
@@ -62,13 +65,18 @@ enum control_limit {
     LIM_FRAME_SIZE,
     LIM_ARGS_SIZE,
     LIM_ENV_SIZE,
+    LIM_JOBS,
+    LIM_JOBS_PER_USER,
     LIM_COUNT
 };
 
 static const char *const limit_names[LIM_COUNT] = {
-    "max_connections",    "max_connections_per_user", "idle_timeout",   "message_timeout",
-    "max_buffered_input", "max_unread_replies",       "max_frame_size", "max_args_size",
-    "max_env_size",
+    "max_connections",    "max_connections_per_user",
+    "idle_timeout",       "message_timeout",
+    "max_buffered_input", "max_unread_replies",
+    "max_frame_size",     "max_args_size",
+    "max_env_size",       "max_jobs",
+    "max_jobs_per_user",
 };
 
 /* One tool connection; loop thread only. */
@@ -107,6 +115,8 @@ static struct {
     int trim;             /* a connection that held large input was freed: give the memory back */
     struct event *sweep;  /* the deadlines (idle_timeout, message_timeout) */
     uint64_t refused[LIM_COUNT];
+    double violation_logged;      /* when a malformed frame was last logged; 0: never */
+    uint64_t violations_unlogged; /* malformed frames since, not logged */
 } control_state;
 
 /* Counts a refusal of limit lim; logs the first and one in CONTROL_LOG_EVERY. */
@@ -130,6 +140,15 @@ static unsigned conns_of(uid_t uid)
     unsigned n = 0;
     for (const struct conn *c = control_state.conns; c; c = c->next)
         n += c->uid == uid;
+    return n;
+}
+
+/* Submissions of uid receiving their programs, for max_jobs_per_user. */
+static unsigned uploads_of(uid_t uid)
+{
+    unsigned n = 0;
+    for (const struct conn *c = control_state.conns; c; c = c->next)
+        n += c->uid == uid && c->uploading;
     return n;
 }
 
@@ -255,8 +274,20 @@ static void conn_error(struct conn *c, int code, const char *msg)
 static void conn_violation(struct conn *c, const char *msg)
 {
     atomic_fetch_add(&c->a->bad_frames, 1);
-    log_warning("control: closing connection of pid %d (uid %u): %s", (int)c->pid, (unsigned)c->uid,
-                msg);
+    /* A user can send malformed frames as fast as they connect: at most one line per
+     * CONTROL_VIOLATION_LOG_SEC, saying how many went unlogged (all are counted). */
+    double now = agent_now();
+    if (control_state.violation_logged > 0 &&
+        now - control_state.violation_logged < CONTROL_VIOLATION_LOG_SEC) {
+        control_state.violations_unlogged++;
+    } else {
+        log_warning("control: closing connection of pid %d (uid %u): %s (%llu more malformed "
+                    "frame(s) since the last such line)",
+                    (int)c->pid, (unsigned)c->uid, msg,
+                    (unsigned long long)control_state.violations_unlogged);
+        control_state.violation_logged = now;
+        control_state.violations_unlogged = 0;
+    }
     conn_error(c, -EPROTO, msg);
     conn_close_after_flush(c);
 }
@@ -394,8 +425,10 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
         conn_close_after_flush(c);
         return;
     }
-    if (a->njobs + control_state.nuploads >= a->cfg.max_jobs) {
-        snprintf(err, sizeof err, "the agent already runs %u jobs (max_jobs)", a->cfg.max_jobs);
+    int per_user;
+    if (job_quota_admit(a, c->uid, control_state.nuploads, uploads_of(c->uid), &per_user, err,
+                        sizeof err) < 0) {
+        refusal(per_user ? LIM_JOBS_PER_USER : LIM_JOBS, "uid %u: %s", (unsigned)c->uid, err);
         conn_error(c, -EBUSY, err);
         conn_close_after_flush(c);
         return;
@@ -498,6 +531,8 @@ static void on_status(struct conn *c)
         [LIM_FRAME_SIZE] = cfg->max_frame_size,
         [LIM_ARGS_SIZE] = cfg->max_args_size,
         [LIM_ENV_SIZE] = cfg->max_env_size,
+        [LIM_JOBS] = cfg->max_jobs,
+        [LIM_JOBS_PER_USER] = job_quota_per_user(cfg),
     };
     Tmpi__LimitInfo lim[LIM_COUNT], *limp[LIM_COUNT];
     for (int i = 0; i < LIM_COUNT; i++) {
@@ -510,8 +545,18 @@ static void on_status(struct conn *c)
     lim[LIM_CONNECTIONS].in_use = control_state.nconns;
     lim[LIM_CONNECTIONS_PER_USER].in_use = conns_of(c->uid);
     lim[LIM_BUFFERED_INPUT].in_use = control_state.buffered;
+    lim[LIM_JOBS].in_use = c->a->njobs + control_state.nuploads;
+    lim[LIM_JOBS_PER_USER].in_use = job_quota_jobs_of(c->a, c->uid) + uploads_of(c->uid);
     st.n_limits = LIM_COUNT;
     st.limits = limp;
+    if (!is_admin(c)) {
+        /* what every user submits and fails is root's business (the limits' values are not) */
+        st.counters_hidden = 1;
+        st.jobs_started = st.jobs_failed = st.bad_frames = 0;
+        st.mesh_accepted = st.mesh_auth_failures = 0;
+        for (int i = 0; i < LIM_COUNT; i++)
+            lim[i].refused = 0;
+    }
     Tmpi__JobInfo *infos;
     st.n_jobs = job_info_visible(c->a, c->uid, is_admin(c), &infos, &st.jobs);
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;

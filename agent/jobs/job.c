@@ -23,6 +23,7 @@
 #include "job_link.h"
 #include "job_member.h"
 #include "job_net.h"
+#include "job_quota.h"
 #include "job_signal.h"
 #include "jobhost.h"
 #include "log.h"
@@ -159,9 +160,9 @@ static int job_build(struct agent *a, const struct job_spec *s, uid_t uid, struc
                  cfg->max_ranks, s->nprocs);
         return -EINVAL;
     }
-    if (a->njobs >= cfg->max_jobs) {
-        snprintf(err, errlen, "the agent already runs %u jobs (max_jobs)", a->njobs);
-        return -EBUSY;
+    if (!a->job_host) {
+        int q = job_quota_admit(a, uid, 0, 0, NULL, err, errlen);
+        if (q < 0) return q;
     }
     if (!s->cwd || s->cwd[0] != '/') {
         snprintf(err, errlen, "malformed submission: absolute cwd required");

@@ -23,16 +23,14 @@
 #include "keyfile.h"
 #include "log.h"
 #include "mesh_auth.h"
+#include "mesh_budget.h"
 
 /* A peer gets this long to complete the handshake, counted from the connection, however
  * slowly its bytes arrive: a peer dripping a byte every few seconds cannot hold a slot. */
 #define MESH_HANDSHAKE_SEC 5
-/* Bound on connections in any state, so strangers cannot exhaust the agent. */
+/* Bound on connections in any state, so strangers cannot exhaust the agent.  Incoming
+ * connections that have not proved the key yet are bounded by mesh_budget.h. */
 #define MESH_MAX_CONNS 1024
-/* Incoming connections that have not proved the key yet, in all and from one address: strangers
- * cannot take the slots that authenticated agents and this agent's own connections use. */
-#define MESH_MAX_PENDING 256
-#define MESH_MAX_PENDING_PER_ADDR 32
 /* The largest mesh frame: a JobAssign carries a submission's arguments and environment (up to
  * the coordinator's max_frame_size) and every node's rank list; program bytes travel in
  * FRAME_PROGRAM_CHUNKs. */
@@ -57,6 +55,7 @@ struct mesh_conn {
     struct mesh_hs hs;
     char addr[96];
     char host[INET6_ADDRSTRLEN]; /* incoming: the peer's address without the port */
+    int from_peer;               /* incoming from a configured peer's address (mesh_budget.h) */
     struct event *deadline;      /* until the handshake completes (MESH_HANDSHAKE_SEC) */
     /* outgoing ping (tmpictl ping) */
     mesh_ping_cb done;
@@ -112,7 +111,8 @@ struct mesh {
     unsigned nconns;
     uint64_t accepted;
     uint64_t auth_failures;
-    uint64_t refused_pending; /* incoming connections refused by MESH_MAX_PENDING(_PER_ADDR) */
+    uint64_t refused_pending; /* incoming connections refused by the budgets (mesh_budget.h) */
+    struct mesh_budget budget;
     struct mesh_peer *peers;
     unsigned npeers;
     const struct mesh_accept_ops *accept_ops; /* NULL: connections for jobs are refused */
@@ -630,12 +630,13 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
     event_cb(c->bev, BEV_EVENT_TIMEOUT | BEV_EVENT_READING, c);
 }
 
-/* Incoming connections from host (all hosts: NULL) still in the handshake. */
+/* Incoming connections from host (all hosts but the configured peers': NULL) still in the
+ * handshake. */
 static unsigned pending_from(const struct mesh *m, const char *host)
 {
     unsigned n = 0;
     for (const struct mesh_conn *c = m->conns; c; c = c->next)
-        if (!c->outgoing && c->deadline && (!host || strcmp(c->host, host) == 0)) n++;
+        if (!c->outgoing && c->deadline && (host ? strcmp(c->host, host) == 0 : !c->from_peer)) n++;
     return n;
 }
 
@@ -686,14 +687,15 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
         inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, host, sizeof host);
     else if (sa->sa_family == AF_INET6)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, host, sizeof host);
+    int peer = mesh_budget_is_peer(&m->budget, host);
     unsigned all = pending_from(m, NULL), mine = pending_from(m, host);
-    if (all >= MESH_MAX_PENDING || mine >= MESH_MAX_PENDING_PER_ADDR) {
+    const char *limit = mesh_budget_refuse(peer, all, mine);
+    if (limit) {
         /* Logged once per 100 so a flood does not flood the journal too. */
         if (m->refused_pending++ % 100 == 0)
             log_warning("mesh: refusing %s: %u handshakes pending (%u from that address; "
-                        "limits %u and %u), %llu refused so far",
-                        addr, all, mine, MESH_MAX_PENDING, MESH_MAX_PENDING_PER_ADDR,
-                        (unsigned long long)m->refused_pending);
+                        "%s reached), %llu refused so far",
+                        addr, all, mine, limit, (unsigned long long)m->refused_pending);
         close(fd);
         return;
     }
@@ -707,6 +709,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     }
     snprintf(c->addr, sizeof c->addr, "%s", addr);
     snprintf(c->host, sizeof c->host, "%s", host);
+    c->from_peer = peer;
     c->state = ST_WAIT_HELLO;
 }
 
@@ -734,6 +737,7 @@ int mesh_init(struct agent *a)
         }
     }
     if (!a->cfg.listen) return 0;
+    if (mesh_budget_init(&m->budget, a->cfg.peers, a->cfg.npeers) < 0) return -ENOMEM;
 
     char host[256], port[16];
     if (mesh_parse_address(a->cfg.listen, host, sizeof host, port, sizeof port) < 0) {
@@ -1206,6 +1210,7 @@ void mesh_close(struct agent *a)
         conn_free(m->conns);
     if (m->listener) evconnlistener_free(m->listener);
     sodium_memzero(&m->key, sizeof m->key);
+    mesh_budget_free(&m->budget);
     free(m);
     a->mesh = NULL;
 }

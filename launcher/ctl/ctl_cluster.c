@@ -5,9 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ctl_esc.h"
+
+/* Fields as shown: escaped (ctl_esc.h). */
 static const char *str(const char *s, const char *dflt)
 {
-    return s && *s ? s : dflt;
+    return ctl_esc(s, dflt);
 }
 
 void ctl_print_nodes(const Tmpi__NodesReply *r)
@@ -45,7 +48,7 @@ void ctl_print_jobs_all(const Tmpi__JobsReply *r)
         size_t off = 0;
         for (size_t k = 0; k < j->n_nodes && off < sizeof nodes; k++)
             off += (size_t)snprintf(nodes + off, sizeof nodes - off, "%s%s", k ? "," : "",
-                                    j->nodes[k]);
+                                    str(j->nodes[k], ""));
         snprintf(rt, sizeof rt, "%.1fs", j->runtime_sec < 0 ? 0 : j->runtime_sec);
         snprintf(owner, sizeof owner, "%" PRIu32, j->owner_uid);
         printf("%-*" PRIu64 " %-12s %6" PRIu32 " %-8s %10s  %-24s %s\n", w, j->id,

@@ -19,6 +19,7 @@
 
 #include "ctl_cluster.h"
 #include "ctl_conn.h"
+#include "ctl_esc.h"
 #include "ctl_json.h"
 #include "limits_fmt.h"
 #include "ctl_tree.h"
@@ -176,8 +177,8 @@ static void print_jobs(Tmpi__JobInfo **jobs, size_t n)
         snprintf(mem, sizeof mem, "%s/%s", used, lim);
         if (j->cpu_limit_milli) limits_format_cpus(j->cpu_limit_milli, cpus, sizeof cpus);
         printf("%-*" PRIu64 " %-12s %6" PRIu32 " %-8s %10s %21s %7s  %s\n", w, j->id,
-               j->owner && *j->owner ? j->owner : owner, j->nprocs, j->state ? j->state : "", rt,
-               mem, cpus, j->program ? j->program : "");
+               ctl_esc(j->owner, owner), j->nprocs, ctl_esc(j->state, ""), rt, mem, cpus,
+               ctl_esc(j->program, ""));
     }
 }
 
@@ -188,8 +189,7 @@ static void print_status(const Tmpi__StatusReply *s)
     uint64_t u = s->pool ? s->pool->used_bytes : 0, c = s->pool ? s->pool->capacity_bytes : 0;
     print_bytes(used, sizeof used, u);
     print_bytes(cap, sizeof cap, c);
-    printf("Agent:           %s (pid %" PRIu32 ")\n", s->name && *s->name ? s->name : "tmpid",
-           s->pid);
+    printf("Agent:           %s (pid %" PRIu32 ")\n", ctl_esc(s->name, "tmpid"), s->pid);
     printf("Version:         %s\n", s->version ? s->version : "");
     printf("Uptime:          %s\n", up);
     printf("Buffer pool:     %s used of %s", used, cap);
@@ -197,11 +197,18 @@ static void print_status(const Tmpi__StatusReply *s)
     size_t running = 0;
     for (size_t i = 0; i < s->n_jobs; i++)
         running += !s->jobs[i]->state || strcmp(s->jobs[i]->state, "ended") != 0;
-    printf("\nJobs:            %" PRIu64 " started, %" PRIu64 " failed, %zu running\n",
-           s->jobs_started, s->jobs_failed, running);
-    printf("Bad frames:      %" PRIu64 "\n", s->bad_frames);
+    if (s->counters_hidden)
+        printf("\nJobs:            %zu running (the agent's counters are shown to root and the "
+               "agent's user only)\n",
+               running);
+    else
+        printf("\nJobs:            %" PRIu64 " started, %" PRIu64 " failed, %zu running\n",
+               s->jobs_started, s->jobs_failed, running);
+    if (!s->counters_hidden) printf("Bad frames:      %" PRIu64 "\n", s->bad_frames);
     printf("Cached programs: %" PRIu32 "\n", s->cached_programs);
-    if (s->mesh_listen && *s->mesh_listen)
+    if (s->mesh_listen && *s->mesh_listen && s->counters_hidden)
+        printf("Mesh:            listening on %s\n", s->mesh_listen);
+    else if (s->mesh_listen && *s->mesh_listen)
         printf("Mesh:            listening on %s, %" PRIu64 " peers accepted, %" PRIu64
                " refused\n",
                s->mesh_listen, s->mesh_accepted, s->mesh_auth_failures);
@@ -213,8 +220,8 @@ static void print_status(const Tmpi__StatusReply *s)
             const Tmpi__PeerInfo *p = s->peers[i];
             char rtt[32] = "-";
             if (p->rtt_usec > 0) snprintf(rtt, sizeof rtt, "%.0f us", p->rtt_usec);
-            printf("%-24s %-16s %-10s %10s  %s\n", p->address, p->name && *p->name ? p->name : "-",
-                   p->state, rtt, p->last_error && *p->last_error ? p->last_error : "");
+            printf("%-24s %-16s %-10s %10s  %s\n", ctl_esc(p->address, ""), ctl_esc(p->name, "-"),
+                   ctl_esc(p->state, ""), rtt, ctl_esc(p->last_error, ""));
         }
     }
     if (s->n_limits) {
@@ -241,10 +248,10 @@ static void print_ranks(const Tmpi__RanksReply *r)
             rank_fmt_call(s, call, sizeof call);
             print_duration(since, sizeof since, s->waiting_sec);
         }
-        printf("%-6" PRIu32 " %-16s %-10s %-9s %s\n", s->rank, s->node && *s->node ? s->node : "-",
-               s->activity ? s->activity : "", since, call);
+        printf("%-6" PRIu32 " %-16s %-10s %-9s %s\n", s->rank, ctl_esc(s->node, "-"),
+               ctl_esc(s->activity, ""), since, ctl_esc(call, ""));
     }
-    if (r->note && *r->note) printf("(%s)\n", r->note);
+    if (r->note && *r->note) printf("(%s)\n", ctl_esc(r->note, ""));
 }
 
 static int print_json(const ProtobufCMessage *m)

@@ -36,9 +36,13 @@ maps_suffice() { [ "$(cat /proc/sys/vm/max_map_count)" -ge $((BIG * 8)) ]; }
 }
 
 # Several thousand ranks, as many as a loaded 2-core CI machine affords: each rank's copy of
-# the program (image_copy.h: copies made without ld.so) keeps its globals to itself.
-@test "big jobs: 4096 ranks run and each rank's globals are private" {
+# the program (image_copy.h: copies made without ld.so) keeps its globals to itself.  Under
+# ThreadSanitizer 1024: its own shadow and per-thread state for 4096 rank threads does not fit
+# (TSan's allocator fails with errno 12 and the job exits 66, no race involved); the normal and
+# the ASan build keep the full size.
+@test "big jobs: 4096 ranks (1024 under ThreadSanitizer) run and each rank's globals are private" {
     local n=4096
+    [ "$(build_sanitizer)" != thread ] || n=1024
     [ "$(cat /proc/sys/vm/max_map_count)" -ge $((n * 8)) ] ||
         skip "vm.max_map_count < $((n * 8))"
     local p

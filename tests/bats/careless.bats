@@ -156,7 +156,8 @@ check_bytes() {
 }
 
 @test "careless: max_jobs counts only live jobs: a stuck job whose launcher was killed frees its slot" {
-    agent_with '[agent]\nmax_jobs = 1\nkill_grace = 2\nended_job_keep = 60\n'
+    # root's jobs (the test's) have no room beyond max_jobs either
+    agent_with '[agent]\nmax_jobs = 1\nadmin_reserve_jobs = 0\nkill_grace = 2\nended_job_keep = 60\n'
     "$LAUNCH_BIN" --agent "$SOCK" -n 2 "$CARELESS" sleep 3600 >"$BATS_TEST_TMPDIR/a.out" 2>&1 &
     LAUNCHER_PID=$!
     local i

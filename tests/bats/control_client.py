@@ -8,6 +8,8 @@ control_client.py SOCKET MODE [ARGS]; prints one result line per mode:
   drip GAP              sends a frame one byte every GAP s; "closed after S s" (or "never")
   idle                  sends nothing; "closed after S s"
   unread N              sends N status requests without reading a reply; "closed" or "open"
+  stall N HOLD          N job submissions that never send their program (uploads in flight);
+                        "waiting W refused R" (W asked for their program), then holds HOLD s
 Refused or closed connections get an Error frame first when the agent can send one; its
 message is printed as "error: ..." (the first one seen)."""
 import resource
@@ -72,6 +74,23 @@ def closed(s, wait=0.0):
 first_error = None
 
 
+def pb_len(field, data):
+    """A length-delimited protobuf field."""
+    out = bytes([field << 3 | 2])
+    n = len(data)
+    while n >= 0x80:
+        out += bytes([n & 0x7F | 0x80]); n >>= 7
+    return out + bytes([n]) + data
+
+
+def submit_frame(n):
+    """Envelope{submit: SubmitJob{nprocs 1, a hash nobody has, size 1000, name, cwd /}}."""
+    job = (b"\x08\x01" + pb_len(2, n.to_bytes(4, "big") * 8) + b"\x18\xe8\x07" +
+           pb_len(4, b"stalled") + pb_len(6, b"/"))
+    env = pb_len(1, job)
+    return len(env).to_bytes(4, "big") + env
+
+
 def connect(path):
     s = socket.socket(socket.AF_UNIX)
     s.connect(path)
@@ -106,6 +125,26 @@ def main():
         time.sleep(hold)
         c = sum(1 for s in socks if closed(s))
         print(f"closed {c} of {n}", flush=True)
+    elif mode == "stall":
+        n, hold = int(args[0]), float(args[1])
+        socks, waiting = [], 0
+        for i in range(n):
+            s = connect(path)
+            s.sendall(submit_frame(i + 1))
+            s.settimeout(10)
+            try:
+                d = s.recv(65536)
+            except OSError:
+                d = b""
+            if len(d) > 4 and d[4] == 0x12:  # NeedProgram
+                waiting += 1
+            elif first_error is None:
+                globals()["first_error"] = error_of(d)
+            socks.append(s)
+        print(f"waiting {waiting} refused {n - waiting}" +
+              (f"; error: {first_error}" if first_error else ""), flush=True)
+        time.sleep(hold)
+        return
     elif mode == "drip":
         gap = float(args[0])
         s = connect(path)

@@ -27,6 +27,7 @@
 #include "control.h"
 #include "frame.h"
 #include "job_history.h"
+#include "job_quota.h"
 #include "log.h"
 #include "mesh.h"
 #include "progcache.h"
@@ -346,10 +347,12 @@ static void test_status(void)
     CHECK(strcmp(st->name, "ctl-test") == 0, "the agent's name, got %s", st->name);
     CHECK_EQ(st->pid, getpid());
     /* every limit, in tmpictl status order, with its value and what is in use */
-    static const char *const names[] = {
-        "max_connections",    "max_connections_per_user", "idle_timeout",   "message_timeout",
-        "max_buffered_input", "max_unread_replies",       "max_frame_size", "max_args_size",
-        "max_env_size"};
+    static const char *const names[] = {"max_connections",    "max_connections_per_user",
+                                        "idle_timeout",       "message_timeout",
+                                        "max_buffered_input", "max_unread_replies",
+                                        "max_frame_size",     "max_args_size",
+                                        "max_env_size",       "max_jobs",
+                                        "max_jobs_per_user"};
     CHECK_EQ(st->n_limits, sizeof names / sizeof names[0]);
     for (size_t i = 0; i < st->n_limits; i++)
         CHECK(strcmp(st->limits[i]->name, names[i]) == 0, "limit %zu is %s, got %s", i, names[i],
@@ -357,6 +360,10 @@ static void test_status(void)
     CHECK_EQ(limit(st, "max_connections")->value, agent.cfg.max_connections);
     CHECK_EQ(limit(st, "max_connections")->in_use, 2);
     CHECK_EQ(limit(st, "max_connections_per_user")->in_use, 2);
+    /* a quarter of max_jobs when max_jobs_per_user is not set */
+    CHECK_EQ(limit(st, "max_jobs")->value, agent.cfg.max_jobs);
+    CHECK_EQ(limit(st, "max_jobs_per_user")->value,
+             agent.cfg.max_jobs / 4 ? agent.cfg.max_jobs / 4 : 1);
     CHECK_EQ(limit(st, "max_frame_size")->value, agent.cfg.max_frame_size);
     CHECK_EQ(st->n_jobs, 0);
     frame_free(env);
@@ -597,25 +604,32 @@ static void test_submit(void)
 }
 
 /* max_jobs counts the submissions receiving their program; a connection that goes releases
- * its slot. */
+ * its slot.  The test's clients are root or the agent's user: they have admin_reserve_jobs
+ * slots beyond max_jobs and no per-user limit. */
 static void test_max_jobs(void)
 {
     uint32_t saved = agent.cfg.max_jobs;
+    uint32_t saved_reserve = agent.cfg.admin_reserve_jobs;
     agent.cfg.max_jobs = 1;
-    struct client a, b;
+    agent.cfg.admin_reserve_jobs = 2;
+    struct client a[3], b;
     struct submit sb;
     submit_init(&sb);
-    client_open(&a);
-    send_submit(&a, &sb.s);
-    expect_need_program(&a);
+    for (unsigned i = 0; i < 3; i++) {
+        client_open(&a[i]);
+        send_submit(&a[i], &sb.s);
+        expect_need_program(&a[i]);
+    }
     client_open(&b);
     send_submit(&b, &sb.s);
-    expect_error(&b, -EBUSY, "the agent already runs 1 jobs (max_jobs)");
+    expect_error(&b, -EBUSY,
+                 "the agent already runs 3 jobs (max_jobs is 1, and admin_reserve_jobs 2 more "
+                 "for root and the agent's user)");
     expect_closed(&b);
     client_close(&b);
-    /* the first goes away in the middle of its upload: the slot is free again */
-    send_chunk(&a, prog_hash, 0, prog_bytes, 8, 0);
-    client_close(&a);
+    /* one goes away in the middle of its upload: the slot is free again */
+    send_chunk(&a[0], prog_hash, 0, prog_bytes, 8, 0);
+    client_close(&a[0]);
     double end = now() + WAIT_SEC;
     for (;;) {
         client_open(&b);
@@ -630,7 +644,10 @@ static void test_max_jobs(void)
               "the slot of a connection that went is free again");
         pump();
     }
+    for (unsigned i = 1; i < 3; i++)
+        client_close(&a[i]);
     agent.cfg.max_jobs = saved;
+    agent.cfg.admin_reserve_jobs = saved_reserve;
 }
 
 static void test_arg_limits(void)
