@@ -426,8 +426,8 @@ static void on_submit(struct conn *c, const Tmpi__SubmitJob *s)
         return;
     }
     int per_user;
-    if (job_quota_admit(a, c->uid, control_state.nuploads, uploads_of(c->uid), &per_user, err,
-                        sizeof err) < 0) {
+    if (job_quota_admit(&a->cfg, a->jobs, a->njobs, c->uid, control_state.nuploads,
+                        uploads_of(c->uid), &per_user, err, sizeof err) < 0) {
         refusal(per_user ? LIM_JOBS_PER_USER : LIM_JOBS, "uid %u: %s", (unsigned)c->uid, err);
         conn_error(c, -EBUSY, err);
         conn_close_after_flush(c);
@@ -546,7 +546,7 @@ static void on_status(struct conn *c)
     lim[LIM_CONNECTIONS_PER_USER].in_use = conns_of(c->uid);
     lim[LIM_BUFFERED_INPUT].in_use = control_state.buffered;
     lim[LIM_JOBS].in_use = c->a->njobs + control_state.nuploads;
-    lim[LIM_JOBS_PER_USER].in_use = job_quota_jobs_of(c->a, c->uid) + uploads_of(c->uid);
+    lim[LIM_JOBS_PER_USER].in_use = job_quota_jobs_of(c->a->jobs, c->uid) + uploads_of(c->uid);
     st.n_limits = LIM_COUNT;
     st.limits = limp;
     if (!is_admin(c)) {

@@ -161,7 +161,7 @@ static int job_build(struct agent *a, const struct job_spec *s, uid_t uid, struc
         return -EINVAL;
     }
     if (!a->job_host) {
-        int q = job_quota_admit(a, uid, 0, 0, NULL, err, errlen);
+        int q = job_quota_admit(&a->cfg, a->jobs, a->njobs, uid, 0, 0, NULL, err, errlen);
         if (q < 0) return q;
     }
     if (!s->cwd || s->cwd[0] != '/') {

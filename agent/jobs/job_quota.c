@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "config.h"
 #include "job.h"
 
 unsigned job_quota_per_user(const struct agent_config *cfg)
@@ -16,10 +16,10 @@ unsigned job_quota_per_user(const struct agent_config *cfg)
     return n ? n : 1;
 }
 
-unsigned job_quota_jobs_of(const struct agent *a, uid_t uid)
+unsigned job_quota_jobs_of(const struct job *jobs, uid_t uid)
 {
     unsigned n = 0;
-    for (const struct job *j = a->jobs; j; j = j->next)
+    for (const struct job *j = jobs; j; j = j->next)
         n += j->uid == uid;
     return n;
 }
@@ -29,12 +29,12 @@ int job_quota_is_admin(uid_t uid)
     return uid == 0 || uid == getuid();
 }
 
-int job_quota_admit(const struct agent *a, uid_t uid, unsigned uploads, unsigned uploads_of_uid,
-                    int *per_user_hit, char *err, size_t errlen)
+int job_quota_admit(const struct agent_config *cfg, const struct job *jobs, unsigned njobs,
+                    uid_t uid, unsigned uploads, unsigned uploads_of_uid, int *per_user_hit,
+                    char *err, size_t errlen)
 {
     if (per_user_hit) *per_user_hit = 0;
-    const struct agent_config *cfg = &a->cfg;
-    unsigned all = a->njobs + uploads, mine = uploads_of_uid + job_quota_jobs_of(a, uid);
+    unsigned all = njobs + uploads, mine = uploads_of_uid + job_quota_jobs_of(jobs, uid);
     if (job_quota_is_admin(uid)) {
         if (all < cfg->max_jobs + cfg->admin_reserve_jobs) return 0;
         snprintf(err, errlen,

@@ -11,23 +11,25 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-struct agent;
 struct agent_config;
+struct job;
 
 /* max_jobs_per_user as it applies: the configured value (at most max_jobs), or when it is 0
  * (not set) max_jobs / 4, at least 1. */
 unsigned job_quota_per_user(const struct agent_config *cfg);
 
-/* Jobs of uid the agent runs (or is ending). */
-unsigned job_quota_jobs_of(const struct agent *a, uid_t uid);
+/* Jobs of uid in the agent's list of jobs (those it runs or is ending). */
+unsigned job_quota_jobs_of(const struct job *jobs, uid_t uid);
 
 /* Whether uid is root or the agent's own user. */
 int job_quota_is_admin(uid_t uid);
 
-/* Whether uid may hold one more job, with `uploads` submissions receiving their programs of
- * which `uploads_of_uid` are uid's (they count as jobs).  0, or -EBUSY with err naming the
- * limit and its value and *per_user (if not NULL) set when max_jobs_per_user was the one. */
-int job_quota_admit(const struct agent *a, uid_t uid, unsigned uploads, unsigned uploads_of_uid,
-                    int *per_user, char *err, size_t errlen);
+/* Whether uid may hold one more job beside the agent's njobs jobs (list jobs), with `uploads`
+ * submissions receiving their programs of which `uploads_of_uid` are uid's (they count as jobs). 0,
+ * or -EBUSY with err naming the limit and its value and *per_user (if not NULL) set when
+ * max_jobs_per_user was the one. */
+int job_quota_admit(const struct agent_config *cfg, const struct job *jobs, unsigned njobs,
+                    uid_t uid, unsigned uploads, unsigned uploads_of_uid, int *per_user, char *err,
+                    size_t errlen);
 
 #endif
