@@ -77,7 +77,7 @@ expect_ok() {
 @test "multinode mpi: derived datatypes on 3 nodes x 2 ranks (eager and three-phase)" {
     start_cluster 3
     local p
-    for p in datatypes_p2p datatypes_api datatypes_coll coll_dtypes type_threads persistent std_letter; do
+    for p in datatypes_p2p datatypes_api datatypes_coll coll_dtypes type_threads persistent std_letter large_count; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done
