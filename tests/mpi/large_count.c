@@ -121,8 +121,8 @@ static void small_forms(void)
     CHECK_MPI(MPI_Get_c(g, 3, MPI_INT, right, 0, 3, MPI_INT, win));
     CHECK_MPI(MPI_Win_fence(0, win));
     CHECK(g[0] == 2 * rank && g[2] == 2 * (rank + 2), "Get_c after Accumulate_c");
-    CHECK_MPI(MPI_Get_accumulate_c(three, 3, MPI_INT, g, 3, MPI_INT, right, 0, 3, MPI_INT,
-                                   MPI_SUM, win));
+    CHECK_MPI(
+        MPI_Get_accumulate_c(three, 3, MPI_INT, g, 3, MPI_INT, right, 0, 3, MPI_INT, MPI_SUM, win));
     CHECK_MPI(MPI_Win_fence(0, win));
     CHECK(g[0] == 2 * rank, "Get_accumulate_c");
     CHECK_MPI(MPI_Win_free(&win));
