@@ -9,7 +9,7 @@
 /* ---- status fields ---- */
 
 #define STATUS_GET(Name, field)                                                                    \
-    TM_API int PMPI_Status_get_##Name(const MPI_Status *status, int *value)                      \
+    TM_API int PMPI_Status_get_##Name(const MPI_Status *status, int *value)                        \
     {                                                                                              \
         if (TM_UNLIKELY(!status || status == MPI_STATUS_IGNORE || !value))                         \
             return tm_err_noco(MPI_ERR_ARG, "MPI_Status_get_" #Name, "status or value is NULL");   \
@@ -19,7 +19,7 @@
     TM_ALIAS(Status_get_##Name)
 
 #define STATUS_SET(Name, field)                                                                    \
-    TM_API int PMPI_Status_set_##Name(MPI_Status *status, int value)                             \
+    TM_API int PMPI_Status_set_##Name(MPI_Status *status, int value)                               \
     {                                                                                              \
         if (TM_UNLIKELY(!status || status == MPI_STATUS_IGNORE))                                   \
             return tm_err_noco(MPI_ERR_ARG, "MPI_Status_set_" #Name, "status is NULL");            \
@@ -99,9 +99,8 @@ TM_API int PMPI_Request_get_status_all(int count, MPI_Request array_of_requests[
 }
 TM_ALIAS(Request_get_status_all)
 
-TM_API int PMPI_Request_get_status_some(int incount, MPI_Request array_of_requests[],
-                                        int *outcount, int array_of_indices[],
-                                        MPI_Status array_of_statuses[])
+TM_API int PMPI_Request_get_status_some(int incount, MPI_Request array_of_requests[], int *outcount,
+                                        int array_of_indices[], MPI_Status array_of_statuses[])
 {
     const char *fn = "MPI_Request_get_status_some";
     if (TM_UNLIKELY(incount < 0 || (incount > 0 && (!array_of_requests || !array_of_indices)) ||

@@ -39,8 +39,7 @@ int main(int argc, char **argv)
     flag = 0;
     while (!flag)
         CHECK_MPI(MPI_Request_get_status_any(4, rq, &idx, &flag, &st));
-    CHECK(idx == 1 && st.MPI_TAG == 101 && st.MPI_SOURCE == left, "get_status_any: index %d",
-          idx);
+    CHECK(idx == 1 && st.MPI_TAG == 101 && st.MPI_SOURCE == left, "get_status_any: index %d", idx);
     CHECK(rq[1] != MPI_REQUEST_NULL, "get_status_any freed the request");
     MPI_Status sts[4];
     CHECK_MPI(MPI_Request_get_status_some(4, rq, &outcount, ind, sts));
