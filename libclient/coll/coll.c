@@ -205,17 +205,19 @@ int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, cons
 /* ---- argument checks ---- */
 
 int tm_coll_check_buf(struct tm_rank *me, MPI_Comm comm, const char *fn, const char *what,
-                      const void *buf, int count, MPI_Datatype dt, const struct tm_type **ret_t)
+                      const void *buf, MPI_Count count, MPI_Datatype dt,
+                      const struct tm_type **ret_t)
 {
     /* Set on every path: the compiler cannot see that tm_err never returns MPI_SUCCESS. */
     *ret_t = NULL;
     if (TM_UNLIKELY(count < 0))
-        return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid %scount %d", what, count);
+        return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid %scount %lld", what, count);
     const struct tm_type *t = tm_type_get(dt);
     if (TM_UNLIKELY(!t))
         return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid %sdatatype %d", what, dt);
     if (TM_UNLIKELY(tm_buf_missing(buf, count, t)))
-        return tm_err(me, comm, MPI_ERR_BUFFER, fn, "%sbuffer is NULL with count %d", what, count);
+        return tm_err(me, comm, MPI_ERR_BUFFER, fn, "%sbuffer is NULL with count %lld", what,
+                      count);
     *ret_t = t;
     return MPI_SUCCESS;
 }

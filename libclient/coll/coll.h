@@ -20,6 +20,7 @@
 #ifndef TMPI_LIBCLIENT_COLL_H
 #define TMPI_LIBCLIENT_COLL_H
 
+#include <limits.h>
 #include <stddef.h>
 
 #include "comm.h"
@@ -193,7 +194,11 @@ void *tm_coll_scratch(struct tm_rank *me, size_t bytes);
 /* count >= 0, a valid committed type, a buffer when count > 0 (MPI_IN_PLACE never counts as
  * a buffer here: the caller decides where it is allowed). */
 int tm_coll_check_buf(struct tm_rank *me, MPI_Comm comm, const char *fn, const char *what,
-                      const void *buf, int count, MPI_Datatype dt, const struct tm_type **ret_t);
+                      const void *buf, MPI_Count count, MPI_Datatype dt,
+                      const struct tm_type **ret_t);
+/* Inter-communicator collectives run over int-count point-to-point calls: a large-count (_c)
+ * call on one takes at most this many elements. */
+#define TM_INTER_COUNT_MAX INT_MAX
 int tm_coll_check_root(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
                        int root);
 /* Resolves op for type t: MPI_ERR_OP if invalid, not defined on t, or REPLACE/NO_OP (which

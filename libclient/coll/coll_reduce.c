@@ -146,19 +146,24 @@ static const struct tm_calgo reduce_algo = {MPIX_COLL_REDUCE, tm_cw_slices, redu
 static const struct tm_calgo allreduce_algo = {MPIX_COLL_ALLREDUCE, tm_cw_slices, reduce_part,
                                                tm_hier_allreduce, allreduce_direct};
 
-static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int count,
+static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, MPI_Count count,
                          MPI_Datatype datatype, MPI_Op op, int root, int all, MPI_Comm comm,
                          MPI_Request *request, int nb)
 {
     TM_COLL_ENTRY(fn, comm);
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
-    if (TM_UNLIKELY(cr->c->inter))
-        return tm_inter_reduce(me, cr, comm, fn, sendbuf, recvbuf, count, datatype, op, root, all,
-                               nb ? request : NULL);
+    if (TM_UNLIKELY(cr->c->inter)) {
+        if (TM_UNLIKELY(count > TM_INTER_COUNT_MAX))
+            return tm_err(me, comm, MPI_ERR_COUNT, fn,
+                          "count %lld: at most %d on an inter-communicator", count,
+                          TM_INTER_COUNT_MAX);
+        return tm_inter_reduce(me, cr, comm, fn, sendbuf, recvbuf, (int)count, datatype, op, root,
+                               all, nb ? request : NULL);
+    }
     const struct tm_type *t;
     TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, "", recvbuf, 0, datatype, &t));
     if (TM_UNLIKELY(count < 0))
-        return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %d", count);
+        return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %lld", count);
     struct tm_opref o;
     TM_COLL_CHECK(tm_coll_check_op(me, comm, fn, op, t, &o));
     if (!all) TM_COLL_CHECK(tm_coll_check_root(me, cr, comm, fn, root));
@@ -187,37 +192,83 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, int
                          nb ? request : NULL);
 }
 
+static int reduce_x(const char *tm_fn, const void *sendbuf, void *recvbuf, MPI_Count count,
+                    MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+{
+    return reduce_common(tm_fn, sendbuf, recvbuf, count, datatype, op, root, 0, comm, NULL, 0);
+}
 TM_API int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                        MPI_Op op, int root, MPI_Comm comm)
 {
-    return reduce_common("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, 0, comm, NULL,
-                         0);
+    return reduce_x("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 TM_ALIAS(Reduce)
 
+TM_API int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Op op, int root, MPI_Comm comm)
+{
+    return reduce_x("MPI_Reduce_c", sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+TM_ALIAS(Reduce_c)
+
+static int allreduce_x(const char *tm_fn, const void *sendbuf, void *recvbuf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return reduce_common(tm_fn, sendbuf, recvbuf, count, datatype, op, -1, 1, comm, NULL, 0);
+}
 TM_API int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                           MPI_Op op, MPI_Comm comm)
 {
-    return reduce_common("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, -1, 1, comm, NULL,
-                         0);
+    return allreduce_x("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, comm);
 }
 TM_ALIAS(Allreduce)
 
+TM_API int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return allreduce_x("MPI_Allreduce_c", sendbuf, recvbuf, count, datatype, op, comm);
+}
+TM_ALIAS(Allreduce_c)
+
+static int ireduce_x(const char *tm_fn, const void *sendbuf, void *recvbuf, MPI_Count count,
+                     MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    return reduce_common(tm_fn, sendbuf, recvbuf, count, datatype, op, root, 0, comm, request, 1);
+}
 TM_API int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                         MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-    return reduce_common("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root, 0, comm,
-                         request, 1);
+    return ireduce_x("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root, comm, request);
 }
 TM_ALIAS(Ireduce)
 
+TM_API int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    return ireduce_x("MPI_Ireduce_c", sendbuf, recvbuf, count, datatype, op, root, comm, request);
+}
+TM_ALIAS(Ireduce_c)
+
+static int iallreduce_x(const char *tm_fn, const void *sendbuf, void *recvbuf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return reduce_common(tm_fn, sendbuf, recvbuf, count, datatype, op, -1, 1, comm, request, 1);
+}
 TM_API int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                            MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    return reduce_common("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, -1, 1, comm,
-                         request, 1);
+    return iallreduce_x("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 TM_ALIAS(Iallreduce)
+
+TM_API int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return iallreduce_x("MPI_Iallreduce_c", sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+TM_ALIAS(Iallreduce_c)
 
 /* ---- Reduce_scatter(_block): part i is member i's block ---- */
 
@@ -362,10 +413,10 @@ TM_ALIAS(Ireduce_scatter_block)
 
 /* ---- Reduce_local: inoutbuf = inbuf op inoutbuf, no communication ---- */
 
-TM_API int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
-                             MPI_Op op)
+static int reduce_local_x(const char *tm_fn, const void *inbuf, void *inoutbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op)
 {
-    const char *fn = "MPI_Reduce_local";
+    const char *fn = tm_fn;
     struct tm_rank *me = tm_self();
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
     const struct tm_type *t;
@@ -380,4 +431,16 @@ TM_API int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_D
     if (count > 0) tm_opref_apply(&o, inbuf, inoutbuf, (size_t)count, t, datatype);
     return MPI_SUCCESS;
 }
+TM_API int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
+                             MPI_Op op)
+{
+    return reduce_local_x("MPI_Reduce_local", inbuf, inoutbuf, count, datatype, op);
+}
 TM_ALIAS(Reduce_local)
+
+TM_API int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count,
+                               MPI_Datatype datatype, MPI_Op op)
+{
+    return reduce_local_x("MPI_Reduce_local_c", inbuf, inoutbuf, count, datatype, op);
+}
+TM_ALIAS(Reduce_local_c)

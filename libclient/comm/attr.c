@@ -65,10 +65,16 @@ int tm_keyval_free(struct tm_rank *me, int kind, int *keyval)
     struct tm_objs *o = me->objs;
     pthread_mutex_lock(&o->lock);
     struct tm_keyval *kv = tm_objtab_get(o->keyvals, TM_KEYVAL_BASE, *keyval);
-    int ok = kv && kv->kind == kind && !kv->freed;
+    int ok = kv && kv->kind == kind, again = ok && kv->freed;
     if (ok) kv->freed = 1;
     pthread_mutex_unlock(&o->lock);
     if (!ok) return MPI_ERR_KEYVAL;
+    /* Freed already, and still held by attributes: the handle is still valid (as for get and
+     * delete), and the free has nothing more to release. */
+    if (again) {
+        *keyval = MPI_KEYVAL_INVALID;
+        return MPI_SUCCESS;
+    }
     /* Attributes still set keep it until they are deleted (MPI 3.1 §6.7.2). */
     kv_ref(me, *keyval, -1);
     *keyval = MPI_KEYVAL_INVALID;
@@ -121,15 +127,21 @@ int tm_attr_get(struct tm_rank *me, int kind, struct tm_attr *list, int keyval, 
     return MPI_SUCCESS;
 }
 
-/* Deletes *pp (delete callback first; on its error nothing changes). */
-static int del_one(struct tm_rank *me, int kind, int handle, struct tm_attr **pp)
+/* Deletes attribute a of *list (delete callback first; on its error nothing changes).  The
+ * callback may delete other attributes of the same object (MPI allows it): a is found again
+ * from the head afterwards, the links around it may have gone. */
+static int del_one(struct tm_rank *me, int kind, int handle, struct tm_attr **list,
+                   struct tm_attr *a)
 {
-    struct tm_attr *a = *pp;
     struct tm_keyval kv;
     if (kv_get(me, kind, a->keyval, 0, &kv)) {
         int err = call_del(&kv, handle, a->keyval, a->val);
         if (err) return err;
     }
+    struct tm_attr **pp = list;
+    while (*pp && *pp != a)
+        pp = &(*pp)->next;
+    if (!*pp) return MPI_SUCCESS; /* the callback deleted it itself */
     *pp = a->next;
     kv_ref(me, a->keyval, -1);
     free(a);
@@ -140,7 +152,7 @@ int tm_attr_delete(struct tm_rank *me, int kind, int handle, struct tm_attr **li
 {
     if (!kv_get(me, kind, keyval, 0, NULL)) return MPI_ERR_KEYVAL;
     for (struct tm_attr **pp = list; *pp; pp = &(*pp)->next)
-        if ((*pp)->keyval == keyval) return del_one(me, kind, handle, pp);
+        if ((*pp)->keyval == keyval) return del_one(me, kind, handle, list, *pp);
     return MPI_SUCCESS;
 }
 
@@ -151,7 +163,7 @@ int tm_attr_delete_all(struct tm_rank *me, int kind, int handle, struct tm_attr 
         struct tm_attr **pp = list;
         while ((*pp)->next)
             pp = &(*pp)->next;
-        int err = del_one(me, kind, handle, pp);
+        int err = del_one(me, kind, handle, list, *pp);
         if (err) return err;
     }
     return MPI_SUCCESS;

@@ -148,7 +148,7 @@ static void *predef_value(struct tm_rank *me, int i)
     case 5:
         v = me->info ? me->info->appnum : 0;
         break; /* which program of an MPMD launch this rank runs */
-    case 6:
+    case 6:    /* the largest code in use: MPI_ERR_LASTCODE while the program added none */
         v = o->lastcode;
         break;
     }

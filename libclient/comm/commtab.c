@@ -86,7 +86,7 @@ int tm_objs_init(struct tm_rank *me)
     struct tm_objs *o = calloc(1, sizeof *o);
     if (!o) return -ENOMEM;
     pthread_mutex_init(&o->lock, NULL);
-    o->lastcode = MPI_ERR_LASTCODE - 1;
+    o->lastcode = TM_ERR_FIRST_USER - 1; /* MPI_ERR_LASTCODE: none added */
     o->file_eh = MPI_ERRORS_RETURN;
     me->objs = o;
     return 0;

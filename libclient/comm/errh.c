@@ -160,9 +160,9 @@ int tm_err_class_of(struct tm_rank *me, int code)
 {
     if (code >= 0 && code < MPI_ERR_LASTCODE) return code;
     struct tm_objs *o = me ? me->objs : NULL;
-    if (!o || code < MPI_ERR_LASTCODE) return -1;
+    if (!o || code < TM_ERR_FIRST_USER) return -1;
     pthread_mutex_lock(&o->lock);
-    int cls = code <= o->lastcode ? o->class_of[code - MPI_ERR_LASTCODE] : -1;
+    int cls = code <= o->lastcode ? o->class_of[code - TM_ERR_FIRST_USER] : -1;
     pthread_mutex_unlock(&o->lock);
     return cls;
 }
@@ -231,7 +231,7 @@ TM_API int PMPI_Error_string(int errorcode, char *string, int *resultlen)
             return tm_err_noco(MPI_ERR_ARG, "MPI_Error_string", "invalid error code %d", errorcode);
         struct tm_objs *o = me->objs;
         pthread_mutex_lock(&o->lock);
-        const char *str = o->str[errorcode - MPI_ERR_LASTCODE];
+        const char *str = o->str[errorcode - TM_ERR_FIRST_USER];
         n = snprintf(string, MPI_MAX_ERROR_STRING, "%s", str ? str : "");
         pthread_mutex_unlock(&o->lock);
     }

@@ -41,6 +41,10 @@ int tm_err_obj(struct tm_rank *me, int kind, int handle, MPI_Errhandler eh, int 
 int tm_err_class_of(struct tm_rank *me, int code);
 
 /* Why a call found no rank: MPI_Init not called, or a thread other than the one that did. */
+/* The first code MPI_Add_error_class/_code gives: above MPI_ERR_LASTCODE, the last predefined
+ * value (MPI 4.1 §9.5: MPI_LASTUSEDCODE >= MPI_ERR_LASTCODE). */
+#define TM_ERR_FIRST_USER (MPI_ERR_LASTCODE + 1)
+
 #define TM_ERR_NOINIT                                                                              \
     "MPI is not initialized on this thread (MPI_Init not called, or called by another thread)"
 

@@ -183,7 +183,7 @@ static int add_code(struct tm_rank *me, int cls, int *ret)
 {
     struct tm_objs *o = me->objs;
     pthread_mutex_lock(&o->lock);
-    int idx = o->lastcode + 1 - MPI_ERR_LASTCODE;
+    int idx = o->lastcode + 1 - TM_ERR_FIRST_USER;
     if (idx >= o->ncap) {
         int ncap = o->ncap ? o->ncap * 2 : 16;
         int *nc = realloc(o->class_of, sizeof *nc * (size_t)ncap);
@@ -242,15 +242,15 @@ TM_API int PMPI_Add_error_string(int errorcode, const char *string)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn,
                       "string longer than MPI_MAX_ERROR_STRING - 1 (%d)", MPI_MAX_ERROR_STRING - 1);
     /* Predefined codes keep their strings (MPI 3.1 §8.5). */
-    if (errorcode < MPI_ERR_LASTCODE || tm_err_class_of(me, errorcode) < 0)
+    if (errorcode < TM_ERR_FIRST_USER || tm_err_class_of(me, errorcode) < 0)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "%d is not an added error code",
                       errorcode);
     char *s = strdup(string);
     if (!s) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
     struct tm_objs *o = me->objs;
     pthread_mutex_lock(&o->lock);
-    free(o->str[errorcode - MPI_ERR_LASTCODE]);
-    o->str[errorcode - MPI_ERR_LASTCODE] = s;
+    free(o->str[errorcode - TM_ERR_FIRST_USER]);
+    o->str[errorcode - TM_ERR_FIRST_USER] = s;
     pthread_mutex_unlock(&o->lock);
     return MPI_SUCCESS;
 }
@@ -266,8 +266,8 @@ static int rm_code(struct tm_rank *me, const char *fn, int code, enum rm_what wh
     struct tm_objs *o = me->objs;
     const char *why = NULL;
     pthread_mutex_lock(&o->lock);
-    int idx = code - MPI_ERR_LASTCODE;
-    int cls = code >= MPI_ERR_LASTCODE && code <= o->lastcode ? o->class_of[idx] : -1;
+    int idx = code - TM_ERR_FIRST_USER;
+    int cls = code >= TM_ERR_FIRST_USER && code <= o->lastcode ? o->class_of[idx] : -1;
     if (cls < 0)
         why = "was not added by MPI_Add_error_class or MPI_Add_error_code";
     else if (what == RM_STRING && !o->str[idx])
@@ -278,7 +278,7 @@ static int rm_code(struct tm_rank *me, const char *fn, int code, enum rm_what wh
         why = "is an error code, not a class";
     else if (what == RM_CODE && o->str[idx])
         why = "still has its string (MPI_Remove_error_string first)";
-    for (int i = 0; !why && what == RM_CLASS && i <= o->lastcode - MPI_ERR_LASTCODE; i++)
+    for (int i = 0; !why && what == RM_CLASS && i <= o->lastcode - TM_ERR_FIRST_USER; i++)
         if (i != idx && o->class_of[i] == code) why = "still has error codes (remove them first)";
     if (!why && what == RM_STRING) {
         free(o->str[idx]);
@@ -287,7 +287,7 @@ static int rm_code(struct tm_rank *me, const char *fn, int code, enum rm_what wh
         free(o->str[idx]); /* a class's own string goes with it */
         o->str[idx] = NULL;
         o->class_of[idx] = -1;
-        while (o->lastcode >= MPI_ERR_LASTCODE && o->class_of[o->lastcode - MPI_ERR_LASTCODE] < 0)
+        while (o->lastcode >= TM_ERR_FIRST_USER && o->class_of[o->lastcode - TM_ERR_FIRST_USER] < 0)
             o->lastcode--;
     }
     pthread_mutex_unlock(&o->lock);

@@ -118,7 +118,7 @@ TM_ALIAS(Improbe)
 
 /* Checks the receive's arguments and the handle; on success *ret is the message (or
  * MPI_MESSAGE_NO_PROC) and *ret_cap the buffer's size. */
-static int mrecv_check(struct tm_rank *me, const char *fn, void *buf, int count,
+static int mrecv_check(struct tm_rank *me, const char *fn, void *buf, MPI_Count count,
                        MPI_Datatype datatype, MPI_Message *message, size_t *ret_cap)
 {
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
@@ -147,10 +147,10 @@ static void no_proc(struct tm_request *r)
     tm_req_set_done(r, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
 }
 
-TM_API int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
-                      MPI_Status *status)
+static int mrecv_x(const char *tm_fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Message *message, MPI_Status *status)
 {
-    const char *fn = "MPI_Mrecv";
+    const char *fn = tm_fn;
     struct tm_rank *me = tm_self();
     size_t cap = 0;
     int err = mrecv_check(me, fn, buf, count, datatype, message, &cap);
@@ -173,12 +173,24 @@ TM_API int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *
                       rreq.st_tag, cap);
     return MPI_SUCCESS;
 }
+TM_API int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                      MPI_Status *status)
+{
+    return mrecv_x("MPI_Mrecv", buf, count, datatype, message, status);
+}
 TM_ALIAS(Mrecv)
 
-TM_API int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
-                       MPI_Request *request)
+TM_API int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                        MPI_Status *status)
 {
-    const char *fn = "MPI_Imrecv";
+    return mrecv_x("MPI_Mrecv_c", buf, count, datatype, message, status);
+}
+TM_ALIAS(Mrecv_c)
+
+static int imrecv_x(const char *tm_fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Message *message, MPI_Request *request)
+{
+    const char *fn = tm_fn;
     struct tm_rank *me = tm_self();
     size_t cap = 0;
     int err = mrecv_check(me, fn, buf, count, datatype, message, &cap);
@@ -200,4 +212,16 @@ TM_API int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message 
     *request = r;
     return MPI_SUCCESS;
 }
+TM_API int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                       MPI_Request *request)
+{
+    return imrecv_x("MPI_Imrecv", buf, count, datatype, message, request);
+}
 TM_ALIAS(Imrecv)
+
+TM_API int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                         MPI_Request *request)
+{
+    return imrecv_x("MPI_Imrecv_c", buf, count, datatype, message, request);
+}
+TM_ALIAS(Imrecv_c)

@@ -18,8 +18,9 @@
  * packed bytes and *ret_dt (if ret_dt) the layout the engine must follow: NULL for contiguous
  * types (plain bytes, the fast path), the type otherwise (type_copy.h). */
 static inline int check_args(struct tm_rank *me, struct tm_commref **ret_cr, const char *fn,
-                             MPI_Comm comm, const void *buf, int count, MPI_Datatype dt, int peer,
-                             int tag, int is_recv, size_t *ret_bytes, const struct tm_type **ret_dt)
+                             MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype dt,
+                             int peer, int tag, int is_recv, size_t *ret_bytes,
+                             const struct tm_type **ret_dt)
 {
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
     struct tm_commref *cr = tm_comm_get(&me->comms, comm);
@@ -27,23 +28,26 @@ static inline int check_args(struct tm_rank *me, struct tm_commref **ret_cr, con
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
     *ret_cr = cr;
     if (TM_UNLIKELY(count < 0))
-        return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %d", count);
+        return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %lld", count);
     const struct tm_type *t = tm_type_get(dt);
     if (TM_UNLIKELY(!t)) return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid datatype %d", dt);
     if (TM_UNLIKELY(tm_buf_missing(buf, count, t)))
-        return tm_err(me, comm, MPI_ERR_BUFFER, fn, "buffer is NULL with count %d", count);
+        return tm_err(me, comm, MPI_ERR_BUFFER, fn, "buffer is NULL with count %lld", count);
     if (TM_UNLIKELY(peer >= tm_comm_peer_size(cr->c) ||
                     (peer < 0 && peer != MPI_PROC_NULL && !(is_recv && peer == MPI_ANY_SOURCE))))
         return tm_err(me, comm, MPI_ERR_RANK, fn, "invalid rank %d", peer);
     if (TM_UNLIKELY(tag > TM_TAG_UB || (tag < 0 && !(is_recv && tag == MPI_ANY_TAG))))
         return tm_err(me, comm, MPI_ERR_TAG, fn, "invalid tag %d", tag);
-    *ret_bytes = (size_t)count * t->psize;
+    if (TM_UNLIKELY(__builtin_mul_overflow((size_t)count, t->psize, ret_bytes) ||
+                    *ret_bytes > (size_t)PTRDIFF_MAX))
+        return tm_err(me, comm, MPI_ERR_COUNT, fn, "%lld elements of %s exceed the address space",
+                      count, t->name);
     if (ret_dt) *ret_dt = tm_type_moved(t);
     return MPI_SUCCESS;
 }
 
-int tm_p2p_check(struct tm_rank *me, const char *fn, MPI_Comm comm, const void *buf, int count,
-                 MPI_Datatype dt, int peer, int tag, int is_recv)
+int tm_p2p_check(struct tm_rank *me, const char *fn, MPI_Comm comm, const void *buf,
+                 MPI_Count count, MPI_Datatype dt, int peer, int tag, int is_recv)
 {
     struct tm_commref *cr = NULL;
     size_t bytes = 0;
@@ -56,7 +60,7 @@ const struct tm_type *tm_p2p_layout(MPI_Datatype dt)
     return t ? tm_type_moved(t) : NULL;
 }
 
-size_t tm_p2p_bytes(int count, MPI_Datatype dt)
+size_t tm_p2p_bytes(MPI_Count count, MPI_Datatype dt)
 {
     const struct tm_type *t = tm_type_get(dt);
     return t ? (size_t)count * t->psize : 0;
@@ -101,8 +105,8 @@ static inline void bsend_done(struct tm_rank *me, struct tm_request *sreq)
     }
 }
 
-static int send_blocking(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest,
-                         int tag, MPI_Comm comm, enum tm_send_mode mode)
+static int send_blocking(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt,
+                         int dest, int tag, MPI_Comm comm, enum tm_send_mode mode)
 {
     struct tm_rank *me = tm_self();
     struct tm_commref *cr = NULL;
@@ -131,37 +135,85 @@ static int send_blocking(const char *fn, const void *buf, int count, MPI_Datatyp
     return MPI_SUCCESS;
 }
 
+static int send_x(const char *tm_fn, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                  int dest, int tag, MPI_Comm comm)
+{
+    return send_blocking(tm_fn, buf, count, datatype, dest, tag, comm, TM_SEND_STANDARD);
+}
 TM_API int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                      MPI_Comm comm)
 {
-    return send_blocking("MPI_Send", buf, count, datatype, dest, tag, comm, TM_SEND_STANDARD);
+    return send_x("MPI_Send", buf, count, datatype, dest, tag, comm);
 }
 TM_ALIAS(Send)
 
+TM_API int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                       MPI_Comm comm)
+{
+    return send_x("MPI_Send_c", buf, count, datatype, dest, tag, comm);
+}
+TM_ALIAS(Send_c)
+
+static int ssend_x(const char *tm_fn, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                   int dest, int tag, MPI_Comm comm)
+{
+    return send_blocking(tm_fn, buf, count, datatype, dest, tag, comm, TM_SEND_SYNC);
+}
 TM_API int PMPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                       MPI_Comm comm)
 {
-    return send_blocking("MPI_Ssend", buf, count, datatype, dest, tag, comm, TM_SEND_SYNC);
+    return ssend_x("MPI_Ssend", buf, count, datatype, dest, tag, comm);
 }
 TM_ALIAS(Ssend)
 
+TM_API int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                        MPI_Comm comm)
+{
+    return ssend_x("MPI_Ssend_c", buf, count, datatype, dest, tag, comm);
+}
+TM_ALIAS(Ssend_c)
+
 /* A ready send may behave as a standard one (MPI 3.1 §3.4). */
+static int rsend_x(const char *tm_fn, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                   int dest, int tag, MPI_Comm comm)
+{
+    return send_blocking(tm_fn, buf, count, datatype, dest, tag, comm, TM_SEND_STANDARD);
+}
 TM_API int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                       MPI_Comm comm)
 {
-    return send_blocking("MPI_Rsend", buf, count, datatype, dest, tag, comm, TM_SEND_STANDARD);
+    return rsend_x("MPI_Rsend", buf, count, datatype, dest, tag, comm);
 }
 TM_ALIAS(Rsend)
+
+TM_API int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                        MPI_Comm comm)
+{
+    return rsend_x("MPI_Rsend_c", buf, count, datatype, dest, tag, comm);
+}
+TM_ALIAS(Rsend_c)
 
 /* Buffered sends copy into an envelope of their own size, so they complete locally whatever
  * the size; the attached buffer is accounted as MPI defines it (bsend_reserve): a message
  * holds its size plus MPI_BSEND_OVERHEAD of it until it has left. */
+static int bsend_x(const char *tm_fn, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                   int dest, int tag, MPI_Comm comm)
+{
+    return send_blocking(tm_fn, buf, count, datatype, dest, tag, comm, TM_SEND_BUFFERED);
+}
 TM_API int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                       MPI_Comm comm)
 {
-    return send_blocking("MPI_Bsend", buf, count, datatype, dest, tag, comm, TM_SEND_BUFFERED);
+    return bsend_x("MPI_Bsend", buf, count, datatype, dest, tag, comm);
 }
 TM_ALIAS(Bsend)
+
+TM_API int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                        MPI_Comm comm)
+{
+    return bsend_x("MPI_Bsend_c", buf, count, datatype, dest, tag, comm);
+}
+TM_ALIAS(Bsend_c)
 
 TM_API int PMPI_Buffer_attach(void *buffer, int size)
 {
@@ -199,8 +251,9 @@ TM_API int PMPI_Buffer_detach(void *buffer_addr, int *size)
 }
 TM_ALIAS(Buffer_detach)
 
-static int send_nonblocking(const char *fn, const void *buf, int count, MPI_Datatype dt, int dest,
-                            int tag, MPI_Comm comm, enum tm_send_mode mode, MPI_Request *request)
+static int send_nonblocking(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt,
+                            int dest, int tag, MPI_Comm comm, enum tm_send_mode mode,
+                            MPI_Request *request)
 {
     struct tm_rank *me = tm_self();
     struct tm_commref *cr = NULL;
@@ -238,52 +291,98 @@ static int send_nonblocking(const char *fn, const void *buf, int count, MPI_Data
     return MPI_SUCCESS;
 }
 
+static int isend_x(const char *tm_fn, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                   int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return send_nonblocking(tm_fn, buf, count, datatype, dest, tag, comm, TM_SEND_STANDARD,
+                            request);
+}
 TM_API int PMPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                       MPI_Comm comm, MPI_Request *request)
 {
-    return send_nonblocking("MPI_Isend", buf, count, datatype, dest, tag, comm, TM_SEND_STANDARD,
-                            request);
+    return isend_x("MPI_Isend", buf, count, datatype, dest, tag, comm, request);
 }
 TM_ALIAS(Isend)
 
+TM_API int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                        MPI_Comm comm, MPI_Request *request)
+{
+    return isend_x("MPI_Isend_c", buf, count, datatype, dest, tag, comm, request);
+}
+TM_ALIAS(Isend_c)
+
+static int issend_x(const char *tm_fn, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                    int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return send_nonblocking(tm_fn, buf, count, datatype, dest, tag, comm, TM_SEND_SYNC, request);
+}
 TM_API int PMPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                        MPI_Comm comm, MPI_Request *request)
 {
-    return send_nonblocking("MPI_Issend", buf, count, datatype, dest, tag, comm, TM_SEND_SYNC,
-                            request);
+    return issend_x("MPI_Issend", buf, count, datatype, dest, tag, comm, request);
 }
 TM_ALIAS(Issend)
 
+TM_API int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                         MPI_Comm comm, MPI_Request *request)
+{
+    return issend_x("MPI_Issend_c", buf, count, datatype, dest, tag, comm, request);
+}
+TM_ALIAS(Issend_c)
+
+static int irsend_x(const char *tm_fn, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                    int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return send_nonblocking(tm_fn, buf, count, datatype, dest, tag, comm, TM_SEND_STANDARD,
+                            request);
+}
 TM_API int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                        MPI_Comm comm, MPI_Request *request)
 {
-    return send_nonblocking("MPI_Irsend", buf, count, datatype, dest, tag, comm, TM_SEND_STANDARD,
-                            request);
+    return irsend_x("MPI_Irsend", buf, count, datatype, dest, tag, comm, request);
 }
 TM_ALIAS(Irsend)
 
+TM_API int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                         MPI_Comm comm, MPI_Request *request)
+{
+    return irsend_x("MPI_Irsend_c", buf, count, datatype, dest, tag, comm, request);
+}
+TM_ALIAS(Irsend_c)
+
+static int ibsend_x(const char *tm_fn, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                    int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return send_nonblocking(tm_fn, buf, count, datatype, dest, tag, comm, TM_SEND_BUFFERED,
+                            request);
+}
 TM_API int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                        MPI_Comm comm, MPI_Request *request)
 {
-    return send_nonblocking("MPI_Ibsend", buf, count, datatype, dest, tag, comm, TM_SEND_BUFFERED,
-                            request);
+    return ibsend_x("MPI_Ibsend", buf, count, datatype, dest, tag, comm, request);
 }
 TM_ALIAS(Ibsend)
 
-TM_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                     MPI_Comm comm, MPI_Status *status)
+TM_API int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                         MPI_Comm comm, MPI_Request *request)
+{
+    return ibsend_x("MPI_Ibsend_c", buf, count, datatype, dest, tag, comm, request);
+}
+TM_ALIAS(Ibsend_c)
+
+static int recv_x(const char *tm_fn, void *buf, MPI_Count count, MPI_Datatype datatype, int source,
+                  int tag, MPI_Comm comm, MPI_Status *status)
 {
     struct tm_rank *me = tm_self();
     struct tm_commref *cr = NULL;
     size_t cap = 0;
     const struct tm_type *rdt;
-    int err =
-        check_args(me, &cr, "MPI_Recv", comm, buf, count, datatype, source, tag, 1, &cap, &rdt);
+    int err = check_args(me, &cr, tm_fn, comm, buf, count, datatype, source, tag, 1, &cap, &rdt);
     if (TM_UNLIKELY(err)) return err;
     struct tm_request rreq;
     tm_req_init_stack(&rreq, me, TM_REQ_RECV, comm);
     rreq.dt = rdt;
-    int began = tm_mst_begin(me, "MPI_Recv", cr, comm, source, tag);
+    int began = tm_mst_begin(me, tm_fn, cr, comm, source, tag);
     if (cap <= TM_FB_MAX_BYTES && !me->job->net && !me->mt &&
         !atomic_load_explicit(&me->prog.pending, memory_order_relaxed)) {
         tm_recv_wait_small(me, cr, buf, cap, source, tag, &rreq);
@@ -294,26 +393,37 @@ TM_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, in
     tm_mst_end(me, began);
     tm_req_status(&rreq, status);
     if (TM_UNLIKELY(rreq.st_error))
-        return tm_err(me, comm, rreq.st_error, "MPI_Recv",
+        return tm_err(me, comm, rreq.st_error, tm_fn,
                       "message from rank %d tag %d does not fit in %zu bytes", rreq.st_source,
                       rreq.st_tag, cap);
     return MPI_SUCCESS;
 }
+TM_API int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                     MPI_Comm comm, MPI_Status *status)
+{
+    return recv_x("MPI_Recv", buf, count, datatype, source, tag, comm, status);
+}
 TM_ALIAS(Recv)
 
-TM_API int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                      MPI_Comm comm, MPI_Request *request)
+TM_API int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                       MPI_Comm comm, MPI_Status *status)
+{
+    return recv_x("MPI_Recv_c", buf, count, datatype, source, tag, comm, status);
+}
+TM_ALIAS(Recv_c)
+
+static int irecv_x(const char *tm_fn, void *buf, MPI_Count count, MPI_Datatype datatype, int source,
+                   int tag, MPI_Comm comm, MPI_Request *request)
 {
     struct tm_rank *me = tm_self();
     struct tm_commref *cr = NULL;
     size_t cap = 0;
     const struct tm_type *rdt;
-    int err =
-        check_args(me, &cr, "MPI_Irecv", comm, buf, count, datatype, source, tag, 1, &cap, &rdt);
+    int err = check_args(me, &cr, tm_fn, comm, buf, count, datatype, source, tag, 1, &cap, &rdt);
     if (TM_UNLIKELY(err)) return err;
-    if (TM_UNLIKELY(!request)) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Irecv", "request is NULL");
+    if (TM_UNLIKELY(!request)) return tm_err(me, comm, MPI_ERR_ARG, tm_fn, "request is NULL");
     struct tm_request *r = tm_req_alloc(me, TM_REQ_RECV);
-    if (TM_UNLIKELY(!r)) return tm_err(me, comm, MPI_ERR_NO_MEM, "MPI_Irecv", "out of memory");
+    if (TM_UNLIKELY(!r)) return tm_err(me, comm, MPI_ERR_NO_MEM, tm_fn, "out of memory");
     r->comm = comm;
     if (TM_UNLIKELY(rdt)) { /* the program may free the type before the receive completes */
         tm_type_hold(rdt);
@@ -323,13 +433,26 @@ TM_API int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, i
     *request = r;
     return MPI_SUCCESS;
 }
+TM_API int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                      MPI_Comm comm, MPI_Request *request)
+{
+    return irecv_x("MPI_Irecv", buf, count, datatype, source, tag, comm, request);
+}
 TM_ALIAS(Irecv)
 
-TM_API int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                         int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                         int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+TM_API int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                        MPI_Comm comm, MPI_Request *request)
 {
-    const char *fn = "MPI_Sendrecv";
+    return irecv_x("MPI_Irecv_c", buf, count, datatype, source, tag, comm, request);
+}
+TM_ALIAS(Irecv_c)
+
+static int sendrecv_x(const char *tm_fn, const void *sendbuf, MPI_Count sendcount,
+                      MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                      MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                      MPI_Comm comm, MPI_Status *status)
+{
+    const char *fn = tm_fn;
     struct tm_rank *me = tm_self();
     struct tm_commref *cr = NULL;
     size_t bytes = 0, cap = 0;
@@ -364,12 +487,30 @@ TM_API int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendty
                       rreq.st_tag, cap);
     return MPI_SUCCESS;
 }
+TM_API int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                         int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_x("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                      recvcount, recvtype, source, recvtag, comm, status);
+}
 TM_ALIAS(Sendrecv)
 
-TM_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                                 int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+TM_API int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           int dest, int sendtag, void *recvbuf, MPI_Count recvcount,
+                           MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                           MPI_Status *status)
 {
-    const char *fn = "MPI_Sendrecv_replace";
+    return sendrecv_x("MPI_Sendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                      recvcount, recvtype, source, recvtag, comm, status);
+}
+TM_ALIAS(Sendrecv_c)
+
+static int sendrecv_replace_x(const char *tm_fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                              int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+                              MPI_Status *status)
+{
+    const char *fn = tm_fn;
     struct tm_rank *me = tm_self();
     struct tm_commref *cr = NULL;
     size_t bytes = 0;
@@ -410,7 +551,22 @@ TM_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, in
     if (TM_UNLIKELY(r < 0)) return send_failed(me, comm, fn, r);
     return MPI_SUCCESS;
 }
+TM_API int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                                 int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_replace_x("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag, source,
+                              recvtag, comm, status);
+}
 TM_ALIAS(Sendrecv_replace)
+
+TM_API int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                   int sendtag, int source, int recvtag, MPI_Comm comm,
+                                   MPI_Status *status)
+{
+    return sendrecv_replace_x("MPI_Sendrecv_replace_c", buf, count, datatype, dest, sendtag, source,
+                              recvtag, comm, status);
+}
+TM_ALIAS(Sendrecv_replace_c)
 
 static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int block, int *flag,
                         MPI_Status *status)

@@ -200,12 +200,12 @@ TM_ALIAS(Startall)
 
 /* ---- persistent point-to-point ---- */
 
-typedef int (*isend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+typedef int (*isend_fn)(const void *, MPI_Count, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
 
 struct p2p_args {
     isend_fn isend; /* NULL: a receive */
     void *buf;
-    int count;
+    MPI_Count count;
     MPI_Datatype dt;
     int peer, tag;
     MPI_Comm comm;
@@ -215,11 +215,11 @@ static int p2p_start(const void *args, MPI_Request *inner)
 {
     const struct p2p_args *a = args;
     if (a->isend) return a->isend(a->buf, a->count, a->dt, a->peer, a->tag, a->comm, inner);
-    return PMPI_Irecv(a->buf, a->count, a->dt, a->peer, a->tag, a->comm, inner);
+    return PMPI_Irecv_c(a->buf, a->count, a->dt, a->peer, a->tag, a->comm, inner);
 }
 
-static int p2p_init(const char *fn, isend_fn isend, const void *buf, int count, MPI_Datatype dt,
-                    int peer, int tag, MPI_Comm comm, MPI_Request *request)
+static int p2p_init(const char *fn, isend_fn isend, const void *buf, MPI_Count count,
+                    MPI_Datatype dt, int peer, int tag, MPI_Comm comm, MPI_Request *request)
 {
     struct tm_rank *me = tm_self();
     int err = tm_p2p_check(me, fn, comm, buf, count, dt, peer, tag, isend == NULL);
@@ -228,47 +228,107 @@ static int p2p_init(const char *fn, isend_fn isend, const void *buf, int count, 
     return tm_preq_new(me, fn, comm, p2p_start, &a, sizeof a, request);
 }
 
+static int send_init_x(const char *tm_fn, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                       int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return p2p_init(tm_fn, PMPI_Isend_c, buf, count, datatype, dest, tag, comm, request);
+}
 TM_API int PMPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                           MPI_Comm comm, MPI_Request *request)
 {
-    return p2p_init("MPI_Send_init", PMPI_Isend, buf, count, datatype, dest, tag, comm, request);
+    return send_init_x("MPI_Send_init", buf, count, datatype, dest, tag, comm, request);
 }
 TM_ALIAS(Send_init)
 
+TM_API int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                            int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return send_init_x("MPI_Send_init_c", buf, count, datatype, dest, tag, comm, request);
+}
+TM_ALIAS(Send_init_c)
+
+static int ssend_init_x(const char *tm_fn, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                        int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return p2p_init(tm_fn, PMPI_Issend_c, buf, count, datatype, dest, tag, comm, request);
+}
 TM_API int PMPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                            MPI_Comm comm, MPI_Request *request)
 {
-    return p2p_init("MPI_Ssend_init", PMPI_Issend, buf, count, datatype, dest, tag, comm, request);
+    return ssend_init_x("MPI_Ssend_init", buf, count, datatype, dest, tag, comm, request);
 }
 TM_ALIAS(Ssend_init)
 
+TM_API int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                             int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return ssend_init_x("MPI_Ssend_init_c", buf, count, datatype, dest, tag, comm, request);
+}
+TM_ALIAS(Ssend_init_c)
+
+static int rsend_init_x(const char *tm_fn, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                        int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return p2p_init(tm_fn, PMPI_Irsend_c, buf, count, datatype, dest, tag, comm, request);
+}
 TM_API int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                            MPI_Comm comm, MPI_Request *request)
 {
-    return p2p_init("MPI_Rsend_init", PMPI_Irsend, buf, count, datatype, dest, tag, comm, request);
+    return rsend_init_x("MPI_Rsend_init", buf, count, datatype, dest, tag, comm, request);
 }
 TM_ALIAS(Rsend_init)
 
+TM_API int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                             int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return rsend_init_x("MPI_Rsend_init_c", buf, count, datatype, dest, tag, comm, request);
+}
+TM_ALIAS(Rsend_init_c)
+
+static int bsend_init_x(const char *tm_fn, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                        int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return p2p_init(tm_fn, PMPI_Ibsend_c, buf, count, datatype, dest, tag, comm, request);
+}
 TM_API int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                            MPI_Comm comm, MPI_Request *request)
 {
-    return p2p_init("MPI_Bsend_init", PMPI_Ibsend, buf, count, datatype, dest, tag, comm, request);
+    return bsend_init_x("MPI_Bsend_init", buf, count, datatype, dest, tag, comm, request);
 }
 TM_ALIAS(Bsend_init)
 
+TM_API int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                             int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return bsend_init_x("MPI_Bsend_init_c", buf, count, datatype, dest, tag, comm, request);
+}
+TM_ALIAS(Bsend_init_c)
+
+static int recv_init_x(const char *tm_fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                       int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    return p2p_init(tm_fn, NULL, buf, count, datatype, source, tag, comm, request);
+}
 TM_API int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
                           MPI_Comm comm, MPI_Request *request)
 {
-    return p2p_init("MPI_Recv_init", NULL, buf, count, datatype, source, tag, comm, request);
+    return recv_init_x("MPI_Recv_init", buf, count, datatype, source, tag, comm, request);
 }
 TM_ALIAS(Recv_init)
 
+TM_API int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                            MPI_Comm comm, MPI_Request *request)
+{
+    return recv_init_x("MPI_Recv_init_c", buf, count, datatype, source, tag, comm, request);
+}
+TM_ALIAS(Recv_init_c)
+
 /* ---- MPI_Isendrecv, MPI_Isendrecv_replace (MPI 4.0 §3.10) ---- */
 
-static int pair_start(struct tm_rank *me, const char *fn, const void *sendbuf, int sendcount,
-                      MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount,
-                      MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, void *tmp,
-                      const struct tm_type *layout, MPI_Request *request)
+static int pair_start(struct tm_rank *me, const char *fn, const void *sendbuf, MPI_Count sendcount,
+                      MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                      MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                      MPI_Comm comm, void *tmp, const struct tm_type *layout, MPI_Request *request)
 {
     struct tm_preq *p = calloc(1, sizeof *p);
     struct tm_request *r = p ? tm_req_alloc(me, TM_REQ_PAIR) : NULL;
@@ -288,15 +348,15 @@ static int pair_start(struct tm_rank *me, const char *fn, const void *sendbuf, i
         p->dt = layout;
         p->dcount = (size_t)recvcount;
         tm_type_hold(layout);
-        recvcount = (int)((size_t)recvcount * layout->psize);
+        recvcount = (MPI_Count)((size_t)recvcount * layout->psize);
         recvtype = MPI_PACKED;
     }
     /* The receive first, as MPI_Sendrecv does: two ranks exchanging large messages both find
      * theirs posted. */
     int err =
-        PMPI_Irecv(tmp ? tmp : recvbuf, recvcount, recvtype, source, recvtag, comm, &p->inner);
+        PMPI_Irecv_c(tmp ? tmp : recvbuf, recvcount, recvtype, source, recvtag, comm, &p->inner);
     if (!err) {
-        err = PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &p->inner2);
+        err = PMPI_Isend_c(sendbuf, sendcount, sendtype, dest, sendtag, comm, &p->inner2);
         if (err) { /* take the receive back (it may have matched: then wait for it) */
             tm_req_cancel_op(me, p->inner);
             tm_wait(me, tm_req_done_cond, p->inner);
@@ -314,11 +374,12 @@ static int pair_start(struct tm_rank *me, const char *fn, const void *sendbuf, i
     return MPI_SUCCESS;
 }
 
-TM_API int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                          int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                          int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+static int isendrecv_x(const char *tm_fn, const void *sendbuf, MPI_Count sendcount,
+                       MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                       MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                       MPI_Comm comm, MPI_Request *request)
 {
-    const char *fn = "MPI_Isendrecv";
+    const char *fn = tm_fn;
     struct tm_rank *me = tm_self();
     int err = tm_p2p_check(me, fn, comm, sendbuf, sendcount, sendtype, dest, sendtag, 0);
     if (!err) err = tm_p2p_check(me, fn, comm, recvbuf, recvcount, recvtype, source, recvtag, 1);
@@ -327,13 +388,30 @@ TM_API int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendt
     return pair_start(me, fn, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                       recvtype, source, recvtag, comm, NULL, NULL, request);
 }
+TM_API int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                          int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                          int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return isendrecv_x("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                       recvcount, recvtype, source, recvtag, comm, request);
+}
 TM_ALIAS(Isendrecv)
 
-TM_API int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
-                                  int sendtag, int source, int recvtag, MPI_Comm comm,
-                                  MPI_Request *request)
+TM_API int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                            int dest, int sendtag, void *recvbuf, MPI_Count recvcount,
+                            MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                            MPI_Request *request)
 {
-    const char *fn = "MPI_Isendrecv_replace";
+    return isendrecv_x("MPI_Isendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                       recvcount, recvtype, source, recvtag, comm, request);
+}
+TM_ALIAS(Isendrecv_c)
+
+static int isendrecv_replace_x(const char *tm_fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                               int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+                               MPI_Request *request)
+{
+    const char *fn = tm_fn;
     struct tm_rank *me = tm_self();
     int err = tm_p2p_check(me, fn, comm, buf, count, datatype, dest, sendtag, 0);
     if (!err) err = tm_p2p_check(me, fn, comm, buf, count, datatype, source, recvtag, 1);
@@ -342,12 +420,25 @@ TM_API int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, i
     /* Receive into a copy-sized temporary: the send reads buf until it completes. */
     size_t bytes = tm_p2p_bytes(count, datatype);
     const struct tm_type *layout = tm_type_moved(tm_type_get(datatype));
-    if (layout && bytes > INT_MAX)
-        return tm_err(me, comm, MPI_ERR_COUNT, fn,
-                      "%zu bytes of a non-contiguous type: more than a receive can count", bytes);
     void *tmp = malloc(bytes ? bytes : 1);
     if (!tmp) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     return pair_start(me, fn, buf, count, datatype, dest, sendtag, buf, count, datatype, source,
                       recvtag, comm, tmp, layout, request);
 }
+TM_API int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
+                                  int sendtag, int source, int recvtag, MPI_Comm comm,
+                                  MPI_Request *request)
+{
+    return isendrecv_replace_x("MPI_Isendrecv_replace", buf, count, datatype, dest, sendtag, source,
+                               recvtag, comm, request);
+}
 TM_ALIAS(Isendrecv_replace)
+
+TM_API int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                    int sendtag, int source, int recvtag, MPI_Comm comm,
+                                    MPI_Request *request)
+{
+    return isendrecv_replace_x("MPI_Isendrecv_replace_c", buf, count, datatype, dest, sendtag,
+                               source, recvtag, comm, request);
+}
+TM_ALIAS(Isendrecv_replace_c)

@@ -36,11 +36,11 @@ struct op {
 };
 
 /* A side of an operation (origin, result or target): count elements of dt. */
-static int check_side(struct op *o, const char *fn, const char *what, int count, MPI_Datatype dt,
-                      const void *buf, int need_buf, const struct tm_type **ret)
+static int check_side(struct op *o, const char *fn, const char *what, MPI_Count count,
+                      MPI_Datatype dt, const void *buf, int need_buf, const struct tm_type **ret)
 {
     if (count < 0)
-        return tm_win_err(o->me, o->wr, MPI_ERR_COUNT, fn, "invalid %s count %d", what, count);
+        return tm_win_err(o->me, o->wr, MPI_ERR_COUNT, fn, "invalid %s count %lld", what, count);
     const struct tm_type *t = tm_type_get(dt);
     if (!t) return tm_win_err(o->me, o->wr, MPI_ERR_TYPE, fn, "invalid %s datatype %d", what, dt);
     if (need_buf && tm_buf_missing(buf, count, t))
@@ -52,18 +52,18 @@ static int check_side(struct op *o, const char *fn, const char *what, int count,
 /* Both sides must carry the same basic elements, as many of them (the type signatures
  * match: MPI 3.1 §11.3). */
 static int check_match(struct op *o, const char *fn, const char *what, const struct tm_type *a,
-                       int ac, const struct tm_type *b, int bc)
+                       MPI_Count ac, const struct tm_type *b, MPI_Count bc)
 {
     if (a->basic != b->basic || (size_t)ac * a->size != (size_t)bc * b->size)
         return tm_win_err(o->me, o->wr, MPI_ERR_TYPE, fn,
-                          "%s: %d x %s does not match the target's %d x %s", what, ac, a->name, bc,
-                          b->name);
+                          "%s: %lld x %s does not match the target's %lld x %s", what, ac, a->name,
+                          bc, b->name);
     return MPI_SUCCESS;
 }
 
 /* Checks window, target, epoch, range; *ret_null: target is MPI_PROC_NULL (nothing to do). */
 static int check_target(struct op *o, const char *fn, MPI_Win win, int rank, MPI_Aint disp,
-                        int count, MPI_Datatype dt, int passive_only, int *ret_null)
+                        MPI_Count count, MPI_Datatype dt, int passive_only, int *ret_null)
 {
     int err;
     o->me = tm_self();
@@ -116,8 +116,8 @@ static int check_target(struct op *o, const char *fn, MPI_Win win, int rank, MPI
     }
     if (bad)
         return tm_win_err(o->me, o->wr, MPI_ERR_RMA_RANGE, fn,
-                          "%d x %s at displacement %td is outside rank %d's window", count, t->name,
-                          disp, rank);
+                          "%lld x %s at displacement %td is outside rank %d's window", count,
+                          t->name, disp, rank);
     o->wr->fence_ops++;
     return MPI_SUCCESS;
 }
@@ -159,8 +159,9 @@ static int new_request(struct op *o, const char *fn, MPI_Request *request, struc
     return MPI_SUCCESS;
 }
 
-static int do_put(const char *fn, const void *oaddr, int ocount, MPI_Datatype otype, int trank,
-                  MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win, MPI_Request *request)
+static int do_put(const char *fn, const void *oaddr, MPI_Count ocount, MPI_Datatype otype,
+                  int trank, MPI_Aint tdisp, MPI_Count tcount, MPI_Datatype ttype, MPI_Win win,
+                  MPI_Request *request)
 {
     struct op o;
     int null, err = check_target(&o, fn, win, trank, tdisp, tcount, ttype, request != NULL, &null);
@@ -187,8 +188,9 @@ static int do_put(const char *fn, const void *oaddr, int ocount, MPI_Datatype ot
     return MPI_SUCCESS;
 }
 
-static int do_get(const char *fn, void *oaddr, int ocount, MPI_Datatype otype, int trank,
-                  MPI_Aint tdisp, int tcount, MPI_Datatype ttype, MPI_Win win, MPI_Request *request)
+static int do_get(const char *fn, void *oaddr, MPI_Count ocount, MPI_Datatype otype, int trank,
+                  MPI_Aint tdisp, MPI_Count tcount, MPI_Datatype ttype, MPI_Win win,
+                  MPI_Request *request)
 {
     struct op o;
     int null, err = check_target(&o, fn, win, trank, tdisp, tcount, ttype, request != NULL, &null);
@@ -236,10 +238,10 @@ static void local_acc_blocks(struct op *o, const char *in, char *fetch)
 
 /* Accumulate and Get_accumulate (result NULL: no fetch).  single: Fetch_and_op, whose
  * datatype must be predefined (MPI 3.1 §11.3.4). */
-static int do_acc(const char *fn, const void *oaddr, int ocount, MPI_Datatype otype, void *raddr,
-                  int rcount, MPI_Datatype rtype, int trank, MPI_Aint tdisp, int tcount,
-                  MPI_Datatype ttype, MPI_Op op, MPI_Win win, int fetching, int single,
-                  MPI_Request *request)
+static int do_acc(const char *fn, const void *oaddr, MPI_Count ocount, MPI_Datatype otype,
+                  void *raddr, MPI_Count rcount, MPI_Datatype rtype, int trank, MPI_Aint tdisp,
+                  MPI_Count tcount, MPI_Datatype ttype, MPI_Op op, MPI_Win win, int fetching,
+                  int single, MPI_Request *request)
 {
     struct op o;
     int null, err = check_target(&o, fn, win, trank, tdisp, tcount, ttype, request != NULL, &null);
@@ -302,93 +304,238 @@ static int do_acc(const char *fn, const void *oaddr, int ocount, MPI_Datatype ot
     return MPI_SUCCESS;
 }
 
+static int put_x(const char *tm_fn, const void *origin_addr, MPI_Count origin_count,
+                 MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                 MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    return do_put(tm_fn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, win, NULL);
+}
 TM_API int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                     int target_rank, MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Win win)
 {
-    return do_put("MPI_Put", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                  target_count, target_datatype, win, NULL);
+    return put_x("MPI_Put", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                 target_count, target_datatype, win);
 }
 TM_ALIAS(Put)
 
-TM_API int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                     int target_rank, MPI_Aint target_disp, int target_count,
-                     MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+TM_API int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                      MPI_Datatype target_datatype, MPI_Win win)
 {
-    static const char fn[] = "MPI_Rput";
+    return put_x("MPI_Put_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                 target_count, target_datatype, win);
+}
+TM_ALIAS(Put_c)
+
+static int rput_x(const char *tm_fn, const void *origin_addr, MPI_Count origin_count,
+                  MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                  MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                  MPI_Request *request)
+{
+    const char *fn = tm_fn;
     if (!request) return tm_err_noco(MPI_ERR_ARG, fn, "request is NULL");
     return do_put(fn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                   target_count, target_datatype, win, request);
 }
+TM_API int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    return rput_x("MPI_Rput", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, win, request);
+}
 TM_ALIAS(Rput)
 
+TM_API int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count,
+                       MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                       MPI_Request *request)
+{
+    return rput_x("MPI_Rput_c", origin_addr, origin_count, origin_datatype, target_rank,
+                  target_disp, target_count, target_datatype, win, request);
+}
+TM_ALIAS(Rput_c)
+
+static int get_x(const char *tm_fn, void *origin_addr, MPI_Count origin_count,
+                 MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                 MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    return do_get(tm_fn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, win, NULL);
+}
 TM_API int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                     int target_rank, MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Win win)
 {
-    return do_get("MPI_Get", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                  target_count, target_datatype, win, NULL);
+    return get_x("MPI_Get", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                 target_count, target_datatype, win);
 }
 TM_ALIAS(Get)
 
-TM_API int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                     int target_rank, MPI_Aint target_disp, int target_count,
-                     MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+TM_API int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                      MPI_Datatype target_datatype, MPI_Win win)
 {
-    static const char fn[] = "MPI_Rget";
+    return get_x("MPI_Get_c", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                 target_count, target_datatype, win);
+}
+TM_ALIAS(Get_c)
+
+static int rget_x(const char *tm_fn, void *origin_addr, MPI_Count origin_count,
+                  MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                  MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                  MPI_Request *request)
+{
+    const char *fn = tm_fn;
     if (!request) return tm_err_noco(MPI_ERR_ARG, fn, "request is NULL");
     return do_get(fn, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
                   target_count, target_datatype, win, request);
 }
+TM_API int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    return rget_x("MPI_Rget", origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                  target_count, target_datatype, win, request);
+}
 TM_ALIAS(Rget)
 
+TM_API int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                       int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                       MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    return rget_x("MPI_Rget_c", origin_addr, origin_count, origin_datatype, target_rank,
+                  target_disp, target_count, target_datatype, win, request);
+}
+TM_ALIAS(Rget_c)
+
+static int acc_x(const char *tm_fn, const void *origin_addr, MPI_Count origin_count,
+                 MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                 MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    return do_acc(tm_fn, origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL,
+                  target_rank, target_disp, target_count, target_datatype, op, win, 0, 0, NULL);
+}
 TM_API int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                            int target_rank, MPI_Aint target_disp, int target_count,
                            MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    return do_acc("MPI_Accumulate", origin_addr, origin_count, origin_datatype, NULL, 0,
-                  MPI_DATATYPE_NULL, target_rank, target_disp, target_count, target_datatype, op,
-                  win, 0, 0, NULL);
+    return acc_x("MPI_Accumulate", origin_addr, origin_count, origin_datatype, target_rank,
+                 target_disp, target_count, target_datatype, op, win);
 }
 TM_ALIAS(Accumulate)
 
+TM_API int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                             MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                             MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                             MPI_Win win)
+{
+    return acc_x("MPI_Accumulate_c", origin_addr, origin_count, origin_datatype, target_rank,
+                 target_disp, target_count, target_datatype, op, win);
+}
+TM_ALIAS(Accumulate_c)
+
+static int racc_x(const char *tm_fn, const void *origin_addr, MPI_Count origin_count,
+                  MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                  MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                  MPI_Request *request)
+{
+    const char *fn = tm_fn;
+    if (!request) return tm_err_noco(MPI_ERR_ARG, fn, "request is NULL");
+    return do_acc(fn, origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL,
+                  target_rank, target_disp, target_count, target_datatype, op, win, 0, 0, request);
+}
 TM_API int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                             int target_rank, MPI_Aint target_disp, int target_count,
                             MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                             MPI_Request *request)
 {
-    static const char fn[] = "MPI_Raccumulate";
-    if (!request) return tm_err_noco(MPI_ERR_ARG, fn, "request is NULL");
-    return do_acc(fn, origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL,
-                  target_rank, target_disp, target_count, target_datatype, op, win, 0, 0, request);
+    return racc_x("MPI_Raccumulate", origin_addr, origin_count, origin_datatype, target_rank,
+                  target_disp, target_count, target_datatype, op, win, request);
 }
 TM_ALIAS(Raccumulate)
 
+TM_API int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
+                              MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                              MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                              MPI_Win win, MPI_Request *request)
+{
+    return racc_x("MPI_Raccumulate_c", origin_addr, origin_count, origin_datatype, target_rank,
+                  target_disp, target_count, target_datatype, op, win, request);
+}
+TM_ALIAS(Raccumulate_c)
+
+static int getacc_x(const char *tm_fn, const void *origin_addr, MPI_Count origin_count,
+                    MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                    MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                    MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    return do_acc(tm_fn, origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                  result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
+                  1, 0, NULL);
+}
 TM_API int PMPI_Get_accumulate(const void *origin_addr, int origin_count,
                                MPI_Datatype origin_datatype, void *result_addr, int result_count,
                                MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
                                int target_count, MPI_Datatype target_datatype, MPI_Op op,
                                MPI_Win win)
 {
-    return do_acc("MPI_Get_accumulate", origin_addr, origin_count, origin_datatype, result_addr,
-                  result_count, result_datatype, target_rank, target_disp, target_count,
-                  target_datatype, op, win, 1, 0, NULL);
+    return getacc_x("MPI_Get_accumulate", origin_addr, origin_count, origin_datatype, result_addr,
+                    result_count, result_datatype, target_rank, target_disp, target_count,
+                    target_datatype, op, win);
 }
 TM_ALIAS(Get_accumulate)
 
+TM_API int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                                 MPI_Datatype origin_datatype, void *result_addr,
+                                 MPI_Count result_count, MPI_Datatype result_datatype,
+                                 int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    return getacc_x("MPI_Get_accumulate_c", origin_addr, origin_count, origin_datatype, result_addr,
+                    result_count, result_datatype, target_rank, target_disp, target_count,
+                    target_datatype, op, win);
+}
+TM_ALIAS(Get_accumulate_c)
+
+static int rgetacc_x(const char *tm_fn, const void *origin_addr, MPI_Count origin_count,
+                     MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                     MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                     MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                     MPI_Request *request)
+{
+    const char *fn = tm_fn;
+    if (!request) return tm_err_noco(MPI_ERR_ARG, fn, "request is NULL");
+    return do_acc(fn, origin_addr, origin_count, origin_datatype, result_addr, result_count,
+                  result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
+                  1, 0, request);
+}
 TM_API int PMPI_Rget_accumulate(const void *origin_addr, int origin_count,
                                 MPI_Datatype origin_datatype, void *result_addr, int result_count,
                                 MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
                                 int target_count, MPI_Datatype target_datatype, MPI_Op op,
                                 MPI_Win win, MPI_Request *request)
 {
-    static const char fn[] = "MPI_Rget_accumulate";
-    if (!request) return tm_err_noco(MPI_ERR_ARG, fn, "request is NULL");
-    return do_acc(fn, origin_addr, origin_count, origin_datatype, result_addr, result_count,
-                  result_datatype, target_rank, target_disp, target_count, target_datatype, op, win,
-                  1, 0, request);
+    return rgetacc_x("MPI_Rget_accumulate", origin_addr, origin_count, origin_datatype, result_addr,
+                     result_count, result_datatype, target_rank, target_disp, target_count,
+                     target_datatype, op, win, request);
 }
 TM_ALIAS(Rget_accumulate)
+
+TM_API int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                                  MPI_Datatype origin_datatype, void *result_addr,
+                                  MPI_Count result_count, MPI_Datatype result_datatype,
+                                  int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                                  MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                                  MPI_Request *request)
+{
+    return rgetacc_x("MPI_Rget_accumulate_c", origin_addr, origin_count, origin_datatype,
+                     result_addr, result_count, result_datatype, target_rank, target_disp,
+                     target_count, target_datatype, op, win, request);
+}
+TM_ALIAS(Rget_accumulate_c)
 
 TM_API int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                              int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)

@@ -35,3 +35,26 @@ finalize_early() {
     finalize_early "$exe" 4 allreduce MPI_Allreduce -x TMPI_RANK_SWITCHING=user
     finalize_early "$exe" 3 bcast MPI_Bcast -x TMPI_RANK_SWITCHING=user
 }
+
+# More than 2^31 bytes in one Send_c/Recv_c, one Allreduce_c and one Put_c between two ranks
+# of one node: 3 GiB when the machine has room for it, else 2^31 + 4099 bytes; skipped below
+# TMPI_TEST_BIG_MIN_KB of MemAvailable (docs/USER.md, "Large counts").
+@test "mpi41: a message, an Allreduce and a Put of more than 2^31 bytes with the _c calls" {
+    local avail need_small=$((6 * 1024 * 1024)) need_big=$((11 * 1024 * 1024)) n
+    avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+    if [ "$avail" -ge "$need_big" ]; then
+        n=$((3 * 1024 * 1024 * 1024))
+    elif [ "$avail" -ge "${TMPI_TEST_BIG_MIN_KB:-$need_small}" ]; then
+        n=$((2147483648 + 4099))
+    else
+        skip "needs ${TMPI_TEST_BIG_MIN_KB:-$need_small} kB of MemAvailable, the machine has $avail kB"
+    fi
+    local exe="$BATS_FILE_TMPDIR/large_count"
+    tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/large_count.c"
+    run timeout 600 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" "$n"
+    [ "$status" -eq 0 ] && [ "${lines[${#lines[@]}-1]}" = "OK" ] || {
+        echo "$n bytes: status $status"
+        echo "$output"
+        return 1
+    }
+}

@@ -170,6 +170,16 @@ run_prog() {
     SWITCHING=user run_prog std_letter 2 5
 }
 
+@test "mpi: large-count (_c) calls: point-to-point, persistent, matched probe, Pack, type queries, reductions, RMA agree with the int forms; counts past INT_MAX in statuses" {
+    run_prog large_count 1 2 3 4 16
+    SWITCHING=user run_prog large_count 3
+}
+
+@test "mpi: MPI-4.1: status field accessors, Request_get_status_any/all/some leave requests alone, Type_get_value_index" {
+    run_prog mpi41 1 2 4 16
+    SWITCHING=user run_prog mpi41 3
+}
+
 @test "mpi: MPI-4.0: version 4.0, Intercomm_create_from_groups, Remove_error_class/code/string" {
     run_prog mpi4 1 2 3 4 16
 }

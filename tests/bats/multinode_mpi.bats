@@ -66,7 +66,7 @@ expect_ok() {
 @test "multinode mpi: groups, communicators, inter-communicators, attributes on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
-    for p in groups comm_loop intercomm inter_nbc attrs errh_info comm_threads comm_idup mpi4; do
+    for p in groups comm_loop intercomm inter_nbc attrs errh_info comm_threads comm_idup mpi4 mpi41; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done
@@ -77,7 +77,7 @@ expect_ok() {
 @test "multinode mpi: derived datatypes on 3 nodes x 2 ranks (eager and three-phase)" {
     start_cluster 3
     local p
-    for p in datatypes_p2p datatypes_api datatypes_coll coll_dtypes type_threads persistent std_letter; do
+    for p in datatypes_p2p datatypes_api datatypes_coll coll_dtypes type_threads persistent std_letter large_count; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done

@@ -348,6 +348,16 @@ static int count_comm_delete(MPI_Comm c, int key, void *val, void *extra)
     return MPI_SUCCESS;
 }
 
+static int other_key = MPI_KEYVAL_INVALID;
+
+/* A delete callback that deletes another attribute of the same communicator. */
+static int delete_other(MPI_Comm c, int key, void *val, void *extra)
+{
+    (void)key, (void)val, (void)extra;
+    deleted++;
+    return MPI_Comm_delete_attr(c, other_key);
+}
+
 static void attributes(void)
 {
     /* on predefined datatypes */
@@ -405,6 +415,33 @@ static void attributes(void)
     MPI_Error_class(err, &cls);
     CHECK(cls == MPI_ERR_KEYVAL, "a keyval whose last attribute went: class %d", cls);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+
+    /* a delete callback deleting its neighbours in the list; a second free of a keyval
+     * still held by attributes is no error */
+    int first, second;
+    CHECK_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, count_comm_delete, &other_key, NULL));
+    CHECK_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_other, &second, NULL));
+    CHECK_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, count_comm_delete, &first, NULL));
+    CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    CHECK_MPI(MPI_Comm_set_attr(c, other_key, &v));
+    CHECK_MPI(MPI_Comm_set_attr(c, second, &v));
+    CHECK_MPI(MPI_Comm_set_attr(c, first, &v));
+    deleted = 0;
+    CHECK_MPI(MPI_Comm_delete_attr(c, second));
+    CHECK(deleted == 2, "delete callback deleting another attribute: %d deletes", deleted);
+    CHECK_MPI(MPI_Comm_get_attr(c, other_key, &got, &flag));
+    CHECK(!flag, "the attribute its neighbour's callback deleted is still there");
+    int first_copy = first;
+    CHECK_MPI(MPI_Comm_free_keyval(&first));
+    CHECK_MPI(MPI_Comm_free_keyval(&first_copy)); /* c's attribute still holds it */
+    CHECK_MPI(MPI_Comm_free_keyval(&second));
+    CHECK_MPI(MPI_Comm_free_keyval(&other_key));
+    CHECK_MPI(MPI_Comm_free(&c));
+    CHECK(deleted == 3, "freeing the communicator: %d deletes", deleted);
+    /* MPI_LASTUSEDCODE is never below MPI_ERR_LASTCODE */
+    int *last = NULL;
+    CHECK_MPI(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag));
+    CHECK(flag && *last >= MPI_ERR_LASTCODE, "MPI_LASTUSEDCODE %d", *last);
 }
 
 int main(int argc, char **argv)
