@@ -105,6 +105,7 @@ void tm_objs_free(struct tm_rank *me)
     tm_objtab_free(o->infos, tm_info_free_obj);
     tm_objtab_free(o->errhs, free_any);
     tm_objtab_free(o->keyvals, free_any);
+    tm_objtab_free(o->sessions, free_any);
     for (int i = 0; o->str && i < o->ncap; i++)
         free(o->str[i]);
     free(o->str);

@@ -330,3 +330,8 @@ run_prog() {
 @test "mpi: passive target: flushes complete while the target computes" {
     run_prog rma_passive 2 4 16
 }
+
+@test "mpi: sessions: process sets, communicators from their groups, several sessions with MPI_Init between, error handlers" {
+    run_prog sessions 1 2 4 16
+    SWITCHING=user run_prog sessions 5
+}

@@ -72,6 +72,16 @@ expect_ok() {
     done
 }
 
+# Sessions across agents: one tmpi://node/<i> set per node, communicators made from the node
+# sets and the world set agree on ids among their members only, on threads and on carriers.
+@test "multinode mpi: sessions and process sets on 3 nodes x 2 ranks, threads and carriers" {
+    start_cluster 3
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog sessions)"
+    expect_ok || return 1
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog sessions)"
+    expect_ok
+}
+
 # Ranks on carriers (user-level switching) across nodes: idle carriers read the links, a
 # blocked rank runs on another carrier while its neighbour computes (net_progress, carriers).
 @test "multinode mpi: derived datatypes on 3 nodes x 2 ranks (eager and three-phase)" {
