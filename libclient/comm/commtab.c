@@ -106,6 +106,7 @@ void tm_objs_free(struct tm_rank *me)
     tm_objtab_free(o->errhs, free_any);
     tm_objtab_free(o->keyvals, free_any);
     tm_objtab_free(o->sessions, free_any);
+    if (o->mpit) o->mpit_free(o->mpit);
     for (int i = 0; o->str && i < o->ncap; i++)
         free(o->str[i]);
     free(o->str);

@@ -20,10 +20,14 @@ int tm_pset_name(struct tm_rank *me, int n, char *buf, int len)
 {
     if (n < 0 || n >= tm_pset_count(me)) return -EINVAL;
     switch (n) {
-    case PSET_WORLD: return snprintf(buf, (size_t)len, "mpi://WORLD");
-    case PSET_SELF: return snprintf(buf, (size_t)len, "mpi://SELF");
-    case PSET_NODE: return snprintf(buf, (size_t)len, "tmpi://node");
-    default: return snprintf(buf, (size_t)len, NODE_PREFIX "%d", n - PSET_FIRST_NODE);
+    case PSET_WORLD:
+        return snprintf(buf, (size_t)len, "mpi://WORLD");
+    case PSET_SELF:
+        return snprintf(buf, (size_t)len, "mpi://SELF");
+    case PSET_NODE:
+        return snprintf(buf, (size_t)len, "tmpi://node");
+    default:
+        return snprintf(buf, (size_t)len, NODE_PREFIX "%d", n - PSET_FIRST_NODE);
     }
 }
 

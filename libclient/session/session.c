@@ -61,7 +61,8 @@ TM_API int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Sessi
     /* The rank's state first: info handles and error handlers are the rank's objects, made
      * before any session as MPI allows (rank_open.h). */
     struct tm_rank *me = tm_rank_pre(fn);
-    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, "called from a thread that is not an MPI rank's");
+    if (!me)
+        return tm_err_noco(MPI_ERR_OTHER, fn, "called from a thread that is not an MPI rank's");
     if (tm_errh_check(me, errhandler, TM_EH_SESSION))
         return tm_err_obj(me, TM_EH_SESSION, MPI_SESSION_NULL, MPI_ERRORS_ARE_FATAL, MPI_ERR_ARG,
                           fn, "%d is not an error handler for sessions", errhandler);

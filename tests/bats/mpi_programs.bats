@@ -335,3 +335,8 @@ run_prog() {
     run_prog sessions 1 2 4 16
     SWITCHING=user run_prog sessions 5
 }
+
+@test "mpi: MPI_T: init before MPI_Init, every control variable, a collective counter through a handle, categories, enumerations, error codes" {
+    run_prog mpit 1 2 4 16
+    SWITCHING=user run_prog mpit 5
+}

@@ -82,6 +82,14 @@ expect_ok() {
     expect_ok
 }
 
+# MPI_T across agents: each node's collective counters count the calls of the node that hosts
+# world rank 0 only.
+@test "multinode mpi: MPI_T variables and per-node collective counters on 3 nodes x 2 ranks" {
+    start_cluster 3
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog mpit)"
+    expect_ok
+}
+
 # Ranks on carriers (user-level switching) across nodes: idle carriers read the links, a
 # blocked rank runs on another carrier while its neighbour computes (net_progress, carriers).
 @test "multinode mpi: derived datatypes on 3 nodes x 2 ranks (eager and three-phase)" {

@@ -138,8 +138,9 @@ static void inter(MPI_Session s, int size)
     CHECK(flag && rsize == (rank % 2 ? (size + 1) / 2 : size / 2), "remote size %d", rsize);
     int lr, v = rank, got = -1;
     MPI_Comm_rank(ic, &lr);
-    if (lr == 0) CHECK_MPI(MPI_Sendrecv(&v, 1, MPI_INT, 0, 5, &got, 1, MPI_INT, 0, 5, ic,
-                                        MPI_STATUS_IGNORE));
+    if (lr == 0)
+        CHECK_MPI(
+            MPI_Sendrecv(&v, 1, MPI_INT, 0, 5, &got, 1, MPI_INT, 0, 5, ic, MPI_STATUS_IGNORE));
     if (lr == 0) CHECK(got == (rank % 2 ? 0 : 1), "leader got %d", got);
     MPI_Comm_free(&ic);
     MPI_Group_free(&world);
