@@ -202,8 +202,10 @@ TM_API int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *
                                 int *desc_len, int *bind, int *scope)
 {
     ENTER();
-    const struct tm_t_var *v = tm_t_cvar(cvar_index);
-    if (!v) OUT(MPI_T_ERR_INVALID_INDEX);
+    struct tm_t_var var;
+    char nm[TM_T_NAME_MAX];
+    if (tm_t_cvar(cvar_index, &var, nm) < 0) OUT(MPI_T_ERR_INVALID_INDEX);
+    const struct tm_t_var *v = &var;
     put_str(v->name, name, name_len);
     put_str(v->desc, desc, desc_len);
     if (verbosity) *verbosity = v->verbosity;
@@ -219,8 +221,10 @@ TM_API int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
 {
     ENTER();
     if (!name || !cvar_index) OUT(MPI_T_ERR_INVALID);
-    for (int i = 0; i < tm_t_ncvars(); i++)
-        if (!strcmp(tm_t_cvar(i)->name, name)) {
+    struct tm_t_var v;
+    char nm[TM_T_NAME_MAX];
+    for (int i = 0; tm_t_cvar(i, &v, nm) == 0; i++)
+        if (!strcmp(v.name, name)) {
             *cvar_index = i;
             OUT(MPI_SUCCESS);
         }
@@ -230,11 +234,12 @@ TM_API int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
 TM_ALIAS(T_cvar_get_index)
 
 /* A variable's value: integers as uint64, a string (never NULL: "" when unset). */
-static void var_read(struct tm_rank *me, const struct tm_t_var *v, uint64_t *val, const char **s)
+static void var_read(struct tm_rank *me, const struct tm_t_var *v, uint64_t *val, const char **s,
+                     char buf[TM_T_STR_MAX])
 {
     *val = 0;
     *s = NULL;
-    v->read(me, v->arg, val, s);
+    v->read(me, v->arg, val, s, buf);
     if (v->type == TM_T_STRING && !*s) *s = "";
 }
 
@@ -243,7 +248,8 @@ static int var_count(struct tm_rank *me, const struct tm_t_var *v)
     if (v->type != TM_T_STRING) return 1;
     uint64_t val;
     const char *s;
-    var_read(me, v, &val, &s);
+    char buf[TM_T_STR_MAX];
+    var_read(me, v, &val, &s, buf);
     return (int)strlen(s) + 1;
 }
 
@@ -270,8 +276,10 @@ TM_API int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar
 {
     ENTER();
     (void)obj_handle; /* every variable binds to no object */
-    const struct tm_t_var *v = tm_t_cvar(cvar_index);
-    if (!v) OUT(MPI_T_ERR_INVALID_INDEX);
+    struct tm_t_var var;
+    char nm[TM_T_NAME_MAX];
+    if (tm_t_cvar(cvar_index, &var, nm) < 0) OUT(MPI_T_ERR_INVALID_INDEX);
+    const struct tm_t_var *v = &var;
     if (!handle || !count) OUT(MPI_T_ERR_INVALID);
     struct tm_t_cvar *c = malloc(sizeof *c);
     if (!c) OUT(MPI_T_ERR_MEMORY);
@@ -312,10 +320,13 @@ TM_API int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
     struct tm_t_cvar *c = cvar_find(t, handle, 0);
     if (!c) OUT(MPI_T_ERR_INVALID_HANDLE);
     if (!buf) OUT(MPI_T_ERR_INVALID);
-    const struct tm_t_var *v = tm_t_cvar(c->index);
+    struct tm_t_var var;
+    char nm[TM_T_NAME_MAX], sbuf[TM_T_STR_MAX];
+    tm_t_cvar(c->index, &var, nm);
+    const struct tm_t_var *v = &var;
     uint64_t val;
     const char *s;
-    var_read(me, v, &val, &s);
+    var_read(me, v, &val, &s, sbuf);
     var_store(v, val, s, buf);
     LEAVE();
 }
@@ -434,7 +445,8 @@ static uint64_t pvar_now(struct tm_rank *me, int index)
     tm_t_pvar(index, &v, nm);
     uint64_t val = 0;
     const char *s = NULL;
-    v.read(me, v.arg, &val, &s);
+    char buf[TM_T_STR_MAX];
+    v.read(me, v.arg, &val, &s, buf);
     return val;
 }
 
@@ -587,7 +599,7 @@ static int cat_members(int cat, int pv, int len, int *out)
         if (pv)
             tm_t_pvar(i, &v, nm);
         else
-            v = *tm_t_cvar(i);
+            tm_t_cvar(i, &v, nm);
         if (v.category != cat) continue;
         if (out && n < len) out[n] = i;
         n++;

@@ -7,7 +7,8 @@
  * tmpid.conf(5) and a tool agree (docs/USER.md "MPI_T variables").
  *
  * Control variables: the agent's settings (scope MPI_T_SCOPE_CONSTANT or _READONLY: the
- * agent reads them at its start and a job cannot change them) and the job's own settings as
+ * agent reads them at its start and a job cannot change them; the ones libtmpi uses with their
+ * types, every other tmpid.conf key as text through svc config_item) and the job's own settings as
  * libtmpi applies them (READONLY: read once per job).  Performance variables: the collective
  * counters of the job on this node (MPIX_Coll_counters) and counters of the calling rank.
  *
@@ -35,7 +36,8 @@ struct tm_t_var {
     int category;  /* index into tm_t_cats */
     int enumtype;  /* -1, or index into tm_t_enums */
     /* Reads the value for me: integers into *v, strings as a pointer into *s (NULL: unset). */
-    void (*read)(struct tm_rank *me, int arg, uint64_t *v, const char **s);
+    /* buf: TM_T_STR_MAX bytes the reader may put a string in */
+    void (*read)(struct tm_rank *me, int arg, uint64_t *v, const char **s, char *buf);
     int arg;
 };
 
@@ -51,7 +53,9 @@ struct tm_t_enum {
 
 /* The tables (mpit_vars.c); sizes from the functions, fixed for the build. */
 #define TM_T_NAME_MAX 64
-const struct tm_t_var *tm_t_cvar(int i); /* NULL when i is out of range */
+#define TM_T_STR_MAX 1024 /* a string variable's longest value (longer ones are cut) */
+/* Variable i into *out (its name may be made in name); 0, or -1 when i is out of range. */
+int tm_t_cvar(int i, struct tm_t_var *out, char name[TM_T_NAME_MAX]);
 int tm_t_pvar(int i, struct tm_t_var *out, char name[TM_T_NAME_MAX]); /* 0, -1 out of range */
 int tm_t_ncvars(void);
 int tm_t_npvars(void);

@@ -1,6 +1,7 @@
 /* mpit_vars.c — the table of MPI_T variables, categories and enumerations (mpit.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "job.h"
 #include "mpit.h"
@@ -24,7 +25,7 @@ const int tm_t_nenums = sizeof tm_t_enums / sizeof tm_t_enums[0];
 
 /* ---- readers ---- */
 enum { SVC_SPIN, SVC_EAGER, SVC_COOP, SVC_NET_EAGER, SVC_NCPUS };
-static void rd_svc(struct tm_rank *me, int arg, uint64_t *v, const char **s)
+static void rd_svc(struct tm_rank *me, int arg, uint64_t *v, const char **s, char *buf)
 {
     const struct tmpi_svc *svc = me->job->svc;
     (void)s;
@@ -48,7 +49,7 @@ static void rd_svc(struct tm_rank *me, int arg, uint64_t *v, const char **s)
 }
 
 enum { COLL_BCAST, COLL_REDUCE, COLL_ALLREDUCE, COLL_TREE_FILE };
-static void rd_svc_str(struct tm_rank *me, int arg, uint64_t *v, const char **s)
+static void rd_svc_str(struct tm_rank *me, int arg, uint64_t *v, const char **s, char *buf)
 {
     const struct tmpi_svc *svc = me->job->svc;
     (void)v;
@@ -61,14 +62,14 @@ static void rd_svc_str(struct tm_rank *me, int arg, uint64_t *v, const char **s)
 /* The job's TMPI_COLL_* (the rank's environment; they win over tmpid.conf, coll_net.h). */
 static const char *const coll_env[] = {"TMPI_COLL_BCAST", "TMPI_COLL_REDUCE", "TMPI_COLL_ALLREDUCE",
                                        "TMPI_COLL_TREE_FILE"};
-static void rd_env(struct tm_rank *me, int arg, uint64_t *v, const char **s)
+static void rd_env(struct tm_rank *me, int arg, uint64_t *v, const char **s, char *buf)
 {
     (void)me, (void)v;
     *s = getenv(coll_env[arg]);
 }
 
 enum { JOB_EAGER, JOB_SPIN, JOB_COOP, JOB_THREAD_LEVEL, JOB_NODES };
-static void rd_job(struct tm_rank *me, int arg, uint64_t *v, const char **s)
+static void rd_job(struct tm_rank *me, int arg, uint64_t *v, const char **s, char *buf)
 {
     struct tm_job *j = me->job;
     (void)s;
@@ -91,20 +92,20 @@ static void rd_job(struct tm_rank *me, int arg, uint64_t *v, const char **s)
     }
 }
 
-static void rd_coll_ops(struct tm_rank *me, int kind, uint64_t *v, const char **s)
+static void rd_coll_ops(struct tm_rank *me, int kind, uint64_t *v, const char **s, char *buf)
 {
     (void)s;
     *v = atomic_load_explicit(&me->job->coll_stats.ops[kind], memory_order_relaxed);
 }
 
-static void rd_coll_net(struct tm_rank *me, int kind, uint64_t *v, const char **s)
+static void rd_coll_net(struct tm_rank *me, int kind, uint64_t *v, const char **s, char *buf)
 {
     (void)s;
     *v = atomic_load_explicit(&me->job->coll_stats.net[kind], memory_order_relaxed);
 }
 
 enum { RANK_WAKES, RANK_BSEND };
-static void rd_rank(struct tm_rank *me, int arg, uint64_t *v, const char **s)
+static void rd_rank(struct tm_rank *me, int arg, uint64_t *v, const char **s, char *buf)
 {
     (void)s;
     if (arg == RANK_WAKES)
@@ -181,9 +182,61 @@ static const struct tm_t_var rank_pvars[] = {
 };
 #define NCOLL_PVARS (2 * MPIX_COLL_KINDS)
 
-const struct tm_t_var *tm_t_cvar(int i)
+#define NFIXED ((int)(sizeof cvars / sizeof cvars[0]))
+
+/* The agent's tmpid.conf settings beyond the fixed ones (svc config_item), as strings named
+ * <section>.<key>: item k of the agent is the (k - skipped)-th of them, where the ones the
+ * fixed table already shows (with their numeric types) are skipped. */
+static int conf_name(int k, char name[TM_T_NAME_MAX], char *val, size_t len)
 {
-    return i >= 0 && i < tm_t_ncvars() ? &cvars[i] : NULL;
+    const struct tmpi_svc *svc = tm_lib_load();
+    if (!svc || !svc->config_item) return -1;
+    const char *sec, *key;
+    if (svc->config_item(k, &sec, &key, val, len) < 0) return -1;
+    snprintf(name, TM_T_NAME_MAX, "%s.%s", sec, key);
+    for (int i = 0; i < NFIXED; i++)
+        if (!strcmp(cvars[i].name, name)) return 1;
+    return 0;
+}
+
+/* Agent item of the n-th extra variable, -1 if there are not that many. */
+static int conf_item(int n, char name[TM_T_NAME_MAX])
+{
+    char val[8];
+    for (int k = 0;; k++) {
+        int r = conf_name(k, name, val, sizeof val);
+        if (r < 0) return -1;
+        if (r == 0 && n-- == 0) return k;
+    }
+}
+
+static void rd_conf(struct tm_rank *me, int k, uint64_t *v, const char **s, char *buf)
+{
+    char name[TM_T_NAME_MAX];
+    (void)me, (void)v;
+    *s = conf_name(k, name, buf, TM_T_STR_MAX) < 0 ? NULL : buf;
+}
+
+int tm_t_cvar(int i, struct tm_t_var *out, char name[TM_T_NAME_MAX])
+{
+    if (i < 0) return -1;
+    if (i < NFIXED) {
+        *out = cvars[i];
+        return 0;
+    }
+    int k = conf_item(i - NFIXED, name);
+    if (k < 0) return -1;
+    *out = (struct tm_t_var){name,
+                             "tmpid.conf setting of the node's agent (tmpid.conf(5)), as text",
+                             TM_T_STRING,
+                             MPI_T_VERBOSITY_TUNER_DETAIL,
+                             MPI_T_SCOPE_READONLY,
+                             0,
+                             CAT_AGENT,
+                             -1,
+                             rd_conf,
+                             k};
+    return 0;
 }
 
 /* The collective counters are named from their kind: coll.<kind>.operations and
@@ -214,7 +267,13 @@ int tm_t_pvar(int i, struct tm_t_var *out, char name[TM_T_NAME_MAX])
 
 int tm_t_ncvars(void)
 {
-    return (int)(sizeof cvars / sizeof cvars[0]);
+    char name[TM_T_NAME_MAX], val[8];
+    int n = NFIXED;
+    for (int k = 0;; k++) {
+        int r = conf_name(k, name, val, sizeof val);
+        if (r < 0) return n;
+        n += r == 0;
+    }
 }
 
 int tm_t_npvars(void)

@@ -26,7 +26,7 @@ static void cvars_described(void)
 {
     int n = 0;
     CHECK_MPI(MPI_T_cvar_get_num(&n));
-    CHECK(n >= 18, "%d control variables", n);
+    CHECK(n >= 50, "%d control variables (the fixed ones and tmpid.conf's)", n);
     for (int i = 0; i < n; i++) {
         char name[128], desc[512];
         int nl = sizeof name, dl = sizeof desc, verb, bind, scope;
@@ -92,6 +92,20 @@ static void settings(void)
     CHECK(!strcmp(s, "binomial"), "TMPI_COLL_BCAST \"%s\"", s);
     MPI_T_cvar_handle_free(&h);
     unsetenv("TMPI_COLL_BCAST");
+    /* every other tmpid.conf key as text: numbers, words, and no cluster key file */
+    const char *keys[] = {"agent.max_jobs",    "pool.size",       "mpi.rank_switching",
+                          "mesh.heartbeat_ms", "metrics.timeout", "agent.name"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        CHECK_MPI(MPI_T_cvar_handle_alloc(cvar_index(keys[k]), NULL, &h, &count));
+        char v[1024];
+        CHECK(count > 1 && count <= (int)sizeof v, "%s: count %d", keys[k], count);
+        CHECK_MPI(MPI_T_cvar_read(h, v));
+        CHECK((int)strlen(v) == count - 1, "%s: \"%s\", count %d", keys[k], v, count);
+        if (k < 2) CHECK(atol(v) > 0, "%s: \"%s\"", keys[k], v);
+        MPI_T_cvar_handle_free(&h);
+    }
+    int i;
+    EXPECT(MPI_T_cvar_get_index("mesh.key_file", &i), MPI_T_ERR_INVALID_NAME);
 }
 
 /* job.thread_level through its enumeration; the handle made before MPI_Init reads after it. */
