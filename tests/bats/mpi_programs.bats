@@ -340,3 +340,7 @@ run_prog() {
     run_prog mpit 1 2 4 16
     SWITCHING=user run_prog mpit 5
 }
+
+@test "mpi: process management without other jobs: no parent, MPI_UNIVERSE_SIZE and MPI_APPNUM, Comm_disconnect of intra- and inter-communicators, its errors" {
+    run_prog dynproc 1 2 4 16
+}

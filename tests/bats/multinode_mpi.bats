@@ -66,7 +66,7 @@ expect_ok() {
 @test "multinode mpi: groups, communicators, inter-communicators, attributes on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
-    for p in groups comm_loop intercomm inter_nbc attrs errh_info comm_threads comm_idup mpi4; do
+    for p in groups comm_loop intercomm inter_nbc attrs errh_info comm_threads comm_idup mpi4 dynproc; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done
