@@ -192,8 +192,30 @@ static void errors(MPI_Session s)
     EXPECT(MPI_Session_finalize(&none), MPI_ERR_SESSION);
 }
 
+/* Sessions only, no MPI_Init: the job ends well after the last MPI_Session_finalize, and
+ * fails naming the rank when one leaves with its session open ("leave"). */
+static int sessions_only(int leave)
+{
+    MPI_Session s;
+    CHECK_MPI(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s));
+    MPI_Comm w = comm_of(s, "mpi://WORLD");
+    int rank, size, flag = 1;
+    MPI_Comm_rank(w, &rank);
+    MPI_Comm_size(w, &size);
+    check_comm(w, size);
+    MPI_Initialized(&flag);
+    CHECK(!flag, "MPI_Initialized true without MPI_Init");
+    MPI_Barrier(w);
+    MPI_Comm_disconnect(&w);
+    if (leave && rank == 1 % size) return 0;
+    CHECK_MPI(MPI_Session_finalize(&s));
+    if (rank == 0) printf("OK\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1) return sessions_only(!strcmp(argv[1], "leave"));
     /* before any initialization: an info and a session error handler */
     MPI_Info info;
     CHECK_MPI(MPI_Info_create(&info));
