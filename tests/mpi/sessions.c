@@ -27,6 +27,13 @@ static void on_error(MPI_Session *s, int *code, ...)
     handler_code = *code;
 }
 
+static int comm_errors;
+static void comm_error(MPI_Comm *c, int *code, ...)
+{
+    (void)c, (void)code;
+    comm_errors++;
+}
+
 /* A communicator of process set name in session s, its size checked against mpi_size. */
 static MPI_Comm comm_of(MPI_Session s, const char *name)
 {
@@ -186,6 +193,18 @@ static void errors(MPI_Session s)
     MPI_Errhandler_free(&ceh);
     CHECK_MPI(MPI_Session_set_errhandler(s, MPI_ERRORS_RETURN));
     MPI_Errhandler_free(&eh);
+    /* MPI_Comm_create_from_group raises its errors on the handler it is given */
+    MPI_Errhandler given;
+    MPI_Comm_create_errhandler(comm_error, &given);
+    comm_errors = 0;
+    MPI_Comm nc;
+    EXPECT(MPI_Comm_create_from_group(MPI_GROUP_NULL, "bad", MPI_INFO_NULL, given, &nc),
+           MPI_ERR_GROUP);
+    EXPECT(MPI_Intercomm_create_from_groups(MPI_GROUP_NULL, 0, MPI_GROUP_NULL, 0, "bad",
+                                            MPI_INFO_NULL, given, &nc),
+           MPI_ERR_GROUP);
+    CHECK(comm_errors == 2, "the given handler ran %d times", comm_errors);
+    MPI_Errhandler_free(&given);
     /* not a session: MPI_COMM_WORLD's handler (returns here) */
     EXPECT(MPI_Session_get_num_psets(12345, MPI_INFO_NULL, &np), MPI_ERR_SESSION);
     MPI_Session none = MPI_SESSION_NULL;
