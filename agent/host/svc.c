@@ -6,6 +6,7 @@
 
 #include "agent.h"
 #include "carrier.h"
+#include "config_items.h"
 #include "job.h"
 #include "job_net.h"
 #include "rank.h"
@@ -92,6 +93,11 @@ static void svc_pool_free(void *p, size_t bytes)
     pool_put(&svc_agent->pool, p, bytes);
 }
 
+static int svc_config_item(int i, const char **section, const char **key, char *buf, size_t len)
+{
+    return config_item_text(&svc_agent->cfg, i, section, key, buf, len);
+}
+
 __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .abi = TMPI_SVC_ABI,
     .rank_self = svc_rank_self,
@@ -110,6 +116,7 @@ __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .pool_free = svc_pool_free,
     .rank_park = carrier_park,
     .rank_yield = carrier_yield,
+    .config_item = svc_config_item,
 };
 
 void svc_init(struct agent *a)

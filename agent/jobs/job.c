@@ -631,7 +631,9 @@ void job_rank_finished(struct job *j, struct rank *r)
     if (kind == RANK_END_CODE && r->end_code != 0)
         job_fail(j, r, kind, r->end_code, r->end_msg[0] ? r->end_msg : NULL);
     else if (kind == RANK_END_CODE && r->mpi_phase == TMPI_PHASE_INIT && !job_cancelled(j))
-        job_fail(j, r, kind, 1, "exited without calling MPI_Finalize");
+        job_fail(
+            j, r, kind, 1,
+            "exited without calling MPI_Finalize (or MPI_Session_finalize of an open session)");
     else if (kind == RANK_END_ABORT || kind == RANK_END_FAULT || kind == RANK_END_MPI_ABORT)
         job_fail(j, r, kind, r->end_code, r->end_msg[0] ? r->end_msg : NULL);
     send_rank_exit(j, r);

@@ -141,22 +141,24 @@ TM_API int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, M
     const char *fn = "MPI_Comm_create_from_group";
     struct tm_rank *me = tm_self();
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
-    const struct tm_group *g = tm_group_get(me, group);
-    if (!g) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_GROUP, fn, "invalid group %d", group);
-    if (!newcomm || !stringtag)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "newcomm or stringtag is NULL");
-    if (strlen(stringtag) >= MPI_MAX_STRINGTAG_LEN)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn,
-                      "stringtag longer than MPI_MAX_STRINGTAG_LEN - 1 (%d)",
-                      MPI_MAX_STRINGTAG_LEN - 1);
-    if (tm_group_rank_of(g, me->rank) == MPI_UNDEFINED)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_GROUP, fn, "the calling process is not in group");
-    struct tm_info *hints = NULL;
-    if (info != MPI_INFO_NULL && !(hints = tm_info_get(me, info)))
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_INFO, fn, "invalid info %d", info);
     if (tm_errh_check(me, errhandler, TM_EH_COMM))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn,
                       "%d is not an error handler for communicators", errhandler);
+#define EH_ERR(code, ...)                                                                          \
+    tm_err_obj(me, TM_EH_COMM, MPI_COMM_NULL, errhandler, code, fn, __VA_ARGS__)
+    /* From here the call's errors go to errhandler (MPI 4.1 §7.4.2). */
+    const struct tm_group *g = tm_group_get(me, group);
+    if (!g) return EH_ERR(MPI_ERR_GROUP, "invalid group %d", group);
+    if (!newcomm || !stringtag) return EH_ERR(MPI_ERR_ARG, "newcomm or stringtag is NULL");
+    if (strlen(stringtag) >= MPI_MAX_STRINGTAG_LEN)
+        return EH_ERR(MPI_ERR_ARG, "stringtag longer than MPI_MAX_STRINGTAG_LEN - 1 (%d)",
+                      MPI_MAX_STRINGTAG_LEN - 1);
+    if (tm_group_rank_of(g, me->rank) == MPI_UNDEFINED)
+        return EH_ERR(MPI_ERR_GROUP, "the calling process is not in group");
+    struct tm_info *hints = NULL;
+    if (info != MPI_INFO_NULL && !(hints = tm_info_get(me, info)))
+        return EH_ERR(MPI_ERR_INFO, "invalid info %d", info);
+#undef EH_ERR
     MPI_Comm h = MPI_COMM_NULL;
     int err = PMPI_Comm_create_group(MPI_COMM_WORLD, group, tm_stringtag_tag(stringtag), &h);
     if (err) return err;

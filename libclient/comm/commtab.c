@@ -108,6 +108,8 @@ void tm_objs_free(struct tm_rank *me)
     for (int i = 0; i < o->ntype_attrs; i++)
         tm_attr_drop_all(&o->type_attrs[i]);
     free(o->type_attrs);
+    tm_objtab_free(o->sessions, free_any);
+    if (o->mpit) o->mpit_free(o->mpit);
     for (int i = 0; o->str && i < o->ncap; i++)
         free(o->str[i]);
     free(o->str);

@@ -25,7 +25,7 @@ const char *tm_err_name(int code);
  * create_errhandler) are of one kind, handles from TM_ERRH_BASE in the rank's objs table.
  * An object holding a handler takes a reference (tm_errh_ref) and drops it when it goes;
  * Errhandler_free drops the program's, the handler goes with the last. */
-enum tm_eh_kind { TM_EH_COMM = 1, TM_EH_WIN = 2, TM_EH_FILE = 3 };
+enum tm_eh_kind { TM_EH_COMM = 1, TM_EH_WIN = 2, TM_EH_FILE = 3, TM_EH_SESSION = 4 };
 #define TM_ERRH_BASE 16
 int tm_errh_check(struct tm_rank *me, MPI_Errhandler eh, int kind); /* 0 or MPI_ERR_ARG */
 void tm_errh_ref(struct tm_rank *me, MPI_Errhandler eh);
@@ -33,7 +33,7 @@ void tm_errh_unref(struct tm_rank *me, MPI_Errhandler eh);
 
 /* Raises error code on the object of kind whose handle is handle, with handler eh: a user
  * handler is called with (&handle, &code), then code is returned; fatal ends the job naming
- * the rank, fn and the error.  For windows and files (tm_err does communicators). */
+ * the rank, fn and the error.  For windows, files and sessions (tm_err does communicators). */
 int tm_err_obj(struct tm_rank *me, int kind, int handle, MPI_Errhandler eh, int code,
                const char *fn, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 

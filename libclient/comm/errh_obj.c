@@ -6,6 +6,7 @@
 #include "errh.h"
 #include "job.h"
 #include "objs.h"
+#include "rank_open.h"
 
 struct tm_errh {
     int kind;
@@ -63,7 +64,8 @@ void tm_errh_call(struct tm_rank *me, MPI_Errhandler eh, int kind, int *handle, 
 
 static int create(const char *fn, int kind, void (*f)(void), MPI_Errhandler *errhandler)
 {
-    struct tm_rank *me = tm_self();
+    /* A session's handler is made before the session (MPI 4.0 §11.4.1). */
+    struct tm_rank *me = kind == TM_EH_SESSION ? tm_rank_pre(fn) : tm_self();
     if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
     if (!f || !errhandler)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "function or errhandler is NULL");
@@ -104,6 +106,14 @@ TM_API int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhan
                   errhandler);
 }
 TM_ALIAS(File_create_errhandler)
+
+TM_API int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
+                                          MPI_Errhandler *errhandler)
+{
+    return create("MPI_Session_create_errhandler", TM_EH_SESSION,
+                  (void (*)(void))session_errhandler_fn, errhandler);
+}
+TM_ALIAS(Session_create_errhandler)
 
 TM_API int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {

@@ -10,6 +10,7 @@
 #include "errh.h"
 #include "job.h"
 #include "objs.h"
+#include "rank_open.h"
 
 static struct tm_info tm_info_none = {0, 0, NULL, NULL};
 
@@ -180,8 +181,10 @@ struct tm_info *tm_info_get(struct tm_rank *me, MPI_Info h)
     return in;
 }
 
+/* Info objects may be used before MPI_Init or MPI_Session_init (MPI 4.0 §11.4.1): the first
+ * such call makes the rank's state (rank_open.h). */
 #define ENTER(fn)                                                                                  \
-    struct tm_rank *me = tm_self();                                                                \
+    struct tm_rank *me = tm_rank_pre(fn);                                                          \
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
 
 #define GET_INFO(fn, var, h)                                                                       \

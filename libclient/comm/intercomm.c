@@ -250,35 +250,35 @@ TM_API int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_le
     const char *fn = "MPI_Intercomm_create_from_groups";
     struct tm_rank *me = tm_self();
     if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
-    const struct tm_group *lg = tm_group_get(me, local_group);
-    const struct tm_group *rg = tm_group_get(me, remote_group);
-    if (!lg || !rg)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_GROUP, fn, "invalid %s group %d",
-                      lg ? "remote" : "local", lg ? remote_group : local_group);
-    if (!newintercomm || !stringtag)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "newintercomm or stringtag is NULL");
-    if (strlen(stringtag) >= MPI_MAX_STRINGTAG_LEN)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn,
-                      "stringtag longer than MPI_MAX_STRINGTAG_LEN - 1 (%d)",
-                      MPI_MAX_STRINGTAG_LEN - 1);
-    if (tm_group_rank_of(lg, me->rank) == MPI_UNDEFINED)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_GROUP, fn,
-                      "the calling process is not in local_group");
-    if (tm_group_rank_of(rg, me->rank) != MPI_UNDEFINED)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_GROUP, fn,
-                      "the calling process is in both groups (they must be disjoint)");
-    if (local_leader < 0 || local_leader >= lg->size)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_RANK, fn, "invalid local_leader %d",
-                      local_leader);
-    if (remote_leader < 0 || remote_leader >= rg->size)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_RANK, fn, "invalid remote_leader %d",
-                      remote_leader);
-    struct tm_info *hints = NULL;
-    if (info != MPI_INFO_NULL && !(hints = tm_info_get(me, info)))
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_INFO, fn, "invalid info %d", info);
     if (tm_errh_check(me, errhandler, TM_EH_COMM))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn,
                       "%d is not an error handler for communicators", errhandler);
+#define EH_ERR(code, ...)                                                                          \
+    tm_err_obj(me, TM_EH_COMM, MPI_COMM_NULL, errhandler, code, fn, __VA_ARGS__)
+    /* From here the call's errors go to errhandler (MPI 4.1 §7.6.2). */
+    const struct tm_group *lg = tm_group_get(me, local_group);
+    const struct tm_group *rg = tm_group_get(me, remote_group);
+    if (!lg || !rg)
+        return EH_ERR(MPI_ERR_GROUP, "invalid %s group %d", lg ? "remote" : "local",
+                      lg ? remote_group : local_group);
+    if (!newintercomm || !stringtag)
+        return EH_ERR(MPI_ERR_ARG, "newintercomm or stringtag is NULL");
+    if (strlen(stringtag) >= MPI_MAX_STRINGTAG_LEN)
+        return EH_ERR(MPI_ERR_ARG, "stringtag longer than MPI_MAX_STRINGTAG_LEN - 1 (%d)",
+                      MPI_MAX_STRINGTAG_LEN - 1);
+    if (tm_group_rank_of(lg, me->rank) == MPI_UNDEFINED)
+        return EH_ERR(MPI_ERR_GROUP, "the calling process is not in local_group");
+    if (tm_group_rank_of(rg, me->rank) != MPI_UNDEFINED)
+        return EH_ERR(MPI_ERR_GROUP,
+                      "the calling process is in both groups (they must be disjoint)");
+    if (local_leader < 0 || local_leader >= lg->size)
+        return EH_ERR(MPI_ERR_RANK, "invalid local_leader %d", local_leader);
+    if (remote_leader < 0 || remote_leader >= rg->size)
+        return EH_ERR(MPI_ERR_RANK, "invalid remote_leader %d", remote_leader);
+    struct tm_info *hints = NULL;
+    if (info != MPI_INFO_NULL && !(hints = tm_info_get(me, info)))
+        return EH_ERR(MPI_ERR_INFO, "invalid info %d", info);
+#undef EH_ERR
     int tag = tm_stringtag_tag(stringtag), rl_world = rg->world[remote_leader];
     MPI_Comm local = MPI_COMM_NULL;
     int err = PMPI_Comm_create_group(MPI_COMM_WORLD, local_group, tag, &local);

@@ -11,11 +11,16 @@
 #include "objtab.h"
 
 struct tm_objs {
-    pthread_mutex_t lock;      /* every field below */
-    struct tm_objtab *groups;  /* group.h */
-    struct tm_objtab *infos;   /* info.h */
-    struct tm_objtab *errhs;   /* errh.h (errh_obj.c) */
-    struct tm_objtab *keyvals; /* attr.h */
+    pthread_mutex_t lock;       /* every field below */
+    struct tm_objtab *groups;   /* group.h */
+    struct tm_objtab *infos;    /* info.h */
+    struct tm_objtab *errhs;    /* errh.h (errh_obj.c) */
+    struct tm_objtab *keyvals;  /* attr.h */
+    struct tm_objtab *sessions; /* session/session.h (adds and deletes under lock) */
+    /* The tool interface's state (tools_if/mpit.h), made by the first MPI_T_init_thread and
+     * freed with the rest through the callback it registers (a layer above this one). */
+    void *mpit;
+    void (*mpit_free)(void *mpit);
     /* MPI_Add_error_class / _code / _string (errh_obj.c): codes MPI_ERR_LASTCODE .. lastcode;
      * class_of[code - MPI_ERR_LASTCODE], str[...] (NULL: none set). */
     int lastcode;

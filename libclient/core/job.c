@@ -56,6 +56,7 @@ static void job_free(struct tm_job *j)
     tm_cprog_free_all(j);
     pthread_mutex_destroy(&j->progs_lock);
     pthread_mutex_destroy(&j->wins_lock);
+    pthread_mutex_destroy(&j->open_lock);
     free(j);
 }
 
@@ -67,6 +68,7 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     j->svc = svc;
     pthread_mutex_init(&j->progs_lock, NULL);
     pthread_mutex_init(&j->wins_lock, NULL);
+    pthread_mutex_init(&j->open_lock, NULL);
     j->size = info->size;
     j->id = info->job_id;
     /* The agent's values come from tmpid.conf and are taken as they are: 0 means no

@@ -46,8 +46,12 @@ struct tm_rank {
 
     struct tm_job *job;
     const struct tmpi_rank_info *info;
-    int rank; /* world rank */
-    enum tm_rank_state state;
+    int rank;                 /* world rank */
+    enum tm_rank_state state; /* NEW until the first MPI_Init or MPI_Session_init */
+    /* MPI_Init's model: 0 not called, 1 initialized, 2 finalized; and the sessions open
+     * (session/session.c).  Both under job->open_lock (mpi/rank_open.h). */
+    int world_model;
+    int nsessions;
     int thread_level;
     int mt;              /* thread_level is MPI_THREAD_MULTIPLE (set by MPI_Init, then read-only) */
     _Atomic int mt_lock; /* request pool and envelope cache when mt (tm_mt_lock) */
@@ -133,6 +137,8 @@ struct tm_job {
      * receive daemons, changed by creation and Win_free, all under wins_lock. */
     pthread_mutex_t wins_lock;
     struct tm_win *wins;
+    /* Ranks' world_model and nsessions (mpi/rank_open.h): opens and closes of any rank. */
+    pthread_mutex_t open_lock;
 };
 
 /* The rank's own pools under MPI_THREAD_MULTIPLE: a spin lock (held for a few pointer moves,

@@ -107,6 +107,14 @@ void tm_mst_finalized(struct tm_rank *me)
     pthread_mutex_unlock(&m->lock);
 }
 
+void tm_mst_reopened(struct tm_rank *me)
+{
+    struct tm_mstate *m = &me->mst;
+    pthread_mutex_lock(&m->lock);
+    m->ended = 0;
+    pthread_mutex_unlock(&m->lock);
+}
+
 void tm_mst_multiple(struct tm_rank *me)
 {
     struct tm_mstate *m = &me->mst;

@@ -44,8 +44,10 @@ void tm_mst_publish(struct tm_rank *me, uint64_t since_ns);
 void tm_mst_unpublish(struct tm_rank *me);
 void tm_mst_asleep(struct tm_rank *me, uint32_t seen);
 void tm_mst_awake(struct tm_rank *me);
-/* MPI_Finalize returned; MPI_Init_thread gave MPI_THREAD_MULTIPLE. */
+/* The rank's last MPI model closed (MPI_Finalize, the last MPI_Session_finalize); one opened
+ * again after that (a session after MPI_Finalize); MPI_Init_thread gave MPI_THREAD_MULTIPLE. */
 void tm_mst_finalized(struct tm_rank *me);
+void tm_mst_reopened(struct tm_rank *me);
 void tm_mst_multiple(struct tm_rank *me);
 
 /* tmpi_client_ops.rank_mpi and helpers_busy. */

@@ -372,9 +372,10 @@ typedef struct MPI_F08_status {
 #define MPI_ERR_RMA_SHARED 56
 #define MPI_ERR_RMA_FLAVOR 57
 #define MPI_T_ERR_INVALID 58
-#define MPI_ERR_LASTCODE 59
-/* Return codes of the tool interface (MPI_T_*); beyond MPI_ERR_LASTCODE, since MPI_T calls
- * report them without an error handler and no other call raises them. */
+#define MPI_ERR_SESSION 59  /* MPI-4.0: a session handle that is not one */
+#define MPI_ERR_LASTCODE 77 /* above every class, MPI_T_ERR_* included */
+/* Return codes of the tool interface (MPI_T_*), which MPI_T calls return without an error
+ * handler and no other call raises. */
 #define MPI_T_ERR_MEMORY 60
 #define MPI_T_ERR_NOT_INITIALIZED 61
 #define MPI_T_ERR_CANNOT_INIT 62
@@ -390,6 +391,9 @@ typedef struct MPI_F08_status {
 #define MPI_T_ERR_PVAR_NO_WRITE 72
 #define MPI_T_ERR_PVAR_NO_ATOMIC 73
 #define MPI_T_ERR_INVALID_NAME 74
+/* MPI-4.0: the tool interface's events and variables out of reach. */
+#define MPI_T_ERR_NOT_ACCESSIBLE 75
+#define MPI_T_ERR_NOT_SUPPORTED 76
 
 /* ---- thread levels ---- */
 #define MPI_THREAD_SINGLE 0
@@ -1314,6 +1318,45 @@ int MPI_Comm_disconnect(MPI_Comm *comm);
 int PMPI_Comm_disconnect(MPI_Comm *comm);
 int MPI_Comm_join(int fd, MPI_Comm *intercomm);
 int PMPI_Comm_join(int fd, MPI_Comm *intercomm);
+
+/* ---- Sessions (MPI-4.0 §11.3) ---- */
+/* A session: a rank's own handle (values from 1), MPI_SESSION_NULL none.  Process sets a
+ * session knows: mpi://WORLD, mpi://SELF, tmpi://node (the caller's node) and tmpi://node/<i>
+ * for each node i of the job (docs/USER.md "Process sets"). */
+typedef int MPI_Session;
+#define MPI_SESSION_NULL 0
+#define MPI_MAX_PSET_NAME_LEN 256
+typedef void MPI_Session_errhandler_function(MPI_Session *session, int *error_code, ...);
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+int MPI_Session_finalize(MPI_Session *session);
+int PMPI_Session_finalize(MPI_Session *session);
+int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
+                             char *pset_name);
+int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
+                              char *pset_name);
+int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
+                                  MPI_Errhandler *errhandler);
+int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
+                                   MPI_Errhandler *errhandler);
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
+int PMPI_Session_call_errhandler(MPI_Session session, int errorcode);
+MPI_Fint MPI_Session_c2f(MPI_Session session);
+MPI_Fint PMPI_Session_c2f(MPI_Session session);
+MPI_Session MPI_Session_f2c(MPI_Fint session);
+MPI_Session PMPI_Session_f2c(MPI_Fint session);
 
 /* ---- One-sided communication (RMA) ---- */
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,

@@ -15,6 +15,7 @@
 #include "mstate.h"
 #include "lib.h"
 #include "objtab.h"
+#include "rank_open.h"
 
 struct tm_lib tm_lib = {.once = PTHREAD_ONCE_INIT, .svc = NULL};
 __thread struct tm_rank *tm_cur __attribute__((tls_model("initial-exec")));
@@ -117,7 +118,35 @@ const struct tmpi_svc *tm_lib_load(void)
     return tm_lib.svc;
 }
 
-static int init_common(const char *fn, int required, int *provided, int *argc, char ***argv)
+/* The rank's libtmpi state is made by the first of MPI_Init and MPI_Session_init and kept
+ * until the job ends; the agent hears TMPI_PHASE_INIT whenever the rank goes from no model
+ * open to one, TMPI_PHASE_FINALIZED when its last one closes (MPI_Finalize with no session
+ * open, the last MPI_Session_finalize after MPI_Finalize or without MPI_Init). */
+/* A later open asks for more threads than the rank has: MULTIPLE can be switched on while
+ * the rank has no fast boxes out (they have one producer, fbox.h, and tm_fb_out makes none
+ * once mt is set) — the only thread in MPI now is the caller, as the lower levels promise. */
+static void rank_upgrade(struct tm_rank *me, int required)
+{
+    if (required <= me->thread_level || me->mt) return;
+    if (required < MPI_THREAD_MULTIPLE) {
+        me->thread_level = required;
+        return;
+    }
+    if (me->fb_out) return;
+    if (tm_objtab_make(&me->dtypes) < 0 || tm_objtab_make(&me->uops) < 0 ||
+        tm_objtab_make(&me->freqs) < 0 || tm_objtab_make(&me->fmsgs) < 0)
+        return;
+    me->thread_level = MPI_THREAD_MULTIPLE;
+    me->mt = 1;
+    tm_mst_multiple(me);
+}
+
+/* The rank's libtmpi state is made by the first of MPI_Init, MPI_Session_init and the calls
+ * MPI allows before them (info objects, MPI_T) and kept until the job ends; the agent hears
+ * TMPI_PHASE_INIT whenever the rank goes from no model open to one, TMPI_PHASE_FINALIZED when
+ * its last one closes (MPI_Finalize with no session open, the last MPI_Session_finalize after
+ * MPI_Finalize or without MPI_Init). */
+int tm_rank_open(const char *fn, int required, enum tm_open what, struct tm_rank **ret_me)
 {
     const struct tmpi_svc *svc = tm_lib_load();
     if (!svc && tm_lib.other_abi) {
@@ -139,11 +168,6 @@ static int init_common(const char *fn, int required, int *provided, int *argc, c
         fprintf(stderr, "%s: called from a thread that is not an MPI rank's main thread\n", fn);
         return MPI_ERR_OTHER;
     }
-    struct tm_rank *me = tm_cur_info == info ? tm_self() : NULL;
-    if (me)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_OTHER, fn, "MPI is already %s",
-                      me->state == TM_RANK_FINALIZED ? "finalized" : "initialized");
-
     struct tm_job *job;
     int r = tm_job_get(svc, &job);
     if (r < 0) {
@@ -151,37 +175,73 @@ static int init_common(const char *fn, int required, int *provided, int *argc, c
                 strerror(-r));
         svc->job_abort(1, "MPI_Init failed: cannot set up the job's state");
     }
-    me = tm_job_rank(job, info->rank);
-    me->info = info;
-    me->main_thread = pthread_self();
-    /* Every level up to MPI_THREAD_MULTIPLE: threads the rank creates find it at their first
-     * MPI call (tm_self_slow).  MULTIPLE switches on the locks of what is otherwise the rank
-     * thread's own (request pool, envelope cache) and keeps its sends off the fast boxes,
-     * which have one producer (job.h tm_rank.mt); the lower levels keep the single-threaded
-     * path as it is. */
-    me->thread_level = required < MPI_THREAD_SINGLE     ? MPI_THREAD_SINGLE
-                       : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
-                                                        : required;
-    me->mt = me->thread_level == MPI_THREAD_MULTIPLE;
-    if (me->mt) tm_mst_multiple(me);
-    r = tm_commtab_init(me);
-    /* MULTIPLE: the tables of datatypes, user ops and Fortran handles exist before any thread of
-     * the rank can create an object in them (objtab.h), so their pointers never change under a
-     * reader. */
-    if (r == 0 && me->mt &&
-        (tm_objtab_make(&me->dtypes) < 0 || tm_objtab_make(&me->uops) < 0 ||
-         tm_objtab_make(&me->freqs) < 0 || tm_objtab_make(&me->fmsgs) < 0))
-        r = -ENOMEM;
-    if (r < 0) {
-        fprintf(stderr, "rank %d: %s: out of memory\n", info->rank, fn);
-        svc->job_abort(1, "MPI_Init failed: out of memory");
+    struct tm_rank *me = tm_job_rank(job, info->rank);
+    pthread_mutex_lock(&job->open_lock);
+    int fresh = me->info != info || me->state == TM_RANK_NEW;
+    if (fresh) {
+        me->info = info;
+        me->main_thread = pthread_self();
+        /* Every level up to MPI_THREAD_MULTIPLE: threads the rank creates find it at their
+         * first MPI call (tm_self_slow).  MULTIPLE switches on the locks of what is otherwise
+         * the rank thread's own (request pool, envelope cache) and keeps its sends off the
+         * fast boxes, which have one producer (job.h tm_rank.mt); the lower levels keep the
+         * single-threaded path as it is. */
+        me->thread_level = MPI_THREAD_SINGLE;
+        r = tm_commtab_init(me);
+        if (r < 0) {
+            fprintf(stderr, "rank %d: %s: out of memory\n", info->rank, fn);
+            svc->job_abort(1, "MPI_Init failed: out of memory");
+        }
+        me->state = TM_RANK_INIT;
+    } else if (what == TM_OPEN_WORLD && me->world_model) {
+        pthread_mutex_unlock(&job->open_lock);
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_OTHER, fn, "MPI is already %s",
+                      me->world_model == 2 ? "finalized" : "initialized");
     }
-    me->state = TM_RANK_INIT;
-    if (argc && argv) tm_info_env_args(me, *argc, *argv);
+    int was_open = me->world_model == 1 || me->nsessions > 0;
+    if (what != TM_OPEN_NONE) rank_upgrade(me, required);
+    if (what == TM_OPEN_WORLD) me->world_model = 1;
+    if (what == TM_OPEN_SESSION) me->nsessions++;
+    pthread_mutex_unlock(&job->open_lock);
     tm_cur = me;
     tm_cur_info = info;
+    if (!was_open && what != TM_OPEN_NONE) {
+        if (!fresh) tm_mst_reopened(me);
+        svc->rank_mpi_phase(TMPI_PHASE_INIT);
+    }
+    *ret_me = me;
+    return MPI_SUCCESS;
+}
+
+struct tm_rank *tm_rank_pre(const char *fn)
+{
+    struct tm_rank *me = tm_self();
+    if (me) return me;
+    const struct tmpi_svc *svc = tm_lib_load();
+    if (!svc || !svc->rank_self()) return NULL;
+    return tm_rank_open(fn, MPI_THREAD_SINGLE, TM_OPEN_NONE, &me) == MPI_SUCCESS ? me : NULL;
+}
+
+void tm_rank_close(struct tm_rank *me, enum tm_open what)
+{
+    struct tm_job *job = me->job;
+    pthread_mutex_lock(&job->open_lock);
+    if (what == TM_OPEN_WORLD) me->world_model = 2;
+    if (what == TM_OPEN_SESSION) me->nsessions--;
+    int closed = me->world_model != 1 && me->nsessions == 0;
+    pthread_mutex_unlock(&job->open_lock);
+    if (!closed) return;
+    tm_mst_finalized(me);
+    job->svc->rank_mpi_phase(TMPI_PHASE_FINALIZED);
+}
+
+static int init_common(const char *fn, int required, int *provided, int *argc, char ***argv)
+{
+    struct tm_rank *me = NULL;
+    int r = tm_rank_open(fn, required, TM_OPEN_WORLD, &me);
+    if (r != MPI_SUCCESS) return r;
+    if (argc && argv) tm_info_env_args(me, *argc, *argv);
     if (provided) *provided = me->thread_level;
-    svc->rank_mpi_phase(TMPI_PHASE_INIT);
     return MPI_SUCCESS;
 }
 
@@ -200,7 +260,7 @@ TM_ALIAS(Init_thread)
 TM_API int PMPI_Finalize(void)
 {
     struct tm_rank *me = tm_self();
-    if (!me || me->state != TM_RANK_INIT)
+    if (!me || me->world_model != 1)
         return tm_err_noco(MPI_ERR_OTHER, "MPI_Finalize", TM_ERR_NOINIT);
     int r = tm_comm_finalize_attrs(me);
     if (r != MPI_SUCCESS)
@@ -220,9 +280,7 @@ TM_API int PMPI_Finalize(void)
     }
     tm_mst_end(me, began);
     if (r != MPI_SUCCESS) return r;
-    me->state = TM_RANK_FINALIZED;
-    tm_mst_finalized(me);
-    me->job->svc->rank_mpi_phase(TMPI_PHASE_FINALIZED);
+    tm_rank_close(me, TM_OPEN_WORLD);
     return MPI_SUCCESS;
 }
 TM_ALIAS(Finalize)
@@ -230,8 +288,9 @@ TM_ALIAS(Finalize)
 TM_API int PMPI_Initialized(int *flag)
 {
     if (!flag) return tm_err_noco(MPI_ERR_ARG, "MPI_Initialized", "flag is NULL");
+    /* The world model's (MPI 4.0 §11.2.1): a rank that only opened sessions is not. */
     struct tm_rank *me = tm_self();
-    *flag = me != NULL;
+    *flag = me && me->world_model != 0;
     return MPI_SUCCESS;
 }
 TM_ALIAS(Initialized)
@@ -240,7 +299,7 @@ TM_API int PMPI_Finalized(int *flag)
 {
     if (!flag) return tm_err_noco(MPI_ERR_ARG, "MPI_Finalized", "flag is NULL");
     struct tm_rank *me = tm_self();
-    *flag = me && me->state == TM_RANK_FINALIZED;
+    *flag = me && me->world_model == 2;
     return MPI_SUCCESS;
 }
 TM_ALIAS(Finalized)

@@ -22,7 +22,7 @@
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 9
+#define TMPI_SVC_ABI 10
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 
@@ -225,6 +225,13 @@ struct tmpi_svc {
      * checked by the agent; NULL when not set.  A job's TMPI_COLL_* variables win over them.
      * Owned by the agent, unchanged while it runs. */
     const char *coll_bcast, *coll_reduce, *coll_allreduce, *coll_tree_file;
+
+    /* Optional (may be NULL: the tools interface shows no tmpid.conf settings beyond the ones
+     * above).  Setting i of the agent's tmpid.conf (0-based, a fixed order for the agent's life):
+     * its section and key (static strings) and its value as text into buf[len] (truncated, NUL
+     * ended; "" when unset).  Returns the full text's length, or -1 when i is past the last.
+     * Any thread; never blocks. */
+    int (*config_item)(int i, const char **section, const char **key, char *buf, size_t len);
 };
 
 #endif

@@ -345,3 +345,28 @@ run_prog() {
 @test "mpi: passive target: flushes complete while the target computes" {
     run_prog rma_passive 2 4 16
 }
+
+@test "mpi: sessions: process sets, communicators from their groups, several sessions with MPI_Init between, error handlers" {
+    run_prog sessions 1 2 4 16
+    SWITCHING=user run_prog sessions 5
+    ARGS=only run_prog sessions 1 3
+}
+
+@test "mpi: a rank that leaves with its session open fails the job, naming MPI_Session_finalize" {
+    run_prog sessions 1 # builds it
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -n 3 "$BATS_FILE_TMPDIR/mpi_sessions" leave
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"rank 1 exited without calling MPI_Finalize (or MPI_Session_finalize"* ]] || {
+        echo "status $status, output: $output"
+        return 1
+    }
+}
+
+@test "mpi: MPI_T: init before MPI_Init, every control variable, a collective counter through a handle, categories, enumerations, error codes" {
+    run_prog mpit 1 2 4 16
+    SWITCHING=user run_prog mpit 5
+}
+
+@test "mpi: process management without other jobs: no parent, MPI_UNIVERSE_SIZE and MPI_APPNUM, Comm_disconnect of intra- and inter-communicators, its errors" {
+    run_prog dynproc 1 2 4 16
+}

@@ -66,10 +66,28 @@ expect_ok() {
 @test "multinode mpi: groups, communicators, inter-communicators, attributes on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
-    for p in groups comm_loop intercomm inter_nbc attrs errh_info comm_threads comm_idup mpi4 mpi41; do
+    for p in groups comm_loop intercomm inter_nbc attrs errh_info comm_threads comm_idup mpi4 mpi41 dynproc; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done
+}
+
+# Sessions across agents: one tmpi://node/<i> set per node, communicators made from the node
+# sets and the world set agree on ids among their members only, on threads and on carriers.
+@test "multinode mpi: sessions and process sets on 3 nodes x 2 ranks, threads and carriers" {
+    start_cluster 3
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog sessions)"
+    expect_ok || return 1
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog sessions)"
+    expect_ok
+}
+
+# MPI_T across agents: each node's collective counters count the calls of the node that hosts
+# world rank 0 only.
+@test "multinode mpi: MPI_T variables and per-node collective counters on 3 nodes x 2 ranks" {
+    start_cluster 3
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog mpit)"
+    expect_ok
 }
 
 # Ranks on carriers (user-level switching) across nodes: idle carriers read the links, a
