@@ -6,7 +6,6 @@
 #include "errh.h"
 #include "job.h"
 #include "objs.h"
-#include "rank_open.h"
 
 struct tm_errh {
     int kind;

@@ -10,7 +10,6 @@
 #include "errh.h"
 #include "job.h"
 #include "objs.h"
-#include "rank_open.h"
 
 static struct tm_info tm_info_none = {0, 0, NULL, NULL};
 

@@ -40,6 +40,10 @@ struct tm_lib {
     /* per-thread state of threads a rank created (struct tm_tstate, freed at thread exit) */
     pthread_key_t thread_key;
     int thread_key_ok;
+    /* The calling thread's rank, its state made if no model opened it yet (mpi/rank_open.h,
+     * registered by mpi/init.c when libtmpi loads): an upcall for the calls of lower layers
+     * that MPI allows before initialization (info objects, session error handlers). */
+    struct tm_rank *(*rank_pre)(const char *fn);
 };
 extern struct tm_lib tm_lib;
 
@@ -51,6 +55,12 @@ extern __thread struct tm_rank *tm_cur __attribute__((tls_model("initial-exec"))
 /* 1 in a thread the rank created (MPI_THREAD_MULTIPLE): it is a real thread of its own, never
  * a carried context, so it waits on the futex (wait.c) and is not MPI_Is_thread_main. */
 extern __thread int tm_cur_child __attribute__((tls_model("initial-exec")));
+
+/* tm_lib.rank_pre, or the current rank where it is not registered. */
+static inline struct tm_rank *tm_rank_pre(const char *fn)
+{
+    return tm_lib.rank_pre ? tm_lib.rank_pre(fn) : tm_cur;
+}
 
 /* What a thread the rank created keeps for itself (tm_lib.thread_key, freed at its exit). */
 struct tm_tstate {

@@ -213,13 +213,19 @@ int tm_rank_open(const char *fn, int required, enum tm_open what, struct tm_rank
     return MPI_SUCCESS;
 }
 
-struct tm_rank *tm_rank_pre(const char *fn)
+static struct tm_rank *rank_pre(const char *fn)
 {
     struct tm_rank *me = tm_self();
     if (me) return me;
     const struct tmpi_svc *svc = tm_lib_load();
     if (!svc || !svc->rank_self()) return NULL;
     return tm_rank_open(fn, MPI_THREAD_SINGLE, TM_OPEN_NONE, &me) == MPI_SUCCESS ? me : NULL;
+}
+
+/* Before any MPI call: libtmpi's constructors run when the program loads. */
+__attribute__((constructor)) static void register_rank_pre(void)
+{
+    tm_lib.rank_pre = rank_pre;
 }
 
 void tm_rank_close(struct tm_rank *me, enum tm_open what)

@@ -22,9 +22,8 @@ enum tm_open {
  * no fast boxes, else the rank's stays the provided one).  Any thread of the rank (the job's
  * open_lock).  MPI_SUCCESS or an MPI error class. */
 int tm_rank_open(const char *fn, int required, enum tm_open what, struct tm_rank **ret_me);
-/* The calling thread's rank, its state made (TM_OPEN_NONE) if no model opened it yet; NULL
- * when the thread is no rank's. */
-struct tm_rank *tm_rank_pre(const char *fn);
+/* tm_rank_pre (core/lib.h): the calling thread's rank, its state made (TM_OPEN_NONE) if no
+ * model opened it yet; NULL when the thread is no rank's.  Registered in tm_lib by init.c. */
 /* Closes what tm_rank_open opened; the last close tells the agent the rank is finalized. */
 void tm_rank_close(struct tm_rank *me, enum tm_open what);
 
