@@ -313,3 +313,19 @@ PY
         grep -q "cgroup: removed .*/tmpid/$apid, left by an agent that is gone" "$BATS_TEST_TMPDIR/b.log"
     fi
 }
+
+@test "hostile: --check-config reports every bad setting, each with its own line" {
+    need_agent
+    local f="$BATS_TEST_TMPDIR/bad.conf"
+    printf '[agent]\n# a comment\nmax_jobs = lots\n\nmax_ranks = 0\n[mesh]\nbogus = 1\nheartbeat_ms = 1\n' >"$f"
+    run "$TMPID" --check-config "$f"
+    [ "$status" -ne 0 ]
+    expect_line "$f:3: bad value for [agent] max_jobs: \"lots\" (Invalid argument)"
+    expect_line "$f:5: bad value for [agent] max_ranks: \"0\" (Numerical result out of range)"
+    expect_line "$f:7: unknown setting [mesh] bogus"
+    expect_line "$f:8: bad value for [mesh] heartbeat_ms: \"1\" (Numerical result out of range)"
+    printf '[agent]\nnot a setting\nmax_jobs = 2\n' >"$f"
+    run "$TMPID" --check-config "$f"
+    [ "$status" -ne 0 ]
+    expect_line "$f:2: syntax error"
+}
