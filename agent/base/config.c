@@ -169,7 +169,35 @@ struct load_ctx {
     const char *path;
     int error;
     char msg[512];
+    /* the text's lines as inih reads them (config_reader): which line a key is on */
+    const char *next;
+    int lineno;
+    int nerrors, first_error_line;
 };
+
+/* Each bad setting is reported with its own line, and the parse goes on: --check-config
+ * lists every problem of a file, not only the first. */
+static void report(struct load_ctx *ctx)
+{
+    fprintf(stderr, "%s:%d: %s\n", ctx->path, ctx->lineno, ctx->msg);
+    if (ctx->nerrors++ == 0) ctx->first_error_line = ctx->lineno;
+}
+
+/* inih's line reader over the text (fgets-like), counting lines. */
+static char *config_reader(char *str, int num, void *stream)
+{
+    struct load_ctx *ctx = stream;
+    if (!*ctx->next || num < 2) return NULL;
+    size_t n = 0;
+    while (ctx->next[n] && ctx->next[n] != '\n' && n + 1 < (size_t)num - 1)
+        n++;
+    if (ctx->next[n] == '\n') n++;
+    memcpy(str, ctx->next, n);
+    str[n] = '\0';
+    ctx->next += n;
+    ctx->lineno++;
+    return str;
+}
 
 /* coll_bcast / coll_reduce: a tree shape name; coll_allreduce: an Allreduce algorithm.  A
  * refusal lists what is accepted. */
@@ -381,6 +409,7 @@ static int on_key(void *user, const char *section, const char *key, const char *
                 r = set_tree_file(ctx, value);
             if (r < 0 && ctx->msg[0]) {
                 ctx->error = r;
+                report(ctx);
                 return 0;
             }
         }
@@ -426,6 +455,7 @@ static int on_key(void *user, const char *section, const char *key, const char *
     else
         snprintf(ctx->msg, sizeof ctx->msg, "bad value for [%s] %s: \"%s\" (%s)", section, key,
                  value, strerror(-r));
+    report(ctx);
     return 0;
 }
 
@@ -465,12 +495,14 @@ int config_load(struct agent_config *c, const char *path)
         return -EINVAL;
     }
     if (r < 0) return r;
-    struct load_ctx ctx = {.c = c, .path = path};
-    int line = ini_parse_string(text, on_key, &ctx);
+    struct load_ctx ctx = {.c = c, .path = path, .next = text};
+    int line = ini_parse_stream(config_reader, &ctx, on_key, &ctx);
     if (line != 0) {
         free(text);
         if (line < 0) return -ENOMEM;
-        fprintf(stderr, "%s:%d: %s\n", path, line, ctx.error ? ctx.msg : "syntax error");
+        /* inih returns the first bad line: a syntax error there has not been reported */
+        if (ctx.nerrors == 0 || line != ctx.first_error_line)
+            fprintf(stderr, "%s:%d: syntax error\n", path, line);
         return -EINVAL;
     }
     if (c->job_oom_score_adj <= c->oom_score_adj) {

@@ -120,8 +120,15 @@ static void on_error(void *arg, struct netd_link *nl, int err)
     struct job *j = n->job;
     /* Once every local rank ended, a peer that closes its side is a peer that finished. */
     if (atomic_load(&j->ranks_ended) || job_cancelled(j)) return;
-    char reason[200];
-    snprintf(reason, sizeof reason, "lost connection to node %d (%s)", l->node, n->addr[l->node]);
+    char reason[300];
+    /* which fault it was: the coordinator's own connections tell whether the node is alive */
+    const char *how = err == -ETIMEDOUT ? "the data link timed out (bytes unacknowledged or "
+                                          "keepalives unanswered)"
+                      : err == -ECONNRESET || err == -EPIPE || err == 0
+                          ? "the node closed the data link"
+                          : NULL;
+    snprintf(reason, sizeof reason, "lost connection to node %d (%s): %s", l->node,
+             n->addr[l->node], how ? how : strerror(-err));
     log_warning("job %llu: %s (channel %d): %s", (unsigned long long)j->id, reason, l->channel,
                 strerror(-err));
     job_cancel(j, 1, reason);

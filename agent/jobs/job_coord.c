@@ -501,7 +501,7 @@ static void on_close(void *arg, struct mesh_conn *c, int err, const char *why)
     else if (!co->go_sent && n->state < CN_ENDED)
         node_fail(n, ": the connection ended while starting the job: %s", why);
     else if (n->state < CN_ENDED)
-        node_fail(n, "%s", " lost");
+        node_fail(n, ": the node closed the connection (%s)", why);
     n->state = CN_DONE;
     leave(co);
 }

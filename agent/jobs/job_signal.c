@@ -88,7 +88,16 @@ int job_signal_run_handlers(struct job *j, int sig, siginfo_t *info, void *uctx)
     int killed = -1;
     if (!atomic_load_explicit(&j->sig_closed, memory_order_seq_cst)) {
         struct rank *saved = rank_current();
-        for (uint32_t i = 0; i < j->nprocs; i++) {
+        /* A signal a rank sent itself (raise, pthread_kill, or kill of its own process from
+         * its thread) is that rank's alone, as it would be its own process's under mpirun:
+         * only its handler runs, and a default action kills that rank, not the first. */
+        uint32_t first = 0, end = j->nprocs;
+        if (saved && saved >= j->ranks && saved < j->ranks + j->nprocs && info &&
+            info->si_pid == getpid() && (info->si_code == SI_TKILL || info->si_code == SI_USER)) {
+            first = (uint32_t)(saved - j->ranks);
+            end = first + 1;
+        }
+        for (uint32_t i = first; i < end; i++) {
             struct rank *r = &j->ranks[i];
             /* only a rank inside its main: before, it has no handler; after, it is gone */
             if (!atomic_load_explicit(&r->sig_live, memory_order_acquire)) continue;

@@ -273,3 +273,59 @@ PY
     output=$(tr -d ' \n' <<<"$output")
     [[ "$output" == *'"bad_frames":2000,'* ]] || { echo "$output"; false; }
 }
+
+@test "hostile: a SIGUSR1 a rank raises itself is reported as that rank's (rank 1 and rank 2 of 3)" {
+    need_agent
+    local p
+    p=$(prog raise_usr1)
+    start_agent a
+    run "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 3 --timeout 30 "$p" 1
+    [ "$status" -eq 138 ] || { echo "status $status: $output"; false; }
+    [[ "$output" == *"rank 1 killed by signal 10 (USR1)"* ]] || { echo "$output"; false; }
+    run "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 3 --timeout 30 "$p" 2
+    [ "$status" -eq 138 ] || { echo "status $status: $output"; false; }
+    [[ "$output" == *"rank 2 killed by signal 10 (USR1)"* ]] || { echo "$output"; false; }
+}
+
+@test "hostile: job cgroups left by a SIGKILLed agent are removed at its next start, and it says so" {
+    need_agent
+    local p
+    p=$(prog rank_stall)
+    start_agent a
+    local apid=${AGENT_PIDS[a]}
+    "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 1 "$p" sleep >"$BATS_TEST_TMPDIR/j.out" 2>&1 &
+    BG_PIDS="$!"
+    timeout 20 sh -c 'until grep -q started "$1"; do sleep 0.05; done' sh "$BATS_TEST_TMPDIR/j.out"
+    local dirs
+    dirs=$(find /sys/fs/cgroup -maxdepth 6 -type d -path "*/tmpid/$apid" 2>/dev/null)
+    [ -n "$dirs" ] || skip "this agent puts jobs in no cgroup"
+    kill -KILL "$apid"
+    wait "$apid" 2>/dev/null || true
+    unset "AGENT_PIDS[a]"
+    # its job host leaves within kill_grace of losing the agent; the directories stay
+    sleep 3
+    # (any agent starting on this machine removes them: one of another test may be first)
+    local d left=0
+    for d in $dirs; do [ ! -d "$d" ] || left=1; done
+    start_agent b --log-level info
+    for d in $dirs; do [ ! -d "$d" ] || { echo "$d is still there"; false; }; done
+    if ((left)); then
+        grep -q "cgroup: removed .*/tmpid/$apid, left by an agent that is gone" "$BATS_TEST_TMPDIR/b.log"
+    fi
+}
+
+@test "hostile: --check-config reports every bad setting, each with its own line" {
+    need_agent
+    local f="$BATS_TEST_TMPDIR/bad.conf"
+    printf '[agent]\n# a comment\nmax_jobs = lots\n\nmax_ranks = 0\n[mesh]\nbogus = 1\nheartbeat_ms = 1\n' >"$f"
+    run "$TMPID" --check-config "$f"
+    [ "$status" -ne 0 ]
+    expect_line "$f:3: bad value for [agent] max_jobs: \"lots\" (Invalid argument)"
+    expect_line "$f:5: bad value for [agent] max_ranks: \"0\" (Numerical result out of range)"
+    expect_line "$f:7: unknown setting [mesh] bogus"
+    expect_line "$f:8: bad value for [mesh] heartbeat_ms: \"1\" (Numerical result out of range)"
+    printf '[agent]\nnot a setting\nmax_jobs = 2\n' >"$f"
+    run "$TMPID" --check-config "$f"
+    [ "$status" -ne 0 ]
+    expect_line "$f:2: syntax error"
+}

@@ -591,7 +591,8 @@ static void test_member_lost(void)
     members[1].c = NULL;
     members[1].closed = 1;
     char want[128];
-    snprintf(want, sizeof want, "node 1 (127.0.0.1:%u) lost", member_port);
+    snprintf(want, sizeof want, "node 1 (127.0.0.1:%u): the node closed the connection",
+             member_port);
     l_expect_end(&l, id, 1, -1, want);
     wait_members_closed();
     launcher_close(&l);
