@@ -273,7 +273,7 @@ int tm_mprobe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int b
 {
     if (src == MPI_PROC_NULL) {
         if (status != MPI_STATUS_IGNORE) {
-            tm_status_empty(status);
+            tm_status_blank(status); /* one status: its MPI_ERROR stays the program's */
             status->MPI_SOURCE = MPI_PROC_NULL;
         }
         return 1;

@@ -80,7 +80,7 @@ static int mprobe_common(const char *fn, int source, int tag, MPI_Comm comm, int
     if (source == MPI_PROC_NULL) {
         if (flag) *flag = 1;
         *message = MPI_MESSAGE_NO_PROC;
-        tm_status_empty(status);
+        tm_status_blank(status); /* one status: its MPI_ERROR stays the program's */
         if (status != MPI_STATUS_IGNORE) status->MPI_SOURCE = MPI_PROC_NULL;
         return MPI_SUCCESS;
     }

@@ -24,6 +24,9 @@ struct tm_preq {
     void *dst;                 /* ... copied here when both are complete */
     const struct tm_type *dt;  /* ... unpacked as dcount of dt (held) if dt is not contiguous */
     size_t dcount;
+    MPI_Datatype held; /* PERSIST point-to-point: a handle of its own for a derived type
+                        * (tm_type_handle_hold), so the program may free its handle after the
+                        * *_init (MPI 3.1 §4.1.9); dropped with the request */
     _Alignas(16) unsigned char args[];
 };
 
@@ -136,6 +139,7 @@ void tm_preq_free(struct tm_rank *me, struct tm_request *r)
             tm_nbr_free(me, p->inner);
         else if (p->inner)
             tm_req_free(me, p->inner);
+        if (p->held != MPI_DATATYPE_NULL) tm_type_handle_drop(me, p->held);
         free(p);
     }
     tm_req_free(me, r);
@@ -224,8 +228,17 @@ static int p2p_init(const char *fn, isend_fn isend, const void *buf, MPI_Count c
     struct tm_rank *me = tm_self();
     int err = tm_p2p_check(me, fn, comm, buf, count, dt, peer, tag, isend == NULL);
     if (TM_UNLIKELY(err)) return err;
-    struct p2p_args a = {isend, (void *)buf, count, dt, peer, tag, comm};
-    return tm_preq_new(me, fn, comm, p2p_start, &a, sizeof a, request);
+    MPI_Datatype h = dt;
+    err = tm_type_handle_hold(me, dt, &h);
+    if (TM_UNLIKELY(err)) return tm_err(me, comm, err, fn, "out of memory");
+    struct p2p_args a = {isend, (void *)buf, count, h, peer, tag, comm};
+    err = tm_preq_new(me, fn, comm, p2p_start, &a, sizeof a, request);
+    if (err) {
+        tm_type_handle_drop(me, h);
+        return err;
+    }
+    if (h != dt) ((struct tm_preq *)(*request)->pr)->held = h;
+    return MPI_SUCCESS;
 }
 
 static int send_init_x(const char *tm_fn, const void *buf, MPI_Count count, MPI_Datatype datatype,

@@ -2,7 +2,7 @@
  * MPI_BOTTOM with datatypes of absolute addresses in every kind of call; calls returning one
  * status leave its MPI_ERROR alone; types of negative extent (ub < lb) in pack, point-to-point,
  * collectives and RMA; attributes on predefined datatypes; a freed keyval still serves get and
- * delete until its last attribute goes. */
+ * delete until its last attribute goes; persistent requests outlive their freed types. */
 #include <string.h>
 
 #include "check.h"
@@ -228,8 +228,14 @@ static void single_status(void)
     st.MPI_ERROR = SENTINEL;
     CHECK_MPI(MPI_Mprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &msg, &st));
     CHECK(st.MPI_SOURCE == MPI_PROC_NULL && msg == MPI_MESSAGE_NO_PROC, "Mprobe(PROC_NULL)");
+    keep_error(&st, "MPI_Mprobe(MPI_PROC_NULL)");
     CHECK_MPI(MPI_Mrecv(&got, 1, MPI_INT, &msg, &st));
     CHECK(st.MPI_SOURCE == MPI_PROC_NULL, "Mrecv(MPI_MESSAGE_NO_PROC): source %d", st.MPI_SOURCE);
+    keep_error(&st, "MPI_Mrecv(MPI_MESSAGE_NO_PROC)");
+    st.MPI_ERROR = SENTINEL;
+    CHECK_MPI(MPI_Recv(&got, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st));
+    CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG, "Recv(PROC_NULL)");
+    keep_error(&st, "MPI_Recv(MPI_PROC_NULL)");
     rr = MPI_REQUEST_NULL;
     st.MPI_ERROR = SENTINEL;
     CHECK_MPI(MPI_Wait(&rr, &st));
@@ -444,6 +450,31 @@ static void attributes(void)
     CHECK(flag && *last >= MPI_ERR_LASTCODE, "MPI_LASTUSEDCODE %d", *last);
 }
 
+/* A persistent request keeps working after the program freed its derived type (MPI 3.1
+ * §4.1.9: a freed type stays usable by operations that hold it). */
+static void persistent_freed_type(void)
+{
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    MPI_Datatype st, rt;
+    CHECK_MPI(MPI_Type_dup(MPI_INT, &st));
+    CHECK_MPI(MPI_Type_contiguous(2, MPI_INT, &rt));
+    CHECK_MPI(MPI_Type_commit(&rt));
+    int out[2] = {rank, rank + 1}, in[2] = {-1, -1};
+    MPI_Request rq[2];
+    CHECK_MPI(MPI_Recv_init(in, 1, rt, left, 30, MPI_COMM_WORLD, &rq[0]));
+    CHECK_MPI(MPI_Send_init(out, 2, st, right, 30, MPI_COMM_WORLD, &rq[1]));
+    CHECK_MPI(MPI_Type_free(&st));
+    CHECK_MPI(MPI_Type_free(&rt));
+    for (int round = 0; round < 2; round++) {
+        in[0] = in[1] = -1;
+        CHECK_MPI(MPI_Startall(2, rq));
+        CHECK_MPI(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+        CHECK(in[0] == left && in[1] == left + 1, "round %d after the types' free", round);
+    }
+    CHECK_MPI(MPI_Request_free(&rq[0]));
+    CHECK_MPI(MPI_Request_free(&rq[1]));
+}
+
 int main(int argc, char **argv)
 {
     CHECK_MPI(MPI_Init(&argc, &argv));
@@ -453,5 +484,6 @@ int main(int argc, char **argv)
     single_status();
     negative_extent();
     attributes();
+    persistent_freed_type();
     return finish_ok();
 }
