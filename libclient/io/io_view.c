@@ -180,20 +180,33 @@ int64_t tm_io_view_bytes_before(const struct tm_file *f, int64_t abs)
     return n;
 }
 
-/* Why a filetype cannot be a view's for etype et, or NULL. */
-static const char *bad_filetype(const struct tm_type *et, const struct tm_type *ft)
+/* Why t cannot be a view's type (negative or decreasing displacements; overlaps when the
+ * file is writable: MPI 4.0 §14.3), or NULL. */
+static const char *bad_layout(const struct tm_type *t, int writable)
 {
-    if (!ft->psize) return "the filetype has no data";
-    if (ft->psize % et->psize) return "the filetype's size is not a multiple of the etype's";
     struct tm_block one;
     size_t nb;
-    const struct tm_block *b = tm_type_blocks(ft, &one, &nb);
+    const struct tm_block *b = tm_type_blocks(t, &one, &nb);
     for (size_t i = 0; i < nb; i++) {
-        if (b[i].off < 0) return "the filetype has a negative displacement";
-        if (i && b[i].off < b[i - 1].off) return "the filetype's displacements decrease";
+        if (b[i].off < 0) return "a negative displacement";
+        if (i && b[i].off < b[i - 1].off) return "decreasing displacements";
+        if (i && writable && b[i].off < b[i - 1].off + (int64_t)b[i - 1].len)
+            return "overlapping blocks in a file opened for writing";
     }
-    if (ft->extent <= 0 || (int64_t)ft->extent < b[nb - 1].off + (int64_t)b[nb - 1].len)
-        return "the filetype's extent does not cover its data (tiles would overlap)";
+    return NULL;
+}
+
+/* Why a filetype cannot be a view's for etype et, or NULL; *code its class. */
+static const char *bad_filetype(const struct tm_type *et, const struct tm_type *ft, int writable,
+                                int *code)
+{
+    const char *why;
+    *code = MPI_ERR_IO; /* the class MPICH's tests expect for a bad type map */
+    if ((why = bad_layout(et, writable))) return why;
+    if ((why = bad_layout(ft, writable))) return why;
+    *code = MPI_ERR_TYPE;
+    if (!ft->psize) return "the filetype has no data";
+    if (ft->psize % et->psize) return "the filetype's size is not a multiple of the etype's";
     return NULL;
 }
 
@@ -203,7 +216,7 @@ TM_API int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
     const char *fn = "MPI_File_set_view";
     TM_IO_GET(fn, fh);
     const char *why = NULL;
-    int err = MPI_SUCCESS;
+    int err = MPI_SUCCESS, code;
     const struct tm_type *et = tm_type_get(etype), *ft = tm_type_get(filetype);
     const struct tm_datarep *rep = datarep ? tm_io_datarep_find(me, datarep) : NULL;
     if (disp == MPI_DISPLACEMENT_CURRENT && !(f->amode & MPI_MODE_SEQUENTIAL))
@@ -216,8 +229,8 @@ TM_API int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
         err = MPI_ERR_TYPE, why = "the etype has no data";
     else if (!ft)
         err = MPI_ERR_TYPE, why = "invalid filetype (or not committed)";
-    else if ((why = bad_filetype(et, ft)))
-        err = MPI_ERR_TYPE;
+    else if ((why = bad_filetype(et, ft, !(f->amode & MPI_MODE_RDONLY), &code)))
+        err = code;
     else if (!datarep)
         err = MPI_ERR_ARG, why = "datarep is NULL";
     else if (!rep)

@@ -84,6 +84,13 @@ static void interleaved(const char *p, const char *cb, const char *bufsz, int bl
     CHECK_EQ(count, (int)tot);
     for (long i = 0; i < tot; i++)
         CHECK_EQ(all[i], val(i));
+    /* everybody reads the same range, across the end of file: all of it, each */
+    int *again = malloc(sizeof(int) * (size_t)(tot + 4));
+    CHECK_EQ(MPI_File_read_at_all(fh, 0, again, (int)tot + 4, MPI_INT, &st), MPI_SUCCESS);
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK_EQ(count, (int)tot);
+    CHECK(!memcmp(again, all, sizeof(int) * (size_t)tot));
+    free(again);
     /* back through the view, collectively, into the strided buffer */
     MPI_File_set_view(fh, (MPI_Offset)rank * blk * 4, MPI_INT, ft, "native", MPI_INFO_NULL);
     memset(mem, 0xff, 2 * (size_t)n * sizeof *mem);

@@ -172,6 +172,12 @@ static void basics(const char *p)
     CHECK_EQ(cls(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "no_such_rep", MPI_INFO_NULL)),
              MPI_ERR_UNSUPPORTED_DATAREP);
     MPI_Type_free(&three);
+    int bl[2] = {1, 1}, dd[2] = {3, 0};
+    MPI_Datatype decr;
+    MPI_Type_indexed(2, bl, dd, MPI_INT, &decr);
+    MPI_Type_commit(&decr);
+    CHECK_EQ(cls(MPI_File_set_view(fh, 0, MPI_INT, decr, "native", MPI_INFO_NULL)), MPI_ERR_IO);
+    MPI_Type_free(&decr);
     CHECK_EQ(MPI_File_set_view(fh, (MPI_Offset)rank * 4, MPI_INT, colr, "native", MPI_INFO_NULL),
              MPI_SUCCESS);
     MPI_Offset disp, pos;
