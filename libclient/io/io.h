@@ -35,7 +35,8 @@ struct tm_type;
 
 #define TM_FILE_BASE 1 /* 0 is MPI_FILE_NULL */
 
-/* Hints (io_hints.c).  Each has a name, a default and a test (tests/mpi/io_hints.c). */
+/* Hints (io_hints.c; docs/USER.md "MPI-IO"): tested by tests/mpi/io_file.c (reported values)
+ * and io_coll.c (cb_buffer_size rounds, romio_cb_* on and off). */
 #define TM_IO_CB_BUFFER_DEFAULT ((size_t)16 << 20) /* cb_buffer_size: bytes per round */
 #define TM_IO_CB_BUFFER_MIN ((size_t)4096)
 #define TM_IO_IND_RD_DEFAULT ((size_t)4 << 20) /* ind_rd_buffer_size: read sieving span */

@@ -243,7 +243,7 @@ TM_API int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
     if (disp == MPI_DISPLACEMENT_CURRENT) {
         MPI_Offset cur = 0;
         tm_io_sp_fetch_add(f, 0, &cur);
-        disp = f->disp + tm_io_view_byte(f, cur * (int64_t)tm_io_etype_bytes(f)) - f->disp;
+        disp = tm_io_view_byte(f, cur * (int64_t)tm_io_etype_bytes(f)); /* absolute */
     }
     MPI_Datatype eh, fhd;
     if (tm_type_handle_hold(me, etype, &eh))
