@@ -101,6 +101,7 @@ void tm_objs_free(struct tm_rank *me)
 {
     struct tm_objs *o = me->objs;
     if (!o) return;
+    if (o->io_free) o->io_free(o);
     tm_objtab_free(o->groups, tm_group_free_obj);
     tm_objtab_free(o->infos, tm_info_free_obj);
     tm_objtab_free(o->errhs, free_any);

@@ -136,56 +136,7 @@ TM_API int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 }
 TM_ALIAS(Errhandler_free)
 
-/* Files: TMPI has no MPI-IO, so MPI_FILE_NULL (whose handler new files would inherit) is the
- * only file handle there is. */
-TM_API int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
-{
-    struct tm_rank *me = tm_self();
-    const char *fn = "MPI_File_set_errhandler";
-    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
-    if (file != MPI_FILE_NULL)
-        return tm_err_obj(me, TM_EH_FILE, file, me->objs->file_eh, MPI_ERR_FILE, fn,
-                          "invalid file %d", file);
-    if (tm_errh_check(me, errhandler, TM_EH_FILE))
-        return tm_err_obj(me, TM_EH_FILE, file, me->objs->file_eh, MPI_ERR_ARG, fn,
-                          "invalid error handler %d", errhandler);
-    tm_errh_ref(me, errhandler);
-    MPI_Errhandler old = me->objs->file_eh;
-    me->objs->file_eh = errhandler;
-    tm_errh_unref(me, old);
-    return MPI_SUCCESS;
-}
-TM_ALIAS(File_set_errhandler)
-
-TM_API int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
-{
-    struct tm_rank *me = tm_self();
-    const char *fn = "MPI_File_get_errhandler";
-    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
-    if (file != MPI_FILE_NULL)
-        return tm_err_obj(me, TM_EH_FILE, file, me->objs->file_eh, MPI_ERR_FILE, fn,
-                          "invalid file %d", file);
-    if (!errhandler)
-        return tm_err_obj(me, TM_EH_FILE, file, me->objs->file_eh, MPI_ERR_ARG, fn,
-                          "errhandler is NULL");
-    tm_errh_ref(me, me->objs->file_eh);
-    *errhandler = me->objs->file_eh;
-    return MPI_SUCCESS;
-}
-TM_ALIAS(File_get_errhandler)
-
-TM_API int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
-{
-    struct tm_rank *me = tm_self();
-    const char *fn = "MPI_File_call_errhandler";
-    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
-    if (fh != MPI_FILE_NULL)
-        return tm_err_obj(me, TM_EH_FILE, fh, me->objs->file_eh, MPI_ERR_FILE, fn,
-                          "invalid file %d", fh);
-    tm_err_obj(me, TM_EH_FILE, fh, me->objs->file_eh, errorcode, fn, "called by the program");
-    return MPI_SUCCESS;
-}
-TM_ALIAS(File_call_errhandler)
+/* MPI_File_set/get/call_errhandler: io/io_errh.c (files and MPI_FILE_NULL). */
 
 /* A new code of class cls (a new class when cls < 0: its own class) in *ret. */
 static int add_code(struct tm_rank *me, int cls, int *ret)

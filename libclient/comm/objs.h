@@ -30,6 +30,11 @@ struct tm_objs {
     int predef[8];          /* values of the predefined attributes, by key (attr_api.c) */
     MPI_Errhandler file_eh; /* MPI_FILE_NULL's handler (errh_obj.c), MPI_ERRORS_RETURN first */
     struct tm_info *env;    /* MPI_INFO_ENV (info.c), made on first use */
+    /* MPI-IO (io/io.h): open files, registered data representations, and the function that
+     * frees both (set by io/ when it makes them, so this layer needs no io header) */
+    struct tm_objtab *files;
+    struct tm_datarep_node *datareps;
+    void (*io_free)(struct tm_objs *o);
     /* MPI_Init's argc and argv (the rank's own, alive while its main runs), read when
      * MPI_INFO_ENV is first used: a copy at MPI_Init cost every rank its arguments' size */
     int env_argc;

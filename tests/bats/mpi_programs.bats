@@ -370,3 +370,25 @@ run_prog() {
 @test "mpi: process management without other jobs: no parent, MPI_UNIVERSE_SIZE and MPI_APPNUM, Comm_disconnect of intra- and inter-communicators, its errors" {
     run_prog dynproc 1 2 4 16
 }
+
+@test "mpi: MPI-IO: open errors, file handlers, hints, views, explicit/individual/shared/ordered access, read past the end, non-blocking, split collective, atomic mode, external32 and a user datarep" {
+    run_prog io_file 1 2 4 16
+    SWITCHING=user run_prog io_file 2 5
+}
+
+@test "mpi: MPI-IO collective: two-phase with many rounds, interleaved strided views and memory, holes, zero counts, collective read past the end, collective buffering on and off" {
+    run_prog io_coll 1 2 4 16
+    SWITCHING=user run_prog io_coll 3
+}
+
+# A 1 MiB tmpfs fills up: MPI_ERR_NO_SPACE, and every round written before it reads back.
+@test "mpi: MPI-IO on a full file system: MPI_ERR_NO_SPACE, nothing written before is lost" {
+    [ "$(id -u)" = 0 ] || skip "mounting a tmpfs needs root"
+    local d="$BATS_TEST_TMPDIR/full"
+    mkdir -p "$d"
+    mount -t tmpfs -o size=1m tmpfs "$d" || skip "cannot mount a tmpfs here"
+    ARGS="$d" run_prog io_coll 1 4
+    local rc=$?
+    umount "$d"
+    return $rc
+}

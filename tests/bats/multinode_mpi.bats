@@ -46,6 +46,20 @@ expect_ok() {
     done
 }
 
+# MPI-IO across nodes: the shared file pointer lives in an RMA window at rank 0 (a receive
+# daemon serves the other nodes), each node's leader aggregates for its node, pieces of other
+# nodes travel leader to leader.
+@test "multinode mpi: MPI-IO on 3 nodes x 2 ranks (shared pointers, aggregators per node)" {
+    start_cluster 3
+    local p
+    for p in io_file io_coll; do
+        run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
+        expect_ok || { echo "program $p" >&2; return 1; }
+        run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog "$p")"
+        expect_ok || { echo "program $p on carriers" >&2; return 1; }
+    done
+}
+
 # One-sided communication across nodes: every operation to a neighbour on another node
 # travels as TM_MSG_RMA frames applied by that node's receive daemon.
 @test "multinode mpi: one-sided communication on 3 nodes x 2 ranks" {

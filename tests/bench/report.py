@@ -406,7 +406,7 @@ def write(store, cfg, im, outdir, quick):
     w("Rerun: `make bench` (full, about an hour) or `make bench QUICK=1` (quick mode: shorter points, "
       "N = 512 macro problems, runs over 20 s abandoned, Open MPI/MPICH launches over 10 s not repeated); "
       "one figure: `tests/bench/run.py --quick --only coll` (figures: p2p, coll, a1000, oversub, macro, halo, "
-      "launch, memory, net, hosts, rma, binding, hpl, osu; hpl and osu need `--hpl-src DIR` and `--osu-src DIR`, "
+      "launch, memory, net, hosts, rma, binding, hpl, osu, ior; hpl, osu and ior need `--hpl-src DIR`, `--osu-src DIR` and `--ior-src DIR`, "
       "e.g. `make bench BENCH_ARGS='--hpl-src ~/hpl-2.3'`). Every program prints `RESULT key=value ...` lines and aborts on a wrong answer.\n")
 
     with open(os.path.join(outdir, "RESULTS.md"), "w") as f:
@@ -600,8 +600,9 @@ def third_party_sections(w, st, cfg):
     this tree, built as their own documentation says."""
     hk = sorted(keys_of(st, "hpl"))
     ok = keys_of(st, "osu_latency") | keys_of(st, "osu_bw")
-    notes = [f for f in ("hpl", "osu") if cfg.get(f + "_failed") or cfg.get(f + "_skipped")]
-    if not hk and not ok and not notes:
+    ik = sorted(keys_of(st, "ior"))
+    notes = [f for f in ("hpl", "osu", "ior") if cfg.get(f + "_failed") or cfg.get(f + "_skipped")]
+    if not hk and not ok and not ik and not notes:
         return
     w("## Third-party programs, built as their own documentation says\n\n")
     w("Each from one source tree named on the command line, built three ways (tmpicc, "
@@ -640,6 +641,17 @@ def third_party_sections(w, st, cfg):
             w(table([[size_label(k)] + impl_cols(v, k, lower) for k in keys], ["size"] + HDR))
             w("\n")
     third_party_note(w, cfg, "osu", "OSU micro-benchmarks")
+    if ik:
+        w(f"### IOR, MPI-IO, {4} ranks on one node (MiB/s, higher is better)\n\n")
+        w("Built with `./bootstrap; configure CC=WRAPPER; make` in a copy per implementation; "
+          f"`ior -a MPIIO [-c] -t XFER -b 16m -s {cfg.get('ior_segments', '?')} -w -r -e -C -i 1`. "
+          f"Source: `{cfg.get('ior_src', '?')}`.\n\n")
+        v = View(st, "ior")
+        w(table([[f"{'collective' if k[0] else 'independent'} {size_label(k[1])} "
+                  f"{'write' if k[2] == 0 else 'read'}"] + impl_cols(v, k, False) for k in ik],
+                ["access"] + HDR))
+        w("\n")
+    third_party_note(w, cfg, "ior", "IOR")
 
 
 def binding_sections(w, st, cfg):

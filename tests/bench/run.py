@@ -547,11 +547,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="shorter points and problems (a few minutes)")
     ap.add_argument("--runs", type=int, default=5, help="runs per figure and implementation (>= 5 for medians)")
-    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,halo,launch,memory,net,hosts,rma,binding,hpl,osu")
+    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,halo,launch,memory,net,hosts,rma,binding,hpl,osu,ior")
     ap.add_argument("--hpl-src", metavar="DIR", help="an HPL source tree (netlib HPL 2.x): the hpl figure "
                     "(without it the figure is skipped)")
     ap.add_argument("--osu-src", metavar="DIR", help="an OSU micro-benchmarks release tree, not configured "
                     "in place: the osu figure (without it the figure is skipped)")
+    ap.add_argument("--ior-src", metavar="DIR", help="an IOR source tree (github.com/hpc/ior): the ior "
+                    "figure, MPI-IO (without it the figure is skipped)")
     ap.add_argument("--build", default=os.path.join(TOP, "build"))
     ap.add_argument("--out", default=os.path.join(TOP, "docs", "bench"))
     ap.add_argument("--merge", metavar="RAW", help="start from an earlier run's raw.json (its figures are kept; "
@@ -642,6 +644,8 @@ def main():
             third_party(cfg, "hpl", a.hpl_src, lambda: hpl_figure(st, im, a, cap, quick, cfg))
         if want("osu"):
             third_party(cfg, "osu", a.osu_src, lambda: osu_figure(st, im, a, cap, quick, cfg))
+        if want("ior"):
+            third_party(cfg, "ior", a.ior_src, lambda: ior_figure(st, im, a, cap, quick, cfg, workdir))
         if want("memory"):
             memory_figure(st, im, a, quick, workdir)
     finally:
@@ -747,6 +751,35 @@ def osu_figure(st, im, a, cap, quick, cfg):
                    lambda r: int(r["size"]), lambda r: r["value"],
                    launch=lambda impl, n, prog, args, b=b: im.launch(impl, n, progs[(impl, b)], args),
                    parse=thirdparty.parse_osu)
+
+
+# IOR: MPI-IO, 4 ranks on one node, collective (-c) and independent, 1 MiB and 64 KiB
+# transfers, each rank a 16 MiB block per segment, write then read (fsync included: -e), the
+# read from another rank's data (-C).
+IOR_RANKS = 4
+IOR_XFERS = [1 << 20, 64 << 10]
+IOR_SEGMENTS = {True: 2, False: 8}
+
+
+def ior_figure(st, im, a, cap, quick, cfg, workdir):
+    """IOR (thirdparty.py) from --ior-src built with each implementation's compiler; MiB/s of
+    collective and independent write and read per run, runs alternating.  Key: (collective,
+    transfer bytes, 0 write / 1 read)."""
+    dest = os.path.join(im.bindir, "ior")
+    os.makedirs(dest, exist_ok=True)
+    progs = {impl: thirdparty.build_ior(a.ior_src, dest, impl, im.cc(impl)) for impl in IMPLS}
+    log("IOR built in", dest)
+    data = os.path.join(workdir, "ior.dat")
+    cfg.update(ior_src=os.path.abspath(a.ior_src), ior_segments=IOR_SEGMENTS[quick])
+    for coll in (1, 0):
+        for xfer in IOR_XFERS:
+            args = ["-a", "MPIIO"] + (["-c"] if coll else []) + [
+                "-t", str(xfer), "-b", str(16 << 20), "-s", str(IOR_SEGMENTS[quick]),
+                "-w", "-r", "-e", "-C", "-i", "1", "-o", data]
+            run_series(st, im, "ior", [(IOR_RANKS, "ior", args)], a.runs, cap * 3,
+                       lambda r, c=coll, x=xfer: (c, x, int(r["op"])), lambda r: r["value"],
+                       launch=lambda impl, n, prog, args: im.launch(impl, n, progs[impl], args),
+                       parse=thirdparty.parse_ior)
 
 
 # Figures that run TMPI alone (no peer to compare with).

@@ -2,7 +2,9 @@
 tree the user names (nothing of theirs is kept in this tree): HPL (`--hpl-src`, the netlib HPL
 2.x layout: Make.top, a Make.<arch> build script, `make arch=<arch>`, bin/<arch>/xhpl reading
 HPL.dat) and the OSU micro-benchmarks (`--osu-src`, autotools: `configure CC=... CXX=...` and
-`make`, here in a build directory of its own per implementation).
+`make`, here in a build directory of its own per implementation) and IOR (`--ior-src`, a git
+checkout of github.com/hpc/ior or a release: `./bootstrap` when there is no configure yet, then
+`configure CC=...` and `make` in a copy per implementation, src/ior).
 
 Each is built three ways from the same source, with the compilers of run.py's Impls (tmpicc,
 mpicc.openmpi, mpicc.mpich). This file builds, writes inputs and reads outputs; run.py runs.
@@ -224,3 +226,58 @@ OSU_LINE = re.compile(r"^\s*(\d+)\s+([0-9.]+)\b", re.M)
 def parse_osu(text):
     """An OSU benchmark's table (`SIZE VALUE ...` under '#' headers) as [{size, value}]."""
     return [{"size": int(m.group(1)), "value": float(m.group(2))} for m in OSU_LINE.finditer(text)]
+
+
+# ---------------------------------------------------------------------------- IOR
+
+def ior_check_tree(src):
+    for f in ("configure.ac", os.path.join("src", "ior.c")):
+        if not os.path.exists(os.path.join(src, f)):
+            return f"{src}: no {f}: not an IOR source tree (github.com/hpc/ior)"
+    return None
+
+
+def build_ior(src, dest, impl, cc):
+    """IOR from src as its README says (`./bootstrap` for a git checkout, `configure CC=...`,
+    `make`) in a copy at dest/impl; returns the path of the ior program."""
+    why = ior_check_tree(src)
+    if why:
+        raise BuildError(why)
+    top = os.path.join(dest, impl)
+    stamp = os.path.join(dest, impl + ".stamp")
+    want = {"src": os.path.abspath(src), "cc": cc}
+    prog = os.path.join(top, "src", "ior")
+    if _stamp_ok(stamp, want) and os.access(prog, os.X_OK):
+        return prog
+    if os.path.exists(stamp):
+        os.unlink(stamp)
+    shutil.rmtree(top, ignore_errors=True)
+    shutil.copytree(src, top, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    log = os.path.join(dest, impl + ".log")
+    if not os.path.exists(os.path.join(top, "configure")):
+        _make(["./bootstrap"], top, log + ".bootstrap")
+    _make(["./configure", "CC=" + " ".join(cc)], top, log + ".configure")
+    _make(["make", f"-j{os.cpu_count() or 1}"], top, log)
+    if not os.access(prog, os.X_OK):
+        raise BuildError(f"IOR built with {cc[0]} but {prog} is missing")
+    with open(stamp, "w") as f:
+        json.dump(want, f)
+    return prog
+
+
+
+
+def parse_ior(text):
+    """IOR's per-iteration result lines (`write BW(MiB/s) IOPS latency block(KiB) ...`) as
+    [{op: 0 write / 1 read, value: MiB/s}]; raises WrongAnswer when IOR reports an error or a
+    data check failure (-W/-R)."""
+    if re.search(r"^ERROR|WARNING: incorrect data|Errors found", text, re.M):
+        raise WrongAnswer("IOR: " + text[-300:])
+    rows = []
+    for line in text.splitlines():
+        f = line.split()
+        # an iteration's line: op bw iops latency block xfer open wr/rd close total iter (the
+        # summary lines at the end have many more fields)
+        if len(f) == 11 and f[0] in ("write", "read") and f[10].isdigit():
+            rows.append({"op": 0 if f[0] == "write" else 1, "value": float(f[1])})
+    return rows
