@@ -145,12 +145,13 @@ static MPI_Aint predef_value(int keyval, void *p)
 #define PREDEF_MAX MPI_WIN_MODEL /* keyvals up to this one are MPI's own */
 
 #define SET_ATTR(lname, Cname)                                                                     \
-    TF_DEF(void, lname, (const MPI_Fint *obj, const MPI_Fint *keyval, const MPI_Aint *val,        \
-                         MPI_Fint *ierror),                                                        \
+    TF_DEF(void, lname,                                                                            \
+           (const MPI_Fint *obj, const MPI_Fint *keyval, const MPI_Aint *val, MPI_Fint *ierror),   \
            { *ierror = Cname(*obj, *keyval, (void *)*val); })
 #define GET_ATTR(lname, Cname)                                                                     \
-    TF_DEF(void, lname, (const MPI_Fint *obj, const MPI_Fint *keyval, MPI_Aint *val,              \
-                         MPI_Fint *flag, MPI_Fint *ierror),                                        \
+    TF_DEF(void, lname,                                                                            \
+           (const MPI_Fint *obj, const MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag,            \
+            MPI_Fint *ierror),                                                                     \
            {                                                                                       \
                void *v = NULL;                                                                     \
                int fl = 0;                                                                         \
@@ -242,9 +243,8 @@ static struct tf_keyval *keyval_record(void *copy, void *del, MPI_Aint extra, in
 }
 
 #define CREATE_KEYVAL(lname, Cname, Copy, Delete)                                                  \
-    TF_DEF(void, lname, (void *copy, void *del, MPI_Fint *keyval, const MPI_Aint *extra,          \
-                         MPI_Fint *ierror),                                                        \
-           {                                                                                       \
+    TF_DEF(void, lname,                                                                            \
+           (void *copy, void *del, MPI_Fint *keyval, const MPI_Aint *extra, MPI_Fint *ierror), {   \
                struct tf_keyval *k = keyval_record(copy, del, *extra, 0);                          \
                *ierror = k ? Cname((Copy *)tramp_copy, (Delete *)tramp_delete, keyval, k)          \
                            : MPI_ERR_NO_MEM;                                                       \
@@ -268,9 +268,9 @@ TF_DEF(void, mpi_keyval_create_,
 
 /* ---- the predefined callbacks, as Fortran procedures (MPI 4.1 7.7.2) ---- */
 #define NULL_COPY(lname, T)                                                                        \
-    TF_API void lname(const MPI_Fint *o, const MPI_Fint *k, const T *e, const T *in, T *out,      \
+    TF_API void lname(const MPI_Fint *o, const MPI_Fint *k, const T *e, const T *in, T *out,       \
                       MPI_Fint *flag, MPI_Fint *ierror);                                           \
-    TF_API void lname(const MPI_Fint *o, const MPI_Fint *k, const T *e, const T *in, T *out,      \
+    TF_API void lname(const MPI_Fint *o, const MPI_Fint *k, const T *e, const T *in, T *out,       \
                       MPI_Fint *flag, MPI_Fint *ierror)                                            \
     {                                                                                              \
         (void)o, (void)k, (void)e, (void)in, (void)out;                                            \
@@ -278,9 +278,9 @@ TF_DEF(void, mpi_keyval_create_,
         *ierror = MPI_SUCCESS;                                                                     \
     }
 #define DUP(lname, T)                                                                              \
-    TF_API void lname(const MPI_Fint *o, const MPI_Fint *k, const T *e, const T *in, T *out,      \
+    TF_API void lname(const MPI_Fint *o, const MPI_Fint *k, const T *e, const T *in, T *out,       \
                       MPI_Fint *flag, MPI_Fint *ierror);                                           \
-    TF_API void lname(const MPI_Fint *o, const MPI_Fint *k, const T *e, const T *in, T *out,      \
+    TF_API void lname(const MPI_Fint *o, const MPI_Fint *k, const T *e, const T *in, T *out,       \
                       MPI_Fint *flag, MPI_Fint *ierror)                                            \
     {                                                                                              \
         (void)o, (void)k, (void)e;                                                                 \
@@ -289,9 +289,9 @@ TF_DEF(void, mpi_keyval_create_,
         *ierror = MPI_SUCCESS;                                                                     \
     }
 #define NULL_DELETE(lname, T)                                                                      \
-    TF_API void lname(const MPI_Fint *o, const MPI_Fint *k, const T *v, const T *e,               \
+    TF_API void lname(const MPI_Fint *o, const MPI_Fint *k, const T *v, const T *e,                \
                       MPI_Fint *ierror);                                                           \
-    TF_API void lname(const MPI_Fint *o, const MPI_Fint *k, const T *v, const T *e,               \
+    TF_API void lname(const MPI_Fint *o, const MPI_Fint *k, const T *v, const T *e,                \
                       MPI_Fint *ierror)                                                            \
     {                                                                                              \
         (void)o, (void)k, (void)v, (void)e;                                                        \

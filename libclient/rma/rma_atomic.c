@@ -40,6 +40,8 @@ static int is_int(enum tm_basic t)
     case TM_T_2INT:
     case TM_T_SHORT_INT:
     case TM_T_LONG_DOUBLE_INT:
+    case TM_T_2FLOAT:
+    case TM_T_2DOUBLE:
         return 0;
     default:
         return 1;
