@@ -40,7 +40,8 @@ run_f() {
     shift 2
     exe=$(fprog "$name")
     for n in "$@"; do
-        run timeout 120 "$LAUNCH_BIN" -n "$n" "$exe"
+        # shellcheck disable=SC2086 # LAUNCH_ARGS: tmpi-launch's own options, split
+        run timeout 120 "$LAUNCH_BIN" ${LAUNCH_ARGS:-} -n "$n" "$exe"
         if [ "$status" -ne 0 ] || [[ "$output" != *"$want $n"* ]] || [[ "$output" == *Sanitizer* ]]; then
             echo "$name on $n ranks: status $status"
             echo "$output"
@@ -59,6 +60,10 @@ run_f() {
 
 @test "fortran: module mpi_f08 (types, operators, reductions, callbacks, attributes, RMA, errors)" {
     run_f f08_bindings "f08 ok" 2 4
+}
+
+@test "fortran: mpi_f08 with ranks on carriers (user-level switching)" {
+    LAUNCH_ARGS="-x TMPI_RANK_SWITCHING=user" run_f f08_bindings "f08 ok" 4
 }
 
 @test "fortran: mpi_f08 program across two agents" {
