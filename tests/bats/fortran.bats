@@ -83,3 +83,12 @@ run_f() {
     gfortran -ffree-form -fsyntax-only -I"$FDIR" -x f95 - <<<"include 'mpif.h'
 end"
 }
+
+@test "fortran: module mpi has explicit interfaces (a call missing ierror does not compile)" {
+    cd "$BATS_TEST_TMPDIR"
+    printf 'program p\n  use mpi\n  integer :: r, ierr\n  call MPI_Comm_rank(MPI_COMM_WORLD, r, ierr)\nend program\n' >ok.f90
+    gfortran -fsyntax-only -I"$FDIR" ok.f90
+    printf 'program p\n  use mpi\n  integer :: r\n  call MPI_Comm_rank(MPI_COMM_WORLD, r)\nend program\n' >bad.f90
+    run gfortran -fsyntax-only -I"$FDIR" bad.f90
+    [ "$status" -ne 0 ] && [[ "$output" == *ierror* ]]
+}
