@@ -7,6 +7,7 @@
 # tests/bats/binding.bats checks the reported cores against the machine's.
 # slurm-wlm, munge: tests/bats/slurm.bats starts a one-node Slurm (slurmctld, slurmd, munged)
 #   and runs tmpi-launch under salloc and sbatch.
+# gfortran: the Fortran bindings (libclient/fortran, docs/FORTRAN.md) and tests/bats/fortran.bats.
 set -eu
 pkgs="build-essential meson ninja-build pkg-config libevent-dev protobuf-c-compiler
 libprotobuf-c-dev libsystemd-dev libsodium-dev libinih-dev libjson-c-dev libhwloc-dev hwloc
@@ -15,7 +16,8 @@ python3
 clang-format
 dpkg-dev debhelper lintian
 autoconf automake cmake
-slurm-wlm munge"
+slurm-wlm munge
+gfortran"
 missing=""
 for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -44,6 +44,13 @@ struct tm__long_double_int {
     long double v;
     int i;
 };
+/* Fortran's pairs (MPI_2REAL, MPI_2DOUBLE_PRECISION): the index has the value's type. */
+struct tm__2float {
+    float v, i;
+};
+struct tm__2double {
+    double v, i;
+};
 
 typedef void tm__op_fn(const void *in, void *inout, size_t n);
 
@@ -103,7 +110,9 @@ typedef void tm__op_fn(const void *in, void *inout, size_t n);
     X(long_int, TM_T_LONG_INT, struct tm__long_int)                                                \
     X(2int, TM_T_2INT, struct tm__2int)                                                            \
     X(short_int, TM_T_SHORT_INT, struct tm__short_int)                                             \
-    X(ldouble_int, TM_T_LONG_DOUBLE_INT, struct tm__long_double_int)
+    X(ldouble_int, TM_T_LONG_DOUBLE_INT, struct tm__long_double_int)                               \
+    X(2float, TM_T_2FLOAT, struct tm__2float)                                                      \
+    X(2double, TM_T_2DOUBLE, struct tm__2double)
 
 /* Every type, for REPLACE and tm_basic_size(); X must take (suffix, enum, C type, ...) to
  * accept the integers' unsigned twin.  PACKED is bytes. */
@@ -172,7 +181,7 @@ typedef void tm__op_fn(const void *in, void *inout, size_t n);
         T *restrict io = inout_;                                                                   \
         for (size_t k = 0; k < n; k++) {                                                           \
             const T a = in[k], b = io[k];                                                          \
-            const int lower = a.i < b.i ? a.i : b.i;                                               \
+            const __typeof__(a.i) lower = a.i < b.i ? a.i : b.i;                                   \
             io[k].i = a.v < b.v ? a.i : b.v < a.v ? b.i : lower;                                   \
             io[k].v = a.v < b.v ? a.v : b.v;                                                       \
         }                                                                                          \
@@ -183,7 +192,7 @@ typedef void tm__op_fn(const void *in, void *inout, size_t n);
         T *restrict io = inout_;                                                                   \
         for (size_t k = 0; k < n; k++) {                                                           \
             const T a = in[k], b = io[k];                                                          \
-            const int lower = a.i < b.i ? a.i : b.i;                                               \
+            const __typeof__(a.i) lower = a.i < b.i ? a.i : b.i;                                   \
             io[k].i = a.v > b.v ? a.i : b.v > a.v ? b.i : lower;                                   \
             io[k].v = a.v > b.v ? a.v : b.v;                                                       \
         }                                                                                          \

@@ -10,10 +10,11 @@
 
 /* The predefined basic datatypes a reduction can name.  The pair types are the C structs
  * MINLOC/MAXLOC work on: {float v; int i;}, {double v; int i;}, {long v; int i;},
- * {int v; int i;}, {short v; int i;}, {long double v; int i;}.
+ * {int v; int i;}, {short v; int i;}, {long double v; int i;}, and Fortran's MPI_2REAL and
+ * MPI_2DOUBLE_PRECISION, whose index has the value's type: {float v, i;}, {double v, i;}.
  * Both enums are kept on one line each, verbatim as agreed with the callers. */
 /* clang-format off */
-enum tm_basic { TM_T_CHAR, TM_T_SIGNED_CHAR, TM_T_UNSIGNED_CHAR, TM_T_BYTE, TM_T_SHORT, TM_T_UNSIGNED_SHORT, TM_T_INT, TM_T_UNSIGNED, TM_T_LONG, TM_T_UNSIGNED_LONG, TM_T_LONG_LONG, TM_T_UNSIGNED_LONG_LONG, TM_T_FLOAT, TM_T_DOUBLE, TM_T_LONG_DOUBLE, TM_T_WCHAR, TM_T_C_BOOL, TM_T_INT8, TM_T_INT16, TM_T_INT32, TM_T_INT64, TM_T_UINT8, TM_T_UINT16, TM_T_UINT32, TM_T_UINT64, TM_T_AINT, TM_T_OFFSET, TM_T_COUNT, TM_T_FLOAT_INT, TM_T_DOUBLE_INT, TM_T_LONG_INT, TM_T_2INT, TM_T_SHORT_INT, TM_T_LONG_DOUBLE_INT, TM_T_PACKED, TM_T_C_FLOAT_COMPLEX, TM_T_C_DOUBLE_COMPLEX, TM_T_C_LONG_DOUBLE_COMPLEX, TM_T__COUNT };
+enum tm_basic { TM_T_CHAR, TM_T_SIGNED_CHAR, TM_T_UNSIGNED_CHAR, TM_T_BYTE, TM_T_SHORT, TM_T_UNSIGNED_SHORT, TM_T_INT, TM_T_UNSIGNED, TM_T_LONG, TM_T_UNSIGNED_LONG, TM_T_LONG_LONG, TM_T_UNSIGNED_LONG_LONG, TM_T_FLOAT, TM_T_DOUBLE, TM_T_LONG_DOUBLE, TM_T_WCHAR, TM_T_C_BOOL, TM_T_INT8, TM_T_INT16, TM_T_INT32, TM_T_INT64, TM_T_UINT8, TM_T_UINT16, TM_T_UINT32, TM_T_UINT64, TM_T_AINT, TM_T_OFFSET, TM_T_COUNT, TM_T_FLOAT_INT, TM_T_DOUBLE_INT, TM_T_LONG_INT, TM_T_2INT, TM_T_SHORT_INT, TM_T_LONG_DOUBLE_INT, TM_T_PACKED, TM_T_C_FLOAT_COMPLEX, TM_T_C_DOUBLE_COMPLEX, TM_T_C_LONG_DOUBLE_COMPLEX, TM_T_2FLOAT, TM_T_2DOUBLE, TM_T__COUNT };
 
 enum tm_opkind { TM_OP_SUM, TM_OP_PROD, TM_OP_MIN, TM_OP_MAX, TM_OP_LAND, TM_OP_LOR, TM_OP_LXOR, TM_OP_BAND, TM_OP_BOR, TM_OP_BXOR, TM_OP_MINLOC, TM_OP_MAXLOC, TM_OP_REPLACE, TM_OP_NO_OP, TM_OP__COUNT };
 /* clang-format on */

@@ -122,6 +122,8 @@ const struct tm_type *tm_type_predef(MPI_Datatype dt);
 
 /* 1 if b is a MINLOC/MAXLOC pair type: its value's type and the offset of its int index. */
 int tm_basic_pair(enum tm_basic b, enum tm_basic *ret_value, size_t *ret_ioff);
+/* The type of a pair's index: int, but the value's type for MPI_2REAL/MPI_2DOUBLE_PRECISION. */
+enum tm_basic tm_basic_pair_index(enum tm_basic b);
 
 /* Basic elements in `bytes` packed bytes of t (what MPI_Get_elements counts); -1 if they do
  * not end on a basic element. */

@@ -98,7 +98,7 @@ static size_t ext_size(enum tm_basic b)
 {
     enum tm_basic v;
     size_t ioff;
-    if (tm_basic_pair(b, &v, &ioff)) return ext_size(v) + 4;
+    if (tm_basic_pair(b, &v, &ioff)) return ext_size(v) + ext_size(tm_basic_pair_index(b));
     struct conv c;
     if (conv_of(b, &c) < 0) return 0;
     return c.k == K_CFLOAT || c.k == K_CLDOUBLE ? 2 * c.ext : c.ext;
@@ -179,7 +179,7 @@ static void conv_one(enum tm_basic b, unsigned char *nat, unsigned char *ext, in
     if (tm_basic_pair(b, &v, &ioff)) {
         size_t vs = ext_size(v);
         conv_one(v, nat, ext, to_ext);
-        conv_one(TM_T_INT, nat + ioff, ext + vs, to_ext);
+        conv_one(tm_basic_pair_index(b), nat + ioff, ext + vs, to_ext);
         return;
     }
     struct conv c;

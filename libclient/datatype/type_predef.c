@@ -35,6 +35,13 @@ struct tm_long_double_int {
     long double v;
     int i;
 };
+/* Fortran's pairs: the index has the value's type. */
+struct tm_2float {
+    float v, i;
+};
+struct tm_2double {
+    double v, i;
+};
 
 /* sizeof and alignment of one value of a pair type, its padded struct, and the pairs' true
  * upper bound (the index's last byte: the padding after it is not data). */
@@ -116,6 +123,26 @@ static const struct tm_type tm_types[] = {
     T(MPI_COMPLEX, float _Complex, TM_T_C_FLOAT_COMPLEX),
     T(MPI_DOUBLE_COMPLEX, double _Complex, TM_T_C_DOUBLE_COMPLEX),
     P(MPI_2INTEGER, struct tm_2int, TM_T_2INT),
+    [MPI_2REAL] = {.size = sizeof(struct tm_2float),
+                   .extent = sizeof(struct tm_2float),
+                   .nbasic = 2,
+                   .basic = TM_T_2FLOAT,
+                   .name = "MPI_2REAL",
+                   .contig = 1,
+                   .psize = sizeof(struct tm_2float),
+                   .true_ub = sizeof(struct tm_2float),
+                   .align = _Alignof(struct tm_2float),
+                   .nelem = 2},
+    [MPI_2DOUBLE_PRECISION] = {.size = sizeof(struct tm_2double),
+                               .extent = sizeof(struct tm_2double),
+                               .nbasic = 2,
+                               .basic = TM_T_2DOUBLE,
+                               .name = "MPI_2DOUBLE_PRECISION",
+                               .contig = 1,
+                               .psize = sizeof(struct tm_2double),
+                               .true_ub = sizeof(struct tm_2double),
+                               .align = _Alignof(struct tm_2double),
+                               .nelem = 2},
     T(MPI_INTEGER1, int8_t, TM_T_INT8),
     T(MPI_INTEGER2, int16_t, TM_T_INT16),
     T(MPI_INTEGER4, int32_t, TM_T_INT32),
@@ -157,6 +184,8 @@ int tm_basic_pair(enum tm_basic b, enum tm_basic *ret_value, size_t *ret_ioff)
         PAIR_CASE(TM_T_2INT, struct tm_2int, TM_T_INT)
         PAIR_CASE(TM_T_SHORT_INT, struct tm_short_int, TM_T_SHORT)
         PAIR_CASE(TM_T_LONG_DOUBLE_INT, struct tm_long_double_int, TM_T_LONG_DOUBLE)
+        PAIR_CASE(TM_T_2FLOAT, struct tm_2float, TM_T_FLOAT)
+        PAIR_CASE(TM_T_2DOUBLE, struct tm_2double, TM_T_DOUBLE)
 #undef PAIR_CASE
     default:
         return 0;
@@ -173,6 +202,11 @@ const struct tm_type *tm_type_query(MPI_Datatype dt)
 {
     if (dt >= TM_DTYPE_FIRST) return tm_dtype_get(tm_self(), dt, 0);
     return tm_type_get(dt);
+}
+
+enum tm_basic tm_basic_pair_index(enum tm_basic b)
+{
+    return b == TM_T_2FLOAT ? TM_T_FLOAT : b == TM_T_2DOUBLE ? TM_T_DOUBLE : TM_T_INT;
 }
 
 int tm_op_kind(MPI_Op op)

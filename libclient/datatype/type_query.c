@@ -113,7 +113,8 @@ static long long partial_elements(const struct tm_type *t, size_t r)
         }
         n += (long long)((r / bs) * w);
         r %= bs;
-        if (pair && r >= ioff && r < ioff + sizeof(int)) return r == ioff ? n + 1 : -1;
+        if (pair && r >= ioff && r < ioff + tm_basic_size(tm_basic_pair_index(s[i].basic)))
+            return r == ioff ? n + 1 : -1;
         return r ? -1 : n;
     }
     return r ? -1 : n;

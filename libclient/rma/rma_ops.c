@@ -558,6 +558,8 @@ static int cas_type_ok(enum tm_basic b)
     case TM_T_2INT:
     case TM_T_SHORT_INT:
     case TM_T_LONG_DOUBLE_INT:
+    case TM_T_2FLOAT:
+    case TM_T_2DOUBLE:
     case TM_T_PACKED:
         return 0;
     default:

@@ -66,6 +66,12 @@ struct pair_2int {
     int v;
     int i;
 };
+struct pair_2float {
+    float v, i;
+};
+struct pair_2double {
+    double v, i;
+};
 struct pair_short_int {
     short v;
     int i;
@@ -138,6 +144,8 @@ static const struct tdesc types[TM_T__COUNT] = {
     S_(TM_T_C_FLOAT_COMPLEX, G_COMPLEX, float _Complex),
     S_(TM_T_C_DOUBLE_COMPLEX, G_COMPLEX, double _Complex),
     S_(TM_T_C_LONG_DOUBLE_COMPLEX, G_COMPLEX, long double _Complex),
+    P_(TM_T_2FLOAT, G_PAIR_FLOAT, struct pair_2float, float),
+    P_(TM_T_2DOUBLE, G_PAIR_FLOAT, struct pair_2double, double),
 };
 
 static const char *const op_names[TM_OP__COUNT] = {
@@ -256,8 +264,15 @@ static void store_flt(void *p, size_t size, long double v)
         memcpy(p, &v, sizeof(v));
 }
 
+/* Fortran's pairs (MPI_2REAL, MPI_2DOUBLE_PRECISION) keep the index in the value's type. */
+static bool float_index(const struct tdesc *d)
+{
+    return d->type == TM_T_2FLOAT || d->type == TM_T_2DOUBLE;
+}
+
 static int load_index(const void *elem, const struct tdesc *d)
 {
+    if (float_index(d)) return (int)load_flt((const char *)elem + d->ioff, d->vsize);
     int i;
     memcpy(&i, (const char *)elem + d->ioff, sizeof(i));
     return i;
@@ -265,6 +280,10 @@ static int load_index(const void *elem, const struct tdesc *d)
 
 static void store_index(void *elem, const struct tdesc *d, int i)
 {
+    if (float_index(d)) {
+        store_flt((char *)elem + d->ioff, d->vsize, i);
+        return;
+    }
     memcpy((char *)elem + d->ioff, &i, sizeof(i));
 }
 
@@ -525,9 +544,9 @@ static void test_all_pairs(void)
         }
     }
     /* 22 integer types (CHAR among them) x 10 ops + 3 floating x 4 + 3 complex x 2 + C_BOOL x 3
-     * + BYTE x 3 + 6 pairs x 2 + 38 types x (REPLACE, NO_OP): guards the rules above against an
+     * + BYTE x 3 + 8 pairs x 2 + 40 types x (REPLACE, NO_OP): guards the rules above against an
      * edit that drops a group. */
-    CHECK(n_defined == 332, "defined pairs: expected 332 got %u", n_defined);
+    CHECK(n_defined == 340, "defined pairs: expected 340 got %u", n_defined);
 }
 
 /* Count 0 reads and writes nothing, so NULL buffers are fine; undefined stays -EINVAL. */
