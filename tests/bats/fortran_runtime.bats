@@ -12,7 +12,7 @@ load helpers
 setup_file() {
     command -v gfortran >/dev/null || skip "no gfortran"
     local d="$BATS_FILE_TMPDIR" src="$TMPI_SRC/tests/bats/fortran"
-    TMPI_CC=gfortran "$TMPI_BUILD/launcher/tmpicc" -o "$d/rank_state" "$src/rank_state.f90"
+    TMPI_CC=gfortran "$TMPI_BUILD/launcher/tmpicc" -J "$d" -o "$d/rank_state" "$src/rank_state.f90"
     TMPI_CC=gfortran "$TMPI_BUILD/launcher/tmpicc" -o "$d/stop_code" "$src/stop_code.f90"
     TMPI_CC=gfortran "$TMPI_BUILD/launcher/tmpicc" -fopenmp -o "$d/omp_sum" "$src/omp_sum.f90"
 }
