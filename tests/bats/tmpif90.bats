@@ -139,3 +139,22 @@ F
     expect_status 0
     expect_line "F77 RANK 1"
 }
+
+@test "CMake: enable_language(Fortran) + find_package(MPI) with -DMPI_HOME finds MPI_Fortran, its header and modules; the program runs" {
+    need_bindings
+    need_agent
+    command -v cmake >/dev/null || skip "cmake is not installed"
+    local b="$BATS_TEST_TMPDIR/cmake-fortran" home="$TMPI_BUILD/packaging/tmpi"
+    run timeout 300 cmake -S "$TMPI_SRC/tests/bats/projects/cmake-fortran" -B "$b" \
+        -DMPI_HOME="$home"
+    expect_status 0
+    expect_line "-- TMPI-CHECK fortran compiler=$home/bin/mpif90"
+    expect_line "-- TMPI-CHECK fortran mpif.h=TRUE mpi=TRUE mpi_f08=TRUE"
+    expect_line "-- TMPI-CHECK fortran modules=$FMOD"
+    run timeout 300 cmake --build "$b"
+    expect_status 0
+    cd "$b"
+    run timeout 120 ctest --output-on-failure
+    expect_status 0
+    [[ "$output" == *"100% tests passed"* ]] || { echo "$output" >&2; return 1; }
+}
