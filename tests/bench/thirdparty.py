@@ -285,6 +285,9 @@ def build_npb(src, dest, impl, fc, cc, klass, nprocs):
     shutil.rmtree(top, ignore_errors=True)
     shutil.copytree(src, top, symlinks=True, ignore=shutil.ignore_patterns(".git", "bin"))
     os.makedirs(bindir, exist_ok=True)
+    # objects and modules a build in the source tree left would be linked as they are (with
+    # another MPI's mpif.h constants): NPB's own clean first
+    _make(["make", "clean"], top, os.path.join(dest, impl + ".clean.log"))
     extra_f = extra_c = ""
     ks = os.path.join(top, "kernel_stats")
     if os.path.isdir(ks):
