@@ -78,7 +78,7 @@ static int refuse(char *err, size_t errlen, int rc, const char *why)
 }
 
 /* The program and RELRO headers: segments, span, TLS. */
-static int read_phdrs(struct image_copy_src *s, const uint8_t *b, size_t size,
+static int read_phdrs(struct image_copy_src *s, const uint8_t *b, size_t size, unsigned flags,
                       const Elf64_Phdr **ret_dyn, const Elf64_Phdr **ret_ehf, char *err,
                       size_t errlen)
 {
@@ -94,8 +94,12 @@ static int read_phdrs(struct image_copy_src *s, const uint8_t *b, size_t size,
     s->hi = 0;
     for (unsigned i = 0; i < eh->e_phnum; i++) {
         const Elf64_Phdr *p = &ph[i];
-        if (p->p_type == PT_TLS)
+        if (p->p_type == PT_TLS && !(flags & IMAGE_COPY_SHARED_TLS))
             return refuse(err, errlen, -ENOTSUP, "it has thread-local variables");
+        /* an initial image would be the master's, words pointing into it included */
+        if (p->p_type == PT_TLS && p->p_filesz != 0)
+            return refuse(err, errlen, -ENOTSUP, "it has initialised thread-local variables");
+        if (p->p_type == PT_TLS) s->shared_tls = 1;
         if (p->p_type == PT_DYNAMIC) *ret_dyn = p;
         if (p->p_type == PT_GNU_EH_FRAME) *ret_ehf = p;
         if (p->p_type == PT_GNU_RELRO) {
@@ -139,8 +143,11 @@ static int read_rela(struct image_copy_src *s, const uint8_t *b, size_t size, ui
         unsigned type = ELF64_R_TYPE(r[i].r_info);
         /* copy relocations (an executable's) are the caller's: image_copy_make's fixup */
         if (type == R_X86_64_NONE || type == R_X86_64_COPY) continue;
-        if (type != R_X86_64_RELATIVE && type != R_X86_64_GLOB_DAT && type != R_X86_64_JUMP_SLOT &&
-            type != R_X86_64_64 && type != R_X86_64_IRELATIVE) {
+        /* a module id and an offset in it: copied as the master holds them, they never point
+         * into the master, so every copy reaches the master's TLS module */
+        int tls = s->shared_tls && (type == R_X86_64_DTPMOD64 || type == R_X86_64_DTPOFF64);
+        if (!tls && type != R_X86_64_RELATIVE && type != R_X86_64_GLOB_DAT &&
+            type != R_X86_64_JUMP_SLOT && type != R_X86_64_64 && type != R_X86_64_IRELATIVE) {
             snprintf(err, errlen, "relocation type %u", type);
             return -ENOTSUP;
         }
@@ -273,9 +280,15 @@ static int open_master(struct image_copy_src *s, const uint8_t *mbytes, size_t s
 int image_copy_src_open(struct image_copy_src *src, const uint8_t *bytes, size_t size,
                         const char *label, char *err, size_t errlen)
 {
+    return image_copy_src_open_flags(src, bytes, size, label, 0, err, errlen);
+}
+
+int image_copy_src_open_flags(struct image_copy_src *src, const uint8_t *bytes, size_t size,
+                              const char *label, unsigned flags, char *err, size_t errlen)
+{
     *src = (struct image_copy_src){.master_fd = -1};
     const Elf64_Phdr *dyn = NULL, *ehf = NULL;
-    int rc = read_phdrs(src, bytes, size, &dyn, &ehf, err, errlen);
+    int rc = read_phdrs(src, bytes, size, flags, &dyn, &ehf, err, errlen);
     if (rc < 0) return rc;
     uint8_t *mbytes = malloc(size);
     if (!mbytes) return refuse(err, errlen, -ENOMEM, "out of memory");

@@ -45,6 +45,7 @@ struct image_copy_src {
     uintptr_t init, fini;         /* DT_INIT, DT_FINI; 0 when absent */
     uintptr_t init_array, fini_array;
     size_t ninit, nfini;
+    int shared_tls;   /* IMAGE_COPY_SHARED_TLS was given and the image has a TLS segment */
     uintptr_t *slots; /* file addresses of every relocated word */
     size_t nslots;
 };
@@ -65,6 +66,15 @@ struct image_copy {
  * message for an image it refuses).  A failed open leaves nothing to close. */
 int image_copy_src_open(struct image_copy_src *src, const uint8_t *bytes, size_t size,
                         const char *label, char *err, size_t errlen);
+
+/* image_copy_src_open with IMAGE_COPY_SHARED_TLS: an image whose thread-local variables are
+ * all zero-initialised (.tbss only, reached through __tls_get_addr) is copied too, and every
+ * copy reaches the master's TLS module: its thread-local variables are per thread, shared by
+ * the copies.  For a library whose thread-local state is its own threads' only (libgfortran's
+ * one word is the unit of an asynchronous-I/O thread it starts); the caller decides that. */
+#define IMAGE_COPY_SHARED_TLS 1u
+int image_copy_src_open_flags(struct image_copy_src *src, const uint8_t *bytes, size_t size,
+                              const char *label, unsigned flags, char *err, size_t errlen);
 
 /* The address in a copy with load bias bias of the master's symbol name defined by the
  * program itself (not a library it needs), or NULL. */

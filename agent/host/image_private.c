@@ -42,8 +42,9 @@ static int system_path(const char *path)
 
 int image_private_is_shared(const char *name, const char *path, const char *shared)
 {
-    return in_list(name, TMPI_SHARED_LIBS_DEFAULT) || in_list(name, shared) || !path ||
-           path[0] != '/' || system_path(path);
+    if (in_list(name, shared) || !path || path[0] != '/') return 1;
+    if (in_list(name, TMPI_PRIVATE_LIBS_DEFAULT)) return 0;
+    return in_list(name, TMPI_SHARED_LIBS_DEFAULT) || system_path(path);
 }
 
 /* Whether any library the program needs directly could be private: without one, no library
@@ -254,9 +255,12 @@ static int open_masters(struct image_private *pv, const char *label, char *note,
         }
         snprintf(mlabel, sizeof mlabel, "%s-lib%zu", label, kept);
         l->tmpl_fd = image_template_open(l->bytes, l->size, mlabel);
-        int rc = l->tmpl_fd < 0
-                     ? l->tmpl_fd
-                     : image_copy_src_open(&l->src, l->bytes, l->size, mlabel, why, sizeof why);
+        /* the system runtime copied per rank has thread-local state of its own threads only
+         * (module_marker.h): the copies may share it */
+        unsigned flags = in_list(l->name, TMPI_PRIVATE_LIBS_DEFAULT) ? IMAGE_COPY_SHARED_TLS : 0;
+        int rc = l->tmpl_fd < 0 ? l->tmpl_fd
+                                : image_copy_src_open_flags(&l->src, l->bytes, l->size, mlabel,
+                                                            flags, why, sizeof why);
         if (rc == -ENOTSUP || l->tmpl_fd < 0) {
             note_add(note, notelen, l->name, l->tmpl_fd < 0 ? "no template" : why);
             lib_free(l);

@@ -107,11 +107,11 @@ int main(int argc, char **argv)
         placement_print(&place, stdout);
         /* which of a program's libraries each rank gets a copy of (the agent's rule) */
         const char *mine = getenv("TMPI_SHARED_LIBS");
-        printf("libraries shared by the ranks of a node: those in %s; %s%s%s; and the agents' "
-               "[agent] shared_libraries. Each rank gets its own copy of the program's other "
-               "libraries.\n",
-               TMPI_SYSTEM_LIB_DIRS, TMPI_SHARED_LIBS_DEFAULT, mine ? "; TMPI_SHARED_LIBS: " : "",
-               mine ? mine : "");
+        printf("libraries shared by the ranks of a node: those in %s but %s; %s%s%s; and the "
+               "agents' [agent] shared_libraries. Each rank gets its own copy of the program's "
+               "other libraries.\n",
+               TMPI_SYSTEM_LIB_DIRS, TMPI_PRIVATE_LIBS_DEFAULT, TMPI_SHARED_LIBS_DEFAULT,
+               mine ? "; TMPI_SHARED_LIBS: " : "", mine ? mine : "");
         status = fflush(stdout) == 0 ? 0 : LAUNCH_EXIT_FAILURE;
         goto out;
     }

@@ -21,12 +21,17 @@
 /* Name prefixes of the system runtime: a program's libraries of these names stay shared by
  * the ranks of a node wherever they are installed (the agent's image_private.h; shown by
  * tmpi-launch --display-map).  Every library under the system's library directories stays
- * shared too: TMPI_SYSTEM_LIB_DIRS. */
+ * shared too: TMPI_SYSTEM_LIB_DIRS, except those of TMPI_PRIVATE_LIBS_DEFAULT. */
 #define TMPI_SHARED_LIBS_DEFAULT                                                                   \
     "libc.so libm.so libpthread.so libdl.so librt.so libresolv.so libutil.so libcrypt.so "         \
     "libanl.so libmvec.so libnsl.so ld-linux libgcc_s.so libstdc++.so libgomp.so libatomic.so "    \
-    "libgfortran.so libquadmath.so libtmpi.so libasan.so libtsan.so libubsan.so liblsan.so"
+    "libquadmath.so libtmpi.so libasan.so libtsan.so libubsan.so liblsan.so"
 #define TMPI_SYSTEM_LIB_DIRS "/lib/ /lib64/ /usr/lib/ /usr/lib64/"
+/* Name prefixes of the system runtime copied per rank wherever installed, like the program's
+ * own libraries, unless the caller's list keeps them shared: libgfortran's process state (its
+ * I/O units, unit 6's buffer, the argv main passes to _gfortran_set_args, RANDOM_SEED's state,
+ * the GFORTRAN_* settings read at start) is a process's, so each rank has its own. */
+#define TMPI_PRIVATE_LIBS_DEFAULT "libgfortran.so"
 
 /* Is a needed library's name (a DT_NEEDED string) libtmpi, of any version? */
 static inline bool tmpi_lib_is_tmpi(const char *needed)

@@ -86,7 +86,12 @@ expect_match() {
         "$home/bin/mpicc" "$home/bin/mpicxx" "$home/bin/mpic++" "$home/pkgconfig/mpi.pc" \
         "$home/pkgconfig/mpi-c.pc" "$home/pkgconfig/mpi-cxx.pc" "$home/pkgconfig/ompi-c.pc" \
         "$home/pkgconfig/ompi-cxx.pc" \
-        /usr/share/man/man1/tmpicc.1.gz /usr/share/man/man1/tmpicxx.1.gz
+        /usr/share/man/man1/tmpicc.1.gz /usr/share/man/man1/tmpicxx.1.gz \
+        /usr/bin/tmpif77 /usr/bin/tmpif90 /usr/bin/tmpifort \
+        "/usr/lib/$MA/pkgconfig/tmpi-fortran.pc" "$home/pkgconfig/ompi-fort.pc" \
+        "$home/pkgconfig/mpi-fort.pc" "$home/bin/mpif77" "$home/bin/mpif90" "$home/bin/mpifort" \
+        /usr/share/man/man1/tmpif77.1.gz /usr/share/man/man1/tmpif90.1.gz \
+        /usr/share/man/man1/tmpifort.1.gz
     expect_files tmpid /etc/tmpi/tmpid.conf "$unitdir/tmpid.service" "$unitdir/tmpid.socket" \
         /usr/lib/sysusers.d/tmpid.conf /usr/lib/tmpfiles.d/tmpid.conf /usr/sbin/tmpid \
         /usr/share/man/man5/tmpid.conf.5.gz /usr/share/man/man8/tmpid.8.gz \

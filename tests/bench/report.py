@@ -406,7 +406,7 @@ def write(store, cfg, im, outdir, quick):
     w("Rerun: `make bench` (full, about an hour) or `make bench QUICK=1` (quick mode: shorter points, "
       "N = 512 macro problems, runs over 20 s abandoned, Open MPI/MPICH launches over 10 s not repeated); "
       "one figure: `tests/bench/run.py --quick --only coll` (figures: p2p, coll, a1000, oversub, macro, halo, "
-      "launch, memory, net, hosts, rma, binding, hpl, osu, ior; hpl, osu and ior need `--hpl-src DIR`, `--osu-src DIR` and `--ior-src DIR`, "
+      "launch, memory, net, hosts, rma, binding, hpl, osu, ior, npb; hpl, osu, ior and npb need `--hpl-src DIR`, `--osu-src DIR`, `--ior-src DIR` and `--npb-src DIR`, "
       "e.g. `make bench BENCH_ARGS='--hpl-src ~/hpl-2.3'`). Every program prints `RESULT key=value ...` lines and aborts on a wrong answer.\n")
 
     with open(os.path.join(outdir, "RESULTS.md"), "w") as f:
@@ -601,8 +601,9 @@ def third_party_sections(w, st, cfg):
     hk = sorted(keys_of(st, "hpl"))
     ok = keys_of(st, "osu_latency") | keys_of(st, "osu_bw")
     ik = sorted(keys_of(st, "ior"))
-    notes = [f for f in ("hpl", "osu", "ior") if cfg.get(f + "_failed") or cfg.get(f + "_skipped")]
-    if not hk and not ok and not ik and not notes:
+    nk = sorted(keys_of(st, "npb"))
+    notes = [f for f in ("hpl", "osu", "ior", "npb") if cfg.get(f + "_failed") or cfg.get(f + "_skipped")]
+    if not hk and not ok and not ik and not nk and not notes:
         return
     w("## Third-party programs, built as their own documentation says\n\n")
     w("Each from one source tree named on the command line, built three ways (tmpicc, "
@@ -652,6 +653,18 @@ def third_party_sections(w, st, cfg):
                 ["access"] + HDR))
         w("\n")
     third_party_note(w, cfg, "ior", "IOR")
+    if nk:
+        w(f"### NAS Parallel Benchmarks 3.4 (s, class {cfg.get('npb_class')}, "
+          f"{cfg.get('npb_ranks')} ranks on one node)\n\n")
+        w("NPB's own build: `config/make.def` with `MPIFC` the Fortran wrapper "
+          f"({', '.join('`' + rel(c) + '`' for c in cfg.get('npb_build', {}).values())}) and `MPICC` "
+          "the C one, `make KERNEL NPROCS=4 CLASS=c`; the time is NPB's `Time in seconds`, and every "
+          "run printed `Verification = SUCCESSFUL` (one that does not stops the benchmarks). "
+          f"Source: `{cfg.get('npb_src', '?')}`.\n\n")
+        v = View(st, "npb")
+        w(table([[k.upper()] + impl_cols(v, k, True) for k in nk], ["kernel"] + HDR))
+        w("\n")
+    third_party_note(w, cfg, "npb", "NPB")
 
 
 def binding_sections(w, st, cfg):

@@ -119,6 +119,13 @@ class Impls:
             "mpich": ["mpicc.mpich"],
         }[impl]
 
+    def fc(self, impl):
+        return {
+            "tmpi": [os.path.join(self.build, "launcher", "tmpif90")],
+            "ompi": ["mpif90.openmpi"],
+            "mpich": ["mpif90.mpich"],
+        }[impl]
+
     def cxx(self, impl):
         return {
             "tmpi": [os.path.join(self.build, "launcher", "tmpicxx")],
@@ -547,13 +554,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="shorter points and problems (a few minutes)")
     ap.add_argument("--runs", type=int, default=5, help="runs per figure and implementation (>= 5 for medians)")
-    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,halo,launch,memory,net,hosts,rma,binding,hpl,osu,ior")
+    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,halo,launch,memory,net,hosts,rma,binding,hpl,osu,ior,npb")
     ap.add_argument("--hpl-src", metavar="DIR", help="an HPL source tree (netlib HPL 2.x): the hpl figure "
                     "(without it the figure is skipped)")
     ap.add_argument("--osu-src", metavar="DIR", help="an OSU micro-benchmarks release tree, not configured "
                     "in place: the osu figure (without it the figure is skipped)")
     ap.add_argument("--ior-src", metavar="DIR", help="an IOR source tree (github.com/hpc/ior): the ior "
                     "figure, MPI-IO (without it the figure is skipped)")
+    ap.add_argument("--npb-src", metavar="DIR", help="an NPB3.4-MPI source tree: the npb figure "
+                    "(without it the figure is skipped)")
     ap.add_argument("--build", default=os.path.join(TOP, "build"))
     ap.add_argument("--out", default=os.path.join(TOP, "docs", "bench"))
     ap.add_argument("--merge", metavar="RAW", help="start from an earlier run's raw.json (its figures are kept; "
@@ -646,6 +655,8 @@ def main():
             third_party(cfg, "osu", a.osu_src, lambda: osu_figure(st, im, a, cap, quick, cfg))
         if want("ior"):
             third_party(cfg, "ior", a.ior_src, lambda: ior_figure(st, im, a, cap, quick, cfg, workdir))
+        if want("npb"):
+            third_party(cfg, "npb", a.npb_src, lambda: npb_figure(st, im, a, cap, quick, cfg))
         if want("memory"):
             memory_figure(st, im, a, quick, workdir)
     finally:
@@ -780,6 +791,33 @@ def ior_figure(st, im, a, cap, quick, cfg, workdir):
                        lambda r, c=coll, x=xfer: (c, x, int(r["op"])), lambda r: r["value"],
                        launch=lambda impl, n, prog, args: im.launch(impl, n, progs[impl], args),
                        parse=thirdparty.parse_ior)
+
+
+# NPB: the kernels of thirdparty.NPB_KERNELS on 4 ranks (BT and SP need a square), class by mode.
+NPB_RANKS = 4
+NPB_CLASS = {True: "S", False: "A"}
+
+
+def npb_figure(st, im, a, cap, quick, cfg):
+    """The NAS Parallel Benchmarks (thirdparty.py) from --npb-src built with each
+    implementation's Fortran and C wrappers (MPIFC, MPICC in config/make.def); seconds per
+    kernel as NPB reports them, 4 ranks on one node, runs alternating; a kernel that does not
+    verify stops everything."""
+    dest = os.path.join(im.bindir, "npb")
+    os.makedirs(dest, exist_ok=True)
+    klass = NPB_CLASS[quick]
+    dirs = {}
+    for impl in IMPLS:
+        dirs[impl] = thirdparty.build_npb(a.npb_src, dest, impl, im.fc(impl), im.cc(impl), klass,
+                                          NPB_RANKS)
+    log("NPB built in", dest)
+    cfg.update(npb_src=os.path.abspath(a.npb_src), npb_class=klass, npb_ranks=NPB_RANKS,
+               npb_build={impl: " ".join(im.fc(impl)) for impl in IMPLS})
+    jobs = [(NPB_RANKS, f"{k}.{klass}.x", []) for k in thirdparty.NPB_KERNELS]
+    run_series(st, im, "npb", jobs, a.runs, cap * 3, lambda r: r["kernel"], lambda r: r["sec"],
+               launch=lambda impl, n, prog, args: im.launch(impl, n, os.path.join(dirs[impl], prog),
+                                                            args),
+               parse=thirdparty.parse_npb)
 
 
 # Figures that run TMPI alone (no peer to compare with).

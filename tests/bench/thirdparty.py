@@ -4,7 +4,8 @@ tree the user names (nothing of theirs is kept in this tree): HPL (`--hpl-src`, 
 HPL.dat) and the OSU micro-benchmarks (`--osu-src`, autotools: `configure CC=... CXX=...` and
 `make`, here in a build directory of its own per implementation) and IOR (`--ior-src`, a git
 checkout of github.com/hpc/ior or a release: `./bootstrap` when there is no configure yet, then
-`configure CC=...` and `make` in a copy per implementation, src/ior).
+`configure CC=...` and `make` in a copy per implementation, src/ior), and the NAS Parallel
+Benchmarks (`--npb-src`, an NPB3.4-MPI tree: config/make.def with the wrappers, `make KERNEL`).
 
 Each is built three ways from the same source, with the compilers of run.py's Impls (tmpicc,
 mpicc.openmpi, mpicc.mpich). This file builds, writes inputs and reads outputs; run.py runs.
@@ -281,3 +282,104 @@ def parse_ior(text):
         if len(f) == 11 and f[0] in ("write", "read") and f[10].isdigit():
             rows.append({"op": 0 if f[0] == "write" else 1, "value": float(f[1])})
     return rows
+
+
+# ---------------------------------------------------------------------------- NPB
+
+# The NAS Parallel Benchmarks 3.4 MPI kernels the npb figure runs: the seven Fortran ones and
+# IS (C).  BT and SP need a square number of ranks (4 is).
+NPB_KERNELS = ["cg", "mg", "ft", "ep", "lu", "bt", "sp", "is"]
+
+
+def npb_check_tree(src):
+    for f in ("config", "sys/setparams.c", "CG/cg.f", "IS/is.c"):
+        if not os.path.exists(os.path.join(src, f)):
+            return f"{src}: no {f}: not an NPB3.4-MPI tree"
+    return None
+
+
+def npb_make_def(fc, cc, extra_f, extra_c):
+    """config/make.def as NPB's README says (MPIFC the Fortran wrapper, MPICC the C one).
+    randdp: the portable random-number routine (randi8's hexadecimal constants are refused by
+    gfortran 10 and later); -fallow-argument-mismatch: NPB passes buffers of several types to
+    one MPI routine through mpif.h, which gfortran 10 and later refuse without it."""
+    return f"""# written by tests/bench/thirdparty.py (npb_make_def)
+MPIFC = {fc}
+FLINK = $(MPIFC)
+FMPI_LIB =
+FMPI_INC =
+FFLAGS = -O3 -fallow-argument-mismatch
+FLINKFLAGS = $(FFLAGS){extra_f}
+MPICC = {cc}
+CLINK = $(MPICC)
+CMPI_LIB =
+CMPI_INC =
+CFLAGS = -O3
+CLINKFLAGS = $(CFLAGS){extra_c}
+CC = gcc
+BINDIR = ../bin
+CONVERTFLAG = -DFORTRAN_REC_SIZE=1
+RAND = randdp
+"""
+
+
+def build_npb(src, dest, impl, fc, cc, klass, nprocs):
+    """The NPB kernels of class klass for nprocs ranks from src, built with the wrappers fc and
+    cc in a copy at dest/impl (`make KERNEL NPROCS=n CLASS=c`); returns its bin directory.
+    A mirror whose programs call timing hooks (a kernel_stats/ directory) gets those built with
+    the same wrappers and linked.  Kept while the source, wrappers and class are the same."""
+    why = npb_check_tree(src)
+    if why:
+        raise BuildError(why)
+    top = os.path.join(dest, impl)
+    stamp = os.path.join(dest, impl + ".stamp")
+    want = {"src": os.path.abspath(src), "fc": fc, "cc": cc, "class": klass, "nprocs": nprocs}
+    bindir = os.path.join(top, "bin")
+    progs = [os.path.join(bindir, f"{k}.{klass}.x") for k in NPB_KERNELS]
+    if _stamp_ok(stamp, want) and all(os.path.exists(p) for p in progs):
+        return bindir
+    if os.path.exists(stamp):
+        os.unlink(stamp)
+    shutil.rmtree(top, ignore_errors=True)
+    shutil.copytree(src, top, symlinks=True, ignore=shutil.ignore_patterns(".git", "bin"))
+    os.makedirs(bindir, exist_ok=True)
+    # objects and modules a build in the source tree left would be linked as they are (with
+    # another MPI's mpif.h constants): NPB's own clean first
+    _make(["make", "clean"], top, os.path.join(dest, impl + ".clean.log"))
+    extra_f = extra_c = ""
+    ks = os.path.join(top, "kernel_stats")
+    if os.path.isdir(ks):
+        for c in ("kernel_stats.c", "arg_parse.c"):
+            _make(cc + ["-c", c], ks, os.path.join(dest, impl + ".kernel_stats.log"))
+        extra_f = " ../kernel_stats/kernel_stats.o ../kernel_stats/arg_parse.o"
+        extra_c = " ../kernel_stats/kernel_stats.o"
+    with open(os.path.join(top, "config", "make.def"), "w") as f:
+        f.write(npb_make_def(" ".join(fc), " ".join(cc), extra_f, extra_c))
+    for k in NPB_KERNELS:
+        _make(["make", k, f"NPROCS={nprocs}", f"CLASS={klass}"], top,
+              os.path.join(dest, f"{impl}.{k}.log"))
+    missing = [p for p in progs if not os.path.exists(p)]
+    if missing:
+        raise BuildError(f"NPB built with {fc[0]} but {', '.join(missing)} missing")
+    with open(stamp, "w") as f:
+        json.dump(want, f)
+    return bindir
+
+
+NPB_NAME = re.compile(r"^\s*(\w+) Benchmark Completed", re.M)
+NPB_TIME = re.compile(r"^\s*Time in seconds\s*=\s*([0-9.eE+-]+)", re.M)
+NPB_MOPS = re.compile(r"^\s*Mop/s total\s*=\s*([0-9.eE+-]+)", re.M)
+NPB_VERIFY = re.compile(r"^\s*Verification\s*=\s*(\S+)", re.M)
+
+
+def parse_npb(text):
+    """An NPB kernel's report as [{kernel, sec, mops}]; raises WrongAnswer unless it says
+    `Verification = SUCCESSFUL`."""
+    name, t = NPB_NAME.search(text), NPB_TIME.search(text)
+    v, m = NPB_VERIFY.search(text), NPB_MOPS.search(text)
+    if not name or not t:
+        return []
+    if not v or v.group(1) != "SUCCESSFUL":
+        raise WrongAnswer(f"NPB {name.group(1)}: Verification = {v.group(1) if v else 'missing'}")
+    return [{"kernel": name.group(1).lower(), "sec": float(t.group(1)),
+             "mops": float(m.group(1)) if m else 0.0}]

@@ -118,6 +118,13 @@ static void programs(const uint8_t *prog, size_t len, const uint8_t *tls, size_t
     struct image_copy_src src;
     CHECK_EQ(image_copy_src_open(&src, tls, tlen, "tmpi-test-tls", err, sizeof err), -ENOTSUP);
     CHECK(strstr(err, "thread-local") != NULL, "reason: %s", err);
+    /* its one variable is zero-initialised: with IMAGE_COPY_SHARED_TLS it is copied, the
+     * copies reaching the master's TLS module (the rule libgfortran is copied by) */
+    CHECK_EQ(image_copy_src_open_flags(&src, tls, tlen, "tmpi-test-tls-shared",
+                                       IMAGE_COPY_SHARED_TLS, err, sizeof err),
+             0);
+    CHECK(src.shared_tls && src.nslots > 0);
+    image_copy_src_close(&src);
     CHECK_EQ(image_program_open(&p, tls, tlen, "tmpi-test-tls", NULL, err, sizeof err), 0);
     CHECK(strstr(p.why_dlopen, "thread-local") != NULL, "reason: %s", p.why_dlopen);
     for (int i = 0; i < 4; i++) {
