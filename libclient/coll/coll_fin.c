@@ -23,7 +23,10 @@
  * at a round to publish which call it is in (mstate.h: after TM_MST_SPIN_NS of waiting). */
 #define TM_FIN_POLL_NS 1000000L
 #define TM_FIN_NAME_POLLS 50
-#define TM_FIN_LOOK_POLLS 20 /* polls between two looks at the peers' published waits */
+/* Polls without a new arrival before a look at the peers' published waits, and between two
+ * looks: a look reads every rank's record, so thousands of finalizing ranks must not all look
+ * while arrivals still come. */
+#define TM_FIN_LOOK_POLLS 100
 
 static void nap(void)
 {
@@ -58,10 +61,13 @@ int tm_coll_finalize_sync(struct tm_rank *me, struct tm_commref *cr, char *why, 
     const char *call = NULL;
     int q = -1, seen = -1;
     uint64_t sleeps = 0, seen_sleeps = 0;
-    for (unsigned i = 1;; i++) {
-        if (atomic_load_explicit(&c->coll.fin_arrive, memory_order_seq_cst) == n) return 0;
+    uint64_t last = 0;
+    for (unsigned stall = 0;; stall++) {
+        uint64_t got = atomic_load_explicit(&c->coll.fin_arrive, memory_order_seq_cst);
+        if (got == n) return 0;
+        if (got != last) last = got, stall = 0;
         if (atomic_load_explicit(&c->coll.arrive, memory_order_seq_cst) > mine) break;
-        if (i % TM_FIN_LOOK_POLLS == 0) {
+        if (stall && stall % TM_FIN_LOOK_POLLS == 0) {
             q = find_waiter(me, 1, &call, &sleeps);
             if (q >= 0 && q == seen && sleeps == seen_sleeps) break;
             seen = q, seen_sleeps = sleeps;
