@@ -61,14 +61,21 @@ int tm_coll_finalize_sync(struct tm_rank *me, struct tm_commref *cr, char *why, 
 {
     struct tm_comm *c = cr->c;
     const uint64_t n = (uint64_t)c->size, mine = cr->nbarrier * n;
-    const int looker = atomic_fetch_add_explicit(&c->coll.fin_arrive, 1, memory_order_seq_cst) == 0;
+    /* the round this arrival belongs to ends at the next multiple of n: a communicator whose
+     * counter outlived an earlier job's rendezvous (the unit tests' harness) still counts */
+    const uint64_t prev = atomic_fetch_add_explicit(&c->coll.fin_arrive, 1, memory_order_seq_cst);
+    const uint64_t target = (prev / n + 1) * n;
+    const int looker = prev % n == 0; /* the round's first arrival (see above) */
     const char *call = NULL;
     int q = -1, seen = -1;
     uint64_t sleeps = 0, seen_sleeps = 0;
-    for (unsigned i = 1;; i++) {
-        if (atomic_load_explicit(&c->coll.fin_arrive, memory_order_seq_cst) == n) return 0;
+    uint64_t last = 0;
+    for (unsigned i = 1, stall = 0;; i++, stall++) {
+        uint64_t got = atomic_load_explicit(&c->coll.fin_arrive, memory_order_seq_cst);
+        if (got >= target) return 0;
+        if (got != last) last = got, stall = 0;
         if (atomic_load_explicit(&c->coll.arrive, memory_order_seq_cst) > mine) break;
-        if (looker && i > TM_FIN_YIELD_POLLS && i % TM_FIN_LOOK_POLLS == 0) {
+        if (looker && i > TM_FIN_YIELD_POLLS && stall && stall % TM_FIN_LOOK_POLLS == 0) {
             q = find_waiter(me, 1, &call, &sleeps);
             if (q >= 0 && q == seen && sleeps == seen_sleeps) break;
             seen = q, seen_sleeps = sleeps;

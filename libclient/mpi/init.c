@@ -282,7 +282,9 @@ TM_API int PMPI_Finalize(void)
         /* its own rendezvous, which a peer's collective cannot pair with (coll_fin.c) */
         char why[256];
         if (tm_coll_finalize_sync(me, world, why, sizeof why) < 0) me->job->svc->job_abort(1, why);
-        r = MPI_SUCCESS;
+        /* every member is in MPI_Finalize now: the collectives' barrier pairs with nothing
+         * else, and keeps each member until the others are past their last collective */
+        r = PMPI_Barrier(MPI_COMM_WORLD);
     }
     tm_mst_end(me, began);
     if (r != MPI_SUCCESS) return r;
