@@ -88,12 +88,14 @@ int job_signal_run_handlers(struct job *j, int sig, siginfo_t *info, void *uctx)
     int killed = -1;
     if (!atomic_load_explicit(&j->sig_closed, memory_order_seq_cst)) {
         struct rank *saved = rank_current();
-        /* A signal a rank sent itself (raise, pthread_kill, or kill of its own process from
-         * its thread) is that rank's alone, as it would be its own process's under mpirun:
-         * only its handler runs, and a default action kills that rank, not the first. */
+        /* A signal a rank sent its own thread (raise, pthread_kill, and kill of its own pid,
+         * which interpose_proc turns into one) is that rank's alone, as it would be its own
+         * process's under mpirun: only its handler runs, and a default action kills that rank,
+         * not the first.  Only a thread-directed one: a signal to the whole job host (kill of
+         * the pid that carried ranks share) may land on any thread, and is every rank's. */
         uint32_t first = 0, end = j->nprocs;
         if (saved && saved >= j->ranks && saved < j->ranks + j->nprocs && info &&
-            info->si_pid == getpid() && (info->si_code == SI_TKILL || info->si_code == SI_USER)) {
+            info->si_pid == getpid() && info->si_code == SI_TKILL) {
             first = (uint32_t)(saved - j->ranks);
             end = first + 1;
         }

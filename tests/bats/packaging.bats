@@ -82,6 +82,8 @@ expect_match() {
         /usr/share/lintian/overrides/libtmpi0
     local home="/usr/lib/$MA/tmpi"
     expect_files libtmpi-dev /usr/bin/tmpicc /usr/bin/tmpicxx /usr/include/tmpi/mpi.h \
+        /usr/include/tmpi/mpif.h "/usr/lib/$MA/libtmpi_fortran.a" "$home/fortran/mpi.mod" \
+        "$home/fortran/mpi_f08.mod" "$home/fortran/tmpi_f08_c.mod" \
         "/usr/lib/$MA/libtmpi.so" "/usr/lib/$MA/libtmpi_module.a" "/usr/lib/$MA/pkgconfig/tmpi.pc" \
         "$home/bin/mpicc" "$home/bin/mpicxx" "$home/bin/mpic++" "$home/pkgconfig/mpi.pc" \
         "$home/pkgconfig/mpi-c.pc" "$home/pkgconfig/mpi-cxx.pc" "$home/pkgconfig/ompi-c.pc" \
