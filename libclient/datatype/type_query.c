@@ -1,5 +1,7 @@
 /* type_query.c — what a program may ask about a type (MPI 3.1 §4.1.5, §4.1.8, §4.1.11,
- * §6.8): sizes, bounds, element counts of a status, addresses, names, Type_match_size. */
+ * §6.8): sizes, bounds, element counts of a status, addresses, names, Type_match_size; each
+ * with its MPI_Count forms (_x, and MPI 4.0's large-count _c), never MPI_UNDEFINED there for
+ * lack of room. */
 #include <limits.h>
 #include <string.h>
 
@@ -32,16 +34,27 @@ TM_API int PMPI_Type_size(MPI_Datatype datatype, int *size)
 }
 TM_ALIAS(Type_size)
 
-TM_API int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+/* The MPI_Count forms: MPI-3.0's _x and MPI-4.0's _c ask the same, under their own names. */
+static int size_count(const char *fn, MPI_Datatype datatype, MPI_Count *size)
 {
-    const char *fn = "MPI_Type_size_x";
     NEED_ME(fn);
     QUERY(t, datatype);
     if (TM_UNLIKELY(!size)) FAIL(MPI_ERR_ARG, "size is NULL");
     *size = (MPI_Count)t->size;
     return MPI_SUCCESS;
 }
+
+TM_API int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+{
+    return size_count("MPI_Type_size_x", datatype, size);
+}
 TM_ALIAS(Type_size_x)
+
+TM_API int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
+{
+    return size_count("MPI_Type_size_c", datatype, size);
+}
+TM_ALIAS(Type_size_c)
 
 TM_API int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
@@ -55,9 +68,8 @@ TM_API int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *e
 }
 TM_ALIAS(Type_get_extent)
 
-TM_API int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+static int extent_count(const char *fn, MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
-    const char *fn = "MPI_Type_get_extent_x";
     NEED_ME(fn);
     QUERY(t, datatype);
     if (TM_UNLIKELY(!lb || !extent)) FAIL(MPI_ERR_ARG, "lb or extent is NULL");
@@ -65,7 +77,18 @@ TM_API int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Coun
     *extent = (MPI_Count)t->extent;
     return MPI_SUCCESS;
 }
+
+TM_API int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    return extent_count("MPI_Type_get_extent_x", datatype, lb, extent);
+}
 TM_ALIAS(Type_get_extent_x)
+
+TM_API int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    return extent_count("MPI_Type_get_extent_c", datatype, lb, extent);
+}
+TM_ALIAS(Type_get_extent_c)
 
 TM_API int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,
                                      MPI_Aint *true_extent)
@@ -80,10 +103,9 @@ TM_API int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb,
 }
 TM_ALIAS(Type_get_true_extent)
 
-TM_API int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
-                                       MPI_Count *true_extent)
+static int true_extent_count(const char *fn, MPI_Datatype datatype, MPI_Count *true_lb,
+                             MPI_Count *true_extent)
 {
-    const char *fn = "MPI_Type_get_true_extent_x";
     NEED_ME(fn);
     QUERY(t, datatype);
     if (TM_UNLIKELY(!true_lb || !true_extent)) FAIL(MPI_ERR_ARG, "true_lb or true_extent is NULL");
@@ -91,7 +113,20 @@ TM_API int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb
     *true_extent = t->true_ub - t->true_lb;
     return MPI_SUCCESS;
 }
+
+TM_API int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
+                                       MPI_Count *true_extent)
+{
+    return true_extent_count("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent);
+}
 TM_ALIAS(Type_get_true_extent_x)
+
+TM_API int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb,
+                                       MPI_Count *true_extent)
+{
+    return true_extent_count("MPI_Type_get_true_extent_c", datatype, true_lb, true_extent);
+}
+TM_ALIAS(Type_get_true_extent_c)
 
 /* Basic elements in the first r packed bytes of one element of t; -1 if r does not end on an
  * element boundary (a pair whose value came without its index counts one). */
@@ -154,49 +189,72 @@ static long long elements_to_bytes(const struct tm_type *t, long long count)
     return b;
 }
 
-TM_API int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+/* What a status holds in units of datatype, for every width of the answer: whole elements
+ * (count) or basic elements (elements); *ret -1 when they do not divide evenly. */
+static int status_units(const char *fn, const MPI_Status *status, MPI_Datatype datatype,
+                        const void *out, int elements, long long *ret)
 {
-    const char *fn = "MPI_Get_count";
     NEED_ME(fn);
     const struct tm_type *t = tm_type_get(datatype);
     if (TM_UNLIKELY(!t)) FAIL(MPI_ERR_TYPE, "invalid datatype %d", datatype);
-    if (TM_UNLIKELY(!status || !count)) FAIL(MPI_ERR_ARG, "status or count is NULL");
+    if (TM_UNLIKELY(!status || !out)) FAIL(MPI_ERR_ARG, "status or count is NULL");
     long long b = status->tm_bytes;
-    if (!t->psize)
-        *count = 0;
-    else if (b % (long long)t->psize || b / (long long)t->psize > INT_MAX)
-        *count = MPI_UNDEFINED;
+    if (elements)
+        *ret = tm_type_elements(t, b);
+    else if (!t->psize)
+        *ret = 0;
     else
-        *count = (int)(b / (long long)t->psize);
+        *ret = b % (long long)t->psize ? -1 : b / (long long)t->psize;
     return MPI_SUCCESS;
+}
+
+static int status_int(const char *fn, const MPI_Status *status, MPI_Datatype datatype, int elements,
+                      int *count)
+{
+    long long n;
+    int err = status_units(fn, status, datatype, count, elements, &n);
+    if (err == MPI_SUCCESS) *count = n < 0 || n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return err;
+}
+
+static int status_count(const char *fn, const MPI_Status *status, MPI_Datatype datatype,
+                        int elements, MPI_Count *count)
+{
+    long long n;
+    int err = status_units(fn, status, datatype, count, elements, &n);
+    if (err == MPI_SUCCESS) *count = n < 0 ? MPI_UNDEFINED : n;
+    return err;
+}
+
+TM_API int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    return status_int("MPI_Get_count", status, datatype, 0, count);
 }
 TM_ALIAS(Get_count)
 
+TM_API int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    return status_count("MPI_Get_count_c", status, datatype, 0, count);
+}
+TM_ALIAS(Get_count_c)
+
 TM_API int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    const char *fn = "MPI_Get_elements";
-    NEED_ME(fn);
-    const struct tm_type *t = tm_type_get(datatype);
-    if (TM_UNLIKELY(!t)) FAIL(MPI_ERR_TYPE, "invalid datatype %d", datatype);
-    if (TM_UNLIKELY(!status || !count)) FAIL(MPI_ERR_ARG, "status or count is NULL");
-    long long n = tm_type_elements(t, status->tm_bytes);
-    *count = n < 0 || n > INT_MAX ? MPI_UNDEFINED : (int)n;
-    return MPI_SUCCESS;
+    return status_int("MPI_Get_elements", status, datatype, 1, count);
 }
 TM_ALIAS(Get_elements)
 
 TM_API int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
-    const char *fn = "MPI_Get_elements_x";
-    NEED_ME(fn);
-    const struct tm_type *t = tm_type_get(datatype);
-    if (TM_UNLIKELY(!t)) FAIL(MPI_ERR_TYPE, "invalid datatype %d", datatype);
-    if (TM_UNLIKELY(!status || !count)) FAIL(MPI_ERR_ARG, "status or count is NULL");
-    long long n = tm_type_elements(t, status->tm_bytes);
-    *count = n < 0 ? MPI_UNDEFINED : n;
-    return MPI_SUCCESS;
+    return status_count("MPI_Get_elements_x", status, datatype, 1, count);
 }
 TM_ALIAS(Get_elements_x)
+
+TM_API int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    return status_count("MPI_Get_elements_c", status, datatype, 1, count);
+}
+TM_ALIAS(Get_elements_c)
 
 static int set_elements(const char *fn, MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
@@ -222,6 +280,12 @@ TM_API int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype,
     return set_elements("MPI_Status_set_elements_x", status, datatype, count);
 }
 TM_ALIAS(Status_set_elements_x)
+
+TM_API int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+{
+    return set_elements("MPI_Status_set_elements_c", status, datatype, count);
+}
+TM_ALIAS(Status_set_elements_c)
 
 /* MPI_Get_address, MPI_Aint_add, MPI_Aint_diff: mpi/handle_conv.c. */
 
