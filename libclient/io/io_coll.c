@@ -180,6 +180,11 @@ static int make_plan(struct tm_file *f, struct tm_io_acc **accs, int nn, struct 
 /* Window of aggregator j in round r ([ws, we), empty if ws >= we). */
 static void window(const struct plan *pl, int j, int64_t r, int64_t *ws, int64_t *we)
 {
+    /* An aggregator no rank reaches has dlo near INT64_MAX: adding its rounds would overflow */
+    if (pl->dhi[j] <= pl->dlo[j]) {
+        *ws = *we = 0;
+        return;
+    }
     int64_t dend = pl->base + (int64_t)(j + 1) * pl->D;
     *ws = pl->dlo[j] + r * pl->W;
     *we = *ws + pl->W;

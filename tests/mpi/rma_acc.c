@@ -4,6 +4,7 @@
  * Fetch_and_op tickets that must all differ; single-element Fetch_and_op on elements that whole
  * runs of Accumulate change at the same time), checked element by element; and transfers
  * longer than one frame (5 MiB Put and Get, 1 Mi-element Accumulate). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -59,6 +60,11 @@ int main(int argc, char **argv)
     long long tickets[ROUNDS * 64];
     int nt = 0;
     CHECK_MPI(MPI_Win_lock_all(0, win));
+    /* Origin and result buffers of the fetches live until the unlock completes them (a result
+     * in the loop's scope would be written after its lifetime ended) */
+    long long one1 = 1;
+    long long *got = calloc((size_t)ROUNDS * (size_t)size, sizeof *got);
+    CHECK(got != NULL, "out of memory");
     for (int r = 0; r < ROUNDS; r++) {
         for (int s = 0; s < size; s++) {
             int t = (rank + s) % size;
@@ -75,8 +81,7 @@ int main(int argc, char **argv)
             /* A run and a single element of the same array, both atomic per element. */
             CHECK_MPI(MPI_Accumulate(lones, NE, MPI_LONG_LONG, t, offsetof(struct area, mix), NE,
                                      MPI_LONG_LONG, MPI_SUM, win));
-            long long one1 = 1, got;
-            CHECK_MPI(MPI_Fetch_and_op(&one1, &got, MPI_LONG_LONG, t,
+            CHECK_MPI(MPI_Fetch_and_op(&one1, &got[r * size + s], MPI_LONG_LONG, t,
                                        offsetof(struct area, mix) +
                                            sizeof(long long) * (size_t)((rank * 13 + r) % NE),
                                        MPI_SUM, win));
@@ -91,6 +96,7 @@ int main(int argc, char **argv)
     }
     CHECK_MPI(MPI_Win_unlock_all(win));
     MPI_Barrier(MPI_COMM_WORLD);
+    free(got);
 
     /* sum over ranks q of (q + k), ROUNDS times; etc. */
     const long long sr = (long long)size * (size - 1) / 2;
