@@ -779,7 +779,7 @@ static uint32_t app_of_rank(const struct job *j, int g)
 static void init_rank_info(struct job *j, uint32_t i)
 {
     struct rank *r = &j->ranks[i];
-    int g = j->global_rank ? j->global_rank[i] : (int)i;
+    int g = job_world_rank(j, i);
     uint32_t app = app_of_rank(j, g);
     r->job = j;
     r->app = &j->apps[app];

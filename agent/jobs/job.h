@@ -160,6 +160,13 @@ struct job {
     struct job *next;      /* agent's list, loop thread only */
 };
 
+/* The global rank of local rank i, from the table job_build fills before the job's thread
+ * starts (so the agent's loop may read it while that thread initialises the ranks). */
+static inline int job_world_rank(const struct job *j, uint32_t i)
+{
+    return j->global_rank ? j->global_rank[i] : (int)i;
+}
+
 /* Loop thread: builds a job from a submission (does not start it).  -EINVAL with a message
  * in err for bad requests, -ENOMEM. */
 int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,

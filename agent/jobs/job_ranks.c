@@ -68,7 +68,9 @@ int job_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf
     if (have && j->client_ops.helpers_busy)
         rr.helpers_busy = (uint32_t)j->client_ops.helpers_busy(j->client_state);
     for (uint32_t i = 0; i < n; i++) {
-        int world = j->ranks[i].info.rank;
+        /* From the job's own table, not ranks[i].info: the job's thread may still be writing
+         * that when a query comes in (TSan) */
+        int world = job_world_rank(j, i);
         if (!have || j->client_ops.rank_mpi(j->client_state, world, &mpi[i]) < 0)
             memset(&mpi[i], 0, sizeof mpi[i]);
         /* libtmpi's static string: copied while libtmpi surely stays loaded */
@@ -86,7 +88,7 @@ int job_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf
         Tmpi__RankState *s = &st[i];
         struct tmpi_rank_mpi *m = &mpi[i];
         tmpi__rank_state__init(s);
-        s->rank = (uint32_t)j->ranks[i].info.rank;
+        s->rank = (uint32_t)job_world_rank(j, i);
         s->activity = (char *)activity_name(m->activity);
         s->node = (char *)j->agent->cfg.name;
         s->peer = TMPI_PEER_NONE;
