@@ -138,7 +138,7 @@ static char *all_name(const struct rank_locale *l)
 static void retire(struct rank_locale *l, locale_t old)
 {
     if (!old) return;
-    if (l->shared) {
+    if (atomic_load_explicit(&l->shared, memory_order_relaxed)) {
         if (l->nretired == l->cap) {
             size_t cap = l->cap ? 2 * l->cap : 4;
             locale_t *r = realloc(l->retired, cap * sizeof *r);
@@ -235,7 +235,7 @@ struct lconv *rank_locale_conv(struct rank_locale *l)
 
 locale_t rank_locale_for_thread(struct rank_locale *l)
 {
-    l->shared = 1;
+    atomic_store_explicit(&l->shared, 1, memory_order_relaxed);
     return l->global;
 }
 

@@ -19,6 +19,7 @@
 #define TMPI_AGENT_RANK_LOCALE_H
 
 #include <locale.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 /* All zeros: a rank that never called setlocale or uselocale ("C" everywhere). */
@@ -29,8 +30,9 @@ struct rank_locale {
     char *all;       /* setlocale(LC_ALL, NULL)'s answer since the last change; NULL: "C" */
     struct lconv conv;
     /* threads the rank started may still use replaced objects: those are kept until the rank
-     * is freed instead of being freed at once */
-    int shared;
+     * is freed instead of being freed at once (atomic: several threads of one rank may start
+     * threads at once) */
+    atomic_int shared;
     locale_t *retired;
     size_t nretired, cap;
 };
