@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* The page-aligned span [lo, hi) of the read-only segments and the one distance between
@@ -38,11 +39,14 @@ static int ro_span(const struct image_copy_src *s, uintptr_t pg, uintptr_t *lo, 
     return 0;
 }
 
-/* Reads len bytes of the template at off to p (pread may return short). */
+/* Reads len bytes of the template at off to p (pread may return short).  The system call
+ * itself, not libc's pread: AddressSanitizer's wrapper checks the destination against its
+ * shadow, which may still hold a freed copy's poison at these addresses (image_copy.c,
+ * relocate). */
 static int read_at(int fd, void *p, size_t len, off_t off)
 {
     while (len > 0) {
-        ssize_t n = pread(fd, p, len, off);
+        ssize_t n = syscall(SYS_pread64, fd, p, len, off);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return -errno;
         if (n == 0) return -ENOEXEC; /* the template is shorter than its headers say */
