@@ -21,6 +21,7 @@
 #include "log.h"
 #include "rank.h"
 #include "relax.h"
+#include "stack_guard.h"
 
 /* The carrier the calling thread is (NULL on every other thread). */
 static __thread struct carrier *self;
@@ -577,9 +578,11 @@ static int stack_new(struct carried *k, size_t size)
         k->map = NULL;
         return -errno;
     }
-    /* guard page: an overflow faults (fault.c ends the rank) instead of running into memory */
-    if (mprotect(k->map, p, PROT_NONE) < 0) {
-        int e = -errno;
+    /* guard page: an overflow faults (fault.c ends the rank) instead of running into memory;
+     * one that costs no map where the kernel allows (stack_guard.h) */
+    int g = stack_guard_install(k->map, p);
+    if (g < 0) {
+        int e = g;
         munmap(k->map, k->map_len);
         k->map = NULL;
         return e;

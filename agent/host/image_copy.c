@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "dl_lock.h"
+#include "image_pack.h"
 
 /* libgcc's registry of unwind tables for code the dynamic loader does not know (the JIT
  * interface); declared here because no public header has it. */
@@ -399,7 +400,13 @@ int image_copy_fill(struct image_copy *c, int tmpl_fd, const struct image_copy_p
 {
     const struct image_copy_src *src = c->src;
     const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-    for (unsigned i = 0; i < src->nseg; i++) {
+    /* packed where the layout allows: a rank's maps count against vm.max_map_count */
+    int packed = image_pack_map(src, c->bias, tmpl_fd);
+    if (packed < 0 && packed != -ENOTSUP) {
+        snprintf(err, errlen, "mapping the copy's segments: %s", strerror(-packed));
+        return packed;
+    }
+    for (unsigned i = 0; packed < 0 && i < src->nseg; i++) {
         int rc = map_seg(&src->seg[i], c->bias, tmpl_fd, pg);
         if (rc < 0) {
             snprintf(err, errlen, "mapping a segment of the copy: %s", strerror(-rc));

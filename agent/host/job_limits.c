@@ -1,6 +1,8 @@
 /* job_limits.c — the kernel limits a job's size runs into (job_limits.h). */
 #include "job_limits.h"
 
+#include "stack_guard.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -28,13 +30,17 @@ static long read_sysctl(const char *path)
     return v;
 }
 
+long job_limits_stack_maps(int carried)
+{
+    return carried && stack_guard_maps() == 0 ? 0 : JOB_LIMITS_STACK_MAPS;
+}
+
 int job_limits_check(uint32_t nprocs, uint32_t loaded, long maps_now, long maps_per_image,
-                     int file_per_image, char *why, size_t whylen)
+                     long stack_maps, int file_per_image, char *why, size_t whylen)
 {
     long left = nprocs > loaded ? (long)(nprocs - loaded) : 0;
     /* stacks of every rank come after loading, the images still to load before */
-    long need =
-        maps_now + left * maps_per_image + (long)nprocs * JOB_LIMITS_STACK_MAPS + JOB_LIMITS_SLACK;
+    long need = maps_now + left * maps_per_image + (long)nprocs * stack_maps + JOB_LIMITS_SLACK;
     long max = read_sysctl("/proc/sys/vm/max_map_count");
     if (max > 0 && need > max) {
         long want = 65536;
@@ -44,7 +50,7 @@ int job_limits_check(uint32_t nprocs, uint32_t loaded, long maps_now, long maps_
                  "%u ranks need about %ld memory maps (%ld per rank) but vm.max_map_count is "
                  "%ld: raise it (as root: sysctl -w vm.max_map_count=%ld) or run fewer ranks "
                  "per node",
-                 nprocs, need, maps_per_image + JOB_LIMITS_STACK_MAPS, max, want);
+                 nprocs, need, maps_per_image + stack_maps, max, want);
         return -ENOMEM;
     }
     struct rlimit rl;

@@ -752,9 +752,12 @@ static int load_images(struct job *j)
         if (i == 0) maps_first = job_limits_maps_now();
         if (i == 1 && maps_first >= 0) {
             long now = job_limits_maps_now();
-            if (now >= 0 && (rc = job_limits_check(j->nprocs, 2, now,
-                                                   now - maps_first + rank_argv_maps(&r->app->args),
-                                                   r->image.fd >= 0, err, sizeof err))) {
+            char why[96];
+            long stack_maps = job_limits_stack_maps(carrier_wanted(j, why, sizeof why) > 0);
+            if (now >= 0 &&
+                (rc = job_limits_check(j->nprocs, 2, now,
+                                       now - maps_first + rank_argv_maps(&r->app->args), stack_maps,
+                                       r->image.fd >= 0, err, sizeof err))) {
                 snprintf(reason, sizeof reason, "cannot load %u ranks on %s: %s", j->nprocs,
                          j->agent->cfg.name, err);
                 job_cancel(j, 1, reason);

@@ -1,0 +1,50 @@
+#!/usr/bin/env bats
+# The job host's memory maps per rank (issue 37): vm.max_map_count (65,530 by default) must
+# hold 16,384 ranks' images and stacks.  A copied image is packed into three maps
+# (agent/host/image_pack.h) and a carried rank's stack guard costs none (stack_guard.h), so
+# the carriers' stacks merge; the guard still stops an overflow.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+teardown() { stop_all_agents; }
+
+# Maps of the job host while a job of $1 sleeper ranks waits on user-switched carriers.
+host_maps() {
+    local n=$1 out="$BATS_TEST_TMPDIR/out.$1" i host=""
+    launch --agent "$AGENT_SOCK" --timeout 60 -x TMPI_RANK_SWITCHING=user -n "$n" "$SLEEPER" \
+        >"$out" 2>&1 &
+    local lp=$!
+    for ((i = 0; i < 600; i++)); do grep -q started "$out" && break; sleep 0.1; done
+    host=$(pgrep -P "${AGENT_PIDS[maps]}" | head -1)
+    [ -n "$host" ] && grep -q started "$out" || { echo "job of $n did not start: $(cat "$out")" >&2; return 1; }
+    wc -l <"/proc/$host/maps"
+    kill "$lp"
+    wait "$lp" 2>/dev/null || true
+    for ((i = 0; i < 300; i++)); do [ -z "$(pgrep -P "${AGENT_PIDS[maps]}")" ] && break; sleep 0.1; done
+}
+
+@test "rank maps: a carried rank of a copied program takes at most 3 memory maps (image and stack)" {
+    SLEEPER=$(prog sleeper)
+    start_agent maps
+    local a b
+    a=$(host_maps 8) && b=$(host_maps 24) || false
+    echo "8 ranks: $a maps, 24 ranks: $b maps" >&3
+    (((b - a) <= 3 * 16)) || { echo "$(((b - a) / 16)) maps per rank ($a at 8, $b at 24)" >&2; false; }
+}
+
+@test "rank maps: a carried rank that overflows its stack faults at the guard page below it" {
+    local p out top addr
+    p=$(prog stack_overflow)
+    start_agent maps
+    run launch --agent "$AGENT_SOCK" --timeout 60 -x TMPI_RANK_SWITCHING=user -n 4 "$p"
+    [ "$status" -ne 0 ] || { echo "expected the fault to fail the job: $output" >&2; false; }
+    [[ "$output" =~ stack\ top\ (0x[0-9a-f]+) ]] || { echo "no stack top: $output" >&2; false; }
+    top=${BASH_REMATCH[1]}
+    [[ "$output" =~ rank\ 1\ failed:\ killed\ by\ signal\ 11\ .*at\ address\ (0x[0-9a-f]+) ]] ||
+        { echo "expected rank 1 killed by SIGSEGV: $output" >&2; false; }
+    addr=${BASH_REMATCH[1]}
+    # the default rank_stack_size (2 MiB) and the guard page: not in the next rank's stack
+    ((addr < top && top - addr <= (2 << 20) + 4096)) ||
+        { echo "fault at $addr, $((top - addr)) bytes below the stack top $top" >&2; false; }
+}
