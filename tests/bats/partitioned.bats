@@ -1,0 +1,59 @@
+#!/usr/bin/env bats
+# Partitioned communication (MPI 4.0 ch. 4, libclient/part): tests/bats/progs/partitioned.c
+# runs every call (Psend_init, Precv_init, Pready, Pready_range, Pready_list, Parrived with
+# Start, Startall, Wait, Waitall, Test, Request_get_status and Request_free) between pairs of
+# ranks, with equal and different partition counts on the two sides, strided layouts, init-order
+# matching, 1 MiB channels past the eager limit, MPI_PROC_NULL and the error classes of misuse;
+# on one node with rank threads and on carriers, and across two agents.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+    export TMPI_AGENT="$BATS_TEST_TMPDIR/no-agent.sock"
+    unset TMPI_TMPID
+}
+
+teardown() { stop_all_agents; }
+
+# Status 0, a line OK, and no sanitizer report anywhere.
+expect_ok() {
+    if [ "$status" -ne 0 ] || ! printf '%s\n' "${lines[@]}" | grep -qx OK ||
+        [[ "$output" == *Sanitizer* ]]; then
+        echo "expected status 0 and an OK line, got status $status; output:" >&2
+        echo "$output" >&2
+        return 1
+    fi
+}
+
+plaunch() { timeout $((60 * ${TMPI_TIMEOUT_MULTIPLIER:-1})) "$TMPI_BUILD/launcher/tmpi-launch" "$@"; }
+
+@test "partitioned: every call on one node, 2 and 4 ranks, rank threads" {
+    local exe
+    exe=$(prog partitioned)
+    run plaunch -n 2 "$exe"
+    expect_ok
+    run plaunch -n 4 "$exe"
+    expect_ok
+}
+
+@test "partitioned: every call on one node on carriers (SWITCHING=user), 2 and 4 ranks" {
+    local exe
+    exe=$(prog partitioned)
+    run plaunch -x TMPI_RANK_SWITCHING=user -n 2 "$exe"
+    expect_ok
+    run plaunch -x TMPI_RANK_SWITCHING=user -n 4 "$exe"
+    expect_ok
+}
+
+@test "partitioned: every call across 2 agents (2 x 2 ranks), threads and carriers" {
+    local exe
+    exe=$(prog partitioned)
+    start_cluster 2
+    run timeout $((60 * ${TMPI_TIMEOUT_MULTIPLIER:-1})) "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" \
+        --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe"
+    expect_ok
+    run timeout $((60 * ${TMPI_TIMEOUT_MULTIPLIER:-1})) "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" \
+        --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 4 "$exe"
+    expect_ok
+}
