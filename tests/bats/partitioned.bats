@@ -4,7 +4,8 @@
 # Start, Startall, Wait, Waitall, Test, Request_get_status and Request_free) between pairs of
 # ranks, with equal and different partition counts on the two sides, strided layouts, init-order
 # matching, 1 MiB channels past the eager limit, MPI_PROC_NULL and the error classes of misuse;
-# on one node with rank threads and on carriers, and across two agents.
+# four threads readying one request's partitions at once (MPI_THREAD_MULTIPLE); on one node with
+# rank threads and on carriers, and across two agents.
 
 bats_require_minimum_version 1.5.0
 load helpers

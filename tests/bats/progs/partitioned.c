@@ -2,6 +2,7 @@
  * with r ^ 1, then with (r + n/2) % n (so across nodes whatever the placement), each pair
  * running every case below; prints OK from rank 0.  An even number of ranks. */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +275,57 @@ static void proc_null(void)
     MPI_Request_free(&r[1]);
 }
 
+/* MPI_THREAD_MULTIPLE: four threads of the sender ready the partitions at once (the setup
+ * is read by whichever comes first), while the receiver's main thread polls Parrived. */
+struct th {
+    MPI_Request r;
+    int first, step, parts;
+};
+static void *th_ready(void *arg)
+{
+    struct th *t = arg;
+    for (int i = t->first; i < t->parts; i += t->step)
+        CHECK(MPI_Pready(i, t->r) == MPI_SUCCESS, "thread Pready %d", i);
+    return NULL;
+}
+static void threads(int peer, int sender)
+{
+    enum { P = 64, C = 100, T = 4 };
+    int *buf = calloc(P * C, sizeof(int));
+    MPI_Request r;
+    if (sender)
+        MPI_Psend_init(buf, P, C, MPI_INT, peer, 7, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+    else
+        MPI_Precv_init(buf, P / 2, 2 * C, MPI_INT, peer, 7, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < P * C; i++)
+            buf[i] = sender ? val(k, i) : 0;
+        MPI_Start(&r);
+        if (sender) {
+            pthread_t tid[T];
+            struct th t[T];
+            for (int j = 0; j < T; j++) {
+                t[j] = (struct th){r, j, T, P};
+                pthread_create(&tid[j], NULL, th_ready, &t[j]);
+            }
+            for (int j = 0; j < T; j++)
+                pthread_join(tid[j], NULL);
+        } else {
+            int f = 0;
+            while (!f)
+                MPI_Parrived(r, P / 2 - 1, &f);
+        }
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        if (!sender)
+            for (int i = 0; i < P * C; i++)
+                CHECK(buf[i] == val(k, i), "threads round %d: buf[%d] = %d", k, i, buf[i]);
+    }
+    MPI_Request_free(&r);
+    free(buf);
+}
+
+static int multiple;
+
 static void pair(int peer)
 {
     int s = me < peer;
@@ -286,11 +338,14 @@ static void pair(int peer)
     strided(peer, s);
     matching(peer, s);
     errors(peer, s);
+    if (multiple) threads(peer, s);
 }
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    multiple = provided == MPI_THREAD_MULTIPLE;
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     CHECK(np % 2 == 0, "needs an even number of ranks");
