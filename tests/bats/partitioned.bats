@@ -58,3 +58,13 @@ plaunch() { timeout $((60 * ${TMPI_TIMEOUT_MULTIPLIER:-1})) "$TMPI_BUILD/launche
         --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 4 "$exe"
     expect_ok
 }
+
+# MPI 4.1's info keys on every object (tests/bats/progs/info_keys.c): the communicator
+# assertions and "mpi_memory_alloc_kinds" are kept and returned, and
+# "mpi_minimum_memory_alignment" aligns MPI_Alloc_mem and MPI_Win_allocate.
+@test "partitioned: MPI 4.1 info keys: communicator assertions returned, mpi_minimum_memory_alignment honoured" {
+    local exe
+    exe=$(prog info_keys)
+    run plaunch -n 2 "$exe"
+    expect_ok
+}
