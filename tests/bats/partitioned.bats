@@ -68,3 +68,13 @@ plaunch() { timeout $((60 * ${TMPI_TIMEOUT_MULTIPLIER:-1})) "$TMPI_BUILD/launche
     run plaunch -n 2 "$exe"
     expect_ok
 }
+
+# The Fortran binding of the partitioned calls (module mpi, built by tmpif90).
+@test "partitioned: Psend_init, Precv_init, Pready_range and Parrived from Fortran (use mpi)" {
+    command -v gfortran >/dev/null || skip "no gfortran"
+    [ -f "$TMPI_BUILD/libclient/fortran/libtmpi_fortran.a" ] || skip "the build has no Fortran bindings"
+    local exe="$BATS_FILE_TMPDIR/partitioned_f"
+    (cd "$BATS_FILE_TMPDIR" && "$TMPI_BUILD/launcher/tmpif90" -o "$exe" "$BATS_TEST_DIRNAME/progs/partitioned_f.f90")
+    run plaunch -n 2 "$exe"
+    expect_ok
+}
