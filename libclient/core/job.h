@@ -84,6 +84,8 @@ struct tm_rank {
     struct tm_f90ent *_Atomic f90;
 
     _Atomic uint64_t send_serial; /* serials of cancellable envelopes (p2p.c), any thread */
+    /* the next data tags a partitioned receive takes (part/part.h channels), any thread */
+    _Atomic uint32_t part_next;
 
     /* MPI_Buffer_attach: the buffer and its size (the rank's threads, which MPI makes attach and
      * detach apart from buffered sends), and the bytes buffered sends hold of it until their

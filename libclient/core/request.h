@@ -24,7 +24,8 @@ struct tm_type;
  *  - MULTI: a neighbourhood collective: its sends and receives, complete when all are
  *    (coll_nbr/nbr.h);
  *  - IDUP: MPI_Comm_idup(_with_info) of an intra-communicator: complete when its broadcast
- *    of the new context id is; Wait/Test then make the handle (comm/comm_idup.h). */
+ *    of the new context id is; Wait/Test then make the handle (comm/comm_idup.h);
+ *  - PART: a partitioned send or receive (MPI_Psend_init / MPI_Precv_init: part/part.h). */
 enum tm_req_kind {
     TM_REQ_SEND = 1,
     TM_REQ_RECV = 2,
@@ -34,12 +35,14 @@ enum tm_req_kind {
     TM_REQ_GREQ = 6,
     TM_REQ_MULTI = 7,
     TM_REQ_IDUP = 8,
+    TM_REQ_PART = 9,
 };
 
 struct tm_preq; /* persist.c */
 struct tm_greq; /* greq.c */
 struct tm_nbr;  /* coll_nbr/nbr.c */
 struct tm_idup; /* comm/comm_idup.c */
+struct tm_part; /* part/part.c */
 
 /* One request.  Owner-only fields are touched only by the rank that started it.  While a
  * receive is posted (posted == 1) its link, key and buffer belong to the receiver's mailbox
@@ -77,6 +80,7 @@ struct tm_request {
         struct tm_greq *gr;   /* GREQ */
         struct tm_nbr *nb;    /* MULTI (owner-only) */
         struct tm_idup *idup; /* IDUP (owner-only) */
+        struct tm_part *part; /* PART */
     };
     /* a standard or buffered send that queued an eager envelope in an intra-node receiver's
      * mailbox: the receiver's world rank + 1 and the envelope's serial there, so MPI_Cancel

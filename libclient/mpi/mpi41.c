@@ -3,6 +3,7 @@
 #include "errh.h"
 #include "job.h"
 #include "lib.h"
+#include "part.h"
 #include "persist.h"
 #include "request.h"
 
@@ -40,7 +41,8 @@ STATUS_SET(error, MPI_ERROR)
 /* A request the array forms skip: null, or persistent and not started (§3.7.5). */
 static int skipped(MPI_Request r)
 {
-    return !r || (r->kind == TM_REQ_PERSIST && tm_preq_inactive(r));
+    return !r || (r->kind == TM_REQ_PERSIST && tm_preq_inactive(r)) ||
+           (r->kind == TM_REQ_PART && tm_part_inactive(r));
 }
 
 TM_API int PMPI_Request_get_status_any(int count, MPI_Request array_of_requests[], int *index,

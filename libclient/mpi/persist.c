@@ -12,6 +12,7 @@
 #include "nbr.h"
 #include "p2p.h"
 #include "p2p_api.h"
+#include "part.h"
 #include "type.h"
 #include "type_copy.h"
 
@@ -35,6 +36,7 @@ int tm_req_compound_done(struct tm_request *r)
     if (r->kind == TM_REQ_GREQ) return atomic_load_explicit(&r->done, memory_order_seq_cst);
     if (r->kind == TM_REQ_MULTI) return tm_nbr_done(r);
     if (r->kind == TM_REQ_IDUP) return tm_idup_done(r);
+    if (r->kind == TM_REQ_PART) return tm_part_done(r);
     struct tm_preq *p = r->pr;
     if (r->kind == TM_REQ_PERSIST) return !p->inner || tm_req_complete(p->inner);
     return tm_req_complete(p->inner) && tm_req_complete(p->inner2);
@@ -159,6 +161,7 @@ static int start_one(struct tm_rank *me, const char *fn, MPI_Request *rp)
     if (TM_UNLIKELY(!rp || !*rp))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, fn, "request is MPI_REQUEST_NULL");
     struct tm_request *r = *rp;
+    if (r->kind == TM_REQ_PART) return tm_part_start(me, fn, r);
     if (TM_UNLIKELY(r->kind != TM_REQ_PERSIST))
         return tm_err(me, r->comm, MPI_ERR_REQUEST, fn, "not a persistent request");
     struct tm_preq *p = r->pr;
@@ -187,12 +190,14 @@ TM_API int PMPI_Startall(int count, MPI_Request requests[])
     /* Check every handle first: a bad one starts none (nothing half-started to unwind). */
     for (int i = 0; i < count; i++) {
         struct tm_request *r = requests[i];
-        if (!r || r->kind != TM_REQ_PERSIST || r->pr->inner)
+        int part = r && r->kind == TM_REQ_PART;
+        if (!r || (!part && r->kind != TM_REQ_PERSIST) ||
+            (part ? !tm_part_inactive(r) : r->pr->inner != NULL))
             return tm_err(me, r ? r->comm : MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Startall",
                           "request %d is %s", i,
-                          !r                          ? "MPI_REQUEST_NULL"
-                          : r->kind != TM_REQ_PERSIST ? "not persistent"
-                                                      : "already active");
+                          !r                                   ? "MPI_REQUEST_NULL"
+                          : !part && r->kind != TM_REQ_PERSIST ? "not persistent"
+                                                               : "already active");
     }
     for (int i = 0; i < count; i++) {
         int err = start_one(me, "MPI_Startall", &requests[i]);

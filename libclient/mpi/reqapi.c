@@ -11,6 +11,7 @@
 #include "job.h"
 #include "nbr.h"
 #include "p2p.h"
+#include "part.h"
 #include "persist.h"
 #include "wait.h"
 
@@ -27,6 +28,7 @@ static int done_cond(void *arg)
 /* A persistent request that is not started: treated as a null one by the any/some forms. */
 static inline int inactive(const struct tm_request *r)
 {
+    if (TM_UNLIKELY(r->kind == TM_REQ_PART)) return tm_part_inactive(r);
     return TM_UNLIKELY(r->kind == TM_REQ_PERSIST) && tm_preq_inactive(r);
 }
 
@@ -43,6 +45,7 @@ static int finish(struct tm_rank *me, MPI_Request *rp, MPI_Status *status)
             return tm_nbr_finish(me, r, status);
         }
         if (r->kind == TM_REQ_IDUP) return tm_idup_finish(me, rp, status);
+        if (r->kind == TM_REQ_PART) return tm_part_finish(me, rp, status);
         return tm_preq_finish(me, rp, status);
     }
     tm_req_status(r, status);
@@ -308,6 +311,11 @@ TM_API int PMPI_Request_free(MPI_Request *request)
     if (TM_UNLIKELY(!request || !*request))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free", "invalid request");
     struct tm_request *r = *request;
+    if (r->kind == TM_REQ_PART) {
+        int err = tm_part_free(me, r);
+        if (!err) *request = MPI_REQUEST_NULL;
+        return err;
+    }
     if (r->kind == TM_REQ_GREQ)
         tm_greq_free(me, r);
     else if (r->kind == TM_REQ_MULTI)
@@ -345,6 +353,9 @@ TM_API int PMPI_Cancel(MPI_Request *request)
     if (r->kind == TM_REQ_COLL || r->kind == TM_REQ_MULTI || r->kind == TM_REQ_IDUP)
         return tm_err(me, r->comm, MPI_ERR_REQUEST, "MPI_Cancel",
                       "collective operations cannot be cancelled");
+    if (r->kind == TM_REQ_PART)
+        return tm_err(me, r->comm, MPI_ERR_REQUEST, "MPI_Cancel",
+                      "partitioned operations cannot be cancelled");
     if (r->kind == TM_REQ_GREQ) return tm_greq_cancel(me, r);
     if (r->kind > TM_REQ_COLL) {
         tm_preq_cancel(me, r);
@@ -389,6 +400,8 @@ TM_API int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *s
         tm_nbr_status(request, status);
     else if (request->kind == TM_REQ_IDUP)
         tm_status_empty(status); /* the handle is made by the Wait or Test that completes it */
+    else if (request->kind == TM_REQ_PART)
+        tm_part_status(request, status);
     else if (request->kind > TM_REQ_COLL)
         tm_preq_status(request, status);
     else

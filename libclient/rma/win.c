@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem_align.h"
 #include "attr.h"
 #include "errh.h"
 #include "info.h"
@@ -215,7 +216,8 @@ static int win_make(const char *fn, MPI_Comm comm, int flavor, void *base, MPI_A
     }
     wr->eh = MPI_ERRORS_ARE_FATAL;
     if (flavor == MPI_WIN_FLAVOR_ALLOCATE) {
-        if (posix_memalign(&wr->own_alloc, WIN_ALIGN, size ? (size_t)size : 1)) {
+        if (posix_memalign(&wr->own_alloc, tm_mem_align(info, WIN_ALIGN),
+                           size ? (size_t)size : 1)) {
             free(wr);
             return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "cannot allocate %td bytes", size);
         }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem_align.h"
 #include "attr.h"
 #include "errh.h"
 #include "info.h"
@@ -202,11 +203,10 @@ TM_ALIAS(Win_call_errhandler)
 TM_API int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
     static const char fn[] = "MPI_Alloc_mem";
-    (void)info;
     if (size < 0) return tm_err_noco(MPI_ERR_SIZE, fn, "negative size %td", size);
     if (!baseptr) return tm_err_noco(MPI_ERR_ARG, fn, "baseptr is NULL");
     void *p = NULL;
-    if (posix_memalign(&p, 64, size ? (size_t)size : 1))
+    if (posix_memalign(&p, tm_mem_align(info, 64), size ? (size_t)size : 1))
         return tm_err_noco(MPI_ERR_NO_MEM, fn, "cannot allocate %td bytes", size);
     *(void **)baseptr = p;
     return MPI_SUCCESS;
