@@ -1,8 +1,8 @@
 /* metrics_http.h — the Prometheus endpoint: GET /metrics over HTTP, served by libevent's evhttp
  * in the agent's loop (rendering is a few kilobytes of text and never waits).  Off unless
  * [metrics] listen is set.  Bounded like the control socket (docs/RELIABILITY.md): at most
- * [metrics] max_connections open at once (beyond, the listener stops accepting until one
- * closes: the kernel's backlog holds the rest), header lines of at most max_request_size
+ * [metrics] max_connections open at once (beyond, a new connection takes the slot of the
+ * one idle longest, which is closed), header lines of at most max_request_size
  * bytes, no body, and [metrics] timeout seconds to send a request and read the answer.
  * Loop thread only. */
 #ifndef TMPI_AGENT_METRICS_HTTP_H
