@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -35,6 +36,11 @@ extern char **environ;
 
 /* The relay stops reading a host while this much waits for its launcher (as job_send). */
 #define JOBHOST_OUTPUT_HIGH (4u << 20)
+
+/* A job host's log records (HostLog) the agent writes per second; the rest are counted and
+ * the count logged with the next one written.  The host runs as the job's user, who could
+ * otherwise flood the agent's log through it. */
+#define JOBHOST_LOG_PER_SEC 20
 
 /* How job hosts are started; set once by jobhost_setup before the loop runs, then read only. */
 static struct {
@@ -62,6 +68,8 @@ struct jobhost {
     int stdin_eof;           /* the launcher's StdinData with eof was passed on */
     struct cgroup_job *cg;   /* its cgroup (cgroup.h); NULL: none.  Removed once reaped. */
     struct metrics_link_seen traffic; /* member: its LinkTraffic counts so far */
+    time_t log_sec;                   /* HostLog: the second counted, records in it, dropped */
+    unsigned log_n, log_dropped;
 };
 
 void jobhost_setup(const char *exe)
@@ -85,24 +93,23 @@ static const char *level_name(int level)
     }
 }
 
-/* The agent's environment minus what belongs to the agent's own service manager link. */
+/* What a job host gets of the agent's environment: only what the runtime itself needs, the
+ * dynamic linker's search path for the tmpid executable and the sanitizers' settings of a
+ * test build.  The ranks' environment is the job's (jobhost_main.c); nothing else of the
+ * agent's (its service manager's variables, its administrator's shell) reaches a job. */
 static char **host_environ(void)
 {
-    static const char *const drop[] = {
-        "NOTIFY_SOCKET=", "WATCHDOG_PID=",   "WATCHDOG_USEC=", "LISTEN_FDS=",
-        "LISTEN_PID=",    "LISTEN_FDNAMES=", "INVOCATION_ID=", NULL};
-    size_t n = 0;
-    for (char **e = environ; *e; e++)
-        n++;
-    char **v = calloc(n + 1, sizeof *v);
+    static const char *const keep[] = {"LD_LIBRARY_PATH=", "ASAN_OPTIONS=", "UBSAN_OPTIONS=",
+                                       "TSAN_OPTIONS=",    "LSAN_OPTIONS=", NULL};
+    char **v = calloc(sizeof keep / sizeof keep[0], sizeof *v);
     if (!v) return NULL;
     size_t k = 0;
-    for (char **e = environ; *e; e++) {
-        int keep = 1;
-        for (const char *const *d = drop; *d; d++)
-            if (strncmp(*e, *d, strlen(*d)) == 0) keep = 0;
-        if (keep) v[k++] = *e;
-    }
+    for (char **e = environ; *e; e++)
+        for (const char *const *d = keep; *d; d++)
+            if (strncmp(*e, *d, strlen(*d)) == 0 && k + 1 < sizeof keep / sizeof keep[0]) {
+                v[k++] = *e;
+                break;
+            }
     return v;
 }
 
@@ -254,6 +261,37 @@ static void kill_host(struct jobhost *h, const char *why)
     kill(h->pid, SIGKILL);
 }
 
+/* One record of the host's log, written as the agent's record about the job: the job's id and
+ * user, the level no more urgent than err, the text escaped (log.c); at most
+ * JOBHOST_LOG_PER_SEC a second. */
+static void host_log(struct jobhost *h, const Tmpi__HostLog *hl)
+{
+    struct job *j = h->job;
+    time_t now = time(NULL);
+    if (now != h->log_sec) {
+        h->log_sec = now;
+        h->log_n = 0;
+    }
+    if (h->log_n >= JOBHOST_LOG_PER_SEC) {
+        h->log_dropped++;
+        return;
+    }
+    h->log_n++;
+    int level = hl->level < LOG_ERR ? LOG_ERR : hl->level > LOG_DEBUG ? LOG_DEBUG : hl->level;
+    const char *msg = hl->message ? hl->message : "";
+    /* the host names its job itself ("job N: ..."): said once */
+    char own[32];
+    int k = snprintf(own, sizeof own, "job %llu: ", (unsigned long long)j->id);
+    if (k > 0 && strncmp(msg, own, (size_t)k) == 0) msg += k;
+    if (h->log_dropped) {
+        log_job(level, j->id, j->owner, "%s (job host of %s; %u records of it dropped before)", msg,
+                j->owner, h->log_dropped);
+        h->log_dropped = 0;
+    } else {
+        log_job(level, j->id, j->owner, "%s (job host of %s)", msg, j->owner);
+    }
+}
+
 /* A frame from the host: note what it tells, pass it on whole.  0, or -1 when the host broke
  * the protocol (it is killed). */
 static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
@@ -298,6 +336,11 @@ static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
         /* the host leaves right after; one that does not is killed */
         arm_grace(h);
         break;
+    case TMPI__ENVELOPE__MSG_HOST_LOG:
+        /* the host's own diagnostics: this agent's log only, never passed on */
+        host_log(h, env->host_log);
+        frame_free(env);
+        return 0;
     case TMPI__ENVELOPE__MSG_RANKS_REPLY:
         /* a member's goes to its coordinator like the rest; a single-node job's is ours */
         if (!h->member) {
@@ -659,10 +702,20 @@ static int spawn(struct jobhost *h, int chan, int prog, int links)
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
     posix_spawnattr_init(&at);
+    /* Never the agent's stdin, stdout or stderr (its journal stream under systemd): the host
+     * makes fds 0-2 its own (host_stdio.h), and until then they are /dev/null. */
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, chan, JOBHOST_CHANNEL_FD);
     posix_spawn_file_actions_adddup2(&fa, prog, JOBHOST_PROGRAM_FD);
     if (conf >= 0) posix_spawn_file_actions_adddup2(&fa, conf, JOBHOST_CONFIG_FD);
     if (links >= 0) posix_spawn_file_actions_adddup2(&fa, links, JOBHOST_LINKS_FD);
+    /* and nothing else: a descriptor the agent inherited without close-on-exec (a pipe of
+     * whoever started it) stays with the agent */
+    posix_spawn_file_actions_addclosefrom_np(&fa, links >= 0  ? JOBHOST_LINKS_FD + 1
+                                                  : conf >= 0 ? JOBHOST_CONFIG_FD + 1
+                                                              : JOBHOST_CONFIG_FD);
     sigset_t none, dflt;
     sigemptyset(&none);
     sigfillset(&dflt);
