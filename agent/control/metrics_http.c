@@ -246,17 +246,24 @@ int metrics_http_start(struct agent *a)
     }
     struct timeval tv = {.tv_sec = 0, .tv_usec = METRICS_SWEEP_MS * 1000};
     event_add(s->sweep, &tv);
+    a->metrics_srv = s;
+    unsigned p = metrics_http_port(a);
+    log_info("metrics: serving http://%s:%u/metrics (at most %u connections)",
+             *host ? host : "0.0.0.0", p, s->nslots);
+    return 0;
+}
+
+unsigned metrics_http_port(const struct agent *a)
+{
+    const struct metrics_server *s = a->metrics_srv;
+    if (!s) return 0;
     /* the port really taken (the configuration may say 0) */
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
-    unsigned p = 0;
-    if (getsockname(evhttp_bound_socket_get_fd(s->sock), (struct sockaddr *)&ss, &sl) == 0)
-        p = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                           : ((struct sockaddr_in *)&ss)->sin_port);
-    log_info("metrics: serving http://%s:%u/metrics (at most %u connections)",
-             *host ? host : "0.0.0.0", p, s->nslots);
-    a->metrics_srv = s;
-    return 0;
+    if (getsockname(evhttp_bound_socket_get_fd(s->sock), (struct sockaddr *)&ss, &sl) != 0)
+        return 0;
+    return ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                          : ((struct sockaddr_in *)&ss)->sin_port);
 }
 
 void metrics_http_stop(struct agent *a)

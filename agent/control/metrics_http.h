@@ -14,4 +14,7 @@ struct agent;
 int metrics_http_start(struct agent *a);
 void metrics_http_stop(struct agent *a);
 
+/* The port the endpoint listens on (the configuration may say 0: any); 0 when off. */
+unsigned metrics_http_port(const struct agent *a);
+
 #endif

@@ -26,6 +26,7 @@
 #include "job.h"
 #include "job_ranks.h"
 #include "job_link.h"
+#include "jobhost_check.h"
 #include "log.h"
 #include "memfd_bytes.h"
 #include "metrics.h"
@@ -55,18 +56,15 @@ struct jobhost {
     struct event *sigchld;
     struct event *grace; /* SIGKILL when it fires */
     int reaped, wstatus;
-    int member;              /* one node's part of a job across several nodes */
-    int links_fd;            /* member: our end of the links socket, else -1 */
-    struct event *links_ev;  /* member: the links socket can take more (job_link_flush) */
-    int got_end;             /* the host's JobEnd was relayed */
-    int got_unloaded;        /* member: the host's JobUnloaded was relayed */
-    int throttled;           /* not reading: the launcher's output is full */
-    int killed;              /* SIGKILL sent */
-    int finished;            /* agent_job_done was called */
-    enum cgroup_oom oom;     /* what the kernel's OOM killer did in its cgroup (once reaped) */
-    uint64_t stdin_inflight; /* stdin bytes passed to the host and not yet acknowledged */
-    int stdin_eof;           /* the launcher's StdinData with eof was passed on */
-    struct cgroup_job *cg;   /* its cgroup (cgroup.h); NULL: none.  Removed once reaped. */
+    int links_fd;           /* member: our end of the links socket, else -1 */
+    struct event *links_ev; /* member: the links socket can take more (job_link_flush) */
+    int throttled;          /* not reading: the launcher's output is full */
+    int killed;             /* SIGKILL sent */
+    int finished;           /* agent_job_done was called */
+    enum cgroup_oom oom;    /* what the kernel's OOM killer did in its cgroup (once reaped) */
+    struct jobhost_chan_state chan;   /* what it sent so far (member, JobEnd, stdin acks) */
+    int stdin_eof;                    /* the launcher's StdinData with eof was passed on */
+    struct cgroup_job *cg;            /* its cgroup (cgroup.h); NULL: none.  Removed once reaped. */
     struct metrics_link_seen traffic; /* member: its LinkTraffic counts so far */
     time_t log_sec;                   /* HostLog: the second counted, records in it, dropped */
     unsigned log_n, log_dropped;
@@ -299,59 +297,35 @@ static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
     struct job *j = h->job;
     Tmpi__Envelope *env = frame_decode(frame + FRAME_HEADER_SIZE, len - FRAME_HEADER_SIZE);
     if (!env) return -1;
-    int ok = 1;
     /* A member host speaks for its own job only (the coordinator checks the ranks). */
-    uint64_t uid = j->link ? j->link->uid : 0;
+    h->chan.uid = j->link ? j->link->uid : 0;
+    if (!jobhost_chan_ok(&h->chan, env)) {
+        frame_free(env);
+        return -1;
+    }
+    int pass = jobhost_chan_take(&h->chan, env);
     switch (env->msg_case) {
     case TMPI__ENVELOPE__MSG_JOB_STARTED:
-        if (h->member) ok = 0;
         atomic_store(&j->state, JOB_RUNNING);
         metrics_job_started(&j->agent->metrics, j->created_at, j->start_time);
         break;
-    case TMPI__ENVELOPE__MSG_OUTPUT:
-    case TMPI__ENVELOPE__MSG_RANK_EXIT:
-        break;
-    case TMPI__ENVELOPE__MSG_STDIN_ACK:
-        /* the host may only acknowledge what it was given */
-        if (env->stdin_ack->bytes > h->stdin_inflight)
-            ok = 0;
-        else
-            h->stdin_inflight -= env->stdin_ack->bytes;
-        break;
-    case TMPI__ENVELOPE__MSG_JOB_LOADED:
-        ok = h->member && env->job_loaded->uid == uid;
-        break;
-    case TMPI__ENVELOPE__MSG_JOB_LINKED:
-        ok = h->member && env->job_linked->uid == uid;
-        break;
     case TMPI__ENVELOPE__MSG_LINK_TRAFFIC:
-        /* for this agent's metrics only, never passed on; cumulative counts of two channels */
-        ok = h->member && env->link_traffic->n_channels <= 2;
-        if (ok) metrics_add_link_traffic(&j->agent->metrics, &h->traffic, env->link_traffic);
-        frame_free(env);
-        return ok ? 0 : -1;
+        /* for this agent's metrics only, never passed on */
+        metrics_add_link_traffic(&j->agent->metrics, &h->traffic, env->link_traffic);
+        break;
     case TMPI__ENVELOPE__MSG_JOB_UNLOADED:
-        ok = h->member && env->job_unloaded->uid == uid && h->got_end && !h->got_unloaded;
-        h->got_unloaded = 1;
         /* the host leaves right after; one that does not is killed */
         arm_grace(h);
         break;
     case TMPI__ENVELOPE__MSG_HOST_LOG:
-        /* the host's own diagnostics: this agent's log only, never passed on */
+        /* the host's own diagnostics: this agent's log only */
         host_log(h, env->host_log);
-        frame_free(env);
-        return 0;
+        break;
     case TMPI__ENVELOPE__MSG_RANKS_REPLY:
         /* a member's goes to its coordinator like the rest; a single-node job's is ours */
-        if (!h->member) {
-            if (j->rq) ranks_gather_part(j->rq, env->ranks_reply);
-            frame_free(env);
-            return 0;
-        }
+        if (!h->chan.member && j->rq) ranks_gather_part(j->rq, env->ranks_reply);
         break;
     case TMPI__ENVELOPE__MSG_JOB_END:
-        if (h->got_end) ok = 0;
-        h->got_end = 1;
         atomic_store(&j->state, JOB_ENDING);
         if (env->job_end->exit_status != 0) {
             /* counted before the launcher hears of it: tmpictl status right after agrees */
@@ -371,15 +345,13 @@ static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
         j->rq = NULL;
         /* Normally the host leaves right after; one whose ranks do not stop is killed.  A
          * member's host waits for the other members (JobRelease, or JobCancel). */
-        if (!h->member) arm_grace(h);
+        if (!h->chan.member) arm_grace(h);
         break;
     default:
-        ok = 0;
         break;
     }
     frame_free(env);
-    if (!ok) return -1;
-    send_to_launcher(j, frame, len);
+    if (pass) send_to_launcher(j, frame, len);
     return 0;
 }
 
@@ -521,8 +493,8 @@ static void finish(struct jobhost *h)
     relay(h, 1);
     /* A host that died after its JobEnd (in a destructor, say) still fails the job. */
     int died = !WIFEXITED(h->wstatus) || WEXITSTATUS(h->wstatus) != 0;
-    if (!h->got_end || (h->member && died && !h->got_unloaded)) send_job_end(h);
-    if (h->member && !h->got_unloaded) send_job_unloaded(h);
+    if (!h->chan.got_end || (h->chan.member && died && !h->chan.got_unloaded)) send_job_end(h);
+    if (h->chan.member && !h->chan.got_unloaded) send_job_unloaded(h);
     h->finished = 1;
     agent_job_done(j->agent, j); /* frees j and h */
 }
@@ -608,7 +580,7 @@ static int host_send_query(void *arg, uint64_t query)
 {
     struct job *j = arg;
     struct jobhost *h = j->host;
-    if (!h || h->reaped || h->got_end) return -ESRCH;
+    if (!h || h->reaped || h->chan.got_end) return -ESRCH;
     Tmpi__RanksQuery q = TMPI__RANKS_QUERY__INIT;
     q.query = query;
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
@@ -774,7 +746,7 @@ int jobhost_start(struct job *j, const Tmpi__JobAssign *ja)
     h->job = j;
     h->pid = -1;
     h->links_fd = -1;
-    h->member = ja != NULL;
+    h->chan.member = ja != NULL;
     j->bind_first = busy_ranks(a, j);
     if (ja) {
         r = links_socket(h, &links);
@@ -858,7 +830,7 @@ void jobhost_cancel(struct job *j, int status, const char *reason)
     struct jobhost *h = j->host;
     /* Over already (the launcher leaving after JobEnd): nothing to tear down, no failure.  A
      * member's host waits after its JobEnd for the others: a cancel must still reach it. */
-    if (h->reaped || (h->got_end && !h->member) || h->got_unloaded) return;
+    if (h->reaped || (h->chan.got_end && !h->chan.member) || h->chan.got_unloaded) return;
     pthread_mutex_lock(&j->mu);
     int first = !j->failed;
     if (first) {
@@ -895,9 +867,9 @@ int jobhost_stdin(struct job *j, const Tmpi__StdinData *d)
 {
     struct jobhost *h = j->host;
     if (!j->stdin_open || h->stdin_eof || d->data.len > MSG_STDIN_CHUNK ||
-        h->stdin_inflight + d->data.len > MSG_STDIN_WINDOW)
+        h->chan.stdin_inflight + d->data.len > MSG_STDIN_WINDOW)
         return -EPROTO;
-    if (h->reaped || h->got_end) return 0; /* nobody reads it any more */
+    if (h->reaped || h->chan.got_end) return 0; /* nobody reads it any more */
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_STDIN_DATA;
     env.stdin_data = (Tmpi__StdinData *)d;
@@ -908,7 +880,7 @@ int jobhost_stdin(struct job *j, const Tmpi__StdinData *d)
     r = bufferevent_write(h->bev, buf, len) < 0 ? -ENOMEM : 0;
     free(buf);
     if (r == 0) {
-        h->stdin_inflight += d->data.len;
+        h->chan.stdin_inflight += d->data.len;
         h->stdin_eof = d->eof;
     }
     return r;
@@ -918,7 +890,7 @@ int jobhost_signal(struct job *j, int sig)
 {
     struct jobhost *h = j->host;
     /* the pid stays ours until reaped; after its JobEnd the ranks are gone */
-    if (h->reaped || h->got_end) return 0;
+    if (h->reaped || h->chan.got_end) return 0;
     if (kill(h->pid, sig) < 0)
         log_warning("job %llu: cannot send signal %d to its job host (pid %d): %s",
                     (unsigned long long)j->id, sig, (int)h->pid, strerror(errno));
@@ -979,5 +951,5 @@ int jobhost_pass_link(struct job *j, int node, int channel, int fd)
 
 int jobhost_ended(const struct job *j)
 {
-    return j->host && j->host->got_end;
+    return j->host && j->host->chan.got_end;
 }
