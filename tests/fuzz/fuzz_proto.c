@@ -1,12 +1,14 @@
 /* fuzz_proto.c — protobuf-c's decoding of each of our messages on its own, not only inside an
  * Envelope: the first byte picks one of every message type reachable from Envelope (found by
  * walking the descriptors, so a new message is fuzzed without a list to update), the rest is
- * its body.  What decodes must encode, decode again and encode to the same bytes. */
+ * its body.  What decodes and passes the frame's own check (frame_message_valid: what the
+ * agent refuses is refused here too) must encode, decode again and encode to the same bytes. */
 #include <protobuf-c/protobuf-c.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "control.pb-c.h"
+#include "frame.h"
 #include "fuzz.h"
 
 #define MAX_TYPES 256
@@ -33,6 +35,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const ProtobufCMessageDescriptor *d = types[data[0] % ntypes];
     ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, size - 1, data + 1);
     if (!m) return 0;
+    if (!frame_message_valid(m)) { /* refused as frame_decode refuses it */
+        protobuf_c_message_free_unpacked(m, NULL);
+        return 0;
+    }
     if (!protobuf_c_message_check(m)) abort(); /* decoded, so every required part is there */
     size_t len = protobuf_c_message_get_packed_size(m);
     uint8_t *a = malloc(len ? len : 1);
