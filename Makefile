@@ -4,7 +4,7 @@ PREFIX ?= /usr/local
 NINJA  ?= ninja
 MESON  ?= meson
 
-.PHONY: all deps check install demo bench clean sanitize tsan deb format format-check fuzz
+.PHONY: all deps check install demo bench soak clean sanitize tsan deb format format-check fuzz
 
 all: $(BUILD)/build.ninja
 	$(NINJA) -C $(BUILD)
@@ -49,6 +49,13 @@ deb:
 # PNG plots. QUICK=1: a few minutes. Not part of check: nothing here asserts on a time.
 bench: all
 	tests/bench/run.py --build $(BUILD) $(if $(QUICK),--quick) $(BENCH_ARGS)
+	$(if $(NO_SOAK),,$(MAKE) soak)
+
+# Two users' mixed jobs across 3 emulated hosts with packet loss (tests/bench/soak.py, root):
+# nothing lost, agent memory and descriptors flat. SOAK_MINUTES (default 60); QUICK=1: 10.
+SOAK_MINUTES ?= $(if $(QUICK),10,60)
+soak: all
+	tests/bench/soak.py --build $(BUILD) --minutes $(SOAK_MINUTES) --report $(BUILD)/soak-report.txt
 
 demo: deps all
 	$(BUILD)/launcher/tmpicc -O2 -o $(BUILD)/hello examples/hello.c

@@ -20,8 +20,9 @@
  * (written once before any other thread exists, then read only). */
 static struct {
     atomic_int level;
-    int journal;    /* stderr is the journal: send records with fields */
-    char node[256]; /* NODE= */
+    int journal;      /* stderr is the journal: send records with fields */
+    char node[256];   /* NODE= */
+    log_sink_fn sink; /* job host: records go to the agent (log_set_sink) */
 } log_state = {.level = LOG_INFO};
 
 void log_init(const char *node)
@@ -33,6 +34,11 @@ void log_init(const char *node)
     log_state.journal = js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 && fstat(2, &st) == 0 &&
                         (unsigned long long)st.st_dev == dev &&
                         (unsigned long long)st.st_ino == ino;
+}
+
+void log_set_sink(log_sink_fn sink)
+{
+    log_state.sink = sink;
 }
 
 /* "job 12: ..." -> 12; 0 when the message is not about a job. */
@@ -118,6 +124,11 @@ static void log_vwrite(int level, uint64_t job_id, const char *user, const char 
         text_escape(buf + prefix, len - (size_t)prefix, esc, sizeof esc - 2 - (size_t)prefix);
     memcpy(buf + prefix, esc, elen);
     len = (size_t)prefix + elen;
+    if (log_state.sink) {
+        buf[len] = '\0';
+        log_state.sink(level, buf + prefix, len - (size_t)prefix);
+        return;
+    }
     if (log_state.journal) {
         buf[len] = '\0';
         char fbuf[2600];

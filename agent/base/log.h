@@ -19,6 +19,13 @@ int log_level_parse(const char *s);
  * journal (JOURNAL_STREAM names stderr's device and inode, systemd.exec(5)). */
 void log_init(const char *node);
 
+/* A job host's log leaves on its channel to the agent, never on a descriptor the ranks share:
+ * once set (before other threads log), every record is handed to sink (level, the escaped
+ * message without the priority prefix, NUL-terminated) instead of being written.  NULL: back
+ * to stderr.  The sink may be called from any thread. */
+typedef void (*log_sink_fn)(int level, const char *msg, size_t len);
+void log_set_sink(log_sink_fn sink);
+
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Logs and returns r (a negative errno), the message followed by ": strerror(-r)". */

@@ -2,11 +2,19 @@
  *
  * evhttp in libevent 2.1 neither limits connections nor says when one opens.  It does let us
  * make each connection's bufferevent (evhttp_set_bevcb), so a connection is counted there, in
- * a slot keyed by its bufferevent.  Its first request finds the slot again
- * (evhttp_connection_get_bufferevent) and hooks the connection's close, which frees it.  A
- * connection that never completes a request is closed by evhttp after [metrics] timeout; its
- * slot is freed by the sweep a second later, or at once when a new connection's bufferevent
- * gets its address (the old one is then certainly gone). */
+ * a slot that holds a reference to its bufferevent (bufferevent_incref): the bufferevent stays
+ * valid until the slot lets it go, even after evhttp freed the connection.  evhttp's free
+ * clears the bufferevent's callbacks, which a live connection always has set: that is how a
+ * slot sees its connection is gone (looked at on every new connection and every sweep).  A
+ * connection's first request also hooks its close, which frees the slot at once.
+ *
+ * When every slot is taken, a new connection takes the slot of the connection that has been
+ * idle longest (opened, or its last request begun, longest ago), which is shut down (evhttp
+ * then sees its end and frees it).  The listener never stops accepting: a flood of idle or
+ * slow connections (5,000 held open, or dripping their requests) keeps at most
+ * [metrics] max_connections of them, each for a moment, and a scraper's connection, the
+ * newest, is answered (before, the listener paused and the scrape waited in the kernel's
+ * backlog behind the flood until [metrics] timeout closed the idle ones: 30 s). */
 #include "metrics_http.h"
 
 #include <errno.h>
@@ -20,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "log.h"
@@ -29,8 +38,8 @@
 #define METRICS_SWEEP_MS 500
 
 struct metrics_slot {
-    struct bufferevent *bev; /* NULL: free; never dereferenced, only compared */
-    double since;            /* made (agent_now) */
+    struct bufferevent *bev; /* NULL: free; else one reference of ours */
+    double active;           /* made, or its last request begun: the idlest goes first */
     int claimed;             /* a request came: its close frees the slot */
 };
 
@@ -40,21 +49,45 @@ struct metrics_server {
     struct evhttp_bound_socket *sock;
     struct metrics_slot *slots;
     unsigned nslots, used;
-    int paused; /* the listener stopped accepting: every slot is taken */
     struct event *sweep;
-    uint64_t requests, not_found, over_limit, pauses;
+    uint64_t requests, not_found, over_limit, evictions;
 };
 
 static void slot_free(struct metrics_server *s, struct metrics_slot *sl)
 {
     if (!sl->bev) return;
+    bufferevent_decref(sl->bev); /* evhttp's own reference, if it still has it, keeps it */
     sl->bev = NULL;
     sl->claimed = 0;
     s->used--;
-    if (s->paused && s->used < s->nslots) {
-        s->paused = 0;
-        evconnlistener_enable(evhttp_bound_socket_get_listener(s->sock));
+}
+
+/* evhttp freed the slot's connection (bufferevent_free cleared its callbacks). */
+static int slot_gone(struct metrics_slot *sl)
+{
+    bufferevent_data_cb rd, wr;
+    bufferevent_event_cb ev;
+    void *arg;
+    bufferevent_getcb(sl->bev, &rd, &wr, &ev, &arg);
+    return !rd && !wr && !ev && !arg;
+}
+
+/* Every slot is taken: the one idle longest is shut down and given up.  NULL when none can be
+ * (a connection without its socket yet). */
+static struct metrics_slot *evict_idlest(struct metrics_server *s)
+{
+    struct metrics_slot *v = NULL;
+    for (unsigned i = 0; i < s->nslots; i++) {
+        struct metrics_slot *sl = &s->slots[i];
+        if (sl->bev && bufferevent_getfd(sl->bev) >= 0 && (!v || sl->active < v->active)) v = sl;
     }
+    if (!v) return NULL;
+    /* evhttp reads its end and frees the connection (and calls its close callback, which
+     * finds no slot any more) */
+    shutdown(bufferevent_getfd(v->bev), SHUT_RDWR);
+    slot_free(s, v);
+    s->evictions++;
+    return v;
 }
 
 static struct bufferevent *make_bev(struct event_base *base, void *arg)
@@ -64,23 +97,19 @@ static struct bufferevent *make_bev(struct event_base *base, void *arg)
     if (!bev) return NULL; /* evhttp makes its own; that connection goes uncounted */
     struct metrics_slot *free_slot = NULL;
     for (unsigned i = 0; i < s->nslots; i++) {
-        if (s->slots[i].bev == bev) slot_free(s, &s->slots[i]); /* its old owner is gone */
+        if (s->slots[i].bev && slot_gone(&s->slots[i])) slot_free(s, &s->slots[i]);
         if (!s->slots[i].bev && !free_slot) free_slot = &s->slots[i];
     }
+    if (!free_slot) free_slot = evict_idlest(s);
     if (!free_slot) {
-        /* accepted in the same batch as the one that took the last slot: its request gets a
-         * 503 (request_cb) */
+        /* no slot could be given up: its request gets a 503 (request_cb) */
         s->over_limit++;
         return bev;
     }
+    bufferevent_incref(bev);
     free_slot->bev = bev;
-    free_slot->since = agent_now();
+    free_slot->active = agent_now();
     s->used++;
-    if (s->used == s->nslots && !s->paused) {
-        s->paused = 1;
-        s->pauses++;
-        evconnlistener_disable(evhttp_bound_socket_get_listener(s->sock));
-    }
     return bev;
 }
 
@@ -124,6 +153,7 @@ static void request_cb(struct evhttp_request *req, void *arg)
         sl->claimed = 1;
         evhttp_connection_set_closecb(evcon, on_conn_close, s);
     }
+    sl->active = agent_now();
     s->requests++;
     const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
     if (!path || strcmp(path, "/metrics") != 0) {
@@ -146,13 +176,14 @@ static void request_cb(struct evhttp_request *req, void *arg)
                         "# HELP tmpi_metrics_connections Connections open to this endpoint\n"
                         "# TYPE tmpi_metrics_connections gauge\n"
                         "tmpi_metrics_connections %u\n"
-                        "# HELP tmpi_metrics_accept_pauses_total Times every connection slot "
-                        "was taken ([metrics] max_connections) and accepting stopped\n"
-                        "# TYPE tmpi_metrics_accept_pauses_total counter\n"
-                        "tmpi_metrics_accept_pauses_total %llu\n",
+                        "# HELP tmpi_metrics_evictions_total Connections closed because every "
+                        "slot was taken ([metrics] max_connections) and a new one came: the one "
+                        "idle longest goes\n"
+                        "# TYPE tmpi_metrics_evictions_total counter\n"
+                        "tmpi_metrics_evictions_total %llu\n",
                         (unsigned long long)(s->requests - s->not_found),
                         (unsigned long long)s->not_found, (unsigned long long)s->over_limit,
-                        s->used, (unsigned long long)s->pauses);
+                        s->used, (unsigned long long)s->evictions);
     evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
                       "text/plain; version=0.0.4; charset=utf-8");
     evhttp_send_reply(req, 200, "OK", b);
@@ -162,11 +193,9 @@ static void request_cb(struct evhttp_request *req, void *arg)
 static void sweep_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct metrics_server *s = arg;
-    double now = agent_now();
     for (unsigned i = 0; i < s->nslots; i++) {
         struct metrics_slot *sl = &s->slots[i];
-        if (sl->bev && !sl->claimed && now - sl->since > s->a->cfg.metrics_timeout_sec + 1)
-            slot_free(s, sl);
+        if (sl->bev && slot_gone(sl)) slot_free(s, sl);
     }
 }
 
@@ -175,6 +204,8 @@ static void server_free(struct metrics_server *s)
     if (!s) return;
     if (s->sweep) event_free(s->sweep);
     if (s->http) evhttp_free(s->http);
+    for (unsigned i = 0; s->slots && i < s->nslots; i++)
+        slot_free(s, &s->slots[i]);
     free(s->slots);
     free(s);
 }
@@ -215,17 +246,24 @@ int metrics_http_start(struct agent *a)
     }
     struct timeval tv = {.tv_sec = 0, .tv_usec = METRICS_SWEEP_MS * 1000};
     event_add(s->sweep, &tv);
+    a->metrics_srv = s;
+    unsigned p = metrics_http_port(a);
+    log_info("metrics: serving http://%s:%u/metrics (at most %u connections)",
+             *host ? host : "0.0.0.0", p, s->nslots);
+    return 0;
+}
+
+unsigned metrics_http_port(const struct agent *a)
+{
+    const struct metrics_server *s = a->metrics_srv;
+    if (!s) return 0;
     /* the port really taken (the configuration may say 0) */
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
-    unsigned p = 0;
-    if (getsockname(evhttp_bound_socket_get_fd(s->sock), (struct sockaddr *)&ss, &sl) == 0)
-        p = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                           : ((struct sockaddr_in *)&ss)->sin_port);
-    log_info("metrics: serving http://%s:%u/metrics (at most %u connections)",
-             *host ? host : "0.0.0.0", p, s->nslots);
-    a->metrics_srv = s;
-    return 0;
+    if (getsockname(evhttp_bound_socket_get_fd(s->sock), (struct sockaddr *)&ss, &sl) != 0)
+        return 0;
+    return ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                          : ((struct sockaddr_in *)&ss)->sin_port);
 }
 
 void metrics_http_stop(struct agent *a)

@@ -27,6 +27,7 @@
 
 #include "agent.h"
 #include "fault.h"
+#include "host_stdio.h"
 #include "frame.h"
 #include "job.h"
 #include "job_net.h"
@@ -486,6 +487,7 @@ void jobhost_job_done(struct agent *a, struct job *j)
     a->njobs = 0;
     host.job = NULL;
     job_signal_host_forget();
+    host_stdio_stop();
     job_free(j);
     host.done = 1;
     maybe_leave();
@@ -621,6 +623,7 @@ static int open_channel(struct agent *a)
     evutil_make_socket_nonblocking(JOBHOST_CHANNEL_FD);
     bufferevent_setcb(host.chan, chan_read, chan_write, chan_event, NULL);
     bufferevent_enable(host.chan, EV_READ | EV_WRITE);
+    host_stdio_channel(host.chan);
     return 0;
 }
 
@@ -661,9 +664,17 @@ static int start_job(struct agent *a, unsigned long long job_id, uid_t uid, gid_
     }
     j->id = job_id; /* the agent's id for it (job_id.h), in every log record of the host */
     j->gid = gid;
+    j->before_end = host_stdio_drain;
+    r = host_stdio_start(j);
+    if (r < 0) {
+        log_errno(LOG_ERR, r, "job %llu: cannot start its output reader", job_id);
+        job_free(j);
+        return 1;
+    }
     r = job_signal_host_install(j, a->base);
     if (r < 0) {
         log_errno(LOG_ERR, r, "job %llu: cannot set up signal forwarding", job_id);
+        host_stdio_stop();
         job_free(j);
         return 1;
     }
@@ -677,6 +688,7 @@ static int start_job(struct agent *a, unsigned long long job_id, uid_t uid, gid_
         log_errno(LOG_ERR, r, "job %llu: cannot start", job_id);
         host.job = NULL;
         a->jobs = NULL;
+        host_stdio_stop();
         job_free(j);
         return 1;
     }
@@ -698,6 +710,8 @@ static void host_teardown(struct agent *a)
          * unloading (jobhost_abandon): do not unload under them */
         _exit(1);
     }
+    host_stdio_stop();
+    host_stdio_channel(NULL);
     if (host.chan) bufferevent_free(host.chan);
     if (host.orphan_timer) event_free(host.orphan_timer);
     if (host.abandon_ev) event_free(host.abandon_ev);
@@ -735,6 +749,12 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
     /* nothing the ranks start may inherit the channel or the program */
     fcntl(JOBHOST_CHANNEL_FD, F_SETFD, FD_CLOEXEC);
     fcntl(JOBHOST_PROGRAM_FD, F_SETFD, FD_CLOEXEC);
+    /* fds 1 and 2 of our own (the agent gave /dev/null), the log to the agent as frames */
+    int sr = host_stdio_setup();
+    if (sr < 0) {
+        log_errno(LOG_ERR, sr, "job host %llu: cannot set up its standard output", job_id);
+        return 1;
+    }
     host.a = a;
     a->job_host = 1;
 

@@ -656,6 +656,7 @@ static void send_job_end(struct job *j)
     je.reason = j->failed ? j->reason : "";
     pthread_mutex_unlock(&j->mu);
     if (already) return;
+    if (j->before_end) j->before_end(j);
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_JOB_END;
     env.job_end = &je;

@@ -98,6 +98,9 @@ struct job {
     pthread_mutex_t drain_mu;
     pthread_cond_t drain_cv;
     atomic_uint drain_gen;
+    /* Job host: called on the job thread before JobEnd is sent, so that what the process's
+     * own fds 1 and 2 hold reaches the launcher first (host_stdio.h); NULL: nothing. */
+    void (*before_end)(struct job *j);
 
     /* Lifecycle, guarded by mu. */
     pthread_mutex_t mu;

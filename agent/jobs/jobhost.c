@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -25,6 +26,7 @@
 #include "job.h"
 #include "job_ranks.h"
 #include "job_link.h"
+#include "jobhost_check.h"
 #include "log.h"
 #include "memfd_bytes.h"
 #include "metrics.h"
@@ -35,6 +37,11 @@ extern char **environ;
 
 /* The relay stops reading a host while this much waits for its launcher (as job_send). */
 #define JOBHOST_OUTPUT_HIGH (4u << 20)
+
+/* A job host's log records (HostLog) the agent writes per second; the rest are counted and
+ * the count logged with the next one written.  The host runs as the job's user, who could
+ * otherwise flood the agent's log through it. */
+#define JOBHOST_LOG_PER_SEC 20
 
 /* How job hosts are started; set once by jobhost_setup before the loop runs, then read only. */
 static struct {
@@ -49,19 +56,18 @@ struct jobhost {
     struct event *sigchld;
     struct event *grace; /* SIGKILL when it fires */
     int reaped, wstatus;
-    int member;              /* one node's part of a job across several nodes */
-    int links_fd;            /* member: our end of the links socket, else -1 */
-    struct event *links_ev;  /* member: the links socket can take more (job_link_flush) */
-    int got_end;             /* the host's JobEnd was relayed */
-    int got_unloaded;        /* member: the host's JobUnloaded was relayed */
-    int throttled;           /* not reading: the launcher's output is full */
-    int killed;              /* SIGKILL sent */
-    int finished;            /* agent_job_done was called */
-    enum cgroup_oom oom;     /* what the kernel's OOM killer did in its cgroup (once reaped) */
-    uint64_t stdin_inflight; /* stdin bytes passed to the host and not yet acknowledged */
-    int stdin_eof;           /* the launcher's StdinData with eof was passed on */
-    struct cgroup_job *cg;   /* its cgroup (cgroup.h); NULL: none.  Removed once reaped. */
+    int links_fd;           /* member: our end of the links socket, else -1 */
+    struct event *links_ev; /* member: the links socket can take more (job_link_flush) */
+    int throttled;          /* not reading: the launcher's output is full */
+    int killed;             /* SIGKILL sent */
+    int finished;           /* agent_job_done was called */
+    enum cgroup_oom oom;    /* what the kernel's OOM killer did in its cgroup (once reaped) */
+    struct jobhost_chan_state chan;   /* what it sent so far (member, JobEnd, stdin acks) */
+    int stdin_eof;                    /* the launcher's StdinData with eof was passed on */
+    struct cgroup_job *cg;            /* its cgroup (cgroup.h); NULL: none.  Removed once reaped. */
     struct metrics_link_seen traffic; /* member: its LinkTraffic counts so far */
+    time_t log_sec;                   /* HostLog: the second counted, records in it, dropped */
+    unsigned log_n, log_dropped;
 };
 
 void jobhost_setup(const char *exe)
@@ -85,24 +91,23 @@ static const char *level_name(int level)
     }
 }
 
-/* The agent's environment minus what belongs to the agent's own service manager link. */
+/* What a job host gets of the agent's environment: only what the runtime itself needs, the
+ * dynamic linker's search path for the tmpid executable and the sanitizers' settings of a
+ * test build.  The ranks' environment is the job's (jobhost_main.c); nothing else of the
+ * agent's (its service manager's variables, its administrator's shell) reaches a job. */
 static char **host_environ(void)
 {
-    static const char *const drop[] = {
-        "NOTIFY_SOCKET=", "WATCHDOG_PID=",   "WATCHDOG_USEC=", "LISTEN_FDS=",
-        "LISTEN_PID=",    "LISTEN_FDNAMES=", "INVOCATION_ID=", NULL};
-    size_t n = 0;
-    for (char **e = environ; *e; e++)
-        n++;
-    char **v = calloc(n + 1, sizeof *v);
+    static const char *const keep[] = {"LD_LIBRARY_PATH=", "ASAN_OPTIONS=", "UBSAN_OPTIONS=",
+                                       "TSAN_OPTIONS=",    "LSAN_OPTIONS=", NULL};
+    char **v = calloc(sizeof keep / sizeof keep[0], sizeof *v);
     if (!v) return NULL;
     size_t k = 0;
-    for (char **e = environ; *e; e++) {
-        int keep = 1;
-        for (const char *const *d = drop; *d; d++)
-            if (strncmp(*e, *d, strlen(*d)) == 0) keep = 0;
-        if (keep) v[k++] = *e;
-    }
+    for (char **e = environ; *e; e++)
+        for (const char *const *d = keep; *d; d++)
+            if (strncmp(*e, *d, strlen(*d)) == 0 && k + 1 < sizeof keep / sizeof keep[0]) {
+                v[k++] = *e;
+                break;
+            }
     return v;
 }
 
@@ -254,6 +259,37 @@ static void kill_host(struct jobhost *h, const char *why)
     kill(h->pid, SIGKILL);
 }
 
+/* One record of the host's log, written as the agent's record about the job: the job's id and
+ * user, the level no more urgent than err, the text escaped (log.c); at most
+ * JOBHOST_LOG_PER_SEC a second. */
+static void host_log(struct jobhost *h, const Tmpi__HostLog *hl)
+{
+    struct job *j = h->job;
+    time_t now = time(NULL);
+    if (now != h->log_sec) {
+        h->log_sec = now;
+        h->log_n = 0;
+    }
+    if (h->log_n >= JOBHOST_LOG_PER_SEC) {
+        h->log_dropped++;
+        return;
+    }
+    h->log_n++;
+    int level = hl->level < LOG_ERR ? LOG_ERR : hl->level > LOG_DEBUG ? LOG_DEBUG : hl->level;
+    const char *msg = hl->message ? hl->message : "";
+    /* the host names its job itself ("job N: ..."): said once */
+    char own[32];
+    int k = snprintf(own, sizeof own, "job %llu: ", (unsigned long long)j->id);
+    if (k > 0 && strncmp(msg, own, (size_t)k) == 0) msg += k;
+    if (h->log_dropped) {
+        log_job(level, j->id, j->owner, "%s (job host of %s; %u records of it dropped before)", msg,
+                j->owner, h->log_dropped);
+        h->log_dropped = 0;
+    } else {
+        log_job(level, j->id, j->owner, "%s (job host of %s)", msg, j->owner);
+    }
+}
+
 /* A frame from the host: note what it tells, pass it on whole.  0, or -1 when the host broke
  * the protocol (it is killed). */
 static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
@@ -261,54 +297,35 @@ static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
     struct job *j = h->job;
     Tmpi__Envelope *env = frame_decode(frame + FRAME_HEADER_SIZE, len - FRAME_HEADER_SIZE);
     if (!env) return -1;
-    int ok = 1;
     /* A member host speaks for its own job only (the coordinator checks the ranks). */
-    uint64_t uid = j->link ? j->link->uid : 0;
+    h->chan.uid = j->link ? j->link->uid : 0;
+    if (!jobhost_chan_ok(&h->chan, env)) {
+        frame_free(env);
+        return -1;
+    }
+    int pass = jobhost_chan_take(&h->chan, env);
     switch (env->msg_case) {
     case TMPI__ENVELOPE__MSG_JOB_STARTED:
-        if (h->member) ok = 0;
         atomic_store(&j->state, JOB_RUNNING);
         metrics_job_started(&j->agent->metrics, j->created_at, j->start_time);
         break;
-    case TMPI__ENVELOPE__MSG_OUTPUT:
-    case TMPI__ENVELOPE__MSG_RANK_EXIT:
-        break;
-    case TMPI__ENVELOPE__MSG_STDIN_ACK:
-        /* the host may only acknowledge what it was given */
-        if (env->stdin_ack->bytes > h->stdin_inflight)
-            ok = 0;
-        else
-            h->stdin_inflight -= env->stdin_ack->bytes;
-        break;
-    case TMPI__ENVELOPE__MSG_JOB_LOADED:
-        ok = h->member && env->job_loaded->uid == uid;
-        break;
-    case TMPI__ENVELOPE__MSG_JOB_LINKED:
-        ok = h->member && env->job_linked->uid == uid;
-        break;
     case TMPI__ENVELOPE__MSG_LINK_TRAFFIC:
-        /* for this agent's metrics only, never passed on; cumulative counts of two channels */
-        ok = h->member && env->link_traffic->n_channels <= 2;
-        if (ok) metrics_add_link_traffic(&j->agent->metrics, &h->traffic, env->link_traffic);
-        frame_free(env);
-        return ok ? 0 : -1;
+        /* for this agent's metrics only, never passed on */
+        metrics_add_link_traffic(&j->agent->metrics, &h->traffic, env->link_traffic);
+        break;
     case TMPI__ENVELOPE__MSG_JOB_UNLOADED:
-        ok = h->member && env->job_unloaded->uid == uid && h->got_end && !h->got_unloaded;
-        h->got_unloaded = 1;
         /* the host leaves right after; one that does not is killed */
         arm_grace(h);
         break;
+    case TMPI__ENVELOPE__MSG_HOST_LOG:
+        /* the host's own diagnostics: this agent's log only */
+        host_log(h, env->host_log);
+        break;
     case TMPI__ENVELOPE__MSG_RANKS_REPLY:
         /* a member's goes to its coordinator like the rest; a single-node job's is ours */
-        if (!h->member) {
-            if (j->rq) ranks_gather_part(j->rq, env->ranks_reply);
-            frame_free(env);
-            return 0;
-        }
+        if (!h->chan.member && j->rq) ranks_gather_part(j->rq, env->ranks_reply);
         break;
     case TMPI__ENVELOPE__MSG_JOB_END:
-        if (h->got_end) ok = 0;
-        h->got_end = 1;
         atomic_store(&j->state, JOB_ENDING);
         if (env->job_end->exit_status != 0) {
             /* counted before the launcher hears of it: tmpictl status right after agrees */
@@ -328,15 +345,13 @@ static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
         j->rq = NULL;
         /* Normally the host leaves right after; one whose ranks do not stop is killed.  A
          * member's host waits for the other members (JobRelease, or JobCancel). */
-        if (!h->member) arm_grace(h);
+        if (!h->chan.member) arm_grace(h);
         break;
     default:
-        ok = 0;
         break;
     }
     frame_free(env);
-    if (!ok) return -1;
-    send_to_launcher(j, frame, len);
+    if (pass) send_to_launcher(j, frame, len);
     return 0;
 }
 
@@ -478,8 +493,8 @@ static void finish(struct jobhost *h)
     relay(h, 1);
     /* A host that died after its JobEnd (in a destructor, say) still fails the job. */
     int died = !WIFEXITED(h->wstatus) || WEXITSTATUS(h->wstatus) != 0;
-    if (!h->got_end || (h->member && died && !h->got_unloaded)) send_job_end(h);
-    if (h->member && !h->got_unloaded) send_job_unloaded(h);
+    if (!h->chan.got_end || (h->chan.member && died && !h->chan.got_unloaded)) send_job_end(h);
+    if (h->chan.member && !h->chan.got_unloaded) send_job_unloaded(h);
     h->finished = 1;
     agent_job_done(j->agent, j); /* frees j and h */
 }
@@ -565,7 +580,7 @@ static int host_send_query(void *arg, uint64_t query)
 {
     struct job *j = arg;
     struct jobhost *h = j->host;
-    if (!h || h->reaped || h->got_end) return -ESRCH;
+    if (!h || h->reaped || h->chan.got_end) return -ESRCH;
     Tmpi__RanksQuery q = TMPI__RANKS_QUERY__INIT;
     q.query = query;
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
@@ -659,10 +674,20 @@ static int spawn(struct jobhost *h, int chan, int prog, int links)
     posix_spawnattr_t at;
     posix_spawn_file_actions_init(&fa);
     posix_spawnattr_init(&at);
+    /* Never the agent's stdin, stdout or stderr (its journal stream under systemd): the host
+     * makes fds 0-2 its own (host_stdio.h), and until then they are /dev/null. */
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, chan, JOBHOST_CHANNEL_FD);
     posix_spawn_file_actions_adddup2(&fa, prog, JOBHOST_PROGRAM_FD);
     if (conf >= 0) posix_spawn_file_actions_adddup2(&fa, conf, JOBHOST_CONFIG_FD);
     if (links >= 0) posix_spawn_file_actions_adddup2(&fa, links, JOBHOST_LINKS_FD);
+    /* and nothing else: a descriptor the agent inherited without close-on-exec (a pipe of
+     * whoever started it) stays with the agent */
+    posix_spawn_file_actions_addclosefrom_np(&fa, links >= 0  ? JOBHOST_LINKS_FD + 1
+                                                  : conf >= 0 ? JOBHOST_CONFIG_FD + 1
+                                                              : JOBHOST_CONFIG_FD);
     sigset_t none, dflt;
     sigemptyset(&none);
     sigfillset(&dflt);
@@ -721,7 +746,7 @@ int jobhost_start(struct job *j, const Tmpi__JobAssign *ja)
     h->job = j;
     h->pid = -1;
     h->links_fd = -1;
-    h->member = ja != NULL;
+    h->chan.member = ja != NULL;
     j->bind_first = busy_ranks(a, j);
     if (ja) {
         r = links_socket(h, &links);
@@ -805,7 +830,7 @@ void jobhost_cancel(struct job *j, int status, const char *reason)
     struct jobhost *h = j->host;
     /* Over already (the launcher leaving after JobEnd): nothing to tear down, no failure.  A
      * member's host waits after its JobEnd for the others: a cancel must still reach it. */
-    if (h->reaped || (h->got_end && !h->member) || h->got_unloaded) return;
+    if (h->reaped || (h->chan.got_end && !h->chan.member) || h->chan.got_unloaded) return;
     pthread_mutex_lock(&j->mu);
     int first = !j->failed;
     if (first) {
@@ -842,9 +867,9 @@ int jobhost_stdin(struct job *j, const Tmpi__StdinData *d)
 {
     struct jobhost *h = j->host;
     if (!j->stdin_open || h->stdin_eof || d->data.len > MSG_STDIN_CHUNK ||
-        h->stdin_inflight + d->data.len > MSG_STDIN_WINDOW)
+        h->chan.stdin_inflight + d->data.len > MSG_STDIN_WINDOW)
         return -EPROTO;
-    if (h->reaped || h->got_end) return 0; /* nobody reads it any more */
+    if (h->reaped || h->chan.got_end) return 0; /* nobody reads it any more */
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_STDIN_DATA;
     env.stdin_data = (Tmpi__StdinData *)d;
@@ -855,7 +880,7 @@ int jobhost_stdin(struct job *j, const Tmpi__StdinData *d)
     r = bufferevent_write(h->bev, buf, len) < 0 ? -ENOMEM : 0;
     free(buf);
     if (r == 0) {
-        h->stdin_inflight += d->data.len;
+        h->chan.stdin_inflight += d->data.len;
         h->stdin_eof = d->eof;
     }
     return r;
@@ -865,7 +890,7 @@ int jobhost_signal(struct job *j, int sig)
 {
     struct jobhost *h = j->host;
     /* the pid stays ours until reaped; after its JobEnd the ranks are gone */
-    if (h->reaped || h->got_end) return 0;
+    if (h->reaped || h->chan.got_end) return 0;
     if (kill(h->pid, sig) < 0)
         log_warning("job %llu: cannot send signal %d to its job host (pid %d): %s",
                     (unsigned long long)j->id, sig, (int)h->pid, strerror(errno));
@@ -926,5 +951,5 @@ int jobhost_pass_link(struct job *j, int node, int channel, int fd)
 
 int jobhost_ended(const struct job *j)
 {
-    return j->host && j->host->got_end;
+    return j->host && j->host->chan.got_end;
 }

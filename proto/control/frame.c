@@ -45,11 +45,16 @@ static int unknown_fields_valid(const ProtobufCMessage *m)
     return 1;
 }
 
+int frame_message_valid(const ProtobufCMessage *m)
+{
+    return unknown_fields_valid(m);
+}
+
 Tmpi__Envelope *frame_decode(const uint8_t *body, size_t len)
 {
     Tmpi__Envelope *env = tmpi__envelope__unpack(NULL, len, body);
     if (!env) return NULL;
-    if (env->msg_case == TMPI__ENVELOPE__MSG__NOT_SET || !unknown_fields_valid(&env->base)) {
+    if (env->msg_case == TMPI__ENVELOPE__MSG__NOT_SET || !frame_message_valid(&env->base)) {
         tmpi__envelope__free_unpacked(env, NULL);
         return NULL;
     }

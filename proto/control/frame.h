@@ -24,6 +24,10 @@ int frame_parse_header(const uint8_t hdr[FRAME_HEADER_SIZE], size_t max, size_t 
 /* Decode a body; NULL when it is not a well-formed Envelope carrying a message.  Free with
  * frame_free(). */
 Tmpi__Envelope *frame_decode(const uint8_t *body, size_t len);
+/* 1 when m (any of our messages, decoded) holds nothing that would not encode again: no
+ * field number 0 among the fields protobuf-c kept without knowing them, in m or any message
+ * inside it.  frame_decode refuses an envelope that fails it. */
+int frame_message_valid(const ProtobufCMessage *m);
 void frame_free(Tmpi__Envelope *env);
 
 /* Encode header + body into a malloc'ed buffer: 0, -EMSGSIZE when over max, -ENOMEM. */

@@ -163,10 +163,42 @@ try:
 except urllib.error.HTTPError as e:
     assert e.code in (400, 413, 431), e.code
 body = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=60).read().decode()
-pauses = [l for l in body.splitlines() if l.startswith("tmpi_metrics_accept_pauses_total ")]
-assert pauses and int(pauses[0].split()[1]) >= 1, pauses
+assert "tmpi_metrics_connections " in body, body
 print("ok")
 PY
+    expect_status 0
+    [ "$output" = ok ]
+}
+
+@test "metrics: scrapes are answered under 500 idle and 100 slow connections (the idlest evicted)" {
+    local port
+    port=$(free_ports 1)
+    start_agent m --config "$(metrics_conf "$port" max_connections=4 timeout=30)"
+    run python3 - "$port" <<'PY'
+import socket, sys, time, urllib.request
+port = int(sys.argv[1])
+# held open, never sending (idle), and dripping a request that never ends (slow)
+idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(500)]
+slow = []
+for _ in range(100):
+    c = socket.create_connection(("127.0.0.1", port))
+    c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+    slow.append(c)
+for i in range(5):
+    t = time.time()
+    body = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=3).read().decode()
+    took = time.time() - t
+    assert took < 2, "scrape %d took %.1f s" % (i, took)
+    c = socket.create_connection(("127.0.0.1", port))  # the flood goes on between scrapes
+    c.sendall(b"GET /met")
+    slow.append(c)
+ev = [l for l in body.splitlines() if l.startswith("tmpi_metrics_evictions_total ")]
+assert ev and int(ev[0].split()[1]) >= 590, ev
+conns = [l for l in body.splitlines() if l.startswith("tmpi_metrics_connections ")]
+assert conns and int(conns[0].split()[1]) <= 4, conns
+print("ok")
+PY
+    echo "$output"
     expect_status 0
     [ "$output" = ok ]
 }

@@ -112,3 +112,22 @@ eager_limit = 64K
 rank_switching = auto
 coll_tree = binomial
 """)
+
+# A job host's channel: state bytes (member and uid, stdin in flight), then the frames of a
+# member's run: loaded, linked, output, a rank's exit, its log, stdin acks, end, unloaded.
+chan = (frame(20, f_varint(1, 5) + f_varint(2, 1)) + frame(22, f_varint(1, 5) + f_varint(2, 1))
+        + frame(5, output()) + frame(6, f_varint(1, 0) + f_varint(2, 4) + f_bytes(4, "rank 0 killed"))
+        + frame(28, f_varint(1, 3) + f_bytes(2, "job 1: \x1b[2Jforged\r\n<3>line"))
+        + frame(41, f_varint(1, 90)) + frame(7, f_fixed64(1, 1) + f_varint(2, 0))
+        + frame(26, f_varint(1, 5)))
+write("chan", "member_run", b"\x0b\x01" + chan)
+write("chan", "single_node", b"\x00\x00" + frame(4, f_fixed64(1, 1) + f_varint(2, 4)) + frame(5, output())
+      + frame(7, f_fixed64(1, 1)) + frame(7, f_fixed64(1, 1)))
+# protobuf-c's decoding of one message: the first byte picks the type (fuzz_proto.c)
+for i, body in enumerate([submit(two_nodes), assign(), output(), b"", f_varint(1, 7)]):
+    write("proto", "msg%d" % i, bytes([i]) + body)
+write("proto", "envelope", b"\x00" + f_bytes(1, submit()))
+write("http", "get", "GET /metrics HTTP/1.1\r\nHost: node1:9470\r\nUser-Agent: Prometheus/2\r\n\r\n")
+write("http", "keepalive", "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\nHEAD /metrics HTTP/1.0\r\n\r\n")
+write("http", "bad", "DELETE /x HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello")
+write("http", "split", "GET /metrics?x=%zz HTTP/1.1\r\nX: a\r\n b\r\n\r\n")
