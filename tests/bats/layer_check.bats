@@ -36,9 +36,9 @@ setup() {
     [[ "$output" == *'agent/netd/pool.c:'*'#include "agent.h": agent/netd may not use agent/daemon'* ]]
     # and in libtmpi: the process state may not use the MPI functions' layer
     sed -i '0,/#include "pool.h"/s/#include "agent.h"//' "$copy/agent/netd/pool.c"
-    printf '#include "greq.h"\n' >>"$copy/libclient/core/job.c"
+    printf '#include "greq.h"\n' >>"$copy/libclient/core/request.c"
     run -1 "$copy/tools/layer-check" --root "$copy"
-    [[ "$output" == *'libclient/core/job.c:'*'libclient/core may not use libclient/mpi'* ]]
+    [[ "$output" == *'libclient/core/request.c:'*'libclient/core may not use libclient/mpi'* ]]
 }
 
 @test "layer-check: a cycle in the may-use list itself is refused" {
