@@ -1,7 +1,8 @@
 /* job.h — per-job and per-rank state.
  *
  * One struct tm_job per job, created once through svc->job_state() by the first rank that
- * calls MPI_Init, freed by the agent's destroy upcall after the job's last rank thread ended.
+ * calls MPI_Init, freed by the agent's destroy upcall after the job's last rank thread ended
+ * (mpi/job_life.h).
  * It holds every rank's struct tm_rank (an array indexed by world rank), because a sender may
  * deliver into a receiver's mailbox before that receiver has called MPI_Init. */
 #ifndef TMPI_LIBCLIENT_JOB_H
@@ -160,9 +161,6 @@ static inline void tm_mt_unlock(struct tm_rank *me)
 {
     if (TM_UNLIKELY(me->mt)) atomic_store_explicit(&me->mt_lock, 0, memory_order_release);
 }
-
-/* svc->job_state() callbacks and creator. */
-int tm_job_get(const struct tmpi_svc *svc, struct tm_job **ret_job);
 
 static inline struct tm_rank *tm_job_rank(struct tm_job *j, int world_rank)
 {

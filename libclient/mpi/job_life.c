@@ -1,5 +1,5 @@
-/* job.c — creating and tearing down the per-job state (job.h). */
-#include "job.h"
+/* job_life.c — creating and tearing down the per-job state (job_life.h, core/job.h). */
+#include "job_life.h"
 
 #include <errno.h>
 #include <stdlib.h>
