@@ -132,6 +132,9 @@ struct tm_job {
     struct tm_coll_stats coll_stats;
     struct tm_rank *ranks; /* size entries */
     struct tm_net *net;    /* inter-node state (net_p2p.h); NULL when the job has one node */
+    /* what the waits do for the layers above (wait.h), set when the job is made */
+    tm_wait_poll_fn wait_poll;
+    const struct tm_wait_net *wait_net; /* NULL when the job has one node */
     pthread_mutex_t progs_lock;
     struct tm_cprog *progs; /* runners of non-blocking collectives across nodes (progs_lock) */
     /* RMA windows with a member on this node, by id (rma/win.c): looked up by origins and

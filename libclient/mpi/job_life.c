@@ -6,10 +6,12 @@
 #include <string.h>
 
 #include "coll_net.h"
+#include "inbox.h"
 #include "mstate.h"
 #include "type_copy.h"
 #include "net.h"
 #include "net_p2p.h"
+#include "net_wait.h"
 #include "p2p_api.h"
 #include "request.h"
 #include "rma.h"
@@ -106,7 +108,10 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
             goto err;
         }
     }
+    /* the waits' upcalls (wait.h), before any rank can wait */
+    j->wait_poll = tm_inbox_wait_poll;
     if (tm_net_job_init(j, info) < 0) goto err;
+    if (j->net) j->wait_net = &tm_net_wait;
     return j;
 err:
     job_free(j);
