@@ -111,7 +111,11 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     /* the waits' upcalls (wait.h), before any rank can wait */
     j->wait_poll = tm_inbox_wait_poll;
     if (tm_net_job_init(j, info) < 0) goto err;
-    if (j->net) j->wait_net = &tm_net_wait;
+    if (j->net) {
+        j->wait_net = &tm_net_wait;
+        /* one-sided communication's frames ride on the links too (net_proto.h) */
+        if (tm_rma_net_register(j) < 0) goto err;
+    }
     return j;
 err:
     job_free(j);
