@@ -30,6 +30,8 @@ struct tm_objtab;
 struct tm_objs;
 struct tm_net;
 struct tm_win;
+struct tm_envl;
+struct tm_request;
 
 enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
 
@@ -135,6 +137,9 @@ struct tm_job {
     /* what the waits do for the layers above (wait.h), set when the job is made */
     tm_wait_poll_fn wait_poll;
     const struct tm_wait_net *wait_net; /* NULL when the job has one node */
+    /* a receive took an entry the network queued (TM_ENVL_NET*, intra/match.h): the network
+     * answers it (net_p2p.h tm_net_consume), set with net */
+    void (*net_consume)(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e);
     pthread_mutex_t progs_lock;
     struct tm_cprog *progs; /* runners of non-blocking collectives across nodes (progs_lock) */
     /* RMA windows with a member on this node, by id (rma/win.c): looked up by origins and

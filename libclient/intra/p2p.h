@@ -22,12 +22,12 @@ struct tm_envl;
 
 enum tm_send_mode { TM_SEND_STANDARD, TM_SEND_SYNC, TM_SEND_BUFFERED };
 
-/* Starts a send of bytes from buf to comm rank dest (on another node: net_p2p.h).  Returns 0
- * when the send is complete (sreq done), 1 when it is pending in a rendezvous or three-phase
- * exchange (sreq completes later; st_error is set if the link failed meanwhile), -ENOMEM, or
- * -EPIPE when the link to the destination's node is gone. */
-int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t bytes, int dest,
-            int tag, enum tm_send_mode mode, struct tm_request *sreq);
+/* Starts a send of bytes from buf to world rank w of this node, as rank src of context ctx
+ * (dest: that rank in the sender's communicator, for sreq's status).  Returns 0 when the send
+ * is complete (sreq done), 1 when it is pending in a rendezvous (sreq completes later), or
+ * -ENOMEM.  A send to any rank (this node or another) is comm/p2p_route.h tm_send. */
+int tm_intra_send(struct tm_rank *me, int w, int ctx, int src, int dest, int tag, const void *buf,
+                  size_t bytes, enum tm_send_mode mode, struct tm_request *sreq);
 
 /* Starts a receive into rreq (matches at once or is posted). */
 void tm_recv(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src, int tag,

@@ -113,6 +113,7 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     if (tm_net_job_init(j, info) < 0) goto err;
     if (j->net) {
         j->wait_net = &tm_net_wait;
+        j->net_consume = tm_net_consume;
         /* one-sided communication's frames ride on the links too (net_proto.h) */
         if (tm_rma_net_register(j) < 0) goto err;
     }
