@@ -175,12 +175,6 @@ static int recv_start(struct tm_request *rreq, int ctx, void *buf, size_t cap, i
     return 0;
 }
 
-void tm_recv(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src, int tag,
-             struct tm_request *rreq)
-{
-    tm_recv_ctx(me, cr->c->ctx, buf, cap, src, tag, rreq);
-}
-
 void tm_recv_ctx(struct tm_rank *me, int ctx, void *buf, size_t cap, int src, int tag,
                  struct tm_request *rreq)
 {
@@ -218,10 +212,10 @@ static int arrival_cond(void *arg)
            atomic_load_explicit(&a->mb->arrivals, memory_order_seq_cst) != a->seen;
 }
 
-void tm_recv_wait_small(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src,
-                        int tag, struct tm_request *rreq)
+void tm_intra_recv_wait_small(struct tm_rank *me, int ctx, void *buf, size_t cap, int src, int tag,
+                              struct tm_request *rreq)
 {
-    if (recv_start(rreq, cr->c->ctx, buf, cap, src, tag)) return;
+    if (recv_start(rreq, ctx, buf, cap, src, tag)) return;
     struct tm_mbox *mb = &me->mbox;
     struct arrival_wait a = {mb, 0, rreq};
     /* Nothing queued and no cell ready (the usual case when the message is still to come):
@@ -245,14 +239,8 @@ void tm_recv_wait_small(struct tm_rank *me, struct tm_commref *cr, void *buf, si
     }
 }
 
-int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int block,
-             MPI_Status *status)
-{
-    return tm_mprobe(me, cr, src, tag, block, status, NULL);
-}
-
-int tm_mprobe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int block,
-              MPI_Status *status, struct tm_envl **ret)
+int tm_intra_mprobe(struct tm_rank *me, int ctx, int src, int tag, int block, MPI_Status *status,
+                    struct tm_envl **ret)
 {
     if (src == MPI_PROC_NULL) {
         if (status != MPI_STATUS_IGNORE) {
@@ -267,7 +255,7 @@ int tm_mprobe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int b
         pthread_mutex_lock(&mb->lock);
         (void)tm_fb_drain_all(me, me, NULL); /* -ENOMEM: those cells are not there yet */
         /* Mprobe takes the message out of matching: no other receive can have it. */
-        struct tm_envl *e = tm_match_unexp(mb, cr->c->ctx, src, tag, ret != NULL);
+        struct tm_envl *e = tm_match_unexp(mb, ctx, src, tag, ret != NULL);
         if (e) {
             if (status != MPI_STATUS_IGNORE) {
                 status->MPI_SOURCE = e->src;
