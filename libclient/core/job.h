@@ -140,6 +140,9 @@ struct tm_job {
     /* a receive took an entry the network queued (TM_ENVL_NET*, intra/match.h): the network
      * answers it (net_p2p.h tm_net_consume), set with net */
     void (*net_consume)(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e);
+    /* a published wait's communicator, peer and tag, as the agent's deadlock report shows
+     * them (mstate.h): filled by the layer that knows communicators (comm/comm_mst.c) */
+    void (*mst_comm)(struct tm_rank *me, const struct tm_mstate *m, struct tmpi_rank_mpi *p);
     pthread_mutex_t progs_lock;
     struct tm_cprog *progs; /* runners of non-blocking collectives across nodes (progs_lock) */
     /* RMA windows with a member on this node, by id (rma/win.c): looked up by origins and

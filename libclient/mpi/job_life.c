@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "coll_net.h"
+#include "comm_mst.h"
 #include "inbox.h"
 #include "mstate.h"
 #include "type_copy.h"
@@ -110,6 +111,7 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     }
     /* the waits' upcalls (wait.h), before any rank can wait */
     j->wait_poll = tm_inbox_wait_poll;
+    j->mst_comm = tm_comm_mst;
     if (tm_net_job_init(j, info) < 0) goto err;
     if (j->net) {
         j->wait_net = &tm_net_wait;
