@@ -5,7 +5,7 @@
  * run in any order, on any member's thread, at the same time.  Each member fills a struct
  * tm_cargs with its arguments and publishes it; parts read every member's arguments and move
  * data straight between the members' buffers (ranks are threads of one process), through
- * tm_dt_copy() (datatype/type_copy.h) so that derived datatypes plug in without touching an
+ * tm_dt_copy() (typecore/type_copy.h) so that derived datatypes plug in without touching an
  * algorithm.
  *
  *  - Blocking (tm_coll_start with req == NULL): publish the arguments pointer in the member's

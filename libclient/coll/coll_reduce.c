@@ -14,7 +14,7 @@
  * MPI_IN_PLACE a member's input is its output buffer, whose start receives block i while other
  * parts still read it, so that member first snapshots its input (one copy, freed at the end).
  *
- * Inputs are read in place, so reductions need contiguous types (datatype/type.h); a non-contiguous
+ * Inputs are read in place, so reductions need contiguous types (typecore/type.h); a non-contiguous
  * type would be packed into scratch per chunk here, the only place that changes. */
 #include <errno.h>
 #include <stdlib.h>

@@ -8,6 +8,7 @@
 #include "errh.h"
 #include "job.h"
 #include "p2p.h"
+#include "p2p_route.h"
 #include "topo.h"
 #include "type.h"
 #include "type_copy.h"

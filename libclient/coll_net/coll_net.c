@@ -8,6 +8,7 @@
 
 #include "net_p2p.h"
 #include "p2p.h"
+#include "p2p_route.h"
 #include "wait.h"
 
 /* ---- configuration ---- */

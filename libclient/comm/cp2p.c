@@ -6,6 +6,7 @@
 
 #include "job.h"
 #include "p2p.h"
+#include "p2p_route.h"
 #include "request.h"
 #include "wait.h"
 

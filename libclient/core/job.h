@@ -1,7 +1,8 @@
 /* job.h — per-job and per-rank state.
  *
  * One struct tm_job per job, created once through svc->job_state() by the first rank that
- * calls MPI_Init, freed by the agent's destroy upcall after the job's last rank thread ended.
+ * calls MPI_Init, freed by the agent's destroy upcall after the job's last rank thread ended
+ * (mpi/job_life.h).
  * It holds every rank's struct tm_rank (an array indexed by world rank), because a sender may
  * deliver into a receiver's mailbox before that receiver has called MPI_Init. */
 #ifndef TMPI_LIBCLIENT_JOB_H
@@ -29,6 +30,8 @@ struct tm_objtab;
 struct tm_objs;
 struct tm_net;
 struct tm_win;
+struct tm_envl;
+struct tm_request;
 
 enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
 
@@ -133,6 +136,15 @@ struct tm_job {
     struct tm_coll_stats coll_stats;
     struct tm_rank *ranks; /* size entries */
     struct tm_net *net;    /* inter-node state (net_p2p.h); NULL when the job has one node */
+    /* what the waits do for the layers above (wait.h), set when the job is made */
+    tm_wait_poll_fn wait_poll;
+    const struct tm_wait_net *wait_net; /* NULL when the job has one node */
+    /* a receive took an entry the network queued (TM_ENVL_NET*, intra/match.h): the network
+     * answers it (net_p2p.h tm_net_consume), set with net */
+    void (*net_consume)(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e);
+    /* a published wait's communicator, peer and tag, as the agent's deadlock report shows
+     * them (mstate.h): filled by the layer that knows communicators (comm/comm_mst.c) */
+    void (*mst_comm)(struct tm_rank *me, const struct tm_mstate *m, struct tmpi_rank_mpi *p);
     pthread_mutex_t progs_lock;
     struct tm_cprog *progs; /* runners of non-blocking collectives across nodes (progs_lock) */
     /* RMA windows with a member on this node, by id (rma/win.c): looked up by origins and
@@ -162,9 +174,6 @@ static inline void tm_mt_unlock(struct tm_rank *me)
 {
     if (TM_UNLIKELY(me->mt)) atomic_store_explicit(&me->mt_lock, 0, memory_order_release);
 }
-
-/* svc->job_state() callbacks and creator. */
-int tm_job_get(const struct tmpi_svc *svc, struct tm_job **ret_job);
 
 static inline struct tm_rank *tm_job_rank(struct tm_job *j, int world_rank)
 {

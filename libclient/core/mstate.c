@@ -6,8 +6,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "comm.h"
-
 int tm_mst_init(struct tm_rank *me)
 {
     memset(&me->mst, 0, sizeof me->mst);
@@ -26,20 +24,6 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The communicator's name as MPI_Comm_get_name would give it. */
-static void comm_name(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, char *out,
-                      size_t len)
-{
-    if (cr && cr->name)
-        snprintf(out, len, "%s", cr->name);
-    else if (comm == MPI_COMM_WORLD)
-        snprintf(out, len, "MPI_COMM_WORLD");
-    else if (comm == MPI_COMM_SELF)
-        snprintf(out, len, "MPI_COMM_SELF");
-    else
-        snprintf(out, len, "communicator %d", (int)comm);
-}
-
 void tm_mst_publish(struct tm_rank *me, uint64_t since_ns)
 {
     struct tm_mstate *m = &me->mst;
@@ -49,19 +33,8 @@ void tm_mst_publish(struct tm_rank *me, uint64_t since_ns)
                               .tag = TMPI_TAG_NONE};
     /* A wait outside the calls that say what they wait for: an MPI call all the same. */
     p.call = m->call ? m->call : "MPI";
-    struct tm_commref *cr = m->cr;
-    if (m->call && !cr && m->comm != MPI_COMM_NULL) cr = tm_comm_get(&me->comms, m->comm);
-    if (m->call && cr && cr->c) {
-        struct tm_comm *c = cr->c;
-        comm_name(me, cr, m->comm, p.comm, sizeof p.comm);
-        p.comm_size = c->size;
-        p.comm_world = m->comm == MPI_COMM_WORLD;
-        p.peer = m->peer;
-        p.peer_is_dest = m->peer_dest;
-        p.tag = m->tag;
-        if (m->peer >= 0 && m->peer < tm_comm_peer_size(c))
-            p.peer_world = tm_comm_peer_world(c, m->peer);
-    }
+    /* the communicator, its peer and the tag, from the layer that knows communicators */
+    if (m->call && me->job->mst_comm) me->job->mst_comm(me, m, &p);
     p.since_ns = since_ns ? since_ns : mono_ns();
     pthread_mutex_lock(&m->lock);
     p.sleeps = m->pub.sleeps;

@@ -10,10 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "inbox.h"
 #include "job.h"
 #include "mstate.h"
-#include "net_p2p.h"
 #include "relax.h"
 
 static uint64_t now_ns(void)
@@ -78,7 +76,7 @@ static void check_cancel(struct tm_rank *me)
 {
     struct tm_job *j = me->job;
     if (TM_UNLIKELY(atomic_load_explicit(&j->cancelled, memory_order_acquire))) end_cancelled(me);
-    if (TM_UNLIKELY(j->net)) tm_net_check(me, j->net);
+    if (TM_UNLIKELY(j->wait_net)) j->wait_net->check(me);
 }
 
 /* spin_net's yields (measured on the 2-core development machine: a yield that switches to
@@ -157,7 +155,7 @@ static int spin_net(struct tm_rank *me, tm_cond_fn cond, void *arg, void *net)
 static int must_end(struct tm_job *j)
 {
     return atomic_load_explicit(&j->cancelled, memory_order_seq_cst) ||
-           (j->net && atomic_load_explicit(&j->net->net_errors, memory_order_seq_cst));
+           (j->wait_net && j->wait_net->failed(j));
 }
 
 /* Sleeps on the rank's waker until cond holds (or the job is cancelled: does not return). */
@@ -175,7 +173,7 @@ static void block(struct tm_rank *me, tm_cond_fn cond, void *arg)
     if (mst && !me->mst.published) tm_mst_publish(me, 0);
     for (;;) {
         check_cancel(me);
-        if (TM_UNLIKELY(j->net)) tm_net_idle(me, j->net);
+        if (TM_UNLIKELY(j->wait_net)) j->wait_net->idle(me);
         uint32_t seq = atomic_load_explicit(&w->wake_seq, memory_order_acquire);
         /* a count: under THREAD_MULTIPLE several threads of the rank may sleep on wake_seq */
         atomic_fetch_add_explicit(&w->sleeping, 1, memory_order_seq_cst);
@@ -227,11 +225,9 @@ static int spin(struct tm_rank *me, tm_cond_fn cond, void *arg)
     }
 }
 
-/* Every wait lays out what senders handed to the rank and drains its fast boxes when a cell
- * is ready: a posted receive that a sender answered through either completes only then
- * (inbox.h).  And it copies chunks of a copy
- * another rank shares with it (coop.h), except on a carrier (help 0): a parked rank's
- * condition runs there, for the carrier's other ranks' time. */
+/* Every look at a wait's condition comes after the job's wait_poll (wait.h: intra/inbox.c lays
+ * out what senders handed to the rank and drains its fast boxes), with help 1 except on a
+ * carrier (help 0): a parked rank's condition runs there, for the carrier's other ranks' time. */
 struct fb_cond {
     struct tm_rank *me;
     tm_cond_fn cond;
@@ -242,8 +238,7 @@ struct fb_cond {
 static int fb_cond(void *arg)
 {
     struct fb_cond *f = arg;
-    if (f->help) tm_coop_poll(&f->me->coop, f->me);
-    tm_inbox_poll(f->me);
+    f->me->job->wait_poll(f->me, f->help);
     return f->cond(f->arg);
 }
 
@@ -300,7 +295,7 @@ static void park(struct tm_rank *me, struct fb_cond *fc, int saved_errno)
     if (pc.mst && !me->mst.published) tm_mst_publish(me, 0);
     for (;;) {
         check_cancel(me);
-        if (TM_UNLIKELY(j->net)) tm_net_idle(me, j->net);
+        if (TM_UNLIKELY(j->wait_net)) j->wait_net->idle(me);
         /* wakers take the slow path, which asks the carriers whether any sleeps */
         atomic_fetch_or_explicit(&me->waker.sleeping, TM_WAKER_PARKED, memory_order_seq_cst);
         pc.seen = atomic_load_explicit(&me->waker.wakes, memory_order_seq_cst);

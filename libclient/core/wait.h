@@ -48,6 +48,25 @@ struct tm_waker {
 
 typedef int (*tm_cond_fn)(void *arg);
 
+/* What every wait does for the layers above core, registered in the job by the one that makes
+ * it (mpi/job_life.c) before any rank runs, then read-only (struct tm_job):
+ *   wait_poll(me, help): every look at a wait's condition comes after it (intra/inbox.c: the
+ *     messages handed to the rank and its fast boxes, so a posted receive they answer
+ *     completes; help: the look runs in the rank's own time, which may then copy chunks of a
+ *     copy another rank shares with it).  Required.
+ *   wait_net, only in a job across nodes (net/net_wait.c): check on the turns of a wait that
+ *     can end it (a protocol error a daemon found aborts the job there, not returning), idle
+ *     before the rank sleeps (what it owes its peers, the lazy ACKs, goes out now), failed
+ *     whether a wait must end for such an error, looked at again after the rank said it
+ *     sleeps. */
+struct tm_job;
+struct tm_wait_net {
+    void (*check)(struct tm_rank *me);
+    void (*idle)(struct tm_rank *me);
+    int (*failed)(struct tm_job *j);
+};
+typedef void (*tm_wait_poll_fn)(struct tm_rank *me, int help);
+
 /* Work the rank's own pending operations need from the rank itself, registered by the layer
  * that has such work (coll_inter/inter_nb.c: the steps of non-blocking collectives on
  * inter-communicators that wait for an earlier step).  ready: whether run would advance

@@ -14,4 +14,8 @@ static inline void tm_inbox_poll(struct tm_rank *me)
     tm_fb_poll(me);
 }
 
+/* The job's wait_poll (core/wait.h): before every look at a wait's condition, the inbox, and
+ * with help a share of a large copy another rank published to this one (coop.h). */
+void tm_inbox_wait_poll(struct tm_rank *me, int help);
+
 #endif

@@ -10,7 +10,6 @@
 #include "handoff.h"
 #include "job.h"
 #include "match.h"
-#include "net_p2p.h"
 #include "wait.h"
 
 int tm_req_done_cond(void *arg)
@@ -19,25 +18,9 @@ int tm_req_done_cond(void *arg)
     return atomic_load_explicit(&r->done, memory_order_seq_cst); /* wait.h */
 }
 
-int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t bytes, int dest,
-            int tag, enum tm_send_mode mode, struct tm_request *sreq)
+int tm_intra_send(struct tm_rank *me, int w, int ctx, int src, int dest, int tag, const void *buf,
+                  size_t bytes, enum tm_send_mode mode, struct tm_request *sreq)
 {
-    if (dest == MPI_PROC_NULL) {
-        tm_req_set_done(sreq, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
-        return 0;
-    }
-    struct tm_comm *c = cr->c;
-    const int w = tm_comm_peer_world(c, dest);
-    const int ctx = c->ctx, src = cr->rank;
-    struct tm_net *net = me->job->net;
-    if (TM_UNLIKELY(net)) {
-        tm_net_check(me, net);
-        if (tm_net_remote(net, w)) {
-            sreq->st_source = dest;
-            sreq->st_tag = tag;
-            return tm_net_isend(me, w, ctx, src, tag, buf, bytes, TMPI_NET_P2P, mode, sreq);
-        }
-    }
     struct tm_rank *r = tm_job_rank(me->job, w);
     struct tm_mbox *mb = &r->mbox;
 
@@ -139,8 +122,8 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
 /* Takes a matched unexpected message into rreq (owned by the caller). */
 void tm_recv_envl(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e)
 {
-    if (e->kind >= TM_ENVL_NET) {
-        tm_net_consume(me, rreq, e);
+    if (e->kind >= TM_ENVL_NET) { /* the network queued it: it answers (job.h net_consume) */
+        me->job->net_consume(me, rreq, e);
         return;
     }
     const void *data = e->kind == TM_ENVL_EAGER ? (const void *)e->data : e->sbuf;
@@ -192,12 +175,6 @@ static int recv_start(struct tm_request *rreq, int ctx, void *buf, size_t cap, i
     return 0;
 }
 
-void tm_recv(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src, int tag,
-             struct tm_request *rreq)
-{
-    tm_recv_ctx(me, cr->c->ctx, buf, cap, src, tag, rreq);
-}
-
 void tm_recv_ctx(struct tm_rank *me, int ctx, void *buf, size_t cap, int src, int tag,
                  struct tm_request *rreq)
 {
@@ -208,7 +185,7 @@ void tm_recv_box(struct tm_rank *me, struct tm_rank *box, int ctx, void *buf, si
                  int tag, struct tm_request *rreq)
 {
     if (recv_start(rreq, ctx, buf, cap, src, tag)) return;
-    if (TM_UNLIKELY(me->job->net)) tm_net_check(me, me->job->net);
+    if (TM_UNLIKELY(me->job->wait_net)) me->job->wait_net->check(me); /* wait.h */
     struct tm_mbox *mb = &box->mbox;
     pthread_mutex_lock(&mb->lock);
     if (take_unexp(me, mb, rreq)) return;
@@ -235,10 +212,10 @@ static int arrival_cond(void *arg)
            atomic_load_explicit(&a->mb->arrivals, memory_order_seq_cst) != a->seen;
 }
 
-void tm_recv_wait_small(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src,
-                        int tag, struct tm_request *rreq)
+void tm_intra_recv_wait_small(struct tm_rank *me, int ctx, void *buf, size_t cap, int src, int tag,
+                              struct tm_request *rreq)
 {
-    if (recv_start(rreq, cr->c->ctx, buf, cap, src, tag)) return;
+    if (recv_start(rreq, ctx, buf, cap, src, tag)) return;
     struct tm_mbox *mb = &me->mbox;
     struct arrival_wait a = {mb, 0, rreq};
     /* Nothing queued and no cell ready (the usual case when the message is still to come):
@@ -262,14 +239,8 @@ void tm_recv_wait_small(struct tm_rank *me, struct tm_commref *cr, void *buf, si
     }
 }
 
-int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int block,
-             MPI_Status *status)
-{
-    return tm_mprobe(me, cr, src, tag, block, status, NULL);
-}
-
-int tm_mprobe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int block,
-              MPI_Status *status, struct tm_envl **ret)
+int tm_intra_mprobe(struct tm_rank *me, int ctx, int src, int tag, int block, MPI_Status *status,
+                    struct tm_envl **ret)
 {
     if (src == MPI_PROC_NULL) {
         if (status != MPI_STATUS_IGNORE) {
@@ -279,12 +250,12 @@ int tm_mprobe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int b
         return 1;
     }
     struct tm_mbox *mb = &me->mbox;
-    if (TM_UNLIKELY(me->job->net)) tm_net_check(me, me->job->net);
+    if (TM_UNLIKELY(me->job->wait_net)) me->job->wait_net->check(me); /* wait.h */
     for (;;) {
         pthread_mutex_lock(&mb->lock);
         (void)tm_fb_drain_all(me, me, NULL); /* -ENOMEM: those cells are not there yet */
         /* Mprobe takes the message out of matching: no other receive can have it. */
-        struct tm_envl *e = tm_match_unexp(mb, cr->c->ctx, src, tag, ret != NULL);
+        struct tm_envl *e = tm_match_unexp(mb, ctx, src, tag, ret != NULL);
         if (e) {
             if (status != MPI_STATUS_IGNORE) {
                 status->MPI_SOURCE = e->src;

@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#include "comm.h"
+#include "mpi.h"
 #include "request.h"
 
 struct tm_rank;
@@ -22,19 +22,17 @@ struct tm_envl;
 
 enum tm_send_mode { TM_SEND_STANDARD, TM_SEND_SYNC, TM_SEND_BUFFERED };
 
-/* Starts a send of bytes from buf to comm rank dest (on another node: net_p2p.h).  Returns 0
- * when the send is complete (sreq done), 1 when it is pending in a rendezvous or three-phase
- * exchange (sreq completes later; st_error is set if the link failed meanwhile), -ENOMEM, or
- * -EPIPE when the link to the destination's node is gone. */
-int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t bytes, int dest,
-            int tag, enum tm_send_mode mode, struct tm_request *sreq);
+/* Starts a send of bytes from buf to world rank w of this node, as rank src of context ctx
+ * (dest: that rank in the sender's communicator, for sreq's status).  Returns 0 when the send
+ * is complete (sreq done), 1 when it is pending in a rendezvous (sreq completes later), or
+ * -ENOMEM.  A send to any rank (this node or another) is comm/p2p_route.h tm_send. */
+int tm_intra_send(struct tm_rank *me, int w, int ctx, int src, int dest, int tag, const void *buf,
+                  size_t bytes, enum tm_send_mode mode, struct tm_request *sreq);
 
-/* Starts a receive into rreq (matches at once or is posted). */
-void tm_recv(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src, int tag,
-             struct tm_request *rreq);
-/* The same by context id (src: the sender's rank in that context's communicator, or a
- * wildcard); for receives that have no communicator handle, e.g. the collectives' inter-node
- * phase (net_p2p.h tm_net_isend sends to it). */
+/* Starts a receive into rreq (matches at once or is posted) on context id ctx (src: the
+ * sender's rank in that context's communicator, or a wildcard).  On a communicator:
+ * comm/p2p_route.h tm_recv; without one, e.g. the collectives' inter-node phase (net_p2p.h
+ * tm_net_isend sends to it), this. */
 void tm_recv_ctx(struct tm_rank *me, int ctx, void *buf, size_t cap, int src, int tag,
                  struct tm_request *rreq);
 /* The same into box's mailbox on behalf of me (rreq's owner, woken when it completes): the
@@ -46,18 +44,15 @@ void tm_recv_box(struct tm_rank *me, struct tm_rank *box, int ctx, void *buf, si
  * jobs on one node, where the message comes through a fast box or as an eager copy, so
  * nothing is lost by not letting the sender copy into the buffer, and the post and its
  * removal under the mailbox lock are saved (fbox.h). */
-void tm_recv_wait_small(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap, int src,
-                        int tag, struct tm_request *rreq);
+void tm_intra_recv_wait_small(struct tm_rank *me, int ctx, void *buf, size_t cap, int src, int tag,
+                              struct tm_request *rreq);
 
-/* Looks for a matching unexpected message; with block, waits for one.  Returns 1 if found
- * (status filled), else 0. */
-int tm_probe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int block,
-             MPI_Status *status);
-
-/* tm_probe that, given ret, also takes the message out of the queues (MPI_Mprobe): *ret is
- * then the caller's until tm_recv_envl. */
-int tm_mprobe(struct tm_rank *me, struct tm_commref *cr, int src, int tag, int block,
-              MPI_Status *status, struct tm_envl **ret);
+/* Looks for a matching unexpected message on context ctx; with block, waits for one.  Returns
+ * 1 if found (status filled), else 0.  Given ret, also takes the message out of the queues
+ * (MPI_Mprobe): *ret is then the caller's until tm_recv_envl.  On a communicator:
+ * comm/p2p_route.h tm_probe, tm_mprobe. */
+int tm_intra_mprobe(struct tm_rank *me, int ctx, int src, int tag, int block, MPI_Status *status,
+                    struct tm_envl **ret);
 /* Receives the unexpected message e (taken from the queues) into rreq, whose buf and cap are
  * set; rreq completes now, or (a three-phase message from another node) when its data came. */
 void tm_recv_envl(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e);

@@ -5,7 +5,7 @@
  *                 info, sync, atomicity
  *   io_hints.c    hints: the ones honoured and the ones only reported by MPI_File_get_info
  *   io_view.c     views, and the flattening of (view, memory type) into file segments over the
- *                 datatype engine (datatype/type.h); get_byte_offset, get_type_extent
+ *                 datatype engine (typecore/type.h); get_byte_offset, get_type_extent
  *   io_posix.c    moving segment lists with preadv/pwritev: short transfers, end of file, read
  *                 sieving, atomic-mode byte-range locks, errno to error class
  *   io_rw.c       independent access: explicit offsets and individual file pointers, seek

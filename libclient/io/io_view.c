@@ -2,7 +2,7 @@
  *
  * A view is (disp, etype, filetype, data representation): the file seen through it is the
  * filetype tiled from disp, every tile one extent further, and only the filetype's blocks are
- * data.  The datatype engine (datatype/type.h) already compiled the filetype into its flat
+ * data.  The datatype engine (typecore/type.h) already compiled the filetype into its flat
  * map, the (off, len, pos) byte blocks of one element in typemap order, so an access is a walk
  * of two such maps side by side: the filetype's (tiled) on the file side, the memory type's
  * (count elements) on the memory side, cutting a segment wherever either side's block ends and

@@ -11,7 +11,7 @@
 #include "coll_net.h"
 #include "errh.h"
 #include "info.h"
-#include "job.h"
+#include "job_life.h"
 #include "mstate.h"
 #include "lib.h"
 #include "objtab.h"

@@ -15,6 +15,7 @@
 #include "objtab.h"
 #include "mstate.h"
 #include "p2p.h"
+#include "p2p_route.h"
 #include "p2p_api.h"
 #include "type.h"
 #include "wait.h"

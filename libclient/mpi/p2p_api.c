@@ -11,6 +11,7 @@
 #include "job.h"
 #include "mstate.h"
 #include "p2p.h"
+#include "p2p_route.h"
 #include "p2p_api.h"
 #include "wait.h"
 

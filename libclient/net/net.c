@@ -1,6 +1,7 @@
 /* net.c — inter-node point-to-point, the entry points: tm_net_isend picks eager or
  * three-phase, tm_net_consume hands a matched remote message to its receive; the receive daemon
- * upcalls (net.h) decode the header and dispatch by frame type to eager.c, rndv.c and ack.c.
+ * upcalls (net.h) decode the header and dispatch by frame type to eager.c, rndv.c and ack.c,
+ * or to the handlers another protocol registered for its type (net_proto.h).
  * Runs on a rank thread, an agent receive daemon, or a rank thread inside svc net_poll.
  *
  * Mailbox order: a frame's unexpected entry is appended under the destination's mailbox lock
@@ -16,11 +17,30 @@
 #include "match.h"
 #include "msg_hdr.h"
 #include "net_int.h"
-#include "rma.h"
+#include "net_proto.h"
 #include "type_copy.h"
 
 /* *ctx of a frame whose protocol half was refused: net_frame drops it. */
 static const char bad_frame;
+
+/* The frame types after point-to-point's are other protocols' (net_proto.h). */
+static int other_proto(unsigned type)
+{
+    return type > TM_MSG_ACK;
+}
+
+static const struct tm_net_proto *proto_of(struct tm_job *j, unsigned type)
+{
+    return j->net && type < TM_MSG_NTYPES ? j->net->protos[type] : NULL;
+}
+
+int tm_net_proto_register(struct tm_job *j, int type, const struct tm_net_proto *p)
+{
+    if (!j->net || type <= TM_MSG_ACK || type >= TM_MSG_NTYPES || !p || !p->header || !p->frame)
+        return -EINVAL;
+    j->net->protos[type] = p;
+    return 0;
+}
 
 void *tm_net_header(void *state, int node, const struct netd_hdr *h, void **ctx)
 {
@@ -34,7 +54,15 @@ void *tm_net_header(void *state, int node, const struct netd_hdr *h, void **ctx)
         *ctx = (void *)&bad_frame;
         return NULL;
     }
-    if (m.type == TM_MSG_RMA) return tm_rma_net_header(j, node, &m, ctx);
+    if (other_proto(m.type)) {
+        const struct tm_net_proto *p = proto_of(j, m.type);
+        if (p) return p->header(j, node, &m, ctx);
+        if (j->net)
+            tm_net_proto_error(j->net, node, "frame %llu: no protocol takes type %u here",
+                               (unsigned long long)h->seq, m.type);
+        *ctx = (void *)&bad_frame;
+        return NULL;
+    }
     return tm_net_p2p_header(j, node, &m, ctx);
 }
 
@@ -44,8 +72,9 @@ void tm_net_frame(void *state, int node, const struct netd_hdr *h, void *ctx)
     struct tm_msg_hdr m;
     /* net_header has decoded the same bytes successfully */
     if (ctx == &bad_frame || tm_msg_hdr_decode(h, &m) < 0) return;
-    if (m.type == TM_MSG_RMA) {
-        tm_rma_net_frame(j, node, &m, ctx);
+    if (other_proto(m.type)) {
+        const struct tm_net_proto *p = proto_of(j, m.type);
+        if (p) p->frame(j, node, &m, ctx);
         return;
     }
     tm_net_p2p_frame(j, node, &m, ctx);

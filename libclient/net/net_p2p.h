@@ -91,6 +91,8 @@ struct tm_net {
     /* counters (tests, statistics): relaxed */
     _Atomic uint64_t n_eager, n_three_phase, n_held, n_acks_sent;
     char hb; /* ThreadSanitizer's name for the network (tm_net_hb_send), never read */
+    /* the other protocols' handlers by message type (net_proto.h), set before frames arrive */
+    const struct tm_net_proto *protos[TM_MSG_NTYPES];
 };
 
 /* ThreadSanitizer sees the order a frame gives only between the threads of this process that

@@ -246,9 +246,11 @@ int tm_rma_remote_flush_all(struct tm_rank *me, struct tm_winref *wr);
 
 /* Grants queued remote lock requests of m that can be granted now (after a release). */
 void tm_rma_grant_queued(struct tm_win *w, struct tm_win_member *m);
-/* Receive daemon upcalls for TM_MSG_RMA frames (net.c dispatches after decoding the protocol
- * half). */
+/* Receive daemon upcalls for TM_MSG_RMA frames (net/net_proto.h: net.c dispatches to them
+ * after decoding the protocol half). */
 void *tm_rma_net_header(struct tm_job *j, int node, const struct tm_msg_hdr *h, void **ctx);
 void tm_rma_net_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, void *ctx);
+/* Registers them with the job's links (rma_proto.c), once the job has links; 0 or -EINVAL. */
+int tm_rma_net_register(struct tm_job *j);
 
 #endif

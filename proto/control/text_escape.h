@@ -6,8 +6,8 @@
  * control character (C0, DEL, and C1 written as UTF-8 or as a single byte) is shown as \xHH
  * and a backslash as \\, so what is shown is what was sent.  --json output escapes in its
  * own way (JSON strings) and does not use this. */
-#ifndef TMPI_TEXT_ESCAPE_H
-#define TMPI_TEXT_ESCAPE_H
+#ifndef TMPI_PROTO_TEXT_ESCAPE_H
+#define TMPI_PROTO_TEXT_ESCAPE_H
 
 #include <stddef.h>
 

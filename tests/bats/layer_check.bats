@@ -36,9 +36,9 @@ setup() {
     [[ "$output" == *'agent/netd/pool.c:'*'#include "agent.h": agent/netd may not use agent/daemon'* ]]
     # and in libtmpi: the process state may not use the MPI functions' layer
     sed -i '0,/#include "pool.h"/s/#include "agent.h"//' "$copy/agent/netd/pool.c"
-    printf '#include "greq.h"\n' >>"$copy/libclient/core/job.c"
+    printf '#include "greq.h"\n' >>"$copy/libclient/core/request.c"
     run -1 "$copy/tools/layer-check" --root "$copy"
-    [[ "$output" == *'libclient/core/job.c:'*'libclient/core may not use libclient/mpi'* ]]
+    [[ "$output" == *'libclient/core/request.c:'*'libclient/core may not use libclient/mpi'* ]]
 }
 
 @test "layer-check: a cycle in the may-use list itself is refused" {
@@ -73,4 +73,66 @@ setup() {
     run -1 "$copy/tools/layer-check" --root "$copy" --stamp "$copy/stamp" --depfile "$copy/dep"
     [[ "$output" == *'agent/netd may not use agent/daemon'* ]]
     [ ! -e "$copy/stamp" ]
+}
+
+# compile_planted SRC COPY: compile COPY with the build's own command for SRC (its include
+# directories), writing the object under the test's directory.
+compile_planted() {
+    local cmd
+    cmd=$(python3 - "$TMPI_BUILD/compile_commands.json" "$1" "$2" "$BATS_TEST_TMPDIR/o.o" <<'PY'
+import json, shlex, sys
+db, src, copy, obj = sys.argv[1:]
+for e in json.load(open(db)):
+    if e["file"].endswith("/" + src):
+        a = shlex.split(e["command"])
+        out, skip = [], 0
+        for w in a:
+            if skip:
+                skip -= 1
+                continue
+            if w in ("-MQ", "-MF", "-o"):
+                skip = 1
+                continue
+            if w == "-MD":
+                continue
+            out.append(w)
+        out[-1] = copy
+        print("cd " + shlex.quote(e["directory"]) + " && " + shlex.join(out + ["-o", obj]))
+        break
+PY
+    )
+    [ -n "$cmd" ] || { echo "no compile command for $1"; return 1; }
+    sh -c "$cmd"
+}
+
+@test "layer-check: each folder compiles seeing only the folders it may use; a planted wrong include fails the compile and the check names both folders" {
+    [ -f "$TMPI_BUILD/compile_commands.json" ] || skip "no compile_commands.json in $TMPI_BUILD"
+    # as the tree has it, the file compiles with its folder's include directories
+    run -0 compile_planted agent/netd/pool.c "$copy/agent/netd/pool.c"
+    sed -i '0,/#include "pool.h"/s//#include "pool.h"\n#include "agent.h"/' "$copy/agent/netd/pool.c"
+    run compile_planted agent/netd/pool.c "$copy/agent/netd/pool.c"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *'agent.h: No such file'* ]]
+    run -1 "$copy/tools/layer-check" --root "$copy"
+    [[ "$output" == *'agent/netd may not use agent/daemon'* ]]
+    # libtmpi too: the entry point every executable exports may not see the process state
+    run -0 compile_planted libclient/module/main_export.c "$copy/libclient/module/main_export.c"
+    printf '#include "job.h"\n' >>"$copy/libclient/module/main_export.c"
+    run compile_planted libclient/module/main_export.c "$copy/libclient/module/main_export.c"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *'job.h: No such file'* ]]
+    run -1 "$copy/tools/layer-check" --root "$copy"
+    [[ "$output" == *'libclient/module may not use libclient/core'* ]]
+}
+
+@test "layer-check --includes: a folder's compile sees its own folder, the ones it may use and those its pending includes reach" {
+    run -0 "$TMPI_SRC/tools/layer-check" --includes agent
+    grep -qx 'netd base netd ../proto/coll ../proto/control ../proto/wire' <<<"$output"
+    grep -qx 'base base ../proto/coll ../proto/control' <<<"$output"
+    # a pending include widens its folder's set: netd's compile sees the agent struct with it
+    echo 'pending agent/netd/pool.c agent/daemon/agent.h' >>"$copy/docs/layers.conf"
+    run -0 "$copy/tools/layer-check" --root "$copy" --includes agent
+    grep -qx 'netd .* daemon .*' <<<"$output"
+    run -2 "$TMPI_SRC/tools/layer-check" --includes nosuch
+    [[ "$output" == *'no folder of nosuch'* ]]
 }

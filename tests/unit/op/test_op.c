@@ -1,4 +1,4 @@
-/* Unit tests for libclient/datatype/op.c: every (op, type) pair against a plain reference computed
+/* Unit tests for libclient/typecore/op.c: every (op, type) pair against a plain reference computed
  * here in 64-bit or long double arithmetic, the exact table of pairs MPI 3.1 §5.9.2 defines, and
  * the edge cases (unsigned and signed wrap, MINLOC/MAXLOC ties, count 0, undefined pairs).
  *

@@ -1,15 +1,18 @@
-/* job.c — creating and tearing down the per-job state (job.h). */
-#include "job.h"
+/* job_life.c — creating and tearing down the per-job state (job_life.h, core/job.h). */
+#include "job_life.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll_net.h"
+#include "comm_mst.h"
+#include "inbox.h"
 #include "mstate.h"
 #include "type_copy.h"
 #include "net.h"
 #include "net_p2p.h"
+#include "net_wait.h"
 #include "p2p_api.h"
 #include "request.h"
 #include "rma.h"
@@ -106,7 +109,16 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
             goto err;
         }
     }
+    /* the waits' upcalls (wait.h), before any rank can wait */
+    j->wait_poll = tm_inbox_wait_poll;
+    j->mst_comm = tm_comm_mst;
     if (tm_net_job_init(j, info) < 0) goto err;
+    if (j->net) {
+        j->wait_net = &tm_net_wait;
+        j->net_consume = tm_net_consume;
+        /* one-sided communication's frames ride on the links too (net_proto.h) */
+        if (tm_rma_net_register(j) < 0) goto err;
+    }
     return j;
 err:
     job_free(j);

@@ -1,0 +1,26 @@
+/* p2p_route.c — a send goes to this node's engine or to the network (p2p_route.h). */
+#include "p2p_route.h"
+
+#include "job.h"
+#include "net_p2p.h"
+
+int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t bytes, int dest,
+            int tag, enum tm_send_mode mode, struct tm_request *sreq)
+{
+    if (dest == MPI_PROC_NULL) {
+        tm_req_set_done(sreq, MPI_PROC_NULL, MPI_ANY_TAG, 0, MPI_SUCCESS);
+        return 0;
+    }
+    struct tm_comm *c = cr->c;
+    const int w = tm_comm_peer_world(c, dest);
+    struct tm_net *net = me->job->net;
+    if (TM_UNLIKELY(net)) {
+        tm_net_check(me, net);
+        if (tm_net_remote(net, w)) {
+            sreq->st_source = dest;
+            sreq->st_tag = tag;
+            return tm_net_isend(me, w, c->ctx, cr->rank, tag, buf, bytes, TMPI_NET_P2P, mode, sreq);
+        }
+    }
+    return tm_intra_send(me, w, c->ctx, cr->rank, dest, tag, buf, bytes, mode, sreq);
+}
