@@ -9,6 +9,7 @@
 #include "inbox.h"
 #include "job.h"
 #include "p2p.h"
+#include "p2p_route.h"
 #include "type.h"
 #include "type_copy.h"
 #include "wait.h"
