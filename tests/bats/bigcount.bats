@@ -42,3 +42,15 @@ expect_ok() {
     run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe"
     expect_ok
 }
+
+# MPI_T performance variables of the data links (category tmpi.link): zero on one node,
+# counting a job's p2p bytes across 2 agents.
+@test "bigcount: MPI_T link-traffic pvars stay 0 on one node and count bytes across 2 agents" {
+    local exe
+    exe=$(prog mpit_link)
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe"
+    expect_ok
+    start_cluster 2
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe"
+    expect_ok
+}
