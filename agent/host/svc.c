@@ -114,6 +114,12 @@ static int svc_link_traffic(int channel, uint64_t out[4])
     return 0;
 }
 
+static void svc_pool_usage(uint64_t *used, uint64_t *capacity)
+{
+    *used = atomic_load_explicit(&svc_agent->pool.used, memory_order_relaxed);
+    *capacity = svc_agent->cfg.pool_size;
+}
+
 __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .abi = TMPI_SVC_ABI,
     .rank_self = svc_rank_self,
@@ -134,6 +140,7 @@ __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .rank_yield = carrier_yield,
     .config_item = svc_config_item,
     .link_traffic = svc_link_traffic,
+    .pool_usage = svc_pool_usage,
 };
 
 void svc_init(struct agent *a)

@@ -6,7 +6,7 @@
 #include "job.h"
 #include "mpit.h"
 
-enum { CAT_AGENT, CAT_JOB, CAT_COLL, CAT_RANK, CAT_LINK };
+enum { CAT_AGENT, CAT_JOB, CAT_COLL, CAT_RANK, CAT_LINK, CAT_POOL };
 const struct tm_t_cat tm_t_cats[] = {
     [CAT_AGENT] = {"tmpi.agent", "tmpid.conf settings of the node's agent (read at its start)"},
     [CAT_JOB] = {"tmpi.job", "the job's settings as libtmpi applies them"},
@@ -14,6 +14,8 @@ const struct tm_t_cat tm_t_cats[] = {
     [CAT_RANK] = {"tmpi.rank", "counters of the calling rank"},
     [CAT_LINK] = {"tmpi.link", "the job's data-link traffic on this node (the metrics endpoint's "
                                "tmpi_messages_total and tmpi_bytes_total)"},
+    [CAT_POOL] = {"tmpi.pool", "the node agent's shared buffer pool (the metrics endpoint's "
+                               "tmpi_pool_used_bytes and tmpi_pool_capacity_bytes)"},
 };
 const int tm_t_ncats = sizeof tm_t_cats / sizeof tm_t_cats[0];
 
@@ -116,6 +118,16 @@ static void rd_rank(struct tm_rank *me, int arg, uint64_t *v, const char **s, ch
         *v = atomic_load_explicit(&me->bsend_used, memory_order_relaxed);
 }
 
+/* arg 0: bytes in use, 1: capacity. */
+static void rd_pool(struct tm_rank *me, int arg, uint64_t *v, const char **s, char *buf)
+{
+    (void)me, (void)s, (void)buf;
+    const struct tmpi_svc *svc = tm_lib_load();
+    uint64_t used = 0, cap = 0;
+    if (svc && svc->pool_usage) svc->pool_usage(&used, &cap);
+    *v = arg ? cap : used;
+}
+
 /* arg: bit 2 bytes (else frames), bit 1 the coll channel (else p2p), bit 0 received. */
 static void rd_link(struct tm_rank *me, int arg, uint64_t *v, const char **s, char *buf)
 {
@@ -191,6 +203,10 @@ static const struct tm_t_var rank_pvars[] = {
      MPI_T_VERBOSITY_TUNER_BASIC, 0, MPI_T_PVAR_CLASS_COUNTER, CAT_RANK, -1, rd_rank, RANK_WAKES},
     {"rank.bsend_bytes_used", "bytes of the attached buffer buffered sends hold now", TM_T_ULL,
      MPI_T_VERBOSITY_USER_BASIC, 0, MPI_T_PVAR_CLASS_LEVEL, CAT_RANK, -1, rd_rank, RANK_BSEND},
+    {"tmpi_pool_used_bytes", "bytes of the node agent's buffer pool in use", TM_T_ULL,
+     MPI_T_VERBOSITY_USER_BASIC, 0, MPI_T_PVAR_CLASS_LEVEL, CAT_POOL, -1, rd_pool, 0},
+    {"tmpi_pool_capacity_bytes", "the node agent's buffer pool size ([pool] size)", TM_T_ULL,
+     MPI_T_VERBOSITY_USER_BASIC, 0, MPI_T_PVAR_CLASS_SIZE, CAT_POOL, -1, rd_pool, 1},
 };
 #define NCOLL_PVARS (2 * MPIX_COLL_KINDS)
 #define NRANK_PVARS ((int)(sizeof rank_pvars / sizeof rank_pvars[0]))

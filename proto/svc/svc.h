@@ -240,6 +240,11 @@ struct tmpi_svc {
      * (zeros for a job without links), -1 when the thread is no rank or channel is not 1 or 2.
      * Any rank thread; never blocks. */
     int (*link_traffic)(int channel, uint64_t out[4]);
+
+    /* Optional (NULL: no pool variables).  The node agent's shared buffer pool: bytes in use
+     * now into *used and its size ([pool] size) into *capacity, the metrics endpoint's
+     * tmpi_pool_used_bytes and tmpi_pool_capacity_bytes.  Any thread; never blocks. */
+    void (*pool_usage)(uint64_t *used, uint64_t *capacity);
 };
 
 #endif

@@ -44,12 +44,17 @@ expect_ok() {
 }
 
 # MPI_T performance variables of the data links (category tmpi.link): zero on one node,
-# counting a job's p2p bytes across 2 agents.
-@test "bigcount: MPI_T link-traffic pvars stay 0 on one node and count bytes across 2 agents" {
+# counting a job's p2p bytes across 2 agents; the pool's (tmpi.pool) read the agent's pool,
+# here tmpid.conf's default [pool] size of 64 MiB.
+@test "bigcount: MPI_T link-traffic pvars stay 0 on one node and count bytes across 2 agents, pool pvars read the agent's pool" {
     local exe
     exe=$(prog mpit_link)
     run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe"
     expect_ok
+    [[ "$output" == *"pool capacity $((64 * 1024 * 1024))"* ]] || {
+        echo "$output"
+        return 1
+    }
     start_cluster 2
     run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe"
     expect_ok

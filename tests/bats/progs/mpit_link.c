@@ -4,7 +4,9 @@
  * MPI_T_ERR_PVAR_NO_STARTSTOP); through a pvar session, a handle of tmpi_bytes_total.p2p.sent
  * counts at least the bytes rank 0 sends to the last rank when that rank is on another node,
  * and nothing when every rank shares the node; readreset gives the count and starts again
- * from 0, so the next read counts only the later messages.  Prints OK at rank 0. */
+ * from 0, so the next read counts only the later messages.  The pool variables (category
+ * tmpi.pool) read the agent's buffer pool: a size above 0, a level not above it; rank 0
+ * prints "pool capacity N" for the caller to compare with the agent's.  Prints OK at rank 0. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +107,24 @@ int main(int argc, char **argv)
     MPI_T_pvar_handle_free(s, &h);
     MPI_T_pvar_session_free(&s);
     free(buf);
+
+    int pc = -1, pu = -1;
+    CHECK(MPI_T_pvar_get_index("tmpi_pool_capacity_bytes", MPI_T_PVAR_CLASS_SIZE, &pc) == 0 &&
+              MPI_T_pvar_get_index("tmpi_pool_used_bytes", MPI_T_PVAR_CLASS_LEVEL, &pu) == 0,
+          "no pool pvars");
+    MPI_T_pvar_session_create(&s);
+    MPI_T_pvar_handle hc, hu;
+    MPI_T_pvar_handle_alloc(s, pc, NULL, &hc, &cnt);
+    MPI_T_pvar_handle_alloc(s, pu, NULL, &hu, &cnt);
+    unsigned long long cap = 0, used = 0;
+    MPI_T_pvar_read(s, hc, &cap);
+    MPI_T_pvar_read(s, hu, &used);
+    CHECK(cap > 0 && used <= cap, "pool used %llu of %llu", used, cap);
+    CHECK(MPI_T_pvar_reset(s, hu) == MPI_T_ERR_PVAR_NO_WRITE, "reset of a level");
+    if (rank == 0) printf("pool capacity %llu\n", cap);
+    MPI_T_pvar_handle_free(s, &hc);
+    MPI_T_pvar_handle_free(s, &hu);
+    MPI_T_pvar_session_free(&s);
 
     int all = 0;
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
