@@ -98,6 +98,28 @@ static int svc_config_item(int i, const char **section, const char **key, char *
     return config_item_text(&svc_agent->cfg, i, section, key, buf, len);
 }
 
+static int svc_link_traffic(int channel, uint64_t out[4])
+{
+    struct rank *r = rank_current();
+    if (!r || channel < 1 || channel > 2) return -1;
+    out[0] = out[1] = out[2] = out[3] = 0;
+    if (!r->job->net) return 0;
+    Tmpi__ChannelTraffic ch[2];
+    job_net_traffic(r->job->net, ch);
+    const Tmpi__ChannelTraffic *c = &ch[channel - 1];
+    out[0] = c->frames_sent;
+    out[1] = c->bytes_sent;
+    out[2] = c->frames_received;
+    out[3] = c->bytes_received;
+    return 0;
+}
+
+static void svc_pool_usage(uint64_t *used, uint64_t *capacity)
+{
+    *used = atomic_load_explicit(&svc_agent->pool.used, memory_order_relaxed);
+    *capacity = svc_agent->cfg.pool_size;
+}
+
 __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .abi = TMPI_SVC_ABI,
     .rank_self = svc_rank_self,
@@ -117,6 +139,8 @@ __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .rank_park = carrier_park,
     .rank_yield = carrier_yield,
     .config_item = svc_config_item,
+    .link_traffic = svc_link_traffic,
+    .pool_usage = svc_pool_usage,
 };
 
 void svc_init(struct agent *a)

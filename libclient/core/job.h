@@ -94,7 +94,7 @@ struct tm_rank {
      * detach apart from buffered sends), and the bytes buffered sends hold of it until their
      * messages leave (any thread: atomics; the messages' data live in envelopes) */
     void *bsend_buf;
-    int bsend_size;
+    size_t bsend_size; /* MPI_Buffer_attach_c may attach more than INT_MAX bytes */
     _Atomic size_t bsend_used;
 
     struct tm_fb_in fb_in;     /* fast boxes into this rank (fbox.h) */

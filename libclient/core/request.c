@@ -26,6 +26,8 @@ static void reap_orphans(struct tm_rank *me)
         if (atomic_load_explicit(&r->done, memory_order_acquire)) {
             if (r->dt) tm_type_release(r->dt);
             r->dt = NULL;
+            free(r->keep);
+            r->keep = NULL;
             *pp = r->next;
             r->next = me->req_free;
             me->req_free = r;
@@ -108,6 +110,8 @@ void tm_req_free(struct tm_rank *me, struct tm_request *r)
         r->next = me->req_orphans;
         me->req_orphans = r;
     } else {
+        free(r->keep);
+        r->keep = NULL;
         r->next = me->req_free;
         me->req_free = r;
     }

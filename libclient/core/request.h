@@ -93,6 +93,9 @@ struct tm_request {
     size_t bsend;
     /* its Fortran handle (MPI_Request_c2f, request.c), 0 until the program asks for one */
     int fidx;
+    /* memory the operation reads until the request goes (the int copies of a _c collective's
+     * count arrays, mpi/count_narrow.h); freed with the request once it is done */
+    void *keep;
 };
 
 /* A request from the rank's pool, zeroed except for owner/kind; NULL when out of memory. */

@@ -12,6 +12,7 @@
 
 struct tm_userop {
     MPI_User_function *fn;
+    MPI_User_function_c *fn_c; /* MPI_Op_create_c: fn is NULL */
     int commute;
 };
 
@@ -24,13 +25,34 @@ int tm_op_resolve(struct tm_rank *me, MPI_Op op, struct tm_opref *ret)
     }
     struct tm_userop *u = me ? tm_objtab_get(me->uops, TM_OP_USER_FIRST, op) : NULL;
     if (!u) return -1;
-    *ret = (struct tm_opref){.kind = -1, .fn = u->fn, .commute = u->commute};
+    *ret = (struct tm_opref){.kind = -1, .fn = u->fn, .fn_c = u->fn_c, .commute = u->commute};
     return 0;
 }
 
 int tm_opref_defined(const struct tm_opref *o, const struct tm_type *t)
 {
     return o->kind < 0 || tm_op_defined((enum tm_opkind)o->kind, t->basic);
+}
+
+/* inout = in op inout for count elements of t through the user function: an int function
+ * takes large buffers in pieces of INT_MAX elements, an MPI_Count one all at once. */
+static void call_user(const struct tm_opref *o, const void *in, void *inout, size_t count,
+                      const struct tm_type *t, MPI_Datatype dth)
+{
+    if (o->fn_c) {
+        MPI_Count len = (MPI_Count)count;
+        MPI_Datatype d = dth;
+        if (count) o->fn_c((void *)in, inout, &len, &d);
+        return;
+    }
+    while (count) {
+        int len = count > INT_MAX ? INT_MAX : (int)count;
+        MPI_Datatype d = dth;
+        o->fn((void *)in, inout, &len, &d);
+        in = tm_dt_at(in, (size_t)len, t);
+        inout = tm_dt_at(inout, (size_t)len, t);
+        count -= (size_t)len;
+    }
 }
 
 /* A user function on packed data of a non-contiguous type u (a collective across nodes runs
@@ -54,12 +76,7 @@ static void apply_unpacked(const struct tm_opref *o, const void *in, void *inout
     unsigned char *ia = a - lo, *ib = a + span - lo;
     tm_type_unpack(ia, count, u, 0, in, bytes);
     tm_type_unpack(ib, count, u, 0, inout, bytes);
-    for (size_t done = 0; done < count;) {
-        int len = count - done > INT_MAX ? INT_MAX : (int)(count - done);
-        MPI_Datatype d = dth;
-        o->fn(tm_dt_at(ia, done, u), tm_dt_at(ib, done, u), &len, &d);
-        done += (size_t)len;
-    }
+    call_user(o, ia, ib, count, u, dth);
     tm_type_pack(inout, ib, count, u, 0, bytes);
     free(a);
 }
@@ -78,15 +95,7 @@ void tm_opref_apply(const struct tm_opref *o, const void *in, void *inout, size_
         apply_unpacked(o, in, inout, count, t->packed_of, dth);
         return;
     }
-    /* The user function takes an int count: hand it large buffers in pieces. */
-    while (count) {
-        int len = count > INT_MAX ? INT_MAX : (int)count;
-        MPI_Datatype d = dth;
-        o->fn((void *)in, inout, &len, &d);
-        in = tm_dt_at(in, (size_t)len, t);
-        inout = tm_dt_at(inout, (size_t)len, t);
-        count -= (size_t)len;
-    }
+    call_user(o, in, inout, count, t, dth);
 }
 
 void tm_userop_tab_free(struct tm_rank *me)
@@ -126,15 +135,17 @@ void tm_op_handle_drop(struct tm_rank *me, MPI_Op h)
     struct tm_rank *me = tm_self();                                                                \
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
 
-TM_API int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+/* One body for MPI_Op_create (user_fn) and MPI_Op_create_c (user_fn_c); the other is NULL. */
+static int op_create(const char *fn, MPI_User_function *user_fn, MPI_User_function_c *user_fn_c,
+                     int commute, MPI_Op *op)
 {
-    const char *fn = "MPI_Op_create";
     NEED_ME(fn);
-    if (TM_UNLIKELY(!user_fn || !op))
+    if (TM_UNLIKELY((!user_fn && !user_fn_c) || !op))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "user_fn or op is NULL");
     struct tm_userop *u = malloc(sizeof *u);
     if (!u) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
     u->fn = user_fn;
+    u->fn_c = user_fn_c;
     u->commute = commute != 0;
     int h = tm_objtab_add(&me->uops, TM_OP_USER_FIRST, u);
     if (h < 0) {
@@ -144,7 +155,18 @@ TM_API int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
     *op = h;
     return MPI_SUCCESS;
 }
+
+TM_API int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+{
+    return op_create("MPI_Op_create", user_fn, NULL, commute, op);
+}
 TM_ALIAS(Op_create)
+
+TM_API int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
+{
+    return op_create("MPI_Op_create_c", NULL, user_fn, commute, op);
+}
+TM_ALIAS(Op_create_c)
 
 /* Pending operations copied the function pointer when they started, so freeing the handle
  * never pulls an op from under them (MPI 3.1 §5.9.5). */

@@ -18,8 +18,9 @@ struct tm_rank;
 #define TM_OP_USER_FIRST 32
 
 struct tm_opref {
-    int kind;              /* enum tm_opkind, or -1 for a user function */
-    MPI_User_function *fn; /* user function */
+    int kind;                  /* enum tm_opkind, or -1 for a user function */
+    MPI_User_function *fn;     /* user function */
+    MPI_User_function_c *fn_c; /* or its large-count form (MPI_Op_create_c): fn is NULL */
     int commute;
 };
 

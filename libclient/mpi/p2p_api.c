@@ -1,5 +1,6 @@
 /* p2p_api.c — the MPI point-to-point entry points: argument checks, then the engine (p2p.h). */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,19 +217,28 @@ TM_API int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
 }
 TM_ALIAS(Bsend_c)
 
-TM_API int PMPI_Buffer_attach(void *buffer, int size)
+/* One body for MPI_Buffer_attach and MPI_Buffer_attach_c. */
+static int buffer_attach(const char *fn, void *buffer, MPI_Count size)
 {
     struct tm_rank *me = tm_self();
-    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Buffer_attach", TM_ERR_NOINIT);
-    if (size < 0 || (!buffer && size > 0))
-        return tm_err_noco(MPI_ERR_ARG, "MPI_Buffer_attach", "invalid buffer or size %d", size);
-    if (me->bsend_buf)
-        return tm_err_noco(MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    if (size < 0 || (!buffer && size > 0) || (unsigned long long)size > PTRDIFF_MAX)
+        return tm_err_noco(MPI_ERR_ARG, fn, "invalid buffer or size %lld", size);
+    if (me->bsend_buf) return tm_err_noco(MPI_ERR_BUFFER, fn, "a buffer is already attached");
     me->bsend_buf = buffer;
-    me->bsend_size = size;
+    me->bsend_size = (size_t)size;
     return MPI_SUCCESS;
 }
+TM_API int PMPI_Buffer_attach(void *buffer, int size)
+{
+    return buffer_attach("MPI_Buffer_attach", buffer, size);
+}
 TM_ALIAS(Buffer_attach)
+TM_API int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    return buffer_attach("MPI_Buffer_attach_c", buffer, size);
+}
+TM_ALIAS(Buffer_attach_c)
 
 static int bsend_idle(void *arg)
 {
@@ -236,21 +246,40 @@ static int bsend_idle(void *arg)
     return atomic_load_explicit(&me->bsend_used, memory_order_seq_cst) == 0; /* wait.h */
 }
 
-TM_API int PMPI_Buffer_detach(void *buffer_addr, int *size)
+/* One body for MPI_Buffer_detach (int_size) and MPI_Buffer_detach_c (count_size).  The int
+ * form refuses a buffer larger than it can say, and leaves it attached. */
+static int buffer_detach(const char *fn, void *buffer_addr, int *int_size, MPI_Count *count_size)
 {
     struct tm_rank *me = tm_self();
-    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Buffer_detach", TM_ERR_NOINIT);
-    if (!buffer_addr || !size)
-        return tm_err_noco(MPI_ERR_ARG, "MPI_Buffer_detach", "argument is NULL");
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    if (!buffer_addr || (!int_size && !count_size))
+        return tm_err_noco(MPI_ERR_ARG, fn, "argument is NULL");
+    if (int_size && me->bsend_size > INT_MAX)
+        return tm_err_noco(
+            MPI_ERR_COUNT, fn,
+            "the attached buffer's %zu bytes do not fit an int (MPI_Buffer_detach_c)",
+            me->bsend_size);
     /* MPI 3.1 §3.6.1: detach blocks until the messages in the buffer have been sent */
     tm_wait(me, bsend_idle, me);
     *(void **)buffer_addr = me->bsend_buf;
-    *size = me->bsend_size;
+    if (int_size)
+        *int_size = (int)me->bsend_size;
+    else
+        *count_size = (MPI_Count)me->bsend_size;
     me->bsend_buf = NULL;
     me->bsend_size = 0;
     return MPI_SUCCESS;
 }
+TM_API int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    return buffer_detach("MPI_Buffer_detach", buffer_addr, size, NULL);
+}
 TM_ALIAS(Buffer_detach)
+TM_API int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    return buffer_detach("MPI_Buffer_detach_c", buffer_addr, NULL, size);
+}
+TM_ALIAS(Buffer_detach_c)
 
 static int send_nonblocking(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt,
                             int dest, int tag, MPI_Comm comm, enum tm_send_mode mode,

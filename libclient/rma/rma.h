@@ -19,6 +19,7 @@
 #ifndef TMPI_LIBCLIENT_RMA_H
 #define TMPI_LIBCLIENT_RMA_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -41,6 +42,8 @@ struct tm_info;
 #define TM_WIN_STRIPES 64
 /* Regions one rank may attach to a dynamic window at once (MPI_Win_attach). */
 #define TM_WIN_MAX_ATTACH 1024
+/* The largest displacement unit a window keeps (each member's unit is an int). */
+#define TM_WIN_DISP_UNIT_MAX INT_MAX
 
 struct tm_win_region {
     uintptr_t base;

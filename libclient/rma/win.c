@@ -182,7 +182,7 @@ static const int32_t *world_map(struct tm_rank *me, MPI_Comm comm)
 }
 
 static int win_make(const char *fn, MPI_Comm comm, int flavor, void *base, MPI_Aint size,
-                    int disp_unit, MPI_Info info, void *baseptr, MPI_Win *win)
+                    MPI_Aint disp_unit, MPI_Info info, void *baseptr, MPI_Win *win)
 {
     struct tm_rank *me = tm_self();
     if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
@@ -190,8 +190,12 @@ static int win_make(const char *fn, MPI_Comm comm, int flavor, void *base, MPI_A
     if (!cr) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
     if (size < 0) return tm_err(me, comm, MPI_ERR_SIZE, fn, "negative size %td", size);
     if (disp_unit <= 0)
-        return tm_err(me, comm, MPI_ERR_DISP, fn, "displacement unit %d is not positive",
+        return tm_err(me, comm, MPI_ERR_DISP, fn, "displacement unit %td is not positive",
                       disp_unit);
+    /* the _c forms take an MPI_Aint unit; the segments keep an int one (TM_WIN_DISP_UNIT_MAX) */
+    if (disp_unit > TM_WIN_DISP_UNIT_MAX)
+        return tm_err(me, comm, MPI_ERR_DISP, fn, "displacement unit %td exceeds %d", disp_unit,
+                      TM_WIN_DISP_UNIT_MAX);
     if (!win) return tm_err(me, comm, MPI_ERR_ARG, fn, "win is NULL");
     if (flavor != MPI_WIN_FLAVOR_CREATE && flavor != MPI_WIN_FLAVOR_DYNAMIC && !baseptr)
         return tm_err(me, comm, MPI_ERR_ARG, fn, "baseptr is NULL");
@@ -301,6 +305,30 @@ TM_API int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info,
 }
 TM_ALIAS(Win_allocate_shared)
 
+TM_API int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                             MPI_Comm comm, MPI_Win *win)
+{
+    return win_make("MPI_Win_create_c", comm, MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info,
+                    NULL, win);
+}
+TM_ALIAS(Win_create_c)
+
+TM_API int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                               void *baseptr, MPI_Win *win)
+{
+    return win_make("MPI_Win_allocate_c", comm, MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit,
+                    info, baseptr, win);
+}
+TM_ALIAS(Win_allocate_c)
+
+TM_API int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                                      MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+    return win_make("MPI_Win_allocate_shared_c", comm, MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit,
+                    info, baseptr, win);
+}
+TM_ALIAS(Win_allocate_shared_c)
+
 TM_API int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     return win_make("MPI_Win_create_dynamic", comm, MPI_WIN_FLAVOR_DYNAMIC, NULL, 0, 1, info, NULL,
@@ -308,10 +336,10 @@ TM_API int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 }
 TM_ALIAS(Win_create_dynamic)
 
-TM_API int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
-                                 void *baseptr)
+/* One body for MPI_Win_shared_query (int_unit) and MPI_Win_shared_query_c (aint_unit). */
+static int shared_query(const char *fn, MPI_Win win, int rank, MPI_Aint *size, int *int_unit,
+                        MPI_Aint *aint_unit, void *baseptr)
 {
-    static const char fn[] = "MPI_Win_shared_query";
     int err;
     struct tm_winref *wr = tm_win_enter(win, fn, &err);
     if (!wr) return err;
@@ -321,7 +349,7 @@ TM_API int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *dis
         return tm_win_err(me, wr, MPI_ERR_RMA_FLAVOR, fn, "not a window of Win_allocate_shared");
     if (rank != MPI_PROC_NULL && (rank < 0 || rank >= w->size))
         return tm_win_err(me, wr, MPI_ERR_RANK, fn, "invalid rank %d", rank);
-    if (!size || !disp_unit || !baseptr)
+    if (!size || (!int_unit && !aint_unit) || !baseptr)
         return tm_win_err(me, wr, MPI_ERR_ARG, fn, "size, disp_unit or baseptr is NULL");
     int r = rank;
     if (r == MPI_PROC_NULL) { /* the first member with a non-empty segment */
@@ -329,11 +357,26 @@ TM_API int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *dis
             ;
     }
     *size = (MPI_Aint)w->m[r].size;
-    *disp_unit = w->m[r].disp_unit;
+    if (int_unit)
+        *int_unit = w->m[r].disp_unit;
+    else
+        *aint_unit = w->m[r].disp_unit;
     *(void **)baseptr = w->m[r].base;
     return MPI_SUCCESS;
 }
+TM_API int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
+                                 void *baseptr)
+{
+    return shared_query("MPI_Win_shared_query", win, rank, size, disp_unit, NULL, baseptr);
+}
 TM_ALIAS(Win_shared_query)
+
+TM_API int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
+                                   void *baseptr)
+{
+    return shared_query("MPI_Win_shared_query_c", win, rank, size, NULL, disp_unit, baseptr);
+}
+TM_ALIAS(Win_shared_query_c)
 
 TM_API int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {

@@ -6,12 +6,16 @@
 #include "job.h"
 #include "mpit.h"
 
-enum { CAT_AGENT, CAT_JOB, CAT_COLL, CAT_RANK };
+enum { CAT_AGENT, CAT_JOB, CAT_COLL, CAT_RANK, CAT_LINK, CAT_POOL };
 const struct tm_t_cat tm_t_cats[] = {
     [CAT_AGENT] = {"tmpi.agent", "tmpid.conf settings of the node's agent (read at its start)"},
     [CAT_JOB] = {"tmpi.job", "the job's settings as libtmpi applies them"},
     [CAT_COLL] = {"tmpi.coll", "collectives of the job on this node (MPIX_Coll_counters)"},
     [CAT_RANK] = {"tmpi.rank", "counters of the calling rank"},
+    [CAT_LINK] = {"tmpi.link", "the job's data-link traffic on this node (the metrics endpoint's "
+                               "tmpi_messages_total and tmpi_bytes_total)"},
+    [CAT_POOL] = {"tmpi.pool", "the node agent's shared buffer pool (the metrics endpoint's "
+                               "tmpi_pool_used_bytes and tmpi_pool_capacity_bytes)"},
 };
 const int tm_t_ncats = sizeof tm_t_cats / sizeof tm_t_cats[0];
 
@@ -114,6 +118,26 @@ static void rd_rank(struct tm_rank *me, int arg, uint64_t *v, const char **s, ch
         *v = atomic_load_explicit(&me->bsend_used, memory_order_relaxed);
 }
 
+/* arg 0: bytes in use, 1: capacity. */
+static void rd_pool(struct tm_rank *me, int arg, uint64_t *v, const char **s, char *buf)
+{
+    (void)me, (void)s, (void)buf;
+    const struct tmpi_svc *svc = tm_lib_load();
+    uint64_t used = 0, cap = 0;
+    if (svc && svc->pool_usage) svc->pool_usage(&used, &cap);
+    *v = arg ? cap : used;
+}
+
+/* arg: bit 2 bytes (else frames), bit 1 the coll channel (else p2p), bit 0 received. */
+static void rd_link(struct tm_rank *me, int arg, uint64_t *v, const char **s, char *buf)
+{
+    (void)me, (void)s, (void)buf;
+    const struct tmpi_svc *svc = tm_lib_load();
+    uint64_t t[4] = {0, 0, 0, 0};
+    if (svc && svc->link_traffic) svc->link_traffic((arg >> 1 & 1) + 1, t);
+    *v = t[(arg & 1) * 2 + (arg >> 2 & 1)];
+}
+
 /* ---- control variables ---- */
 #define AGENT(nm, d, a)                                                                            \
     {                                                                                              \
@@ -179,8 +203,20 @@ static const struct tm_t_var rank_pvars[] = {
      MPI_T_VERBOSITY_TUNER_BASIC, 0, MPI_T_PVAR_CLASS_COUNTER, CAT_RANK, -1, rd_rank, RANK_WAKES},
     {"rank.bsend_bytes_used", "bytes of the attached buffer buffered sends hold now", TM_T_ULL,
      MPI_T_VERBOSITY_USER_BASIC, 0, MPI_T_PVAR_CLASS_LEVEL, CAT_RANK, -1, rd_rank, RANK_BSEND},
+    {"tmpi_pool_used_bytes", "bytes of the node agent's buffer pool in use", TM_T_ULL,
+     MPI_T_VERBOSITY_USER_BASIC, 0, MPI_T_PVAR_CLASS_LEVEL, CAT_POOL, -1, rd_pool, 0},
+    {"tmpi_pool_capacity_bytes", "the node agent's buffer pool size ([pool] size)", TM_T_ULL,
+     MPI_T_VERBOSITY_USER_BASIC, 0, MPI_T_PVAR_CLASS_SIZE, CAT_POOL, -1, rd_pool, 1},
 };
 #define NCOLL_PVARS (2 * MPIX_COLL_KINDS)
+#define NRANK_PVARS ((int)(sizeof rank_pvars / sizeof rank_pvars[0]))
+/* Link traffic: {messages, bytes} x {p2p, coll} x {sent, received}, named after the metric and
+ * its channel and direction labels: tmpi_bytes_total.coll.received is this job's share on this
+ * node of tmpi_bytes_total{channel="coll",direction="received"} (docs/USER.md). */
+#define NLINK_PVARS 8
+static const char *const link_metric[2] = {"tmpi_messages_total", "tmpi_bytes_total"};
+static const char *const link_channel[2] = {"p2p", "coll"};
+static const char *const link_dir[2] = {"sent", "received"};
 
 #define NFIXED ((int)(sizeof cvars / sizeof cvars[0]))
 
@@ -244,6 +280,25 @@ int tm_t_cvar(int i, struct tm_t_var *out, char name[TM_T_NAME_MAX])
 int tm_t_pvar(int i, struct tm_t_var *out, char name[TM_T_NAME_MAX])
 {
     if (i < 0 || i >= tm_t_npvars()) return -1;
+    if (i >= NCOLL_PVARS + NRANK_PVARS) {
+        int k = i - NCOLL_PVARS - NRANK_PVARS; /* bit 2: bytes, bit 1: coll, bit 0: received */
+        int bytes = k >> 2 & 1, ch = k >> 1 & 1, rx = k & 1;
+        snprintf(name, TM_T_NAME_MAX, "%s.%s.%s", link_metric[bytes], link_channel[ch],
+                 link_dir[rx]);
+        *out = (struct tm_t_var){name,
+                                 bytes ? "bytes of the job's data-link frames on this node, "
+                                         "headers included"
+                                       : "data-link frames of the job on this node",
+                                 TM_T_ULL,
+                                 MPI_T_VERBOSITY_USER_BASIC,
+                                 0,
+                                 MPI_T_PVAR_CLASS_COUNTER,
+                                 CAT_LINK,
+                                 -1,
+                                 rd_link,
+                                 k};
+        return 0;
+    }
     if (i >= NCOLL_PVARS) {
         *out = rank_pvars[i - NCOLL_PVARS];
         return 0;
@@ -278,5 +333,5 @@ int tm_t_ncvars(void)
 
 int tm_t_npvars(void)
 {
-    return NCOLL_PVARS + (int)(sizeof rank_pvars / sizeof rank_pvars[0]);
+    return NCOLL_PVARS + NRANK_PVARS + NLINK_PVARS;
 }

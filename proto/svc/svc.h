@@ -232,6 +232,19 @@ struct tmpi_svc {
      * ended; "" when unset).  Returns the full text's length, or -1 when i is past the last.
      * Any thread; never blocks. */
     int (*config_item)(int i, const char **section, const char **key, char *buf, size_t len);
+
+    /* Optional (NULL: the tools interface shows no link traffic).  The calling rank's job's
+     * data-link traffic on this node, what the host reports to the agent for the metrics'
+     * tmpi_messages_total / tmpi_bytes_total: channel 1 (p2p) or 2 (coll) into out[4] =
+     * frames sent, bytes sent, frames received, bytes received (headers included).  Returns 0
+     * (zeros for a job without links), -1 when the thread is no rank or channel is not 1 or 2.
+     * Any rank thread; never blocks. */
+    int (*link_traffic)(int channel, uint64_t out[4]);
+
+    /* Optional (NULL: no pool variables).  The node agent's shared buffer pool: bytes in use
+     * now into *used and its size ([pool] size) into *capacity, the metrics endpoint's
+     * tmpi_pool_used_bytes and tmpi_pool_capacity_bytes.  Any thread; never blocks. */
+    void (*pool_usage)(uint64_t *used, uint64_t *capacity);
 };
 
 #endif

@@ -1,0 +1,898 @@
+/* coll_c.c — the large-count (_c) forms of the collectives (MPI 4.0 §6 and §8.6): blocking,
+ * non-blocking, persistent and neighbourhood.  Each converts its MPI_Count counts and MPI_Aint
+ * displacements (count_narrow.h) and calls its int twin: one body per pair; a count beyond the
+ * engine's per-block limit fails with MPI_ERR_COUNT.  MPI_Reduce_c, MPI_Allreduce_c and their
+ * non-blocking forms are in coll/coll_reduce.c (their engine counts in size_t). */
+#include "count_narrow.h"
+#include "lib.h"
+
+TM_API int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                        MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Bcast_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "count", count);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Bcast(buffer, n0_, datatype, root, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Bcast_c)
+
+TM_API int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                         MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Gather_c", comm, 0, root, TM_NW_ROOTED);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    int n1_ = w.is_root ? tm_narrow_count(&w, "recvcount", recvcount) : 0;
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Gather(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, root, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Gather_c)
+
+TM_API int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                          MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Gatherv_c", comm, 2, root, TM_NW_ROOTED);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    const int *n1_ = w.is_root ? tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers) : NULL;
+    const int *n2_ = w.is_root ? tm_narrow_displs(&w, "displs", displs, w.peers) : NULL;
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Gatherv(sendbuf, n0_, sendtype, recvbuf, n1_, n2_, recvtype, root, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Gatherv_c)
+
+TM_API int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                          MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Scatter_c", comm, 0, root, TM_NW_ROOTED);
+    int n0_ = w.is_root ? tm_narrow_count(&w, "sendcount", sendcount) : 0;
+    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Scatter(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, root, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Scatter_c)
+
+TM_API int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                           const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
+                           MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Scatterv_c", comm, 2, root, TM_NW_ROOTED);
+    const int *n0_ = w.is_root ? tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers) : NULL;
+    const int *n1_ = w.is_root ? tm_narrow_displs(&w, "displs", displs, w.peers) : NULL;
+    int n2_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Scatterv(sendbuf, n0_, n1_, sendtype, recvbuf, n2_, recvtype, root, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Scatterv_c)
+
+TM_API int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                            MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Allgather_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Allgather(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Allgather_c)
+
+TM_API int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Allgatherv_c", comm, 2, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
+    const int *n2_ = tm_narrow_displs(&w, "displs", displs, w.peers);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Allgatherv(sendbuf, n0_, sendtype, recvbuf, n1_, n2_, recvtype, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Allgatherv_c)
+
+TM_API int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Alltoall_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Alltoall(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Alltoall_c)
+
+TM_API int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                            const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                            const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                            MPI_Datatype recvtype, MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Alltoallv_c", comm, 4, 0, TM_NW_PLAIN);
+    const int *n0_ =
+        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers);
+    const int *n1_ =
+        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_displs(&w, "sdispls", sdispls, w.peers);
+    const int *n2_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
+    const int *n3_ = tm_narrow_displs(&w, "rdispls", rdispls, w.peers);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Alltoallv(sendbuf, n0_, n1_, sendtype, recvbuf, n2_, n3_, recvtype, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Alltoallv_c)
+
+TM_API int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                            const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                            const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                            const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Alltoallw_c", comm, 4, 0, TM_NW_PLAIN);
+    const int *n0_ =
+        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers);
+    const int *n1_ =
+        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_displs(&w, "sdispls", sdispls, w.peers);
+    const int *n2_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
+    const int *n3_ = tm_narrow_displs(&w, "rdispls", rdispls, w.peers);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Alltoallw(sendbuf, n0_, n1_, sendtypes, recvbuf, n2_, n3_, recvtypes, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Alltoallw_c)
+
+TM_API int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Reduce_scatter_c", comm, 1, 0, TM_NW_PLAIN);
+    const int *n0_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.size);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Reduce_scatter(sendbuf, recvbuf, n0_, datatype, op, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Reduce_scatter_c)
+
+TM_API int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Reduce_scatter_block_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Reduce_scatter_block(sendbuf, recvbuf, n0_, datatype, op, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Reduce_scatter_block_c)
+
+TM_API int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Scan_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "count", count);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Scan(sendbuf, recvbuf, n0_, datatype, op, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Scan_c)
+
+TM_API int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Exscan_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "count", count);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Exscan(sendbuf, recvbuf, n0_, datatype, op, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Exscan_c)
+
+TM_API int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                         MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Ibcast_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "count", count);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Ibcast(buffer, n0_, datatype, root, comm, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Ibcast_c)
+
+TM_API int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                          MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Igather_c", comm, 0, root, TM_NW_ROOTED);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    int n1_ = w.is_root ? tm_narrow_count(&w, "recvcount", recvcount) : 0;
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Igather(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, root, comm, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Igather_c)
+
+TM_API int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Igatherv_c", comm, 2, root, TM_NW_ROOTED);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    const int *n1_ = w.is_root ? tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers) : NULL;
+    const int *n2_ = w.is_root ? tm_narrow_displs(&w, "displs", displs, w.peers) : NULL;
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Igatherv(sendbuf, n0_, sendtype, recvbuf, n1_, n2_, recvtype, root, comm, request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Igatherv_c)
+
+TM_API int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                           MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Iscatter_c", comm, 0, root, TM_NW_ROOTED);
+    int n0_ = w.is_root ? tm_narrow_count(&w, "sendcount", sendcount) : 0;
+    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Iscatter(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, root, comm, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Iscatter_c)
+
+TM_API int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                            const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
+                            MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Iscatterv_c", comm, 2, root, TM_NW_ROOTED);
+    const int *n0_ = w.is_root ? tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers) : NULL;
+    const int *n1_ = w.is_root ? tm_narrow_displs(&w, "displs", displs, w.peers) : NULL;
+    int n2_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e =
+        PMPI_Iscatterv(sendbuf, n0_, n1_, sendtype, recvbuf, n2_, recvtype, root, comm, request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Iscatterv_c)
+
+TM_API int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Iallgather_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Iallgather(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Iallgather_c)
+
+TM_API int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Iallgatherv_c", comm, 2, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
+    const int *n2_ = tm_narrow_displs(&w, "displs", displs, w.peers);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Iallgatherv(sendbuf, n0_, sendtype, recvbuf, n1_, n2_, recvtype, comm, request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Iallgatherv_c)
+
+TM_API int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                            MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Ialltoall_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Ialltoall(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Ialltoall_c)
+
+TM_API int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                             const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                             const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Ialltoallv_c", comm, 4, 0, TM_NW_PLAIN);
+    const int *n0_ =
+        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers);
+    const int *n1_ =
+        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_displs(&w, "sdispls", sdispls, w.peers);
+    const int *n2_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
+    const int *n3_ = tm_narrow_displs(&w, "rdispls", rdispls, w.peers);
+    if (w.err) return tm_narrow_fail(&w);
+    int e =
+        PMPI_Ialltoallv(sendbuf, n0_, n1_, sendtype, recvbuf, n2_, n3_, recvtype, comm, request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Ialltoallv_c)
+
+TM_API int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                             const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                             void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                             const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Ialltoallw_c", comm, 4, 0, TM_NW_PLAIN);
+    const int *n0_ =
+        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers);
+    const int *n1_ =
+        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_displs(&w, "sdispls", sdispls, w.peers);
+    const int *n2_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
+    const int *n3_ = tm_narrow_displs(&w, "rdispls", rdispls, w.peers);
+    if (w.err) return tm_narrow_fail(&w);
+    int e =
+        PMPI_Ialltoallw(sendbuf, n0_, n1_, sendtypes, recvbuf, n2_, n3_, recvtypes, comm, request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Ialltoallw_c)
+
+TM_API int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                  MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Ireduce_scatter_c", comm, 1, 0, TM_NW_PLAIN);
+    const int *n0_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.size);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Ireduce_scatter(sendbuf, recvbuf, n0_, datatype, op, comm, request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Ireduce_scatter_c)
+
+TM_API int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                        MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Ireduce_scatter_block_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, n0_, datatype, op, comm, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Ireduce_scatter_block_c)
+
+TM_API int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Iscan_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "count", count);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Iscan(sendbuf, recvbuf, n0_, datatype, op, comm, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Iscan_c)
+
+TM_API int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Iexscan_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "count", count);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Iexscan(sendbuf, recvbuf, n0_, datatype, op, comm, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Iexscan_c)
+
+TM_API int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                             MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Bcast_init_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "count", count);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Bcast_init(buffer, n0_, datatype, root, comm, info, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Bcast_init_c)
+
+TM_API int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                              MPI_Info info, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Reduce_init_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "count", count);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Reduce_init(sendbuf, recvbuf, n0_, datatype, op, root, comm, info, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Reduce_init_c)
+
+TM_API int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                 MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Allreduce_init_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "count", count);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Allreduce_init(sendbuf, recvbuf, n0_, datatype, op, comm, info, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Allreduce_init_c)
+
+TM_API int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                              MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Gather_init_c", comm, 0, root, TM_NW_ROOTED);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    int n1_ = w.is_root ? tm_narrow_count(&w, "recvcount", recvcount) : 0;
+    if (w.err) return tm_narrow_fail(&w);
+    int e =
+        PMPI_Gather_init(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, root, comm, info, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Gather_init_c)
+
+TM_API int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                               MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Gatherv_init_c", comm, 2, root, TM_NW_ROOTED);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    const int *n1_ = w.is_root ? tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers) : NULL;
+    const int *n2_ = w.is_root ? tm_narrow_displs(&w, "displs", displs, w.peers) : NULL;
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Gatherv_init(sendbuf, n0_, sendtype, recvbuf, n1_, n2_, recvtype, root, comm, info,
+                              request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Gatherv_init_c)
+
+TM_API int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                               MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Scatter_init_c", comm, 0, root, TM_NW_ROOTED);
+    int n0_ = w.is_root ? tm_narrow_count(&w, "sendcount", sendcount) : 0;
+    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Scatter_init(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, root, comm, info,
+                              request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Scatter_init_c)
+
+TM_API int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
+                                MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                MPI_Info info, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Scatterv_init_c", comm, 2, root, TM_NW_ROOTED);
+    const int *n0_ = w.is_root ? tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers) : NULL;
+    const int *n1_ = w.is_root ? tm_narrow_displs(&w, "displs", displs, w.peers) : NULL;
+    int n2_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Scatterv_init(sendbuf, n0_, n1_, sendtype, recvbuf, n2_, recvtype, root, comm,
+                               info, request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Scatterv_init_c)
+
+TM_API int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                 MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Allgather_init_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e =
+        PMPI_Allgather_init(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm, info, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Allgather_init_c)
+
+TM_API int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, const MPI_Count recvcounts[],
+                                  const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Allgatherv_init_c", comm, 2, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
+    const int *n2_ = tm_narrow_displs(&w, "displs", displs, w.peers);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Allgatherv_init(sendbuf, n0_, sendtype, recvbuf, n1_, n2_, recvtype, comm, info,
+                                 request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Allgatherv_init_c)
+
+TM_API int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Alltoall_init_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Alltoall_init(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm, info, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Alltoall_init_c)
+
+TM_API int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                 const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                 const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                 MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Alltoallv_init_c", comm, 4, 0, TM_NW_PLAIN);
+    const int *n0_ =
+        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers);
+    const int *n1_ =
+        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_displs(&w, "sdispls", sdispls, w.peers);
+    const int *n2_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
+    const int *n3_ = tm_narrow_displs(&w, "rdispls", rdispls, w.peers);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Alltoallv_init(sendbuf, n0_, n1_, sendtype, recvbuf, n2_, n3_, recvtype, comm,
+                                info, request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Alltoallv_init_c)
+
+TM_API int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                 void *recvbuf, const MPI_Count recvcounts[],
+                                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                 MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Alltoallw_init_c", comm, 4, 0, TM_NW_PLAIN);
+    const int *n0_ =
+        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers);
+    const int *n1_ =
+        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_displs(&w, "sdispls", sdispls, w.peers);
+    const int *n2_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
+    const int *n3_ = tm_narrow_displs(&w, "rdispls", rdispls, w.peers);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Alltoallw_init(sendbuf, n0_, n1_, sendtypes, recvbuf, n2_, n3_, recvtypes, comm,
+                                info, request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Alltoallw_init_c)
+
+TM_API int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
+                                      const MPI_Count recvcounts[], MPI_Datatype datatype,
+                                      MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Reduce_scatter_init_c", comm, 1, 0, TM_NW_PLAIN);
+    const int *n0_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.size);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Reduce_scatter_init(sendbuf, recvbuf, n0_, datatype, op, comm, info, request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Reduce_scatter_init_c)
+
+TM_API int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                            MPI_Info info, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Reduce_scatter_block_init_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e =
+        PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, n0_, datatype, op, comm, info, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Reduce_scatter_block_init_c)
+
+TM_API int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                            MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Scan_init_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "count", count);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Scan_init(sendbuf, recvbuf, n0_, datatype, op, comm, info, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Scan_init_c)
+
+TM_API int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                              MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Exscan_init_c", comm, 0, 0, TM_NW_PLAIN);
+    int n0_ = tm_narrow_count(&w, "count", count);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Exscan_init(sendbuf, recvbuf, n0_, datatype, op, comm, info, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Exscan_init_c)
+
+TM_API int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype recvtype, MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Neighbor_allgather_c", comm, 0, 0, TM_NW_NBR);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Neighbor_allgather(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Neighbor_allgather_c)
+
+TM_API int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount,
+                                      MPI_Datatype sendtype, void *recvbuf,
+                                      const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                      MPI_Datatype recvtype, MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Neighbor_allgatherv_c", comm, 2, 0, TM_NW_NBR);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
+    const int *n2_ = tm_narrow_displs(&w, "displs", displs, w.indeg);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Neighbor_allgatherv(sendbuf, n0_, sendtype, recvbuf, n1_, n2_, recvtype, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Neighbor_allgatherv_c)
+
+TM_API int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Neighbor_alltoall_c", comm, 0, 0, TM_NW_NBR);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Neighbor_alltoall(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Neighbor_alltoall_c)
+
+TM_API int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                     const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                     const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                     MPI_Datatype recvtype, MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Neighbor_alltoallv_c", comm, 4, 0, TM_NW_NBR);
+    const int *n0_ = tm_narrow_counts(&w, "sendcounts", sendcounts, w.outdeg);
+    const int *n1_ = tm_narrow_displs(&w, "sdispls", sdispls, w.outdeg);
+    const int *n2_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
+    const int *n3_ = tm_narrow_displs(&w, "rdispls", rdispls, w.indeg);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Neighbor_alltoallv(sendbuf, n0_, n1_, sendtype, recvbuf, n2_, n3_, recvtype, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Neighbor_alltoallv_c)
+
+TM_API int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                     const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                     void *recvbuf, const MPI_Count recvcounts[],
+                                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                     MPI_Comm comm)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Neighbor_alltoallw_c", comm, 2, 0, TM_NW_NBR);
+    const int *n0_ = tm_narrow_counts(&w, "sendcounts", sendcounts, w.outdeg);
+    const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Neighbor_alltoallw(sendbuf, n0_, sdispls, sendtypes, recvbuf, n1_, rdispls,
+                                    recvtypes, comm);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Neighbor_alltoallw_c)
+
+TM_API int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
+                                      MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Ineighbor_allgather_c", comm, 0, 0, TM_NW_NBR);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Ineighbor_allgather(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Ineighbor_allgather_c)
+
+TM_API int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount,
+                                       MPI_Datatype sendtype, void *recvbuf,
+                                       const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Ineighbor_allgatherv_c", comm, 2, 0, TM_NW_NBR);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
+    const int *n2_ = tm_narrow_displs(&w, "displs", displs, w.indeg);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Ineighbor_allgatherv(sendbuf, n0_, sendtype, recvbuf, n1_, n2_, recvtype, comm,
+                                      request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Ineighbor_allgatherv_c)
+
+TM_API int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Ineighbor_alltoall_c", comm, 0, 0, TM_NW_NBR);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Ineighbor_alltoall(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm, request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Ineighbor_alltoall_c)
+
+TM_API int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                      const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                      void *recvbuf, const MPI_Count recvcounts[],
+                                      const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                      MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Ineighbor_alltoallv_c", comm, 4, 0, TM_NW_NBR);
+    const int *n0_ = tm_narrow_counts(&w, "sendcounts", sendcounts, w.outdeg);
+    const int *n1_ = tm_narrow_displs(&w, "sdispls", sdispls, w.outdeg);
+    const int *n2_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
+    const int *n3_ = tm_narrow_displs(&w, "rdispls", rdispls, w.indeg);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Ineighbor_alltoallv(sendbuf, n0_, n1_, sendtype, recvbuf, n2_, n3_, recvtype, comm,
+                                     request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Ineighbor_alltoallv_c)
+
+TM_API int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                      const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                      void *recvbuf, const MPI_Count recvcounts[],
+                                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                      MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Ineighbor_alltoallw_c", comm, 2, 0, TM_NW_NBR);
+    const int *n0_ = tm_narrow_counts(&w, "sendcounts", sendcounts, w.outdeg);
+    const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Ineighbor_alltoallw(sendbuf, n0_, sdispls, sendtypes, recvbuf, n1_, rdispls,
+                                     recvtypes, comm, request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Ineighbor_alltoallw_c)
+
+TM_API int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount,
+                                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                          MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Neighbor_allgather_init_c", comm, 0, 0, TM_NW_NBR);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Neighbor_allgather_init(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm, info,
+                                         request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Neighbor_allgather_init_c)
+
+TM_API int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount,
+                                           MPI_Datatype sendtype, void *recvbuf,
+                                           const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                           MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Neighbor_allgatherv_init_c", comm, 2, 0, TM_NW_NBR);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
+    const int *n2_ = tm_narrow_displs(&w, "displs", displs, w.indeg);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Neighbor_allgatherv_init(sendbuf, n0_, sendtype, recvbuf, n1_, n2_, recvtype, comm,
+                                          info, request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Neighbor_allgatherv_init_c)
+
+TM_API int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount,
+                                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                         MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Neighbor_alltoall_init_c", comm, 0, 0, TM_NW_NBR);
+    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Neighbor_alltoall_init(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm, info,
+                                        request);
+    return tm_narrow_end(&w, e, NULL);
+}
+TM_ALIAS(Neighbor_alltoall_init_c)
+
+TM_API int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                          const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                          void *recvbuf, const MPI_Count recvcounts[],
+                                          const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                          MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Neighbor_alltoallv_init_c", comm, 4, 0, TM_NW_NBR);
+    const int *n0_ = tm_narrow_counts(&w, "sendcounts", sendcounts, w.outdeg);
+    const int *n1_ = tm_narrow_displs(&w, "sdispls", sdispls, w.outdeg);
+    const int *n2_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
+    const int *n3_ = tm_narrow_displs(&w, "rdispls", rdispls, w.indeg);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Neighbor_alltoallv_init(sendbuf, n0_, n1_, sendtype, recvbuf, n2_, n3_, recvtype,
+                                         comm, info, request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Neighbor_alltoallv_init_c)
+
+TM_API int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                          const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                          void *recvbuf, const MPI_Count recvcounts[],
+                                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                          MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct tm_narrow w;
+    tm_narrow_begin(&w, "MPI_Neighbor_alltoallw_init_c", comm, 2, 0, TM_NW_NBR);
+    const int *n0_ = tm_narrow_counts(&w, "sendcounts", sendcounts, w.outdeg);
+    const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
+    if (w.err) return tm_narrow_fail(&w);
+    int e = PMPI_Neighbor_alltoallw_init(sendbuf, n0_, sdispls, sendtypes, recvbuf, n1_, rdispls,
+                                         recvtypes, comm, info, request);
+    return tm_narrow_end(&w, e, request);
+}
+TM_ALIAS(Neighbor_alltoallw_init_c)

@@ -1,0 +1,61 @@
+#!/usr/bin/env bats
+# The large-count (_c) calls (MPI 4.0 §2.5.8): collectives of every kind, datatype
+# constructors and decoders, external32 packing, MPI_Op_create_c, the attached buffer and the
+# windows, counts the int-counted engines cannot move refused with MPI_ERR_COUNT, and a
+# message, a Bcast and a Put of one element spanning 2 GiB + 4 KiB of addresses (a reserved,
+# barely touched buffer: little memory).  One node with threads and carriers, and 2 agents.
+# The true 3 GiB transfers are mpi41.bats's (they need 6 GiB of MemAvailable).
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+    export TMPI_AGENT="$BATS_TEST_TMPDIR/no-agent.sock"
+    unset TMPI_TMPID
+}
+
+teardown() { stop_all_agents; }
+
+# Status 0, a line OK, and no sanitizer report.
+expect_ok() {
+    if [ "$status" -ne 0 ] || ! printf '%s\n' "${lines[@]}" | grep -qx OK ||
+        [[ "$output" == *Sanitizer* ]]; then
+        echo "expected status 0 and an OK line, got status $status; output:" >&2
+        echo "$output" >&2
+        return 1
+    fi
+}
+
+@test "bigcount: the _c calls and a 2 GiB span on one node, threads and carriers" {
+    local exe
+    exe=$(prog bigcount)
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe"
+    expect_ok
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 3 -x TMPI_RANK_SWITCHING=user "$exe"
+    expect_ok
+}
+
+@test "bigcount: the _c calls and a 2 GiB span across 2 agents" {
+    start_cluster 2
+    local exe
+    exe=$(prog bigcount)
+    run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe"
+    expect_ok
+}
+
+# MPI_T performance variables of the data links (category tmpi.link): zero on one node,
+# counting a job's p2p bytes across 2 agents; the pool's (tmpi.pool) read the agent's pool,
+# here tmpid.conf's default [pool] size of 64 MiB.
+@test "bigcount: MPI_T link-traffic pvars stay 0 on one node and count bytes across 2 agents, pool pvars read the agent's pool" {
+    local exe
+    exe=$(prog mpit_link)
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe"
+    expect_ok
+    [[ "$output" == *"pool capacity $((64 * 1024 * 1024))"* ]] || {
+        echo "$output"
+        return 1
+    }
+    start_cluster 2
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe"
+    expect_ok
+}
