@@ -1,0 +1,57 @@
+#!/usr/bin/env bats
+# Dynamic processes (issue 33): MPI_Comm_spawn and MPI_Comm_spawn_multiple start more ranks of
+# the job on its node, each with its own copy of its program; the universe bounds them.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+setup() {
+    export TMPI_AGENT="$BATS_TEST_TMPDIR/no-agent.sock"
+    unset TMPI_TMPID
+}
+
+spawn_run() {
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" "$@"
+    if [ "$status" -ne 0 ] || [[ "$output" != *"spawn ok"* ]]; then
+        echo "tmpi-launch $*: status $status"
+        echo "$output"
+        return 1
+    fi
+}
+
+@test "dynproc: spawn 1..N children that see their parents, exchange data, merge, keep their globals, threads and carriers" {
+    local exe
+    exe=$(prog spawn)
+    spawn_run -x TMPI_UNIVERSE_SIZE=8 -n 1 "$exe" parent 1
+    spawn_run -x TMPI_UNIVERSE_SIZE=8 -n 2 "$exe" parent 3
+    spawn_run -x TMPI_UNIVERSE_SIZE=8 -n 1 "$exe" parent 7
+    spawn_run -x TMPI_UNIVERSE_SIZE=8 -x TMPI_RANK_SWITCHING=user -n 3 "$exe" parent 4
+}
+
+@test "dynproc: spawn_multiple starts two commands in one world, MPI_APPNUM 0 and 1" {
+    local exe
+    exe=$(prog spawn)
+    spawn_run -x TMPI_UNIVERSE_SIZE=8 -n 2 "$exe" multiple
+}
+
+@test "dynproc: a missing program, a file that is no program and more ranks than the universe fail with MPI_ERR_SPAWN" {
+    local exe
+    exe=$(prog spawn)
+    spawn_run -n 2 "$exe" errors
+    spawn_run -x TMPI_UNIVERSE_SIZE=3 -n 1 "$exe" errors
+}
+
+@test "dynproc: the universe defaults to the node's CPUs, TMPI_UNIVERSE_SIZE below the world size or above 4096 is refused" {
+    local exe ncpu
+    exe=$(prog spawn)
+    ncpu=$(nproc)
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -n 1 "$exe" parent "$ncpu"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"MPI_UNIVERSE_SIZE $ncpu"* ]] || { echo "$output"; false; }
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_UNIVERSE_SIZE=1 -n 2 "$exe" parent 1
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"TMPI_UNIVERSE_SIZE=1: not a number of ranks from the job's 2 to 4096"* ]]
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_UNIVERSE_SIZE=4097 -n 1 "$exe" parent 1
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"TMPI_UNIVERSE_SIZE=4097"* ]]
+}
