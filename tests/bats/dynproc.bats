@@ -41,14 +41,21 @@ spawn_run() {
     spawn_run -x TMPI_UNIVERSE_SIZE=3 -n 1 "$exe" errors
 }
 
-@test "dynproc: the universe defaults to the node's CPUs, TMPI_UNIVERSE_SIZE below the world size or above 4096 is refused" {
+@test "dynproc: --universe-size N is MPI_UNIVERSE_SIZE, defaults to the node's CPUs, below the world size or above 4096 is refused" {
     local exe ncpu
     exe=$(prog spawn)
     ncpu=$(nproc)
     run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -n 1 "$exe" parent "$ncpu"
     [ "$status" -ne 0 ]
     [[ "$output" == *"MPI_UNIVERSE_SIZE $ncpu"* ]] || { echo "$output"; false; }
-    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_UNIVERSE_SIZE=1 -n 2 "$exe" parent 1
+    spawn_run --universe-size 5 -n 1 "$exe" parent 4
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" --universe-size=4 -n 1 "$exe" parent 4
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"MPI_UNIVERSE_SIZE 4"* ]] || { echo "$output"; false; }
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" --universe-size 0 -n 1 "$exe" parent 1
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--universe-size 0: not a number of ranks from 1 to 4096"* ]]
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" --universe-size 1 -n 2 "$exe" parent 1
     [ "$status" -eq 1 ]
     [[ "$output" == *"TMPI_UNIVERSE_SIZE=1: not a number of ranks from the job's 2 to 4096"* ]]
     run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_UNIVERSE_SIZE=4097 -n 1 "$exe" parent 1

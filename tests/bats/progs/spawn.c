@@ -142,20 +142,20 @@ static void errors_run(void)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm kids = 5;
-    int rc = MPI_Comm_spawn("./no-such-program", MPI_ARGV_NULL, 2, MPI_INFO_NULL, 0,
-                            MPI_COMM_WORLD, &kids, errs);
+    int rc = MPI_Comm_spawn("./no-such-program", MPI_ARGV_NULL, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
+                            &kids, errs);
     int cls = -1;
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_SPAWN && kids == MPI_COMM_NULL, "missing program: class %d", cls);
     CHECK(rank != 0 || (errs[0] == MPI_ERR_SPAWN && errs[1] == MPI_ERR_SPAWN), "errcodes %d %d",
           errs[0], errs[1]);
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag);
-    rc = MPI_Comm_spawn("/bin/true", MPI_ARGV_NULL, *usize + 1, MPI_INFO_NULL, 0,
-                        MPI_COMM_WORLD, &kids, MPI_ERRCODES_IGNORE);
+    rc = MPI_Comm_spawn("/bin/true", MPI_ARGV_NULL, *usize + 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
+                        &kids, MPI_ERRCODES_IGNORE);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_SPAWN, "too many: class %d", cls);
-    rc = MPI_Comm_spawn("/etc/hostname", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
-                        &kids, MPI_ERRCODES_IGNORE);
+    rc = MPI_Comm_spawn("/etc/hostname", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &kids,
+                        MPI_ERRCODES_IGNORE);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_SPAWN, "not a program: class %d", cls);
 }
