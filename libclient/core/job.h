@@ -39,6 +39,8 @@ enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
  * fast boxes (one producer per ring) and its blocking receives post (fb_cand unused). */
 struct tm_f90ent;
 struct tm_spawn_rec;
+struct tm_port;
+struct tm_pubname;
 
 struct tm_rank {
     struct tm_mbox mbox;
@@ -152,10 +154,14 @@ struct tm_job {
     /* Ranks' world_model and nsessions (mpi/rank_open.h): opens and closes of any rank. */
     pthread_mutex_t open_lock;
     /* MPI_Comm_spawn (dynproc/spawn.h): the next world rank to spawn (size: none left), and
-     * its spawns' records, freed at the job's end by spawn_free (set by the first spawn). */
+     * its spawns' records; the job's open ports and published names (dynproc/port.h); all
+     * under spawn_lock, freed at the job's end by spawn_free (set by the first user). */
     _Atomic int spawn_next;
     pthread_mutex_t spawn_lock;
     struct tm_spawn_rec *spawns;
+    struct tm_port *ports;
+    struct tm_pubname *names;
+    _Atomic int next_port;
     void (*spawn_free)(struct tm_job *j);
 };
 

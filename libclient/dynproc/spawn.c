@@ -11,6 +11,7 @@
 #include "errh.h"
 #include "info.h"
 #include "intercomm.h"
+#include "port.h"
 
 struct tm_spawn_rec {
     struct tm_spawn_rec *next;
@@ -26,8 +27,9 @@ struct spawn_hdr {
     int32_t err, first, n, ctx[3];
 };
 
-static void spawn_free_all(struct tm_job *j)
+void tm_dynproc_free(struct tm_job *j)
 {
+    tm_port_free_all(j);
     for (struct tm_spawn_rec *r = j->spawns, *next; r; r = next) {
         next = r->next;
         tm_comm_fini_shared(r->world);
@@ -151,7 +153,7 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
         pthread_mutex_lock(&j->spawn_lock);
         rec->next = j->spawns;
         j->spawns = rec;
-        j->spawn_free = spawn_free_all;
+        j->spawn_free = tm_dynproc_free;
         pthread_mutex_unlock(&j->spawn_lock);
         for (int i = 0; i < total; i++) {
             struct tm_rank *c = tm_job_rank(j, first + i);
@@ -260,6 +262,8 @@ int tm_spawn_parent(struct tm_rank *me, MPI_Comm *parent)
                                       MPI_ERRORS_ARE_FATAL, &me->parent);
         free(cmap);
         if (err) return err;
+        /* its default name (MPI 4.1 §11.8.2) */
+        PMPI_Comm_set_name(me->parent, "MPI_COMM_PARENT");
         me->parent_made = 1;
     }
     *parent = me->parent;

@@ -17,4 +17,8 @@
  * made on first call: MPI_SUCCESS or an MPI error class. */
 int tm_spawn_parent(struct tm_rank *me, MPI_Comm *parent);
 
+/* tm_job.spawn_free: the job's spawn records, ports and names (j->spawn_lock no longer
+ * needed: the job's ranks have ended). */
+void tm_dynproc_free(struct tm_job *j);
+
 #endif

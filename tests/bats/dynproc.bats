@@ -62,3 +62,14 @@ spawn_run() {
     [ "$status" -eq 1 ]
     [[ "$output" == *"TMPI_UNIVERSE_SIZE=4097"* ]]
 }
+
+@test "dynproc: two halves of a job meet by Open_port, Publish/Lookup_name and Comm_accept/connect, join over a socket; closed and other jobs' ports fail with MPI_ERR_PORT" {
+    local exe out
+    exe=$(prog ports)
+    for n in 2 4; do
+        run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -n "$n" "$exe"
+        [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "$n: $output"; false; }
+    done
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_RANK_SWITCHING=user -n 4 "$exe"
+    [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "carried: $output"; false; }
+}
