@@ -211,9 +211,9 @@ static int root_connect(struct tm_rank *me, const struct tm_comm *c, const char 
     pthread_mutex_unlock(&j->spawn_lock);
     if (!p) {
         free(lmap);
-        snprintf(why, len, "%s %s", other_job(j, port_name)
-                                        ? "ranks of another job cannot be connected yet: port"
-                                        : "no open port",
+        snprintf(why, len, "%s %s",
+                 other_job(j, port_name) ? "ranks of another job cannot be connected yet: port"
+                                         : "no open port",
                  port_name);
         return MPI_ERR_PORT;
     }
@@ -265,8 +265,8 @@ static int conn_common(const char *fn, int accept, const char *port_name, int ro
                       cr->rank == root ? why : "the root could not make the connection");
     }
     int32_t *lmap = members(cr->c);
-    int err = lmap ? tm_intercomm_attach(me, h.ctx, lmap, cr->c->size, rmap, h.rn, cr->rank,
-                                         cr->eh, newcomm)
+    int err = lmap ? tm_intercomm_attach(me, h.ctx, lmap, cr->c->size, rmap, h.rn, cr->rank, cr->eh,
+                                         newcomm)
                    : MPI_ERR_NO_MEM;
     free(lmap);
     free(rmap);
@@ -336,8 +336,8 @@ TM_API int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const ch
     struct tm_job *j = me->job;
     pthread_mutex_lock(&j->spawn_lock);
     struct tm_pubname **pp = &j->names;
-    while (*pp && !(strcmp((*pp)->service, service_name) == 0 &&
-                    strcmp((*pp)->port, port_name) == 0))
+    while (*pp &&
+           !(strcmp((*pp)->service, service_name) == 0 && strcmp((*pp)->port, port_name) == 0))
         pp = &(*pp)->next;
     struct tm_pubname *n = *pp;
     if (n) *pp = n->next;
@@ -399,8 +399,7 @@ TM_API int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
     int64_t mine[2] = {(int64_t)me->job->id, me->rank}, theirs[2];
     int rc = full_io(fd, mine, sizeof mine, 1);
     if (rc == 0) rc = full_io(fd, theirs, sizeof theirs, 0);
-    if (rc < 0)
-        return tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn, "fd %d: %s", fd, strerror(-rc));
+    if (rc < 0) return tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn, "fd %d: %s", fd, strerror(-rc));
     if (theirs[0] != mine[0] || theirs[1] == me->rank || theirs[1] < 0 ||
         theirs[1] >= me->job->size)
         return tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn,
@@ -419,8 +418,7 @@ TM_API int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
         if (rc == 0 && msg[0]) rc = -ENOSPC;
         memcpy(ctx, msg + 1, sizeof ctx);
     }
-    if (rc < 0)
-        return tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn, "fd %d: %s", fd, strerror(-rc));
+    if (rc < 0) return tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn, "fd %d: %s", fd, strerror(-rc));
     int err = tm_intercomm_attach(me, ctx, lmap, 1, rmap, 1, 0, MPI_ERRORS_ARE_FATAL, intercomm);
     return err ? tm_err(me, MPI_COMM_SELF, err, fn, "out of memory") : MPI_SUCCESS;
 }

@@ -51,8 +51,7 @@ int main(int argc, char **argv)
     if (side == 1 && hrank == 0) {
         CHECK(MPI_Lookup_name("tmpi-test-service", MPI_INFO_NULL, got) == MPI_SUCCESS, "lookup");
         CHECK(strncmp(got, "tmpi-port:", 10) == 0, "looked up %s", got);
-        CHECK(err_class(MPI_Lookup_name("tmpi-no-service", MPI_INFO_NULL, got + 0)) ==
-                  MPI_ERR_NAME,
+        CHECK(err_class(MPI_Lookup_name("tmpi-no-service", MPI_INFO_NULL, got + 0)) == MPI_ERR_NAME,
               "lookup of an unknown service");
         MPI_Lookup_name("tmpi-test-service", MPI_INFO_NULL, got);
     }
@@ -89,13 +88,11 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     /* a closed port and another job's port are refused, not waited on */
     if (side == 1 && hrank == 0) {
-        CHECK(err_class(MPI_Lookup_name("tmpi-test-service", MPI_INFO_NULL, port)) ==
-                  MPI_ERR_NAME,
+        CHECK(err_class(MPI_Lookup_name("tmpi-test-service", MPI_INFO_NULL, port)) == MPI_ERR_NAME,
               "lookup after unpublish");
         MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
         MPI_Comm x = 3;
-        CHECK(err_class(MPI_Comm_connect(got, MPI_INFO_NULL, 0, MPI_COMM_SELF, &x)) ==
-                  MPI_ERR_PORT,
+        CHECK(err_class(MPI_Comm_connect(got, MPI_INFO_NULL, 0, MPI_COMM_SELF, &x)) == MPI_ERR_PORT,
               "connect to a closed port");
         CHECK(x == MPI_COMM_NULL, "connect left %d", x);
         CHECK(err_class(MPI_Comm_connect("tmpi-port:999999:1", MPI_INFO_NULL, 0, MPI_COMM_SELF,

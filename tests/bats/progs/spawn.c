@@ -35,8 +35,8 @@ static int child(const char *mode, int argc, char **argv)
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
     CHECK(counter == 0, "child %d sees counter %d: globals shared", rank, counter);
     const char *er = getenv("OMPI_COMM_WORLD_RANK"), *es = getenv("OMPI_COMM_WORLD_SIZE");
-    CHECK(er && atoi(er) == rank && es && atoi(es) == size, "child %d: rank variables %s/%s",
-          rank, er ? er : "-", es ? es : "-");
+    CHECK(er && atoi(er) == rank && es && atoi(es) == size, "child %d: rank variables %s/%s", rank,
+          er ? er : "-", es ? es : "-");
     counter = 1000 + rank;
     if (strcmp(mode, "child") == 0) {
         CHECK(argc == 3 && atoi(argv[2]) == size, "argv/size: argc %d size %d", argc, size);
