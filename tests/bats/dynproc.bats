@@ -34,7 +34,14 @@ spawn_run() {
     spawn_run -x TMPI_UNIVERSE_SIZE=8 -n 2 "$exe" multiple
 }
 
-@test "dynproc: a missing program, a file that is no program and more ranks than the universe fail with MPI_ERR_SPAWN" {
+@test "dynproc: the info keys path, wdir and host: a child found by name starts in wdir" {
+    local exe dir
+    exe=$(prog spawn)
+    dir=$(cd "$BATS_TEST_TMPDIR" && pwd -P)
+    spawn_run -x TMPI_UNIVERSE_SIZE=4 -n 2 "$exe" wdir "$dir"
+}
+
+@test "dynproc: a missing program, a file that is no program, another host, a missing wdir and more ranks than the universe fail with MPI_ERR_SPAWN" {
     local exe
     exe=$(prog spawn)
     spawn_run -n 2 "$exe" errors

@@ -3,11 +3,13 @@
  *                      inter-communicator, merges with them, checks their globals are their own
  *   spawn multiple     spawn_multiple of "child-a" x1 and "child-b" x2: MPI_APPNUM 0 and 1
  *   spawn errors       a missing program and more ranks than the universe: MPI_ERR_SPAWN
+ *   spawn wdir DIR     a child started by name (info "path") in DIR (info "wdir", "host")
  * Prints "spawn ok" on rank 0 of the parents when every check passed. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int counter; /* a global each rank's copy has to itself */
 
@@ -20,6 +22,19 @@ static int counter; /* a global each rank's copy has to itself */
             MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
         }                                                                                          \
     } while (0)
+
+static int child_wdir(const char *want)
+{
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    char cwd[4096];
+    CHECK(getcwd(cwd, sizeof cwd) && strcmp(cwd, want) == 0, "child in %s, not %s", cwd, want);
+    int ok = 1;
+    MPI_Send(&ok, 1, MPI_INT, 0, 3, parent);
+    MPI_Comm_disconnect(&parent);
+    MPI_Finalize();
+    return 0;
+}
 
 static int child(const char *mode, int argc, char **argv)
 {
@@ -139,7 +154,32 @@ static void multiple_run(const char *self)
     MPI_Comm_disconnect(&kids);
 }
 
-static void errors_run(void)
+static void wdir_run(const char *self, const char *dir)
+{
+    char here[4096], name[256];
+    const char *slash = strrchr(self, '/');
+    CHECK(slash && (size_t)(slash - self) < sizeof here, "argv[0] %s has no directory", self);
+    snprintf(here, sizeof here, "%.*s", (int)(slash - self), self);
+    snprintf(name, sizeof name, "%s", slash + 1);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "path", here);
+    MPI_Info_set(info, "wdir", dir);
+    MPI_Info_set(info, "host", "localhost");
+    char *args[] = {"child-wdir", (char *)dir, NULL};
+    MPI_Comm kids;
+    CHECK(MPI_Comm_spawn(name, args, 1, info, 0, MPI_COMM_WORLD, &kids, MPI_ERRCODES_IGNORE) ==
+              MPI_SUCCESS,
+          "spawn by name");
+    MPI_Info_free(&info);
+    int rank, ok = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) MPI_Recv(&ok, 1, MPI_INT, 0, 3, kids, MPI_STATUS_IGNORE);
+    CHECK(rank != 0 || ok == 1, "child answered %d", ok);
+    MPI_Comm_disconnect(&kids);
+}
+
+static void errors_run(const char *argv0)
 {
     int rank, *usize, flag, errs[4] = {-1, -1, -1, -1};
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -161,19 +201,35 @@ static void errors_run(void)
                         MPI_ERRCODES_IGNORE);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_SPAWN, "not a program: class %d", cls);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "host", "no-such-node.invalid");
+    rc = MPI_Comm_spawn("/bin/true", MPI_ARGV_NULL, 1, info, 0, MPI_COMM_WORLD, &kids,
+                        MPI_ERRCODES_IGNORE);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_SPAWN, "another host: class %d", cls);
+    MPI_Info_set(info, "host", "localhost");
+    MPI_Info_set(info, "wdir", "/no/such/dir");
+    rc = MPI_Comm_spawn(argv0, MPI_ARGV_NULL, 1, info, 0, MPI_COMM_WORLD, &kids,
+                        MPI_ERRCODES_IGNORE);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_SPAWN, "a missing wdir: class %d", cls);
+    MPI_Info_free(&info);
 }
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     const char *mode = argc > 1 ? argv[1] : "parent";
+    if (strcmp(mode, "child-wdir") == 0) return child_wdir(argc > 2 ? argv[2] : "");
     if (strncmp(mode, "child", 5) == 0) return child(mode, argc, argv);
     MPI_Comm parent;
     MPI_Comm_get_parent(&parent);
     CHECK(parent == MPI_COMM_NULL, "the job's own rank has a parent");
     if (strcmp(mode, "parent") == 0) parent_run(argv[0], argc > 2 ? atoi(argv[2]) : 1);
     if (strcmp(mode, "multiple") == 0) multiple_run(argv[0]);
-    if (strcmp(mode, "errors") == 0) errors_run();
+    if (strcmp(mode, "errors") == 0) errors_run(argv[0]);
+    if (strcmp(mode, "wdir") == 0 && argc > 2) wdir_run(argv[0], argv[2]);
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) printf("spawn ok\n");
