@@ -5,6 +5,8 @@
 bats_require_minimum_version 1.5.0
 load helpers
 
+teardown() { stop_all_agents; }
+
 setup() {
     export TMPI_AGENT="$BATS_TEST_TMPDIR/no-agent.sock"
     unset TMPI_TMPID
@@ -79,4 +81,15 @@ spawn_run() {
     done
     run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_RANK_SWITCHING=user -n 4 "$exe"
     [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "carried: $output"; false; }
+}
+
+@test "dynproc: across 2 agents spawning fails with MPI_ERR_SPAWN, and ports, names and join connect ranks of one node" {
+    start_cluster 2
+    local exe pexe
+    exe=$(prog spawn)
+    pexe=$(prog ports)
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe" across
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* ]] || { echo "$output"; false; }
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$pexe"
+    [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "$output"; false; }
 }

@@ -3,6 +3,7 @@
  *                      inter-communicator, merges with them, checks their globals are their own
  *   spawn multiple     spawn_multiple of "child-a" x1 and "child-b" x2: MPI_APPNUM 0 and 1
  *   spawn errors       a missing program and more ranks than the universe: MPI_ERR_SPAWN
+ *   spawn across       (a job across nodes) spawning fails with MPI_ERR_SPAWN, never hangs
  *   spawn wdir DIR     a child started by name (info "path") in DIR (info "wdir", "host")
  * Prints "spawn ok" on rank 0 of the parents when every check passed. */
 #include <mpi.h>
@@ -229,6 +230,14 @@ int main(int argc, char **argv)
     if (strcmp(mode, "parent") == 0) parent_run(argv[0], argc > 2 ? atoi(argv[2]) : 1);
     if (strcmp(mode, "multiple") == 0) multiple_run(argv[0]);
     if (strcmp(mode, "errors") == 0) errors_run(argv[0]);
+    if (strcmp(mode, "across") == 0) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm kids;
+        int cls = -1, rc = MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0,
+                                          MPI_COMM_WORLD, &kids, MPI_ERRCODES_IGNORE);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_SPAWN && kids == MPI_COMM_NULL, "across nodes: class %d", cls);
+    }
     if (strcmp(mode, "wdir") == 0 && argc > 2) wdir_run(argv[0], argv[2]);
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
