@@ -6,8 +6,8 @@
  * new inter-communicator, and each root tells its communicator.  Published names are a
  * table of the job too (tm_job.names): a service is seen by the ranks of the job that
  * published it (spawned ranks included), on its node: a job across nodes has one table per node
- * (the groups may span nodes, their roots meet on one).  A port of another job is refused (MPI_ERR_PORT):
- * two jobs are two processes, and the data plane does not join them yet. */
+ * (the groups may span nodes, their roots meet on one).  A port of another job is refused
+ * (MPI_ERR_PORT): two jobs are two processes, and the data plane does not join them yet. */
 #ifndef TMPI_LIBCLIENT_PORT_H
 #define TMPI_LIBCLIENT_PORT_H
 
