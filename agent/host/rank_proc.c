@@ -20,7 +20,7 @@ extern char **environ; /* the job host's own: never a rank's (rank_vars.h) */
  * (docs/USER.md "What your ranks see").  Open MPI's NODE_RANK counts the processes of every
  * job on the node: with one job per host process that is the local rank; TMPI_NODE_RANK is
  * the node's index among the job's nodes. */
-enum proc_value { V_RANK, V_SIZE, V_LOCAL_RANK, V_LOCAL_SIZE, V_NODE };
+enum proc_value { V_RANK, V_SIZE, V_LOCAL_RANK, V_LOCAL_SIZE, V_NODE, V_UNIVERSE };
 
 static const struct {
     const char *name;
@@ -31,7 +31,7 @@ static const struct {
     {"OMPI_COMM_WORLD_LOCAL_RANK", V_LOCAL_RANK},
     {"OMPI_COMM_WORLD_LOCAL_SIZE", V_LOCAL_SIZE},
     {"OMPI_COMM_WORLD_NODE_RANK", V_LOCAL_RANK},
-    {"OMPI_UNIVERSE_SIZE", V_SIZE},
+    {"OMPI_UNIVERSE_SIZE", V_UNIVERSE},
     {"PMI_RANK", V_RANK},
     {"PMI_SIZE", V_SIZE},
     {"PMIX_RANK", V_RANK},
@@ -47,8 +47,8 @@ static const struct {
 static int proc_value(const struct tmpi_rank_info *in, enum proc_value v)
 {
     switch (v) {
-    case V_RANK:
-        return in->rank;
+    case V_RANK: /* a spawned rank's is in its own MPI_COMM_WORLD */
+        return in->spawned ? in->rank - in->spawn_first : in->rank;
     case V_SIZE:
         return in->size;
     case V_LOCAL_RANK:
@@ -57,6 +57,8 @@ static int proc_value(const struct tmpi_rank_info *in, enum proc_value v)
         return in->local_size;
     case V_NODE:
         return in->node;
+    case V_UNIVERSE: /* MPI_UNIVERSE_SIZE (job_spawn.h) */
+        return in->universe > in->size ? in->universe : in->size;
     }
     return -1;
 }

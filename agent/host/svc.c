@@ -9,6 +9,7 @@
 #include "config_items.h"
 #include "job.h"
 #include "job_net.h"
+#include "job_spawn.h"
 #include "rank.h"
 #include "svc_init.h"
 
@@ -67,6 +68,14 @@ static int svc_job_cancelled(void)
 {
     struct rank *r = rank_current();
     return r ? job_cancelled(r->job) : 0;
+}
+
+static int svc_spawn(const struct tmpi_spawn_app *apps, int napps, int first, char *err,
+                     size_t errlen)
+{
+    struct rank *r = rank_current();
+    if (!r) return -EPERM;
+    return job_spawn_request(r->job, apps, napps, first, err, errlen);
 }
 
 /* Set by svc_init before any rank exists; read-only afterwards. */
@@ -141,6 +150,8 @@ __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .config_item = svc_config_item,
     .link_traffic = svc_link_traffic,
     .pool_usage = svc_pool_usage,
+
+    .spawn = svc_spawn,
 };
 
 void svc_init(struct agent *a)

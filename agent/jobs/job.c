@@ -25,6 +25,7 @@
 #include "job_net.h"
 #include "job_quota.h"
 #include "job_signal.h"
+#include "job_spawn.h"
 #include "jobhost.h"
 #include "log.h"
 #include "msg_check.h"
@@ -640,7 +641,8 @@ void job_rank_finished(struct job *j, struct rank *r)
     atomic_store(&r->finished, 1);
     pthread_mutex_lock(&j->mu);
     j->nfinished++;
-    if (j->nfinished == j->nprocs) pthread_cond_broadcast(&j->cv);
+    /* the job thread waits for spawned ranks too (job_spawn.h) */
+    if (j->nfinished >= j->nprocs) pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);
 }
 
@@ -803,6 +805,7 @@ static void init_rank_info(struct job *j, uint32_t i)
         /* A member that is the job's only node (a one-node Slurm allocation coordinated from
          * elsewhere) has no link: to the ranks it is a job on one node. */
         .net = j->nnodes > 1 ? j->net : NULL,
+        .universe = (int)job_spawn_universe(j),
     };
 }
 
@@ -870,7 +873,8 @@ static void wait_ranks(struct job *j, uint32_t started)
     int grace_armed = 0;
 
     pthread_mutex_lock(&j->mu);
-    while (j->nfinished < started) {
+    while (j->nfinished < started + job_spawn_started_locked(j)) {
+        if (job_spawn_serve_locked(j)) continue;
         if (job_cancelled(j) && !grace_armed) {
             /* Ranks outside libtmpi cannot be interrupted; after the grace the launcher is
              * told anyway and the job stays "ending" until they stop. */
@@ -887,7 +891,7 @@ static void wait_ranks(struct job *j, uint32_t started)
             job_cancel(j, 124, reason);
             pthread_mutex_lock(&j->mu);
         } else {
-            uint32_t left = started - j->nfinished;
+            uint32_t left = started + job_spawn_started_locked(j) - j->nfinished;
             pthread_mutex_unlock(&j->mu);
             log_warning("job %llu: %u rank(s) still running %u s after the job was torn down",
                         (unsigned long long)j->id, left, j->agent->cfg.kill_grace_sec);
@@ -997,11 +1001,12 @@ static void *job_thread(void *arg)
     struct job *j = arg;
     struct agent *a = j->agent;
 
+    int spawn_ok = job_spawn_prepare(j, &a->cfg, a->ncpus) == 0;
     for (uint32_t i = 0; i < j->nprocs; i++)
         init_rank_info(j, i);
     uint32_t started = 0;
     double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
-    int run = load_images(j) == 0;
+    int run = spawn_ok && load_images(j) == 0;
     double t_load = clock_s(CLOCK_MONOTONIC), c_load = clock_s(CLOCK_THREAD_CPUTIME_ID);
     double t_start = t_load;
     if (j->net) run = member_loaded(j, run);
@@ -1020,6 +1025,7 @@ static void *job_thread(void *arg)
     else
         for (uint32_t i = 0; i < started; i++)
             pthread_join(j->ranks[i].thread, NULL);
+    job_spawn_join(j);
     /* No frame may reach libtmpi once its state is gone. */
     if (j->net) job_net_close(j->net);
 
@@ -1051,6 +1057,7 @@ static void *job_thread(void *arg)
         rank_proc_free(&r->proc);
         output_flush(r);
     }
+    job_spawn_unload(j);
 
     /* what the rank count costs, phase by phase (docs/ARCHITECTURE.md "How many ranks") */
     log_job(LOG_DEBUG, j->id, j->owner,
@@ -1075,6 +1082,7 @@ static void *job_thread(void *arg)
         progcache_release(&a->cache, j->apps[k].prog);
         j->apps[k].prog = NULL;
     }
+    job_spawn_free(j);
     event_active(j->done_ev, 0, 0);
     return NULL;
 }

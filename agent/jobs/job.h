@@ -28,6 +28,7 @@ struct job_link;
 struct job_member;
 struct jobhost;
 struct ranks_gather;
+struct job_spawn;
 
 enum job_state { JOB_LOADING, JOB_RUNNING, JOB_ENDING, JOB_ENDED };
 
@@ -86,6 +87,9 @@ struct job {
     int32_t *node_of_rank;  /* [world_size] */
     int32_t *local_rank_of; /* [world_size] */
     int32_t *global_rank;   /* [nprocs] global rank of each local rank; NULL: the identity */
+    /* Ranks started while the job runs (job_spawn.h), and the universe they fill; job host
+     * only, set by the job thread before the ranks start. */
+    struct job_spawn *spawn;
     pthread_t thread;
     atomic_int state;
     atomic_int cancelled;

@@ -31,6 +31,8 @@
 
 /* Largest N we accept: ranks are C ints in MPI, and the agent applies its own limits. */
 #define LAUNCH_MAX_NPROCS ((uint32_t)INT_MAX)
+/* --universe-size: the agent's own limit (agent/jobs/job_spawn.h JOB_SPAWN_MAX_UNIVERSE) */
+#define LAUNCH_MAX_UNIVERSE 4096
 
 static void usage(FILE *f)
 {
@@ -60,6 +62,8 @@ static void usage(FILE *f)
           "                       -n, -x and -wdir, which then apply to that program only)\n"
           "  --timeout SEC        cancel the job after SEC seconds (0: never; default:\n"
           "                       $MPIEXEC_TIMEOUT)\n"
+          "  --universe-size N    MPI_UNIVERSE_SIZE: the ranks the job may hold with those\n"
+          "                       MPI_Comm_spawn starts (one node; default: its CPUs)\n"
           "  --on-deadlock report|abort\n"
           "                       when the agent finds every rank blocked for good: print\n"
           "                       the cycle of waits and keep waiting (report, the default),\n"
@@ -490,6 +494,17 @@ int launch_args_parse(int argc, char **argv, struct launch_opts *o)
             if (parse_u32(v, 0, UINT32_MAX, &o->timeout_sec) < 0)
                 return bad_usage("--timeout %s: not a whole number of seconds", v);
             have_timeout = true;
+        } else if (is_opt(a, "--universe-size")) {
+            /* the agent reads it from the job's variables (agent/jobs/job_spawn.h), as a
+             * -x TMPI_UNIVERSE_SIZE=N would give it */
+            v = opt_value(argc, argv, &i, a, strlen("--universe-size"));
+            uint32_t u;
+            if (!v || parse_u32(v, 1, LAUNCH_MAX_UNIVERSE, &u) < 0)
+                return bad_usage("--universe-size %s: not a number of ranks from 1 to 4096",
+                                 v ? v : "");
+            int r =
+                env_push(&o->env, &o->n_env, "TMPI_UNIVERSE_SIZE", strlen("TMPI_UNIVERSE_SIZE"), v);
+            if (r) return r;
         } else if (is_opt(a, "--on-deadlock")) {
             v = opt_value(argc, argv, &i, a, strlen("--on-deadlock"));
             if (v && strcmp(v, "report") == 0)

@@ -144,7 +144,7 @@ static void *predef_value(struct tm_rank *me, int i)
         break; /* clocks are per node */
     case 4:
         v = me->job->size;
-        break; /* no dynamic processes: the job is all */
+        break; /* the universe: the job's ranks and those it may spawn */
     case 5:
         v = me->info ? me->info->appnum : 0;
         break; /* which program of an MPMD launch this rank runs */

@@ -150,7 +150,10 @@ int tm_commtab_init(struct tm_rank *me)
     }
     self_map[0] = me->rank;
     me->self.builtin = 1;
-    *w = (struct tm_commref){.c = &me->job->world, .rank = me->rank, .eh = MPI_ERRORS_ARE_FATAL};
+    /* a spawned rank's world is the ranks spawned with it (dynproc/spawn.h) */
+    *w = (struct tm_commref){.c = me->world ? me->world : &me->job->world,
+                             .rank = me->world ? me->world_rank : me->rank,
+                             .eh = MPI_ERRORS_ARE_FATAL};
     *slot_at(t, MPI_COMM_SELF) =
         (struct tm_commref){.c = &me->self, .rank = 0, .eh = MPI_ERRORS_ARE_FATAL};
     return 0;

@@ -147,7 +147,7 @@ static struct tm_info *make_env(struct tm_rank *me)
         if (rest) ok &= put(in, "argv", rest) == 0;
         free(rest);
     }
-    snprintf(buf, sizeof buf, "%d", me->job->size);
+    snprintf(buf, sizeof buf, "%d", me->world ? me->world->size : me->job->world_size);
     ok &= put(in, "maxprocs", buf) == 0;
     ok &= put(in, "soft", buf) == 0;
     if (me->info && me->info->hostname) ok &= put(in, "host", me->info->hostname) == 0;

@@ -41,6 +41,9 @@ enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
  * and the envelope cache are then taken under mt_lock (tm_mt_lock), the rank's sends skip the
  * fast boxes (one producer per ring) and its blocking receives post (fb_cand unused). */
 struct tm_f90ent;
+struct tm_spawn_rec;
+struct tm_port;
+struct tm_pubname;
 
 struct tm_rank {
     struct tm_mbox mbox;
@@ -118,11 +121,22 @@ struct tm_rank {
 
     /* a large copy another rank shares with this one's waits (coop.h: atomics, any thread) */
     struct tm_coop coop;
+
+    /* A spawned rank (dynproc/spawn.h): its MPI_COMM_WORLD (the ranks spawned with it) and its
+     * rank there, and the spawn that made it, set by the spawning root before the rank starts;
+     * NULL for the job's own ranks.  parent: the handle MPI_Comm_get_parent gave (owner-only,
+     * made on first call; parent_made once made). */
+    struct tm_comm *world;
+    int world_rank;
+    struct tm_spawn_rec *spawn;
+    int parent_made;
+    MPI_Comm parent;
 } __attribute__((aligned(64)));
 
 struct tm_job {
     const struct tmpi_svc *svc;
-    int size;
+    int size;       /* world ranks this job's state holds: the universe (spawned ranks too) */
+    int world_size; /* the job's own MPI_COMM_WORLD */
     uint64_t id;
     size_t eager_limit;
     size_t coop_min; /* copies from this weight are shared by both ranks (coop.h); 0: never */
@@ -153,6 +167,16 @@ struct tm_job {
     struct tm_win *wins;
     /* Ranks' world_model and nsessions (mpi/rank_open.h): opens and closes of any rank. */
     pthread_mutex_t open_lock;
+    /* MPI_Comm_spawn (dynproc/spawn.h): the next world rank to spawn (size: none left), and
+     * its spawns' records; the job's open ports and published names (dynproc/port.h); all
+     * under spawn_lock, freed at the job's end by spawn_free (set by the first user). */
+    _Atomic int spawn_next;
+    pthread_mutex_t spawn_lock;
+    struct tm_spawn_rec *spawns;
+    struct tm_port *ports;
+    struct tm_pubname *names;
+    _Atomic int next_port;
+    void (*spawn_free)(struct tm_job *j);
 };
 
 /* The rank's own pools under MPI_THREAD_MULTIPLE: a spin lock (held for a few pointer moves,

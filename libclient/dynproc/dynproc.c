@@ -1,20 +1,21 @@
 /* dynproc.c — process management calls that need no other job (MPI 4.0 §11.8-11.10):
- * MPI_Comm_get_parent and MPI_Comm_disconnect.  Spawning, ports, names and join are not here:
- * they need the agents to start and connect jobs (docs/MPI-COVERAGE.md lists them missing). */
+ * MPI_Comm_get_parent and MPI_Comm_disconnect.  Spawning is spawn.c; ports, names and join
+ * are not here yet (docs/MPI-COVERAGE.md lists them missing). */
 #include "comm.h"
 #include "errh.h"
 #include "job.h"
+#include "spawn.h"
 
-/* No job is started by MPI_Comm_spawn yet, so no rank has a parent (MPI 4.0 §11.8.2:
- * MPI_COMM_NULL for a process that was not spawned). */
+/* The inter-communicator to the parents of a rank MPI_Comm_spawn started, MPI_COMM_NULL for
+ * one nobody spawned (MPI 4.0 §11.8.2). */
 TM_API int PMPI_Comm_get_parent(MPI_Comm *parent)
 {
     const char *fn = "MPI_Comm_get_parent";
     struct tm_rank *me = tm_self();
     if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
     if (!parent) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "parent is NULL");
-    *parent = MPI_COMM_NULL;
-    return MPI_SUCCESS;
+    int err = tm_spawn_parent(me, parent);
+    return err ? tm_err(me, MPI_COMM_WORLD, err, fn, "out of memory") : MPI_SUCCESS;
 }
 TM_ALIAS(Comm_get_parent)
 

@@ -54,12 +54,14 @@ static void job_free(struct tm_job *j)
         }
         free(j->ranks);
     }
+    if (j->spawn_free) j->spawn_free(j);
     tm_comm_fini_shared(&j->world);
     tm_ctxs_fini(&j->ctxs);
     tm_cprog_free_all(j);
     pthread_mutex_destroy(&j->progs_lock);
     pthread_mutex_destroy(&j->wins_lock);
     pthread_mutex_destroy(&j->open_lock);
+    pthread_mutex_destroy(&j->spawn_lock);
     free(j);
 }
 
@@ -72,7 +74,12 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     pthread_mutex_init(&j->progs_lock, NULL);
     pthread_mutex_init(&j->wins_lock, NULL);
     pthread_mutex_init(&j->open_lock, NULL);
-    j->size = info->size;
+    pthread_mutex_init(&j->spawn_lock, NULL);
+    /* Room for the ranks MPI_Comm_spawn may start (their mailboxes are reached by world rank
+     * like any other); a job across nodes has none (the links know only its own ranks). */
+    j->world_size = info->size;
+    j->size = info->universe > info->size && !info->net ? info->universe : info->size;
+    atomic_init(&j->spawn_next, info->size);
     j->id = info->job_id;
     /* The agent's values come from tmpid.conf and are taken as they are: 0 means no
      * spinning, or no buffering of messages that are not yet expected. */
@@ -90,7 +97,7 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     atomic_init(&j->cancelled, 0);
     atomic_init(&j->next_ctx, TM_CTX_FIRST_FREE);
     tm_ctxs_init(&j->ctxs);
-    if (tm_comm_init_shared(&j->world, TM_CTX_WORLD, j->size, NULL) < 0) goto err;
+    if (tm_comm_init_shared(&j->world, TM_CTX_WORLD, j->world_size, NULL) < 0) goto err;
     j->world.builtin = 1;
     j->ranks = aligned_alloc(TM_CACHELINE, sizeof *j->ranks * (size_t)j->size);
     if (!j->ranks) goto err;

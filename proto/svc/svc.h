@@ -22,7 +22,7 @@
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 10
+#define TMPI_SVC_ABI 11
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 
@@ -49,6 +49,23 @@ struct tmpi_rank_info {
     /* The program this rank runs, 0 for the first (MPI_APPNUM: tmpi-launch -n 2 ./a : -n 3 ./b
      * gives ranks 0-1 appnum 0 and ranks 2-4 appnum 1). */
     int appnum;
+    /* World ranks the job may hold, its spawned ranks included (MPI_UNIVERSE_SIZE): size, or
+     * more on one node (agent/jobs/job_spawn.h).  Ranks size .. universe - 1 are those
+     * MPI_Comm_spawn starts, in the order of the spawns. */
+    int universe;
+    /* A spawned rank (MPI_Comm_spawn): nonzero, and the first world rank of the ranks started
+     * with it (its MPI_COMM_WORLD is those spawn_size ranks); 0 for the job's own ranks. */
+    int spawned;
+    int spawn_first, spawn_size;
+};
+
+/* One command of an MPI_Comm_spawn[_multiple] (svc spawn). */
+struct tmpi_spawn_app {
+    const char *command; /* the program: a path, or a name looked up in path then PATH */
+    char *const *argv;   /* its arguments after argv[0], NULL-terminated, or NULL */
+    int maxprocs;        /* ranks to start, >= 1 */
+    const char *wdir;    /* info "wdir": the ranks' working directory, or NULL: the job's */
+    const char *path;    /* info "path": directories to look for command in, ':'-separated */
 };
 
 /* Channels of net_send (seed 000 §3.3: collectives never queue behind point-to-point). */
@@ -245,6 +262,15 @@ struct tmpi_svc {
      * now into *used and its size ([pool] size) into *capacity, the metrics endpoint's
      * tmpi_pool_used_bytes and tmpi_pool_capacity_bytes.  Any thread; never blocks. */
     void (*pool_usage)(uint64_t *used, uint64_t *capacity);
+
+    /* Optional (may be NULL: MPI_Comm_spawn then fails with MPI_ERR_SPAWN).  Starts the ranks
+     * of one spawn on this node: napps commands, their ranks world ranks first .. first + total
+     * - 1 in command order (libtmpi chose them below info->universe and set up their state
+     * first), appnum the command's index.  All or nothing: 0 once every rank runs, else a
+     * negative errno (-ENOENT no such program, -ENOEXEC not a TMPI program, -ENOTSUP a job
+     * across nodes, -ECANCELED the job is ending) with a one-line reason in err and no rank
+     * started.  Called by a rank thread; blocks while the ranks are loaded. */
+    int (*spawn)(const struct tmpi_spawn_app *apps, int napps, int first, char *err, size_t errlen);
 };
 
 #endif

@@ -62,7 +62,9 @@ static void check_rank_vars(void)
     CHECK_EQ(env_int("OMPI_COMM_WORLD_LOCAL_RANK"), lrank);
     CHECK_EQ(env_int("OMPI_COMM_WORLD_LOCAL_SIZE"), lsize);
     CHECK_EQ(env_int("OMPI_COMM_WORLD_NODE_RANK"), lrank);
-    CHECK_EQ(env_int("OMPI_UNIVERSE_SIZE"), size);
+    int *usize, uflag;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &uflag);
+    CHECK_EQ(env_int("OMPI_UNIVERSE_SIZE"), uflag ? *usize : size);
     CHECK_EQ(env_int("PMI_RANK"), rank);
     CHECK_EQ(env_int("PMI_SIZE"), size);
     CHECK_EQ(env_int("PMIX_RANK"), rank);

@@ -1,0 +1,423 @@
+/* job_spawn.c — ranks a job starts while it runs (job_spawn.h). */
+#include "job_spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "job.h"
+#include "log.h"
+#include "rank.h"
+
+/* The ranks of one spawn: its programs and their ranks. */
+struct spawn_batch {
+    struct spawn_batch *next;
+    uint32_t napps, n;
+    struct job_app *apps; /* napps, each with its bytes in prog_bytes */
+    uint8_t **prog_bytes;
+    struct rank *ranks; /* n, of apps in order */
+    uint32_t loaded;    /* ranks[0 .. loaded) have an image */
+    uint32_t started;   /* ranks[0 .. started) have a thread */
+};
+
+struct job_spawn {
+    const struct agent_config *cfg;
+    uint32_t universe;
+    /* The request of the rank thread being served, under j->mu: state 0 none, 1 posted, 2
+     * taken by the job thread, 3 answered (rc, err). */
+    int state;
+    const struct tmpi_spawn_app *apps;
+    int napps, first, rc;
+    char *err;
+    size_t errlen;
+    uint32_t started;            /* j->mu */
+    struct spawn_batch *batches; /* job thread only */
+};
+
+uint32_t job_spawn_universe(const struct job *j)
+{
+    return j->spawn ? j->spawn->universe : j->world_size;
+}
+
+int job_spawn_prepare(struct job *j, const struct agent_config *cfg, int ncpus)
+{
+    struct job_spawn *s = calloc(1, sizeof *s);
+    if (!s) return -ENOMEM;
+    s->cfg = cfg;
+    uint32_t u = j->world_size;
+    if (j->nnodes <= 1) {
+        if (ncpus > 0 && (uint32_t)ncpus > u) u = (uint32_t)ncpus;
+        const char *v = job_getenv(j, "TMPI_UNIVERSE_SIZE");
+        if (v && *v) {
+            char *end;
+            unsigned long n = strtoul(v, &end, 10);
+            if (*end || v[0] == '-' || n < j->world_size || n > JOB_SPAWN_MAX_UNIVERSE) {
+                char reason[200];
+                snprintf(reason, sizeof reason,
+                         "TMPI_UNIVERSE_SIZE=%s: not a number of ranks from the job's %u to %d", v,
+                         j->world_size, JOB_SPAWN_MAX_UNIVERSE);
+                free(s);
+                job_cancel(j, 1, reason);
+                return -EINVAL;
+            }
+            u = (uint32_t)n;
+        }
+    }
+    if (u > j->world_size) {
+        int32_t *nr = realloc(j->node_of_rank, sizeof *nr * u);
+        if (!nr) {
+            free(s);
+            return -ENOMEM;
+        }
+        j->node_of_rank = nr;
+        int32_t *lr = realloc(j->local_rank_of, sizeof *lr * u);
+        if (!lr) {
+            free(s);
+            return -ENOMEM;
+        }
+        j->local_rank_of = lr;
+        /* one node: a spawned rank is on it, its local rank its world rank */
+        for (uint32_t g = j->world_size; g < u; g++) {
+            nr[g] = 0;
+            lr[g] = (int32_t)g;
+        }
+    }
+    s->universe = u;
+    j->spawn = s;
+    return 0;
+}
+
+int job_spawn_request(struct job *j, const struct tmpi_spawn_app *apps, int napps, int first,
+                      char *err, size_t errlen)
+{
+    struct job_spawn *s = j->spawn;
+    if (!s || j->nnodes > 1) {
+        snprintf(err, errlen, "a job across nodes cannot spawn ranks yet");
+        return -ENOTSUP;
+    }
+    pthread_mutex_lock(&j->mu);
+    while (s->state != 0 && !job_cancelled(j))
+        pthread_cond_wait(&j->cv, &j->mu);
+    if (job_cancelled(j)) {
+        pthread_mutex_unlock(&j->mu);
+        snprintf(err, errlen, "the job is ending");
+        return -ECANCELED;
+    }
+    s->apps = apps;
+    s->napps = napps;
+    s->first = first;
+    s->err = err;
+    s->errlen = errlen;
+    s->state = 1;
+    pthread_cond_broadcast(&j->cv);
+    /* once taken, the job thread answers whatever happens: the request lives on this stack */
+    while (s->state != 3 && !(s->state == 1 && job_cancelled(j)))
+        pthread_cond_wait(&j->cv, &j->mu);
+    int rc = s->state == 3 ? s->rc : -ECANCELED;
+    if (s->state != 3) snprintf(err, errlen, "the job is ending");
+    s->state = 0;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+/* The program command names: a path (relative to dir) if it has a '/', else the first
+ * regular file of that name in path's directories, dir, then the job's PATH. */
+static int find_program(struct job *j, const struct tmpi_spawn_app *a, const char *dir, char *out,
+                        size_t len)
+{
+    struct stat st;
+    if (strchr(a->command, '/')) {
+        int n = a->command[0] == '/' ? snprintf(out, len, "%s", a->command)
+                                     : snprintf(out, len, "%s/%s", dir, a->command);
+        if (n < 0 || (size_t)n >= len) return -ENAMETOOLONG;
+        return stat(out, &st) == 0 && S_ISREG(st.st_mode) ? 0 : -ENOENT;
+    }
+    const char *envpath = job_getenv(j, "PATH");
+    const char *lists[3] = {a->path, dir, envpath ? envpath : "/usr/local/bin:/usr/bin:/bin"};
+    for (int l = 0; l < 3; l++) {
+        for (const char *p = lists[l]; p && *p;) {
+            const char *e = strchr(p, ':');
+            size_t dl = e ? (size_t)(e - p) : strlen(p);
+            int n = snprintf(out, len, "%.*s/%s", (int)dl, dl ? p : ".", a->command);
+            if (n > 0 && (size_t)n < len && stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
+                if (out[0] != '/') {
+                    char abs[PATH_MAX];
+                    if ((size_t)snprintf(abs, sizeof abs, "%s/%s", j->cwd, out) >= sizeof abs)
+                        return -ENAMETOOLONG;
+                    snprintf(out, len, "%s", abs);
+                }
+                return 0;
+            }
+            p = e ? e + 1 : NULL;
+        }
+    }
+    return -ENOENT;
+}
+
+static int read_file(const char *path, size_t max, uint8_t **ret, size_t *ret_size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+        (uint64_t)st.st_size > max) {
+        int e = fstat(fd, &st) < 0 ? -errno : st.st_size > 0 ? -EFBIG : -ENOEXEC;
+        close(fd);
+        return e;
+    }
+    size_t size = (size_t)st.st_size, got = 0;
+    uint8_t *b = malloc(size);
+    if (!b) {
+        close(fd);
+        return -ENOMEM;
+    }
+    while (got < size) {
+        ssize_t n = read(fd, b + got, size - got);
+        if (n <= 0) {
+            int e = n < 0 ? -errno : -EIO;
+            free(b);
+            close(fd);
+            return e;
+        }
+        got += (size_t)n;
+    }
+    close(fd);
+    *ret = b;
+    *ret_size = size;
+    return 0;
+}
+
+/* One command into app (its directory, arguments and program open); 0 or a negative errno
+ * with the reason in err. */
+static int app_setup(struct job *j, struct spawn_batch *b, uint32_t k,
+                     const struct tmpi_spawn_app *a, uint32_t first, char *err, size_t errlen)
+{
+    struct job_app *app = &b->apps[k];
+    char dir[PATH_MAX], path[PATH_MAX];
+    struct stat st;
+    if (a->wdir && *a->wdir) {
+        int n = a->wdir[0] == '/' ? snprintf(dir, sizeof dir, "%s", a->wdir)
+                                  : snprintf(dir, sizeof dir, "%s/%s", j->cwd, a->wdir);
+        if (n < 0 || (size_t)n >= sizeof dir || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "wdir %s: no such directory", a->wdir);
+            return -ENOENT;
+        }
+    } else {
+        snprintf(dir, sizeof dir, "%s", j->cwd);
+    }
+    int rc = find_program(j, a, dir, path, sizeof path);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: no such program%s%s", a->command, a->path ? " in " : "",
+                 a->path ? a->path : "");
+        return rc;
+    }
+    size_t size = 0;
+    rc = read_file(path, j->spawn->cfg->max_program_size, &b->prog_bytes[k], &size);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", path,
+                 rc == -EFBIG ? "larger than max_program_size" : strerror(-rc));
+        return rc;
+    }
+    int argc = 1;
+    while (a->argv && a->argv[argc - 1])
+        argc++;
+    app->argv = calloc((size_t)argc + 1, sizeof *app->argv);
+    app->program_name = strdup(a->command);
+    app->cwd = strdup(dir);
+    if (!app->argv || !app->program_name || !app->cwd) return -ENOMEM;
+    app->argc = argc;
+    for (int i = 0; i < argc; i++)
+        if (!(app->argv[i] = strdup(i == 0 ? a->command : a->argv[i - 1]))) return -ENOMEM;
+    app->first_rank = first;
+    app->nprocs = (uint32_t)a->maxprocs;
+    if ((rc = rank_argv_src_init(&app->args, app->argc, app->argv)) < 0) return rc;
+    app->args_ready = 1;
+    char label[64];
+    snprintf(label, sizeof label, "tmpi-job%llu-spawned", (unsigned long long)j->id);
+    const char *mine = job_getenv(j, "TMPI_SHARED_LIBS");
+    char *shared = NULL;
+    if (asprintf(&shared, "%s %s",
+                 j->spawn->cfg->shared_libraries ? j->spawn->cfg->shared_libraries : "",
+                 mine ? mine : "") < 0)
+        return -ENOMEM;
+    char why[400];
+    rc = image_program_open(&app->image, b->prog_bytes[k], size, label, shared, why, sizeof why);
+    free(shared);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: %s", a->command, why);
+        return rc;
+    }
+    app->image_open = 1;
+    return 0;
+}
+
+static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_app *apps, int napps,
+                 int first, char *err, size_t errlen)
+{
+    uint32_t total = 0;
+    for (int k = 0; k < napps; k++)
+        total += (uint32_t)apps[k].maxprocs;
+    if (first < (int)j->world_size || total == 0 || (uint64_t)first + total > j->spawn->universe) {
+        snprintf(err, errlen, "ranks %d..%u are not free slots of the universe (%u)", first,
+                 first + total - 1, j->spawn->universe);
+        return -EINVAL;
+    }
+    b->napps = (uint32_t)napps;
+    b->apps = calloc((size_t)napps, sizeof *b->apps);
+    b->prog_bytes = calloc((size_t)napps, sizeof *b->prog_bytes);
+    b->ranks = calloc(total, sizeof *b->ranks);
+    if (!b->apps || !b->prog_bytes || !b->ranks) return -ENOMEM;
+    b->n = total;
+    for (int k = 0; k < napps; k++)
+        b->apps[k].image.tmpl_fd = -1;
+    uint32_t g = (uint32_t)first;
+    for (int k = 0; k < napps; k++) {
+        int rc = app_setup(j, b, (uint32_t)k, &apps[k], g, err, errlen);
+        if (rc < 0) return rc;
+        g += (uint32_t)apps[k].maxprocs;
+    }
+    char why[400], label[64];
+    for (uint32_t i = 0; i < total; i++) {
+        struct rank *r = &b->ranks[i];
+        uint32_t k = 0;
+        while (k + 1 < b->napps && (uint32_t)first + i >= b->apps[k + 1].first_rank)
+            k++;
+        r->job = j;
+        r->app = &b->apps[k];
+        r->image.fd = -1;
+        r->info = (struct tmpi_rank_info){
+            .appnum = (int)k,
+            .job_id = j->id,
+            .rank = first + (int)i,
+            .size = (int)total,
+            .node = 0,
+            .nnodes = 1,
+            .local_rank = first + (int)i,
+            .local_size = (int)j->spawn->universe,
+            .hostname = j->spawn->cfg->name,
+            .node_of_rank = j->node_of_rank,
+            .local_rank_of = j->local_rank_of,
+            .universe = (int)j->spawn->universe,
+            .spawned = 1,
+            .spawn_first = first,
+            .spawn_size = (int)total,
+        };
+        snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id,
+                 r->info.rank);
+        rank_vars_init(&r->vars);
+        int rc = image_program_load(&r->app->image, label, &r->vars, &r->image, why, sizeof why);
+        if (rc < 0) {
+            snprintf(err, errlen, "cannot load %s for rank %d: %s", r->app->program_name,
+                     r->info.rank, why);
+            return rc;
+        }
+        b->loaded = i + 1;
+    }
+    for (uint32_t k = 0; k < b->napps; k++)
+        image_program_loaded(&b->apps[k].image);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, j->spawn->cfg->rank_stack_size);
+    int rc = 0;
+    for (uint32_t i = 0; i < total && rc == 0; i++) {
+        rc = -pthread_create(&b->ranks[i].thread, &attr, rank_thread_main, &b->ranks[i]);
+        if (rc == 0) {
+            b->ranks[i].thread_started = 1;
+            b->started = i + 1;
+        }
+    }
+    pthread_attr_destroy(&attr);
+    pthread_mutex_lock(&j->mu);
+    j->spawn->started += b->started;
+    pthread_mutex_unlock(&j->mu);
+    if (rc < 0) {
+        /* some run already: all or nothing is only kept by ending the job */
+        snprintf(err, errlen, "cannot start spawned rank %u: %s", first + b->started,
+                 strerror(-rc));
+        job_cancel(j, 1, err);
+    }
+    return rc;
+}
+
+int job_spawn_serve_locked(struct job *j)
+{
+    struct job_spawn *s = j->spawn;
+    if (!s || s->state != 1) return 0;
+    s->state = 2;
+    pthread_mutex_unlock(&j->mu);
+    struct spawn_batch *b = calloc(1, sizeof *b);
+    int rc = b ? serve(j, b, s->apps, s->napps, s->first, s->err, s->errlen) : -ENOMEM;
+    if (rc == -ENOMEM) snprintf(s->err, s->errlen, "out of memory");
+    if (b) {
+        b->next = s->batches;
+        s->batches = b;
+    }
+    if (rc == 0) log_job(LOG_INFO, j->id, j->owner, "spawned %u rank(s) from %d", b->n, s->first);
+    pthread_mutex_lock(&j->mu);
+    s->rc = rc;
+    s->state = 3;
+    pthread_cond_broadcast(&j->cv);
+    return 1;
+}
+
+uint32_t job_spawn_started_locked(const struct job *j)
+{
+    return j->spawn ? j->spawn->started : 0;
+}
+
+void job_spawn_join(struct job *j)
+{
+    for (struct spawn_batch *b = j->spawn ? j->spawn->batches : NULL; b; b = b->next)
+        for (uint32_t i = 0; i < b->started; i++)
+            pthread_join(b->ranks[i].thread, NULL);
+}
+
+void job_spawn_unload(struct job *j)
+{
+    for (struct spawn_batch *b = j->spawn ? j->spawn->batches : NULL; b; b = b->next)
+        for (uint32_t i = 0; i < b->loaded; i++) {
+            struct rank *r = &b->ranks[i];
+            r->unloader = pthread_self();
+            r->unloading = 1;
+            rank_set_current(r);
+            image_finish(&r->image);
+            rank_set_current(NULL);
+            rank_argv_free(&r->args);
+            rank_proc_free(&r->proc);
+            output_flush(r);
+        }
+}
+
+void job_spawn_free(struct job *j)
+{
+    struct job_spawn *s = j->spawn;
+    if (!s) return;
+    for (struct spawn_batch *b = s->batches, *next; b; b = next) {
+        next = b->next;
+        for (uint32_t k = 0; b->apps && k < b->napps; k++) {
+            struct job_app *app = &b->apps[k];
+            if (app->image_open) image_program_close(&app->image);
+            if (app->args_ready) rank_argv_src_free(&app->args);
+            for (int i = 0; app->argv && i < app->argc; i++)
+                free(app->argv[i]);
+            free(app->argv);
+            free(app->program_name);
+            free(app->cwd);
+            free(b->prog_bytes[k]);
+        }
+        free(b->apps);
+        free(b->prog_bytes);
+        free(b->ranks);
+        free(b);
+    }
+    free(s);
+    j->spawn = NULL;
+}

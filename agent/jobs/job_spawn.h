@@ -1,0 +1,51 @@
+/* job_spawn.h — ranks a job starts while it runs (MPI_Comm_spawn, svc spawn).
+ *
+ * A spawned rank is one more thread of the job host, loaded like the job's own ranks (its own
+ * copy of its program, its own libc state): the job's world of ranks grows into the slots the
+ * universe leaves (world ranks world_size .. universe - 1, never reused), the job ends when
+ * the last of them all has ended, and a spawned rank that fails fails the job.  The rank
+ * thread that spawns posts the request; the job thread, which loads and unloads every image,
+ * serves it between the waits of wait_ranks (one spawn at a time, the others queue).
+ *
+ * The universe (MPI_UNIVERSE_SIZE): the job's TMPI_UNIVERSE_SIZE (tmpi-launch
+ * --universe-size), else the larger of the world size and this node's CPUs; a job across
+ * nodes has no room to spawn into (its universe is its world). */
+#ifndef TMPI_AGENT_JOB_SPAWN_H
+#define TMPI_AGENT_JOB_SPAWN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "svc.h"
+
+struct job;
+struct agent_config;
+
+/* The largest universe a job may ask for (TMPI_UNIVERSE_SIZE). */
+#define JOB_SPAWN_MAX_UNIVERSE 4096
+
+/* Job thread, before the ranks' infos are made: the universe and the world-rank tables grown
+ * to it, with the agent's settings spawned ranks follow (cfg, kept for the job's life) and its
+ * CPUs.  0, or a negative errno after cancelling the job with the reason. */
+int job_spawn_prepare(struct job *j, const struct agent_config *cfg, int ncpus);
+/* The job's universe (world_size before job_spawn_prepare). */
+uint32_t job_spawn_universe(const struct job *j);
+
+/* A rank thread of j (svc spawn): posts the spawn and waits until the job thread started its
+ * ranks or refused.  0 or a negative errno with the reason in err. */
+int job_spawn_request(struct job *j, const struct tmpi_spawn_app *apps, int napps, int first,
+                      char *err, size_t errlen);
+
+/* Job thread, j->mu held (wait_ranks): serves a posted spawn, if any (the lock is dropped
+ * meanwhile).  1 if it served one. */
+int job_spawn_serve_locked(struct job *j);
+/* j->mu held: spawned rank threads started so far. */
+uint32_t job_spawn_started_locked(const struct job *j);
+
+/* Job thread, once the job is over: joins the spawned threads (before libtmpi's state goes),
+ * runs their images' destructors (with the job's own ranks'), and frees the rest (after). */
+void job_spawn_join(struct job *j);
+void job_spawn_unload(struct job *j);
+void job_spawn_free(struct job *j);
+
+#endif

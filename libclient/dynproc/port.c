@@ -1,0 +1,425 @@
+/* port.c — ports, names and joins between rank groups of one job (port.h). */
+#include "port.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "comm.h"
+#include "ctx.h"
+#include "errh.h"
+#include "intercomm.h"
+#include "spawn.h"
+#include "wait.h"
+
+/* A connect request queued on a port: the connecting root's group, then the acceptor's
+ * answer (done set last). */
+struct tm_conn_req {
+    struct tm_conn_req *next;
+    struct tm_rank *waiter;
+    const int32_t *cmap;
+    int cn;
+    int32_t err, ctx[3];
+    int32_t *amap; /* malloc'd by the acceptor, freed by the connector */
+    int an;
+    _Atomic int done;
+};
+
+struct tm_port {
+    struct tm_port *next;
+    char name[64];
+    struct tm_conn_req *_Atomic head; /* queued connects, oldest first */
+    struct tm_conn_req *tail;
+    struct tm_rank *acceptor; /* a root waiting in MPI_Comm_accept */
+};
+
+struct tm_pubname {
+    struct tm_pubname *next;
+    char *service, *port;
+};
+
+/* What a root tells its communicator after meeting the other side. */
+struct conn_hdr {
+    int32_t err, rn, ctx[3];
+};
+
+void tm_port_free_all(struct tm_job *j)
+{
+    for (struct tm_port *p = j->ports, *next; p; p = next) {
+        next = p->next;
+        free(p);
+    }
+    for (struct tm_pubname *n = j->names, *next; n; n = next) {
+        next = n->next;
+        free(n->service);
+        free(n->port);
+        free(n);
+    }
+    j->ports = NULL;
+    j->names = NULL;
+}
+
+/* spawn_lock held */
+static struct tm_port *port_find(struct tm_job *j, const char *name)
+{
+    for (struct tm_port *p = j->ports; p; p = p->next)
+        if (strcmp(p->name, name) == 0) return p;
+    return NULL;
+}
+
+/* Whether name looks like a port of another job (for the error's words). */
+static int other_job(struct tm_job *j, const char *name)
+{
+    unsigned long long id;
+    int n;
+    return sscanf(name, "tmpi-port:%llu:%d", &id, &n) == 2 && id != (unsigned long long)j->id;
+}
+
+TM_API int PMPI_Open_port(MPI_Info info, char *port_name)
+{
+    const char *fn = "MPI_Open_port";
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    if (!port_name) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "port_name is NULL");
+    struct tm_job *j = me->job;
+    struct tm_port *p = calloc(1, sizeof *p);
+    if (!p) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    snprintf(p->name, sizeof p->name, "tmpi-port:%" PRIu64 ":%d", j->id,
+             atomic_fetch_add(&j->next_port, 1));
+    pthread_mutex_lock(&j->spawn_lock);
+    p->next = j->ports;
+    j->ports = p;
+    j->spawn_free = tm_dynproc_free;
+    pthread_mutex_unlock(&j->spawn_lock);
+    snprintf(port_name, MPI_MAX_PORT_NAME, "%s", p->name);
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Open_port)
+
+TM_API int PMPI_Close_port(const char *port_name)
+{
+    const char *fn = "MPI_Close_port";
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    if (!port_name) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "port_name is NULL");
+    struct tm_job *j = me->job;
+    pthread_mutex_lock(&j->spawn_lock);
+    struct tm_port **pp = &j->ports;
+    while (*pp && strcmp((*pp)->name, port_name) != 0)
+        pp = &(*pp)->next;
+    struct tm_port *p = *pp;
+    /* one that a root still waits on stays (the program is erroneous; nothing is freed
+     * under it) */
+    if (p && !p->acceptor && !atomic_load(&p->head)) *pp = p->next;
+    pthread_mutex_unlock(&j->spawn_lock);
+    if (!p) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_PORT, fn, "no open port %s", port_name);
+    if (*pp != p) free(p);
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Close_port)
+
+static int32_t *members(const struct tm_comm *c)
+{
+    int32_t *v = malloc(sizeof *v * ((size_t)c->size + 1));
+    if (v)
+        for (int i = 0; i < c->size; i++)
+            v[i] = tm_comm_world_rank(c, i);
+    return v;
+}
+
+static int queued(void *arg)
+{
+    struct tm_port *p = arg;
+    return atomic_load(&p->head) != NULL;
+}
+
+static int answered(void *arg)
+{
+    struct tm_conn_req *r = arg;
+    return atomic_load(&r->done);
+}
+
+/* The accepting root: waits for a connect on port_name, answers it.  *rmap (malloc'd) and
+ * h; an MPI error class with why. */
+static int root_accept(struct tm_rank *me, const struct tm_comm *c, const char *port_name,
+                       struct conn_hdr *h, int32_t **rmap, char *why, size_t len)
+{
+    struct tm_job *j = me->job;
+    pthread_mutex_lock(&j->spawn_lock);
+    struct tm_port *p = port_find(j, port_name);
+    int busy = p && p->acceptor;
+    if (p && !busy) p->acceptor = me;
+    pthread_mutex_unlock(&j->spawn_lock);
+    if (!p || busy) {
+        snprintf(why, len, "%s %s", busy ? "another accept waits on port" : "no open port",
+                 port_name);
+        return MPI_ERR_PORT;
+    }
+    tm_wait(me, queued, p);
+    pthread_mutex_lock(&j->spawn_lock);
+    struct tm_conn_req *r = atomic_load(&p->head);
+    atomic_store(&p->head, r->next);
+    if (!r->next) p->tail = NULL;
+    p->acceptor = NULL;
+    pthread_mutex_unlock(&j->spawn_lock);
+    int32_t *lmap = members(c), *copy = malloc(sizeof *copy * (size_t)r->cn);
+    int reuse = 0, err = MPI_SUCCESS;
+    if (!lmap || !copy || tm_ctx_for(me, lmap, c->size, r->cmap, r->cn, 3, h->ctx, &reuse) < 0) {
+        snprintf(why, len, "out of memory or context ids");
+        err = MPI_ERR_NO_MEM;
+        free(lmap);
+        free(copy);
+        copy = lmap = NULL;
+    } else {
+        memcpy(copy, r->cmap, sizeof *copy * (size_t)r->cn);
+        h->rn = r->cn;
+    }
+    r->err = err;
+    memcpy(r->ctx, h->ctx, sizeof r->ctx);
+    r->amap = lmap;
+    r->an = c->size;
+    struct tm_rank *w = r->waiter;
+    atomic_store(&r->done, 1); /* r is the connector's from here on */
+    tm_wake(&w->waker);
+    *rmap = copy;
+    return err;
+}
+
+static int root_connect(struct tm_rank *me, const struct tm_comm *c, const char *port_name,
+                        struct conn_hdr *h, int32_t **rmap, char *why, size_t len)
+{
+    struct tm_job *j = me->job;
+    int32_t *lmap = members(c);
+    if (!lmap) return snprintf(why, len, "out of memory"), MPI_ERR_NO_MEM;
+    struct tm_conn_req r = {.waiter = me, .cmap = lmap, .cn = c->size};
+    atomic_init(&r.done, 0);
+    pthread_mutex_lock(&j->spawn_lock);
+    struct tm_port *p = port_find(j, port_name);
+    struct tm_rank *acc = NULL;
+    if (p) {
+        if (p->tail)
+            p->tail->next = &r;
+        else
+            atomic_store(&p->head, &r);
+        p->tail = &r;
+        acc = p->acceptor;
+        if (acc) tm_wake(&acc->waker);
+    }
+    pthread_mutex_unlock(&j->spawn_lock);
+    if (!p) {
+        free(lmap);
+        snprintf(why, len, "%s %s",
+                 other_job(j, port_name) ? "ranks of another job cannot be connected yet: port"
+                                         : "no open port",
+                 port_name);
+        return MPI_ERR_PORT;
+    }
+    tm_wait(me, answered, &r);
+    free(lmap);
+    if (r.err) {
+        snprintf(why, len, "the accepting side failed");
+        return r.err;
+    }
+    memcpy(h->ctx, r.ctx, sizeof r.ctx);
+    h->rn = r.an;
+    *rmap = r.amap;
+    return MPI_SUCCESS;
+}
+
+static int conn_common(const char *fn, int accept, const char *port_name, int root, MPI_Comm comm,
+                       MPI_Comm *newcomm)
+{
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    struct tm_commref *cr = tm_comm_get_user(&me->comms, comm);
+    if (!cr) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+    if (cr->c->inter) return tm_err(me, comm, MPI_ERR_COMM, fn, "comm is an inter-communicator");
+    if (root < 0 || root >= cr->c->size)
+        return tm_err(me, comm, MPI_ERR_ROOT, fn, "invalid root %d", root);
+    if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, fn, "newcomm is NULL");
+    struct conn_hdr h = {0, 0, {0, 0, 0}};
+    int32_t *rmap = NULL;
+    char why[256] = "";
+    if (cr->rank == root) {
+        if (!port_name) {
+            snprintf(why, sizeof why, "port_name is NULL");
+            h.err = MPI_ERR_ARG;
+        } else {
+            h.err = accept ? root_accept(me, cr->c, port_name, &h, &rmap, why, sizeof why)
+                           : root_connect(me, cr->c, port_name, &h, &rmap, why, sizeof why);
+        }
+    }
+    int e = PMPI_Bcast(&h, (int)(sizeof h / sizeof(int32_t)), MPI_INT, root, comm);
+    if (e == MPI_SUCCESS && !h.err && cr->rank != root &&
+        !(rmap = malloc(sizeof *rmap * (size_t)h.rn)))
+        e = MPI_ERR_NO_MEM;
+    if (e == MPI_SUCCESS && !h.err) e = PMPI_Bcast(rmap, h.rn, MPI_INT, root, comm);
+    if (e != MPI_SUCCESS || h.err) {
+        free(rmap);
+        *newcomm = MPI_COMM_NULL;
+        if (e != MPI_SUCCESS) return e;
+        return tm_err(me, comm, h.err, fn, "%s",
+                      cr->rank == root ? why : "the root could not make the connection");
+    }
+    int32_t *lmap = members(cr->c);
+    int err = lmap ? tm_intercomm_attach(me, h.ctx, lmap, cr->c->size, rmap, h.rn, cr->rank, cr->eh,
+                                         newcomm)
+                   : MPI_ERR_NO_MEM;
+    free(lmap);
+    free(rmap);
+    return err ? tm_err(me, comm, err, fn, "out of memory") : MPI_SUCCESS;
+}
+
+TM_API int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                            MPI_Comm *newcomm)
+{
+    return conn_common("MPI_Comm_accept", 1, port_name, root, comm, newcomm);
+}
+TM_ALIAS(Comm_accept)
+
+TM_API int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                             MPI_Comm *newcomm)
+{
+    return conn_common("MPI_Comm_connect", 0, port_name, root, comm, newcomm);
+}
+TM_ALIAS(Comm_connect)
+
+TM_API int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
+{
+    const char *fn = "MPI_Publish_name";
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    if (!service_name || !port_name)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "service_name or port_name is NULL");
+    struct tm_job *j = me->job;
+    struct tm_pubname *n = calloc(1, sizeof *n);
+    if (n) {
+        n->service = strdup(service_name);
+        n->port = strdup(port_name);
+    }
+    if (!n || !n->service || !n->port) {
+        if (n) free(n->service), free(n->port);
+        free(n);
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    pthread_mutex_lock(&j->spawn_lock);
+    struct tm_pubname *have = j->names;
+    while (have && strcmp(have->service, service_name) != 0)
+        have = have->next;
+    if (!have) {
+        n->next = j->names;
+        j->names = n;
+        j->spawn_free = tm_dynproc_free;
+    }
+    pthread_mutex_unlock(&j->spawn_lock);
+    if (have) {
+        free(n->service);
+        free(n->port);
+        free(n);
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_SERVICE, fn, "service %s is already published",
+                      service_name);
+    }
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Publish_name)
+
+TM_API int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
+{
+    const char *fn = "MPI_Unpublish_name";
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    if (!service_name || !port_name)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "service_name or port_name is NULL");
+    struct tm_job *j = me->job;
+    pthread_mutex_lock(&j->spawn_lock);
+    struct tm_pubname **pp = &j->names;
+    while (*pp &&
+           !(strcmp((*pp)->service, service_name) == 0 && strcmp((*pp)->port, port_name) == 0))
+        pp = &(*pp)->next;
+    struct tm_pubname *n = *pp;
+    if (n) *pp = n->next;
+    pthread_mutex_unlock(&j->spawn_lock);
+    if (!n)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_SERVICE, fn,
+                      "service %s is not published with port %s", service_name, port_name);
+    free(n->service);
+    free(n->port);
+    free(n);
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Unpublish_name)
+
+TM_API int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
+{
+    const char *fn = "MPI_Lookup_name";
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    if (!service_name || !port_name)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "service_name or port_name is NULL");
+    struct tm_job *j = me->job;
+    int found = 0;
+    pthread_mutex_lock(&j->spawn_lock);
+    for (struct tm_pubname *n = j->names; n && !found; n = n->next)
+        if (strcmp(n->service, service_name) == 0) {
+            snprintf(port_name, MPI_MAX_PORT_NAME, "%s", n->port);
+            found = 1;
+        }
+    pthread_mutex_unlock(&j->spawn_lock);
+    if (!found)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NAME, fn, "no service %s is published",
+                      service_name);
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Lookup_name)
+
+/* Both ends over fd: [job id, world rank]; the lower rank then sends the three ids. */
+static int full_io(int fd, void *buf, size_t len, int out)
+{
+    char *b = buf;
+    while (len) {
+        ssize_t n = out ? write(fd, b, len) : read(fd, b, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return n < 0 ? -errno : -EPIPE;
+        b += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+TM_API int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
+{
+    const char *fn = "MPI_Comm_join";
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    if (!intercomm) return tm_err(me, MPI_COMM_SELF, MPI_ERR_ARG, fn, "intercomm is NULL");
+    *intercomm = MPI_COMM_NULL;
+    int64_t mine[2] = {(int64_t)me->job->id, me->rank}, theirs[2];
+    int rc = full_io(fd, mine, sizeof mine, 1);
+    if (rc == 0) rc = full_io(fd, theirs, sizeof theirs, 0);
+    if (rc < 0) return tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn, "fd %d: %s", fd, strerror(-rc));
+    if (theirs[0] != mine[0] || theirs[1] == me->rank || theirs[1] < 0 ||
+        theirs[1] >= me->job->size)
+        return tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn,
+                      "the other end is %s: ranks of another job cannot be joined yet",
+                      theirs[0] != mine[0] ? "a rank of another job" : "not a rank of this job");
+    int32_t lmap[1] = {me->rank}, rmap[1] = {(int32_t)theirs[1]}, ctx[3] = {0, 0, 0};
+    int reuse = 0;
+    if (me->rank < theirs[1]) {
+        int32_t err = tm_ctx_for(me, lmap, 1, rmap, 1, 3, ctx, &reuse) < 0;
+        int32_t msg[4] = {err, ctx[0], ctx[1], ctx[2]};
+        rc = full_io(fd, msg, sizeof msg, 1);
+        if (err) rc = -ENOSPC;
+    } else {
+        int32_t msg[4];
+        rc = full_io(fd, msg, sizeof msg, 0);
+        if (rc == 0 && msg[0]) rc = -ENOSPC;
+        memcpy(ctx, msg + 1, sizeof ctx);
+    }
+    if (rc < 0) return tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn, "fd %d: %s", fd, strerror(-rc));
+    int err = tm_intercomm_attach(me, ctx, lmap, 1, rmap, 1, 0, MPI_ERRORS_ARE_FATAL, intercomm);
+    return err ? tm_err(me, MPI_COMM_SELF, err, fn, "out of memory") : MPI_SUCCESS;
+}
+TM_ALIAS(Comm_join)

@@ -1,0 +1,271 @@
+/* spawn.c — MPI_Comm_spawn and MPI_Comm_spawn_multiple (spawn.h). */
+#include "spawn.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "ctx.h"
+#include "errh.h"
+#include "info.h"
+#include "intercomm.h"
+#include "port.h"
+
+struct tm_spawn_rec {
+    struct tm_spawn_rec *next;
+    int first, n;          /* the children's world ranks */
+    struct tm_comm *world; /* their MPI_COMM_WORLD */
+    int32_t ctx[3];        /* the parent/child inter-communicator's ids (intercomm.h) */
+    int32_t *pmap;         /* the parents' world ranks, pn of them */
+    int pn;
+};
+
+/* What the root tells comm: the outcome (an MPI error class) and the children. */
+struct spawn_hdr {
+    int32_t err, first, n, ctx[3];
+};
+
+void tm_dynproc_free(struct tm_job *j)
+{
+    tm_port_free_all(j);
+    for (struct tm_spawn_rec *r = j->spawns, *next; r; r = next) {
+        next = r->next;
+        tm_comm_fini_shared(r->world);
+        free(r->world);
+        free(r->pmap);
+        free(r);
+    }
+    j->spawns = NULL;
+}
+
+/* The world ranks of comm's members, malloc'd. */
+static int32_t *members(const struct tm_comm *c)
+{
+    int32_t *v = malloc(sizeof *v * (size_t)c->size);
+    if (v)
+        for (int i = 0; i < c->size; i++)
+            v[i] = tm_comm_world_rank(c, i);
+    return v;
+}
+
+/* Reserves n world ranks of the universe: the first, or -1 when fewer are left. */
+static int reserve(struct tm_job *j, int n)
+{
+    int cur = atomic_load(&j->spawn_next);
+    do {
+        if (n > j->size - cur) return -1;
+    } while (!atomic_compare_exchange_weak(&j->spawn_next, &cur, cur + n));
+    return cur;
+}
+
+/* The root's part: checks the commands, reserves and records the children and has the agent
+ * start them.  An MPI error class, with the reason in why. */
+static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, char **cmds,
+                      char ***argvs, const int *maxprocs, const MPI_Info *infos,
+                      struct spawn_hdr *h, char *why, size_t len)
+{
+    struct tm_job *j = me->job;
+    if (count < 1) return snprintf(why, len, "count %d is not positive", count), MPI_ERR_ARG;
+    if (!cmds || !maxprocs)
+        return snprintf(why, len, "array of commands or maxprocs is NULL"), MPI_ERR_ARG;
+    struct tmpi_spawn_app *apps = calloc((size_t)count, sizeof *apps);
+    if (!apps) return snprintf(why, len, "out of memory"), MPI_ERR_NO_MEM;
+    int total = 0, err = MPI_SUCCESS;
+    for (int k = 0; k < count && !err; k++) {
+        if (!cmds[k] || !cmds[k][0]) {
+            snprintf(why, len, "command %d is %s", k, cmds[k] ? "empty" : "NULL");
+            err = MPI_ERR_ARG;
+        } else if (maxprocs[k] < 1) {
+            snprintf(why, len, "maxprocs %d of %s is not positive", maxprocs[k], cmds[k]);
+            err = MPI_ERR_ARG;
+        } else if (maxprocs[k] > j->size - total) {
+            snprintf(why, len, "%d ranks of %s do not fit in the universe of %d", maxprocs[k],
+                     cmds[k], j->size);
+            err = MPI_ERR_SPAWN;
+        }
+        if (err) break;
+        struct tm_info *in = NULL;
+        MPI_Info ih = infos ? infos[k] : MPI_INFO_NULL;
+        if (ih != MPI_INFO_NULL && !(in = tm_info_get(me, ih))) {
+            snprintf(why, len, "invalid info %d for command %s", ih, cmds[k]);
+            err = MPI_ERR_INFO;
+            break;
+        }
+        const char *host = in ? tm_info_lookup(in, "host") : NULL;
+        if (host && strcmp(host, "localhost") != 0 &&
+            !(me->info->hostname && strcmp(host, me->info->hostname) == 0)) {
+            snprintf(why, len, "host %s: ranks can only be spawned on this node (%s) yet", host,
+                     me->info->hostname ? me->info->hostname : "?");
+            err = MPI_ERR_SPAWN;
+            break;
+        }
+        apps[k] = (struct tmpi_spawn_app){
+            .command = cmds[k],
+            .argv = argvs ? argvs[k] : NULL,
+            .maxprocs = maxprocs[k],
+            .wdir = in ? tm_info_lookup(in, "wdir") : NULL,
+            .path = in ? tm_info_lookup(in, "path") : NULL,
+        };
+        total += maxprocs[k];
+    }
+    if (!err && (!j->svc->spawn || j->net)) {
+        snprintf(why, len, "%s",
+                 j->net ? "a job across nodes cannot spawn ranks yet"
+                        : "the agent cannot spawn ranks");
+        err = MPI_ERR_SPAWN;
+    }
+    int first = -1;
+    if (!err && (first = reserve(j, total)) < 0) {
+        int left = j->size - atomic_load(&j->spawn_next);
+        snprintf(why, len, "%d ranks asked, %d left of the universe of %d (MPI_UNIVERSE_SIZE)",
+                 total, left < 0 ? 0 : left, j->size);
+        err = MPI_ERR_SPAWN;
+    }
+    struct tm_spawn_rec *rec = NULL;
+    int32_t *cmap = NULL;
+    if (!err) {
+        rec = calloc(1, sizeof *rec);
+        cmap = malloc(sizeof *cmap * (size_t)total);
+        int wctx = rec && cmap ? tm_ctx_local(j) : -ENOMEM;
+        int ictx[3], reuse = 0;
+        if (rec && cmap) {
+            for (int i = 0; i < total; i++)
+                cmap[i] = first + i;
+            rec->pmap = members(pc);
+            rec->pn = pc->size;
+        }
+        if (wctx < 0 || !rec->pmap ||
+            tm_ctx_for(me, rec->pmap, rec->pn, cmap, total, 3, ictx, &reuse) < 0 ||
+            !(rec->world = tm_comm_new(wctx, 0, total, cmap, total))) {
+            snprintf(why, len, "out of memory or context ids");
+            err = MPI_ERR_NO_MEM;
+        } else {
+            cmap = NULL; /* the world's now */
+            rec->world->builtin = 1;
+            rec->first = first;
+            rec->n = total;
+            memcpy(rec->ctx, ictx, sizeof ictx);
+        }
+    }
+    if (!err) {
+        pthread_mutex_lock(&j->spawn_lock);
+        rec->next = j->spawns;
+        j->spawns = rec;
+        j->spawn_free = tm_dynproc_free;
+        pthread_mutex_unlock(&j->spawn_lock);
+        for (int i = 0; i < total; i++) {
+            struct tm_rank *c = tm_job_rank(j, first + i);
+            c->world = rec->world;
+            c->world_rank = i;
+            c->spawn = rec;
+        }
+        char aerr[256] = "";
+        int rc = j->svc->spawn(apps, count, first, aerr, sizeof aerr);
+        if (rc < 0) {
+            snprintf(why, len, "%s", aerr[0] ? aerr : strerror(-rc));
+            err = MPI_ERR_SPAWN;
+        } else {
+            *h = (struct spawn_hdr){0, first, total, {rec->ctx[0], rec->ctx[1], rec->ctx[2]}};
+        }
+    } else if (rec) {
+        free(rec->pmap);
+        free(rec);
+    }
+    free(cmap);
+    free(apps);
+    return err;
+}
+
+static int spawn_common(const char *fn, int count, char **cmds, char ***argvs, const int *maxprocs,
+                        const MPI_Info *infos, int root, MPI_Comm comm, MPI_Comm *intercomm,
+                        int *errcodes)
+{
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    struct tm_commref *cr = tm_comm_get_user(&me->comms, comm);
+    if (!cr) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+    if (cr->c->inter) return tm_err(me, comm, MPI_ERR_COMM, fn, "comm is an inter-communicator");
+    if (root < 0 || root >= cr->c->size)
+        return tm_err(me, comm, MPI_ERR_ROOT, fn, "invalid root %d", root);
+    if (!intercomm) return tm_err(me, comm, MPI_ERR_ARG, fn, "intercomm is NULL");
+    struct spawn_hdr h = {MPI_SUCCESS, 0, 0, {0, 0, 0}};
+    char why[320] = "";
+    if (cr->rank == root)
+        h.err = root_spawn(me, cr->c, count, cmds, argvs, maxprocs, infos, &h, why, sizeof why);
+    int e = PMPI_Bcast(&h, (int)(sizeof h / sizeof(int32_t)), MPI_INT, root, comm);
+    if (e != MPI_SUCCESS) return e;
+    /* errcodes has maxprocs entries (spawn) or their sum (spawn_multiple): significant at the
+     * root, which alone knows how many (MPI 4.1 §11.8.2) */
+    if (h.err != MPI_SUCCESS) {
+        *intercomm = MPI_COMM_NULL;
+        if (errcodes && cr->rank == root && maxprocs && count > 0) {
+            int n = 0;
+            for (int k = 0; k < count; k++)
+                n += maxprocs[k] > 0 ? maxprocs[k] : 0;
+            for (int i = 0; i < n; i++)
+                errcodes[i] = h.err;
+        }
+        return tm_err(me, comm, h.err, fn, "%s",
+                      cr->rank == root ? why : "the root could not spawn the ranks");
+    }
+    if (errcodes && cr->rank == root)
+        for (int i = 0; i < h.n; i++)
+            errcodes[i] = MPI_SUCCESS;
+    int32_t *lmap = members(cr->c), *rmap = malloc(sizeof *rmap * (size_t)h.n);
+    int err = lmap && rmap ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (!err) {
+        for (int i = 0; i < h.n; i++)
+            rmap[i] = h.first + i;
+        err = tm_intercomm_attach(me, h.ctx, lmap, cr->c->size, rmap, h.n, cr->rank, cr->eh,
+                                  intercomm);
+    }
+    free(lmap);
+    free(rmap);
+    return err ? tm_err(me, comm, err, fn, "out of memory") : MPI_SUCCESS;
+}
+
+TM_API int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
+                           MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
+{
+    char *cmd = (char *)command;
+    char **av = argv;
+    return spawn_common("MPI_Comm_spawn", 1, &cmd, &av, &maxprocs, &info, root, comm, intercomm,
+                        array_of_errcodes);
+}
+TM_ALIAS(Comm_spawn)
+
+TM_API int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
+                                    const int array_of_maxprocs[], const MPI_Info array_of_info[],
+                                    int root, MPI_Comm comm, MPI_Comm *intercomm,
+                                    int array_of_errcodes[])
+{
+    return spawn_common("MPI_Comm_spawn_multiple", count, array_of_commands, array_of_argv,
+                        array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
+}
+TM_ALIAS(Comm_spawn_multiple)
+
+int tm_spawn_parent(struct tm_rank *me, MPI_Comm *parent)
+{
+    if (!me->spawn) {
+        *parent = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    if (!me->parent_made) {
+        struct tm_spawn_rec *r = me->spawn;
+        int32_t *cmap = malloc(sizeof *cmap * (size_t)r->n);
+        if (!cmap) return MPI_ERR_NO_MEM;
+        for (int i = 0; i < r->n; i++)
+            cmap[i] = r->first + i;
+        int err = tm_intercomm_attach(me, r->ctx, cmap, r->n, r->pmap, r->pn, me->world_rank,
+                                      MPI_ERRORS_ARE_FATAL, &me->parent);
+        free(cmap);
+        if (err) return err;
+        /* its default name (MPI 4.1 §11.8.2) */
+        PMPI_Comm_set_name(me->parent, "MPI_COMM_PARENT");
+        me->parent_made = 1;
+    }
+    *parent = me->parent;
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env bats
+# Dynamic processes (issue 33): MPI_Comm_spawn and MPI_Comm_spawn_multiple start more ranks of
+# the job on its node, each with its own copy of its program; the universe bounds them.
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+teardown() { stop_all_agents; }
+
+setup() {
+    export TMPI_AGENT="$BATS_TEST_TMPDIR/no-agent.sock"
+    unset TMPI_TMPID
+}
+
+spawn_run() {
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" "$@"
+    if [ "$status" -ne 0 ] || [[ "$output" != *"spawn ok"* ]]; then
+        echo "tmpi-launch $*: status $status"
+        echo "$output"
+        return 1
+    fi
+}
+
+@test "dynproc: spawn 1..N children that see their parents, exchange data, merge, keep their globals, threads and carriers" {
+    local exe
+    exe=$(prog spawn)
+    spawn_run -x TMPI_UNIVERSE_SIZE=8 -n 1 "$exe" parent 1
+    spawn_run -x TMPI_UNIVERSE_SIZE=8 -n 2 "$exe" parent 3
+    spawn_run -x TMPI_UNIVERSE_SIZE=8 -n 1 "$exe" parent 7
+    spawn_run -x TMPI_UNIVERSE_SIZE=8 -x TMPI_RANK_SWITCHING=user -n 3 "$exe" parent 4
+}
+
+@test "dynproc: spawn_multiple starts two commands in one world, MPI_APPNUM 0 and 1" {
+    local exe
+    exe=$(prog spawn)
+    spawn_run -x TMPI_UNIVERSE_SIZE=8 -n 2 "$exe" multiple
+}
+
+@test "dynproc: the info keys path, wdir and host: a child found by name starts in wdir" {
+    local exe dir
+    exe=$(prog spawn)
+    dir=$(cd "$BATS_TEST_TMPDIR" && pwd -P)
+    spawn_run -x TMPI_UNIVERSE_SIZE=4 -n 2 "$exe" wdir "$dir"
+}
+
+@test "dynproc: a missing program, a file that is no program, another host, a missing wdir and more ranks than the universe fail with MPI_ERR_SPAWN" {
+    local exe
+    exe=$(prog spawn)
+    spawn_run -n 2 "$exe" errors
+    spawn_run -x TMPI_UNIVERSE_SIZE=3 -n 1 "$exe" errors
+}
+
+@test "dynproc: --universe-size N is MPI_UNIVERSE_SIZE, defaults to the node's CPUs, below the world size or above 4096 is refused" {
+    local exe ncpu
+    exe=$(prog spawn)
+    ncpu=$(nproc)
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -n 1 "$exe" parent "$ncpu"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"MPI_UNIVERSE_SIZE $ncpu"* ]] || { echo "$output"; false; }
+    spawn_run --universe-size 5 -n 1 "$exe" parent 4
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" --universe-size=4 -n 1 "$exe" parent 4
+    [ "$status" -ne 0 ]
+    [[ "$output" == *"MPI_UNIVERSE_SIZE 4"* ]] || { echo "$output"; false; }
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" --universe-size 0 -n 1 "$exe" parent 1
+    [ "$status" -eq 2 ]
+    [[ "$output" == *"--universe-size 0: not a number of ranks from 1 to 4096"* ]]
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" --universe-size 1 -n 2 "$exe" parent 1
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"TMPI_UNIVERSE_SIZE=1: not a number of ranks from the job's 2 to 4096"* ]]
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_UNIVERSE_SIZE=4097 -n 1 "$exe" parent 1
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"TMPI_UNIVERSE_SIZE=4097"* ]]
+}
+
+@test "dynproc: two halves of a job meet by Open_port, Publish/Lookup_name and Comm_accept/connect, join over a socket; closed and other jobs' ports fail with MPI_ERR_PORT" {
+    local exe out
+    exe=$(prog ports)
+    for n in 2 4; do
+        run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -n "$n" "$exe"
+        [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "$n: $output"; false; }
+    done
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_RANK_SWITCHING=user -n 4 "$exe"
+    [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "carried: $output"; false; }
+}
+
+@test "dynproc: across 2 agents spawning fails with MPI_ERR_SPAWN, and ports, names and join connect ranks of one node" {
+    start_cluster 2
+    local exe pexe
+    exe=$(prog spawn)
+    pexe=$(prog ports)
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe" across
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* ]] || { echo "$output"; false; }
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$pexe"
+    [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "$output"; false; }
+}

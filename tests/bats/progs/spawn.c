@@ -1,0 +1,247 @@
+/* spawn.c — MPI_Comm_spawn and MPI_Comm_spawn_multiple on one node (dynproc.bats).
+ *   spawn parent N     spawns N copies of itself ("child"), talks to them over the parent
+ *                      inter-communicator, merges with them, checks their globals are their own
+ *   spawn multiple     spawn_multiple of "child-a" x1 and "child-b" x2: MPI_APPNUM 0 and 1
+ *   spawn errors       a missing program and more ranks than the universe: MPI_ERR_SPAWN
+ *   spawn across       (a job across nodes) spawning fails with MPI_ERR_SPAWN, never hangs
+ *   spawn wdir DIR     a child started by name (info "path") in DIR (info "wdir", "host")
+ * Prints "spawn ok" on rank 0 of the parents when every check passed. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int counter; /* a global each rank's copy has to itself */
+
+#define CHECK(c, ...)                                                                              \
+    do {                                                                                           \
+        if (!(c)) {                                                                                \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
+        }                                                                                          \
+    } while (0)
+
+static int child_wdir(const char *want)
+{
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    char cwd[4096];
+    CHECK(getcwd(cwd, sizeof cwd) && strcmp(cwd, want) == 0, "child in %s, not %s", cwd, want);
+    int ok = 1;
+    MPI_Send(&ok, 1, MPI_INT, 0, 3, parent);
+    MPI_Comm_disconnect(&parent);
+    MPI_Finalize();
+    return 0;
+}
+
+static int child(const char *mode, int argc, char **argv)
+{
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    CHECK(parent != MPI_COMM_NULL, "a spawned rank has no parent");
+    int rank, size, rsize, inter, *appnum, flag;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_remote_size(parent, &rsize);
+    MPI_Comm_test_inter(parent, &inter);
+    CHECK(inter, "the parent communicator is not an inter-communicator");
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
+    CHECK(counter == 0, "child %d sees counter %d: globals shared", rank, counter);
+    const char *er = getenv("OMPI_COMM_WORLD_RANK"), *es = getenv("OMPI_COMM_WORLD_SIZE");
+    CHECK(er && atoi(er) == rank && es && atoi(es) == size, "child %d: rank variables %s/%s", rank,
+          er ? er : "-", es ? es : "-");
+    counter = 1000 + rank;
+    if (strcmp(mode, "child") == 0) {
+        CHECK(argc == 3 && atoi(argv[2]) == size, "argv/size: argc %d size %d", argc, size);
+        CHECK(flag && *appnum == 0, "MPI_APPNUM %d", flag ? *appnum : -1);
+        /* the parents' data, answered doubled; then a barrier over the children's world */
+        int v;
+        MPI_Recv(&v, 1, MPI_INT, 0, 7, parent, MPI_STATUS_IGNORE);
+        CHECK(v == 100 + rank, "child %d got %d", rank, v);
+        v *= 2;
+        MPI_Send(&v, 1, MPI_INT, 0, 8, parent);
+        int sum = 0, one = 1;
+        MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(sum == size, "children's allreduce %d", sum);
+        MPI_Comm merged;
+        MPI_Intercomm_merge(parent, 1, &merged);
+        int mrank, msize, total = 0;
+        MPI_Comm_rank(merged, &mrank);
+        MPI_Comm_size(merged, &msize);
+        CHECK(msize == size + rsize && mrank == rsize + rank, "merged %d of %d", mrank, msize);
+        MPI_Allreduce(&mrank, &total, 1, MPI_INT, MPI_SUM, merged);
+        CHECK(total == msize * (msize - 1) / 2, "merged allreduce %d", total);
+        MPI_Comm_free(&merged);
+    } else {
+        int want = strcmp(mode, "child-a") == 0 ? 0 : 1;
+        CHECK(size == 3, "spawn_multiple world %d", size);
+        CHECK(flag && *appnum == want, "%s: MPI_APPNUM %d", mode, flag ? *appnum : -1);
+        CHECK(rank == (want ? rank : 0) && (want == 0 || rank >= 1), "%s rank %d", mode, rank);
+        int a = *appnum;
+        MPI_Send(&a, 1, MPI_INT, 0, 9, parent);
+    }
+    MPI_Comm_disconnect(&parent);
+    MPI_Finalize();
+    return 0;
+}
+
+static void parent_run(const char *self, int n)
+{
+    int rank, size, *usize, flag;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag);
+    CHECK(flag && *usize >= size + n, "MPI_UNIVERSE_SIZE %d", flag ? *usize : -1);
+    counter = 111;
+    char nbuf[16];
+    snprintf(nbuf, sizeof nbuf, "%d", n);
+    char *args[] = {"child", nbuf, NULL};
+    int errs[64];
+    MPI_Comm kids;
+    CHECK(MPI_Comm_spawn(self, args, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &kids, errs) ==
+              MPI_SUCCESS,
+          "spawn");
+    for (int i = 0; rank == 0 && i < n; i++)
+        CHECK(errs[i] == MPI_SUCCESS, "errcode %d: %d", i, errs[i]);
+    int rsize, lsize;
+    MPI_Comm_remote_size(kids, &rsize);
+    MPI_Comm_size(kids, &lsize);
+    CHECK(rsize == n && lsize == size, "intercomm sizes %d/%d", lsize, rsize);
+    if (rank == 0)
+        for (int i = 0; i < n; i++) {
+            int v = 100 + i, back;
+            MPI_Send(&v, 1, MPI_INT, i, 7, kids);
+            MPI_Recv(&back, 1, MPI_INT, i, 8, kids, MPI_STATUS_IGNORE);
+            CHECK(back == 2 * v, "child %d answered %d", i, back);
+        }
+    MPI_Comm merged;
+    MPI_Intercomm_merge(kids, 0, &merged);
+    int mrank, msize, total = 0;
+    MPI_Comm_rank(merged, &mrank);
+    MPI_Comm_size(merged, &msize);
+    CHECK(msize == size + n && mrank == rank, "merged %d of %d", mrank, msize);
+    MPI_Allreduce(&mrank, &total, 1, MPI_INT, MPI_SUM, merged);
+    CHECK(total == msize * (msize - 1) / 2, "merged allreduce %d", total);
+    MPI_Comm_free(&merged);
+    CHECK(counter == 111, "the parent's counter became %d", counter);
+    MPI_Comm_disconnect(&kids);
+}
+
+static void multiple_run(const char *self)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    char *cmds[2] = {(char *)self, (char *)self};
+    char *a0[] = {"x", NULL}, *a1[] = {"y", NULL};
+    char **argvs[2] = {a0, a1};
+    int maxp[2] = {1, 2};
+    MPI_Info infos[2] = {MPI_INFO_NULL, MPI_INFO_NULL};
+    MPI_Comm kids;
+    /* argv[1] of each: the mode, given as the command's first argument */
+    a0[0] = "child-a";
+    a1[0] = "child-b";
+    CHECK(MPI_Comm_spawn_multiple(2, cmds, argvs, maxp, infos, 0, MPI_COMM_WORLD, &kids,
+                                  MPI_ERRCODES_IGNORE) == MPI_SUCCESS,
+          "spawn_multiple");
+    if (rank == 0)
+        for (int i = 0; i < 3; i++) {
+            int a;
+            MPI_Recv(&a, 1, MPI_INT, i, 9, kids, MPI_STATUS_IGNORE);
+            CHECK(a == (i == 0 ? 0 : 1), "child %d appnum %d", i, a);
+        }
+    MPI_Comm_disconnect(&kids);
+}
+
+static void wdir_run(const char *self, const char *dir)
+{
+    char here[4096], name[256];
+    const char *slash = strrchr(self, '/');
+    CHECK(slash && (size_t)(slash - self) < sizeof here, "argv[0] %s has no directory", self);
+    snprintf(here, sizeof here, "%.*s", (int)(slash - self), self);
+    snprintf(name, sizeof name, "%s", slash + 1);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "path", here);
+    MPI_Info_set(info, "wdir", dir);
+    MPI_Info_set(info, "host", "localhost");
+    char *args[] = {"child-wdir", (char *)dir, NULL};
+    MPI_Comm kids;
+    CHECK(MPI_Comm_spawn(name, args, 1, info, 0, MPI_COMM_WORLD, &kids, MPI_ERRCODES_IGNORE) ==
+              MPI_SUCCESS,
+          "spawn by name");
+    MPI_Info_free(&info);
+    int rank, ok = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) MPI_Recv(&ok, 1, MPI_INT, 0, 3, kids, MPI_STATUS_IGNORE);
+    CHECK(rank != 0 || ok == 1, "child answered %d", ok);
+    MPI_Comm_disconnect(&kids);
+}
+
+static void errors_run(const char *argv0)
+{
+    int rank, *usize, flag, errs[4] = {-1, -1, -1, -1};
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm kids = 5;
+    int rc = MPI_Comm_spawn("./no-such-program", MPI_ARGV_NULL, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
+                            &kids, errs);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_SPAWN && kids == MPI_COMM_NULL, "missing program: class %d", cls);
+    CHECK(rank != 0 || (errs[0] == MPI_ERR_SPAWN && errs[1] == MPI_ERR_SPAWN), "errcodes %d %d",
+          errs[0], errs[1]);
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag);
+    rc = MPI_Comm_spawn("/bin/true", MPI_ARGV_NULL, *usize + 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
+                        &kids, MPI_ERRCODES_IGNORE);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_SPAWN, "too many: class %d", cls);
+    rc = MPI_Comm_spawn("/etc/hostname", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &kids,
+                        MPI_ERRCODES_IGNORE);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_SPAWN, "not a program: class %d", cls);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "host", "no-such-node.invalid");
+    rc = MPI_Comm_spawn("/bin/true", MPI_ARGV_NULL, 1, info, 0, MPI_COMM_WORLD, &kids,
+                        MPI_ERRCODES_IGNORE);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_SPAWN, "another host: class %d", cls);
+    MPI_Info_set(info, "host", "localhost");
+    MPI_Info_set(info, "wdir", "/no/such/dir");
+    rc = MPI_Comm_spawn(argv0, MPI_ARGV_NULL, 1, info, 0, MPI_COMM_WORLD, &kids,
+                        MPI_ERRCODES_IGNORE);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_SPAWN, "a missing wdir: class %d", cls);
+    MPI_Info_free(&info);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    const char *mode = argc > 1 ? argv[1] : "parent";
+    if (strcmp(mode, "child-wdir") == 0) return child_wdir(argc > 2 ? argv[2] : "");
+    if (strncmp(mode, "child", 5) == 0) return child(mode, argc, argv);
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    CHECK(parent == MPI_COMM_NULL, "the job's own rank has a parent");
+    if (strcmp(mode, "parent") == 0) parent_run(argv[0], argc > 2 ? atoi(argv[2]) : 1);
+    if (strcmp(mode, "multiple") == 0) multiple_run(argv[0]);
+    if (strcmp(mode, "errors") == 0) errors_run(argv[0]);
+    if (strcmp(mode, "across") == 0) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm kids;
+        int cls = -1, rc = MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0,
+                                          MPI_COMM_WORLD, &kids, MPI_ERRCODES_IGNORE);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_SPAWN && kids == MPI_COMM_NULL, "across nodes: class %d", cls);
+    }
+    if (strcmp(mode, "wdir") == 0 && argc > 2) wdir_run(argv[0], argv[2]);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) printf("spawn ok\n");
+    MPI_Finalize();
+    return 0;
+}
