@@ -91,12 +91,12 @@ typedef void tf_extent_fn(const MPI_Fint *datatype, MPI_Aint *extent, MPI_Aint *
 
 /* MPI_CONVERSION_FN_NULL as a Fortran procedure: its address means "no conversion" (C's
  * NULL); it is never called through a record. */
-TF_API void mpi_conversion_fn_null_(void *userbuf, const MPI_Fint *datatype,
-                                    const MPI_Fint *count, void *filebuf,
-                                    const MPI_Offset *position, MPI_Aint *extra, MPI_Fint *ierror);
-TF_API void mpi_conversion_fn_null_(void *userbuf, const MPI_Fint *datatype,
-                                    const MPI_Fint *count, void *filebuf,
-                                    const MPI_Offset *position, MPI_Aint *extra, MPI_Fint *ierror)
+TF_API void mpi_conversion_fn_null_(void *userbuf, const MPI_Fint *datatype, const MPI_Fint *count,
+                                    void *filebuf, const MPI_Offset *position, MPI_Aint *extra,
+                                    MPI_Fint *ierror);
+TF_API void mpi_conversion_fn_null_(void *userbuf, const MPI_Fint *datatype, const MPI_Fint *count,
+                                    void *filebuf, const MPI_Offset *position, MPI_Aint *extra,
+                                    MPI_Fint *ierror)
 {
     (void)userbuf, (void)datatype, (void)count, (void)filebuf, (void)position, (void)extra;
     *ierror = MPI_SUCCESS;
