@@ -308,21 +308,35 @@ TM_API int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset 
 }
 TM_ALIAS(File_get_byte_offset)
 
-TM_API int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
+/* MPI_File_get_type_extent and its large-count twin (an MPI_Count extent). */
+static int type_extent(const char *fn, MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
 {
-    const char *fn = "MPI_File_get_type_extent";
     TM_IO_GET(fn, fh);
     const struct tm_type *t = tm_type_query(datatype);
     if (!t) return tm_io_err(me, f, MPI_ERR_TYPE, fn, "invalid datatype %d", datatype);
     if (!extent) return tm_io_err(me, f, MPI_ERR_ARG, fn, "extent is NULL");
     if (!f->rep->external32 && !f->rep->ext) {
-        *extent = (MPI_Aint)t->extent;
+        *extent = (MPI_Count)t->extent;
         return MPI_SUCCESS;
     }
     /* converting representations: the file holds the data only, no gaps */
     int64_t n = tm_io_datarep_size(f->rep, t, datatype, 1);
     if (n < 0) return tm_io_err(me, f, MPI_ERR_CONVERSION, fn, "the representation has no size");
-    *extent = (MPI_Aint)n;
+    *extent = (MPI_Count)n;
     return MPI_SUCCESS;
 }
+
+TM_API int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
+{
+    MPI_Count e = 0;
+    int err = type_extent("MPI_File_get_type_extent", fh, datatype, extent ? &e : NULL);
+    if (!err) *extent = (MPI_Aint)e;
+    return err;
+}
 TM_ALIAS(File_get_type_extent)
+
+TM_API int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
+{
+    return type_extent("MPI_File_get_type_extent_c", fh, datatype, extent);
+}
+TM_ALIAS(File_get_type_extent_c)
