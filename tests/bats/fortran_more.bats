@@ -48,7 +48,7 @@ run_f() {
     done
 }
 
-@test "fortran: mpi_f08 callbacks (grequest, datarep), sessions, Sizeof, PMPI_X_f08, a tool's MPI_X_f08, large count" {
+@test "fortran: mpi_f08 callbacks (grequest, datarep, session error handler), sessions, Sizeof, PMPI_X_f08, a tool's MPI_X_f08, large count" {
     run_f f08_extras "f08 extras ok" 2 4
 }
 

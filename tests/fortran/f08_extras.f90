@@ -1,12 +1,12 @@
 ! f08_extras.f90: the mpi_f08 bindings with Fortran callbacks and the MPI 4 names:
 ! generalized requests (query/free/cancel procedures), sessions and process sets
-! (CHARACTER pset names), a user data representation (conversion procedures), MPI_Sizeof,
+! (CHARACTER pset names, info, a Fortran error handler), a user data representation (conversion procedures), MPI_Sizeof,
 ! MPI_F_sync_reg, the specific procedures (PMPI_Send_f08, a tool's own MPI_Barrier_f08
 ! wins over the library's) and a large-count call (MPI_Send with an MPI_COUNT_KIND count).
 module f08x_state
   use mpi_f08, only: MPI_ADDRESS_KIND
   implicit none
-  integer :: freed = 0, cancelled = 0, barriers = 0
+  integer :: freed = 0, cancelled = 0, barriers = 0, session_errors = 0, last_code = 0
   integer(kind=MPI_ADDRESS_KIND) :: seen_extra = 0
   logical :: cancel_complete = .true.
 end module
@@ -64,6 +64,12 @@ contains
       userbuf(position + i) = filebuf(i) - int(extra)
     end do
   end subroutine
+  subroutine on_session_error(session, code)
+    type(MPI_Session) :: session
+    integer :: code
+    session_errors = session_errors + 1
+    last_code = code
+  end subroutine
   subroutine rep_extent(datatype, extent, extra, ierror)
     type(MPI_Datatype) :: datatype
     integer(kind=MPI_ADDRESS_KIND) :: extent, extra
@@ -93,6 +99,7 @@ program f08_extras
   type(MPI_Request) :: req
   type(MPI_Status) :: st
   type(MPI_Session) :: session
+  type(MPI_Errhandler) :: eh, eh2
   type(MPI_Group) :: grp
   type(MPI_Info) :: info
   type(MPI_File) :: fh
@@ -154,6 +161,17 @@ program f08_extras
   read (val, *) sz
   if (sz /= np) error stop 24
   call MPI_Info_free(info)
+  call MPI_Session_get_info(session, info)
+  if (info == MPI_INFO_NULL) error stop 26
+  call MPI_Info_free(info)
+  call MPI_Session_create_errhandler(on_session_error, eh)
+  call MPI_Session_set_errhandler(session, eh)
+  call MPI_Session_get_errhandler(session, eh2)
+  if (eh2 /= eh) error stop 27
+  call MPI_Session_call_errhandler(session, MPI_ERR_OTHER)
+  if (session_errors /= 1 .or. last_code /= MPI_ERR_OTHER) error stop 28
+  call MPI_Errhandler_free(eh2)
+  call MPI_Errhandler_free(eh)
   call MPI_Session_finalize(session)
   if (session /= MPI_SESSION_NULL) error stop 25
 
