@@ -50,6 +50,7 @@ int tm_io_acc_prepare(struct tm_file *f, struct tm_io_acc *a, MPI_Offset off, co
     if (a->nbytes % tm_io_etype_bytes(f))
         return *why = "the data is not a whole number of etypes", MPI_ERR_TYPE;
     if (!a->nbytes) return MPI_SUCCESS;
+    if (!f->ft->psize) return *why = "the view's filetype has no data", MPI_ERR_IO;
     if (!buf) return *why = "buf is NULL", MPI_ERR_BUFFER;
     char *mem = (char *)buf;
     const struct tm_type *mt = t;

@@ -157,6 +157,7 @@ int tm_io_map(const struct tm_file *f, int64_t vbyte, size_t bytes, char *mem, s
 
 int64_t tm_io_view_byte(const struct tm_file *f, int64_t vbyte)
 {
+    if (!f->ft->psize) return f->disp; /* a view of nothing */
     struct tm_block one;
     struct cur c;
     cur_init(&c, f->ft, &one, vbyte);
@@ -205,7 +206,8 @@ static const char *bad_filetype(const struct tm_type *et, const struct tm_type *
     if ((why = bad_layout(et, writable))) return why;
     if ((why = bad_layout(ft, writable))) return why;
     *code = MPI_ERR_TYPE;
-    if (!ft->psize) return "the filetype has no data";
+    /* a filetype without data is a view of nothing: a rank that takes no part in a
+     * collective access sets one (HDF5 does); only an access of data through it fails */
     if (ft->psize % et->psize) return "the filetype's size is not a multiple of the etype's";
     return NULL;
 }

@@ -37,7 +37,7 @@ static void test_runtime(void)
     CHECK(strstr(why, "libstdc++.so"), "%s", why);
     CHECK_EQ(check("ld-linux-x86-64.so.2"), -EINVAL);
     CHECK_EQ(check("libtmpi.so.0"), -EINVAL);
-    CHECK_EQ(check("li"), -EINVAL); /* would match every lib... */
+    CHECK_EQ(check("li"), -EINVAL);         /* would match every lib... */
     CHECK_EQ(check("libcounter libcx"), 0); /* neither overlaps libc.so */
 }
 
