@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "coll_tree.h"
+#include "lib_list.h"
 #include "limits_fmt.h"
 #include "log.h"
 #include "msg_check.h"
@@ -322,7 +323,18 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = parse_u32(value, 1, 1u << 20, &c->max_ranks);
         else if (strcmp(key, "shared_libraries") == 0)
             r = set_string(&c->shared_libraries, value);
-        else if (strcmp(key, "rank_stack_size") == 0) {
+        else if (strcmp(key, "private_libraries") == 0) {
+            char why[256];
+            r = lib_list_check_private(value, why, sizeof why);
+            if (r < 0) {
+                snprintf(ctx->msg, sizeof ctx->msg, "bad value for [agent] private_libraries: %s",
+                         why);
+                ctx->error = r;
+                report(ctx);
+                return 0;
+            }
+            r = set_string(&c->private_libraries, value);
+        } else if (strcmp(key, "rank_stack_size") == 0) {
             r = config_parse_size(value, &sz);
             if (r == 0 && (sz < 64 * 1024 || sz > (1ull << 30))) r = -ERANGE;
             if (r == 0) c->rank_stack_size = sz;
@@ -549,6 +561,8 @@ void config_free(struct agent_config *c)
     free(c->coll_tree_file);
     free(c->shared_libraries);
     c->shared_libraries = NULL;
+    free(c->private_libraries);
+    c->private_libraries = NULL;
     c->coll_bcast = c->coll_reduce = c->coll_allreduce = c->coll_tree_file = NULL;
     for (size_t i = 0; i < c->npeers; i++)
         free(c->peers[i]);

@@ -46,6 +46,7 @@ struct agent_config {
     /* libraries of programs kept shared by all ranks of a node besides the system runtime
      * (name prefixes, image_private.h); NULL: none */
     char *shared_libraries;
+    char *private_libraries; /* copied per rank beyond the built-in list (lib_list.h) */
     size_t max_program_size; /* largest program accepted */
     size_t max_frame_size;   /* largest control frame accepted */
     /* The control socket (control.c, docs/RELIABILITY.md): what one client may make the agent

@@ -24,6 +24,7 @@ static const struct item items[] = {
     IT("agent", "max_jobs", K_U32, max_jobs),
     IT("agent", "max_ranks", K_U32, max_ranks),
     IT("agent", "shared_libraries", K_STR, shared_libraries),
+    IT("agent", "private_libraries", K_STR, private_libraries),
     IT("agent", "rank_stack_size", K_SIZE, rank_stack_size),
     IT("agent", "max_program_size", K_SIZE, max_program_size),
     IT("agent", "max_frame_size", K_SIZE, max_frame_size),

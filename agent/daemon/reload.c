@@ -48,6 +48,7 @@ static const struct setting settings[] = {
     S("[agent] max_args_size", T_SIZE, max_args_size, LIVE),
     S("[agent] max_env_size", T_SIZE, max_env_size, LIVE),
     S("[agent] shared_libraries", T_STR, shared_libraries, JOB),
+    S("[agent] private_libraries", T_STR, private_libraries, JOB),
     S("[mesh] heartbeat_timeout_ms", T_U32, heartbeat_timeout_ms, RESTART),
     S("[agent] max_program_size", T_SIZE, max_program_size, LIVE),
     S("[agent] max_frame_size", T_SIZE, max_frame_size, LIVE),

@@ -40,21 +40,24 @@ static int system_path(const char *path)
     return in_list(path, TMPI_SYSTEM_LIB_DIRS);
 }
 
-int image_private_is_shared(const char *name, const char *path, const char *shared)
+int image_private_is_shared(const char *name, const char *path, const char *shared,
+                            const char *priv)
 {
     if (in_list(name, shared) || !path || path[0] != '/') return 1;
-    if (in_list(name, TMPI_PRIVATE_LIBS_DEFAULT)) return 0;
+    if (in_list(name, TMPI_PRIVATE_LIBS_DEFAULT) || in_list(name, priv)) return 0;
     return in_list(name, TMPI_SHARED_LIBS_DEFAULT) || system_path(path);
 }
 
 /* Whether any library the program needs directly could be private: without one, no library
  * of its closure can be (the system runtime needs only itself), and ld.so is not asked. */
-static int may_need_private(const uint8_t *b, size_t size, const char *shared)
+static int may_need_private(const uint8_t *b, size_t size, const char *shared, const char *priv)
 {
     const char *names[IMAGE_PRIVATE_MAX], *soname;
     int n = image_elf_needed(b, size, names, IMAGE_PRIVATE_MAX, &soname);
     for (int i = 0; i < n; i++)
-        if (!in_list(names[i], TMPI_SHARED_LIBS_DEFAULT) && !in_list(names[i], shared)) return 1;
+        if ((!in_list(names[i], TMPI_SHARED_LIBS_DEFAULT) || in_list(names[i], priv)) &&
+            !in_list(names[i], shared))
+            return 1;
     return 0;
 }
 
@@ -165,8 +168,8 @@ static void lib_free(struct image_private_lib *l)
 }
 
 /* The private libraries named in ld.so's list ("\tNAME => PATH (0x...)"), bytes read. */
-static int parse_list(struct image_private *pv, char *list, const char *shared, char *note,
-                      size_t notelen)
+static int parse_list(struct image_private *pv, char *list, const char *shared, const char *priv,
+                      char *note, size_t notelen)
 {
     struct loaded *ld = calloc(1, sizeof *ld);
     if (!ld) return -ENOMEM;
@@ -180,7 +183,7 @@ static int parse_list(struct image_private *pv, char *list, const char *shared, 
         char *name = line + strspn(line, " \t"), *path = arrow + 4;
         char *paren = strstr(path, " (0x");
         if (paren) *paren = '\0';
-        if (image_private_is_shared(name, path, shared) || is_loaded(ld, path)) continue;
+        if (image_private_is_shared(name, path, shared, priv) || is_loaded(ld, path)) continue;
         if (pv->n == IMAGE_PRIVATE_MAX) {
             note_add(note, notelen, name, "more private libraries than IMAGE_PRIVATE_MAX");
             continue;
@@ -278,16 +281,16 @@ static int open_masters(struct image_private *pv, const char *label, char *note,
 }
 
 int image_private_open(struct image_private *pv, const uint8_t *bytes, size_t size, int prog_fd,
-                       const char *shared, const char *label, char *note, size_t notelen, char *err,
-                       size_t errlen)
+                       const char *shared, const char *priv, const char *label, char *note,
+                       size_t notelen, char *err, size_t errlen)
 {
     pv->n = 0;
     if (notelen) note[0] = '\0';
-    if (!may_need_private(bytes, size, shared)) return 0;
+    if (!may_need_private(bytes, size, shared, priv)) return 0;
     char *list = NULL;
     int rc = list_libraries(prog_fd, &list, err, errlen);
     if (rc < 0) return rc;
-    rc = parse_list(pv, list, shared, note, notelen);
+    rc = parse_list(pv, list, shared, priv, note, notelen);
     free(list);
     if (rc == 0) {
         order(pv);

@@ -42,16 +42,21 @@ struct image_private {
 
 /* Finds the program's private libraries (prog_fd: its template memfd, bytes: its loadable
  * bytes) and opens a master of each; call before the program's master is opened.  shared:
- * more name prefixes to keep shared (separated by spaces, commas or colons; may be NULL).
+ * more name prefixes to keep shared (separated by spaces, commas or colons; may be NULL);
+ * priv: more to copy per rank wherever installed, as TMPI_PRIVATE_LIBS_DEFAULT's are (tmpid.conf
+ * private_libraries; may be NULL; shared wins over it).  Only the built-in list's libraries may
+ * keep thread-local state shared by their copies (IMAGE_COPY_SHARED_TLS): one of priv with
+ * thread-local variables stays shared, and the note says so.
  * Libraries kept shared that would otherwise be private are named in note.  0 (pv->n may be
  * 0), or a negative errno with the reason in err and nothing left open. */
 int image_private_open(struct image_private *pv, const uint8_t *bytes, size_t size, int prog_fd,
-                       const char *shared, const char *label, char *note, size_t notelen, char *err,
-                       size_t errlen);
+                       const char *shared, const char *priv, const char *label, char *note,
+                       size_t notelen, char *err, size_t errlen);
 
 /* Whether the library name (found at path) stays shared: the rule above without the
  * already-loaded and copyability checks.  Exposed for the tests and --display-map. */
-int image_private_is_shared(const char *name, const char *path, const char *shared);
+int image_private_is_shared(const char *name, const char *path, const char *shared,
+                            const char *priv);
 
 /* Closes the templates once every copy is made. */
 void image_private_loaded(struct image_private *pv);

@@ -152,7 +152,8 @@ static int find_private_copies(struct image_program *p)
 }
 
 int image_program_open(struct image_program *p, const uint8_t *bytes, size_t size,
-                       const char *label, const char *shared, char *err, size_t errlen)
+                       const char *label, const char *shared, const char *priv, char *err,
+                       size_t errlen)
 {
     *p = (struct image_program){.bytes = bytes, .size = size, .tmpl_fd = -1};
     p->src.master_fd = -1;
@@ -178,7 +179,7 @@ int image_program_open(struct image_program *p, const uint8_t *bytes, size_t siz
         return 0;
     }
     /* its private libraries' masters first: the program's master then binds to them */
-    rc = image_private_open(&p->priv, bytes, size, p->tmpl_fd, shared, label, p->priv_note,
+    rc = image_private_open(&p->priv, bytes, size, p->tmpl_fd, shared, priv, label, p->priv_note,
                             sizeof p->priv_note, err, errlen);
     if (rc < 0) {
         image_program_close(p);

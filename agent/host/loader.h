@@ -74,11 +74,12 @@ struct image_program {
 
 /* Prepares loading copies of the program bytes (kept by the caller until the program is
  * closed): its template memfd and, where the image allows, its master and those of its
- * private libraries (image_private.h; shared: more libraries to keep shared, or NULL).  0, or a
- * negative errno with a one-line reason in err (an image ld.so refuses, not a TMPI program, no
- * main). */
+ * private libraries (image_private.h; shared: more libraries to keep shared, priv: more to copy
+ * per rank, either NULL).  0, or a negative errno with a one-line reason in err (an image
+ * ld.so refuses, not a TMPI program, no main). */
 int image_program_open(struct image_program *p, const uint8_t *bytes, size_t size,
-                       const char *label, const char *shared, char *err, size_t errlen);
+                       const char *label, const char *shared, const char *priv, char *err,
+                       size_t errlen);
 
 /* Loads one private copy of the program into ret (its memfd, if dlopen'ed, named label), its
  * references to libc's per-rank variables bound to vars (rank_vars.h; NULL: left to libc's).

@@ -724,7 +724,7 @@ static int load_images(struct job *j)
             }
             if (rc == 0)
                 rc = image_program_open(&app->image, app->prog->bytes, app->prog->size, label,
-                                        shared, err, sizeof err);
+                                        shared, j->agent->cfg.private_libraries, err, sizeof err);
             free(shared);
             if (rc == 0 && app->image.priv.n)
                 log_job(LOG_INFO, j->id, j->owner, "%s: %zu libraries copied per rank",

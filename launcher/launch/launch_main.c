@@ -109,7 +109,7 @@ int main(int argc, char **argv)
         const char *mine = getenv("TMPI_SHARED_LIBS");
         printf("libraries shared by the ranks of a node: those in %s but %s; %s%s%s; and the "
                "agents' [agent] shared_libraries. Each rank gets its own copy of the program's "
-               "other libraries.\n",
+               "other libraries (and of the agents' [agent] private_libraries).\n",
                TMPI_SYSTEM_LIB_DIRS, TMPI_PRIVATE_LIBS_DEFAULT, TMPI_SHARED_LIBS_DEFAULT,
                mine ? "; TMPI_SHARED_LIBS: " : "", mine ? mine : "");
         status = fflush(stdout) == 0 ? 0 : LAUNCH_EXIT_FAILURE;

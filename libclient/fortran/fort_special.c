@@ -95,6 +95,10 @@ TF_DEF(MPI_Aint, mpi_aint_diff_, (const MPI_Aint *a, const MPI_Aint *b),
        { return PMPI_Aint_diff(*a, *b); })
 TF_DEF(void, mpi_pcontrol_, (const MPI_Fint *level), { PMPI_Pcontrol(*level); })
 
+/* MPI_F_sync_reg (MPI 4.1 19.1.17): does nothing, in a body the Fortran compiler cannot see,
+ * so that it must assume buf read and written and keep no copy of it in a register. */
+TF_DEF(void, mpi_f_sync_reg_, (void *buf), { (void)buf; })
+
 /* The buffer's address has no Fortran use: the program still holds the buffer. */
 TF_DEF(void, mpi_buffer_detach_, (void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror), {
     void *addr = NULL;

@@ -172,7 +172,7 @@ struct tm_io_acc {
  * write: converts the data into the conversion buffer first.  0 or an error class (*why says
  * what was wrong). */
 int tm_io_acc_prepare(struct tm_file *f, struct tm_io_acc *a, MPI_Offset off, const void *buf,
-                      int count, MPI_Datatype dt, int write, const char **why);
+                      MPI_Count count, MPI_Datatype dt, int write, const char **why);
 /* After a read of `done` view bytes: converts into the user's buffer (non-native). */
 int tm_io_acc_finish_read(struct tm_file *f, struct tm_io_acc *a, size_t done);
 void tm_io_acc_free(struct tm_io_acc *a);
@@ -180,7 +180,7 @@ void tm_io_acc_free(struct tm_io_acc *a);
  * bytes moved. */
 int tm_io_acc_move(struct tm_file *f, struct tm_io_acc *a, int write, size_t *done);
 /* View bytes (file representation) of count elements of dt: what a pointer advances by. */
-int64_t tm_io_access_bytes(struct tm_file *f, int count, MPI_Datatype dt);
+int64_t tm_io_access_bytes(struct tm_file *f, MPI_Count count, MPI_Datatype dt);
 /* The etype offset whence + offset names (cur: the pointer's value); -1 and *why if none. */
 int64_t tm_io_seek_target(struct tm_file *f, MPI_Offset cur, MPI_Offset offset, int whence,
                           const char **why);
@@ -193,20 +193,21 @@ void tm_io_status(MPI_Status *st, size_t nbytes);
  * pointer, each independent or collective (the collective shared form is _ordered). */
 enum tm_io_how { TM_IO_AT, TM_IO_AT_ALL, TM_IO_IND, TM_IO_ALL, TM_IO_SHARED, TM_IO_ORDERED };
 /* One access of any form: checks, moves the data, updates the pointer it used.  *nbytes:
- * native bytes moved.  0 or an error class, raised on f's handler as fn. */
+ * native bytes moved.  0 or an error class, raised on f's handler as fn.  count is an
+ * MPI_Count: the int entry points and their large-count _c twins share it. */
 int tm_io_do(struct tm_rank *me, struct tm_file *f, const char *fn, enum tm_io_how how, int write,
-             MPI_Offset off, void *buf, int count, MPI_Datatype dt, size_t *nbytes);
+             MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt, size_t *nbytes);
 /* _ordered (io_shared.c): every rank of f's comm, in rank order from the shared pointer. */
-int tm_io_ordered(struct tm_file *f, void *buf, int count, MPI_Datatype dt, int write,
+int tm_io_ordered(struct tm_file *f, void *buf, MPI_Count count, MPI_Datatype dt, int write,
                   size_t *nbytes, const char **why);
 
 /* Independent access at view etype offset off (io_rw.c), no pointer update.  *nbytes: native
  * bytes moved.  0 or an error class. */
-int tm_io_indep(struct tm_file *f, MPI_Offset off, void *buf, int count, MPI_Datatype dt, int write,
-                size_t *nbytes, const char **why);
+int tm_io_indep(struct tm_file *f, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt,
+                int write, size_t *nbytes, const char **why);
 /* Collective access (io_coll.c): every rank of f's comm calls it; explicit etype offset off. */
-int tm_io_coll(struct tm_file *f, MPI_Offset off, void *buf, int count, MPI_Datatype dt, int write,
-               size_t *nbytes, const char **why);
+int tm_io_coll(struct tm_file *f, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt,
+               int write, size_t *nbytes, const char **why);
 /* Shared pointer (io_shared.c): window made at open, freed at close. */
 int tm_io_sp_open(struct tm_file *f, MPI_Offset initial);
 void tm_io_sp_close(struct tm_file *f);

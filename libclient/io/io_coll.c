@@ -355,8 +355,8 @@ static size_t below(const struct tm_io_acc *a, int64_t eof)
     return n;
 }
 
-int tm_io_coll(struct tm_file *f, MPI_Offset off, void *buf, int count, MPI_Datatype dt, int write,
-               size_t *nbytes, const char **why)
+int tm_io_coll(struct tm_file *f, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt,
+               int write, size_t *nbytes, const char **why)
 {
     struct tm_io_acc a;
     *nbytes = 0;

@@ -3,6 +3,7 @@
  * "external32" converts through datatype/type_external32.c (MPI_Pack_external), and
  * MPI_Register_datarep adds the program's own, per rank (a rank is an MPI process), kept in
  * the rank's objs until the job ends (the standard has no way to unregister one). */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,6 +82,9 @@ int64_t tm_io_datarep_size(const struct tm_datarep *rep, const struct tm_type *t
 int tm_io_datarep_to_file(const struct tm_datarep *rep, const void *buf, size_t count,
                           MPI_Datatype dt, void *out, size_t outsize)
 {
+    /* external32 packing and a program's conversion function count in int: a larger access
+     * (an _c call) in a converting representation fails as a conversion error */
+    if ((rep->external32 || rep->wr) && count > INT_MAX) return MPI_ERR_CONVERSION;
     if (rep->external32) {
         MPI_Aint pos = 0;
         return PMPI_Pack_external("external32", buf, (int)count, dt, out, (MPI_Aint)outsize, &pos);
@@ -94,6 +98,7 @@ int tm_io_datarep_to_file(const struct tm_datarep *rep, const void *buf, size_t 
 int tm_io_datarep_from_file(const struct tm_datarep *rep, void *buf, size_t count, MPI_Datatype dt,
                             const void *in, size_t insize)
 {
+    if ((rep->external32 || rep->rd) && count > INT_MAX) return MPI_ERR_CONVERSION;
     if (rep->external32) {
         MPI_Aint pos = 0;
         return PMPI_Unpack_external("external32", in, (MPI_Aint)insize, &pos, buf, (int)count, dt);

@@ -14,7 +14,7 @@
 #include "request.h"
 
 static int start(const char *fn, MPI_File fh, enum tm_io_how how, int write, MPI_Offset off,
-                 const void *buf, int count, MPI_Datatype dt, MPI_Request *request)
+                 const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Request *request)
 {
     TM_IO_GET(fn, fh);
     if (!request) return tm_io_err(me, f, MPI_ERR_REQUEST, fn, "request is NULL");
@@ -28,21 +28,30 @@ static int start(const char *fn, MPI_File fh, enum tm_io_how how, int write, MPI
     return err;
 }
 
-#define NB_ENTRY(Name, how, write, CONST)                                                          \
-    TM_API int PMPI_File_##Name(MPI_File fh, CONST void *buf, int count, MPI_Datatype datatype,    \
-                                MPI_Request *request)                                              \
+/* Each with its large-count twin (Sfx _c): one start() under two names. */
+#define NB_ENTRY_T(Name, Sfx, Count, how, write, CONST)                                            \
+    TM_API int PMPI_File_##Name##Sfx(MPI_File fh, CONST void *buf, Count count,                    \
+                                     MPI_Datatype datatype, MPI_Request *request)                  \
     {                                                                                              \
-        return start("MPI_File_" #Name, fh, how, write, 0, buf, count, datatype, request);         \
+        return start("MPI_File_" #Name #Sfx, fh, how, write, 0, buf, count, datatype, request);    \
     }                                                                                              \
-    TM_ALIAS(File_##Name)
+    TM_ALIAS(File_##Name##Sfx)
 
-#define NB_AT_ENTRY(Name, how, write, CONST)                                                       \
-    TM_API int PMPI_File_##Name(MPI_File fh, MPI_Offset offset, CONST void *buf, int count,        \
-                                MPI_Datatype datatype, MPI_Request *request)                       \
+#define NB_AT_ENTRY_T(Name, Sfx, Count, how, write, CONST)                                         \
+    TM_API int PMPI_File_##Name##Sfx(MPI_File fh, MPI_Offset offset, CONST void *buf, Count count, \
+                                     MPI_Datatype datatype, MPI_Request *request)                  \
     {                                                                                              \
-        return start("MPI_File_" #Name, fh, how, write, offset, buf, count, datatype, request);    \
+        return start("MPI_File_" #Name #Sfx, fh, how, write, offset, buf, count, datatype,         \
+                     request);                                                                     \
     }                                                                                              \
-    TM_ALIAS(File_##Name)
+    TM_ALIAS(File_##Name##Sfx)
+
+#define NB_ENTRY(Name, how, write, CONST)                                                          \
+    NB_ENTRY_T(Name, , int, how, write, CONST)                                                     \
+    NB_ENTRY_T(Name, _c, MPI_Count, how, write, CONST)
+#define NB_AT_ENTRY(Name, how, write, CONST)                                                       \
+    NB_AT_ENTRY_T(Name, , int, how, write, CONST)                                                  \
+    NB_AT_ENTRY_T(Name, _c, MPI_Count, how, write, CONST)
 
 #define NOCONST
 NB_AT_ENTRY(iread_at, TM_IO_AT, 0, NOCONST)
@@ -58,7 +67,7 @@ NB_ENTRY(iwrite_shared, TM_IO_SHARED, 1, const)
 
 /* Split collectives: one active per file handle (§14.4.5). */
 static int begin(const char *fn, MPI_File fh, enum tm_io_how how, int write, MPI_Offset off,
-                 const void *buf, int count, MPI_Datatype dt)
+                 const void *buf, MPI_Count count, MPI_Datatype dt)
 {
     TM_IO_GET(fn, fh);
     if (f->split_active)
@@ -84,13 +93,26 @@ static int end(const char *fn, MPI_File fh, const void *buf, MPI_Status *status)
     return f->split_err; /* raised by the begin call already */
 }
 
-#define SPLIT_ENTRY(Name, how, write, CONST)                                                       \
-    TM_API int PMPI_File_##Name##_begin(MPI_File fh, CONST void *buf, int count,                   \
-                                        MPI_Datatype datatype)                                     \
+/* _begin and its large-count twin _begin_c; the _end has no count. */
+#define SPLIT_BEGIN_T(Name, Sfx, Count, how, write, CONST)                                         \
+    TM_API int PMPI_File_##Name##_begin##Sfx(MPI_File fh, CONST void *buf, Count count,            \
+                                             MPI_Datatype datatype)                                \
     {                                                                                              \
-        return begin("MPI_File_" #Name "_begin", fh, how, write, 0, buf, count, datatype);         \
+        return begin("MPI_File_" #Name "_begin" #Sfx, fh, how, write, 0, buf, count, datatype);    \
     }                                                                                              \
-    TM_ALIAS(File_##Name##_begin)                                                                  \
+    TM_ALIAS(File_##Name##_begin##Sfx)
+#define SPLIT_AT_BEGIN_T(Name, Sfx, Count, how, write, CONST)                                      \
+    TM_API int PMPI_File_##Name##_begin##Sfx(MPI_File fh, MPI_Offset offset, CONST void *buf,      \
+                                             Count count, MPI_Datatype datatype)                   \
+    {                                                                                              \
+        return begin("MPI_File_" #Name "_begin" #Sfx, fh, how, write, offset, buf, count,          \
+                     datatype);                                                                    \
+    }                                                                                              \
+    TM_ALIAS(File_##Name##_begin##Sfx)
+
+#define SPLIT_ENTRY(Name, how, write, CONST)                                                       \
+    SPLIT_BEGIN_T(Name, , int, how, write, CONST)                                                  \
+    SPLIT_BEGIN_T(Name, _c, MPI_Count, how, write, CONST)                                          \
     TM_API int PMPI_File_##Name##_end(MPI_File fh, CONST void *buf, MPI_Status *status)            \
     {                                                                                              \
         return end("MPI_File_" #Name "_end", fh, buf, status);                                     \
@@ -98,12 +120,8 @@ static int end(const char *fn, MPI_File fh, const void *buf, MPI_Status *status)
     TM_ALIAS(File_##Name##_end)
 
 #define SPLIT_AT_ENTRY(Name, how, write, CONST)                                                    \
-    TM_API int PMPI_File_##Name##_begin(MPI_File fh, MPI_Offset offset, CONST void *buf,           \
-                                        int count, MPI_Datatype datatype)                          \
-    {                                                                                              \
-        return begin("MPI_File_" #Name "_begin", fh, how, write, offset, buf, count, datatype);    \
-    }                                                                                              \
-    TM_ALIAS(File_##Name##_begin)                                                                  \
+    SPLIT_AT_BEGIN_T(Name, , int, how, write, CONST)                                               \
+    SPLIT_AT_BEGIN_T(Name, _c, MPI_Count, how, write, CONST)                                       \
     TM_API int PMPI_File_##Name##_end(MPI_File fh, CONST void *buf, MPI_Status *status)            \
     {                                                                                              \
         return end("MPI_File_" #Name "_end", fh, buf, status);                                     \

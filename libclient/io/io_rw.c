@@ -33,7 +33,7 @@ static int converts(const struct tm_datarep *rep)
 }
 
 int tm_io_acc_prepare(struct tm_file *f, struct tm_io_acc *a, MPI_Offset off, const void *buf,
-                      int count, MPI_Datatype dt, int write, const char **why)
+                      MPI_Count count, MPI_Datatype dt, int write, const char **why)
 {
     *a = (struct tm_io_acc){.buf = (void *)buf, .dt = dt};
     if (count < 0) return *why = "negative count", MPI_ERR_COUNT;
@@ -50,6 +50,7 @@ int tm_io_acc_prepare(struct tm_file *f, struct tm_io_acc *a, MPI_Offset off, co
     if (a->nbytes % tm_io_etype_bytes(f))
         return *why = "the data is not a whole number of etypes", MPI_ERR_TYPE;
     if (!a->nbytes) return MPI_SUCCESS;
+    if (!f->ft->psize) return *why = "the view's filetype has no data", MPI_ERR_IO;
     if (!buf) return *why = "buf is NULL", MPI_ERR_BUFFER;
     char *mem = (char *)buf;
     const struct tm_type *mt = t;
@@ -113,8 +114,8 @@ int tm_io_acc_move(struct tm_file *f, struct tm_io_acc *a, int write, size_t *do
     return err;
 }
 
-int tm_io_indep(struct tm_file *f, MPI_Offset off, void *buf, int count, MPI_Datatype dt, int write,
-                size_t *nbytes, const char **why)
+int tm_io_indep(struct tm_file *f, MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt,
+                int write, size_t *nbytes, const char **why)
 {
     struct tm_io_acc a;
     *nbytes = 0;
@@ -131,7 +132,7 @@ int tm_io_indep(struct tm_file *f, MPI_Offset off, void *buf, int count, MPI_Dat
     return err;
 }
 
-int64_t tm_io_access_bytes(struct tm_file *f, int count, MPI_Datatype dt)
+int64_t tm_io_access_bytes(struct tm_file *f, MPI_Count count, MPI_Datatype dt)
 {
     const struct tm_type *t = tm_type_get(dt);
     if (!t || count < 0) return 0;
@@ -141,7 +142,7 @@ int64_t tm_io_access_bytes(struct tm_file *f, int count, MPI_Datatype dt)
 }
 
 int tm_io_do(struct tm_rank *me, struct tm_file *f, const char *fn, enum tm_io_how how, int write,
-             MPI_Offset off, void *buf, int count, MPI_Datatype dt, size_t *nbytes)
+             MPI_Offset off, void *buf, MPI_Count count, MPI_Datatype dt, size_t *nbytes)
 {
     const char *why = "";
     int err;
@@ -191,32 +192,40 @@ int tm_io_do(struct tm_rank *me, struct tm_file *f, const char *fn, enum tm_io_h
     return MPI_SUCCESS;
 }
 
-/* The blocking entry points. */
-#define RW_ENTRY(Name, how, write, CONST)                                                          \
-    TM_API int PMPI_File_##Name(MPI_File fh, CONST void *buf, int count, MPI_Datatype datatype,    \
-                                MPI_Status *status)                                                \
+/* The blocking entry points, each with its large-count twin (Sfx _c, an MPI_Count count):
+ * both are tm_io_do under their own names. */
+#define RW_ENTRY_T(Name, Sfx, Count, how, write, CONST)                                            \
+    TM_API int PMPI_File_##Name##Sfx(MPI_File fh, CONST void *buf, Count count,                    \
+                                     MPI_Datatype datatype, MPI_Status *status)                    \
     {                                                                                              \
-        const char *fn = "MPI_File_" #Name;                                                        \
+        const char *fn = "MPI_File_" #Name #Sfx;                                                   \
         TM_IO_GET(fn, fh);                                                                         \
         size_t n;                                                                                  \
         int err = tm_io_do(me, f, fn, how, write, 0, (void *)buf, count, datatype, &n);            \
         tm_io_status(status, n);                                                                   \
         return err;                                                                                \
     }                                                                                              \
-    TM_ALIAS(File_##Name)
+    TM_ALIAS(File_##Name##Sfx)
 
-#define RW_AT_ENTRY(Name, how, write, CONST)                                                       \
-    TM_API int PMPI_File_##Name(MPI_File fh, MPI_Offset offset, CONST void *buf, int count,        \
-                                MPI_Datatype datatype, MPI_Status *status)                         \
+#define RW_AT_ENTRY_T(Name, Sfx, Count, how, write, CONST)                                         \
+    TM_API int PMPI_File_##Name##Sfx(MPI_File fh, MPI_Offset offset, CONST void *buf, Count count, \
+                                     MPI_Datatype datatype, MPI_Status *status)                    \
     {                                                                                              \
-        const char *fn = "MPI_File_" #Name;                                                        \
+        const char *fn = "MPI_File_" #Name #Sfx;                                                   \
         TM_IO_GET(fn, fh);                                                                         \
         size_t n;                                                                                  \
         int err = tm_io_do(me, f, fn, how, write, offset, (void *)buf, count, datatype, &n);       \
         tm_io_status(status, n);                                                                   \
         return err;                                                                                \
     }                                                                                              \
-    TM_ALIAS(File_##Name)
+    TM_ALIAS(File_##Name##Sfx)
+
+#define RW_ENTRY(Name, how, write, CONST)                                                          \
+    RW_ENTRY_T(Name, , int, how, write, CONST)                                                     \
+    RW_ENTRY_T(Name, _c, MPI_Count, how, write, CONST)
+#define RW_AT_ENTRY(Name, how, write, CONST)                                                       \
+    RW_AT_ENTRY_T(Name, , int, how, write, CONST)                                                  \
+    RW_AT_ENTRY_T(Name, _c, MPI_Count, how, write, CONST)
 
 #define NOCONST
 RW_AT_ENTRY(read_at, TM_IO_AT, 0, NOCONST)

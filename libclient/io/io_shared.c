@@ -59,7 +59,7 @@ int tm_io_sp_set(struct tm_file *f, MPI_Offset v)
     return sp_op(f, v, NULL, MPI_REPLACE);
 }
 
-int tm_io_ordered(struct tm_file *f, void *buf, int count, MPI_Datatype dt, int write,
+int tm_io_ordered(struct tm_file *f, void *buf, MPI_Count count, MPI_Datatype dt, int write,
                   size_t *nbytes, const char **why)
 {
     long long n = (long long)(tm_io_access_bytes(f, count, dt) / (int64_t)tm_io_etype_bytes(f));

@@ -157,6 +157,7 @@ int tm_io_map(const struct tm_file *f, int64_t vbyte, size_t bytes, char *mem, s
 
 int64_t tm_io_view_byte(const struct tm_file *f, int64_t vbyte)
 {
+    if (!f->ft->psize) return f->disp; /* a view of nothing */
     struct tm_block one;
     struct cur c;
     cur_init(&c, f->ft, &one, vbyte);
@@ -205,7 +206,8 @@ static const char *bad_filetype(const struct tm_type *et, const struct tm_type *
     if ((why = bad_layout(et, writable))) return why;
     if ((why = bad_layout(ft, writable))) return why;
     *code = MPI_ERR_TYPE;
-    if (!ft->psize) return "the filetype has no data";
+    /* a filetype without data is a view of nothing: a rank that takes no part in a
+     * collective access sets one (HDF5 does); only an access of data through it fails */
     if (ft->psize % et->psize) return "the filetype's size is not a multiple of the etype's";
     return NULL;
 }
@@ -308,21 +310,35 @@ TM_API int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset 
 }
 TM_ALIAS(File_get_byte_offset)
 
-TM_API int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
+/* MPI_File_get_type_extent and its large-count twin (an MPI_Count extent). */
+static int type_extent(const char *fn, MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
 {
-    const char *fn = "MPI_File_get_type_extent";
     TM_IO_GET(fn, fh);
     const struct tm_type *t = tm_type_query(datatype);
     if (!t) return tm_io_err(me, f, MPI_ERR_TYPE, fn, "invalid datatype %d", datatype);
     if (!extent) return tm_io_err(me, f, MPI_ERR_ARG, fn, "extent is NULL");
     if (!f->rep->external32 && !f->rep->ext) {
-        *extent = (MPI_Aint)t->extent;
+        *extent = (MPI_Count)t->extent;
         return MPI_SUCCESS;
     }
     /* converting representations: the file holds the data only, no gaps */
     int64_t n = tm_io_datarep_size(f->rep, t, datatype, 1);
     if (n < 0) return tm_io_err(me, f, MPI_ERR_CONVERSION, fn, "the representation has no size");
-    *extent = (MPI_Aint)n;
+    *extent = (MPI_Count)n;
     return MPI_SUCCESS;
 }
+
+TM_API int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
+{
+    MPI_Count e = 0;
+    int err = type_extent("MPI_File_get_type_extent", fh, datatype, extent ? &e : NULL);
+    if (!err) *extent = (MPI_Aint)e;
+    return err;
+}
 TM_ALIAS(File_get_type_extent)
+
+TM_API int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
+{
+    return type_extent("MPI_File_get_type_extent_c", fh, datatype, extent);
+}
+TM_ALIAS(File_get_type_extent_c)

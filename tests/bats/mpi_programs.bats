@@ -376,7 +376,12 @@ run_prog() {
     SWITCHING=user run_prog io_file 2 5
 }
 
-@test "mpi: MPI-IO collective: two-phase with many rounds, interleaved strided views and memory, holes, zero counts, collective read past the end, collective buffering on and off" {
+@test "mpi: MPI-IO large-count _c forms: every data-access form beside its int twin, get_type_extent_c, a count above INT_MAX, negative counts" {
+    run_prog io_large_count 1 3 4
+    SWITCHING=user run_prog io_large_count 4
+}
+
+@test "mpi: MPI-IO collective: two-phase with many rounds, interleaved strided views and memory, holes, zero counts, collective read past the end, collective buffering on and off, empty filetypes of ranks without data" {
     run_prog io_coll 1 2 4 16
     SWITCHING=user run_prog io_coll 3
 }

@@ -114,6 +114,21 @@ expect_output() {
     [[ "$stderr" == *"no input files"* ]] || { echo "got: $stderr" >&2; return 1; }
 }
 
+@test "tmpicc: a build system's -fPIE (CMake's POSITION_INDEPENDENT_CODE) still links a module" {
+    need_agent
+    cd "$BATS_TEST_TMPDIR"
+    printf '#include <mpi.h>\n#include <stdio.h>\nstatic int calls;\nint main(void)\n{\n    MPI_Init(NULL, NULL);\n    calls++;\n    int r;\n    MPI_Comm_rank(MPI_COMM_WORLD, &r);\n    if (r == 0) fprintf(stdout, "pie %%d\\n", calls); /* stdout: data of another object */\n    MPI_Finalize();\n    return 0;\n}\n' >pie.c
+    run tmpicc -show -fPIE -c pie.c
+    [[ "$output" == *"-fPIE -c pie.c -fPIC"* ]] || { echo "got: $output" >&2; return 1; }
+    run tmpicc -fPIE -O2 -c pie.c -o pie.o
+    expect_status 0
+    run tmpicc -fPIE pie.o -o pie
+    expect_status 0
+    run timeout 60 "$LAUNCH_BIN" -n 2 ./pie
+    expect_status 0
+    expect_output "pie 1"
+}
+
 @test "tmpicxx builds a C++ program that runs on 3 ranks" {
     need_agent
     cat >"$BATS_TEST_TMPDIR/vec.cc" <<'EOF'

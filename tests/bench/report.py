@@ -601,6 +601,7 @@ def third_party_sections(w, st, cfg):
     hk = sorted(keys_of(st, "hpl"))
     ok = keys_of(st, "osu_latency") | keys_of(st, "osu_bw")
     ik = sorted(keys_of(st, "ior"))
+    ihk = sorted(keys_of(st, "ior_hosts"))
     nk = sorted(keys_of(st, "npb"))
     notes = [f for f in ("hpl", "osu", "ior", "npb") if cfg.get(f + "_failed") or cfg.get(f + "_skipped")]
     if not hk and not ok and not ik and not nk and not notes:
@@ -652,6 +653,19 @@ def third_party_sections(w, st, cfg):
                   f"{'write' if k[2] == 0 else 'read'}"] + impl_cols(v, k, False) for k in ik],
                 ["access"] + HDR))
         w("\n")
+    if ihk:
+        nodes, ppn = cfg.get("ior_hosts", ["?", "?"])
+        w(f"### IOR on {nodes} x {ppn} emulated hosts (MiB/s, higher is better)\n\n")
+        w("The same programs and arguments, one agent per network namespace (TMPI), Open MPI and "
+          "MPICH over TCP between the namespaces (as the emulated-hosts figure); one file "
+          "system, this machine's.\n\n")
+        v = View(st, "ior_hosts")
+        w(table([[f"{'collective' if k[0] else 'independent'} {size_label(k[1])} "
+                  f"{'write' if k[2] == 0 else 'read'}"] + impl_cols(v, k, False) for k in ihk],
+                ["access"] + HDR))
+        w("\n")
+    elif cfg.get("ior_hosts_skipped"):
+        w(f"IOR on emulated hosts: not measured ({cfg['ior_hosts_skipped']}).\n\n")
     third_party_note(w, cfg, "ior", "IOR")
     if nk:
         w(f"### NAS Parallel Benchmarks 3.4 (s, class {cfg.get('npb_class')}, "

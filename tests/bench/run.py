@@ -770,6 +770,8 @@ def osu_figure(st, im, a, cap, quick, cfg):
 IOR_RANKS = 4
 IOR_XFERS = [1 << 20, 64 << 10]
 IOR_SEGMENTS = {True: 2, False: 8}
+# IOR on emulated hosts (issue 35): nodes x ranks per node, as hosts_figure runs them.
+IOR_HOSTS = (3, 4)
 
 
 def ior_figure(st, im, a, cap, quick, cfg, workdir):
@@ -782,15 +784,36 @@ def ior_figure(st, im, a, cap, quick, cfg, workdir):
     log("IOR built in", dest)
     data = os.path.join(workdir, "ior.dat")
     cfg.update(ior_src=os.path.abspath(a.ior_src), ior_segments=IOR_SEGMENTS[quick])
+    def ior_args(coll, xfer):
+        return ["-a", "MPIIO"] + (["-c"] if coll else []) + [
+            "-t", str(xfer), "-b", str(16 << 20), "-s", str(IOR_SEGMENTS[quick]),
+            "-w", "-r", "-e", "-C", "-i", "1", "-o", data]
     for coll in (1, 0):
         for xfer in IOR_XFERS:
-            args = ["-a", "MPIIO"] + (["-c"] if coll else []) + [
-                "-t", str(xfer), "-b", str(16 << 20), "-s", str(IOR_SEGMENTS[quick]),
-                "-w", "-r", "-e", "-C", "-i", "1", "-o", data]
-            run_series(st, im, "ior", [(IOR_RANKS, "ior", args)], a.runs, cap * 3,
+            run_series(st, im, "ior", [(IOR_RANKS, "ior", ior_args(coll, xfer))], a.runs, cap * 3,
                        lambda r, c=coll, x=xfer: (c, x, int(r["op"])), lambda r: r["value"],
                        launch=lambda impl, n, prog, args: im.launch(impl, n, progs[impl], args),
                        parse=thirdparty.parse_ior)
+    # the same on emulated hosts: one file system (this machine's), TCP between the hosts
+    nodes, ppn = IOR_HOSTS
+    try:
+        hosts = NetnsHosts(a.build, workdir, nodes)
+    except Skip as e:
+        cfg["ior_hosts_skipped"] = str(e)
+        log("IOR on emulated hosts skipped:", e)
+        return
+    cfg["ior_hosts"] = [nodes, ppn]
+    try:
+        on_hosts = hosts.launcher(im, nodes, ppn)
+        for coll in (1, 0):
+            for xfer in IOR_XFERS:
+                run_series(st, im, "ior_hosts", [(nodes * ppn, "ior", ior_args(coll, xfer))],
+                           a.runs, cap * 3,
+                           lambda r, c=coll, x=xfer: (c, x, int(r["op"])), lambda r: r["value"],
+                           launch=lambda impl, n, prog, args: on_hosts(impl, n, progs[impl], args),
+                           parse=thirdparty.parse_ior, cmd_label=f"ior {nodes}x{ppn}")
+    finally:
+        hosts.delete()
 
 
 # NPB: the kernels of thirdparty.NPB_KERNELS on 4 ranks (BT and SP need a square), class by mode.

@@ -1,7 +1,8 @@
 /* io_coll.c — collective MPI-IO: interleaved strided views (every rank's blocks between the
  * others'), contiguous blocks, holes, zero-count ranks, collective reads past the end of file,
  * with collective buffering forced on (tiny cb_buffer_size: many rounds, several aggregators)
- * and off, and the file's content checked byte for byte after each.  A full disk, when the
+ * and off, and the file's content checked byte for byte after each; ranks without data whose
+ * view is an empty filetype (as HDF5 sets it) in a collective write.  A full disk, when the
  * program's argument names a small file system: MPI_ERR_NO_SPACE and what was written before
  * still there. */
 #include <errno.h>
@@ -155,6 +156,43 @@ static void full_disk(const char *dir)
     if (rank == 0) MPI_File_delete(p, MPI_INFO_NULL);
 }
 
+/* Rank 0 writes one block with an hindexed filetype; the others take part with an hindexed
+ * filetype of no blocks (size 0) and count 0.  An access of data through such a view is
+ * MPI_ERR_IO, not a crash. */
+static void empty_views(const char *p)
+{
+    MPI_File fh;
+    CHECK_MPI(
+        MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    MPI_Datatype ft;
+    int len = 1028;
+    MPI_Aint at = 2243;
+    CHECK_MPI(MPI_Type_create_hindexed(rank == 0 ? 1 : 0, &len, &at, MPI_BYTE, &ft));
+    CHECK_MPI(MPI_Type_commit(&ft));
+    CHECK_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL));
+    char buf[1028];
+    memset(buf, 'h', sizeof buf);
+    MPI_Status st;
+    CHECK_MPI(MPI_File_write_at_all(fh, 0, buf, rank == 0 ? len : 0, MPI_BYTE, &st));
+    int n = -1;
+    MPI_Get_count(&st, MPI_BYTE, &n);
+    CHECK_EQ(n, rank == 0 ? len : 0);
+    MPI_Offset byte = -1;
+    CHECK_MPI(MPI_File_get_byte_offset(fh, 0, &byte));
+    CHECK_EQ(byte, (MPI_Offset)(rank == 0 ? at : 0));
+    if (rank != 0) {
+        int e = MPI_File_write_at(fh, 0, buf, 1, MPI_BYTE, &st), c;
+        MPI_Error_class(e, &c);
+        CHECK_EQ(c, MPI_ERR_IO);
+    }
+    CHECK_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    MPI_Offset sz = 0;
+    CHECK_MPI(MPI_File_get_size(fh, &sz));
+    CHECK_EQ(sz, (MPI_Offset)(at + len));
+    MPI_Type_free(&ft);
+    CHECK_MPI(MPI_File_close(&fh));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -170,6 +208,10 @@ int main(int argc, char **argv)
     interleaved(p, "enable", "16777216", 256, 8); /* one round */
     interleaved(p, "disable", "16777216", 5, 50); /* every rank its own */
     interleaved(p, "automatic", "65536", 1, 1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) CHECK_EQ(MPI_File_delete(p, MPI_INFO_NULL), MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+    empty_views(p);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) CHECK_EQ(MPI_File_delete(p, MPI_INFO_NULL), MPI_SUCCESS);
     return finish_ok();

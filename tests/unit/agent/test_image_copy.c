@@ -102,7 +102,8 @@ static void programs(const uint8_t *prog, size_t len, const uint8_t *tls, size_t
 {
     char err[256];
     struct image_program p;
-    CHECK_EQ(image_program_open(&p, prog, len, "tmpi-test-program", NULL, err, sizeof err), 0);
+    CHECK_EQ(image_program_open(&p, prog, len, "tmpi-test-program", NULL, NULL, err, sizeof err),
+             0);
     CHECK(p.why_dlopen[0] == '\0', "copies refused: %s", p.why_dlopen);
     struct image img[4];
     for (int i = 0; i < 4; i++) {
@@ -125,7 +126,7 @@ static void programs(const uint8_t *prog, size_t len, const uint8_t *tls, size_t
              0);
     CHECK(src.shared_tls && src.nslots > 0);
     image_copy_src_close(&src);
-    CHECK_EQ(image_program_open(&p, tls, tlen, "tmpi-test-tls", NULL, err, sizeof err), 0);
+    CHECK_EQ(image_program_open(&p, tls, tlen, "tmpi-test-tls", NULL, NULL, err, sizeof err), 0);
     CHECK(strstr(p.why_dlopen, "thread-local") != NULL, "reason: %s", p.why_dlopen);
     for (int i = 0; i < 4; i++) {
         CHECK_EQ(image_program_load(&p, "tmpi-test-tls-rank", NULL, &img[i], err, sizeof err), 0);
@@ -138,8 +139,9 @@ static void programs(const uint8_t *prog, size_t len, const uint8_t *tls, size_t
 
     /* garbage: refused when opened, with the reason */
     err[0] = '\0';
-    CHECK_EQ(image_program_open(&p, (const uint8_t *)"garbage", 7, "junk", NULL, err, sizeof err),
-             -ENOEXEC);
+    CHECK_EQ(
+        image_program_open(&p, (const uint8_t *)"garbage", 7, "junk", NULL, NULL, err, sizeof err),
+        -ENOEXEC);
     CHECK(strstr(err, "not an x86-64 ELF") != NULL, "reason: %s", err);
 }
 
@@ -154,7 +156,7 @@ int main(int argc, char **argv)
     /* a shared object without the TMPI marker is refused with a reason */
     char err[256];
     struct image_program p;
-    CHECK_EQ(image_program_open(&p, plain, plen, "tmpi-test-plain", NULL, err, sizeof err),
+    CHECK_EQ(image_program_open(&p, plain, plen, "tmpi-test-plain", NULL, NULL, err, sizeof err),
              -ENOEXEC);
     CHECK(strstr(err, "tmpicc") != NULL, "reason: %s", err);
     free(prog);

@@ -21,7 +21,7 @@ static void private_vars(const uint8_t *prog, size_t len, const char *label, int
 {
     char err[256];
     struct image_program p;
-    CHECK_EQ(image_program_open(&p, prog, len, label, NULL, err, sizeof err), 0);
+    CHECK_EQ(image_program_open(&p, prog, len, label, NULL, NULL, err, sizeof err), 0);
     CHECK_EQ(p.elf.pie, pie);
     struct rank_vars v[NCOPIES];
     struct image img[NCOPIES];

@@ -1,0 +1,91 @@
+#!/usr/bin/env bats
+# The Fortran bindings added after the first set (docs/FORTRAN.md): Fortran callbacks of
+# generalized requests and data representations, sessions, MPI_Sizeof, MPI_F_sync_reg, the
+# mpi_f08 specific procedure names a tool overrides, large-count generics; and that every
+# function libtmpi implements gets a binding (fortran-gen says which do not, and why).
+
+bats_require_minimum_version 1.5.0
+load helpers
+
+FDIR="$TMPI_BUILD/libclient/fortran"
+
+setup() {
+    command -v gfortran >/dev/null || skip "no gfortran"
+    [ -f "$FDIR/libtmpi_fortran.a" ] || skip "the build has no Fortran bindings"
+    export TMPI_AGENT="$BATS_TEST_TMPDIR/no-agent.sock"
+    unset TMPI_TMPID
+}
+
+teardown() { stop_all_agents; }
+
+# fprog NAME: tests/fortran/NAME.f90 built once per file with tmpif90's flags; prints its path.
+fprog() {
+    local name=$1 out="$BATS_FILE_TMPDIR/f_$1" link
+    if [ ! -x "$out" ]; then
+        link=$(tmpicc -showme:link)
+        # shellcheck disable=SC2086 # the link line, split
+        gfortran -fPIC -w -I"$FDIR" -J"$BATS_FILE_TMPDIR" -o "$out" \
+            "$TMPI_SRC/tests/fortran/$name.f90" \
+            ${link/ -ltmpi / -L$FDIR -ltmpi_fortran -ltmpi } -lgfortran >&2 || return 1
+    fi
+    echo "$out"
+}
+
+# run_f NAME LINE N...: run in a directory of the test's own (the programs write files).
+run_f() {
+    local name=$1 want=$2 exe n
+    shift 2
+    exe=$(fprog "$name")
+    cd "$BATS_TEST_TMPDIR"
+    for n in "$@"; do
+        # shellcheck disable=SC2086 # LAUNCH_ARGS: tmpi-launch's own options, split
+        run timeout 120 "$LAUNCH_BIN" ${LAUNCH_ARGS:-} -n "$n" "$exe"
+        if [ "$status" -ne 0 ] || [[ "$output" != *"$want $n"* ]] || [[ "$output" == *Sanitizer* ]]; then
+            echo "$name on $n ranks: status $status"
+            echo "$output"
+            return 1
+        fi
+    done
+}
+
+@test "fortran: mpi_f08 callbacks (grequest, datarep, session error handler), sessions, Sizeof, PMPI_X_f08, a tool's MPI_X_f08, large count" {
+    run_f f08_extras "f08 extras ok" 2 4
+}
+
+@test "fortran: mpi_f08 extras with ranks on carriers (user-level switching)" {
+    LAUNCH_ARGS="-x TMPI_RANK_SWITCHING=user" run_f f08_extras "f08 extras ok" 3
+}
+
+@test "fortran: module mpi extras (Sizeof over kinds, F_sync_reg, grequest, CONVERSION_FN_NULL, sessions)" {
+    run_f f90_extras "f90 extras ok" 1 2
+}
+
+@test "fortran: every function libtmpi implements has a Fortran binding (fortran-gen's skipped list is empty)" {
+    [ -f "$FDIR/skipped.txt" ]
+    run cat "$FDIR/skipped.txt"
+    [ -z "$output" ] || { echo "implemented without a Fortran binding:"; echo "$output"; return 1; }
+    grep -qx MPI_Grequest_start "$FDIR/bound.txt"
+    grep -qx MPI_Session_get_nth_pset "$FDIR/bound.txt"
+    grep -qx MPI_F_sync_reg "$FDIR/bound.txt"
+}
+
+@test "fortran: fortran-gen warns at build time about a function it cannot bind" {
+    cd "$BATS_TEST_TMPDIR"
+    # A header whose one defined function takes a parameter of a type no rule carries.
+    sed 's/^int PMPI_Barrier(MPI_Comm comm);/int PMPI_Barrier(struct tm_unknown *comm);/' \
+        "$TMPI_SRC/libclient/include/mpi.h" >mpi.h
+    grep -q 'PMPI_Barrier(struct tm_unknown' mpi.h
+    run python3 "$TMPI_SRC/libclient/fortran/gen/fortran-gen" --header mpi.h \
+        --lib "$TMPI_BUILD/libclient/libtmpi.so" --outdir out
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"warning: MPI_Barrier has no Fortran binding"* ]] || { echo "$output"; return 1; }
+    grep -q '^MPI_Barrier: ' out/skipped.txt
+    ! grep -qx MPI_Barrier out/bound.txt
+}
+
+@test "fortran: mpi_f08 specific procedures are weak as MPI_X_f08, strong as PMPI_X_f08" {
+    run nm "$FDIR/libtmpi_fortran.a"
+    [[ "$output" == *" W mpi_send_f08_"* ]] || { echo "no weak mpi_send_f08_"; return 1; }
+    [[ "$output" == *" T pmpi_send_f08_"* ]] || { echo "no pmpi_send_f08_"; return 1; }
+    [[ "$output" == *" W mpi_send_c_f08_"* ]]
+}
