@@ -11,7 +11,8 @@
 #include "job.h"
 #include "log.h"
 #include "mesh_auth.h"
-#include "netd.h"
+#include "tp_tcp.h"
+#include "transport.h"
 
 static struct job_net_link *link_at(struct job_net *n, int node, int channel)
 {
@@ -53,16 +54,12 @@ int job_net_new(struct job *j, uint64_t uid, int self, size_t nnodes,
     return 0;
 }
 
-_Static_assert((int)MESH_CH_P2P == (int)NETD_CH_P2P && (int)MESH_CH_COLL == (int)NETD_CH_COLL &&
-                   (int)TMPI_NET_P2P == (int)NETD_CH_P2P && (int)TMPI_NET_COLL == (int)NETD_CH_COLL,
-               "a link's channel is the frame's channel is the svc channel");
-
 /* ---- arriving frames ---- */
 
 /* *ctx of a frame whose header was refused: on_frame drops it. */
 static const char bad_frame;
 
-static void *on_header(void *arg, struct netd_link *nl, const struct netd_hdr *h, void **ctx)
+static void *on_header(void *arg, struct tp_link *tl, const struct netd_hdr *h, void **ctx)
 {
     struct job_net_link *l = arg;
     struct job_net *n = l->net;
@@ -99,7 +96,7 @@ static void *on_header(void *arg, struct netd_link *nl, const struct netd_hdr *h
     return j->client_ops.net_header(j->client_state, l->node, h, ctx);
 }
 
-static void on_frame(void *arg, struct netd_link *nl, const struct netd_hdr *h, void *ctx)
+static void on_frame(void *arg, struct tp_link *tl, const struct netd_hdr *h, void *ctx)
 {
     struct job_net_link *l = arg;
     struct job *j = l->net->job;
@@ -113,7 +110,7 @@ static void on_frame(void *arg, struct netd_link *nl, const struct netd_hdr *h, 
     atomic_fetch_add_explicit(&l->net->frames_handled, 1, memory_order_seq_cst);
 }
 
-static void on_error(void *arg, struct netd_link *nl, int err)
+static void on_error(void *arg, struct tp_link *tl, int err)
 {
     struct job_net_link *l = arg;
     struct job_net *n = l->net;
@@ -134,7 +131,7 @@ static void on_error(void *arg, struct netd_link *nl, int err)
     job_cancel(j, 1, reason);
 }
 
-static const struct netd_ops link_ops = {
+static const struct tp_rx_ops link_ops = {
     .on_header = on_header,
     .on_frame = on_frame,
     .on_error = on_error,
@@ -144,7 +141,7 @@ int job_net_add(struct job_net *n, int node, int channel, int fd)
 {
     struct agent *a = n->job->agent;
     if (node < 0 || node >= n->nnodes || node == n->self ||
-        (channel != MESH_CH_P2P && channel != MESH_CH_COLL)) {
+        (channel != TMPI_CH_P2P && channel != TMPI_CH_COLL)) {
         close(fd);
         return -EINVAL;
     }
@@ -159,13 +156,17 @@ int job_net_add(struct job_net *n, int node, int channel, int fd)
         close(fd);
         return n->closed ? -ECANCELED : -EEXIST;
     }
-    int r = netd_link_new(a->netd, fd, &link_ops, l, 1, &l->l);
+    int r = n->tcp ? 0 : tp_tcp_open(a->netd, &n->tcp);
+    if (r == 0)
+        r = tp_connect(n->tcp, &(struct tp_addr){.fd = fd}, &link_ops, l, 1, &l->l);
+    else
+        close(fd);
     if (r == 0) n->nlinks++;
     int all = n->nlinks == n->want;
     pthread_mutex_unlock(&n->mu);
     if (r < 0) return r;
     /* a job that already runs (a rank created the state) reads at once */
-    if (atomic_load(&n->resumed)) netd_link_resume(l->l);
+    if (atomic_load(&n->resumed)) tp_resume(l->l);
     return all;
 }
 
@@ -174,7 +175,7 @@ void job_net_resume(struct job_net *n)
     if (atomic_exchange(&n->resumed, 1)) return;
     pthread_mutex_lock(&n->mu);
     for (int i = 0; i < n->nnodes * 2; i++)
-        if (n->links[i].l) netd_link_resume(n->links[i].l);
+        if (n->links[i].l) tp_resume(n->links[i].l);
     pthread_mutex_unlock(&n->mu);
 }
 
@@ -182,7 +183,7 @@ void job_net_close(struct job_net *n)
 {
     /* Take the links out under mu, free them outside it: netd_link_free waits for a running
      * callback, and on_error takes the job's locks, never mu. */
-    struct netd_link **gone = calloc((size_t)n->nnodes * 2, sizeof *gone);
+    struct tp_link **gone = calloc((size_t)n->nnodes * 2, sizeof *gone);
     pthread_mutex_lock(&n->mu);
     n->closed = 1;
     while (n->draining) /* job_net_stop_rx is using the links */
@@ -194,14 +195,14 @@ void job_net_close(struct job_net *n)
              * below: they read the pointer atomically (job_net_send). */
             __atomic_store_n(&n->links[i].l, NULL, __ATOMIC_RELEASE);
         } else if (n->links[i].l) {
-            netd_link_free(n->links[i].l); /* out of memory: free under mu (no callback takes it) */
+            tp_close(n->links[i].l); /* out of memory: free under mu (no callback takes it) */
             n->links[i].l = NULL;
         }
     }
     pthread_mutex_unlock(&n->mu);
     if (gone) {
         for (int i = 0; i < n->nnodes * 2; i++)
-            if (gone[i]) netd_link_free(gone[i]);
+            if (gone[i]) tp_close(gone[i]);
         free(gone);
     }
 }
@@ -211,7 +212,8 @@ void job_net_free(struct job_net *n)
     if (!n) return;
     for (int i = 0; i < n->nnodes * 2; i++)
         if (n->links[i].l) /* a job that never ran its thread */
-            netd_link_free(n->links[i].l);
+            tp_close(n->links[i].l);
+    if (n->tcp) n->tcp->ops->free(n->tcp);
     pthread_mutex_destroy(&n->mu);
     pthread_cond_destroy(&n->drained);
     free(n->addr);
@@ -224,17 +226,17 @@ int job_net_send(void *net, int node, int channel, unsigned flags, const struct 
 {
     struct job_net *n = net;
     if (!n || node < 0 || node >= n->nnodes || node == n->self ||
-        (channel != MESH_CH_P2P && channel != MESH_CH_COLL) || (flags & ~TMPI_NET_WHOLE))
+        (channel != TMPI_CH_P2P && channel != TMPI_CH_COLL) || (flags & ~TMPI_NET_WHOLE))
         return -EINVAL;
     /* Links are set before the gate opens and closed after the last rank thread ended. */
-    struct netd_link *l = __atomic_load_n(&link_at(n, node, channel)->l, __ATOMIC_ACQUIRE);
+    struct tp_link *l = __atomic_load_n(&link_at(n, node, channel)->l, __ATOMIC_ACQUIRE);
     if (!l) return -EPIPE;
     struct netd_hdr copy = *h;
     copy.job_id = n->uid;
     copy.channel = (uint8_t)channel;
     /* before it can arrive anywhere: "in flight" never reads negative */
     atomic_fetch_add_explicit(&n->frames_sent, 1, memory_order_seq_cst);
-    int r = netd_send(l, &copy, (flags & TMPI_NET_WHOLE) ? NETD_SEND_WHOLE : 0, payload, done, arg);
+    int r = tp_send(l, &copy, (flags & TMPI_NET_WHOLE) ? TP_SEND_WHOLE : 0, payload, done, arg);
     if (r < 0) atomic_fetch_sub_explicit(&n->frames_sent, 1, memory_order_seq_cst);
     if (r == 0) {
         atomic_fetch_add_explicit(&n->tx_frames[channel - 1], 1, memory_order_relaxed);
@@ -272,9 +274,9 @@ void job_net_stop_rx(struct job_net *n)
     for (int i = 0; i < n->nnodes * 2; i++) {
         /* Links only go away in job_net_close, which waits for draining to drop to 0. */
         pthread_mutex_lock(&n->mu);
-        struct netd_link *l = n->links[i].l;
+        struct tp_link *l = n->links[i].l;
         pthread_mutex_unlock(&n->mu);
-        if (l) netd_link_drain(l);
+        if (l) tp_drain(l);
     }
     pthread_mutex_lock(&n->mu);
     if (--n->draining == 0) pthread_cond_broadcast(&n->drained);
@@ -283,36 +285,36 @@ void job_net_stop_rx(struct job_net *n)
 
 /* Runs fn on each link of the job to another node and sums what it returns.  The links are
  * set before the gate opened and cleared only after the last rank thread ended. */
-static int each_link(void *net, int (*fn)(struct netd_link *l, int arg), int arg)
+static int each_link(void *net, int (*fn)(struct tp_link *l, int arg), int arg)
 {
     struct job_net *n = net;
     int sum = 0;
     if (!n) return 0;
     for (int node = 0; node < n->nnodes; node++) {
         if (node == n->self) continue;
-        for (int ch = MESH_CH_P2P; ch <= MESH_CH_COLL; ch++) {
-            struct netd_link *l = link_at(n, node, ch)->l;
+        for (int ch = TMPI_CH_P2P; ch <= TMPI_CH_COLL; ch++) {
+            struct tp_link *l = link_at(n, node, ch)->l;
             if (l) sum += fn(l, arg);
         }
     }
     return sum;
 }
 
-static int hold_one(struct netd_link *l, int on)
+static int hold_one(struct tp_link *l, int on)
 {
-    netd_link_hold(l, on);
+    tp_hold(l, on);
     return 0;
 }
 
-static int release_one(struct netd_link *l, int unused)
+static int release_one(struct tp_link *l, int unused)
 {
-    netd_link_release(l);
+    tp_release(l);
     return 0;
 }
 
-static int poll_one(struct netd_link *l, int unused)
+static int poll_one(struct tp_link *l, int unused)
 {
-    return netd_link_poll(l);
+    return tp_poll(l);
 }
 
 void job_net_hold(void *net, int on)

@@ -3,11 +3,11 @@
  *
  * Per pair of member nodes two links (channel 1 point-to-point, channel 2 collectives).  The
  * agent opens and authenticates them (job_link.h) and passes each socket to the host, which
- * makes it a link of its own netd (job_net_add): the host's receive daemons read frames
- * straight into the ranks' posted buffers.  Links are created paused and start reading when
- * the first rank here has created libtmpi's per-job state (svc.c), so every arriving frame has
- * a receiver.  net_send (svc.h) sends on them; arriving headers are checked here before the
- * client upcalls see them.
+ * makes it a link of the host's TCP transport over its own netd (job_net_add, transport.h): the
+ * host's receive daemons read frames straight into the ranks' posted buffers.  Links are created
+ * paused and start reading when the first rank here has created libtmpi's per-job state (svc.c), so
+ * every arriving frame has a receiver.  net_send (svc.h) sends on them; arriving headers are
+ * checked here before the client upcalls see them.
  *
  * Threads: job_net_new/add/free run on the host's loop thread; job_net_send on rank threads;
  * job_net_resume once from a rank thread; job_net_close from the job thread; the link
@@ -26,14 +26,15 @@
 struct agent;
 struct job;
 struct job_net;
-struct netd_link;
+struct tp;
+struct tp_link;
 
 /* One link: to node `node` on channel `channel`. */
 struct job_net_link {
     struct job_net *net;
     int node;
     int channel;
-    struct netd_link *l; /* written under net->mu before the job starts, then read-only */
+    struct tp_link *l; /* written under net->mu before the job starts, then read-only */
 };
 
 struct job_net {
@@ -42,6 +43,7 @@ struct job_net {
     int self, nnodes;
     char (*addr)[300];          /* "HOST:PORT" of every node */
     struct job_net_link *links; /* [nnodes * 2]: node * 2 + channel - 1 */
+    struct tp *tcp;             /* the TCP transport (transport.h), opened with the first link */
     /* mu guards l of every link, nlinks and closed: the loop thread adds links while the job
      * thread may be closing them (a job torn down while it links). */
     pthread_mutex_t mu;
