@@ -54,19 +54,21 @@ struct tp_rx_ops {
 typedef void (*tp_done_fn)(void *arg, int err);
 
 /* How to reach a peer.  tcp takes fd (connected and authenticated by the mesh; the link owns
- * it from tp_connect on, also on failure); ofi takes the endpoint name the peer published
- * (name, name_len) and a secret both sides got from the authenticated exchange. */
+ * it from tp_connect on, also on failure).  ofi takes the endpoint name the peer published
+ * (name, name_len) and two secrets swapped over the authenticated mesh link: tx_secret the
+ * peer chose (every frame we send it carries it), rx_secret we chose (a frame that arrives
+ * without it belongs to no link and is dropped: nobody outside the exchange can inject). */
 struct tp_addr {
     int fd;
     const void *name;
     size_t name_len;
-    uint64_t secret;
+    uint64_t tx_secret, rx_secret;
 };
 
 struct tp_link_stats {
     uint64_t frames_sent, bytes_sent, frames_received, bytes_received;
     uint64_t rma_ops, rma_bytes;
-    char carrier[64]; /* "tcp", or "ofi:PROVIDER" */
+    char carrier[80]; /* "tcp", or "ofi:PROVIDER" */
 };
 
 struct tp_ops {
