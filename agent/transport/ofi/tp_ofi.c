@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,10 +53,10 @@ struct op {
 
 struct ofi_link;
 
+struct wait_frame;
+
 struct rx_buf {
     struct op op;
-    struct rx_buf *next; /* a link's waiting frames */
-    size_t len;
     void *desc;
     struct fid_mr *mr;
     uint8_t data[RX_BUF_SIZE];
@@ -118,11 +119,12 @@ struct ofi_tp {
     atomic_uint_fast64_t next_key; /* our keys when the provider does not make them */
     size_t max_msg;
     char provider[64];
-    pthread_mutex_t mu; /* handles completions; guards links, deferred, mr cache */
+    pthread_mutex_t mu;    /* handles completions; guards links and deferred */
+    pthread_mutex_t mr_mu; /* the registration cache: a leaf lock, taken by senders too */
     struct ofi_link **links;
     size_t nlinks, cap;
-    struct fi_cq_msg_entry *deferred;
-    size_t ndeferred, defcap;
+    struct fi_cq_msg_entry *deferred; /* read, not yet handled: [dhead, ndeferred) */
+    size_t dhead, ndeferred, defcap;
     struct rx_buf *rx[TP_OFI_RX_BUFS];
     struct mr_ent cache[TP_OFI_MR_CACHE];
     uint64_t clock;
@@ -142,8 +144,8 @@ struct ofi_link {
     pthread_mutex_t tx_mu; /* numbers and posts the link's frames in call order */
     uint64_t tx_seq, rx_seq;
     int paused, failed;
-    struct read_op *reading;        /* a large frame in flight: later frames wait (mu) */
-    struct rx_buf *wait_h, *wait_t; /* frames waiting their turn (mu) */
+    struct read_op *reading;   /* a large frame in flight: later frames wait (mu) */
+    struct wait_frame *wait_h; /* frames waiting their turn, by frame number (mu) */
     atomic_uint_fast64_t frames_sent, bytes_sent, frames_received, bytes_received, rma_ops,
         rma_bytes;
 };
@@ -165,9 +167,19 @@ static void *mr_desc(struct ofi_tp *t, struct mr_ent *e)
     return e && t->mr_local ? fi_mr_desc(e->mr) : NULL;
 }
 
-/* mu held.  A registration covering [buf, buf + len), from the cache when one is there. */
+static int mr_get_locked(struct ofi_tp *t, const void *buf, size_t len, struct mr_ent **ret);
+
+/* A registration covering [buf, buf + len), from the cache when one is there. */
 static int mr_get(struct ofi_tp *t, const void *buf, size_t len, uint64_t access,
                   struct mr_ent **ret)
+{
+    pthread_mutex_lock(&t->mr_mu);
+    int r = mr_get_locked(t, buf, len, ret);
+    pthread_mutex_unlock(&t->mr_mu);
+    return r;
+}
+
+static int mr_get_locked(struct ofi_tp *t, const void *buf, size_t len, struct mr_ent **ret)
 {
     struct mr_ent *free_e = NULL, *old = NULL;
     for (int i = 0; i < TP_OFI_MR_CACHE; i++) {
@@ -189,7 +201,6 @@ static int mr_get(struct ofi_tp *t, const void *buf, size_t len, uint64_t access
     int r = fi_mr_reg(t->domain, buf, len,
                       FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
                       new_key(t), 0, &e->mr, NULL);
-    (void)access;
     if (r) {
         e->mr = NULL;
         return r;
@@ -202,9 +213,12 @@ static int mr_get(struct ofi_tp *t, const void *buf, size_t len, uint64_t access
     return 0;
 }
 
-static void mr_put(struct mr_ent *e)
+static void mr_put(struct ofi_tp *t, struct mr_ent *e)
 {
-    if (e) e->refs--;
+    if (!e) return;
+    pthread_mutex_lock(&t->mr_mu);
+    e->refs--;
+    pthread_mutex_unlock(&t->mr_mu);
 }
 
 /* ---- sending ---- */
@@ -216,7 +230,36 @@ static void fail_link(struct ofi_link *l, int err)
     l->rx->on_error(l->arg, &l->base, err);
 }
 
-static void progress_nested(struct ofi_tp *t);
+static ssize_t read_cq(struct ofi_tp *t);
+
+/* The provider's queue is full: make it progress.  Completions read here are only kept (for
+ * the holder of mu to handle in order): no callback runs inside a send, which may hold its
+ * link's tx_mu. */
+static void drive(struct ofi_tp *t)
+{
+    if (in_progress) {
+        read_cq(t);
+    } else if (pthread_mutex_trylock(&t->mu) == 0) {
+        read_cq(t);
+        pthread_mutex_unlock(&t->mu);
+    } else { /* drives a manual-progress provider, takes no completion (thread safe domain) */
+        fi_cq_read(t->cq, NULL, 0);
+    }
+}
+
+/* A link's send lock.  Inside a callback the lock's holder may itself be waiting for the
+ * provider to progress, which needs the completion queue read: so read it while waiting. */
+static void tx_lock(struct ofi_link *l)
+{
+    if (!in_progress) {
+        pthread_mutex_lock(&l->tx_mu);
+        return;
+    }
+    while (pthread_mutex_trylock(&l->tx_mu)) {
+        read_cq(l->t);
+        sched_yield();
+    }
+}
 
 /* Posts one message, retrying while the provider's queue is full. */
 static int post_send(struct ofi_tp *t, struct ofi_link *l, struct tx_buf *b, void *desc)
@@ -225,12 +268,7 @@ static int post_send(struct ofi_tp *t, struct ofi_link *l, struct tx_buf *b, voi
         ssize_t r = fi_send(t->ep, b->data, b->len, desc, l->peer, &b->op.fctx);
         if (r == 0) return 0;
         if (r != -FI_EAGAIN) return (int)r;
-        if (in_progress)
-            progress_nested(t);
-        else if (pthread_mutex_trylock(&t->mu) == 0) {
-            fi_cq_read(t->cq, NULL, 0); /* drives a manual-progress provider */
-            pthread_mutex_unlock(&t->mu);
-        }
+        drive(t);
         sched_yield();
     }
 }
@@ -255,17 +293,13 @@ static int send_tx(struct ofi_tp *t, struct ofi_link *l, struct tx_buf *b)
     void *desc = NULL;
     struct mr_ent *e = NULL;
     if (t->mr_local) {
-        pthread_mutex_lock(&t->mu);
         int r = mr_get(t, b->data, b->len, 0, &e);
-        pthread_mutex_unlock(&t->mu);
         if (r) return r;
         desc = mr_desc(t, e);
     }
     int r = post_send(t, l, b, desc);
     if (e) {
-        pthread_mutex_lock(&t->mu);
-        mr_put(e);
-        pthread_mutex_unlock(&t->mu);
+        mr_put(t, e);
     }
     return r;
 }
@@ -288,9 +322,7 @@ static int ofi_send(struct tp_link *tl, const struct netd_hdr *h, unsigned flags
             free(b);
             return -ENOMEM;
         }
-        pthread_mutex_lock(&t->mu);
         int r = mr_get(t, payload, plen, 0, &op->mr);
-        pthread_mutex_unlock(&t->mu);
         if (r) {
             free(op);
             free(b);
@@ -307,16 +339,14 @@ static int ofi_send(struct tp_link *tl, const struct netd_hdr *h, unsigned flags
     } else if (plen) {
         memcpy(b->data + PREFIX + NETD_HDR_SIZE, payload, plen);
     }
-    pthread_mutex_lock(&l->tx_mu);
+    tx_lock(l);
     netd_hdr_encode(h, b->data + PREFIX);
     netd_hdr_set_seq(b->data + PREFIX, ++l->tx_seq);
     int r = send_tx(t, l, b);
     pthread_mutex_unlock(&l->tx_mu);
     if (r) {
         if (op) {
-            pthread_mutex_lock(&t->mu);
-            mr_put(op->mr);
-            pthread_mutex_unlock(&t->mu);
+            mr_put(t, op->mr);
             free(op);
         }
         free(b);
@@ -350,7 +380,7 @@ static int post_recv(struct ofi_tp *t, struct rx_buf *b)
     for (;;) {
         ssize_t r = fi_recv(t->ep, b->data, sizeof b->data, b->desc, FI_ADDR_UNSPEC, &b->op.fctx);
         if (r != -FI_EAGAIN) return (int)r;
-        fi_cq_read(t->cq, NULL, 0);
+        drive(t);
     }
 }
 
@@ -362,16 +392,16 @@ static struct ofi_link *link_of(struct ofi_tp *t, uint64_t secret)
 }
 
 /* Delivers one frame (EAGER or RTS) of l.  Returns 1 when b may be reposted now. */
-static int deliver(struct ofi_tp *t, struct ofi_link *l, struct rx_buf *b)
+static int deliver(struct ofi_tp *t, struct ofi_link *l, const uint8_t *data, size_t len)
 {
-    uint32_t kind = be_get32(b->data + 8);
-    struct netd_hdr h;
-    if (b->len < PREFIX + NETD_HDR_SIZE ||
-        netd_hdr_decode(b->data + PREFIX, OFI_MAX_PAYLOAD, &h) < 0 || h.seq != l->rx_seq + 1) {
+    uint32_t kind = be_get32(data + 8);
+    struct netd_hdr h = {0};
+    if (len < PREFIX + NETD_HDR_SIZE || netd_hdr_decode(data + PREFIX, OFI_MAX_PAYLOAD, &h) < 0 ||
+        h.seq != l->rx_seq + 1) {
         fail_link(l, -EPROTO);
         return 1;
     }
-    size_t body = b->len - PREFIX - NETD_HDR_SIZE;
+    size_t body = len - PREFIX - NETD_HDR_SIZE;
     if ((kind == K_EAGER && body != h.payload_len) ||
         (kind == K_RTS && (body != RTS_EXTRA || h.payload_len <= TP_OFI_EAGER))) {
         fail_link(l, -EPROTO);
@@ -382,14 +412,14 @@ static int deliver(struct ofi_tp *t, struct ofi_link *l, struct rx_buf *b)
     void *dst = l->rx->on_header(l->arg, &l->base, &h, &ctx);
     if (l->failed) return 1;
     if (kind == K_EAGER) {
-        if (dst && h.payload_len) memcpy(dst, b->data + PREFIX + NETD_HDR_SIZE, h.payload_len);
+        if (dst && h.payload_len) memcpy(dst, data + PREFIX + NETD_HDR_SIZE, h.payload_len);
         atomic_fetch_add_explicit(&l->frames_received, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&l->bytes_received, NETD_HDR_SIZE + h.payload_len,
                                   memory_order_relaxed);
         l->rx->on_frame(l->arg, &l->base, &h, ctx);
         return 1;
     }
-    const uint8_t *x = b->data + PREFIX + NETD_HDR_SIZE;
+    const uint8_t *x = data + PREFIX + NETD_HDR_SIZE;
     uint64_t raddr = be_get64(x), key = be_get64(x + 8), cookie = be_get64(x + 16);
     if (!dst) { /* dropped: the sender's buffer is free all the same */
         l->rx->on_frame(l->arg, &l->base, &h, ctx);
@@ -413,32 +443,59 @@ static int deliver(struct ofi_tp *t, struct ofi_link *l, struct rx_buf *b)
                             &op->op.fctx);
         if (e == 0) break;
         if (e != -FI_EAGAIN) {
-            mr_put(op->mr);
+            mr_put(t, op->mr);
             free(op);
             fail_link(l, (int)e);
             return 1;
         }
-        progress_nested(t);
+        drive(t);
     }
     l->reading = op;
     return 1;
 }
 
-/* Delivers l's waiting frames while nothing is in flight. */
+/* A frame that arrived before its turn (the link paused, a read of an earlier frame in flight,
+ * or the provider completed a later message first: send-after-send order is about matching,
+ * not about the order of completions), copied so that its receive buffer goes back at once. */
+struct wait_frame {
+    struct wait_frame *next;
+    uint64_t seq;
+    size_t len;
+    uint8_t data[];
+};
+
+/* Delivers l's waiting frames while the first is the next and nothing is in flight. */
 static void run_waiting(struct ofi_tp *t, struct ofi_link *l)
 {
-    while (!l->paused && !l->reading && l->wait_h && !l->failed) {
-        struct rx_buf *b = l->wait_h;
-        l->wait_h = b->next;
-        if (!l->wait_h) l->wait_t = NULL;
-        deliver(t, l, b);
-        post_recv(t, b);
+    while (!l->paused && !l->reading && l->wait_h && l->wait_h->seq == l->rx_seq + 1 &&
+           !l->failed) {
+        struct wait_frame *w = l->wait_h;
+        l->wait_h = w->next;
+        deliver(t, l, w->data, w->len);
+        free(w);
     }
+}
+
+/* Keeps a copy of the frame in data in l's list, in frame order. */
+static void keep_waiting(struct ofi_link *l, uint64_t seq, const uint8_t *data, size_t len)
+{
+    struct wait_frame *w = malloc(sizeof *w + len);
+    if (!w) {
+        fail_link(l, -ENOMEM);
+        return;
+    }
+    w->seq = seq;
+    w->len = len;
+    memcpy(w->data, data, len);
+    struct wait_frame **p = &l->wait_h;
+    while (*p && (*p)->seq < seq)
+        p = &(*p)->next;
+    w->next = *p;
+    *p = w;
 }
 
 static void on_recv(struct ofi_tp *t, struct rx_buf *b, size_t len)
 {
-    b->len = len;
     if (len < PREFIX) goto repost;
     struct ofi_link *l = link_of(t, be_get64(b->data));
     if (!l) {
@@ -451,22 +508,26 @@ static void on_recv(struct ofi_tp *t, struct rx_buf *b, size_t len)
         if (len != PREFIX + 8) goto repost;
         struct rts_op *op = (struct rts_op *)(uintptr_t)be_get64(b->data + PREFIX);
         /* the cookie is ours: only a link that knows the secret can name one */
-        mr_put(op->mr);
+        mr_put(t, op->mr);
         if (op->done) op->done(op->arg, 0);
         free(op);
         goto repost;
     }
-    if (kind != K_EAGER && kind != K_RTS) goto repost;
-    if (l->paused || l->reading || l->wait_h) { /* keep the link's order */
-        b->next = NULL;
-        if (l->wait_t)
-            l->wait_t->next = b;
-        else
-            l->wait_h = b;
-        l->wait_t = b;
-        return;
+    if ((kind != K_EAGER && kind != K_RTS) || len < PREFIX + NETD_HDR_SIZE) {
+        fail_link(l, -EPROTO);
+        goto repost;
     }
-    deliver(t, l, b);
+    uint64_t seq = be_get64(b->data + PREFIX + 24); /* netd_hdr.h: seq at 24 */
+    if (seq <= l->rx_seq) {
+        fail_link(l, -EPROTO);
+        goto repost;
+    }
+    if (l->paused || l->reading || l->wait_h || seq != l->rx_seq + 1) {
+        keep_waiting(l, seq, b->data, len);
+        goto repost;
+    }
+    deliver(t, l, b->data, len);
+    run_waiting(t, l);
 repost:
     post_recv(t, b);
 }
@@ -474,7 +535,7 @@ repost:
 static void on_read_done(struct ofi_tp *t, struct read_op *op, int err)
 {
     struct ofi_link *l = op->l;
-    mr_put(op->mr);
+    mr_put(t, op->mr);
     l->reading = NULL;
     if (err) {
         fail_link(l, err);
@@ -510,7 +571,7 @@ static void handle(struct ofi_tp *t, const struct fi_cq_msg_entry *c, int err)
         break;
     case OP_RMA: {
         struct rma_op *r = (struct rma_op *)op;
-        mr_put(r->mr);
+        mr_put(t, r->mr);
         if (r->done) r->done(r->arg, err);
         free(r);
         break;
@@ -520,52 +581,62 @@ static void handle(struct ofi_tp *t, const struct fi_cq_msg_entry *c, int err)
     }
 }
 
-/* Reads what the completion queue has (mu held by this thread, callbacks may run). */
+/* Appends what the completion queue has to t->deferred (mu held by this thread): completions
+ * are handled in the order the provider gave them, also when a callback reads more (a receive
+ * read inside a callback must not overtake one read before it).  0 or -FI_EAVAIL / -EAGAIN. */
+static ssize_t read_cq(struct ofi_tp *t)
+{
+    struct fi_cq_msg_entry c[16];
+    ssize_t got = fi_cq_read(t->cq, c, 16);
+    if (got <= 0) return got;
+    if (t->ndeferred + (size_t)got > t->defcap) {
+        if (t->dhead) { /* slide the unhandled ones to the front first */
+            memmove(t->deferred, t->deferred + t->dhead,
+                    (t->ndeferred - t->dhead) * sizeof *t->deferred);
+            t->ndeferred -= t->dhead;
+            t->dhead = 0;
+        }
+        if (t->ndeferred + (size_t)got > t->defcap) {
+            size_t cap = t->defcap ? t->defcap * 2 : 64;
+            while (cap < t->ndeferred + (size_t)got)
+                cap *= 2;
+            void *p = realloc(t->deferred, cap * sizeof *t->deferred);
+            if (!p) abort(); /* a lost completion would stall its link for good */
+            t->deferred = p;
+            t->defcap = cap;
+        }
+    }
+    memcpy(t->deferred + t->ndeferred, c, (size_t)got * sizeof *c);
+    t->ndeferred += (size_t)got;
+    return got;
+}
+
+/* Handles what the completion queue has (mu held by this thread, callbacks may run). */
 static int progress_locked(struct ofi_tp *t)
 {
     int n = 0;
     in_progress++;
-    while (t->ndeferred) {
-        struct fi_cq_msg_entry c = t->deferred[--t->ndeferred];
+    for (;;) {
+        if (t->dhead == t->ndeferred) {
+            t->dhead = t->ndeferred = 0;
+            ssize_t got = read_cq(t);
+            if (got == -FI_EAVAIL) {
+                struct fi_cq_err_entry e = {0};
+                if (fi_cq_readerr(t->cq, &e, 0) == 1) {
+                    struct fi_cq_msg_entry m = {.op_context = e.op_context, .len = e.len};
+                    handle(t, &m, -(e.err ? (int)e.err : EIO));
+                    n++;
+                }
+                continue;
+            }
+            if (got <= 0) break;
+        }
+        struct fi_cq_msg_entry c = t->deferred[t->dhead++];
         handle(t, &c, 0);
         n++;
     }
-    for (;;) {
-        struct fi_cq_msg_entry c[16];
-        ssize_t got = fi_cq_read(t->cq, c, 16);
-        if (got == -FI_EAVAIL) {
-            struct fi_cq_err_entry e = {0};
-            if (fi_cq_readerr(t->cq, &e, 0) == 1) {
-                struct fi_cq_msg_entry m = {.op_context = e.op_context, .len = e.len};
-                handle(t, &m, -(e.err ? (int)e.err : EIO));
-                n++;
-            }
-            continue;
-        }
-        if (got <= 0) break;
-        for (ssize_t i = 0; i < got; i++)
-            handle(t, &c[i], 0);
-        n += (int)got;
-    }
     in_progress--;
     return n;
-}
-
-/* Inside a callback: drive the provider, keep the completions for later. */
-static void progress_nested(struct ofi_tp *t)
-{
-    struct fi_cq_msg_entry c[16];
-    ssize_t got = fi_cq_read(t->cq, c, 16);
-    for (ssize_t i = 0; i < got; i++) {
-        if (t->ndeferred == t->defcap) {
-            size_t cap = t->defcap ? t->defcap * 2 : 64;
-            void *p = realloc(t->deferred, cap * sizeof *t->deferred);
-            if (!p) return; /* out of memory: the entry is lost, its link will stall */
-            t->deferred = p;
-            t->defcap = cap;
-        }
-        t->deferred[t->ndeferred++] = c[i];
-    }
 }
 
 static void *progress_thread(void *arg)
@@ -685,9 +756,9 @@ static void ofi_close(struct tp_link *tl)
             break;
         }
     while (l->wait_h) {
-        struct rx_buf *b = l->wait_h;
-        l->wait_h = b->next;
-        post_recv(t, b);
+        struct wait_frame *w = l->wait_h;
+        l->wait_h = w->next;
+        free(w);
     }
     fi_av_remove(t->av, &l->peer, 1, 0);
     if (!nested) pthread_mutex_unlock(&t->mu);
@@ -754,29 +825,34 @@ static int rma(struct tp_link *tl, int write, void *buf, size_t len, uint64_t ra
     op->l = l;
     op->done = done;
     op->arg = arg;
-    if (!in_progress) pthread_mutex_lock(&t->mu);
     int r = mr_get(t, buf, len, 0, &op->mr);
-    if (!in_progress) pthread_mutex_unlock(&t->mu);
     if (r) {
         free(op);
         return r;
     }
     for (;;) {
-        ssize_t e =
-            write ? fi_write(t->ep, buf, len, mr_desc(t, op->mr), l->peer, raddr, key, &op->op.fctx)
-                  : fi_read(t->ep, buf, len, mr_desc(t, op->mr), l->peer, raddr, key, &op->op.fctx);
+        /* a Put is done when the data is in the target's memory (a flush after it means
+         * that), not only when it left */
+        struct iovec iov = {.iov_base = buf, .iov_len = len};
+        void *desc = mr_desc(t, op->mr);
+        struct fi_rma_iov riov = {.addr = raddr, .len = len, .key = key};
+        struct fi_msg_rma m = {.msg_iov = &iov,
+                               .desc = &desc,
+                               .iov_count = 1,
+                               .addr = l->peer,
+                               .rma_iov = &riov,
+                               .rma_iov_count = 1,
+                               .context = &op->op.fctx};
+        ssize_t e = write ? fi_writemsg(t->ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE)
+                          : fi_readmsg(t->ep, &m, FI_COMPLETION);
         if (e == 0) break;
         if (e != -FI_EAGAIN) {
-            if (!in_progress) pthread_mutex_lock(&t->mu);
-            mr_put(op->mr);
-            if (!in_progress) pthread_mutex_unlock(&t->mu);
+            mr_put(t, op->mr);
             free(op);
             return (int)e;
         }
-        if (in_progress)
-            progress_nested(t);
-        else
-            sched_yield();
+        drive(t);
+        sched_yield();
     }
     atomic_fetch_add_explicit(&l->rma_ops, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&l->rma_bytes, len, memory_order_relaxed);
@@ -819,6 +895,7 @@ static void ofi_free(struct tp *tt)
     if (t->fabric) fi_close(&t->fabric->fid);
     if (t->info) fi_freeinfo(t->info);
     pthread_mutex_destroy(&t->mu);
+    pthread_mutex_destroy(&t->mr_mu);
     free(t->links);
     free(t->deferred);
     free(t);
@@ -863,6 +940,7 @@ int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len
     if (!t) return -ENOMEM;
     t->base.ops = &ofi_ops;
     pthread_mutex_init(&t->mu, NULL);
+    pthread_mutex_init(&t->mr_mu, NULL);
     struct fi_info *h = hints_for(provider);
     if (!h) {
         free(t);
@@ -954,14 +1032,14 @@ uint64_t tp_ofi_rejected(struct tp *tt)
     return atomic_load_explicit(&((struct ofi_tp *)tt)->rejected, memory_order_relaxed);
 }
 
-/* The providers that run over plain sockets (or memory) and so are no reason to leave TCP. */
+/* The providers that run over plain sockets (or memory) and so are no reason to leave TCP: a
+ * layered name ("tcp;ofi_rxm") is judged by its core, the first part. */
 static int socket_provider(const char *name)
 {
-    static const char *const plain[] = {"tcp",     "udp",         "sockets",       "shm",
-                                        "ofi_rxm", "ofi_rxd",     "ofi_hook_noop", "net",
-                                        "sm2",     "tcp;ofi_rxm", "udp;ofi_rxd"};
+    static const char *const plain[] = {"tcp", "udp", "sockets", "shm", "net", "sm2"};
+    size_t n = strcspn(name, ";");
     for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
-        if (!strcmp(name, plain[i])) return 1;
+        if (strlen(plain[i]) == n && !strncmp(name, plain[i], n)) return 1;
     return 0;
 }
 
