@@ -675,6 +675,12 @@ int launch_args_parse(int argc, char **argv, struct launch_opts *o)
             if (rs != 0) return rs;
         }
     }
+    for (size_t k = 0; k < o->n_env; k++) {
+        const char *tv = o->env[k].value;
+        if (strcmp(o->env[k].name, "TMPI_TRANSPORT") == 0 && tv && *tv && strcmp(tv, "auto") &&
+            strcmp(tv, "tcp") && strcmp(tv, "ofi"))
+            return bad_usage("TMPI_TRANSPORT=%s: must be auto, tcp or ofi", tv);
+    }
     if (o->hostfile && o->hosts)
         return bad_usage("%s", "--hostfile and -H cannot be used together");
     int r;

@@ -524,6 +524,7 @@ static void on_recv(struct ofi_tp *t, struct rx_buf *b, size_t len)
     }
     if (l->paused || l->reading || l->wait_h || seq != l->rx_seq + 1) {
         keep_waiting(l, seq, b->data, len);
+        run_waiting(t, l); /* it may be the one the list waited for */
         goto repost;
     }
     deliver(t, l, b->data, len);
