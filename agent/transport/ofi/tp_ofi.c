@@ -76,6 +76,7 @@ struct mr_ent {
     struct fid_mr *mr;
     unsigned refs;
     uint64_t used; /* LRU stamp */
+    int own;       /* not in the cache (every entry was in use): freed with its last ref */
 };
 
 /* a large send, from its RTS until the FIN */
@@ -195,7 +196,11 @@ static int mr_get_locked(struct ofi_tp *t, const void *buf, size_t len, struct m
         if (e->mr && !e->refs && (!old || e->used < old->used)) old = e;
     }
     struct mr_ent *e = free_e ? free_e : old;
-    if (!e) return -ENOSPC;
+    if (!e) { /* TP_OFI_MR_CACHE transfers in flight: this one registers on its own */
+        e = calloc(1, sizeof *e);
+        if (!e) return -ENOMEM;
+        e->own = 1;
+    }
     if (e->mr) fi_close(&e->mr->fid);
     e->mr = NULL;
     int r = fi_mr_reg(t->domain, buf, len,
@@ -203,6 +208,7 @@ static int mr_get_locked(struct ofi_tp *t, const void *buf, size_t len, struct m
                       new_key(t), 0, &e->mr, NULL);
     if (r) {
         e->mr = NULL;
+        if (e->own) free(e);
         return r;
     }
     e->buf = buf;
@@ -217,8 +223,12 @@ static void mr_put(struct ofi_tp *t, struct mr_ent *e)
 {
     if (!e) return;
     pthread_mutex_lock(&t->mr_mu);
-    e->refs--;
+    int gone = --e->refs == 0 && e->own;
     pthread_mutex_unlock(&t->mr_mu);
+    if (gone) {
+        fi_close(&e->mr->fid);
+        free(e);
+    }
 }
 
 /* ---- sending ---- */
@@ -333,7 +343,10 @@ static int ofi_send(struct tp_link *tl, const struct netd_hdr *h, unsigned flags
         op->done = done;
         op->arg = arg;
         uint8_t *x = b->data + PREFIX + NETD_HDR_SIZE;
-        be_put64(x, t->mr_virt ? (uint64_t)(uintptr_t)payload : 0);
+        /* without FI_MR_VIRT_ADDR a peer names the payload by its offset in the registration
+         * (which may be a larger cached one) */
+        be_put64(x, t->mr_virt ? (uint64_t)(uintptr_t)payload
+                               : (uint64_t)((const char *)payload - (const char *)op->mr->buf));
         be_put64(x + 8, fi_mr_key(op->mr->mr));
         be_put64(x + 16, (uint64_t)(uintptr_t)op);
     } else if (plen) {
