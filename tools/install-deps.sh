@@ -8,9 +8,11 @@
 # slurm-wlm, munge: tests/bats/slurm.bats starts a one-node Slurm (slurmctld, slurmd, munged)
 #   and runs tmpi-launch under salloc and sbatch.
 # gfortran: the Fortran bindings (libclient/fortran, docs/FORTRAN.md) and tests/bats/fortran.bats.
+# libfabric-dev: the OFI data plane between nodes (agent/transport/ofi, docs/ADMIN.md "Fabrics");
+#   its tcp provider runs the OFI tests on any machine.
 set -eu
 pkgs="build-essential meson ninja-build pkg-config libevent-dev protobuf-c-compiler
-libprotobuf-c-dev libsystemd-dev libsodium-dev libinih-dev libjson-c-dev libhwloc-dev hwloc
+libprotobuf-c-dev libsystemd-dev libsodium-dev libinih-dev libjson-c-dev libhwloc-dev hwloc libfabric-dev
 bats iproute2
 python3
 clang-format

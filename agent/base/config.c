@@ -44,6 +44,7 @@ int config_defaults(struct agent_config *c)
         .program_cache = 16,
         .spin_ns = 20000,
         .rank_switching = "auto",
+        .transport = "auto",
         .bind_to = "auto",
         .intra_eager_limit = 16384,
         .intra_coop_min = 256 * 1024,
@@ -271,6 +272,18 @@ static int set_name_list(char ***dst, const char *list)
     return 0;
 }
 
+/* [mesh] transport: one of the three words (transport.h); kept as a literal. */
+static int set_transport(struct agent_config *c, const char *v)
+{
+    static const char *const words[] = {"auto", "tcp", "ofi"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(v, words[i]) == 0) {
+            c->transport = words[i];
+            return 0;
+        }
+    return -EINVAL;
+}
+
 /* [mpi] rank_switching: one of the three words (carrier.h); kept as a literal. */
 static int set_rank_switching(struct agent_config *c, const char *v)
 {
@@ -440,6 +453,10 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = parse_u32(value, 1, 64, &c->recv_threads);
         else if (strcmp(key, "recv_spin_ns") == 0)
             r = parse_u32(value, 0, 10000000, &c->recv_spin_ns);
+        else if (strcmp(key, "transport") == 0)
+            r = set_transport(c, value);
+        else if (strcmp(key, "ofi_provider") == 0)
+            r = *value ? set_string(&c->ofi_provider, value) : -EINVAL;
         else if (strcmp(key, "node_number") == 0)
             r = parse_u32(value, 0, CONFIG_NODE_NUMBER_MAX, &c->node_number);
         else if (strcmp(key, "query_timeout_ms") == 0)
@@ -555,6 +572,8 @@ void config_free(struct agent_config *c)
     free(c->listen);
     free(c->key_file);
     free(c->metrics_listen);
+    free(c->ofi_provider);
+    c->ofi_provider = NULL;
     free(c->coll_bcast);
     free(c->coll_reduce);
     free(c->coll_allreduce);

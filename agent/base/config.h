@@ -26,6 +26,10 @@ struct agent_config {
     uint32_t heartbeat_timeout_ms; /* a job's agent silent this long fails the job (mesh.h) */
     uint32_t recv_threads;         /* netd receive daemons (links are spread over them) */
     uint32_t recv_spin_ns; /* a receive daemon polls this long after a read before it sleeps */
+    /* What carries a job's data between nodes (agent/transport/, docs/ADMIN.md "Fabrics"):
+     * "auto", "tcp" or "ofi" (a literal, not owned); a job's TMPI_TRANSPORT overrides it. */
+    const char *transport;
+    char *ofi_provider; /* libfabric provider for ofi (e.g. "verbs;ofi_rxm"); NULL: its choice */
     /* The high part of the ids of the jobs this agent starts (job_id.h); CONFIG_NODE_UNSET:
      * derived from the name when the agent has a cluster key, else 0. */
     uint32_t node_number;

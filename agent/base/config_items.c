@@ -63,6 +63,8 @@ static const struct item items[] = {
     IT("mesh", "heartbeat_timeout_ms", K_U32, heartbeat_timeout_ms),
     IT("mesh", "recv_threads", K_U32, recv_threads),
     IT("mesh", "recv_spin_ns", K_U32, recv_spin_ns),
+    IT("mesh", "transport", K_STR, transport),
+    IT("mesh", "ofi_provider", K_STR, ofi_provider),
     IT("mesh", "node_number", K_U32, node_number),
     IT("mesh", "query_timeout_ms", K_U32, query_timeout_ms),
     IT("metrics", "listen", K_STR, metrics_listen),

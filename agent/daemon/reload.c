@@ -79,6 +79,8 @@ static const struct setting settings[] = {
     S("[mesh] heartbeat_ms", T_U32, heartbeat_ms, RESTART),
     S("[mesh] recv_threads", T_U32, recv_threads, RESTART),
     S("[mesh] recv_spin_ns", T_U32, recv_spin_ns, JOB),
+    S("[mesh] transport", T_LIT, transport, JOB),
+    S("[mesh] ofi_provider", T_STR, ofi_provider, JOB),
     S("[pool] size", T_SIZE, pool_size, RESTART),
     S("[mesh] node_number", T_U32, node_number, RESTART),
     S("[mesh] query_timeout_ms", T_U32, query_timeout_ms, LIVE),

@@ -11,7 +11,8 @@
 #include "job.h"
 #include "log.h"
 #include "mesh_auth.h"
-#include "netd.h"
+#include "tp_tcp.h"
+#include "transport.h"
 
 static struct job_net_link *link_at(struct job_net *n, int node, int channel)
 {
@@ -53,16 +54,12 @@ int job_net_new(struct job *j, uint64_t uid, int self, size_t nnodes,
     return 0;
 }
 
-_Static_assert((int)MESH_CH_P2P == (int)NETD_CH_P2P && (int)MESH_CH_COLL == (int)NETD_CH_COLL &&
-                   (int)TMPI_NET_P2P == (int)NETD_CH_P2P && (int)TMPI_NET_COLL == (int)NETD_CH_COLL,
-               "a link's channel is the frame's channel is the svc channel");
-
 /* ---- arriving frames ---- */
 
 /* *ctx of a frame whose header was refused: on_frame drops it. */
 static const char bad_frame;
 
-static void *on_header(void *arg, struct netd_link *nl, const struct netd_hdr *h, void **ctx)
+static void *on_header(void *arg, struct tp_link *tl, const struct netd_hdr *h, void **ctx)
 {
     struct job_net_link *l = arg;
     struct job_net *n = l->net;
@@ -99,7 +96,7 @@ static void *on_header(void *arg, struct netd_link *nl, const struct netd_hdr *h
     return j->client_ops.net_header(j->client_state, l->node, h, ctx);
 }
 
-static void on_frame(void *arg, struct netd_link *nl, const struct netd_hdr *h, void *ctx)
+static void on_frame(void *arg, struct tp_link *tl, const struct netd_hdr *h, void *ctx)
 {
     struct job_net_link *l = arg;
     struct job *j = l->net->job;
@@ -113,7 +110,7 @@ static void on_frame(void *arg, struct netd_link *nl, const struct netd_hdr *h, 
     atomic_fetch_add_explicit(&l->net->frames_handled, 1, memory_order_seq_cst);
 }
 
-static void on_error(void *arg, struct netd_link *nl, int err)
+static void on_error(void *arg, struct tp_link *tl, int err)
 {
     struct job_net_link *l = arg;
     struct job_net *n = l->net;
@@ -134,7 +131,7 @@ static void on_error(void *arg, struct netd_link *nl, int err)
     job_cancel(j, 1, reason);
 }
 
-static const struct netd_ops link_ops = {
+const struct tp_rx_ops job_net_link_ops = {
     .on_header = on_header,
     .on_frame = on_frame,
     .on_error = on_error,
@@ -144,7 +141,7 @@ int job_net_add(struct job_net *n, int node, int channel, int fd)
 {
     struct agent *a = n->job->agent;
     if (node < 0 || node >= n->nnodes || node == n->self ||
-        (channel != MESH_CH_P2P && channel != MESH_CH_COLL)) {
+        (channel != TMPI_CH_P2P && channel != TMPI_CH_COLL)) {
         close(fd);
         return -EINVAL;
     }
@@ -154,27 +151,63 @@ int job_net_add(struct job_net *n, int node, int channel, int fd)
     }
     struct job_net_link *l = link_at(n, node, channel);
     pthread_mutex_lock(&n->mu);
-    if (n->closed || l->l) {
+    if (n->closed || l->l || l->hs) {
         pthread_mutex_unlock(&n->mu);
         close(fd);
         return n->closed ? -ECANCELED : -EEXIST;
     }
-    int r = netd_link_new(a->netd, fd, &link_ops, l, 1, &l->l);
-    if (r == 0) n->nlinks++;
+    int r = n->tcp ? 0 : tp_tcp_open(a->netd, &n->tcp);
+    pthread_mutex_unlock(&n->mu);
+    if (r < 0) {
+        close(fd);
+        return r;
+    }
+    /* loop thread only, and not under mu: a bad choice cancels the job */
+    if (!n->chosen) job_net_choose(n, a->cfg.transport, a->cfg.ofi_provider);
+    /* the hello swaps what OFI needs; job_net_link_up takes it from there */
+    return job_net_hello_start(n, a->base, l, fd);
+}
+
+void job_net_link_up(struct job_net *n, struct job_net_link *l, int fd, struct tp_link *ofi)
+{
+    pthread_mutex_lock(&n->mu);
+    if (n->closed) {
+        pthread_mutex_unlock(&n->mu);
+        close(fd);
+        if (ofi) tp_close(ofi);
+        return;
+    }
+    int r = tp_connect(n->tcp, &(struct tp_addr){.fd = fd}, &job_net_link_ops, l, 1, &l->tcp);
+    if (r == 0) {
+        l->l = ofi ? ofi : l->tcp;
+        n->nlinks++;
+    } else if (ofi) {
+        tp_close(ofi);
+    }
     int all = n->nlinks == n->want;
     pthread_mutex_unlock(&n->mu);
-    if (r < 0) return r;
+    if (r < 0) {
+        char why[160];
+        snprintf(why, sizeof why, "cannot take the link to node %d: %s", l->node, strerror(-r));
+        job_cancel(n->job, 1, why);
+        return;
+    }
     /* a job that already runs (a rank created the state) reads at once */
-    if (atomic_load(&n->resumed)) netd_link_resume(l->l);
-    return all;
+    if (atomic_load(&n->resumed)) {
+        tp_resume(l->tcp);
+        if (ofi) tp_resume(ofi);
+    }
+    if (all && n->linked) n->linked(n->job);
 }
 
 void job_net_resume(struct job_net *n)
 {
     if (atomic_exchange(&n->resumed, 1)) return;
     pthread_mutex_lock(&n->mu);
-    for (int i = 0; i < n->nnodes * 2; i++)
-        if (n->links[i].l) netd_link_resume(n->links[i].l);
+    for (int i = 0; i < n->nnodes * 2; i++) {
+        if (n->links[i].tcp) tp_resume(n->links[i].tcp);
+        if (n->links[i].l && n->links[i].l != n->links[i].tcp) tp_resume(n->links[i].l);
+    }
     pthread_mutex_unlock(&n->mu);
 }
 
@@ -182,26 +215,33 @@ void job_net_close(struct job_net *n)
 {
     /* Take the links out under mu, free them outside it: netd_link_free waits for a running
      * callback, and on_error takes the job's locks, never mu. */
-    struct netd_link **gone = calloc((size_t)n->nnodes * 2, sizeof *gone);
+    /* [i]: the data link, [nnodes * 2 + i]: the watched socket when the data is on OFI */
+    size_t nl = (size_t)n->nnodes * 2;
+    struct tp_link **gone = calloc(nl * 2, sizeof *gone);
     pthread_mutex_lock(&n->mu);
     n->closed = 1;
     while (n->draining) /* job_net_stop_rx is using the links */
         pthread_cond_wait(&n->drained, &n->mu);
     for (int i = 0; i < n->nnodes * 2; i++) {
+        struct tp_link *watched = n->links[i].tcp != n->links[i].l ? n->links[i].tcp : NULL;
+        n->links[i].tcp = NULL;
         if (gone) {
             gone[i] = n->links[i].l;
+            gone[nl + (size_t)i] = watched;
             /* Receive callbacks still answer on their own link (ACK, CTS) until it is freed
              * below: they read the pointer atomically (job_net_send). */
             __atomic_store_n(&n->links[i].l, NULL, __ATOMIC_RELEASE);
-        } else if (n->links[i].l) {
-            netd_link_free(n->links[i].l); /* out of memory: free under mu (no callback takes it) */
+        } else {
+            /* out of memory: free under mu (no callback takes it) */
+            if (n->links[i].l) tp_close(n->links[i].l);
+            if (watched) tp_close(watched);
             n->links[i].l = NULL;
         }
     }
     pthread_mutex_unlock(&n->mu);
     if (gone) {
-        for (int i = 0; i < n->nnodes * 2; i++)
-            if (gone[i]) netd_link_free(gone[i]);
+        for (size_t i = 0; i < nl * 2; i++)
+            if (gone[i]) tp_close(gone[i]);
         free(gone);
     }
 }
@@ -209,9 +249,15 @@ void job_net_close(struct job_net *n)
 void job_net_free(struct job_net *n)
 {
     if (!n) return;
-    for (int i = 0; i < n->nnodes * 2; i++)
-        if (n->links[i].l) /* a job that never ran its thread */
-            netd_link_free(n->links[i].l);
+    for (int i = 0; i < n->nnodes * 2; i++) {
+        struct job_net_link *l = &n->links[i];
+        job_net_hello_cancel(l);
+        if (l->tcp && l->tcp != l->l) tp_close(l->tcp);
+        if (l->l) /* a job that never ran its thread */
+            tp_close(l->l);
+    }
+    if (n->tcp) n->tcp->ops->free(n->tcp);
+    if (n->ofi) n->ofi->ops->free(n->ofi);
     pthread_mutex_destroy(&n->mu);
     pthread_cond_destroy(&n->drained);
     free(n->addr);
@@ -224,17 +270,17 @@ int job_net_send(void *net, int node, int channel, unsigned flags, const struct 
 {
     struct job_net *n = net;
     if (!n || node < 0 || node >= n->nnodes || node == n->self ||
-        (channel != MESH_CH_P2P && channel != MESH_CH_COLL) || (flags & ~TMPI_NET_WHOLE))
+        (channel != TMPI_CH_P2P && channel != TMPI_CH_COLL) || (flags & ~TMPI_NET_WHOLE))
         return -EINVAL;
     /* Links are set before the gate opens and closed after the last rank thread ended. */
-    struct netd_link *l = __atomic_load_n(&link_at(n, node, channel)->l, __ATOMIC_ACQUIRE);
+    struct tp_link *l = __atomic_load_n(&link_at(n, node, channel)->l, __ATOMIC_ACQUIRE);
     if (!l) return -EPIPE;
     struct netd_hdr copy = *h;
     copy.job_id = n->uid;
     copy.channel = (uint8_t)channel;
     /* before it can arrive anywhere: "in flight" never reads negative */
     atomic_fetch_add_explicit(&n->frames_sent, 1, memory_order_seq_cst);
-    int r = netd_send(l, &copy, (flags & TMPI_NET_WHOLE) ? NETD_SEND_WHOLE : 0, payload, done, arg);
+    int r = tp_send(l, &copy, (flags & TMPI_NET_WHOLE) ? TP_SEND_WHOLE : 0, payload, done, arg);
     if (r < 0) atomic_fetch_sub_explicit(&n->frames_sent, 1, memory_order_seq_cst);
     if (r == 0) {
         atomic_fetch_add_explicit(&n->tx_frames[channel - 1], 1, memory_order_relaxed);
@@ -272,9 +318,10 @@ void job_net_stop_rx(struct job_net *n)
     for (int i = 0; i < n->nnodes * 2; i++) {
         /* Links only go away in job_net_close, which waits for draining to drop to 0. */
         pthread_mutex_lock(&n->mu);
-        struct netd_link *l = n->links[i].l;
+        struct tp_link *l = n->links[i].l, *t = n->links[i].tcp;
         pthread_mutex_unlock(&n->mu);
-        if (l) netd_link_drain(l);
+        if (l) tp_drain(l);
+        if (t && t != l) tp_drain(t);
     }
     pthread_mutex_lock(&n->mu);
     if (--n->draining == 0) pthread_cond_broadcast(&n->drained);
@@ -283,36 +330,36 @@ void job_net_stop_rx(struct job_net *n)
 
 /* Runs fn on each link of the job to another node and sums what it returns.  The links are
  * set before the gate opened and cleared only after the last rank thread ended. */
-static int each_link(void *net, int (*fn)(struct netd_link *l, int arg), int arg)
+static int each_link(void *net, int (*fn)(struct tp_link *l, int arg), int arg)
 {
     struct job_net *n = net;
     int sum = 0;
     if (!n) return 0;
     for (int node = 0; node < n->nnodes; node++) {
         if (node == n->self) continue;
-        for (int ch = MESH_CH_P2P; ch <= MESH_CH_COLL; ch++) {
-            struct netd_link *l = link_at(n, node, ch)->l;
+        for (int ch = TMPI_CH_P2P; ch <= TMPI_CH_COLL; ch++) {
+            struct tp_link *l = link_at(n, node, ch)->l;
             if (l) sum += fn(l, arg);
         }
     }
     return sum;
 }
 
-static int hold_one(struct netd_link *l, int on)
+static int hold_one(struct tp_link *l, int on)
 {
-    netd_link_hold(l, on);
+    tp_hold(l, on);
     return 0;
 }
 
-static int release_one(struct netd_link *l, int unused)
+static int release_one(struct tp_link *l, int unused)
 {
-    netd_link_release(l);
+    tp_release(l);
     return 0;
 }
 
-static int poll_one(struct netd_link *l, int unused)
+static int poll_one(struct tp_link *l, int unused)
 {
-    return netd_link_poll(l);
+    return tp_poll(l);
 }
 
 void job_net_hold(void *net, int on)
@@ -328,4 +375,20 @@ void job_net_release(void *net)
 int job_net_poll(void *net)
 {
     return each_link(net, poll_one, 0);
+}
+
+void job_net_carrier(struct job_net *n, int node, int channel, char *buf, size_t len)
+{
+    if (len) buf[0] = '\0';
+    if (!n || node < 0 || node >= n->nnodes || node == n->self ||
+        (channel != TMPI_CH_P2P && channel != TMPI_CH_COLL))
+        return;
+    pthread_mutex_lock(&n->mu);
+    struct tp_link *l = link_at(n, node, channel)->l;
+    if (l) {
+        struct tp_link_stats st;
+        tp_stats(l, &st);
+        snprintf(buf, len, "%s", st.carrier);
+    }
+    pthread_mutex_unlock(&n->mu);
 }

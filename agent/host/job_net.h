@@ -3,11 +3,11 @@
  *
  * Per pair of member nodes two links (channel 1 point-to-point, channel 2 collectives).  The
  * agent opens and authenticates them (job_link.h) and passes each socket to the host, which
- * makes it a link of its own netd (job_net_add): the host's receive daemons read frames
- * straight into the ranks' posted buffers.  Links are created paused and start reading when
- * the first rank here has created libtmpi's per-job state (svc.c), so every arriving frame has
- * a receiver.  net_send (svc.h) sends on them; arriving headers are checked here before the
- * client upcalls see them.
+ * makes it a link of the host's TCP transport over its own netd (job_net_add, transport.h): the
+ * host's receive daemons read frames straight into the ranks' posted buffers.  Links are created
+ * paused and start reading when the first rank here has created libtmpi's per-job state (svc.c), so
+ * every arriving frame has a receiver.  net_send (svc.h) sends on them; arriving headers are
+ * checked here before the client upcalls see them.
  *
  * Threads: job_net_new/add/free run on the host's loop thread; job_net_send on rank threads;
  * job_net_resume once from a rank thread; job_net_close from the job thread; the link
@@ -26,14 +26,21 @@
 struct agent;
 struct job;
 struct job_net;
-struct netd_link;
+struct event_base;
+struct job_net_hello;
+struct tp;
+struct tp_link;
 
 /* One link: to node `node` on channel `channel`. */
 struct job_net_link {
     struct job_net *net;
     int node;
     int channel;
-    struct netd_link *l; /* written under net->mu before the job starts, then read-only */
+    struct tp_link *l; /* written under net->mu before the job starts, then read-only */
+    /* The link's mesh socket as a TCP link: l itself, or (l on OFI) only watched, so that a
+     * peer that goes away is noticed as on TCP (mu, like l). */
+    struct tp_link *tcp;
+    struct job_net_hello *hs; /* the transport hello in progress on the socket (mu) */
 };
 
 struct job_net {
@@ -42,6 +49,14 @@ struct job_net {
     int self, nnodes;
     char (*addr)[300];          /* "HOST:PORT" of every node */
     struct job_net_link *links; /* [nnodes * 2]: node * 2 + channel - 1 */
+    struct tp *tcp;             /* the TCP transport (transport.h), opened with the first link */
+    /* The job's OFI endpoint (tp_ofi.h) when its transport is ofi or auto found a fabric and
+     * it opened; NULL: every link on TCP.  Chosen with the first link (job_net_tp.c). */
+    struct tp *ofi;
+    int chosen;                    /* the choice was made (loop thread) */
+    char transport[8];             /* what the job asked for: "auto", "tcp", "ofi" */
+    char why_tcp[200];             /* why the job is on TCP although it asked for ofi, or "" */
+    void (*linked)(struct job *j); /* every link up (loop thread; jobhost_main.c) */
     /* mu guards l of every link, nlinks and closed: the loop thread adds links while the job
      * thread may be closing them (a job torn down while it links). */
     pthread_mutex_t mu;
@@ -64,10 +79,25 @@ struct job_net {
 int job_net_new(struct job *j, uint64_t uid, int self, size_t nnodes,
                 Tmpi__NodePlacement *const *nodes, struct job_net **ret);
 /* Loop thread: fd is the agent's authenticated socket to node `node` on channel `channel`; it
- * becomes that link (ours from now on, closed on failure).  1 when every link of this node is
- * up, 0 when more are to come, or -EINVAL (no such link), -EEXIST (that link is up already),
- * -ECANCELED (links closed), -ENOTSUP (no netd), a netd error. */
+ * becomes that link (ours from now on, closed on failure) once the transport hello on it is
+ * done (job_net_tp.c): then n->linked runs when every link of this node is up.  0, or -EINVAL
+ * (no such link), -EEXIST (that link is up already), -ECANCELED (links closed), -ENOTSUP (no
+ * netd), -ENOMEM. */
 int job_net_add(struct job_net *n, int node, int channel, int fd);
+/* job_net_tp.c -> job_net.c: the hello on l's socket fd is done; ofi is the link's OFI link
+ * when both sides chose it, else NULL (data on TCP).  Loop thread. */
+void job_net_link_up(struct job_net *n, struct job_net_link *l, int fd, struct tp_link *ofi);
+/* job_net_tp.c: picks the job's transport and opens its OFI endpoint if it is used (once,
+ * not under mu); starts the hello on a link's socket (fd ours: handed to job_net_link_up, or closed
+ * and the job cancelled); stops a hello in progress (loop thread). */
+void job_net_choose(struct job_net *n, const char *cfg_transport, const char *cfg_provider);
+int job_net_hello_start(struct job_net *n, struct event_base *base, struct job_net_link *l, int fd);
+void job_net_hello_cancel(struct job_net_link *l);
+/* job_net_tp.c: the link's receive callbacks, for the OFI link too. */
+extern const struct tp_rx_ops job_net_link_ops;
+/* What carries the link to node on channel: "tcp", "ofi:PROVIDER", or "" (not up). */
+void job_net_carrier(struct job_net *n, int node, int channel, char *buf, size_t len);
+
 /* The traffic counted so far, as the LinkTraffic frame's two channels (ret[0]: point-to-point,
  * ret[1]: collectives; each initialised here). */
 void job_net_traffic(struct job_net *n, Tmpi__ChannelTraffic ret[2]);

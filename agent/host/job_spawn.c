@@ -249,7 +249,8 @@ static int app_setup(struct job *j, struct spawn_batch *b, uint32_t k,
                  mine ? mine : "") < 0)
         return -ENOMEM;
     char why[400];
-    rc = image_program_open(&app->image, b->prog_bytes[k], size, label, shared, why, sizeof why);
+    rc = image_program_open(&app->image, b->prog_bytes[k], size, label, shared,
+                            j->spawn->cfg->private_libraries, why, sizeof why);
     free(shared);
     if (rc < 0) {
         snprintf(err, errlen, "%s: %s", a->command, why);

@@ -438,10 +438,9 @@ static void on_links(evutil_socket_t fd, short what, void *arg)
             if (j) job_cancel(j, 1, "malformed link from the agent");
             continue;
         }
+        j->net->linked = send_linked; /* when the hellos are done (job_net_tp.c) */
         int r = job_net_add(j->net, (int)m.node, (int)m.channel, link_fd);
-        if (r == 1) {
-            send_linked(j);
-        } else if (r < 0 && r != -ECANCELED) {
+        if (r < 0 && r != -ECANCELED) {
             char why[160];
             snprintf(why, sizeof why, "cannot take the link to node %u: %s", m.node, strerror(-r));
             job_cancel(j, 1, why);

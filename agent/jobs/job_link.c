@@ -39,7 +39,7 @@ int job_link_new(struct job *j, uint64_t uid, int self, size_t nnodes,
         const char *h = nodes[i]->host ? nodes[i]->host : "";
         snprintf(jl->addr[i], sizeof jl->addr[i], strchr(h, ':') ? "[%s]:%u" : "%s:%u", h,
                  nodes[i]->port);
-        for (int ch = MESH_CH_P2P; ch <= MESH_CH_COLL; ch++) {
+        for (int ch = TMPI_CH_P2P; ch <= TMPI_CH_COLL; ch++) {
             struct job_link_slot *s = slot_at(jl, (int)i, ch);
             s->jl = jl;
             s->node = (int)i;
@@ -126,7 +126,7 @@ void job_link_connect(struct job_link *jl)
     }
     struct agent *a = jl->job->agent;
     for (int node = jl->self + 1; node < jl->nnodes; node++)
-        for (int ch = MESH_CH_P2P; ch <= MESH_CH_COLL; ch++) {
+        for (int ch = TMPI_CH_P2P; ch <= TMPI_CH_COLL; ch++) {
             struct job_link_slot *s = slot_at(jl, node, ch);
             uint8_t join[MESH_JOIN_SIZE];
             mesh_join_encode(join, jl->uid, (uint32_t)jl->self, (uint32_t)ch);
@@ -157,7 +157,7 @@ void job_link_accept(struct agent *a, const uint8_t join[MESH_JOIN_SIZE], uint32
         return;
     }
     struct job_link *jl = j->link;
-    if (ch != channel || (ch != MESH_CH_P2P && ch != MESH_CH_COLL) || node >= (uint32_t)jl->self) {
+    if (ch != channel || (ch != TMPI_CH_P2P && ch != TMPI_CH_COLL) || node >= (uint32_t)jl->self) {
         log_warning("job %llu: data connection from %s with a bad join record (node %u, "
                     "channel %u); closing",
                     (unsigned long long)j->id, peer, node, ch);

@@ -45,7 +45,7 @@ struct program;
  * SCM_RIGHTS. */
 struct jobhost_link_msg {
     uint32_t node;    /* the node at the other end */
-    uint32_t channel; /* MESH_CH_P2P or MESH_CH_COLL */
+    uint32_t channel; /* TMPI_CH_P2P or TMPI_CH_COLL */
 };
 
 /* ---- agent side, loop thread ---- */

@@ -313,7 +313,7 @@ static int on_frame(struct mesh_conn *c, const Tmpi__Envelope *env)
     }
     switch (env->msg_case) {
     case TMPI__ENVELOPE__MSG_JOB_ASSIGN:
-        if (c->outgoing || c->hs.channel != MESH_CH_CTL) break;
+        if (c->outgoing || c->hs.channel != TMPI_CH_CTL) break;
         if (!c->m->accept_ops || !c->m->accept_ops->job_assign) {
             log_warning("mesh: %s (%s) assigns a job, but this agent takes none; closing", c->addr,
                         c->hs.peer_name);
@@ -323,7 +323,7 @@ static int on_frame(struct mesh_conn *c, const Tmpi__Envelope *env)
         c->m->accept_ops->job_assign(c->m->accept_arg, c, env->job_assign);
         return c->dead || c->closing ? -1 : 0;
     case TMPI__ENVELOPE__MSG_NODE_QUERY:
-        if (c->outgoing || c->hs.channel != MESH_CH_CTL) break;
+        if (c->outgoing || c->hs.channel != TMPI_CH_CTL) break;
         if (!c->m->accept_ops || !c->m->accept_ops->node_query) {
             close_after_flush(c);
             return -1;
@@ -499,7 +499,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
             bufferevent_write(bev, &ack, 1);
             m->accepted++;
             log_info("mesh: %s (%s) authenticated", c->addr, c->hs.peer_name);
-            if (c->hs.channel != MESH_CH_CTL) {
+            if (c->hs.channel != TMPI_CH_CTL) {
                 /* a data connection: the join record must follow within the deadline */
                 c->state = ST_WAIT_JOIN;
                 break;
@@ -647,7 +647,7 @@ static struct mesh_conn *conn_new(struct mesh *m, evutil_socket_t fd, int outgoi
     if (!c) return NULL;
     c->m = m;
     c->outgoing = outgoing;
-    c->channel = MESH_CH_CTL;
+    c->channel = TMPI_CH_CTL;
     c->err = -ECONNRESET;
     snprintf(c->why, sizeof c->why, "the connection ended");
     /* Thread-safe: the rank threads of a member job write their output to its coordinator

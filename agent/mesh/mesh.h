@@ -37,7 +37,7 @@ struct mesh_accept_ops {
      * takes the connection over (mesh_conn_set_ops) or closes it (mesh_conn_close); ja is
      * valid during the call only. */
     void (*job_assign)(void *arg, struct mesh_conn *c, const Tmpi__JobAssign *ja);
-    /* An authenticated incoming data connection (channel MESH_CH_P2P or MESH_CH_COLL) sent its
+    /* An authenticated incoming data connection (channel TMPI_CH_P2P or TMPI_CH_COLL) sent its
      * join record: the callee owns fd from now on (closes it if the record names nothing it
      * knows); peer ("address (name)") is for its messages. */
     void (*data_accept)(void *arg, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel, int fd,
@@ -119,7 +119,7 @@ void mesh_conn_close(struct mesh_conn *c);
 /* Outcome of a data connection: fd >= 0 (authenticated, join record sent, the caller owns
  * it) or err < 0 and why. */
 typedef void (*mesh_data_cb)(void *arg, int fd, int err, const char *why);
-/* Opens a data connection for channel (MESH_CH_P2P or MESH_CH_COLL) that sends join after
+/* Opens a data connection for channel (TMPI_CH_P2P or TMPI_CH_COLL) that sends join after
  * the handshake.  cb runs once unless mesh_conn_close(*ret) comes first. */
 int mesh_data_connect(struct agent *a, const char *address, uint32_t channel,
                       const uint8_t join[MESH_JOIN_SIZE], mesh_data_cb cb, void *arg,

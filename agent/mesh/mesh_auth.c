@@ -85,7 +85,7 @@ int mesh_hello_answer(struct mesh_hs *hs, const struct mesh_key *k, const char *
 {
     if (memcmp(in, MESH_MAGIC, 8) != 0 || get_u32(in + 8) != MESH_VERSION) return -EPROTO;
     uint32_t ch = get_u32(in + 12);
-    if (ch != MESH_CH_P2P && ch != MESH_CH_COLL && ch != MESH_CH_CTL) return -EPROTO;
+    if (ch != TMPI_CH_P2P && ch != TMPI_CH_COLL && ch != TMPI_CH_CTL) return -EPROTO;
     hs->channel = ch;
     memcpy(hs->peer_nonce, in + 16, MESH_NONCE_SIZE);
     get_name(hs->peer_name, in + 16 + MESH_NONCE_SIZE);

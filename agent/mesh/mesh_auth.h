@@ -18,14 +18,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "channel.h" /* the channel a connection says it is */
+
 #define MESH_MAGIC "TMPIMESH"
 #define MESH_VERSION 1u
 #define MESH_NONCE_SIZE 32
 #define MESH_MAC_SIZE 32
 #define MESH_KEY_SIZE 32
 #define MESH_NAME_SIZE 64
-
-enum mesh_channel { MESH_CH_P2P = 1, MESH_CH_COLL = 2, MESH_CH_CTL = 3 };
 
 #define MESH_HELLO_SIZE (8 + 4 + 4 + MESH_NONCE_SIZE + MESH_NAME_SIZE)
 #define MESH_CHALL_SIZE (8 + 4 + MESH_NONCE_SIZE + MESH_MAC_SIZE + MESH_NAME_SIZE)

@@ -81,6 +81,11 @@ static void usage(FILE *f)
           "                       kind (default: core when a node's rank threads or carriers\n"
           "                       fit its cores, else none; see tmpi-launch(1))\n"
           "  --report-bindings    print each rank's binding on its stderr before it starts\n"
+          "  --transport auto|tcp|ofi\n"
+          "                       what carries the job's data between nodes: TCP, libfabric\n"
+          "                       (OFI, provider: $FI_PROVIDER or the agents' ofi_provider),\n"
+          "                       or auto (OFI on a real fabric, else TCP; default: the\n"
+          "                       agents' [mesh] transport, or $TMPI_TRANSPORT)\n"
           "  --mca, -mca, --gmca NAME VALUE\n"
           "                       Open MPI's parameters: ignored, with a warning\n"
           "  --allow-run-as-root  accepted (Open MPI's); ranks run as the launching user\n"
@@ -597,6 +602,12 @@ int launch_args_parse(int argc, char **argv, struct launch_opts *o)
                         name, v);
                 return LAUNCH_EXIT_USAGE;
             }
+        } else if (is_opt(a, "--transport")) {
+            v = opt_value(argc, argv, &i, a, strlen("--transport"));
+            if (!v || (strcmp(v, "auto") && strcmp(v, "tcp") && strcmp(v, "ofi")))
+                return bad_usage("--transport %s: must be auto, tcp or ofi", v ? v : "");
+            int rt = add_env_pair_to(&o->env, &o->n_env, "--transport", "TMPI_TRANSPORT", v);
+            if (rt) return rt;
         } else if (strcmp(a, "--report-bindings") == 0 || strcmp(a, "-report-bindings") == 0) {
             o->report_bindings = true;
         } else if (strcmp(a, "--oversubscribe") == 0) {
@@ -665,6 +676,25 @@ int launch_args_parse(int argc, char **argv, struct launch_opts *o)
     if (sl && !sl_given) {
         int rs = add_env(o, "TMPI_SHARED_LIBS");
         if (rs != 0) return rs;
+    }
+    /* TMPI_TRANSPORT and FI_PROVIDER (what carries the data between nodes, docs/ADMIN.md
+     * "Fabrics") are read by the job hosts from the job's variables: exported ones are
+     * forwarded unless -x or --transport set them */
+    static const char *const net_vars[] = {"TMPI_TRANSPORT", "FI_PROVIDER"};
+    for (size_t v = 0; v < 2; v++) {
+        bool given = false;
+        for (size_t k = 0; k < o->n_env; k++)
+            given |= strcmp(o->env[k].name, net_vars[v]) == 0;
+        if (getenv(net_vars[v]) && !given) {
+            int rs = add_env(o, net_vars[v]);
+            if (rs != 0) return rs;
+        }
+    }
+    for (size_t k = 0; k < o->n_env; k++) {
+        const char *tv = o->env[k].value;
+        if (strcmp(o->env[k].name, "TMPI_TRANSPORT") == 0 && tv && *tv && strcmp(tv, "auto") &&
+            strcmp(tv, "tcp") && strcmp(tv, "ofi"))
+            return bad_usage("TMPI_TRANSPORT=%s: must be auto, tcp or ofi", tv);
     }
     if (o->hostfile && o->hosts)
         return bad_usage("%s", "--hostfile and -H cannot be used together");

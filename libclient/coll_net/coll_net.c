@@ -275,7 +275,7 @@ int tm_cnet_isend(struct tm_cnet *x, int dst, int step, const void *buf, size_t 
     int r;
     if (x->me->job->net)
         r = tm_net_isend(x->me, tm_comm_world_rank(x->c, dest), x->xc.ctx, x->xcr.rank, tag, buf,
-                         bytes, TMPI_NET_COLL, TM_SEND_STANDARD, req);
+                         bytes, TMPI_CH_COLL, TM_SEND_STANDARD, req);
     else /* every node of the job is in this process: the mailbox is the wire */
         r = tm_send(x->me, &x->xcr, buf, bytes, dest, tag, TM_SEND_STANDARD, req);
     return r < 0 ? r : 0;

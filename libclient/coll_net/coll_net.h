@@ -16,7 +16,7 @@
  *
  * Leader messages carry their own context (-2 ctx - 2 for blocking rounds, so no user message
  * can match them) and tag (round number, step), and are received by the leader's mailbox
- * (tm_recv).  Between agents they travel on the collective connection (TMPI_NET_COLL), never
+ * (tm_recv).  Between agents they travel on the collective connection (TMPI_CH_COLL), never
  * on the point-to-point queues.  When info->net is NULL every rank of the job lives in this
  * process (the unit-test harness simulating nodes): the messages then go through the mailbox
  * directly, counted the same. */

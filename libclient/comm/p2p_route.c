@@ -19,7 +19,7 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
         if (tm_net_remote(net, w)) {
             sreq->st_source = dest;
             sreq->st_tag = tag;
-            return tm_net_isend(me, w, c->ctx, cr->rank, tag, buf, bytes, TMPI_NET_P2P, mode, sreq);
+            return tm_net_isend(me, w, c->ctx, cr->rank, tag, buf, bytes, TMPI_CH_P2P, mode, sreq);
         }
     }
     return tm_intra_send(me, w, c->ctx, cr->rank, dest, tag, buf, bytes, mode, sreq);

@@ -32,7 +32,7 @@ int tm_msg_hdr_decode(const struct netd_hdr *h, struct tm_msg_hdr *ret)
     for (int i = TM_MSG_HDR_SIZE; i < NETD_PROTO_SIZE; i++)
         if (p[i]) return -EPROTO;
     struct tm_msg_hdr m = {
-        .chan = h->channel == NETD_CH_COLL,
+        .chan = h->channel == TMPI_CH_COLL,
         .payload_len = h->payload_len,
         .src_rank = h->src_rank,
         .dst_rank = h->dst_rank,

@@ -85,7 +85,7 @@ int tm_net_isend(struct tm_rank *me, int world_dst, int ctx, int src, int tag, c
 {
     struct tm_net *n = me->job->net;
     if (!n || world_dst < 0 || world_dst >= me->job->size || !tm_net_remote(n, world_dst) ||
-        (channel != TMPI_NET_P2P && channel != TMPI_NET_COLL))
+        (channel != TMPI_CH_P2P && channel != TMPI_CH_COLL))
         return -EINVAL;
     const int node = n->node_of_rank[world_dst], chan = channel - 1;
     if (mode != TM_SEND_SYNC && bytes < n->eager_limit) {

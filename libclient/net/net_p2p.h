@@ -6,7 +6,7 @@
  *
  * Who calls what:
  *  - rank threads: tm_net_isend() from tm_send() when the destination sits on another node
- *    (TMPI_NET_P2P) and from the collectives' inter-node phase (TMPI_NET_COLL);
+ *    (TMPI_CH_P2P) and from the collectives' inter-node phase (TMPI_CH_COLL);
  *    tm_net_consume() from tm_recv() when the matched unexpected entry is one of ours;
  *    tm_net_check() on sends, receives and waits (protocol errors); tm_net_idle() before a wait
  *    blocks (lazy ACKs);
@@ -36,7 +36,7 @@
 struct tm_job;
 struct tm_rank;
 
-/* Channels indexed 0 (TMPI_NET_P2P) and 1 (TMPI_NET_COLL). */
+/* Channels indexed 0 (TMPI_CH_P2P) and 1 (TMPI_CH_COLL). */
 #define TM_NET_NCHAN 2
 /* Largest DATA frame: longer messages go as several DATA frames, in order on one link. */
 #define TM_NET_CHUNK ((size_t)8 << 20)
@@ -143,14 +143,14 @@ static inline int tm_net_remote(const struct tm_net *n, int w)
     return n && n->node_of_rank[w] != n->node;
 }
 
-/* Sends bytes from buf to world rank world_dst on another node, over channel (TMPI_NET_P2P or
- * TMPI_NET_COLL), matched there as (ctx, src, tag): src is the sender's rank in the
+/* Sends bytes from buf to world rank world_dst on another node, over channel (TMPI_CH_P2P or
+ * TMPI_CH_COLL), matched there as (ctx, src, tag): src is the sender's rank in the
  * communicator of ctx.  mode as tm_send (STANDARD: eager below the limit, else three-phase;
  * SYNC: three-phase; BUFFERED: eager, or three-phase from a private copy).  req is the send
  * request (stack or pool).  Returns 0 when req is complete, 1 when it completes later (from a
  * daemon: done, then tm_wake of req->owner), -ENOMEM, -EPIPE (link down), -EINVAL (world_dst on
  * this node or bad channel).  The collectives' inter-node phase calls this with
- * TMPI_NET_COLL and receives with tm_recv_ctx() on the same ctx. */
+ * TMPI_CH_COLL and receives with tm_recv_ctx() on the same ctx. */
 int tm_net_isend(struct tm_rank *me, int world_dst, int ctx, int src, int tag, const void *buf,
                  size_t bytes, int channel, enum tm_send_mode mode, struct tm_request *req);
 
@@ -182,7 +182,7 @@ static inline void tm_net_idle(struct tm_rank *me, struct tm_net *n)
 }
 
 /* Encodes h and hands it, with its payload, to the agent's link to `node` on svc channel
- * `channel` (TMPI_NET_P2P or TMPI_NET_COLL); flags, done and the result as svc.h net_send.
+ * `channel` (TMPI_CH_P2P or TMPI_CH_COLL); flags, done and the result as svc.h net_send.
  * Every frame libtmpi sends leaves here (the TSan order of the network, tm_net_hb_send); the
  * point-to-point protocol's frames come through tm_net_send_frame, which adds the ACK owed,
  * one-sided ones (rma/rma_net.c) directly. */

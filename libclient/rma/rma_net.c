@@ -171,7 +171,7 @@ static int xmit(struct tm_rank *me, struct tm_winref *wr, int t, int32_t tag, ui
     };
     /* In one write: a large Put + flush is faster so, a two-sided message in pieces
      * (TMPI_NET_WHOLE). */
-    int r = tm_net_xmit(n, m->node, TMPI_NET_P2P, TMPI_NET_WHOLE, &h, bytes ? data : NULL,
+    int r = tm_net_xmit(n, m->node, TMPI_CH_P2P, TMPI_NET_WHOLE, &h, bytes ? data : NULL,
                         s ? sent_done : NULL, s);
     return r < 0 ? MPI_ERR_OTHER : 0;
 }
@@ -524,7 +524,7 @@ static void answer(struct tm_net *n, struct tm_win *w, int node, const struct tm
         }
     }
     /* A Get's data in one write, as a Put's (xmit). */
-    if (tm_net_xmit(n, node, TMPI_NET_P2P, TMPI_NET_WHOLE, &a, len ? data : NULL,
+    if (tm_net_xmit(n, node, TMPI_CH_P2P, TMPI_NET_WHOLE, &a, len ? data : NULL,
                     r ? reply_done : NULL, r) < 0 &&
         r) {
         free(own);

@@ -68,8 +68,7 @@ struct tmpi_spawn_app {
     const char *path;    /* info "path": directories to look for command in, ':'-separated */
 };
 
-/* Channels of net_send (seed 000 §3.3: collectives never queue behind point-to-point). */
-enum { TMPI_NET_P2P = 1, TMPI_NET_COLL = 2 };
+/* Channels of net_send: TMPI_CH_P2P, TMPI_CH_COLL (channel.h, through netd_hdr.h). */
 /* Flag of net_send: the frame goes into the socket in one write rather than in pieces (a large
  * frame is otherwise written in pieces so that the receiver copies one out while the next goes
  * in, which a two-sided message gains from and a one-sided Put + flush loses by;
@@ -194,7 +193,7 @@ struct tmpi_svc {
     uint32_t coop_min;    /* intra-node: copies this large are split between both ranks; 0 never */
 
     /* Inter-node (info->net != NULL).  Sends one frame to node `node` of the job on channel
-     * TMPI_NET_P2P or TMPI_NET_COLL; the agent sets h->job_id, h->channel and h->seq, the caller
+     * TMPI_CH_P2P or TMPI_CH_COLL; the agent sets h->job_id, h->channel and h->seq, the caller
      * the ranks, payload_len and h->proto.  flags: TMPI_NET_WHOLE or 0.  Frames to one node on
      * one channel leave in call order.  Never blocks: what the socket does not take at once is
      * queued.  done(arg, err) (may be NULL) runs once the payload buffer may be reused — on

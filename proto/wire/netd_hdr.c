@@ -26,7 +26,7 @@ void netd_hdr_set_seq(uint8_t out[NETD_HDR_SIZE], uint64_t seq)
 
 int netd_hdr_decode(const uint8_t in[NETD_HDR_SIZE], size_t max_payload, struct netd_hdr *ret)
 {
-    if (in[0] != NETD_VERSION || (in[1] != NETD_CH_P2P && in[1] != NETD_CH_COLL) || in[2] || in[3])
+    if (in[0] != NETD_VERSION || (in[1] != TMPI_CH_P2P && in[1] != TMPI_CH_COLL) || in[2] || in[3])
         return -EPROTO;
     ret->channel = in[1];
     ret->payload_len = be_get32(in + 4);

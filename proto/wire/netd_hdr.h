@@ -10,7 +10,7 @@
  *
  *   off size field
  *     0    1 version      NETD_VERSION
- *     1    1 channel      NETD_CH_P2P or NETD_CH_COLL (the link it travels on)
+ *     1    1 channel      TMPI_CH_P2P or TMPI_CH_COLL (the link it travels on)
  *     2    2 reserved     0
  *     4    4 payload_len  bytes that follow this header in this frame
  *     8    8 job_id
@@ -28,14 +28,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "channel.h" /* the channel field */
+
 #define NETD_VERSION 3
 #define NETD_HDR_SIZE 80
 #define NETD_PROTO_OFF 32
 #define NETD_PROTO_SIZE (NETD_HDR_SIZE - NETD_PROTO_OFF)
-
-/* Channels (the same numbers as TMPI_NET_* in svc.h and MESH_CH_* for data connections):
- * collectives never queue behind point-to-point (seed 000 §3.3). */
-enum { NETD_CH_P2P = 1, NETD_CH_COLL = 2 };
 
 struct netd_hdr {
     uint8_t channel;

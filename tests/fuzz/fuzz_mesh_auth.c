@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Client side: the peer's CHALL to a HELLO we made. */
     struct mesh_hs cli;
     uint8_t my_hello[MESH_HELLO_SIZE], in[MESH_CHALL_SIZE] = {0}, out[MESH_PROOF_SIZE];
-    mesh_hello_make(&cli, MESH_CH_CTL, "client", my_hello);
+    mesh_hello_make(&cli, TMPI_CH_CTL, "client", my_hello);
     memcpy(in, data, size < sizeof in ? size : sizeof in);
     if (mesh_chall_answer(&cli, &k, in, out) == 0) abort(); /* the MAC covers a fresh nonce */
     return 0;

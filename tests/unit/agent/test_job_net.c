@@ -27,21 +27,21 @@ int main(void)
     memset(&h, 0, sizeof h);
 
     /* nodes: outside the job, and this node (no link to itself) */
-    CHECK_EQ(job_net_send(n, -1, MESH_CH_P2P, 0, &h, NULL, NULL, NULL), -EINVAL);
-    CHECK_EQ(job_net_send(n, 3, MESH_CH_P2P, 0, &h, NULL, NULL, NULL), -EINVAL);
-    CHECK_EQ(job_net_send(n, 1, MESH_CH_P2P, 0, &h, NULL, NULL, NULL), -EINVAL);
+    CHECK_EQ(job_net_send(n, -1, TMPI_CH_P2P, 0, &h, NULL, NULL, NULL), -EINVAL);
+    CHECK_EQ(job_net_send(n, 3, TMPI_CH_P2P, 0, &h, NULL, NULL, NULL), -EINVAL);
+    CHECK_EQ(job_net_send(n, 1, TMPI_CH_P2P, 0, &h, NULL, NULL, NULL), -EINVAL);
     /* channels: only point-to-point and collectives */
     CHECK_EQ(job_net_send(n, 0, 0, 0, &h, NULL, NULL, NULL), -EINVAL);
-    CHECK_EQ(job_net_send(n, 0, MESH_CH_CTL, 0, &h, NULL, NULL, NULL), -EINVAL);
+    CHECK_EQ(job_net_send(n, 0, TMPI_CH_CTL, 0, &h, NULL, NULL, NULL), -EINVAL);
     /* flags: TMPI_NET_WHOLE is the only one */
-    CHECK_EQ(job_net_send(n, 0, MESH_CH_P2P, 2u, &h, NULL, NULL, NULL), -EINVAL);
-    CHECK_EQ(job_net_send(n, 0, MESH_CH_P2P, TMPI_NET_WHOLE | 4u, &h, NULL, NULL, NULL), -EINVAL);
+    CHECK_EQ(job_net_send(n, 0, TMPI_CH_P2P, 2u, &h, NULL, NULL, NULL), -EINVAL);
+    CHECK_EQ(job_net_send(n, 0, TMPI_CH_P2P, TMPI_NET_WHOLE | 4u, &h, NULL, NULL, NULL), -EINVAL);
     /* no job_net at all */
-    CHECK_EQ(job_net_send(NULL, 0, MESH_CH_P2P, 0, &h, NULL, NULL, NULL), -EINVAL);
+    CHECK_EQ(job_net_send(NULL, 0, TMPI_CH_P2P, 0, &h, NULL, NULL, NULL), -EINVAL);
 
     /* valid, with and without the flag, on both channels: the link is not up */
-    CHECK_EQ(job_net_send(n, 0, MESH_CH_P2P, 0, &h, NULL, NULL, NULL), -EPIPE);
-    CHECK_EQ(job_net_send(n, 2, MESH_CH_COLL, TMPI_NET_WHOLE, &h, NULL, NULL, NULL), -EPIPE);
+    CHECK_EQ(job_net_send(n, 0, TMPI_CH_P2P, 0, &h, NULL, NULL, NULL), -EPIPE);
+    CHECK_EQ(job_net_send(n, 2, TMPI_CH_COLL, TMPI_NET_WHOLE, &h, NULL, NULL, NULL), -EPIPE);
 
     CHECK_EQ(atomic_load(&n->frames_sent), 0);
     for (int c = 0; c < 2; c++)

@@ -238,9 +238,9 @@ int main(void)
     CHECK_EQ(ctl.ready, 1);
     CHECK(ctl.err < 0);
     uint8_t join[MESH_JOIN_SIZE];
-    mesh_join_encode(join, 42, 1, MESH_CH_P2P);
+    mesh_join_encode(join, 42, 1, TMPI_CH_P2P);
     struct data_result data = {.fd = -1};
-    CHECK_EQ(mesh_data_connect(&client, server_addr, MESH_CH_P2P, join, data_cb, &data, &c), 0);
+    CHECK_EQ(mesh_data_connect(&client, server_addr, TMPI_CH_P2P, join, data_cb, &data, &c), 0);
     CHECK(run_until(flag_set, &data.done, 10));
     CHECK(data.fd >= 0);
     CHECK(run_until(peer_closed, &data.fd, 10));
@@ -250,11 +250,11 @@ int main(void)
     /* With them: the data socket and the JobAssign reach the callbacks. */
     mesh_set_accept_ops(&server, &up_ops, &up);
     data = (struct data_result){.fd = -1};
-    mesh_join_encode(join, 0x0102030405060708ull, 3, MESH_CH_COLL);
-    CHECK_EQ(mesh_data_connect(&client, server_addr, MESH_CH_COLL, join, data_cb, &data, &c), 0);
+    mesh_join_encode(join, 0x0102030405060708ull, 3, TMPI_CH_COLL);
+    CHECK_EQ(mesh_data_connect(&client, server_addr, TMPI_CH_COLL, join, data_cb, &data, &c), 0);
     CHECK(run_until(flag_set, &up.data_calls, 10));
     CHECK(data.done && data.fd >= 0 && data.err == 0);
-    CHECK(up.uid == 0x0102030405060708ull && up.node == 3 && up.channel == MESH_CH_COLL);
+    CHECK(up.uid == 0x0102030405060708ull && up.node == 3 && up.channel == TMPI_CH_COLL);
     CHECK(up.fd >= 0 && strstr(up.peer, "(client)"));
     /* the two ends are one connection, no mesh byte left in between */
     CHECK_EQ(write(data.fd, "xyz", 3), 3);

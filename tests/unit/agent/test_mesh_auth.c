@@ -24,7 +24,7 @@ static int exchange(const struct mesh_key *kc, const struct mesh_key *ks, int *r
 {
     struct mesh_hs c = {0}, s = {0};
     uint8_t hello[MESH_HELLO_SIZE], chall[MESH_CHALL_SIZE], proof[MESH_PROOF_SIZE];
-    mesh_hello_make(&c, MESH_CH_P2P, "client-node", hello);
+    mesh_hello_make(&c, TMPI_CH_P2P, "client-node", hello);
     CHECK(mesh_hello_answer(&s, ks, "server-node", hello, chall) == 0);
     CHECK(strcmp(s.peer_name, "client-node") == 0);
     *ret_client_rc = mesh_chall_answer(&c, kc, chall, proof);
@@ -47,7 +47,7 @@ static void test_handshake(void)
     /* a server refuses a proof made with another key */
     struct mesh_hs c = {0}, s = {0};
     uint8_t hello[MESH_HELLO_SIZE], chall[MESH_CHALL_SIZE], proof[MESH_PROOF_SIZE];
-    mesh_hello_make(&c, MESH_CH_COLL, "c", hello);
+    mesh_hello_make(&c, TMPI_CH_COLL, "c", hello);
     CHECK(mesh_hello_answer(&s, &a, "s", hello, chall) == 0);
     struct mesh_hs c2 = c;
     CHECK(mesh_chall_answer(&c2, &a, chall, proof) == 0);
@@ -65,7 +65,7 @@ static void test_handshake(void)
 
     /* the channel is bound into the MACs */
     struct mesh_hs s3 = s;
-    s3.channel = MESH_CH_P2P;
+    s3.channel = TMPI_CH_P2P;
     CHECK_EQ(mesh_proof_check(&s3, &a, proof), -EACCES);
 
     /* malformed hellos and challenges */

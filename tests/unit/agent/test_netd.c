@@ -184,7 +184,7 @@ static void *sender_main(void *arg)
         s->bufs[q] = malloc(n ? n : 1);
         for (size_t i = 0; i < n; i++)
             s->bufs[q][i] = pattern(s->id, q, i);
-        struct netd_hdr h = {.channel = NETD_CH_P2P, .payload_len = (uint32_t)n, .src_rank = s->id};
+        struct netd_hdr h = {.channel = TMPI_CH_P2P, .payload_len = (uint32_t)n, .src_rank = s->id};
         set_q(&h, q);
         int rc =
             netd_send(s->l, &h, 0, s->bufs[q], s->tolerant ? count_any : count_done, s->done_calls);
@@ -264,7 +264,7 @@ static void test_big_both_ways(struct netd *n)
     for (size_t i = 0; i < BIG; i++)
         big[i] = (uint8_t)(i * 5);
     atomic_int done_calls = 0;
-    struct netd_hdr h = {.channel = NETD_CH_COLL, .payload_len = BIG};
+    struct netd_hdr h = {.channel = TMPI_CH_COLL, .payload_len = BIG};
     CHECK_EQ(netd_send(la, &h, 0, big, count_done, &done_calls), 0);
     CHECK_EQ(netd_send(lb, &h, 0, big, count_done, &done_calls), 0);
     wait_for(&done_calls, 2);
@@ -285,7 +285,7 @@ static void test_paused(struct netd *n)
     struct rx a = {0};
     struct netd_link *la, *lb;
     link_pair(n, &a, &b, 1, &la, &lb);
-    struct netd_hdr h = {.channel = NETD_CH_P2P, .src_rank = 0};
+    struct netd_hdr h = {.channel = TMPI_CH_P2P, .src_rank = 0};
     CHECK_EQ(netd_send(la, &h, 0, NULL, NULL, NULL), 0);
     sleep_ms(50);
     CHECK_EQ(atomic_load(&b.frames), 0);
@@ -305,7 +305,7 @@ static void test_hold(struct netd *n)
     struct rx a = {0}, b = {0};
     struct netd_link *la, *lb;
     link_pair(n, &a, &b, 0, &la, &lb);
-    struct netd_hdr h = {.channel = NETD_CH_P2P, .src_rank = 0};
+    struct netd_hdr h = {.channel = TMPI_CH_P2P, .src_rank = 0};
     netd_link_hold(lb, 1);
     netd_link_hold(lb, 1); /* two holders */
     for (int q = 0; q < 50; q++) {
@@ -358,7 +358,7 @@ static void test_quiet(struct netd *n)
     struct netd_link *la, *lb;
     link_pair(n, &a, &b, 0, &la, &lb);
     netd_link_hold(lb, 1); /* the daemon leaves it to the poller */
-    struct netd_hdr h = {.channel = NETD_CH_P2P, .src_rank = 0};
+    struct netd_hdr h = {.channel = TMPI_CH_P2P, .src_rank = 0};
     for (int round = 0; round < 8; round++) {
         for (int i = 0; i < 40; i++)
             CHECK_EQ(netd_link_poll(lb), 0);
@@ -434,11 +434,11 @@ static void test_errors(struct netd *n)
             memset(wire, 0x5a, sizeof wire);
             CHECK_EQ(write(fd[0], wire, sizeof wire), (ssize_t)sizeof wire);
         } else if (cases[c].kind == 1) {
-            struct netd_hdr h = {.channel = NETD_CH_P2P, .payload_len = 1u << 30, .seq = 1};
+            struct netd_hdr h = {.channel = TMPI_CH_P2P, .payload_len = 1u << 30, .seq = 1};
             netd_hdr_encode(&h, wire);
             CHECK_EQ(write(fd[0], wire, sizeof wire), (ssize_t)sizeof wire);
         } else if (cases[c].kind >= 3) {
-            struct netd_hdr h = {.channel = NETD_CH_P2P, .seq = 1};
+            struct netd_hdr h = {.channel = TMPI_CH_P2P, .seq = 1};
             netd_hdr_encode(&h, wire);
             CHECK_EQ(write(fd[0], wire, sizeof wire), (ssize_t)sizeof wire);
             h.seq = cases[c].kind == 3 ? 1 : 3;
@@ -446,7 +446,7 @@ static void test_errors(struct netd *n)
             CHECK_EQ(write(fd[0], wire, sizeof wire), (ssize_t)sizeof wire);
         } else {
             /* half a header, then EOF */
-            struct netd_hdr h = {.channel = NETD_CH_P2P, .seq = 1};
+            struct netd_hdr h = {.channel = TMPI_CH_P2P, .seq = 1};
             netd_hdr_encode(&h, wire);
             CHECK_EQ(write(fd[0], wire, 20), 20);
             close(fd[0]);
@@ -455,7 +455,7 @@ static void test_errors(struct netd *n)
         CHECK_EQ(b.last_error, cases[c].want);
         CHECK_EQ(atomic_load(&b.frames), cases[c].kind >= 3 ? 1 : 0);
         /* the failed link refuses sends */
-        struct netd_hdr h = {.channel = NETD_CH_P2P};
+        struct netd_hdr h = {.channel = TMPI_CH_P2P};
         if (cases[c].kind == 2) {
             CHECK_EQ(netd_send(lb, &h, 0, NULL, NULL, NULL), -EPIPE);
         } else {
@@ -474,7 +474,7 @@ static void test_free_in_callback(struct netd *n)
     struct netd_link *la, *lb;
     link_pair(n, &a, &b, 1, &la, &lb);
     b.free_me_on_frame = lb;
-    struct netd_hdr h = {.channel = NETD_CH_P2P, .src_rank = 0};
+    struct netd_hdr h = {.channel = TMPI_CH_P2P, .src_rank = 0};
     for (int q = 0; q < 10; q++) {
         set_q(&h, q);
         CHECK_EQ(netd_send(la, &h, 0, NULL, NULL, NULL), 0);
@@ -526,7 +526,7 @@ static int may_spin(void *arg, int spinning)
 static void send_q(struct netd_link *la, struct rx *b, int q)
 {
     static uint8_t buf[16];
-    struct netd_hdr h = {.channel = NETD_CH_P2P, .src_rank = 0};
+    struct netd_hdr h = {.channel = TMPI_CH_P2P, .src_rank = 0};
     set_q(&h, q);
     h.payload_len = (uint32_t)size_of(0, q);
     for (size_t i = 0; i < h.payload_len; i++)

@@ -9,7 +9,7 @@
 
 int main(void)
 {
-    struct netd_hdr h = {.channel = NETD_CH_COLL,
+    struct netd_hdr h = {.channel = TMPI_CH_COLL,
                          .payload_len = 4096,
                          .job_id = 0x0102030405060708ull,
                          .src_rank = 7,
@@ -20,7 +20,7 @@ int main(void)
     uint8_t wire[NETD_HDR_SIZE];
     netd_hdr_encode(&h, wire);
     CHECK_EQ(wire[0], NETD_VERSION);
-    CHECK_EQ(wire[1], NETD_CH_COLL);
+    CHECK_EQ(wire[1], TMPI_CH_COLL);
     CHECK(wire[2] == 0 && wire[3] == 0);
     /* network byte order: the job id's most significant byte first */
     CHECK_EQ(wire[8], 0x01);
@@ -51,14 +51,14 @@ int main(void)
         CHECK_EQ(netd_hdr_decode(bad, 1 << 20, &d), -EPROTO);
     }
     /* negative ranks */
-    struct netd_hdr neg = {.channel = NETD_CH_P2P, .src_rank = -1};
+    struct netd_hdr neg = {.channel = TMPI_CH_P2P, .src_rank = -1};
     netd_hdr_encode(&neg, bad);
     CHECK_EQ(netd_hdr_decode(bad, 1 << 20, &d), -EPROTO);
-    neg = (struct netd_hdr){.channel = NETD_CH_P2P, .dst_rank = -5};
+    neg = (struct netd_hdr){.channel = TMPI_CH_P2P, .dst_rank = -5};
     netd_hdr_encode(&neg, bad);
     CHECK_EQ(netd_hdr_decode(bad, 1 << 20, &d), -EPROTO);
     /* a header-only frame with any protocol bytes is the transport's business: fine */
-    struct netd_hdr z = {.channel = NETD_CH_P2P};
+    struct netd_hdr z = {.channel = TMPI_CH_P2P};
     netd_hdr_encode(&z, bad);
     CHECK_EQ(netd_hdr_decode(bad, 0, &d), 0);
     puts("netd header: ok");

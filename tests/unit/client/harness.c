@@ -293,7 +293,7 @@ static int net_queue(struct th_node *from, int to, int channel, const struct net
 {
     struct th_job *j = from->job;
     if (to < 0 || to >= j->nnodes || to == from->index ||
-        (channel != TMPI_NET_P2P && channel != TMPI_NET_COLL) || (h->payload_len && !payload))
+        (channel != TMPI_CH_P2P && channel != TMPI_CH_COLL) || (h->payload_len && !payload))
         return -EINVAL;
     size_t len = h->payload_len;
     struct th_frame *f = malloc(sizeof *f + (later ? 0 : len));

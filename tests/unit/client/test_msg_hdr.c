@@ -30,7 +30,7 @@ int main(void)
                            .cookie = 42,
                            .rcookie = 0x1122334455667788ull,
                            .ack = 0x99aabbccddeeff01ull};
-    struct netd_hdr h = encoded(&m, NETD_CH_COLL);
+    struct netd_hdr h = encoded(&m, TMPI_CH_COLL);
     /* the transport fields libtmpi fills */
     CHECK(h.payload_len == 4096 && h.src_rank == 7 && h.dst_rank == 4095);
     /* layout (msg_hdr.h), network byte order */
@@ -46,7 +46,7 @@ int main(void)
     CHECK(d.type == m.type && d.flags == m.flags && d.tag == m.tag && d.context == m.context);
     CHECK(d.comm_src == m.comm_src && d.msg_len == m.msg_len && d.cookie == m.cookie);
     CHECK(d.rcookie == m.rcookie && d.ack == m.ack);
-    h.channel = NETD_CH_P2P;
+    h.channel = TMPI_CH_P2P;
     CHECK_EQ(tm_msg_hdr_decode(&h, &d), 0);
     CHECK_EQ(d.chan, 0);
 
@@ -72,7 +72,7 @@ int main(void)
         {.type = TM_MSG_RMA, .comm_src = 1},
     };
     for (size_t i = 0; i < sizeof wrong / sizeof *wrong; i++) {
-        bad = encoded(&wrong[i], NETD_CH_P2P);
+        bad = encoded(&wrong[i], TMPI_CH_P2P);
         if (tm_msg_hdr_decode(&bad, &d) != -EPROTO) {
             fprintf(stderr, "case %zu (type %u): expected -EPROTO, got %d\n", i, wrong[i].type,
                     tm_msg_hdr_decode(&bad, &d));
@@ -94,7 +94,7 @@ int main(void)
          .rcookie = 8},
     };
     for (size_t i = 0; i < sizeof right / sizeof *right; i++) {
-        bad = encoded(&right[i], NETD_CH_P2P);
+        bad = encoded(&right[i], TMPI_CH_P2P);
         CHECK_EQ(tm_msg_hdr_decode(&bad, &d), 0);
     }
     puts("msg header: ok");

@@ -730,7 +730,7 @@ static int rank_bad_frame(int rank, int size, void *arg)
         struct netd_hdr h;
         tm_msg_hdr_encode(m, &h);
         if (m->type == 0) h.proto[0] = 0x77; /* a type that does not exist */
-        NP_CHECK(th_net_inject(1, 0, TMPI_NET_P2P, &h) == 0, "inject failed");
+        NP_CHECK(th_net_inject(1, 0, TMPI_CH_P2P, &h) == 0, "inject failed");
     }
     int v;
     /* nobody sends this: the abort must wake both ranks */

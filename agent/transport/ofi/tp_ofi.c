@@ -1,0 +1,1075 @@
+/* tp_ofi.c — the libfabric transport (tp_ofi.h).
+ *
+ * Every message on the endpoint starts with a 16-byte prefix: the receiving link's secret
+ * (rx_secret on its side) and the kind; EAGER and RTS carry the frame's encoded 80-byte header
+ * next.  A message whose secret matches no link is counted and dropped before anything in it
+ * is read.
+ *
+ *   EAGER  prefix | header | payload
+ *   RTS    prefix | header | addr u64 | key u64 | cookie u64   (the receiver fi_reads payload)
+ *   FIN    prefix | cookie u64                                (the read is done: send completes)
+ *
+ * Completions are handled under t->mu by whoever holds it (the progress thread or a polling
+ * rank), so the receive callbacks never run concurrently.  A callback that sends (an ACK, a
+ * CTS) may meet a full send queue: it then reads the completion queue itself and keeps what
+ * it read in t->deferred for the holder of mu to handle after the callback returns. */
+#include "tp_ofi.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "be_bytes.h"
+
+#define PREFIX 16
+#define RTS_EXTRA 24
+/* the largest payload a header may announce (netd.h NETD_MAX_PAYLOAD) */
+#define OFI_MAX_PAYLOAD (1u << 31)
+enum { K_EAGER = 1, K_RTS = 2, K_FIN = 3 };
+/* The largest rx message: an eager frame. */
+#define RX_BUF_SIZE (PREFIX + NETD_HDR_SIZE + TP_OFI_EAGER)
+
+/* What a completion's context names (first member: the fi_context FI_CONTEXT mode wants). */
+enum op_kind { OP_RECV = 1, OP_SEND, OP_RTS, OP_READ, OP_RMA };
+
+struct op {
+    struct fi_context fctx;
+    enum op_kind kind;
+};
+
+struct ofi_link;
+
+struct wait_frame;
+
+struct rx_buf {
+    struct op op;
+    void *desc;
+    struct fid_mr *mr;
+    uint8_t data[RX_BUF_SIZE];
+};
+
+/* an eager send or a control message: the bytes live here until the send completes */
+struct tx_buf {
+    struct op op;
+    struct ofi_link *l;
+    size_t len;
+    uint8_t data[];
+};
+
+struct mr_ent {
+    const void *buf;
+    size_t len;
+    struct fid_mr *mr;
+    unsigned refs;
+    uint64_t used; /* LRU stamp */
+    int own;       /* not in the cache (every entry was in use): freed with its last ref */
+};
+
+/* a large send, from its RTS until the FIN */
+struct rts_op {
+    struct op op; /* the RTS message's own completion is not tracked through this */
+    struct ofi_link *l;
+    struct mr_ent *mr;
+    tp_done_fn done;
+    void *arg;
+    struct tx_buf *msg;
+};
+
+/* a read of a large frame's payload into the buffer on_header chose */
+struct read_op {
+    struct op op;
+    struct ofi_link *l;
+    struct netd_hdr h;
+    void *ctx;
+    struct mr_ent *mr;
+    uint64_t cookie;
+    int err;
+};
+
+struct rma_op {
+    struct op op;
+    struct ofi_link *l;
+    struct mr_ent *mr;
+    tp_done_fn done;
+    void *arg;
+};
+
+struct ofi_tp {
+    struct tp base;
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    struct fid_ep *ep;
+    int mr_local, mr_virt, prov_key;
+    atomic_uint_fast64_t next_key; /* our keys when the provider does not make them */
+    size_t max_msg;
+    char provider[64];
+    pthread_mutex_t mu;    /* handles completions; guards links and deferred */
+    pthread_mutex_t mr_mu; /* the registration cache: a leaf lock, taken by senders too */
+    struct ofi_link **links;
+    size_t nlinks, cap;
+    struct fi_cq_msg_entry *deferred; /* read, not yet handled: [dhead, ndeferred) */
+    size_t dhead, ndeferred, defcap;
+    struct rx_buf *rx[TP_OFI_RX_BUFS];
+    struct mr_ent cache[TP_OFI_MR_CACHE];
+    uint64_t clock;
+    pthread_t thread;
+    int started;
+    atomic_int stop;
+    atomic_uint_fast64_t rejected;
+};
+
+struct ofi_link {
+    struct tp_link base;
+    struct ofi_tp *t;
+    fi_addr_t peer;
+    uint64_t tx_secret, rx_secret;
+    const struct tp_rx_ops *rx;
+    void *arg;
+    pthread_mutex_t tx_mu; /* numbers and posts the link's frames in call order */
+    uint64_t tx_seq, rx_seq;
+    int paused, failed;
+    struct read_op *reading;   /* a large frame in flight: later frames wait (mu) */
+    struct wait_frame *wait_h; /* frames waiting their turn, by frame number (mu) */
+    atomic_uint_fast64_t frames_sent, bytes_sent, frames_received, bytes_received, rma_ops,
+        rma_bytes;
+};
+
+static __thread int in_progress; /* this thread holds t->mu in progress */
+
+static const struct tp_ops ofi_ops;
+
+/* ---- registrations ---- */
+
+/* A key for a registration: each distinct, unless the provider picks them (FI_MR_PROV_KEY). */
+static uint64_t new_key(struct ofi_tp *t)
+{
+    return t->prov_key ? 0 : atomic_fetch_add_explicit(&t->next_key, 1, memory_order_relaxed) + 1;
+}
+
+static void *mr_desc(struct ofi_tp *t, struct mr_ent *e)
+{
+    return e && t->mr_local ? fi_mr_desc(e->mr) : NULL;
+}
+
+static int mr_get_locked(struct ofi_tp *t, const void *buf, size_t len, struct mr_ent **ret);
+
+/* A registration covering [buf, buf + len), from the cache when one is there. */
+static int mr_get(struct ofi_tp *t, const void *buf, size_t len, uint64_t access,
+                  struct mr_ent **ret)
+{
+    pthread_mutex_lock(&t->mr_mu);
+    int r = mr_get_locked(t, buf, len, ret);
+    pthread_mutex_unlock(&t->mr_mu);
+    return r;
+}
+
+static int mr_get_locked(struct ofi_tp *t, const void *buf, size_t len, struct mr_ent **ret)
+{
+    struct mr_ent *free_e = NULL, *old = NULL;
+    for (int i = 0; i < TP_OFI_MR_CACHE; i++) {
+        struct mr_ent *e = &t->cache[i];
+        if (e->mr && (const char *)e->buf <= (const char *)buf &&
+            (const char *)buf + len <= (const char *)e->buf + e->len) {
+            e->refs++;
+            e->used = ++t->clock;
+            *ret = e;
+            return 0;
+        }
+        if (!e->mr && !free_e) free_e = e;
+        if (e->mr && !e->refs && (!old || e->used < old->used)) old = e;
+    }
+    struct mr_ent *e = free_e ? free_e : old;
+    if (!e) { /* TP_OFI_MR_CACHE transfers in flight: this one registers on its own */
+        e = calloc(1, sizeof *e);
+        if (!e) return -ENOMEM;
+        e->own = 1;
+    }
+    if (e->mr) fi_close(&e->mr->fid);
+    e->mr = NULL;
+    int r = fi_mr_reg(t->domain, buf, len,
+                      FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
+                      new_key(t), 0, &e->mr, NULL);
+    if (r) {
+        e->mr = NULL;
+        if (e->own) free(e);
+        return r;
+    }
+    e->buf = buf;
+    e->len = len;
+    e->refs = 1;
+    e->used = ++t->clock;
+    *ret = e;
+    return 0;
+}
+
+static void mr_put(struct ofi_tp *t, struct mr_ent *e)
+{
+    if (!e) return;
+    pthread_mutex_lock(&t->mr_mu);
+    int gone = --e->refs == 0 && e->own;
+    pthread_mutex_unlock(&t->mr_mu);
+    if (gone) {
+        fi_close(&e->mr->fid);
+        free(e);
+    }
+}
+
+/* ---- sending ---- */
+
+static void fail_link(struct ofi_link *l, int err)
+{
+    if (l->failed) return;
+    l->failed = 1;
+    l->rx->on_error(l->arg, &l->base, err);
+}
+
+static ssize_t read_cq(struct ofi_tp *t);
+
+/* The provider's queue is full: make it progress.  Completions read here are only kept (for
+ * the holder of mu to handle in order): no callback runs inside a send, which may hold its
+ * link's tx_mu. */
+static void drive(struct ofi_tp *t)
+{
+    if (in_progress) {
+        read_cq(t);
+    } else if (pthread_mutex_trylock(&t->mu) == 0) {
+        read_cq(t);
+        pthread_mutex_unlock(&t->mu);
+    } else { /* drives a manual-progress provider, takes no completion (thread safe domain) */
+        fi_cq_read(t->cq, NULL, 0);
+    }
+}
+
+/* A link's send lock.  Inside a callback the lock's holder may itself be waiting for the
+ * provider to progress, which needs the completion queue read: so read it while waiting. */
+static void tx_lock(struct ofi_link *l)
+{
+    if (!in_progress) {
+        pthread_mutex_lock(&l->tx_mu);
+        return;
+    }
+    while (pthread_mutex_trylock(&l->tx_mu)) {
+        read_cq(l->t);
+        sched_yield();
+    }
+}
+
+/* Posts one message, retrying while the provider's queue is full. */
+static int post_send(struct ofi_tp *t, struct ofi_link *l, struct tx_buf *b, void *desc)
+{
+    for (;;) {
+        ssize_t r = fi_send(t->ep, b->data, b->len, desc, l->peer, &b->op.fctx);
+        if (r == 0) return 0;
+        if (r != -FI_EAGAIN) return (int)r;
+        drive(t);
+        sched_yield();
+    }
+}
+
+static struct tx_buf *tx_new(struct ofi_link *l, uint32_t kind, size_t body)
+{
+    struct tx_buf *b = malloc(sizeof *b + PREFIX + body);
+    if (!b) return NULL;
+    b->op.kind = OP_SEND;
+    b->l = l;
+    b->len = PREFIX + body;
+    be_put64(b->data, l->tx_secret);
+    be_put32(b->data + 8, kind);
+    be_put32(b->data + 12, 0);
+    return b;
+}
+
+/* tx buffers are not registered: providers that need FI_MR_LOCAL for sends get a copy in a
+ * registered bounce of their own below. */
+static int send_tx(struct ofi_tp *t, struct ofi_link *l, struct tx_buf *b)
+{
+    void *desc = NULL;
+    struct mr_ent *e = NULL;
+    if (t->mr_local) {
+        int r = mr_get(t, b->data, b->len, 0, &e);
+        if (r) return r;
+        desc = mr_desc(t, e);
+    }
+    int r = post_send(t, l, b, desc);
+    if (e) {
+        mr_put(t, e);
+    }
+    return r;
+}
+
+static int ofi_send(struct tp_link *tl, const struct netd_hdr *h, unsigned flags,
+                    const void *payload, tp_done_fn done, void *arg)
+{
+    struct ofi_link *l = (struct ofi_link *)tl;
+    struct ofi_tp *t = l->t;
+    if (l->failed) return -EPIPE;
+    size_t plen = h->payload_len;
+    int large = plen > TP_OFI_EAGER;
+    struct tx_buf *b =
+        tx_new(l, large ? K_RTS : K_EAGER, NETD_HDR_SIZE + (large ? RTS_EXTRA : plen));
+    if (!b) return -ENOMEM;
+    struct rts_op *op = NULL;
+    if (large) {
+        op = calloc(1, sizeof *op);
+        if (!op) {
+            free(b);
+            return -ENOMEM;
+        }
+        int r = mr_get(t, payload, plen, 0, &op->mr);
+        if (r) {
+            free(op);
+            free(b);
+            return r;
+        }
+        op->op.kind = OP_RTS;
+        op->l = l;
+        op->done = done;
+        op->arg = arg;
+        uint8_t *x = b->data + PREFIX + NETD_HDR_SIZE;
+        /* without FI_MR_VIRT_ADDR a peer names the payload by its offset in the registration
+         * (which may be a larger cached one) */
+        be_put64(x, t->mr_virt ? (uint64_t)(uintptr_t)payload
+                               : (uint64_t)((const char *)payload - (const char *)op->mr->buf));
+        be_put64(x + 8, fi_mr_key(op->mr->mr));
+        be_put64(x + 16, (uint64_t)(uintptr_t)op);
+    } else if (plen) {
+        memcpy(b->data + PREFIX + NETD_HDR_SIZE, payload, plen);
+    }
+    tx_lock(l);
+    netd_hdr_encode(h, b->data + PREFIX);
+    netd_hdr_set_seq(b->data + PREFIX, ++l->tx_seq);
+    int r = send_tx(t, l, b);
+    pthread_mutex_unlock(&l->tx_mu);
+    if (r) {
+        if (op) {
+            mr_put(t, op->mr);
+            free(op);
+        }
+        free(b);
+        return -EPIPE;
+    }
+    atomic_fetch_add_explicit(&l->frames_sent, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&l->bytes_sent, NETD_HDR_SIZE + plen, memory_order_relaxed);
+    /* an eager payload was copied: the caller's buffer is free now */
+    if (!large && done) done(arg, 0);
+    return 0;
+}
+
+static void send_fin(struct ofi_link *l, uint64_t cookie)
+{
+    struct tx_buf *b = tx_new(l, K_FIN, 8);
+    if (!b) {
+        fail_link(l, -ENOMEM);
+        return;
+    }
+    be_put64(b->data + PREFIX, cookie);
+    if (send_tx(l->t, l, b)) {
+        free(b);
+        fail_link(l, -EPIPE);
+    }
+}
+
+/* ---- receiving (mu held) ---- */
+
+static int post_recv(struct ofi_tp *t, struct rx_buf *b)
+{
+    for (;;) {
+        ssize_t r = fi_recv(t->ep, b->data, sizeof b->data, b->desc, FI_ADDR_UNSPEC, &b->op.fctx);
+        if (r != -FI_EAGAIN) return (int)r;
+        drive(t);
+    }
+}
+
+static struct ofi_link *link_of(struct ofi_tp *t, uint64_t secret)
+{
+    for (size_t i = 0; i < t->nlinks; i++)
+        if (t->links[i]->rx_secret == secret) return t->links[i];
+    return NULL;
+}
+
+/* Delivers one frame (EAGER or RTS) of l.  Returns 1 when b may be reposted now. */
+static int deliver(struct ofi_tp *t, struct ofi_link *l, const uint8_t *data, size_t len)
+{
+    uint32_t kind = be_get32(data + 8);
+    struct netd_hdr h = {0};
+    if (len < PREFIX + NETD_HDR_SIZE || netd_hdr_decode(data + PREFIX, OFI_MAX_PAYLOAD, &h) < 0 ||
+        h.seq != l->rx_seq + 1) {
+        fail_link(l, -EPROTO);
+        return 1;
+    }
+    size_t body = len - PREFIX - NETD_HDR_SIZE;
+    if ((kind == K_EAGER && body != h.payload_len) ||
+        (kind == K_RTS && (body != RTS_EXTRA || h.payload_len <= TP_OFI_EAGER))) {
+        fail_link(l, -EPROTO);
+        return 1;
+    }
+    l->rx_seq = h.seq;
+    void *ctx = NULL;
+    void *dst = l->rx->on_header(l->arg, &l->base, &h, &ctx);
+    if (l->failed) return 1;
+    if (kind == K_EAGER) {
+        if (dst && h.payload_len) memcpy(dst, data + PREFIX + NETD_HDR_SIZE, h.payload_len);
+        atomic_fetch_add_explicit(&l->frames_received, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&l->bytes_received, NETD_HDR_SIZE + h.payload_len,
+                                  memory_order_relaxed);
+        l->rx->on_frame(l->arg, &l->base, &h, ctx);
+        return 1;
+    }
+    const uint8_t *x = data + PREFIX + NETD_HDR_SIZE;
+    uint64_t raddr = be_get64(x), key = be_get64(x + 8), cookie = be_get64(x + 16);
+    if (!dst) { /* dropped: the sender's buffer is free all the same */
+        l->rx->on_frame(l->arg, &l->base, &h, ctx);
+        send_fin(l, cookie);
+        return 1;
+    }
+    struct read_op *op = calloc(1, sizeof *op);
+    int r = op ? mr_get(t, dst, h.payload_len, 0, &op->mr) : -ENOMEM;
+    if (r) {
+        free(op);
+        fail_link(l, r);
+        return 1;
+    }
+    op->op.kind = OP_READ;
+    op->l = l;
+    op->h = h;
+    op->ctx = ctx;
+    op->cookie = cookie;
+    for (;;) {
+        ssize_t e = fi_read(t->ep, dst, h.payload_len, mr_desc(t, op->mr), l->peer, raddr, key,
+                            &op->op.fctx);
+        if (e == 0) break;
+        if (e != -FI_EAGAIN) {
+            mr_put(t, op->mr);
+            free(op);
+            fail_link(l, (int)e);
+            return 1;
+        }
+        drive(t);
+    }
+    l->reading = op;
+    return 1;
+}
+
+/* A frame that arrived before its turn (the link paused, a read of an earlier frame in flight,
+ * or the provider completed a later message first: send-after-send order is about matching,
+ * not about the order of completions), copied so that its receive buffer goes back at once. */
+struct wait_frame {
+    struct wait_frame *next;
+    uint64_t seq;
+    size_t len;
+    uint8_t data[];
+};
+
+/* Delivers l's waiting frames while the first is the next and nothing is in flight. */
+static void run_waiting(struct ofi_tp *t, struct ofi_link *l)
+{
+    while (!l->paused && !l->reading && l->wait_h && l->wait_h->seq == l->rx_seq + 1 &&
+           !l->failed) {
+        struct wait_frame *w = l->wait_h;
+        l->wait_h = w->next;
+        deliver(t, l, w->data, w->len);
+        free(w);
+    }
+}
+
+/* Keeps a copy of the frame in data in l's list, in frame order. */
+static void keep_waiting(struct ofi_link *l, uint64_t seq, const uint8_t *data, size_t len)
+{
+    struct wait_frame *w = malloc(sizeof *w + len);
+    if (!w) {
+        fail_link(l, -ENOMEM);
+        return;
+    }
+    w->seq = seq;
+    w->len = len;
+    memcpy(w->data, data, len);
+    struct wait_frame **p = &l->wait_h;
+    while (*p && (*p)->seq < seq)
+        p = &(*p)->next;
+    w->next = *p;
+    *p = w;
+}
+
+static void on_recv(struct ofi_tp *t, struct rx_buf *b, size_t len)
+{
+    if (len < PREFIX) goto repost;
+    struct ofi_link *l = link_of(t, be_get64(b->data));
+    if (!l) {
+        atomic_fetch_add_explicit(&t->rejected, 1, memory_order_relaxed);
+        goto repost;
+    }
+    if (l->failed) goto repost;
+    uint32_t kind = be_get32(b->data + 8);
+    if (kind == K_FIN) {
+        if (len != PREFIX + 8) goto repost;
+        struct rts_op *op = (struct rts_op *)(uintptr_t)be_get64(b->data + PREFIX);
+        /* the cookie is ours: only a link that knows the secret can name one */
+        mr_put(t, op->mr);
+        if (op->done) op->done(op->arg, 0);
+        free(op);
+        goto repost;
+    }
+    if ((kind != K_EAGER && kind != K_RTS) || len < PREFIX + NETD_HDR_SIZE) {
+        fail_link(l, -EPROTO);
+        goto repost;
+    }
+    uint64_t seq = be_get64(b->data + PREFIX + 24); /* netd_hdr.h: seq at 24 */
+    if (seq <= l->rx_seq) {
+        fail_link(l, -EPROTO);
+        goto repost;
+    }
+    if (l->paused || l->reading || l->wait_h || seq != l->rx_seq + 1) {
+        keep_waiting(l, seq, b->data, len);
+        run_waiting(t, l); /* it may be the one the list waited for */
+        goto repost;
+    }
+    deliver(t, l, b->data, len);
+    run_waiting(t, l);
+repost:
+    post_recv(t, b);
+}
+
+static void on_read_done(struct ofi_tp *t, struct read_op *op, int err)
+{
+    struct ofi_link *l = op->l;
+    mr_put(t, op->mr);
+    l->reading = NULL;
+    if (err) {
+        fail_link(l, err);
+    } else {
+        atomic_fetch_add_explicit(&l->frames_received, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&l->bytes_received, NETD_HDR_SIZE + op->h.payload_len,
+                                  memory_order_relaxed);
+        l->rx->on_frame(l->arg, &l->base, &op->h, op->ctx);
+        send_fin(l, op->cookie);
+    }
+    free(op);
+    run_waiting(t, l);
+}
+
+static void handle(struct ofi_tp *t, const struct fi_cq_msg_entry *c, int err)
+{
+    struct op *op = c->op_context;
+    switch (op->kind) {
+    case OP_RECV:
+        if (err)
+            post_recv(t, (struct rx_buf *)op);
+        else
+            on_recv(t, (struct rx_buf *)op, c->len);
+        break;
+    case OP_SEND: {
+        struct tx_buf *b = (struct tx_buf *)op;
+        if (err) fail_link(b->l, err);
+        free(b);
+        break;
+    }
+    case OP_READ:
+        on_read_done(t, (struct read_op *)op, err);
+        break;
+    case OP_RMA: {
+        struct rma_op *r = (struct rma_op *)op;
+        mr_put(t, r->mr);
+        if (r->done) r->done(r->arg, err);
+        free(r);
+        break;
+    }
+    case OP_RTS:
+        break;
+    }
+}
+
+/* Appends what the completion queue has to t->deferred (mu held by this thread): completions
+ * are handled in the order the provider gave them, also when a callback reads more (a receive
+ * read inside a callback must not overtake one read before it).  0 or -FI_EAVAIL / -EAGAIN. */
+static ssize_t read_cq(struct ofi_tp *t)
+{
+    struct fi_cq_msg_entry c[16];
+    ssize_t got = fi_cq_read(t->cq, c, 16);
+    if (got <= 0) return got;
+    if (t->ndeferred + (size_t)got > t->defcap) {
+        if (t->dhead) { /* slide the unhandled ones to the front first */
+            memmove(t->deferred, t->deferred + t->dhead,
+                    (t->ndeferred - t->dhead) * sizeof *t->deferred);
+            t->ndeferred -= t->dhead;
+            t->dhead = 0;
+        }
+        if (t->ndeferred + (size_t)got > t->defcap) {
+            size_t cap = t->defcap ? t->defcap * 2 : 64;
+            while (cap < t->ndeferred + (size_t)got)
+                cap *= 2;
+            void *p = realloc(t->deferred, cap * sizeof *t->deferred);
+            if (!p) abort(); /* a lost completion would stall its link for good */
+            t->deferred = p;
+            t->defcap = cap;
+        }
+    }
+    memcpy(t->deferred + t->ndeferred, c, (size_t)got * sizeof *c);
+    t->ndeferred += (size_t)got;
+    return got;
+}
+
+/* Handles what the completion queue has (mu held by this thread, callbacks may run). */
+static int progress_locked(struct ofi_tp *t)
+{
+    int n = 0;
+    in_progress++;
+    for (;;) {
+        if (t->dhead == t->ndeferred) {
+            t->dhead = t->ndeferred = 0;
+            ssize_t got = read_cq(t);
+            if (got == -FI_EAVAIL) {
+                struct fi_cq_err_entry e = {0};
+                if (fi_cq_readerr(t->cq, &e, 0) == 1) {
+                    struct fi_cq_msg_entry m = {.op_context = e.op_context, .len = e.len};
+                    handle(t, &m, -(e.err ? (int)e.err : EIO));
+                    n++;
+                }
+                continue;
+            }
+            if (got <= 0) break;
+        }
+        struct fi_cq_msg_entry c = t->deferred[t->dhead++];
+        handle(t, &c, 0);
+        n++;
+    }
+    in_progress--;
+    return n;
+}
+
+static void *progress_thread(void *arg)
+{
+    struct ofi_tp *t = arg;
+    unsigned idle = 0;
+    while (!atomic_load(&t->stop)) {
+        int n = 0;
+        if (pthread_mutex_trylock(&t->mu) == 0) {
+            n = progress_locked(t);
+            pthread_mutex_unlock(&t->mu);
+        }
+        if (n) {
+            idle = 0;
+            continue;
+        }
+        /* idle: back off from yielding to 1 ms sleeps */
+        if (++idle < 64) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, idle < 1024 ? 20000 : 1000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return NULL;
+}
+
+/* ---- links ---- */
+
+static int ofi_connect(struct tp *tt, const struct tp_addr *a, const struct tp_rx_ops *rx,
+                       void *arg, int paused, struct tp_link **ret)
+{
+    struct ofi_tp *t = (struct ofi_tp *)tt;
+    if (!a->name || !a->name_len || a->name_len > TP_OFI_NAME_MAX) return -EINVAL;
+    struct ofi_link *l = calloc(1, sizeof *l);
+    if (!l) return -ENOMEM;
+    l->base.ops = &ofi_ops;
+    l->t = t;
+    l->tx_secret = a->tx_secret;
+    l->rx_secret = a->rx_secret;
+    l->rx = rx;
+    l->arg = arg;
+    l->paused = paused;
+    pthread_mutex_init(&l->tx_mu, NULL);
+    pthread_mutex_lock(&t->mu);
+    int r = fi_av_insert(t->av, a->name, 1, &l->peer, 0, NULL);
+    if (r != 1) {
+        pthread_mutex_unlock(&t->mu);
+        pthread_mutex_destroy(&l->tx_mu);
+        free(l);
+        return r < 0 ? r : -EHOSTUNREACH;
+    }
+    if (link_of(t, a->rx_secret)) r = -EEXIST;
+    if (r == 1 && t->nlinks == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 8;
+        void *p = realloc(t->links, cap * sizeof *t->links);
+        if (p) {
+            t->links = p;
+            t->cap = cap;
+        } else {
+            r = -ENOMEM;
+        }
+    }
+    if (r != 1) {
+        fi_av_remove(t->av, &l->peer, 1, 0);
+        pthread_mutex_unlock(&t->mu);
+        pthread_mutex_destroy(&l->tx_mu);
+        free(l);
+        return r;
+    }
+    t->links[t->nlinks++] = l;
+    pthread_mutex_unlock(&t->mu);
+    *ret = &l->base;
+    return 0;
+}
+
+static int ofi_poll(struct tp_link *tl)
+{
+    struct ofi_tp *t = ((struct ofi_link *)tl)->t;
+    if (in_progress || pthread_mutex_trylock(&t->mu)) return 0;
+    int n = progress_locked(t);
+    pthread_mutex_unlock(&t->mu);
+    return n;
+}
+
+static void ofi_resume(struct tp_link *tl)
+{
+    struct ofi_link *l = (struct ofi_link *)tl;
+    struct ofi_tp *t = l->t;
+    if (!in_progress) pthread_mutex_lock(&t->mu);
+    l->paused = 0;
+    if (!in_progress) {
+        in_progress++;
+        run_waiting(t, l);
+        in_progress--;
+        pthread_mutex_unlock(&t->mu);
+    }
+}
+
+static void ofi_drain(struct tp_link *tl)
+{
+    struct ofi_tp *t = ((struct ofi_link *)tl)->t;
+    if (in_progress) return;
+    pthread_mutex_lock(&t->mu); /* no callback runs while we hold it */
+    pthread_mutex_unlock(&t->mu);
+}
+
+static void ofi_close(struct tp_link *tl)
+{
+    struct ofi_link *l = (struct ofi_link *)tl;
+    struct ofi_tp *t = l->t;
+    int nested = in_progress;
+    if (!nested) pthread_mutex_lock(&t->mu);
+    for (size_t i = 0; i < t->nlinks; i++)
+        if (t->links[i] == l) {
+            t->links[i] = t->links[--t->nlinks];
+            break;
+        }
+    while (l->wait_h) {
+        struct wait_frame *w = l->wait_h;
+        l->wait_h = w->next;
+        free(w);
+    }
+    fi_av_remove(t->av, &l->peer, 1, 0);
+    if (!nested) pthread_mutex_unlock(&t->mu);
+    /* A read or send still in flight names l: it is kept (leaked) rather than freed under
+     * them; links close at job end, when nothing is in flight. */
+    if (l->reading) return;
+    pthread_mutex_destroy(&l->tx_mu);
+    free(l);
+}
+
+static void ofi_stats(struct tp_link *tl, struct tp_link_stats *ret)
+{
+    struct ofi_link *l = (struct ofi_link *)tl;
+    memset(ret, 0, sizeof *ret);
+    ret->frames_sent = atomic_load_explicit(&l->frames_sent, memory_order_relaxed);
+    ret->bytes_sent = atomic_load_explicit(&l->bytes_sent, memory_order_relaxed);
+    ret->frames_received = atomic_load_explicit(&l->frames_received, memory_order_relaxed);
+    ret->bytes_received = atomic_load_explicit(&l->bytes_received, memory_order_relaxed);
+    ret->rma_ops = atomic_load_explicit(&l->rma_ops, memory_order_relaxed);
+    ret->rma_bytes = atomic_load_explicit(&l->rma_bytes, memory_order_relaxed);
+    snprintf(ret->carrier, sizeof ret->carrier, "ofi:%s", l->t->provider);
+}
+
+/* ---- one-sided ---- */
+
+struct tp_mr {
+    struct fid_mr *mr;
+};
+
+static int ofi_mr_reg(struct tp *tt, void *buf, size_t len, struct tp_mr **ret, uint64_t *key,
+                      uint64_t *addr)
+{
+    struct ofi_tp *t = (struct ofi_tp *)tt;
+    struct tp_mr *m = calloc(1, sizeof *m);
+    if (!m) return -ENOMEM;
+    int r = fi_mr_reg(t->domain, buf, len, FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE, 0,
+                      new_key(t), 0, &m->mr, NULL);
+    if (r) {
+        free(m);
+        return r;
+    }
+    *key = fi_mr_key(m->mr);
+    *addr = t->mr_virt ? (uint64_t)(uintptr_t)buf : 0;
+    *ret = m;
+    return 0;
+}
+
+static void ofi_mr_dereg(struct tp_mr *m)
+{
+    if (!m) return;
+    fi_close(&m->mr->fid);
+    free(m);
+}
+
+static int rma(struct tp_link *tl, int write, void *buf, size_t len, uint64_t raddr, uint64_t key,
+               tp_done_fn done, void *arg)
+{
+    struct ofi_link *l = (struct ofi_link *)tl;
+    struct ofi_tp *t = l->t;
+    if (len > t->max_msg) return -EMSGSIZE;
+    struct rma_op *op = calloc(1, sizeof *op);
+    if (!op) return -ENOMEM;
+    op->op.kind = OP_RMA;
+    op->l = l;
+    op->done = done;
+    op->arg = arg;
+    int r = mr_get(t, buf, len, 0, &op->mr);
+    if (r) {
+        free(op);
+        return r;
+    }
+    for (;;) {
+        /* a Put is done when the data is in the target's memory (a flush after it means
+         * that), not only when it left */
+        struct iovec iov = {.iov_base = buf, .iov_len = len};
+        void *desc = mr_desc(t, op->mr);
+        struct fi_rma_iov riov = {.addr = raddr, .len = len, .key = key};
+        struct fi_msg_rma m = {.msg_iov = &iov,
+                               .desc = &desc,
+                               .iov_count = 1,
+                               .addr = l->peer,
+                               .rma_iov = &riov,
+                               .rma_iov_count = 1,
+                               .context = &op->op.fctx};
+        ssize_t e = write ? fi_writemsg(t->ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE)
+                          : fi_readmsg(t->ep, &m, FI_COMPLETION);
+        if (e == 0) break;
+        if (e != -FI_EAGAIN) {
+            mr_put(t, op->mr);
+            free(op);
+            return (int)e;
+        }
+        drive(t);
+        sched_yield();
+    }
+    atomic_fetch_add_explicit(&l->rma_ops, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&l->rma_bytes, len, memory_order_relaxed);
+    return 0;
+}
+
+static int ofi_put(struct tp_link *tl, const void *buf, size_t len, uint64_t raddr, uint64_t key,
+                   tp_done_fn done, void *arg)
+{
+    return rma(tl, 1, (void *)buf, len, raddr, key, done, arg);
+}
+
+static int ofi_get(struct tp_link *tl, void *buf, size_t len, uint64_t raddr, uint64_t key,
+                   tp_done_fn done, void *arg)
+{
+    return rma(tl, 0, buf, len, raddr, key, done, arg);
+}
+
+/* ---- the endpoint ---- */
+
+static void ofi_free(struct tp *tt)
+{
+    struct ofi_tp *t = (struct ofi_tp *)tt;
+    if (!t) return;
+    if (t->started) {
+        atomic_store(&t->stop, 1);
+        pthread_join(t->thread, NULL);
+    }
+    if (t->ep) fi_close(&t->ep->fid);
+    for (int i = 0; i < TP_OFI_RX_BUFS; i++)
+        if (t->rx[i]) {
+            if (t->rx[i]->mr) fi_close(&t->rx[i]->mr->fid);
+            free(t->rx[i]);
+        }
+    for (int i = 0; i < TP_OFI_MR_CACHE; i++)
+        if (t->cache[i].mr) fi_close(&t->cache[i].mr->fid);
+    if (t->av) fi_close(&t->av->fid);
+    if (t->cq) fi_close(&t->cq->fid);
+    if (t->domain) fi_close(&t->domain->fid);
+    if (t->fabric) fi_close(&t->fabric->fid);
+    if (t->info) fi_freeinfo(t->info);
+    pthread_mutex_destroy(&t->mu);
+    pthread_mutex_destroy(&t->mr_mu);
+    free(t->links);
+    free(t->deferred);
+    free(t);
+}
+
+static const struct tp_ops ofi_ops = {
+    .name = "ofi",
+    .connect = ofi_connect,
+    .send = ofi_send,
+    .poll = ofi_poll,
+    .resume = ofi_resume,
+    .drain = ofi_drain,
+    .close = ofi_close,
+    .stats = ofi_stats,
+    .mr_reg = ofi_mr_reg,
+    .mr_dereg = ofi_mr_dereg,
+    .put = ofi_put,
+    .get = ofi_get,
+    .free = ofi_free,
+};
+
+static struct fi_info *hints_for(const char *provider)
+{
+    struct fi_info *h = fi_allocinfo();
+    if (!h) return NULL;
+    h->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    h->mode = FI_CONTEXT;
+    h->ep_attr->type = FI_EP_RDM;
+    h->domain_attr->threading = FI_THREAD_SAFE;
+    h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    h->tx_attr->msg_order = FI_ORDER_SAS;
+    h->rx_attr->msg_order = FI_ORDER_SAS;
+    if (provider && *provider) h->fabric_attr->prov_name = strdup(provider);
+    return h;
+}
+
+#define WHY(...) (why ? (void)snprintf(why, why_len, __VA_ARGS__) : (void)0)
+
+int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len)
+{
+    struct ofi_tp *t = calloc(1, sizeof *t);
+    if (!t) return -ENOMEM;
+    t->base.ops = &ofi_ops;
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_mutex_init(&t->mr_mu, NULL);
+    struct fi_info *h = hints_for(provider);
+    if (!h) {
+        free(t);
+        return -ENOMEM;
+    }
+    int r = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &t->info);
+    fi_freeinfo(h);
+    if (r) {
+        WHY("no libfabric provider %s with reliable datagrams here (%s)",
+            provider && *provider ? provider : "(any)", fi_strerror(-r));
+        t->info = NULL;
+        ofi_free(&t->base);
+        return -ENOENT;
+    }
+    struct fi_info *i = t->info;
+    snprintf(t->provider, sizeof t->provider, "%s", i->fabric_attr->prov_name);
+    t->mr_local = !!(i->domain_attr->mr_mode & FI_MR_LOCAL);
+    t->mr_virt = !!(i->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
+    t->prov_key = !!(i->domain_attr->mr_mode & FI_MR_PROV_KEY);
+    t->max_msg = i->ep_attr->max_msg_size;
+    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE, .size = 4096};
+    struct fi_av_attr ava = {.type = FI_AV_UNSPEC};
+    const char *step = "fabric";
+    r = fi_fabric(i->fabric_attr, &t->fabric, NULL);
+    if (!r) step = "domain", r = fi_domain(t->fabric, i, &t->domain, NULL);
+    if (!r) step = "completion queue", r = fi_cq_open(t->domain, &cqa, &t->cq, NULL);
+    if (!r) step = "address vector", r = fi_av_open(t->domain, &ava, &t->av, NULL);
+    if (!r) step = "endpoint", r = fi_endpoint(t->domain, i, &t->ep, NULL);
+    if (!r) step = "binding", r = fi_ep_bind(t->ep, &t->av->fid, 0);
+    if (!r) r = fi_ep_bind(t->ep, &t->cq->fid, FI_TRANSMIT | FI_RECV);
+    if (!r) step = "enable", r = fi_enable(t->ep);
+    for (int k = 0; !r && k < TP_OFI_RX_BUFS; k++) {
+        step = "receive buffers";
+        struct rx_buf *b = calloc(1, sizeof *b);
+        if (!b) {
+            r = -ENOMEM;
+            break;
+        }
+        t->rx[k] = b;
+        b->op.kind = OP_RECV;
+        if (t->mr_local) {
+            r = fi_mr_reg(t->domain, b->data, sizeof b->data, FI_RECV, 0, new_key(t), 0, &b->mr,
+                          NULL);
+            if (r) break;
+            b->desc = fi_mr_desc(b->mr);
+        }
+        r = post_recv(t, b);
+    }
+    if (r) {
+        WHY("libfabric provider %s: %s: %s", t->provider, step, fi_strerror(-r));
+        ofi_free(&t->base);
+        return r < 0 ? r : -EIO;
+    }
+    r = pthread_create(&t->thread, NULL, progress_thread, t);
+    if (r) {
+        WHY("libfabric provider %s: progress thread: %s", t->provider, strerror(r));
+        ofi_free(&t->base);
+        return -r;
+    }
+    t->started = 1;
+    *ret = &t->base;
+    return 0;
+}
+
+int tp_ofi_name(struct tp *tt, void *buf, size_t len)
+{
+    struct ofi_tp *t = (struct ofi_tp *)tt;
+    size_t n = len;
+    int r = fi_getname(&t->ep->fid, buf, &n);
+    if (r) return r == -FI_ETOOSMALL ? -ENOSPC : r;
+    return (int)n;
+}
+
+const char *tp_ofi_provider(struct tp *tt)
+{
+    return ((struct ofi_tp *)tt)->provider;
+}
+
+uint64_t tp_ofi_secret(void)
+{
+    uint64_t s = 0;
+    while (!s)
+        if (getrandom(&s, sizeof s, 0) != sizeof s) s = 0;
+    return s;
+}
+
+uint64_t tp_ofi_rejected(struct tp *tt)
+{
+    return atomic_load_explicit(&((struct ofi_tp *)tt)->rejected, memory_order_relaxed);
+}
+
+/* The providers that run over plain sockets (or memory) and so are no reason to leave TCP: a
+ * layered name ("tcp;ofi_rxm") is judged by its core, the first part. */
+static int socket_provider(const char *name)
+{
+    static const char *const plain[] = {"tcp", "udp", "sockets", "shm", "net", "sm2"};
+    size_t n = strcspn(name, ";");
+    for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
+        if (strlen(plain[i]) == n && !strncmp(name, plain[i], n)) return 1;
+    return 0;
+}
+
+int tp_ofi_fabric_present(char *name, size_t len)
+{
+    struct fi_info *h = hints_for(NULL), *list = NULL;
+    if (!h) return 0;
+    int found = 0;
+    if (fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &list) == 0) {
+        for (struct fi_info *i = list; i && !found; i = i->next)
+            if (!socket_provider(i->fabric_attr->prov_name)) {
+                found = 1;
+                if (name) snprintf(name, len, "%s", i->fabric_attr->prov_name);
+            }
+        fi_freeinfo(list);
+    }
+    fi_freeinfo(h);
+    return found;
+}

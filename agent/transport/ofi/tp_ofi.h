@@ -1,0 +1,44 @@
+/* tp_ofi.h — the libfabric (OFI) transport (transport.h): the job host opens one reliable
+ * datagram endpoint (FI_EP_RDM) and every link to another node is an address in its address
+ * vector.  The endpoint's name and the links' secrets travel over the agents' authenticated
+ * mesh links (job_net.c "transport hello"), so only peers of this job can reach its links.
+ *
+ * Frames up to TP_OFI_EAGER payload bytes go as one message, copied into a posted receive
+ * buffer; larger ones by rendezvous: the sender registers the payload and sends its key, the
+ * receiver reads it (fi_read) straight into the buffer on_header chose and answers FIN, which
+ * completes the send.  Frames of one link are delivered in the order they were sent (the
+ * provider keeps send-after-send order; a frame that arrives while a read of an earlier one is
+ * in flight waits for it).  Progress: a thread of the transport, and tp_poll from waiting ranks.
+ *
+ * Limits: TP_OFI_EAGER (payload of one message), TP_OFI_RX_BUFS (receives posted),
+ * TP_OFI_NAME_MAX (endpoint name), TP_OFI_MR_CACHE (registrations kept for reuse). */
+#ifndef TMPI_AGENT_TP_OFI_H
+#define TMPI_AGENT_TP_OFI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "transport.h"
+
+#define TP_OFI_EAGER 65536
+#define TP_OFI_RX_BUFS 64
+#define TP_OFI_NAME_MAX 256
+#define TP_OFI_MR_CACHE 64
+
+/* Opens an RDM endpoint of provider (e.g. "tcp", "verbs;ofi_rxm"; NULL or "" = the first
+ * libfabric offers, which honours FI_PROVIDER) and starts its progress thread.  0, -ENOENT (no
+ * such provider here: why is set), or another negative errno with why set. */
+int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len);
+/* The endpoint's name for peers (up to TP_OFI_NAME_MAX bytes); its length or a negative errno. */
+int tp_ofi_name(struct tp *t, void *buf, size_t len);
+/* The provider the endpoint runs on ("tcp;ofi_rxm"). */
+const char *tp_ofi_provider(struct tp *t);
+/* A fresh random secret for a link's receiving side. */
+uint64_t tp_ofi_secret(void);
+/* Messages that arrived with a secret no link has (dropped), since open. */
+uint64_t tp_ofi_rejected(struct tp *t);
+/* Whether a provider other than the plain socket ones (tcp, udp, sockets, shm) is here: the
+ * `auto` choice of [mesh] transport.  Its name into name when one is. */
+int tp_ofi_fabric_present(char *name, size_t len);
+
+#endif

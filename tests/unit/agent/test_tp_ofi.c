@@ -1,0 +1,197 @@
+/* test_tp_ofi.c — the libfabric transport (agent/transport/ofi/tp_ofi.h) on the tcp provider:
+ * two endpoints linked with swapped secrets carry small frames and a 1 MiB frame (rendezvous:
+ * the receiver reads it) byte for byte and in order (a small frame sent after a large one is
+ * delivered after it); a paused link delivers nothing until resumed; an endpoint outside the
+ * exchange that knows the address but not the secret cannot inject a frame (it is counted as
+ * rejected, nothing is delivered); Put and Get to a registered buffer; a provider that is not
+ * here fails open with -ENOENT and says why. */
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../check.h"
+#include "tp_ofi.h"
+
+#define BIG (1u << 20)
+
+struct sink {
+    atomic_int frames, errors;
+    uint32_t lens[16];
+    uint64_t tags[16];
+    uint8_t *buf;
+};
+
+static void *on_header(void *arg, struct tp_link *l, const struct netd_hdr *h, void **ctx)
+{
+    struct sink *s = arg;
+    int i = atomic_load(&s->frames);
+    if (i < 16) {
+        s->lens[i] = h->payload_len;
+        memcpy(&s->tags[i], h->proto, 8);
+    }
+    return h->payload_len ? s->buf : NULL;
+}
+
+static void on_frame(void *arg, struct tp_link *l, const struct netd_hdr *h, void *ctx)
+{
+    atomic_fetch_add(&((struct sink *)arg)->frames, 1);
+}
+
+static void on_error(void *arg, struct tp_link *l, int err)
+{
+    atomic_fetch_add(&((struct sink *)arg)->errors, 1);
+}
+
+static const struct tp_rx_ops rx = {on_header, on_frame, on_error};
+
+static atomic_int dones;
+static void done(void *arg, int err)
+{
+    if (err == 0) atomic_fetch_add(&dones, 1);
+}
+
+/* Polls until *v reaches want or about 5 s passed. */
+static int wait_for(struct tp_link *l, atomic_int *v, int want)
+{
+    for (int i = 0; i < 500000 && atomic_load(v) < want; i++) {
+        tp_poll(l);
+        if (i > 1000) {
+            struct timespec ts = {0, 10000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return atomic_load(v);
+}
+
+static struct netd_hdr frame(uint32_t len, uint64_t tag)
+{
+    struct netd_hdr h;
+    memset(&h, 0, sizeof h);
+    h.channel = TMPI_CH_P2P;
+    h.payload_len = len;
+    h.job_id = 7;
+    h.src_rank = 0;
+    h.dst_rank = 1;
+    memcpy(h.proto, &tag, 8);
+    return h;
+}
+
+int main(void)
+{
+    char why[300] = "";
+    struct tp *bogus = NULL;
+    CHECK_EQ(tp_ofi_open("no-such-provider", &bogus, why, sizeof why), -ENOENT);
+    CHECK(strstr(why, "no-such-provider") != NULL);
+
+    struct tp *a = NULL, *b = NULL, *c = NULL;
+    CHECK_EQ(tp_ofi_open("tcp", &a, why, sizeof why), 0);
+    CHECK_EQ(tp_ofi_open("tcp", &b, why, sizeof why), 0);
+    CHECK_EQ(tp_ofi_open("tcp", &c, why, sizeof why), 0);
+    CHECK(strstr(tp_ofi_provider(a), "tcp") != NULL);
+    uint8_t na[TP_OFI_NAME_MAX], nb[TP_OFI_NAME_MAX];
+    int la = tp_ofi_name(a, na, sizeof na), lb = tp_ofi_name(b, nb, sizeof nb);
+    CHECK(la > 0 && lb > 0);
+
+    struct sink sa = {.buf = calloc(1, BIG)}, sb = {.buf = calloc(1, BIG)}, sc = {.buf = NULL};
+    uint64_t s_ab = tp_ofi_secret(), s_ba = tp_ofi_secret(); /* a->b frames carry s_ab */
+    CHECK(s_ab != s_ba);
+    struct tp_link *ab = NULL, *ba = NULL, *cb = NULL;
+    CHECK_EQ(
+        tp_connect(
+            a,
+            &(struct tp_addr){
+                .fd = -1, .name = nb, .name_len = (size_t)lb, .tx_secret = s_ab, .rx_secret = s_ba},
+            &rx, &sa, 0, &ab),
+        0);
+    /* b's link starts paused: nothing is delivered before the resume */
+    CHECK_EQ(
+        tp_connect(
+            b,
+            &(struct tp_addr){
+                .fd = -1, .name = na, .name_len = (size_t)la, .tx_secret = s_ba, .rx_secret = s_ab},
+            &rx, &sb, 1, &ba),
+        0);
+
+    uint8_t *big = malloc(BIG);
+    for (uint32_t i = 0; i < BIG; i++)
+        big[i] = (uint8_t)(i * 7 + 3);
+    struct netd_hdr h1 = frame(5, 1), h2 = frame(BIG, 2), h3 = frame(3, 3);
+    CHECK_EQ(tp_send(ab, &h1, 0, "hello", done, NULL), 0);
+    CHECK_EQ(tp_send(ab, &h2, 0, big, done, NULL), 0);
+    CHECK_EQ(tp_send(ab, &h3, 0, "end", done, NULL), 0);
+    for (int i = 0; i < 20000; i++)
+        tp_poll(ba);
+    CHECK_EQ(atomic_load(&sb.frames), 0);
+    tp_resume(ba);
+    CHECK_EQ(wait_for(ba, &sb.frames, 3), 3);
+    CHECK_EQ(sb.lens[0], 5);
+    CHECK_EQ(sb.lens[1], BIG);
+    CHECK_EQ(sb.lens[2], 3);
+    CHECK_EQ(sb.tags[0], 1);
+    CHECK_EQ(sb.tags[1], 2);
+    CHECK_EQ(sb.tags[2], 3);
+    CHECK(memcmp(sb.buf, "end", 3) == 0); /* the last frame landed last */
+    CHECK(memcmp(sb.buf + 3, big + 3, BIG - 3) == 0);
+    CHECK_EQ(wait_for(ab, &dones, 3), 3); /* the large send completed on the FIN */
+
+    /* the other way */
+    struct netd_hdr h4 = frame(4, 4);
+    CHECK_EQ(tp_send(ba, &h4, 0, "back", NULL, NULL), 0);
+    CHECK_EQ(wait_for(ab, &sa.frames, 1), 1);
+    CHECK(memcmp(sa.buf, "back", 4) == 0);
+
+    /* c knows b's address but not the secret of any of b's links */
+    CHECK_EQ(tp_connect(c,
+                        &(struct tp_addr){.fd = -1,
+                                          .name = nb,
+                                          .name_len = (size_t)lb,
+                                          .tx_secret = s_ab ^ 1,
+                                          .rx_secret = 99},
+                        &rx, &sc, 0, &cb),
+             0);
+    struct netd_hdr h5 = frame(6, 5);
+    CHECK_EQ(tp_send(cb, &h5, 0, "inject", NULL, NULL), 0);
+    for (int i = 0; i < 500000 && tp_ofi_rejected(b) == 0; i++) {
+        tp_poll(ba);
+        tp_poll(cb);
+    }
+    CHECK_EQ(tp_ofi_rejected(b), 1);
+    CHECK_EQ(atomic_load(&sb.frames), 3);
+    CHECK_EQ(atomic_load(&sb.errors), 0);
+
+    /* one-sided: a's Put into b's registered buffer, then a Get back */
+    struct tp_mr *mr = NULL;
+    uint64_t key = 0, raddr = 0;
+    uint8_t *win = calloc(1, 4096), got[16];
+    CHECK_EQ(tp_mr_reg(b, win, 4096, &mr, &key, &raddr), 0);
+    atomic_store(&dones, 0);
+    CHECK_EQ(tp_put(ab, "one-sided", 9, raddr + 100, key, done, NULL), 0);
+    CHECK_EQ(wait_for(ab, &dones, 1), 1);
+    CHECK(memcmp(win + 100, "one-sided", 9) == 0);
+    memcpy(win + 200, "get me", 6);
+    CHECK_EQ(tp_get(ab, got, 6, raddr + 200, key, done, NULL), 0);
+    CHECK_EQ(wait_for(ab, &dones, 2), 2);
+    CHECK(memcmp(got, "get me", 6) == 0);
+
+    struct tp_link_stats st;
+    tp_stats(ab, &st);
+    CHECK_EQ(st.frames_sent, 3);
+    CHECK_EQ(st.rma_ops, 2);
+    CHECK(strncmp(st.carrier, "ofi:", 4) == 0);
+
+    b->ops->mr_dereg(mr);
+    tp_close(ab);
+    tp_close(ba);
+    tp_close(cb);
+    a->ops->free(a);
+    b->ops->free(b);
+    c->ops->free(c);
+    free(big);
+    free(win);
+    free(sa.buf);
+    free(sb.buf);
+    return 0;
+}
