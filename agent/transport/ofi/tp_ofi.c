@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "be_bytes.h"
+#include "ofi_lib.h"
 
 #define PREFIX 16
 #define RTS_EXTRA 24
@@ -907,7 +908,7 @@ static void ofi_free(struct tp *tt)
     if (t->cq) fi_close(&t->cq->fid);
     if (t->domain) fi_close(&t->domain->fid);
     if (t->fabric) fi_close(&t->fabric->fid);
-    if (t->info) fi_freeinfo(t->info);
+    if (t->info) ofi_lib_get(NULL, 0)->freeinfo(t->info); /* loaded: info came from it */
     pthread_mutex_destroy(&t->mu);
     pthread_mutex_destroy(&t->mr_mu);
     free(t->links);
@@ -931,9 +932,9 @@ static const struct tp_ops ofi_ops = {
     .free = ofi_free,
 };
 
-static struct fi_info *hints_for(const char *provider)
+static struct fi_info *hints_for(const struct ofi_lib *L, const char *provider)
 {
-    struct fi_info *h = fi_allocinfo();
+    struct fi_info *h = L->dupinfo(NULL);
     if (!h) return NULL;
     h->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
     h->mode = FI_CONTEXT;
@@ -950,21 +951,23 @@ static struct fi_info *hints_for(const char *provider)
 
 int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len)
 {
+    const struct ofi_lib *L = ofi_lib_get(why, why_len);
+    if (!L) return -ENOENT;
     struct ofi_tp *t = calloc(1, sizeof *t);
     if (!t) return -ENOMEM;
     t->base.ops = &ofi_ops;
     pthread_mutex_init(&t->mu, NULL);
     pthread_mutex_init(&t->mr_mu, NULL);
-    struct fi_info *h = hints_for(provider);
+    struct fi_info *h = hints_for(L, provider);
     if (!h) {
         free(t);
         return -ENOMEM;
     }
-    int r = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &t->info);
-    fi_freeinfo(h);
+    int r = L->getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &t->info);
+    L->freeinfo(h);
     if (r) {
         WHY("no libfabric provider %s with reliable datagrams here (%s)",
-            provider && *provider ? provider : "(any)", fi_strerror(-r));
+            provider && *provider ? provider : "(any)", L->strerror(-r));
         t->info = NULL;
         ofi_free(&t->base);
         return -ENOENT;
@@ -978,7 +981,7 @@ int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len
     struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE, .size = 4096};
     struct fi_av_attr ava = {.type = FI_AV_UNSPEC};
     const char *step = "fabric";
-    r = fi_fabric(i->fabric_attr, &t->fabric, NULL);
+    r = L->fabric(i->fabric_attr, &t->fabric, NULL);
     if (!r) step = "domain", r = fi_domain(t->fabric, i, &t->domain, NULL);
     if (!r) step = "completion queue", r = fi_cq_open(t->domain, &cqa, &t->cq, NULL);
     if (!r) step = "address vector", r = fi_av_open(t->domain, &ava, &t->av, NULL);
@@ -1004,7 +1007,7 @@ int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len
         r = post_recv(t, b);
     }
     if (r) {
-        WHY("libfabric provider %s: %s: %s", t->provider, step, fi_strerror(-r));
+        WHY("libfabric provider %s: %s: %s", t->provider, step, L->strerror(-r));
         ofi_free(&t->base);
         return r < 0 ? r : -EIO;
     }
@@ -1059,17 +1062,19 @@ static int socket_provider(const char *name)
 
 int tp_ofi_fabric_present(char *name, size_t len)
 {
-    struct fi_info *h = hints_for(NULL), *list = NULL;
+    const struct ofi_lib *L = ofi_lib_get(NULL, 0);
+    if (!L) return 0; /* no libfabric: no fabric */
+    struct fi_info *h = hints_for(L, NULL), *list = NULL;
     if (!h) return 0;
     int found = 0;
-    if (fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &list) == 0) {
+    if (L->getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &list) == 0) {
         for (struct fi_info *i = list; i && !found; i = i->next)
             if (!socket_provider(i->fabric_attr->prov_name)) {
                 found = 1;
                 if (name) snprintf(name, len, "%s", i->fabric_attr->prov_name);
             }
-        fi_freeinfo(list);
+        L->freeinfo(list);
     }
-    fi_freeinfo(h);
+    L->freeinfo(h);
     return found;
 }
