@@ -186,7 +186,8 @@ can_lower_oom_score() { sh -c 'echo -1 >/proc/self/oom_score_adj' 2>/dev/null; }
     # while a job runs, the kernel's badness of its host is above the agent's
     beside "$UB"
     local host
-    host=$(pgrep -P "$AGENT_PID")
+    # the newest child: the first job's host may still be on its way out
+    host=$(pgrep -n -P "$AGENT_PID")
     [ -n "$host" ] || { echo "no job host under the agent"; false; }
     (($(cat "/proc/$host/oom_score") > $(cat "/proc/$AGENT_PID/oom_score"))) ||
         { echo "oom_score: job host $(cat "/proc/$host/oom_score"), agent $(cat "/proc/$AGENT_PID/oom_score")"; false; }
