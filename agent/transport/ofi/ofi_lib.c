@@ -33,8 +33,8 @@ static void load(void)
                                  const struct fi_info *, struct fi_info **))sym(h, "fi_getinfo");
     lib.calls.freeinfo = (void (*)(struct fi_info *))sym(h, "fi_freeinfo");
     lib.calls.dupinfo = (struct fi_info * (*)(const struct fi_info *)) sym(h, "fi_dupinfo");
-    lib.calls.fabric = (int (*)(struct fi_fabric_attr *, struct fid_fabric **, void *))sym(
-        h, "fi_fabric");
+    lib.calls.fabric =
+        (int (*)(struct fi_fabric_attr *, struct fid_fabric **, void *))sym(h, "fi_fabric");
     lib.calls.strerror = (const char *(*)(int))sym(h, "fi_strerror");
     lib.ok = lib.calls.getinfo && lib.calls.freeinfo && lib.calls.dupinfo && lib.calls.fabric &&
              lib.calls.strerror;
