@@ -384,17 +384,8 @@ void job_spawn_join(struct job *j)
 void job_spawn_unload(struct job *j)
 {
     for (struct spawn_batch *b = j->spawn ? j->spawn->batches : NULL; b; b = b->next)
-        for (uint32_t i = 0; i < b->loaded; i++) {
-            struct rank *r = &b->ranks[i];
-            r->unloader = pthread_self();
-            r->unloading = 1;
-            rank_set_current(r);
-            image_finish(&r->image);
-            rank_set_current(NULL);
-            rank_argv_free(&r->args);
-            rank_proc_free(&r->proc);
-            output_flush(r);
-        }
+        for (uint32_t i = 0; i < b->loaded; i++)
+            job_rank_unload(&b->ranks[i]);
 }
 
 void job_spawn_free(struct job *j)

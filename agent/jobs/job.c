@@ -996,6 +996,20 @@ static double clock_s(clockid_t clk)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+void job_rank_unload(struct rank *r)
+{
+    /* The copy's destructors (atexit handlers, static destructors) run now: whatever they
+     * print goes to the launcher as the rank's output. */
+    r->unloader = pthread_self();
+    r->unloading = 1;
+    rank_set_current(r);
+    image_finish(&r->image);
+    rank_set_current(NULL);
+    rank_argv_free(&r->args);
+    rank_proc_free(&r->proc);
+    output_flush(r);
+}
+
 static void *job_thread(void *arg)
 {
     struct job *j = arg;
@@ -1044,19 +1058,8 @@ static void *job_thread(void *arg)
                 "%d thread(s) the ranks started still run: the job ends without unloading", left);
         end_without_unload(j);
     }
-    for (uint32_t i = 0; i < j->nprocs; i++) {
-        /* The copy's destructors (atexit handlers, static destructors) run now: whatever
-         * they print goes to the launcher as the rank's output. */
-        struct rank *r = &j->ranks[i];
-        r->unloader = pthread_self();
-        r->unloading = 1;
-        rank_set_current(r);
-        image_finish(&r->image);
-        rank_set_current(NULL);
-        rank_argv_free(&r->args);
-        rank_proc_free(&r->proc);
-        output_flush(r);
-    }
+    for (uint32_t i = 0; i < j->nprocs; i++)
+        job_rank_unload(&j->ranks[i]);
     job_spawn_unload(j);
 
     /* what the rank count costs, phase by phase (docs/ARCHITECTURE.md "How many ranks") */

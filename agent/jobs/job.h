@@ -174,6 +174,10 @@ static inline int job_world_rank(const struct job *j, uint32_t i)
     return j->global_rank ? j->global_rank[i] : (int)i;
 }
 
+/* Job thread, at the job's end: runs a loaded rank's destructors as that rank, frees its
+ * argument and process state, flushes its output (the job's ranks and spawned ones). */
+void job_rank_unload(struct rank *r);
+
 /* Loop thread: builds a job from a submission (does not start it).  -EINVAL with a message
  * in err for bad requests, -ENOMEM. */
 int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
