@@ -119,33 +119,32 @@ const int *tm_narrow_counts(struct tm_narrow *w, const char *what, const MPI_Cou
     return out;
 }
 
+/* One displacement into out[i]: 0, or -1 (with the error noted) when it has no int form. */
+static int narrow_displ(struct tm_narrow *w, const char *what, int i, long long d, int *out)
+{
+    if (d > TM_COLL_COUNT_MAX || d < INT_MIN) {
+        char name[64];
+        snprintf(name, sizeof name, "%s[%d]", what, i);
+        fail(w, MPI_ERR_COUNT, name, d);
+        return -1;
+    }
+    out[i] = (int)d;
+    return 0;
+}
+
 const int *tm_narrow_displs(struct tm_narrow *w, const char *what, const MPI_Aint *d, int n)
 {
     int *out = d ? room(w, n) : NULL;
-    for (int i = 0; out && i < n; i++) {
-        if (d[i] > TM_COLL_COUNT_MAX || d[i] < INT_MIN) {
-            char name[64];
-            snprintf(name, sizeof name, "%s[%d]", what, i);
-            fail(w, MPI_ERR_COUNT, name, d[i]);
-            return NULL;
-        }
-        out[i] = (int)d[i];
-    }
+    for (int i = 0; out && i < n; i++)
+        if (narrow_displ(w, what, i, d[i], out) < 0) return NULL;
     return out;
 }
 
 const int *tm_narrow_cdispls(struct tm_narrow *w, const char *what, const MPI_Count *d, int n)
 {
     int *out = d ? room(w, n) : NULL;
-    for (int i = 0; out && i < n; i++) {
-        if (d[i] > TM_COLL_COUNT_MAX || d[i] < INT_MIN) {
-            char name[64];
-            snprintf(name, sizeof name, "%s[%d]", what, i);
-            fail(w, MPI_ERR_COUNT, name, d[i]);
-            return NULL;
-        }
-        out[i] = (int)d[i];
-    }
+    for (int i = 0; out && i < n; i++)
+        if (narrow_displ(w, what, i, d[i], out) < 0) return NULL;
     return out;
 }
 
