@@ -91,6 +91,9 @@ int main(int argc, char **argv)
               MSGS * MSG_BYTES);
     MPI_T_pvar_read(s, h, &v2);
     CHECK(v2 < (unsigned long long)MSG_BYTES, "after readreset %llu", v2);
+    /* The counters are the node's links', shared by its ranks: rank 0's next sends must not
+     * start before every rank of its node has read the count just after its reset. */
+    MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
         for (int i = 0; i < MSGS; i++)
             MPI_Send(buf, MSG_BYTES, MPI_BYTE, size - 1, 2, MPI_COMM_WORLD);
