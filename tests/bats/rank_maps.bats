@@ -18,7 +18,13 @@ host_maps() {
     for ((i = 0; i < 600; i++)); do grep -q started "$out" && break; sleep 0.1; done
     host=$(pgrep -P "${AGENT_PIDS[maps]}" | head -1)
     [ -n "$host" ] && grep -q started "$out" || { echo "job of $n did not start: $(cat "$out")" >&2; return 1; }
-    wc -l <"/proc/$host/maps"
+    # A sanitizer's allocator maps memory of its own (ASan's primary allocator at
+    # 0x600000000000-0x640000000000, TSan's heap at 0x7b0000000000-0x7c0000000000): not the
+    # rank's image or stack, so not counted.
+    awk '{ split($1, r, "-")
+           if (length(r[1]) == 12 && ((r[1] >= "600000000000" && r[1] < "640000000000") ||
+                                      (r[1] >= "7b0000000000" && r[1] < "7c0000000000"))) next
+           n++ } END { print n }' "/proc/$host/maps"
     kill "$lp"
     wait "$lp" 2>/dev/null || true
     for ((i = 0; i < 300; i++)); do [ -z "$(pgrep -P "${AGENT_PIDS[maps]}")" ] && break; sleep 0.1; done
@@ -30,7 +36,11 @@ host_maps() {
     local a b
     a=$(host_maps 8) && b=$(host_maps 24) || false
     echo "8 ranks: $a maps, 24 ranks: $b maps" >&3
-    (((b - a) <= 3 * 16)) || { echo "$(((b - a) / 16)) maps per rank ($a at 8, $b at 24)" >&2; false; }
+    # A sanitized build also maps each large block on its own (ASan's secondary allocator),
+    # where glibc's malloc keeps blocks of this size in its heap: one in 8 ranks allowed there.
+    local slack=0
+    [ -z "$(build_sanitizer)" ] || slack=2
+    (((b - a) <= 3 * 16 + slack)) || { echo "$(((b - a) / 16)) maps per rank ($a at 8, $b at 24)" >&2; false; }
 }
 
 @test "rank maps: a carried rank that overflows its stack faults at the guard page below it" {
