@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "asym_fence.h"
 #include "fault.h"
 #include "job.h"
 #include "job_bind.h"
@@ -427,6 +428,9 @@ static struct rank *idle(struct carrier *c)
     /* wait.h's handshake: count ourselves asleep, then look once more */
     uint32_t seq = atomic_load_explicit(&p->sleep.word, memory_order_seq_cst);
     atomic_fetch_add_explicit(&p->sleep.sleepers, 1, memory_order_seq_cst);
+    /* a fast-box sender publishes without a fence (asym_fence.h; fails harmlessly when the
+     * process did not register, and then the senders fence) */
+    tmpi_asym_heavy();
     struct rank *r = pick(c);
     if (!r && atomic_load_explicit(&p->live, memory_order_seq_cst) > 0) {
         /* A sleeping rank's deadline wakes us: nobody else will.  Nor does anyone tell us when

@@ -141,6 +141,7 @@ struct tm_job {
     size_t eager_limit;
     size_t coop_min; /* copies from this weight are shared by both ranks (coop.h); 0: never */
     uint64_t spin_ns;
+    int asym_fence;             /* the process registered for asym_fence.h: wakers need no fence */
     _Atomic int cancelled;      /* set by wake_all */
     _Atomic int net_nonreaders; /* threads of a job across nodes waiting without reading links */
     _Atomic int helpers_busy;   /* libtmpi's own threads running a round (coll_net_nb.c) */

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "asym_fence.h"
 #include "job.h"
 #include "mstate.h"
 #include "relax.h"
@@ -177,6 +178,8 @@ static void block(struct tm_rank *me, tm_cond_fn cond, void *arg)
         uint32_t seq = atomic_load_explicit(&w->wake_seq, memory_order_acquire);
         /* a count: under THREAD_MULTIPLE several threads of the rank may sleep on wake_seq */
         atomic_fetch_add_explicit(&w->sleeping, 1, memory_order_seq_cst);
+        /* a fast-box sender publishes without a fence (asym_fence.h) */
+        if (j->asym_fence) tmpi_asym_heavy();
         /* between counting itself and the last look (mstate.h) */
         uint32_t seen = atomic_load_explicit(&w->wakes, memory_order_seq_cst);
         if (cond(arg) || must_end(j)) {

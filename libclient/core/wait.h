@@ -13,7 +13,10 @@
  * The store of sleeping, the stores that make a condition true and the loads of both are all
  * seq_cst, so they fall into one total order (no fences: ThreadSanitizer cannot check them).
  * Either the waiter sees the condition or the waker sees `sleeping`; a wake that lands between
- * the re-check and futex_wait changes wake_seq, so futex_wait returns at once.
+ * the re-check and futex_wait changes wake_seq, so futex_wait returns at once.  The one waker
+ * on the message-rate path, a fast-box sender, publishes with a release store and no fence
+ * when the job's asym_fence is set: the waiter then calls membarrier between its count and its
+ * re-check, which fences every running thread of the process for it (asym_fence.h).
  * Every wait also ends when the job is cancelled: the rank then leaves through rank_exit(1).
  *
  * A rank that runs as a context on a carrier thread (svc rank_park, agent/host/carrier.h) does not
@@ -83,7 +86,8 @@ struct tm_progress {
 };
 
 /* Wakes the owner of w if it announced sleep; call after publishing the event with a seq_cst
- * store or read-modify-write. */
+ * store or read-modify-write, or with a release store and tmpi_asym_light where the job's
+ * asym_fence says the sleepers fence for the waker (asym_fence.h). */
 static inline void tm_wake(struct tm_waker *w);
 
 /* Returns when cond(arg) is true.  Leaves via rank_exit(1) if the job is cancelled. */

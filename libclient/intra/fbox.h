@@ -92,6 +92,8 @@ struct tm_fb_slot {
     uint32_t sent;  /* small messages counted towards a ring; UINT32_MAX: refused */
     uint32_t head;  /* producer position */
     uint32_t qseen; /* the consumer's position when last read */
+    int light;      /* the job's asym_fence: cells are published with a release store (the
+                       receiver's sleep pays the fence, asym_fence.h), else seq_cst */
     struct tm_fbox *box;
 };
 
@@ -104,7 +106,9 @@ struct tm_fb_out {
 struct tm_fb_slot *tm_fb_out(struct tm_rank *me, struct tm_rank *r, int small);
 
 /* Sender: writes a message into the ring; 0 when the ring is full (send through the mailbox,
- * which drains it).  bytes <= TM_FB_MAX_BYTES.  Wakes nobody: the caller does. */
+ * which drains it).  bytes <= TM_FB_MAX_BYTES.  Wakes nobody: the caller does, after
+ * tmpi_asym_light (asym_fence.h; the store that publishes the cell is seq_cst only when the
+ * slot is not light). */
 int tm_fb_push(struct tm_fb_slot *s, int ctx, int src, int tag, const void *buf, size_t bytes);
 
 /* The same for data laid out as dt (non-contiguous; bytes packed): packs it into the cells,
@@ -115,8 +119,10 @@ int tm_fb_push_typed(struct tm_fb_slot *s, int ctx, int src, int tag, const void
 /* Caller holds box->mbox.lock.  Drains one ring (tm_fb_drain) or all rings into box: cells
  * go to matching posted receives, else to cand when it matches (a receive being started, not
  * posted: then done, the receive is complete), else to the unexpected queue with envelopes
- * from me's cache.  Returns 1 if cand was completed, 0 if not, -ENOMEM when an envelope could
- * not be had (the rest stays in the ring for the next drain). */
+ * from me's cache.  The drain stops after the cell that completes cand: the rest stays in the
+ * rings, in order, for the next receive or wait (every one of them drains).  Returns 1 if cand
+ * was completed, 0 if not, -ENOMEM when an envelope could not be had (the rest stays in the
+ * ring for the next drain). */
 int tm_fb_drain(struct tm_rank *me, struct tm_rank *box, struct tm_fbox *f,
                 struct tm_request *cand);
 int tm_fb_drain_all(struct tm_rank *me, struct tm_rank *box, struct tm_request *cand);

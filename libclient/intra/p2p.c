@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "asym_fence.h"
 #include "coop.h"
 #include "envelope_pool.h"
 #include "fbox.h"
@@ -32,6 +33,7 @@ int tm_intra_send(struct tm_rank *me, int w, int ctx, int src, int dest, int tag
     if (fs && small &&
         (TM_LIKELY(!sreq->dt) ? tm_fb_push(fs, ctx, src, tag, buf, bytes)
                               : tm_fb_push_typed(fs, ctx, src, tag, buf, sreq->dt, bytes))) {
+        tmpi_asym_light(); /* the cell's store before the load of sleeping (asym_fence.h) */
         tm_wake(&r->waker);
         tm_req_set_done_own(sreq, dest, tag, bytes, MPI_SUCCESS);
         return 0;

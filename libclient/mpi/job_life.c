@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "asym_fence.h"
 #include "coll_net.h"
 #include "comm_mst.h"
 #include "inbox.h"
@@ -118,6 +119,7 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     }
     /* the waits' upcalls (wait.h), before any rank can wait */
     j->wait_poll = tm_inbox_wait_poll;
+    j->asym_fence = tmpi_asym_register();
     j->mst_comm = tm_comm_mst;
     if (tm_net_job_init(j, info) < 0) goto err;
     if (j->net) {

@@ -31,7 +31,9 @@ static struct tm_rank *ranks_new(int n)
     struct tm_rank *r = aligned_alloc(64, sizeof *r * (size_t)n);
     CHECK(r);
     memset(r, 0, sizeof *r * (size_t)n);
+    static struct tm_job job = {.asym_fence = 1}; /* cells published with a release store */
     for (int i = 0; i < n; i++) {
+        r[i].job = &job;
         r[i].rank = i;
         CHECK(tm_mbox_init(&r[i].mbox) == 0);
     }
@@ -156,7 +158,8 @@ static void post(struct tm_rank *r, struct tm_request *q, int src, int tag, void
 }
 
 /* Where cells go: the earliest matching posted receive first, then the receive being started
- * (cand), then the unexpected queue; a short buffer truncates. */
+ * (cand), then the unexpected queue; a drain stops after cand's cell; a short buffer
+ * truncates. */
 static void t_targets(void)
 {
     struct tm_rank *r = ranks_new(2);
@@ -169,7 +172,7 @@ static void t_targets(void)
     push_int(fs, 4, 40);                                         /* matches pb only */
     push_int(fs, 3, 30);                                         /* pa (posted earlier than pb) */
     push_int(fs, 3, 31);                                         /* pb is taken: cand */
-    push_int(fs, 3, 32);                                         /* cand is done: unexpected */
+    push_int(fs, 3, 32);                                         /* cand is done: stays */
     tm_req_init_stack(&cand, &r[1], TM_REQ_RECV, MPI_COMM_WORLD);
     cand.ctx = 7;
     cand.src = 0;
@@ -180,6 +183,12 @@ static void t_targets(void)
     CHECK(atomic_load(&pb.done) && b == 40 && pb.st_tag == 4 && pb.st_source == 0);
     CHECK(atomic_load(&pa.done) && a == 30 && pa.st_error == MPI_SUCCESS);
     CHECK(atomic_load(&cand.done) && c == 31 && cand.st_bytes == sizeof c);
+    /* the drain stopped at cand's cell: the next one waits in the ring for the next receive,
+     * not in the unexpected queue (an envelope and a second copy) */
+    CHECK(tm_match_unexp(&r[1].mbox, 7, MPI_ANY_SOURCE, MPI_ANY_TAG, 0) == NULL);
+    CHECK(tm_fb_ready(&r[1].fb_in));
+    CHECK_EQ(tm_fb_drain_all(&r[1], &r[1], NULL), 0);
+    CHECK(!tm_fb_ready(&r[1].fb_in));
     CHECK_EQ(take_unexp(&r[1], 3), 32);
     /* nothing matches: a drain with a cand that stays open */
     push_int(fs, 9, 90);
@@ -212,6 +221,35 @@ static void t_targets(void)
     atomic_store(&r[1].waker.sleeping, 0);
     tm_cur = NULL;
     ranks_free(r, 2);
+}
+
+/* A receive being started takes one cell: the drain leaves the other senders' rings alone
+ * (their cells wait for the receives that follow), and a later drain finds them in order. */
+static void t_cand_stops(void)
+{
+    struct tm_rank *r = ranks_new(3);
+    tm_cur = &r[1];
+    struct tm_fb_slot *f0 = ring(&r[0], &r[1]), *f2 = ring(&r[2], &r[1]);
+    push_int(f0, 3, 1);
+    push_int(f0, 3, 2);
+    push_int(f2, 3, 20);
+    int got[3] = {-1, -1, -1};
+    for (int i = 0; i < 3; i++) {
+        struct tm_request cand;
+        tm_req_init_stack(&cand, &r[1], TM_REQ_RECV, MPI_COMM_WORLD);
+        cand.ctx = 7;
+        cand.src = MPI_ANY_SOURCE;
+        cand.tag = 3;
+        cand.buf = &got[i];
+        cand.cap = sizeof got[i];
+        CHECK_EQ(tm_fb_drain_all(&r[1], &r[1], &cand), 1);
+        CHECK(atomic_load(&cand.done));
+        CHECK(tm_match_unexp(&r[1].mbox, 7, MPI_ANY_SOURCE, MPI_ANY_TAG, 0) == NULL);
+        CHECK(tm_fb_ready(&r[1].fb_in) == (i < 2));
+    }
+    CHECK(got[0] == 1 && got[1] == 2 && got[2] == 20); /* rings in the order they were made */
+    tm_cur = NULL;
+    ranks_free(r, 3);
 }
 
 /* Messages of several cells: content across cell borders and the ring's end, a push refused
@@ -405,6 +443,7 @@ int main(void)
     t_refused();
     t_order();
     t_targets();
+    t_cand_stops();
     t_multi();
     t_multi_direct();
     t_stress();

@@ -711,6 +711,49 @@ static int t_fbox_many(void)
     return th_run(&o, rank_fbox_many, NULL, NULL);
 }
 
+/* Ping-pong through fast boxes with a spin budget of 1 ns: nearly every wait sleeps, so each
+ * message races the receiver's "count myself asleep, look again" against the sender's
+ * fence-less publish (asym_fence.h).  A missed wake-up hangs a round (the test's timeout);
+ * the ping-pong also runs in bursts of isends, the message-rate path. */
+static int rank_fbox_sleepers(int rank, int size, void *arg)
+{
+    TH_MPI(MPI_Init(NULL, NULL));
+    const int rounds = 20000, burst = 16;
+    int peer = 1 - rank;
+    for (int i = 0; i < rounds; i++) {
+        int v = i, got = -1;
+        if (rank == (i & 1)) {
+            TH_MPI(MPI_Send(&v, 1, MPI_INT, peer, 1, MPI_COMM_WORLD));
+            TH_MPI(MPI_Recv(&got, 1, MPI_INT, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        } else {
+            TH_MPI(MPI_Recv(&got, 1, MPI_INT, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            TH_CHECK(got == i, "round %d: got %d", i, got);
+            TH_MPI(MPI_Send(&v, 1, MPI_INT, peer, 2, MPI_COMM_WORLD));
+        }
+        if (i % 64 == 0) { /* a window of isends against a receiver that sleeps */
+            MPI_Request rq[16];
+            int b[16];
+            for (int k = 0; k < burst; k++) {
+                b[k] = rank ? -1 : i + k;
+                if (rank == 0)
+                    TH_MPI(MPI_Isend(&b[k], 1, MPI_INT, 1, 3, MPI_COMM_WORLD, &rq[k]));
+                else
+                    TH_MPI(MPI_Irecv(&b[k], 1, MPI_INT, 0, 3, MPI_COMM_WORLD, &rq[k]));
+            }
+            TH_MPI(MPI_Waitall(burst, rq, MPI_STATUSES_IGNORE));
+            for (int k = 0; k < burst; k++)
+                TH_CHECK(b[k] == i + k, "round %d: burst %d got %d", i, k, b[k]);
+        }
+    }
+    TH_MPI(MPI_Finalize());
+    return 0;
+}
+static int t_fbox_sleepers(void)
+{
+    struct th_opts o = {.nranks = 2, .eager_limit = EAGER, .spin_ns = 1};
+    return th_run(&o, rank_fbox_sleepers, NULL, NULL);
+}
+
 int main(int argc, char **argv)
 {
     static const struct th_test tests[] = {
@@ -730,6 +773,7 @@ int main(int argc, char **argv)
         {"fbox_mixed", t_fbox_mixed},
         {"fbox_test", t_fbox_test},
         {"fbox_many", t_fbox_many},
+        {"fbox_sleepers", t_fbox_sleepers},
         {NULL, NULL},
     };
     return th_main(argc, argv, tests);
