@@ -159,17 +159,30 @@ static int slurp(const char *path, uint8_t **ret, size_t *ret_size)
 
 static void lib_free(struct image_private_lib *l)
 {
-    image_copy_src_close(&l->src);
+    if (!l->borrowed) {
+        image_copy_src_close(&l->src);
+        free(l->bytes);
+    }
     if (l->tmpl_fd >= 0) close(l->tmpl_fd);
     free(l->name);
     free(l->path);
-    free(l->bytes);
     *l = (struct image_private_lib){.tmpl_fd = -1, .src = {.master_fd = -1}};
 }
 
-/* The private libraries named in ld.so's list ("\tNAME => PATH (0x...)"), bytes read. */
+/* An earlier program's master of the library at path, or NULL. */
+static const struct image_private_lib *lender(const struct image_private_lenders *lend,
+                                              const char *path)
+{
+    for (size_t i = 0; lend && i < lend->n; i++)
+        for (size_t k = 0; lend->sets[i] && k < lend->sets[i]->n; k++)
+            if (strcmp(lend->sets[i]->lib[k].path, path) == 0) return &lend->sets[i]->lib[k];
+    return NULL;
+}
+
+/* The private libraries named in ld.so's list ("\tNAME => PATH (0x...)"), bytes read or
+ * borrowed with an earlier program's master. */
 static int parse_list(struct image_private *pv, char *list, const char *shared, const char *priv,
-                      char *note, size_t notelen)
+                      const struct image_private_lenders *lend, char *note, size_t notelen)
 {
     struct loaded *ld = calloc(1, sizeof *ld);
     if (!ld) return -ENOMEM;
@@ -192,9 +205,15 @@ static int parse_list(struct image_private *pv, char *list, const char *shared, 
         *l = (struct image_private_lib){.tmpl_fd = -1, .src = {.master_fd = -1}};
         l->name = strdup(name);
         l->path = strdup(path);
-        if (!l->name || !l->path)
+        const struct image_private_lib *from = lender(lend, path);
+        if (!l->name || !l->path) {
             rc = -ENOMEM;
-        else if (slurp(path, &l->bytes, &l->size) < 0) {
+        } else if (from) {
+            l->bytes = from->bytes;
+            l->size = from->size;
+            l->src = from->src;
+            l->borrowed = 1;
+        } else if (slurp(path, &l->bytes, &l->size) < 0) {
             note_add(note, notelen, name, "cannot be read");
             lib_free(l);
             continue;
@@ -258,6 +277,16 @@ static int open_masters(struct image_private *pv, const char *label, char *note,
         }
         snprintf(mlabel, sizeof mlabel, "%s-lib%zu", label, kept);
         l->tmpl_fd = image_template_open(l->bytes, l->size, mlabel);
+        if (l->borrowed && l->tmpl_fd >= 0) {
+            pv->lib[kept++] = *l; /* its master is open (the lender checked it) */
+            continue;
+        }
+        if (l->borrowed) {
+            /* copies need a template: without one the library stays the lender's */
+            note_add(note, notelen, l->name, "no template");
+            lib_free(l);
+            continue;
+        }
         /* the system runtime copied per rank has thread-local state of its own threads only
          * (module_marker.h): the copies may share it */
         unsigned flags = in_list(l->name, TMPI_PRIVATE_LIBS_DEFAULT) ? IMAGE_COPY_SHARED_TLS : 0;
@@ -281,7 +310,8 @@ static int open_masters(struct image_private *pv, const char *label, char *note,
 }
 
 int image_private_open(struct image_private *pv, const uint8_t *bytes, size_t size, int prog_fd,
-                       const char *shared, const char *priv, const char *label, char *note,
+                       const char *shared, const char *priv,
+                       const struct image_private_lenders *lend, const char *label, char *note,
                        size_t notelen, char *err, size_t errlen)
 {
     pv->n = 0;
@@ -290,7 +320,7 @@ int image_private_open(struct image_private *pv, const uint8_t *bytes, size_t si
     char *list = NULL;
     int rc = list_libraries(prog_fd, &list, err, errlen);
     if (rc < 0) return rc;
-    rc = parse_list(pv, list, shared, priv, note, notelen);
+    rc = parse_list(pv, list, shared, priv, lend, note, notelen);
     free(list);
     if (rc == 0) {
         order(pv);

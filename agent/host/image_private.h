@@ -33,10 +33,24 @@ struct image_private_lib {
     size_t size;
     int tmpl_fd; /* its template (image_share.h) until the copies are made */
     struct image_copy_src src;
+    /* bytes and src are an earlier program's master (image_private_lenders): not closed here */
+    int borrowed;
 };
 
 struct image_private {
     struct image_private_lib lib[IMAGE_PRIVATE_MAX]; /* a library after those it needs */
+    size_t n;
+};
+
+/* The private libraries of the job host's earlier programs (a job's other MPMD programs, the
+ * programs MPI_Comm_spawn started before), kept open longer than the program opened with
+ * them.  ld.so binds a later program's DT_NEEDED entry to the first object of that SONAME, the
+ * earlier program's master: a second master of the same library would never be reached, and
+ * the later program's copies would call into the earlier master, never initialised (its
+ * libgfortran's units unset, its command line shared).  So the later program borrows that
+ * master and makes its ranks' copies from it. */
+struct image_private_lenders {
+    const struct image_private *const *sets;
     size_t n;
 };
 
@@ -47,10 +61,12 @@ struct image_private {
  * private_libraries; may be NULL; shared wins over it).  Only the built-in list's libraries may
  * keep thread-local state shared by their copies (IMAGE_COPY_SHARED_TLS): one of priv with
  * thread-local variables stays shared, and the note says so.
+ * lend (may be NULL): masters to borrow for a library of the same path (see above).
  * Libraries kept shared that would otherwise be private are named in note.  0 (pv->n may be
  * 0), or a negative errno with the reason in err and nothing left open. */
 int image_private_open(struct image_private *pv, const uint8_t *bytes, size_t size, int prog_fd,
-                       const char *shared, const char *priv, const char *label, char *note,
+                       const char *shared, const char *priv,
+                       const struct image_private_lenders *lend, const char *label, char *note,
                        size_t notelen, char *err, size_t errlen);
 
 /* Whether the library name (found at path) stays shared: the rule above without the

@@ -195,6 +195,27 @@ static int read_file(const char *path, size_t max, uint8_t **ret, size_t *ret_si
     return 0;
 }
 
+/* The private libraries of the programs this job host opened before app k of b (the job's,
+ * earlier spawns', b's first k), whose masters app k borrows (image_private.h); ret->sets is
+ * malloc'd (NULL: no memory). */
+static void lenders(const struct job *j, const struct spawn_batch *b, uint32_t k,
+                    struct image_private_lenders *ret)
+{
+    size_t n = j->napps + k;
+    for (const struct spawn_batch *o = j->spawn->batches; o; o = o->next)
+        n += o->napps;
+    const struct image_private **v = calloc(n ? n : 1, sizeof *v);
+    *ret = (struct image_private_lenders){v, 0};
+    if (!v) return;
+    for (uint32_t i = 0; i < j->napps; i++)
+        if (j->apps[i].image_open) v[ret->n++] = &j->apps[i].image.priv;
+    for (const struct spawn_batch *o = j->spawn->batches; o; o = o->next)
+        for (uint32_t i = 0; i < o->napps; i++)
+            if (o->apps[i].image_open) v[ret->n++] = &o->apps[i].image.priv;
+    for (uint32_t i = 0; i < k; i++)
+        if (b->apps[i].image_open) v[ret->n++] = &b->apps[i].image.priv;
+}
+
 /* One command into app (its directory, arguments and program open); 0 or a negative errno
  * with the reason in err. */
 static int app_setup(struct job *j, struct spawn_batch *b, uint32_t k,
@@ -249,8 +270,14 @@ static int app_setup(struct job *j, struct spawn_batch *b, uint32_t k,
                  mine ? mine : "") < 0)
         return -ENOMEM;
     char why[400];
-    rc = image_program_open(&app->image, b->prog_bytes[k], size, label, shared,
-                            j->spawn->cfg->private_libraries, why, sizeof why);
+    struct image_private_lenders lend;
+    lenders(j, b, k, &lend);
+    rc = lend.sets
+             ? image_program_open_after(&app->image, b->prog_bytes[k], size, label, shared,
+                                        j->spawn->cfg->private_libraries, &lend, why, sizeof why)
+             : -ENOMEM;
+    if (!lend.sets) snprintf(why, sizeof why, "out of memory");
+    free((void *)lend.sets);
     free(shared);
     if (rc < 0) {
         snprintf(err, errlen, "%s: %s", a->command, why);

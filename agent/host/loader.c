@@ -155,6 +155,13 @@ int image_program_open(struct image_program *p, const uint8_t *bytes, size_t siz
                        const char *label, const char *shared, const char *priv, char *err,
                        size_t errlen)
 {
+    return image_program_open_after(p, bytes, size, label, shared, priv, NULL, err, errlen);
+}
+
+int image_program_open_after(struct image_program *p, const uint8_t *bytes, size_t size,
+                             const char *label, const char *shared, const char *priv,
+                             const struct image_private_lenders *lend, char *err, size_t errlen)
+{
     *p = (struct image_program){.bytes = bytes, .size = size, .tmpl_fd = -1};
     p->src.master_fd = -1;
     int rc = image_elf_read(&p->elf, bytes, size, err, errlen);
@@ -179,8 +186,8 @@ int image_program_open(struct image_program *p, const uint8_t *bytes, size_t siz
         return 0;
     }
     /* its private libraries' masters first: the program's master then binds to them */
-    rc = image_private_open(&p->priv, bytes, size, p->tmpl_fd, shared, priv, label, p->priv_note,
-                            sizeof p->priv_note, err, errlen);
+    rc = image_private_open(&p->priv, bytes, size, p->tmpl_fd, shared, priv, lend, label,
+                            p->priv_note, sizeof p->priv_note, err, errlen);
     if (rc < 0) {
         image_program_close(p);
         return rc;

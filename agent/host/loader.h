@@ -80,6 +80,12 @@ struct image_program {
 int image_program_open(struct image_program *p, const uint8_t *bytes, size_t size,
                        const char *label, const char *shared, const char *priv, char *err,
                        size_t errlen);
+/* image_program_open for a program opened after others of the job host (MPMD programs,
+ * spawned ones): their private libraries' masters are borrowed (image_private_lenders); the
+ * lenders stay open until this program is closed. */
+int image_program_open_after(struct image_program *p, const uint8_t *bytes, size_t size,
+                             const char *label, const char *shared, const char *priv,
+                             const struct image_private_lenders *lend, char *err, size_t errlen);
 
 /* Loads one private copy of the program into ret (its memfd, if dlopen'ed, named label), its
  * references to libc's per-rank variables bound to vars (rank_vars.h; NULL: left to libc's).

@@ -722,9 +722,21 @@ static int load_images(struct job *j)
                 rc = -ENOMEM;
                 snprintf(err, sizeof err, "out of memory");
             }
+            /* the programs opened before lend their libraries' masters (image_private.h) */
+            struct image_private_lenders lend = {0};
+            const struct image_private **earlier = calloc(j->napps, sizeof *earlier);
+            if (!earlier && rc == 0) {
+                rc = -ENOMEM;
+                snprintf(err, sizeof err, "out of memory");
+            }
+            for (uint32_t k = 0; earlier && k < j->napps; k++)
+                if (j->apps[k].image_open) earlier[lend.n++] = &j->apps[k].image.priv;
+            lend.sets = earlier;
             if (rc == 0)
-                rc = image_program_open(&app->image, app->prog->bytes, app->prog->size, label,
-                                        shared, j->agent->cfg.private_libraries, err, sizeof err);
+                rc = image_program_open_after(&app->image, app->prog->bytes, app->prog->size, label,
+                                              shared, j->agent->cfg.private_libraries, &lend, err,
+                                              sizeof err);
+            free(earlier);
             free(shared);
             if (rc == 0 && app->image.priv.n)
                 log_job(LOG_INFO, j->id, j->owner, "%s: %zu libraries copied per rank",

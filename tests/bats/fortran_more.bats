@@ -31,11 +31,25 @@ fprog() {
     echo "$out"
 }
 
+# fprog_as OUT NAME FLAGS...: tests/fortran/NAME (a .F90, preprocessed) built with FLAGS as
+# OUT once per file; prints its path.
+fprog_as() {
+    local out="$BATS_FILE_TMPDIR/f_$1" src="$TMPI_SRC/tests/fortran/$2" link
+    shift 2
+    if [ ! -x "$out" ]; then
+        link=$(tmpicc -showme:link)
+        # shellcheck disable=SC2086 # the link line, split
+        gfortran -fPIC -w "$@" -I"$FDIR" -J"$BATS_FILE_TMPDIR" -o "$out" "$src" \
+            ${link/ -ltmpi / -L$FDIR -ltmpi_fortran -ltmpi } -lgfortran >&2 || return 1
+    fi
+    echo "$out"
+}
+
 # run_f NAME LINE N...: run in a directory of the test's own (the programs write files).
 run_f() {
     local name=$1 want=$2 exe n
     shift 2
-    exe=$(fprog "$name")
+    exe=${FEXE:-$(fprog "$name")}
     cd "$BATS_TEST_TMPDIR"
     for n in "$@"; do
         # shellcheck disable=SC2086 # LAUNCH_ARGS: tmpi-launch's own options, split
@@ -60,16 +74,31 @@ run_f() {
     run_f f90_extras "f90 extras ok" 1 2
 }
 
-# The spawn pair takes CHARACTER arrays (argv, commands) with MPI_ARGV_NULL, which the generator
-# has no rule for yet (docs/FORTRAN.md); every other function must be bound.
-@test "fortran: every function libtmpi implements has a Fortran binding but MPI_Comm_spawn(_multiple)" {
+@test "fortran: every function libtmpi implements has a Fortran binding" {
     [ -f "$FDIR/skipped.txt" ]
-    run grep -v -e '^MPI_Comm_spawn: ' -e '^MPI_Comm_spawn_multiple: ' "$FDIR/skipped.txt"
+    run cat "$FDIR/skipped.txt"
     [ -z "$output" ] || { echo "implemented without a Fortran binding:"; echo "$output"; return 1; }
+    grep -qx MPI_Comm_spawn "$FDIR/bound.txt"
+    grep -qx MPI_Comm_spawn_multiple "$FDIR/bound.txt"
     grep -qx MPI_Op_create_c "$FDIR/bound.txt"
     grep -qx MPI_Grequest_start "$FDIR/bound.txt"
     grep -qx MPI_Session_get_nth_pset "$FDIR/bound.txt"
     grep -qx MPI_F_sync_reg "$FDIR/bound.txt"
+}
+
+# Parents spawn copies of the program (16 slots: the spawns take 7 ranks): the children see
+# their parent, their argv through GET_COMMAND_ARGUMENT (argv ended by a blank string, one row
+# of spawn_multiple's array_of_argv(count, *) each; MPI_ARGV_NULL, MPI_ARGVS_NULL), MPI_APPNUM,
+# print on unit 6, and answer over the inter-communicator; errcodes and MPI_ERRCODES_IGNORE.
+@test "fortran: MPI_Comm_spawn and MPI_Comm_spawn_multiple from mpi_f08 (CHARACTER argv arrays, errcodes, a missing program)" {
+    LAUNCH_ARGS="-x TMPI_UNIVERSE_SIZE=16" run_f spawn_f08 "spawn f08 ok" 1 2
+}
+
+@test "fortran: MPI_Comm_spawn and MPI_Comm_spawn_multiple from mpif.h and from module mpi" {
+    FEXE=$(fprog_as spawn_mpif spawn_mpi.F90 -fallow-argument-mismatch) \
+        LAUNCH_ARGS="-x TMPI_UNIVERSE_SIZE=16" run_f spawn_mpif "spawn mpif ok" 1 2
+    FEXE=$(fprog_as spawn_use_mpi spawn_mpi.F90 -DTMPI_USE_MODULE) \
+        LAUNCH_ARGS="-x TMPI_UNIVERSE_SIZE=16" run_f spawn_use_mpi "spawn use mpi ok" 2
 }
 
 @test "fortran: fortran-gen warns at build time about a function it cannot bind" {

@@ -15,6 +15,7 @@ setup_file() {
     TMPI_CC=gfortran "$TMPI_BUILD/launcher/tmpicc" -J "$d" -o "$d/rank_state" "$src/rank_state.f90"
     TMPI_CC=gfortran "$TMPI_BUILD/launcher/tmpicc" -o "$d/stop_code" "$src/stop_code.f90"
     TMPI_CC=gfortran "$TMPI_BUILD/launcher/tmpicc" -fopenmp -o "$d/omp_sum" "$src/omp_sum.f90"
+    TMPI_CC=gfortran "$TMPI_BUILD/launcher/tmpicc" -o "$d/app_args" "$src/app_args.f90"
 }
 
 # rank_state on N ranks (the launch's options before): every rank OK, unit 6's lines in order.
@@ -78,4 +79,18 @@ run_rank_state() {
         expect_line "rank 1: OK"
         expect_line "rank 2: OK"
     done
+}
+
+# The second program of a job loads after the first one's libgfortran master: it borrows that
+# master (image_private.h), else its copies would call into the never-initialised one (unit 6
+# unconnected: "End of record"; the command line of whichever rank set it last).
+@test "fortran runtime: each program of an MPMD job has its own initialised runtime and command line" {
+    need_agent
+    local exe="$BATS_FILE_TMPDIR/app_args"
+    run timeout 60 "$LAUNCH_BIN" -n 2 "$exe" one : -n 2 "$exe" two three : -n 1 "$exe"
+    expect_status 0
+    [ "$(grep -cx 'args 1 arg 1 one' <<<"$output")" -eq 2 ] || { echo "$output"; return 1; }
+    [ "$(grep -cx 'args 2 arg 1 two' <<<"$output")" -eq 2 ] || { echo "$output"; return 1; }
+    [ "$(grep -cx 'args 2 arg 2 three' <<<"$output")" -eq 2 ] || { echo "$output"; return 1; }
+    [[ "$output" != *"runtime error"* ]]
 }

@@ -603,8 +603,9 @@ def third_party_sections(w, st, cfg):
     ik = sorted(keys_of(st, "ior"))
     ihk = sorted(keys_of(st, "ior_hosts"))
     nk = sorted(keys_of(st, "npb"))
+    nhk = sorted(keys_of(st, "npb_hosts"))
     notes = [f for f in ("hpl", "osu", "ior", "npb") if cfg.get(f + "_failed") or cfg.get(f + "_skipped")]
-    if not hk and not ok and not ik and not nk and not notes:
+    if not hk and not ok and not ik and not nk and not nhk and not notes:
         return
     w("## Third-party programs, built as their own documentation says\n\n")
     w("Each from one source tree named on the command line, built three ways (tmpicc, "
@@ -678,6 +679,21 @@ def third_party_sections(w, st, cfg):
         v = View(st, "npb")
         w(table([[k.upper()] + impl_cols(v, k, True) for k in nk], ["kernel"] + HDR))
         w("\n")
+    if nhk:
+        nodes, ppn = cfg.get("npb_hosts", ["?", "?"])
+        act = cfg.get("npb_hosts_active", {})
+        w(f"### NAS Parallel Benchmarks 3.4 on {nodes} x {ppn} emulated hosts (s, class "
+          f"{cfg.get('npb_class')})\n\n")
+        w("The same programs, one agent per network namespace (TMPI), Open MPI and MPICH over "
+          "TCP between the namespaces (as the emulated-hosts figure), ranks filling the hosts in "
+          "order. `NPB_NPROCS_STRICT=off`: a kernel that takes fewer ranks than the job's computes "
+          "on the largest count it takes (active) and leaves the others idle.\n\n")
+        v = View(st, "npb_hosts")
+        w(table([[k.upper(), str(act.get(k, "?"))] + impl_cols(v, k, True) for k in nhk],
+                ["kernel", "active"] + HDR))
+        w("\n")
+    elif cfg.get("npb_hosts_skipped"):
+        w(f"NPB on emulated hosts: not measured ({cfg['npb_hosts_skipped']}).\n\n")
     third_party_note(w, cfg, "npb", "NPB")
 
 

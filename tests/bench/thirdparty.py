@@ -292,9 +292,10 @@ NPB_KERNELS = ["cg", "mg", "ft", "ep", "lu", "bt", "sp", "is"]
 
 
 def npb_check_tree(src):
-    for f in ("config", "sys/setparams.c", "CG/cg.f", "IS/is.c"):
-        if not os.path.exists(os.path.join(src, f)):
-            return f"{src}: no {f}: not an NPB3.4-MPI tree"
+    # 3.4 has fixed-form sources (cg.f), 3.4.1 and later free form (cg.f90)
+    for fs in (("config",), ("sys/setparams.c",), ("CG/cg.f", "CG/cg.f90"), ("IS/is.c",)):
+        if not any(os.path.exists(os.path.join(src, f)) for f in fs):
+            return f"{src}: no {fs[-1]}: not an NPB3.4-MPI tree"
     return None
 
 
@@ -370,6 +371,8 @@ NPB_NAME = re.compile(r"^\s*(\w+) Benchmark Completed", re.M)
 NPB_TIME = re.compile(r"^\s*Time in seconds\s*=\s*([0-9.eE+-]+)", re.M)
 NPB_MOPS = re.compile(r"^\s*Mop/s total\s*=\s*([0-9.eE+-]+)", re.M)
 NPB_VERIFY = re.compile(r"^\s*Verification\s*=\s*(\S+)", re.M)
+# 3.4.1 and later: the ranks that computed (NPB_NPROCS_STRICT=off leaves the rest idle)
+NPB_ACTIVE = re.compile(r"^\s*Active processes\s*=\s*(\d+)", re.M)
 
 
 def parse_npb(text):
@@ -381,5 +384,7 @@ def parse_npb(text):
         return []
     if not v or v.group(1) != "SUCCESSFUL":
         raise WrongAnswer(f"NPB {name.group(1)}: Verification = {v.group(1) if v else 'missing'}")
+    act = NPB_ACTIVE.search(text)
     return [{"kernel": name.group(1).lower(), "sec": float(t.group(1)),
-             "mops": float(m.group(1)) if m else 0.0}]
+             "mops": float(m.group(1)) if m else 0.0,
+             "active": int(act.group(1)) if act else None}]
