@@ -20,6 +20,8 @@
 #define IMAGE_PRIVATE_LDSO "/lib64/ld-linux-x86-64.so.2"
 /* The most output of one --list read (a line per library). */
 #define IMAGE_PRIVATE_LIST_MAX (256 * 1024)
+/* The most of the job host's start environment read for its LD_LIBRARY_PATH. */
+#define IMAGE_PRIVATE_ENV_MAX (1024 * 1024)
 
 extern char **environ;
 
@@ -61,6 +63,82 @@ static int may_need_private(const uint8_t *b, size_t size, const char *shared, c
     return 0;
 }
 
+/* The LD_LIBRARY_PATH this process started with, from /proc/self/environ (the environment
+ * block exec gave it, which clearenv and setenv leave alone): ld.so read it once, at start,
+ * and its dlopen searches it whatever environ says now.  NULL if there was none (free()). */
+static char *startup_library_path(void)
+{
+    static const char key[] = "LD_LIBRARY_PATH=";
+    int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    /* a proc file has no size: read to its end */
+    size_t n = 0, cap = 0;
+    char *blk = NULL;
+    for (;;) {
+        if (n == cap) {
+            char *b = cap < IMAGE_PRIVATE_ENV_MAX ? realloc(blk, cap ? cap * 2 : 4096) : NULL;
+            if (!b) break;
+            blk = b;
+            cap = cap ? cap * 2 : 4096;
+        }
+        ssize_t r = read(fd, blk + n, cap - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        n += (size_t)r;
+    }
+    close(fd);
+    char *found = NULL;
+    for (size_t at = 0; at < n && !found;) {
+        size_t len = strnlen(blk + at, n - at);
+        if (len >= sizeof key - 1 && memcmp(blk + at, key, sizeof key - 1) == 0)
+            found = strndup(blk + at + sizeof key - 1, len - (sizeof key - 1));
+        at += len + 1;
+    }
+    free(blk);
+    return found;
+}
+
+/* The environment ld.so --list runs in: the ranks' (environ, the job's), with LD_LIBRARY_PATH
+ * the job's one (-x LD_LIBRARY_PATH) followed by the job host's own.  The list must name the
+ * libraries the program's dlopen will load: a library found only through the host's path
+ * (a private agent inherits the launcher's LD_LIBRARY_PATH) was "not found" for a list run in
+ * the ranks' environment alone, so it stayed shared by every rank (a locally built HDF5 run
+ * from its build tree: one library state for all ranks, and its parallel tests deadlocked).
+ * NULL when out of memory; the array and its one new string are freed by env_free. */
+static char **list_environment(void)
+{
+    static const char key[] = "LD_LIBRARY_PATH=";
+    const char *job = getenv("LD_LIBRARY_PATH");
+    char *host = startup_library_path();
+    size_t n = 0;
+    for (char **e = environ; e && *e; e++)
+        n++;
+    char **v = calloc(n + 2, sizeof *v);
+    size_t len = strlen(key) + (job ? strlen(job) : 0) + (host ? strlen(host) : 0) + 2;
+    char *path = v && (job || host) ? malloc(len) : NULL;
+    if (!v || ((job || host) && !path)) {
+        free(v);
+        free(host);
+        return NULL;
+    }
+    size_t k = 0;
+    if (path) {
+        snprintf(path, len, "%s%s%s%s", key, job ? job : "", job && host ? ":" : "",
+                 host ? host : "");
+        v[k++] = path;
+    }
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, key, sizeof key - 1) != 0) v[k++] = *e;
+    free(host);
+    return v;
+}
+
+static void env_free(char **v)
+{
+    if (v && v[0] && strncmp(v[0], "LD_LIBRARY_PATH=", 16) == 0) free(v[0]);
+    free(v);
+}
+
 /* ld.so --list of the program on prog_fd, into a NUL-terminated buffer (free()). */
 static int list_libraries(int prog_fd, char **ret, char *err, size_t errlen)
 {
@@ -72,8 +150,10 @@ static int list_libraries(int prog_fd, char **ret, char *err, size_t errlen)
     posix_spawn_file_actions_adddup2(&fa, pfd[1], 1);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     char *argv[] = {"ld.so", "--list", "/proc/self/fd/3", NULL};
+    char **envp = list_environment();
     pid_t pid;
-    int rc = posix_spawn(&pid, IMAGE_PRIVATE_LDSO, &fa, NULL, argv, environ);
+    int rc = envp ? posix_spawn(&pid, IMAGE_PRIVATE_LDSO, &fa, NULL, argv, envp) : ENOMEM;
+    env_free(envp);
     posix_spawn_file_actions_destroy(&fa);
     close(pfd[1]);
     if (rc != 0) {

@@ -160,6 +160,9 @@ TM_API int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_In
     if (cr->c->inter)
         return tm_io_err(me, NULL, MPI_ERR_COMM, fn, "an inter-communicator cannot open files");
     if (!filename || !fh) return tm_io_err(me, NULL, MPI_ERR_ARG, fn, "filename or fh is NULL");
+    /* a failed open leaves no handle behind (ROMIO and OMPIO do the same): a program that
+     * closes what it may have opened closes nothing */
+    *fh = MPI_FILE_NULL;
     if (info != MPI_INFO_NULL && !tm_info_get(me, info))
         return tm_io_err(me, NULL, MPI_ERR_INFO, fn, "invalid info %d", info);
     const char *why = NULL;

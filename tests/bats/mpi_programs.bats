@@ -386,13 +386,30 @@ run_prog() {
     SWITCHING=user run_prog io_coll 3
 }
 
-# A 1 MiB tmpfs fills up: MPI_ERR_NO_SPACE, and every round written before it reads back.
+# A 1 MiB tmpfs fills up: MPI_ERR_NO_SPACE (collective and independent writes, preallocate),
+# and every round written before it reads back.
 @test "mpi: MPI-IO on a full file system: MPI_ERR_NO_SPACE, nothing written before is lost" {
     [ "$(id -u)" = 0 ] || skip "mounting a tmpfs needs root"
     local d="$BATS_TEST_TMPDIR/full"
     mkdir -p "$d"
     mount -t tmpfs -o size=1m tmpfs "$d" || skip "cannot mount a tmpfs here"
     ARGS="$d" run_prog io_coll 1 4
+    local rc=$?
+    umount "$d"
+    return $rc
+}
+
+# A tmpfs holding a file, remounted read-only: opening to write or create and deleting are
+# MPI_ERR_READ_ONLY, the file reads back whole.
+@test "mpi: MPI-IO on a read-only file system: MPI_ERR_READ_ONLY, the file intact" {
+    [ "$(id -u)" = 0 ] || skip "mounting a tmpfs needs root"
+    local d="$BATS_TEST_TMPDIR/ro"
+    mkdir -p "$d"
+    mount -t tmpfs -o size=1m tmpfs "$d" || skip "cannot mount a tmpfs here"
+    python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("=1024i", *range(1024)))' \
+        >"$d/ro.dat"
+    mount -o remount,ro "$d" || { umount "$d"; skip "cannot remount read-only"; }
+    ARGS="$d" run_prog io_file 1 4
     local rc=$?
     umount "$d"
     return $rc

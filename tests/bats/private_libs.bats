@@ -18,6 +18,9 @@ setup_file() {
     ln -sf libtwice.so.1 "$d/lib/libtwice.so"
     "$TMPI_BUILD/launcher/tmpicc" -o "$d/so_prog" "$src/uses_counter.c" -L"$d/lib" -ltwice \
         -lcounter -Wl,-rpath,"$d/lib"
+    # no run path: found through LD_LIBRARY_PATH only (as a libtool build tree runs its tests)
+    "$TMPI_BUILD/launcher/tmpicc" -o "$d/ldpath_prog" "$src/uses_counter.c" -L"$d/lib" -ltwice \
+        -lcounter
     # as a CMake or pkg-config build links it: a PIE with copy relocations of counter_*
     local flags
     flags=$("$TMPI_BUILD/launcher/tmpicc" -showme:compile)
@@ -29,6 +32,22 @@ setup_file() {
 @test "private libraries: a tmpicc program's own libraries are the rank's" {
     need_agent
     run timeout 60 "$LAUNCH_BIN" -n 3 "$BATS_FILE_TMPDIR/so_prog"
+    expect_status 0
+    expect_line PRIVATE
+}
+
+# The private agent inherits the launcher's LD_LIBRARY_PATH and the job host's dlopen searches
+# it; the ranks' environment has none (not forwarded), and the libraries it finds are still
+# the rank's.
+@test "private libraries: a library found through the launcher's LD_LIBRARY_PATH is the rank's" {
+    need_agent
+    LD_LIBRARY_PATH="$BATS_FILE_TMPDIR/lib" run timeout 60 "$LAUNCH_BIN" -n 3 \
+        "$BATS_FILE_TMPDIR/ldpath_prog"
+    expect_status 0
+    expect_line PRIVATE
+    # and with the job's own LD_LIBRARY_PATH too
+    LD_LIBRARY_PATH="$BATS_FILE_TMPDIR/lib" run timeout 60 "$LAUNCH_BIN" -n 3 -x LD_LIBRARY_PATH \
+        "$BATS_FILE_TMPDIR/ldpath_prog"
     expect_status 0
     expect_line PRIVATE
 }

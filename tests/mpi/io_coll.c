@@ -150,6 +150,21 @@ static void full_disk(const char *dir)
         for (int i = 0; i < chunk; i += 4093)
             CHECK_EQ(b[i], 'a' + j % 26);
     }
+    /* independent writes past the end and a preallocation past the space: MPI_ERR_NO_SPACE,
+     * the collective rounds still intact */
+    MPI_Offset end = (MPI_Offset)(k + 1) * size * chunk;
+    memset(b, 'Z', (size_t)chunk);
+    for (err = MPI_SUCCESS, k = 0; k < 4096 && !err; k++)
+        err = MPI_File_write_at(fh, end + ((MPI_Offset)k * size + rank) * chunk, b, chunk, MPI_BYTE,
+                                MPI_STATUS_IGNORE);
+    CHECK_EQ(cls(err), MPI_ERR_NO_SPACE);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_EQ(cls(MPI_File_preallocate(fh, (MPI_Offset)1 << 40)), MPI_ERR_NO_SPACE);
+    CHECK_EQ(
+        MPI_File_read_at_all(fh, (MPI_Offset)rank * chunk, b, chunk, MPI_BYTE, MPI_STATUS_IGNORE),
+        MPI_SUCCESS);
+    for (int i = 0; i < chunk; i += 4093)
+        CHECK_EQ(b[i], 'a');
     free(b);
     MPI_File_close(&fh);
     MPI_Barrier(MPI_COMM_WORLD);

@@ -1,9 +1,10 @@
 /* io_file.c — MPI-IO on any number of ranks: open errors (MPI_ERR_NO_SUCH_FILE, _FILE_EXISTS
- * with MPI_MODE_EXCL, _AMODE, _ACCESS), MPI_ERRORS_RETURN on files and a changeable handler
- * on MPI_FILE_NULL, size/preallocate/amode/group/info hints, views (a bad etype, byte
- * offsets, type extents), explicit-offset and individual-pointer access, a read past the end
+ * with MPI_MODE_EXCL, _AMODE, _ACCESS, _BAD_FILE for a directory), MPI_ERRORS_RETURN on files and a
+ * changeable handler on MPI_FILE_NULL, size/preallocate/amode/group/info hints, views (a bad etype,
+ * byte offsets, type extents), explicit-offset and individual-pointer access, a read past the end
  * (count 0, not an error), shared pointers and _ordered in rank order, non-blocking and split
- * collective forms, atomic mode, external32 and a registered data representation, delete. */
+ * collective forms, atomic mode, external32 and a registered data representation, delete.
+ * With an argument (a read-only file system holding ro.dat): MPI_ERR_READ_ONLY, nothing lost. */
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -48,7 +49,6 @@ static void open_errors(void)
     name_of(p, sizeof p, "missing");
     CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh)),
              MPI_ERR_NO_SUCH_FILE);
-    CHECK_EQ(cls(MPI_File_delete(p, MPI_INFO_NULL)), MPI_ERR_NO_SUCH_FILE);
     CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
                                &fh)),
              MPI_ERR_AMODE);
@@ -88,6 +88,56 @@ static void open_errors(void)
     CHECK_EQ(MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN), MPI_SUCCESS);
     MPI_Errhandler_free(&eh);
     CHECK_EQ(cls(MPI_File_get_amode((MPI_File)12345, &size)), MPI_ERR_FILE);
+    /* names that cannot be a file: a directory, a path through a regular file */
+    const char *d = getenv("TMPDIR");
+    d = d && *d ? d : "/tmp";
+    CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, d, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh)),
+             MPI_ERR_BAD_FILE);
+    CHECK(fh == MPI_FILE_NULL);
+    CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, d, MPI_MODE_RDWR, MPI_INFO_NULL, &fh)),
+             MPI_ERR_BAD_FILE);
+    name_of(p, sizeof p, "plain");
+    CHECK_EQ(
+        MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh),
+        MPI_SUCCESS);
+    CHECK_EQ(MPI_File_close(&fh), MPI_SUCCESS);
+    char under[300];
+    snprintf(under, sizeof under, "%s/x", p);
+    CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, under, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                               MPI_INFO_NULL, &fh)),
+             MPI_ERR_BAD_FILE);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) CHECK_EQ(MPI_File_delete(p, MPI_INFO_NULL), MPI_SUCCESS);
+}
+
+/* A read-only file system (dir; its file ro.dat holds the ints 0 .. 1023): opening for
+ * writing or creating is MPI_ERR_READ_ONLY, and the file reads back whole. */
+static void read_only_fs(const char *dir)
+{
+    char p[512];
+    MPI_File fh;
+    snprintf(p, sizeof p, "%s/ro.dat", dir);
+    CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDWR, MPI_INFO_NULL, &fh)),
+             MPI_ERR_READ_ONLY);
+    CHECK(fh == MPI_FILE_NULL);
+    CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
+                               &fh)),
+             MPI_ERR_READ_ONLY);
+    snprintf(p, sizeof p, "%s/new.dat", dir);
+    CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
+                               &fh)),
+             MPI_ERR_READ_ONLY);
+    snprintf(p, sizeof p, "%s/ro.dat", dir);
+    CHECK_EQ(cls(MPI_File_delete(p, MPI_INFO_NULL)), MPI_ERR_READ_ONLY);
+    CHECK_EQ(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh), MPI_SUCCESS);
+    int v[1024], count;
+    MPI_Status st;
+    CHECK_EQ(MPI_File_read_at_all(fh, 0, v, 1024, MPI_INT, &st), MPI_SUCCESS);
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK_EQ(count, 1024);
+    for (int i = 0; i < 1024; i++)
+        CHECK_EQ(v[i], i);
+    CHECK_EQ(MPI_File_close(&fh), MPI_SUCCESS);
 }
 
 static void basics(const char *p)
@@ -364,6 +414,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc > 1) {
+        read_only_fs(argv[1]);
+        return finish_ok();
+    }
     open_errors();
     char p[256];
     name_of(p, sizeof p, "basic");
