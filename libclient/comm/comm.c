@@ -364,26 +364,6 @@ TM_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 }
 TM_ALIAS(Comm_split)
 
-/* MPI_COMM_TYPE_SHARED: the members on the caller's node (ranks are threads of one agent, so
- * they share memory exactly when they share a node).  A split by node index, on
- * inter-communicators too (MPI 4.0 §7.4.2). */
-TM_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                                MPI_Comm *newcomm)
-{
-    const char *fn = "MPI_Comm_split_type";
-    GET_COMM(fn, comm);
-    (void)info;
-    if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, fn, "newcomm is NULL");
-    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
-        return tm_err(me, comm, MPI_ERR_ARG, fn, "invalid split_type %d", split_type);
-    int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : (me->info ? me->info->node : 0);
-    /* An inter-communicator: each group's members on one node, with the other group's members
-     * on that node as the remote group (MPI_COMM_NULL where the other group has none). */
-    if (cr->c->inter) return tm_intercomm_split(me, cr, comm, color, key, newcomm);
-    return tm_comm_split(me, fn, comm, color, key, newcomm);
-}
-TM_ALIAS(Comm_split_type)
-
 TM_API int PMPI_Comm_free(MPI_Comm *comm)
 {
     struct tm_rank *me = tm_self();

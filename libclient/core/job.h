@@ -177,6 +177,12 @@ struct tm_job {
     struct tm_pubname *names;
     _Atomic int next_port;
     void (*spawn_free)(struct tm_job *j);
+    /* The node's hardware topology (an hwloc_topology_t) for MPI_Comm_split_type's hardware
+     * kinds and MPI_Get_hw_resource_info (mpi/split_hw.c): loaded on first use under hw_lock,
+     * then read-only; freed at the job's end by hw_free (set by the loader). */
+    pthread_mutex_t hw_lock;
+    void *hw_topo;
+    void (*hw_free)(struct tm_job *j);
 };
 
 /* The rank's own pools under MPI_THREAD_MULTIPLE: a spin lock (held for a few pointer moves,

@@ -93,6 +93,11 @@ typedef struct MPI_F08_status {
 
 /* MPI_Comm_split_type: the ranks that share memory (here: one node's ranks). */
 #define MPI_COMM_TYPE_SHARED 1
+/* MPI 4.0/4.1: by hardware resource, named (info key "mpi_hw_resource_type") or the next
+ * smaller level that splits the communicator. */
+#define MPI_COMM_TYPE_HW_GUIDED 2
+#define MPI_COMM_TYPE_HW_UNGUIDED 3
+#define MPI_COMM_TYPE_RESOURCE_GUIDED 4
 
 /* Results of MPI_Comm_compare and MPI_Group_compare. */
 #define MPI_IDENT 0
@@ -2824,6 +2829,8 @@ int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
                              MPI_Datatype *pair_type);
 int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
                               MPI_Datatype *pair_type);
+int MPI_Get_hw_resource_info(MPI_Info *hw_info);
+int PMPI_Get_hw_resource_info(MPI_Info *hw_info);
 
 #ifdef __cplusplus
 }
