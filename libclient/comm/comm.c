@@ -170,7 +170,9 @@ int tm_comm_dup(struct tm_rank *me, const char *fn, MPI_Comm comm, struct tm_inf
     if (err) return err;
     cr = tm_comm_get(&me->comms, comm); /* the table may have grown: entries never move */
     struct tm_commref *nr = tm_comm_get(&me->comms, h);
-    /* The new communicator gets the parent's attributes (copy callbacks) and hints. */
+    /* The new communicator gets the parent's attributes (copy callbacks) and hints, and
+     * the session its parent came from (its buffered sends use that session's buffer). */
+    nr->session_bsb = cr->session_bsb;
     err = tm_attr_copy_all(me, TM_ATTR_COMM, comm, cr->attrs, &nr->attrs);
     if (!err && (hints || cr->hints)) {
         nr->hints = tm_info_dup_obj(hints ? hints : cr->hints);
@@ -339,6 +341,7 @@ int tm_comm_split(struct tm_rank *me, const char *fn, MPI_Comm comm, int color, 
     struct tm_comm *nc = mine->p;
     int nrank = mine->b;
     MPI_Errhandler eh = cr->eh;
+    struct tm_bsbuf *session_bsb = cr->session_bsb;
     if (failed) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     if (!nc) {
         *newcomm = MPI_COMM_NULL;
@@ -349,6 +352,7 @@ int tm_comm_split(struct tm_rank *me, const char *fn, MPI_Comm comm, int color, 
         tm_comm_release(nc);
         return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     }
+    tm_comm_get(&me->comms, h)->session_bsb = session_bsb; /* as a dup's (tm_comm_dup) */
     *newcomm = h;
     return MPI_SUCCESS;
 }

@@ -163,6 +163,7 @@ TM_API int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, M
     int err = PMPI_Comm_create_group(MPI_COMM_WORLD, group, tm_stringtag_tag(stringtag), &h);
     if (err) return err;
     struct tm_commref *r = tm_comm_get(&me->comms, h);
+    r->session_bsb = g->session_bsb;
     if (hints && !(r->hints = tm_info_dup_obj(hints))) {
         tm_commtab_free(me, h);
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bsbuf.h"
 #include "coll_stats.h"
 #include "comm.h"
 #include "coop.h"
@@ -93,12 +94,9 @@ struct tm_rank {
     /* the next data tags a partitioned receive takes (part/part.h channels), any thread */
     _Atomic uint32_t part_next;
 
-    /* MPI_Buffer_attach: the buffer and its size (the rank's threads, which MPI makes attach and
-     * detach apart from buffered sends), and the bytes buffered sends hold of it until their
-     * messages leave (any thread: atomics; the messages' data live in envelopes) */
-    void *bsend_buf;
-    size_t bsend_size; /* MPI_Buffer_attach_c may attach more than INT_MAX bytes */
-    _Atomic size_t bsend_used;
+    /* MPI_Buffer_attach: the rank's buffer for buffered sends (bsbuf.h: the rank is the
+     * process MPI means, so one rank's attach is never another's) */
+    struct tm_bsbuf bsend;
 
     struct tm_fb_in fb_in;     /* fast boxes into this rank (fbox.h) */
     struct tm_handoff handoff; /* messages packed for this rank to lay out (handoff.h) */

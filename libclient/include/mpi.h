@@ -126,6 +126,8 @@ typedef struct MPI_F08_status {
 
 /* Bytes MPI_Bsend may use from the attached buffer per message on top of its data. */
 #define MPI_BSEND_OVERHEAD 64
+/* MPI 4.1 §3.6: attached as a buffer, the library finds room for every buffered send */
+#define MPI_BUFFER_AUTOMATIC ((void *)-1)
 
 #define MPI_MAX_PROCESSOR_NAME 256
 #define MPI_MAX_ERROR_STRING 256
@@ -2831,6 +2833,35 @@ int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
                               MPI_Datatype *pair_type);
 int MPI_Get_hw_resource_info(MPI_Info *hw_info);
 int PMPI_Get_hw_resource_info(MPI_Info *hw_info);
+/* buffers of buffered sends per communicator and session, and flushing them (§3.6) */
+int MPI_Buffer_flush(void);
+int PMPI_Buffer_flush(void);
+int MPI_Buffer_iflush(MPI_Request *request);
+int PMPI_Buffer_iflush(MPI_Request *request);
+int MPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size);
+int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size);
+int MPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size);
+int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size);
+int MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size);
+int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size);
+int MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size);
+int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size);
+int MPI_Comm_flush_buffer(MPI_Comm comm);
+int PMPI_Comm_flush_buffer(MPI_Comm comm);
+int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request);
+int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request);
+int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size);
+int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size);
+int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size);
+int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size);
+int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size);
+int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size);
+int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size);
+int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size);
+int MPI_Session_flush_buffer(MPI_Session session);
+int PMPI_Session_flush_buffer(MPI_Session session);
+int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request);
+int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request);
 
 #ifdef __cplusplus
 }

@@ -83,6 +83,7 @@ int tm_intra_send(struct tm_rank *me, int w, int ctx, int src, int dest, int tag
             }
             /* a buffered send's room in the attached buffer goes with the envelope */
             e->bsend = sreq->bsend;
+            e->bsb = sreq->bsb;
             sreq->bsend = 0;
             tm_add_unexp(mb, e);
             pthread_mutex_unlock(&mb->lock);

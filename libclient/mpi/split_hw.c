@@ -271,8 +271,7 @@ TM_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
             err = tm_err(me, comm, MPI_ERR_COMM, fn,
                          "MPI_COMM_TYPE_HW_UNGUIDED on an inter-communicator is not supported");
         else
-            err = split_unguided(me, fn, comm, key, split_type == MPI_UNDEFINED, t, set,
-                                 newcomm);
+            err = split_unguided(me, fn, comm, key, split_type == MPI_UNDEFINED, t, set, newcomm);
     } else {
         int color = value ? hw_color(me, t, set, value) : MPI_UNDEFINED;
         if (cr->c->inter)

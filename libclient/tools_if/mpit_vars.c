@@ -115,7 +115,7 @@ static void rd_rank(struct tm_rank *me, int arg, uint64_t *v, const char **s, ch
     if (arg == RANK_WAKES)
         *v = atomic_load_explicit(&me->waker.wakes, memory_order_relaxed);
     else
-        *v = atomic_load_explicit(&me->bsend_used, memory_order_relaxed);
+        *v = atomic_load_explicit(&me->bsend.used, memory_order_relaxed);
 }
 
 /* arg 0: bytes in use, 1: capacity. */
