@@ -129,6 +129,10 @@ struct tm_rank {
     struct tm_spawn_rec *spawn;
     int parent_made;
     MPI_Comm parent;
+
+    /* MPI_T events (core/t_event.h): set by the rank's first event handle (tools_if), then
+     * the layers report their events through it; NULL until then */
+    void (*_Atomic t_event)(struct tm_rank *me, int kind, const void *data);
 } __attribute__((aligned(64)));
 
 struct tm_job {

@@ -16,6 +16,7 @@
 #include "p2p_api.h"
 
 #include "bsend_buf.h"
+#include "t_event.h"
 #include "wait.h"
 
 /* Checks shared by every send and receive; on success *ret_bytes is the buffer size in
@@ -84,7 +85,7 @@ static int send_failed(struct tm_rank *me, MPI_Comm comm, const char *fn, int r)
  * buffer is attached or the rest of it is too small (MPI 4.1 §3.6); MPI_BUFFER_AUTOMATIC
  * has no limit. */
 static int bsend_reserve(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
-                         size_t bytes, struct tm_request *sreq)
+                         int dest, size_t bytes, struct tm_request *sreq)
 {
     struct tm_bsbuf *b = tm_bsend_pick(me, cr);
     if (!b)
@@ -95,11 +96,14 @@ static int bsend_reserve(struct tm_rank *me, struct tm_commref *cr, MPI_Comm com
         atomic_fetch_add_explicit(&b->used, need, memory_order_relaxed);
     else
         do {
-            if (used + need > size)
+            if (used + need > size) {
+                struct tm_t_ev_bsend ev = {dest, 0, (int64_t)need, (int64_t)(size - used)};
+                tm_t_event(me, TM_T_EV_BSEND_FULL, &ev);
                 return tm_err(me, comm, MPI_ERR_BUFFER, fn,
                               "the attached buffer of %zu bytes has %zu free, the message needs "
                               "%zu (%zu + MPI_BSEND_OVERHEAD)",
                               size, size - used, need, bytes);
+            }
         } while (!atomic_compare_exchange_weak_explicit(
             &b->used, &used, used + need, memory_order_relaxed, memory_order_relaxed));
     sreq->bsend = need;
@@ -129,7 +133,7 @@ static int send_blocking(const char *fn, const void *buf, MPI_Count count, MPI_D
     tm_req_init_stack(&sreq, me, TM_REQ_SEND, comm);
     sreq.dt = sdt;
     if (mode == TM_SEND_BUFFERED && dest != MPI_PROC_NULL) {
-        err = bsend_reserve(me, cr, comm, fn, bytes, &sreq);
+        err = bsend_reserve(me, cr, comm, fn, dest, bytes, &sreq);
         if (err) return err;
     }
     int r = tm_send(me, cr, buf, bytes, dest, tag, mode, &sreq);
@@ -374,7 +378,7 @@ static int send_nonblocking(const char *fn, const void *buf, MPI_Count count, MP
         r->dt = sdt;
     }
     if (mode == TM_SEND_BUFFERED && dest != MPI_PROC_NULL) {
-        err = bsend_reserve(me, cr, comm, fn, bytes, r);
+        err = bsend_reserve(me, cr, comm, fn, dest, bytes, r);
         if (err) {
             atomic_store_explicit(&r->done, 1, memory_order_relaxed);
             tm_req_free(me, r);
