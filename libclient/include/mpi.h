@@ -519,9 +519,9 @@ typedef int MPI_Datarep_extent_function(MPI_Datatype datatype, MPI_Aint *file_ex
 typedef int MPI_Datarep_conversion_function(void *userbuf, MPI_Datatype datatype, int count,
                                             void *filebuf, MPI_Offset position, void *extra_state);
 #define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function *)0)
-typedef int MPI_Datarep_conversion_function_c(void *userbuf, MPI_Datatype datatype,
-                                              MPI_Count count, void *filebuf,
-                                              MPI_Offset position, void *extra_state);
+typedef int MPI_Datarep_conversion_function_c(void *userbuf, MPI_Datatype datatype, MPI_Count count,
+                                              void *filebuf, MPI_Offset position,
+                                              void *extra_state);
 #define MPI_CONVERSION_FN_NULL_C ((MPI_Datarep_conversion_function_c *)0)
 
 /* The predefined attribute callbacks, real functions in libtmpi: NULL_COPY copies nothing,
