@@ -379,8 +379,9 @@ typedef struct MPI_F08_status {
 #define MPI_ERR_RMA_SHARED 56
 #define MPI_ERR_RMA_FLAVOR 57
 #define MPI_T_ERR_INVALID 58
-#define MPI_ERR_SESSION 59  /* MPI-4.0: a session handle that is not one */
-#define MPI_ERR_LASTCODE 77 /* above every class, MPI_T_ERR_* included */
+#define MPI_ERR_SESSION 59    /* MPI-4.0: a session handle that is not one */
+#define MPI_ERR_ERRHANDLER 77 /* MPI-4.1: an error handler that is not one (or not of the kind) */
+#define MPI_ERR_LASTCODE 78   /* above every class, MPI_T_ERR_* included */
 /* Return codes of the tool interface (MPI_T_*), which MPI_T calls return without an error
  * handler and no other call raises. */
 #define MPI_T_ERR_MEMORY 60

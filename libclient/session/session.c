@@ -65,8 +65,9 @@ TM_API int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Sessi
     if (!me)
         return tm_err_noco(MPI_ERR_OTHER, fn, "called from a thread that is not an MPI rank's");
     if (tm_errh_check(me, errhandler, TM_EH_SESSION))
-        return tm_err_obj(me, TM_EH_SESSION, MPI_SESSION_NULL, MPI_ERRORS_ARE_FATAL, MPI_ERR_ARG,
-                          fn, "%d is not an error handler for sessions", errhandler);
+        return tm_err_obj(me, TM_EH_SESSION, MPI_SESSION_NULL, MPI_ERRORS_ARE_FATAL,
+                          MPI_ERR_ERRHANDLER, fn, "%d is not an error handler for sessions",
+                          errhandler);
     if (!session)
         return tm_err_obj(me, TM_EH_SESSION, MPI_SESSION_NULL, errhandler, MPI_ERR_ARG, fn,
                           "session is NULL");
@@ -249,7 +250,7 @@ TM_API int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errha
     const char *fn = "MPI_Session_set_errhandler";
     ENTER(session);
     if (tm_errh_check(me, errhandler, TM_EH_SESSION))
-        return SERR(me, session, MPI_ERR_ARG, "%d is not an error handler for sessions",
+        return SERR(me, session, MPI_ERR_ERRHANDLER, "%d is not an error handler for sessions",
                     errhandler);
     tm_errh_ref(me, errhandler);
     pthread_mutex_lock(&me->objs->lock);
