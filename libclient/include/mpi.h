@@ -24,7 +24,7 @@ extern "C" {
 /* 4.0: the MPI-4.0 calls programs already use are in (docs/MPI-COVERAGE.md lists them); the
  * rest of MPI-4.0 (sessions, partitioned and large-count calls) is not declared. */
 #define MPI_VERSION 4
-#define MPI_SUBVERSION 0
+#define MPI_SUBVERSION 1
 
 /* ---- basic types ---- */
 typedef ptrdiff_t MPI_Aint;
