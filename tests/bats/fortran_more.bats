@@ -60,11 +60,14 @@ run_f() {
     run_f f90_extras "f90 extras ok" 1 2
 }
 
-# The spawn pair takes CHARACTER arrays (argv, commands) with MPI_ARGV_NULL, which the generator
-# has no rule for yet (docs/FORTRAN.md); every other function must be bound.
-@test "fortran: every function libtmpi implements has a Fortran binding but MPI_Comm_spawn(_multiple)" {
+# The spawn pair takes CHARACTER arrays (argv, commands) with MPI_ARGV_NULL, and
+# MPI_Status_f082f / _f2f08 (an mpi_f08 status beside an INTEGER one) and MPI_Register_datarep_c
+# (conversion functions with an MPI_COUNT_KIND count) parameters, which the generator has no rule
+# for yet (docs/FORTRAN.md); every other function must be bound.
+@test "fortran: every function libtmpi implements has a Fortran binding but MPI_Comm_spawn(_multiple), the f08 status conversions and MPI_Register_datarep_c" {
     [ -f "$FDIR/skipped.txt" ]
-    run grep -v -e '^MPI_Comm_spawn: ' -e '^MPI_Comm_spawn_multiple: ' "$FDIR/skipped.txt"
+    run grep -v -e '^MPI_Comm_spawn: ' -e '^MPI_Comm_spawn_multiple: ' -e '^MPI_Status_f082f: ' \
+        -e '^MPI_Status_f2f08: ' -e '^MPI_Register_datarep_c: ' "$FDIR/skipped.txt"
     [ -z "$output" ] || { echo "implemented without a Fortran binding:"; echo "$output"; return 1; }
     grep -qx MPI_Op_create_c "$FDIR/bound.txt"
     grep -qx MPI_Grequest_start "$FDIR/bound.txt"
