@@ -170,7 +170,9 @@ int tm_comm_dup(struct tm_rank *me, const char *fn, MPI_Comm comm, struct tm_inf
     if (err) return err;
     cr = tm_comm_get(&me->comms, comm); /* the table may have grown: entries never move */
     struct tm_commref *nr = tm_comm_get(&me->comms, h);
-    /* The new communicator gets the parent's attributes (copy callbacks) and hints. */
+    /* The new communicator gets the parent's attributes (copy callbacks) and hints, and
+     * the session its parent came from (its buffered sends use that session's buffer). */
+    nr->session_bsb = cr->session_bsb;
     err = tm_attr_copy_all(me, TM_ATTR_COMM, comm, cr->attrs, &nr->attrs);
     if (!err && (hints || cr->hints)) {
         nr->hints = tm_info_dup_obj(hints ? hints : cr->hints);
@@ -339,6 +341,7 @@ int tm_comm_split(struct tm_rank *me, const char *fn, MPI_Comm comm, int color, 
     struct tm_comm *nc = mine->p;
     int nrank = mine->b;
     MPI_Errhandler eh = cr->eh;
+    struct tm_bsbuf *session_bsb = cr->session_bsb;
     if (failed) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     if (!nc) {
         *newcomm = MPI_COMM_NULL;
@@ -349,6 +352,7 @@ int tm_comm_split(struct tm_rank *me, const char *fn, MPI_Comm comm, int color, 
         tm_comm_release(nc);
         return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     }
+    tm_comm_get(&me->comms, h)->session_bsb = session_bsb; /* as a dup's (tm_comm_dup) */
     *newcomm = h;
     return MPI_SUCCESS;
 }
@@ -363,26 +367,6 @@ TM_API int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     return tm_comm_split(me, "MPI_Comm_split", comm, color, key, newcomm);
 }
 TM_ALIAS(Comm_split)
-
-/* MPI_COMM_TYPE_SHARED: the members on the caller's node (ranks are threads of one agent, so
- * they share memory exactly when they share a node).  A split by node index, on
- * inter-communicators too (MPI 4.0 §7.4.2). */
-TM_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                                MPI_Comm *newcomm)
-{
-    const char *fn = "MPI_Comm_split_type";
-    GET_COMM(fn, comm);
-    (void)info;
-    if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, fn, "newcomm is NULL");
-    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
-        return tm_err(me, comm, MPI_ERR_ARG, fn, "invalid split_type %d", split_type);
-    int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : (me->info ? me->info->node : 0);
-    /* An inter-communicator: each group's members on one node, with the other group's members
-     * on that node as the remote group (MPI_COMM_NULL where the other group has none). */
-    if (cr->c->inter) return tm_intercomm_split(me, cr, comm, color, key, newcomm);
-    return tm_comm_split(me, fn, comm, color, key, newcomm);
-}
-TM_ALIAS(Comm_split_type)
 
 TM_API int PMPI_Comm_free(MPI_Comm *comm)
 {

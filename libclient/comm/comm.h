@@ -104,6 +104,11 @@ struct tm_commref {
      * same order, as MPI requires, whatever order the steps before them finish in). */
     uint64_t inb_started, inb_lres, inb_lissued;
     int hidden; /* one of those: not a handle the program was given */
+    /* buffered sends (core/bsbuf.h): the handle's own buffer (MPI_Comm_attach_buffer, heap,
+     * made on first attach, freed with the handle), and the buffer of the session the
+     * communicator was made from (MPI_Comm_create_from_group on a session's group), or NULL */
+    struct tm_bsbuf *bsb;
+    struct tm_bsbuf *session_bsb;
 };
 
 /* The rank's handles: chunks that never move once made, so a lookup takes no lock; lock

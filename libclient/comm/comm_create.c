@@ -142,7 +142,7 @@ TM_API int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, M
     struct tm_rank *me = tm_self();
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
     if (tm_errh_check(me, errhandler, TM_EH_COMM))
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn,
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ERRHANDLER, fn,
                       "%d is not an error handler for communicators", errhandler);
 #define EH_ERR(code, ...)                                                                          \
     tm_err_obj(me, TM_EH_COMM, MPI_COMM_NULL, errhandler, code, fn, __VA_ARGS__)
@@ -163,6 +163,7 @@ TM_API int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, M
     int err = PMPI_Comm_create_group(MPI_COMM_WORLD, group, tm_stringtag_tag(stringtag), &h);
     if (err) return err;
     struct tm_commref *r = tm_comm_get(&me->comms, h);
+    r->session_bsb = g->session_bsb;
     if (hints && !(r->hints = tm_info_dup_obj(hints))) {
         tm_commtab_free(me, h);
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");

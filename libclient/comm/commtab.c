@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "attr.h"
+#include "bsbuf.h"
 #include "comm.h"
 #include "coll.h"
 #include "coll_net.h"
@@ -161,6 +162,10 @@ int tm_commtab_init(struct tm_rank *me)
 
 static void ref_clear(struct tm_commref *r)
 {
+    if (r->bsb) { /* the job's end: nobody sends any more */
+        pthread_mutex_destroy(&r->bsb->lock);
+        free(r->bsb);
+    }
     tm_attr_drop_all(&r->attrs);
     free(r->name);
     tm_info_free_obj(r->hints);
@@ -216,6 +221,8 @@ int tm_commtab_free(struct tm_rank *me, MPI_Comm h)
     int err = tm_attr_delete_all(me, TM_ATTR_COMM, h, &cr->attrs);
     if (err) return err;
     MPI_Comm hid[2] = {cr->coll_inter, cr->coll_local};
+    tm_bsbuf_free(me, cr->bsb); /* its messages leave first (bsbuf.h) */
+    cr->bsb = NULL;
     tm_comm_release(cr->c);
     MPI_Errhandler eh = cr->eh;
     pthread_mutex_lock(&t->lock);

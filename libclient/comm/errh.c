@@ -100,6 +100,7 @@ static const struct tm_errdesc tm_errs[MPI_ERR_LASTCODE] = {
     [MPI_ERR_SESSION] = {"MPI_ERR_SESSION", "invalid session"},
     [MPI_T_ERR_NOT_ACCESSIBLE] = {"MPI_T_ERR_NOT_ACCESSIBLE", "not accessible now"},
     [MPI_T_ERR_NOT_SUPPORTED] = {"MPI_T_ERR_NOT_SUPPORTED", "not supported"},
+    [MPI_ERR_ERRHANDLER] = {"MPI_ERR_ERRHANDLER", "invalid error handler"},
 };
 
 const char *tm_err_name(int code)
@@ -201,8 +202,8 @@ TM_API int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, "MPI_Comm_set_errhandler",
                       "invalid communicator %d", comm);
     if (tm_errh_check(me, errhandler, TM_EH_COMM))
-        return tm_err(me, comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "invalid error handler %d",
-                      errhandler);
+        return tm_err(me, comm, MPI_ERR_ERRHANDLER, "MPI_Comm_set_errhandler",
+                      "invalid error handler %d", errhandler);
     tm_errh_ref(me, errhandler);
     MPI_Errhandler old = cr->eh;
     cr->eh = errhandler;

@@ -126,7 +126,7 @@ TM_API int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
         int ok = tm_objtab_get(me->objs->errhs, TM_ERRH_BASE, eh) != NULL;
         pthread_mutex_unlock(&me->objs->lock);
         if (!ok)
-            return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free",
+            return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ERRHANDLER, "MPI_Errhandler_free",
                           "invalid error handler %d", eh);
         /* Objects that use it keep it until they go (MPI 3.1 §8.3.4). */
         tm_errh_unref(me, eh);

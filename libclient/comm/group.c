@@ -9,7 +9,7 @@
 #include "job.h"
 #include "objs.h"
 
-static const struct tm_group tm_group_empty = {0, NULL};
+static const struct tm_group tm_group_empty = {0, NULL, NULL};
 
 const struct tm_group *tm_group_get(struct tm_rank *me, MPI_Group h)
 {
@@ -32,7 +32,7 @@ MPI_Group tm_group_new(struct tm_rank *me, const int32_t *world, int n)
         return MPI_GROUP_NULL;
     }
     memcpy(v, world, sizeof *v * (size_t)n);
-    *g = (struct tm_group){n, v};
+    *g = (struct tm_group){n, v, NULL};
     pthread_mutex_lock(&me->objs->lock);
     int h = tm_objtab_add(&me->objs->groups, TM_GROUP_BASE, g);
     pthread_mutex_unlock(&me->objs->lock);

@@ -11,9 +11,13 @@ struct tm_rank;
 
 #define TM_GROUP_BASE 2 /* 0 MPI_GROUP_NULL, 1 MPI_GROUP_EMPTY */
 
+struct tm_bsbuf;
 struct tm_group {
     int size;
     int32_t *world; /* group rank -> world rank */
+    /* a session's process set (MPI_Group_from_session_pset): that session's buffer for
+     * buffered sends (core/bsbuf.h), which communicators made from the group use; else NULL */
+    struct tm_bsbuf *session_bsb;
 };
 
 /* The group of handle h (MPI_GROUP_EMPTY included), NULL if h is not one of me's groups. */

@@ -251,7 +251,7 @@ TM_API int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_le
     struct tm_rank *me = tm_self();
     if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
     if (tm_errh_check(me, errhandler, TM_EH_COMM))
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn,
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ERRHANDLER, fn,
                       "%d is not an error handler for communicators", errhandler);
 #define EH_ERR(code, ...)                                                                          \
     tm_err_obj(me, TM_EH_COMM, MPI_COMM_NULL, errhandler, code, fn, __VA_ARGS__)

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bsbuf.h"
 #include "coll_stats.h"
 #include "comm.h"
 #include "coop.h"
@@ -93,12 +94,9 @@ struct tm_rank {
     /* the next data tags a partitioned receive takes (part/part.h channels), any thread */
     _Atomic uint32_t part_next;
 
-    /* MPI_Buffer_attach: the buffer and its size (the rank's threads, which MPI makes attach and
-     * detach apart from buffered sends), and the bytes buffered sends hold of it until their
-     * messages leave (any thread: atomics; the messages' data live in envelopes) */
-    void *bsend_buf;
-    size_t bsend_size; /* MPI_Buffer_attach_c may attach more than INT_MAX bytes */
-    _Atomic size_t bsend_used;
+    /* MPI_Buffer_attach: the rank's buffer for buffered sends (bsbuf.h: the rank is the
+     * process MPI means, so one rank's attach is never another's) */
+    struct tm_bsbuf bsend;
 
     struct tm_fb_in fb_in;     /* fast boxes into this rank (fbox.h) */
     struct tm_handoff handoff; /* messages packed for this rank to lay out (handoff.h) */
@@ -131,6 +129,10 @@ struct tm_rank {
     struct tm_spawn_rec *spawn;
     int parent_made;
     MPI_Comm parent;
+
+    /* MPI_T events (core/t_event.h): set by the rank's first event handle (tools_if), then
+     * the layers report their events through it; NULL until then */
+    void (*_Atomic t_event)(struct tm_rank *me, int kind, const void *data);
 } __attribute__((aligned(64)));
 
 struct tm_job {
@@ -178,6 +180,12 @@ struct tm_job {
     struct tm_pubname *names;
     _Atomic int next_port;
     void (*spawn_free)(struct tm_job *j);
+    /* The node's hardware topology (an hwloc_topology_t) for MPI_Comm_split_type's hardware
+     * kinds and MPI_Get_hw_resource_info (mpi/split_hw.c): loaded on first use under hw_lock,
+     * then read-only; freed at the job's end by hw_free (set by the loader). */
+    pthread_mutex_t hw_lock;
+    void *hw_topo;
+    void (*hw_free)(struct tm_job *j);
 };
 
 /* The rank's own pools under MPI_THREAD_MULTIPLE: a spin lock (held for a few pointer moves,

@@ -91,6 +91,7 @@ struct tm_request {
      * message leaves; tm_send hands them to the envelope it queues (envelope_pool.c releases
      * them), else the caller releases them (p2p_api.c) */
     size_t bsend;
+    struct tm_bsbuf *bsb; /* the buffer they are of (core/bsbuf.h) */
     /* its Fortran handle (MPI_Request_c2f, request.c), 0 until the program asks for one */
     int fidx;
     /* memory the operation reads until the request goes (the int copies of a _c collective's

@@ -101,17 +101,19 @@ struct tm_envl *tm_envl_eager_typed(struct tm_rank *me, int ctx, int src, int ta
     return e;
 }
 
-void tm_bsend_release(struct tm_rank *owner, size_t bytes)
+void tm_bsend_release(struct tm_bsbuf *b, size_t bytes)
 {
-    /* seq_cst: the detaching thread waits for 0 (wait.h), then the wake */
-    atomic_fetch_sub_explicit(&owner->bsend_used, bytes, memory_order_seq_cst);
-    tm_wake(&owner->waker);
+    /* seq_cst: the detaching thread waits for 0 (wait.h), then the wake; an iflush that
+     * registers after this decrement sees 0 itself (bsbuf.h: nflushers after used) */
+    size_t left = atomic_fetch_sub_explicit(&b->used, bytes, memory_order_seq_cst) - bytes;
+    tm_wake(b->waker);
+    if (left == 0 && atomic_load_explicit(&b->nflushers, memory_order_seq_cst)) b->drained(b);
 }
 
 void tm_envl_release(struct tm_rank *me, struct tm_envl *e)
 {
     /* a buffered message has left its sender's attached buffer once it is received */
-    if (TM_UNLIKELY(e->bsend)) tm_bsend_release(e->home, e->bsend);
+    if (TM_UNLIKELY(e->bsend)) tm_bsend_release(e->bsb, e->bsend);
     if (e->cls == TM_ENVL_HEAP) {
         free(e);
         return;

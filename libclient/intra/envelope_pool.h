@@ -36,8 +36,9 @@ struct tm_envl *tm_envl_eager(struct tm_rank *me, int ctx, int src, int tag, con
 /* The same from data laid out as dt (type_copy.h; NULL: bytes): packs bytes packed bytes. */
 struct tm_envl *tm_envl_eager_typed(struct tm_rank *me, int ctx, int src, int tag, const void *data,
                                     const struct tm_type *dt, size_t bytes);
-/* A buffered send's room in owner's attached buffer is free again (any thread). */
-void tm_bsend_release(struct tm_rank *owner, size_t bytes);
+/* A buffered send's room in its buffer b is free again (any thread). */
+struct tm_bsbuf;
+void tm_bsend_release(struct tm_bsbuf *b, size_t bytes);
 /* Gives an envelope back to its home cache; me is the calling rank.  A buffered send's
  * envelope also frees its room (tm_bsend_release). */
 void tm_envl_release(struct tm_rank *me, struct tm_envl *e);

@@ -61,7 +61,8 @@ struct tm_envl {
     /* eager and rendezvous envelopes of nonblocking sends: the sender's serial, which
      * MPI_Cancel looks for (p2p.c); 0: none (an envelope is reused with another serial) */
     uint64_t serial;
-    size_t bsend; /* a buffered send's room in its sender's attached buffer (request.h) */
+    size_t bsend;         /* a buffered send's room in its sender's attached buffer (request.h) */
+    struct tm_bsbuf *bsb; /* that buffer (core/bsbuf.h) */
     _Alignas(16) unsigned char data[];
 };
 

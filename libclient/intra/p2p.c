@@ -11,6 +11,7 @@
 #include "handoff.h"
 #include "job.h"
 #include "match.h"
+#include "t_event.h"
 #include "wait.h"
 
 int tm_req_done_cond(void *arg)
@@ -85,6 +86,7 @@ int tm_intra_send(struct tm_rank *me, int w, int ctx, int src, int dest, int tag
             }
             /* a buffered send's room in the attached buffer goes with the envelope */
             e->bsend = sreq->bsend;
+            e->bsb = sreq->bsb;
             sreq->bsend = 0;
             tm_add_unexp(mb, e);
             pthread_mutex_unlock(&mb->lock);
@@ -158,7 +160,9 @@ static int take_unexp(struct tm_rank *me, struct tm_mbox *mb, struct tm_request 
     struct tm_envl *e = tm_match_unexp(mb, rreq->ctx, rreq->src, rreq->tag, 1);
     if (!e) return 0;
     pthread_mutex_unlock(&mb->lock);
+    struct tm_t_ev_unexpected ev = {e->src, e->tag, (int64_t)e->bytes};
     tm_recv_envl(me, rreq, e);
+    tm_t_event(me, TM_T_EV_UNEXPECTED, &ev);
     return 1;
 }
 

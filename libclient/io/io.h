@@ -60,6 +60,7 @@ struct tm_datarep {
     char name[MPI_MAX_DATAREP_STRING];
     int external32;
     MPI_Datarep_conversion_function *rd, *wr;
+    MPI_Datarep_conversion_function_c *rd_c, *wr_c; /* MPI_Register_datarep_c's */
     MPI_Datarep_extent_function *ext;
     void *extra;
 };

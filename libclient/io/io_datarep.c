@@ -65,7 +65,8 @@ int64_t tm_io_datarep_size(const struct tm_datarep *rep, const struct tm_type *t
         if (PMPI_Pack_external_size("external32", (int)count, dt, &sz)) return -1;
         return (int64_t)sz;
     }
-    if (!rep->rd && !rep->wr) return (int64_t)(t->psize * count); /* no conversion */
+    if (!rep->rd && !rep->wr && !rep->rd_c && !rep->wr_c)
+        return (int64_t)(t->psize * count); /* no conversion */
     struct tm_sigrun one;
     size_t ns;
     const struct tm_sigrun *s = tm_type_sig(t, &one, &ns);
@@ -82,14 +83,16 @@ int64_t tm_io_datarep_size(const struct tm_datarep *rep, const struct tm_type *t
 int tm_io_datarep_to_file(const struct tm_datarep *rep, const void *buf, size_t count,
                           MPI_Datatype dt, void *out, size_t outsize)
 {
-    /* external32 packing and a program's conversion function count in int: a larger access
-     * (an _c call) in a converting representation fails as a conversion error */
+    /* external32 packing and a program's int conversion function count in int: a larger
+     * access (an _c call) in such a representation fails as a conversion error; the
+     * functions of MPI_Register_datarep_c take MPI_Count */
     if ((rep->external32 || rep->wr) && count > INT_MAX) return MPI_ERR_CONVERSION;
     if (rep->external32) {
         MPI_Aint pos = 0;
         return PMPI_Pack_external("external32", buf, (int)count, dt, out, (MPI_Aint)outsize, &pos);
     }
     if (rep->wr) return rep->wr((void *)buf, dt, (int)count, out, 0, rep->extra);
+    if (rep->wr_c) return rep->wr_c((void *)buf, dt, (MPI_Count)count, out, 0, rep->extra);
     const struct tm_type *t = tm_type_get(dt);
     tm_type_pack(out, buf, count, t, 0, outsize);
     return MPI_SUCCESS;
@@ -104,18 +107,20 @@ int tm_io_datarep_from_file(const struct tm_datarep *rep, void *buf, size_t coun
         return PMPI_Unpack_external("external32", in, (MPI_Aint)insize, &pos, buf, (int)count, dt);
     }
     if (rep->rd) return rep->rd(buf, dt, (int)count, (void *)in, 0, rep->extra);
+    if (rep->rd_c) return rep->rd_c(buf, dt, (MPI_Count)count, (void *)in, 0, rep->extra);
     const struct tm_type *t = tm_type_get(dt);
     tm_type_unpack(buf, count, t, 0, in, insize);
     return MPI_SUCCESS;
 }
 
-TM_API int PMPI_Register_datarep(const char *datarep,
-                                 MPI_Datarep_conversion_function *read_conversion_fn,
-                                 MPI_Datarep_conversion_function *write_conversion_fn,
-                                 MPI_Datarep_extent_function *dtype_file_extent_fn,
-                                 void *extra_state)
+/* One body for MPI_Register_datarep (rd, wr) and MPI_Register_datarep_c (rd_c, wr_c). */
+static int register_datarep(const char *fn, const char *datarep,
+                            MPI_Datarep_conversion_function *rd,
+                            MPI_Datarep_conversion_function *wr,
+                            MPI_Datarep_conversion_function_c *rd_c,
+                            MPI_Datarep_conversion_function_c *wr_c,
+                            MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
-    const char *fn = "MPI_Register_datarep";
     struct tm_rank *me = tm_self();
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
     if (!datarep || !dtype_file_extent_fn)
@@ -128,8 +133,10 @@ TM_API int PMPI_Register_datarep(const char *datarep,
     struct tm_datarep_node *n = calloc(1, sizeof *n);
     if (!n) return tm_io_err(me, NULL, MPI_ERR_NO_MEM, fn, "out of memory");
     strcpy(n->rep.name, datarep);
-    n->rep.rd = read_conversion_fn;
-    n->rep.wr = write_conversion_fn;
+    n->rep.rd = rd;
+    n->rep.wr = wr;
+    n->rep.rd_c = rd_c;
+    n->rep.wr_c = wr_c;
     n->rep.ext = dtype_file_extent_fn;
     n->rep.extra = extra_state;
     pthread_mutex_lock(&me->objs->lock);
@@ -139,4 +146,25 @@ TM_API int PMPI_Register_datarep(const char *datarep,
     pthread_mutex_unlock(&me->objs->lock);
     return MPI_SUCCESS;
 }
+
+TM_API int PMPI_Register_datarep(const char *datarep,
+                                 MPI_Datarep_conversion_function *read_conversion_fn,
+                                 MPI_Datarep_conversion_function *write_conversion_fn,
+                                 MPI_Datarep_extent_function *dtype_file_extent_fn,
+                                 void *extra_state)
+{
+    return register_datarep("MPI_Register_datarep", datarep, read_conversion_fn,
+                            write_conversion_fn, NULL, NULL, dtype_file_extent_fn, extra_state);
+}
 TM_ALIAS(Register_datarep)
+
+TM_API int PMPI_Register_datarep_c(const char *datarep,
+                                   MPI_Datarep_conversion_function_c *read_conversion_fn,
+                                   MPI_Datarep_conversion_function_c *write_conversion_fn,
+                                   MPI_Datarep_extent_function *dtype_file_extent_fn,
+                                   void *extra_state)
+{
+    return register_datarep("MPI_Register_datarep_c", datarep, NULL, NULL, read_conversion_fn,
+                            write_conversion_fn, dtype_file_extent_fn, extra_state);
+}
+TM_ALIAS(Register_datarep_c)

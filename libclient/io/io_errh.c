@@ -15,7 +15,7 @@ TM_API int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
     if (file != MPI_FILE_NULL && !(f = tm_file_get(me, file)))
         return tm_io_err(me, NULL, MPI_ERR_FILE, fn, "invalid file %d", file);
     if (tm_errh_check(me, errhandler, TM_EH_FILE))
-        return tm_io_err(me, f, MPI_ERR_ARG, fn, "invalid error handler %d", errhandler);
+        return tm_io_err(me, f, MPI_ERR_ERRHANDLER, fn, "invalid error handler %d", errhandler);
     tm_errh_ref(me, errhandler);
     MPI_Errhandler *slot = f ? &f->eh : &me->objs->file_eh;
     MPI_Errhandler old = *slot;

@@ -29,7 +29,7 @@ void tm_io_status(MPI_Status *st, size_t nbytes)
 
 static int converts(const struct tm_datarep *rep)
 {
-    return rep->external32 || rep->rd || rep->wr;
+    return rep->external32 || rep->rd || rep->wr || rep->rd_c || rep->wr_c;
 }
 
 int tm_io_acc_prepare(struct tm_file *f, struct tm_io_acc *a, MPI_Offset off, const void *buf,

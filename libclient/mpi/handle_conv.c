@@ -128,6 +128,33 @@ TM_API int PMPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_sta
 }
 TM_ALIAS(Status_f082c)
 
+/* The mpi_f08 status holds the same integers as the mpif.h one, in the same order. */
+TM_API int PMPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status)
+{
+    if (!f08_status || !f_status)
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Status_f082f", "f08_status or f_status is NULL");
+    f_status[MPI_F_SOURCE] = f08_status->MPI_SOURCE;
+    f_status[MPI_F_TAG] = f08_status->MPI_TAG;
+    f_status[MPI_F_ERROR] = f08_status->MPI_ERROR;
+    for (int i = 3; i < MPI_F_STATUS_SIZE; i++)
+        f_status[i] = f08_status->tm_hidden[i - 3];
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Status_f082f)
+
+TM_API int PMPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status)
+{
+    if (!f_status || !f08_status)
+        return tm_err_noco(MPI_ERR_ARG, "MPI_Status_f2f08", "f_status or f08_status is NULL");
+    f08_status->MPI_SOURCE = f_status[MPI_F_SOURCE];
+    f08_status->MPI_TAG = f_status[MPI_F_TAG];
+    f08_status->MPI_ERROR = f_status[MPI_F_ERROR];
+    for (int i = 3; i < MPI_F_STATUS_SIZE; i++)
+        f08_status->tm_hidden[i - 3] = f_status[i];
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Status_f2f08)
+
 /* Addresses are plain byte addresses (flat memory): MPI_BOTTOM is 0. */
 TM_API int PMPI_Get_address(const void *location, MPI_Aint *address)
 {

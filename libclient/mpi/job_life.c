@@ -56,6 +56,7 @@ static void job_free(struct tm_job *j)
         free(j->ranks);
     }
     if (j->spawn_free) j->spawn_free(j);
+    if (j->hw_free) j->hw_free(j);
     tm_comm_fini_shared(&j->world);
     tm_ctxs_fini(&j->ctxs);
     tm_cprog_free_all(j);
@@ -63,6 +64,7 @@ static void job_free(struct tm_job *j)
     pthread_mutex_destroy(&j->wins_lock);
     pthread_mutex_destroy(&j->open_lock);
     pthread_mutex_destroy(&j->spawn_lock);
+    pthread_mutex_destroy(&j->hw_lock);
     free(j);
 }
 
@@ -76,6 +78,7 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     pthread_mutex_init(&j->wins_lock, NULL);
     pthread_mutex_init(&j->open_lock, NULL);
     pthread_mutex_init(&j->spawn_lock, NULL);
+    pthread_mutex_init(&j->hw_lock, NULL);
     /* Room for the ranks MPI_Comm_spawn may start (their mailboxes are reached by world rank
      * like any other); a job across nodes has none (the links know only its own ranks). */
     j->world_size = info->size;

@@ -14,6 +14,9 @@
 #include "p2p.h"
 #include "p2p_route.h"
 #include "p2p_api.h"
+
+#include "bsend_buf.h"
+#include "t_event.h"
 #include "wait.h"
 
 /* Checks shared by every send and receive; on success *ret_bytes is the buffer size in
@@ -76,25 +79,35 @@ static int send_failed(struct tm_rank *me, MPI_Comm comm, const char *fn, int r)
     return tm_err(me, comm, MPI_ERR_OTHER, fn, "cannot send to the peer's node: %s", strerror(-r));
 }
 
-/* A buffered send takes bytes + MPI_BSEND_OVERHEAD of the attached buffer until its message
- * has left (received on this node; handed to the network layer's own copy for another node):
- * MPI_ERR_BUFFER when no buffer is attached or the rest of it is too small (MPI 3.1 §3.6). */
-static int bsend_reserve(struct tm_rank *me, MPI_Comm comm, const char *fn, size_t bytes,
-                         struct tm_request *sreq)
+/* A buffered send takes bytes + MPI_BSEND_OVERHEAD of the buffer it uses (the communicator's,
+ * its session's or the rank's: bsend_buf.h) until its message has left (received on this
+ * node; handed to the network layer's own copy for another node): MPI_ERR_BUFFER when no
+ * buffer is attached or the rest of it is too small (MPI 4.1 §3.6); MPI_BUFFER_AUTOMATIC
+ * has no limit. */
+static int bsend_reserve(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                         int dest, size_t bytes, struct tm_request *sreq)
 {
-    size_t need = bytes + MPI_BSEND_OVERHEAD, size = (size_t)me->bsend_size;
-    if (!me->bsend_buf)
+    struct tm_bsbuf *b = tm_bsend_pick(me, cr);
+    if (!b)
         return tm_err(me, comm, MPI_ERR_BUFFER, fn, "no buffer is attached (MPI_Buffer_attach)");
-    size_t used = atomic_load_explicit(&me->bsend_used, memory_order_relaxed);
-    do {
-        if (used + need > size)
-            return tm_err(me, comm, MPI_ERR_BUFFER, fn,
-                          "the attached buffer of %zu bytes has %zu free, the message needs %zu "
-                          "(%zu + MPI_BSEND_OVERHEAD)",
-                          size, size - used, need, bytes);
-    } while (!atomic_compare_exchange_weak_explicit(&me->bsend_used, &used, used + need,
-                                                    memory_order_relaxed, memory_order_relaxed));
+    size_t need = bytes + MPI_BSEND_OVERHEAD, size = b->size;
+    size_t used = atomic_load_explicit(&b->used, memory_order_relaxed);
+    if (b->buf == MPI_BUFFER_AUTOMATIC)
+        atomic_fetch_add_explicit(&b->used, need, memory_order_relaxed);
+    else
+        do {
+            if (used + need > size) {
+                struct tm_t_ev_bsend ev = {dest, 0, (int64_t)need, (int64_t)(size - used)};
+                tm_t_event(me, TM_T_EV_BSEND_FULL, &ev);
+                return tm_err(me, comm, MPI_ERR_BUFFER, fn,
+                              "the attached buffer of %zu bytes has %zu free, the message needs "
+                              "%zu (%zu + MPI_BSEND_OVERHEAD)",
+                              size, size - used, need, bytes);
+            }
+        } while (!atomic_compare_exchange_weak_explicit(
+            &b->used, &used, used + need, memory_order_relaxed, memory_order_relaxed));
     sreq->bsend = need;
+    sreq->bsb = b;
     return MPI_SUCCESS;
 }
 
@@ -102,7 +115,7 @@ static int bsend_reserve(struct tm_rank *me, MPI_Comm comm, const char *fn, size
 static inline void bsend_done(struct tm_rank *me, struct tm_request *sreq)
 {
     if (TM_UNLIKELY(sreq->bsend)) {
-        tm_bsend_release(me, sreq->bsend);
+        tm_bsend_release(sreq->bsb, sreq->bsend);
         sreq->bsend = 0;
     }
 }
@@ -120,7 +133,7 @@ static int send_blocking(const char *fn, const void *buf, MPI_Count count, MPI_D
     tm_req_init_stack(&sreq, me, TM_REQ_SEND, comm);
     sreq.dt = sdt;
     if (mode == TM_SEND_BUFFERED && dest != MPI_PROC_NULL) {
-        err = bsend_reserve(me, comm, fn, bytes, &sreq);
+        err = bsend_reserve(me, cr, comm, fn, dest, bytes, &sreq);
         if (err) return err;
     }
     int r = tm_send(me, cr, buf, bytes, dest, tag, mode, &sreq);
@@ -217,17 +230,24 @@ TM_API int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype,
 }
 TM_ALIAS(Bsend_c)
 
-/* One body for MPI_Buffer_attach and MPI_Buffer_attach_c. */
+static int noco_err(struct tm_rank *me, int obj, int code, const char *fn, const char *msg)
+{
+    (void)me;
+    (void)obj;
+    return tm_err_noco(code, fn, "%s", msg);
+}
+
+static int comm_err(struct tm_rank *me, int obj, int code, const char *fn, const char *msg)
+{
+    return tm_err(me, (MPI_Comm)obj, code, fn, "%s", msg);
+}
+
+/* One body for MPI_Buffer_attach and MPI_Buffer_attach_c: the rank's buffer. */
 static int buffer_attach(const char *fn, void *buffer, MPI_Count size)
 {
     struct tm_rank *me = tm_self();
     if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
-    if (size < 0 || (!buffer && size > 0) || (unsigned long long)size > PTRDIFF_MAX)
-        return tm_err_noco(MPI_ERR_ARG, fn, "invalid buffer or size %lld", size);
-    if (me->bsend_buf) return tm_err_noco(MPI_ERR_BUFFER, fn, "a buffer is already attached");
-    me->bsend_buf = buffer;
-    me->bsend_size = (size_t)size;
-    return MPI_SUCCESS;
+    return tm_bsbuf_attach(me, &me->bsend, noco_err, 0, fn, buffer, size);
 }
 TM_API int PMPI_Buffer_attach(void *buffer, int size)
 {
@@ -240,35 +260,12 @@ TM_API int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
 }
 TM_ALIAS(Buffer_attach_c)
 
-static int bsend_idle(void *arg)
-{
-    struct tm_rank *me = arg;
-    return atomic_load_explicit(&me->bsend_used, memory_order_seq_cst) == 0; /* wait.h */
-}
-
-/* One body for MPI_Buffer_detach (int_size) and MPI_Buffer_detach_c (count_size).  The int
- * form refuses a buffer larger than it can say, and leaves it attached. */
+/* One body for MPI_Buffer_detach (int_size) and MPI_Buffer_detach_c (count_size). */
 static int buffer_detach(const char *fn, void *buffer_addr, int *int_size, MPI_Count *count_size)
 {
     struct tm_rank *me = tm_self();
     if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
-    if (!buffer_addr || (!int_size && !count_size))
-        return tm_err_noco(MPI_ERR_ARG, fn, "argument is NULL");
-    if (int_size && me->bsend_size > INT_MAX)
-        return tm_err_noco(
-            MPI_ERR_COUNT, fn,
-            "the attached buffer's %zu bytes do not fit an int (MPI_Buffer_detach_c)",
-            me->bsend_size);
-    /* MPI 3.1 §3.6.1: detach blocks until the messages in the buffer have been sent */
-    tm_wait(me, bsend_idle, me);
-    *(void **)buffer_addr = me->bsend_buf;
-    if (int_size)
-        *int_size = (int)me->bsend_size;
-    else
-        *count_size = (MPI_Count)me->bsend_size;
-    me->bsend_buf = NULL;
-    me->bsend_size = 0;
-    return MPI_SUCCESS;
+    return tm_bsbuf_detach(me, &me->bsend, noco_err, 0, fn, buffer_addr, int_size, count_size);
 }
 TM_API int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
@@ -280,6 +277,84 @@ TM_API int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
     return buffer_detach("MPI_Buffer_detach_c", buffer_addr, NULL, size);
 }
 TM_ALIAS(Buffer_detach_c)
+
+TM_API int PMPI_Buffer_flush(void)
+{
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, "MPI_Buffer_flush", TM_ERR_NOINIT);
+    tm_bsbuf_flush(me, &me->bsend);
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Buffer_flush)
+
+TM_API int PMPI_Buffer_iflush(MPI_Request *request)
+{
+    const char *fn = "MPI_Buffer_iflush";
+    struct tm_rank *me = tm_self();
+    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    return tm_bsbuf_iflush(me, &me->bsend, noco_err, 0, fn, request);
+}
+TM_ALIAS(Buffer_iflush)
+
+/* ---- a communicator's buffer (MPI 4.1 §3.6.2): the calling rank's handle's ---- */
+
+#define COMM_BUF_ENTER(fn, comm)                                                                   \
+    struct tm_rank *me = tm_self();                                                                \
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);                    \
+    struct tm_commref *cr = tm_comm_get_user(&me->comms, comm);                                    \
+    if (TM_UNLIKELY(!cr))                                                                          \
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+
+static int comm_attach(const char *fn, MPI_Comm comm, void *buffer, MPI_Count size)
+{
+    COMM_BUF_ENTER(fn, comm);
+    if (!cr->bsb && !(cr->bsb = tm_bsbuf_new(me)))
+        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    return tm_bsbuf_attach(me, cr->bsb, comm_err, comm, fn, buffer, size);
+}
+TM_API int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
+{
+    return comm_attach("MPI_Comm_attach_buffer", comm, buffer, size);
+}
+TM_ALIAS(Comm_attach_buffer)
+TM_API int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size)
+{
+    return comm_attach("MPI_Comm_attach_buffer_c", comm, buffer, size);
+}
+TM_ALIAS(Comm_attach_buffer_c)
+
+static int comm_detach(const char *fn, MPI_Comm comm, void *buffer_addr, int *int_size,
+                       MPI_Count *count_size)
+{
+    COMM_BUF_ENTER(fn, comm);
+    return tm_bsbuf_detach(me, cr->bsb, comm_err, comm, fn, buffer_addr, int_size, count_size);
+}
+TM_API int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
+{
+    return comm_detach("MPI_Comm_detach_buffer", comm, buffer_addr, size, NULL);
+}
+TM_ALIAS(Comm_detach_buffer)
+TM_API int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
+{
+    return comm_detach("MPI_Comm_detach_buffer_c", comm, buffer_addr, NULL, size);
+}
+TM_ALIAS(Comm_detach_buffer_c)
+
+TM_API int PMPI_Comm_flush_buffer(MPI_Comm comm)
+{
+    COMM_BUF_ENTER("MPI_Comm_flush_buffer", comm);
+    tm_bsbuf_flush(me, cr->bsb);
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Comm_flush_buffer)
+
+TM_API int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
+{
+    const char *fn = "MPI_Comm_iflush_buffer";
+    COMM_BUF_ENTER(fn, comm);
+    return tm_bsbuf_iflush(me, cr->bsb, comm_err, comm, fn, request);
+}
+TM_ALIAS(Comm_iflush_buffer)
 
 static int send_nonblocking(const char *fn, const void *buf, MPI_Count count, MPI_Datatype dt,
                             int dest, int tag, MPI_Comm comm, enum tm_send_mode mode,
@@ -303,7 +378,7 @@ static int send_nonblocking(const char *fn, const void *buf, MPI_Count count, MP
         r->dt = sdt;
     }
     if (mode == TM_SEND_BUFFERED && dest != MPI_PROC_NULL) {
-        err = bsend_reserve(me, comm, fn, bytes, r);
+        err = bsend_reserve(me, cr, comm, fn, dest, bytes, r);
         if (err) {
             atomic_store_explicit(&r->done, 1, memory_order_relaxed);
             tm_req_free(me, r);

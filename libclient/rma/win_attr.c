@@ -165,7 +165,7 @@ TM_API int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
     if (!wr) return err;
     struct tm_rank *me = tm_self();
     if (tm_errh_check(me, errhandler, TM_EH_WIN))
-        return tm_win_err(me, wr, MPI_ERR_ARG, fn, "invalid error handler %d", errhandler);
+        return tm_win_err(me, wr, MPI_ERR_ERRHANDLER, fn, "invalid error handler %d", errhandler);
     tm_errh_ref(me, errhandler);
     MPI_Errhandler old = wr->eh;
     wr->eh = errhandler;

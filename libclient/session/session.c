@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bsend_buf.h"
 #include "errh.h"
 #include "group.h"
 #include "info.h"
@@ -64,8 +65,9 @@ TM_API int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Sessi
     if (!me)
         return tm_err_noco(MPI_ERR_OTHER, fn, "called from a thread that is not an MPI rank's");
     if (tm_errh_check(me, errhandler, TM_EH_SESSION))
-        return tm_err_obj(me, TM_EH_SESSION, MPI_SESSION_NULL, MPI_ERRORS_ARE_FATAL, MPI_ERR_ARG,
-                          fn, "%d is not an error handler for sessions", errhandler);
+        return tm_err_obj(me, TM_EH_SESSION, MPI_SESSION_NULL, MPI_ERRORS_ARE_FATAL,
+                          MPI_ERR_ERRHANDLER, fn, "%d is not an error handler for sessions",
+                          errhandler);
     if (!session)
         return tm_err_obj(me, TM_EH_SESSION, MPI_SESSION_NULL, errhandler, MPI_ERR_ARG, fn,
                           "session is NULL");
@@ -88,13 +90,17 @@ TM_API int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Sessi
         free(s);
         return r;
     }
-    *s = (struct tm_session){me->thread_level, errhandler};
+    *s = (struct tm_session){me->thread_level, errhandler, tm_bsbuf_new(me)};
     tm_errh_ref(me, errhandler);
-    pthread_mutex_lock(&me->objs->lock);
-    int h = tm_objtab_add(&me->objs->sessions, TM_SESSION_BASE, s);
-    pthread_mutex_unlock(&me->objs->lock);
+    int h = -1;
+    if (s->bsb) {
+        pthread_mutex_lock(&me->objs->lock);
+        h = tm_objtab_add(&me->objs->sessions, TM_SESSION_BASE, s);
+        pthread_mutex_unlock(&me->objs->lock);
+    }
     if (h < 0) {
         tm_errh_unref(me, errhandler);
+        tm_bsbuf_free(me, s->bsb);
         free(s);
         tm_rank_close(me, TM_OPEN_SESSION);
         return tm_err_obj(me, TM_EH_SESSION, MPI_SESSION_NULL, errhandler, MPI_ERR_NO_MEM, fn,
@@ -119,6 +125,7 @@ TM_API int PMPI_Session_finalize(MPI_Session *session)
     tm_objtab_del(me->objs->sessions, TM_SESSION_BASE, h);
     pthread_mutex_unlock(&me->objs->lock);
     tm_errh_unref(me, s->eh);
+    tm_bsbuf_free(me, s->bsb); /* the session's buffered messages leave first */
     free(s);
     tm_rank_close(me, TM_OPEN_SESSION);
     *session = MPI_SESSION_NULL;
@@ -224,7 +231,6 @@ TM_API int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_na
 {
     const char *fn = "MPI_Group_from_session_pset";
     ENTER(session);
-    (void)s;
     if (!newgroup) return SERR(me, session, MPI_ERR_ARG, "newgroup is NULL");
     int32_t *v = NULL;
     int n = 0, r = pset_check(me, session, fn, pset_name, &v, &n);
@@ -232,6 +238,8 @@ TM_API int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_na
     MPI_Group g = tm_group_new(me, v, n);
     free(v);
     if (g == MPI_GROUP_NULL) return SERR(me, session, MPI_ERR_NO_MEM, "out of memory");
+    /* made by this rank, not yet given out: nobody else reads it */
+    ((struct tm_group *)tm_group_get(me, g))->session_bsb = s->bsb;
     *newgroup = g;
     return MPI_SUCCESS;
 }
@@ -242,7 +250,7 @@ TM_API int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errha
     const char *fn = "MPI_Session_set_errhandler";
     ENTER(session);
     if (tm_errh_check(me, errhandler, TM_EH_SESSION))
-        return SERR(me, session, MPI_ERR_ARG, "%d is not an error handler for sessions",
+        return SERR(me, session, MPI_ERR_ERRHANDLER, "%d is not an error handler for sessions",
                     errhandler);
     tm_errh_ref(me, errhandler);
     pthread_mutex_lock(&me->objs->lock);
@@ -289,3 +297,61 @@ TM_API MPI_Session PMPI_Session_f2c(MPI_Fint session)
     return (MPI_Session)session;
 }
 TM_ALIAS(Session_f2c)
+
+/* ---- the session's buffer for buffered sends (MPI 4.1 §3.6.2) ---- */
+
+static int session_err(struct tm_rank *me, int h, int code, const char *fn, const char *msg)
+{
+    return SERR(me, h, code, "%s", msg);
+}
+
+static int session_attach(const char *fn, MPI_Session session, void *buffer, MPI_Count size)
+{
+    ENTER(session);
+    return tm_bsbuf_attach(me, s->bsb, session_err, session, fn, buffer, size);
+}
+TM_API int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
+{
+    return session_attach("MPI_Session_attach_buffer", session, buffer, size);
+}
+TM_ALIAS(Session_attach_buffer)
+TM_API int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size)
+{
+    return session_attach("MPI_Session_attach_buffer_c", session, buffer, size);
+}
+TM_ALIAS(Session_attach_buffer_c)
+
+static int session_detach(const char *fn, MPI_Session session, void *buffer_addr, int *int_size,
+                          MPI_Count *count_size)
+{
+    ENTER(session);
+    return tm_bsbuf_detach(me, s->bsb, session_err, session, fn, buffer_addr, int_size, count_size);
+}
+TM_API int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
+{
+    return session_detach("MPI_Session_detach_buffer", session, buffer_addr, size, NULL);
+}
+TM_ALIAS(Session_detach_buffer)
+TM_API int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
+{
+    return session_detach("MPI_Session_detach_buffer_c", session, buffer_addr, NULL, size);
+}
+TM_ALIAS(Session_detach_buffer_c)
+
+TM_API int PMPI_Session_flush_buffer(MPI_Session session)
+{
+    const char *fn = "MPI_Session_flush_buffer";
+    ENTER(session);
+    (void)fn;
+    tm_bsbuf_flush(me, s->bsb);
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Session_flush_buffer)
+
+TM_API int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
+{
+    const char *fn = "MPI_Session_iflush_buffer";
+    ENTER(session);
+    return tm_bsbuf_iflush(me, s->bsb, session_err, session, fn, request);
+}
+TM_ALIAS(Session_iflush_buffer)

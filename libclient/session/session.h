@@ -21,9 +21,13 @@ struct tm_rank;
 
 #define TM_SESSION_BASE 1 /* 0 is MPI_SESSION_NULL */
 
+struct tm_bsbuf;
 struct tm_session {
     int thread_level;  /* what MPI_Session_init provided */
     MPI_Errhandler eh; /* the session's handler (objs lock; a reference held) */
+    /* the buffer of buffered sends on the communicators made from the session's groups
+     * (MPI_Session_attach_buffer, core/bsbuf.h): made with the session, freed with it */
+    struct tm_bsbuf *bsb;
 };
 
 /* The session of handle h, NULL if h is not one of me's open sessions. */

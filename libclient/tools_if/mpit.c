@@ -35,6 +35,7 @@ struct tm_mpit {
     int inits;            /* MPI_T_init_thread calls not yet finalized */
     struct tm_t_cvar *cvars;
     struct tm_t_session *sessions;
+    struct tm_t_events *events; /* event registrations (mpit_events.c), NULL: none yet */
 };
 
 static void free_handles(struct tm_mpit *t)
@@ -54,6 +55,8 @@ static void free_handles(struct tm_mpit *t)
         }
         free(s);
     }
+    tm_t_events_free(t->events);
+    t->events = NULL;
 }
 
 void tm_mpit_free(void *p)
@@ -88,7 +91,7 @@ TM_API int PMPI_T_init_thread(int required, int *provided)
 TM_ALIAS(T_init_thread)
 
 /* The calling rank's interface, locked, or NULL (not initialized). */
-static struct tm_mpit *mpit_enter(void)
+struct tm_mpit *tm_mpit_enter(void)
 {
     struct tm_rank *me = tm_self();
     if (!me || !me->objs) return NULL;
@@ -103,7 +106,7 @@ static struct tm_mpit *mpit_enter(void)
 }
 
 #define ENTER()                                                                                    \
-    struct tm_mpit *t = mpit_enter();                                                              \
+    struct tm_mpit *t = tm_mpit_enter();                                                           \
     if (!t) return MPI_T_ERR_NOT_INITIALIZED;                                                      \
     struct tm_rank *me = tm_self();                                                                \
     (void)me;                                                                                      \
@@ -675,3 +678,18 @@ TM_API int PMPI_T_category_changed(int *stamp)
     LEAVE();
 }
 TM_ALIAS(T_category_changed)
+
+void tm_mpit_leave(struct tm_mpit *t)
+{
+    pthread_mutex_unlock(&t->lock);
+}
+
+struct tm_t_events **tm_mpit_events(struct tm_mpit *t)
+{
+    return &t->events;
+}
+
+void tm_t_put_str(const char *s, char *buf, int *len)
+{
+    put_str(s, buf, len);
+}

@@ -66,4 +66,16 @@ extern const int tm_t_nenums;
 
 void tm_mpit_free(void *mpit); /* the rank's state, with its objs */
 
+/* For the other files of the interface: the calling rank's state, locked (NULL: MPI_T is not
+ * initialized), its unlock, and its event registrations (mpit_events.c; under the lock). */
+struct tm_mpit;
+struct tm_t_events;
+struct tm_mpit *tm_mpit_enter(void);
+void tm_mpit_leave(struct tm_mpit *t);
+struct tm_t_events **tm_mpit_events(struct tm_mpit *t);
+/* MPI's string out-arguments (mpit.c): the length needed, or up to *len - 1 characters. */
+void tm_t_put_str(const char *s, char *buf, int *len);
+/* Frees the registrations (the last MPI_T_finalize, the rank's end); NULL: nothing. */
+void tm_t_events_free(struct tm_t_events *ev);
+
 #endif

@@ -115,7 +115,7 @@ static void rd_rank(struct tm_rank *me, int arg, uint64_t *v, const char **s, ch
     if (arg == RANK_WAKES)
         *v = atomic_load_explicit(&me->waker.wakes, memory_order_relaxed);
     else
-        *v = atomic_load_explicit(&me->bsend_used, memory_order_relaxed);
+        *v = atomic_load_explicit(&me->bsend.used, memory_order_relaxed);
 }
 
 /* arg 0: bytes in use, 1: capacity. */
@@ -201,8 +201,10 @@ static const char *const coll_names[MPIX_COLL_KINDS] = {
 static const struct tm_t_var rank_pvars[] = {
     {"rank.slow_wakes", "wakes of the rank that went through the futex", TM_T_ULL,
      MPI_T_VERBOSITY_TUNER_BASIC, 0, MPI_T_PVAR_CLASS_COUNTER, CAT_RANK, -1, rd_rank, RANK_WAKES},
-    {"rank.bsend_bytes_used", "bytes of the attached buffer buffered sends hold now", TM_T_ULL,
-     MPI_T_VERBOSITY_USER_BASIC, 0, MPI_T_PVAR_CLASS_LEVEL, CAT_RANK, -1, rd_rank, RANK_BSEND},
+    {"rank.bsend_bytes_used",
+     "bytes of the rank's own attached buffer (MPI_Buffer_attach) buffered sends hold now",
+     TM_T_ULL, MPI_T_VERBOSITY_USER_BASIC, 0, MPI_T_PVAR_CLASS_LEVEL, CAT_RANK, -1, rd_rank,
+     RANK_BSEND},
     {"tmpi_pool_used_bytes", "bytes of the node agent's buffer pool in use", TM_T_ULL,
      MPI_T_VERBOSITY_USER_BASIC, 0, MPI_T_PVAR_CLASS_LEVEL, CAT_POOL, -1, rd_pool, 0},
     {"tmpi_pool_capacity_bytes", "the node agent's buffer pool size ([pool] size)", TM_T_ULL,

@@ -210,7 +210,7 @@ expect_pie() {
     # no compiler given: the ordinary cc builds, FindMPI interrogates the home's mpicc
     run timeout 300 cmake -S "$PROJECTS/cmake" -B "$b" -DMPI_HOME="$HOME_DIR"
     expect_status 0
-    expect_line "-- TMPI-CHECK compiler=$HOME_DIR/bin/mpicc version=4.0"
+    expect_line "-- TMPI-CHECK compiler=$HOME_DIR/bin/mpicc version=4.1"
     expect_line "-- TMPI-CHECK mpiexec=$HOME_DIR/bin/mpiexec -n"
     run timeout 300 cmake --build "$b"
     expect_status 0
@@ -229,7 +229,7 @@ expect_pie() {
     PATH="$HOME_DIR/bin:$PATH" run timeout 300 cmake -S "$PROJECTS/cmake" -B "$b" \
         -DMPI_C_COMPILER="$TMPI_BUILD/launcher/tmpicc"
     expect_status 0
-    expect_line "-- TMPI-CHECK compiler=$TMPI_BUILD/launcher/tmpicc version=4.0"
+    expect_line "-- TMPI-CHECK compiler=$TMPI_BUILD/launcher/tmpicc version=4.1"
     expect_line "-- TMPI-CHECK mpiexec=$HOME_DIR/bin/mpiexec -n"
     run timeout 300 cmake --build "$b"
     expect_status 0

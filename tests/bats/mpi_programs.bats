@@ -93,7 +93,7 @@ run_prog() {
     run_prog thread_multiple 1 2 4 16
 }
 
-@test "mpi: buffered mode: attached buffer with MPI_BSEND_OVERHEAD, MPI_ERR_BUFFER, detach waits" {
+@test "mpi: buffered mode: attached buffer with MPI_BSEND_OVERHEAD, MPI_ERR_BUFFER, detach waits; buffers per communicator and session, automatic, flushes" {
     run_prog bsend 1 2 4 16
 }
 
@@ -175,12 +175,12 @@ run_prog() {
     SWITCHING=user run_prog large_count 3
 }
 
-@test "mpi: MPI-4.1: status field accessors, Request_get_status_any/all/some leave requests alone, Type_get_value_index" {
+@test "mpi: MPI-4.1: status field accessors, Request_get_status_any/all/some leave requests alone, Type_get_value_index, hardware split types and resource info" {
     run_prog mpi41 1 2 4 16
     SWITCHING=user run_prog mpi41 3
 }
 
-@test "mpi: MPI-4.0: version 4.0, Intercomm_create_from_groups, Remove_error_class/code/string" {
+@test "mpi: MPI-4.0: version 4.1, Intercomm_create_from_groups, Remove_error_class/code/string" {
     run_prog mpi4 1 2 3 4 16
 }
 
@@ -362,7 +362,7 @@ run_prog() {
     }
 }
 
-@test "mpi: MPI_T: init before MPI_Init, every control variable, a collective counter through a handle, categories, enumerations, error codes" {
+@test "mpi: MPI_T: init before MPI_Init, every control variable, a collective counter through a handle, categories, enumerations, events, error codes" {
     run_prog mpit 1 2 4 16
     SWITCHING=user run_prog mpit 5
 }

@@ -73,18 +73,18 @@ int main(int argc, char **argv)
     /* kinds must match */
     MPI_Errhandler fh, wh;
     CHECK_MPI(MPI_File_create_errhandler(file_handler, &fh));
-    EXPECT(MPI_Comm_set_errhandler(MPI_COMM_WORLD, fh), MPI_ERR_ARG);
+    EXPECT(MPI_Comm_set_errhandler(MPI_COMM_WORLD, fh), MPI_ERR_ERRHANDLER);
     CHECK_MPI(MPI_File_set_errhandler(MPI_FILE_NULL, fh));
     CHECK_MPI(MPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_IO));
     CHECK(calls == 103 && last_code == MPI_ERR_IO, "file handler: %d calls", calls);
     CHECK_MPI(MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN));
     CHECK_MPI(MPI_Errhandler_free(&fh));
     CHECK_MPI(MPI_Win_create_errhandler((MPI_Win_errhandler_function *)file_handler, &wh));
-    EXPECT(MPI_Comm_set_errhandler(MPI_COMM_WORLD, wh), MPI_ERR_ARG);
+    EXPECT(MPI_Comm_set_errhandler(MPI_COMM_WORLD, wh), MPI_ERR_ERRHANDLER);
     CHECK_MPI(MPI_Errhandler_free(&wh));
-    EXPECT(MPI_Comm_set_errhandler(MPI_COMM_WORLD, 4242), MPI_ERR_ARG);
+    EXPECT(MPI_Comm_set_errhandler(MPI_COMM_WORLD, 4242), MPI_ERR_ERRHANDLER);
     MPI_Errhandler bogus = 4242;
-    EXPECT(MPI_Errhandler_free(&bogus), MPI_ERR_ARG);
+    EXPECT(MPI_Errhandler_free(&bogus), MPI_ERR_ERRHANDLER);
 
     /* every predefined class has a string and is its own class */
     char s[MPI_MAX_ERROR_STRING];

@@ -32,7 +32,7 @@ int main(int argc, char **argv)
     CHECK(len > 0 && strstr(s, "rank"), "Error_string: \"%s\"", s);
     int version, sub;
     CHECK_MPI(MPI_Get_version(&version, &sub));
-    CHECK(version == 4 && sub == 0, "version %d.%d", version, sub);
+    CHECK(version == 4 && sub == 1, "version %d.%d", version, sub);
     char name[MPI_MAX_PROCESSOR_NAME];
     CHECK_MPI(MPI_Get_processor_name(name, &len));
     CHECK(len > 0, "empty processor name");

@@ -72,6 +72,16 @@ static void conversions(int size)
     EXPECT(MPI_Status_f2c(f, MPI_STATUS_IGNORE), MPI_ERR_ARG);
     EXPECT(MPI_Status_c2f08(&st, MPI_F08_STATUS_IGNORE), MPI_ERR_ARG);
     EXPECT(MPI_Status_f082c(MPI_F08_STATUS_IGNORE, &st2), MPI_ERR_ARG);
+    /* mpif.h and mpi_f08 statuses into each other (MPI 4.0 §19.3.5) */
+    MPI_F08_status g08;
+    MPI_Fint g[MPI_F_STATUS_SIZE];
+    memset(&g08, 0, sizeof g08);
+    CHECK_MPI(MPI_Status_f2f08(f, &g08));
+    CHECK(!memcmp(&g08, &f08, sizeof f08), "f2f08 differs from c2f08");
+    CHECK_MPI(MPI_Status_f082f(&g08, g));
+    CHECK(!memcmp(g, f, sizeof f), "f082f does not give back the mpif.h status");
+    EXPECT(MPI_Status_f2f08(MPI_F_STATUS_IGNORE, &g08), MPI_ERR_ARG);
+    EXPECT(MPI_Status_f082f(&g08, MPI_F_STATUS_IGNORE), MPI_ERR_ARG);
 }
 
 /* Requests and messages are pointers: their Fortran handles come from a table, stay the same

@@ -364,6 +364,23 @@ static int wr_conv(void *ub, MPI_Datatype t, int count, void *fb, MPI_Offset pos
         ((int *)fb)[i] = ~((int *)ub)[i];
     return MPI_SUCCESS;
 }
+/* MPI_Register_datarep_c's: counts in MPI_Count; adds 1 on the way to the file */
+static int rd_conv_c(void *ub, MPI_Datatype t, MPI_Count count, void *fb, MPI_Offset pos, void *x)
+{
+    (void)t, (void)pos;
+    ++*(int *)x;
+    for (MPI_Count i = 0; i < count; i++)
+        ((int *)ub)[i] = ((int *)fb)[i] - 1;
+    return MPI_SUCCESS;
+}
+static int wr_conv_c(void *ub, MPI_Datatype t, MPI_Count count, void *fb, MPI_Offset pos, void *x)
+{
+    (void)t, (void)pos;
+    ++*(int *)x;
+    for (MPI_Count i = 0; i < count; i++)
+        ((int *)fb)[i] = ((int *)ub)[i] + 1;
+    return MPI_SUCCESS;
+}
 static int ext_fn(MPI_Datatype t, MPI_Aint *e, void *x)
 {
     (void)x;
@@ -404,6 +421,23 @@ static void datareps(const char *p)
     MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL);
     MPI_File_read_at(fh, (MPI_Offset)rank * 4, w, 4, MPI_INT, &st);
     CHECK_EQ(w[0], ~rank);
+    /* the large-count form: its MPI_Count functions convert */
+    int calls = 0;
+    CHECK_EQ(MPI_Register_datarep_c("tmpi_plus1", rd_conv_c, wr_conv_c, ext_fn, &calls),
+             MPI_SUCCESS);
+    CHECK_EQ(cls(MPI_Register_datarep_c("tmpi_plus1", rd_conv_c, wr_conv_c, ext_fn, NULL)),
+             MPI_ERR_DUP_DATAREP);
+    CHECK_EQ(cls(MPI_Register_datarep_c("tmpi_x", rd_conv_c, wr_conv_c, NULL, NULL)), MPI_ERR_ARG);
+    MPI_File_sync(fh);
+    MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "tmpi_plus1", MPI_INFO_NULL);
+    MPI_File_write_at(fh, (MPI_Offset)rank * 4, v, 4, MPI_INT, &st);
+    MPI_File_read_at(fh, (MPI_Offset)rank * 4, w, 4, MPI_INT, &st);
+    CHECK(!memcmp(v, w, sizeof v));
+    CHECK(calls >= 2);
+    MPI_File_sync(fh);
+    MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL);
+    MPI_File_read_at(fh, (MPI_Offset)rank * 4, w, 4, MPI_INT, &st);
+    CHECK_EQ(w[0], rank + 1);
     MPI_File_close(&fh);
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK(access(p, F_OK) != 0); /* deleted on close */

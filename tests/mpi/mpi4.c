@@ -1,4 +1,4 @@
-/* mpi4.c — the MPI-4.0 pieces not tested with their MPI-3.1 relatives: MPI_VERSION 4.0 as
+/* mpi4.c — the MPI-4.0 pieces not tested with their MPI-3.1 relatives: MPI_VERSION 4.1 as
  * MPI_Get_version and MPI_Get_library_version say, MPI_Intercomm_create_from_groups (groups
  * of MPI_COMM_WORLD's processes), MPI_Comm_create_from_group, MPI_Info_create_env, and MPI-4.1's
  * MPI_Remove_error_string / _code / _class. */
@@ -17,13 +17,13 @@ static int rank, size;
 
 static void version(void)
 {
-    CHECK(MPI_VERSION == 4 && MPI_SUBVERSION == 0, "mpi.h says %d.%d", MPI_VERSION, MPI_SUBVERSION);
+    CHECK(MPI_VERSION == 4 && MPI_SUBVERSION == 1, "mpi.h says %d.%d", MPI_VERSION, MPI_SUBVERSION);
     int v, sv, len;
     CHECK_MPI(MPI_Get_version(&v, &sv));
-    CHECK(v == 4 && sv == 0, "MPI_Get_version: %d.%d", v, sv);
+    CHECK(v == 4 && sv == 1, "MPI_Get_version: %d.%d", v, sv);
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     CHECK_MPI(MPI_Get_library_version(lib, &len));
-    CHECK(strstr(lib, "MPI 4.0") != NULL, "MPI_Get_library_version: \"%s\"", lib);
+    CHECK(strstr(lib, "MPI 4.1") != NULL, "MPI_Get_library_version: \"%s\"", lib);
 }
 
 /* Odd and even world ranks as the two groups; leaders at group ranks 1 and 0 where they
@@ -107,7 +107,7 @@ static void from_groups(void)
            MPI_ERR_ARG);
     EXPECT(MPI_Intercomm_create_from_groups(mine, 0, theirs, 0, "t", MPI_INFO_NULL,
                                             (MPI_Errhandler)4321, &ic),
-           MPI_ERR_ARG);
+           MPI_ERR_ERRHANDLER);
     MPI_Group *all[] = {&world, &even, &odd};
     for (int i = 0; i < 3; i++)
         CHECK_MPI(MPI_Group_free(all[i]));

@@ -1,6 +1,126 @@
 /* mpi41.c — MPI 4.1 calls: the status field accessors, Request_get_status_any/all/some (which
- * leave requests as they are: a later Wait still completes them), Type_get_value_index. */
+ * leave requests as they are: a later Wait still completes them), Type_get_value_index, and
+ * the hardware kinds of MPI_Comm_split_type with MPI_Get_hw_resource_info. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "check.h"
+
+/* The logical index of the rank's resource of kind name (MPI_Get_hw_resource_info), -1 when
+ * the rank is not within one. */
+static int hw_index(const char *name)
+{
+    MPI_Info hw;
+    CHECK_MPI(MPI_Get_hw_resource_info(&hw));
+    char v[64];
+    int flag = 0;
+    CHECK_MPI(MPI_Info_get_string(hw, name, &(int){sizeof v}, v, &flag));
+    CHECK_MPI(MPI_Info_free(&hw));
+    return flag ? atoi(v) : -1;
+}
+
+/* Every member of c is within one resource of kind name. */
+static void same_resource(MPI_Comm c, const char *name)
+{
+    int mine = hw_index(name), lo, hi;
+    CHECK(mine >= 0, "a member of the %s communicator is in no %s", name, name);
+    CHECK_MPI(MPI_Allreduce(&mine, &lo, 1, MPI_INT, MPI_MIN, c));
+    CHECK_MPI(MPI_Allreduce(&mine, &hi, 1, MPI_INT, MPI_MAX, c));
+    CHECK(lo == hi, "the %s communicator spans %s %d to %d", name, name, lo, hi);
+}
+
+static MPI_Comm split_kind(int kind, const char *value)
+{
+    MPI_Info in = MPI_INFO_NULL;
+    if (value) {
+        CHECK_MPI(MPI_Info_create(&in));
+        CHECK_MPI(MPI_Info_set(in, "mpi_hw_resource_type", value));
+    }
+    MPI_Comm c = MPI_COMM_NULL;
+    CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, kind, 0, in, &c));
+    if (in != MPI_INFO_NULL) CHECK_MPI(MPI_Info_free(&in));
+    return c;
+}
+
+/* HW_GUIDED / RESOURCE_GUIDED / HW_UNGUIDED, checked against the rank's own resources. */
+static void hw_split(int rank, int size)
+{
+    int nshared, n;
+    MPI_Comm node, c;
+    CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    CHECK_MPI(MPI_Comm_size(node, &nshared));
+    c = split_kind(MPI_COMM_TYPE_HW_GUIDED, "mpi_shared_memory");
+    CHECK(c != MPI_COMM_NULL, "mpi_shared_memory gave MPI_COMM_NULL");
+    CHECK_MPI(MPI_Comm_size(c, &n));
+    CHECK(n == nshared, "mpi_shared_memory: %d members, the node has %d", n, nshared);
+    MPI_Info used;
+    char v[64];
+    int flag = 0;
+    CHECK_MPI(MPI_Comm_get_info(c, &used));
+    CHECK_MPI(MPI_Info_get_string(used, "mpi_hw_resource_type", &(int){sizeof v}, v, &flag));
+    CHECK(flag && !strcmp(v, "mpi_shared_memory"), "newcomm's info: %s", flag ? v : "no key");
+    CHECK_MPI(MPI_Info_free(&used));
+    CHECK_MPI(MPI_Comm_free(&c));
+    CHECK_MPI(MPI_Comm_free(&node));
+
+    const char *kinds[] = {"Package", "NUMANode", "L3Cache", "L2Cache",
+                           "Core",    "PU",       "socket",  "hwthread"};
+    const char *alias[] = {"Package", "NUMANode", "L3Cache", "L2Cache",
+                           "Core",    "PU",       "Package", "PU"};
+    for (int k = 0; k < (int)(sizeof kinds / sizeof *kinds); k++)
+        for (int g = 0; g < 2; g++) {
+            c = split_kind(g ? MPI_COMM_TYPE_RESOURCE_GUIDED : MPI_COMM_TYPE_HW_GUIDED, kinds[k]);
+            int in = hw_index(alias[k]) >= 0;
+            CHECK(in == (c != MPI_COMM_NULL), "%s: in one %s %d, newcomm %s", kinds[k], alias[k],
+                  in, c == MPI_COMM_NULL ? "null" : "made");
+            if (c != MPI_COMM_NULL) {
+                same_resource(c, alias[k]);
+                CHECK_MPI(MPI_Comm_free(&c));
+            }
+        }
+
+    /* not a level of any machine, no key, or not the same on every rank: MPI_COMM_NULL */
+    c = split_kind(MPI_COMM_TYPE_HW_GUIDED, "no_such_level");
+    CHECK(c == MPI_COMM_NULL, "an unknown level gave a communicator");
+    c = split_kind(MPI_COMM_TYPE_HW_GUIDED, NULL);
+    CHECK(c == MPI_COMM_NULL, "HW_GUIDED without mpi_hw_resource_type gave a communicator");
+    if (size > 1) {
+        c = split_kind(MPI_COMM_TYPE_HW_GUIDED, rank ? "mpi_shared_memory" : "Package");
+        CHECK(c == MPI_COMM_NULL, "levels differing between ranks gave a communicator");
+        /* a rank passing MPI_UNDEFINED joins the others' split and gets MPI_COMM_NULL */
+        c = split_kind(rank == 1 ? MPI_UNDEFINED : MPI_COMM_TYPE_HW_UNGUIDED, NULL);
+        if (rank == 1) CHECK(c == MPI_COMM_NULL, "MPI_UNDEFINED gave a communicator");
+        if (c != MPI_COMM_NULL) CHECK_MPI(MPI_Comm_free(&c));
+        c = split_kind(rank == 1 ? MPI_UNDEFINED : MPI_COMM_TYPE_HW_GUIDED, "mpi_shared_memory");
+        if (rank == 1) CHECK(c == MPI_COMM_NULL, "MPI_UNDEFINED gave a communicator");
+        if (c != MPI_COMM_NULL) CHECK_MPI(MPI_Comm_free(&c));
+    }
+
+    /* unguided: a strict subset, within one resource of the level it names */
+    c = split_kind(MPI_COMM_TYPE_HW_UNGUIDED, NULL);
+    if (size == 1) CHECK(c == MPI_COMM_NULL, "one rank has no strict subset but got one");
+    if (c != MPI_COMM_NULL) {
+        CHECK_MPI(MPI_Comm_size(c, &n));
+        CHECK(n < size, "unguided: %d members of %d", n, size);
+        CHECK_MPI(MPI_Comm_get_info(c, &used));
+        flag = 0;
+        CHECK_MPI(MPI_Info_get_string(used, "mpi_hw_resource_type", &(int){sizeof v}, v, &flag));
+        CHECK(flag, "unguided: newcomm's info has no mpi_hw_resource_type");
+        CHECK_MPI(MPI_Info_free(&used));
+        same_resource(c, v);
+        CHECK_MPI(MPI_Comm_free(&c));
+    }
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int err = MPI_Comm_split_type(MPI_COMM_WORLD, 77, 0, MPI_INFO_NULL, &c);
+    CHECK(err != MPI_SUCCESS, "split_type 77 was accepted");
+    int cls;
+    MPI_Error_class(err, &cls);
+    CHECK(cls == MPI_ERR_ARG, "split_type 77: class %d", cls);
+    err = MPI_Get_hw_resource_info(NULL);
+    CHECK(err != MPI_SUCCESS, "MPI_Get_hw_resource_info(NULL) was accepted");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
 
 int main(int argc, char **argv)
 {
@@ -71,5 +191,7 @@ int main(int argc, char **argv)
     CHECK(pt == MPI_2INT, "int/int");
     CHECK_MPI(MPI_Type_get_value_index(MPI_CHAR, MPI_INT, &pt));
     CHECK(pt == MPI_DATATYPE_NULL, "char/int has no pair type");
+
+    hw_split(rank, size);
     return finish_ok();
 }

@@ -3,7 +3,10 @@
  * environment, the thread level through its enumeration), writes refused, a collective
  * counter counting Allreduce calls on the node of rank 0 through a handle (read, readreset,
  * write, reset), a level refusing writes, categories, and the error codes of bad indices,
- * names, handles and sessions. */
+ * names, handles and sessions.  Events (MPI 4.0 §15.3.8): both event types described, their
+ * callbacks called with the right elements when a receive takes an unexpected message and
+ * when a buffered send finds no room, the dropped handler of a registration whose only
+ * callback may not run there, free callbacks, sources, timestamps and the error codes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,6 +228,209 @@ static void pvars(void)
     EXPECT(MPI_T_category_get_index("tmpi.none", &cat), MPI_T_ERR_INVALID_NAME);
 }
 
+struct ev_seen {
+    int calls, source, tag, src_index;
+    MPI_Count bytes, ts, copy[3];
+    MPI_T_cb_safety safety;
+};
+
+static void on_event(MPI_T_event_instance ei, MPI_T_event_registration er, MPI_T_cb_safety cs,
+                     void *user)
+{
+    (void)er;
+    struct ev_seen *s = user;
+    s->calls++;
+    s->safety = cs;
+    CHECK_MPI(MPI_T_event_read(ei, 0, &s->source));
+    CHECK_MPI(MPI_T_event_read(ei, 1, &s->tag));
+    CHECK_MPI(MPI_T_event_read(ei, 2, &s->bytes));
+    CHECK_MPI(MPI_T_event_get_timestamp(ei, &s->ts));
+    CHECK_MPI(MPI_T_event_get_source(ei, &s->src_index));
+    EXPECT(MPI_T_event_read(ei, 3, &s->tag), MPI_T_ERR_INVALID_INDEX);
+}
+
+static void on_bsend(MPI_T_event_instance ei, MPI_T_event_registration er, MPI_T_cb_safety cs,
+                     void *user)
+{
+    (void)er, (void)cs;
+    struct ev_seen *s = user;
+    s->calls++;
+    CHECK_MPI(MPI_T_event_copy(ei, s->copy)); /* dest (int), pad, need, avail */
+    CHECK_MPI(MPI_T_event_read(ei, 0, &s->source));
+    CHECK_MPI(MPI_T_event_read(ei, 1, &s->bytes));
+}
+
+static void never(MPI_T_event_instance ei, MPI_T_event_registration er, MPI_T_cb_safety cs,
+                  void *user)
+{
+    (void)ei, (void)er, (void)cs;
+    CHECK(0, "a callback for MPI_T_CB_REQUIRE_NONE ran inside MPI (user %p)", user);
+}
+
+static int ndropped;
+static MPI_Count dropped_count;
+static void on_dropped(MPI_Count count, MPI_T_event_registration er, int source, MPI_T_cb_safety cs,
+                       void *user)
+{
+    (void)er, (void)cs, (void)user;
+    ndropped++;
+    dropped_count = count;
+    CHECK(source == 0, "dropped: source %d", source);
+}
+
+static int nfreed;
+static void on_free(MPI_T_event_registration er, MPI_T_cb_safety cs, void *user)
+{
+    (void)er, (void)cs;
+    nfreed += *(int *)user;
+}
+
+/* A receive of a message that was queued before it: Issend to oneself (synchronous mode never
+ * takes the fast boxes), then the receive takes it from the unexpected queue. */
+static void unexpected_self(int tag, int count)
+{
+    int out[64] = {1}, in[64];
+    MPI_Request r;
+    CHECK_MPI(MPI_Issend(out, count, MPI_INT, 0, tag, MPI_COMM_SELF, &r));
+    CHECK_MPI(MPI_Recv(in, count, MPI_INT, 0, tag, MPI_COMM_SELF, MPI_STATUS_IGNORE));
+    CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+}
+
+static void events(void)
+{
+    int n, idx, len, verb, nel, bind;
+    CHECK_MPI(MPI_T_event_get_num(&n));
+    CHECK(n == 2, "MPI_T_event_get_num: %d", n);
+    const char *names[] = {"tmpi.p2p.unexpected_matched", "tmpi.bsend.buffer_full"};
+    for (int i = 0; i < n; i++) {
+        char name[128], desc[512];
+        int dlen = sizeof desc;
+        MPI_Datatype types[4];
+        MPI_Aint displs[4];
+        MPI_Info info;
+        MPI_T_enum en;
+        len = sizeof name;
+        nel = 4;
+        CHECK_MPI(MPI_T_event_get_info(i, name, &len, &verb, types, displs, &nel, &en, &info, desc,
+                                       &dlen, &bind));
+        CHECK(!strcmp(name, names[i]), "event %d is %s", i, name);
+        CHECK(nel == 3 && types[0] == MPI_INT && types[2] == MPI_COUNT && displs[0] == 0,
+              "event %s: %d elements", name, nel);
+        CHECK(bind == MPI_T_BIND_NO_OBJECT && en == MPI_T_ENUM_NULL && dlen > 1, "event %s", name);
+        CHECK_MPI(MPI_Info_free(&info));
+        nel = 0; /* the count alone */
+        CHECK_MPI(MPI_T_event_get_info(i, NULL, NULL, NULL, NULL, NULL, &nel, NULL, NULL, NULL,
+                                       NULL, NULL));
+        CHECK(nel == 3, "element count alone: %d", nel);
+        CHECK_MPI(MPI_T_event_get_index(names[i], &idx));
+        CHECK(idx == i, "index of %s: %d", names[i], idx);
+    }
+    EXPECT(
+        MPI_T_event_get_info(n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+        MPI_T_ERR_INVALID_INDEX);
+    EXPECT(MPI_T_event_get_index("no.such.event", &idx), MPI_T_ERR_INVALID_NAME);
+
+    /* the source and its clock */
+    MPI_Count tps, maxt, t0, t1;
+    MPI_T_source_order ord;
+    CHECK_MPI(MPI_T_source_get_num(&n));
+    CHECK(n == 1, "MPI_T_source_get_num: %d", n);
+    CHECK_MPI(MPI_T_source_get_info(0, NULL, &len, NULL, NULL, &ord, &tps, &maxt, NULL));
+    CHECK(len > 1 && ord == MPI_T_SOURCE_ORDERED && tps == 1000000000 && maxt > 0, "source 0");
+    EXPECT(MPI_T_source_get_info(1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+           MPI_T_ERR_INVALID_INDEX);
+    CHECK_MPI(MPI_T_source_get_timestamp(0, &t0));
+
+    /* categories: the events are the rank's */
+    int cat, ne;
+    CHECK_MPI(MPI_T_category_get_index("tmpi.rank", &cat));
+    CHECK_MPI(MPI_T_category_get_num_events(cat, &ne));
+    int ev[2] = {-1, -1};
+    CHECK_MPI(MPI_T_category_get_events(cat, 2, ev));
+    CHECK(ne == 2 && ev[0] == 0 && ev[1] == 1, "tmpi.rank events: %d (%d %d)", ne, ev[0], ev[1]);
+    CHECK_MPI(MPI_T_category_get_num_events(0, &ne));
+    CHECK(cat == 0 || ne == 0, "category 0 has %d events", ne);
+    EXPECT(MPI_T_category_get_num_events(-1, &ne), MPI_T_ERR_INVALID_INDEX);
+
+    /* an unexpected message fires the callback of the lowest level at least
+     * MPI_RESTRICTED; a registration with a NONE callback only drops it */
+    MPI_T_event_registration reg, dropper, full;
+    struct ev_seen seen = {0}, fseen = {0};
+    CHECK_MPI(MPI_T_event_handle_alloc(0, NULL, MPI_INFO_NULL, &reg));
+    CHECK_MPI(MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL, &seen,
+                                            on_event));
+    CHECK_MPI(
+        MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_NONE, MPI_INFO_NULL, NULL, never));
+    EXPECT(MPI_T_event_register_callback(reg, (MPI_T_cb_safety)7, MPI_INFO_NULL, NULL, never),
+           MPI_T_ERR_INVALID);
+    CHECK_MPI(MPI_T_event_handle_alloc(0, NULL, MPI_INFO_NULL, &dropper));
+    CHECK_MPI(
+        MPI_T_event_register_callback(dropper, MPI_T_CB_REQUIRE_NONE, MPI_INFO_NULL, NULL, never));
+    CHECK_MPI(MPI_T_event_set_dropped_handler(dropper, on_dropped));
+    unexpected_self(77, 16);
+    CHECK(seen.calls == 1, "unexpected_matched: %d calls", seen.calls);
+    CHECK(seen.source == 0 && seen.tag == 77 && seen.bytes == 16 * (MPI_Count)sizeof(int),
+          "unexpected_matched: source %d tag %d bytes %lld", seen.source, seen.tag,
+          (long long)seen.bytes);
+    CHECK(seen.safety == MPI_T_CB_REQUIRE_MPI_RESTRICTED && seen.src_index == 0,
+          "unexpected_matched: safety %d source %d", seen.safety, seen.src_index);
+    CHECK_MPI(MPI_T_source_get_timestamp(0, &t1));
+    CHECK(t0 <= seen.ts && seen.ts <= t1, "timestamp %lld not in [%lld, %lld]", (long long)seen.ts,
+          (long long)t0, (long long)t1);
+    CHECK(ndropped == 1 && dropped_count == 1, "dropped handler: %d calls, count %lld", ndropped,
+          (long long)dropped_count);
+
+    /* hints of the handle and of a callback */
+    MPI_Info hin, hout;
+    char v[16];
+    int flag;
+    CHECK_MPI(MPI_Info_create(&hin));
+    CHECK_MPI(MPI_Info_set(hin, "k", "v1"));
+    CHECK_MPI(MPI_T_event_handle_set_info(reg, hin));
+    CHECK_MPI(MPI_T_event_handle_get_info(reg, &hout));
+    len = sizeof v;
+    CHECK_MPI(MPI_Info_get_string(hout, "k", &len, v, &flag));
+    CHECK(flag && !strcmp(v, "v1"), "handle info");
+    CHECK_MPI(MPI_Info_free(&hout));
+    CHECK_MPI(MPI_T_event_callback_set_info(reg, MPI_T_CB_REQUIRE_THREAD_SAFE, hin));
+    CHECK_MPI(MPI_T_event_callback_get_info(reg, MPI_T_CB_REQUIRE_THREAD_SAFE, &hout));
+    CHECK_MPI(MPI_Info_free(&hout));
+    EXPECT(MPI_T_event_callback_get_info(reg, MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE, &hout),
+           MPI_T_ERR_INVALID);
+    CHECK_MPI(MPI_Info_free(&hin));
+
+    /* a buffered send without room */
+    CHECK_MPI(MPI_T_event_handle_alloc(1, NULL, MPI_INFO_NULL, &full));
+    CHECK_MPI(MPI_T_event_register_callback(full, MPI_T_CB_REQUIRE_MPI_RESTRICTED, MPI_INFO_NULL,
+                                            &fseen, on_bsend));
+    char small[16];
+    int one = 1;
+    CHECK_MPI(MPI_Buffer_attach(small, sizeof small));
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    EXPECT(MPI_Bsend(&one, 1, MPI_INT, 0, 5, MPI_COMM_SELF), MPI_ERR_BUFFER);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    void *b;
+    int bs;
+    CHECK_MPI(MPI_Buffer_detach(&b, &bs));
+    CHECK(fseen.calls == 1 && fseen.source == 0 && fseen.bytes == 4 + MPI_BSEND_OVERHEAD &&
+              fseen.copy[1] == 4 + MPI_BSEND_OVERHEAD && fseen.copy[2] == 16,
+          "buffer_full: %d calls, dest %d need %lld avail %lld", fseen.calls, fseen.source,
+          (long long)fseen.bytes, (long long)fseen.copy[2]);
+
+    /* freed: the free callback runs once, no callback after, the handle is gone */
+    int one_free = 1;
+    CHECK_MPI(MPI_T_event_handle_free(reg, &one_free, on_free));
+    CHECK_MPI(MPI_T_event_handle_free(dropper, &one_free, on_free));
+    CHECK_MPI(MPI_T_event_handle_free(full, &one_free, NULL));
+    CHECK(nfreed == 2, "free callbacks: %d", nfreed);
+    EXPECT(MPI_T_event_handle_free(reg, NULL, NULL), MPI_T_ERR_INVALID_HANDLE);
+    EXPECT(MPI_T_event_set_dropped_handler(reg, on_dropped), MPI_T_ERR_INVALID_HANDLE);
+    unexpected_self(78, 4);
+    CHECK(seen.calls == 1 && ndropped == 1, "a freed registration was called");
+    EXPECT(MPI_T_event_read(NULL, 0, &n), MPI_T_ERR_INVALID_HANDLE);
+    EXPECT(MPI_T_event_handle_alloc(2, NULL, MPI_INFO_NULL, &reg), MPI_T_ERR_INVALID_INDEX);
+}
+
 int main(int argc, char **argv)
 {
     int provided, n;
@@ -240,10 +446,12 @@ int main(int argc, char **argv)
     thread_level(provided);
     settings();
     pvars();
+    events();
     CHECK_MPI(MPI_T_finalize());
     CHECK_MPI(MPI_T_cvar_get_num(&n)); /* one init left */
     CHECK_MPI(MPI_T_finalize());
     EXPECT(MPI_T_cvar_get_num(&n), MPI_T_ERR_NOT_INITIALIZED);
     EXPECT(MPI_T_finalize(), MPI_T_ERR_NOT_INITIALIZED);
+    EXPECT(MPI_T_event_get_num(&n), MPI_T_ERR_NOT_INITIALIZED);
     return finish_ok();
 }

@@ -189,7 +189,7 @@ static void errors(MPI_Session s)
     MPI_Comm_errhandler_function *cf = (MPI_Comm_errhandler_function *)on_error;
     MPI_Errhandler ceh;
     MPI_Comm_create_errhandler(cf, &ceh);
-    EXPECT(MPI_Session_set_errhandler(s, ceh), MPI_ERR_ARG); /* a communicator's handler */
+    EXPECT(MPI_Session_set_errhandler(s, ceh), MPI_ERR_ERRHANDLER); /* a communicator's handler */
     MPI_Errhandler_free(&ceh);
     CHECK_MPI(MPI_Session_set_errhandler(s, MPI_ERRORS_RETURN));
     MPI_Errhandler_free(&eh);

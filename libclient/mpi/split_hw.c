@@ -1,0 +1,330 @@
+/* split_hw.c — MPI_Comm_split_type (MPI 4.1 §7.4.2) and MPI_Get_hw_resource_info (§11.4.3):
+ * the kinds that follow the hardware.  A rank is a thread, so the resources it is restricted
+ * to are those its calling thread's CPU binding lies in (agent/host/binding.c pins rank
+ * threads, tmpi-launch --bind-to); the node's topology is hwloc's, loaded once per job on
+ * first use.  Levels are named as hwloc names object types ("Package", "NUMANode", "L3Cache",
+ * "Core", "PU", case-insensitive, with Open MPI's and MPICH's "socket" and "hwthread"), plus
+ * the standard's "mpi_shared_memory" (the node: ranks share memory exactly when they share
+ * a node). */
+#include <hwloc.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "comm.h"
+#include "errh.h"
+#include "info.h"
+#include "intercomm.h"
+#include "job.h"
+#include "lib.h"
+
+#define HW_KEY "mpi_hw_resource_type"
+#define HW_SHARED "mpi_shared_memory"
+
+static void hw_free(struct tm_job *j)
+{
+    if (j->hw_topo) hwloc_topology_destroy(j->hw_topo);
+    j->hw_topo = NULL;
+}
+
+/* The job's topology of this node, loaded by the first caller; NULL when hwloc cannot. */
+static hwloc_topology_t hw_topo(struct tm_job *j)
+{
+    pthread_mutex_lock(&j->hw_lock);
+    if (!j->hw_topo) {
+        hwloc_topology_t t;
+        if (hwloc_topology_init(&t) == 0) {
+            if (hwloc_topology_load(t) == 0) {
+                j->hw_topo = t;
+                j->hw_free = hw_free;
+            } else {
+                hwloc_topology_destroy(t);
+            }
+        }
+    }
+    hwloc_topology_t t = j->hw_topo;
+    pthread_mutex_unlock(&j->hw_lock);
+    return t;
+}
+
+/* The calling thread's CPUs (the rank's binding), or NULL; the caller frees it. */
+static hwloc_bitmap_t hw_binding(hwloc_topology_t t)
+{
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (!set) return NULL;
+    if (hwloc_get_cpubind(t, set, HWLOC_CPUBIND_THREAD) < 0) {
+        hwloc_bitmap_free(set);
+        return NULL;
+    }
+    hwloc_bitmap_and(set, set, hwloc_topology_get_topology_cpuset(t));
+    if (hwloc_bitmap_iszero(set)) hwloc_bitmap_copy(set, hwloc_topology_get_topology_cpuset(t));
+    return set;
+}
+
+/* The object at depth d that holds all of set, NULL when set spans several (or none). */
+static hwloc_obj_t hw_obj_at(hwloc_topology_t t, int d, hwloc_const_bitmap_t set)
+{
+    int n = hwloc_get_nbobjs_by_depth(t, d);
+    for (int i = 0; i < n; i++) {
+        hwloc_obj_t o = hwloc_get_obj_by_depth(t, d, (unsigned)i);
+        if (o && o->cpuset && hwloc_bitmap_isincluded(set, o->cpuset)) return o;
+    }
+    return NULL;
+}
+
+/* The type a level name names exactly (hwloc's own parser also takes abbreviations such as
+ * "n" that a program did not mean); -1 when it names none. */
+static int hw_type(const char *name, hwloc_obj_type_t *ret)
+{
+    if (!strcasecmp(name, "hwthread")) name = "PU";
+    if (!strcasecmp(name, "socket")) name = "Package";
+    for (int ty = HWLOC_OBJ_MACHINE; ty < HWLOC_OBJ_TYPE_MAX; ty++)
+        if (!strcasecmp(name, hwloc_obj_type_string((hwloc_obj_type_t)ty))) {
+            *ret = (hwloc_obj_type_t)ty;
+            return 0;
+        }
+    return -1;
+}
+
+/* The smallest object of type ty holding the rank's binding (types such as Group may sit at
+ * several depths), NULL when the binding spans several of them or the machine has none. */
+static hwloc_obj_t hw_obj_of_type(hwloc_topology_t t, hwloc_obj_type_t ty, hwloc_const_bitmap_t set)
+{
+    int d = hwloc_get_type_depth(t, ty);
+    if (d == HWLOC_TYPE_DEPTH_UNKNOWN) return NULL;
+    if (d != HWLOC_TYPE_DEPTH_MULTIPLE) return hw_obj_at(t, d, set);
+    hwloc_obj_t best = NULL;
+    for (d = 0; d < hwloc_topology_get_depth(t); d++)
+        if (hwloc_get_depth_type(t, d) == ty) {
+            hwloc_obj_t o = hw_obj_at(t, d, set);
+            if (o) best = o;
+        }
+    return best;
+}
+
+/* The colour of the rank's resource named name: unique per (node, object), MPI_UNDEFINED
+ * when the rank is not within one such resource or name names none. */
+static int hw_color(struct tm_rank *me, hwloc_topology_t t, hwloc_const_bitmap_t set,
+                    const char *name)
+{
+    int node = me->info ? me->info->node : 0, nnodes = me->info ? me->info->nnodes : 1;
+    if (!strcasecmp(name, HW_SHARED)) return node;
+    hwloc_obj_type_t ty;
+    if (!t || !set || hw_type(name, &ty) < 0) return MPI_UNDEFINED;
+    hwloc_obj_t o = hw_obj_of_type(t, ty, set);
+    if (!o || o->logical_index >= (unsigned)(INT32_MAX / (nnodes > 0 ? nnodes : 1)))
+        return MPI_UNDEFINED;
+    return (int)o->logical_index * nnodes + node;
+}
+
+/* A level's colour and name for MPI_COMM_TYPE_HW_UNGUIDED: level 0 is the node, level k the
+ * hwloc depth k below the machine; MPI_UNDEFINED past the machine's levels. */
+static int hw_level(struct tm_rank *me, hwloc_topology_t t, hwloc_const_bitmap_t set, int k,
+                    const char **ret_name)
+{
+    *ret_name = HW_SHARED;
+    if (k == 0) return hw_color(me, t, set, HW_SHARED);
+    if (!t || !set || k >= hwloc_topology_get_depth(t)) return MPI_UNDEFINED;
+    int node = me->info ? me->info->node : 0, nnodes = me->info ? me->info->nnodes : 1;
+    *ret_name = hwloc_obj_type_string(hwloc_get_depth_type(t, k));
+    hwloc_obj_t o = hw_obj_at(t, k, set);
+    if (!o || o->logical_index >= (unsigned)(INT32_MAX / (nnodes > 0 ? nnodes : 1)))
+        return MPI_UNDEFINED;
+    return (int)o->logical_index * nnodes + node;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* A member that passed MPI_UNDEFINED while the others asked for MPI_COMM_TYPE_HW_UNGUIDED:
+ * it takes part in choosing the level but is in no group. */
+#define HW_OUT INT32_MIN
+
+/* Whether colours (n of them, sorted here) split the members that take part (all but HW_OUT)
+ * into groups each strictly smaller than all of them, every one of them in a group. */
+static int strict_split(int *colors, int n)
+{
+    qsort(colors, (size_t)n, sizeof *colors, cmp_int);
+    int first = 0;
+    while (first < n && colors[first] == HW_OUT)
+        first++;
+    int m = n - first;
+    if (m < 2 || colors[first] == MPI_UNDEFINED) return 0; /* MPI_UNDEFINED sorts next */
+    int run = 1;
+    for (int i = first + 1; i < n; i++) {
+        run = colors[i] == colors[i - 1] ? run + 1 : 1;
+        if (run == m) return 0;
+    }
+    return 1;
+}
+
+/* Sets key = value on newcomm's info (MPI_Comm_get_info shows it). */
+static int set_hint(MPI_Comm newcomm, const char *value)
+{
+    MPI_Info in;
+    int err = PMPI_Info_create(&in);
+    if (err) return err;
+    err = PMPI_Info_set(in, HW_KEY, value);
+    if (!err) err = PMPI_Comm_set_info(newcomm, in);
+    PMPI_Info_free(&in);
+    return err;
+}
+
+/* 32 bits of FNV-1a over the split type and the level asked for (case-insensitive): what the
+ * members must agree on.  MPI_UNDEFINED asks nothing (INT64_MIN: no maximum changes). */
+static int64_t ask_hash(int split_type, const char *value)
+{
+    if (split_type == MPI_UNDEFINED) return INT64_MIN;
+    uint32_t h = 2166136261u ^ (uint32_t)split_type;
+    h *= 16777619u;
+    for (const char *p = value ? value : ""; *p; p++) {
+        h ^= (unsigned char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+        h *= 16777619u;
+    }
+    return (int64_t)h + (value ? 1 : 0);
+}
+
+/* MPI_COMM_TYPE_HW_UNGUIDED; out: the caller passed MPI_UNDEFINED (it gets MPI_COMM_NULL). */
+static int split_unguided(struct tm_rank *me, const char *fn, MPI_Comm comm, int key, int out,
+                          hwloc_topology_t t, hwloc_const_bitmap_t set, MPI_Comm *newcomm)
+{
+    int n = 0, levels = !out && t ? hwloc_topology_get_depth(t) : 1, maxlev = 0;
+    PMPI_Comm_size(comm, &n);
+    int err = PMPI_Allreduce(&levels, &maxlev, 1, MPI_INT, MPI_MAX, comm);
+    if (err) return err;
+    int *colors = malloc((size_t)n * sizeof *colors);
+    if (!colors) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    /* The first level, from the node down, whose resources split comm into strict subsets
+     * with every member in one: the next smaller resource level (MPI 4.1 §7.4.2). */
+    for (int k = 0; k < maxlev; k++) {
+        const char *name = HW_SHARED;
+        int color = out ? HW_OUT : hw_level(me, t, set, k, &name);
+        err = PMPI_Allgather(&color, 1, MPI_INT, colors, 1, MPI_INT, comm);
+        if (err) break;
+        if (!strict_split(colors, n)) continue;
+        free(colors);
+        err = tm_comm_split(me, fn, comm, out ? MPI_UNDEFINED : color, key, newcomm);
+        if (err || out) return err;
+        return set_hint(*newcomm, name);
+    }
+    free(colors);
+    if (err) return err;
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+TM_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                MPI_Comm *newcomm)
+{
+    const char *fn = "MPI_Comm_split_type";
+    struct tm_rank *me = tm_self();
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    struct tm_commref *cr = tm_comm_get_user(&me->comms, comm);
+    if (!cr) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
+    if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, fn, "newcomm is NULL");
+    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED &&
+        split_type != MPI_COMM_TYPE_HW_GUIDED && split_type != MPI_COMM_TYPE_HW_UNGUIDED &&
+        split_type != MPI_COMM_TYPE_RESOURCE_GUIDED)
+        return tm_err(me, comm, MPI_ERR_ARG, fn, "invalid split_type %d", split_type);
+    const struct tm_info *in = NULL;
+    if (info != MPI_INFO_NULL && !(in = tm_info_get(me, info)))
+        return tm_err(me, comm, MPI_ERR_INFO, fn, "invalid info %d", info);
+    int guided =
+        split_type == MPI_COMM_TYPE_HW_GUIDED || split_type == MPI_COMM_TYPE_RESOURCE_GUIDED;
+    const char *value = guided && in ? tm_info_lookup(in, HW_KEY) : NULL;
+
+    /* The members agree first on the kind and the level: one asked differently gives all of
+     * them MPI_COMM_NULL.  A member passing MPI_UNDEFINED asks nothing and follows the
+     * others' kind, so it meets their collectives. */
+    int64_t mine[2], all[2] = {INT64_MIN, INT64_MIN};
+    mine[0] = ask_hash(split_type, value);
+    mine[1] = mine[0] == INT64_MIN ? INT64_MIN : -mine[0];
+    int kind = split_type;
+    if (!cr->c->inter) {
+        int err = PMPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, comm);
+        if (err) return err;
+        if (all[0] != INT64_MIN && all[0] != -all[1]) {
+            *newcomm = MPI_COMM_NULL;
+            return MPI_SUCCESS;
+        }
+        if (split_type == MPI_UNDEFINED && all[0] == ask_hash(MPI_COMM_TYPE_HW_UNGUIDED, NULL))
+            kind = MPI_COMM_TYPE_HW_UNGUIDED;
+    }
+    if (kind == MPI_COMM_TYPE_SHARED || kind == MPI_UNDEFINED) {
+        int color = kind == MPI_UNDEFINED ? MPI_UNDEFINED : (me->info ? me->info->node : 0);
+        /* An inter-communicator: each group's members on one node, with the other group's
+         * members on that node as the remote group (MPI_COMM_NULL where the other group has
+         * none). */
+        if (cr->c->inter) return tm_intercomm_split(me, cr, comm, color, key, newcomm);
+        return tm_comm_split(me, fn, comm, color, key, newcomm);
+    }
+    hwloc_topology_t t = hw_topo(me->job);
+    hwloc_bitmap_t set = t ? hw_binding(t) : NULL;
+    int err;
+    if (kind == MPI_COMM_TYPE_HW_UNGUIDED) {
+        if (cr->c->inter)
+            err = tm_err(me, comm, MPI_ERR_COMM, fn,
+                         "MPI_COMM_TYPE_HW_UNGUIDED on an inter-communicator is not supported");
+        else
+            err = split_unguided(me, fn, comm, key, split_type == MPI_UNDEFINED, t, set, newcomm);
+    } else {
+        int color = value ? hw_color(me, t, set, value) : MPI_UNDEFINED;
+        if (cr->c->inter)
+            err = tm_intercomm_split(me, cr, comm, color, key, newcomm);
+        else
+            err = tm_comm_split(me, fn, comm, color, key, newcomm);
+        if (!err && *newcomm != MPI_COMM_NULL) err = set_hint(*newcomm, value);
+    }
+    if (set) hwloc_bitmap_free(set);
+    return err;
+}
+TM_ALIAS(Comm_split_type)
+
+/* Adds key = the logical index of the rank's object at each level it lies within. */
+static int hw_info_fill(struct tm_rank *me, MPI_Info in, hwloc_topology_t t,
+                        hwloc_const_bitmap_t set)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%d", me->info ? me->info->node : 0);
+    int err = PMPI_Info_set(in, HW_SHARED, v);
+    for (int d = 1; !err && t && set && d < hwloc_topology_get_depth(t); d++) {
+        hwloc_obj_t o = hw_obj_at(t, d, set);
+        if (!o) break; /* deeper levels are smaller still */
+        snprintf(v, sizeof v, "%u", o->logical_index);
+        err = PMPI_Info_set(in, hwloc_obj_type_string(o->type), v);
+    }
+    /* NUMA nodes are memory beside the levels, not one of them (hwloc 2) */
+    hwloc_obj_t numa = t && set ? hw_obj_of_type(t, HWLOC_OBJ_NUMANODE, set) : NULL;
+    if (!err && numa) {
+        snprintf(v, sizeof v, "%u", numa->logical_index);
+        err = PMPI_Info_set(in, hwloc_obj_type_string(HWLOC_OBJ_NUMANODE), v);
+    }
+    return err;
+}
+
+TM_API int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
+{
+    const char *fn = "MPI_Get_hw_resource_info";
+    struct tm_rank *me = tm_self();
+    if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
+    if (!hw_info) return tm_err_noco(MPI_ERR_ARG, fn, "hw_info is NULL");
+    MPI_Info in;
+    int err = PMPI_Info_create(&in);
+    if (err) return err;
+    hwloc_topology_t t = hw_topo(me->job);
+    hwloc_bitmap_t set = t ? hw_binding(t) : NULL;
+    err = hw_info_fill(me, in, t, set);
+    if (set) hwloc_bitmap_free(set);
+    if (err) {
+        PMPI_Info_free(&in);
+        return err;
+    }
+    *hw_info = in;
+    return MPI_SUCCESS;
+}
+TM_ALIAS(Get_hw_resource_info)
