@@ -52,7 +52,10 @@ int job_spawn_prepare(struct job *j, const struct agent_config *cfg, int ncpus)
     if (!s) return -ENOMEM;
     s->cfg = cfg;
     uint32_t u = j->world_size;
-    if (j->nnodes <= 1) {
+    if (j->nnodes > 1) {
+        /* the slots the launcher gave each node (JobAssign); the maps were grown to them */
+        if (j->spawn_universe > u) u = j->spawn_universe;
+    } else {
         if (ncpus > 0 && (uint32_t)ncpus > u) u = (uint32_t)ncpus;
         const char *v = job_getenv(j, "TMPI_UNIVERSE_SIZE");
         if (v && *v) {
@@ -70,7 +73,7 @@ int job_spawn_prepare(struct job *j, const struct agent_config *cfg, int ncpus)
             u = (uint32_t)n;
         }
     }
-    if (u > j->world_size) {
+    if (u > j->world_size && j->nnodes <= 1) {
         int32_t *nr = realloc(j->node_of_rank, sizeof *nr * u);
         if (!nr) {
             free(s);
@@ -98,8 +101,8 @@ int job_spawn_request(struct job *j, const struct tmpi_spawn_app *apps, int napp
                       char *err, size_t errlen)
 {
     struct job_spawn *s = j->spawn;
-    if (!s || j->nnodes > 1) {
-        snprintf(err, errlen, "a job across nodes cannot spawn ranks yet");
+    if (!s) {
+        snprintf(err, errlen, "the job cannot spawn ranks");
         return -ENOTSUP;
     }
     pthread_mutex_lock(&j->mu);
@@ -271,25 +274,42 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
                  first + total - 1, j->spawn->universe);
         return -EINVAL;
     }
+    /* Across nodes each node starts the spawn's ranks its slots hold (node_of_rank, fixed
+     * when the job was assigned); the node of the spawning root asks the others. */
+    uint32_t here = 0, local_size = 0;
+    for (uint32_t i = 0; i < total; i++)
+        here += j->node_of_rank[(uint32_t)first + i] == j->node;
+    for (uint32_t g = 0; g < j->spawn->universe; g++)
+        local_size += j->node_of_rank[g] == j->node;
+    if (here == 0) {
+        snprintf(err, errlen, "ranks %d..%u have no slot on this node", first, first + total - 1);
+        return -EINVAL;
+    }
     b->napps = (uint32_t)napps;
     b->apps = calloc((size_t)napps, sizeof *b->apps);
     b->prog_bytes = calloc((size_t)napps, sizeof *b->prog_bytes);
-    b->ranks = calloc(total, sizeof *b->ranks);
+    b->ranks = calloc(here, sizeof *b->ranks);
     if (!b->apps || !b->prog_bytes || !b->ranks) return -ENOMEM;
-    b->n = total;
+    b->n = here;
     for (int k = 0; k < napps; k++)
         b->apps[k].image.tmpl_fd = -1;
     uint32_t g = (uint32_t)first;
     for (int k = 0; k < napps; k++) {
-        int rc = app_setup(j, b, (uint32_t)k, &apps[k], g, err, errlen);
+        int mine = 0;
+        for (int i = 0; i < apps[k].maxprocs; i++)
+            mine |= j->node_of_rank[g + (uint32_t)i] == j->node;
+        b->apps[k].first_rank = g;
+        int rc = mine ? app_setup(j, b, (uint32_t)k, &apps[k], g, err, errlen) : 0;
         if (rc < 0) return rc;
         g += (uint32_t)apps[k].maxprocs;
     }
     char why[400], label[64];
-    for (uint32_t i = 0; i < total; i++) {
-        struct rank *r = &b->ranks[i];
+    for (uint32_t i = 0, n = 0; i < total; i++) {
+        int w = first + (int)i;
+        if (j->node_of_rank[w] != j->node) continue;
+        struct rank *r = &b->ranks[n++];
         uint32_t k = 0;
-        while (k + 1 < b->napps && (uint32_t)first + i >= b->apps[k + 1].first_rank)
+        while (k + 1 < b->napps && (uint32_t)w >= b->apps[k + 1].first_rank)
             k++;
         r->job = j;
         r->app = &b->apps[k];
@@ -297,15 +317,16 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
         r->info = (struct tmpi_rank_info){
             .appnum = (int)k,
             .job_id = j->id,
-            .rank = first + (int)i,
+            .rank = w,
             .size = (int)total,
-            .node = 0,
-            .nnodes = 1,
-            .local_rank = first + (int)i,
-            .local_size = (int)j->spawn->universe,
+            .node = j->nnodes > 1 ? j->node : 0,
+            .nnodes = j->nnodes > 1 ? j->nnodes : 1,
+            .local_rank = j->local_rank_of[w],
+            .local_size = (int)local_size,
             .hostname = j->spawn->cfg->name,
             .node_of_rank = j->node_of_rank,
             .local_rank_of = j->local_rank_of,
+            .net = j->nnodes > 1 ? j->net : NULL,
             .universe = (int)j->spawn->universe,
             .spawned = 1,
             .spawn_first = first,
@@ -320,15 +341,15 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
                      r->info.rank, why);
             return rc;
         }
-        b->loaded = i + 1;
+        b->loaded = n;
     }
     for (uint32_t k = 0; k < b->napps; k++)
-        image_program_loaded(&b->apps[k].image);
+        if (b->apps[k].image_open) image_program_loaded(&b->apps[k].image);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, j->spawn->cfg->rank_stack_size);
     int rc = 0;
-    for (uint32_t i = 0; i < total && rc == 0; i++) {
+    for (uint32_t i = 0; i < here && rc == 0; i++) {
         rc = -pthread_create(&b->ranks[i].thread, &attr, rank_thread_main, &b->ranks[i]);
         if (rc == 0) {
             b->ranks[i].thread_started = 1;
@@ -341,7 +362,7 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
     pthread_mutex_unlock(&j->mu);
     if (rc < 0) {
         /* some run already: all or nothing is only kept by ending the job */
-        snprintf(err, errlen, "cannot start spawned rank %u: %s", first + b->started,
+        snprintf(err, errlen, "cannot start spawned rank %d: %s", b->ranks[b->started].info.rank,
                  strerror(-rc));
         job_cancel(j, 1, err);
     }
@@ -361,7 +382,9 @@ int job_spawn_serve_locked(struct job *j)
         b->next = s->batches;
         s->batches = b;
     }
-    if (rc == 0) log_job(LOG_INFO, j->id, j->owner, "spawned %u rank(s) from %d", b->n, s->first);
+    if (rc == 0)
+        log_job(LOG_INFO, j->id, j->owner, "spawned %u rank(s) here of those from %d", b->n,
+                s->first);
     pthread_mutex_lock(&j->mu);
     s->rc = rc;
     s->state = 3;

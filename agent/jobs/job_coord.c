@@ -425,10 +425,13 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
     case TMPI__ENVELOPE__MSG_RANK_EXIT: {
         /* A member speaks only for ranks of the job: relay nothing else to the launcher. */
         char why[160];
-        int bad =
-            env->msg_case == TMPI__ENVELOPE__MSG_OUTPUT
-                ? msg_check_output(env->output, co->sub->nprocs, FRAME_DEFAULT_MAX, why, sizeof why)
-                : msg_check_rank_exit(env->rank_exit, co->sub->nprocs, why, sizeof why);
+        /* ranks MPI_Comm_spawn started are the job's too: the universe bounds them */
+        uint32_t universe = co->sub->nprocs;
+        for (size_t i = 0; i < co->sub->n_nodes; i++)
+            universe += co->sub->nodes[i]->spawn_slots;
+        int bad = env->msg_case == TMPI__ENVELOPE__MSG_OUTPUT
+                      ? msg_check_output(env->output, universe, FRAME_DEFAULT_MAX, why, sizeof why)
+                      : msg_check_rank_exit(env->rank_exit, universe, why, sizeof why);
         if (bad < 0) {
             node_fail(n, ": protocol error: %s", why);
             close_node(n);

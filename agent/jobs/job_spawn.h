@@ -7,9 +7,14 @@
  * thread that spawns posts the request; the job thread, which loads and unloads every image,
  * serves it between the waits of wait_ranks (one spawn at a time, the others queue).
  *
- * The universe (MPI_UNIVERSE_SIZE): the job's TMPI_UNIVERSE_SIZE (tmpi-launch
- * --universe-size), else the larger of the world size and this node's CPUs; a job across
- * nodes has no room to spawn into (its universe is its world). */
+ * The universe (MPI_UNIVERSE_SIZE): on one node the job's TMPI_UNIVERSE_SIZE (tmpi-launch
+ * --universe-size), else the larger of the world size and this node's CPUs.  A job across
+ * nodes: the world plus the spawn slots the launcher gave each of its nodes (NodePlacement
+ * spawn_slots: the host file's free slots, or --universe-size), world ranks world_size on
+ * filling node 0's slots, then node 1's ... (job_new_member fixes node_of_rank for them all).
+ * A spawn there starts on each node the ranks its slots hold: the root's node here, the
+ * others on request of the root's host over the job's links (libclient/comm/spawn_net.h),
+ * each by this same call. */
 #ifndef TMPI_AGENT_JOB_SPAWN_H
 #define TMPI_AGENT_JOB_SPAWN_H
 

@@ -42,6 +42,7 @@ enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
  * fast boxes (one producer per ring) and its blocking receives post (fb_cand unused). */
 struct tm_f90ent;
 struct tm_spawn_rec;
+struct tm_spawn_net;
 struct tm_port;
 struct tm_pubname;
 
@@ -177,6 +178,8 @@ struct tm_job {
     struct tm_pubname *names;
     _Atomic int next_port;
     void (*spawn_free)(struct tm_job *j);
+    /* a job across nodes: the spawn requests between its hosts (comm/spawn_net.h) */
+    struct tm_spawn_net *spawn_net;
 };
 
 /* The rank's own pools under MPI_THREAD_MULTIPLE: a spin lock (held for a few pointer moves,

@@ -3,9 +3,12 @@
  *                      inter-communicator, merges with them, checks their globals are their own
  *   spawn multiple     spawn_multiple of "child-a" x1 and "child-b" x2: MPI_APPNUM 0 and 1
  *   spawn errors       a missing program and more ranks than the universe: MPI_ERR_SPAWN
- *   spawn across       (a job across nodes) spawning fails with MPI_ERR_SPAWN, never hangs
+ *   spawn across       (a job across nodes without free slots) spawning fails with
+ *                      MPI_ERR_SPAWN, never hangs
+ *   spawn universe     each rank prints MPI_UNIVERSE_SIZE
  *   spawn wdir DIR     a child started by name (info "path") in DIR (info "wdir", "host")
- * Prints "spawn ok" on rank 0 of the parents when every check passed. */
+ * Prints "spawn ok" on rank 0 of the parents when every check passed, and each child
+ * "child R of N on NODE" (MPI_Get_processor_name). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +57,10 @@ static int child(const char *mode, int argc, char **argv)
     CHECK(er && atoi(er) == rank && es && atoi(es) == size, "child %d: rank variables %s/%s", rank,
           er ? er : "-", es ? es : "-");
     counter = 1000 + rank;
+    char host[MPI_MAX_PROCESSOR_NAME];
+    int hl;
+    MPI_Get_processor_name(host, &hl);
+    printf("child %d of %d on %s\n", rank, size, host);
     if (strcmp(mode, "child") == 0) {
         CHECK(argc == 3 && atoi(argv[2]) == size, "argv/size: argc %d size %d", argc, size);
         CHECK(flag && *appnum == 0, "MPI_APPNUM %d", flag ? *appnum : -1);
@@ -239,6 +246,11 @@ int main(int argc, char **argv)
         CHECK(cls == MPI_ERR_SPAWN && kids == MPI_COMM_NULL, "across nodes: class %d", cls);
     }
     if (strcmp(mode, "wdir") == 0 && argc > 2) wdir_run(argv[0], argv[2]);
+    if (strcmp(mode, "universe") == 0) {
+        int *usize, flag;
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag);
+        printf("universe %d\n", flag ? *usize : -1);
+    }
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) printf("spawn ok\n");
