@@ -178,7 +178,7 @@ struct tm_job {
     struct tm_pubname *names;
     _Atomic int next_port;
     void (*spawn_free)(struct tm_job *j);
-    /* a job across nodes: the spawn requests between its hosts (comm/spawn_net.h) */
+    /* a job across nodes: the spawn requests between its hosts (comm/dyn_net.h) */
     struct tm_spawn_net *spawn_net;
 };
 

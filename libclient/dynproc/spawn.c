@@ -13,7 +13,7 @@
 #include "intercomm.h"
 #include "port.h"
 #include "net_p2p.h"
-#include "spawn_net.h"
+#include "dyn_net.h"
 
 /* What the root tells comm: the outcome (an MPI error class) and the children. */
 struct spawn_hdr {
@@ -22,7 +22,6 @@ struct spawn_hdr {
 
 void tm_dynproc_free(struct tm_job *j)
 {
-    tm_port_free_all(j);
     tm_spawn_recs_free(j);
 }
 

@@ -16,7 +16,7 @@
 #include "p2p_api.h"
 #include "request.h"
 #include "rma.h"
-#include "spawn_net.h"
+#include "dyn_net.h"
 #include "userop.h"
 
 #define TM_CTX_WORLD 1

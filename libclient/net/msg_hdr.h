@@ -42,7 +42,7 @@ enum tm_msg_type {
                        * window, or its answer; tag says which (kind, op or lock type, basic
                        * type), context names the window, msg_len is the offset in it, cookie
                        * and rcookie the origin's records; never carries flags or an ACK */
-    TM_MSG_DYN = 7,   /* MPI_Comm_spawn between the job's hosts (libclient/comm/spawn_net.h):
+    TM_MSG_DYN = 7,   /* MPI_Comm_spawn between the job's hosts (libclient/comm/dyn_net.h):
                        * tag the kind, cookie the asker's call, msg_len the value; never
                        * carries flags or an ACK */
 };

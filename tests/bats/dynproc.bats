@@ -83,7 +83,7 @@ spawn_run() {
     [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "carried: $output"; false; }
 }
 
-@test "dynproc: across 2 agents without free slots spawning fails with MPI_ERR_SPAWN, and ports, names and join connect ranks of one node" {
+@test "dynproc: across 2 agents without free slots spawning fails with MPI_ERR_SPAWN, and ports, names and join connect ranks of the job" {
     start_cluster 2
     local exe pexe
     exe=$(prog spawn)
@@ -91,6 +91,17 @@ spawn_run() {
     run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe" across
     [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* ]] || { echo "$output"; false; }
     run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$pexe"
+    [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "$output"; false; }
+}
+
+@test "dynproc: across 2 agents names published on one node are looked up on the other, and Comm_accept/connect join groups of two nodes; a closed port there fails with MPI_ERR_PORT" {
+    start_cluster 2
+    local pexe
+    pexe=$(prog ports)
+    # even ranks (accepting) on node1, odd ones (looking up, connecting) on node2
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 4 "$pexe" nojoin
+    [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "$output"; false; }
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$pexe" nojoin
     [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "$output"; false; }
 }
 

@@ -1,5 +1,6 @@
-/* spawn_net.c — spawn records and the spawn requests between a job's hosts (spawn_net.h). */
-#include "spawn_net.h"
+/* dyn_net.c — spawn records and the requests of dynamic processes between a job's hosts
+ * (dyn_net.h). */
+#include "dyn_net.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -9,18 +10,21 @@
 #include <string.h>
 
 #include "comm.h"
+#include "dyn_tab.h"
 #include "msg_hdr.h"
 #include "net_p2p.h"
 #include "net_proto.h"
 #include "wait.h"
 
-/* A request waiting for its answer, on the asking rank's stack. */
+/* A request waiting for its answer, on the asking rank's stack: the answer's value, and its
+ * payload in rbuf (at most rcap bytes, rlen of them). */
 struct dyn_call {
     struct dyn_call *next;
     uint64_t id;
     struct tm_rank *waiter;
     int64_t val;
-    char why[TM_SPAWN_WHY_MAX];
+    void *rbuf;
+    uint32_t rcap, rlen;
     _Atomic int done;
 };
 
@@ -31,7 +35,7 @@ struct tm_spawn_net {
     uint64_t next_id;
 };
 
-/* A SPAWN being read (its payload) or served. */
+/* A request with a payload being read, or served. */
 struct dyn_serve {
     struct tm_job *j;
     int node;      /* the asker's */
@@ -88,6 +92,7 @@ void tm_spawn_recs_free(struct tm_job *j)
         free(r);
     }
     j->spawns = NULL;
+    tm_dyn_tabs_free(j);
     if (j->spawn_net) {
         pthread_mutex_destroy(&j->spawn_net->lock);
         free(j->spawn_net);
@@ -149,6 +154,7 @@ static int called(void *arg)
 static int call(struct tm_rank *me, int node, int kind, int64_t val, void *payload, uint32_t len,
                 struct dyn_call *c)
 {
+    c->rlen = 0;
     struct tm_job *j = me->job;
     struct tm_spawn_net *sn = j->spawn_net;
     int32_t dst = rank_on(j->net, j->size, node);
@@ -283,10 +289,12 @@ int tm_spawn_remote(struct tm_rank *me, int node, const struct tm_spawn_req *rq,
         snprintf(why, len, "the spawn's commands and arguments exceed %u bytes", TM_SPAWN_MSG_MAX);
         return -E2BIG;
     }
-    struct dyn_call c = {0};
+    char answer_why[TM_SPAWN_WHY_MAX] = "";
+    struct dyn_call c = {.rbuf = answer_why, .rcap = TM_SPAWN_WHY_MAX - 1};
     int r = call(me, node, TM_DYN_SPAWN, 0, w.p, (uint32_t)w.len, &c);
     if (r < 0) return snprintf(why, len, "cannot reach node %d: %s", node, strerror(-r)), r;
-    if (c.val < 0) snprintf(why, len, "node %d: %s", node, c.why[0] ? c.why : "refused");
+    answer_why[c.rlen] = 0;
+    if (c.val < 0) snprintf(why, len, "node %d: %s", node, answer_why[0] ? answer_why : "refused");
     return (int)c.val;
 }
 
@@ -376,43 +384,58 @@ static void *serve_main(void *arg)
     return NULL;
 }
 
+/* The largest payload of a request of kind (0: none allowed). */
+static uint32_t request_max(const struct tm_job *j, int kind)
+{
+    switch (kind) {
+    case TM_DYN_SPAWN:
+        return TM_SPAWN_MSG_MAX;
+    case TM_DYN_NAME:
+        return TM_DYN_NAME_MAX;
+    case TM_DYN_CONNECT:
+        return MPI_MAX_PORT_NAME + 4 * (uint32_t)j->size;
+    default:
+        return 0;
+    }
+}
+
 /* Receive daemon: where a TM_MSG_DYN frame's payload goes. */
 static void *dyn_header(struct tm_job *j, int node, const struct tm_msg_hdr *h, void **ctx)
 {
     struct tm_net *n = j->net;
     struct tm_spawn_net *sn = j->spawn_net;
     *ctx = NULL;
-    if (h->tag == TM_DYN_SPAWN) {
-        if (h->payload_len == 0 || h->payload_len > TM_SPAWN_MSG_MAX) {
-            tm_net_proto_error(n, node, "a spawn request of %u bytes", h->payload_len);
-            return NULL;
-        }
-        struct dyn_serve *s = malloc(sizeof *s + h->payload_len);
-        if (!s) {
-            tm_net_proto_error(n, node, "out of memory for a spawn request");
-            return NULL;
-        }
-        *s = (struct dyn_serve){j, node, h->src_rank, h->cookie, h->payload_len};
-        *ctx = s;
-        return s->buf;
-    }
-    if (h->tag == TM_DYN_SPAWN_ANS && h->payload_len) {
-        if (h->payload_len >= TM_SPAWN_WHY_MAX) {
-            tm_net_proto_error(n, node, "a spawn answer of %u bytes", h->payload_len);
-            return NULL;
-        }
+    if (!h->payload_len) return NULL;
+    if (h->tag == TM_DYN_SPAWN_ANS || h->tag == TM_DYN_NAME_ANS || h->tag == TM_DYN_CONNECT_ANS) {
         pthread_mutex_lock(&sn->lock);
         struct dyn_call *c = sn->calls;
         while (c && c->id != h->cookie)
             c = c->next;
         pthread_mutex_unlock(&sn->lock);
         /* a call stays listed until it is answered: its buffer is safe to fill */
-        if (!c) tm_net_proto_error(n, node, "an answer to no spawn request");
+        if (!c || h->payload_len > c->rcap) {
+            tm_net_proto_error(n, node, "an answer of %u bytes to %s", h->payload_len,
+                               c ? "a smaller request" : "no request");
+            return NULL;
+        }
+        c->rlen = h->payload_len;
         *ctx = c;
-        return c ? c->why : NULL;
+        return c->rbuf;
     }
-    if (h->payload_len) tm_net_proto_error(n, node, "a payload on a control frame");
-    return NULL;
+    uint32_t max = request_max(j, h->tag);
+    if (h->payload_len > max) {
+        tm_net_proto_error(n, node, "a dynamic-process frame of kind %d with %u bytes", h->tag,
+                           h->payload_len);
+        return NULL;
+    }
+    struct dyn_serve *s = malloc(sizeof *s + h->payload_len);
+    if (!s) {
+        tm_net_proto_error(n, node, "out of memory for a dynamic-process request");
+        return NULL;
+    }
+    *s = (struct dyn_serve){j, node, h->src_rank, h->cookie, h->payload_len};
+    *ctx = s;
+    return s->buf;
 }
 
 static void answer(struct tm_job *j, int node, const struct tm_msg_hdr *h, struct dyn_call *c)
@@ -434,6 +457,83 @@ static void answer(struct tm_job *j, int node, const struct tm_msg_hdr *h, struc
     tm_wake(&w->waker);
 }
 
+/* Receive daemon: a name operation on node 0's table (TM_DYN_NAME: the service and the port,
+ * each with its NUL), answered at once. */
+static void serve_name(struct tm_job *j, int node, const struct tm_msg_hdr *h, void *ctx)
+{
+    struct dyn_serve *s = ctx;
+    const char *svc = s ? (const char *)s->buf : NULL;
+    size_t l1 = s ? strnlen(svc, s->len) : 0;
+    const char *port = svc && l1 + 1 < s->len ? svc + l1 + 1 : NULL;
+    if (!port || strnlen(port, s->len - l1 - 1) == s->len - l1 - 1 || j->net->node != 0) {
+        tm_net_proto_error(j->net, node, "a malformed name request");
+        free(s);
+        return;
+    }
+    char *out = malloc(MPI_MAX_PORT_NAME);
+    int rc =
+        out ? tm_names_op_here(j, (int)h->msg_len, svc, port, out, MPI_MAX_PORT_NAME) : -ENOMEM;
+    uint32_t ol = rc == 0 && h->msg_len == TM_NAME_LOOKUP ? (uint32_t)strlen(out) : 0;
+    if (!ol) {
+        free(out);
+        out = NULL;
+    }
+    int32_t src = rank_on(j->net, j->size, j->net->node);
+    dyn_send(j, src, node, s->asker, TM_DYN_NAME_ANS, s->id, rc, out, ol);
+    free(s);
+}
+
+/* Receive daemon: a connect to a port of this node (TM_DYN_CONNECT: the port name with its
+ * NUL, then the connecting group's world ranks), queued for its acceptor, or refused at once
+ * when no such port is open. */
+static void serve_connect(struct tm_job *j, int node, const struct tm_msg_hdr *h, void *ctx)
+{
+    struct dyn_serve *s = ctx;
+    size_t nl = s ? strnlen((const char *)s->buf, s->len) : 0;
+    size_t rest = s && nl < s->len ? s->len - nl - 1 : 1;
+    int cn = (int)(rest / 4);
+    if (!s || nl >= s->len || rest % 4 || cn < 1) {
+        tm_net_proto_error(j->net, node, "a malformed connect request");
+        free(s);
+        return;
+    }
+    struct tm_conn_req *r = calloc(1, sizeof *r + sizeof(int32_t) * (size_t)cn);
+    const uint8_t *q = s->buf + nl + 1;
+    for (int i = 0; r && i < cn; i++, q += 4) {
+        r->own[i] =
+            (int32_t)((uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3]);
+        if (r->own[i] < 0 || r->own[i] >= j->size) {
+            tm_net_proto_error(j->net, node, "a connect request with rank %d", r->own[i]);
+            free(r);
+            free(s);
+            return;
+        }
+    }
+    int rc = r ? 0 : -ENOMEM;
+    if (r) {
+        r->cmap = r->own;
+        r->cn = cn;
+        r->remote = 1;
+        r->node = node;
+        r->asker = s->asker;
+        r->id = s->id;
+        atomic_init(&r->done, 0);
+        pthread_mutex_lock(&j->spawn_lock);
+        struct tm_port *p = tm_port_find(j, (const char *)s->buf);
+        if (p)
+            tm_port_enqueue(p, r);
+        else
+            rc = -ENOENT;
+        pthread_mutex_unlock(&j->spawn_lock);
+        if (rc) free(r);
+    }
+    if (rc) {
+        int32_t src = rank_on(j->net, j->size, j->net->node);
+        dyn_send(j, src, node, s->asker, TM_DYN_CONNECT_ANS, s->id, rc, NULL, 0);
+    }
+    free(s);
+}
+
 /* Receive daemon: a whole TM_MSG_DYN frame. */
 static void dyn_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, void *ctx)
 {
@@ -446,7 +546,15 @@ static void dyn_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, vo
     }
     case TM_DYN_RESERVE_ANS:
     case TM_DYN_SPAWN_ANS:
+    case TM_DYN_NAME_ANS:
+    case TM_DYN_CONNECT_ANS:
         answer(j, node, h, ctx);
+        break;
+    case TM_DYN_NAME:
+        serve_name(j, node, h, ctx);
+        break;
+    case TM_DYN_CONNECT:
+        serve_connect(j, node, h, ctx);
         break;
     case TM_DYN_SPAWN: {
         struct dyn_serve *s = ctx;
@@ -467,6 +575,84 @@ static void dyn_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, vo
     default:
         tm_net_proto_error(j->net, node, "a spawn frame of kind %d", h->tag);
     }
+}
+
+int tm_dyn_name(struct tm_rank *me, int op, const char *service, const char *port, char *out,
+                size_t cap)
+{
+    struct tm_job *j = me->job;
+    if (!j->net || j->net->node == 0) return tm_names_op_here(j, op, service, port, out, cap);
+    size_t l1 = strlen(service), l2 = port ? strlen(port) : 0;
+    if (l1 + l2 + 2 > TM_DYN_NAME_MAX) return -ENAMETOOLONG;
+    char *b = malloc(l1 + l2 + 2);
+    if (!b) return -ENOMEM;
+    memcpy(b, service, l1 + 1);
+    memcpy(b + l1 + 1, port ? port : "", l2 + 1);
+    char got[MPI_MAX_PORT_NAME];
+    struct dyn_call c = {.rbuf = got, .rcap = sizeof got - 1};
+    int r = call(me, 0, TM_DYN_NAME, op, b, (uint32_t)(l1 + l2 + 2), &c);
+    if (r < 0) return r;
+    got[c.rlen] = 0;
+    if (c.val == 0 && op == TM_NAME_LOOKUP) snprintf(out, cap, "%s", got);
+    return (int)c.val;
+}
+
+int tm_dyn_connect(struct tm_rank *me, int node, const char *port, const int32_t *cmap, int cn,
+                   int32_t ctx[3], int32_t **ret_amap, int *ret_an)
+{
+    struct tm_job *j = me->job;
+    size_t nl = strlen(port);
+    if (nl >= MPI_MAX_PORT_NAME) return -ENAMETOOLONG;
+    size_t len = nl + 1 + 4 * (size_t)cn;
+    uint8_t *b = malloc(len);
+    uint32_t rcap = 4 * (3 + (uint32_t)j->size);
+    uint8_t *ans = malloc(rcap);
+    if (!b || !ans) {
+        free(b);
+        free(ans);
+        return -ENOMEM;
+    }
+    memcpy(b, port, nl + 1);
+    struct wbuf w = {.p = b + nl + 1, .cap = 4 * (size_t)cn};
+    for (int i = 0; i < cn; i++)
+        put32(&w, (uint32_t)cmap[i]);
+    struct dyn_call c = {.rbuf = ans, .rcap = rcap};
+    int r = call(me, node, TM_DYN_CONNECT, 0, b, (uint32_t)len, &c);
+    if (r == 0) r = (int)c.val;
+    struct rbuf rb = {.p = ans, .len = c.rlen};
+    int an = c.rlen >= 12 ? (int)(c.rlen / 4) - 3 : 0;
+    int32_t *amap = r == 0 && an > 0 ? malloc(sizeof *amap * (size_t)an) : NULL;
+    if (r == 0 && (!amap || c.rlen % 4)) r = amap ? -EPROTO : -ENOMEM;
+    for (int i = 0; r == 0 && i < 3; i++)
+        ctx[i] = (int32_t)get32(&rb);
+    for (int i = 0; r == 0 && i < an; i++)
+        amap[i] = (int32_t)get32(&rb);
+    free(ans);
+    if (r != 0) {
+        free(amap);
+        return r;
+    }
+    *ret_amap = amap;
+    *ret_an = an;
+    return 0;
+}
+
+void tm_dyn_connect_answer(struct tm_job *j, struct tm_conn_req *r)
+{
+    uint32_t len = r->err ? 0 : 4 * (3 + (uint32_t)r->an);
+    uint8_t *b = len ? malloc(len) : NULL;
+    int err = len && !b ? MPI_ERR_NO_MEM : r->err;
+    if (b) {
+        struct wbuf w = {.p = b, .cap = len};
+        for (int i = 0; i < 3; i++)
+            put32(&w, (uint32_t)r->ctx[i]);
+        for (int i = 0; i < r->an; i++)
+            put32(&w, (uint32_t)r->amap[i]);
+    }
+    int32_t src = rank_on(j->net, j->size, j->net->node);
+    dyn_send(j, src, r->node, r->asker, TM_DYN_CONNECT_ANS, r->id, err, b, b ? len : 0);
+    free(r->amap);
+    free(r);
 }
 
 static const struct tm_net_proto dyn_proto = {
