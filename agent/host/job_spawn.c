@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +38,10 @@ struct job_spawn {
     int napps, first, rc;
     char *err;
     size_t errlen;
-    uint32_t started;            /* j->mu */
-    struct spawn_batch *batches; /* job thread only */
+    uint32_t started; /* j->mu */
+    /* Written by the job thread only (each batch once it is complete); read by the loop
+     * thread's rank queries (job_spawn_ranks) too. */
+    struct spawn_batch *_Atomic batches;
 };
 
 uint32_t job_spawn_universe(const struct job *j)
@@ -52,11 +55,14 @@ int job_spawn_prepare(struct job *j, const struct agent_config *cfg, int ncpus)
     if (!s) return -ENOMEM;
     s->cfg = cfg;
     uint32_t u = j->world_size;
-    if (j->nnodes > 1) {
-        /* the slots the launcher gave each node (JobAssign); the maps were grown to them */
+    if (j->spawn_universe) {
+        /* placed by the launcher (a host file, -H, Slurm): the slots it gave each node
+         * (JobAssign), the maps grown to them; on one node TMPI_UNIVERSE_SIZE agrees */
         if (j->spawn_universe > u) u = j->spawn_universe;
-    } else {
-        if (ncpus > 0 && (uint32_t)ncpus > u) u = (uint32_t)ncpus;
+    } else if (ncpus > 0 && (uint32_t)ncpus > u) {
+        u = (uint32_t)ncpus;
+    }
+    if (j->nnodes <= 1) {
         const char *v = job_getenv(j, "TMPI_UNIVERSE_SIZE");
         if (v && *v) {
             char *end;
@@ -93,7 +99,7 @@ int job_spawn_prepare(struct job *j, const struct agent_config *cfg, int ncpus)
         }
     }
     s->universe = u;
-    j->spawn = s;
+    __atomic_store_n(&j->spawn, s, __ATOMIC_RELEASE); /* job_spawn_ranks reads it */
     return 0;
 }
 
@@ -379,8 +385,8 @@ int job_spawn_serve_locked(struct job *j)
     int rc = b ? serve(j, b, s->apps, s->napps, s->first, s->err, s->errlen) : -ENOMEM;
     if (rc == -ENOMEM) snprintf(s->err, s->errlen, "out of memory");
     if (b) {
-        b->next = s->batches;
-        s->batches = b;
+        b->next = atomic_load_explicit(&s->batches, memory_order_relaxed);
+        atomic_store_explicit(&s->batches, b, memory_order_release);
     }
     if (rc == 0)
         log_job(LOG_INFO, j->id, j->owner, "spawned %u rank(s) here of those from %d", b->n,
@@ -392,6 +398,17 @@ int job_spawn_serve_locked(struct job *j)
     return 1;
 }
 
+uint32_t job_spawn_ranks(struct job *j, struct rank **out, uint32_t cap)
+{
+    struct job_spawn *s = __atomic_load_n(&j->spawn, __ATOMIC_ACQUIRE);
+    uint32_t n = 0;
+    for (struct spawn_batch *b = s ? atomic_load_explicit(&s->batches, memory_order_acquire) : NULL;
+         b; b = b->next)
+        for (uint32_t i = 0; i < b->started; i++, n++)
+            if (n < cap) out[n] = &b->ranks[i];
+    return n;
+}
+
 uint32_t job_spawn_started_locked(const struct job *j)
 {
     return j->spawn ? j->spawn->started : 0;
@@ -399,14 +416,14 @@ uint32_t job_spawn_started_locked(const struct job *j)
 
 void job_spawn_join(struct job *j)
 {
-    for (struct spawn_batch *b = j->spawn ? j->spawn->batches : NULL; b; b = b->next)
+    for (struct spawn_batch *b = j->spawn ? atomic_load(&j->spawn->batches) : NULL; b; b = b->next)
         for (uint32_t i = 0; i < b->started; i++)
             pthread_join(b->ranks[i].thread, NULL);
 }
 
 void job_spawn_unload(struct job *j)
 {
-    for (struct spawn_batch *b = j->spawn ? j->spawn->batches : NULL; b; b = b->next)
+    for (struct spawn_batch *b = j->spawn ? atomic_load(&j->spawn->batches) : NULL; b; b = b->next)
         for (uint32_t i = 0; i < b->loaded; i++)
             job_rank_unload(&b->ranks[i]);
 }
@@ -415,7 +432,7 @@ void job_spawn_free(struct job *j)
 {
     struct job_spawn *s = j->spawn;
     if (!s) return;
-    for (struct spawn_batch *b = s->batches, *next; b; b = next) {
+    for (struct spawn_batch *b = atomic_load(&s->batches), *next; b; b = next) {
         next = b->next;
         for (uint32_t k = 0; b->apps && k < b->napps; k++) {
             struct job_app *app = &b->apps[k];

@@ -460,6 +460,7 @@ void job_free(struct job *j)
         rank_libc_free(&j->ranks[i].libc);
         rank_proc_free(&j->ranks[i].proc);
     }
+    job_spawn_free(j); /* after the job thread: rank queries read its ranks until then */
     free(j->ranks);
     free(j->global_rank);
     free(j->node_of_rank);
@@ -1112,7 +1113,6 @@ static void *job_thread(void *arg)
         progcache_release(&a->cache, j->apps[k].prog);
         j->apps[k].prog = NULL;
     }
-    job_spawn_free(j);
     event_active(j->done_ev, 0, 0);
     return NULL;
 }

@@ -65,7 +65,7 @@ static double now_sec(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Spawn slots of each node of a job across nodes (NodePlacement.spawn_slots): the host file's
+/* Spawn slots of each node of a placed job (NodePlacement.spawn_slots): the host file's
  * free slots, or --universe-size's ranks beyond the world, filling the free slots in node
  * order and the rest on node 0 (the universe is then exactly what was asked). */
 static void spawn_slots(const struct launch_opts *o, const struct placement *p, uint32_t *out)
@@ -133,7 +133,7 @@ static int send_submit(struct launch_job *j)
         free(slots);
         return -ENOMEM;
     }
-    if (nn > 1) spawn_slots(j->opts, j->place, slots);
+    if (nn > 0) spawn_slots(j->opts, j->place, slots);
     for (size_t i = 0; i < nn; i++) {
         const struct placement_node *pn = &j->place->nodes[i];
         tmpi__node_placement__init(&nodes[i]);

@@ -114,6 +114,11 @@ spawn_run() {
     # ranks 0 and 1 on node1 and node2; the 4 free slots hold world ranks 2-3 (node1), 4-5 (node2)
     run timeout 60 "${launch[@]}" --hostfile "$hf3" --map-by node -n 2 "$exe" universe
     [ "$status" -eq 0 ] && [[ "$output" == *"universe 6"* ]] || { echo "universe: $output"; false; }
+    # a job the host file puts on one node: that node's slots
+    run timeout 60 "${launch[@]}" --hostfile "$hf3" -n 1 "$exe" universe
+    [ "$status" -eq 0 ] && [[ "$output" == *"universe 3"* ]] || { echo "one node: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf3" -n 1 "$exe" parent 2
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* ]] || { echo "one node, parent 2: $output"; false; }
     run timeout 60 "${launch[@]}" --hostfile "$hf3" --map-by node -n 2 "$exe" parent 4
     [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* ]] || { echo "parent 4: $output"; false; }
     [[ "$output" == *"child 0 of 4 on node1"* && "$output" == *"child 1 of 4 on node1"* ]] || { echo "$output"; false; }
