@@ -39,6 +39,7 @@ struct job_spawn {
     char *err;
     size_t errlen;
     uint32_t started; /* j->mu */
+    int closed;       /* j->mu: the job thread serves no more spawns */
     /* Written by the job thread only (each batch once it is complete); read by the loop
      * thread's rank queries (job_spawn_ranks) too. */
     struct spawn_batch *_Atomic batches;
@@ -112,11 +113,12 @@ int job_spawn_request(struct job *j, const struct tmpi_spawn_app *apps, int napp
         return -ENOTSUP;
     }
     pthread_mutex_lock(&j->mu);
-    while (s->state != 0 && !job_cancelled(j))
+    while (s->state != 0 && !job_cancelled(j) && !s->closed)
         pthread_cond_wait(&j->cv, &j->mu);
-    if (job_cancelled(j)) {
+    if (job_cancelled(j) || s->closed) {
         pthread_mutex_unlock(&j->mu);
-        snprintf(err, errlen, "the job is ending");
+        snprintf(err, errlen, "the job is ending%s",
+                 s->closed ? " (its ranks on this node have ended)" : "");
         return -ECANCELED;
     }
     s->apps = apps;
@@ -127,7 +129,7 @@ int job_spawn_request(struct job *j, const struct tmpi_spawn_app *apps, int napp
     s->state = 1;
     pthread_cond_broadcast(&j->cv);
     /* once taken, the job thread answers whatever happens: the request lives on this stack */
-    while (s->state != 3 && !(s->state == 1 && job_cancelled(j)))
+    while (s->state != 3 && !(s->state == 1 && (job_cancelled(j) || s->closed)))
         pthread_cond_wait(&j->cv, &j->mu);
     int rc = s->state == 3 ? s->rc : -ECANCELED;
     if (s->state != 3) snprintf(err, errlen, "the job is ending");
@@ -396,6 +398,15 @@ int job_spawn_serve_locked(struct job *j)
     s->state = 3;
     pthread_cond_broadcast(&j->cv);
     return 1;
+}
+
+void job_spawn_close(struct job *j)
+{
+    if (!j->spawn) return;
+    pthread_mutex_lock(&j->mu);
+    j->spawn->closed = 1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
 }
 
 uint32_t job_spawn_ranks(struct job *j, struct rank **out, uint32_t cap)

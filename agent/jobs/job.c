@@ -1059,6 +1059,7 @@ static void *job_thread(void *arg)
         t_start = clock_s(CLOCK_MONOTONIC);
         wait_ranks(j, started);
     }
+    job_spawn_close(j);
     double t_run = clock_s(CLOCK_MONOTONIC);
     if (j->net) member_ranks_ended(j);
     atomic_store(&j->state, JOB_ENDING);

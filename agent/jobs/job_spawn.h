@@ -49,6 +49,9 @@ int job_spawn_serve_locked(struct job *j);
  * newest spawn first; how many there are, of which the first cap go into out.  They stay
  * until job_spawn_free (job_free). */
 uint32_t job_spawn_ranks(struct job *j, struct rank **out, uint32_t cap);
+/* Job thread, once every rank ended (it serves no more): a spawn posted or posted later fails
+ * with -ECANCELED (a request another node's root sent late is answered, not left waiting). */
+void job_spawn_close(struct job *j);
 /* j->mu held: spawned rank threads started so far. */
 uint32_t job_spawn_started_locked(const struct job *j);
 

@@ -28,11 +28,18 @@ struct dyn_call {
     _Atomic int done;
 };
 
-/* The job's calls in flight (lock), and its next call id. */
+/* A thread serving a SPAWN, joined at the job's end (tm_dyn_stop). */
+struct dyn_helper {
+    struct dyn_helper *next;
+    pthread_t thread;
+};
+
+/* The job's calls in flight, its next call id and its SPAWN threads (all under lock). */
 struct tm_spawn_net {
     pthread_mutex_t lock;
     struct dyn_call *calls;
     uint64_t next_id;
+    struct dyn_helper *helpers;
 };
 
 /* A request with a payload being read, or served. */
@@ -559,12 +566,20 @@ static void dyn_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, vo
     case TM_DYN_SPAWN: {
         struct dyn_serve *s = ctx;
         if (!s) break;
-        pthread_t t;
-        pthread_attr_t at;
-        pthread_attr_init(&at);
-        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-        int e = pthread_create(&t, &at, serve_main, s);
-        pthread_attr_destroy(&at);
+        struct tm_spawn_net *sn = j->spawn_net;
+        struct dyn_helper *hp = malloc(sizeof *hp);
+        int e = hp ? 0 : ENOMEM;
+        if (hp) {
+            /* under the lock: tm_dyn_stop sees every thread it must join */
+            pthread_mutex_lock(&sn->lock);
+            e = pthread_create(&hp->thread, NULL, serve_main, s);
+            if (e == 0) {
+                hp->next = sn->helpers;
+                sn->helpers = hp;
+            }
+            pthread_mutex_unlock(&sn->lock);
+            if (e) free(hp);
+        }
         if (e) {
             int32_t src = rank_on(j->net, j->size, j->net->node);
             dyn_send(j, src, node, s->asker, TM_DYN_SPAWN_ANS, s->id, -e, NULL, 0);
@@ -659,6 +674,22 @@ static const struct tm_net_proto dyn_proto = {
     .header = dyn_header,
     .frame = dyn_frame,
 };
+
+void tm_dyn_stop(struct tm_job *j)
+{
+    struct tm_spawn_net *sn = j->spawn_net;
+    if (!sn) return;
+    pthread_mutex_lock(&sn->lock);
+    struct dyn_helper *hp = sn->helpers;
+    sn->helpers = NULL;
+    pthread_mutex_unlock(&sn->lock);
+    while (hp) {
+        struct dyn_helper *next = hp->next;
+        pthread_join(hp->thread, NULL);
+        free(hp);
+        hp = next;
+    }
+}
 
 int tm_spawn_net_register(struct tm_job *j)
 {

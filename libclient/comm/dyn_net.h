@@ -106,6 +106,10 @@ int tm_dyn_connect(struct tm_rank *me, int node, const char *port, const int32_t
  * its amap. */
 void tm_dyn_connect_answer(struct tm_job *j, struct tm_conn_req *r);
 
+/* The job's end, before its links' state and ranks go: joins the threads serving SPAWNs
+ * (their svc spawn returns once the agent's job thread stops serving, job_spawn.h). */
+void tm_dyn_stop(struct tm_job *j);
+
 /* The TM_MSG_DYN handlers of a job across nodes (mpi/job_life.c, before its links deliver).
  * 0 or a negative errno. */
 int tm_spawn_net_register(struct tm_job *j);
