@@ -65,6 +65,8 @@ static void *on_header(void *arg, struct tp_link *tl, const struct netd_hdr *h, 
     struct job_net *n = l->net;
     struct job *j = n->job;
     const char *bad = NULL;
+    /* spawned ranks (job_spawn.h) are world ranks too, their nodes fixed by the slots */
+    uint32_t nworld = j->spawn_universe > j->world_size ? j->spawn_universe : j->world_size;
     if (atomic_load_explicit(&n->rx_stopped, memory_order_acquire)) {
         /* The job is ending: its ranks' buffers may be gone. */
         *ctx = (void *)&bad_frame;
@@ -72,10 +74,10 @@ static void *on_header(void *arg, struct tp_link *tl, const struct netd_hdr *h, 
     }
     if (h->job_id != n->uid)
         bad = "another job's id";
-    else if (h->src_rank < 0 || (uint32_t)h->src_rank >= j->world_size ||
+    else if (h->src_rank < 0 || (uint32_t)h->src_rank >= nworld ||
              j->node_of_rank[h->src_rank] != l->node)
         bad = "a source rank not on that node";
-    else if (h->dst_rank < 0 || (uint32_t)h->dst_rank >= j->world_size ||
+    else if (h->dst_rank < 0 || (uint32_t)h->dst_rank >= nworld ||
              j->node_of_rank[h->dst_rank] != n->self)
         bad = "a destination rank not on this node";
     else if (h->channel != l->channel)

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +38,11 @@ struct job_spawn {
     int napps, first, rc;
     char *err;
     size_t errlen;
-    uint32_t started;            /* j->mu */
-    struct spawn_batch *batches; /* job thread only */
+    uint32_t started; /* j->mu */
+    int closed;       /* j->mu: the job thread serves no more spawns */
+    /* Written by the job thread only (each batch once it is complete); read by the loop
+     * thread's rank queries (job_spawn_ranks) too. */
+    struct spawn_batch *_Atomic batches;
 };
 
 uint32_t job_spawn_universe(const struct job *j)
@@ -52,8 +56,14 @@ int job_spawn_prepare(struct job *j, const struct agent_config *cfg, int ncpus)
     if (!s) return -ENOMEM;
     s->cfg = cfg;
     uint32_t u = j->world_size;
+    if (j->spawn_universe) {
+        /* placed by the launcher (a host file, -H, Slurm): the slots it gave each node
+         * (JobAssign), the maps grown to them; on one node TMPI_UNIVERSE_SIZE agrees */
+        if (j->spawn_universe > u) u = j->spawn_universe;
+    } else if (ncpus > 0 && (uint32_t)ncpus > u) {
+        u = (uint32_t)ncpus;
+    }
     if (j->nnodes <= 1) {
-        if (ncpus > 0 && (uint32_t)ncpus > u) u = (uint32_t)ncpus;
         const char *v = job_getenv(j, "TMPI_UNIVERSE_SIZE");
         if (v && *v) {
             char *end;
@@ -70,7 +80,7 @@ int job_spawn_prepare(struct job *j, const struct agent_config *cfg, int ncpus)
             u = (uint32_t)n;
         }
     }
-    if (u > j->world_size) {
+    if (u > j->world_size && j->nnodes <= 1) {
         int32_t *nr = realloc(j->node_of_rank, sizeof *nr * u);
         if (!nr) {
             free(s);
@@ -90,7 +100,7 @@ int job_spawn_prepare(struct job *j, const struct agent_config *cfg, int ncpus)
         }
     }
     s->universe = u;
-    j->spawn = s;
+    __atomic_store_n(&j->spawn, s, __ATOMIC_RELEASE); /* job_spawn_ranks reads it */
     return 0;
 }
 
@@ -98,16 +108,17 @@ int job_spawn_request(struct job *j, const struct tmpi_spawn_app *apps, int napp
                       char *err, size_t errlen)
 {
     struct job_spawn *s = j->spawn;
-    if (!s || j->nnodes > 1) {
-        snprintf(err, errlen, "a job across nodes cannot spawn ranks yet");
+    if (!s) {
+        snprintf(err, errlen, "the job cannot spawn ranks");
         return -ENOTSUP;
     }
     pthread_mutex_lock(&j->mu);
-    while (s->state != 0 && !job_cancelled(j))
+    while (s->state != 0 && !job_cancelled(j) && !s->closed)
         pthread_cond_wait(&j->cv, &j->mu);
-    if (job_cancelled(j)) {
+    if (job_cancelled(j) || s->closed) {
         pthread_mutex_unlock(&j->mu);
-        snprintf(err, errlen, "the job is ending");
+        snprintf(err, errlen, "the job is ending%s",
+                 s->closed ? " (its ranks on this node have ended)" : "");
         return -ECANCELED;
     }
     s->apps = apps;
@@ -118,7 +129,7 @@ int job_spawn_request(struct job *j, const struct tmpi_spawn_app *apps, int napp
     s->state = 1;
     pthread_cond_broadcast(&j->cv);
     /* once taken, the job thread answers whatever happens: the request lives on this stack */
-    while (s->state != 3 && !(s->state == 1 && job_cancelled(j)))
+    while (s->state != 3 && !(s->state == 1 && (job_cancelled(j) || s->closed)))
         pthread_cond_wait(&j->cv, &j->mu);
     int rc = s->state == 3 ? s->rc : -ECANCELED;
     if (s->state != 3) snprintf(err, errlen, "the job is ending");
@@ -298,25 +309,42 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
                  first + total - 1, j->spawn->universe);
         return -EINVAL;
     }
+    /* Across nodes each node starts the spawn's ranks its slots hold (node_of_rank, fixed
+     * when the job was assigned); the node of the spawning root asks the others. */
+    uint32_t here = 0, local_size = 0;
+    for (uint32_t i = 0; i < total; i++)
+        here += j->node_of_rank[(uint32_t)first + i] == j->node;
+    for (uint32_t g = 0; g < j->spawn->universe; g++)
+        local_size += j->node_of_rank[g] == j->node;
+    if (here == 0) {
+        snprintf(err, errlen, "ranks %d..%u have no slot on this node", first, first + total - 1);
+        return -EINVAL;
+    }
     b->napps = (uint32_t)napps;
     b->apps = calloc((size_t)napps, sizeof *b->apps);
     b->prog_bytes = calloc((size_t)napps, sizeof *b->prog_bytes);
-    b->ranks = calloc(total, sizeof *b->ranks);
+    b->ranks = calloc(here, sizeof *b->ranks);
     if (!b->apps || !b->prog_bytes || !b->ranks) return -ENOMEM;
-    b->n = total;
+    b->n = here;
     for (int k = 0; k < napps; k++)
         b->apps[k].image.tmpl_fd = -1;
     uint32_t g = (uint32_t)first;
     for (int k = 0; k < napps; k++) {
-        int rc = app_setup(j, b, (uint32_t)k, &apps[k], g, err, errlen);
+        int mine = 0;
+        for (int i = 0; i < apps[k].maxprocs; i++)
+            mine |= j->node_of_rank[g + (uint32_t)i] == j->node;
+        b->apps[k].first_rank = g;
+        int rc = mine ? app_setup(j, b, (uint32_t)k, &apps[k], g, err, errlen) : 0;
         if (rc < 0) return rc;
         g += (uint32_t)apps[k].maxprocs;
     }
     char why[400], label[64];
-    for (uint32_t i = 0; i < total; i++) {
-        struct rank *r = &b->ranks[i];
+    for (uint32_t i = 0, n = 0; i < total; i++) {
+        int w = first + (int)i;
+        if (j->node_of_rank[w] != j->node) continue;
+        struct rank *r = &b->ranks[n++];
         uint32_t k = 0;
-        while (k + 1 < b->napps && (uint32_t)first + i >= b->apps[k + 1].first_rank)
+        while (k + 1 < b->napps && (uint32_t)w >= b->apps[k + 1].first_rank)
             k++;
         r->job = j;
         r->app = &b->apps[k];
@@ -324,15 +352,16 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
         r->info = (struct tmpi_rank_info){
             .appnum = (int)k,
             .job_id = j->id,
-            .rank = first + (int)i,
+            .rank = w,
             .size = (int)total,
-            .node = 0,
-            .nnodes = 1,
-            .local_rank = first + (int)i,
-            .local_size = (int)j->spawn->universe,
+            .node = j->nnodes > 1 ? j->node : 0,
+            .nnodes = j->nnodes > 1 ? j->nnodes : 1,
+            .local_rank = j->local_rank_of[w],
+            .local_size = (int)local_size,
             .hostname = j->spawn->cfg->name,
             .node_of_rank = j->node_of_rank,
             .local_rank_of = j->local_rank_of,
+            .net = j->nnodes > 1 ? j->net : NULL,
             .universe = (int)j->spawn->universe,
             .spawned = 1,
             .spawn_first = first,
@@ -347,15 +376,15 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
                      r->info.rank, why);
             return rc;
         }
-        b->loaded = i + 1;
+        b->loaded = n;
     }
     for (uint32_t k = 0; k < b->napps; k++)
-        image_program_loaded(&b->apps[k].image);
+        if (b->apps[k].image_open) image_program_loaded(&b->apps[k].image);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, j->spawn->cfg->rank_stack_size);
     int rc = 0;
-    for (uint32_t i = 0; i < total && rc == 0; i++) {
+    for (uint32_t i = 0; i < here && rc == 0; i++) {
         rc = -pthread_create(&b->ranks[i].thread, &attr, rank_thread_main, &b->ranks[i]);
         if (rc == 0) {
             b->ranks[i].thread_started = 1;
@@ -368,7 +397,7 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
     pthread_mutex_unlock(&j->mu);
     if (rc < 0) {
         /* some run already: all or nothing is only kept by ending the job */
-        snprintf(err, errlen, "cannot start spawned rank %u: %s", first + b->started,
+        snprintf(err, errlen, "cannot start spawned rank %d: %s", b->ranks[b->started].info.rank,
                  strerror(-rc));
         job_cancel(j, 1, err);
     }
@@ -385,15 +414,37 @@ int job_spawn_serve_locked(struct job *j)
     int rc = b ? serve(j, b, s->apps, s->napps, s->first, s->err, s->errlen) : -ENOMEM;
     if (rc == -ENOMEM) snprintf(s->err, s->errlen, "out of memory");
     if (b) {
-        b->next = s->batches;
-        s->batches = b;
+        b->next = atomic_load_explicit(&s->batches, memory_order_relaxed);
+        atomic_store_explicit(&s->batches, b, memory_order_release);
     }
-    if (rc == 0) log_job(LOG_INFO, j->id, j->owner, "spawned %u rank(s) from %d", b->n, s->first);
+    if (rc == 0)
+        log_job(LOG_INFO, j->id, j->owner, "spawned %u rank(s) here of those from %d", b->n,
+                s->first);
     pthread_mutex_lock(&j->mu);
     s->rc = rc;
     s->state = 3;
     pthread_cond_broadcast(&j->cv);
     return 1;
+}
+
+void job_spawn_close(struct job *j)
+{
+    if (!j->spawn) return;
+    pthread_mutex_lock(&j->mu);
+    j->spawn->closed = 1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+}
+
+uint32_t job_spawn_ranks(struct job *j, struct rank **out, uint32_t cap)
+{
+    struct job_spawn *s = __atomic_load_n(&j->spawn, __ATOMIC_ACQUIRE);
+    uint32_t n = 0;
+    for (struct spawn_batch *b = s ? atomic_load_explicit(&s->batches, memory_order_acquire) : NULL;
+         b; b = b->next)
+        for (uint32_t i = 0; i < b->started; i++, n++)
+            if (n < cap) out[n] = &b->ranks[i];
+    return n;
 }
 
 uint32_t job_spawn_started_locked(const struct job *j)
@@ -403,14 +454,14 @@ uint32_t job_spawn_started_locked(const struct job *j)
 
 void job_spawn_join(struct job *j)
 {
-    for (struct spawn_batch *b = j->spawn ? j->spawn->batches : NULL; b; b = b->next)
+    for (struct spawn_batch *b = j->spawn ? atomic_load(&j->spawn->batches) : NULL; b; b = b->next)
         for (uint32_t i = 0; i < b->started; i++)
             pthread_join(b->ranks[i].thread, NULL);
 }
 
 void job_spawn_unload(struct job *j)
 {
-    for (struct spawn_batch *b = j->spawn ? j->spawn->batches : NULL; b; b = b->next)
+    for (struct spawn_batch *b = j->spawn ? atomic_load(&j->spawn->batches) : NULL; b; b = b->next)
         for (uint32_t i = 0; i < b->loaded; i++)
             job_rank_unload(&b->ranks[i]);
 }
@@ -419,7 +470,7 @@ void job_spawn_free(struct job *j)
 {
     struct job_spawn *s = j->spawn;
     if (!s) return;
-    for (struct spawn_batch *b = s->batches, *next; b; b = next) {
+    for (struct spawn_batch *b = atomic_load(&s->batches), *next; b; b = next) {
         next = b->next;
         for (uint32_t k = 0; b->apps && k < b->napps; k++) {
             struct job_app *app = &b->apps[k];

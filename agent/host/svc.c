@@ -2,6 +2,7 @@
 #include "svc.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "agent.h"
@@ -18,6 +19,10 @@ static const struct tmpi_rank_info *svc_rank_self(void)
     struct rank *r = rank_current();
     return r ? &r->info : NULL;
 }
+
+/* The job host's job (one per host), for the svc calls another node's request makes on a
+ * thread of libtmpi's own (svc_spawn): set at the first job_state, before the links resume. */
+static _Atomic(struct job *) svc_job;
 
 static int svc_job_state(void *(*create)(const struct tmpi_rank_info *, void *), void *arg,
                          const struct tmpi_client_ops *ops, void **ret_state)
@@ -39,6 +44,7 @@ static int svc_job_state(void *(*create)(const struct tmpi_rank_info *, void *),
     }
     if (rc == 0) *ret_state = j->client_state;
     pthread_mutex_unlock(&j->client_mu);
+    if (rc == 0) atomic_store_explicit(&svc_job, j, memory_order_release);
     /* Frames from other nodes wait (paused links) until there is a state to take them. */
     if (rc == 0 && j->net) job_net_resume(j->net);
     return rc;
@@ -74,8 +80,9 @@ static int svc_spawn(const struct tmpi_spawn_app *apps, int napps, int first, ch
                      size_t errlen)
 {
     struct rank *r = rank_current();
-    if (!r) return -EPERM;
-    return job_spawn_request(r->job, apps, napps, first, err, errlen);
+    struct job *j = r ? r->job : atomic_load_explicit(&svc_job, memory_order_acquire);
+    if (!j) return -EPERM;
+    return job_spawn_request(j, apps, napps, first, err, errlen);
 }
 
 /* Set by svc_init before any rank exists; read-only afterwards. */

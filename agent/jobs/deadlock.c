@@ -189,6 +189,7 @@ int deadlock_find(const struct ranks_snap *prev, const struct ranks_snap *cur, c
     uint32_t blocked = 0;
     for (uint32_t r = 0; r < cur->nranks; r++) {
         const Tmpi__RankState *a = prev->ranks[r], *b = cur->ranks[r];
+        if (!a && !b) continue; /* a slot of the universe nothing was spawned into */
         if (is_ended(a) && is_ended(b)) continue;
         if (!is_blocked(a) || !is_blocked(b) || a->sleeps != b->sleeps) return 0;
         blocked++;

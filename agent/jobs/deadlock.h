@@ -22,12 +22,13 @@
 
 /* One snapshot of a whole job, merged from its parts. */
 struct ranks_snap {
-    uint32_t nranks;         /* the job's world size */
-    Tmpi__RankState **ranks; /* [nranks], NULL where no part told (a part missing) */
+    uint32_t nranks;         /* the job's universe: its world and the ranks it may spawn */
+    Tmpi__RankState **ranks; /* [nranks], NULL where no part told (a part missing, a rank not
+                              * spawned) */
     uint32_t nparts;
     uint64_t *sent, *handled; /* [nparts]: each node's frame counters */
     uint32_t helpers_busy;    /* summed over the parts */
-    int complete;             /* every part answered and every rank is known */
+    int complete;             /* every part answered and every rank of the world is known */
     void *owned;              /* the decoded parts the pointers above point into */
 };
 /* 1 when cur (taken after prev) shows a deadlock, with a one-line report of the cycle of

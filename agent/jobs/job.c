@@ -310,6 +310,18 @@ int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
     return 0;
 }
 
+/* The world-rank maps grown to n entries (a job across nodes with spawn slots). */
+static int grow_rank_maps(struct job *j, uint32_t n)
+{
+    int32_t *nr = realloc(j->node_of_rank, sizeof *nr * n);
+    if (!nr) return -ENOMEM;
+    j->node_of_rank = nr;
+    int32_t *lr = realloc(j->local_rank_of, sizeof *lr * n);
+    if (!lr) return -ENOMEM;
+    j->local_rank_of = lr;
+    return 0;
+}
+
 int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct bufferevent *bev,
                    struct job **ret, char *err, size_t errlen)
 {
@@ -359,14 +371,29 @@ int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct buffereven
         job_free(j);
         return -ENOMEM;
     }
-    /* msg_check_assign proved every global rank is on exactly one node. */
-    for (size_t n = 0; n < nnodes; n++) {
+    /* msg_check_assign proved every global rank is on exactly one node, and the spawn
+     * slots bounded by JOB_SPAWN_MAX_UNIVERSE. */
+    uint32_t universe = ja->nprocs;
+    for (size_t n = 0; n < nnodes; n++)
+        universe += ja->nodes[n]->spawn_slots;
+    if (universe > ja->nprocs && grow_rank_maps(j, universe) < 0) {
+        job_free(j);
+        return -ENOMEM;
+    }
+    j->spawn_universe = universe;
+    for (size_t n = 0, g = ja->nprocs; n < nnodes; n++) {
         const Tmpi__NodePlacement *np = ja->nodes[n];
         for (size_t l = 0; l < np->n_ranks; l++) {
-            uint32_t g = np->ranks[l];
+            uint32_t w = np->ranks[l];
+            j->node_of_rank[w] = (int32_t)n;
+            j->local_rank_of[w] = (int32_t)l;
+            if (n == ja->node) j->global_rank[l] = (int32_t)w;
+        }
+        /* the node's spawn slots: the next world ranks after the job's, local ranks after its
+         * own */
+        for (uint32_t k = 0; k < np->spawn_slots; k++, g++) {
             j->node_of_rank[g] = (int32_t)n;
-            j->local_rank_of[g] = (int32_t)l;
-            if (n == ja->node) j->global_rank[l] = (int32_t)g;
+            j->local_rank_of[g] = (int32_t)(np->n_ranks + k);
         }
     }
     /* the launcher's stdin comes only to rank 0's node */
@@ -433,6 +460,7 @@ void job_free(struct job *j)
         rank_libc_free(&j->ranks[i].libc);
         rank_proc_free(&j->ranks[i].proc);
     }
+    job_spawn_free(j); /* after the job thread: rank queries read its ranks until then */
     free(j->ranks);
     free(j->global_rank);
     free(j->node_of_rank);
@@ -1043,6 +1071,7 @@ static void *job_thread(void *arg)
         t_start = clock_s(CLOCK_MONOTONIC);
         wait_ranks(j, started);
     }
+    job_spawn_close(j);
     double t_run = clock_s(CLOCK_MONOTONIC);
     if (j->net) member_ranks_ended(j);
     atomic_store(&j->state, JOB_ENDING);
@@ -1097,7 +1126,6 @@ static void *job_thread(void *arg)
         progcache_release(&a->cache, j->apps[k].prog);
         j->apps[k].prog = NULL;
     }
-    job_spawn_free(j);
     event_active(j->done_ev, 0, 0);
     return NULL;
 }

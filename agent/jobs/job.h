@@ -84,9 +84,12 @@ struct job {
     double created_at;      /* the submission or assignment arrived (agent_now) */
     struct rank *ranks;     /* nprocs: the ranks on this node */
     uint32_t world_size;    /* ranks of the whole job (nprocs on one node) */
-    int32_t *node_of_rank;  /* [world_size] */
-    int32_t *local_rank_of; /* [world_size] */
+    int32_t *node_of_rank;  /* [world_size], [spawn_universe] across nodes */
+    int32_t *local_rank_of; /* [world_size], [spawn_universe] across nodes */
     int32_t *global_rank;   /* [nprocs] global rank of each local rank; NULL: the identity */
+    /* A job across nodes: world_size plus its nodes' spawn slots (JobAssign, job_spawn.h);
+     * world ranks from world_size on are the spawned ones, their nodes fixed by the slots. */
+    uint32_t spawn_universe;
     /* Ranks started while the job runs (job_spawn.h), and the universe they fill; job host
      * only, set by the job thread before the ranks start. */
     struct job_spawn *spawn;

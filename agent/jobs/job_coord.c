@@ -342,9 +342,19 @@ static void coord_deadlock(void *arg, const char *report)
     leave(co);
 }
 
+/* The job's world and the ranks MPI_Comm_spawn may start in its nodes' slots. */
+static uint32_t coord_universe(const struct coord *co)
+{
+    uint32_t universe = co->sub->nprocs;
+    for (size_t i = 0; i < co->sub->n_nodes; i++)
+        universe += co->sub->nodes[i]->spawn_slots;
+    return universe;
+}
+
 static void start_ranks(struct coord *co)
 {
-    co->rq = ranks_gather_new(co->a, co->sub->nprocs, (uint32_t)co->nnodes, &coord_rq_ops, co);
+    co->rq = ranks_gather_new(co->a, co->sub->nprocs, coord_universe(co), (uint32_t)co->nnodes,
+                              &coord_rq_ops, co);
     if (!co->rq || ranks_watch_start(co->rq, co->a->cfg.deadlock_check_ms, coord_deadlock, co) < 0)
         log_warning("job %llu: no memory for its deadlock watch", (unsigned long long)co->id);
 }
@@ -425,10 +435,11 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
     case TMPI__ENVELOPE__MSG_RANK_EXIT: {
         /* A member speaks only for ranks of the job: relay nothing else to the launcher. */
         char why[160];
-        int bad =
-            env->msg_case == TMPI__ENVELOPE__MSG_OUTPUT
-                ? msg_check_output(env->output, co->sub->nprocs, FRAME_DEFAULT_MAX, why, sizeof why)
-                : msg_check_rank_exit(env->rank_exit, co->sub->nprocs, why, sizeof why);
+        /* ranks MPI_Comm_spawn started are the job's too: the universe bounds them */
+        uint32_t universe = coord_universe(co);
+        int bad = env->msg_case == TMPI__ENVELOPE__MSG_OUTPUT
+                      ? msg_check_output(env->output, universe, FRAME_DEFAULT_MAX, why, sizeof why)
+                      : msg_check_rank_exit(env->rank_exit, universe, why, sizeof why);
         if (bad < 0) {
             node_fail(n, ": protocol error: %s", why);
             close_node(n);

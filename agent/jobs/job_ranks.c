@@ -12,6 +12,7 @@
 #include "frame.h"
 #include "job.h"
 #include "job_net.h"
+#include "job_spawn.h"
 #include "log.h"
 #include "rank.h"
 #include "svc.h"
@@ -39,12 +40,18 @@ static double mono_sec(void)
 
 int job_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf, size_t *ret_len)
 {
-    uint32_t n = j->nprocs;
+    /* the job's own ranks, then those MPI_Comm_spawn started here (job_spawn.h) */
+    uint32_t nspawned = job_spawn_ranks(j, NULL, 0);
+    struct rank **spawned = calloc(nspawned ? nspawned : 1, sizeof *spawned);
+    if (!spawned) return -ENOMEM;
+    job_spawn_ranks(j, spawned, nspawned); /* more may start meanwhile: the next query */
+    uint32_t n = j->nprocs + nspawned;
     Tmpi__RankState *st = calloc(n ? n : 1, sizeof *st);
     Tmpi__RankState **ptrs = calloc(n ? n : 1, sizeof *ptrs);
     struct tmpi_rank_mpi *mpi = calloc(n ? n : 1, sizeof *mpi);
     char(*calls)[32] = calloc(n ? n : 1, sizeof *calls);
     if (!st || !ptrs || !mpi || !calls) {
+        free(spawned);
         free(st);
         free(ptrs);
         free(mpi);
@@ -70,7 +77,7 @@ int job_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf
     for (uint32_t i = 0; i < n; i++) {
         /* From the job's own table, not ranks[i].info: the job's thread may still be writing
          * that when a query comes in (TSan) */
-        int world = job_world_rank(j, i);
+        int world = i < j->nprocs ? job_world_rank(j, i) : spawned[i - j->nprocs]->info.rank;
         if (!have || j->client_ops.rank_mpi(j->client_state, world, &mpi[i]) < 0)
             memset(&mpi[i], 0, sizeof mpi[i]);
         /* libtmpi's static string: copied while libtmpi surely stays loaded */
@@ -82,13 +89,16 @@ int job_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf
      * gone. */
     int all_ended = atomic_load(&j->ranks_ended);
     /* atomics, no job lock: the loop thread must never wait for the job thread */
-    for (uint32_t i = 0; i < n; i++)
-        if (all_ended || atomic_load(&j->ranks[i].finished)) mpi[i].activity = TMPI_ACT_ENDED;
+    for (uint32_t i = 0; i < n; i++) {
+        struct rank *r = i < j->nprocs ? &j->ranks[i] : spawned[i - j->nprocs];
+        if (all_ended || atomic_load(&r->finished)) mpi[i].activity = TMPI_ACT_ENDED;
+    }
     for (uint32_t i = 0; i < n; i++) {
         Tmpi__RankState *s = &st[i];
         struct tmpi_rank_mpi *m = &mpi[i];
         tmpi__rank_state__init(s);
-        s->rank = (uint32_t)job_world_rank(j, i);
+        s->rank =
+            (uint32_t)(i < j->nprocs ? job_world_rank(j, i) : spawned[i - j->nprocs]->info.rank);
         s->activity = (char *)activity_name(m->activity);
         s->node = (char *)j->agent->cfg.name;
         s->peer = TMPI_PEER_NONE;
@@ -118,6 +128,7 @@ int job_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf
     env.msg_case = TMPI__ENVELOPE__MSG_RANKS_REPLY;
     env.ranks_reply = &rr;
     int r = frame_encode(&env, FRAME_DEFAULT_MAX, ret_buf, ret_len);
+    free(spawned);
     free(st);
     free(ptrs);
     free(mpi);

@@ -46,9 +46,12 @@ struct ranks_gather_ops {
     int (*send_query)(void *arg, uint64_t query);
 };
 
-/* For a job of nranks ranks in nparts parts (nodes). */
-struct ranks_gather *ranks_gather_new(struct agent *a, uint32_t nranks, uint32_t nparts,
-                                      const struct ranks_gather_ops *ops, void *arg);
+/* For a job of nranks ranks in nparts parts (nodes), which may spawn ranks up to world rank
+ * universe - 1 (MPI_Comm_spawn: parts report them when they run; a snapshot is complete with
+ * the world's ranks). */
+struct ranks_gather *ranks_gather_new(struct agent *a, uint32_t nranks, uint32_t universe,
+                                      uint32_t nparts, const struct ranks_gather_ops *ops,
+                                      void *arg);
 /* Every waiter is told the job is gone (err), the watch stops, and g is freed. */
 void ranks_gather_free(struct ranks_gather *g, const char *err);
 

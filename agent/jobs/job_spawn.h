@@ -7,9 +7,14 @@
  * thread that spawns posts the request; the job thread, which loads and unloads every image,
  * serves it between the waits of wait_ranks (one spawn at a time, the others queue).
  *
- * The universe (MPI_UNIVERSE_SIZE): the job's TMPI_UNIVERSE_SIZE (tmpi-launch
- * --universe-size), else the larger of the world size and this node's CPUs; a job across
- * nodes has no room to spawn into (its universe is its world). */
+ * The universe (MPI_UNIVERSE_SIZE): on one node the job's TMPI_UNIVERSE_SIZE (tmpi-launch
+ * --universe-size), else the larger of the world size and this node's CPUs.  A job across
+ * nodes: the world plus the spawn slots the launcher gave each of its nodes (NodePlacement
+ * spawn_slots: the host file's free slots, or --universe-size), world ranks world_size on
+ * filling node 0's slots, then node 1's ... (job_new_member fixes node_of_rank for them all).
+ * A spawn there starts on each node the ranks its slots hold: the root's node here, the
+ * others on request of the root's host over the job's links (libclient/comm/dyn_net.h),
+ * each by this same call. */
 #ifndef TMPI_AGENT_JOB_SPAWN_H
 #define TMPI_AGENT_JOB_SPAWN_H
 
@@ -19,6 +24,7 @@
 #include "svc.h"
 
 struct job;
+struct rank;
 struct agent_config;
 
 /* The largest universe a job may ask for (TMPI_UNIVERSE_SIZE). */
@@ -39,11 +45,18 @@ int job_spawn_request(struct job *j, const struct tmpi_spawn_app *apps, int napp
 /* Job thread, j->mu held (wait_ranks): serves a posted spawn, if any (the lock is dropped
  * meanwhile).  1 if it served one. */
 int job_spawn_serve_locked(struct job *j);
+/* Any thread (the loop thread's rank queries): the spawned ranks that have a thread, the
+ * newest spawn first; how many there are, of which the first cap go into out.  They stay
+ * until job_spawn_free (job_free). */
+uint32_t job_spawn_ranks(struct job *j, struct rank **out, uint32_t cap);
+/* Job thread, once every rank ended (it serves no more): a spawn posted or posted later fails
+ * with -ECANCELED (a request another node's root sent late is answered, not left waiting). */
+void job_spawn_close(struct job *j);
 /* j->mu held: spawned rank threads started so far. */
 uint32_t job_spawn_started_locked(const struct job *j);
 
-/* Job thread, once the job is over: joins the spawned threads (before libtmpi's state goes),
- * runs their images' destructors (with the job's own ranks'), and frees the rest (after). */
+/* Job thread, once the job is over: joins the spawned threads (before libtmpi's state goes)
+ * and runs their images' destructors (with the job's own ranks'); job_free frees the rest. */
 void job_spawn_join(struct job *j);
 void job_spawn_unload(struct job *j);
 void job_spawn_free(struct job *j);

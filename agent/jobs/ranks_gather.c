@@ -26,6 +26,7 @@ struct ranks_waiter {
 struct ranks_gather {
     struct agent *a;
     uint32_t nranks, nparts;
+    uint32_t universe; /* >= nranks: the snapshots' size */
     const struct ranks_gather_ops *ops;
     void *arg;
     uint64_t next_query;
@@ -45,6 +46,7 @@ struct ranks_gather {
 };
 
 struct snap_owned {
+    uint32_t nworld; /* the ranks a complete snapshot knows */
     Tmpi__RanksReply **parts;
     uint32_t nparts;
 };
@@ -82,13 +84,15 @@ int ranks_snap_reply(const struct ranks_snap *s, uint64_t job_id, Tmpi__RanksRep
 }
 
 /* A snapshot of nparts parts (it takes the array and the parts). */
-static struct ranks_snap *build(uint32_t nranks, uint32_t nparts, Tmpi__RanksReply **parts)
+static struct ranks_snap *build(uint32_t nranks, uint32_t nworld, uint32_t nparts,
+                                Tmpi__RanksReply **parts)
 {
     struct ranks_snap *s = calloc(1, sizeof *s);
     struct snap_owned *o = calloc(1, sizeof *o);
     if (o) {
         o->parts = parts;
         o->nparts = nparts;
+        o->nworld = nworld;
     }
     if (s) {
         s->owned = o;
@@ -121,7 +125,7 @@ static struct ranks_snap *build(uint32_t nranks, uint32_t nparts, Tmpi__RanksRep
         for (size_t k = 0; k < p->n_ranks; k++)
             if (p->ranks[k]->rank < nranks) s->ranks[p->ranks[k]->rank] = p->ranks[k];
     }
-    for (uint32_t r = 0; r < nranks && complete; r++)
+    for (uint32_t r = 0; r < nworld && complete; r++)
         if (!s->ranks[r]) complete = 0;
     s->complete = complete;
     return s;
@@ -153,7 +157,7 @@ static struct ranks_snap *snap_copy(const struct ranks_snap *s)
             return NULL;
         }
     }
-    return build(s->nranks, o->nparts, parts);
+    return build(s->nranks, o->nworld, o->nparts, parts);
 }
 
 /* The answers to the query out become a snapshot; the gather gets a fresh array. */
@@ -164,7 +168,7 @@ static struct ranks_snap *merge(struct ranks_gather *g)
     Tmpi__RanksReply **parts = g->parts;
     g->parts = fresh;
     g->got = 0;
-    return build(g->nranks, g->nparts, parts);
+    return build(g->universe, g->nranks, g->nparts, parts);
 }
 
 static void clear_parts(struct ranks_gather *g)
@@ -207,8 +211,9 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
     finish(arg, NULL); /* with the parts that came */
 }
 
-struct ranks_gather *ranks_gather_new(struct agent *a, uint32_t nranks, uint32_t nparts,
-                                      const struct ranks_gather_ops *ops, void *arg)
+struct ranks_gather *ranks_gather_new(struct agent *a, uint32_t nranks, uint32_t universe,
+                                      uint32_t nparts, const struct ranks_gather_ops *ops,
+                                      void *arg)
 {
     struct ranks_gather *g = calloc(1, sizeof *g);
     if (!g) return NULL;
@@ -222,6 +227,7 @@ struct ranks_gather *ranks_gather_new(struct agent *a, uint32_t nranks, uint32_t
     }
     g->a = a;
     g->nranks = nranks;
+    g->universe = universe > nranks ? universe : nranks;
     g->nparts = nparts;
     g->ops = ops;
     g->arg = arg;

@@ -65,6 +65,37 @@ static double now_sec(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Spawn slots of each node of a placed job (NodePlacement.spawn_slots): the host file's
+ * free slots, or --universe-size's ranks beyond the world, filling the free slots in node
+ * order and the rest on node 0 (the universe is then exactly what was asked). */
+static void spawn_slots(const struct launch_opts *o, const struct placement *p, uint32_t *out)
+{
+    const char *u = NULL;
+    for (size_t i = 0; i < o->n_env; i++)
+        if (o->env[i].name && strcmp(o->env[i].name, "TMPI_UNIVERSE_SIZE") == 0)
+            u = o->env[i].value;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < p->nnodes; i++)
+        total += out[i] = p->nodes[i].free_slots;
+    if (u) {
+        uint64_t want = strtoull(u, NULL, 10), extra = want > p->nprocs ? want - p->nprocs : 0;
+        for (uint32_t i = 0; i < p->nnodes; i++) {
+            if (out[i] > extra) out[i] = (uint32_t)extra;
+            extra -= out[i];
+        }
+        if (p->nnodes) out[0] += (uint32_t)extra;
+        total = 0;
+        for (uint32_t i = 0; i < p->nnodes; i++)
+            total += out[i];
+    }
+    /* the agents' bound (msg_check.h): more slots than it are left out, last node first */
+    for (uint32_t i = p->nnodes; i-- > 0 && total > MSG_MAX_SPAWN_SLOTS;) {
+        uint64_t cut = total - MSG_MAX_SPAWN_SLOTS < out[i] ? total - MSG_MAX_SPAWN_SLOTS : out[i];
+        out[i] -= (uint32_t)cut;
+        total -= cut;
+    }
+}
+
 static int send_submit(struct launch_job *j)
 {
     char cwd[4096];
@@ -94,12 +125,15 @@ static int send_submit(struct launch_job *j)
     size_t nn = j->place ? j->place->nnodes : 0;
     Tmpi__NodePlacement *nodes = calloc(nn + 1, sizeof *nodes);
     Tmpi__NodePlacement **node_ptrs = calloc(nn + 1, sizeof *node_ptrs);
-    if (!nodes || !node_ptrs) {
+    uint32_t *slots = calloc(nn + 1, sizeof *slots);
+    if (!nodes || !node_ptrs || !slots) {
         free(env);
         free(nodes);
         free(node_ptrs);
+        free(slots);
         return -ENOMEM;
     }
+    if (nn > 0) spawn_slots(j->opts, j->place, slots);
     for (size_t i = 0; i < nn; i++) {
         const struct placement_node *pn = &j->place->nodes[i];
         tmpi__node_placement__init(&nodes[i]);
@@ -107,6 +141,7 @@ static int send_submit(struct launch_job *j)
         nodes[i].port = pn->port;
         nodes[i].n_ranks = pn->nranks;
         nodes[i].ranks = pn->ranks;
+        nodes[i].spawn_slots = slots[i];
         node_ptrs[i] = &nodes[i];
     }
     for (size_t i = 0; i < j->opts->n_env; i++)
@@ -187,6 +222,7 @@ static int send_submit(struct launch_job *j)
     free(env);
     free(nodes);
     free(node_ptrs);
+    free(slots);
     for (size_t k = 0; app_env && k < na; k++)
         free(app_env[k]);
     free(app_env);

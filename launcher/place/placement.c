@@ -177,6 +177,7 @@ static int build(const struct hostlist *hl, uint32_t N, const uint32_t *counts, 
             if (!n->host) goto nomem;
             n->ipv6 = hl->hosts[i].ipv6;
             n->port = hl->hosts[i].port;
+            n->free_slots = hl->hosts[i].slots > counts[i] ? hl->hosts[i].slots - counts[i] : 0;
         }
     }
     /* rank_host becomes rank_node in place. */

@@ -57,6 +57,8 @@ struct placement_node {
     uint16_t port;   /* the agent's port; 0 for the local agent */
     uint32_t nranks; /* >= 1 */
     uint32_t *ranks; /* nranks global ranks, ascending; ranks[l] has local rank l */
+    /* the host's slots it leaves free (MPI_Comm_spawn's room); 0 without hosts */
+    uint32_t free_slots;
 };
 
 struct placement {

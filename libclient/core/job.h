@@ -43,6 +43,7 @@ enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
  * fast boxes (one producer per ring) and its blocking receives post (fb_cand unused). */
 struct tm_f90ent;
 struct tm_spawn_rec;
+struct tm_spawn_net;
 struct tm_port;
 struct tm_pubname;
 
@@ -186,6 +187,8 @@ struct tm_job {
     pthread_mutex_t hw_lock;
     void *hw_topo;
     void (*hw_free)(struct tm_job *j);
+    /* a job across nodes: the spawn requests between its hosts (comm/dyn_net.h) */
+    struct tm_spawn_net *spawn_net;
 };
 
 /* The rank's own pools under MPI_THREAD_MULTIPLE: a spin lock (held for a few pointer moves,

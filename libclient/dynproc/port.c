@@ -10,65 +10,18 @@
 
 #include "comm.h"
 #include "ctx.h"
+#include "dyn_net.h"
+#include "dyn_tab.h"
 #include "errh.h"
 #include "intercomm.h"
+#include "net_p2p.h"
 #include "spawn.h"
 #include "wait.h"
-
-/* A connect request queued on a port: the connecting root's group, then the acceptor's
- * answer (done set last). */
-struct tm_conn_req {
-    struct tm_conn_req *next;
-    struct tm_rank *waiter;
-    const int32_t *cmap;
-    int cn;
-    int32_t err, ctx[3];
-    int32_t *amap; /* malloc'd by the acceptor, freed by the connector */
-    int an;
-    _Atomic int done;
-};
-
-struct tm_port {
-    struct tm_port *next;
-    char name[64];
-    struct tm_conn_req *_Atomic head; /* queued connects, oldest first */
-    struct tm_conn_req *tail;
-    struct tm_rank *acceptor; /* a root waiting in MPI_Comm_accept */
-};
-
-struct tm_pubname {
-    struct tm_pubname *next;
-    char *service, *port;
-};
 
 /* What a root tells its communicator after meeting the other side. */
 struct conn_hdr {
     int32_t err, rn, ctx[3];
 };
-
-void tm_port_free_all(struct tm_job *j)
-{
-    for (struct tm_port *p = j->ports, *next; p; p = next) {
-        next = p->next;
-        free(p);
-    }
-    for (struct tm_pubname *n = j->names, *next; n; n = next) {
-        next = n->next;
-        free(n->service);
-        free(n->port);
-        free(n);
-    }
-    j->ports = NULL;
-    j->names = NULL;
-}
-
-/* spawn_lock held */
-static struct tm_port *port_find(struct tm_job *j, const char *name)
-{
-    for (struct tm_port *p = j->ports; p; p = p->next)
-        if (strcmp(p->name, name) == 0) return p;
-    return NULL;
-}
 
 /* Whether name looks like a port of another job (for the error's words). */
 static int other_job(struct tm_job *j, const char *name)
@@ -87,8 +40,9 @@ TM_API int PMPI_Open_port(MPI_Info info, char *port_name)
     struct tm_job *j = me->job;
     struct tm_port *p = calloc(1, sizeof *p);
     if (!p) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
-    snprintf(p->name, sizeof p->name, "tmpi-port:%" PRIu64 ":%d", j->id,
-             atomic_fetch_add(&j->next_port, 1));
+    /* the node in the name: a connect from another node of the job goes there (dyn_tab.h) */
+    snprintf(p->name, sizeof p->name, "tmpi-port:%" PRIu64 ":%d:%d", j->id,
+             atomic_fetch_add(&j->next_port, 1), j->net ? j->net->node : 0);
     pthread_mutex_lock(&j->spawn_lock);
     p->next = j->ports;
     j->ports = p;
@@ -149,7 +103,7 @@ static int root_accept(struct tm_rank *me, const struct tm_comm *c, const char *
 {
     struct tm_job *j = me->job;
     pthread_mutex_lock(&j->spawn_lock);
-    struct tm_port *p = port_find(j, port_name);
+    struct tm_port *p = tm_port_find(j, port_name);
     int busy = p && p->acceptor;
     if (p && !busy) p->acceptor = me;
     pthread_mutex_unlock(&j->spawn_lock);
@@ -181,10 +135,14 @@ static int root_accept(struct tm_rank *me, const struct tm_comm *c, const char *
     memcpy(r->ctx, h->ctx, sizeof r->ctx);
     r->amap = lmap;
     r->an = c->size;
+    *rmap = copy;
+    if (r->remote) { /* a root on another node: the answer goes back as a frame */
+        tm_dyn_connect_answer(j, r);
+        return err;
+    }
     struct tm_rank *w = r->waiter;
     atomic_store(&r->done, 1); /* r is the connector's from here on */
     tm_wake(&w->waker);
-    *rmap = copy;
     return err;
 }
 
@@ -194,20 +152,29 @@ static int root_connect(struct tm_rank *me, const struct tm_comm *c, const char 
     struct tm_job *j = me->job;
     int32_t *lmap = members(c);
     if (!lmap) return snprintf(why, len, "out of memory"), MPI_ERR_NO_MEM;
+    int node = tm_port_node(j, port_name);
+    if (j->net && node >= 0 && node != j->net->node) {
+        if (node >= j->net->nnodes) {
+            free(lmap);
+            snprintf(why, len, "no open port %s (no node %d in the job)", port_name, node);
+            return MPI_ERR_PORT;
+        }
+        int an = 0, rc = tm_dyn_connect(me, node, port_name, lmap, c->size, h->ctx, rmap, &an);
+        free(lmap);
+        if (rc == 0) {
+            h->rn = an;
+            return MPI_SUCCESS;
+        }
+        if (rc > 0) return snprintf(why, len, "the accepting side failed"), rc;
+        snprintf(why, len, "%s %s%s%s", rc == -ENOENT ? "no open port" : "cannot connect to port",
+                 port_name, rc == -ENOENT ? "" : ": ", rc == -ENOENT ? "" : strerror(-rc));
+        return MPI_ERR_PORT;
+    }
     struct tm_conn_req r = {.waiter = me, .cmap = lmap, .cn = c->size};
     atomic_init(&r.done, 0);
     pthread_mutex_lock(&j->spawn_lock);
-    struct tm_port *p = port_find(j, port_name);
-    struct tm_rank *acc = NULL;
-    if (p) {
-        if (p->tail)
-            p->tail->next = &r;
-        else
-            atomic_store(&p->head, &r);
-        p->tail = &r;
-        acc = p->acceptor;
-        if (acc) tm_wake(&acc->waker);
-    }
+    struct tm_port *p = tm_port_find(j, port_name);
+    if (p) tm_port_enqueue(p, &r);
     pthread_mutex_unlock(&j->spawn_lock);
     if (!p) {
         free(lmap);
@@ -287,91 +254,49 @@ TM_API int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI
 }
 TM_ALIAS(Comm_connect)
 
-TM_API int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
+/* The three name calls: the operation on the job's table (node 0's across nodes). */
+static int name_call(const char *fn, int op, const char *service_name, const char *port_name,
+                     char *out)
 {
-    const char *fn = "MPI_Publish_name";
     struct tm_rank *me = tm_self();
     if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
     if (!service_name || !port_name)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "service_name or port_name is NULL");
     struct tm_job *j = me->job;
-    struct tm_pubname *n = calloc(1, sizeof *n);
-    if (n) {
-        n->service = strdup(service_name);
-        n->port = strdup(port_name);
-    }
-    if (!n || !n->service || !n->port) {
-        if (n) free(n->service), free(n->port);
-        free(n);
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
-    }
     pthread_mutex_lock(&j->spawn_lock);
-    struct tm_pubname *have = j->names;
-    while (have && strcmp(have->service, service_name) != 0)
-        have = have->next;
-    if (!have) {
-        n->next = j->names;
-        j->names = n;
-        j->spawn_free = tm_dynproc_free;
-    }
+    j->spawn_free = tm_dynproc_free;
     pthread_mutex_unlock(&j->spawn_lock);
-    if (have) {
-        free(n->service);
-        free(n->port);
-        free(n);
+    int rc = tm_dyn_name(me, op, service_name, op == TM_NAME_LOOKUP ? "" : port_name, out,
+                         MPI_MAX_PORT_NAME);
+    if (rc == 0) return MPI_SUCCESS;
+    if (rc == -EEXIST)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_SERVICE, fn, "service %s is already published",
                       service_name);
-    }
-    return MPI_SUCCESS;
+    if (rc == -ENOENT && op == TM_NAME_UNPUBLISH)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_SERVICE, fn,
+                      "service %s is not published with port %s", service_name, port_name);
+    if (rc == -ENOENT)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NAME, fn, "no service %s is published",
+                      service_name);
+    return tm_err(me, MPI_COMM_WORLD, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER, fn,
+                  "service %s: %s", service_name, strerror(-rc));
+}
+
+TM_API int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
+{
+    return name_call("MPI_Publish_name", TM_NAME_PUBLISH, service_name, port_name, NULL);
 }
 TM_ALIAS(Publish_name)
 
 TM_API int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
-    const char *fn = "MPI_Unpublish_name";
-    struct tm_rank *me = tm_self();
-    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
-    if (!service_name || !port_name)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "service_name or port_name is NULL");
-    struct tm_job *j = me->job;
-    pthread_mutex_lock(&j->spawn_lock);
-    struct tm_pubname **pp = &j->names;
-    while (*pp &&
-           !(strcmp((*pp)->service, service_name) == 0 && strcmp((*pp)->port, port_name) == 0))
-        pp = &(*pp)->next;
-    struct tm_pubname *n = *pp;
-    if (n) *pp = n->next;
-    pthread_mutex_unlock(&j->spawn_lock);
-    if (!n)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_SERVICE, fn,
-                      "service %s is not published with port %s", service_name, port_name);
-    free(n->service);
-    free(n->port);
-    free(n);
-    return MPI_SUCCESS;
+    return name_call("MPI_Unpublish_name", TM_NAME_UNPUBLISH, service_name, port_name, NULL);
 }
 TM_ALIAS(Unpublish_name)
 
 TM_API int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
 {
-    const char *fn = "MPI_Lookup_name";
-    struct tm_rank *me = tm_self();
-    if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
-    if (!service_name || !port_name)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "service_name or port_name is NULL");
-    struct tm_job *j = me->job;
-    int found = 0;
-    pthread_mutex_lock(&j->spawn_lock);
-    for (struct tm_pubname *n = j->names; n && !found; n = n->next)
-        if (strcmp(n->service, service_name) == 0) {
-            snprintf(port_name, MPI_MAX_PORT_NAME, "%s", n->port);
-            found = 1;
-        }
-    pthread_mutex_unlock(&j->spawn_lock);
-    if (!found)
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NAME, fn, "no service %s is published",
-                      service_name);
-    return MPI_SUCCESS;
+    return name_call("MPI_Lookup_name", TM_NAME_LOOKUP, service_name, port_name, port_name);
 }
 TM_ALIAS(Lookup_name)
 

@@ -12,15 +12,8 @@
 #include "info.h"
 #include "intercomm.h"
 #include "port.h"
-
-struct tm_spawn_rec {
-    struct tm_spawn_rec *next;
-    int first, n;          /* the children's world ranks */
-    struct tm_comm *world; /* their MPI_COMM_WORLD */
-    int32_t ctx[3];        /* the parent/child inter-communicator's ids (intercomm.h) */
-    int32_t *pmap;         /* the parents' world ranks, pn of them */
-    int pn;
-};
+#include "net_p2p.h"
+#include "dyn_net.h"
 
 /* What the root tells comm: the outcome (an MPI error class) and the children. */
 struct spawn_hdr {
@@ -29,15 +22,7 @@ struct spawn_hdr {
 
 void tm_dynproc_free(struct tm_job *j)
 {
-    tm_port_free_all(j);
-    for (struct tm_spawn_rec *r = j->spawns, *next; r; r = next) {
-        next = r->next;
-        tm_comm_fini_shared(r->world);
-        free(r->world);
-        free(r->pmap);
-        free(r);
-    }
-    j->spawns = NULL;
+    tm_spawn_recs_free(j);
 }
 
 /* The world ranks of comm's members, malloc'd. */
@@ -48,16 +33,6 @@ static int32_t *members(const struct tm_comm *c)
         for (int i = 0; i < c->size; i++)
             v[i] = tm_comm_world_rank(c, i);
     return v;
-}
-
-/* Reserves n world ranks of the universe: the first, or -1 when fewer are left. */
-static int reserve(struct tm_job *j, int n)
-{
-    int cur = atomic_load(&j->spawn_next);
-    do {
-        if (n > j->size - cur) return -1;
-    } while (!atomic_compare_exchange_weak(&j->spawn_next, &cur, cur + n));
-    return cur;
 }
 
 /* The root's part: checks the commands, reserves and records the children and has the agent
@@ -110,70 +85,79 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
         };
         total += maxprocs[k];
     }
-    if (!err && (!j->svc->spawn || j->net)) {
-        snprintf(why, len, "%s",
-                 j->net ? "a job across nodes cannot spawn ranks yet"
-                        : "the agent cannot spawn ranks");
+    if (!err && !j->svc->spawn) {
+        snprintf(why, len, "the agent cannot spawn ranks");
         err = MPI_ERR_SPAWN;
     }
     int first = -1;
-    if (!err && (first = reserve(j, total)) < 0) {
+    if (!err && (first = tm_spawn_reserve(me, total)) < 0) {
         int left = j->size - atomic_load(&j->spawn_next);
-        snprintf(why, len, "%d ranks asked, %d left of the universe of %d (MPI_UNIVERSE_SIZE)",
-                 total, left < 0 ? 0 : left, j->size);
+        if (first == -1 && !j->net)
+            snprintf(why, len, "%d ranks asked, %d left of the universe of %d (MPI_UNIVERSE_SIZE)",
+                     total, left < 0 ? 0 : left, j->size);
+        else
+            snprintf(why, len,
+                     "%d ranks asked, fewer left of the universe of %d "
+                     "(MPI_UNIVERSE_SIZE)%s%s",
+                     total, j->size, first < -1 ? ": " : "", first < -1 ? strerror(-first) : "");
         err = MPI_ERR_SPAWN;
     }
-    struct tm_spawn_rec *rec = NULL;
-    int32_t *cmap = NULL;
+    int32_t *cmap = NULL, *pmap = NULL;
+    struct tm_spawn_req rq = {.apps = apps, .napps = count, .first = first, .n = total};
+    int wreuse = 0;
     if (!err) {
-        rec = calloc(1, sizeof *rec);
         cmap = malloc(sizeof *cmap * (size_t)total);
-        int wctx = rec && cmap ? tm_ctx_local(j) : -ENOMEM;
-        int ictx[3], reuse = 0;
-        if (rec && cmap) {
+        pmap = members(pc);
+        if (cmap)
             for (int i = 0; i < total; i++)
                 cmap[i] = first + i;
-            rec->pmap = members(pc);
-            rec->pn = pc->size;
-        }
-        if (wctx < 0 || !rec->pmap ||
-            tm_ctx_for(me, rec->pmap, rec->pn, cmap, total, 3, ictx, &reuse) < 0 ||
-            !(rec->world = tm_comm_new(wctx, 0, total, cmap, total))) {
+        int ictx[3], reuse = 0, wctx = -1;
+        if (!cmap || !pmap || tm_ctx_for(me, cmap, total, NULL, 0, 1, &wctx, &wreuse) < 0 ||
+            tm_ctx_for(me, pmap, pc->size, cmap, total, 3, ictx, &reuse) < 0) {
             snprintf(why, len, "out of memory or context ids");
             err = MPI_ERR_NO_MEM;
         } else {
-            cmap = NULL; /* the world's now */
-            rec->world->builtin = 1;
-            rec->first = first;
-            rec->n = total;
-            memcpy(rec->ctx, ictx, sizeof ictx);
+            rq.wctx = wctx;
+            memcpy(rq.ctx, ictx, sizeof ictx);
+            rq.pmap = pmap;
+            rq.pn = pc->size;
         }
     }
-    if (!err) {
-        pthread_mutex_lock(&j->spawn_lock);
-        rec->next = j->spawns;
-        j->spawns = rec;
-        j->spawn_free = tm_dynproc_free;
-        pthread_mutex_unlock(&j->spawn_lock);
-        for (int i = 0; i < total; i++) {
-            struct tm_rank *c = tm_job_rank(j, first + i);
-            c->world = rec->world;
-            c->world_rank = i;
-            c->spawn = rec;
+    /* this node's record (the children here point at it), then each node's ranks: the other
+     * nodes' first, so that a program missing there fails the spawn before any rank runs here */
+    if (!err && tm_spawn_rec_add(j, &rq, wreuse) < 0) {
+        snprintf(why, len, "out of memory");
+        err = MPI_ERR_NO_MEM;
+    }
+    pthread_mutex_lock(&j->spawn_lock);
+    j->spawn_free = tm_dynproc_free;
+    pthread_mutex_unlock(&j->spawn_lock);
+    const int32_t *nor = j->net ? j->net->node_of_rank : NULL;
+    int mine = 0;
+    for (int node = 0; !err && nor && node < j->net->nnodes; node++) {
+        int has = 0;
+        for (int i = 0; i < total && !has; i++)
+            has = nor[first + i] == node;
+        if (node == j->net->node) mine = has;
+        if (!has || node == j->net->node) continue;
+        char aerr[TM_SPAWN_WHY_MAX + 32] = "";
+        int rc = tm_spawn_remote(me, node, &rq, aerr, sizeof aerr);
+        if (rc < 0) {
+            snprintf(why, len, "%s", aerr);
+            err = MPI_ERR_SPAWN;
         }
+    }
+    if (!err && (!nor || mine)) {
         char aerr[256] = "";
         int rc = j->svc->spawn(apps, count, first, aerr, sizeof aerr);
         if (rc < 0) {
             snprintf(why, len, "%s", aerr[0] ? aerr : strerror(-rc));
             err = MPI_ERR_SPAWN;
-        } else {
-            *h = (struct spawn_hdr){0, first, total, {rec->ctx[0], rec->ctx[1], rec->ctx[2]}};
         }
-    } else if (rec) {
-        free(rec->pmap);
-        free(rec);
     }
+    if (!err) *h = (struct spawn_hdr){0, first, total, {rq.ctx[0], rq.ctx[1], rq.ctx[2]}};
     free(cmap);
+    free(pmap);
     free(apps);
     return err;
 }

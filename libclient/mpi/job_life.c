@@ -17,6 +17,7 @@
 #include "p2p_api.h"
 #include "request.h"
 #include "rma.h"
+#include "dyn_net.h"
 #include "userop.h"
 
 #define TM_CTX_WORLD 1
@@ -31,6 +32,7 @@ static void job_free(struct tm_job *j)
     pthread_mutex_unlock(&j->progs_lock);
     for (struct tm_cprog *p = progs; p; p = tm_cprog_next(p))
         tm_cprog_stop(p);
+    tm_dyn_stop(j);     /* MPI_Comm_spawn's threads: they use the links and the ranks too */
     tm_net_job_fini(j); /* before the mailboxes: unexpected entries may hold pool buffers */
     if (j->ranks) {
         /* handed-off envelopes go home before any home cache is freed */
@@ -80,9 +82,9 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     pthread_mutex_init(&j->spawn_lock, NULL);
     pthread_mutex_init(&j->hw_lock, NULL);
     /* Room for the ranks MPI_Comm_spawn may start (their mailboxes are reached by world rank
-     * like any other); a job across nodes has none (the links know only its own ranks). */
+     * like any other), on every node of a job across nodes too: node_of_rank says which. */
     j->world_size = info->size;
-    j->size = info->universe > info->size && !info->net ? info->universe : info->size;
+    j->size = info->universe > info->size ? info->universe : info->size;
     atomic_init(&j->spawn_next, info->size);
     j->id = info->job_id;
     /* The agent's values come from tmpid.conf and are taken as they are: 0 means no
@@ -130,6 +132,8 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
         j->net_consume = tm_net_consume;
         /* one-sided communication's frames ride on the links too (net_proto.h) */
         if (tm_rma_net_register(j) < 0) goto err;
+        /* and MPI_Comm_spawn's requests between the hosts */
+        if (tm_spawn_net_register(j) < 0) goto err;
     }
     return j;
 err:

@@ -59,6 +59,7 @@ int tm_msg_hdr_decode(const struct netd_hdr *h, struct tm_msg_hdr *ret)
         if (m.payload_len > m.msg_len) return -EPROTO;
         break;
     case TM_MSG_RMA:
+    case TM_MSG_DYN:
         /* not part of point-to-point's sequence numbers and ACKs */
         if (m.flags || m.ack || m.comm_src) return -EPROTO;
         break;

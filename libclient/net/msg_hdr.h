@@ -42,8 +42,11 @@ enum tm_msg_type {
                        * window, or its answer; tag says which (kind, op or lock type, basic
                        * type), context names the window, msg_len is the offset in it, cookie
                        * and rcookie the origin's records; never carries flags or an ACK */
+    TM_MSG_DYN = 7,   /* MPI_Comm_spawn between the job's hosts (libclient/comm/dyn_net.h):
+                       * tag the kind, cookie the asker's call, msg_len the value; never
+                       * carries flags or an ACK */
 };
-#define TM_MSG_NTYPES 7 /* types are 1 .. TM_MSG_NTYPES - 1 */
+#define TM_MSG_NTYPES 8 /* types are 1 .. TM_MSG_NTYPES - 1 */
 
 /* SSEND: the sender waits for the match.  HOLD: an eager message the receiver dropped. */
 enum { TM_MSG_F_SSEND = 1, TM_MSG_F_HOLD = 2 };

@@ -140,6 +140,13 @@ int msg_check_placement(size_t n_nodes, Tmpi__NodePlacement *const *nodes, uint3
         }
     }
     free(seen);
+    /* the universe (world plus spawn slots) within the world's bound too (job_spawn.h) */
+    uint64_t spare = 0;
+    for (size_t i = 0; i < n_nodes && r == 0; i++)
+        spare += nodes[i]->spawn_slots;
+    if (r == 0 && (spare > MSG_MAX_SPAWN_SLOTS || nprocs + spare > MSG_MAX_RANKS))
+        r = fail(err, errlen, "malformed placement: %llu spawn slots (at most %u)",
+                 (unsigned long long)spare, MSG_MAX_SPAWN_SLOTS);
     if (r == 0 && total != nprocs)
         r = fail(err, errlen, "malformed placement: %llu ranks placed for a job of %u",
                  (unsigned long long)total, nprocs);

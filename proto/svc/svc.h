@@ -50,8 +50,9 @@ struct tmpi_rank_info {
      * gives ranks 0-1 appnum 0 and ranks 2-4 appnum 1). */
     int appnum;
     /* World ranks the job may hold, its spawned ranks included (MPI_UNIVERSE_SIZE): size, or
-     * more on one node (agent/jobs/job_spawn.h).  Ranks size .. universe - 1 are those
-     * MPI_Comm_spawn starts, in the order of the spawns. */
+     * more (agent/jobs/job_spawn.h).  Ranks size .. universe - 1 are those MPI_Comm_spawn
+     * starts, in the order of the spawns; node_of_rank and local_rank_of have universe entries,
+     * which fix the node of each. */
     int universe;
     /* A spawned rank (MPI_Comm_spawn): nonzero, and the first world rank of the ranks started
      * with it (its MPI_COMM_WORLD is those spawn_size ranks); 0 for the job's own ranks. */
@@ -265,10 +266,12 @@ struct tmpi_svc {
     /* Optional (may be NULL: MPI_Comm_spawn then fails with MPI_ERR_SPAWN).  Starts the ranks
      * of one spawn on this node: napps commands, their ranks world ranks first .. first + total
      * - 1 in command order (libtmpi chose them below info->universe and set up their state
-     * first), appnum the command's index.  All or nothing: 0 once every rank runs, else a
-     * negative errno (-ENOENT no such program, -ENOEXEC not a TMPI program, -ENOTSUP a job
-     * across nodes, -ECANCELED the job is ending) with a one-line reason in err and no rank
-     * started.  Called by a rank thread; blocks while the ranks are loaded. */
+     * first), appnum the command's index; of those, the ranks whose node (node_of_rank) is
+     * this one (a job across nodes: each node is asked for its own, -EINVAL when it has
+     * none).  All or nothing: 0 once every rank runs, else a negative errno (-ENOENT no such
+     * program, -ENOEXEC not a TMPI program, -ECANCELED the job is ending) with a one-line
+     * reason in err and no rank started.  Called by a rank thread, or by a thread of libtmpi's
+     * own serving another node's request; blocks while the ranks are loaded. */
     int (*spawn)(const struct tmpi_spawn_app *apps, int napps, int first, char *err, size_t errlen);
 };
 

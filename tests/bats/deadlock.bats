@@ -275,6 +275,60 @@ assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -3, ranks[0]
     [[ "$stderr" != *deadlock* ]] || { echo "reported: $stderr" >&2; false; }
 }
 
+@test "deadlock: parents waiting for a spawned child that computes are not reported, on one node and across agents" {
+    dl_agent
+    run --separate-stderr dlaunch --on-deadlock=abort --universe-size 4 -n 2 "$(prog spawn)" slow 2
+    expect_status 0
+    expect_line "spawn ok"
+    [[ "$stderr" != *deadlock* ]] || { echo "reported: $stderr" >&2; false; }
+    start_cluster 2 --config "$BATS_TEST_TMPDIR/dl.conf"
+    local hf
+    hf=$(cluster_hostfile 2)
+    # the child lands on node1's free slot, its parents on node1 and node2
+    run --separate-stderr launch --agent "${CLUSTER_SOCKS[0]}" --hostfile "$hf" --map-by node \
+        --on-deadlock=abort -n 2 "$(prog spawn)" slow 2
+    expect_status 0
+    expect_line "spawn ok"
+    [[ "$stderr" != *deadlock* ]] || { echo "reported: $stderr" >&2; false; }
+}
+
+@test "tmpictl ranks: spawned ranks are listed where they run, on one node and across agents" {
+    dl_agent
+    "$LAUNCH_BIN" --agent "$AGENT_SOCK" --universe-size 3 -n 2 "$(prog spawn)" slow 30 \
+        >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+    LPID=$!
+    wait_for_text "$BATS_TEST_TMPDIR/out" "child computing"
+    local id
+    id=$(running_id "$AGENT_SOCK")
+    run tmpictl --agent "$AGENT_SOCK" ranks "$id"
+    expect_status 0
+    [ "${#lines[@]}" -eq 4 ] || { echo "$output" >&2; false; }
+    [[ "${lines[3]}" == "2 "*" computing "* ]] || { echo "$output" >&2; false; }
+    kill -TERM "$LPID"
+    wait "$LPID" || true
+    LPID=
+    start_cluster 2 --config "$BATS_TEST_TMPDIR/dl.conf"
+    local hf
+    hf=$(cluster_hostfile 2)
+    # ranks 0 and 1 fill node1, rank 2 is on node2 with the one free slot: the child's
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$hf" -n 3 "$(prog spawn)" slow 30 \
+        >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+    LPID=$!
+    wait_for_text "$BATS_TEST_TMPDIR/out" "child computing"
+    # the coordinator's state follows its members' (running once every node said so)
+    local i
+    for i in $(seq 1 100); do
+        id=$(running_id "${CLUSTER_SOCKS[0]}")
+        [ -z "$id" ] || break
+        sleep 0.1
+    done
+    [ -n "$id" ] || { tmpictl --agent "${CLUSTER_SOCKS[0]}" jobs >&2; false; }
+    run tmpictl --agent "${CLUSTER_SOCKS[0]}" ranks "$id"
+    expect_status 0
+    [ "${#lines[@]}" -eq 5 ] || { echo "$output" >&2; false; }
+    [[ "${lines[4]}" == "3 "*"node2"*" computing "* ]] || { echo "$output" >&2; false; }
+}
+
 @test "tmpictl ranks: a node that does not answer is left out after 10 s, and said so" {
     start_cluster 3 --config "$BATS_TEST_TMPDIR/dl.conf"
     start_stuck "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog dl_skip_barrier)"

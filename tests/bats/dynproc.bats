@@ -83,7 +83,7 @@ spawn_run() {
     [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "carried: $output"; false; }
 }
 
-@test "dynproc: across 2 agents spawning fails with MPI_ERR_SPAWN, and ports, names and join connect ranks of one node" {
+@test "dynproc: across 2 agents without free slots spawning fails with MPI_ERR_SPAWN, and ports, names and join connect ranks of the job" {
     start_cluster 2
     local exe pexe
     exe=$(prog spawn)
@@ -92,4 +92,48 @@ spawn_run() {
     [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* ]] || { echo "$output"; false; }
     run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$pexe"
     [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "$output"; false; }
+}
+
+@test "dynproc: across 2 agents names published on one node are looked up on the other, and Comm_accept/connect join groups of two nodes; a closed port there fails with MPI_ERR_PORT" {
+    start_cluster 2
+    local pexe
+    pexe=$(prog ports)
+    # even ranks (accepting) on node1, odd ones (looking up, connecting) on node2
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 4 "$pexe" nojoin
+    [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "$output"; false; }
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$pexe" nojoin
+    [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "$output"; false; }
+}
+
+@test "dynproc: across 2 agents spawn starts children on the job's nodes by their free slots, MPI_UNIVERSE_SIZE the host file's slots or --universe-size" {
+    start_cluster 2
+    local exe hf3 launch
+    exe=$(prog spawn)
+    hf3=$(cluster_hostfile 3)
+    launch=("$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}")
+    # ranks 0 and 1 on node1 and node2; the 4 free slots hold world ranks 2-3 (node1), 4-5 (node2)
+    run timeout 60 "${launch[@]}" --hostfile "$hf3" --map-by node -n 2 "$exe" universe
+    [ "$status" -eq 0 ] && [[ "$output" == *"universe 6"* ]] || { echo "universe: $output"; false; }
+    # a job the host file puts on one node: that node's slots
+    run timeout 60 "${launch[@]}" --hostfile "$hf3" -n 1 "$exe" universe
+    [ "$status" -eq 0 ] && [[ "$output" == *"universe 3"* ]] || { echo "one node: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf3" -n 1 "$exe" parent 2
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* ]] || { echo "one node, parent 2: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf3" --map-by node -n 2 "$exe" parent 4
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* ]] || { echo "parent 4: $output"; false; }
+    [[ "$output" == *"child 0 of 4 on node1"* && "$output" == *"child 1 of 4 on node1"* ]] || { echo "$output"; false; }
+    [[ "$output" == *"child 2 of 4 on node2"* && "$output" == *"child 3 of 4 on node2"* ]] || { echo "$output"; false; }
+    # node1 full (ranks 0-2), node2 rank 3: the child goes to node2's free slots
+    run timeout 60 "${launch[@]}" --hostfile "$hf3" -n 4 "$exe" parent 2
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* && "$output" == *"child 1 of 2 on node2"* ]] || { echo "node2: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf3" --map-by node -n 2 "$exe" multiple
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* ]] || { echo "multiple: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf3" --map-by node -n 2 -x TMPI_RANK_SWITCHING=user "$exe" parent 3
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* ]] || { echo "carried: $output"; false; }
+    # a missing program fails on the node that looks for it, more than the universe at once
+    run timeout 60 "${launch[@]}" --hostfile "$hf3" --map-by node -n 2 "$exe" errors
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* ]] || { echo "errors: $output"; false; }
+    # 7 beyond the world: the free slots (one per node), the rest on node 0
+    run timeout 60 "${launch[@]}" --hostfile "$CLUSTER_HOSTFILE" --universe-size 9 --map-by node -n 2 "$exe" parent 7
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* && "$output" == *"child 5 of 7 on node1"* && "$output" == *"child 6 of 7 on node2"* ]] || { echo "universe-size: $output"; false; }
 }

@@ -75,6 +75,14 @@ int main(void)
     refused(msg_check_assign(&ja, err, sizeof err), err, "node 2 of 2");
     ja.node = 0;
 
+    /* Spawn slots (MPI_Comm_spawn's room): at most MSG_MAX_SPAWN_SLOTS over all nodes. */
+    n0.spawn_slots = MSG_MAX_SPAWN_SLOTS - 1;
+    n1.spawn_slots = 1;
+    CHECK_EQ(msg_check_assign(&ja, err, sizeof err), 0);
+    n1.spawn_slots = 2;
+    refused(msg_check_assign(&ja, err, sizeof err), err, "4097 spawn slots (at most 4096)");
+    n0.spawn_slots = n1.spawn_slots = 0;
+
     /* Sizes of what a job carries. */
     ja.cwd = (char *)"relative";
     refused(msg_check_assign(&ja, err, sizeof err), err, "working directory not absolute");

@@ -1,5 +1,7 @@
 /* ports.c — MPI_Open_port, Comm_accept/connect, Publish/Lookup/Unpublish_name and Comm_join
- * between rank groups of one job (dynproc.bats); an even number of ranks, at least 2.
+ * between rank groups of one job (dynproc.bats); an even number of ranks, at least 2: even
+ * ranks accept, odd ones connect (with --map-by node on 2 agents: from the other node).
+ * "ports nojoin" leaves out the join (ranks 0 and 1 then need not share a process).
  * Prints "ports ok" on rank 0 when every check passed. */
 #include <mpi.h>
 #include <stdio.h>
@@ -101,10 +103,10 @@ int main(int argc, char **argv)
     }
 
     /* MPI_Comm_join over a socket pair between ranks 0 and 1 (one process: one fd table) */
-    int fds[2] = {-1, -1};
-    if (rank == 0) CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0, "socketpair");
+    int fds[2] = {-1, -1}, join = !(argc > 1 && strcmp(argv[1], "nojoin") == 0);
+    if (rank == 0 && join) CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0, "socketpair");
     MPI_Bcast(fds, 2, MPI_INT, 0, MPI_COMM_WORLD);
-    if (rank < 2) {
+    if (rank < 2 && join) {
         MPI_Comm j;
         CHECK(MPI_Comm_join(fds[rank], &j) == MPI_SUCCESS, "join");
         int jr, jl;
@@ -117,7 +119,7 @@ int main(int argc, char **argv)
         MPI_Comm_disconnect(&j);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0) {
+    if (rank == 0 && join) {
         close(fds[0]);
         close(fds[1]);
     }

@@ -3,9 +3,14 @@
  *                      inter-communicator, merges with them, checks their globals are their own
  *   spawn multiple     spawn_multiple of "child-a" x1 and "child-b" x2: MPI_APPNUM 0 and 1
  *   spawn errors       a missing program and more ranks than the universe: MPI_ERR_SPAWN
- *   spawn across       (a job across nodes) spawning fails with MPI_ERR_SPAWN, never hangs
+ *   spawn across       (a job across nodes without free slots) spawning fails with
+ *                      MPI_ERR_SPAWN, never hangs
+ *   spawn universe     each rank prints MPI_UNIVERSE_SIZE
+ *   spawn slow S       one child ("child-slow") computes S seconds before it answers parent
+ *                      0; the other parents wait in MPI_Comm_disconnect meanwhile
  *   spawn wdir DIR     a child started by name (info "path") in DIR (info "wdir", "host")
- * Prints "spawn ok" on rank 0 of the parents when every check passed. */
+ * Prints "spawn ok" on rank 0 of the parents when every check passed, and each child
+ * "child R of N on NODE" (MPI_Get_processor_name). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +42,34 @@ static int child_wdir(const char *want)
     return 0;
 }
 
+static int child_slow(int secs)
+{
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    printf("child computing\n");
+    fflush(stdout);
+    sleep((unsigned)secs);
+    int v = 5;
+    MPI_Send(&v, 1, MPI_INT, 0, 6, parent);
+    MPI_Comm_disconnect(&parent);
+    MPI_Finalize();
+    return 0;
+}
+
+static void slow_run(const char *self, const char *secs)
+{
+    int rank, v = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    char *args[] = {"child-slow", (char *)secs, NULL};
+    MPI_Comm kid;
+    CHECK(MPI_Comm_spawn(self, args, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &kid,
+                         MPI_ERRCODES_IGNORE) == MPI_SUCCESS,
+          "spawn");
+    if (rank == 0) MPI_Recv(&v, 1, MPI_INT, 0, 6, kid, MPI_STATUS_IGNORE);
+    CHECK(rank != 0 || v == 5, "the slow child sent %d", v);
+    MPI_Comm_disconnect(&kid);
+}
+
 static int child(const char *mode, int argc, char **argv)
 {
     MPI_Comm parent;
@@ -54,6 +87,10 @@ static int child(const char *mode, int argc, char **argv)
     CHECK(er && atoi(er) == rank && es && atoi(es) == size, "child %d: rank variables %s/%s", rank,
           er ? er : "-", es ? es : "-");
     counter = 1000 + rank;
+    char host[MPI_MAX_PROCESSOR_NAME];
+    int hl;
+    MPI_Get_processor_name(host, &hl);
+    printf("child %d of %d on %s\n", rank, size, host);
     if (strcmp(mode, "child") == 0) {
         CHECK(argc == 3 && atoi(argv[2]) == size, "argv/size: argc %d size %d", argc, size);
         CHECK(flag && *appnum == 0, "MPI_APPNUM %d", flag ? *appnum : -1);
@@ -223,6 +260,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     const char *mode = argc > 1 ? argv[1] : "parent";
     if (strcmp(mode, "child-wdir") == 0) return child_wdir(argc > 2 ? argv[2] : "");
+    if (strcmp(mode, "child-slow") == 0) return child_slow(argc > 2 ? atoi(argv[2]) : 1);
     if (strncmp(mode, "child", 5) == 0) return child(mode, argc, argv);
     MPI_Comm parent;
     MPI_Comm_get_parent(&parent);
@@ -239,6 +277,12 @@ int main(int argc, char **argv)
         CHECK(cls == MPI_ERR_SPAWN && kids == MPI_COMM_NULL, "across nodes: class %d", cls);
     }
     if (strcmp(mode, "wdir") == 0 && argc > 2) wdir_run(argv[0], argv[2]);
+    if (strcmp(mode, "slow") == 0) slow_run(argv[0], argc > 2 ? argv[2] : "1");
+    if (strcmp(mode, "universe") == 0) {
+        int *usize, flag;
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag);
+        printf("universe %d\n", flag ? *usize : -1);
+    }
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) printf("spawn ok\n");
