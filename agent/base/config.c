@@ -60,7 +60,7 @@ int config_defaults(struct agent_config *c)
         .recv_threads = 2,
         .recv_spin_ns = 50000,
         .node_number = CONFIG_NODE_UNSET,
-        .query_timeout_ms = 3000,
+        .query_timeout_ms = CONFIG_QUERY_TIMEOUT_MS_DEFAULT,
         .metrics_max_connections = 16,
         .metrics_timeout_sec = 10,
         .metrics_max_request = 8192,

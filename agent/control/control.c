@@ -651,7 +651,12 @@ static void ranks_done(void *arg, struct ranks_snap *snap, const char *err)
         ranks_snap_free(snap);
         return;
     }
-    if (!snap->complete) rr.note = "some ranks did not answer";
+    char note[300];
+    if (!snap->complete) {
+        snprintf(note, sizeof note, "some ranks did not answer%s%s", snap->missing[0] ? ": " : "",
+                 snap->missing);
+        rr.note = note;
+    }
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_RANKS_REPLY;
     env.ranks_reply = &rr;
