@@ -210,8 +210,10 @@ static int set_coll_algo(struct load_ctx *ctx, char **dst, const char *key, cons
     enum tm_allreduce_algo a;
     int r = allreduce ? tm_allreduce_parse(v, &a) : tm_tree_shape_parse(v, &s);
     if (r < 0) {
-        snprintf(ctx->msg, sizeof ctx->msg, "bad value for [mpi] %s: \"%s\" (one of %s)", key, v,
-                 allreduce ? TM_ALLREDUCE_NAMES : TM_TREE_SHAPE_NAMES);
+        char names[200];
+        snprintf(
+            ctx->msg, sizeof ctx->msg, "bad value for [mpi] %s: \"%s\" (one of %s)", key, v,
+            tm_coll_algo_names(allreduce ? TM_COLL_ALLREDUCE : TM_COLL_BCAST, names, sizeof names));
         return r;
     }
     return set_string(dst, v);

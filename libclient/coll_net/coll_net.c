@@ -24,12 +24,14 @@ static const char *setting(const char *env, const char *conf, const char **ret_f
     return conf;
 }
 
-static void conf_bad(struct tm_cconf *cf, const char *env, const char *v, const char *names)
+static void conf_bad(struct tm_cconf *cf, const char *env, const char *v, enum tm_coll_id coll)
 {
     if (cf->err) return; /* the first problem is the one reported */
     cf->err = -EINVAL;
+    char names[200];
     if (env)
-        snprintf(cf->msg, sizeof cf->msg, "%s=\"%s\": not one of %s", env, v, names);
+        snprintf(cf->msg, sizeof cf->msg, "%s=\"%s\": not one of %s", env, v,
+                 tm_coll_algo_names(coll, names, sizeof names));
     else /* the agent checked its file; only a mismatched agent gets here */
         snprintf(cf->msg, sizeof cf->msg, "tmpid.conf: bad collective algorithm \"%s\"", v);
 }
@@ -46,13 +48,13 @@ static void conf_read(const struct tmpi_svc *svc, const struct tm_comm *c, struc
     atomic_init(&cf->tree, NULL);
     if ((v = setting("TMPI_COLL_BCAST", svc ? svc->coll_bcast : NULL, &from)) &&
         tm_tree_shape_parse(v, &cf->bcast) < 0)
-        conf_bad(cf, from, v, TM_TREE_SHAPE_NAMES);
+        conf_bad(cf, from, v, TM_COLL_BCAST);
     if ((v = setting("TMPI_COLL_REDUCE", svc ? svc->coll_reduce : NULL, &from)) &&
         tm_tree_shape_parse(v, &cf->reduce) < 0)
-        conf_bad(cf, from, v, TM_TREE_SHAPE_NAMES);
+        conf_bad(cf, from, v, TM_COLL_REDUCE);
     if ((v = setting("TMPI_COLL_ALLREDUCE", svc ? svc->coll_allreduce : NULL, &from)) &&
         tm_allreduce_parse(v, &cf->allreduce) < 0)
-        conf_bad(cf, from, v, TM_ALLREDUCE_NAMES);
+        conf_bad(cf, from, v, TM_COLL_ALLREDUCE);
     v = setting("TMPI_COLL_TREE_FILE", svc ? svc->coll_tree_file : NULL, &from);
     if (v && !(cf->tree_path = strdup(v)) && !cf->err) {
         cf->err = -EINVAL;
