@@ -140,7 +140,7 @@ int tm_hier_bcast(struct tm_cnet *x)
     size_t bytes = tm_dt_span((size_t)src->rcount, src->rtype);
     const struct tm_tree_file *t;
     struct tm_coll_pick pk;
-    int err = pick(x, TM_COLL_BCAST, (int)x->h->conf.bcast, bytes, 1, &t, &pk);
+    int err = pick(x, TM_COLL_BCAST, x->h->conf.algo[TM_COLL_BCAST], bytes, 1, &t, &pk);
     if (err < 0) return err;
     if (pk.use_file) return tm_treerun_bcast(x, t);
     err = tree_bcast(x, (enum tm_tree_shape)pk.shape, rg, src->rbuf, bytes, bytes);
@@ -304,7 +304,7 @@ static int red_pick(struct tm_cnet *x, int all, struct tm_coll_pick *pk, int *re
 {
     const struct tm_cargs *lead = tm_cnet_arg(x, tm_cnet_mine(x)->members[0]);
     enum tm_coll_id c = all ? TM_COLL_ALLREDUCE : TM_COLL_REDUCE;
-    int configured = all ? (int)x->h->conf.allreduce : (int)x->h->conf.reduce;
+    int configured = x->h->conf.algo[c];
     size_t bytes = red_span(x);
     const struct tm_tree_file *t;
     *ret_err = pick(x, c, configured, bytes, lead->op.commute, &t, pk);
