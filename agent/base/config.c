@@ -60,7 +60,7 @@ int config_defaults(struct agent_config *c)
         .recv_threads = 2,
         .recv_spin_ns = 50000,
         .node_number = CONFIG_NODE_UNSET,
-        .query_timeout_ms = 3000,
+        .query_timeout_ms = CONFIG_QUERY_TIMEOUT_MS_DEFAULT,
         .metrics_max_connections = 16,
         .metrics_timeout_sec = 10,
         .metrics_max_request = 8192,
@@ -210,8 +210,10 @@ static int set_coll_algo(struct load_ctx *ctx, char **dst, const char *key, cons
     enum tm_allreduce_algo a;
     int r = allreduce ? tm_allreduce_parse(v, &a) : tm_tree_shape_parse(v, &s);
     if (r < 0) {
-        snprintf(ctx->msg, sizeof ctx->msg, "bad value for [mpi] %s: \"%s\" (one of %s)", key, v,
-                 allreduce ? TM_ALLREDUCE_NAMES : TM_TREE_SHAPE_NAMES);
+        char names[200];
+        snprintf(
+            ctx->msg, sizeof ctx->msg, "bad value for [mpi] %s: \"%s\" (one of %s)", key, v,
+            tm_coll_algo_names(allreduce ? TM_COLL_ALLREDUCE : TM_COLL_BCAST, names, sizeof names));
         return r;
     }
     return set_string(dst, v);

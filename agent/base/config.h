@@ -13,6 +13,11 @@
 #define CONFIG_NODE_UNSET UINT32_MAX
 #define CONFIG_NODE_NUMBER_MAX 999999u
 
+/* query_timeout_ms's default: a job host on a badly overloaded node (load 150 on 2 cores,
+ * under ThreadSanitizer) took over 5 s to answer a RanksQuery; an agent's loop answers a
+ * NodeQuery in milliseconds, so only a stopped or swamped peer waits this long. */
+#define CONFIG_QUERY_TIMEOUT_MS_DEFAULT 10000
+
 struct agent_config {
     char *name;        /* node name shown to users; default: hostname */
     char *socket_path; /* local control socket */
@@ -33,7 +38,9 @@ struct agent_config {
     /* The high part of the ids of the jobs this agent starts (job_id.h); CONFIG_NODE_UNSET:
      * derived from the name when the agent has a cluster key, else 0. */
     uint32_t node_number;
-    uint32_t query_timeout_ms; /* tmpictl nodes / jobs --all: how long a peer gets to answer */
+    /* Every fan-out query (fanout.h: tmpictl nodes, jobs --all, ranks and the deadlock watch):
+     * how long a part (a peer agent, a job's node) gets to answer. */
+    uint32_t query_timeout_ms;
     /* [metrics] (metrics.c, docs/ADMIN.md): the Prometheus endpoint, off while listen is NULL */
     char *metrics_listen;
     uint32_t metrics_max_connections; /* HTTP connections open at once */

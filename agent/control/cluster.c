@@ -8,19 +8,16 @@
 #include <string.h>
 
 #include "agent.h"
+#include "fanout.h"
 #include "job_info.h"
 #include "mesh.h"
 #include "tmpi_config.h"
 
-enum node_state { CQ_WAITING, CQ_UP, CQ_DOWN, CQ_TIMEOUT };
-
 struct cluster_node {
     struct cluster_query *q;
+    size_t index;
     const char *address; /* the configured peer's, as written in the configuration */
     struct mesh_conn *conn;
-    enum node_state state;
-    Tmpi__NodeReport *report; /* our copy of its answer */
-    char error[200];
 };
 
 struct cluster_query {
@@ -29,16 +26,10 @@ struct cluster_query {
     uid_t uid;
     cluster_done_fn done;
     void *arg;
-    size_t n, pending;
+    size_t n;
     struct cluster_node *nodes;
-    struct event *timer; /* query_timeout_ms, or at once when every peer has answered */
-};
-
-static const char *const state_names[] = {
-    [CQ_WAITING] = "timeout",
-    [CQ_UP] = "up",
-    [CQ_DOWN] = "down",
-    [CQ_TIMEOUT] = "timeout",
+    struct fanout *fan; /* the peers' NodeReports (fanout.h: query_timeout_ms) */
+    uint64_t round;
 };
 
 /* This agent as a NodeInfo; strings point into a and literals. */
@@ -50,7 +41,7 @@ static void self_info(struct agent *a, Tmpi__NodeInfo *ni)
     uint64_t accepted, failures;
     mesh_stats(a, &listen, &accepted, &failures);
     ni->address = (char *)(listen ? listen : "");
-    ni->state = (char *)state_names[CQ_UP];
+    ni->state = (char *)fanout_state_name(FANOUT_UP);
     ni->jobs = job_info_running(a, &ni->ranks);
     double load[3] = {0, 0, 0};
     if (getloadavg(load, 3) == 3) {
@@ -86,11 +77,9 @@ void cluster_answer(struct agent *a, struct mesh_conn *c, const Tmpi__NodeQuery 
 
 static void query_free(struct cluster_query *q)
 {
-    for (size_t i = 0; i < q->n; i++) {
+    for (size_t i = 0; i < q->n; i++)
         mesh_conn_close(q->nodes[i].conn);
-        if (q->nodes[i].report) tmpi__node_report__free_unpacked(q->nodes[i].report, NULL);
-    }
-    if (q->timer) event_free(q->timer);
+    fanout_free(q->fan);
     free(q->nodes);
     free(q);
 }
@@ -100,15 +89,12 @@ void cluster_query_cancel(struct cluster_query *q)
     if (q) query_free(q);
 }
 
-static void node_finish(struct cluster_node *n, enum node_state st, const char *error)
+/* The peer is done with, one way or another: its connection goes. */
+static void node_finish(struct cluster_node *n, const char *error)
 {
-    if (n->state != CQ_WAITING) return;
-    n->state = st;
-    if (error) snprintf(n->error, sizeof n->error, "%s", error);
+    if (error) fanout_fail(n->q->fan, n->q->round, n->index, error);
     mesh_conn_close(n->conn);
     n->conn = NULL;
-    /* delivered from the loop: the mesh callback that got here returns first */
-    if (--n->q->pending == 0) event_active(n->q->timer, EV_TIMEOUT, 1);
 }
 
 static void on_ready(void *arg, struct mesh_conn *c)
@@ -125,7 +111,7 @@ static void on_ready(void *arg, struct mesh_conn *c)
     if (r < 0) {
         char why[120];
         snprintf(why, sizeof why, "cannot send the query: %s", strerror(-r));
-        node_finish(n, CQ_DOWN, why);
+        node_finish(n, why);
     }
 }
 
@@ -145,11 +131,12 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
 {
     struct cluster_node *n = arg;
     if (env->msg_case != TMPI__ENVELOPE__MSG_NODE_REPORT || !env->node_report->node) {
-        node_finish(n, CQ_DOWN, "answered something else than a node report (another version?)");
+        node_finish(n, "answered something else than a node report (another version?)");
         return;
     }
-    n->report = copy_report(env->node_report);
-    node_finish(n, n->report ? CQ_UP : CQ_DOWN, n->report ? NULL : "out of memory");
+    Tmpi__NodeReport *report = copy_report(env->node_report);
+    if (report) (void)fanout_answer(n->q->fan, n->q->round, n->index, report);
+    node_finish(n, report ? NULL : "out of memory");
 }
 
 static void on_drain(void *arg, struct mesh_conn *c) {}
@@ -158,7 +145,7 @@ static void on_close(void *arg, struct mesh_conn *c, int err, const char *why)
 {
     struct cluster_node *n = arg;
     n->conn = NULL;
-    node_finish(n, CQ_DOWN, why && *why ? why : strerror(err < 0 ? -err : EPIPE));
+    node_finish(n, why && *why ? why : strerror(err < 0 ? -err : EPIPE));
 }
 
 static const struct mesh_ctl_ops query_ops = {
@@ -168,22 +155,30 @@ static const struct mesh_ctl_ops query_ops = {
     .on_close = on_close,
 };
 
+/* Peer i's answer, NULL when it gave none. */
+static const Tmpi__NodeReport *report_of(const struct cluster_query *q, size_t i)
+{
+    return fanout_answer_of(q->fan, i);
+}
+
 /* A peer's NodeInfo in the reply: its own word when it answered, else what we know. */
-static void peer_info(const struct cluster_node *n, const struct mesh_peer_info *known,
+static void peer_info(const struct cluster_query *q, size_t i, const struct mesh_peer_info *known,
                       size_t nknown, Tmpi__NodeInfo *ni)
 {
-    if (n->state == CQ_UP) {
-        *ni = *n->report->node;
+    const struct cluster_node *n = &q->nodes[i];
+    enum fanout_state st = fanout_state_of(q->fan, i);
+    if (st == FANOUT_UP) {
+        *ni = *report_of(q, i)->node;
     } else {
         tmpi__node_info__init(ni);
         ni->name = "";
         for (size_t k = 0; k < nknown; k++)
             if (strcmp(known[k].address, n->address) == 0 && known[k].name)
                 ni->name = (char *)known[k].name;
-        ni->error = (char *)n->error;
+        ni->error = (char *)fanout_error(q->fan, i);
     }
     ni->address = (char *)n->address;
-    ni->state = (char *)state_names[n->state];
+    ni->state = (char *)fanout_state_name(st);
     ni->self = 0;
 }
 
@@ -235,7 +230,7 @@ static void deliver(struct cluster_query *q)
     infos[0].self = 1;
     ptrs[0] = &infos[0];
     for (size_t i = 0; i < q->n; i++) {
-        peer_info(&q->nodes[i], known, np, &infos[i + 1]);
+        peer_info(q, i, known, np, &infos[i + 1]);
         ptrs[i + 1] = &infos[i + 1];
     }
     if (!q->jobs) {
@@ -249,7 +244,7 @@ static void deliver(struct cluster_query *q)
     size_t nlocal = job_info_visible(a, q->uid, q->all_users, &local, &localp);
     size_t total = nlocal;
     for (size_t i = 0; i < q->n; i++)
-        if (q->nodes[i].state == CQ_UP) total += q->nodes[i].report->n_jobs;
+        if (report_of(q, i)) total += report_of(q, i)->n_jobs;
     all = calloc(total + 1, sizeof *all);
     owner_node = calloc(total + 1, sizeof *owner_node);
     merged = calloc(total + 1, sizeof *merged);
@@ -261,12 +256,13 @@ static void deliver(struct cluster_query *q)
         owner_node[k] = a->cfg.name;
         all[k++] = localp[j];
     }
-    for (size_t i = 0; i < q->n; i++)
-        if (q->nodes[i].state == CQ_UP)
-            for (size_t j = 0; j < q->nodes[i].report->n_jobs; j++) {
-                owner_node[k] = q->nodes[i].report->node->name;
-                all[k++] = q->nodes[i].report->jobs[j];
-            }
+    for (size_t i = 0; i < q->n; i++) {
+        const Tmpi__NodeReport *r = report_of(q, i);
+        for (size_t j = 0; r && j < r->n_jobs; j++) {
+            owner_node[k] = r->node->name;
+            all[k++] = r->jobs[j];
+        }
+    }
     size_t nm = merge_jobs(all, owner_node, k, merged);
     /* each merged entry's node list: the names of the parts with its id, in node order */
     size_t used = 0;
@@ -307,21 +303,46 @@ out:
     query_free(q);
 }
 
-static void timer_cb(evutil_socket_t fd, short what, void *arg)
+/* Every peer answered, went away or timed out (fanout.h). */
+static void fan_done(void *arg, struct fanout *f)
 {
     struct cluster_query *q = arg;
-    char why[120];
-    snprintf(why, sizeof why, "no answer within %u ms (query_timeout_ms)",
-             q->a->cfg.query_timeout_ms);
-    for (size_t i = 0; i < q->n; i++)
-        if (q->nodes[i].state == CQ_WAITING) {
-            q->nodes[i].state = CQ_TIMEOUT;
-            snprintf(q->nodes[i].error, sizeof q->nodes[i].error, "%s", why);
-            mesh_conn_close(q->nodes[i].conn);
-            q->nodes[i].conn = NULL;
-        }
+    for (size_t i = 0; i < q->n; i++) {
+        mesh_conn_close(q->nodes[i].conn);
+        q->nodes[i].conn = NULL;
+    }
     deliver(q);
 }
+
+/* The round's question: a mesh control connection to every configured peer, which sends the
+ * NodeQuery once it is up (on_ready). */
+static int fan_ask(void *arg, uint64_t round)
+{
+    struct cluster_query *q = arg;
+    q->round = round;
+    for (size_t i = 0; i < q->n; i++) {
+        struct cluster_node *n = &q->nodes[i];
+        int r = mesh_ctl_connect(q->a, n->address, &query_ops, n, &n->conn);
+        if (r < 0) {
+            n->conn = NULL;
+            char why[120];
+            snprintf(why, sizeof why, "cannot connect: %s", strerror(-r));
+            fanout_fail(q->fan, round, i, why);
+        }
+    }
+    return 0;
+}
+
+static void free_report(void *r)
+{
+    tmpi__node_report__free_unpacked(r, NULL);
+}
+
+static const struct fanout_ops fan_ops = {
+    .ask = fan_ask,
+    .done = fan_done,
+    .free_answer = free_report,
+};
 
 int cluster_query_start(struct agent *a, int jobs, uid_t uid, int all_users, cluster_done_fn done,
                         void *arg, struct cluster_query **ret)
@@ -336,30 +357,16 @@ int cluster_query_start(struct agent *a, int jobs, uid_t uid, int all_users, clu
     q->arg = arg;
     q->n = a->cfg.npeers;
     q->nodes = q->n ? calloc(q->n, sizeof *q->nodes) : NULL;
-    q->timer = evtimer_new(a->base, timer_cb, q);
-    if ((q->n && !q->nodes) || !q->timer) {
+    if ((q->n && !q->nodes) || fanout_new(a->base, q->n, &fan_ops, q, &q->fan) < 0) {
         query_free(q);
         return -ENOMEM;
     }
-    q->pending = q->n;
     for (size_t i = 0; i < q->n; i++) {
-        struct cluster_node *n = &q->nodes[i];
-        n->q = q;
-        n->address = a->cfg.peers[i];
-        int r = mesh_ctl_connect(a, n->address, &query_ops, n, &n->conn);
-        if (r < 0) {
-            n->conn = NULL;
-            snprintf(n->error, sizeof n->error, "cannot connect: %s", strerror(-r));
-            n->state = CQ_DOWN;
-            q->pending--;
-        }
+        q->nodes[i].q = q;
+        q->nodes[i].index = i;
+        q->nodes[i].address = a->cfg.peers[i];
     }
-    struct timeval tv = {.tv_sec = a->cfg.query_timeout_ms / 1000,
-                         .tv_usec = (a->cfg.query_timeout_ms % 1000) * 1000};
-    if (q->pending == 0)
-        event_active(q->timer, EV_TIMEOUT, 1);
-    else
-        evtimer_add(q->timer, &tv);
+    (void)fanout_start(q->fan, a->cfg.query_timeout_ms);
     *ret = q;
     return 0;
 }

@@ -1,10 +1,10 @@
 /* cluster.h — the cluster view: tmpictl nodes and tmpictl jobs --all, answered from any node.
  *
  * The asked agent opens one mesh control connection to each configured peer ([mesh] peers),
- * sends a NodeQuery and waits at most query_timeout_ms for the NodeReport; a peer that
- * cannot be reached is "down", one that does not answer in time (stopped, overloaded)
- * "timeout".  Nothing is kept between queries: what tmpictl shows is what the agents said
- * just now.  Loop thread only. */
+ * sends a NodeQuery and waits at most query_timeout_ms for the NodeReport (the agent's one
+ * fan-out engine, fanout.h); a peer that cannot be reached is "down", one that does not
+ * answer in time (stopped, overloaded) "timeout".  Nothing is kept between queries: what tmpictl
+ * shows is what the agents said just now.  Loop thread only. */
 #ifndef TMPI_AGENT_CLUSTER_H
 #define TMPI_AGENT_CLUSTER_H
 

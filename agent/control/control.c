@@ -35,6 +35,7 @@
 #include "msg_check.h"
 #include "progcache.h"
 #include "progset.h"
+#include "query_table.h"
 #include "tmpi_config.h"
 
 /* Connections root and the agent's user may open beyond max_connections: a flood of other
@@ -481,7 +482,8 @@ static void on_chunk(struct conn *c, const Tmpi__ProgramChunk *ch)
     }
 }
 
-static void on_status(struct conn *c)
+static void answer_status(struct conn *c, const struct query_row *row, const Tmpi__Envelope *req,
+                          const struct query_job *job)
 {
     struct agent *a = c->a;
     Tmpi__StatusReply st = TMPI__STATUS_REPLY__INIT;
@@ -570,7 +572,8 @@ static void on_status(struct conn *c)
     free(pptr);
 }
 
-static void on_jobs(struct conn *c)
+static void answer_jobs(struct conn *c, const struct query_row *row, const Tmpi__Envelope *req,
+                        const struct query_job *job)
 {
     Tmpi__JobsReply jr = TMPI__JOBS_REPLY__INIT;
     Tmpi__JobInfo *infos;
@@ -590,13 +593,15 @@ static void cluster_done(void *arg, const Tmpi__Envelope *reply)
     conn_send(c, reply);
 }
 
-/* tmpictl nodes (jobs 0) and jobs --all (jobs 1): every agent of the mesh is asked. */
-static void on_cluster(struct conn *c, int jobs)
+/* tmpictl nodes (QUERY_NODES) and jobs --all (QUERY_JOBS): every agent of the mesh is asked. */
+static void answer_cluster(struct conn *c, const struct query_row *row, const Tmpi__Envelope *req,
+                           const struct query_job *job)
 {
     if (c->query) {
         conn_error(c, -EBUSY, "a cluster query is already in progress on this connection");
         return;
     }
+    int jobs = row->merge == QUERY_JOBS;
     if (cluster_query_start(c->a, jobs, c->uid, is_admin(c), cluster_done, c, &c->query) < 0)
         conn_error(c, -ENOMEM, "out of memory for the cluster view");
 }
@@ -651,7 +656,12 @@ static void ranks_done(void *arg, struct ranks_snap *snap, const char *err)
         ranks_snap_free(snap);
         return;
     }
-    if (!snap->complete) rr.note = "some ranks did not answer";
+    char note[300];
+    if (!snap->complete) {
+        snprintf(note, sizeof note, "some ranks did not answer%s%s", snap->missing[0] ? ": " : "",
+                 snap->missing);
+        rr.note = note;
+    }
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_RANKS_REPLY;
     env.ranks_reply = &rr;
@@ -668,17 +678,15 @@ static struct coord *coord_by_id(uint64_t id)
     return NULL;
 }
 
-static void on_ranks(struct conn *c, const Tmpi__RanksRequest *rq)
+/* The job a QUERY_JOB_OWNER row names, for the whole job: 0 with *t filled, or -1 when c was
+ * told why not (no such job, ended, only a part here, not the caller's). */
+static int find_job(struct conn *c, uint64_t id, struct query_job *t)
 {
     struct agent *a = c->a;
     char msg[300];
-    if (c->ranks_wait) {
-        conn_error(c, -EBUSY, "a ranks request is already in progress on this connection");
-        return;
-    }
     struct job *j;
     for (j = a->jobs; j; j = j->next)
-        if (j->id == rq->job_id) break;
+        if (j->id == id) break;
     struct coord *co = NULL;
     uid_t owner;
     const char *owner_name;
@@ -695,34 +703,54 @@ static void on_ranks(struct conn *c, const Tmpi__RanksRequest *rq)
                          (unsigned long long)j->id, (unsigned long long)j->coord_job_id,
                          j->coordinator);
                 conn_error(c, -ESRCH, msg);
-                return;
+                return -1;
             }
+            j = NULL;
         }
-    } else if ((co = coord_by_id(rq->job_id))) {
+    } else if ((co = coord_by_id(id))) {
         owner = coord_owner_uid(co);
         owner_name = coord_owner(co);
     } else {
-        const struct job_record *ended = job_history_find(&a->ended, rq->job_id);
+        const struct job_record *ended = job_history_find(&a->ended, id);
         if (ended && (is_admin(c) || ended->uid == c->uid))
-            snprintf(msg, sizeof msg, "job %llu has already ended", (unsigned long long)rq->job_id);
+            snprintf(msg, sizeof msg, "job %llu has already ended", (unsigned long long)id);
         else
-            snprintf(msg, sizeof msg, "no job %llu on this agent", (unsigned long long)rq->job_id);
+            snprintf(msg, sizeof msg, "no job %llu on this agent", (unsigned long long)id);
         conn_error(c, -ESRCH, msg);
-        return;
+        return -1;
     }
     /* who may see inside a job: as who may cancel it */
     if (!is_admin(c) && owner != c->uid) {
         snprintf(msg, sizeof msg, "job %llu belongs to %s: permission denied",
-                 (unsigned long long)rq->job_id, owner_name);
+                 (unsigned long long)id, owner_name);
         conn_error(c, -EPERM, msg);
+        return -1;
+    }
+    t->job = j;
+    t->coord = co;
+    t->id = co ? coord_id(co) : j->id;
+    return 0;
+}
+
+static uint64_t ranks_job_of(const Tmpi__Envelope *env)
+{
+    return env->ranks_request->job_id;
+}
+
+static void answer_ranks(struct conn *c, const struct query_row *row, const Tmpi__Envelope *req,
+                         const struct query_job *t)
+{
+    char msg[300];
+    if (c->ranks_wait) {
+        conn_error(c, -EBUSY, "a ranks request is already in progress on this connection");
         return;
     }
     const char *err = "the job is not running";
-    c->ranks_job = co ? coord_id(co) : j->id;
-    if (co)
-        c->ranks_wait = coord_ranks(co, ranks_done, c, &err);
-    else if (j->rq)
-        c->ranks_wait = ranks_gather_ask(j->rq, ranks_done, c);
+    c->ranks_job = t->id;
+    if (t->coord)
+        c->ranks_wait = coord_ranks(t->coord, ranks_done, c, &err);
+    else if (t->job->rq)
+        c->ranks_wait = ranks_gather_ask(t->job->rq, ranks_done, c);
     if (!c->ranks_wait) {
         snprintf(msg, sizeof msg, "job %llu: %s", (unsigned long long)c->ranks_job, err);
         conn_error(c, -ESRCH, msg);
@@ -757,22 +785,23 @@ static int configured_peer(const struct agent *a, const char *address)
     return 0;
 }
 
-static void on_ping(struct conn *c, const Tmpi__PingPeer *pp)
+static const char *ping_peer_of(const Tmpi__Envelope *env)
 {
+    return env->ping_peer->address ? env->ping_peer->address : "";
+}
+
+/* A refused ping is answered as a failed one: tmpictl ping prints its error. */
+static void ping_refuse(struct conn *c, const char *msg)
+{
+    send_ping_reply(c, 0, "", 0, msg);
+}
+
+static void answer_ping(struct conn *c, const struct query_row *row, const Tmpi__Envelope *req,
+                        const struct query_job *job)
+{
+    const Tmpi__PingPeer *pp = req->ping_peer;
     if (c->ping) {
         conn_error(c, -EBUSY, "a ping is already in progress on this connection");
-        return;
-    }
-    /* A ping makes the agent connect where it is told: for anyone but an admin that would be
-     * a port scanner with the agent's address, so others may ping only the configured peers. */
-    if (!is_admin(c) && !configured_peer(c->a, pp->address ? pp->address : "")) {
-        char msg[200];
-        snprintf(msg, sizeof msg,
-                 "only root or the agent's user may ping an address that is not a configured "
-                 "peer ([mesh] peers)");
-        log_warning("control: uid %u may not ping %.64s: not a configured peer", (unsigned)c->uid,
-                    pp->address ? pp->address : "");
-        send_ping_reply(c, 0, "", 0, msg);
         return;
     }
     int r = mesh_ping(c->a, pp->address, ping_done, c, &c->ping);
@@ -804,30 +833,123 @@ static void on_signal_job(struct conn *c, const Tmpi__SignalJob *sj)
         (void)job_signal(c->job, sj->signo);
 }
 
+/* ---- the query table (query_table.h) ---- */
+
+static int jobs_here(const Tmpi__Envelope *env)
+{
+    return !env->jobs_request->all;
+}
+
+static int jobs_all(const Tmpi__Envelope *env)
+{
+    return env->jobs_request->all;
+}
+
+static const struct query_row query_table[] = {
+    {.msg = TMPI__ENVELOPE__MSG_STATUS_REQUEST,
+     .command = "status",
+     .perm = QUERY_ANYONE,
+     .where = QUERY_HERE,
+     .merge = QUERY_ONE,
+     .answer = answer_status},
+    {.msg = TMPI__ENVELOPE__MSG_JOBS_REQUEST,
+     .matches = jobs_here,
+     .command = "jobs",
+     .perm = QUERY_ANYONE,
+     .where = QUERY_HERE,
+     .merge = QUERY_ONE,
+     .answer = answer_jobs},
+    {.msg = TMPI__ENVELOPE__MSG_JOBS_REQUEST,
+     .matches = jobs_all,
+     .command = "jobs --all",
+     .perm = QUERY_ANYONE,
+     .where = QUERY_MESH,
+     .merge = QUERY_JOBS,
+     .answer = answer_cluster},
+    {.msg = TMPI__ENVELOPE__MSG_NODES_REQUEST,
+     .command = "nodes",
+     .perm = QUERY_ANYONE,
+     .where = QUERY_MESH,
+     .merge = QUERY_NODES,
+     .answer = answer_cluster},
+    {.msg = TMPI__ENVELOPE__MSG_RANKS_REQUEST,
+     .command = "ranks",
+     .perm = QUERY_JOB_OWNER,
+     .where = QUERY_JOB_PARTS,
+     .merge = QUERY_BY_RANK,
+     .job_of = ranks_job_of,
+     .answer = answer_ranks},
+    {.msg = TMPI__ENVELOPE__MSG_PING_PEER,
+     .command = "ping",
+     .perm = QUERY_PEER_OR_ADMIN,
+     .where = QUERY_PEER,
+     .merge = QUERY_ONE,
+     .peer_of = ping_peer_of,
+     .refuse = ping_refuse,
+     .answer = answer_ping},
+};
+
+const struct query_row *query_row_of(const Tmpi__Envelope *env)
+{
+    for (size_t i = 0; i < sizeof query_table / sizeof *query_table; i++) {
+        const struct query_row *row = &query_table[i];
+        if (row->msg == env->msg_case && (!row->matches || row->matches(env))) return row;
+    }
+    return NULL;
+}
+
+const struct query_row *query_table_rows(size_t *ret_n)
+{
+    *ret_n = sizeof query_table / sizeof *query_table;
+    return query_table;
+}
+
+/* The row's permission, then its answer. */
+static void run_query(struct conn *c, const struct query_row *row, const Tmpi__Envelope *env)
+{
+    struct query_job job, *jp = NULL;
+    switch (row->perm) {
+    case QUERY_ANYONE:
+        break;
+    case QUERY_JOB_OWNER:
+        if (find_job(c, row->job_of(env), &job) < 0) return;
+        jp = &job;
+        break;
+    case QUERY_PEER_OR_ADMIN: {
+        const char *peer = row->peer_of(env);
+        if (is_admin(c) || configured_peer(c->a, peer)) break;
+        char msg[200];
+        snprintf(msg, sizeof msg,
+                 "only root or the agent's user may %s an address that is not a configured "
+                 "peer ([mesh] peers)",
+                 row->command);
+        log_warning("control: uid %u may not %s %.64s: not a configured peer", (unsigned)c->uid,
+                    row->command, peer);
+        if (row->refuse)
+            row->refuse(c, msg);
+        else
+            conn_error(c, -EPERM, msg);
+        return;
+    }
+    }
+    row->answer(c, row, env, jp);
+}
+
 /* Returns 0 to go on reading, -1 if the connection is closing or gone. */
 static int dispatch(struct conn *c, const Tmpi__Envelope *env)
 {
+    const struct query_row *row = query_row_of(env);
+    if (row) {
+        run_query(c, row, env);
+        return c->closing ? -1 : 0;
+    }
+    /* the rest is a job's own stream: its submission, input, signals and end */
     switch (env->msg_case) {
     case TMPI__ENVELOPE__MSG_SUBMIT:
         on_submit(c, env->submit);
         break;
     case TMPI__ENVELOPE__MSG_PROGRAM_CHUNK:
         on_chunk(c, env->program_chunk);
-        break;
-    case TMPI__ENVELOPE__MSG_STATUS_REQUEST:
-        on_status(c);
-        break;
-    case TMPI__ENVELOPE__MSG_JOBS_REQUEST:
-        if (env->jobs_request->all)
-            on_cluster(c, 1);
-        else
-            on_jobs(c);
-        break;
-    case TMPI__ENVELOPE__MSG_NODES_REQUEST:
-        on_cluster(c, 0);
-        break;
-    case TMPI__ENVELOPE__MSG_PING_PEER:
-        on_ping(c, env->ping_peer);
         break;
     case TMPI__ENVELOPE__MSG_STDIN_DATA:
         /* after the job ended (c->job gone) a late chunk has nobody to go to: dropped */
@@ -865,9 +987,6 @@ static int dispatch(struct conn *c, const Tmpi__Envelope *env)
         break;
     case TMPI__ENVELOPE__MSG_SIGNAL_JOB:
         on_signal_job(c, env->signal_job);
-        break;
-    case TMPI__ENVELOPE__MSG_RANKS_REQUEST:
-        on_ranks(c, env->ranks_request);
         break;
     default: {
         char msg[96];

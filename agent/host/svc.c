@@ -169,8 +169,4 @@ void svc_init(struct agent *a)
     tmpi_svc.eager_limit = a->cfg.intra_eager_limit;
     tmpi_svc.coop_min = a->cfg.intra_coop_min;
     tmpi_svc.net_eager_limit = a->cfg.eager_limit;
-    tmpi_svc.coll_bcast = a->cfg.coll_bcast;
-    tmpi_svc.coll_reduce = a->cfg.coll_reduce;
-    tmpi_svc.coll_allreduce = a->cfg.coll_allreduce;
-    tmpi_svc.coll_tree_file = a->cfg.coll_tree_file;
 }

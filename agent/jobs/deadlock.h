@@ -29,6 +29,7 @@ struct ranks_snap {
     uint64_t *sent, *handled; /* [nparts]: each node's frame counters */
     uint32_t helpers_busy;    /* summed over the parts */
     int complete;             /* every part answered and every rank of the world is known */
+    char missing[240];        /* when a part did not answer: which and why ("" otherwise) */
     void *owned;              /* the decoded parts the pointers above point into */
 };
 /* 1 when cur (taken after prev) shows a deadlock, with a one-line report of the cycle of

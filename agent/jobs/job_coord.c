@@ -327,7 +327,14 @@ static int send_ranks_query(void *arg, uint64_t query)
     return 0;
 }
 
-static const struct ranks_gather_ops coord_rq_ops = {.send_query = send_ranks_query};
+static const char *ranks_part_name(void *arg, uint32_t part)
+{
+    struct coord *co = arg;
+    return part < (uint32_t)co->nnodes ? co->nodes[part].addr : "?";
+}
+
+static const struct ranks_gather_ops coord_rq_ops = {.send_query = send_ranks_query,
+                                                     .part_name = ranks_part_name};
 
 /* The watch found the job deadlocked: the launcher hears it; abort ends the job too. */
 static void coord_deadlock(void *arg, const char *report)

@@ -41,9 +41,12 @@ struct ranks_gather;
 struct ranks_waiter;
 
 /* How a gather reaches the job's parts: send_query(arg, query) asks them all; a part's answer
- * comes back through ranks_gather_part. */
+ * comes back through ranks_gather_part.  part_name (may be NULL) names a part that did not
+ * answer.  The parts get [mesh] query_timeout_ms to answer (fanout.h, the agent's one fan-out
+ * engine). */
 struct ranks_gather_ops {
     int (*send_query)(void *arg, uint64_t query);
+    const char *(*part_name)(void *arg, uint32_t part);
 };
 
 /* For a job of nranks ranks in nparts parts (nodes), which may spawn ranks up to world rank

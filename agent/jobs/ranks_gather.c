@@ -2,19 +2,20 @@
 #include "job_ranks.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <event2/event.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent.h"
+#include "fanout.h"
 #include "log.h"
 
 /* One deadlock report at most this long (a cycle through thousands of ranks is cut). */
 #define RANKS_REPORT_MAX 2048
-/* A part that has not answered by then (a stopped node) is left out: the tool gets what came,
- * marked incomplete, and the watch sees an incomplete snapshot (never a deadlock).  Long
- * enough for a host on a badly overloaded node (load 150 on 2 cores, under ThreadSanitizer). */
-#define RANKS_QUERY_TIMEOUT_SEC 10
+/* A part that has not answered within [mesh] query_timeout_ms (fanout.h; a stopped node) is
+ * left out: the tool gets what came, marked incomplete, and the watch sees an incomplete
+ * snapshot (never a deadlock). */
 
 struct ranks_waiter {
     struct ranks_gather *g;
@@ -29,12 +30,10 @@ struct ranks_gather {
     uint32_t universe; /* >= nranks: the snapshots' size */
     const struct ranks_gather_ops *ops;
     void *arg;
-    uint64_t next_query;
-    uint64_t query;           /* the query out, 0: none */
-    Tmpi__RanksReply **parts; /* [nparts] answers to `query` so far (our own copies) */
-    uint32_t got;
-    struct ranks_waiter *waiters; /* of `query` */
-    struct event *deadline;       /* RANKS_QUERY_TIMEOUT_SEC after the query went out */
+    struct fanout *fan;           /* the parts' RanksReplies to the round out (our own copies) */
+    struct ranks_waiter *waiters; /* of the round out */
+    char why[240];                /* the first part of the round that did not answer, and why */
+    int ask_failed;               /* the round's question could not go out */
     /* the deadlock watch */
     struct event *timer;
     uint32_t interval_ms;
@@ -157,39 +156,30 @@ static struct ranks_snap *snap_copy(const struct ranks_snap *s)
             return NULL;
         }
     }
-    return build(s->nranks, o->nworld, o->nparts, parts);
+    struct ranks_snap *c = build(s->nranks, o->nworld, o->nparts, parts);
+    if (c) memcpy(c->missing, s->missing, sizeof c->missing);
+    return c;
 }
 
-/* The answers to the query out become a snapshot; the gather gets a fresh array. */
+/* The answers of the round become a snapshot (it takes them from the engine). */
 static struct ranks_snap *merge(struct ranks_gather *g)
 {
-    Tmpi__RanksReply **fresh = calloc(g->nparts ? g->nparts : 1, sizeof *fresh);
-    if (!fresh) return NULL;
-    Tmpi__RanksReply **parts = g->parts;
-    g->parts = fresh;
-    g->got = 0;
-    return build(g->universe, g->nranks, g->nparts, parts);
+    Tmpi__RanksReply **parts = calloc(g->nparts ? g->nparts : 1, sizeof *parts);
+    if (!parts) return NULL;
+    for (uint32_t i = 0; i < g->nparts; i++)
+        parts[i] = fanout_take(g->fan, i);
+    struct ranks_snap *s = build(g->universe, g->nranks, g->nparts, parts);
+    if (s) snprintf(s->missing, sizeof s->missing, "%s", g->why);
+    return s;
 }
 
-static void clear_parts(struct ranks_gather *g)
-{
-    for (uint32_t i = 0; i < g->nparts; i++) {
-        if (g->parts && g->parts[i]) tmpi__ranks_reply__free_unpacked(g->parts[i], NULL);
-        if (g->parts) g->parts[i] = NULL;
-    }
-    g->got = 0;
-}
-
-/* Every waiter of the query out gets its answer (a snapshot of its own, or err). */
+/* Every waiter of the round gets its answer (a snapshot of its own, or err). */
 static void finish(struct ranks_gather *g, const char *err)
 {
-    if (g->deadline) event_del(g->deadline);
     struct ranks_waiter *w = g->waiters;
     g->waiters = NULL;
-    g->query = 0;
     struct ranks_snap *s = err ? NULL : merge(g);
     if (!err && !s) err = "out of memory";
-    clear_parts(g);
     while (w) {
         struct ranks_waiter *n = w->next;
         struct ranks_snap *mine = NULL;
@@ -206,10 +196,45 @@ static void finish(struct ranks_gather *g, const char *err)
     ranks_snap_free(s);
 }
 
-static void on_deadline(evutil_socket_t fd, short what, void *arg)
+/* Every part answered, or the rest did not in time: the waiters get what came, with the
+ * first silent part's reason (the snapshot is then incomplete). */
+static void fan_done(void *arg, struct fanout *f)
 {
-    finish(arg, NULL); /* with the parts that came */
+    struct ranks_gather *g = arg;
+    if (g->ask_failed) {
+        finish(g, "cannot reach the job's processes");
+        return;
+    }
+    g->why[0] = 0;
+    for (size_t i = 0; i < g->nparts && !g->why[0]; i++)
+        if (fanout_state_of(f, i) != FANOUT_UP) {
+            const char *name = g->ops->part_name ? g->ops->part_name(g->arg, (uint32_t)i) : NULL;
+            if (name)
+                snprintf(g->why, sizeof g->why, "%s: %s", name, fanout_error(f, i));
+            else
+                snprintf(g->why, sizeof g->why, "%s", fanout_error(f, i));
+        }
+    finish(g, NULL);
 }
+
+static int fan_ask(void *arg, uint64_t round)
+{
+    struct ranks_gather *g = arg;
+    int r = g->ops->send_query(g->arg, round);
+    g->ask_failed = r < 0;
+    return r;
+}
+
+static void free_part(void *p)
+{
+    tmpi__ranks_reply__free_unpacked(p, NULL);
+}
+
+static const struct fanout_ops fan_ops = {
+    .ask = fan_ask,
+    .done = fan_done,
+    .free_answer = free_part,
+};
 
 struct ranks_gather *ranks_gather_new(struct agent *a, uint32_t nranks, uint32_t universe,
                                       uint32_t nparts, const struct ranks_gather_ops *ops,
@@ -217,11 +242,7 @@ struct ranks_gather *ranks_gather_new(struct agent *a, uint32_t nranks, uint32_t
 {
     struct ranks_gather *g = calloc(1, sizeof *g);
     if (!g) return NULL;
-    g->parts = calloc(nparts ? nparts : 1, sizeof *g->parts);
-    g->deadline = evtimer_new(a->base, on_deadline, g);
-    if (!g->parts || !g->deadline) {
-        if (g->deadline) event_free(g->deadline);
-        free(g->parts);
+    if (fanout_new(a->base, nparts, &fan_ops, g, &g->fan) < 0) {
         free(g);
         return NULL;
     }
@@ -231,7 +252,6 @@ struct ranks_gather *ranks_gather_new(struct agent *a, uint32_t nranks, uint32_t
     g->nparts = nparts;
     g->ops = ops;
     g->arg = arg;
-    g->next_query = 1;
     return g;
 }
 
@@ -241,9 +261,8 @@ void ranks_gather_free(struct ranks_gather *g, const char *err)
     if (g->timer) event_free(g->timer);
     g->timer = NULL;
     finish(g, err ? err : "the job ended");
-    event_free(g->deadline);
+    fanout_free(g->fan);
     ranks_snap_free(g->prev);
-    free(g->parts);
     free(g);
 }
 
@@ -256,17 +275,10 @@ struct ranks_waiter *ranks_gather_ask(struct ranks_gather *g, ranks_done_fn done
     w->arg = arg;
     w->next = g->waiters;
     g->waiters = w;
-    if (!g->query) {
-        g->query = g->next_query++;
-        clear_parts(g);
-        if (g->ops->send_query(g->arg, g->query) < 0) {
-            g->waiters = w->next; /* its caller hears NULL: nothing is called */
-            free(w);
-            finish(g, "cannot reach the job's processes");
-            return NULL;
-        }
-        struct timeval tv = {.tv_sec = RANKS_QUERY_TIMEOUT_SEC};
-        evtimer_add(g->deadline, &tv);
+    if (!fanout_busy(g->fan) && !fanout_start(g->fan, g->a->cfg.query_timeout_ms)) {
+        g->waiters = w->next; /* its caller hears NULL: nothing is called */
+        free(w);
+        return NULL;
     }
     return w;
 }
@@ -285,14 +297,12 @@ void ranks_waiter_cancel(struct ranks_waiter *w)
 
 void ranks_gather_part(struct ranks_gather *g, const Tmpi__RanksReply *r)
 {
-    if (!g->query || r->query != g->query || r->node >= g->nparts || g->parts[r->node]) return;
+    if (!fanout_wants(g->fan, r->query, r->node)) return;
     Tmpi__RanksReply *copy = part_copy(r);
-    if (!copy) {
-        finish(g, "out of memory");
-        return;
-    }
-    g->parts[r->node] = copy;
-    if (++g->got == g->nparts) finish(g, NULL);
+    if (copy)
+        (void)fanout_answer(g->fan, r->query, r->node, copy);
+    else
+        fanout_fail(g->fan, r->query, r->node, "out of memory for its answer");
 }
 
 /* ---- the deadlock watch ---- */

@@ -5,8 +5,9 @@
  *                [--tree-file F] [--algorithm A] [--noncommutative] [--json]
  *
  * Ranks are placed in blocks (rank r on node r / K); each node's lowest rank leads it.  The
- * choice follows coll_hier.c: an explicit algorithm, else a tree file that fits the job, else
- * by node count and size.  Without --algorithm / --tree-file, TMPI_COLL_<COLL> and
+ * choice is coll_hier.c's own rule (coll_algo.h tm_coll_select): an explicit algorithm, else a
+ * tree file that fits the job (its algorithm line for the size, or its edges), else by node
+ * count and size.  Without --algorithm / --tree-file, TMPI_COLL_<COLL> and
  * TMPI_COLL_TREE_FILE are honoured as a job would (tmpid.conf's [mpi] keys are not read). */
 #include "ctl_tree.h"
 
@@ -23,15 +24,14 @@
 #define TREE_EXIT_USAGE 2
 #define TREE_MAX_RANKS (1 << 20)
 
-enum coll { COLL_BCAST, COLL_REDUCE, COLL_ALLREDUCE };
-static const char *const coll_names[] = {"bcast", "reduce", "allreduce"};
-static const char *const coll_env[] = {"TMPI_COLL_BCAST", "TMPI_COLL_REDUCE",
-                                       "TMPI_COLL_ALLREDUCE"};
+#define COLL_BCAST TM_COLL_BCAST
+#define COLL_REDUCE TM_COLL_REDUCE
+#define COLL_ALLREDUCE TM_COLL_ALLREDUCE
 
 struct tree_opts {
     long nodes, ppn, root;
     size_t size;
-    enum coll coll;
+    enum tm_coll_id coll;
     const char *algorithm, *algorithm_from; /* NULL: auto */
     const char *tree_file, *tree_file_from;
     bool noncommutative, json;
@@ -59,14 +59,16 @@ static int usage_error(const char *fmt, const char *arg)
 
 static void tree_usage(void)
 {
+    char names[200];
     fputs("usage: tmpictl tree --nodes N --ppn K [--size BYTES] [--coll bcast|reduce|allreduce]\n"
           "                    [--root R] [--tree-file FILE] [--algorithm A] [--noncommutative]\n"
           "                    [--json]\n"
           "The algorithm and tree a collective of a job of N nodes x K ranks (rank r on node\n"
-          "r / K) would use between the nodes.  BYTES takes K, M, G (default 8); A is one of\n"
-          "  bcast, reduce: " TM_TREE_SHAPE_NAMES "\n"
-          "  allreduce:     " TM_ALLREDUCE_NAMES "\n"
-          "Without --algorithm / --tree-file, TMPI_COLL_* and TMPI_COLL_TREE_FILE apply.\n",
+          "r / K) would use between the nodes.  BYTES takes K, M, G (default 8); A is one of\n",
+          stdout);
+    printf("  bcast, reduce: %s\n", tm_coll_algo_names(TM_COLL_BCAST, names, sizeof names));
+    printf("  allreduce:     %s\n", tm_coll_algo_names(TM_COLL_ALLREDUCE, names, sizeof names));
+    fputs("Without --algorithm / --tree-file, TMPI_COLL_* and TMPI_COLL_TREE_FILE apply.\n",
           stdout);
 }
 
@@ -133,11 +135,8 @@ static int parse_tree_args(int argc, char **argv, struct tree_opts *o)
             if (parse_long(v, 0, TREE_MAX_RANKS, &o->root) < 0)
                 return usage_error("--root %s: expected a rank", v);
         } else if (strcmp(a, "--coll") == 0) {
-            int k = 0;
-            while (k < 3 && strcmp(v, coll_names[k]) != 0)
-                k++;
-            if (k == 3) return usage_error("--coll %s: expected bcast, reduce or allreduce", v);
-            o->coll = (enum coll)k;
+            if (tm_coll_kind_parse(v, strlen(v), &o->coll) < 0)
+                return usage_error("--coll %s: expected bcast, reduce or allreduce", v);
         } else if (strcmp(a, "--algorithm") == 0) {
             o->algorithm = v;
             o->algorithm_from = "--algorithm";
@@ -155,8 +154,9 @@ static int parse_tree_args(int argc, char **argv, struct tree_opts *o)
         snprintf(n, sizeof n, "%ld", o->nodes * o->ppn);
         return usage_error("--root: the job has only %s ranks", n);
     }
-    if (!o->algorithm && (o->algorithm = getenv(coll_env[o->coll])) && *o->algorithm)
-        o->algorithm_from = coll_env[o->coll];
+    const char *env = tm_coll_kind(o->coll)->env;
+    if (!o->algorithm && (o->algorithm = getenv(env)) && *o->algorithm)
+        o->algorithm_from = env;
     else if (!o->algorithm_from)
         o->algorithm = NULL;
     if (!o->tree_file && (o->tree_file = getenv("TMPI_COLL_TREE_FILE")) && *o->tree_file)
@@ -164,12 +164,12 @@ static int parse_tree_args(int argc, char **argv, struct tree_opts *o)
     else if (!o->tree_file_from)
         o->tree_file = NULL;
     /* the algorithm's name is checked here so that a typo is a usage error */
-    enum tm_tree_shape s;
-    enum tm_allreduce_algo al;
-    if (o->algorithm && (o->coll == COLL_ALLREDUCE ? tm_allreduce_parse(o->algorithm, &al)
-                                                   : tm_tree_shape_parse(o->algorithm, &s)) < 0) {
+    int algo;
+    if (o->algorithm &&
+        tm_coll_algo_parse(o->coll, o->algorithm, strlen(o->algorithm), &algo) < 0) {
+        char names[200];
         fprintf(stderr, "tmpictl tree: %s %s: expected one of %s\n", o->algorithm_from,
-                o->algorithm, o->coll == COLL_ALLREDUCE ? TM_ALLREDUCE_NAMES : TM_TREE_SHAPE_NAMES);
+                o->algorithm, tm_coll_algo_names(o->coll, names, sizeof names));
         return TREE_EXIT_USAGE;
     }
     return 0;
@@ -182,9 +182,10 @@ static int node_of(const struct tree_opts *o, int r)
     return (int)(r / o->ppn);
 }
 
-/* A tree file's edges for this job, re-rooted; 1: use them, 0: the file does not apply, or an
- * exit status after printing why. */
-static int try_tree_file(const struct tree_opts *o, bool explicit_, int root, struct tree_plan *p)
+/* The tree file for this job: 1 with *t loaded and fitting, 0 when there is none or it does
+ * not fit (why in p->note), or an exit status (negated) after printing why. */
+static int load_tree_file(const struct tree_opts *o, bool explicit_, struct tree_plan *p,
+                          struct tm_tree_file *t)
 {
     int n = (int)(o->nodes * o->ppn);
     if (!o->tree_file) {
@@ -193,33 +194,38 @@ static int try_tree_file(const struct tree_opts *o, bool explicit_, int root, st
                         "TMPI_COLL_TREE_FILE)\n");
         return -TREE_EXIT_FAILURE;
     }
-    struct tm_tree_file t;
     char err[300];
-    if (tm_tree_file_load(o->tree_file, &t, err, sizeof err) < 0) {
+    if (tm_tree_file_load(o->tree_file, t, err, sizeof err) < 0) {
         fprintf(stderr, "tmpictl tree: tree file rejected: %s\n", err);
         return -TREE_EXIT_FAILURE;
     }
-    if (t.n != n) {
-        int r = 0;
-        if (explicit_) {
-            fprintf(stderr, "tmpictl tree: tree file %s has %d ranks but the job has %d\n",
-                    o->tree_file, t.n, n);
-            r = -TREE_EXIT_FAILURE;
-        } else
-            snprintf(p->note, sizeof p->note, "tree file %s has %d ranks, not %d: not used",
-                     o->tree_file, t.n, n);
-        tm_tree_file_free(&t);
-        return r;
-    }
-    int file_root = t.root;
+    if (t->n == n) return 1;
+    int r = 0;
+    if (explicit_) {
+        fprintf(stderr, "tmpictl tree: tree file %s has %d ranks but the job has %d\n",
+                o->tree_file, t->n, n);
+        r = -TREE_EXIT_FAILURE;
+    } else
+        snprintf(p->note, sizeof p->note, "tree file %s has %d ranks, not %d: not used",
+                 o->tree_file, t->n, n);
+    tm_tree_file_free(t);
+    return r;
+}
+
+/* The tree file's edges for this job, re-rooted: 1 when they are used, 0 when an op that
+ * does not commute cannot use them (p->note says so), or an exit status (negated). */
+static int plan_tree_file(const struct tree_opts *o, const struct tm_tree_file *t, int root,
+                          struct tree_plan *p)
+{
+    int n = t->n;
+    int file_root = t->root;
     if (o->coll == COLL_ALLREDUCE) root = file_root;
     int *order = malloc(sizeof *order * (size_t)n);
     p->parent = malloc(sizeof *p->parent * (size_t)n);
-    int ok = order && p->parent && tm_tree_reroot(n, t.parent, root, p->parent) == 0 &&
+    int ok = order && p->parent && tm_tree_reroot(n, t->parent, root, p->parent) == 0 &&
              tm_tree_order(n, p->parent, order) == 0;
     int intervals = ok ? tm_tree_intervals(n, p->parent, order) : 0;
     free(order);
-    tm_tree_file_free(&t);
     if (!ok || intervals < 0) {
         fprintf(stderr, "tmpictl tree: out of memory\n");
         return -TREE_EXIT_FAILURE;
@@ -260,36 +266,47 @@ static int decide(const struct tree_opts *o, struct tree_plan *p)
         p->net_messages = 0;
         return 0;
     }
-    const char *from = o->algorithm_from ? o->algorithm_from : "auto";
-    if (o->coll == COLL_ALLREDUCE) {
-        enum tm_allreduce_algo al = TM_AR_AUTO;
-        if (o->algorithm) (void)tm_allreduce_parse(o->algorithm, &al);
-        if (al == TM_AR_AUTO || al == TM_AR_TREE_FILE) {
-            int r = try_tree_file(o, al == TM_AR_TREE_FILE, root, p);
-            if (r) return r < 0 ? -r : 0;
+    int configured = 0;
+    if (o->algorithm)
+        (void)tm_coll_algo_parse(o->coll, o->algorithm, strlen(o->algorithm), &configured);
+    struct tm_tree_file t = {0};
+    int have = 0;
+    if (tm_coll_takes_file(o->coll, configured)) {
+        have = load_tree_file(o, configured != 0, p, &t);
+        if (have < 0) return -have;
+    }
+    struct tm_coll_pick pk;
+    tm_coll_select(o->coll, configured, have ? &t : NULL, g, o->size, comm, &pk);
+    if (pk.use_file) {
+        int r = plan_tree_file(o, &t, root, p);
+        if (r) {
+            tm_tree_file_free(&t);
+            return r < 0 ? -r : 0;
         }
-        if (al == TM_AR_AUTO || al == TM_AR_TREE_FILE || (!comm && al != TM_AR_REDUCE_BCAST))
-            al = tm_allreduce_choose(g, o->size, comm);
-        p->algorithm = tm_allreduce_name(al);
+        /* the edges cannot combine this op in rank order: as without the file */
+        tm_coll_select(o->coll, configured, NULL, g, o->size, comm, &pk);
+    }
+    const char *from = o->algorithm_from ? o->algorithm_from : "auto";
+    char line[160] = "";
+    if (strcmp(pk.from, "tree file") == 0) {
+        snprintf(line, sizeof line, "tree file %s, its algorithm line for %zu bytes", o->tree_file,
+                 o->size);
+        from = line;
+    }
+    tm_tree_file_free(&t);
+    p->algorithm = tm_coll_algo_name(o->coll, pk.algo);
+    if (o->coll == COLL_ALLREDUCE) {
         snprintf(p->why, sizeof p->why, "%s: %d nodes, %zu bytes%s", from, g, o->size,
                  comm ? "" : ", an op that does not commute");
-        if (al == TM_AR_REDUCE_BCAST) {
-            p->shape = tm_tree_choose(g, o->size);
+        if (pk.algo == TM_AR_REDUCE_BCAST) {
+            p->shape = (enum tm_tree_shape)pk.shape;
             p->shape_root = 0;
             p->net_messages = 2L * (g - 1);
         }
         return 0;
     }
-    enum tm_tree_shape s = TM_TREE_AUTO;
-    if (o->algorithm) (void)tm_tree_shape_parse(o->algorithm, &s);
-    if (s == TM_TREE_AUTO || s == TM_TREE_FILE) {
-        int r = try_tree_file(o, s == TM_TREE_FILE, root, p);
-        if (r) return r < 0 ? -r : 0;
-        s = tm_tree_choose(g, o->size);
-    }
-    p->shape = s;
+    p->shape = (enum tm_tree_shape)pk.shape;
     p->shape_root = node_of(o, root);
-    p->algorithm = tm_tree_shape_name(s);
     p->net_messages = g - 1;
     snprintf(p->why, sizeof p->why, "%s: %d nodes, %zu bytes", from, g, o->size);
     if (o->coll == COLL_REDUCE && !comm) {
@@ -313,7 +330,7 @@ static void print_text(const struct tree_opts *o, const struct tree_plan *p)
 {
     int g = (int)o->nodes;
     printf("layout: %ld nodes x %ld ranks (%d ranks), %s of %zu bytes", o->nodes, o->ppn, p->n,
-           coll_names[o->coll], o->size);
+           tm_coll_kind(o->coll)->name, o->size);
     if (o->coll != COLL_ALLREDUCE) printf(", root %d", (int)o->root);
     printf("\nalgorithm: %s (%s)\n", p->algorithm, p->why);
     if (p->note[0]) printf("note: %s\n", p->note);
@@ -356,7 +373,7 @@ static int print_json(const struct tree_opts *o, const struct tree_plan *p)
     json_object_object_add(j, "nodes", json_object_new_int64(o->nodes));
     json_object_object_add(j, "ppn", json_object_new_int64(o->ppn));
     json_object_object_add(j, "ranks", json_object_new_int(p->n));
-    json_object_object_add(j, "coll", json_object_new_string(coll_names[o->coll]));
+    json_object_object_add(j, "coll", json_object_new_string(tm_coll_kind(o->coll)->name));
     json_object_object_add(j, "size", json_object_new_int64((int64_t)o->size));
     json_object_object_add(j, "root", json_object_new_int(p->root));
     json_object_object_add(j, "algorithm", json_object_new_string(p->algorithm));

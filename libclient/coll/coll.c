@@ -2,7 +2,7 @@
  * Barrier and Bcast, and the collective counters. */
 #include "coll.h"
 #include "mstate.h"
-#include "coll_inter.h"
+#include "coll_inter_ops.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -266,7 +266,8 @@ static const struct tm_calgo barrier_algo = {MPIX_COLL_BARRIER, no_parts, NULL, 
 TM_API int PMPI_Barrier(MPI_Comm comm)
 {
     TM_COLL_ENTRY("MPI_Barrier", comm);
-    if (TM_UNLIKELY(cr->c->inter)) return tm_inter_barrier(me, cr, comm, "MPI_Barrier", NULL);
+    if (TM_UNLIKELY(cr->c->inter))
+        return me->job->inter->barrier(me, cr, comm, "MPI_Barrier", NULL);
     if (cr->rank == 0)
         atomic_fetch_add_explicit(&me->job->coll_stats.ops[MPIX_COLL_BARRIER], 1,
                                   memory_order_relaxed);
@@ -283,7 +284,7 @@ TM_API int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
     TM_COLL_ENTRY("MPI_Ibarrier", comm);
     if (TM_UNLIKELY(cr->c->inter)) {
         if (!request) return tm_err(me, comm, MPI_ERR_ARG, "MPI_Ibarrier", "request is NULL");
-        return tm_inter_barrier(me, cr, comm, "MPI_Ibarrier", request);
+        return me->job->inter->barrier(me, cr, comm, "MPI_Ibarrier", request);
     }
     if (TM_UNLIKELY(!request))
         return tm_err(me, comm, MPI_ERR_ARG, "MPI_Ibarrier", "request is NULL");
@@ -352,7 +353,8 @@ static int bcast_common(const char *fn, void *buffer, int count, MPI_Datatype da
     TM_COLL_ENTRY(fn, comm);
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     if (TM_UNLIKELY(cr->c->inter))
-        return tm_inter_bcast(me, cr, comm, fn, buffer, count, datatype, root, nb ? request : NULL);
+        return me->job->inter->bcast(me, cr, comm, fn, buffer, count, datatype, root,
+                                     nb ? request : NULL);
     const struct tm_type *t;
     TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, "", buffer, count, datatype, &t));
     TM_COLL_CHECK(tm_coll_check_root(me, cr, comm, fn, root));

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "coll.h"
-#include "coll_inter.h"
+#include "coll_inter_ops.h"
 #include "coll_net_move.h"
 #include "errh.h"
 #include "job.h"
@@ -91,13 +91,13 @@ static int alltoall_common(const char *fn, enum tm_clayout lay, const void *send
     TM_COLL_ENTRY(fn, comm);
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     if (TM_UNLIKELY(cr->c->inter))
-        return tm_inter_alltoall(me, cr, comm, fn,
-                                 lay == TM_CL_UNIFORM ? 0
-                                 : lay == TM_CL_V     ? 1
-                                                      : 2,
-                                 sendbuf, sendcount, sendcounts, sdispls, sendtype, sendtypes,
-                                 recvbuf, recvcount, recvcounts, rdispls, recvtype, recvtypes,
-                                 nb ? request : NULL);
+        return me->job->inter->alltoall(me, cr, comm, fn,
+                                        lay == TM_CL_UNIFORM ? 0
+                                        : lay == TM_CL_V     ? 1
+                                                             : 2,
+                                        sendbuf, sendcount, sendcounts, sdispls, sendtype,
+                                        sendtypes, recvbuf, recvcount, recvcounts, rdispls,
+                                        recvtype, recvtypes, nb ? request : NULL);
     int n = cr->c->size, in_place = sendbuf == MPI_IN_PLACE;
     struct tm_cargs a = {.root = -1, .in_place = in_place, .slay = lay, .rlay = lay};
     const struct tm_type **ts = NULL;

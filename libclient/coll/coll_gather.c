@@ -10,7 +10,7 @@
 #include <errno.h>
 
 #include "coll.h"
-#include "coll_inter.h"
+#include "coll_inter_ops.h"
 #include "coll_net_move.h"
 #include "errh.h"
 #include "job.h"
@@ -143,8 +143,9 @@ static int gather_common(const char *fn, int v, const void *sendbuf, int sendcou
     TM_COLL_ENTRY(fn, comm);
     NB_REQ(fn);
     if (TM_UNLIKELY(cr->c->inter))
-        return tm_inter_gather(me, cr, comm, fn, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                               v ? recvcounts : NULL, displs, recvtype, root, nb ? request : NULL);
+        return me->job->inter->gather(me, cr, comm, fn, sendbuf, sendcount, sendtype, recvbuf,
+                                      recvcount, v ? recvcounts : NULL, displs, recvtype, root,
+                                      nb ? request : NULL);
     TM_COLL_CHECK(tm_coll_check_root(me, cr, comm, fn, root));
     int is_root = cr->rank == root, in_place = sendbuf == MPI_IN_PLACE;
     struct tm_cargs a = {.root = root, .in_place = in_place};
@@ -217,8 +218,9 @@ static int scatter_common(const char *fn, int v, const void *sendbuf, int sendco
     TM_COLL_ENTRY(fn, comm);
     NB_REQ(fn);
     if (TM_UNLIKELY(cr->c->inter))
-        return tm_inter_scatter(me, cr, comm, fn, sendbuf, sendcount, v ? sendcounts : NULL, displs,
-                                sendtype, recvbuf, recvcount, recvtype, root, nb ? request : NULL);
+        return me->job->inter->scatter(me, cr, comm, fn, sendbuf, sendcount, v ? sendcounts : NULL,
+                                       displs, sendtype, recvbuf, recvcount, recvtype, root,
+                                       nb ? request : NULL);
     TM_COLL_CHECK(tm_coll_check_root(me, cr, comm, fn, root));
     int is_root = cr->rank == root, in_place = recvbuf == MPI_IN_PLACE;
     struct tm_cargs a = {.root = root, .in_place = in_place};
@@ -291,9 +293,9 @@ static int allgather_common(const char *fn, int v, const void *sendbuf, int send
     TM_COLL_ENTRY(fn, comm);
     NB_REQ(fn);
     if (TM_UNLIKELY(cr->c->inter))
-        return tm_inter_allgather(me, cr, comm, fn, sendbuf, sendcount, sendtype, recvbuf,
-                                  recvcount, v ? recvcounts : NULL, displs, recvtype,
-                                  nb ? request : NULL);
+        return me->job->inter->allgather(me, cr, comm, fn, sendbuf, sendcount, sendtype, recvbuf,
+                                         recvcount, v ? recvcounts : NULL, displs, recvtype,
+                                         nb ? request : NULL);
     int in_place = sendbuf == MPI_IN_PLACE;
     struct tm_cargs a = {.root = -1, .in_place = in_place};
     if (!in_place) {

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "coll.h"
-#include "coll_inter.h"
+#include "coll_inter_ops.h"
 #include "coll_net.h"
 #include "coll_net_move.h"
 #include "errh.h"
@@ -157,8 +157,8 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, MPI
             return tm_err(me, comm, MPI_ERR_COUNT, fn,
                           "count %lld: at most %d on an inter-communicator", count,
                           TM_INTER_COUNT_MAX);
-        return tm_inter_reduce(me, cr, comm, fn, sendbuf, recvbuf, (int)count, datatype, op, root,
-                               all, nb ? request : NULL);
+        return me->job->inter->reduce(me, cr, comm, fn, sendbuf, recvbuf, (int)count, datatype, op,
+                                      root, all, nb ? request : NULL);
     }
     const struct tm_type *t;
     TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, "", recvbuf, 0, datatype, &t));
@@ -322,8 +322,8 @@ static int rs_common(const char *fn, int block, const void *sendbuf, void *recvb
     TM_COLL_ENTRY(fn, comm);
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     if (TM_UNLIKELY(cr->c->inter))
-        return tm_inter_reduce_scatter(me, cr, comm, fn, block, sendbuf, recvbuf, recvcounts,
-                                       recvcount, datatype, op, nb ? request : NULL);
+        return me->job->inter->reduce_scatter(me, cr, comm, fn, block, sendbuf, recvbuf, recvcounts,
+                                              recvcount, datatype, op, nb ? request : NULL);
     int n = cr->c->size;
     const struct tm_type *t;
     TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, "", recvbuf, 0, datatype, &t));

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "coll.h"
-#include "coll_inter.h"
 #include "coll_net_move.h"
 #include "errh.h"
 #include "job.h"

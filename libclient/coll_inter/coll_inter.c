@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_inter_ops.h"
 #include "comm.h"
 #include "errh.h"
 #include "inter_buf.h"
@@ -407,3 +408,14 @@ int tm_inter_reduce_scatter(struct tm_rank *me, struct tm_commref *cr, MPI_Comm 
     free(displs);
     return finish(me, comm, fn, e, request);
 }
+
+const struct tm_inter_ops tm_inter_ops = {
+    .barrier = tm_inter_barrier,
+    .bcast = tm_inter_bcast,
+    .reduce = tm_inter_reduce,
+    .gather = tm_inter_gather,
+    .scatter = tm_inter_scatter,
+    .allgather = tm_inter_allgather,
+    .alltoall = tm_inter_alltoall,
+    .reduce_scatter = tm_inter_reduce_scatter,
+};

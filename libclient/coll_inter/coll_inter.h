@@ -49,4 +49,8 @@ int tm_inter_reduce_scatter(struct tm_rank *me, struct tm_commref *cr, MPI_Comm 
                             const int *rcounts, int rcount, MPI_Datatype dt, MPI_Op op,
                             MPI_Request *request);
 
+struct tm_inter_ops;
+/* Every function above, for coll/'s entry points (coll_inter_ops.h; registered in the job). */
+extern const struct tm_inter_ops tm_inter_ops;
+
 #endif

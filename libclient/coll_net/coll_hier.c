@@ -113,22 +113,24 @@ int tm_hier_barrier(struct tm_cnet *x)
 
 /* ---- Bcast ---- */
 
-/* The tree file, if the configured algorithm (auto, or tree_file: explicit) takes one. */
-static int file_tree(struct tm_cnet *x, int algo_auto, int algo_file,
-                     const struct tm_tree_file **ret)
+/* What collective c runs for bytes (coll_algo.h's one rule, which tmpictl tree follows too):
+ * the tree file is loaded when the configured algorithm (auto, or tree_file: explicit) takes
+ * one.  0 or a negative errno (a bad setting or tree file). */
+static int pick(struct tm_cnet *x, enum tm_coll_id c, int configured, size_t bytes, int commute,
+                const struct tm_tree_file **ret_file, struct tm_coll_pick *ret)
 {
-    *ret = NULL;
+    *ret_file = NULL;
     if (x->h->conf.err) return x->h->conf.err;
-    return algo_auto || algo_file ? tm_chier_tree(x, algo_file, ret) : 0;
+    if (tm_coll_takes_file(c, configured)) {
+        int r = tm_chier_tree(x, configured != 0, ret_file);
+        if (r < 0) return r;
+    }
+    tm_coll_select(c, configured, *ret_file, x->h->ngroups, bytes, commute, ret);
+    return 0;
 }
 
 int tm_hier_bcast(struct tm_cnet *x)
 {
-    const struct tm_tree_file *t;
-    enum tm_tree_shape cs = x->h->conf.bcast;
-    int ft = file_tree(x, cs == TM_TREE_AUTO, cs == TM_TREE_FILE, &t);
-    if (ft < 0) return ft;
-    if (t) return tm_treerun_bcast(x, t);
     const struct tm_cgroup *mine = tm_cnet_mine(x);
     const struct tm_cargs *lead = tm_cnet_arg(x, mine->members[0]);
     int root = lead->root, rg = x->h->group_of[root];
@@ -136,9 +138,12 @@ int tm_hier_bcast(struct tm_cnet *x)
      * the message from the parent fills. */
     const struct tm_cargs *src = rg == x->gi ? tm_cnet_arg(x, root) : lead;
     size_t bytes = tm_dt_span((size_t)src->rcount, src->rtype);
-    enum tm_tree_shape sh = x->h->conf.bcast;
-    if (sh == TM_TREE_AUTO || sh == TM_TREE_FILE) sh = tm_tree_choose(x->h->ngroups, bytes);
-    int err = tree_bcast(x, sh, rg, src->rbuf, bytes, bytes);
+    const struct tm_tree_file *t;
+    struct tm_coll_pick pk;
+    int err = pick(x, TM_COLL_BCAST, x->h->conf.algo[TM_COLL_BCAST], bytes, 1, &t, &pk);
+    if (err < 0) return err;
+    if (pk.use_file) return tm_treerun_bcast(x, t);
+    err = tree_bcast(x, (enum tm_tree_shape)pk.shape, rg, src->rbuf, bytes, bytes);
     if (err) return err;
     int trunc = 0;
     for (int i = 0; i < mine->n; i++) {
@@ -286,21 +291,46 @@ static int red_setup(struct tm_cnet *x, struct red *r, unsigned char **ret_buf)
     return 0;
 }
 
+/* One leader's bytes of a Reduce or Allreduce (every leader's count is the same). */
+static size_t red_span(struct tm_cnet *x)
+{
+    const struct tm_cargs *lead = tm_cnet_arg(x, tm_cnet_mine(x)->members[0]);
+    return tm_dt_span(lead->count, lead->rtype);
+}
+
+/* A Reduce (all 0) or Allreduce's choice; 1 when it is the tree file's edges and they ran
+ * (ret_err their result), 0 when the leaders' own algorithm runs (pk). */
+static int red_pick(struct tm_cnet *x, int all, struct tm_coll_pick *pk, int *ret_err)
+{
+    const struct tm_cargs *lead = tm_cnet_arg(x, tm_cnet_mine(x)->members[0]);
+    enum tm_coll_id c = all ? TM_COLL_ALLREDUCE : TM_COLL_REDUCE;
+    int configured = x->h->conf.algo[c];
+    size_t bytes = red_span(x);
+    const struct tm_tree_file *t;
+    *ret_err = pick(x, c, configured, bytes, lead->op.commute, &t, pk);
+    if (*ret_err < 0) return 1;
+    if (!pk->use_file) return 0;
+    int r = tm_treerun_reduce(x, t, all);
+    if (r <= 0) {
+        *ret_err = r;
+        return 1;
+    }
+    /* 1: the edges cannot combine this op in rank order: as without the file */
+    tm_coll_select(c, configured, NULL, x->h->ngroups, bytes, lead->op.commute, pk);
+    return 0;
+}
+
 int tm_hier_reduce(struct tm_cnet *x)
 {
-    const struct tm_tree_file *t;
-    enum tm_tree_shape cs = x->h->conf.reduce;
-    int ft = file_tree(x, cs == TM_TREE_AUTO, cs == TM_TREE_FILE, &t);
-    if (ft < 0) return ft;
-    if (t && (ft = tm_treerun_reduce(x, t, 0)) <= 0) return ft; /* 1: rank order needs ours */
+    struct tm_coll_pick pk;
+    int err;
+    if (red_pick(x, 0, &pk, &err)) return err;
     struct red r;
     unsigned char *acc;
-    int err = red_setup(x, &r, &acc);
+    err = red_setup(x, &r, &acc);
     if (err || !acc) return err;
     int root = r.lead->root, rg = x->h->group_of[root];
-    enum tm_tree_shape sh = x->h->conf.reduce;
-    if (sh == TM_TREE_AUTO || sh == TM_TREE_FILE) sh = tm_tree_choose(x->h->ngroups, r.span);
-    err = reduce_to(x, &r, sh, rg, acc, acc + r.span);
+    err = reduce_to(x, &r, (enum tm_tree_shape)pk.shape, rg, acc, acc + r.span);
     if (!err && rg == x->gi) memcpy(tm_cnet_arg(x, root)->rbuf, acc, r.span);
     free(acc);
     return err;
@@ -377,26 +407,20 @@ static int allreduce_ring(struct tm_cnet *x, const struct red *r, unsigned char 
 
 int tm_hier_allreduce(struct tm_cnet *x)
 {
-    const struct tm_tree_file *t;
-    enum tm_allreduce_algo ca = x->h->conf.allreduce;
-    int ft = file_tree(x, ca == TM_AR_AUTO, ca == TM_AR_TREE_FILE, &t);
-    if (ft < 0) return ft;
-    if (t && (ft = tm_treerun_reduce(x, t, 1)) <= 0) return ft;
+    struct tm_coll_pick pk;
+    int err;
+    if (red_pick(x, 1, &pk, &err)) return err;
     struct red r;
     unsigned char *acc;
-    int err = red_setup(x, &r, &acc);
+    err = red_setup(x, &r, &acc);
     if (err || !acc) return err;
     unsigned char *tmp = acc + r.span;
-    enum tm_allreduce_algo al = x->h->conf.allreduce;
-    if (al == TM_AR_AUTO || al == TM_AR_TREE_FILE ||
-        (!r.lead->op.commute && al != TM_AR_REDUCE_BCAST))
-        al = tm_allreduce_choose(x->h->ngroups, r.span, r.lead->op.commute);
-    if (al == TM_AR_RECDOUBLING) {
+    if (pk.algo == TM_AR_RECDOUBLING) {
         err = allreduce_recdbl(x, &r, acc, tmp);
-    } else if (al == TM_AR_RING) {
+    } else if (pk.algo == TM_AR_RING) {
         err = allreduce_ring(x, &r, acc, tmp);
     } else {
-        enum tm_tree_shape sh = tm_tree_choose(x->h->ngroups, r.span);
+        enum tm_tree_shape sh = (enum tm_tree_shape)pk.shape;
         err = reduce_to(x, &r, sh, 0, acc, tmp);
         if (!err) err = tree_bcast(x, sh, 0, acc, r.span, r.span);
     }

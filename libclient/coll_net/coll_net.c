@@ -9,27 +9,35 @@
 #include "net_p2p.h"
 #include "p2p.h"
 #include "p2p_route.h"
+#include "svc_conf.h"
 #include "wait.h"
 
 /* ---- configuration ---- */
 
+/* The agent's value of a setting (tmpid.conf [mpi] key) fits this. */
+#define CONF_VALUE_MAX 4096
+
 /* One setting: the environment (the job's -x variables, then the agent's: getenv is
- * interposed for rank threads) wins over tmpid.conf's value handed over in svc. */
-static const char *setting(const char *env, const char *conf, const char **ret_from)
+ * interposed for rank threads) wins over tmpid.conf's [mpi] key, which the agent tells by
+ * key (svc_conf.h) into buf. */
+static const char *setting(const struct tmpi_svc *svc, const char *env, const char *key, char *buf,
+                           const char **ret_from)
 {
     const char *v = getenv(env);
     *ret_from = env;
     if (v && *v) return v;
     *ret_from = NULL;
-    return conf;
+    return tm_svc_conf(svc, "mpi", key, buf, CONF_VALUE_MAX) ? buf : NULL;
 }
 
-static void conf_bad(struct tm_cconf *cf, const char *env, const char *v, const char *names)
+static void conf_bad(struct tm_cconf *cf, const char *env, const char *v, enum tm_coll_id coll)
 {
     if (cf->err) return; /* the first problem is the one reported */
     cf->err = -EINVAL;
+    char names[200];
     if (env)
-        snprintf(cf->msg, sizeof cf->msg, "%s=\"%s\": not one of %s", env, v, names);
+        snprintf(cf->msg, sizeof cf->msg, "%s=\"%s\": not one of %s", env, v,
+                 tm_coll_algo_names(coll, names, sizeof names));
     else /* the agent checked its file; only a mismatched agent gets here */
         snprintf(cf->msg, sizeof cf->msg, "tmpid.conf: bad collective algorithm \"%s\"", v);
 }
@@ -37,30 +45,31 @@ static void conf_bad(struct tm_cconf *cf, const char *env, const char *v, const 
 static void conf_read(const struct tmpi_svc *svc, const struct tm_comm *c, struct tm_cconf *cf)
 {
     const char *v, *from;
-    cf->bcast = cf->reduce = TM_TREE_AUTO;
-    cf->allreduce = TM_AR_AUTO;
+    char *buf = malloc(CONF_VALUE_MAX);
     cf->err = 0;
     cf->msg[0] = '\0';
     cf->world = c->builtin && !c->world_of;
     cf->tree_path = NULL;
     atomic_init(&cf->tree, NULL);
-    if ((v = setting("TMPI_COLL_BCAST", svc ? svc->coll_bcast : NULL, &from)) &&
-        tm_tree_shape_parse(v, &cf->bcast) < 0)
-        conf_bad(cf, from, v, TM_TREE_SHAPE_NAMES);
-    if ((v = setting("TMPI_COLL_REDUCE", svc ? svc->coll_reduce : NULL, &from)) &&
-        tm_tree_shape_parse(v, &cf->reduce) < 0)
-        conf_bad(cf, from, v, TM_TREE_SHAPE_NAMES);
-    if ((v = setting("TMPI_COLL_ALLREDUCE", svc ? svc->coll_allreduce : NULL, &from)) &&
-        tm_allreduce_parse(v, &cf->allreduce) < 0)
-        conf_bad(cf, from, v, TM_ALLREDUCE_NAMES);
-    v = setting("TMPI_COLL_TREE_FILE", svc ? svc->coll_tree_file : NULL, &from);
-    if (v && !(cf->tree_path = strdup(v)) && !cf->err) {
+    int wants_file = 0;
+    for (int k = 0; k < TM_COLL_COUNT; k++) {
+        const struct tm_coll_kind *kind = tm_coll_kind((enum tm_coll_id)k);
+        cf->algo[k] = 0;
+        if (buf && (v = setting(svc, kind->env, kind->conf_key, buf, &from)) &&
+            tm_coll_algo_parse((enum tm_coll_id)k, v, strlen(v), &cf->algo[k]) < 0) {
+            cf->algo[k] = 0;
+            conf_bad(cf, from, v, (enum tm_coll_id)k);
+        }
+        wants_file |= cf->algo[k] != 0 && tm_coll_takes_file((enum tm_coll_id)k, cf->algo[k]);
+    }
+    v = buf ? setting(svc, "TMPI_COLL_TREE_FILE", "coll_tree_file", buf, &from) : NULL;
+    if ((!buf || (v && !(cf->tree_path = strdup(v)))) && !cf->err) {
         cf->err = -EINVAL;
         snprintf(cf->msg, sizeof cf->msg, "out of memory reading the collective settings");
     }
-    if (!v && !cf->err &&
-        (cf->bcast == TM_TREE_FILE || cf->reduce == TM_TREE_FILE ||
-         cf->allreduce == TM_AR_TREE_FILE)) {
+    int have_file = v != NULL;
+    free(buf);
+    if (!have_file && !cf->err && wants_file) {
         cf->err = -EINVAL;
         snprintf(cf->msg, sizeof cf->msg,
                  "algorithm tree_file without a tree file (set TMPI_COLL_TREE_FILE or tmpid.conf "

@@ -57,14 +57,14 @@ struct tm_ctree {
 };
 
 /* Algorithms chosen by configuration, read when the hierarchy is built: the job's environment
- * (TMPI_COLL_BCAST, _REDUCE, _ALLREDUCE, _TREE_FILE) first, then tmpid.conf [mpi] coll_* (svc).
- * AUTO: the tree file if one is given and fits, else by size (coll_tree.h).  A bad value makes
- * every Bcast, Reduce and Allreduce on the communicator fail with MPI_ERR_ARG and msg (a typo
- * must not silently run something else); Barrier and communicator creation still work. */
+ * (TMPI_COLL_BCAST, _REDUCE, _ALLREDUCE, _TREE_FILE) first, then tmpid.conf [mpi] coll_* (the
+ * agent's settings by key, svc_conf.h); both names come from coll_algo.h's table.
+ * AUTO: the tree file if one is given and fits, else by size (coll_algo.h tm_coll_select).  A bad
+ * value makes every Bcast, Reduce and Allreduce on the communicator fail with MPI_ERR_ARG and msg
+ * (a typo must not silently run something else); Barrier and communicator creation still work. */
 struct tm_cconf {
-    enum tm_tree_shape bcast, reduce;
-    enum tm_allreduce_algo allreduce;
-    int err; /* 0 or -EINVAL */
+    int algo[TM_COLL_COUNT]; /* per collective (coll_algo.h): its value, 0: auto */
+    int err;                 /* 0 or -EINVAL */
     char msg[200];
     int world;       /* the communicator is MPI_COMM_WORLD (a tree file must fit it) */
     char *tree_path; /* NULL: no tree file */

@@ -33,6 +33,8 @@ struct tm_net;
 struct tm_win;
 struct tm_envl;
 struct tm_request;
+struct tm_type;
+struct tm_inter_ops;
 
 enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
 
@@ -157,12 +159,17 @@ struct tm_job {
     /* what the waits do for the layers above (wait.h), set when the job is made */
     tm_wait_poll_fn wait_poll;
     const struct tm_wait_net *wait_net; /* NULL when the job has one node */
-    /* a receive took an entry the network queued (TM_ENVL_NET*, intra/match.h): the network
+    /* a receive took an entry the network queued (TM_ENVL_NET*, mbox/match.h): the network
      * answers it (net_p2p.h tm_net_consume), set with net */
     void (*net_consume)(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e);
     /* a published wait's communicator, peer and tag, as the agent's deadlock report shows
      * them (mstate.h): filled by the layer that knows communicators (comm/comm_mst.c) */
     void (*mst_comm)(struct tm_rank *me, const struct tm_mstate *m, struct tmpi_rank_mpi *p);
+    /* a request's datatype reference dropped with the request (typecore/type.h
+     * tm_type_release): core/request.c holds the reference without knowing types */
+    void (*type_release)(const struct tm_type *t);
+    /* the inter-communicator collectives, for coll/'s entry points (coll/coll_inter_ops.h) */
+    const struct tm_inter_ops *inter;
     pthread_mutex_t progs_lock;
     struct tm_cprog *progs; /* runners of non-blocking collectives across nodes (progs_lock) */
     /* RMA windows with a member on this node, by id (rma/win.c): looked up by origins and

@@ -6,7 +6,6 @@
 
 #include "job.h"
 #include "objtab.h"
-#include "type.h"
 
 #define TM_REQ_CHUNK 16 /* small: thousands of ranks each get one */
 
@@ -24,7 +23,7 @@ static void reap_orphans(struct tm_rank *me)
     while (*pp) {
         struct tm_request *r = *pp;
         if (atomic_load_explicit(&r->done, memory_order_acquire)) {
-            if (r->dt) tm_type_release(r->dt);
+            if (r->dt) me->job->type_release(r->dt);
             r->dt = NULL;
             free(r->keep);
             r->keep = NULL;
@@ -100,7 +99,7 @@ void tm_req_free(struct tm_rank *me, struct tm_request *r)
     if (TM_UNLIKELY(r->dt)) {
         /* The operation is over (or orphaned and no longer reads the type after done). */
         if (atomic_load_explicit(&r->done, memory_order_acquire)) {
-            tm_type_release(r->dt);
+            me->job->type_release(r->dt);
             r->dt = NULL;
         }
     }

@@ -6,10 +6,12 @@
 #include <string.h>
 
 #include "asym_fence.h"
+#include "coll_inter.h"
 #include "coll_net.h"
 #include "comm_mst.h"
 #include "inbox.h"
 #include "mstate.h"
+#include "type.h"
 #include "type_copy.h"
 #include "net.h"
 #include "net_p2p.h"
@@ -126,6 +128,8 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     j->wait_poll = tm_inbox_wait_poll;
     j->asym_fence = tmpi_asym_register();
     j->mst_comm = tm_comm_mst;
+    j->type_release = tm_type_release;
+    j->inter = &tm_inter_ops;
     if (tm_net_job_init(j, info) < 0) goto err;
     if (j->net) {
         j->wait_net = &tm_net_wait;

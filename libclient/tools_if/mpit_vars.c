@@ -5,6 +5,7 @@
 
 #include "job.h"
 #include "mpit.h"
+#include "svc_conf.h"
 
 enum { CAT_AGENT, CAT_JOB, CAT_COLL, CAT_RANK, CAT_LINK, CAT_POOL };
 const struct tm_t_cat tm_t_cats[] = {
@@ -55,12 +56,11 @@ static void rd_svc(struct tm_rank *me, int arg, uint64_t *v, const char **s, cha
 enum { COLL_BCAST, COLL_REDUCE, COLL_ALLREDUCE, COLL_TREE_FILE };
 static void rd_svc_str(struct tm_rank *me, int arg, uint64_t *v, const char **s, char *buf)
 {
-    const struct tmpi_svc *svc = me->job->svc;
+    static const char *const key[] = {"coll_bcast", "coll_reduce", "coll_allreduce",
+                                      "coll_tree_file"};
     (void)v;
-    *s = arg == COLL_BCAST       ? svc->coll_bcast
-         : arg == COLL_REDUCE    ? svc->coll_reduce
-         : arg == COLL_ALLREDUCE ? svc->coll_allreduce
-                                 : svc->coll_tree_file;
+    /* the agent tells its settings by key (svc_conf.h); unset: NULL, shown as "" */
+    *s = tm_svc_conf(me->job->svc, "mpi", key[arg], buf, TM_T_STR_MAX) ? buf : NULL;
 }
 
 /* The job's TMPI_COLL_* (the rank's environment; they win over tmpid.conf, coll_net.h). */

@@ -8,42 +8,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const shape_names[] = {"auto", "flat", "binomial", "binary", "tree_file"};
-static const char *const ar_names[] = {"auto", "recursive_doubling", "reduce_bcast", "ring",
-                                       "tree_file"};
-
 const char *tm_tree_shape_name(enum tm_tree_shape s)
 {
-    return (unsigned)s < sizeof shape_names / sizeof *shape_names ? shape_names[s] : "?";
+    return tm_coll_algo_name(TM_COLL_BCAST, (int)s);
 }
 
 int tm_tree_shape_parse(const char *s, enum tm_tree_shape *ret)
 {
-    for (unsigned i = 0; i < sizeof shape_names / sizeof *shape_names; i++)
-        if (strcmp(s, shape_names[i]) == 0) {
-            *ret = (enum tm_tree_shape)i;
-            return 0;
-        }
-    if (strcmp(s, "hypercube") == 0) {
-        *ret = TM_TREE_BINOMIAL;
-        return 0;
-    }
-    return -EINVAL;
+    int v;
+    if (tm_coll_algo_parse(TM_COLL_BCAST, s, strlen(s), &v) < 0) return -EINVAL;
+    *ret = (enum tm_tree_shape)v;
+    return 0;
 }
 
 const char *tm_allreduce_name(enum tm_allreduce_algo a)
 {
-    return (unsigned)a < sizeof ar_names / sizeof *ar_names ? ar_names[a] : "?";
+    return tm_coll_algo_name(TM_COLL_ALLREDUCE, (int)a);
 }
 
 int tm_allreduce_parse(const char *s, enum tm_allreduce_algo *ret)
 {
-    for (unsigned i = 0; i < sizeof ar_names / sizeof *ar_names; i++)
-        if (strcmp(s, ar_names[i]) == 0) {
-            *ret = (enum tm_allreduce_algo)i;
-            return 0;
-        }
-    return -EINVAL;
+    int v;
+    if (tm_coll_algo_parse(TM_COLL_ALLREDUCE, s, strlen(s), &v) < 0) return -EINVAL;
+    *ret = (enum tm_allreduce_algo)v;
+    return 0;
 }
 
 /* Seed 000 §3.2: with few nodes and small messages the root's n-1 sends cost less than the
@@ -174,6 +162,85 @@ static int number(const char *w, size_t len, long *ret)
 
 #define TM_TREE_FILE_MAX_RANKS (1 << 20)
 
+/* Bytes with an optional K, M or G suffix (a whole word): 0 or -EINVAL. */
+static int size_word(const char *w, size_t len, size_t *ret)
+{
+    unsigned shift = 0;
+    if (len && (w[len - 1] == 'K' || w[len - 1] == 'k'))
+        shift = 10;
+    else if (len && (w[len - 1] == 'M' || w[len - 1] == 'm'))
+        shift = 20;
+    else if (len && (w[len - 1] == 'G' || w[len - 1] == 'g'))
+        shift = 30;
+    if (shift) len--;
+    long v;
+    if (number(w, len, &v) < 0) return -EINVAL;
+    *ret = (size_t)v << shift;
+    return 0;
+}
+
+/* "algorithm COLL MIN-MAX NAME" after its first word: appended to *algos.  0, or -EINVAL with
+ * the reason in why. */
+static int algo_line(const char **p, const char *end, struct tm_tree_algo **algos, int *nalgos,
+                     char *why, size_t whylen)
+{
+    size_t lc = 0, lr = 0, ln = 0, lx = 0;
+    const char *wc = word(p, end, &lc);
+    const char *wr = wc ? word(p, end, &lr) : NULL;
+    const char *wn = wr ? word(p, end, &ln) : NULL;
+    if (!wn || word(p, end, &lx)) {
+        snprintf(why, whylen, "expected \"algorithm COLL MIN-MAX NAME\"");
+        return -EINVAL;
+    }
+    struct tm_tree_algo a;
+    if (tm_coll_kind_parse(wc, lc, &a.coll) < 0) {
+        snprintf(why, whylen, "unknown collective \"%.*s\" (bcast, reduce or allreduce)", (int)lc,
+                 wc);
+        return -EINVAL;
+    }
+    const char *dash = memchr(wr, '-', lr);
+    a.max = SIZE_MAX;
+    if (!dash || size_word(wr, (size_t)(dash - wr), &a.min) < 0 ||
+        (dash + 1 < wr + lr && size_word(dash + 1, (size_t)(wr + lr - dash - 1), &a.max) < 0) ||
+        a.min > a.max) {
+        snprintf(why, whylen, "bad size range \"%.*s\" (MIN-MAX or MIN-, bytes with K, M, G)",
+                 (int)lr, wr);
+        return -EINVAL;
+    }
+    if (tm_coll_algo_parse(a.coll, wn, ln, &a.algo) < 0) {
+        char names[200];
+        snprintf(why, whylen, "%s has no algorithm \"%.*s\" (%s)", tm_coll_kind(a.coll)->name,
+                 (int)ln, wn, tm_coll_algo_names(a.coll, names, sizeof names));
+        return -EINVAL;
+    }
+    for (int i = 0; i < *nalgos; i++) {
+        const struct tm_tree_algo *o = &(*algos)[i];
+        if (o->coll == a.coll && a.min <= o->max && o->min <= a.max) {
+            snprintf(why, whylen, "the %s range \"%.*s\" overlaps an earlier one",
+                     tm_coll_kind(a.coll)->name, (int)lr, wr);
+            return -EINVAL;
+        }
+    }
+    if (*nalgos == TM_TREE_FILE_MAX_ALGOS) {
+        snprintf(why, whylen, "more than %d algorithm lines", TM_TREE_FILE_MAX_ALGOS);
+        return -EINVAL;
+    }
+    if (!*algos && !(*algos = calloc(TM_TREE_FILE_MAX_ALGOS, sizeof **algos))) {
+        snprintf(why, whylen, "out of memory");
+        return -EINVAL;
+    }
+    (*algos)[(*nalgos)++] = a;
+    return 0;
+}
+
+int tm_tree_file_algo(const struct tm_tree_file *t, enum tm_coll_id coll, size_t bytes)
+{
+    for (int i = 0; t && i < t->nalgos; i++)
+        if (t->algos[i].coll == coll && t->algos[i].min <= bytes && bytes <= t->algos[i].max)
+            return t->algos[i].algo;
+    return -1;
+}
+
 int tm_tree_file_parse(const char *name, const char *text, size_t len, struct tm_tree_file *ret,
                        char *err, size_t errlen)
 {
@@ -181,6 +248,8 @@ int tm_tree_file_parse(const char *name, const char *text, size_t len, struct tm
     int line = 0, n = -1, root = -1;
     int32_t *parent = NULL;
     int *line_of = NULL; /* where each rank was given, for the messages of the checks below */
+    struct tm_tree_algo *algos = NULL;
+    int nalgos = 0;
 #define FAIL(l, ...)                                                                               \
     do {                                                                                           \
         tf_error(err, errlen, name, (l), __VA_ARGS__);                                             \
@@ -190,7 +259,10 @@ int tm_tree_file_parse(const char *name, const char *text, size_t len, struct tm
         line++;
         size_t l1, l2, l3;
         const char *w1 = word(&p, end, &l1);
-        if (w1) {
+        if (w1 && l1 == 9 && memcmp(w1, "algorithm", 9) == 0) {
+            char why[300];
+            if (algo_line(&p, end, &algos, &nalgos, why, sizeof why) < 0) FAIL(line, "%s", why);
+        } else if (w1) {
             const char *w2 = word(&p, end, &l2);
             const char *w3 = w2 ? word(&p, end, &l3) : NULL;
             if (w3) FAIL(line, "expected two words, found more");
@@ -256,11 +328,14 @@ int tm_tree_file_parse(const char *name, const char *text, size_t len, struct tm
     ret->n = n;
     ret->root = root;
     ret->parent = parent;
+    ret->nalgos = nalgos;
+    ret->algos = algos;
     return 0;
 fail:
 #undef FAIL
     free(parent);
     free(line_of);
+    free(algos);
     return -EINVAL;
 }
 
@@ -306,6 +381,9 @@ void tm_tree_file_free(struct tm_tree_file *t)
     free(t->parent);
     t->parent = NULL;
     t->n = 0;
+    free(t->algos);
+    t->algos = NULL;
+    t->nalgos = 0;
 }
 
 int tm_tree_file_children(const struct tm_tree_file *t, int v, int *out, int max)

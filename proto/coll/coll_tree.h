@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "coll_algo.h"
+
 enum tm_tree_shape {
     TM_TREE_AUTO = 0, /* by node count and size: tm_tree_choose() */
     TM_TREE_FLAT,
@@ -38,12 +40,9 @@ enum tm_allreduce_algo {
 #define TM_AR_RECDOUBLING_MAX_BYTES (64u * 1024)
 #define TM_AR_RING_MIN_BYTES (512u * 1024)
 
-/* What the parsers accept, for messages. */
-#define TM_TREE_SHAPE_NAMES "auto, flat, binomial, binary, tree_file"
-#define TM_ALLREDUCE_NAMES "auto, recursive_doubling, reduce_bcast, ring, tree_file"
-
+/* The names are coll_algo.c's table: a Bcast's (or Reduce's) shape, an Allreduce's algorithm.
+ * The parsers accept a name of the table for that collective; -EINVAL else. */
 const char *tm_tree_shape_name(enum tm_tree_shape s);
-/* Parses "flat", "binomial" (or "hypercube"), "binary", "tree_file", "auto"; -EINVAL else. */
 int tm_tree_shape_parse(const char *s, enum tm_tree_shape *ret);
 const char *tm_allreduce_name(enum tm_allreduce_algo a);
 int tm_allreduce_parse(const char *s, enum tm_allreduce_algo *ret);
@@ -71,13 +70,30 @@ int tm_tree_children(enum tm_tree_shape s, int n, int root, int v, int *out, int
  *   ...
  *
  * Blank lines and text after '#' are ignored.  "ranks N" comes first; then one line
- * "RANK PARENT" per rank ("-" or "-1" for the root).  Rejected with a message naming FILE:LINE: bad
- * syntax, a rank out of range or given twice, a missing rank, no root or two roots, a cycle
- * (which also means some rank cannot reach the root). */
+ * "RANK PARENT" per rank ("-" or "-1" for the root).  Lines
+ *
+ *   algorithm COLL MIN-MAX NAME      e.g.  algorithm bcast 0-2K flat
+ *                                          algorithm allreduce 1M- ring
+ *
+ * name the algorithm (coll_algo.h's table: any of COLL's, tree_file for the edges above) that
+ * COLL (bcast, reduce, allreduce) uses for MIN <= bytes <= MAX (K, M, G suffixes; no MAX: no
+ * upper bound); sizes no line covers use the edges.  Rejected with a message naming
+ * FILE:LINE: bad syntax, a rank out of range or given twice, a missing rank, no root or two
+ * roots, a cycle (which also means some rank cannot reach the root), an unknown collective or
+ * algorithm, an empty range or two ranges of one collective that overlap. */
+struct tm_tree_algo {
+    enum tm_coll_id coll;
+    size_t min, max; /* bytes, both included */
+    int algo;        /* the collective's value (coll_algo.h) */
+};
+/* Algorithm lines one tree file may hold. */
+#define TM_TREE_FILE_MAX_ALGOS 64
 struct tm_tree_file {
     int n;
     int root;
     int32_t *parent; /* n entries, parent[root] == -1 */
+    int nalgos;
+    struct tm_tree_algo *algos; /* nalgos entries, NULL when none */
 };
 
 /* Parses text (len bytes) named name (for messages).  On error returns -EINVAL and writes a
@@ -87,6 +103,8 @@ int tm_tree_file_parse(const char *name, const char *text, size_t len, struct tm
 /* Reads and parses the file at path; -errno of the read (message in err too) or -EINVAL. */
 int tm_tree_file_load(const char *path, struct tm_tree_file *ret, char *err, size_t errlen);
 void tm_tree_file_free(struct tm_tree_file *t);
+/* The algorithm the file names for coll at bytes (its value), or -1 when no line covers it. */
+int tm_tree_file_algo(const struct tm_tree_file *t, enum tm_coll_id coll, size_t bytes);
 /* Children of v in a tree file, ascending; returns how many (writes at most max). */
 int tm_tree_file_children(const struct tm_tree_file *t, int v, int *out, int max);
 /* Depth of v (root 0). */

@@ -22,7 +22,7 @@
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 11
+#define TMPI_SVC_ABI 12
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 
@@ -238,13 +238,10 @@ struct tmpi_svc {
     int (*rank_park)(int (*ready)(void *arg), void *arg, struct tmpi_sleepers *_Atomic *target);
     void (*rank_yield)(void);
 
-    /* tmpid.conf [mpi] coll_bcast, coll_reduce, coll_allreduce, coll_tree_file, already
-     * checked by the agent; NULL when not set.  A job's TMPI_COLL_* variables win over them.
-     * Owned by the agent, unchanged while it runs. */
-    const char *coll_bcast, *coll_reduce, *coll_allreduce, *coll_tree_file;
-
-    /* Optional (may be NULL: the tools interface shows no tmpid.conf settings beyond the ones
-     * above).  Setting i of the agent's tmpid.conf (0-based, a fixed order for the agent's life):
+    /* Optional (may be NULL: libtmpi sees no tmpid.conf settings; the collectives then take
+     * only TMPI_COLL_*).  The agent's settings reach libtmpi by key through this, never as
+     * members of this table (libclient/core/svc_conf.h; e.g. [mpi] coll_bcast, checked by the
+     * agent).  Setting i of the agent's tmpid.conf (0-based, a fixed order for the agent's life):
      * its section and key (static strings) and its value as text into buf[len] (truncated, NUL
      * ended; "" when unset).  Returns the full text's length, or -1 when i is past the last.
      * Any thread; never blocks. */

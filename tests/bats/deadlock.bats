@@ -329,8 +329,10 @@ assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -3, ranks[0]
     [[ "${lines[4]}" == "3 "*"node2"*" computing "* ]] || { echo "$output" >&2; false; }
 }
 
-@test "tmpictl ranks: a node that does not answer is left out after 10 s, and said so" {
-    start_cluster 3 --config "$BATS_TEST_TMPDIR/dl.conf"
+@test "tmpictl ranks: a node that does not answer is left out after query_timeout_ms, and named" {
+    printf '[agent]\ndeadlock_check_ms = 200\n[mesh]\nquery_timeout_ms = 2000\n' \
+        >"$BATS_TEST_TMPDIR/dlq.conf"
+    start_cluster 3 --config "$BATS_TEST_TMPDIR/dlq.conf"
     start_stuck "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog dl_skip_barrier)"
     local id
     id=$(running_id "${CLUSTER_SOCKS[0]}")
@@ -341,7 +343,7 @@ assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -3, ranks[0]
     expect_status 0
     [ "${#lines[@]}" -eq 6 ] || { echo "$output" >&2; false; }
     [[ "${lines[4]}" == "3 "*"node2"* ]] || { echo "$output" >&2; false; }
-    expect_line "(some ranks did not answer)"
+    expect_line "(some ranks did not answer: 127.0.0.1:${CLUSTER_PORTS[2]}: no answer within 2000 ms (query_timeout_ms))"
     kill -CONT "$STOPPED"
     STOPPED=
 }

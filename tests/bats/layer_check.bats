@@ -136,3 +136,24 @@ PY
     run -2 "$TMPI_SRC/tools/layer-check" --includes nosuch
     [[ "$output" == *'no folder of nosuch'* ]]
 }
+
+@test "layer-check --docs: ARCHITECTURE.md names every .c file once, in its folder's block; a missing, a doubled or a misplaced row fails" {
+    run -0 "$TMPI_SRC/tools/layer-check" --docs
+    cp "$TMPI_SRC/docs/ARCHITECTURE.md" "$copy/docs/"
+    run -0 "$copy/tools/layer-check" --root "$copy" --docs
+    # a new file without its row
+    printf '/* x.c */\n' >"$copy/agent/netd/netd_extra.c"
+    run -1 "$copy/tools/layer-check" --root "$copy" --docs
+    [[ "$output" == *"agent/netd/netd_extra.c: no row in "*"(in the block of agent/netd/)"* ]] || { echo "$output"; false; }
+    rm "$copy/agent/netd/netd_extra.c"
+    # a row twice
+    grep -m1 '^| `netd/pool.c`' "$copy/docs/ARCHITECTURE.md" >"$BATS_TEST_TMPDIR/row"
+    [ -s "$BATS_TEST_TMPDIR/row" ]
+    sed -i "/^\*\*\`agent\/base\/\`\*\*/r $BATS_TEST_TMPDIR/row" "$copy/docs/ARCHITECTURE.md"
+    run -1 "$copy/tools/layer-check" --root "$copy" --docs
+    [[ "$output" == *"agent/netd/pool.c: 2 rows in "* ]] || { echo "$output"; false; }
+    # only in another folder's block
+    sed -i '0,/^| `netd\/pool.c`/{/^| `netd\/pool.c`/d}' "$copy/docs/ARCHITECTURE.md"
+    run -1 "$copy/tools/layer-check" --root "$copy" --docs
+    [[ "$output" == *"agent/netd/pool.c: its row ("*") is not in the block of agent/netd/"* ]] || { echo "$output"; false; }
+}

@@ -197,6 +197,41 @@ bcast_messages() {
     [[ "$output" == *'MPI_Bcast: TMPI_COLL_BCAST="fast": not one of auto, flat, binomial, binary, tree_file (MPI_ERR_ARG)'* ]]
 }
 
+@test "tmpictl tree: a tree file names an algorithm per size range, its edges elsewhere" {
+    local f="$BATS_TEST_TMPDIR/sized.tree"
+    { cat "$seed002"; echo "algorithm bcast 0-2K binomial"; echo "algorithm allreduce 1M- ring"; } >"$f"
+    run --separate-stderr tmpictl tree --nodes 2 --ppn 8 --size 1K --tree-file "$f"
+    expect_status 0
+    [[ "$output" == *"algorithm: binomial (tree file $f, its algorithm line for 1024 bytes: 2 nodes, 1024 bytes)"* ]] || { echo "$output"; false; }
+    run --separate-stderr tmpictl tree --nodes 2 --ppn 8 --size 4K --tree-file "$f"
+    expect_status 0
+    [[ "$output" == *"algorithm: tree_file (tree file $f from --tree-file)"* ]] || { echo "$output"; false; }
+    run --separate-stderr tmpictl tree --nodes 2 --ppn 8 --coll allreduce --size 2M --tree-file "$f"
+    [[ "$output" == *"algorithm: ring (tree file $f, its algorithm line"* ]] || { echo "$output"; false; }
+    # an explicit algorithm wins over the file's lines
+    run --separate-stderr tmpictl tree --nodes 2 --ppn 8 --size 1K --tree-file "$f" --algorithm flat
+    [[ "$output" == *"algorithm: flat (--algorithm: 2 nodes, 1024 bytes)"* ]] || { echo "$output"; false; }
+    echo "algorithm bcast 1K-4K flat" >>"$f"
+    run --separate-stderr tmpictl tree --nodes 2 --ppn 8 --tree-file "$f"
+    expect_status 1
+    [[ "$stderr" == *"$f:21: the bcast range \"1K-4K\" overlaps an earlier one"* ]] || { echo "$stderr"; false; }
+}
+
+@test "tree file in a job: its algorithm line for the Bcast's size replaces its edges" {
+    start_cluster 2
+    local hosts f="$BATS_TEST_TMPDIR/flat.tree"
+    hosts=$(cluster_hostfile 8)
+    { cat "$seed002"; echo "algorithm bcast 0- flat"; } >"$f"
+    run mlaunch --hostfile "$hosts" -n 16 -x TMPI_COLL_TREE_FILE="$f" "$(prog mn_bcast_count)"
+    expect_status 0
+    # flat between the 2 leaders: 1 message, not the file's 2 edges between the nodes
+    [ "$(bcast_messages)" -eq 1 ] || { echo "expected 1, got $(bcast_messages): $output" >&2; false; }
+    { cat "$seed002"; echo "algorithm bcast 0- tree_file"; } >"$f"
+    run mlaunch --hostfile "$hosts" -n 16 -x TMPI_COLL_TREE_FILE="$f" "$(prog mn_bcast_count)"
+    expect_status 0
+    [ "$(bcast_messages)" -eq 2 ] || { echo "expected 2, got $(bcast_messages): $output" >&2; false; }
+}
+
 @test "tree file from tmpid.conf: used by jobs, a bad one stops the agent with both FILE:LINEs" {
     local conf="$BATS_TEST_TMPDIR/tree.conf"
     printf '[mpi]\ncoll_tree_file = %s\n' "$seed002" >"$conf"

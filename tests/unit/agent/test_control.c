@@ -31,6 +31,7 @@
 #include "log.h"
 #include "mesh.h"
 #include "progcache.h"
+#include "query_table.h"
 
 /* Generous: the machine may be loaded and sanitizers slow everything down. */
 #define WAIT_SEC 30
@@ -978,6 +979,48 @@ static void test_drain(void)
     client_close(&b);
 }
 
+/* Every row of the query table says what its permission and its place need, and every query
+ * message finds its one row (JobsRequest by its spelling); a job's own messages are no query. */
+static void test_query_table(void)
+{
+    size_t n;
+    const struct query_row *rows = query_table_rows(&n);
+    CHECK(n >= 6, "%zu rows", n);
+    for (size_t i = 0; i < n; i++) {
+        const struct query_row *r = &rows[i];
+        CHECK(r->command && *r->command && r->answer, "row %zu", i);
+        CHECK(r->perm != QUERY_JOB_OWNER || r->job_of, "%s: which job?", r->command);
+        CHECK(r->perm != QUERY_PEER_OR_ADMIN || r->peer_of, "%s: which peer?", r->command);
+        CHECK((r->where == QUERY_HERE || r->where == QUERY_PEER) == (r->merge == QUERY_ONE),
+              "%s: one answer exactly when one node answers", r->command);
+        CHECK(r->where != QUERY_JOB_PARTS || r->perm == QUERY_JOB_OWNER,
+              "%s: a job's insides are its owner's", r->command);
+        for (size_t k = 0; k < i; k++)
+            CHECK(strcmp(rows[k].command, r->command) != 0 &&
+                      (rows[k].msg != r->msg || (rows[k].matches && r->matches)),
+                  "%s: two rows for one query", r->command);
+    }
+    Tmpi__JobsRequest jr = TMPI__JOBS_REQUEST__INIT;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOBS_REQUEST;
+    env.jobs_request = &jr;
+    CHECK(strcmp(query_row_of(&env)->command, "jobs") == 0);
+    jr.all = 1;
+    const struct query_row *all = query_row_of(&env);
+    CHECK(strcmp(all->command, "jobs --all") == 0 && all->where == QUERY_MESH &&
+          all->merge == QUERY_JOBS);
+    Tmpi__RanksRequest rq = TMPI__RANKS_REQUEST__INIT;
+    rq.job_id = 42;
+    env.msg_case = TMPI__ENVELOPE__MSG_RANKS_REQUEST;
+    env.ranks_request = &rq;
+    const struct query_row *ranks = query_row_of(&env);
+    CHECK(ranks && ranks->perm == QUERY_JOB_OWNER && ranks->job_of(&env) == 42);
+    env.msg_case = TMPI__ENVELOPE__MSG_SUBMIT;
+    CHECK(query_row_of(&env) == NULL, "a submission is no query");
+    env.msg_case = TMPI__ENVELOPE__MSG_CANCEL;
+    CHECK(query_row_of(&env) == NULL, "a cancel is a command of the job's, no query");
+}
+
 int main(void)
 {
     log_set_level(LOG_CRIT);
@@ -1008,6 +1051,7 @@ int main(void)
     other.listener = NULL;
     CHECK_EQ(control_listen(&other), -EADDRINUSE);
 
+    test_query_table();
     test_status();
     test_jobs_and_cancel();
     test_violations();

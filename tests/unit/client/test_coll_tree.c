@@ -273,8 +273,108 @@ static void test_run_helpers(void)
     CHECK_EQ(tm_tree_order(4, cyc, order), -EINVAL);
 }
 
+/* ---- the algorithm table and the one choice rule (coll_algo.h) ---- */
+
+static void test_algo_table(void)
+{
+    size_t n;
+    const struct tm_coll_algo *rows = tm_coll_algos(&n);
+    CHECK(n >= 8, "%zu rows", n);
+    for (size_t i = 0; i < n; i++) {
+        int serves = 0;
+        for (int c = 0; c < TM_COLL_COUNT; c++) {
+            if (rows[i].value[c] < 0) continue;
+            serves = 1;
+            /* every name parses back to its value, for every collective it serves */
+            int v = -1;
+            CHECK_EQ(tm_coll_algo_parse(c, rows[i].name, strlen(rows[i].name), &v), 0);
+            CHECK_EQ(v, rows[i].value[c]);
+            CHECK(strcmp(tm_coll_algo_name(c, v), rows[i].name) == 0);
+        }
+        CHECK(serves, "%s serves no collective", rows[i].name);
+        CHECK(rows[i].what && *rows[i].what);
+    }
+    char buf[200];
+    CHECK(strcmp(tm_coll_algo_names(TM_COLL_BCAST, buf, sizeof buf),
+                 "auto, flat, binomial, binary, tree_file") == 0,
+          "got \"%s\"", buf);
+    CHECK(strcmp(tm_coll_algo_names(TM_COLL_ALLREDUCE, buf, sizeof buf),
+                 "auto, recursive_doubling, reduce_bcast, ring, tree_file") == 0,
+          "got \"%s\"", buf);
+    int v;
+    CHECK_EQ(tm_coll_algo_parse(TM_COLL_REDUCE, "ring", 4, &v), -EINVAL);
+    CHECK_EQ(tm_coll_algo_parse(TM_COLL_REDUCE, "hypercube", 9, &v), 0);
+    CHECK_EQ(v, TM_TREE_BINOMIAL);
+    enum tm_coll_id c;
+    CHECK_EQ(tm_coll_kind_parse("allreduce", 9, &c), 0);
+    CHECK(c == TM_COLL_ALLREDUCE && strcmp(tm_coll_kind(c)->env, "TMPI_COLL_ALLREDUCE") == 0 &&
+          strcmp(tm_coll_kind(c)->conf_key, "coll_allreduce") == 0);
+    CHECK_EQ(tm_coll_kind_parse("gather", 6, &c), -EINVAL);
+
+    /* the rule: auto by size, an explicit algorithm kept, a non-commutative Allreduce */
+    struct tm_coll_pick pk;
+    tm_coll_select(TM_COLL_BCAST, TM_TREE_AUTO, NULL, 4, 256 * 1024, 1, &pk);
+    CHECK(!pk.use_file && pk.algo == TM_TREE_BINARY && strcmp(pk.from, "auto") == 0);
+    tm_coll_select(TM_COLL_REDUCE, TM_TREE_FLAT, NULL, 16, 1 << 20, 1, &pk);
+    CHECK(pk.algo == TM_TREE_FLAT && pk.shape == TM_TREE_FLAT && strcmp(pk.from, "setting") == 0);
+    tm_coll_select(TM_COLL_ALLREDUCE, TM_AR_RING, NULL, 4, 1 << 20, 0, &pk);
+    CHECK_EQ(pk.algo, TM_AR_REDUCE_BCAST);
+    tm_coll_select(TM_COLL_ALLREDUCE, TM_AR_TREE_FILE, NULL, 4, 8, 1, &pk);
+    CHECK_EQ(pk.algo, TM_AR_RECDOUBLING);
+}
+
+/* A tree file names an algorithm per size range; the rest of the sizes use its edges. */
+static void test_file_algorithms(void)
+{
+    struct tm_tree_file t;
+    parse_ok("ranks 4\n"
+             "algorithm bcast 0-2K flat   # small: one step\n"
+             "algorithm bcast 1M- binary\n"
+             "0 -\n1 0\n2 0\n3 2\n"
+             "algorithm allreduce 0-64k recursive_doubling\n"
+             "algorithm allreduce 65537- tree_file\n",
+             &t);
+    CHECK_EQ(t.nalgos, 4);
+    CHECK_EQ(tm_tree_file_algo(&t, TM_COLL_BCAST, 0), TM_TREE_FLAT);
+    CHECK_EQ(tm_tree_file_algo(&t, TM_COLL_BCAST, 2048), TM_TREE_FLAT);
+    CHECK_EQ(tm_tree_file_algo(&t, TM_COLL_BCAST, 2049), -1);
+    CHECK_EQ(tm_tree_file_algo(&t, TM_COLL_BCAST, (size_t)1 << 40), TM_TREE_BINARY);
+    CHECK_EQ(tm_tree_file_algo(&t, TM_COLL_REDUCE, 8), -1);
+    struct tm_coll_pick pk;
+    tm_coll_select(TM_COLL_BCAST, TM_TREE_AUTO, &t, 2, 100, 1, &pk);
+    CHECK(!pk.use_file && pk.algo == TM_TREE_FLAT && strcmp(pk.from, "tree file") == 0);
+    tm_coll_select(TM_COLL_BCAST, TM_TREE_AUTO, &t, 2, 4096, 1, &pk);
+    CHECK(pk.use_file, "no line for 4 KiB: the edges");
+    tm_coll_select(TM_COLL_BCAST, TM_TREE_BINOMIAL, &t, 2, 100, 1, &pk);
+    CHECK(!pk.use_file && pk.algo == TM_TREE_BINOMIAL, "an explicit setting wins over the file");
+    tm_coll_select(TM_COLL_ALLREDUCE, TM_AR_AUTO, &t, 2, 8, 1, &pk);
+    CHECK(!pk.use_file && pk.algo == TM_AR_RECDOUBLING);
+    tm_coll_select(TM_COLL_ALLREDUCE, TM_AR_AUTO, &t, 2, 1 << 20, 1, &pk);
+    CHECK(pk.use_file, "the line says tree_file: the edges");
+    tm_tree_file_free(&t);
+    CHECK(t.algos == NULL && t.nalgos == 0);
+
+    parse_bad("ranks 1\n0 -\nalgorithm bcast 0-2K\n",
+              "t.tree:3: expected \"algorithm COLL MIN-MAX NAME\"");
+    parse_bad("ranks 1\n0 -\nalgorithm bcast 0-2K flat x\n",
+              "t.tree:3: expected \"algorithm COLL MIN-MAX NAME\"");
+    parse_bad("ranks 1\n0 -\nalgorithm gather 0- flat\n",
+              "t.tree:3: unknown collective \"gather\" (bcast, reduce or allreduce)");
+    parse_bad("ranks 1\n0 -\nalgorithm bcast 4K-1K flat\n",
+              "t.tree:3: bad size range \"4K-1K\" (MIN-MAX or MIN-, bytes with K, M, G)");
+    parse_bad("ranks 1\n0 -\nalgorithm bcast 4K flat\n",
+              "t.tree:3: bad size range \"4K\" (MIN-MAX or MIN-, bytes with K, M, G)");
+    parse_bad("ranks 1\n0 -\nalgorithm bcast 0- ring\n",
+              "t.tree:3: bcast has no algorithm \"ring\" (auto, flat, binomial, binary, "
+              "tree_file)");
+    parse_bad("ranks 1\n0 -\nalgorithm reduce 0-4K flat\nalgorithm reduce 4K- binary\n",
+              "t.tree:4: the reduce range \"4K-\" overlaps an earlier one");
+}
+
 int main(void)
 {
+    test_algo_table();
+    test_file_algorithms();
     test_shapes();
     test_choice_and_names();
     test_file_good();

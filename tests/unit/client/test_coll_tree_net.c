@@ -348,22 +348,36 @@ static int bcast_sends(long want, const char *what)
     return 0;
 }
 
-/* tmpid.conf's values (tmpi_svc) apply; the job's environment wins over them. */
+/* The agent's tmpid.conf as this test sets it, told by key as the agent does (svc.h
+ * config_item): [mpi] coll_bcast and coll_tree_file, NULL: unset. */
+static const char *conf_bcast, *conf_tree_file;
+static int test_config_item(int i, const char **section, const char **key, char *buf, size_t len)
+{
+    static const char *const keys[] = {"spin_ns", "coll_bcast", "coll_tree_file"};
+    if (i < 0 || i > 2) return -1;
+    *section = "mpi";
+    *key = keys[i];
+    const char *v = i == 0 ? "1000" : i == 1 ? conf_bcast : conf_tree_file;
+    return snprintf(buf, len, "%s", v ? v : "");
+}
+
+/* tmpid.conf's values (by key, svc config_item) apply; the job's environment wins over them. */
 static int test_env_over_config(void)
 {
+    tmpi_svc.config_item = test_config_item;
     layout_nodes(&lay_2x8, cur.node_of);
     tree_seed002(cur.parent);
     write_tree(16, cur.parent, "seed 002");
     unsetenv("TMPI_COLL_TREE_FILE");
-    tmpi_svc.coll_bcast = "tree_file";
-    tmpi_svc.coll_tree_file = tree_path;
+    conf_bcast = "tree_file";
+    conf_tree_file = tree_path;
     int r = bcast_sends(2, "tmpid.conf coll_bcast = tree_file");
     setenv("TMPI_COLL_BCAST", "flat", 1);
     r = r || bcast_sends(1, "TMPI_COLL_BCAST=flat over tmpid.conf tree_file");
     unsetenv("TMPI_COLL_BCAST");
-    tmpi_svc.coll_bcast = NULL;
+    conf_bcast = NULL;
     r = r || bcast_sends(2, "tmpid.conf coll_tree_file alone (auto)");
-    tmpi_svc.coll_tree_file = NULL;
+    conf_tree_file = NULL;
     r = r || bcast_sends(1, "no settings (auto: flat on 2 nodes)");
     unlink(tree_path);
     return r;
