@@ -190,6 +190,12 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     struct tp_link *ofi = hs->in[7] == 1 ? hs->ofi : NULL;
     if (ofi) {
         hs->ofi = NULL; /* the link's now */
+        int e = tp_ofi_link_start(ofi);
+        if (e < 0) {
+            tp_close(ofi);
+            hello_fail(hs, strerror(-e));
+            return;
+        }
     } else if (n->ofi) {
         log_warning("job %llu: link to node %d (%s) channel %d stays on tcp: %s",
                     (unsigned long long)n->job->id, l->node, n->addr[l->node], l->channel,
