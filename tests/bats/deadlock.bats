@@ -234,6 +234,7 @@ assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -3, ranks[0]
     rm -rf "$dir"
 }
 
+# bats test_tags=multinode
 @test "deadlock and tmpictl ranks across three agents" {
     start_cluster 3 --config "$BATS_TEST_TMPDIR/dl.conf"
     start_stuck "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog dl_skip_barrier)"
@@ -266,6 +267,7 @@ assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -3, ranks[0]
     }
 }
 
+# bats test_tags=multinode
 @test "deadlock: a long compute phase across agents is not reported" {
     start_cluster 2 --config "$BATS_TEST_TMPDIR/dl.conf"
     run --separate-stderr launch --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" \
@@ -275,6 +277,7 @@ assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -3, ranks[0]
     [[ "$stderr" != *deadlock* ]] || { echo "reported: $stderr" >&2; false; }
 }
 
+# bats test_tags=multinode
 @test "tmpictl ranks: a node that does not answer is left out after 10 s, and said so" {
     start_cluster 3 --config "$BATS_TEST_TMPDIR/dl.conf"
     start_stuck "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog dl_skip_barrier)"

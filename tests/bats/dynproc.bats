@@ -83,6 +83,7 @@ spawn_run() {
     [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "carried: $output"; false; }
 }
 
+# bats test_tags=multinode
 @test "dynproc: across 2 agents spawning fails with MPI_ERR_SPAWN, and ports, names and join connect ranks of one node" {
     start_cluster 2
     local exe pexe

@@ -174,6 +174,7 @@ bcast_messages() {
     awk '/^node .* bcast messages /{ s += $NF } END { print s + 0 }' <<<"$output"
 }
 
+# bats test_tags=multinode
 @test "tree file in a job: 2 agents x 8 ranks, the Bcast crosses the file's 2 edges between nodes" {
     start_cluster 2
     local hosts
@@ -197,6 +198,7 @@ bcast_messages() {
     [[ "$output" == *'MPI_Bcast: TMPI_COLL_BCAST="fast": not one of auto, flat, binomial, binary, tree_file (MPI_ERR_ARG)'* ]]
 }
 
+# bats test_tags=multinode
 @test "tree file from tmpid.conf: used by jobs, a bad one stops the agent with both FILE:LINEs" {
     local conf="$BATS_TEST_TMPDIR/tree.conf"
     printf '[mpi]\ncoll_tree_file = %s\n' "$seed002" >"$conf"
