@@ -148,3 +148,19 @@ sys.exit(0 if links == want else "links %r, expected %r" % (links, want))
     kill -INT "$pid"
     wait "$pid" || true
 }
+
+@test "multinode ofi: --display-map across nodes says which transport and provider the links use" {
+    run launch -n 4 -H a:2,b:2 --transport ofi -x FI_PROVIDER=verbs --display-map
+    expect_status 0
+    expect_line "links between nodes: 2 per pair (p2p, coll), transport ofi; on ofi, provider verbs"
+    TMPI_TRANSPORT=tcp run launch -n 4 -H a:2,b:2 --display-map
+    expect_status 0
+    expect_line "links between nodes: 2 per pair (p2p, coll), transport tcp"
+    run launch -n 4 -H a:2,b:2 --display-map
+    expect_status 0
+    [[ "$output" == *"transport: the agents' [mesh] transport"* ]] || { echo "$output" >&2; false; }
+    # one node: no links, no line
+    run launch -n 2 -H a:2 --display-map
+    expect_status 0
+    [[ "$output" != *"links between nodes"* ]] || { echo "$output" >&2; false; }
+}
