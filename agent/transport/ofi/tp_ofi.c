@@ -233,16 +233,24 @@ static int mr_get_locked(struct ofi_tp *t, const void *buf, size_t len, struct m
     return 0;
 }
 
+/* The last transfer that used a registration is done: it goes.  A registration is shared by
+ * the transfers in flight over one buffer, never kept for a later one: between two transfers
+ * the program may free the buffer and get other pages at the same address (a large malloc is
+ * an mmap), and a provider that pins pages (verbs, EFA) would then move the old ones.  The
+ * providers that cache registrations do it themselves, with a monitor of unmapped memory
+ * (libfabric's FI_MR_CACHE_MONITOR); for tcp a registration costs a table entry. */
 static void mr_put(struct ofi_tp *t, struct mr_ent *e)
 {
     if (!e) return;
     pthread_mutex_lock(&t->mr_mu);
-    int gone = --e->refs == 0 && e->own;
-    pthread_mutex_unlock(&t->mr_mu);
-    if (gone) {
-        fi_close(&e->mr->fid);
-        free(e);
+    struct fid_mr *gone = NULL;
+    if (--e->refs == 0) {
+        gone = e->mr;
+        e->mr = NULL;
     }
+    pthread_mutex_unlock(&t->mr_mu);
+    if (gone) fi_close(&gone->fid);
+    if (gone && e->own) free(e);
 }
 
 /* ---- sending ---- */

@@ -11,7 +11,9 @@
  * in flight waits for it).  Progress: a thread of the transport, and tp_poll from waiting ranks.
  *
  * Limits: TP_OFI_EAGER (payload of one message), TP_OFI_RX_BUFS (receives posted),
- * TP_OFI_NAME_MAX (endpoint name), TP_OFI_MR_CACHE (registrations kept for reuse). */
+ * TP_OFI_NAME_MAX (endpoint name), TP_OFI_MR_CACHE (registrations shared by the transfers in
+ * flight over one buffer; one is dropped when its last transfer is done, never reused for a
+ * later one: the buffer may be freed in between, tp_ofi.c mr_put). */
 #ifndef TMPI_AGENT_TP_OFI_H
 #define TMPI_AGENT_TP_OFI_H
 
