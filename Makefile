@@ -49,6 +49,7 @@ deb:
 # PNG plots. QUICK=1: a few minutes. Not part of check: nothing here asserts on a time.
 bench: all
 	tests/bench/run.py --build $(BUILD) $(if $(QUICK),--quick) $(BENCH_ARGS)
+	tests/bench/fabric.py --build $(BUILD) $(if $(QUICK),--quick) --results docs/bench/RESULTS.md
 	$(if $(NO_SOAK),,$(MAKE) soak)
 
 # Two users' mixed jobs across 3 emulated hosts with packet loss (tests/bench/soak.py, root):

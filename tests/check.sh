@@ -56,6 +56,16 @@ f=$(grep -c '^not ok ' "$log")
 if ! grep -q '^1\.\.' "$log"; then f=$((f + 1)); fi
 passed=$((passed + p))
 failed=$((failed + f))
+
+# The multi-node tests (tagged multinode) once more with every job on the OFI transport over
+# libfabric's tcp provider (helpers.bash: TMPI_TEST_TRANSPORT), named "[ofi] ..." in the output.
+TMPI_TEST_TRANSPORT=ofi BATS_TEST_NAME_PREFIX="[ofi] " \
+    bats --tap --filter-tags multinode "$top/tests/bats" 2>&1 | tee "$log"
+p=$(grep -c '^ok ' "$log")
+f=$(grep -c '^not ok ' "$log")
+if ! grep -q '^1\.\.' "$log"; then f=$((f + 1)); fi
+passed=$((passed + p))
+failed=$((failed + f))
 rm -f "$log"
 
 echo "$passed passed, $failed failed"

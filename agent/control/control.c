@@ -502,6 +502,18 @@ static void answer_status(struct conn *c, const struct query_row *row, const Tmp
     const char *listen_addr;
     mesh_stats(a, &listen_addr, &st.mesh_accepted, &st.mesh_auth_failures);
     st.mesh_listen = (char *)listen_addr;
+    /* [mesh] transport as the agent applies it (the word of its last reload, agent.h) */
+    char transport[120];
+    const char *word = a->fabric_transport ? a->fabric_transport : a->cfg.transport;
+    if (!a->fabric_probed)
+        snprintf(transport, sizeof transport, "%s", word ? word : "auto");
+    else if (!atomic_load_explicit(&a->fabric_done, memory_order_acquire))
+        snprintf(transport, sizeof transport, "auto: looking for a fabric provider");
+    else if (a->fabric[0])
+        snprintf(transport, sizeof transport, "auto: ofi, provider %s", a->fabric);
+    else
+        snprintf(transport, sizeof transport, "auto: tcp (no fabric provider)");
+    st.transport = transport;
     size_t np = mesh_npeers(a);
     struct mesh_peer_info *pi = np ? calloc(np, sizeof *pi) : NULL;
     Tmpi__PeerInfo *pmsg = np ? calloc(np, sizeof *pmsg) : NULL;

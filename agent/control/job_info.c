@@ -31,6 +31,8 @@ static void fill_job_info(Tmpi__JobInfo *ji, const struct job *j, double now)
         ji->uid = j->link->uid;
         ji->coordinator = (char *)j->coordinator;
         ji->coordinator_job_id = j->coord_job_id;
+        ji->n_links = j->ncarriers;
+        ji->links = j->carrier_ptrs;
     }
 }
 

@@ -2,6 +2,7 @@
 #ifndef TMPI_AGENT_AGENT_H
 #define TMPI_AGENT_AGENT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -31,6 +32,18 @@ struct agent {
     double start_time; /* monotonic seconds */
     int ncpus;
     int job_host; /* this process is a job host (jobhost.h), not the agent */
+    /* [mesh] transport = auto, decided once by the agent (fabric.h) at start and on every
+     * reload and handed to each job host (--fabric): the fabric provider found, "" for none.
+     * fabric_probed is 0 when nobody looked (the transport was not auto): a job that asks for
+     * auto itself then has its job host look.  fabric is written by the probe thread before
+     * it sets fabric_done (release), read by the loop thread after it saw fabric_done
+     * (acquire): a job host started before the answer looks itself.  Read-only in a host. */
+    char fabric[64];
+    int fabric_probed;
+    atomic_int fabric_done;
+    pthread_t fabric_thread;
+    int fabric_running;           /* loop thread: fabric_thread is to be joined */
+    const char *fabric_transport; /* loop thread: the word it was decided for (a literal) */
     /* How a reload rebuilds the configuration (reload.h); NULL for a private agent. */
     agent_configure_fn configure;
     void *configure_arg;

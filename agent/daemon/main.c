@@ -17,6 +17,7 @@
 
 #include "agent.h"
 #include "agent_run.h"
+#include "fabric.h"
 #include "jobhost.h"
 #include "interpose.h"
 #include "keyfile.h"
@@ -62,6 +63,7 @@ struct args {
     int check_config;                /* --check-config: check, report and exit */
     const char *check_file;          /* --check-config FILE */
     const char *job_host, *job_user; /* internal: how the agent starts a job host (jobhost.h) */
+    const char *fabric; /* internal: the agent's transport auto decision (fabric.h), "-": none */
 };
 
 /* Prints "tmpid: ..." and returns code, so an error is one line: return fail(2, "..."). */
@@ -92,6 +94,7 @@ enum {
     OPT_HELP,
     OPT_JOB_HOST,
     OPT_JOB_USER,
+    OPT_FABRIC,
     OPT_CHECK_CONFIG
 };
 
@@ -125,6 +128,7 @@ static int parse_args(int argc, char **argv, struct args *o)
         {"job-host", required_argument, NULL, OPT_JOB_HOST},
         {"job-user", required_argument, NULL, OPT_JOB_USER},
         {"check-config", optional_argument, NULL, OPT_CHECK_CONFIG},
+        {"fabric", required_argument, NULL, OPT_FABRIC},
         {0},
     };
     *o = (struct args){.ready_fd = -1, .key_fd = -1};
@@ -170,6 +174,9 @@ static int parse_args(int argc, char **argv, struct args *o)
             break;
         case OPT_JOB_USER:
             o->job_user = optarg;
+            break;
+        case OPT_FABRIC:
+            o->fabric = optarg;
             break;
         case OPT_CHECK_CONFIG:
             o->check_config = 1;
@@ -346,6 +353,10 @@ int main(int argc, char **argv)
     if (o.job_host) {
         /* the configuration is read: the ranks must not inherit the agent's copy */
         if (o.config && strcmp(o.config, JOBHOST_CONFIG_PATH) == 0) close(JOBHOST_CONFIG_FD);
+        if (o.fabric) {
+            a.fabric_probed = 1;
+            snprintf(a.fabric, sizeof a.fabric, "%s", strcmp(o.fabric, "-") ? o.fabric : "");
+        }
         rc = jobhost_main(&a, o.job_host, o.job_user);
         config_free(&a.cfg);
         /* Not exit(): the ranks' copies of the program stay mapped after the job
@@ -357,11 +368,14 @@ int main(int argc, char **argv)
         _exit(rc);
     }
     jobhost_setup("/proc/self/exe");
+    /* an agent without a mesh (a private one) runs single-node jobs only: no data links */
+    if (a.cfg.listen || a.cfg.npeers) agent_fabric_probe(&a, a.cfg.transport);
     if (!o.private_agent) {
         a.configure = reconfigure;
         a.configure_arg = &o;
     }
     rc = agent_run(&a, o.ready_fd) < 0 ? EXIT_RUN : 0;
+    agent_fabric_wait(&a);
 out:
     config_free(&a.cfg);
     return rc;

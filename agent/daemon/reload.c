@@ -17,6 +17,7 @@
 
 #include "agent.h"
 #include "config.h"
+#include "fabric.h"
 #include "log.h"
 
 enum kind { LIVE, JOB, RESTART };
@@ -222,6 +223,8 @@ int agent_reload(struct agent *a)
     a->cfg.text_len = new.text_len;
     new.text = text;
     log_set_level(a->cfg.log_level);
+    /* the job hosts started from now read new's transport: decide auto for them afresh */
+    if (a->cfg.listen || a->cfg.npeers) agent_fabric_probe(a, new.transport);
     progcache_set_keep(&a->cache, a->cfg.program_cache);
     log_notice("reload: done (%u applied, %u for new jobs, %u need a restart)", live, job, restart);
     config_free(&new);

@@ -165,7 +165,9 @@ int job_net_add(struct job_net *n, int node, int channel, int fd)
         return r;
     }
     /* loop thread only, and not under mu: a bad choice cancels the job */
-    if (!n->chosen) job_net_choose(n, a->cfg.transport, a->cfg.ofi_provider);
+    if (!n->chosen)
+        job_net_choose(n, a->cfg.transport, a->cfg.ofi_provider,
+                       a->fabric_probed ? a->fabric : NULL);
     /* the hello swaps what OFI needs; job_net_link_up takes it from there */
     return job_net_hello_start(n, a->base, l, fd);
 }

@@ -88,9 +88,11 @@ int job_net_add(struct job_net *n, int node, int channel, int fd);
  * when both sides chose it, else NULL (data on TCP).  Loop thread. */
 void job_net_link_up(struct job_net *n, struct job_net_link *l, int fd, struct tp_link *ofi);
 /* job_net_tp.c: picks the job's transport and opens its OFI endpoint if it is used (once,
- * not under mu); starts the hello on a link's socket (fd ours: handed to job_net_link_up, or closed
- * and the job cancelled); stops a hello in progress (loop thread). */
-void job_net_choose(struct job_net *n, const char *cfg_transport, const char *cfg_provider);
+ * not under mu; fabric: the agent's answer for auto, fabric.h, "" none, NULL: look here); starts
+ * the hello on a link's socket (fd ours: handed to job_net_link_up, or closed and the job
+ * cancelled); stops a hello in progress (loop thread). */
+void job_net_choose(struct job_net *n, const char *cfg_transport, const char *cfg_provider,
+                    const char *fabric);
 int job_net_hello_start(struct job_net *n, struct event_base *base, struct job_net_link *l, int fd);
 void job_net_hello_cancel(struct job_net_link *l);
 /* job_net_tp.c: the link's receive callbacks, for the OFI link too. */

@@ -4,8 +4,9 @@
  * The choice, once per job host: the job's TMPI_TRANSPORT (tmpi-launch --transport), else
  * [mesh] transport; "tcp" keeps every link on the mesh sockets; "ofi" opens a libfabric
  * endpoint (provider: the job's FI_PROVIDER, else [mesh] ofi_provider, else libfabric's
- * choice); "auto" does that only when a provider other than the socket ones is here.  An
- * endpoint that cannot be opened leaves the job on TCP with a log line.
+ * choice); "auto" does that only when a provider other than the socket ones is here, as the
+ * agent found at start or reload (agent/daemon/fabric.h).  An endpoint that cannot be opened
+ * leaves the job on TCP with a log line.
  *
  * The hello: the first bytes on every link's socket, both ways, before netd reads it.  The
  * socket is the agents' authenticated mesh connection for this job's link, so what travels
@@ -56,7 +57,8 @@ struct job_net_hello {
     char why[256];       /* why this link is not on OFI (we wanted it) */
 };
 
-void job_net_choose(struct job_net *n, const char *cfg_transport, const char *cfg_provider)
+void job_net_choose(struct job_net *n, const char *cfg_transport, const char *cfg_provider,
+                    const char *fabric)
 {
     struct job *j = n->job;
     n->chosen = 1;
@@ -75,7 +77,13 @@ void job_net_choose(struct job_net *n, const char *cfg_transport, const char *cf
     if (!prov || !*prov) prov = cfg_provider;
     char found[64] = "";
     if (!strcmp(want, "auto")) {
-        if (!tp_ofi_fabric_present(found, sizeof found)) return; /* sockets only: TCP */
+        /* the agent's answer (fabric.h); a job that asked for auto where the agents do not
+         * run it looks here */
+        if (fabric)
+            snprintf(found, sizeof found, "%s", fabric);
+        else if (!tp_ofi_fabric_present(found, sizeof found))
+            found[0] = '\0';
+        if (!found[0]) return; /* sockets only: TCP */
         if (!prov || !*prov) prov = found;
     }
     char why[200] = "";
@@ -190,6 +198,12 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     struct tp_link *ofi = hs->in[7] == 1 ? hs->ofi : NULL;
     if (ofi) {
         hs->ofi = NULL; /* the link's now */
+        int e = tp_ofi_link_start(ofi);
+        if (e < 0) {
+            tp_close(ofi);
+            hello_fail(hs, strerror(-e));
+            return;
+        }
     } else if (n->ofi) {
         log_warning("job %llu: link to node %d (%s) channel %d stays on tcp: %s",
                     (unsigned long long)n->job->id, l->node, n->addr[l->node], l->channel,

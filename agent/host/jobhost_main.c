@@ -392,16 +392,41 @@ static void chan_read(struct bufferevent *bev, void *arg)
     }
 }
 
+/* Every link is up: say so, and what carries each (the agent keeps it for tmpictl status). */
 static void send_linked(struct job *j)
 {
+    struct job_net *n = j->net;
     Tmpi__JobLinked jl = TMPI__JOB_LINKED__INIT;
-    jl.uid = j->net->uid;
+    jl.uid = n->uid;
     jl.ok = 1;
     jl.error = "";
+    size_t max = (size_t)n->nnodes * 2;
+    Tmpi__LinkCarrier *lc = calloc(max ? max : 1, sizeof *lc);
+    Tmpi__LinkCarrier **lp = calloc(max ? max : 1, sizeof *lp);
+    char(*text)[80] = calloc(max ? max : 1, sizeof *text);
+    if (lc && lp && text) { /* out of memory: linked all the same, status shows no links */
+        for (int node = 0; node < n->nnodes; node++)
+            for (int ch = TMPI_CH_P2P; ch <= TMPI_CH_COLL; ch++) {
+                size_t k = jl.n_links;
+                job_net_carrier(n, node, ch, text[k], sizeof text[k]);
+                if (!text[k][0]) continue; /* no link to ourselves */
+                tmpi__link_carrier__init(&lc[k]);
+                lc[k].node = (uint32_t)node;
+                lc[k].channel = (uint32_t)ch;
+                lc[k].peer = n->addr[node];
+                lc[k].carrier = text[k];
+                lp[k] = &lc[k];
+                jl.n_links++;
+            }
+        jl.links = lp;
+    }
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_JOB_LINKED;
     env.job_linked = &jl;
     (void)job_send(j, &env);
+    free(lc);
+    free(lp);
+    free(text);
 }
 
 /* One link from the agent per message (jobhost_pass_link); once every link is here the

@@ -468,6 +468,7 @@ void job_free(struct job *j)
     job_bind_free(j);
     if (j->done_ev) event_free(j->done_ev);
     if (j->host) jobhost_free(j);
+    jobhost_carriers_free(j);
     pthread_mutex_destroy(&j->out_mu);
     pthread_mutex_destroy(&j->drain_mu);
     pthread_cond_destroy(&j->drain_cv);

@@ -145,6 +145,11 @@ struct job {
      * unloaded under them */
     atomic_int child_threads;
     struct job_member *member; /* loop thread: the coordinator connection's state */
+    /* Loop thread: what carries each data link, as the member's job host said in JobLinked
+     * (tmpictl status); the strings are owned here (job_carriers_set). */
+    Tmpi__LinkCarrier *carriers;
+    Tmpi__LinkCarrier **carrier_ptrs;
+    size_t ncarriers;
 
     /* User-level switching (carrier.h): NULL when every rank has a thread of its own.  Job
      * thread only (set before the gate opens, freed after the carriers are joined). */

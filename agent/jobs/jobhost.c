@@ -291,6 +291,48 @@ static void host_log(struct jobhost *h, const Tmpi__HostLog *hl)
     }
 }
 
+void jobhost_carriers_free(struct job *j)
+{
+    for (size_t i = 0; i < j->ncarriers; i++) {
+        free(j->carriers[i].peer);
+        free(j->carriers[i].carrier);
+    }
+    free(j->carriers);
+    free(j->carrier_ptrs);
+    j->carriers = NULL;
+    j->carrier_ptrs = NULL;
+    j->ncarriers = 0;
+}
+
+/* What carries each of the job's links (tmpictl status), copied from the host's JobLinked.
+ * Out of memory: the job runs on, status shows no links. */
+static void carriers_set(struct job *j, const Tmpi__JobLinked *jl)
+{
+    jobhost_carriers_free(j);
+    if (!jl->n_links) return;
+    j->carriers = calloc(jl->n_links, sizeof *j->carriers);
+    j->carrier_ptrs = calloc(jl->n_links, sizeof *j->carrier_ptrs);
+    if (!j->carriers || !j->carrier_ptrs) {
+        jobhost_carriers_free(j);
+        return;
+    }
+    for (size_t i = 0; i < jl->n_links; i++) {
+        const Tmpi__LinkCarrier *in = jl->links[i];
+        Tmpi__LinkCarrier *c = &j->carriers[i];
+        tmpi__link_carrier__init(c);
+        c->node = in->node;
+        c->channel = in->channel;
+        c->peer = strdup(in->peer ? in->peer : "");
+        c->carrier = strdup(in->carrier ? in->carrier : "");
+        j->carrier_ptrs[i] = c;
+        j->ncarriers = i + 1;
+        if (!c->peer || !c->carrier) {
+            jobhost_carriers_free(j);
+            return;
+        }
+    }
+}
+
 /* A frame from the host: note what it tells, pass it on whole.  0, or -1 when the host broke
  * the protocol (it is killed). */
 static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
@@ -309,6 +351,9 @@ static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
     case TMPI__ENVELOPE__MSG_JOB_STARTED:
         atomic_store(&j->state, JOB_RUNNING);
         metrics_job_started(&j->agent->metrics, j->created_at, j->start_time);
+        break;
+    case TMPI__ENVELOPE__MSG_JOB_LINKED:
+        carriers_set(j, env->job_linked);
         break;
     case TMPI__ENVELOPE__MSG_LINK_TRAFFIC:
         /* for this agent's metrics only, never passed on */
@@ -654,7 +699,7 @@ static int spawn(struct jobhost *h, int chan, int prog, int links)
     snprintf(id, sizeof id, "%llu", (unsigned long long)j->id);
     snprintf(user, sizeof user, "%u:%u:%d", (unsigned)j->uid, (unsigned)j->gid,
              (int)j->submitter_pid);
-    const char *argv[16];
+    const char *argv[18];
     int n = 0;
     argv[n++] = "tmpid";
     argv[n++] = "--job-host";
@@ -670,6 +715,11 @@ static int spawn(struct jobhost *h, int chan, int prog, int links)
     argv[n++] = a->cfg.name;
     argv[n++] = "--log-level";
     argv[n++] = level_name(log_get_level());
+    /* transport auto as the agent decided it (fabric.h); not decided yet: the host looks */
+    if (a->fabric_probed && atomic_load_explicit(&a->fabric_done, memory_order_acquire)) {
+        argv[n++] = "--fabric";
+        argv[n++] = a->fabric[0] ? a->fabric : "-";
+    }
     argv[n] = NULL;
 
     posix_spawn_file_actions_t fa;

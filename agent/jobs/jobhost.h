@@ -92,6 +92,8 @@ const struct cgroup_job *jobhost_cgroup(const struct job *j);
 
 /* Frees what job_free must for a host job (the process is reaped or killed first). */
 void jobhost_free(struct job *j);
+/* Loop thread: frees what the host said carries each link (job.h carriers). */
+void jobhost_carriers_free(struct job *j);
 
 /* ---- host side ---- */
 

@@ -16,7 +16,8 @@ int jobhost_chan_ok(const struct jobhost_chan_state *st, const Tmpi__Envelope *e
     case TMPI__ENVELOPE__MSG_JOB_LOADED:
         return st->member && env->job_loaded->uid == st->uid;
     case TMPI__ENVELOPE__MSG_JOB_LINKED:
-        return st->member && env->job_linked->uid == st->uid;
+        return st->member && env->job_linked->uid == st->uid &&
+               env->job_linked->n_links <= JOBHOST_LINKS_MAX;
     case TMPI__ENVELOPE__MSG_LINK_TRAFFIC:
         /* cumulative counts of at most two channels */
         return st->member && env->link_traffic->n_channels <= 2;

@@ -8,6 +8,9 @@
 
 #include "control.pb-c.h"
 
+/* The most links a JobLinked may name: two channels to every other node of the largest job. */
+#define JOBHOST_LINKS_MAX (2u * 65536u)
+
 /* What the agent knows of one host's channel. */
 struct jobhost_chan_state {
     int member;              /* one node's part of a job across nodes */

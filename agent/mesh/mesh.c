@@ -428,8 +428,8 @@ static void data_handover(struct mesh_conn *c)
 }
 
 /* Server side of a data connection: the join record names the job; the socket goes to it.
- * The connecting side sends nothing after the record until the job starts (JobGo comes only
- * once every member took its links), so anything beyond it is a protocol error. */
+ * What the connecting side sends after the record is its job host's (read_cb stops reading at
+ * the record), so anything beyond it in the buffer is a protocol error. */
 static void data_accept(struct mesh_conn *c)
 {
     struct evbuffer *in = bufferevent_get_input(c->bev);
@@ -500,7 +500,12 @@ static void read_cb(struct bufferevent *bev, void *arg)
             m->accepted++;
             log_info("mesh: %s (%s) authenticated", c->addr, c->hs.peer_name);
             if (c->hs.channel != TMPI_CH_CTL) {
-                /* a data connection: the join record must follow within the deadline */
+                /* a data connection: the join record must follow within the deadline.  The
+                 * connecting job host speaks right after it (its transport hello,
+                 * job_net_tp.c), before this side's job host has the socket: read no byte
+                 * beyond the record, the rest is the job host's.  (Reading on into the hello
+                 * closed the link now and then: "sent more than its join record".) */
+                bufferevent_setwatermark(bev, EV_READ, 0, MESH_JOIN_SIZE);
                 c->state = ST_WAIT_JOIN;
                 break;
             }

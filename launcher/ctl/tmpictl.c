@@ -182,6 +182,23 @@ static void print_jobs(Tmpi__JobInfo **jobs, size_t n)
     }
 }
 
+/* What carries each data link of the jobs across nodes (from this node), when any has links. */
+static void print_links(Tmpi__JobInfo **jobs, size_t n)
+{
+    size_t any = 0;
+    for (size_t i = 0; i < n; i++)
+        any += jobs[i]->n_links;
+    if (!any) return;
+    printf("\n%-20s %-5s %-24s %-8s %s\n", "JOB", "NODE", "PEER", "CHANNEL", "TRANSPORT");
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < jobs[i]->n_links; k++) {
+            const Tmpi__LinkCarrier *l = jobs[i]->links[k];
+            printf("%-20" PRIu64 " %-5" PRIu32 " %-24s %-8s %s\n", jobs[i]->id, l->node,
+                   ctl_esc(l->peer, "-"), l->channel == 2 ? "coll" : "p2p",
+                   ctl_esc(l->carrier, "-"));
+        }
+}
+
 static void print_status(const Tmpi__StatusReply *s)
 {
     char up[32], used[32], cap[32];
@@ -214,6 +231,7 @@ static void print_status(const Tmpi__StatusReply *s)
                s->mesh_listen, s->mesh_accepted, s->mesh_auth_failures);
     else
         printf("Mesh:            not listening\n");
+    if (s->transport && *s->transport) printf("Transport:       %s\n", ctl_esc(s->transport, ""));
     if (s->n_peers) {
         printf("\n%-24s %-16s %-10s %10s  %s\n", "PEER", "NAME", "STATE", "RTT", "LAST ERROR");
         for (size_t i = 0; i < s->n_peers; i++) {
@@ -234,6 +252,7 @@ static void print_status(const Tmpi__StatusReply *s)
     }
     putchar('\n');
     print_jobs(s->jobs, s->n_jobs);
+    print_links(s->jobs, s->n_jobs);
 }
 
 /* One line per rank: where it runs, what it does, for how long it has waited. */

@@ -84,6 +84,33 @@ static int absolute_wdir(struct launch_opts *o, char ***ret_allocs)
     return r;
 }
 
+/* --display-map across nodes: what will carry the links between them (issue 36), as far as
+ * the job decides it (--transport, TMPI_TRANSPORT, FI_PROVIDER); the rest is the agents'
+ * [mesh] transport and ofi_provider, which tmpictl status shows with each running job's links. */
+static void print_transport(const struct launch_opts *o)
+{
+    const char *tr = NULL, *prov = NULL;
+    for (size_t k = 0; k < o->n_env; k++) {
+        if (strcmp(o->env[k].name, "TMPI_TRANSPORT") == 0) tr = o->env[k].value;
+        if (strcmp(o->env[k].name, "FI_PROVIDER") == 0) prov = o->env[k].value;
+    }
+    if (!tr || !*tr)
+        printf("links between nodes: 2 per pair (p2p, coll), transport: the agents' [mesh] "
+               "transport (auto: ofi only where they found a fabric provider, else tcp)");
+    else if (strcmp(tr, "auto") == 0)
+        printf("links between nodes: 2 per pair (p2p, coll), transport auto: ofi where the "
+               "agents found a fabric provider, else tcp");
+    else
+        printf("links between nodes: 2 per pair (p2p, coll), transport %s", tr);
+    if (tr && strcmp(tr, "tcp") == 0)
+        putchar('\n');
+    else if (prov && *prov)
+        printf("; on ofi, provider %s\n", prov);
+    else
+        printf("; on ofi, provider: the agents' [mesh] ofi_provider, else libfabric's choice\n");
+    printf("(tmpictl status shows what carries each link of a running job)\n");
+}
+
 int main(int argc, char **argv)
 {
     struct launch_opts opts = {0};
@@ -112,6 +139,7 @@ int main(int argc, char **argv)
                "other libraries (and of the agents' [agent] private_libraries).\n",
                TMPI_SYSTEM_LIB_DIRS, TMPI_PRIVATE_LIBS_DEFAULT, TMPI_SHARED_LIBS_DEFAULT,
                mine ? "; TMPI_SHARED_LIBS: " : "", mine ? mine : "");
+        if (place.nnodes > 1) print_transport(&opts);
         status = fflush(stdout) == 0 ? 0 : LAUNCH_EXIT_FAILURE;
         goto out;
     }

@@ -35,6 +35,7 @@ expect_ok() {
     expect_ok
 }
 
+# bats test_tags=multinode
 @test "bigcount: the _c calls and a 2 GiB span across 2 agents" {
     start_cluster 2
     local exe
@@ -46,6 +47,7 @@ expect_ok() {
 # MPI_T performance variables of the data links (category tmpi.link): zero on one node,
 # counting a job's p2p bytes across 2 agents; the pool's (tmpi.pool) read the agent's pool,
 # here tmpid.conf's default [pool] size of 64 MiB.
+# bats test_tags=multinode
 @test "bigcount: MPI_T link-traffic pvars stay 0 on one node and count bytes across 2 agents, pool pvars read the agent's pool" {
     local exe
     exe=$(prog mpit_link)

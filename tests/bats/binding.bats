@@ -200,6 +200,7 @@ check_ranks() {
     done
 }
 
+# bats test_tags=multinode
 @test "binding: across two agents each node binds and reports its own ranks" {
     start_cluster 2
     run --separate-stderr timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" \
@@ -222,6 +223,7 @@ check_ranks() {
     fi
 }
 
+# bats test_tags=multinode
 @test "binding: a thread libtmpi starts for a pinned rank (the Ibarrier runner) is not pinned" {
     start_cluster 2
     run --separate-stderr timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" \

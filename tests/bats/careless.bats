@@ -82,6 +82,7 @@ check_bytes() {
         { echo "besides the x: '$rest'" >&2; return 1; }
 }
 
+# bats test_tags=multinode
 @test "careless: a 5 MiB write on a member node reaches the launcher through the coordinator" {
     start_cluster 2
     local out="$BATS_TEST_TMPDIR/out"
@@ -183,6 +184,7 @@ check_bytes() {
     [ "$status" -eq 0 ] || { echo "next job: status $status, stderr: $stderr"; false; }
 }
 
+# bats test_tags=multinode
 @test "careless: exit() or abort() in an atexit handler ends the job with its status, on one node and across two" {
     agent_with '[agent]\nkill_grace = 2\n'
     run --separate-stderr timeout 60 "$LAUNCH_BIN" --agent "$SOCK" -n 3 "$CARELESS" atexit exit3

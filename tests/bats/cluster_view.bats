@@ -53,6 +53,7 @@ expect_states() {
         { echo "expected:"; printf '%s\n' "${want[@]}" | sort; echo "got:"; echo "$got"; echo "$output"; false; }
 }
 
+# bats test_tags=multinode
 @test "tmpictl nodes: every agent of the mesh from any node, with its state, jobs and load" {
     start_cluster 3
     local i
@@ -75,6 +76,7 @@ for n in r["nodes"]:
     [[ "$output" == *"node1 "*"127.0.0.1:${CLUSTER_PORTS[0]}"*" up "*"(this agent)"* ]] || { echo "$output"; false; }
 }
 
+# bats test_tags=multinode
 @test "tmpictl nodes: a killed agent is down, a stopped one times out after query_timeout_ms, the rest stay up" {
     printf '[mesh]\nquery_timeout_ms = 1500\n' >"$BATS_TEST_TMPDIR/q.conf"
     start_cluster 3 --config "$BATS_TEST_TMPDIR/q.conf"
@@ -93,6 +95,7 @@ for n in r["nodes"]:
     expect_states 3 up down up
 }
 
+# bats test_tags=multinode
 @test "tmpictl: a job across two nodes has one id everywhere, jobs --all lists it once, a member cancels it" {
     start_cluster 3 --log-level info
     local out="$BATS_TEST_TMPDIR/out" pid two="$BATS_TEST_TMPDIR/two"
@@ -138,6 +141,7 @@ assert sorted(n["state"] for n in r["nodes"]) == ["up", "up", "up"], r["nodes"]
     grep -q "job $id1" "$BATS_TEST_TMPDIR/node2.log" || { cat "$BATS_TEST_TMPDIR/node2.log"; false; }
 }
 
+# bats test_tags=multinode
 @test "tmpictl jobs --all: a node that is down is reported, the others' jobs listed" {
     start_cluster 3
     stop_agent node3
@@ -149,6 +153,7 @@ assert sorted(n["state"] for n in r["nodes"]) == ["up", "up", "up"], r["nodes"]
     [[ "$output" == *"--all goes with jobs only"* ]]
 }
 
+# bats test_tags=multinode
 @test "tmpictl nodes: an agent without peers lists itself" {
     start_cluster 1
     run tmpictl --agent "${CLUSTER_SOCKS[0]}" --json nodes
@@ -156,6 +161,7 @@ assert sorted(n["state"] for n in r["nodes"]) == ["up", "up", "up"], r["nodes"]
     expect_states 1 up
 }
 
+# bats test_tags=multinode
 @test "job ids: [mesh] node_number is their high part; two agents with one number refuse a clash" {
     local conf="$BATS_TEST_TMPDIR/node.conf" out="$BATS_TEST_TMPDIR/out" pid
     printf '[mesh]\nnode_number = 7\n' >"$conf"

@@ -234,6 +234,7 @@ assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -3, ranks[0]
     rm -rf "$dir"
 }
 
+# bats test_tags=multinode
 @test "deadlock and tmpictl ranks across three agents" {
     start_cluster 3 --config "$BATS_TEST_TMPDIR/dl.conf"
     start_stuck "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog dl_skip_barrier)"
@@ -266,6 +267,7 @@ assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -3, ranks[0]
     }
 }
 
+# bats test_tags=multinode
 @test "deadlock: a long compute phase across agents is not reported" {
     start_cluster 2 --config "$BATS_TEST_TMPDIR/dl.conf"
     run --separate-stderr launch --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" \
@@ -275,6 +277,7 @@ assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -3, ranks[0]
     [[ "$stderr" != *deadlock* ]] || { echo "reported: $stderr" >&2; false; }
 }
 
+# bats test_tags=multinode
 @test "deadlock: parents waiting for a spawned child that computes are not reported, on one node and across agents" {
     dl_agent
     run --separate-stderr dlaunch --on-deadlock=abort --universe-size 4 -n 2 "$(prog spawn)" slow 2
@@ -292,6 +295,7 @@ assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -3, ranks[0]
     [[ "$stderr" != *deadlock* ]] || { echo "reported: $stderr" >&2; false; }
 }
 
+# bats test_tags=multinode
 @test "tmpictl ranks: spawned ranks are listed where they run, on one node and across agents" {
     dl_agent
     "$LAUNCH_BIN" --agent "$AGENT_SOCK" --universe-size 3 -n 2 "$(prog spawn)" slow 30 \
@@ -329,6 +333,7 @@ assert ranks[0]["call"] == "MPI_Barrier" and ranks[0]["peer"] == -3, ranks[0]
     [[ "${lines[4]}" == "3 "*"node2"*" computing "* ]] || { echo "$output" >&2; false; }
 }
 
+# bats test_tags=multinode
 @test "tmpictl ranks: a node that does not answer is left out after query_timeout_ms, and named" {
     printf '[agent]\ndeadlock_check_ms = 200\n[mesh]\nquery_timeout_ms = 2000\n' \
         >"$BATS_TEST_TMPDIR/dlq.conf"

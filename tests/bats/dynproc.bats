@@ -83,6 +83,7 @@ spawn_run() {
     [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "carried: $output"; false; }
 }
 
+# bats test_tags=multinode
 @test "dynproc: across 2 agents without free slots spawning fails with MPI_ERR_SPAWN, and ports, names and join connect ranks of the job" {
     start_cluster 2
     local exe pexe
@@ -94,6 +95,7 @@ spawn_run() {
     [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "$output"; false; }
 }
 
+# bats test_tags=multinode
 @test "dynproc: across 2 agents names published on one node are looked up on the other, and Comm_accept/connect join groups of two nodes; a closed port there fails with MPI_ERR_PORT" {
     start_cluster 2
     local pexe
@@ -105,6 +107,7 @@ spawn_run() {
     [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "$output"; false; }
 }
 
+# bats test_tags=multinode
 @test "dynproc: across 2 agents spawn starts children on the job's nodes by their free slots, MPI_UNIVERSE_SIZE the host file's slots or --universe-size" {
     start_cluster 2
     local exe hf3 launch

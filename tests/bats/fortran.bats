@@ -66,6 +66,7 @@ run_f() {
     LAUNCH_ARGS="-x TMPI_RANK_SWITCHING=user" run_f f08_bindings "f08 ok" 4
 }
 
+# bats test_tags=multinode
 @test "fortran: mpi_f08 program across two agents" {
     start_cluster 2
     local exe

@@ -17,6 +17,14 @@ tmpicc() { "$TMPI_BUILD/launcher/tmpicc" "$@"; }
 launch() { "$TMPI_BUILD/launcher/tmpi-launch" "$@"; }
 tmpictl() { "$TMPI_BUILD/launcher/tmpictl" "$@"; }
 
+# The second pass of the multi-node tests (tests/check.sh; the tests tagged multinode):
+# TMPI_TEST_TRANSPORT=ofi puts every job on libfabric's tcp provider (tmpi-launch forwards
+# TMPI_TRANSPORT and FI_PROVIDER to the job hosts), and a job whose links fell back to TCP fails
+# its test when its agents stop (stop_agent).
+if [ "${TMPI_TEST_TRANSPORT:-}" = ofi ]; then
+    export TMPI_TRANSPORT=ofi FI_PROVIDER=tcp
+fi
+
 have_agent() { [ -x "$TMPID" ]; }
 need_agent() { have_agent || skip "the agent ($TMPID) is not built"; }
 
@@ -75,6 +83,11 @@ stop_agent() {
     if grep -qE 'ERROR: AddressSanitizer|WARNING: ThreadSanitizer|runtime error:' "$log" 2>/dev/null; then
         echo "sanitizer report in agent $name's log:" >&2
         grep -m1 -A30 -E 'ERROR: AddressSanitizer|WARNING: ThreadSanitizer|runtime error:' "$log" >&2
+        return 1
+    fi
+    if [ "${TMPI_TEST_TRANSPORT:-}" = ofi ] && grep -qE "the job's links use tcp|stays on tcp" "$log" 2>/dev/null; then
+        echo "the OFI pass: a job of agent $name left libfabric:" >&2
+        grep -m3 -E "the job's links use tcp|stays on tcp" "$log" >&2
         return 1
     fi
 }

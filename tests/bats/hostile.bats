@@ -189,6 +189,7 @@ flood_during() {
     ((BASH_REMATCH[1] > 500 && BASH_REMATCH[2] > 100)) || { echo "weak flood: $output"; false; }
 }
 
+# bats test_tags=multinode
 @test "hostile: a keyless flood from 9 and 64 loopback addresses (32 connections each, reopened at once) stops neither a peer's ping nor a 2-node job" {
     need_agent
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.5", 0))' 2>/dev/null ||

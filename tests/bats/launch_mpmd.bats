@@ -72,6 +72,7 @@ expect_ranks() {
     expect_line "c rank 3 env TMPI_TEST_VAR=third"
 }
 
+# bats test_tags=multinode
 @test "mpmd: one world across 3 agents, programs split over nodes" {
     start_cluster 3
     run --separate-stderr launch --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" \

@@ -65,6 +65,7 @@ expect_got() {
         { echo "expected the reason on stderr, got:"; cat "$ERR"; false; }
 }
 
+# bats test_tags=multinode
 @test "signals: SIGUSR1 reaches the ranks of a job across 3 agents" {
     start_cluster 3
     run_signalled USR1 --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 6 \

@@ -520,10 +520,12 @@ HOSTS
     printf 'node01 slots=4\nnode02 slots=2 port=7471 # second agent\n[::1]:2\n' >"$f"
     run --separate-stderr launch -n 7 --hostfile "$f" --display-map
     expect_status 0
-    # the map, then the rule of which libraries the ranks of a node share (private_libs.bats)
-    [[ "${lines[${#lines[@]}-1]}" == "libraries shared by the ranks of a node: "* ]] ||
+    # the map, then the rule of which libraries the ranks of a node share (private_libs.bats),
+    # then (several nodes) what carries the links between them (multinode_ofi.bats)
+    [[ "${lines[${#lines[@]}-3]}" == "libraries shared by the ranks of a node: "* ]] ||
         { echo "$output"; false; }
-    output=$(printf '%s\n' "${lines[@]:0:${#lines[@]}-1}")
+    [[ "${lines[${#lines[@]}-2]}" == "links between nodes: "* ]] || { echo "$output"; false; }
+    output=$(printf '%s\n' "${lines[@]:0:${#lines[@]}-3}")
     [ "$output" = "node 0: node01:7470, 4 ranks: 0-3
 node 1: node02:7471, 2 ranks: 4-5
 node 2: [::1]:7470, 1 rank: 6

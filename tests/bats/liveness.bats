@@ -86,6 +86,7 @@ hb_conf() {
     echo "$BATS_TEST_TMPDIR/hb.conf"
 }
 
+# bats test_tags=multinode
 @test "liveness: a stopped member fails the job within the heartbeat timeout, naming the node; the others run the next job" {
     start_cluster 3 --config "$(hb_conf 3000)"
     local out="$BATS_TEST_TMPDIR/out" pid
@@ -117,6 +118,7 @@ hb_conf() {
     expect_line "ring ok 6"
 }
 
+# bats test_tags=multinode
 @test "liveness: a stopped coordinator: its members tear their parts down, Ctrl-C ends the launcher" {
     start_cluster 3 --config "$(hb_conf 3000)"
     local out="$BATS_TEST_TMPDIR/out" pid
@@ -146,6 +148,7 @@ hb_conf() {
     no_jobs "${CLUSTER_SOCKS[0]}"
 }
 
+# bats test_tags=multinode
 @test "liveness: Ctrl-C with a stopped member ends the launcher within TMPI_CANCEL_GRACE; the local agent tears its part down" {
     # the default heartbeat timeout (20 s) is far longer than the grace
     start_cluster 3
@@ -166,6 +169,7 @@ hb_conf() {
     expect_status 0
 }
 
+# bats test_tags=multinode
 @test "liveness: --timeout with a stopped member ends the launcher with 124 within the grace" {
     start_cluster 3
     local out="$BATS_TEST_TMPDIR/out" pid
@@ -199,6 +203,7 @@ hb_conf() {
 
 # tests/mpi/nothing_lost.c across the agents while one of them is stopped for less than the
 # heartbeat timeout: the job must finish with every message delivered once, in order.
+# bats test_tags=multinode
 @test "liveness: nothing lost when a member is stopped and continued within the heartbeat timeout" {
     printf '[pool]\nsize = 4K\n[mesh]\nheartbeat_timeout_ms = 8000\n' >"$BATS_TEST_TMPDIR/tiny.conf"
     start_cluster 3 --config "$BATS_TEST_TMPDIR/tiny.conf"

@@ -213,6 +213,7 @@ PY
     [[ "$output" == *"max_connections"* ]] || { echo "$output"; false; }
 }
 
+# bats test_tags=multinode
 @test "metrics: a job across nodes moves jobs, launch times, mesh and data-link traffic, peers" {
     start_cluster 2
     local port two="$BATS_TEST_TMPDIR/two"
@@ -245,6 +246,7 @@ PY
       "$(metric "$before" 'tmpi_messages_total{channel="ctl",direction="sent"}')" ]
 }
 
+# bats test_tags=multinode
 @test "metrics: a running job's data-link traffic shows before it ends" {
     start_cluster 2
     local port out="$BATS_TEST_TMPDIR/out" pid i m

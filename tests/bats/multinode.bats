@@ -49,6 +49,7 @@ expect_no_live_jobs() {
     no_live_jobs
 }
 
+# bats test_tags=multinode
 @test "multinode: hello across three nodes from a host file, ranks by slot" {
     start_cluster 3
     run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog mn_hello)"
@@ -56,6 +57,7 @@ expect_no_live_jobs() {
     [ "$(hello_lines)" = "$(printf 'rank %d of 6 on node%d\n' 0 1 1 1 2 2 3 2 4 3 5 3)" ]
 }
 
+# bats test_tags=multinode
 @test "multinode: --map-by node deals ranks round robin, --ppn fills two nodes" {
     start_cluster 3
     run mlaunch --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 6 "$(prog mn_hello)"
@@ -66,6 +68,7 @@ expect_no_live_jobs() {
     [ "$(hello_lines)" = "$(printf 'rank %d of 6 on node%d\n' 0 1 1 1 2 1 3 2 4 2 5 2)" ]
 }
 
+# bats test_tags=multinode
 @test "multinode: a rank's exit code on a remote node is the launcher's" {
     start_cluster 3
     run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog mn_fail)" exit 4 3
@@ -76,6 +79,7 @@ expect_no_live_jobs() {
     expect_status 5
 }
 
+# bats test_tags=multinode
 @test "multinode: MPI_Abort on a remote node ends the job everywhere" {
     start_cluster 3
     run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog mn_fail)" abort 5 7
@@ -88,6 +92,7 @@ expect_no_live_jobs() {
 
 # MPI_ERRORS_ARE_FATAL (the default handler) ends the job, never an agent, and says which rank,
 # which call and which error, also when that rank runs on a node other than the launcher's.
+# bats test_tags=multinode
 @test "multinode: MPI_ERRORS_ARE_FATAL on a remote node ends the job naming rank, function and error; the agents live on" {
     start_cluster 3
     run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog mn_fail)" fatal 5 0
@@ -104,6 +109,7 @@ expect_no_live_jobs() {
     expect_status 0
 }
 
+# bats test_tags=multinode
 @test "multinode: a node that cannot load: no rank runs anywhere, the node is named" {
     start_cluster 2
     printf '[agent]\nmax_ranks = 1\n' >"$BATS_TEST_TMPDIR/small.conf"
@@ -117,6 +123,7 @@ expect_no_live_jobs() {
     [ -z "$(ls "$BATS_TEST_TMPDIR/ran")" ]
 }
 
+# bats test_tags=multinode
 @test "multinode: an unreachable node is named and nothing runs" {
     start_cluster 2
     local hf="$BATS_TEST_TMPDIR/hosts" dead
@@ -130,6 +137,7 @@ expect_no_live_jobs() {
     [ -z "$(ls "$BATS_TEST_TMPDIR/ran")" ]
 }
 
+# bats test_tags=multinode
 @test "multinode: a host file of one host that is another agent: that agent runs the job, or the job fails naming it" {
     start_cluster 2
     local hf="$BATS_TEST_TMPDIR/hosts" dead
@@ -148,6 +156,7 @@ expect_no_live_jobs() {
     [ -z "$(ls "$BATS_TEST_TMPDIR/ran")" ]
 }
 
+# bats test_tags=multinode
 @test "multinode: an agent with another key is refused and named" {
     start_cluster 2
     head -c 32 /dev/urandom >"$BATS_TEST_TMPDIR/other.key"
@@ -160,6 +169,7 @@ expect_no_live_jobs() {
     [[ "$output" == *"node 2 (127.0.0.1:${CLUSTER_PORTS[2]}): cannot connect: the peer does not hold our cluster key"* ]]
 }
 
+# bats test_tags=multinode
 @test "multinode: a member agent killed during the job: the launcher ends, the others stay healthy" {
     start_cluster 3
     local out="$BATS_TEST_TMPDIR/out" pid
@@ -188,6 +198,7 @@ expect_no_live_jobs() {
     expect_status 9
 }
 
+# bats test_tags=multinode
 @test "multinode: Ctrl-C of the launcher cancels every member" {
     start_cluster 3
     local out="$BATS_TEST_TMPDIR/out" pid

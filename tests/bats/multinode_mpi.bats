@@ -37,6 +37,7 @@ expect_ok() {
     fi
 }
 
+# bats test_tags=multinode
 @test "multinode mpi: the tests/mpi programs on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
@@ -49,6 +50,7 @@ expect_ok() {
 # MPI-IO across nodes: the shared file pointer lives in an RMA window at rank 0 (a receive
 # daemon serves the other nodes), each node's leader aggregates for its node, pieces of other
 # nodes travel leader to leader.
+# bats test_tags=multinode
 @test "multinode mpi: MPI-IO on 3 nodes x 2 ranks (shared pointers, aggregators per node)" {
     start_cluster 3
     local p
@@ -62,6 +64,7 @@ expect_ok() {
 
 # One-sided communication across nodes: every operation to a neighbour on another node
 # travels as TM_MSG_RMA frames applied by that node's receive daemon.
+# bats test_tags=multinode
 @test "multinode mpi: one-sided communication on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
@@ -77,6 +80,7 @@ expect_ok() {
 # whose ids come from the nodes' own ranges, inter-communicators whose leaders are on one node
 # and on two, their collectives with MPI_ROOT and MPI_PROC_NULL roots (and non-blocking ones
 # with point-to-point between start and wait), attributes, handlers.
+# bats test_tags=multinode
 @test "multinode mpi: groups, communicators, inter-communicators, attributes on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
@@ -88,6 +92,7 @@ expect_ok() {
 
 # Sessions across agents: one tmpi://node/<i> set per node, communicators made from the node
 # sets and the world set agree on ids among their members only, on threads and on carriers.
+# bats test_tags=multinode
 @test "multinode mpi: sessions and process sets on 3 nodes x 2 ranks, threads and carriers" {
     start_cluster 3
     run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog sessions)"
@@ -98,6 +103,7 @@ expect_ok() {
 
 # MPI_T across agents: each node's collective counters count the calls of the node that hosts
 # world rank 0 only.
+# bats test_tags=multinode
 @test "multinode mpi: MPI_T variables and per-node collective counters on 3 nodes x 2 ranks" {
     start_cluster 3
     run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog mpit)"
@@ -106,6 +112,7 @@ expect_ok() {
 
 # Ranks on carriers (user-level switching) across nodes: idle carriers read the links, a
 # blocked rank runs on another carrier while its neighbour computes (net_progress, carriers).
+# bats test_tags=multinode
 @test "multinode mpi: derived datatypes on 3 nodes x 2 ranks (eager and three-phase)" {
     start_cluster 3
     local p
@@ -115,6 +122,7 @@ expect_ok() {
     done
 }
 
+# bats test_tags=multinode
 @test "multinode mpi: each rank's libc state (getopt, strtok, rand, locale, tmpnam) on 3 nodes x 2 ranks, on threads and on carriers" {
     start_cluster 3
     run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog libc_state)" -v extra --level=3
@@ -123,6 +131,7 @@ expect_ok() {
     expect_ok
 }
 
+# bats test_tags=multinode
 @test "multinode mpi: the tests/mpi programs on 3 nodes x 2 ranks, ranks on carriers" {
     start_cluster 3
     local p
@@ -133,6 +142,7 @@ expect_ok() {
 }
 
 # Each rank's own process state, and TMPI_NODE_RANK / the LOCAL variables per node.
+# bats test_tags=multinode
 @test "multinode mpi: each rank has its own process state on 3 nodes x 2 ranks, threads and carriers" {
     start_cluster 3
     run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog rank_process)"
@@ -143,6 +153,7 @@ expect_ok() {
 
 # Complete point-to-point across agents: persistent requests, Isendrecv, matched probe of eager
 # and three-phase messages, generalized requests, cancel (which may fail across nodes).
+# bats test_tags=multinode
 @test "multinode mpi: persistent requests and collectives, matched probe, grequests, cancel, THREAD_MULTIPLE on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
@@ -152,6 +163,7 @@ expect_ok() {
     done
 }
 
+# bats test_tags=multinode
 @test "multinode mpi: all pairs from 0 bytes to 16 MiB, every byte checked" {
     start_cluster 3
     run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(prog mn_allpairs)"
@@ -162,6 +174,7 @@ expect_ok() {
     done
 }
 
+# bats test_tags=multinode
 @test "multinode mpi: unexpected messages with a 4 KiB pool, wildcard receives" {
     printf '[pool]\nsize = 4K\n' >"$BATS_TEST_TMPDIR/tiny.conf"
     start_cluster 3 --config "$BATS_TEST_TMPDIR/tiny.conf"
@@ -175,6 +188,7 @@ expect_ok() {
 
 # The stress of tests/mpi/nothing_lost.c across agents, with a pool so small that unexpected
 # eager messages fall back to three-phase.
+# bats test_tags=multinode
 @test "multinode mpi: nothing lost on 3 nodes x 4 ranks with a 4 KiB pool" {
     printf '[pool]\nsize = 4K\n' >"$BATS_TEST_TMPDIR/tiny.conf"
     start_cluster 3 --config "$BATS_TEST_TMPDIR/tiny.conf"
@@ -183,6 +197,7 @@ expect_ok() {
     [[ "$output" == *"nothing_lost: 576 messages checked"* ]] || { echo "$output" >&2; false; }
 }
 
+# bats test_tags=multinode
 @test "multinode mpi: a Bcast on 3 nodes x 4 ranks sends 2 network messages in all" {
     start_cluster 3
     run mlaunch --hostfile "$(cluster_hostfile 4)" -n 12 "$(prog mn_bcast_count)"
@@ -200,6 +215,7 @@ expect_ok() {
 # Topologies across agents: 3 nodes x 2 ranks (the standard tests/mpi runs), and 3 nodes x 4
 # ranks, where reorder = 1 must keep as many neighbours on one node as one column per node
 # of a 4-wide grid does.
+# bats test_tags=multinode
 @test "multinode mpi: topologies and neighbourhood collectives on 3 nodes" {
     start_cluster 3
     local p

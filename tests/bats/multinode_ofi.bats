@@ -1,10 +1,11 @@
 #!/usr/bin/env bats
 # The libfabric (OFI) data plane between agents on loopback (agent/transport/ofi,
 # docs/ADMIN.md "Fabrics"), with libfabric's tcp provider: the representative multi-node
-# programs over OFI, the per-job choice (--transport, TMPI_TRANSPORT), and the fallback to TCP
-# when a provider cannot start.  The other multi-node suites run on the default (auto: TCP
-# here, no fabric); tests/unit/agent/test_tp_ofi.c covers frames, order, rendezvous, one-sided
-# and a peer outside the address exchange.
+# programs over OFI, the per-job choice (--transport, TMPI_TRANSPORT), the fallback to TCP
+# when a provider cannot start, what tmpictl status says carries each link, and the agent's
+# decision for auto.  Every other multi-node test runs on both transports (tests/README.md:
+# the [ofi] pass of make check); tests/unit/agent/test_tp_ofi.c covers frames, order,
+# rendezvous, one-sided and a peer outside the address exchange.
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -71,4 +72,95 @@ mpi_prog() {
     run launch -x TMPI_TRANSPORT=verbs -n 1 /bin/true
     [ "$status" -ne 0 ]
     [[ "$output" == *"TMPI_TRANSPORT=verbs: must be auto, tcp or ofi"* ]] || { echo "$output" >&2; false; }
+}
+
+# Polls (up to 30 s) until file $1 has the text $2.
+wait_for_text() {
+    local i
+    for i in $(seq 1 300); do
+        grep -q -- "$2" "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "no '$2' in $1:" >&2
+    cat "$1" >&2
+    return 1
+}
+
+@test "multinode ofi: tmpictl status says what carries each link of a running job, on ofi and on tcp" {
+    start_cluster 2
+    local out="$BATS_TEST_TMPDIR/out" pid tr want
+    for tr in ofi tcp; do
+        want=tcp
+        [ "$tr" = ofi ] && want="ofi:tcp;ofi_rxm"
+        FI_PROVIDER=tcp "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --transport "$tr" \
+            --hostfile "$CLUSTER_HOSTFILE" -n 4 "$(prog mn_send_wait)" >"$out" 2>&1 &
+        pid=$!
+        wait_for_text "$out" received
+        # the member's view: its links go to node 0, one per channel
+        run tmpictl --agent "${CLUSTER_SOCKS[1]}" status
+        expect_status 0
+        [[ "$output" == *TRANSPORT* ]] || { echo "$output" >&2; false; }
+        grep -Eq "^[0-9]+ +0 +127\.0\.0\.1:${CLUSTER_PORTS[0]} +p2p +$want\$" <<<"$output" || {
+            echo "expected the p2p link to node 0 on $want; got:" >&2
+            echo "$output" >&2
+            false
+        }
+        grep -Eq "^[0-9]+ +0 +127\.0\.0\.1:${CLUSTER_PORTS[0]} +coll +$want\$" <<<"$output" || {
+            echo "$output" >&2
+            false
+        }
+        run tmpictl --agent "${CLUSTER_SOCKS[0]}" --json status
+        expect_status 0
+        python3 -c '
+import json, sys
+links = [l for j in json.load(sys.stdin)["jobs"] for l in j.get("links", [])]
+want = [{"node": 1, "channel": c, "peer": "127.0.0.1:" + sys.argv[1], "carrier": sys.argv[2]}
+        for c in (1, 2)]
+sys.exit(0 if links == want else "links %r, expected %r" % (links, want))
+' "${CLUSTER_PORTS[1]}" "$want" <<<"$output"
+
+        kill -INT "$pid"
+        wait "$pid" || true
+    done
+}
+
+@test "multinode ofi: the agent decides transport auto once and tells its job hosts, which do not look again" {
+    start_cluster 2
+    local i out="$BATS_TEST_TMPDIR/out" pid host
+    # the agent looks in the background: tmpictl status says what it found
+    for i in $(seq 1 100); do
+        run tmpictl --agent "${CLUSTER_SOCKS[1]}" status
+        [[ "$output" == *"Transport:       auto: tcp (no fabric provider)"* ]] && break
+        sleep 0.1
+    done
+    [[ "$output" == *"Transport:       auto: tcp (no fabric provider)"* ]] || { echo "$output" >&2; false; }
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 \
+        "$(prog mn_send_wait)" >"$out" 2>&1 &
+    pid=$!
+    wait_for_text "$out" received
+    # the member's job host was handed the answer and never loaded libfabric to look
+    host=$(pgrep -n -P "${AGENT_PIDS[node2]}")
+    [ -n "$host" ]
+    grep -q -- "--fabric" "/proc/$host/cmdline" || { tr '\0' ' ' <"/proc/$host/cmdline" >&2; false; }
+    ! grep -q libfabric "/proc/$host/maps"
+    run tmpictl --agent "${CLUSTER_SOCKS[1]}" status
+    grep -Eq " p2p +tcp$" <<<"$output" || { echo "$output" >&2; false; }
+    kill -INT "$pid"
+    wait "$pid" || true
+}
+
+@test "multinode ofi: --display-map across nodes says which transport and provider the links use" {
+    run launch -n 4 -H a:2,b:2 --transport ofi -x FI_PROVIDER=verbs --display-map
+    expect_status 0
+    expect_line "links between nodes: 2 per pair (p2p, coll), transport ofi; on ofi, provider verbs"
+    TMPI_TRANSPORT=tcp run launch -n 4 -H a:2,b:2 --display-map
+    expect_status 0
+    expect_line "links between nodes: 2 per pair (p2p, coll), transport tcp"
+    run launch -n 4 -H a:2,b:2 --display-map
+    expect_status 0
+    [[ "$output" == *"transport: the agents' [mesh] transport"* ]] || { echo "$output" >&2; false; }
+    # one node: no links, no line
+    run launch -n 2 -H a:2 --display-map
+    expect_status 0
+    [[ "$output" != *"links between nodes"* ]] || { echo "$output" >&2; false; }
 }

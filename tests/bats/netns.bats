@@ -57,6 +57,7 @@ mpi_prog() {
     echo "$exe"
 }
 
+# bats test_tags=multinode
 @test "netns: agents on two hosts authenticate across a veth link; a wrong key is refused" {
     head -c 32 /dev/urandom >"$BATS_TEST_TMPDIR/k"
     chmod 600 "$BATS_TEST_TMPDIR/k"
@@ -80,6 +81,7 @@ mpi_prog() {
     grep -q "refused" "$BATS_TEST_TMPDIR/hostc.log"
 }
 
+# bats test_tags=multinode
 @test "netns: one job across two hosts: ring with a 1 MiB block, output and exit status" {
     head -c 32 /dev/urandom >"$BATS_TEST_TMPDIR/k"
     chmod 600 "$BATS_TEST_TMPDIR/k"
@@ -102,6 +104,7 @@ mpi_prog() {
 # Liveness (docs/RELIABILITY.md): host b's link is taken down during a job.  Nothing reaches
 # either side any more, no connection is reset: only the heartbeats of the job's mesh
 # connections can tell, within heartbeat_timeout_ms.
+# bats test_tags=multinode
 @test "netns: a host whose link goes down fails the job within the heartbeat timeout, naming it; the job after the link is back runs" {
     head -c 32 /dev/urandom >"$BATS_TEST_TMPDIR/k"
     chmod 600 "$BATS_TEST_TMPDIR/k"
@@ -172,6 +175,7 @@ mpi_prog() {
 # ranks on each of two hosts (communicators, inter-communicators, topologies and neighbourhood
 # collectives, one-sided communication with derived types, datatypes, MPI-4.0 calls), whose
 # traffic crosses the veth link.
+# bats test_tags=multinode
 @test "netns: communicator, topology, RMA and datatype programs across two hosts" {
     head -c 32 /dev/urandom >"$BATS_TEST_TMPDIR/k"
     chmod 600 "$BATS_TEST_TMPDIR/k"

@@ -47,6 +47,7 @@ plaunch() { timeout $((60 * ${TMPI_TIMEOUT_MULTIPLIER:-1})) "$TMPI_BUILD/launche
     expect_ok
 }
 
+# bats test_tags=multinode
 @test "partitioned: every call across 2 agents (2 x 2 ranks), threads and carriers" {
     local exe
     exe=$(prog partitioned)

@@ -79,6 +79,7 @@ hostfile_order() {
     echo "$f"
 }
 
+# bats test_tags=multinode
 @test "stdin: across 3 agents it reaches rank 0 on the coordinator and on a member node; the others read end of file" {
     start_cluster 3
     local hf
@@ -94,6 +95,7 @@ hostfile_order() {
     done
 }
 
+# bats test_tags=multinode
 @test "stdin: 5 MiB reach rank 0 on a member node intact, in order, within the window" {
     start_cluster 2
     local f="$BATS_TEST_TMPDIR/in" want

@@ -174,6 +174,7 @@ bcast_messages() {
     awk '/^node .* bcast messages /{ s += $NF } END { print s + 0 }' <<<"$output"
 }
 
+# bats test_tags=multinode
 @test "tree file in a job: 2 agents x 8 ranks, the Bcast crosses the file's 2 edges between nodes" {
     start_cluster 2
     local hosts
@@ -217,6 +218,7 @@ bcast_messages() {
     [[ "$stderr" == *"$f:21: the bcast range \"1K-4K\" overlaps an earlier one"* ]] || { echo "$stderr"; false; }
 }
 
+# bats test_tags=multinode
 @test "tree file in a job: its algorithm line for the Bcast's size replaces its edges" {
     start_cluster 2
     local hosts f="$BATS_TEST_TMPDIR/flat.tree"
@@ -232,6 +234,7 @@ bcast_messages() {
     [ "$(bcast_messages)" -eq 2 ] || { echo "expected 2, got $(bcast_messages): $output" >&2; false; }
 }
 
+# bats test_tags=multinode
 @test "tree file from tmpid.conf: used by jobs, a bad one stops the agent with both FILE:LINEs" {
     local conf="$BATS_TEST_TMPDIR/tree.conf"
     printf '[mpi]\ncoll_tree_file = %s\n' "$seed002" >"$conf"

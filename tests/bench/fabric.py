@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The data plane between nodes on each transport, side by side in one alternating run.
 
-    tests/bench/fabric.py [--build DIR] [--runs N] [--provider tcp] [--quick]
+    tests/bench/fabric.py [--build DIR] [--runs N] [--provider tcp] [--quick] [--results FILE]
 
 Rows (issue 36): ping-pong 8 B .. 4 MiB across two agents on loopback (2 x 1 ranks), Allreduce
 on 3 nodes x 4 ranks (8 B and 64 KiB), Put + flush (8 B and 1 MiB, Win_allocate) across two
@@ -9,7 +9,8 @@ agents; for TMPI over TCP (TMPI_TRANSPORT=tcp), TMPI over libfabric (TMPI_TRANSP
 FI_PROVIDER=PROVIDER), and Open MPI on this machine over its TCP path (--mca btl self,tcp) and
 its OFI path (--mca pml cm --mca mtl ofi, the same provider), when mpirun is installed.
 Rounds alternate the implementations; every figure is the median of its runs.  Nothing here
-asserts a time; a markdown table goes to stdout.  Programs are tests/bench's, built by each
+asserts a time; a markdown table goes to stdout, and with --results into that file's
+section between fabric.py's markers (docs/bench/RESULTS.md; report.py keeps it).  Programs are tests/bench's, built by each
 implementation's own compiler wrapper.
 """
 import argparse
@@ -31,6 +32,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--provider", default="tcp")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--results", metavar="FILE", help="RESULTS.md: its transports section is replaced")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     work = tempfile.mkdtemp(prefix="fabric.")
@@ -94,10 +96,11 @@ def main():
     finally:
         cluster.stop()
     names = [f"{s[0]}-{s[1]}" for s in sides]
-    print(f"Provider {a.provider}; median of {a.runs} alternating runs; load "
-          f"{min(x for x in run.LOADS if x is not None):.1f}-{max(x for x in run.LOADS if x is not None):.1f}\n")
-    print("| row | size | " + " | ".join(names) + " | tmpi ofi/tcp |")
-    print("|---|---|" + "---|" * (len(names) + 1))
+    out = []
+    out.append(f"Provider {a.provider}; median of {a.runs} alternating runs; load "
+               f"{min(x for x in run.LOADS if x is not None):.1f}-{max(x for x in run.LOADS if x is not None):.1f}\n")
+    out.append("| row | size | " + " | ".join(names) + " | tmpi ofi/tcp |")
+    out.append("|---|---|" + "---|" * (len(names) + 1))
     for row, size in sorted({(k[0], k[1]) for k in vals}):
         cells = []
         med = {}
@@ -107,7 +110,36 @@ def main():
             cells.append(f"{med[n]:.3g}" if v else "-")
         ratio = (f"{med['tmpi-ofi'] / med['tmpi-tcp']:.2f}"
                  if med.get("tmpi-ofi") and med.get("tmpi-tcp") else "-")
-        print(f"| {row} | {size} | " + " | ".join(cells) + f" | {ratio} |")
+        out.append(f"| {row} | {size} | " + " | ".join(cells) + f" | {ratio} |")
+    text = "\n".join(out) + "\n"
+    sys.stdout.write(text)
+    if a.results:
+        write_section(a.results, text, a)
+
+
+def write_section(path, table, a):
+    """Replaces (or adds, before "## Machine and versions") the transports section of path."""
+    import report
+    head = ("## Transports between nodes: TCP and libfabric (issue 36)\n\n"
+            "`tests/bench/fabric.py` (run by `make bench` after the figures above): agents on "
+            "loopback, TMPI over its TCP data plane and over libfabric (`TMPI_TRANSPORT=ofi`, "
+            f"`FI_PROVIDER={a.provider}`), Open MPI over TCP (`--mca btl self,tcp`) and over "
+            f"its OFI path (`--mca pml cm --mca mtl ofi`, the same provider). Ping-pong: 2 nodes x "
+            "1 rank, half round trip; Allreduce: 3 nodes x 4 ranks; Put + flush: 2 nodes x 1 rank, "
+            "Win_allocate. us; lower is better. Why OFI is slower here: ANALYSIS.md, \"Transports\".\n\n")
+    sec = report.FABRIC_BEGIN + head + table + report.FABRIC_END
+    try:
+        text = open(path).read()
+    except OSError:
+        text = ""
+    i, j = text.find(report.FABRIC_BEGIN), text.find(report.FABRIC_END)
+    if 0 <= i < j:
+        text = text[:i] + sec + text[j + len(report.FABRIC_END):]
+    else:
+        k = text.find("## Machine and versions")
+        text = text[:k] + sec + "\n" + text[k:] if k >= 0 else text + "\n" + sec
+    with open(path, "w") as f:
+        f.write(text)
 
 
 if __name__ == "__main__":

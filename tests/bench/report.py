@@ -350,6 +350,8 @@ def write(store, cfg, im, outdir, quick):
         w("\n")
 
     # ---- machine and versions
+    # the transports' section is fabric.py's (make bench runs it after this report): kept
+    w(fabric_section(os.path.join(outdir, "RESULTS.md")))
     w("## Machine and versions\n\n```\n")
     lscpu = out(["lscpu"])
     keep = ("Architecture", "CPU(s)", "On-line", "Model name", "Thread(s) per core", "Core(s) per socket",
@@ -411,6 +413,20 @@ def write(store, cfg, im, outdir, quick):
 
     with open(os.path.join(outdir, "RESULTS.md"), "w") as f:
         f.write("".join(md))
+
+
+FABRIC_BEGIN = "<!-- tests/bench/fabric.py: begin -->\n"
+FABRIC_END = "<!-- tests/bench/fabric.py: end -->\n"
+
+
+def fabric_section(path):
+    """The section tests/bench/fabric.py wrote into RESULTS.md (between its markers), or ""."""
+    try:
+        text = open(path).read()
+    except OSError:
+        return ""
+    a, b = text.find(FABRIC_BEGIN), text.find(FABRIC_END)
+    return text[a:b + len(FABRIC_END)] + "\n" if 0 <= a < b else ""
 
 
 def p2p_sections(w, st, outdir, prefix, what, bw_note):

@@ -8,6 +8,7 @@
  *   EAGER  prefix | header | payload
  *   RTS    prefix | header | addr u64 | key u64 | cookie u64   (the receiver fi_reads payload)
  *   FIN    prefix | cookie u64                                (the read is done: send completes)
+ *   HELLO  prefix                                             (first contact, tp_ofi_link_start)
  *
  * Completions are handled under t->mu by whoever holds it (the progress thread or a polling
  * rank), so the receive callbacks never run concurrently.  A callback that sends (an ACK, a
@@ -40,7 +41,7 @@
 #define RTS_EXTRA 24
 /* the largest payload a header may announce (netd.h NETD_MAX_PAYLOAD) */
 #define OFI_MAX_PAYLOAD (1u << 31)
-enum { K_EAGER = 1, K_RTS = 2, K_FIN = 3 };
+enum { K_EAGER = 1, K_RTS = 2, K_FIN = 3, K_HELLO = 4 };
 /* The largest rx message: an eager frame. */
 #define RX_BUF_SIZE (PREFIX + NETD_HDR_SIZE + TP_OFI_EAGER)
 
@@ -67,6 +68,7 @@ struct rx_buf {
 struct tx_buf {
     struct op op;
     struct ofi_link *l;
+    struct tx_buf *next; /* in its link's held list */
     size_t len;
     uint8_t data[];
 };
@@ -121,6 +123,8 @@ struct ofi_tp {
     atomic_uint_fast64_t next_key; /* our keys when the provider does not make them */
     size_t max_msg;
     char provider[64];
+    uint8_t name[TP_OFI_NAME_MAX]; /* our endpoint's, to tell which side of a link speaks first */
+    size_t name_len;
     pthread_mutex_t mu;    /* handles completions; guards links and deferred */
     pthread_mutex_t mr_mu; /* the registration cache: a leaf lock, taken by senders too */
     struct ofi_link **links;
@@ -134,18 +138,27 @@ struct ofi_tp {
     int started;
     atomic_int stop;
     atomic_uint_fast64_t rejected;
+    /* Operations posted and not yet complete (sends, large sends until their FIN, reads,
+     * one-sided): while any is, the progress thread does not back off (inflight_add). */
+    atomic_int inflight;
 };
 
 struct ofi_link {
     struct tp_link base;
     struct ofi_tp *t;
-    fi_addr_t peer;
+    fi_addr_t peer; /* shared by every link to the same endpoint (peer_of) */
+    uint8_t name[TP_OFI_NAME_MAX];
+    size_t name_len;
     uint64_t tx_secret, rx_secret;
     const struct tp_rx_ops *rx;
     void *arg;
     pthread_mutex_t tx_mu; /* numbers and posts the link's frames in call order */
     uint64_t tx_seq, rx_seq;
     int paused, failed;
+    /* This side speaks second (tp_ofi_link_start): the link's messages wait in held, in frame
+     * order, until the first message from the peer arrives (tx_mu). */
+    atomic_int quiet;
+    struct tx_buf *held_h, **held_t;
     struct read_op *reading;   /* a large frame in flight: later frames wait (mu) */
     struct wait_frame *wait_h; /* frames waiting their turn, by frame number (mu) */
     atomic_uint_fast64_t frames_sent, bytes_sent, frames_received, bytes_received, rma_ops,
@@ -220,16 +233,24 @@ static int mr_get_locked(struct ofi_tp *t, const void *buf, size_t len, struct m
     return 0;
 }
 
+/* The last transfer that used a registration is done: it goes.  A registration is shared by
+ * the transfers in flight over one buffer, never kept for a later one: between two transfers
+ * the program may free the buffer and get other pages at the same address (a large malloc is
+ * an mmap), and a provider that pins pages (verbs, EFA) would then move the old ones.  The
+ * providers that cache registrations do it themselves, with a monitor of unmapped memory
+ * (libfabric's FI_MR_CACHE_MONITOR); for tcp a registration costs a table entry. */
 static void mr_put(struct ofi_tp *t, struct mr_ent *e)
 {
     if (!e) return;
     pthread_mutex_lock(&t->mr_mu);
-    int gone = --e->refs == 0 && e->own;
-    pthread_mutex_unlock(&t->mr_mu);
-    if (gone) {
-        fi_close(&e->mr->fid);
-        free(e);
+    struct fid_mr *gone = NULL;
+    if (--e->refs == 0) {
+        gone = e->mr;
+        e->mr = NULL;
     }
+    pthread_mutex_unlock(&t->mr_mu);
+    if (gone) fi_close(&gone->fid);
+    if (gone && e->own) free(e);
 }
 
 /* ---- sending ---- */
@@ -272,12 +293,25 @@ static void tx_lock(struct ofi_link *l)
     }
 }
 
+/* Counts an operation in or out of flight.  The providers here progress manually (libfabric
+ * tcp: a transfer moves only inside fi_cq_read), and a large transfer completes nothing until
+ * its end: a progress thread that backed off to 1 ms sleeps after a few empty reads moved a
+ * 4 MiB rendezvous one chunk a millisecond while every rank of the node computed (seconds,
+ * tests/mpi/net_progress.c part 2). */
+static void inflight_add(struct ofi_tp *t, int d)
+{
+    atomic_fetch_add_explicit(&t->inflight, d, memory_order_relaxed);
+}
+
 /* Posts one message, retrying while the provider's queue is full. */
 static int post_send(struct ofi_tp *t, struct ofi_link *l, struct tx_buf *b, void *desc)
 {
     for (;;) {
         ssize_t r = fi_send(t->ep, b->data, b->len, desc, l->peer, &b->op.fctx);
-        if (r == 0) return 0;
+        if (r == 0) {
+            inflight_add(t, 1);
+            return 0;
+        }
         if (r != -FI_EAGAIN) return (int)r;
         drive(t);
         sched_yield();
@@ -353,13 +387,22 @@ static int ofi_send(struct tp_link *tl, const struct netd_hdr *h, unsigned flags
     } else if (plen) {
         memcpy(b->data + PREFIX + NETD_HDR_SIZE, payload, plen);
     }
+    if (op) inflight_add(t, 1); /* before the RTS: its FIN may be handled before we return */
     tx_lock(l);
     netd_hdr_encode(h, b->data + PREFIX);
     netd_hdr_set_seq(b->data + PREFIX, ++l->tx_seq);
-    int r = send_tx(t, l, b);
+    int r = 0;
+    if (l->quiet) {
+        b->next = NULL;
+        *l->held_t = b;
+        l->held_t = &b->next;
+    } else {
+        r = send_tx(t, l, b);
+    }
     pthread_mutex_unlock(&l->tx_mu);
     if (r) {
         if (op) {
+            inflight_add(t, -1);
             mr_put(t, op->mr);
             free(op);
         }
@@ -455,7 +498,10 @@ static int deliver(struct ofi_tp *t, struct ofi_link *l, const uint8_t *data, si
     for (;;) {
         ssize_t e = fi_read(t->ep, dst, h.payload_len, mr_desc(t, op->mr), l->peer, raddr, key,
                             &op->op.fctx);
-        if (e == 0) break;
+        if (e == 0) {
+            inflight_add(t, 1);
+            break;
+        }
         if (e != -FI_EAGAIN) {
             mr_put(t, op->mr);
             free(op);
@@ -508,6 +554,28 @@ static void keep_waiting(struct ofi_link *l, uint64_t seq, const uint8_t *data, 
     *p = w;
 }
 
+/* The first message from l's peer is in (mu held): its connection is up, this side may speak.
+ * The messages held meanwhile go out first, in their order. */
+static void hear(struct ofi_tp *t, struct ofi_link *l)
+{
+    tx_lock(l);
+    l->quiet = 0;
+    struct tx_buf *b = l->held_h;
+    l->held_h = NULL;
+    l->held_t = &l->held_h;
+    while (b) {
+        struct tx_buf *next = b->next;
+        if (!l->failed && send_tx(t, l, b) == 0) {
+            b = next;
+            continue;
+        }
+        free(b);
+        fail_link(l, -EPIPE);
+        b = next;
+    }
+    pthread_mutex_unlock(&l->tx_mu);
+}
+
 static void on_recv(struct ofi_tp *t, struct rx_buf *b, size_t len)
 {
     if (len < PREFIX) goto repost;
@@ -517,11 +585,14 @@ static void on_recv(struct ofi_tp *t, struct rx_buf *b, size_t len)
         goto repost;
     }
     if (l->failed) goto repost;
+    if (l->quiet) hear(t, l);
     uint32_t kind = be_get32(b->data + 8);
+    if (kind == K_HELLO) goto repost;
     if (kind == K_FIN) {
         if (len != PREFIX + 8) goto repost;
         struct rts_op *op = (struct rts_op *)(uintptr_t)be_get64(b->data + PREFIX);
         /* the cookie is ours: only a link that knows the secret can name one */
+        inflight_add(t, -1);
         mr_put(t, op->mr);
         if (op->done) op->done(op->arg, 0);
         free(op);
@@ -550,6 +621,7 @@ repost:
 static void on_read_done(struct ofi_tp *t, struct read_op *op, int err)
 {
     struct ofi_link *l = op->l;
+    inflight_add(t, -1);
     mr_put(t, op->mr);
     l->reading = NULL;
     if (err) {
@@ -577,6 +649,7 @@ static void handle(struct ofi_tp *t, const struct fi_cq_msg_entry *c, int err)
         break;
     case OP_SEND: {
         struct tx_buf *b = (struct tx_buf *)op;
+        inflight_add(t, -1);
         if (err) fail_link(b->l, err);
         free(b);
         break;
@@ -586,6 +659,7 @@ static void handle(struct ofi_tp *t, const struct fi_cq_msg_entry *c, int err)
         break;
     case OP_RMA: {
         struct rma_op *r = (struct rma_op *)op;
+        inflight_add(t, -1);
         mr_put(t, r->mr);
         if (r->done) r->done(r->arg, err);
         free(r);
@@ -668,8 +742,13 @@ static void *progress_thread(void *arg)
             idle = 0;
             continue;
         }
-        /* idle: back off from yielding to 1 ms sleeps */
-        if (++idle < 64) {
+        /* idle: back off from yielding to 1 ms sleeps, but only to 20 us while a transfer is
+         * in flight (inflight_add) */
+        if (atomic_load_explicit(&t->inflight, memory_order_relaxed) > 0 && idle >= 64) {
+            idle = 64;
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        } else if (++idle < 64) {
             sched_yield();
         } else {
             struct timespec ts = {0, idle < 1024 ? 20000 : 1000000};
@@ -680,6 +759,20 @@ static void *progress_thread(void *arg)
 }
 
 /* ---- links ---- */
+
+/* Another link to the endpoint called name (mu held), or NULL.  The links of both channels to
+ * one node go to one endpoint: it is in the address vector once.  Two entries for one peer
+ * made ofi_rxm keep two connections to it, and the peer's answer to a connection of one could
+ * meet the other (a link failed with ENOTCONN now and then when both sides sent at once). */
+static struct ofi_link *peer_of(struct ofi_tp *t, const void *name, size_t len,
+                                const struct ofi_link *except)
+{
+    for (size_t i = 0; i < t->nlinks; i++) {
+        struct ofi_link *o = t->links[i];
+        if (o != except && o->name_len == len && !memcmp(o->name, name, len)) return o;
+    }
+    return NULL;
+}
 
 static int ofi_connect(struct tp *tt, const struct tp_addr *a, const struct tp_rx_ops *rx,
                        void *arg, int paused, struct tp_link **ret)
@@ -696,8 +789,21 @@ static int ofi_connect(struct tp *tt, const struct tp_addr *a, const struct tp_r
     l->arg = arg;
     l->paused = paused;
     pthread_mutex_init(&l->tx_mu, NULL);
+    memcpy(l->name, a->name, a->name_len);
+    l->name_len = a->name_len;
+    l->held_t = &l->held_h;
+    /* Of two endpoints the one with the lower name opens the connection (see
+     * tp_ofi_link_start); both sides compare the same two names. */
+    size_t m = a->name_len < t->name_len ? a->name_len : t->name_len;
+    int c = memcmp(t->name, a->name, m);
+    l->quiet = c > 0 || (c == 0 && t->name_len > a->name_len);
     pthread_mutex_lock(&t->mu);
-    int r = fi_av_insert(t->av, a->name, 1, &l->peer, 0, NULL);
+    struct ofi_link *same = peer_of(t, a->name, a->name_len, NULL);
+    int r = 1;
+    if (same)
+        l->peer = same->peer;
+    else
+        r = fi_av_insert(t->av, a->name, 1, &l->peer, 0, NULL);
     if (r != 1) {
         pthread_mutex_unlock(&t->mu);
         pthread_mutex_destroy(&l->tx_mu);
@@ -716,7 +822,7 @@ static int ofi_connect(struct tp *tt, const struct tp_addr *a, const struct tp_r
         }
     }
     if (r != 1) {
-        fi_av_remove(t->av, &l->peer, 1, 0);
+        if (!same) fi_av_remove(t->av, &l->peer, 1, 0);
         pthread_mutex_unlock(&t->mu);
         pthread_mutex_destroy(&l->tx_mu);
         free(l);
@@ -775,7 +881,12 @@ static void ofi_close(struct tp_link *tl)
         l->wait_h = w->next;
         free(w);
     }
-    fi_av_remove(t->av, &l->peer, 1, 0);
+    while (l->held_h) {
+        struct tx_buf *b = l->held_h;
+        l->held_h = b->next;
+        free(b);
+    }
+    if (!peer_of(t, l->name, l->name_len, l)) fi_av_remove(t->av, &l->peer, 1, 0);
     if (!nested) pthread_mutex_unlock(&t->mu);
     /* A read or send still in flight names l: it is kept (leaked) rather than freed under
      * them; links close at job end, when nothing is in flight. */
@@ -834,6 +945,11 @@ static int rma(struct tp_link *tl, int write, void *buf, size_t len, uint64_t ra
     struct ofi_link *l = (struct ofi_link *)tl;
     struct ofi_tp *t = l->t;
     if (len > t->max_msg) return -EMSGSIZE;
+    /* the side that speaks second opens no connection with a one-sided operation either */
+    while (l->quiet && !l->failed && !in_progress) {
+        drive(t);
+        sched_yield();
+    }
     struct rma_op *op = calloc(1, sizeof *op);
     if (!op) return -ENOMEM;
     op->op.kind = OP_RMA;
@@ -860,7 +976,10 @@ static int rma(struct tp_link *tl, int write, void *buf, size_t len, uint64_t ra
                                .context = &op->op.fctx};
         ssize_t e = write ? fi_writemsg(t->ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE)
                           : fi_readmsg(t->ep, &m, FI_COMPLETION);
-        if (e == 0) break;
+        if (e == 0) {
+            inflight_add(t, 1);
+            break;
+        }
         if (e != -FI_EAGAIN) {
             mr_put(t, op->mr);
             free(op);
@@ -1011,6 +1130,13 @@ int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len
         ofi_free(&t->base);
         return r < 0 ? r : -EIO;
     }
+    t->name_len = sizeof t->name;
+    r = fi_getname(&t->ep->fid, t->name, &t->name_len);
+    if (r) {
+        WHY("libfabric provider %s: endpoint name: %s", t->provider, L->strerror(-r));
+        ofi_free(&t->base);
+        return r < 0 ? r : -EIO;
+    }
     r = pthread_create(&t->thread, NULL, progress_thread, t);
     if (r) {
         WHY("libfabric provider %s: progress thread: %s", t->provider, strerror(r));
@@ -1020,6 +1146,25 @@ int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len
     t->started = 1;
     *ret = &t->base;
     return 0;
+}
+
+/* ofi_rxm (and the verbs and tcp connections under it) opens a connection with the first
+ * message to a peer; when both sides send their first at once it resolves the collision
+ * itself, but not always alike on both (libfabric issue 7396): now and then a link failed with
+ * ENOTCONN at job start.  So only one side of each pair speaks first, the other holds its
+ * messages until it hears (hear): the side with the lower name sends a HELLO here, once both
+ * sides made the link (the other's address vector has us, so the HELLO is not dropped). */
+int tp_ofi_link_start(struct tp_link *tl)
+{
+    struct ofi_link *l = (struct ofi_link *)tl;
+    if (l->quiet) return 0;
+    struct tx_buf *b = tx_new(l, K_HELLO, 0);
+    if (!b) return -ENOMEM;
+    tx_lock(l);
+    int r = send_tx(l->t, l, b);
+    pthread_mutex_unlock(&l->tx_mu);
+    if (r) free(b);
+    return r ? -EPIPE : 0;
 }
 
 int tp_ofi_name(struct tp *tt, void *buf, size_t len)

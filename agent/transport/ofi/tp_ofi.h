@@ -11,7 +11,9 @@
  * in flight waits for it).  Progress: a thread of the transport, and tp_poll from waiting ranks.
  *
  * Limits: TP_OFI_EAGER (payload of one message), TP_OFI_RX_BUFS (receives posted),
- * TP_OFI_NAME_MAX (endpoint name), TP_OFI_MR_CACHE (registrations kept for reuse). */
+ * TP_OFI_NAME_MAX (endpoint name), TP_OFI_MR_CACHE (registrations shared by the transfers in
+ * flight over one buffer; one is dropped when its last transfer is done, never reused for a
+ * later one: the buffer may be freed in between, tp_ofi.c mr_put). */
 #ifndef TMPI_AGENT_TP_OFI_H
 #define TMPI_AGENT_TP_OFI_H
 
@@ -29,6 +31,10 @@
  * libfabric offers, which honours FI_PROVIDER) and starts its progress thread.  0, -ENOENT (no
  * such provider here: why is set), or another negative errno with why set. */
 int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len);
+/* Starts a link both sides made (their verdicts said so): the side whose endpoint name is the
+ * lower sends the first message, the other holds what it sends until that message is in.  Call
+ * once per link, before its first tp_send is expected to go out.  0 or a negative errno. */
+int tp_ofi_link_start(struct tp_link *l);
 /* The endpoint's name for peers (up to TP_OFI_NAME_MAX bytes); its length or a negative errno. */
 int tp_ofi_name(struct tp *t, void *buf, size_t len);
 /* The provider the endpoint runs on ("tcp;ofi_rxm"). */

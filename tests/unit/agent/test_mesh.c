@@ -140,6 +140,14 @@ static void data_cb(void *arg, int fd, int err, const char *why)
     (void)why;
 }
 
+/* A connecting job host that speaks at once (its transport hello, job_net_tp.c): its bytes
+ * follow the join record into the socket before the server has read the record. */
+static void data_cb_speaks(void *arg, int fd, int err, const char *why)
+{
+    data_cb(arg, fd, err, why);
+    if (fd >= 0) CHECK_EQ(write(fd, "hello at once", 13), 13);
+}
+
 struct ctl_result {
     int ready, closed, err;
 };
@@ -261,6 +269,29 @@ int main(void)
     char got[4] = {0};
     CHECK_EQ(read(up.fd, got, 3), 3);
     CHECK(strcmp(got, "xyz") == 0);
+    close(data.fd);
+    close(up.fd);
+
+    /* Bytes right behind the join record are the job host's, not a protocol error. */
+    data = (struct data_result){.fd = -1};
+    up.fd = -1;
+    int calls0 = up.data_calls;
+    mesh_join_encode(join, 7, 2, TMPI_CH_P2P);
+    CHECK_EQ(mesh_data_connect(&client, server_addr, TMPI_CH_P2P, join, data_cb_speaks, &data, &c),
+             0);
+    CHECK(run_until(flag_set, &data.done, 10));
+    CHECK(data.fd >= 0);
+    double t_deadline = now() + 10;
+    while (up.data_calls == calls0 && now() < t_deadline) {
+        struct timeval tv = {.tv_usec = 10000};
+        event_base_loopexit(base, &tv);
+        event_base_dispatch(base);
+    }
+    CHECK_EQ(up.data_calls, calls0 + 1);
+    CHECK(up.fd >= 0 && up.uid == 7 && up.channel == TMPI_CH_P2P);
+    char hello[14] = {0};
+    CHECK_EQ(read(up.fd, hello, 13), 13);
+    CHECK(strcmp(hello, "hello at once") == 0);
     close(data.fd);
     close(up.fd);
 
