@@ -224,3 +224,49 @@ hb_conf() {
         false
     fi
 }
+
+# kill_data_links I: resets every TCP connection of node I's job process (its data links: the
+# agents' own connections stay), as a transient fault would: ss -K on each connection's
+# addresses and ports.  Prints how many it reset.
+kill_data_links() {
+    local agent=${AGENT_PIDS[node$1]} host n=0 src dst
+    host=$(pgrep -P "$agent" | head -n 1)
+    [ -n "$host" ] || {
+        echo "node $1 runs no job process" >&2
+        return 1
+    }
+    while read -r src dst; do
+        ss -K -tn src "$src" dst "$dst" >/dev/null 2>&1 || true
+        n=$((n + 1))
+    done < <(ss -tnpH state established | awk -v p="pid=$host," 'index($0, p) { print $3, $4 }')
+    echo "$n"
+}
+
+# The data links of a running 2-node job are reset twice (from either end) while nothing_lost
+# sends: each time both job processes ask their agents for the link anew, the links resend
+# what was not acknowledged, and every message arrives once, in order, with its bytes.
+@test "liveness: data links reset twice during a 2-node job are reconnected; nothing lost" {
+    start_cluster 2
+    local exe="$BATS_FILE_TMPDIR/nothing_lost" out="$BATS_TEST_TMPDIR/out" pid n
+    [ -x "$exe" ] || tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/nothing_lost.c"
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 \
+        "$exe" "" 3000 >"$out" 2>&1 &
+    pid=$!
+    wait_for_text "$out" "nothing_lost: seed"
+    sleep 0.5
+    n=$(kill_data_links 1)
+    [ "$n" -ge 2 ] || { echo "expected 2 data links of node 1, reset $n" >&2; cat "$out"; false; }
+    sleep 1
+    kill -0 "$pid" 2>/dev/null || { echo "the job ended before the second reset:" >&2; cat "$out"; false; }
+    n=$(kill_data_links 2)
+    [ "$n" -ge 2 ] || { echo "expected 2 data links of node 2, reset $n" >&2; cat "$out"; false; }
+    wait_launcher "$pid" 180 || { cat "$out"; false; }
+    if [ "$status" -ne 0 ] || ! grep -qx OK "$out" || ! grep -q "12000 messages checked" "$out"; then
+        echo "expected status 0, 12000 messages checked and OK; got status $status:" >&2
+        cat "$out" >&2
+        false
+    fi
+    # the job processes said what happened, through their agents' logs
+    grep -q "broke .*reconnecting" "$BATS_TEST_TMPDIR/node1.log"
+    grep -q "broke .*reconnecting" "$BATS_TEST_TMPDIR/node2.log"
+}
