@@ -184,7 +184,9 @@ static int relink(struct job_net *n, struct job_net_link *l, int fd)
     pthread_mutex_lock(&n->mu);
     struct tp_link *t = n->closed || l->l != l->tcp ? NULL : l->tcp;
     int closed = n->closed;
-    int r = t ? tp_reattach(t, &(struct tp_addr){.fd = fd}) : -EEXIST;
+    /* the node below connected (job_link.h): it waits for the peer's first bytes */
+    struct tp_addr a = {.fd = fd, .wait_peer = l->node > n->self};
+    int r = t ? tp_reattach(t, &a) : -EEXIST;
     pthread_mutex_unlock(&n->mu);
     if (!t) {
         close(fd);

@@ -88,6 +88,7 @@ struct netd_link {
     atomic_size_t copied;                   /* payload bytes of the copies held */
     uint64_t peer_acked;                    /* the peer's last acknowledgement */
     int broken;                             /* the socket broke: nothing is written */
+    int await_peer;                         /* reattached: write once the peer's ack came */
     int reading;                            /* not paused: rev is wanted */
 
     /* Receive side, guarded by rx_mu: the daemon, or a rank thread polling while it waits
@@ -618,6 +619,11 @@ static void ack_take(struct netd_link *l, uint64_t seq)
 {
     struct netd_out *fin = NULL, **tail = &fin;
     pthread_mutex_lock(&l->mu);
+    if (l->await_peer) { /* the peer's first bytes on a new socket: our turn to write */
+        l->await_peer = 0;
+        l->broken = 0;
+        if (l->qhead) event_add(l->wev, NULL);
+    }
     if (seq > l->peer_acked && seq <= l->tx_seq) l->peer_acked = seq;
     while (l->sent_head && l->sent_head->seq <= l->peer_acked) {
         struct netd_out *o = l->sent_head;
@@ -732,6 +738,7 @@ static void break_locked(struct netd_link *l)
 {
     struct netd *n = l->n;
     l->broken = 1;
+    l->await_peer = 0;
     struct netd_out *keep = NULL, **kt = &keep;
     for (struct netd_out *o = l->qhead, *next; o; o = next) {
         next = o->next;
@@ -1150,7 +1157,7 @@ void netd_set_resend_max(struct netd *n, size_t bytes)
     atomic_store_explicit(&n->resend_max, bytes, memory_order_relaxed);
 }
 
-int netd_link_reattach(struct netd_link *l, int fd)
+int netd_link_reattach(struct netd_link *l, int fd, int wait_peer)
 {
     struct netd *n = l->n;
     if (!l->resend) {
@@ -1215,8 +1222,12 @@ int netd_link_reattach(struct netd_link *l, int fd)
         l->qhead = ack;
         if (!l->qtail) l->qtail = ack;
         atomic_fetch_add_explicit(&n->queued_now, NETD_HDR_SIZE, memory_order_relaxed);
-        l->broken = 0;
-        event_add(l->wev, NULL);
+        if (wait_peer) {
+            l->await_peer = 1; /* broken stays set: nothing is written until then */
+        } else {
+            l->broken = 0;
+            event_add(l->wev, NULL);
+        }
     }
     int reading = l->reading;
     pthread_mutex_unlock(&l->mu);

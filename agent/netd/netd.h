@@ -122,9 +122,10 @@ void netd_set_resend_max(struct netd *n, size_t bytes);
 /* Gives a resending link a new connected socket to the same peer (after on_break said 0, or
  * at any time: the old socket is then dropped as if it broke).  The link acknowledges what it
  * received, resends what was not acknowledged and goes on; reading resumes if it was reading.
- * Not from the link's callbacks.  0 or a negative errno (-EINVAL: the link does not resend;
- * fd is closed in every case). */
-int netd_link_reattach(struct netd_link *l, int fd);
+ * With wait_peer nothing is written until the peer's acknowledgement arrives (one end must
+ * write first: the one whose first bytes nobody else reads).  Not from the link's callbacks.
+ * 0 or a negative errno (-EINVAL: the link does not resend; fd is closed in every case). */
+int netd_link_reattach(struct netd_link *l, int fd, int wait_peer);
 /* Starts (or restarts) reading a paused link. */
 void netd_link_resume(struct netd_link *l);
 /* Runs the link's receive machine on the calling thread, unless another thread (its daemon

@@ -67,6 +67,9 @@ typedef void (*tp_done_fn)(void *arg, int err);
  * without it belongs to no link and is dropped: nobody outside the exchange can inject). */
 struct tp_addr {
     int fd;
+    /* tcp: this side connected, so it writes nothing on fd until the peer's first bytes came
+     * (the accepting agent reads the connection's first bytes itself: tp_reattach) */
+    int wait_peer;
     const void *name;
     size_t name_len;
     uint64_t tx_secret, rx_secret;

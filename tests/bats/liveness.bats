@@ -270,3 +270,69 @@ kill_data_links() {
     grep -q "broke .*reconnecting" "$BATS_TEST_TMPDIR/node1.log"
     grep -q "broke .*reconnecting" "$BATS_TEST_TMPDIR/node2.log"
 }
+
+# A node that stops (its agent and its job process, SIGSTOP) while its data links carry
+# traffic: the links cannot be reconnected, and the job fails on the heartbeat with the node
+# named as stopped, not as a data link fault.
+@test "liveness: a node stopped during traffic fails the job as 'stopped answering', not as a link fault" {
+    start_cluster 2 --config "$(hb_conf 3000)"
+    local exe="$BATS_FILE_TMPDIR/nothing_lost" out="$BATS_TEST_TMPDIR/out" pid p
+    [ -x "$exe" ] || tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/nothing_lost.c"
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 \
+        "$exe" "" 100000 >"$out" 2>&1 &
+    pid=$!
+    wait_for_text "$out" "nothing_lost: seed"
+    sleep 0.5
+    for p in $(pgrep -P "${AGENT_PIDS[node2]}"); do
+        kill -STOP "$p"
+        STOPPED+=("$p")
+    done
+    stop_node 2
+    wait_launcher "$pid" 15 || { cat "$out"; false; }
+    [ "$status" -eq 1 ] || { echo "expected status 1, got $status" >&2; cat "$out"; false; }
+    grep -q "node 127.0.0.1:${CLUSTER_PORTS[1]} stopped answering for 3 s" "$out" || {
+        echo "expected the stopped node named, got:" >&2
+        cat "$out" >&2
+        false
+    }
+}
+
+# The job process of the other node dies (SIGKILL) while the links carry traffic: the links
+# break, and the job ends with the message of that node's agent naming the process and the
+# signal, not with a reconnect timeout.
+@test "liveness: a peer job process that dies during traffic ends the job with a message naming its node" {
+    start_cluster 2
+    local exe="$BATS_FILE_TMPDIR/nothing_lost" out="$BATS_TEST_TMPDIR/out" pid host
+    [ -x "$exe" ] || tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/nothing_lost.c"
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 \
+        "$exe" "" 100000 >"$out" 2>&1 &
+    pid=$!
+    wait_for_text "$out" "nothing_lost: seed"
+    sleep 0.5
+    host=$(pgrep -P "${AGENT_PIDS[node2]}" | head -n 1)
+    [ -n "$host" ] || { echo "node 2 runs no job process" >&2; false; }
+    kill -KILL "$host"
+    wait_launcher "$pid" 15 || { cat "$out"; false; }
+    [ "$status" -ne 0 ] || { echo "expected a failure, got status 0" >&2; cat "$out"; false; }
+    grep -q "the job's process on node2 was killed by signal 9" "$out" || {
+        echo "expected node2's job process named, got:" >&2
+        cat "$out" >&2
+        false
+    }
+}
+
+# 30 % of all packets between the two hosts of a job dropped for 8 s (tests/bats/lossy_link.py,
+# the soak's emulated network; root): the job goes on and nothing is lost.  Data links that time
+# out meanwhile are reconnected.
+@test "liveness: 30 % packet loss for 8 s does not fail a 2-node job; nothing lost" {
+    [ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, TUN devices)"
+    [ -c /dev/net/tun ] || skip "no /dev/net/tun"
+    local exe="$BATS_FILE_TMPDIR/nothing_lost"
+    [ -x "$exe" ] || tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/nothing_lost.c"
+    run timeout 400 "$TMPI_SRC/tests/bats/lossy_link.py" --build "$TMPI_BUILD" --loss 0.3 \
+        --seconds 8 "$exe" "" 1000
+    echo "$output"
+    expect_status 0
+    expect_line OK
+    [[ "$output" == *"4000 messages checked"* ]]
+}

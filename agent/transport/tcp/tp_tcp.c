@@ -151,7 +151,7 @@ static void tcp_stats(struct tp_link *tl, struct tp_link_stats *ret)
 static int tcp_reattach(struct tp_link *tl, const struct tp_addr *a)
 {
     if (a->fd < 0) return -EINVAL;
-    return netd_link_reattach(((struct tcp_link *)tl)->nl, a->fd);
+    return netd_link_reattach(((struct tcp_link *)tl)->nl, a->fd, a->wait_peer);
 }
 
 static void tcp_free(struct tp *t)

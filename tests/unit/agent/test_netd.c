@@ -302,8 +302,9 @@ static void test_resend(size_t resend_max)
             CHECK(atomic_load(&a.breaks) >= 1 && atomic_load(&b.breaks) >= 1);
         }
         tcp_pair(fd);
-        CHECK_EQ(netd_link_reattach(la, fd[0]), 0);
-        CHECK_EQ(netd_link_reattach(lb, fd[1]), 0);
+        /* the first time la writes only after lb's acknowledgement came (wait_peer) */
+        CHECK_EQ(netd_link_reattach(la, fd[0], cut == 1), 0);
+        CHECK_EQ(netd_link_reattach(lb, fd[1], 0), 0);
         fd[0] = a_fd; /* the links keep their descriptor numbers, now the new sockets' */
     }
     for (int i = 0; i < SENDERS; i++)
