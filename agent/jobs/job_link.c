@@ -199,13 +199,15 @@ int job_link_relink(struct job_link *jl, int node, int channel)
         (channel != TMPI_CH_P2P && channel != TMPI_CH_COLL))
         return -EINVAL;
     struct job_link_slot *s = slot_at(jl, node, channel);
+    /* The node below dials: the peer's agent takes it (job_link_accept) and hands it over. */
+    if (node < jl->self || !s->handed) return 0;
+    s->relink = 1;
+    if (s->dial || (s->redial && event_pending(s->redial, EV_TIMEOUT, NULL)))
+        return 0; /* one on its way: a host asking again and again costs nothing more */
     log_info("job %llu: the job's process asks for the data link to node %d (%s), channel %d, "
              "anew",
              (unsigned long long)jl->job->id, node, jl->addr[node], channel);
-    /* The node above dials: the peer's agent takes it (job_link_accept) and hands it over. */
-    if (node < jl->self || !s->handed) return 0;
-    s->relink = 1;
-    if (!s->dial) redial_later(s);
+    redial_later(s);
     return 0;
 }
 
