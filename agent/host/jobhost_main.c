@@ -451,7 +451,8 @@ static void on_links(evutil_socket_t fd, short what, void *arg)
             continue;
         }
         j->net->linked = send_linked; /* when the hellos are done (job_net_tp.c) */
-        j->net->relink = ask_relink;
+        /* once, before the first link exists: receive daemons read it from then on */
+        if (!j->net->relink) j->net->relink = ask_relink;
         int r = job_net_add(j->net, (int)m.node, (int)m.channel, link_fd);
         if (r < 0 && r != -ECANCELED) {
             char why[160];
