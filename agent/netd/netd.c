@@ -121,6 +121,7 @@ struct netd_link {
     int dup;              /* the frame being read is such a repeat (payload dropped) */
     int partial;          /* a frame was cut in its payload: its repeat goes to pbuf */
     uint32_t partial_len; /* that frame's payload length */
+    int peer_bye;         /* the peer said NETD_F_BYE: its end of stream is no break */
     uint8_t *partial_buf; /* and where its payload goes (pbuf, ctx of its on_header) */
     void *partial_ctx;
     unsigned rx_unacked;              /* frames received since the last acknowledgement */
@@ -684,7 +685,10 @@ static int rx_step(struct netd_link *l)
         if (rc < 0) return rc;
         if (l->h.flags & NETD_F_ACK) { /* outside the numbering */
             l->s_beg += NETD_HDR_SIZE;
-            if (l->resend) ack_take(l, l->h.seq);
+            if (l->h.flags & NETD_F_BYE)
+                l->peer_bye = 1;
+            else if (l->resend)
+                ack_take(l, l->h.seq);
             return 1;
         }
         l->s_beg += NETD_HDR_SIZE;
@@ -795,7 +799,7 @@ static void rx_break(struct netd_link *l)
  * (on_break said so), -1 if it fails. */
 static int link_break(struct netd_link *l, int err)
 {
-    if (!l->resend || err == -EPROTO || err == -EMSGSIZE) return -1;
+    if (!l->resend || l->peer_bye || err == -EPROTO || err == -EMSGSIZE) return -1;
     event_del(l->rev);
     pthread_mutex_lock(&l->mu);
     if (l->failed) {
@@ -1261,6 +1265,14 @@ void netd_link_free(struct netd_link *l)
 {
     if (!l) return;
     pthread_mutex_lock(&l->mu);
+    if (l->resend && !l->broken && !l->failed && !l->qhead) {
+        /* Best effort, between frames: the peer takes our end of stream for a close, not a
+         * break it should reconnect (a full socket means a peer not reading anyway). */
+        uint8_t bye[NETD_HDR_SIZE];
+        struct netd_hdr h = {.channel = TMPI_CH_P2P, .flags = NETD_F_ACK | NETD_F_BYE};
+        netd_hdr_encode(&h, bye);
+        (void)send(l->fd, bye, sizeof bye, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
     struct netd_out *q = fail_locked(l);
     pthread_mutex_unlock(&l->mu);
     /* From another thread, event_del waits for a running callback of the event to return

@@ -62,9 +62,10 @@ struct netd_ops {
     /* The link failed: -EPIPE (peer closed), -EPROTO / -EMSGSIZE (bad header), or a socket
      * errno.  Called once, from the daemon; no more callbacks for this link afterwards. */
     void (*on_error)(void *arg, struct netd_link *l, int err);
-    /* NULL, or the link resends (above): its socket broke with err (a socket errno; not at a
-     * clean end of stream, nor a bad header, which go to on_error).  Return 0 to bring a new
-     * socket with netd_link_reattach (sends are queued meanwhile), anything else to fail the
+    /* NULL, or the link resends (above): its socket broke with err (a socket errno, or
+     * -EPIPE at an end of stream the peer did not announce; a bad header, and the end of
+     * stream after the peer's netd_link_free said goodbye, go to on_error).  Return 0 to bring a
+     * new socket with netd_link_reattach (sends are queued meanwhile), anything else to fail the
      * link (on_error follows).  Runs on the daemon or a polling thread, like on_frame. */
     int (*on_break)(void *arg, struct netd_link *l, int err);
 };

@@ -28,7 +28,7 @@ void netd_hdr_set_seq(uint8_t out[NETD_HDR_SIZE], uint64_t seq)
 int netd_hdr_decode(const uint8_t in[NETD_HDR_SIZE], size_t max_payload, struct netd_hdr *ret)
 {
     if (in[0] != NETD_VERSION || (in[1] != TMPI_CH_P2P && in[1] != TMPI_CH_COLL) ||
-        (in[2] & ~(NETD_F_ACK | NETD_F_ACKREQ)) || in[3])
+        (in[2] & ~(NETD_F_ACK | NETD_F_ACKREQ | NETD_F_BYE)) || in[3])
         return -EPROTO;
     ret->channel = in[1];
     ret->flags = in[2];
@@ -42,6 +42,7 @@ int netd_hdr_decode(const uint8_t in[NETD_HDR_SIZE], size_t max_payload, struct 
     /* an acknowledgement is a header alone and asks for nothing */
     if ((ret->flags & NETD_F_ACK) && (ret->payload_len || (ret->flags & NETD_F_ACKREQ)))
         return -EPROTO;
+    if ((ret->flags & NETD_F_BYE) && !(ret->flags & NETD_F_ACK)) return -EPROTO;
     memcpy(ret->proto, in + NETD_PROTO_OFF, NETD_PROTO_SIZE);
     return 0;
 }

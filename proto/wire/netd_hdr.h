@@ -42,6 +42,9 @@
  * acknowledgement (the receiver acknowledges it as soon as it is complete). */
 #define NETD_F_ACK 0x01u
 #define NETD_F_ACKREQ 0x02u
+/* with NETD_F_ACK: the sender closes the link on purpose (its job's part ended); what follows
+ * is the end of the stream, not a break to reconnect */
+#define NETD_F_BYE 0x04u
 
 struct netd_hdr {
     uint8_t channel;

@@ -65,6 +65,13 @@ int main(void)
     f = (struct netd_hdr){.channel = TMPI_CH_P2P, .flags = NETD_F_ACK | NETD_F_ACKREQ};
     netd_hdr_encode(&f, bad);
     CHECK_EQ(netd_hdr_decode(bad, 1 << 20, &d), -EPROTO);
+    /* a goodbye is an acknowledgement's */
+    f = (struct netd_hdr){.channel = TMPI_CH_P2P, .flags = NETD_F_ACK | NETD_F_BYE};
+    netd_hdr_encode(&f, bad);
+    CHECK_EQ(netd_hdr_decode(bad, 1 << 20, &d), 0);
+    f.flags = NETD_F_BYE;
+    netd_hdr_encode(&f, bad);
+    CHECK_EQ(netd_hdr_decode(bad, 1 << 20, &d), -EPROTO);
     /* negative ranks */
     struct netd_hdr neg = {.channel = TMPI_CH_P2P, .src_rank = -1};
     netd_hdr_encode(&neg, bad);
