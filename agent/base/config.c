@@ -57,6 +57,8 @@ int config_defaults(struct agent_config *c)
         .job_oom_score_adj = OOM_SCORE_JOB_DEFAULT,
         .heartbeat_ms = 1000,
         .heartbeat_timeout_ms = 20000,
+        .link_reconnect_timeout_ms = 20000,
+        .link_resend_max = 4u << 20,
         .recv_threads = 2,
         .recv_spin_ns = 50000,
         .node_number = CONFIG_NODE_UNSET,
@@ -451,7 +453,13 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = parse_u32(value, 50, 600000, &c->heartbeat_ms);
         else if (strcmp(key, "heartbeat_timeout_ms") == 0)
             r = parse_u32(value, 200, 3600000, &c->heartbeat_timeout_ms);
-        else if (strcmp(key, "recv_threads") == 0)
+        else if (strcmp(key, "link_reconnect_timeout_ms") == 0)
+            r = parse_u32(value, 200, 3600000, &c->link_reconnect_timeout_ms);
+        else if (strcmp(key, "link_resend_max") == 0) {
+            r = config_parse_size(value, &sz);
+            if (r == 0 && (sz < 65536 || sz > (1u << 30))) r = -ERANGE;
+            if (r == 0) c->link_resend_max = sz;
+        } else if (strcmp(key, "recv_threads") == 0)
             r = parse_u32(value, 1, 64, &c->recv_threads);
         else if (strcmp(key, "recv_spin_ns") == 0)
             r = parse_u32(value, 0, 10000000, &c->recv_spin_ns);

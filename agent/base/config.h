@@ -31,6 +31,11 @@ struct agent_config {
     uint32_t heartbeat_timeout_ms; /* a job's agent silent this long fails the job (mesh.h) */
     uint32_t recv_threads;         /* netd receive daemons (links are spread over them) */
     uint32_t recv_spin_ns; /* a receive daemon polls this long after a read before it sleeps */
+
+    /* A broken data link not reconnected within this fails the job (job_net.h, "Reconnecting");
+     * the payload bytes a data link keeps copies of to resend (netd.h, "Resending"). */
+    uint32_t link_reconnect_timeout_ms;
+    size_t link_resend_max;
     /* What carries a job's data between nodes (agent/transport/, docs/ADMIN.md "Fabrics"):
      * "auto", "tcp" or "ofi" (a literal, not owned); a job's TMPI_TRANSPORT overrides it. */
     const char *transport;

@@ -61,6 +61,8 @@ static const struct item items[] = {
     IT("mesh", "peers", K_LIST, peers),
     IT("mesh", "heartbeat_ms", K_U32, heartbeat_ms),
     IT("mesh", "heartbeat_timeout_ms", K_U32, heartbeat_timeout_ms),
+    IT("mesh", "link_reconnect_timeout_ms", K_U32, link_reconnect_timeout_ms),
+    IT("mesh", "link_resend_max", K_SIZE, link_resend_max),
     IT("mesh", "recv_threads", K_U32, recv_threads),
     IT("mesh", "recv_spin_ns", K_U32, recv_spin_ns),
     IT("mesh", "transport", K_STR, transport),

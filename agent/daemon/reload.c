@@ -51,6 +51,8 @@ static const struct setting settings[] = {
     S("[agent] shared_libraries", T_STR, shared_libraries, JOB),
     S("[agent] private_libraries", T_STR, private_libraries, JOB),
     S("[mesh] heartbeat_timeout_ms", T_U32, heartbeat_timeout_ms, RESTART),
+    S("[mesh] link_reconnect_timeout_ms", T_U32, link_reconnect_timeout_ms, JOB),
+    S("[mesh] link_resend_max", T_SIZE, link_resend_max, JOB),
     S("[agent] max_program_size", T_SIZE, max_program_size, LIVE),
     S("[agent] max_frame_size", T_SIZE, max_frame_size, LIVE),
     S("[agent] program_cache", T_U32, program_cache, LIVE),

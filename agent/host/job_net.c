@@ -2,6 +2,7 @@
 #include "job_net.h"
 
 #include <errno.h>
+#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,10 +134,82 @@ static void on_error(void *arg, struct tp_link *tl, int err)
     job_cancel(j, 1, reason);
 }
 
+/* Receive daemon: the link's socket broke (transport.h on_break).  A TCP data link of a job
+ * that runs asks for a new socket and waits for it up to link_reconnect_timeout_ms; anything
+ * else fails as before (on_error). */
+static int on_break(void *arg, struct tp_link *tl, int err)
+{
+    struct job_net_link *l = arg;
+    struct job_net *n = l->net;
+    struct job *j = n->job;
+    if (atomic_load(&j->ranks_ended) || job_cancelled(j) || !n->relink || !l->relink_ev ||
+        __atomic_load_n(&l->l, __ATOMIC_ACQUIRE) != tl)
+        return -1;
+    if (!atomic_exchange(&l->broken, 1)) {
+        atomic_store(&l->broke_err, err);
+        atomic_fetch_add(&n->breaks, 1);
+        log_warning("job %llu: the data link to node %d (%s), channel %d, broke (%s): "
+                    "reconnecting",
+                    (unsigned long long)j->id, l->node, n->addr[l->node], l->channel,
+                    err == -EPIPE ? "the peer closed it" : strerror(-err));
+        unsigned ms = j->agent->cfg.link_reconnect_timeout_ms;
+        struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+        event_add(l->relink_ev, &tv);
+    }
+    return n->relink(j, l->node, l->channel) < 0 ? -1 : 0;
+}
+
+/* Loop thread: link_reconnect_timeout_ms after a break no new socket came. */
+static void relink_expired(evutil_socket_t fd, short what, void *arg)
+{
+    struct job_net_link *l = arg;
+    struct job_net *n = l->net;
+    struct job *j = n->job;
+    if (!atomic_load(&l->broken) || atomic_load(&j->ranks_ended)) return;
+    int err = atomic_load(&l->broke_err);
+    char reason[400];
+    snprintf(reason, sizeof reason,
+             "lost connection to node %d (%s): the data link timed out: it broke (%s) and was "
+             "not reconnected within %.1f s (link_reconnect_timeout_ms)",
+             l->node, n->addr[l->node], err == -EPIPE ? "the peer closed it" : strerror(-err),
+             j->agent->cfg.link_reconnect_timeout_ms / 1000.0);
+    log_warning("job %llu: %s (channel %d)", (unsigned long long)j->id, reason, l->channel);
+    job_cancel(j, 1, reason);
+}
+
+/* Loop thread: fd is the new socket of l, which is up (Reconnecting, job_net.h). */
+static int relink(struct job_net *n, struct job_net_link *l, int fd)
+{
+    struct job *j = n->job;
+    /* Under mu: job_net_close takes the links out under it, so the link stays while we
+     * reattach (the receive callbacks, which the reattach waits for, never take mu). */
+    pthread_mutex_lock(&n->mu);
+    struct tp_link *t = n->closed || l->l != l->tcp ? NULL : l->tcp;
+    int closed = n->closed;
+    /* the node below connected (job_link.h): it waits for the peer's first bytes */
+    struct tp_addr a = {.fd = fd, .wait_peer = l->node > n->self};
+    int r = t ? tp_reattach(t, &a) : -EEXIST;
+    pthread_mutex_unlock(&n->mu);
+    if (!t) {
+        close(fd);
+        return closed ? -ECANCELED : -EEXIST;
+    }
+    if (r < 0) return r;
+    int was = atomic_exchange(&l->broken, 0);
+    if (l->relink_ev) event_del(l->relink_ev);
+    atomic_fetch_add(&n->reconnects, 1);
+    log_info("job %llu: the data link to node %d (%s), channel %d, %s", (unsigned long long)j->id,
+             l->node, n->addr[l->node], l->channel,
+             was ? "is reconnected: resending what the peer did not acknowledge"
+                 : "was made anew by the peer: resending what it did not acknowledge");
+    return 0;
+}
+
 const struct tp_rx_ops job_net_link_ops = {
     .on_header = on_header,
     .on_frame = on_frame,
     .on_error = on_error,
+    .on_break = on_break,
 };
 
 int job_net_add(struct job_net *n, int node, int channel, int fd)
@@ -152,6 +225,10 @@ int job_net_add(struct job_net *n, int node, int channel, int fd)
         return -ENOTSUP;
     }
     struct job_net_link *l = link_at(n, node, channel);
+    pthread_mutex_lock(&n->mu);
+    int up = !n->closed && l->l && !l->hs;
+    pthread_mutex_unlock(&n->mu);
+    if (up) return relink(n, l, fd);
     pthread_mutex_lock(&n->mu);
     if (n->closed || l->l || l->hs) {
         pthread_mutex_unlock(&n->mu);
@@ -181,6 +258,7 @@ void job_net_link_up(struct job_net *n, struct job_net_link *l, int fd, struct t
         if (ofi) tp_close(ofi);
         return;
     }
+    if (!l->relink_ev) l->relink_ev = evtimer_new(n->job->agent->base, relink_expired, l);
     int r = tp_connect(n->tcp, &(struct tp_addr){.fd = fd}, &job_net_link_ops, l, 1, &l->tcp);
     if (r == 0) {
         l->l = ofi ? ofi : l->tcp;
@@ -256,6 +334,7 @@ void job_net_free(struct job_net *n)
     for (int i = 0; i < n->nnodes * 2; i++) {
         struct job_net_link *l = &n->links[i];
         job_net_hello_cancel(l);
+        if (l->relink_ev) event_free(l->relink_ev);
         if (l->tcp && l->tcp != l->l) tp_close(l->tcp);
         if (l->l) /* a job that never ran its thread */
             tp_close(l->l);
@@ -280,6 +359,7 @@ int job_net_send(void *net, int node, int channel, unsigned flags, const struct 
     struct tp_link *l = __atomic_load_n(&link_at(n, node, channel)->l, __ATOMIC_ACQUIRE);
     if (!l) return -EPIPE;
     struct netd_hdr copy = *h;
+    copy.flags = 0;
     copy.job_id = n->uid;
     copy.channel = (uint8_t)channel;
     /* before it can arrive anywhere: "in flight" never reads negative */

@@ -9,6 +9,15 @@
  * every arriving frame has a receiver.  net_send (svc.h) sends on them; arriving headers are
  * checked here before the client upcalls see them.
  *
+ * Reconnecting: a TCP data link whose socket breaks while the job runs (reset, timed out, the
+ * peer's end gone) resends (netd.h, "Resending"): the host asks its agent for the link anew
+ * (relink, over the links socket; job_link.h), the agents make a new authenticated socket
+ * between the same two job hosts and each host hands it to the link (job_net_add of a link
+ * that is up), which resends what the peer did not acknowledge.  A link not carried on within
+ * link_reconnect_timeout_ms of its break fails the job ("the data link timed out ...").  A
+ * node that stopped answering is told by the agents' heartbeat first (mesh.h); a peer job
+ * process that died by its agent.  Links carried by OFI fail at a break, as before.
+ *
  * Threads: job_net_new/add/free run on the host's loop thread; job_net_send on rank threads;
  * job_net_resume once from a rank thread; job_net_close from the job thread; the link
  * callbacks on netd's receive daemons. */
@@ -41,6 +50,11 @@ struct job_net_link {
      * peer that goes away is noticed as on TCP (mu, like l). */
     struct tp_link *tcp;
     struct job_net_hello *hs; /* the transport hello in progress on the socket (mu) */
+    /* Reconnecting: the socket broke and no new one came yet (set on a receive daemon, cleared
+     * on the loop thread); why it broke; the link_reconnect_timeout_ms timer (loop thread). */
+    atomic_int broken;
+    atomic_int broke_err;
+    struct event *relink_ev;
 };
 
 struct job_net {
@@ -57,6 +71,10 @@ struct job_net {
     char transport[8];             /* what the job asked for: "auto", "tcp", "ofi" */
     char why_tcp[200];             /* why the job is on TCP although it asked for ofi, or "" */
     void (*linked)(struct job *j); /* every link up (loop thread; jobhost_main.c) */
+    /* Asks the agent for the link (node, channel) anew (any thread; jobhost_main.c): 0 or a
+     * negative errno. */
+    int (*relink)(struct job *j, int node, int channel);
+    atomic_uint_fast64_t breaks, reconnects; /* links broken and carried on (log, tests) */
     /* mu guards l of every link, nlinks and closed: the loop thread adds links while the job
      * thread may be closing them (a job torn down while it links). */
     pthread_mutex_t mu;
@@ -80,9 +98,10 @@ int job_net_new(struct job *j, uint64_t uid, int self, size_t nnodes,
                 Tmpi__NodePlacement *const *nodes, struct job_net **ret);
 /* Loop thread: fd is the agent's authenticated socket to node `node` on channel `channel`; it
  * becomes that link (ours from now on, closed on failure) once the transport hello on it is
- * done (job_net_tp.c): then n->linked runs when every link of this node is up.  0, or -EINVAL
- * (no such link), -EEXIST (that link is up already), -ECANCELED (links closed), -ENOTSUP (no
- * netd), -ENOMEM. */
+ * done (job_net_tp.c): then n->linked runs when every link of this node is up.  For a link
+ * that is up the socket is its new one (Reconnecting, above; no hello).  0, or -EINVAL (no
+ * such link), -EEXIST (that link is on OFI, or its hello still runs), -ECANCELED (links
+ * closed), -ENOTSUP (no netd), -ENOMEM. */
 int job_net_add(struct job_net *n, int node, int channel, int fd);
 /* job_net_tp.c -> job_net.c: the hello on l's socket fd is done; ofi is the link's OFI link
  * when both sides chose it, else NULL (data on TCP).  Loop thread. */

@@ -53,6 +53,11 @@ struct job_net_hello {
     uint8_t in[HELLO_SIZE];
     size_t got;
     uint64_t rx_secret;
+    /* Our hello.  The connecting side (the node below) says it only after the peer's: the
+     * accepting agent reads the connection's first bytes itself, and a hello that came with
+     * the join record made it close the connection ("sent more than its join record"). */
+    uint8_t out[HELLO_SIZE];
+    int out_later;
     struct tp_link *ofi; /* the OFI link we made, until both verdicts are in */
     char why[256];       /* why this link is not on OFI (we wanted it) */
 };
@@ -181,7 +186,8 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     if (hs->got < need) return;
     hs->got = 0;
     if (hs->phase == 0) {
-        int e = on_hello(hs);
+        int e = hs->out_later ? write_all(fd, hs->out, sizeof hs->out) : 0;
+        if (e == 0) e = on_hello(hs);
         if (e < 0) {
             hello_fail(hs, e == -EPROTO ? "a malformed transport hello" : strerror(-e));
             return;
@@ -225,8 +231,8 @@ int job_net_hello_start(struct job_net *n, struct event_base *base, struct job_n
     hs->l = l;
     hs->fd = fd;
     l->hs = hs;
-    uint8_t out[HELLO_SIZE];
-    memset(out, 0, sizeof out);
+    uint8_t *out = hs->out;
+    memset(out, 0, HELLO_SIZE);
     memcpy(out, "TMPIHEL1", 8);
     if (n->ofi) {
         int len = tp_ofi_name(n->ofi, out + 88, TP_OFI_NAME_MAX);
@@ -240,7 +246,8 @@ int job_net_hello_start(struct job_net *n, struct event_base *base, struct job_n
             snprintf(hs->why, sizeof hs->why, "no endpoint name: %s", strerror(-len));
         }
     }
-    int r = write_all(fd, out, sizeof out);
+    hs->out_later = l->node > n->self; /* we connected (job_link.h) */
+    int r = hs->out_later ? 0 : write_all(fd, out, HELLO_SIZE);
     hs->ev = r == 0 ? event_new(base, fd, EV_READ | EV_PERSIST, on_readable, hs) : NULL;
     struct timeval tv = {.tv_sec = JOB_NET_HELLO_TIMEOUT_SEC};
     if (!hs->ev || event_add(hs->ev, &tv) < 0) {

@@ -429,6 +429,18 @@ static void send_linked(struct job *j)
     free(text);
 }
 
+/* A link's socket broke (job_net.h, "Reconnecting"): ask the agent for it anew, a bare
+ * jobhost_link_msg on the links socket (one datagram: any thread may send it). */
+static int ask_relink(struct job *j, int node, int channel)
+{
+    struct jobhost_link_msg m = {.node = (uint32_t)node, .channel = (uint32_t)channel};
+    ssize_t n;
+    do
+        n = send(JOBHOST_LINKS_FD, &m, sizeof m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    while (n < 0 && errno == EINTR);
+    return n == (ssize_t)sizeof m ? 0 : n < 0 ? -errno : -EIO;
+}
+
 /* One link from the agent per message (jobhost_pass_link); once every link is here the
  * coordinator hears JobLinked from us, so no JobGo can come before the links. */
 static void on_links(evutil_socket_t fd, short what, void *arg)
@@ -464,6 +476,8 @@ static void on_links(evutil_socket_t fd, short what, void *arg)
             continue;
         }
         j->net->linked = send_linked; /* when the hellos are done (job_net_tp.c) */
+        /* once, before the first link exists: receive daemons read it from then on */
+        if (!j->net->relink) j->net->relink = ask_relink;
         int r = job_net_add(j->net, (int)m.node, (int)m.channel, link_fd);
         if (r < 0 && r != -ECANCELED) {
             char why[160];
@@ -672,6 +686,7 @@ static int start_job(struct agent *a, unsigned long long job_id, uid_t uid, gid_
         /* The links the agent passes are read by receive daemons of our own. */
         r = netd_new(a->cfg.recv_threads, NETD_MAX_PAYLOAD, &a->netd);
         if (r == 0) netd_set_spin(a->netd, a->cfg.recv_spin_ns, cpu_free, a);
+        if (r == 0) netd_set_resend_max(a->netd, a->cfg.link_resend_max);
         host.links_ev = event_new(a->base, JOBHOST_LINKS_FD, EV_READ | EV_PERSIST, on_links, NULL);
         if (r < 0 || !host.links_ev) {
             snprintf(err, sizeof err, "cannot start the receive daemons on %s: %s", a->cfg.name,

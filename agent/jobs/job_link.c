@@ -2,9 +2,11 @@
 #include "job_link.h"
 
 #include <errno.h>
+#include <event2/event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -77,16 +79,48 @@ static void hand_over(struct job_link_slot *s)
     report_failure(jl, r, msg);
 }
 
-/* fd is an authenticated data socket to s's node: the host's from now on. */
+/* fd is an authenticated data socket to s's node: the host's from now on.  A link handed
+ * over before is handed over again: the peer made it anew (job_link_relink). */
 static int take(struct job_link_slot *s, int fd)
 {
-    if (s->handed || s->fd >= 0) {
+    if (s->fd >= 0) {
         close(fd);
         return -EEXIST;
     }
     s->fd = fd;
     hand_over(s);
     return 0;
+}
+
+static uint64_t mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
+
+static int dial(struct job_link_slot *s);
+
+static void on_redial(evutil_socket_t fd, short what, void *arg)
+{
+    struct job_link_slot *s = arg;
+    if (!s->dial && dial(s) < 0) {
+        /* cannot even start one (out of descriptors): try again at the next interval */
+        struct timeval tv = {0, JOB_LINK_REDIAL_MS * 1000};
+        event_add(s->redial, &tv);
+    }
+}
+
+/* A relink's dial, now or at the interval's end. */
+static void redial_later(struct job_link_slot *s)
+{
+    struct job_link *jl = s->jl;
+    if (!s->redial) s->redial = evtimer_new(jl->job->agent->base, on_redial, s);
+    if (!s->redial || event_pending(s->redial, EV_TIMEOUT, NULL)) return;
+    uint64_t since = mono_ms() - s->dialled_ms;
+    uint64_t wait = since >= JOB_LINK_REDIAL_MS ? 0 : JOB_LINK_REDIAL_MS - since;
+    struct timeval tv = {(time_t)(wait / 1000), (suseconds_t)(wait % 1000) * 1000};
+    event_add(s->redial, &tv);
 }
 
 void job_link_flush(struct job_link *jl)
@@ -108,6 +142,14 @@ static void dialled(void *arg, int fd, int err, const char *why)
         if (err == 0) return;
         why = strerror(-err);
     }
+    if (s->relink) { /* the host waits (link_reconnect_timeout_ms): try again */
+        log_info("job %llu: cannot reconnect the data link to node %d (%s), channel %d: %s; "
+                 "trying again",
+                 (unsigned long long)jl->job->id, s->node, jl->addr[s->node], s->channel,
+                 why && *why ? why : strerror(-err));
+        redial_later(s);
+        return;
+    }
     char msg[400];
     snprintf(msg, sizeof msg, "cannot connect to node %d (%s): %s", s->node, jl->addr[s->node],
              why && *why ? why : strerror(-err));
@@ -124,15 +166,11 @@ void job_link_connect(struct job_link *jl)
         job_member_linked(jl->job, 0, NULL);
         return;
     }
-    struct agent *a = jl->job->agent;
     for (int node = jl->self + 1; node < jl->nnodes; node++)
         for (int ch = TMPI_CH_P2P; ch <= TMPI_CH_COLL; ch++) {
             struct job_link_slot *s = slot_at(jl, node, ch);
-            uint8_t join[MESH_JOIN_SIZE];
-            mesh_join_encode(join, jl->uid, (uint32_t)jl->self, (uint32_t)ch);
-            int r = mesh_data_connect(a, jl->addr[node], (uint32_t)ch, join, dialled, s, &s->dial);
+            int r = dial(s);
             if (r < 0) {
-                s->dial = NULL;
                 char msg[400];
                 snprintf(msg, sizeof msg, "cannot connect to node %d (%s): %s", node,
                          jl->addr[node], strerror(-r));
@@ -140,6 +178,37 @@ void job_link_connect(struct job_link *jl)
                 return;
             }
         }
+}
+
+/* Starts the connection of s (a node above us) with its join record.  0 or a negative errno. */
+static int dial(struct job_link_slot *s)
+{
+    struct job_link *jl = s->jl;
+    uint8_t join[MESH_JOIN_SIZE];
+    mesh_join_encode(join, jl->uid, (uint32_t)jl->self, (uint32_t)s->channel);
+    s->dialled_ms = mono_ms();
+    int r = mesh_data_connect(jl->job->agent, jl->addr[s->node], (uint32_t)s->channel, join,
+                              dialled, s, &s->dial);
+    if (r < 0) s->dial = NULL;
+    return r;
+}
+
+int job_link_relink(struct job_link *jl, int node, int channel)
+{
+    if (node < 0 || node >= jl->nnodes || node == jl->self ||
+        (channel != TMPI_CH_P2P && channel != TMPI_CH_COLL))
+        return -EINVAL;
+    struct job_link_slot *s = slot_at(jl, node, channel);
+    /* The node below dials: the peer's agent takes it (job_link_accept) and hands it over. */
+    if (node < jl->self || !s->handed) return 0;
+    s->relink = 1;
+    if (s->dial || (s->redial && event_pending(s->redial, EV_TIMEOUT, NULL)))
+        return 0; /* one on its way: a host asking again and again costs nothing more */
+    log_info("job %llu: the job's process asks for the data link to node %d (%s), channel %d, "
+             "anew",
+             (unsigned long long)jl->job->id, node, jl->addr[node], channel);
+    redial_later(s);
+    return 0;
 }
 
 void job_link_accept(struct agent *a, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel, int fd,
@@ -175,6 +244,7 @@ void job_link_free(struct job_link *jl)
     if (!jl) return;
     for (int i = 0; i < jl->nnodes * 2; i++) {
         mesh_conn_close(jl->slots[i].dial);
+        if (jl->slots[i].redial) event_free(jl->slots[i].redial);
         if (jl->slots[i].fd >= 0) close(jl->slots[i].fd);
     }
     free(jl->addr);

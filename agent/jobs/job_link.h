@@ -11,6 +11,12 @@
  * JobLinked once it holds every link; a link this agent cannot open is reported here
  * (JobLinked with the error, job_member_linked).
  *
+ * A link that breaks while the job runs (job_net.h, "Reconnecting") is asked for again by the
+ * host (job_link_relink): the node below dials again, as at the start, at most once every
+ * JOB_LINK_REDIAL_MS, until the socket is up or the job ends (the host's
+ * link_reconnect_timeout_ms bounds the wait); the node above takes the peer's new connection
+ * for a link it handed over before and hands it over again.
+ *
  * Loop thread only. */
 #ifndef TMPI_AGENT_JOB_LINK_H
 #define TMPI_AGENT_JOB_LINK_H
@@ -33,7 +39,14 @@ struct job_link_slot {
     struct mesh_conn *dial; /* outgoing connection in progress */
     int fd;                 /* authenticated socket not yet taken by the host, else -1 */
     int handed;             /* the host has it */
+    int relink;             /* the host asked for it anew: dial failures are retried */
+    struct event *redial;   /* the next dial of a relink (JOB_LINK_REDIAL_MS) */
+    uint64_t dialled_ms;    /* when the last dial of this slot started (monotonic) */
 };
+
+/* Dials of one link anew at most this often (a peer that takes the connection and drops it
+ * at once, its job's process gone, is not dialled in a loop). */
+#define JOB_LINK_REDIAL_MS 500
 
 struct job_link {
     struct job *job;
@@ -53,6 +66,9 @@ void job_link_connect(struct job_link *jl);
 /* An authenticated data connection with this join record arrived (mesh.c); fd is ours. */
 void job_link_accept(struct agent *a, const uint8_t join[MESH_JOIN_SIZE], uint32_t channel, int fd,
                      const char *peer);
+/* The host asks for link (node, channel) anew: its socket broke.  0, or -EINVAL when there is
+ * no such link. */
+int job_link_relink(struct job_link *jl, int node, int channel);
 /* The host's links socket can take more: hand over what waits. */
 void job_link_flush(struct job_link *jl);
 /* Frees the table, closing what was not handed over and every dial in progress. */

@@ -69,6 +69,8 @@ struct jobhost {
     struct metrics_link_seen traffic; /* member: its LinkTraffic counts so far */
     time_t log_sec;                   /* HostLog: the second counted, records in it, dropped */
     unsigned log_n, log_dropped;
+    /* member: the host asks for a link anew (job_link_relink) */
+    struct event *links_rev;
 };
 
 void jobhost_setup(const char *exe)
@@ -613,6 +615,7 @@ void jobhost_free(struct job *j)
     cgroup_job_free(h->cg); /* empty now: its only process is reaped */
     if (h->bev) bufferevent_free(h->bev);
     if (h->links_ev) event_free(h->links_ev);
+    if (h->links_rev) event_free(h->links_rev);
     if (h->links_fd >= 0) close(h->links_fd);
     if (h->sigchld) event_free(h->sigchld);
     if (h->grace) event_free(h->grace);
@@ -766,6 +769,39 @@ static void on_links_writable(evutil_socket_t fd, short what, void *arg)
     if (h->job->link) job_link_flush(h->job->link);
 }
 
+/* The host's link of a (node, channel) broke and it asks for a new one (jobhost.h): a bare
+ * jobhost_link_msg, no descriptor.  Anything else on the socket is a host breaking the rules. */
+static void on_links_readable(evutil_socket_t fd, short what, void *arg)
+{
+    struct jobhost *h = arg;
+    for (;;) {
+        struct jobhost_link_msg m;
+        char ctl[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
+        struct msghdr msg = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
+        ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        if (n <= 0) { /* the host is gone: its channel says how */
+            event_del(h->links_rev);
+            return;
+        }
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            int bad;
+            memcpy(&bad, CMSG_DATA(c), sizeof bad);
+            close(bad);
+            n = -1;
+        }
+        if (n != (ssize_t)sizeof m || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || !h->job->link ||
+            job_link_relink(h->job->link, (int)m.node, (int)m.channel) < 0) {
+            kill_host(h, "a malformed request for a data link");
+            return;
+        }
+    }
+}
+
 /* A member's links socket: ours non-blocking in h->links_fd, the host's end in *child. */
 static int links_socket(struct jobhost *h, int *child)
 {
@@ -776,7 +812,11 @@ static int links_socket(struct jobhost *h, int *child)
     *child = high_fd(lv[1]);
     if (*child < 0) return *child;
     h->links_ev = event_new(h->job->agent->base, h->links_fd, EV_WRITE, on_links_writable, h);
-    return h->links_ev ? 0 : -ENOMEM;
+    h->links_rev =
+        event_new(h->job->agent->base, h->links_fd, EV_READ | EV_PERSIST, on_links_readable, h);
+    if (!h->links_ev || !h->links_rev) return -ENOMEM;
+    event_add(h->links_rev, NULL);
+    return 0;
 }
 
 /* The ranks of the agent's other jobs that have a host: where a new job's binding starts

@@ -14,7 +14,8 @@
  * coordinator's JobGo, JobRelease and JobCancel down.  The member's data links are opened by
  * the agent (job_link.h) and passed to the host on JOBHOST_LINKS_FD (a SOCK_SEQPACKET socket:
  * one struct jobhost_link_msg per link with the socket as SCM_RIGHTS); the host's own netd
- * reads them (job_net.h).  The agent checks what a host sends (it runs user code) and keeps
+ * reads them (job_net.h).  The other way a bare jobhost_link_msg asks for a link anew (its
+ * socket broke: job_link_relink).  The agent checks what a host sends (it runs user code) and keeps
  * the job's state: when a host dies mid-job the agent ends the stream itself with a JobEnd of
  * its own (128+signal).  The agent sends JobCancel on the channel; a host that has not ended
  * kill_grace_sec later is killed (SIGKILL). */

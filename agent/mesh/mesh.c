@@ -1064,14 +1064,17 @@ static int liveness_start(struct mesh *m)
 }
 
 /* A data connection leaves the mesh (its owner reads it): no heartbeat frames can go there, so
- * TCP watches it.  Keepalive probes find a link that went dark while idle, the user timeout a
- * link where our bytes stay unacknowledged, both within about the heartbeat timeout.  Best
- * effort: a kernel without these options leaves only the job's heartbeats. */
+ * TCP watches it.  Keepalive probes find a link that went dark while idle, within about the
+ * heartbeat timeout; the user timeout a link where our bytes stay unacknowledged, within half
+ * of it: a job's link is reconnected (job_net.h), and under heavy loss a connection made anew
+ * with fresh retransmission timers moves sooner than one whose backoff is waited out, while
+ * the heartbeat still tells a node that is gone.  Best effort: a kernel without these options
+ * leaves only the job's heartbeats. */
 static void data_socket_liveness(const struct agent *a, int fd)
 {
     unsigned ms = a->cfg.heartbeat_timeout_ms;
     int one = 1, idle = (int)(ms / 2000), intvl = (int)(ms / 6000), cnt = 3;
-    unsigned user = ms;
+    unsigned user = ms / 2;
     if (idle < 1) idle = 1;
     if (intvl < 1) intvl = 1;
     (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);

@@ -62,6 +62,8 @@ struct netd {
     atomic_uint next;
     atomic_uint_fast64_t frames_sent, bytes_sent, frames_received, bytes_received;
     atomic_uint_fast64_t links, link_errors, queued_now;
+    atomic_uint_fast64_t breaks, reattached, resent, duplicates;
+    _Atomic size_t resend_max; /* netd_set_resend_max */
 };
 
 enum rx_state { RX_HEADER, RX_PAYLOAD };
@@ -79,6 +81,15 @@ struct netd_link {
     struct netd_out *qhead, *qtail;
     int failed;
     uint64_t tx_seq; /* last frame number stamped (netd_hdr.h seq) */
+    /* Resending (netd.h), under mu but copied (read unlocked as a hint). */
+    int resend;                             /* ops->on_break is set */
+    size_t resend_max;                      /* bytes of payload copies it may hold */
+    struct netd_out *sent_head, *sent_tail; /* written, not acknowledged yet */
+    atomic_size_t copied;                   /* payload bytes of the copies held */
+    uint64_t peer_acked;                    /* the peer's last acknowledgement */
+    int broken;                             /* the socket broke: nothing is written */
+    int await_peer;                         /* reattached: write once the peer's ack came */
+    int reading;                            /* not paused: rev is wanted */
 
     /* Receive side, guarded by rx_mu: the daemon, or a rank thread polling while it waits
      * (netd_link_poll), runs the machine; whoever holds rx_mu is rx_owner. */
@@ -104,6 +115,17 @@ struct netd_link {
     int wr_in_cb;            /* a done callback is on the daemon's stack (daemon only) */
     int free_asked;          /* netd_link_free was called from inside one of those */
     int error_told;
+    /* Resending, receive side (rx_mu). */
+    int rx_broken;        /* the socket broke: the machine waits for netd_link_reattach */
+    int resync;           /* since the reattach no new frame came: repeats are dropped */
+    int dup;              /* the frame being read is such a repeat (payload dropped) */
+    int partial;          /* a frame was cut in its payload: its repeat goes to pbuf */
+    uint32_t partial_len; /* that frame's payload length */
+    int peer_bye;         /* the peer said NETD_F_BYE: its end of stream is no break */
+    uint8_t *partial_buf; /* and where its payload goes (pbuf, ctx of its on_header) */
+    void *partial_ctx;
+    unsigned rx_unacked;              /* frames received since the last acknowledgement */
+    size_t rx_unacked_bytes;          /* and their bytes */
     unsigned burst;                   /* frames handled in the current readiness callback */
     size_t rx_bytes;                  /* bytes read from the socket, ever (rx_mu) */
     int lowat_high;                   /* the receive low-water mark is raised (hold_mu) */
@@ -190,6 +212,7 @@ int netd_new(unsigned nthreads, size_t max_payload, struct netd **ret)
     if (!n) return -ENOMEM;
     n->nthreads = nthreads;
     n->max_payload = max_payload;
+    n->resend_max = NETD_RESEND_MAX_DEFAULT;
     n->d = calloc(nthreads, sizeof *n->d);
     if (!n->d) {
         free(n);
@@ -260,9 +283,34 @@ static int out_write(int fd, struct netd_out *o)
 static struct netd_out *fail_locked(struct netd_link *l)
 {
     struct netd_out *q = l->qhead;
+    if (l->sent_head) { /* written but not acknowledged: they go too */
+        l->sent_tail->next = q;
+        q = l->sent_head;
+        l->sent_head = l->sent_tail = NULL;
+    }
     l->failed = 1;
     l->qhead = l->qtail = NULL;
+    atomic_store_explicit(&l->copied, 0, memory_order_relaxed);
     return q;
+}
+
+/* A resending link's frame o is written whole (caller holds mu): it waits for its
+ * acknowledgement on the sent list, unless the peer already acknowledged it (a repeat after a
+ * reattach) or it is an acknowledgement itself; those go to *fin to be completed unlocked. */
+static void sent_push_locked(struct netd_link *l, struct netd_out *o, struct netd_out ***fin)
+{
+    o->next = NULL;
+    if (!o->ctl && o->seq > l->peer_acked) {
+        if (l->sent_tail)
+            l->sent_tail->next = o;
+        else
+            l->sent_head = o;
+        l->sent_tail = o;
+        return;
+    }
+    if (o->copy) atomic_fetch_sub_explicit(&l->copied, o->len, memory_order_relaxed);
+    **fin = o;
+    *fin = &o->next;
 }
 
 static void complete_all(struct netd *n, struct netd_out *q, int err)
@@ -272,9 +320,83 @@ static void complete_all(struct netd *n, struct netd_out *q, int err)
         atomic_fetch_sub_explicit(&n->queued_now, NETD_HDR_SIZE + q->len - q->done,
                                   memory_order_relaxed);
         if (q->cb) q->cb(q->arg, err);
+        free(q->copy);
         free(q);
         q = next;
     }
+}
+
+/* The socket of a resending link failed on a write (caller holds mu): nothing more is written
+ * and the reader, which sees the same failure, reports the break (on_break). */
+static void write_broke_locked(struct netd_link *l)
+{
+    l->broken = 1;
+    if (l->reading) event_active(l->rev, EV_READ, 0);
+}
+
+/* netd_send of a resending link: the frame is kept (copied or by reference) until the peer
+ * acknowledges it. */
+static int send_kept(struct netd_link *l, const struct netd_out *tmpl)
+{
+    struct netd *n = l->n;
+    struct netd_out *q = malloc(sizeof *q);
+    if (!q) return -ENOMEM;
+    *q = *tmpl;
+    /* The copy is made before mu, against an unlocked look at the budget: senders may go
+     * over it together by a few copies at most. */
+    if (q->len && q->len <= NETD_RESEND_COPY_MAX &&
+        atomic_load_explicit(&l->copied, memory_order_relaxed) + q->len <= l->resend_max) {
+        q->copy = malloc(q->len);
+        if (q->copy) {
+            memcpy(q->copy, q->payload, q->len);
+            q->payload = q->copy;
+        }
+    }
+    /* done at once when the payload is copied (or there is none), else at the ack */
+    int now = q->copy || !q->len;
+    netd_done_fn cb = q->cb;
+    void *arg = q->arg;
+    if (now)
+        q->cb = NULL;
+    else
+        q->hdr[2] |= NETD_F_ACKREQ;
+    struct netd_out *fin = NULL, **fin_tail = &fin;
+    pthread_mutex_lock(&l->mu);
+    if (l->failed) {
+        pthread_mutex_unlock(&l->mu);
+        free(q->copy);
+        free(q);
+        return -EPIPE;
+    }
+    q->seq = ++l->tx_seq;
+    netd_hdr_set_seq(q->hdr, q->seq);
+    if (q->copy) atomic_fetch_add_explicit(&l->copied, q->len, memory_order_relaxed);
+    if (!l->qhead && !l->broken) {
+        int rc = out_write(l->fd, q);
+        if (rc == 1) {
+            atomic_fetch_add_explicit(&n->frames_sent, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&n->bytes_sent, NETD_HDR_SIZE + q->len, memory_order_relaxed);
+            sent_push_locked(l, q, &fin_tail);
+            q = NULL;
+        } else if (rc < 0) {
+            write_broke_locked(l);
+        }
+    }
+    if (q) {
+        int was_empty = l->qhead == NULL;
+        if (l->qtail)
+            l->qtail->next = q;
+        else
+            l->qhead = q;
+        l->qtail = q;
+        atomic_fetch_add_explicit(&n->queued_now, NETD_HDR_SIZE + q->len - q->done,
+                                  memory_order_relaxed);
+        if (was_empty && !l->broken) event_add(l->wev, NULL);
+    }
+    pthread_mutex_unlock(&l->mu);
+    complete_all(n, fin, 0);
+    if (now && cb) cb(arg, 0);
+    return 0;
 }
 
 int netd_send(struct netd_link *l, const struct netd_hdr *h, unsigned flags, const void *payload,
@@ -285,6 +407,8 @@ int netd_send(struct netd_link *l, const struct netd_hdr *h, unsigned flags, con
         .payload = payload, .len = h->payload_len, .flags = flags, .cb = done, .arg = arg};
     if (o.len && !payload) return -EINVAL;
     netd_hdr_encode(h, o.hdr);
+    o.hdr[2] = 0; /* the flags are netd's own */
+    if (l->resend) return send_kept(l, &o);
 
     pthread_mutex_lock(&l->mu);
     if (l->failed) {
@@ -347,7 +471,7 @@ static size_t flush_locked(struct netd_link *l, struct netd_out **done, struct n
     struct netd *n = l->n;
     struct netd_out **done_tail = done;
     size_t wrote = 0;
-    while (l->qhead) {
+    while (l->qhead && !l->broken) {
         struct netd_out *o = l->qhead;
         size_t before = o->done;
         int rc = out_write(l->fd, o);
@@ -355,14 +479,21 @@ static size_t flush_locked(struct netd_link *l, struct netd_out **done, struct n
         atomic_fetch_sub_explicit(&n->queued_now, o->done - before, memory_order_relaxed);
         if (rc == 0) break;
         if (rc < 0) {
-            *failed = fail_locked(l);
+            if (l->resend)
+                write_broke_locked(l);
+            else
+                *failed = fail_locked(l);
             break;
         }
         l->qhead = o->next;
         if (!l->qhead) l->qtail = NULL;
-        o->next = NULL;
-        *done_tail = o;
-        done_tail = &o->next;
+        if (l->resend) {
+            sent_push_locked(l, o, &done_tail);
+        } else {
+            o->next = NULL;
+            *done_tail = o;
+            done_tail = &o->next;
+        }
         atomic_fetch_add_explicit(&n->frames_sent, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&n->bytes_sent, NETD_HDR_SIZE + o->len, memory_order_relaxed);
     }
@@ -377,7 +508,7 @@ static void on_writable(evutil_socket_t fd, short what, void *arg)
     struct netd_out *done_head = NULL, *failed = NULL;
     pthread_mutex_lock(&l->mu);
     flush_locked(l, &done_head, &failed);
-    if (!l->qhead) event_del(l->wev);
+    if (!l->qhead || l->broken) event_del(l->wev);
     pthread_mutex_unlock(&l->mu);
 
     l->wr_in_cb++;
@@ -445,12 +576,101 @@ static ssize_t stage_fill(struct netd_link *l)
     return r;
 }
 
+/* Queues an acknowledgement of every frame up to seq: written at once when nothing waits,
+ * else right behind the frame being written (frames are independent on the wire).  Caller
+ * holds rx_mu.  Out of memory it is skipped: a later one covers it. */
+static void ack_send(struct netd_link *l, uint64_t seq)
+{
+    struct netd *n = l->n;
+    l->rx_unacked = 0;
+    l->rx_unacked_bytes = 0;
+    struct netd_out *o = calloc(1, sizeof *o);
+    if (!o) return;
+    struct netd_hdr h = {.channel = TMPI_CH_P2P, .flags = NETD_F_ACK, .seq = seq};
+    netd_hdr_encode(&h, o->hdr);
+    o->ctl = 1;
+    pthread_mutex_lock(&l->mu);
+    if (l->failed || l->broken) { /* a reattach acknowledges anew */
+        pthread_mutex_unlock(&l->mu);
+        free(o);
+        return;
+    }
+    if (!l->qhead) {
+        int rc = out_write(l->fd, o);
+        if (rc == 1) {
+            pthread_mutex_unlock(&l->mu);
+            free(o);
+            return;
+        }
+        if (rc < 0) write_broke_locked(l);
+        l->qhead = l->qtail = o;
+        if (!l->broken) event_add(l->wev, NULL);
+    } else {
+        o->next = l->qhead->next;
+        l->qhead->next = o;
+        if (l->qtail == l->qhead) l->qtail = o;
+    }
+    atomic_fetch_add_explicit(&n->queued_now, NETD_HDR_SIZE - o->done, memory_order_relaxed);
+    pthread_mutex_unlock(&l->mu);
+}
+
+/* The peer acknowledged every frame up to seq: their copies go, their deferred dones run.
+ * Caller holds rx_mu (not mu). */
+static void ack_take(struct netd_link *l, uint64_t seq)
+{
+    struct netd_out *fin = NULL, **tail = &fin;
+    pthread_mutex_lock(&l->mu);
+    if (l->await_peer) { /* the peer's first bytes on a new socket: our turn to write */
+        l->await_peer = 0;
+        l->broken = 0;
+        if (l->qhead) event_add(l->wev, NULL);
+    }
+    if (seq > l->peer_acked && seq <= l->tx_seq) l->peer_acked = seq;
+    while (l->sent_head && l->sent_head->seq <= l->peer_acked) {
+        struct netd_out *o = l->sent_head;
+        l->sent_head = o->next;
+        if (!l->sent_head) l->sent_tail = NULL;
+        if (o->copy) atomic_fetch_sub_explicit(&l->copied, o->len, memory_order_relaxed);
+        o->next = NULL;
+        *tail = o;
+        tail = &o->next;
+    }
+    pthread_mutex_unlock(&l->mu);
+    complete_all(l->n, fin, 0);
+}
+
 static void frame_complete(struct netd_link *l)
 {
+    l->rx = RX_HEADER;
+    if (l->dup) { /* a repeat of a frame delivered before the reattach */
+        l->dup = 0;
+        return;
+    }
     atomic_fetch_add_explicit(&l->n->frames_received, 1, memory_order_relaxed);
     l->burst++;
-    l->rx = RX_HEADER;
     l->ops->on_frame(l->arg, l, &l->h, l->ctx);
+    if (!l->resend || l->free_asked) return;
+    l->rx_unacked++;
+    l->rx_unacked_bytes += l->h.payload_len;
+    if ((l->h.flags & NETD_F_ACKREQ) || l->rx_unacked >= NETD_ACK_EVERY ||
+        l->rx_unacked_bytes >= NETD_ACK_BYTES)
+        ack_send(l, l->rx_seq);
+}
+
+/* A header of a resending link after a reattach (caller holds rx_mu): 1 if it is a repeat of a
+ * frame already delivered, whose payload is read and dropped; 0 if it is new. */
+static int rx_repeat(struct netd_link *l)
+{
+    if (!l->resync || l->h.seq > l->rx_seq) return 0;
+    atomic_fetch_add_explicit(&l->n->duplicates, 1, memory_order_relaxed);
+    l->dup = 1;
+    l->pbuf = NULL;
+    l->pgot = 0;
+    if (l->h.payload_len == 0)
+        frame_complete(l);
+    else
+        l->rx = RX_PAYLOAD;
+    return 1;
 }
 
 /* One step of the receive machine.  1: progress, 0: would block, < 0: link error. */
@@ -463,11 +683,30 @@ static int rx_step(struct netd_link *l)
         }
         int rc = netd_hdr_decode(l->stage + l->s_beg, l->n->max_payload, &l->h);
         if (rc < 0) return rc;
+        if (l->h.flags & NETD_F_ACK) { /* outside the numbering */
+            l->s_beg += NETD_HDR_SIZE;
+            if (l->h.flags & NETD_F_BYE)
+                l->peer_bye = 1;
+            else if (l->resend)
+                ack_take(l, l->h.seq);
+            return 1;
+        }
+        l->s_beg += NETD_HDR_SIZE;
+        if (rx_repeat(l)) return 1;
         if (l->h.seq != l->rx_seq + 1) return -EPROTO; /* a frame lost, repeated or forged */
         l->rx_seq++;
-        l->s_beg += NETD_HDR_SIZE;
-        l->ctx = NULL;
+        l->resync = 0;
         l->pgot = 0;
+        if (l->partial) {
+            /* the frame cut by the break, again: into the buffer on_header gave it then */
+            l->partial = 0;
+            if (l->h.payload_len != l->partial_len) return -EPROTO;
+            l->pbuf = l->partial_buf;
+            l->ctx = l->partial_ctx;
+            l->rx = RX_PAYLOAD;
+            return 1;
+        }
+        l->ctx = NULL;
         l->pbuf = l->ops->on_header(l->arg, l, &l->h, &l->ctx);
         if (l->free_asked) return 1;
         if (l->h.payload_len == 0) {
@@ -496,6 +735,84 @@ static int rx_step(struct netd_link *l)
     return 1;
 }
 
+/* Moves a broken resending link's frames back into the queue (caller holds mu): every frame
+ * not acknowledged is written again, in number order, on the next socket; the frame being
+ * written starts over; acknowledgements queued for the old socket go. */
+static void break_locked(struct netd_link *l)
+{
+    struct netd *n = l->n;
+    l->broken = 1;
+    l->await_peer = 0;
+    struct netd_out *keep = NULL, **kt = &keep;
+    for (struct netd_out *o = l->qhead, *next; o; o = next) {
+        next = o->next;
+        atomic_fetch_add_explicit(&n->queued_now, o->done, memory_order_relaxed);
+        o->done = 0;
+        if (o->ctl) {
+            atomic_fetch_sub_explicit(&n->queued_now, NETD_HDR_SIZE, memory_order_relaxed);
+            free(o);
+            continue;
+        }
+        *kt = o;
+        kt = &o->next;
+    }
+    *kt = NULL;
+    uint64_t again = 0;
+    for (struct netd_out *o = l->sent_head; o; o = o->next) {
+        o->done = 0;
+        atomic_fetch_add_explicit(&n->queued_now, NETD_HDR_SIZE + o->len, memory_order_relaxed);
+        again++;
+    }
+    atomic_fetch_add_explicit(&n->resent, again, memory_order_relaxed);
+    if (l->sent_head) {
+        l->sent_tail->next = keep;
+        keep = l->sent_head;
+    }
+    l->sent_head = l->sent_tail = NULL;
+    l->qhead = keep;
+    l->qtail = NULL;
+    for (struct netd_out *o = keep; o; o = o->next)
+        l->qtail = o;
+}
+
+/* The receive half of a break (caller holds rx_mu): what was staged of the old stream goes; a
+ * frame cut in its payload keeps its buffer for its repeat and is not counted as received. */
+static void rx_break(struct netd_link *l)
+{
+    if (l->rx == RX_PAYLOAD && !l->dup) {
+        l->partial = 1;
+        l->partial_len = l->h.payload_len;
+        l->partial_buf = l->pbuf;
+        l->partial_ctx = l->ctx;
+        l->rx_seq--;
+    }
+    l->dup = 0;
+    l->rx = RX_HEADER;
+    l->s_beg = l->s_end = 0;
+    l->rx_broken = 1;
+    l->rx_unacked = 0;
+    l->rx_unacked_bytes = 0;
+    atomic_fetch_add_explicit(&l->n->breaks, 1, memory_order_relaxed);
+}
+
+/* The socket of l failed with err (caller holds rx_mu): 0 if the link waits for a new one
+ * (on_break said so), -1 if it fails. */
+static int link_break(struct netd_link *l, int err)
+{
+    if (!l->resend || l->peer_bye || err == -EPROTO || err == -EMSGSIZE) return -1;
+    event_del(l->rev);
+    pthread_mutex_lock(&l->mu);
+    if (l->failed) {
+        pthread_mutex_unlock(&l->mu);
+        return -1;
+    }
+    break_locked(l);
+    pthread_mutex_unlock(&l->mu);
+    event_del(l->wev); /* not under mu, as in link_error */
+    rx_break(l);
+    return l->ops->on_break(l->arg, l, err) == 0 ? 0 : -1;
+}
+
 /* Runs the receive machine for up to NETD_BUDGET frames; the caller holds rx_mu.  Returns 1
  * if bytes may remain staged (budget used up), and tells through *destroy whether the link
  * was freed from one of the callbacks (the caller destroys it after dropping rx_mu). */
@@ -507,7 +824,7 @@ static int rx_run(struct netd_link *l, int polling, int *destroy)
     l->burst = 0;
     l->rx_drained = 0;
     l->rx_polling = polling;
-    while (!l->free_asked && !l->error_told) {
+    while (!l->free_asked && !l->error_told && !l->rx_broken) {
         rc = rx_step(l);
         if (rc <= 0) break;
         if (l->burst >= NETD_BUDGET) {
@@ -515,7 +832,7 @@ static int rx_run(struct netd_link *l, int polling, int *destroy)
             break;
         }
     }
-    if (rc < 0 && !l->free_asked) link_error(l, rc);
+    if (rc < 0 && !l->free_asked && !l->rx_broken && link_break(l, rc) < 0) link_error(l, rc);
     l->in_cb--;
     atomic_store_explicit(&l->rx_owner, 0, memory_order_relaxed);
     *destroy = l->free_asked;
@@ -586,7 +903,7 @@ int netd_link_poll(struct netd_link *l)
     int got = 0, told = 0;
     for (;;) {
         if (pthread_mutex_trylock(&l->rx_mu) != 0) return moved; /* the reader reads */
-        if (l->error_told || l->free_asked) {
+        if (l->error_told || l->free_asked || l->rx_broken) {
             pthread_mutex_unlock(&l->rx_mu);
             return moved;
         }
@@ -637,6 +954,9 @@ int netd_link_new(struct netd *n, int fd, const struct netd_ops *ops, void *arg,
     l->fd = fd;
     l->ops = ops;
     l->arg = arg;
+    l->resend = ops->on_break != NULL;
+    l->resend_max = atomic_load_explicit(&n->resend_max, memory_order_relaxed);
+    l->reading = !paused;
     l->d = &n->d[atomic_fetch_add_explicit(&n->next, 1, memory_order_relaxed) % n->nthreads];
     pthread_mutex_init(&l->mu, NULL);
     pthread_mutex_init(&l->rx_mu, NULL);
@@ -829,7 +1149,103 @@ void netd_link_drain(struct netd_link *l)
 
 void netd_link_resume(struct netd_link *l)
 {
-    event_add(l->rev, NULL);
+    pthread_mutex_lock(&l->mu);
+    l->reading = 1;
+    int broken = l->broken;
+    pthread_mutex_unlock(&l->mu);
+    if (!broken) event_add(l->rev, NULL);
+}
+
+void netd_set_resend_max(struct netd *n, size_t bytes)
+{
+    atomic_store_explicit(&n->resend_max, bytes, memory_order_relaxed);
+}
+
+int netd_link_reattach(struct netd_link *l, int fd, int wait_peer)
+{
+    struct netd *n = l->n;
+    if (!l->resend) {
+        close(fd);
+        return -EINVAL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        int err = -errno;
+        close(fd);
+        return err;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    struct netd_out *ack = calloc(1, sizeof *ack);
+    if (!ack) {
+        close(fd);
+        return -ENOMEM;
+    }
+    ack->ctl = 1;
+    /* No receive machine runs while we hold rx_mu, and none starts: rx_broken stays set until
+     * the new socket is in place. */
+    pthread_mutex_lock(&l->rx_mu);
+    if (!l->rx_broken) {
+        /* the peer saw the break first: the old socket goes as if it broke here */
+        event_del(l->rev);
+        pthread_mutex_lock(&l->mu);
+        int failed = l->failed;
+        if (!failed) break_locked(l);
+        pthread_mutex_unlock(&l->mu);
+        event_del(l->wev);
+        if (failed) {
+            pthread_mutex_unlock(&l->rx_mu);
+            free(ack);
+            close(fd);
+            return -EPIPE;
+        }
+        rx_break(l);
+    }
+    /* The same descriptor number, now the new socket: events and pollers keep using l->fd. */
+    if (dup2(fd, l->fd) < 0) {
+        int err = -errno;
+        pthread_mutex_unlock(&l->rx_mu);
+        free(ack);
+        close(fd);
+        return err;
+    }
+    close(fd);
+    pthread_mutex_lock(&l->hold_mu);
+    l->lowat_high = 0; /* the new socket's mark is the default */
+    pthread_mutex_unlock(&l->hold_mu);
+    l->rx_broken = 0;
+    l->resync = 1;
+    l->no_probe = 0;
+    struct netd_hdr h = {.channel = TMPI_CH_P2P, .flags = NETD_F_ACK, .seq = l->rx_seq};
+    netd_hdr_encode(&h, ack->hdr);
+    pthread_mutex_lock(&l->mu);
+    int failed = l->failed;
+    if (!failed) {
+        /* our acknowledgement first: the peer drops what we have before it resends */
+        ack->next = l->qhead;
+        l->qhead = ack;
+        if (!l->qtail) l->qtail = ack;
+        atomic_fetch_add_explicit(&n->queued_now, NETD_HDR_SIZE, memory_order_relaxed);
+        if (wait_peer) {
+            l->await_peer = 1; /* broken stays set: nothing is written until then */
+        } else {
+            l->broken = 0;
+            event_add(l->wev, NULL);
+        }
+    }
+    int reading = l->reading;
+    pthread_mutex_unlock(&l->mu);
+    pthread_mutex_unlock(&l->rx_mu);
+    if (failed) {
+        free(ack);
+        return -EPIPE;
+    }
+    atomic_fetch_add_explicit(&n->reattached, 1, memory_order_relaxed);
+    if (reading) {
+        event_add(l->rev, NULL);
+        event_active(l->rev, EV_READ, 0);
+    }
+    return 0;
 }
 
 static void link_destroy(struct netd_link *l)
@@ -849,6 +1265,14 @@ void netd_link_free(struct netd_link *l)
 {
     if (!l) return;
     pthread_mutex_lock(&l->mu);
+    if (l->resend && !l->broken && !l->failed && !l->qhead) {
+        /* Best effort, between frames: the peer takes our end of stream for a close, not a
+         * break it should reconnect (a full socket means a peer not reading anyway). */
+        uint8_t bye[NETD_HDR_SIZE];
+        struct netd_hdr h = {.channel = TMPI_CH_P2P, .flags = NETD_F_ACK | NETD_F_BYE};
+        netd_hdr_encode(&h, bye);
+        (void)send(l->fd, bye, sizeof bye, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
     struct netd_out *q = fail_locked(l);
     pthread_mutex_unlock(&l->mu);
     /* From another thread, event_del waits for a running callback of the event to return
@@ -878,6 +1302,10 @@ void netd_get_stats(struct netd *n, struct netd_stats *s)
     s->links = atomic_load_explicit(&n->links, memory_order_relaxed);
     s->link_errors = atomic_load_explicit(&n->link_errors, memory_order_relaxed);
     s->queued_now = atomic_load_explicit(&n->queued_now, memory_order_relaxed);
+    s->breaks = atomic_load_explicit(&n->breaks, memory_order_relaxed);
+    s->reattached = atomic_load_explicit(&n->reattached, memory_order_relaxed);
+    s->resent = atomic_load_explicit(&n->resent, memory_order_relaxed);
+    s->duplicates = atomic_load_explicit(&n->duplicates, memory_order_relaxed);
     s->sleeps = s->spin_polls = 0;
     for (unsigned i = 0; i < n->nthreads; i++) {
         s->sleeps += atomic_load_explicit(&n->d[i].sleeps, memory_order_relaxed);

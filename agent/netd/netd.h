@@ -21,6 +21,20 @@
  * and the daemon never blocks on a send.  done(arg, err) tells when the payload buffer may be
  * reused.
  *
+ * Resending (links whose ops have on_break): every frame is kept until the peer acknowledges
+ * it, so that a socket that breaks while both ends live (reset, timed out) loses nothing.  The
+ * receiver acknowledges (a NETD_F_ACK header) every NETD_ACK_EVERY frames or NETD_ACK_BYTES
+ * bytes, and at once a frame that asks for it (NETD_F_ACKREQ).  A frame's payload of at most
+ * NETD_RESEND_COPY_MAX bytes is copied while the copies of the link stay within the link's
+ * resend limit (netd_set_resend_max), and its done runs at once; a larger one, or one beyond
+ * the limit, is kept by reference, asks for its acknowledgement, and its done runs when that
+ * comes.  When the socket breaks, ops->on_break says whether the owner brings a new socket
+ * (netd_link_reattach); until then sends are queued.  On the new socket each end first
+ * acknowledges what it received, then resends, in order, every frame not acknowledged; the
+ * receiver drops the frames it already has (by number), so nothing is delivered twice and a
+ * frame cut in the middle of its payload is read again into the same buffer without a second
+ * on_header.
+ *
  * Threading: every function may be called from any thread, except netd_free (not from a
  * daemon).  Receive callbacks of one link never run concurrently with each other; they run
  * on the daemon or on a thread in netd_link_poll. */
@@ -48,7 +62,20 @@ struct netd_ops {
     /* The link failed: -EPIPE (peer closed), -EPROTO / -EMSGSIZE (bad header), or a socket
      * errno.  Called once, from the daemon; no more callbacks for this link afterwards. */
     void (*on_error)(void *arg, struct netd_link *l, int err);
+    /* NULL, or the link resends (above): its socket broke with err (a socket errno, or
+     * -EPIPE at an end of stream the peer did not announce; a bad header, and the end of
+     * stream after the peer's netd_link_free said goodbye, go to on_error).  Return 0 to bring a
+     * new socket with netd_link_reattach (sends are queued meanwhile), anything else to fail the
+     * link (on_error follows).  Runs on the daemon or a polling thread, like on_frame. */
+    int (*on_break)(void *arg, struct netd_link *l, int err);
 };
+
+/* Acknowledgement pace of a resending link's receiver, and the largest payload it copies. */
+#define NETD_ACK_EVERY 64
+#define NETD_ACK_BYTES (256u * 1024)
+#define NETD_RESEND_COPY_MAX (64u * 1024)
+/* Default of netd_set_resend_max: payload bytes copied for resending per link. */
+#define NETD_RESEND_MAX_DEFAULT (4u << 20)
 
 /* done callback of a send: err is 0 when the whole frame was handed to the kernel, or a
  * negative errno when the link failed or was freed first.  Runs on the calling thread (before
@@ -62,6 +89,10 @@ struct netd_stats {
     uint64_t queued_now; /* bytes waiting in send queues */
     uint64_t sleeps;     /* loop rounds in which a daemon could sleep in epoll */
     uint64_t spin_polls; /* loop rounds in which it polled without sleeping (netd_set_spin) */
+    uint64_t breaks;     /* sockets of resending links that broke (ops->on_break) */
+    uint64_t reattached; /* new sockets taken by netd_link_reattach */
+    uint64_t resent;     /* frames written again on a new socket */
+    uint64_t duplicates; /* frames received again after a reattach and dropped */
 };
 
 /* Starts nthreads (1..64) receive daemons.  max_payload bounds payload_len of arriving frames.
@@ -85,6 +116,17 @@ void netd_set_spin(struct netd *n, uint64_t spin_ns, netd_may_spin_fn may_spin, 
  * paused, nothing is read until netd_link_resume.  0 or a negative errno (then fd is closed). */
 int netd_link_new(struct netd *n, int fd, const struct netd_ops *ops, void *arg, int paused,
                   struct netd_link **ret);
+/* Bytes of payload a resending link of n keeps copies of (the frames awaiting their
+ * acknowledgement); beyond it frames are kept by reference and their done waits for the
+ * acknowledgement.  NETD_RESEND_MAX_DEFAULT unless set; applies to links made afterwards. */
+void netd_set_resend_max(struct netd *n, size_t bytes);
+/* Gives a resending link a new connected socket to the same peer (after on_break said 0, or
+ * at any time: the old socket is then dropped as if it broke).  The link acknowledges what it
+ * received, resends what was not acknowledged and goes on; reading resumes if it was reading.
+ * With wait_peer nothing is written until the peer's acknowledgement arrives (one end must
+ * write first: the one whose first bytes nobody else reads).  Not from the link's callbacks.
+ * 0 or a negative errno (-EINVAL: the link does not resend; fd is closed in every case). */
+int netd_link_reattach(struct netd_link *l, int fd, int wait_peer);
 /* Starts (or restarts) reading a paused link. */
 void netd_link_resume(struct netd_link *l);
 /* Runs the link's receive machine on the calling thread, unless another thread (its daemon

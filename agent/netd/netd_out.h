@@ -30,6 +30,10 @@ struct netd_out {
     unsigned flags; /* NETD_SEND_* */
     netd_done_fn cb;
     void *arg;
+    /* resending links (netd.h): */
+    uint64_t seq;  /* the frame's number; 0 for an acknowledgement */
+    uint8_t *copy; /* the payload's copy (payload points at it), or NULL */
+    int ctl;       /* an acknowledgement: freed once written, never resent */
 };
 
 /* Points iov at what the next sendmsg of o writes: the rest of the header, if any, and the

@@ -21,6 +21,9 @@
  *   progress  tp_poll (a waiting rank runs the receive machine itself), tp_hold/tp_release
  *             (it spins / stops), tp_resume (start reading a link made paused), tp_drain
  *   rma       tp_mr_reg/tp_put/tp_get where the transport has them (-ENOTSUP otherwise)
+ *   reattach  tp_reattach(l, addr): a new way to the same peer after on_break (tcp: a new
+ *             authenticated socket; the link resends what the peer did not acknowledge).
+ *             -ENOTSUP where the transport has none (ofi: its links fail as before)
  *   close     tp_close(l) per link, t->ops->free(t) per transport
  *   stats     tp_stats(l): frames and bytes each way, and what carries the link
  *
@@ -48,6 +51,10 @@ struct tp_rx_ops {
     void *(*on_header)(void *arg, struct tp_link *l, const struct netd_hdr *h, void **ctx);
     void (*on_frame)(void *arg, struct tp_link *l, const struct netd_hdr *h, void *ctx);
     void (*on_error)(void *arg, struct tp_link *l, int err);
+    /* NULL, or the link survives a break of what carries it (netd_ops.on_break): 0 to bring
+     * a new way with tp_reattach, anything else to fail it (on_error follows).  Only
+     * transports with reattach call it. */
+    int (*on_break)(void *arg, struct tp_link *l, int err);
 };
 
 /* done of a send, put or get: 0 or a negative errno; may run before the call returns. */
@@ -60,6 +67,9 @@ typedef void (*tp_done_fn)(void *arg, int err);
  * without it belongs to no link and is dropped: nobody outside the exchange can inject). */
 struct tp_addr {
     int fd;
+    /* tcp: this side connected, so it writes nothing on fd until the peer's first bytes came
+     * (the accepting agent reads the connection's first bytes itself: tp_reattach) */
+    int wait_peer;
     const void *name;
     size_t name_len;
     uint64_t tx_secret, rx_secret;
@@ -84,6 +94,8 @@ struct tp_ops {
     void (*drain)(struct tp_link *l);
     void (*close)(struct tp_link *l);
     void (*stats)(struct tp_link *l, struct tp_link_stats *ret);
+    /* NULL where links cannot be carried on anew (tp_reattach says -ENOTSUP). */
+    int (*reattach)(struct tp_link *l, const struct tp_addr *addr);
     /* One-sided, NULL where the transport has none.  mr_reg registers [buf, buf + len) for
      * remote access and says the key and address a peer names it by. */
     int (*mr_reg)(struct tp *t, void *buf, size_t len, struct tp_mr **ret, uint64_t *key,
@@ -141,6 +153,10 @@ static inline void tp_close(struct tp_link *l)
 static inline void tp_stats(struct tp_link *l, struct tp_link_stats *ret)
 {
     l->ops->stats(l, ret);
+}
+static inline int tp_reattach(struct tp_link *l, const struct tp_addr *a)
+{
+    return l->ops->reattach ? l->ops->reattach(l, a) : -ENOTSUP;
 }
 static inline int tp_mr_reg(struct tp *t, void *buf, size_t len, struct tp_mr **ret, uint64_t *key,
                             uint64_t *addr)

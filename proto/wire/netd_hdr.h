@@ -11,13 +11,15 @@
  *   off size field
  *     0    1 version      NETD_VERSION
  *     1    1 channel      TMPI_CH_P2P or TMPI_CH_COLL (the link it travels on)
- *     2    2 reserved     0
+ *     2    1 flags        NETD_F_*: 0 on a data frame unless it asks for an acknowledgement
+ *     3    1 reserved     0
  *     4    4 payload_len  bytes that follow this header in this frame
  *     8    8 job_id
  *    16    4 src_rank     global rank of the sender
  *    20    4 dst_rank     global rank of the receiver
  *    24    8 seq          frame number on its link, 1, 2, 3...: netd stamps it when the frame
- *                         is queued and refuses a frame out of sequence
+ *                         is queued and refuses a frame out of sequence; in an acknowledgement
+ *                         (NETD_F_ACK) the last frame number the sender of the ack received
  *    32   48 proto        the protocol half (opaque here)
  *
  * Why 80 bytes and not 64: the transport half with its sequence number takes 32 bytes, and
@@ -30,13 +32,23 @@
 
 #include "channel.h" /* the channel field */
 
-#define NETD_VERSION 3
+#define NETD_VERSION 4
 #define NETD_HDR_SIZE 80
 #define NETD_PROTO_OFF 32
 #define NETD_PROTO_SIZE (NETD_HDR_SIZE - NETD_PROTO_OFF)
 
+/* flags: an acknowledgement, a header-only frame outside the numbering that tells the peer
+ * every frame up to seq arrived (netd.h, "Resending"); a data frame whose sender waits for its
+ * acknowledgement (the receiver acknowledges it as soon as it is complete). */
+#define NETD_F_ACK 0x01u
+#define NETD_F_ACKREQ 0x02u
+/* with NETD_F_ACK: the sender closes the link on purpose (its job's part ended); what follows
+ * is the end of the stream, not a break to reconnect */
+#define NETD_F_BYE 0x04u
+
 struct netd_hdr {
     uint8_t channel;
+    uint8_t flags; /* NETD_F_* */
     uint32_t payload_len;
     uint64_t job_id;
     int32_t src_rank, dst_rank;

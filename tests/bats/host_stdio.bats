@@ -19,6 +19,9 @@ teardown() { stop_all_agents; }
     echo "$output"
     echo "stderr: $stderr"
     [ "$status" -eq 0 ]
+    # under make tsan / make sanitize the job host's own reports (its stdio thread's races
+    # among them) come to the launcher through that thread: there must be none
+    ! grep -qE 'WARNING: ThreadSanitizer|ERROR: AddressSanitizer|runtime error:' <<<"$output$stderr"
     local log="$BATS_TEST_TMPDIR/a.log"
     echo "--- agent log"
     cat "$log"

@@ -229,3 +229,124 @@ hb_conf() {
         false
     fi
 }
+
+# kill_data_links I: resets every TCP connection of node I's job process (its data links: the
+# agents' own connections stay), as a transient fault would: ss -K on each connection's
+# addresses and ports, once both links are up (a reconnect may still be on its way on a slow
+# machine).  Prints how many it reset.
+kill_data_links() {
+    local agent=${AGENT_PIDS[node$1]} host n=0 src dst i
+    host=$(pgrep -P "$agent" | head -n 1)
+    [ -n "$host" ] || {
+        echo "node $1 runs no job process" >&2
+        return 1
+    }
+    for i in $(seq 1 200); do
+        (($(ss -tnpH state established | grep -c "pid=$host,") >= 2)) && break
+        sleep 0.1
+    done
+    while read -r src dst; do
+        ss -K -tn src "$src" dst "$dst" >/dev/null 2>&1 || true
+        n=$((n + 1))
+    done < <(ss -tnpH state established | awk -v p="pid=$host," 'index($0, p) { print $3, $4 }')
+    echo "$n"
+}
+
+# The data links of a running 2-node job are reset twice (from either end) while nothing_lost
+# sends: each time both job processes ask their agents for the link anew, the links resend
+# what was not acknowledged, and every message arrives once, in order, with its bytes.
+@test "liveness: data links reset twice during a 2-node job are reconnected; nothing lost" {
+    start_cluster 2
+    local exe="$BATS_FILE_TMPDIR/nothing_lost" out="$BATS_TEST_TMPDIR/out" pid n m=3000
+    # a sanitizer build is slower by far: fewer messages still outlast the two resets
+    [ -z "$(build_sanitizer)" ] || m=400
+    [ -x "$exe" ] || tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/nothing_lost.c"
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 \
+        "$exe" "" "$m" >"$out" 2>&1 &
+    pid=$!
+    wait_for_text "$out" "nothing_lost: seed"
+    sleep 0.5
+    n=$(kill_data_links 1)
+    [ "$n" -ge 2 ] || { echo "expected 2 data links of node 1, reset $n" >&2; cat "$out"; false; }
+    sleep 1
+    kill -0 "$pid" 2>/dev/null || { echo "the job ended before the second reset:" >&2; cat "$out"; false; }
+    n=$(kill_data_links 2)
+    [ "$n" -ge 2 ] || { echo "expected 2 data links of node 2, reset $n" >&2; cat "$out"; false; }
+    wait_launcher "$pid" 180 || { cat "$out"; false; }
+    if [ "$status" -ne 0 ] || ! grep -qx OK "$out" || ! grep -q "$((4 * m)) messages checked" "$out" ||
+        grep -qE 'WARNING: ThreadSanitizer|ERROR: AddressSanitizer|runtime error:' "$out"; then
+        echo "expected status 0, $((4 * m)) messages checked, OK and no sanitizer report; got status $status:" >&2
+        cat "$out" >&2
+        false
+    fi
+    # the job processes said what happened, through their agents' logs
+    grep -q "broke .*reconnecting" "$BATS_TEST_TMPDIR/node1.log"
+    grep -q "broke .*reconnecting" "$BATS_TEST_TMPDIR/node2.log"
+}
+
+# A node that stops (its agent and its job process, SIGSTOP) while its data links carry
+# traffic: the links cannot be reconnected, and the job fails on the heartbeat with the node
+# named as stopped, not as a data link fault.
+@test "liveness: a node stopped during traffic fails the job as 'stopped answering', not as a link fault" {
+    start_cluster 2 --config "$(hb_conf 3000)"
+    local exe="$BATS_FILE_TMPDIR/nothing_lost" out="$BATS_TEST_TMPDIR/out" pid p
+    [ -x "$exe" ] || tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/nothing_lost.c"
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 \
+        "$exe" "" 100000 >"$out" 2>&1 &
+    pid=$!
+    wait_for_text "$out" "nothing_lost: seed"
+    sleep 0.5
+    for p in $(pgrep -P "${AGENT_PIDS[node2]}"); do
+        kill -STOP "$p"
+        STOPPED+=("$p")
+    done
+    stop_node 2
+    wait_launcher "$pid" 15 || { cat "$out"; false; }
+    [ "$status" -eq 1 ] || { echo "expected status 1, got $status" >&2; cat "$out"; false; }
+    grep -q "node 127.0.0.1:${CLUSTER_PORTS[1]} stopped answering for 3 s" "$out" || {
+        echo "expected the stopped node named, got:" >&2
+        cat "$out" >&2
+        false
+    }
+}
+
+# The job process of the other node dies (SIGKILL) while the links carry traffic: the links
+# break, and the job ends with the message of that node's agent naming the process and the
+# signal, not with a reconnect timeout.
+@test "liveness: a peer job process that dies during traffic ends the job with a message naming its node" {
+    start_cluster 2
+    local exe="$BATS_FILE_TMPDIR/nothing_lost" out="$BATS_TEST_TMPDIR/out" pid host
+    [ -x "$exe" ] || tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/nothing_lost.c"
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 \
+        "$exe" "" 100000 >"$out" 2>&1 &
+    pid=$!
+    wait_for_text "$out" "nothing_lost: seed"
+    sleep 0.5
+    host=$(pgrep -P "${AGENT_PIDS[node2]}" | head -n 1)
+    [ -n "$host" ] || { echo "node 2 runs no job process" >&2; false; }
+    kill -KILL "$host"
+    wait_launcher "$pid" 15 || { cat "$out"; false; }
+    [ "$status" -ne 0 ] || { echo "expected a failure, got status 0" >&2; cat "$out"; false; }
+    grep -q "the job's process on node2 was killed by signal 9" "$out" || {
+        echo "expected node2's job process named, got:" >&2
+        cat "$out" >&2
+        false
+    }
+}
+
+# 30 % of all packets between the two hosts of a job dropped for 10 s (tests/bats/lossy_link.py,
+# the soak's emulated network; root), with heartbeat_timeout_ms 10000 and so a data link's TCP
+# user timeout of 5 s: links time out under that loss (before, the job failed) and are
+# reconnected; the agents' own connections hold, and nothing is lost.
+@test "liveness: 30 % packet loss for 10 s does not fail a 2-node job; nothing lost" {
+    [ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, TUN devices)"
+    [ -c /dev/net/tun ] || skip "no /dev/net/tun"
+    local exe="$BATS_FILE_TMPDIR/nothing_lost"
+    [ -x "$exe" ] || tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/nothing_lost.c"
+    run timeout 400 "$TMPI_SRC/tests/bats/lossy_link.py" --build "$TMPI_BUILD" --loss 0.3 \
+        --seconds 10 --config "$(hb_conf 10000)" "$exe" "" 6000
+    echo "$output"
+    expect_status 0
+    expect_line OK
+    [[ "$output" == *"24000 messages checked"* ]]
+}

@@ -45,10 +45,23 @@ static void on_error(void *arg, struct netd_link *nl, int err)
     l->rx->on_error(l->arg, &l->base, err);
 }
 
+static int on_break(void *arg, struct netd_link *nl, int err)
+{
+    struct tcp_link *l = arg;
+    return l->rx->on_break ? l->rx->on_break(l->arg, &l->base, err) : -1;
+}
+
+/* Links whose owner can bring a new socket resend; the others fail at a break, as before. */
 static const struct netd_ops tcp_netd_ops = {
     .on_header = on_header,
     .on_frame = on_frame,
     .on_error = on_error,
+};
+static const struct netd_ops tcp_netd_resend_ops = {
+    .on_header = on_header,
+    .on_frame = on_frame,
+    .on_error = on_error,
+    .on_break = on_break,
 };
 
 static const struct tp_ops tcp_ops;
@@ -66,7 +79,8 @@ static int tcp_connect(struct tp *t, const struct tp_addr *a, const struct tp_rx
     l->base.ops = &tcp_ops;
     l->rx = rx;
     l->arg = arg;
-    int r = netd_link_new(tt->netd, a->fd, &tcp_netd_ops, l, paused, &l->nl);
+    int r = netd_link_new(tt->netd, a->fd, rx->on_break ? &tcp_netd_resend_ops : &tcp_netd_ops, l,
+                          paused, &l->nl);
     if (r < 0) {
         free(l);
         return r;
@@ -134,6 +148,12 @@ static void tcp_stats(struct tp_link *tl, struct tp_link_stats *ret)
     strcpy(ret->carrier, "tcp");
 }
 
+static int tcp_reattach(struct tp_link *tl, const struct tp_addr *a)
+{
+    if (a->fd < 0) return -EINVAL;
+    return netd_link_reattach(((struct tcp_link *)tl)->nl, a->fd, a->wait_peer);
+}
+
 static void tcp_free(struct tp *t)
 {
     free(t);
@@ -150,6 +170,7 @@ static const struct tp_ops tcp_ops = {
     .drain = tcp_drain,
     .close = tcp_close,
     .stats = tcp_stats,
+    .reattach = tcp_reattach,
     .free = tcp_free,
 };
 

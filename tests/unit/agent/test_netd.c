@@ -74,7 +74,8 @@ struct rx {
     int drop_every;                     /* drop the payload of every Nth frame (0: never) */
     struct netd_link *free_me_on_frame; /* link to free from inside on_frame */
     atomic_int big_ok;
-    void *inflight; /* payload buffer of a frame not complete yet (callbacks are serial) */
+    atomic_int breaks; /* on_break calls (resending links) */
+    void *inflight;    /* payload buffer of a frame not complete yet (callbacks are serial) */
 };
 
 /* The test's own protocol half (netd carries it opaquely): the frame's index q in its
@@ -142,7 +143,16 @@ static void rx_error(void *arg, struct netd_link *l, int err)
     atomic_fetch_add(&r->errors, 1);
 }
 
-static const struct netd_ops rx_ops = {rx_header, rx_frame, rx_error};
+static const struct netd_ops rx_ops = {rx_header, rx_frame, rx_error, NULL};
+
+static int rx_break(void *arg, struct netd_link *l, int err)
+{
+    (void)l, (void)err;
+    atomic_fetch_add(&((struct rx *)arg)->breaks, 1);
+    return 0; /* the test brings a new socket */
+}
+
+static const struct netd_ops resend_ops = {rx_header, rx_frame, rx_error, rx_break};
 
 /* Two links joined over loopback TCP: *la delivers to a, *lb to b (paused if b_paused). */
 static void link_pair(struct netd *n, struct rx *a, struct rx *b, int b_paused,
@@ -255,6 +265,71 @@ static void test_order_and_content(struct netd *n, int drop_every, int npollers)
 }
 
 /* Both ends push 16 MiB at each other at once: neither caller may block, both must finish. */
+/* Resending links: the socket is cut twice under four senders (frames of 0 to 100,000 bytes,
+ * so some are cut in their payload and some are kept by reference), once with both ends
+ * noticing and once reattached at once, before the receiver may have noticed; every frame
+ * arrives once, in order, with its bytes, and every done runs with 0.  A small resend limit
+ * makes most frames wait for their acknowledgement (NETD_F_ACKREQ). */
+static void test_resend(size_t resend_max)
+{
+    struct netd *n;
+    CHECK_EQ(netd_new(2, 64u << 20, &n), 0);
+    netd_set_resend_max(n, resend_max);
+    struct rx a = {0}, b = {0};
+    struct netd_link *la, *lb;
+    int fd[2];
+    tcp_pair(fd);
+    CHECK_EQ(netd_link_new(n, fd[0], &resend_ops, &a, 0, &la), 0);
+    CHECK_EQ(netd_link_new(n, fd[1], &resend_ops, &b, 0, &lb), 0);
+    int a_fd = fd[0];
+    atomic_int done_calls = 0;
+    struct sender snd[SENDERS];
+    pthread_t t[SENDERS];
+    for (int i = 0; i < SENDERS; i++) {
+        snd[i] = (struct sender){.l = la, .id = i, .done_calls = &done_calls};
+        CHECK_EQ(pthread_create(&t[i], NULL, sender_main, &snd[i]), 0);
+    }
+    const int total = SENDERS * PER_SENDER;
+    for (int cut = 1; cut <= 2; cut++) {
+        for (int i = 0; i < 20000 && atomic_load(&b.frames) < total * cut / 3; i++)
+            sleep_ms(1);
+        /* what the sender's socket received unread is lost: the receiver's acks, and on the
+         * second cut the sender's own bytes still queued */
+        CHECK_EQ(shutdown(fd[0], SHUT_RDWR), 0);
+        if (cut == 1) {
+            for (int i = 0; i < 20000 && (!atomic_load(&a.breaks) || !atomic_load(&b.breaks)); i++)
+                sleep_ms(1);
+            CHECK(atomic_load(&a.breaks) >= 1 && atomic_load(&b.breaks) >= 1);
+        }
+        tcp_pair(fd);
+        /* the first time la writes only after lb's acknowledgement came (wait_peer) */
+        CHECK_EQ(netd_link_reattach(la, fd[0], cut == 1), 0);
+        CHECK_EQ(netd_link_reattach(lb, fd[1], 0), 0);
+        fd[0] = a_fd; /* the links keep their descriptor numbers, now the new sockets' */
+    }
+    for (int i = 0; i < SENDERS; i++)
+        pthread_join(t[i], NULL);
+    wait_for(&done_calls, total);
+    wait_for(&b.frames, total);
+    CHECK_EQ(atomic_load(&b.bad), 0);
+    CHECK_EQ(atomic_load(&b.errors), 0);
+    CHECK_EQ(atomic_load(&a.errors), 0);
+    for (int i = 0; i < SENDERS; i++) {
+        CHECK_EQ(b.next[i], PER_SENDER);
+        for (int q = 0; q < PER_SENDER; q++)
+            free(snd[i].bufs[q]);
+    }
+    struct netd_stats st;
+    netd_get_stats(n, &st);
+    fprintf(stderr, "resend (max %zu): %llu breaks, %llu reattached, %llu resent, %llu repeats\n",
+            resend_max, (unsigned long long)st.breaks, (unsigned long long)st.reattached,
+            (unsigned long long)st.resent, (unsigned long long)st.duplicates);
+    CHECK(st.breaks >= 3 && st.reattached == 4);
+    netd_link_free(la);
+    netd_link_free(lb);
+    netd_free(n);
+}
+
 static void test_big_both_ways(struct netd *n)
 {
     struct rx a = {0}, b = {0};
@@ -607,6 +682,8 @@ int main(void)
     test_free_in_callback(n);
     test_free_under_traffic(n);
     test_spin();
+    test_resend(NETD_RESEND_MAX_DEFAULT);
+    test_resend(64 * 1024);
     struct netd_stats st;
     netd_get_stats(n, &st);
     CHECK(st.frames_sent >= 2 * SENDERS * PER_SENDER);

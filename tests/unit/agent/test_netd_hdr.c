@@ -43,13 +43,35 @@ int main(void)
     CHECK_EQ(netd_hdr_decode(wire, 4096, &d), 0);
     /* wrong version, unknown channel, reserved bytes set */
     uint8_t bad[NETD_HDR_SIZE];
-    const int offs[] = {0, 1, 1, 2, 3};
-    const uint8_t vals[] = {NETD_VERSION + 1, 0, 3, 1, 0x80};
+    const int offs[] = {0, 1, 1, 2, 2, 3};
+    const uint8_t vals[] = {NETD_VERSION + 1, 0, 3, 4, 0x80, 0x80};
     for (size_t i = 0; i < sizeof offs / sizeof *offs; i++) {
         memcpy(bad, wire, sizeof bad);
         bad[offs[i]] = vals[i];
         CHECK_EQ(netd_hdr_decode(bad, 1 << 20, &d), -EPROTO);
     }
+    /* flags round trip; an acknowledgement carries no payload and asks for none */
+    struct netd_hdr f = {.channel = TMPI_CH_P2P, .flags = NETD_F_ACKREQ, .payload_len = 9};
+    netd_hdr_encode(&f, bad);
+    CHECK_EQ(netd_hdr_decode(bad, 1 << 20, &d), 0);
+    CHECK_EQ(d.flags, NETD_F_ACKREQ);
+    f = (struct netd_hdr){.channel = TMPI_CH_P2P, .flags = NETD_F_ACK, .seq = 77};
+    netd_hdr_encode(&f, bad);
+    CHECK_EQ(netd_hdr_decode(bad, 1 << 20, &d), 0);
+    CHECK(d.flags == NETD_F_ACK && d.seq == 77);
+    f.payload_len = 1;
+    netd_hdr_encode(&f, bad);
+    CHECK_EQ(netd_hdr_decode(bad, 1 << 20, &d), -EPROTO);
+    f = (struct netd_hdr){.channel = TMPI_CH_P2P, .flags = NETD_F_ACK | NETD_F_ACKREQ};
+    netd_hdr_encode(&f, bad);
+    CHECK_EQ(netd_hdr_decode(bad, 1 << 20, &d), -EPROTO);
+    /* a goodbye is an acknowledgement's */
+    f = (struct netd_hdr){.channel = TMPI_CH_P2P, .flags = NETD_F_ACK | NETD_F_BYE};
+    netd_hdr_encode(&f, bad);
+    CHECK_EQ(netd_hdr_decode(bad, 1 << 20, &d), 0);
+    f.flags = NETD_F_BYE;
+    netd_hdr_encode(&f, bad);
+    CHECK_EQ(netd_hdr_decode(bad, 1 << 20, &d), -EPROTO);
     /* negative ranks */
     struct netd_hdr neg = {.channel = TMPI_CH_P2P, .src_rank = -1};
     netd_hdr_encode(&neg, bad);

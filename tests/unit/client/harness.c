@@ -300,6 +300,7 @@ static int net_queue(struct th_node *from, int to, int channel, const struct net
     if (!f) return -ENOMEM;
     struct netd_hdr c = *h;
     c.job_id = j->infos[0].job_id; /* the agent sets these */
+    c.flags = 0;
     c.channel = (uint8_t)channel;
     netd_hdr_encode(&c, f->hdr);
     f->src_node = from->index;
