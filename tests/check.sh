@@ -59,8 +59,10 @@ failed=$((failed + f))
 
 # The multi-node tests (tagged multinode) once more with every job on the OFI transport over
 # libfabric's tcp provider (helpers.bash: TMPI_TEST_TRANSPORT), named "[ofi] ..." in the output.
+# Tests also tagged tcp are of the TCP data plane's own behaviour (a link reconnected after a
+# reset, its resend queue), which the OFI transport does not have: they run in the first pass.
 TMPI_TEST_TRANSPORT=ofi BATS_TEST_NAME_PREFIX="[ofi] " \
-    bats --tap --filter-tags multinode "$top/tests/bats" 2>&1 | tee "$log"
+    bats --tap --filter-tags 'multinode,!tcp' "$top/tests/bats" 2>&1 | tee "$log"
 p=$(grep -c '^ok ' "$log")
 f=$(grep -c '^not ok ' "$log")
 if ! grep -q '^1\.\.' "$log"; then f=$((f + 1)); fi

@@ -255,6 +255,7 @@ kill_data_links() {
 # The data links of a running 2-node job are reset twice (from either end) while nothing_lost
 # sends: each time both job processes ask their agents for the link anew, the links resend
 # what was not acknowledged, and every message arrives once, in order, with its bytes.
+# bats test_tags=multinode,tcp
 @test "liveness: data links reset twice during a 2-node job are reconnected; nothing lost" {
     start_cluster 2
     local exe="$BATS_FILE_TMPDIR/nothing_lost" out="$BATS_TEST_TMPDIR/out" pid n m=3000
@@ -287,6 +288,7 @@ kill_data_links() {
 # A node that stops (its agent and its job process, SIGSTOP) while its data links carry
 # traffic: the links cannot be reconnected, and the job fails on the heartbeat with the node
 # named as stopped, not as a data link fault.
+# bats test_tags=multinode,tcp
 @test "liveness: a node stopped during traffic fails the job as 'stopped answering', not as a link fault" {
     start_cluster 2 --config "$(hb_conf 3000)"
     local exe="$BATS_FILE_TMPDIR/nothing_lost" out="$BATS_TEST_TMPDIR/out" pid p
@@ -313,6 +315,7 @@ kill_data_links() {
 # The job process of the other node dies (SIGKILL) while the links carry traffic: the links
 # break, and the job ends with the message of that node's agent naming the process and the
 # signal, not with a reconnect timeout.
+# bats test_tags=multinode,tcp
 @test "liveness: a peer job process that dies during traffic ends the job with a message naming its node" {
     start_cluster 2
     local exe="$BATS_FILE_TMPDIR/nothing_lost" out="$BATS_TEST_TMPDIR/out" pid host
