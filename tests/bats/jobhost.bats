@@ -78,7 +78,19 @@ reported_pid() { sed -n 's/^pid=\([0-9]*\) .*/\1/p' <<<"$output"; }
     wait "$l" || st=$?
     [ "$st" -eq 143 ] || { echo "expected 143, got $st"; cat "$BATS_TEST_TMPDIR/spin.out"; false; }
     (( SECONDS - t0 <= 4 )) || { echo "took $((SECONDS - t0)) s with a grace of 1 s"; false; }
-    grep -q "killing its job host" "$LOG" || { cat "$LOG"; false; }
+    # The job host ends a job whose ranks do not stop without unloading and leaves by itself
+    # about when the agent's grace ends: whichever comes first ends it, so the kill is logged
+    # only when the agent's came first (seen missing under ThreadSanitizer and heavy load).
+    # Either way the job ended within the grace and a bit, as the checks above say; the job
+    # host is gone.
+    if ! grep -q "killing its job host" "$LOG"; then
+        local i
+        for ((i = 0; i < 50; i++)); do
+            [ -z "$(pgrep -P "$AGENT_PID" 2>/dev/null)" ] && break
+            sleep 0.1
+        done
+        [ -z "$(pgrep -P "$AGENT_PID" 2>/dev/null)" ] || { echo "job host still there"; cat "$LOG"; false; }
+    fi
 }
 
 # ---- real users (root only): throwaway accounts tmpit_* with 0700 homes, removed again ----

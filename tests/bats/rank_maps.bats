@@ -31,6 +31,9 @@ host_maps() {
 }
 
 @test "rank maps: a carried rank of a copied program takes at most 3 memory maps (image and stack)" {
+    # ThreadSanitizer gives every map shadow and meta maps of its own (8 a rank here): the count
+    # is the normal and ASan builds' to check
+    [ "$(build_sanitizer)" != thread ] || skip "ThreadSanitizer adds its shadow maps to every map"
     SLEEPER=$(prog sleeper)
     start_agent maps
     local a b
