@@ -193,7 +193,7 @@ EOF
         -DCMAKE_C_COMPILER="$WRAP/tmpicc" -DMPI_C_COMPILER="$WRAP/tmpicc" \
         -DMPIEXEC_EXECUTABLE="$WRAP/tmpi-launch"
     expect_status 0
-    expect_line "-- TMPI-CHECK compiler=$WRAP/tmpicc version=4.0"
+    expect_line "-- TMPI-CHECK compiler=$WRAP/tmpicc version=4.1"
     expect_line "-- TMPI-CHECK mpiexec=$WRAP/tmpi-launch -n"
     run timeout 300 cmake --build "$b"
     expect_status 0
