@@ -6,7 +6,8 @@
  * In the agent: a `ranks_gather` asks every part of a job (its one job host, or for a job
  * across nodes every member through the coordinator) and merges the RanksReply parts into
  * one snapshot; tools waiting for it (tmpictl ranks) and the job's deadlock watch are its
- * waiters.  One query is out at a time; a request that comes meanwhile joins it.  The watch
+ * waiters.  One query is out at a time; requests that come meanwhile share the next one (an
+ * answer never predates its request: a rank spawned just before it is in).  The watch
  * asks every deadlock_check_ms and hands consecutive snapshots to deadlock.h.  Loop thread
  * only. */
 #ifndef TMPI_AGENT_JOB_RANKS_H
@@ -61,7 +62,7 @@ void ranks_gather_free(struct ranks_gather *g, const char *err);
 /* done(arg, snap, err): snap when every part answered (err NULL), else err; the snapshot is
  * the callee's to keep (ranks_snap_free) or free.  The waiter is freed after done returns. */
 typedef void (*ranks_done_fn)(void *arg, struct ranks_snap *snap, const char *err);
-/* Asks now (or joins the query that is out).  NULL when out of memory. */
+/* Asks now (or in the next query, when one is out).  NULL when out of memory. */
 struct ranks_waiter *ranks_gather_ask(struct ranks_gather *g, ranks_done_fn done, void *arg);
 /* The waiter's asker went away: done is never called. */
 void ranks_waiter_cancel(struct ranks_waiter *w);

@@ -32,8 +32,11 @@ struct ranks_gather {
     void *arg;
     struct fanout *fan;           /* the parts' RanksReplies to the round out (our own copies) */
     struct ranks_waiter *waiters; /* of the round out */
-    char why[240];                /* the first part of the round that did not answer, and why */
-    int ask_failed;               /* the round's question could not go out */
+    /* asked while a round was out: that round's question went before theirs, so its answer
+     * could miss what they saw (a rank spawned meanwhile); they get the next round */
+    struct ranks_waiter *queued;
+    char why[240];  /* the first part of the round that did not answer, and why */
+    int ask_failed; /* the round's question could not go out */
     /* the deadlock watch */
     struct event *timer;
     uint32_t interval_ms;
@@ -173,13 +176,19 @@ static struct ranks_snap *merge(struct ranks_gather *g)
     return s;
 }
 
-/* Every waiter of the round gets its answer (a snapshot of its own, or err). */
-static void finish(struct ranks_gather *g, const char *err)
+/* Every waiter of the round gets its answer (a snapshot of its own, or err); with again, the
+ * queued waiters' round starts first (a done callback may free g). */
+static void finish(struct ranks_gather *g, const char *err, int again)
 {
     struct ranks_waiter *w = g->waiters;
     g->waiters = NULL;
     struct ranks_snap *s = err ? NULL : merge(g);
     if (!err && !s) err = "out of memory";
+    if (again && g->queued) {
+        g->waiters = g->queued;
+        g->queued = NULL;
+        (void)fanout_start(g->fan, g->a->cfg.query_timeout_ms); /* none is out: it starts */
+    }
     while (w) {
         struct ranks_waiter *n = w->next;
         struct ranks_snap *mine = NULL;
@@ -202,7 +211,7 @@ static void fan_done(void *arg, struct fanout *f)
 {
     struct ranks_gather *g = arg;
     if (g->ask_failed) {
-        finish(g, "cannot reach the job's processes");
+        finish(g, "cannot reach the job's processes", 1);
         return;
     }
     g->why[0] = 0;
@@ -214,7 +223,7 @@ static void fan_done(void *arg, struct fanout *f)
             else
                 snprintf(g->why, sizeof g->why, "%s", fanout_error(f, i));
         }
-    finish(g, NULL);
+    finish(g, NULL, 1);
 }
 
 static int fan_ask(void *arg, uint64_t round)
@@ -260,7 +269,12 @@ void ranks_gather_free(struct ranks_gather *g, const char *err)
     if (!g) return;
     if (g->timer) event_free(g->timer);
     g->timer = NULL;
-    finish(g, err ? err : "the job ended");
+    struct ranks_waiter **tail = &g->waiters; /* the queued hear it too */
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = g->queued;
+    g->queued = NULL;
+    finish(g, err ? err : "the job ended", 0);
     fanout_free(g->fan);
     ranks_snap_free(g->prev);
     free(g);
@@ -273,9 +287,14 @@ struct ranks_waiter *ranks_gather_ask(struct ranks_gather *g, ranks_done_fn done
     w->g = g;
     w->done = done;
     w->arg = arg;
+    if (fanout_busy(g->fan)) {
+        w->next = g->queued;
+        g->queued = w;
+        return w;
+    }
     w->next = g->waiters;
     g->waiters = w;
-    if (!fanout_busy(g->fan) && !fanout_start(g->fan, g->a->cfg.query_timeout_ms)) {
+    if (!fanout_start(g->fan, g->a->cfg.query_timeout_ms)) {
         g->waiters = w->next; /* its caller hears NULL: nothing is called */
         free(w);
         return NULL;
@@ -286,13 +305,15 @@ struct ranks_waiter *ranks_gather_ask(struct ranks_gather *g, ranks_done_fn done
 void ranks_waiter_cancel(struct ranks_waiter *w)
 {
     if (!w) return;
-    for (struct ranks_waiter **p = &w->g->waiters; *p; p = &(*p)->next) {
-        if (*p == w) {
-            *p = w->next;
-            free(w);
-            return;
+    struct ranks_waiter **lists[] = {&w->g->waiters, &w->g->queued};
+    for (size_t l = 0; l < 2; l++)
+        for (struct ranks_waiter **p = lists[l]; *p; p = &(*p)->next) {
+            if (*p == w) {
+                *p = w->next;
+                free(w);
+                return;
+            }
         }
-    }
 }
 
 void ranks_gather_part(struct ranks_gather *g, const Tmpi__RanksReply *r)
@@ -338,7 +359,7 @@ static void watch_done(void *arg, struct ranks_snap *snap, const char *err)
 static void on_watch(evutil_socket_t fd, short what, void *arg)
 {
     struct ranks_gather *g = arg;
-    if (g->watching || g->waiters) {
+    if (g->watching || g->waiters || g->queued) {
         /* a tool's query is out: the watch joins the next round */
         watch_arm(g);
         return;
