@@ -388,7 +388,8 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
         rc = -pthread_create(&b->ranks[i].thread, &attr, rank_thread_main, &b->ranks[i]);
         if (rc == 0) {
             b->ranks[i].thread_started = 1;
-            b->started = i + 1;
+            /* job_spawn_ranks (the rank query thread) reads it unlocked */
+            __atomic_store_n(&b->started, i + 1, __ATOMIC_RELEASE);
         }
     }
     pthread_attr_destroy(&attr);
@@ -442,7 +443,7 @@ uint32_t job_spawn_ranks(struct job *j, struct rank **out, uint32_t cap)
     uint32_t n = 0;
     for (struct spawn_batch *b = s ? atomic_load_explicit(&s->batches, memory_order_acquire) : NULL;
          b; b = b->next)
-        for (uint32_t i = 0; i < b->started; i++, n++)
+        for (uint32_t i = 0, k = __atomic_load_n(&b->started, __ATOMIC_ACQUIRE); i < k; i++, n++)
             if (n < cap) out[n] = &b->ranks[i];
     return n;
 }
