@@ -62,6 +62,11 @@ static void forked_child(void)
 int interpose_init(void)
 {
     pthread_once(&real_once, resolve_once);
+    /* Now, while only one thread runs: resolved lazily, pthread_once would hold its lock across
+     * dlsym, which takes the loader's lock, while a thread inside dlopen (the agent's fabric
+     * probe loading libfabric, whose libnuma reads a file from its constructor) holds the
+     * loader's lock and calls the override; each waited for the other at agent start-up. */
+    interpose_stdin_resolve();
     if (real_status == 0 && pthread_atfork(NULL, NULL, forked_child) != 0) return -ENOMEM;
     return real_status;
 }

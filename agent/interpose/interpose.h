@@ -16,6 +16,10 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+/* Resolves the real functions behind the standard-input overrides (interpose_stdin.c); part
+ * of interpose_init. */
+void interpose_stdin_resolve(void);
+
 /* The real libc entry points, resolved once by interpose_init(). */
 struct interpose_real {
     void (*exit)(int) __attribute__((noreturn));

@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "interpose.h"
 #include "job.h"
 #include "rank.h"
 
@@ -74,6 +75,11 @@ static void resolve(void)
 static void real_init(void)
 {
     pthread_once(&stdin_real_once, resolve);
+}
+
+void interpose_stdin_resolve(void)
+{
+    real_init();
 }
 
 /* A rank reading the process's standard input sees end of file unless it is rank 0 of a job
