@@ -38,7 +38,7 @@ struct tm_rank;
 
 #define TM_IOP_THREADS_DEFAULT 4
 #define TM_IOP_THREADS_MAX 64
-#define TM_IOP_MIN_DEFAULT ((size_t)64 << 10)
+#define TM_IOP_MIN_DEFAULT ((size_t)256 << 10)
 #define TM_IOP_ANY ((size_t)-1) /* a call that goes to the pool whatever its size */
 
 /* One call for a pool thread, embedded first in the caller's record of its arguments. */
