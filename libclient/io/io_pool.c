@@ -3,13 +3,11 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
+#include "helper_thread.h"
 #include "job.h"
 #include "mpi.h"
 #include "wait.h"
@@ -56,20 +54,11 @@ static void *pool_main(void *arg)
     return NULL;
 }
 
-/* Starts one more thread (lock held).  It works for every rank of the node, so it takes the
- * process's CPU mask, not the pinning of the rank that happens to start it (as coll_net_nb.c's
- * runners do; the raw system calls: a rank's getpid and sched_getaffinity answer the rank's). */
+/* Starts one more thread (lock held), with the process's CPU mask: it works for every rank of
+ * the node (helper_thread.h). */
 static int thread_add(struct tm_iop *p)
 {
-    pthread_attr_t attr;
-    int err = pthread_attr_init(&attr);
-    if (err) return err;
-    cpu_set_t all;
-    CPU_ZERO(&all);
-    if (syscall(SYS_sched_getaffinity, (pid_t)syscall(SYS_getpid), sizeof all, &all) > 0)
-        (void)pthread_attr_setaffinity_np(&attr, sizeof all, &all); /* best effort: inherit */
-    err = pthread_create(&p->threads[p->nthreads], &attr, pool_main, p);
-    pthread_attr_destroy(&attr);
+    int err = tm_helper_thread_start(&p->threads[p->nthreads], pool_main, p);
     if (err) return err;
     p->nthreads++;
     atomic_store_explicit(&p->started, p->nthreads, memory_order_relaxed);
