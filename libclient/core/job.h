@@ -197,7 +197,7 @@ struct tm_job {
     void (*hw_free)(struct tm_job *j);
     /* The job's file system threads (io/io_pool.h): made by the first rank that opens a file
      * (published with a compare-and-swap), stopped and freed at the job's end by iop_free
-     * (set by the one that made them, before it publishes). */
+     * (set by the rank that made them, after it published; read once every rank ended). */
     struct tm_iop *_Atomic iop;
     void (*iop_free)(struct tm_job *j);
     /* a job across nodes: the spawn requests between its hosts (comm/dyn_net.h) */

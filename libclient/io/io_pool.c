@@ -175,7 +175,6 @@ int tm_iop_setup(struct tm_rank *me, char *msg, size_t len)
     p->tail = &p->head;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->cond, NULL);
-    j->iop_free = pool_free;
     struct tm_iop *none = NULL;
     if (!atomic_compare_exchange_strong_explicit(&j->iop, &none, p, memory_order_acq_rel,
                                                  memory_order_acquire)) {
@@ -183,7 +182,10 @@ int tm_iop_setup(struct tm_rank *me, char *msg, size_t len)
         pthread_cond_destroy(&p->cond);
         pthread_mutex_destroy(&p->lock);
         free(p);
+        return MPI_SUCCESS;
     }
+    /* only the maker writes it; the job's end reads it after every rank ended */
+    j->iop_free = pool_free;
     return MPI_SUCCESS;
 }
 
