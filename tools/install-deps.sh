@@ -2,6 +2,7 @@
 # Installs the Debian packages TMPI builds and tests with, when any is missing.
 # dpkg-dev, debhelper, lintian: tests/bats/packaging.bats builds and checks the .deb packages.
 # autoconf, automake, cmake: tests/bats/tmpicc.bats builds small real projects with tmpicc;
+# libtool-bin: tests/bats/launcher.bats runs a libtool wrapper script (a tiny libtool tree);
 #   tests/bats/build_systems.bats builds them with cmake, meson (ninja) and make + pkg-config.
 # libhwloc-dev: the job host pins rank threads (tmpi-launch --bind-to); hwloc (hwloc-calc):
 # tests/bats/binding.bats checks the reported cores against the machine's.
@@ -17,7 +18,7 @@ bats iproute2
 python3
 clang-format
 dpkg-dev debhelper lintian
-autoconf automake cmake
+autoconf automake cmake libtool-bin
 slurm-wlm munge
 gfortran"
 missing=""

@@ -128,6 +128,15 @@ void launch_program_close(struct launch_program *prog);
  * changed since it was hashed). */
 int launch_program_send(const struct launch_program *prog, int fd);
 
+/* libtool wrapper scripts (launch_libtool.c): whether the program name is one (a bare name
+ * found in PATH as tmpi-launch finds programs: *ret_path the path, malloc'd, else NULL), and
+ * what it runs: the
+ * program (*ret_prog) and the LD_LIBRARY_PATH it sets (*ret_libpath), both malloc'd, as the
+ * script finds them when libtool --mode=execute sources it (relinking first if it must).
+ * 0, or a negative errno (-ECHILD: the script failed; -EBADMSG: it named no program). */
+int launch_libtool_wrapper(const char *name, char **ret_path);
+int launch_libtool_resolve(const char *script, char **ret_prog, char **ret_libpath);
+
 /* A private agent started for one job; pid 0 when none. */
 struct launch_agent {
     pid_t pid;

@@ -111,6 +111,60 @@ static void print_transport(const struct launch_opts *o)
     printf("(tmpictl status shows what carries each link of a running job)\n");
 }
 
+/* A libtool wrapper script as the program (launch_libtool.c): the command line again with the
+ * program it wraps in its place and -x LD_LIBRARY_PATH=(what the script sets) before it, parsed
+ * into *o afresh.  What it allocates lives until main returns. */
+static int libtool_program(int *argc, char ***argv, struct launch_opts *o, const char *found,
+                           char ***ret_argv, char **ret_prog, char **ret_env)
+{
+    const char *script = o->apps[0].program;
+    int k = 1;
+    while (k < *argc && (*argv)[k] != script)
+        k++;
+    if (k == *argc || o->n_apps > 1) {
+        fprintf(stderr,
+                "tmpi-launch: %s is a libtool wrapper script: with several programs or --app, "
+                "give the program it wraps (.libs/) and -x LD_LIBRARY_PATH\n",
+                script);
+        return LAUNCH_EXIT_USAGE;
+    }
+    char *libpath;
+    int r = launch_libtool_resolve(found ? found : script, ret_prog, &libpath);
+    if (r < 0) {
+        fprintf(stderr,
+                "tmpi-launch: %s is a libtool wrapper script, and sourcing it as libtool "
+                "--mode=execute failed: %s\n",
+                script,
+                r == -ECHILD    ? "the script failed"
+                : r == -EBADMSG ? "it named no program"
+                                : strerror(-r));
+        return LAUNCH_EXIT_USAGE;
+    }
+    int n = *argc + 2;
+    char **na = calloc((size_t)n + 1, sizeof *na);
+    if (!na || asprintf(ret_env, "LD_LIBRARY_PATH=%s", libpath) < 0) {
+        free(na);
+        free(libpath);
+        fputs("tmpi-launch: out of memory\n", stderr);
+        return LAUNCH_EXIT_FAILURE;
+    }
+    free(libpath);
+    int j = 0;
+    for (int i = 0; i < k; i++)
+        na[j++] = (*argv)[i];
+    na[j++] = "-x";
+    na[j++] = *ret_env;
+    na[j++] = *ret_prog;
+    for (int i = k + 1; i < *argc; i++)
+        na[j++] = (*argv)[i];
+    launch_opts_free(o);
+    memset(o, 0, sizeof *o);
+    *ret_argv = na;
+    *argc = j;
+    *argv = na;
+    return launch_args_parse(j, na, o);
+}
+
 int main(int argc, char **argv)
 {
     struct launch_opts opts = {0};
@@ -119,6 +173,11 @@ int main(int argc, char **argv)
     struct placement place = {0};
     char **wdir_allocs = NULL;
     int status = launch_args_parse(argc, argv, &opts);
+    char **lt_argv = NULL, *lt_prog = NULL, *lt_env = NULL, *lt_found = NULL;
+    if (status == 0 && opts.n_apps && opts.apps[0].program &&
+        launch_libtool_wrapper(opts.apps[0].program, &lt_found)) {
+        status = libtool_program(&argc, &argv, &opts, lt_found, &lt_argv, &lt_prog, &lt_env);
+    }
     if (status == 0) status = absolute_wdir(&opts, &wdir_allocs);
     if (status) goto out;
     bool slurm = false;
@@ -213,5 +272,9 @@ out:
         free(wdir_allocs[k]);
     free(wdir_allocs);
     launch_opts_free(&opts);
+    free(lt_argv);
+    free(lt_prog);
+    free(lt_env);
+    free(lt_found);
     return status < 0 ? 0 : status;
 }

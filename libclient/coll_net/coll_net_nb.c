@@ -18,13 +18,12 @@
  * envelope cache may lend envelopes to other ranks' mailboxes until those are gone. */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "coll_net.h"
+#include "helper_thread.h"
 #include "request.h"
 #include "wait.h"
 
@@ -46,24 +45,10 @@ struct tm_cprog {
 
 static void *prog_main(void *arg);
 
-/* The runner works for every member of its group, so it must not inherit the pinning of the
- * member that happens to start it (tmpi-launch --bind-to pins each rank's thread): it would then
- * run only when that rank's core is free, e.g. never while the rank computes.  It takes the
- * process's own mask instead (the job host's main thread, which is never pinned). */
+/* The runner works for every member of its group: the process's CPU mask (helper_thread.h). */
 static int runner_start(struct tm_cprog *p)
 {
-    pthread_attr_t attr;
-    int err = pthread_attr_init(&attr);
-    if (err) return err;
-    cpu_set_t all;
-    CPU_ZERO(&all);
-    /* the system calls themselves: a rank's getpid and sched_getaffinity answer the rank's
-     * (agent/interpose/interpose_proc.c), and the runner wants the process's */
-    if (syscall(SYS_sched_getaffinity, (pid_t)syscall(SYS_getpid), sizeof all, &all) > 0)
-        (void)pthread_attr_setaffinity_np(&attr, sizeof all, &all); /* best effort: inherit */
-    err = pthread_create(&p->thread, &attr, prog_main, p);
-    pthread_attr_destroy(&attr);
-    return err;
+    return tm_helper_thread_start(&p->thread, prog_main, p);
 }
 
 /* Context of the non-blocking rounds' messages (coll_net.c has the even ones). */

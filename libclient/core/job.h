@@ -46,6 +46,7 @@ enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
 struct tm_f90ent;
 struct tm_spawn_rec;
 struct tm_spawn_net;
+struct tm_iop;
 struct tm_port;
 struct tm_pubname;
 
@@ -194,6 +195,11 @@ struct tm_job {
     pthread_mutex_t hw_lock;
     void *hw_topo;
     void (*hw_free)(struct tm_job *j);
+    /* The job's file system threads (io/io_pool.h): made by the first rank that opens a file
+     * (published with a compare-and-swap), stopped and freed at the job's end by iop_free
+     * (set by the rank that made them, after it published; read once every rank ended). */
+    struct tm_iop *_Atomic iop;
+    void (*iop_free)(struct tm_job *j);
     /* a job across nodes: the spawn requests between its hosts (comm/dyn_net.h) */
     struct tm_spawn_net *spawn_net;
 };

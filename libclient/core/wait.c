@@ -311,6 +311,36 @@ static void park(struct tm_rank *me, struct fb_cond *fc, int saved_errno)
     if (need_daemon) atomic_fetch_sub_explicit(&j->net_nonreaders, 1, memory_order_relaxed);
 }
 
+int tm_wait_parks(const struct tm_rank *me)
+{
+    return carried(me);
+}
+
+int tm_park_until(struct tm_rank *me, tm_cond_fn cond, void *arg)
+{
+    if (!carried(me)) return -ENOTSUP;
+    if (cond(arg)) return 0;
+    struct tm_job *j = me->job;
+    const struct tmpi_svc *svc = j->svc;
+    int saved = errno;
+    /* the daemons read the links for a parked rank, as in park() */
+    void *links = me->info->net;
+    int need_daemon = TM_UNLIKELY(links) && svc->net_release;
+    if (need_daemon) {
+        atomic_fetch_add_explicit(&j->net_nonreaders, 1, memory_order_seq_cst);
+        svc->net_release(links);
+    }
+    do {
+        /* wakers take the slow path, which asks the carriers whether any sleeps */
+        atomic_fetch_or_explicit(&me->waker.sleeping, TM_WAKER_PARKED, memory_order_seq_cst);
+        errno_put(saved);
+        svc->rank_park(cond, arg, &me->waker.carriers);
+    } while (!cond(arg));
+    if (need_daemon) atomic_fetch_sub_explicit(&j->net_nonreaders, 1, memory_order_relaxed);
+    errno_put(saved);
+    return 0;
+}
+
 void tm_poll_idle(struct tm_rank *me)
 {
     if (!carried(me)) return;

@@ -108,6 +108,17 @@ static inline void tm_wake(struct tm_waker *w)
     if (atomic_load_explicit(&w->sleeping, memory_order_seq_cst)) tm_wake_slow(w);
 }
 
+/* Whether the calling thread of me is a carried rank's context (svc rank_park): its waits
+ * park, and a system call it makes holds its carrier, so the carrier's other ranks wait. */
+int tm_wait_parks(const struct tm_rank *me);
+
+/* A carried rank (tm_wait_parks) parks until cond(arg) holds, the carriers running its job's
+ * other ranks meanwhile; wake it with tm_wake after a seq_cst store.  Unlike tm_wait it does
+ * not end when the job is cancelled: what it waits for is a system call another thread makes
+ * on the rank's memory (io/io_pool.h), which must be over before the rank may go (it leaves
+ * at its next wait).  -ENOTSUP, at once, when the calling thread is no carried context. */
+int tm_park_until(struct tm_rank *me, tm_cond_fn cond, void *arg);
+
 /* Wakes w unconditionally (job cancellation). */
 void tm_wake_force(struct tm_waker *w);
 

@@ -12,6 +12,7 @@
  *   io_shared.c   shared file pointers (an RMA window), _shared and _ordered access
  *   io_coll.c     collective access: two-phase collective buffering, one aggregator per node
  *   io_nb.c       non-blocking (MPI_File_i*) and split-collective (_begin/_end) forms
+ *   io_pool.c     the job's file system threads: a carried rank's long calls leave its carrier
  *   io_datarep.c  "native", "internal", "external32" and MPI_Register_datarep
  *   io_errh.c     error handlers on files and MPI_FILE_NULL
  *

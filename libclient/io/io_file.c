@@ -7,6 +7,7 @@
  * byte-range locks are per description, io_posix.c).  Outcomes are agreed on by an allreduce,
  * so every rank returns the same error class and a failed open leaves nothing open. */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,8 +20,67 @@
 #include "errh.h"
 #include "info.h"
 #include "io.h"
+#include "io_pool.h"
 #include "job.h"
 #include "objs.h"
+
+/* The long file system calls of this file, as tasks of the job's file system threads
+ * (io_pool.h): a carried rank parks while an open, a resize or a sync runs.  Each returns 0
+ * (open: the descriptor) or a negative errno. */
+enum fs_op { FS_OPEN, FS_TRUNCATE, FS_ALLOCATE, FS_DATASYNC };
+
+struct fs_task {
+    struct tm_iop_task t; /* first */
+    enum fs_op op;
+    int fd, flags;
+    const char *path;
+    off_t size;
+};
+
+static int fs_run(struct tm_iop_task *t)
+{
+    struct fs_task *x = (struct fs_task *)t;
+    int r;
+    switch (x->op) {
+    case FS_OPEN:
+        r = open(x->path, x->flags, 0666);
+        return r < 0 ? -errno : r;
+    case FS_TRUNCATE:
+        return ftruncate(x->fd, x->size) < 0 ? -errno : 0;
+    case FS_ALLOCATE:
+        return -posix_fallocate(x->fd, 0, x->size);
+    case FS_DATASYNC:
+        return fdatasync(x->fd) < 0 ? -errno : 0;
+    }
+    return -EINVAL;
+}
+
+static int fs_call(struct fs_task *x)
+{
+    x->t.run = fs_run;
+    struct tm_rank *me = tm_self();
+    return me ? tm_iop_call(me, &x->t, TM_IOP_ANY) : fs_run(&x->t);
+}
+
+/* open(2) of path for a rank.  A pool thread has the directory and umask of whichever rank
+ * started it (agent/interpose/interpose_fs.c), so what goes there is an open that creates
+ * nothing, of the path made absolute here, in the rank's own directory.  Sets errno. */
+static int fs_open(const char *path, int flags)
+{
+    char abs[PATH_MAX];
+    if (path[0] != '/') {
+        size_t n = getcwd(abs, sizeof abs) ? strlen(abs) : sizeof abs;
+        if (n + 1 + strlen(path) >= sizeof abs) return open(path, flags, 0666);
+        abs[n] = '/';
+        strcpy(abs + n + 1, path);
+        path = abs;
+    }
+    if (flags & O_CREAT) return open(path, flags, 0666);
+    struct fs_task x = {.op = FS_OPEN, .path = path, .flags = flags};
+    int r = fs_call(&x);
+    if (r < 0) errno = -r;
+    return r < 0 ? -1 : r;
+}
 
 int tm_io_errno_class(int e)
 {
@@ -167,10 +227,15 @@ TM_API int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_In
         return tm_io_err(me, NULL, MPI_ERR_INFO, fn, "invalid info %d", info);
     const char *why = NULL;
     int err = amode_check(amode, &why);
+    /* the job's file system threads, whose settings may be wrong (io_pool.h) */
+    char poolmsg[160];
+    if (!err && (err = tm_iop_setup(me, poolmsg, sizeof poolmsg))) why = poolmsg;
     /* same amode everywhere: max of (err, amode, -amode) */
     int v[3] = {err, amode, -amode}, r[3];
     PMPI_Allreduce(v, r, 3, MPI_INT, MPI_MAX, comm);
-    if (r[0]) return tm_io_err(me, NULL, r[0], fn, "%s", why ? why : "bad amode on another rank");
+    if (r[0])
+        return tm_io_err(me, NULL, r[0], fn, "%s",
+                         why ? why : "bad amode or setting on another rank");
     if (r[1] != -r[2])
         return tm_io_err(me, NULL, MPI_ERR_NOT_SAME, fn, "ranks gave different amodes");
 
@@ -211,13 +276,13 @@ TM_API int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_In
     if (amode & MPI_MODE_EXCL) flags |= O_EXCL;
     int e = 0;
     if (!err && f->rank == 0) {
-        f->fd = open(path, flags, 0666);
+        f->fd = fs_open(path, flags);
         e = f->fd < 0 ? errno : 0;
     }
     int e0 = err ? -err : e; /* negative: an MPI class before the open */
     PMPI_Bcast(&e0, 1, MPI_INT, 0, f->comm);
     if (!e0 && f->rank != 0) {
-        f->fd = open(path, flags & ~(O_CREAT | O_EXCL), 0666);
+        f->fd = fs_open(path, flags & ~(O_CREAT | O_EXCL));
         e = f->fd < 0 ? errno : 0;
     }
     int cls = e0 < 0 ? -e0 : tm_io_errno_class(e0 ? e0 : e);
@@ -302,10 +367,9 @@ static int resize(struct tm_file *f, MPI_Offset size, int grow_only, int *sys)
 {
     int e = 0;
     if (f->rank == 0) {
-        if (!grow_only)
-            e = ftruncate(f->fd, (off_t)size) < 0 ? errno : 0;
-        else if (size > 0)
-            e = posix_fallocate(f->fd, 0, (off_t)size);
+        struct fs_task x = {
+            .op = grow_only ? FS_ALLOCATE : FS_TRUNCATE, .fd = f->fd, .size = (off_t)size};
+        if (!grow_only || size > 0) e = -fs_call(&x);
     }
     PMPI_Bcast(&e, 1, MPI_INT, 0, f->comm);
     *sys = e;
@@ -407,7 +471,11 @@ TM_API int PMPI_File_sync(MPI_File fh)
     /* Writes go straight to the file (no cache of ours), so what sync adds is the device:
      * fdatasync, then the barrier that orders it before every rank's next access. */
     int e = 0;
-    if (!(f->amode & MPI_MODE_RDONLY) && fdatasync(f->fd) < 0 && errno != EINVAL) e = errno;
+    if (!(f->amode & MPI_MODE_RDONLY)) {
+        struct fs_task x = {.op = FS_DATASYNC, .fd = f->fd};
+        e = -fs_call(&x);
+        if (e == EINVAL) e = 0; /* a file that cannot be synced (a pipe, a device) */
+    }
     int cls = tm_io_errno_class(e), all;
     PMPI_Allreduce(&cls, &all, 1, MPI_INT, MPI_MAX, f->comm);
     if (all) return tm_io_err(me, f, all, fn, "%s", e ? strerror(e) : "failed on another rank");

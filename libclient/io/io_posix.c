@@ -1,6 +1,7 @@
 /* io_posix.c — moving segment lists to and from the file (io.h): preadv/pwritev over runs of
  * file-contiguous segments (IOV_MAX at a time), short transfers continued, end of file, read
- * sieving, and atomic mode's byte-range locks. */
+ * sieving, and atomic mode's byte-range locks.  A carried rank's long moves run on the job's
+ * file system threads (io_pool.h). */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #include "io.h"
+#include "io_pool.h"
+#include "lib.h"
 
 #ifndef IOV_MAX
 #define IOV_MAX 1024
@@ -82,11 +85,6 @@ static int runs(int fd, int write, const struct tm_io_seg *v, size_t n, size_t *
     return MPI_SUCCESS;
 }
 
-int tm_io_pwrite_segs(int fd, const struct tm_io_seg *v, size_t n, size_t *done)
-{
-    return runs(fd, 1, v, n, done);
-}
-
 /* Reads v[i..j) (gaps between them at most TM_IO_SIEVE_GAP, span at most `sieve`) with one
  * pread of their span into buf, then copies out.  *done as runs(). */
 static int sieve_read(int fd, const struct tm_io_seg *v, size_t i, size_t j, char *buf,
@@ -110,7 +108,7 @@ static int sieve_read(int fd, const struct tm_io_seg *v, size_t i, size_t j, cha
     return MPI_SUCCESS;
 }
 
-int tm_io_pread_segs(int fd, const struct tm_io_seg *v, size_t n, size_t sieve, size_t *done)
+static int pread_segs(int fd, const struct tm_io_seg *v, size_t n, size_t sieve, size_t *done)
 {
     *done = 0;
     if (sieve == 0 || n < 4) return runs(fd, 0, v, n, done);
@@ -139,6 +137,44 @@ int tm_io_pread_segs(int fd, const struct tm_io_seg *v, size_t n, size_t sieve, 
     }
     free(buf);
     return err;
+}
+
+/* A segment list's move as a task of the job's file system threads (io_pool.h): a carried
+ * rank's long read or write leaves its carrier. */
+struct segs_task {
+    struct tm_iop_task t; /* first */
+    int fd, write;
+    const struct tm_io_seg *v;
+    size_t n, sieve, *done;
+};
+
+static int segs_run(struct tm_iop_task *t)
+{
+    struct segs_task *s = (struct segs_task *)t;
+    return s->write ? runs(s->fd, 1, s->v, s->n, s->done)
+                    : pread_segs(s->fd, s->v, s->n, s->sieve, s->done);
+}
+
+static int segs_move(int fd, int write, const struct tm_io_seg *v, size_t n, size_t sieve,
+                     size_t *done)
+{
+    struct segs_task s = {{.run = segs_run}, fd, write, v, n, sieve, done};
+    struct tm_rank *me = tm_self();
+    if (!me) return segs_run(&s.t);
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += v[i].len;
+    return tm_iop_call(me, &s.t, bytes);
+}
+
+int tm_io_pwrite_segs(int fd, const struct tm_io_seg *v, size_t n, size_t *done)
+{
+    return segs_move(fd, 1, v, n, 0, done);
+}
+
+int tm_io_pread_segs(int fd, const struct tm_io_seg *v, size_t n, size_t sieve, size_t *done)
+{
+    return segs_move(fd, 0, v, n, sieve, done);
 }
 
 int tm_io_lock(int fd, int write, int64_t lo, int64_t hi)

@@ -34,6 +34,8 @@ static void job_free(struct tm_job *j)
     pthread_mutex_unlock(&j->progs_lock);
     for (struct tm_cprog *p = progs; p; p = tm_cprog_next(p))
         tm_cprog_stop(p);
+    /* file system threads (io/io_pool.h): they wake ranks */
+    if (j->iop_free) j->iop_free(j);
     tm_dyn_stop(j);     /* MPI_Comm_spawn's threads: they use the links and the ranks too */
     tm_net_job_fini(j); /* before the mailboxes: unexpected entries may hold pool buffers */
     if (j->ranks) {

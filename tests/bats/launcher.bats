@@ -91,6 +91,52 @@ usage_error() {
     done
 }
 
+# A libtool build tree: ./ltprog is the wrapper script libtool writes, .libs/ltprog the program,
+# linked against the uninstalled .libs/libcount.so that only the script's LD_LIBRARY_PATH finds.
+@test "launch: a libtool wrapper script runs the program it wraps on every rank, with the script's LD_LIBRARY_PATH" {
+    command -v libtool >/dev/null || skip "libtool is not installed (libtool-bin, tools/install-deps.sh)"
+    local d=$BATS_TEST_TMPDIR/lt
+    mkdir -p "$d"
+    cd "$d"
+    printf 'int count_twice(int x) { return 2 * x; }\n' >count.c
+    cat >main.c <<'EOF2'
+#include <mpi.h>
+#include <stdio.h>
+int count_twice(int x);
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    printf("rank %d of %d: %d %s\n", rank, size, count_twice(rank), argc > 1 ? argv[1] : "-");
+    return MPI_Finalize();
+}
+EOF2
+    local cc="$TMPI_BUILD/launcher/tmpicc"
+    libtool --quiet --tag=CC --mode=compile "$cc" -c count.c
+    libtool --quiet --tag=CC --mode=link "$cc" -o libcount.la count.lo -rpath /nonexistent/lib
+    libtool --quiet --tag=CC --mode=compile "$cc" -c main.c
+    libtool --quiet --tag=CC --mode=link "$cc" -o ltprog main.lo libcount.la
+    head -5 ltprog | grep -q "temporary wrapper script" || skip "libtool made no wrapper script here"
+    run --separate-stderr launch -n 3 ./ltprog "an arg"
+    expect_status 0
+    [ "$(printf '%s\n' "$output" | sort)" = "$(printf 'rank 0 of 3: 0 an arg\nrank 1 of 3: 2 an arg\nrank 2 of 3: 4 an arg')" ] ||
+        { echo "output: $output / stderr: $stderr" >&2; return 1; }
+    # the script found by PATH, as a build system's test driver may run it
+    cd "$BATS_TEST_TMPDIR"
+    PATH="$d:$PATH" run --separate-stderr launch -n 2 ltprog
+    cd "$d"
+    expect_status 0
+    [ "${#lines[@]}" -eq 2 ] || { echo "output: $output / stderr: $stderr" >&2; return 1; }
+    # a wrapper whose program is gone: the script's own error, then ours
+    mv .libs/ltprog .libs/gone
+    run --separate-stderr launch -n 2 ./ltprog
+    expect_status 2
+    [[ "$stderr" == *"./ltprog is a libtool wrapper script"*"the script failed"* ]] ||
+        { echo "stderr: $stderr" >&2; return 1; }
+}
+
 @test "launch: a corrupt ELF with wild offsets is refused, not crashed on" {
     local d=$BATS_TEST_TMPDIR
     cp "$(prog args)" "$d/bad"

@@ -386,6 +386,13 @@ run_prog() {
     SWITCHING=user run_prog io_coll 3
 }
 
+# On 4 ranks over 2 carriers every carrier holds a rank blocked opening a FIFO: only a blocked
+# open that leaves its carrier (libclient/io/io_pool.h) lets the FIFOs' writer run.
+@test "mpi: MPI-IO's long file system calls leave a carried rank's carrier: FIFO opens on every carrier, errors of moved calls (/dev/full), bad TMPI_IO_THREADS / TMPI_IO_OFFLOAD_MIN" {
+    LAUNCH_ARGS="--timeout 60" SWITCHING=user run_prog io_pool 1 4 5
+    LAUNCH_ARGS="--timeout 60" run_prog io_pool 1 2 4
+}
+
 # A 1 MiB tmpfs fills up: MPI_ERR_NO_SPACE (collective and independent writes, preallocate),
 # and every round written before it reads back.
 @test "mpi: MPI-IO on a full file system: MPI_ERR_NO_SPACE, nothing written before is lost" {

@@ -59,7 +59,7 @@ expect_ok() {
 @test "multinode mpi: MPI-IO on 3 nodes x 2 ranks (shared pointers, aggregators per node)" {
     start_cluster 3
     local p
-    for p in io_file io_coll io_large_count; do
+    for p in io_file io_coll io_large_count io_pool; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog "$p")"
