@@ -348,14 +348,17 @@ static int open_masters(struct image_private *pv, const char *label, char *note,
     for (size_t i = 0; i < pv->n; i++) {
         struct image_private_lib *l = &pv->lib[i];
         const char *names[1], *soname = NULL;
-        char why[160] = "", mlabel[96];
+        char why[160] = "", mlabel[192];
         if (image_elf_needed(l->bytes, l->size, names, 0, &soname) < 0 || !soname ||
             strcmp(soname, l->name) != 0) {
             note_add(note, notelen, l->name, "its SONAME is not the name it is needed by");
             lib_free(l);
             continue;
         }
-        snprintf(mlabel, sizeof mlabel, "%s-lib%zu", label, kept);
+        /* The SONAME in the memfd's name: tools that name a frame's module by its mapping
+         * (TSan and ASan reports, perf, /proc/PID/maps) say which library it is, and
+         * tests/tsan.supp can name libgfortran. */
+        snprintf(mlabel, sizeof mlabel, "%s-lib%zu-%s", label, kept, l->name);
         l->tmpl_fd = image_template_open(l->bytes, l->size, mlabel);
         if (l->borrowed && l->tmpl_fd >= 0) {
             pv->lib[kept++] = *l; /* its master is open (the lender checked it) */

@@ -591,6 +591,14 @@ static int job_new_v1(uint64_t job_id, pid_t pid, const struct cgroup_limits *li
     char v[64];
     for (int i = 0; i < V1_N; i++) {
         if (!cg.v1_base[i][0]) continue;
+        /* The cpu hierarchy only for a CPU limit.  Without one, a cgroup there changes nothing
+         * but the job's weight: every job of every agent on the machine would share the one
+         * weight of the hierarchy's tmpid/ group (a session's, among the sessions' autogroups),
+         * so a 1-rank NPB EP waited 9-22 s on the run queue for 0.8 s of CPU while another
+         * TMPI job computed, against Open MPI's 2-5 s (docs/bench/ANALYSIS.md, "NAS Parallel
+         * Benchmarks").  Left in the agent's cpu cgroup, a job is scheduled as the agent's
+         * session is, as mpirun's ranks are in theirs. */
+        if (i == V1_CPU && !lim->cpu_milli) continue;
         char *dir = j->dir[i];
         if (snprintf(dir, PATH_MAX, "%s/job.%" PRIu64, cg.v1_base[i], job_id) >= PATH_MAX) {
             dir[0] = 0;

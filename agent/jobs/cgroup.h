@@ -7,7 +7,8 @@
  *            manager: with Delegate=yes its own cgroup is its to manage, as v2 below;
  *   v2       the unified hierarchy offers the memory or cpu controller: the agent manages
  *            OWN/tmpid/PID/job.ID under its own cgroup OWN (PID: the agent's);
- *   v1       the v1 memory / cpu / pids hierarchies are mounted: the same subtree in each;
+ *   v1       the v1 memory / cpu / pids hierarchies are mounted: the same subtree in each
+ *            (cpu only for a job with a CPU limit: there a cgroup would only change its weight);
  *   none     none of these can be used (e.g. a private agent, which is not root): jobs run
  *            without a cgroup of their own and limits are refused at submission.
  * The agent writes the host's pid into its cgroup right after posix_spawn, before it sends

@@ -1,6 +1,6 @@
 /* fort_callbacks.c — Fortran entry points whose arguments are Fortran procedures the C
  * library calls back with another convention (generalized requests, user data
- * representations), and the session call whose CHARACTER length differs from C's
+ * representations, both forms), and the session call whose CHARACTER length differs from C's
  * (fortran-gen's SPECIAL table names them).
  *
  * Each Fortran procedure set is kept in a record that the C library gets as extra_state and
@@ -86,6 +86,10 @@ TF_DEF(void, mpi_grequest_start_,
 typedef void tf_conv_fn(void *userbuf, const MPI_Fint *datatype, const MPI_Fint *count,
                         void *filebuf, const MPI_Offset *position, MPI_Aint *extra,
                         MPI_Fint *ierror);
+/* MPI_Register_datarep_c's procedures: the count is INTEGER(KIND=MPI_COUNT_KIND). */
+typedef void tf_conv_fn_c(void *userbuf, const MPI_Fint *datatype, const MPI_Count *count,
+                          void *filebuf, const MPI_Offset *position, MPI_Aint *extra,
+                          MPI_Fint *ierror);
 typedef void tf_extent_fn(const MPI_Fint *datatype, MPI_Aint *extent, MPI_Aint *extra,
                           MPI_Fint *ierror);
 
@@ -102,8 +106,24 @@ TF_API void mpi_conversion_fn_null_(void *userbuf, const MPI_Fint *datatype, con
     *ierror = MPI_SUCCESS;
 }
 
+/* MPI_CONVERSION_FN_NULL_C likewise, for MPI_Register_datarep_c. */
+TF_API void mpi_conversion_fn_null_c_(void *userbuf, const MPI_Fint *datatype,
+                                      const MPI_Count *count, void *filebuf,
+                                      const MPI_Offset *position, MPI_Aint *extra,
+                                      MPI_Fint *ierror);
+TF_API void mpi_conversion_fn_null_c_(void *userbuf, const MPI_Fint *datatype,
+                                      const MPI_Count *count, void *filebuf,
+                                      const MPI_Offset *position, MPI_Aint *extra, MPI_Fint *ierror)
+{
+    (void)userbuf, (void)datatype, (void)count, (void)filebuf, (void)position, (void)extra;
+    *ierror = MPI_SUCCESS;
+}
+
+/* One record per registration: rd/wr for MPI_Register_datarep, rd_c/wr_c for its large-count
+ * form (the other pair NULL). */
 struct tf_datarep {
     tf_conv_fn *rd, *wr;
+    tf_conv_fn_c *rd_c, *wr_c;
     tf_extent_fn *ext;
     MPI_Aint extra;
 };
@@ -130,6 +150,28 @@ static int datarep_write(void *userbuf, MPI_Datatype datatype, int count, void *
     return datarep_conv(d->wr, userbuf, datatype, count, filebuf, position, d);
 }
 
+static int datarep_conv_c(tf_conv_fn_c *f, void *userbuf, MPI_Datatype datatype, MPI_Count count,
+                          void *filebuf, MPI_Offset position, struct tf_datarep *d)
+{
+    MPI_Fint dt = (MPI_Fint)datatype, ierr = MPI_SUCCESS;
+    f(userbuf, &dt, &count, filebuf, &position, &d->extra, &ierr);
+    return ierr;
+}
+
+static int datarep_read_c(void *userbuf, MPI_Datatype datatype, MPI_Count count, void *filebuf,
+                          MPI_Offset position, void *extra)
+{
+    struct tf_datarep *d = extra;
+    return datarep_conv_c(d->rd_c, userbuf, datatype, count, filebuf, position, d);
+}
+
+static int datarep_write_c(void *userbuf, MPI_Datatype datatype, MPI_Count count, void *filebuf,
+                           MPI_Offset position, void *extra)
+{
+    struct tf_datarep *d = extra;
+    return datarep_conv_c(d->wr_c, userbuf, datatype, count, filebuf, position, d);
+}
+
 static int datarep_extent(MPI_Datatype datatype, MPI_Aint *file_extent, void *extra)
 {
     struct tf_datarep *d = extra;
@@ -138,30 +180,66 @@ static int datarep_extent(MPI_Datatype datatype, MPI_Aint *file_extent, void *ex
     return ierr;
 }
 
-static tf_conv_fn *conv_or_null(void *f)
+/* Either NULL procedure means "no conversion" in either form: a program may pass
+ * MPI_CONVERSION_FN_NULL to MPI_Register_datarep_c too. */
+static void *conv_or_null(void *f)
 {
-    return f == (void *)mpi_conversion_fn_null_ ? NULL : (tf_conv_fn *)f;
+    return f == (void *)mpi_conversion_fn_null_ || f == (void *)mpi_conversion_fn_null_c_ ? NULL
+                                                                                          : f;
+}
+
+/* The record of one registration, its name as a C string in *ret_name; NULL when out of
+ * memory (then nothing is left allocated). */
+static struct tf_datarep *datarep_new(const char *datarep, size_t datarep_len, void *extent_fn,
+                                      const MPI_Aint *extra_state, char **ret_name)
+{
+    char *name = tf_str_in(datarep, datarep_len);
+    struct tf_datarep *d = calloc(1, sizeof *d);
+    if (!name || !d) {
+        free(name);
+        free(d);
+        return NULL;
+    }
+    d->ext = (tf_extent_fn *)extent_fn;
+    d->extra = *extra_state;
+    *ret_name = name;
+    return d;
 }
 
 TF_DEF(void, mpi_register_datarep_,
        (const char *datarep, void *read_fn, void *write_fn, void *extent_fn,
         const MPI_Aint *extra_state, MPI_Fint *ierror, size_t datarep_len),
        {
-           char *name = tf_str_in(datarep, datarep_len);
-           struct tf_datarep *d = malloc(sizeof *d);
-           if (!name || !d) {
-               free(name);
-               free(d);
+           char *name = NULL;
+           struct tf_datarep *d = datarep_new(datarep, datarep_len, extent_fn, extra_state, &name);
+           if (!d) {
                *ierror = MPI_ERR_NO_MEM;
                return;
            }
-           d->rd = conv_or_null(read_fn);
-           d->wr = conv_or_null(write_fn);
-           d->ext = (tf_extent_fn *)extent_fn;
-           d->extra = *extra_state;
+           d->rd = (tf_conv_fn *)conv_or_null(read_fn);
+           d->wr = (tf_conv_fn *)conv_or_null(write_fn);
            *ierror = PMPI_Register_datarep(name, d->rd ? datarep_read : NULL,
                                            d->wr ? datarep_write : NULL,
                                            d->ext ? datarep_extent : NULL, d);
+           if (*ierror != MPI_SUCCESS) free(d);
+           free(name);
+       })
+
+TF_DEF(void, mpi_register_datarep_c_,
+       (const char *datarep, void *read_fn, void *write_fn, void *extent_fn,
+        const MPI_Aint *extra_state, MPI_Fint *ierror, size_t datarep_len),
+       {
+           char *name = NULL;
+           struct tf_datarep *d = datarep_new(datarep, datarep_len, extent_fn, extra_state, &name);
+           if (!d) {
+               *ierror = MPI_ERR_NO_MEM;
+               return;
+           }
+           d->rd_c = (tf_conv_fn_c *)conv_or_null(read_fn);
+           d->wr_c = (tf_conv_fn_c *)conv_or_null(write_fn);
+           *ierror = PMPI_Register_datarep_c(name, d->rd_c ? datarep_read_c : NULL,
+                                             d->wr_c ? datarep_write_c : NULL,
+                                             d->ext ? datarep_extent : NULL, d);
            if (*ierror != MPI_SUCCESS) free(d);
            free(name);
        })

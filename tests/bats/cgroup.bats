@@ -73,6 +73,26 @@ cgroup_agent() {
     fi
 }
 
+# v1: the cpu hierarchy only for a job with a CPU limit (cgroup.h); without one, a cgroup there
+# would only give every TMPI job of the machine one shared scheduling weight.
+@test "cgroup: v1 puts a job into the cpu hierarchy only when it has a CPU limit" {
+    cgroup_agent
+    grep -q "cgroup: v1 (.*cpu " "$LOG" || skip "not the v1 cpu hierarchy: $(grep 'cgroup:' "$LOG")"
+    local agent_cpu
+    agent_cpu=$(sed -n 's/^[0-9]*:\([^:]*,\)\{0,1\}cpu\(,[^:]*\)\{0,1\}://p' "/proc/$APID/cgroup")
+    run "$LAUNCH_BIN" --agent "$SOCK" -n 1 "$HOSTINFO" cgroup
+    expect_status 0
+    local cpu mem
+    cpu=$(grep -E "^cgroup [0-9]+:([^:]*,)?cpu(,[^:]*)?:" <<<"$output" | sed 's/^cgroup [0-9]*:[^:]*://')
+    mem=$(grep -E "^cgroup [0-9]+:([^:]*,)?memory(,[^:]*)?:" <<<"$output" | sed 's/^cgroup [0-9]*:[^:]*://')
+    [ "$cpu" = "$agent_cpu" ] || { echo "no limit: expected the agent's cpu cgroup $agent_cpu, got $cpu"; false; }
+    [[ "$mem" == */tmpid/$APID/job.1 ]] || { echo "expected the memory cgroup .../job.1, got $mem"; false; }
+    run "$LAUNCH_BIN" --agent "$SOCK" --cpu-limit 0.5 -n 1 "$HOSTINFO" cgroup
+    expect_status 0
+    cpu=$(grep -E "^cgroup [0-9]+:([^:]*,)?cpu(,[^:]*)?:" <<<"$output" | sed 's/^cgroup [0-9]*:[^:]*://')
+    [[ "$cpu" == */tmpid/$APID/job.2 ]] || { echo "--cpu-limit: expected the cpu cgroup .../job.2, got $cpu"; false; }
+}
+
 @test "cgroup: a job over its --mem-limit is killed and the launcher says so; one beside it and one under it run" {
     cgroup_agent
     # a job beside it, waiting for a file: the other job's end must not touch it

@@ -16,6 +16,7 @@ setup_file() {
     TMPI_CC=gfortran "$TMPI_BUILD/launcher/tmpicc" -o "$d/stop_code" "$src/stop_code.f90"
     TMPI_CC=gfortran "$TMPI_BUILD/launcher/tmpicc" -fopenmp -o "$d/omp_sum" "$src/omp_sum.f90"
     TMPI_CC=gfortran "$TMPI_BUILD/launcher/tmpicc" -o "$d/app_args" "$src/app_args.f90"
+    TMPI_CC=gfortran "$TMPI_BUILD/launcher/tmpicc" -o "$d/maps_name" "$src/maps_name.f90"
 }
 
 # rank_state on N ranks (the launch's options before): every rank OK, unit 6's lines in order.
@@ -93,4 +94,13 @@ run_rank_state() {
     [ "$(grep -cx 'args 2 arg 1 two' <<<"$output")" -eq 2 ] || { echo "$output"; return 1; }
     [ "$(grep -cx 'args 2 arg 2 three' <<<"$output")" -eq 2 ] || { echo "$output"; return 1; }
     [[ "$output" != *"runtime error"* ]]
+}
+
+# The copy's memfd is named after the library (...-lib0-libgfortran.so.5): TSan reports name
+# it, which tests/tsan.supp relies on, and so do perf and /proc/PID/maps.
+@test "fortran runtime: a rank's private libgfortran is mapped under the library's name" {
+    cd "$BATS_TEST_TMPDIR"
+    run timeout 60 "$LAUNCH_BIN" -n 2 "$BATS_FILE_TMPDIR/maps_name"
+    expect_status 0
+    [ "$(grep -c '^named copy mapped: T$' <<<"$output")" -eq 2 ] || { echo "$output"; false; }
 }

@@ -1,6 +1,8 @@
 ! f08_extras.f90: the mpi_f08 bindings with Fortran callbacks and the MPI 4 names:
 ! generalized requests (query/free/cancel procedures), sessions and process sets
 ! (CHARACTER pset names, info, a Fortran error handler), a user data representation (conversion procedures), MPI_Sizeof,
+! MPI_Register_datarep_c (conversion procedures with an MPI_COUNT_KIND count), the status conversions
+! MPI_Status_f2f08 / MPI_Status_f082f (and their PMPI names),
 ! MPI_F_sync_reg, the specific procedures (PMPI_Send_f08, a tool's own MPI_Barrier_f08
 ! wins over the library's) and a large-count call (MPI_Send with an MPI_COUNT_KIND count).
 module f08x_state
@@ -64,6 +66,34 @@ contains
       userbuf(position + i) = filebuf(i) - int(extra)
     end do
   end subroutine
+  ! datarep "f08x_minus" (MPI_Register_datarep_c): stored as the value - extra_state
+  subroutine rep_write_c(userbuf, datatype, count, filebuf, position, extra, ierror)
+    integer :: userbuf(*), filebuf(*)
+    type(MPI_Datatype) :: datatype
+    integer(kind=MPI_COUNT_KIND) :: count
+    integer :: ierror
+    integer(kind=MPI_OFFSET_KIND) :: position
+    integer(kind=MPI_ADDRESS_KIND) :: extra
+    integer(kind=MPI_COUNT_KIND) :: i
+    ierror = MPI_SUCCESS
+    if (datatype /= MPI_INTEGER) ierror = MPI_ERR_TYPE
+    do i = 1, count
+      filebuf(i) = userbuf(position + i) - int(extra)
+    end do
+  end subroutine
+  subroutine rep_read_c(userbuf, datatype, count, filebuf, position, extra, ierror)
+    integer :: userbuf(*), filebuf(*)
+    type(MPI_Datatype) :: datatype
+    integer(kind=MPI_COUNT_KIND) :: count
+    integer :: ierror
+    integer(kind=MPI_OFFSET_KIND) :: position
+    integer(kind=MPI_ADDRESS_KIND) :: extra
+    integer(kind=MPI_COUNT_KIND) :: i
+    ierror = MPI_SUCCESS
+    do i = 1, count
+      userbuf(position + i) = filebuf(i) + int(extra)
+    end do
+  end subroutine
   subroutine on_session_error(session, code)
     type(MPI_Session) :: session
     integer :: code
@@ -110,6 +140,8 @@ program f08_extras
   character(len=64) :: val
   integer :: vals(3), raw(3), back(3), buf(4)
   integer(kind=MPI_COUNT_KIND) :: bigcount
+  integer :: fst(MPI_STATUS_SIZE)
+  type(MPI_Status) :: st2
   integer(kind=1) :: i1
   integer(kind=8) :: i8(5)
   real(kind=8) :: r8(2, 2)
@@ -196,6 +228,44 @@ program f08_extras
   call MPI_File_read_at_all(fh, int(rank * 3, MPI_OFFSET_KIND), raw, 3, MPI_INTEGER, st)
   if (any(raw /= vals + 1000)) error stop 34
   call MPI_File_close(fh)
+
+  ! the large-count form: "f08x_minus" stores value - 500 (conversion count MPI_COUNT_KIND)
+  call MPI_Register_datarep_c('f08x_minus', rep_read_c, rep_write_c, rep_extent, &
+                              500_MPI_ADDRESS_KIND, ierr)
+  if (ierr /= MPI_SUCCESS) error stop 36
+  call MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, MPI_INFO_NULL, fh, ierr)
+  call MPI_File_set_view(fh, 0_MPI_OFFSET_KIND, MPI_INTEGER, MPI_INTEGER, 'f08x_minus', &
+                         MPI_INFO_NULL, ierr)
+  if (ierr /= MPI_SUCCESS) error stop 37
+  call MPI_File_write_at_all(fh, int(rank * 3, MPI_OFFSET_KIND), vals, 3, MPI_INTEGER, st)
+  back = 0
+  call MPI_File_read_at_all(fh, int(rank * 3, MPI_OFFSET_KIND), back, 3, MPI_INTEGER, st)
+  if (any(back /= vals)) error stop 38
+  call MPI_File_set_view(fh, 0_MPI_OFFSET_KIND, MPI_INTEGER, MPI_INTEGER, 'native', &
+                         MPI_INFO_NULL)
+  call MPI_File_read_at_all(fh, int(rank * 3, MPI_OFFSET_KIND), raw, 3, MPI_INTEGER, st)
+  if (any(raw /= vals - 500)) error stop 39
+  call MPI_File_close(fh)
+  ! a second registration of a name is an error, in the large-count form too
+  call MPI_Register_datarep_c('f08x_minus', MPI_CONVERSION_FN_NULL_C, MPI_CONVERSION_FN_NULL_C, &
+                              rep_extent, 0_MPI_ADDRESS_KIND, ierr)
+  if (ierr == MPI_SUCCESS) error stop 70
+
+  ! status conversions keep everything, hidden parts included (the count)
+  call MPI_Status_set_elements(st, MPI_INTEGER, 5)
+  st%MPI_SOURCE = 3
+  st%MPI_TAG = 44
+  fst = -1
+  call MPI_Status_f082f(st, fst, ierr)
+  if (ierr /= MPI_SUCCESS .or. fst(MPI_SOURCE) /= 3 .or. fst(MPI_TAG) /= 44) error stop 71
+  call MPI_Status_f2f08(fst, st2)
+  if (st2%MPI_SOURCE /= 3 .or. st2%MPI_TAG /= 44) error stop 72
+  call MPI_Get_count(st2, MPI_INTEGER, cnt)
+  if (cnt /= 5) error stop 73
+  fst(MPI_TAG) = 45
+  call PMPI_Status_f2f08(fst, st2, ierr)
+  call PMPI_Status_f082f(st2, fst)
+  if (ierr /= MPI_SUCCESS .or. st2%MPI_TAG /= 45 .or. fst(MPI_TAG) /= 45) error stop 74
 
   ! MPI_Sizeof over kinds and ranks
   call MPI_Sizeof(i1, sz)

@@ -1,10 +1,12 @@
 ! f77_basic.f: the mpif.h binding from fixed form: point-to-point with
-! statuses and MPI_STATUS_IGNORE, collectives on Fortran types, strings.
+! statuses and MPI_STATUS_IGNORE, collectives on Fortran types, strings,
+! MPI_STATUS_F2F08 / MPI_STATUS_F082F with mpif.h's TYPE(MPI_Status).
       PROGRAM F77BASIC
       IMPLICIT NONE
       INCLUDE 'mpif.h'
       INTEGER IERR, RANK, NP, I, ST(MPI_STATUS_SIZE), CNT, LEN
-      INTEGER IBUF(4), REQ, REQS(2)
+      INTEGER IBUF(4), REQ, REQS(2), ST2(MPI_STATUS_SIZE)
+      TYPE(MPI_Status) ST08
       DOUBLE PRECISION D, DS
       CHARACTER*(MPI_MAX_PROCESSOR_NAME) PNAME
       LOGICAL L, LR
@@ -27,6 +29,11 @@
          CALL MPI_GET_COUNT(ST, MPI_INTEGER, CNT, IERR)
          IF (ST(MPI_SOURCE) .NE. 0 .OR. ST(MPI_TAG) .NE. 7) STOP 4
          IF (CNT .NE. 4 .OR. IBUF(4) .NE. 40) STOP 5
+         CALL MPI_STATUS_F2F08(ST, ST08, IERR)
+         IF (IERR .NE. MPI_SUCCESS .OR. ST08%MPI_TAG .NE. 7) STOP 11
+         CALL PMPI_STATUS_F082F(ST08, ST2, IERR)
+         CALL MPI_GET_COUNT(ST2, MPI_INTEGER, CNT, IERR)
+         IF (ST2(MPI_SOURCE) .NE. 0 .OR. CNT .NE. 4) STOP 12
          CALL MPI_IRECV(IBUF, 2, MPI_INTEGER, 0, 8, MPI_COMM_WORLD,
      &                  REQS(1), IERR)
          REQS(2) = MPI_REQUEST_NULL

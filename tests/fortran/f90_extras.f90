@@ -1,6 +1,8 @@
 ! f90_extras.f90: module mpi's MPI_Sizeof (generic over kinds, scalars and arrays),
 ! MPI_F_sync_reg, a generalized request with INTEGER-array statuses in its query procedure,
-! MPI_CONVERSION_FN_NULL in MPI_Register_datarep, and the session calls with INTEGER handles.
+! MPI_CONVERSION_FN_NULL in MPI_Register_datarep (and _C in MPI_Register_datarep_c), the
+! session calls with INTEGER handles, and MPI_Status_f082f / _f2f08 with module mpi's
+! TYPE(MPI_Status).
 module f90x_callbacks
   use mpi
   implicit none
@@ -44,6 +46,7 @@ program f90_extras
   logical(kind=1) :: l1
   integer :: v(2), back(2)
   character(len=32) :: fname
+  type(MPI_Status) :: st08
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -67,6 +70,12 @@ program f90_extras
   call MPI_Wait(req, st, ierr)
   call MPI_Get_count(st, MPI_REAL, cnt, ierr)
   if (st(MPI_TAG) /= 77 .or. cnt /= 2 .or. freed /= 1 .or. req /= MPI_REQUEST_NULL) error stop 7
+  call MPI_Status_f2f08(st, st08, ierr)
+  if (ierr /= MPI_SUCCESS .or. st08%MPI_TAG /= 77) error stop 20
+  st = 0
+  call MPI_Status_f082f(st08, st, ierr)
+  call MPI_Get_count(st, MPI_REAL, cnt, ierr)
+  if (st(MPI_TAG) /= 77 .or. cnt /= 2) error stop 21
 
   call MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, session, ierr)
   call MPI_Session_get_num_psets(session, MPI_INFO_NULL, n, ierr)
@@ -89,6 +98,20 @@ program f90_extras
   call MPI_File_seek(fh, 0_MPI_OFFSET_KIND, MPI_SEEK_SET, ierr)
   call MPI_File_read(fh, back, 2, MPI_INTEGER, st, ierr)
   if (any(back /= v)) error stop 12
+  call MPI_File_close(fh, ierr)
+  call MPI_Register_datarep_c('f90x_same_c', MPI_CONVERSION_FN_NULL_C, &
+                              MPI_CONVERSION_FN_NULL_C, rep_extent, 0_MPI_ADDRESS_KIND, ierr)
+  if (ierr /= MPI_SUCCESS) error stop 13
+  call MPI_File_open(MPI_COMM_SELF, trim(fname), MPI_MODE_CREATE + MPI_MODE_RDWR + &
+                     MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, fh, ierr)
+  call MPI_File_set_view(fh, 0_MPI_OFFSET_KIND, MPI_INTEGER, MPI_INTEGER, 'f90x_same_c', &
+                         MPI_INFO_NULL, ierr)
+  if (ierr /= MPI_SUCCESS) error stop 14
+  call MPI_File_write(fh, v, 2, MPI_INTEGER, st, ierr)
+  call MPI_File_seek(fh, 0_MPI_OFFSET_KIND, MPI_SEEK_SET, ierr)
+  back = 0
+  call MPI_File_read(fh, back, 2, MPI_INTEGER, st, ierr)
+  if (any(back /= v)) error stop 15
   call MPI_File_close(fh, ierr)
 
   call MPI_Finalize(ierr)
