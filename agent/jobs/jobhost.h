@@ -61,7 +61,8 @@ void jobhost_setup(const char *exe);
  * keeps its programs). */
 int jobhost_start(struct job *j, const Tmpi__JobAssign *ja);
 
-/* Member jobs: passes the coordinator's JobGo or JobRelease to the host. */
+/* Passes a frame to the host: a member's JobGo or JobRelease from the coordinator, the
+ * agent's NameReply (control/names.h).  A host that cannot take it is killed. */
 void jobhost_forward(struct job *j, const Tmpi__Envelope *env);
 
 /* Member jobs: passes the data link fd to node `node` on `channel` to the host.  0 (fd is the
