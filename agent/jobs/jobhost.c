@@ -1049,3 +1049,8 @@ int jobhost_ended(const struct job *j)
 {
     return j->host && j->host->chan.got_end;
 }
+
+uint32_t jobhost_spawned(const struct job *j)
+{
+    return j->host ? j->host->chan.spawned : 0;
+}

@@ -83,6 +83,25 @@ spawn_run() {
     [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "carried: $output"; false; }
 }
 
+@test "dynproc: tmpictl jobs counts the ranks a job spawned in its RANKS" {
+    start_agent one
+    local sock=$AGENT_SOCK exe out="$BATS_TEST_TMPDIR/slow.out" i n=0
+    exe=$(prog spawn)
+    "$LAUNCH_BIN" --agent "$sock" --universe-size 3 -n 2 "$exe" slow 4 >"$out" 2>&1 &
+    local pid=$!
+    for ((i = 0; i < 300 && n == 0; i++)); do
+        grep -q "child computing" "$out" 2>/dev/null && n=1 || sleep 0.1
+    done
+    [ "$n" -eq 1 ] || { echo "the child never ran:"; cat "$out"; false; }
+    run tmpictl --agent "$sock" --json jobs
+    local ranks
+    ranks=$(python3 -c 'import json,sys; print([j["nprocs"] for j in json.load(sys.stdin)["jobs"] if j["state"] == "running"])' <<<"$output")
+    run tmpictl --agent "$sock" jobs
+    local table=$output
+    wait "$pid"
+    [ "$ranks" = "[3]" ] || { echo "nprocs of the running job: $ranks"; echo "$table"; false; }
+}
+
 # names_pair SOCK_PUB SOCK_LOOK [LOOKUP LAUNCH ARGS...]: a job publishing a service on agent
 # SOCK_PUB, a job of the same user looking it up on SOCK_LOOK, both must pass.
 names_pair() {
