@@ -169,8 +169,7 @@ static const char *op_name(uint32_t op)
 }
 
 /* The answer to the host of job_id (gone: nobody waits any more). */
-static void reply_host(struct names *n, uint64_t job_id, uint64_t query, int err,
-                       const char *port)
+static void reply_host(struct names *n, uint64_t job_id, uint64_t query, int err, const char *port)
 {
     struct job *j = n->job_of(n->job_arg, job_id);
     if (!j) return;
@@ -358,8 +357,10 @@ void names_host_request(struct names *n, struct job *j, const Tmpi__NameRequest 
     const char *port = rq->port ? rq->port : "", *ans = NULL;
     int r = op_here(n, rq->op == MSG_NAME_PUBLISH ? MSG_NAME_LOOKUP : rq->op, j->uid, j->id,
                     rq->service, port, &ans);
-    if (rq->op == MSG_NAME_PUBLISH && r == 0) r = -EEXIST; /* published here already */
-    else if (rq->op == MSG_NAME_PUBLISH) r = -EAGAIN;      /* not here: ask the peers */
+    if (rq->op == MSG_NAME_PUBLISH && r == 0)
+        r = -EEXIST; /* published here already */
+    else if (rq->op == MSG_NAME_PUBLISH)
+        r = -EAGAIN; /* not here: ask the peers */
     if (r != -ENOENT && r != -EAGAIN) {
         if (rq->op != MSG_NAME_LOOKUP)
             log_job(r ? LOG_NOTICE : LOG_INFO, j->id, j->owner, "%s of service '%s' (port %s)%s%s",
@@ -409,8 +410,8 @@ void names_answer(struct names *n, struct mesh_conn *c, const Tmpi__NameRequest 
         /* a peer only ever asks lookups and unpublishes of its own requests */
         r.error = -EINVAL;
     } else {
-        r.error = op_here(n, rq->op, (uid_t)rq->uid, 0, rq->service,
-                          rq->port ? rq->port : "", &port);
+        r.error =
+            op_here(n, rq->op, (uid_t)rq->uid, 0, rq->service, rq->port ? rq->port : "", &port);
     }
     r.port = (char *)(port ? port : "");
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;

@@ -91,8 +91,7 @@ int main(int argc, char **argv)
         CHECK(rc == MPI_SUCCESS, "MPI_Lookup_name %s: class %d", service, err_class(rc));
         CHECK(!strcmp(got, port), "looked up '%s', the publisher wrote '%s'", got, port);
         rc = MPI_Publish_name(service, MPI_INFO_NULL, "tmpi-port:1:2:3");
-        CHECK(err_class(rc) == MPI_ERR_SERVICE, "publish of a taken name: class %d",
-              err_class(rc));
+        CHECK(err_class(rc) == MPI_ERR_SERVICE, "publish of a taken name: class %d", err_class(rc));
         char mine[1100];
         snprintf(mine, sizeof mine, "%s-lookup", service);
         rc = MPI_Publish_name(mine, MPI_INFO_NULL, "tmpi-port:1:2:3");
@@ -110,8 +109,7 @@ int main(int argc, char **argv)
         int rc = MPI_Publish_name(service, MPI_INFO_NULL, p);
         CHECK(rc == MPI_SUCCESS, "publish %s: class %d", service, err_class(rc));
         rc = MPI_Lookup_name(service, MPI_INFO_NULL, got);
-        CHECK(rc == MPI_SUCCESS && !strcmp(got, p), "lookup %s: class %d", service,
-              err_class(rc));
+        CHECK(rc == MPI_SUCCESS && !strcmp(got, p), "lookup %s: class %d", service, err_class(rc));
         CHECK(MPI_Unpublish_name(service, MPI_INFO_NULL, p) == MPI_SUCCESS, "unpublish");
     } else if (rank == 0 && !strcmp(mode, "leave")) {
         int rc = MPI_Publish_name(service, MPI_INFO_NULL, "tmpi-port:8:0:0");
