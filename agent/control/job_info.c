@@ -17,7 +17,7 @@ static void fill_job_info(Tmpi__JobInfo *ji, const struct job *j, double now)
     ji->id = j->id;
     ji->owner_uid = (uint32_t)j->uid;
     ji->owner = (char *)j->owner;
-    ji->nprocs = j->nprocs;
+    ji->nprocs = j->nprocs + jobhost_spawned(j); /* spawned ranks run too */
     ji->state = (char *)job_state_name(atomic_load(&j->state));
     ji->runtime_sec = now - j->start_time;
     ji->program = j->program_name;
@@ -96,7 +96,7 @@ uint32_t job_info_running(const struct agent *a, uint32_t *ret_ranks)
     for (const struct job *j = a->jobs; j; j = j->next)
         if (atomic_load(&j->state) != JOB_ENDED) {
             n++;
-            ranks += j->nprocs;
+            ranks += j->nprocs + jobhost_spawned(j);
         }
     *ret_ranks = ranks;
     return n;

@@ -28,6 +28,7 @@
 #include "log.h"
 #include "mesh.h"
 #include "metrics_http.h"
+#include "names.h"
 #include "oom_score.h"
 #include "privs.h"
 #include "svc_init.h"
@@ -90,6 +91,7 @@ void agent_job_done(struct agent *a, struct job *j)
     log_job(LOG_INFO, j->id, j->owner, "ended%s%s", j->failed ? ": " : "",
             j->failed ? j->reason : "");
     record_ended(a, j);
+    if (a->names) names_job_gone(a->names, j->id);
     job_free(j);
     agent_notify_status(a);
     if (a->shutting_down && a->njobs == 0) control_drain(a);
@@ -265,10 +267,31 @@ static void on_node_query(void *arg, struct mesh_conn *c, const Tmpi__NodeQuery 
     cluster_answer(arg, c, q);
 }
 
+static void on_name_request(void *arg, struct mesh_conn *c, const Tmpi__NameRequest *rq)
+{
+    struct agent *a = arg;
+    names_answer(a->names, c, rq);
+}
+
+/* The name service's way to a job's host (names.h), and the host's to it (jobhost.c). */
+static struct job *job_of_id(void *arg, uint64_t id)
+{
+    struct agent *a = arg;
+    for (struct job *j = a->jobs; j; j = j->next)
+        if (j->id == id) return j;
+    return NULL;
+}
+
+static void host_name_request(struct agent *a, struct job *j, const Tmpi__NameRequest *rq)
+{
+    names_host_request(a->names, j, rq);
+}
+
 static const struct mesh_accept_ops mesh_to_jobs = {
     .job_assign = on_job_assign,
     .data_accept = on_data_accept,
     .node_query = on_node_query,
+    .name_request = on_name_request,
 };
 
 /* The agent's own OOM score (oom_score.h), set before its capabilities go: lowering it needs
@@ -333,6 +356,9 @@ static int setup(struct agent *a)
     r = mesh_init(a);
     if (r < 0) return r;
     mesh_set_accept_ops(a, &mesh_to_jobs, a);
+    r = names_new(a, a->base, &a->cfg, job_of_id, a, &a->names);
+    if (r < 0) return log_errno(LOG_ERR, r, "cannot set up the name service");
+    a->name_request = host_name_request;
     r = watch_key_fd(a);
     if (r < 0) return r;
     /* before the capabilities go: a cgroup tree may need them to be set up, and lowering the
@@ -364,6 +390,8 @@ static void teardown(struct agent *a)
 {
     control_free_all(a);
     metrics_http_stop(a);
+    names_free(a->names); /* its questions hold mesh connections */
+    a->names = NULL;
     mesh_close(a);
     if (a->sig_term) event_free(a->sig_term);
     if (a->sig_int) event_free(a->sig_int);

@@ -20,6 +20,8 @@ struct job;
 struct mesh;
 struct netd;
 struct metrics_server;
+struct names;
+struct Tmpi__NameRequest;
 
 struct agent {
     struct agent_config cfg;
@@ -62,6 +64,11 @@ struct agent {
     struct event *leave_timer; /* bounds leave_when_idle: then the jobs are cancelled */
     int leave_when_idle;       /* the lifeline closed while jobs were finishing */
     uint64_t watchdog_usec;
+    /* The name service (control/names.h), NULL in a job host; and the way a job host's
+     * NameRequest reaches it from jobs/jobhost.c (set with it, a call down the daemon's own
+     * layers would go up). */
+    struct names *names;
+    void (*name_request)(struct agent *a, struct job *j, const struct Tmpi__NameRequest *rq);
 
     /* Any thread. */
     atomic_uint_fast64_t jobs_started;

@@ -418,9 +418,17 @@ int job_spawn_serve_locked(struct job *j)
         b->next = atomic_load_explicit(&s->batches, memory_order_relaxed);
         atomic_store_explicit(&s->batches, b, memory_order_release);
     }
-    if (rc == 0)
+    if (rc == 0) {
         log_job(LOG_INFO, j->id, j->owner, "spawned %u rank(s) here of those from %d", b->n,
                 s->first);
+        /* the agent's count of the job's ranks (tmpictl jobs) */
+        Tmpi__RanksSpawned rs = TMPI__RANKS_SPAWNED__INIT;
+        rs.ranks = b->n;
+        Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+        env.msg_case = TMPI__ENVELOPE__MSG_RANKS_SPAWNED;
+        env.ranks_spawned = &rs;
+        (void)job_send(j, &env);
+    }
     pthread_mutex_lock(&j->mu);
     s->rc = rc;
     s->state = 3;

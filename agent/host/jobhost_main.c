@@ -27,6 +27,7 @@
 
 #include "agent.h"
 #include "fault.h"
+#include "host_names.h"
 #include "host_stdio.h"
 #include "frame.h"
 #include "job.h"
@@ -383,6 +384,8 @@ static void chan_read(struct bufferevent *bev, void *arg)
             job_release(host.job);
         else if (env->msg_case == TMPI__ENVELOPE__MSG_RANKS_QUERY && host.job)
             on_ranks_query(env->ranks_query);
+        else if (env->msg_case == TMPI__ENVELOPE__MSG_NAME_REPLY)
+            host_names_reply(env->name_reply);
         frame_free(env);
     }
     if (evbuffer_get_length(in) >= FRAME_HEADER_SIZE) {
@@ -506,6 +509,7 @@ static void chan_event(struct bufferevent *bev, short what, void *arg)
         event_base_loopbreak(host.a->base);
         return;
     }
+    host_names_channel(NULL); /* no answer will come */
     if (host.job) job_detach(host.job, "the agent went away");
     struct timeval tv = {.tv_sec = host.a->cfg.kill_grace_sec};
     evtimer_add(host.orphan_timer, &tv);
@@ -662,6 +666,7 @@ static int open_channel(struct agent *a)
     bufferevent_setcb(host.chan, chan_read, chan_write, chan_event, NULL);
     bufferevent_enable(host.chan, EV_READ | EV_WRITE);
     host_stdio_channel(host.chan);
+    host_names_channel(host.chan);
     return 0;
 }
 
@@ -751,6 +756,7 @@ static void host_teardown(struct agent *a)
     }
     host_stdio_stop();
     host_stdio_channel(NULL);
+    host_names_channel(NULL);
     if (host.chan) bufferevent_free(host.chan);
     if (host.orphan_timer) event_free(host.orphan_timer);
     if (host.abandon_ev) event_free(host.abandon_ev);

@@ -8,6 +8,7 @@
 #include "agent.h"
 #include "carrier.h"
 #include "config_items.h"
+#include "host_names.h"
 #include "job.h"
 #include "job_net.h"
 #include "job_spawn.h"
@@ -136,6 +137,15 @@ static void svc_pool_usage(uint64_t *used, uint64_t *capacity)
     *capacity = svc_agent->cfg.pool_size;
 }
 
+/* A rank waits for its agent's name service (host_names.h): not runnable meanwhile. */
+static int svc_name_op(int op, const char *service, const char *port, char *out, size_t cap)
+{
+    svc_rank_blocking(-1);
+    int rc = host_name_op(op, service, port, out, cap);
+    svc_rank_blocking(+1);
+    return rc;
+}
+
 __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .abi = TMPI_SVC_ABI,
     .rank_self = svc_rank_self,
@@ -159,6 +169,7 @@ __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .pool_usage = svc_pool_usage,
 
     .spawn = svc_spawn,
+    .name_op = svc_name_op,
 };
 
 void svc_init(struct agent *a)

@@ -369,6 +369,10 @@ static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
         /* the host's own diagnostics: this agent's log only */
         host_log(h, env->host_log);
         break;
+    case TMPI__ENVELOPE__MSG_NAME_REQUEST:
+        /* a rank's MPI_Publish/Unpublish/Lookup_name: this agent's name service answers */
+        if (j->agent->name_request) j->agent->name_request(j->agent, j, env->name_request);
+        break;
     case TMPI__ENVELOPE__MSG_RANKS_REPLY:
         /* a member's goes to its coordinator like the rest; a single-node job's is ours */
         if (!h->chan.member && j->rq) ranks_gather_part(j->rq, env->ranks_reply);
@@ -1044,4 +1048,9 @@ int jobhost_pass_link(struct job *j, int node, int channel, int fd)
 int jobhost_ended(const struct job *j)
 {
     return j->host && j->host->chan.got_end;
+}
+
+uint32_t jobhost_spawned(const struct job *j)
+{
+    return j->host ? j->host->chan.spawned : 0;
 }

@@ -61,8 +61,13 @@ void jobhost_setup(const char *exe);
  * keeps its programs). */
 int jobhost_start(struct job *j, const Tmpi__JobAssign *ja);
 
-/* Member jobs: passes the coordinator's JobGo or JobRelease to the host. */
+/* Passes a frame to the host: a member's JobGo or JobRelease from the coordinator, the
+ * agent's NameReply (control/names.h).  A host that cannot take it is killed. */
 void jobhost_forward(struct job *j, const Tmpi__Envelope *env);
+
+/* Ranks MPI_Comm_spawn started in the job's host so far (its RanksSpawned frames); 0 without
+ * a host.  Loop thread. */
+uint32_t jobhost_spawned(const struct job *j);
 
 /* Member jobs: passes the data link fd to node `node` on `channel` to the host.  0 (fd is the
  * host's, closed here), -EAGAIN (the host's socket is full: fd stays the caller's, and

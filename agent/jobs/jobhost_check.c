@@ -1,6 +1,8 @@
 /* jobhost_check.c — the channel rules for job hosts (jobhost_check.h). */
 #include "jobhost_check.h"
 
+#include "msg_check.h"
+
 int jobhost_chan_ok(const struct jobhost_chan_state *st, const Tmpi__Envelope *env)
 {
     switch (env->msg_case) {
@@ -25,6 +27,12 @@ int jobhost_chan_ok(const struct jobhost_chan_state *st, const Tmpi__Envelope *e
         return st->member && env->job_unloaded->uid == st->uid && st->got_end && !st->got_unloaded;
     case TMPI__ENVELOPE__MSG_JOB_END:
         return !st->got_end;
+    case TMPI__ENVELOPE__MSG_RANKS_SPAWNED:
+        return env->ranks_spawned->ranks <= MSG_MAX_SPAWN_SLOTS - st->spawned;
+    case TMPI__ENVELOPE__MSG_NAME_REQUEST: {
+        char why[160];
+        return msg_check_name_request(env->name_request, why, sizeof why) == 0;
+    }
     default:
         return 0;
     }
@@ -44,6 +52,10 @@ int jobhost_chan_take(struct jobhost_chan_state *st, const Tmpi__Envelope *env)
         return 1;
     case TMPI__ENVELOPE__MSG_LINK_TRAFFIC:
     case TMPI__ENVELOPE__MSG_HOST_LOG:
+    case TMPI__ENVELOPE__MSG_NAME_REQUEST: /* this agent's to answer (control/names.h) */
+        return 0;
+    case TMPI__ENVELOPE__MSG_RANKS_SPAWNED:
+        st->spawned += env->ranks_spawned->ranks;
         return 0;
     case TMPI__ENVELOPE__MSG_RANKS_REPLY:
         return st->member;

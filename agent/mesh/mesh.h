@@ -46,6 +46,9 @@ struct mesh_accept_ops {
      * jobs --all on another node): the callee answers with mesh_send and closes it
      * (mesh_conn_close); q is valid during the call only. */
     void (*node_query)(void *arg, struct mesh_conn *c, const Tmpi__NodeQuery *q);
+    /* An authenticated incoming control connection asked for a name (control/names.h): the
+     * callee answers with mesh_send and closes it; rq is valid during the call only. */
+    void (*name_request)(void *arg, struct mesh_conn *c, const Tmpi__NameRequest *rq);
 };
 void mesh_set_accept_ops(struct agent *a, const struct mesh_accept_ops *ops, void *arg);
 

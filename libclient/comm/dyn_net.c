@@ -596,6 +596,12 @@ int tm_dyn_name(struct tm_rank *me, int op, const char *service, const char *por
                 size_t cap)
 {
     struct tm_job *j = me->job;
+    _Static_assert(TM_NAME_PUBLISH == TMPI_NAME_PUBLISH &&
+                       TM_NAME_UNPUBLISH == TMPI_NAME_UNPUBLISH &&
+                       TM_NAME_LOOKUP == TMPI_NAME_LOOKUP,
+                   "libtmpi's name operations are the service table's");
+    /* the agents' name service: every job of the user sees the name, on every node */
+    if (j->svc && j->svc->name_op) return j->svc->name_op(op, service, port, out, cap);
     if (!j->net || j->net->node == 0) return tm_names_op_here(j, op, service, port, out, cap);
     size_t l1 = strlen(service), l2 = port ? strlen(port) : 0;
     if (l1 + l2 + 2 > TM_DYN_NAME_MAX) return -ENAMETOOLONG;

@@ -278,6 +278,15 @@ static int name_call(const char *fn, int op, const char *service_name, const cha
     if (rc == -ENOENT)
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NAME, fn, "no service %s is published",
                       service_name);
+    if (rc == -ENOSPC)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_SERVICE, fn,
+                      "service %s: the agent holds as many names of this user as it may",
+                      service_name);
+    if (rc == -ENAMETOOLONG)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn,
+                      "service %s: a service name of more than %d or a port name of more than %d "
+                      "characters",
+                      service_name, MPI_MAX_INFO_VAL, MPI_MAX_PORT_NAME - 1);
     return tm_err(me, MPI_COMM_WORLD, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER, fn,
                   "service %s: %s", service_name, strerror(-rc));
 }

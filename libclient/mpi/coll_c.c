@@ -1,16 +1,58 @@
 /* coll_c.c — the large-count (_c) forms of the collectives (MPI 4.0 §6 and §8.6): blocking,
  * non-blocking, persistent and neighbourhood.  Each converts its MPI_Count counts and MPI_Aint
  * displacements (count_narrow.h) and calls its int twin: one body per pair; a count beyond the
- * engine's per-block limit fails with MPI_ERR_COUNT.  MPI_Reduce_c, MPI_Allreduce_c and their
- * non-blocking forms are in coll/coll_reduce.c (their engine counts in size_t). */
+ * engine's per-block limit fails with MPI_ERR_COUNT, except in MPI_Bcast_c, which moves more
+ * in pieces (bcast_pieces).  MPI_Reduce_c, MPI_Allreduce_c and their non-blocking forms are in
+ * coll/coll_reduce.c (their engine counts in size_t). */
+#include <stdint.h>
+
 #include "count_narrow.h"
 #include "lib.h"
+#include "type.h"
+
+/* The bytes one piece of a broadcast beyond int moves (contiguous types): large enough that
+ * the pieces cost nothing next to their copies, small enough for the engine's int. */
+#define TM_BCAST_PIECE ((MPI_Count)1 << 30)
+
+/* MPI_Bcast_c of more than TM_COLL_COUNT_MAX elements: one MPI_Bcast per piece, in order.  A
+ * contiguous type goes as MPI_BYTE pieces of TM_BCAST_PIECE bytes, so every rank cuts at the
+ * same bytes whatever count and type of that signature it passed; another type in pieces of
+ * TM_COLL_COUNT_MAX elements (its ranks pass the same count and type, as programs do). */
+static int bcast_pieces(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                        MPI_Comm comm)
+{
+    const struct tm_type *t = tm_type_get(datatype);
+    /* an invalid type: the int call reports it, with the handler's rules */
+    if (!t) return PMPI_Bcast(buffer, TM_COLL_COUNT_MAX, datatype, root, comm);
+    MPI_Count n = count, unit = TM_COLL_COUNT_MAX;
+    MPI_Datatype piece = datatype;
+    MPI_Count stride = t->extent;
+    if (t->contig) {
+        if (count > INTPTR_MAX / (MPI_Count)t->psize)
+            return PMPI_Bcast(buffer, -1, datatype, root, comm); /* no buffer that long */
+        n = count * (MPI_Count)t->psize;
+        unit = TM_BCAST_PIECE;
+        piece = MPI_BYTE;
+        stride = 1;
+    }
+    for (MPI_Count done = 0; done < n;) {
+        MPI_Count k = n - done < unit ? n - done : unit;
+        /* integer arithmetic: MPI_BOTTOM with absolute addresses is a null base */
+        void *at = (void *)((intptr_t)buffer + (intptr_t)(done * stride));
+        int e = PMPI_Bcast(at, (int)k, piece, root, comm);
+        if (e != MPI_SUCCESS) return e;
+        done += k;
+    }
+    return MPI_SUCCESS;
+}
 
 TM_API int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
                         MPI_Comm comm)
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Bcast_c", comm, 0, 0, TM_NW_PLAIN);
+    if (count > TM_COLL_COUNT_MAX)
+        return tm_narrow_end(&w, bcast_pieces(buffer, count, datatype, root, comm), NULL);
     int n0_ = tm_narrow_count(&w, "count", count);
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Bcast(buffer, n0_, datatype, root, comm);

@@ -220,18 +220,19 @@ TM_API int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *
 }
 TM_ALIAS(T_cvar_get_info)
 
+static const char *cvar_name_at(int i, void *arg, char buf[TM_T_NAME_MAX])
+{
+    struct tm_t_var v;
+    return tm_t_cvar(i, &v, buf) == 0 ? v.name : NULL;
+}
+
 TM_API int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
 {
     ENTER();
     if (!name || !cvar_index) OUT(MPI_T_ERR_INVALID);
-    struct tm_t_var v;
-    char nm[TM_T_NAME_MAX];
-    for (int i = 0; tm_t_cvar(i, &v, nm) == 0; i++)
-        if (!strcmp(v.name, name)) {
-            *cvar_index = i;
-            OUT(MPI_SUCCESS);
-        }
-    rc = MPI_T_ERR_INVALID_NAME;
+    int i = tm_t_find(name, cvar_name_at, NULL);
+    if (i < 0) OUT(MPI_T_ERR_INVALID_NAME);
+    *cvar_index = i;
     LEAVE();
 }
 TM_ALIAS(T_cvar_get_index)
@@ -381,22 +382,23 @@ TM_API int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *
 }
 TM_ALIAS(T_pvar_get_info)
 
+/* Variables of the class *arg only: a name may be one of each class (MPI 4.0 §15.3.7). */
+static const char *pvar_name_at(int i, void *arg, char buf[TM_T_NAME_MAX])
+{
+    struct tm_t_var v;
+    if (i >= tm_t_npvars() || tm_t_pvar(i, &v, buf) < 0) return NULL;
+    return v.var_class == *(const int *)arg ? v.name : tm_t_skip;
+}
+
 TM_API int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
 {
     ENTER();
     if (!name || !pvar_index) OUT(MPI_T_ERR_INVALID);
     if (var_class < MPI_T_PVAR_CLASS_STATE || var_class > MPI_T_PVAR_CLASS_GENERIC)
         OUT(MPI_T_ERR_INVALID_NAME);
-    for (int i = 0; i < tm_t_npvars(); i++) {
-        struct tm_t_var v;
-        char nm[TM_T_NAME_MAX];
-        tm_t_pvar(i, &v, nm);
-        if (v.var_class == var_class && !strcmp(v.name, name)) {
-            *pvar_index = i;
-            OUT(MPI_SUCCESS);
-        }
-    }
-    rc = MPI_T_ERR_INVALID_NAME;
+    int i = tm_t_find(name, pvar_name_at, &var_class);
+    if (i < 0) OUT(MPI_T_ERR_INVALID_NAME);
+    *pvar_index = i;
     LEAVE();
 }
 TM_ALIAS(T_pvar_get_index)
@@ -625,16 +627,23 @@ TM_API int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, ch
 }
 TM_ALIAS(T_category_get_info)
 
+static const char *cat_name_at(int i, void *arg, char buf[TM_T_NAME_MAX])
+{
+    return i < tm_t_ncats ? tm_t_cats[i].name : NULL;
+}
+
+int tm_t_cat_find(const char *name)
+{
+    return tm_t_find(name, cat_name_at, NULL);
+}
+
 TM_API int PMPI_T_category_get_index(const char *name, int *cat_index)
 {
     ENTER();
     if (!name || !cat_index) OUT(MPI_T_ERR_INVALID);
-    for (int i = 0; i < tm_t_ncats; i++)
-        if (!strcmp(tm_t_cats[i].name, name)) {
-            *cat_index = i;
-            OUT(MPI_SUCCESS);
-        }
-    rc = MPI_T_ERR_INVALID_NAME;
+    int i = tm_t_cat_find(name);
+    if (i < 0) OUT(MPI_T_ERR_INVALID_NAME);
+    *cat_index = i;
     LEAVE();
 }
 TM_ALIAS(T_category_get_index)

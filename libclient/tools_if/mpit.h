@@ -64,6 +64,15 @@ extern const int tm_t_ncats;
 extern const struct tm_t_enum tm_t_enums[];
 extern const int tm_t_nenums;
 
+/* The index of the entry called name in a table (mpit_find.c), or -1.  name_at(i, arg, buf)
+ * gives entry i's name (it may make it in buf), tm_t_skip for an entry the search leaves out,
+ * NULL past the last entry. */
+typedef const char *(*tm_t_name_at_fn)(int i, void *arg, char buf[TM_T_NAME_MAX]);
+extern const char tm_t_skip[];
+int tm_t_find(const char *name, tm_t_name_at_fn name_at, void *arg);
+/* A category's index by name (the category table's name_at), or -1. */
+int tm_t_cat_find(const char *name);
+
 void tm_mpit_free(void *mpit); /* the rank's state, with its objs */
 
 /* For the other files of the interface: the calling rank's state, locked (NULL: MPI_T is not

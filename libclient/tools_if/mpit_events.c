@@ -265,16 +265,18 @@ TM_API int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int
 }
 TM_ALIAS(T_event_get_info)
 
+static const char *ev_name_at(int i, void *arg, char buf[TM_T_NAME_MAX])
+{
+    return i < TM_T_EV_KINDS ? ev_types[i].name : NULL;
+}
+
 TM_API int PMPI_T_event_get_index(const char *name, int *event_index)
 {
     ENTER();
     if (!name || !event_index) OUT(MPI_T_ERR_INVALID);
-    for (int i = 0; i < TM_T_EV_KINDS; i++)
-        if (!strcmp(ev_types[i].name, name)) {
-            *event_index = i;
-            OUT(MPI_SUCCESS);
-        }
-    rc = MPI_T_ERR_INVALID_NAME;
+    int i = tm_t_find(name, ev_name_at, NULL);
+    if (i < 0) OUT(MPI_T_ERR_INVALID_NAME);
+    *event_index = i;
     LEAVE();
 }
 TM_ALIAS(T_event_get_index)
@@ -521,9 +523,7 @@ TM_ALIAS(T_source_get_timestamp)
 
 static int events_cat(void)
 {
-    for (int i = 0; i < tm_t_ncats; i++)
-        if (!strcmp(tm_t_cats[i].name, "tmpi.rank")) return i;
-    return -1;
+    return tm_t_cat_find("tmpi.rank");
 }
 
 TM_API int PMPI_T_category_get_num_events(int cat_index, int *num_events)

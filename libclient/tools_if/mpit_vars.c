@@ -222,6 +222,11 @@ static const char *const link_dir[2] = {"sent", "received"};
 
 #define NFIXED ((int)(sizeof cvars / sizeof cvars[0]))
 
+static const char *fixed_name_at(int i, void *arg, char buf[TM_T_NAME_MAX])
+{
+    return i < NFIXED ? cvars[i].name : NULL;
+}
+
 /* The agent's tmpid.conf settings beyond the fixed ones (svc config_item), as strings named
  * <section>.<key>: item k of the agent is the (k - skipped)-th of them, where the ones the
  * fixed table already shows (with their numeric types) are skipped. */
@@ -232,9 +237,7 @@ static int conf_name(int k, char name[TM_T_NAME_MAX], char *val, size_t len)
     const char *sec, *key;
     if (svc->config_item(k, &sec, &key, val, len) < 0) return -1;
     snprintf(name, TM_T_NAME_MAX, "%s.%s", sec, key);
-    for (int i = 0; i < NFIXED; i++)
-        if (!strcmp(cvars[i].name, name)) return 1;
-    return 0;
+    return tm_t_find(name, fixed_name_at, NULL) >= 0;
 }
 
 /* Agent item of the n-th extra variable, -1 if there are not that many. */

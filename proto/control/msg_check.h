@@ -39,6 +39,16 @@
 #define MSG_STDIN_WINDOW (256u << 10)
 #define MSG_STDIN_CHUNK (64u << 10)
 /* The output streams a rank has: 1 stdout, 2 stderr. */
+/* Names (NameRequest, docs/PROTOCOL.md "Names"): a service name and a port name at most this
+ * long (libtmpi's MPI_MAX_INFO_VAL and MPI_MAX_PORT_NAME - 1), the operations 1..3. */
+#define MSG_NAME_SERVICE_MAX 1024u
+#define MSG_NAME_PORT_MAX 255u
+#define MSG_NAME_PUBLISH 1u
+#define MSG_NAME_UNPUBLISH 2u
+#define MSG_NAME_LOOKUP 3u
+/* A name request's structure: op known, service non-empty, both within their bounds.
+ * 0 or -EINVAL with the reason in err. */
+int msg_check_name_request(const Tmpi__NameRequest *rq, char *err, size_t errlen);
 #define MSG_STREAM_STDOUT 1u
 #define MSG_STREAM_STDERR 2u
 /* The signals a launcher may forward (Linux numbers, as on the wire). */

@@ -22,7 +22,7 @@
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 12
+#define TMPI_SVC_ABI 13
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 
@@ -270,6 +270,20 @@ struct tmpi_svc {
      * reason in err and no rank started.  Called by a rank thread, or by a thread of libtmpi's
      * own serving another node's request; blocks while the ranks are loaded. */
     int (*spawn)(const struct tmpi_spawn_app *apps, int napps, int first, char *err, size_t errlen);
+
+    /* Optional (may be NULL: libtmpi keeps a job's names in the job).  MPI_Publish_name (op
+     * TMPI_NAME_PUBLISH), MPI_Unpublish_name (TMPI_NAME_UNPUBLISH) and MPI_Lookup_name
+     * (TMPI_NAME_LOOKUP, the port into out[cap]) on the names of the job's owner that the
+     * agents hold for every job of that user, on this node and the agent's peers
+     * (docs/PROTOCOL.md "Names").  0, -EEXIST published already, -ENOENT no such service (or
+     * not with that port), -ENOSPC the user's table is full, -ENAMETOOLONG, -EPIPE the agent
+     * is gone, -ETIMEDOUT.  Any rank thread; blocks until the agent answered. */
+    int (*name_op)(int op, const char *service, const char *port, char *out, size_t cap);
 };
+
+/* name_op's operations (the NameRequest's op, proto/control/msg_check.h). */
+#define TMPI_NAME_PUBLISH 1
+#define TMPI_NAME_UNPUBLISH 2
+#define TMPI_NAME_LOOKUP 3
 
 #endif

@@ -44,6 +44,24 @@ expect_ok() {
     expect_ok
 }
 
+# 2^31 + 2^20 bytes per rank (about 2 GiB, 4 GiB for the job): a broadcast and an allreduce of
+# more elements than int holds.
+@test "bigcount: MPI_Bcast_c and MPI_Allreduce_c of more than 2^31 bytes on one node" {
+    local exe
+    exe=$(prog bigcoll)
+    run timeout 300 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe"
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: MPI_Bcast_c and MPI_Allreduce_c of more than 2^31 bytes across 2 agents" {
+    start_cluster 2
+    local exe
+    exe=$(prog bigcoll)
+    run timeout 300 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe"
+    expect_ok
+}
+
 # MPI_T performance variables of the data links (category tmpi.link): zero on one node,
 # counting a job's p2p bytes across 2 agents; the pool's (tmpi.pool) read the agent's pool,
 # here tmpid.conf's default [pool] size of 64 MiB.

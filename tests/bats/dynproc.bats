@@ -83,6 +83,66 @@ spawn_run() {
     [ "$status" -eq 0 ] && [[ "$output" == *"ports ok"* ]] || { echo "carried: $output"; false; }
 }
 
+@test "dynproc: tmpictl jobs counts the ranks a job spawned in its RANKS" {
+    start_agent one
+    local sock=$AGENT_SOCK exe out="$BATS_TEST_TMPDIR/slow.out" i n=0
+    exe=$(prog spawn)
+    "$LAUNCH_BIN" --agent "$sock" --universe-size 3 -n 2 "$exe" slow 4 >"$out" 2>&1 &
+    local pid=$!
+    for ((i = 0; i < 300 && n == 0; i++)); do
+        grep -q "child computing" "$out" 2>/dev/null && n=1 || sleep 0.1
+    done
+    [ "$n" -eq 1 ] || { echo "the child never ran:"; cat "$out"; false; }
+    run tmpictl --agent "$sock" --json jobs
+    local ranks
+    ranks=$(python3 -c 'import json,sys; print([j["nprocs"] for j in json.load(sys.stdin)["jobs"] if j["state"] == "running"])' <<<"$output")
+    run tmpictl --agent "$sock" jobs
+    local table=$output
+    wait "$pid"
+    [ "$ranks" = "[3]" ] || { echo "nprocs of the running job: $ranks"; echo "$table"; false; }
+}
+
+# names_pair SOCK_PUB SOCK_LOOK [LOOKUP LAUNCH ARGS...]: a job publishing a service on agent
+# SOCK_PUB, a job of the same user looking it up on SOCK_LOOK, both must pass.
+names_pair() {
+    local pub=$1 look=$2 exe svc f
+    shift 2
+    exe=$(prog names_jobs)
+    svc="svc-$$-$RANDOM"
+    f="$BATS_TEST_TMPDIR/port.$svc"
+    timeout 60 "$LAUNCH_BIN" --agent "$pub" -n 2 "$exe" publish "$svc" "$f" >"$f.out" 2>&1 &
+    local pid=$!
+    run timeout 60 "$LAUNCH_BIN" --agent "$look" "$@" -n 2 "$exe" lookup "$svc" "$f"
+    local st=0
+    wait "$pid" || st=$?
+    [ "$status" -eq 0 ] && [[ "$output" == *"lookup ok"* ]] || { echo "lookup: $output"; false; }
+    [ "$st" -eq 0 ] && grep -q "publish ok" "$f.out" || { echo "publish ($st):"; cat "$f.out"; false; }
+    # unpublished by its job: gone for everyone
+    run timeout 60 "$LAUNCH_BIN" --agent "$look" -n 1 "$exe" absent "$svc"
+    [ "$status" -eq 0 ] && [[ "$output" == *"absent ok"* ]] || { echo "absent: $output"; false; }
+}
+
+@test "dynproc: two jobs of one user on one agent: a name one publishes the other looks up, a taken name is refused, a name goes with the job that published it" {
+    start_agent one --log-level info
+    local sock=$AGENT_SOCK exe
+    names_pair "$sock" "$sock"
+    exe=$(prog names_jobs)
+    run timeout 60 "$LAUNCH_BIN" --agent "$sock" -n 1 "$exe" leave "left-$$"
+    [ "$status" -eq 0 ] && [[ "$output" == *"leave ok"* ]] || { echo "leave: $output"; false; }
+    run timeout 60 "$LAUNCH_BIN" --agent "$sock" -n 1 "$exe" absent "left-$$"
+    [ "$status" -eq 0 ] && [[ "$output" == *"absent ok"* ]] || { echo "after leave: $output"; false; }
+    grep -q "publish of service 'left-$$'" "$BATS_TEST_TMPDIR/one.log" ||
+        { echo "no log line of the publish:"; cat "$BATS_TEST_TMPDIR/one.log"; false; }
+}
+
+# bats test_tags=multinode
+@test "dynproc: across 2 agents a name published by a job on one node is looked up by a job on the other and by a job across both" {
+    start_cluster 2 --log-level info
+    names_pair "${CLUSTER_SOCKS[1]}" "${CLUSTER_SOCKS[0]}"
+    names_pair "${CLUSTER_SOCKS[0]}" "${CLUSTER_SOCKS[1]}"
+    names_pair "${CLUSTER_SOCKS[1]}" "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node
+}
+
 # bats test_tags=multinode
 @test "dynproc: across 2 agents without free slots spawning fails with MPI_ERR_SPAWN, and ports, names and join connect ranks of the job" {
     start_cluster 2

@@ -21,7 +21,7 @@ setup() {
     echo "$PUB" >"$BATS_TEST_TMPDIR/pubdir"
     chmod 755 "$PUB"
     local p
-    for p in mn_files sleeper; do
+    for p in mn_files sleeper names_jobs; do
         tmpicc -o "$PUB/$p" "$BATS_TEST_DIRNAME/progs/$p.c"
     done
     for p in ends hostinfo; do
@@ -251,6 +251,27 @@ assert len(j) == 1 and j[0]["id"] == sys.argv[1] and sorted(j[0]["nodes"]) == ["
     for s in "${SOCKS[@]}"; do
         expect_only_ended_jobs "$s"
     done
+}
+
+@test "multinode users: published names are each user's: another user's job on another agent does not find one, and publishes the same service name for itself" {
+    users_cluster 2
+    local svc="svc-$$" dir="$PUB/names.$UA" f pid st=0
+    mkdir "$dir"
+    chown "$UA:" "$dir"
+    f="$dir/port"
+    mlaunch_as "$UA" --map-by node -n 2 "$PUB/names_jobs" publish "$svc" "$f" >"$BATS_TEST_TMPDIR/pub.out" 2>&1 &
+    pid=$!
+    local i
+    for ((i = 0; i < 600 && ! -e $f; i++)); do sleep 0.1; done
+    run as "$UB" timeout 60 "$LAUNCH_BIN" --agent "${SOCKS[1]}" -n 1 "$PUB/names_jobs" absent "$svc"
+    [ "$status" -eq 0 ] && [[ "$output" == *"absent ok"* ]] || { echo "other user's lookup: $output"; false; }
+    run as "$UB" timeout 60 "$LAUNCH_BIN" --agent "${SOCKS[0]}" -n 1 "$PUB/names_jobs" own "$svc"
+    [ "$status" -eq 0 ] && [[ "$output" == *"own ok"* ]] || { echo "other user's publish: $output"; false; }
+    # the owner's other job, on the other agent, finds it and lets the publisher end
+    run as "$UA" timeout 60 "$LAUNCH_BIN" --agent "${SOCKS[1]}" -n 1 "$PUB/names_jobs" lookup "$svc" "$f"
+    wait "$pid" || st=$?
+    [ "$status" -eq 0 ] && [[ "$output" == *"lookup ok"* ]] || { echo "owner's lookup: $output"; false; }
+    [ "$st" -eq 0 ] && grep -q "publish ok" "$BATS_TEST_TMPDIR/pub.out" || { echo "publish ($st):"; cat "$BATS_TEST_TMPDIR/pub.out"; false; }
 }
 
 @test "multinode users: a user who does not exist on one node: the job fails before any rank runs, naming the node" {

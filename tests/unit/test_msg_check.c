@@ -189,6 +189,29 @@ int main(void)
     refused(msg_check_signal(&sj, err, sizeof err), err, "signal 9 cannot be forwarded");
     sj.signo = -10;
     refused(msg_check_signal(&sj, err, sizeof err), err, "signal -10 cannot be forwarded");
+
+    /* name requests (MPI_Publish/Unpublish/Lookup_name): known operation, bounded names */
+    static char longsvc[MSG_NAME_SERVICE_MAX + 2], longport[MSG_NAME_PORT_MAX + 2];
+    memset(longsvc, 's', MSG_NAME_SERVICE_MAX + 1);
+    memset(longport, 'p', MSG_NAME_PORT_MAX + 1);
+    Tmpi__NameRequest nr = TMPI__NAME_REQUEST__INIT;
+    nr.op = MSG_NAME_LOOKUP;
+    nr.service = "svc";
+    CHECK_EQ(msg_check_name_request(&nr, err, sizeof err), 0);
+    nr.op = MSG_NAME_PUBLISH;
+    refused(msg_check_name_request(&nr, err, sizeof err), err, "a port name of 0 bytes");
+    nr.port = "tmpi-port:1:0:0";
+    CHECK_EQ(msg_check_name_request(&nr, err, sizeof err), 0);
+    nr.port = longport;
+    refused(msg_check_name_request(&nr, err, sizeof err), err, "a port name of 256 bytes");
+    nr.port = "tmpi-port:1:0:0";
+    nr.service = longsvc;
+    refused(msg_check_name_request(&nr, err, sizeof err), err, "a service name of 1025 bytes");
+    nr.service = "";
+    refused(msg_check_name_request(&nr, err, sizeof err), err, "a service name of 0 bytes");
+    nr.service = "svc";
+    nr.op = 4;
+    refused(msg_check_name_request(&nr, err, sizeof err), err, "name operation 4");
     printf("msg_check: ok\n");
     return 0;
 }

@@ -127,8 +127,9 @@ static void collectives(void)
      * (so no rank waits for another in the collective) */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Count huge = (MPI_Count)INT_MAX + 1;
-    CHECK(eclass(MPI_Bcast_c(b, huge, MPI_INT, 0, MPI_COMM_WORLD)) == MPI_ERR_COUNT,
-          "Bcast_c of 2^31 ints is not MPI_ERR_COUNT");
+    CHECK(eclass(MPI_Gather_c(b, huge, MPI_INT, b, huge, MPI_INT, 0, MPI_COMM_WORLD)) ==
+              MPI_ERR_COUNT,
+          "Gather_c of 2^31 ints is not MPI_ERR_COUNT");
     cnt[size - 1] = huge;
     CHECK(eclass(MPI_Allgatherv_c(two, 2, MPI_INT, out, cnt, dis, MPI_INT, MPI_COMM_WORLD)) ==
               MPI_ERR_COUNT,
