@@ -60,9 +60,10 @@ start_agent_bin() {
     mkfifo "$fifo"
     "$bin" --socket "$sock" --ready-fd 3 --log-level warning "$@" 3>"$fifo" >"$log" 2>&1 &
     AGENT_PIDS[$name]=$!
-    read -r line <"$fifo" || true
+    # bounded: an agent hung at start-up must fail its test, not stop the suite
+    read -r -t $((60 * ${TMPI_TIMEOUT_MULTIPLIER:-1})) line <"$fifo" || true
     if [ "$line" != "READY=1" ]; then
-        echo "agent $name did not become ready; its log:" >&2
+        echo "agent $name did not become ready (pid ${AGENT_PIDS[$name]}); its log:" >&2
         cat "$log" >&2
         return 1
     fi

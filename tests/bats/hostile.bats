@@ -55,7 +55,7 @@ pub_agent() {
     "$TMPID" --socket "$SOCK" --config "$PUB/tmpid.conf" --ready-fd 3 3>"$fifo" \
         >"$BATS_TEST_TMPDIR/a.log" 2>&1 &
     AGENT_PIDS[a]=$!
-    read -r line <"$fifo" || true
+    read -r -t $((60 * ${TMPI_TIMEOUT_MULTIPLIER:-1})) line <"$fifo" || true
     [ "$line" = READY=1 ] || { cat "$BATS_TEST_TMPDIR/a.log"; false; }
 }
 

@@ -277,7 +277,7 @@ teardown() {
         --inh-caps=+setuid,+setgid,+kill --ambient-caps=+setuid,+setgid,+kill \
         "$TMPI_BUILD/agent/tmpid" --socket "$SOCK" --ready-fd 3 3>"$fifo" >"$LOG" 2>&1) &
     AGENT_PID=$!
-    read -r line <"$fifo" || true
+    read -r -t $((60 * ${TMPI_TIMEOUT_MULTIPLIER:-1})) line <"$fifo" || true
     [ "$line" = READY=1 ] || { cat "$LOG"; false; }
     run as "$UA" "$TMPI_BUILD/launcher/tmpi-launch" --agent "$SOCK" -n 2 "$PUB/hostinfo" id
     [ "$status" -eq 0 ] || { echo "$output"; false; }

@@ -237,7 +237,7 @@ can_lower_oom_score() { sh -c 'echo -1 >/proc/self/oom_score_adj' 2>/dev/null; }
         --inh-caps=+setuid,+setgid,+kill --ambient-caps=+setuid,+setgid,+kill \
         "$TMPI_BUILD/agent/tmpid" --socket "$SOCK" --ready-fd 3 --log-level info 3>"$fifo" >"$LOG" 2>&1) &
     AGENT_PID=$!
-    read -r line <"$fifo" || true
+    read -r -t $((60 * ${TMPI_TIMEOUT_MULTIPLIER:-1})) line <"$fifo" || true
     [ "$line" = READY=1 ] || { cat "$LOG"; false; }
     [ "$(cat "/proc/$AGENT_PID/oom_score_adj")" -eq "$want" ] ||
         { echo "agent: expected $want, got $(cat "/proc/$AGENT_PID/oom_score_adj")"; cat "$LOG"; false; }

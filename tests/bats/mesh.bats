@@ -15,7 +15,7 @@ mesh_agent() {
         3>"$fifo" >"$BATS_TEST_TMPDIR/$name.log" 2>&1 &
     PIDS+=("$!")
     local line=""
-    read -r line <"$fifo" || true
+    read -r -t $((60 * ${TMPI_TIMEOUT_MULTIPLIER:-1})) line <"$fifo" || true
     [ "$line" = "READY=1" ] || { cat "$BATS_TEST_TMPDIR/$name.log"; return 1; }
 }
 
@@ -229,7 +229,7 @@ wait_state() { # AGENT ADDRESS STATE: bounded wait for a heartbeat-driven change
         3>"$fifo" >"$BATS_TEST_TMPDIR/a.log" 2>&1 &
     PIDS+=("$!")
     local line=""
-    read -r line <"$fifo" || true
+    read -r -t $((60 * ${TMPI_TIMEOUT_MULTIPLIER:-1})) line <"$fifo" || true
     [ "$line" = "READY=1" ]
     as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$TMPI_BUILD/launcher/tmpictl" --agent "$dir/a.sock" "$@"; }
     run as_nobody ping "$addr_c"

@@ -21,7 +21,7 @@ agent_start() {
     ) &
     AGENT_PID=$!
     local line=""
-    read -r line <"$fifo" || true
+    read -r -t $((60 * ${TMPI_TIMEOUT_MULTIPLIER:-1})) line <"$fifo" || true
     [ "$line" = "READY=1" ] || { cat "$LOG"; return 1; }
 }
 
