@@ -131,7 +131,8 @@ def main():
         for log in logs:
             with open(log) as f:
                 for line in f:
-                    if "data link" in line or "cannot connect" in line:
+                    if "data link" in line or "cannot connect" in line or \
+                            "stopped answering" in line:
                         sys.stdout.write(os.path.basename(log) + ": " + line)
         return status
     finally:
