@@ -134,6 +134,14 @@ static void on_error(void *arg, struct tp_link *tl, int err)
     job_cancel(j, 1, reason);
 }
 
+/* Starts l's link_reconnect_timeout_ms (loop thread or a receive daemon). */
+static void budget_start(struct job_net_link *l)
+{
+    unsigned ms = l->net->job->agent->cfg.link_reconnect_timeout_ms;
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+    event_add(l->relink_ev, &tv);
+}
+
 /* Receive daemon: the link's socket broke (transport.h on_break).  A TCP data link of a job
  * that runs asks for a new socket and waits for it up to link_reconnect_timeout_ms; anything
  * else fails as before (on_error). */
@@ -152,14 +160,13 @@ static int on_break(void *arg, struct tp_link *tl, int err)
                     "reconnecting",
                     (unsigned long long)j->id, l->node, n->addr[l->node], l->channel,
                     err == -EPIPE ? "the peer closed it" : strerror(-err));
-        unsigned ms = j->agent->cfg.link_reconnect_timeout_ms;
-        struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
-        event_add(l->relink_ev, &tv);
+        budget_start(l);
     }
     return n->relink(j, l->node, l->channel) < 0 ? -1 : 0;
 }
 
-/* Loop thread: link_reconnect_timeout_ms after a break no new socket came. */
+/* Loop thread: link_reconnect_timeout_ms after a break (or the first failed set-up) the link
+ * is not carried on: no new socket came, or the peer never answered on the one that came. */
 static void relink_expired(evutil_socket_t fd, short what, void *arg)
 {
     struct job_net_link *l = arg;
@@ -167,14 +174,60 @@ static void relink_expired(evutil_socket_t fd, short what, void *arg)
     struct job *j = n->job;
     if (!atomic_load(&l->broken) || atomic_load(&j->ranks_ended)) return;
     int err = atomic_load(&l->broke_err);
-    char reason[400];
-    snprintf(reason, sizeof reason,
-             "lost connection to node %d (%s): the data link timed out: it broke (%s) and was "
-             "not reconnected within %.1f s (link_reconnect_timeout_ms)",
-             l->node, n->addr[l->node], err == -EPIPE ? "the peer closed it" : strerror(-err),
-             j->agent->cfg.link_reconnect_timeout_ms / 1000.0);
+    double sec = j->agent->cfg.link_reconnect_timeout_ms / 1000.0;
+    const char *why = err == -EPIPE ? "the peer closed it" : strerror(-err);
+    char reason[500];
+    if (l->setup)
+        snprintf(reason, sizeof reason,
+                 "cannot set up the link to node %d (%s): the data link timed out: %s, and it "
+                 "was not set up within %.1f s (link_reconnect_timeout_ms)",
+                 l->node, n->addr[l->node], l->setup_why, sec);
+    else if (atomic_load(&l->rejoining))
+        /* both agents made the new socket, so the node is up: its job process is not */
+        snprintf(reason, sizeof reason,
+                 "lost connection to node %d (%s): the job's process on node %d stopped "
+                 "answering: the data link broke (%s) and was made anew, but the process did "
+                 "not answer on it within %.1f s (link_reconnect_timeout_ms)",
+                 l->node, n->addr[l->node], l->node, why, sec);
+    else
+        snprintf(reason, sizeof reason,
+                 "lost connection to node %d (%s): the data link timed out: it broke (%s) and "
+                 "was not reconnected within %.1f s (link_reconnect_timeout_ms)",
+                 l->node, n->addr[l->node], why, sec);
     log_warning("job %llu: %s (channel %d)", (unsigned long long)j->id, reason, l->channel);
     job_cancel(j, 1, reason);
+}
+
+int job_net_setup_retry(struct job_net *n, struct job_net_link *l, const char *why)
+{
+    struct job *j = n->job;
+    if (atomic_load(&j->ranks_ended) || job_cancelled(j) || !n->relink) return -1;
+    if (!l->relink_ev) l->relink_ev = evtimer_new(j->agent->base, relink_expired, l);
+    if (!l->relink_ev) return -1;
+    snprintf(l->setup_why, sizeof l->setup_why, "%s", why);
+    if (!atomic_exchange(&l->broken, 1)) {
+        l->setup = 1;
+        atomic_fetch_add(&n->breaks, 1);
+        budget_start(l);
+    }
+    log_warning("job %llu: cannot set up the data link to node %d (%s), channel %d (%s): "
+                "asking for it anew",
+                (unsigned long long)j->id, l->node, n->addr[l->node], l->channel, why);
+    return n->relink(j, l->node, l->channel) < 0 ? -1 : 0;
+}
+
+/* Receive daemon: the peer answered on the socket relink gave: the break is over. */
+static void on_rejoin(void *arg, struct tp_link *tl)
+{
+    struct job_net_link *l = arg;
+    struct job_net *n = l->net;
+    if (!atomic_exchange(&l->rejoining, 0)) return;
+    atomic_store(&l->broken, 0);
+    event_del(l->relink_ev);
+    atomic_fetch_add(&n->reconnects, 1);
+    log_info("job %llu: the data link to node %d (%s), channel %d, is reconnected: the peer "
+             "answered",
+             (unsigned long long)n->job->id, l->node, n->addr[l->node], l->channel);
 }
 
 /* Loop thread: fd is the new socket of l, which is up (Reconnecting, job_net.h). */
@@ -195,13 +248,15 @@ static int relink(struct job_net *n, struct job_net_link *l, int fd)
         return closed ? -ECANCELED : -EEXIST;
     }
     if (r < 0) return r;
-    int was = atomic_exchange(&l->broken, 0);
-    if (l->relink_ev) event_del(l->relink_ev);
-    atomic_fetch_add(&n->reconnects, 1);
+    /* After a break of ours the budget runs on until the peer answers on the new socket
+     * (on_rejoin): its agent handing it over says nothing of the job process itself. */
+    int was = atomic_load(&l->broken);
+    if (was) atomic_store(&l->rejoining, 1);
     log_info("job %llu: the data link to node %d (%s), channel %d, %s", (unsigned long long)j->id,
              l->node, n->addr[l->node], l->channel,
-             was ? "is reconnected: resending what the peer did not acknowledge"
+             was ? "has a new socket: resending what the peer did not acknowledge"
                  : "was made anew by the peer: resending what it did not acknowledge");
+    if (!was) atomic_fetch_add(&n->reconnects, 1);
     return 0;
 }
 
@@ -210,6 +265,7 @@ const struct tp_rx_ops job_net_link_ops = {
     .on_frame = on_frame,
     .on_error = on_error,
     .on_break = on_break,
+    .on_rejoin = on_rejoin,
 };
 
 int job_net_add(struct job_net *n, int node, int channel, int fd)
@@ -229,6 +285,14 @@ int job_net_add(struct job_net *n, int node, int channel, int fd)
     int up = !n->closed && l->l && !l->hs;
     pthread_mutex_unlock(&n->mu);
     if (up) return relink(n, l, fd);
+    /* The connecting side made the link anew while its hello ran here (its first socket
+     * failed on its side): the newer socket is the one both ends use. */
+    if (l->hs) {
+        log_info("job %llu: the data link to node %d (%s), channel %d, was made anew during "
+                 "its set-up: taking the new socket",
+                 (unsigned long long)n->job->id, node, n->addr[node], channel);
+        job_net_hello_cancel(l);
+    }
     pthread_mutex_lock(&n->mu);
     if (n->closed || l->l || l->hs) {
         pthread_mutex_unlock(&n->mu);
@@ -278,6 +342,13 @@ void job_net_link_up(struct job_net *n, struct job_net_link *l, int fd, struct t
     if (atomic_load(&n->resumed)) {
         tp_resume(l->tcp);
         if (ofi) tp_resume(ofi);
+    }
+    if (l->setup && atomic_exchange(&l->broken, 0)) {
+        l->setup = 0;
+        event_del(l->relink_ev);
+        atomic_fetch_add(&n->reconnects, 1);
+        log_info("job %llu: the data link to node %d (%s), channel %d, is set up",
+                 (unsigned long long)n->job->id, l->node, n->addr[l->node], l->channel);
     }
     if (all && n->linked) n->linked(n->job);
 }

@@ -14,7 +14,11 @@
  * (relink, over the links socket; job_link.h), the agents make a new authenticated socket
  * between the same two job hosts and each host hands it to the link (job_net_add of a link
  * that is up), which resends what the peer did not acknowledge.  A link not carried on within
- * link_reconnect_timeout_ms of its break fails the job ("the data link timed out ...").  A
+ * link_reconnect_timeout_ms of its break fails the job ("the data link timed out ..."); it is
+ * carried on when the peer answers on the new socket (tp_rx_ops.on_rejoin), not when its agent
+ * handed the socket over: a peer job process that is stopped never answers, and the job fails
+ * naming it.  A link whose first socket fails during its hello (job_net_tp.c) is asked for
+ * anew the same way, within the same time (job_net_setup_retry).  A
  * node that stopped answering is told by the agents' heartbeat first (mesh.h); a peer job
  * process that died by its agent.  Links carried by OFI fail at a break, as before.
  *
@@ -55,6 +59,13 @@ struct job_net_link {
     atomic_int broken;
     atomic_int broke_err;
     struct event *relink_ev;
+    /* A new socket was given (tp_reattach) and the peer has not answered on it yet: the
+     * timer runs on until it does (a peer job process that is stopped never does). */
+    atomic_int rejoining;
+    /* Set-up: the link's first socket failed before the link was up (its hello, loop thread):
+     * the agents make it anew within the same link_reconnect_timeout_ms; setup_why says why. */
+    int setup;
+    char setup_why[160];
 };
 
 struct job_net {
@@ -99,13 +110,19 @@ int job_net_new(struct job *j, uint64_t uid, int self, size_t nnodes,
 /* Loop thread: fd is the agent's authenticated socket to node `node` on channel `channel`; it
  * becomes that link (ours from now on, closed on failure) once the transport hello on it is
  * done (job_net_tp.c): then n->linked runs when every link of this node is up.  For a link
- * that is up the socket is its new one (Reconnecting, above; no hello).  0, or -EINVAL (no
- * such link), -EEXIST (that link is on OFI, or its hello still runs), -ECANCELED (links
- * closed), -ENOTSUP (no netd), -ENOMEM. */
+ * that is up the socket is its new one (Reconnecting, above; no hello); for a link whose hello
+ * still runs it replaces that socket (the connecting side made it anew: job_net_setup_retry).
+ * 0, or -EINVAL (no such link), -EEXIST (that link is on OFI), -ECANCELED (links closed),
+ * -ENOTSUP (no netd), -ENOMEM. */
 int job_net_add(struct job_net *n, int node, int channel, int fd);
 /* job_net_tp.c -> job_net.c: the hello on l's socket fd is done; ofi is the link's OFI link
  * when both sides chose it, else NULL (data on TCP).  Loop thread. */
 void job_net_link_up(struct job_net *n, struct job_net_link *l, int fd, struct tp_link *ofi);
+/* job_net_tp.c -> job_net.c: l's hello failed with a fault of its socket (why): the link is
+ * asked for anew, as a broken one is (job_link.h), and the job fails only when it is not up
+ * within link_reconnect_timeout_ms of the first such failure.  0, or -1 when it cannot be
+ * asked for (the job is failed then by the caller).  Loop thread. */
+int job_net_setup_retry(struct job_net *n, struct job_net_link *l, const char *why);
 /* job_net_tp.c: picks the job's transport and opens its OFI endpoint if it is used (once,
  * not under mu; fabric: the agent's answer for auto, fabric.h, "" none, NULL: look here); starts
  * the hello on a link's socket (fd ours: handed to job_net_link_up, or closed and the job

@@ -125,6 +125,23 @@ static void hello_fail(struct job_net_hello *hs, const char *what)
     job_cancel(n->job, 1, reason);
 }
 
+/* The hello's socket failed (timed out, reset, closed): a fault of the way, not of what the
+ * peer says, so the link is made anew within the reconnect budget (job_net_setup_retry). */
+static void hello_broke(struct job_net_hello *hs, const char *what)
+{
+    struct job_net *n = hs->n;
+    struct job_net_link *l = hs->l;
+    int fd = hs->fd;
+    hs->fd = -1;
+    if (job_net_setup_retry(n, l, what) == 0) {
+        close(fd);
+        hello_free(hs);
+        return;
+    }
+    hs->fd = fd;
+    hello_fail(hs, what);
+}
+
 static int write_all(int fd, const uint8_t *p, size_t len)
 {
     /* a fresh socket takes a few hundred bytes at once */
@@ -172,14 +189,14 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
     struct job_net_hello *hs = arg;
     if (what & EV_TIMEOUT) {
-        hello_fail(hs, "no transport hello from it in time");
+        hello_broke(hs, "no transport hello from it in time");
         return;
     }
     size_t need = hs->phase == 0 ? HELLO_SIZE : VERDICT_SIZE;
     ssize_t r = recv(fd, hs->in + hs->got, need - hs->got, MSG_DONTWAIT);
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
     if (r <= 0) {
-        hello_fail(hs, r == 0 ? "it closed the link" : strerror(errno));
+        hello_broke(hs, r == 0 ? "it closed the link" : strerror(errno));
         return;
     }
     hs->got += (size_t)r;
@@ -189,7 +206,10 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
         int e = hs->out_later ? write_all(fd, hs->out, sizeof hs->out) : 0;
         if (e == 0) e = on_hello(hs);
         if (e < 0) {
-            hello_fail(hs, e == -EPROTO ? "a malformed transport hello" : strerror(-e));
+            if (e == -EPROTO)
+                hello_fail(hs, "a malformed transport hello");
+            else
+                hello_broke(hs, strerror(-e));
             return;
         }
         hs->phase = 1;

@@ -41,7 +41,14 @@ struct coord_node {
     char addr[300];
     struct mesh_conn *conn;
     enum node_state state;
+    struct event *retry; /* the next connection attempt (CN_CONNECTING; COORD_RETRY_MS) */
+    double dialled_at;   /* when the last attempt started (agent_now) */
 };
+
+/* A connection to a member that failed on the way (its handshake timed out under loss, it was
+ * reset) is tried again, at most this often, until link_reconnect_timeout_ms after the job's
+ * start; one nobody takes (no agent there) or that refuses our key fails the job at once. */
+#define COORD_RETRY_MS 500
 
 struct coord {
     struct agent *a;
@@ -74,6 +81,7 @@ struct coord {
     int stdin_node;
     uint64_t stdin_inflight; /* passed on and not yet acknowledged by that node */
     int stdin_eof;           /* the end was passed on */
+    double connect_deadline; /* agent_now() until which member connections are retried */
 };
 
 static void node_send(struct coord_node *n, const Tmpi__Envelope *env)
@@ -102,6 +110,7 @@ static void stop_ranks(struct coord *co)
 
 static void close_node(struct coord_node *n)
 {
+    if (n->retry) event_del(n->retry); /* freed with the coordinator: this may be its callback */
     mesh_conn_close(n->conn);
     n->conn = NULL;
     n->state = CN_DONE;
@@ -160,8 +169,10 @@ static void node_fail(struct coord_node *n, const char *fmt, const char *what)
 static void free_coord(struct coord *co)
 {
     stop_ranks(co);
-    for (int i = 0; i < co->nnodes; i++)
+    for (int i = 0; i < co->nnodes; i++) {
         mesh_conn_close(co->nodes[i].conn);
+        if (co->nodes[i].retry) event_free(co->nodes[i].retry);
+    }
     for (size_t k = 0; co->progs && k < co->nprogs; k++)
         if (co->progs[k]) progcache_release(&co->a->cache, co->progs[k]);
     free(co->progs);
@@ -503,20 +514,36 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
     leave(co);
 }
 
+static int connect_retry_later(struct coord_node *n);
+
 static void on_close(void *arg, struct mesh_conn *c, int err, const char *why)
 {
     struct coord_node *n = arg;
     struct coord *co = n->co;
     co->depth++;
     n->conn = NULL;
-    if (err == -ETIMEDOUT && n->state < CN_ENDED) {
+    int transient =
+        err == -ETIMEDOUT || err == -ECONNRESET || err == -ECONNABORTED || err == -EPIPE;
+    if (n->state == CN_CONNECTING && transient && !co->failed) {
+        if (agent_now() < co->connect_deadline && connect_retry_later(n) == 0) {
+            log_info("job %llu: node %d (%s): cannot connect: %s; trying again",
+                     (unsigned long long)co->id, n->index, n->addr, why);
+            leave(co);
+            return;
+        }
+        char what[300];
+        snprintf(what, sizeof what,
+                 "%s, and no connection was made within %.1f s (link_reconnect_timeout_ms)", why,
+                 co->a->cfg.link_reconnect_timeout_ms / 1000.0);
+        node_fail(n, ": cannot connect: %s", what);
+    } else if (n->state == CN_CONNECTING)
+        node_fail(n, ": cannot connect: %s", why);
+    else if (err == -ETIMEDOUT && n->state < CN_ENDED) {
         /* the mesh's heartbeats (mesh.h): stopped, swapped out or cut off; its name first */
         char reason[512];
         snprintf(reason, sizeof reason, "node %s %s (node %d of the job)", n->addr, why, n->index);
         fail(co, 1, -1, reason);
-    } else if (n->state == CN_CONNECTING)
-        node_fail(n, ": cannot connect: %s", why);
-    else if (!co->go_sent && n->state < CN_ENDED)
+    } else if (!co->go_sent && n->state < CN_ENDED)
         node_fail(n, ": the connection ended while starting the job: %s", why);
     else if (n->state < CN_ENDED)
         node_fail(n, ": the node closed the connection (%s)", why);
@@ -529,6 +556,38 @@ static const struct mesh_ctl_ops coord_ops = {
     .on_frame = on_frame,
     .on_close = on_close,
 };
+
+/* Starts the connection to member n.  0 or a negative errno (no callback runs then). */
+static int node_connect(struct coord_node *n)
+{
+    n->dialled_at = agent_now();
+    int r = mesh_ctl_connect(n->co->a, n->addr, &coord_ops, n, &n->conn);
+    if (r < 0) n->conn = NULL;
+    return r;
+}
+
+static void on_retry(evutil_socket_t fd, short what, void *arg)
+{
+    struct coord_node *n = arg;
+    struct coord *co = n->co;
+    co->depth++;
+    if (n->state == CN_CONNECTING && !co->failed && !n->conn) {
+        int r = node_connect(n);
+        if (r < 0) node_fail(n, ": cannot connect: %s", strerror(-r));
+    }
+    leave(co);
+}
+
+/* The next attempt to connect to n, COORD_RETRY_MS after the last one started.  0, -ENOMEM. */
+static int connect_retry_later(struct coord_node *n)
+{
+    if (!n->retry) n->retry = evtimer_new(n->co->a->base, on_retry, n);
+    if (!n->retry) return -ENOMEM;
+    double wait = n->dialled_at + COORD_RETRY_MS / 1000.0 - agent_now();
+    if (wait < 0) wait = 0;
+    struct timeval tv = {(time_t)wait, (suseconds_t)((wait - (time_t)wait) * 1e6)};
+    return evtimer_add(n->retry, &tv) < 0 ? -ENOMEM : 0;
+}
 
 /* ---- the launcher's side ---- */
 
@@ -633,14 +692,13 @@ void coord_start(struct coord *co, struct program **progs)
              (unsigned long long)co->id, co->sub->nprocs, name,
              co->sub->n_apps > 1 ? " and other programs" : "", co->owner, co->nnodes,
              (unsigned long long)co->uid);
+    co->connect_deadline = co->start_time + co->a->cfg.link_reconnect_timeout_ms / 1000.0;
     for (int i = 0; i < co->nnodes && !co->failed; i++) {
         struct coord_node *n = &co->nodes[i];
-        int r = mesh_ctl_connect(co->a, n->addr, &coord_ops, n, &n->conn);
-        if (r < 0) {
-            n->conn = NULL;
+        int r = node_connect(n);
+        if (r < 0)
             node_fail(n, ": cannot connect: %s", strerror(-r)); /* drops every node still
                                                                  * connecting, this one too */
-        }
     }
     leave(co);
 }

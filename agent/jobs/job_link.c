@@ -80,16 +80,14 @@ static void hand_over(struct job_link_slot *s)
 }
 
 /* fd is an authenticated data socket to s's node: the host's from now on.  A link handed
- * over before is handed over again: the peer made it anew (job_link_relink). */
-static int take(struct job_link_slot *s, int fd)
+ * over before is handed over again: the peer made it anew (job_link_relink).  A socket still
+ * waiting for the host gives way to the newer one: the node below dials again only when its
+ * last socket failed on its side. */
+static void take(struct job_link_slot *s, int fd)
 {
-    if (s->fd >= 0) {
-        close(fd);
-        return -EEXIST;
-    }
+    if (s->fd >= 0) close(s->fd);
     s->fd = fd;
     hand_over(s);
-    return 0;
 }
 
 static uint64_t mono_ms(void)
@@ -138,21 +136,36 @@ static void dialled(void *arg, int fd, int err, const char *why)
     struct job_link *jl = s->jl;
     s->dial = NULL;
     if (fd >= 0) {
-        err = take(s, fd);
-        if (err == 0) return;
-        why = strerror(-err);
+        take(s, fd);
+        return;
     }
+    const char *what = why && *why ? why : strerror(-err);
     if (s->relink) { /* the host waits (link_reconnect_timeout_ms): try again */
         log_info("job %llu: cannot reconnect the data link to node %d (%s), channel %d: %s; "
                  "trying again",
-                 (unsigned long long)jl->job->id, s->node, jl->addr[s->node], s->channel,
-                 why && *why ? why : strerror(-err));
+                 (unsigned long long)jl->job->id, s->node, jl->addr[s->node], s->channel, what);
+        redial_later(s);
+        return;
+    }
+    /* The first set-up: a fault of the way (a handshake that timed out under loss, a reset)
+     * is retried within the reconnect budget; a peer that refuses our key is not. */
+    int auth = err == -EACCES || err == -EPROTO;
+    if (!auth && mono_ms() < jl->setup_deadline_ms) {
+        log_info("job %llu: cannot connect the data link to node %d (%s), channel %d: %s; "
+                 "trying again",
+                 (unsigned long long)jl->job->id, s->node, jl->addr[s->node], s->channel, what);
         redial_later(s);
         return;
     }
     char msg[400];
-    snprintf(msg, sizeof msg, "cannot connect to node %d (%s): %s", s->node, jl->addr[s->node],
-             why && *why ? why : strerror(-err));
+    if (auth)
+        snprintf(msg, sizeof msg, "cannot connect to node %d (%s): %s", s->node, jl->addr[s->node],
+                 what);
+    else
+        snprintf(msg, sizeof msg,
+                 "cannot connect to node %d (%s): the data link timed out: %s, and it was not "
+                 "set up within %.1f s (link_reconnect_timeout_ms)",
+                 s->node, jl->addr[s->node], what, jl->setup_budget_ms / 1000.0);
     report_failure(jl, err, msg);
 }
 
@@ -160,6 +173,8 @@ void job_link_connect(struct job_link *jl)
 {
     if (jl->connecting) return;
     jl->connecting = 1;
+    jl->setup_budget_ms = jl->job->agent->cfg.link_reconnect_timeout_ms;
+    jl->setup_deadline_ms = mono_ms() + jl->setup_budget_ms;
     /* One node (the agent of a one-node Slurm allocation, coordinated from elsewhere): no
      * link to make, so no host will report them; the job is linked now. */
     if (jl->nnodes == 1) {
@@ -233,10 +248,7 @@ void job_link_accept(struct agent *a, const uint8_t join[MESH_JOIN_SIZE], uint32
         close(fd);
         return;
     }
-    int r = take(slot_at(jl, (int)node, (int)ch), fd);
-    if (r < 0)
-        log_warning("job %llu: data connection from %s (node %u, channel %u) refused: %s",
-                    (unsigned long long)j->id, peer, node, ch, strerror(-r));
+    take(slot_at(jl, (int)node, (int)ch), fd);
 }
 
 void job_link_free(struct job_link *jl)

@@ -9,7 +9,9 @@
  * read it (job_net.h), so the data path is the same as when the ranks ran in the agent, and
  * the host, which never holds the key, gets exactly its own job's links.  The host says
  * JobLinked once it holds every link; a link this agent cannot open is reported here
- * (JobLinked with the error, job_member_linked).
+ * (JobLinked with the error, job_member_linked).  A first dial that fails on the way (a
+ * handshake that timed out under loss, a reset) is retried like a relink's, within
+ * link_reconnect_timeout_ms of JobConnect; one the peer refuses (another key) fails at once.
  *
  * A link that breaks while the job runs (job_net.h, "Reconnecting") is asked for again by the
  * host (job_link_relink): the node below dials again, as at the start, at most once every
@@ -55,7 +57,11 @@ struct job_link {
     char (*addr)[300];           /* "HOST:PORT" of every node */
     struct job_link_slot *slots; /* [nnodes * 2]: node * 2 + channel - 1 */
     int connecting;              /* JobConnect arrived */
-    int failed;                  /* a failure was reported: no more reports */
+    /* The first set-up of the links: dials that fail on the way are retried until then
+     * (monotonic ms), link_reconnect_timeout_ms after JobConnect, as a reconnect is. */
+    uint64_t setup_deadline_ms;
+    uint32_t setup_budget_ms;
+    int failed; /* a failure was reported: no more reports */
 };
 
 /* The link table of member job j, node self of the job's nodes.  0, -ENOMEM. */

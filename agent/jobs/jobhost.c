@@ -61,6 +61,7 @@ struct jobhost {
     struct event *links_ev; /* member: the links socket can take more (job_link_flush) */
     int throttled;          /* not reading: the launcher's output is full */
     int killed;             /* SIGKILL sent */
+    int was_stopped;        /* it was stopped (SIGSTOP, a tracer) when the grace ran out */
     int finished;           /* agent_job_done was called */
     enum cgroup_oom oom;    /* what the kernel's OOM killer did in its cgroup (once reaped) */
     struct jobhost_chan_state chan;   /* what it sent so far (member, JobEnd, stdin acks) */
@@ -471,6 +472,14 @@ static void send_job_end(struct jobhost *h)
                      "node ran out and the kernel's OOM killer chose this job)",
                      j->agent->cfg.name, sig);
             cancelled = 0;
+        } else if (cancelled && h->killed && h->was_stopped) {
+            /* the likely cause of a link that was not carried on (job_net.h): name it, so
+             * the coordinator reports this rather than the other node's lost link */
+            status = j->exit_status;
+            snprintf(reason, sizeof reason,
+                     "the job's process on %s stopped answering: it was stopped (SIGSTOP or a "
+                     "debugger) and was killed %u s after the job was cancelled (%s)",
+                     j->agent->cfg.name, j->agent->cfg.kill_grace_sec, j->reason);
         } else if (cancelled && h->killed) {
             status = j->exit_status;
             snprintf(reason, sizeof reason, "%s (its ranks did not stop within %u s: killed)",
@@ -589,10 +598,26 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
     arm_grace(h);
 }
 
+/* Whether process pid is stopped (state T or t in /proc/PID/stat): a job process that
+ * does not answer because someone stopped it, not because it computes. */
+static int proc_stopped(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold anything */
+    return p && (p[1] == ' ') && (p[2] == 'T' || p[2] == 't');
+}
+
 static void on_grace(evutil_socket_t fd, short what, void *arg)
 {
     struct jobhost *h = arg;
     if (!h->killed) {
+        h->was_stopped = proc_stopped(h->pid);
         char why[96];
         snprintf(why, sizeof why, "still running %u s after the job ended or was torn down",
                  h->job->agent->cfg.kill_grace_sec);

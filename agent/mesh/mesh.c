@@ -631,7 +631,15 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         ping_finish(c, -ECONNREFUSED, 0, msg);
         return;
     }
-    conn_end(c, c->state == ST_READY ? -ECONNRESET : -ECONNREFUSED, msg);
+    /* Before the handshake is done, say which fault it was: a connection nobody takes
+     * (-ECONNREFUSED and the like) differs from one that timed out or was cut on the way
+     * (-ETIMEDOUT, -ECONNRESET), which the job code retries (job_link.h, job_coord.c). */
+    int code = c->state == ST_READY              ? -ECONNRESET
+               : (what & BEV_EVENT_TIMEOUT)      ? -ETIMEDOUT
+               : (what & BEV_EVENT_ERROR) && err ? -err
+               : (what & BEV_EVENT_EOF)          ? -ECONNRESET
+                                                 : -ECONNREFUSED;
+    conn_end(c, code, msg);
 }
 
 /* The whole handshake took too long: end it as an idle timeout would. */

@@ -89,7 +89,8 @@ struct netd_link {
     uint64_t peer_acked;                    /* the peer's last acknowledgement */
     int broken;                             /* the socket broke: nothing is written */
     int await_peer;                         /* reattached: write once the peer's ack came */
-    int reading;                            /* not paused: rev is wanted */
+    int rejoin_wait; /* reattached: ops->on_rejoin at the peer's first acknowledgement */
+    int reading;     /* not paused: rev is wanted */
 
     /* Receive side, guarded by rx_mu: the daemon, or a rank thread polling while it waits
      * (netd_link_poll), runs the machine; whoever holds rx_mu is rx_owner. */
@@ -625,6 +626,8 @@ static void ack_take(struct netd_link *l, uint64_t seq)
         l->broken = 0;
         if (l->qhead) event_add(l->wev, NULL);
     }
+    int rejoined = l->rejoin_wait;
+    l->rejoin_wait = 0;
     if (seq > l->peer_acked && seq <= l->tx_seq) l->peer_acked = seq;
     while (l->sent_head && l->sent_head->seq <= l->peer_acked) {
         struct netd_out *o = l->sent_head;
@@ -637,6 +640,7 @@ static void ack_take(struct netd_link *l, uint64_t seq)
     }
     pthread_mutex_unlock(&l->mu);
     complete_all(l->n, fin, 0);
+    if (rejoined && l->ops->on_rejoin) l->ops->on_rejoin(l->arg, l);
 }
 
 static void frame_complete(struct netd_link *l)
@@ -1226,6 +1230,7 @@ int netd_link_reattach(struct netd_link *l, int fd, int wait_peer)
         l->qhead = ack;
         if (!l->qtail) l->qtail = ack;
         atomic_fetch_add_explicit(&n->queued_now, NETD_HDR_SIZE, memory_order_relaxed);
+        l->rejoin_wait = 1;
         if (wait_peer) {
             l->await_peer = 1; /* broken stays set: nothing is written until then */
         } else {

@@ -68,6 +68,11 @@ struct netd_ops {
      * new socket with netd_link_reattach (sends are queued meanwhile), anything else to fail the
      * link (on_error follows).  Runs on the daemon or a polling thread, like on_frame. */
     int (*on_break)(void *arg, struct netd_link *l, int err);
+    /* NULL, or told (once per netd_link_reattach) when the peer's first acknowledgement came on
+     * the new socket: only then is the peer known to live and carry the link on (a peer whose
+     * agent handed it the socket but which is itself stopped never says it).  Runs where
+     * on_frame runs. */
+    void (*on_rejoin)(void *arg, struct netd_link *l);
 };
 
 /* Acknowledgement pace of a resending link's receiver, and the largest payload it copies. */

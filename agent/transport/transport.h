@@ -55,6 +55,9 @@ struct tp_rx_ops {
      * a new way with tp_reattach, anything else to fail it (on_error follows).  Only
      * transports with reattach call it. */
     int (*on_break)(void *arg, struct tp_link *l, int err);
+    /* NULL, or the peer answered on the new way a tp_reattach gave (netd_ops.on_rejoin): the
+     * break is over only then. */
+    void (*on_rejoin)(void *arg, struct tp_link *l);
 };
 
 /* done of a send, put or get: 0 or a negative errno; may run before the call returns. */

@@ -76,6 +76,42 @@ no_jobs() {
     return 1
 }
 
+# nothing_lost_exe: tests/mpi/nothing_lost.c, built once per file; prints its path.
+nothing_lost_exe() {
+    local exe="$BATS_FILE_TMPDIR/nothing_lost"
+    [ -x "$exe" ] || tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/nothing_lost.c" >&2
+    echo "$exe"
+}
+
+# start_nothing_lost HOSTFILE N M: nothing_lost on N ranks, M messages each, submitted to node 1
+# in the background (the caller's pid; its output in the caller's $out), once it sends.
+start_nothing_lost() {
+    local exe
+    exe=$(nothing_lost_exe)
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$1" -n "$2" "$exe" "" "$3" >"$out" 2>&1 &
+    pid=$!
+    wait_for_text "$out" "nothing_lost: seed"
+    sleep 0.5
+}
+
+# expect_nothing_lost COUNT: the launcher (wait_launcher's status) ended with 0, COUNT
+# messages checked, OK, and no sanitizer report.
+expect_nothing_lost() {
+    if [ "$status" -ne 0 ] || ! grep -qx OK "$out" || ! grep -q "$1 messages checked" "$out" ||
+        grep -qE 'WARNING: ThreadSanitizer|ERROR: AddressSanitizer|runtime error:' "$out"; then
+        echo "expected status 0, $1 messages checked, OK and no sanitizer report; got status $status:" >&2
+        cat "$out" >&2
+        return 1
+    fi
+}
+
+# expect_end STATUS TEXT: the launcher (wait_launcher's status) ended with STATUS and said
+# TEXT (a grep pattern) in $out.
+expect_end() {
+    [ "$status" -eq "$1" ] || { echo "expected status $1, got $status" >&2; cat "$out" >&2; return 1; }
+    grep -q -- "$2" "$out" || { echo "expected '$2', got:" >&2; cat "$out" >&2; return 1; }
+}
+
 two_nodes() {
     head -n 2 "$(cluster_hostfile 2)" >"$BATS_TEST_TMPDIR/two"
     echo "$BATS_TEST_TMPDIR/two"
@@ -97,12 +133,7 @@ hb_conf() {
     stop_node 3
     # 3 s of silence, a heartbeat tick late at most, and slack for a loaded machine
     wait_launcher "$pid" 10 || { cat "$out"; false; }
-    [ "$status" -eq 1 ] || { echo "expected status 1, got $status" >&2; cat "$out"; false; }
-    grep -q "node 127.0.0.1:${CLUSTER_PORTS[2]} stopped answering for 3 s" "$out" || {
-        echo "expected the stopped node named, got:" >&2
-        cat "$out" >&2
-        false
-    }
+    expect_end 1 "node 127.0.0.1:${CLUSTER_PORTS[2]} stopped answering for 3 s"
     no_jobs "${CLUSTER_SOCKS[0]}"
     no_jobs "${CLUSTER_SOCKS[1]}"
     run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$(two_nodes)" -n 4 \
@@ -207,13 +238,8 @@ hb_conf() {
 @test "liveness: nothing lost when a member is stopped and continued within the heartbeat timeout" {
     printf '[pool]\nsize = 4K\n[mesh]\nheartbeat_timeout_ms = 8000\n' >"$BATS_TEST_TMPDIR/tiny.conf"
     start_cluster 3 --config "$BATS_TEST_TMPDIR/tiny.conf"
-    local exe="$BATS_FILE_TMPDIR/nothing_lost" out="$BATS_TEST_TMPDIR/out" pid
-    [ -x "$exe" ] || tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/nothing_lost.c"
-    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$(cluster_hostfile 4)" -n 12 \
-        "$exe" "" 300 >"$out" 2>&1 &
-    pid=$!
-    wait_for_text "$out" "nothing_lost: seed"
-    sleep 0.5
+    local out="$BATS_TEST_TMPDIR/out" pid
+    start_nothing_lost "$(cluster_hostfile 4)" 12 300
     stop_node 2
     sleep 2
     if ! kill -0 "$pid" 2>/dev/null; then
@@ -223,11 +249,7 @@ hb_conf() {
     fi
     cont_node 2
     wait_launcher "$pid" 180 || { cat "$out"; false; }
-    if [ "$status" -ne 0 ] || ! grep -qx OK "$out" || ! grep -q "3600 messages checked" "$out"; then
-        echo "expected status 0, 3600 messages checked and OK; got status $status:" >&2
-        cat "$out" >&2
-        false
-    fi
+    expect_nothing_lost 3600
 }
 
 # kill_data_links I: resets every TCP connection of node I's job process (its data links: the
@@ -258,15 +280,10 @@ kill_data_links() {
 # bats test_tags=multinode,tcp
 @test "liveness: data links reset twice during a 2-node job are reconnected; nothing lost" {
     start_cluster 2
-    local exe="$BATS_FILE_TMPDIR/nothing_lost" out="$BATS_TEST_TMPDIR/out" pid n m=3000
+    local out="$BATS_TEST_TMPDIR/out" pid n m=3000
     # a sanitizer build is slower by far: fewer messages still outlast the two resets
     [ -z "$(build_sanitizer)" ] || m=400
-    [ -x "$exe" ] || tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/nothing_lost.c"
-    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 \
-        "$exe" "" "$m" >"$out" 2>&1 &
-    pid=$!
-    wait_for_text "$out" "nothing_lost: seed"
-    sleep 0.5
+    start_nothing_lost "$CLUSTER_HOSTFILE" 4 "$m"
     n=$(kill_data_links 1)
     [ "$n" -ge 2 ] || { echo "expected 2 data links of node 1, reset $n" >&2; cat "$out"; false; }
     sleep 1
@@ -274,12 +291,7 @@ kill_data_links() {
     n=$(kill_data_links 2)
     [ "$n" -ge 2 ] || { echo "expected 2 data links of node 2, reset $n" >&2; cat "$out"; false; }
     wait_launcher "$pid" 180 || { cat "$out"; false; }
-    if [ "$status" -ne 0 ] || ! grep -qx OK "$out" || ! grep -q "$((4 * m)) messages checked" "$out" ||
-        grep -qE 'WARNING: ThreadSanitizer|ERROR: AddressSanitizer|runtime error:' "$out"; then
-        echo "expected status 0, $((4 * m)) messages checked, OK and no sanitizer report; got status $status:" >&2
-        cat "$out" >&2
-        false
-    fi
+    expect_nothing_lost $((4 * m))
     # the job processes said what happened, through their agents' logs
     grep -q "broke .*reconnecting" "$BATS_TEST_TMPDIR/node1.log"
     grep -q "broke .*reconnecting" "$BATS_TEST_TMPDIR/node2.log"
@@ -291,25 +303,15 @@ kill_data_links() {
 # bats test_tags=multinode,tcp
 @test "liveness: a node stopped during traffic fails the job as 'stopped answering', not as a link fault" {
     start_cluster 2 --config "$(hb_conf 3000)"
-    local exe="$BATS_FILE_TMPDIR/nothing_lost" out="$BATS_TEST_TMPDIR/out" pid p
-    [ -x "$exe" ] || tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/nothing_lost.c"
-    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 \
-        "$exe" "" 100000 >"$out" 2>&1 &
-    pid=$!
-    wait_for_text "$out" "nothing_lost: seed"
-    sleep 0.5
+    local out="$BATS_TEST_TMPDIR/out" pid p
+    start_nothing_lost "$CLUSTER_HOSTFILE" 4 100000
     for p in $(pgrep -P "${AGENT_PIDS[node2]}"); do
         kill -STOP "$p"
         STOPPED+=("$p")
     done
     stop_node 2
     wait_launcher "$pid" 15 || { cat "$out"; false; }
-    [ "$status" -eq 1 ] || { echo "expected status 1, got $status" >&2; cat "$out"; false; }
-    grep -q "node 127.0.0.1:${CLUSTER_PORTS[1]} stopped answering for 3 s" "$out" || {
-        echo "expected the stopped node named, got:" >&2
-        cat "$out" >&2
-        false
-    }
+    expect_end 1 "node 127.0.0.1:${CLUSTER_PORTS[1]} stopped answering for 3 s"
 }
 
 # The job process of the other node dies (SIGKILL) while the links carry traffic: the links
@@ -318,13 +320,8 @@ kill_data_links() {
 # bats test_tags=multinode,tcp
 @test "liveness: a peer job process that dies during traffic ends the job with a message naming its node" {
     start_cluster 2
-    local exe="$BATS_FILE_TMPDIR/nothing_lost" out="$BATS_TEST_TMPDIR/out" pid host
-    [ -x "$exe" ] || tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/nothing_lost.c"
-    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 \
-        "$exe" "" 100000 >"$out" 2>&1 &
-    pid=$!
-    wait_for_text "$out" "nothing_lost: seed"
-    sleep 0.5
+    local out="$BATS_TEST_TMPDIR/out" pid host
+    start_nothing_lost "$CLUSTER_HOSTFILE" 4 100000
     host=$(pgrep -P "${AGENT_PIDS[node2]}" | head -n 1)
     [ -n "$host" ] || { echo "node 2 runs no job process" >&2; false; }
     kill -KILL "$host"
@@ -344,12 +341,119 @@ kill_data_links() {
 @test "liveness: 30 % packet loss for 10 s does not fail a 2-node job; nothing lost" {
     [ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, TUN devices)"
     [ -c /dev/net/tun ] || skip "no /dev/net/tun"
-    local exe="$BATS_FILE_TMPDIR/nothing_lost"
-    [ -x "$exe" ] || tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/nothing_lost.c"
     run timeout 400 "$TMPI_SRC/tests/bats/lossy_link.py" --build "$TMPI_BUILD" --loss 0.3 \
-        --seconds 10 --config "$(hb_conf 10000)" "$exe" "" 6000
+        --seconds 10 --config "$(hb_conf 10000)" "$(nothing_lost_exe)" "" 6000
     echo "$output"
     expect_status 0
     expect_line OK
     [[ "$output" == *"24000 messages checked"* ]]
+}
+
+# lossy: tests/bats/lossy_link.py across two emulated hosts (root), the job nothing_lost.
+lossy() {
+    [ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, TUN devices)"
+    [ -c /dev/net/tun ] || skip "no /dev/net/tun"
+    run timeout 400 "$TMPI_SRC/tests/bats/lossy_link.py" --build "$TMPI_BUILD" "$@" \
+        "$(nothing_lost_exe)" "" 1000
+    echo "$output"
+    expect_status 0
+    expect_line OK
+    [[ "$output" == *"4000 messages checked"* ]]
+}
+
+# The first handshakes of a job's two data links never complete (every packet of those two
+# connections dropped): the agent dials them again within link_reconnect_timeout_ms, as it
+# does a broken link, and the job runs (before, it failed with "cannot connect to node 1 ...:
+# handshake timed out", the soak's one failed job).
+@test "liveness: a job whose first data link handshakes are cut dials them again and runs" {
+    lossy --seconds 0 --blackhole 2 --blackhole 3 --config "$(hb_conf 10000)"
+    [[ "$output" == *"connections [2, 3] of "*" cut"* ]]
+    [[ "$output" == *"channel 1: handshake timed out; trying again"* ]]
+    [[ "$output" == *"channel 2: handshake timed out; trying again"* ]]
+}
+
+# The same for the coordinator's control connection to the other node.
+@test "liveness: a job whose control connection handshake is cut connects again and runs" {
+    lossy --seconds 0 --blackhole 1 --config "$(hb_conf 10000)"
+    [[ "$output" == *"connections [1] of "*" cut"* ]]
+    [[ "$output" == *"node 1 (192.0.2.2:7470): cannot connect: handshake timed out; trying again"* ]]
+}
+
+# 30 % of all packets dropped from before the job is submitted, for 10 s: its connections,
+# data links and hellos are set up under the loss (before, a third of such jobs failed with
+# "cannot set up the link ...: it closed the link" or "handshake timed out").  The default
+# heartbeat timeout (20 s): the program's upload to the other node also crosses the loss, and
+# with 10 s a member once heard nothing from its coordinator for that long at a load of 148
+# (TCP's retransmission backing off) and tore its part down.
+@test "liveness: a 2-node job started under 30 % packet loss runs; nothing lost" {
+    lossy --from-start --loss 0.3 --seconds 10
+}
+
+# job_host I: the PID of node I's job process.
+job_host() {
+    local host
+    host=$(pgrep -P "${AGENT_PIDS[node$1]}" | head -n 1)
+    [ -n "$host" ] || {
+        echo "node $1 runs no job process" >&2
+        return 1
+    }
+    echo "$host"
+}
+
+# stop_host_reset I J: SIGSTOP node I's job process (not its agent), then reset node J's data
+# links, so that they must be reconnected while the process at I cannot answer.
+stop_host_reset() {
+    local host n
+    host=$(job_host "$1")
+    kill -STOP "$host"
+    STOPPED+=("$host")
+    n=$(kill_data_links "$2")
+    [ "$n" -ge 2 ] || {
+        echo "expected 2 data links of node $2, reset $n" >&2
+        return 1
+    }
+}
+
+reconnect_conf() {
+    printf '[mesh]\nlink_reconnect_timeout_ms = %s\n' "$1" >"$BATS_TEST_TMPDIR/rc.conf"
+    echo "$BATS_TEST_TMPDIR/rc.conf"
+}
+
+# A peer job process that is stopped (SIGSTOP; its agent runs on) while its links are
+# reconnected cannot answer on the new sockets its agent hands it: the job ends within
+# link_reconnect_timeout_ms (3 s) and the kill grace, naming that process's node; from either
+# end (node 2 stopped: node 1 dials and waits for its answer; node 1 stopped: node 2 waits for
+# node 1 to dial).  Before, a reconnect counted as done once the socket was handed over, and
+# the job hung until --timeout.
+# bats test_tags=multinode,tcp
+@test "liveness: a peer job process stopped during a reconnect ends the job within the reconnect budget, naming its node" {
+    start_cluster 2 --config "$(reconnect_conf 3000)"
+    local out="$BATS_TEST_TMPDIR/out" pid stopped other
+    for stopped in 2 1; do
+        other=$((3 - stopped))
+        start_nothing_lost "$CLUSTER_HOSTFILE" 4 100000
+        stop_host_reset "$stopped" "$other" || { kill -KILL "$pid"; cat "$out"; false; }
+        # 3 s of budget, 1 s of grace, slack for a loaded machine
+        wait_launcher "$pid" 15 || { cat "$out"; false; }
+        expect_end 1 "the job's process on node$stopped stopped answering"
+        no_jobs "${CLUSTER_SOCKS[0]}"
+        no_jobs "${CLUSTER_SOCKS[1]}"
+    done
+}
+
+# Continued within the budget, the stopped process takes its new sockets and the job completes
+# with nothing lost.
+# bats test_tags=multinode,tcp
+@test "liveness: a peer job process stopped during a reconnect and continued in time: the job completes, nothing lost" {
+    start_cluster 2 --config "$(reconnect_conf 8000)"
+    local out="$BATS_TEST_TMPDIR/out" pid host m=3000
+    [ -z "$(build_sanitizer)" ] || m=400
+    start_nothing_lost "$CLUSTER_HOSTFILE" 4 "$m"
+    host=$(job_host 2)
+    stop_host_reset 2 1 || { kill -KILL "$pid"; cat "$out"; false; }
+    sleep 2
+    kill -CONT "$host"
+    wait_launcher "$pid" 180 || { cat "$out"; false; }
+    expect_nothing_lost $((4 * m))
+    grep -q "broke .*reconnecting" "$BATS_TEST_TMPDIR/node1.log"
 }

@@ -67,6 +67,9 @@ class Net:
         self.fds = []
         self.stats = {"forwarded": 0, "dropped": 0}
         self.stop = False
+        # None, or drop(pkt, src, dst) -> True to drop that packet (hosts 0..NHOSTS-1), asked
+        # before the random loss: a test's faults aimed at one connection
+        self.drop = None
 
     def up(self):
         own = os.open("/proc/self/ns/net", os.O_RDONLY)
@@ -102,7 +105,7 @@ class Net:
                 dst = pkt[19]  # 192.0.2.N
                 if not 1 <= dst <= NHOSTS or dst - 1 == by_fd[fd]:
                     continue
-                if rnd.random() < self.loss:
+                if (self.drop and self.drop(pkt, by_fd[fd], dst - 1)) or rnd.random() < self.loss:
                     self.stats["dropped"] += 1
                     continue
                 self.stats["forwarded"] += 1
@@ -117,6 +120,40 @@ class Net:
             os.close(fd)
         for ns in self.ns:
             sh("ip", "netns", "del", ns, check=False)
+
+
+def start_agent(build, net, i, sock, key, log, level="notice", config=None):
+    """Starts tmpid on emulated host i (0-based) of net, listening on 192.0.2.(i+1):PORT, its
+    output to the open file log; returns the Popen once the agent said READY=1."""
+    r, w = os.pipe()
+    cmd = ["ip", "netns", "exec", net.ns[i], os.path.join(build, "agent", "tmpid"), "--socket",
+           sock, "--name", "h%d" % (i + 1), "--listen", "192.0.2.%d:%d" % (i + 1, PORT),
+           "--key-file", key, "--log-level", level, "--ready-fd", str(w)]
+    if config:
+        cmd += ["--config", config]
+    p = subprocess.Popen(cmd, pass_fds=(w,), stdout=log, stderr=subprocess.STDOUT)
+    os.close(w)
+    ready = os.read(r, 64)
+    os.close(r)
+    if b"READY=1" not in ready:
+        p.kill()
+        p.wait()
+        raise RuntimeError("agent h%d did not start; see %s" % (i + 1, log.name))
+    return p
+
+
+def stop_agents(agents, net):
+    """Ends the agents (SIGTERM, then SIGKILL after 15 s; by their Popen) and takes the
+    emulated network down."""
+    for p in agents:
+        p.send_signal(signal.SIGTERM)
+    for p in agents:
+        try:
+            p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    net.down()
 
 
 def proc_sample(pid):
@@ -171,21 +208,10 @@ def main():
             f.write(os.urandom(32))
         os.chmod(key, 0o600)
         socks = []
-        for i, ns in enumerate(net.ns):
+        for i in range(NHOSTS):
             sock = os.path.join(work, "h%d.sock" % (i + 1))
-            r, w = os.pipe()
-            log = open(os.path.join(work, "h%d.log" % (i + 1)), "w")
-            p = subprocess.Popen(["ip", "netns", "exec", ns, os.path.join(build, "agent", "tmpid"),
-                                  "--socket", sock, "--name", "h%d" % (i + 1), "--listen",
-                                  "192.0.2.%d:%d" % (i + 1, PORT), "--key-file", key,
-                                  "--log-level", "notice", "--ready-fd", str(w)],
-                                 pass_fds=(w,), stdout=log, stderr=subprocess.STDOUT)
-            os.close(w)
-            ready = os.read(r, 64)
-            os.close(r)
-            if b"READY=1" not in ready:
-                raise RuntimeError("agent h%d did not start; see %s" % (i + 1, log.name))
-            agents.append(p)
+            with open(os.path.join(work, "h%d.log" % (i + 1)), "w") as log:
+                agents.append(start_agent(build, net, i, sock, key, log))
             socks.append(sock)
         hostfile = os.path.join(work, "hosts")
         with open(hostfile, "w") as f:
@@ -264,14 +290,7 @@ def main():
         say("soak: " + ("FAILED" if bad else "ok: nothing lost, memory and descriptors flat"))
         return 1 if bad else 0
     finally:
-        for p in agents:
-            p.send_signal(signal.SIGTERM)
-        for p in agents:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        net.down()
+        stop_agents(agents, net)
         for u in users:
             sh("userdel", "-r", "-f", u, check=False)
         if args.report and lines:

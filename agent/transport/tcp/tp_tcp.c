@@ -51,6 +51,12 @@ static int on_break(void *arg, struct netd_link *nl, int err)
     return l->rx->on_break ? l->rx->on_break(l->arg, &l->base, err) : -1;
 }
 
+static void on_rejoin(void *arg, struct netd_link *nl)
+{
+    struct tcp_link *l = arg;
+    if (l->rx->on_rejoin) l->rx->on_rejoin(l->arg, &l->base);
+}
+
 /* Links whose owner can bring a new socket resend; the others fail at a break, as before. */
 static const struct netd_ops tcp_netd_ops = {
     .on_header = on_header,
@@ -62,6 +68,7 @@ static const struct netd_ops tcp_netd_resend_ops = {
     .on_frame = on_frame,
     .on_error = on_error,
     .on_break = on_break,
+    .on_rejoin = on_rejoin,
 };
 
 static const struct tp_ops tcp_ops;

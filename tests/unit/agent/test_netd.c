@@ -74,8 +74,9 @@ struct rx {
     int drop_every;                     /* drop the payload of every Nth frame (0: never) */
     struct netd_link *free_me_on_frame; /* link to free from inside on_frame */
     atomic_int big_ok;
-    atomic_int breaks; /* on_break calls (resending links) */
-    void *inflight;    /* payload buffer of a frame not complete yet (callbacks are serial) */
+    atomic_int breaks;  /* on_break calls (resending links) */
+    atomic_int rejoins; /* on_rejoin calls */
+    void *inflight;     /* payload buffer of a frame not complete yet (callbacks are serial) */
 };
 
 /* The test's own protocol half (netd carries it opaquely): the frame's index q in its
@@ -143,7 +144,7 @@ static void rx_error(void *arg, struct netd_link *l, int err)
     atomic_fetch_add(&r->errors, 1);
 }
 
-static const struct netd_ops rx_ops = {rx_header, rx_frame, rx_error, NULL};
+static const struct netd_ops rx_ops = {rx_header, rx_frame, rx_error, NULL, NULL};
 
 static int rx_break(void *arg, struct netd_link *l, int err)
 {
@@ -152,7 +153,13 @@ static int rx_break(void *arg, struct netd_link *l, int err)
     return 0; /* the test brings a new socket */
 }
 
-static const struct netd_ops resend_ops = {rx_header, rx_frame, rx_error, rx_break};
+static void rx_rejoin(void *arg, struct netd_link *l)
+{
+    (void)l;
+    atomic_fetch_add(&((struct rx *)arg)->rejoins, 1);
+}
+
+static const struct netd_ops resend_ops = {rx_header, rx_frame, rx_error, rx_break, rx_rejoin};
 
 /* Two links joined over loopback TCP: *la delivers to a, *lb to b (paused if b_paused). */
 static void link_pair(struct netd *n, struct rx *a, struct rx *b, int b_paused,
@@ -264,6 +271,18 @@ static void test_order_and_content(struct netd *n, int drop_every, int npollers)
     netd_link_free(lb);
 }
 
+/* Two resending links joined over loopback TCP (*la delivers to a, *lb to b); returns la's
+ * descriptor number, which a reattach keeps. */
+static int resend_pair(struct netd *n, struct rx *a, struct rx *b, struct netd_link **la,
+                       struct netd_link **lb)
+{
+    int fd[2];
+    tcp_pair(fd);
+    CHECK_EQ(netd_link_new(n, fd[0], &resend_ops, a, 0, la), 0);
+    CHECK_EQ(netd_link_new(n, fd[1], &resend_ops, b, 0, lb), 0);
+    return fd[0];
+}
+
 /* Both ends push 16 MiB at each other at once: neither caller may block, both must finish. */
 /* Resending links: the socket is cut twice under four senders (frames of 0 to 100,000 bytes,
  * so some are cut in their payload and some are kept by reference), once with both ends
@@ -278,10 +297,8 @@ static void test_resend(size_t resend_max)
     struct rx a = {0}, b = {0};
     struct netd_link *la, *lb;
     int fd[2];
-    tcp_pair(fd);
-    CHECK_EQ(netd_link_new(n, fd[0], &resend_ops, &a, 0, &la), 0);
-    CHECK_EQ(netd_link_new(n, fd[1], &resend_ops, &b, 0, &lb), 0);
-    int a_fd = fd[0];
+    int a_fd = resend_pair(n, &a, &b, &la, &lb);
+    fd[0] = a_fd;
     atomic_int done_calls = 0;
     struct sender snd[SENDERS];
     pthread_t t[SENDERS];
@@ -325,6 +342,41 @@ static void test_resend(size_t resend_max)
             resend_max, (unsigned long long)st.breaks, (unsigned long long)st.reattached,
             (unsigned long long)st.resent, (unsigned long long)st.duplicates);
     CHECK(st.breaks >= 3 && st.reattached == 4);
+    netd_link_free(la);
+    netd_link_free(lb);
+    netd_free(n);
+}
+
+/* on_rejoin tells when the peer answered on the new socket, not when the socket was given: a
+ * link reattached to a socket whose other end nobody serves yet (the peer's job process
+ * stopped) hears nothing, and both ends hear it once when the peer takes its socket. */
+static void test_rejoin(void)
+{
+    struct netd *n;
+    CHECK_EQ(netd_new(1, 1u << 20, &n), 0);
+    struct rx a = {0}, b = {0};
+    struct netd_link *la, *lb;
+    int fd[2] = {resend_pair(n, &a, &b, &la, &lb), -1};
+    struct netd_hdr h = {.channel = TMPI_CH_P2P, .src_rank = 0};
+    CHECK_EQ(netd_send(la, &h, 0, NULL, NULL, NULL), 0);
+    wait_for(&b.frames, 1);
+    CHECK_EQ(shutdown(fd[0], SHUT_RDWR), 0);
+    wait_for(&a.breaks, 1);
+    wait_for(&b.breaks, 1);
+    tcp_pair(fd);
+    CHECK_EQ(netd_link_reattach(la, fd[0], 0), 0);
+    sleep_ms(200);
+    CHECK(atomic_load(&a.rejoins) == 0, "no answer from a peer that has not taken its socket");
+    CHECK_EQ(netd_send(la, &h, 0, NULL, NULL, NULL), 0);
+    CHECK_EQ(netd_link_reattach(lb, fd[1], 0), 0);
+    wait_for(&a.rejoins, 1);
+    wait_for(&b.rejoins, 1);
+    wait_for(&b.frames, 2);
+    sleep_ms(50);
+    CHECK_EQ(atomic_load(&a.rejoins), 1);
+    CHECK_EQ(atomic_load(&b.rejoins), 1);
+    CHECK_EQ(atomic_load(&b.frames), 2);
+    CHECK_EQ(atomic_load(&a.errors) + atomic_load(&b.errors), 0);
     netd_link_free(la);
     netd_link_free(lb);
     netd_free(n);
@@ -684,6 +736,7 @@ int main(void)
     test_spin();
     test_resend(NETD_RESEND_MAX_DEFAULT);
     test_resend(64 * 1024);
+    test_rejoin();
     struct netd_stats st;
     netd_get_stats(n, &st);
     CHECK(st.frames_sent >= 2 * SENDERS * PER_SENDER);

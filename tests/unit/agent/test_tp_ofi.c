@@ -46,7 +46,7 @@ static void on_error(void *arg, struct tp_link *l, int err)
     atomic_fetch_add(&((struct sink *)arg)->errors, 1);
 }
 
-static const struct tp_rx_ops rx = {on_header, on_frame, on_error, NULL};
+static const struct tp_rx_ops rx = {on_header, on_frame, on_error, NULL, NULL};
 
 static atomic_int dones;
 static void done(void *arg, int err)
