@@ -299,6 +299,15 @@ run_prog() {
     }
 }
 
+# Twice as many ranks as CPUs on carriers: the pairs (i, i + n/2) share a carrier by default
+# (cyclic), and a wake-up between ranks of one carrier takes no slow path (wait.c).
+@test "mpi: pairs i, i + n/2 on one carrier wake each other without the slow path" {
+    local n=$(($(getconf _NPROCESSORS_ONLN) * 2))
+    ARGS=few SWITCHING=user run_prog carrier_wakes "$n"
+    [ "$n" -gt 2 ] || return 0 # one carrier: every placement shares it
+    LAUNCH_ARGS="-x TMPI_CARRIER_PLACEMENT=block" ARGS=many SWITCHING=user run_prog carrier_wakes "$n"
+}
+
 @test "mpi: a bad TMPI_CARRIER_PLACEMENT fails the job with a clear message" {
     local exe="$BATS_FILE_TMPDIR/mpi_nop"
     printf '%s\n' '#include <mpi.h>' \
