@@ -44,7 +44,7 @@ int config_defaults(struct agent_config *c)
         .program_cache = 16,
         .spin_ns = 20000,
         .rank_switching = "auto",
-        .carrier_placement = "cyclic",
+        .carrier_placement = "block",
         .transport = "auto",
         .bind_to = "auto",
         .intra_eager_limit = 16384,
@@ -291,7 +291,7 @@ static int set_transport(struct agent_config *c, const char *v)
 
 const char *config_carrier_placement_word(const char *v)
 {
-    static const char *const words[] = {"cyclic", "block"};
+    static const char *const words[] = {"block", "cyclic"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (strcmp(v, words[i]) == 0) return words[i];
     return NULL;

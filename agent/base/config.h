@@ -78,7 +78,7 @@ struct agent_config {
     uint32_t program_cache;            /* programs kept after their jobs end */
     uint32_t spin_ns;                  /* spin budget of a waiting rank before it blocks */
     const char *rank_switching; /* "auto", "kernel" or "user" (carrier.h); a literal, not owned */
-    const char *carrier_placement; /* "cyclic" or "block": which carrier starts a rank
+    const char *carrier_placement; /* "block" or "cyclic": which carrier starts a rank
                                       (carrier.h); a literal, not owned */
     const char *bind_to; /* "auto" or a --bind-to kind (job_bind.h): a launch without --bind-to
                             gets it; a literal, not owned */

@@ -639,7 +639,7 @@ int carrier_cyclic(struct job *j, char *why, size_t whylen)
     const char *v = job_getenv(j, "TMPI_CARRIER_PLACEMENT");
     const char *w = v && *v ? config_carrier_placement_word(v) : j->agent->cfg.carrier_placement;
     if (!w) {
-        snprintf(why, whylen, "TMPI_CARRIER_PLACEMENT=\"%.32s\": expected cyclic or block", v);
+        snprintf(why, whylen, "TMPI_CARRIER_PLACEMENT=\"%.32s\": expected block or cyclic", v);
         return -EINVAL;
     }
     return strcmp(w, "cyclic") == 0;

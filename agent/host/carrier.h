@@ -8,11 +8,12 @@
  * one carrier costs a few cache lines.
  *
  * Model: the job thread makes min(ncpus, ranks) carriers and gives each a block of ranks
- * (carrier_cyclic): by default every ncarriers-th rank, so that the pairs (i, i + n/2) the OSU
- * multi-pair benchmarks and many exchange patterns use share a carrier (n/2 a multiple of the
- * carrier count), where contiguous blocks split every such pair across carriers and each
- * message needed a cross-carrier wake-up (docs/bench/ANALYSIS.md "Ranks beyond cores"); or
- * contiguous blocks (neighbours in rank order then share a carrier).  A carrier's home
+ * (carrier_cyclic): by default a contiguous one (neighbours in rank order talk most, and then
+ * share a carrier: a token ring hops between carriers twice a lap), or every ncarriers-th rank,
+ * so that the pairs (i, i + n/2) of the OSU multi-pair benchmarks, transposes and butterflies
+ * share a carrier (n/2 a multiple of the carrier count) instead of every such message needing
+ * a cross-carrier wake-up.  Neither wins everywhere (docs/bench/ANALYSIS.md "Ranks beyond
+ * cores": osu_mbw_mr 4 ranks 8 B 37x faster cyclic, a 16-rank ring 2-6x slower).  A carrier's home
  * context is its scheduler: it starts the ranks of its block and resumes parked ranks once
  * their ready() condition holds, on the carrier they last ran on; a carrier that has run one
  * rank for over 5 ms (computing, or blocked in a system call) lets the others take its
@@ -134,9 +135,9 @@ struct carrier_pool {
  * that is none of the three words (*why is the job's error). */
 int carrier_wanted(struct job *j, char *why, size_t whylen);
 
-/* Which ranks a carrier starts: 1 cyclic (carrier c gets ranks c, c + ncarriers, ...), 0 block
- * (contiguous), from the job's TMPI_CARRIER_PLACEMENT or else tmpid.conf carrier_placement
- * (default cyclic); -EINVAL for a job variable that is neither word (*why says why). */
+/* Which ranks a carrier starts: 0 block (contiguous), 1 cyclic (carrier c gets ranks c,
+ * c + ncarriers, ...), from the job's TMPI_CARRIER_PLACEMENT or else tmpid.conf carrier_placement
+ * (default block); -EINVAL for a job variable that is neither word (*why says why). */
 int carrier_cyclic(struct job *j, char *why, size_t whylen);
 
 /* How many carriers a job of this node's ranks runs on: one per CPU, at most one per rank. */

@@ -299,13 +299,13 @@ run_prog() {
     }
 }
 
-# Twice as many ranks as CPUs on carriers: the pairs (i, i + n/2) share a carrier by default
-# (cyclic), and a wake-up between ranks of one carrier takes no slow path (wait.c).
+# Twice as many ranks as CPUs on carriers: with cyclic placement the pairs (i, i + n/2) share a
+# carrier, and a wake-up between ranks of one carrier takes no slow path (wait.c).
 @test "mpi: pairs i, i + n/2 on one carrier wake each other without the slow path" {
     local n=$(($(getconf _NPROCESSORS_ONLN) * 2))
-    ARGS=few SWITCHING=user run_prog carrier_wakes "$n"
+    LAUNCH_ARGS="-x TMPI_CARRIER_PLACEMENT=cyclic" ARGS=few SWITCHING=user run_prog carrier_wakes "$n"
     [ "$n" -gt 2 ] || return 0 # one carrier: every placement shares it
-    LAUNCH_ARGS="-x TMPI_CARRIER_PLACEMENT=block" ARGS=many SWITCHING=user run_prog carrier_wakes "$n"
+    ARGS=many SWITCHING=user run_prog carrier_wakes "$n" # block, the default: split
 }
 
 @test "mpi: a bad TMPI_CARRIER_PLACEMENT fails the job with a clear message" {
@@ -316,7 +316,7 @@ run_prog() {
     run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_RANK_SWITCHING=user \
         -x TMPI_CARRIER_PLACEMENT=scattered -n 4 "$exe"
     [ "$status" -ne 0 ]
-    [[ "$output" == *'TMPI_CARRIER_PLACEMENT="scattered": expected cyclic or block'* ]] || {
+    [[ "$output" == *'TMPI_CARRIER_PLACEMENT="scattered": expected block or cyclic'* ]] || {
         echo "$output"
         return 1
     }

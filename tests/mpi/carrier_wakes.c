@@ -2,12 +2,15 @@
  * rank.slow_wakes) when the ranks run on carriers.  Ranks i and i + n/2 exchange ROUNDS 8-byte
  * round trips (the pairs of osu_mbw_mr); each rank reads its own counter before and after.
  *
- * Argument "few": the pairs share a carrier (cyclic placement, n/2 a multiple of the carriers),
- * and a wake of a rank parked on the waker's own carrier must not take the slow path: each rank
- * counts under a quarter of its round trips (a few are allowed for moves off a carrier that
- * the machine's load made look stuck).  "many": the pairs are split across carriers (block
- * placement), and every wake of a parked rank is counted: over half of them, which shows the
- * counter sees what "few" checks.  Run with an even number of ranks. */
+ * Argument "few": the pairs share a carrier (TMPI_CARRIER_PLACEMENT=cyclic, n/2 a multiple of
+ * the carriers), and a wake of a rank parked on the waker's own carrier must not take the slow
+ * path: each rank counts under a quarter of its round trips (a few are allowed for moves off a
+ * carrier that the machine's load made look stuck).  "many": the pairs are split across
+ * carriers (block placement, the default), and every wake of a parked rank is counted: over
+ * half of them on some rank (a rank moved off a carrier that looked stuck may end up beside
+ * its partner), which shows the counter sees what "few" checks.  "any": no count is checked
+ * (across nodes, where a pair's wakes come from the links). Run with an even number of ranks.
+ */
 #include <string.h>
 
 #include "check.h"
@@ -25,9 +28,10 @@ int main(int argc, char **argv)
 {
     int provided, rank, size;
     MPI_Init(&argc, &argv);
-    CHECK(argc == 2 && (strcmp(argv[1], "few") == 0 || strcmp(argv[1], "many") == 0),
-          "usage: carrier_wakes few|many");
-    int few = strcmp(argv[1], "few") == 0;
+    CHECK(argc == 2 && (strcmp(argv[1], "few") == 0 || strcmp(argv[1], "many") == 0 ||
+                        strcmp(argv[1], "any") == 0),
+          "usage: carrier_wakes few|many|any");
+    int few = strcmp(argv[1], "few") == 0, many = strcmp(argv[1], "many") == 0;
     CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -62,9 +66,10 @@ int main(int argc, char **argv)
                   "at most %d slow wakes a rank with the pairs on one carrier, "
                   "got %llu",
                   ROUNDS / 4, most);
-        else
-            CHECK(least > ROUNDS / 2, "over %d slow wakes a rank with the pairs split, got %llu",
-                  ROUNDS / 2, least);
+        else if (many)
+            CHECK(most > ROUNDS / 2,
+                  "over %d slow wakes on some rank with the pairs split, got %llu", ROUNDS / 2,
+                  most);
     }
     CHECK_MPI(MPI_T_pvar_handle_free(ses, &h));
     CHECK_MPI(MPI_T_pvar_session_free(&ses));

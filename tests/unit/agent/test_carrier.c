@@ -1,15 +1,15 @@
 /* carrier.c: ranks on carrier threads, switched in user space.  A job is built by hand (no
  * program is loaded: each rank's main is a function of this test) and run by carriers_start
  * like the job thread does.  Cases: carrier_wanted's choice; each carrier starts its own
- * block (cyclic by default, or contiguous); parking and handoff between ranks of one carrier
- * (ping-pong on one thread); yield's round robin; errno kept across a switch; a parked rank woken
- * from another thread through the sleepers protocol of svc.h after its carrier went to sleep;
- * sleeping ranks parked until their deadline, the others running meanwhile; a parked rank rescued
- * by another carrier while its own computes; a carrier woken for nothing beside a polling rank
- * sleeps again without spinning; exit (rank_end) and a crash of a carried rank end only that rank,
- * its carrier running the others on; a gate that never opens ends every rank as killed; parking
- * outside a carried rank refused; a stress of wakes across carriers racing with their sleep (lost
- * wake-ups); pthread_join on a carried rank parks it, not the carrier. */
+ * block (contiguous by default, or every ncarriers-th rank); parking and handoff between ranks of
+ * one carrier (ping-pong on one thread); yield's round robin; errno kept across a switch; a parked
+ * rank woken from another thread through the sleepers protocol of svc.h after its carrier went to
+ * sleep; sleeping ranks parked until their deadline, the others running meanwhile; a parked rank
+ * rescued by another carrier while its own computes; a carrier woken for nothing beside a polling
+ * rank sleeps again without spinning; exit (rank_end) and a crash of a carried rank end only that
+ * rank, its carrier running the others on; a gate that never opens ends every rank as killed;
+ * parking outside a carried rank refused; a stress of wakes across carriers racing with their sleep
+ * (lost wake-ups); pthread_join on a carried rank parks it, not the carrier. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -185,8 +185,10 @@ static void test_wanted(void)
 
 /* ---- placement: each carrier starts the ranks of its own block ---- */
 
-/* The tests below that say which carrier a rank starts on place contiguous blocks. */
+/* The tests below that say which carrier a rank starts on place contiguous blocks (the
+ * default, named all the same). */
 static char *block_env[] = {"TMPI_CARRIER_PLACEMENT=block", NULL};
+static char *cyclic_env[] = {"TMPI_CARRIER_PLACEMENT=cyclic", NULL};
 
 static pthread_t ran_on[8];
 
@@ -217,32 +219,32 @@ static void check_placed(struct job *j, const int *home)
 
 static void test_placement(void)
 {
-    /* the default: cyclic, ranks 0, 2, 4 and 1, 3 (pairs i, i + n/2 share a carrier) */
+    /* block: ranks 0-2 and 3-4; cyclic: 0, 2, 4 and 1, 3 (pairs i, i + n/2 share a carrier) */
     static const int cyclic[5] = {0, 1, 0, 1, 0}, block[5] = {0, 0, 0, 1, 1};
     char *env[] = {NULL, NULL};
     struct job *j = job_make(5, main_where);
     job_run(j, 2);
-    check_placed(j, cyclic);
+    check_placed(j, block); /* the default */
     job_unmake(j);
     /* the agent's setting */
-    agent.cfg.carrier_placement = "block";
+    agent.cfg.carrier_placement = "cyclic";
     j = job_make(5, main_where);
-    job_run(j, 2);
-    check_placed(j, block);
-    job_unmake(j);
-    /* the job's variable wins */
-    env[0] = "TMPI_CARRIER_PLACEMENT=cyclic";
-    j = job_make(5, main_where);
-    j->env = env;
     job_run(j, 2);
     check_placed(j, cyclic);
     job_unmake(j);
-    agent.cfg.carrier_placement = "cyclic";
+    /* the job's variable wins */
     env[0] = "TMPI_CARRIER_PLACEMENT=block";
     j = job_make(5, main_where);
     j->env = env;
     job_run(j, 2);
     check_placed(j, block);
+    job_unmake(j);
+    agent.cfg.carrier_placement = "block";
+    env[0] = "TMPI_CARRIER_PLACEMENT=cyclic";
+    j = job_make(5, main_where);
+    j->env = env;
+    job_run(j, 2);
+    check_placed(j, cyclic);
     job_unmake(j);
     /* a word that is neither: the job fails to start, and says why */
     env[0] = "TMPI_CARRIER_PLACEMENT=random";
@@ -250,7 +252,7 @@ static void test_placement(void)
     j = job_make(5, main_where);
     j->env = env;
     CHECK_EQ(carrier_cyclic(j, why, sizeof why), -EINVAL);
-    CHECK(strstr(why, "expected cyclic or block"), "got \"%s\"", why);
+    CHECK(strstr(why, "expected block or cyclic"), "got \"%s\"", why);
     agent.ncpus = 2;
     CHECK_EQ(carriers_start(j), 0);
     CHECK(j->failed && strstr(j->reason, "TMPI_CARRIER_PLACEMENT=\"random\""),
@@ -941,7 +943,7 @@ int main(void)
     test_stress(4, 2, block_env);
     test_stress(8, 2, block_env);
     test_stress(6, 3, block_env);
-    test_stress(8, 2, NULL); /* cyclic: the pairs share a carrier, rescues move them apart */
+    test_stress(8, 2, cyclic_env); /* the pairs share a carrier, rescues move them apart */
     test_echo(1, 1);
     test_echo(2, 2);
     test_echo(4, 2);
