@@ -44,6 +44,7 @@ int config_defaults(struct agent_config *c)
         .program_cache = 16,
         .spin_ns = 20000,
         .rank_switching = "auto",
+        .carrier_placement = "block",
         .transport = "auto",
         .bind_to = "auto",
         .intra_eager_limit = 16384,
@@ -288,6 +289,23 @@ static int set_transport(struct agent_config *c, const char *v)
     return -EINVAL;
 }
 
+const char *config_carrier_placement_word(const char *v)
+{
+    static const char *const words[] = {"block", "cyclic"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcmp(v, words[i]) == 0) return words[i];
+    return NULL;
+}
+
+/* [mpi] carrier_placement: kept as a literal. */
+static int set_carrier_placement(struct agent_config *c, const char *v)
+{
+    const char *w = config_carrier_placement_word(v);
+    if (!w) return -EINVAL;
+    c->carrier_placement = w;
+    return 0;
+}
+
 /* [mpi] rank_switching: one of the three words (carrier.h); kept as a literal. */
 static int set_rank_switching(struct agent_config *c, const char *v)
 {
@@ -417,6 +435,8 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = parse_u32(value, 0, 1000000000, &c->spin_ns);
         else if (strcmp(key, "rank_switching") == 0)
             r = set_rank_switching(c, value);
+        else if (strcmp(key, "carrier_placement") == 0)
+            r = set_carrier_placement(c, value);
         else if (strcmp(key, "bind_to") == 0)
             r = set_bind_to(c, value);
         else if (strcmp(key, "intra_eager_limit") == 0)

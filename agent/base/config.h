@@ -78,6 +78,8 @@ struct agent_config {
     uint32_t program_cache;            /* programs kept after their jobs end */
     uint32_t spin_ns;                  /* spin budget of a waiting rank before it blocks */
     const char *rank_switching; /* "auto", "kernel" or "user" (carrier.h); a literal, not owned */
+    const char *carrier_placement; /* "block" or "cyclic": which carrier starts a rank
+                                      (carrier.h); a literal, not owned */
     const char *bind_to; /* "auto" or a --bind-to kind (job_bind.h): a launch without --bind-to
                             gets it; a literal, not owned */
     uint32_t intra_eager_limit;  /* intra-node: larger messages use rendezvous */
@@ -125,6 +127,10 @@ int config_load(struct agent_config *c, const char *path);
 
 /* "123", "64K", "4M", "1G" (powers of 1024) -> bytes.  0 or -EINVAL/-ERANGE. */
 int config_parse_size(const char *s, size_t *ret);
+
+/* [mpi] carrier_placement's words (carrier.h): the literal for v, or NULL when v is none of
+ * them (the setting and a job's TMPI_CARRIER_PLACEMENT are checked against the same list). */
+const char *config_carrier_placement_word(const char *v);
 
 /* Appends one peer address.  0 or -ENOMEM. */
 int config_add_peer(struct agent_config *c, const char *address);

@@ -634,6 +634,17 @@ uint32_t carrier_count(const struct job *j)
     return nc ? nc : 1;
 }
 
+int carrier_cyclic(struct job *j, char *why, size_t whylen)
+{
+    const char *v = job_getenv(j, "TMPI_CARRIER_PLACEMENT");
+    const char *w = v && *v ? config_carrier_placement_word(v) : j->agent->cfg.carrier_placement;
+    if (!w) {
+        snprintf(why, whylen, "TMPI_CARRIER_PLACEMENT=\"%.32s\": expected block or cyclic", v);
+        return -EINVAL;
+    }
+    return strcmp(w, "cyclic") == 0;
+}
+
 static int prepare(struct job *j, char *reason, size_t rlen)
 {
     uint32_t nc = carrier_count(j);
@@ -652,17 +663,21 @@ static int prepare(struct job *j, char *reason, size_t rlen)
     p->ncarriers = nc;
     p->nranks = j->nprocs;
     atomic_init(&p->live, j->nprocs);
+    int cyclic = carrier_cyclic(j, reason, rlen);
+    if (cyclic < 0) return cyclic;
     size_t pg = (size_t)sysconf(_SC_PAGESIZE);
     size_t stack = j->agent->cfg.rank_stack_size;
-    uint32_t at = 0;
+    uint32_t first = 0;
     for (uint32_t ci = 0; ci < nc; ci++) {
         struct carrier *c = &p->carriers[ci];
-        /* contiguous blocks, the first (nprocs % nc) one rank larger */
+        /* the first (nprocs % nc) carriers get one rank more */
         uint32_t n = j->nprocs / nc + (ci < j->nprocs % nc);
         c->pool = p;
-        c->ranks = &p->ranks[at];
+        c->ranks = &p->ranks[first];
         c->n = n;
-        for (uint32_t i = 0; i < n; i++, at++) {
+        for (uint32_t i = 0; i < n; i++) {
+            /* cyclic: ranks ci, ci + nc, ...; block: the n ranks from first on */
+            uint32_t at = cyclic ? ci + i * nc : first + i;
             struct rank *r = &j->ranks[at];
             struct carried *k = &p->carried[at];
             c->ranks[i] = r;
@@ -678,6 +693,7 @@ static int prepare(struct job *j, char *reason, size_t rlen)
             r->carried = k;
             r->info.carried = 1;
         }
+        first += n;
     }
     return 0;
 }

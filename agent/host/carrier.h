@@ -7,8 +7,13 @@
  * function call (ctx.h) and picks the next rank whose wait is over, so a hop between ranks of
  * one carrier costs a few cache lines.
  *
- * Model: the job thread makes min(ncpus, ranks) carriers and gives each a contiguous block of
- * ranks (neighbours in rank order talk most, and then share a carrier).  A carrier's home
+ * Model: the job thread makes min(ncpus, ranks) carriers and gives each a block of ranks
+ * (carrier_cyclic): by default a contiguous one (neighbours in rank order talk most, and then
+ * share a carrier: a token ring hops between carriers twice a lap), or every ncarriers-th rank,
+ * so that the pairs (i, i + n/2) of the OSU multi-pair benchmarks, transposes and butterflies
+ * share a carrier (n/2 a multiple of the carrier count) instead of every such message needing
+ * a cross-carrier wake-up.  Neither wins everywhere (docs/bench/ANALYSIS.md "Ranks beyond
+ * cores": osu_mbw_mr 4 ranks 8 B 37x faster cyclic, a 16-rank ring 2-6x slower).  A carrier's home
  * context is its scheduler: it starts the ranks of its block and resumes parked ranks once
  * their ready() condition holds, on the carrier they last ran on; a carrier that has run one
  * rank for over 5 ms (computing, or blocked in a system call) lets the others take its
@@ -106,7 +111,7 @@ struct carrier_pool {
     struct carrier *carriers;
     uint32_t ncarriers;
     struct carried *carried; /* [nprocs] */
-    struct rank **ranks;     /* [nprocs]: the carriers' blocks, in rank order */
+    struct rank **ranks;     /* [nprocs]: the carriers' blocks, one after the other */
     uint32_t nranks;
     _Atomic uint32_t live;      /* ranks not done */
     struct tmpi_sleepers sleep; /* svc.h: carriers asleep and their futex word */
@@ -129,6 +134,11 @@ struct carrier_pool {
  * thread-local variables.  1 yes, 0 no (*why says why, for the log), -EINVAL for a job variable
  * that is none of the three words (*why is the job's error). */
 int carrier_wanted(struct job *j, char *why, size_t whylen);
+
+/* Which ranks a carrier starts: 0 block (contiguous), 1 cyclic (carrier c gets ranks c,
+ * c + ncarriers, ...), from the job's TMPI_CARRIER_PLACEMENT or else tmpid.conf carrier_placement
+ * (default block); -EINVAL for a job variable that is neither word (*why says why). */
+int carrier_cyclic(struct job *j, char *why, size_t whylen);
 
 /* How many carriers a job of this node's ranks runs on: one per CPU, at most one per rank. */
 uint32_t carrier_count(const struct job *j);

@@ -39,12 +39,25 @@ static void bump(_Atomic uint32_t *t, memory_order mo)
     futex_wake_all(t);
 }
 
+/* The calling thread, as wait.h's parked_on names it: a carrier runs many ranks' contexts,
+ * and all of them see its mark. */
+static __thread char tm_thread_mark __attribute__((tls_model("initial-exec")));
+
 /* A wake goes to the rank's own word when a thread sleeps on it (the rank's, or under
  * THREAD_MULTIPLE any of the threads it created), and to its job's carriers when its context
- * is parked and a carrier sleeps (or always, with force). */
+ * is parked and a carrier sleeps (or always, with force).  Not at all when the rank's context
+ * parked on the calling thread and no thread of it sleeps (wait.h): this carrier runs, and
+ * looks at the rank in its picks, its last look before it sleeps included.  If the rank has
+ * moved on since (a rescue) it parks again elsewhere, and that carrier looks at it before it
+ * sleeps, after a fence that either shows it our event or shows us its new parked_on.  Nor
+ * does such a wake count in `wakes`: the rank's carrier resumes it before every rank of the
+ * job could be seen asleep twice (mstate.h). */
 static void wake(struct tm_waker *w, int force, memory_order mo)
 {
     int s = atomic_load_explicit(&w->sleeping, memory_order_seq_cst);
+    if (!force && s == TM_WAKER_PARKED &&
+        atomic_load_explicit(&w->parked_on, memory_order_seq_cst) == &tm_thread_mark)
+        return;
     atomic_fetch_add_explicit(&w->wakes, 1, memory_order_seq_cst); /* mstate.h */
     /* seq_cst: against the agent's store of it before a first park (svc.h) */
     struct tmpi_sleepers *q = atomic_load_explicit(&w->carriers, memory_order_seq_cst);
@@ -299,6 +312,8 @@ static void park(struct tm_rank *me, struct fb_cond *fc, int saved_errno)
     for (;;) {
         check_cancel(me);
         if (TM_UNLIKELY(j->wait_net)) j->wait_net->idle(me);
+        /* ordered before the park by the read-modify-write that follows (wait.h parked_on) */
+        atomic_store_explicit(&me->waker.parked_on, &tm_thread_mark, memory_order_relaxed);
         /* wakers take the slow path, which asks the carriers whether any sleeps */
         atomic_fetch_or_explicit(&me->waker.sleeping, TM_WAKER_PARKED, memory_order_seq_cst);
         pc.seen = atomic_load_explicit(&me->waker.wakes, memory_order_seq_cst);

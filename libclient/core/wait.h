@@ -23,7 +23,11 @@
  * spin or sleep itself: it parks, and a carrier resumes it once the condition holds.  Its
  * `sleeping` stays 1 and the slow path asks the job's carriers instead: a carrier about to
  * sleep counts itself in `sleepers` (seq_cst) and looks at every parked rank again, so either it
- * sees the condition or the waker sees it counted. */
+ * sees the condition or the waker sees it counted.  A waker that runs on the carrier thread the
+ * rank parked on (a rank of the same carrier, or its scheduler's look) skips all of that: that
+ * carrier is awake, and it looks at every rank that lives on it before it sleeps (carrier.c);
+ * a wake per message then costs two loads instead of a locked read-modify-write (the
+ * osu_mbw_mr pairs on one carrier, carrier.h placement). */
 #ifndef TMPI_LIBCLIENT_WAIT_H
 #define TMPI_LIBCLIENT_WAIT_H
 
@@ -47,6 +51,10 @@ struct tm_waker {
     struct tmpi_sleepers *_Atomic carriers;
     /* Wakes that took the slow path (seq_cst), for the deadlock check's evidence (mstate.h). */
     _Atomic uint32_t wakes;
+    /* The thread (its tm_thread_mark) a carried rank's context last parked on, written by the
+     * rank before each park: a waker running on that very thread is the rank's carrier, awake,
+     * and looks at the rank before it sleeps, so its wake costs nothing (wait.c wake). */
+    const void *_Atomic parked_on;
 } __attribute__((aligned(64)));
 
 typedef int (*tm_cond_fn)(void *arg);

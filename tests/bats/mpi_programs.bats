@@ -238,6 +238,9 @@ run_prog() {
     run_prog carriers 1 2 3 4 16
     SWITCHING=user run_prog carriers 2 3
     SWITCHING=kernel run_prog carriers 4
+    # each placement of the ranks on their carriers (tmpid.conf carrier_placement)
+    LAUNCH_ARGS="-x TMPI_CARRIER_PLACEMENT=block" SWITCHING=user run_prog carriers 3 4
+    LAUNCH_ARGS="-x TMPI_CARRIER_PLACEMENT=cyclic" SWITCHING=user run_prog carriers 3 4
 }
 
 @test "mpi: point-to-point and collectives with rank_switching forced to user and to kernel" {
@@ -291,6 +294,29 @@ run_prog() {
     run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_RANK_SWITCHING=fibers -n 4 "$exe"
     [ "$status" -ne 0 ]
     [[ "$output" == *'TMPI_RANK_SWITCHING="fibers": expected auto, kernel or user'* ]] || {
+        echo "$output"
+        return 1
+    }
+}
+
+# Twice as many ranks as CPUs on carriers: with cyclic placement the pairs (i, i + n/2) share a
+# carrier, and a wake-up between ranks of one carrier takes no slow path (wait.c).
+@test "mpi: pairs i, i + n/2 on one carrier wake each other without the slow path" {
+    local n=$(($(getconf _NPROCESSORS_ONLN) * 2))
+    LAUNCH_ARGS="-x TMPI_CARRIER_PLACEMENT=cyclic" ARGS=few SWITCHING=user run_prog carrier_wakes "$n"
+    [ "$n" -gt 2 ] || return 0 # one carrier: every placement shares it
+    ARGS=many SWITCHING=user run_prog carrier_wakes "$n" # block, the default: split
+}
+
+@test "mpi: a bad TMPI_CARRIER_PLACEMENT fails the job with a clear message" {
+    local exe="$BATS_FILE_TMPDIR/mpi_nop"
+    printf '%s\n' '#include <mpi.h>' \
+        'int main(int c, char **v) { MPI_Init(&c, &v); MPI_Finalize(); return 0; }' > "$exe.c"
+    "$TMPI_BUILD/launcher/tmpicc" -o "$exe" "$exe.c"
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_RANK_SWITCHING=user \
+        -x TMPI_CARRIER_PLACEMENT=scattered -n 4 "$exe"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *'TMPI_CARRIER_PLACEMENT="scattered": expected block or cyclic'* ]] || {
         echo "$output"
         return 1
     }

@@ -205,6 +205,14 @@ expect_ok() {
 }
 
 # bats test_tags=multinode
+@test "multinode mpi: pairs i, i + n/2 ping-pong on carriers placed cyclic, 3 nodes x 4 ranks" {
+    start_cluster 3
+    run mlaunch --hostfile "$(cluster_hostfile 4)" -x TMPI_RANK_SWITCHING=user \
+        -x TMPI_CARRIER_PLACEMENT=cyclic -n 12 "$(mpi_prog carrier_wakes)" any
+    expect_ok
+}
+
+# bats test_tags=multinode
 @test "multinode mpi: a Bcast on 3 nodes x 4 ranks sends 2 network messages in all" {
     start_cluster 3
     run mlaunch --hostfile "$(cluster_hostfile 4)" -n 12 "$(prog mn_bcast_count)"

@@ -30,8 +30,9 @@ probe is at least 1.5x the slowest; otherwise one state) so that no ratio mixes 
 
 Third-party programs (`--only hpl,osu`, thirdparty.py), built as their own documentation says
 from a source tree given on the command line and three ways like ours: HPL (`--hpl-src`, Debian's
-OpenBLAS, 4 ranks, one BLAS thread per rank for all three) and the OSU micro-benchmarks
-(`--osu-src`, osu_latency and osu_bw with options). Without the tree the figure is skipped with
+OpenBLAS, 4 ranks, and 3 x 4 on emulated hosts, one BLAS thread per rank for all three), the
+OSU micro-benchmarks (`--osu-src`, osu_latency and osu_bw with options) and LULESH
+(`--lulesh-src`, 8 ranks, and 3 x 9 on emulated hosts). Without the tree the figure is skipped with
 a note in the report; a build or run that fails is reported there too, and the other figures
 still run.
 
@@ -554,7 +555,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="shorter points and problems (a few minutes)")
     ap.add_argument("--runs", type=int, default=5, help="runs per figure and implementation (>= 5 for medians)")
-    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,halo,launch,memory,net,hosts,rma,binding,hpl,osu,ior,npb")
+    ap.add_argument("--only", default="", help="comma-separated figures: p2p,coll,a1000,oversub,macro,halo,launch,memory,net,hosts,rma,binding,hpl,osu,ior,npb,lulesh")
     ap.add_argument("--hpl-src", metavar="DIR", help="an HPL source tree (netlib HPL 2.x): the hpl figure "
                     "(without it the figure is skipped)")
     ap.add_argument("--osu-src", metavar="DIR", help="an OSU micro-benchmarks release tree, not configured "
@@ -563,6 +564,8 @@ def main():
                     "figure, MPI-IO (without it the figure is skipped)")
     ap.add_argument("--npb-src", metavar="DIR", help="an NPB3.4-MPI source tree: the npb figure "
                     "(without it the figure is skipped)")
+    ap.add_argument("--lulesh-src", metavar="DIR", help="a LULESH 2.0 source tree (github.com/LLNL/LULESH): "
+                    "the lulesh figure (without it the figure is skipped)")
     ap.add_argument("--build", default=os.path.join(TOP, "build"))
     ap.add_argument("--out", default=os.path.join(TOP, "docs", "bench"))
     ap.add_argument("--merge", metavar="RAW", help="start from an earlier run's raw.json (its figures are kept; "
@@ -650,7 +653,8 @@ def main():
         if want("binding"):
             binding_figure(st, im, a, T, cap)
         if want("hpl"):
-            third_party(cfg, "hpl", a.hpl_src, lambda: hpl_figure(st, im, a, cap, quick, cfg))
+            third_party(cfg, "hpl", a.hpl_src,
+                        lambda: hpl_figure(st, im, a, cap, quick, cfg, workdir))
         if want("osu"):
             third_party(cfg, "osu", a.osu_src, lambda: osu_figure(st, im, a, cap, quick, cfg))
         if want("ior"):
@@ -658,6 +662,9 @@ def main():
         if want("npb"):
             third_party(cfg, "npb", a.npb_src,
                         lambda: npb_figure(st, im, a, cap, quick, cfg, workdir))
+        if want("lulesh"):
+            third_party(cfg, "lulesh", a.lulesh_src,
+                        lambda: lulesh_figure(st, im, a, cap, quick, cfg, workdir))
         if want("memory"):
             memory_figure(st, im, a, quick, workdir)
     finally:
@@ -682,6 +689,8 @@ def main():
 # all three implementations, as one sets it when binding one rank per core (without it each
 # Open MPI or MPICH rank would start an OpenBLAS pool as large as the machine).
 HPL_RANKS = [4]
+# HPL on emulated hosts (issue 37): nodes x ranks per node, a 3 x 4 grid.
+HPL_HOSTS = (3, 4)
 HPL_N = {True: 2000, False: 4000}
 BLAS_ENV = [("OPENBLAS_NUM_THREADS", "1"), ("OMP_NUM_THREADS", "1")]
 # OSU: 2 ranks; sizes (and, quick, iterations) given as options, as users run them.
@@ -714,9 +723,10 @@ def third_party(cfg, fig, src, run_fig):
         log(f"{fig} FAILED:", e)
 
 
-def hpl_figure(st, im, a, cap, quick, cfg):
+def hpl_figure(st, im, a, cap, quick, cfg, workdir):
     """HPL (thirdparty.py) from --hpl-src built with each implementation's compiler and Debian's
-    OpenBLAS; GFLOP/s of one problem per run, 4 ranks on one node, runs alternating."""
+    OpenBLAS; GFLOP/s of one problem per run, 4 ranks on one node and 3 x 4 on emulated hosts,
+    runs alternating."""
     dest = os.path.join(im.bindir, "hpl")
     os.makedirs(dest, exist_ok=True)
     dirs = {}
@@ -741,6 +751,73 @@ def hpl_figure(st, im, a, cap, quick, cfg):
     run_series(st, im, "hpl", [(r, "xhpl", []) for r in HPL_RANKS], a.runs, cap * 3,
                lambda r: (int(r["p"] * r["q"]), int(r["n"])), lambda r: r["gflops"],
                cap_keys=lambda r: [(r, n)], launch=launch, parse=thirdparty.parse_hpl)
+    # the same problem on emulated hosts (a 3 x 4 grid): shared memory inside a host, TCP across
+    nodes, ppn = HPL_HOSTS
+    try:
+        hosts = NetnsHosts(a.build, workdir, nodes)
+    except Skip as e:
+        cfg["hpl_hosts_skipped"] = str(e)
+        log("HPL on emulated hosts skipped:", e)
+        return
+    cfg["hpl_hosts"] = [nodes, ppn]
+    try:
+        on_hosts = hosts.launcher(im, nodes, ppn, BLAS_ENV)
+
+        def launch_hosts(impl, ranks, prog, args):
+            d = dirs[impl]
+            p, q = thirdparty.grid(ranks)
+            with open(os.path.join(d, "HPL.dat"), "w") as f:
+                f.write(thirdparty.hpl_dat(n, thirdparty.HPL_NB, p, q))
+            return ["env", "-C", d] + on_hosts(impl, ranks, os.path.join(d, "xhpl"), args)
+        run_series(st, im, "hpl_hosts", [(nodes * ppn, "xhpl", [])], a.runs, cap * 3,
+                   lambda r: (int(r["p"] * r["q"]), int(r["n"])), lambda r: r["gflops"],
+                   cap_keys=lambda r: [(r, n)], launch=launch_hosts, parse=thirdparty.parse_hpl,
+                   cmd_label=f"hpl {nodes}x{ppn}")
+    finally:
+        hosts.delete()
+
+
+# LULESH 2.0: a cube of ranks (its decomposition needs one): 8 on one node, 27 on 3 x 9
+# emulated hosts; -s (zones per rank edge) and -i (cycles) by mode.  Key: (ranks, size).
+LULESH_RANKS = 8
+LULESH_HOSTS = (3, 9)
+LULESH_ARGS = {True: ["-s", "10", "-i", "50"], False: ["-s", "20", "-i", "100"]}
+
+
+def lulesh_figure(st, im, a, cap, quick, cfg, workdir):
+    """LULESH (thirdparty.py) from --lulesh-src built with each implementation's C++ wrapper,
+    one thread per rank; its figure of merit (zones a second) per run, on one node and on
+    emulated hosts, runs alternating; a run whose symmetry check fails stops everything."""
+    dest = os.path.join(im.bindir, "lulesh")
+    os.makedirs(dest, exist_ok=True)
+    progs = {impl: thirdparty.build_lulesh(a.lulesh_src, dest, impl, im.cxx(impl))
+             for impl in IMPLS}
+    log("LULESH built in", dest)
+    args = LULESH_ARGS[quick]
+    cfg.update(lulesh_src=os.path.abspath(a.lulesh_src), lulesh_args=args,
+               lulesh_ranks=LULESH_RANKS,
+               lulesh_build={impl: " ".join(im.cxx(impl)) for impl in IMPLS})
+    key = lambda r: (r["ranks"], r["size"])
+    run_series(st, im, "lulesh", [(LULESH_RANKS, "lulesh2.0", args)], a.runs, cap * 3, key,
+               lambda r: r["fom"],
+               launch=lambda impl, n, prog, args: im.launch(impl, n, progs[impl], args),
+               parse=thirdparty.parse_lulesh)
+    nodes, ppn = LULESH_HOSTS
+    try:
+        hosts = NetnsHosts(a.build, workdir, nodes)
+    except Skip as e:
+        cfg["lulesh_hosts_skipped"] = str(e)
+        log("LULESH on emulated hosts skipped:", e)
+        return
+    cfg["lulesh_hosts"] = [nodes, ppn]
+    try:
+        on_hosts = hosts.launcher(im, nodes, ppn)
+        run_series(st, im, "lulesh_hosts", [(nodes * ppn, "lulesh2.0", args)], a.runs, cap * 3,
+                   key, lambda r: r["fom"],
+                   launch=lambda impl, n, prog, args: on_hosts(impl, n, progs[impl], args),
+                   parse=thirdparty.parse_lulesh, cmd_label=f"lulesh {nodes}x{ppn}")
+    finally:
+        hosts.delete()
 
 
 def osu_figure(st, im, a, cap, quick, cfg):

@@ -5,7 +5,9 @@ HPL.dat) and the OSU micro-benchmarks (`--osu-src`, autotools: `configure CC=...
 `make`, here in a build directory of its own per implementation) and IOR (`--ior-src`, a git
 checkout of github.com/hpc/ior or a release: `./bootstrap` when there is no configure yet, then
 `configure CC=...` and `make` in a copy per implementation, src/ior), and the NAS Parallel
-Benchmarks (`--npb-src`, an NPB3.4-MPI tree: config/make.def with the wrappers, `make KERNEL`).
+Benchmarks (`--npb-src`, an NPB3.4-MPI tree: config/make.def with the wrappers, `make KERNEL`),
+and LULESH 2.0 (`--lulesh-src`, github.com/LLNL/LULESH: its Makefile with MPICXX the C++ wrapper
+and its serial flags, one thread per rank).
 
 Each is built three ways from the same source, with the compilers of run.py's Impls (tmpicc,
 mpicc.openmpi, mpicc.mpich). This file builds, writes inputs and reads outputs; run.py runs.
@@ -388,3 +390,66 @@ def parse_npb(text):
     return [{"kernel": name.group(1).lower(), "sec": float(t.group(1)),
              "mops": float(m.group(1)) if m else 0.0,
              "active": int(act.group(1)) if act else None}]
+
+
+# ---------------------------------------------------------------------------- LULESH
+
+def lulesh_check_tree(src):
+    for f in ("Makefile", "lulesh.cc", "lulesh-comm.cc", "lulesh.h"):
+        if not os.path.exists(os.path.join(src, f)):
+            return f"{src}: no {f}: not a LULESH 2.0 tree (github.com/LLNL/LULESH)"
+    return None
+
+
+def build_lulesh(src, dest, impl, cxx):
+    """LULESH 2.0 from src with the C++ wrapper cxx, in a copy at dest/impl, as its Makefile
+    says: `make MPICXX="WRAPPER -DUSE_MPI=1"` with the Makefile's own flags for a build without
+    OpenMP (`-g -O3 -I. -Wall`: one thread per rank, as for HPL's BLAS).  Returns the program's
+    path; kept while the source and the wrapper are the same."""
+    why = lulesh_check_tree(src)
+    if why:
+        raise BuildError(why)
+    top = os.path.join(dest, impl)
+    stamp = os.path.join(dest, impl + ".stamp")
+    want = {"src": os.path.abspath(src), "cxx": cxx}
+    prog = os.path.join(top, "lulesh2.0")
+    if _stamp_ok(stamp, want) and os.path.exists(prog):
+        return prog
+    if os.path.exists(stamp):
+        os.unlink(stamp)
+    shutil.rmtree(top, ignore_errors=True)
+    shutil.copytree(src, top, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    _make(["make", "clean"], top, os.path.join(dest, impl + ".clean.log"))
+    _make(["make", f"-j{os.cpu_count() or 1}", "MPICXX=" + " ".join(cxx) + " -DUSE_MPI=1",
+           "CXXFLAGS=-g -O3 -I. -Wall", "LDFLAGS=-g -O3"], top, os.path.join(dest, impl + ".log"))
+    if not os.path.exists(prog):
+        raise BuildError(f"LULESH built with {cxx[0]} but {prog} missing")
+    with open(stamp, "w") as f:
+        json.dump(want, f)
+    return prog
+
+
+LULESH_SIZE = re.compile(r"^\s*Problem size\s*=\s*(\d+)", re.M)
+LULESH_TASKS = re.compile(r"^\s*MPI tasks\s*=\s*(\d+)", re.M)
+LULESH_TIME = re.compile(r"^Elapsed time\s*=\s*([0-9.eE+-]+)", re.M)
+LULESH_FOM = re.compile(r"^FOM\s*=\s*([0-9.eE+-]+)", re.M)
+LULESH_RELDIFF = re.compile(r"^\s*MaxRelDiff\s*=\s*([0-9.eE+-]+|nan|inf)", re.M | re.I)
+# LULESH's own check: the energy of plane 0 is symmetric (rank 0 prints the largest relative
+# difference); a correct run shows round-off only (about 1e-12 at these sizes)
+LULESH_MAX_RELDIFF = 1e-8
+
+
+def parse_lulesh(text):
+    """LULESH's report as [{ranks, size, sec, fom}] (FOM: zones a second, higher is better);
+    raises WrongAnswer when its symmetry check shows more than round-off."""
+    t, f = LULESH_TIME.search(text), LULESH_FOM.search(text)
+    n, s = LULESH_TASKS.search(text), LULESH_SIZE.search(text)
+    if not t or not f or not n or not s:
+        return []
+    d = LULESH_RELDIFF.search(text)
+    rel = float(d.group(1)) if d else float("nan")
+    if not rel <= LULESH_MAX_RELDIFF:
+        raise WrongAnswer(f"LULESH: MaxRelDiff = {d.group(1) if d else 'missing'} "
+                          f"(more than {LULESH_MAX_RELDIFF})")
+    return [{"ranks": int(n.group(1)), "size": int(s.group(1)), "sec": float(t.group(1)),
+             "fom": float(f.group(1))}]

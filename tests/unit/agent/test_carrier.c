@@ -1,15 +1,15 @@
 /* carrier.c: ranks on carrier threads, switched in user space.  A job is built by hand (no
  * program is loaded: each rank's main is a function of this test) and run by carriers_start
  * like the job thread does.  Cases: carrier_wanted's choice; each carrier starts its own
- * contiguous block; parking and handoff between ranks of one carrier (ping-pong on one
- * thread); yield's round robin; errno kept across a switch; a parked rank woken from another
- * thread through the sleepers protocol of svc.h after its carrier went to sleep; sleeping ranks
- * parked until their deadline, the others running meanwhile; a parked rank rescued by another
- * carrier while its own computes; a carrier woken for nothing beside a polling rank sleeps
- * again without spinning; exit (rank_end) and a crash of a carried rank end only that
+ * block (contiguous by default, or every ncarriers-th rank); parking and handoff between ranks of
+ * one carrier (ping-pong on one thread); yield's round robin; errno kept across a switch; a parked
+ * rank woken from another thread through the sleepers protocol of svc.h after its carrier went to
+ * sleep; sleeping ranks parked until their deadline, the others running meanwhile; a parked rank
+ * rescued by another carrier while its own computes; a carrier woken for nothing beside a polling
+ * rank sleeps again without spinning; exit (rank_end) and a crash of a carried rank end only that
  * rank, its carrier running the others on; a gate that never opens ends every rank as killed;
- * parking outside a carried rank refused; a stress of wakes across carriers racing with their
- * sleep (lost wake-ups); pthread_join on a carried rank parks it, not the carrier. */
+ * parking outside a carried rank refused; a stress of wakes across carriers racing with their sleep
+ * (lost wake-ups); pthread_join on a carried rank parks it, not the carrier. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
@@ -183,7 +183,12 @@ static void test_wanted(void)
     job_unmake(j);
 }
 
-/* ---- blocks: each carrier starts the ranks of its own contiguous block ---- */
+/* ---- placement: each carrier starts the ranks of its own block ---- */
+
+/* The tests below that say which carrier a rank starts on place contiguous blocks (the
+ * default, named all the same). */
+static char *block_env[] = {"TMPI_CARRIER_PLACEMENT=block", NULL};
+static char *cyclic_env[] = {"TMPI_CARRIER_PLACEMENT=cyclic", NULL};
 
 static pthread_t ran_on[8];
 
@@ -194,23 +199,65 @@ static int main_where(int argc, char **argv)
     return 0;
 }
 
-static void test_blocks(void)
+/* 5 ranks on 2 carriers; home[i]: the carrier rank i must start on */
+static void check_placed(struct job *j, const int *home)
 {
-    struct job *j = job_make(5, main_where);
-    job_run(j, 2);
-    /* 5 ranks on 2 carriers: ranks 0-2 and 3-4 */
     struct carrier_pool *p = j->cpool;
     CHECK_EQ(p->carriers[0].n, 3);
     CHECK_EQ(p->carriers[1].n, 2);
     for (int i = 0; i < 5; i++) {
         CHECK(j->ranks[i].info.carried);
-        CHECK(j->ranks[i].carried->home == &p->carriers[i < 3 ? 0 : 1]);
+        CHECK(j->ranks[i].carried->home == &p->carriers[home[i]], "rank %d's home carrier %d", i,
+              home[i]);
         CHECK_EQ(atomic_load(&j->ranks[i].carried->state), CR_DONE);
-        CHECK(pthread_equal(ran_on[i], p->carriers[i < 3 ? 0 : 1].thread),
+        CHECK(pthread_equal(ran_on[i], p->carriers[home[i]].thread),
               "rank %d started on its own carrier", i);
         CHECK_EQ(j->ranks[i].end_kind, RANK_END_CODE);
     }
     CHECK(!j->failed);
+}
+
+static void test_placement(void)
+{
+    /* block: ranks 0-2 and 3-4; cyclic: 0, 2, 4 and 1, 3 (pairs i, i + n/2 share a carrier) */
+    static const int cyclic[5] = {0, 1, 0, 1, 0}, block[5] = {0, 0, 0, 1, 1};
+    char *env[] = {NULL, NULL};
+    struct job *j = job_make(5, main_where);
+    job_run(j, 2);
+    check_placed(j, block); /* the default */
+    job_unmake(j);
+    /* the agent's setting */
+    agent.cfg.carrier_placement = "cyclic";
+    j = job_make(5, main_where);
+    job_run(j, 2);
+    check_placed(j, cyclic);
+    job_unmake(j);
+    /* the job's variable wins */
+    env[0] = "TMPI_CARRIER_PLACEMENT=block";
+    j = job_make(5, main_where);
+    j->env = env;
+    job_run(j, 2);
+    check_placed(j, block);
+    job_unmake(j);
+    agent.cfg.carrier_placement = "block";
+    env[0] = "TMPI_CARRIER_PLACEMENT=cyclic";
+    j = job_make(5, main_where);
+    j->env = env;
+    job_run(j, 2);
+    check_placed(j, cyclic);
+    job_unmake(j);
+    /* a word that is neither: the job fails to start, and says why */
+    env[0] = "TMPI_CARRIER_PLACEMENT=random";
+    char why[128];
+    j = job_make(5, main_where);
+    j->env = env;
+    CHECK_EQ(carrier_cyclic(j, why, sizeof why), -EINVAL);
+    CHECK(strstr(why, "expected block or cyclic"), "got \"%s\"", why);
+    agent.ncpus = 2;
+    CHECK_EQ(carriers_start(j), 0);
+    CHECK(j->failed && strstr(j->reason, "TMPI_CARRIER_PLACEMENT=\"random\""),
+          "a bad TMPI_CARRIER_PLACEMENT fails the job, saying why (got \"%s\")", j->reason);
+    carriers_join(j);
     job_unmake(j);
 }
 
@@ -424,6 +471,7 @@ static void test_rescue(void)
 {
     /* 3 ranks on 2 carriers: ranks 0 and 1 share carrier 0, rank 2 ends at once */
     struct job *j = job_make(3, main_rescue);
+    j->env = block_env;
     atomic_store(&phase, 0);
     atomic_store(&rescued, 0);
     job_run(j, 2);
@@ -461,6 +509,7 @@ static int main_poll_beside_parked(int argc, char **argv)
 static void test_woken_for_nothing(void)
 {
     struct job *j = job_make(2, main_poll_beside_parked);
+    j->env = block_env;
     atomic_store(&poll_flag, 0);
     atomic_store(&wake_target, NULL);
     job_run(j, 2);
@@ -531,6 +580,7 @@ static void test_relook(void)
 {
     /* 3 ranks on 2 carriers: ranks 0 and 1 on carrier 0, rank 2 ends at once */
     struct job *j = job_make(3, main_relook);
+    j->env = block_env;
     atomic_store(&relook_flag, 0);
     atomic_store(&relook_stage, 0);
     atomic_store(&wake_target, NULL);
@@ -604,10 +654,11 @@ static int main_stress(int argc, char **argv)
     return 0;
 }
 
-static void test_stress(uint32_t nranks, int ncpus)
+static void test_stress(uint32_t nranks, int ncpus, char **env)
 {
     CHECK(nranks % 2 == 0 && nranks / 2 <= STRESS_PAIRS_MAX);
     struct job *j = job_make(nranks, main_stress);
+    j->env = env;
     for (int i = 0; i < STRESS_PAIRS_MAX; i++)
         atomic_store(&ball[i], 0);
     atomic_store(&stress_target, NULL);
@@ -880,7 +931,7 @@ int main(void)
     CHECK_EQ(carrier_sleep(now_ns() + 1000), -ENOTSUP);
 
     test_wanted();
-    test_blocks();
+    test_placement();
     test_pingpong();
     test_yield();
     test_wake();
@@ -888,10 +939,11 @@ int main(void)
     test_rescue();
     test_woken_for_nothing();
     test_relook();
-    test_stress(2, 2); /* one rank per carrier: nothing else wakes a carrier */
-    test_stress(4, 2);
-    test_stress(8, 2);
-    test_stress(6, 3);
+    test_stress(2, 2, block_env); /* one rank per carrier: nothing else wakes a carrier */
+    test_stress(4, 2, block_env);
+    test_stress(8, 2, block_env);
+    test_stress(6, 3, block_env);
+    test_stress(8, 2, cyclic_env); /* the pairs share a carrier, rescues move them apart */
     test_echo(1, 1);
     test_echo(2, 2);
     test_echo(4, 2);

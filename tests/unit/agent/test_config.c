@@ -41,6 +41,7 @@ static void test_good(void)
     CHECK_EQ(c.eager_limit, 100 * 1024);
     CHECK_EQ(c.intra_coop_min, 256 * 1024);
     CHECK(strcmp(c.rank_switching, "auto") == 0);
+    CHECK(strcmp(c.carrier_placement, "block") == 0);
     CHECK(strcmp(c.bind_to, "auto") == 0);
     CHECK_EQ(c.max_ranks, 16384); /* a 16,384-rank job fits one agent (issue 21) */
     CHECK_EQ(c.ended_job_keep_sec, 30);
@@ -56,6 +57,7 @@ static void test_good(void)
                               "[mpi]\nspin_ns = 0\nintra_eager_limit = 8K\neager_limit = 64K\n"
                               "intra_coop_min = 1M\n"
                               "rank_switching = user\nbind_to = socket\n"
+                              "carrier_placement = cyclic\n"
                               "[pool]\nsize = 1M\n"
                               "[mesh]\nlisten = 127.0.0.1:7471\nkey_file = /etc/k\n"
                               "peers = a:1, b:2 ,c\nheartbeat_ms = 250\nrecv_threads = 3\n"
@@ -77,6 +79,7 @@ static void test_good(void)
     CHECK_EQ(c.key_fd, -1);
     CHECK_EQ(c.spin_ns, 0);
     CHECK(strcmp(c.rank_switching, "user") == 0);
+    CHECK(strcmp(c.carrier_placement, "cyclic") == 0);
     CHECK(strcmp(c.bind_to, "package") == 0);
     CHECK_EQ(c.intra_eager_limit, 8192);
     CHECK_EQ(c.intra_coop_min, 1u << 20);
@@ -123,6 +126,8 @@ static void test_bad(void)
     expect_refused("[mpi]\nintra_coop_min = lots\n");
     expect_refused("[mpi]\nbind_to = sideways\n");
     expect_refused("[mpi]\nrank_switching =\n");
+    expect_refused("[mpi]\ncarrier_placement = scattered\n");
+    expect_refused("[mpi]\ncarrier_placement =\n");
     expect_refused("[mesh]\npeers = a:1,,b:2\n");
     expect_refused("[mesh]\npeers =  , \n");
     expect_refused("[mesh]\nheartbeat_ms = 10\n");
