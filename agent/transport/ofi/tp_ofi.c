@@ -1048,6 +1048,7 @@ static void ofi_free(struct tp *tt)
     if (!t) return;
     if (t->started) {
         atomic_store(&t->stop, 1);
+        if (t->wait_fd >= 0) fi_cq_signal(t->cq); /* asleep on the wait object: now, not later */
         pthread_join(t->thread, NULL);
     }
     if (t->ep) fi_close(&t->ep->fid);
