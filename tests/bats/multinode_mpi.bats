@@ -41,12 +41,7 @@ expect_ok() {
 @test "multinode mpi: the tests/mpi programs on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
-    local progs="ring p2p_order p2p_large coop_copy handoff_sparse nonblocking collectives coll_all nbc_progress"
-    # net_progress asserts that a large receive completes while its rank computes; on the OFI
-    # transport that progress is not yet reliable (the CI's OFI pass failed it once in ~30
-    # runs, issue 36), so there it runs in the TCP pass only
-    [ "${TMPI_TEST_TRANSPORT:-}" = ofi ] || progs="$progs net_progress"
-    for p in $progs; do
+    for p in ring p2p_order p2p_large coop_copy handoff_sparse nonblocking collectives coll_all nbc_progress net_progress; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done
@@ -140,9 +135,7 @@ expect_ok() {
 @test "multinode mpi: the tests/mpi programs on 3 nodes x 2 ranks, ranks on carriers" {
     start_cluster 3
     local p
-    local progs="p2p_order nonblocking coll_all carriers topo_neighbor coop_copy handoff_sparse thread_join"
-    [ "${TMPI_TEST_TRANSPORT:-}" = ofi ] || progs="$progs net_progress" # as above
-    for p in $progs; do
+    for p in p2p_order nonblocking coll_all net_progress carriers topo_neighbor coop_copy handoff_sparse thread_join; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done

@@ -24,6 +24,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -136,6 +137,12 @@ struct ofi_tp {
     uint64_t clock;
     pthread_t thread;
     int started;
+    /* The completion queue's wait object (FI_WAIT_FD; -1 where the provider has none): the
+     * progress thread sleeps in the kernel on it, woken when the provider's sockets have
+     * something, or by fi_cq_signal when an operation is posted while it sleeps. */
+    int wait_fd;
+    atomic_int sleeping;
+    atomic_uint_fast64_t wait_sleeps;
     atomic_int stop;
     atomic_uint_fast64_t rejected;
     /* Operations posted and not yet complete (sends, large sends until their FIN, reads,
@@ -297,10 +304,15 @@ static void tx_lock(struct ofi_link *l)
  * tcp: a transfer moves only inside fi_cq_read), and a large transfer completes nothing until
  * its end: a progress thread that backed off to 1 ms sleeps after a few empty reads moved a
  * 4 MiB rendezvous one chunk a millisecond while every rank of the node computed (seconds,
- * tests/mpi/net_progress.c part 2). */
+ * tests/mpi/net_progress.c part 2).  So while anything is in flight the thread sleeps on the
+ * wait object for TP_OFI_WAIT_BUSY_NS at most, and one asleep for longer is woken when an
+ * operation is posted. */
 static void inflight_add(struct ofi_tp *t, int d)
 {
-    atomic_fetch_add_explicit(&t->inflight, d, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->inflight, d, memory_order_seq_cst);
+    /* seq_cst against the thread's sleeping store and its inflight load (progress_wait): one
+     * of us sees the other */
+    if (d > 0 && atomic_load_explicit(&t->sleeping, memory_order_seq_cst)) fi_cq_signal(t->cq);
 }
 
 /* Posts one message, retrying while the provider's queue is full. */
@@ -728,6 +740,28 @@ static int progress_locked(struct ofi_tp *t)
     return n;
 }
 
+/* The progress thread has nothing to do: it sleeps on the completion queue's wait object until
+ * the provider has something (the sockets under it are in the wait set: a frame that arrives
+ * wakes it as one arriving on a TCP link wakes a receive daemon), for at most
+ * TP_OFI_WAIT_BUSY_NS while a transfer is in flight (the provider may need a turn to write
+ * what a full socket did not take) and TP_OFI_WAIT_IDLE_NS otherwise.  A thread that sleeps
+ * in the kernel is scheduled at once when it wakes on a busy node; one that polls with short
+ * sleeps used its share, and on a loaded 2-core machine waited its turn behind every
+ * computing thread for each piece of a large transfer (net_progress part 2 took seconds). */
+static void progress_wait(struct ofi_tp *t)
+{
+    atomic_store_explicit(&t->sleeping, 1, memory_order_seq_cst);
+    int busy = atomic_load_explicit(&t->inflight, memory_order_seq_cst) > 0;
+    struct fid *f = &t->cq->fid;
+    if (fi_trywait(t->fabric, &f, 1) == FI_SUCCESS) {
+        struct timespec ts = {0, busy ? TP_OFI_WAIT_BUSY_NS : TP_OFI_WAIT_IDLE_NS};
+        struct pollfd p = {.fd = t->wait_fd, .events = POLLIN};
+        ppoll(&p, 1, &ts, NULL);
+        atomic_fetch_add_explicit(&t->wait_sleeps, 1, memory_order_relaxed);
+    }
+    atomic_store_explicit(&t->sleeping, 0, memory_order_relaxed);
+}
+
 static void *progress_thread(void *arg)
 {
     struct ofi_tp *t = arg;
@@ -742,14 +776,15 @@ static void *progress_thread(void *arg)
             idle = 0;
             continue;
         }
-        /* idle: back off from yielding to 1 ms sleeps, but only to 20 us while a transfer is
-         * in flight (inflight_add) */
-        if (atomic_load_explicit(&t->inflight, memory_order_relaxed) > 0 && idle >= 64) {
-            idle = 64;
+        if (++idle < 64) {
+            sched_yield();
+        } else if (t->wait_fd >= 0) {
+            progress_wait(t);
+        } else if (atomic_load_explicit(&t->inflight, memory_order_relaxed) > 0) {
+            /* no wait object: back off to 20 us sleeps while a transfer is in flight
+             * (inflight_add), to 1 ms when nothing is */
             struct timespec ts = {0, 20000};
             nanosleep(&ts, NULL);
-        } else if (++idle < 64) {
-            sched_yield();
         } else {
             struct timespec ts = {0, idle < 1024 ? 20000 : 1000000};
             nanosleep(&ts, NULL);
@@ -1013,6 +1048,7 @@ static void ofi_free(struct tp *tt)
     if (!t) return;
     if (t->started) {
         atomic_store(&t->stop, 1);
+        if (t->wait_fd >= 0) fi_cq_signal(t->cq); /* asleep on the wait object: now, not later */
         pthread_join(t->thread, NULL);
     }
     if (t->ep) fi_close(&t->ep->fid);
@@ -1075,6 +1111,7 @@ int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len
     struct ofi_tp *t = calloc(1, sizeof *t);
     if (!t) return -ENOMEM;
     t->base.ops = &ofi_ops;
+    t->wait_fd = -1;
     pthread_mutex_init(&t->mu, NULL);
     pthread_mutex_init(&t->mr_mu, NULL);
     struct fi_info *h = hints_for(L, provider);
@@ -1097,12 +1134,21 @@ int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len
     t->mr_virt = !!(i->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
     t->prov_key = !!(i->domain_attr->mr_mode & FI_MR_PROV_KEY);
     t->max_msg = i->ep_attr->max_msg_size;
-    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_NONE, .size = 4096};
+    struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_FD, .size = 4096};
     struct fi_av_attr ava = {.type = FI_AV_UNSPEC};
     const char *step = "fabric";
     r = L->fabric(i->fabric_attr, &t->fabric, NULL);
     if (!r) step = "domain", r = fi_domain(t->fabric, i, &t->domain, NULL);
-    if (!r) step = "completion queue", r = fi_cq_open(t->domain, &cqa, &t->cq, NULL);
+    if (!r) {
+        step = "completion queue";
+        r = fi_cq_open(t->domain, &cqa, &t->cq, NULL);
+        if (r) { /* no wait object here: the progress thread polls */
+            cqa.wait_obj = FI_WAIT_NONE;
+            r = fi_cq_open(t->domain, &cqa, &t->cq, NULL);
+        } else if (fi_control(&t->cq->fid, FI_GETWAIT, &t->wait_fd) != 0) {
+            t->wait_fd = -1;
+        }
+    }
     if (!r) step = "address vector", r = fi_av_open(t->domain, &ava, &t->av, NULL);
     if (!r) step = "endpoint", r = fi_endpoint(t->domain, i, &t->ep, NULL);
     if (!r) step = "binding", r = fi_ep_bind(t->ep, &t->av->fid, 0);
@@ -1187,6 +1233,11 @@ uint64_t tp_ofi_secret(void)
     while (!s)
         if (getrandom(&s, sizeof s, 0) != sizeof s) s = 0;
     return s;
+}
+
+uint64_t tp_ofi_wait_sleeps(struct tp *tt)
+{
+    return atomic_load_explicit(&((struct ofi_tp *)tt)->wait_sleeps, memory_order_relaxed);
 }
 
 uint64_t tp_ofi_rejected(struct tp *tt)

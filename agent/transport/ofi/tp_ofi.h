@@ -8,12 +8,16 @@
  * receiver reads it (fi_read) straight into the buffer on_header chose and answers FIN, which
  * completes the send.  Frames of one link are delivered in the order they were sent (the
  * provider keeps send-after-send order; a frame that arrives while a read of an earlier one is
- * in flight waits for it).  Progress: a thread of the transport, and tp_poll from waiting ranks.
+ * in flight waits for it).  Progress: a thread of the transport, asleep in the kernel on the
+ * completion queue's wait object while nothing arrives (as a TCP receive daemon sleeps in
+ * epoll), and tp_poll from waiting ranks.
  *
  * Limits: TP_OFI_EAGER (payload of one message), TP_OFI_RX_BUFS (receives posted),
- * TP_OFI_NAME_MAX (endpoint name), TP_OFI_MR_CACHE (registrations shared by the transfers in
- * flight over one buffer; one is dropped when its last transfer is done, never reused for a
- * later one: the buffer may be freed in between, tp_ofi.c mr_put). */
+ * TP_OFI_NAME_MAX (endpoint name), TP_OFI_WAIT_BUSY_NS / TP_OFI_WAIT_IDLE_NS (the longest
+ * sleep of the progress thread with and without a transfer in flight), TP_OFI_MR_CACHE
+ * (registrations shared by the transfers in flight over one buffer; one is dropped when its
+ * last transfer is done, never reused for a later one: the buffer may be freed in between,
+ * tp_ofi.c mr_put). */
 #ifndef TMPI_AGENT_TP_OFI_H
 #define TMPI_AGENT_TP_OFI_H
 
@@ -26,6 +30,10 @@
 #define TP_OFI_RX_BUFS 64
 #define TP_OFI_NAME_MAX 256
 #define TP_OFI_MR_CACHE 64
+/* How long the progress thread sleeps on the completion queue's wait object at most, while a
+ * transfer is in flight and while none is (tp_ofi.c progress_wait). */
+#define TP_OFI_WAIT_BUSY_NS 200000
+#define TP_OFI_WAIT_IDLE_NS 10000000
 
 /* Opens an RDM endpoint of provider (e.g. "tcp", "verbs;ofi_rxm"; NULL or "" = the first
  * libfabric offers, which honours FI_PROVIDER) and starts its progress thread.  0, -ENOENT (no
@@ -43,6 +51,9 @@ const char *tp_ofi_provider(struct tp *t);
 uint64_t tp_ofi_secret(void);
 /* Messages that arrived with a secret no link has (dropped), since open. */
 uint64_t tp_ofi_rejected(struct tp *t);
+/* Times the progress thread slept on the completion queue's wait object, since open (0 where
+ * the provider has none: the thread then polls). */
+uint64_t tp_ofi_wait_sleeps(struct tp *t);
 /* Whether a provider other than the plain socket ones (tcp, udp, sockets, shm) is here: the
  * `auto` choice of [mesh] transport.  Its name into name when one is. */
 int tp_ofi_fabric_present(char *name, size_t len);

@@ -4,8 +4,10 @@
  * delivered after it); a paused link delivers nothing until resumed; an endpoint outside the
  * exchange that knows the address but not the secret cannot inject a frame (it is counted as
  * rejected, nothing is delivered); Put and Get to a registered buffer; a provider that is not
- * here fails open with -ENOENT and says why.  Both sides send before the links are started
- * (tp_ofi_link_start): the side that speaks second holds its frame until it hears the other. */
+ * here fails open with -ENOENT and says why; nobody polling, the progress threads carry a 1 MiB
+ * frame and its FIN alone, sleeping on the completion queue's wait object between arrivals.  Both
+ * sides send before the links are started (tp_ofi_link_start): the side that speaks second holds
+ * its frame until it hears the other. */
 #include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -63,6 +65,17 @@ static int wait_for(struct tp_link *l, atomic_int *v, int want)
             struct timespec ts = {0, 10000};
             nanosleep(&ts, NULL);
         }
+    }
+    return atomic_load(v);
+}
+
+/* Waits (no tp_poll: only the progress threads move anything) until *v reaches want or about
+ * 5 s passed. */
+static int wait_unpolled(atomic_int *v, int want)
+{
+    for (int i = 0; i < 5000 && atomic_load(v) < want; i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
     }
     return atomic_load(v);
 }
@@ -195,9 +208,20 @@ int main(void)
     CHECK_EQ(wait_for(ab, &dones, 2), 2);
     CHECK(memcmp(got, "get me", 6) == 0);
 
+    /* nobody polls: b's progress thread reads the frame, a's serves the read and takes the FIN;
+     * both slept on their wait objects meanwhile */
+    atomic_store(&dones, 0);
+    struct netd_hdr h6 = frame(BIG, 6);
+    big[0] = 0x5a;
+    CHECK_EQ(tp_send(ab, &h6, 0, big, done, NULL), 0);
+    CHECK_EQ(wait_unpolled(&sb.frames, 4), 4);
+    CHECK_EQ(wait_unpolled(&dones, 1), 1);
+    CHECK(sb.buf[0] == 0x5a && memcmp(sb.buf + 1, big + 1, BIG - 1) == 0);
+    CHECK(tp_ofi_wait_sleeps(a) > 0 && tp_ofi_wait_sleeps(b) > 0);
+
     struct tp_link_stats st;
     tp_stats(ab, &st);
-    CHECK_EQ(st.frames_sent, 3);
+    CHECK_EQ(st.frames_sent, 4);
     CHECK_EQ(st.rma_ops, 2);
     CHECK(strncmp(st.carrier, "ofi:", 4) == 0);
 
