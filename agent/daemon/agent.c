@@ -32,13 +32,6 @@
 #include "privs.h"
 #include "svc_init.h"
 
-double agent_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void agent_notify_status(struct agent *a)
 {
     sd_notifyf(0, "STATUS=%u job(s) running", a->njobs);
