@@ -39,7 +39,7 @@ static void self_info(struct agent *a, Tmpi__NodeInfo *ni)
     ni->name = a->cfg.name;
     const char *listen = "";
     uint64_t accepted, failures;
-    mesh_stats(a, &listen, &accepted, &failures);
+    mesh_stats(a->mesh, &listen, &accepted, &failures);
     ni->address = (char *)(listen ? listen : "");
     ni->state = (char *)fanout_state_name(FANOUT_UP);
     ni->jobs = job_info_running(a, &ni->ranks);
@@ -209,10 +209,10 @@ static size_t merge_jobs(Tmpi__JobInfo **in, const char **names, size_t n, Tmpi_
 static void deliver(struct cluster_query *q)
 {
     struct agent *a = q->a;
-    size_t np = mesh_npeers(a);
+    size_t np = mesh_npeers(a->mesh);
     struct mesh_peer_info *known = np ? calloc(np, sizeof *known) : NULL;
     if (known)
-        np = mesh_peers(a, known, np);
+        np = mesh_peers(a->mesh, known, np);
     else
         np = 0;
     Tmpi__NodeInfo *infos = calloc(q->n + 1, sizeof *infos);
@@ -322,7 +322,7 @@ static int fan_ask(void *arg, uint64_t round)
     q->round = round;
     for (size_t i = 0; i < q->n; i++) {
         struct cluster_node *n = &q->nodes[i];
-        int r = mesh_ctl_connect(q->a, n->address, &query_ops, n, &n->conn);
+        int r = mesh_ctl_connect(q->a->mesh, n->address, &query_ops, n, &n->conn);
         if (r < 0) {
             n->conn = NULL;
             char why[120];

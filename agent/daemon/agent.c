@@ -232,7 +232,7 @@ static void signal_ready(struct agent *a, int ready_fd)
         /* One write: several agents' lines may share a pipe (srun's output), so each agent's
          * lines must not be split.  PORT= tells a launcher the port of a --listen :0. */
         char msg[64];
-        uint16_t port = mesh_listen_port(a);
+        uint16_t port = mesh_listen_port(a->mesh);
         int len = port ? snprintf(msg, sizeof msg, "READY=1\nPORT=%u\n", (unsigned)port)
                        : snprintf(msg, sizeof msg, "READY=1\n");
         if (write(ready_fd, msg, (size_t)len) < 0) log_errno(LOG_WARNING, -errno, "--ready-fd");
@@ -323,9 +323,9 @@ static int setup(struct agent *a)
         log_error("cannot create the event loop");
         return -ENOMEM;
     }
-    r = mesh_init(a);
+    r = mesh_init(&a->mesh, &a->cfg, a->base);
     if (r < 0) return r;
-    mesh_set_accept_ops(a, &mesh_to_jobs, a);
+    mesh_set_accept_ops(a->mesh, &mesh_to_jobs, a);
     r = watch_key_fd(a);
     if (r < 0) return r;
     /* before the capabilities go: a cgroup tree may need them to be set up, and lowering the
@@ -357,7 +357,8 @@ static void teardown(struct agent *a)
 {
     control_free_all(a);
     metrics_http_stop(a);
-    mesh_close(a);
+    mesh_close(a->mesh);
+    a->mesh = NULL;
     if (a->sig_term) event_free(a->sig_term);
     if (a->sig_int) event_free(a->sig_int);
     if (a->sig_hup) event_free(a->sig_hup);

@@ -126,7 +126,7 @@ static void counter(struct out *o, const char *name, const char *help, uint64_t 
 static void traffic(struct out *o, struct agent *a)
 {
     struct mesh_traffic t;
-    mesh_traffic(a, &t);
+    mesh_traffic(a->mesh, &t);
     const struct metrics_counts *m = &a->metrics;
     const uint64_t frames[3][2] = {
         {t.frames_sent, t.frames_received},
@@ -156,13 +156,13 @@ static void traffic(struct out *o, struct agent *a)
 
 static void peers(struct out *o, struct agent *a)
 {
-    size_t np = mesh_npeers(a);
+    size_t np = mesh_npeers(a->mesh);
     struct mesh_peer_info *pi = np ? calloc(np, sizeof *pi) : NULL;
     if (np && !pi) {
         o->err = -ENOMEM;
         return;
     }
-    np = np ? mesh_peers(a, pi, np) : 0;
+    np = np ? mesh_peers(a->mesh, pi, np) : 0;
     char addr[320], name[160];
     head(o, "tmpi_peer_up", "gauge", "1 while a configured peer answers its heartbeats, else 0");
     for (size_t i = 0; i < np; i++)
@@ -203,7 +203,7 @@ int metrics_render(struct agent *a, struct evbuffer *b)
             atomic_load(&a->bad_frames));
     const char *listen;
     uint64_t accepted, failures;
-    mesh_stats(a, &listen, &accepted, &failures);
+    mesh_stats(a->mesh, &listen, &accepted, &failures);
     counter(&o, "tmpi_mesh_accepted_total", "Authenticated incoming mesh connections", accepted);
     counter(&o, "tmpi_mesh_auth_failures_total",
             "Incoming mesh connections refused: wrong key or malformed handshake", failures);

@@ -635,7 +635,7 @@ void coord_start(struct coord *co, struct program **progs)
              (unsigned long long)co->uid);
     for (int i = 0; i < co->nnodes && !co->failed; i++) {
         struct coord_node *n = &co->nodes[i];
-        int r = mesh_ctl_connect(co->a, n->addr, &coord_ops, n, &n->conn);
+        int r = mesh_ctl_connect(co->a->mesh, n->addr, &coord_ops, n, &n->conn);
         if (r < 0) {
             n->conn = NULL;
             node_fail(n, ": cannot connect: %s", strerror(-r)); /* drops every node still
