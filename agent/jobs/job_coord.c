@@ -15,7 +15,7 @@
 #include "frame.h"
 #include "job_id.h"
 #include "log.h"
-#include "metrics.h"
+#include "metrics_count.h"
 #include "mesh.h"
 #include "msg_check.h"
 #include "progcache.h"
