@@ -336,7 +336,7 @@ static int setup(struct agent *a)
     (void)privs_drop();
     r = control_listen(a);
     if (r < 0) return r;
-    r = metrics_http_start(a);
+    r = metrics_http_start(&a->metrics_srv, &a->cfg, a->base, metrics_render_agent, a);
     if (r < 0) return r;
     a->sig_term = evsignal_new(a->base, SIGTERM, on_signal, a);
     a->sig_int = evsignal_new(a->base, SIGINT, on_signal, a);
@@ -356,7 +356,8 @@ static int setup(struct agent *a)
 static void teardown(struct agent *a)
 {
     control_free_all(a);
-    metrics_http_stop(a);
+    metrics_http_stop(a->metrics_srv);
+    a->metrics_srv = NULL;
     mesh_close(a->mesh);
     a->mesh = NULL;
     if (a->sig_term) event_free(a->sig_term);

@@ -178,3 +178,8 @@ int metrics_render(struct agent *a, struct evbuffer *b)
          &a->metrics.load);
     return o.err;
 }
+
+int metrics_render_agent(void *arg, struct evbuffer *out)
+{
+    return metrics_render(arg, out);
+}

@@ -12,5 +12,7 @@ struct evbuffer;
 /* Every metric of the agent in the Prometheus text exposition format (version 0.0.4).
  * 0 or -ENOMEM. */
 int metrics_render(struct agent *a, struct evbuffer *out);
+/* The same as the endpoint's callback (metrics_http.h metrics_render_fn): arg is the agent. */
+int metrics_render_agent(void *arg, struct evbuffer *out);
 
 #endif
