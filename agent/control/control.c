@@ -572,7 +572,8 @@ static void answer_status(struct conn *c, const struct query_row *row, const Tmp
             lim[i].refused = 0;
     }
     Tmpi__JobInfo *infos;
-    st.n_jobs = job_info_visible(c->a, c->uid, is_admin(c), &infos, &st.jobs);
+    st.n_jobs = job_info_visible(c->a->jobs, &c->a->ended, c->a->cfg.ended_job_keep_sec, c->uid,
+                                 is_admin(c), &infos, &st.jobs);
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_STATUS_REPLY;
     env.status_reply = &st;
@@ -589,7 +590,8 @@ static void answer_jobs(struct conn *c, const struct query_row *row, const Tmpi_
 {
     Tmpi__JobsReply jr = TMPI__JOBS_REPLY__INIT;
     Tmpi__JobInfo *infos;
-    jr.n_jobs = job_info_visible(c->a, c->uid, is_admin(c), &infos, &jr.jobs);
+    jr.n_jobs = job_info_visible(c->a->jobs, &c->a->ended, c->a->cfg.ended_job_keep_sec, c->uid,
+                                 is_admin(c), &infos, &jr.jobs);
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_JOBS_REPLY;
     env.jobs_reply = &jr;

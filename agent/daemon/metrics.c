@@ -143,7 +143,7 @@ int metrics_render(struct agent *a, struct evbuffer *b)
     gauge(&o, "tmpi_agent_uptime_seconds", "Seconds since the agent started",
           agent_now() - a->start_time);
     uint32_t ranks;
-    uint32_t running = job_info_running(a, &ranks);
+    uint32_t running = job_info_running(a->jobs, &ranks);
     gauge(&o, "tmpi_jobs_running", "Jobs (or parts of jobs across nodes) on this node", running);
     counter(&o, "tmpi_jobs_started_total", "Jobs started on this node",
             atomic_load(&a->jobs_started));
