@@ -604,7 +604,7 @@ int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, gid_t gid,
     else
         snprintf(co->owner, sizeof co->owner, "%u", (unsigned)uid);
     randombytes_buf(&co->uid, sizeof co->uid);
-    co->id = job_id_next(a);
+    co->id = job_id_next(&a->next_job_id, a->node_number);
     co->created_at = agent_now();
     co->nnodes = (int)s->n_nodes;
     for (int i = 0; i < co->nnodes; i++) {
