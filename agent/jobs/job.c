@@ -215,6 +215,8 @@ static int job_build(struct agent *a, const struct job_spec *s, uid_t uid, struc
     int oom = 0;
     j->agent = a;
     j->cfg = &a->cfg;
+    j->ncpus = a->ncpus;
+    j->runnable_ranks = &a->runnable_ranks;
     j->uid = uid;
     j->nprocs = s->nprocs;
     j->world_size = s->world;
