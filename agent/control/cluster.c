@@ -39,10 +39,10 @@ static void self_info(struct agent *a, Tmpi__NodeInfo *ni)
     ni->name = a->cfg.name;
     const char *listen = "";
     uint64_t accepted, failures;
-    mesh_stats(a, &listen, &accepted, &failures);
+    mesh_stats(a->mesh, &listen, &accepted, &failures);
     ni->address = (char *)(listen ? listen : "");
     ni->state = (char *)fanout_state_name(FANOUT_UP);
-    ni->jobs = job_info_running(a, &ni->ranks);
+    ni->jobs = job_info_running(a->jobs, &ni->ranks);
     double load[3] = {0, 0, 0};
     if (getloadavg(load, 3) == 3) {
         ni->load1 = load[0];
@@ -65,7 +65,9 @@ void cluster_answer(struct agent *a, struct mesh_conn *c, const Tmpi__NodeQuery 
     nr.node = &ni;
     Tmpi__JobInfo *infos = NULL;
     /* the asking agent decided whose jobs its client may see, as it does for its own */
-    if (q->jobs) nr.n_jobs = job_info_visible(a, (uid_t)q->uid, q->all_users, &infos, &nr.jobs);
+    if (q->jobs)
+        nr.n_jobs = job_info_visible(a->jobs, &a->ended, a->cfg.ended_job_keep_sec, (uid_t)q->uid,
+                                     q->all_users, &infos, &nr.jobs);
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_NODE_REPORT;
     env.node_report = &nr;
@@ -209,10 +211,10 @@ static size_t merge_jobs(Tmpi__JobInfo **in, const char **names, size_t n, Tmpi_
 static void deliver(struct cluster_query *q)
 {
     struct agent *a = q->a;
-    size_t np = mesh_npeers(a);
+    size_t np = mesh_npeers(a->mesh);
     struct mesh_peer_info *known = np ? calloc(np, sizeof *known) : NULL;
     if (known)
-        np = mesh_peers(a, known, np);
+        np = mesh_peers(a->mesh, known, np);
     else
         np = 0;
     Tmpi__NodeInfo *infos = calloc(q->n + 1, sizeof *infos);
@@ -241,7 +243,8 @@ static void deliver(struct cluster_query *q)
         q->done(q->arg, &env);
         goto out;
     }
-    size_t nlocal = job_info_visible(a, q->uid, q->all_users, &local, &localp);
+    size_t nlocal = job_info_visible(a->jobs, &a->ended, a->cfg.ended_job_keep_sec, q->uid,
+                                     q->all_users, &local, &localp);
     size_t total = nlocal;
     for (size_t i = 0; i < q->n; i++)
         if (report_of(q, i)) total += report_of(q, i)->n_jobs;
@@ -322,7 +325,7 @@ static int fan_ask(void *arg, uint64_t round)
     q->round = round;
     for (size_t i = 0; i < q->n; i++) {
         struct cluster_node *n = &q->nodes[i];
-        int r = mesh_ctl_connect(q->a, n->address, &query_ops, n, &n->conn);
+        int r = mesh_ctl_connect(q->a->mesh, n->address, &query_ops, n, &n->conn);
         if (r < 0) {
             n->conn = NULL;
             char why[120];

@@ -500,7 +500,7 @@ static void answer_status(struct conn *c, const struct query_row *row, const Tmp
     st.bad_frames = atomic_load(&a->bad_frames);
     st.cached_programs = progcache_count(&a->cache);
     const char *listen_addr;
-    mesh_stats(a, &listen_addr, &st.mesh_accepted, &st.mesh_auth_failures);
+    mesh_stats(a->mesh, &listen_addr, &st.mesh_accepted, &st.mesh_auth_failures);
     st.mesh_listen = (char *)listen_addr;
     /* [mesh] transport as the agent applies it (the word of its last reload, agent.h) */
     char transport[120];
@@ -514,12 +514,12 @@ static void answer_status(struct conn *c, const struct query_row *row, const Tmp
     else
         snprintf(transport, sizeof transport, "auto: tcp (no fabric provider)");
     st.transport = transport;
-    size_t np = mesh_npeers(a);
+    size_t np = mesh_npeers(a->mesh);
     struct mesh_peer_info *pi = np ? calloc(np, sizeof *pi) : NULL;
     Tmpi__PeerInfo *pmsg = np ? calloc(np, sizeof *pmsg) : NULL;
     Tmpi__PeerInfo **pptr = np ? calloc(np, sizeof *pptr) : NULL;
     if (np && pi && pmsg && pptr) {
-        np = mesh_peers(a, pi, np);
+        np = mesh_peers(a->mesh, pi, np);
         for (size_t i = 0; i < np; i++) {
             tmpi__peer_info__init(&pmsg[i]);
             pmsg[i].address = (char *)pi[i].address;
@@ -572,7 +572,8 @@ static void answer_status(struct conn *c, const struct query_row *row, const Tmp
             lim[i].refused = 0;
     }
     Tmpi__JobInfo *infos;
-    st.n_jobs = job_info_visible(c->a, c->uid, is_admin(c), &infos, &st.jobs);
+    st.n_jobs = job_info_visible(c->a->jobs, &c->a->ended, c->a->cfg.ended_job_keep_sec, c->uid,
+                                 is_admin(c), &infos, &st.jobs);
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_STATUS_REPLY;
     env.status_reply = &st;
@@ -589,7 +590,8 @@ static void answer_jobs(struct conn *c, const struct query_row *row, const Tmpi_
 {
     Tmpi__JobsReply jr = TMPI__JOBS_REPLY__INIT;
     Tmpi__JobInfo *infos;
-    jr.n_jobs = job_info_visible(c->a, c->uid, is_admin(c), &infos, &jr.jobs);
+    jr.n_jobs = job_info_visible(c->a->jobs, &c->a->ended, c->a->cfg.ended_job_keep_sec, c->uid,
+                                 is_admin(c), &infos, &jr.jobs);
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_JOBS_REPLY;
     env.jobs_reply = &jr;
@@ -816,7 +818,7 @@ static void answer_ping(struct conn *c, const struct query_row *row, const Tmpi_
         conn_error(c, -EBUSY, "a ping is already in progress on this connection");
         return;
     }
-    int r = mesh_ping(c->a, pp->address, ping_done, c, &c->ping);
+    int r = mesh_ping(c->a->mesh, pp->address, ping_done, c, &c->ping);
     if (r == 0) return;
     char msg[160];
     if (r == -ENOKEY)

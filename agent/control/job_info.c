@@ -4,8 +4,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "agent.h"
 #include "cgroup.h"
+#include "clock.h"
 #include "job.h"
 #include "job_history.h"
 #include "job_link.h"
@@ -52,13 +52,13 @@ static void fill_ended_info(Tmpi__JobInfo *ji, const struct job_record *r)
     ji->exit_status = r->exit_status;
 }
 
-size_t job_info_visible(struct agent *a, uid_t uid, int all, Tmpi__JobInfo **ret_infos,
-                        Tmpi__JobInfo ***ret_ptrs)
+size_t job_info_visible(struct job *jobs, struct job_history *ended, double keep_sec, uid_t uid,
+                        int all, Tmpi__JobInfo **ret_infos, Tmpi__JobInfo ***ret_ptrs)
 {
     size_t n = 0;
-    struct job_history *hist = &a->ended;
-    job_history_expire(hist, agent_now(), a->cfg.ended_job_keep_sec);
-    for (struct job *j = a->jobs; j; j = j->next)
+    struct job_history *hist = ended;
+    job_history_expire(hist, agent_now(), keep_sec);
+    for (struct job *j = jobs; j; j = j->next)
         n += all || j->uid == uid;
     for (size_t i = 0; i < hist->n; i++)
         n += all || hist->recs[i].uid == uid;
@@ -73,7 +73,7 @@ size_t job_info_visible(struct agent *a, uid_t uid, int all, Tmpi__JobInfo **ret
     }
     double now = agent_now();
     size_t k = 0;
-    for (struct job *j = a->jobs; j; j = j->next)
+    for (struct job *j = jobs; j; j = j->next)
         if (all || j->uid == uid) {
             fill_job_info(&infos[k], j, now);
             ptrs[k] = &infos[k];
@@ -90,10 +90,10 @@ size_t job_info_visible(struct agent *a, uid_t uid, int all, Tmpi__JobInfo **ret
     return k;
 }
 
-uint32_t job_info_running(const struct agent *a, uint32_t *ret_ranks)
+uint32_t job_info_running(const struct job *jobs, uint32_t *ret_ranks)
 {
     uint32_t n = 0, ranks = 0;
-    for (const struct job *j = a->jobs; j; j = j->next)
+    for (const struct job *j = jobs; j; j = j->next)
         if (atomic_load(&j->state) != JOB_ENDED) {
             n++;
             ranks += j->nprocs + jobhost_spawned(j);

@@ -8,15 +8,17 @@
 
 #include "control.pb-c.h"
 
-struct agent;
+struct job;
+struct job_history;
 
-/* The jobs uid may see (all: every user's): running ones, then those that ended within
- * ended_job_keep.  The infos point into the jobs and records: valid until the loop runs on.
+/* The jobs uid may see (all: every user's) of the agent's list jobs (job.h next) and its
+ * ended ones: running ones, then those that ended within keep_sec (older records are dropped
+ * from ended now).  The infos point into the jobs and records: valid until the loop runs on.
  * Caller frees both arrays (NULL and 0 when out of memory). */
-size_t job_info_visible(struct agent *a, uid_t uid, int all, Tmpi__JobInfo **ret_infos,
-                        Tmpi__JobInfo ***ret_ptrs);
+size_t job_info_visible(struct job *jobs, struct job_history *ended, double keep_sec, uid_t uid,
+                        int all, Tmpi__JobInfo **ret_infos, Tmpi__JobInfo ***ret_ptrs);
 
-/* Ranks of the running jobs on this node (every user's), and how many jobs those are. */
-uint32_t job_info_running(const struct agent *a, uint32_t *ret_ranks);
+/* Ranks of the running jobs of the list jobs (every user's), and how many jobs those are. */
+uint32_t job_info_running(const struct job *jobs, uint32_t *ret_ranks);
 
 #endif

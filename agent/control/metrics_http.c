@@ -30,10 +30,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "clock.h"
+#include "config.h"
 #include "log.h"
 #include "mesh.h"
-#include "metrics.h"
 
 #define METRICS_SWEEP_MS 500
 
@@ -44,7 +44,8 @@ struct metrics_slot {
 };
 
 struct metrics_server {
-    struct agent *a;
+    metrics_render_fn render;
+    void *render_arg;
     struct evhttp *http;
     struct evhttp_bound_socket *sock;
     struct metrics_slot *slots;
@@ -162,7 +163,7 @@ static void request_cb(struct evhttp_request *req, void *arg)
         return;
     }
     struct evbuffer *b = evbuffer_new();
-    if (!b || metrics_render(s->a, b) < 0) {
+    if (!b || s->render(s->render_arg, b) < 0) {
         if (b) evbuffer_free(b);
         reply_text(req, 500, "Internal Server Error", "out of memory");
         return;
@@ -210,9 +211,10 @@ static void server_free(struct metrics_server *s)
     free(s);
 }
 
-int metrics_http_start(struct agent *a)
+int metrics_http_start(struct metrics_server **ret, const struct agent_config *cfg,
+                       struct event_base *base, metrics_render_fn render, void *arg)
 {
-    const struct agent_config *cfg = &a->cfg;
+    *ret = NULL;
     if (!cfg->metrics_listen) return 0;
     char host[256], port[16];
     char *end;
@@ -222,11 +224,12 @@ int metrics_http_start(struct agent *a)
                          cfg->metrics_listen);
     struct metrics_server *s = calloc(1, sizeof *s);
     if (!s) return -ENOMEM;
-    s->a = a;
+    s->render = render;
+    s->render_arg = arg;
     s->nslots = cfg->metrics_max_connections;
     s->slots = calloc(s->nslots, sizeof *s->slots);
-    s->http = evhttp_new(a->base);
-    s->sweep = event_new(a->base, -1, EV_PERSIST, sweep_cb, s);
+    s->http = evhttp_new(base);
+    s->sweep = event_new(base, -1, EV_PERSIST, sweep_cb, s);
     if (!s->slots || !s->http || !s->sweep) {
         server_free(s);
         return log_errno(LOG_ERR, -ENOMEM, "cannot start the metrics endpoint");
@@ -246,16 +249,15 @@ int metrics_http_start(struct agent *a)
     }
     struct timeval tv = {.tv_sec = 0, .tv_usec = METRICS_SWEEP_MS * 1000};
     event_add(s->sweep, &tv);
-    a->metrics_srv = s;
-    unsigned p = metrics_http_port(a);
+    *ret = s;
+    unsigned p = metrics_http_port(s);
     log_info("metrics: serving http://%s:%u/metrics (at most %u connections)",
              *host ? host : "0.0.0.0", p, s->nslots);
     return 0;
 }
 
-unsigned metrics_http_port(const struct agent *a)
+unsigned metrics_http_port(const struct metrics_server *s)
 {
-    const struct metrics_server *s = a->metrics_srv;
     if (!s) return 0;
     /* the port really taken (the configuration may say 0) */
     struct sockaddr_storage ss;
@@ -266,8 +268,7 @@ unsigned metrics_http_port(const struct agent *a)
                                           : ((struct sockaddr_in *)&ss)->sin_port);
 }
 
-void metrics_http_stop(struct agent *a)
+void metrics_http_stop(struct metrics_server *s)
 {
-    server_free(a->metrics_srv);
-    a->metrics_srv = NULL;
+    server_free(s);
 }

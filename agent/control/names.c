@@ -46,7 +46,7 @@ struct name_query {
 };
 
 struct names {
-    struct agent *a; /* for mesh_ctl_connect only */
+    struct mesh *mesh; /* the agent's, to ask its peers */
     struct event_base *base;
     const struct agent_config *cfg;
     names_job_fn job_of;
@@ -63,12 +63,12 @@ static void entry_free(struct name_entry *e)
     free(e);
 }
 
-int names_new(struct agent *a, struct event_base *base, const struct agent_config *cfg,
+int names_new(struct mesh *mesh, struct event_base *base, const struct agent_config *cfg,
               names_job_fn job_of, void *job_arg, struct names **ret)
 {
     struct names *n = calloc(1, sizeof *n);
     if (!n) return -ENOMEM;
-    n->a = a;
+    n->mesh = mesh;
     n->base = base;
     n->cfg = cfg;
     n->job_of = job_of;
@@ -283,7 +283,7 @@ static int fan_ask(void *arg, uint64_t round)
     q->round = round;
     for (size_t i = 0; i < q->npeers; i++) {
         struct name_peer *p = &q->peers[i];
-        int r = mesh_ctl_connect(n->a, n->cfg->peers[i], &peer_ops, p, &p->conn);
+        int r = mesh_ctl_connect(n->mesh, n->cfg->peers[i], &peer_ops, p, &p->conn);
         if (r < 0) {
             p->conn = NULL;
             char why[120];

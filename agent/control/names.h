@@ -23,7 +23,7 @@
 
 #include "control.pb-c.h"
 
-struct agent;
+struct mesh;
 struct agent_config;
 struct event_base;
 struct job;
@@ -40,9 +40,9 @@ struct names;
 /* The agent's job of that id, NULL when it is gone. */
 typedef struct job *(*names_job_fn)(void *arg, uint64_t job_id);
 
-/* The service of agent a (its mesh connects to cfg's peers, query_timeout_ms bounds a round;
+/* The service over mesh (it connects to cfg's peers, query_timeout_ms bounds a round;
  * cfg stays valid and may be reloaded).  0 or -ENOMEM. */
-int names_new(struct agent *a, struct event_base *base, const struct agent_config *cfg,
+int names_new(struct mesh *mesh, struct event_base *base, const struct agent_config *cfg,
               names_job_fn job_of, void *job_arg, struct names **ret);
 /* The table and the requests in flight (their hosts get no answer: the agent is going). */
 void names_free(struct names *n);

@@ -33,13 +33,6 @@
 #include "privs.h"
 #include "svc_init.h"
 
-double agent_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void agent_notify_status(struct agent *a)
 {
     sd_notifyf(0, "STATUS=%u job(s) running", a->njobs);
@@ -241,7 +234,7 @@ static void signal_ready(struct agent *a, int ready_fd)
         /* One write: several agents' lines may share a pipe (srun's output), so each agent's
          * lines must not be split.  PORT= tells a launcher the port of a --listen :0. */
         char msg[64];
-        uint16_t port = mesh_listen_port(a);
+        uint16_t port = mesh_listen_port(a->mesh);
         int len = port ? snprintf(msg, sizeof msg, "READY=1\nPORT=%u\n", (unsigned)port)
                        : snprintf(msg, sizeof msg, "READY=1\n");
         if (write(ready_fd, msg, (size_t)len) < 0) log_errno(LOG_WARNING, -errno, "--ready-fd");
@@ -353,10 +346,10 @@ static int setup(struct agent *a)
         log_error("cannot create the event loop");
         return -ENOMEM;
     }
-    r = mesh_init(a);
+    r = mesh_init(&a->mesh, &a->cfg, a->base);
     if (r < 0) return r;
-    mesh_set_accept_ops(a, &mesh_to_jobs, a);
-    r = names_new(a, a->base, &a->cfg, job_of_id, a, &a->names);
+    mesh_set_accept_ops(a->mesh, &mesh_to_jobs, a);
+    r = names_new(a->mesh, a->base, &a->cfg, job_of_id, a, &a->names);
     if (r < 0) return log_errno(LOG_ERR, r, "cannot set up the name service");
     a->name_request = host_name_request;
     r = watch_key_fd(a);
@@ -369,7 +362,7 @@ static int setup(struct agent *a)
     (void)privs_drop();
     r = control_listen(a);
     if (r < 0) return r;
-    r = metrics_http_start(a);
+    r = metrics_http_start(&a->metrics_srv, &a->cfg, a->base, metrics_render_agent, a);
     if (r < 0) return r;
     a->sig_term = evsignal_new(a->base, SIGTERM, on_signal, a);
     a->sig_int = evsignal_new(a->base, SIGINT, on_signal, a);
@@ -389,10 +382,12 @@ static int setup(struct agent *a)
 static void teardown(struct agent *a)
 {
     control_free_all(a);
-    metrics_http_stop(a);
+    metrics_http_stop(a->metrics_srv);
+    a->metrics_srv = NULL;
     names_free(a->names); /* its questions hold mesh connections */
     a->names = NULL;
-    mesh_close(a);
+    mesh_close(a->mesh);
+    a->mesh = NULL;
     if (a->sig_term) event_free(a->sig_term);
     if (a->sig_int) event_free(a->sig_int);
     if (a->sig_hup) event_free(a->sig_hup);

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "clock.h"
 #include "config.h"
 #include "job_history.h"
 #include "metrics.h"
@@ -76,8 +77,6 @@ struct agent {
     atomic_uint_fast64_t bad_frames;
     atomic_int runnable_ranks; /* rank threads not blocked in a wait, all jobs */
 };
-
-double agent_now(void); /* monotonic seconds */
 
 /* Loop thread: a job has ended and its thread is done; unlink and free it.  If the agent is
  * shutting down and this was the last job, the loop ends. */

@@ -15,50 +15,6 @@
 #include "progcache.h"
 #include "tmpi_config.h"
 
-static const double bounds[METRICS_BUCKETS] = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
-
-void metrics_observe(struct metrics_hist *h, double sec)
-{
-    if (sec < 0) sec = 0;
-    for (int i = 0; i < METRICS_BUCKETS; i++)
-        if (sec <= bounds[i]) {
-            h->bucket[i]++;
-            break;
-        }
-    h->count++;
-    h->sum += sec;
-}
-
-void metrics_job_started(struct metrics_counts *m, double created_at, double start_time)
-{
-    double now = agent_now();
-    if (created_at > 0) metrics_observe(&m->launch, now - created_at);
-    if (start_time > 0) metrics_observe(&m->load, now - start_time);
-}
-
-/* Adds to *total what now has beyond *seen, and remembers now. */
-static void grow(uint64_t *total, uint64_t *seen, uint64_t now)
-{
-    if (now > *seen) {
-        *total += now - *seen;
-        *seen = now;
-    }
-}
-
-void metrics_add_link_traffic(struct metrics_counts *m, struct metrics_link_seen *seen,
-                              const Tmpi__LinkTraffic *lt)
-{
-    for (size_t i = 0; i < lt->n_channels; i++) {
-        const Tmpi__ChannelTraffic *c = lt->channels[i];
-        if (c->channel < 1 || c->channel > 2) continue;
-        unsigned k = c->channel - 1;
-        grow(&m->link_frames_sent[k], &seen->frames_sent[k], c->frames_sent);
-        grow(&m->link_bytes_sent[k], &seen->bytes_sent[k], c->bytes_sent);
-        grow(&m->link_frames_received[k], &seen->frames_received[k], c->frames_received);
-        grow(&m->link_bytes_received[k], &seen->bytes_received[k], c->bytes_received);
-    }
-}
-
 /* The writer: the first failed evbuffer append sticks. */
 struct out {
     struct evbuffer *b;
@@ -104,7 +60,7 @@ static void hist(struct out *o, const char *name, const char *help, const struct
     uint64_t cum = 0;
     for (int i = 0; i < METRICS_BUCKETS; i++) {
         cum += h->bucket[i];
-        put(o, "%s_bucket{le=\"%g\"} %llu\n", name, bounds[i], (unsigned long long)cum);
+        put(o, "%s_bucket{le=\"%g\"} %llu\n", name, metrics_bounds[i], (unsigned long long)cum);
     }
     put(o, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)h->count);
     put(o, "%s_sum %.6f\n%s_count %llu\n", name, h->sum, name, (unsigned long long)h->count);
@@ -126,7 +82,7 @@ static void counter(struct out *o, const char *name, const char *help, uint64_t 
 static void traffic(struct out *o, struct agent *a)
 {
     struct mesh_traffic t;
-    mesh_traffic(a, &t);
+    mesh_traffic(a->mesh, &t);
     const struct metrics_counts *m = &a->metrics;
     const uint64_t frames[3][2] = {
         {t.frames_sent, t.frames_received},
@@ -156,13 +112,13 @@ static void traffic(struct out *o, struct agent *a)
 
 static void peers(struct out *o, struct agent *a)
 {
-    size_t np = mesh_npeers(a);
+    size_t np = mesh_npeers(a->mesh);
     struct mesh_peer_info *pi = np ? calloc(np, sizeof *pi) : NULL;
     if (np && !pi) {
         o->err = -ENOMEM;
         return;
     }
-    np = np ? mesh_peers(a, pi, np) : 0;
+    np = np ? mesh_peers(a->mesh, pi, np) : 0;
     char addr[320], name[160];
     head(o, "tmpi_peer_up", "gauge", "1 while a configured peer answers its heartbeats, else 0");
     for (size_t i = 0; i < np; i++)
@@ -187,7 +143,7 @@ int metrics_render(struct agent *a, struct evbuffer *b)
     gauge(&o, "tmpi_agent_uptime_seconds", "Seconds since the agent started",
           agent_now() - a->start_time);
     uint32_t ranks;
-    uint32_t running = job_info_running(a, &ranks);
+    uint32_t running = job_info_running(a->jobs, &ranks);
     gauge(&o, "tmpi_jobs_running", "Jobs (or parts of jobs across nodes) on this node", running);
     counter(&o, "tmpi_jobs_started_total", "Jobs started on this node",
             atomic_load(&a->jobs_started));
@@ -203,7 +159,7 @@ int metrics_render(struct agent *a, struct evbuffer *b)
             atomic_load(&a->bad_frames));
     const char *listen;
     uint64_t accepted, failures;
-    mesh_stats(a, &listen, &accepted, &failures);
+    mesh_stats(a->mesh, &listen, &accepted, &failures);
     counter(&o, "tmpi_mesh_accepted_total", "Authenticated incoming mesh connections", accepted);
     counter(&o, "tmpi_mesh_auth_failures_total",
             "Incoming mesh connections refused: wrong key or malformed handshake", failures);
@@ -221,4 +177,9 @@ int metrics_render(struct agent *a, struct evbuffer *b)
          "From a job's last program byte to every rank running (loading, linking)",
          &a->metrics.load);
     return o.err;
+}
+
+int metrics_render_agent(void *arg, struct evbuffer *out)
+{
+    return metrics_render(arg, out);
 }

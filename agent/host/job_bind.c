@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent.h"
 #include "binding.h"
 #include "carrier.h"
+#include "config.h"
 #include "job.h"
 #include "log.h"
 #include "rank.h"
@@ -16,7 +16,7 @@
 static int config_kind(const struct job *j)
 {
     for (int k = BIND_KIND_NONE; k <= BIND_KIND_PACKAGE; k++)
-        if (strcmp(j->agent->cfg.bind_to, bind_kind_name((enum bind_kind)k)) == 0) return k;
+        if (strcmp(j->cfg->bind_to, bind_kind_name((enum bind_kind)k)) == 0) return k;
     return BIND_KIND_DEFAULT;
 }
 
@@ -32,8 +32,7 @@ int job_bind_prepare(struct job *j, uint32_t nthreads, char *reason, size_t rlen
      * carriers of several job hosts sharing cores under load stalled jobs for minutes (the
      * nothing_lost stress across three loopback agents: 4 of 6 runs lost the 60 s deadline,
      * 0 of 6 unbound), while an unbound carrier simply moves to a free core. */
-    if (asked == BIND_KIND_DEFAULT && j->nprocs > (uint32_t)j->agent->ncpus &&
-        !j->report_bindings) {
+    if (asked == BIND_KIND_DEFAULT && j->nprocs > (uint32_t)j->ncpus && !j->report_bindings) {
         j->bind_kind = BIND_KIND_NONE;
         return 0;
     }
@@ -47,7 +46,7 @@ int job_bind_prepare(struct job *j, uint32_t nthreads, char *reason, size_t rlen
             return 0;
         }
         snprintf(reason, rlen, "--bind-to %s: cannot read the CPU topology of %s: %s",
-                 bind_kind_name(asked), j->agent->cfg.name, strerror(-r));
+                 bind_kind_name(asked), j->cfg->name, strerror(-r));
         return r;
     }
     if (asked == BIND_KIND_DEFAULT) {
@@ -76,7 +75,7 @@ int job_bind_thread(struct job *j, uint32_t index, pthread_t thread, char *reaso
         return 0;
     }
     snprintf(reason, rlen, "--bind-to %s: cannot bind rank thread %u on %s: %s",
-             bind_kind_name(j->bind_kind), index, j->agent->cfg.name, strerror(-r));
+             bind_kind_name(j->bind_kind), index, j->cfg->name, strerror(-r));
     return r;
 }
 
@@ -102,7 +101,7 @@ void job_bind_report(struct job *j)
         if (!j->topo) {
             /* the default went on unbound (logged): say so rather than stay silent */
             snprintf(line, sizeof line, "[%s:rank %d] not bound: the CPU topology is unknown\n",
-                     j->agent->cfg.name, r->info.rank);
+                     j->cfg->name, r->info.rank);
             send_line(j, r, line);
             continue;
         }
@@ -116,7 +115,7 @@ void job_bind_report(struct job *j)
         }
         int rc = bind_describe(j->topo, th, (enum bind_kind)j->bind_kind, desc, sizeof desc);
         if (rc < 0) snprintf(desc, sizeof desc, "binding unknown: %s", strerror(-rc));
-        snprintf(line, sizeof line, "[%s:rank %d] %s%s\n", j->agent->cfg.name, r->info.rank, desc,
+        snprintf(line, sizeof line, "[%s:rank %d] %s%s\n", j->cfg->name, r->info.rank, desc,
                  carrier);
         send_line(j, r, line);
     }

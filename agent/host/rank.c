@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
 #include "carrier.h"
 #include "fault.h"
 #include "job.h"
@@ -26,8 +25,7 @@ void rank_set_runnable(struct rank *r, int runnable)
 {
     if (r->runnable == runnable) return;
     r->runnable = runnable;
-    atomic_fetch_add_explicit(&r->job->agent->runnable_ranks, runnable ? 1 : -1,
-                              memory_order_relaxed);
+    atomic_fetch_add_explicit(r->job->runnable_ranks, runnable ? 1 : -1, memory_order_relaxed);
 }
 
 int rank_on_own_thread(const struct rank *r)

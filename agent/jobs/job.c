@@ -214,6 +214,9 @@ static int job_build(struct agent *a, const struct job_spec *s, uid_t uid, struc
     if (!j) return -ENOMEM;
     int oom = 0;
     j->agent = a;
+    j->cfg = &a->cfg;
+    j->ncpus = a->ncpus;
+    j->runnable_ranks = &a->runnable_ranks;
     j->uid = uid;
     j->nprocs = s->nprocs;
     j->world_size = s->world;
@@ -260,7 +263,7 @@ static int job_build(struct agent *a, const struct job_spec *s, uid_t uid, struc
     pthread_mutex_init(&j->client_mu, NULL);
     pthread_mutex_init(&j->children_mu, NULL);
     atomic_init(&j->state, JOB_LOADING);
-    j->id = job_id_next(a);
+    j->id = job_id_next(&a->next_job_id, a->node_number);
     j->created_at = agent_now();
     *ret = j;
     return 0;

@@ -18,6 +18,7 @@
 #include "svc.h"
 
 struct agent;
+struct agent_config;
 struct program;
 struct rank;
 struct bufferevent;
@@ -53,6 +54,14 @@ struct job_app {
 
 struct job {
     struct agent *agent;
+    /* the agent's settings (a reload changes them in place): what the job code reads of the
+     * agent without seeing the whole of it (daemon/agent.h) */
+    const struct agent_config *cfg;
+    /* The node's CPUs as the agent counted them when it started (fixed after), and the
+     * process's count of rank threads not blocked in a wait (any thread, relaxed: a hint for
+     * spinning and switching): the agent's, set by job_new beside cfg. */
+    int ncpus;
+    atomic_int *runnable_ranks;
     uint64_t id;
     uid_t uid;
     gid_t gid; /* the submitter's primary group (SO_PEERCRED) */

@@ -15,7 +15,7 @@
 #include "frame.h"
 #include "job_id.h"
 #include "log.h"
-#include "metrics.h"
+#include "metrics_count.h"
 #include "mesh.h"
 #include "msg_check.h"
 #include "progcache.h"
@@ -561,7 +561,7 @@ static const struct mesh_ctl_ops coord_ops = {
 static int node_connect(struct coord_node *n)
 {
     n->dialled_at = agent_now();
-    int r = mesh_ctl_connect(n->co->a, n->addr, &coord_ops, n, &n->conn);
+    int r = mesh_ctl_connect(n->co->a->mesh, n->addr, &coord_ops, n, &n->conn);
     if (r < 0) n->conn = NULL;
     return r;
 }
@@ -663,7 +663,7 @@ int coord_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, gid_t gid,
     else
         snprintf(co->owner, sizeof co->owner, "%u", (unsigned)uid);
     randombytes_buf(&co->uid, sizeof co->uid);
-    co->id = job_id_next(a);
+    co->id = job_id_next(&a->next_job_id, a->node_number);
     co->created_at = agent_now();
     co->nnodes = (int)s->n_nodes;
     for (int i = 0; i < co->nnodes; i++) {

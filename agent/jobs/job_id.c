@@ -1,7 +1,6 @@
 /* job_id.c — cluster-wide job ids (job_id.h). */
 #include "job_id.h"
 
-#include "agent.h"
 #include "config.h"
 
 uint32_t job_id_node_number(uint32_t configured, const char *name, int has_mesh)
@@ -19,12 +18,12 @@ uint32_t job_id_node_number(uint32_t configured, const char *name, int has_mesh)
     return (uint32_t)(h % CONFIG_NODE_NUMBER_MAX) + 1;
 }
 
-uint64_t job_id_next(struct agent *a)
+uint64_t job_id_next(uint64_t *next_seq, uint32_t node_number)
 {
-    uint64_t seq = ++a->next_job_id;
+    uint64_t seq = ++*next_seq;
     if (seq >= JOB_ID_NODE_FACTOR) {
-        a->next_job_id = 1;
+        *next_seq = 1;
         seq = 1;
     }
-    return (uint64_t)a->node_number * JOB_ID_NODE_FACTOR + seq;
+    return (uint64_t)node_number * JOB_ID_NODE_FACTOR + seq;
 }

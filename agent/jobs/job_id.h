@@ -17,13 +17,12 @@
 
 #define JOB_ID_NODE_FACTOR 1000000000ull
 
-struct agent;
-
 /* The node number the agent uses: the configured one, else (CONFIG_NODE_UNSET) one derived
  * from its name when it has a mesh (has_mesh), else 0 (ids 1, 2, 3 ...). */
 uint32_t job_id_node_number(uint32_t configured, const char *name, int has_mesh);
 
-/* The next id for a job this agent starts.  Loop thread. */
-uint64_t job_id_next(struct agent *a);
+/* The next id for a job this agent starts, from its sequence *seq (advanced) and its node
+ * number.  Loop thread. */
+uint64_t job_id_next(uint64_t *seq, uint32_t node_number);
 
 #endif

@@ -202,7 +202,7 @@ static int dial(struct job_link_slot *s)
     uint8_t join[MESH_JOIN_SIZE];
     mesh_join_encode(join, jl->uid, (uint32_t)jl->self, (uint32_t)s->channel);
     s->dialled_ms = mono_ms();
-    int r = mesh_data_connect(jl->job->agent, jl->addr[s->node], (uint32_t)s->channel, join,
+    int r = mesh_data_connect(jl->job->agent->mesh, jl->addr[s->node], (uint32_t)s->channel, join,
                               dialled, s, &s->dial);
     if (r < 0) s->dial = NULL;
     return r;

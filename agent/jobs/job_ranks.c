@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent.h"
+#include "config.h"
 #include "frame.h"
 #include "job.h"
 #include "job_net.h"
@@ -100,7 +100,7 @@ int job_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf
         s->rank =
             (uint32_t)(i < j->nprocs ? job_world_rank(j, i) : spawned[i - j->nprocs]->info.rank);
         s->activity = (char *)activity_name(m->activity);
-        s->node = (char *)j->agent->cfg.name;
+        s->node = (char *)j->cfg->name;
         s->peer = TMPI_PEER_NONE;
         s->peer_world = -1;
         s->tag = TMPI_TAG_NONE;

@@ -30,7 +30,7 @@
 #include "job_spawn.h"
 #include "log.h"
 #include "memfd_bytes.h"
-#include "metrics.h"
+#include "metrics_count.h"
 #include "msg_check.h"
 #include "progcache.h"
 

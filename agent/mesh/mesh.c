@@ -18,7 +18,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "clock.h"
+#include "config.h"
 #include "frame.h"
 #include "keyfile.h"
 #include "log.h"
@@ -102,7 +103,8 @@ struct mesh_peer {
 };
 
 struct mesh {
-    struct agent *a;
+    const struct agent_config *cfg; /* the agent's: a reload changes it in place */
+    struct event_base *base;
     struct mesh_key key;
     struct evconnlistener *listener;
     char listen_addr[96];
@@ -130,7 +132,7 @@ struct mesh {
 static void peer_down(struct mesh_peer *p, const char *why);
 static void peer_up(struct mesh_peer *p, struct mesh_conn *c);
 static void peer_pong(struct mesh_peer *p, uint64_t nonce);
-static void data_socket_liveness(const struct agent *a, int fd);
+static void data_socket_liveness(const struct mesh *m, int fd);
 static int liveness_start(struct mesh *m);
 
 static void addr_string(const struct sockaddr *sa, char *out, size_t len)
@@ -421,7 +423,7 @@ static void data_handover(struct mesh_conn *c)
         conn_end(c, e, strerror(-e));
         return;
     }
-    data_socket_liveness(c->m->a, fd);
+    data_socket_liveness(c->m, fd);
     if (send(fd, c->join, MESH_JOIN_SIZE, MSG_NOSIGNAL) != MESH_JOIN_SIZE) {
         int e = errno ? -errno : -EIO;
         close(fd);
@@ -466,7 +468,7 @@ static void data_accept(struct mesh_conn *c)
         log_errno(LOG_WARNING, -e, "mesh: data connection from %s", peer);
         return;
     }
-    data_socket_liveness(m->a, fd);
+    data_socket_liveness(m, fd);
     m->accept_ops->data_accept(m->accept_arg, join, channel, fd, peer);
 }
 
@@ -483,7 +485,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
             if (have < MESH_HELLO_SIZE) return;
             uint8_t hello[MESH_HELLO_SIZE], chall[MESH_CHALL_SIZE];
             evbuffer_remove(in, hello, sizeof hello);
-            if (mesh_hello_answer(&c->hs, &m->key, m->a->cfg.name, hello, chall) < 0) {
+            if (mesh_hello_answer(&c->hs, &m->key, m->cfg->name, hello, chall) < 0) {
                 auth_failed(c, "not a TMPI mesh handshake");
                 conn_free(c);
                 return;
@@ -606,7 +608,7 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
         int one = 1;
         setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         uint8_t hello[MESH_HELLO_SIZE];
-        mesh_hello_make(&c->hs, c->channel, c->m->a->cfg.name, hello);
+        mesh_hello_make(&c->hs, c->channel, c->m->cfg->name, hello);
         bufferevent_write(bev, hello, sizeof hello);
         c->state = ST_WAIT_CHALL;
         return;
@@ -673,7 +675,7 @@ static struct mesh_conn *conn_new(struct mesh *m, evutil_socket_t fd, int outgoi
     snprintf(c->why, sizeof c->why, "the connection ended");
     /* Thread-safe: the rank threads of a member job write their output to its coordinator
      * connection (job.h: out_mu, then the bufferevent lock; callbacks run unlocked). */
-    c->bev = bufferevent_socket_new(m->a->base, fd,
+    c->bev = bufferevent_socket_new(m->base, fd,
                                     BEV_OPT_CLOSE_ON_FREE | BEV_OPT_THREADSAFE |
                                         BEV_OPT_DEFER_CALLBACKS | BEV_OPT_UNLOCK_CALLBACKS);
     if (!c->bev) {
@@ -687,7 +689,7 @@ static struct mesh_conn *conn_new(struct mesh *m, evutil_socket_t fd, int outgoi
     struct timeval tv = {.tv_sec = MESH_HANDSHAKE_SEC};
     bufferevent_set_timeouts(c->bev, &tv, &tv);
     /* The idle timeouts above restart with every byte; this one does not. */
-    c->deadline = evtimer_new(m->a->base, deadline_cb, c);
+    c->deadline = evtimer_new(m->base, deadline_cb, c);
     if (!c->deadline || evtimer_add(c->deadline, &tv) < 0) {
         conn_free(c);
         return NULL;
@@ -734,35 +736,36 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     c->state = ST_WAIT_HELLO;
 }
 
-int mesh_init(struct agent *a)
+int mesh_init(struct mesh **ret, const struct agent_config *cfg, struct event_base *base)
 {
     struct mesh *m = calloc(1, sizeof *m);
     if (!m) return -ENOMEM;
-    m->a = a;
-    a->mesh = m;
-    if (!config_has_key(&a->cfg)) return 0;
+    m->cfg = cfg;
+    m->base = base;
+    *ret = m;
+    if (!config_has_key(cfg)) return 0;
     char err[256];
-    int r = a->cfg.key_fd >= 0 ? keyfile_read_fd(a->cfg.key_fd, &m->key, err, sizeof err)
-                               : keyfile_load(a->cfg.key_file, &m->key, err, sizeof err);
+    int r = cfg->key_fd >= 0 ? keyfile_read_fd(cfg->key_fd, &m->key, err, sizeof err)
+                             : keyfile_load(cfg->key_file, &m->key, err, sizeof err);
     if (r < 0) {
         log_error("%s", err);
         return r;
     }
     r = liveness_start(m);
     if (r < 0) return r;
-    for (size_t i = 0; i < a->cfg.npeers; i++) {
-        r = mesh_add_peer(a, a->cfg.peers[i]);
+    for (size_t i = 0; i < cfg->npeers; i++) {
+        r = mesh_add_peer(m, cfg->peers[i]);
         if (r < 0) {
-            log_error("bad peer address: %s (HOST:PORT expected)", a->cfg.peers[i]);
+            log_error("bad peer address: %s (HOST:PORT expected)", cfg->peers[i]);
             return r;
         }
     }
-    if (!a->cfg.listen) return 0;
-    if (mesh_budget_init(&m->budget, a->cfg.peers, a->cfg.npeers) < 0) return -ENOMEM;
+    if (!cfg->listen) return 0;
+    if (mesh_budget_init(&m->budget, cfg->peers, cfg->npeers) < 0) return -ENOMEM;
 
     char host[256], port[16];
-    if (mesh_parse_address(a->cfg.listen, host, sizeof host, port, sizeof port) < 0) {
-        log_error("bad listen address: %s (HOST:PORT expected)", a->cfg.listen);
+    if (mesh_parse_address(cfg->listen, host, sizeof host, port, sizeof port) < 0) {
+        log_error("bad listen address: %s (HOST:PORT expected)", cfg->listen);
         return -EINVAL;
     }
     struct addrinfo hints = {.ai_family = AF_UNSPEC,
@@ -771,15 +774,15 @@ int mesh_init(struct agent *a)
     struct addrinfo *res;
     int g = getaddrinfo(*host ? host : NULL, port, &hints, &res);
     if (g != 0) {
-        log_error("cannot resolve listen address %s: %s", a->cfg.listen, gai_strerror(g));
+        log_error("cannot resolve listen address %s: %s", cfg->listen, gai_strerror(g));
         return -EINVAL;
     }
     m->listener = evconnlistener_new_bind(
-        a->base, accept_cb, m, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE,
-        128, res->ai_addr, (int)res->ai_addrlen);
+        base, accept_cb, m, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE, 128,
+        res->ai_addr, (int)res->ai_addrlen);
     if (!m->listener) {
         r = -errno;
-        log_errno(LOG_ERR, r ? r : -EADDRINUSE, "cannot listen on %s", a->cfg.listen);
+        log_errno(LOG_ERR, r ? r : -EADDRINUSE, "cannot listen on %s", cfg->listen);
         freeaddrinfo(res);
         return r ? r : -EADDRINUSE;
     }
@@ -795,10 +798,10 @@ int mesh_init(struct agent *a)
     return 0;
 }
 
-void mesh_set_accept_ops(struct agent *a, const struct mesh_accept_ops *ops, void *arg)
+void mesh_set_accept_ops(struct mesh *m, const struct mesh_accept_ops *ops, void *arg)
 {
-    a->mesh->accept_ops = ops;
-    a->mesh->accept_arg = arg;
+    m->accept_ops = ops;
+    m->accept_arg = arg;
 }
 
 /* Starts an outgoing connection; the handshake runs from event_cb.  Negative errno. */
@@ -829,17 +832,17 @@ static int conn_connect(struct mesh *m, const char *address, struct mesh_conn **
 }
 
 /* An outgoing connection for one of the public dialers below: only with a cluster key. */
-static int dial(struct agent *a, const char *address, struct mesh_conn **ret)
+static int dial(struct mesh *m, const char *address, struct mesh_conn **ret)
 {
-    if (!config_has_key(&a->cfg)) return -ENOKEY;
-    return conn_connect(a->mesh, address, ret);
+    if (!config_has_key(m->cfg)) return -ENOKEY;
+    return conn_connect(m, address, ret);
 }
 
-int mesh_ping(struct agent *a, const char *address, mesh_ping_cb cb, void *arg,
+int mesh_ping(struct mesh *m, const char *address, mesh_ping_cb cb, void *arg,
               struct mesh_conn **ret)
 {
     struct mesh_conn *c;
-    int r = dial(a, address, &c);
+    int r = dial(m, address, &c);
     if (r < 0) return r;
     c->done = cb;
     c->done_arg = arg;
@@ -872,7 +875,7 @@ static void peer_try_connect(struct mesh_peer *p)
 static void peer_timer(evutil_socket_t fd, short what, void *arg)
 {
     struct mesh_peer *p = arg;
-    unsigned hb = p->m->a->cfg.heartbeat_ms;
+    unsigned hb = p->m->cfg->heartbeat_ms;
     switch (p->state) {
     case PEER_UP:
         if (p->missed >= PEER_MISSED_MAX) {
@@ -945,16 +948,15 @@ static void peer_down(struct mesh_peer *p, const char *why)
     }
 }
 
-int mesh_add_peer(struct agent *a, const char *address)
+int mesh_add_peer(struct mesh *m, const char *address)
 {
-    struct mesh *m = a->mesh;
     char host[256], port[16];
     if (parse_remote(address, host, sizeof host, port, sizeof port) < 0) return -EINVAL;
     struct mesh_peer *p = calloc(1, sizeof *p);
     if (!p) return -ENOMEM;
     p->m = m;
     snprintf(p->address, sizeof p->address, "%s:%s", host, port);
-    p->timer = evtimer_new(a->base, peer_timer, p);
+    p->timer = evtimer_new(m->base, peer_timer, p);
     if (!p->timer) {
         free(p);
         return -ENOMEM;
@@ -967,9 +969,8 @@ int mesh_add_peer(struct agent *a, const char *address)
     return 0;
 }
 
-size_t mesh_peers(const struct agent *a, struct mesh_peer_info *out, size_t max)
+size_t mesh_peers(const struct mesh *m, struct mesh_peer_info *out, size_t max)
 {
-    const struct mesh *m = a->mesh;
     size_t n = 0;
     double now = agent_now();
     for (const struct mesh_peer *p = m ? m->peers : NULL; p && n < max; p = p->next, n++) {
@@ -987,9 +988,9 @@ size_t mesh_peers(const struct agent *a, struct mesh_peer_info *out, size_t max)
     return n;
 }
 
-size_t mesh_npeers(const struct agent *a)
+size_t mesh_npeers(const struct mesh *m)
 {
-    return a->mesh ? a->mesh->npeers : 0;
+    return m ? m->npeers : 0;
 }
 
 void mesh_ping_forget(struct mesh_conn *c)
@@ -1007,9 +1008,9 @@ void mesh_ping_forget(struct mesh_conn *c)
 
 /* The tick: heartbeat_ms, but at least four per timeout so that one late ping never counts
  * as silence. */
-static unsigned liveness_tick_ms(const struct agent *a)
+static unsigned liveness_tick_ms(const struct mesh *m)
 {
-    unsigned t = a->cfg.heartbeat_ms, max = a->cfg.heartbeat_timeout_ms / 4;
+    unsigned t = m->cfg->heartbeat_ms, max = m->cfg->heartbeat_timeout_ms / 4;
     if (t > max) t = max;
     return t < 50 ? 50 : t;
 }
@@ -1017,7 +1018,7 @@ static unsigned liveness_tick_ms(const struct agent *a)
 /* A connection to end for silence, or NULL.  Pings and refreshes the others on the way. */
 static struct mesh_conn *liveness_scan(struct mesh *m, double now, int stalled, int ping)
 {
-    double timeout = m->a->cfg.heartbeat_timeout_ms / 1000.0;
+    double timeout = m->cfg->heartbeat_timeout_ms / 1000.0;
     for (struct mesh_conn *c = m->conns; c; c = c->next) {
         if (c->closing) {
             if (now - c->closing_since >= timeout) return c;
@@ -1042,7 +1043,7 @@ static struct mesh_conn *liveness_scan(struct mesh *m, double now, int stalled, 
 static void liveness_timer(evutil_socket_t fd, short what, void *arg)
 {
     struct mesh *m = arg;
-    double now = agent_now(), tick = liveness_tick_ms(m->a) / 1000.0;
+    double now = agent_now(), tick = liveness_tick_ms(m) / 1000.0;
     int stalled = m->last_tick > 0 && now - m->last_tick > 2 * tick + (tick < 1.0 ? tick : 1.0);
     if (stalled)
         log_notice("mesh: this agent did not run for %.1f s (stopped or starved); the heartbeat "
@@ -1057,13 +1058,13 @@ static void liveness_timer(evutil_socket_t fd, short what, void *arg)
         ping = 0; /* the first scan reached at least this far; a second ping does no harm */
         if (c->closing) {
             log_notice("mesh: %s (%s) did not take our last bytes in %u ms; dropping it", c->addr,
-                       c->hs.peer_name, m->a->cfg.heartbeat_timeout_ms);
+                       c->hs.peer_name, m->cfg->heartbeat_timeout_ms);
             conn_free(c);
             continue;
         }
         char why[96];
         snprintf(why, sizeof why, "stopped answering for %g s",
-                 m->a->cfg.heartbeat_timeout_ms / 1000.0);
+                 m->cfg->heartbeat_timeout_ms / 1000.0);
         log_warning("mesh: %s (%s) %s", c->addr, c->hs.peer_name, why);
         conn_end(c, -ETIMEDOUT, why);
     }
@@ -1071,9 +1072,9 @@ static void liveness_timer(evutil_socket_t fd, short what, void *arg)
 
 static int liveness_start(struct mesh *m)
 {
-    unsigned ms = liveness_tick_ms(m->a);
+    unsigned ms = liveness_tick_ms(m);
     struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000};
-    m->liveness = event_new(m->a->base, -1, EV_PERSIST, liveness_timer, m);
+    m->liveness = event_new(m->base, -1, EV_PERSIST, liveness_timer, m);
     if (!m->liveness || event_add(m->liveness, &tv) < 0) return -ENOMEM;
     m->last_tick = agent_now();
     return 0;
@@ -1086,9 +1087,9 @@ static int liveness_start(struct mesh *m)
  * with fresh retransmission timers moves sooner than one whose backoff is waited out, while
  * the heartbeat still tells a node that is gone.  Best effort: a kernel without these options
  * leaves only the job's heartbeats. */
-static void data_socket_liveness(const struct agent *a, int fd)
+static void data_socket_liveness(const struct mesh *m, int fd)
 {
-    unsigned ms = a->cfg.heartbeat_timeout_ms;
+    unsigned ms = m->cfg->heartbeat_timeout_ms;
     int one = 1, idle = (int)(ms / 2000), intvl = (int)(ms / 6000), cnt = 3;
     unsigned user = ms / 2;
     if (idle < 1) idle = 1;
@@ -1102,11 +1103,11 @@ static void data_socket_liveness(const struct agent *a, int fd)
 
 /* ---- connections that carry a job ---- */
 
-int mesh_ctl_connect(struct agent *a, const char *address, const struct mesh_ctl_ops *ops,
-                     void *arg, struct mesh_conn **ret)
+int mesh_ctl_connect(struct mesh *m, const char *address, const struct mesh_ctl_ops *ops, void *arg,
+                     struct mesh_conn **ret)
 {
     struct mesh_conn *c;
-    int r = dial(a, address, &c);
+    int r = dial(m, address, &c);
     if (r < 0) return r;
     c->ops = ops;
     c->ops_arg = arg;
@@ -1151,12 +1152,12 @@ void mesh_conn_close(struct mesh_conn *c)
     if (!c->closing) close_after_flush(c);
 }
 
-int mesh_data_connect(struct agent *a, const char *address, uint32_t channel,
+int mesh_data_connect(struct mesh *m, const char *address, uint32_t channel,
                       const uint8_t join[MESH_JOIN_SIZE], mesh_data_cb cb, void *arg,
                       struct mesh_conn **ret)
 {
     struct mesh_conn *c;
-    int r = dial(a, address, &c);
+    int r = dial(m, address, &c);
     if (r < 0) return r;
     c->channel = channel;
     memcpy(c->join, join, MESH_JOIN_SIZE);
@@ -1192,23 +1193,21 @@ void mesh_join_decode(const uint8_t in[MESH_JOIN_SIZE], uint64_t *uid, uint32_t 
     *channel = ch;
 }
 
-uint16_t mesh_listen_port(const struct agent *a)
+uint16_t mesh_listen_port(const struct mesh *m)
 {
-    return a->mesh && a->mesh->listener ? a->mesh->listen_port : 0;
+    return m && m->listener ? m->listen_port : 0;
 }
 
-void mesh_stats(const struct agent *a, const char **ret_listen, uint64_t *ret_accepted,
+void mesh_stats(const struct mesh *m, const char **ret_listen, uint64_t *ret_accepted,
                 uint64_t *ret_failures)
 {
-    const struct mesh *m = a->mesh;
     *ret_listen = m && m->listener ? m->listen_addr : "";
     *ret_accepted = m ? m->accepted : 0;
     *ret_failures = m ? m->auth_failures : 0;
 }
 
-void mesh_traffic(const struct agent *a, struct mesh_traffic *ret)
+void mesh_traffic(struct mesh *m, struct mesh_traffic *ret)
 {
-    struct mesh *m = a->mesh;
     *ret = (struct mesh_traffic){0};
     if (!m) return;
     ret->frames_sent = atomic_load_explicit(&m->tx_frames, memory_order_relaxed);
@@ -1217,9 +1216,8 @@ void mesh_traffic(const struct agent *a, struct mesh_traffic *ret)
     ret->bytes_received = atomic_load_explicit(&m->rx_bytes, memory_order_relaxed);
 }
 
-void mesh_close(struct agent *a)
+void mesh_close(struct mesh *m)
 {
-    struct mesh *m = a->mesh;
     if (!m) return;
     for (struct mesh_peer *p = m->peers, *n; p; p = n) {
         n = p->next;
@@ -1236,5 +1234,4 @@ void mesh_close(struct agent *a)
     sodium_memzero(&m->key, sizeof m->key);
     mesh_budget_free(&m->budget);
     free(m);
-    a->mesh = NULL;
 }

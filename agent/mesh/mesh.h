@@ -21,13 +21,18 @@
  * big-endian.  The accepting agent hands the socket to the job that uid names. */
 #define MESH_JOIN_SIZE 16
 
-struct agent;
+struct agent_config;
+struct event_base;
+struct mesh;
 struct mesh_conn;
 
-/* Loads the key file (if configured) and starts listening (if configured; a listener needs
- * a key).  0 or a negative errno, logged. */
-int mesh_init(struct agent *a);
-void mesh_close(struct agent *a);
+/* Makes the mesh of an agent whose settings are cfg (read at each use: a reload changes them
+ * in place) and whose loop is base, loads the key file (if configured) and starts listening
+ * (if configured; a listener needs a key).  0 or a negative errno, logged; *ret is set
+ * whenever the mesh was allocated, also on a later failure (mesh_close frees it). */
+int mesh_init(struct mesh **ret, const struct agent_config *cfg, struct event_base *base);
+/* Closes every connection and frees m (NULL: nothing). */
+void mesh_close(struct mesh *m);
 
 /* Upcalls for incoming connections that carry a job, registered once after mesh_init (the
  * daemon wires them to the job code).  Loop thread.  A member left NULL (or no ops): such a
@@ -50,7 +55,7 @@ struct mesh_accept_ops {
      * callee answers with mesh_send and closes it; rq is valid during the call only. */
     void (*name_request)(void *arg, struct mesh_conn *c, const Tmpi__NameRequest *rq);
 };
-void mesh_set_accept_ops(struct agent *a, const struct mesh_accept_ops *ops, void *arg);
+void mesh_set_accept_ops(struct mesh *m, const struct mesh_accept_ops *ops, void *arg);
 
 /* "HOST:PORT", "HOST", ":PORT", "[V6]:PORT" -> host (may be empty) and port (default
  * MESH_DEFAULT_PORT; 0 lets a listener take any free port).  0 or -EINVAL. */
@@ -62,14 +67,14 @@ typedef void (*mesh_ping_cb)(void *arg, int rc, const char *peer, double rtt_use
 /* Connects to another agent, authenticates, exchanges one ping, then closes; cb runs exactly
  * once unless mesh_ping_forget() is called first.  -ENOKEY (no key file), -EINVAL (bad
  * address), -EHOSTUNREACH, -ECONNREFUSED, -EMFILE. */
-int mesh_ping(struct agent *a, const char *address, mesh_ping_cb cb, void *arg,
+int mesh_ping(struct mesh *m, const char *address, mesh_ping_cb cb, void *arg,
               struct mesh_conn **ret);
 void mesh_ping_forget(struct mesh_conn *c);
 
 /* Keeps an authenticated connection to another agent, with heartbeats every heartbeat_ms;
  * a peer that misses three, or whose connection ends, is reported down and retried.  0,
  * -EINVAL, -ENOMEM. */
-int mesh_add_peer(struct agent *a, const char *address);
+int mesh_add_peer(struct mesh *m, const char *address);
 
 struct mesh_peer_info {
     const char *address, *name, *state, *last_error;
@@ -78,8 +83,8 @@ struct mesh_peer_info {
     uint64_t ups;          /* times the peer came up */
 };
 /* Fills up to max entries; the strings live until the next loop iteration. */
-size_t mesh_peers(const struct agent *a, struct mesh_peer_info *out, size_t max);
-size_t mesh_npeers(const struct agent *a);
+size_t mesh_peers(const struct mesh *m, struct mesh_peer_info *out, size_t max);
+size_t mesh_npeers(const struct mesh *m);
 
 /* ---- connections that carry a job (used by the job code: coordination, members, links) ---- */
 
@@ -107,8 +112,8 @@ struct mesh_ctl_ops {
 
 /* Connects to address on the control channel; ops run as the connection progresses.
  * -ENOKEY, -EINVAL, -EHOSTUNREACH, -ECONNREFUSED, -EMFILE (then no callback runs). */
-int mesh_ctl_connect(struct agent *a, const char *address, const struct mesh_ctl_ops *ops,
-                     void *arg, struct mesh_conn **ret);
+int mesh_ctl_connect(struct mesh *m, const char *address, const struct mesh_ctl_ops *ops, void *arg,
+                     struct mesh_conn **ret);
 /* Takes over the callbacks of an incoming control connection (from the job_assign upcall). */
 void mesh_conn_set_ops(struct mesh_conn *c, const struct mesh_ctl_ops *ops, void *arg);
 /* Queues one frame.  0, -EMSGSIZE, -ENOMEM, -ENOTCONN (closing). */
@@ -124,7 +129,7 @@ void mesh_conn_close(struct mesh_conn *c);
 typedef void (*mesh_data_cb)(void *arg, int fd, int err, const char *why);
 /* Opens a data connection for channel (TMPI_CH_P2P or TMPI_CH_COLL) that sends join after
  * the handshake.  cb runs once unless mesh_conn_close(*ret) comes first. */
-int mesh_data_connect(struct agent *a, const char *address, uint32_t channel,
+int mesh_data_connect(struct mesh *m, const char *address, uint32_t channel,
                       const uint8_t join[MESH_JOIN_SIZE], mesh_data_cb cb, void *arg,
                       struct mesh_conn **ret);
 
@@ -133,9 +138,9 @@ void mesh_join_decode(const uint8_t in[MESH_JOIN_SIZE], uint64_t *uid, uint32_t 
                       uint32_t *channel);
 
 /* The port the listener got (the chosen one for port 0); 0 when not listening. */
-uint16_t mesh_listen_port(const struct agent *a);
+uint16_t mesh_listen_port(const struct mesh *m);
 
-void mesh_stats(const struct agent *a, const char **ret_listen, uint64_t *ret_accepted,
+void mesh_stats(const struct mesh *m, const char **ret_listen, uint64_t *ret_accepted,
                 uint64_t *ret_failures);
 
 /* Frames (and their bytes, headers included) of the control channel: job coordination,
@@ -143,6 +148,6 @@ void mesh_stats(const struct agent *a, const char **ret_listen, uint64_t *ret_ac
 struct mesh_traffic {
     uint64_t frames_sent, bytes_sent, frames_received, bytes_received;
 };
-void mesh_traffic(const struct agent *a, struct mesh_traffic *ret);
+void mesh_traffic(struct mesh *m, struct mesh_traffic *ret);
 
 #endif

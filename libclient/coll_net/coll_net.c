@@ -42,13 +42,13 @@ static void conf_bad(struct tm_cconf *cf, const char *env, const char *v, enum t
         snprintf(cf->msg, sizeof cf->msg, "tmpid.conf: bad collective algorithm \"%s\"", v);
 }
 
-static void conf_read(const struct tmpi_svc *svc, const struct tm_comm *c, struct tm_cconf *cf)
+static void conf_read(const struct tmpi_svc *svc, int world, struct tm_cconf *cf)
 {
     const char *v, *from;
     char *buf = malloc(CONF_VALUE_MAX);
     cf->err = 0;
     cf->msg[0] = '\0';
-    cf->world = c->builtin && !c->world_of;
+    cf->world = world;
     cf->tree_path = NULL;
     atomic_init(&cf->tree, NULL);
     int wants_file = 0;
@@ -75,6 +75,15 @@ static void conf_read(const struct tmpi_svc *svc, const struct tm_comm *c, struc
                  "algorithm tree_file without a tree file (set TMPI_COLL_TREE_FILE or tmpid.conf "
                  "[mpi] coll_tree_file)");
     }
+}
+
+int tm_coll_conf_check(const struct tmpi_svc *svc, char *msg, size_t len)
+{
+    struct tm_cconf cf;
+    conf_read(svc, 0, &cf);
+    free(cf.tree_path);
+    if (cf.err) snprintf(msg, len, "%s", cf.msg);
+    return cf.err;
 }
 
 /* Loads the tree file for c once; every leader gets the same result. */
@@ -157,7 +166,7 @@ static struct tm_chier *chier_build(const struct tm_rank *me, const struct tm_co
     const struct tmpi_rank_info *info = me->info;
     struct tm_chier *h = calloc(1, sizeof *h);
     if (!h) return NULL;
-    conf_read(me->job->svc, c, &h->conf);
+    conf_read(me->job->svc, c->builtin && !c->world_of, &h->conf);
     int nn = info->nnodes, n = c->size;
     h->nnodes = nn;
     h->group_of = malloc(sizeof *h->group_of * (size_t)n);

@@ -187,6 +187,12 @@ int tm_hier_allgather_bytes(struct tm_cnet *x, const void *mine, size_t bytes, v
  * algorithm runs).  -EINVAL when the file is rejected, or (explicit, MPI_COMM_WORLD) does not
  * fit; tm_chier_error() says why. */
 int tm_chier_tree(struct tm_cnet *x, int explicit_, const struct tm_tree_file **ret);
+/* Reads the job's collective settings as a communicator across nodes will (TMPI_COLL_*, then
+ * tmpid.conf [mpi] coll_*): 0, or -EINVAL with what is wrong in msg.  MPI_Init, MPI_Init_thread
+ * and MPI_Session_init call it, so that a bad setting is reported by the call that starts MPI
+ * for the rank, not by whichever collective happens to run first across nodes.  A tree file is
+ * only named here; its contents are checked where it is used (it must fit the communicator). */
+int tm_coll_conf_check(const struct tmpi_svc *svc, char *msg, size_t len);
 /* Why a collective on c failed with -EINVAL because of its configuration; NULL if it did not. */
 const char *tm_chier_error(struct tm_rank *me, struct tm_comm *c);
 

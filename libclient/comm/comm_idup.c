@@ -15,7 +15,8 @@
  * MPI_COMM_NULL.
  *
  * On an inter-communicator the dup is a non-blocking collective of the parent too, a schedule
- * like its other non-blocking collectives (coll_inter/inter_nbops.h tm_inb_idup): the lower
+ * like its other non-blocking collectives (coll_inter/inter_nbops.h tm_inb_idup, reached
+ * through the job's upcall inter_idup, core/job.h, as coll_inter/ is above comm/): the lower
  * first member takes the ids at the start, the first members pass them on and each group
  * broadcasts them; the Wait or Test that completes the request has made the handle. */
 #include <errno.h>
@@ -28,7 +29,6 @@
 #include "ctx.h"
 #include "errh.h"
 #include "info.h"
-#include "inter_nbops.h"
 #include "job.h"
 #include "p2p.h"
 #include "request.h"
@@ -151,7 +151,7 @@ void tm_idup_free(struct tm_rank *me, struct tm_request *r)
 static int idup_inter(struct tm_rank *me, const char *fn, MPI_Comm comm, struct tm_commref *cr,
                       const struct tm_info *hints, MPI_Comm *newcomm, MPI_Request *request)
 {
-    int err = tm_inb_idup(me, cr, comm, hints, newcomm, request);
+    int err = me->job->inter_idup(me, cr, comm, hints, newcomm, request);
     return err ? tm_err(me, comm, err, fn, "the dup cannot start") : MPI_SUCCESS;
 }
 

@@ -35,6 +35,8 @@ struct tm_envl;
 struct tm_request;
 struct tm_type;
 struct tm_inter_ops;
+struct tm_commref;
+struct tm_info;
 
 enum tm_rank_state { TM_RANK_NEW = 0, TM_RANK_INIT = 1, TM_RANK_FINALIZED = 2 };
 
@@ -171,6 +173,11 @@ struct tm_job {
     void (*type_release)(const struct tm_type *t);
     /* the inter-communicator collectives, for coll/'s entry points (coll/coll_inter_ops.h) */
     const struct tm_inter_ops *inter;
+    /* MPI_Comm_idup of an inter-communicator, for comm/'s entry point (comm/comm_idup.c): it
+     * runs on the inter-communicator collectives, a folder above comm/ (coll_inter/inter_nbops.h
+     * tm_inb_idup) */
+    int (*inter_idup)(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
+                      const struct tm_info *hints, MPI_Comm *newcomm, MPI_Request *request);
     pthread_mutex_t progs_lock;
     struct tm_cprog *progs; /* runners of non-blocking collectives across nodes (progs_lock) */
     /* RMA windows with a member on this node, by id (rma/win.c): looked up by origins and

@@ -16,11 +16,10 @@
 
 #include "mpi.h"
 #include "request.h"
+#include "send_mode.h"
 
 struct tm_rank;
 struct tm_envl;
-
-enum tm_send_mode { TM_SEND_STANDARD, TM_SEND_SYNC, TM_SEND_BUFFERED };
 
 /* Starts a send of bytes from buf to world rank w of this node, as rank src of context ctx
  * (dest: that rank in the sender's communicator, for sreq's status).  Returns 0 when the send

@@ -246,6 +246,10 @@ static int init_common(const char *fn, int required, int *provided, int *argc, c
     struct tm_rank *me = NULL;
     int r = tm_rank_open(fn, required, TM_OPEN_WORLD, &me);
     if (r != MPI_SUCCESS) return r;
+    /* the collective settings are the job's: a bad one is this call's error (coll_net.h) */
+    char why[256];
+    if (tm_coll_conf_check(me->job->svc, why, sizeof why) < 0)
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "%s", why);
     if (argc && argv) tm_info_env_args(me, *argc, *argv);
     if (provided) *provided = me->thread_level;
     return MPI_SUCCESS;

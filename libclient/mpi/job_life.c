@@ -10,6 +10,7 @@
 #include "coll_net.h"
 #include "comm_mst.h"
 #include "inbox.h"
+#include "inter_nbops.h"
 #include "mstate.h"
 #include "type.h"
 #include "type_copy.h"
@@ -132,6 +133,7 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     j->mst_comm = tm_comm_mst;
     j->type_release = tm_type_release;
     j->inter = &tm_inter_ops;
+    j->inter_idup = tm_inb_idup;
     if (tm_net_job_init(j, info) < 0) goto err;
     if (j->net) {
         j->wait_net = &tm_net_wait;

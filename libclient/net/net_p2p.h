@@ -28,8 +28,8 @@
 #include "dlist.h"
 #include "match.h"
 #include "msg_hdr.h"
-#include "p2p.h"
 #include "request.h"
+#include "send_mode.h"
 #include "svc.h"
 #include "xfer.h"
 

@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "bsend_buf.h"
+#include "coll_net.h"
 #include "errh.h"
 #include "group.h"
 #include "info.h"
@@ -89,6 +90,14 @@ TM_API int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Sessi
     if (r != MPI_SUCCESS) {
         free(s);
         return r;
+    }
+    /* as MPI_Init: a bad collective setting is this call's error (coll_net.h) */
+    char why[256];
+    if (tm_coll_conf_check(me->job->svc, why, sizeof why) < 0) {
+        free(s);
+        tm_rank_close(me, TM_OPEN_SESSION);
+        return tm_err_obj(me, TM_EH_SESSION, MPI_SESSION_NULL, errhandler, MPI_ERR_ARG, fn, "%s",
+                          why);
     }
     *s = (struct tm_session){me->thread_level, errhandler, tm_bsbuf_new(me)};
     tm_errh_ref(me, errhandler);

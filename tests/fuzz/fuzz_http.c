@@ -14,6 +14,7 @@
 
 #include "agent.h"
 #include "fuzz.h"
+#include "metrics.h"
 #include "metrics_http.h"
 
 static struct agent fuzz_agent;
@@ -28,8 +29,8 @@ static int setup(void)
     a->cfg.metrics_max_connections = 4;
     a->cfg.metrics_timeout_sec = 1;
     a->cfg.metrics_max_request = 1024;
-    if (metrics_http_start(a) < 0) abort();
-    return (int)metrics_http_port(a);
+    if (metrics_http_start(&a->metrics_srv, &a->cfg, a->base, metrics_render_agent, a) < 0) abort();
+    return (int)metrics_http_port(a->metrics_srv);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -55,6 +55,8 @@ static struct job *job_make(uint32_t nprocs, int (*main_fn)(int, char **))
     struct job *j = calloc(1, sizeof *j);
     CHECK(j);
     j->agent = &agent;
+    j->cfg = &agent.cfg;
+    j->runnable_ranks = &agent.runnable_ranks;
     j->id = 1;
     j->nprocs = j->world_size = nprocs;
     /* the ranks' argument vectors come from the job's shared copy (rank_argv.h) */

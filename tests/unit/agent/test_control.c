@@ -1044,7 +1044,7 @@ int main(void)
     agent.start_time = agent_now();
     agent.ncpus = 2;
     progcache_init(&agent.cache, 4);
-    CHECK_EQ(mesh_init(&agent), 0);
+    CHECK_EQ(mesh_init(&agent.mesh, &agent.cfg, agent.base), 0);
     CHECK_EQ(control_listen(&agent), 0);
     /* a second agent on the same socket is refused */
     struct agent other = agent;
@@ -1068,7 +1068,7 @@ int main(void)
 
     control_free_all(&agent);
     CHECK(access(sock_path, F_OK) < 0, "the socket file is removed");
-    mesh_close(&agent);
+    mesh_close(agent.mesh);
     progcache_destroy(&agent.cache);
     job_history_free(&agent.ended);
     config_free(&agent.cfg);

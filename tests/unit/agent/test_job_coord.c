@@ -788,12 +788,12 @@ static void agent_new(struct agent *a, const char *name, const char *key, const 
     a->base = base;
     a->start_time = agent_now();
     progcache_init(&a->cache, 4);
-    CHECK_EQ(mesh_init(a), 0);
+    CHECK_EQ(mesh_init(&a->mesh, &a->cfg, a->base), 0);
 }
 
 static void agent_free(struct agent *a)
 {
-    mesh_close(a);
+    mesh_close(a->mesh);
     progcache_destroy(&a->cache);
     config_free(&a->cfg);
 }
@@ -816,10 +816,10 @@ int main(void)
 
     agent_new(&coord_agent, "coord", key, NULL);
     agent_new(&member_agent, "member", key, "127.0.0.1:0");
-    mesh_set_accept_ops(&member_agent, &accept_ops, NULL);
+    mesh_set_accept_ops(member_agent.mesh, &accept_ops, NULL);
     const char *addr;
     uint64_t accepted, failures;
-    mesh_stats(&member_agent, &addr, &accepted, &failures);
+    mesh_stats(member_agent.mesh, &addr, &accepted, &failures);
     const char *colon = strrchr(addr, ':');
     CHECK(colon);
     member_port = (uint16_t)atoi(colon + 1);

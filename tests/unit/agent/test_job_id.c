@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "../check.h"
-#include "agent.h"
 #include "config.h"
 #include "job_id.h"
 
@@ -24,20 +23,23 @@ static void test_node_number(void)
 
 static void test_next(void)
 {
-    struct agent a;
-    memset(&a, 0, sizeof a);
+    struct {
+        uint64_t next_job_id;
+        uint32_t node_number;
+    } a = {0, 0};
     a.node_number = 7;
-    CHECK_EQ(job_id_next(&a), 7000000001ull);
-    CHECK_EQ(job_id_next(&a), 7000000002ull);
+    CHECK_EQ(job_id_next(&a.next_job_id, a.node_number), 7000000001ull);
+    CHECK_EQ(job_id_next(&a.next_job_id, a.node_number), 7000000002ull);
     a.next_job_id = JOB_ID_NODE_FACTOR - 2;
-    CHECK_EQ(job_id_next(&a), 7999999999ull);
-    CHECK_EQ(job_id_next(&a), 7000000001ull); /* wrapped, never into node 8's ids */
+    CHECK_EQ(job_id_next(&a.next_job_id, a.node_number), 7999999999ull);
+    /* wrapped, never into node 8's ids */
+    CHECK_EQ(job_id_next(&a.next_job_id, a.node_number), 7000000001ull);
     a.node_number = 0;
     a.next_job_id = 0;
-    CHECK_EQ(job_id_next(&a), 1);
+    CHECK_EQ(job_id_next(&a.next_job_id, a.node_number), 1);
     a.node_number = CONFIG_NODE_NUMBER_MAX;
     a.next_job_id = JOB_ID_NODE_FACTOR - 2;
-    uint64_t top = job_id_next(&a);
+    uint64_t top = job_id_next(&a.next_job_id, a.node_number);
     CHECK(top < (1ull << 53), "id %llu not exact in a double", (unsigned long long)top);
 }
 

@@ -71,12 +71,12 @@ static void agent_new(struct agent *a, const char *name, const char *key_file, c
     a->cfg.listen = listen ? strdup(listen) : NULL;
     CHECK(a->cfg.name && a->cfg.key_file);
     a->base = base;
-    CHECK_EQ(mesh_init(a), 0);
+    CHECK_EQ(mesh_init(&a->mesh, &a->cfg, a->base), 0);
 }
 
 static void agent_free(struct agent *a)
 {
-    mesh_close(a);
+    mesh_close(a->mesh);
     config_free(&a->cfg);
 }
 
@@ -221,7 +221,7 @@ int main(void)
     agent_new(&stranger, "stranger", key_b, NULL);
     const char *addr;
     uint64_t accepted, failures;
-    mesh_stats(&server, &addr, &accepted, &failures);
+    mesh_stats(server.mesh, &addr, &accepted, &failures);
     CHECK(strncmp(addr, "127.0.0.1:", 10) == 0 && strcmp(addr, "127.0.0.1:0") != 0);
     char server_addr[96];
     snprintf(server_addr, sizeof server_addr, "%s", addr);
@@ -233,7 +233,7 @@ int main(void)
     /* Handshake and ping with the same key. */
     struct mesh_conn *c;
     struct ping_result ping = {0};
-    CHECK_EQ(mesh_ping(&client, server_addr, ping_cb, &ping, &c), 0);
+    CHECK_EQ(mesh_ping(client.mesh, server_addr, ping_cb, &ping, &c), 0);
     CHECK(run_until(flag_set, &ping.done, 10));
     CHECK_EQ(ping.rc, 0);
     CHECK(strcmp(ping.peer, "server") == 0);
@@ -241,14 +241,14 @@ int main(void)
     /* Without registered upcalls the server takes no job's connection: a JobAssign ends the
      * control connection, a data connection is closed after its join record. */
     struct ctl_result ctl = {0};
-    CHECK_EQ(mesh_ctl_connect(&client, server_addr, &ctl_ops, &ctl, &c), 0);
+    CHECK_EQ(mesh_ctl_connect(client.mesh, server_addr, &ctl_ops, &ctl, &c), 0);
     CHECK(run_until(flag_set, &ctl.closed, 10));
     CHECK_EQ(ctl.ready, 1);
     CHECK(ctl.err < 0);
     uint8_t join[MESH_JOIN_SIZE];
     mesh_join_encode(join, 42, 1, TMPI_CH_P2P);
     struct data_result data = {.fd = -1};
-    CHECK_EQ(mesh_data_connect(&client, server_addr, TMPI_CH_P2P, join, data_cb, &data, &c), 0);
+    CHECK_EQ(mesh_data_connect(client.mesh, server_addr, TMPI_CH_P2P, join, data_cb, &data, &c), 0);
     CHECK(run_until(flag_set, &data.done, 10));
     CHECK(data.fd >= 0);
     CHECK(run_until(peer_closed, &data.fd, 10));
@@ -256,10 +256,11 @@ int main(void)
     CHECK_EQ(up.data_calls + up.assign_calls, 0);
 
     /* With them: the data socket and the JobAssign reach the callbacks. */
-    mesh_set_accept_ops(&server, &up_ops, &up);
+    mesh_set_accept_ops(server.mesh, &up_ops, &up);
     data = (struct data_result){.fd = -1};
     mesh_join_encode(join, 0x0102030405060708ull, 3, TMPI_CH_COLL);
-    CHECK_EQ(mesh_data_connect(&client, server_addr, TMPI_CH_COLL, join, data_cb, &data, &c), 0);
+    CHECK_EQ(mesh_data_connect(client.mesh, server_addr, TMPI_CH_COLL, join, data_cb, &data, &c),
+             0);
     CHECK(run_until(flag_set, &up.data_calls, 10));
     CHECK(data.done && data.fd >= 0 && data.err == 0);
     CHECK(up.uid == 0x0102030405060708ull && up.node == 3 && up.channel == TMPI_CH_COLL);
@@ -277,8 +278,9 @@ int main(void)
     up.fd = -1;
     int calls0 = up.data_calls;
     mesh_join_encode(join, 7, 2, TMPI_CH_P2P);
-    CHECK_EQ(mesh_data_connect(&client, server_addr, TMPI_CH_P2P, join, data_cb_speaks, &data, &c),
-             0);
+    CHECK_EQ(
+        mesh_data_connect(client.mesh, server_addr, TMPI_CH_P2P, join, data_cb_speaks, &data, &c),
+        0);
     CHECK(run_until(flag_set, &data.done, 10));
     CHECK(data.fd >= 0);
     double t_deadline = now() + 10;
@@ -296,16 +298,16 @@ int main(void)
     close(up.fd);
 
     ctl = (struct ctl_result){0};
-    CHECK_EQ(mesh_ctl_connect(&client, server_addr, &ctl_ops, &ctl, &c), 0);
+    CHECK_EQ(mesh_ctl_connect(client.mesh, server_addr, &ctl_ops, &ctl, &c), 0);
     CHECK(run_until(flag_set, &up.assign_calls, 10));
     CHECK(up.assign_uid == 0xfeedbeefcafe);
     CHECK(run_until(flag_set, &ctl.closed, 10)); /* the callee closed it */
 
     /* A wrong key: the client refuses the server's proof, the server counts a failure. */
-    mesh_stats(&server, &addr, &accepted, &failures);
+    mesh_stats(server.mesh, &addr, &accepted, &failures);
     uint64_t failures0 = failures, accepted0 = accepted;
     ping = (struct ping_result){0};
-    CHECK_EQ(mesh_ping(&stranger, server_addr, ping_cb, &ping, &c), 0);
+    CHECK_EQ(mesh_ping(stranger.mesh, server_addr, ping_cb, &ping, &c), 0);
     CHECK(run_until(flag_set, &ping.done, 10));
     CHECK_EQ(ping.rc, -EACCES);
     double t_end = now() + 10;
@@ -313,7 +315,7 @@ int main(void)
         struct timeval tv = {.tv_usec = 10000};
         event_base_loopexit(base, &tv);
         event_base_dispatch(base);
-        mesh_stats(&server, &addr, &accepted, &failures);
+        mesh_stats(server.mesh, &addr, &accepted, &failures);
     } while (failures == failures0 && now() < t_end);
     CHECK_EQ(failures, failures0 + 1);
     CHECK_EQ(accepted, accepted0);

@@ -10,13 +10,15 @@
  *    order on the rest (MPI only fixes the order per communicator).
  *  - many_pending: 24 operations of mixed kinds pending at once on one communicator, completed
  *    by MPI_Waitall, then by MPI_Test loops; a blocking collective between start and wait.
- *  - bad_setting: a rejected TMPI_COLL_BCAST fails the Ibcast at MPI_Wait with MPI_ERR_ARG,
+ *  - bad_setting: a rejected tree file (TMPI_COLL_TREE_FILE, checked where it is used: a bad
+ *    algorithm setting is MPI_Init's error) fails the Ibcast at MPI_Wait with MPI_ERR_ARG,
  *    while an Iallgather on the same communicator still runs.
  * Layouts: simulated nodes (3x2, 3+3+1, 2x3 round-robin) and one job state told its nodes
  * (3+1+2, 5 uneven interleaved). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "coll_check.h"
 #include "net_layout.h"
@@ -301,7 +303,7 @@ static int test_many(void)
     return run_layouts(body_many);
 }
 
-/* ---- bad_setting: a rejected TMPI_COLL_BCAST reaches the Ibcast's request ---- */
+/* ---- bad_setting: a rejected tree file reaches the Ibcast's request ---- */
 
 static int body_bad(int rank, int size, void *arg)
 {
@@ -314,7 +316,7 @@ static int body_bad(int rank, int size, void *arg)
     TC_MPI(op_start(&o, MPI_COMM_WORLD)); /* starting is fine: the round runs later */
     int e = MPI_Wait(&o.req, MPI_STATUS_IGNORE), cls = -1;
     MPI_Error_class(e, &cls);
-    TC_CHECK(cls == MPI_ERR_ARG, "Ibcast with TMPI_COLL_BCAST=fast: MPI_Wait gave class %d", cls);
+    TC_CHECK(cls == MPI_ERR_ARG, "Ibcast with a rejected tree file: MPI_Wait gave class %d", cls);
     op_free(&o);
     /* collectives that take no tree settings still run (Bcast, Reduce and Allreduce all
      * refuse a bad one: coll_net.h) */
@@ -329,9 +331,16 @@ static int body_bad(int rank, int size, void *arg)
 
 static int test_bad(void)
 {
-    setenv("TMPI_COLL_BCAST", "fast", 1);
-    int r = run_layouts(body_bad);
-    unsetenv("TMPI_COLL_BCAST");
+    char path[] = "/tmp/test_coll_net_nb.XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return 1;
+    static const char not_a_tree[] = "ranks 2\n0 1\n1 0\n"; /* a cycle, no root */
+    int bad = write(fd, not_a_tree, sizeof not_a_tree - 1) != (ssize_t)(sizeof not_a_tree - 1);
+    close(fd);
+    setenv("TMPI_COLL_TREE_FILE", path, 1);
+    int r = bad || run_layouts(body_bad);
+    unsetenv("TMPI_COLL_TREE_FILE");
+    unlink(path);
     return r;
 }
 

@@ -383,18 +383,35 @@ static int test_env_over_config(void)
     return r;
 }
 
-/* Each bad setting: the Bcast fails (fatal handler) with MPI_ERR_ARG and a message saying
- * what is wrong. */
-static int expect_refused(const char *what, const char *want)
+/* Each bad setting: the call fn fails (fatal handler) with MPI_ERR_ARG and a message saying
+ * what is wrong: a setting by MPI_Init, which reads them, a tree file's contents by the Bcast
+ * that uses it. */
+static int expect_refused(const char *what, const char *fn, const char *want)
 {
     struct th_result res;
     int r = tn_run_layout(&lay_2x8, body_bcast, &res);
-    if (!r || !res.aborted || !strstr(res.abort_why, want) || !strstr(res.abort_why, "MPI_Bcast") ||
+    if (!r || !res.aborted || !strstr(res.abort_why, want) || !strstr(res.abort_why, fn) ||
         !strstr(res.abort_why, "(MPI_ERR_ARG)")) {
-        fprintf(stderr, "  %s: expected MPI_Bcast to fail with MPI_ERR_ARG and \"%s\", got %s%s\n",
-                what, want, r ? "the abort: " : "success", r ? res.abort_why : "");
+        fprintf(stderr, "  %s: expected %s to fail with MPI_ERR_ARG and \"%s\", got %s%s\n", what,
+                fn, want, r ? "the abort: " : "success", r ? res.abort_why : "");
         return 1;
     }
+    return 0;
+}
+
+/* MPI_Session_init returns a bad setting through the session's error handler, and the
+ * rank's MPI stays closed (a later MPI_Init still works once the setting is fixed). */
+static int body_session(int rank, int n, void *arg)
+{
+    (void)n, (void)arg;
+    place_me(rank);
+    MPI_Session s = MPI_SESSION_NULL;
+    int e = MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s);
+    int cls = -1;
+    if (e != MPI_SUCCESS) MPI_Error_class(e, &cls);
+    TC_CHECK(cls == MPI_ERR_ARG && s == MPI_SESSION_NULL,
+             "MPI_Session_init with TMPI_COLL_REDUCE=fast: error class %d, expected MPI_ERR_ARG",
+             cls);
     return 0;
 }
 
@@ -403,15 +420,24 @@ static int test_refused(void)
     int r = 0;
     layout_nodes(&lay_2x8, cur.node_of);
     setenv("TMPI_COLL_BCAST", "fast", 1);
-    r |= expect_refused("unknown algorithm",
+    r |= expect_refused("unknown algorithm", "MPI_Init",
                         "TMPI_COLL_BCAST=\"fast\": not one of auto, flat, binomial, binary, "
                         "tree_file");
     setenv("TMPI_COLL_BCAST", "tree_file", 1);
-    r |= expect_refused("tree_file without a file", "algorithm tree_file without a tree file");
+    r |= expect_refused("tree_file without a file", "MPI_Init",
+                        "algorithm tree_file without a tree file");
     unsetenv("TMPI_COLL_BCAST");
     setenv("TMPI_COLL_ALLREDUCE", "binomial", 1);
-    r |= expect_refused("a bad setting of another collective", "TMPI_COLL_ALLREDUCE=\"binomial\"");
+    r |= expect_refused("a bad setting of another collective", "MPI_Init",
+                        "TMPI_COLL_ALLREDUCE=\"binomial\"");
     unsetenv("TMPI_COLL_ALLREDUCE");
+    setenv("TMPI_COLL_REDUCE", "fast", 1);
+    struct th_result res;
+    if (tn_run_layout(&lay_2x8, body_session, &res)) {
+        fprintf(stderr, "  MPI_Session_init: rank %d failed: %s\n", res.failed_rank, res.abort_why);
+        r = 1;
+    }
+    unsetenv("TMPI_COLL_REDUCE");
 
     /* a file that is not a tree, with algorithm auto: still an error (it was asked for) */
     int cyc[16];
@@ -421,7 +447,7 @@ static int test_refused(void)
     char want[160];
     snprintf(want, sizeof want, "tree file rejected: %s:7: rank 4 is on a cycle (not a tree)",
              tree_path);
-    r |= expect_refused("a cycle", want);
+    r |= expect_refused("a cycle", "MPI_Bcast", want);
     drop_tree();
 
     /* a tree for 12 ranks on a job of 16: an error with tree_file, ignored with auto */
@@ -431,7 +457,7 @@ static int test_refused(void)
     write_tree(12, p12, "a chain of 12");
     setenv("TMPI_COLL_BCAST", "tree_file", 1);
     snprintf(want, sizeof want, "tree file %s has 12 ranks but MPI_COMM_WORLD has 16", tree_path);
-    r |= expect_refused("wrong size", want);
+    r |= expect_refused("wrong size", "MPI_Bcast", want);
     unsetenv("TMPI_COLL_BCAST");
     r |= bcast_sends(1, "a tree file of another size with auto");
     drop_tree();
