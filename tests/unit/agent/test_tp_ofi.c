@@ -100,25 +100,30 @@ int main(void)
     CHECK_EQ(tp_ofi_open("no-such-provider", &bogus, why, sizeof why), -ENOENT);
     CHECK(strstr(why, "no-such-provider") != NULL);
 
-    struct tp *a = NULL, *b = NULL, *c = NULL;
-    CHECK_EQ(tp_ofi_open("tcp", &a, why, sizeof why), 0);
-    CHECK_EQ(tp_ofi_open("tcp", &b, why, sizeof why), 0);
-    CHECK(strstr(tp_ofi_provider(a), "tcp") != NULL);
-    uint8_t na[TP_OFI_NAME_MAX], nb[TP_OFI_NAME_MAX], nc[TP_OFI_NAME_MAX];
-    int la = tp_ofi_name(a, na, sizeof na), lb = tp_ofi_name(b, nb, sizeof nb);
-    CHECK(la > 0 && lb > 0);
-    /* the outsider: an endpoint that speaks first to b (a name below b's), so that what it
-     * sends goes out at once */
-    for (int k = 0; k < 32 && !c; k++) {
-        CHECK_EQ(tp_ofi_open("tcp", &c, why, sizeof why), 0);
-        int lc = tp_ofi_name(c, nc, sizeof nc);
-        CHECK(lc == lb);
-        if (memcmp(nc, nb, (size_t)lb) > 0) {
-            c->ops->free(c);
-            c = NULL;
-        }
+    /* Three endpoints by the order of their names: b has the highest, so that the outsider c
+     * (the lowest) speaks first to b and what it sends goes out at once.  Drawing c until one
+     * fell below b failed whenever b had the lowest name of every try. */
+    struct tp *ep[3] = {NULL, NULL, NULL};
+    uint8_t names[3][TP_OFI_NAME_MAX];
+    int lens[3];
+    for (int k = 0; k < 3; k++) {
+        CHECK_EQ(tp_ofi_open("tcp", &ep[k], why, sizeof why), 0);
+        lens[k] = tp_ofi_name(ep[k], names[k], sizeof names[k]);
+        CHECK(lens[k] > 0 && lens[k] == lens[0]);
     }
-    CHECK(c != NULL);
+    int hi = 0, lo = 0;
+    for (int k = 1; k < 3; k++) {
+        if (memcmp(names[k], names[hi], (size_t)lens[0]) > 0) hi = k;
+        if (memcmp(names[k], names[lo], (size_t)lens[0]) < 0) lo = k;
+    }
+    CHECK(hi != lo, "three endpoints with one name");
+    int mid = 3 - hi - lo;
+    struct tp *a = ep[mid], *b = ep[hi], *c = ep[lo];
+    CHECK(strstr(tp_ofi_provider(a), "tcp") != NULL);
+    uint8_t na[TP_OFI_NAME_MAX], nb[TP_OFI_NAME_MAX];
+    int la = lens[mid], lb = lens[hi];
+    memcpy(na, names[mid], (size_t)la);
+    memcpy(nb, names[hi], (size_t)lb);
 
     struct sink sa = {.buf = calloc(1, BIG)}, sb = {.buf = calloc(1, BIG)}, sc = {.buf = NULL};
     uint64_t s_ab = tp_ofi_secret(), s_ba = tp_ofi_secret(); /* a->b frames carry s_ab */
