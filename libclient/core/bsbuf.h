@@ -6,7 +6,13 @@
  * message's envelope, so the buffer is accounting only, and MPI_BUFFER_AUTOMATIC is one with
  * no limit.  buf and size: the attaching rank's threads, apart from buffered sends (MPI makes
  * attach, detach and sends on the buffer exclusive); used: atomics, any thread (the thread
- * that receives a message releases its room, tm_bsend_release); flushers: lock. */
+ * that receives a message releases its room, tm_bsend_release, under the lock); flushers:
+ * lock.
+ *
+ * Lifetime: the owner may free a communicator's or session's record once used reads 0, while
+ * the thread whose release brought it to 0 may still be inside tm_bsend_release.  That release
+ * holds the lock from its decrement to its last touch of the record, so the owner takes the
+ * lock once before freeing (tm_bsbuf_free) and the release never reads freed memory. */
 #ifndef TMPI_LIBCLIENT_BSBUF_H
 #define TMPI_LIBCLIENT_BSBUF_H
 
@@ -21,15 +27,14 @@ struct tm_bsbuf {
     void *buf;   /* the attached memory, MPI_BUFFER_AUTOMATIC, or NULL: none attached */
     size_t size; /* its size in bytes (0 for MPI_BUFFER_AUTOMATIC) */
     _Atomic size_t used;
-    /* MPI_*_iflush_buffer requests waiting for used to reach 0 (mpi/bsend_buf.c): their
-     * number (seq_cst, read by the releasing thread after its decrement) and their list */
-    _Atomic int nflushers;
     pthread_mutex_t lock;
+    /* MPI_*_iflush_buffer requests waiting for used to reach 0 (mpi/bsend_buf.c), a list */
     void *flushers;
     /* the owner's waker: a detach or flush waiting for used to reach 0 sleeps on it */
     struct tm_waker *waker;
-    /* called by the release that brings used to 0 while nflushers is nonzero (any thread) */
-    void (*drained)(struct tm_bsbuf *b);
+    /* completes a list taken from flushers (any thread, outside the lock; b is not used, as
+     * it may be gone by then) */
+    void (*complete)(void *flushers);
 };
 
 static inline int tm_bsbuf_idle(void *b)
@@ -44,7 +49,12 @@ static inline void tm_bsbuf_free(struct tm_rank *me, struct tm_bsbuf *b)
 {
     if (!b) return;
     tm_wait(me, tm_bsbuf_idle, b);
-    if (atomic_load_explicit(&b->nflushers, memory_order_seq_cst)) b->drained(b);
+    /* the release that emptied b may still hold the lock: wait for it to let go */
+    pthread_mutex_lock(&b->lock);
+    void *done = b->flushers;
+    b->flushers = NULL;
+    pthread_mutex_unlock(&b->lock);
+    if (done) b->complete(done);
     pthread_mutex_destroy(&b->lock);
     free(b);
 }

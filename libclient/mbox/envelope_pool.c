@@ -103,11 +103,20 @@ struct tm_envl *tm_envl_eager_typed(struct tm_rank *me, int ctx, int src, int ta
 
 void tm_bsend_release(struct tm_bsbuf *b, size_t bytes)
 {
-    /* seq_cst: the detaching thread waits for 0 (wait.h), then the wake; an iflush that
-     * registers after this decrement sees 0 itself (bsbuf.h: nflushers after used) */
+    /* under the lock from the decrement to the last touch of b: once used is 0 the owner may
+     * free b, and it takes the lock first (bsbuf.h).  An iflush registers under the lock too,
+     * so either it sees used at 0 or this release sees its request. */
+    void (*complete)(void *) = b->complete;
+    pthread_mutex_lock(&b->lock);
     size_t left = atomic_fetch_sub_explicit(&b->used, bytes, memory_order_seq_cst) - bytes;
     tm_wake(b->waker);
-    if (left == 0 && atomic_load_explicit(&b->nflushers, memory_order_seq_cst)) b->drained(b);
+    void *done = NULL;
+    if (left == 0) {
+        done = b->flushers;
+        b->flushers = NULL;
+    }
+    pthread_mutex_unlock(&b->lock);
+    if (done) complete(done);
 }
 
 void tm_envl_release(struct tm_rank *me, struct tm_envl *e)

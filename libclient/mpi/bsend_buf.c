@@ -23,18 +23,10 @@ struct tm_bsbuf *tm_bsend_pick(struct tm_rank *me, struct tm_commref *cr)
     return me->bsend.buf ? &me->bsend : NULL;
 }
 
-/* The release that emptied b (any thread), or an iflush that found it empty: completes the
- * iflush requests waiting, unless a send took room again meanwhile (its release comes). */
-static void drained(struct tm_bsbuf *b)
+/* Completes the iflush requests of a list taken from a buffer's flushers (any thread). */
+static void complete_flushers(void *list)
 {
-    pthread_mutex_lock(&b->lock);
-    struct flusher *f = NULL;
-    if (atomic_load_explicit(&b->used, memory_order_seq_cst) == 0) {
-        f = b->flushers;
-        b->flushers = NULL;
-        atomic_store_explicit(&b->nflushers, 0, memory_order_seq_cst);
-    }
-    pthread_mutex_unlock(&b->lock);
+    struct flusher *f = list;
     while (f) {
         struct flusher *next = f->next;
         PMPI_Grequest_complete(f->req); /* pending and ours: cannot fail */
@@ -46,7 +38,7 @@ static void drained(struct tm_bsbuf *b)
 static void bsbuf_init(struct tm_rank *me, struct tm_bsbuf *b)
 {
     b->waker = &me->waker;
-    b->drained = drained;
+    b->complete = complete_flushers;
     pthread_mutex_init(&b->lock, NULL);
 }
 
@@ -137,13 +129,19 @@ int tm_bsbuf_iflush(struct tm_rank *me, struct tm_bsbuf *b, tm_bsbuf_err_fn err,
         return err(me, obj, MPI_ERR_NO_MEM, fn, "out of memory");
     }
     f->req = r;
+    /* under the lock, as releases are (bsbuf.h): if the last one came first, used is 0 here
+     * and the request completes now; else that release finds it on the list */
     pthread_mutex_lock(&b->lock);
-    f->next = b->flushers;
-    b->flushers = f;
-    atomic_fetch_add_explicit(&b->nflushers, 1, memory_order_seq_cst);
+    struct flusher *done = NULL;
+    if (atomic_load_explicit(&b->used, memory_order_seq_cst) == 0) {
+        f->next = NULL;
+        done = f;
+    } else {
+        f->next = b->flushers;
+        b->flushers = f;
+    }
     pthread_mutex_unlock(&b->lock);
-    /* the last release may have come before nflushers was set (bsbuf.h): look again */
-    if (tm_bsbuf_idle(b)) drained(b);
+    complete_flushers(done);
     *request = r;
     return MPI_SUCCESS;
 }
