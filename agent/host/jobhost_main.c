@@ -802,6 +802,7 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
     }
     host.a = a;
     a->job_host = 1;
+    a->job_done = jobhost_job_done; /* nothing to tell systemd: notify_status stays NULL */
 
     struct host_order o = {0};
     int rc = read_order(a, job_id, &o);

@@ -55,7 +55,7 @@ struct job_app {
 struct job {
     struct agent *agent;
     /* the agent's settings (a reload changes them in place): what the job code reads of the
-     * agent without seeing the whole of it (daemon/agent.h) */
+     * agent without seeing the whole of it (jobs/agent.h) */
     const struct agent_config *cfg;
     /* The node's CPUs as the agent counted them when it started (fixed after), and the
      * process's count of rank threads not blocked in a wait (any thread, relaxed: a hint for
