@@ -20,6 +20,7 @@ struct event_base;
 struct evconnlistener;
 struct event;
 struct job;
+struct job_host_parts;
 struct mesh;
 struct netd;
 struct metrics_server;
@@ -43,6 +44,9 @@ struct agent {
     double start_time; /* monotonic seconds */
     int ncpus;
     int job_host; /* this process is a job host (jobhost.h), not the agent */
+    /* A job host's parts of its job, made and freed by the job code (job.h); NULL in the
+     * agent.  Set by jobhost_main with job_host. */
+    const struct job_host_parts *host_parts;
     /* [mesh] transport = auto, decided once by the agent (fabric.h) at start and on every
      * reload and handed to each job host (--fabric): the fabric provider found, "" for none.
      * fabric_probed is 0 when nobody looked (the transport was not auto): a job that asks for
