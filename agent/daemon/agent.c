@@ -27,13 +27,16 @@
 #include "job_link.h"
 #include "log.h"
 #include "mesh.h"
+#include "metrics.h"
 #include "metrics_http.h"
 #include "names.h"
 #include "oom_score.h"
 #include "privs.h"
+#include "reload.h"
 #include "svc_init.h"
 
-void agent_notify_status(struct agent *a)
+/* notify_status (jobs/agent.h) in the agent. */
+static void daemon_notify_status(struct agent *a)
 {
     sd_notifyf(0, "STATUS=%u job(s) running", a->njobs);
 }
@@ -64,12 +67,9 @@ static void record_ended(struct agent *a, const struct job *j)
 
 static void begin_shutdown(struct agent *a, const char *why);
 
-void agent_job_done(struct agent *a, struct job *j)
+/* job_done (jobs/agent.h) in the agent; a job host registers its own (jobhost_job_done). */
+static void daemon_job_done(struct agent *a, struct job *j)
 {
-    if (a->job_host) {
-        jobhost_job_done(a, j);
-        return;
-    }
     for (struct job **pp = &a->jobs; *pp; pp = &(*pp)->next)
         if (*pp == j) {
             *pp = j->next;
@@ -410,6 +410,8 @@ static void teardown(struct agent *a)
 
 int agent_run(struct agent *a, int ready_fd)
 {
+    a->job_done = daemon_job_done;
+    a->notify_status = daemon_notify_status;
     int r = setup(a);
     if (r == 0) {
         signal_ready(a, ready_fd);

@@ -3,13 +3,7 @@
 #ifndef TMPI_AGENT_RELOAD_H
 #define TMPI_AGENT_RELOAD_H
 
-struct agent;
-struct agent_config;
-
-/* How the agent builds its configuration: the same steps as at start (defaults, the file,
- * then the command line over it).  Registered by main; 0 or an exit code (already said on
- * stderr); cfg is freed by the caller either way. */
-typedef int (*agent_configure_fn)(void *arg, struct agent_config *cfg);
+struct agent; /* jobs/agent.h, with agent_configure_fn */
 
 /* Loop thread.  Builds a new configuration with the registered function; a bad one changes
  * nothing (logged with its reason).  Otherwise applies each setting the running agent can take

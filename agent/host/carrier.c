@@ -19,6 +19,7 @@
 #include "job.h"
 #include "job_bind.h"
 #include "job_net.h"
+#include "job_thread.h"
 #include "log.h"
 #include "rank.h"
 #include "relax.h"

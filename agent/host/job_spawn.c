@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "job.h"
+#include "job_thread.h"
 #include "log.h"
 #include "rank.h"
 

@@ -34,6 +34,7 @@
 #include "job_net.h"
 #include "job_ranks.h"
 #include "job_signal.h"
+#include "job_thread.h"
 #include "log.h"
 #include "netd.h"
 #include "oom_score.h"
@@ -802,6 +803,8 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
     }
     host.a = a;
     a->job_host = 1;
+    a->job_done = jobhost_job_done; /* nothing to tell systemd: notify_status stays NULL */
+    a->host_parts = &job_thread_parts;
 
     struct host_order o = {0};
     int rc = read_order(a, job_id, &o);

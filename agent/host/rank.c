@@ -7,6 +7,7 @@
 #include "carrier.h"
 #include "fault.h"
 #include "job.h"
+#include "job_thread.h"
 
 /* The rank of the calling thread.  local-exec TLS in the executable: the cheapest lookup,
  * made on every interposed libc call. */

@@ -12,6 +12,7 @@
 #include "job.h"
 #include "job_net.h"
 #include "job_spawn.h"
+#include "job_thread.h"
 #include "rank.h"
 #include "svc_init.h"
 

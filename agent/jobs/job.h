@@ -33,6 +33,27 @@ struct job_spawn;
 
 enum job_state { JOB_LOADING, JOB_RUNNING, JOB_ENDING, JOB_ENDED };
 
+/* What the job code here asks of the job host's parts of a job (host/job_thread.c), which it
+ * makes and frees without seeing them: registered by the job host in its struct agent
+ * (host_parts, jobs/agent.h); NULL in the agent, whose jobs have none (its jobs' ranks run in
+ * their job host). */
+struct job;
+struct job_host_parts {
+    size_t rank_size; /* one struct rank (host/rank.h): job_build makes nprocs of them */
+    /* job_new_member: this node's data links of a job across nodes (host/job_net.h) */
+    int (*net_new)(struct job *j, uint64_t uid, int self, size_t nnodes,
+                   Tmpi__NodePlacement *const *nodes, struct job_net **ret);
+    /* job_cancel, job_fail_rank: no more deliveries from other nodes into the ranks' buffers */
+    void (*net_stop_rx)(struct job_net *n);
+    /* job_free: the links, what the job thread has not freed of the ranks (a failed start),
+     * the programs' argument sources, the binding, the threads nobody joined */
+    void (*free)(struct job *j);
+    /* job_start: starts the job thread (the job host has its programs) */
+    int (*start)(struct job *j);
+    /* job_send: the caller is a rank thread (those wait while too much output is queued) */
+    int (*on_rank_thread)(void);
+};
+
 /* One program of the job: a plain job has one, an MPMD job ("-n 2 ./a : -n 3 ./b") several,
  * each running a contiguous block of global ranks.  Set up by job_new*, read-only after. */
 struct job_app {
@@ -55,7 +76,7 @@ struct job_app {
 struct job {
     struct agent *agent;
     /* the agent's settings (a reload changes them in place): what the job code reads of the
-     * agent without seeing the whole of it (daemon/agent.h) */
+     * agent without seeing the whole of it (jobs/agent.h) */
     const struct agent_config *cfg;
     /* The node's CPUs as the agent counted them when it started (fixed after), and the
      * process's count of rank threads not blocked in a wait (any thread, relaxed: a hint for
@@ -191,10 +212,6 @@ static inline int job_world_rank(const struct job *j, uint32_t i)
     return j->global_rank ? j->global_rank[i] : (int)i;
 }
 
-/* Job thread, at the job's end: runs a loaded rank's destructors as that rank, frees its
- * argument and process state, flushes its output (the job's ranks and spawned ones). */
-void job_rank_unload(struct rank *r);
-
 /* Loop thread: builds a job from a submission (does not start it).  -EINVAL with a message
  * in err for bad requests, -ENOMEM. */
 int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
@@ -227,15 +244,9 @@ void job_cancel(struct job *j, int status, const char *reason);
  * down with reason. */
 void job_detach(struct job *j, const char *reason);
 
-/* Records the first failure and tears the job down. */
-void job_fail(struct job *j, struct rank *r, int kind, int code, const char *msg);
-
-/* The job thread, running r's destructors (atexit handlers, static destructors) while it
- * unloads r's image, met exit(), abort() or a fault there (rank_end): records it (a failure
- * unless exit(0)), ends the job (JobEnd, JobUnloaded) and has the job host leave.  The
- * unload cannot go on: the dlclose under us holds ld.so's lock. */
-void job_end_in_unload(struct job *j, struct rank *r, int kind, int code, const char *msg)
-    __attribute__((noreturn));
+/* Records the first failure (of global rank, -1: none) and tears the job down.  A rank's end
+ * comes through job_fail (host/job_thread.h), which says what happened to it. */
+void job_fail_rank(struct job *j, int rank, int status, const char *reason);
 
 int job_cancelled(struct job *j);
 
@@ -245,20 +256,11 @@ int job_send(struct job *j, const Tmpi__Envelope *env);
 
 /* For rank threads. */
 int job_wait_gate(struct job *j);
-/* Job thread: opens the start gate if every rank was started and the job is not cancelled,
- * else closes it for good; wakes the waiters. */
-void job_open_gate(struct job *j, int all_started);
 /* The job's forwarded variable name (tmpi-launch -x), or NULL. */
 char *job_getenv(struct job *j, const char *name);
 /* What a rank of app sees: the app's own variables, then the job's. */
 char *job_app_getenv(struct job *j, const struct job_app *app, const char *name);
-void job_rank_finished(struct job *j, struct rank *r);
 
 const char *job_state_name(int state);
-
-/* A member job host: its data links' traffic so far to the agent (LinkTraffic, for the
- * metrics), every JOBHOST_TRAFFIC_MS while the job runs and once more before JobUnloaded.
- * Any thread; j->net must exist. */
-void job_send_link_traffic(struct job *j);
 
 #endif

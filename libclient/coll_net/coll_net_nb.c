@@ -23,7 +23,9 @@
 #include <unistd.h>
 
 #include "coll_net.h"
+#include "envelope_pool.h"
 #include "helper_thread.h"
+#include "match.h"
 #include "request.h"
 #include "wait.h"
 

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "comm_parts.h"
 #include "mpi.h"
 
 struct tm_rank;
@@ -20,67 +21,6 @@ struct tm_job;
 struct tm_cargs;
 struct tm_coll_nb;
 struct tm_chier;
-
-/* Per-member slot of a collective: written by its member (or by the leader in Comm_split)
- * before it arrives at the collective's barrier, read by others after they pass it. */
-struct tm_slot {
-    const void *in;
-    void *out;
-    int a, b;              /* Comm_split: color, key in; new rank out in b */
-    void *p;               /* Comm_dup/split: the new communicator */
-    struct tm_cargs *args; /* coll.h: the member's arguments to a blocking collective */
-    /* Blocking Bcast on one node (coll.c bcast_direct), this member as the root: its
-     * arguments (bargs) published as its bgen-th Bcast on c; bdone counts the copies the
-     * others made from it; bwant is what bdone must reach (the root only). */
-    const struct tm_cargs *bargs;
-    _Atomic uint64_t bgen, bdone;
-    uint64_t bwant;
-};
-
-/* Collective state, shared by the members (seed 000 §"collectives through shared memory").
- * arrive counts barrier arrivals over the communicator's life (never reset), so the k-th
- * barrier is complete when arrive >= k * size and a fast rank entering the next barrier cannot
- * confuse a slow one still leaving this one. */
-struct tm_coll {
-    _Atomic uint64_t arrive __attribute__((aligned(64)));
-    struct tm_slot *slot; /* size entries */
-    /* Small blocking Allreduce (coll_reduce.c allreduce_direct): the result of the round that
-     * ended barrier number k (and its error) once res_gen >= k; written by that round's last
-     * arriver only. */
-    _Atomic uint64_t res_gen;
-    void *res;
-    size_t res_cap;
-    int res_err;
-    struct tm_coll_nb *nb; /* non-blocking collectives in flight (coll_nb.c) */
-    /* Members grouped by node when they span several (coll_net.h); built by the first member
-     * that needs it and installed with a compare-and-swap, freed with the communicator. */
-    _Atomic(struct tm_chier *) hier;
-    /* MPI_Finalize's rendezvous on this node (coll_fin.c): apart from arrive, so that it
-     * never pairs with a peer's collective. */
-    _Atomic uint64_t fin_arrive;
-};
-
-/* Immutable after creation except coll and refs.  One per node for the members on that node;
- * an inter-communicator has one per node and side (its two groups share the context id, and
- * each side's copy has its own group as size/world_of). */
-struct tm_comm {
-    int ctx;
-    int size;
-    int32_t *world_of; /* comm rank -> world rank; NULL: identity (MPI_COMM_WORLD) */
-    _Atomic int refs;  /* members that have not freed it; the last one frees */
-    int builtin;       /* world and self: not freed by Comm_free */
-    int ctx_reuse;     /* ctx is a one-node id that goes back to ctx.c when this copy goes */
-    /* Inter-communicators: the remote group (remote rank -> world rank); remote_size 0 and
-     * remote_of NULL on intra-communicators. */
-    int inter;
-    int remote_size;
-    int32_t *remote_of;
-    /* Topology (Cart/Graph/Dist_graph), owned by the topology code: freed through topo_free
-     * with the communicator; NULL when it has none. */
-    void *topo;
-    void (*topo_free)(void *topo);
-    struct tm_coll coll;
-};
 
 struct tm_attr;
 
@@ -109,24 +49,6 @@ struct tm_commref {
      * communicator was made from (MPI_Comm_create_from_group on a session's group), or NULL */
     struct tm_bsbuf *bsb;
     struct tm_bsbuf *session_bsb;
-};
-
-/* The rank's handles: chunks that never move once made, so a lookup takes no lock; lock
- * serialises making and freeing handles (MPI_THREAD_MULTIPLE).  Chunk c holds
- * TM_COMMTAB_FIRST << c handles, so a rank that uses a few communicators pays for a few
- * entries and a small directory (at 16,384 ranks per node the table is part of every rank's
- * fixed cost), while the directory still reaches TM_COMMTAB_MAX handles.
- * dir[c]: written once under lock (release), read without it (acquire). */
-#define TM_COMMTAB_FIRST_SHIFT 4
-#define TM_COMMTAB_FIRST (1 << TM_COMMTAB_FIRST_SHIFT)
-#define TM_COMMTAB_CHUNKS 16
-#define TM_COMMTAB_MAX (((1 << TM_COMMTAB_CHUNKS) - 1) * TM_COMMTAB_FIRST) /* 1,048,560 */
-struct tm_commtab {
-    _Atomic(struct tm_commref *) dir[TM_COMMTAB_CHUNKS];
-    pthread_mutex_t lock;
-    int cap;      /* handles in made chunks (lock) */
-    int low_free; /* no free handle below it (lock) */
-    int inited;
 };
 
 static inline int tm_comm_world_rank(const struct tm_comm *c, int r)

@@ -20,6 +20,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "comm_parts.h"
+
 #define TM_CTX_SPAN_BASE (1 << 26)
 /* Ids stay below it: coll_net derives -2 ctx - 3 from them, and the neighbourhood collectives use
  * ctx + TM_CTX_LIMIT (coll_nbr/nbr.h TM_CTX_NBR), which must stay clear of every id. */
@@ -30,13 +32,6 @@ struct tm_rank;
 struct tm_job;
 
 struct tm_ctx_wait;
-
-struct tm_ctxs {
-    pthread_mutex_t lock;
-    int *free; /* reusable one-node ids */
-    int nfree, cap;
-    struct tm_ctx_wait *meet; /* communicators whose local members are still arriving */
-};
 
 void tm_ctxs_init(struct tm_ctxs *x);
 void tm_ctxs_fini(struct tm_ctxs *x);

@@ -16,14 +16,10 @@
 
 #include "bsbuf.h"
 #include "coll_stats.h"
-#include "comm.h"
-#include "coop.h"
-#include "ctx.h"
-#include "envelope_pool.h"
-#include "fbox.h"
-#include "handoff.h"
+#include "comm_parts.h"
+#include "intra_parts.h"
 #include "lib.h"
-#include "match.h"
+#include "mbox_parts.h"
 #include "mstate_rec.h"
 #include "wait.h"
 

@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "intra_parts.h"
 #include "lib.h"
 
 struct tm_rank;
@@ -54,15 +55,6 @@ struct tm_coop_job {
     const struct tm_type *st;
     size_t len, chunk;
 };
-
-/* A rank's helping slot (protocol above); lives in struct tm_rank, zeroed with it. */
-struct tm_coop {
-    _Atomic uint64_t claim; /* chunks << 32 | next unclaimed chunk */
-    _Atomic uint32_t fin;   /* chunks copied */
-    _Atomic int busy;       /* an initiator holds the slot */
-    const struct tm_coop_job *_Atomic job;
-    _Atomic uint64_t helped; /* chunks this rank's waits copied (tests, relaxed) */
-} __attribute__((aligned(64)));
 
 /* Copies n packed bytes from data (layout st; NULL: plain bytes) into the buffer of rr
  * (rr->buf, rr->cap, rr->dt), sharing the copy with helper's waits when it is large enough

@@ -42,14 +42,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "intra_parts.h"
+
 #define TM_FB_CELLS 128  /* per ring, power of two */
 #define TM_FB_PAYLOAD 44 /* bytes that fit in a cell beside its envelope */
 #define TM_FB_MORE 60    /* bytes in each further cell of a message */
 #define TM_FB_MAX_CELLS (TM_FB_CELLS / 2)
 #define TM_FB_MAX_BYTES (TM_FB_PAYLOAD + (TM_FB_MAX_CELLS - 1) * TM_FB_MORE)
-#define TM_FB_MAX_IN 16 /* rings into one receiver */
-#define TM_FB_OUT 64    /* sender's table of receivers, direct-mapped by world rank */
-#define TM_FB_AFTER 8   /* small messages to a receiver before it gets a ring */
+#define TM_FB_OUT 64  /* sender's table of receivers, direct-mapped by world rank */
+#define TM_FB_AFTER 8 /* small messages to a receiver before it gets a ring */
 
 struct tm_rank;
 struct tm_request;
@@ -77,13 +78,6 @@ struct tm_fbox {
                            peek, and by the producer to find room) */
     int from;           /* sender's world rank */
     struct tm_fb_cell cell[TM_FB_CELLS] __attribute__((aligned(64)));
-};
-
-/* The rings into a rank.  A sender appends under the receiver's mailbox lock and publishes n
- * last; anyone may read box[0..n). */
-struct tm_fb_in {
-    _Atomic int n;
-    struct tm_fbox *box[TM_FB_MAX_IN];
 };
 
 /* Sender-side: one receiver (world rank + 1, 0: unused) per slot. */

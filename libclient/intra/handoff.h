@@ -26,17 +26,13 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "intra_parts.h"
 #include "lib.h"
 
 struct tm_rank;
 struct tm_request;
 struct tm_type;
 struct tm_envl;
-
-/* A rank's stack of handed-off messages; lives in struct tm_rank, zeroed with it. */
-struct tm_handoff {
-    struct tm_envl *_Atomic head;
-};
 
 /* Whether a message of bytes into the posted receive rr is better handed off: rr's layout is
  * sparse, the message fits an eager envelope, and rr's owner is a rank whose waits run

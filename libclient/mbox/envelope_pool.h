@@ -16,16 +16,10 @@
 #include <stddef.h>
 
 #include "match.h"
+#include "mbox_parts.h"
 
-#define TM_ENVL_NCLASS 16 /* 64 B .. 2 MiB */
 #define TM_ENVL_HEAP TM_ENVL_NCLASS
 #define TM_ENVL_CACHE_BYTES (512u * 1024) /* per class and rank, beyond that free() */
-
-struct tm_envl_pool {
-    _Atomic(struct tm_envl *) returned;   /* pushed by any thread, drained by the owner */
-    struct tm_envl *free[TM_ENVL_NCLASS]; /* owner-only */
-    unsigned nfree[TM_ENVL_NCLASS];       /* owner-only */
-};
 
 /* An envelope with room for bytes of payload from me's cache; NULL when out of memory. */
 struct tm_envl *tm_envl_alloc(struct tm_rank *me, size_t bytes);

@@ -19,9 +19,8 @@
 #include <stdint.h>
 
 #include "dlist.h"
+#include "mbox_parts.h"
 #include "request.h"
-
-#define TM_MATCH_BUCKETS 32 /* power of two; per rank, so 4096 ranks cost ~4 MiB */
 
 struct tm_rank;
 
@@ -64,20 +63,6 @@ struct tm_envl {
     size_t bsend;         /* a buffered send's room in its sender's attached buffer (request.h) */
     struct tm_bsbuf *bsb; /* that buffer (core/bsbuf.h) */
     _Alignas(16) unsigned char data[];
-};
-
-struct tm_mbox {
-    pthread_mutex_t lock;
-    struct tm_dl unexp_order;
-    struct tm_dl unexp_hash[TM_MATCH_BUCKETS];
-    struct tm_dl posted_wild;
-    struct tm_dl posted_hash[TM_MATCH_BUCKETS];
-    uint64_t post_seq;
-    /* bumped (under the lock) on every unexpected arrival; Probe waits for it to change */
-    _Atomic uint32_t arrivals;
-    /* unexpected messages queued (changed under the lock, read without it: p2p.c's small
-     * blocking receive skips the lock when there are none) */
-    _Atomic uint32_t nunexp;
 };
 
 int tm_mbox_init(struct tm_mbox *mb);

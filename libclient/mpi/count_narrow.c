@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "comm.h"
 #include "count_narrow.h"
 #include "errh.h"
 #include "job.h"

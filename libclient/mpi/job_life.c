@@ -9,6 +9,8 @@
 #include "coll_inter.h"
 #include "coll_net.h"
 #include "comm_mst.h"
+#include "ctx.h"
+#include "envelope_pool.h"
 #include "inbox.h"
 #include "inter_nbops.h"
 #include "mstate.h"

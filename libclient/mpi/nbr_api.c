@@ -5,6 +5,7 @@
  * A persistent one keeps its arguments in a persistent request (persist.h) whose MPI_Start
  * starts the non-blocking operation with them; its checks run at every start.  The info
  * argument carries no hint TMPI uses; it must be MPI_INFO_NULL or a valid info object. */
+#include "comm.h"
 #include "errh.h"
 #include "info.h"
 #include "job.h"

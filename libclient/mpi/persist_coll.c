@@ -7,6 +7,7 @@
  * start its persistent collectives in the same order, which is what the non-blocking calls
  * need.  The info argument carries no hint TMPI uses; it must be MPI_INFO_NULL or a valid
  * info object (checked by the info code when it is one). */
+#include "comm.h"
 #include "errh.h"
 #include "job.h"
 #include "persist.h"

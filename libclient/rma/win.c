@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm.h"
 #include "mem_align.h"
 #include "attr.h"
 #include "errh.h"

@@ -33,7 +33,7 @@ setup() {
     sed -i '0,/#include "pool.h"/s//#include "pool.h"\n#include "agent.h"/' "$copy/agent/netd/pool.c"
     grep -q '#include "agent.h"' "$copy/agent/netd/pool.c"
     run -1 "$copy/tools/layer-check" --root "$copy"
-    [[ "$output" == *'agent/netd/pool.c:'*'#include "agent.h": agent/netd may not use agent/daemon'* ]]
+    [[ "$output" == *'agent/netd/pool.c:'*'#include "agent.h": agent/netd may not use agent/jobs'* ]]
     # and in libtmpi: the process state may not use the MPI functions' layer
     sed -i '0,/#include "pool.h"/s/#include "agent.h"//' "$copy/agent/netd/pool.c"
     printf '#include "greq.h"\n' >>"$copy/libclient/core/request.c"
@@ -71,7 +71,7 @@ setup() {
     grep -q "$copy/docs/layers.conf" "$copy/dep"
     printf '#include "agent.h"\n' >>"$copy/agent/netd/pool.c"
     run -1 "$copy/tools/layer-check" --root "$copy" --stamp "$copy/stamp" --depfile "$copy/dep"
-    [[ "$output" == *'agent/netd may not use agent/daemon'* ]]
+    [[ "$output" == *'agent/netd may not use agent/jobs'* ]]
     [ ! -e "$copy/stamp" ]
 }
 
@@ -114,7 +114,7 @@ PY
     [ "$status" -ne 0 ]
     [[ "$output" == *'agent.h: No such file'* ]]
     run -1 "$copy/tools/layer-check" --root "$copy"
-    [[ "$output" == *'agent/netd may not use agent/daemon'* ]]
+    [[ "$output" == *'agent/netd may not use agent/jobs'* ]]
     # libtmpi too: the entry point every executable exports may not see the process state
     run -0 compile_planted libclient/module/main_export.c "$copy/libclient/module/main_export.c"
     printf '#include "job.h"\n' >>"$copy/libclient/module/main_export.c"

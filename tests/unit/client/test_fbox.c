@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../check.h"
+#include "envelope_pool.h"
 #include "fbox.h"
 #include "job.h"
 #include "match.h"

@@ -1,4 +1,7 @@
-/* agent.h — the state of one tmpid process. */
+/* agent.h — the state of one tmpid process: the agent's, or a job host's (job_host).  It sits
+ * with the jobs it lists, under the daemon that runs it (daemon/agent.c) and the job host
+ * (host/jobhost_main.c): what each process does when a job ends is a callback it registers
+ * (job_done), so the job code below calls up without naming either. */
 #ifndef TMPI_AGENT_AGENT_H
 #define TMPI_AGENT_AGENT_H
 
@@ -9,20 +12,26 @@
 #include "clock.h"
 #include "config.h"
 #include "job_history.h"
-#include "metrics.h"
+#include "metrics_count.h"
 #include "pool.h"
 #include "progcache.h"
-#include "reload.h"
 
 struct event_base;
 struct evconnlistener;
 struct event;
 struct job;
+struct job_host_parts;
 struct mesh;
 struct netd;
 struct metrics_server;
 struct names;
 struct Tmpi__NameRequest;
+struct agent;
+
+/* How the agent builds its configuration (daemon/reload.h): the same steps as at start
+ * (defaults, the file, then the command line over it).  Registered by main; 0 or an exit code
+ * (already said on stderr); cfg is freed by the caller either way. */
+typedef int (*agent_configure_fn)(void *arg, struct agent_config *cfg);
 
 struct agent {
     struct agent_config cfg;
@@ -35,6 +44,9 @@ struct agent {
     double start_time; /* monotonic seconds */
     int ncpus;
     int job_host; /* this process is a job host (jobhost.h), not the agent */
+    /* A job host's parts of its job, made and freed by the job code (job.h); NULL in the
+     * agent.  Set by jobhost_main with job_host. */
+    const struct job_host_parts *host_parts;
     /* [mesh] transport = auto, decided once by the agent (fabric.h) at start and on every
      * reload and handed to each job host (--fabric): the fabric provider found, "" for none.
      * fabric_probed is 0 when nobody looked (the transport was not auto): a job that asks for
@@ -52,6 +64,12 @@ struct agent {
     void *configure_arg;
 
     /* Loop thread only. */
+    /* A job has ended and its thread is done: the agent unlinks, records and frees it
+     * (daemon/agent.c), a job host leaves (host/jobhost_main.c).  Registered by the process's
+     * main before its loop runs; never NULL once a job can end. */
+    void (*job_done)(struct agent *a, struct job *j);
+    /* The count of jobs changed: the agent tells systemd (STATUS=); NULL: nobody to tell. */
+    void (*notify_status)(struct agent *a);
     struct job *jobs;
     uint32_t njobs;
     uint64_t next_job_id; /* the sequence part of job ids (job_id.h) */
@@ -78,11 +96,18 @@ struct agent {
     atomic_int runnable_ranks; /* rank threads not blocked in a wait, all jobs */
 };
 
-/* Loop thread: a job has ended and its thread is done; unlink and free it.  If the agent is
- * shutting down and this was the last job, the loop ends. */
-void agent_job_done(struct agent *a, struct job *j);
+/* Loop thread: a job has ended and its thread is done (job_done).  In the agent it is
+ * unlinked and freed, and if the agent is shutting down and this was the last job, the loop
+ * ends. */
+static inline void agent_job_done(struct agent *a, struct job *j)
+{
+    a->job_done(a, j);
+}
 
-/* Loop thread: tells systemd how many jobs run (STATUS=). */
-void agent_notify_status(struct agent *a);
+/* Loop thread: tells systemd how many jobs run (notify_status). */
+static inline void agent_notify_status(struct agent *a)
+{
+    if (a->notify_status) a->notify_status(a);
+}
 
 #endif
