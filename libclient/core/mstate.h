@@ -13,10 +13,11 @@
  * takes the slow path, all seq_cst), then looks at its condition once more; only if that is
  * still false does it publish "asleep, having seen `wakes` = N".  A waker makes the condition
  * true before it loads `sleeping`, so either the rank saw the condition, or the waker saw it
- * sleeping and bumped `wakes` past N.  So "asleep and wakes == N" means nobody has made its
- * wait's condition true yet, or the one who did runs on the carrier thread the rank is parked on
- * (wait.c wake: not counted), which resumes it before it could look asleep in two snapshots in a
- * row with all the others. */
+ * sleeping and bumped `wakes` past N.  So "asleep and wakes == N" means no wake for its wait
+ * has happened yet: nobody has made its condition true, or the one who did has not woken it
+ * yet (it still runs, and may not get a core for a while: one sleeper proves nothing, coll_fin.c),
+ * or runs on the carrier thread the rank is parked on (wait.c wake: not counted), which resumes
+ * it before it could look asleep in two snapshots in a row with all the others. */
 #ifndef TMPI_LIBCLIENT_MSTATE_H
 #define TMPI_LIBCLIENT_MSTATE_H
 

@@ -93,6 +93,11 @@ static void check_cancel(struct tm_rank *me)
     if (TM_UNLIKELY(j->wait_net)) j->wait_net->check(me);
 }
 
+void tm_wait_check_cancel(struct tm_rank *me)
+{
+    check_cancel(me);
+}
+
 /* spin_net's yields (measured on the 2-core development machine: a yield that switches to
  * nobody returns in 0.25-1 us, one that gives the core away in 2 us or more). */
 #define NET_YIELD_EVERY 16

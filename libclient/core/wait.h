@@ -110,6 +110,9 @@ void tm_wake_slow(struct tm_waker *w);
 void tm_wait_prog(struct tm_rank *me, tm_cond_fn cond, void *arg);
 /* Runs the rank's registered progress once (MPI_Test and friends). */
 void tm_progress_poll(struct tm_rank *me);
+/* A wait that polls instead of calling tm_wait (coll_fin.c) ends as every wait does: leaves
+ * via rank_exit(1) if the job is cancelled. */
+void tm_wait_check_cancel(struct tm_rank *me);
 
 static inline void tm_wake(struct tm_waker *w)
 {

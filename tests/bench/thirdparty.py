@@ -127,34 +127,58 @@ def _make(cmd, cwd, log_path):
         raise BuildError(f"{' '.join(cmd)} in {cwd} failed (rc {r.returncode}; {log_path}):\n{tail}")
 
 
+def _build_once(src, dest, impl, why, key, missing, build, what, copy=(".git",)):
+    """The steps every build here shares: refuse a tree its check rejected (why, or None), keep
+    the build at dest/impl while its stamp (dest/impl.stamp: src and key, a dict of what else
+    the build depends on) is the same and missing(top) lists nothing, else start again from a
+    fresh copy of src at top (copy: the name patterns left out; None: an empty build directory
+    instead), run build(top, log) (log: the prefix for its log files) and raise BuildError when
+    missing(top) still lists something (what: "NAME built with COMPILER"). Returns top."""
+    if why:
+        raise BuildError(why)
+    top = os.path.join(dest, impl)
+    stamp = os.path.join(dest, impl + ".stamp")
+    want = {"src": os.path.abspath(src), **key}
+    if _stamp_ok(stamp, want) and not missing(top):
+        return top
+    if os.path.exists(stamp):
+        os.unlink(stamp)
+    shutil.rmtree(top, ignore_errors=True)
+    if copy is None:
+        os.makedirs(top)
+    else:
+        shutil.copytree(src, top, symlinks=True, ignore=shutil.ignore_patterns(*copy))
+    build(top, os.path.join(dest, impl))
+    gone = missing(top)
+    if gone:
+        raise BuildError(f"{what} but {', '.join(gone)} missing")
+    with open(stamp, "w") as f:
+        json.dump(want, f)
+    return top
+
+
+def _absent(*paths):
+    """missing() for _build_once: those of paths that do not exist (relative to top)."""
+    return lambda top: [p for p in (os.path.join(top, q) for q in paths) if not os.path.exists(p)]
+
+
 def build_hpl(src, dest, impl, cc, cflags):
     """HPL from src built with compiler cc (a list: the wrapper) in a copy at dest/impl, as
     HPL's INSTALL says (Make.<arch> in the top directory, `make arch=<arch>`); returns the
     directory of xhpl (where HPL.dat goes). Kept while the source, compiler and flags are the
     same (a stamp file); raises BuildError with the log's tail."""
-    why = hpl_check_tree(src)
-    if why:
-        raise BuildError(why)
-    top = os.path.join(dest, impl)
     arch = "tmpibench"
-    text = hpl_arch_file(top, " ".join(cc), cflags)
-    stamp = os.path.join(dest, impl + ".stamp")
-    want = {"src": os.path.abspath(src), "arch_file": text}
-    xhpl_dir = os.path.join(top, "bin", arch)
-    if _stamp_ok(stamp, want) and os.path.exists(os.path.join(xhpl_dir, "xhpl")):
-        return xhpl_dir
-    if os.path.exists(stamp):
-        os.unlink(stamp)
-    shutil.rmtree(top, ignore_errors=True)
-    shutil.copytree(src, top, symlinks=True, ignore=shutil.ignore_patterns(".git", ".hg"))
-    with open(os.path.join(top, f"Make.{arch}"), "w") as f:
-        f.write(text)
-    _make(["make", f"arch={arch}"], top, os.path.join(dest, impl + ".log"))
-    if not os.path.exists(os.path.join(xhpl_dir, "xhpl")):
-        raise BuildError(f"HPL built with {cc[0]} but {xhpl_dir}/xhpl is missing")
-    with open(stamp, "w") as f:
-        json.dump(want, f)
-    return xhpl_dir
+    text = hpl_arch_file(os.path.join(dest, impl), " ".join(cc), cflags)
+    xhpl = os.path.join("bin", arch, "xhpl")
+
+    def build(top, log):
+        with open(os.path.join(top, f"Make.{arch}"), "w") as f:
+            f.write(text)
+        _make(["make", f"arch={arch}"], top, log + ".log")
+
+    top = _build_once(src, dest, impl, hpl_check_tree(src), {"arch_file": text}, _absent(xhpl),
+                      build, f"HPL built with {cc[0]}", copy=(".git", ".hg"))
+    return os.path.dirname(os.path.join(top, xhpl))
 
 
 HPL_ROW = re.compile(r"^(W[RC]\S*)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([0-9.]+)\s+([0-9.eE+-]+)\s*$", re.M)
@@ -193,25 +217,17 @@ def osu_check_tree(src):
 def build_osu(src, dest, impl, cc, cxx):
     """The OSU micro-benchmarks from src, as their README says (`configure CC=... CXX=...`,
     `make`), in the build directory dest/impl; returns that directory."""
-    why = osu_check_tree(src)
-    if why:
-        raise BuildError(why)
-    bdir = os.path.join(dest, impl)
-    stamp = os.path.join(dest, impl + ".stamp")
-    want = {"src": os.path.abspath(src), "cc": cc, "cxx": cxx}
-    if _stamp_ok(stamp, want) and osu_program(bdir, "osu_latency"):
-        return bdir
-    if os.path.exists(stamp):
-        os.unlink(stamp)
-    shutil.rmtree(bdir, ignore_errors=True)
-    os.makedirs(bdir)
-    log = os.path.join(dest, impl + ".log")
-    _make([os.path.join(os.path.abspath(src), "configure"), "CC=" + " ".join(cc),
-           "CXX=" + " ".join(cxx)], bdir, log + ".configure")
-    _make(["make", f"-j{os.cpu_count() or 1}"], bdir, log)
-    with open(stamp, "w") as f:
-        json.dump(want, f)
-    return bdir
+
+    def build(top, log):
+        _make([os.path.join(os.path.abspath(src), "configure"), "CC=" + " ".join(cc),
+               "CXX=" + " ".join(cxx)], top, log + ".log.configure")
+        _make(["make", f"-j{os.cpu_count() or 1}"], top, log + ".log")
+
+    def missing(top):
+        return [] if osu_program(top, "osu_latency") else [os.path.join(top, "**", "osu_latency")]
+
+    return _build_once(src, dest, impl, osu_check_tree(src), {"cc": cc, "cxx": cxx}, missing,
+                       build, f"the OSU micro-benchmarks built with {cc[0]}", copy=None)
 
 
 def osu_program(bdir, name):
@@ -243,29 +259,18 @@ def ior_check_tree(src):
 def build_ior(src, dest, impl, cc):
     """IOR from src as its README says (`./bootstrap` for a git checkout, `configure CC=...`,
     `make`) in a copy at dest/impl; returns the path of the ior program."""
-    why = ior_check_tree(src)
-    if why:
-        raise BuildError(why)
-    top = os.path.join(dest, impl)
-    stamp = os.path.join(dest, impl + ".stamp")
-    want = {"src": os.path.abspath(src), "cc": cc}
-    prog = os.path.join(top, "src", "ior")
-    if _stamp_ok(stamp, want) and os.access(prog, os.X_OK):
-        return prog
-    if os.path.exists(stamp):
-        os.unlink(stamp)
-    shutil.rmtree(top, ignore_errors=True)
-    shutil.copytree(src, top, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-    log = os.path.join(dest, impl + ".log")
-    if not os.path.exists(os.path.join(top, "configure")):
-        _make(["./bootstrap"], top, log + ".bootstrap")
-    _make(["./configure", "CC=" + " ".join(cc)], top, log + ".configure")
-    _make(["make", f"-j{os.cpu_count() or 1}"], top, log)
-    if not os.access(prog, os.X_OK):
-        raise BuildError(f"IOR built with {cc[0]} but {prog} is missing")
-    with open(stamp, "w") as f:
-        json.dump(want, f)
-    return prog
+
+    def build(top, log):
+        if not os.path.exists(os.path.join(top, "configure")):
+            _make(["./bootstrap"], top, log + ".log.bootstrap")
+        _make(["./configure", "CC=" + " ".join(cc)], top, log + ".log.configure")
+        _make(["make", f"-j{os.cpu_count() or 1}"], top, log + ".log")
+
+    prog = os.path.join("src", "ior")
+    top = _build_once(src, dest, impl, ior_check_tree(src), {"cc": cc}, _absent(prog), build,
+                      f"IOR built with {cc[0]}")
+    return os.path.join(top, prog)
+
 
 
 
@@ -331,42 +336,29 @@ def build_npb(src, dest, impl, fc, cc, klass, nprocs):
     cc in a copy at dest/impl (`make KERNEL NPROCS=n CLASS=c`); returns its bin directory.
     A mirror whose programs call timing hooks (a kernel_stats/ directory) gets those built with
     the same wrappers and linked.  Kept while the source, wrappers and class are the same."""
-    why = npb_check_tree(src)
-    if why:
-        raise BuildError(why)
-    top = os.path.join(dest, impl)
-    stamp = os.path.join(dest, impl + ".stamp")
-    want = {"src": os.path.abspath(src), "fc": fc, "cc": cc, "class": klass, "nprocs": nprocs}
-    bindir = os.path.join(top, "bin")
-    progs = [os.path.join(bindir, f"{k}.{klass}.x") for k in NPB_KERNELS]
-    if _stamp_ok(stamp, want) and all(os.path.exists(p) for p in progs):
-        return bindir
-    if os.path.exists(stamp):
-        os.unlink(stamp)
-    shutil.rmtree(top, ignore_errors=True)
-    shutil.copytree(src, top, symlinks=True, ignore=shutil.ignore_patterns(".git", "bin"))
-    os.makedirs(bindir, exist_ok=True)
-    # objects and modules a build in the source tree left would be linked as they are (with
-    # another MPI's mpif.h constants): NPB's own clean first
-    _make(["make", "clean"], top, os.path.join(dest, impl + ".clean.log"))
-    extra_f = extra_c = ""
-    ks = os.path.join(top, "kernel_stats")
-    if os.path.isdir(ks):
-        for c in ("kernel_stats.c", "arg_parse.c"):
-            _make(cc + ["-c", c], ks, os.path.join(dest, impl + ".kernel_stats.log"))
-        extra_f = " ../kernel_stats/kernel_stats.o ../kernel_stats/arg_parse.o"
-        extra_c = " ../kernel_stats/kernel_stats.o"
-    with open(os.path.join(top, "config", "make.def"), "w") as f:
-        f.write(npb_make_def(" ".join(fc), " ".join(cc), extra_f, extra_c))
-    for k in NPB_KERNELS:
-        _make(["make", k, f"NPROCS={nprocs}", f"CLASS={klass}"], top,
-              os.path.join(dest, f"{impl}.{k}.log"))
-    missing = [p for p in progs if not os.path.exists(p)]
-    if missing:
-        raise BuildError(f"NPB built with {fc[0]} but {', '.join(missing)} missing")
-    with open(stamp, "w") as f:
-        json.dump(want, f)
-    return bindir
+
+    def build(top, log):
+        os.makedirs(os.path.join(top, "bin"), exist_ok=True)
+        # objects and modules a build in the source tree left would be linked as they are (with
+        # another MPI's mpif.h constants): NPB's own clean first
+        _make(["make", "clean"], top, log + ".clean.log")
+        extra_f = extra_c = ""
+        ks = os.path.join(top, "kernel_stats")
+        if os.path.isdir(ks):
+            for c in ("kernel_stats.c", "arg_parse.c"):
+                _make(cc + ["-c", c], ks, log + ".kernel_stats.log")
+            extra_f = " ../kernel_stats/kernel_stats.o ../kernel_stats/arg_parse.o"
+            extra_c = " ../kernel_stats/kernel_stats.o"
+        with open(os.path.join(top, "config", "make.def"), "w") as f:
+            f.write(npb_make_def(" ".join(fc), " ".join(cc), extra_f, extra_c))
+        for k in NPB_KERNELS:
+            _make(["make", k, f"NPROCS={nprocs}", f"CLASS={klass}"], top, f"{log}.{k}.log")
+
+    progs = [os.path.join("bin", f"{k}.{klass}.x") for k in NPB_KERNELS]
+    top = _build_once(src, dest, impl, npb_check_tree(src),
+                      {"fc": fc, "cc": cc, "class": klass, "nprocs": nprocs}, _absent(*progs),
+                      build, f"NPB built with {fc[0]}", copy=(".git", "bin"))
+    return os.path.join(top, "bin")
 
 
 NPB_NAME = re.compile(r"^\s*(\w+) Benchmark Completed", re.M)
@@ -406,27 +398,15 @@ def build_lulesh(src, dest, impl, cxx):
     says: `make MPICXX="WRAPPER -DUSE_MPI=1"` with the Makefile's own flags for a build without
     OpenMP (`-g -O3 -I. -Wall`: one thread per rank, as for HPL's BLAS).  Returns the program's
     path; kept while the source and the wrapper are the same."""
-    why = lulesh_check_tree(src)
-    if why:
-        raise BuildError(why)
-    top = os.path.join(dest, impl)
-    stamp = os.path.join(dest, impl + ".stamp")
-    want = {"src": os.path.abspath(src), "cxx": cxx}
-    prog = os.path.join(top, "lulesh2.0")
-    if _stamp_ok(stamp, want) and os.path.exists(prog):
-        return prog
-    if os.path.exists(stamp):
-        os.unlink(stamp)
-    shutil.rmtree(top, ignore_errors=True)
-    shutil.copytree(src, top, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-    _make(["make", "clean"], top, os.path.join(dest, impl + ".clean.log"))
-    _make(["make", f"-j{os.cpu_count() or 1}", "MPICXX=" + " ".join(cxx) + " -DUSE_MPI=1",
-           "CXXFLAGS=-g -O3 -I. -Wall", "LDFLAGS=-g -O3"], top, os.path.join(dest, impl + ".log"))
-    if not os.path.exists(prog):
-        raise BuildError(f"LULESH built with {cxx[0]} but {prog} missing")
-    with open(stamp, "w") as f:
-        json.dump(want, f)
-    return prog
+
+    def build(top, log):
+        _make(["make", "clean"], top, log + ".clean.log")
+        _make(["make", f"-j{os.cpu_count() or 1}", "MPICXX=" + " ".join(cxx) + " -DUSE_MPI=1",
+               "CXXFLAGS=-g -O3 -I. -Wall", "LDFLAGS=-g -O3"], top, log + ".log")
+
+    top = _build_once(src, dest, impl, lulesh_check_tree(src), {"cxx": cxx}, _absent("lulesh2.0"),
+                      build, f"LULESH built with {cxx[0]}")
+    return os.path.join(top, "lulesh2.0")
 
 
 LULESH_SIZE = re.compile(r"^\s*Problem size\s*=\s*(\d+)", re.M)

@@ -7,17 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static int me;
+#include "abort_check.h"
 
-#define CHECK(c, ...)                                                                              \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "rank %d: line %d: ", me, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
-        }                                                                                          \
-    } while (0)
+static int me;
 
 static void aligned(const char *value, uintptr_t want)
 {

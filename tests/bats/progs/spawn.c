@@ -17,17 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static int counter; /* a global each rank's copy has to itself */
+#include "abort_check.h"
 
-#define CHECK(c, ...)                                                                              \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
-        }                                                                                          \
-    } while (0)
+static int counter; /* a global each rank's copy has to itself */
 
 static int child_wdir(const char *want)
 {

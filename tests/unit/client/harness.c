@@ -76,8 +76,10 @@ struct th_job {
     _Atomic uint64_t nsent;
     _Atomic uint64_t frames[8], hold_acks, pool_refused;
     _Atomic int net_faults; /* what the agent's checks would have refused */
-    /* results: lock */
+    /* results: lock.  first_failed: the rank whose failure ended the job (the others then
+     * leave their waits with code 1, as in the agent), -1 while none failed */
     int *codes;
+    int first_failed;
     int aborted, abort_code;
     char abort_why[256];
     th_rank_fn fn;
@@ -150,11 +152,30 @@ static int svc_job_state(void *(*create)(const struct tmpi_rank_info *, void *),
     return 0;
 }
 
+/* The job is torn down early: every node's agent wakes its ranks, which leave their waits. */
+static void cancel_job(struct th_job *j)
+{
+    if (atomic_exchange(&j->cancelled, 1)) return;
+    for (int k = 0; k < j->nnodes; k++) {
+        pthread_mutex_lock(&j->lock);
+        void *st = j->nodes[k].state;
+        void (*wake)(void *) = j->nodes[k].ops.wake_all;
+        pthread_mutex_unlock(&j->lock);
+        if (st && wake) wake(st);
+    }
+}
+
+/* A rank ended with code.  A failed one ends the job, as the agent does (job_rank_finished):
+ * its peers would otherwise wait for it for ever, in MPI_Finalize at the latest, and a failed
+ * check would show as a hang. */
 static void record(struct th_job *j, int rank, int code)
 {
     pthread_mutex_lock(&j->lock);
     j->codes[rank] = code;
+    int first = code != 0 && j->first_failed < 0;
+    if (first) j->first_failed = rank;
     pthread_mutex_unlock(&j->lock);
+    if (first) cancel_job(j);
 }
 
 __attribute__((noreturn)) static void svc_rank_exit(int code)
@@ -167,25 +188,14 @@ __attribute__((noreturn)) static void svc_job_abort(int code, const char *why)
 {
     struct th_job *j = th_self->job;
     pthread_mutex_lock(&j->lock);
-    int first = !j->aborted;
-    if (first) {
+    if (!j->aborted) {
         j->aborted = 1;
         j->abort_code = code;
         snprintf(j->abort_why, sizeof j->abort_why, "%s", why);
     }
-    j->codes[th_self->rank] = code;
     pthread_mutex_unlock(&j->lock);
-    if (first) {
-        atomic_store(&j->cancelled, 1);
-        /* every node's agent tears its part of the job down */
-        for (int k = 0; k < j->nnodes; k++) {
-            pthread_mutex_lock(&j->lock);
-            void *st = j->nodes[k].state;
-            void (*wake)(void *) = j->nodes[k].ops.wake_all;
-            pthread_mutex_unlock(&j->lock);
-            if (st && wake) wake(st);
-        }
-    }
+    record(j, th_self->rank, code);
+    cancel_job(j); /* also when code is 0 */
     pthread_exit(NULL);
 }
 
@@ -594,6 +604,7 @@ int th_run(const struct th_opts *o, th_rank_fn fn, void *arg, struct th_result *
                                               .node_of_rank = j->node_of_rank,
                                               .local_rank_of = j->local_rank_of};
     }
+    j->first_failed = -1;
     pthread_mutex_init(&j->lock, NULL);
     pthread_cond_init(&j->quiet, NULL);
     setup_nodes(j, o);
@@ -645,13 +656,8 @@ int th_run(const struct th_opts *o, th_rank_fn fn, void *arg, struct th_result *
         pthread_join(nd->daemon, NULL);
     }
 
-    struct th_result res = {.failed_rank = -1, .seconds = t1 - t0};
-    for (int i = 0; i < n; i++) {
-        if (j->codes[i] && res.failed_rank < 0) {
-            res.failed_rank = i;
-            res.code = j->codes[i];
-        }
-    }
+    struct th_result res = {.failed_rank = j->first_failed, .seconds = t1 - t0};
+    if (res.failed_rank >= 0) res.code = j->codes[res.failed_rank];
     res.aborted = j->aborted;
     res.abort_code = j->abort_code;
     snprintf(res.abort_why, sizeof res.abort_why, "%s", j->abort_why);

@@ -40,7 +40,8 @@ struct th_opts {
 
 /* What a run ended with. */
 struct th_result {
-    int failed_rank; /* first rank that returned nonzero or exited nonzero, -1 if none */
+    int failed_rank; /* the first rank to fail (returned or exited nonzero: that ends the job,
+                      * as in the agent), -1 if none */
     int code;        /* its code */
     int aborted;     /* job_abort was called */
     int abort_code;

@@ -1,11 +1,20 @@
 /* test_coll.c — Barrier, Bcast, Reduce, Allreduce on 1..64 ranks: results, MPI_IN_PLACE,
- * pair types, determinism, and back-to-back collectives with changing roots. */
+ * pair types, determinism, and back-to-back collectives with changing roots; MPI_Finalize's
+ * rendezvous (coll_fin.c) with a wake-up that comes late and with a peer's MPI_Abort. */
+#include <dlfcn.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
+#include "svc.h"
 
 static const int sizes[] = {1, 2, 3, 4, 7, 16, 64};
 #define NSIZES (int)(sizeof sizes / sizeof sizes[0])
@@ -257,11 +266,186 @@ static int t_many(void)
     return 0;
 }
 
+static long mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+/* A test whose failure on the old code was a hang ends itself: SIGALRM after
+ * seconds x TMPI_TIMEOUT_MULTIPLIER says which test hung and ends the program. */
+static const char *watched;
+static void watchdog_fired(int sig)
+{
+    (void)sig;
+    static const char a[] = "FAIL ", b[] = ": the ranks did not end (a hang)\n";
+    if (write(2, a, sizeof a - 1) < 0 || write(2, watched, strlen(watched)) < 0 ||
+        write(2, b, sizeof b - 1) < 0) {
+    }
+    _exit(1);
+}
+static void watchdog(const char *what, unsigned seconds)
+{
+    const char *m = getenv("TMPI_TIMEOUT_MULTIPLIER");
+    unsigned mult = m && atoi(m) > 0 ? (unsigned)atoi(m) : 1;
+    watched = what;
+    signal(SIGALRM, watchdog_fired);
+    alarm(seconds * mult);
+}
+
+/* finalize_late_wake: libtmpi's futex calls go through syscall(3), which this program
+ * exports (as the harness does pthread_create), so a rank can have its next FUTEX_WAKE wait
+ * first: the wake-up of its first sleeping peer, and with it those of the peers after that
+ * one, come late, as when the waker loses its core between its store and its wake-ups. */
+static __thread long delay_next_wake_ms;
+static _Atomic long wake_delayed_from, wake_delayed_to; /* mono_ns */
+
+typedef long (*syscall_fn)(long, ...);
+__attribute__((visibility("default"))) long syscall(long nr, ...)
+{
+    static _Atomic(syscall_fn) real;
+    syscall_fn rf = atomic_load(&real);
+    if (!rf) {
+        rf = (syscall_fn)dlsym(RTLD_NEXT, "syscall");
+        atomic_store(&real, rf);
+    }
+    va_list ap;
+    va_start(ap, nr);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    if (nr == SYS_futex && (a[1] & FUTEX_CMD_MASK) == FUTEX_WAKE && delay_next_wake_ms) {
+        atomic_store(&wake_delayed_from, mono_ns());
+        sleep_ms(delay_next_wake_ms);
+        delay_next_wake_ms = 0;
+        atomic_store(&wake_delayed_to, mono_ns());
+    }
+    return rf(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* Four ranks in an Allreduce: 0 and 2 arrive first and fall asleep (a spin of 1 s), 1 comes
+ * 1.3 s later and spins, 3 last: it stores the result and wakes the members in rank order,
+ * and its wake-up of rank 0 (asleep) takes 1.5 s.  Rank 1 sees the result meanwhile, leaves
+ * and is first in MPI_Finalize, where rank 2 looks asleep in MPI_Allreduce with nobody having
+ * woken it, in look after look.  A correct program all the same: the first version ended it,
+ * saying rank 2 waited in a collective rank 1 never joins (test_client_coll's hang under load:
+ * the ranks that were not woken yet left with the job, the others stayed in MPI_Finalize). */
+static _Atomic long l_left; /* mono_ns: rank 1 returned from its Allreduce */
+static int rank_late_wake(int rank, int size, void *arg)
+{
+    (void)arg;
+    TH_MPI(MPI_Init(NULL, NULL));
+    int v = rank + 1, sum = 0;
+    if (rank == 1) sleep_ms(1300);
+    if (rank == 3) {
+        sleep_ms(1400);
+        delay_next_wake_ms = 1500;
+    }
+    TH_MPI(MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    if (rank == 1) atomic_store(&l_left, mono_ns());
+    delay_next_wake_ms = 0;
+    TH_CHECK(sum == size * (size + 1) / 2, "allreduce: %d", sum);
+    TH_MPI(MPI_Finalize());
+    return 0;
+}
+static int t_finalize_late_wake(void)
+{
+    watchdog("finalize_late_wake", 60);
+    /* the scenario needs rank 1 to see the result while rank 0's wake-up waits: under heavy
+     * load rank 1 may have fallen asleep first, and then try again */
+    for (int attempt = 1; attempt <= 3; attempt++) {
+        atomic_store(&l_left, 0);
+        atomic_store(&wake_delayed_from, 0);
+        atomic_store(&wake_delayed_to, 0);
+        struct th_opts o = {.nranks = 4, .spin_ns = 1000000000u};
+        struct th_result res;
+        if (th_run(&o, rank_late_wake, NULL, &res)) {
+            fprintf(stderr, "  rank %d failed (code %d)%s%s\n", res.failed_rank, res.code,
+                    res.aborted ? ": " : "", res.aborted ? res.abort_why : "");
+            alarm(0);
+            return 1;
+        }
+        long left = atomic_load(&l_left), from = atomic_load(&wake_delayed_from),
+             to = atomic_load(&wake_delayed_to);
+        if (from && left > from && left < to) {
+            alarm(0);
+            return 0;
+        }
+        fprintf(stderr,
+                "  attempt %d: rank 1 left at %+ld ms from the late wake-up (%ld ms "
+                "long): not inside it\n",
+                attempt, (left - from) / 1000000, (to - from) / 1000000);
+    }
+    alarm(0);
+    fprintf(stderr, "  rank 1 never left while a wake-up was late\n");
+    return 1;
+}
+
+/* Ranks 1.. wait in MPI_Finalize (shown as such, as tmpictl ranks would) when rank 0 calls
+ * MPI_Abort: they leave with the job, as every wait does (they stayed for ever). */
+static _Atomic int fin_seen;
+static int rank_fin_abort(int rank, int size, void *arg)
+{
+    (void)arg;
+    TH_MPI(MPI_Init(NULL, NULL));
+    if (rank != 0) {
+        MPI_Finalize();
+        return 0;
+    }
+    long until = mono_ns() + 10000000000L;
+    int q = 1;
+    while (q < size && mono_ns() < until) {
+        struct tmpi_rank_mpi st;
+        if (th_rank_mpi(q, &st) == 0 && st.call && strcmp(st.call, "MPI_Finalize") == 0)
+            q++;
+        else
+            sleep_ms(1);
+    }
+    atomic_store(&fin_seen, q);
+    MPI_Abort(MPI_COMM_WORLD, 7);
+    return 1;
+}
+static int t_finalize_abort(void)
+{
+    watchdog("finalize_abort", 60);
+    static const int n[] = {2, 5, 64};
+    for (int i = 0; i < 3; i++) {
+        atomic_store(&fin_seen, 0);
+        struct th_opts o = {.nranks = n[i]};
+        struct th_result res;
+        th_run(&o, rank_fin_abort, NULL, &res);
+        int seen = atomic_load(&fin_seen);
+        if (!res.aborted || res.abort_code != 7 || seen != n[i]) {
+            fprintf(stderr, "  %d ranks: aborted %d, code %d, %d of %d shown in MPI_Finalize\n",
+                    n[i], res.aborted, res.abort_code, seen - 1, n[i] - 1);
+            alarm(0);
+            return 1;
+        }
+    }
+    alarm(0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct th_test tests[] = {
-        {"barrier", t_barrier}, {"bcast", t_bcast}, {"bcast_laggard", t_bcast_lag},
-        {"reduce", t_reduce},   {"mixed", t_mixed}, {"many", t_many},
+        {"barrier", t_barrier},
+        {"bcast", t_bcast},
+        {"bcast_laggard", t_bcast_lag},
+        {"reduce", t_reduce},
+        {"mixed", t_mixed},
+        {"many", t_many},
+        {"finalize_late_wake", t_finalize_late_wake},
+        {"finalize_abort", t_finalize_abort},
         {NULL, NULL},
     };
     return th_main(argc, argv, tests);
