@@ -558,7 +558,9 @@ static void serve_connect(struct tm_job *j, int node, const struct tm_msg_hdr *h
         r->asker = s->asker;
         r->id = s->id;
         atomic_init(&r->done, 0);
+        /* a bad setting was refused at the connecting rank; the daemon keeps the default */
         int max = tm_connect_pending_max();
+        if (max < 0) max = TM_CONNECT_PENDING_MAX;
         pthread_mutex_lock(&j->spawn_lock);
         struct tm_port *p = tm_port_find(j, (const char *)s->buf);
         if (!p)

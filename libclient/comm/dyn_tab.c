@@ -54,9 +54,10 @@ int tm_port_pending(const struct tm_job *j)
 int tm_connect_pending_max(void)
 {
     const char *v = getenv("TMPI_CONNECT_PENDING_MAX");
+    if (!v || !*v) return TM_CONNECT_PENDING_MAX;
     char *end;
-    long n = v && *v ? strtol(v, &end, 10) : -1;
-    return v && *v && !*end && n >= 0 && n <= 1 << 20 ? (int)n : TM_CONNECT_PENDING_MAX;
+    long n = strtol(v, &end, 10);
+    return !*end && n >= 0 && n <= TM_CONNECT_PENDING_LIMIT ? (int)n : -1;
 }
 
 int tm_port_node(const struct tm_job *j, const char *name)

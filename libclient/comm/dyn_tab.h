@@ -61,7 +61,10 @@ int tm_port_pending(const struct tm_job *j);
 /* The connects that may wait on the job's ports of one node at once: a connect beyond them is
  * refused (MPI_ERR_PORT) at once; `TMPI_CONNECT_PENDING_MAX` changes it. */
 #define TM_CONNECT_PENDING_MAX 64
-/* That limit for job j (the environment of the rank asking, else the default). */
+/* The largest value TMPI_CONNECT_PENDING_MAX may have. */
+#define TM_CONNECT_PENDING_LIMIT (1 << 20)
+/* That limit (the asking rank's environment, else the default), or -1 when
+ * TMPI_CONNECT_PENDING_MAX is no number from 0 to TM_CONNECT_PENDING_LIMIT. */
 int tm_connect_pending_max(void);
 /* The node a port name says it lives on (0 for a name without one), or -1 for a name that is
  * no port of this job. */

@@ -18,8 +18,17 @@ struct tm_wake_timer {
     struct tm_rank *rank;
     struct timespec deadline;
     int stop, refs;
+    int counted; /* in the job's helpers_busy: armed, so the job is not stuck */
     _Atomic int expired;
 };
+
+/* mu held: the timer no longer counts as work in flight (once). */
+static void uncount(struct tm_wake_timer *t)
+{
+    if (!t->counted) return;
+    t->counted = 0;
+    atomic_fetch_sub_explicit(&t->rank->job->helpers_busy, 1, memory_order_seq_cst);
+}
 
 static void unref(struct tm_wake_timer *t)
 {
@@ -41,6 +50,7 @@ static void *timer_main(void *arg)
     if (!t->stop) {
         atomic_store(&t->expired, 1);
         tm_wake(&t->rank->waker);
+        uncount(t);
     }
     unref(t);
     return NULL;
@@ -67,8 +77,12 @@ struct tm_wake_timer *tm_wake_timer_start(struct tm_rank *me, int64_t ms)
     pthread_cond_init(&t->cv, &at);
     pthread_condattr_destroy(&at);
     pthread_mutex_init(&t->mu, NULL);
+    /* the deadlock watch: a rank that waits with a deadline is not stuck (mstate.h) */
+    t->counted = 1;
+    atomic_fetch_add_explicit(&me->job->helpers_busy, 1, memory_order_seq_cst);
     pthread_t th;
     if (tm_helper_thread_start(&th, timer_main, t) != 0) {
+        atomic_fetch_sub_explicit(&me->job->helpers_busy, 1, memory_order_seq_cst);
         pthread_cond_destroy(&t->cv);
         pthread_mutex_destroy(&t->mu);
         free(t);
@@ -88,6 +102,7 @@ void tm_wake_timer_stop(struct tm_wake_timer *t)
     if (!t) return;
     pthread_mutex_lock(&t->mu);
     t->stop = 1;
+    uncount(t);
     pthread_cond_signal(&t->cv);
     unref(t);
 }

@@ -9,7 +9,8 @@
  * of the thread and tm_wake_timer_stop comes last: a rank that leaves its wait without stopping
  * it (the job was cancelled: rank_exit unwinds it) leaves nothing on its stack the thread
  * touches; the thread touches the rank only when the deadline passes before the job's process
- * ended.  Rare calls only: one thread per armed timer. */
+ * ended.  While armed it counts in the job's helpers_busy, so the deadlock watch does not take a
+ * wait that will end by itself for a deadlock.  Rare calls only: one thread per armed timer. */
 #ifndef TMPI_LIBCLIENT_WAKE_TIMER_H
 #define TMPI_LIBCLIENT_WAKE_TIMER_H
 

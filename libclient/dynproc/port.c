@@ -15,6 +15,7 @@
 #include "errh.h"
 #include "info.h"
 #include "intercomm.h"
+#include "mstate.h"
 #include "net_p2p.h"
 #include "spawn.h"
 #include "wait.h"
@@ -238,6 +239,11 @@ static int root_connect(struct tm_rank *me, const struct tm_comm *c, const char 
     int64_t ms;
     int terr = connect_timeout(me, info, &ms, why, len);
     if (terr) return terr;
+    if (tm_connect_pending_max() < 0) {
+        snprintf(why, len, "TMPI_CONNECT_PENDING_MAX is '%s', not a number from 0 to %d",
+                 getenv("TMPI_CONNECT_PENDING_MAX"), TM_CONNECT_PENDING_LIMIT);
+        return MPI_ERR_OTHER;
+    }
     struct tm_job *j = me->job;
     int32_t *lmap = members(c);
     if (!lmap) return snprintf(why, len, "out of memory"), MPI_ERR_NO_MEM;
@@ -339,8 +345,11 @@ static int conn_common(const char *fn, int accept, const char *port_name, MPI_In
             snprintf(why, sizeof why, "port_name is NULL");
             h.err = MPI_ERR_ARG;
         } else {
+            /* what the root waits in, for tmpictl ranks and the deadlock report */
+            int began = tm_mst_begin(me, fn, cr, comm, TMPI_PEER_NONE, TMPI_TAG_NONE);
             h.err = accept ? root_accept(me, cr->c, port_name, &h, &rmap, why, sizeof why)
                            : root_connect(me, cr->c, port_name, info, &h, &rmap, why, sizeof why);
+            tm_mst_end(me, began);
         }
     }
     int e = PMPI_Bcast(&h, (int)(sizeof h / sizeof(int32_t)), MPI_INT, root, comm);

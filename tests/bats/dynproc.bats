@@ -226,7 +226,8 @@ xconn_pair() {
 @test "dynproc: a connect waits at most its info key timeout, then fails with MPI_ERR_PORT and leaves no request behind; TMPI_CONNECT_PENDING_MAX bounds the connects that wait" {
     local exe
     exe=$(prog xconn)
-    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" timeout 1.5
+    # a wait with a deadline is no deadlock: the watch must not end the job
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" --on-deadlock=abort -n 2 "$exe" timeout 3
     [ "$status" -eq 0 ] && [[ "$output" == *"timeout ok"* ]] || { echo "$output"; false; }
     run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_CONNECT_PENDING_MAX=1 -n 4 "$exe" pending
     [ "$status" -eq 0 ] && [[ "$output" == *"pending ok"* ]] || { echo "$output"; false; }
@@ -234,6 +235,10 @@ xconn_pair() {
     # MPI_ERRORS_RETURN: the class only (MPI_ERR_INFO_VALUE, 24)
     [ "$status" -ne 0 ] && [[ "$output" == *"second connect: class 24"* ]] ||
         { echo "bad TMPI_CONNECT_TIMEOUT: $output"; false; }
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_CONNECT_PENDING_MAX=many -n 2 "$exe" timeout 1
+    # MPI_ERR_OTHER, 16
+    [ "$status" -ne 0 ] && [[ "$output" == *"nobody accepts: class 16"* ]] ||
+        { echo "bad TMPI_CONNECT_PENDING_MAX: $output"; false; }
 }
 
 @test "dynproc: two jobs of one user on one agent: a connect to the other job's port reaches the agents and is refused at once with MPI_ERR_PORT (no data path between jobs yet), a closed one too" {

@@ -145,8 +145,8 @@ int main(int argc, char **argv)
         }
         MPI_Reduce(mine, all, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0) {
-            CHECK(all[0] == 1 && all[1] == size - 2, "%d timed out, %d refused (1 and %d)",
-                  all[0], all[1], size - 2);
+            CHECK(all[0] == 1 && all[1] == size - 2, "%d timed out, %d refused (1 and %d)", all[0],
+                  all[1], size - 2);
             MPI_Close_port(port);
             printf("pending ok\n");
         }
