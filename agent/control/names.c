@@ -20,6 +20,7 @@ struct name_entry {
     uid_t uid;
     uint64_t job_id; /* the publishing job: the name goes with it */
     char *service, *port;
+    int is_port; /* an open port of the job (service = its name, port unused), not a name */
 };
 
 struct name_query;
@@ -38,6 +39,10 @@ struct name_query {
     uint64_t job_id, query;
     uint32_t op; /* the host's operation (a publish asks the peers a lookup) */
     uid_t uid;
+    /* a find: another user's port was found (its owner's uid and job) */
+    int refused;
+    uid_t owner_uid;
+    uint64_t owner_job;
     char *service, *port;
     struct fanout *fan;
     uint64_t round;
@@ -112,7 +117,9 @@ static int live(struct names *n, const struct name_entry *e)
     return j && atomic_load(&j->state) < JOB_ENDING;
 }
 
-static struct name_entry **find(struct names *n, uid_t uid, const char *service)
+/* The entry of uid's service (is_port: uid's open port of that name; any_user: whoever's). */
+static struct name_entry **find_kind(struct names *n, uid_t uid, const char *service, int is_port,
+                                     int any_user)
 {
     struct name_entry **pp = &n->head;
     while (*pp) {
@@ -122,10 +129,56 @@ static struct name_entry **find(struct names *n, uid_t uid, const char *service)
             entry_free(e);
             continue;
         }
-        if (e->uid == uid && strcmp(e->service, service) == 0) break;
+        if (e->is_port == is_port && (any_user || e->uid == uid) &&
+            strcmp(e->service, service) == 0)
+            break;
         pp = &e->next;
     }
     return pp;
+}
+
+static struct name_entry **find(struct names *n, uid_t uid, const char *service)
+{
+    return find_kind(n, uid, service, 0, 0);
+}
+
+static int entry_add(struct names *n, uid_t uid, uint64_t job_id, const char *service,
+                     const char *port, int is_port)
+{
+    unsigned mine = 0;
+    for (struct name_entry *e = n->head; e; e = e->next)
+        mine += e->uid == uid && live(n, e);
+    if (mine >= NAMES_PER_USER_MAX) return -ENOSPC;
+    struct name_entry *e = calloc(1, sizeof *e);
+    if (!e || !(e->service = strdup(service)) || !(e->port = strdup(port))) {
+        if (e) entry_free(e);
+        return -ENOMEM;
+    }
+    e->uid = uid;
+    e->job_id = job_id;
+    e->is_port = is_port;
+    e->next = n->head;
+    n->head = e;
+    return 0;
+}
+
+/* This table's part of a port operation: open (-EEXIST when open already, -ENOSPC), close
+ * (-ENOENT: not one of job_id's), find (0 uid's, -EACCES another user's: *ret_e is it,
+ * -ENOENT). */
+static int port_here(struct names *n, uint32_t op, uid_t uid, uint64_t job_id, const char *name,
+                     const struct name_entry **ret_e)
+{
+    struct name_entry **pp = find_kind(n, uid, name, 1, 1), *e = *pp;
+    if (op == MSG_NAME_PORT_OPEN) return e ? -EEXIST : entry_add(n, uid, job_id, name, "", 1);
+    if (op == MSG_NAME_PORT_CLOSE) {
+        if (!e || e->uid != uid || e->job_id != job_id) return -ENOENT;
+        *pp = e->next;
+        entry_free(e);
+        return 0;
+    }
+    if (!e) return -ENOENT;
+    *ret_e = e;
+    return e->uid == uid ? 0 : -EACCES;
 }
 
 /* This table's part of an operation: 0, -EEXIST, -ENOENT, -ENOSPC, -ENOMEM; a lookup's port
@@ -147,25 +200,29 @@ static int op_here(struct names *n, uint32_t op, uid_t uid, uint64_t job_id, con
         return 0;
     }
     if (e) return -EEXIST;
-    unsigned mine = 0;
-    for (e = n->head; e; e = e->next)
-        mine += e->uid == uid && live(n, e);
-    if (mine >= NAMES_PER_USER_MAX) return -ENOSPC;
-    e = calloc(1, sizeof *e);
-    if (!e || !(e->service = strdup(service)) || !(e->port = strdup(port))) {
-        if (e) entry_free(e);
-        return -ENOMEM;
-    }
-    e->uid = uid;
-    e->job_id = job_id;
-    e->next = n->head;
-    n->head = e;
-    return 0;
+    return entry_add(n, uid, job_id, service, port, 0);
 }
 
 static const char *op_name(uint32_t op)
 {
-    return op == MSG_NAME_PUBLISH ? "publish" : op == MSG_NAME_UNPUBLISH ? "unpublish" : "lookup";
+    return op == MSG_NAME_PUBLISH     ? "publish"
+           : op == MSG_NAME_UNPUBLISH ? "unpublish"
+           : op == MSG_NAME_LOOKUP    ? "lookup"
+                                      : "port find";
+}
+
+/* The refusal of a connect to another user's port, logged where the decision is made: both
+ * jobs and both users.  The words go back to the connecting rank as its error's reason. */
+static void log_refusal(uint64_t rec_job, const char *rec_user, uint64_t job_id, uid_t uid,
+                        const char *port, uint64_t owner_job, uid_t owner_uid, char *words,
+                        size_t len)
+{
+    log_job(LOG_NOTICE, rec_job, rec_user,
+            "connect of job %llu (uid %u) to port %s of job %llu (uid %u) refused: the port is "
+            "another user's",
+            (unsigned long long)job_id, (unsigned)uid, port, (unsigned long long)owner_job,
+            (unsigned)owner_uid);
+    snprintf(words, len, "job %llu of uid %u", (unsigned long long)owner_job, (unsigned)owner_uid);
 }
 
 /* The answer to the host of job_id (gone: nobody waits any more). */
@@ -190,6 +247,15 @@ static void finish(struct names *n, struct name_query *q, int found, const char 
     const char *user = j ? j->owner : "?";
     int err;
     const char *ans = NULL;
+    char words[96] = "";
+    if (q->op == MSG_NAME_PORT_FIND) {
+        err = found ? 0 : q->refused ? -EACCES : -ENOENT;
+        if (q->refused)
+            log_refusal(q->job_id, user, q->job_id, q->uid, q->service, q->owner_job, q->owner_uid,
+                        words, sizeof words);
+        reply_host(n, q->job_id, q->query, err, words);
+        return;
+    }
     if (q->op == MSG_NAME_LOOKUP) {
         err = found ? 0 : -ENOENT;
         ans = port;
@@ -227,6 +293,7 @@ static void on_ready(void *arg, struct mesh_conn *c)
     rq.service = q->service;
     rq.port = q->port ? q->port : "";
     rq.uid = (uint32_t)q->uid;
+    rq.job_id = q->job_id;
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_NAME_REQUEST;
     env.name_request = &rq;
@@ -250,6 +317,8 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
     if (copy) {
         tmpi__name_reply__init(copy);
         copy->error = r->error;
+        copy->owner_uid = r->owner_uid;
+        copy->job_id = r->job_id;
         copy->port = strndup(r->port ? r->port : "", MSG_NAME_PORT_MAX);
         if (!copy->port) {
             free(copy);
@@ -306,6 +375,10 @@ static void fan_done(void *arg, struct fanout *f)
         if (r && r->error == 0) {
             found = 1;
             port = r->port;
+        } else if (r && r->error == -EACCES && q->op == MSG_NAME_PORT_FIND && !q->refused) {
+            q->refused = 1;
+            q->owner_uid = (uid_t)r->owner_uid;
+            q->owner_job = r->job_id;
         }
     }
     /* a peer that could not answer holds nothing this user can reach now: not found */
@@ -352,8 +425,56 @@ static int ask_peers(struct names *n, struct name_query *q)
     return 0;
 }
 
+/* A port operation of job j's host: open and close here only, a find here, then at the
+ * peers. */
+static void port_host_request(struct names *n, struct job *j, const Tmpi__NameRequest *rq)
+{
+    const struct name_entry *e = NULL;
+    int r = port_here(n, rq->op, j->uid, j->id, rq->service, &e);
+    char words[96] = "";
+    if (rq->op != MSG_NAME_PORT_FIND || r != -ENOENT || n->cfg->npeers == 0) {
+        if (rq->op == MSG_NAME_PORT_FIND && r == -EACCES)
+            log_refusal(j->id, j->owner, j->id, j->uid, rq->service, e->job_id, e->uid, words,
+                        sizeof words);
+        else if (r && rq->op == MSG_NAME_PORT_OPEN)
+            log_job(LOG_NOTICE, j->id, j->owner, "port %s not registered: %s", rq->service,
+                    strerror(-r));
+        reply_host(n, j->id, rq->query, r, words);
+        return;
+    }
+    struct name_query *q = calloc(1, sizeof *q);
+    if (q) {
+        q->n = n;
+        q->job_id = j->id;
+        q->query = rq->query;
+        q->op = rq->op;
+        q->uid = j->uid;
+        q->service = strdup(rq->service);
+        q->port = strdup("");
+    }
+    if (!q || !q->service || !q->port) {
+        if (q) query_free(q);
+        reply_host(n, j->id, rq->query, -ENOMEM, NULL);
+        return;
+    }
+    if (n->nqueries >= NAMES_QUERIES_MAX) {
+        log_job(LOG_WARNING, j->id, j->owner,
+                "port find of %s refused: %d name requests wait for the peers already", rq->service,
+                NAMES_QUERIES_MAX);
+        query_free(q);
+        reply_host(n, j->id, rq->query, -EAGAIN, NULL);
+        return;
+    }
+    r = ask_peers(n, q);
+    if (r < 0) reply_host(n, j->id, rq->query, r, NULL);
+}
+
 void names_host_request(struct names *n, struct job *j, const Tmpi__NameRequest *rq)
 {
+    if (rq->op >= MSG_NAME_PORT_OPEN) {
+        port_host_request(n, j, rq);
+        return;
+    }
     const char *port = rq->port ? rq->port : "", *ans = NULL;
     int r = op_here(n, rq->op == MSG_NAME_PUBLISH ? MSG_NAME_LOOKUP : rq->op, j->uid, j->id,
                     rq->service, port, &ans);
@@ -406,9 +527,22 @@ void names_answer(struct names *n, struct mesh_conn *c, const Tmpi__NameRequest 
     Tmpi__NameReply r = TMPI__NAME_REPLY__INIT;
     r.query = rq->query;
     const char *port = NULL;
-    if (msg_check_name_request(rq, why, sizeof why) < 0 || rq->op == MSG_NAME_PUBLISH) {
-        /* a peer only ever asks lookups and unpublishes of its own requests */
+    if (msg_check_name_request(rq, why, sizeof why) < 0 || rq->op == MSG_NAME_PUBLISH ||
+        rq->op == MSG_NAME_PORT_OPEN || rq->op == MSG_NAME_PORT_CLOSE) {
+        /* a peer only ever asks lookups, unpublishes and port finds of its own requests */
         r.error = -EINVAL;
+    } else if (rq->op == MSG_NAME_PORT_FIND) {
+        const struct name_entry *e = NULL;
+        r.error = port_here(n, rq->op, (uid_t)rq->uid, 0, rq->service, &e);
+        if (r.error == -EACCES) {
+            /* this agent holds the port: its log says the refusal too */
+            char words[96];
+            struct job *oj = n->job_of(n->job_arg, e->job_id);
+            log_refusal(e->job_id, oj ? oj->owner : "?", rq->job_id, (uid_t)rq->uid, rq->service,
+                        e->job_id, e->uid, words, sizeof words);
+            r.owner_uid = (uint32_t)e->uid;
+            r.job_id = e->job_id;
+        }
     } else {
         r.error =
             op_here(n, rq->op, (uid_t)rq->uid, 0, rq->service, rq->port ? rq->port : "", &port);

@@ -87,7 +87,8 @@ static void unlink_wait(struct name_wait *w)
 int host_name_op(int op, const char *service, const char *port, char *out, size_t cap)
 {
     pthread_once(&cv_once, cv_init);
-    if (!service || (op != MSG_NAME_LOOKUP && !port)) return -EINVAL;
+    int port_op = op >= (int)MSG_NAME_PORT_OPEN;
+    if (!service || (op != MSG_NAME_LOOKUP && !port_op && !port)) return -EINVAL;
     if (strlen(service) > MSG_NAME_SERVICE_MAX || (port && strlen(port) > MSG_NAME_PORT_MAX))
         return -ENAMETOOLONG;
     struct name_wait w = {.done = 0};
@@ -106,7 +107,7 @@ int host_name_op(int op, const char *service, const char *port, char *out, size_
     rq.query = w.query;
     rq.op = (uint32_t)op;
     rq.service = (char *)service;
-    rq.port = (char *)(port && op != MSG_NAME_LOOKUP ? port : "");
+    rq.port = (char *)(port && op != MSG_NAME_LOOKUP && !port_op ? port : "");
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_NAME_REQUEST;
     env.name_request = &rq;
@@ -132,6 +133,8 @@ int host_name_op(int op, const char *service, const char *port, char *out, size_
     if (rc == 0) rc = w.err;
     unlink_wait(&w);
     pthread_mutex_unlock(&hn.mu);
-    if (rc == 0 && op == MSG_NAME_LOOKUP && out && cap) snprintf(out, cap, "%s", w.port);
+    /* a lookup's port; a find's words on the port's owner (-EACCES) */
+    if ((rc == 0 && op == MSG_NAME_LOOKUP) || op == (int)MSG_NAME_PORT_FIND)
+        if (out && cap) snprintf(out, cap, "%s", w.port);
     return rc;
 }

@@ -15,6 +15,7 @@
 #include "net_p2p.h"
 #include "net_proto.h"
 #include "wait.h"
+#include "wake_timer.h"
 
 /* A request waiting for its answer, on the asking rank's stack: the answer's value, and its
  * payload in rbuf (at most rcap bytes, rlen of them). */
@@ -157,9 +158,33 @@ static int called(void *arg)
     return atomic_load_explicit(&c->done, memory_order_acquire);
 }
 
+/* A call with a deadline: answered, or its timer ran out. */
+struct timed_call {
+    struct dyn_call *c;
+    struct tm_wake_timer *t;
+};
+
+static int called_or_late(void *arg)
+{
+    struct timed_call *tc = arg;
+    return called(tc->c) || tm_wake_timer_expired(tc->t);
+}
+
+static int call_timed(struct tm_rank *me, int node, int kind, int64_t val, void *payload,
+                      uint32_t len, struct dyn_call *c, int64_t ms);
+
 /* Sends a request and waits for its answer in c (val, why). */
 static int call(struct tm_rank *me, int node, int kind, int64_t val, void *payload, uint32_t len,
                 struct dyn_call *c)
+{
+    return call_timed(me, node, kind, val, payload, len, c, -1);
+}
+
+/* call, and once ms milliseconds (>= 0) passed without an answer, asks node to drop the
+ * request (TM_DYN_CONNECT_CANCEL, the only kind with a deadline) and waits for the one answer
+ * that then comes: the drop's, or the one already on its way. */
+static int call_timed(struct tm_rank *me, int node, int kind, int64_t val, void *payload,
+                      uint32_t len, struct dyn_call *c, int64_t ms)
 {
     c->rlen = 0;
     struct tm_job *j = me->job;
@@ -177,6 +202,14 @@ static int call(struct tm_rank *me, int node, int kind, int64_t val, void *paylo
     sn->calls = c;
     pthread_mutex_unlock(&sn->lock);
     int r = dyn_send(j, me->rank, node, dst, kind, c->id, val, payload, len);
+    struct tm_wake_timer *t = r == 0 ? tm_wake_timer_start(me, ms) : NULL;
+    if (t) {
+        struct timed_call tc = {c, t};
+        tm_wait(me, called_or_late, &tc);
+        tm_wake_timer_stop(t);
+        if (!called(c))
+            r = dyn_send(j, me->rank, node, dst, TM_DYN_CONNECT_CANCEL, c->id, 0, NULL, 0);
+    }
     if (r == 0) tm_wait(me, called, c);
     pthread_mutex_lock(&sn->lock);
     struct dyn_call **pp = &sn->calls;
@@ -525,12 +558,17 @@ static void serve_connect(struct tm_job *j, int node, const struct tm_msg_hdr *h
         r->asker = s->asker;
         r->id = s->id;
         atomic_init(&r->done, 0);
+        /* a bad setting was refused at the connecting rank; the daemon keeps the default */
+        int max = tm_connect_pending_max();
+        if (max < 0) max = TM_CONNECT_PENDING_MAX;
         pthread_mutex_lock(&j->spawn_lock);
         struct tm_port *p = tm_port_find(j, (const char *)s->buf);
-        if (p)
-            tm_port_enqueue(p, r);
-        else
+        if (!p)
             rc = -ENOENT;
+        else if (tm_port_pending(j) >= max)
+            rc = -EBUSY;
+        else
+            tm_port_enqueue(p, r);
         pthread_mutex_unlock(&j->spawn_lock);
         if (rc) free(r);
     }
@@ -539,6 +577,26 @@ static void serve_connect(struct tm_job *j, int node, const struct tm_msg_hdr *h
         dyn_send(j, src, node, s->asker, TM_DYN_CONNECT_ANS, s->id, rc, NULL, 0);
     }
     free(s);
+}
+
+/* Receive daemon: the asker of a connect gave up waiting (TM_DYN_CONNECT_CANCEL, cookie its
+ * call): its request leaves the port's queue and is answered -ETIMEDOUT; one an acceptor took
+ * already is answered by that acceptor. */
+static void serve_cancel(struct tm_job *j, int node, const struct tm_msg_hdr *h)
+{
+    struct tm_conn_req *found = NULL;
+    pthread_mutex_lock(&j->spawn_lock);
+    for (struct tm_port *p = j->ports; p && !found; p = p->next)
+        for (struct tm_conn_req *r = atomic_load(&p->head); r; r = r->next)
+            if (r->remote && r->node == node && r->asker == h->src_rank && r->id == h->cookie) {
+                found = tm_port_dequeue(p, r) ? r : NULL;
+                break;
+            }
+    pthread_mutex_unlock(&j->spawn_lock);
+    if (!found) return;
+    free(found);
+    int32_t src = rank_on(j->net, j->size, j->net->node);
+    dyn_send(j, src, node, h->src_rank, TM_DYN_CONNECT_ANS, h->cookie, -ETIMEDOUT, NULL, 0);
 }
 
 /* Receive daemon: a whole TM_MSG_DYN frame. */
@@ -562,6 +620,9 @@ static void dyn_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, vo
         break;
     case TM_DYN_CONNECT:
         serve_connect(j, node, h, ctx);
+        break;
+    case TM_DYN_CONNECT_CANCEL:
+        serve_cancel(j, node, h);
         break;
     case TM_DYN_SPAWN: {
         struct dyn_serve *s = ctx;
@@ -619,7 +680,7 @@ int tm_dyn_name(struct tm_rank *me, int op, const char *service, const char *por
 }
 
 int tm_dyn_connect(struct tm_rank *me, int node, const char *port, const int32_t *cmap, int cn,
-                   int32_t ctx[3], int32_t **ret_amap, int *ret_an)
+                   int64_t ms, int32_t ctx[3], int32_t **ret_amap, int *ret_an)
 {
     struct tm_job *j = me->job;
     size_t nl = strlen(port);
@@ -638,7 +699,7 @@ int tm_dyn_connect(struct tm_rank *me, int node, const char *port, const int32_t
     for (int i = 0; i < cn; i++)
         put32(&w, (uint32_t)cmap[i]);
     struct dyn_call c = {.rbuf = ans, .rcap = rcap};
-    int r = call(me, node, TM_DYN_CONNECT, 0, b, (uint32_t)len, &c);
+    int r = call_timed(me, node, TM_DYN_CONNECT, 0, b, (uint32_t)len, &c, ms);
     if (r == 0) r = (int)c.val;
     struct rbuf rb = {.p = ans, .len = c.rlen};
     int an = c.rlen >= 12 ? (int)(c.rlen / 4) - 3 : 0;

@@ -46,14 +46,19 @@ enum tm_dyn_kind {
     TM_DYN_RESERVE_ANS = 2,
     TM_DYN_SPAWN = 3,
     TM_DYN_SPAWN_ANS = 4,
-    TM_DYN_NAME = 5,        /* msg_len the operation (dyn_tab.h tm_name_op), payload
-                             * "service\0port\0", to node 0 */
-    TM_DYN_NAME_ANS = 6,    /* msg_len 0 or a negative errno; a lookup's port as payload */
-    TM_DYN_CONNECT = 7,     /* payload "port\0" and the connecting group's world ranks, to the
-                             * port's node, answered when an accept takes it */
-    TM_DYN_CONNECT_ANS = 8, /* msg_len 0, an MPI error class, or a negative errno (-ENOENT:
-                             * no such port); payload the inter-communicator's 3 ids and the
-                             * accepting group's world ranks */
+    TM_DYN_NAME = 5,           /* msg_len the operation (dyn_tab.h tm_name_op), payload
+                                * "service\0port\0", to node 0 */
+    TM_DYN_NAME_ANS = 6,       /* msg_len 0 or a negative errno; a lookup's port as payload */
+    TM_DYN_CONNECT = 7,        /* payload "port\0" and the connecting group's world ranks, to the
+                                * port's node, answered when an accept takes it */
+    TM_DYN_CONNECT_ANS = 8,    /* msg_len 0, an MPI error class, or a negative errno (-ENOENT:
+                                * no such port; -EBUSY: TM_CONNECT_PENDING_MAX connects wait
+                                * there; -ETIMEDOUT: dropped at the asker's CANCEL); payload the
+                                * inter-communicator's 3 ids and the accepting group's world
+                                * ranks */
+    TM_DYN_CONNECT_CANCEL = 9, /* no payload, cookie the CONNECT's call: its asker's deadline
+                                * passed; a connect still queued is dropped and answered
+                                * -ETIMEDOUT, one an acceptor took is answered by it */
 };
 
 struct tm_conn_req;
@@ -97,11 +102,13 @@ int tm_spawn_remote(struct tm_rank *me, int node, const struct tm_spawn_req *rq,
  * Results as tm_names_op_here, or -EPIPE and the like when node 0 cannot be reached. */
 int tm_dyn_name(struct tm_rank *me, int op, const char *service, const char *port, char *out,
                 size_t cap);
-/* A connect of the group cmap[0..cn) to port, open on node (not me's); waits for the accept.
- * 0 with the inter-communicator's ids and the accepting group (*ret_amap, malloc'd), an MPI
- * error class the acceptor gave, or a negative errno (-ENOENT: no such port there). */
+/* A connect of the group cmap[0..cn) to port, open on node (not me's); waits for the accept,
+ * at most ms milliseconds (< 0: no deadline) before it asks node to drop it.  0 with the
+ * inter-communicator's ids and the accepting group (*ret_amap, malloc'd), an MPI error class
+ * the acceptor gave, or a negative errno (-ENOENT: no such port there; -EBUSY: too many
+ * connects wait there; -ETIMEDOUT: nobody accepted in time). */
 int tm_dyn_connect(struct tm_rank *me, int node, const char *port, const int32_t *cmap, int cn,
-                   int32_t ctx[3], int32_t **ret_amap, int *ret_an);
+                   int64_t ms, int32_t ctx[3], int32_t **ret_amap, int *ret_an);
 /* The acceptor's answer to a connect from another node (r->remote): sends it and frees r and
  * its amap. */
 void tm_dyn_connect_answer(struct tm_job *j, struct tm_conn_req *r);

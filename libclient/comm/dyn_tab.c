@@ -27,6 +27,39 @@ void tm_port_enqueue(struct tm_port *p, struct tm_conn_req *r)
     if (p->acceptor) tm_wake(&p->acceptor->waker);
 }
 
+int tm_port_dequeue(struct tm_port *p, struct tm_conn_req *r)
+{
+    struct tm_conn_req *prev = NULL;
+    for (struct tm_conn_req *q = atomic_load(&p->head); q; prev = q, q = q->next) {
+        if (q != r) continue;
+        if (prev)
+            prev->next = q->next;
+        else
+            atomic_store(&p->head, q->next);
+        if (p->tail == q) p->tail = prev;
+        return 1;
+    }
+    return 0;
+}
+
+int tm_port_pending(const struct tm_job *j)
+{
+    int n = 0;
+    for (const struct tm_port *p = j->ports; p; p = p->next)
+        for (const struct tm_conn_req *q = atomic_load(&p->head); q; q = q->next)
+            n++;
+    return n;
+}
+
+int tm_connect_pending_max(void)
+{
+    const char *v = getenv("TMPI_CONNECT_PENDING_MAX");
+    if (!v || !*v) return TM_CONNECT_PENDING_MAX;
+    char *end;
+    long n = strtol(v, &end, 10);
+    return !*end && n >= 0 && n <= TM_CONNECT_PENDING_LIMIT ? (int)n : -1;
+}
+
 int tm_port_node(const struct tm_job *j, const char *name)
 {
     unsigned long long id;

@@ -52,6 +52,20 @@ struct tm_pubname {
 struct tm_port *tm_port_find(struct tm_job *j, const char *name);
 /* spawn_lock held: queues r on p and wakes its acceptor. */
 void tm_port_enqueue(struct tm_port *p, struct tm_conn_req *r);
+/* spawn_lock held: takes r off p's queue (a connect that timed out); 1 if it was there, 0 if
+ * an acceptor took it already. */
+int tm_port_dequeue(struct tm_port *p, struct tm_conn_req *r);
+/* spawn_lock held: the connects queued on every port of the job on this node (at most
+ * TM_CONNECT_PENDING_MAX, so the walk is short). */
+int tm_port_pending(const struct tm_job *j);
+/* The connects that may wait on the job's ports of one node at once: a connect beyond them is
+ * refused (MPI_ERR_PORT) at once; `TMPI_CONNECT_PENDING_MAX` changes it. */
+#define TM_CONNECT_PENDING_MAX 64
+/* The largest value TMPI_CONNECT_PENDING_MAX may have. */
+#define TM_CONNECT_PENDING_LIMIT (1 << 20)
+/* That limit (the asking rank's environment, else the default), or -1 when
+ * TMPI_CONNECT_PENDING_MAX is no number from 0 to TM_CONNECT_PENDING_LIMIT. */
+int tm_connect_pending_max(void);
 /* The node a port name says it lives on (0 for a name without one), or -1 for a name that is
  * no port of this job. */
 int tm_port_node(const struct tm_job *j, const char *name);

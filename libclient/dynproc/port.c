@@ -13,10 +13,13 @@
 #include "dyn_net.h"
 #include "dyn_tab.h"
 #include "errh.h"
+#include "info.h"
 #include "intercomm.h"
+#include "mstate.h"
 #include "net_p2p.h"
 #include "spawn.h"
 #include "wait.h"
+#include "wake_timer.h"
 
 /* What a root tells its communicator after meeting the other side. */
 struct conn_hdr {
@@ -43,6 +46,17 @@ TM_API int PMPI_Open_port(MPI_Info info, char *port_name)
     /* the node in the name: a connect from another node of the job goes there (dyn_tab.h) */
     snprintf(p->name, sizeof p->name, "tmpi-port:%" PRIu64 ":%d:%d", j->id,
              atomic_fetch_add(&j->next_port, 1), j->net ? j->net->node : 0);
+    /* registered with the agent, so that a connect from another job finds the port and its
+     * owner (an agent without port operations answers -EINVAL: the port serves this job) */
+    int rc = j->svc && j->svc->name_op
+                 ? j->svc->name_op(TMPI_NAME_PORT_OPEN, p->name, NULL, NULL, 0)
+                 : 0;
+    if (rc == -ENOSPC || rc == -ENOMEM) {
+        free(p);
+        return tm_err(me, MPI_COMM_WORLD, rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER, fn,
+                      "the agent holds as many names and ports of this user as it may (%s)",
+                      strerror(-rc));
+    }
     pthread_mutex_lock(&j->spawn_lock);
     p->next = j->ports;
     j->ports = p;
@@ -70,10 +84,38 @@ TM_API int PMPI_Close_port(const char *port_name)
     if (p && !p->acceptor && !atomic_load(&p->head)) *pp = p->next;
     pthread_mutex_unlock(&j->spawn_lock);
     if (!p) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_PORT, fn, "no open port %s", port_name);
+    if (j->svc && j->svc->name_op)
+        (void)j->svc->name_op(TMPI_NAME_PORT_CLOSE, port_name, NULL, NULL, 0);
     if (*pp != p) free(p);
     return MPI_SUCCESS;
 }
 TM_ALIAS(Close_port)
+
+/* A connect to a port of another job: the agents find the port and check its owner (the
+ * refusal of another user's is logged there, naming both users and jobs).  Always
+ * MPI_ERR_PORT with why: the data plane does not join two jobs' ranks yet, so even a port of
+ * this user's other job cannot be connected. */
+static int tm_port_other_job(struct tm_rank *me, const char *port_name, char *why, size_t len)
+{
+    const struct tmpi_svc *svc = me->job->svc;
+    char words[MPI_MAX_PORT_NAME] = "";
+    int rc = svc && svc->name_op
+                 ? svc->name_op(TMPI_NAME_PORT_FIND, port_name, NULL, words, sizeof words)
+                 : -ENOTSUP;
+    if (rc == -EACCES)
+        snprintf(why, len, "port %s is another user's (%s): refused", port_name,
+                 words[0] ? words : "?");
+    else if (rc == -ENOENT)
+        snprintf(why, len, "no open port %s (no job of this user has it open)", port_name);
+    else if (rc == 0)
+        snprintf(why, len,
+                 "port %s is open in another job of this user, but ranks of two jobs cannot be "
+                 "connected yet",
+                 port_name);
+    else
+        snprintf(why, len, "cannot find port %s of another job: %s", port_name, strerror(-rc));
+    return MPI_ERR_PORT;
+}
 
 static int32_t *members(const struct tm_comm *c)
 {
@@ -146,12 +188,66 @@ static int root_accept(struct tm_rank *me, const struct tm_comm *c, const char *
     return err;
 }
 
-static int root_connect(struct tm_rank *me, const struct tm_comm *c, const char *port_name,
-                        struct conn_hdr *h, int32_t **rmap, char *why, size_t len)
+/* A local connect waiting: answered, or its deadline passed. */
+struct conn_wait {
+    struct tm_conn_req *r;
+    struct tm_wake_timer *t;
+};
+
+static int answered_or_late(void *arg)
 {
+    struct conn_wait *cw = arg;
+    return answered(cw->r) || tm_wake_timer_expired(cw->t);
+}
+
+/* How long a connect waits for its accept: MPI_Comm_connect's info key "timeout" (seconds, as
+ * MPICH reads it), else TMPI_CONNECT_TIMEOUT, else TM_CONNECT_TIMEOUT_S.  0 with *ret_ms, or
+ * MPI_ERR_INFO_VALUE with why for a value that is no number of seconds. */
+static int connect_timeout(struct tm_rank *me, MPI_Info info, int64_t *ret_ms, char *why,
+                           size_t len)
+{
+    const char *v = NULL, *from = "info key timeout";
+    if (info != MPI_INFO_NULL) {
+        struct tm_info *in = tm_info_get(me, info);
+        if (!in) return snprintf(why, len, "invalid info %d", info), MPI_ERR_INFO;
+        v = tm_info_lookup(in, "timeout");
+    }
+    if (!v) {
+        v = getenv("TMPI_CONNECT_TIMEOUT");
+        from = "TMPI_CONNECT_TIMEOUT";
+    }
+    if (!v || !*v) {
+        *ret_ms = (int64_t)TM_CONNECT_TIMEOUT_S * 1000;
+        return 0;
+    }
+    char *end;
+    double sec = strtod(v, &end);
+    while (*end == ' ')
+        end++;
+    if (end == v || *end || !(sec > 0) || sec > 1e9) {
+        snprintf(why, len, "%s is '%s', not a positive number of seconds", from, v);
+        return MPI_ERR_INFO_VALUE;
+    }
+    *ret_ms = (int64_t)(sec * 1000.0 + 0.5);
+    if (*ret_ms < 1) *ret_ms = 1;
+    return 0;
+}
+
+static int root_connect(struct tm_rank *me, const struct tm_comm *c, const char *port_name,
+                        MPI_Info info, struct conn_hdr *h, int32_t **rmap, char *why, size_t len)
+{
+    int64_t ms;
+    int terr = connect_timeout(me, info, &ms, why, len);
+    if (terr) return terr;
+    if (tm_connect_pending_max() < 0) {
+        snprintf(why, len, "TMPI_CONNECT_PENDING_MAX is '%s', not a number from 0 to %d",
+                 getenv("TMPI_CONNECT_PENDING_MAX"), TM_CONNECT_PENDING_LIMIT);
+        return MPI_ERR_OTHER;
+    }
     struct tm_job *j = me->job;
     int32_t *lmap = members(c);
     if (!lmap) return snprintf(why, len, "out of memory"), MPI_ERR_NO_MEM;
+    long long secs = (long long)((ms + 999) / 1000);
     int node = tm_port_node(j, port_name);
     if (j->net && node >= 0 && node != j->net->node) {
         if (node >= j->net->nnodes) {
@@ -159,31 +255,65 @@ static int root_connect(struct tm_rank *me, const struct tm_comm *c, const char 
             snprintf(why, len, "no open port %s (no node %d in the job)", port_name, node);
             return MPI_ERR_PORT;
         }
-        int an = 0, rc = tm_dyn_connect(me, node, port_name, lmap, c->size, h->ctx, rmap, &an);
+        int an = 0, rc = tm_dyn_connect(me, node, port_name, lmap, c->size, ms, h->ctx, rmap, &an);
         free(lmap);
         if (rc == 0) {
             h->rn = an;
             return MPI_SUCCESS;
         }
         if (rc > 0) return snprintf(why, len, "the accepting side failed"), rc;
-        snprintf(why, len, "%s %s%s%s", rc == -ENOENT ? "no open port" : "cannot connect to port",
-                 port_name, rc == -ENOENT ? "" : ": ", rc == -ENOENT ? "" : strerror(-rc));
+        if (rc == -ETIMEDOUT)
+            snprintf(why, len, "nobody accepted on port %s within the timeout (%lld s)", port_name,
+                     secs);
+        else if (rc == -EBUSY)
+            snprintf(why, len, "port %s: %d connects wait on the job's ports of its node already",
+                     port_name, tm_connect_pending_max());
+        else
+            snprintf(why, len, "%s %s%s%s",
+                     rc == -ENOENT ? "no open port" : "cannot connect to port", port_name,
+                     rc == -ENOENT ? "" : ": ", rc == -ENOENT ? "" : strerror(-rc));
         return MPI_ERR_PORT;
+    }
+    if (other_job(j, port_name)) {
+        free(lmap);
+        return tm_port_other_job(me, port_name, why, len);
     }
     struct tm_conn_req r = {.waiter = me, .cmap = lmap, .cn = c->size};
     atomic_init(&r.done, 0);
+    int max = tm_connect_pending_max(), full = 0;
     pthread_mutex_lock(&j->spawn_lock);
     struct tm_port *p = tm_port_find(j, port_name);
-    if (p) tm_port_enqueue(p, &r);
+    if (p && !(full = tm_port_pending(j) >= max)) tm_port_enqueue(p, &r);
     pthread_mutex_unlock(&j->spawn_lock);
-    if (!p) {
+    if (!p || full) {
         free(lmap);
-        snprintf(why, len, "%s %s",
-                 other_job(j, port_name) ? "ranks of another job cannot be connected yet: port"
-                                         : "no open port",
-                 port_name);
+        if (full)
+            snprintf(why, len,
+                     "port %s: %d connects wait on the job's ports of this node already "
+                     "(TMPI_CONNECT_PENDING_MAX)",
+                     port_name, max);
+        else
+            snprintf(why, len, "no open port %s", port_name);
         return MPI_ERR_PORT;
     }
+    struct tm_wake_timer *t = tm_wake_timer_start(me, ms);
+    if (t) {
+        struct conn_wait cw = {&r, t};
+        tm_wait(me, answered_or_late, &cw);
+        tm_wake_timer_stop(t);
+        if (!answered(&r)) {
+            pthread_mutex_lock(&j->spawn_lock);
+            int dropped = tm_port_dequeue(p, &r);
+            pthread_mutex_unlock(&j->spawn_lock);
+            if (dropped) {
+                free(lmap);
+                snprintf(why, len, "nobody accepted on port %s within the timeout (%lld s)",
+                         port_name, secs);
+                return MPI_ERR_PORT;
+            }
+        }
+    }
+    /* answered, or an acceptor took the request just as the time ran out: its answer comes */
     tm_wait(me, answered, &r);
     free(lmap);
     if (r.err) {
@@ -196,8 +326,8 @@ static int root_connect(struct tm_rank *me, const struct tm_comm *c, const char 
     return MPI_SUCCESS;
 }
 
-static int conn_common(const char *fn, int accept, const char *port_name, int root, MPI_Comm comm,
-                       MPI_Comm *newcomm)
+static int conn_common(const char *fn, int accept, const char *port_name, MPI_Info info, int root,
+                       MPI_Comm comm, MPI_Comm *newcomm)
 {
     struct tm_rank *me = tm_self();
     if (!me) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
@@ -215,8 +345,11 @@ static int conn_common(const char *fn, int accept, const char *port_name, int ro
             snprintf(why, sizeof why, "port_name is NULL");
             h.err = MPI_ERR_ARG;
         } else {
+            /* what the root waits in, for tmpictl ranks and the deadlock report */
+            int began = tm_mst_begin(me, fn, cr, comm, TMPI_PEER_NONE, TMPI_TAG_NONE);
             h.err = accept ? root_accept(me, cr->c, port_name, &h, &rmap, why, sizeof why)
-                           : root_connect(me, cr->c, port_name, &h, &rmap, why, sizeof why);
+                           : root_connect(me, cr->c, port_name, info, &h, &rmap, why, sizeof why);
+            tm_mst_end(me, began);
         }
     }
     int e = PMPI_Bcast(&h, (int)(sizeof h / sizeof(int32_t)), MPI_INT, root, comm);
@@ -243,14 +376,14 @@ static int conn_common(const char *fn, int accept, const char *port_name, int ro
 TM_API int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
                             MPI_Comm *newcomm)
 {
-    return conn_common("MPI_Comm_accept", 1, port_name, root, comm, newcomm);
+    return conn_common("MPI_Comm_accept", 1, port_name, info, root, comm, newcomm);
 }
 TM_ALIAS(Comm_accept)
 
 TM_API int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
                              MPI_Comm *newcomm)
 {
-    return conn_common("MPI_Comm_connect", 0, port_name, root, comm, newcomm);
+    return conn_common("MPI_Comm_connect", 0, port_name, info, root, comm, newcomm);
 }
 TM_ALIAS(Comm_connect)
 

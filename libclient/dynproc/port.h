@@ -7,11 +7,25 @@
  * acceptor answers with its group and the context ids of the new inter-communicator, and each
  * root tells its communicator.  Published names are one table of the job (node 0's across
  * nodes): a service is seen by every rank of the job that published it, spawned ranks
- * included.  A port of another job is refused (MPI_ERR_PORT): two jobs are two processes, and
- * the data plane does not join them yet. */
+ * included.
+ *
+ * Every port is also registered with the agent (svc name_op TMPI_NAME_PORT_OPEN, dropped at
+ * MPI_Close_port and with the job), so that a connect to a port of another job asks the agents
+ * for it (TMPI_NAME_PORT_FIND, on every agent): another user's port is refused there and
+ * logged with both users and jobs; a port no job of the user has open fails at once.  A port
+ * of the user's other job is still refused (MPI_ERR_PORT): two jobs are two processes, and the
+ * data plane does not join them yet.
+ *
+ * A connect waits for its accept at most MPI_Comm_connect's info key "timeout" (seconds, as in
+ * MPICH), else TMPI_CONNECT_TIMEOUT, else TM_CONNECT_TIMEOUT_S; then it leaves the port's
+ * queue and fails with MPI_ERR_PORT.  At most TM_CONNECT_PENDING_MAX (comm/dyn_tab.h) connects
+ * wait on the ports of one job host at once. */
 #ifndef TMPI_LIBCLIENT_PORT_H
 #define TMPI_LIBCLIENT_PORT_H
 
 #include "job.h"
+
+/* The default deadline of MPI_Comm_connect, in seconds. */
+#define TM_CONNECT_TIMEOUT_S 60
 
 #endif

@@ -216,8 +216,17 @@ int msg_check_signal(const Tmpi__SignalJob *s, char *err, size_t errlen)
 
 int msg_check_name_request(const Tmpi__NameRequest *rq, char *err, size_t errlen)
 {
-    if (rq->op < MSG_NAME_PUBLISH || rq->op > MSG_NAME_LOOKUP)
-        return fail(err, errlen, "name operation %u (1 publish, 2 unpublish, 3 lookup)", rq->op);
+    if (rq->op < MSG_NAME_PUBLISH || rq->op > MSG_NAME_PORT_FIND)
+        return fail(err, errlen,
+                    "name operation %u (1 publish, 2 unpublish, 3 lookup, 4 open, 5 close and "
+                    "6 find a port)",
+                    rq->op);
+    if (rq->op >= MSG_NAME_PORT_OPEN) {
+        size_t nl = rq->service ? strlen(rq->service) : 0;
+        if (nl == 0 || nl > MSG_NAME_PORT_MAX)
+            return fail(err, errlen, "a port name of %zu bytes (1 to %u)", nl, MSG_NAME_PORT_MAX);
+        return 0;
+    }
     size_t sl = rq->service ? strlen(rq->service) : 0, pl = rq->port ? strlen(rq->port) : 0;
     if (sl == 0 || sl > MSG_NAME_SERVICE_MAX)
         return fail(err, errlen, "a service name of %zu bytes (1 to %u)", sl, MSG_NAME_SERVICE_MAX);

@@ -46,6 +46,12 @@
 #define MSG_NAME_PUBLISH 1u
 #define MSG_NAME_UNPUBLISH 2u
 #define MSG_NAME_LOOKUP 3u
+/* A port of MPI_Open_port registered with the agent (service = the port's name), so that a
+ * connect from another job finds it and its owner: open and close on this agent's table, find
+ * on every agent's (the owner check: docs/PROTOCOL.md "Connects between jobs"). */
+#define MSG_NAME_PORT_OPEN 4u
+#define MSG_NAME_PORT_CLOSE 5u
+#define MSG_NAME_PORT_FIND 6u
 /* A name request's structure: op known, service non-empty, both within their bounds.
  * 0 or -EINVAL with the reason in err. */
 int msg_check_name_request(const Tmpi__NameRequest *rq, char *err, size_t errlen);

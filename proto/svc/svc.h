@@ -285,5 +285,11 @@ struct tmpi_svc {
 #define TMPI_NAME_PUBLISH 1
 #define TMPI_NAME_UNPUBLISH 2
 #define TMPI_NAME_LOOKUP 3
+/* and a port's (service = the port name; port unused): registered with the agent at
+ * MPI_Open_port, dropped at MPI_Close_port, found by a connect from another job (0 same user,
+ * -EACCES another user's, -ENOENT none open) */
+#define TMPI_NAME_PORT_OPEN 4
+#define TMPI_NAME_PORT_CLOSE 5
+#define TMPI_NAME_PORT_FIND 6
 
 #endif

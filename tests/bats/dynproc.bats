@@ -200,3 +200,58 @@ names_pair() {
     run timeout 60 "${launch[@]}" --hostfile "$CLUSTER_HOSTFILE" --universe-size 9 --map-by node -n 2 "$exe" parent 7
     [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* && "$output" == *"child 5 of 7 on node1"* && "$output" == *"child 6 of 7 on node2"* ]] || { echo "universe-size: $output"; false; }
 }
+
+# xconn_pair SOCK_OPEN SOCK_CONNECT WORDS: a job opens a port on agent SOCK_OPEN, a job of the
+# same user connects to it from SOCK_CONNECT: refused (MPI_ERR_PORT) at once, saying WORDS.
+xconn_pair() {
+    local exe f pid st=0
+    exe=$(prog xconn)
+    f="$BATS_TEST_TMPDIR/xport.$RANDOM"
+    timeout 60 "$LAUNCH_BIN" --agent "$1" -n 1 "$exe" open "$f" >"$f.out" 2>&1 &
+    pid=$!
+    SECONDS=0
+    run timeout 60 "$LAUNCH_BIN" --agent "$2" -n 1 "$exe" connect "$f"
+    touch "$f.done"
+    wait "$pid" || st=$?
+    [ "$status" -ne 0 ] && [[ "$output" == *"MPI_Comm_connect: port tmpi-port:"*"$3"*"(MPI_ERR_PORT)"* ]] ||
+        { echo "connect ($status): $output"; false; }
+    [ "$SECONDS" -lt 15 ] || { echo "the refusal took $SECONDS s"; false; }
+    [ "$st" -eq 0 ] && grep -q "open ok" "$f.out" || { echo "open ($st):"; cat "$f.out"; false; }
+    # the port went with its close: a connect now finds no job that has it open
+    run timeout 60 "$LAUNCH_BIN" --agent "$2" -n 1 "$exe" connect "$f"
+    [ "$status" -ne 0 ] && [[ "$output" == *"no open port tmpi-port:"*"(no job of this user has it open) (MPI_ERR_PORT)"* ]] ||
+        { echo "closed port ($status): $output"; false; }
+}
+
+@test "dynproc: a connect waits at most its info key timeout, then fails with MPI_ERR_PORT and leaves no request behind; TMPI_CONNECT_PENDING_MAX bounds the connects that wait" {
+    local exe
+    exe=$(prog xconn)
+    # a wait with a deadline is no deadlock: the watch must not end the job
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" --on-deadlock=abort -n 2 "$exe" timeout 3
+    [ "$status" -eq 0 ] && [[ "$output" == *"timeout ok"* ]] || { echo "$output"; false; }
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_CONNECT_PENDING_MAX=1 -n 4 "$exe" pending
+    [ "$status" -eq 0 ] && [[ "$output" == *"pending ok"* ]] || { echo "$output"; false; }
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_CONNECT_TIMEOUT=soon -n 2 "$exe" timeout 1
+    # MPI_ERRORS_RETURN: the class only (MPI_ERR_INFO_VALUE, 24)
+    [ "$status" -ne 0 ] && [[ "$output" == *"second connect: class 24"* ]] ||
+        { echo "bad TMPI_CONNECT_TIMEOUT: $output"; false; }
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_CONNECT_PENDING_MAX=many -n 2 "$exe" timeout 1
+    # MPI_ERR_OTHER, 16
+    [ "$status" -ne 0 ] && [[ "$output" == *"nobody accepts: class 16"* ]] ||
+        { echo "bad TMPI_CONNECT_PENDING_MAX: $output"; false; }
+}
+
+@test "dynproc: two jobs of one user on one agent: a connect to the other job's port reaches the agents and is refused at once with MPI_ERR_PORT (no data path between jobs yet), a closed one too" {
+    start_agent one --log-level info
+    xconn_pair "$AGENT_SOCK" "$AGENT_SOCK" "is open in another job of this user, but ranks of two jobs cannot be connected yet"
+}
+
+# bats test_tags=multinode
+@test "dynproc: across 2 agents a connect times out and is dropped at the port's node; a connect to a port of the user's job on the other agent is found there and refused with MPI_ERR_PORT" {
+    start_cluster 2
+    local exe
+    exe=$(prog xconn)
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe" timeout 1.5
+    [ "$status" -eq 0 ] && [[ "$output" == *"timeout ok"* ]] || { echo "$output"; false; }
+    xconn_pair "${CLUSTER_SOCKS[1]}" "${CLUSTER_SOCKS[0]}" "is open in another job of this user, but ranks of two jobs cannot be connected yet"
+}

@@ -21,7 +21,7 @@ setup() {
     echo "$PUB" >"$BATS_TEST_TMPDIR/pubdir"
     chmod 755 "$PUB"
     local p
-    for p in mn_files sleeper names_jobs; do
+    for p in mn_files sleeper names_jobs xconn; do
         tmpicc -o "$PUB/$p" "$BATS_TEST_DIRNAME/progs/$p.c"
     done
     for p in ends hostinfo; do
@@ -272,6 +272,39 @@ assert len(j) == 1 and j[0]["id"] == sys.argv[1] and sorted(j[0]["nodes"]) == ["
     wait "$pid" || st=$?
     [ "$status" -eq 0 ] && [[ "$output" == *"lookup ok"* ]] || { echo "owner's lookup: $output"; false; }
     [ "$st" -eq 0 ] && grep -q "publish ok" "$BATS_TEST_TMPDIR/pub.out" || { echo "publish ($st):"; cat "$BATS_TEST_TMPDIR/pub.out"; false; }
+}
+
+@test "multinode users: a connect to another user's port is refused with MPI_ERR_PORT, and both agents log both users and jobs" {
+    users_cluster 2
+    local dir="$PUB/xconn.$UA" f pid st=0
+    mkdir "$dir"
+    chown "$UA:" "$dir"
+    chmod 755 "$dir"
+    f="$dir/port"
+    # the port's job on node2, the connecting job of the other user on node1
+    as "$UA" timeout 60 "$LAUNCH_BIN" --agent "${SOCKS[1]}" -n 1 "$PUB/xconn" open "$f" >"$BATS_TEST_TMPDIR/open.out" 2>&1 &
+    pid=$!
+    # the port's name, handed to the other user (UA's umask keeps the file from UB)
+    local i=0 bdir="$PUB/xconn.$UB"
+    while [ ! -e "$f" ] && [ "$i" -lt 600 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    mkdir "$bdir"
+    cp "$f" "$bdir/port"
+    chown -R "$UB:" "$bdir"
+    run as "$UB" timeout 60 "$LAUNCH_BIN" --agent "${SOCKS[0]}" -n 1 "$PUB/xconn" connect "$bdir/port"
+    touch "$f.done"
+    wait "$pid" || st=$?
+    [ "$status" -ne 0 ] && [[ "$output" == *"MPI_Comm_connect: port tmpi-port:"*"is another user's (job "*" of uid $(id -u "$UA")): refused (MPI_ERR_PORT)"* ]] ||
+        { echo "other user's connect ($status): $output"; false; }
+    [[ "$output" != *"connect returned"* ]]
+    [ "$st" -eq 0 ] && grep -q "open ok" "$BATS_TEST_TMPDIR/open.out" || { echo "open ($st):"; cat "$BATS_TEST_TMPDIR/open.out"; false; }
+    local n
+    for n in 1 2; do
+        grep -q "connect of job [0-9]* (uid $(id -u "$UB")) to port tmpi-port:[0-9:]* of job [0-9]* (uid $(id -u "$UA")) refused: the port is another user's" "$BATS_TEST_TMPDIR/node$n.log" ||
+            { echo "node$n logs no refusal:"; cat "$BATS_TEST_TMPDIR/node$n.log"; false; }
+    done
 }
 
 @test "multinode users: a user who does not exist on one node: the job fails before any rank runs, naming the node" {

@@ -210,8 +210,17 @@ int main(void)
     nr.service = "";
     refused(msg_check_name_request(&nr, err, sizeof err), err, "a service name of 0 bytes");
     nr.service = "svc";
-    nr.op = 4;
-    refused(msg_check_name_request(&nr, err, sizeof err), err, "name operation 4");
+    nr.op = 7;
+    refused(msg_check_name_request(&nr, err, sizeof err), err, "name operation 7");
+    /* port operations (MPI_Open_port, Close_port, a connect to another job's port): the port's
+     * name as the service, 1 to MSG_NAME_PORT_MAX bytes, no port */
+    nr.op = MSG_NAME_PORT_FIND;
+    nr.port = "";
+    nr.service = "tmpi-port:1:0:0";
+    CHECK_EQ(msg_check_name_request(&nr, err, sizeof err), 0);
+    nr.op = MSG_NAME_PORT_OPEN;
+    nr.service = longport;
+    refused(msg_check_name_request(&nr, err, sizeof err), err, "a port name of 256 bytes");
     printf("msg_check: ok\n");
     return 0;
 }
