@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "prog_check.h"
+#include "abort_check.h"
 
 static int wait_file(const char *path)
 {
