@@ -262,7 +262,13 @@ assert len(j) == 1 and j[0]["id"] == sys.argv[1] and sorted(j[0]["nodes"]) == ["
     mlaunch_as "$UA" --map-by node -n 2 "$PUB/names_jobs" publish "$svc" "$f" >"$BATS_TEST_TMPDIR/pub.out" 2>&1 &
     pid=$!
     local i
-    for ((i = 0; i < 600 && ! -e $f; i++)); do sleep 0.1; done
+    i=0
+    while [ ! -e "$f" ] && [ "$i" -lt 600 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    # the other user's lookup below proves nothing unless the name is published by then
+    [ -e "$f" ] || { echo "the publisher never published:"; cat "$BATS_TEST_TMPDIR/pub.out"; false; }
     run as "$UB" timeout 60 "$LAUNCH_BIN" --agent "${SOCKS[1]}" -n 1 "$PUB/names_jobs" absent "$svc"
     [ "$status" -eq 0 ] && [[ "$output" == *"absent ok"* ]] || { echo "other user's lookup: $output"; false; }
     run as "$UB" timeout 60 "$LAUNCH_BIN" --agent "${SOCKS[0]}" -n 1 "$PUB/names_jobs" own "$svc"
