@@ -364,6 +364,23 @@ void job_net_resume(struct job_net *n)
     pthread_mutex_unlock(&n->mu);
 }
 
+/* The one-sided transfers each link moved without a frame (job_net_put/get), for the log
+ * (mu held, links still there): what shows that Put and Get went as fi_write / fi_read. */
+static void log_rma(struct job_net *n)
+{
+    for (int node = 0; node < n->nnodes; node++) {
+        struct tp_link *l = node == n->self ? NULL : link_at(n, node, TMPI_CH_P2P)->l;
+        if (!l) continue;
+        struct tp_link_stats st;
+        tp_stats(l, &st);
+        if (!st.rma_ops) continue;
+        log_info("job %llu: %llu one-sided transfers (%llu bytes) to node %d (%s) went as "
+                 "remote memory access on %s (fi_write, fi_read)",
+                 (unsigned long long)n->job->id, (unsigned long long)st.rma_ops,
+                 (unsigned long long)st.rma_bytes, node, n->addr[node], st.carrier);
+    }
+}
+
 void job_net_close(struct job_net *n)
 {
     /* Take the links out under mu, free them outside it: netd_link_free waits for a running
@@ -375,6 +392,7 @@ void job_net_close(struct job_net *n)
     n->closed = 1;
     while (n->draining) /* job_net_stop_rx is using the links */
         pthread_cond_wait(&n->drained, &n->mu);
+    log_rma(n);
     for (int i = 0; i < n->nnodes * 2; i++) {
         struct tp_link *watched = n->links[i].tcp != n->links[i].l ? n->links[i].tcp : NULL;
         n->links[i].tcp = NULL;
@@ -443,6 +461,72 @@ int job_net_send(void *net, int node, int channel, unsigned flags, const struct 
                                   memory_order_relaxed);
     }
     return r;
+}
+
+int job_net_mr_reg(void *net, void *buf, size_t len, void **ret_mr, uint64_t *key, uint64_t *addr)
+{
+    struct job_net *n = net;
+    if (!n || !buf || !len || !ret_mr || !key || !addr) return -EINVAL;
+    /* the endpoint is chosen with the first link, before the gate opens to the ranks */
+    if (!n->ofi) return -ENOTSUP;
+    struct tp_mr *mr;
+    int r = tp_mr_reg(n->ofi, buf, len, &mr, key, addr);
+    if (r == 0) *ret_mr = mr;
+    return r;
+}
+
+void job_net_mr_dereg(void *net, void *mr)
+{
+    struct job_net *n = net;
+    if (n && n->ofi && mr && n->ofi->ops->mr_dereg) n->ofi->ops->mr_dereg(mr);
+}
+
+/* What a one-sided transfer's completion does for the job before the caller's done. */
+struct rma_done {
+    struct job_net *n;
+    void (*done)(void *arg, int err);
+    void *arg;
+};
+
+static void rma_finished(void *p, int err)
+{
+    struct rma_done d = *(struct rma_done *)p;
+    free(p);
+    /* handled as it is done: the deadlock check's "in flight" falls back */
+    atomic_fetch_add_explicit(&d.n->frames_handled, 1, memory_order_seq_cst);
+    if (d.done) d.done(d.arg, err);
+}
+
+static int rma_start(struct job_net *n, int node, int write, void *buf, size_t len, uint64_t raddr,
+                     uint64_t key, void (*done)(void *arg, int err), void *arg)
+{
+    if (!n || node < 0 || node >= n->nnodes || node == n->self || (!buf && len)) return -EINVAL;
+    struct tp_link *l = __atomic_load_n(&link_at(n, node, TMPI_CH_P2P)->l, __ATOMIC_ACQUIRE);
+    if (!l) return -EPIPE;
+    if (!l->ops->put || !l->ops->get) return -ENOTSUP; /* this link is on TCP */
+    struct rma_done *d = malloc(sizeof *d);
+    if (!d) return -ENOMEM;
+    *d = (struct rma_done){n, done, arg};
+    atomic_fetch_add_explicit(&n->frames_sent, 1, memory_order_seq_cst);
+    int r = write ? tp_put(l, buf, len, raddr, key, rma_finished, d)
+                  : tp_get(l, buf, len, raddr, key, rma_finished, d);
+    if (r < 0) {
+        atomic_fetch_sub_explicit(&n->frames_sent, 1, memory_order_seq_cst);
+        free(d);
+    }
+    return r;
+}
+
+int job_net_put(void *net, int node, const void *buf, size_t len, uint64_t raddr, uint64_t key,
+                void (*done)(void *arg, int err), void *arg)
+{
+    return rma_start(net, node, 1, (void *)buf, len, raddr, key, done, arg);
+}
+
+int job_net_get(void *net, int node, void *buf, size_t len, uint64_t raddr, uint64_t key,
+                void (*done)(void *arg, int err), void *arg)
+{
+    return rma_start(net, node, 0, buf, len, raddr, key, done, arg);
 }
 
 void job_net_traffic(struct job_net *n, Tmpi__ChannelTraffic ret[2])

@@ -151,6 +151,17 @@ void job_net_free(struct job_net *n);
 int job_net_send(void *net, int node, int channel, unsigned flags, const struct netd_hdr *h,
                  const void *payload, void (*done)(void *arg, int err), void *arg);
 
+/* svc.h net_mr_reg / net_mr_dereg / net_put / net_get: remote memory access on the job's OFI
+ * endpoint and on the point-to-point link to node (transport.h tp_mr_reg/tp_put/tp_get).  An
+ * operation in flight counts as a frame sent and handled (frames_sent, frames_handled), so the
+ * deadlock check sees the job move while it is. */
+int job_net_mr_reg(void *net, void *buf, size_t len, void **ret_mr, uint64_t *key, uint64_t *addr);
+void job_net_mr_dereg(void *net, void *mr);
+int job_net_put(void *net, int node, const void *buf, size_t len, uint64_t raddr, uint64_t key,
+                void (*done)(void *arg, int err), void *arg);
+int job_net_get(void *net, int node, void *buf, size_t len, uint64_t raddr, uint64_t key,
+                void (*done)(void *arg, int err), void *arg);
+
 /* Any thread, once the job is failing: no frame is delivered to libtmpi after this returns
  * (ranks are about to unwind: their posted buffers and stack requests go away). */
 void job_net_stop_rx(struct job_net *n);

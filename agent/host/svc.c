@@ -171,6 +171,10 @@ __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
 
     .spawn = svc_spawn,
     .name_op = svc_name_op,
+    .net_mr_reg = job_net_mr_reg,
+    .net_mr_dereg = job_net_mr_dereg,
+    .net_put = job_net_put,
+    .net_get = job_net_get,
 };
 
 void svc_init(struct agent *a)

@@ -63,6 +63,11 @@ struct tm_win_member {
     char *base; /* meaningful for members on this node only */
     size_t size;
     int disp_unit;
+    /* The member registered its memory for remote access (svc net_mr_reg): origins on other
+     * nodes Put and Get straight into and out of it at raddr + offset under rkey (rma_net.c
+     * "Remote memory access"). */
+    int rma_ok;
+    uint64_t rkey, raddr;
     /* Target side (members on this node).  lockw: 0 free, n > 0 shared holders, -1 exclusive;
      * changed by compare-and-swap by local origins and daemons.  lockq_len: remote requests
      * queued in lockq (under lockq_lock); a releaser reads it after its release and a daemon
@@ -121,6 +126,9 @@ struct tm_rma_origin {
     _Atomic int err;          /* first failure reported by a daemon or a link */
     uint64_t asked;           /* answers asked for (owner) */
     uint64_t sending;         /* payloads handed to the links (owner) */
+    /* Remote memory accesses (tm_rma_direct): started (owner) and done (any thread). */
+    uint64_t direct_posted;
+    _Atomic uint64_t direct_done;
     /* The last small PUT or ACC, not sent yet (owner; rma_net.c "Holding back"): it leaves
      * with this rank's next frame or wait on the window, and a flush of its target goes as a
      * bit of it rather than a FLUSH frame of its own.  payload is NULL when nothing is held. */
@@ -145,6 +153,7 @@ struct tm_winref {
     struct tm_attr *attrs;          /* user attributes (comm/attr.h) */
     struct tm_info *info;           /* hints as set (Win_create's info, Win_set_info) */
     void *own_alloc;                /* Win_allocate: this rank's memory, freed with the window */
+    void *mr;                       /* its registration for remote access (svc net_mr_reg) */
     /* epochs */
     int fence;     /* a fence epoch is open (the last fence had no NOSUCCEED) */
     int fence_ops; /* RMA calls since that fence */
@@ -240,6 +249,13 @@ int tm_rma_remote_cas(struct tm_rank *me, struct tm_winref *wr, int t, size_t of
 /* Sends a control frame (LOCK/UNLOCK/FLUSH/POST/COMPLETE) to target t; answered kinds count
  * in org->asked.  0 or an MPI error class. */
 int tm_rma_remote_ctl(struct tm_rank *me, struct tm_winref *wr, int kind, int t, int arg);
+/* A Put (write) or Get of len contiguous bytes at buf to or from byte offset off of remote
+ * target t's window by remote memory access, when t registered its memory and the link to its
+ * node has it: *taken = 1, and the operation completes (req too, may be NULL) once the bytes
+ * are in the target's memory (in buf).  *taken = 0: the caller sends it as frames.  0 or an
+ * MPI error class. */
+int tm_rma_direct(struct tm_rank *me, struct tm_winref *wr, int write, int t, size_t off, void *buf,
+                  size_t len, struct tm_request *req, int *taken);
 /* Frees the record (sent or not: a held operation is dropped; the job ends). */
 void tm_rma_origin_free(struct tm_rma_origin *org);
 /* Waits for every answer asked for and every payload handed to the links: 0 or the error. */

@@ -425,9 +425,85 @@ int tm_rma_remote_cas(struct tm_rank *me, struct tm_winref *wr, int t, size_t of
     return err;
 }
 
+/* Remote memory access.  A Put or Get of contiguous bytes (both datatypes contiguous) to a
+ * member that registered its window memory (win.c: Win_create and Win_allocate memory, the
+ * key and address in the window's allgathered info) goes as one remote write or read per
+ * RMA_CHUNK on the link to the target's node (svc net_put / net_get: fi_write with delivery
+ * complete, fi_read), which the provider carries out at the target without its rank or any
+ * handler of frames there (on a real fabric without the target's CPU at all).  Complete when
+ * the transfer's completion comes (a Put's bytes are in the target's memory then), counted in
+ * direct_posted / direct_done, which every wait on the window waits for, so a flush or fence
+ * after it needs no FLUSH frame.  Frames that end an epoch at the target (UNLOCK, COMPLETE)
+ * follow on the link behind the operations they cover, which a transfer outside the link's
+ * frames is not: they wait for the transfers first (tm_rma_remote_ctl).  Accumulates stay
+ * frames: they are atomic per element against each other and against the target's own
+ * accumulates, which a remote write is not. */
+struct rma_direct {
+    struct tm_rma_origin *org;
+    struct tm_request *req; /* completes with the last chunk, may be NULL */
+};
+
+static void direct_done(void *arg, int err)
+{
+    struct rma_direct *d = arg;
+    struct tm_rma_origin *org = d->org;
+    struct tm_waker *wk = &org->owner->waker;
+    if (err) {
+        int z = 0;
+        atomic_compare_exchange_strong(&org->err, &z, MPI_ERR_OTHER);
+    }
+    if (d->req) {
+        tm_req_set_done(d->req, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, err ? MPI_ERR_OTHER : 0);
+        tm_wake(&d->req->owner->waker);
+    }
+    free(d);
+    atomic_fetch_add_explicit(&org->direct_done, 1, memory_order_seq_cst);
+    tm_wake(wk);
+}
+
+int tm_rma_direct(struct tm_rank *me, struct tm_winref *wr, int write, int t, size_t off, void *buf,
+                  size_t len, struct tm_request *req, int *taken)
+{
+    struct tm_net *n = me->job->net;
+    const struct tm_win_member *m = &wr->w->m[t];
+    *taken = 0;
+    if (!n || !wr->org || !m->rma_ok || !len || !n->svc->net_put || !n->svc->net_get) return 0;
+    for (size_t pos = 0; pos < len;) {
+        const size_t c = len - pos > RMA_CHUNK ? RMA_CHUNK : len - pos;
+        struct rma_direct *d = malloc(sizeof *d);
+        if (!d) return MPI_ERR_NO_MEM;
+        *d = (struct rma_direct){wr->org, pos + c == len ? req : NULL};
+        wr->org->direct_posted++;
+        const uint64_t ra = m->raddr + off + pos;
+        int r = write ? n->svc->net_put(n->link, m->node, (char *)buf + pos, c, ra, m->rkey,
+                                        direct_done, d)
+                      : n->svc->net_get(n->link, m->node, (char *)buf + pos, c, ra, m->rkey,
+                                        direct_done, d);
+        if (r < 0) {
+            wr->org->direct_posted--;
+            free(d);
+            /* the link has no remote access (it fell back to TCP): frames, all of it */
+            if (pos == 0 && (r == -ENOTSUP || r == -EMSGSIZE)) return 0;
+            return r == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER;
+        }
+        *taken = 1;
+        pos += c;
+    }
+    return 0;
+}
+
+static int direct_idle(void *p)
+{
+    struct tm_rma_origin *org = p;
+    return atomic_load_explicit(&org->direct_done, memory_order_seq_cst) >= org->direct_posted;
+}
+
 int tm_rma_remote_ctl(struct tm_rank *me, struct tm_winref *wr, int kind, int t, int arg)
 {
     struct tm_rma_origin *org = wr->org;
+    /* An epoch's end at the target comes after the remote accesses it covers (above). */
+    if ((kind == TM_RMA_UNLOCK || kind == TM_RMA_COMPLETE) && !direct_idle(org))
+        tm_wait(me, direct_idle, org);
     const int counted = kind == TM_RMA_LOCK || kind == TM_RMA_UNLOCK || kind == TM_RMA_FLUSH;
     if (counted) org->asked++;
     int err;
@@ -453,7 +529,8 @@ static int all_answered(void *p)
     struct wait_arg *a = p;
     struct tm_rma_origin *org = a->org;
     return atomic_load_explicit(&org->sent, memory_order_seq_cst) >= org->sending &&
-           atomic_load_explicit(&org->answers, memory_order_seq_cst) >= org->asked;
+           atomic_load_explicit(&org->answers, memory_order_seq_cst) >= org->asked &&
+           atomic_load_explicit(&org->direct_done, memory_order_seq_cst) >= org->direct_posted;
 }
 
 int tm_rma_remote_wait(struct tm_rank *me, struct tm_winref *wr, int local_only)

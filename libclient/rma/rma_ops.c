@@ -180,6 +180,14 @@ static int do_put(const char *fn, const void *oaddr, MPI_Count ocount, MPI_Datat
     }
     struct tm_request *r = NULL;
     if (request && (err = new_request(&o, fn, request, &r))) return err;
+    int taken = 0;
+    if (ot->contig && tt->contig &&
+        (err = tm_rma_direct(o.me, o.wr, 1, o.t, o.off, (void *)oaddr, o.bytes, r, &taken)))
+        return remote_failed(&o, fn, err);
+    if (taken) {
+        if (request) *request = r;
+        return MPI_SUCCESS;
+    }
     const struct tm_rma_typed d = {(void *)oaddr, (size_t)ocount, ot};
     err = tm_rma_remote_op(o.me, o.wr, TM_RMA_PUT, o.t, o.off, o.tcount, tt, &d, NULL,
                            TM_OP_REPLACE, o.basic, r);
@@ -209,6 +217,14 @@ static int do_get(const char *fn, void *oaddr, MPI_Count ocount, MPI_Datatype ot
     }
     struct tm_request *r = NULL;
     if (request && (err = new_request(&o, fn, request, &r))) return err;
+    int taken = 0;
+    if (ot->contig && tt->contig &&
+        (err = tm_rma_direct(o.me, o.wr, 0, o.t, o.off, oaddr, o.bytes, r, &taken)))
+        return remote_failed(&o, fn, err);
+    if (taken) {
+        if (request) *request = r;
+        return MPI_SUCCESS;
+    }
     const struct tm_rma_typed res = {oaddr, (size_t)ocount, ot};
     err = tm_rma_remote_op(o.me, o.wr, TM_RMA_GET, o.t, o.off, o.tcount, tt, NULL, &res,
                            TM_OP_NO_OP, o.basic, r);

@@ -126,6 +126,9 @@ static void win_destroy(struct tm_win *w)
 struct win_info {
     uint64_t base, size;
     int64_t disp_unit;
+    /* its memory's registration for remote access (rma_ok: there is one) */
+    uint64_t key, addr;
+    int64_t rma_ok;
 };
 
 static struct tm_win *win_new(struct tm_job *j, int id, int flavor, int size,
@@ -150,6 +153,9 @@ static struct tm_win *win_new(struct tm_job *j, int id, int flavor, int size,
         m->base = (char *)(uintptr_t)all[i].base;
         m->size = all[i].size;
         m->disp_unit = (int)all[i].disp_unit;
+        m->rma_ok = all[i].rma_ok != 0;
+        m->rkey = all[i].key;
+        m->raddr = all[i].addr;
         pthread_mutex_init(&m->lockq_lock, NULL);
         pthread_mutex_init(&m->regions_lock, NULL);
         seg += m->size;
@@ -239,7 +245,15 @@ static int win_make(const char *fn, MPI_Comm comm, int flavor, void *base, MPI_A
     struct tm_commref *wc = tm_comm_get(&me->comms, wr->comm);
     const int n = wc->c->size;
     wr->rank = wc->rank;
-    struct win_info mine = {(uintptr_t)base, (uint64_t)size, disp_unit};
+    struct win_info mine = {(uintptr_t)base, (uint64_t)size, disp_unit, 0, 0, 0};
+    /* Origins on other nodes Put and Get into this memory themselves where the job's links
+     * have remote access (rma_net.c "Remote memory access"); a dynamic window's regions come
+     * and go, and a shared one has no member on another node. */
+    const struct tmpi_svc *svc = j->net ? j->net->svc : NULL;
+    if (svc && svc->net_mr_reg && size > 0 &&
+        (flavor == MPI_WIN_FLAVOR_CREATE || flavor == MPI_WIN_FLAVOR_ALLOCATE) &&
+        svc->net_mr_reg(j->net->link, base, (size_t)size, &wr->mr, &mine.key, &mine.addr) == 0)
+        mine.rma_ok = 1;
     struct win_info *all = calloc((size_t)n, sizeof *all);
     if (!all) goto nomem;
     err = PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, wr->comm);
@@ -469,6 +483,9 @@ static void winref_free(struct tm_rank *me, struct tm_winref *wr, int job_end)
     else
         tm_rma_origin_free(wr->org);
     win_unref(me, wr->w);
+    /* Win_free: every origin flushed before its barrier; job end: nobody accesses it */
+    if (wr->mr && me->job->net && me->job->net->svc->net_mr_dereg)
+        me->job->net->svc->net_mr_dereg(me->job->net->link, wr->mr);
     free(wr->own_alloc);
     free(wr->lock_of);
     free(wr->dirty);

@@ -22,7 +22,7 @@
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 13
+#define TMPI_SVC_ABI 14
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 
@@ -279,6 +279,28 @@ struct tmpi_svc {
      * not with that port), -ENOSPC the user's table is full, -ENAMETOOLONG, -EPIPE the agent
      * is gone, -ETIMEDOUT.  Any rank thread; blocks until the agent answered. */
     int (*name_op)(int op, const char *service, const char *port, char *out, size_t cap);
+
+    /* Optional (may be NULL: one-sided operations to other nodes all go as frames).  Remote
+     * memory access over the job's links where their transport has it (the OFI transport:
+     * fi_mr_reg, fi_write, fi_read; agent/transport/transport.h tp_mr_reg/tp_put/tp_get), so
+     * that a Put or Get to a window on another node moves without anyone there handling a
+     * frame.  net_mr_reg registers [buf, buf + len) of this node for access from the job's
+     * other nodes and says the key and address they name it by (an address of the region is
+     * addr + its offset in it); 0, or -ENOTSUP when the job's links have no remote access
+     * (TCP), another negative errno.  net_mr_dereg undoes it (no transfer to it in flight).
+     * net_put / net_get write len bytes from buf to (get: read into buf from) the registered
+     * memory at raddr of node `node` under key; done(arg, err) runs once the bytes are in
+     * the target's memory (put) or in buf (get), on any thread, maybe before the call
+     * returns.  0, or -ENOTSUP (that node's link has no remote access: it fell back to TCP),
+     * -EMSGSIZE (len above what the link moves at once), -EPIPE, -EINVAL; done is not called
+     * then.  Any rank thread; never blocks for long. */
+    int (*net_mr_reg)(void *net, void *buf, size_t len, void **ret_mr, uint64_t *key,
+                      uint64_t *addr);
+    void (*net_mr_dereg)(void *net, void *mr);
+    int (*net_put)(void *net, int node, const void *buf, size_t len, uint64_t raddr, uint64_t key,
+                   void (*done)(void *arg, int err), void *arg);
+    int (*net_get)(void *net, int node, void *buf, size_t len, uint64_t raddr, uint64_t key,
+                   void (*done)(void *arg, int err), void *arg);
 };
 
 /* name_op's operations (the NameRequest's op, proto/control/msg_check.h). */

@@ -50,6 +50,30 @@ mpi_prog() {
     done
 }
 
+# MPI RMA windows registered with fi_mr: Put and Get (and flush) to a target on another node
+# complete while that rank computes, as remote memory access (the job host's log line at job
+# end counts them), and fence, post/start/complete/wait and lock/unlock still end what they
+# cover; on tcp the same program runs as frames, and says nothing of remote memory access.
+@test "multinode ofi: Put and Get to a busy target on another node go as fi_write/fi_read, every epoch ends what it covers" {
+    start_cluster 2 --log-level info
+    local i
+    FI_PROVIDER=tcp run mlaunch --timeout 60 --transport ofi --hostfile "$CLUSTER_HOSTFILE" -n 4 "$(prog mn_rma_busy)"
+    expect_status 0
+    [[ "$output" == *"rma busy ok 4"* ]] || { echo "$output" >&2; false; }
+    # both directions: rank 0 wrote to and read from its target, the target wrote to rank 0
+    for i in 1 2; do
+        wait_for_text "$BATS_TEST_TMPDIR/node$i.log" \
+            "one-sided transfers (.* bytes) to node .* went as remote memory access on ofi:tcp;ofi_rxm (fi_write, fi_read)"
+    done
+    run mlaunch --timeout 60 --transport tcp --hostfile "$CLUSTER_HOSTFILE" -n 4 "$(prog mn_rma_busy)"
+    expect_status 0
+    [[ "$output" == *"rma busy ok 4"* ]] || { echo "$output" >&2; false; }
+    [ "$(cat "$BATS_TEST_TMPDIR"/node*.log | grep -c "went as remote memory access")" -eq 2 ] || {
+        grep "went as remote memory access" "$BATS_TEST_TMPDIR"/node*.log >&2
+        false
+    }
+}
+
 @test "multinode ofi: a provider that cannot start leaves the job on tcp with a log line" {
     start_cluster 2
     FI_PROVIDER=no-such-provider run mlaunch --timeout 60 --transport ofi --hostfile "$CLUSTER_HOSTFILE" -n 4 "$(prog mn_ring)"
