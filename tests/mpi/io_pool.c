@@ -27,13 +27,17 @@ static void bad_setting(const char *var, const char *value)
 {
     char p[256];
     io_name(p, sizeof p, NULL, "bad");
+    /* the job's own value (-x VAR=...) comes back afterwards */
+    const char *was = getenv(var);
+    char old[64] = "";
+    if (was) snprintf(old, sizeof old, "%s", was);
     CHECK_EQ(setenv(var, value, 1), 0);
     MPI_File fh = MPI_FILE_NULL;
     int err =
         MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
     CHECK_EQ(io_class(err), MPI_ERR_OTHER);
     CHECK_EQ(fh, MPI_FILE_NULL);
-    CHECK_EQ(unsetenv(var), 0);
+    CHECK_EQ(was ? setenv(var, old, 1) : unsetenv(var), 0);
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_EQ(access(p, F_OK), -1);
 }
