@@ -15,6 +15,7 @@
 #include "log.h"
 #include "msg_check.h"
 #include "oom_score.h"
+#include "size_text.h"
 #include "tmpi_config.h"
 
 int config_defaults(struct agent_config *c)
@@ -51,6 +52,9 @@ int config_defaults(struct agent_config *c)
         .intra_coop_min = 256 * 1024,
         .eager_limit = 100 * 1024,
         .pool_size = 64u << 20,
+        /* libtmpi's own defaults (io_pool.h TM_IOP_*_DEFAULT), for a job without these */
+        .io_threads = 4,
+        .io_offload_min = 256u << 10,
         .kill_grace_sec = 1,
         .deadlock_check_ms = 1000,
         .ended_job_keep_sec = 30,
@@ -74,34 +78,10 @@ int config_defaults(struct agent_config *c)
 
 int config_parse_size(const char *s, size_t *ret)
 {
-    char *end;
-    errno = 0;
-    if (!*s || *s == '-') return -EINVAL;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s) return -EINVAL;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k':
-    case 'K':
-        shift = 10;
-        end++;
-        break;
-    case 'm':
-    case 'M':
-        shift = 20;
-        end++;
-        break;
-    case 'g':
-    case 'G':
-        shift = 30;
-        end++;
-        break;
-    default:
-        break;
-    }
-    if (*end) return -EINVAL;
-    if (v > (SIZE_MAX >> shift)) return -ERANGE;
-    *ret = (size_t)v << shift;
+    uint64_t v;
+    int r = size_text_parse(s, "kmg", SIZE_MAX, &v);
+    if (r < 0) return r;
+    *ret = (size_t)v;
     return 0;
 }
 
@@ -505,6 +485,11 @@ static int on_key(void *user, const char *section, const char *key, const char *
         }
     } else if (strcmp(section, "pool") == 0) {
         if (strcmp(key, "size") == 0) r = config_parse_size(value, &c->pool_size);
+    } else if (strcmp(section, "io") == 0) {
+        if (strcmp(key, "threads") == 0)
+            r = parse_u32(value, 0, CONFIG_IO_THREADS_MAX, &c->io_threads);
+        else if (strcmp(key, "offload_min") == 0)
+            r = config_parse_size(value, &c->io_offload_min);
     }
 
     if (r == 0) return 1;

@@ -12,6 +12,8 @@
 #define CONFIG_MAX_BYTES_TEXT "1 MiB"
 #define CONFIG_NODE_UNSET UINT32_MAX
 #define CONFIG_NODE_NUMBER_MAX 999999u
+/* [io] threads: libtmpi's TM_IOP_THREADS_MAX (libclient/io/io_pool.h) */
+#define CONFIG_IO_THREADS_MAX 64u
 
 /* query_timeout_ms's default: a job host on a badly overloaded node (load 150 on 2 cores,
  * under ThreadSanitizer) took over 5 s to answer a RanksQuery; an agent's loop answers a
@@ -108,6 +110,11 @@ struct agent_config {
     char *text;
     size_t text_len;
     char *coll_tree_file; /* absolute path of a tree file, parsed once here to reject it early */
+    /* [io] the MPI-IO file system threads of a job host (libclient/io/io_pool.h): how many,
+     * and the reads and writes that stay on the rank (fewer bytes); TMPI_IO_THREADS and
+     * TMPI_IO_OFFLOAD_MIN of a job win.  Handed to libtmpi by key (config_items.c). */
+    uint32_t io_threads;
+    size_t io_offload_min;
 };
 
 /* Whether the agent has a cluster key (a key file, or one handed over --key-fd): it may then

@@ -75,6 +75,8 @@ static const struct item items[] = {
     IT("metrics", "timeout", K_U32, metrics_timeout_sec),
     IT("metrics", "max_request_size", K_SIZE, metrics_max_request),
     IT("pool", "size", K_SIZE, pool_size),
+    IT("io", "threads", K_U32, io_threads),
+    IT("io", "offload_min", K_SIZE, io_offload_min),
 };
 
 int config_item_text(const struct agent_config *c, int i, const char **section, const char **key,

@@ -86,6 +86,8 @@ static const struct setting settings[] = {
     S("[mesh] transport", T_LIT, transport, JOB),
     S("[mesh] ofi_provider", T_STR, ofi_provider, JOB),
     S("[pool] size", T_SIZE, pool_size, RESTART),
+    S("[io] threads", T_U32, io_threads, JOB),
+    S("[io] offload_min", T_SIZE, io_offload_min, JOB),
     S("[mesh] node_number", T_U32, node_number, RESTART),
     S("[mesh] query_timeout_ms", T_U32, query_timeout_ms, LIVE),
     S("[metrics] listen", T_STR, metrics_listen, RESTART),

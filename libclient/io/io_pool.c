@@ -10,6 +10,8 @@
 #include "helper_thread.h"
 #include "job.h"
 #include "mpi.h"
+#include "size_text.h"
+#include "svc_conf.h"
 #include "wait.h"
 
 struct tm_iop {
@@ -108,36 +110,46 @@ static void pool_free(struct tm_job *j)
     atomic_store_explicit(&j->iop, NULL, memory_order_relaxed);
 }
 
-/* A size: digits and an optional k, m or g (powers of 1024).  0, or -1 when it is none. */
-static int parse_size(const char *v, size_t *out)
+/* A setting's value fits this (a number of threads, a size). */
+#define IOP_VALUE_MAX 64
+
+/* One setting: the job's environment (-x VAR=...) wins over tmpid.conf's [io] key, which the
+ * agent tells by key (svc_conf.h) into buf; src (srclen bytes) names where it came from, for
+ * the error message.  NULL when neither sets it. */
+static const char *setting(struct tm_rank *me, const char *env, const char *key, char *buf,
+                           char *src, size_t srclen)
 {
-    if (*v < '0' || *v > '9') return -1;
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (errno) return -1;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k':
-    case 'K':
-        shift = 10;
-        break;
-    case 'm':
-    case 'M':
-        shift = 20;
-        break;
-    case 'g':
-    case 'G':
-        shift = 30;
-        break;
-    case '\0':
-        break;
-    default:
-        return -1;
+    const char *v = getenv(env);
+    if (v && *v) {
+        snprintf(src, srclen, "%s", env);
+        return v;
     }
-    if (shift && *++end) return -1;
-    if (n > (SIZE_MAX >> shift)) return -1;
-    *out = (size_t)n << shift;
+    snprintf(src, srclen, "tmpid.conf [io] %s", key);
+    return tm_svc_conf(me->job->svc, "io", key, buf, IOP_VALUE_MAX) ? buf : NULL;
+}
+
+/* The pool's two limits from the settings: 0, or -1 with msg saying which one is wrong. */
+static int iop_limits(struct tm_rank *me, int *max, size_t *min, char *msg, size_t len)
+{
+    char buf[IOP_VALUE_MAX], src[64];
+    uint64_t n = 0;
+    const char *v = setting(me, "TMPI_IO_THREADS", "threads", buf, src, sizeof src);
+    if (v) {
+        if (size_text_parse(v, "", TM_IOP_THREADS_MAX, &n) < 0) {
+            snprintf(msg, len, "%s=\"%s\": not a number of threads from 0 to %d", src, v,
+                     TM_IOP_THREADS_MAX);
+            return -1;
+        }
+        *max = (int)n;
+    }
+    v = setting(me, "TMPI_IO_OFFLOAD_MIN", "offload_min", buf, src, sizeof src);
+    if (v) {
+        if (size_text_parse(v, "kmg", SIZE_MAX, &n) < 0) {
+            snprintf(msg, len, "%s=\"%s\": not a size (bytes, or a number with k, m or g)", src, v);
+            return -1;
+        }
+        *min = (size_t)n;
+    }
     return 0;
 }
 
@@ -147,23 +159,7 @@ int tm_iop_setup(struct tm_rank *me, char *msg, size_t len)
     if (atomic_load_explicit(&j->iop, memory_order_acquire)) return MPI_SUCCESS;
     int max = TM_IOP_THREADS_DEFAULT;
     size_t min = TM_IOP_MIN_DEFAULT;
-    const char *v = getenv("TMPI_IO_THREADS");
-    if (v && *v) {
-        char *end;
-        long n = strtol(v, &end, 10);
-        if (*v < '0' || *v > '9' || *end || n > TM_IOP_THREADS_MAX) {
-            snprintf(msg, len, "TMPI_IO_THREADS=\"%s\": not a number of threads from 0 to %d", v,
-                     TM_IOP_THREADS_MAX);
-            return MPI_ERR_OTHER;
-        }
-        max = (int)n;
-    }
-    v = getenv("TMPI_IO_OFFLOAD_MIN");
-    if (v && *v && parse_size(v, &min) < 0) {
-        snprintf(msg, len,
-                 "TMPI_IO_OFFLOAD_MIN=\"%s\": not a size (bytes, or a number with k, m or g)", v);
-        return MPI_ERR_OTHER;
-    }
+    if (iop_limits(me, &max, &min, msg, len) < 0) return MPI_ERR_OTHER;
     struct tm_iop *p = calloc(1, sizeof *p);
     if (!p) {
         snprintf(msg, len, "out of memory");

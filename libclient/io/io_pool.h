@@ -12,7 +12,8 @@
  * kernel schedules it; a hand-off would only add two wake-ups).
  *
  * Limits (docs/USER.md "MPI-IO"), from the environment of the first rank that opens a file
- * (-x VAR=... reaches every rank):
+ * (-x VAR=... reaches every rank), else from the agent's tmpid.conf [io] threads and
+ * offload_min (docs/ADMIN.md; the agent refuses bad values there when it loads the file):
  *   TMPI_IO_THREADS      threads of the pool, 0 (calls stay on the rank) to TM_IOP_THREADS_MAX;
  *                        default TM_IOP_THREADS_DEFAULT.  Threads start when there is work for
  *                        them and stay until the job ends.

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "size_text.h"
+
 int limits_parse_cpus(const char *s, uint32_t *ret)
 {
     /* whole part and up to three decimals, by hand: no locale, no rounding surprises */
@@ -45,35 +47,5 @@ void limits_format_cpus(uint32_t milli, char *buf, size_t len)
 
 int limits_parse_bytes(const char *s, uint64_t *ret)
 {
-    char *end;
-    if (*s < '0' || *s > '9') return -EINVAL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno) return -ERANGE;
-    unsigned shift = 0;
-    switch (*end) {
-    case 'k':
-    case 'K':
-        shift = 10;
-        break;
-    case 'm':
-    case 'M':
-        shift = 20;
-        break;
-    case 'g':
-    case 'G':
-        shift = 30;
-        break;
-    case 't':
-    case 'T':
-        shift = 40;
-        break;
-    default:
-        break;
-    }
-    if (shift) end++;
-    if (*end) return -EINVAL;
-    if (v > (UINT64_MAX >> shift)) return -ERANGE;
-    *ret = (uint64_t)v << shift;
-    return 0;
+    return size_text_parse(s, "kmgt", UINT64_MAX, ret);
 }

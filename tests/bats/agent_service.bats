@@ -190,3 +190,37 @@ wait_log() {
     [ "$got" = "$doc" ] || { echo "systemd-analyze says $got, docs/ADMIN.md says '$doc'"; false; }
     awk -v g="$got" 'BEGIN { exit !(g < 6.9) }' || { echo "exposure $got is not below 6.9"; false; }
 }
+
+@test "check-config: [io] threads and offload_min are checked (0 to 64 threads, a size)" {
+    printf '[io]\nthreads = 0\noffload_min = 1m\n' >"$CONF"
+    run "$TMPID" --check-config "$CONF"
+    expect_status 0
+    printf '[io]\nthreads = 65\n' >"$CONF"
+    run "$TMPID" --check-config "$CONF"
+    expect_status 1
+    [[ "$output" == *"$CONF:2: bad value for [io] threads"* ]] || { echo "got: $output" >&2; false; }
+    printf '[io]\noffload_min = 256KB\n' >"$CONF"
+    run "$TMPID" --check-config "$CONF"
+    expect_status 1
+    [[ "$output" == *"$CONF:2: bad value for [io] offload_min"* ]] || { echo "got: $output" >&2; false; }
+}
+
+# [io] threads = 0 keeps every file system call on its rank: io_pool's FIFO opens on 4 ranks
+# over at most 3 carriers then hold every carrier (the readers block the writer) and the job
+# hangs until its timeout; the job's TMPI_IO_THREADS wins over the file and the job ends (4:
+# the three blocked readers and the writer each need a thread).
+@test "MPI-IO's file system threads: tmpid.conf [io] threads is the jobs' default, TMPI_IO_THREADS wins" {
+    [ "$(getconf _NPROCESSORS_ONLN)" -le 3 ] || skip "4 ranks need more ranks than carriers (at most 3 CPUs)"
+    local exe="$BATS_TEST_TMPDIR/io_pool"
+    "$TMPI_BUILD/launcher/tmpicc" -o "$exe" "$TMPI_SRC/tests/mpi/io_pool.c"
+    printf '[io]\nthreads = 0\n' >"$CONF"
+    start_agent a --config "$CONF"
+    run timeout 120 "$LAUNCH_BIN" --agent "$AGENT_SOCK" --timeout 60 -x TMPI_RANK_SWITCHING=user \
+        -x TMPI_IO_THREADS=4 -n 4 "$exe"
+    expect_status 0
+    expect_line OK
+    run timeout 120 "$LAUNCH_BIN" --agent "$AGENT_SOCK" --timeout 8 -x TMPI_RANK_SWITCHING=user \
+        -n 4 "$exe"
+    [ "$status" -ne 0 ] || { echo "the job ended although [io] threads = 0: $output" >&2; false; }
+    [[ "$output" != *OK* ]]
+}

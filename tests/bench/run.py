@@ -41,6 +41,7 @@ driver then stops with an error.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -723,6 +724,28 @@ def third_party(cfg, fig, src, run_fig):
         log(f"{fig} FAILED:", e)
 
 
+@contextlib.contextmanager
+def on_emulated_hosts(a, im, workdir, cfg, fig, layout, env=()):
+    """The emulated hosts (NetnsHosts) a figure's rows across nodes run on, deleted when the
+    block ends: yields run_series' launch for layout (nodes, ranks per node) with env added to
+    every rank's environment, or None when the hosts cannot be made (the reason in
+    cfg[fig + "_hosts_skipped"]; the figure's other rows stand).  cfg[fig + "_hosts"] records
+    the layout for the report."""
+    nodes, ppn = layout
+    try:
+        hosts = NetnsHosts(a.build, workdir, nodes)
+    except Skip as e:
+        cfg[fig + "_hosts_skipped"] = str(e)
+        log(fig, "on emulated hosts skipped:", e)
+        yield None
+        return
+    cfg[fig + "_hosts"] = [nodes, ppn]
+    try:
+        yield hosts.launcher(im, nodes, ppn, env)
+    finally:
+        hosts.delete()
+
+
 def hpl_figure(st, im, a, cap, quick, cfg, workdir):
     """HPL (thirdparty.py) from --hpl-src built with each implementation's compiler and Debian's
     OpenBLAS; GFLOP/s of one problem per run, 4 ranks on one node and 3 x 4 on emulated hosts,
@@ -753,15 +776,9 @@ def hpl_figure(st, im, a, cap, quick, cfg, workdir):
                cap_keys=lambda r: [(r, n)], launch=launch, parse=thirdparty.parse_hpl)
     # the same problem on emulated hosts (a 3 x 4 grid): shared memory inside a host, TCP across
     nodes, ppn = HPL_HOSTS
-    try:
-        hosts = NetnsHosts(a.build, workdir, nodes)
-    except Skip as e:
-        cfg["hpl_hosts_skipped"] = str(e)
-        log("HPL on emulated hosts skipped:", e)
-        return
-    cfg["hpl_hosts"] = [nodes, ppn]
-    try:
-        on_hosts = hosts.launcher(im, nodes, ppn, BLAS_ENV)
+    with on_emulated_hosts(a, im, workdir, cfg, "hpl", HPL_HOSTS, BLAS_ENV) as on_hosts:
+        if not on_hosts:
+            return
 
         def launch_hosts(impl, ranks, prog, args):
             d = dirs[impl]
@@ -773,8 +790,6 @@ def hpl_figure(st, im, a, cap, quick, cfg, workdir):
                    lambda r: (int(r["p"] * r["q"]), int(r["n"])), lambda r: r["gflops"],
                    cap_keys=lambda r: [(r, n)], launch=launch_hosts, parse=thirdparty.parse_hpl,
                    cmd_label=f"hpl {nodes}x{ppn}")
-    finally:
-        hosts.delete()
 
 
 # LULESH 2.0: a cube of ranks (its decomposition needs one): 8 on one node, 27 on 3 x 9
@@ -803,21 +818,13 @@ def lulesh_figure(st, im, a, cap, quick, cfg, workdir):
                launch=lambda impl, n, prog, args: im.launch(impl, n, progs[impl], args),
                parse=thirdparty.parse_lulesh)
     nodes, ppn = LULESH_HOSTS
-    try:
-        hosts = NetnsHosts(a.build, workdir, nodes)
-    except Skip as e:
-        cfg["lulesh_hosts_skipped"] = str(e)
-        log("LULESH on emulated hosts skipped:", e)
-        return
-    cfg["lulesh_hosts"] = [nodes, ppn]
-    try:
-        on_hosts = hosts.launcher(im, nodes, ppn)
+    with on_emulated_hosts(a, im, workdir, cfg, "lulesh", LULESH_HOSTS) as on_hosts:
+        if not on_hosts:
+            return
         run_series(st, im, "lulesh_hosts", [(nodes * ppn, "lulesh2.0", args)], a.runs, cap * 3,
                    key, lambda r: r["fom"],
                    launch=lambda impl, n, prog, args: on_hosts(impl, n, progs[impl], args),
                    parse=thirdparty.parse_lulesh, cmd_label=f"lulesh {nodes}x{ppn}")
-    finally:
-        hosts.delete()
 
 
 def osu_figure(st, im, a, cap, quick, cfg):
@@ -874,15 +881,9 @@ def ior_figure(st, im, a, cap, quick, cfg, workdir):
                        parse=thirdparty.parse_ior)
     # the same on emulated hosts: one file system (this machine's), TCP between the hosts
     nodes, ppn = IOR_HOSTS
-    try:
-        hosts = NetnsHosts(a.build, workdir, nodes)
-    except Skip as e:
-        cfg["ior_hosts_skipped"] = str(e)
-        log("IOR on emulated hosts skipped:", e)
-        return
-    cfg["ior_hosts"] = [nodes, ppn]
-    try:
-        on_hosts = hosts.launcher(im, nodes, ppn)
+    with on_emulated_hosts(a, im, workdir, cfg, "ior", IOR_HOSTS) as on_hosts:
+        if not on_hosts:
+            return
         for coll in (1, 0):
             for xfer in IOR_XFERS:
                 run_series(st, im, "ior_hosts", [(nodes * ppn, "ior", ior_args(coll, xfer))],
@@ -890,8 +891,6 @@ def ior_figure(st, im, a, cap, quick, cfg, workdir):
                            lambda r, c=coll, x=xfer: (c, x, int(r["op"])), lambda r: r["value"],
                            launch=lambda impl, n, prog, args: on_hosts(impl, n, progs[impl], args),
                            parse=thirdparty.parse_ior, cmd_label=f"ior {nodes}x{ppn}")
-    finally:
-        hosts.delete()
 
 
 # NPB: the kernels of thirdparty.NPB_KERNELS on 4 ranks (BT and SP need a square), class by mode.
@@ -929,29 +928,22 @@ def npb_figure(st, im, a, cap, quick, cfg, workdir):
                parse=thirdparty.parse_npb)
     # the same programs on emulated hosts: shared memory inside a host, TCP across
     nodes, ppn = NPB_HOSTS
-    try:
-        hosts = NetnsHosts(a.build, workdir, nodes)
-    except Skip as e:
-        cfg["npb_hosts_skipped"] = str(e)
-        log("NPB on emulated hosts skipped:", e)
-        return
-    cfg["npb_hosts"] = [nodes, ppn]
-    active = cfg.setdefault("npb_hosts_active", {})
+    active = {}
 
     def parse(text):
         got = thirdparty.parse_npb(text)
         for r in got:
             active[r["kernel"]] = r["active"]
         return got
-    try:
-        on_hosts = hosts.launcher(im, nodes, ppn, NPB_HOSTS_ENV)
+    with on_emulated_hosts(a, im, workdir, cfg, "npb", NPB_HOSTS, NPB_HOSTS_ENV) as on_hosts:
+        if not on_hosts:
+            return
+        cfg["npb_hosts_active"] = active
         jobs = [(nodes * ppn, f"{k}.{klass}.x", []) for k in thirdparty.NPB_KERNELS]
         run_series(st, im, "npb_hosts", jobs, a.runs, cap * 3, lambda r: r["kernel"],
                    lambda r: r["sec"],
                    launch=lambda impl, n, prog, args: on_hosts(impl, n, npb_prog(impl, prog), args),
                    parse=parse, cmd_label=f"npb {nodes}x{ppn}")
-    finally:
-        hosts.delete()
 
 
 # Figures that run TMPI alone (no peer to compare with).

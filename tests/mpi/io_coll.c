@@ -11,28 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "io_check.h"
 
 static int rank, size;
-
-static void name_of(char *out, size_t n, const char *dir, const char *tag)
-{
-    char base[200];
-    if (rank == 0) {
-        const char *d = dir ? dir : getenv("TMPDIR");
-        snprintf(base, sizeof base, "%s/tmpi_ioc_%d_%ld", d && *d ? d : "/tmp", (int)getpid(),
-                 (long)time(NULL));
-    }
-    MPI_Bcast(base, sizeof base, MPI_CHAR, 0, MPI_COMM_WORLD);
-    snprintf(out, n, "%s_%s", base, tag);
-}
-
-static int cls(int err)
-{
-    int c;
-    MPI_Error_class(err, &c);
-    return c;
-}
 
 /* value of int i of the file in the interleaved layout: block b of rank r */
 static int val(long i)
@@ -129,7 +110,7 @@ static void interleaved(const char *p, const char *cb, const char *bufsz, int bl
 static void full_disk(const char *dir)
 {
     char p[256];
-    name_of(p, sizeof p, dir, "full");
+    io_name(p, sizeof p, dir, "full");
     MPI_File fh;
     CHECK_EQ(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh),
              MPI_SUCCESS);
@@ -141,7 +122,7 @@ static void full_disk(const char *dir)
         err = MPI_File_write_at_all(fh, ((MPI_Offset)k * size + rank) * chunk, b, chunk, MPI_BYTE,
                                     MPI_STATUS_IGNORE);
     }
-    CHECK_EQ(cls(err), MPI_ERR_NO_SPACE);
+    CHECK_EQ(io_class(err), MPI_ERR_NO_SPACE);
     /* every round before the failing one is intact */
     for (int j = 0; j < k - 1; j++) {
         CHECK_EQ(MPI_File_read_at(fh, ((MPI_Offset)j * size + rank) * chunk, b, chunk, MPI_BYTE,
@@ -157,9 +138,9 @@ static void full_disk(const char *dir)
     for (err = MPI_SUCCESS, k = 0; k < 4096 && !err; k++)
         err = MPI_File_write_at(fh, end + ((MPI_Offset)k * size + rank) * chunk, b, chunk, MPI_BYTE,
                                 MPI_STATUS_IGNORE);
-    CHECK_EQ(cls(err), MPI_ERR_NO_SPACE);
+    CHECK_EQ(io_class(err), MPI_ERR_NO_SPACE);
     MPI_Barrier(MPI_COMM_WORLD);
-    CHECK_EQ(cls(MPI_File_preallocate(fh, (MPI_Offset)1 << 40)), MPI_ERR_NO_SPACE);
+    CHECK_EQ(io_class(MPI_File_preallocate(fh, (MPI_Offset)1 << 40)), MPI_ERR_NO_SPACE);
     CHECK_EQ(
         MPI_File_read_at_all(fh, (MPI_Offset)rank * chunk, b, chunk, MPI_BYTE, MPI_STATUS_IGNORE),
         MPI_SUCCESS);
@@ -218,7 +199,7 @@ int main(int argc, char **argv)
         return finish_ok();
     }
     char p[256];
-    name_of(p, sizeof p, NULL, "coll");
+    io_name(p, sizeof p, NULL, "coll");
     interleaved(p, "enable", "4096", 3, 700);     /* many rounds, odd block sizes */
     interleaved(p, "enable", "16777216", 256, 8); /* one round */
     interleaved(p, "disable", "16777216", 5, 50); /* every rank its own */

@@ -11,28 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "io_check.h"
 
 static int rank, size;
-
-static void name_of(char *out, size_t n, const char *tag)
-{
-    char base[200];
-    if (rank == 0) {
-        const char *d = getenv("TMPDIR");
-        snprintf(base, sizeof base, "%s/tmpi_io_%d_%ld", d && *d ? d : "/tmp", (int)getpid(),
-                 (long)time(NULL));
-    }
-    MPI_Bcast(base, sizeof base, MPI_CHAR, 0, MPI_COMM_WORLD);
-    snprintf(out, n, "%s_%s", base, tag);
-}
-
-static int cls(int err)
-{
-    int c;
-    MPI_Error_class(err, &c);
-    return c;
-}
 
 static int handler_calls;
 static void count_handler(MPI_File *fh, int *code, ...)
@@ -46,31 +27,32 @@ static void open_errors(void)
 {
     char p[256];
     MPI_File fh;
-    name_of(p, sizeof p, "missing");
-    CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh)),
+    io_name(p, sizeof p, NULL, "missing");
+    CHECK_EQ(io_class(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh)),
              MPI_ERR_NO_SUCH_FILE);
-    CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
-                               &fh)),
+    CHECK_EQ(io_class(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY | MPI_MODE_CREATE,
+                                    MPI_INFO_NULL, &fh)),
              MPI_ERR_AMODE);
-    CHECK_EQ(
-        cls(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDWR | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh)),
-        MPI_ERR_AMODE);
+    CHECK_EQ(io_class(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDWR | MPI_MODE_WRONLY,
+                                    MPI_INFO_NULL, &fh)),
+             MPI_ERR_AMODE);
     /* EXCL: exists after the first create */
-    name_of(p, sizeof p, "excl");
+    io_name(p, sizeof p, NULL, "excl");
     CHECK_EQ(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_EXCL,
                            MPI_INFO_NULL, &fh),
              MPI_SUCCESS);
     CHECK_EQ(MPI_File_close(&fh), MPI_SUCCESS);
     CHECK(fh == MPI_FILE_NULL);
-    CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_EXCL,
+    CHECK_EQ(
+        io_class(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_EXCL,
                                MPI_INFO_NULL, &fh)),
-             MPI_ERR_FILE_EXISTS);
+        MPI_ERR_FILE_EXISTS);
     /* no permission (root reads everything: only checked for other users) */
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) chmod(p, 0);
     MPI_Barrier(MPI_COMM_WORLD);
     if (geteuid() != 0)
-        CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh)),
+        CHECK_EQ(io_class(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh)),
                  MPI_ERR_ACCESS);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) CHECK_EQ(MPI_File_delete(p, MPI_INFO_NULL), MPI_SUCCESS);
@@ -80,31 +62,31 @@ static void open_errors(void)
     CHECK(old == MPI_ERRORS_RETURN);
     CHECK_EQ(MPI_File_create_errhandler(count_handler, &eh), MPI_SUCCESS);
     CHECK_EQ(MPI_File_set_errhandler(MPI_FILE_NULL, eh), MPI_SUCCESS);
-    name_of(p, sizeof p, "missing2");
+    io_name(p, sizeof p, NULL, "missing2");
     handler_calls = 0;
-    CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh)),
+    CHECK_EQ(io_class(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh)),
              MPI_ERR_NO_SUCH_FILE);
     CHECK_EQ(handler_calls, 1);
     CHECK_EQ(MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN), MPI_SUCCESS);
     MPI_Errhandler_free(&eh);
-    CHECK_EQ(cls(MPI_File_get_amode((MPI_File)12345, &size)), MPI_ERR_FILE);
+    CHECK_EQ(io_class(MPI_File_get_amode((MPI_File)12345, &size)), MPI_ERR_FILE);
     /* names that cannot be a file: a directory, a path through a regular file */
     const char *d = getenv("TMPDIR");
     d = d && *d ? d : "/tmp";
-    CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, d, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh)),
+    CHECK_EQ(io_class(MPI_File_open(MPI_COMM_WORLD, d, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh)),
              MPI_ERR_BAD_FILE);
     CHECK(fh == MPI_FILE_NULL);
-    CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, d, MPI_MODE_RDWR, MPI_INFO_NULL, &fh)),
+    CHECK_EQ(io_class(MPI_File_open(MPI_COMM_WORLD, d, MPI_MODE_RDWR, MPI_INFO_NULL, &fh)),
              MPI_ERR_BAD_FILE);
-    name_of(p, sizeof p, "plain");
+    io_name(p, sizeof p, NULL, "plain");
     CHECK_EQ(
         MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh),
         MPI_SUCCESS);
     CHECK_EQ(MPI_File_close(&fh), MPI_SUCCESS);
     char under[300];
     snprintf(under, sizeof under, "%s/x", p);
-    CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, under, MPI_MODE_RDWR | MPI_MODE_CREATE,
-                               MPI_INFO_NULL, &fh)),
+    CHECK_EQ(io_class(MPI_File_open(MPI_COMM_WORLD, under, MPI_MODE_RDWR | MPI_MODE_CREATE,
+                                    MPI_INFO_NULL, &fh)),
              MPI_ERR_BAD_FILE);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) CHECK_EQ(MPI_File_delete(p, MPI_INFO_NULL), MPI_SUCCESS);
@@ -117,18 +99,18 @@ static void read_only_fs(const char *dir)
     char p[512];
     MPI_File fh;
     snprintf(p, sizeof p, "%s/ro.dat", dir);
-    CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDWR, MPI_INFO_NULL, &fh)),
+    CHECK_EQ(io_class(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDWR, MPI_INFO_NULL, &fh)),
              MPI_ERR_READ_ONLY);
     CHECK(fh == MPI_FILE_NULL);
-    CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
-                               &fh)),
+    CHECK_EQ(io_class(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_CREATE,
+                                    MPI_INFO_NULL, &fh)),
              MPI_ERR_READ_ONLY);
     snprintf(p, sizeof p, "%s/new.dat", dir);
-    CHECK_EQ(cls(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
-                               &fh)),
+    CHECK_EQ(io_class(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_CREATE,
+                                    MPI_INFO_NULL, &fh)),
              MPI_ERR_READ_ONLY);
     snprintf(p, sizeof p, "%s/ro.dat", dir);
-    CHECK_EQ(cls(MPI_File_delete(p, MPI_INFO_NULL)), MPI_ERR_READ_ONLY);
+    CHECK_EQ(io_class(MPI_File_delete(p, MPI_INFO_NULL)), MPI_ERR_READ_ONLY);
     CHECK_EQ(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh), MPI_SUCCESS);
     int v[1024], count;
     MPI_Status st;
@@ -213,20 +195,22 @@ static void basics(const char *p)
     MPI_Type_create_resized(col, 0, (MPI_Aint)size * 4, &colr);
     MPI_Type_commit(&colr);
     MPI_Type_free(&col);
-    CHECK_EQ(cls(MPI_File_set_view(fh, 0, MPI_DATATYPE_NULL, colr, "native", MPI_INFO_NULL)),
+    CHECK_EQ(io_class(MPI_File_set_view(fh, 0, MPI_DATATYPE_NULL, colr, "native", MPI_INFO_NULL)),
              MPI_ERR_TYPE);
     MPI_Datatype three;
     MPI_Type_contiguous(3, MPI_CHAR, &three);
     MPI_Type_commit(&three);
-    CHECK_EQ(cls(MPI_File_set_view(fh, 0, MPI_INT, three, "native", MPI_INFO_NULL)), MPI_ERR_TYPE);
-    CHECK_EQ(cls(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "no_such_rep", MPI_INFO_NULL)),
+    CHECK_EQ(io_class(MPI_File_set_view(fh, 0, MPI_INT, three, "native", MPI_INFO_NULL)),
+             MPI_ERR_TYPE);
+    CHECK_EQ(io_class(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "no_such_rep", MPI_INFO_NULL)),
              MPI_ERR_UNSUPPORTED_DATAREP);
     MPI_Type_free(&three);
     int bl[2] = {1, 1}, dd[2] = {3, 0};
     MPI_Datatype decr;
     MPI_Type_indexed(2, bl, dd, MPI_INT, &decr);
     MPI_Type_commit(&decr);
-    CHECK_EQ(cls(MPI_File_set_view(fh, 0, MPI_INT, decr, "native", MPI_INFO_NULL)), MPI_ERR_IO);
+    CHECK_EQ(io_class(MPI_File_set_view(fh, 0, MPI_INT, decr, "native", MPI_INFO_NULL)),
+             MPI_ERR_IO);
     MPI_Type_free(&decr);
     CHECK_EQ(MPI_File_set_view(fh, (MPI_Offset)rank * 4, MPI_INT, colr, "native", MPI_INFO_NULL),
              MPI_SUCCESS);
@@ -279,10 +263,10 @@ static void basics(const char *p)
     MPI_Wait(&rq, MPI_STATUS_IGNORE);
     CHECK_EQ(x, peer);
     CHECK_EQ(MPI_File_read_at_all_begin(fh, 1000 + peer, &x, 1, MPI_INT), MPI_SUCCESS);
-    CHECK_EQ(cls(MPI_File_write_all_begin(fh, &x, 1, MPI_INT)), MPI_ERR_OTHER);
+    CHECK_EQ(io_class(MPI_File_write_all_begin(fh, &x, 1, MPI_INT)), MPI_ERR_OTHER);
     CHECK_EQ(MPI_File_read_at_all_end(fh, &x, &st), MPI_SUCCESS);
     CHECK_EQ(x, peer);
-    CHECK_EQ(cls(MPI_File_read_all_end(fh, &x, &st)), MPI_ERR_OTHER);
+    CHECK_EQ(io_class(MPI_File_read_all_end(fh, &x, &st)), MPI_ERR_OTHER);
 
     /* shared pointer: every rank's record lands once; ordered: in rank order */
     MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL);
@@ -336,7 +320,7 @@ static void basics(const char *p)
     /* writing a read-only file, reading a write-only one */
     CHECK_EQ(MPI_File_close(&fh), MPI_SUCCESS);
     CHECK_EQ(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh), MPI_SUCCESS);
-    CHECK_EQ(cls(MPI_File_write_at(fh, 0, buf, 1, MPI_INT, &st)), MPI_ERR_READ_ONLY);
+    CHECK_EQ(io_class(MPI_File_write_at(fh, 0, buf, 1, MPI_INT, &st)), MPI_ERR_READ_ONLY);
     MPI_File_close(&fh);
     CHECK_EQ(
         MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_WRONLY | MPI_MODE_APPEND, MPI_INFO_NULL, &fh),
@@ -344,7 +328,7 @@ static void basics(const char *p)
     MPI_File_get_position(fh, &pos);
     MPI_File_get_size(fh, &sz);
     CHECK_EQ(pos, sz);
-    CHECK_EQ(cls(MPI_File_read_at(fh, 0, buf, 1, MPI_INT, &st)), MPI_ERR_ACCESS);
+    CHECK_EQ(io_class(MPI_File_read_at(fh, 0, buf, 1, MPI_INT, &st)), MPI_ERR_ACCESS);
     MPI_File_close(&fh);
     free(all);
 }
@@ -394,9 +378,9 @@ static void datareps(const char *p)
     MPI_File fh;
     MPI_Status st;
     CHECK_EQ(MPI_Register_datarep("tmpi_not", rd_conv, wr_conv, ext_fn, NULL), MPI_SUCCESS);
-    CHECK_EQ(cls(MPI_Register_datarep("tmpi_not", rd_conv, wr_conv, ext_fn, NULL)),
+    CHECK_EQ(io_class(MPI_Register_datarep("tmpi_not", rd_conv, wr_conv, ext_fn, NULL)),
              MPI_ERR_DUP_DATAREP);
-    CHECK_EQ(cls(MPI_Register_datarep("external32", rd_conv, wr_conv, ext_fn, NULL)),
+    CHECK_EQ(io_class(MPI_Register_datarep("external32", rd_conv, wr_conv, ext_fn, NULL)),
              MPI_ERR_DUP_DATAREP);
     CHECK_EQ(MPI_File_open(MPI_COMM_WORLD, p,
                            MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE,
@@ -425,9 +409,10 @@ static void datareps(const char *p)
     int calls = 0;
     CHECK_EQ(MPI_Register_datarep_c("tmpi_plus1", rd_conv_c, wr_conv_c, ext_fn, &calls),
              MPI_SUCCESS);
-    CHECK_EQ(cls(MPI_Register_datarep_c("tmpi_plus1", rd_conv_c, wr_conv_c, ext_fn, NULL)),
+    CHECK_EQ(io_class(MPI_Register_datarep_c("tmpi_plus1", rd_conv_c, wr_conv_c, ext_fn, NULL)),
              MPI_ERR_DUP_DATAREP);
-    CHECK_EQ(cls(MPI_Register_datarep_c("tmpi_x", rd_conv_c, wr_conv_c, NULL, NULL)), MPI_ERR_ARG);
+    CHECK_EQ(io_class(MPI_Register_datarep_c("tmpi_x", rd_conv_c, wr_conv_c, NULL, NULL)),
+             MPI_ERR_ARG);
     MPI_File_sync(fh);
     MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "tmpi_plus1", MPI_INFO_NULL);
     MPI_File_write_at(fh, (MPI_Offset)rank * 4, v, 4, MPI_INT, &st);
@@ -454,11 +439,11 @@ int main(int argc, char **argv)
     }
     open_errors();
     char p[256];
-    name_of(p, sizeof p, "basic");
+    io_name(p, sizeof p, NULL, "basic");
     basics(p);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) CHECK_EQ(MPI_File_delete(p, MPI_INFO_NULL), MPI_SUCCESS);
-    name_of(p, sizeof p, "rep");
+    io_name(p, sizeof p, NULL, "rep");
     datareps(p);
     return finish_ok();
 }

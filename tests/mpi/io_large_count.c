@@ -10,18 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "io_check.h"
 
 #define N 8 /* ints per rank per access */
 
 static int rank, size;
-
-static int cls(int err)
-{
-    int c;
-    MPI_Error_class(err, &c);
-    return c;
-}
 
 static void fill(int *v, int tag)
 {
@@ -179,7 +172,7 @@ static void extents_and_counts(MPI_File fh)
     CHECK_MPI(MPI_File_get_type_extent(fh, pair, &ea));
     CHECK_EQ(e, (MPI_Count)16);
     CHECK_EQ(ea, (MPI_Aint)16);
-    CHECK_EQ(cls(MPI_File_get_type_extent_c(fh, MPI_DATATYPE_NULL, &e)), MPI_ERR_TYPE);
+    CHECK_EQ(io_class(MPI_File_get_type_extent_c(fh, MPI_DATATYPE_NULL, &e)), MPI_ERR_TYPE);
     /* a count above INT_MAX of an empty type: nothing to move, no truncation */
     MPI_Datatype empty;
     CHECK_MPI(MPI_Type_contiguous(0, MPI_INT, &empty));
@@ -190,8 +183,8 @@ static void extents_and_counts(MPI_File fh)
     CHECK_MPI(MPI_File_read_at_all_c(fh, 0, NULL, big, empty, &st));
     CHECK_MPI(MPI_Get_count_c(&st, empty, &c));
     CHECK_EQ(c, (MPI_Count)0);
-    CHECK_EQ(cls(MPI_File_write_at_c(fh, 0, &c, -1, MPI_INT, &st)), MPI_ERR_COUNT);
-    CHECK_EQ(cls(MPI_File_read_c(fh, &c, -3, MPI_INT, &st)), MPI_ERR_COUNT);
+    CHECK_EQ(io_class(MPI_File_write_at_c(fh, 0, &c, -1, MPI_INT, &st)), MPI_ERR_COUNT);
+    CHECK_EQ(io_class(MPI_File_read_c(fh, &c, -3, MPI_INT, &st)), MPI_ERR_COUNT);
     /* external32: the file extent of an int is 4, of the resized type its data only */
     CHECK_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "external32", MPI_INFO_NULL));
     CHECK_MPI(MPI_File_get_type_extent_c(fh, MPI_INT, &e));
@@ -206,22 +199,16 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    char base[200], p[256];
-    if (rank == 0) {
-        const char *d = getenv("TMPDIR");
-        snprintf(base, sizeof base, "%s/tmpi_iolc_%d_%ld", d && *d ? d : "/tmp", (int)getpid(),
-                 (long)time(NULL));
-    }
-    MPI_Bcast(base, sizeof base, MPI_CHAR, 0, MPI_COMM_WORLD);
+    char p[256];
     MPI_File fh;
-    snprintf(p, sizeof p, "%s_at", base);
+    io_name(p, sizeof p, NULL, "lc_at");
     CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, p,
                             MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
                             MPI_INFO_NULL, &fh));
     explicit_offsets(fh);
     extents_and_counts(fh);
     CHECK_MPI(MPI_File_close(&fh));
-    snprintf(p, sizeof p, "%s_ptr", base);
+    io_name(p, sizeof p, NULL, "lc_ptr");
     CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, p,
                             MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
                             MPI_INFO_NULL, &fh));

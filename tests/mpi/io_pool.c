@@ -16,43 +16,28 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "io_check.h"
 
 #define MIB (1 << 20)
 
 static int rank, size;
 
-static void name_of(char *out, size_t n, const char *tag)
-{
-    char base[200];
-    if (rank == 0) {
-        const char *d = getenv("TMPDIR");
-        snprintf(base, sizeof base, "%s/tmpi_iopool_%d_%ld", d && *d ? d : "/tmp", (int)getpid(),
-                 (long)time(NULL));
-    }
-    MPI_Bcast(base, sizeof base, MPI_CHAR, 0, MPI_COMM_WORLD);
-    snprintf(out, n, "%s_%s", base, tag);
-}
-
-static int cls(int err)
-{
-    int c;
-    MPI_Error_class(err, &c);
-    return c;
-}
-
 /* A bad setting is the open's error, on every rank; nothing is opened or created. */
 static void bad_setting(const char *var, const char *value)
 {
     char p[256];
-    name_of(p, sizeof p, "bad");
+    io_name(p, sizeof p, NULL, "bad");
+    /* the job's own value (-x VAR=...) comes back afterwards */
+    const char *was = getenv(var);
+    char old[64] = "";
+    if (was) snprintf(old, sizeof old, "%s", was);
     CHECK_EQ(setenv(var, value, 1), 0);
     MPI_File fh = MPI_FILE_NULL;
     int err =
         MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
-    CHECK_EQ(cls(err), MPI_ERR_OTHER);
+    CHECK_EQ(io_class(err), MPI_ERR_OTHER);
     CHECK_EQ(fh, MPI_FILE_NULL);
-    CHECK_EQ(unsetenv(var), 0);
+    CHECK_EQ(was ? setenv(var, old, 1) : unsetenv(var), 0);
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_EQ(access(p, F_OK), -1);
 }
@@ -65,9 +50,9 @@ static void no_space(void)
     char *buf = calloc(1, 256 << 10);
     CHECK(buf);
     MPI_Status st;
-    CHECK_EQ(cls(MPI_File_write_at(fh, 0, buf, 256 << 10, MPI_BYTE, &st)), MPI_ERR_NO_SPACE);
-    CHECK_EQ(cls(MPI_File_write(fh, buf, 128 << 10, MPI_BYTE, &st)), MPI_ERR_NO_SPACE);
-    CHECK_EQ(cls(MPI_File_write_at(fh, 0, buf, 100, MPI_BYTE, &st)), MPI_ERR_NO_SPACE);
+    CHECK_EQ(io_class(MPI_File_write_at(fh, 0, buf, 256 << 10, MPI_BYTE, &st)), MPI_ERR_NO_SPACE);
+    CHECK_EQ(io_class(MPI_File_write(fh, buf, 128 << 10, MPI_BYTE, &st)), MPI_ERR_NO_SPACE);
+    CHECK_EQ(io_class(MPI_File_write_at(fh, 0, buf, 100, MPI_BYTE, &st)), MPI_ERR_NO_SPACE);
     CHECK_EQ(MPI_File_sync(fh), MPI_SUCCESS);
     CHECK_EQ(MPI_File_close(&fh), MPI_SUCCESS);
     free(buf);
@@ -76,7 +61,7 @@ static void no_space(void)
 static void round_trip(void)
 {
     char p[256];
-    name_of(p, sizeof p, "data");
+    io_name(p, sizeof p, NULL, "data");
     MPI_File fh;
     CHECK_EQ(MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
              MPI_SUCCESS);
@@ -124,7 +109,7 @@ static void fifos(void)
     for (int i = 0; i < 3; i++) {
         char tag[16];
         snprintf(tag, sizeof tag, "fifo%d", i);
-        name_of(p[i], sizeof p[i], tag);
+        io_name(p[i], sizeof p[i], NULL, tag);
         if (rank == 0) CHECK_EQ(mkfifo(p[i], 0600), 0);
     }
     MPI_Barrier(MPI_COMM_WORLD);

@@ -30,7 +30,7 @@ static void test_sizes(void)
     CHECK_EQ(config_parse_size("-1", &v), -EINVAL);
     CHECK_EQ(config_parse_size("12X", &v), -EINVAL);
     CHECK_EQ(config_parse_size("4KB", &v), -EINVAL);
-    CHECK_EQ(config_parse_size("99999999999999999999", &v), -EINVAL);
+    CHECK_EQ(config_parse_size("99999999999999999999", &v), -ERANGE);
     CHECK_EQ(config_parse_size("99999999999999G", &v), -ERANGE);
 }
 
@@ -48,6 +48,8 @@ static void test_good(void)
     CHECK(c.job_memory_max == 0 && c.job_cpu_max == 0 && !c.allow_users && !c.allow_groups);
     CHECK_EQ(c.oom_score_adj, -900);
     CHECK_EQ(c.job_oom_score_adj, 500);
+    CHECK_EQ(c.io_threads, 4);
+    CHECK_EQ(c.io_offload_min, 256u << 10);
     const char *p = write_tmp("# comment\n[agent]\nname = n1\nsocket = /tmp/x.sock\n"
                               "log_level = debug\nrank_stack_size = 1M\nmax_ranks = 16\n"
                               "job_memory_max = 2G\njob_cpu_max = 2.5\nended_job_keep = 0\n"
@@ -59,6 +61,7 @@ static void test_good(void)
                               "rank_switching = user\nbind_to = socket\n"
                               "carrier_placement = cyclic\n"
                               "[pool]\nsize = 1M\n"
+                              "[io]\nthreads = 0\noffload_min = 1m\n"
                               "[mesh]\nlisten = 127.0.0.1:7471\nkey_file = /etc/k\n"
                               "peers = a:1, b:2 ,c\nheartbeat_ms = 250\nrecv_threads = 3\n"
                               "recv_spin_ns = 0\n");
@@ -85,6 +88,8 @@ static void test_good(void)
     CHECK_EQ(c.intra_coop_min, 1u << 20);
     CHECK_EQ(c.eager_limit, 65536);
     CHECK_EQ(c.pool_size, 1u << 20);
+    CHECK_EQ(c.io_threads, 0);
+    CHECK_EQ(c.io_offload_min, 1u << 20);
     CHECK_EQ(c.npeers, 3);
     CHECK(strcmp(c.peers[0], "a:1") == 0 && strcmp(c.peers[1], "b:2") == 0);
     CHECK(strcmp(c.peers[2], "c") == 0);
@@ -125,6 +130,12 @@ static void test_bad(void)
     expect_refused("[mpi]\nintra_coop_min = 2G\n");
     expect_refused("[mpi]\nintra_coop_min = lots\n");
     expect_refused("[mpi]\nbind_to = sideways\n");
+    expect_refused("[io]\nthreads = 65\n");
+    expect_refused("[io]\nthreads = -1\n");
+    expect_refused("[io]\nthreads = many\n");
+    expect_refused("[io]\noffload_min = 256KB\n");
+    expect_refused("[io]\noffload_min = -4k\n");
+    expect_refused("[io]\nthread = 4\n");
     expect_refused("[mpi]\nrank_switching =\n");
     expect_refused("[mpi]\ncarrier_placement = scattered\n");
     expect_refused("[mpi]\ncarrier_placement =\n");

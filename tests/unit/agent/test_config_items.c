@@ -27,7 +27,7 @@ int main(void)
     char path[] = "/tmp/tmpi-test-items-XXXXXX";
     int fd = mkstemp(path);
     const char *text = "[agent]\nmax_jobs = 7\nallow_users = alice, bob\n[pool]\nsize = 64K\n"
-                       "[mesh]\npeers = a:1, b:2\n";
+                       "[mesh]\npeers = a:1, b:2\n[io]\noffload_min = 1M\n";
     CHECK(fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text));
     close(fd);
     CHECK(config_load(&c, path) == 0);
@@ -40,6 +40,9 @@ int main(void)
     CHECK(find(&c, "mpi.rank_switching", buf, sizeof buf) && !strcmp(buf, "auto"));
     CHECK(find(&c, "mpi.coll_bcast", buf, sizeof buf) && !strcmp(buf, "")); /* unset */
     CHECK(find(&c, "mesh.key_file", buf, sizeof buf) == NULL);
+    /* what libtmpi's file system threads read (libclient/io/io_pool.c) */
+    CHECK(find(&c, "io.offload_min", buf, sizeof buf) && !strcmp(buf, "1048576"));
+    CHECK(find(&c, "io.threads", buf, sizeof buf) && !strcmp(buf, "4"));
     /* truncated to the buffer, the full length returned */
     const char *sec, *key;
     int n = 0, i = 0;
