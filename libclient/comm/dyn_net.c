@@ -305,6 +305,14 @@ int tm_spawn_remote(struct tm_rank *me, int node, const struct tm_spawn_req *rq,
     return (int)c.val;
 }
 
+int tm_spawn_remote_gate(struct tm_rank *me, int node, int first, int go)
+{
+    struct tm_job *j = me->job;
+    int32_t dst = rank_on(j->net, j->size, node);
+    if (dst < 0) return -EINVAL;
+    return dyn_send(j, me->rank, node, dst, TM_DYN_SPAWN_GO, go ? 1 : 0, first, NULL, 0);
+}
+
 /* The thread that serves one SPAWN: decode, record, start, answer. */
 static void *serve_main(void *arg)
 {
@@ -562,6 +570,15 @@ static void dyn_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, vo
         break;
     case TM_DYN_CONNECT:
         serve_connect(j, node, h, ctx);
+        break;
+    case TM_DYN_SPAWN_GO:
+        /* the spawn's outcome on every node: its ranks here run or end unrun */
+        if (h->msg_len < (uint64_t)j->world_size || h->msg_len >= (uint64_t)j->size) {
+            tm_net_proto_error(j->net, node, "a spawn outcome for rank %llu",
+                               (unsigned long long)h->msg_len);
+            break;
+        }
+        if (j->svc->spawn_gate) (void)j->svc->spawn_gate((int)h->msg_len, h->cookie != 0);
         break;
     case TM_DYN_SPAWN: {
         struct dyn_serve *s = ctx;

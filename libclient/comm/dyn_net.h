@@ -51,6 +51,8 @@ enum tm_dyn_kind {
     TM_DYN_NAME_ANS = 6,    /* msg_len 0 or a negative errno; a lookup's port as payload */
     TM_DYN_CONNECT = 7,     /* payload "port\0" and the connecting group's world ranks, to the
                              * port's node, answered when an accept takes it */
+    TM_DYN_SPAWN_GO = 9,    /* msg_len a spawn's first rank, cookie 1 its ranks here run, 0 they
+                             * end unrun (another node failed its share); no answer */
     TM_DYN_CONNECT_ANS = 8, /* msg_len 0, an MPI error class, or a negative errno (-ENOENT:
                              * no such port); payload the inter-communicator's 3 ids and the
                              * accepting group's world ranks */
@@ -92,6 +94,9 @@ int tm_spawn_reserve(struct tm_rank *me, int n);
  * with the node's reason in why. */
 int tm_spawn_remote(struct tm_rank *me, int node, const struct tm_spawn_req *rq, char *why,
                     size_t len);
+/* Tells node (not me's), whose share of the spawn from world rank first started, whether those
+ * ranks run (go) or end unrun (svc spawn_gate there).  0 or a negative errno. */
+int tm_spawn_remote_gate(struct tm_rank *me, int node, int first, int go);
 
 /* A name operation (dyn_tab.h) on the job's table: node 0's, asked from the other nodes.
  * Results as tm_names_op_here, or -EPIPE and the like when node 0 cannot be reached. */

@@ -102,6 +102,19 @@ spawn_run() {
     [ "$ranks" = "[3]" ] || { echo "nprocs of the running job: $ranks"; echo "$table"; false; }
 }
 
+# The agent at socket $1 soon lists no job but ended ones (a member's part reads "ending" until
+# its job host is reaped).
+dyn_no_live_jobs() {
+    local i
+    for ((i = 0; i < 100; i++)); do
+        run tmpictl --agent "$1" --json jobs
+        python3 -c 'import json,sys; sys.exit(any(x["state"] != "ended" for x in json.load(sys.stdin)["jobs"]))' <<<"$output" && return 0
+        sleep 0.1
+    done
+    echo "$1 still runs a job: $output"
+    return 1
+}
+
 # names_pair SOCK_PUB SOCK_LOOK [LOOKUP LAUNCH ARGS...]: a job publishing a service on agent
 # SOCK_PUB, a job of the same user looking it up on SOCK_LOOK, both must pass.
 names_pair() {
@@ -199,4 +212,46 @@ names_pair() {
     # 7 beyond the world: the free slots (one per node), the rest on node 0
     run timeout 60 "${launch[@]}" --hostfile "$CLUSTER_HOSTFILE" --universe-size 9 --map-by node -n 2 "$exe" parent 7
     [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* && "$output" == *"child 5 of 7 on node1"* && "$output" == *"child 6 of 7 on node2"* ]] || { echo "universe-size: $output"; false; }
+}
+
+# bats test_tags=multinode
+@test "dynproc: across 2 agents a spawn one node cannot start fails with MPI_ERR_SPAWN in every errcode, and the children the other node started never run" {
+    local conf="$BATS_TEST_TMPDIR/tmpid.conf" exe big hf size
+    : >"$conf"
+    start_cluster 2 --config "$conf" --log-level debug
+    exe=$(prog spawn)
+    # a copy of the program too large for node2 alone (its max_program_size, reloaded)
+    big="$BATS_TEST_TMPDIR/big-spawn"
+    cp "$exe" "$big"
+    size=$(stat -c %s "$exe")
+    truncate -s $((size + 4 * 1048576)) "$big"
+    printf '[agent]\nlog_level = debug\nmax_program_size = %d\n' $((size + 1048576)) >"$conf"
+    kill -HUP "${AGENT_PIDS[node2]}"
+    local i
+    for ((i = 0; i < 100; i++)); do
+        grep -q "reload: done" "$BATS_TEST_TMPDIR/node2.log" && break
+        sleep 0.1
+    done
+    grep -q "reload: done" "$BATS_TEST_TMPDIR/node2.log" || { cat "$BATS_TEST_TMPDIR/node2.log"; false; }
+    hf=$(cluster_hostfile 2)
+    # rank 0 on node1, rank 1 (the root) on node2; child 0 in node1's free slot, started
+    # first, child 1 on node2, which refuses the program
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$hf" --map-by node -n 2 "$exe" partial "$big" 2
+    [ "$status" -eq 0 ] && [[ "$output" == *"partial spawn failed as it should"* && "$output" == *"spawn ok"* ]] ||
+        { echo "status $status: $output"; cat "$BATS_TEST_TMPDIR"/node*.log; false; }
+    [[ "$output" != *"child 0 of 2"* ]] || { echo "a child ran: $output"; false; }
+    grep -q "ends unrun\|end unrun" "$BATS_TEST_TMPDIR/node1.log" || { echo "node1 never withdrew its child:"; cat "$BATS_TEST_TMPDIR/node1.log"; false; }
+    # nothing of the job stays: its job hosts (by PID) are gone on both nodes
+    local pids p
+    pids=$(sed -n 's/.*job host pid \([0-9]*\).*/\1/p' "$BATS_TEST_TMPDIR"/node*.log)
+    [ -n "$pids" ] || { echo "no job host pids logged"; cat "$BATS_TEST_TMPDIR"/node*.log; false; }
+    for p in $pids; do
+        for ((i = 0; i < 100; i++)); do
+            kill -0 "$p" 2>/dev/null || break
+            sleep 0.1
+        done
+        ! kill -0 "$p" 2>/dev/null || { echo "job host $p still runs"; false; }
+    done
+    dyn_no_live_jobs "${CLUSTER_SOCKS[0]}"
+    dyn_no_live_jobs "${CLUSTER_SOCKS[1]}"
 }
