@@ -255,3 +255,27 @@ names_pair() {
     dyn_no_live_jobs "${CLUSTER_SOCKS[0]}"
     dyn_no_live_jobs "${CLUSTER_SOCKS[1]}"
 }
+
+@test "dynproc: carried ranks waiting for MPI_Lookup_name's answer park: their carriers run the other ranks meanwhile" {
+    start_agent one
+    local sock=$AGENT_SOCK exe out="$BATS_TEST_TMPDIR/park.out" go="$BATS_TEST_TMPDIR/go" done="$BATS_TEST_TMPDIR/done" i n=0
+    exe=$(prog names_park)
+    # two ranks per carrier (one per CPU): the even ones look up, holding every carrier before
+    "$LAUNCH_BIN" --agent "$sock" -x TMPI_RANK_SWITCHING=user -x TMPI_CARRIER_PLACEMENT=block -n $((2 * $(nproc))) "$exe" "$go" "$done" >"$out" 2>&1 &
+    local pid=$!
+    for ((i = 0; i < 300 && n == 0; i++)); do
+        grep -q "ready" "$out" 2>/dev/null && n=1 || sleep 0.1
+    done
+    [ "$n" -eq 1 ] || { echo "the job never started:"; cat "$out"; false; }
+    # the agent answers no name while it is stopped: the even ranks wait, rank 1 must still run
+    kill -STOP "${AGENT_PIDS[one]}"
+    touch "$go"
+    for ((i = 0; i < 100; i++)); do [ -e "$done" ] && break; sleep 0.1; done
+    local seen=0
+    [ -e "$done" ] && seen=1
+    kill -CONT "${AGENT_PIDS[one]}"
+    local st=0
+    wait "$pid" || st=$?
+    [ "$seen" -eq 1 ] || { echo "rank 1 did not run while the even ranks waited for the agent"; cat "$out"; false; }
+    [ "$st" -eq 0 ] && grep -q "names_park ok" "$out" || { echo "status $st:"; cat "$out"; false; }
+}
