@@ -27,6 +27,10 @@ struct spawn_batch {
     struct rank *ranks; /* n, of apps in order */
     uint32_t loaded;    /* ranks[0 .. loaded) have an image */
     uint32_t started;   /* ranks[0 .. started) have a thread */
+    int first;          /* the spawn's first world rank (on every node of it) */
+    /* j->mu: 0 the ranks wait before main, 1 they run it, -1 they end without (every node
+     * of the spawn did not start its share: job_spawn_gate) */
+    int gate;
 };
 
 struct job_spawn {
@@ -321,6 +325,7 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
         snprintf(err, errlen, "ranks %d..%u have no slot on this node", first, first + total - 1);
         return -EINVAL;
     }
+    b->first = first;
     b->napps = (uint32_t)napps;
     b->apps = calloc((size_t)napps, sizeof *b->apps);
     b->prog_bytes = calloc((size_t)napps, sizeof *b->prog_bytes);
@@ -349,6 +354,7 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
             k++;
         r->job = j;
         r->app = &b->apps[k];
+        r->spawn_batch = b;
         r->image.fd = -1;
         r->info = (struct tmpi_rank_info){
             .appnum = (int)k,
@@ -444,6 +450,38 @@ void job_spawn_close(struct job *j)
     j->spawn->closed = 1;
     pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);
+}
+
+int job_spawn_wait_go(struct rank *r)
+{
+    struct job *j = r->job;
+    struct spawn_batch *b = r->spawn_batch;
+    pthread_mutex_lock(&j->mu);
+    while (b->gate == 0 && !job_cancelled(j))
+        pthread_cond_wait(&j->cv, &j->mu);
+    int go = job_cancelled(j) ? -1 : b->gate > 0 ? 1 : 0;
+    pthread_mutex_unlock(&j->mu);
+    return go;
+}
+
+int job_spawn_gate(struct job *j, int first, int go)
+{
+    struct job_spawn *s = __atomic_load_n(&j->spawn, __ATOMIC_ACQUIRE);
+    int rc = -ENOENT;
+    pthread_mutex_lock(&j->mu);
+    for (struct spawn_batch *b = s ? atomic_load_explicit(&s->batches, memory_order_acquire) : NULL;
+         b; b = b->next)
+        if (b->first == first && b->gate == 0) {
+            b->gate = go ? 1 : -1;
+            rc = 0;
+        }
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    if (rc == 0 && !go)
+        log_job(LOG_INFO, j->id, j->owner,
+                "the spawn of ranks from %d failed on another node: its ranks here end unrun",
+                first);
+    return rc;
 }
 
 uint32_t job_spawn_ranks(struct job *j, struct rank **out, uint32_t cap)

@@ -7,6 +7,7 @@
 #include "carrier.h"
 #include "fault.h"
 #include "job.h"
+#include "job_spawn.h"
 #include "job_thread.h"
 
 /* The rank of the calling thread.  local-exec TLS in the executable: the cheapest lookup,
@@ -134,7 +135,15 @@ void *rank_thread_main(void *arg)
     current_rank = r;
     fault_thread_setup();
     int run = job_wait_gate(r->job) == 0;
-    rank_life(r, run);
+    /* a spawned rank runs once every node of its spawn started its share (job_spawn.h) */
+    int go = run && r->spawn_batch ? job_spawn_wait_go(r) : run;
+    if (go == 0 && run) {
+        r->end_kind = RANK_END_CODE; /* never ran: no failure of the job */
+        r->end_code = 0;
+        job_rank_finished(r->job, r);
+    } else {
+        rank_life(r, go > 0);
+    }
     current_rank = NULL;
     fault_thread_done();
     return NULL;

@@ -16,6 +16,7 @@
 
 struct job;
 struct job_app;
+struct spawn_batch;
 
 /* How a rank ended; mirrors tmpi.ExitKind of the control protocol. */
 enum rank_end_kind {
@@ -57,6 +58,7 @@ struct rank {
      * (rank_proc.h), from rank_proc_start before main until its image is unloaded */
     struct rank_proc proc;
     struct carried *carried; /* carrier.h: the rank runs as a context on a carrier; else NULL */
+    struct spawn_batch *spawn_batch; /* job_spawn.c: the spawn that started it; else NULL */
 
     struct output_stream out[2]; /* stdout, stderr: rank thread only */
 

@@ -87,6 +87,14 @@ static int svc_spawn(const struct tmpi_spawn_app *apps, int napps, int first, ch
     return job_spawn_request(j, apps, napps, first, err, errlen);
 }
 
+static int svc_spawn_gate(int first, int go)
+{
+    struct rank *r = rank_current();
+    struct job *j = r ? r->job : atomic_load_explicit(&svc_job, memory_order_acquire);
+    if (!j) return -EPERM;
+    return job_spawn_gate(j, first, go);
+}
+
 /* Set by svc_init before any rank exists; read-only afterwards. */
 static struct agent *svc_agent;
 
@@ -170,6 +178,7 @@ __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .pool_usage = svc_pool_usage,
 
     .spawn = svc_spawn,
+    .spawn_gate = svc_spawn_gate,
     .name_op = svc_name_op,
     .net_mr_reg = job_net_mr_reg,
     .net_mr_dereg = job_net_mr_dereg,

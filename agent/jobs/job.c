@@ -514,6 +514,7 @@ void job_cancel(struct job *j, int status, const char *reason)
     stop_net_rx(j);
     pthread_mutex_lock(&j->mu);
     int first = record_failure_locked(j, -1, status, reason);
+    pthread_cond_broadcast(&j->cv); /* spawned ranks waiting to run (job_spawn_wait_go) */
     pthread_mutex_unlock(&j->mu);
     if (first) log_notice("job %llu: %s", (unsigned long long)j->id, reason);
     wake_ranks(j);

@@ -42,6 +42,14 @@ uint32_t job_spawn_universe(const struct job *j);
 int job_spawn_request(struct job *j, const struct tmpi_spawn_app *apps, int napps, int first,
                       char *err, size_t errlen);
 
+/* A spawned rank's thread, before its main: waits until every node of its spawn started its
+ * share (job_spawn_gate).  1 run main, 0 the spawn failed elsewhere (end without running it,
+ * no failure), -1 the job is ending. */
+int job_spawn_wait_go(struct rank *r);
+/* Any thread (svc spawn_gate): the ranks of the spawn from world rank first started here run
+ * (go) or end unrun.  0, or -ENOENT: no such spawn waits here. */
+int job_spawn_gate(struct job *j, int first, int go);
+
 /* Job thread, j->mu held (wait_ranks): serves a posted spawn, if any (the lock is dropped
  * meanwhile).  1 if it served one. */
 int job_spawn_serve_locked(struct job *j);

@@ -11,6 +11,7 @@
 
 #include "comm.h"
 #include "dyn_tab.h"
+#include "helper_thread.h"
 #include "msg_hdr.h"
 #include "net_p2p.h"
 #include "net_proto.h"
@@ -338,6 +339,14 @@ int tm_spawn_remote(struct tm_rank *me, int node, const struct tm_spawn_req *rq,
     return (int)c.val;
 }
 
+int tm_spawn_remote_gate(struct tm_rank *me, int node, int first, int go)
+{
+    struct tm_job *j = me->job;
+    int32_t dst = rank_on(j->net, j->size, node);
+    if (dst < 0) return -EINVAL;
+    return dyn_send(j, me->rank, node, dst, TM_DYN_SPAWN_GO, go ? 1 : 0, first, NULL, 0);
+}
+
 /* The thread that serves one SPAWN: decode, record, start, answer. */
 static void *serve_main(void *arg)
 {
@@ -624,6 +633,15 @@ static void dyn_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, vo
     case TM_DYN_CONNECT_CANCEL:
         serve_cancel(j, node, h);
         break;
+    case TM_DYN_SPAWN_GO:
+        /* the spawn's outcome on every node: its ranks here run or end unrun */
+        if (h->msg_len < (uint64_t)j->world_size || h->msg_len >= (uint64_t)j->size) {
+            tm_net_proto_error(j->net, node, "a spawn outcome for rank %llu",
+                               (unsigned long long)h->msg_len);
+            break;
+        }
+        if (j->svc->spawn_gate) (void)j->svc->spawn_gate((int)h->msg_len, h->cookie != 0);
+        break;
     case TM_DYN_SPAWN: {
         struct dyn_serve *s = ctx;
         if (!s) break;
@@ -653,6 +671,51 @@ static void dyn_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, vo
     }
 }
 
+/* A name operation a helper thread asks of the agent while a carried rank parks. */
+struct name_call {
+    const struct tmpi_svc *svc;
+    struct tm_rank *me;
+    int op, rc;
+    const char *service, *port;
+    char *out;
+    size_t cap;
+    _Atomic int done;
+};
+
+static void *name_main(void *arg)
+{
+    struct name_call *c = arg;
+    c->rc = c->svc->name_op(c->op, c->service, c->port, c->out, c->cap);
+    struct tm_rank *me = c->me;
+    atomic_store_explicit(&c->done, 1, memory_order_seq_cst); /* the rank's again */
+    tm_wake(&me->waker);
+    return NULL;
+}
+
+static int name_done(void *arg)
+{
+    struct name_call *c = arg;
+    return atomic_load_explicit(&c->done, memory_order_seq_cst);
+}
+
+/* svc name_op waits for the agent's answer (up to its timeout).  A carried rank would hold its
+ * carrier, and the carrier's other ranks, that long: a helper thread asks while the rank parks
+ * (core/wait.h tm_park_until), as MPI-IO's long calls do (io/io_pool.h).  A rank on a thread of
+ * its own asks itself. */
+static int name_op_agent(struct tm_rank *me, int op, const char *service, const char *port,
+                         char *out, size_t cap)
+{
+    const struct tmpi_svc *svc = me->job->svc;
+    if (!tm_wait_parks(me)) return svc->name_op(op, service, port, out, cap);
+    struct name_call c = {svc, me, op, 0, service, port, out, cap, 0};
+    pthread_t t;
+    if (tm_helper_thread_start(&t, name_main, &c) != 0)
+        return svc->name_op(op, service, port, out, cap);
+    (void)tm_park_until(me, name_done, &c); /* -ENOTSUP cannot be: tm_wait_parks said so */
+    pthread_join(t, NULL);
+    return c.rc;
+}
+
 int tm_dyn_name(struct tm_rank *me, int op, const char *service, const char *port, char *out,
                 size_t cap)
 {
@@ -662,7 +725,7 @@ int tm_dyn_name(struct tm_rank *me, int op, const char *service, const char *por
                        TM_NAME_LOOKUP == TMPI_NAME_LOOKUP,
                    "libtmpi's name operations are the service table's");
     /* the agents' name service: every job of the user sees the name, on every node */
-    if (j->svc && j->svc->name_op) return j->svc->name_op(op, service, port, out, cap);
+    if (j->svc && j->svc->name_op) return name_op_agent(me, op, service, port, out, cap);
     if (!j->net || j->net->node == 0) return tm_names_op_here(j, op, service, port, out, cap);
     size_t l1 = strlen(service), l2 = port ? strlen(port) : 0;
     if (l1 + l2 + 2 > TM_DYN_NAME_MAX) return -ENAMETOOLONG;

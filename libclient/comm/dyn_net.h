@@ -59,6 +59,8 @@ enum tm_dyn_kind {
     TM_DYN_CONNECT_CANCEL = 9, /* no payload, cookie the CONNECT's call: its asker's deadline
                                 * passed; a connect still queued is dropped and answered
                                 * -ETIMEDOUT, one an acceptor took is answered by it */
+    TM_DYN_SPAWN_GO = 10,      /* msg_len a spawn's first rank, cookie 1 its ranks here run, 0
+                                * they end unrun (another node failed its share); no answer */
 };
 
 struct tm_conn_req;
@@ -97,6 +99,9 @@ int tm_spawn_reserve(struct tm_rank *me, int n);
  * with the node's reason in why. */
 int tm_spawn_remote(struct tm_rank *me, int node, const struct tm_spawn_req *rq, char *why,
                     size_t len);
+/* Tells node (not me's), whose share of the spawn from world rank first started, whether those
+ * ranks run (go) or end unrun (svc spawn_gate there).  0 or a negative errno. */
+int tm_spawn_remote_gate(struct tm_rank *me, int node, int first, int go);
 
 /* A name operation (dyn_tab.h) on the job's table: node 0's, asked from the other nodes.
  * Results as tm_names_op_here, or -EPIPE and the like when node 0 cannot be reached. */

@@ -133,8 +133,15 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
     j->spawn_free = tm_dynproc_free;
     pthread_mutex_unlock(&j->spawn_lock);
     const int32_t *nor = j->net ? j->net->node_of_rank : NULL;
-    int mine = 0;
-    for (int node = 0; !err && nor && node < j->net->nnodes; node++) {
+    int mine = 0, nn = nor ? j->net->nnodes : 0;
+    /* the nodes whose share started (its ranks wait before main, svc spawn_gate): told at
+     * the end whether they run, so a spawn that fails on one node leaves nothing running */
+    unsigned char *began = nn ? calloc((size_t)nn, 1) : NULL;
+    if (!err && nn && !began) {
+        snprintf(why, len, "out of memory");
+        err = MPI_ERR_NO_MEM;
+    }
+    for (int node = 0; !err && nor && node < nn; node++) {
         int has = 0;
         for (int i = 0; i < total && !has; i++)
             has = nor[first + i] == node;
@@ -145,16 +152,26 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
         if (rc < 0) {
             snprintf(why, len, "%s", aerr);
             err = MPI_ERR_SPAWN;
+        } else {
+            began[node] = 1;
         }
     }
+    int here = 0;
     if (!err && (!nor || mine)) {
         char aerr[256] = "";
         int rc = j->svc->spawn(apps, count, first, aerr, sizeof aerr);
         if (rc < 0) {
             snprintf(why, len, "%s", aerr[0] ? aerr : strerror(-rc));
             err = MPI_ERR_SPAWN;
+        } else {
+            here = 1;
         }
     }
+    /* a node the outcome cannot reach has lost its link: that ends the job, and its ranks */
+    for (int node = 0; node < nn; node++)
+        if (began[node]) (void)tm_spawn_remote_gate(me, node, first, !err);
+    if (here && j->svc->spawn_gate) (void)j->svc->spawn_gate(first, !err);
+    free(began);
     if (!err) *h = (struct spawn_hdr){0, first, total, {rq.ctx[0], rq.ctx[1], rq.ctx[2]}};
     free(cmap);
     free(pmap);

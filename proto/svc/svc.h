@@ -22,7 +22,7 @@
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 14
+#define TMPI_SVC_ABI 15
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 
@@ -268,8 +268,14 @@ struct tmpi_svc {
      * none).  All or nothing: 0 once every rank runs, else a negative errno (-ENOENT no such
      * program, -ENOEXEC not a TMPI program, -ECANCELED the job is ending) with a one-line
      * reason in err and no rank started.  Called by a rank thread, or by a thread of libtmpi's
-     * own serving another node's request; blocks while the ranks are loaded. */
+     * own serving another node's request; blocks while the ranks are loaded.  The ranks wait
+     * before their main until spawn_gate says whether every node started its share. */
     int (*spawn)(const struct tmpi_spawn_app *apps, int napps, int first, char *err, size_t errlen);
+    /* With spawn: the ranks of the spawn from world rank first that spawn started on this node
+     * run their main (go nonzero), or end without running it and without failing the job (the
+     * spawn failed on another node: MPI_ERR_SPAWN, nothing of it stays).  0, or -ENOENT: no
+     * such spawn waits here.  Any thread; never blocks. */
+    int (*spawn_gate)(int first, int go);
 
     /* Optional (may be NULL: libtmpi keeps a job's names in the job).  MPI_Publish_name (op
      * TMPI_NAME_PUBLISH), MPI_Unpublish_name (TMPI_NAME_UNPUBLISH) and MPI_Lookup_name

@@ -102,6 +102,19 @@ spawn_run() {
     [ "$ranks" = "[3]" ] || { echo "nprocs of the running job: $ranks"; echo "$table"; false; }
 }
 
+# The agent at socket $1 soon lists no job but ended ones (a member's part reads "ending" until
+# its job host is reaped).
+dyn_no_live_jobs() {
+    local i
+    for ((i = 0; i < 100; i++)); do
+        run tmpictl --agent "$1" --json jobs
+        python3 -c 'import json,sys; sys.exit(any(x["state"] != "ended" for x in json.load(sys.stdin)["jobs"]))' <<<"$output" && return 0
+        sleep 0.1
+    done
+    echo "$1 still runs a job: $output"
+    return 1
+}
+
 # names_pair SOCK_PUB SOCK_LOOK [LOOKUP LAUNCH ARGS...]: a job publishing a service on agent
 # SOCK_PUB, a job of the same user looking it up on SOCK_LOOK, both must pass.
 names_pair() {
@@ -254,4 +267,68 @@ xconn_pair() {
     run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe" timeout 1.5
     [ "$status" -eq 0 ] && [[ "$output" == *"timeout ok"* ]] || { echo "$output"; false; }
     xconn_pair "${CLUSTER_SOCKS[1]}" "${CLUSTER_SOCKS[0]}" "is open in another job of this user, but ranks of two jobs cannot be connected yet"
+# bats test_tags=multinode
+@test "dynproc: across 2 agents a spawn one node cannot start fails with MPI_ERR_SPAWN in every errcode, and the children the other node started never run" {
+    local conf="$BATS_TEST_TMPDIR/tmpid.conf" exe big hf size
+    : >"$conf"
+    start_cluster 2 --config "$conf" --log-level debug
+    exe=$(prog spawn)
+    # a copy of the program too large for node2 alone (its max_program_size, reloaded)
+    big="$BATS_TEST_TMPDIR/big-spawn"
+    cp "$exe" "$big"
+    size=$(stat -c %s "$exe")
+    truncate -s $((size + 4 * 1048576)) "$big"
+    printf '[agent]\nlog_level = debug\nmax_program_size = %d\n' $((size + 1048576)) >"$conf"
+    kill -HUP "${AGENT_PIDS[node2]}"
+    local i
+    for ((i = 0; i < 100; i++)); do
+        grep -q "reload: done" "$BATS_TEST_TMPDIR/node2.log" && break
+        sleep 0.1
+    done
+    grep -q "reload: done" "$BATS_TEST_TMPDIR/node2.log" || { cat "$BATS_TEST_TMPDIR/node2.log"; false; }
+    hf=$(cluster_hostfile 2)
+    # rank 0 on node1, rank 1 (the root) on node2; child 0 in node1's free slot, started
+    # first, child 1 on node2, which refuses the program
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$hf" --map-by node -n 2 "$exe" partial "$big" 2
+    [ "$status" -eq 0 ] && [[ "$output" == *"partial spawn failed as it should"* && "$output" == *"spawn ok"* ]] ||
+        { echo "status $status: $output"; cat "$BATS_TEST_TMPDIR"/node*.log; false; }
+    [[ "$output" != *"child 0 of 2"* ]] || { echo "a child ran: $output"; false; }
+    grep -q "ends unrun\|end unrun" "$BATS_TEST_TMPDIR/node1.log" || { echo "node1 never withdrew its child:"; cat "$BATS_TEST_TMPDIR/node1.log"; false; }
+    # nothing of the job stays: its job hosts (by PID) are gone on both nodes
+    local pids p
+    pids=$(sed -n 's/.*job host pid \([0-9]*\).*/\1/p' "$BATS_TEST_TMPDIR"/node*.log)
+    [ -n "$pids" ] || { echo "no job host pids logged"; cat "$BATS_TEST_TMPDIR"/node*.log; false; }
+    for p in $pids; do
+        for ((i = 0; i < 100; i++)); do
+            kill -0 "$p" 2>/dev/null || break
+            sleep 0.1
+        done
+        ! kill -0 "$p" 2>/dev/null || { echo "job host $p still runs"; false; }
+    done
+    dyn_no_live_jobs "${CLUSTER_SOCKS[0]}"
+    dyn_no_live_jobs "${CLUSTER_SOCKS[1]}"
+}
+
+@test "dynproc: carried ranks waiting for MPI_Lookup_name's answer park: their carriers run the other ranks meanwhile" {
+    start_agent one
+    local sock=$AGENT_SOCK exe out="$BATS_TEST_TMPDIR/park.out" go="$BATS_TEST_TMPDIR/go" done="$BATS_TEST_TMPDIR/done" i n=0
+    exe=$(prog names_park)
+    # two ranks per carrier (one per CPU): the even ones look up, holding every carrier before
+    "$LAUNCH_BIN" --agent "$sock" -x TMPI_RANK_SWITCHING=user -x TMPI_CARRIER_PLACEMENT=block -n $((2 * $(nproc))) "$exe" "$go" "$done" >"$out" 2>&1 &
+    local pid=$!
+    for ((i = 0; i < 300 && n == 0; i++)); do
+        grep -q "ready" "$out" 2>/dev/null && n=1 || sleep 0.1
+    done
+    [ "$n" -eq 1 ] || { echo "the job never started:"; cat "$out"; false; }
+    # the agent answers no name while it is stopped: the even ranks wait, rank 1 must still run
+    kill -STOP "${AGENT_PIDS[one]}"
+    touch "$go"
+    for ((i = 0; i < 100; i++)); do [ -e "$done" ] && break; sleep 0.1; done
+    local seen=0
+    [ -e "$done" ] && seen=1
+    kill -CONT "${AGENT_PIDS[one]}"
+    local st=0
+    wait "$pid" || st=$?
+    [ "$seen" -eq 1 ] || { echo "rank 1 did not run while the even ranks waited for the agent"; cat "$out"; false; }
+    [ "$st" -eq 0 ] && grep -q "names_park ok" "$out" || { echo "status $st:"; cat "$out"; false; }
 }

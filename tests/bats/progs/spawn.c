@@ -9,6 +9,9 @@
  *   spawn slow S       one child ("child-slow") computes S seconds before it answers parent
  *                      0; the other parents wait in MPI_Comm_disconnect meanwhile
  *   spawn wdir DIR     a child started by name (info "path") in DIR (info "wdir", "host")
+ *   spawn partial CMD N  (a job across nodes) the last rank spawns N of CMD ("child N"), which
+ *                      one node cannot start: MPI_ERR_SPAWN in every errcode, and the
+ *                      children another node started never run
  * Prints "spawn ok" on rank 0 of the parents when every check passed, and each child
  * "child R of N on NODE" (MPI_Get_processor_name). */
 #include <mpi.h>
@@ -247,6 +250,28 @@ static void errors_run(const char *argv0)
     MPI_Info_free(&info);
 }
 
+static void partial_run(const char *cmd, int n)
+{
+    int rank, size, errs[64];
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(n >= 1 && n <= 64, "partial: %d children", n);
+    for (int i = 0; i < n; i++)
+        errs[i] = -1;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    char nstr[16];
+    snprintf(nstr, sizeof nstr, "%d", n);
+    char *args[] = {"child", nstr, NULL};
+    MPI_Comm kids = 5;
+    int cls = -1,
+        rc = MPI_Comm_spawn(cmd, args, n, MPI_INFO_NULL, size - 1, MPI_COMM_WORLD, &kids, errs);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_SPAWN && kids == MPI_COMM_NULL, "partial spawn: class %d", cls);
+    for (int i = 0; rank == size - 1 && i < n; i++)
+        CHECK(errs[i] == MPI_ERR_SPAWN, "errcode %d: %d", i, errs[i]);
+    if (rank == size - 1) printf("partial spawn failed as it should\n");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -269,6 +294,7 @@ int main(int argc, char **argv)
         CHECK(cls == MPI_ERR_SPAWN && kids == MPI_COMM_NULL, "across nodes: class %d", cls);
     }
     if (strcmp(mode, "wdir") == 0 && argc > 2) wdir_run(argv[0], argv[2]);
+    if (strcmp(mode, "partial") == 0 && argc > 3) partial_run(argv[2], atoi(argv[3]));
     if (strcmp(mode, "slow") == 0) slow_run(argv[0], argc > 2 ? argv[2] : "1");
     if (strcmp(mode, "universe") == 0) {
         int *usize, flag;
