@@ -267,6 +267,8 @@ xconn_pair() {
     run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe" timeout 1.5
     [ "$status" -eq 0 ] && [[ "$output" == *"timeout ok"* ]] || { echo "$output"; false; }
     xconn_pair "${CLUSTER_SOCKS[1]}" "${CLUSTER_SOCKS[0]}" "is open in another job of this user, but ranks of two jobs cannot be connected yet"
+}
+
 # bats test_tags=multinode
 @test "dynproc: across 2 agents a spawn one node cannot start fails with MPI_ERR_SPAWN in every errcode, and the children the other node started never run" {
     local conf="$BATS_TEST_TMPDIR/tmpid.conf" exe big hf size
