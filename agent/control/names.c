@@ -93,6 +93,26 @@ static void query_free(struct name_query *q)
     free(q);
 }
 
+/* A request of job j's host that the peers must answer: NULL when out of memory. */
+static struct name_query *query_new(struct names *n, const struct job *j,
+                                    const Tmpi__NameRequest *rq, const char *port)
+{
+    struct name_query *q = calloc(1, sizeof *q);
+    if (!q) return NULL;
+    q->n = n;
+    q->job_id = j->id;
+    q->query = rq->query;
+    q->op = rq->op;
+    q->uid = j->uid;
+    q->service = strdup(rq->service);
+    q->port = strdup(port);
+    if (!q->service || !q->port) {
+        query_free(q);
+        return NULL;
+    }
+    return q;
+}
+
 void names_free(struct names *n)
 {
     if (!n) return;
@@ -442,18 +462,8 @@ static void port_host_request(struct names *n, struct job *j, const Tmpi__NameRe
         reply_host(n, j->id, rq->query, r, words);
         return;
     }
-    struct name_query *q = calloc(1, sizeof *q);
-    if (q) {
-        q->n = n;
-        q->job_id = j->id;
-        q->query = rq->query;
-        q->op = rq->op;
-        q->uid = j->uid;
-        q->service = strdup(rq->service);
-        q->port = strdup("");
-    }
-    if (!q || !q->service || !q->port) {
-        if (q) query_free(q);
+    struct name_query *q = query_new(n, j, rq, "");
+    if (!q) {
         reply_host(n, j->id, rq->query, -ENOMEM, NULL);
         return;
     }
@@ -489,18 +499,8 @@ void names_host_request(struct names *n, struct job *j, const Tmpi__NameRequest 
         reply_host(n, j->id, rq->query, r, ans);
         return;
     }
-    struct name_query *q = calloc(1, sizeof *q);
-    if (q) {
-        q->n = n;
-        q->job_id = j->id;
-        q->query = rq->query;
-        q->op = rq->op;
-        q->uid = j->uid;
-        q->service = strdup(rq->service);
-        q->port = strdup(port);
-    }
-    if (!q || !q->service || !q->port) {
-        if (q) query_free(q);
+    struct name_query *q = query_new(n, j, rq, port);
+    if (!q) {
         reply_host(n, j->id, rq->query, -ENOMEM, NULL);
         return;
     }
