@@ -95,6 +95,7 @@ enum {
     OPT_JOB_HOST,
     OPT_JOB_USER,
     OPT_FABRIC,
+    OPT_PROBE_FABRIC,
     OPT_CHECK_CONFIG
 };
 
@@ -129,6 +130,7 @@ static int parse_args(int argc, char **argv, struct args *o)
         {"job-user", required_argument, NULL, OPT_JOB_USER},
         {"check-config", optional_argument, NULL, OPT_CHECK_CONFIG},
         {"fabric", required_argument, NULL, OPT_FABRIC},
+        {"probe-fabric", no_argument, NULL, OPT_PROBE_FABRIC},
         {0},
     };
     *o = (struct args){.ready_fd = -1, .key_fd = -1};
@@ -178,6 +180,8 @@ static int parse_args(int argc, char **argv, struct args *o)
         case OPT_FABRIC:
             o->fabric = optarg;
             break;
+        case OPT_PROBE_FABRIC: /* internal: the agent's look for a fabric (fabric.c) */
+            return agent_fabric_probe_main();
         case OPT_CHECK_CONFIG:
             o->check_config = 1;
             if (optarg) o->check_file = optarg;

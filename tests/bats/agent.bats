@@ -34,7 +34,7 @@ json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; 
     done
     [ "$(grep -cx puts <<<"$output")" -eq 2 ]
     # nothing of it went to the agent's own log
-    ! grep -q "fwrite-out\|fputs-err" "$LOG"
+    if grep -q "fwrite-out\|fputs-err" "$LOG"; then false; fi
 }
 
 @test "agent: output of atexit handlers reaches the launcher" {
@@ -108,7 +108,7 @@ json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; 
     wait "$b"
     [ "$(grep -c '^jobA rank [0-3] counter 200$' "$BATS_TEST_TMPDIR/a.out")" -eq 4 ]
     [ "$(grep -c '^jobB rank [0-2] counter 200$' "$BATS_TEST_TMPDIR/b.out")" -eq 3 ]
-    ! grep -q jobB "$BATS_TEST_TMPDIR/a.out"
+    if grep -q jobB "$BATS_TEST_TMPDIR/a.out"; then false; fi
 }
 
 @test "agent: a program is sent once and then run from the cache" {
@@ -237,7 +237,7 @@ PY
     until "$TMPI_BUILD/launcher/tmpictl" --agent "$SOCK" jobs | grep -q running; do :; done
     run "${as_nobody[@]}" "$TMPI_BUILD/launcher/tmpictl" --agent "$SOCK" jobs
     [ "$status" -eq 0 ]
-    ! grep -q running <<<"$output"
+    if grep -q running <<<"$output"; then false; fi
     run "${as_nobody[@]}" "$TMPI_BUILD/launcher/tmpictl" --agent "$SOCK" cancel 1
     [ "$status" -eq 1 ]
     [[ "$output" == *"permission denied"* ]]

@@ -56,7 +56,7 @@ cgroup_agent() {
     [[ "$mine" == */tmpid/$APID/job.1 || "$mine" == *tmpi-job-$APID-1.scope ]] ||
         { echo "expected the host in .../tmpid/$APID/job.1, got: $(cat "$out")"; false; }
     # the agent itself is not in it
-    ! grep -q "tmpid/$APID/job" "/proc/$APID/cgroup"
+    if grep -q "tmpid/$APID/job" "/proc/$APID/cgroup"; then false; fi
     local dir=""
     if [[ "$mine" == */tmpid/* ]]; then
         dir=$(awk '$5 ~ /cgroup/ && $0 ~ /memory/ && $9 == "cgroup" {print $5; exit}' /proc/self/mountinfo)

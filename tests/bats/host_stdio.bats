@@ -21,7 +21,7 @@ teardown() { stop_all_agents; }
     [ "$status" -eq 0 ]
     # under make tsan / make sanitize the job host's own reports (its stdio thread's races
     # among them) come to the launcher through that thread: there must be none
-    ! grep -qE 'WARNING: ThreadSanitizer|ERROR: AddressSanitizer|runtime error:' <<<"$output$stderr"
+    if grep -qE 'WARNING: ThreadSanitizer|ERROR: AddressSanitizer|runtime error:' <<<"$output$stderr"; then false; fi
     local log="$BATS_TEST_TMPDIR/a.log"
     echo "--- agent log"
     cat "$log"
@@ -29,15 +29,15 @@ teardown() { stop_all_agents; }
     [[ "$stderr" == *"<3>FORGED by a rank"* ]]
     [[ "$stderr" == *"raw-fd2-write"* ]]
     [[ "$output" == *"shell-stdout-line"* ]]
-    ! grep -q 'FORGED' "$log"
-    ! grep -q 'raw-fd2-write' "$log"
-    ! grep -q 'shell-stdout-line' "$log"
+    if grep -q 'FORGED' "$log"; then false; fi
+    if grep -q 'raw-fd2-write' "$log"; then false; fi
+    if grep -q 'shell-stdout-line' "$log"; then false; fi
     # fds 1 and 2 are pipes of the host's own; nothing points at the agent's log or fd 9
     grep -qE '^fd 1 pipe:' <<<"$output"
     grep -qE '^fd 2 pipe:' <<<"$output"
-    ! grep -E '^fd ' <<<"$output" | grep -qE "inherited-by-the-agent|a\.log"
+    if grep -E '^fd ' <<<"$output" | grep -qE "inherited-by-the-agent|a\.log"; then false; fi
     # the environment the host was started with is not the agent's
-    ! grep -q '^environ TMPI_AGENT_ONLY_VARIABLE$' <<<"$output"
+    if grep -q '^environ TMPI_AGENT_ONLY_VARIABLE$' <<<"$output"; then false; fi
     # the host's own records reach the agent's log framed: about the job, with its user
     grep -qE "^<[0-9]>job [0-9]+: .*\(job host of $(id -un)\)$" "$log"
 }

@@ -258,7 +258,7 @@ teardown() {
     grep -qx "env ASKED=yes" <<<"$sys"
     grep -qx "env HOME=/home/$UA" <<<"$sys"
     grep -qx "env USER=$UA" <<<"$sys"
-    ! grep -q "FROM_SHELL" <<<"$sys"
+    if grep -q "FROM_SHELL" <<<"$sys"; then false; fi
 }
 
 @test "job host: an agent running as a service user with CAP_SETUID/SETGID/KILL runs jobs as their users, with no capabilities" {

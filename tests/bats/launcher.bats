@@ -353,7 +353,7 @@ passes_check() {
     run --separate-stderr launch -n 2 "$(prog exit_code)" 3 1
     expect_status 3
     [ -z "$(ls -A "$TMPDIR")" ]
-    ! pgrep -f -- "--socket $TMPDIR/" >/dev/null
+    if pgrep -f -- "--socket $TMPDIR/" >/dev/null; then false; fi
 }
 
 @test "launch: the private agent's life cycle (fake agent: pid and directory checked)" {
@@ -365,7 +365,7 @@ passes_check() {
     expect_line "rank 1 arg 1: one"
     local pid
     pid=$(cat "$FAKE_AGENT_PIDFILE")
-    ! kill -0 "$pid" 2>/dev/null
+    if kill -0 "$pid" 2>/dev/null; then false; fi
     [ -z "$(ls -A "$TMPDIR")" ]
 }
 

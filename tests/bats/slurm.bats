@@ -81,7 +81,7 @@ pids_gone() {
         [[ " $cmd " == *" $want "* ]] || { echo "srun lacks '$want': $cmd"; false; }
     done
     # the key goes over srun's stdin, never on a command line
-    ! grep -Eq '[0-9a-f]{64}' <<<"$cmd"
+    if grep -Eq '[0-9a-f]{64}' <<<"$cmd"; then false; fi
     [ "$(wc -l <"$FAKE_SRUN_PIDS")" -eq 2 ]
     pids_gone "$FAKE_SRUN_PIDS"
     no_alloc_sockets
