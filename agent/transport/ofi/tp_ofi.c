@@ -7,7 +7,9 @@
  *
  *   EAGER  prefix | header | payload
  *   RTS    prefix | header | addr u64 | key u64 | 0 u64   (the receiver fi_reads payload)
- *   ACK    prefix | seq u64          (every frame up to seq is delivered: a large send completes)
+ *   ACK    prefix | seq u64 | flags u32 | ask u32 | answer u32 | 0 u32
+ *          (every frame up to seq is delivered: a large send completes; flags ACK_ASK: sent by
+ *          a reattach, numbered ask, the peer answers it; ACK_ANSWER: answers the peer's ask)
  *   HELLO  prefix                                         (first contact, tp_ofi_link_start)
  *
  * Resending: every frame (EAGER, RTS) is kept by its sender until an ACK covers it, so that a
@@ -17,8 +19,9 @@
  * error completion on a link is a break (rx->on_break): the link keeps what it sends until
  * tp_reattach, which acknowledges what arrived, resends in order every frame not acknowledged,
  * and reads again a large frame whose read failed; the receiver drops the frames it has (by
- * number), so nothing is delivered twice.  The first message from the peer after a reattach
- * ends the break (rx->on_rejoin).
+ * number), so nothing is delivered twice.  The peer's answer to the ACK a reattach sends ends
+ * the break (rx->on_rejoin): not any message, since ones it sent before it stopped (SIGSTOP)
+ * may still arrive after the reattach.
  *
  * Completions are handled under t->mu by whoever holds it (the progress thread or a polling
  * rank), so the receive callbacks never run concurrently.  A callback that sends (an ACK, a
@@ -53,6 +56,8 @@
 /* the largest payload a header may announce (netd.h NETD_MAX_PAYLOAD) */
 #define OFI_MAX_PAYLOAD (1u << 31)
 enum { K_EAGER = 1, K_RTS = 2, K_ACK = 3, K_HELLO = 4 };
+#define ACK_BODY 24
+enum { ACK_ASK = 1, ACK_ANSWER = 2 };
 /* The largest rx message: an eager frame. */
 #define RX_BUF_SIZE (PREFIX + NETD_HDR_SIZE + TP_OFI_EAGER)
 
@@ -141,6 +146,7 @@ struct ofi_tp {
     int mr_local, mr_virt, prov_key;
     atomic_uint_fast64_t next_key; /* our keys when the provider does not make them */
     size_t max_msg;
+    size_t eager; /* the largest payload sent as one message (tp_ofi_open) */
     char provider[64];
     uint8_t name[TP_OFI_NAME_MAX]; /* our endpoint's, to tell which side of a link speaks first */
     size_t name_len;
@@ -191,7 +197,12 @@ struct ofi_link {
      * that failed in a send): its error, reported by the holder of mu (atomic). */
     int broken;
     atomic_int break_req;
-    int rejoin_wait;           /* reattached: on_rejoin at the peer's first message (mu) */
+    /* reattached: on_rejoin at the peer's answer to ask_gen (1), or when it is first heard
+     * (2: the link was quiet, no ask went) (mu) */
+    int rejoin_wait;
+    uint32_t ask_gen; /* reattaches of this link (mu) */
+    int answer_due;   /* the peer asked (answer_gen) while we were broken (mu) */
+    uint32_t answer_gen;
     uint64_t done_seq;         /* the last frame delivered whole (mu) */
     uint64_t ack_sent;         /* done_seq of the last ACK sent (mu) */
     uint64_t ack_due;          /* when frames up to done_seq must be acknowledged, ns (mu) */
@@ -463,7 +474,7 @@ static int ofi_send(struct tp_link *tl, const struct netd_hdr *h, unsigned flags
     struct ofi_tp *t = l->t;
     if (l->failed) return -EPIPE;
     size_t plen = h->payload_len;
-    int large = plen > TP_OFI_EAGER;
+    int large = plen > t->eager;
     struct tx_buf *b =
         tx_new(l, large ? K_RTS : K_EAGER, NETD_HDR_SIZE + (large ? RTS_EXTRA : plen));
     if (!b) return -ENOMEM;
@@ -512,17 +523,30 @@ static int ofi_send(struct tp_link *tl, const struct netd_hdr *h, unsigned flags
     return 0;
 }
 
-/* Acknowledges every frame up to done_seq (mu held). */
-static void send_ack(struct ofi_tp *t, struct ofi_link *l)
+/* An ACK of every frame up to done_seq (mu held), or NULL (out of memory: the link failed). */
+static struct tx_buf *ack_new(struct ofi_link *l, uint32_t flags, uint32_t ask, uint32_t answer)
+{
+    struct tx_buf *b = tx_new(l, K_ACK, ACK_BODY);
+    if (!b) {
+        fail_link(l, -ENOMEM);
+        return NULL;
+    }
+    uint8_t *x = b->data + PREFIX;
+    be_put64(x, l->done_seq);
+    be_put32(x + 8, flags);
+    be_put32(x + 12, ask);
+    be_put32(x + 16, answer);
+    be_put32(x + 20, 0);
+    return b;
+}
+
+/* Acknowledges every frame up to done_seq (mu held), answering the peer's ask with answer. */
+static void send_ack_answer(struct ofi_tp *t, struct ofi_link *l, uint32_t flags, uint32_t answer)
 {
     l->ack_due = 0;
     if (l->failed || l->broken || l->quiet) return; /* a reattach acknowledges */
-    struct tx_buf *b = tx_new(l, K_ACK, 8);
-    if (!b) {
-        fail_link(l, -ENOMEM);
-        return;
-    }
-    be_put64(b->data + PREFIX, l->done_seq);
+    struct tx_buf *b = ack_new(l, flags, 0, answer);
+    if (!b) return;
     int r = send_tx(t, l, b);
     if (r) {
         free(b);
@@ -530,6 +554,11 @@ static void send_ack(struct ofi_tp *t, struct ofi_link *l)
         return;
     }
     l->ack_sent = l->done_seq;
+}
+
+static void send_ack(struct ofi_tp *t, struct ofi_link *l)
+{
+    send_ack_answer(t, l, 0, 0);
 }
 
 /* Frame seq of l is delivered whole (mu held): acknowledged now (now: a large frame, whose
@@ -638,7 +667,7 @@ static int deliver(struct ofi_tp *t, struct ofi_link *l, const uint8_t *data, si
     }
     size_t body = len - PREFIX - NETD_HDR_SIZE;
     if ((kind == K_EAGER && body != h.payload_len) ||
-        (kind == K_RTS && (body != RTS_EXTRA || h.payload_len <= TP_OFI_EAGER))) {
+        (kind == K_RTS && (body != RTS_EXTRA || h.payload_len == 0))) {
         fail_link(l, -EPROTO);
         return 1;
     }
@@ -731,6 +760,10 @@ static void keep_waiting(struct ofi_link *l, uint64_t seq, const uint8_t *data, 
 static void hear(struct ofi_tp *t, struct ofi_link *l)
 {
     int err = 0;
+    if (l->rejoin_wait == 2) { /* reattached before the peer was first heard */
+        l->rejoin_wait = 0;
+        if (l->rx->on_rejoin) l->rx->on_rejoin(l->arg, &l->base);
+    }
     tx_lock(l);
     l->quiet = 0;
     for (struct tx_buf *b = l->unacked_h; b && !l->broken && !err; b = b->next)
@@ -748,19 +781,30 @@ static void on_recv(struct ofi_tp *t, struct rx_buf *b, size_t len)
         goto repost;
     }
     if (l->failed) goto repost;
-    if (l->rejoin_wait) { /* the peer is there on the way a reattach made */
-        l->rejoin_wait = 0;
-        if (l->rx->on_rejoin) l->rx->on_rejoin(l->arg, &l->base);
-    }
     if (l->quiet) hear(t, l);
     uint32_t kind = be_get32(b->data + 8);
     if (kind == K_HELLO) goto repost;
     if (kind == K_ACK) {
-        if (len != PREFIX + 8) {
+        if (len != PREFIX + ACK_BODY) {
             fail_link(l, -EPROTO);
             goto repost;
         }
-        on_ack(t, l, be_get64(b->data + PREFIX));
+        const uint8_t *x = b->data + PREFIX;
+        uint32_t flags = be_get32(x + 8);
+        on_ack(t, l, be_get64(x));
+        if ((flags & ACK_ANSWER) && l->rejoin_wait && be_get32(x + 16) == l->ask_gen) {
+            /* the peer is there on the way our reattach made */
+            l->rejoin_wait = 0;
+            if (l->rx->on_rejoin) l->rx->on_rejoin(l->arg, &l->base);
+        }
+        if ((flags & ACK_ASK) && !l->failed) {
+            if (l->broken) { /* answered by our own reattach */
+                l->answer_due = 1;
+                l->answer_gen = be_get32(x + 12);
+            } else {
+                send_ack_answer(t, l, ACK_ANSWER, be_get32(x + 12));
+            }
+        }
         goto repost;
     }
     if ((kind != K_EAGER && kind != K_RTS) || len < PREFIX + NETD_HDR_SIZE) {
@@ -1088,10 +1132,12 @@ static int ofi_reattach(struct tp_link *tl, const struct tp_addr *addr)
     tx_lock(l);
     l->broken = 0;
     if (!l->quiet) {
-        struct tx_buf *a = tx_new(l, K_ACK, 8);
+        /* asks the peer to answer (on_rejoin then), and answers its ask if one came */
+        struct tx_buf *a =
+            ack_new(l, ACK_ASK | (l->answer_due ? ACK_ANSWER : 0), ++l->ask_gen, l->answer_gen);
+        l->answer_due = 0;
         err = a ? 0 : -ENOMEM;
         if (a) {
-            be_put64(a->data + PREFIX, l->done_seq);
             err = send_tx(t, l, a);
             if (err) free(a);
         }
@@ -1106,7 +1152,8 @@ static int ofi_reattach(struct tp_link *tl, const struct tp_addr *addr)
         err = read_post(t, l->reading);
         if (err) l->reading->failed = 1;
     }
-    l->rejoin_wait = 1;
+    /* quiet: nothing was heard from the peer yet, so no ask went: hearing it ends the break */
+    l->rejoin_wait = l->quiet ? 2 : 1;
     if (err) break_link(t, l, err);
     in_progress--;
     pthread_mutex_unlock(&t->mu);
@@ -1325,6 +1372,30 @@ static struct fi_info *hints_for(const struct ofi_lib *L, const char *provider)
     return h;
 }
 
+/* ofi_rxm carries a message above its buffer size (FI_OFI_RXM_BUFFER_SIZE, 16 KiB unless set)
+ * by segments or by a rendezvous of its own, and libfabric 1.17 keeps such a message that
+ * arrived before its receive with the connection it came on: when that connection breaks
+ * (a reset: tp_reattach carries the link on), the next fi_recv crashed the job host inside
+ * rxm (SIGSEGV under fi_recv, liveness.bats reset test, 3 of 8 runs).  So on rxm a frame goes
+ * as one message only within rxm's buffer (what our prefix and header and rxm's own header
+ * leave of it), and a larger one by our rendezvous, whose fi_read fails cleanly at a break. */
+#define RXM_BUFFER_DEFAULT 16384
+#define RXM_HEADER_RESERVE 128
+static size_t eager_limit(const char *provider)
+{
+    if (!strstr(provider, "ofi_rxm")) return TP_OFI_EAGER;
+    size_t buf = RXM_BUFFER_DEFAULT;
+    const char *e = getenv("FI_OFI_RXM_BUFFER_SIZE");
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 0);
+        if (*end == '\0' && v > 0) buf = (size_t)v;
+    }
+    size_t over = PREFIX + NETD_HDR_SIZE + RXM_HEADER_RESERVE;
+    size_t lim = buf > over + 64 ? buf - over : 64;
+    return lim < TP_OFI_EAGER ? lim : TP_OFI_EAGER;
+}
+
 #define WHY(...) (why ? (void)snprintf(why, why_len, __VA_ARGS__) : (void)0)
 
 int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len)
@@ -1357,6 +1428,7 @@ int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len
     t->mr_virt = !!(i->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
     t->prov_key = !!(i->domain_attr->mr_mode & FI_MR_PROV_KEY);
     t->max_msg = i->ep_attr->max_msg_size;
+    t->eager = eager_limit(t->provider);
     struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_FD, .size = 4096};
     struct fi_av_attr ava = {.type = FI_AV_UNSPEC};
     const char *step = "fabric";
