@@ -59,8 +59,7 @@ failed=$((failed + f))
 
 # The multi-node tests (tagged multinode) once more with every job on the OFI transport over
 # libfabric's tcp provider (helpers.bash: TMPI_TEST_TRANSPORT), named "[ofi] ..." in the output.
-# Tests also tagged tcp are of the TCP data plane's own behaviour (a link reconnected after a
-# reset, its resend queue), which the OFI transport does not have: they run in the first pass.
+# Tests also tagged tcp run in the first pass only: each says why it does not hold on OFI.
 # TMPI_CHECK_OFI=0 leaves the pass out (a machine without libfabric's tcp provider).
 if [ "${TMPI_CHECK_OFI:-1}" != 0 ]; then
     TMPI_TEST_TRANSPORT=ofi BATS_TEST_NAME_PREFIX="[ofi] " \

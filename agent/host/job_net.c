@@ -142,16 +142,18 @@ static void budget_start(struct job_net_link *l)
     event_add(l->relink_ev, &tv);
 }
 
-/* Receive daemon: the link's socket broke (transport.h on_break).  A TCP data link of a job
- * that runs asks for a new socket and waits for it up to link_reconnect_timeout_ms; anything
- * else fails as before (on_error). */
+/* Receive daemon (or the OFI progress thread): what carries the link broke (transport.h
+ * on_break): its TCP socket, the mesh socket watched beside an OFI link, or the OFI link's
+ * connection.  A link of a job that runs asks for a new socket and waits for it up to
+ * link_reconnect_timeout_ms (relink gives it to the TCP link and reattaches the OFI one);
+ * anything else fails as before (on_error). */
 static int on_break(void *arg, struct tp_link *tl, int err)
 {
     struct job_net_link *l = arg;
     struct job_net *n = l->net;
     struct job *j = n->job;
     if (atomic_load(&j->ranks_ended) || job_cancelled(j) || !n->relink || !l->relink_ev ||
-        __atomic_load_n(&l->l, __ATOMIC_ACQUIRE) != tl)
+        (__atomic_load_n(&l->l, __ATOMIC_ACQUIRE) != tl && l->tcp != tl))
         return -1;
     if (!atomic_exchange(&l->broken, 1)) {
         atomic_store(&l->broke_err, err);
@@ -237,11 +239,14 @@ static int relink(struct job_net *n, struct job_net_link *l, int fd)
     /* Under mu: job_net_close takes the links out under it, so the link stays while we
      * reattach (the receive callbacks, which the reattach waits for, never take mu). */
     pthread_mutex_lock(&n->mu);
-    struct tp_link *t = n->closed || l->l != l->tcp ? NULL : l->tcp;
+    struct tp_link *t = n->closed ? NULL : l->tcp;
     int closed = n->closed;
     /* the node below connected (job_link.h): it waits for the peer's first bytes */
     struct tp_addr a = {.fd = fd, .wait_peer = l->node > n->self};
     int r = t ? tp_reattach(t, &a) : -EEXIST;
+    /* A link on OFI: the socket is the watched one's; the OFI link resends on its own way
+     * (tp_ofi.h "Reconnecting"), at both ends, since both agents hand a socket over. */
+    if (r == 0 && l->l != t) r = tp_reattach(l->l, &(struct tp_addr){.fd = -1});
     pthread_mutex_unlock(&n->mu);
     if (!t) {
         close(fd);

@@ -20,7 +20,10 @@
  * naming it.  A link whose first socket fails during its hello (job_net_tp.c) is asked for
  * anew the same way, within the same time (job_net_setup_retry).  A
  * node that stopped answering is told by the agents' heartbeat first (mesh.h); a peer job
- * process that died by its agent.  Links carried by OFI fail at a break, as before.
+ * process that died by its agent.  A link carried by OFI is carried on the same way: a break
+ * of its watched mesh socket or of its OFI connection asks for a new socket, and relink gives
+ * it to the watched link and reattaches the OFI link, which resends what the peer did not
+ * acknowledge (tp_ofi.h "Reconnecting").
  *
  * Threads: job_net_new/add/free run on the host's loop thread; job_net_send on rank threads;
  * job_net_resume once from a rank thread; job_net_close from the job thread; the link
@@ -112,7 +115,7 @@ int job_net_new(struct job *j, uint64_t uid, int self, size_t nnodes,
  * done (job_net_tp.c): then n->linked runs when every link of this node is up.  For a link
  * that is up the socket is its new one (Reconnecting, above; no hello); for a link whose hello
  * still runs it replaces that socket (the connecting side made it anew: job_net_setup_retry).
- * 0, or -EINVAL (no such link), -EEXIST (that link is on OFI), -ECANCELED (links closed),
+ * 0, or -EINVAL (no such link), -EEXIST (no such link up), -ECANCELED (links closed),
  * -ENOTSUP (no netd), -ENOMEM. */
 int job_net_add(struct job_net *n, int node, int channel, int fd);
 /* job_net_tp.c -> job_net.c: the hello on l's socket fd is done; ofi is the link's OFI link

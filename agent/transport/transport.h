@@ -23,7 +23,8 @@
  *   rma       tp_mr_reg/tp_put/tp_get where the transport has them (-ENOTSUP otherwise)
  *   reattach  tp_reattach(l, addr): a new way to the same peer after on_break (tcp: a new
  *             authenticated socket; the link resends what the peer did not acknowledge).
- *             -ENOTSUP where the transport has none (ofi: its links fail as before)
+ *             ofi: the provider makes the way anew itself; the link resends the same.
+ *             -ENOTSUP where the transport has none
  *   close     tp_close(l) per link, t->ops->free(t) per transport
  *   stats     tp_stats(l): frames and bytes each way, and what carries the link
  *

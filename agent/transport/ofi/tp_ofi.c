@@ -6,9 +6,22 @@
  * is read.
  *
  *   EAGER  prefix | header | payload
- *   RTS    prefix | header | addr u64 | key u64 | cookie u64   (the receiver fi_reads payload)
- *   FIN    prefix | cookie u64                                (the read is done: send completes)
- *   HELLO  prefix                                             (first contact, tp_ofi_link_start)
+ *   RTS    prefix | header | addr u64 | key u64 | 0 u64   (the receiver fi_reads payload)
+ *   ACK    prefix | seq u64 | flags u32 | ask u32 | answer u32 | 0 u32
+ *          (every frame up to seq is delivered: a large send completes; flags ACK_ASK: sent by
+ *          a reattach, numbered ask, the peer answers it; ACK_ANSWER: answers the peer's ask)
+ *   HELLO  prefix                                         (first contact, tp_ofi_link_start)
+ *
+ * Resending: every frame (EAGER, RTS) is kept by its sender until an ACK covers it, so that a
+ * connection of the provider that breaks while both job hosts live (reset, timed out) loses
+ * nothing.  The receiver acknowledges every TP_OFI_ACK_EVERY frames, a large frame at once
+ * (its sender's buffer is held until then), and what is left within TP_OFI_ACK_DELAY_NS.  An
+ * error completion on a link is a break (rx->on_break): the link keeps what it sends until
+ * tp_reattach, which acknowledges what arrived, resends in order every frame not acknowledged,
+ * and reads again a large frame whose read failed; the receiver drops the frames it has (by
+ * number), so nothing is delivered twice.  The peer's answer to the ACK a reattach sends ends
+ * the break (rx->on_rejoin): not any message, since ones it sent before it stopped (SIGSTOP)
+ * may still arrive after the reattach.
  *
  * Completions are handled under t->mu by whoever holds it (the progress thread or a polling
  * rank), so the receive callbacks never run concurrently.  A callback that sends (an ACK, a
@@ -42,7 +55,9 @@
 #define RTS_EXTRA 24
 /* the largest payload a header may announce (netd.h NETD_MAX_PAYLOAD) */
 #define OFI_MAX_PAYLOAD (1u << 31)
-enum { K_EAGER = 1, K_RTS = 2, K_FIN = 3, K_HELLO = 4 };
+enum { K_EAGER = 1, K_RTS = 2, K_ACK = 3, K_HELLO = 4 };
+#define ACK_BODY 24
+enum { ACK_ASK = 1, ACK_ANSWER = 2 };
 /* The largest rx message: an eager frame. */
 #define RX_BUF_SIZE (PREFIX + NETD_HDR_SIZE + TP_OFI_EAGER)
 
@@ -65,11 +80,20 @@ struct rx_buf {
     uint8_t data[RX_BUF_SIZE];
 };
 
-/* an eager send or a control message: the bytes live here until the send completes */
+struct rts_op;
+
+/* A frame (EAGER, RTS) or a control message (ACK, HELLO).  A frame's bytes live here until an
+ * ACK covers it (it is in its link's unacked list: one ref) and its post completed (one ref
+ * while posted); a control message, or the copy a resend posts of a frame still posted, only
+ * until its send completes. */
 struct tx_buf {
     struct op op;
     struct ofi_link *l;
-    struct tx_buf *next; /* in its link's held list */
+    struct tx_buf *next; /* in its link's unacked list, in frame order (tx_mu) */
+    atomic_int refs;
+    int sent;           /* posted at least once (a quiet or broken link keeps it unposted) */
+    uint64_t seq;       /* a frame's number, 0 for a control message */
+    struct rts_op *rts; /* a large frame's send, completed by the ACK that covers it */
     size_t len;
     uint8_t data[];
 };
@@ -83,14 +107,12 @@ struct mr_ent {
     int own;       /* not in the cache (every entry was in use): freed with its last ref */
 };
 
-/* a large send, from its RTS until the FIN */
+/* a large send, from its RTS until the ACK of its frame */
 struct rts_op {
-    struct op op; /* the RTS message's own completion is not tracked through this */
-    struct ofi_link *l;
     struct mr_ent *mr;
     tp_done_fn done;
     void *arg;
-    struct tx_buf *msg;
+    struct rts_op *next; /* completed by one ACK: run after the link's lock is let go */
 };
 
 /* a read of a large frame's payload into the buffer on_header chose */
@@ -100,8 +122,9 @@ struct read_op {
     struct netd_hdr h;
     void *ctx;
     struct mr_ent *mr;
-    uint64_t cookie;
-    int err;
+    void *dst;
+    uint64_t raddr, key;
+    int failed; /* the read failed at a break: tp_reattach reads again */
 };
 
 struct rma_op {
@@ -123,6 +146,7 @@ struct ofi_tp {
     int mr_local, mr_virt, prov_key;
     atomic_uint_fast64_t next_key; /* our keys when the provider does not make them */
     size_t max_msg;
+    size_t eager; /* the largest payload sent as one message (tp_ofi_open) */
     char provider[64];
     uint8_t name[TP_OFI_NAME_MAX]; /* our endpoint's, to tell which side of a link speaks first */
     size_t name_len;
@@ -145,6 +169,7 @@ struct ofi_tp {
     atomic_uint_fast64_t wait_sleeps;
     atomic_int stop;
     atomic_uint_fast64_t rejected;
+    atomic_int break_reqs; /* links with a break_req set: progress_locked reports them */
     /* Operations posted and not yet complete (sends, large sends until their FIN, reads,
      * one-sided): while any is, the progress thread does not back off (inflight_add). */
     atomic_int inflight;
@@ -162,10 +187,25 @@ struct ofi_link {
     pthread_mutex_t tx_mu; /* numbers and posts the link's frames in call order */
     uint64_t tx_seq, rx_seq;
     int paused, failed;
-    /* This side speaks second (tp_ofi_link_start): the link's messages wait in held, in frame
-     * order, until the first message from the peer arrives (tx_mu). */
+    /* This side speaks second (tp_ofi_link_start): the link's frames wait unposted in the
+     * unacked list until the first message from the peer arrives (tx_mu). */
     atomic_int quiet;
-    struct tx_buf *held_h, **held_t;
+    /* Frames sent and not acknowledged, in frame order (tx_mu). */
+    struct tx_buf *unacked_h, **unacked_t;
+    /* Resending: a break was seen (on_break said a reattach comes): frames wait unposted
+     * (tx_mu to set, read unlocked as a hint); a break asked for outside progress (a post
+     * that failed in a send): its error, reported by the holder of mu (atomic). */
+    int broken;
+    atomic_int break_req;
+    /* reattached: on_rejoin at the peer's answer to ask_gen (1), or when it is first heard
+     * (2: the link was quiet, no ask went) (mu) */
+    int rejoin_wait;
+    uint32_t ask_gen; /* reattaches of this link (mu) */
+    int answer_due;   /* the peer asked (answer_gen) while we were broken (mu) */
+    uint32_t answer_gen;
+    uint64_t done_seq;         /* the last frame delivered whole (mu) */
+    uint64_t ack_sent;         /* done_seq of the last ACK sent (mu) */
+    uint64_t ack_due;          /* when frames up to done_seq must be acknowledged, ns (mu) */
     struct read_op *reading;   /* a large frame in flight: later frames wait (mu) */
     struct wait_frame *wait_h; /* frames waiting their turn, by frame number (mu) */
     atomic_uint_fast64_t frames_sent, bytes_sent, frames_received, bytes_received, rma_ops,
@@ -262,6 +302,13 @@ static void mr_put(struct ofi_tp *t, struct mr_ent *e)
 
 /* ---- sending ---- */
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void fail_link(struct ofi_link *l, int err)
 {
     if (l->failed) return;
@@ -315,16 +362,54 @@ static void inflight_add(struct ofi_tp *t, int d)
     if (d > 0 && atomic_load_explicit(&t->sleeping, memory_order_seq_cst)) fi_cq_signal(t->cq);
 }
 
-/* Posts one message, retrying while the provider's queue is full. */
+/* A break seen where no callback may run (inside a send, tx_mu held): the holder of mu
+ * reports it (progress_locked). */
+static void break_later(struct ofi_tp *t, struct ofi_link *l, int err)
+{
+    int none = 0;
+    if (atomic_compare_exchange_strong(&l->break_req, &none, err ? err : -EIO)) {
+        atomic_fetch_add(&t->break_reqs, 1);
+        fi_cq_signal(t->cq);
+    }
+}
+
+/* The link's way to the peer broke (mu held, in progress): a link whose owner carries it on
+ * (rx->on_break said 0) keeps its frames until tp_reattach; any other fails. */
+static void break_link(struct ofi_tp *t, struct ofi_link *l, int err)
+{
+    (void)t;
+    if (l->failed || l->broken) return;
+    if (!l->rx->on_break) {
+        fail_link(l, err);
+        return;
+    }
+    tx_lock(l);
+    l->broken = 1;
+    pthread_mutex_unlock(&l->tx_mu);
+    l->rejoin_wait = 0;
+    if (l->rx->on_break(l->arg, &l->base, err) != 0) fail_link(l, err);
+}
+
+static void tx_unref(struct tx_buf *b)
+{
+    if (atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) free(b);
+}
+
+/* Posts one message, retrying while the provider's queue is full.  The post holds a ref of b
+ * until its completion; on failure b is the caller's as before. */
 static int post_send(struct ofi_tp *t, struct ofi_link *l, struct tx_buf *b, void *desc)
 {
+    atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
     for (;;) {
         ssize_t r = fi_send(t->ep, b->data, b->len, desc, l->peer, &b->op.fctx);
         if (r == 0) {
             inflight_add(t, 1);
             return 0;
         }
-        if (r != -FI_EAGAIN) return (int)r;
+        if (r != -FI_EAGAIN) {
+            atomic_fetch_sub_explicit(&b->refs, 1, memory_order_relaxed);
+            return (int)r;
+        }
         drive(t);
         sched_yield();
     }
@@ -336,6 +421,11 @@ static struct tx_buf *tx_new(struct ofi_link *l, uint32_t kind, size_t body)
     if (!b) return NULL;
     b->op.kind = OP_SEND;
     b->l = l;
+    b->next = NULL;
+    atomic_init(&b->refs, 0);
+    b->sent = 0;
+    b->seq = 0;
+    b->rts = NULL;
     b->len = PREFIX + body;
     be_put64(b->data, l->tx_secret);
     be_put32(b->data + 8, kind);
@@ -361,6 +451,22 @@ static int send_tx(struct ofi_tp *t, struct ofi_link *l, struct tx_buf *b)
     return r;
 }
 
+/* Posts a frame of the unacked list (tx_mu held): itself, or a copy when it is still posted
+ * (a resend after a break whose completion has not come: one context is posted once). */
+static int post_frame(struct ofi_tp *t, struct ofi_link *l, struct tx_buf *b)
+{
+    if (b->sent && atomic_load_explicit(&b->refs, memory_order_acquire) > 1) {
+        struct tx_buf *c = tx_new(l, 0, b->len - PREFIX);
+        if (!c) return -ENOMEM;
+        memcpy(c->data, b->data, b->len);
+        int r = send_tx(t, l, c);
+        if (r) free(c);
+        return r;
+    }
+    b->sent = 1;
+    return send_tx(t, l, b);
+}
+
 static int ofi_send(struct tp_link *tl, const struct netd_hdr *h, unsigned flags,
                     const void *payload, tp_done_fn done, void *arg)
 {
@@ -368,7 +474,7 @@ static int ofi_send(struct tp_link *tl, const struct netd_hdr *h, unsigned flags
     struct ofi_tp *t = l->t;
     if (l->failed) return -EPIPE;
     size_t plen = h->payload_len;
-    int large = plen > TP_OFI_EAGER;
+    int large = plen > t->eager;
     struct tx_buf *b =
         tx_new(l, large ? K_RTS : K_EAGER, NETD_HDR_SIZE + (large ? RTS_EXTRA : plen));
     if (!b) return -ENOMEM;
@@ -385,8 +491,6 @@ static int ofi_send(struct tp_link *tl, const struct netd_hdr *h, unsigned flags
             free(b);
             return r;
         }
-        op->op.kind = OP_RTS;
-        op->l = l;
         op->done = done;
         op->arg = arg;
         uint8_t *x = b->data + PREFIX + NETD_HDR_SIZE;
@@ -395,32 +499,23 @@ static int ofi_send(struct tp_link *tl, const struct netd_hdr *h, unsigned flags
         be_put64(x, t->mr_virt ? (uint64_t)(uintptr_t)payload
                                : (uint64_t)((const char *)payload - (const char *)op->mr->buf));
         be_put64(x + 8, fi_mr_key(op->mr->mr));
-        be_put64(x + 16, (uint64_t)(uintptr_t)op);
+        be_put64(x + 16, 0);
+        b->rts = op;
     } else if (plen) {
         memcpy(b->data + PREFIX + NETD_HDR_SIZE, payload, plen);
     }
-    if (op) inflight_add(t, 1); /* before the RTS: its FIN may be handled before we return */
+    if (op) inflight_add(t, 1); /* before the RTS: its ACK may be handled before we return */
     tx_lock(l);
     netd_hdr_encode(h, b->data + PREFIX);
-    netd_hdr_set_seq(b->data + PREFIX, ++l->tx_seq);
-    int r = 0;
-    if (l->quiet) {
-        b->next = NULL;
-        *l->held_t = b;
-        l->held_t = &b->next;
-    } else {
-        r = send_tx(t, l, b);
-    }
+    b->seq = ++l->tx_seq;
+    netd_hdr_set_seq(b->data + PREFIX, b->seq);
+    atomic_store_explicit(&b->refs, 1, memory_order_relaxed); /* the unacked list's */
+    *l->unacked_t = b;
+    l->unacked_t = &b->next;
+    int r = l->quiet || l->broken ? 0 : post_frame(t, l, b);
     pthread_mutex_unlock(&l->tx_mu);
-    if (r) {
-        if (op) {
-            inflight_add(t, -1);
-            mr_put(t, op->mr);
-            free(op);
-        }
-        free(b);
-        return -EPIPE;
-    }
+    /* kept: a link that resends sends it again after the break this is */
+    if (r) break_later(t, l, r);
     atomic_fetch_add_explicit(&l->frames_sent, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&l->bytes_sent, NETD_HDR_SIZE + plen, memory_order_relaxed);
     /* an eager payload was copied: the caller's buffer is free now */
@@ -428,17 +523,85 @@ static int ofi_send(struct tp_link *tl, const struct netd_hdr *h, unsigned flags
     return 0;
 }
 
-static void send_fin(struct ofi_link *l, uint64_t cookie)
+/* An ACK of every frame up to done_seq (mu held), or NULL (out of memory: the link failed). */
+static struct tx_buf *ack_new(struct ofi_link *l, uint32_t flags, uint32_t ask, uint32_t answer)
 {
-    struct tx_buf *b = tx_new(l, K_FIN, 8);
+    struct tx_buf *b = tx_new(l, K_ACK, ACK_BODY);
     if (!b) {
         fail_link(l, -ENOMEM);
+        return NULL;
+    }
+    uint8_t *x = b->data + PREFIX;
+    be_put64(x, l->done_seq);
+    be_put32(x + 8, flags);
+    be_put32(x + 12, ask);
+    be_put32(x + 16, answer);
+    be_put32(x + 20, 0);
+    return b;
+}
+
+/* Acknowledges every frame up to done_seq (mu held), answering the peer's ask with answer. */
+static void send_ack_answer(struct ofi_tp *t, struct ofi_link *l, uint32_t flags, uint32_t answer)
+{
+    l->ack_due = 0;
+    if (l->failed || l->broken || l->quiet) return; /* a reattach acknowledges */
+    struct tx_buf *b = ack_new(l, flags, 0, answer);
+    if (!b) return;
+    int r = send_tx(t, l, b);
+    if (r) {
+        free(b);
+        break_link(t, l, r);
         return;
     }
-    be_put64(b->data + PREFIX, cookie);
-    if (send_tx(l->t, l, b)) {
-        free(b);
-        fail_link(l, -EPIPE);
+    l->ack_sent = l->done_seq;
+}
+
+static void send_ack(struct ofi_tp *t, struct ofi_link *l)
+{
+    send_ack_answer(t, l, 0, 0);
+}
+
+/* Frame seq of l is delivered whole (mu held): acknowledged now (now: a large frame, whose
+ * sender holds its buffer until then) or soon. */
+static void frame_done(struct ofi_tp *t, struct ofi_link *l, uint64_t seq, int now)
+{
+    l->done_seq = seq;
+    if (now || seq - l->ack_sent >= TP_OFI_ACK_EVERY)
+        send_ack(t, l);
+    else if (!l->ack_due)
+        l->ack_due = now_ns() + TP_OFI_ACK_DELAY_NS;
+}
+
+/* The peer has every frame up to seq (mu held): they go, and the large ones' sends complete. */
+static void on_ack(struct ofi_tp *t, struct ofi_link *l, uint64_t seq)
+{
+    struct rts_op *done_h = NULL, **done_t = &done_h;
+    tx_lock(l);
+    if (seq > l->tx_seq) {
+        pthread_mutex_unlock(&l->tx_mu);
+        fail_link(l, -EPROTO);
+        return;
+    }
+    while (l->unacked_h && l->unacked_h->seq <= seq) {
+        struct tx_buf *b = l->unacked_h;
+        l->unacked_h = b->next;
+        if (!l->unacked_h) l->unacked_t = &l->unacked_h;
+        if (b->rts) {
+            b->rts->next = NULL;
+            *done_t = b->rts;
+            done_t = &b->rts->next;
+            b->rts = NULL;
+        }
+        tx_unref(b);
+    }
+    pthread_mutex_unlock(&l->tx_mu);
+    while (done_h) {
+        struct rts_op *op = done_h;
+        done_h = op->next;
+        inflight_add(t, -1);
+        mr_put(t, op->mr);
+        if (op->done) op->done(op->arg, 0);
+        free(op);
     }
 }
 
@@ -460,6 +623,38 @@ static struct ofi_link *link_of(struct ofi_tp *t, uint64_t secret)
     return NULL;
 }
 
+/* Reads a large frame's payload into the buffer on_header chose (mu held). */
+static int read_post(struct ofi_tp *t, struct read_op *op)
+{
+    for (;;) {
+        ssize_t e = fi_read(t->ep, op->dst, op->h.payload_len, mr_desc(t, op->mr), op->l->peer,
+                            op->raddr, op->key, &op->op.fctx);
+        if (e == 0) {
+            inflight_add(t, 1);
+            return 0;
+        }
+        if (e != -FI_EAGAIN) return (int)e;
+        drive(t);
+    }
+}
+
+/* The read of l->reading failed (mu held): at a break it is kept, and read again when the
+ * link is reattached (its on_header ran: the frame is not delivered a second time); else the
+ * link fails. */
+static void read_failed(struct ofi_tp *t, struct read_op *op, int err)
+{
+    struct ofi_link *l = op->l;
+    if (l->rx->on_break && !l->failed) {
+        op->failed = 1;
+        break_link(t, l, err);
+        if (!l->failed) return;
+    }
+    l->reading = NULL;
+    mr_put(t, op->mr);
+    free(op);
+    fail_link(l, err);
+}
+
 /* Delivers one frame (EAGER or RTS) of l.  Returns 1 when b may be reposted now. */
 static int deliver(struct ofi_tp *t, struct ofi_link *l, const uint8_t *data, size_t len)
 {
@@ -472,7 +667,7 @@ static int deliver(struct ofi_tp *t, struct ofi_link *l, const uint8_t *data, si
     }
     size_t body = len - PREFIX - NETD_HDR_SIZE;
     if ((kind == K_EAGER && body != h.payload_len) ||
-        (kind == K_RTS && (body != RTS_EXTRA || h.payload_len <= TP_OFI_EAGER))) {
+        (kind == K_RTS && (body != RTS_EXTRA || h.payload_len == 0))) {
         fail_link(l, -EPROTO);
         return 1;
     }
@@ -486,13 +681,14 @@ static int deliver(struct ofi_tp *t, struct ofi_link *l, const uint8_t *data, si
         atomic_fetch_add_explicit(&l->bytes_received, NETD_HDR_SIZE + h.payload_len,
                                   memory_order_relaxed);
         l->rx->on_frame(l->arg, &l->base, &h, ctx);
+        if (!l->failed) frame_done(t, l, h.seq, 0);
         return 1;
     }
     const uint8_t *x = data + PREFIX + NETD_HDR_SIZE;
-    uint64_t raddr = be_get64(x), key = be_get64(x + 8), cookie = be_get64(x + 16);
+    uint64_t raddr = be_get64(x), key = be_get64(x + 8);
     if (!dst) { /* dropped: the sender's buffer is free all the same */
         l->rx->on_frame(l->arg, &l->base, &h, ctx);
-        send_fin(l, cookie);
+        if (!l->failed) frame_done(t, l, h.seq, 1);
         return 1;
     }
     struct read_op *op = calloc(1, sizeof *op);
@@ -506,23 +702,12 @@ static int deliver(struct ofi_tp *t, struct ofi_link *l, const uint8_t *data, si
     op->l = l;
     op->h = h;
     op->ctx = ctx;
-    op->cookie = cookie;
-    for (;;) {
-        ssize_t e = fi_read(t->ep, dst, h.payload_len, mr_desc(t, op->mr), l->peer, raddr, key,
-                            &op->op.fctx);
-        if (e == 0) {
-            inflight_add(t, 1);
-            break;
-        }
-        if (e != -FI_EAGAIN) {
-            mr_put(t, op->mr);
-            free(op);
-            fail_link(l, (int)e);
-            return 1;
-        }
-        drive(t);
-    }
+    op->dst = dst;
+    op->raddr = raddr;
+    op->key = key;
     l->reading = op;
+    r = read_post(t, op);
+    if (r) read_failed(t, op, r);
     return 1;
 }
 
@@ -562,30 +747,29 @@ static void keep_waiting(struct ofi_link *l, uint64_t seq, const uint8_t *data, 
     struct wait_frame **p = &l->wait_h;
     while (*p && (*p)->seq < seq)
         p = &(*p)->next;
+    if (*p && (*p)->seq == seq) { /* resent after a break: this one is here already */
+        free(w);
+        return;
+    }
     w->next = *p;
     *p = w;
 }
 
 /* The first message from l's peer is in (mu held): its connection is up, this side may speak.
- * The messages held meanwhile go out first, in their order. */
+ * The frames kept meanwhile go out first, in their order (at a break: after tp_reattach). */
 static void hear(struct ofi_tp *t, struct ofi_link *l)
 {
+    int err = 0;
+    if (l->rejoin_wait == 2) { /* reattached before the peer was first heard */
+        l->rejoin_wait = 0;
+        if (l->rx->on_rejoin) l->rx->on_rejoin(l->arg, &l->base);
+    }
     tx_lock(l);
     l->quiet = 0;
-    struct tx_buf *b = l->held_h;
-    l->held_h = NULL;
-    l->held_t = &l->held_h;
-    while (b) {
-        struct tx_buf *next = b->next;
-        if (!l->failed && send_tx(t, l, b) == 0) {
-            b = next;
-            continue;
-        }
-        free(b);
-        fail_link(l, -EPIPE);
-        b = next;
-    }
+    for (struct tx_buf *b = l->unacked_h; b && !l->broken && !err; b = b->next)
+        if (!b->sent) err = post_frame(t, l, b);
     pthread_mutex_unlock(&l->tx_mu);
+    if (err) break_link(t, l, err);
 }
 
 static void on_recv(struct ofi_tp *t, struct rx_buf *b, size_t len)
@@ -600,14 +784,27 @@ static void on_recv(struct ofi_tp *t, struct rx_buf *b, size_t len)
     if (l->quiet) hear(t, l);
     uint32_t kind = be_get32(b->data + 8);
     if (kind == K_HELLO) goto repost;
-    if (kind == K_FIN) {
-        if (len != PREFIX + 8) goto repost;
-        struct rts_op *op = (struct rts_op *)(uintptr_t)be_get64(b->data + PREFIX);
-        /* the cookie is ours: only a link that knows the secret can name one */
-        inflight_add(t, -1);
-        mr_put(t, op->mr);
-        if (op->done) op->done(op->arg, 0);
-        free(op);
+    if (kind == K_ACK) {
+        if (len != PREFIX + ACK_BODY) {
+            fail_link(l, -EPROTO);
+            goto repost;
+        }
+        const uint8_t *x = b->data + PREFIX;
+        uint32_t flags = be_get32(x + 8);
+        on_ack(t, l, be_get64(x));
+        if ((flags & ACK_ANSWER) && l->rejoin_wait && be_get32(x + 16) == l->ask_gen) {
+            /* the peer is there on the way our reattach made */
+            l->rejoin_wait = 0;
+            if (l->rx->on_rejoin) l->rx->on_rejoin(l->arg, &l->base);
+        }
+        if ((flags & ACK_ASK) && !l->failed) {
+            if (l->broken) { /* answered by our own reattach */
+                l->answer_due = 1;
+                l->answer_gen = be_get32(x + 12);
+            } else {
+                send_ack_answer(t, l, ACK_ANSWER, be_get32(x + 12));
+            }
+        }
         goto repost;
     }
     if ((kind != K_EAGER && kind != K_RTS) || len < PREFIX + NETD_HDR_SIZE) {
@@ -615,10 +812,7 @@ static void on_recv(struct ofi_tp *t, struct rx_buf *b, size_t len)
         goto repost;
     }
     uint64_t seq = be_get64(b->data + PREFIX + 24); /* netd_hdr.h: seq at 24 */
-    if (seq <= l->rx_seq) {
-        fail_link(l, -EPROTO);
-        goto repost;
-    }
+    if (seq <= l->rx_seq) goto repost;              /* resent after a break: delivered before */
     if (l->paused || l->reading || l->wait_h || seq != l->rx_seq + 1) {
         keep_waiting(l, seq, b->data, len);
         run_waiting(t, l); /* it may be the one the list waited for */
@@ -634,18 +828,19 @@ static void on_read_done(struct ofi_tp *t, struct read_op *op, int err)
 {
     struct ofi_link *l = op->l;
     inflight_add(t, -1);
-    mr_put(t, op->mr);
-    l->reading = NULL;
     if (err) {
-        fail_link(l, err);
+        read_failed(t, op, err);
+        if (l->reading) return; /* read again after the reattach */
     } else {
+        mr_put(t, op->mr);
+        l->reading = NULL;
         atomic_fetch_add_explicit(&l->frames_received, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&l->bytes_received, NETD_HDR_SIZE + op->h.payload_len,
                                   memory_order_relaxed);
         l->rx->on_frame(l->arg, &l->base, &op->h, op->ctx);
-        send_fin(l, op->cookie);
+        if (!l->failed) frame_done(t, l, op->h.seq, 1);
+        free(op);
     }
-    free(op);
     run_waiting(t, l);
 }
 
@@ -662,8 +857,8 @@ static void handle(struct ofi_tp *t, const struct fi_cq_msg_entry *c, int err)
     case OP_SEND: {
         struct tx_buf *b = (struct tx_buf *)op;
         inflight_add(t, -1);
-        if (err) fail_link(b->l, err);
-        free(b);
+        if (err) break_link(t, b->l, err);
+        tx_unref(b);
         break;
     }
     case OP_READ:
@@ -717,6 +912,14 @@ static int progress_locked(struct ofi_tp *t)
 {
     int n = 0;
     in_progress++;
+    if (atomic_load_explicit(&t->break_reqs, memory_order_acquire)) {
+        atomic_store(&t->break_reqs, 0);
+        for (size_t i = 0; i < t->nlinks; i++) {
+            struct ofi_link *l = t->links[i];
+            int e = atomic_exchange(&l->break_req, 0);
+            if (e) break_link(t, l, e);
+        }
+    }
     for (;;) {
         if (t->dhead == t->ndeferred) {
             t->dhead = t->ndeferred = 0;
@@ -762,6 +965,20 @@ static void progress_wait(struct ofi_tp *t)
     atomic_store_explicit(&t->sleeping, 0, memory_order_relaxed);
 }
 
+/* Acknowledges what waited TP_OFI_ACK_DELAY_NS (mu held, nothing else to do). */
+static void flush_acks(struct ofi_tp *t)
+{
+    uint64_t now = 0;
+    in_progress++;
+    for (size_t i = 0; i < t->nlinks; i++) {
+        struct ofi_link *l = t->links[i];
+        if (!l->ack_due) continue;
+        if (!now) now = now_ns();
+        if (now >= l->ack_due) send_ack(t, l);
+    }
+    in_progress--;
+}
+
 static void *progress_thread(void *arg)
 {
     struct ofi_tp *t = arg;
@@ -770,6 +987,7 @@ static void *progress_thread(void *arg)
         int n = 0;
         if (pthread_mutex_trylock(&t->mu) == 0) {
             n = progress_locked(t);
+            if (!n) flush_acks(t);
             pthread_mutex_unlock(&t->mu);
         }
         if (n) {
@@ -826,7 +1044,7 @@ static int ofi_connect(struct tp *tt, const struct tp_addr *a, const struct tp_r
     pthread_mutex_init(&l->tx_mu, NULL);
     memcpy(l->name, a->name, a->name_len);
     l->name_len = a->name_len;
-    l->held_t = &l->held_h;
+    l->unacked_t = &l->unacked_h;
     /* Of two endpoints the one with the lower name opens the connection (see
      * tp_ofi_link_start); both sides compare the same two names. */
     size_t m = a->name_len < t->name_len ? a->name_len : t->name_len;
@@ -892,6 +1110,56 @@ static void ofi_resume(struct tp_link *tl)
     }
 }
 
+/* After a break (on_break said a reattach comes), or at any time: the way to the peer is made
+ * anew by the provider itself (ofi_rxm connects again with the next message to the address),
+ * so addr says nothing new.  Acknowledges what arrived, resends every frame not acknowledged,
+ * in order, reads again a large frame whose read failed, and waits for the peer's first
+ * message (on_rejoin).  Not from the link's callbacks. */
+static int ofi_reattach(struct tp_link *tl, const struct tp_addr *addr)
+{
+    struct ofi_link *l = (struct ofi_link *)tl;
+    struct ofi_tp *t = l->t;
+    (void)addr;
+    if (in_progress) return -EDEADLK;
+    pthread_mutex_lock(&t->mu);
+    if (l->failed) {
+        pthread_mutex_unlock(&t->mu);
+        return -EPIPE;
+    }
+    in_progress++;
+    atomic_store(&l->break_req, 0);
+    int err = 0;
+    tx_lock(l);
+    l->broken = 0;
+    if (!l->quiet) {
+        /* asks the peer to answer (on_rejoin then), and answers its ask if one came */
+        struct tx_buf *a =
+            ack_new(l, ACK_ASK | (l->answer_due ? ACK_ANSWER : 0), ++l->ask_gen, l->answer_gen);
+        l->answer_due = 0;
+        err = a ? 0 : -ENOMEM;
+        if (a) {
+            err = send_tx(t, l, a);
+            if (err) free(a);
+        }
+        for (struct tx_buf *b = l->unacked_h; b && !err; b = b->next)
+            err = post_frame(t, l, b);
+    }
+    pthread_mutex_unlock(&l->tx_mu);
+    l->ack_sent = l->done_seq;
+    l->ack_due = 0;
+    if (!err && l->reading && l->reading->failed) {
+        l->reading->failed = 0;
+        err = read_post(t, l->reading);
+        if (err) l->reading->failed = 1;
+    }
+    /* quiet: nothing was heard from the peer yet, so no ask went: hearing it ends the break */
+    l->rejoin_wait = l->quiet ? 2 : 1;
+    if (err) break_link(t, l, err);
+    in_progress--;
+    pthread_mutex_unlock(&t->mu);
+    return 0;
+}
+
 static void ofi_drain(struct tp_link *tl)
 {
     struct ofi_tp *t = ((struct ofi_link *)tl)->t;
@@ -916,10 +1184,11 @@ static void ofi_close(struct tp_link *tl)
         l->wait_h = w->next;
         free(w);
     }
-    while (l->held_h) {
-        struct tx_buf *b = l->held_h;
-        l->held_h = b->next;
-        free(b);
+    /* a frame still posted goes with its completion; a large one's send never completes */
+    while (l->unacked_h) {
+        struct tx_buf *b = l->unacked_h;
+        l->unacked_h = b->next;
+        tx_unref(b);
     }
     if (!peer_of(t, l->name, l->name_len, l)) fi_av_remove(t->av, &l->peer, 1, 0);
     if (!nested) pthread_mutex_unlock(&t->mu);
@@ -1080,6 +1349,7 @@ static const struct tp_ops ofi_ops = {
     .drain = ofi_drain,
     .close = ofi_close,
     .stats = ofi_stats,
+    .reattach = ofi_reattach,
     .mr_reg = ofi_mr_reg,
     .mr_dereg = ofi_mr_dereg,
     .put = ofi_put,
@@ -1100,6 +1370,30 @@ static struct fi_info *hints_for(const struct ofi_lib *L, const char *provider)
     h->rx_attr->msg_order = FI_ORDER_SAS;
     if (provider && *provider) h->fabric_attr->prov_name = strdup(provider);
     return h;
+}
+
+/* ofi_rxm carries a message above its buffer size (FI_OFI_RXM_BUFFER_SIZE, 16 KiB unless set)
+ * by segments or by a rendezvous of its own, and libfabric 1.17 keeps such a message that
+ * arrived before its receive with the connection it came on: when that connection breaks
+ * (a reset: tp_reattach carries the link on), the next fi_recv crashed the job host inside
+ * rxm (SIGSEGV under fi_recv, liveness.bats reset test, 3 of 8 runs).  So on rxm a frame goes
+ * as one message only within rxm's buffer (what our prefix and header and rxm's own header
+ * leave of it), and a larger one by our rendezvous, whose fi_read fails cleanly at a break. */
+#define RXM_BUFFER_DEFAULT 16384
+#define RXM_HEADER_RESERVE 128
+static size_t eager_limit(const char *provider)
+{
+    if (!strstr(provider, "ofi_rxm")) return TP_OFI_EAGER;
+    size_t buf = RXM_BUFFER_DEFAULT;
+    const char *e = getenv("FI_OFI_RXM_BUFFER_SIZE");
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 0);
+        if (*end == '\0' && v > 0) buf = (size_t)v;
+    }
+    size_t over = PREFIX + NETD_HDR_SIZE + RXM_HEADER_RESERVE;
+    size_t lim = buf > over + 64 ? buf - over : 64;
+    return lim < TP_OFI_EAGER ? lim : TP_OFI_EAGER;
 }
 
 #define WHY(...) (why ? (void)snprintf(why, why_len, __VA_ARGS__) : (void)0)
@@ -1134,6 +1428,7 @@ int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len
     t->mr_virt = !!(i->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
     t->prov_key = !!(i->domain_attr->mr_mode & FI_MR_PROV_KEY);
     t->max_msg = i->ep_attr->max_msg_size;
+    t->eager = eager_limit(t->provider);
     struct fi_cq_attr cqa = {.format = FI_CQ_FORMAT_MSG, .wait_obj = FI_WAIT_FD, .size = 4096};
     struct fi_av_attr ava = {.type = FI_AV_UNSPEC};
     const char *step = "fabric";

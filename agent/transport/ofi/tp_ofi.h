@@ -17,7 +17,12 @@
  * sleep of the progress thread with and without a transfer in flight), TP_OFI_MR_CACHE
  * (registrations shared by the transfers in flight over one buffer; one is dropped when its
  * last transfer is done, never reused for a later one: the buffer may be freed in between,
- * tp_ofi.c mr_put). */
+ * tp_ofi.c mr_put), TP_OFI_ACK_EVERY / TP_OFI_ACK_DELAY_NS (how soon frames are acknowledged,
+ * and so how long their sender keeps them for a resend).
+ *
+ * Reconnecting: an error completion on a link is a break (tp_rx_ops.on_break): a link whose
+ * owner carries it on keeps its frames until tp_reattach, which resends what the peer did not
+ * acknowledge (tp_ofi.c "Resending"). */
 #ifndef TMPI_AGENT_TP_OFI_H
 #define TMPI_AGENT_TP_OFI_H
 
@@ -30,6 +35,11 @@
 #define TP_OFI_RX_BUFS 64
 #define TP_OFI_NAME_MAX 256
 #define TP_OFI_MR_CACHE 64
+/* Resending (tp_ofi.c): the receiver acknowledges every TP_OFI_ACK_EVERY frames of a link, and
+ * the frames it has not acknowledged within TP_OFI_ACK_DELAY_NS of their arrival when it has
+ * nothing else to do; the sender keeps each frame until then. */
+#define TP_OFI_ACK_EVERY 32
+#define TP_OFI_ACK_DELAY_NS 1000000
 /* How long the progress thread sleeps on the completion queue's wait object at most, while a
  * transfer is in flight and while none is (tp_ofi.c progress_wait). */
 #define TP_OFI_WAIT_BUSY_NS 200000
