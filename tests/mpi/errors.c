@@ -1,4 +1,5 @@
 /* errors.c — invalid arguments return the right error class under MPI_ERRORS_RETURN. */
+#include <stdio.h>
 #include <string.h>
 
 #include "check.h"
@@ -30,6 +31,20 @@ int main(int argc, char **argv)
     int len;
     CHECK_MPI(MPI_Error_string(MPI_ERR_RANK, s, &len));
     CHECK(len > 0 && strstr(s, "rank"), "Error_string: \"%s\"", s);
+    /* Under MPI_ERRORS_RETURN the string of a returned code keeps the call and its reason,
+     * not only the class's text (what MPICH's and Open MPI's users print). */
+    int rc = MPI_Send(&v, 1, MPI_INT, size + 5, 0, MPI_COMM_WORLD);
+    char want[32];
+    snprintf(want, sizeof want, "%d", size + 5);
+    CHECK_MPI(MPI_Error_string(rc, s, &len));
+    CHECK(strstr(s, "MPI_Send") && strstr(s, want) && (int)strlen(s) == len,
+          "Error_string of the returned code: \"%s\"", s);
+    rc = MPI_Bcast(&v, 1, MPI_INT, -7, MPI_COMM_WORLD);
+    CHECK_MPI(MPI_Error_string(rc, s, &len));
+    CHECK(strstr(s, "MPI_Bcast") && strstr(s, "-7"), "Error_string of the root error: \"%s\"", s);
+    /* an older reason of another class stays */
+    CHECK_MPI(MPI_Error_string(MPI_ERR_RANK, s, &len));
+    CHECK(strstr(s, "MPI_Send"), "Error_string after another class: \"%s\"", s);
     int version, sub;
     CHECK_MPI(MPI_Get_version(&version, &sub));
     CHECK(version == 4 && sub == 1, "version %d.%d", version, sub);
