@@ -111,11 +111,13 @@ static const struct tm_calgo allgatherv_algo = {MPIX_COLL_ALLGATHERV, per_member
 /* Checks the side that holds one block per member (the root's output of Gather, the root's
  * input of Scatter, every member's output of Allgather): its counts (v: counts[] and displs[]
  * for n members, else count), its buffer and type (*ret_t), and, when it holds any element,
- * that it is neither MPI_IN_PLACE nor the other side's buffer.  Returns MPI_SUCCESS or the
- * error class, already reported. */
+ * that it is neither MPI_IN_PLACE nor the other side's buffer, nor has the other side's buffer
+ * as the caller's (member self's) block: the arguments would alias (MPI 4.1 §2.5.2), which
+ * MPI_IN_PLACE expresses.  Returns MPI_SUCCESS or the error class, already reported. */
 static int check_blocks(struct tm_rank *me, MPI_Comm comm, const char *fn, const char *what, int n,
-                        int v, const void *buf, int count, const int *counts, const int *displs,
-                        MPI_Datatype dt, const void *other, const struct tm_type **ret_t)
+                        int self, int v, const void *buf, int count, const int *counts,
+                        const int *displs, MPI_Datatype dt, const void *other,
+                        const struct tm_type **ret_t)
 {
     int some = 0;
     if (v) {
@@ -130,6 +132,14 @@ static int check_blocks(struct tm_rank *me, MPI_Comm comm, const char *fn, const
     if (TM_UNLIKELY(some && (buf == MPI_IN_PLACE || buf == other)))
         return tm_err(me, comm, MPI_ERR_BUFFER, fn,
                       "send and receive buffers are the same (use MPI_IN_PLACE)");
+    int own = v ? counts[self] : count;
+    if (own > 0 && other && other != MPI_IN_PLACE) {
+        MPI_Aint at = (MPI_Aint)(v ? displs[self] : (MPI_Aint)self * count) * (*ret_t)->extent;
+        if (TM_UNLIKELY((const char *)buf + at == (const char *)other))
+            return tm_err(me, comm, MPI_ERR_BUFFER, fn,
+                          "the %sbuffer's block of rank %d is the other buffer (use MPI_IN_PLACE)",
+                          what, self);
+    }
     return MPI_SUCCESS;
 }
 
@@ -158,8 +168,8 @@ static int gather_common(const char *fn, int v, const void *sendbuf, int sendcou
         a.scount = sendcount;
     }
     if (is_root) {
-        TM_COLL_CHECK(check_blocks(me, comm, fn, "receive ", cr->c->size, v, recvbuf, recvcount,
-                                   recvcounts, displs, recvtype, sendbuf, &a.rtype));
+        TM_COLL_CHECK(check_blocks(me, comm, fn, "receive ", cr->c->size, cr->rank, v, recvbuf,
+                                   recvcount, recvcounts, displs, recvtype, sendbuf, &a.rtype));
         if (v) {
             a.rlay = TM_CL_V;
             a.rcounts = recvcounts;
@@ -233,8 +243,8 @@ static int scatter_common(const char *fn, int v, const void *sendbuf, int sendco
         a.rcount = recvcount;
     }
     if (is_root) {
-        TM_COLL_CHECK(check_blocks(me, comm, fn, "send ", cr->c->size, v, sendbuf, sendcount,
-                                   sendcounts, displs, sendtype, recvbuf, &a.stype));
+        TM_COLL_CHECK(check_blocks(me, comm, fn, "send ", cr->c->size, cr->rank, v, sendbuf,
+                                   sendcount, sendcounts, displs, sendtype, recvbuf, &a.stype));
         if (v) {
             a.slay = TM_CL_V;
             a.scounts = sendcounts;
@@ -304,8 +314,8 @@ static int allgather_common(const char *fn, int v, const void *sendbuf, int send
         a.sbuf = sendbuf;
         a.scount = sendcount;
     }
-    TM_COLL_CHECK(check_blocks(me, comm, fn, "receive ", cr->c->size, v, recvbuf, recvcount,
-                               recvcounts, displs, recvtype, sendbuf, &a.rtype));
+    TM_COLL_CHECK(check_blocks(me, comm, fn, "receive ", cr->c->size, cr->rank, v, recvbuf,
+                               recvcount, recvcounts, displs, recvtype, sendbuf, &a.rtype));
     if (v) {
         a.rlay = TM_CL_V;
         a.rcounts = recvcounts;

@@ -153,6 +153,12 @@ TM_API int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, M
     if (strlen(stringtag) >= MPI_MAX_STRINGTAG_LEN)
         return EH_ERR(MPI_ERR_ARG, "stringtag longer than MPI_MAX_STRINGTAG_LEN - 1 (%d)",
                       MPI_MAX_STRINGTAG_LEN - 1);
+    /* MPI_GROUP_EMPTY gives MPI_COMM_NULL, as in MPI_Comm_create_group (processes left out of
+     * a split call it so); another group must hold the caller, the call is over its members. */
+    if (g->size == 0) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
     if (tm_group_rank_of(g, me->rank) == MPI_UNDEFINED)
         return EH_ERR(MPI_ERR_GROUP, "the calling process is not in group");
     struct tm_info *hints = NULL;

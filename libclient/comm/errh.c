@@ -113,17 +113,51 @@ const char *tm_err_name(int code)
 /* Calls user handler fn of kind on *handle with *code (errh_obj.c knows the kinds). */
 void tm_errh_call(struct tm_rank *me, MPI_Errhandler eh, int kind, int *handle, int *code);
 
+/* Keeps "fn: detail" as the reason of the returned predefined code (objs.h details). */
+static void keep_detail(struct tm_rank *me, int code, const char *fn, const char *detail)
+{
+    if (!me || !me->objs || code <= MPI_SUCCESS || code >= MPI_ERR_LASTCODE) return;
+    struct tm_objs *o = me->objs;
+    pthread_mutex_lock(&o->lock);
+    struct tm_err_detail *d = &o->details[o->next_detail];
+    o->next_detail = (o->next_detail + 1) % TM_ERR_DETAILS;
+    d->code = code;
+    snprintf(d->text, sizeof d->text, "%s: %s", fn, detail);
+    pthread_mutex_unlock(&o->lock);
+}
+
+/* The newest kept reason of code into buf, or 0 if none is kept. */
+static int find_detail(struct tm_rank *me, int code, char *buf, size_t len)
+{
+    if (!me || !me->objs) return 0;
+    struct tm_objs *o = me->objs;
+    int found = 0;
+    pthread_mutex_lock(&o->lock);
+    for (int i = 1; i <= TM_ERR_DETAILS && !found; i++) {
+        struct tm_err_detail *d =
+            &o->details[(o->next_detail - i + TM_ERR_DETAILS) % TM_ERR_DETAILS];
+        if (d->code == code && d->text[0]) {
+            snprintf(buf, len, "%s", d->text);
+            found = 1;
+        }
+    }
+    pthread_mutex_unlock(&o->lock);
+    return found;
+}
+
 static int vraise(struct tm_rank *me, int kind, int handle, MPI_Errhandler eh, int code,
                   const char *fn, const char *fmt, va_list ap)
 {
-    if (eh == MPI_ERRORS_RETURN) return code;
-    if (me && eh >= TM_ERRH_BASE) {
-        tm_errh_call(me, eh, kind, &handle, &code);
-        return code;
-    }
     char detail[200], line[400];
     if (!fmt) fmt = "";
     vsnprintf(detail, sizeof detail, fmt, ap);
+    if (eh == MPI_ERRORS_RETURN || (me && eh >= TM_ERRH_BASE)) {
+        /* The program sees the code: MPI_Error_string of it gives this reason. */
+        keep_detail(me, code, fn, detail);
+        if (eh == MPI_ERRORS_RETURN) return code;
+        tm_errh_call(me, eh, kind, &handle, &code);
+        return code;
+    }
     int cls = me ? tm_err_class_of(me, code) : code;
     if (me)
         snprintf(line, sizeof line, "rank %d: %s: %s (%s)", me->rank, fn, detail,
@@ -251,8 +285,13 @@ TM_API int PMPI_Error_string(int errorcode, char *string, int *resultlen)
     struct tm_rank *me = tm_self();
     int n;
     if (errorcode >= 0 && errorcode < MPI_ERR_LASTCODE) {
-        n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", tm_errs[errorcode].name,
-                     tm_errs[errorcode].text);
+        char why[TM_ERR_DETAIL_LEN];
+        if (find_detail(me, errorcode, why, sizeof why))
+            n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s: %s", tm_errs[errorcode].name,
+                         tm_errs[errorcode].text, why);
+        else
+            n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", tm_errs[errorcode].name,
+                         tm_errs[errorcode].text);
     } else {
         if (tm_err_class_of(me, errorcode) < 0)
             return tm_err_noco(MPI_ERR_ARG, "MPI_Error_string", "invalid error code %d", errorcode);

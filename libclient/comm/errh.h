@@ -45,6 +45,11 @@ int tm_err_class_of(struct tm_rank *me, int code);
  * value (MPI 4.1 §9.5: MPI_LASTUSEDCODE >= MPI_ERR_LASTCODE). */
 #define TM_ERR_FIRST_USER (MPI_ERR_LASTCODE + 1)
 
+/* How many returned errors keep their reason for MPI_Error_string, and its longest text
+ * (objs.h): a program asks about the error it just got, rarely about older ones. */
+#define TM_ERR_DETAILS 8
+#define TM_ERR_DETAIL_LEN 256
+
 #define TM_ERR_NOINIT                                                                              \
     "MPI is not initialized on this thread (MPI_Init not called, or called by another thread)"
 

@@ -112,7 +112,11 @@ void tm_info_env_args(struct tm_rank *me, int argc, char **argv)
     pthread_mutex_lock(&me->objs->lock);
     me->objs->env_argc = argc;
     me->objs->env_argv = argv;
+    /* an MPI_INFO_ENV read before MPI_Init lacks the command and the thread level: made again */
+    struct tm_info *old = me->objs->env;
+    me->objs->env = NULL;
     pthread_mutex_unlock(&me->objs->lock);
+    tm_info_free_obj(old);
 }
 
 /* argv[1..] joined by spaces (malloc'd), or NULL. */
@@ -133,17 +137,18 @@ static char *join_args(int argc, char **argv)
     return rest;
 }
 
-/* MPI_INFO_ENV (MPI 3.1 §10.3.1 keys): what this rank was started with, as far as known. */
-static struct tm_info *make_env(struct tm_rank *me)
+/* MPI_INFO_ENV (MPI 3.1 §10.3.1 keys): what this rank was started with, as far as known, with
+ * the command line argc, argv (none: argv NULL). */
+static struct tm_info *make_env(struct tm_rank *me, int argc, char **argv)
 {
     struct tm_info *in = calloc(1, sizeof *in);
     if (!in) return NULL;
     char buf[4096];
     int ok = 1;
-    if (me->objs->env_argv) {
-        char *rest = join_args(me->objs->env_argc, me->objs->env_argv);
+    if (argv && argc >= 1 && argv[0]) {
+        char *rest = join_args(argc, argv);
         ok &= rest != NULL;
-        ok &= put(in, "command", me->objs->env_argv[0]) == 0;
+        ok &= put(in, "command", argv[0]) == 0;
         if (rest) ok &= put(in, "argv", rest) == 0;
         free(rest);
     }
@@ -171,7 +176,7 @@ struct tm_info *tm_info_get(struct tm_rank *me, MPI_Info h)
     pthread_mutex_lock(&me->objs->lock);
     struct tm_info *in;
     if (h == MPI_INFO_ENV) {
-        if (!me->objs->env) me->objs->env = make_env(me);
+        if (!me->objs->env) me->objs->env = make_env(me, me->objs->env_argc, me->objs->env_argv);
         in = me->objs->env;
     } else {
         in = tm_objtab_get(me->objs->infos, TM_INFO_BASE, h);
@@ -372,13 +377,29 @@ TM_API int PMPI_Info_free(MPI_Info *info)
 }
 TM_ALIAS(Info_free)
 
-/* MPI 4.0 §11.2.2: a new info object with what MPI_INFO_ENV holds.  MPI-4.0 allows the call
- * before MPI_Init; here the rank exists only from MPI_Init on, so earlier calls fail. */
+/* MPI 4.0 §11.2.2: a new info object with what MPI_INFO_ENV holds, for argc and argv when
+ * given (NULL: those MPI_Init recorded).  Allowed before MPI_Init and after MPI_Finalize
+ * (MPI 4.1 §11.4.1), so made fresh: MPI_INFO_ENV's cache is not touched. */
 TM_API int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
 {
-    (void)argc, (void)argv; /* MPI_INFO_ENV already has what the rank was started with */
-    if (!tm_self())
-        return tm_err_noco(MPI_ERR_OTHER, "MPI_Info_create_env", "called before MPI_Init");
-    return PMPI_Info_dup(MPI_INFO_ENV, info);
+    const char *fn = "MPI_Info_create_env";
+    ENTER(fn);
+    if (!info) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "info is NULL");
+    if (!me->objs) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    pthread_mutex_lock(&me->objs->lock);
+    if (!argv || argc < 1) {
+        argc = me->objs->env_argc;
+        argv = me->objs->env_argv;
+    }
+    struct tm_info *in = make_env(me, argc, argv);
+    pthread_mutex_unlock(&me->objs->lock);
+    if (!in) return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    MPI_Info h = add_handle(me, in);
+    if (h == MPI_INFO_NULL) {
+        tm_info_free_obj(in);
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    *info = h;
+    return MPI_SUCCESS;
 }
 TM_ALIAS(Info_create_env)

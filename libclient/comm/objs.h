@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 
+#include "errh.h"
 #include "mpi.h"
 #include "objtab.h"
 
@@ -44,6 +45,14 @@ struct tm_objs {
      * predefined ones are shared by every rank, so each rank keeps its own lists here. */
     struct tm_attr **type_attrs;
     int ntype_attrs;
+    /* The reasons of the last TM_ERR_DETAILS errors of predefined classes that were returned
+     * to the program (errh.c), so that MPI_Error_string of the class gives the specific
+     * text, as MPICH's and Open MPI's users expect; next is the slot to write. */
+    struct tm_err_detail {
+        int code;
+        char text[TM_ERR_DETAIL_LEN];
+    } details[TM_ERR_DETAILS];
+    int next_detail;
 };
 
 struct tm_rank;

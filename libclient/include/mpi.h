@@ -460,6 +460,7 @@ typedef void MPI_T_event_dropped_cb_function(MPI_Count count,
 #define MPI_T_BIND_MPI_WIN 8
 #define MPI_T_BIND_MPI_MESSAGE 9
 #define MPI_T_BIND_MPI_INFO 10
+#define MPI_T_BIND_MPI_SESSION 11
 
 #define MPI_T_SCOPE_CONSTANT 0
 #define MPI_T_SCOPE_READONLY 1

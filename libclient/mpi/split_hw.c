@@ -189,9 +189,12 @@ static int64_t ask_hash(int split_type, const char *value)
     return (int64_t)h + (value ? 1 : 0);
 }
 
-/* MPI_COMM_TYPE_HW_UNGUIDED; out: the caller passed MPI_UNDEFINED (it gets MPI_COMM_NULL). */
+/* MPI_COMM_TYPE_HW_UNGUIDED; out: the caller passed MPI_UNDEFINED (it gets MPI_COMM_NULL).
+ * The level chosen is named by mpi_hw_resource_type in newcomm's info and, as MPICH does and
+ * its users read it, in the caller's info object (unless MPI_INFO_NULL). */
 static int split_unguided(struct tm_rank *me, const char *fn, MPI_Comm comm, int key, int out,
-                          hwloc_topology_t t, hwloc_const_bitmap_t set, MPI_Comm *newcomm)
+                          hwloc_topology_t t, hwloc_const_bitmap_t set, MPI_Info info,
+                          MPI_Comm *newcomm)
 {
     int n = 0, levels = !out && t ? hwloc_topology_get_depth(t) : 1, maxlev = 0;
     PMPI_Comm_size(comm, &n);
@@ -210,7 +213,9 @@ static int split_unguided(struct tm_rank *me, const char *fn, MPI_Comm comm, int
         free(colors);
         err = tm_comm_split(me, fn, comm, out ? MPI_UNDEFINED : color, key, newcomm);
         if (err || out) return err;
-        return set_hint(*newcomm, name);
+        err = set_hint(*newcomm, name);
+        if (!err && info != MPI_INFO_NULL) err = PMPI_Info_set(info, HW_KEY, name);
+        return err;
     }
     free(colors);
     if (err) return err;
@@ -271,7 +276,8 @@ TM_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
             err = tm_err(me, comm, MPI_ERR_COMM, fn,
                          "MPI_COMM_TYPE_HW_UNGUIDED on an inter-communicator is not supported");
         else
-            err = split_unguided(me, fn, comm, key, split_type == MPI_UNDEFINED, t, set, newcomm);
+            err = split_unguided(me, fn, comm, key, split_type == MPI_UNDEFINED, t, set, info,
+                                 newcomm);
     } else {
         int color = value ? hw_color(me, t, set, value) : MPI_UNDEFINED;
         if (cr->c->inter)

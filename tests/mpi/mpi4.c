@@ -208,12 +208,42 @@ static void remove_errors(void)
     CHECK_MPI(MPI_Remove_error_class(cls));
 }
 
+/* MPI 4.1 §11.4.1: MPI_Info_create_env before MPI_Init, with main's arguments, says what the
+ * one after MPI_Init says; MPI_INFO_ENV read before MPI_Init has the command after it. */
+static void env_before_init(int argc, char **argv, MPI_Info pre)
+{
+    char a[MPI_MAX_INFO_VAL], b[MPI_MAX_INFO_VAL];
+    int fa = 0, fb = 0;
+    MPI_Info post;
+    CHECK_MPI(MPI_Info_create_env(argc, argv, &post));
+    const char *keys[] = {"command", "maxprocs", "thread_level", "wdir"};
+    for (int i = 0; i < 4; i++) {
+        CHECK_MPI(MPI_Info_get(pre, keys[i], MPI_MAX_INFO_VAL - 1, a, &fa));
+        CHECK_MPI(MPI_Info_get(post, keys[i], MPI_MAX_INFO_VAL - 1, b, &fb));
+        CHECK(fa && fb && strcmp(a, b) == 0, "create_env %s: before MPI_Init %s, after %s", keys[i],
+              fa ? a : "(none)", fb ? b : "(none)");
+    }
+    CHECK_MPI(MPI_Info_get(pre, "command", MPI_MAX_INFO_VAL - 1, a, &fa));
+    CHECK(fa && strcmp(a, argv[0]) == 0, "create_env command %s, argv[0] %s", a, argv[0]);
+    CHECK_MPI(MPI_Info_get(MPI_INFO_ENV, "command", MPI_MAX_INFO_VAL - 1, b, &fb));
+    CHECK(fb && strcmp(b, argv[0]) == 0, "MPI_INFO_ENV command after MPI_Init: %s",
+          fb ? b : "(none)");
+    CHECK_MPI(MPI_Info_free(&pre));
+    CHECK_MPI(MPI_Info_free(&post));
+}
+
 int main(int argc, char **argv)
 {
+    MPI_Info pre = MPI_INFO_NULL;
+    char v[MPI_MAX_INFO_VAL];
+    int flag;
+    CHECK_MPI(MPI_Info_create_env(argc, argv, &pre));
+    CHECK_MPI(MPI_Info_get(MPI_INFO_ENV, "maxprocs", MPI_MAX_INFO_VAL - 1, v, &flag));
     CHECK_MPI(MPI_Init(&argc, &argv));
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    env_before_init(argc, argv, pre);
     version();
     from_groups();
     from_group();

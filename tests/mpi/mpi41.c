@@ -96,8 +96,11 @@ static void hw_split(int rank, int size)
         if (c != MPI_COMM_NULL) CHECK_MPI(MPI_Comm_free(&c));
     }
 
-    /* unguided: a strict subset, within one resource of the level it names */
-    c = split_kind(MPI_COMM_TYPE_HW_UNGUIDED, NULL);
+    /* unguided: a strict subset, within one resource of the level it names; the level is
+     * named in newcomm's info and in the info passed (what MPICH's users read) */
+    MPI_Info given;
+    CHECK_MPI(MPI_Info_create(&given));
+    CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, given, &c));
     if (size == 1) CHECK(c == MPI_COMM_NULL, "one rank has no strict subset but got one");
     if (c != MPI_COMM_NULL) {
         CHECK_MPI(MPI_Comm_size(c, &n));
@@ -107,9 +110,15 @@ static void hw_split(int rank, int size)
         CHECK_MPI(MPI_Info_get_string(used, "mpi_hw_resource_type", &(int){sizeof v}, v, &flag));
         CHECK(flag, "unguided: newcomm's info has no mpi_hw_resource_type");
         CHECK_MPI(MPI_Info_free(&used));
+        char g[64];
+        int gflag = 0;
+        CHECK_MPI(MPI_Info_get_string(given, "mpi_hw_resource_type", &(int){sizeof g}, g, &gflag));
+        CHECK(gflag && !strcmp(g, v), "unguided: the info passed says %s, newcomm's %s",
+              gflag ? g : "nothing", v);
         same_resource(c, v);
         CHECK_MPI(MPI_Comm_free(&c));
     }
+    CHECK_MPI(MPI_Info_free(&given));
 
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int err = MPI_Comm_split_type(MPI_COMM_WORLD, 77, 0, MPI_INFO_NULL, &c);

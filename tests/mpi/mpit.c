@@ -27,6 +27,13 @@ static int cvar_index(const char *name)
 
 static void cvars_described(void)
 {
+    /* MPI 4.0 §15.3.2's binding of a variable to a session is a constant of its own */
+    int binds[] = {MPI_T_BIND_NO_OBJECT,      MPI_T_BIND_MPI_COMM,    MPI_T_BIND_MPI_DATATYPE,
+                   MPI_T_BIND_MPI_ERRHANDLER, MPI_T_BIND_MPI_FILE,    MPI_T_BIND_MPI_GROUP,
+                   MPI_T_BIND_MPI_OP,         MPI_T_BIND_MPI_REQUEST, MPI_T_BIND_MPI_WIN,
+                   MPI_T_BIND_MPI_MESSAGE,    MPI_T_BIND_MPI_INFO};
+    for (size_t b = 0; b < sizeof binds / sizeof *binds; b++)
+        CHECK(binds[b] != MPI_T_BIND_MPI_SESSION, "MPI_T_BIND_MPI_SESSION equals binding %zu", b);
     int n = 0;
     CHECK_MPI(MPI_T_cvar_get_num(&n));
     CHECK(n >= 50, "%d control variables (the fixed ones and tmpid.conf's)", n);

@@ -205,6 +205,11 @@ static void errors(MPI_Session s)
            MPI_ERR_GROUP);
     CHECK(comm_errors == 2, "the given handler ran %d times", comm_errors);
     MPI_Errhandler_free(&given);
+    /* a process left out calls it with MPI_GROUP_EMPTY and gets MPI_COMM_NULL */
+    nc = MPI_COMM_WORLD;
+    CHECK_MPI(MPI_Comm_create_from_group(MPI_GROUP_EMPTY, "empty", MPI_INFO_NULL, MPI_ERRORS_RETURN,
+                                         &nc));
+    CHECK(nc == MPI_COMM_NULL, "Comm_create_from_group(MPI_GROUP_EMPTY) gave %d", nc);
     /* not a session: MPI_COMM_WORLD's handler (returns here) */
     EXPECT(MPI_Session_get_num_psets(12345, MPI_INFO_NULL, &np), MPI_ERR_SESSION);
     MPI_Session none = MPI_SESSION_NULL;
