@@ -77,7 +77,8 @@ int ranks_watch_start(struct ranks_gather *g, uint32_t interval_ms,
 
 /* The watch found job job_id deadlocked: logs report and fills *env (with *d) with the
  * Deadlock frame for the launcher.  Returns 1 when the job asked for --on-deadlock=abort (the
- * caller then ends it), else 0.  Shared by the coordinator and a single node's job host. */
+ * caller then ends it), else 0.  Shared by the coordinator and the agent's side of a single
+ * node's job host (jobhost.c). */
 int ranks_deadlock_frame(uint64_t job_id, Tmpi__DeadlockAction action, const char *report,
                          Tmpi__Deadlock *d, Tmpi__Envelope *env);
 
