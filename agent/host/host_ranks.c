@@ -1,5 +1,5 @@
-/* job_ranks.c — the job host's answer to a RanksQuery (job_ranks.h). */
-#include "job_ranks.h"
+/* host_ranks.c — the job host's answer to a RanksQuery (host_ranks.h). */
+#include "host_ranks.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -37,7 +37,7 @@ static double mono_sec(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int job_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf, size_t *ret_len)
+int host_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf, size_t *ret_len)
 {
     /* the job's own ranks, then those MPI_Comm_spawn started here (job_spawn.h) */
     uint32_t nspawned = job_spawn_ranks(j, NULL, 0);

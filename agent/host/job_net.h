@@ -100,7 +100,7 @@ struct job_net {
     atomic_uint_fast64_t tx_frames[2], tx_bytes[2], rx_frames[2], rx_bytes[2];
     /* Frames this host sent (counted before they go) and frames it received and handed to
      * libtmpi (counted after): what is in flight between nodes, for the deadlock check
-     * (job_ranks.h).  Any thread, seq_cst. */
+     * (host_ranks.h).  Any thread, seq_cst. */
     _Atomic uint64_t frames_sent, frames_handled;
 };
 

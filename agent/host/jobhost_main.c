@@ -28,11 +28,11 @@
 #include "agent.h"
 #include "fault.h"
 #include "host_names.h"
+#include "host_ranks.h"
 #include "host_stdio.h"
 #include "frame.h"
 #include "job.h"
 #include "job_net.h"
-#include "job_ranks.h"
 #include "job_signal.h"
 #include "job_thread.h"
 #include "log.h"
@@ -347,13 +347,13 @@ static void on_stdin_data(const Tmpi__StdinData *d)
     stdin_pump();
 }
 
-/* What the ranks do now (job_ranks.h); a query of another job's uid gets no answer. */
+/* What the ranks do now (host_ranks.h); a query of another job's uid gets no answer. */
 static void on_ranks_query(const Tmpi__RanksQuery *q)
 {
     if (q->uid != host.member_uid) return;
     uint8_t *buf;
     size_t len;
-    if (job_ranks_report(host.job, q, &buf, &len) < 0) {
+    if (host_ranks_report(host.job, q, &buf, &len) < 0) {
         log_warning("job %llu: no memory to report its ranks", (unsigned long long)host.job->id);
         return;
     }
