@@ -18,7 +18,6 @@
 #include "job_link.h"
 #include "job_member.h"
 #include "job_quota.h"
-#include "job_signal.h"
 #include "job_spawn.h"
 #include "jobhost.h"
 #include "log.h"

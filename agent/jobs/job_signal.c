@@ -196,15 +196,8 @@ void job_signal_host_forget(void)
 int job_signal(struct job *j, int sig)
 {
     if (job_signal_slot(sig) < 0) return -EINVAL;
-    if (j->host) return jobhost_signal(j, sig);
-    /* Ranks in this process (a member job): run their handlers here, on the loop thread. */
-    siginfo_t info;
-    memset(&info, 0, sizeof info);
-    info.si_signo = sig;
-    info.si_code = SI_USER;
-    info.si_pid = getpid();
-    info.si_uid = getuid();
-    int k = job_signal_run_handlers(j, sig, &info, NULL);
-    if (k >= 0) rank_killed(j, sig, k);
-    return 0;
+    /* The ranks are threads of the job's host, never of the agent (whose jobs have no rank
+     * records): before the host runs there is nobody to signal, and the signal is dropped. */
+    if (!j->host) return 0;
+    return jobhost_signal(j, sig);
 }

@@ -58,9 +58,9 @@ int job_signal_host_install(struct job *j, struct event_base *base);
 /* The job host's job is gone: the handler delivers nothing any more. */
 void job_signal_host_forget(void);
 
-/* Loop thread of an agent: sig arrived for j (SignalJob).  A job in a job host gets it with
- * kill(); a job whose ranks run in this process has its ranks' handlers run here.  0, or
- * -EINVAL for a signal that is not forwarded. */
+/* Loop thread of the agent: sig arrived for j (SignalJob).  The job's host gets it with kill();
+ * a job whose host does not run (yet, or any more) drops it.  0, or -EINVAL for a signal that
+ * is not forwarded. */
 int job_signal(struct job *j, int sig);
 
 #endif
