@@ -19,7 +19,7 @@
 #include "job_limits.h"
 #include "job_net.h"
 #include "job_pools.h"
-#include "job_signal.h"
+#include "host_signal.h"
 #include "job_spawn.h"
 #include "jobhost.h"
 #include "log.h"

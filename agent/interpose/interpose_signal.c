@@ -1,12 +1,12 @@
 /* interpose_signal.c — sigaction() and signal() of a rank for SIGUSR1 and SIGUSR2: the
- * disposition is the rank's own (job_signal.h), since the process-wide one can hold only one
+ * disposition is the rank's own (host_signal.h), since the process-wide one can hold only one
  * copy's handler.  Every other signal, and every caller that is not a rank, goes to libc. */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
 
+#include "host_signal.h"
 #include "interpose.h"
-#include "job_signal.h"
 #include "rank.h"
 
 #define EXPORT __attribute__((visibility("default")))
