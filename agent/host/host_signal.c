@@ -18,9 +18,12 @@
 
 /* The job host's one job and the pipe its handler reports killed ranks on.  job is set once
  * the job exists and cleared before it is freed (atomic: the handler reads it on any thread);
- * the rest belongs to the loop thread. */
+ * busy counts the handlers running now, and none runs once closed (any thread); the rest
+ * belongs to the loop thread. */
 static struct {
     _Atomic(struct job *) job;
+    atomic_int busy;
+    atomic_int closed;
     int pipe[2];
     struct event *ev;
     struct {
@@ -34,8 +37,8 @@ struct sig_kill {
     int local_rank;
 };
 
-int job_signal_rank_action(struct rank *r, int sig, const struct sigaction *act,
-                           struct sigaction *old)
+int host_signal_rank_action(struct rank *r, int sig, const struct sigaction *act,
+                            struct sigaction *old)
 {
     int s = job_signal_slot(sig);
     if (s < 0) return -EINVAL;
@@ -74,14 +77,17 @@ static void read_slot(struct rank_sigslot *slot, struct sigaction *ret)
     }
 }
 
-int job_signal_run_handlers(struct job *j, int sig, siginfo_t *info, void *uctx)
+/* Runs the handler of every local rank of j for sig, the ranks in order (async-signal-safe:
+ * called from the process handler).  Returns the first local rank whose disposition is the
+ * default (it is killed), or -1. */
+static int run_handlers(struct job *j, int sig, siginfo_t *info, void *uctx)
 {
     int s = job_signal_slot(sig);
     if (s < 0) return -1;
-    /* Unloading waits for us (job_signal_close): no handler runs in an unloaded copy. */
-    atomic_fetch_add_explicit(&j->sig_busy, 1, memory_order_seq_cst);
+    /* Unloading waits for us (host_signal_close): no handler runs in an unloaded copy. */
+    atomic_fetch_add_explicit(&sighost.busy, 1, memory_order_seq_cst);
     int killed = -1;
-    if (!atomic_load_explicit(&j->sig_closed, memory_order_seq_cst)) {
+    if (!atomic_load_explicit(&sighost.closed, memory_order_seq_cst)) {
         struct rank *saved = rank_current();
         /* A signal a rank sent its own thread (raise, pthread_kill, and kill of its own pid,
          * which interpose_proc turns into one) is that rank's alone, as it would be its own
@@ -114,14 +120,14 @@ int job_signal_run_handlers(struct job *j, int sig, siginfo_t *info, void *uctx)
         }
         rank_set_current(saved);
     }
-    atomic_fetch_sub_explicit(&j->sig_busy, 1, memory_order_seq_cst);
+    atomic_fetch_sub_explicit(&sighost.busy, 1, memory_order_seq_cst);
     return killed;
 }
 
-void job_signal_close(struct job *j)
+void host_signal_close(void)
 {
-    atomic_store_explicit(&j->sig_closed, 1, memory_order_seq_cst);
-    while (atomic_load_explicit(&j->sig_busy, memory_order_seq_cst) > 0)
+    atomic_store_explicit(&sighost.closed, 1, memory_order_seq_cst);
+    while (atomic_load_explicit(&sighost.busy, memory_order_seq_cst) > 0)
         sched_yield();
 }
 
@@ -142,7 +148,7 @@ static void on_forwarded(int sig, siginfo_t *info, void *uctx)
     int saved_errno = errno;
     struct job *j = atomic_load_explicit(&sighost.job, memory_order_acquire);
     if (j) {
-        int k = job_signal_run_handlers(j, sig, info, uctx);
+        int k = run_handlers(j, sig, info, uctx);
         if (k >= 0) {
             struct sig_kill rec = {.sig = sig, .local_rank = k};
             long n = syscall(SYS_write, sighost.pipe[1], &rec, sizeof rec);
@@ -162,7 +168,7 @@ static void on_kill_record(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-int job_signal_host_install(struct job *j, struct event_base *base)
+int host_signal_install(struct job *j, struct event_base *base)
 {
     if (pipe2(sighost.pipe, O_CLOEXEC | O_NONBLOCK) < 0) return -errno;
     sighost.ev = event_new(base, sighost.pipe[0], EV_READ | EV_PERSIST, on_kill_record, NULL);
@@ -181,7 +187,7 @@ int job_signal_host_install(struct job *j, struct event_base *base)
     return 0;
 }
 
-void job_signal_host_forget(void)
+void host_signal_forget(void)
 {
     atomic_store_explicit(&sighost.job, NULL, memory_order_release);
     if (sighost.ev) event_free(sighost.ev);

@@ -5,7 +5,7 @@
  * a handler a rank installs is that copy's function working on that copy's globals.  The
  * process-wide disposition of SIGUSR1/SIGUSR2 can hold only one of them; instead, a rank's
  * sigaction()/signal() for these two signals is recorded in the rank (interpose_signal.c) and
- * the process handler (job_signal_host_install) runs the handler of every rank in turn.  What
+ * the process handler (host_signal_install) runs the handler of every rank in turn.  What
  * a rank sees, per rank, is what a process of mpirun's would:
  *   - a handler it installed runs once per signal, with the siginfo of the signal;
  *   - SIG_IGN: nothing;
@@ -38,24 +38,19 @@ struct rank_sigslot {
 
 /* A rank's sigaction for a forwardable signal: records act (when not NULL) and returns the
  * previous disposition in old (when not NULL).  0 or -EINVAL. */
-int job_signal_rank_action(struct rank *r, int sig, const struct sigaction *act,
-                           struct sigaction *old);
-
-/* Runs the handler of every local rank of j for sig, the ranks in order (async-signal-safe:
- * called from the process handler).  Returns the first local rank whose disposition is the
- * default (it is killed), or -1. */
-int job_signal_run_handlers(struct job *j, int sig, siginfo_t *info, void *uctx);
+int host_signal_rank_action(struct rank *r, int sig, const struct sigaction *act,
+                            struct sigaction *old);
 
 /* Job thread, before the images are unloaded: no handler runs from now on, and none still
  * runs when this returns. */
-void job_signal_close(struct job *j);
+void host_signal_close(void);
 
 /* A job host: installs the process handler of SIGUSR1/SIGUSR2 for job j (whose loop thread
  * runs base).  A rank killed by the default action fails j from the loop thread.  0 or a
  * negative errno. */
 struct event_base;
-int job_signal_host_install(struct job *j, struct event_base *base);
+int host_signal_install(struct job *j, struct event_base *base);
 /* The job host's job is gone: the handler delivers nothing any more. */
-void job_signal_host_forget(void);
+void host_signal_forget(void);
 
 #endif

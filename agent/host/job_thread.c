@@ -510,7 +510,7 @@ static void *job_thread(void *arg)
     j->client_created = 0;
     pthread_mutex_unlock(&j->client_mu);
     carriers_free(j);
-    job_signal_close(j);
+    host_signal_close();
     int left = atomic_load_explicit(&j->child_threads, memory_order_acquire);
     if (left > 0) {
         /* Unloading would pull the code from under them: the process ends instead, and they

@@ -529,7 +529,7 @@ void jobhost_job_done(struct agent *a, struct job *j)
     a->jobs = NULL;
     a->njobs = 0;
     host.job = NULL;
-    job_signal_host_forget();
+    host_signal_forget();
     host_stdio_stop();
     job_free(j);
     host.done = 1;
@@ -716,7 +716,7 @@ static int start_job(struct agent *a, unsigned long long job_id, uid_t uid, gid_
         job_free(j);
         return 1;
     }
-    r = job_signal_host_install(j, a->base);
+    r = host_signal_install(j, a->base);
     if (r < 0) {
         log_errno(LOG_ERR, r, "job %llu: cannot set up signal forwarding", job_id);
         host_stdio_stop();

@@ -15,7 +15,7 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 {
     struct rank *r = rank_current();
     if (r && job_signal_slot(sig) >= 0) {
-        int rc = job_signal_rank_action(r, sig, act, old);
+        int rc = host_signal_rank_action(r, sig, act, old);
         if (rc < 0) {
             errno = -rc;
             return -1;
@@ -35,7 +35,7 @@ EXPORT void (*signal(int sig, void (*handler)(int)))(int)
     act.sa_handler = handler;
     act.sa_flags = SA_RESTART;
     sigemptyset(&act.sa_mask);
-    if (job_signal_rank_action(r, sig, &act, &old) < 0) {
+    if (host_signal_rank_action(r, sig, &act, &old) < 0) {
         errno = EINVAL;
         return SIG_ERR;
     }

@@ -196,10 +196,6 @@ struct job {
      * loop thread only, NULL in the job host and for member jobs. */
     struct ranks_gather *rq;
 
-    /* Forwarded signals (job_signal.h): handlers running now, and no more once closed. */
-    atomic_int sig_busy;
-    atomic_int sig_closed;
-
     struct event *done_ev; /* activated by the job thread when it is finished */
     struct conn *conn;     /* loop thread only */
     struct job *next;      /* agent's list, loop thread only */
