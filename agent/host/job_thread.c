@@ -15,6 +15,7 @@
 #include "carrier_join.h"
 #include "frame.h"
 #include "host_app.h"
+#include "host_proc.h"
 #include "job.h"
 #include "job_bind.h"
 #include "job_limits.h"

@@ -28,6 +28,7 @@
 #include "agent.h"
 #include "fault.h"
 #include "host_names.h"
+#include "host_proc.h"
 #include "host_ranks.h"
 #include "host_signal.h"
 #include "host_stdio.h"
@@ -41,25 +42,9 @@
 #include "progcache.h"
 #include "svc_init.h"
 
-/* The host's one job and its channel; set up by jobhost_main, then loop thread only. */
-static struct {
-    struct agent *a;
-    struct job *job;
-    struct bufferevent *chan;
-    struct event *orphan_timer; /* the agent went away: leave after the kill grace */
-    struct event *links_ev;     /* member: JOBHOST_LINKS_FD readable */
-    struct event *traffic_ev;   /* member: LinkTraffic every JOBHOST_TRAFFIC_MS */
-    uint64_t member_uid;        /* member: the job's uid on every node, else 0 */
-    int done;                   /* the job was freed: leave once the channel is flushed */
-    struct event *abandon_ev;   /* jobhost_abandon: the job thread cannot finish the job */
-    /* Rank 0's stdin: the write end of the pipe that is the process's fd 0 (-1: none or
-     * closed), what came from the launcher and is not in the pipe yet (at most the window,
-     * msg_check.h), and whether its end came. */
-    int stdin_fd;
-    struct evbuffer *stdin_buf;
-    struct event *stdin_ev;
-    int stdin_eof;
-} host = {.stdin_fd = -1};
+/* The job host process's state (host_proc.h): the one instance, which jobhost_abandon and
+ * the job-done upcall (registered without an argument) reach. */
+static struct host_proc host = {.stdin_fd = -1};
 
 static int parse_user(const char *s, uid_t *uid, gid_t *gid, pid_t *pid)
 {
@@ -157,12 +142,12 @@ static int cpu_free(void *arg, int spinning)
 
 /* The job cannot start: the reason goes to the launcher in a JobEnd of status 1, or to a
  * member's coordinator as the JobLoaded that says it cannot run here. */
-static int fail_early(unsigned long long job_id, const char *reason)
+static int fail_early(const struct host_proc *h, unsigned long long job_id, const char *reason)
 {
     log_error("job %llu: %s", job_id, reason);
-    if (host.member_uid) {
+    if (h->member_uid) {
         Tmpi__JobLoaded jl = TMPI__JOB_LOADED__INIT;
-        jl.uid = host.member_uid;
+        jl.uid = h->member_uid;
         jl.ok = 0;
         jl.error = (char *)reason;
         Tmpi__Envelope out = TMPI__ENVELOPE__INIT;
@@ -229,19 +214,20 @@ static void raise_fd_limit(void)
     }
 }
 
-static void maybe_leave(void)
+static void maybe_leave(struct host_proc *h)
 {
-    if (host.done && evbuffer_get_length(bufferevent_get_output(host.chan)) == 0)
-        event_base_loopbreak(host.a->base);
+    if (h->done && evbuffer_get_length(bufferevent_get_output(h->chan)) == 0)
+        event_base_loopbreak(h->a->base);
 }
 
 static void on_abandon(evutil_socket_t fd, short what, void *arg)
 {
-    /* host.job stays: the process leaves with _exit once the channel is flushed, the
+    struct host_proc *h = arg;
+    /* h->job stays: the process leaves with _exit once the channel is flushed, the
      * remaining images never unloaded (their destructors would need ld.so's lock, which the
      * job thread holds) */
-    host.done = 1;
-    maybe_leave();
+    h->done = 1;
+    maybe_leave(h);
 }
 
 void jobhost_abandon(void)
@@ -258,7 +244,7 @@ static void on_orphan_timeout(evutil_socket_t fd, short what, void *arg)
 /* fd 0 of the process: a pipe the launcher's stdin is fed into when the job has one
  * (rank 0 reads it; interpose_stdin.c gives the other ranks end of file), else /dev/null.
  * Never the agent's own stdin.  0 or a negative errno. */
-static int setup_stdin(int open_it)
+static int setup_stdin(struct host_proc *h, int open_it)
 {
     int p[2];
     if (!open_it) {
@@ -281,11 +267,11 @@ static int setup_stdin(int open_it)
         fcntl(0, F_SETFD, 0);
     }
     fcntl(p[1], F_SETFL, O_NONBLOCK);
-    host.stdin_fd = p[1];
+    h->stdin_fd = p[1];
     return 0;
 }
 
-static void send_stdin_ack(uint64_t bytes)
+static void send_stdin_ack(struct host_proc *h, uint64_t bytes)
 {
     Tmpi__StdinAck ack = TMPI__STDIN_ACK__INIT;
     ack.bytes = bytes;
@@ -295,74 +281,75 @@ static void send_stdin_ack(uint64_t bytes)
     uint8_t *buf;
     size_t len;
     if (frame_encode(&env, FRAME_DEFAULT_MAX, &buf, &len) == 0) {
-        bufferevent_write(host.chan, buf, len);
+        bufferevent_write(h->chan, buf, len);
         free(buf);
     }
 }
 
-static void close_stdin(void)
+static void close_stdin(struct host_proc *h)
 {
-    if (host.stdin_ev) event_del(host.stdin_ev);
-    close(host.stdin_fd);
-    host.stdin_fd = -1;
+    if (h->stdin_ev) event_del(h->stdin_ev);
+    close(h->stdin_fd);
+    h->stdin_fd = -1;
 }
 
 /* Moves what the launcher sent into the pipe as far as it takes it; each move is
  * acknowledged, so the launcher sends more only as rank 0 reads. */
-static void stdin_pump(void)
+static void stdin_pump(struct host_proc *h)
 {
-    while (host.stdin_fd >= 0 && evbuffer_get_length(host.stdin_buf) > 0) {
-        int n = evbuffer_write(host.stdin_buf, host.stdin_fd);
+    while (h->stdin_fd >= 0 && evbuffer_get_length(h->stdin_buf) > 0) {
+        int n = evbuffer_write(h->stdin_buf, h->stdin_fd);
         if (n > 0) {
-            send_stdin_ack((uint64_t)n);
+            send_stdin_ack(h, (uint64_t)n);
             continue;
         }
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-            event_add(host.stdin_ev, NULL);
+            event_add(h->stdin_ev, NULL);
             return;
         }
         /* nobody can read it any more (EPIPE): take the rest, so the launcher is not stuck */
-        size_t rest = evbuffer_get_length(host.stdin_buf);
-        evbuffer_drain(host.stdin_buf, rest);
-        send_stdin_ack(rest);
-        close_stdin();
+        size_t rest = evbuffer_get_length(h->stdin_buf);
+        evbuffer_drain(h->stdin_buf, rest);
+        send_stdin_ack(h, rest);
+        close_stdin(h);
     }
-    if (host.stdin_fd >= 0 && host.stdin_eof && evbuffer_get_length(host.stdin_buf) == 0)
-        close_stdin(); /* rank 0 reads end of file */
+    if (h->stdin_fd >= 0 && h->stdin_eof && evbuffer_get_length(h->stdin_buf) == 0)
+        close_stdin(h); /* rank 0 reads end of file */
 }
 
 static void on_stdin_writable(evutil_socket_t fd, short what, void *arg)
 {
-    stdin_pump();
+    stdin_pump(arg);
 }
 
-static void on_stdin_data(const Tmpi__StdinData *d)
+static void on_stdin_data(struct host_proc *h, const Tmpi__StdinData *d)
 {
-    if (host.stdin_fd < 0) {
-        send_stdin_ack(d->data.len); /* closed already: taken and dropped */
+    if (h->stdin_fd < 0) {
+        send_stdin_ack(h, d->data.len); /* closed already: taken and dropped */
         return;
     }
-    if (d->data.len) evbuffer_add(host.stdin_buf, d->data.data, d->data.len);
-    if (d->eof) host.stdin_eof = 1;
-    stdin_pump();
+    if (d->data.len) evbuffer_add(h->stdin_buf, d->data.data, d->data.len);
+    if (d->eof) h->stdin_eof = 1;
+    stdin_pump(h);
 }
 
 /* What the ranks do now (host_ranks.h); a query of another job's uid gets no answer. */
-static void on_ranks_query(const Tmpi__RanksQuery *q)
+static void on_ranks_query(struct host_proc *h, const Tmpi__RanksQuery *q)
 {
-    if (q->uid != host.member_uid) return;
+    if (q->uid != h->member_uid) return;
     uint8_t *buf;
     size_t len;
-    if (host_ranks_report(host.job, q, &buf, &len) < 0) {
-        log_warning("job %llu: no memory to report its ranks", (unsigned long long)host.job->id);
+    if (host_ranks_report(h->job, q, &buf, &len) < 0) {
+        log_warning("job %llu: no memory to report its ranks", (unsigned long long)h->job->id);
         return;
     }
-    bufferevent_write(host.chan, buf, len);
+    bufferevent_write(h->chan, buf, len);
     free(buf);
 }
 
 static void chan_read(struct bufferevent *bev, void *arg)
 {
+    struct host_proc *h = arg;
     struct evbuffer *in = bufferevent_get_input(bev);
     while (evbuffer_get_length(in) >= FRAME_HEADER_SIZE) {
         uint8_t hdr[FRAME_HEADER_SIZE];
@@ -374,24 +361,24 @@ static void chan_read(struct bufferevent *bev, void *arg)
         Tmpi__Envelope *env = frame_decode(evbuffer_pullup(in, (ev_ssize_t)len), len);
         evbuffer_drain(in, len);
         if (!env) break;
-        if (env->msg_case == TMPI__ENVELOPE__MSG_JOB_CANCEL && host.job)
-            job_cancel(host.job, env->job_cancel->exit_status,
+        if (env->msg_case == TMPI__ENVELOPE__MSG_JOB_CANCEL && h->job)
+            job_cancel(h->job, env->job_cancel->exit_status,
                        env->job_cancel->reason ? env->job_cancel->reason : "cancelled");
         else if (env->msg_case == TMPI__ENVELOPE__MSG_STDIN_DATA)
-            on_stdin_data(env->stdin_data);
-        else if (env->msg_case == TMPI__ENVELOPE__MSG_JOB_GO && host.job && host.job->net)
-            job_go(host.job);
-        else if (env->msg_case == TMPI__ENVELOPE__MSG_JOB_RELEASE && host.job && host.job->net)
-            job_release(host.job);
-        else if (env->msg_case == TMPI__ENVELOPE__MSG_RANKS_QUERY && host.job)
-            on_ranks_query(env->ranks_query);
+            on_stdin_data(h, env->stdin_data);
+        else if (env->msg_case == TMPI__ENVELOPE__MSG_JOB_GO && h->job && h->job->net)
+            job_go(h->job);
+        else if (env->msg_case == TMPI__ENVELOPE__MSG_JOB_RELEASE && h->job && h->job->net)
+            job_release(h->job);
+        else if (env->msg_case == TMPI__ENVELOPE__MSG_RANKS_QUERY && h->job)
+            on_ranks_query(h, env->ranks_query);
         else if (env->msg_case == TMPI__ENVELOPE__MSG_NAME_REPLY)
             host_names_reply(env->name_reply);
         frame_free(env);
     }
     if (evbuffer_get_length(in) >= FRAME_HEADER_SIZE) {
         log_error("job host: malformed frame from the agent");
-        if (host.job) job_cancel(host.job, 1, "malformed frame from the agent");
+        if (h->job) job_cancel(h->job, 1, "malformed frame from the agent");
         evbuffer_drain(in, evbuffer_get_length(in));
     }
 }
@@ -449,6 +436,7 @@ static int ask_relink(struct job *j, int node, int channel)
  * coordinator hears JobLinked from us, so no JobGo can come before the links. */
 static void on_links(evutil_socket_t fd, short what, void *arg)
 {
+    struct host_proc *h = arg;
     for (;;) {
         struct jobhost_link_msg m;
         struct iovec iov = {.iov_base = &m, .iov_len = sizeof m};
@@ -464,7 +452,7 @@ static void on_links(evutil_socket_t fd, short what, void *arg)
         if (n < 0 && errno == EINTR) continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
         if (n <= 0) {
-            event_del(host.links_ev); /* the agent closed it: no more links */
+            event_del(h->links_ev); /* the agent closed it: no more links */
             return;
         }
         int link_fd = -1;
@@ -472,7 +460,7 @@ static void on_links(evutil_socket_t fd, short what, void *arg)
         if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
             c->cmsg_len == CMSG_LEN(sizeof(int)))
             memcpy(&link_fd, CMSG_DATA(c), sizeof link_fd);
-        struct job *j = host.job;
+        struct job *j = h->job;
         if (link_fd < 0 || n != (ssize_t)sizeof m || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
             !j || !j->net) {
             if (link_fd >= 0) close(link_fd);
@@ -493,38 +481,42 @@ static void on_links(evutil_socket_t fd, short what, void *arg)
 
 static void chan_write(struct bufferevent *bev, void *arg)
 {
-    struct job *j = host.job;
+    struct host_proc *h = arg;
+    struct job *j = h->job;
     if (j) {
         pthread_mutex_lock(&j->drain_mu);
         atomic_fetch_add(&j->drain_gen, 1);
         pthread_cond_broadcast(&j->drain_cv);
         pthread_mutex_unlock(&j->drain_mu);
     }
-    maybe_leave();
+    maybe_leave(h);
 }
 
 static void chan_event(struct bufferevent *bev, short what, void *arg)
 {
+    struct host_proc *h = arg;
     if (!(what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))) return;
-    if (host.done) {
-        event_base_loopbreak(host.a->base);
+    if (h->done) {
+        event_base_loopbreak(h->a->base);
         return;
     }
     host_names_channel(NULL); /* no answer will come */
-    if (host.job) job_detach(host.job, "the agent went away");
-    struct timeval tv = {.tv_sec = host.a->cfg.kill_grace_sec};
-    evtimer_add(host.orphan_timer, &tv);
+    if (h->job) job_detach(h->job, "the agent went away");
+    struct timeval tv = {.tv_sec = h->a->cfg.kill_grace_sec};
+    evtimer_add(h->orphan_timer, &tv);
 }
 
 /* A member's data-link counters to the agent now and then, so that its metrics move while
  * the job runs (the last count goes with JobUnloaded). */
 static void on_traffic_timer(evutil_socket_t fd, short what, void *arg)
 {
-    if (host.job && host.job->net) job_send_link_traffic(host.job);
+    struct host_proc *h = arg;
+    if (h->job && h->job->net) job_send_link_traffic(h->job);
 }
 
-/* Called by agent_job_done in a job host: the job is over and unloaded. */
-void jobhost_job_done(struct agent *a, struct job *j)
+/* agent_job_done in the job host (agent.h job_done): the job is over and unloaded; leave once
+ * its frames left. */
+static void jobhost_job_done(struct agent *a, struct job *j)
 {
     a->jobs = NULL;
     a->njobs = 0;
@@ -533,7 +525,7 @@ void jobhost_job_done(struct agent *a, struct job *j)
     host_stdio_stop();
     job_free(j);
     host.done = 1;
-    maybe_leave();
+    maybe_leave(&host);
 }
 
 /* The job the agent sent on the channel: a single-node job (SubmitJob) or one node's part of a
@@ -551,8 +543,9 @@ struct host_order {
 };
 
 /* Set-up 1: reads the job from the channel.  0, or the exit status. */
-static int read_order(struct agent *a, unsigned long long job_id, struct host_order *o)
+static int read_order(struct host_proc *h, unsigned long long job_id, struct host_order *o)
 {
+    struct agent *a = h->a;
     int r = frame_read_fd(JOBHOST_CHANNEL_FD, a->cfg.max_frame_size, &o->env);
     if (r < 0 || (o->env->msg_case != TMPI__ENVELOPE__MSG_SUBMIT &&
                   o->env->msg_case != TMPI__ENVELOPE__MSG_JOB_ASSIGN)) {
@@ -562,7 +555,7 @@ static int read_order(struct agent *a, unsigned long long job_id, struct host_or
     if (o->env->msg_case == TMPI__ENVELOPE__MSG_JOB_ASSIGN) {
         const Tmpi__JobAssign *ja = o->env->job_assign;
         o->ja = ja;
-        host.member_uid = ja->uid;
+        h->member_uid = ja->uid;
         o->cwd = ja->cwd;
         o->mask = ja->umask;
         o->mask_set = ja->umask_set;
@@ -588,9 +581,10 @@ static int read_order(struct agent *a, unsigned long long job_id, struct host_or
 
 /* Set-up 2: the host becomes the submitter, in the job's directory, umask, stdin and
  * environment.  0, or the exit status (the launcher or coordinator was told why). */
-static int become_submitter(struct agent *a, unsigned long long job_id, uid_t uid, gid_t gid,
+static int become_submitter(struct host_proc *h, unsigned long long job_id, uid_t uid, gid_t gid,
                             const struct host_order *o)
 {
+    struct agent *a = h->a;
     char err[600];
     struct passwd pw, *pwp = NULL;
     char pwbuf[4096];
@@ -610,7 +604,7 @@ static int become_submitter(struct agent *a, unsigned long long job_id, uid_t ui
         r = -1;
     }
     /* a member's stdin: the launcher's when rank 0 is here (job_new_member checks that) */
-    if (r == 0 && setup_stdin(o->s ? o->s->stdin_open : o->ja->stdin_open) < 0) {
+    if (r == 0 && setup_stdin(h, o->s ? o->s->stdin_open : o->ja->stdin_open) < 0) {
         snprintf(err, sizeof err, "cannot set up the ranks' standard input: %s", strerror(errno));
         r = -1;
     }
@@ -618,7 +612,7 @@ static int become_submitter(struct agent *a, unsigned long long job_id, uid_t ui
         snprintf(err, sizeof err, "cannot set the ranks' environment: out of memory");
         r = -1;
     }
-    return r < 0 ? fail_early(job_id, err) : 0;
+    return r < 0 ? fail_early(h, job_id, err) : 0;
 }
 
 /* Set-up 3: the process-wide runtime the ranks and libtmpi use: threads for libevent, fault
@@ -647,36 +641,38 @@ static int runtime_init(struct agent *a)
 
 /* Channel: the event base, the agent's channel as a bufferevent, the orphan and abandon
  * events and rank 0's stdin pump.  0 or -1 (what was made is freed by host_teardown). */
-static int open_channel(struct agent *a)
+static int open_channel(struct host_proc *h)
 {
+    struct agent *a = h->a;
     a->base = event_base_new();
     if (!a->base) return -1;
-    host.orphan_timer = evtimer_new(a->base, on_orphan_timeout, NULL);
-    host.abandon_ev = event_new(a->base, -1, 0, on_abandon, NULL);
-    host.chan = bufferevent_socket_new(a->base, JOBHOST_CHANNEL_FD,
-                                       BEV_OPT_CLOSE_ON_FREE | BEV_OPT_THREADSAFE |
-                                           BEV_OPT_DEFER_CALLBACKS | BEV_OPT_UNLOCK_CALLBACKS);
-    if (!host.chan || !host.orphan_timer || !host.abandon_ev) return -1;
-    host.stdin_buf = evbuffer_new();
-    if (!host.stdin_buf) return -1;
-    if (host.stdin_fd >= 0) {
-        host.stdin_ev = event_new(a->base, host.stdin_fd, EV_WRITE, on_stdin_writable, NULL);
-        if (!host.stdin_ev) return -1;
+    h->orphan_timer = evtimer_new(a->base, on_orphan_timeout, NULL);
+    h->abandon_ev = event_new(a->base, -1, 0, on_abandon, h);
+    h->chan = bufferevent_socket_new(a->base, JOBHOST_CHANNEL_FD,
+                                     BEV_OPT_CLOSE_ON_FREE | BEV_OPT_THREADSAFE |
+                                         BEV_OPT_DEFER_CALLBACKS | BEV_OPT_UNLOCK_CALLBACKS);
+    if (!h->chan || !h->orphan_timer || !h->abandon_ev) return -1;
+    h->stdin_buf = evbuffer_new();
+    if (!h->stdin_buf) return -1;
+    if (h->stdin_fd >= 0) {
+        h->stdin_ev = event_new(a->base, h->stdin_fd, EV_WRITE, on_stdin_writable, h);
+        if (!h->stdin_ev) return -1;
     }
     evutil_make_socket_nonblocking(JOBHOST_CHANNEL_FD);
-    bufferevent_setcb(host.chan, chan_read, chan_write, chan_event, NULL);
-    bufferevent_enable(host.chan, EV_READ | EV_WRITE);
-    host_stdio_channel(host.chan);
-    host_names_channel(host.chan);
+    bufferevent_setcb(h->chan, chan_read, chan_write, chan_event, h);
+    bufferevent_enable(h->chan, EV_READ | EV_WRITE);
+    host_stdio_channel(h->chan);
+    host_names_channel(h->chan);
     return 0;
 }
 
 /* Run loop, part 1: the programs, a member's receive daemons, the job and its start; the job
  * holds progs[] once it is started (entries set to NULL).  0 when the job runs, else the exit
  * status (told to the launcher or coordinator where the job could not be built). */
-static int start_job(struct agent *a, unsigned long long job_id, uid_t uid, gid_t gid, pid_t pid,
-                     const struct host_order *o, struct program **progs, size_t nprogs)
+static int start_job(struct host_proc *h, unsigned long long job_id, uid_t uid, gid_t gid,
+                     pid_t pid, const struct host_order *o, struct program **progs, size_t nprogs)
 {
+    struct agent *a = h->a;
     const Tmpi__SubmitJob *s = o->s;
     const Tmpi__JobAssign *ja = o->ja;
     size_t n_apps = ja ? ja->n_apps : s->n_apps;
@@ -693,19 +689,19 @@ static int start_job(struct agent *a, unsigned long long job_id, uid_t uid, gid_
         r = netd_new(a->cfg.recv_threads, NETD_MAX_PAYLOAD, &a->netd);
         if (r == 0) netd_set_spin(a->netd, a->cfg.recv_spin_ns, cpu_free, a);
         if (r == 0) netd_set_resend_max(a->netd, a->cfg.link_resend_max);
-        host.links_ev = event_new(a->base, JOBHOST_LINKS_FD, EV_READ | EV_PERSIST, on_links, NULL);
-        if (r < 0 || !host.links_ev) {
+        h->links_ev = event_new(a->base, JOBHOST_LINKS_FD, EV_READ | EV_PERSIST, on_links, h);
+        if (r < 0 || !h->links_ev) {
             snprintf(err, sizeof err, "cannot start the receive daemons on %s: %s", a->cfg.name,
                      strerror(r < 0 ? -r : ENOMEM));
-            return fail_early(job_id, err);
+            return fail_early(h, job_id, err);
         }
     }
     struct job *j;
-    r = ja ? job_new_member(a, ja, host.chan, &j, err, sizeof err)
-           : job_new(a, s, uid, pid, host.chan, &j, err, sizeof err);
+    r = ja ? job_new_member(a, ja, h->chan, &j, err, sizeof err)
+           : job_new(a, s, uid, pid, h->chan, &j, err, sizeof err);
     if (r < 0) {
         if (r == -ENOMEM) snprintf(err, sizeof err, "out of memory");
-        return fail_early(job_id, err);
+        return fail_early(h, job_id, err);
     }
     j->id = job_id; /* the agent's id for it (job_id.h), in every log record of the host */
     j->gid = gid;
@@ -723,7 +719,7 @@ static int start_job(struct agent *a, unsigned long long job_id, uid_t uid, gid_
         job_free(j);
         return 1;
     }
-    host.job = j;
+    h->job = j;
     a->jobs = j;
     a->njobs = 1;
     r = job_start(j, progs); /* the job holds the programs now, also on failure */
@@ -731,26 +727,27 @@ static int start_job(struct agent *a, unsigned long long job_id, uid_t uid, gid_
         progs[k] = NULL;
     if (r < 0) {
         log_errno(LOG_ERR, r, "job %llu: cannot start", job_id);
-        host.job = NULL;
+        h->job = NULL;
         a->jobs = NULL;
         host_stdio_stop();
         job_free(j);
         return 1;
     }
-    if (host.links_ev) event_add(host.links_ev, NULL);
+    if (h->links_ev) event_add(h->links_ev, NULL);
     if (j->net) {
         struct timeval tv = {.tv_sec = JOBHOST_TRAFFIC_MS / 1000,
                              .tv_usec = JOBHOST_TRAFFIC_MS % 1000 * 1000};
-        host.traffic_ev = event_new(a->base, -1, EV_PERSIST, on_traffic_timer, NULL);
-        if (host.traffic_ev) event_add(host.traffic_ev, &tv); /* without it: counted at the end */
+        h->traffic_ev = event_new(a->base, -1, EV_PERSIST, on_traffic_timer, h);
+        if (h->traffic_ev) event_add(h->traffic_ev, &tv); /* without it: counted at the end */
     }
     return 0;
 }
 
 /* After the run loop (or a failed start): frees what set-up and the channel made. */
-static void host_teardown(struct agent *a)
+static void host_teardown(struct host_proc *h)
 {
-    if (host.job) {
+    struct agent *a = h->a;
+    if (h->job) {
         /* leaving with ranks still running (the agent went away), or a job thread stuck in
          * unloading (jobhost_abandon): do not unload under them */
         _exit(1);
@@ -758,14 +755,14 @@ static void host_teardown(struct agent *a)
     host_stdio_stop();
     host_stdio_channel(NULL);
     host_names_channel(NULL);
-    if (host.chan) bufferevent_free(host.chan);
-    if (host.orphan_timer) event_free(host.orphan_timer);
-    if (host.abandon_ev) event_free(host.abandon_ev);
-    if (host.stdin_ev) event_free(host.stdin_ev);
-    if (host.stdin_buf) evbuffer_free(host.stdin_buf);
-    if (host.stdin_fd >= 0) close(host.stdin_fd);
-    if (host.links_ev) event_free(host.links_ev);
-    if (host.traffic_ev) event_free(host.traffic_ev);
+    if (h->chan) bufferevent_free(h->chan);
+    if (h->orphan_timer) event_free(h->orphan_timer);
+    if (h->abandon_ev) event_free(h->abandon_ev);
+    if (h->stdin_ev) event_free(h->stdin_ev);
+    if (h->stdin_buf) evbuffer_free(h->stdin_buf);
+    if (h->stdin_fd >= 0) close(h->stdin_fd);
+    if (h->links_ev) event_free(h->links_ev);
+    if (h->traffic_ev) event_free(h->traffic_ev);
     netd_free(a->netd); /* every link was freed with the job */
     a->netd = NULL;
     if (a->base) {
@@ -807,8 +804,8 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
     a->host_parts = &job_thread_parts;
 
     struct host_order o = {0};
-    int rc = read_order(a, job_id, &o);
-    if (rc == 0) rc = become_submitter(a, job_id, uid, gid, &o);
+    int rc = read_order(&host, job_id, &o);
+    if (rc == 0) rc = become_submitter(&host, job_id, uid, gid, &o);
     if (rc == 0) rc = runtime_init(a);
     if (rc != 0) {
         if (o.env) frame_free(o.env);
@@ -819,12 +816,13 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
     size_t nprogs = n_apps ? n_apps : 1;
     struct program **progs = calloc(nprogs, sizeof *progs);
     rc = 1;
-    if (open_channel(a) == 0 && progs) rc = start_job(a, job_id, uid, gid, pid, &o, progs, nprogs);
+    if (open_channel(&host) == 0 && progs)
+        rc = start_job(&host, job_id, uid, gid, pid, &o, progs, nprogs);
     frame_free(o.env); /* the job keeps copies of what it needs */
     if (rc == 0) event_base_dispatch(a->base);
     for (size_t k = 0; progs && k < nprogs; k++)
         if (progs[k]) progcache_release(&a->cache, progs[k]);
     free(progs);
-    host_teardown(a);
+    host_teardown(&host);
     return rc;
 }
