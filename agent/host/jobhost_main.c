@@ -142,7 +142,7 @@ static int cpu_free(void *arg, int spinning)
 
 /* The job cannot start: the reason goes to the launcher in a JobEnd of status 1, or to a
  * member's coordinator as the JobLoaded that says it cannot run here. */
-static int fail_early(const struct host_proc *h, unsigned long long job_id, const char *reason)
+static int host_fail_early(const struct host_proc *h, unsigned long long job_id, const char *reason)
 {
     log_error("job %llu: %s", job_id, reason);
     if (h->member_uid) {
@@ -214,7 +214,7 @@ static void raise_fd_limit(void)
     }
 }
 
-static void maybe_leave(struct host_proc *h)
+static void host_channel_maybe_leave(struct host_proc *h)
 {
     if (h->done && evbuffer_get_length(bufferevent_get_output(h->chan)) == 0)
         event_base_loopbreak(h->a->base);
@@ -227,7 +227,7 @@ static void on_abandon(evutil_socket_t fd, short what, void *arg)
      * remaining images never unloaded (their destructors would need ld.so's lock, which the
      * job thread holds) */
     h->done = 1;
-    maybe_leave(h);
+    host_channel_maybe_leave(h);
 }
 
 void jobhost_abandon(void)
@@ -434,7 +434,7 @@ static int ask_relink(struct job *j, int node, int channel)
 
 /* One link from the agent per message (jobhost_pass_link); once every link is here the
  * coordinator hears JobLinked from us, so no JobGo can come before the links. */
-static void on_links(evutil_socket_t fd, short what, void *arg)
+static void host_channel_on_links(evutil_socket_t fd, short what, void *arg)
 {
     struct host_proc *h = arg;
     for (;;) {
@@ -489,7 +489,7 @@ static void chan_write(struct bufferevent *bev, void *arg)
         pthread_cond_broadcast(&j->drain_cv);
         pthread_mutex_unlock(&j->drain_mu);
     }
-    maybe_leave(h);
+    host_channel_maybe_leave(h);
 }
 
 static void chan_event(struct bufferevent *bev, short what, void *arg)
@@ -508,7 +508,7 @@ static void chan_event(struct bufferevent *bev, short what, void *arg)
 
 /* A member's data-link counters to the agent now and then, so that its metrics move while
  * the job runs (the last count goes with JobUnloaded). */
-static void on_traffic_timer(evutil_socket_t fd, short what, void *arg)
+static void host_channel_on_traffic(evutil_socket_t fd, short what, void *arg)
 {
     struct host_proc *h = arg;
     if (h->job && h->job->net) job_send_link_traffic(h->job);
@@ -525,7 +525,7 @@ static void jobhost_job_done(struct agent *a, struct job *j)
     host_stdio_stop();
     job_free(j);
     host.done = 1;
-    maybe_leave(&host);
+    host_channel_maybe_leave(&host);
 }
 
 /* The job the agent sent on the channel: a single-node job (SubmitJob) or one node's part of a
@@ -543,7 +543,7 @@ struct host_order {
 };
 
 /* Set-up 1: reads the job from the channel.  0, or the exit status. */
-static int read_order(struct host_proc *h, unsigned long long job_id, struct host_order *o)
+static int host_read_order(struct host_proc *h, unsigned long long job_id, struct host_order *o)
 {
     struct agent *a = h->a;
     int r = frame_read_fd(JOBHOST_CHANNEL_FD, a->cfg.max_frame_size, &o->env);
@@ -581,8 +581,8 @@ static int read_order(struct host_proc *h, unsigned long long job_id, struct hos
 
 /* Set-up 2: the host becomes the submitter, in the job's directory, umask, stdin and
  * environment.  0, or the exit status (the launcher or coordinator was told why). */
-static int become_submitter(struct host_proc *h, unsigned long long job_id, uid_t uid, gid_t gid,
-                            const struct host_order *o)
+static int host_become_submitter(struct host_proc *h, unsigned long long job_id, uid_t uid,
+                                 gid_t gid, const struct host_order *o)
 {
     struct agent *a = h->a;
     char err[600];
@@ -612,13 +612,13 @@ static int become_submitter(struct host_proc *h, unsigned long long job_id, uid_
         snprintf(err, sizeof err, "cannot set the ranks' environment: out of memory");
         r = -1;
     }
-    return r < 0 ? fail_early(h, job_id, err) : 0;
+    return r < 0 ? host_fail_early(h, job_id, err) : 0;
 }
 
 /* Set-up 3: the process-wide runtime the ranks and libtmpi use: threads for libevent, fault
  * handlers, limits, the program cache, the buffer pool, the service table.  0, or the exit
  * status. */
-static int runtime_init(struct agent *a)
+static int host_runtime_init(struct agent *a)
 {
     if (evthread_use_pthreads() < 0) {
         log_error("libevent has no pthreads support");
@@ -641,7 +641,7 @@ static int runtime_init(struct agent *a)
 
 /* Channel: the event base, the agent's channel as a bufferevent, the orphan and abandon
  * events and rank 0's stdin pump.  0 or -1 (what was made is freed by host_teardown). */
-static int open_channel(struct host_proc *h)
+static int host_channel_open(struct host_proc *h)
 {
     struct agent *a = h->a;
     a->base = event_base_new();
@@ -689,11 +689,12 @@ static int start_job(struct host_proc *h, unsigned long long job_id, uid_t uid, 
         r = netd_new(a->cfg.recv_threads, NETD_MAX_PAYLOAD, &a->netd);
         if (r == 0) netd_set_spin(a->netd, a->cfg.recv_spin_ns, cpu_free, a);
         if (r == 0) netd_set_resend_max(a->netd, a->cfg.link_resend_max);
-        h->links_ev = event_new(a->base, JOBHOST_LINKS_FD, EV_READ | EV_PERSIST, on_links, h);
+        h->links_ev =
+            event_new(a->base, JOBHOST_LINKS_FD, EV_READ | EV_PERSIST, host_channel_on_links, h);
         if (r < 0 || !h->links_ev) {
             snprintf(err, sizeof err, "cannot start the receive daemons on %s: %s", a->cfg.name,
                      strerror(r < 0 ? -r : ENOMEM));
-            return fail_early(h, job_id, err);
+            return host_fail_early(h, job_id, err);
         }
     }
     struct job *j;
@@ -701,7 +702,7 @@ static int start_job(struct host_proc *h, unsigned long long job_id, uid_t uid, 
            : job_new(a, s, uid, pid, h->chan, &j, err, sizeof err);
     if (r < 0) {
         if (r == -ENOMEM) snprintf(err, sizeof err, "out of memory");
-        return fail_early(h, job_id, err);
+        return host_fail_early(h, job_id, err);
     }
     j->id = job_id; /* the agent's id for it (job_id.h), in every log record of the host */
     j->gid = gid;
@@ -737,7 +738,7 @@ static int start_job(struct host_proc *h, unsigned long long job_id, uid_t uid, 
     if (j->net) {
         struct timeval tv = {.tv_sec = JOBHOST_TRAFFIC_MS / 1000,
                              .tv_usec = JOBHOST_TRAFFIC_MS % 1000 * 1000};
-        h->traffic_ev = event_new(a->base, -1, EV_PERSIST, on_traffic_timer, h);
+        h->traffic_ev = event_new(a->base, -1, EV_PERSIST, host_channel_on_traffic, h);
         if (h->traffic_ev) event_add(h->traffic_ev, &tv); /* without it: counted at the end */
     }
     return 0;
@@ -804,9 +805,9 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
     a->host_parts = &job_thread_parts;
 
     struct host_order o = {0};
-    int rc = read_order(&host, job_id, &o);
-    if (rc == 0) rc = become_submitter(&host, job_id, uid, gid, &o);
-    if (rc == 0) rc = runtime_init(a);
+    int rc = host_read_order(&host, job_id, &o);
+    if (rc == 0) rc = host_become_submitter(&host, job_id, uid, gid, &o);
+    if (rc == 0) rc = host_runtime_init(a);
     if (rc != 0) {
         if (o.env) frame_free(o.env);
         return rc;
@@ -816,7 +817,7 @@ int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg)
     size_t nprogs = n_apps ? n_apps : 1;
     struct program **progs = calloc(nprogs, sizeof *progs);
     rc = 1;
-    if (open_channel(&host) == 0 && progs)
+    if (host_channel_open(&host) == 0 && progs)
         rc = start_job(&host, job_id, uid, gid, pid, &o, progs, nprogs);
     frame_free(o.env); /* the job keeps copies of what it needs */
     if (rc == 0) event_base_dispatch(a->base);
