@@ -609,7 +609,7 @@ static int host_job_start(struct job *j)
     return 0;
 }
 
-/* host_parts free (job.h). */
+/* host_parts free (job.h): also the spawned ranks' batches (job_spawn.h). */
 static void host_job_free(struct job *j)
 {
     for (uint32_t k = 0; j->apps && k < j->napps; k++) {
@@ -626,6 +626,7 @@ static void host_job_free(struct job *j)
     }
     job_bind_free(j);
     if (j->children) carrier_children_free(j); /* threads nobody joined */
+    job_spawn_free(j); /* after the job thread: rank queries read its ranks until then */
 }
 
 static int host_on_rank_thread(void)

@@ -32,6 +32,10 @@ struct host_app;
 
 enum job_state { JOB_LOADING, JOB_RUNNING, JOB_ENDING, JOB_ENDED };
 
+/* The largest universe a job may ask for (TMPI_UNIVERSE_SIZE, MPI_Comm_spawn: job_spawn.h in
+ * the job host); the agent bounds a member's spawn slots and its ranks queries by it. */
+#define JOB_SPAWN_MAX_UNIVERSE 4096
+
 /* What the job code here asks of the job host's parts of a job (host/job_thread.c), which it
  * makes and frees without seeing them: registered by the job host in its struct agent
  * (host_parts, jobs/agent.h); NULL in the agent, whose jobs have none (its jobs' ranks run in
