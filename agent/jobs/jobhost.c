@@ -96,7 +96,7 @@ static const char *level_name(int level)
 
 /* What a job host gets of the agent's environment: only what the runtime itself needs, the
  * dynamic linker's search path for the tmpid executable and the sanitizers' settings of a
- * test build.  The ranks' environment is the job's (jobhost_main.c); nothing else of the
+ * test build.  The ranks' environment is the job's (host/host_setup.c); nothing else of the
  * agent's (its service manager's variables, its administrator's shell) reaches a job. */
 static char **host_environ(void)
 {
