@@ -18,6 +18,7 @@
 #include "agent.h"
 #include "agent_run.h"
 #include "fabric.h"
+#include "host_proc.h"
 #include "jobhost.h"
 #include "interpose.h"
 #include "keyfile.h"

@@ -115,7 +115,7 @@ int host_name_op(int op, const char *service, const char *port, char *out, size_
     size_t len;
     int rc = frame_encode(&env, FRAME_DEFAULT_MAX, &buf, &len);
     if (rc == 0) {
-        /* the channel's bufferevent is thread-safe (jobhost_main.c open_channel) */
+        /* the channel's bufferevent is thread-safe (host_channel.c host_channel_open) */
         rc = bufferevent_write(chan, buf, len) < 0 ? -EPIPE : 0;
         free(buf);
     }

@@ -84,8 +84,8 @@ struct job_net {
     int chosen;                    /* the choice was made (loop thread) */
     char transport[8];             /* what the job asked for: "auto", "tcp", "ofi" */
     char why_tcp[200];             /* why the job is on TCP although it asked for ofi, or "" */
-    void (*linked)(struct job *j); /* every link up (loop thread; jobhost_main.c) */
-    /* Asks the agent for the link (node, channel) anew (any thread; jobhost_main.c): 0 or a
+    void (*linked)(struct job *j); /* every link up (loop thread; host_channel.c) */
+    /* Asks the agent for the link (node, channel) anew (any thread; host_channel.c): 0 or a
      * negative errno. */
     int (*relink)(struct job *j, int node, int channel);
     atomic_uint_fast64_t breaks, reconnects; /* links broken and carried on (log, tests) */
@@ -103,7 +103,7 @@ struct job_net {
     atomic_uint_fast64_t tx_frames[2], tx_bytes[2], rx_frames[2], rx_bytes[2];
     /* Frames this host sent (counted before they go) and frames it received and handed to
      * libtmpi (counted after): what is in flight between nodes, for the deadlock check
-     * (job_ranks.h).  Any thread, seq_cst. */
+     * (host_ranks.h).  Any thread, seq_cst. */
     _Atomic uint64_t frames_sent, frames_handled;
 };
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "host_app.h"
 #include "job.h"
 #include "job_thread.h"
 #include "log.h"
@@ -211,6 +212,12 @@ static int read_file(const char *path, size_t max, uint8_t **ret, size_t *ret_si
     return 0;
 }
 
+/* app's private libraries into v[*n], if its program is open here (host_app.h). */
+static void add_lender(const struct job_app *app, const struct image_private **v, size_t *n)
+{
+    if (app->host && app->host->image_open) v[(*n)++] = &app->host->image.priv;
+}
+
 /* The private libraries of the programs this job host opened before app k of b (the job's,
  * earlier spawns', b's first k), whose masters app k borrows (image_private.h); ret->sets is
  * malloc'd (NULL: no memory). */
@@ -224,12 +231,12 @@ static void lenders(const struct job *j, const struct spawn_batch *b, uint32_t k
     *ret = (struct image_private_lenders){v, 0};
     if (!v) return;
     for (uint32_t i = 0; i < j->napps; i++)
-        if (j->apps[i].image_open) v[ret->n++] = &j->apps[i].image.priv;
+        add_lender(&j->apps[i], v, &ret->n);
     for (const struct spawn_batch *o = j->spawn->batches; o; o = o->next)
         for (uint32_t i = 0; i < o->napps; i++)
-            if (o->apps[i].image_open) v[ret->n++] = &o->apps[i].image.priv;
+            add_lender(&o->apps[i], v, &ret->n);
     for (uint32_t i = 0; i < k; i++)
-        if (b->apps[i].image_open) v[ret->n++] = &b->apps[i].image.priv;
+        add_lender(&b->apps[i], v, &ret->n);
 }
 
 /* One command into app (its directory, arguments and program open); 0 or a negative errno
@@ -275,8 +282,9 @@ static int app_setup(struct job *j, struct spawn_batch *b, uint32_t k,
         if (!(app->argv[i] = strdup(i == 0 ? a->command : a->argv[i - 1]))) return -ENOMEM;
     app->first_rank = first;
     app->nprocs = (uint32_t)a->maxprocs;
-    if ((rc = rank_argv_src_init(&app->args, app->argc, app->argv)) < 0) return rc;
-    app->args_ready = 1;
+    struct host_app *h = app->host;
+    if ((rc = rank_argv_src_init(&h->args, app->argc, app->argv)) < 0) return rc;
+    h->args_ready = 1;
     char label[64];
     snprintf(label, sizeof label, "tmpi-job%llu-spawned", (unsigned long long)j->id);
     const char *mine = job_getenv(j, "TMPI_SHARED_LIBS");
@@ -289,7 +297,7 @@ static int app_setup(struct job *j, struct spawn_batch *b, uint32_t k,
     struct image_private_lenders lend;
     lenders(j, b, k, &lend);
     rc = lend.sets
-             ? image_program_open_after(&app->image, b->prog_bytes[k], size, label, shared,
+             ? image_program_open_after(&h->image, b->prog_bytes[k], size, label, shared,
                                         j->spawn->cfg->private_libraries, &lend, why, sizeof why)
              : -ENOMEM;
     if (!lend.sets) snprintf(why, sizeof why, "out of memory");
@@ -299,7 +307,7 @@ static int app_setup(struct job *j, struct spawn_batch *b, uint32_t k,
         snprintf(err, errlen, "%s: %s", a->command, why);
         return rc;
     }
-    app->image_open = 1;
+    h->image_open = 1;
     return 0;
 }
 
@@ -333,7 +341,7 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
     if (!b->apps || !b->prog_bytes || !b->ranks) return -ENOMEM;
     b->n = here;
     for (int k = 0; k < napps; k++)
-        b->apps[k].image.tmpl_fd = -1;
+        if (!(b->apps[k].host = host_app_new())) return -ENOMEM;
     uint32_t g = (uint32_t)first;
     for (int k = 0; k < napps; k++) {
         int mine = 0;
@@ -377,7 +385,8 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
         snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id,
                  r->info.rank);
         rank_vars_init(&r->vars);
-        int rc = image_program_load(&r->app->image, label, &r->vars, &r->image, why, sizeof why);
+        int rc =
+            image_program_load(&r->app->host->image, label, &r->vars, &r->image, why, sizeof why);
         if (rc < 0) {
             snprintf(err, errlen, "cannot load %s for rank %d: %s", r->app->program_name,
                      r->info.rank, why);
@@ -386,7 +395,7 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
         b->loaded = n;
     }
     for (uint32_t k = 0; k < b->napps; k++)
-        if (b->apps[k].image_open) image_program_loaded(&b->apps[k].image);
+        if (b->apps[k].host->image_open) image_program_loaded(&b->apps[k].host->image);
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, j->spawn->cfg->rank_stack_size);
@@ -522,8 +531,7 @@ void job_spawn_free(struct job *j)
         next = b->next;
         for (uint32_t k = 0; b->apps && k < b->napps; k++) {
             struct job_app *app = &b->apps[k];
-            if (app->image_open) image_program_close(&app->image);
-            if (app->args_ready) rank_argv_src_free(&app->args);
+            host_app_free(app->host);
             for (int i = 0; app->argv && i < app->argc; i++)
                 free(app->argv[i]);
             free(app->argv);

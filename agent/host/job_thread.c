@@ -14,12 +14,14 @@
 #include "carrier.h"
 #include "carrier_join.h"
 #include "frame.h"
+#include "host_app.h"
+#include "host_proc.h"
 #include "job.h"
 #include "job_bind.h"
 #include "job_limits.h"
 #include "job_net.h"
 #include "job_pools.h"
-#include "job_signal.h"
+#include "host_signal.h"
 #include "job_spawn.h"
 #include "jobhost.h"
 #include "log.h"
@@ -129,7 +131,7 @@ static int prepare_args(struct job *j)
 {
     for (uint32_t k = 0; k < j->napps; k++) {
         struct job_app *app = &j->apps[k];
-        int rc = rank_argv_src_init(&app->args, app->argc, app->argv);
+        int rc = rank_argv_src_init(&app->host->args, app->argc, app->argv);
         if (rc < 0) {
             char reason[160];
             snprintf(reason, sizeof reason, "cannot prepare the arguments of the ranks on %s: %s",
@@ -137,7 +139,7 @@ static int prepare_args(struct job *j)
             job_cancel(j, 1, reason);
             return rc;
         }
-        app->args_ready = 1;
+        app->host->args_ready = 1;
     }
     return 0;
 }
@@ -157,7 +159,7 @@ static int load_images(struct job *j)
         int g = r->info.rank;
         struct job_app *app = r->app;
         int rc = 0;
-        if (!app->image_open) {
+        if (!app->host->image_open) {
             snprintf(label, sizeof label, "tmpi-job%llu-program%d", (unsigned long long)j->id,
                      r->info.appnum);
             /* libraries the admin (tmpid.conf) and the job (-x TMPI_SHARED_LIBS) keep shared */
@@ -178,29 +180,29 @@ static int load_images(struct job *j)
                 snprintf(err, sizeof err, "out of memory");
             }
             for (uint32_t k = 0; earlier && k < j->napps; k++)
-                if (j->apps[k].image_open) earlier[lend.n++] = &j->apps[k].image.priv;
+                if (j->apps[k].host->image_open) earlier[lend.n++] = &j->apps[k].host->image.priv;
             lend.sets = earlier;
             if (rc == 0)
-                rc = image_program_open_after(&app->image, app->prog->bytes, app->prog->size, label,
-                                              shared, j->agent->cfg.private_libraries, &lend, err,
-                                              sizeof err);
+                rc = image_program_open_after(&app->host->image, app->prog->bytes, app->prog->size,
+                                              label, shared, j->agent->cfg.private_libraries, &lend,
+                                              err, sizeof err);
             free(earlier);
             free(shared);
-            if (rc == 0 && app->image.priv.n)
+            if (rc == 0 && app->host->image.priv.n)
                 log_job(LOG_INFO, j->id, j->owner, "%s: %zu libraries copied per rank",
-                        app->program_name, app->image.priv.n);
-            if (rc == 0 && app->image.priv_note[0])
+                        app->program_name, app->host->image.priv.n);
+            if (rc == 0 && app->host->image.priv_note[0])
                 log_job(LOG_NOTICE, j->id, j->owner, "%s: %s", app->program_name,
-                        app->image.priv_note);
-            app->image_open = rc == 0;
-            if (rc == 0 && app->image.why_dlopen[0])
+                        app->host->image.priv_note);
+            app->host->image_open = rc == 0;
+            if (rc == 0 && app->host->image.why_dlopen[0])
                 log_job(LOG_INFO, j->id, j->owner, "each copy of %s is dlopen'ed: %s",
-                        app->program_name, app->image.why_dlopen);
+                        app->program_name, app->host->image.why_dlopen);
         }
         if (rc == 0) {
             snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id, g);
             rank_vars_init(&r->vars);
-            rc = image_program_load(&app->image, label, &r->vars, &r->image, err, sizeof err);
+            rc = image_program_load(&app->host->image, label, &r->vars, &r->image, err, sizeof err);
         }
         if (rc < 0) {
             snprintf(reason, sizeof reason, "cannot load the program for rank %d on %s: %s", g,
@@ -219,8 +221,8 @@ static int load_images(struct job *j)
             long stack_maps = job_limits_stack_maps(carrier_wanted(j, why, sizeof why) > 0);
             if (now >= 0 &&
                 (rc = job_limits_check(j->nprocs, 2, now,
-                                       now - maps_first + rank_argv_maps(&r->app->args), stack_maps,
-                                       r->image.fd >= 0, err, sizeof err))) {
+                                       now - maps_first + rank_argv_maps(&r->app->host->args),
+                                       stack_maps, r->image.fd >= 0, err, sizeof err))) {
                 snprintf(reason, sizeof reason, "cannot load %u ranks on %s: %s", j->nprocs,
                          j->agent->cfg.name, err);
                 job_cancel(j, 1, reason);
@@ -229,7 +231,7 @@ static int load_images(struct job *j)
         }
     }
     for (uint32_t k = 0; k < j->napps; k++)
-        if (j->apps[k].image_open) image_program_loaded(&j->apps[k].image);
+        if (j->apps[k].host->image_open) image_program_loaded(&j->apps[k].host->image);
     return 0;
 }
 
@@ -510,7 +512,7 @@ static void *job_thread(void *arg)
     j->client_created = 0;
     pthread_mutex_unlock(&j->client_mu);
     carriers_free(j);
-    job_signal_close(j);
+    host_signal_close();
     int left = atomic_load_explicit(&j->child_threads, memory_order_acquire);
     if (left > 0) {
         /* Unloading would pull the code from under them: the process ends instead, and they
@@ -541,8 +543,9 @@ static void *job_thread(void *arg)
         send_job_unloaded(j);
     }
     for (uint32_t k = 0; k < j->napps; k++) {
-        if (j->apps[k].image_open) image_program_close(&j->apps[k].image);
-        j->apps[k].image_open = 0;
+        struct host_app *h = j->apps[k].host;
+        if (h->image_open) image_program_close(&h->image);
+        h->image_open = 0;
         progcache_release(&a->cache, j->apps[k].prog);
         j->apps[k].prog = NULL;
     }
@@ -589,6 +592,9 @@ static void job_done_cb(evutil_socket_t fd, short what, void *arg)
 static int host_job_start(struct job *j)
 {
     struct agent *a = j->agent;
+    /* each program's part here (host_app.h), freed by host_job_free */
+    for (uint32_t k = 0; k < j->napps; k++)
+        if (!j->apps[k].host && !(j->apps[k].host = host_app_new())) return -ENOMEM;
     j->done_ev = event_new(a->base, -1, 0, job_done_cb, j);
     if (!j->done_ev) return -ENOMEM;
     pthread_attr_t attr;
@@ -603,13 +609,12 @@ static int host_job_start(struct job *j)
     return 0;
 }
 
-/* host_parts free (job.h). */
+/* host_parts free (job.h): also the spawned ranks' batches (job_spawn.h). */
 static void host_job_free(struct job *j)
 {
     for (uint32_t k = 0; j->apps && k < j->napps; k++) {
-        struct job_app *app = &j->apps[k];
-        if (app->args_ready) rank_argv_src_free(&app->args);
-        app->args_ready = 0;
+        host_app_free(j->apps[k].host);
+        j->apps[k].host = NULL;
     }
     if (j->net) job_net_free(j->net);
     j->net = NULL;
@@ -621,6 +626,7 @@ static void host_job_free(struct job *j)
     }
     job_bind_free(j);
     if (j->children) carrier_children_free(j); /* threads nobody joined */
+    job_spawn_free(j); /* after the job thread: rank queries read its ranks until then */
 }
 
 static int host_on_rank_thread(void)

@@ -6,6 +6,7 @@
 
 #include "carrier.h"
 #include "fault.h"
+#include "host_app.h"
 #include "job.h"
 #include "job_spawn.h"
 #include "job_thread.h"
@@ -98,7 +99,7 @@ void rank_life(struct rank *r, int run)
          * until its image is unloaded, as is its process state (rank_proc.h).  volatile: it
          * is read again after siglongjmp (-Wclobbered at -O2). */
         int argc = r->app->argc;
-        if (rank_argv_make(&r->app->args, &r->args) < 0) r->args.argv = NULL;
+        if (rank_argv_make(&r->app->host->args, &r->args) < 0) r->args.argv = NULL;
         char **volatile argv = r->args.argv;
         if (argv && rank_proc_start(r) < 0) argv = NULL;
         if (!argv) {

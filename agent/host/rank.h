@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 
-#include "job_signal.h"
+#include "host_signal.h"
 #include "loader.h"
 #include "output.h"
 #include "rank_argv.h"
@@ -62,7 +62,7 @@ struct rank {
 
     struct output_stream out[2]; /* stdout, stderr: rank thread only */
 
-    /* SIGUSR1/SIGUSR2 as this rank set them (job_signal.h: written by the rank, read by the
+    /* SIGUSR1/SIGUSR2 as this rank set them (host_signal.h: written by the rank, read by the
      * handler on any thread); sig_live while its main runs (handlers only run then). */
     struct rank_sigslot sig[2];
     atomic_int sig_live;

@@ -18,8 +18,6 @@
 #include "job_link.h"
 #include "job_member.h"
 #include "job_quota.h"
-#include "job_signal.h"
-#include "job_spawn.h"
 #include "jobhost.h"
 #include "log.h"
 #include "msg_check.h"
@@ -449,7 +447,6 @@ void job_free(struct job *j)
     if (j->member) job_member_forget(j->member);
     if (j->link) job_link_free(j->link);
     if (j->assign) tmpi__job_assign__free_unpacked(j->assign, NULL);
-    job_spawn_free(j); /* after the job thread: rank queries read its ranks until then */
     free(j->ranks);
     free(j->global_rank);
     free(j->node_of_rank);

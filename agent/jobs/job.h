@@ -13,8 +13,6 @@
 #include <sys/types.h>
 
 #include "control.pb-c.h"
-#include "loader.h"
-#include "rank_argv.h"
 #include "svc.h"
 
 struct agent;
@@ -30,8 +28,13 @@ struct job_member;
 struct jobhost;
 struct ranks_gather;
 struct job_spawn;
+struct host_app;
 
 enum job_state { JOB_LOADING, JOB_RUNNING, JOB_ENDING, JOB_ENDED };
+
+/* The largest universe a job may ask for (TMPI_UNIVERSE_SIZE, MPI_Comm_spawn: job_spawn.h in
+ * the job host); the agent bounds a member's spawn slots and its ranks queries by it. */
+#define JOB_SPAWN_MAX_UNIVERSE 4096
 
 /* What the job code here asks of the job host's parts of a job (host/job_thread.c), which it
  * makes and frees without seeing them: registered by the job host in its struct agent
@@ -60,17 +63,14 @@ struct job_app {
     struct program *prog; /* pinned from job_start until the job thread has unloaded */
     char *program_name;
     int argc;
-    char **argv; /* argv[0] = program_name; job-owned, ranks get their own (rank_argv.h) */
-    struct rank_argv_src args; /* valid once args_ready: set up by the job thread before
-                                * loading, then read by the rank threads */
-    int args_ready;
-    char *cwd;  /* absolute: the program's own directory, else the job's */
-    char **env; /* "NAME=VALUE" set for this program's ranks only (over job->env) */
+    char **argv; /* argv[0] = program_name; job-owned, ranks get their own (host/rank_argv.h) */
+    char *cwd;   /* absolute: the program's own directory, else the job's */
+    char **env;  /* "NAME=VALUE" set for this program's ranks only (over job->env) */
     uint32_t first_rank, nprocs; /* global ranks first_rank .. first_rank + nprocs - 1 */
-    /* what its ranks' copies are loaded from (loader.h); job thread only, open while
-     * image_open */
-    struct image_program image;
-    int image_open;
+    /* The job host's part: its ranks' argument source and the image their copies are loaded
+     * from (host/host_app.h), made and freed by the job host's parts (job_host_parts); NULL
+     * in the agent. */
+    struct host_app *host;
 };
 
 struct job {
@@ -195,10 +195,6 @@ struct job {
     /* The agent's tmpictl ranks queries and deadlock watch of a single-node job (job_ranks.h);
      * loop thread only, NULL in the job host and for member jobs. */
     struct ranks_gather *rq;
-
-    /* Forwarded signals (job_signal.h): handlers running now, and no more once closed. */
-    atomic_int sig_busy;
-    atomic_int sig_closed;
 
     struct event *done_ev; /* activated by the job thread when it is finished */
     struct conn *conn;     /* loop thread only */

@@ -1,15 +1,12 @@
 /* job_ranks.h — what every rank of a job is doing (tmpictl ranks) and the deadlock watch.
  *
- * In the job host: job_ranks_report answers the agent's RanksQuery from libtmpi's per-rank
- * records (svc.h tmpi_client_ops.rank_mpi) and the links' frame counters (job_net.h).
- *
- * In the agent: a `ranks_gather` asks every part of a job (its one job host, or for a job
- * across nodes every member through the coordinator) and merges the RanksReply parts into
- * one snapshot; tools waiting for it (tmpictl ranks) and the job's deadlock watch are its
- * waiters.  One query is out at a time; requests that come meanwhile share the next one (an
- * answer never predates its request: a rank spawned just before it is in).  The watch
- * asks every deadlock_check_ms and hands consecutive snapshots to deadlock.h.  Loop thread
- * only. */
+ * The job host answers the agent's RanksQuery (host/host_ranks.h).  Here, the agent's side:
+ * a `ranks_gather` asks every part of a job (its one job host, or for a job across nodes
+ * every member through the coordinator) and merges the RanksReply parts into one snapshot;
+ * tools waiting for it (tmpictl ranks) and the job's deadlock watch are its waiters.  One
+ * query is out at a time; requests that come meanwhile share the next one (an answer never
+ * predates its request: a rank spawned just before it is in).  The watch asks every
+ * deadlock_check_ms and hands consecutive snapshots to deadlock.h.  Loop thread only. */
 #ifndef TMPI_AGENT_JOB_RANKS_H
 #define TMPI_AGENT_JOB_RANKS_H
 
@@ -26,13 +23,6 @@ struct agent;
  * --timeout ran out, for it would never have finished either. */
 #define JOB_DEADLOCK_STATUS 124
 struct event_base;
-
-/* ---- job host ---- */
-
-/* The host's answer to q: a RanksReply frame in *ret_buf (malloc'd).  0 or -ENOMEM. */
-int job_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf, size_t *ret_len);
-
-/* ---- agent ---- */
 
 void ranks_snap_free(struct ranks_snap *s);
 /* A RanksReply of the snapshot for a tool (rank order; pointers into s: free only the array). */
@@ -77,7 +67,8 @@ int ranks_watch_start(struct ranks_gather *g, uint32_t interval_ms,
 
 /* The watch found job job_id deadlocked: logs report and fills *env (with *d) with the
  * Deadlock frame for the launcher.  Returns 1 when the job asked for --on-deadlock=abort (the
- * caller then ends it), else 0.  Shared by the coordinator and a single node's job host. */
+ * caller then ends it), else 0.  Shared by the coordinator and the agent's side of a single
+ * node's job host (jobhost.c). */
 int ranks_deadlock_frame(uint64_t job_id, Tmpi__DeadlockAction action, const char *report,
                          Tmpi__Deadlock *d, Tmpi__Envelope *env);
 

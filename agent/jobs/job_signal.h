@@ -1,66 +1,17 @@
-/* job_signal.h — SIGUSR1 and SIGUSR2 sent to a job (tmpi-launch forwards them, as mpirun does).
- *
- * A job's ranks are threads of one process, and each rank runs its own copy of the program, so
- * a handler a rank installs is that copy's function working on that copy's globals.  The
- * process-wide disposition of SIGUSR1/SIGUSR2 can hold only one of them; instead, a rank's
- * sigaction()/signal() for these two signals is recorded in the rank (interpose_signal.c) and
- * the process handler (job_signal_host_install) runs the handler of every rank in turn.  What
- * a rank sees, per rank, is what a process of mpirun's would:
- *   - a handler it installed runs once per signal, with the siginfo of the signal;
- *   - SIG_IGN: nothing;
- *   - SIG_DFL (never installed a handler): the rank is killed, as the default action kills a
- *     process; the job ends with status 128+signal.
- * Differences, documented in tmpi-launch(1): the handlers run one after the other on one
- * thread of the job's process, not necessarily the rank's own thread (a rank waiting in
- * pause() or sigsuspend() is not woken: wait for a flag the handler sets instead), and a
- * rank's signal mask does not hold these two signals back.
- *
- * Slot protocol: a rank writes its own slots (its thread, in sigaction) under a sequence
- * counter with both signals blocked on the writing thread; the handler, on any thread, reads a
- * slot whose counter is even and unchanged across the read. */
+/* job_signal.h — SIGUSR1 and SIGUSR2 sent to a job (tmpi-launch forwards them, as mpirun does),
+ * the agent's side: the signal goes to the job's host with kill(), whose process handler runs
+ * every rank's own handler (host/host_signal.h). */
 #ifndef TMPI_AGENT_JOB_SIGNAL_H
 #define TMPI_AGENT_JOB_SIGNAL_H
 
-#include <signal.h>
-#include <stdatomic.h>
-
 struct job;
-struct rank;
-
-/* One forwarded signal's disposition in one rank. */
-struct rank_sigslot {
-    atomic_uint seq; /* odd while the rank rewrites the slot */
-    struct sigaction act;
-};
 
 /* The two forwardable signals have slots 0 and 1; -1 for every other signal. */
 int job_signal_slot(int sig);
 
-/* A rank's sigaction for a forwardable signal: records act (when not NULL) and returns the
- * previous disposition in old (when not NULL).  0 or -EINVAL. */
-int job_signal_rank_action(struct rank *r, int sig, const struct sigaction *act,
-                           struct sigaction *old);
-
-/* Runs the handler of every local rank of j for sig, the ranks in order (async-signal-safe:
- * called from the process handler).  Returns the first local rank whose disposition is the
- * default (it is killed), or -1. */
-int job_signal_run_handlers(struct job *j, int sig, siginfo_t *info, void *uctx);
-
-/* Job thread, before the images are unloaded: no handler runs from now on, and none still
- * runs when this returns. */
-void job_signal_close(struct job *j);
-
-/* A job host: installs the process handler of SIGUSR1/SIGUSR2 for job j (whose loop thread
- * runs base).  A rank killed by the default action fails j from the loop thread.  0 or a
- * negative errno. */
-struct event_base;
-int job_signal_host_install(struct job *j, struct event_base *base);
-/* The job host's job is gone: the handler delivers nothing any more. */
-void job_signal_host_forget(void);
-
-/* Loop thread of an agent: sig arrived for j (SignalJob).  A job in a job host gets it with
- * kill(); a job whose ranks run in this process has its ranks' handlers run here.  0, or
- * -EINVAL for a signal that is not forwarded. */
+/* Loop thread of the agent: sig arrived for j (SignalJob).  The job's host gets it with kill();
+ * a job whose host does not run (yet, or any more) drops it.  0, or -EINVAL for a signal that
+ * is not forwarded. */
 int job_signal(struct job *j, int sig);
 
 #endif

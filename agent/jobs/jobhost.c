@@ -27,7 +27,6 @@
 #include "job_ranks.h"
 #include "job_link.h"
 #include "jobhost_check.h"
-#include "job_spawn.h"
 #include "log.h"
 #include "memfd_bytes.h"
 #include "metrics_count.h"
@@ -97,7 +96,7 @@ static const char *level_name(int level)
 
 /* What a job host gets of the agent's environment: only what the runtime itself needs, the
  * dynamic linker's search path for the tmpid executable and the sanitizers' settings of a
- * test build.  The ranks' environment is the job's (jobhost_main.c); nothing else of the
+ * test build.  The ranks' environment is the job's (host/host_setup.c); nothing else of the
  * agent's (its service manager's variables, its administrator's shell) reaches a job. */
 static char **host_environ(void)
 {
@@ -684,7 +683,7 @@ static void host_deadlock(void *arg, const char *report)
 static void start_ranks(struct job *j)
 {
     struct agent *a = j->agent;
-    /* the host chooses the universe (job_spawn.h): room for the largest it may */
+    /* the host chooses the universe (host/job_spawn.h): room for the largest it may */
     j->rq = ranks_gather_new(a, j->nprocs, JOB_SPAWN_MAX_UNIVERSE, 1, &host_rq_ops, j);
     if (!j->rq || ranks_watch_start(j->rq, a->cfg.deadlock_check_ms, host_deadlock, j) < 0)
         log_warning("job %llu: no memory for its deadlock watch", (unsigned long long)j->id);

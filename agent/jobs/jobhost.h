@@ -101,17 +101,6 @@ void jobhost_free(struct job *j);
 /* Loop thread: frees what the host said carries each link (job.h carriers). */
 void jobhost_carriers_free(struct job *j);
 
-/* ---- host side ---- */
-
-/* main() of tmpid --job-host ID --job-user UID:GID:PID: a is configured as the agent's
- * config says.  Returns the process exit status. */
-int jobhost_main(struct agent *a, const char *id_arg, const char *user_arg);
-
-/* Any thread of a job host: its job sent JobEnd (and JobUnloaded) but cannot be unloaded
- * (job_end_in_unload); the host leaves once its frames left, without unloading. */
-void jobhost_abandon(void);
-
-/* agent_job_done in a job host: the job is over and unloaded; leave once its frames left. */
-void jobhost_job_done(struct agent *a, struct job *j);
+/* The job host's own side (its main, its state) is host/host_proc.h. */
 
 #endif

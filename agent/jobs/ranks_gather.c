@@ -388,3 +388,19 @@ int ranks_watch_start(struct ranks_gather *g, uint32_t interval_ms,
     watch_arm(g);
     return 0;
 }
+
+int ranks_deadlock_frame(uint64_t job_id, Tmpi__DeadlockAction action, const char *report,
+                         Tmpi__Deadlock *d, Tmpi__Envelope *env)
+{
+    int abort = action == TMPI__DEADLOCK_ACTION__DEADLOCK_ABORT;
+    log_notice("job %llu: %s%s", (unsigned long long)job_id, report,
+               abort ? " (ending the job: --on-deadlock=abort)" : "");
+    tmpi__deadlock__init(d);
+    d->job_id = job_id;
+    d->report = (char *)report;
+    d->abort = abort;
+    tmpi__envelope__init(env);
+    env->msg_case = TMPI__ENVELOPE__MSG_DEADLOCK;
+    env->deadlock = d;
+    return abort;
+}

@@ -31,7 +31,7 @@
 
 /* Largest N we accept: ranks are C ints in MPI, and the agent applies its own limits. */
 #define LAUNCH_MAX_NPROCS ((uint32_t)INT_MAX)
-/* --universe-size: the agent's own limit (agent/jobs/job_spawn.h JOB_SPAWN_MAX_UNIVERSE) */
+/* --universe-size: the agent's own limit (agent/jobs/job.h JOB_SPAWN_MAX_UNIVERSE) */
 #define LAUNCH_MAX_UNIVERSE 4096
 
 static void usage(FILE *f)
@@ -500,7 +500,7 @@ int launch_args_parse(int argc, char **argv, struct launch_opts *o)
                 return bad_usage("--timeout %s: not a whole number of seconds", v);
             have_timeout = true;
         } else if (is_opt(a, "--universe-size")) {
-            /* the agent reads it from the job's variables (agent/jobs/job_spawn.h), as a
+            /* the agent reads it from the job's variables (agent/host/job_spawn.h), as a
              * -x TMPI_UNIVERSE_SIZE=N would give it */
             v = opt_value(argc, argv, &i, a, strlen("--universe-size"));
             uint32_t u;

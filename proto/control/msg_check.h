@@ -16,7 +16,7 @@
 /* Nodes per job and ranks per job (the launcher's placement keeps to the same bounds). */
 #define MSG_MAX_NODES 65536u
 #define MSG_MAX_RANKS (1u << 22)
-/* Spawn slots of a job across nodes, all nodes together (agent/jobs/job_spawn.h
+/* Spawn slots of a job across nodes, all nodes together (agent/jobs/job.h
  * JOB_SPAWN_MAX_UNIVERSE bounds a one-node universe alike). */
 #define MSG_MAX_SPAWN_SLOTS 4096u
 /* A program name or working directory longer than PATH_MAX is no path the ranks could use. */

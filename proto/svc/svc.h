@@ -50,7 +50,7 @@ struct tmpi_rank_info {
      * gives ranks 0-1 appnum 0 and ranks 2-4 appnum 1). */
     int appnum;
     /* World ranks the job may hold, its spawned ranks included (MPI_UNIVERSE_SIZE): size, or
-     * more (agent/jobs/job_spawn.h).  Ranks size .. universe - 1 are those MPI_Comm_spawn
+     * more (agent/host/job_spawn.h).  Ranks size .. universe - 1 are those MPI_Comm_spawn
      * starts, in the order of the spawns; node_of_rank and local_rank_of have universe entries,
      * which fix the node of each. */
     int universe;

@@ -41,6 +41,14 @@ setup() {
     [[ "$output" == *'libclient/core/request.c:'*'libclient/core may not use libclient/mpi'* ]]
 }
 
+@test "layer-check: tmpid keeps no include against its list: the agent's jobs/ includes nothing of the job host's host/" {
+    # issue 32: the agent's side of a job and the job host's are two folders, one way
+    run -1 grep -E '^pending agent/' "$TMPI_SRC/docs/layers.conf"
+    printf '#include "rank.h"\n' >>"$copy/agent/jobs/job.c"
+    run -1 "$copy/tools/layer-check" --root "$copy"
+    [[ "$output" == *'agent/jobs/job.c:'*'agent/jobs may not use agent/host'* ]]
+}
+
 @test "layer-check: a cycle in the may-use list itself is refused" {
     sed -i 's|^proto/wire:$|proto/wire: proto/svc|' "$copy/docs/layers.conf"
     run -2 "$copy/tools/layer-check" --root "$copy"

@@ -280,7 +280,7 @@ static void check_cpus(int bound)
 }
 
 /* Atomic: a rank's SIGUSR handler may run on the thread that took the signal for the node
- * (job_signal.c), not on the rank's own (lock-free atomics are safe in a handler). */
+ * (host_signal.c), not on the rank's own (lock-free atomics are safe in a handler). */
 static atomic_int usr1, usr2;
 static void on_usr1(int sig)
 {

@@ -28,6 +28,7 @@
 #include "carrier.h"
 #include "carrier_join.h"
 #include "fault.h"
+#include "host_app.h"
 #include "job.h"
 #include "log.h"
 #include "rank.h"
@@ -48,7 +49,9 @@ static uint64_t now_ns(void)
 /* ---- a job built by hand ---- */
 
 static char *argv0[] = {"carried", NULL};
-static struct job_app app = {.program_name = "carried", .argc = 1, .argv = argv0, .cwd = "/"};
+static struct host_app app_host;
+static struct job_app app = {
+    .program_name = "carried", .argc = 1, .argv = argv0, .cwd = "/", .host = &app_host};
 
 static struct job *job_make(uint32_t nprocs, int (*main_fn)(int, char **))
 {
@@ -60,7 +63,7 @@ static struct job *job_make(uint32_t nprocs, int (*main_fn)(int, char **))
     j->id = 1;
     j->nprocs = j->world_size = nprocs;
     /* the ranks' argument vectors come from the job's shared copy (rank_argv.h) */
-    if (!app.args.offset) CHECK_EQ(rank_argv_src_init(&app.args, app.argc, app.argv), 0);
+    if (!app_host.args.offset) CHECK_EQ(rank_argv_src_init(&app_host.args, app.argc, app.argv), 0);
     j->apps = &app;
     j->napps = 1;
     j->nnodes = 1;

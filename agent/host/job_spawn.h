@@ -21,14 +21,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "job.h"
 #include "svc.h"
 
 struct job;
 struct rank;
 struct agent_config;
-
-/* The largest universe a job may ask for (TMPI_UNIVERSE_SIZE). */
-#define JOB_SPAWN_MAX_UNIVERSE 4096
 
 /* Job thread, before the ranks' infos are made: the universe and the world-rank tables grown
  * to it, with the agent's settings spawned ranks follow (cfg, kept for the job's life) and its

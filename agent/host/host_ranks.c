@@ -1,5 +1,5 @@
-/* job_ranks.c — the job host's answer to a RanksQuery (job_ranks.h). */
-#include "job_ranks.h"
+/* host_ranks.c — the job host's answer to a RanksQuery (host_ranks.h). */
+#include "host_ranks.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -13,7 +13,6 @@
 #include "job.h"
 #include "job_net.h"
 #include "job_spawn.h"
-#include "log.h"
 #include "rank.h"
 #include "svc.h"
 
@@ -38,7 +37,7 @@ static double mono_sec(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int job_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf, size_t *ret_len)
+int host_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf, size_t *ret_len)
 {
     /* the job's own ranks, then those MPI_Comm_spawn started here (job_spawn.h) */
     uint32_t nspawned = job_spawn_ranks(j, NULL, 0);
@@ -134,20 +133,4 @@ int job_ranks_report(struct job *j, const Tmpi__RanksQuery *q, uint8_t **ret_buf
     free(mpi);
     free(calls);
     return r < 0 ? r : 0;
-}
-
-int ranks_deadlock_frame(uint64_t job_id, Tmpi__DeadlockAction action, const char *report,
-                         Tmpi__Deadlock *d, Tmpi__Envelope *env)
-{
-    int abort = action == TMPI__DEADLOCK_ACTION__DEADLOCK_ABORT;
-    log_notice("job %llu: %s%s", (unsigned long long)job_id, report,
-               abort ? " (ending the job: --on-deadlock=abort)" : "");
-    tmpi__deadlock__init(d);
-    d->job_id = job_id;
-    d->report = (char *)report;
-    d->abort = abort;
-    tmpi__envelope__init(env);
-    env->msg_case = TMPI__ENVELOPE__MSG_DEADLOCK;
-    env->deadlock = d;
-    return abort;
 }
