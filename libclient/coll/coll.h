@@ -31,6 +31,7 @@
 
 struct tm_rank;
 struct tm_cnet;
+struct tm_comm_coll;
 
 /* Reductions and scans split the elements into slices, one part each: */
 #define TM_SLICE_MIN_BYTES 4096u    /* smaller slices cost more in sharing than they save */
@@ -74,6 +75,10 @@ void tm_coll_nb_fini(struct tm_coll *co);
 int tm_coll_nb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
                      const struct tm_calgo *al, const struct tm_cargs *a,
                      struct tm_request **ret_req);
+
+/* ---- coll_comm.c: the rounds that make communicators, for comm/ (comm/comm_coll.h;
+ * registered in tm_lib by mpi/init.c) ---- */
+extern const struct tm_comm_coll tm_coll_comm;
 
 /* ---- coll_fin.c: MPI_Finalize's rendezvous ---- */
 /* Waits until every member of cr (MPI_COMM_WORLD on one node) is in MPI_Finalize: 0; or
