@@ -124,7 +124,7 @@ int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, cons
 {
     /* The inter-node phase moves blocks as bytes (coll_net/): non-contiguous layouts run on
      * packed staging copies of this member's blocks (coll_stage.c).  So do types whose data
-     * lies outside their extent, on every communicator (coll.h tm_cargs_outside). */
+     * lies outside their extent, on every communicator (coll_base.h tm_cargs_outside). */
     struct tm_cargs staged;
     if ((TM_UNLIKELY(tm_coll_net_spans(me, cr->c)) && tm_cargs_noncontig(a, cr->c->size)) ||
         TM_UNLIKELY(tm_cargs_outside(a, cr->c->size))) {

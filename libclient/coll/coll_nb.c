@@ -1,4 +1,5 @@
-/* coll_nb.c — non-blocking collectives: rounds, and who runs them (coll.h).
+/* coll_nb.c — non-blocking collectives on one node: who runs their rounds (coll.h; the round
+ * record and its functions are coll_base/nbround.c's, shared with the rounds across nodes).
  *
  * Scheme.  Members number their non-blocking collectives on a communicator (MPI requires all
  * members to start collectives in the same order, so the k-th is the same operation on

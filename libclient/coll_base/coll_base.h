@@ -2,18 +2,20 @@
  * and the engine and entry points (coll/): a member's arguments (struct tm_cargs) and their
  * block addressing, the algorithm record (struct tm_calgo), the rounds of non-blocking
  * collectives (nbround.c), the staging of non-contiguous arguments (coll_stage.c), the
- * counter waits and the error class of a collective's errno (coll_base.c).
+ * counter waits and the error class of a collective's errno (inline, here).
  *
  * coll.h says how the engine runs an algorithm; coll_net.h how the leaders run its share
  * across nodes.  Both read these records, so they sit here, in the lower layer. */
 #ifndef TMPI_LIBCLIENT_COLL_BASE_H
 #define TMPI_LIBCLIENT_COLL_BASE_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "comm.h"
+#include "wait.h"
 #include "type.h"
 #include "type_copy.h"
 #include "userop.h"
@@ -118,13 +120,44 @@ static inline void *tm_cblk_out(const struct tm_cargs *a, int j, size_t *ret_n,
     }
 }
 
-/* ---- coll_base.c ---- */
+/* ---- the counter waits and the error class ---- */
 
-/* Waits until *ctr >= target. */
-void tm_coll_wait_ctr(struct tm_rank *me, _Atomic uint64_t *ctr, uint64_t target);
+/* Waits until *ctr >= target.  Inline: the one-node barrier and Bcast wait here, and were
+ * compiled with it inlined before it moved out of coll.c (docs/bench/ANALYSIS.md "Layers"). */
+struct tm_coll_ctr_wait {
+    _Atomic uint64_t *ctr;
+    uint64_t target;
+};
+static inline int tm_coll_ctr_cond(void *arg)
+{
+    struct tm_coll_ctr_wait *w = arg;
+    return atomic_load_explicit(w->ctr, memory_order_seq_cst) >= w->target;
+}
+static inline void tm_coll_wait_ctr(struct tm_rank *me, _Atomic uint64_t *ctr, uint64_t target)
+{
+    struct tm_coll_ctr_wait w = {ctr, target};
+    tm_wait(me, tm_coll_ctr_cond, &w);
+}
 
-/* MPI error class of a collective's negative errno (0: MPI_SUCCESS). */
-int tm_coll_errclass(int err);
+/* MPI error class of a collective's negative errno (0: MPI_SUCCESS).  Inline, as it was in
+ * coll.c's entry points. */
+static inline int tm_coll_errclass(int r)
+{
+    switch (r) {
+    case 0:
+        return MPI_SUCCESS;
+    case -EMSGSIZE:
+        return MPI_ERR_TRUNCATE;
+    case -ENOMEM:
+        return MPI_ERR_NO_MEM;
+    case -EINVAL:
+        return MPI_ERR_ARG;
+    case -ENOSYS:
+        return MPI_ERR_UNSUPPORTED_OPERATION;
+    default:
+        return MPI_ERR_INTERN;
+    }
+}
 
 /* ---- nbround.c: non-blocking rounds ---- */
 
