@@ -16,27 +16,10 @@
 
 #define TM_SCRATCH_MIN (16u * 1024)
 
-struct counter_wait {
-    _Atomic uint64_t *ctr;
-    uint64_t target;
-};
-
-static int counter_cond(void *arg)
-{
-    struct counter_wait *w = arg;
-    return atomic_load_explicit(w->ctr, memory_order_seq_cst) >= w->target;
-}
-
 void tm_coll_wake_members(struct tm_rank *me, struct tm_comm *c)
 {
     for (int i = 0; i < c->size; i++)
         tm_wake(&tm_job_rank(me->job, tm_comm_world_rank(c, i))->waker);
-}
-
-void tm_coll_wait_ctr(struct tm_rank *me, _Atomic uint64_t *ctr, uint64_t target)
-{
-    struct counter_wait w = {ctr, target};
-    tm_wait(me, counter_cond, &w);
 }
 
 /* Counting barrier: arrive never resets, so the k-th barrier ends at arrive == k * size.  The
@@ -87,24 +70,6 @@ void *tm_coll_scratch(struct tm_rank *me, size_t bytes)
         *size = bytes;
     }
     return *scratch;
-}
-
-int tm_coll_errclass(int r)
-{
-    switch (r) {
-    case 0:
-        return MPI_SUCCESS;
-    case -EMSGSIZE:
-        return MPI_ERR_TRUNCATE;
-    case -ENOMEM:
-        return MPI_ERR_NO_MEM;
-    case -EINVAL:
-        return MPI_ERR_ARG;
-    case -ENOSYS:
-        return MPI_ERR_UNSUPPORTED_OPERATION;
-    default:
-        return MPI_ERR_INTERN;
-    }
 }
 
 static const char *errno_text(int r)
@@ -159,7 +124,7 @@ int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, cons
 {
     /* The inter-node phase moves blocks as bytes (coll_net/): non-contiguous layouts run on
      * packed staging copies of this member's blocks (coll_stage.c).  So do types whose data
-     * lies outside their extent, on every communicator (coll.h tm_cargs_outside). */
+     * lies outside their extent, on every communicator (coll_base.h tm_cargs_outside). */
     struct tm_cargs staged;
     if ((TM_UNLIKELY(tm_coll_net_spans(me, cr->c)) && tm_cargs_noncontig(a, cr->c->size)) ||
         TM_UNLIKELY(tm_cargs_outside(a, cr->c->size))) {

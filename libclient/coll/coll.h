@@ -16,61 +16,22 @@
  *
  * Two levels (seed 000 §3.3-3.4): these parts are the intra-node phase.  When communicators
  * span nodes, the leader of each node runs the inter-node phase between two intra-node phases
- * (coll_net.h says where and how). */
+ * (coll_net.h says where and how).
+ *
+ * The records both levels read (a member's arguments, the algorithm, the non-blocking rounds)
+ * are coll_base.h's, the layer below both. */
 #ifndef TMPI_LIBCLIENT_COLL_H
 #define TMPI_LIBCLIENT_COLL_H
 
 #include <limits.h>
 #include <stddef.h>
 
+#include "coll_base.h"
 #include "comm.h"
-#include "type.h"
-#include "type_copy.h"
-#include "userop.h"
 
 struct tm_rank;
 struct tm_cnet;
-
-/* Block layouts of the v and w variants. */
-enum tm_clayout {
-    TM_CL_UNIFORM, /* block j: count elements at j * count */
-    TM_CL_V,       /* block j: counts[j] elements at displs[j] elements */
-    TM_CL_W,       /* block j: counts[j] elements of types[j] at displs[j] bytes */
-};
-
-/* One member's arguments, read by other members' threads while the operation runs (the
- * member publishes it before it arrives, and keeps it unchanged until every part is done). */
-struct tm_cargs {
-    const void *sbuf; /* input; the entry point resolves MPI_IN_PLACE (in_place says so) */
-    void *rbuf;
-    int scount, rcount;
-    const struct tm_type *stype, *rtype;
-    enum tm_clayout slay, rlay;
-    const int *scounts, *sdispls, *rcounts, *rdispls; /* v and w variants */
-    const struct tm_type **stypes, **rtypes;          /* w variant: one per peer */
-    int in_place;
-    int root;                /* rooted operations; -1: the result goes to every member */
-    size_t count;            /* reductions: elements combined */
-    size_t roff;             /* reduce-scatter: first element of this member's block */
-    struct tm_opref op;      /* reductions: this member's op (its own function, userop.h) */
-    MPI_Datatype dth;        /* this member's handle of the type (what a user function gets) */
-    void *own;               /* memory this call allocated (in-place snapshot, type arrays) */
-    struct tm_cstage *stage; /* staged copy of non-contiguous arguments (coll_stage.c) */
-};
-
-/* Who runs a part, and where the members' arguments are. */
-struct tm_cwork {
-    struct tm_rank *me;    /* the thread running the part */
-    int wrank;             /* its rank in the communicator */
-    int n;                 /* members */
-    struct tm_slot *slot;  /* blocking: slot[k].args */
-    struct tm_cargs *args; /* non-blocking: args[k] */
-};
-
-static inline const struct tm_cargs *tm_cw_arg(const struct tm_cwork *w, int k)
-{
-    return w->slot ? w->slot[k].args : &w->args[k];
-}
+struct tm_comm_coll;
 
 /* Reductions and scans split the elements into slices, one part each: */
 #define TM_SLICE_MIN_BYTES 4096u    /* smaller slices cost more in sharing than they save */
@@ -94,25 +55,8 @@ static inline size_t tm_cw_slices(const struct tm_cwork *w)
     return (a->count + per - 1) / per;
 }
 
-struct tm_calgo {
-    int kind; /* MPIX_COLL_* (counters) */
-    /* Number of parts; the same whichever member computes it. */
-    size_t (*nparts)(const struct tm_cwork *w);
-    /* Runs part i: 0, or -EMSGSIZE (truncation) / -ENOMEM. */
-    int (*part)(const struct tm_cwork *w, size_t i);
-    /* Across nodes: a leader's share of the operation for its node (coll_net.h); NULL: not
-     * available across nodes (-ENOSYS). */
-    int (*net)(struct tm_cnet *x);
-    /* Blocking, on one node, more than one member: a path with less synchronisation than the
-     * barrier-and-parts engine, or NULL.  Returns 0 / a negative errno, or 1 when it does not
-     * take this call (then the engine runs it; every member decides alike). */
-    int (*direct)(struct tm_rank *me, struct tm_commref *cr, struct tm_cargs *a);
-};
-
 /* Wakes every member of c that announced sleep (a load per member, a syscall per sleeper). */
 void tm_coll_wake_members(struct tm_rank *me, struct tm_comm *c);
-/* Waits until *ctr >= target. */
-void tm_coll_wait_ctr(struct tm_rank *me, _Atomic uint64_t *ctr, uint64_t target);
 /* Arrives at cr's next counting barrier (tm_coll_barrier), numbered *ret_k; 1 if this member
  * was the last to arrive (every member's earlier stores are then visible to it). */
 int tm_coll_arrive(struct tm_commref *cr, uint64_t *ret_k);
@@ -131,60 +75,15 @@ void tm_coll_nb_fini(struct tm_coll *co);
 int tm_coll_nb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
                      const struct tm_calgo *al, const struct tm_cargs *a,
                      struct tm_request **ret_req);
-/* Holds the derived types of a member's arguments for a non-blocking operation (n members). */
-void tm_cargs_hold(const struct tm_cargs *a, int n);
-/* Releases what a finished operation held for one member's arguments (types, own memory). */
-void tm_cargs_release(struct tm_cargs *a, int held);
 
-/* A round of a non-blocking collective: the k-th (seq) on a communicator, with a copy of the
- * arguments and the request of every member that has arrived (args/req indexed by comm rank;
- * req[k] NULL: not arrived, or not on this node).  Shared by coll_nb.c and coll_net_nb.c. */
-struct tm_nbround {
-    struct tm_nbround *next; /* the owner's lists (its lock) */
-    uint64_t seq;
-    int n, arrived;
-    const struct tm_calgo *al;
-    struct tm_cargs *args;   /* n */
-    struct tm_request **req; /* n */
-};
-struct tm_nbround *tm_nbround_new(int n, uint64_t seq, const struct tm_calgo *al);
-void tm_nbround_free(struct tm_nbround *r);
-/* With the lock of the list live held: registers member cr (arguments a, request q) in the
- * round numbered cr->nnbc on live, made if missing (one entry per member of cr's
- * communicator).  Returns 1 with the round unlinked into *ret when need members have arrived,
- * 0 while others are still to come, -ENOMEM (q is then completed and freed). */
-int tm_nbround_join(struct tm_nbround **live, struct tm_rank *me, struct tm_commref *cr,
-                    const struct tm_calgo *al, const struct tm_cargs *a, struct tm_request *q,
-                    int need, struct tm_nbround **ret);
-/* Releases the arrived members' arguments, completes their requests with MPI error class cls
- * (waking their owners) and frees r. */
-void tm_nbround_finish(struct tm_nbround *r, int cls);
-/* Releases the arrived members' arguments and frees r; their requests never complete. */
-void tm_nbround_abandon(struct tm_nbround *r);
+/* ---- coll_comm.c: the rounds that make communicators, for comm/ (comm/comm_coll.h;
+ * registered in tm_lib by mpi/init.c) ---- */
+extern const struct tm_comm_coll tm_coll_comm;
 
 /* ---- coll_fin.c: MPI_Finalize's rendezvous ---- */
 /* Waits until every member of cr (MPI_COMM_WORLD on one node) is in MPI_Finalize: 0; or
  * -EPROTO, with why filled, when a member waits in a collective this one never joins. */
 int tm_coll_finalize_sync(struct tm_rank *me, struct tm_commref *cr, char *why, size_t len);
-
-/* ---- coll_stage.c: non-contiguous datatypes on communicators that span nodes ---- */
-struct tm_cstage;
-/* 1 if a names a type that is not moved as plain bytes (n: the communicator's size). */
-int tm_cargs_noncontig(const struct tm_cargs *a, int n);
-/* 1 if a names a type whose data lies outside [0, extent) of its element: a negative extent
- * (ub < lb), absolute addresses (MPI_BOTTOM), data below lb.  Staged on every communicator:
- * the engine's scratch buffers and slices hold count * extent bytes from the buffer up. */
-int tm_cargs_outside(const struct tm_cargs *a, int n);
-/* Fills *ret with a copy of a whose non-contiguous types are packed twins and whose buffers
- * are staging buffers holding the blocks collective kind uses at member rank (of n), packed;
- * ret->stage owns them (and holds a's types).  0, -ENOMEM or -EINVAL. */
-int tm_cstage_new(int kind, int rank, int n, const struct tm_cargs *a, struct tm_cargs *ret);
-/* When the collective is done (ok: successfully), unpacks the blocks it wrote into the
- * program's buffers and frees the stage.  No-op if staged->stage is NULL. */
-void tm_cstage_finish(struct tm_cargs *staged, int ok);
-
-/* MPI error class of a collective's negative errno (0: MPI_SUCCESS). */
-int tm_coll_errclass(int err);
 
 /* A per-rank scratch buffer of at least bytes (owner-only, kept for the next call). */
 void *tm_coll_scratch(struct tm_rank *me, size_t bytes);

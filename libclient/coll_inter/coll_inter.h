@@ -36,7 +36,7 @@ int tm_inter_allgather(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
                        const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                        const int *rcounts, const int *displs, MPI_Datatype rtype,
                        MPI_Request *request);
-/* lay as coll.h: 0 Alltoall, 1 Alltoallv, 2 Alltoallw (displacements in bytes, types per
+/* lay as coll_base.h: 0 Alltoall, 1 Alltoallv, 2 Alltoallw (displacements in bytes, types per
  * peer). */
 int tm_inter_alltoall(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
                       int lay, const void *sbuf, int scount, const int *scounts, const int *sdispls,

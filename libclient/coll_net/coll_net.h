@@ -27,7 +27,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "coll.h"
+#include "coll_base.h"
 #include "coll_tree.h"
 #include "job.h"
 #include "request.h"

@@ -6,8 +6,7 @@
 #include "attr.h"
 #include "bsbuf.h"
 #include "comm.h"
-#include "coll.h"
-#include "coll_net.h"
+#include "comm_coll.h"
 #include "ctx.h"
 #include "errh.h"
 #include "group.h"
@@ -34,7 +33,7 @@ int tm_comm_init_shared(struct tm_comm *c, int ctx, int size, int32_t *world_of)
     atomic_init(&c->coll.hier, NULL);
     c->coll.slot = calloc((size_t)size, sizeof *c->coll.slot);
     if (!c->coll.slot) return -ENOMEM;
-    if (tm_coll_nb_init(&c->coll) < 0) {
+    if (tm_lib.comm_coll->state_init(&c->coll) < 0) {
         free(c->coll.slot);
         c->coll.slot = NULL;
         return -ENOMEM;
@@ -44,10 +43,7 @@ int tm_comm_init_shared(struct tm_comm *c, int ctx, int size, int32_t *world_of)
 
 void tm_comm_fini_shared(struct tm_comm *c)
 {
-    free(c->coll.res);
-    c->coll.res = NULL;
-    tm_coll_nb_fini(&c->coll);
-    tm_chier_free(atomic_exchange_explicit(&c->coll.hier, NULL, memory_order_acquire));
+    tm_lib.comm_coll->state_fini(&c->coll); /* the collectives' part (comm_coll.h) */
     free(c->coll.slot);
     free(c->world_of);
     free(c->remote_of);

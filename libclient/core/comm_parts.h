@@ -24,7 +24,7 @@ struct tm_slot {
     void *out;
     int a, b;              /* Comm_split: color, key in; new rank out in b */
     void *p;               /* Comm_dup/split: the new communicator */
-    struct tm_cargs *args; /* coll.h: the member's arguments to a blocking collective */
+    struct tm_cargs *args; /* coll_base.h: the member's arguments to a blocking collective */
     /* Blocking Bcast on one node (coll.c bcast_direct), this member as the root: its
      * arguments (bargs) published as its bgen-th Bcast on c; bdone counts the copies the
      * others made from it; bwant is what bdone must reach (the root only). */

@@ -30,6 +30,7 @@
 #define TM_TAG_UB 0x3fffffff
 
 struct tm_rank;
+struct tm_comm_coll;
 
 /* Process-wide: the agent's service table.  Written once by tm_lib_load() under `once`, read
  * only afterwards. */
@@ -44,6 +45,10 @@ struct tm_lib {
      * registered by mpi/init.c when libtmpi loads): an upcall for the calls of lower layers
      * that MPI allows before initialization (info objects, session error handlers). */
     struct tm_rank *(*rank_pre)(const char *fn);
+    /* What communicators need of the collectives above them (comm/comm_coll.h: their
+     * collective state, the rounds of Comm_dup and Comm_split), registered by mpi/init.c when
+     * libtmpi loads (coll/coll_comm.c's table): comm/ calls through it. */
+    const struct tm_comm_coll *comm_coll;
 };
 extern struct tm_lib tm_lib;
 

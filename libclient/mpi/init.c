@@ -222,10 +222,12 @@ static struct tm_rank *rank_pre(const char *fn)
     return tm_rank_open(fn, MPI_THREAD_SINGLE, TM_OPEN_NONE, &me) == MPI_SUCCESS ? me : NULL;
 }
 
-/* Before any MPI call: libtmpi's constructors run when the program loads. */
+/* Before any MPI call: libtmpi's constructors run when the program loads.  The upcalls of
+ * lower layers into higher ones that need no job (core/lib.h). */
 __attribute__((constructor)) static void register_rank_pre(void)
 {
     tm_lib.rank_pre = rank_pre;
+    tm_lib.comm_coll = &tm_coll_comm;
 }
 
 void tm_rank_close(struct tm_rank *me, enum tm_open what)

@@ -78,7 +78,7 @@ struct tm_type {
     /* Signature; predefined types: NULL, meaning {basic, 1}. */
     size_t nsig;
     const struct tm_sigrun *sig;
-    /* A packed twin (coll/coll_stage.c: contiguous, element = the packed form of packed_of)
+    /* A packed twin (coll_base/coll_stage.c: contiguous, element = the packed form of packed_of)
      * names its type here, so a user op can be given data in that type's layout; else NULL. */
     const struct tm_type *packed_of;
 };

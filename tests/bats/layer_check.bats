@@ -49,6 +49,11 @@ setup() {
     [[ "$output" == *'agent/jobs/job.c:'*'agent/jobs may not use agent/host'* ]]
 }
 
+@test "layer-check: libtmpi's folders keep no pending include (a cycle broken stays broken)" {
+    run grep -n '^pending libclient/' "$TMPI_SRC/docs/layers.conf"
+    [ "$status" -eq 1 ] || { echo "against the graph again: $output"; false; }
+}
+
 @test "layer-check: a cycle in the may-use list itself is refused" {
     sed -i 's|^proto/wire:$|proto/wire: proto/svc|' "$copy/docs/layers.conf"
     run -2 "$copy/tools/layer-check" --root "$copy"
@@ -164,4 +169,29 @@ PY
     sed -i '0,/^| `netd\/pool.c`/{/^| `netd\/pool.c`/d}' "$copy/docs/ARCHITECTURE.md"
     run -1 "$copy/tools/layer-check" --root "$copy" --docs
     [[ "$output" == *"agent/netd/pool.c: its row ("*") is not in the block of agent/netd/"* ]] || { echo "$output"; false; }
+}
+
+@test "layer-check --docs: ARCHITECTURE.md shows each folder's may-use list as layers.conf has it; a stale, a missing or a doubled line fails" {
+    cp "$TMPI_SRC/docs/ARCHITECTURE.md" "$copy/docs/"
+    run -0 "$copy/tools/layer-check" --root "$copy" --docs
+    # the list grows an edge the page does not show
+    sed -i 's|^libclient/coll_base: libclient/comm |libclient/coll_base: libclient/intra libclient/comm |' "$copy/docs/layers.conf"
+    run -0 "$copy/tools/layer-check" --root "$copy"
+    run -1 "$copy/tools/layer-check" --root "$copy" --docs
+    [[ "$output" == *"libclient/coll_base/ may use, by the list: also libclient/intra"* ]] || { echo "$output"; false; }
+    cp "$TMPI_SRC/docs/layers.conf" "$copy/docs/"
+    # the page names an edge the list does not have
+    sed -i 's|^\*\*`libclient/coll_base/`\*\* may use: |&`libclient/mpi`, |' "$copy/docs/ARCHITECTURE.md"
+    run -1 "$copy/tools/layer-check" --root "$copy" --docs
+    [[ "$output" == *"libclient/coll_base/ may use, by the list: not libclient/mpi"* ]] || { echo "$output"; false; }
+    # a folder of the list without its line, and a line twice (the second segment of a line too)
+    cp "$TMPI_SRC/docs/ARCHITECTURE.md" "$copy/docs/"
+    sed -i 's|^\*\*`libclient/coll_base/`\*\* may use: |**`libclient/coll_baseline/`** may use: |' "$copy/docs/ARCHITECTURE.md"
+    run -1 "$copy/tools/layer-check" --root "$copy" --docs
+    [[ "$output" == *"no may-use line for libclient/coll_base/"* ]] || { echo "$output"; false; }
+    [[ "$output" == *"libclient/coll_baseline/ is not in the may-use list"* ]] || { echo "$output"; false; }
+    cp "$TMPI_SRC/docs/ARCHITECTURE.md" "$copy/docs/"
+    sed -i 's|^\(\*\*`agent/netd/`\*\* may use: .*\)$|\1; **`agent/base/`**: `proto/wire`|' "$copy/docs/ARCHITECTURE.md"
+    run -1 "$copy/tools/layer-check" --root "$copy" --docs
+    [[ "$output" == *"agent/base/ has a may-use line already"* ]] || { echo "$output"; false; }
 }

@@ -18,8 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll.h"
-#include "coll_net_move.h"
+#include "coll_base.h"
 
 /* One side's staging: the buffer, and whether the collective writes it here. */
 struct side {
