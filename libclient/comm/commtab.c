@@ -48,6 +48,8 @@ void tm_comm_fini_shared(struct tm_comm *c)
     c->coll.res = NULL;
     tm_coll_nb_fini(&c->coll);
     tm_chier_free(atomic_exchange_explicit(&c->coll.hier, NULL, memory_order_acquire));
+    for (int i = 0; c->coll.slot && i < c->size; i++)
+        free(atomic_load_explicit(&c->coll.slot[i].bring, memory_order_relaxed));
     free(c->coll.slot);
     free(c->world_of);
     free(c->remote_of);

@@ -113,6 +113,12 @@ run_prog() {
     run_prog collectives 1 2 4 16
 }
 
+@test "mpi: blocking Bcast round after round: rotating roots, small and large, strided, lagging members, a small Bcast's root goes on first" {
+    run_prog bcast_rounds 1 2 4 16
+    SWITCHING=user run_prog bcast_rounds 3
+    ARGS=early SWITCHING=kernel run_prog bcast_rounds 2 4
+}
+
 @test "mpi: every collective, user ops, non-blocking collectives, split_type" {
     run_prog coll_all 1 4 16
 }
