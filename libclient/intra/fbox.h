@@ -29,7 +29,7 @@
  * "Medium messages").  512 cells (32 KiB) a ring hold a window of back-to-back isends: with
  * 128, osu_bw's 64 messages of 1 KiB (18 cells each) filled the ring after 7 and the rest took
  * the mailbox; osu_mbw_mr 1 KiB went 712 -> 4,081 MB/s, osu_bw 512 B 363 -> 3,042 (medians,
- * ANALYSIS.md "Message rate after the Bcast ring").
+ * ANALYSIS.md "Message rate and small Bcasts").
  *
  * A non-contiguous message travels packed (the sender packs from its own memory) and the
  * receiver's drain lays it out in the receive's layout: each core touches only its own lines
