@@ -45,6 +45,7 @@ int config_defaults(struct agent_config *c)
         .program_cache = 16,
         .spin_ns = 20000,
         .rank_switching = "auto",
+        .kernel_ranks_per_cpu = CONFIG_KERNEL_RANKS_PER_CPU_DEFAULT,
         .carrier_placement = "block",
         .transport = "auto",
         .bind_to = "auto",
@@ -415,6 +416,8 @@ static int on_key(void *user, const char *section, const char *key, const char *
             r = parse_u32(value, 0, 1000000000, &c->spin_ns);
         else if (strcmp(key, "rank_switching") == 0)
             r = set_rank_switching(c, value);
+        else if (strcmp(key, "kernel_ranks_per_cpu") == 0)
+            r = parse_u32(value, 1, CONFIG_KERNEL_RANKS_PER_CPU_MAX, &c->kernel_ranks_per_cpu);
         else if (strcmp(key, "carrier_placement") == 0)
             r = set_carrier_placement(c, value);
         else if (strcmp(key, "bind_to") == 0)

@@ -20,6 +20,13 @@
  * NodeQuery in milliseconds, so only a stopped or swamped peer waits this long. */
 #define CONFIG_QUERY_TIMEOUT_MS_DEFAULT 10000
 
+/* [mpi] kernel_ranks_per_cpu: under rank_switching auto a job keeps one thread per rank while
+ * its ranks on this node are at most this many per CPU (beyond, carriers).  4 from OSU 7.4 on
+ * 2 cores (docs/bench/ANALYSIS.md "Ranks per CPU"): with 4 and 8 ranks kernel threads were
+ * 3-15x faster in osu_bcast, osu_allgather and osu_mbw_mr; at 16 carriers won the ring. */
+#define CONFIG_KERNEL_RANKS_PER_CPU_DEFAULT 4u
+#define CONFIG_KERNEL_RANKS_PER_CPU_MAX 1024u
+
 struct agent_config {
     char *name;        /* node name shown to users; default: hostname */
     char *socket_path; /* local control socket */
@@ -80,6 +87,7 @@ struct agent_config {
     uint32_t program_cache;            /* programs kept after their jobs end */
     uint32_t spin_ns;                  /* spin budget of a waiting rank before it blocks */
     const char *rank_switching; /* "auto", "kernel" or "user" (carrier.h); a literal, not owned */
+    uint32_t kernel_ranks_per_cpu; /* auto keeps a thread per rank up to this many ranks a CPU */
     const char *carrier_placement; /* "block" or "cyclic": which carrier starts a rank
                                       (carrier.h); a literal, not owned */
     const char *bind_to; /* "auto" or a --bind-to kind (job_bind.h): a launch without --bind-to

@@ -49,6 +49,7 @@ static const struct item items[] = {
     IT("agent", "allow_users_dir", K_STR, allow_users_dir),
     IT("mpi", "spin_ns", K_U32, spin_ns),
     IT("mpi", "rank_switching", K_STR, rank_switching),
+    IT("mpi", "kernel_ranks_per_cpu", K_U32, kernel_ranks_per_cpu),
     IT("mpi", "carrier_placement", K_STR, carrier_placement),
     IT("mpi", "bind_to", K_STR, bind_to),
     IT("mpi", "intra_eager_limit", K_U32, intra_eager_limit),

@@ -67,6 +67,7 @@ static const struct setting settings[] = {
     S("[agent] oom_score_adj", T_INT, oom_score_adj, RESTART),
     S("[mpi] spin_ns", T_U32, spin_ns, JOB),
     S("[mpi] rank_switching", T_LIT, rank_switching, JOB),
+    S("[mpi] kernel_ranks_per_cpu", T_U32, kernel_ranks_per_cpu, JOB),
     S("[mpi] carrier_placement", T_LIT, carrier_placement, JOB),
     S("[mpi] bind_to", T_LIT, bind_to, JOB),
     S("[mpi] intra_eager_limit", T_U32, intra_eager_limit, JOB),

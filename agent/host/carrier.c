@@ -49,8 +49,28 @@ int carrier_wanted(struct job *j, char *why, size_t whylen)
         snprintf(why, whylen, "TMPI_RANK_SWITCHING=\"%.32s\": expected auto, kernel or user", mode);
         return -EINVAL;
     }
-    if (j->nprocs <= (uint32_t)j->agent->ncpus) {
-        snprintf(why, whylen, "%u ranks fit the %d CPUs", j->nprocs, j->agent->ncpus);
+    uint32_t per_cpu = j->agent->cfg.kernel_ranks_per_cpu;
+    const char *v = job_getenv(j, "TMPI_KERNEL_RANKS_PER_CPU");
+    if (v && *v) {
+        char *end;
+        errno = 0;
+        unsigned long n = strtoul(v, &end, 10);
+        if (*v < '0' || *v > '9' || *end || errno || n < 1 || n > CONFIG_KERNEL_RANKS_PER_CPU_MAX) {
+            snprintf(why, whylen, "TMPI_KERNEL_RANKS_PER_CPU=\"%.16s\": expected 1 to %u", v,
+                     CONFIG_KERNEL_RANKS_PER_CPU_MAX);
+            return -EINVAL;
+        }
+        per_cpu = (uint32_t)n;
+    }
+    /* up to per_cpu ranks a CPU, a thread per rank is faster on the collectives and multi-pair
+     * rates (a carrier that found nothing to run sleeps, and its futex wake costs 15-60 us on
+     * a loaded VM; config.h); beyond it, the kernel's switches cost more than user space's */
+    if ((uint64_t)j->nprocs <= (uint64_t)per_cpu * (uint64_t)j->agent->ncpus) {
+        if (j->nprocs <= (uint32_t)j->agent->ncpus)
+            snprintf(why, whylen, "%u ranks fit the %d CPUs", j->nprocs, j->agent->ncpus);
+        else
+            snprintf(why, whylen, "%u ranks on %d CPUs, at most %u a CPU (kernel_ranks_per_cpu)",
+                     j->nprocs, j->agent->ncpus, per_cpu);
         return 0;
     }
     /* every program of the job (MPMD) must allow it: one rank of each is enough to look at */

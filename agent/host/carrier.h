@@ -130,9 +130,10 @@ struct carrier_pool {
 };
 
 /* Whether the job's ranks on this node run on carriers: tmpid.conf rank_switching (or the
- * job's TMPI_RANK_SWITCHING), "auto" meaning more ranks than CPUs and a program without
- * thread-local variables.  1 yes, 0 no (*why says why, for the log), -EINVAL for a job variable
- * that is none of the three words (*why is the job's error). */
+ * job's TMPI_RANK_SWITCHING), "auto" meaning more ranks than kernel_ranks_per_cpu (the job's
+ * TMPI_KERNEL_RANKS_PER_CPU wins) times the CPUs and a program without thread-local variables
+ * that starts no threads.  1 yes, 0 no (*why says why, for the log), -EINVAL for a job
+ * variable that is none of the three words or no count (*why is the job's error). */
 int carrier_wanted(struct job *j, char *why, size_t whylen);
 
 /* Which ranks a carrier starts: 0 block (contiguous), 1 cyclic (carrier c gets ranks c,

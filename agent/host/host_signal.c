@@ -93,10 +93,12 @@ static int run_handlers(struct job *j, int sig, siginfo_t *info, void *uctx)
          * which interpose_proc turns into one) is that rank's alone, as it would be its own
          * process's under mpirun: only its handler runs, and a default action kills that rank,
          * not the first.  Only a thread-directed one: a signal to the whole job host (kill of
-         * the pid that carried ranks share) may land on any thread, and is every rank's. */
+         * the pid that carried ranks share) may land on any thread, and is every rank's.  The
+         * real pid: on a rank's own thread getpid() answers the thread's id (interpose_proc.c),
+         * and raise() there sends with the process's pid. */
         uint32_t first = 0, end = j->nprocs;
         if (saved && saved >= j->ranks && saved < j->ranks + j->nprocs && info &&
-            info->si_pid == getpid() && info->si_code == SI_TKILL) {
+            info->si_pid == (pid_t)syscall(SYS_getpid) && info->si_code == SI_TKILL) {
             first = (uint32_t)(saved - j->ranks);
             end = first + 1;
         }

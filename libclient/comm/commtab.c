@@ -44,6 +44,9 @@ int tm_comm_init_shared(struct tm_comm *c, int ctx, int size, int32_t *world_of)
 void tm_comm_fini_shared(struct tm_comm *c)
 {
     tm_lib.comm_coll->state_fini(&c->coll); /* the collectives' part (comm_coll.h) */
+    /* the Bcast rings the members made (coll.c), one allocation each */
+    for (int i = 0; c->coll.slot && i < c->size; i++)
+        free(atomic_load_explicit(&c->coll.slot[i].bring, memory_order_relaxed));
     free(c->coll.slot);
     free(c->world_of);
     free(c->remote_of);

@@ -17,6 +17,25 @@ struct tm_chier;
 struct tm_commref;
 struct tm_ctx_wait;
 
+/* Blocking Bcast on one node (coll.c bcast_direct) with this member as the root: a ring of
+ * rounds.  A round of up to TM_BCAST_EAGER bytes travels in its entry (the root returns at
+ * once); a larger one publishes the root's arguments and the root waits for the copies.  The
+ * root reuses an entry once every member has read its last round (reads counts them over the
+ * entry's life, uses the rounds the root put in it). */
+#define TM_BCAST_RING 8
+#define TM_BCAST_EAGER 256
+struct tm_bcast_entry {
+    _Atomic uint64_t gen;        /* the communicator's Bcast number of the round in it */
+    _Atomic uint64_t reads;      /* members that took a round from it, over its life */
+    uint64_t uses;               /* rounds the root put in it (the root only) */
+    const struct tm_cargs *args; /* NULL: the round's data is in data */
+    size_t bytes;                /* packed bytes in data */
+    unsigned char data[TM_BCAST_EAGER] __attribute__((aligned(64)));
+} __attribute__((aligned(64)));
+struct tm_bcast_ring {
+    struct tm_bcast_entry e[TM_BCAST_RING];
+};
+
 /* Per-member slot of a collective: written by its member (or by the leader in Comm_split)
  * before it arrives at the collective's barrier, read by others after they pass it. */
 struct tm_slot {
@@ -25,12 +44,9 @@ struct tm_slot {
     int a, b;              /* Comm_split: color, key in; new rank out in b */
     void *p;               /* Comm_dup/split: the new communicator */
     struct tm_cargs *args; /* coll_base.h: the member's arguments to a blocking collective */
-    /* Blocking Bcast on one node (coll.c bcast_direct), this member as the root: its
-     * arguments (bargs) published as its bgen-th Bcast on c; bdone counts the copies the
-     * others made from it; bwant is what bdone must reach (the root only). */
-    const struct tm_cargs *bargs;
-    _Atomic uint64_t bgen, bdone;
-    uint64_t bwant;
+    /* Blocking Bcast on one node with this member as the root: made by the first member
+     * that needs it (a compare-and-swap), freed with the communicator. */
+    struct tm_bcast_ring *_Atomic bring;
 };
 
 /* Collective state, shared by the members (seed 000 §"collectives through shared memory").

@@ -22,11 +22,14 @@
  * A message longer than a cell's payload takes consecutive cells: the first holds the envelope
  * and TM_FB_PAYLOAD bytes, each further one TM_FB_MORE bytes after its seq, which the producer
  * sets to the cell's own position (never "full": that is position + 1); the first cell is
- * published last, so the consumer that sees it sees the rest.  Up to TM_FB_MAX_BYTES: half a
- * ring, so a sender is not held up waiting for a message's worth of room (64 B-512 B ping-pong
- * went through the mailbox at 2.2x Open MPI's latency; ANALYSIS.md section 0).  128 cells (8 KiB
- * a ring) carry up to 3,824 B: 1-2 KiB through the mailbox cost 0.29-0.32 us a half round trip,
- * through cells 0.20-0.28 (ANALYSIS.md "Medium messages").
+ * published last, so the consumer that sees it sees the rest.  Up to TM_FB_MAX_BYTES: 64 cells,
+ * so a sender is not held up waiting for a message's worth of room (64 B-512 B ping-pong went
+ * through the mailbox at 2.2x Open MPI's latency; ANALYSIS.md section 0), up to 3,824 B: 1-2 KiB
+ * through the mailbox cost 0.29-0.32 us a half round trip, through cells 0.20-0.28 (ANALYSIS.md
+ * "Medium messages").  512 cells (32 KiB) a ring hold a window of back-to-back isends: with
+ * 128, osu_bw's 64 messages of 1 KiB (18 cells each) filled the ring after 7 and the rest took
+ * the mailbox; osu_mbw_mr 1 KiB went 712 -> 4,081 MB/s, osu_bw 512 B 363 -> 3,042 (medians,
+ * ANALYSIS.md "Message rate and small Bcasts").
  *
  * A non-contiguous message travels packed (the sender packs from its own memory) and the
  * receiver's drain lays it out in the receive's layout: each core touches only its own lines
@@ -44,10 +47,10 @@
 
 #include "intra_parts.h"
 
-#define TM_FB_CELLS 128  /* per ring, power of two */
-#define TM_FB_PAYLOAD 44 /* bytes that fit in a cell beside its envelope */
-#define TM_FB_MORE 60    /* bytes in each further cell of a message */
-#define TM_FB_MAX_CELLS (TM_FB_CELLS / 2)
+#define TM_FB_CELLS 512    /* per ring, power of two */
+#define TM_FB_PAYLOAD 44   /* bytes that fit in a cell beside its envelope */
+#define TM_FB_MORE 60      /* bytes in each further cell of a message */
+#define TM_FB_MAX_CELLS 64 /* half of the old 128-cell ring: the size limit stays 3,824 B */
 #define TM_FB_MAX_BYTES (TM_FB_PAYLOAD + (TM_FB_MAX_CELLS - 1) * TM_FB_MORE)
 #define TM_FB_OUT 64  /* sender's table of receivers, direct-mapped by world rank */
 #define TM_FB_AFTER 8 /* small messages to a receiver before it gets a ring */

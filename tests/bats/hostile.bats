@@ -275,17 +275,19 @@ PY
     [[ "$output" == *'"bad_frames":2000,'* ]] || { echo "$output"; false; }
 }
 
-@test "hostile: a SIGUSR1 a rank raises itself is reported as that rank's (rank 1 and rank 2 of 3)" {
+@test "hostile: a SIGUSR1 a rank raises itself is reported as that rank's (rank 1 and rank 2 of 3), on threads and on carriers" {
     need_agent
-    local p
+    local p sw
     p=$(prog raise_usr1)
     start_agent a
-    run "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 3 --timeout 30 "$p" 1
-    [ "$status" -eq 138 ] || { echo "status $status: $output"; false; }
-    [[ "$output" == *"rank 1 killed by signal 10 (USR1)"* ]] || { echo "$output"; false; }
-    run "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 3 --timeout 30 "$p" 2
-    [ "$status" -eq 138 ] || { echo "status $status: $output"; false; }
-    [[ "$output" == *"rank 2 killed by signal 10 (USR1)"* ]] || { echo "$output"; false; }
+    for sw in auto kernel user; do
+        run "$LAUNCH_BIN" --agent "$AGENT_SOCK" -x TMPI_RANK_SWITCHING=$sw -n 3 --timeout 30 "$p" 1
+        [ "$status" -eq 138 ] || { echo "$sw: status $status: $output"; false; }
+        [[ "$output" == *"rank 1 killed by signal 10 (USR1)"* ]] || { echo "$sw: $output"; false; }
+        run "$LAUNCH_BIN" --agent "$AGENT_SOCK" -x TMPI_RANK_SWITCHING=$sw -n 3 --timeout 30 "$p" 2
+        [ "$status" -eq 138 ] || { echo "$sw: status $status: $output"; false; }
+        [[ "$output" == *"rank 2 killed by signal 10 (USR1)"* ]] || { echo "$sw: $output"; false; }
+    done
 }
 
 @test "hostile: job cgroups left by a SIGKILLed agent are removed at its next start, and it says so" {

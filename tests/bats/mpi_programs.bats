@@ -2,10 +2,14 @@
 # MPI test programs (tests/mpi/*.c) built with tmpicc and run under tmpi-launch with 1, 2, 4
 # and 16 ranks: each must exit 0 and print OK.
 
+load helpers
+
 setup() {
     : "${TMPI_BUILD:?run through tests/check.sh}"
     : "${TMPI_SRC:?run through tests/check.sh}"
 }
+
+teardown() { stop_all_agents; }
 
 # Programs are built into this run's own directory, never into the shared $BATS_TMPDIR: a
 # binary left there by another build (say build/ while this run tests build-tsan/) carries
@@ -107,6 +111,12 @@ run_prog() {
 
 @test "mpi: Barrier, Bcast, Reduce, Allreduce, Comm_split" {
     run_prog collectives 1 2 4 16
+}
+
+@test "mpi: blocking Bcast round after round: rotating roots, small and large, strided, lagging members, a small Bcast's root goes on first" {
+    run_prog bcast_rounds 1 2 4 16
+    SWITCHING=user run_prog bcast_rounds 3
+    ARGS=early SWITCHING=kernel run_prog bcast_rounds 2 4
 }
 
 @test "mpi: every collective, user ops, non-blocking collectives, split_type" {
@@ -284,6 +294,54 @@ run_prog() {
     run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -n 16 "$exe"
     [ "$status" -eq 0 ]
     [ "${lines[${#lines[@]}-1]}" = "OK" ] || { echo "$output"; return 1; }
+}
+
+# auto keeps a thread per rank up to kernel_ranks_per_cpu ranks a CPU (tmpid.conf(5), default
+# 4): a rank on a thread of its own has a pid of its own, carried ranks share the job host's
+# (rank_process.c).  The agent's key and the job's TMPI_KERNEL_RANKS_PER_CPU each take effect.
+pids_prog() {
+    local exe="$BATS_FILE_TMPDIR/mpi_pids"
+    printf '%s\n' '#include <mpi.h>' '#include <stdio.h>' '#include <unistd.h>' \
+        'int main(int c, char **v) { MPI_Init(&c, &v); int p = getpid(), lo, hi;' \
+        '  MPI_Allreduce(&p, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);' \
+        '  MPI_Allreduce(&p, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD); int r;' \
+        '  MPI_Comm_rank(MPI_COMM_WORLD, &r); if (r == 0) puts(lo == hi ? "carried" : "threads");' \
+        '  MPI_Finalize(); return 0; }' >"$exe.c"
+    [ -x "$exe" ] || "$TMPI_BUILD/launcher/tmpicc" -o "$exe" "$exe.c"
+    echo "$exe"
+}
+
+# expect_switching WANT N [tmpi-launch options...]
+expect_switching() {
+    local want=$1 n=$2
+    shift 2
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" "$@" -n "$n" "$(pids_prog)"
+    [ "$status" -eq 0 ] && [ "${lines[${#lines[@]}-1]}" = "$want" ] || {
+        echo "$* -n $n: expected $want, status $status: $output"
+        return 1
+    }
+}
+
+@test "mpi: auto gives a thread per rank up to kernel_ranks_per_cpu ranks a CPU, carriers beyond" {
+    local cpus n
+    cpus=$(getconf _NPROCESSORS_ONLN)
+    n=$((cpus * 2))
+    expect_switching threads "$n"                       # 2 a CPU: threads under the default (4)
+    expect_switching carried $((cpus * 4 + 1))          # beyond 4 a CPU: carriers
+    expect_switching carried "$n" -x TMPI_KERNEL_RANKS_PER_CPU=1
+    expect_switching threads $((cpus * 8)) -x TMPI_KERNEL_RANKS_PER_CPU=8
+    local conf="$BATS_TEST_TMPDIR/tmpid.conf"
+    printf '[mpi]\nkernel_ranks_per_cpu = 1\n' >"$conf"
+    start_agent kr --config "$conf"
+    expect_switching carried "$n" --agent "$AGENT_SOCK"
+    # the job's variable wins over the agent's key
+    expect_switching threads "$n" --agent "$AGENT_SOCK" -x TMPI_KERNEL_RANKS_PER_CPU=2
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_KERNEL_RANKS_PER_CPU=0 -n "$n" "$(pids_prog)"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *'TMPI_KERNEL_RANKS_PER_CPU="0": expected 1 to 1024'* ]] || {
+        echo "$output"
+        return 1
+    }
 }
 
 @test "mpi: a bad TMPI_RANK_SWITCHING fails the job with a clear message" {

@@ -41,7 +41,7 @@ expect_ok() {
 @test "multinode mpi: the tests/mpi programs on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
-    for p in ring p2p_order p2p_large coop_copy handoff_sparse nonblocking collectives coll_all nbc_progress net_progress; do
+    for p in ring p2p_order p2p_large coop_copy handoff_sparse nonblocking collectives bcast_rounds coll_all nbc_progress net_progress; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done

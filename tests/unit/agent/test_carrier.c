@@ -158,7 +158,29 @@ static void test_wanted(void)
     j->env = env;
     agent.ncpus = 2;
     agent.cfg.rank_switching = "auto";
+    agent.cfg.kernel_ranks_per_cpu = 1;
     CHECK_EQ(carrier_wanted(j, why, sizeof why), 1); /* more ranks than CPUs */
+    /* kernel_ranks_per_cpu: a thread per rank up to that many ranks a CPU */
+    agent.cfg.kernel_ranks_per_cpu = 2;
+    CHECK_EQ(carrier_wanted(j, why, sizeof why), 0);
+    CHECK(strstr(why, "at most 2 a CPU (kernel_ranks_per_cpu)"), "got \"%s\"", why);
+    agent.ncpus = 1;
+    CHECK_EQ(carrier_wanted(j, why, sizeof why), 1);
+    /* the job's TMPI_KERNEL_RANKS_PER_CPU wins, and a bad one fails the job */
+    env[0] = "TMPI_KERNEL_RANKS_PER_CPU=4";
+    CHECK_EQ(carrier_wanted(j, why, sizeof why), 0);
+    env[0] = "TMPI_KERNEL_RANKS_PER_CPU=3";
+    CHECK_EQ(carrier_wanted(j, why, sizeof why), 1);
+    static const char *const bad[] = {"0", "1025", "-1", "4x", " 4", "many"};
+    char var[64];
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(var, sizeof var, "TMPI_KERNEL_RANKS_PER_CPU=%s", bad[i]);
+        env[0] = var;
+        CHECK_EQ(carrier_wanted(j, why, sizeof why), -EINVAL);
+        CHECK(strstr(why, "expected 1 to 1024"), "%s: got \"%s\"", bad[i], why);
+    }
+    env[0] = NULL;
+    agent.cfg.kernel_ranks_per_cpu = 1;
     agent.ncpus = 4;
     CHECK_EQ(carrier_wanted(j, why, sizeof why), 0);
     CHECK(strstr(why, "4 ranks fit the 4 CPUs"), "got \"%s\"", why);

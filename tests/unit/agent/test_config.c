@@ -41,6 +41,7 @@ static void test_good(void)
     CHECK_EQ(c.eager_limit, 100 * 1024);
     CHECK_EQ(c.intra_coop_min, 256 * 1024);
     CHECK(strcmp(c.rank_switching, "auto") == 0);
+    CHECK_EQ(c.kernel_ranks_per_cpu, CONFIG_KERNEL_RANKS_PER_CPU_DEFAULT);
     CHECK(strcmp(c.carrier_placement, "block") == 0);
     CHECK(strcmp(c.bind_to, "auto") == 0);
     CHECK_EQ(c.max_ranks, 16384); /* a 16,384-rank job fits one agent (issue 21) */
@@ -59,7 +60,7 @@ static void test_good(void)
                               "[mpi]\nspin_ns = 0\nintra_eager_limit = 8K\neager_limit = 64K\n"
                               "intra_coop_min = 1M\n"
                               "rank_switching = user\nbind_to = socket\n"
-                              "carrier_placement = cyclic\n"
+                              "carrier_placement = cyclic\nkernel_ranks_per_cpu = 2\n"
                               "[pool]\nsize = 1M\n"
                               "[io]\nthreads = 0\noffload_min = 1m\n"
                               "[mesh]\nlisten = 127.0.0.1:7471\nkey_file = /etc/k\n"
@@ -83,6 +84,7 @@ static void test_good(void)
     CHECK_EQ(c.spin_ns, 0);
     CHECK(strcmp(c.rank_switching, "user") == 0);
     CHECK(strcmp(c.carrier_placement, "cyclic") == 0);
+    CHECK_EQ(c.kernel_ranks_per_cpu, 2);
     CHECK(strcmp(c.bind_to, "package") == 0);
     CHECK_EQ(c.intra_eager_limit, 8192);
     CHECK_EQ(c.intra_coop_min, 1u << 20);
@@ -139,6 +141,9 @@ static void test_bad(void)
     expect_refused("[mpi]\nrank_switching =\n");
     expect_refused("[mpi]\ncarrier_placement = scattered\n");
     expect_refused("[mpi]\ncarrier_placement =\n");
+    expect_refused("[mpi]\nkernel_ranks_per_cpu = 0\n");
+    expect_refused("[mpi]\nkernel_ranks_per_cpu = 1025\n");
+    expect_refused("[mpi]\nkernel_ranks_per_cpu = many\n");
     expect_refused("[mesh]\npeers = a:1,,b:2\n");
     expect_refused("[mesh]\npeers =  , \n");
     expect_refused("[mesh]\nheartbeat_ms = 10\n");

@@ -438,6 +438,23 @@ static void t_stress(void)
     ranks_free(r, 2);
 }
 
+/* A window of back-to-back isends waits in the ring for the receiver: 28 messages of 1 KiB
+ * (18 cells each) before it is full (with 128 cells, 7: osu_bw's window of 64 went through
+ * the mailbox; fbox.h). */
+static void t_window(void)
+{
+    struct tm_rank *r = ranks_new(2);
+    struct tm_fb_slot *fs = ring(&r[0], &r[1]);
+    unsigned char b[1024];
+    int n = 0;
+    while (n < 1000 && tm_fb_push(fs, 7, 0, 1, b, sizeof b))
+        n++;
+    CHECK_EQ(n, TM_FB_CELLS / 18);
+    CHECK(n >= 28, "%d messages of 1 KiB fit", n);
+    CHECK_EQ(tm_fb_drain_all(&r[1], &r[1], NULL), 0);
+    ranks_free(r, 2);
+}
+
 int main(void)
 {
     t_made();
@@ -447,6 +464,7 @@ int main(void)
     t_cand_stops();
     t_multi();
     t_multi_direct();
+    t_window();
     t_stress();
     printf("fbox: all passed\n");
     return 0;
