@@ -28,6 +28,7 @@
 #include "agent.h"
 #include "fault.h"
 #include "host_names.h"
+#include "host_xjob.h"
 #include "host_stdio.h"
 #include "frame.h"
 #include "job.h"
@@ -387,6 +388,10 @@ static void chan_read(struct bufferevent *bev, void *arg)
             on_ranks_query(env->ranks_query);
         else if (env->msg_case == TMPI__ENVELOPE__MSG_NAME_REPLY)
             host_names_reply(env->name_reply);
+        else if (env->msg_case == TMPI__ENVELOPE__MSG_XFRAME)
+            host_xjob_frame(host.job, env->xframe);
+        else if (env->msg_case == TMPI__ENVELOPE__MSG_XGONE)
+            host_xjob_gone(host.job, env->xgone);
         frame_free(env);
     }
     if (evbuffer_get_length(in) >= FRAME_HEADER_SIZE) {
@@ -511,6 +516,7 @@ static void chan_event(struct bufferevent *bev, short what, void *arg)
         return;
     }
     host_names_channel(NULL); /* no answer will come */
+    host_xjob_channel(NULL);
     if (host.job) job_detach(host.job, "the agent went away");
     struct timeval tv = {.tv_sec = host.a->cfg.kill_grace_sec};
     evtimer_add(host.orphan_timer, &tv);
@@ -668,6 +674,7 @@ static int open_channel(struct agent *a)
     bufferevent_enable(host.chan, EV_READ | EV_WRITE);
     host_stdio_channel(host.chan);
     host_names_channel(host.chan);
+    host_xjob_channel(host.chan);
     return 0;
 }
 
@@ -758,6 +765,7 @@ static void host_teardown(struct agent *a)
     host_stdio_stop();
     host_stdio_channel(NULL);
     host_names_channel(NULL);
+    host_xjob_channel(NULL);
     if (host.chan) bufferevent_free(host.chan);
     if (host.orphan_timer) event_free(host.orphan_timer);
     if (host.abandon_ev) event_free(host.abandon_ev);

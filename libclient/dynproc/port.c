@@ -20,6 +20,8 @@
 #include "spawn.h"
 #include "wait.h"
 #include "wake_timer.h"
+#include "xconn.h"
+#include "xjob.h"
 
 /* What a root tells its communicator after meeting the other side. */
 struct conn_hdr {
@@ -91,10 +93,50 @@ TM_API int PMPI_Close_port(const char *port_name)
 }
 TM_ALIAS(Close_port)
 
+static int tm_port_other_job(struct tm_rank *me, const char *port_name, char *why, size_t len);
+
+/* A connect to a port of this user's other job (found by the agents): over the path between
+ * jobs (comm/xconn.h).  0 with h's ids and *rmap (its ranks as foreign ranks), or an MPI
+ * error class with why. */
+static int connect_other_job(struct tm_rank *me, const char *port_name, const int32_t *lmap, int n,
+                             int64_t ms, struct conn_hdr *h, int32_t **rmap, char *why, size_t len)
+{
+    int rc = tm_port_other_job(me, port_name, why, len);
+    if (rc) return rc;
+    unsigned long long id = 0;
+    sscanf(port_name, "tmpi-port:%llu:", &id);
+    int an = 0;
+    rc = tm_xconn_connect(me, id, port_name, lmap, n, ms, h->ctx, rmap, &an);
+    if (rc == 0) {
+        h->rn = an;
+        return MPI_SUCCESS;
+    }
+    if (rc > 0) return snprintf(why, len, "the accepting side failed"), rc;
+    if (rc == -ETIMEDOUT)
+        snprintf(why, len, "nobody accepted on port %s within the timeout (%lld s)", port_name,
+                 (long long)((ms + 999) / 1000));
+    else if (rc == -EBUSY)
+        snprintf(why, len, "port %s: %d connects wait on the ports of its job already", port_name,
+                 tm_connect_pending_max());
+    else if (rc == -ENOTSUP)
+        snprintf(why, len,
+                 "port %s is another job's: a connect between jobs needs both on one agent, each "
+                 "on one node",
+                 port_name);
+    else if (rc == -EPIPE)
+        snprintf(why, len, "port %s: its job ended", port_name);
+    else if (rc == -ENOSPC)
+        snprintf(why, len, "port %s: this job is connected to %d other jobs already", port_name,
+                 TM_XJOB_PEERS_MAX);
+    else
+        snprintf(why, len, "%s %s%s%s", rc == -ENOENT ? "no open port" : "cannot connect to port",
+                 port_name, rc == -ENOENT ? "" : ": ", rc == -ENOENT ? "" : strerror(-rc));
+    return MPI_ERR_PORT;
+}
+
 /* A connect to a port of another job: the agents find the port and check its owner (the
- * refusal of another user's is logged there, naming both users and jobs).  Always
- * MPI_ERR_PORT with why: the data plane does not join two jobs' ranks yet, so even a port of
- * this user's other job cannot be connected. */
+ * refusal of another user's is logged there, naming both users and jobs).  0 when it is
+ * this user's, else MPI_ERR_PORT with why. */
 static int tm_port_other_job(struct tm_rank *me, const char *port_name, char *why, size_t len)
 {
     const struct tmpi_svc *svc = me->job->svc;
@@ -108,10 +150,7 @@ static int tm_port_other_job(struct tm_rank *me, const char *port_name, char *wh
     else if (rc == -ENOENT)
         snprintf(why, len, "no open port %s (no job of this user has it open)", port_name);
     else if (rc == 0)
-        snprintf(why, len,
-                 "port %s is open in another job of this user, but ranks of two jobs cannot be "
-                 "connected yet",
-                 port_name);
+        return 0;
     else
         snprintf(why, len, "cannot find port %s of another job: %s", port_name, strerror(-rc));
     return MPI_ERR_PORT;
@@ -275,8 +314,9 @@ static int root_connect(struct tm_rank *me, const struct tm_comm *c, const char 
         return MPI_ERR_PORT;
     }
     if (other_job(j, port_name)) {
+        int rc = connect_other_job(me, port_name, lmap, c->size, ms, h, rmap, why, len);
         free(lmap);
-        return tm_port_other_job(me, port_name, why, len);
+        return rc;
     }
     struct tm_conn_req r = {.waiter = me, .cmap = lmap, .cn = c->size};
     atomic_init(&r.done, 0);

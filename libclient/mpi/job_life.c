@@ -18,6 +18,8 @@
 #include "type_copy.h"
 #include "net.h"
 #include "net_p2p.h"
+#include "xjob.h"
+#include "xconn.h"
 #include "net_wait.h"
 #include "p2p_api.h"
 #include "request.h"
@@ -41,6 +43,7 @@ static void job_free(struct tm_job *j)
     if (j->iop_free) j->iop_free(j);
     tm_dyn_stop(j);     /* MPI_Comm_spawn's threads: they use the links and the ranks too */
     tm_net_job_fini(j); /* before the mailboxes: unexpected entries may hold pool buffers */
+    tm_xjob_fini(j);
     if (j->ranks) {
         /* handed-off envelopes go home before any home cache is freed */
         for (int i = 0; i < j->size; i++)
@@ -137,9 +140,12 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     j->inter = &tm_inter_ops;
     j->inter_idup = tm_inb_idup;
     if (tm_net_job_init(j, info) < 0) goto err;
+    /* the paths to other jobs (MPI_Comm_connect); their arrivals are network kinds too */
+    if (tm_xjob_init(j) < 0) goto err;
+    tm_xconn_register(j);
+    j->net_consume = tm_xjob_consume;
     if (j->net) {
         j->wait_net = &tm_net_wait;
-        j->net_consume = tm_net_consume;
         /* one-sided communication's frames ride on the links too (net_proto.h) */
         if (tm_rma_net_register(j) < 0) goto err;
         /* and MPI_Comm_spawn's requests between the hosts */
@@ -175,6 +181,7 @@ static const struct tmpi_client_ops tm_job_ops = {
     .tls_set = tm_tls_set,
     .rank_mpi = tm_mst_rank_mpi,
     .helpers_busy = tm_mst_helpers_busy,
+    .xjob_frame = tm_xjob_upcall,
 };
 
 int tm_job_get(const struct tmpi_svc *svc, struct tm_job **ret_job)

@@ -254,9 +254,49 @@ xconn_pair() {
         { echo "bad TMPI_CONNECT_PENDING_MAX: $output"; false; }
 }
 
-@test "dynproc: two jobs of one user on one agent: a connect to the other job's port reaches the agents and is refused at once with MPI_ERR_PORT (no data path between jobs yet), a closed one too" {
+# xjobs_pair SOCK MODE_A NA MODE_C NC: job A (NA ranks, xjobs MODE_A) on agent SOCK, job B
+# (NC ranks, MODE_C) on the same agent; A's output in $XA, B's in $XB, statuses $XA_ST, $XB_ST.
+xjobs_pair() {
+    local exe f pid
+    exe=$(prog xjobs)
+    f="$BATS_TEST_TMPDIR/xport.$RANDOM"
+    XA="$f.a" XB="$f.b" XA_ST=0 XB_ST=0
+    timeout 60 "$LAUNCH_BIN" --agent "$1" -n "$3" "$exe" "$2" "$f" >"$XA" 2>&1 &
+    pid=$!
+    timeout 60 "$LAUNCH_BIN" --agent "$1" -n "$5" "$exe" "$4" "$f" >"$XB" 2>&1 || XB_ST=$?
+    wait "$pid" || XA_ST=$?
+}
+
+@test "dynproc: two jobs of one user on one agent connect: p2p both ways (3 MiB, Ssend), Barrier, Bcast, Allreduce over the inter-communicator, Intercomm_merge, disconnect; the accepting job goes on after the other ended" {
     start_agent one --log-level info
-    xconn_pair "$AGENT_SOCK" "$AGENT_SOCK" "is open in another job of this user, but ranks of two jobs cannot be connected yet"
+    xjobs_pair "$AGENT_SOCK" accept 2 connect 3
+    [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect ($XB_ST):"; cat "$XB"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
+    xjobs_pair "$AGENT_SOCK" accept 3 connect 1
+    [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect 1 ($XB_ST):"; cat "$XB"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept 3 ($XA_ST):"; cat "$XA"; false; }
+}
+
+@test "dynproc: a job connected to another that dies gets an error from its receive and its send in bounded time, and ends cleanly" {
+    start_agent one --log-level info
+    SECONDS=0
+    xjobs_pair "$AGENT_SOCK" survive 2 die 2
+    [ "$XB_ST" -eq 3 ] || { echo "die ($XB_ST):"; cat "$XB"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "survive ok" "$XA" || { echo "survive ($XA_ST):"; cat "$XA"; false; }
+    [ "$SECONDS" -lt 30 ] || { echo "took $SECONDS s"; false; }
+}
+
+@test "dynproc: a connect to a closed port of the user's other job fails at once with MPI_ERR_PORT" {
+    start_agent one --log-level info
+    local exe f
+    exe=$(prog xconn)
+    f="$BATS_TEST_TMPDIR/xport.closed"
+    touch "$f.done"
+    run timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 1 "$exe" open "$f"
+    [ "$status" -eq 0 ] || { echo "open: $output"; false; }
+    run timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 1 "$exe" connect "$f"
+    [ "$status" -ne 0 ] && [[ "$output" == *"no open port tmpi-port:"*"(no job of this user has it open) (MPI_ERR_PORT)"* ]] ||
+        { echo "closed port ($status): $output"; false; }
 }
 
 # bats test_tags=multinode
