@@ -30,7 +30,10 @@ void xrelay_frame(struct agent *a, struct job *from, const Tmpi__XFrame *f)
 {
     struct job *to = job_here(a, f->to_job);
     if (!to || to == from || !to->host) {
-        send_gone(from, f->to_job, "no such job on this agent");
+        send_gone(from, f->to_job,
+                  to == from ? "a job cannot send to itself"
+                             : "no such job on this agent (a connect between jobs on two agents "
+                               "is not carried yet)");
         return;
     }
     if (to->uid != from->uid) {

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@ struct xcall {
     int32_t ctx[3];
     int32_t *amap;
     int an;
+    char why[96]; /* the agent's words when the job is gone */
 };
 
 /* The calls in flight of the host's jobs (one list: connects are few; a host runs one job). */
@@ -96,6 +98,9 @@ static void finish(struct tm_job *j, int slot, uint64_t id, int64_t val, const v
         }
         *pp = c->next;
         c->val = gone ? -EPIPE : take_answer(c, slot, val, p, len);
+        if (gone)
+            snprintf(c->why, sizeof c->why, "%.*s", (int)(len < sizeof c->why ? len : 95),
+                     p ? (const char *)p : "");
         struct tm_waker *wk = &c->waiter->waker;
         atomic_store_explicit(&c->done, 1, memory_order_release);
         tm_wake(wk);
@@ -105,7 +110,8 @@ static void finish(struct tm_job *j, int slot, uint64_t id, int64_t val, const v
 }
 
 int tm_xconn_connect(struct tm_rank *me, uint64_t job, const char *port, const int32_t *cmap,
-                     int cn, int64_t ms, int32_t ctx[3], int32_t **ret_amap, int *ret_an)
+                     int cn, int64_t ms, int32_t ctx[3], int32_t **ret_amap, int *ret_an, char *why,
+                     size_t wlen)
 {
     struct tm_job *j = me->job;
     if (j->net || !j->svc || !j->svc->xjob_send) return -ENOTSUP;
@@ -144,6 +150,7 @@ int tm_xconn_connect(struct tm_rank *me, uint64_t job, const char *port, const i
         }
     }
     tm_wait(me, called, &c);
+    if (c.val == -EPIPE && why && wlen) snprintf(why, wlen, "%s", c.why);
     if (c.val) return (int)c.val;
     memcpy(ctx, c.ctx, sizeof c.ctx);
     *ret_amap = c.amap;
@@ -250,7 +257,7 @@ static void on_ctl(struct tm_job *j, uint64_t from, int slot, const struct tm_xh
 {
     if (!h) { /* the job is gone: its connects here go, ours to it fail */
         drop_queued(j, from, 1, 0);
-        finish(j, slot, 0, 0, NULL, 0, 1);
+        finish(j, slot, 0, 0, payload, len, 1);
         return;
     }
     switch (h->kind) {

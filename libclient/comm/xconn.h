@@ -19,9 +19,11 @@ struct tm_conn_req;
  * milliseconds before it asks to be dropped.  0 with the ids and the accepting group as
  * foreign ranks (*ret_amap, malloc'd), an MPI error class the acceptor gave, or a negative
  * errno: -ENOENT no such port, -EBUSY too many connects wait there, -ETIMEDOUT, -EPIPE the
- * job is gone, -ENOTSUP no path (an agent without it, a job across nodes), -ENOSPC. */
+ * job cannot be reached (the agent's words in why[wlen]: it ended, it is on another agent),
+ * -ENOTSUP no path (an agent without it, a job across nodes), -ENOSPC. */
 int tm_xconn_connect(struct tm_rank *me, uint64_t job, const char *port, const int32_t *cmap,
-                     int cn, int64_t ms, int32_t ctx[3], int32_t **ret_amap, int *ret_an);
+                     int cn, int64_t ms, int32_t ctx[3], int32_t **ret_amap, int *ret_an, char *why,
+                     size_t wlen);
 /* The acceptor's answer to a connect of another job (r->remote 2): sends it, frees r. */
 void tm_xconn_answer(struct tm_job *j, struct tm_conn_req *r);
 /* Registers the handshake's frames with the job's path (net/xjob.h tm_xjob_set_ctl). */

@@ -106,7 +106,9 @@ static int connect_other_job(struct tm_rank *me, const char *port_name, const in
     unsigned long long id = 0;
     sscanf(port_name, "tmpi-port:%llu:", &id);
     int an = 0;
-    rc = tm_xconn_connect(me, id, port_name, lmap, n, ms, h->ctx, rmap, &an);
+    char agent_why[96] = "";
+    rc = tm_xconn_connect(me, id, port_name, lmap, n, ms, h->ctx, rmap, &an, agent_why,
+                          sizeof agent_why);
     if (rc == 0) {
         h->rn = an;
         return MPI_SUCCESS;
@@ -124,7 +126,8 @@ static int connect_other_job(struct tm_rank *me, const char *port_name, const in
                  "on one node",
                  port_name);
     else if (rc == -EPIPE)
-        snprintf(why, len, "port %s: its job ended", port_name);
+        snprintf(why, len, "port %s: its job cannot be reached: %s", port_name,
+                 agent_why[0] ? agent_why : "it ended");
     else if (rc == -ENOSPC)
         snprintf(why, len, "port %s: this job is connected to %d other jobs already", port_name,
                  TM_XJOB_PEERS_MAX);
@@ -496,6 +499,38 @@ static int full_io(int fd, void *buf, size_t len, int out)
     return 0;
 }
 
+/* MPI_Comm_join with a rank of the user's other job: the side of the lower job id opens a
+ * port and writes its name over fd (MPI_MAX_PORT_NAME bytes; empty: it could not), the other
+ * reads it and connects; accept and connect on MPI_COMM_SELF, their errors its handler's. */
+static int join_other_job(struct tm_rank *me, const char *fn, int fd, int opener,
+                          MPI_Comm *intercomm)
+{
+    char port[MPI_MAX_PORT_NAME];
+    memset(port, 0, sizeof port);
+    int rc;
+    if (opener) {
+        int e = PMPI_Open_port(MPI_INFO_NULL, port);
+        if (e != MPI_SUCCESS) port[0] = 0;
+        rc = full_io(fd, port, sizeof port, 1);
+        if (rc < 0 || e != MPI_SUCCESS) {
+            if (e == MPI_SUCCESS) PMPI_Close_port(port);
+            return e != MPI_SUCCESS ? e
+                                    : tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn, "fd %d: %s", fd,
+                                             strerror(-rc));
+        }
+        e = PMPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, intercomm);
+        PMPI_Close_port(port);
+        return e;
+    }
+    rc = full_io(fd, port, sizeof port, 0);
+    if (rc < 0) return tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn, "fd %d: %s", fd, strerror(-rc));
+    port[sizeof port - 1] = 0;
+    if (!port[0])
+        return tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn,
+                      "the other end (another job) could not open a port");
+    return PMPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, intercomm);
+}
+
 TM_API int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
 {
     const char *fn = "MPI_Comm_join";
@@ -507,11 +542,10 @@ TM_API int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
     int rc = full_io(fd, mine, sizeof mine, 1);
     if (rc == 0) rc = full_io(fd, theirs, sizeof theirs, 0);
     if (rc < 0) return tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn, "fd %d: %s", fd, strerror(-rc));
-    if (theirs[0] != mine[0] || theirs[1] == me->rank || theirs[1] < 0 ||
-        theirs[1] >= me->job->size)
+    if (theirs[0] != mine[0]) return join_other_job(me, fn, fd, mine[0] < theirs[0], intercomm);
+    if (theirs[1] == me->rank || theirs[1] < 0 || theirs[1] >= me->job->size)
         return tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn,
-                      "the other end is %s: ranks of another job cannot be joined yet",
-                      theirs[0] != mine[0] ? "a rank of another job" : "not a rank of this job");
+                      "the other end is not a rank of this job");
     int32_t lmap[1] = {me->rank}, rmap[1] = {(int32_t)theirs[1]}, ctx[3] = {0, 0, 0};
     int reuse = 0;
     if (me->rank < theirs[1]) {

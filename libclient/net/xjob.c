@@ -386,7 +386,7 @@ static void xdead_check(struct tm_rank *me, struct tm_mbox *mb, struct tm_reques
 }
 
 /* The agent says job `from` is gone: fail what waits on it. */
-static void on_gone(struct tm_job *j, uint64_t from)
+static void on_gone(struct tm_job *j, uint64_t from, const char *reason)
 {
     struct tm_xjob *x = j->xjob;
     pthread_mutex_lock(&x->lock);
@@ -437,7 +437,7 @@ static void on_gone(struct tm_job *j, uint64_t from)
         } while (k == 16);
     }
     tm_xjob_ctl_fn fn = atomic_load(&x->ctl);
-    if (fn) fn(j, from, slot, NULL, NULL, 0);
+    if (fn) fn(j, from, slot, NULL, reason, reason ? strlen(reason) : 0);
 }
 
 void tm_xjob_upcall(void *state, uint64_t from_job, const void *hdr, size_t hlen,
@@ -445,10 +445,9 @@ void tm_xjob_upcall(void *state, uint64_t from_job, const void *hdr, size_t hlen
 {
     struct tm_job *j = state;
     struct tm_xjob *x = j->xjob;
-    (void)reason;
     if (!x) return;
     if (!hdr) {
-        on_gone(j, from_job);
+        on_gone(j, from_job, reason);
         return;
     }
     struct tm_xhdr h;

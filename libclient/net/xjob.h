@@ -97,7 +97,8 @@ void tm_xjob_upcall(void *state, uint64_t from_job, const void *hdr, size_t hlen
 /* A control frame to job `to` (kinds CONNECT..): 0 or a negative errno. */
 int tm_xjob_ctl_send(struct tm_job *j, uint64_t to, const struct tm_xhdr *h, const void *payload,
                      size_t len);
-/* The handler of control frames (on the channel thread), and of a peer's end (h NULL). */
+/* The handler of control frames (on the channel thread), and of a peer's end (h NULL, payload
+ * the agent's reason, len bytes, not terminated). */
 typedef void (*tm_xjob_ctl_fn)(struct tm_job *j, uint64_t from, int slot, const struct tm_xhdr *h,
                                const void *payload, size_t len);
 void tm_xjob_set_ctl(struct tm_job *j, tm_xjob_ctl_fn fn);

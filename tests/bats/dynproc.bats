@@ -286,6 +286,19 @@ xjobs_pair() {
     [ "$SECONDS" -lt 30 ] || { echo "took $SECONDS s"; false; }
 }
 
+@test "dynproc: MPI_Comm_join joins ranks of two jobs of one user over a connected socket" {
+    start_agent one --log-level info
+    local exe f pid st=0
+    exe=$(prog xjobs)
+    f="$BATS_TEST_TMPDIR/join.sock"
+    timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 2 "$exe" join "$f" listen >"$f.a" 2>&1 &
+    pid=$!
+    run timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 1 "$exe" join "$f" connect
+    wait "$pid" || st=$?
+    [ "$status" -eq 0 ] && [[ "$output" == *"join ok"* ]] || { echo "connect ($status): $output"; false; }
+    [ "$st" -eq 0 ] && grep -q "join ok" "$f.a" || { echo "listen ($st):"; cat "$f.a"; false; }
+}
+
 @test "dynproc: a connect to a closed port of the user's other job fails at once with MPI_ERR_PORT" {
     start_agent one --log-level info
     local exe f
@@ -300,13 +313,13 @@ xjobs_pair() {
 }
 
 # bats test_tags=multinode
-@test "dynproc: across 2 agents a connect times out and is dropped at the port's node; a connect to a port of the user's job on the other agent is found there and refused with MPI_ERR_PORT" {
+@test "dynproc: across 2 agents a connect times out and is dropped at the port's node; a connect to a port of the user's job on the other agent is found there and refused with MPI_ERR_PORT (no path between jobs on two agents yet)" {
     start_cluster 2
     local exe
     exe=$(prog xconn)
     run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe" timeout 1.5
     [ "$status" -eq 0 ] && [[ "$output" == *"timeout ok"* ]] || { echo "$output"; false; }
-    xconn_pair "${CLUSTER_SOCKS[1]}" "${CLUSTER_SOCKS[0]}" "is open in another job of this user, but ranks of two jobs cannot be connected yet"
+    xconn_pair "${CLUSTER_SOCKS[1]}" "${CLUSTER_SOCKS[0]}" "its job cannot be reached: no such job on this agent (a connect between jobs on two agents is not carried yet)"
 }
 
 # bats test_tags=multinode
