@@ -2,6 +2,7 @@
 #include "host_xjob.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <event2/bufferevent.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -42,16 +43,25 @@ int host_xjob_send(uint64_t to_job, const void *hdr, size_t hlen, const void *pa
     return rc;
 }
 
+/* client_mu held across the upcall: the job thread destroys libtmpi's state under it (and
+ * unloads libtmpi after; job_thread.c), so a frame that comes as the job ends never reaches
+ * freed state or unmapped code. */
+static void up(struct job *j, uint64_t from, const void *hdr, size_t hlen, const void *p,
+               size_t len, const char *reason)
+{
+    if (!j) return;
+    pthread_mutex_lock(&j->client_mu);
+    if (j->client_created && j->client_ops.xjob_frame)
+        j->client_ops.xjob_frame(j->client_state, from, hdr, hlen, p, len, reason);
+    pthread_mutex_unlock(&j->client_mu);
+}
+
 void host_xjob_frame(struct job *j, const Tmpi__XFrame *f)
 {
-    if (!j || !j->client_created || !j->client_ops.xjob_frame) return;
-    j->client_ops.xjob_frame(j->client_state, f->from_job, f->hdr.data, f->hdr.len, f->payload.data,
-                             f->payload.len, NULL);
+    up(j, f->from_job, f->hdr.data, f->hdr.len, f->payload.data, f->payload.len, NULL);
 }
 
 void host_xjob_gone(struct job *j, const Tmpi__XGone *g)
 {
-    if (!j || !j->client_created || !j->client_ops.xjob_frame) return;
-    j->client_ops.xjob_frame(j->client_state, g->job, NULL, 0, NULL, 0,
-                             g->reason ? g->reason : "the job is gone");
+    up(j, g->job, NULL, 0, NULL, 0, g->reason ? g->reason : "the job is gone");
 }

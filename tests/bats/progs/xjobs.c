@@ -17,7 +17,12 @@
  *   die FILE            connects, then exits with 3 without a word
  *   join FILE ROLE      rank 0 joins the other job's rank 0 over a socket (ROLE listen: binds
  *                       a Unix socket at FILE; connect: connects to it), then exchanges an int
- *                       both ways and disconnects; prints "join ok" */
+ *                       both ways and disconnects; prints "join ok"
+ *   bench-accept FILE / bench-connect FILE / bench-self -
+ *                       rank 0 of each side: 8 B ping-pong (half round trip) and a 1 MiB
+ *                       stream (64 sends, one ack) over the inter-communicator (bench-self:
+ *                       ranks 0 and 1 of one job over MPI_COMM_WORLD); the first side prints
+ *                       "lat_8B_us X bw_1MiB_MBps Y" (docs/bench/ANALYSIS.md) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +124,41 @@ static void exchange(MPI_Comm inter, int accepting)
     CHECK(inter == MPI_COMM_NULL, "disconnect left the handle");
 }
 
+static void bench(MPI_Comm c, int peer, int first)
+{
+    char small[8] = {0};
+    const int iters = 2000, reps = 64, big = 1 << 20;
+    for (int warm = 0; warm < 2; warm++) {
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < (warm ? iters : 100); i++) {
+            if (first) {
+                MPI_Send(small, 8, MPI_CHAR, peer, 1, c);
+                MPI_Recv(small, 8, MPI_CHAR, peer, 1, c, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(small, 8, MPI_CHAR, peer, 1, c, MPI_STATUS_IGNORE);
+                MPI_Send(small, 8, MPI_CHAR, peer, 1, c);
+            }
+        }
+        double lat = (MPI_Wtime() - t0) / (2.0 * iters) * 1e6;
+        char *b = malloc(big);
+        CHECK(b != NULL, "out of memory");
+        memset(b, 1, big);
+        t0 = MPI_Wtime();
+        for (int i = 0; i < (warm ? reps : 4); i++)
+            if (first)
+                MPI_Send(b, big, MPI_CHAR, peer, 2, c);
+            else
+                MPI_Recv(b, big, MPI_CHAR, peer, 2, c, MPI_STATUS_IGNORE);
+        if (first)
+            MPI_Recv(small, 1, MPI_CHAR, peer, 3, c, MPI_STATUS_IGNORE);
+        else
+            MPI_Send(small, 1, MPI_CHAR, peer, 3, c);
+        double bw = (double)big * reps / (MPI_Wtime() - t0) / 1e6;
+        free(b);
+        if (warm && first) printf("lat_8B_us %.2f bw_1MiB_MBps %.1f\n", lat, bw);
+    }
+}
+
 static int join_fd(const char *path, int listening)
 {
     struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -183,6 +223,23 @@ int main(int argc, char **argv)
         }
         exchange(inter, 0);
         if (rank == 0) printf("connect ok\n");
+    } else if (!strncmp(mode, "bench-", 6)) {
+        int acc = !strcmp(mode, "bench-accept"), self = !strcmp(mode, "bench-self");
+        if (self) {
+            if (rank < 2) bench(MPI_COMM_WORLD, !rank, rank == 0);
+        } else {
+            if (acc && rank == 0) {
+                CHECK(MPI_Open_port(MPI_INFO_NULL, port) == MPI_SUCCESS, "MPI_Open_port");
+                write_port(file, port);
+            } else if (!acc) {
+                read_port(file, port);
+            }
+            int rc = acc ? MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter)
+                         : MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter);
+            CHECK(rc == MPI_SUCCESS, "accept/connect");
+            bench(inter, 0, acc);
+            MPI_Comm_disconnect(&inter);
+        }
     } else if (!strcmp(mode, "join")) {
         CHECK(argc >= 4, "join FILE listen|connect");
         if (rank == 0) {
