@@ -19,6 +19,7 @@
 #include "net.h"
 #include "net_p2p.h"
 #include "xjob.h"
+#include "wake_timer.h"
 #include "xconn.h"
 #include "net_wait.h"
 #include "p2p_api.h"
@@ -44,6 +45,7 @@ static void job_free(struct tm_job *j)
     tm_dyn_stop(j);     /* MPI_Comm_spawn's threads: they use the links and the ranks too */
     tm_net_job_fini(j); /* before the mailboxes: unexpected entries may hold pool buffers */
     tm_xjob_fini(j);
+    tm_wake_timers_stop_all(j); /* before the ranks they wake */
     if (j->ranks) {
         /* handed-off envelopes go home before any home cache is freed */
         for (int i = 0; i < j->size; i++)
@@ -73,6 +75,7 @@ static void job_free(struct tm_job *j)
     tm_ctxs_fini(&j->ctxs);
     tm_cprog_free_all(j);
     pthread_mutex_destroy(&j->progs_lock);
+    pthread_mutex_destroy(&j->wt_lock);
     pthread_mutex_destroy(&j->wins_lock);
     pthread_mutex_destroy(&j->open_lock);
     pthread_mutex_destroy(&j->spawn_lock);
@@ -90,6 +93,7 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     pthread_mutex_init(&j->wins_lock, NULL);
     pthread_mutex_init(&j->open_lock, NULL);
     pthread_mutex_init(&j->spawn_lock, NULL);
+    pthread_mutex_init(&j->wt_lock, NULL);
     pthread_mutex_init(&j->hw_lock, NULL);
     /* Room for the ranks MPI_Comm_spawn may start (their mailboxes are reached by world rank
      * like any other), on every node of a job across nodes too: node_of_rank says which. */
