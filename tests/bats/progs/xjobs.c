@@ -8,7 +8,8 @@
  * rank (rank % remote size) and receives from each remote rank that sends to it; 3 MiB from
  * rank 0 to remote rank 0 and back (more than one frame), an MPI_Ssend; MPI_Barrier;
  * MPI_Bcast from each side's rank 0; MPI_Allreduce (each side gets the sum of the other's
- * ranks + 1); MPI_Intercomm_merge (accepting side first) with a ring of Sendrecv on it;
+ * ranks + 1); MPI_Intercomm_merge (accepting side first) with a ring of Sendrecv on it (and
+ * MPI_Barrier on it refused with MPI_ERR_COMM: no collectives there yet);
  * MPI_Comm_disconnect.  Then the accepting side waits 1 s (the connecting job ends
  * meanwhile) and still runs a barrier of its own.
  *   survive FILE        the whole world accepts, then receives from remote rank 0 with
@@ -119,6 +120,11 @@ static void exchange(MPI_Comm inter, int accepting)
     MPI_Sendrecv(&mr, 1, MPI_INT, (mr + 1) % ms, 6, &got, 1, MPI_INT, (mr + ms - 1) % ms, 6, merged,
                  MPI_STATUS_IGNORE);
     CHECK(got == (mr + ms - 1) % ms, "merged ring: got %d", got);
+    /* no collectives on it yet: refused with MPI_ERR_COMM, not a hang */
+    MPI_Comm_set_errhandler(merged, MPI_ERRORS_RETURN);
+    int rc = MPI_Barrier(merged);
+    CHECK(err_class(rc) == MPI_ERR_COMM, "barrier on the merged communicator: class %d",
+          err_class(rc));
     MPI_Comm_free(&merged);
     MPI_Comm_disconnect(&inter);
     CHECK(inter == MPI_COMM_NULL, "disconnect left the handle");
