@@ -81,6 +81,14 @@ void tm_xjob_fini(struct tm_job *j)
     j->xjob = NULL;
 }
 
+/* x->lock held: whether a communicator noted with slot's ranks may still be in use. */
+static int slot_noted(const struct tm_xjob *x, int slot)
+{
+    for (int k = 0; k < x->nctx; k++)
+        if (x->ctxs[k].mask & (1ull << slot)) return 1;
+    return 0;
+}
+
 static int slot_locked(struct tm_xjob *x, uint64_t id, int add)
 {
     int free_slot = -1;
@@ -89,6 +97,12 @@ static int slot_locked(struct tm_xjob *x, uint64_t id, int add)
         if (!x->peers[i].job && free_slot < 0) free_slot = i;
     }
     if (!add) return -ENOENT;
+    /* full: a dead job's slot that no communicator names (a connect that failed) is reused */
+    for (int i = 0; free_slot < 0 && i < TM_XJOB_PEERS_MAX; i++)
+        if (x->peers[i].dead && !slot_noted(x, i)) {
+            x->dead &= ~(1ull << i);
+            free_slot = i;
+        }
     if (free_slot < 0) return -ENOSPC;
     memset(&x->peers[free_slot], 0, sizeof x->peers[free_slot]);
     x->peers[free_slot].job = id;
@@ -101,7 +115,8 @@ int tm_xjob_slot(struct tm_job *j, uint64_t id, int add)
     if (!x || !id || id == j->id) return -ENOENT;
     pthread_mutex_lock(&x->lock);
     int s = slot_locked(x, id, add);
-    /* a job id is never reused: a dead slot stays dead (a reconnect after its end fails) */
+    /* a job id is never reused: a dead slot stays dead (a reconnect after its end fails)
+     * until a connect to another job needs the room */
     pthread_mutex_unlock(&x->lock);
     return s;
 }
@@ -397,6 +412,9 @@ static void on_gone(struct tm_job *j, uint64_t from, const char *reason)
     }
     x->peers[slot].dead = 1;
     x->dead |= 1ull << slot;
+    /* under the lock: a connect that reuses the slot (slot_locked) clears it after this */
+    free(x->peers[slot].asm_e);
+    x->peers[slot].asm_e = NULL;
     struct xsync *failed = NULL;
     for (struct xsync **pp = &x->syncs, *s; (s = *pp);)
         if (s->slot == slot) {
@@ -407,8 +425,6 @@ static void on_gone(struct tm_job *j, uint64_t from, const char *reason)
             pp = &s->next;
         }
     pthread_mutex_unlock(&x->lock);
-    free(x->peers[slot].asm_e);
-    x->peers[slot].asm_e = NULL;
     for (struct xsync *s = failed, *n; s; s = n) {
         n = s->next;
         struct tm_waker *w = &s->sreq->owner->waker;
