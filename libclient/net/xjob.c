@@ -89,7 +89,9 @@ static int slot_noted(const struct tm_xjob *x, int slot)
     return 0;
 }
 
-static int slot_locked(struct tm_xjob *x, uint64_t id, int add)
+/* x->lock held: the slot of job id, added when add (the job's helpers_busy counts each live
+ * one, see tm_xjob_slot). */
+static int slot_locked(struct tm_job *j, struct tm_xjob *x, uint64_t id, int add)
 {
     int free_slot = -1;
     for (int i = 0; i < TM_XJOB_PEERS_MAX; i++) {
@@ -106,6 +108,7 @@ static int slot_locked(struct tm_xjob *x, uint64_t id, int add)
     if (free_slot < 0) return -ENOSPC;
     memset(&x->peers[free_slot], 0, sizeof x->peers[free_slot]);
     x->peers[free_slot].job = id;
+    atomic_fetch_add_explicit(&j->helpers_busy, 1, memory_order_seq_cst);
     return free_slot;
 }
 
@@ -114,7 +117,9 @@ int tm_xjob_slot(struct tm_job *j, uint64_t id, int add)
     struct tm_xjob *x = j->xjob;
     if (!x || !id || id == j->id) return -ENOENT;
     pthread_mutex_lock(&x->lock);
-    int s = slot_locked(x, id, add);
+    /* a job connected to another that lives is never taken for stuck by the deadlock watch
+     * (mstate.h helpers_busy): that job's ranks may send at any time */
+    int s = slot_locked(j, x, id, add);
     /* a job id is never reused: a dead slot stays dead (a reconnect after its end fails)
      * until a connect to another job needs the room */
     pthread_mutex_unlock(&x->lock);
@@ -405,13 +410,14 @@ static void on_gone(struct tm_job *j, uint64_t from, const char *reason)
 {
     struct tm_xjob *x = j->xjob;
     pthread_mutex_lock(&x->lock);
-    int slot = slot_locked(x, from, 0);
+    int slot = slot_locked(j, x, from, 0);
     if (slot < 0 || x->peers[slot].dead) {
         pthread_mutex_unlock(&x->lock);
         return;
     }
     x->peers[slot].dead = 1;
     x->dead |= 1ull << slot;
+    atomic_fetch_sub_explicit(&j->helpers_busy, 1, memory_order_seq_cst);
     /* under the lock: a connect that reuses the slot (slot_locked) clears it after this */
     free(x->peers[slot].asm_e);
     x->peers[slot].asm_e = NULL;

@@ -286,6 +286,19 @@ xjobs_pair() {
     [ "$SECONDS" -lt 30 ] || { echo "took $SECONDS s"; false; }
 }
 
+@test "dynproc: a rank waiting for a message from a connected job is no deadlock (--on-deadlock=abort lets it wait)" {
+    start_agent one --log-level info
+    local exe f pid st=0
+    exe=$(prog xjobs)
+    f="$BATS_TEST_TMPDIR/xport.wait"
+    timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" --on-deadlock=abort -n 1 "$exe" wait-accept "$f" >"$f.a" 2>&1 &
+    pid=$!
+    run timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 1 "$exe" wait-connect "$f"
+    wait "$pid" || st=$?
+    [ "$status" -eq 0 ] || { echo "connect ($status): $output"; false; }
+    [ "$st" -eq 0 ] && grep -q "wait ok" "$f.a" || { echo "accept ($st):"; cat "$f.a"; false; }
+}
+
 @test "dynproc: MPI_Comm_join joins ranks of two jobs of one user over a connected socket" {
     start_agent one --log-level info
     local exe f pid st=0

@@ -16,6 +16,9 @@
  *                       MPI_ERRORS_RETURN: the other job dies, the receive fails; prints
  *                       "survive ok: class C"
  *   die FILE            connects, then exits with 3 without a word
+ *   wait-accept FILE    accepts; rank 0 receives from remote rank 0, which sends after 4 s
+ *                       (wait-connect FILE): a wait on another job is no deadlock; prints
+ *                       "wait ok"
  *   join FILE ROLE      rank 0 joins the other job's rank 0 over a socket (ROLE listen: binds
  *                       a Unix socket at FILE; connect: connects to it), then exchanges an int
  *                       both ways and disconnects; prints "join ok"
@@ -196,7 +199,29 @@ int main(int argc, char **argv)
     const char *mode = argv[1], *file = argv[2];
     char port[MPI_MAX_PORT_NAME] = "";
     MPI_Comm inter = MPI_COMM_NULL;
-    if (!strcmp(mode, "accept") || !strcmp(mode, "survive")) {
+    if (!strcmp(mode, "wait-accept") || !strcmp(mode, "wait-connect")) {
+        int acc = !strcmp(mode, "wait-accept");
+        if (acc && rank == 0) {
+            CHECK(MPI_Open_port(MPI_INFO_NULL, port) == MPI_SUCCESS, "MPI_Open_port");
+            write_port(file, port);
+        } else if (!acc) {
+            read_port(file, port);
+        }
+        int rc = acc ? MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter)
+                     : MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+        CHECK(rc == MPI_SUCCESS, "accept/connect");
+        int v = 0;
+        if (rank == 0 && acc) {
+            MPI_Recv(&v, 1, MPI_INT, 0, 8, inter, MPI_STATUS_IGNORE);
+            CHECK(v == 8, "wait: got %d", v);
+        } else if (rank == 0) {
+            sleep(4);
+            v = 8;
+            MPI_Send(&v, 1, MPI_INT, 0, 8, inter);
+        }
+        MPI_Comm_disconnect(&inter);
+        if (rank == 0 && acc) printf("wait ok\n");
+    } else if (!strcmp(mode, "accept") || !strcmp(mode, "survive")) {
         if (rank == 0) {
             CHECK(MPI_Open_port(MPI_INFO_NULL, port) == MPI_SUCCESS, "MPI_Open_port");
             write_port(file, port);
