@@ -14,6 +14,7 @@
 #include "log.h"
 #include "mesh.h"
 #include "msg_check.h"
+#include "svc.h"
 
 struct name_entry {
     struct name_entry *next;
@@ -59,6 +60,9 @@ struct names {
     struct name_entry *head;
     struct name_query *queries;
     unsigned nqueries;
+    /* context ids handed out for communicators between jobs (MSG_NAME_XCTX): the next
+     * allocation's index, never reused (loop thread) */
+    uint32_t next_xctx;
 };
 
 static void entry_free(struct name_entry *e)
@@ -479,8 +483,27 @@ static void port_host_request(struct names *n, struct job *j, const Tmpi__NameRe
     if (r < 0) reply_host(n, j->id, rq->query, r, NULL);
 }
 
+/* MSG_NAME_XCTX: three ids no other communicator between jobs of this agent has (svc.h
+ * TMPI_XCTX_*): the first as decimal text, or -ENOSPC once the range is used up. */
+static void xctx_host_request(struct names *n, struct job *j, const Tmpi__NameRequest *rq)
+{
+    if (n->next_xctx >= TMPI_XCTX_COUNT / 3) {
+        log_job(LOG_WARNING, j->id, j->owner, "no context ids between jobs are left (%u used)",
+                TMPI_XCTX_COUNT);
+        reply_host(n, j->id, rq->query, -ENOSPC, NULL);
+        return;
+    }
+    char text[16];
+    snprintf(text, sizeof text, "%u", TMPI_XCTX_BASE + 3u * n->next_xctx++);
+    reply_host(n, j->id, rq->query, 0, text);
+}
+
 void names_host_request(struct names *n, struct job *j, const Tmpi__NameRequest *rq)
 {
+    if (rq->op == MSG_NAME_XCTX) {
+        xctx_host_request(n, j, rq);
+        return;
+    }
     if (rq->op >= MSG_NAME_PORT_OPEN) {
         port_host_request(n, j, rq);
         return;

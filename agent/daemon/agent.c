@@ -30,6 +30,7 @@
 #include "metrics.h"
 #include "metrics_http.h"
 #include "names.h"
+#include "xrelay.h"
 #include "oom_score.h"
 #include "privs.h"
 #include "reload.h"
@@ -85,6 +86,7 @@ static void daemon_job_done(struct agent *a, struct job *j)
             j->failed ? j->reason : "");
     record_ended(a, j);
     if (a->names) names_job_gone(a->names, j->id);
+    xrelay_job_gone(a, j);
     job_free(j);
     agent_notify_status(a);
     if (a->shutting_down && a->njobs == 0) control_drain(a);
@@ -352,6 +354,7 @@ static int setup(struct agent *a)
     r = names_new(a->mesh, a->base, &a->cfg, job_of_id, a, &a->names);
     if (r < 0) return log_errno(LOG_ERR, r, "cannot set up the name service");
     a->name_request = host_name_request;
+    a->xframe = xrelay_frame;
     r = watch_key_fd(a);
     if (r < 0) return r;
     /* before the capabilities go: a cgroup tree may need them to be set up, and lowering the

@@ -16,6 +16,7 @@
 #include "agent.h"
 #include "frame.h"
 #include "host_names.h"
+#include "host_xjob.h"
 #include "host_proc.h"
 #include "host_ranks.h"
 #include "host_stdio.h"
@@ -150,6 +151,10 @@ static void chan_read(struct bufferevent *bev, void *arg)
             on_ranks_query(h, env->ranks_query);
         else if (env->msg_case == TMPI__ENVELOPE__MSG_NAME_REPLY)
             host_names_reply(env->name_reply);
+        else if (env->msg_case == TMPI__ENVELOPE__MSG_XFRAME)
+            host_xjob_frame(h->job, env->xframe);
+        else if (env->msg_case == TMPI__ENVELOPE__MSG_XGONE)
+            host_xjob_gone(h->job, env->xgone);
         frame_free(env);
     }
     if (evbuffer_get_length(in) >= FRAME_HEADER_SIZE) {
@@ -277,6 +282,7 @@ static void chan_event(struct bufferevent *bev, short what, void *arg)
         return;
     }
     host_names_channel(NULL); /* no answer will come */
+    host_xjob_channel(NULL);
     if (h->job) job_detach(h->job, "the agent went away");
     struct timeval tv = {.tv_sec = h->a->cfg.kill_grace_sec};
     evtimer_add(h->orphan_timer, &tv);
@@ -314,5 +320,6 @@ int host_channel_open(struct host_proc *h)
     bufferevent_enable(h->chan, EV_READ | EV_WRITE);
     host_stdio_channel(h->chan);
     host_names_channel(h->chan);
+    host_xjob_channel(h->chan);
     return 0;
 }

@@ -134,7 +134,8 @@ int host_name_op(int op, const char *service, const char *port, char *out, size_
     unlink_wait(&w);
     pthread_mutex_unlock(&hn.mu);
     /* a lookup's port; a find's words on the port's owner (-EACCES) */
-    if ((rc == 0 && op == MSG_NAME_LOOKUP) || op == (int)MSG_NAME_PORT_FIND)
+    if ((rc == 0 && (op == MSG_NAME_LOOKUP || op == (int)MSG_NAME_XCTX)) ||
+        op == (int)MSG_NAME_PORT_FIND)
         if (out && cap) snprintf(out, cap, "%s", w.port);
     return rc;
 }

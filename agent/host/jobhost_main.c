@@ -20,6 +20,7 @@
 #include "agent.h"
 #include "host_channel.h"
 #include "host_names.h"
+#include "host_xjob.h"
 #include "host_setup.h"
 #include "host_signal.h"
 #include "host_stdio.h"
@@ -201,6 +202,7 @@ static void host_teardown(struct host_proc *h)
     host_stdio_stop();
     host_stdio_channel(NULL);
     host_names_channel(NULL);
+    host_xjob_channel(NULL);
     if (h->chan) bufferevent_free(h->chan);
     if (h->orphan_timer) event_free(h->orphan_timer);
     if (h->abandon_ev) event_free(h->abandon_ev);

@@ -9,6 +9,7 @@
 #include "carrier.h"
 #include "config_items.h"
 #include "host_names.h"
+#include "host_xjob.h"
 #include "job.h"
 #include "job_net.h"
 #include "job_spawn.h"
@@ -184,6 +185,7 @@ __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .net_mr_dereg = job_net_mr_dereg,
     .net_put = job_net_put,
     .net_get = job_net_get,
+    .xjob_send = host_xjob_send,
 };
 
 void svc_init(struct agent *a)

@@ -26,6 +26,7 @@ struct netd;
 struct metrics_server;
 struct names;
 struct Tmpi__NameRequest;
+struct Tmpi__XFrame;
 struct agent;
 
 /* How the agent builds its configuration (daemon/reload.h): the same steps as at start
@@ -88,6 +89,8 @@ struct agent {
      * layers would go up). */
     struct names *names;
     void (*name_request)(struct agent *a, struct job *j, const struct Tmpi__NameRequest *rq);
+    /* The same way for a job host's XFrame to another job (control/xrelay.h). */
+    void (*xframe)(struct agent *a, struct job *j, const struct Tmpi__XFrame *f);
 
     /* Any thread. */
     atomic_uint_fast64_t jobs_started;

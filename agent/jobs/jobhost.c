@@ -373,6 +373,10 @@ static int relay_frame(struct jobhost *h, const uint8_t *frame, size_t len)
         /* a rank's MPI_Publish/Unpublish/Lookup_name: this agent's name service answers */
         if (j->agent->name_request) j->agent->name_request(j->agent, j, env->name_request);
         break;
+    case TMPI__ENVELOPE__MSG_XFRAME:
+        /* a frame for another job of the same user (control/xrelay.h) */
+        if (j->agent->xframe) j->agent->xframe(j->agent, j, env->xframe);
+        break;
     case TMPI__ENVELOPE__MSG_RANKS_REPLY:
         /* a member's goes to its coordinator like the rest; a single-node job's is ours */
         if (!h->chan.member && j->rq) ranks_gather_part(j->rq, env->ranks_reply);

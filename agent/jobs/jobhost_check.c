@@ -33,6 +33,9 @@ int jobhost_chan_ok(const struct jobhost_chan_state *st, const Tmpi__Envelope *e
         char why[160];
         return msg_check_name_request(env->name_request, why, sizeof why) == 0;
     }
+    case TMPI__ENVELOPE__MSG_XFRAME:
+        return env->xframe->hdr.len <= MSG_XFRAME_HDR_MAX &&
+               env->xframe->payload.len <= MSG_XFRAME_PAYLOAD_MAX;
     default:
         return 0;
     }
@@ -53,6 +56,7 @@ int jobhost_chan_take(struct jobhost_chan_state *st, const Tmpi__Envelope *env)
     case TMPI__ENVELOPE__MSG_LINK_TRAFFIC:
     case TMPI__ENVELOPE__MSG_HOST_LOG:
     case TMPI__ENVELOPE__MSG_NAME_REQUEST: /* this agent's to answer (control/names.h) */
+    case TMPI__ENVELOPE__MSG_XFRAME:       /* another job's (control/xrelay.h) */
         return 0;
     case TMPI__ENVELOPE__MSG_RANKS_SPAWNED:
         st->spawned += env->ranks_spawned->ranks;

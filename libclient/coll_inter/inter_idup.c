@@ -11,6 +11,7 @@
 #include "inter_nbops.h"
 #include "intercomm.h"
 #include "job.h"
+#include "xjob.h"
 
 /* What the lower first member sends the other and each first member broadcasts. */
 struct idup_hdr {
@@ -116,7 +117,7 @@ int tm_inb_idup(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
     if (!d) return MPI_ERR_NO_MEM;
     d->pc = cr->c;
     atomic_fetch_add_explicit(&d->pc->refs, 1, memory_order_relaxed); /* never builtin */
-    d->lower = me->rank < cr->c->remote_of[0];
+    d->lower = tm_xjob_before(me->job, me->rank, cr->c->remote_of[0]);
     d->eh = cr->eh;
     d->newcomm = newcomm;
     int err = tm_attr_copy_all(me, TM_ATTR_COMM, comm, cr->attrs, &d->attrs);

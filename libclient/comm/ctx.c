@@ -6,6 +6,8 @@
 
 #include "comm.h"
 #include "job.h"
+#include "svc.h"
+#include "xjob.h"
 
 struct tm_ctx_wait {
     struct tm_ctx_wait *next;
@@ -70,7 +72,8 @@ int tm_ctx_span(struct tm_rank *me, int count, int *out)
     int k =
         atomic_fetch_add_explicit(&me->job->next_ctx, count > 0 ? count : 1, memory_order_relaxed);
     long first = TM_CTX_SPAN_BASE + node + (long)nnodes * k;
-    if (first + (long)nnodes * count >= TM_CTX_LIMIT) return -ENOSPC;
+    /* below the ids of communicators between jobs (svc.h TMPI_XCTX_BASE) */
+    if (first + (long)nnodes * count >= TMPI_XCTX_BASE) return -ENOSPC;
     for (int i = 0; i < count; i++)
         out[i] = (int)(first + (long)nnodes * i);
     return 0;
@@ -79,6 +82,8 @@ int tm_ctx_span(struct tm_rank *me, int count, int *out)
 static int on_node(struct tm_rank *me, const int32_t *v, int n)
 {
     const struct tmpi_rank_info *in = me->info;
+    for (int i = 0; i < n; i++)
+        if (tm_xrank(v[i])) return 0;
     if (!in || !in->node_of_rank || in->nnodes <= 1) return 1;
     for (int i = 0; i < n; i++)
         if (in->node_of_rank[v[i]] != in->node) return 0;
@@ -88,11 +93,30 @@ static int on_node(struct tm_rank *me, const int32_t *v, int n)
 int tm_ctx_nlocal(struct tm_rank *me, const int32_t *v, int n)
 {
     const struct tmpi_rank_info *in = me->info;
-    if (!in || !in->node_of_rank || in->nnodes <= 1) return n;
     int k = 0;
     for (int i = 0; i < n; i++)
-        k += in->node_of_rank[v[i]] == in->node;
+        k += !tm_xrank(v[i]) &&
+             (!in || !in->node_of_rank || in->nnodes <= 1 || in->node_of_rank[v[i]] == in->node);
     return k;
+}
+
+/* count ids for a communicator with ranks of other jobs: from the agent, which hands out each
+ * of them once (svc name_op TMPI_NAME_XCTX, three at a time), so no communicator of either job
+ * has it.  0, -ENOSPC, -ENOTSUP (no agent to ask), or name_op's error. */
+static int ctx_xjob(struct tm_rank *me, int count, int *out)
+{
+    const struct tmpi_svc *svc = me->job->svc;
+    if (!svc || !svc->name_op) return -ENOTSUP;
+    for (int i = 0; i < count; i += 3) {
+        char text[32] = "";
+        int rc = svc->name_op(TMPI_NAME_XCTX, "ctx", NULL, text, sizeof text);
+        if (rc < 0) return rc;
+        long first = strtol(text, NULL, 10);
+        if (first < TMPI_XCTX_BASE || first > TMPI_XCTX_BASE + TMPI_XCTX_COUNT - 3) return -EPROTO;
+        for (int k = 0; k < 3 && i + k < count; k++)
+            out[i + k] = (int)first + k;
+    }
+    return 0;
 }
 
 int tm_ctx_for(struct tm_rank *me, const int32_t *a, int na, const int32_t *b, int nb, int count,
@@ -111,7 +135,11 @@ int tm_ctx_for(struct tm_rank *me, const int32_t *a, int na, const int32_t *b, i
         return 0;
     }
     *reuse = 0;
-    return tm_ctx_span(me, count, out);
+    uint64_t mask = tm_xjob_mask(a, na) | tm_xjob_mask(b, nb);
+    if (!mask) return tm_ctx_span(me, count, out);
+    int rc = ctx_xjob(me, count, out);
+    if (rc == 0) tm_xjob_note(me->job, out, count, mask);
+    return rc;
 }
 
 struct tm_comm *tm_ctx_meet(struct tm_job *j, int ctx, int key, int nlocal,

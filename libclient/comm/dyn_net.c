@@ -17,6 +17,7 @@
 #include "net_proto.h"
 #include "wait.h"
 #include "wake_timer.h"
+#include "xconn.h"
 
 /* A request waiting for its answer, on the asking rank's stack: the answer's value, and its
  * payload in rbuf (at most rcap bytes, rlen of them). */
@@ -784,6 +785,10 @@ int tm_dyn_connect(struct tm_rank *me, int node, const char *port, const int32_t
 
 void tm_dyn_connect_answer(struct tm_job *j, struct tm_conn_req *r)
 {
+    if (r->remote == 2) {
+        tm_xconn_answer(j, r);
+        return;
+    }
     uint32_t len = r->err ? 0 : 4 * (3 + (uint32_t)r->an);
     uint8_t *b = len ? malloc(len) : NULL;
     int err = len && !b ? MPI_ERR_NO_MEM : r->err;

@@ -28,10 +28,11 @@ struct tm_conn_req {
     int32_t *amap; /* malloc'd by the acceptor, freed by the connector */
     int an;
     _Atomic int done;
-    int remote;    /* from another node: */
+    int remote;    /* from another node (1) or another job (2, comm/xconn.h): */
     int node;      /* the asker's node, */
     int32_t asker; /* world rank */
     uint64_t id;   /* and call */
+    uint64_t xjob; /* another job's: its id */
     int32_t own[]; /* the group's copy (cmap) */
 };
 

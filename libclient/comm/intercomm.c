@@ -11,6 +11,7 @@
 #include "group.h"
 #include "info.h"
 #include "job.h"
+#include "xjob.h"
 
 #define TM_TAG_INTER_DUP 1 /* tags of libtmpi's own exchanges over the hidden handles */
 #define TM_TAG_INTER_SPLIT 2
@@ -48,6 +49,7 @@ static struct tm_comm *make_comm(void *p)
     c->inter = a->inter;
     c->remote_size = a->rn;
     c->remote_of = rmap;
+    c->xjob = tm_xjob_mask(a->world, a->n) || tm_xjob_mask(a->remote, a->rn);
     return c;
 }
 
@@ -56,6 +58,8 @@ static MPI_Comm attach(struct tm_rank *me, int ctx, int reuse, const int32_t *lm
                        const int32_t *rmap, int rn, int inter, int rank, MPI_Errhandler eh)
 {
     struct make_arg a = {ctx, reuse, n, rn, inter, tm_ctx_nlocal(me, lmap, n), lmap, rmap};
+    /* with ranks of other jobs: its receives fail when one of those jobs ends (net/xjob.h) */
+    tm_xjob_note(me->job, &ctx, 1, tm_xjob_mask(lmap, n) | tm_xjob_mask(rmap, rn));
     struct tm_comm *c = tm_ctx_meet(me->job, ctx, lmap[0], a.nlocal, make_comm, &a);
     if (!c) return MPI_COMM_NULL;
     MPI_Comm h = tm_commtab_add(me, c, rank, eh);
@@ -329,7 +333,7 @@ int tm_intercomm_split(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
     if (e == MPI_SUCCESS && myrank == 0) {
         struct tm_commref *tr = tm_comm_get(&me->comms, twin);
         int ctx = TM_CTX_MAKE(tr->c->ctx), err = 0;
-        int lower = me->rank < rmap_w[0];
+        int lower = tm_xjob_before(me->job, me->rank, rmap_w[0]);
         for (int step = 0; step < 2 && !err; step++) {
             if ((step == 0) == lower)
                 err = tm_cp2p_send(me, tr->c, 0, ctx, 0, TM_TAG_INTER_SPLIT, mine,
@@ -393,7 +397,7 @@ TM_API int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintra
     if (cr->rank == 0) {
         struct tm_commref *tr = tm_comm_get(&me->comms, cr->coll_inter);
         int ctx = TM_CTX_MAKE(tr->c->ctx), err = 0;
-        int lower = me->rank < c->remote_of[0];
+        int lower = tm_xjob_before(me->job, me->rank, c->remote_of[0]);
         int32_t theirs = 0;
         for (int step = 0; step < 2 && !err; step++) {
             if ((step == 0) == lower)
@@ -426,7 +430,7 @@ TM_API int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintra
     }
     /* The group that passed high = 0 comes first; with equal values, the group whose first
      * member has the lower world rank (both sides compute the same). */
-    int first = high != h.rhigh ? !high : lmap[0] < c->remote_of[0];
+    int first = high != h.rhigh ? !high : tm_xjob_before(me->job, lmap[0], c->remote_of[0]);
     if (first) {
         memcpy(all, lmap, sizeof *all * (size_t)n);
         memcpy(all + n, c->remote_of, sizeof *all * (size_t)rn);

@@ -3,6 +3,7 @@
 
 #include "job.h"
 #include "net_p2p.h"
+#include "xjob.h"
 
 int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t bytes, int dest,
             int tag, enum tm_send_mode mode, struct tm_request *sreq)
@@ -13,6 +14,8 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
     }
     struct tm_comm *c = cr->c;
     const int w = tm_comm_peer_world(c, dest);
+    if (TM_UNLIKELY(tm_xrank(w))) /* a rank of another job (net/xjob.h) */
+        return tm_xjob_send(me, w, c->ctx, cr->rank, dest, tag, buf, bytes, mode, sreq);
     struct tm_net *net = me->job->net;
     if (TM_UNLIKELY(net)) {
         tm_net_check(me, net);

@@ -87,6 +87,9 @@ struct tm_comm {
     int inter;
     int remote_size;
     int32_t *remote_of;
+    /* Members of other jobs (net/xjob.h): its receives always go through the mailbox's posted
+     * queue, where a peer's end finds them. */
+    int xjob;
     /* Topology (Cart/Graph/Dist_graph), owned by the topology code: freed through topo_free
      * with the communicator; NULL when it has none. */
     void *topo;

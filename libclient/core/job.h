@@ -155,6 +155,14 @@ struct tm_job {
     struct tm_coll_stats coll_stats;
     struct tm_rank *ranks; /* size entries */
     struct tm_net *net;    /* inter-node state (net_p2p.h); NULL when the job has one node */
+    struct tm_xjob *xjob;  /* the other jobs it is connected to (net/xjob.h) */
+    /* one of them ended: a receive posted afterwards on a communicator with its ranks fails at
+     * once (xdead_check, the mailbox lock held; net/xjob.h) */
+    _Atomic int xdead;
+    /* wake timers armed (core/wake_timer.h), under wt_lock: stopped at the job's end */
+    pthread_mutex_t wt_lock;
+    struct tm_wake_timer *wtimers;
+    void (*xdead_check)(struct tm_rank *me, struct tm_mbox *mb, struct tm_request *r);
     /* what the waits do for the layers above (wait.h), set when the job is made */
     tm_wait_poll_fn wait_poll;
     const struct tm_wait_net *wait_net; /* NULL when the job has one node */

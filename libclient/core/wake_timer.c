@@ -11,13 +11,16 @@
 #include "job.h"
 #include "wait.h"
 
-/* mu guards stop and refs; expired is set once, under mu, before the wake. */
+/* mu guards stop; expired is set once, under mu, before the wake.  The thread is joined by
+ * tm_wake_timer_stop, which frees the timer. */
 struct tm_wake_timer {
+    struct tm_wake_timer *next; /* the job's armed timers (wt_lock) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    pthread_t th;
     struct tm_rank *rank;
     struct timespec deadline;
-    int stop, refs;
+    int stop;
     int counted; /* in the job's helpers_busy: armed, so the job is not stuck */
     _Atomic int expired;
 };
@@ -28,16 +31,6 @@ static void uncount(struct tm_wake_timer *t)
     if (!t->counted) return;
     t->counted = 0;
     atomic_fetch_sub_explicit(&t->rank->job->helpers_busy, 1, memory_order_seq_cst);
-}
-
-static void unref(struct tm_wake_timer *t)
-{
-    int last = --t->refs == 0;
-    pthread_mutex_unlock(&t->mu);
-    if (!last) return;
-    pthread_cond_destroy(&t->cv);
-    pthread_mutex_destroy(&t->mu);
-    free(t);
 }
 
 static void *timer_main(void *arg)
@@ -52,7 +45,7 @@ static void *timer_main(void *arg)
         tm_wake(&t->rank->waker);
         uncount(t);
     }
-    unref(t);
+    pthread_mutex_unlock(&t->mu);
     return NULL;
 }
 
@@ -62,7 +55,6 @@ struct tm_wake_timer *tm_wake_timer_start(struct tm_rank *me, int64_t ms)
     struct tm_wake_timer *t = calloc(1, sizeof *t);
     if (!t) return NULL;
     t->rank = me;
-    t->refs = 2;
     atomic_init(&t->expired, 0);
     clock_gettime(CLOCK_MONOTONIC, &t->deadline);
     t->deadline.tv_sec += (time_t)(ms / 1000);
@@ -79,16 +71,19 @@ struct tm_wake_timer *tm_wake_timer_start(struct tm_rank *me, int64_t ms)
     pthread_mutex_init(&t->mu, NULL);
     /* the deadlock watch: a rank that waits with a deadline is not stuck (mstate.h) */
     t->counted = 1;
-    atomic_fetch_add_explicit(&me->job->helpers_busy, 1, memory_order_seq_cst);
-    pthread_t th;
-    if (tm_helper_thread_start(&th, timer_main, t) != 0) {
-        atomic_fetch_sub_explicit(&me->job->helpers_busy, 1, memory_order_seq_cst);
+    struct tm_job *j = me->job;
+    atomic_fetch_add_explicit(&j->helpers_busy, 1, memory_order_seq_cst);
+    if (tm_helper_thread_start(&t->th, timer_main, t) != 0) {
+        atomic_fetch_sub_explicit(&j->helpers_busy, 1, memory_order_seq_cst);
         pthread_cond_destroy(&t->cv);
         pthread_mutex_destroy(&t->mu);
         free(t);
         return NULL;
     }
-    pthread_detach(th);
+    pthread_mutex_lock(&j->wt_lock);
+    t->next = j->wtimers;
+    j->wtimers = t;
+    pthread_mutex_unlock(&j->wt_lock);
     return t;
 }
 
@@ -100,9 +95,33 @@ int tm_wake_timer_expired(struct tm_wake_timer *t)
 void tm_wake_timer_stop(struct tm_wake_timer *t)
 {
     if (!t) return;
+    struct tm_job *j = t->rank->job;
+    pthread_mutex_lock(&j->wt_lock);
+    for (struct tm_wake_timer **pp = &j->wtimers; *pp; pp = &(*pp)->next)
+        if (*pp == t) {
+            *pp = t->next;
+            break;
+        }
+    pthread_mutex_unlock(&j->wt_lock);
     pthread_mutex_lock(&t->mu);
     t->stop = 1;
     uncount(t);
     pthread_cond_signal(&t->cv);
-    unref(t);
+    pthread_mutex_unlock(&t->mu);
+    /* the thread is out of the timer (and of libtmpi's code) before it goes */
+    pthread_join(t->th, NULL);
+    pthread_cond_destroy(&t->cv);
+    pthread_mutex_destroy(&t->mu);
+    free(t);
+}
+
+void tm_wake_timers_stop_all(struct tm_job *j)
+{
+    for (;;) {
+        pthread_mutex_lock(&j->wt_lock);
+        struct tm_wake_timer *t = j->wtimers;
+        pthread_mutex_unlock(&j->wt_lock);
+        if (!t) return;
+        tm_wake_timer_stop(t);
+    }
 }

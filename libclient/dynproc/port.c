@@ -20,6 +20,8 @@
 #include "spawn.h"
 #include "wait.h"
 #include "wake_timer.h"
+#include "xconn.h"
+#include "xjob.h"
 
 /* What a root tells its communicator after meeting the other side. */
 struct conn_hdr {
@@ -91,10 +93,53 @@ TM_API int PMPI_Close_port(const char *port_name)
 }
 TM_ALIAS(Close_port)
 
+static int tm_port_other_job(struct tm_rank *me, const char *port_name, char *why, size_t len);
+
+/* A connect to a port of this user's other job (found by the agents): over the path between
+ * jobs (comm/xconn.h).  0 with h's ids and *rmap (its ranks as foreign ranks), or an MPI
+ * error class with why. */
+static int connect_other_job(struct tm_rank *me, const char *port_name, const int32_t *lmap, int n,
+                             int64_t ms, struct conn_hdr *h, int32_t **rmap, char *why, size_t len)
+{
+    int rc = tm_port_other_job(me, port_name, why, len);
+    if (rc) return rc;
+    unsigned long long id = 0;
+    sscanf(port_name, "tmpi-port:%llu:", &id);
+    int an = 0;
+    char agent_why[96] = "";
+    rc = tm_xconn_connect(me, id, port_name, lmap, n, ms, h->ctx, rmap, &an, agent_why,
+                          sizeof agent_why);
+    if (rc == 0) {
+        h->rn = an;
+        return MPI_SUCCESS;
+    }
+    if (rc > 0) return snprintf(why, len, "the accepting side failed"), rc;
+    if (rc == -ETIMEDOUT)
+        snprintf(why, len, "nobody accepted on port %s within the timeout (%lld s)", port_name,
+                 (long long)((ms + 999) / 1000));
+    else if (rc == -EBUSY)
+        snprintf(why, len, "port %s: %d connects wait on the ports of its job already", port_name,
+                 tm_connect_pending_max());
+    else if (rc == -ENOTSUP)
+        snprintf(why, len,
+                 "port %s is another job's: a connect between jobs needs both on one agent, each "
+                 "on one node",
+                 port_name);
+    else if (rc == -EPIPE)
+        snprintf(why, len, "port %s: its job cannot be reached: %s", port_name,
+                 agent_why[0] ? agent_why : "it ended");
+    else if (rc == -ENOSPC)
+        snprintf(why, len, "port %s: this job is connected to %d other jobs already", port_name,
+                 TM_XJOB_PEERS_MAX);
+    else
+        snprintf(why, len, "%s %s%s%s", rc == -ENOENT ? "no open port" : "cannot connect to port",
+                 port_name, rc == -ENOENT ? "" : ": ", rc == -ENOENT ? "" : strerror(-rc));
+    return MPI_ERR_PORT;
+}
+
 /* A connect to a port of another job: the agents find the port and check its owner (the
- * refusal of another user's is logged there, naming both users and jobs).  Always
- * MPI_ERR_PORT with why: the data plane does not join two jobs' ranks yet, so even a port of
- * this user's other job cannot be connected. */
+ * refusal of another user's is logged there, naming both users and jobs).  0 when it is
+ * this user's, else MPI_ERR_PORT with why. */
 static int tm_port_other_job(struct tm_rank *me, const char *port_name, char *why, size_t len)
 {
     const struct tmpi_svc *svc = me->job->svc;
@@ -108,10 +153,7 @@ static int tm_port_other_job(struct tm_rank *me, const char *port_name, char *wh
     else if (rc == -ENOENT)
         snprintf(why, len, "no open port %s (no job of this user has it open)", port_name);
     else if (rc == 0)
-        snprintf(why, len,
-                 "port %s is open in another job of this user, but ranks of two jobs cannot be "
-                 "connected yet",
-                 port_name);
+        return 0;
     else
         snprintf(why, len, "cannot find port %s of another job: %s", port_name, strerror(-rc));
     return MPI_ERR_PORT;
@@ -275,8 +317,9 @@ static int root_connect(struct tm_rank *me, const struct tm_comm *c, const char 
         return MPI_ERR_PORT;
     }
     if (other_job(j, port_name)) {
+        int rc = connect_other_job(me, port_name, lmap, c->size, ms, h, rmap, why, len);
         free(lmap);
-        return tm_port_other_job(me, port_name, why, len);
+        return rc;
     }
     struct tm_conn_req r = {.waiter = me, .cmap = lmap, .cn = c->size};
     atomic_init(&r.done, 0);
@@ -456,6 +499,38 @@ static int full_io(int fd, void *buf, size_t len, int out)
     return 0;
 }
 
+/* MPI_Comm_join with a rank of the user's other job: the side of the lower job id opens a
+ * port and writes its name over fd (MPI_MAX_PORT_NAME bytes; empty: it could not), the other
+ * reads it and connects; accept and connect on MPI_COMM_SELF, their errors its handler's. */
+static int join_other_job(struct tm_rank *me, const char *fn, int fd, int opener,
+                          MPI_Comm *intercomm)
+{
+    char port[MPI_MAX_PORT_NAME];
+    memset(port, 0, sizeof port);
+    int rc;
+    if (opener) {
+        int e = PMPI_Open_port(MPI_INFO_NULL, port);
+        if (e != MPI_SUCCESS) port[0] = 0;
+        rc = full_io(fd, port, sizeof port, 1);
+        if (rc < 0 || e != MPI_SUCCESS) {
+            if (e == MPI_SUCCESS) PMPI_Close_port(port);
+            return e != MPI_SUCCESS ? e
+                                    : tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn, "fd %d: %s", fd,
+                                             strerror(-rc));
+        }
+        e = PMPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, intercomm);
+        PMPI_Close_port(port);
+        return e;
+    }
+    rc = full_io(fd, port, sizeof port, 0);
+    if (rc < 0) return tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn, "fd %d: %s", fd, strerror(-rc));
+    port[sizeof port - 1] = 0;
+    if (!port[0])
+        return tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn,
+                      "the other end (another job) could not open a port");
+    return PMPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, intercomm);
+}
+
 TM_API int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
 {
     const char *fn = "MPI_Comm_join";
@@ -467,11 +542,10 @@ TM_API int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
     int rc = full_io(fd, mine, sizeof mine, 1);
     if (rc == 0) rc = full_io(fd, theirs, sizeof theirs, 0);
     if (rc < 0) return tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn, "fd %d: %s", fd, strerror(-rc));
-    if (theirs[0] != mine[0] || theirs[1] == me->rank || theirs[1] < 0 ||
-        theirs[1] >= me->job->size)
+    if (theirs[0] != mine[0]) return join_other_job(me, fn, fd, mine[0] < theirs[0], intercomm);
+    if (theirs[1] == me->rank || theirs[1] < 0 || theirs[1] >= me->job->size)
         return tm_err(me, MPI_COMM_SELF, MPI_ERR_OTHER, fn,
-                      "the other end is %s: ranks of another job cannot be joined yet",
-                      theirs[0] != mine[0] ? "a rank of another job" : "not a rank of this job");
+                      "the other end is not a rank of this job");
     int32_t lmap[1] = {me->rank}, rmap[1] = {(int32_t)theirs[1]}, ctx[3] = {0, 0, 0};
     int reuse = 0;
     if (me->rank < theirs[1]) {

@@ -13,8 +13,9 @@
  * MPI_Close_port and with the job), so that a connect to a port of another job asks the agents
  * for it (TMPI_NAME_PORT_FIND, on every agent): another user's port is refused there and
  * logged with both users and jobs; a port no job of the user has open fails at once.  A port
- * of the user's other job is still refused (MPI_ERR_PORT): two jobs are two processes, and the
- * data plane does not join them yet.
+ * of the user's other job on the same agent is connected over the path between jobs the agent
+ * relays (comm/xconn.h, net/xjob.h); MPI_Comm_join with a rank of another job opens a port on
+ * one side and connects from the other.
  *
  * A connect waits for its accept at most MPI_Comm_connect's info key "timeout" (seconds, as in
  * MPICH), else TMPI_CONNECT_TIMEOUT, else TM_CONNECT_TIMEOUT_S; then it leaves the port's

@@ -202,6 +202,8 @@ void tm_recv_box(struct tm_rank *me, struct tm_rank *box, int ctx, void *buf, si
         return;
     }
     tm_post_recv(mb, rreq);
+    if (TM_UNLIKELY(atomic_load_explicit(&me->job->xdead, memory_order_seq_cst)))
+        me->job->xdead_check(me, mb, rreq);
     pthread_mutex_unlock(&mb->lock);
 }
 

@@ -95,6 +95,24 @@ void tm_post_recv(struct tm_mbox *mb, struct tm_request *r)
         tm_dl_append(&mb->posted_hash[bucket(r->ctx, r->src, r->tag)], &r->link);
 }
 
+int tm_unpost_ctx(struct tm_mbox *mb, int (*pick)(void *arg, int ctx), void *arg,
+                  struct tm_request **out, int max)
+{
+    int k = 0;
+    for (int b = -1; b < TM_MATCH_BUCKETS && k < max; b++) {
+        struct tm_dl *h = b < 0 ? &mb->posted_wild : &mb->posted_hash[b];
+        for (struct tm_dl *n = h->next, *next; n != h && k < max; n = next) {
+            next = n->next;
+            struct tm_request *r = tm_dl_entry(n, struct tm_request, link);
+            if (!pick(arg, r->ctx)) continue;
+            tm_dl_unlink(&r->link);
+            r->posted = 0;
+            out[k++] = r;
+        }
+    }
+    return k;
+}
+
 int tm_unpost_recv(struct tm_request *r)
 {
     if (!r->posted) return 0;

@@ -34,6 +34,7 @@ enum tm_envl_kind {
     TM_ENVL_NET = 3,
     TM_ENVL_NET_RTS = 4,
     TM_ENVL_NET_HELD = 5,
+    TM_ENVL_XJOB = 6, /* from another job (net/xjob.h): the whole message in data[] */
 };
 
 /* An unexpected message.  Eager: the payload follows in data[].  Rendezvous: the receiver
@@ -81,6 +82,10 @@ static inline int tm_req_matches(const struct tm_request *r, int ctx, int src, i
 struct tm_request *tm_match_posted(struct tm_mbox *mb, int ctx, int src, int tag);
 /* Queues a receive that found no message. */
 void tm_post_recv(struct tm_mbox *mb, struct tm_request *r);
+/* Takes off at most max posted receives whose context pick(arg, ctx) chooses (their peer
+ * cannot send any more: net/xjob.h) into out; how many. */
+int tm_unpost_ctx(struct tm_mbox *mb, int (*pick)(void *arg, int ctx), void *arg,
+                  struct tm_request **out, int max);
 /* Removes a posted receive (cancel); returns 1 if it was still posted. */
 int tm_unpost_recv(struct tm_request *r);
 /* Earliest unexpected message a receive (src, tag may be wildcards) matches; if take, it is

@@ -18,6 +18,9 @@
 #include "type_copy.h"
 #include "net.h"
 #include "net_p2p.h"
+#include "xjob.h"
+#include "wake_timer.h"
+#include "xconn.h"
 #include "net_wait.h"
 #include "p2p_api.h"
 #include "request.h"
@@ -41,6 +44,8 @@ static void job_free(struct tm_job *j)
     if (j->iop_free) j->iop_free(j);
     tm_dyn_stop(j);     /* MPI_Comm_spawn's threads: they use the links and the ranks too */
     tm_net_job_fini(j); /* before the mailboxes: unexpected entries may hold pool buffers */
+    tm_xjob_fini(j);
+    tm_wake_timers_stop_all(j); /* before the ranks they wake */
     if (j->ranks) {
         /* handed-off envelopes go home before any home cache is freed */
         for (int i = 0; i < j->size; i++)
@@ -70,6 +75,7 @@ static void job_free(struct tm_job *j)
     tm_ctxs_fini(&j->ctxs);
     tm_cprog_free_all(j);
     pthread_mutex_destroy(&j->progs_lock);
+    pthread_mutex_destroy(&j->wt_lock);
     pthread_mutex_destroy(&j->wins_lock);
     pthread_mutex_destroy(&j->open_lock);
     pthread_mutex_destroy(&j->spawn_lock);
@@ -87,6 +93,7 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     pthread_mutex_init(&j->wins_lock, NULL);
     pthread_mutex_init(&j->open_lock, NULL);
     pthread_mutex_init(&j->spawn_lock, NULL);
+    pthread_mutex_init(&j->wt_lock, NULL);
     pthread_mutex_init(&j->hw_lock, NULL);
     /* Room for the ranks MPI_Comm_spawn may start (their mailboxes are reached by world rank
      * like any other), on every node of a job across nodes too: node_of_rank says which. */
@@ -137,9 +144,12 @@ static void *job_create(const struct tmpi_rank_info *info, void *arg)
     j->inter = &tm_inter_ops;
     j->inter_idup = tm_inb_idup;
     if (tm_net_job_init(j, info) < 0) goto err;
+    /* the paths to other jobs (MPI_Comm_connect); their arrivals are network kinds too */
+    if (tm_xjob_init(j) < 0) goto err;
+    tm_xconn_register(j);
+    j->net_consume = tm_xjob_consume;
     if (j->net) {
         j->wait_net = &tm_net_wait;
-        j->net_consume = tm_net_consume;
         /* one-sided communication's frames ride on the links too (net_proto.h) */
         if (tm_rma_net_register(j) < 0) goto err;
         /* and MPI_Comm_spawn's requests between the hosts */
@@ -175,6 +185,7 @@ static const struct tmpi_client_ops tm_job_ops = {
     .tls_set = tm_tls_set,
     .rank_mpi = tm_mst_rank_mpi,
     .helpers_busy = tm_mst_helpers_busy,
+    .xjob_frame = tm_xjob_upcall,
 };
 
 int tm_job_get(const struct tmpi_svc *svc, struct tm_job **ret_job)

@@ -488,7 +488,7 @@ static int recv_x(const char *tm_fn, void *buf, MPI_Count count, MPI_Datatype da
     tm_req_init_stack(&rreq, me, TM_REQ_RECV, comm);
     rreq.dt = rdt;
     int began = tm_mst_begin(me, tm_fn, cr, comm, source, tag);
-    if (cap <= TM_FB_MAX_BYTES && !me->job->net && !me->mt &&
+    if (cap <= TM_FB_MAX_BYTES && !me->job->net && !me->mt && !cr->c->xjob &&
         !atomic_load_explicit(&me->prog.pending, memory_order_relaxed)) {
         tm_recv_wait_small(me, cr, buf, cap, source, tag, &rreq);
     } else {

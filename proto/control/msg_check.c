@@ -216,10 +216,10 @@ int msg_check_signal(const Tmpi__SignalJob *s, char *err, size_t errlen)
 
 int msg_check_name_request(const Tmpi__NameRequest *rq, char *err, size_t errlen)
 {
-    if (rq->op < MSG_NAME_PUBLISH || rq->op > MSG_NAME_PORT_FIND)
+    if (rq->op < MSG_NAME_PUBLISH || rq->op > MSG_NAME_XCTX)
         return fail(err, errlen,
                     "name operation %u (1 publish, 2 unpublish, 3 lookup, 4 open, 5 close and "
-                    "6 find a port)",
+                    "6 find a port, 7 context ids between jobs)",
                     rq->op);
     if (rq->op >= MSG_NAME_PORT_OPEN) {
         size_t nl = rq->service ? strlen(rq->service) : 0;

@@ -52,6 +52,12 @@
 #define MSG_NAME_PORT_OPEN 4u
 #define MSG_NAME_PORT_CLOSE 5u
 #define MSG_NAME_PORT_FIND 6u
+/* Three context ids for a communicator between jobs (service "ctx"): the agent's counter, the
+ * first in the NameReply's port as a decimal number (PROTOCOL.md "Between jobs"). */
+#define MSG_NAME_XCTX 7u
+/* An XFrame's bounds: libtmpi's header, its payload (larger messages go as several). */
+#define MSG_XFRAME_HDR_MAX 64u
+#define MSG_XFRAME_PAYLOAD_MAX (1u << 20)
 /* A name request's structure: op known, service non-empty, both within their bounds.
  * 0 or -EINVAL with the reason in err. */
 int msg_check_name_request(const Tmpi__NameRequest *rq, char *err, size_t errlen);

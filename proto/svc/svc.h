@@ -22,7 +22,7 @@
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 15
+#define TMPI_SVC_ABI 16
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 
@@ -142,6 +142,15 @@ struct tmpi_client_ops {
     /* Threads of libtmpi's own (non-blocking collectives across nodes) that are running a round
      * now: while one does, the job is not stuck whatever its ranks do. */
     int (*helpers_busy)(void *state);
+
+    /* Optional (may be NULL: nothing comes from other jobs).  A frame job from_job's host sent
+     * this job (svc xjob_send there; docs/PROTOCOL.md "Between jobs"), hdr[hlen] and
+     * payload[len]; or, with hdr NULL, job from_job cannot be reached any more (it ended, or
+     * the agent refused a frame for it) and reason says why.  The agent checked that both jobs
+     * are the same user's.  On the job host's channel thread, frames of one job in the order it
+     * sent them; must not block (taking a mailbox lock is fine). */
+    void (*xjob_frame)(void *state, uint64_t from_job, const void *hdr, size_t hlen,
+                       const void *payload, size_t len, const char *reason);
 };
 
 /* Carriers of a job that sleep (svc rank_park): how many, and the futex word they sleep on. */
@@ -307,7 +316,20 @@ struct tmpi_svc {
                    void (*done)(void *arg, int err), void *arg);
     int (*net_get)(void *net, int node, void *buf, size_t len, uint64_t raddr, uint64_t key,
                    void (*done)(void *arg, int err), void *arg);
+
+    /* Optional (may be NULL: MPI_Comm_connect to another job fails with MPI_ERR_PORT).  One
+     * frame of libtmpi's path between jobs to the host of job to_job on this agent, through
+     * the agent (which carries it only between jobs of one user): hdr (at most
+     * TMPI_XJOB_HDR_MAX bytes) and payload (at most TMPI_XJOB_PAYLOAD_MAX) are copied before
+     * it returns; frames of one sender arrive in the order of its calls.  0, -EMSGSIZE, -EPIPE
+     * (the agent is gone), -ENOMEM.  Any thread; never blocks. */
+    int (*xjob_send)(uint64_t to_job, const void *hdr, size_t hlen, const void *payload,
+                     size_t len);
 };
+
+/* xjob_send's bounds (proto/control/msg_check.h MSG_XFRAME_*). */
+#define TMPI_XJOB_HDR_MAX 64
+#define TMPI_XJOB_PAYLOAD_MAX (1u << 20)
 
 /* name_op's operations (the NameRequest's op, proto/control/msg_check.h). */
 #define TMPI_NAME_PUBLISH 1
@@ -319,5 +341,11 @@ struct tmpi_svc {
 #define TMPI_NAME_PORT_OPEN 4
 #define TMPI_NAME_PORT_CLOSE 5
 #define TMPI_NAME_PORT_FIND 6
+/* three context ids for a communicator between jobs (service "ctx"): the agent's, the first in
+ * out as a decimal number, from [TMPI_XCTX_BASE, TMPI_XCTX_BASE + TMPI_XCTX_COUNT), never
+ * handed out twice by one agent; -ENOSPC once they are used up */
+#define TMPI_NAME_XCTX 7
+#define TMPI_XCTX_BASE (1 << 28)
+#define TMPI_XCTX_COUNT (1 << 28)
 
 #endif

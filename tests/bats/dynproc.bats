@@ -254,19 +254,85 @@ xconn_pair() {
         { echo "bad TMPI_CONNECT_PENDING_MAX: $output"; false; }
 }
 
-@test "dynproc: two jobs of one user on one agent: a connect to the other job's port reaches the agents and is refused at once with MPI_ERR_PORT (no data path between jobs yet), a closed one too" {
+# xjobs_pair SOCK MODE_A NA MODE_C NC: job A (NA ranks, xjobs MODE_A) on agent SOCK, job B
+# (NC ranks, MODE_C) on the same agent; A's output in $XA, B's in $XB, statuses $XA_ST, $XB_ST.
+xjobs_pair() {
+    local exe f pid
+    exe=$(prog xjobs)
+    f="$BATS_TEST_TMPDIR/xport.$RANDOM"
+    XA="$f.a" XB="$f.b" XA_ST=0 XB_ST=0
+    timeout 60 "$LAUNCH_BIN" --agent "$1" -n "$3" "$exe" "$2" "$f" >"$XA" 2>&1 &
+    pid=$!
+    timeout 60 "$LAUNCH_BIN" --agent "$1" -n "$5" "$exe" "$4" "$f" >"$XB" 2>&1 || XB_ST=$?
+    wait "$pid" || XA_ST=$?
+}
+
+@test "dynproc: two jobs of one user on one agent connect: p2p both ways (3 MiB, Ssend), Barrier, Bcast, Allreduce over the inter-communicator, Intercomm_merge, disconnect; the accepting job goes on after the other ended" {
     start_agent one --log-level info
-    xconn_pair "$AGENT_SOCK" "$AGENT_SOCK" "is open in another job of this user, but ranks of two jobs cannot be connected yet"
+    xjobs_pair "$AGENT_SOCK" accept 2 connect 3
+    [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect ($XB_ST):"; cat "$XB"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
+    xjobs_pair "$AGENT_SOCK" accept 3 connect 1
+    [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect 1 ($XB_ST):"; cat "$XB"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept 3 ($XA_ST):"; cat "$XA"; false; }
+}
+
+@test "dynproc: a job connected to another that dies gets an error from its receive and its send in bounded time, and ends cleanly" {
+    start_agent one --log-level info
+    SECONDS=0
+    xjobs_pair "$AGENT_SOCK" survive 2 die 2
+    [ "$XB_ST" -eq 3 ] || { echo "die ($XB_ST):"; cat "$XB"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "survive ok" "$XA" || { echo "survive ($XA_ST):"; cat "$XA"; false; }
+    [ "$SECONDS" -lt 30 ] || { echo "took $SECONDS s"; false; }
+}
+
+@test "dynproc: a rank waiting for a message from a connected job is no deadlock (--on-deadlock=abort lets it wait)" {
+    start_agent one --log-level info
+    local exe f pid st=0
+    exe=$(prog xjobs)
+    f="$BATS_TEST_TMPDIR/xport.wait"
+    timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" --on-deadlock=abort -n 1 "$exe" wait-accept "$f" >"$f.a" 2>&1 &
+    pid=$!
+    run timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 1 "$exe" wait-connect "$f"
+    wait "$pid" || st=$?
+    [ "$status" -eq 0 ] || { echo "connect ($status): $output"; false; }
+    [ "$st" -eq 0 ] && grep -q "wait ok" "$f.a" || { echo "accept ($st):"; cat "$f.a"; false; }
+}
+
+@test "dynproc: MPI_Comm_join joins ranks of two jobs of one user over a connected socket" {
+    start_agent one --log-level info
+    local exe f pid st=0
+    exe=$(prog xjobs)
+    f="$BATS_TEST_TMPDIR/join.sock"
+    timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 2 "$exe" join "$f" listen >"$f.a" 2>&1 &
+    pid=$!
+    run timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 1 "$exe" join "$f" connect
+    wait "$pid" || st=$?
+    [ "$status" -eq 0 ] && [[ "$output" == *"join ok"* ]] || { echo "connect ($status): $output"; false; }
+    [ "$st" -eq 0 ] && grep -q "join ok" "$f.a" || { echo "listen ($st):"; cat "$f.a"; false; }
+}
+
+@test "dynproc: a connect to a closed port of the user's other job fails at once with MPI_ERR_PORT" {
+    start_agent one --log-level info
+    local exe f
+    exe=$(prog xconn)
+    f="$BATS_TEST_TMPDIR/xport.closed"
+    touch "$f.done"
+    run timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 1 "$exe" open "$f"
+    [ "$status" -eq 0 ] || { echo "open: $output"; false; }
+    run timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 1 "$exe" connect "$f"
+    [ "$status" -ne 0 ] && [[ "$output" == *"no open port tmpi-port:"*"(no job of this user has it open) (MPI_ERR_PORT)"* ]] ||
+        { echo "closed port ($status): $output"; false; }
 }
 
 # bats test_tags=multinode
-@test "dynproc: across 2 agents a connect times out and is dropped at the port's node; a connect to a port of the user's job on the other agent is found there and refused with MPI_ERR_PORT" {
+@test "dynproc: across 2 agents a connect times out and is dropped at the port's node; a connect to a port of the user's job on the other agent is found there and refused with MPI_ERR_PORT (no path between jobs on two agents yet)" {
     start_cluster 2
     local exe
     exe=$(prog xconn)
     run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe" timeout 1.5
     [ "$status" -eq 0 ] && [[ "$output" == *"timeout ok"* ]] || { echo "$output"; false; }
-    xconn_pair "${CLUSTER_SOCKS[1]}" "${CLUSTER_SOCKS[0]}" "is open in another job of this user, but ranks of two jobs cannot be connected yet"
+    xconn_pair "${CLUSTER_SOCKS[1]}" "${CLUSTER_SOCKS[0]}" "its job cannot be reached: no such job on this agent (a connect between jobs on two agents is not carried yet)"
 }
 
 # bats test_tags=multinode

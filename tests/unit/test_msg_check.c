@@ -210,8 +210,13 @@ int main(void)
     nr.service = "";
     refused(msg_check_name_request(&nr, err, sizeof err), err, "a service name of 0 bytes");
     nr.service = "svc";
-    nr.op = 7;
-    refused(msg_check_name_request(&nr, err, sizeof err), err, "name operation 7");
+    nr.op = 8;
+    refused(msg_check_name_request(&nr, err, sizeof err), err, "name operation 8");
+    /* context ids between jobs (op 7): any non-empty service */
+    nr.op = MSG_NAME_XCTX;
+    nr.service = "ctx";
+    CHECK_EQ(msg_check_name_request(&nr, err, sizeof err), 0);
+    nr.service = "svc";
     /* port operations (MPI_Open_port, Close_port, a connect to another job's port): the port's
      * name as the service, 1 to MSG_NAME_PORT_MAX bytes, no port */
     nr.op = MSG_NAME_PORT_FIND;

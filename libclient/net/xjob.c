@@ -1,0 +1,493 @@
+/* xjob.c — messages between ranks of two jobs of one user, relayed by the agent (xjob.h). */
+#include "xjob.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "match.h"
+#include "net_p2p.h"
+#include "request.h"
+#include "svc.h"
+#include "type_copy.h"
+#include "wait.h"
+
+/* Another job this one talks to, and its message being assembled (its frames come in order). */
+struct xpeer {
+    uint64_t job; /* 0: free */
+    int dead;
+    struct tm_envl *asm_e; /* the message whose frames come (channel thread only) */
+    int32_t asm_dst;
+    size_t asm_got;
+};
+
+/* A synchronous send waiting for its SACK. */
+struct xsync {
+    struct xsync *next;
+    uint64_t id;
+    int slot;
+    struct tm_request *sreq;
+};
+
+struct xctx {
+    int ctx;
+    uint64_t mask;
+};
+
+/* lock: peers (but asm_*), syncs, ctxs, next_id.  send: held across the frames of one message,
+ * so that a message's frames are consecutive on the way (the receiver assembles one at a
+ * time per job). */
+struct tm_xjob {
+    pthread_mutex_t lock, send;
+    struct xpeer peers[TM_XJOB_PEERS_MAX];
+    struct xsync *syncs;
+    uint64_t next_id;
+    struct xctx ctxs[TM_XJOB_CTX_MAX];
+    int nctx;
+    uint64_t dead; /* the slots whose job ended */
+    _Atomic(tm_xjob_ctl_fn) ctl;
+};
+
+static void xdead_check(struct tm_rank *me, struct tm_mbox *mb, struct tm_request *r);
+
+int tm_xjob_init(struct tm_job *j)
+{
+    struct tm_xjob *x = calloc(1, sizeof *x);
+    if (!x) return -ENOMEM;
+    pthread_mutex_init(&x->lock, NULL);
+    pthread_mutex_init(&x->send, NULL);
+    j->xjob = x;
+    j->xdead_check = xdead_check;
+    return 0;
+}
+
+void tm_xjob_fini(struct tm_job *j)
+{
+    struct tm_xjob *x = j->xjob;
+    if (!x) return;
+    for (int i = 0; i < TM_XJOB_PEERS_MAX; i++)
+        free(x->peers[i].asm_e);
+    for (struct xsync *s = x->syncs, *n; s; s = n) {
+        n = s->next;
+        free(s);
+    }
+    pthread_mutex_destroy(&x->lock);
+    pthread_mutex_destroy(&x->send);
+    free(x);
+    j->xjob = NULL;
+}
+
+/* x->lock held: whether a communicator noted with slot's ranks may still be in use. */
+static int slot_noted(const struct tm_xjob *x, int slot)
+{
+    for (int k = 0; k < x->nctx; k++)
+        if (x->ctxs[k].mask & (1ull << slot)) return 1;
+    return 0;
+}
+
+/* x->lock held: the slot of job id, added when add (the job's helpers_busy counts each live
+ * one, see tm_xjob_slot). */
+static int slot_locked(struct tm_job *j, struct tm_xjob *x, uint64_t id, int add)
+{
+    int free_slot = -1;
+    for (int i = 0; i < TM_XJOB_PEERS_MAX; i++) {
+        if (x->peers[i].job == id) return i;
+        if (!x->peers[i].job && free_slot < 0) free_slot = i;
+    }
+    if (!add) return -ENOENT;
+    /* full: a dead job's slot that no communicator names (a connect that failed) is reused */
+    for (int i = 0; free_slot < 0 && i < TM_XJOB_PEERS_MAX; i++)
+        if (x->peers[i].dead && !slot_noted(x, i)) {
+            x->dead &= ~(1ull << i);
+            free_slot = i;
+        }
+    if (free_slot < 0) return -ENOSPC;
+    memset(&x->peers[free_slot], 0, sizeof x->peers[free_slot]);
+    x->peers[free_slot].job = id;
+    atomic_fetch_add_explicit(&j->helpers_busy, 1, memory_order_seq_cst);
+    return free_slot;
+}
+
+int tm_xjob_slot(struct tm_job *j, uint64_t id, int add)
+{
+    struct tm_xjob *x = j->xjob;
+    if (!x || !id || id == j->id) return -ENOENT;
+    pthread_mutex_lock(&x->lock);
+    /* a job connected to another that lives is never taken for stuck by the deadlock watch
+     * (mstate.h helpers_busy): that job's ranks may send at any time */
+    int s = slot_locked(j, x, id, add);
+    /* a job id is never reused: a dead slot stays dead (a reconnect after its end fails)
+     * until a connect to another job needs the room */
+    pthread_mutex_unlock(&x->lock);
+    return s;
+}
+
+uint64_t tm_xjob_job(struct tm_job *j, int slot)
+{
+    struct tm_xjob *x = j->xjob;
+    if (!x || slot < 0 || slot >= TM_XJOB_PEERS_MAX) return 0;
+    pthread_mutex_lock(&x->lock);
+    uint64_t id = x->peers[slot].job;
+    pthread_mutex_unlock(&x->lock);
+    return id;
+}
+
+int tm_xjob_before(struct tm_job *j, int a, int b)
+{
+    uint64_t ja = tm_xrank(a) ? tm_xjob_job(j, TM_XRANK_SLOT(a)) : j->id;
+    uint64_t jb = tm_xrank(b) ? tm_xjob_job(j, TM_XRANK_SLOT(b)) : j->id;
+    int ra = tm_xrank(a) ? TM_XRANK_RANK(a) : a, rb = tm_xrank(b) ? TM_XRANK_RANK(b) : b;
+    return ja != jb ? ja < jb : ra < rb;
+}
+
+uint64_t tm_xjob_mask(const int32_t *v, int n)
+{
+    uint64_t m = 0;
+    for (int i = 0; v && i < n; i++)
+        if (tm_xrank(v[i])) m |= 1ull << TM_XRANK_SLOT(v[i]);
+    return m;
+}
+
+void tm_xjob_note(struct tm_job *j, const int *ctx, int n, uint64_t mask)
+{
+    struct tm_xjob *x = j->xjob;
+    if (!x || !mask) return;
+    pthread_mutex_lock(&x->lock);
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while (k < x->nctx && x->ctxs[k].ctx != ctx[i])
+            k++;
+        if (k == x->nctx) {
+            /* full: the oldest goes (its receives then wait past the peer's end) */
+            if (x->nctx == TM_XJOB_CTX_MAX)
+                memmove(x->ctxs, x->ctxs + 1, sizeof x->ctxs[0] * (size_t)--x->nctx);
+            k = x->nctx++;
+            x->ctxs[k].ctx = ctx[i];
+            x->ctxs[k].mask = 0;
+        }
+        x->ctxs[k].mask |= mask;
+    }
+    pthread_mutex_unlock(&x->lock);
+}
+
+static int send_frame(struct tm_job *j, uint64_t to, const struct tm_xhdr *h, const void *p,
+                      size_t len)
+{
+    if (!j->svc || !j->svc->xjob_send) return -ENOTSUP;
+    return j->svc->xjob_send(to, h, sizeof *h, p, len);
+}
+
+int tm_xjob_ctl_send(struct tm_job *j, uint64_t to, const struct tm_xhdr *h, const void *payload,
+                     size_t len)
+{
+    return send_frame(j, to, h, payload, len);
+}
+
+void tm_xjob_set_ctl(struct tm_job *j, tm_xjob_ctl_fn fn)
+{
+    if (j->xjob) atomic_store(&j->xjob->ctl, fn);
+}
+
+/* The peer of a foreign rank, alive: its job id, or 0. */
+static uint64_t live_peer(struct tm_xjob *x, int slot)
+{
+    pthread_mutex_lock(&x->lock);
+    uint64_t id = x->peers[slot].dead ? 0 : x->peers[slot].job;
+    pthread_mutex_unlock(&x->lock);
+    return id;
+}
+
+int tm_xjob_send(struct tm_rank *me, int w, int ctx, int src, int dest, int tag, const void *buf,
+                 size_t bytes, enum tm_send_mode mode, struct tm_request *sreq)
+{
+    struct tm_job *j = me->job;
+    struct tm_xjob *x = j->xjob;
+    int slot = TM_XRANK_SLOT(w);
+    if (!x || slot < 0 || slot >= TM_XJOB_PEERS_MAX) return -EINVAL;
+    uint64_t to = live_peer(x, slot);
+    if (!to) return -EPIPE;
+    sreq->st_source = dest;
+    sreq->st_tag = tag;
+    const void *data = buf;
+    void *packed = NULL;
+    if (sreq->dt && bytes) { /* a layout: packed once, the frames take the packed bytes */
+        if (!(packed = malloc(bytes))) return -ENOMEM;
+        tm_type_pack(packed, buf, bytes / sreq->dt->psize, sreq->dt, 0, bytes);
+        data = packed;
+    }
+    struct xsync *s = NULL;
+    struct tm_xhdr h = {.kind = TM_XK_MSG,
+                        .flags = TM_XF_FIRST,
+                        .dst = TM_XRANK_RANK(w),
+                        .src = me->rank,
+                        .ctx = ctx,
+                        .csrc = src,
+                        .tag = tag,
+                        .total = bytes};
+    if (mode == TM_SEND_SYNC) {
+        if (!(s = calloc(1, sizeof *s))) {
+            free(packed);
+            return -ENOMEM;
+        }
+        s->sreq = sreq;
+        s->slot = slot;
+        pthread_mutex_lock(&x->lock);
+        s->id = h.cookie = ++x->next_id;
+        s->next = x->syncs;
+        x->syncs = s;
+        pthread_mutex_unlock(&x->lock);
+        h.flags |= TM_XF_SYNC;
+    }
+    int rc = 0;
+    pthread_mutex_lock(&x->send);
+    size_t off = 0;
+    do {
+        size_t n = bytes - off < TMPI_XJOB_PAYLOAD_MAX ? bytes - off : TMPI_XJOB_PAYLOAD_MAX;
+        rc = send_frame(j, to, &h, (const char *)data + off, n);
+        h.flags &= ~TM_XF_FIRST;
+        off += n;
+    } while (rc == 0 && off < bytes);
+    pthread_mutex_unlock(&x->send);
+    free(packed);
+    if (rc < 0) {
+        if (s) { /* nobody answers it: off the list, unless a peer's end took it already */
+            pthread_mutex_lock(&x->lock);
+            struct xsync **pp = &x->syncs;
+            while (*pp && *pp != s)
+                pp = &(*pp)->next;
+            int mine = *pp == s;
+            if (mine) *pp = s->next;
+            pthread_mutex_unlock(&x->lock);
+            if (!mine) return 1; /* completed with its error */
+            free(s);
+        }
+        return rc == -ENOTSUP ? -EPIPE : rc;
+    }
+    if (s) return 1;
+    tm_req_set_done(sreq, dest, tag, bytes, MPI_SUCCESS);
+    return 0;
+}
+
+static void send_sack(struct tm_job *j, struct tm_envl *e)
+{
+    struct tm_xhdr h = {.kind = TM_XK_SACK, .dst = e->wsrc, .cookie = e->cookie};
+    uint64_t to = tm_xjob_job(j, e->node);
+    if (to) (void)send_frame(j, to, &h, NULL, 0);
+}
+
+void tm_xjob_consume(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e)
+{
+    if (e->kind != TM_ENVL_XJOB) {
+        tm_net_consume(me, rreq, e);
+        return;
+    }
+    size_t k = e->bytes <= rreq->cap ? e->bytes : rreq->cap;
+    tm_copy_in(rreq, e->data, NULL, k);
+    tm_req_set_done(rreq, e->src, e->tag, k, e->bytes > rreq->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+    if (e->flags & TM_XF_SYNC) send_sack(me->job, e);
+    free(e);
+}
+
+/* A whole message: to its receive, or queued. */
+static void arrived(struct tm_job *j, int32_t dst, struct tm_envl *e)
+{
+    struct tm_rank *r = tm_job_rank(j, dst);
+    struct tm_mbox *mb = &r->mbox;
+    pthread_mutex_lock(&mb->lock);
+    struct tm_request *rr = tm_match_posted(mb, e->ctx, e->src, e->tag);
+    if (!rr) tm_add_unexp(mb, e);
+    pthread_mutex_unlock(&mb->lock);
+    if (!rr) {
+        tm_wake(&r->waker); /* a Probe may be waiting */
+        return;
+    }
+    tm_deliver(rr, e->data, e->bytes, e->src, e->tag);
+    if (e->flags & TM_XF_SYNC) send_sack(j, e);
+    free(e);
+}
+
+/* Whether world rank dst runs in this host. */
+static int here(struct tm_job *j, int32_t dst)
+{
+    if (dst < 0 || dst >= j->size) return 0;
+    return !j->net || j->net->node_of_rank[dst] == j->net->node;
+}
+
+static void on_msg(struct tm_job *j, int slot, const struct tm_xhdr *h, const void *p, size_t len)
+{
+    struct xpeer *pe = &j->xjob->peers[slot];
+    if (h->flags & TM_XF_FIRST) {
+        free(pe->asm_e); /* a message cut short (its sender's send failed): gone */
+        pe->asm_e = NULL;
+        if (!here(j, h->dst) || h->total > SIZE_MAX - sizeof(struct tm_envl) || len > h->total)
+            return;
+        struct tm_envl *e = malloc(sizeof *e + (size_t)h->total);
+        if (!e) return; /* out of memory: the message is lost, its sender not told (xjob.h) */
+        memset(e, 0, sizeof *e);
+        e->kind = TM_ENVL_XJOB;
+        e->ctx = h->ctx;
+        e->src = h->csrc;
+        e->tag = h->tag;
+        e->bytes = (size_t)h->total;
+        e->cls = TM_ENVL_NCLASS; /* a heap envelope (envelope_pool.h) */
+        e->node = slot;
+        e->wsrc = h->src;
+        e->flags = (uint16_t)(h->flags & TM_XF_SYNC);
+        e->cookie = h->cookie;
+        pe->asm_e = e;
+        pe->asm_dst = h->dst;
+        pe->asm_got = 0;
+    }
+    struct tm_envl *e = pe->asm_e;
+    if (!e || len > e->bytes - pe->asm_got) return;
+    memcpy(e->data + pe->asm_got, p, len);
+    pe->asm_got += len;
+    if (pe->asm_got < e->bytes) return;
+    pe->asm_e = NULL;
+    arrived(j, pe->asm_dst, e);
+}
+
+static void on_sack(struct tm_job *j, int slot, const struct tm_xhdr *h)
+{
+    struct tm_xjob *x = j->xjob;
+    pthread_mutex_lock(&x->lock);
+    struct xsync **pp = &x->syncs, *s;
+    while ((s = *pp) && !(s->id == h->cookie && s->slot == slot))
+        pp = &s->next;
+    if (s) *pp = s->next;
+    pthread_mutex_unlock(&x->lock);
+    if (!s) return;
+    struct tm_request *q = s->sreq;
+    struct tm_waker *w = &q->owner->waker;
+    tm_req_set_done(q, q->st_source, q->st_tag, 0, MPI_SUCCESS);
+    tm_wake(w);
+    free(s);
+}
+
+struct dead_pick {
+    struct tm_xjob *x;
+    uint64_t bit;
+};
+
+/* The id a derived context comes from (part.h, nbr.h, cp2p.h, coll_net: -2 ctx - 3). */
+static int ctx_base(int c)
+{
+    if (c >= (1 << 30)) return c - (1 << 30);
+    if (c >= (1 << 29)) return c - (1 << 29);
+    if (c < -(1 << 30) - 7) return -(1 << 30) - 8 - c;
+    if (c < 0) return (-c - 3) / 2;
+    return c;
+}
+
+static int dead_ctx(void *arg, int ctx)
+{
+    struct dead_pick *d = arg;
+    int b = ctx_base(ctx);
+    for (int i = 0; i < d->x->nctx; i++)
+        if (d->x->ctxs[i].ctx == b) return (d->x->ctxs[i].mask & d->bit) != 0;
+    return 0;
+}
+
+/* j->xdead_check: r was posted on me's mailbox mb (its lock held) after a peer's end. */
+static void xdead_check(struct tm_rank *me, struct tm_mbox *mb, struct tm_request *r)
+{
+    struct tm_xjob *x = me->job->xjob;
+    (void)mb;
+    pthread_mutex_lock(&x->lock);
+    struct dead_pick d = {x, x->dead};
+    int gone = dead_ctx(&d, r->ctx);
+    pthread_mutex_unlock(&x->lock);
+    if (gone && tm_unpost_recv(r))
+        tm_req_set_done(r, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_ERR_OTHER);
+}
+
+/* The agent says job `from` is gone: fail what waits on it. */
+static void on_gone(struct tm_job *j, uint64_t from, const char *reason)
+{
+    struct tm_xjob *x = j->xjob;
+    pthread_mutex_lock(&x->lock);
+    int slot = slot_locked(j, x, from, 0);
+    if (slot < 0 || x->peers[slot].dead) {
+        pthread_mutex_unlock(&x->lock);
+        return;
+    }
+    x->peers[slot].dead = 1;
+    x->dead |= 1ull << slot;
+    atomic_fetch_sub_explicit(&j->helpers_busy, 1, memory_order_seq_cst);
+    /* under the lock: a connect that reuses the slot (slot_locked) clears it after this */
+    free(x->peers[slot].asm_e);
+    x->peers[slot].asm_e = NULL;
+    struct xsync *failed = NULL;
+    for (struct xsync **pp = &x->syncs, *s; (s = *pp);)
+        if (s->slot == slot) {
+            *pp = s->next;
+            s->next = failed;
+            failed = s;
+        } else {
+            pp = &s->next;
+        }
+    pthread_mutex_unlock(&x->lock);
+    for (struct xsync *s = failed, *n; s; s = n) {
+        n = s->next;
+        struct tm_waker *w = &s->sreq->owner->waker;
+        tm_req_set_done(s->sreq, s->sreq->st_source, s->sreq->st_tag, 0, MPI_ERR_OTHER);
+        tm_wake(w);
+        free(s);
+    }
+    /* receives posted on communicators with its ranks: no message can come any more; those
+     * posted after this walk fail at their post (xdead_check) */
+    atomic_store_explicit(&j->xdead, 1, memory_order_seq_cst);
+    struct dead_pick d = {x, 1ull << slot};
+    for (int i = 0; i < j->size; i++) {
+        if (!here(j, i)) continue;
+        struct tm_rank *r = tm_job_rank(j, i);
+        struct tm_request *out[16];
+        int k;
+        do {
+            pthread_mutex_lock(&r->mbox.lock);
+            pthread_mutex_lock(&x->lock);
+            k = tm_unpost_ctx(&r->mbox, dead_ctx, &d, out, 16);
+            pthread_mutex_unlock(&x->lock);
+            pthread_mutex_unlock(&r->mbox.lock);
+            for (int q = 0; q < k; q++)
+                tm_req_set_done(out[q], MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_ERR_OTHER);
+            if (k) tm_wake(&r->waker);
+        } while (k == 16);
+    }
+    tm_xjob_ctl_fn fn = atomic_load(&x->ctl);
+    if (fn) fn(j, from, slot, NULL, reason, reason ? strlen(reason) : 0);
+}
+
+void tm_xjob_upcall(void *state, uint64_t from_job, const void *hdr, size_t hlen,
+                    const void *payload, size_t len, const char *reason)
+{
+    struct tm_job *j = state;
+    struct tm_xjob *x = j->xjob;
+    if (!x) return;
+    if (!hdr) {
+        on_gone(j, from_job, reason);
+        return;
+    }
+    struct tm_xhdr h;
+    if (hlen != sizeof h) return;
+    memcpy(&h, hdr, sizeof h);
+    int slot = tm_xjob_slot(j, from_job, h.kind == TM_XK_CONNECT);
+    if (slot < 0) return; /* a job this one never met: nothing waits for it */
+    switch (h.kind) {
+    case TM_XK_MSG:
+        on_msg(j, slot, &h, payload, len);
+        break;
+    case TM_XK_SACK:
+        on_sack(j, slot, &h);
+        break;
+    default: {
+        tm_xjob_ctl_fn fn = atomic_load(&x->ctl);
+        if (fn) fn(j, from_job, slot, &h, payload, len);
+        break;
+    }
+    }
+}

@@ -1,0 +1,293 @@
+/* xjobs.c — two separately launched jobs of one user joined by MPI_Comm_accept/connect or
+ * MPI_Comm_join (dynproc.bats, multinode_users.bats).
+ *   accept FILE         rank 0 opens a port and writes it into FILE; the whole world accepts
+ *                       on it, then runs the exchange below; prints "accept ok"
+ *   connect FILE        the whole world connects to the port in FILE, the exchange; prints
+ *                       "connect ok"
+ * The exchange over the inter-communicator, both ways: every rank sends its rank to remote
+ * rank (rank % remote size) and receives from each remote rank that sends to it; 3 MiB from
+ * rank 0 to remote rank 0 and back (more than one frame), an MPI_Ssend; MPI_Barrier;
+ * MPI_Bcast from each side's rank 0; MPI_Allreduce (each side gets the sum of the other's
+ * ranks + 1); MPI_Intercomm_merge (accepting side first) with a ring of Sendrecv on it (and
+ * MPI_Barrier on it refused with MPI_ERR_COMM: no collectives there yet);
+ * MPI_Comm_disconnect.  Then the accepting side waits 1 s (the connecting job ends
+ * meanwhile) and still runs a barrier of its own.
+ *   survive FILE        the whole world accepts, then receives from remote rank 0 with
+ *                       MPI_ERRORS_RETURN: the other job dies, the receive fails; prints
+ *                       "survive ok: class C"
+ *   die FILE            connects, then exits with 3 without a word
+ *   wait-accept FILE    accepts; rank 0 receives from remote rank 0, which sends after 4 s
+ *                       (wait-connect FILE): a wait on another job is no deadlock; prints
+ *                       "wait ok"
+ *   join FILE ROLE      rank 0 joins the other job's rank 0 over a socket (ROLE listen: binds
+ *                       a Unix socket at FILE; connect: connects to it), then exchanges an int
+ *                       both ways and disconnects; prints "join ok"
+ *   bench-accept FILE / bench-connect FILE / bench-self -
+ *                       rank 0 of each side: 8 B ping-pong (half round trip) and a 1 MiB
+ *                       stream (64 sends, one ack) over the inter-communicator (bench-self:
+ *                       ranks 0 and 1 of one job over MPI_COMM_WORLD); the first side prints
+ *                       "lat_8B_us X bw_1MiB_MBps Y" (docs/bench/ANALYSIS.md) */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "abort_check.h"
+
+#define BIG (3 << 20)
+
+static void read_port(const char *file, char *port)
+{
+    for (int i = 0; i < 6000 && access(file, F_OK) != 0; i++)
+        usleep(10000);
+    FILE *f = fopen(file, "r");
+    CHECK(f && fgets(port, MPI_MAX_PORT_NAME, f), "cannot read %s", file);
+    fclose(f);
+    port[strcspn(port, "\n")] = 0;
+}
+
+static void write_port(const char *file, const char *port)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", file);
+    FILE *f = fopen(tmp, "w");
+    CHECK(f && fprintf(f, "%s\n", port) > 0 && fclose(f) == 0, "cannot write %s", tmp);
+    CHECK(rename(tmp, file) == 0, "rename %s", tmp);
+}
+
+static void exchange(MPI_Comm inter, int accepting)
+{
+    int rank, size, rsize;
+    MPI_Comm_rank(inter, &rank);
+    MPI_Comm_size(inter, &size);
+    MPI_Comm_remote_size(inter, &rsize);
+    /* p2p both ways: to remote rank % rsize; from every remote r with r % size == rank */
+    MPI_Request rq;
+    MPI_Isend(&rank, 1, MPI_INT, rank % rsize, 1, inter, &rq);
+    for (int r = rank; r < rsize; r += size) {
+        int v = -1;
+        MPI_Status st;
+        MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 1, inter, &st);
+        CHECK(v == st.MPI_SOURCE && v % size == rank, "p2p: got %d from %d", v, st.MPI_SOURCE);
+    }
+    MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    if (rank == 0) {
+        char *b = malloc(BIG);
+        CHECK(b != NULL, "out of memory");
+        for (int i = 0; i < BIG; i++)
+            b[i] = (char)(accepting ? i : i * 7);
+        if (accepting) {
+            MPI_Send(b, BIG, MPI_CHAR, 0, 2, inter);
+            MPI_Recv(b, BIG, MPI_CHAR, 0, 3, inter, MPI_STATUS_IGNORE);
+            for (int i = 0; i < BIG; i++)
+                CHECK(b[i] == (char)(i * 7), "3 MiB back: byte %d is %d", i, b[i]);
+        } else {
+            char *c = malloc(BIG);
+            CHECK(c != NULL, "out of memory");
+            MPI_Recv(c, BIG, MPI_CHAR, 0, 2, inter, MPI_STATUS_IGNORE);
+            for (int i = 0; i < BIG; i++)
+                CHECK(c[i] == (char)i, "3 MiB: byte %d is %d", i, c[i]);
+            free(c);
+            MPI_Send(b, BIG, MPI_CHAR, 0, 3, inter);
+        }
+        free(b);
+        int s = 5;
+        if (accepting)
+            MPI_Ssend(&s, 1, MPI_INT, 0, 4, inter);
+        else
+            MPI_Recv(&s, 1, MPI_INT, 0, 4, inter, MPI_STATUS_IGNORE);
+        CHECK(s == 5, "ssend: %d", s);
+    }
+    MPI_Barrier(inter);
+    /* Bcast: the accepting side's rank 0 first, then the connecting side's */
+    for (int from_accept = 1; from_accept >= 0; from_accept--) {
+        int v = accepting ? 1000 : 2000;
+        int root = accepting == from_accept ? (rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+        MPI_Bcast(&v, 1, MPI_INT, root, inter);
+        if (root == 0) CHECK(v == (accepting ? 2000 : 1000), "bcast: %d", v);
+    }
+    int mine = rank + 1, sum = 0;
+    MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, inter);
+    CHECK(sum == rsize * (rsize + 1) / 2, "allreduce: %d, not %d", sum, rsize * (rsize + 1) / 2);
+    MPI_Comm merged;
+    CHECK(MPI_Intercomm_merge(inter, !accepting, &merged) == MPI_SUCCESS, "merge");
+    int mr, ms;
+    MPI_Comm_rank(merged, &mr);
+    MPI_Comm_size(merged, &ms);
+    CHECK(ms == size + rsize && mr == (accepting ? rank : rsize + rank), "merged: rank %d of %d",
+          mr, ms);
+    int got = -1;
+    MPI_Sendrecv(&mr, 1, MPI_INT, (mr + 1) % ms, 6, &got, 1, MPI_INT, (mr + ms - 1) % ms, 6, merged,
+                 MPI_STATUS_IGNORE);
+    CHECK(got == (mr + ms - 1) % ms, "merged ring: got %d", got);
+    /* no collectives on it yet: refused with MPI_ERR_COMM, not a hang */
+    MPI_Comm_set_errhandler(merged, MPI_ERRORS_RETURN);
+    int rc = MPI_Barrier(merged);
+    CHECK(err_class(rc) == MPI_ERR_COMM, "barrier on the merged communicator: class %d",
+          err_class(rc));
+    MPI_Comm_free(&merged);
+    MPI_Comm_disconnect(&inter);
+    CHECK(inter == MPI_COMM_NULL, "disconnect left the handle");
+}
+
+static void bench(MPI_Comm c, int peer, int first)
+{
+    char small[8] = {0};
+    const int iters = 2000, reps = 64, big = 1 << 20;
+    for (int warm = 0; warm < 2; warm++) {
+        double t0 = MPI_Wtime();
+        for (int i = 0; i < (warm ? iters : 100); i++) {
+            if (first) {
+                MPI_Send(small, 8, MPI_CHAR, peer, 1, c);
+                MPI_Recv(small, 8, MPI_CHAR, peer, 1, c, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Recv(small, 8, MPI_CHAR, peer, 1, c, MPI_STATUS_IGNORE);
+                MPI_Send(small, 8, MPI_CHAR, peer, 1, c);
+            }
+        }
+        double lat = (MPI_Wtime() - t0) / (2.0 * iters) * 1e6;
+        char *b = malloc(big);
+        CHECK(b != NULL, "out of memory");
+        memset(b, 1, big);
+        t0 = MPI_Wtime();
+        for (int i = 0; i < (warm ? reps : 4); i++)
+            if (first)
+                MPI_Send(b, big, MPI_CHAR, peer, 2, c);
+            else
+                MPI_Recv(b, big, MPI_CHAR, peer, 2, c, MPI_STATUS_IGNORE);
+        if (first)
+            MPI_Recv(small, 1, MPI_CHAR, peer, 3, c, MPI_STATUS_IGNORE);
+        else
+            MPI_Send(small, 1, MPI_CHAR, peer, 3, c);
+        double bw = (double)big * reps / (MPI_Wtime() - t0) / 1e6;
+        free(b);
+        if (warm && first) printf("lat_8B_us %.2f bw_1MiB_MBps %.1f\n", lat, bw);
+    }
+}
+
+static int join_fd(const char *path, int listening)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    CHECK(s >= 0, "socket");
+    if (listening) {
+        unlink(path);
+        CHECK(bind(s, (struct sockaddr *)&a, sizeof a) == 0 && listen(s, 1) == 0, "bind %s", path);
+        int c = accept(s, NULL, NULL);
+        CHECK(c >= 0, "accept");
+        close(s);
+        return c;
+    }
+    for (int i = 0; i < 6000; i++) {
+        if (connect(s, (struct sockaddr *)&a, sizeof a) == 0) return s;
+        usleep(10000);
+    }
+    CHECK(0, "cannot connect to %s", path);
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    CHECK(argc >= 3, "usage: accept|connect|survive|die|join FILE [ROLE]");
+    const char *mode = argv[1], *file = argv[2];
+    char port[MPI_MAX_PORT_NAME] = "";
+    MPI_Comm inter = MPI_COMM_NULL;
+    if (!strcmp(mode, "wait-accept") || !strcmp(mode, "wait-connect")) {
+        int acc = !strcmp(mode, "wait-accept");
+        if (acc && rank == 0) {
+            CHECK(MPI_Open_port(MPI_INFO_NULL, port) == MPI_SUCCESS, "MPI_Open_port");
+            write_port(file, port);
+        } else if (!acc) {
+            read_port(file, port);
+        }
+        int rc = acc ? MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter)
+                     : MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+        CHECK(rc == MPI_SUCCESS, "accept/connect");
+        int v = 0;
+        if (rank == 0 && acc) {
+            MPI_Recv(&v, 1, MPI_INT, 0, 8, inter, MPI_STATUS_IGNORE);
+            CHECK(v == 8, "wait: got %d", v);
+        } else if (rank == 0) {
+            sleep(4);
+            v = 8;
+            MPI_Send(&v, 1, MPI_INT, 0, 8, inter);
+        }
+        MPI_Comm_disconnect(&inter);
+        if (rank == 0 && acc) printf("wait ok\n");
+    } else if (!strcmp(mode, "accept") || !strcmp(mode, "survive")) {
+        if (rank == 0) {
+            CHECK(MPI_Open_port(MPI_INFO_NULL, port) == MPI_SUCCESS, "MPI_Open_port");
+            write_port(file, port);
+        }
+        CHECK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter) == MPI_SUCCESS,
+              "accept");
+        if (rank == 0) MPI_Close_port(port);
+        if (!strcmp(mode, "accept")) {
+            exchange(inter, 1);
+            sleep(1);
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (rank == 0) printf("accept ok\n");
+        } else {
+            MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+            int v;
+            int rc = MPI_Recv(&v, 1, MPI_INT, 0, 9, inter, MPI_STATUS_IGNORE);
+            CHECK(rc != MPI_SUCCESS, "a receive from the dead job succeeded");
+            rc = MPI_Send(&v, 1, MPI_INT, 0, 9, inter);
+            CHECK(rc != MPI_SUCCESS, "a send to the dead job succeeded");
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (rank == 0) printf("survive ok: class %d\n", err_class(rc));
+        }
+    } else if (!strcmp(mode, "connect") || !strcmp(mode, "die")) {
+        read_port(file, port);
+        CHECK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter) == MPI_SUCCESS,
+              "connect");
+        if (!strcmp(mode, "die")) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            exit(3);
+        }
+        exchange(inter, 0);
+        if (rank == 0) printf("connect ok\n");
+    } else if (!strncmp(mode, "bench-", 6)) {
+        int acc = !strcmp(mode, "bench-accept"), self = !strcmp(mode, "bench-self");
+        if (self) {
+            if (rank < 2) bench(MPI_COMM_WORLD, !rank, rank == 0);
+        } else {
+            if (acc && rank == 0) {
+                CHECK(MPI_Open_port(MPI_INFO_NULL, port) == MPI_SUCCESS, "MPI_Open_port");
+                write_port(file, port);
+            } else if (!acc) {
+                read_port(file, port);
+            }
+            int rc = acc ? MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter)
+                         : MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter);
+            CHECK(rc == MPI_SUCCESS, "accept/connect");
+            bench(inter, 0, acc);
+            MPI_Comm_disconnect(&inter);
+        }
+    } else if (!strcmp(mode, "join")) {
+        CHECK(argc >= 4, "join FILE listen|connect");
+        if (rank == 0) {
+            int listening = !strcmp(argv[3], "listen");
+            int fd = join_fd(file, listening);
+            CHECK(MPI_Comm_join(fd, &inter) == MPI_SUCCESS, "MPI_Comm_join");
+            int rs;
+            MPI_Comm_remote_size(inter, &rs);
+            CHECK(rs == 1, "join: remote size %d", rs);
+            int v = listening ? 11 : 22, w = -1;
+            MPI_Sendrecv(&v, 1, MPI_INT, 0, 7, &w, 1, MPI_INT, 0, 7, inter, MPI_STATUS_IGNORE);
+            CHECK(w == (listening ? 22 : 11), "join: got %d", w);
+            MPI_Comm_disconnect(&inter);
+            close(fd);
+            printf("join ok\n");
+        }
+    }
+    MPI_Finalize();
+    return 0;
+}
