@@ -30,6 +30,7 @@ struct job_member;
 struct jobhost;
 struct ranks_gather;
 struct job_spawn;
+struct job_spare;
 
 enum job_state { JOB_LOADING, JOB_RUNNING, JOB_ENDING, JOB_ENDED };
 
@@ -123,6 +124,9 @@ struct job {
     /* Ranks started while the job runs (job_spawn.h), and the universe they fill; job host
      * only, set by the job thread before the ranks start. */
     struct job_spawn *spawn;
+    /* A member without ranks here (host/job_spare.h): what its job thread keeps to make
+     * libtmpi's state; job host only, NULL on a node with ranks. */
+    struct job_spare *spare;
     pthread_t thread;
     atomic_int state;
     atomic_int cancelled;

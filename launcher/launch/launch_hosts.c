@@ -81,7 +81,7 @@ int launch_hosts_check(const struct placement *p, const char *opt, const char *f
 {
     *ret_lone_here = false;
     int status = 0;
-    for (uint32_t i = 0; i < p->nnodes; i++) {
+    for (uint32_t i = 0; i < p->nnodes + p->nspare; i++) {
         const struct placement_node *n = &p->nodes[i];
         if (!n->host) {
             *ret_lone_here = true; /* no hosts: the local agent */
@@ -97,7 +97,7 @@ int launch_hosts_check(const struct placement *p, const char *opt, const char *f
             status = LAUNCH_EXIT_FAILURE; /* name every bad host in one round */
             continue;
         }
-        if (p->nnodes == 1 && n->port == HOSTLIST_DEFAULT_PORT)
+        if (p->nnodes + p->nspare == 1 && n->port == HOSTLIST_DEFAULT_PORT)
             *ret_lone_here = is_our_name(n->host) || addrs_are_here(res);
         freeaddrinfo(res);
     }

@@ -22,7 +22,7 @@
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 15
+#define TMPI_SVC_ABI 16
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 
@@ -307,7 +307,26 @@ struct tmpi_svc {
                    void (*done)(void *arg, int err), void *arg);
     int (*net_get)(void *net, int node, void *buf, size_t len, uint64_t raddr, uint64_t key,
                    void (*done)(void *arg, int err), void *arg);
+
+    /* Optional (may be NULL: the info key host then names this node only, by "localhost" or
+     * info->hostname).  The nodes of the calling rank's job that MPI_Comm_spawn's info key
+     * host names, ascending, the first cap of them into out: a node's name in the job's host
+     * file (its NodePlacement host, case aside) or that name with ":PORT"; this node also by
+     * its agent's name (info->hostname, MPI_Get_processor_name), the machine's host name and
+     * "localhost".  How many nodes it names (0: none of the job's).  Any rank thread; never
+     * blocks. */
+    int (*host_nodes)(const char *host, int *out, int cap);
 };
+
+/* Exported by libtmpi beside tmpi_svc's users: a job host with no ranks of its own (a node of
+ * the host file where only MPI_Comm_spawn may start ranks, agent/host/job_spare.h) finds it
+ * with dlsym on the job's program, which loaded libtmpi, and calls it on its job thread once
+ * the job's links are up.  It makes the job's libtmpi state through job_state, whose create
+ * then sees the info the job host gives that thread (rank -1: no rank of the job; local_size
+ * 0), so that the other nodes' SPAWN requests find a state to take them.  0 or a negative
+ * errno.  Optional: an older libtmpi has none, and the job host then says so. */
+#define TMPI_HOST_JOB_SYMBOL "tmpi_host_job_state"
+typedef int (*tmpi_host_job_fn)(void);
 
 /* name_op's operations (the NameRequest's op, proto/control/msg_check.h). */
 #define TMPI_NAME_PUBLISH 1
