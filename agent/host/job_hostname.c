@@ -27,8 +27,7 @@ static int names_addr(const char *addr, const char *host)
 static int names_self(const struct job *j, const char *host)
 {
     char me[256];
-    if (strcasecmp(host, "localhost") == 0 || strcasecmp(host, j->agent->cfg.name) == 0)
-        return 1;
+    if (strcasecmp(host, "localhost") == 0 || strcasecmp(host, j->agent->cfg.name) == 0) return 1;
     if (gethostname(me, sizeof me) == 0) {
         me[sizeof me - 1] = '\0';
         if (strcasecmp(host, me) == 0) return 1;
@@ -43,8 +42,8 @@ int job_host_nodes(const struct job *j, const char *host, int *out, int cap)
     int nnodes = j->net && j->nnodes > 1 ? (int)j->nnodes : 1;
     for (int i = 0; i < nnodes; i++) {
         int self = nnodes == 1 || i == (int)j->node;
-        int hit = (self && names_self(j, host)) ||
-                  (nnodes > 1 && names_addr(j->net->addr[i], host));
+        int hit =
+            (self && names_self(j, host)) || (nnodes > 1 && names_addr(j->net->addr[i], host));
         if (!hit) continue;
         if (n < cap) out[n] = i;
         n++;

@@ -170,7 +170,11 @@ struct job {
     struct job_link *link;
     Tmpi__JobAssign *assign;
     int node, nnodes;
-    char coordinator[64];   /* the coordinator's agent name */
+    char coordinator[64]; /* the coordinator's agent name */
+    /* Loop thread: on the coordinator's own part of a job across nodes, the whole job's
+     * ranks from JobGo on (its world and every node's spawned ranks, job_coord.c); 0
+     * elsewhere, where tmpictl shows this node's part. */
+    uint32_t job_ranks;
     uint64_t coord_job_id;  /* the job's id at the coordinator */
     int go;                 /* mu: JobGo arrived, the gate may open */
     int released;           /* mu: JobRelease arrived, the links may close */

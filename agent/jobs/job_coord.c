@@ -13,6 +13,7 @@
 
 #include "agent.h"
 #include "frame.h"
+#include "job.h"
 #include "job_id.h"
 #include "log.h"
 #include "metrics_count.h"
@@ -362,6 +363,18 @@ static void coord_deadlock(void *arg, const char *report)
     leave(co);
 }
 
+/* The whole job's ranks, its world and what every node spawned, on the coordinator's own
+ * part of it (job.h job_ranks: tmpictl jobs here, jobs --all). */
+static void show_job_ranks(struct coord *co)
+{
+    uint32_t all = co->sub->nprocs;
+    for (int i = 0; i < co->nnodes; i++)
+        all += co->nodes[i].spawned;
+    for (struct job *j = co->a->jobs; j; j = j->next)
+        if (j->link && j->coord_job_id == co->id && strcmp(j->coordinator, co->a->cfg.name) == 0)
+            j->job_ranks = all;
+}
+
 /* The job's world and the ranks MPI_Comm_spawn may start in its nodes' slots. */
 static uint32_t coord_universe(const struct coord *co)
 {
@@ -408,6 +421,7 @@ static void on_linked(struct coord_node *n, const Tmpi__JobLinked *jl)
     env.job_go = &go;
     broadcast(co, &env);
     start_ranks(co);
+    show_job_ranks(co);
     Tmpi__JobStarted js = TMPI__JOB_STARTED__INIT;
     js.job_id = co->id;
     js.nprocs = co->sub->nprocs;
@@ -507,6 +521,7 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
             break;
         }
         n->spawned += env->ranks_spawned->ranks;
+        show_job_ranks(co);
         break;
     }
     case TMPI__ENVELOPE__MSG_RANKS_REPLY: {

@@ -390,3 +390,33 @@ xconn_pair() {
     [ "$status" -ne 0 ] && [[ "$output" == *"host 127.0.0.1:${CLUSTER_PORTS[1]}: 3 ranks asked, fewer free slots left there"* ]] ||
         { echo "a full host, fatal: $output"; false; }
 }
+
+# bats test_tags=multinode
+@test "dynproc: across 3 agents tmpictl jobs at the coordinator counts the ranks spawned on every node, a member its own part, jobs --all the job once" {
+    start_cluster 3
+    local exe hf2 out="$BATS_TEST_TMPDIR/slow.out" i n=0
+    exe=$(prog spawn)
+    hf2=$(cluster_hostfile 2)
+    # rank 0 on node1; the 5 children in node1's free slot and node2's and node3's two each
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$hf2" -n 1 "$exe" slow 5 5 >"$out" 2>&1 &
+    local pid=$!
+    for ((i = 0; i < 300 && n < 5; i++)); do
+        n=$(grep -c "child computing" "$out" 2>/dev/null || true)
+        [ "$n" -ge 5 ] || sleep 0.1
+    done
+    [ "$n" -ge 5 ] || { echo "the children never ran:"; cat "$out"; false; }
+    local k ranks=()
+    for k in 0 1 2; do
+        run tmpictl --agent "${CLUSTER_SOCKS[$k]}" --json jobs
+        ranks+=("$(python3 -c 'import json,sys; print([j["nprocs"] for j in json.load(sys.stdin)["jobs"] if j["state"] == "running"])' <<<"$output")")
+    done
+    run tmpictl --agent "${CLUSTER_SOCKS[1]}" --json jobs --all
+    local all=$output
+    wait "$pid" || { cat "$out"; false; }
+    [ "${ranks[*]}" = "[6] [2] [2]" ] || { echo "RANKS at node1, node2, node3: ${ranks[*]}"; false; }
+    python3 -c '
+import json, sys
+j = [x for x in json.load(sys.stdin)["jobs"] if x["state"] == "running"]
+assert len(j) == 1 and j[0]["nprocs"] == 6 and sorted(j[0]["nodes"]) == ["node1", "node2", "node3"], j
+' <<<"$all" || { echo "$all"; false; }
+}

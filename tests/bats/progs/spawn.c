@@ -9,8 +9,8 @@
  *   spawn host H N     as parent N, the children on host H (info "host")
  *   spawn badhost H N [fatal]  N children on host H fail with MPI_ERR_SPAWN in every errcode
  *                      (with fatal: MPI_ERRORS_ARE_FATAL says why and ends the job)
- *   spawn slow S       one child ("child-slow") computes S seconds before it answers parent
- *                      0; the other parents wait in MPI_Comm_disconnect meanwhile
+ *   spawn slow S [N]   N children (default 1, "child-slow") compute S seconds before they
+ *                      answer parent 0; the other parents wait in MPI_Comm_disconnect meanwhile
  *   spawn wdir DIR     a child started by name (info "path") in DIR (info "wdir", "host")
  *   spawn partial CMD N  (a job across nodes) the last rank spawns N of CMD ("child N"), which
  *                      one node cannot start: MPI_ERR_SPAWN in every errcode, and the
@@ -54,17 +54,19 @@ static int child_slow(int secs)
     return 0;
 }
 
-static void slow_run(const char *self, const char *secs)
+static void slow_run(const char *self, const char *secs, int n)
 {
     int rank, v = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     char *args[] = {"child-slow", (char *)secs, NULL};
     MPI_Comm kid;
-    CHECK(MPI_Comm_spawn(self, args, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &kid,
+    CHECK(MPI_Comm_spawn(self, args, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &kid,
                          MPI_ERRCODES_IGNORE) == MPI_SUCCESS,
           "spawn");
-    if (rank == 0) MPI_Recv(&v, 1, MPI_INT, 0, 6, kid, MPI_STATUS_IGNORE);
-    CHECK(rank != 0 || v == 5, "the slow child sent %d", v);
+    for (int i = 0; rank == 0 && i < n; i++) {
+        MPI_Recv(&v, 1, MPI_INT, i, 6, kid, MPI_STATUS_IGNORE);
+        CHECK(v == 5, "slow child %d sent %d", i, v);
+    }
     MPI_Comm_disconnect(&kid);
 }
 
@@ -325,7 +327,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "wdir") == 0 && argc > 2) wdir_run(argv[0], argv[2]);
     if (strcmp(mode, "partial") == 0 && argc > 3) partial_run(argv[2], atoi(argv[3]));
-    if (strcmp(mode, "slow") == 0) slow_run(argv[0], argc > 2 ? argv[2] : "1");
+    if (strcmp(mode, "slow") == 0)
+        slow_run(argv[0], argc > 2 ? argv[2] : "1", argc > 3 ? atoi(argv[3]) : 1);
     if (strcmp(mode, "universe") == 0) {
         int *usize, flag;
         MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag);
