@@ -185,8 +185,10 @@ static void peer_info(const struct cluster_query *q, size_t i, const struct mesh
 }
 
 /* The same job from several nodes (a job across nodes has one id everywhere, job_id.h)
- * becomes one entry, its parts' ranks added.  Entries are shallow copies of the given infos;
- * names[i] is the node that reported in[i]. */
+ * becomes one entry: its ranks are those of the coordinator's own part, which counts the
+ * whole job (its world and every node's spawned ranks, job_info.c), or without that part the
+ * parts' added.  Entries are shallow copies of the given infos; names[i] is the node that
+ * reported in[i]. */
 static size_t merge_jobs(Tmpi__JobInfo **in, const char **names, size_t n, Tmpi__JobInfo *out)
 {
     size_t k = 0;
@@ -194,16 +196,23 @@ static size_t merge_jobs(Tmpi__JobInfo **in, const char **names, size_t n, Tmpi_
         size_t m;
         for (m = 0; m < k; m++)
             if (out[m].id == in[i]->id) break;
-        if (m == k) {
-            out[k++] = *in[i];
-            continue;
+        if (m == k) out[k++] = *in[i];
+    }
+    for (size_t m = 0; m < k; m++) {
+        uint32_t sum = 0, whole = 0;
+        int coord = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (in[i]->id != out[m].id) continue;
+            sum += in[i]->nprocs;
+            /* the coordinator's own part says most about the job: its state wins */
+            if (in[i]->coordinator && strcmp(in[i]->coordinator, names[i]) == 0) {
+                coord = 1;
+                whole = in[i]->nprocs;
+                out[m].state = in[i]->state;
+                out[m].runtime_sec = in[i]->runtime_sec;
+            }
         }
-        out[m].nprocs += in[i]->nprocs;
-        /* the coordinator's own part says most about the job: its state wins */
-        if (in[i]->coordinator && strcmp(in[i]->coordinator, names[i]) == 0) {
-            out[m].state = in[i]->state;
-            out[m].runtime_sec = in[i]->runtime_sec;
-        }
+        out[m].nprocs = coord ? whole : sum;
     }
     return k;
 }

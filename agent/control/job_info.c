@@ -18,6 +18,8 @@ static void fill_job_info(Tmpi__JobInfo *ji, const struct job *j, double now)
     ji->owner_uid = (uint32_t)j->uid;
     ji->owner = (char *)j->owner;
     ji->nprocs = j->nprocs + jobhost_spawned(j); /* spawned ranks run too */
+    /* the coordinator's part: every node's (cluster.c merge_jobs takes it for the job) */
+    if (j->job_ranks > ji->nprocs) ji->nprocs = j->job_ranks;
     ji->state = (char *)job_state_name(atomic_load(&j->state));
     ji->runtime_sec = now - j->start_time;
     ji->program = j->program_name;

@@ -10,6 +10,7 @@
 
 #include "agent.h"
 #include "job.h"
+#include "job_spare.h"
 #include "log.h"
 #include "mesh_auth.h"
 #include "tp_tcp.h"
@@ -118,8 +119,10 @@ static void on_error(void *arg, struct tp_link *tl, int err)
     struct job_net_link *l = arg;
     struct job_net *n = l->net;
     struct job *j = n->job;
-    /* Once every local rank ended, a peer that closes its side is a peer that finished. */
-    if (atomic_load(&j->ranks_ended) || job_cancelled(j)) return;
+    /* Once every local rank ended, a peer that closes its side is a peer that finished; so
+     * it is at a member without ranks where none runs (the coordinator's connections tell
+     * whether a node was lost, and it ends the job then). */
+    if (atomic_load(&j->ranks_ended) || job_cancelled(j) || job_spare_idle(j)) return;
     char reason[300];
     /* which fault it was: the coordinator's own connections tell whether the node is alive */
     const char *how = err == -ETIMEDOUT ? "the data link timed out (bytes unacknowledged or "

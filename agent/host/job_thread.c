@@ -22,6 +22,7 @@
 #include "job_net.h"
 #include "job_pools.h"
 #include "host_signal.h"
+#include "job_spare.h"
 #include "job_spawn.h"
 #include "jobhost.h"
 #include "log.h"
@@ -144,6 +145,49 @@ static int prepare_args(struct job *j)
     return 0;
 }
 
+int job_app_open(struct job *j, struct job_app *app, int appnum, char *err, size_t errlen)
+{
+    char label[64];
+    int rc = 0;
+    snprintf(label, sizeof label, "tmpi-job%llu-program%d", (unsigned long long)j->id, appnum);
+    /* libraries the admin (tmpid.conf) and the job (-x TMPI_SHARED_LIBS) keep shared */
+    const char *mine = job_app_getenv(j, app, "TMPI_SHARED_LIBS");
+    char *shared = NULL;
+    if (asprintf(&shared, "%s %s",
+                 j->agent->cfg.shared_libraries ? j->agent->cfg.shared_libraries : "",
+                 mine ? mine : "") < 0) {
+        shared = NULL;
+        rc = -ENOMEM;
+        snprintf(err, errlen, "out of memory");
+    }
+    /* the programs opened before lend their libraries' masters (image_private.h) */
+    struct image_private_lenders lend = {0};
+    const struct image_private **earlier = calloc(j->napps, sizeof *earlier);
+    if (!earlier && rc == 0) {
+        rc = -ENOMEM;
+        snprintf(err, errlen, "out of memory");
+    }
+    for (uint32_t k = 0; earlier && k < j->napps; k++)
+        if (j->apps[k].host->image_open) earlier[lend.n++] = &j->apps[k].host->image.priv;
+    lend.sets = earlier;
+    if (rc == 0)
+        rc = image_program_open_after(&app->host->image, app->prog->bytes, app->prog->size, label,
+                                      shared, j->agent->cfg.private_libraries, &lend, err, errlen);
+    free(earlier);
+    free(shared);
+    if (rc == 0 && app->host->image.priv.n)
+        log_job(LOG_INFO, j->id, j->owner, "%s: %zu libraries copied per rank", app->program_name,
+                app->host->image.priv.n);
+    if (rc == 0 && app->host->image.priv_note[0])
+        log_job(LOG_NOTICE, j->id, j->owner, "%s: %s", app->program_name,
+                app->host->image.priv_note);
+    app->host->image_open = rc == 0;
+    if (rc == 0 && app->host->image.why_dlopen[0])
+        log_job(LOG_INFO, j->id, j->owner, "each copy of %s is dlopen'ed: %s", app->program_name,
+                app->host->image.why_dlopen);
+    return rc;
+}
+
 /* Loads every rank's copy from its program (loader.h): copies of one program share its
  * read-only pages through one template memfd, closed once all are loaded (their mappings keep
  * it). */
@@ -159,46 +203,7 @@ static int load_images(struct job *j)
         int g = r->info.rank;
         struct job_app *app = r->app;
         int rc = 0;
-        if (!app->host->image_open) {
-            snprintf(label, sizeof label, "tmpi-job%llu-program%d", (unsigned long long)j->id,
-                     r->info.appnum);
-            /* libraries the admin (tmpid.conf) and the job (-x TMPI_SHARED_LIBS) keep shared */
-            const char *mine = job_app_getenv(j, app, "TMPI_SHARED_LIBS");
-            char *shared = NULL;
-            if (asprintf(&shared, "%s %s",
-                         j->agent->cfg.shared_libraries ? j->agent->cfg.shared_libraries : "",
-                         mine ? mine : "") < 0) {
-                shared = NULL;
-                rc = -ENOMEM;
-                snprintf(err, sizeof err, "out of memory");
-            }
-            /* the programs opened before lend their libraries' masters (image_private.h) */
-            struct image_private_lenders lend = {0};
-            const struct image_private **earlier = calloc(j->napps, sizeof *earlier);
-            if (!earlier && rc == 0) {
-                rc = -ENOMEM;
-                snprintf(err, sizeof err, "out of memory");
-            }
-            for (uint32_t k = 0; earlier && k < j->napps; k++)
-                if (j->apps[k].host->image_open) earlier[lend.n++] = &j->apps[k].host->image.priv;
-            lend.sets = earlier;
-            if (rc == 0)
-                rc = image_program_open_after(&app->host->image, app->prog->bytes, app->prog->size,
-                                              label, shared, j->agent->cfg.private_libraries, &lend,
-                                              err, sizeof err);
-            free(earlier);
-            free(shared);
-            if (rc == 0 && app->host->image.priv.n)
-                log_job(LOG_INFO, j->id, j->owner, "%s: %zu libraries copied per rank",
-                        app->program_name, app->host->image.priv.n);
-            if (rc == 0 && app->host->image.priv_note[0])
-                log_job(LOG_NOTICE, j->id, j->owner, "%s: %s", app->program_name,
-                        app->host->image.priv_note);
-            app->host->image_open = rc == 0;
-            if (rc == 0 && app->host->image.why_dlopen[0])
-                log_job(LOG_INFO, j->id, j->owner, "each copy of %s is dlopen'ed: %s",
-                        app->program_name, app->host->image.why_dlopen);
-        }
+        if (!app->host->image_open) rc = job_app_open(j, app, r->info.appnum, err, sizeof err);
         if (rc == 0) {
             snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id, g);
             rank_vars_init(&r->vars);
@@ -334,8 +339,13 @@ static void wait_ranks(struct job *j, uint32_t started)
     if (have_deadline) deadline_in(&deadline, j->timeout_sec);
     int grace_armed = 0;
 
+    /* A spare member (job_spare.h) waits for a spawn until its coordinator releases it; once
+     * one started ranks here, until they end, as a node with ranks does. */
+    int spare = job_is_spare(j);
     pthread_mutex_lock(&j->mu);
-    while (j->nfinished < started + job_spawn_started_locked(j)) {
+    while (j->nfinished < started + job_spawn_started_locked(j) ||
+           (spare && job_spawn_started_locked(j) == 0 && !j->released && !j->failed &&
+            !job_cancelled(j))) {
         if (job_spawn_serve_locked(j)) continue;
         if (job_cancelled(j) && !grace_armed) {
             /* Ranks outside libtmpi cannot be interrupted; after the grace the launcher is
@@ -483,15 +493,26 @@ static void *job_thread(void *arg)
     uint32_t started = 0;
     double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
     int run = spawn_ok && load_images(j) == 0;
+    if (run && job_is_spare(j)) {
+        char err[480];
+        if (job_spare_load(j, err, sizeof err) < 0) {
+            job_cancel(j, 1, err);
+            run = 0;
+        }
+    }
     double t_load = clock_s(CLOCK_MONOTONIC), c_load = clock_s(CLOCK_THREAD_CPUTIME_ID);
     double t_start = t_load;
     if (j->net) run = member_loaded(j, run);
     if (run) {
         atomic_store(&j->state, JOB_RUNNING);
         if (!j->net) send_job_started(j);
-        started = start_ranks(j);
+        if (job_is_spare(j)) {
+            run = job_spare_start(j) == 0;
+            job_open_gate(j, run); /* the gate every rank passes, spawned ones too */
+        } else
+            started = start_ranks(j);
         t_start = clock_s(CLOCK_MONOTONIC);
-        wait_ranks(j, started);
+        if (run) wait_ranks(j, started);
     }
     job_spawn_close(j);
     double t_run = clock_s(CLOCK_MONOTONIC);
@@ -625,6 +646,7 @@ static void host_job_free(struct job *j)
         rank_proc_free(&j->ranks[i].proc);
     }
     job_bind_free(j);
+    job_spare_free(j);
     if (j->children) carrier_children_free(j); /* threads nobody joined */
     job_spawn_free(j); /* after the job thread: rank queries read its ranks until then */
 }

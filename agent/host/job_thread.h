@@ -4,7 +4,10 @@
 #ifndef TMPI_AGENT_JOB_THREAD_H
 #define TMPI_AGENT_JOB_THREAD_H
 
+#include <stddef.h>
+
 struct job;
+struct job_app;
 struct job_host_parts;
 struct rank;
 
@@ -26,6 +29,11 @@ void job_fail(struct job *j, struct rank *r, int kind, int code, const char *msg
  * unload cannot go on: the dlclose under us holds ld.so's lock. */
 void job_end_in_unload(struct job *j, struct rank *r, int kind, int code, const char *msg)
     __attribute__((noreturn));
+
+/* Job thread: opens app's program (image_program_open_after, the programs opened before
+ * lending their libraries' masters); app->image_open says it is.  0, or a negative errno with
+ * the loader's reason in err. */
+int job_app_open(struct job *j, struct job_app *app, int appnum, char *err, size_t errlen);
 
 /* Job thread: opens the start gate if every rank was started and the job is not cancelled,
  * else closes it for good; wakes the waiters. */

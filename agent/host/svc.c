@@ -11,6 +11,7 @@
 #include "host_names.h"
 #include "host_xjob.h"
 #include "job.h"
+#include "job_hostname.h"
 #include "job_net.h"
 #include "job_spawn.h"
 #include "job_thread.h"
@@ -27,16 +28,23 @@ static const struct tmpi_rank_info *svc_rank_self(void)
  * thread of libtmpi's own (svc_spawn): set at the first job_state, before the links resume. */
 static _Atomic(struct job *) svc_job;
 
+/* The job thread of a job host without ranks while libtmpi makes the job's state there
+ * (svc_host_job_state): the job and the info that state is made from.  Set on that thread for
+ * that call only. */
+static _Thread_local struct job *svc_boot_job;
+static _Thread_local const struct tmpi_rank_info *svc_boot_info;
+
 static int svc_job_state(void *(*create)(const struct tmpi_rank_info *, void *), void *arg,
                          const struct tmpi_client_ops *ops, void **ret_state)
 {
     struct rank *r = rank_current();
-    if (!r) return -EPERM;
-    struct job *j = r->job;
+    struct job *j = r ? r->job : svc_boot_job;
+    const struct tmpi_rank_info *info = r ? &r->info : svc_boot_info;
+    if (!j) return -EPERM;
     int rc = 0;
     pthread_mutex_lock(&j->client_mu);
     if (!j->client_created) {
-        void *st = create(&r->info, arg);
+        void *st = create(info, arg);
         if (!st) {
             rc = -ENOMEM;
         } else {
@@ -94,6 +102,23 @@ static int svc_spawn_gate(int first, int go)
     struct job *j = r ? r->job : atomic_load_explicit(&svc_job, memory_order_acquire);
     if (!j) return -EPERM;
     return job_spawn_gate(j, first, go);
+}
+
+int svc_host_job_state(struct job *j, const struct tmpi_rank_info *info, tmpi_host_job_fn make)
+{
+    svc_boot_job = j;
+    svc_boot_info = info;
+    int rc = make();
+    svc_boot_job = NULL;
+    svc_boot_info = NULL;
+    return rc;
+}
+
+static int svc_host_nodes(const char *host, int *out, int cap)
+{
+    struct rank *r = rank_current();
+    struct job *j = r ? r->job : atomic_load_explicit(&svc_job, memory_order_acquire);
+    return j ? job_host_nodes(j, host, out, cap) : 0;
 }
 
 /* Set by svc_init before any rank exists; read-only afterwards. */
@@ -186,6 +211,7 @@ __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .net_put = job_net_put,
     .net_get = job_net_get,
     .xjob_send = host_xjob_send,
+    .host_nodes = svc_host_nodes,
 };
 
 void svc_init(struct agent *a)

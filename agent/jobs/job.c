@@ -6,6 +6,7 @@
 #include <event2/event.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,7 @@ struct job_spec {
     uint32_t timeout_sec;
     size_t n_apps;
     Tmpi__JobApp **apps;
+    bool spare; /* a member with no ranks of its own: MPI_Comm_spawn's room only */
 };
 
 /* "NAME=VALUE" strings, NULL-terminated. */
@@ -145,7 +147,7 @@ static int job_build(struct agent *a, const struct job_spec *s, uid_t uid, struc
                      struct job **ret, char *err, size_t errlen)
 {
     const struct agent_config *cfg = &a->cfg;
-    if (s->nprocs < 1 || s->nprocs > cfg->max_ranks) {
+    if ((s->nprocs < 1 && !s->spare) || s->nprocs > cfg->max_ranks) {
         snprintf(err, errlen, "a job needs 1 to %u ranks on this agent (asked for %u)",
                  cfg->max_ranks, s->nprocs);
         return -EINVAL;
@@ -218,7 +220,7 @@ static int job_build(struct agent *a, const struct job_spec *s, uid_t uid, struc
     j->cwd = xstrdup(s->cwd, &oom);
     j->env = env_strings(s->n_env, s->env, &oom);
     /* the ranks' records are the job host's (host/rank.h): the agent's side has none */
-    if (a->host_parts) j->ranks = calloc(s->nprocs, a->host_parts->rank_size);
+    if (a->host_parts) j->ranks = calloc(s->nprocs ? s->nprocs : 1, a->host_parts->rank_size);
     j->node_of_rank = calloc(s->world, sizeof *j->node_of_rank);
     j->local_rank_of = calloc(s->world, sizeof *j->local_rank_of);
     if (!j->apps || (a->host_parts && !j->ranks) || !j->node_of_rank || !j->local_rank_of) oom = 1;
@@ -338,6 +340,7 @@ int job_new_member(struct agent *a, const Tmpi__JobAssign *ja, struct buffereven
         .timeout_sec = ja->timeout_sec,
         .n_apps = ja->n_apps,
         .apps = ja->apps,
+        .spare = me->n_ranks == 0, /* msg_check_assign: it has spawn slots */
     };
     if (me->n_ranks > ja->nprocs) {
         snprintf(err, errlen, "malformed job assignment: more ranks here than in the job");

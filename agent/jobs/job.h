@@ -29,6 +29,7 @@ struct jobhost;
 struct ranks_gather;
 struct job_spawn;
 struct host_app;
+struct job_spare;
 
 enum job_state { JOB_LOADING, JOB_RUNNING, JOB_ENDING, JOB_ENDED };
 
@@ -123,6 +124,9 @@ struct job {
     /* Ranks started while the job runs (job_spawn.h), and the universe they fill; job host
      * only, set by the job thread before the ranks start. */
     struct job_spawn *spawn;
+    /* A member without ranks here (host/job_spare.h): what its job thread keeps to make
+     * libtmpi's state; job host only, NULL on a node with ranks. */
+    struct job_spare *spare;
     pthread_t thread;
     atomic_int state;
     atomic_int cancelled;
@@ -166,7 +170,11 @@ struct job {
     struct job_link *link;
     Tmpi__JobAssign *assign;
     int node, nnodes;
-    char coordinator[64];   /* the coordinator's agent name */
+    char coordinator[64]; /* the coordinator's agent name */
+    /* Loop thread: on the coordinator's own part of a job across nodes, the whole job's
+     * ranks from JobGo on (its world and every node's spawned ranks, job_coord.c); 0
+     * elsewhere, where tmpictl shows this node's part. */
+    uint32_t job_ranks;
     uint64_t coord_job_id;  /* the job's id at the coordinator */
     int go;                 /* mu: JobGo arrived, the gate may open */
     int released;           /* mu: JobRelease arrived, the links may close */

@@ -13,6 +13,7 @@
 
 #include "agent.h"
 #include "frame.h"
+#include "job.h"
 #include "job_id.h"
 #include "log.h"
 #include "metrics_count.h"
@@ -43,6 +44,7 @@ struct coord_node {
     enum node_state state;
     struct event *retry; /* the next connection attempt (CN_CONNECTING; COORD_RETRY_MS) */
     double dialled_at;   /* when the last attempt started (agent_now) */
+    uint32_t spawned;    /* ranks MPI_Comm_spawn started there (its RanksSpawned) */
 };
 
 /* A connection to a member that failed on the way (its handshake timed out under loss, it was
@@ -81,6 +83,7 @@ struct coord {
     int stdin_node;
     uint64_t stdin_inflight; /* passed on and not yet acknowledged by that node */
     int stdin_eof;           /* the end was passed on */
+    int released;            /* JobRelease went to every member */
     double connect_deadline; /* agent_now() until which member connections are retried */
 };
 
@@ -360,6 +363,18 @@ static void coord_deadlock(void *arg, const char *report)
     leave(co);
 }
 
+/* The whole job's ranks, its world and what every node spawned, on the coordinator's own
+ * part of it (job.h job_ranks: tmpictl jobs here, jobs --all). */
+static void show_job_ranks(struct coord *co)
+{
+    uint32_t all = co->sub->nprocs;
+    for (int i = 0; i < co->nnodes; i++)
+        all += co->nodes[i].spawned;
+    for (struct job *j = co->a->jobs; j; j = j->next)
+        if (j->link && j->coord_job_id == co->id && strcmp(j->coordinator, co->a->cfg.name) == 0)
+            j->job_ranks = all;
+}
+
 /* The job's world and the ranks MPI_Comm_spawn may start in its nodes' slots. */
 static uint32_t coord_universe(const struct coord *co)
 {
@@ -406,6 +421,7 @@ static void on_linked(struct coord_node *n, const Tmpi__JobLinked *jl)
     env.job_go = &go;
     broadcast(co, &env);
     start_ranks(co);
+    show_job_ranks(co);
     Tmpi__JobStarted js = TMPI__JOB_STARTED__INIT;
     js.job_id = co->id;
     js.nprocs = co->sub->nprocs;
@@ -416,6 +432,25 @@ static void on_linked(struct coord_node *n, const Tmpi__JobLinked *jl)
     metrics_job_started(&co->a->metrics, co->created_at, co->start_time);
 }
 
+/* Every member ended, or is a spare node (no ranks of its own) where nothing was spawned:
+ * no rank is left to spawn there, so every member is released (a spare one then ends). */
+static void release_if_done(struct coord *co)
+{
+    if (co->failed || co->released) return;
+    for (int i = 0; i < co->nnodes; i++) {
+        const struct coord_node *m = &co->nodes[i];
+        int spare_idle = co->sub->nodes[i]->n_ranks == 0 && m->spawned == 0;
+        if (m->state < CN_ENDED && !(spare_idle && m->state >= CN_LINKED)) return;
+    }
+    co->released = 1;
+    Tmpi__JobRelease jr = TMPI__JOB_RELEASE__INIT;
+    jr.uid = co->uid;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_JOB_RELEASE;
+    env.job_release = &jr;
+    broadcast(co, &env);
+}
+
 static void on_member_end(struct coord_node *n, const Tmpi__JobEnd *je)
 {
     struct coord *co = n->co;
@@ -423,15 +458,7 @@ static void on_member_end(struct coord_node *n, const Tmpi__JobEnd *je)
         fail(co, je->exit_status ? je->exit_status : 1, je->failed_rank,
              je->reason && *je->reason ? je->reason : "a rank failed");
     if (n->state < CN_ENDED) n->state = CN_ENDED;
-    if (co->failed) return;
-    for (int i = 0; i < co->nnodes; i++)
-        if (co->nodes[i].state < CN_ENDED) return;
-    Tmpi__JobRelease jr = TMPI__JOB_RELEASE__INIT;
-    jr.uid = co->uid;
-    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
-    env.msg_case = TMPI__ENVELOPE__MSG_JOB_RELEASE;
-    env.job_release = &jr;
-    broadcast(co, &env);
+    release_if_done(co);
 }
 
 static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
@@ -482,6 +509,21 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
     case TMPI__ENVELOPE__MSG_JOB_END:
         on_member_end(n, env->job_end);
         break;
+    case TMPI__ENVELOPE__MSG_RANKS_SPAWNED: {
+        /* a member's share of a spawn: the job's ranks (tmpictl jobs) and a spare node's
+         * life; never more than the universe's slots */
+        uint64_t all = env->ranks_spawned->ranks;
+        for (int i = 0; i < co->nnodes; i++)
+            all += co->nodes[i].spawned;
+        if (all > coord_universe(co) - co->sub->nprocs) {
+            node_fail(n, ": protocol error: %s", "more ranks spawned than the universe holds");
+            close_node(n);
+            break;
+        }
+        n->spawned += env->ranks_spawned->ranks;
+        show_job_ranks(co);
+        break;
+    }
     case TMPI__ENVELOPE__MSG_RANKS_REPLY: {
         /* a member answers for its own node */
         Tmpi__RanksReply part = *env->ranks_reply;

@@ -60,7 +60,7 @@ int jobhost_chan_take(struct jobhost_chan_state *st, const Tmpi__Envelope *env)
         return 0;
     case TMPI__ENVELOPE__MSG_RANKS_SPAWNED:
         st->spawned += env->ranks_spawned->ranks;
-        return 0;
+        return st->member; /* the coordinator counts the job's, and keeps a spare node on */
     case TMPI__ENVELOPE__MSG_RANKS_REPLY:
         return st->member;
     default:

@@ -206,9 +206,10 @@ int launch_place(const struct launch_opts *opts, struct placement *ret, bool *re
  * where they came from in messages): every node's host must resolve.  *ret_lone_here: the placement
  * is one node the local agent runs by itself (this machine at the default agent port, or no host);
  * otherwise the job goes through the local agent's mesh.  0, or LAUNCH_EXIT_FAILURE after
- * naming every host that does not resolve. */
-int launch_hosts_check(const struct placement *p, const char *opt, const char *file,
-                       bool *ret_lone_here);
+ * naming every host that does not resolve.  A host that got no rank (placement nspare: only
+ * MPI_Comm_spawn's room) and does not resolve is left out of p, without a word: the job does
+ * not need it. */
+int launch_hosts_check(struct placement *p, const char *opt, const char *file, bool *ret_lone_here);
 
 /* Run the job over the connection fd; returns the launcher's exit status.  progs: one per
  * program of opts->apps.  place: the nodes of a job across several nodes (sent along for the

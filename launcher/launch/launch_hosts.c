@@ -76,12 +76,31 @@ static bool is_our_name(const char *host)
            (strlen(host) == short_len && strncasecmp(host, me, short_len) == 0);
 }
 
-int launch_hosts_check(const struct placement *p, const char *opt, const char *file,
-                       bool *ret_lone_here)
+/* host resolves (for a spare host: its slots are of use). */
+static bool resolves(const char *host)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *res = NULL;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0) return false;
+    freeaddrinfo(res);
+    return true;
+}
+
+int launch_hosts_check(struct placement *p, const char *opt, const char *file, bool *ret_lone_here)
 {
     *ret_lone_here = false;
     int status = 0;
-    for (uint32_t i = 0; i < p->nnodes; i++) {
+    /* the spare hosts first, so that what is left decides whether this is one node */
+    for (uint32_t i = p->nnodes; i < p->nnodes + p->nspare;) {
+        if (!p->nodes[i].host || resolves(p->nodes[i].host)) {
+            i++;
+            continue;
+        }
+        free(p->nodes[i].host);
+        memmove(&p->nodes[i], &p->nodes[i + 1], sizeof *p->nodes * (p->nnodes + p->nspare - i - 1));
+        p->nspare--;
+    }
+    for (uint32_t i = 0; i < p->nnodes + p->nspare; i++) {
         const struct placement_node *n = &p->nodes[i];
         if (!n->host) {
             *ret_lone_here = true; /* no hosts: the local agent */
@@ -97,7 +116,7 @@ int launch_hosts_check(const struct placement *p, const char *opt, const char *f
             status = LAUNCH_EXIT_FAILURE; /* name every bad host in one round */
             continue;
         }
-        if (p->nnodes == 1 && n->port == HOSTLIST_DEFAULT_PORT)
+        if (p->nnodes + p->nspare == 1 && n->port == HOSTLIST_DEFAULT_PORT)
             *ret_lone_here = is_our_name(n->host) || addrs_are_here(res);
         freeaddrinfo(res);
     }

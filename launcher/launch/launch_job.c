@@ -66,30 +66,31 @@ static double now_sec(void)
 }
 
 /* Spawn slots of each node of a placed job (NodePlacement.spawn_slots): the host file's
- * free slots, or --universe-size's ranks beyond the world, filling the free slots in node
- * order and the rest on node 0 (the universe is then exactly what was asked). */
+ * free slots (a spare host's all of them), or --universe-size's ranks beyond the world, filling the
+ * free slots in node order and the rest on node 0 (the universe is then exactly what was asked). */
 static void spawn_slots(const struct launch_opts *o, const struct placement *p, uint32_t *out)
 {
     const char *u = NULL;
     for (size_t i = 0; i < o->n_env; i++)
         if (o->env[i].name && strcmp(o->env[i].name, "TMPI_UNIVERSE_SIZE") == 0)
             u = o->env[i].value;
+    uint32_t nn = p->nnodes + p->nspare; /* the spare hosts' slots come after the job's */
     uint64_t total = 0;
-    for (uint32_t i = 0; i < p->nnodes; i++)
+    for (uint32_t i = 0; i < nn; i++)
         total += out[i] = p->nodes[i].free_slots;
     if (u) {
         uint64_t want = strtoull(u, NULL, 10), extra = want > p->nprocs ? want - p->nprocs : 0;
-        for (uint32_t i = 0; i < p->nnodes; i++) {
+        for (uint32_t i = 0; i < nn; i++) {
             if (out[i] > extra) out[i] = (uint32_t)extra;
             extra -= out[i];
         }
-        if (p->nnodes) out[0] += (uint32_t)extra;
+        if (nn) out[0] += (uint32_t)extra;
         total = 0;
-        for (uint32_t i = 0; i < p->nnodes; i++)
+        for (uint32_t i = 0; i < nn; i++)
             total += out[i];
     }
     /* the agents' bound (msg_check.h): more slots than it are left out, last node first */
-    for (uint32_t i = p->nnodes; i-- > 0 && total > MSG_MAX_SPAWN_SLOTS;) {
+    for (uint32_t i = nn; i-- > 0 && total > MSG_MAX_SPAWN_SLOTS;) {
         uint64_t cut = total - MSG_MAX_SPAWN_SLOTS < out[i] ? total - MSG_MAX_SPAWN_SLOTS : out[i];
         out[i] -= (uint32_t)cut;
         total -= cut;
@@ -122,7 +123,7 @@ static int send_submit(struct launch_job *j)
     Tmpi__EnvVar **env = calloc(j->opts->n_env + 1, sizeof *env);
     if (!env) return -ENOMEM;
     /* The nodes point into the placement; only the message arrays are ours. */
-    size_t nn = j->place ? j->place->nnodes : 0;
+    size_t nn = j->place ? j->place->nnodes + j->place->nspare : 0;
     Tmpi__NodePlacement *nodes = calloc(nn + 1, sizeof *nodes);
     Tmpi__NodePlacement **node_ptrs = calloc(nn + 1, sizeof *node_ptrs);
     uint32_t *slots = calloc(nn + 1, sizeof *slots);

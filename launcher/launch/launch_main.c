@@ -232,7 +232,7 @@ int main(int argc, char **argv)
     /* Several nodes: the local agent coordinates them over its mesh; a private agent has
      * none, so none is started.  A Slurm allocation without system agents gets agents of its
      * own (launch_alloc.c), coordinated by a private agent of ours that holds their key. */
-    bool multi = place.nnodes > 1 || !lone_here;
+    bool multi = place.nnodes + place.nspare > 1 || !lone_here;
     int fd;
     if (slurm && place.nnodes == 1 && !opts.agent && slurm_step_on(place.nodes[0].host) &&
         !launch_agent_answers(&opts)) {

@@ -54,7 +54,10 @@ int launch_place(const struct launch_opts *o, struct placement *ret, bool *ret_s
         struct placement_request req = {.nprocs = o->nprocs,
                                         .ppn = o->ppn,
                                         .map_by = o->map_by,
-                                        .oversubscribe = o->oversubscribe};
+                                        .oversubscribe = o->oversubscribe,
+                                        /* a host file's other hosts are MPI_Comm_spawn's room
+                                         * (an allocation's agents start only where ranks go) */
+                                        .keep_spare = !*ret_slurm};
         r = placement_compute(&hl, &req, ret, &err);
     }
     if (r == -EINVAL) {

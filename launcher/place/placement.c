@@ -148,7 +148,7 @@ static int place_slots(const struct hostlist *hl, const struct placement_request
 
 /* From each rank's host to nodes (used hosts only), local ranks and per-node rank lists. */
 static int build(const struct hostlist *hl, uint32_t N, const uint32_t *counts, uint32_t *rank_host,
-                 struct placement *p)
+                 bool keep_spare, struct placement *p)
 {
     size_t nh = hl ? hl->n : 0;
     uint32_t *host_node = malloc((nh ? nh : 1) * sizeof *host_node);
@@ -160,7 +160,10 @@ static int build(const struct hostlist *hl, uint32_t N, const uint32_t *counts, 
     for (size_t i = 0; i < nh; i++)
         host_node[i] = counts[i] ? p->nnodes++ : UINT32_MAX;
     if (nh == 0) p->nnodes = 1;
-    p->nodes = calloc(p->nnodes, sizeof *p->nodes);
+    p->nspare = 0;
+    for (size_t i = 0; keep_spare && i < nh; i++)
+        p->nspare += !counts[i];
+    p->nodes = calloc(p->nnodes + p->nspare, sizeof *p->nodes);
     p->rank_local = malloc((size_t)N * sizeof *p->rank_local);
     p->rank_store = malloc((size_t)N * sizeof *p->rank_store);
     fill = calloc(p->nnodes, sizeof *fill);
@@ -179,6 +182,16 @@ static int build(const struct hostlist *hl, uint32_t N, const uint32_t *counts, 
             n->port = hl->hosts[i].port;
             n->free_slots = hl->hosts[i].slots > counts[i] ? hl->hosts[i].slots - counts[i] : 0;
         }
+    }
+    for (size_t i = 0, k = p->nnodes; k < p->nnodes + p->nspare; i++) {
+        if (counts[i]) continue;
+        struct placement_node *n = &p->nodes[k++];
+        n->host = strdup(hl->hosts[i].name);
+        if (!n->host) goto nomem;
+        n->ipv6 = hl->hosts[i].ipv6;
+        n->port = hl->hosts[i].port;
+        n->ranks = p->rank_store + off;
+        n->free_slots = hl->hosts[i].slots;
     }
     /* rank_host becomes rank_node in place. */
     for (uint32_t r = 0; r < N; r++) {
@@ -243,7 +256,7 @@ int placement_compute(const struct hostlist *hosts, const struct placement_reque
         r = place_slots(hosts, req, counts, rank_host, scratch, cap, err);
     }
     if (r == 0) {
-        r = build(hosts, N, counts, rank_host, ret);
+        r = build(hosts, N, counts, rank_host, req->keep_spare, ret);
         rank_host = NULL; /* owned by ret now */
         if (r < 0) placement_free(ret);
     }
@@ -290,7 +303,7 @@ void placement_print(const struct placement *p, FILE *f)
 
 void placement_free(struct placement *p)
 {
-    for (uint32_t i = 0; p->nodes && i < p->nnodes; i++)
+    for (uint32_t i = 0; p->nodes && i < p->nnodes + p->nspare; i++)
         free(p->nodes[i].host);
     free(p->nodes);
     free(p->rank_node);

@@ -21,8 +21,9 @@
  *     N).
  *   - --ppn K without N: K ranks on every host (on the local agent alone without hosts), as
  *     Open MPI's -N K; p->nprocs says how many that is.
- * Nodes that receive no rank are left out.  Local ranks follow global order: node->ranks is
- * ascending and node->ranks[l] is the global rank whose local rank is l.
+ * Nodes that receive no rank are left out, or with keep_spare listed after the others.  Local ranks
+ * follow global order: node->ranks is ascending and node->ranks[l] is the global rank whose local
+ * rank is l.
  */
 #ifndef TMPI_LAUNCHER_PLACEMENT_H
 #define TMPI_LAUNCHER_PLACEMENT_H
@@ -47,6 +48,8 @@ struct placement_request {
     uint32_t ppn;    /* --ppn, 0: not given */
     enum placement_map map_by;
     bool oversubscribe;
+    /* the hosts that receive no rank are kept as spare nodes (MPI_Comm_spawn's room) */
+    bool keep_spare;
 };
 
 /* One node of the job: one agent. */
@@ -64,6 +67,9 @@ struct placement_node {
 struct placement {
     uint32_t nprocs;
     uint32_t nnodes;
+    /* with keep_spare: the hosts without ranks, nodes[nnodes .. nnodes + nspare) in host
+     * order, each with nranks 0 and its slots free */
+    uint32_t nspare;
     struct placement_node *nodes; /* in host order */
     uint32_t *rank_node;          /* [nprocs]: node index of each global rank */
     uint32_t *rank_local;         /* [nprocs]: local rank of each global rank */

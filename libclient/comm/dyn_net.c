@@ -111,13 +111,28 @@ void tm_spawn_recs_free(struct tm_job *j)
 }
 
 /* Reserves n world ranks of this node's counter: the first or -1. */
-static int reserve_here(struct tm_job *j, int n)
+/* Node 0's reservation (a one-node job's too): the lowest n free world ranks in a row of the
+ * universe beyond the world, all on node (>= 0: MPI_Comm_spawn's info key host) or on any
+ * (-1).  Spawns without a host so take the next ranks, as a counter would; ranks are never
+ * reused.  The first, or -1 when there is no such row. */
+static int reserve_here(struct tm_job *j, int n, int node)
 {
-    int cur = atomic_load(&j->spawn_next);
-    do {
-        if (n < 1 || n > j->size - cur) return -1;
-    } while (!atomic_compare_exchange_weak(&j->spawn_next, &cur, cur + n));
-    return cur;
+    const int32_t *nor = j->net ? j->net->node_of_rank : NULL;
+    int first = -1;
+    pthread_mutex_lock(&j->spawn_lock);
+    if (!j->spawn_taken) j->spawn_taken = calloc((size_t)j->size, 1);
+    for (int g = j->world_size, run = 0; j->spawn_taken && n >= 1 && g < j->size; g++) {
+        int ok = !j->spawn_taken[g] && (node < 0 || (nor ? nor[g] : 0) == node);
+        run = ok ? run + 1 : 0;
+        if (run == n) {
+            first = g - n + 1;
+            memset(j->spawn_taken + first, 1, (size_t)n);
+            atomic_fetch_add(&j->spawn_next, n);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&j->spawn_lock);
+    return first;
 }
 
 /* The first world rank on node (the destination of a frame to that node's host). */
@@ -222,12 +237,19 @@ static int call_timed(struct tm_rank *me, int node, int kind, int64_t val, void 
     return r;
 }
 
-int tm_spawn_reserve(struct tm_rank *me, int n)
+int tm_spawn_reserve(struct tm_rank *me, int n, int node)
 {
     struct tm_job *j = me->job;
-    if (!j->net || j->net->node == 0) return reserve_here(j, n);
+    if (!j->net || j->net->node == 0) return reserve_here(j, n, node);
+    /* the node, when one is asked for: a 32-bit big-endian number */
+    uint8_t *q = NULL;
+    if (node >= 0) {
+        if (!(q = malloc(4))) return -ENOMEM;
+        q[0] = (uint8_t)(node >> 24), q[1] = (uint8_t)(node >> 16), q[2] = (uint8_t)(node >> 8),
+        q[3] = (uint8_t)node;
+    }
     struct dyn_call c = {0};
-    int r = call(me, 0, TM_DYN_RESERVE, n, NULL, 0, &c);
+    int r = call(me, 0, TM_DYN_RESERVE, n, q, q ? 4 : 0, &c);
     return r < 0 ? r : (int)c.val;
 }
 
@@ -438,6 +460,8 @@ static void *serve_main(void *arg)
 static uint32_t request_max(const struct tm_job *j, int kind)
 {
     switch (kind) {
+    case TM_DYN_RESERVE:
+        return 4; /* the node asked for, if any */
     case TM_DYN_SPAWN:
         return TM_SPAWN_MSG_MAX;
     case TM_DYN_NAME:
@@ -614,7 +638,18 @@ static void dyn_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, vo
 {
     switch (h->tag) {
     case TM_DYN_RESERVE: {
-        int first = j->net->node == 0 ? reserve_here(j, (int)h->msg_len) : -1;
+        struct dyn_serve *s = ctx;
+        int want = -1;
+        if (s && s->len == 4)
+            want = (int)((uint32_t)s->buf[0] << 24 | (uint32_t)s->buf[1] << 16 |
+                         (uint32_t)s->buf[2] << 8 | s->buf[3]);
+        free(s);
+        if ((s && (want < 0 || want >= j->net->nnodes)) || h->msg_len > (uint64_t)j->size) {
+            tm_net_proto_error(j->net, node, "a reservation of %llu ranks on node %d",
+                               (unsigned long long)h->msg_len, want);
+            break;
+        }
+        int first = j->net->node == 0 ? reserve_here(j, (int)h->msg_len, want) : -1;
         int32_t src = rank_on(j->net, j->size, j->net->node);
         dyn_send(j, src, node, h->src_rank, TM_DYN_RESERVE_ANS, h->cookie, first, NULL, 0);
         break;

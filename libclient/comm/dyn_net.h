@@ -20,9 +20,9 @@
  * connect to the node of its port (dyn_tab.h).
  *
  * Frames (msg_hdr.h TM_MSG_DYN): tag the kind below, cookie the asker's call id, msg_len the
- * value (RESERVE: ranks asked; RESERVE_ANS: the first, or -1 when fewer are left; SPAWN_ANS:
- * 0 or a negative errno), payload SPAWN's request (at most TM_SPAWN_MSG_MAX bytes) or
- * SPAWN_ANS's reason text (at most TM_SPAWN_WHY_MAX - 1 bytes). */
+ * value (RESERVE: ranks asked, payload the node asked for if any; RESERVE_ANS: the first, or -1
+ * when fewer are left; SPAWN_ANS: 0 or a negative errno), payload SPAWN's request (at most
+ * TM_SPAWN_MSG_MAX bytes) or SPAWN_ANS's reason text (at most TM_SPAWN_WHY_MAX - 1 bytes). */
 #ifndef TMPI_LIBCLIENT_DYN_NET_H
 #define TMPI_LIBCLIENT_DYN_NET_H
 
@@ -92,9 +92,10 @@ int tm_spawn_rec_add(struct tm_job *j, const struct tm_spawn_req *rq, int wreuse
 /* The job's spawn records, ports and names (dyn_tab.h), at its end. */
 void tm_spawn_recs_free(struct tm_job *j);
 
-/* Reserves n world ranks of the universe: the first, or -1 when fewer are left (node 0's
- * counter for a job across nodes).  A rank thread; waits for node 0's answer. */
-int tm_spawn_reserve(struct tm_rank *me, int n);
+/* Reserves n world ranks in a row of the universe, all on node (>= 0, the info key host) or
+ * anywhere (-1): the first, or -1 when there is no such row left (node 0 keeps the job's
+ * reservations).  A rank thread; waits for node 0's answer. */
+int tm_spawn_reserve(struct tm_rank *me, int n, int node);
 /* Has node (not me's) start its ranks of rq; waits for the answer.  0, or a negative errno
  * with the node's reason in why. */
 int tm_spawn_remote(struct tm_rank *me, int node, const struct tm_spawn_req *rq, char *why,

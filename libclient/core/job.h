@@ -194,6 +194,9 @@ struct tm_job {
      * its spawns' records; the job's open ports and published names (dynproc/port.h); all
      * under spawn_lock, freed at the job's end by spawn_free (set by the first user). */
     _Atomic int spawn_next;
+    /* [size]: the world ranks of the universe a spawn reserved (node 0's, or a one-node job's;
+     * dyn_net.h tm_spawn_reserve), under spawn_lock; NULL until the first reservation */
+    uint8_t *spawn_taken;
     pthread_mutex_t spawn_lock;
     struct tm_spawn_rec *spawns;
     struct tm_port *ports;

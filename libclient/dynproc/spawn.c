@@ -35,6 +35,21 @@ static int32_t *members(const struct tm_comm *c)
     return v;
 }
 
+/* The most nodes one host name may stand for (several agents on one machine). */
+#define TM_SPAWN_HOST_NODES 64
+
+/* The nodes of the job that host names (svc host_nodes), the first cap into out; how many. */
+static int host_nodes(struct tm_rank *me, const char *host, int *out, int cap)
+{
+    const struct tmpi_svc *svc = me->job->svc;
+    if (svc->host_nodes) return svc->host_nodes(host, out, cap);
+    /* an agent without it: this node by its usual names */
+    int self = strcmp(host, "localhost") == 0 ||
+               (me->info->hostname && strcmp(host, me->info->hostname) == 0);
+    if (self && cap > 0) out[0] = me->job->net ? me->job->net->node : 0;
+    return self;
+}
+
 /* The root's part: checks the commands, reserves and records the children and has the agent
  * start them.  An MPI error class, with the reason in why. */
 static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, char **cmds,
@@ -48,6 +63,7 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
     struct tmpi_spawn_app *apps = calloc((size_t)count, sizeof *apps);
     if (!apps) return snprintf(why, len, "out of memory"), MPI_ERR_NO_MEM;
     int total = 0, err = MPI_SUCCESS;
+    const char *host = NULL; /* the info key host of the commands that have it */
     for (int k = 0; k < count && !err; k++) {
         if (!cmds[k] || !cmds[k][0]) {
             snprintf(why, len, "command %d is %s", k, cmds[k] ? "empty" : "NULL");
@@ -68,14 +84,15 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
             err = MPI_ERR_INFO;
             break;
         }
-        const char *host = in ? tm_info_lookup(in, "host") : NULL;
-        if (host && strcmp(host, "localhost") != 0 &&
-            !(me->info->hostname && strcmp(host, me->info->hostname) == 0)) {
-            snprintf(why, len, "host %s: ranks can only be spawned on this node (%s) yet", host,
-                     me->info->hostname ? me->info->hostname : "?");
+        const char *hk = in ? tm_info_lookup(in, "host") : NULL;
+        if (hk && host && strcmp(hk, host) != 0) {
+            /* one spawn's ranks are one row of the universe: on one host */
+            snprintf(why, len, "the commands name two hosts, %s and %s: one spawn goes to one host",
+                     host, hk);
             err = MPI_ERR_SPAWN;
             break;
         }
+        if (hk) host = hk;
         apps[k] = (struct tmpi_spawn_app){
             .command = cmds[k],
             .argv = argvs ? argvs[k] : NULL,
@@ -89,8 +106,27 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
         snprintf(why, len, "the agent cannot spawn ranks");
         err = MPI_ERR_SPAWN;
     }
-    int first = -1;
-    if (!err && (first = tm_spawn_reserve(me, total)) < 0) {
+    int first = -1, hnodes[TM_SPAWN_HOST_NODES], nh = -1;
+    if (!err && host) {
+        nh = host_nodes(me, host, hnodes, TM_SPAWN_HOST_NODES);
+        if (nh == 0) {
+            snprintf(why, len,
+                     "host %s is not a node of the job (its host file's hosts, or this "
+                     "node's name %s)",
+                     host, me->info->hostname ? me->info->hostname : "?");
+            err = MPI_ERR_SPAWN;
+        }
+        if (nh > TM_SPAWN_HOST_NODES) nh = TM_SPAWN_HOST_NODES;
+    }
+    /* a host several agents share: the first of its nodes with room */
+    for (int k = 0; !err && k < nh && first < 0; k++)
+        first = tm_spawn_reserve(me, total, hnodes[k]);
+    if (!err && nh > 0 && first < 0) {
+        snprintf(why, len, "host %s: %d ranks asked, fewer free slots left there in a row", host,
+                 total);
+        err = MPI_ERR_SPAWN;
+    }
+    if (!err && nh < 0 && (first = tm_spawn_reserve(me, total, -1)) < 0) {
         int left = j->size - atomic_load(&j->spawn_next);
         if (first == -1 && !j->net)
             snprintf(why, len, "%d ranks asked, %d left of the universe of %d (MPI_UNIVERSE_SIZE)",

@@ -2,10 +2,13 @@
  * non-blocking, persistent and neighbourhood.  Each converts its MPI_Count counts and MPI_Aint
  * displacements (count_narrow.h) and calls its int twin: one body per pair; a count beyond the
  * engine's per-block limit fails with MPI_ERR_COUNT, except in MPI_Bcast_c, which moves more
- * in pieces (bcast_pieces).  MPI_Reduce_c, MPI_Allreduce_c and their non-blocking forms are in
- * coll/coll_reduce.c (their engine counts in size_t). */
+ * in pieces (bcast_pieces), and blocks of contiguous types past 2^31 - 1 bytes in MPI_Gather_c,
+ * MPI_Scatter_c, MPI_Allgather_c and MPI_Alltoall_c (coll_c_pieces.h).  MPI_Reduce_c,
+ * MPI_Allreduce_c and their non-blocking forms are in coll/coll_reduce.c (their engine counts in
+ * size_t). */
 #include <stdint.h>
 
+#include "coll_c_pieces.h"
 #include "count_narrow.h"
 #include "lib.h"
 #include "type.h"
@@ -66,6 +69,12 @@ TM_API int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Gather_c", comm, 0, root, TM_NW_ROOTED);
+    if (w.is_root ? tm_coll_c_big(comm, recvcount, recvtype)
+                  : tm_coll_c_big(comm, sendcount, sendtype))
+        return tm_narrow_end(&w,
+                             tm_gather_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                              recvtype, root, comm),
+                             NULL);
     int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
     int n1_ = w.is_root ? tm_narrow_count(&w, "recvcount", recvcount) : 0;
     if (w.err) return tm_narrow_fail(&w);
@@ -95,6 +104,12 @@ TM_API int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Scatter_c", comm, 0, root, TM_NW_ROOTED);
+    if (w.is_root ? tm_coll_c_big(comm, sendcount, sendtype)
+                  : tm_coll_c_big(comm, recvcount, recvtype))
+        return tm_narrow_end(&w,
+                             tm_scatter_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                               recvtype, root, comm),
+                             NULL);
     int n0_ = w.is_root ? tm_narrow_count(&w, "sendcount", sendcount) : 0;
     int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
     if (w.err) return tm_narrow_fail(&w);
@@ -124,6 +139,9 @@ TM_API int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Allgather_c", comm, 0, 0, TM_NW_PLAIN);
+    if (tm_coll_c_big(comm, recvcount, recvtype))
+        return tm_narrow_end(&w, tm_allgather_pieces(sendbuf, recvbuf, recvcount, recvtype, comm),
+                             NULL);
     int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
     int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
     if (w.err) return tm_narrow_fail(&w);
@@ -152,6 +170,11 @@ TM_API int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Alltoall_c", comm, 0, 0, TM_NW_PLAIN);
+    if (tm_coll_c_big(comm, recvcount, recvtype))
+        return tm_narrow_end(
+            &w,
+            tm_alltoall_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
+            NULL);
     int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
     int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
     if (w.err) return tm_narrow_fail(&w);

@@ -70,6 +70,7 @@ static void job_free(struct tm_job *j)
         free(j->ranks);
     }
     if (j->spawn_free) j->spawn_free(j);
+    free(j->spawn_taken);
     if (j->hw_free) j->hw_free(j);
     tm_comm_fini_shared(&j->world);
     tm_ctxs_fini(&j->ctxs);
@@ -196,4 +197,15 @@ int tm_job_get(const struct tmpi_svc *svc, struct tm_job **ret_job)
     if (!st) return -ENOMEM;
     *ret_job = st;
     return 0;
+}
+
+/* The job state of a job host without ranks (svc.h TMPI_HOST_JOB_SYMBOL): made as the first
+ * MPI_Init makes it, from the info the job host hands job_state for its job thread. */
+TM_API int tmpi_host_job_state(void);
+TM_API int tmpi_host_job_state(void)
+{
+    const struct tmpi_svc *svc = tm_lib_load();
+    if (!svc) return -ENOSYS;
+    struct tm_job *j;
+    return tm_job_get(svc, &j);
 }

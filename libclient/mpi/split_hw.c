@@ -189,38 +189,62 @@ static int64_t ask_hash(int split_type, const char *value)
     return (int64_t)h + (value ? 1 : 0);
 }
 
-/* MPI_COMM_TYPE_HW_UNGUIDED; out: the caller passed MPI_UNDEFINED (it gets MPI_COMM_NULL).
- * The level chosen is named by mpi_hw_resource_type in newcomm's info and, as MPICH does and
- * its users read it, in the caller's info object (unless MPI_INFO_NULL). */
-static int split_unguided(struct tm_rank *me, const char *fn, MPI_Comm comm, int key, int out,
-                          hwloc_topology_t t, hwloc_const_bitmap_t set, MPI_Info info,
-                          MPI_Comm *newcomm)
+/* MPI_COMM_TYPE_HW_UNGUIDED's level over the members of over (comm, or both groups of an
+ * inter-communicator merged): the first, from the node down, whose resources split them into
+ * strict subsets with every member in one, the next smaller resource level (MPI 4.1 §7.4.2).
+ * *ret_color this member's resource there (out: the caller passed MPI_UNDEFINED, which asks
+ * nothing), *ret_name the level's name; *ret_found 0 when no level does. */
+static int unguided_level(struct tm_rank *me, const char *fn, MPI_Comm over, int out,
+                          hwloc_topology_t t, hwloc_const_bitmap_t set, int *ret_found,
+                          int *ret_color, const char **ret_name)
 {
     int n = 0, levels = !out && t ? hwloc_topology_get_depth(t) : 1, maxlev = 0;
-    PMPI_Comm_size(comm, &n);
-    int err = PMPI_Allreduce(&levels, &maxlev, 1, MPI_INT, MPI_MAX, comm);
+    *ret_found = 0;
+    PMPI_Comm_size(over, &n);
+    int err = PMPI_Allreduce(&levels, &maxlev, 1, MPI_INT, MPI_MAX, over);
     if (err) return err;
     int *colors = malloc((size_t)n * sizeof *colors);
-    if (!colors) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
-    /* The first level, from the node down, whose resources split comm into strict subsets
-     * with every member in one: the next smaller resource level (MPI 4.1 §7.4.2). */
+    if (!colors) return tm_err(me, over, MPI_ERR_NO_MEM, fn, "out of memory");
     for (int k = 0; k < maxlev; k++) {
         const char *name = HW_SHARED;
         int color = out ? HW_OUT : hw_level(me, t, set, k, &name);
-        err = PMPI_Allgather(&color, 1, MPI_INT, colors, 1, MPI_INT, comm);
+        err = PMPI_Allgather(&color, 1, MPI_INT, colors, 1, MPI_INT, over);
         if (err) break;
         if (!strict_split(colors, n)) continue;
-        free(colors);
-        err = tm_comm_split(me, fn, comm, out ? MPI_UNDEFINED : color, key, newcomm);
-        if (err || out) return err;
-        err = set_hint(*newcomm, name);
-        if (!err && info != MPI_INFO_NULL) err = PMPI_Info_set(info, HW_KEY, name);
-        return err;
+        *ret_found = 1;
+        *ret_color = out ? MPI_UNDEFINED : color;
+        *ret_name = name;
+        break;
     }
     free(colors);
+    return err;
+}
+
+/* MPI_COMM_TYPE_HW_UNGUIDED; out: the caller passed MPI_UNDEFINED (it gets MPI_COMM_NULL).
+ * On an inter-communicator (over: both groups merged) the level is the one that splits both
+ * groups together, and each new inter-communicator pairs a local group's members of one
+ * resource with the remote group's members of the same resource, as MPI_Comm_split pairs
+ * colours (MPI_COMM_NULL where the other group has none there).  The level chosen is named by
+ * mpi_hw_resource_type in newcomm's info and, as MPICH does and its users read it, in the
+ * caller's info object (unless MPI_INFO_NULL). */
+static int split_unguided(struct tm_rank *me, const char *fn, struct tm_commref *cr, MPI_Comm comm,
+                          MPI_Comm over, int key, int out, hwloc_topology_t t,
+                          hwloc_const_bitmap_t set, MPI_Info info, MPI_Comm *newcomm)
+{
+    int found = 0, color = MPI_UNDEFINED;
+    const char *name = HW_SHARED;
+    int err = unguided_level(me, fn, over, out, t, set, &found, &color, &name);
     if (err) return err;
-    *newcomm = MPI_COMM_NULL;
-    return MPI_SUCCESS;
+    if (!found) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    err = cr->c->inter ? tm_intercomm_split(me, cr, comm, color, key, newcomm)
+                       : tm_comm_split(me, fn, comm, color, key, newcomm);
+    if (err || *newcomm == MPI_COMM_NULL) return err;
+    err = set_hint(*newcomm, name);
+    if (!err && info != MPI_INFO_NULL) err = PMPI_Info_set(info, HW_KEY, name);
+    return err;
 }
 
 TM_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
@@ -250,15 +274,23 @@ TM_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
     mine[0] = ask_hash(split_type, value);
     mine[1] = mine[0] == INT64_MIN ? INT64_MIN : -mine[0];
     int kind = split_type;
-    if (!cr->c->inter) {
-        int err = PMPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, comm);
+    /* An inter-communicator agrees over both groups, merged (both ask the same) */
+    MPI_Comm over = comm;
+    if (cr->c->inter) {
+        int err = PMPI_Intercomm_merge(comm, 0, &over);
         if (err) return err;
-        if (all[0] != INT64_MIN && all[0] != -all[1]) {
-            *newcomm = MPI_COMM_NULL;
-            return MPI_SUCCESS;
-        }
-        if (split_type == MPI_UNDEFINED && all[0] == ask_hash(MPI_COMM_TYPE_HW_UNGUIDED, NULL))
-            kind = MPI_COMM_TYPE_HW_UNGUIDED;
+    }
+    int err = PMPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, over);
+    if (!err && all[0] != INT64_MIN && all[0] != -all[1]) {
+        if (over != comm) PMPI_Comm_free(&over);
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    if (split_type == MPI_UNDEFINED && all[0] == ask_hash(MPI_COMM_TYPE_HW_UNGUIDED, NULL))
+        kind = MPI_COMM_TYPE_HW_UNGUIDED;
+    if (err || kind != MPI_COMM_TYPE_HW_UNGUIDED) {
+        if (over != comm) PMPI_Comm_free(&over);
+        if (err) return err;
     }
     if (kind == MPI_COMM_TYPE_SHARED || kind == MPI_UNDEFINED) {
         int color = kind == MPI_UNDEFINED ? MPI_UNDEFINED : (me->info ? me->info->node : 0);
@@ -270,14 +302,10 @@ TM_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
     }
     hwloc_topology_t t = hw_topo(me->job);
     hwloc_bitmap_t set = t ? hw_binding(t) : NULL;
-    int err;
     if (kind == MPI_COMM_TYPE_HW_UNGUIDED) {
-        if (cr->c->inter)
-            err = tm_err(me, comm, MPI_ERR_COMM, fn,
-                         "MPI_COMM_TYPE_HW_UNGUIDED on an inter-communicator is not supported");
-        else
-            err = split_unguided(me, fn, comm, key, split_type == MPI_UNDEFINED, t, set, info,
-                                 newcomm);
+        err = split_unguided(me, fn, cr, comm, over, key, split_type == MPI_UNDEFINED, t, set, info,
+                             newcomm);
+        if (over != comm) PMPI_Comm_free(&over);
     } else {
         int color = value ? hw_color(me, t, set, value) : MPI_UNDEFINED;
         if (cr->c->inter)

@@ -111,10 +111,10 @@ int msg_check_apps(const struct msg_job_text *t, size_t n_apps, Tmpi__JobApp *co
 int msg_check_placement(size_t n_nodes, Tmpi__NodePlacement *const *nodes, uint32_t nprocs,
                         char *err, size_t errlen)
 {
-    if (n_nodes < 1 || n_nodes > MSG_MAX_NODES || nprocs < n_nodes || nprocs > MSG_MAX_RANKS)
+    if (n_nodes < 1 || n_nodes > MSG_MAX_NODES || nprocs > MSG_MAX_RANKS)
         return fail(err, errlen,
                     "a job across nodes needs 1 to %u nodes and at most %u ranks, one or more "
-                    "on each node",
+                    "on each node (or spawn slots on a spare one)",
                     MSG_MAX_NODES, MSG_MAX_RANKS);
     /* One bit per rank: a rank placed twice is found without sorting. */
     uint8_t *seen = calloc((nprocs + 7) / 8, 1);
@@ -124,8 +124,12 @@ int msg_check_placement(size_t n_nodes, Tmpi__NodePlacement *const *nodes, uint3
     for (size_t i = 0; i < n_nodes && r == 0; i++) {
         const Tmpi__NodePlacement *np = nodes[i];
         if (!np || !np->host || !*np->host || strlen(np->host) > 255 || np->port == 0 ||
-            np->port > 65535 || np->n_ranks == 0) {
-            r = fail(err, errlen, "malformed placement: node %zu needs a host, a port and ranks",
+            np->port > 65535 || (np->n_ranks == 0 && np->spawn_slots == 0) ||
+            (i == 0 && np->n_ranks == 0)) {
+            /* a spare node (no ranks, MPI_Comm_spawn's room) is never node 0 */
+            r = fail(err, errlen,
+                     "malformed placement: node %zu needs a host, a port and ranks (or spawn "
+                     "slots)",
                      i);
             break;
         }

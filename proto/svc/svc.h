@@ -22,7 +22,7 @@
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 16
+#define TMPI_SVC_ABI 17
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 
@@ -325,11 +325,29 @@ struct tmpi_svc {
      * (the agent is gone), -ENOMEM.  Any thread; never blocks. */
     int (*xjob_send)(uint64_t to_job, const void *hdr, size_t hlen, const void *payload,
                      size_t len);
+    /* Optional (may be NULL: the info key host then names this node only, by "localhost" or
+     * info->hostname).  The nodes of the calling rank's job that MPI_Comm_spawn's info key
+     * host names, ascending, the first cap of them into out: a node's name in the job's host
+     * file (its NodePlacement host, case aside) or that name with ":PORT"; this node also by
+     * its agent's name (info->hostname, MPI_Get_processor_name), the machine's host name and
+     * "localhost".  How many nodes it names (0: none of the job's).  Any rank thread; never
+     * blocks. */
+    int (*host_nodes)(const char *host, int *out, int cap);
 };
 
 /* xjob_send's bounds (proto/control/msg_check.h MSG_XFRAME_*). */
 #define TMPI_XJOB_HDR_MAX 64
 #define TMPI_XJOB_PAYLOAD_MAX (1u << 20)
+
+/* Exported by libtmpi beside tmpi_svc's users: a job host with no ranks of its own (a node of
+ * the host file where only MPI_Comm_spawn may start ranks, agent/host/job_spare.h) finds it
+ * with dlsym on the job's program, which loaded libtmpi, and calls it on its job thread once
+ * the job's links are up.  It makes the job's libtmpi state through job_state, whose create
+ * then sees the info the job host gives that thread (rank -1: no rank of the job; local_size
+ * 0), so that the other nodes' SPAWN requests find a state to take them.  0 or a negative
+ * errno.  Optional: an older libtmpi has none, and the job host then says so. */
+#define TMPI_HOST_JOB_SYMBOL "tmpi_host_job_state"
+typedef int (*tmpi_host_job_fn)(void);
 
 /* name_op's operations (the NameRequest's op, proto/control/msg_check.h). */
 #define TMPI_NAME_PUBLISH 1

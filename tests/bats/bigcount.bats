@@ -4,6 +4,8 @@
 # windows, counts the int-counted engines cannot move refused with MPI_ERR_COUNT, and a
 # message, a Bcast and a Put of one element spanning 2 GiB + 4 KiB of addresses (a reserved,
 # barely touched buffer: little memory).  One node with threads and carriers, and 2 agents.
+# Bcast_c, Allreduce_c and the rooted and all-to-all _c collectives past 2^31 bytes per block
+# (bigcoll.c, bigrooted.c) need TMPI_TEST_BIG_MIN_KB of MemAvailable.
 # The true 3 GiB transfers are mpi41.bats's (they need 6 GiB of MemAvailable).
 
 bats_require_minimum_version 1.5.0
@@ -73,6 +75,29 @@ need_big_memory() {
     exe=$(prog bigcoll)
     run timeout 300 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe"
     expect_ok
+}
+
+# MPI_Gather_c, MPI_Scatter_c, MPI_Allgather_c and MPI_Alltoall_c of blocks of 2^31 + 2^20 + 3
+# bytes (more elements than int holds), in place: at most about 4.5 GiB for the job (the
+# senders' blocks are mostly untouched pages).
+bigrooted_all() {
+    local m
+    for m in gather scatter allgather alltoall; do
+        run timeout 300 "$@" "$(prog bigrooted)" "$m"
+        expect_ok || { echo "bigrooted $m"; return 1; }
+    done
+}
+
+@test "bigcount: MPI_Gather_c, MPI_Scatter_c, MPI_Allgather_c and MPI_Alltoall_c of more than 2^31 bytes per block on one node" {
+    need_big_memory
+    bigrooted_all "$TMPI_BUILD/launcher/tmpi-launch" -n 2
+}
+
+# bats test_tags=multinode
+@test "bigcount: MPI_Gather_c, MPI_Scatter_c, MPI_Allgather_c and MPI_Alltoall_c of more than 2^31 bytes per block across 2 agents" {
+    need_big_memory
+    start_cluster 2
+    bigrooted_all "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2
 }
 
 # MPI_T performance variables of the data links (category tmpi.link): zero on one node,

@@ -190,9 +190,9 @@ names_pair() {
     # ranks 0 and 1 on node1 and node2; the 4 free slots hold world ranks 2-3 (node1), 4-5 (node2)
     run timeout 60 "${launch[@]}" --hostfile "$hf3" --map-by node -n 2 "$exe" universe
     [ "$status" -eq 0 ] && [[ "$output" == *"universe 6"* ]] || { echo "universe: $output"; false; }
-    # a job the host file puts on one node: that node's slots
+    # a job the host file puts on one node: every host's slots (the other node is spawn room)
     run timeout 60 "${launch[@]}" --hostfile "$hf3" -n 1 "$exe" universe
-    [ "$status" -eq 0 ] && [[ "$output" == *"universe 3"* ]] || { echo "one node: $output"; false; }
+    [ "$status" -eq 0 ] && [[ "$output" == *"universe 6"* ]] || { echo "one node: $output"; false; }
     run timeout 60 "${launch[@]}" --hostfile "$hf3" -n 1 "$exe" parent 2
     [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* ]] || { echo "one node, parent 2: $output"; false; }
     run timeout 60 "${launch[@]}" --hostfile "$hf3" --map-by node -n 2 "$exe" parent 4
@@ -399,4 +399,90 @@ xjobs_pair() {
     wait "$pid" || st=$?
     [ "$seen" -eq 1 ] || { echo "rank 1 did not run while the even ranks waited for the agent"; cat "$out"; false; }
     [ "$st" -eq 0 ] && grep -q "names_park ok" "$out" || { echo "status $st:"; cat "$out"; false; }
+}
+
+# bats test_tags=multinode
+@test "dynproc: across 3 agents a job on one node of the host file spawns onto the two nodes without ranks, which end with it" {
+    start_cluster 3 --log-level debug
+    local exe hf2 launch
+    exe=$(prog spawn)
+    hf2=$(cluster_hostfile 2)
+    launch=("$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}")
+    # rank 0 on node1; its free slot holds world rank 1, node2's and node3's ranks 2-5
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" universe
+    [ "$status" -eq 0 ] && [[ "$output" == *"universe 6"* ]] || { echo "universe: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" parent 5
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* ]] || { echo "parent 5: $output"; false; }
+    [[ "$output" == *"child 0 of 5 on node1"* && "$output" == *"child 2 of 5 on node2"* &&
+        "$output" == *"child 4 of 5 on node3"* ]] || { echo "$output"; false; }
+    # a spawn that leaves node3 unused: the job ends all the same
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" parent 2
+    [ "$status" -eq 0 ] && [[ "$output" == *"child 1 of 2 on node2"* ]] || { echo "parent 2: $output"; false; }
+    # no spawn at all
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 2 "$(prog mn_hello)"
+    [ "$status" -eq 0 ] || { echo "hello: $output"; false; }
+    local s
+    for s in "${CLUSTER_SOCKS[@]}"; do
+        dyn_no_live_jobs "$s"
+    done
+}
+
+# bats test_tags=multinode
+@test "dynproc: across 3 agents the info key host puts the children on the host file's node it names, a host:port of a shared machine or this node's name; another host fails with MPI_ERR_SPAWN naming it" {
+    start_cluster 3
+    local exe hf2 launch
+    exe=$(prog spawn)
+    hf2=$(cluster_hostfile 2)
+    launch=("$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}")
+    # rank 0 on node1 (one free slot), node2 and node3 two free slots each, no ranks
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" host "127.0.0.1:${CLUSTER_PORTS[2]}" 2
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* && "$output" == *"child 0 of 2 on node3"* &&
+        "$output" == *"child 1 of 2 on node3"* ]] || { echo "host node3: $output"; false; }
+    # a name all three share: the first of them with room for both
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" host 127.0.0.1 2
+    [ "$status" -eq 0 ] && [[ "$output" == *"child 0 of 2 on node2"* && "$output" == *"child 1 of 2 on node2"* ]] ||
+        { echo "host 127.0.0.1: $output"; false; }
+    # the root's own node by its agent's name
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" host node1 1
+    [ "$status" -eq 0 ] && [[ "$output" == *"child 0 of 1 on node1"* ]] || { echo "host node1: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" badhost no-such-node.invalid 1
+    [ "$status" -eq 0 ] && [[ "$output" == *"badhost failed as it should"* ]] || { echo "another host: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" badhost no-such-node.invalid 1 fatal
+    [ "$status" -ne 0 ] && [[ "$output" == *"MPI_Comm_spawn: host no-such-node.invalid is not a node of the job"*"(MPI_ERR_SPAWN)"* ]] ||
+        { echo "another host, fatal: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" badhost "127.0.0.1:${CLUSTER_PORTS[1]}" 3
+    [ "$status" -eq 0 ] && [[ "$output" == *"badhost failed as it should"* ]] || { echo "a full host: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" badhost "127.0.0.1:${CLUSTER_PORTS[1]}" 3 fatal
+    [ "$status" -ne 0 ] && [[ "$output" == *"host 127.0.0.1:${CLUSTER_PORTS[1]}: 3 ranks asked, fewer free slots left there"* ]] ||
+        { echo "a full host, fatal: $output"; false; }
+}
+
+# bats test_tags=multinode
+@test "dynproc: across 3 agents tmpictl jobs at the coordinator counts the ranks spawned on every node, a member its own part, jobs --all the job once" {
+    start_cluster 3
+    local exe hf2 out="$BATS_TEST_TMPDIR/slow.out" i n=0
+    exe=$(prog spawn)
+    hf2=$(cluster_hostfile 2)
+    # rank 0 on node1; the 5 children in node1's free slot and node2's and node3's two each
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$hf2" -n 1 "$exe" slow 5 5 >"$out" 2>&1 &
+    local pid=$!
+    for ((i = 0; i < 300 && n < 5; i++)); do
+        n=$(grep -c "child computing" "$out" 2>/dev/null || true)
+        [ "$n" -ge 5 ] || sleep 0.1
+    done
+    [ "$n" -ge 5 ] || { echo "the children never ran:"; cat "$out"; false; }
+    local k ranks=()
+    for k in 0 1 2; do
+        run tmpictl --agent "${CLUSTER_SOCKS[$k]}" --json jobs
+        ranks+=("$(python3 -c 'import json,sys; print([j["nprocs"] for j in json.load(sys.stdin)["jobs"] if j["state"] == "running"])' <<<"$output")")
+    done
+    run tmpictl --agent "${CLUSTER_SOCKS[1]}" --json jobs --all
+    local all=$output
+    wait "$pid" || { cat "$out"; false; }
+    [ "${ranks[*]}" = "[6] [2] [2]" ] || { echo "RANKS at node1, node2, node3: ${ranks[*]}"; false; }
+    python3 -c '
+import json, sys
+j = [x for x in json.load(sys.stdin)["jobs"] if x["state"] == "running"]
+assert len(j) == 1 and j[0]["nprocs"] == 6 and sorted(j[0]["nodes"]) == ["node1", "node2", "node3"], j
+' <<<"$all" || { echo "$all"; false; }
 }

@@ -188,6 +188,8 @@ run_prog() {
 @test "mpi: MPI-4.1: status field accessors, Request_get_status_any/all/some leave requests alone, Type_get_value_index, hardware split types and resource info" {
     run_prog mpi41 1 2 4 16
     SWITCHING=user run_prog mpi41 3
+    # two rank threads per core (on 2 cores): an inter-communicator's groups share cores
+    SWITCHING=kernel LAUNCH_ARGS="--bind-to core" run_prog mpi41 4
 }
 
 @test "mpi: MPI-4.0: version 4.1, Intercomm_create_from_groups, Remove_error_class/code/string" {

@@ -120,6 +120,58 @@ static void hw_split(int rank, int size)
     }
     CHECK_MPI(MPI_Info_free(&given));
 
+    /* On an inter-communicator whose groups share cores (the ranks of each core dealt to the
+     * two groups in turn; none share one where each rank has a core of its own): the level
+     * that splits both groups together, each local group's members of one resource paired
+     * with the remote group's members of that resource; MPI_COMM_NULL where the other group
+     * has none, or for MPI_UNDEFINED. */
+    c = split_kind(MPI_COMM_TYPE_HW_GUIDED, "Core");
+    int in_core = 0, core_size = 1, lead[2], first[2];
+    if (c != MPI_COMM_NULL) {
+        CHECK_MPI(MPI_Comm_rank(c, &in_core));
+        CHECK_MPI(MPI_Comm_size(c, &core_size));
+        CHECK_MPI(MPI_Comm_free(&c));
+    }
+    int g = in_core % 2;
+    first[0] = g == 0 ? rank : size;
+    first[1] = g == 1 ? rank : size;
+    CHECK_MPI(MPI_Allreduce(first, lead, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (lead[1] < size) {
+        MPI_Comm half, inter;
+        CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, g, rank, &half));
+        CHECK_MPI(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, lead[1 - g], 9, &inter));
+        for (int undef = 0; undef < 2; undef++) {
+            int mykind = undef && rank == lead[1] ? MPI_UNDEFINED : MPI_COMM_TYPE_HW_UNGUIDED;
+            CHECK_MPI(MPI_Comm_split_type(inter, mykind, rank, MPI_INFO_NULL, &c));
+            if (mykind == MPI_UNDEFINED) CHECK(c == MPI_COMM_NULL, "MPI_UNDEFINED gave one");
+            /* a rank sharing its core with one of the other group has a partner */
+            if (!undef && core_size > 1)
+                CHECK(c != MPI_COMM_NULL, "inter unguided: rank %d has no communicator", rank);
+            if (c == MPI_COMM_NULL) continue;
+            int is_inter = 0, ln, rn, mn;
+            CHECK_MPI(MPI_Comm_test_inter(c, &is_inter));
+            CHECK(is_inter, "unguided on an inter-communicator gave an intra-communicator");
+            CHECK_MPI(MPI_Comm_size(c, &ln));
+            CHECK_MPI(MPI_Comm_remote_size(c, &rn));
+            CHECK_MPI(MPI_Comm_get_info(c, &used));
+            flag = 0;
+            CHECK_MPI(
+                MPI_Info_get_string(used, "mpi_hw_resource_type", &(int){sizeof v}, v, &flag));
+            CHECK(flag, "inter unguided: newcomm's info has no mpi_hw_resource_type");
+            CHECK_MPI(MPI_Info_free(&used));
+            MPI_Comm both;
+            CHECK_MPI(MPI_Intercomm_merge(c, g, &both));
+            CHECK_MPI(MPI_Comm_size(both, &mn));
+            CHECK(mn == ln + rn && mn < size, "inter unguided: %d + %d members of %d", ln, rn,
+                  size);
+            same_resource(both, v);
+            CHECK_MPI(MPI_Comm_free(&both));
+            CHECK_MPI(MPI_Comm_free(&c));
+        }
+        CHECK_MPI(MPI_Comm_free(&inter));
+        CHECK_MPI(MPI_Comm_free(&half));
+    }
+
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int err = MPI_Comm_split_type(MPI_COMM_WORLD, 77, 0, MPI_INFO_NULL, &c);
     CHECK(err != MPI_SUCCESS, "split_type 77 was accepted");

@@ -60,6 +60,13 @@ int main(void)
     placement(&n0, "node0", all, 4);
     placement(&n1, "node1", NULL, 0);
     refused(msg_check_assign(&ja, err, sizeof err), err, "needs a host, a port and ranks");
+    /* ... unless it is a spare node with spawn slots (MPI_Comm_spawn's room), never node 0 */
+    n1.spawn_slots = 3;
+    CHECK_EQ(msg_check_assign(&ja, err, sizeof err), 0);
+    placement(&n0, "node0", NULL, 0);
+    n0.spawn_slots = 3;
+    placement(&n1, "node1", all, 4);
+    refused(msg_check_assign(&ja, err, sizeof err), err, "node 0 needs a host, a port and ranks");
 
     placement(&n0, "node0", a, 2);
     placement(&n1, "node1", dup, 2);

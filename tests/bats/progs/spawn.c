@@ -6,8 +6,11 @@
  *   spawn across       (a job across nodes without free slots) spawning fails with
  *                      MPI_ERR_SPAWN, never hangs
  *   spawn universe     each rank prints MPI_UNIVERSE_SIZE
- *   spawn slow S       one child ("child-slow") computes S seconds before it answers parent
- *                      0; the other parents wait in MPI_Comm_disconnect meanwhile
+ *   spawn host H N     as parent N, the children on host H (info "host")
+ *   spawn badhost H N [fatal]  N children on host H fail with MPI_ERR_SPAWN in every errcode
+ *                      (with fatal: MPI_ERRORS_ARE_FATAL says why and ends the job)
+ *   spawn slow S [N]   N children (default 1, "child-slow") compute S seconds before they
+ *                      answer parent 0; the other parents wait in MPI_Comm_disconnect meanwhile
  *   spawn wdir DIR     a child started by name (info "path") in DIR (info "wdir", "host")
  *   spawn partial CMD N  (a job across nodes) the last rank spawns N of CMD ("child N"), which
  *                      one node cannot start: MPI_ERR_SPAWN in every errcode, and the
@@ -51,17 +54,19 @@ static int child_slow(int secs)
     return 0;
 }
 
-static void slow_run(const char *self, const char *secs)
+static void slow_run(const char *self, const char *secs, int n)
 {
     int rank, v = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     char *args[] = {"child-slow", (char *)secs, NULL};
     MPI_Comm kid;
-    CHECK(MPI_Comm_spawn(self, args, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &kid,
+    CHECK(MPI_Comm_spawn(self, args, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &kid,
                          MPI_ERRCODES_IGNORE) == MPI_SUCCESS,
           "spawn");
-    if (rank == 0) MPI_Recv(&v, 1, MPI_INT, 0, 6, kid, MPI_STATUS_IGNORE);
-    CHECK(rank != 0 || v == 5, "the slow child sent %d", v);
+    for (int i = 0; rank == 0 && i < n; i++) {
+        MPI_Recv(&v, 1, MPI_INT, i, 6, kid, MPI_STATUS_IGNORE);
+        CHECK(v == 5, "slow child %d sent %d", i, v);
+    }
     MPI_Comm_disconnect(&kid);
 }
 
@@ -120,7 +125,7 @@ static int child(const char *mode, int argc, char **argv)
     return 0;
 }
 
-static void parent_run(const char *self, int n)
+static void parent_run(const char *self, int n, const char *host)
 {
     int rank, size, *usize, flag;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -133,9 +138,14 @@ static void parent_run(const char *self, int n)
     char *args[] = {"child", nbuf, NULL};
     int errs[64];
     MPI_Comm kids;
-    CHECK(MPI_Comm_spawn(self, args, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &kids, errs) ==
-              MPI_SUCCESS,
+    MPI_Info info = MPI_INFO_NULL;
+    if (host) {
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "host", host);
+    }
+    CHECK(MPI_Comm_spawn(self, args, n, info, 0, MPI_COMM_WORLD, &kids, errs) == MPI_SUCCESS,
           "spawn");
+    if (host) MPI_Info_free(&info);
     for (int i = 0; rank == 0 && i < n; i++)
         CHECK(errs[i] == MPI_SUCCESS, "errcode %d: %d", i, errs[i]);
     int rsize, lsize;
@@ -272,6 +282,25 @@ static void partial_run(const char *cmd, int n)
     if (rank == size - 1) printf("partial spawn failed as it should\n");
 }
 
+static void badhost_run(const char *self, const char *host, int n, int fatal)
+{
+    int rank, errs[64];
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (!fatal) MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "host", host);
+    char *args[] = {"child", "1", NULL};
+    MPI_Comm kids = 5;
+    int cls = -1, rc = MPI_Comm_spawn(self, args, n, info, 0, MPI_COMM_WORLD, &kids, errs);
+    MPI_Info_free(&info);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_SPAWN && kids == MPI_COMM_NULL, "host %s: class %d", host, cls);
+    for (int i = 0; rank == 0 && i < n; i++)
+        CHECK(errs[i] == MPI_ERR_SPAWN, "errcode %d: %d", i, errs[i]);
+    if (rank == 0) printf("badhost failed as it should\n");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -282,7 +311,10 @@ int main(int argc, char **argv)
     MPI_Comm parent;
     MPI_Comm_get_parent(&parent);
     CHECK(parent == MPI_COMM_NULL, "the job's own rank has a parent");
-    if (strcmp(mode, "parent") == 0) parent_run(argv[0], argc > 2 ? atoi(argv[2]) : 1);
+    if (strcmp(mode, "parent") == 0) parent_run(argv[0], argc > 2 ? atoi(argv[2]) : 1, NULL);
+    if (strcmp(mode, "host") == 0 && argc > 3) parent_run(argv[0], atoi(argv[3]), argv[2]);
+    if (strcmp(mode, "badhost") == 0 && argc > 3)
+        badhost_run(argv[0], argv[2], atoi(argv[3]), argc > 4);
     if (strcmp(mode, "multiple") == 0) multiple_run(argv[0]);
     if (strcmp(mode, "errors") == 0) errors_run(argv[0]);
     if (strcmp(mode, "across") == 0) {
@@ -295,7 +327,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "wdir") == 0 && argc > 2) wdir_run(argv[0], argv[2]);
     if (strcmp(mode, "partial") == 0 && argc > 3) partial_run(argv[2], atoi(argv[3]));
-    if (strcmp(mode, "slow") == 0) slow_run(argv[0], argc > 2 ? argv[2] : "1");
+    if (strcmp(mode, "slow") == 0)
+        slow_run(argv[0], argc > 2 ? argv[2] : "1", argc > 3 ? atoi(argv[3]) : 1);
     if (strcmp(mode, "universe") == 0) {
         int *usize, flag;
         MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag);

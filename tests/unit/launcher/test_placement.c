@@ -295,9 +295,39 @@ static void test_print(void)
     placement_free(&p);
 }
 
+/* keep_spare: the hosts without ranks follow the job's nodes, in host order, all their
+ * slots free (MPI_Comm_spawn's room); without it they are left out (test_slot). */
+static void test_spare(void)
+{
+    struct hostlist l = {0};
+    struct errlist e = ERRLIST_INIT;
+    struct placement p;
+    hosts(&l, "a=2,b=3,c=2,d=4");
+    struct placement_request req = {.nprocs = 3, .map_by = PLACEMENT_MAP_NODE, .keep_spare = true};
+    CHECK_EQ(placement_compute(&l, &req, &p, &e), 0);
+    check_consistent(&p);
+    CHECK_EQ(p.nnodes, 3);
+    CHECK_EQ(p.nspare, 1);
+    CHECK(strcmp(p.nodes[3].host, "d") == 0);
+    CHECK_EQ(p.nodes[3].nranks, 0);
+    CHECK_EQ(p.nodes[3].free_slots, 4);
+    CHECK_EQ(p.nodes[0].free_slots, 1);
+    placement_free(&p);
+    req.map_by = PLACEMENT_MAP_SLOT;
+    CHECK_EQ(placement_compute(&l, &req, &p, &e), 0);
+    CHECK_EQ(p.nnodes, 2);
+    CHECK_EQ(p.nspare, 2);
+    CHECK(strcmp(p.nodes[2].host, "c") == 0 && strcmp(p.nodes[3].host, "d") == 0);
+    CHECK_EQ(p.nodes[2].free_slots, 2);
+    placement_free(&p);
+    hostlist_free(&l);
+    errlist_free(&e);
+}
+
 int main(void)
 {
     test_slot();
+    test_spare();
     test_node();
     test_oversubscribe();
     test_ppn();
