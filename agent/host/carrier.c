@@ -37,18 +37,7 @@ static uint64_t now_ns(void)
 
 int carrier_wanted(struct job *j, char *why, size_t whylen)
 {
-    const char *mode = job_getenv(j, "TMPI_RANK_SWITCHING");
-    if (!mode || !*mode) mode = j->agent->cfg.rank_switching;
-    if (strcmp(mode, "kernel") == 0) {
-        snprintf(why, whylen, "rank_switching = kernel");
-        return 0;
-    }
-    if (strcmp(mode, "user") == 0) return 1;
-    /* the config's word was checked when it was read; a job's is checked here */
-    if (strcmp(mode, "auto") != 0) {
-        snprintf(why, whylen, "TMPI_RANK_SWITCHING=\"%.32s\": expected auto, kernel or user", mode);
-        return -EINVAL;
-    }
+    /* checked whatever the mode: a job that sets it wrong hears so, also when it forces one */
     uint32_t per_cpu = j->agent->cfg.kernel_ranks_per_cpu;
     const char *v = job_getenv(j, "TMPI_KERNEL_RANKS_PER_CPU");
     if (v && *v) {
@@ -61,6 +50,18 @@ int carrier_wanted(struct job *j, char *why, size_t whylen)
             return -EINVAL;
         }
         per_cpu = (uint32_t)n;
+    }
+    const char *mode = job_getenv(j, "TMPI_RANK_SWITCHING");
+    if (!mode || !*mode) mode = j->agent->cfg.rank_switching;
+    if (strcmp(mode, "kernel") == 0) {
+        snprintf(why, whylen, "rank_switching = kernel");
+        return 0;
+    }
+    if (strcmp(mode, "user") == 0) return 1;
+    /* the config's word was checked when it was read; a job's is checked here */
+    if (strcmp(mode, "auto") != 0) {
+        snprintf(why, whylen, "TMPI_RANK_SWITCHING=\"%.32s\": expected auto, kernel or user", mode);
+        return -EINVAL;
     }
     /* up to per_cpu ranks a CPU, a thread per rank is faster on the collectives and multi-pair
      * rates (a carrier that found nothing to run sleeps, and its futex wake costs 15-60 us on

@@ -344,6 +344,14 @@ expect_switching() {
         echo "$output"
         return 1
     }
+    # refused also when the job forces a mode, where the number would not be used
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" -x TMPI_RANK_SWITCHING=kernel \
+        -x TMPI_KERNEL_RANKS_PER_CPU=x -n 2 "$(pids_prog)"
+    [ "$status" -ne 0 ]
+    [[ "$output" == *'TMPI_KERNEL_RANKS_PER_CPU="x": expected 1 to 1024'* ]] || {
+        echo "$output"
+        return 1
+    }
 }
 
 @test "mpi: a bad TMPI_RANK_SWITCHING fails the job with a clear message" {
