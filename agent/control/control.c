@@ -622,10 +622,8 @@ static void answer_cluster(struct conn *c, const struct query_row *row, const Tm
 
 static void on_cancel(struct conn *c, const Tmpi__CancelJob *cj)
 {
-    struct job *j;
+    struct job *j = agent_job(c->a, cj->job_id);
     char msg[160];
-    for (j = c->a->jobs; j; j = j->next)
-        if (j->id == cj->job_id) break;
     const struct job_record *ended = j ? NULL : job_history_find(&c->a->ended, cj->job_id);
     if (ended && (is_admin(c) || ended->uid == c->uid)) {
         snprintf(msg, sizeof msg, "job %llu has already ended", (unsigned long long)cj->job_id);
@@ -698,9 +696,7 @@ static int find_job(struct conn *c, uint64_t id, struct query_job *t)
 {
     struct agent *a = c->a;
     char msg[300];
-    struct job *j;
-    for (j = a->jobs; j; j = j->next)
-        if (j->id == id) break;
+    struct job *j = agent_job(a, id);
     struct coord *co = NULL;
     uid_t owner;
     const char *owner_name;

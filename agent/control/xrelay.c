@@ -8,13 +8,6 @@
 #include "jobhost.h"
 #include "log.h"
 
-static struct job *job_here(struct agent *a, uint64_t id)
-{
-    for (struct job *j = a->jobs; j; j = j->next)
-        if (j->id == id) return j;
-    return NULL;
-}
-
 static void send_gone(struct job *to, uint64_t job, const char *reason)
 {
     Tmpi__XGone g = TMPI__XGONE__INIT;
@@ -28,7 +21,7 @@ static void send_gone(struct job *to, uint64_t job, const char *reason)
 
 void xrelay_frame(struct agent *a, struct job *from, const Tmpi__XFrame *f)
 {
-    struct job *to = job_here(a, f->to_job);
+    struct job *to = agent_job(a, f->to_job);
     if (!to || to == from || !to->host) {
         send_gone(from, f->to_job,
                   to == from ? "a job cannot send to itself"

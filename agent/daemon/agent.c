@@ -271,10 +271,7 @@ static void on_name_request(void *arg, struct mesh_conn *c, const Tmpi__NameRequ
 /* The name service's way to a job's host (names.h), and the host's to it (jobhost.c). */
 static struct job *job_of_id(void *arg, uint64_t id)
 {
-    struct agent *a = arg;
-    for (struct job *j = a->jobs; j; j = j->next)
-        if (j->id == id) return j;
-    return NULL;
+    return agent_job(arg, id);
 }
 
 static void host_name_request(struct agent *a, struct job *j, const Tmpi__NameRequest *rq)

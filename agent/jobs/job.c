@@ -622,3 +622,10 @@ int job_start(struct job *j, struct program **progs)
     }
     return a->host_parts->start(j);
 }
+
+struct job *agent_job(struct agent *a, uint64_t id)
+{
+    for (struct job *j = a->jobs; j; j = j->next)
+        if (j->id == id) return j;
+    return NULL;
+}

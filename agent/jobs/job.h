@@ -216,6 +216,9 @@ static inline int job_world_rank(const struct job *j, uint32_t i)
     return j->global_rank ? j->global_rank[i] : (int)i;
 }
 
+/* The job of this id in the agent's list (a->jobs), or NULL. */
+struct job *agent_job(struct agent *a, uint64_t id);
+
 /* Loop thread: builds a job from a submission (does not start it).  -EINVAL with a message
  * in err for bad requests, -ENOMEM. */
 int job_new(struct agent *a, const Tmpi__SubmitJob *s, uid_t uid, pid_t pid,
