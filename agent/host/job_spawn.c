@@ -29,6 +29,8 @@ struct spawn_batch {
     uint32_t loaded;    /* ranks[0 .. loaded) have an image */
     uint32_t started;   /* ranks[0 .. started) have a thread */
     int first;          /* the spawn's first world rank (on every node of it) */
+    /* [n], job thread only: the rank's end was told the agent (RanksSpawned.ended) */
+    uint8_t *ended_told;
     /* j->mu: 0 the ranks wait before main, 1 they run it, -1 they end without (every node
      * of the spawn did not start its share: job_spawn_gate) */
     int gate;
@@ -338,7 +340,8 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
     b->apps = calloc((size_t)napps, sizeof *b->apps);
     b->prog_bytes = calloc((size_t)napps, sizeof *b->prog_bytes);
     b->ranks = calloc(here, sizeof *b->ranks);
-    if (!b->apps || !b->prog_bytes || !b->ranks) return -ENOMEM;
+    b->ended_told = calloc(here, 1);
+    if (!b->apps || !b->prog_bytes || !b->ranks || !b->ended_told) return -ENOMEM;
     b->n = here;
     for (int k = 0; k < napps; k++)
         if (!(b->apps[k].host = host_app_new())) return -ENOMEM;
@@ -421,6 +424,31 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
     return rc;
 }
 
+/* The ranks of earlier spawns here that finalized (libtmpi then gave their world ranks back
+ * to the universe, for later spawns), ended, or never ran, not told the agent yet: the agent
+ * counts the job's live ranks (RanksSpawned.ended).  The job thread, j->mu not held. */
+static uint32_t ended_untold(struct job *j, const struct spawn_batch *now)
+{
+    uint32_t n = 0;
+    for (struct spawn_batch *b = atomic_load_explicit(&j->spawn->batches, memory_order_relaxed); b;
+         b = b->next) {
+        if (b == now || !b->ended_told) continue;
+        pthread_mutex_lock(&j->mu);
+        int unrun = b->gate < 0;
+        pthread_mutex_unlock(&j->mu);
+        for (uint32_t i = 0; i < b->started; i++) {
+            struct rank *r = &b->ranks[i];
+            if (b->ended_told[i]) continue;
+            if (unrun || atomic_load(&r->finished) ||
+                __atomic_load_n(&r->mpi_phase, __ATOMIC_ACQUIRE) == TMPI_PHASE_FINALIZED) {
+                b->ended_told[i] = 1;
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
 int job_spawn_serve_locked(struct job *j)
 {
     struct job_spawn *s = j->spawn;
@@ -440,6 +468,7 @@ int job_spawn_serve_locked(struct job *j)
         /* the agent's count of the job's ranks (tmpictl jobs) */
         Tmpi__RanksSpawned rs = TMPI__RANKS_SPAWNED__INIT;
         rs.ranks = b->n;
+        rs.ended = ended_untold(j, b);
         Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
         env.msg_case = TMPI__ENVELOPE__MSG_RANKS_SPAWNED;
         env.ranks_spawned = &rs;
@@ -542,6 +571,7 @@ void job_spawn_free(struct job *j)
         free(b->apps);
         free(b->prog_bytes);
         free(b->ranks);
+        free(b->ended_told);
         free(b);
     }
     free(s);

@@ -40,6 +40,8 @@ struct rank {
     int end_kind;
     int end_code;
     char end_msg[256];
+    /* the rank's MPI phase (svc rank_mpi_phase): atomic, as the job thread reads it while the
+     * rank runs too (a spawned rank that finalized gave its slot back, job_spawn.c) */
     int mpi_phase;
     atomic_int finished; /* its end was counted (job_rank_finished); any thread */
     int runnable;        /* counted in agent.runnable_ranks; rank thread only */

@@ -78,7 +78,7 @@ __attribute__((noreturn)) static void svc_job_abort(int code, const char *why)
 static void svc_rank_mpi_phase(int phase)
 {
     struct rank *r = rank_current();
-    if (r) r->mpi_phase = phase;
+    if (r) __atomic_store_n(&r->mpi_phase, phase, __ATOMIC_RELEASE);
 }
 
 static int svc_job_cancelled(void)

@@ -44,7 +44,7 @@ struct coord_node {
     enum node_state state;
     struct event *retry; /* the next connection attempt (CN_CONNECTING; COORD_RETRY_MS) */
     double dialled_at;   /* when the last attempt started (agent_now) */
-    uint32_t spawned;    /* ranks MPI_Comm_spawn started there (its RanksSpawned) */
+    uint32_t spawned;    /* live ranks MPI_Comm_spawn started there (its RanksSpawned) */
 };
 
 /* A connection to a member that failed on the way (its handshake timed out under loss, it was
@@ -512,15 +512,16 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
     case TMPI__ENVELOPE__MSG_RANKS_SPAWNED: {
         /* a member's share of a spawn: the job's ranks (tmpictl jobs) and a spare node's
          * life; never more than the universe's slots */
+        uint32_t ended = env->ranks_spawned->ended;
         uint64_t all = env->ranks_spawned->ranks;
         for (int i = 0; i < co->nnodes; i++)
             all += co->nodes[i].spawned;
-        if (all > coord_universe(co) - co->sub->nprocs) {
+        if (ended > n->spawned || all - ended > coord_universe(co) - co->sub->nprocs) {
             node_fail(n, ": protocol error: %s", "more ranks spawned than the universe holds");
             close_node(n);
             break;
         }
-        n->spawned += env->ranks_spawned->ranks;
+        n->spawned = n->spawned - ended + env->ranks_spawned->ranks;
         show_job_ranks(co);
         break;
     }

@@ -28,7 +28,9 @@ int jobhost_chan_ok(const struct jobhost_chan_state *st, const Tmpi__Envelope *e
     case TMPI__ENVELOPE__MSG_JOB_END:
         return !st->got_end;
     case TMPI__ENVELOPE__MSG_RANKS_SPAWNED:
-        return env->ranks_spawned->ranks <= MSG_MAX_SPAWN_SLOTS - st->spawned;
+        return env->ranks_spawned->ended <= st->spawned &&
+               env->ranks_spawned->ranks <=
+                   MSG_MAX_SPAWN_SLOTS - (st->spawned - env->ranks_spawned->ended);
     case TMPI__ENVELOPE__MSG_NAME_REQUEST: {
         char why[160];
         return msg_check_name_request(env->name_request, why, sizeof why) == 0;
@@ -59,7 +61,7 @@ int jobhost_chan_take(struct jobhost_chan_state *st, const Tmpi__Envelope *env)
     case TMPI__ENVELOPE__MSG_XFRAME:       /* another job's (control/xrelay.h) */
         return 0;
     case TMPI__ENVELOPE__MSG_RANKS_SPAWNED:
-        st->spawned += env->ranks_spawned->ranks;
+        st->spawned = st->spawned - env->ranks_spawned->ended + env->ranks_spawned->ranks;
         return st->member; /* the coordinator counts the job's, and keeps a spare node on */
     case TMPI__ENVELOPE__MSG_RANKS_REPLY:
         return st->member;

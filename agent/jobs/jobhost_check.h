@@ -18,7 +18,7 @@ struct jobhost_chan_state {
     uint64_t stdin_inflight; /* stdin bytes passed to the host and not yet acknowledged */
     int got_end;             /* its JobEnd came */
     int got_unloaded;        /* member: its JobUnloaded came */
-    uint32_t spawned;        /* ranks MPI_Comm_spawn started in the host (RanksSpawned) */
+    uint32_t spawned;        /* live ranks MPI_Comm_spawn started in the host (RanksSpawned) */
 };
 
 /* 1 when the host may send env now, 0 when it breaks the protocol (it is then killed).

@@ -33,6 +33,45 @@ int tm_coll_arrive(struct tm_commref *cr, uint64_t *ret_k)
     return prev + 1 == k * (uint64_t)cr->c->size;
 }
 
+void tm_coll_guard_end(struct tm_coll_guard *g)
+{
+    if (TM_UNLIKELY(g->cr->nstarted != g->seq) && !g->cr->c->inter)
+        atomic_fetch_add_explicit(&g->cr->c->coll.failures, 1, memory_order_seq_cst);
+}
+
+void tm_coll_stamp(struct tm_commref *cr, uint64_t sig)
+{
+    struct tm_slot *s = &cr->c->coll.slot[cr->rank];
+    uint64_t k = cr->nbarrier + 1;
+    atomic_store_explicit(&s->stamp_k[k & 1], k, memory_order_relaxed);
+    atomic_store_explicit(&s->stamp_sig[k & 1], sig, memory_order_relaxed);
+}
+
+int tm_coll_in_step(const struct tm_commref *cr, uint64_t sig)
+{
+    const struct tm_coll *co = &cr->c->coll;
+    if (TM_LIKELY(!atomic_load_explicit(&co->failures, memory_order_acquire))) return 1;
+    uint64_t k = cr->nbarrier;
+    for (int i = 0; i < cr->c->size; i++)
+        if (atomic_load_explicit(&co->slot[i].stamp_k[k & 1], memory_order_relaxed) != k ||
+            atomic_load_explicit(&co->slot[i].stamp_sig[k & 1], memory_order_relaxed) != sig)
+            return 0;
+    return 1;
+}
+
+int tm_coll_out_of_step(struct tm_rank *me, struct tm_commref *cr)
+{
+    struct tm_coll *co = &cr->c->coll;
+    uint64_t k = cr->nbarrier, g = atomic_load_explicit(&co->res_gen, memory_order_acquire);
+    atomic_store_explicit(&co->res_err, -EPROTO, memory_order_relaxed);
+    while (g < k && !atomic_compare_exchange_weak_explicit(
+                        &co->res_gen, &g, k, memory_order_seq_cst, memory_order_acquire))
+        ;
+    tm_coll_wake_members(me, cr->c);
+    tm_coll_barrier(me, cr);
+    return -EPROTO;
+}
+
 void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr)
 {
     struct tm_comm *c = cr->c;
@@ -81,6 +120,10 @@ static const char *errno_text(int r)
         return "out of memory";
     case -ENOSYS:
         return "not available on a communicator that spans nodes";
+    case -EPROTO:
+        return "the members' collectives on this communicator are out of step: a member's "
+               "earlier call failed its argument check and returned (MPI_ERRORS_RETURN) where "
+               "the others made theirs, so its next call met a different one here";
     default:
         return "the network between the nodes failed";
     }
@@ -108,7 +151,10 @@ static int run_blocking(struct tm_rank *me, struct tm_commref *cr, const struct 
         int r = al->direct(me, cr, a);
         if (r != 1) return r;
     }
+    tm_coll_stamp(cr, a->sig);
     tm_coll_barrier(me, cr);
+    /* a member's earlier call failed its checks: its next call may have met this one */
+    if (TM_UNLIKELY(!tm_coll_in_step(cr, a->sig))) return tm_coll_out_of_step(me, cr);
     int err = 0;
     size_t np = al->nparts(&w);
     for (size_t p = (size_t)cr->rank; p < np; p += (size_t)n) {
@@ -119,12 +165,39 @@ static int run_blocking(struct tm_rank *me, struct tm_commref *cr, const struct 
     return err;
 }
 
+/* What members of one call agree on, whatever their types (tm_cargs.sig): the kind, the
+ * root and, where every member moves as many bytes, those.  Different on members that met
+ * with different calls (tm_coll_in_step), at least in kind or size wherever a call's buffers
+ * would be read beyond their end. */
+static uint64_t call_sig(int kind, const struct tm_cargs *a)
+{
+    uint64_t bytes = 0;
+    switch (kind) {
+    case MPIX_COLL_BCAST:
+        bytes = (uint64_t)a->rcount * (a->rtype ? a->rtype->psize : 0);
+        break;
+    case MPIX_COLL_REDUCE:
+    case MPIX_COLL_ALLREDUCE:
+    case MPIX_COLL_SCAN:
+    case MPIX_COLL_EXSCAN:
+        bytes = (uint64_t)a->count * (a->rtype ? a->rtype->psize : 0);
+        break;
+    default:
+        break;
+    }
+    uint64_t h = (uint64_t)kind + 1;
+    h = h * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)(a->root + 1);
+    return h * 0x9e3779b97f4a7c15ull ^ bytes;
+}
+
 int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
                   const struct tm_calgo *al, struct tm_cargs *a, MPI_Request *req)
 {
     /* The inter-node phase moves blocks as bytes (coll_net/): non-contiguous layouts run on
      * packed staging copies of this member's blocks (coll_stage.c).  So do types whose data
      * lies outside their extent, on every communicator (coll_base.h tm_cargs_outside). */
+    cr->nstarted = cr->ncoll;
+    a->sig = call_sig(al->kind, a);
     struct tm_cargs staged;
     if ((TM_UNLIKELY(tm_coll_net_spans(me, cr->c)) && tm_cargs_noncontig(a, cr->c->size)) ||
         TM_UNLIKELY(tm_cargs_outside(a, cr->c->size))) {
@@ -236,10 +309,16 @@ TM_API int PMPI_Barrier(MPI_Comm comm)
     if (cr->rank == 0)
         atomic_fetch_add_explicit(&me->job->coll_stats.ops[MPIX_COLL_BARRIER], 1,
                                   memory_order_relaxed);
-    /* One barrier, not the engine's two: there is nothing to publish. */
+    /* One barrier, not the engine's two: there is nothing to publish but the call number. */
+    cr->nstarted = cr->ncoll;
+    tm_coll_stamp(cr, TM_COLL_SIG_BARRIER);
     int began = tm_mst_begin(me, "MPI_Barrier", cr, comm, TMPI_PEER_ALL, TMPI_TAG_NONE);
     tm_coll_barrier(me, cr);
+    int r = tm_coll_net_spans(me, cr->c) || tm_coll_in_step(cr, TM_COLL_SIG_BARRIER)
+                ? 0
+                : tm_coll_out_of_step(me, cr);
     tm_mst_end(me, began);
+    if (TM_UNLIKELY(r)) return tm_err(me, comm, MPI_ERR_OTHER, "MPI_Barrier", "%s", errno_text(r));
     return MPI_SUCCESS;
 }
 TM_ALIAS(Barrier)
@@ -325,6 +404,7 @@ static int bcast_direct(struct tm_rank *me, struct tm_commref *cr, struct tm_car
         } else {
             e->args = a;
         }
+        e->sig = a->sig;
         atomic_store_explicit(&e->gen, k, memory_order_seq_cst);
         tm_coll_wake_members(me, c);
         if (!e->args) return 0;
@@ -334,7 +414,10 @@ static int bcast_direct(struct tm_rank *me, struct tm_commref *cr, struct tm_car
     tm_coll_wait_ctr(me, &e->gen, k);
     const struct tm_cargs *r = e->args;
     int err;
-    if (!r) {
+    if (TM_UNLIKELY(atomic_load_explicit(&c->coll.failures, memory_order_acquire)) &&
+        e->sig != a->sig) {
+        err = -EPROTO; /* the root's round is of another call: read, not copied */
+    } else if (!r) {
         size_t have = (size_t)a->rcount * a->rtype->psize;
         err = e->bytes > have ? -EMSGSIZE : 0;
         size_t n = e->bytes < have ? e->bytes : have;

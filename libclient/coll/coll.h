@@ -109,6 +109,29 @@ int tm_coll_check_op(struct tm_rank *me, MPI_Comm comm, const char *fn, MPI_Op o
 int tm_coll_check_counts(struct tm_rank *me, MPI_Comm comm, const char *fn, const char *what,
                          const int *counts, const int *displs, int n);
 
+/* A collective call, from its entry to its return: one that returns before it started (a
+ * failed argument check, under MPI_ERRORS_RETURN) counts in its communicator's failures
+ * (core/comm_parts.h struct tm_coll), so that the members compare their call numbers from
+ * then on (tm_coll_in_step).  tm_coll_start and MPI_Barrier mark the start. */
+/* The signature of a barrier's call (tm_cargs.sig, tm_coll_stamp). */
+#define TM_COLL_SIG_BARRIER ((uint64_t)MPIX_COLL_BARRIER + 1)
+struct tm_coll_guard {
+    struct tm_commref *cr;
+    uint64_t seq;
+};
+void tm_coll_guard_end(struct tm_coll_guard *g);
+
+/* Before a round's (first) barrier: this member arrives there with call sig (tm_cargs.sig). */
+void tm_coll_stamp(struct tm_commref *cr, uint64_t sig);
+/* After it: whether every member of cr's communicator on this node arrived at the barrier
+ * just passed with call sig; 1 while no call on it ever failed. */
+int tm_coll_in_step(const struct tm_commref *cr, uint64_t sig);
+/* A round whose members came with different calls (!tm_coll_in_step) ends on each of them
+ * here: the small Allreduce's waiters are told (co->res_err -EPROTO), then a second barrier,
+ * so that every member of such a round arrives twice whatever it called and nobody reads
+ * another's buffers; -EPROTO (MPI_ERR_OTHER, "out of step"). */
+int tm_coll_out_of_step(struct tm_rank *me, struct tm_commref *cr);
+
 /* Every entry point starts here: the calling rank and the communicator. */
 #define TM_COLL_ENTRY(fn, comm)                                                                    \
     struct tm_rank *me = tm_self();                                                                \
@@ -121,7 +144,8 @@ int tm_coll_check_counts(struct tm_rank *me, MPI_Comm comm, const char *fn, cons
     if (TM_UNLIKELY(cr->c->xjob && !cr->c->inter))                                                 \
         return tm_err(me, comm, MPI_ERR_COMM, fn,                                                  \
                       "no collectives yet on a communicator with ranks of two jobs "               \
-                      "(MPI_Intercomm_merge of a connect)");
+                      "(MPI_Intercomm_merge of a connect)");                                       \
+    struct tm_coll_guard tm_cguard_ __attribute__((cleanup(tm_coll_guard_end))) = {cr, ++cr->ncoll};
 
 #define TM_COLL_CHECK(expr)                                                                        \
     do {                                                                                           \

@@ -61,10 +61,17 @@ void tm_coll_nb_fini(struct tm_coll *co)
     co->nb = NULL;
 }
 /* The finisher: every member has arrived. */
-static void round_run(struct tm_rank *me, int wrank, struct tm_nbround *r)
+static void round_run(struct tm_rank *me, struct tm_commref *cr, struct tm_nbround *r)
 {
-    struct tm_cwork w = {.me = me, .wrank = wrank, .n = r->n, .args = r->args};
+    struct tm_cwork w = {.me = me, .wrank = cr->rank, .n = r->n, .args = r->args};
     int err = 0;
+    /* a member's earlier call failed its checks: the round may hold different calls */
+    if (TM_UNLIKELY(atomic_load_explicit(&cr->c->coll.failures, memory_order_acquire)))
+        for (int k = 1; k < r->n; k++)
+            if (r->args[k].sig != r->args[0].sig) {
+                tm_nbround_finish(r, MPI_ERR_OTHER);
+                return;
+            }
     size_t np = r->al->nparts(&w);
     for (size_t p = 0; p < np; p++) {
         int e = r->al->part(&w, p);
@@ -90,6 +97,6 @@ int tm_coll_nb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
     if (last < 0) return last;
 
     *ret_req = q;
-    if (last) round_run(me, cr->rank, r);
+    if (last) round_run(me, cr, r);
     return 0;
 }

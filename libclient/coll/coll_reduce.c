@@ -113,8 +113,11 @@ static int allreduce_direct(struct tm_rank *me, struct tm_commref *cr, struct tm
     struct tm_coll *co = &c->coll;
     int n = c->size;
     co->slot[cr->rank].args = a;
+    tm_coll_stamp(cr, a->sig);
     uint64_t k;
     if (tm_coll_arrive(cr, &k)) {
+        /* a member's earlier call failed its checks: its next call may have met this one */
+        if (TM_UNLIKELY(!tm_coll_in_step(cr, a->sig))) return tm_coll_out_of_step(me, cr);
         int err = 0;
         if (co->res_cap < bytes) {
             void *nb = realloc(co->res, bytes);
@@ -129,13 +132,18 @@ static int allreduce_direct(struct tm_rank *me, struct tm_commref *cr, struct tm
             struct tm_cwork w = {.me = me, .wrank = cr->rank, .n = n, .slot = co->slot};
             err = combine(&w, 0, a->count, emit_store, co->res, plain_off);
         }
-        co->res_err = err;
+        atomic_store_explicit(&co->res_err, err, memory_order_relaxed);
         atomic_store_explicit(&co->res_gen, k, memory_order_seq_cst);
         tm_coll_wake_members(me, c);
     } else {
         tm_coll_wait_ctr(me, &co->res_gen, k);
     }
-    int err = co->res_err;
+    int err = atomic_load_explicit(&co->res_err, memory_order_relaxed);
+    /* the round was out of step (tm_coll_out_of_step): its second barrier */
+    if (TM_UNLIKELY(err == -EPROTO)) {
+        tm_coll_barrier(me, cr);
+        return err;
+    }
     /* the data blocks only: a non-contiguous type's gaps in rbuf are the program's */
     if (!err && bytes) tm_dt_copy(a->rbuf, a->count, a->rtype, co->res, a->count, a->rtype);
     return err;

@@ -49,6 +49,7 @@ struct tm_cargs {
     MPI_Datatype dth;        /* this member's handle of the type (what a user function gets) */
     void *own;               /* memory this call allocated (in-place snapshot, type arrays) */
     struct tm_cstage *stage; /* staged copy of non-contiguous arguments (coll_stage.c) */
+    uint64_t sig;            /* the call: its kind, root and bytes (coll.c call_sig) */
 };
 
 /* Who runs a part, and where the members' arguments are. */
@@ -154,6 +155,8 @@ static inline int tm_coll_errclass(int r)
         return MPI_ERR_ARG;
     case -ENOSYS:
         return MPI_ERR_UNSUPPORTED_OPERATION;
+    case -EPROTO: /* the members came with different calls (coll/coll.h tm_coll_in_step) */
+        return MPI_ERR_OTHER;
     default:
         return MPI_ERR_INTERN;
     }

@@ -49,6 +49,9 @@ struct tm_commref {
      * communicator was made from (MPI_Comm_create_from_group on a session's group), or NULL */
     struct tm_bsbuf *bsb;
     struct tm_bsbuf *session_bsb;
+    /* collective calls this rank made on c, failed ones too, and the number of the last one
+     * that started (coll/coll.h TM_COLL_ENTRY: the others returned before they started) */
+    uint64_t ncoll, nstarted;
 };
 
 static inline int tm_comm_world_rank(const struct tm_comm *c, int r)

@@ -110,20 +110,31 @@ void tm_spawn_recs_free(struct tm_job *j)
     }
 }
 
-/* Reserves n world ranks of this node's counter: the first or -1. */
+/* A rank waiting for a spawned rank to give its slot back (tm_spawn_reserve), on its stack,
+ * in the job's list under spawn_lock. */
+struct tm_slot_wait {
+    struct tm_slot_wait *next;
+    struct tm_rank *me;
+    _Atomic int woken;
+};
+
 /* Node 0's reservation (a one-node job's too): the lowest n free world ranks in a row of the
  * universe beyond the world, all on node (>= 0: MPI_Comm_spawn's info key host) or on any
- * (-1).  Spawns without a host so take the next ranks, as a counter would; ranks are never
- * reused.  The first, or -1 when there is no such row. */
+ * (-1).  Spawns without a host so take the next ranks, as a counter would; the ranks of
+ * spawned ranks that finalized are free again (release_here).  The first; -EAGAIN when no
+ * such row is free now but one would be once spawned ranks that hold slots give them back;
+ * -1 when the universe has no such row at all. */
 static int reserve_here(struct tm_job *j, int n, int node)
 {
     const int32_t *nor = j->net ? j->net->node_of_rank : NULL;
-    int first = -1;
+    int first = -1, could = 0;
     pthread_mutex_lock(&j->spawn_lock);
     if (!j->spawn_taken) j->spawn_taken = calloc((size_t)j->size, 1);
-    for (int g = j->world_size, run = 0; j->spawn_taken && n >= 1 && g < j->size; g++) {
-        int ok = !j->spawn_taken[g] && (node < 0 || (nor ? nor[g] : 0) == node);
-        run = ok ? run + 1 : 0;
+    for (int g = j->world_size, run = 0, all = 0; j->spawn_taken && n >= 1 && g < j->size; g++) {
+        int there = node < 0 || (nor ? nor[g] : 0) == node;
+        all = there ? all + 1 : 0;
+        could |= all >= n;
+        run = there && !j->spawn_taken[g] ? run + 1 : 0;
         if (run == n) {
             first = g - n + 1;
             memset(j->spawn_taken + first, 1, (size_t)n);
@@ -132,7 +143,27 @@ static int reserve_here(struct tm_job *j, int n, int node)
         }
     }
     pthread_mutex_unlock(&j->spawn_lock);
-    return first;
+    return first >= 0 ? first : could ? -EAGAIN : -1;
+}
+
+/* Node 0's side of tm_spawn_release: world ranks first .. first+n-1 are free again.  A rank
+ * never reserved is left alone (a stray or repeated release). */
+static void release_here(struct tm_job *j, int first, int n)
+{
+    int freed = 0;
+    pthread_mutex_lock(&j->spawn_lock);
+    for (int g = first; j->spawn_taken && g < first + n; g++)
+        if (g >= j->world_size && g < j->size && j->spawn_taken[g]) {
+            j->spawn_taken[g] = 0;
+            atomic_fetch_sub(&j->spawn_next, 1);
+            freed = 1;
+        }
+    /* the roots waiting for room try again */
+    for (struct tm_slot_wait *w = freed ? j->spawn_waiters : NULL; w; w = w->next) {
+        atomic_store_explicit(&w->woken, 1, memory_order_seq_cst);
+        tm_wake(&w->me->waker);
+    }
+    pthread_mutex_unlock(&j->spawn_lock);
 }
 
 /* The first world rank on node (the destination of a frame to that node's host). */
@@ -237,7 +268,8 @@ static int call_timed(struct tm_rank *me, int node, int kind, int64_t val, void 
     return r;
 }
 
-int tm_spawn_reserve(struct tm_rank *me, int n, int node)
+/* One reservation: node 0's answer (reserve_here). */
+static int reserve_once(struct tm_rank *me, int n, int node)
 {
     struct tm_job *j = me->job;
     if (!j->net || j->net->node == 0) return reserve_here(j, n, node);
@@ -251,6 +283,75 @@ int tm_spawn_reserve(struct tm_rank *me, int n, int node)
     struct dyn_call c = {0};
     int r = call(me, 0, TM_DYN_RESERVE, n, q, q ? 4 : 0, &c);
     return r < 0 ? r : (int)c.val;
+}
+
+/* A slot wait's condition: a release woke it, or its timer ran out. */
+struct slot_wait_cond {
+    struct tm_slot_wait *w;
+    struct tm_wake_timer *t;
+};
+
+static int slot_freed_or_late(void *arg)
+{
+    struct slot_wait_cond *c = arg;
+    return atomic_load_explicit(&c->w->woken, memory_order_seq_cst) || tm_wake_timer_expired(c->t);
+}
+
+/* Waits until a spawned rank on node 0 gives its slot back or ms milliseconds pass. */
+static void slot_wait(struct tm_rank *me, int64_t ms)
+{
+    struct tm_job *j = me->job;
+    struct tm_slot_wait w = {.me = me};
+    atomic_init(&w.woken, 0);
+    int local = !j->net || j->net->node == 0;
+    if (local) {
+        pthread_mutex_lock(&j->spawn_lock);
+        w.next = j->spawn_waiters;
+        j->spawn_waiters = &w;
+        pthread_mutex_unlock(&j->spawn_lock);
+    }
+    struct slot_wait_cond c = {&w, tm_wake_timer_start(me, ms)};
+    if (c.t) tm_wait(me, slot_freed_or_late, &c);
+    tm_wake_timer_stop(c.t);
+    if (local) {
+        pthread_mutex_lock(&j->spawn_lock);
+        struct tm_slot_wait **pp = &j->spawn_waiters;
+        while (*pp && *pp != &w)
+            pp = &(*pp)->next;
+        if (*pp) *pp = w.next;
+        pthread_mutex_unlock(&j->spawn_lock);
+    }
+}
+
+int tm_spawn_reserve(struct tm_rank *me, int n, int node)
+{
+    struct tm_job *j = me->job;
+    int first = reserve_once(me, n, node);
+    if (first != -EAGAIN) return first;
+    /* The slots are held by spawned ranks that have not finalized yet: a program that
+     * spawns, disconnects and spawns again usually finds its last children still in
+     * MPI_Finalize.  Wait for them (node 0 wakes its own waiters; another node asks again). */
+    int local = !j->net || j->net->node == 0;
+    struct tm_wake_timer *deadline = tm_wake_timer_start(me, TM_SPAWN_SLOT_WAIT_MS);
+    while (first == -EAGAIN && deadline && !tm_wake_timer_expired(deadline)) {
+        slot_wait(me, local ? TM_SPAWN_SLOT_WAIT_MS : TM_SPAWN_SLOT_RETRY_MS);
+        first = reserve_once(me, n, node);
+    }
+    tm_wake_timer_stop(deadline);
+    return first == -EAGAIN ? -1 : first;
+}
+
+int tm_spawn_release(struct tm_rank *me, int first, int n)
+{
+    struct tm_job *j = me->job;
+    if (n < 1 || first < j->world_size || first > j->size - n) return -EINVAL;
+    if (!j->net || j->net->node == 0) {
+        release_here(j, first, n);
+        return 0;
+    }
+    int32_t dst = rank_on(j->net, j->size, 0);
+    if (dst < 0) return -EINVAL;
+    return dyn_send(j, me->rank, 0, dst, TM_DYN_RELEASE, (uint64_t)n, first, NULL, 0);
 }
 
 /* The request's encoding: 32-bit big-endian numbers, strings as a length and their bytes. */
@@ -677,6 +778,15 @@ static void dyn_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, vo
             break;
         }
         if (j->svc->spawn_gate) (void)j->svc->spawn_gate((int)h->msg_len, h->cookie != 0);
+        break;
+    case TM_DYN_RELEASE:
+        if (j->net->node != 0 || h->msg_len < (uint64_t)j->world_size || h->cookie < 1 ||
+            h->msg_len >= (uint64_t)j->size || h->cookie > (uint64_t)j->size - h->msg_len) {
+            tm_net_proto_error(j->net, node, "a release of %llu ranks from %llu",
+                               (unsigned long long)h->cookie, (unsigned long long)h->msg_len);
+            break;
+        }
+        release_here(j, (int)h->msg_len, (int)h->cookie);
         break;
     case TM_DYN_SPAWN: {
         struct dyn_serve *s = ctx;

@@ -38,6 +38,12 @@
 /* The longest reason a node gives back, with its NUL. */
 #define TM_SPAWN_WHY_MAX 256
 
+/* How long a spawn that finds no room waits for spawned ranks that hold slots to finalize
+ * and give them back (tm_spawn_reserve), and how often a node other than node 0, which keeps
+ * the reservations, asks again meanwhile. */
+#define TM_SPAWN_SLOT_WAIT_MS 10000
+#define TM_SPAWN_SLOT_RETRY_MS 20
+
 /* The longest NAME request: a service name and a port name, each with its NUL. */
 #define TM_DYN_NAME_MAX (MPI_MAX_INFO_VAL + MPI_MAX_PORT_NAME + 2)
 
@@ -61,6 +67,9 @@ enum tm_dyn_kind {
                                 * -ETIMEDOUT, one an acceptor took is answered by it */
     TM_DYN_SPAWN_GO = 10,      /* msg_len a spawn's first rank, cookie 1 its ranks here run, 0
                                 * they end unrun (another node failed its share); no answer */
+    TM_DYN_RELEASE = 11,       /* msg_len the first of cookie world ranks, to node 0: free for
+                                * later spawns (spawned ranks that finalized, a failed spawn's);
+                                * no answer */
 };
 
 struct tm_conn_req;
@@ -94,8 +103,15 @@ void tm_spawn_recs_free(struct tm_job *j);
 
 /* Reserves n world ranks in a row of the universe, all on node (>= 0, the info key host) or
  * anywhere (-1): the first, or -1 when there is no such row left (node 0 keeps the job's
- * reservations).  A rank thread; waits for node 0's answer. */
+ * reservations).  A rank thread; waits for node 0's answer, and while the row is held by
+ * spawned ranks that may still finalize, for them, at most TM_SPAWN_SLOT_WAIT_MS. */
 int tm_spawn_reserve(struct tm_rank *me, int n, int node);
+/* Gives world ranks first .. first+n-1 back to the universe: a spawned rank whose last MPI
+ * model closed (MPI_Finalize) its own, so that a program that spawns again and again does not
+ * run out of slots; the root of a spawn that failed all of them.  Node 0 keeps the
+ * reservations: another node tells it.  A rank thread; 0 or a negative errno (the slots then
+ * stay taken). */
+int tm_spawn_release(struct tm_rank *me, int first, int n);
 /* Has node (not me's) start its ranks of rq; waits for the answer.  0, or a negative errno
  * with the node's reason in why. */
 int tm_spawn_remote(struct tm_rank *me, int node, const struct tm_spawn_req *rq, char *why,

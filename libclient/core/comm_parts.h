@@ -30,6 +30,7 @@ struct tm_bcast_entry {
     uint64_t uses;               /* rounds the root put in it (the root only) */
     const struct tm_cargs *args; /* NULL: the round's data is in data */
     size_t bytes;                /* packed bytes in data */
+    uint64_t sig;                /* the root's call (tm_cargs.sig) of the round in it */
     unsigned char data[TM_BCAST_EAGER] __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
 struct tm_bcast_ring {
@@ -44,6 +45,11 @@ struct tm_slot {
     int a, b;              /* Comm_split: color, key in; new rank out in b */
     void *p;               /* Comm_dup/split: the new communicator */
     struct tm_cargs *args; /* coll_base.h: the member's arguments to a blocking collective */
+    /* The call (tm_cargs.sig) the member arrived with at barrier number stamp_k[k & 1]
+     * (coll.c tm_coll_stamp): by parity, since a member that left barrier k may stamp k + 1
+     * while others still read k's, never k + 2.  Atomic: an out-of-step member's stamp may
+     * race another's read of an older one. */
+    _Atomic uint64_t stamp_k[2], stamp_sig[2];
     /* Blocking Bcast on one node with this member as the root: made by the first member
      * that needs it (a compare-and-swap), freed with the communicator. */
     struct tm_bcast_ring *_Atomic bring;
@@ -62,7 +68,15 @@ struct tm_coll {
     _Atomic uint64_t res_gen;
     void *res;
     size_t res_cap;
-    int res_err;
+    _Atomic int res_err; /* also set by members that found the round out of step (coll.c) */
+    /* Calls on the communicator that returned an error before they started, on any member
+     * (a failed argument check under MPI_ERRORS_RETURN).  Such a call takes no part (MPI
+     * programs call a collective on one member only to see it refused, MPICH's errors/coll
+     * tests), so when the others did call it the members are out of step: the failing one's
+     * next call meets theirs.  While 0 nothing is compared; from then on the members compare
+     * their calls (kind, root, bytes) where they meet (coll.c tm_coll_in_step), and a round
+     * of different calls fails on each member instead of reading another call's buffers. */
+    _Atomic uint64_t failures;
     struct tm_coll_nb *nb; /* non-blocking collectives in flight (coll_nb.c) */
     /* Members grouped by node when they span several (coll_net.h); built by the first member
      * that needs it and installed with a compare-and-swap, freed with the communicator. */

@@ -131,6 +131,10 @@ struct tm_rank {
     struct tm_spawn_rec *spawn;
     int parent_made;
     MPI_Comm parent;
+    /* a spawned rank that finalized gave its world rank back (dyn_net.h tm_spawn_release),
+     * under job->open_lock: MPI cannot open in it again; cleared when a later spawn's rank
+     * takes the slot (mpi/init.c) */
+    int slot_freed;
 
     /* MPI_T events (core/t_event.h): set by the rank's first event handle (tools_if), then
      * the layers report their events through it; NULL until then */
@@ -197,6 +201,9 @@ struct tm_job {
     /* [size]: the world ranks of the universe a spawn reserved (node 0's, or a one-node job's;
      * dyn_net.h tm_spawn_reserve), under spawn_lock; NULL until the first reservation */
     uint8_t *spawn_taken;
+    /* roots waiting for a spawned rank to give its slot back (comm/dyn_net.c), under
+     * spawn_lock */
+    struct tm_slot_wait *spawn_waiters;
     pthread_mutex_t spawn_lock;
     struct tm_spawn_rec *spawns;
     struct tm_port *ports;

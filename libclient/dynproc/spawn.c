@@ -207,6 +207,8 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
     for (int node = 0; node < nn; node++)
         if (began[node]) (void)tm_spawn_remote_gate(me, node, first, !err);
     if (here && j->svc->spawn_gate) (void)j->svc->spawn_gate(first, !err);
+    /* none of a failed spawn's ranks runs: its slots are free for the next */
+    if (err && first >= 0) (void)tm_spawn_release(me, first, total);
     free(began);
     if (!err) *h = (struct spawn_hdr){0, first, total, {rq.ctx[0], rq.ctx[1], rq.ctx[2]}};
     free(cmap);

@@ -9,6 +9,8 @@
 #include "attr.h"
 #include "coll.h"
 #include "coll_net.h"
+#include "comm.h"
+#include "dyn_net.h"
 #include "errh.h"
 #include "info.h"
 #include "job_life.h"
@@ -141,6 +143,25 @@ static void rank_upgrade(struct tm_rank *me, int required)
     tm_mst_multiple(me);
 }
 
+/* A spawned rank starts on the world rank of one that finalized and gave it back
+ * (tm_spawn_release): the MPI state that one's program made goes (its communicators, MPI_COMM_SELF,
+ * its attached buffer, its parent); the mailbox, pools and fast boxes stay, as other ranks'
+ * rings point into them.  job->open_lock held. */
+static void rank_slot_reset(struct tm_rank *me)
+{
+    tm_commtab_destroy(me);
+    tm_comm_fini_shared(&me->self);
+    memset(&me->self, 0, sizeof me->self);
+    me->bsend.buf = NULL;
+    me->bsend.size = 0;
+    me->world_model = 0;
+    me->nsessions = 0;
+    me->parent_made = 0;
+    me->parent = MPI_COMM_NULL;
+    me->slot_freed = 0;
+    tm_mst_reopened(me);
+}
+
 /* The rank's libtmpi state is made by the first of MPI_Init, MPI_Session_init and the calls
  * MPI allows before them (info objects, MPI_T) and kept until the job ends; the agent hears
  * TMPI_PHASE_INIT whenever the rank goes from no model open to one, TMPI_PHASE_FINALIZED when
@@ -178,6 +199,14 @@ int tm_rank_open(const char *fn, int required, enum tm_open what, struct tm_rank
     struct tm_rank *me = tm_job_rank(job, info->rank);
     pthread_mutex_lock(&job->open_lock);
     int fresh = me->info != info || me->state == TM_RANK_NEW;
+    if (!fresh && me->slot_freed) {
+        pthread_mutex_unlock(&job->open_lock);
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_OTHER, fn,
+                      "this spawned rank finalized and gave its world rank %d back to the "
+                      "universe: MPI cannot be opened again in it",
+                      me->rank);
+    }
+    if (fresh && me->state != TM_RANK_NEW) rank_slot_reset(me);
     if (fresh) {
         me->info = info;
         me->main_thread = pthread_self();
@@ -186,7 +215,7 @@ int tm_rank_open(const char *fn, int required, enum tm_open what, struct tm_rank
          * the rank thread's own (request pool, envelope cache) and keeps its sends off the
          * fast boxes, which have one producer (job.h tm_rank.mt); the lower levels keep the
          * single-threaded path as it is. */
-        me->thread_level = MPI_THREAD_SINGLE;
+        me->thread_level = me->mt ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE;
         r = tm_commtab_init(me);
         if (r < 0) {
             fprintf(stderr, "rank %d: %s: out of memory\n", info->rank, fn);
@@ -241,6 +270,12 @@ void tm_rank_close(struct tm_rank *me, enum tm_open what)
     if (!closed) return;
     tm_mst_finalized(me);
     job->svc->rank_mpi_phase(TMPI_PHASE_FINALIZED);
+    /* a spawned rank is done with MPI: its world rank may hold a later spawn's rank */
+    if (me->spawn) {
+        pthread_mutex_lock(&job->open_lock);
+        me->slot_freed = tm_spawn_release(me, me->rank, 1) == 0;
+        pthread_mutex_unlock(&job->open_lock);
+    }
 }
 
 static int init_common(const char *fn, int required, int *provided, int *argc, char ***argv)

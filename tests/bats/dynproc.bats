@@ -30,6 +30,16 @@ spawn_run() {
     spawn_run -x TMPI_UNIVERSE_SIZE=8 -x TMPI_RANK_SWITCHING=user -n 3 "$exe" parent 4
 }
 
+@test "dynproc: the slots of spawned ranks that finalized go back to the universe: a job spawns again and again beyond its slots, and after failed spawns" {
+    local exe
+    exe=$(prog spawn)
+    # 2 free slots, 6 spawns of 2 children each
+    spawn_run -x TMPI_UNIVERSE_SIZE=3 -n 1 "$exe" repeat 6 2
+    spawn_run -x TMPI_UNIVERSE_SIZE=4 -x TMPI_RANK_SWITCHING=user -n 2 "$exe" repeat 4 2
+    # a spawn that failed leaves its slots free: after errors, all of the universe spawns
+    spawn_run -x TMPI_UNIVERSE_SIZE=3 -n 1 "$exe" errors
+}
+
 @test "dynproc: spawn_multiple starts two commands in one world, MPI_APPNUM 0 and 1" {
     local exe
     exe=$(prog spawn)
@@ -212,6 +222,19 @@ names_pair() {
     # 7 beyond the world: the free slots (one per node), the rest on node 0
     run timeout 60 "${launch[@]}" --hostfile "$CLUSTER_HOSTFILE" --universe-size 9 --map-by node -n 2 "$exe" parent 7
     [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* && "$output" == *"child 5 of 7 on node1"* && "$output" == *"child 6 of 7 on node2"* ]] || { echo "universe-size: $output"; false; }
+}
+
+# bats test_tags=multinode
+@test "dynproc: across 2 agents the slots of spawned ranks that finalized on either node go back to the universe" {
+    start_cluster 2
+    local exe hf2 launch
+    exe=$(prog spawn)
+    hf2=$(cluster_hostfile 2)
+    launch=("$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}")
+    # ranks 0 and 1 on node1 and node2; world ranks 2 (node1) and 3 (node2) free, spawned 5 times
+    run timeout 90 "${launch[@]}" --hostfile "$hf2" --map-by node -n 2 "$exe" repeat 5 2
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* && "$output" == *"child 1 of 2 on node2"* ]] ||
+        { echo "repeat: $output"; false; }
 }
 
 # xconn_pair SOCK_OPEN SOCK_CONNECT WORDS: a job opens a port on agent SOCK_OPEN, a job of the

@@ -147,6 +147,11 @@ run_prog() {
     run_prog errors 1 2 4 16
 }
 
+@test "mpi: a collective refused by its argument check under MPI_ERRORS_RETURN takes no part: where the others made it, the refused member's next call fails out of step on every member if it differs, pairs if it is the same; no crash, no other call's buffers read" {
+    run_prog coll_out_of_step 1 2 4 16
+    SWITCHING=user run_prog coll_out_of_step 4
+}
+
 @test "mpi: groups, Comm_create, Comm_create_group, Comm_compare, names, split_type" {
     run_prog groups 1 2 3 4 16
 }

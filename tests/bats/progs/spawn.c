@@ -7,6 +7,8 @@
  *                      MPI_ERR_SPAWN, never hangs
  *   spawn universe     each rank prints MPI_UNIVERSE_SIZE
  *   spawn host H N     as parent N, the children on host H (info "host")
+ *   spawn repeat R N   parent N, R times one after the other: more children in all than the
+ *                      universe has slots, as each spawn's children disconnect and finalize
  *   spawn badhost H N [fatal]  N children on host H fail with MPI_ERR_SPAWN in every errcode
  *                      (with fatal: MPI_ERRORS_ARE_FATAL says why and ends the job)
  *   spawn slow S [N]   N children (default 1, "child-slow") compute S seconds before they
@@ -258,6 +260,10 @@ static void errors_run(const char *argv0)
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_SPAWN, "a missing wdir: class %d", cls);
     MPI_Info_free(&info);
+    /* the failed spawns gave their slots back: the whole rest of the universe spawns */
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (*usize > size) parent_run(argv0, *usize - size, NULL);
 }
 
 static void partial_run(const char *cmd, int n)
@@ -315,6 +321,9 @@ int main(int argc, char **argv)
     if (strcmp(mode, "host") == 0 && argc > 3) parent_run(argv[0], atoi(argv[3]), argv[2]);
     if (strcmp(mode, "badhost") == 0 && argc > 3)
         badhost_run(argv[0], argv[2], atoi(argv[3]), argc > 4);
+    if (strcmp(mode, "repeat") == 0 && argc > 3)
+        for (int r = atoi(argv[2]); r > 0; r--)
+            parent_run(argv[0], atoi(argv[3]), NULL);
     if (strcmp(mode, "multiple") == 0) multiple_run(argv[0]);
     if (strcmp(mode, "errors") == 0) errors_run(argv[0]);
     if (strcmp(mode, "across") == 0) {
