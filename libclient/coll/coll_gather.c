@@ -99,9 +99,10 @@ static int allgather_part(const struct tm_cwork *w, size_t i)
  * between the members' buffers, but need a second barrier so that no input goes before every
  * part has read it; for blocks of a few cache lines the copy through the stage costs less than
  * the second round of context switches when the ranks outnumber the cores (osu_allgather at 4
- * ranks on 2 cores, docs/bench/ANALYSIS.md "Small collectives at 4 ranks on 2 cores").  A place
- * holds the round's barrier number beside the length its member sent: a member that could not
- * make the stage still arrives (nobody waits for ever) and the others see its place stale. */
+ * ranks on 2 cores, docs/bench/ANALYSIS.md "Small collectives at 4 ranks on 2 cores, across hosts,
+ * HPL").  A place holds the round's barrier number beside the length its member sent: a member that
+ * could not make the stage still arrives (nobody waits for ever) and the others see its place
+ * stale. */
 struct agather_head {
     uint32_t len;   /* packed bytes the member sent; more than the block: truncated */
     uint32_t round; /* the low half of the barrier number the place was written for */
