@@ -137,9 +137,11 @@ static int allgather_direct(struct tm_rank *me, struct tm_commref *cr, struct tm
         const void *src = a->sbuf;
         size_t sc = (size_t)a->scount;
         const struct tm_type *t = a->stype;
-        if (a->in_place)
-            src = tm_dt_at(a->rbuf, (size_t)cr->rank * (size_t)a->rcount, a->rtype),
-            sc = (size_t)a->rcount, t = a->rtype;
+        if (a->in_place) { /* the member's input is its own block of its output */
+            src = tm_dt_at(a->rbuf, (size_t)cr->rank * (size_t)a->rcount, a->rtype);
+            sc = (size_t)a->rcount;
+            t = a->rtype;
+        }
         size_t sent = sc && t->psize > bytes / sc ? bytes + 1 : sc * t->psize;
         struct agather_head h = {(uint32_t)(sent > bytes ? bytes + 1 : sent), (uint32_t)k};
         if (sent) tm_type_pack(at + sizeof h, src, sc, t, 0, sent < bytes ? sent : bytes);
