@@ -278,6 +278,7 @@ static void state_fini(struct tm_coll *co)
 {
     free(co->res);
     co->res = NULL;
+    free(atomic_exchange_explicit(&co->agather, NULL, memory_order_acquire));
     tm_coll_nb_fini(co);
     tm_chier_free(atomic_exchange_explicit(&co->hier, NULL, memory_order_acquire));
 }

@@ -37,6 +37,18 @@ struct tm_bcast_ring {
     struct tm_bcast_entry e[TM_BCAST_RING];
 };
 
+/* Small blocking Allgather on one node (coll_gather.c allgather_direct): two stages, the round
+ * that ends barrier number k using stage k % 2.  A member packs its block into its place in the
+ * stage before it arrives and copies every place out after the barrier; it writes stage k % 2
+ * again in round k + 2 only after barrier k + 1, which every member reaches after copying
+ * round k out.  A place is TM_AGATHER_PLACE(bytes) long: the packed length its member sent,
+ * then the block, rounded to a cache line so that members pack into lines of their own. */
+#define TM_AGATHER_DIRECT_MAX 8192u /* bytes of a stage: n places of the packed block */
+struct tm_agather_stage {
+    unsigned char data[2][TM_AGATHER_DIRECT_MAX] __attribute__((aligned(64)));
+};
+#define TM_AGATHER_PLACE(bytes) (((bytes) + sizeof(uint64_t) + 63u) & ~(size_t)63u)
+
 /* Per-member slot of a collective: written by its member (or by the leader in Comm_split)
  * before it arrives at the collective's barrier, read by others after they pass it. */
 struct tm_slot {
@@ -77,6 +89,9 @@ struct tm_coll {
      * their calls (kind, root, bytes) where they meet (coll.c tm_coll_in_step), and a round
      * of different calls fails on each member instead of reading another call's buffers. */
     _Atomic uint64_t failures;
+    /* Small blocking Allgather (above): made by the first member that needs it (a
+     * compare-and-swap), freed with the communicator. */
+    struct tm_agather_stage *_Atomic agather;
     struct tm_coll_nb *nb; /* non-blocking collectives in flight (coll_nb.c) */
     /* Members grouped by node when they span several (coll_net.h); built by the first member
      * that needs it and installed with a compare-and-swap, freed with the communicator. */

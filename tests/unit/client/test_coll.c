@@ -339,27 +339,32 @@ __attribute__((visibility("default"))) long syscall(long nr, ...)
  * woken it, in look after look.  A correct program all the same: the first version ended it,
  * saying rank 2 waited in a collective rank 1 never joins (test_client_coll's hang under load:
  * the ranks that were not woken yet left with the job, the others stayed in MPI_Finalize). */
-static _Atomic long l_left; /* mono_ns: rank 1 returned from its Allreduce */
+static _Atomic long l_left; /* mono_ns: rank 1 returned from its Allreduce (or Allgather) */
 static int rank_late_wake(int rank, int size, void *arg)
 {
-    (void)arg;
+    int gather = *(const int *)arg;
     TH_MPI(MPI_Init(NULL, NULL));
-    int v = rank + 1, sum = 0;
+    int v = rank + 1, sum = 0, all[4] = {0};
     if (rank == 1) sleep_ms(1300);
     if (rank == 3) {
         sleep_ms(1400);
         delay_next_wake_ms = 1500;
     }
-    TH_MPI(MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    if (gather)
+        TH_MPI(MPI_Allgather(&v, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD));
+    else
+        TH_MPI(MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     if (rank == 1) atomic_store(&l_left, mono_ns());
     delay_next_wake_ms = 0;
-    TH_CHECK(sum == size * (size + 1) / 2, "allreduce: %d", sum);
+    for (int i = 0; gather && i < size; i++)
+        TH_CHECK(all[i] == i + 1, "allgather: block %d holds %d", i, all[i]);
+    TH_CHECK(gather || sum == size * (size + 1) / 2, "allreduce: %d", sum);
     TH_MPI(MPI_Finalize());
     return 0;
 }
-static int t_finalize_late_wake(void)
+static int late_wake(const char *what, int gather)
 {
-    watchdog("finalize_late_wake", 60);
+    watchdog(what, 60);
     /* the scenario needs rank 1 to see the result while rank 0's wake-up waits: under heavy
      * load rank 1 may have fallen asleep first, and then try again */
     for (int attempt = 1; attempt <= 3; attempt++) {
@@ -368,7 +373,7 @@ static int t_finalize_late_wake(void)
         atomic_store(&wake_delayed_to, 0);
         struct th_opts o = {.nranks = 4, .spin_ns = 1000000000u};
         struct th_result res;
-        if (th_run(&o, rank_late_wake, NULL, &res)) {
+        if (th_run(&o, rank_late_wake, &gather, &res)) {
             fprintf(stderr, "  rank %d failed (code %d)%s%s\n", res.failed_rank, res.code,
                     res.aborted ? ": " : "", res.aborted ? res.abort_why : "");
             alarm(0);
@@ -388,6 +393,18 @@ static int t_finalize_late_wake(void)
     alarm(0);
     fprintf(stderr, "  rank 1 never left while a wake-up was late\n");
     return 1;
+}
+static int t_finalize_late_wake(void)
+{
+    return late_wake("finalize_late_wake", 0);
+}
+
+/* The same with a small Allgather: it synchronises once (coll_gather.c allgather_direct), so
+ * rank 1 leaves with every block while rank 0's wake-up is late.  On the engine's two barriers
+ * it could not: the second waits for rank 0's share, which rank 0 runs only once awake. */
+static int t_allgather_late_wake(void)
+{
+    return late_wake("allgather_late_wake", 1);
 }
 
 /* Ranks 1.. wait in MPI_Finalize (shown as such, as tmpictl ranks would) when rank 0 calls
@@ -446,6 +463,7 @@ int main(int argc, char **argv)
         {"many", t_many},
         {"finalize_late_wake", t_finalize_late_wake},
         {"finalize_abort", t_finalize_abort},
+        {"allgather_late_wake", t_allgather_late_wake},
         {NULL, NULL},
     };
     return th_main(argc, argv, tests);

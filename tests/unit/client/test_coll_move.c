@@ -5,6 +5,8 @@
  * blocks of the v variants stay untouched. */
 #include "coll_check.h"
 
+#include "comm_parts.h"
+
 /* What member `src` contributes for member `dst`, element i (salt varies per round). */
 static int val(int src, int dst, int i, int salt)
 {
@@ -200,6 +202,67 @@ static int rank_allgather(MPI_Comm c, int me, int n)
     return 0;
 }
 
+/* The small Allgather on one node (coll_gather.c allgather_direct, through a stage of
+ * TM_AGATHER_DIRECT_MAX bytes) and the engine just above that limit: the blocks arrive in both,
+ * also in place and through a non-contiguous type (every other int), and a sender of more than
+ * the block is reported as truncation while the other members still get their blocks.  That
+ * it synchronises once: test_coll.c allgather_late_wake. */
+static int rank_allgather_once(MPI_Comm c, int me, int n)
+{
+    /* the most ints whose places fit the stage, and one more (the engine's) */
+    const int fit = (int)(((TM_AGATHER_DIRECT_MAX / (size_t)n) & ~(size_t)63) - 8) / 4;
+    const int counts[] = {1, 5, fit, fit + 1};
+    TC_CHECK(TM_AGATHER_PLACE(sizeof(int) * (size_t)fit) * (size_t)n <= TM_AGATHER_DIRECT_MAX &&
+                 TM_AGATHER_PLACE(sizeof(int) * (size_t)(fit + 1)) * (size_t)n >
+                     TM_AGATHER_DIRECT_MAX,
+             "%d ints on %d members is not the stage's limit", fit, n);
+    int *s = tc_alloc(sizeof(int) * (size_t)(fit + 8)),
+        *r = tc_alloc(sizeof(int) * (size_t)(fit + 8) * (size_t)n);
+    MPI_Datatype every2;
+    TC_MPI(MPI_Type_vector(4, 1, 2, MPI_INT, &every2));
+    TC_MPI(MPI_Type_commit(&every2));
+    for (int ci = 0; ci < 4; ci++) {
+        int count = counts[ci], in_place = ci % 2;
+        for (int i = 0; i < count; i++)
+            s[i] = val(me, 0, i, ci);
+        for (int i = 0; i < count * n; i++)
+            r[i] = in_place && i / count == me ? s[i % count] : TC_GAP;
+        TC_MPI(MPI_Allgather(in_place ? MPI_IN_PLACE : s, count, MPI_INT, r, count, MPI_INT, c));
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < count; i++)
+                TC_CHECK(r[j * count + i] == val(j, 0, i, ci), "allgather %d from %d elem %d: %d",
+                         count, j, i, r[j * count + i]);
+    }
+    /* one vector of 4 ints a member, sent from every other int of s, received contiguous */
+    for (int i = 0; i < 8; i++)
+        s[i] = val(me, 1, i, 0);
+    TC_MPI(MPI_Allgather(s, 1, every2, r, 4, MPI_INT, c));
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < 4; i++)
+            TC_CHECK(r[j * 4 + i] == val(j, 1, 2 * i, 0), "vector allgather from %d elem %d: %d", j,
+                     i, r[j * 4 + i]);
+    /* member 0 sends 3 ints into blocks of 2: it is the others who are told */
+    if (n > 1) {
+        MPI_Errhandler eh;
+        TC_MPI(MPI_Comm_get_errhandler(c, &eh));
+        TC_MPI(MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN));
+        for (int i = 0; i < 3; i++)
+            s[i] = val(me, 2, i, 0);
+        int e = MPI_Allgather(s, me == 0 ? 3 : 2, MPI_INT, r, 2, MPI_INT, c);
+        int cls = MPI_SUCCESS;
+        if (e != MPI_SUCCESS) MPI_Error_class(e, &cls);
+        TC_CHECK(cls == MPI_ERR_TRUNCATE, "a 3-int block into 2: error class %d", cls);
+        for (int j = 1; j < n; j++)
+            TC_CHECK(r[j * 2] == val(j, 2, 0, 0) && r[j * 2 + 1] == val(j, 2, 1, 0),
+                     "block %d next to a truncated one: %d %d", j, r[j * 2], r[j * 2 + 1]);
+        TC_MPI(MPI_Comm_set_errhandler(c, eh));
+    }
+    TC_MPI(MPI_Type_free(&every2));
+    free(s);
+    free(r);
+    return 0;
+}
+
 /* Alltoall(v,w): member j's block for member i holds val(j, i, k).  Counts for the v form:
  * member src sends (count + (src + dst) % 3) to dst (0 when count is 0). */
 static int a2a_cnt(int count, int src, int dst)
@@ -324,13 +387,19 @@ T(bcast)
 T(gather)
 T(scatter)
 T(allgather)
+T(allgather_once)
 T(alltoall)
 
 int main(int argc, char **argv)
 {
     static const struct th_test tests[] = {
-        {"bcast", t_bcast},         {"gather", t_gather},     {"scatter", t_scatter},
-        {"allgather", t_allgather}, {"alltoall", t_alltoall}, {NULL, NULL},
+        {"bcast", t_bcast},
+        {"gather", t_gather},
+        {"scatter", t_scatter},
+        {"allgather", t_allgather},
+        {"allgather_once", t_allgather_once},
+        {"alltoall", t_alltoall},
+        {NULL, NULL},
     };
     return th_main(argc, argv, tests);
 }
