@@ -147,11 +147,14 @@ static int allgather_direct(struct tm_rank *me, struct tm_commref *cr, struct tm
         if (sent) tm_type_pack(at + sizeof h, src, sc, t, 0, sent < bytes ? sent : bytes);
         memcpy(at, &h, sizeof h);
     }
+    tm_coll_stamp(cr, a->sig);
     uint64_t kk;
     if (tm_coll_arrive(cr, &kk))
         tm_coll_wake_members(me, c);
     else
         tm_coll_wait_ctr(me, &c->coll.arrive, kk * (uint64_t)n);
+    /* a member's earlier call failed its checks: its next call may have met this one */
+    if (TM_UNLIKELY(!tm_coll_in_step(cr, a->sig))) return tm_coll_out_of_step(me, cr);
     if (!stage) return -ENOMEM;
     int err = 0;
     for (int j = 0; j < n; j++) {

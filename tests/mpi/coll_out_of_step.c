@@ -103,6 +103,23 @@ static void asym_barrier(void)
     MPI_Comm_free(&c);
 }
 
+/* The small Allgather (one barrier, a shared stage) meeting an Allreduce: both fail. */
+static void asym_allgather(void)
+{
+    MPI_Comm c = fresh();
+    int v[4] = {1, 2, 3, 4}, s[4], *g = calloc((size_t)size, sizeof *g);
+    CHECK(g, "out of memory");
+    if (rank == size - 1) {
+        CHECK(class_of(MPI_Allgather(v, -1, MPI_INT, g, 1, MPI_INT, c)) == MPI_ERR_COUNT,
+              "bad count accepted");
+        expect_out_of_step(MPI_Allgather(v, 1, MPI_INT, g, 1, MPI_INT, c), "allgather");
+    } else {
+        expect_out_of_step(MPI_Allreduce(v, s, 4, MPI_INT, MPI_SUM, c), "allreduce");
+    }
+    free(g);
+    MPI_Comm_free(&c);
+}
+
 /* Non-blocking: the rounds pair by their order, and a round of different calls fails. */
 static void asym_nonblocking(void)
 {
@@ -163,6 +180,7 @@ int main(int argc, char **argv)
     if (size > 1) {
         asym_allreduce();
         asym_barrier();
+        asym_allgather();
         asym_nonblocking();
         asym_bcast();
         one_member();
