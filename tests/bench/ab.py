@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Two TMPI builds side by side in one run: the speed rows a change must not make worse.
 
-    tests/bench/ab.py --before DIR --after DIR [--runs N] [--quick]
+    tests/bench/ab.py --before DIR --after DIR [--runs N] [--quick] [--rows all|net]
 
 DIR is a build directory (meson's, holding launcher/ and agent/) of any TMPI revision, e.g. a
 worktree of the commit before a change built with `make`.  Every program is compiled from this
@@ -14,7 +14,9 @@ state, with the ratio after / before (below 1: after is faster).
 Rows: ping-pong latency and bandwidth on one node and across two agents (8 B, 1 KiB, 64 KiB,
 4 MiB), one-sided communication across two agents (rma.c, Win_allocate: Put 8 B and 1 MiB with
 flush, Fetch_and_op with flush, in a passive epoch), and the wall time of a hello job of 64 and
-4096 ranks (launcher start to exit).
+4096 ranks (launcher start to exit).  --rows net keeps the rows between agents and adds
+Allreduce on 3 agents x 4 ranks (coll.c, 8 B and 64 KiB): what a change of the data plane
+between nodes (the transport seam, issue 36) must leave as fast as it was.
 Nothing here asserts a time; the table goes to stdout (markdown).
 """
 import argparse
@@ -39,17 +41,18 @@ class Side:
         self.build = os.path.abspath(build)
         self.bindir = tempfile.mkdtemp(prefix=name + ".bin.", dir=workdir)
         cc = os.path.join(self.build, "launcher", "tmpicc")
-        for prog in ["pingpong", "hello", "rma"]:
+        for prog in ["pingpong", "hello", "rma", "coll"]:
             run.sh([cc] + run.CFLAGS + ["-I", run.HERE, "-o", os.path.join(self.bindir, prog),
-                                        os.path.join(run.HERE, prog + ".c")])
+                                        os.path.join(run.HERE, prog + ".c"), "-lm"])
         self.agent = run.Agent(self.build, workdir, name)
-        self.cluster = run.Cluster(self.build, workdir, 2)
+        self.cluster = run.Cluster(self.build, workdir, 3)
 
-    def launch(self, n, prog, args, net=False):
+    def launch(self, n, prog, args, net=False, nodes=2):
         cmd = [os.path.join(self.build, "launcher", "tmpi-launch")]
         if net:
-            cmd += ["--agent", self.cluster.sock, "--hostfile", self.cluster.hostfile(2, 1),
-                    "--ppn", "1"]
+            ppn = n // nodes
+            cmd += ["--agent", self.cluster.sock, "--hostfile", self.cluster.hostfile(nodes, ppn),
+                    "--ppn", str(ppn)]
         else:
             cmd += ["--agent", self.agent.sock]
         return cmd + ["-n", str(n), os.path.join(self.bindir, prog)] + [str(a) for a in args]
@@ -59,11 +62,11 @@ class Side:
         self.agent.stop()
 
 
-def one_round(side, T, values, state):
+def one_round(side, T, values, state, rows):
     def add(key, v):
         values.setdefault((side.name, key, state), []).append(v)
 
-    for net in (False, True):
+    for net in (False, True) if rows == "all" else (True,):
         rc, so, se, _ = run.run_cmd(side.launch(2, "pingpong", ["-t", T]), 180) if not net else \
             run.run_cmd(side.launch(2, "pingpong", ["-t", T], net=True), 180)
         if rc != 0:
@@ -78,6 +81,15 @@ def one_round(side, T, values, state):
     for r in run.parse_results(so):
         if r["op"] in ("put", "fop"):
             add((f"rma {r['op']}+flush us", "2 agents", int(r["size"])), r["usec"])
+    if rows == "net":
+        rc, so, se, _ = run.run_cmd(side.launch(12, "coll", ["-t", T, "-p", "allreduce:8,allreduce:65536"],
+                                                net=True, nodes=3), 300)
+        if rc != 0:
+            raise run.Failure(f"{side.name} allreduce 3x4 failed: {se[-500:]}")
+        for r in run.parse_results(so):
+            if r.get("op") == "allreduce":
+                add(("allreduce us", "3 agents x 4", int(r["size"])), r["usec"])
+        return
     for n in HELLO_RANKS:
         rc, so, se, sec = run.run_cmd(side.launch(n, "hello", []), 300)
         if rc != 0:
@@ -91,6 +103,8 @@ def main():
     ap.add_argument("--after", required=True)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="shorter points")
+    ap.add_argument("--rows", choices=["all", "net"], default="all",
+                    help="net: only the rows between agents, with Allreduce 3 x 4")
     a = ap.parse_args()
     T = 0.03 if a.quick else 0.2
     workdir = tempfile.mkdtemp(prefix="tmpi-ab.")
@@ -107,7 +121,7 @@ def main():
                 gbps = run.machine_probe(probe_im)
                 probes.append(gbps)
                 rounds.append((side, gbps))
-                one_round(side, T, values, gbps)
+                one_round(side, T, values, gbps, a.rows)
                 run.log(f"round {i + 1}/{a.runs}: {side.name} done")
     finally:
         for s in sides:
