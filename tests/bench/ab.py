@@ -11,7 +11,7 @@ runs TCP between them).  Rounds alternate before, after, before, ... with a memo
 (memprobe.c) before each round; every figure is reported as the median per build and machine
 state, with the ratio after / before (below 1: after is faster).
 
-Rows: ping-pong latency and bandwidth on one node and across two agents (8 B, 1 KiB, 64 KiB,
+Rows: ping-pong latency and bandwidth on one node and across two agents (8 B, 1 KiB, 64 KiB, 1 MiB,
 4 MiB), one-sided communication across two agents (rma.c, Win_allocate: Put 8 B and 1 MiB with
 flush, Fetch_and_op with flush, in a passive epoch), and the wall time of a hello job of 64 and
 4096 ranks (launcher start to exit).  --rows net keeps the rows between agents and adds
@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run  # noqa: E402  (the bench driver's agents, runner and probe)
 import report  # noqa: E402  (its machine-state split)
 
-SIZES = [8, 1024, 65536, 4194304]
+SIZES = [8, 1024, 65536, 1048576, 4194304]
 HELLO_RANKS = [64, 4096]
 
 
@@ -97,6 +97,14 @@ def one_round(side, T, values, state, rows):
         add(("hello s", "one node", n), sec)
 
 
+def quartiles(v):
+    """The middle half of a row's runs: whether two medians differ by more than the noise."""
+    if len(v) < 4:
+        return "-"
+    q = statistics.quantiles(v, n=4)
+    return f"{q[0]:.3g}-{q[2]:.3g}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--before", required=True)
@@ -135,13 +143,14 @@ def main():
     print(f"Probes (GB/s memcpy): {', '.join(f'{p:.1f}' for p in probes if p is not None)}; "
           f"load before runs {min(x for x in run.LOADS if x is not None):.1f}-"
           f"{max(x for x in run.LOADS if x is not None):.1f}\n")
-    print("| row | where | size/ranks | state | before | after | after/before |")
-    print("|---|---|---|---|---|---|---|")
+    print("| row | where | size/ranks | state | before | after | after/before | before p25-p75 | after p25-p75 |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for (key, st), by in sorted(merged.items(), key=lambda kv: (kv[0][0][0], kv[0][0][1], kv[0][0][2], kv[0][1])):
         if "before" not in by or "after" not in by:
             continue
         b, f = statistics.median(by["before"]), statistics.median(by["after"])
-        print(f"| {key[0]} | {key[1]} | {key[2]} | {st} | {b:.3g} | {f:.3g} | {f / b:.2f} |")
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {st} | {b:.3g} | {f:.3g} | {f / b:.2f} | "
+              f"{quartiles(by['before'])} | {quartiles(by['after'])} |")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -148,6 +149,12 @@ struct rma_op {
     size_t len;
     uint64_t raddr, key;
     struct rma_op *next; /* in its link's rma list while it waits to be posted (tx_mu) */
+    /* an atomic (tp_atomic): its operation, the registrations of its result and compare
+     * buffers where the provider wants local ones; to: the peer, or this endpoint (l NULL) */
+    int atomic;
+    struct tp_atomic a;
+    struct mr_ent *rmr, *cmr;
+    fi_addr_t to;
 };
 
 struct ofi_tp {
@@ -186,6 +193,11 @@ struct ofi_tp {
     atomic_uint_fast64_t rejected;
     atomic_int break_reqs; /* links with a break_req set: progress_locked reports them */
     atomic_int pumps;      /* links with pump_due set: the progress thread posts for them */
+    /* Atomics (tp_atomic): the provider has FI_ATOMIC; self is this endpoint in the address
+     * vector, for atomics on our own memory; self_atomics counts those. */
+    int atomics;
+    fi_addr_t self;
+    atomic_uint_fast64_t self_atomics;
     /* Operations posted and not yet complete (sends, large sends until their FIN, reads,
      * one-sided): while any is, the progress thread does not back off (inflight_add). */
     atomic_int inflight;
@@ -235,7 +247,7 @@ struct ofi_link {
     struct read_op *reading;   /* a large frame in flight: later frames wait (mu) */
     struct wait_frame *wait_h; /* frames waiting their turn, by frame number (mu) */
     atomic_uint_fast64_t frames_sent, bytes_sent, frames_received, bytes_received, rma_ops,
-        rma_bytes;
+        rma_bytes, atomic_ops;
 };
 
 static __thread int in_progress; /* this thread holds t->mu in progress */
@@ -989,6 +1001,8 @@ static void handle(struct ofi_tp *t, const struct fi_cq_msg_entry *c, int err)
         inflight_add(t, -1);
         if (err && rma_keep(t, r, err)) break;
         mr_put(t, r->mr);
+        mr_put(t, r->rmr);
+        mr_put(t, r->cmr);
         if (r->done) r->done(r->arg, err);
         free(r);
         break;
@@ -1389,6 +1403,7 @@ static void ofi_stats(struct tp_link *tl, struct tp_link_stats *ret)
     ret->bytes_received = atomic_load_explicit(&l->bytes_received, memory_order_relaxed);
     ret->rma_ops = atomic_load_explicit(&l->rma_ops, memory_order_relaxed);
     ret->rma_bytes = atomic_load_explicit(&l->rma_bytes, memory_order_relaxed);
+    ret->atomic_ops = atomic_load_explicit(&l->atomic_ops, memory_order_relaxed);
     snprintf(ret->carrier, sizeof ret->carrier, "ofi:%s", l->t->provider);
 }
 
@@ -1425,23 +1440,30 @@ static void ofi_mr_dereg(struct tp_mr *m)
 
 /* Posts op, TP_OFI_POST_TRIES times at most while the provider's queue is full (-FI_EAGAIN
  * then: the caller queues it). */
+static ssize_t atomic_post_once(struct ofi_tp *t, struct rma_op *op);
+
+static ssize_t rma_post_once(struct ofi_tp *t, struct rma_op *op)
+{
+    /* a Put is done when the data is in the target's memory (a flush after it means that),
+     * not only when it left */
+    struct iovec iov = {.iov_base = op->buf, .iov_len = op->len};
+    void *desc = mr_desc(t, op->mr);
+    struct fi_rma_iov riov = {.addr = op->raddr, .len = op->len, .key = op->key};
+    struct fi_msg_rma m = {.msg_iov = &iov,
+                           .desc = &desc,
+                           .iov_count = 1,
+                           .addr = op->to,
+                           .rma_iov = &riov,
+                           .rma_iov_count = 1,
+                           .context = &op->op.fctx};
+    return op->write ? fi_writemsg(t->ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE)
+                     : fi_readmsg(t->ep, &m, FI_COMPLETION);
+}
+
 static int rma_post(struct ofi_tp *t, struct rma_op *op)
 {
     for (int i = 0;; i++) {
-        /* a Put is done when the data is in the target's memory (a flush after it means
-         * that), not only when it left */
-        struct iovec iov = {.iov_base = op->buf, .iov_len = op->len};
-        void *desc = mr_desc(t, op->mr);
-        struct fi_rma_iov riov = {.addr = op->raddr, .len = op->len, .key = op->key};
-        struct fi_msg_rma m = {.msg_iov = &iov,
-                               .desc = &desc,
-                               .iov_count = 1,
-                               .addr = op->l->peer,
-                               .rma_iov = &riov,
-                               .rma_iov_count = 1,
-                               .context = &op->op.fctx};
-        ssize_t e = op->write ? fi_writemsg(t->ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE)
-                              : fi_readmsg(t->ep, &m, FI_COMPLETION);
+        ssize_t e = op->atomic ? atomic_post_once(t, op) : rma_post_once(t, op);
         if (e == 0) {
             inflight_add(t, 1);
             return 0;
@@ -1467,13 +1489,30 @@ static void rma_queue(struct ofi_tp *t, struct ofi_link *l, struct rma_op *op)
 static int rma_keep(struct ofi_tp *t, struct rma_op *op, int err)
 {
     struct ofi_link *l = op->l;
-    if (!l->rx->on_break || l->failed) return 0;
+    /* an atomic may have been applied before the break: going again could apply it twice,
+     * so it fails (the window's error) */
+    if (!l || op->atomic || !l->rx->on_break || l->failed) return 0;
     break_link(t, l, err);
     if (l->failed) return 0;
     tx_lock(l);
     rma_queue(t, l, op);
     pthread_mutex_unlock(&l->tx_mu);
     return 1;
+}
+
+/* Posts op on l, or queues it for the progress thread: the side that speaks second opens no
+ * connection with a one-sided operation either, a broken link posts after its reattach, and a
+ * full queue when there is room. */
+static int rma_start(struct ofi_tp *t, struct ofi_link *l, struct rma_op *op)
+{
+    tx_lock(l);
+    int r = l->quiet || l->broken || l->rma_h ? -FI_EAGAIN : rma_post(t, op);
+    if (r == -FI_EAGAIN) {
+        rma_queue(t, l, op);
+        r = 0;
+    }
+    pthread_mutex_unlock(&l->tx_mu);
+    return r;
 }
 
 static int rma(struct tp_link *tl, int write, void *buf, size_t len, uint64_t raddr, uint64_t key,
@@ -1487,6 +1526,7 @@ static int rma(struct tp_link *tl, int write, void *buf, size_t len, uint64_t ra
     if (!op) return -ENOMEM;
     *op = (struct rma_op){.op.kind = OP_RMA,
                           .l = l,
+                          .to = l->peer,
                           .done = done,
                           .arg = arg,
                           .write = write,
@@ -1499,15 +1539,7 @@ static int rma(struct tp_link *tl, int write, void *buf, size_t len, uint64_t ra
         free(op);
         return r;
     }
-    tx_lock(l);
-    /* the side that speaks second opens no connection with a one-sided operation either; a
-     * broken link posts after its reattach; no room: the progress thread posts it */
-    r = l->quiet || l->broken || l->rma_h ? -FI_EAGAIN : rma_post(t, op);
-    if (r == -FI_EAGAIN) {
-        rma_queue(t, l, op);
-        r = 0;
-    }
-    pthread_mutex_unlock(&l->tx_mu);
+    r = rma_start(t, l, op);
     if (r) {
         mr_put(t, op->mr);
         free(op);
@@ -1516,6 +1548,124 @@ static int rma(struct tp_link *tl, int write, void *buf, size_t len, uint64_t ra
     atomic_fetch_add_explicit(&l->rma_ops, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&l->rma_bytes, len, memory_order_relaxed);
     return 0;
+}
+
+/* ---- atomics ---- */
+
+static const enum fi_op fi_op_of[TP_AOP__COUNT] = {
+    [TP_AOP_SUM] = FI_SUM,     [TP_AOP_PROD] = FI_PROD,          [TP_AOP_MIN] = FI_MIN,
+    [TP_AOP_MAX] = FI_MAX,     [TP_AOP_LAND] = FI_LAND,          [TP_AOP_LOR] = FI_LOR,
+    [TP_AOP_LXOR] = FI_LXOR,   [TP_AOP_BAND] = FI_BAND,          [TP_AOP_BOR] = FI_BOR,
+    [TP_AOP_BXOR] = FI_BXOR,   [TP_AOP_WRITE] = FI_ATOMIC_WRITE, [TP_AOP_READ] = FI_ATOMIC_READ,
+    [TP_AOP_CSWAP] = FI_CSWAP,
+};
+static const enum fi_datatype fi_type_of[TP_AT__COUNT] = {
+    [TP_AT_INT8] = FI_INT8,
+    [TP_AT_INT16] = FI_INT16,
+    [TP_AT_INT32] = FI_INT32,
+    [TP_AT_INT64] = FI_INT64,
+    [TP_AT_UINT8] = FI_UINT8,
+    [TP_AT_UINT16] = FI_UINT16,
+    [TP_AT_UINT32] = FI_UINT32,
+    [TP_AT_UINT64] = FI_UINT64,
+    [TP_AT_FLOAT] = FI_FLOAT,
+    [TP_AT_DOUBLE] = FI_DOUBLE,
+    [TP_AT_FLOAT_COMPLEX] = FI_FLOAT_COMPLEX,
+    [TP_AT_DOUBLE_COMPLEX] = FI_DOUBLE_COMPLEX,
+};
+static const size_t at_size[TP_AT__COUNT] = {1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16};
+
+static ssize_t atomic_post_once(struct ofi_tp *t, struct rma_op *op)
+{
+    const struct tp_atomic *a = &op->a;
+    /* FI_ATOMIC_READ reads no operand, but the providers want a buffer all the same */
+    struct fi_ioc ioc = {.addr = (void *)(a->buf ? a->buf : a->result), .count = a->count};
+    struct fi_ioc res = {.addr = a->result, .count = a->count};
+    struct fi_ioc cmp = {.addr = (void *)a->cmp, .count = a->count};
+    void *desc = mr_desc(t, op->mr), *rdesc = mr_desc(t, op->rmr), *cdesc = mr_desc(t, op->cmr);
+    struct fi_rma_ioc rioc = {.addr = a->raddr, .count = a->count, .key = a->key};
+    struct fi_msg_atomic m = {.msg_iov = &ioc,
+                              .desc = &desc,
+                              .iov_count = 1,
+                              .addr = op->to,
+                              .rma_iov = &rioc,
+                              .rma_iov_count = 1,
+                              .datatype = fi_type_of[a->type],
+                              .op = fi_op_of[a->op],
+                              .context = &op->op.fctx};
+    if (a->op == TP_AOP_CSWAP)
+        return fi_compare_atomicmsg(t->ep, &m, &cmp, &cdesc, 1, &res, &rdesc, 1, FI_COMPLETION);
+    if (a->result) return fi_fetch_atomicmsg(t->ep, &m, &res, &rdesc, 1, FI_COMPLETION);
+    /* done once applied at the target, as a Put (a flush after it means that) */
+    return fi_atomicmsg(t->ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+}
+
+static int ofi_atomic_ok(struct tp *tt, int op, int type, int fetch, unsigned *ret_flags)
+{
+    struct ofi_tp *t = (struct ofi_tp *)tt;
+    if (ret_flags) *ret_flags = 0;
+    if (!t->atomics || op < 0 || op >= TP_AOP__COUNT || type < 0 || type >= TP_AT__COUNT)
+        return -ENOTSUP;
+    struct fi_atomic_attr attr = {0};
+    uint64_t flags = op == TP_AOP_CSWAP ? FI_COMPARE_ATOMIC : fetch ? FI_FETCH_ATOMIC : 0;
+    if (fi_query_atomic(t->domain, fi_type_of[type], fi_op_of[op], &attr, flags) != 0 ||
+        attr.count == 0)
+        return -ENOTSUP;
+    const uint64_t all =
+        FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
+    if (ret_flags && (t->info->tx_attr->msg_order & all) == all) *ret_flags = TP_ATOMIC_ORDERED;
+    return attr.count > INT32_MAX ? INT32_MAX : (int)attr.count;
+}
+
+static int ofi_atomic(struct tp *tt, struct tp_link *tl, const struct tp_atomic *a, tp_done_fn done,
+                      void *arg)
+{
+    struct ofi_tp *t = (struct ofi_tp *)tt;
+    struct ofi_link *l = (struct ofi_link *)tl;
+    if (!t->atomics) return -ENOTSUP;
+    if (a->op < 0 || a->op >= TP_AOP__COUNT || a->type < 0 || a->type >= TP_AT__COUNT ||
+        !a->count || (a->op != TP_AOP_READ && !a->buf) ||
+        ((a->op == TP_AOP_READ || a->op == TP_AOP_CSWAP) && !a->result) ||
+        (a->op == TP_AOP_CSWAP && !a->cmp))
+        return -EINVAL;
+    if (l && l->failed) return -EPIPE;
+    const size_t len = a->count * at_size[a->type];
+    struct rma_op *op = calloc(1, sizeof *op);
+    if (!op) return -ENOMEM;
+    *op = (struct rma_op){.op.kind = OP_RMA,
+                          .l = l,
+                          .to = l ? l->peer : t->self,
+                          .done = done,
+                          .arg = arg,
+                          .atomic = 1,
+                          .a = *a,
+                          .len = len};
+    int r = 0;
+    if (t->mr_local) {
+        if (a->buf) r = mr_get(t, a->buf, len, 0, &op->mr);
+        if (!r && a->result) r = mr_get(t, a->result, len, 0, &op->rmr);
+        if (!r && a->cmp) r = mr_get(t, a->cmp, len, 0, &op->cmr);
+    }
+    if (!r && !l) { /* our own memory: our own progress makes room */
+        while ((r = rma_post(t, op)) == -FI_EAGAIN)
+            if (!in_progress) sched_yield();
+        if (!r) atomic_fetch_add_explicit(&t->self_atomics, 1, memory_order_relaxed);
+    } else if (!r) {
+        r = rma_start(t, l, op);
+        if (!r) atomic_fetch_add_explicit(&l->atomic_ops, 1, memory_order_relaxed);
+    }
+    if (r) {
+        mr_put(t, op->mr);
+        mr_put(t, op->rmr);
+        mr_put(t, op->cmr);
+        free(op);
+    }
+    return r;
+}
+
+uint64_t tp_ofi_self_atomics(struct tp *tt)
+{
+    return atomic_load_explicit(&((struct ofi_tp *)tt)->self_atomics, memory_order_relaxed);
 }
 
 static int ofi_put(struct tp_link *tl, const void *buf, size_t len, uint64_t raddr, uint64_t key,
@@ -1575,14 +1725,17 @@ static const struct tp_ops ofi_ops = {
     .mr_dereg = ofi_mr_dereg,
     .put = ofi_put,
     .get = ofi_get,
+    .atomic_ok = ofi_atomic_ok,
+    .atomic = ofi_atomic,
     .free = ofi_free,
 };
 
-static struct fi_info *hints_for(const struct ofi_lib *L, const char *provider)
+static struct fi_info *hints_for(const struct ofi_lib *L, const char *provider, int atomics)
 {
     struct fi_info *h = L->dupinfo(NULL);
     if (!h) return NULL;
-    h->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+    h->caps = FI_MSG | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
+              (atomics ? FI_ATOMIC : 0);
     h->mode = FI_CONTEXT;
     h->ep_attr->type = FI_EP_RDM;
     h->domain_attr->threading = FI_THREAD_SAFE;
@@ -1629,13 +1782,19 @@ int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len
     t->wait_fd = -1;
     pthread_mutex_init(&t->mu, NULL);
     pthread_mutex_init(&t->mr_mu, NULL);
-    struct fi_info *h = hints_for(L, provider);
-    if (!h) {
-        free(t);
-        return -ENOMEM;
+    /* with atomics where the provider has them (accumulates then go as fi_atomic), else
+     * without */
+    int r = -FI_ENODATA;
+    for (int atomics = 1; atomics >= 0 && r; atomics--) {
+        struct fi_info *h = hints_for(L, provider, atomics);
+        if (!h) {
+            free(t);
+            return -ENOMEM;
+        }
+        r = L->getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &t->info);
+        L->freeinfo(h);
+        t->atomics = atomics && !r;
     }
-    int r = L->getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &t->info);
-    L->freeinfo(h);
     if (r) {
         WHY("no libfabric provider %s with reliable datagrams here (%s)",
             provider && *provider ? provider : "(any)", L->strerror(-r));
@@ -1699,6 +1858,8 @@ int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len
         ofi_free(&t->base);
         return r < 0 ? r : -EIO;
     }
+    if (t->atomics && fi_av_insert(t->av, t->name, 1, &t->self, 0, NULL) != 1)
+        t->atomics = 0; /* no way to our own memory: accumulates stay frames */
     r = pthread_create(&t->thread, NULL, progress_thread, t);
     if (r) {
         WHY("libfabric provider %s: progress thread: %s", t->provider, strerror(r));
@@ -1775,7 +1936,7 @@ int tp_ofi_fabric_present(char *name, size_t len)
 {
     const struct ofi_lib *L = ofi_lib_get(NULL, 0);
     if (!L) return 0; /* no libfabric: no fabric */
-    struct fi_info *h = hints_for(L, NULL), *list = NULL;
+    struct fi_info *h = hints_for(L, NULL, 0), *list = NULL;
     if (!h) return 0;
     int found = 0;
     if (L->getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &list) == 0) {

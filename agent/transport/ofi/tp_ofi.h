@@ -63,6 +63,8 @@ int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len
 int tp_ofi_link_start(struct tp_link *l);
 /* The endpoint's name for peers (up to TP_OFI_NAME_MAX bytes); its length or a negative errno. */
 int tp_ofi_name(struct tp *t, void *buf, size_t len);
+/* Atomics the endpoint applied to its own memory (tp_atomic with no link). */
+uint64_t tp_ofi_self_atomics(struct tp *t);
 /* The provider the endpoint runs on ("tcp;ofi_rxm"). */
 const char *tp_ofi_provider(struct tp *t);
 /* A fresh random secret for a link's receiving side. */
