@@ -1858,6 +1858,10 @@ int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len
         ofi_free(&t->base);
         return r < 0 ? r : -EIO;
     }
+    /* shm's atomics lost updates here (libfabric 1.17: rma_basic's Accumulate from 6 ranks
+     * on 3 loopback nodes read 18 and 23 for 21 after the fence), where tcp;ofi_rxm's hold:
+     * on shm accumulates stay frames */
+    if (!strncmp(t->provider, "shm", 3) || !strncmp(t->provider, "sm2", 3)) t->atomics = 0;
     if (t->atomics && fi_av_insert(t->av, t->name, 1, &t->self, 0, NULL) != 1)
         t->atomics = 0; /* no way to our own memory: accumulates stay frames */
     r = pthread_create(&t->thread, NULL, progress_thread, t);
