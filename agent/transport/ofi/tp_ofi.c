@@ -1073,6 +1073,8 @@ static int pump_all(struct ofi_tp *t)
             struct rma_op *op = gone;
             gone = op->next;
             mr_put(t, op->mr);
+            mr_put(t, op->rmr);
+            mr_put(t, op->cmr);
             if (op->done) op->done(op->arg, -EPIPE);
             free(op);
         }
@@ -1381,6 +1383,8 @@ static void ofi_close(struct tp_link *tl)
         struct rma_op *op = l->rma_h;
         l->rma_h = op->next;
         mr_put(t, op->mr);
+        mr_put(t, op->rmr);
+        mr_put(t, op->cmr);
         free(op);
     }
     if (atomic_exchange(&l->pump_due, 0)) atomic_fetch_sub(&t->pumps, 1);
