@@ -304,10 +304,10 @@ kill_data_links() {
 # bats test_tags=multinode
 @test "liveness: one-sided Puts and Gets across data links reset twice are carried out; every block checked" {
     start_cluster 2
-    local out="$BATS_TEST_TMPDIR/out" pid n exe="$BATS_FILE_TMPDIR/rma_steady" m=20000
-    [ -z "$(build_sanitizer)" ] || m=3000
+    local out="$BATS_TEST_TMPDIR/out" pid n exe="$BATS_FILE_TMPDIR/rma_steady"
     tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/rma_steady.c"
-    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe" "$m" \
+    # 100 rounds at least, and 8 s: it outlasts both resets on a fast link too
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe" 100 8 \
         >"$out" 2>&1 &
     pid=$!
     wait_for_text "$out" "rma_steady: started"
@@ -319,7 +319,7 @@ kill_data_links() {
     n=$(kill_data_links 2)
     [ "$n" -ge 2 ] || { echo "expected 2 data links of node 2, reset $n" >&2; cat "$out"; false; }
     wait_launcher "$pid" 180 || { cat "$out"; false; }
-    expect_end 0 "rma_steady: $((4 * m)) rounds checked"
+    expect_end 0 "rma_steady: [0-9]* rounds checked"
     grep -qx OK "$out" || { echo "expected OK, got:" >&2; cat "$out" >&2; false; }
 }
 

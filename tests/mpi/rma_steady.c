@@ -1,6 +1,8 @@
 /* rma_steady.c — one-sided traffic that outlasts a break of the links under it: every rank
  * Puts a block stamped with (round, rank) into its slot of the next rank's window, flushes,
- * Gets it back and checks every byte, for ROUNDS rounds (argv[1]), in one passive epoch.  Run
+ * Gets it back and checks every byte, for ROUNDS rounds (argv[1]) and, with argv[2], for at
+ * least that many seconds of rank 0's clock (rounds go on in steps of STEP until then, the
+ * same number on every rank), in one passive epoch.  Run
  * across nodes while the data links are reset (tests/bats/liveness.bats): a Put or Get in
  * flight at the break must be carried out once the link is back, not fail the window.  Prints
  * "rma_steady: started" once the epoch is open, "rma_steady: N rounds checked" and OK. */
@@ -12,6 +14,8 @@
 
 /* a block that goes as one remote write or read on the OFI transport (contiguous) */
 #define BLOCK 8192
+/* rounds between two looks at the clock */
+#define STEP 64
 
 static void stamp(unsigned char *b, int round, int rank)
 {
@@ -25,8 +29,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const int rounds = argc > 1 ? atoi(argv[1]) : 200;
-    CHECK(rounds > 0);
+    const int min_rounds = argc > 1 ? atoi(argv[1]) : 200;
+    const double seconds = argc > 2 ? atof(argv[2]) : 0;
+    CHECK(min_rounds > 0 && seconds >= 0);
+    const double t0 = MPI_Wtime();
     unsigned char *base;
     MPI_Win win;
     CHECK_MPI(
@@ -42,7 +48,8 @@ int main(int argc, char **argv)
         printf("rma_steady: started\n");
         fflush(stdout);
     }
-    for (int r = 0; r < rounds; r++) {
+    int rounds = 0;
+    for (int r = 0;; r++) {
         stamp(out, r, rank);
         CHECK_MPI(MPI_Put(out, BLOCK, MPI_BYTE, target, slot, BLOCK, MPI_BYTE, win));
         CHECK_MPI(MPI_Win_flush(target, win));
@@ -56,6 +63,13 @@ int main(int argc, char **argv)
             fprintf(stderr, "rank %d round %d: byte %d of the block read back is %d, put %d\n",
                     rank, r, at, back[at], out[at]);
             CHECK(0);
+        }
+        if ((r + 1) % STEP && r + 1 != min_rounds) continue;
+        int go = r + 1 < min_rounds || MPI_Wtime() - t0 < seconds;
+        CHECK_MPI(MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD));
+        if (!go) {
+            rounds = r + 1;
+            break;
         }
     }
     CHECK_MPI(MPI_Win_unlock(target, win));
