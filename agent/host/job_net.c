@@ -13,6 +13,7 @@
 #include "job_spare.h"
 #include "log.h"
 #include "mesh_auth.h"
+#include "tp_ofi.h"
 #include "tp_tcp.h"
 #include "transport.h"
 
@@ -372,8 +373,9 @@ void job_net_resume(struct job_net *n)
     pthread_mutex_unlock(&n->mu);
 }
 
-/* The one-sided transfers each link moved without a frame (job_net_put/get), for the log
- * (mu held, links still there): what shows that Put and Get went as fi_write / fi_read. */
+/* The one-sided transfers each link moved without a frame (job_net_put/get/atomic), for the
+ * log (mu held, links still there): what shows that Put and Get went as fi_write / fi_read
+ * and accumulates as fi_atomic. */
 static void log_rma(struct job_net *n)
 {
     for (int node = 0; node < n->nnodes; node++) {
@@ -381,12 +383,22 @@ static void log_rma(struct job_net *n)
         if (!l) continue;
         struct tp_link_stats st;
         tp_stats(l, &st);
-        if (!st.rma_ops) continue;
-        log_info("job %llu: %llu one-sided transfers (%llu bytes) to node %d (%s) went as "
-                 "remote memory access on %s (fi_write, fi_read)",
-                 (unsigned long long)n->job->id, (unsigned long long)st.rma_ops,
-                 (unsigned long long)st.rma_bytes, node, n->addr[node], st.carrier);
+        if (st.rma_ops)
+            log_info("job %llu: %llu one-sided transfers (%llu bytes) to node %d (%s) went as "
+                     "remote memory access on %s (fi_write, fi_read)",
+                     (unsigned long long)n->job->id, (unsigned long long)st.rma_ops,
+                     (unsigned long long)st.rma_bytes, node, n->addr[node], st.carrier);
+        if (st.atomic_ops)
+            log_info("job %llu: %llu accumulates to node %d (%s) went as atomics of %s "
+                     "(fi_atomic)",
+                     (unsigned long long)n->job->id, (unsigned long long)st.atomic_ops, node,
+                     n->addr[node], st.carrier);
     }
+    uint64_t own = n->ofi ? tp_ofi_self_atomics(n->ofi) : 0;
+    if (own)
+        log_info("job %llu: %llu accumulates to this node's own windows went as atomics of "
+                 "ofi:%s (fi_atomic)",
+                 (unsigned long long)n->job->id, (unsigned long long)own, tp_ofi_provider(n->ofi));
 }
 
 void job_net_close(struct job_net *n)
@@ -535,6 +547,65 @@ int job_net_get(void *net, int node, void *buf, size_t len, uint64_t raddr, uint
                 void (*done)(void *arg, int err), void *arg)
 {
     return rma_start(net, node, 0, buf, len, raddr, key, done, arg);
+}
+
+/* svc.h's atomic names are the transport's (transport.h), value for value. */
+_Static_assert((int)TMPI_AOP_CSWAP == (int)TP_AOP_CSWAP &&
+                   (int)TMPI_AOP__COUNT == (int)TP_AOP__COUNT &&
+                   (int)TMPI_AOP_READ == (int)TP_AOP_READ &&
+                   (int)TMPI_AOP_WRITE == (int)TP_AOP_WRITE,
+               "atomic operations of svc.h and transport.h differ");
+_Static_assert((int)TMPI_AT_DOUBLE_COMPLEX == (int)TP_AT_DOUBLE_COMPLEX &&
+                   (int)TMPI_AT__COUNT == (int)TP_AT__COUNT &&
+                   (int)TMPI_AT_FLOAT == (int)TP_AT_FLOAT &&
+                   (int)TMPI_AT_UINT64 == (int)TP_AT_UINT64,
+               "atomic types of svc.h and transport.h differ");
+_Static_assert(TMPI_ATOMIC_ORDERED == TP_ATOMIC_ORDERED, "atomic flags of svc.h and transport.h");
+
+/* Every link of the job is on the OFI endpoint (links are set before the gate opens). */
+static int all_on_ofi(struct job_net *n)
+{
+    if (!n->ofi) return 0;
+    for (int node = 0; node < n->nnodes; node++) {
+        if (node == n->self) continue;
+        struct tp_link *l = __atomic_load_n(&link_at(n, node, TMPI_CH_P2P)->l, __ATOMIC_ACQUIRE);
+        if (!l || !l->ops->put) return 0;
+    }
+    return 1;
+}
+
+int job_net_atomic_ok(void *net, int op, int type, int fetch, unsigned *ret_flags)
+{
+    struct job_net *n = net;
+    if (ret_flags) *ret_flags = 0;
+    if (!n || !all_on_ofi(n)) return -ENOTSUP;
+    return tp_atomic_ok(n->ofi, op, type, fetch, ret_flags);
+}
+
+int job_net_atomic(void *net, int node, const struct tmpi_atomic *a,
+                   void (*done)(void *arg, int err), void *arg)
+{
+    struct job_net *n = net;
+    if (!n || !a || node < 0 || node >= n->nnodes) return -EINVAL;
+    if (!n->ofi) return -ENOTSUP;
+    struct tp_link *l = NULL;
+    if (node != n->self) {
+        l = __atomic_load_n(&link_at(n, node, TMPI_CH_P2P)->l, __ATOMIC_ACQUIRE);
+        if (!l) return -EPIPE;
+        if (!l->ops->put) return -ENOTSUP; /* this link is on TCP */
+    }
+    struct rma_done *d = malloc(sizeof *d);
+    if (!d) return -ENOMEM;
+    *d = (struct rma_done){n, done, arg};
+    const struct tp_atomic ta = {a->op,     a->type,  a->buf,   a->cmp,
+                                 a->result, a->count, a->raddr, a->key};
+    atomic_fetch_add_explicit(&n->frames_sent, 1, memory_order_seq_cst);
+    int r = tp_atomic(n->ofi, l, &ta, rma_finished, d);
+    if (r < 0) {
+        atomic_fetch_sub_explicit(&n->frames_sent, 1, memory_order_seq_cst);
+        free(d);
+    }
+    return r;
 }
 
 void job_net_traffic(struct job_net *n, Tmpi__ChannelTraffic ret[2])

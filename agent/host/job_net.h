@@ -38,6 +38,7 @@
 #include "control.pb-c.h"
 #include "mesh.h"
 #include "netd_hdr.h"
+#include "svc.h"
 
 struct agent;
 struct job;
@@ -164,6 +165,12 @@ int job_net_put(void *net, int node, const void *buf, size_t len, uint64_t raddr
                 void (*done)(void *arg, int err), void *arg);
 int job_net_get(void *net, int node, void *buf, size_t len, uint64_t raddr, uint64_t key,
                 void (*done)(void *arg, int err), void *arg);
+/* svc net_atomic_ok / net_atomic (svc.h): accumulates carried out by the transport (OFI
+ * fi_atomic), on every node of the job or on none: -ENOTSUP unless each of its links is on
+ * the OFI endpoint, whose atomics reach this node's own memory too. */
+int job_net_atomic_ok(void *net, int op, int type, int fetch, unsigned *ret_flags);
+int job_net_atomic(void *net, int node, const struct tmpi_atomic *a,
+                   void (*done)(void *arg, int err), void *arg);
 
 /* Any thread, once the job is failing: no frame is delivered to libtmpi after this returns
  * (ranks are about to unwind: their posted buffers and stack requests go away). */

@@ -212,6 +212,8 @@ __attribute__((visibility("default"))) struct tmpi_svc tmpi_svc = {
     .net_get = job_net_get,
     .xjob_send = host_xjob_send,
     .host_nodes = svc_host_nodes,
+    .net_atomic_ok = job_net_atomic_ok,
+    .net_atomic = job_net_atomic,
 };
 
 void svc_init(struct agent *a)

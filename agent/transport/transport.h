@@ -20,7 +20,9 @@
  *             drop it), on_frame says it is there, on_error says the link failed
  *   progress  tp_poll (a waiting rank runs the receive machine itself), tp_hold/tp_release
  *             (it spins / stops), tp_resume (start reading a link made paused), tp_drain
- *   rma       tp_mr_reg/tp_put/tp_get where the transport has them (-ENOTSUP otherwise)
+ *   rma       tp_mr_reg/tp_put/tp_get where the transport has them (-ENOTSUP otherwise),
+ *             tp_atomic (an accumulate carried out at the target by the transport) and
+ *             tp_atomic_ok (which operations and types it carries)
  *   reattach  tp_reattach(l, addr): a new way to the same peer after on_break (tcp: a new
  *             authenticated socket; the link resends what the peer did not acknowledge).
  *             ofi: the provider makes the way anew itself; the link resends the same.
@@ -82,8 +84,55 @@ struct tp_addr {
 struct tp_link_stats {
     uint64_t frames_sent, bytes_sent, frames_received, bytes_received;
     uint64_t rma_ops, rma_bytes;
-    char carrier[80]; /* "tcp", or "ofi:PROVIDER" */
+    uint64_t atomic_ops; /* tp_atomic operations on the link (the rma_ops do not count them) */
+    char carrier[80];    /* "tcp", or "ofi:PROVIDER" */
 };
+
+/* An atomic operation on count elements of one type at raddr under key in the peer's
+ * registered memory (tp_atomic): target = target op buf (WRITE: buf; READ: unchanged), the
+ * old values into result when it is not NULL (READ and CSWAP need it); CSWAP: target = buf
+ * where it equals cmp.  The values are those of proto/svc/svc.h TMPI_AOP_* / TMPI_AT_*. */
+enum tp_aop {
+    TP_AOP_SUM,
+    TP_AOP_PROD,
+    TP_AOP_MIN,
+    TP_AOP_MAX,
+    TP_AOP_LAND,
+    TP_AOP_LOR,
+    TP_AOP_LXOR,
+    TP_AOP_BAND,
+    TP_AOP_BOR,
+    TP_AOP_BXOR,
+    TP_AOP_WRITE,
+    TP_AOP_READ,
+    TP_AOP_CSWAP,
+    TP_AOP__COUNT
+};
+enum tp_atype {
+    TP_AT_INT8,
+    TP_AT_INT16,
+    TP_AT_INT32,
+    TP_AT_INT64,
+    TP_AT_UINT8,
+    TP_AT_UINT16,
+    TP_AT_UINT32,
+    TP_AT_UINT64,
+    TP_AT_FLOAT,
+    TP_AT_DOUBLE,
+    TP_AT_FLOAT_COMPLEX,
+    TP_AT_DOUBLE_COMPLEX,
+    TP_AT__COUNT
+};
+struct tp_atomic {
+    int op, type; /* enum tp_aop, enum tp_atype */
+    const void *buf, *cmp;
+    void *result;
+    size_t count;
+    uint64_t raddr, key;
+};
+/* tp_atomic_ok's flag: the transport applies one origin's atomics to one target in the order
+ * they were posted, reads and writes alike (libfabric FI_ORDER_ATOMIC_RAR/RAW/WAR/WAW). */
+#define TP_ATOMIC_ORDERED 1u
 
 struct tp_ops {
     const char *name; /* "tcp", "ofi" */
@@ -109,6 +158,14 @@ struct tp_ops {
                tp_done_fn done, void *arg);
     int (*get)(struct tp_link *l, void *buf, size_t len, uint64_t raddr, uint64_t key,
                tp_done_fn done, void *arg);
+    /* Atomics, NULL where the transport has none.  atomic_ok: the most elements one atomic of
+     * op on type carries (fetch: with the old values back), or -ENOTSUP; *ret_flags gets
+     * TP_ATOMIC_ORDERED or 0.  atomic: l is the link to the peer, or NULL for this endpoint's
+     * own memory (so that the accumulates of the target's own node take the same path as
+     * those of other nodes and stay atomic against them); done as for put. */
+    int (*atomic_ok)(struct tp *t, int op, int type, int fetch, unsigned *ret_flags);
+    int (*atomic)(struct tp *t, struct tp_link *l, const struct tp_atomic *a, tp_done_fn done,
+                  void *arg);
     void (*free)(struct tp *t); /* every link closed before */
 };
 
@@ -176,6 +233,16 @@ static inline int tp_get(struct tp_link *l, void *buf, size_t len, uint64_t radd
                          tp_done_fn done, void *arg)
 {
     return l->ops->get ? l->ops->get(l, buf, len, raddr, key, done, arg) : -ENOTSUP;
+}
+
+static inline int tp_atomic_ok(struct tp *t, int op, int type, int fetch, unsigned *ret_flags)
+{
+    return t->ops->atomic_ok ? t->ops->atomic_ok(t, op, type, fetch, ret_flags) : -ENOTSUP;
+}
+static inline int tp_atomic(struct tp *t, struct tp_link *l, const struct tp_atomic *a,
+                            tp_done_fn done, void *arg)
+{
+    return t->ops->atomic ? t->ops->atomic(t, l, a, done, arg) : -ENOTSUP;
 }
 
 #endif

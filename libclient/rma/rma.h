@@ -102,6 +102,12 @@ struct tm_win {
     /* Operations the links applied to or answered from this window (release, rma_net.c
      * op_frame): tm_win_target_sync acquires it. */
     _Atomic uint64_t target_seq;
+    /* Accumulates of the element types in acc_net (bit 1 << enum tm_basic) go as the
+     * transport's atomics, from every origin (rma_acc_net.c), at most acc_max[type] elements
+     * each; acc_ordered: the transport keeps one origin's atomics in order.  Immutable. */
+    uint64_t acc_net;
+    uint32_t acc_max[TM_T__COUNT];
+    int acc_ordered;
     struct tm_win *next; /* job registry (job->wins_lock) */
 };
 
@@ -256,6 +262,29 @@ int tm_rma_remote_ctl(struct tm_rank *me, struct tm_winref *wr, int kind, int t,
  * MPI error class. */
 int tm_rma_direct(struct tm_rank *me, struct tm_winref *wr, int write, int t, size_t off, void *buf,
                   size_t len, struct tm_request *req, int *taken);
+
+/* rma_acc_net.c: the element types whose accumulates the job's transport carries (svc
+ * net_atomic_ok; the window keeps what every member found), the most elements of each in one
+ * atomic into max, and whether it keeps their order; 0 when it carries none. */
+struct tmpi_svc;
+uint64_t tm_rma_acc_net_types(const struct tmpi_svc *svc, void *link, uint32_t *max, int *ordered);
+/* Waits until the calling origin's atomics on the window are applied (an epoch's end on a
+ * target of this node, which no frame orders behind them). */
+void tm_rma_acc_net_wait(struct tm_rank *me, struct tm_winref *wr);
+static inline int tm_rma_acc_net_on(const struct tm_win *w, enum tm_basic b)
+{
+    return (unsigned)b < TM_T__COUNT && (w->acc_net >> b & 1);
+}
+/* An accumulate (op; cmp not NULL: a compare-and-swap of new value oaddr) of tcount x tt at
+ * byte offset off of member t's memory, with the operand (oaddr, ocount, ot; NULL for NO_OP)
+ * and the old values into (raddr, rcount, rt) when raddr is not NULL, as the transport's
+ * atomics; complete like tm_rma_direct's accesses (req, if not NULL, completes then).  An MPI
+ * error class. */
+int tm_rma_acc_net(struct tm_rank *me, struct tm_winref *wr, int t, size_t off,
+                   const struct tm_type *tt, size_t tcount, enum tm_opkind op, enum tm_basic basic,
+                   const void *oaddr, size_t ocount, const struct tm_type *ot, void *raddr,
+                   size_t rcount, const struct tm_type *rt, const void *cmp, size_t bytes,
+                   struct tm_request *req);
 /* Frees the record (sent or not: a held operation is dropped; the job ends). */
 void tm_rma_origin_free(struct tm_rma_origin *org);
 /* Waits for every answer asked for and every payload handed to the links: 0 or the error. */

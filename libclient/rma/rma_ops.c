@@ -281,6 +281,18 @@ static int do_acc(const char *fn, const void *oaddr, MPI_Count ocount, MPI_Datat
         return tm_win_err(o.me, o.wr, MPI_ERR_OP, fn, "MPI_NO_OP is for fetching calls only");
     if (!no_op && (err = check_match(&o, fn, "origin", ot, ocount, tt, tcount))) return err;
     if (fetching && (err = check_match(&o, fn, "result", rt, rcount, tt, tcount))) return err;
+    if (tm_rma_acc_net_on(o.wr->w, o.basic) && o.bytes) {
+        /* the window's accumulates of this type go as the transport's atomics, from this
+         * node too (rma_acc_net.c) */
+        struct tm_request *r = NULL;
+        if (request && (err = new_request(&o, fn, request, &r))) return err;
+        err = tm_rma_acc_net(o.me, o.wr, o.t, o.off, tt, o.tcount, o.op, o.basic,
+                             no_op ? NULL : oaddr, (size_t)ocount, ot, fetching ? raddr : NULL,
+                             (size_t)rcount, rt, NULL, o.bytes, r);
+        if (err) return remote_failed(&o, fn, err);
+        if (request) *request = r;
+        return MPI_SUCCESS;
+    }
     if (o.on_node) {
         if (!o.bytes) return request ? done_request(&o, fn, request) : MPI_SUCCESS;
         const int ocontig = no_op || ot->contig, rcontig = !fetching || rt->contig;
@@ -598,6 +610,12 @@ TM_API int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_ad
                           "%s is not a predefined integer, logical or byte type", t->name);
     if (!origin_addr || !compare_addr || !result_addr)
         return tm_win_err(o.me, o.wr, MPI_ERR_BUFFER, fn, "a buffer is NULL");
+    if (tm_rma_acc_net_on(o.wr->w, o.basic)) {
+        err = tm_rma_acc_net(o.me, o.wr, o.t, o.off, t, 1, TM_OP_REPLACE, o.basic, origin_addr, 1,
+                             t, result_addr, 1, t, compare_addr, o.bytes, NULL);
+        if (err) return remote_failed(&o, fn, err);
+        return MPI_SUCCESS;
+    }
     if (o.on_node) {
         tm_rma_cas_apply(o.wr->w, o.basic, origin_addr, compare_addr, o.local, result_addr);
         return MPI_SUCCESS;

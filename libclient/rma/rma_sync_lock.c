@@ -133,6 +133,7 @@ static int unlock_one(struct tm_rank *me, struct tm_winref *wr, int t, int v)
 {
     int type = lock_type_of(v);
     if (is_local(wr, t)) {
+        tm_rma_acc_net_wait(me, wr); /* the lock goes once its accumulates are applied */
         atomic_thread_fence(memory_order_seq_cst);
         tm_win_target_sync(wr->w);
         if (!(v & LOCK_NOCHECK)) tm_win_lock_release(wr->w, &wr->w->m[t], type);

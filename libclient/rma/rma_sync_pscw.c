@@ -158,6 +158,7 @@ TM_API int PMPI_Win_complete(MPI_Win win)
     for (int i = 0; i < wr->nacc_grp; i++) {
         int t = wr->acc_grp[i];
         if (is_local(wr, t)) {
+            tm_rma_acc_net_wait(me, wr); /* its accumulates applied before it is counted */
             atomic_fetch_add_explicit(&w->m[t].completes, 1, memory_order_seq_cst);
             wake_member(me, &w->m[t]);
         } else {

@@ -129,6 +129,8 @@ struct win_info {
     /* its memory's registration for remote access (rma_ok: there is one) */
     uint64_t key, addr;
     int64_t rma_ok;
+    /* the element types whose accumulates its transport carries (tm_rma_acc_net_types) */
+    uint64_t acc_types, acc_ordered;
 };
 
 static struct tm_win *win_new(struct tm_job *j, int id, int flavor, int size,
@@ -164,6 +166,20 @@ static struct tm_win *win_new(struct tm_job *j, int id, int flavor, int size,
         w->m[i].posts = calloc((size_t)size, sizeof *w->m[i].posts);
         if (!w->m[i].posts) goto err;
     }
+    /* Accumulates as the transport's atomics (rma_acc_net.c): for the types every member's
+     * transport carries, when every member's memory is registered (a member with none has no
+     * memory to target) and the window spans nodes. */
+    uint64_t acc = j->net ? ~0ull : 0;
+    int spans = 0, ordered = 1;
+    for (int i = 0; i < size && acc; i++) {
+        if (!all[i].rma_ok && all[i].size) acc = 0;
+        acc &= all[i].acc_types;
+        ordered &= all[i].acc_ordered != 0;
+        spans |= w->m[i].node != w->m[0].node;
+    }
+    w->acc_net = spans ? acc : 0;
+    w->acc_ordered = ordered;
+    if (w->acc_net) tm_rma_acc_net_types(j->net->svc, j->net->link, w->acc_max, &ordered);
     if (flavor == MPI_WIN_FLAVOR_SHARED) {
         /* One segment, the members' parts one after the other in rank order (contiguous, as
          * MPI 3.1 §11.2.3 says unless alloc_shared_noncontig, which we need not honour). */
@@ -245,7 +261,7 @@ static int win_make(const char *fn, MPI_Comm comm, int flavor, void *base, MPI_A
     struct tm_commref *wc = tm_comm_get(&me->comms, wr->comm);
     const int n = wc->c->size;
     wr->rank = wc->rank;
-    struct win_info mine = {(uintptr_t)base, (uint64_t)size, disp_unit, 0, 0, 0};
+    struct win_info mine = {(uintptr_t)base, (uint64_t)size, disp_unit, 0, 0, 0, 0, 0};
     /* Origins on other nodes Put and Get into this memory themselves where the job's links
      * have remote access (rma_net.c "Remote memory access"); a dynamic window's regions come
      * and go, and a shared one has no member on another node. */
@@ -254,6 +270,12 @@ static int win_make(const char *fn, MPI_Comm comm, int flavor, void *base, MPI_A
         (flavor == MPI_WIN_FLAVOR_CREATE || flavor == MPI_WIN_FLAVOR_ALLOCATE) &&
         svc->net_mr_reg(j->net->link, base, (size_t)size, &wr->mr, &mine.key, &mine.addr) == 0)
         mine.rma_ok = 1;
+    if (svc && (flavor == MPI_WIN_FLAVOR_CREATE || flavor == MPI_WIN_FLAVOR_ALLOCATE)) {
+        uint32_t max[TM_T__COUNT];
+        int ordered = 0;
+        mine.acc_types = tm_rma_acc_net_types(svc, j->net->link, max, &ordered);
+        mine.acc_ordered = (uint64_t)ordered;
+    }
     struct win_info *all = calloc((size_t)n, sizeof *all);
     if (!all) goto nomem;
     err = PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, wr->comm);

@@ -22,7 +22,7 @@
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 17
+#define TMPI_SVC_ABI 18
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 
@@ -158,6 +158,8 @@ struct tmpi_sleepers {
     _Atomic int sleepers;
     _Atomic uint32_t word;
 };
+
+struct tmpi_atomic;
 
 struct tmpi_svc {
     int abi; /* TMPI_SVC_ABI */
@@ -333,6 +335,67 @@ struct tmpi_svc {
      * "localhost".  How many nodes it names (0: none of the job's).  Any rank thread; never
      * blocks. */
     int (*host_nodes)(const char *host, int *out, int cap);
+
+    /* Optional (may be NULL: accumulates to other nodes go as frames).  Atomic operations
+     * carried out by the job's transport in registered window memory (net_mr_reg) where it
+     * has them (the OFI transport: fi_atomic, fi_fetch_atomic, fi_compare_atomic, applied by
+     * the provider at the target, on a real fabric by its network card).  net_atomic_ok: the
+     * most elements one net_atomic of op (TMPI_AOP_*) on type (TMPI_AT_*) carries (fetch: with
+     * the old values back), or -ENOTSUP; *ret_flags gets TMPI_ATOMIC_ORDERED when the atomics
+     * of one origin to one target are applied in the order posted.  net_atomic: a->count
+     * elements at a->raddr under a->key in the memory node `node` registered (this node too:
+     * its own memory, so that every accumulate to a window can take this path and they stay
+     * atomic against each other); done(arg, err) once applied (and the old values in
+     * a->result), any thread, maybe before the call returns; not resent after a break of the
+     * link (done gets the error).  0, -ENOTSUP (the link to node fell back to TCP), -EINVAL,
+     * -EPIPE, -ENOMEM; done is not called then.  Any rank thread; never blocks for long. */
+    int (*net_atomic_ok)(void *net, int op, int type, int fetch, unsigned *ret_flags);
+    int (*net_atomic)(void *net, int node, const struct tmpi_atomic *a,
+                      void (*done)(void *arg, int err), void *arg);
+};
+
+/* net_atomic's operations and element types (the transport's, agent/transport/transport.h). */
+enum {
+    TMPI_AOP_SUM,
+    TMPI_AOP_PROD,
+    TMPI_AOP_MIN,
+    TMPI_AOP_MAX,
+    TMPI_AOP_LAND,
+    TMPI_AOP_LOR,
+    TMPI_AOP_LXOR,
+    TMPI_AOP_BAND,
+    TMPI_AOP_BOR,
+    TMPI_AOP_BXOR,
+    TMPI_AOP_WRITE,
+    TMPI_AOP_READ,
+    TMPI_AOP_CSWAP,
+    TMPI_AOP__COUNT
+};
+enum {
+    TMPI_AT_INT8,
+    TMPI_AT_INT16,
+    TMPI_AT_INT32,
+    TMPI_AT_INT64,
+    TMPI_AT_UINT8,
+    TMPI_AT_UINT16,
+    TMPI_AT_UINT32,
+    TMPI_AT_UINT64,
+    TMPI_AT_FLOAT,
+    TMPI_AT_DOUBLE,
+    TMPI_AT_FLOAT_COMPLEX,
+    TMPI_AT_DOUBLE_COMPLEX,
+    TMPI_AT__COUNT
+};
+#define TMPI_ATOMIC_ORDERED 1u
+/* One net_atomic: target = target op buf (WRITE: buf; READ: unchanged) for count elements,
+ * the old values into result when not NULL (READ and CSWAP need it); CSWAP: target = buf
+ * where it equals cmp. */
+struct tmpi_atomic {
+    int op, type;
+    const void *buf, *cmp;
+    void *result;
+    size_t count;
+    uint64_t raddr, key;
 };
 
 /* xjob_send's bounds (proto/control/msg_check.h MSG_XFRAME_*). */

@@ -18,11 +18,12 @@ launch() { "$TMPI_BUILD/launcher/tmpi-launch" "$@"; }
 tmpictl() { "$TMPI_BUILD/launcher/tmpictl" "$@"; }
 
 # The second pass of the multi-node tests (tests/check.sh; the tests tagged multinode):
-# TMPI_TEST_TRANSPORT=ofi puts every job on libfabric's tcp provider (tmpi-launch forwards
+# TMPI_TEST_TRANSPORT=ofi puts every job on libfabric's tcp provider, or the one
+# TMPI_TEST_PROVIDER names (shm: the agents on loopback are one host) (tmpi-launch forwards
 # TMPI_TRANSPORT and FI_PROVIDER to the job hosts), and a job whose links fell back to TCP fails
 # its test when its agents stop (stop_agent).
 if [ "${TMPI_TEST_TRANSPORT:-}" = ofi ]; then
-    export TMPI_TRANSPORT=ofi FI_PROVIDER=tcp
+    export TMPI_TRANSPORT=ofi FI_PROVIDER="${TMPI_TEST_PROVIDER:-tcp}"
 fi
 
 have_agent() { [ -x "$TMPID" ]; }

@@ -297,6 +297,32 @@ kill_data_links() {
     grep -q "broke .*reconnecting" "$BATS_TEST_TMPDIR/node2.log"
 }
 
+# One-sided traffic (tests/mpi/rma_steady.c: Put, flush, Get back, compare) across data links
+# reset twice: on OFI the Puts and Gets are remote writes and reads, and one in flight at a
+# reset completes with an error from the provider; it goes again once the link is back (before,
+# the window failed with MPI_ERR_OTHER), and every block read back is the one put.
+# bats test_tags=multinode
+@test "liveness: one-sided Puts and Gets across data links reset twice are carried out; every block checked" {
+    start_cluster 2
+    local out="$BATS_TEST_TMPDIR/out" pid n exe="$BATS_FILE_TMPDIR/rma_steady"
+    tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/rma_steady.c"
+    # 100 rounds at least, and 8 s: it outlasts both resets on a fast link too
+    "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe" 100 8 \
+        >"$out" 2>&1 &
+    pid=$!
+    wait_for_text "$out" "rma_steady: started"
+    sleep 0.5
+    n=$(kill_data_links 1)
+    [ "$n" -ge 2 ] || { echo "expected 2 data links of node 1, reset $n" >&2; cat "$out"; false; }
+    sleep 1
+    kill -0 "$pid" 2>/dev/null || { echo "the job ended before the second reset:" >&2; cat "$out"; false; }
+    n=$(kill_data_links 2)
+    [ "$n" -ge 2 ] || { echo "expected 2 data links of node 2, reset $n" >&2; cat "$out"; false; }
+    wait_launcher "$pid" 180 || { cat "$out"; false; }
+    expect_end 0 "rma_steady: [0-9]* rounds checked"
+    grep -qx OK "$out" || { echo "expected OK, got:" >&2; cat "$out" >&2; false; }
+}
+
 # A node that stops (its agent and its job process, SIGSTOP) while its data links carry
 # traffic: the links cannot be reconnected, and the job fails on the heartbeat with the node
 # named as stopped, not as a data link fault.
@@ -425,10 +451,10 @@ reconnect_conf() {
 # end (node 2 stopped: node 1 dials and waits for its answer; node 1 stopped: node 2 waits for
 # node 1 to dial).  Before, a reconnect counted as done once the socket was handed over, and
 # the job hung until --timeout.
-# tcp only: over OFI a rank's send to the stopped process waits in the provider's full
-# queue with its link's send lock held, and the reattach that would start the budget's
-# wait for the peer's answer waits behind it (the resend pump that fixes it is not done).
-# bats test_tags=multinode,tcp
+# On OFI too: a rank's send to the stopped process no longer waits in the provider's full
+# queue with its link's send lock held (tp_ofi.c "Queueing"), which kept the reattach that
+# starts the budget's wait for the peer's answer from running.
+# bats test_tags=multinode
 @test "liveness: a peer job process stopped during a reconnect ends the job within the reconnect budget, naming its node" {
     start_cluster 2 --config "$(reconnect_conf 3000)"
     local out="$BATS_TEST_TMPDIR/out" pid stopped other

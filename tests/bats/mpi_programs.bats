@@ -449,6 +449,10 @@ expect_switching() {
     run_prog rma_passive 2 4 16
 }
 
+@test "mpi: Put, flush, Get back and compare, round after round, in one passive epoch" {
+    run_prog rma_steady 1 2 4 16
+}
+
 @test "mpi: sessions: process sets, communicators from their groups, several sessions with MPI_Init between, error handlers" {
     run_prog sessions 1 2 4 16
     SWITCHING=user run_prog sessions 5

@@ -74,6 +74,30 @@ mpi_prog() {
     }
 }
 
+# Accumulates to a window on another node go as the provider's atomics (fi_atomic,
+# fi_fetch_atomic, fi_compare_atomic: libfabric tcp's ofi_rxm carries them and applies them in
+# the target's progress), and so do those of origins on the target's own node, through the
+# endpoint's own address, so that both stay atomic against each other: Fetch_and_op's values
+# are each count once, a CAS loop and a strided Accumulate add up (the job hosts' log lines
+# count which way they went).  On tcp the same program runs as frames and says nothing of it.
+@test "multinode ofi: accumulates from the target's node and from another go as fi_atomic and stay atomic against each other" {
+    start_cluster 2 --log-level info
+    FI_PROVIDER=tcp run mlaunch --timeout 60 --transport ofi --hostfile "$CLUSTER_HOSTFILE" -n 4 "$(prog mn_acc_atomic)"
+    expect_status 0
+    [[ "$output" == *"acc atomic ok 4"* ]] || { echo "$output" >&2; false; }
+    wait_for_text "$BATS_TEST_TMPDIR/node2.log" \
+        "accumulates to node 0 (.*) went as atomics of ofi:tcp;ofi_rxm (fi_atomic)"
+    wait_for_text "$BATS_TEST_TMPDIR/node1.log" \
+        "accumulates to this node's own windows went as atomics of ofi:tcp;ofi_rxm (fi_atomic)"
+    run mlaunch --timeout 60 --transport tcp --hostfile "$CLUSTER_HOSTFILE" -n 4 "$(prog mn_acc_atomic)"
+    expect_status 0
+    [[ "$output" == *"acc atomic ok 4"* ]] || { echo "$output" >&2; false; }
+    [ "$(cat "$BATS_TEST_TMPDIR"/node*.log | grep -c "went as atomics")" -eq 2 ] || {
+        grep "went as atomics" "$BATS_TEST_TMPDIR"/node*.log >&2
+        false
+    }
+}
+
 @test "multinode ofi: a provider that cannot start leaves the job on tcp with a log line" {
     start_cluster 2
     FI_PROVIDER=no-such-provider run mlaunch --timeout 60 --transport ofi --hostfile "$CLUSTER_HOSTFILE" -n 4 "$(prog mn_ring)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Two TMPI builds side by side in one run: the speed rows a change must not make worse.
 
-    tests/bench/ab.py --before DIR --after DIR [--runs N] [--quick]
+    tests/bench/ab.py --before DIR --after DIR [--runs N] [--quick] [--rows all|net]
 
 DIR is a build directory (meson's, holding launcher/ and agent/) of any TMPI revision, e.g. a
 worktree of the commit before a change built with `make`.  Every program is compiled from this
@@ -11,10 +11,12 @@ runs TCP between them).  Rounds alternate before, after, before, ... with a memo
 (memprobe.c) before each round; every figure is reported as the median per build and machine
 state, with the ratio after / before (below 1: after is faster).
 
-Rows: ping-pong latency and bandwidth on one node and across two agents (8 B, 1 KiB, 64 KiB,
+Rows: ping-pong latency and bandwidth on one node and across two agents (8 B, 1 KiB, 64 KiB, 1 MiB,
 4 MiB), one-sided communication across two agents (rma.c, Win_allocate: Put 8 B and 1 MiB with
 flush, Fetch_and_op with flush, in a passive epoch), and the wall time of a hello job of 64 and
-4096 ranks (launcher start to exit).
+4096 ranks (launcher start to exit).  --rows net keeps the rows between agents and adds
+Allreduce on 3 agents x 4 ranks (coll.c, 8 B and 64 KiB): what a change of the data plane
+between nodes (the transport seam, issue 36) must leave as fast as it was.
 Nothing here asserts a time; the table goes to stdout (markdown).
 """
 import argparse
@@ -27,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run  # noqa: E402  (the bench driver's agents, runner and probe)
 import report  # noqa: E402  (its machine-state split)
 
-SIZES = [8, 1024, 65536, 4194304]
+SIZES = [8, 1024, 65536, 1048576, 4194304]
 HELLO_RANKS = [64, 4096]
 
 
@@ -39,17 +41,18 @@ class Side:
         self.build = os.path.abspath(build)
         self.bindir = tempfile.mkdtemp(prefix=name + ".bin.", dir=workdir)
         cc = os.path.join(self.build, "launcher", "tmpicc")
-        for prog in ["pingpong", "hello", "rma"]:
+        for prog in ["pingpong", "hello", "rma", "coll"]:
             run.sh([cc] + run.CFLAGS + ["-I", run.HERE, "-o", os.path.join(self.bindir, prog),
-                                        os.path.join(run.HERE, prog + ".c")])
+                                        os.path.join(run.HERE, prog + ".c"), "-lm"])
         self.agent = run.Agent(self.build, workdir, name)
-        self.cluster = run.Cluster(self.build, workdir, 2)
+        self.cluster = run.Cluster(self.build, workdir, 3)
 
-    def launch(self, n, prog, args, net=False):
+    def launch(self, n, prog, args, net=False, nodes=2):
         cmd = [os.path.join(self.build, "launcher", "tmpi-launch")]
         if net:
-            cmd += ["--agent", self.cluster.sock, "--hostfile", self.cluster.hostfile(2, 1),
-                    "--ppn", "1"]
+            ppn = n // nodes
+            cmd += ["--agent", self.cluster.sock, "--hostfile", self.cluster.hostfile(nodes, ppn),
+                    "--ppn", str(ppn)]
         else:
             cmd += ["--agent", self.agent.sock]
         return cmd + ["-n", str(n), os.path.join(self.bindir, prog)] + [str(a) for a in args]
@@ -59,11 +62,11 @@ class Side:
         self.agent.stop()
 
 
-def one_round(side, T, values, state):
+def one_round(side, T, values, state, rows):
     def add(key, v):
         values.setdefault((side.name, key, state), []).append(v)
 
-    for net in (False, True):
+    for net in (False, True) if rows == "all" else (True,):
         rc, so, se, _ = run.run_cmd(side.launch(2, "pingpong", ["-t", T]), 180) if not net else \
             run.run_cmd(side.launch(2, "pingpong", ["-t", T], net=True), 180)
         if rc != 0:
@@ -78,11 +81,28 @@ def one_round(side, T, values, state):
     for r in run.parse_results(so):
         if r["op"] in ("put", "fop"):
             add((f"rma {r['op']}+flush us", "2 agents", int(r["size"])), r["usec"])
+    if rows == "net":
+        rc, so, se, _ = run.run_cmd(side.launch(12, "coll", ["-t", T, "-p", "allreduce:8,allreduce:65536"],
+                                                net=True, nodes=3), 300)
+        if rc != 0:
+            raise run.Failure(f"{side.name} allreduce 3x4 failed: {se[-500:]}")
+        for r in run.parse_results(so):
+            if r.get("op") == "allreduce":
+                add(("allreduce us", "3 agents x 4", int(r["size"])), r["usec"])
+        return
     for n in HELLO_RANKS:
         rc, so, se, sec = run.run_cmd(side.launch(n, "hello", []), 300)
         if rc != 0:
             raise run.Failure(f"{side.name} hello -n {n} failed: {se[-500:]}")
         add(("hello s", "one node", n), sec)
+
+
+def quartiles(v):
+    """The middle half of a row's runs: whether two medians differ by more than the noise."""
+    if len(v) < 4:
+        return "-"
+    q = statistics.quantiles(v, n=4)
+    return f"{q[0]:.3g}-{q[2]:.3g}"
 
 
 def main():
@@ -91,6 +111,8 @@ def main():
     ap.add_argument("--after", required=True)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="shorter points")
+    ap.add_argument("--rows", choices=["all", "net"], default="all",
+                    help="net: only the rows between agents, with Allreduce 3 x 4")
     a = ap.parse_args()
     T = 0.03 if a.quick else 0.2
     workdir = tempfile.mkdtemp(prefix="tmpi-ab.")
@@ -107,7 +129,7 @@ def main():
                 gbps = run.machine_probe(probe_im)
                 probes.append(gbps)
                 rounds.append((side, gbps))
-                one_round(side, T, values, gbps)
+                one_round(side, T, values, gbps, a.rows)
                 run.log(f"round {i + 1}/{a.runs}: {side.name} done")
     finally:
         for s in sides:
@@ -121,13 +143,14 @@ def main():
     print(f"Probes (GB/s memcpy): {', '.join(f'{p:.1f}' for p in probes if p is not None)}; "
           f"load before runs {min(x for x in run.LOADS if x is not None):.1f}-"
           f"{max(x for x in run.LOADS if x is not None):.1f}\n")
-    print("| row | where | size/ranks | state | before | after | after/before |")
-    print("|---|---|---|---|---|---|---|")
+    print("| row | where | size/ranks | state | before | after | after/before | before p25-p75 | after p25-p75 |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for (key, st), by in sorted(merged.items(), key=lambda kv: (kv[0][0][0], kv[0][0][1], kv[0][0][2], kv[0][1])):
         if "before" not in by or "after" not in by:
             continue
         b, f = statistics.median(by["before"]), statistics.median(by["after"])
-        print(f"| {key[0]} | {key[1]} | {key[2]} | {st} | {b:.3g} | {f:.3g} | {f / b:.2f} |")
+        print(f"| {key[0]} | {key[1]} | {key[2]} | {st} | {b:.3g} | {f:.3g} | {f / b:.2f} | "
+              f"{quartiles(by['before'])} | {quartiles(by['after'])} |")
 
 
 if __name__ == "__main__":

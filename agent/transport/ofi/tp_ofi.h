@@ -44,6 +44,14 @@
  * transfer is in flight and while none is (tp_ofi.c progress_wait). */
 #define TP_OFI_WAIT_BUSY_NS 200000
 #define TP_OFI_WAIT_IDLE_NS 10000000
+/* A message the provider's queue has no room for (its peer reads nothing: stopped, or its
+ * connection being made anew) is tried TP_OFI_POST_TRIES times, driving the provider between
+ * tries, and then queued on its link instead of waiting with the link's send lock held: the
+ * progress thread posts it when there is room (tp_ofi.c "Queueing").  A sender whose link has
+ * TP_OFI_QUEUED_MAX frames queued waits, without the lock, until there are fewer (or the link
+ * failed): what a peer does not read cannot grow the sender's memory without bound. */
+#define TP_OFI_POST_TRIES 64
+#define TP_OFI_QUEUED_MAX 1024
 
 /* Opens an RDM endpoint of provider (e.g. "tcp", "verbs;ofi_rxm"; NULL or "" = the first
  * libfabric offers, which honours FI_PROVIDER) and starts its progress thread.  0, -ENOENT (no
@@ -55,6 +63,8 @@ int tp_ofi_open(const char *provider, struct tp **ret, char *why, size_t why_len
 int tp_ofi_link_start(struct tp_link *l);
 /* The endpoint's name for peers (up to TP_OFI_NAME_MAX bytes); its length or a negative errno. */
 int tp_ofi_name(struct tp *t, void *buf, size_t len);
+/* Atomics the endpoint applied to its own memory (tp_atomic with no link). */
+uint64_t tp_ofi_self_atomics(struct tp *t);
 /* The provider the endpoint runs on ("tcp;ofi_rxm"). */
 const char *tp_ofi_provider(struct tp *t);
 /* A fresh random secret for a link's receiving side. */
