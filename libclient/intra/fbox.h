@@ -52,8 +52,10 @@
 #define TM_FB_MORE 60      /* bytes in each further cell of a message */
 #define TM_FB_MAX_CELLS 64 /* half of the old 128-cell ring: the size limit stays 3,824 B */
 #define TM_FB_MAX_BYTES (TM_FB_PAYLOAD + (TM_FB_MAX_CELLS - 1) * TM_FB_MORE)
-#define TM_FB_OUT 64  /* sender's table of receivers, direct-mapped by world rank */
-#define TM_FB_AFTER 8 /* small messages to a receiver before it gets a ring */
+#define TM_FB_OUT 64      /* sender's table of receivers, direct-mapped by world rank */
+#define TM_FB_AFTER 8     /* small messages to a receiver before it gets a ring */
+#define TM_FB_AHEAD 16    /* a sender takes the line of the cell this far ahead (fbox.c) */
+#define TM_FB_AHEAD_MAX 9 /* ... for messages of up to this many cells (512 B) */
 
 struct tm_rank;
 struct tm_request;
