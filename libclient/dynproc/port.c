@@ -122,8 +122,7 @@ static int connect_other_job(struct tm_rank *me, const char *port_name, const in
                  tm_connect_pending_max());
     else if (rc == -ENOTSUP)
         snprintf(why, len,
-                 "port %s is another job's: a connect between jobs needs both on one agent, each "
-                 "on one node",
+                 "port %s is another job's: a connect between jobs needs each job on one node",
                  port_name);
     else if (rc == -EPIPE)
         snprintf(why, len, "port %s: its job cannot be reached: %s", port_name,

@@ -214,28 +214,6 @@ names_pair() {
     [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* && "$output" == *"child 5 of 7 on node1"* && "$output" == *"child 6 of 7 on node2"* ]] || { echo "universe-size: $output"; false; }
 }
 
-# xconn_pair SOCK_OPEN SOCK_CONNECT WORDS: a job opens a port on agent SOCK_OPEN, a job of the
-# same user connects to it from SOCK_CONNECT: refused (MPI_ERR_PORT) at once, saying WORDS.
-xconn_pair() {
-    local exe f pid st=0
-    exe=$(prog xconn)
-    f="$BATS_TEST_TMPDIR/xport.$RANDOM"
-    timeout 60 "$LAUNCH_BIN" --agent "$1" -n 1 "$exe" open "$f" >"$f.out" 2>&1 &
-    pid=$!
-    SECONDS=0
-    run timeout 60 "$LAUNCH_BIN" --agent "$2" -n 1 "$exe" connect "$f"
-    touch "$f.done"
-    wait "$pid" || st=$?
-    [ "$status" -ne 0 ] && [[ "$output" == *"MPI_Comm_connect: port tmpi-port:"*"$3"*"(MPI_ERR_PORT)"* ]] ||
-        { echo "connect ($status): $output"; false; }
-    [ "$SECONDS" -lt 15 ] || { echo "the refusal took $SECONDS s"; false; }
-    [ "$st" -eq 0 ] && grep -q "open ok" "$f.out" || { echo "open ($st):"; cat "$f.out"; false; }
-    # the port went with its close: a connect now finds no job that has it open
-    run timeout 60 "$LAUNCH_BIN" --agent "$2" -n 1 "$exe" connect "$f"
-    [ "$status" -ne 0 ] && [[ "$output" == *"no open port tmpi-port:"*"(no job of this user has it open) (MPI_ERR_PORT)"* ]] ||
-        { echo "closed port ($status): $output"; false; }
-}
-
 @test "dynproc: a connect waits at most its info key timeout, then fails with MPI_ERR_PORT and leaves no request behind; TMPI_CONNECT_PENDING_MAX bounds the connects that wait" {
     local exe
     exe=$(prog xconn)
@@ -254,8 +232,9 @@ xconn_pair() {
         { echo "bad TMPI_CONNECT_PENDING_MAX: $output"; false; }
 }
 
-# xjobs_pair SOCK MODE_A NA MODE_C NC: job A (NA ranks, xjobs MODE_A) on agent SOCK, job B
-# (NC ranks, MODE_C) on the same agent; A's output in $XA, B's in $XB, statuses $XA_ST, $XB_ST.
+# xjobs_pair SOCK MODE_A NA MODE_C NC [SOCK_C]: job A (NA ranks, xjobs MODE_A) on agent SOCK,
+# job B (NC ranks, MODE_C) on the same agent (or on SOCK_C); A's output in $XA, B's in $XB,
+# statuses $XA_ST, $XB_ST.
 xjobs_pair() {
     local exe f pid
     exe=$(prog xjobs)
@@ -263,7 +242,7 @@ xjobs_pair() {
     XA="$f.a" XB="$f.b" XA_ST=0 XB_ST=0
     timeout 60 "$LAUNCH_BIN" --agent "$1" -n "$3" "$exe" "$2" "$f" >"$XA" 2>&1 &
     pid=$!
-    timeout 60 "$LAUNCH_BIN" --agent "$1" -n "$5" "$exe" "$4" "$f" >"$XB" 2>&1 || XB_ST=$?
+    timeout 60 "$LAUNCH_BIN" --agent "${6:-$1}" -n "$5" "$exe" "$4" "$f" >"$XB" 2>&1 || XB_ST=$?
     wait "$pid" || XA_ST=$?
 }
 
@@ -326,13 +305,48 @@ xjobs_pair() {
 }
 
 # bats test_tags=multinode
-@test "dynproc: across 2 agents a connect times out and is dropped at the port's node; a connect to a port of the user's job on the other agent is found there and refused with MPI_ERR_PORT (no path between jobs on two agents yet)" {
+@test "dynproc: across 2 agents a connect times out and is dropped at the port's node" {
     start_cluster 2
     local exe
     exe=$(prog xconn)
     run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe" timeout 1.5
     [ "$status" -eq 0 ] && [[ "$output" == *"timeout ok"* ]] || { echo "$output"; false; }
-    xconn_pair "${CLUSTER_SOCKS[1]}" "${CLUSTER_SOCKS[0]}" "its job cannot be reached: no such job on this agent (a connect between jobs on two agents is not carried yet)"
+}
+
+# bats test_tags=multinode
+@test "dynproc: two jobs of one user on two agents connect over the mesh: p2p both ways (3 MiB, Ssend), Barrier, Bcast, Allreduce, merge, disconnect; the accepting job goes on after the other ended" {
+    start_cluster 2 --log-level info
+    xjobs_pair "${CLUSTER_SOCKS[0]}" accept 2 connect 3 "${CLUSTER_SOCKS[1]}"
+    [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect ($XB_ST):"; cat "$XB" "$BATS_TEST_TMPDIR"/node*.log; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
+    # the other way round, over the link both agents have now
+    xjobs_pair "${CLUSTER_SOCKS[1]}" accept 1 connect 2 "${CLUSTER_SOCKS[0]}"
+    [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect 2 ($XB_ST):"; cat "$XB"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept 1 ($XA_ST):"; cat "$XA"; false; }
+}
+
+# bats test_tags=multinode
+@test "dynproc: across 2 agents a job connected to another that dies gets an error from its receive in bounded time" {
+    start_cluster 2 --log-level info
+    SECONDS=0
+    xjobs_pair "${CLUSTER_SOCKS[0]}" survive 2 die 2 "${CLUSTER_SOCKS[1]}"
+    [ "$XB_ST" -eq 3 ] || { echo "die ($XB_ST):"; cat "$XB"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "survive ok" "$XA" || { echo "survive ($XA_ST):"; cat "$XA"; false; }
+    [ "$SECONDS" -lt 30 ] || { echo "took $SECONDS s"; false; }
+}
+
+# bats test_tags=multinode
+@test "dynproc: MPI_Comm_join joins ranks of two jobs of one user on two agents" {
+    start_cluster 2 --log-level info
+    local exe f pid st=0
+    exe=$(prog xjobs)
+    f="$BATS_TEST_TMPDIR/join.sock"
+    timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" -n 2 "$exe" join "$f" listen >"$f.a" 2>&1 &
+    pid=$!
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[1]}" -n 1 "$exe" join "$f" connect
+    wait "$pid" || st=$?
+    [ "$status" -eq 0 ] && [[ "$output" == *"join ok"* ]] || { echo "connect ($status): $output"; false; }
+    [ "$st" -eq 0 ] && grep -q "join ok" "$f.a" || { echo "listen ($st):"; cat "$f.a"; false; }
 }
 
 # bats test_tags=multinode
