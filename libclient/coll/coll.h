@@ -115,13 +115,7 @@ int tm_coll_check_counts(struct tm_rank *me, MPI_Comm comm, const char *fn, cons
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);                    \
     struct tm_commref *cr = tm_comm_get(&me->comms, comm);                                         \
     if (TM_UNLIKELY(!cr))                                                                          \
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);      \
-    /* the intra-communicator of two jobs (MPI_Intercomm_merge, net/xjob.h): the engine's          \
-     * algorithms reach every member through this node's memory, so none run on it yet */          \
-    if (TM_UNLIKELY(cr->c->xjob && !cr->c->inter))                                                 \
-        return tm_err(me, comm, MPI_ERR_COMM, fn,                                                  \
-                      "no collectives yet on a communicator with ranks of two jobs "               \
-                      "(MPI_Intercomm_merge of a connect)");
+        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
 
 #define TM_COLL_CHECK(expr)                                                                        \
     do {                                                                                           \

@@ -246,11 +246,12 @@ xjobs_pair() {
     wait "$pid" || XA_ST=$?
 }
 
-@test "dynproc: two jobs of one user on one agent connect: p2p both ways (3 MiB, Ssend), Barrier, Bcast, Allreduce over the inter-communicator, Intercomm_merge, disconnect; the accepting job goes on after the other ended" {
+@test "dynproc: two jobs of one user on one agent connect: p2p both ways (3 MiB, Ssend), Barrier, Bcast, Allreduce over the inter-communicator, Intercomm_merge with every collective on it, its dup and a split, disconnect; the accepting job goes on after the other ended" {
     start_agent one --log-level info
     xjobs_pair "$AGENT_SOCK" accept 2 connect 3
     [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect ($XB_ST):"; cat "$XB"; false; }
     [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
+    grep -q "merged collectives ok on 5 ranks" "$XA" || { echo "no collectives on the merged communicator:"; cat "$XA"; false; }
     xjobs_pair "$AGENT_SOCK" accept 3 connect 1
     [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect 1 ($XB_ST):"; cat "$XB"; false; }
     [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept 3 ($XA_ST):"; cat "$XA"; false; }
@@ -314,11 +315,12 @@ xjobs_pair() {
 }
 
 # bats test_tags=multinode
-@test "dynproc: two jobs of one user on two agents connect over the mesh: p2p both ways (3 MiB, Ssend), Barrier, Bcast, Allreduce, merge, disconnect; the accepting job goes on after the other ended" {
+@test "dynproc: two jobs of one user on two agents connect over the mesh: p2p both ways (3 MiB, Ssend), Barrier, Bcast, Allreduce, merge with every collective on it, its dup and a split, disconnect; the accepting job goes on after the other ended" {
     start_cluster 2 --log-level info
     xjobs_pair "${CLUSTER_SOCKS[0]}" accept 2 connect 3 "${CLUSTER_SOCKS[1]}"
     [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect ($XB_ST):"; cat "$XB" "$BATS_TEST_TMPDIR"/node*.log; false; }
     [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
+    grep -q "merged collectives ok on 5 ranks" "$XA" || { echo "no collectives on the merged communicator:"; cat "$XA"; false; }
     # the other way round, over the link both agents have now
     xjobs_pair "${CLUSTER_SOCKS[1]}" accept 1 connect 2 "${CLUSTER_SOCKS[0]}"
     [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect 2 ($XB_ST):"; cat "$XB"; false; }

@@ -58,6 +58,79 @@ static void write_port(const char *file, const char *port)
     CHECK(rename(tmp, file) == 0, "rename %s", tmp);
 }
 
+/* The collectives on an intra-communicator of both jobs' ranks (ms members, this one mr): each
+ * checks what every member gets. */
+static void colls_on(MPI_Comm c, const char *what)
+{
+    int r, n;
+    MPI_Comm_rank(c, &r);
+    MPI_Comm_size(c, &n);
+    CHECK(MPI_Barrier(c) == MPI_SUCCESS, "%s: barrier", what);
+    int v = r == n - 1 ? 4242 : -1;
+    MPI_Bcast(&v, 1, MPI_INT, n - 1, c);
+    CHECK(v == 4242, "%s: bcast from the last rank: %d", what, v);
+    long long mine = r + 1, sum = 0;
+    MPI_Allreduce(&mine, &sum, 1, MPI_LONG_LONG, MPI_SUM, c);
+    CHECK(sum == (long long)n * (n + 1) / 2, "%s: allreduce %lld", what, sum);
+    int mx = -1;
+    MPI_Reduce(&r, &mx, 1, MPI_INT, MPI_MAX, 0, c);
+    CHECK(r != 0 || mx == n - 1, "%s: reduce max %d", what, mx);
+    int *all = malloc(sizeof *all * (size_t)n * 2), *two = malloc(sizeof *two * (size_t)n * 2);
+    CHECK(all && two, "out of memory");
+    int pair[2] = {r, 10 * r};
+    MPI_Allgather(pair, 2, MPI_INT, all, 2, MPI_INT, c);
+    for (int k = 0; k < n; k++)
+        CHECK(all[2 * k] == k && all[2 * k + 1] == 10 * k, "%s: allgather block %d", what, k);
+    MPI_Gather(&r, 1, MPI_INT, all, 1, MPI_INT, n - 1, c);
+    for (int k = 0; r == n - 1 && k < n; k++)
+        CHECK(all[k] == k, "%s: gather block %d: %d", what, k, all[k]);
+    for (int k = 0; k < n; k++)
+        two[k] = 100 * r + k;
+    MPI_Alltoall(two, 1, MPI_INT, all, 1, MPI_INT, c);
+    for (int k = 0; k < n; k++)
+        CHECK(all[k] == 100 * k + r, "%s: alltoall from %d: %d", what, k, all[k]);
+    for (int k = 0; k < n; k++)
+        two[k] = k + r;
+    int got = -1;
+    MPI_Reduce_scatter_block(two, &got, 1, MPI_INT, MPI_SUM, c);
+    CHECK(got == n * r + n * (n - 1) / 2, "%s: reduce_scatter_block %d", what, got);
+    int pre = -1, ex = -1;
+    MPI_Scan(&mine, &sum, 1, MPI_LONG_LONG, MPI_SUM, c);
+    CHECK(sum == (long long)(r + 1) * (r + 2) / 2, "%s: scan %lld", what, sum);
+    int one = 1;
+    MPI_Exscan(&one, &ex, 1, MPI_INT, MPI_SUM, c);
+    CHECK(r == 0 || ex == r, "%s: exscan %d", what, ex);
+    (void)pre;
+    MPI_Request rq;
+    CHECK(MPI_Iallreduce(&one, &got, 1, MPI_INT, MPI_SUM, c, &rq) == MPI_SUCCESS, "%s: iallreduce",
+          what);
+    MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    CHECK(got == n, "%s: iallreduce %d", what, got);
+    free(all);
+    free(two);
+}
+
+static void merged_colls(MPI_Comm merged)
+{
+    int mr, ms;
+    MPI_Comm_rank(merged, &mr);
+    MPI_Comm_size(merged, &ms);
+    colls_on(merged, "merged");
+    MPI_Comm dup, half;
+    CHECK(MPI_Comm_dup(merged, &dup) == MPI_SUCCESS, "dup of the merged communicator");
+    colls_on(dup, "dup");
+    MPI_Comm_free(&dup);
+    /* even and odd merged ranks: each half has ranks of both jobs once both have two */
+    CHECK(MPI_Comm_split(merged, mr % 2, -mr, &half) == MPI_SUCCESS, "split");
+    int hr, hn;
+    MPI_Comm_rank(half, &hr);
+    MPI_Comm_size(half, &hn);
+    CHECK(hn == (ms + 1 - mr % 2) / 2 && hr == hn - 1 - mr / 2, "split: rank %d of %d", hr, hn);
+    colls_on(half, "split");
+    MPI_Comm_free(&half);
+    if (mr == 0) printf("merged collectives ok on %d ranks\n", ms);
+}
+
 static void exchange(MPI_Comm inter, int accepting)
 {
     int rank, size, rsize;
@@ -123,11 +196,7 @@ static void exchange(MPI_Comm inter, int accepting)
     MPI_Sendrecv(&mr, 1, MPI_INT, (mr + 1) % ms, 6, &got, 1, MPI_INT, (mr + ms - 1) % ms, 6, merged,
                  MPI_STATUS_IGNORE);
     CHECK(got == (mr + ms - 1) % ms, "merged ring: got %d", got);
-    /* no collectives on it yet: refused with MPI_ERR_COMM, not a hang */
-    MPI_Comm_set_errhandler(merged, MPI_ERRORS_RETURN);
-    int rc = MPI_Barrier(merged);
-    CHECK(err_class(rc) == MPI_ERR_COMM, "barrier on the merged communicator: class %d",
-          err_class(rc));
+    merged_colls(merged);
     MPI_Comm_free(&merged);
     MPI_Comm_disconnect(&inter);
     CHECK(inter == MPI_COMM_NULL, "disconnect left the handle");
