@@ -53,6 +53,7 @@ struct tm_xjob {
 };
 
 static void xdead_check(struct tm_rank *me, struct tm_mbox *mb, struct tm_request *r);
+static int xdead_ctx(struct tm_job *j, int ctx);
 
 int tm_xjob_init(struct tm_job *j)
 {
@@ -62,6 +63,7 @@ int tm_xjob_init(struct tm_job *j)
     pthread_mutex_init(&x->send, NULL);
     j->xjob = x;
     j->xdead_check = xdead_check;
+    j->xdead_ctx = xdead_ctx;
     return 0;
 }
 
@@ -405,6 +407,17 @@ static void xdead_check(struct tm_rank *me, struct tm_mbox *mb, struct tm_reques
         tm_req_set_done(r, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_ERR_OTHER);
 }
 
+/* j->xdead_ctx: does ctx name a communicator with ranks of a job that ended? */
+static int xdead_ctx(struct tm_job *j, int ctx)
+{
+    struct tm_xjob *x = j->xjob;
+    pthread_mutex_lock(&x->lock);
+    struct dead_pick d = {x, x->dead};
+    int gone = dead_ctx(&d, ctx);
+    pthread_mutex_unlock(&x->lock);
+    return gone;
+}
+
 /* The agent says job `from` is gone: fail what waits on it. */
 static void on_gone(struct tm_job *j, uint64_t from, const char *reason)
 {
@@ -457,6 +470,9 @@ static void on_gone(struct tm_job *j, uint64_t from, const char *reason)
                 tm_req_set_done(out[q], MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_ERR_OTHER);
             if (k) tm_wake(&r->waker);
         } while (k == 16);
+        /* a probe waiting for an arrival looks again, and finds the job gone */
+        atomic_fetch_add_explicit(&r->mbox.arrivals, 1, memory_order_seq_cst);
+        tm_wake(&r->waker);
     }
     tm_xjob_ctl_fn fn = atomic_load(&x->ctl);
     if (fn) fn(j, from, slot, NULL, reason, reason ? strlen(reason) : 0);

@@ -257,7 +257,7 @@ xjobs_pair() {
     [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept 3 ($XA_ST):"; cat "$XA"; false; }
 }
 
-@test "dynproc: a job connected to another that dies gets an error from its receive and its send in bounded time, and ends cleanly" {
+@test "dynproc: a job connected to another that dies gets an error from its probe, receive and send in bounded time, and ends cleanly" {
     start_agent one --log-level info
     SECONDS=0
     xjobs_pair "$AGENT_SOCK" survive 2 die 2
@@ -328,7 +328,7 @@ xjobs_pair() {
 }
 
 # bats test_tags=multinode
-@test "dynproc: across 2 agents a job connected to another that dies gets an error from its receive in bounded time" {
+@test "dynproc: across 2 agents a job connected to another that dies gets an error from its probe, receive and send in bounded time" {
     start_cluster 2 --log-level info
     SECONDS=0
     xjobs_pair "${CLUSTER_SOCKS[0]}" survive 2 die 2 "${CLUSTER_SOCKS[1]}"

@@ -12,8 +12,9 @@
  * MPI_Barrier on it refused with MPI_ERR_COMM: no collectives there yet);
  * MPI_Comm_disconnect.  Then the accepting side waits 1 s (the connecting job ends
  * meanwhile) and still runs a barrier of its own.
- *   survive FILE        the whole world accepts, then receives from remote rank 0 with
- *                       MPI_ERRORS_RETURN: the other job dies, the receive fails; prints
+ *   survive FILE        the whole world accepts, then probes and receives from remote rank 0
+ *                       with MPI_ERRORS_RETURN: the other job dies, the probe, an Iprobe and
+ *                       the receive fail; prints
  *                       "survive ok: class C"
  *   die FILE            connects, then exits with 3 without a word
  *   wait-accept FILE    accepts; rank 0 receives from remote rank 0, which sends after 4 s
@@ -305,8 +306,13 @@ int main(int argc, char **argv)
             if (rank == 0) printf("accept ok\n");
         } else {
             MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
-            int v;
-            int rc = MPI_Recv(&v, 1, MPI_INT, 0, 9, inter, MPI_STATUS_IGNORE);
+            int v, flag = 1;
+            /* a probe waiting for the other job wakes with an error when it dies */
+            int rc = MPI_Probe(0, 9, inter, MPI_STATUS_IGNORE);
+            CHECK(rc != MPI_SUCCESS, "a probe of the dead job succeeded");
+            rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, inter, &flag, MPI_STATUS_IGNORE);
+            CHECK(rc != MPI_SUCCESS, "an Iprobe of the dead job succeeded");
+            rc = MPI_Recv(&v, 1, MPI_INT, 0, 9, inter, MPI_STATUS_IGNORE);
             CHECK(rc != MPI_SUCCESS, "a receive from the dead job succeeded");
             rc = MPI_Send(&v, 1, MPI_INT, 0, 9, inter);
             CHECK(rc != MPI_SUCCESS, "a send to the dead job succeeded");
