@@ -386,6 +386,12 @@ static int conn_common(const char *fn, int accept, const char *port_name, MPI_In
         if (!port_name) {
             snprintf(why, sizeof why, "port_name is NULL");
             h.err = MPI_ERR_ARG;
+        } else if (tm_xjob_unexpected_max() < 0) {
+            snprintf(why, sizeof why,
+                     "TMPI_XJOB_UNEXPECTED_MAX is '%s', not a number of bytes from 0 to %llu",
+                     getenv("TMPI_XJOB_UNEXPECTED_MAX"),
+                     (unsigned long long)TM_XJOB_UNEXPECTED_LIMIT);
+            h.err = MPI_ERR_OTHER;
         } else {
             /* what the root waits in, for tmpictl ranks and the deadlock report */
             int began = tm_mst_begin(me, fn, cr, comm, TMPI_PEER_NONE, TMPI_TAG_NONE);

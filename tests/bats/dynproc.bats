@@ -234,15 +234,17 @@ names_pair() {
 
 # xjobs_pair SOCK MODE_A NA MODE_C NC [SOCK_C]: job A (NA ranks, xjobs MODE_A) on agent SOCK,
 # job B (NC ranks, MODE_C) on the same agent (or on SOCK_C); A's output in $XA, B's in $XB,
-# statuses $XA_ST, $XB_ST.
+# statuses $XA_ST, $XB_ST.  XJOBS_ARGS: more tmpi-launch options for both jobs.
 xjobs_pair() {
     local exe f pid
     exe=$(prog xjobs)
     f="$BATS_TEST_TMPDIR/xport.$RANDOM"
     XA="$f.a" XB="$f.b" XA_ST=0 XB_ST=0
-    timeout 60 "$LAUNCH_BIN" --agent "$1" -n "$3" "$exe" "$2" "$f" >"$XA" 2>&1 &
+    local more=()
+    [ -z "${XJOBS_ARGS:-}" ] || read -r -a more <<<"$XJOBS_ARGS"
+    timeout 60 "$LAUNCH_BIN" --agent "$1" "${more[@]}" -n "$3" "$exe" "$2" "$f" >"$XA" 2>&1 &
     pid=$!
-    timeout 60 "$LAUNCH_BIN" --agent "${6:-$1}" -n "$5" "$exe" "$4" "$f" >"$XB" 2>&1 || XB_ST=$?
+    timeout 60 "$LAUNCH_BIN" --agent "${6:-$1}" "${more[@]}" -n "$5" "$exe" "$4" "$f" >"$XB" 2>&1 || XB_ST=$?
     wait "$pid" || XA_ST=$?
 }
 
@@ -255,6 +257,11 @@ xjobs_pair() {
     xjobs_pair "$AGENT_SOCK" accept 3 connect 1
     [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect 1 ($XB_ST):"; cat "$XB"; false; }
     [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept 3 ($XA_ST):"; cat "$XA"; false; }
+    # a bound of 4 KiB: the 3 MiB messages, the Ssend and most collectives' messages go as
+    # envelopes first, their bytes once matched
+    XJOBS_ARGS="-x TMPI_XJOB_UNEXPECTED_MAX=4096" xjobs_pair "$AGENT_SOCK" accept 2 connect 2
+    [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect 4 KiB ($XB_ST):"; cat "$XB"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept 4 KiB ($XA_ST):"; cat "$XA"; false; }
 }
 
 @test "dynproc: a job connected to another that dies gets an error from its probe, receive and send in bounded time, and ends cleanly" {
@@ -264,6 +271,34 @@ xjobs_pair() {
     [ "$XB_ST" -eq 3 ] || { echo "die ($XB_ST):"; cat "$XB"; false; }
     [ "$XA_ST" -eq 0 ] && grep -q "survive ok" "$XA" || { echo "survive ($XA_ST):"; cat "$XA"; false; }
     [ "$SECONDS" -lt 30 ] || { echo "took $SECONDS s"; false; }
+}
+
+@test "dynproc: TMPI_XJOB_UNEXPECTED_MAX bounds the bytes one job has out to another unmatched: sends past it wait for the receives (MPI_Isend returns, a later message still overtakes), and a bad value fails the connect" {
+    start_agent one --log-level info
+    local exe f pid st=0
+    exe=$(prog xjobs)
+    # the default (64 MiB): all 64 messages of 16 KiB go at once
+    f="$BATS_TEST_TMPDIR/xport.flood1"
+    timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 1 "$exe" flood-accept "$f" >"$f.a" 2>&1 &
+    pid=$!
+    run timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 1 "$exe" flood-connect "$f"
+    wait "$pid" || st=$?
+    [ "$status" -eq 0 ] && [ "$st" -eq 0 ] && [[ "$output" == *"flood: 64 of 64 done before any receive"* ]] ||
+        { echo "default ($status, $st): $output"; cat "$f.a"; false; }
+    # 64 KiB: four go, the others wait until the receiver matched them
+    f="$BATS_TEST_TMPDIR/xport.flood2"
+    timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 1 "$exe" flood-accept "$f" >"$f.a" 2>&1 &
+    pid=$!
+    run timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -x TMPI_XJOB_UNEXPECTED_MAX=65536 -n 1 "$exe" flood-connect "$f"
+    st=0
+    wait "$pid" || st=$?
+    [ "$status" -eq 0 ] && [ "$st" -eq 0 ] && [[ "$output" == *"flood: 4 of 64 done before any receive"* ]] ||
+        { echo "65536 ($status, $st): $output"; cat "$f.a"; false; }
+    f="$BATS_TEST_TMPDIR/xport.flood3"
+    echo "tmpi-port:1:0:0" >"$f"
+    run timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -x TMPI_XJOB_UNEXPECTED_MAX=lots -n 1 "$exe" flood-connect "$f"
+    [ "$status" -ne 0 ] && [[ "$output" == *"TMPI_XJOB_UNEXPECTED_MAX is 'lots', not a number of bytes from 0 to 1099511627776"* ]] ||
+        { echo "bad value ($status): $output"; false; }
 }
 
 @test "dynproc: a rank waiting for a message from a connected job is no deadlock (--on-deadlock=abort lets it wait)" {

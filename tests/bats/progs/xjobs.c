@@ -20,6 +20,12 @@
  *   wait-accept FILE    accepts; rank 0 receives from remote rank 0, which sends after 4 s
  *                       (wait-connect FILE): a wait on another job is no deadlock; prints
  *                       "wait ok"
+ *   flood-accept FILE / flood-connect FILE
+ *                       one rank each: the connecting side Isends 64 messages of 16 KiB while
+ *                       the accepting side receives nothing, counts the sends done at once
+ *                       (flow control, TMPI_XJOB_UNEXPECTED_MAX), then sends "go"; the other
+ *                       receives go first, then the 64 in order; prints "flood: N of 64 done
+ *                       before any receive"
  *   join FILE ROLE      rank 0 joins the other job's rank 0 over a socket (ROLE listen: binds
  *                       a Unix socket at FILE; connect: connects to it), then exchanges an int
  *                       both ways and disconnects; prints "join ok"
@@ -329,6 +335,50 @@ int main(int argc, char **argv)
         }
         exchange(inter, 0);
         if (rank == 0) printf("connect ok\n");
+    } else if (!strcmp(mode, "flood-accept") || !strcmp(mode, "flood-connect")) {
+        enum { NMSG = 64, MSZ = 16 << 10 };
+        int acc = !strcmp(mode, "flood-accept"), go = 7;
+        if (acc) {
+            CHECK(MPI_Open_port(MPI_INFO_NULL, port) == MPI_SUCCESS, "MPI_Open_port");
+            write_port(file, port);
+        } else {
+            read_port(file, port);
+        }
+        int rc = acc ? MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter)
+                     : MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+        CHECK(rc == MPI_SUCCESS, "connect/accept");
+        char *b = malloc((size_t)NMSG * MSZ);
+        CHECK(b != NULL, "out of memory");
+        if (acc) {
+            MPI_Recv(&go, 1, MPI_INT, 0, 1, inter, MPI_STATUS_IGNORE);
+            CHECK(go == 8, "go: %d", go);
+            for (int i = 0; i < NMSG; i++) {
+                MPI_Recv(b, MSZ, MPI_CHAR, 0, 2, inter, MPI_STATUS_IGNORE);
+                for (int k = 0; k < MSZ; k++)
+                    CHECK(b[k] == (char)(i + k), "message %d byte %d: %d", i, k, b[k]);
+            }
+            MPI_Send(&go, 1, MPI_INT, 0, 3, inter);
+        } else {
+            MPI_Request rq[NMSG];
+            for (int i = 0; i < NMSG; i++) {
+                for (int k = 0; k < MSZ; k++)
+                    b[(size_t)i * MSZ + k] = (char)(i + k);
+                MPI_Isend(b + (size_t)i * MSZ, MSZ, MPI_CHAR, 0, 2, inter, &rq[i]);
+            }
+            int done = 0;
+            for (int i = 0; i < NMSG; i++) {
+                int flag = 0;
+                MPI_Test(&rq[i], &flag, MPI_STATUS_IGNORE);
+                done += flag;
+            }
+            go = 8;
+            MPI_Send(&go, 1, MPI_INT, 0, 1, inter);
+            MPI_Waitall(NMSG, rq, MPI_STATUSES_IGNORE);
+            MPI_Recv(&go, 1, MPI_INT, 0, 3, inter, MPI_STATUS_IGNORE);
+            printf("flood: %d of %d done before any receive\n", done, NMSG);
+        }
+        free(b);
+        MPI_Comm_disconnect(&inter);
     } else if (!strncmp(mode, "bench-", 6)) {
         int acc = !strcmp(mode, "bench-accept"), self = !strcmp(mode, "bench-self");
         if (self) {
