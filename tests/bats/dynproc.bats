@@ -373,6 +373,32 @@ xjobs_pair() {
 }
 
 # bats test_tags=multinode
+@test "dynproc: across 2 agents a job connected to another whose agent dies gets an error from its probe, receive and send in bounded time" {
+    start_cluster 2 --log-level info
+    local exe f pid bpid st=0 i
+    exe=$(prog xjobs)
+    f="$BATS_TEST_TMPDIR/xport.agent"
+    timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" -n 1 "$exe" survive "$f" >"$f.a" 2>&1 &
+    pid=$!
+    timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[1]}" -n 1 "$exe" linger "$f" >"$f.b" 2>&1 &
+    bpid=$!
+    for ((i = 0; i < 300; i++)); do
+        grep -q "linger connected" "$f.b" && break
+        sleep 0.1
+    done
+    grep -q "linger connected" "$f.b" || { echo "no connect:"; cat "$f.a" "$f.b"; false; }
+    SECONDS=0
+    kill -9 "${AGENT_PIDS[node2]}"
+    wait "$pid" || st=$?
+    kill "$bpid" 2>/dev/null || true
+    wait "$bpid" || true
+    [ "$st" -eq 0 ] && grep -q "survive ok" "$f.a" || { echo "survive ($st):"; cat "$f.a"; cat "$BATS_TEST_TMPDIR/node1.log"; false; }
+    [ "$SECONDS" -lt 30 ] || { echo "took $SECONDS s"; false; }
+    # node1 saw the link go (the mesh connection the two agents' relays shared)
+    grep -q "xrelay: link to .* closed" "$BATS_TEST_TMPDIR/node1.log" || { echo "no link loss logged:"; cat "$BATS_TEST_TMPDIR/node1.log"; false; }
+}
+
+# bats test_tags=multinode
 @test "dynproc: MPI_Comm_join joins ranks of two jobs of one user on two agents" {
     start_cluster 2 --log-level info
     local exe f pid st=0

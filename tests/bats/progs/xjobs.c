@@ -17,6 +17,8 @@
  *                       the receive fail; prints
  *                       "survive ok: class C"
  *   die FILE            connects, then exits with 3 without a word
+ *   linger FILE         connects, prints "linger connected", then sleeps 30 s (its agent is
+ *                       killed meanwhile)
  *   wait-accept FILE    accepts; rank 0 receives from remote rank 0, which sends after 4 s
  *                       (wait-connect FILE): a wait on another job is no deadlock; prints
  *                       "wait ok"
@@ -325,10 +327,16 @@ int main(int argc, char **argv)
             MPI_Barrier(MPI_COMM_WORLD);
             if (rank == 0) printf("survive ok: class %d\n", err_class(rc));
         }
-    } else if (!strcmp(mode, "connect") || !strcmp(mode, "die")) {
+    } else if (!strcmp(mode, "connect") || !strcmp(mode, "die") || !strcmp(mode, "linger")) {
         read_port(file, port);
         CHECK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter) == MPI_SUCCESS,
               "connect");
+        if (!strcmp(mode, "linger")) {
+            printf("linger connected\n");
+            fflush(stdout);
+            sleep(30);
+            return 0;
+        }
         if (!strcmp(mode, "die")) {
             MPI_Barrier(MPI_COMM_WORLD);
             exit(3);
