@@ -513,8 +513,9 @@ static void on_cts(struct tm_job *j, int slot, const struct tm_xhdr *h)
     struct xrts *r = take_rts(x, slot, h->cookie, 0);
     if (!r) return;
     struct tm_xhdr d = {.kind = TM_XK_DATA, .cookie = h->cookie};
+    uint64_t to = tm_xjob_job(j, slot);
     pthread_mutex_lock(&x->send);
-    int rc = send_msg(j, x->peers[slot].job, &d, r->data, r->bytes);
+    int rc = send_msg(j, to, &d, r->data, r->bytes);
     pthread_mutex_unlock(&x->send);
     struct tm_request *q = r->sreq;
     struct tm_waker *w = &q->owner->waker;
