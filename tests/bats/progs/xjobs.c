@@ -137,6 +137,28 @@ static void merged_colls(MPI_Comm merged)
     CHECK(hn == (ms + 1 - mr % 2) / 2 && hr == hn - 1 - mr / 2, "split: rank %d of %d", hr, hn);
     colls_on(half, "split");
     MPI_Comm_free(&half);
+    /* the first and the last merged rank (one of each job): Comm_create, Comm_create_group */
+    MPI_Group all, ends;
+    MPI_Comm_group(merged, &all);
+    int two[2] = {0, ms - 1};
+    MPI_Group_incl(all, 2, two, &ends);
+    MPI_Comm c2 = MPI_COMM_NULL, g2 = MPI_COMM_NULL, id;
+    CHECK(MPI_Comm_create(merged, ends, &c2) == MPI_SUCCESS, "Comm_create");
+    CHECK((c2 != MPI_COMM_NULL) == (mr == 0 || mr == ms - 1), "Comm_create: membership");
+    if (mr == 0 || mr == ms - 1) {
+        colls_on(c2, "create");
+        MPI_Comm_free(&c2);
+        CHECK(MPI_Comm_create_group(merged, ends, 5, &g2) == MPI_SUCCESS, "Comm_create_group");
+        colls_on(g2, "create_group");
+        MPI_Comm_free(&g2);
+    }
+    MPI_Group_free(&ends);
+    MPI_Group_free(&all);
+    MPI_Request rq;
+    CHECK(MPI_Comm_idup(merged, &id, &rq) == MPI_SUCCESS, "Comm_idup");
+    MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    colls_on(id, "idup");
+    MPI_Comm_free(&id);
     if (mr == 0) printf("merged collectives ok on %d ranks\n", ms);
 }
 
