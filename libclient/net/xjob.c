@@ -632,7 +632,7 @@ static void on_msg(struct tm_job *j, int slot, const struct tm_xhdr *h, const vo
     }
     struct tm_envl *e = pe->asm_e;
     if (!e || len > e->bytes - pe->asm_got) return;
-    memcpy(e->data + pe->asm_got, p, len);
+    if (len) memcpy(e->data + pe->asm_got, p, len);
     pe->asm_got += len;
     if (pe->asm_got < e->bytes) return;
     pe->asm_e = NULL;
