@@ -82,7 +82,10 @@ static struct tm_comm *make_intra(void *p)
     if (!map) return NULL;
     memcpy(map, a->world, sizeof *map * (size_t)a->n);
     struct tm_comm *c = tm_comm_new(a->ctx, a->reuse, a->n, map, a->nlocal);
-    if (!c) free(map);
+    if (!c)
+        free(map);
+    else
+        tm_comm_mark_xjob(tm_self(), c);
     return c;
 }
 

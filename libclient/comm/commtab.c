@@ -68,16 +68,15 @@ struct tm_comm *tm_comm_new(int ctx, int ctx_reuse, int size, int32_t *world_of,
     }
     c->ctx_reuse = ctx_reuse;
     atomic_store_explicit(&c->refs, refs, memory_order_relaxed);
-    /* with ranks of another job (MPI_Comm_create / create_group / idup / a topology of a
-     * merge of two jobs): their collectives take the path between jobs (coll/coll_xjob.h), its
-     * receives fail when that job ends (net/xjob.h) */
-    uint64_t mask = world_of ? tm_xjob_mask(world_of, size) : 0;
-    if (mask) {
-        c->xjob = 1;
-        struct tm_rank *me = tm_self();
-        if (me) tm_xjob_note(me->job, &ctx, 1, mask);
-    }
     return c;
+}
+
+void tm_comm_mark_xjob(struct tm_rank *me, struct tm_comm *c)
+{
+    uint64_t mask = c->world_of ? tm_xjob_mask(c->world_of, c->size) : 0;
+    if (!mask) return;
+    c->xjob = 1;
+    if (me) tm_xjob_note(me->job, &c->ctx, 1, mask);
 }
 
 void tm_comm_release(struct tm_comm *c)
