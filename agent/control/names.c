@@ -63,6 +63,11 @@ struct names {
     /* context ids handed out for communicators between jobs (MSG_NAME_XCTX): the next
      * allocation's index, never reused (loop thread) */
     uint32_t next_xctx;
+    /* the agent's slice of the ids (xctx_host_request) and who hears of a port found at a
+     * peer (names_set_xjob) */
+    uint32_t xctx_slice;
+    names_found_fn found;
+    void *found_arg;
 };
 
 static void entry_free(struct name_entry *e)
@@ -399,6 +404,9 @@ static void fan_done(void *arg, struct fanout *f)
         if (r && r->error == 0) {
             found = 1;
             port = r->port;
+            /* a port of another job: its frames go to that peer (xrelay.h) */
+            if (q->op == MSG_NAME_PORT_FIND && n->found && r->job_id && i < n->cfg->npeers)
+                n->found(n->found_arg, r->job_id, q->uid, n->cfg->peers[i]);
         } else if (r && r->error == -EACCES && q->op == MSG_NAME_PORT_FIND && !q->refused) {
             q->refused = 1;
             q->owner_uid = (uid_t)r->owner_uid;
@@ -487,14 +495,18 @@ static void port_host_request(struct names *n, struct job *j, const Tmpi__NameRe
  * TMPI_XCTX_*): the first as decimal text, or -ENOSPC once the range is used up. */
 static void xctx_host_request(struct names *n, struct job *j, const Tmpi__NameRequest *rq)
 {
-    if (n->next_xctx >= TMPI_XCTX_COUNT / 3) {
-        log_job(LOG_WARNING, j->id, j->owner, "no context ids between jobs are left (%u used)",
-                TMPI_XCTX_COUNT);
+    /* the ids of one agent are its slice of the range (its node number's), so two agents never
+     * hand out one id (when their node numbers differ modulo NAMES_XCTX_SLICES): a job
+     * connected to jobs on two agents gets ids from both, and each stays its own */
+    const uint32_t per = TMPI_XCTX_COUNT / NAMES_XCTX_SLICES;
+    if (n->next_xctx >= per / 3) {
+        log_job(LOG_WARNING, j->id, j->owner,
+                "no context ids between jobs are left on this agent (%u used)", 3 * per / 3);
         reply_host(n, j->id, rq->query, -ENOSPC, NULL);
         return;
     }
     char text[16];
-    snprintf(text, sizeof text, "%u", TMPI_XCTX_BASE + 3u * n->next_xctx++);
+    snprintf(text, sizeof text, "%u", TMPI_XCTX_BASE + n->xctx_slice * per + 3u * n->next_xctx++);
     reply_host(n, j->id, rq->query, 0, text);
 }
 
@@ -557,6 +569,7 @@ void names_answer(struct names *n, struct mesh_conn *c, const Tmpi__NameRequest 
     } else if (rq->op == MSG_NAME_PORT_FIND) {
         const struct name_entry *e = NULL;
         r.error = port_here(n, rq->op, (uid_t)rq->uid, 0, rq->service, &e);
+        if (r.error == 0) r.job_id = e->job_id; /* where the asker's frames go (xrelay.h) */
         if (r.error == -EACCES) {
             /* this agent holds the port: its log says the refusal too */
             char words[96];
@@ -576,6 +589,13 @@ void names_answer(struct names *n, struct mesh_conn *c, const Tmpi__NameRequest 
     env.name_reply = &r;
     (void)mesh_send(c, &env); /* a failure closes: the asker counts the peer as down */
     mesh_conn_close(c);
+}
+
+void names_set_xjob(struct names *n, uint32_t node_number, names_found_fn found, void *arg)
+{
+    n->xctx_slice = node_number % NAMES_XCTX_SLICES;
+    n->found = found;
+    n->found_arg = arg;
 }
 
 void names_job_gone(struct names *n, uint64_t job_id)

@@ -52,6 +52,16 @@ void names_free(struct names *n);
 void names_host_request(struct names *n, struct job *j, const Tmpi__NameRequest *rq);
 /* A peer's question on mesh connection c: answered from this table and closed. */
 void names_answer(struct names *n, struct mesh_conn *c, const Tmpi__NameRequest *rq);
+/* The context ids between jobs (NameRequest op 7) of one agent are 1 / NAMES_XCTX_SLICES of
+ * svc.h's range, the slice of its node number modulo this (job_id.h): unique across the mesh
+ * while the agents' node numbers differ modulo it, TMPI_XCTX_COUNT / NAMES_XCTX_SLICES / 3
+ * (21845) communicators between jobs per agent until it restarts. */
+#define NAMES_XCTX_SLICES 4096u
+
+/* A find (op 6) of a port of job job_id (uid's) was answered by the peer at address. */
+typedef void (*names_found_fn)(void *arg, uint64_t job_id, uid_t uid, const char *address);
+/* The agent's node number (its slice of the context ids) and who hears of found ports. */
+void names_set_xjob(struct names *n, uint32_t node_number, names_found_fn found, void *arg);
 /* Job job_id ended here: its names go. */
 void names_job_gone(struct names *n, uint64_t job_id);
 

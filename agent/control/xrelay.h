@@ -1,26 +1,64 @@
 /* xrelay.h — the agent's part of the data path between two jobs of one user (MPI_Comm_connect /
  * accept, MPI_Comm_join; docs/PROTOCOL.md "Between jobs"): a job host's XFrame for another job
- * goes to that job's host on this agent, stamped with the sender's job id, and only when both
- * jobs are the same user's; a job's end tells the other jobs of its user (XGone), so that what
- * waits on it there fails instead of hanging.
+ * goes to that job's host, stamped with the sender's job id, and only when both jobs are the
+ * same user's; a job's end tells the other jobs of its user (XGone), so that what waits on it
+ * there fails instead of hanging.
  *
  * The path is relayed: host -> agent channel -> host, the agent copying each frame (at most
- * MSG_XFRAME_PAYLOAD_MAX bytes of payload).  Both jobs must run on this agent; a frame for a
- * job that is not here is answered with XGone.
+ * MSG_XFRAME_PAYLOAD_MAX bytes of payload).  When the other job runs on another agent, the
+ * frame goes on over the authenticated mesh: one control connection per pair of agents (a
+ * "link", opened by the agent that first needs it, used both ways), carrying XFrame with the
+ * sender's job and uid as this agent vouches for them; the agent at the other end checks that
+ * the receiving job is the same uid's before it passes a byte on.  Which agent runs a job
+ * (a route) is learned, never configured:
+ *   - the find of a port (names.h, NameRequest op 6) that a peer answered: the port's job runs
+ *     on that peer (xrelay_route);
+ *   - a frame that came in on a link: its sending job runs at the link's other end.
+ * A route stays until its job's XGone or until its link closes (then every job of the route's
+ * user here hears XGone: the other agent is unreachable).  Routes and links are bounded
+ * (XRELAY_ROUTES_MAX, XRELAY_LINKS_MAX); frames for a link whose handshake is still under way
+ * wait, at most XRELAY_PENDING_BYTES_MAX bytes (past it the sender hears XGone).
+ *
+ * Scope: each job runs on one node (libtmpi refuses a connect from or to a job across nodes:
+ * its other hosts have no route of their own).
  *
  * Loop thread only. */
 #ifndef TMPI_AGENT_XRELAY_H
 #define TMPI_AGENT_XRELAY_H
 
+#include <stdint.h>
+#include <sys/types.h>
+
 #include "control.pb-c.h"
 
 struct agent;
 struct job;
+struct mesh;
+struct mesh_conn;
+struct xrelay;
+
+/* Jobs of other agents whose place this agent knows at once. */
+#define XRELAY_ROUTES_MAX 4096
+/* Links to other agents at once. */
+#define XRELAY_LINKS_MAX 256
+/* Bytes of frames waiting for a link's handshake. */
+#define XRELAY_PENDING_BYTES_MAX (64u << 20)
+
+/* The relay of agent a over mesh m (for a's jobs and its peers); 0 or -ENOMEM. */
+int xrelay_new(struct agent *a, struct mesh *m, struct xrelay **ret);
+/* Closes the links; NULL is fine. */
+void xrelay_free(struct xrelay *x);
 
 /* Job `from`'s host sent f (checked by jobhost_check.h): passed on, or refused (XGone to
  * from's host; another user's job is logged). */
 void xrelay_frame(struct agent *a, struct job *from, const Tmpi__XFrame *f);
-/* Job j ends here: every other job of its user on this agent hears XGone. */
+/* Job j ends here: every other job of its user on this agent hears XGone, and so does every
+ * linked agent (for its jobs of that user). */
 void xrelay_job_gone(struct agent *a, const struct job *j);
+/* The name service found a port of job `job` (uid's) on the peer at address: frames for that
+ * job go there. */
+void xrelay_route(struct xrelay *x, uint64_t job, uid_t uid, const char *address);
+/* The mesh's xlink upcall (mesh.h): another agent opened a link. */
+void xrelay_accept(struct xrelay *x, struct mesh_conn *c, const Tmpi__Envelope *env);
 
 #endif

@@ -279,11 +279,24 @@ static void host_name_request(struct agent *a, struct job *j, const Tmpi__NameRe
     names_host_request(a->names, j, rq);
 }
 
+static void on_xlink(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
+{
+    struct agent *a = arg;
+    xrelay_accept(a->xrelay, c, env);
+}
+
+static void port_found(void *arg, uint64_t job_id, uid_t uid, const char *address)
+{
+    struct agent *a = arg;
+    xrelay_route(a->xrelay, job_id, uid, address);
+}
+
 static const struct mesh_accept_ops mesh_to_jobs = {
     .job_assign = on_job_assign,
     .data_accept = on_data_accept,
     .node_query = on_node_query,
     .name_request = on_name_request,
+    .xlink = on_xlink,
 };
 
 /* The agent's own OOM score (oom_score.h), set before its capabilities go: lowering it needs
@@ -352,6 +365,9 @@ static int setup(struct agent *a)
     if (r < 0) return log_errno(LOG_ERR, r, "cannot set up the name service");
     a->name_request = host_name_request;
     a->xframe = xrelay_frame;
+    r = xrelay_new(a, a->mesh, &a->xrelay);
+    if (r < 0) return log_errno(LOG_ERR, r, "cannot set up the path between jobs");
+    names_set_xjob(a->names, a->node_number, port_found, a);
     r = watch_key_fd(a);
     if (r < 0) return r;
     /* before the capabilities go: a cgroup tree may need them to be set up, and lowering the
@@ -386,6 +402,8 @@ static void teardown(struct agent *a)
     a->metrics_srv = NULL;
     names_free(a->names); /* its questions hold mesh connections */
     a->names = NULL;
+    xrelay_free(a->xrelay); /* its links too */
+    a->xrelay = NULL;
     mesh_close(a->mesh);
     a->mesh = NULL;
     if (a->sig_term) event_free(a->sig_term);

@@ -25,6 +25,7 @@ struct mesh;
 struct netd;
 struct metrics_server;
 struct names;
+struct xrelay;
 struct Tmpi__NameRequest;
 struct Tmpi__XFrame;
 struct agent;
@@ -91,6 +92,7 @@ struct agent {
     void (*name_request)(struct agent *a, struct job *j, const struct Tmpi__NameRequest *rq);
     /* The same way for a job host's XFrame to another job (control/xrelay.h). */
     void (*xframe)(struct agent *a, struct job *j, const struct Tmpi__XFrame *f);
+    struct xrelay *xrelay; /* control/xrelay.h: the links to other agents; NULL in a job host */
 
     /* Any thread. */
     atomic_uint_fast64_t jobs_started;

@@ -340,6 +340,15 @@ static int on_frame(struct mesh_conn *c, const Tmpi__Envelope *env)
         }
         c->m->accept_ops->name_request(c->m->accept_arg, c, env->name_request);
         return c->dead || c->closing ? -1 : 0;
+    case TMPI__ENVELOPE__MSG_XFRAME:
+    case TMPI__ENVELOPE__MSG_XGONE:
+        if (c->outgoing || c->hs.channel != TMPI_CH_CTL) break;
+        if (!c->m->accept_ops || !c->m->accept_ops->xlink) {
+            close_after_flush(c);
+            return -1;
+        }
+        c->m->accept_ops->xlink(c->m->accept_arg, c, env);
+        return c->dead || c->closing ? -1 : 0;
     case TMPI__ENVELOPE__MSG_MESH_PING: {
         Tmpi__MeshPong p = TMPI__MESH_PONG__INIT;
         p.nonce = env->mesh_ping->nonce;

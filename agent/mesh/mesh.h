@@ -54,6 +54,11 @@ struct mesh_accept_ops {
     /* An authenticated incoming control connection asked for a name (control/names.h): the
      * callee answers with mesh_send and closes it; rq is valid during the call only. */
     void (*name_request)(void *arg, struct mesh_conn *c, const Tmpi__NameRequest *rq);
+    /* An authenticated incoming control connection opened with an XFrame or XGone: another
+     * agent's end of the path between jobs (control/xrelay.h).  The callee takes the
+     * connection over (mesh_conn_set_ops) and handles env, or closes it; env is valid during
+     * the call only. */
+    void (*xlink)(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env);
 };
 void mesh_set_accept_ops(struct mesh *m, const struct mesh_accept_ops *ops, void *arg);
 

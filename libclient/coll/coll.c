@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "coll_net.h"
+#include "coll_xjob.h"
 #include "errh.h"
 #include "job.h"
 #include "request.h"
@@ -75,6 +76,10 @@ int tm_coll_out_of_step(struct tm_rank *me, struct tm_commref *cr)
 void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr)
 {
     struct tm_comm *c = cr->c;
+    if (TM_UNLIKELY(c->xjob)) { /* ranks of two jobs: their messages (coll_xjob.h) */
+        (void)tm_xcoll_run(me, cr, MPIX_COLL_BARRIER, NULL);
+        return;
+    }
     if (TM_UNLIKELY(tm_coll_net_spans(me, c))) {
         /* Comm_dup/split and Finalize rely on it; a failed round aborts the job on its own
          * leader's node, and a lost link is reported by the network layer. */
@@ -190,9 +195,36 @@ static uint64_t call_sig(int kind, const struct tm_cargs *a)
     return h * 0x9e3779b97f4a7c15ull ^ bytes;
 }
 
+/* tm_coll_start on a communicator with ranks of two jobs: the generic path, to completion
+ * (coll_xjob.h), a non-blocking call's request completed. */
+static int xjob_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
+                      const struct tm_calgo *al, struct tm_cargs *a, MPI_Request *req)
+{
+    if (cr->rank == 0)
+        atomic_fetch_add_explicit(&me->job->coll_stats.ops[al->kind], 1, memory_order_relaxed);
+    int began = tm_mst_begin(me, fn, cr, comm, TMPI_PEER_ALL, TMPI_TAG_NONE);
+    int r = tm_xcoll_run(me, cr, al->kind, a);
+    tm_mst_end(me, began);
+    free(a->own);
+    a->own = NULL;
+    if (r < 0) {
+        int cls = r == -EPIPE ? MPI_ERR_OTHER : tm_coll_errclass(r);
+        return tm_err(me, comm, cls, fn, "%s",
+                      r == -EPIPE ? "the other job of the communicator is gone" : errno_text(r));
+    }
+    if (req) {
+        struct tm_request *q = tm_req_alloc(me, TM_REQ_COLL);
+        if (!q) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+        tm_req_set_done_own(q, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_SUCCESS);
+        *req = q;
+    }
+    return MPI_SUCCESS;
+}
+
 int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
                   const struct tm_calgo *al, struct tm_cargs *a, MPI_Request *req)
 {
+    if (TM_UNLIKELY(cr->c->xjob)) return xjob_start(me, cr, comm, fn, al, a, req);
     /* The inter-node phase moves blocks as bytes (coll_net/): non-contiguous layouts run on
      * packed staging copies of this member's blocks (coll_stage.c).  So do types whose data
      * lies outside their extent, on every communicator (coll_base.h tm_cargs_outside). */

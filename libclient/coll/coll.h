@@ -139,12 +139,6 @@ int tm_coll_out_of_step(struct tm_rank *me, struct tm_commref *cr);
     struct tm_commref *cr = tm_comm_get(&me->comms, comm);                                         \
     if (TM_UNLIKELY(!cr))                                                                          \
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);      \
-    /* the intra-communicator of two jobs (MPI_Intercomm_merge, net/xjob.h): the engine's          \
-     * algorithms reach every member through this node's memory, so none run on it yet */          \
-    if (TM_UNLIKELY(cr->c->xjob && !cr->c->inter))                                                 \
-        return tm_err(me, comm, MPI_ERR_COMM, fn,                                                  \
-                      "no collectives yet on a communicator with ranks of two jobs "               \
-                      "(MPI_Intercomm_merge of a connect)");                                       \
     struct tm_coll_guard tm_cguard_ __attribute__((cleanup(tm_coll_guard_end))) = {cr, ++cr->ncoll};
 
 #define TM_COLL_CHECK(expr)                                                                        \

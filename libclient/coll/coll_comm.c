@@ -13,6 +13,7 @@
 
 #include "coll.h"
 #include "coll_net.h"
+#include "coll_xjob.h"
 #include "comm_coll.h"
 #include "ctx.h"
 #include "job.h"
@@ -92,6 +93,7 @@ static int dup_round(struct tm_rank *me, struct tm_commref *cr, struct tm_comm *
     struct tm_comm *pc = cr->c;
     struct tm_slot *slot = pc->coll.slot;
     struct tm_comm *nc = NULL;
+    if (TM_UNLIKELY(pc->xjob)) return tm_xcoll_dup(me, cr, ret); /* ranks of two jobs */
     if (TM_UNLIKELY(tm_coll_net_spans(me, pc))) {
         int err = tm_chier_round(me, cr, MPIX_COLL_BARRIER, dup_net);
         if (!err) nc = slot[pc->coll.hier->g[pc->coll.hier->group_of[cr->rank]].members[0]].p;
@@ -253,6 +255,7 @@ static int split_round(struct tm_rank *me, struct tm_commref *cr, int color, int
                        struct tm_comm **ret, int *ret_rank)
 {
     struct tm_comm *pc = cr->c;
+    if (TM_UNLIKELY(pc->xjob)) return tm_xcoll_split(me, cr, color, key, ret, ret_rank);
     struct tm_slot *mine = &pc->coll.slot[cr->rank];
     mine->a = color;
     mine->b = key;

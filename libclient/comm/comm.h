@@ -121,5 +121,9 @@ int tm_comm_split(struct tm_rank *me, const char *fn, MPI_Comm comm, int color, 
 
 /* A shared part with a context id from ctx.h; refs: this node's members. */
 struct tm_comm *tm_comm_new(int ctx, int ctx_reuse, int size, int32_t *world_of, int refs);
+/* c's members (world_of, filled) include ranks of another job (MPI_Comm_create / create_group /
+ * idup of a merge of two jobs): its collectives take the path between jobs (coll/coll_xjob.h)
+ * and its receives fail when that job ends (net/xjob.h). */
+void tm_comm_mark_xjob(struct tm_rank *me, struct tm_comm *c);
 
 #endif

@@ -22,15 +22,27 @@
     if (TM_UNLIKELY(!cr))                                                                          \
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", comm);
 
-/* comm rank of each world rank of c's (local) group, -1 for others: job-size array. */
+/* comm rank of each world rank of c's (local) group, -1 for others: job-size array (ranks of
+ * other jobs, net/xjob.h, are found by rank_at). */
 static int *rank_index(struct tm_rank *me, const struct tm_comm *c)
 {
     int *ix = malloc(sizeof *ix * (size_t)me->job->size);
     if (!ix) return NULL;
     memset(ix, 0xff, sizeof *ix * (size_t)me->job->size);
-    for (int i = 0; i < c->size; i++)
-        ix[tm_comm_world_rank(c, i)] = i;
+    for (int i = 0; i < c->size; i++) {
+        int w = tm_comm_world_rank(c, i);
+        if (w >= 0 && w < me->job->size) ix[w] = i;
+    }
     return ix;
+}
+
+/* The comm rank of world rank w in c (-1: none), through ix for this job's ranks. */
+static int rank_at(struct tm_rank *me, const struct tm_comm *c, const int *ix, int w)
+{
+    if (w >= 0 && w < me->job->size) return ix[w];
+    for (int i = 0; i < c->size; i++)
+        if (tm_comm_world_rank(c, i) == w) return i;
+    return -1;
 }
 
 TM_API int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
@@ -44,11 +56,11 @@ TM_API int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     if (!ix) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     int bad = -1;
     for (int i = 0; i < g->size && bad < 0; i++)
-        if (ix[g->world[i]] < 0) bad = g->world[i];
+        if (rank_at(me, cr->c, ix, g->world[i]) < 0) bad = g->world[i];
     /* Members of one group agree on its color: the parent rank of its first member (groups
      * of different members must be disjoint, MPI 3.1 §6.4.2, so colors differ). */
     int grank = tm_group_rank_of(g, me->rank);
-    int color = grank == MPI_UNDEFINED ? MPI_UNDEFINED : ix[g->world[0]];
+    int color = grank == MPI_UNDEFINED ? MPI_UNDEFINED : rank_at(me, cr->c, ix, g->world[0]);
     free(ix);
     if (bad >= 0)
         return tm_err(me, comm, MPI_ERR_GROUP, fn,
@@ -70,7 +82,10 @@ static struct tm_comm *make_intra(void *p)
     if (!map) return NULL;
     memcpy(map, a->world, sizeof *map * (size_t)a->n);
     struct tm_comm *c = tm_comm_new(a->ctx, a->reuse, a->n, map, a->nlocal);
-    if (!c) free(map);
+    if (!c)
+        free(map);
+    else
+        tm_comm_mark_xjob(tm_self(), c);
     return c;
 }
 
@@ -98,7 +113,7 @@ TM_API int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_C
     if (!ix) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     int bad = -1;
     for (int i = 0; i < g->size && bad < 0; i++)
-        if (ix[g->world[i]] < 0) bad = g->world[i];
+        if (rank_at(me, cr->c, ix, g->world[i]) < 0) bad = g->world[i];
     if (bad >= 0) {
         free(ix);
         return tm_err(me, comm, MPI_ERR_GROUP, fn,
@@ -112,9 +127,11 @@ TM_API int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_C
         int r = tm_ctx_for(me, g->world, g->size, NULL, 0, 1, &ctx, &reuse);
         m = (struct cg_msg){ctx, reuse, r < 0};
         for (int i = 1; i < g->size && !err; i++)
-            err = tm_cp2p_send(me, pc, cr->rank, mctx, ix[g->world[i]], tag, &m, sizeof m);
+            err = tm_cp2p_send(me, pc, cr->rank, mctx, rank_at(me, pc, ix, g->world[i]), tag, &m,
+                               sizeof m);
     } else {
-        err = tm_cp2p_recv(me, mctx, ix[g->world[0]], tag, &m, sizeof m, NULL, NULL);
+        err =
+            tm_cp2p_recv(me, mctx, rank_at(me, pc, ix, g->world[0]), tag, &m, sizeof m, NULL, NULL);
     }
     free(ix);
     if (err) return tm_err(me, comm, MPI_ERR_OTHER, fn, "the group's members cannot agree");

@@ -73,6 +73,7 @@ static struct tm_comm *make(void *p)
         return NULL;
     }
     tm_topo_dup_hook(nc, a->pc);
+    tm_comm_mark_xjob(tm_self(), nc);
     return nc;
 }
 

@@ -13,6 +13,7 @@
 #include "info.h"
 #include "job.h"
 #include "objs.h"
+#include "xjob.h"
 
 #define TM_CTX_SELF 2 /* every rank's MPI_COMM_SELF: its traffic only reaches its own mailbox */
 
@@ -68,6 +69,14 @@ struct tm_comm *tm_comm_new(int ctx, int ctx_reuse, int size, int32_t *world_of,
     c->ctx_reuse = ctx_reuse;
     atomic_store_explicit(&c->refs, refs, memory_order_relaxed);
     return c;
+}
+
+void tm_comm_mark_xjob(struct tm_rank *me, struct tm_comm *c)
+{
+    uint64_t mask = c->world_of ? tm_xjob_mask(c->world_of, c->size) : 0;
+    if (!mask) return;
+    c->xjob = 1;
+    if (me) tm_xjob_note(me->job, &c->ctx, 1, mask);
 }
 
 void tm_comm_release(struct tm_comm *c)

@@ -4,7 +4,8 @@
  * the port's job; there the connect waits in the port's queue like any (dyn_tab.h, remote 2),
  * the accepting root answers with the inter-communicator's context ids (from the agent:
  * ctx.h, so neither job has them) and its group.  Each side names the other's ranks as
- * foreign ranks (TM_XRANK).  Both jobs must run on one agent, each in one job host (a job
+ * foreign ranks (TM_XRANK).  The jobs may run on one agent or on two (the agents relay, also
+ * over the mesh: agent/control/xrelay.h), each in one job host (a job
  * across nodes is refused: its other hosts have no path to the other job). */
 #ifndef TMPI_LIBCLIENT_XCONN_H
 #define TMPI_LIBCLIENT_XCONN_H

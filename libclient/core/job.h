@@ -167,6 +167,9 @@ struct tm_job {
     pthread_mutex_t wt_lock;
     struct tm_wake_timer *wtimers;
     void (*xdead_check)(struct tm_rank *me, struct tm_mbox *mb, struct tm_request *r);
+    /* whether context ctx names a communicator with ranks of a job that ended (a probe on it
+     * fails instead of waiting; net/xjob.h); read only once xdead is set */
+    int (*xdead_ctx)(struct tm_job *j, int ctx);
     /* what the waits do for the layers above (wait.h), set when the job is made */
     tm_wait_poll_fn wait_poll;
     const struct tm_wait_net *wait_net; /* NULL when the job has one node */

@@ -122,8 +122,7 @@ static int connect_other_job(struct tm_rank *me, const char *port_name, const in
                  tm_connect_pending_max());
     else if (rc == -ENOTSUP)
         snprintf(why, len,
-                 "port %s is another job's: a connect between jobs needs both on one agent, each "
-                 "on one node",
+                 "port %s is another job's: a connect between jobs needs each job on one node",
                  port_name);
     else if (rc == -EPIPE)
         snprintf(why, len, "port %s: its job cannot be reached: %s", port_name,
@@ -387,6 +386,12 @@ static int conn_common(const char *fn, int accept, const char *port_name, MPI_In
         if (!port_name) {
             snprintf(why, sizeof why, "port_name is NULL");
             h.err = MPI_ERR_ARG;
+        } else if (tm_xjob_unexpected_max() < 0) {
+            snprintf(why, sizeof why,
+                     "TMPI_XJOB_UNEXPECTED_MAX is '%s', not a number of bytes from 0 to %llu",
+                     getenv("TMPI_XJOB_UNEXPECTED_MAX"),
+                     (unsigned long long)TM_XJOB_UNEXPECTED_LIMIT);
+            h.err = MPI_ERR_OTHER;
         } else {
             /* what the root waits in, for tmpictl ranks and the deadlock report */
             int began = tm_mst_begin(me, fn, cr, comm, TMPI_PEER_NONE, TMPI_TAG_NONE);

@@ -278,6 +278,11 @@ int tm_intra_mprobe(struct tm_rank *me, int ctx, int src, int tag, int block, MP
         struct arrival_wait a = {mb, atomic_load_explicit(&mb->arrivals, memory_order_relaxed),
                                  NULL};
         pthread_mutex_unlock(&mb->lock);
+        /* nothing queued, and the other job of the communicator ended: nothing can come (the
+         * job's end counts as an arrival, net/xjob.c on_gone, so a waiting probe sees it) */
+        if (TM_UNLIKELY(atomic_load_explicit(&me->job->xdead, memory_order_seq_cst)) &&
+            me->job->xdead_ctx(me->job, ctx))
+            return -EPIPE;
         if (!block) return 0;
         tm_wait(me, arrival_cond, &a);
     }

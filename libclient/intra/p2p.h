@@ -50,6 +50,7 @@ void tm_intra_recv_wait_small(struct tm_rank *me, int ctx, void *buf, size_t cap
  * 1 if found (status filled), else 0.  Given ret, also takes the message out of the queues
  * (MPI_Mprobe): *ret is then the caller's until tm_recv_envl.  On a communicator:
  * comm/p2p_route.h tm_probe, tm_mprobe. */
+/* -EPIPE: nothing is queued and the communicator has ranks of a job that ended (net/xjob.h). */
 int tm_intra_mprobe(struct tm_rank *me, int ctx, int src, int tag, int block, MPI_Status *status,
                     struct tm_envl **ret);
 /* Receives the unexpected message e (taken from the queues) into rreq, whose buf and cap are

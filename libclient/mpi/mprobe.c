@@ -92,6 +92,12 @@ static int mprobe_common(const char *fn, int source, int tag, MPI_Comm comm, int
     int began = block && tm_mst_begin(me, fn, cr, comm, source, tag);
     int found = tm_mprobe(me, cr, source, tag, block, status, &m->e);
     tm_mst_end(me, began);
+    if (TM_UNLIKELY(found < 0)) {
+        free(m);
+        *message = MPI_MESSAGE_NULL;
+        return tm_err(me, comm, MPI_ERR_OTHER, fn,
+                      "the other job of the communicator ended: no message can come");
+    }
     if (flag) *flag = found;
     if (!found) {
         free(m);

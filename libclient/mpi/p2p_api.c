@@ -686,6 +686,9 @@ static int probe_common(const char *fn, int source, int tag, MPI_Comm comm, int 
     int began = block && tm_mst_begin(me, fn, cr, comm, source, tag);
     int found = tm_probe(me, cr, source, tag, block, status);
     tm_mst_end(me, began);
+    if (TM_UNLIKELY(found < 0))
+        return tm_err(me, comm, MPI_ERR_OTHER, fn,
+                      "the other job of the communicator ended: no message can come");
     if (flag) *flag = found;
     if (!found) tm_poll_idle(me);
     return MPI_SUCCESS;

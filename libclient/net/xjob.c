@@ -16,6 +16,30 @@
 #include "type_copy.h"
 #include "wait.h"
 
+/* A send past the flow-control bound (xjob.h): its envelope went alone (RTS); its bytes go
+ * when the receiver matched it (CTS).  On the list rts (lock). */
+struct xrts {
+    struct xrts *next;
+    uint64_t id;
+    int slot;
+    const void *data;
+    void *packed; /* data's allocation when the send packed a layout */
+    size_t bytes;
+    struct tm_request *sreq;
+};
+
+/* A receive matched to an RTS envelope, its bytes coming (DATA frames of cookie).  On the list
+ * pulls (lock; buf and got: channel thread only). */
+struct xpull {
+    struct xpull *next;
+    uint64_t cookie;
+    int slot;
+    struct tm_request *rreq;
+    unsigned char *buf;
+    size_t total, got;
+    int src, tag;
+};
+
 /* Another job this one talks to, and its message being assembled (its frames come in order). */
 struct xpeer {
     uint64_t job; /* 0: free */
@@ -23,6 +47,13 @@ struct xpeer {
     struct tm_envl *asm_e; /* the message whose frames come (channel thread only) */
     int32_t asm_dst;
     size_t asm_got;
+    /* sender side (under send): eager bytes sent and not yet credited, and whether a
+     * CREDIT_REQ is out */
+    size_t inflight;
+    int asked;
+    /* receiver side (under lock): bytes matched and not yet credited; credit at the next match */
+    size_t owed;
+    int owe_now;
 };
 
 /* A synchronous send waiting for its SACK. */
@@ -50,9 +81,24 @@ struct tm_xjob {
     int nctx;
     uint64_t dead; /* the slots whose job ended */
     _Atomic(tm_xjob_ctl_fn) ctl;
+    size_t window; /* TMPI_XJOB_UNEXPECTED_MAX (0: no bound) */
+    struct xrts *rts;
+    struct xpull *pulls;
 };
 
+long long tm_xjob_unexpected_max(void)
+{
+    const char *v = getenv("TMPI_XJOB_UNEXPECTED_MAX");
+    if (!v || !*v) return (long long)TM_XJOB_UNEXPECTED_DEFAULT;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v || *end || *v == '-' || n > TM_XJOB_UNEXPECTED_LIMIT) return -1;
+    return (long long)n;
+}
+
 static void xdead_check(struct tm_rank *me, struct tm_mbox *mb, struct tm_request *r);
+static int xdead_ctx(struct tm_job *j, int ctx);
 
 int tm_xjob_init(struct tm_job *j)
 {
@@ -60,8 +106,12 @@ int tm_xjob_init(struct tm_job *j)
     if (!x) return -ENOMEM;
     pthread_mutex_init(&x->lock, NULL);
     pthread_mutex_init(&x->send, NULL);
+    /* a bad value is refused at the connect (dynproc/port.c); the default meanwhile */
+    long long w = tm_xjob_unexpected_max();
+    x->window = (size_t)(w < 0 ? (long long)TM_XJOB_UNEXPECTED_DEFAULT : w);
     j->xjob = x;
     j->xdead_check = xdead_check;
+    j->xdead_ctx = xdead_ctx;
     return 0;
 }
 
@@ -71,6 +121,16 @@ void tm_xjob_fini(struct tm_job *j)
     if (!x) return;
     for (int i = 0; i < TM_XJOB_PEERS_MAX; i++)
         free(x->peers[i].asm_e);
+    for (struct xrts *r = x->rts, *n; r; r = n) {
+        n = r->next;
+        free(r->packed);
+        free(r);
+    }
+    for (struct xpull *p = x->pulls, *n; p; p = n) {
+        n = p->next;
+        free(p->buf);
+        free(p);
+    }
     for (struct xsync *s = x->syncs, *n; s; s = n) {
         n = s->next;
         free(s);
@@ -201,6 +261,55 @@ static uint64_t live_peer(struct tm_xjob *x, int slot)
     return id;
 }
 
+/* x->send held: a message's frames, consecutive (the receiver assembles one at a time per
+ * job).  0 or send_frame's error. */
+static int send_msg(struct tm_job *j, uint64_t to, struct tm_xhdr *h, const void *data,
+                    size_t bytes)
+{
+    int rc = 0;
+    size_t off = 0;
+    do {
+        size_t n = bytes - off < TMPI_XJOB_PAYLOAD_MAX ? bytes - off : TMPI_XJOB_PAYLOAD_MAX;
+        rc = send_frame(j, to, h, (const char *)data + off, n);
+        h->flags &= ~TM_XF_FIRST;
+        off += n;
+    } while (rc == 0 && off < bytes);
+    return rc;
+}
+
+/* x->send held: the sends to pe wait; ask its job for what it owes (once until credit comes). */
+static void ask_credit(struct tm_job *j, struct xpeer *pe, uint64_t to)
+{
+    if (pe->asked) return;
+    struct tm_xhdr h = {.kind = TM_XK_CREDIT_REQ};
+    pe->asked = send_frame(j, to, &h, NULL, 0) == 0;
+}
+
+/* s off the list of synchronous sends: 1, or 0 when a peer's end took (and completed) it. */
+static int unlist_sync(struct tm_xjob *x, struct xsync *s)
+{
+    pthread_mutex_lock(&x->lock);
+    struct xsync **pp = &x->syncs;
+    while (*pp && *pp != s)
+        pp = &(*pp)->next;
+    int mine = *pp == s;
+    if (mine) *pp = s->next;
+    pthread_mutex_unlock(&x->lock);
+    return mine;
+}
+
+/* The send of RTS id from slot's job's view (slot < 0: any), off the list: NULL when none. */
+static struct xrts *take_rts(struct tm_xjob *x, int slot, uint64_t id, int any)
+{
+    pthread_mutex_lock(&x->lock);
+    struct xrts **pp = &x->rts, *r;
+    while ((r = *pp) && !(r->slot == slot && (any || r->id == id)))
+        pp = &r->next;
+    if (r) *pp = r->next;
+    pthread_mutex_unlock(&x->lock);
+    return r;
+}
+
 int tm_xjob_send(struct tm_rank *me, int w, int ctx, int src, int dest, int tag, const void *buf,
                  size_t bytes, enum tm_send_mode mode, struct tm_request *sreq)
 {
@@ -219,7 +328,6 @@ int tm_xjob_send(struct tm_rank *me, int w, int ctx, int src, int dest, int tag,
         tm_type_pack(packed, buf, bytes / sreq->dt->psize, sreq->dt, 0, bytes);
         data = packed;
     }
-    struct xsync *s = NULL;
     struct tm_xhdr h = {.kind = TM_XK_MSG,
                         .flags = TM_XF_FIRST,
                         .dst = TM_XRANK_RANK(w),
@@ -228,8 +336,50 @@ int tm_xjob_send(struct tm_rank *me, int w, int ctx, int src, int dest, int tag,
                         .csrc = src,
                         .tag = tag,
                         .total = bytes};
+    struct xpeer *pe = &x->peers[slot];
+    pthread_mutex_lock(&x->send);
+    /* past the bound: the envelope alone, its bytes when the receiver matched it */
+    int rts = x->window && bytes && pe->inflight + bytes > x->window;
+    if (rts) {
+        struct xrts *r = calloc(1, sizeof *r);
+        if (!r) {
+            pthread_mutex_unlock(&x->send);
+            free(packed);
+            return -ENOMEM;
+        }
+        r->slot = slot;
+        r->data = data;
+        r->packed = packed;
+        r->bytes = bytes;
+        r->sreq = sreq;
+        pthread_mutex_lock(&x->lock);
+        int dead = pe->dead; /* its end fails the listed ones (on_gone) */
+        r->id = h.cookie = ++x->next_id;
+        if (!dead) {
+            r->next = x->rts;
+            x->rts = r;
+        }
+        pthread_mutex_unlock(&x->lock);
+        if (dead) {
+            pthread_mutex_unlock(&x->send);
+            free(packed);
+            free(r);
+            return -EPIPE;
+        }
+        h.flags |= TM_XF_RTS;
+        int rc = send_frame(j, to, &h, NULL, 0);
+        if (rc == 0) ask_credit(j, pe, to);
+        pthread_mutex_unlock(&x->send);
+        if (rc == 0) return 1;
+        if (!take_rts(x, slot, r->id, 0)) return 1; /* the peer's end completed it */
+        free(r->packed);
+        free(r);
+        return rc == -ENOTSUP ? -EPIPE : rc;
+    }
+    struct xsync *s = NULL;
     if (mode == TM_SEND_SYNC) {
         if (!(s = calloc(1, sizeof *s))) {
+            pthread_mutex_unlock(&x->send);
             free(packed);
             return -ENOMEM;
         }
@@ -242,29 +392,13 @@ int tm_xjob_send(struct tm_rank *me, int w, int ctx, int src, int dest, int tag,
         pthread_mutex_unlock(&x->lock);
         h.flags |= TM_XF_SYNC;
     }
-    int rc = 0;
-    pthread_mutex_lock(&x->send);
-    size_t off = 0;
-    do {
-        size_t n = bytes - off < TMPI_XJOB_PAYLOAD_MAX ? bytes - off : TMPI_XJOB_PAYLOAD_MAX;
-        rc = send_frame(j, to, &h, (const char *)data + off, n);
-        h.flags &= ~TM_XF_FIRST;
-        off += n;
-    } while (rc == 0 && off < bytes);
+    int rc = send_msg(j, to, &h, data, bytes);
+    if (rc == 0) pe->inflight += bytes;
     pthread_mutex_unlock(&x->send);
     free(packed);
     if (rc < 0) {
-        if (s) { /* nobody answers it: off the list, unless a peer's end took it already */
-            pthread_mutex_lock(&x->lock);
-            struct xsync **pp = &x->syncs;
-            while (*pp && *pp != s)
-                pp = &(*pp)->next;
-            int mine = *pp == s;
-            if (mine) *pp = s->next;
-            pthread_mutex_unlock(&x->lock);
-            if (!mine) return 1; /* completed with its error */
-            free(s);
-        }
+        if (s && !unlist_sync(x, s)) return 1; /* completed with its error */
+        free(s);
         return rc == -ENOTSUP ? -EPIPE : rc;
     }
     if (s) return 1;
@@ -279,16 +413,159 @@ static void send_sack(struct tm_job *j, struct tm_envl *e)
     if (to) (void)send_frame(j, to, &h, NULL, 0);
 }
 
+/* The receiver matched bytes of slot's job's messages: credit, in batches, or at once when that
+ * job waits for it (xjob.h flow control). */
+static void credit(struct tm_job *j, int slot, size_t bytes)
+{
+    struct tm_xjob *x = j->xjob;
+    pthread_mutex_lock(&x->lock);
+    struct xpeer *pe = &x->peers[slot];
+    pe->owed += bytes;
+    size_t val = 0;
+    if (pe->owed && (pe->owe_now || pe->owed >= TM_XJOB_CREDIT_BATCH)) {
+        val = pe->owed;
+        pe->owed = 0;
+        pe->owe_now = 0;
+    }
+    uint64_t to = pe->dead ? 0 : pe->job;
+    pthread_mutex_unlock(&x->lock);
+    if (!val || !to) return;
+    struct tm_xhdr h = {.kind = TM_XK_CREDIT, .val = (int64_t)val};
+    (void)send_frame(j, to, &h, NULL, 0);
+}
+
+/* The other job's sends wait for credit: what is owed now, or at the next match. */
+static void on_credit_req(struct tm_job *j, int slot)
+{
+    struct tm_xjob *x = j->xjob;
+    pthread_mutex_lock(&x->lock);
+    x->peers[slot].owe_now = 1;
+    pthread_mutex_unlock(&x->lock);
+    credit(j, slot, 0);
+}
+
+/* Credit from the receiver: its matched eager bytes. */
+static void on_credit(struct tm_job *j, int slot, const struct tm_xhdr *h)
+{
+    struct tm_xjob *x = j->xjob;
+    pthread_mutex_lock(&x->send);
+    struct xpeer *pe = &x->peers[slot];
+    size_t val = h->val > 0 ? (size_t)h->val : 0;
+    pe->inflight = val < pe->inflight ? pe->inflight - val : 0;
+    pe->asked = 0;
+    pthread_mutex_unlock(&x->send);
+}
+
+/* rreq matched RTS envelope e (taken over): its bytes are asked for (CTS) and land in a
+ * buffer of the pull; rreq completes when the last came. */
+static void start_pull(struct tm_job *j, struct tm_request *rreq, struct tm_envl *e)
+{
+    struct tm_xjob *x = j->xjob;
+    struct xpull *p = calloc(1, sizeof *p);
+    if (p) p->buf = malloc(e->bytes ? e->bytes : 1);
+    if (!p || !p->buf) {
+        free(p);
+        free(e);
+        struct tm_waker *w = &rreq->owner->waker;
+        tm_req_set_done(rreq, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_ERR_NO_MEM);
+        tm_wake(w);
+        return;
+    }
+    p->cookie = e->cookie;
+    p->slot = e->node;
+    p->rreq = rreq;
+    p->total = e->bytes;
+    p->src = e->src;
+    p->tag = e->tag;
+    struct tm_xhdr h = {.kind = TM_XK_CTS, .dst = e->wsrc, .cookie = e->cookie};
+    free(e);
+    pthread_mutex_lock(&x->lock);
+    int dead = x->peers[p->slot].dead;
+    uint64_t to = x->peers[p->slot].job;
+    if (!dead) {
+        p->next = x->pulls;
+        x->pulls = p;
+    }
+    pthread_mutex_unlock(&x->lock);
+    if (dead || send_frame(j, to, &h, NULL, 0) < 0) {
+        pthread_mutex_lock(&x->lock);
+        int mine = 0;
+        for (struct xpull **pp = &x->pulls; *pp; pp = &(*pp)->next)
+            if (*pp == p) {
+                *pp = p->next;
+                mine = 1;
+                break;
+            }
+        pthread_mutex_unlock(&x->lock);
+        if (!mine && !dead) return; /* the peer's end failed it meanwhile */
+        free(p->buf);
+        free(p);
+        struct tm_waker *w = &rreq->owner->waker;
+        tm_req_set_done(rreq, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_ERR_OTHER);
+        tm_wake(w);
+    }
+}
+
+/* CTS from the receiver: the RTS send's bytes go (straight to its receive), the send is done. */
+static void on_cts(struct tm_job *j, int slot, const struct tm_xhdr *h)
+{
+    struct tm_xjob *x = j->xjob;
+    struct xrts *r = take_rts(x, slot, h->cookie, 0);
+    if (!r) return;
+    struct tm_xhdr d = {.kind = TM_XK_DATA, .cookie = h->cookie};
+    uint64_t to = tm_xjob_job(j, slot);
+    pthread_mutex_lock(&x->send);
+    int rc = send_msg(j, to, &d, r->data, r->bytes);
+    pthread_mutex_unlock(&x->send);
+    struct tm_request *q = r->sreq;
+    struct tm_waker *w = &q->owner->waker;
+    size_t bytes = r->bytes;
+    free(r->packed);
+    free(r);
+    tm_req_set_done(q, q->st_source, q->st_tag, rc ? 0 : bytes, rc ? MPI_ERR_OTHER : MPI_SUCCESS);
+    tm_wake(w);
+}
+
+/* The next bytes of a pull: into its buffer, then into its receive. */
+static void on_data(struct tm_job *j, int slot, const struct tm_xhdr *h, const void *p, size_t len)
+{
+    struct tm_xjob *x = j->xjob;
+    pthread_mutex_lock(&x->lock);
+    struct xpull **pp = &x->pulls, *pl;
+    while ((pl = *pp) && !(pl->slot == slot && pl->cookie == h->cookie))
+        pp = &pl->next;
+    if (pl && len <= pl->total - pl->got && pl->got + len == pl->total) *pp = pl->next;
+    pthread_mutex_unlock(&x->lock);
+    if (!pl || len > pl->total - pl->got) return;
+    memcpy(pl->buf + pl->got, p, len);
+    pl->got += len;
+    if (pl->got < pl->total) return;
+    struct tm_request *rreq = pl->rreq;
+    size_t k = pl->total <= rreq->cap ? pl->total : rreq->cap;
+    tm_copy_in(rreq, pl->buf, NULL, k);
+    struct tm_waker *w = &rreq->owner->waker;
+    tm_req_set_done(rreq, pl->src, pl->tag, k,
+                    pl->total > rreq->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
+    tm_wake(w);
+    free(pl->buf);
+    free(pl);
+}
+
 void tm_xjob_consume(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e)
 {
     if (e->kind != TM_ENVL_XJOB) {
         tm_net_consume(me, rreq, e);
         return;
     }
+    if (e->flags & TM_XF_RTS) {
+        start_pull(me->job, rreq, e);
+        return;
+    }
     size_t k = e->bytes <= rreq->cap ? e->bytes : rreq->cap;
     tm_copy_in(rreq, e->data, NULL, k);
     tm_req_set_done(rreq, e->src, e->tag, k, e->bytes > rreq->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
     if (e->flags & TM_XF_SYNC) send_sack(me->job, e);
+    credit(me->job, e->node, e->bytes);
     free(e);
 }
 
@@ -305,8 +582,13 @@ static void arrived(struct tm_job *j, int32_t dst, struct tm_envl *e)
         tm_wake(&r->waker); /* a Probe may be waiting */
         return;
     }
+    if (e->flags & TM_XF_RTS) {
+        start_pull(j, rr, e);
+        return;
+    }
     tm_deliver(rr, e->data, e->bytes, e->src, e->tag);
     if (e->flags & TM_XF_SYNC) send_sack(j, e);
+    credit(j, e->node, e->bytes);
     free(e);
 }
 
@@ -325,7 +607,9 @@ static void on_msg(struct tm_job *j, int slot, const struct tm_xhdr *h, const vo
         pe->asm_e = NULL;
         if (!here(j, h->dst) || h->total > SIZE_MAX - sizeof(struct tm_envl) || len > h->total)
             return;
-        struct tm_envl *e = malloc(sizeof *e + (size_t)h->total);
+        int rts = (h->flags & TM_XF_RTS) != 0;
+        /* an RTS envelope holds no bytes: they come once a receive matched it */
+        struct tm_envl *e = malloc(sizeof *e + (rts ? 0 : (size_t)h->total));
         if (!e) return; /* out of memory: the message is lost, its sender not told (xjob.h) */
         memset(e, 0, sizeof *e);
         e->kind = TM_ENVL_XJOB;
@@ -336,15 +620,19 @@ static void on_msg(struct tm_job *j, int slot, const struct tm_xhdr *h, const vo
         e->cls = TM_ENVL_NCLASS; /* a heap envelope (envelope_pool.h) */
         e->node = slot;
         e->wsrc = h->src;
-        e->flags = (uint16_t)(h->flags & TM_XF_SYNC);
+        e->flags = (uint16_t)(h->flags & (TM_XF_SYNC | TM_XF_RTS));
         e->cookie = h->cookie;
+        if (rts) {
+            arrived(j, h->dst, e);
+            return;
+        }
         pe->asm_e = e;
         pe->asm_dst = h->dst;
         pe->asm_got = 0;
     }
     struct tm_envl *e = pe->asm_e;
     if (!e || len > e->bytes - pe->asm_got) return;
-    memcpy(e->data + pe->asm_got, p, len);
+    if (len) memcpy(e->data + pe->asm_got, p, len);
     pe->asm_got += len;
     if (pe->asm_got < e->bytes) return;
     pe->asm_e = NULL;
@@ -405,6 +693,17 @@ static void xdead_check(struct tm_rank *me, struct tm_mbox *mb, struct tm_reques
         tm_req_set_done(r, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_ERR_OTHER);
 }
 
+/* j->xdead_ctx: does ctx name a communicator with ranks of a job that ended? */
+static int xdead_ctx(struct tm_job *j, int ctx)
+{
+    struct tm_xjob *x = j->xjob;
+    pthread_mutex_lock(&x->lock);
+    struct dead_pick d = {x, x->dead};
+    int gone = dead_ctx(&d, ctx);
+    pthread_mutex_unlock(&x->lock);
+    return gone;
+}
+
 /* The agent says job `from` is gone: fail what waits on it. */
 static void on_gone(struct tm_job *j, uint64_t from, const char *reason)
 {
@@ -431,6 +730,43 @@ static void on_gone(struct tm_job *j, uint64_t from, const char *reason)
             pp = &s->next;
         }
     pthread_mutex_unlock(&x->lock);
+    /* its RTS sends and the receives matched to its RTS envelopes: nothing more comes */
+    struct xrts *rts_failed = NULL;
+    struct xpull *pull_failed = NULL;
+    pthread_mutex_lock(&x->lock);
+    for (struct xrts **pp = &x->rts, *r; (r = *pp);)
+        if (r->slot == slot) {
+            *pp = r->next;
+            r->next = rts_failed;
+            rts_failed = r;
+        } else {
+            pp = &r->next;
+        }
+    for (struct xpull **pp = &x->pulls, *p; (p = *pp);)
+        if (p->slot == slot) {
+            *pp = p->next;
+            p->next = pull_failed;
+            pull_failed = p;
+        } else {
+            pp = &p->next;
+        }
+    pthread_mutex_unlock(&x->lock);
+    for (struct xrts *r = rts_failed, *n; r; r = n) {
+        n = r->next;
+        struct tm_waker *w = &r->sreq->owner->waker;
+        tm_req_set_done(r->sreq, r->sreq->st_source, r->sreq->st_tag, 0, MPI_ERR_OTHER);
+        tm_wake(w);
+        free(r->packed);
+        free(r);
+    }
+    for (struct xpull *p = pull_failed, *n; p; p = n) {
+        n = p->next;
+        struct tm_waker *w = &p->rreq->owner->waker;
+        tm_req_set_done(p->rreq, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_ERR_OTHER);
+        tm_wake(w);
+        free(p->buf);
+        free(p);
+    }
     for (struct xsync *s = failed, *n; s; s = n) {
         n = s->next;
         struct tm_waker *w = &s->sreq->owner->waker;
@@ -457,6 +793,9 @@ static void on_gone(struct tm_job *j, uint64_t from, const char *reason)
                 tm_req_set_done(out[q], MPI_ANY_SOURCE, MPI_ANY_TAG, 0, MPI_ERR_OTHER);
             if (k) tm_wake(&r->waker);
         } while (k == 16);
+        /* a probe waiting for an arrival looks again, and finds the job gone */
+        atomic_fetch_add_explicit(&r->mbox.arrivals, 1, memory_order_seq_cst);
+        tm_wake(&r->waker);
     }
     tm_xjob_ctl_fn fn = atomic_load(&x->ctl);
     if (fn) fn(j, from, slot, NULL, reason, reason ? strlen(reason) : 0);
@@ -483,6 +822,18 @@ void tm_xjob_upcall(void *state, uint64_t from_job, const void *hdr, size_t hlen
         break;
     case TM_XK_SACK:
         on_sack(j, slot, &h);
+        break;
+    case TM_XK_CREDIT:
+        on_credit(j, slot, &h);
+        break;
+    case TM_XK_CREDIT_REQ:
+        on_credit_req(j, slot);
+        break;
+    case TM_XK_CTS:
+        on_cts(j, slot, &h);
+        break;
+    case TM_XK_DATA:
+        on_data(j, slot, &h, payload, len);
         break;
     default: {
         tm_xjob_ctl_fn fn = atomic_load(&x->ctl);

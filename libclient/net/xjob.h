@@ -11,8 +11,8 @@
  * lock per job); the receiving host assembles it in an envelope of its own and matches it like
  * any arrival (TM_ENVL_XJOB, MPI order: one path per pair of jobs).  A standard or buffered
  * send completes once its frames are handed to the agent; a synchronous one when the receiver
- * matched it (SACK).  Nothing bounds the receiver's unexpected bytes yet (a flood from the
- * other job grows its memory).
+ * matched it (SACK).  Flow control bounds what one job may have sent to another unmatched
+ * (TMPI_XJOB_UNEXPECTED_MAX, below).
  *
  * The handshake of a connect (comm/xconn.h) rides on the same frames (kinds CONNECT...), its
  * handler registered with tm_xjob_set_ctl.
@@ -40,6 +40,21 @@ struct tm_envl;
 #define TM_XRANK(slot, r) (TM_XRANK_BASE + ((slot) << TM_XRANK_SHIFT) + (r))
 #define TM_XRANK_SLOT(w) (((w)-TM_XRANK_BASE) >> TM_XRANK_SHIFT)
 #define TM_XRANK_RANK(w) ((w) & ((1 << TM_XRANK_SHIFT) - 1))
+/* Flow control: a job's ranks have at most TMPI_XJOB_UNEXPECTED_MAX bytes (default below; 0:
+ * no bound) of eager messages (the bytes go with the envelope) out to one other job that its
+ * receives have not matched yet.  A message past it sends its envelope alone (RTS, matched in
+ * order like any); the receiver asks for its bytes once a receive matched it (CTS), and they
+ * go straight to that receive (DATA): the send completes then (MPI_Isend returns at once).  So
+ * the other job holds at most the bound plus envelopes of this job's unmatched messages.  The
+ * receiver credits matched eager bytes (CREDIT) in batches of TM_XJOB_CREDIT_BATCH, or at once
+ * when the sender is past its bound (CREDIT_REQ). */
+#define TM_XJOB_UNEXPECTED_DEFAULT (64ull << 20)
+#define TM_XJOB_UNEXPECTED_LIMIT (1ull << 40)
+#define TM_XJOB_CREDIT_BATCH (64u << 10)
+/* TMPI_XJOB_UNEXPECTED_MAX as bytes (unset: the default), or -1 when it is no number of bytes
+ * from 0 to TM_XJOB_UNEXPECTED_LIMIT. */
+long long tm_xjob_unexpected_max(void);
+
 /* Communicators with ranks of other jobs whose context ids are kept for the dead-peer rule. */
 #define TM_XJOB_CTX_MAX 1024
 
@@ -50,9 +65,15 @@ enum tm_xkind {
     TM_XK_CONNECT = 3, /* comm/xconn.h from here */
     TM_XK_CONNECT_ANS = 4,
     TM_XK_CANCEL = 5,
+    TM_XK_CREDIT = 6, /* the receiver matched val more bytes of the sender's messages */
+    TM_XK_CREDIT_REQ =
+        7,          /* the sender is past its bound: send what is owed, or at the next match */
+    TM_XK_CTS = 8,  /* the receiver matched the RTS envelope cookie: send its bytes */
+    TM_XK_DATA = 9, /* the next bytes of the RTS message cookie */
 };
 #define TM_XF_FIRST 1u
 #define TM_XF_SYNC 2u
+#define TM_XF_RTS 4u /* the envelope alone: the bytes come after a CTS (flow control) */
 
 /* libtmpi's header of a frame between jobs (both ends are one machine's build: host order). */
 struct tm_xhdr {

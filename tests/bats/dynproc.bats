@@ -237,28 +237,6 @@ names_pair() {
         { echo "repeat: $output"; false; }
 }
 
-# xconn_pair SOCK_OPEN SOCK_CONNECT WORDS: a job opens a port on agent SOCK_OPEN, a job of the
-# same user connects to it from SOCK_CONNECT: refused (MPI_ERR_PORT) at once, saying WORDS.
-xconn_pair() {
-    local exe f pid st=0
-    exe=$(prog xconn)
-    f="$BATS_TEST_TMPDIR/xport.$RANDOM"
-    timeout 60 "$LAUNCH_BIN" --agent "$1" -n 1 "$exe" open "$f" >"$f.out" 2>&1 &
-    pid=$!
-    SECONDS=0
-    run timeout 60 "$LAUNCH_BIN" --agent "$2" -n 1 "$exe" connect "$f"
-    touch "$f.done"
-    wait "$pid" || st=$?
-    [ "$status" -ne 0 ] && [[ "$output" == *"MPI_Comm_connect: port tmpi-port:"*"$3"*"(MPI_ERR_PORT)"* ]] ||
-        { echo "connect ($status): $output"; false; }
-    [ "$SECONDS" -lt 15 ] || { echo "the refusal took $SECONDS s"; false; }
-    [ "$st" -eq 0 ] && grep -q "open ok" "$f.out" || { echo "open ($st):"; cat "$f.out"; false; }
-    # the port went with its close: a connect now finds no job that has it open
-    run timeout 60 "$LAUNCH_BIN" --agent "$2" -n 1 "$exe" connect "$f"
-    [ "$status" -ne 0 ] && [[ "$output" == *"no open port tmpi-port:"*"(no job of this user has it open) (MPI_ERR_PORT)"* ]] ||
-        { echo "closed port ($status): $output"; false; }
-}
-
 @test "dynproc: a connect waits at most its info key timeout, then fails with MPI_ERR_PORT and leaves no request behind; TMPI_CONNECT_PENDING_MAX bounds the connects that wait" {
     local exe
     exe=$(prog xconn)
@@ -277,36 +255,78 @@ xconn_pair() {
         { echo "bad TMPI_CONNECT_PENDING_MAX: $output"; false; }
 }
 
-# xjobs_pair SOCK MODE_A NA MODE_C NC: job A (NA ranks, xjobs MODE_A) on agent SOCK, job B
-# (NC ranks, MODE_C) on the same agent; A's output in $XA, B's in $XB, statuses $XA_ST, $XB_ST.
+# xjobs_pair SOCK MODE_A NA MODE_C NC [SOCK_C]: job A (NA ranks, xjobs MODE_A) on agent SOCK,
+# job B (NC ranks, MODE_C) on the same agent (or on SOCK_C); A's output in $XA, B's in $XB,
+# statuses $XA_ST, $XB_ST.  XJOBS_ARGS: more tmpi-launch options for both jobs.
 xjobs_pair() {
     local exe f pid
     exe=$(prog xjobs)
     f="$BATS_TEST_TMPDIR/xport.$RANDOM"
     XA="$f.a" XB="$f.b" XA_ST=0 XB_ST=0
-    timeout 60 "$LAUNCH_BIN" --agent "$1" -n "$3" "$exe" "$2" "$f" >"$XA" 2>&1 &
+    local more=()
+    [ -z "${XJOBS_ARGS:-}" ] || read -r -a more <<<"$XJOBS_ARGS"
+    timeout 60 "$LAUNCH_BIN" --agent "$1" "${more[@]}" -n "$3" "$exe" "$2" "$f" >"$XA" 2>&1 &
     pid=$!
-    timeout 60 "$LAUNCH_BIN" --agent "$1" -n "$5" "$exe" "$4" "$f" >"$XB" 2>&1 || XB_ST=$?
+    timeout 60 "$LAUNCH_BIN" --agent "${6:-$1}" "${more[@]}" -n "$5" "$exe" "$4" "$f" >"$XB" 2>&1 || XB_ST=$?
     wait "$pid" || XA_ST=$?
+    # a sanitizer's report (make sanitize / make tsan) fails the pair like a bad status
+    if grep -q "Sanitizer" "$XA" "$XB"; then
+        XA_ST=99
+        cat "$XA" "$XB" >&2
+    fi
 }
 
-@test "dynproc: two jobs of one user on one agent connect: p2p both ways (3 MiB, Ssend), Barrier, Bcast, Allreduce over the inter-communicator, Intercomm_merge, disconnect; the accepting job goes on after the other ended" {
+@test "dynproc: two jobs of one user on one agent connect: p2p both ways (3 MiB, Ssend), Barrier, Bcast, Allreduce over the inter-communicator, Intercomm_merge with every collective on it, its dup and a split, disconnect; the accepting job goes on after the other ended" {
     start_agent one --log-level info
     xjobs_pair "$AGENT_SOCK" accept 2 connect 3
     [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect ($XB_ST):"; cat "$XB"; false; }
     [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
+    grep -q "merged collectives ok on 5 ranks" "$XA" || { echo "no collectives on the merged communicator:"; cat "$XA"; false; }
     xjobs_pair "$AGENT_SOCK" accept 3 connect 1
     [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect 1 ($XB_ST):"; cat "$XB"; false; }
     [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept 3 ($XA_ST):"; cat "$XA"; false; }
+    # a bound of 4 KiB: the 3 MiB messages, the Ssend and most collectives' messages go as
+    # envelopes first, their bytes once matched
+    XJOBS_ARGS="-x TMPI_XJOB_UNEXPECTED_MAX=4096" xjobs_pair "$AGENT_SOCK" accept 2 connect 2
+    [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect 4 KiB ($XB_ST):"; cat "$XB"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept 4 KiB ($XA_ST):"; cat "$XA"; false; }
 }
 
-@test "dynproc: a job connected to another that dies gets an error from its receive and its send in bounded time, and ends cleanly" {
+@test "dynproc: a job connected to another that dies gets an error from its probe, receive and send in bounded time, and ends cleanly" {
     start_agent one --log-level info
     SECONDS=0
     xjobs_pair "$AGENT_SOCK" survive 2 die 2
     [ "$XB_ST" -eq 3 ] || { echo "die ($XB_ST):"; cat "$XB"; false; }
     [ "$XA_ST" -eq 0 ] && grep -q "survive ok" "$XA" || { echo "survive ($XA_ST):"; cat "$XA"; false; }
     [ "$SECONDS" -lt 30 ] || { echo "took $SECONDS s"; false; }
+}
+
+@test "dynproc: TMPI_XJOB_UNEXPECTED_MAX bounds the bytes one job has out to another unmatched: sends past it wait for the receives (MPI_Isend returns, a later message still overtakes), and a bad value fails the connect" {
+    start_agent one --log-level info
+    local exe f pid st=0
+    exe=$(prog xjobs)
+    # the default (64 MiB): all 64 messages of 16 KiB go at once
+    f="$BATS_TEST_TMPDIR/xport.flood1"
+    timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 1 "$exe" flood-accept "$f" >"$f.a" 2>&1 &
+    pid=$!
+    run timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 1 "$exe" flood-connect "$f"
+    wait "$pid" || st=$?
+    [ "$status" -eq 0 ] && [ "$st" -eq 0 ] && [[ "$output" == *"flood: 64 of 64 done before any receive"* ]] ||
+        { echo "default ($status, $st): $output"; cat "$f.a"; false; }
+    # 64 KiB: four go, the others wait until the receiver matched them
+    f="$BATS_TEST_TMPDIR/xport.flood2"
+    timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -n 1 "$exe" flood-accept "$f" >"$f.a" 2>&1 &
+    pid=$!
+    run timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -x TMPI_XJOB_UNEXPECTED_MAX=65536 -n 1 "$exe" flood-connect "$f"
+    st=0
+    wait "$pid" || st=$?
+    [ "$status" -eq 0 ] && [ "$st" -eq 0 ] && [[ "$output" == *"flood: 4 of 64 done before any receive"* ]] ||
+        { echo "65536 ($status, $st): $output"; cat "$f.a"; false; }
+    f="$BATS_TEST_TMPDIR/xport.flood3"
+    echo "tmpi-port:1:0:0" >"$f"
+    run timeout 60 "$LAUNCH_BIN" --agent "$AGENT_SOCK" -x TMPI_XJOB_UNEXPECTED_MAX=lots -n 1 "$exe" flood-connect "$f"
+    [ "$status" -ne 0 ] && [[ "$output" == *"TMPI_XJOB_UNEXPECTED_MAX is 'lots', not a number of bytes from 0 to 1099511627776"* ]] ||
+        { echo "bad value ($status): $output"; false; }
 }
 
 @test "dynproc: a rank waiting for a message from a connected job is no deadlock (--on-deadlock=abort lets it wait)" {
@@ -349,13 +369,75 @@ xjobs_pair() {
 }
 
 # bats test_tags=multinode
-@test "dynproc: across 2 agents a connect times out and is dropped at the port's node; a connect to a port of the user's job on the other agent is found there and refused with MPI_ERR_PORT (no path between jobs on two agents yet)" {
+@test "dynproc: across 2 agents a connect times out and is dropped at the port's node" {
     start_cluster 2
     local exe
     exe=$(prog xconn)
     run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe" timeout 1.5
     [ "$status" -eq 0 ] && [[ "$output" == *"timeout ok"* ]] || { echo "$output"; false; }
-    xconn_pair "${CLUSTER_SOCKS[1]}" "${CLUSTER_SOCKS[0]}" "its job cannot be reached: no such job on this agent (a connect between jobs on two agents is not carried yet)"
+}
+
+# bats test_tags=multinode
+@test "dynproc: two jobs of one user on two agents connect over the mesh: p2p both ways (3 MiB, Ssend), Barrier, Bcast, Allreduce, merge with every collective on it, its dup and a split, disconnect; the accepting job goes on after the other ended" {
+    start_cluster 2 --log-level info
+    xjobs_pair "${CLUSTER_SOCKS[0]}" accept 2 connect 3 "${CLUSTER_SOCKS[1]}"
+    [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect ($XB_ST):"; cat "$XB" "$BATS_TEST_TMPDIR"/node*.log; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
+    grep -q "merged collectives ok on 5 ranks" "$XA" || { echo "no collectives on the merged communicator:"; cat "$XA"; false; }
+    # the other way round, over the link both agents have now
+    xjobs_pair "${CLUSTER_SOCKS[1]}" accept 1 connect 2 "${CLUSTER_SOCKS[0]}"
+    [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect 2 ($XB_ST):"; cat "$XB"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept 1 ($XA_ST):"; cat "$XA"; false; }
+}
+
+# bats test_tags=multinode
+@test "dynproc: across 2 agents a job connected to another that dies gets an error from its probe, receive and send in bounded time" {
+    start_cluster 2 --log-level info
+    SECONDS=0
+    xjobs_pair "${CLUSTER_SOCKS[0]}" survive 2 die 2 "${CLUSTER_SOCKS[1]}"
+    [ "$XB_ST" -eq 3 ] || { echo "die ($XB_ST):"; cat "$XB"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "survive ok" "$XA" || { echo "survive ($XA_ST):"; cat "$XA"; false; }
+    [ "$SECONDS" -lt 30 ] || { echo "took $SECONDS s"; false; }
+}
+
+# bats test_tags=multinode
+@test "dynproc: across 2 agents a job connected to another whose agent dies gets an error from its probe, receive and send in bounded time" {
+    start_cluster 2 --log-level info
+    local exe f pid bpid st=0 i
+    exe=$(prog xjobs)
+    f="$BATS_TEST_TMPDIR/xport.agent"
+    timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" -n 1 "$exe" survive "$f" >"$f.a" 2>&1 &
+    pid=$!
+    timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[1]}" -n 1 "$exe" linger "$f" >"$f.b" 2>&1 &
+    bpid=$!
+    for ((i = 0; i < 300; i++)); do
+        grep -q "linger connected" "$f.b" && break
+        sleep 0.1
+    done
+    grep -q "linger connected" "$f.b" || { echo "no connect:"; cat "$f.a" "$f.b"; false; }
+    SECONDS=0
+    kill -9 "${AGENT_PIDS[node2]}"
+    wait "$pid" || st=$?
+    kill "$bpid" 2>/dev/null || true
+    wait "$bpid" || true
+    [ "$st" -eq 0 ] && grep -q "survive ok" "$f.a" || { echo "survive ($st):"; cat "$f.a"; cat "$BATS_TEST_TMPDIR/node1.log"; false; }
+    [ "$SECONDS" -lt 30 ] || { echo "took $SECONDS s"; false; }
+    # node1 saw the link go (the mesh connection the two agents' relays shared)
+    grep -q "xrelay: link to .* closed" "$BATS_TEST_TMPDIR/node1.log" || { echo "no link loss logged:"; cat "$BATS_TEST_TMPDIR/node1.log"; false; }
+}
+
+# bats test_tags=multinode
+@test "dynproc: MPI_Comm_join joins ranks of two jobs of one user on two agents" {
+    start_cluster 2 --log-level info
+    local exe f pid st=0
+    exe=$(prog xjobs)
+    f="$BATS_TEST_TMPDIR/join.sock"
+    timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" -n 2 "$exe" join "$f" listen >"$f.a" 2>&1 &
+    pid=$!
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[1]}" -n 1 "$exe" join "$f" connect
+    wait "$pid" || st=$?
+    [ "$status" -eq 0 ] && [[ "$output" == *"join ok"* ]] || { echo "connect ($status): $output"; false; }
+    [ "$st" -eq 0 ] && grep -q "join ok" "$f.a" || { echo "listen ($st):"; cat "$f.a"; false; }
 }
 
 # bats test_tags=multinode

@@ -12,13 +12,22 @@
  * MPI_Barrier on it refused with MPI_ERR_COMM: no collectives there yet);
  * MPI_Comm_disconnect.  Then the accepting side waits 1 s (the connecting job ends
  * meanwhile) and still runs a barrier of its own.
- *   survive FILE        the whole world accepts, then receives from remote rank 0 with
- *                       MPI_ERRORS_RETURN: the other job dies, the receive fails; prints
+ *   survive FILE        the whole world accepts, then probes and receives from remote rank 0
+ *                       with MPI_ERRORS_RETURN: the other job dies, the probe, an Iprobe and
+ *                       the receive fail; prints
  *                       "survive ok: class C"
  *   die FILE            connects, then exits with 3 without a word
+ *   linger FILE         connects, prints "linger connected", then sleeps 30 s (its agent is
+ *                       killed meanwhile)
  *   wait-accept FILE    accepts; rank 0 receives from remote rank 0, which sends after 4 s
  *                       (wait-connect FILE): a wait on another job is no deadlock; prints
  *                       "wait ok"
+ *   flood-accept FILE / flood-connect FILE
+ *                       one rank each: the connecting side Isends 64 messages of 16 KiB while
+ *                       the accepting side receives nothing, counts the sends done at once
+ *                       (flow control, TMPI_XJOB_UNEXPECTED_MAX), then sends "go"; the other
+ *                       receives go first, then the 64 in order; prints "flood: N of 64 done
+ *                       before any receive"
  *   join FILE ROLE      rank 0 joins the other job's rank 0 over a socket (ROLE listen: binds
  *                       a Unix socket at FILE; connect: connects to it), then exchanges an int
  *                       both ways and disconnects; prints "join ok"
@@ -56,6 +65,101 @@ static void write_port(const char *file, const char *port)
     FILE *f = fopen(tmp, "w");
     CHECK(f && fprintf(f, "%s\n", port) > 0 && fclose(f) == 0, "cannot write %s", tmp);
     CHECK(rename(tmp, file) == 0, "rename %s", tmp);
+}
+
+/* The collectives on an intra-communicator of both jobs' ranks (ms members, this one mr): each
+ * checks what every member gets. */
+static void colls_on(MPI_Comm c, const char *what)
+{
+    int r, n;
+    MPI_Comm_rank(c, &r);
+    MPI_Comm_size(c, &n);
+    CHECK(MPI_Barrier(c) == MPI_SUCCESS, "%s: barrier", what);
+    int v = r == n - 1 ? 4242 : -1;
+    MPI_Bcast(&v, 1, MPI_INT, n - 1, c);
+    CHECK(v == 4242, "%s: bcast from the last rank: %d", what, v);
+    long long mine = r + 1, sum = 0;
+    MPI_Allreduce(&mine, &sum, 1, MPI_LONG_LONG, MPI_SUM, c);
+    CHECK(sum == (long long)n * (n + 1) / 2, "%s: allreduce %lld", what, sum);
+    int mx = -1;
+    MPI_Reduce(&r, &mx, 1, MPI_INT, MPI_MAX, 0, c);
+    CHECK(r != 0 || mx == n - 1, "%s: reduce max %d", what, mx);
+    int *all = malloc(sizeof *all * (size_t)n * 2), *two = malloc(sizeof *two * (size_t)n * 2);
+    CHECK(all && two, "out of memory");
+    int pair[2] = {r, 10 * r};
+    MPI_Allgather(pair, 2, MPI_INT, all, 2, MPI_INT, c);
+    for (int k = 0; k < n; k++)
+        CHECK(all[2 * k] == k && all[2 * k + 1] == 10 * k, "%s: allgather block %d", what, k);
+    MPI_Gather(&r, 1, MPI_INT, all, 1, MPI_INT, n - 1, c);
+    for (int k = 0; r == n - 1 && k < n; k++)
+        CHECK(all[k] == k, "%s: gather block %d: %d", what, k, all[k]);
+    for (int k = 0; k < n; k++)
+        two[k] = 100 * r + k;
+    MPI_Alltoall(two, 1, MPI_INT, all, 1, MPI_INT, c);
+    for (int k = 0; k < n; k++)
+        CHECK(all[k] == 100 * k + r, "%s: alltoall from %d: %d", what, k, all[k]);
+    for (int k = 0; k < n; k++)
+        two[k] = k + r;
+    int got = -1;
+    MPI_Reduce_scatter_block(two, &got, 1, MPI_INT, MPI_SUM, c);
+    CHECK(got == n * r + n * (n - 1) / 2, "%s: reduce_scatter_block %d", what, got);
+    int pre = -1, ex = -1;
+    MPI_Scan(&mine, &sum, 1, MPI_LONG_LONG, MPI_SUM, c);
+    CHECK(sum == (long long)(r + 1) * (r + 2) / 2, "%s: scan %lld", what, sum);
+    int one = 1;
+    MPI_Exscan(&one, &ex, 1, MPI_INT, MPI_SUM, c);
+    CHECK(r == 0 || ex == r, "%s: exscan %d", what, ex);
+    (void)pre;
+    MPI_Request rq;
+    CHECK(MPI_Iallreduce(&one, &got, 1, MPI_INT, MPI_SUM, c, &rq) == MPI_SUCCESS, "%s: iallreduce",
+          what);
+    MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    CHECK(got == n, "%s: iallreduce %d", what, got);
+    free(all);
+    free(two);
+}
+
+static void merged_colls(MPI_Comm merged)
+{
+    int mr, ms;
+    MPI_Comm_rank(merged, &mr);
+    MPI_Comm_size(merged, &ms);
+    colls_on(merged, "merged");
+    MPI_Comm dup, half;
+    CHECK(MPI_Comm_dup(merged, &dup) == MPI_SUCCESS, "dup of the merged communicator");
+    colls_on(dup, "dup");
+    MPI_Comm_free(&dup);
+    /* even and odd merged ranks: each half has ranks of both jobs once both have two */
+    CHECK(MPI_Comm_split(merged, mr % 2, -mr, &half) == MPI_SUCCESS, "split");
+    int hr, hn;
+    MPI_Comm_rank(half, &hr);
+    MPI_Comm_size(half, &hn);
+    CHECK(hn == (ms + 1 - mr % 2) / 2 && hr == hn - 1 - mr / 2, "split: rank %d of %d", hr, hn);
+    colls_on(half, "split");
+    MPI_Comm_free(&half);
+    /* the first and the last merged rank (one of each job): Comm_create, Comm_create_group */
+    MPI_Group all, ends;
+    MPI_Comm_group(merged, &all);
+    int two[2] = {0, ms - 1};
+    MPI_Group_incl(all, 2, two, &ends);
+    MPI_Comm c2 = MPI_COMM_NULL, g2 = MPI_COMM_NULL, id;
+    CHECK(MPI_Comm_create(merged, ends, &c2) == MPI_SUCCESS, "Comm_create");
+    CHECK((c2 != MPI_COMM_NULL) == (mr == 0 || mr == ms - 1), "Comm_create: membership");
+    if (mr == 0 || mr == ms - 1) {
+        colls_on(c2, "create");
+        MPI_Comm_free(&c2);
+        CHECK(MPI_Comm_create_group(merged, ends, 5, &g2) == MPI_SUCCESS, "Comm_create_group");
+        colls_on(g2, "create_group");
+        MPI_Comm_free(&g2);
+    }
+    MPI_Group_free(&ends);
+    MPI_Group_free(&all);
+    MPI_Request rq;
+    CHECK(MPI_Comm_idup(merged, &id, &rq) == MPI_SUCCESS, "Comm_idup");
+    MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    colls_on(id, "idup");
+    MPI_Comm_free(&id);
+    if (mr == 0) printf("merged collectives ok on %d ranks\n", ms);
 }
 
 static void exchange(MPI_Comm inter, int accepting)
@@ -123,11 +227,7 @@ static void exchange(MPI_Comm inter, int accepting)
     MPI_Sendrecv(&mr, 1, MPI_INT, (mr + 1) % ms, 6, &got, 1, MPI_INT, (mr + ms - 1) % ms, 6, merged,
                  MPI_STATUS_IGNORE);
     CHECK(got == (mr + ms - 1) % ms, "merged ring: got %d", got);
-    /* no collectives on it yet: refused with MPI_ERR_COMM, not a hang */
-    MPI_Comm_set_errhandler(merged, MPI_ERRORS_RETURN);
-    int rc = MPI_Barrier(merged);
-    CHECK(err_class(rc) == MPI_ERR_COMM, "barrier on the merged communicator: class %d",
-          err_class(rc));
+    merged_colls(merged);
     MPI_Comm_free(&merged);
     MPI_Comm_disconnect(&inter);
     CHECK(inter == MPI_COMM_NULL, "disconnect left the handle");
@@ -236,24 +336,79 @@ int main(int argc, char **argv)
             if (rank == 0) printf("accept ok\n");
         } else {
             MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
-            int v;
-            int rc = MPI_Recv(&v, 1, MPI_INT, 0, 9, inter, MPI_STATUS_IGNORE);
+            int v, flag = 1;
+            /* a probe waiting for the other job wakes with an error when it dies */
+            int rc = MPI_Probe(0, 9, inter, MPI_STATUS_IGNORE);
+            CHECK(rc != MPI_SUCCESS, "a probe of the dead job succeeded");
+            rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, inter, &flag, MPI_STATUS_IGNORE);
+            CHECK(rc != MPI_SUCCESS, "an Iprobe of the dead job succeeded");
+            rc = MPI_Recv(&v, 1, MPI_INT, 0, 9, inter, MPI_STATUS_IGNORE);
             CHECK(rc != MPI_SUCCESS, "a receive from the dead job succeeded");
             rc = MPI_Send(&v, 1, MPI_INT, 0, 9, inter);
             CHECK(rc != MPI_SUCCESS, "a send to the dead job succeeded");
             MPI_Barrier(MPI_COMM_WORLD);
             if (rank == 0) printf("survive ok: class %d\n", err_class(rc));
         }
-    } else if (!strcmp(mode, "connect") || !strcmp(mode, "die")) {
+    } else if (!strcmp(mode, "connect") || !strcmp(mode, "die") || !strcmp(mode, "linger")) {
         read_port(file, port);
         CHECK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter) == MPI_SUCCESS,
               "connect");
+        if (!strcmp(mode, "linger")) {
+            printf("linger connected\n");
+            fflush(stdout);
+            sleep(30);
+            return 0;
+        }
         if (!strcmp(mode, "die")) {
             MPI_Barrier(MPI_COMM_WORLD);
             exit(3);
         }
         exchange(inter, 0);
         if (rank == 0) printf("connect ok\n");
+    } else if (!strcmp(mode, "flood-accept") || !strcmp(mode, "flood-connect")) {
+        enum { NMSG = 64, MSZ = 16 << 10 };
+        int acc = !strcmp(mode, "flood-accept"), go = 7;
+        if (acc) {
+            CHECK(MPI_Open_port(MPI_INFO_NULL, port) == MPI_SUCCESS, "MPI_Open_port");
+            write_port(file, port);
+        } else {
+            read_port(file, port);
+        }
+        int rc = acc ? MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter)
+                     : MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+        CHECK(rc == MPI_SUCCESS, "connect/accept");
+        char *b = malloc((size_t)NMSG * MSZ);
+        CHECK(b != NULL, "out of memory");
+        if (acc) {
+            MPI_Recv(&go, 1, MPI_INT, 0, 1, inter, MPI_STATUS_IGNORE);
+            CHECK(go == 8, "go: %d", go);
+            for (int i = 0; i < NMSG; i++) {
+                MPI_Recv(b, MSZ, MPI_CHAR, 0, 2, inter, MPI_STATUS_IGNORE);
+                for (int k = 0; k < MSZ; k++)
+                    CHECK(b[k] == (char)(i + k), "message %d byte %d: %d", i, k, b[k]);
+            }
+            MPI_Send(&go, 1, MPI_INT, 0, 3, inter);
+        } else {
+            MPI_Request rq[NMSG];
+            for (int i = 0; i < NMSG; i++) {
+                for (int k = 0; k < MSZ; k++)
+                    b[(size_t)i * MSZ + k] = (char)(i + k);
+                MPI_Isend(b + (size_t)i * MSZ, MSZ, MPI_CHAR, 0, 2, inter, &rq[i]);
+            }
+            int done = 0;
+            for (int i = 0; i < NMSG; i++) {
+                int flag = 0;
+                MPI_Test(&rq[i], &flag, MPI_STATUS_IGNORE);
+                done += flag;
+            }
+            go = 8;
+            MPI_Send(&go, 1, MPI_INT, 0, 1, inter);
+            MPI_Waitall(NMSG, rq, MPI_STATUSES_IGNORE);
+            MPI_Recv(&go, 1, MPI_INT, 0, 3, inter, MPI_STATUS_IGNORE);
+            printf("flood: %d of %d done before any receive\n", done, NMSG);
+        }
+        free(b);
+        MPI_Comm_disconnect(&inter);
     } else if (!strncmp(mode, "bench-", 6)) {
         int acc = !strcmp(mode, "bench-accept"), self = !strcmp(mode, "bench-self");
         if (self) {
