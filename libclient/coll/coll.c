@@ -36,7 +36,8 @@ int tm_coll_arrive(struct tm_commref *cr, uint64_t *ret_k)
 
 void tm_coll_guard_end(struct tm_coll_guard *g)
 {
-    if (TM_UNLIKELY(g->cr->nstarted != g->seq) && !g->cr->c->inter)
+    /* communicators with another job's ranks run their own rounds (coll_xjob.c), unstamped */
+    if (TM_UNLIKELY(g->cr->nstarted != g->seq) && !g->cr->c->inter && !g->cr->c->xjob)
         atomic_fetch_add_explicit(&g->cr->c->coll.failures, 1, memory_order_seq_cst);
 }
 
@@ -224,11 +225,11 @@ static int xjob_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, 
 int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
                   const struct tm_calgo *al, struct tm_cargs *a, MPI_Request *req)
 {
+    cr->nstarted = cr->ncoll;
     if (TM_UNLIKELY(cr->c->xjob)) return xjob_start(me, cr, comm, fn, al, a, req);
     /* The inter-node phase moves blocks as bytes (coll_net/): non-contiguous layouts run on
      * packed staging copies of this member's blocks (coll_stage.c).  So do types whose data
      * lies outside their extent, on every communicator (coll_base.h tm_cargs_outside). */
-    cr->nstarted = cr->ncoll;
     a->sig = call_sig(al->kind, a);
     struct tm_cargs staged;
     if ((TM_UNLIKELY(tm_coll_net_spans(me, cr->c)) && tm_cargs_noncontig(a, cr->c->size)) ||
@@ -343,10 +344,10 @@ TM_API int PMPI_Barrier(MPI_Comm comm)
                                   memory_order_relaxed);
     /* One barrier, not the engine's two: there is nothing to publish but the call number. */
     cr->nstarted = cr->ncoll;
-    tm_coll_stamp(cr, TM_COLL_SIG_BARRIER);
+    if (!cr->c->xjob) tm_coll_stamp(cr, TM_COLL_SIG_BARRIER);
     int began = tm_mst_begin(me, "MPI_Barrier", cr, comm, TMPI_PEER_ALL, TMPI_TAG_NONE);
     tm_coll_barrier(me, cr);
-    int r = tm_coll_net_spans(me, cr->c) || tm_coll_in_step(cr, TM_COLL_SIG_BARRIER)
+    int r = cr->c->xjob || tm_coll_net_spans(me, cr->c) || tm_coll_in_step(cr, TM_COLL_SIG_BARRIER)
                 ? 0
                 : tm_coll_out_of_step(me, cr);
     tm_mst_end(me, began);
