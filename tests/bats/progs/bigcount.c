@@ -148,6 +148,113 @@ static void collectives(void)
     free(cnt), free(dis), free(bdis), free(types), free(in), free(out);
 }
 
+/* Types whose counts, sizes and extents are past int (no memory: nothing is moved). */
+static void big_types(void)
+{
+    const MPI_Count G5 = 5000000000LL, B = (MPI_Count)INT_MAX + 8;
+    MPI_Datatype t;
+    MPI_Count sz = 0, lb = 0, ext = 0, tlb = 0, text = 0, ni, na, nl, nd;
+    int comb, isz = 0;
+    MPI_Aint alb = 0, aext = 0;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK(MPI_Type_contiguous_c(G5, MPI_BYTE, &t) == 0, "Type_contiguous_c of 5e9 bytes");
+    MPI_Type_size_c(t, &sz);
+    MPI_Type_get_extent_c(t, &lb, &ext);
+    MPI_Type_get_true_extent_c(t, &tlb, &text);
+    CHECK(sz == G5 && lb == 0 && ext == G5 && tlb == 0 && text == G5,
+          "contiguous_c of 5e9: size %lld lb %lld extent %lld true %lld %lld", sz, lb, ext, tlb,
+          text);
+    /* MPI 4.1 §5.1: the int query says MPI_UNDEFINED when the size does not fit */
+    CHECK(MPI_Type_size(t, &isz) == 0 && isz == MPI_UNDEFINED, "Type_size of 5e9: %d", isz);
+    CHECK(MPI_Type_get_extent(t, &alb, &aext) == 0 && aext == G5, "Type_get_extent %ld",
+          (long)aext);
+    CHECK(MPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb) == 0 &&
+              comb == MPI_COMBINER_CONTIGUOUS && ni == 0 && na == 0 && nl == 1 && nd == 1,
+          "envelope_c of contiguous_c(5e9): combiner %d %lld/%lld/%lld/%lld", comb, ni, na, nl, nd);
+    MPI_Count lc[8] = {0};
+    MPI_Datatype dts[2] = {0};
+    CHECK(MPI_Type_get_contents_c(t, 0, 0, 1, 1, NULL, NULL, lc, dts) == 0 && lc[0] == G5 &&
+              dts[0] == MPI_BYTE,
+          "contents_c of contiguous_c(5e9): %lld", lc[0]);
+    int ii, ia, id;
+    CHECK(eclass(MPI_Type_get_envelope(t, &ii, &ia, &id, &comb)) == MPI_ERR_TYPE,
+          "the int Type_get_envelope of a count past int is not MPI_ERR_TYPE");
+    MPI_Count psz = 0;
+    MPI_Type_commit(&t);
+    CHECK(MPI_Pack_size_c(2, t, MPI_COMM_WORLD, &psz) == 0 && psz == 2 * G5, "Pack_size_c %lld",
+          psz);
+    MPI_Datatype t2;
+    CHECK(MPI_Type_contiguous_c(3, t, &t2) == 0, "contiguous_c of 3 x 5e9");
+    MPI_Type_size_c(t2, &sz);
+    CHECK(sz == 3 * G5, "3 x 5e9: size %lld", sz);
+    MPI_Type_free(&t2);
+    MPI_Type_free(&t);
+
+    /* a vector of 2 blocks of more than 2^31 bytes, 2^32 apart */
+    CHECK(MPI_Type_vector_c(2, B, (MPI_Count)1 << 32, MPI_BYTE, &t) == 0, "Type_vector_c");
+    MPI_Type_size_c(t, &sz);
+    MPI_Type_get_extent_c(t, &lb, &ext);
+    CHECK(sz == 2 * B && ext == ((MPI_Count)1 << 32) + B, "vector_c size %lld extent %lld", sz,
+          ext);
+    CHECK(MPI_Type_get_contents_c(t, 0, 0, 3, 1, NULL, NULL, lc, dts) == 0 && lc[0] == 2 &&
+              lc[1] == B && lc[2] == (MPI_Count)1 << 32,
+          "contents_c of vector_c: %lld %lld %lld", lc[0], lc[1], lc[2]);
+    MPI_Type_free(&t);
+    /* hvector, hindexed, indexed_block, struct with block lengths past int */
+    CHECK(MPI_Type_create_hvector_c(2, B, 3 * B, MPI_BYTE, &t) == 0, "hvector_c");
+    MPI_Type_size_c(t, &sz);
+    MPI_Type_get_extent_c(t, &lb, &ext);
+    CHECK(sz == 2 * B && ext == 4 * B, "hvector_c size %lld extent %lld", sz, ext);
+    MPI_Type_free(&t);
+    MPI_Count bl[2] = {B, 3}, ds[2] = {8, 3 * B};
+    CHECK(MPI_Type_create_hindexed_c(2, bl, ds, MPI_BYTE, &t) == 0, "hindexed_c");
+    MPI_Type_size_c(t, &sz);
+    MPI_Type_get_true_extent_c(t, &tlb, &text);
+    CHECK(sz == B + 3 && tlb == 8 && text == 3 * B + 3 - 8, "hindexed_c size %lld true %lld %lld",
+          sz, tlb, text);
+    CHECK(MPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb) == 0 &&
+              comb == MPI_COMBINER_HINDEXED && nl == 5 && ni == 0 && na == 0,
+          "envelope_c of hindexed_c: %lld/%lld/%lld", ni, na, nl);
+    MPI_Type_free(&t);
+    MPI_Count ids[2] = {0, B};
+    CHECK(MPI_Type_create_indexed_block_c(2, 1, ids, MPI_INT, &t) == 0, "indexed_block_c");
+    MPI_Type_get_extent_c(t, &lb, &ext);
+    CHECK(ext == 4 * B + 4, "indexed_block_c extent %lld", ext);
+    MPI_Type_free(&t);
+    MPI_Count il[2] = {1, B}, idi[2] = {0, 2};
+    CHECK(MPI_Type_indexed_c(2, il, idi, MPI_SHORT, &t) == 0, "indexed_c");
+    MPI_Type_size_c(t, &sz);
+    CHECK(sz == 2 * (B + 1), "indexed_c size %lld", sz);
+    MPI_Type_free(&t);
+    MPI_Datatype ty[2] = {MPI_INT, MPI_DOUBLE};
+    MPI_Count sbl[2] = {1, B}, sds[2] = {0, 8};
+    CHECK(MPI_Type_create_struct_c(2, sbl, sds, ty, &t) == 0, "struct_c");
+    MPI_Type_size_c(t, &sz);
+    CHECK(sz == 4 + 8 * B, "struct_c size %lld", sz);
+    MPI_Type_free(&t);
+    /* a subarray of rows longer than int */
+    MPI_Count sizes[2] = {3, 3 * B}, sub[2] = {1, B}, st[2] = {1, 5};
+    CHECK(MPI_Type_create_subarray_c(2, sizes, sub, st, MPI_ORDER_C, MPI_BYTE, &t) == 0,
+          "subarray_c");
+    MPI_Type_size_c(t, &sz);
+    MPI_Type_get_extent_c(t, &lb, &ext);
+    MPI_Type_get_true_extent_c(t, &tlb, &text);
+    CHECK(sz == B && ext == 9 * B && tlb == 3 * B + 5, "subarray_c size %lld extent %lld lb %lld",
+          sz, ext, tlb);
+    CHECK(MPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb) == 0 && ni == 2 && nl == 6,
+          "envelope_c of subarray_c: %lld ints %lld large", ni, nl);
+    MPI_Type_free(&t);
+    MPI_Count gs[1] = {4 * B};
+    int dist[1] = {MPI_DISTRIBUTE_BLOCK}, darg[1] = {MPI_DISTRIBUTE_DFLT_DARG}, ps[1] = {2};
+    CHECK(MPI_Type_create_darray_c(2, 1, 1, gs, dist, darg, ps, MPI_ORDER_C, MPI_BYTE, &t) == 0,
+          "darray_c");
+    MPI_Type_size_c(t, &sz);
+    MPI_Type_get_true_extent_c(t, &tlb, &text);
+    CHECK(sz == 2 * B && tlb == 2 * B, "darray_c size %lld true lb %lld", sz, tlb);
+    MPI_Type_free(&t);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 static void datatypes(void)
 {
     MPI_Datatype t;
@@ -203,10 +310,7 @@ static void datatypes(void)
     CHECK(MPI_Unpack_external_c("external32", pk, 12, &pos, back, 3, MPI_INT) == 0 && back[2] == 3,
           "Unpack_external_c");
 
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    CHECK(eclass(MPI_Type_contiguous_c((MPI_Count)INT_MAX + 1, MPI_INT, &t)) == MPI_ERR_COUNT,
-          "Type_contiguous_c of 2^31 is not MPI_ERR_COUNT");
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    big_types();
 }
 
 static MPI_Count seen_len;
