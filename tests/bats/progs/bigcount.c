@@ -127,18 +127,32 @@ static void collectives(void)
      * (so no rank waits for another in the collective) */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Count huge = (MPI_Count)INT_MAX + 1;
-    /* a type with gaps: contiguous ones past int go in pieces (coll_c_pieces.h, bigcoll.c) */
-    MPI_Datatype gappy;
-    MPI_Type_create_resized(MPI_INT, 0, 8, &gappy);
+    /* counts past int of a type with gaps and no data (nothing moves, nothing is touched):
+     * folded into one element of a contiguous type of them (count_narrow.h), every kind */
+    MPI_Datatype none, gappy;
+    char gs[8], gr[8];
+    MPI_Type_contiguous(0, MPI_INT, &none);
+    MPI_Type_create_resized(none, 0, 8, &gappy);
     MPI_Type_commit(&gappy);
-    CHECK(eclass(MPI_Gather_c(b, huge, gappy, b, huge, gappy, 0, MPI_COMM_WORLD)) == MPI_ERR_COUNT,
-          "Gather_c of 2^31 ints with gaps is not MPI_ERR_COUNT");
+    CHECK(MPI_Gather_c(gs, huge, gappy, gr, huge, gappy, 0, MPI_COMM_WORLD) == 0,
+          "Gather_c of 2^31 empty elements with gaps");
+    CHECK(MPI_Igather_c(gs, huge, gappy, gr, huge, gappy, 0, MPI_COMM_WORLD, &rq) == 0 &&
+              MPI_Wait(&rq, MPI_STATUS_IGNORE) == 0,
+          "Igather_c of 2^31 empty elements with gaps");
+    CHECK(MPI_Allgather_init_c(gs, huge, gappy, gr, huge, gappy, MPI_COMM_WORLD, MPI_INFO_NULL,
+                               &rq) == 0 &&
+              MPI_Start(&rq) == 0 && MPI_Wait(&rq, MPI_STATUS_IGNORE) == 0 &&
+              MPI_Start(&rq) == 0 && MPI_Wait(&rq, MPI_STATUS_IGNORE) == 0 &&
+              MPI_Request_free(&rq) == 0,
+          "Allgather_init_c of 2^31 empty elements with gaps, started twice");
     MPI_Type_free(&gappy);
-    cnt[size - 1] = huge;
+    MPI_Type_free(&none);
+    /* a v side past int with no common factor cannot fold: refused */
+    cnt[size - 1] = huge + 1;
     CHECK(eclass(MPI_Allgatherv_c(two, 2, MPI_INT, out, cnt, dis, MPI_INT, MPI_COMM_WORLD)) ==
               MPI_ERR_COUNT,
-          "Allgatherv_c with a count of 2^31 is not MPI_ERR_COUNT");
-    dis[0] = (MPI_Aint)INT_MAX + 5;
+          "Allgatherv_c with a count of 2^31 + 1 beside 2 is not MPI_ERR_COUNT");
+    dis[0] = (MPI_Aint)INT_MAX + 4;
     cnt[size - 1] = 2;
     CHECK(eclass(MPI_Iallgatherv_c(two, 2, MPI_INT, out, cnt, dis, MPI_INT, MPI_COMM_WORLD, &rq)) ==
               MPI_ERR_COUNT,
