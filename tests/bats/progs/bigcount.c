@@ -141,9 +141,8 @@ static void collectives(void)
           "Igather_c of 2^31 empty elements with gaps");
     CHECK(MPI_Allgather_init_c(gs, huge, gappy, gr, huge, gappy, MPI_COMM_WORLD, MPI_INFO_NULL,
                                &rq) == 0 &&
-              MPI_Start(&rq) == 0 && MPI_Wait(&rq, MPI_STATUS_IGNORE) == 0 &&
-              MPI_Start(&rq) == 0 && MPI_Wait(&rq, MPI_STATUS_IGNORE) == 0 &&
-              MPI_Request_free(&rq) == 0,
+              MPI_Start(&rq) == 0 && MPI_Wait(&rq, MPI_STATUS_IGNORE) == 0 && MPI_Start(&rq) == 0 &&
+              MPI_Wait(&rq, MPI_STATUS_IGNORE) == 0 && MPI_Request_free(&rq) == 0,
           "Allgather_init_c of 2^31 empty elements with gaps, started twice");
     MPI_Type_free(&gappy);
     MPI_Type_free(&none);
