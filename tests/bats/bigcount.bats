@@ -46,6 +46,39 @@ expect_ok() {
     expect_ok
 }
 
+# Every _c call but the file ones (io_large_count.c) with a count, displacement, buffer size or
+# window size past INT_MAX, of a type without data: none may refuse (bigcount_probe.c prints the
+# calls and their answers).
+expect_probe_ok() {
+    if [ "$status" -ne 0 ] || [ "${lines[${#lines[@]}-1]}" != OK ] || [[ "$output" == *Sanitizer* ]]; then
+        echo "expected every _c call to take counts past INT_MAX, got status $status:" >&2
+        printf '%s\n' "${lines[@]}" | grep -v ' ok$' >&2
+        return 1
+    fi
+    [ "$(printf '%s\n' "${lines[@]}" | grep -c ' ok$')" -ge 116 ] || {
+        echo "fewer than 116 calls answered" >&2
+        return 1
+    }
+}
+
+@test "bigcount: every _c call takes counts, displacements and sizes past INT_MAX on one node, threads and carriers" {
+    local exe
+    exe=$(prog bigcount_probe)
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe"
+    expect_probe_ok
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 3 -x TMPI_RANK_SWITCHING=user "$exe"
+    expect_probe_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: every _c call takes counts, displacements and sizes past INT_MAX across 2 agents" {
+    start_cluster 2
+    local exe
+    exe=$(prog bigcount_probe)
+    run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe"
+    expect_probe_ok
+}
+
 # Skips a test whose ranks hold 2^31-byte buffers where they cannot fit: below
 # TMPI_TEST_BIG_MIN_KB of MemAvailable (default 6 GiB, as mpi41.bats), or under ThreadSanitizer,
 # whose shadow of every touched byte multiplies the job's memory (the OOM killer ended the
