@@ -79,6 +79,28 @@ expect_probe_ok() {
     expect_probe_ok
 }
 
+# Data through the folds of counts and displacements past INT_MAX (count_narrow.h): w blocks at
+# byte displacements past 2^31 (MPI_Alltoallw_c, MPI_Ialltoallw_c) and v sides whose element
+# displacements past 2^31 share a factor with the counts (MPI_Gatherv_c, MPI_Allgatherv_init_c),
+# in reserved, barely touched buffers (little memory).
+@test "bigcount: Alltoallw_c, Ialltoallw_c, Gatherv_c and Allgatherv_init_c with displacements past 2^31 on one node" {
+    local exe
+    exe=$(prog bigfold)
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" span
+    expect_ok
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 3 -x TMPI_RANK_SWITCHING=user "$exe" span
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: Alltoallw_c, Ialltoallw_c, Gatherv_c and Allgatherv_init_c with displacements past 2^31 across 2 agents" {
+    start_cluster 2
+    local exe
+    exe=$(prog bigfold)
+    run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe" span
+    expect_ok
+}
+
 # Skips a test whose ranks hold 2^31-byte buffers where they cannot fit: below
 # TMPI_TEST_BIG_MIN_KB of MemAvailable (default 6 GiB, as mpi41.bats), or under ThreadSanitizer,
 # whose shadow of every touched byte multiplies the job's memory (the OOM killer ended the
@@ -148,5 +170,37 @@ bigrooted_all() {
     }
     start_cluster 2
     run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe"
+    expect_ok
+}
+
+# More than 2^31 bytes for real through a folded count and a type of more than 2^31 bytes:
+# MPI_Ibcast_c and MPI_Bcast_init_c of N MPI_BYTE, and a Send_c/Recv_c of one element of two
+# blocks of N / 2 bytes with a 1 GiB hole (MPI_Type_create_hvector_c).  N is 3 GiB when
+# MemAvailable has 11 GiB, else 2^31 + 4096 (2 ranks hold N each).
+big_fold_bytes() {
+    local avail
+    avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+    if [ "$avail" -ge $((11 * 1024 * 1024)) ]; then
+        echo $((3 * 1024 * 1024 * 1024))
+    else
+        echo $((2147483648 + 4096))
+    fi
+}
+
+@test "bigcount: Ibcast_c, Bcast_init_c of more than 2^31 bytes and a Send_c of a type of more than 2^31 bytes on one node" {
+    need_big_memory
+    local exe
+    exe=$(prog bigfold)
+    run timeout 600 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" big "$(big_fold_bytes)"
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: Ibcast_c, Bcast_init_c of more than 2^31 bytes and a Send_c of a type of more than 2^31 bytes across 2 agents" {
+    need_big_memory
+    start_cluster 2
+    local exe
+    exe=$(prog bigfold)
+    run timeout 600 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe" big "$(big_fold_bytes)"
     expect_ok
 }
