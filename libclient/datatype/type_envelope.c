@@ -18,28 +18,35 @@
     struct tm_rank *me = tm_self();                                                                \
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
 
-TM_API int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
-                                  int *num_datatypes, int *combiner)
+/* The envelope of datatype: its combiner (MPI_COMBINER_NAMED for a predefined type, whose
+ * counts are 0) in *combiner and *e (NULL for a predefined type); classic: the int call, which
+ * cannot describe large counts. */
+static int envelope_any(const char *fn, int classic, MPI_Datatype datatype, int ok_args,
+                        const struct tm_envelope **e, int *combiner)
 {
-    const char *fn = "MPI_Type_get_envelope";
     NEED_ME(fn);
     const struct tm_type *t = tm_type_query(datatype);
     if (TM_UNLIKELY(!t))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_TYPE, fn, "invalid datatype %d", datatype);
-    if (TM_UNLIKELY(!num_integers || !num_addresses || !num_datatypes || !combiner))
+    if (TM_UNLIKELY(!ok_args || !combiner))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "an output argument is NULL");
-    if (!t->derived) {
-        *num_integers = *num_addresses = *num_datatypes = 0;
-        *combiner = MPI_COMBINER_NAMED;
-        return MPI_SUCCESS;
-    }
-    const struct tm_envelope *e = &((const struct tm_dtype *)t)->env;
-    if (TM_UNLIKELY(e->nlarge))
+    *e = t->derived ? &((const struct tm_dtype *)t)->env : NULL;
+    if (TM_UNLIKELY(classic && *e && (*e)->nlarge))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_TYPE, fn, LARGE_WHY, datatype);
-    *num_integers = e->nints;
-    *num_addresses = e->naints;
-    *num_datatypes = e->ntypes;
-    *combiner = e->combiner;
+    *combiner = *e ? (*e)->combiner : MPI_COMBINER_NAMED;
+    return MPI_SUCCESS;
+}
+
+TM_API int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
+                                  int *num_datatypes, int *combiner)
+{
+    const struct tm_envelope *e;
+    int r = envelope_any("MPI_Type_get_envelope", 1, datatype,
+                         num_integers && num_addresses && num_datatypes, &e, combiner);
+    if (r != MPI_SUCCESS) return r;
+    *num_integers = e ? e->nints : 0;
+    *num_addresses = e ? e->naints : 0;
+    *num_datatypes = e ? e->ntypes : 0;
     return MPI_SUCCESS;
 }
 TM_ALIAS(Type_get_envelope)
@@ -48,25 +55,15 @@ TM_API int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_intege
                                     MPI_Count *num_addresses, MPI_Count *num_large_counts,
                                     MPI_Count *num_datatypes, int *combiner)
 {
-    const char *fn = "MPI_Type_get_envelope_c";
-    NEED_ME(fn);
-    const struct tm_type *t = tm_type_query(datatype);
-    if (TM_UNLIKELY(!t))
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_TYPE, fn, "invalid datatype %d", datatype);
-    if (TM_UNLIKELY(!num_integers || !num_addresses || !num_large_counts || !num_datatypes ||
-                    !combiner))
-        return tm_err(me, MPI_COMM_WORLD, MPI_ERR_ARG, fn, "an output argument is NULL");
-    if (!t->derived) {
-        *num_integers = *num_addresses = *num_large_counts = *num_datatypes = 0;
-        *combiner = MPI_COMBINER_NAMED;
-        return MPI_SUCCESS;
-    }
-    const struct tm_envelope *e = &((const struct tm_dtype *)t)->env;
-    *num_integers = e->nints;
-    *num_addresses = e->naints;
-    *num_large_counts = e->nlarge;
-    *num_datatypes = e->ntypes;
-    *combiner = e->combiner;
+    const struct tm_envelope *e;
+    int r = envelope_any("MPI_Type_get_envelope_c", 0, datatype,
+                         num_integers && num_addresses && num_large_counts && num_datatypes, &e,
+                         combiner);
+    if (r != MPI_SUCCESS) return r;
+    *num_integers = e ? e->nints : 0;
+    *num_addresses = e ? e->naints : 0;
+    *num_large_counts = e ? e->nlarge : 0;
+    *num_datatypes = e ? e->ntypes : 0;
     return MPI_SUCCESS;
 }
 TM_ALIAS(Type_get_envelope_c)
