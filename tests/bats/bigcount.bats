@@ -1,12 +1,15 @@
 #!/usr/bin/env bats
 # The large-count (_c) calls (MPI 4.0 §2.5.8): collectives of every kind, datatype
-# constructors and decoders, external32 packing, MPI_Op_create_c, the attached buffer and the
-# windows, counts the int-counted engines cannot move refused with MPI_ERR_COUNT, and a
-# message, a Bcast and a Put of one element spanning 2 GiB + 4 KiB of addresses (a reserved,
-# barely touched buffer: little memory).  One node with threads and carriers, and 2 agents.
-# Bcast_c, Allreduce_c and the rooted and all-to-all _c collectives past 2^31 bytes per block
-# (bigcoll.c, bigrooted.c) need TMPI_TEST_BIG_MIN_KB of MemAvailable.
-# The true 3 GiB transfers are mpi41.bats's (they need 6 GiB of MemAvailable).
+# constructors and decoders with counts, sizes and extents past 2^31, external32 packing,
+# MPI_Op_create_c, the attached buffer and the windows; every _c call with a count past INT_MAX
+# of a type without data (bigcount_probe.c); counts and displacements past INT_MAX folded into
+# types by the collectives (bigfold.c), a v side without a common factor refused with
+# MPI_ERR_COUNT; a message, a Bcast and a Put of one element spanning 2 GiB + 4 KiB of
+# addresses (a reserved, barely touched buffer: little memory).  One node with threads and
+# carriers, and 2 agents.  Bcast_c, Allreduce_c, the rooted and all-to-all _c collectives past
+# 2^31 bytes per block (bigcoll.c, bigrooted.c) and 3 GiB through Ibcast_c, Bcast_init_c and
+# one hvector_c element (bigfold.c big) need TMPI_TEST_BIG_MIN_KB of MemAvailable.
+# mpi41.bats moves 3 GiB through Send_c, Allreduce_c and Put_c.
 
 bats_require_minimum_version 1.5.0
 load helpers
