@@ -161,10 +161,23 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, MPI
     TM_COLL_ENTRY(fn, comm);
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     if (TM_UNLIKELY(cr->c->inter)) {
-        if (TM_UNLIKELY(count > TM_INTER_COUNT_MAX))
-            return tm_err(me, comm, MPI_ERR_COUNT, fn,
-                          "count %lld: at most %d on an inter-communicator", count,
-                          TM_INTER_COUNT_MAX);
+        if (TM_UNLIKELY(count > TM_INTER_COUNT_MAX)) {
+            /* One element of a contiguous type of them (a predefined op reduces its basic
+             * elements alike; a user function would see the type, so it keeps the limit).  The
+             * operation holds its own reference: the handle goes at once. */
+            MPI_Datatype big;
+            if (op >= TM_OP_USER_FIRST || !tm_type_get(datatype) ||
+                PMPI_Type_contiguous_c(count, datatype, &big) != MPI_SUCCESS)
+                return tm_err(me, comm, MPI_ERR_COUNT, fn,
+                              "count %lld: at most %d on an inter-communicator with this op and "
+                              "datatype",
+                              count, TM_INTER_COUNT_MAX);
+            PMPI_Type_commit(&big);
+            int e = me->job->inter->reduce(me, cr, comm, fn, sendbuf, recvbuf, 1, big, op, root,
+                                           all, nb ? request : NULL);
+            PMPI_Type_free(&big);
+            return e;
+        }
         return me->job->inter->reduce(me, cr, comm, fn, sendbuf, recvbuf, (int)count, datatype, op,
                                       root, all, nb ? request : NULL);
     }

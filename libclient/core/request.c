@@ -16,6 +16,16 @@ struct req_chunk {
     struct tm_request r[TM_REQ_CHUNK];
 };
 
+static void drop_keep(struct tm_rank *me, struct tm_request *r)
+{
+    if (r->keep_free)
+        r->keep_free(me, r->keep);
+    else
+        free(r->keep);
+    r->keep = NULL;
+    r->keep_free = NULL;
+}
+
 /* Orphans (Request_free on a pending request) go back to the pool once they are done. */
 static void reap_orphans(struct tm_rank *me)
 {
@@ -25,8 +35,7 @@ static void reap_orphans(struct tm_rank *me)
         if (atomic_load_explicit(&r->done, memory_order_acquire)) {
             if (r->dt) me->job->type_release(r->dt);
             r->dt = NULL;
-            free(r->keep);
-            r->keep = NULL;
+            drop_keep(me, r);
             *pp = r->next;
             r->next = me->req_free;
             me->req_free = r;
@@ -109,8 +118,7 @@ void tm_req_free(struct tm_rank *me, struct tm_request *r)
         r->next = me->req_orphans;
         me->req_orphans = r;
     } else {
-        free(r->keep);
-        r->keep = NULL;
+        drop_keep(me, r);
         r->next = me->req_free;
         me->req_free = r;
     }

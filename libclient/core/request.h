@@ -97,6 +97,9 @@ struct tm_request {
     /* memory the operation reads until the request goes (the int copies of a _c collective's
      * count arrays, mpi/count_narrow.h); freed with the request once it is done */
     void *keep;
+    /* how keep goes when it is not plain memory (it holds handles of its own); NULL: free().
+     * Called by the owner, under its tm_mt_lock: it may take no lock but its own tables'. */
+    void (*keep_free)(struct tm_rank *me, void *keep);
 };
 
 /* A request from the rank's pool, zeroed except for owner/kind; NULL when out of memory. */

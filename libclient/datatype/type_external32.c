@@ -270,13 +270,13 @@ static void convert(const struct tm_type *t, size_t count, unsigned char *nat, u
 
 #define FAIL(code, ...) return tm_err(me, MPI_COMM_WORLD, code, fn, __VA_ARGS__)
 
-static int check(struct tm_rank *me, const char *fn, const char *datarep, int count,
+static int check(struct tm_rank *me, const char *fn, const char *datarep, MPI_Count count,
                  MPI_Datatype dt, const struct tm_type **ret_t, size_t *ret_bytes)
 {
     if (TM_UNLIKELY(!datarep || strcmp(datarep, "external32") != 0))
         FAIL(MPI_ERR_UNSUPPORTED_DATAREP, "data representation \"%s\" (only \"external32\")",
              datarep ? datarep : "(null)");
-    if (TM_UNLIKELY(count < 0)) FAIL(MPI_ERR_COUNT, "invalid count %d", count);
+    if (TM_UNLIKELY(count < 0)) FAIL(MPI_ERR_COUNT, "invalid count %lld", count);
     const struct tm_type *t = tm_type_get(dt);
     if (TM_UNLIKELY(!t))
         FAIL(MPI_ERR_TYPE, "invalid datatype %d%s", dt,
@@ -284,15 +284,19 @@ static int check(struct tm_rank *me, const char *fn, const char *datarep, int co
     int ok;
     *ret_bytes = ext_bytes(t, (size_t)count, &ok);
     if (TM_UNLIKELY(!ok)) FAIL(MPI_ERR_TYPE, "datatype %d has no external32 form", dt);
+    size_t chk;
+    if (TM_UNLIKELY(__builtin_mul_overflow((size_t)count, t->psize, &chk) ||
+                    *ret_bytes > (size_t)PTRDIFF_MAX || chk > (size_t)PTRDIFF_MAX))
+        FAIL(MPI_ERR_COUNT, "%lld elements of datatype %d do not fit in memory", count, dt);
     *ret_t = t;
     return MPI_SUCCESS;
 }
 
-TM_API int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
-                              MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
-                              MPI_Aint *position)
+/* The int calls and their large-count (_c) twins share these bodies (positions and sizes
+ * are MPI_Aint in one, MPI_Count in the other: the same width here). */
+static int pack_ext(const char *fn, const char datarep[], const void *inbuf, MPI_Count incount,
+                    MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
-    const char *fn = "MPI_Pack_external";
     NEED_ME(fn);
     const struct tm_type *t;
     size_t n;
@@ -315,13 +319,31 @@ TM_API int PMPI_Pack_external(const char datarep[], const void *inbuf, int incou
     *position += (MPI_Aint)n;
     return MPI_SUCCESS;
 }
+
+TM_API int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount,
+                              MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
+                              MPI_Aint *position)
+{
+    return pack_ext("MPI_Pack_external", datarep, inbuf, incount, datatype, outbuf, outsize,
+                    position);
+}
 TM_ALIAS(Pack_external)
 
-TM_API int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
-                                MPI_Aint *position, void *outbuf, int outcount,
-                                MPI_Datatype datatype)
+TM_API int PMPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount,
+                                MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                                MPI_Count *position)
 {
-    const char *fn = "MPI_Unpack_external";
+    MPI_Aint pos = position ? (MPI_Aint)*position : 0;
+    int e = pack_ext("MPI_Pack_external_c", datarep, inbuf, incount, datatype, outbuf,
+                     (MPI_Aint)outsize, position ? &pos : NULL);
+    if (e == MPI_SUCCESS) *position = pos;
+    return e;
+}
+TM_ALIAS(Pack_external_c)
+
+static int unpack_ext(const char *fn, const char datarep[], const void *inbuf, MPI_Aint insize,
+                      MPI_Aint *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
+{
     NEED_ME(fn);
     const struct tm_type *t;
     size_t n;
@@ -345,12 +367,31 @@ TM_API int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Ain
     *position += (MPI_Aint)n;
     return MPI_SUCCESS;
 }
+
+TM_API int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
+                                MPI_Aint *position, void *outbuf, int outcount,
+                                MPI_Datatype datatype)
+{
+    return unpack_ext("MPI_Unpack_external", datarep, inbuf, insize, position, outbuf, outcount,
+                      datatype);
+}
 TM_ALIAS(Unpack_external)
 
-TM_API int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
-                                   MPI_Aint *size)
+TM_API int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+                                  MPI_Count *position, void *outbuf, MPI_Count outcount,
+                                  MPI_Datatype datatype)
 {
-    const char *fn = "MPI_Pack_external_size";
+    MPI_Aint pos = position ? (MPI_Aint)*position : 0;
+    int e = unpack_ext("MPI_Unpack_external_c", datarep, inbuf, (MPI_Aint)insize,
+                       position ? &pos : NULL, outbuf, outcount, datatype);
+    if (e == MPI_SUCCESS) *position = pos;
+    return e;
+}
+TM_ALIAS(Unpack_external_c)
+
+static int ext_size_any(const char *fn, const char datarep[], MPI_Count incount,
+                        MPI_Datatype datatype, MPI_Aint *size)
+{
     NEED_ME(fn);
     const struct tm_type *t;
     size_t n;
@@ -360,4 +401,20 @@ TM_API int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Dataty
     *size = (MPI_Aint)n;
     return MPI_SUCCESS;
 }
+
+TM_API int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
+                                   MPI_Aint *size)
+{
+    return ext_size_any("MPI_Pack_external_size", datarep, incount, datatype, size);
+}
 TM_ALIAS(Pack_external_size)
+
+TM_API int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype,
+                                     MPI_Count *size)
+{
+    MPI_Aint s = 0;
+    int e = ext_size_any("MPI_Pack_external_size_c", datarep, incount, datatype, size ? &s : NULL);
+    if (e == MPI_SUCCESS) *size = s;
+    return e;
+}
+TM_ALIAS(Pack_external_size_c)

@@ -2433,7 +2433,7 @@ int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request re
 int MPI_Parrived(MPI_Request request, int partition, int *flag);
 int PMPI_Parrived(MPI_Request request, int partition, int *flag);
 
-/* Datatypes, buffers, ops and windows of large counts (mpi/type_c.c, rma/win.c). */
+/* Datatypes, buffers, ops and windows of large counts (datatype/, rma/win.c). */
 typedef void MPI_User_function_c(void *invec, void *inoutvec, MPI_Count *len,
                                  MPI_Datatype *datatype);
 int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);

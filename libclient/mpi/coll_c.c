@@ -56,7 +56,7 @@ TM_API int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, in
     tm_narrow_begin(&w, "MPI_Bcast_c", comm, 0, 0, TM_NW_PLAIN);
     if (count > TM_COLL_COUNT_MAX)
         return tm_narrow_end(&w, bcast_pieces(buffer, count, datatype, root, comm), NULL);
-    int n0_ = tm_narrow_count(&w, "count", count);
+    int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold(&w, count, &datatype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Bcast(buffer, n0_, datatype, root, comm);
     return tm_narrow_end(&w, e, NULL);
@@ -75,8 +75,9 @@ TM_API int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
                              tm_gather_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                               recvtype, root, comm),
                              NULL);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
-    int n1_ = w.is_root ? tm_narrow_count(&w, "recvcount", recvcount) : 0;
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
+    int n1_ =
+        w.is_root ? tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype)) : 0;
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Gather(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, root, comm);
     return tm_narrow_end(&w, e, NULL);
@@ -89,7 +90,8 @@ TM_API int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Gatherv_c", comm, 2, root, TM_NW_ROOTED);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    if (w.is_root) tm_narrow_vfold(&w, w.peers, &recvcounts, &displs, &recvtype, MPI_OP_NULL);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
     const int *n1_ = w.is_root ? tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers) : NULL;
     const int *n2_ = w.is_root ? tm_narrow_displs(&w, "displs", displs, w.peers) : NULL;
     if (w.err) return tm_narrow_fail(&w);
@@ -110,8 +112,9 @@ TM_API int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
                              tm_scatter_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                                recvtype, root, comm),
                              NULL);
-    int n0_ = w.is_root ? tm_narrow_count(&w, "sendcount", sendcount) : 0;
-    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ =
+        w.is_root ? tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype)) : 0;
+    int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Scatter(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, root, comm);
     return tm_narrow_end(&w, e, NULL);
@@ -124,9 +127,10 @@ TM_API int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Scatterv_c", comm, 2, root, TM_NW_ROOTED);
+    if (w.is_root) tm_narrow_vfold(&w, w.peers, &sendcounts, &displs, &sendtype, MPI_OP_NULL);
     const int *n0_ = w.is_root ? tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers) : NULL;
     const int *n1_ = w.is_root ? tm_narrow_displs(&w, "displs", displs, w.peers) : NULL;
-    int n2_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n2_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Scatterv(sendbuf, n0_, n1_, sendtype, recvbuf, n2_, recvtype, root, comm);
     return tm_narrow_end(&w, e, NULL);
@@ -142,8 +146,8 @@ TM_API int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
     if (tm_coll_c_big(comm, recvcount, recvtype))
         return tm_narrow_end(&w, tm_allgather_pieces(sendbuf, recvbuf, recvcount, recvtype, comm),
                              NULL);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
-    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
+    int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Allgather(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm);
     return tm_narrow_end(&w, e, NULL);
@@ -156,7 +160,8 @@ TM_API int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Allgatherv_c", comm, 2, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    tm_narrow_vfold(&w, w.peers, &recvcounts, &displs, &recvtype, MPI_OP_NULL);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
     const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
     const int *n2_ = tm_narrow_displs(&w, "displs", displs, w.peers);
     if (w.err) return tm_narrow_fail(&w);
@@ -175,8 +180,8 @@ TM_API int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
             &w,
             tm_alltoall_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
             NULL);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
-    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
+    int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Alltoall(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm);
     return tm_narrow_end(&w, e, NULL);
@@ -190,6 +195,9 @@ TM_API int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Alltoallv_c", comm, 4, 0, TM_NW_PLAIN);
+    if (sendbuf != MPI_IN_PLACE)
+        tm_narrow_vfold(&w, w.peers, &sendcounts, &sdispls, &sendtype, MPI_OP_NULL);
+    tm_narrow_vfold(&w, w.peers, &recvcounts, &rdispls, &recvtype, MPI_OP_NULL);
     const int *n0_ =
         sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers);
     const int *n1_ =
@@ -209,6 +217,8 @@ TM_API int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Alltoallw_c", comm, 4, 0, TM_NW_PLAIN);
+    if (sendbuf != MPI_IN_PLACE) tm_narrow_wfold(&w, w.peers, &sendcounts, &sdispls, &sendtypes);
+    tm_narrow_wfold(&w, w.peers, &recvcounts, &rdispls, &recvtypes);
     const int *n0_ =
         sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers);
     const int *n1_ =
@@ -226,6 +236,7 @@ TM_API int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_C
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Reduce_scatter_c", comm, 1, 0, TM_NW_PLAIN);
+    tm_narrow_vfold(&w, w.size, &recvcounts, NULL, &datatype, op);
     const int *n0_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.size);
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Reduce_scatter(sendbuf, recvbuf, n0_, datatype, op, comm);
@@ -238,7 +249,7 @@ TM_API int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_C
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Reduce_scatter_block_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold_op(&w, recvcount, &datatype, op));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Reduce_scatter_block(sendbuf, recvbuf, n0_, datatype, op, comm);
     return tm_narrow_end(&w, e, NULL);
@@ -250,7 +261,7 @@ TM_API int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Scan_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "count", count);
+    int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold_op(&w, count, &datatype, op));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Scan(sendbuf, recvbuf, n0_, datatype, op, comm);
     return tm_narrow_end(&w, e, NULL);
@@ -262,7 +273,7 @@ TM_API int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MP
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Exscan_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "count", count);
+    int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold_op(&w, count, &datatype, op));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Exscan(sendbuf, recvbuf, n0_, datatype, op, comm);
     return tm_narrow_end(&w, e, NULL);
@@ -274,10 +285,10 @@ TM_API int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, i
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Ibcast_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "count", count);
+    int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold(&w, count, &datatype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Ibcast(buffer, n0_, datatype, root, comm, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Ibcast_c)
 
@@ -287,11 +298,12 @@ TM_API int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Igather_c", comm, 0, root, TM_NW_ROOTED);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
-    int n1_ = w.is_root ? tm_narrow_count(&w, "recvcount", recvcount) : 0;
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
+    int n1_ =
+        w.is_root ? tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype)) : 0;
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Igather(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, root, comm, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Igather_c)
 
@@ -301,7 +313,8 @@ TM_API int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Igatherv_c", comm, 2, root, TM_NW_ROOTED);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    if (w.is_root) tm_narrow_vfold(&w, w.peers, &recvcounts, &displs, &recvtype, MPI_OP_NULL);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
     const int *n1_ = w.is_root ? tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers) : NULL;
     const int *n2_ = w.is_root ? tm_narrow_displs(&w, "displs", displs, w.peers) : NULL;
     if (w.err) return tm_narrow_fail(&w);
@@ -316,11 +329,12 @@ TM_API int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Iscatter_c", comm, 0, root, TM_NW_ROOTED);
-    int n0_ = w.is_root ? tm_narrow_count(&w, "sendcount", sendcount) : 0;
-    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ =
+        w.is_root ? tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype)) : 0;
+    int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Iscatter(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, root, comm, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Iscatter_c)
 
@@ -331,9 +345,10 @@ TM_API int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Iscatterv_c", comm, 2, root, TM_NW_ROOTED);
+    if (w.is_root) tm_narrow_vfold(&w, w.peers, &sendcounts, &displs, &sendtype, MPI_OP_NULL);
     const int *n0_ = w.is_root ? tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers) : NULL;
     const int *n1_ = w.is_root ? tm_narrow_displs(&w, "displs", displs, w.peers) : NULL;
-    int n2_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n2_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e =
         PMPI_Iscatterv(sendbuf, n0_, n1_, sendtype, recvbuf, n2_, recvtype, root, comm, request);
@@ -347,11 +362,11 @@ TM_API int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Iallgather_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
-    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
+    int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Iallgather(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Iallgather_c)
 
@@ -361,7 +376,8 @@ TM_API int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Iallgatherv_c", comm, 2, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    tm_narrow_vfold(&w, w.peers, &recvcounts, &displs, &recvtype, MPI_OP_NULL);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
     const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
     const int *n2_ = tm_narrow_displs(&w, "displs", displs, w.peers);
     if (w.err) return tm_narrow_fail(&w);
@@ -376,11 +392,11 @@ TM_API int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Ialltoall_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
-    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
+    int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Ialltoall(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Ialltoall_c)
 
@@ -391,6 +407,9 @@ TM_API int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Ialltoallv_c", comm, 4, 0, TM_NW_PLAIN);
+    if (sendbuf != MPI_IN_PLACE)
+        tm_narrow_vfold(&w, w.peers, &sendcounts, &sdispls, &sendtype, MPI_OP_NULL);
+    tm_narrow_vfold(&w, w.peers, &recvcounts, &rdispls, &recvtype, MPI_OP_NULL);
     const int *n0_ =
         sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers);
     const int *n1_ =
@@ -411,6 +430,8 @@ TM_API int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Ialltoallw_c", comm, 4, 0, TM_NW_PLAIN);
+    if (sendbuf != MPI_IN_PLACE) tm_narrow_wfold(&w, w.peers, &sendcounts, &sdispls, &sendtypes);
+    tm_narrow_wfold(&w, w.peers, &recvcounts, &rdispls, &recvtypes);
     const int *n0_ =
         sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers);
     const int *n1_ =
@@ -430,6 +451,7 @@ TM_API int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Ireduce_scatter_c", comm, 1, 0, TM_NW_PLAIN);
+    tm_narrow_vfold(&w, w.size, &recvcounts, NULL, &datatype, op);
     const int *n0_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.size);
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Ireduce_scatter(sendbuf, recvbuf, n0_, datatype, op, comm, request);
@@ -443,10 +465,10 @@ TM_API int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Ireduce_scatter_block_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold_op(&w, recvcount, &datatype, op));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, n0_, datatype, op, comm, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Ireduce_scatter_block_c)
 
@@ -455,10 +477,10 @@ TM_API int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Iscan_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "count", count);
+    int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold_op(&w, count, &datatype, op));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Iscan(sendbuf, recvbuf, n0_, datatype, op, comm, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Iscan_c)
 
@@ -467,10 +489,10 @@ TM_API int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Iexscan_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "count", count);
+    int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold_op(&w, count, &datatype, op));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Iexscan(sendbuf, recvbuf, n0_, datatype, op, comm, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Iexscan_c)
 
@@ -479,10 +501,10 @@ TM_API int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatyp
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Bcast_init_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "count", count);
+    int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold(&w, count, &datatype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Bcast_init(buffer, n0_, datatype, root, comm, info, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Bcast_init_c)
 
@@ -492,10 +514,10 @@ TM_API int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count coun
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Reduce_init_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "count", count);
+    int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold_op(&w, count, &datatype, op));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Reduce_init(sendbuf, recvbuf, n0_, datatype, op, root, comm, info, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Reduce_init_c)
 
@@ -505,10 +527,10 @@ TM_API int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count c
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Allreduce_init_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "count", count);
+    int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold_op(&w, count, &datatype, op));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Allreduce_init(sendbuf, recvbuf, n0_, datatype, op, comm, info, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Allreduce_init_c)
 
@@ -518,12 +540,13 @@ TM_API int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Gather_init_c", comm, 0, root, TM_NW_ROOTED);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
-    int n1_ = w.is_root ? tm_narrow_count(&w, "recvcount", recvcount) : 0;
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
+    int n1_ =
+        w.is_root ? tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype)) : 0;
     if (w.err) return tm_narrow_fail(&w);
     int e =
         PMPI_Gather_init(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, root, comm, info, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Gather_init_c)
 
@@ -534,7 +557,8 @@ TM_API int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Gatherv_init_c", comm, 2, root, TM_NW_ROOTED);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    if (w.is_root) tm_narrow_vfold(&w, w.peers, &recvcounts, &displs, &recvtype, MPI_OP_NULL);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
     const int *n1_ = w.is_root ? tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers) : NULL;
     const int *n2_ = w.is_root ? tm_narrow_displs(&w, "displs", displs, w.peers) : NULL;
     if (w.err) return tm_narrow_fail(&w);
@@ -550,12 +574,13 @@ TM_API int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Scatter_init_c", comm, 0, root, TM_NW_ROOTED);
-    int n0_ = w.is_root ? tm_narrow_count(&w, "sendcount", sendcount) : 0;
-    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ =
+        w.is_root ? tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype)) : 0;
+    int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Scatter_init(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, root, comm, info,
                               request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Scatter_init_c)
 
@@ -566,9 +591,10 @@ TM_API int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Scatterv_init_c", comm, 2, root, TM_NW_ROOTED);
+    if (w.is_root) tm_narrow_vfold(&w, w.peers, &sendcounts, &displs, &sendtype, MPI_OP_NULL);
     const int *n0_ = w.is_root ? tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers) : NULL;
     const int *n1_ = w.is_root ? tm_narrow_displs(&w, "displs", displs, w.peers) : NULL;
-    int n2_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n2_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Scatterv_init(sendbuf, n0_, n1_, sendtype, recvbuf, n2_, recvtype, root, comm,
                                info, request);
@@ -582,12 +608,12 @@ TM_API int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_D
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Allgather_init_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
-    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
+    int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e =
         PMPI_Allgather_init(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm, info, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Allgather_init_c)
 
@@ -598,7 +624,8 @@ TM_API int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Allgatherv_init_c", comm, 2, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    tm_narrow_vfold(&w, w.peers, &recvcounts, &displs, &recvtype, MPI_OP_NULL);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
     const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
     const int *n2_ = tm_narrow_displs(&w, "displs", displs, w.peers);
     if (w.err) return tm_narrow_fail(&w);
@@ -614,11 +641,11 @@ TM_API int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Alltoall_init_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
-    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
+    int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Alltoall_init(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm, info, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Alltoall_init_c)
 
@@ -630,6 +657,9 @@ TM_API int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Alltoallv_init_c", comm, 4, 0, TM_NW_PLAIN);
+    if (sendbuf != MPI_IN_PLACE)
+        tm_narrow_vfold(&w, w.peers, &sendcounts, &sdispls, &sendtype, MPI_OP_NULL);
+    tm_narrow_vfold(&w, w.peers, &recvcounts, &rdispls, &recvtype, MPI_OP_NULL);
     const int *n0_ =
         sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers);
     const int *n1_ =
@@ -651,6 +681,8 @@ TM_API int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Alltoallw_init_c", comm, 4, 0, TM_NW_PLAIN);
+    if (sendbuf != MPI_IN_PLACE) tm_narrow_wfold(&w, w.peers, &sendcounts, &sdispls, &sendtypes);
+    tm_narrow_wfold(&w, w.peers, &recvcounts, &rdispls, &recvtypes);
     const int *n0_ =
         sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers);
     const int *n1_ =
@@ -670,6 +702,7 @@ TM_API int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Reduce_scatter_init_c", comm, 1, 0, TM_NW_PLAIN);
+    tm_narrow_vfold(&w, w.size, &recvcounts, NULL, &datatype, op);
     const int *n0_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.size);
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Reduce_scatter_init(sendbuf, recvbuf, n0_, datatype, op, comm, info, request);
@@ -683,11 +716,11 @@ TM_API int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, 
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Reduce_scatter_block_init_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold_op(&w, recvcount, &datatype, op));
     if (w.err) return tm_narrow_fail(&w);
     int e =
         PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, n0_, datatype, op, comm, info, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Reduce_scatter_block_init_c)
 
@@ -697,10 +730,10 @@ TM_API int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Scan_init_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "count", count);
+    int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold_op(&w, count, &datatype, op));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Scan_init(sendbuf, recvbuf, n0_, datatype, op, comm, info, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Scan_init_c)
 
@@ -710,10 +743,10 @@ TM_API int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count coun
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Exscan_init_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "count", count);
+    int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold_op(&w, count, &datatype, op));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Exscan_init(sendbuf, recvbuf, n0_, datatype, op, comm, info, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Exscan_init_c)
 
@@ -723,8 +756,8 @@ TM_API int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Neighbor_allgather_c", comm, 0, 0, TM_NW_NBR);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
-    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
+    int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Neighbor_allgather(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm);
     return tm_narrow_end(&w, e, NULL);
@@ -738,7 +771,8 @@ TM_API int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount,
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Neighbor_allgatherv_c", comm, 2, 0, TM_NW_NBR);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    tm_narrow_vfold(&w, w.indeg, &recvcounts, &displs, &recvtype, MPI_OP_NULL);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
     const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
     const int *n2_ = tm_narrow_displs(&w, "displs", displs, w.indeg);
     if (w.err) return tm_narrow_fail(&w);
@@ -753,8 +787,8 @@ TM_API int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MP
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Neighbor_alltoall_c", comm, 0, 0, TM_NW_NBR);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
-    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
+    int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Neighbor_alltoall(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm);
     return tm_narrow_end(&w, e, NULL);
@@ -768,6 +802,9 @@ TM_API int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendco
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Neighbor_alltoallv_c", comm, 4, 0, TM_NW_NBR);
+    if (sendbuf != MPI_IN_PLACE)
+        tm_narrow_vfold(&w, w.outdeg, &sendcounts, &sdispls, &sendtype, MPI_OP_NULL);
+    tm_narrow_vfold(&w, w.indeg, &recvcounts, &rdispls, &recvtype, MPI_OP_NULL);
     const int *n0_ = tm_narrow_counts(&w, "sendcounts", sendcounts, w.outdeg);
     const int *n1_ = tm_narrow_displs(&w, "sdispls", sdispls, w.outdeg);
     const int *n2_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
@@ -786,6 +823,8 @@ TM_API int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendco
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Neighbor_alltoallw_c", comm, 2, 0, TM_NW_NBR);
+    if (sendbuf != MPI_IN_PLACE) tm_narrow_wfold(&w, w.outdeg, &sendcounts, &sdispls, &sendtypes);
+    tm_narrow_wfold(&w, w.indeg, &recvcounts, &rdispls, &recvtypes);
     const int *n0_ = tm_narrow_counts(&w, "sendcounts", sendcounts, w.outdeg);
     const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
     if (w.err) return tm_narrow_fail(&w);
@@ -801,11 +840,11 @@ TM_API int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Ineighbor_allgather_c", comm, 0, 0, TM_NW_NBR);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
-    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
+    int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Ineighbor_allgather(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Ineighbor_allgather_c)
 
@@ -816,7 +855,8 @@ TM_API int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount,
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Ineighbor_allgatherv_c", comm, 2, 0, TM_NW_NBR);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    tm_narrow_vfold(&w, w.indeg, &recvcounts, &displs, &recvtype, MPI_OP_NULL);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
     const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
     const int *n2_ = tm_narrow_displs(&w, "displs", displs, w.indeg);
     if (w.err) return tm_narrow_fail(&w);
@@ -832,11 +872,11 @@ TM_API int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount,
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Ineighbor_alltoall_c", comm, 0, 0, TM_NW_NBR);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
-    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
+    int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Ineighbor_alltoall(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm, request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Ineighbor_alltoall_c)
 
@@ -848,6 +888,9 @@ TM_API int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendc
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Ineighbor_alltoallv_c", comm, 4, 0, TM_NW_NBR);
+    if (sendbuf != MPI_IN_PLACE)
+        tm_narrow_vfold(&w, w.outdeg, &sendcounts, &sdispls, &sendtype, MPI_OP_NULL);
+    tm_narrow_vfold(&w, w.indeg, &recvcounts, &rdispls, &recvtype, MPI_OP_NULL);
     const int *n0_ = tm_narrow_counts(&w, "sendcounts", sendcounts, w.outdeg);
     const int *n1_ = tm_narrow_displs(&w, "sdispls", sdispls, w.outdeg);
     const int *n2_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
@@ -867,6 +910,8 @@ TM_API int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendc
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Ineighbor_alltoallw_c", comm, 2, 0, TM_NW_NBR);
+    if (sendbuf != MPI_IN_PLACE) tm_narrow_wfold(&w, w.outdeg, &sendcounts, &sdispls, &sendtypes);
+    tm_narrow_wfold(&w, w.indeg, &recvcounts, &rdispls, &recvtypes);
     const int *n0_ = tm_narrow_counts(&w, "sendcounts", sendcounts, w.outdeg);
     const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
     if (w.err) return tm_narrow_fail(&w);
@@ -883,12 +928,12 @@ TM_API int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcou
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Neighbor_allgather_init_c", comm, 0, 0, TM_NW_NBR);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
-    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
+    int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Neighbor_allgather_init(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm, info,
                                          request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Neighbor_allgather_init_c)
 
@@ -900,7 +945,8 @@ TM_API int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendco
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Neighbor_allgatherv_init_c", comm, 2, 0, TM_NW_NBR);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
+    tm_narrow_vfold(&w, w.indeg, &recvcounts, &displs, &recvtype, MPI_OP_NULL);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
     const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
     const int *n2_ = tm_narrow_displs(&w, "displs", displs, w.indeg);
     if (w.err) return tm_narrow_fail(&w);
@@ -917,12 +963,12 @@ TM_API int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcoun
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Neighbor_alltoall_init_c", comm, 0, 0, TM_NW_NBR);
-    int n0_ = tm_narrow_count(&w, "sendcount", sendcount);
-    int n1_ = tm_narrow_count(&w, "recvcount", recvcount);
+    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
+    int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Neighbor_alltoall_init(sendbuf, n0_, sendtype, recvbuf, n1_, recvtype, comm, info,
                                         request);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_narrow_end(&w, e, request);
 }
 TM_ALIAS(Neighbor_alltoall_init_c)
 
@@ -934,6 +980,9 @@ TM_API int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count s
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Neighbor_alltoallv_init_c", comm, 4, 0, TM_NW_NBR);
+    if (sendbuf != MPI_IN_PLACE)
+        tm_narrow_vfold(&w, w.outdeg, &sendcounts, &sdispls, &sendtype, MPI_OP_NULL);
+    tm_narrow_vfold(&w, w.indeg, &recvcounts, &rdispls, &recvtype, MPI_OP_NULL);
     const int *n0_ = tm_narrow_counts(&w, "sendcounts", sendcounts, w.outdeg);
     const int *n1_ = tm_narrow_displs(&w, "sdispls", sdispls, w.outdeg);
     const int *n2_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
@@ -953,6 +1002,8 @@ TM_API int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count s
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Neighbor_alltoallw_init_c", comm, 2, 0, TM_NW_NBR);
+    if (sendbuf != MPI_IN_PLACE) tm_narrow_wfold(&w, w.outdeg, &sendcounts, &sdispls, &sendtypes);
+    tm_narrow_wfold(&w, w.indeg, &recvcounts, &rdispls, &recvtypes);
     const int *n0_ = tm_narrow_counts(&w, "sendcounts", sendcounts, w.outdeg);
     const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.indeg);
     if (w.err) return tm_narrow_fail(&w);

@@ -7,6 +7,8 @@
 #include "errh.h"
 #include "job.h"
 #include "request.h"
+#include "type.h"
+#include "userop.h"
 
 static void fail(struct tm_narrow *w, int cls, const char *what, long long v)
 {
@@ -149,10 +151,188 @@ const int *tm_narrow_cdispls(struct tm_narrow *w, const char *what, const MPI_Co
     return out;
 }
 
+/* ---- folds (see the header) ---- */
+
+static int add_tmp(struct tm_narrow *w, MPI_Datatype t)
+{
+    if (w->ntmp == w->captmp) {
+        int nc = w->captmp ? 2 * w->captmp : 4;
+        MPI_Datatype *p = realloc(w->tmp, sizeof *p * (size_t)nc);
+        if (!p) {
+            PMPI_Type_free(&t);
+            fail(w, MPI_ERR_NO_MEM, "", 0);
+            return -1;
+        }
+        w->tmp = p;
+        w->captmp = nc;
+    }
+    w->tmp[w->ntmp++] = t;
+    return 0;
+}
+
+static void *add_mem(struct tm_narrow *w, size_t bytes)
+{
+    void *p = w->nmem < TM_NARROW_MAX_MEM ? malloc(bytes ? bytes : 1) : NULL;
+    if (!p) {
+        fail(w, MPI_ERR_NO_MEM, "", 0);
+        return NULL;
+    }
+    w->mem[w->nmem++] = p;
+    return p;
+}
+
+/* A committed type, or the failure noted (the int call would refuse it too). */
+static int usable(struct tm_narrow *w, MPI_Datatype t)
+{
+    if (tm_type_get(t)) return 1;
+    if (!w->err) {
+        w->err = MPI_ERR_TYPE;
+        snprintf(w->why, sizeof w->why, "invalid datatype %d%s", t,
+                 tm_type_query(t) ? " (not committed)" : "");
+    }
+    return 0;
+}
+
+/* A committed contiguous type of c elements of t in *ret (noted for freeing); 0 or -1. */
+static int contig(struct tm_narrow *w, MPI_Count c, MPI_Datatype t, MPI_Datatype *ret)
+{
+    MPI_Datatype nt;
+    if (PMPI_Type_contiguous_c(c, t, &nt) != MPI_SUCCESS || PMPI_Type_commit(&nt) != MPI_SUCCESS) {
+        fail(w, MPI_ERR_NO_MEM, "", 0);
+        return -1;
+    }
+    if (add_tmp(w, nt) < 0) return -1;
+    *ret = nt;
+    return 0;
+}
+
+MPI_Count tm_narrow_fold(struct tm_narrow *w, MPI_Count c, MPI_Datatype *type)
+{
+    if (w->err || c <= TM_COLL_COUNT_MAX || !usable(w, *type)) return c;
+    return contig(w, c, *type, type) < 0 ? c : 1;
+}
+
+MPI_Count tm_narrow_fold_op(struct tm_narrow *w, MPI_Count c, MPI_Datatype *type, MPI_Op op)
+{
+    return op >= TM_OP_USER_FIRST ? c : tm_narrow_fold(w, c, type);
+}
+
+static int big(MPI_Count v)
+{
+    return v > TM_COLL_COUNT_MAX || v < INT_MIN;
+}
+
+static MPI_Count gcd(MPI_Count a, MPI_Count b)
+{
+    a = a < 0 ? -a : a;
+    b = b < 0 ? -b : b;
+    while (b) {
+        MPI_Count t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+void tm_narrow_vfold(struct tm_narrow *w, int n, const MPI_Count **counts, const MPI_Aint **displs,
+                     MPI_Datatype *type, MPI_Op op)
+{
+    const MPI_Count *c = *counts;
+    const MPI_Aint *d = displs ? *displs : NULL;
+    if (w->err || !c || n <= 0 || op >= TM_OP_USER_FIRST) return;
+    int any = 0;
+    MPI_Count g = 0;
+    for (int i = 0; i < n; i++) {
+        any |= big(c[i]) || (d && big(d[i]));
+        g = gcd(g, c[i]);
+        if (d) g = gcd(g, d[i]);
+    }
+    /* no factor: the narrowing refuses the value past int */
+    if (!any || g <= 1 || !usable(w, *type)) return;
+    MPI_Count *nc = add_mem(w, sizeof *nc * (size_t)n);
+    MPI_Aint *nd = d ? add_mem(w, sizeof *nd * (size_t)n) : NULL;
+    if (!nc || (d && !nd) || contig(w, g, *type, type) < 0) return;
+    for (int i = 0; i < n; i++) {
+        nc[i] = c[i] / g;
+        if (d) nd[i] = d[i] / g;
+    }
+    *counts = nc;
+    if (d) *displs = nd;
+}
+
+void tm_narrow_wfold(struct tm_narrow *w, int n, const MPI_Count **counts, const MPI_Aint **displs,
+                     const MPI_Datatype **types)
+{
+    const MPI_Count *c = *counts;
+    const MPI_Aint *d = *displs;
+    const MPI_Datatype *t = *types;
+    if (w->err || !c || !d || !t || n <= 0) return;
+    int any = 0;
+    for (int i = 0; i < n; i++)
+        any |= big(c[i]) || big(d[i]);
+    if (!any) return;
+    MPI_Count *nc = add_mem(w, sizeof *nc * (size_t)n);
+    MPI_Aint *nd = add_mem(w, sizeof *nd * (size_t)n);
+    MPI_Datatype *nt = add_mem(w, sizeof *nt * (size_t)n);
+    if (!nc || !nd || !nt) return;
+    for (int i = 0; i < n; i++) {
+        nc[i] = c[i], nd[i] = d[i], nt[i] = t[i];
+        if (!(c[i] > 0 && (big(c[i]) || big(d[i])))) continue;
+        if (!usable(w, t[i])) return;
+        /* one element that holds the block's c[i] elements at its byte displacement */
+        MPI_Count disp = d[i];
+        MPI_Datatype h;
+        if (PMPI_Type_create_hindexed_c(1, &c[i], &disp, t[i], &h) != MPI_SUCCESS ||
+            PMPI_Type_commit(&h) != MPI_SUCCESS || add_tmp(w, h) < 0) {
+            fail(w, MPI_ERR_NO_MEM, "", 0);
+            return;
+        }
+        nc[i] = 1, nd[i] = 0, nt[i] = h;
+    }
+    *counts = nc;
+    *displs = nd;
+    *types = nt;
+}
+
+/* What a request keeps of a _c call: the int copies and what the folds made. */
+struct keep {
+    int *ints;
+    void *mem[TM_NARROW_MAX_MEM];
+    int nmem;
+    MPI_Datatype *tmp;
+    int ntmp;
+};
+
+static void drop(struct tm_rank *me, int *ints, void *const *mem, int nmem, MPI_Datatype *tmp,
+                 int ntmp)
+{
+    free(ints);
+    for (int i = 0; i < nmem; i++)
+        free(mem[i]);
+    /* the handles only: operations still running hold their own references to the types */
+    for (int i = 0; me && i < ntmp; i++)
+        tm_type_handle_drop(me, tmp[i]);
+    free(tmp);
+}
+
+static void keep_free(struct tm_rank *me, void *p)
+{
+    struct keep *k = p;
+    drop(me, k->ints, k->mem, k->nmem, k->tmp, k->ntmp);
+    free(k);
+}
+
+static void release(struct tm_narrow *w)
+{
+    drop(tm_self(), w->ints, w->mem, w->nmem, w->tmp, w->ntmp);
+    w->ints = NULL;
+    w->nmem = w->ntmp = w->captmp = 0;
+    w->tmp = NULL;
+}
+
 int tm_narrow_fail(struct tm_narrow *w)
 {
-    free(w->ints);
-    w->ints = NULL;
+    release(w);
     struct tm_rank *me = tm_self();
     if (!me) return tm_err_noco(MPI_ERR_OTHER, w->fn, TM_ERR_NOINIT);
     return tm_err(me, w->comm, w->err, w->fn, "%s", w->why);
@@ -160,11 +340,24 @@ int tm_narrow_fail(struct tm_narrow *w)
 
 int tm_narrow_end(struct tm_narrow *w, int e, MPI_Request *request)
 {
-    if (e == MPI_SUCCESS && request && *request != MPI_REQUEST_NULL && w->ints) {
-        (*request)->keep = w->ints;
+    if (e == MPI_SUCCESS && request && *request != MPI_REQUEST_NULL) {
+        if (!w->nmem && !w->ntmp) {
+            (*request)->keep = w->ints;
+            return e;
+        }
+        struct keep *k = malloc(sizeof *k);
+        if (k) {
+            *k = (struct keep){.ints = w->ints, .nmem = w->nmem, .tmp = w->tmp, .ntmp = w->ntmp};
+            for (int i = 0; i < w->nmem; i++)
+                k->mem[i] = w->mem[i];
+            (*request)->keep = k;
+            (*request)->keep_free = keep_free;
+            return e;
+        }
+        /* out of memory: the operation may still read them; keeping them leaks less than a
+         * use after free would cost */
         return e;
     }
-    free(w->ints);
-    w->ints = NULL;
+    release(w);
     return e;
 }

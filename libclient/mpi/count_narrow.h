@@ -7,9 +7,22 @@
  * with MPI_ERR_COUNT naming the _c function: the engine never sees a truncated value.  Bytes
  * are not limited this way: a count of a type of large extent moves more than 2^31 bytes.
  *
- * Usage: tm_narrow_begin, then tm_narrow_count/_counts/_displs for every argument (each
- * returns the int value(s); a failure is remembered in w->err), then either
- * tm_narrow_fail (w->err set) or the int call and tm_narrow_end. */
+ * Counts past int are folded into types first, by each member alone, so that every member still
+ * makes the same int call (the same algorithm, in the same collective order):
+ *  - a scalar count c of type t becomes one element of a contiguous type of c elements of t
+ *    (tm_narrow_fold): the same signature and block layout (block j at j * c * extent);
+ *  - a v side (counts and displacements in elements of one type) whose values share a factor g
+ *    becomes counts / g and displacements / g of a contiguous type of g elements
+ *    (tm_narrow_vfold); a v side with no such factor is still refused with MPI_ERR_COUNT;
+ *  - a w side's block past int (count or byte displacement) becomes one element of a type
+ *    that holds its count at its displacement (tm_narrow_wfold).
+ * Reductions fold only with predefined ops (a user function would see the folded type).  The
+ * folded types and arrays live until the call returns, or with a request until it is freed.
+ *
+ * Usage: tm_narrow_begin, then tm_narrow_fold/_vfold/_wfold where a count may pass int, then
+ * tm_narrow_count/_counts/_displs for every argument (each returns the int value(s); a failure
+ * is remembered in w->err), then either tm_narrow_fail (w->err set) or the int call and
+ * tm_narrow_end. */
 #ifndef TMPI_LIBCLIENT_COUNT_NARROW_H
 #define TMPI_LIBCLIENT_COUNT_NARROW_H
 
@@ -19,6 +32,9 @@
 
 /* The most elements (or displacement) per block the engine moves: what int holds. */
 #define TM_COLL_COUNT_MAX INT_MAX
+
+/* Arrays the folds of one call may make (two sides of counts, displacements and types). */
+#define TM_NARROW_MAX_MEM 8
 
 /* Which array lengths tm_narrow_begin looks up. */
 enum tm_narrow_kind {
@@ -38,7 +54,24 @@ struct tm_narrow {
     int *ints; /* room for the int copies of the arrays, one malloc */
     int used, cap;
     char why[160]; /* the failure's text */
+    /* what the folds made: arrays (mem) and type handles (tmp), freed by tm_narrow_end */
+    void *mem[TM_NARROW_MAX_MEM];
+    int nmem;
+    MPI_Datatype *tmp;
+    int ntmp, captmp;
 };
+
+/* Scalar folds: count c of *type; returns the count to narrow (1 when folded, *type then the
+ * folded type).  _op: a reduction's (no fold with a user op). */
+MPI_Count tm_narrow_fold(struct tm_narrow *w, MPI_Count c, MPI_Datatype *type);
+MPI_Count tm_narrow_fold_op(struct tm_narrow *w, MPI_Count c, MPI_Datatype *type, MPI_Op op);
+/* A v side of n blocks (displs may be NULL: reduce-scatter); op MPI_OP_NULL if not a reduction.
+ * Replaces *counts, *displs and *type when it folds. */
+void tm_narrow_vfold(struct tm_narrow *w, int n, const MPI_Count **counts, const MPI_Aint **displs,
+                     MPI_Datatype *type, MPI_Op op);
+/* A w side of n blocks: replaces *counts, *displs and *types when a block folds. */
+void tm_narrow_wfold(struct tm_narrow *w, int n, const MPI_Count **counts, const MPI_Aint **displs,
+                     const MPI_Datatype **types);
 
 /* Sets w up for nints arrays (each of at most max(peers, size, indeg, outdeg) elements).  An
  * invalid communicator leaves the sizes 0: the int call reports it. */

@@ -41,12 +41,17 @@ struct tm_sigrun {
     size_t n;
 };
 
-/* Where a constructor's arguments are kept for MPI_Type_get_contents (type_envelope.c). */
+/* Where a constructor's arguments are kept for MPI_Type_get_contents (type_envelope.c).  A
+ * large-count (_c) constructor whose arguments all fit the int constructor's keeps that layout;
+ * otherwise it keeps MPI 4.1 §5.1.13's large-count layout (nlarge > 0), which only the _c
+ * decoders return. */
 struct tm_envelope {
     int combiner; /* MPI_COMBINER_* */
     int nints, naints, ntypes;
     int *ints;
     MPI_Aint *aints;
+    MPI_Count nlarge;
+    MPI_Count *large;
     const struct tm_type **types; /* each holds a reference */
 };
 

@@ -129,8 +129,9 @@ int tm_flat_add(struct tm_flat *f, ptrdiff_t d, size_t n, const struct tm_type *
     struct tm_sigrun sone;
     size_t ns;
     const struct tm_sigrun *s = tm_type_sig(t, &sone, &ns);
+    if (ns == 0) return 0; /* no data: nothing to repeat (n may be past int) */
     if (ns == 1) return add_sig(f, s[0].basic, n * s[0].n);
-    if (ns && n > TM_TYPE_MAX_BLOCKS / ns) return -E2BIG;
+    if (n > TM_TYPE_MAX_BLOCKS / ns) return -E2BIG;
     for (size_t k = 0; k < n && !r; k++)
         for (size_t i = 0; i < ns && !r; i++)
             r = add_sig(f, s[i].basic, s[i].n);

@@ -1,12 +1,15 @@
 #!/usr/bin/env bats
 # The large-count (_c) calls (MPI 4.0 §2.5.8): collectives of every kind, datatype
-# constructors and decoders, external32 packing, MPI_Op_create_c, the attached buffer and the
-# windows, counts the int-counted engines cannot move refused with MPI_ERR_COUNT, and a
-# message, a Bcast and a Put of one element spanning 2 GiB + 4 KiB of addresses (a reserved,
-# barely touched buffer: little memory).  One node with threads and carriers, and 2 agents.
-# Bcast_c, Allreduce_c and the rooted and all-to-all _c collectives past 2^31 bytes per block
-# (bigcoll.c, bigrooted.c) need TMPI_TEST_BIG_MIN_KB of MemAvailable.
-# The true 3 GiB transfers are mpi41.bats's (they need 6 GiB of MemAvailable).
+# constructors and decoders with counts, sizes and extents past 2^31, external32 packing,
+# MPI_Op_create_c, the attached buffer and the windows; every _c call with a count past INT_MAX
+# of a type without data (bigcount_probe.c); counts and displacements past INT_MAX folded into
+# types by the collectives (bigfold.c), a v side without a common factor refused with
+# MPI_ERR_COUNT; a message, a Bcast and a Put of one element spanning 2 GiB + 4 KiB of
+# addresses (a reserved, barely touched buffer: little memory).  One node with threads and
+# carriers, and 2 agents.  Bcast_c, Allreduce_c, the rooted and all-to-all _c collectives past
+# 2^31 bytes per block (bigcoll.c, bigrooted.c) and 3 GiB through Ibcast_c, Bcast_init_c and
+# one hvector_c element (bigfold.c big) need TMPI_TEST_BIG_MIN_KB of MemAvailable.
+# mpi41.bats moves 3 GiB through Send_c, Allreduce_c and Put_c.
 
 bats_require_minimum_version 1.5.0
 load helpers
@@ -43,6 +46,61 @@ expect_ok() {
     local exe
     exe=$(prog bigcount)
     run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe"
+    expect_ok
+}
+
+# Every _c call but the file ones (io_large_count.c) with a count, displacement, buffer size or
+# window size past INT_MAX, of a type without data: none may refuse (bigcount_probe.c prints the
+# calls and their answers).
+expect_probe_ok() {
+    if [ "$status" -ne 0 ] || [ "${lines[${#lines[@]}-1]}" != OK ] || [[ "$output" == *Sanitizer* ]]; then
+        echo "expected every _c call to take counts past INT_MAX, got status $status:" >&2
+        printf '%s\n' "${lines[@]}" | grep -v ' ok$' >&2
+        return 1
+    fi
+    [ "$(printf '%s\n' "${lines[@]}" | grep -c ' ok$')" -ge 116 ] || {
+        echo "fewer than 116 calls answered" >&2
+        return 1
+    }
+}
+
+@test "bigcount: every _c call takes counts, displacements and sizes past INT_MAX on one node, threads and carriers" {
+    local exe
+    exe=$(prog bigcount_probe)
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe"
+    expect_probe_ok
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 3 -x TMPI_RANK_SWITCHING=user "$exe"
+    expect_probe_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: every _c call takes counts, displacements and sizes past INT_MAX across 2 agents" {
+    start_cluster 2
+    local exe
+    exe=$(prog bigcount_probe)
+    run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe"
+    expect_probe_ok
+}
+
+# Data through the folds of counts and displacements past INT_MAX (count_narrow.h): w blocks at
+# byte displacements past 2^31 (MPI_Alltoallw_c, MPI_Ialltoallw_c) and v sides whose element
+# displacements past 2^31 share a factor with the counts (MPI_Gatherv_c, MPI_Allgatherv_init_c),
+# in reserved, barely touched buffers (little memory).
+@test "bigcount: Alltoallw_c, Ialltoallw_c, Gatherv_c and Allgatherv_init_c with displacements past 2^31 on one node" {
+    local exe
+    exe=$(prog bigfold)
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" span
+    expect_ok
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 3 -x TMPI_RANK_SWITCHING=user "$exe" span
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: Alltoallw_c, Ialltoallw_c, Gatherv_c and Allgatherv_init_c with displacements past 2^31 across 2 agents" {
+    start_cluster 2
+    local exe
+    exe=$(prog bigfold)
+    run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe" span
     expect_ok
 }
 
@@ -115,5 +173,37 @@ bigrooted_all() {
     }
     start_cluster 2
     run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe"
+    expect_ok
+}
+
+# More than 2^31 bytes for real through a folded count and a type of more than 2^31 bytes:
+# MPI_Ibcast_c and MPI_Bcast_init_c of N MPI_BYTE, and a Send_c/Recv_c of one element of two
+# blocks of N / 2 bytes with a 1 GiB hole (MPI_Type_create_hvector_c).  N is 3 GiB when
+# MemAvailable has 11 GiB, else 2^31 + 4096 (2 ranks hold N each).
+big_fold_bytes() {
+    local avail
+    avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+    if [ "$avail" -ge $((11 * 1024 * 1024)) ]; then
+        echo $((3 * 1024 * 1024 * 1024))
+    else
+        echo $((2147483648 + 4096))
+    fi
+}
+
+@test "bigcount: Ibcast_c, Bcast_init_c of more than 2^31 bytes and a Send_c of a type of more than 2^31 bytes on one node" {
+    need_big_memory
+    local exe
+    exe=$(prog bigfold)
+    run timeout 600 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" big "$(big_fold_bytes)"
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: Ibcast_c, Bcast_init_c of more than 2^31 bytes and a Send_c of a type of more than 2^31 bytes across 2 agents" {
+    need_big_memory
+    start_cluster 2
+    local exe
+    exe=$(prog bigfold)
+    run timeout 600 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe" big "$(big_fold_bytes)"
     expect_ok
 }

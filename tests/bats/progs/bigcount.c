@@ -127,18 +127,31 @@ static void collectives(void)
      * (so no rank waits for another in the collective) */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Count huge = (MPI_Count)INT_MAX + 1;
-    /* a type with gaps: contiguous ones past int go in pieces (coll_c_pieces.h, bigcoll.c) */
-    MPI_Datatype gappy;
-    MPI_Type_create_resized(MPI_INT, 0, 8, &gappy);
+    /* counts past int of a type with gaps and no data (nothing moves, nothing is touched):
+     * folded into one element of a contiguous type of them (count_narrow.h), every kind */
+    MPI_Datatype none, gappy;
+    char gs[8], gr[8];
+    MPI_Type_contiguous(0, MPI_INT, &none);
+    MPI_Type_create_resized(none, 0, 8, &gappy);
     MPI_Type_commit(&gappy);
-    CHECK(eclass(MPI_Gather_c(b, huge, gappy, b, huge, gappy, 0, MPI_COMM_WORLD)) == MPI_ERR_COUNT,
-          "Gather_c of 2^31 ints with gaps is not MPI_ERR_COUNT");
+    CHECK(MPI_Gather_c(gs, huge, gappy, gr, huge, gappy, 0, MPI_COMM_WORLD) == 0,
+          "Gather_c of 2^31 empty elements with gaps");
+    CHECK(MPI_Igather_c(gs, huge, gappy, gr, huge, gappy, 0, MPI_COMM_WORLD, &rq) == 0 &&
+              MPI_Wait(&rq, MPI_STATUS_IGNORE) == 0,
+          "Igather_c of 2^31 empty elements with gaps");
+    CHECK(MPI_Allgather_init_c(gs, huge, gappy, gr, huge, gappy, MPI_COMM_WORLD, MPI_INFO_NULL,
+                               &rq) == 0 &&
+              MPI_Start(&rq) == 0 && MPI_Wait(&rq, MPI_STATUS_IGNORE) == 0 && MPI_Start(&rq) == 0 &&
+              MPI_Wait(&rq, MPI_STATUS_IGNORE) == 0 && MPI_Request_free(&rq) == 0,
+          "Allgather_init_c of 2^31 empty elements with gaps, started twice");
     MPI_Type_free(&gappy);
-    cnt[size - 1] = huge;
+    MPI_Type_free(&none);
+    /* a v side past int with no common factor cannot fold: refused */
+    cnt[size - 1] = huge + 1;
     CHECK(eclass(MPI_Allgatherv_c(two, 2, MPI_INT, out, cnt, dis, MPI_INT, MPI_COMM_WORLD)) ==
               MPI_ERR_COUNT,
-          "Allgatherv_c with a count of 2^31 is not MPI_ERR_COUNT");
-    dis[0] = (MPI_Aint)INT_MAX + 5;
+          "Allgatherv_c with a count of 2^31 + 1 beside 2 is not MPI_ERR_COUNT");
+    dis[0] = (MPI_Aint)INT_MAX + 4;
     cnt[size - 1] = 2;
     CHECK(eclass(MPI_Iallgatherv_c(two, 2, MPI_INT, out, cnt, dis, MPI_INT, MPI_COMM_WORLD, &rq)) ==
               MPI_ERR_COUNT,
@@ -146,6 +159,113 @@ static void collectives(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Barrier(MPI_COMM_WORLD);
     free(cnt), free(dis), free(bdis), free(types), free(in), free(out);
+}
+
+/* Types whose counts, sizes and extents are past int (no memory: nothing is moved). */
+static void big_types(void)
+{
+    const MPI_Count G5 = 5000000000LL, B = (MPI_Count)INT_MAX + 8;
+    MPI_Datatype t;
+    MPI_Count sz = 0, lb = 0, ext = 0, tlb = 0, text = 0, ni, na, nl, nd;
+    int comb, isz = 0;
+    MPI_Aint alb = 0, aext = 0;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    CHECK(MPI_Type_contiguous_c(G5, MPI_BYTE, &t) == 0, "Type_contiguous_c of 5e9 bytes");
+    MPI_Type_size_c(t, &sz);
+    MPI_Type_get_extent_c(t, &lb, &ext);
+    MPI_Type_get_true_extent_c(t, &tlb, &text);
+    CHECK(sz == G5 && lb == 0 && ext == G5 && tlb == 0 && text == G5,
+          "contiguous_c of 5e9: size %lld lb %lld extent %lld true %lld %lld", sz, lb, ext, tlb,
+          text);
+    /* MPI 4.1 §5.1: the int query says MPI_UNDEFINED when the size does not fit */
+    CHECK(MPI_Type_size(t, &isz) == 0 && isz == MPI_UNDEFINED, "Type_size of 5e9: %d", isz);
+    CHECK(MPI_Type_get_extent(t, &alb, &aext) == 0 && aext == G5, "Type_get_extent %ld",
+          (long)aext);
+    CHECK(MPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb) == 0 &&
+              comb == MPI_COMBINER_CONTIGUOUS && ni == 0 && na == 0 && nl == 1 && nd == 1,
+          "envelope_c of contiguous_c(5e9): combiner %d %lld/%lld/%lld/%lld", comb, ni, na, nl, nd);
+    MPI_Count lc[8] = {0};
+    MPI_Datatype dts[2] = {0};
+    CHECK(MPI_Type_get_contents_c(t, 0, 0, 1, 1, NULL, NULL, lc, dts) == 0 && lc[0] == G5 &&
+              dts[0] == MPI_BYTE,
+          "contents_c of contiguous_c(5e9): %lld", lc[0]);
+    int ii, ia, id;
+    CHECK(eclass(MPI_Type_get_envelope(t, &ii, &ia, &id, &comb)) == MPI_ERR_TYPE,
+          "the int Type_get_envelope of a count past int is not MPI_ERR_TYPE");
+    MPI_Count psz = 0;
+    MPI_Type_commit(&t);
+    CHECK(MPI_Pack_size_c(2, t, MPI_COMM_WORLD, &psz) == 0 && psz == 2 * G5, "Pack_size_c %lld",
+          psz);
+    MPI_Datatype t2;
+    CHECK(MPI_Type_contiguous_c(3, t, &t2) == 0, "contiguous_c of 3 x 5e9");
+    MPI_Type_size_c(t2, &sz);
+    CHECK(sz == 3 * G5, "3 x 5e9: size %lld", sz);
+    MPI_Type_free(&t2);
+    MPI_Type_free(&t);
+
+    /* a vector of 2 blocks of more than 2^31 bytes, 2^32 apart */
+    CHECK(MPI_Type_vector_c(2, B, (MPI_Count)1 << 32, MPI_BYTE, &t) == 0, "Type_vector_c");
+    MPI_Type_size_c(t, &sz);
+    MPI_Type_get_extent_c(t, &lb, &ext);
+    CHECK(sz == 2 * B && ext == ((MPI_Count)1 << 32) + B, "vector_c size %lld extent %lld", sz,
+          ext);
+    CHECK(MPI_Type_get_contents_c(t, 0, 0, 3, 1, NULL, NULL, lc, dts) == 0 && lc[0] == 2 &&
+              lc[1] == B && lc[2] == (MPI_Count)1 << 32,
+          "contents_c of vector_c: %lld %lld %lld", lc[0], lc[1], lc[2]);
+    MPI_Type_free(&t);
+    /* hvector, hindexed, indexed_block, struct with block lengths past int */
+    CHECK(MPI_Type_create_hvector_c(2, B, 3 * B, MPI_BYTE, &t) == 0, "hvector_c");
+    MPI_Type_size_c(t, &sz);
+    MPI_Type_get_extent_c(t, &lb, &ext);
+    CHECK(sz == 2 * B && ext == 4 * B, "hvector_c size %lld extent %lld", sz, ext);
+    MPI_Type_free(&t);
+    MPI_Count bl[2] = {B, 3}, ds[2] = {8, 3 * B};
+    CHECK(MPI_Type_create_hindexed_c(2, bl, ds, MPI_BYTE, &t) == 0, "hindexed_c");
+    MPI_Type_size_c(t, &sz);
+    MPI_Type_get_true_extent_c(t, &tlb, &text);
+    CHECK(sz == B + 3 && tlb == 8 && text == 3 * B + 3 - 8, "hindexed_c size %lld true %lld %lld",
+          sz, tlb, text);
+    CHECK(MPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb) == 0 &&
+              comb == MPI_COMBINER_HINDEXED && nl == 5 && ni == 0 && na == 0,
+          "envelope_c of hindexed_c: %lld/%lld/%lld", ni, na, nl);
+    MPI_Type_free(&t);
+    MPI_Count ids[2] = {0, B};
+    CHECK(MPI_Type_create_indexed_block_c(2, 1, ids, MPI_INT, &t) == 0, "indexed_block_c");
+    MPI_Type_get_extent_c(t, &lb, &ext);
+    CHECK(ext == 4 * B + 4, "indexed_block_c extent %lld", ext);
+    MPI_Type_free(&t);
+    MPI_Count il[2] = {1, B}, idi[2] = {0, 2};
+    CHECK(MPI_Type_indexed_c(2, il, idi, MPI_SHORT, &t) == 0, "indexed_c");
+    MPI_Type_size_c(t, &sz);
+    CHECK(sz == 2 * (B + 1), "indexed_c size %lld", sz);
+    MPI_Type_free(&t);
+    MPI_Datatype ty[2] = {MPI_INT, MPI_DOUBLE};
+    MPI_Count sbl[2] = {1, B}, sds[2] = {0, 8};
+    CHECK(MPI_Type_create_struct_c(2, sbl, sds, ty, &t) == 0, "struct_c");
+    MPI_Type_size_c(t, &sz);
+    CHECK(sz == 4 + 8 * B, "struct_c size %lld", sz);
+    MPI_Type_free(&t);
+    /* a subarray of rows longer than int */
+    MPI_Count sizes[2] = {3, 3 * B}, sub[2] = {1, B}, st[2] = {1, 5};
+    CHECK(MPI_Type_create_subarray_c(2, sizes, sub, st, MPI_ORDER_C, MPI_BYTE, &t) == 0,
+          "subarray_c");
+    MPI_Type_size_c(t, &sz);
+    MPI_Type_get_extent_c(t, &lb, &ext);
+    MPI_Type_get_true_extent_c(t, &tlb, &text);
+    CHECK(sz == B && ext == 9 * B && tlb == 3 * B + 5, "subarray_c size %lld extent %lld lb %lld",
+          sz, ext, tlb);
+    CHECK(MPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb) == 0 && ni == 2 && nl == 6,
+          "envelope_c of subarray_c: %lld ints %lld large", ni, nl);
+    MPI_Type_free(&t);
+    MPI_Count gs[1] = {4 * B};
+    int dist[1] = {MPI_DISTRIBUTE_BLOCK}, darg[1] = {MPI_DISTRIBUTE_DFLT_DARG}, ps[1] = {2};
+    CHECK(MPI_Type_create_darray_c(2, 1, 1, gs, dist, darg, ps, MPI_ORDER_C, MPI_BYTE, &t) == 0,
+          "darray_c");
+    MPI_Type_size_c(t, &sz);
+    MPI_Type_get_true_extent_c(t, &tlb, &text);
+    CHECK(sz == 2 * B && tlb == 2 * B, "darray_c size %lld true lb %lld", sz, tlb);
+    MPI_Type_free(&t);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
 static void datatypes(void)
@@ -203,10 +323,7 @@ static void datatypes(void)
     CHECK(MPI_Unpack_external_c("external32", pk, 12, &pos, back, 3, MPI_INT) == 0 && back[2] == 3,
           "Unpack_external_c");
 
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    CHECK(eclass(MPI_Type_contiguous_c((MPI_Count)INT_MAX + 1, MPI_INT, &t)) == MPI_ERR_COUNT,
-          "Type_contiguous_c of 2^31 is not MPI_ERR_COUNT");
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    big_types();
 }
 
 static MPI_Count seen_len;

@@ -1,0 +1,203 @@
+/* bigfold.c — data through the folds of the _c collectives (mpi/count_narrow.h) and through
+ * types of more than 2^31 bytes, checked byte by byte where it lands.  2 ranks or more.
+ *   span: displacements past INT_MAX with little memory (buffers reserved, barely touched):
+ *         MPI_Alltoallw_c and MPI_Ialltoallw_c with byte displacements past 2^31, and
+ *         MPI_Gatherv_c / MPI_Allgatherv_init_c whose element displacements past 2^31 share a
+ *         factor with the counts;
+ *   big N: N bytes (more than 2^31) moved for real: MPI_Ibcast_c and MPI_Bcast_init_c of N
+ *         MPI_BYTE (one folded element), and a Send/Recv of one element of a type of two
+ *         blocks of N / 2 bytes with a 1 GiB hole (MPI_Type_create_hvector_c).
+ * Prints OK at rank 0. */
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <mpi.h>
+
+static int rank, size, fails;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "rank %d: line %d: ", rank, __LINE__);                                 \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            fails++;                                                                               \
+        }                                                                                          \
+    } while (0)
+
+static unsigned char *reserve(size_t n)
+{
+    void *p =
+        mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        perror("mmap");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return p;
+}
+
+static unsigned char pat(int from, MPI_Count i)
+{
+    return (unsigned char)(from * 31 + i * 7 + (i >> 20));
+}
+
+enum { BLK = 4096 };
+
+static void span(void)
+{
+    const MPI_Aint FAR = ((MPI_Aint)1 << 31) + 3 * BLK; /* byte displacement past INT_MAX */
+    size_t n = (size_t)FAR + (size_t)size * BLK;
+    unsigned char *s = reserve(n), *r = reserve(n);
+    MPI_Count *cn = malloc(sizeof *cn * (size_t)size);
+    MPI_Aint *sd = malloc(sizeof *sd * (size_t)size), *rd = malloc(sizeof *rd * (size_t)size);
+    MPI_Datatype *ty = malloc(sizeof *ty * (size_t)size);
+    for (int j = 0; j < size; j++) {
+        cn[j] = BLK, ty[j] = MPI_BYTE;
+        sd[j] = FAR + (MPI_Aint)j * BLK;                /* my block for rank j */
+        rd[j] = FAR + (MPI_Aint)((size - 1 - j) * BLK); /* rank j's block, reversed */
+        for (int i = 0; i < BLK; i++)
+            s[sd[j] + i] = pat(rank * size + j, i);
+    }
+    for (int round = 0; round < 2; round++) {
+        memset(r + FAR, 0, (size_t)size * BLK);
+        if (round == 0) {
+            CHECK(MPI_Alltoallw_c(s, cn, sd, ty, r, cn, rd, ty, MPI_COMM_WORLD) == 0,
+                  "Alltoallw_c");
+        } else {
+            MPI_Request q;
+            CHECK(MPI_Ialltoallw_c(s, cn, sd, ty, r, cn, rd, ty, MPI_COMM_WORLD, &q) == 0 &&
+                      MPI_Wait(&q, MPI_STATUS_IGNORE) == 0,
+                  "Ialltoallw_c");
+        }
+        int bad = 0;
+        for (int j = 0; j < size; j++)
+            for (int i = 0; i < BLK; i++)
+                bad += r[rd[j] + i] != pat(j * size + rank, i);
+        CHECK(bad == 0, "%sAlltoallw_c past 2^31: %d bytes wrong", round ? "I" : "", bad);
+    }
+    /* v sides: element displacements past INT_MAX, multiples of the counts (one factor) */
+    MPI_Aint *vd = malloc(sizeof *vd * (size_t)size);
+    for (int j = 0; j < size; j++)
+        vd[j] = FAR + (MPI_Aint)(size - 1 - j) * BLK;
+    for (int i = 0; i < BLK; i++)
+        s[i] = pat(rank, i);
+    memset(r + FAR, 0, (size_t)size * BLK);
+    CHECK(MPI_Gatherv_c(s, BLK, MPI_BYTE, r, cn, vd, MPI_BYTE, 0, MPI_COMM_WORLD) == 0,
+          "Gatherv_c");
+    int bad = 0;
+    for (int j = 0; rank == 0 && j < size; j++)
+        for (int i = 0; i < BLK; i++)
+            bad += r[vd[j] + i] != pat(j, i);
+    CHECK(bad == 0, "Gatherv_c past 2^31: %d bytes wrong", bad);
+    MPI_Request q;
+    CHECK(MPI_Allgatherv_init_c(s, BLK, MPI_BYTE, r, cn, vd, MPI_BYTE, MPI_COMM_WORLD,
+                                MPI_INFO_NULL, &q) == 0,
+          "Allgatherv_init_c");
+    for (int round = 0; round < 2; round++) {
+        memset(r + FAR, 0, (size_t)size * BLK);
+        CHECK(MPI_Start(&q) == 0 && MPI_Wait(&q, MPI_STATUS_IGNORE) == 0,
+              "Allgatherv_init_c start");
+        bad = 0;
+        for (int j = 0; j < size; j++)
+            for (int i = 0; i < BLK; i++)
+                bad += r[vd[j] + i] != pat(j, i);
+        CHECK(bad == 0, "Allgatherv_init_c past 2^31, start %d: %d bytes wrong", round, bad);
+    }
+    MPI_Request_free(&q);
+    munmap(s, n), munmap(r, n);
+    free(cn), free(sd), free(rd), free(ty), free(vd);
+}
+
+/* 64-bit words of a pattern (a byte loop over gigabytes is too slow on a loaded machine) */
+static uint64_t wpat(int from, size_t k)
+{
+    return (uint64_t)k * 0x9E3779B97F4A7C15ull ^ (uint64_t)from;
+}
+static void wfill(unsigned char *p, size_t bytes, int from)
+{
+    uint64_t *w = (uint64_t *)p;
+    for (size_t k = 0; k < bytes / 8; k++)
+        w[k] = wpat(from, k);
+}
+static size_t wbad(const unsigned char *p, size_t bytes, int from)
+{
+    const uint64_t *w = (const uint64_t *)p;
+    size_t bad = 0;
+    for (size_t k = 0; k < bytes / 8; k++)
+        bad += w[k] != wpat(from, k);
+    return bad;
+}
+
+/* n: a multiple of 16 */
+static void big(MPI_Count n)
+{
+    unsigned char *b = reserve((size_t)n);
+    /* a broadcast of n MPI_BYTE: non-blocking, then persistent (started twice) */
+    for (int round = 0; round < 3; round++) {
+        int root = round % size;
+        if (rank == root) wfill(b, (size_t)n, round + 1);
+        MPI_Request q;
+        if (round == 0) {
+            CHECK(MPI_Ibcast_c(b, n, MPI_BYTE, root, MPI_COMM_WORLD, &q) == 0 &&
+                      MPI_Wait(&q, MPI_STATUS_IGNORE) == 0,
+                  "Ibcast_c of %lld bytes", n);
+        } else {
+            CHECK(MPI_Bcast_init_c(b, n, MPI_BYTE, root, MPI_COMM_WORLD, MPI_INFO_NULL, &q) == 0 &&
+                      MPI_Start(&q) == 0 && MPI_Wait(&q, MPI_STATUS_IGNORE) == 0 &&
+                      MPI_Request_free(&q) == 0,
+                  "Bcast_init_c of %lld bytes", n);
+        }
+        size_t bad = wbad(b, (size_t)n, round + 1);
+        CHECK(bad == 0, "%s of %lld bytes: %zu words wrong", round ? "Bcast_init_c" : "Ibcast_c", n,
+              bad);
+    }
+    munmap(b, (size_t)n);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* one element of two blocks of n / 2 bytes with a 1 GiB hole between them, 0 -> 1 */
+    const MPI_Count half = n / 2, hole = (MPI_Count)1 << 30;
+    MPI_Datatype t;
+    CHECK(MPI_Type_create_hvector_c(2, half, half + hole, MPI_BYTE, &t) == 0, "hvector_c");
+    MPI_Type_commit(&t);
+    MPI_Count sz = 0;
+    MPI_Type_size_c(t, &sz);
+    CHECK(sz == 2 * half, "hvector_c size %lld", sz);
+    if (rank < 2) {
+        size_t span = (size_t)(2 * half + hole);
+        unsigned char *v = reserve(span);
+        if (rank == 0) {
+            wfill(v, (size_t)half, 5);
+            wfill(v + half + hole, (size_t)half, 6);
+            CHECK(MPI_Send_c(v, 1, t, 1, 7, MPI_COMM_WORLD) == 0, "Send_c");
+        } else {
+            MPI_Status st;
+            CHECK(MPI_Recv_c(v, 1, t, 0, 7, MPI_COMM_WORLD, &st) == 0, "Recv_c");
+            MPI_Count got = 0;
+            MPI_Get_count_c(&st, MPI_BYTE, &got);
+            CHECK(got == 2 * half, "Get_count_c %lld", got);
+            size_t bad = wbad(v, (size_t)half, 5) + wbad(v + half + hole, (size_t)half, 6);
+            CHECK(bad == 0, "Recv_c of %lld bytes in 2 blocks: %zu words wrong", 2 * half, bad);
+        }
+        munmap(v, span);
+    }
+    MPI_Type_free(&t);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc >= 3 && !strcmp(argv[1], "big"))
+        big(strtoll(argv[2], NULL, 0));
+    else
+        span();
+    int all = 0;
+    MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0 && all == 0) printf("OK\n");
+    MPI_Finalize();
+    return all != 0;
+}
