@@ -135,15 +135,17 @@ struct tm_rma_origin {
     /* Remote memory accesses (tm_rma_direct): started (owner) and done (any thread). */
     uint64_t direct_posted;
     _Atomic uint64_t direct_done;
-    /* The last small PUT or ACC, not sent yet (owner; rma_net.c "Holding back"): it leaves
-     * with this rank's next frame or wait on the window, and a flush of its target goes as a
-     * bit of it rather than a FLUSH frame of its own.  payload is NULL when nothing is held. */
+    /* The last PUT or ACC of up to RMA_HOLD_MAX bytes, not sent yet (owner; rma_net.c
+     * "Holding back"): it leaves with this rank's next frame or wait on the window, and a
+     * flush of its target goes as a bit of it rather than a FLUSH frame of its own.  sent is
+     * NULL when nothing is held. */
     struct tm_rma_held {
         int t;
         int32_t tag;
         uint64_t off;
         size_t bytes;
-        void *payload; /* the rank's copy, released with the frame (struct rma_sent) */
+        void *payload; /* what the frame carries: the rank's copy (struct rma_sent's own,
+                        * released with the frame) or the caller's buffer */
         void *sent;    /* its struct rma_sent */
     } held;
 };

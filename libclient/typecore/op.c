@@ -126,9 +126,20 @@ typedef void tm__op_fn(const void *in, void *inout, size_t n);
     X(bool, TM_T_C_BOOL, bool)                                                                     \
     X(packed, TM_T_PACKED, unsigned char)
 
+/* Each kernel is built three times on x86-64 and the loader picks one for the CPU (an ifunc,
+ * resolved once when libtmpi is loaded): the x86-64 baseline has only 16-byte SSE2 vectors,
+ * AVX2 has 32 and AVX-512 64.  An 8 KiB MPI_CHAR sum takes 0.132 us with SSE2, 0.078 with AVX2
+ * and 0.054 with AVX-512 on the development machine (docs/bench/ANALYSIS.md, "Accumulate on
+ * one node"); osu_acc_latency and every reduction of a vector run through these loops. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#define TM__SIMD_CLONES __attribute__((target_clones("default", "avx2", "arch=x86-64-v4")))
+#else
+#define TM__SIMD_CLONES
+#endif
+
 /* One kernel: `io[k] = EXPR` where EXPR may use a = in[k] and b = io[k]. */
 #define TM__KERNEL(name, T, EXPR)                                                                  \
-    static void name(const void *in_, void *inout_, size_t n)                                      \
+    TM__SIMD_CLONES static void name(const void *in_, void *inout_, size_t n)                      \
     {                                                                                              \
         const T *restrict in = in_;                                                                \
         T *restrict io = inout_;                                                                   \

@@ -2,8 +2,10 @@
  * other rank at once (SUM on int, long long and double; MAXLOC on the double-int pair and SUM on
  * long double, which take the window's stripe locks instead of one atomic instruction;
  * Fetch_and_op tickets that must all differ; single-element Fetch_and_op on elements that whole
- * runs of Accumulate change at the same time), checked element by element; and transfers
- * longer than one frame (5 MiB Put and Get, 1 Mi-element Accumulate). */
+ * runs of Accumulate change at the same time), checked element by element; runs of every rank
+ * that overlap each other's and cross lock granules, exact; Accumulate and Put read the
+ * caller's buffer until MPI_Win_flush_local and not after; and transfers longer than one frame
+ * (5 MiB Put and Get, 1 Mi-element Accumulate). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,13 +140,100 @@ int main(int argc, char **argv)
     free(all);
     CHECK_MPI(MPI_Win_free(&win));
 
+    const int right = (rank + 1) % size, left = (rank + size - 1) % size;
+
+    /* Overlapping runs at once: every rank adds (rank + 1) to a run of RUN long longs and of
+     * RUN bytes (MPI_CHAR, osu_acc_latency's type) of every target, starting RUN_SHIFT
+     * elements after the previous rank's, so each run crosses several of the window's lock
+     * granules and shares all but its first elements with the runs of other ranks. */
+    enum { RUN = 3000, RUN_SHIFT = 37, RUN_ROUNDS = 6 };
+    const int span = RUN + RUN_SHIFT * (size - 1);
+    long long *rw;
+    CHECK_MPI(MPI_Win_allocate((MPI_Aint)span * (MPI_Aint)(sizeof *rw + 1), 1, MPI_INFO_NULL,
+                               MPI_COMM_WORLD, &rw, &win));
+    signed char *cw = (signed char *)(rw + span);
+    memset(rw, 0, (size_t)span * (sizeof *rw + 1));
+    long long *lrun = malloc(RUN * sizeof *lrun);
+    signed char *crun = malloc(RUN);
+    CHECK(lrun && crun, "out of memory");
+    for (int k = 0; k < RUN; k++) {
+        lrun[k] = rank + 1;
+        crun[k] = (signed char)(rank + 1);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_Win_lock_all(0, win));
+    for (int r = 0; r < RUN_ROUNDS; r++)
+        for (int s = 0; s < size; s++) {
+            const int t = (rank + s) % size;
+            const MPI_Aint at = (MPI_Aint)rank * RUN_SHIFT;
+            CHECK_MPI(MPI_Accumulate(lrun, RUN, MPI_LONG_LONG, t, at * (MPI_Aint)sizeof *rw, RUN,
+                                     MPI_LONG_LONG, MPI_SUM, win));
+            CHECK_MPI(MPI_Accumulate(crun, RUN, MPI_CHAR, t,
+                                     (MPI_Aint)span * (MPI_Aint)sizeof *rw + at, RUN, MPI_CHAR,
+                                     MPI_SUM, win));
+        }
+    CHECK_MPI(MPI_Win_unlock_all(win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int k = 0; k < span; k++) {
+        long long e = 0;
+        for (int q = 0; q < size; q++)
+            if (k >= q * RUN_SHIFT && k < q * RUN_SHIFT + RUN) e += RUN_ROUNDS * (q + 1);
+        CHECK(rw[k] == e, "overlapping long long runs [%d]: expected %lld got %lld", k, e, rw[k]);
+        CHECK(cw[k] == (signed char)e, "overlapping MPI_CHAR runs [%d]: expected %d got %d", k,
+              (signed char)e, cw[k]);
+    }
+    free(lrun);
+    free(crun);
+    CHECK_MPI(MPI_Win_free(&win));
+
+    /* An Accumulate or Put reads the caller's buffer until the operation completes at the
+     * origin (MPI_Win_flush_local), and not after: sizes around the ones a library may copy or
+     * hold back before sending (256 B, 8 KiB). */
+    static const int hold_sizes[] = {256, 260, 4096, 8192, 8196, 65536};
+    enum { HOLD_MAX = 65536 };
+    int *hw, *hbuf = malloc(HOLD_MAX);
+    CHECK(hbuf != NULL, "out of memory");
+    CHECK_MPI(MPI_Win_allocate(2 * HOLD_MAX, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &hw, &win));
+    for (size_t z = 0; z < sizeof hold_sizes / sizeof *hold_sizes; z++) {
+        const int n = hold_sizes[z] / (int)sizeof(int);
+        for (int k = 0; k < 2 * HOLD_MAX / (int)sizeof(int); k++)
+            hw[k] = 1;
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+        for (int k = 0; k < n; k++)
+            hbuf[k] = rank + k;
+        CHECK_MPI(MPI_Accumulate(hbuf, n, MPI_INT, right, 0, n, MPI_INT, MPI_SUM, win));
+        CHECK_MPI(MPI_Win_flush_local(right, win));
+        for (int k = 0; k < n; k++)
+            hbuf[k] = -1000000;
+        for (int k = 0; k < n; k++)
+            hbuf[k] = 2 * rank + k;
+        CHECK_MPI(MPI_Put(hbuf, n, MPI_INT, right, HOLD_MAX, n, MPI_INT, win));
+        CHECK_MPI(MPI_Win_flush_local(right, win));
+        for (int k = 0; k < n; k++)
+            hbuf[k] = -1000000;
+        CHECK_MPI(MPI_Win_unlock(right, win));
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int k = 0; k < n; k++) {
+            CHECK(hw[k] == 1 + left + k,
+                  "%d B accumulate then flush_local [%d]: expected %d got %d", hold_sizes[z], k,
+                  1 + left + k, hw[k]);
+            CHECK(hw[HOLD_MAX / (int)sizeof(int) + k] == 2 * left + k,
+                  "%d B put then flush_local [%d]: expected %d got %d", hold_sizes[z], k,
+                  2 * left + k, hw[HOLD_MAX / (int)sizeof(int) + k]);
+        }
+        if (n < HOLD_MAX / (int)sizeof(int))
+            CHECK(hw[n] == 1, "%d B accumulate wrote past its end: %d", hold_sizes[z], hw[n]);
+    }
+    free(hbuf);
+    CHECK_MPI(MPI_Win_free(&win));
+
     /* Long transfers: 5 MiB to the right neighbour and back, a long accumulate. */
     const size_t big = (size_t)5 << 20;
     unsigned char *wb, *src = malloc(big), *back = malloc(big);
     CHECK_MPI(MPI_Win_allocate(big, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &wb, &win));
     for (size_t k = 0; k < big; k++)
         src[k] = (unsigned char)(k * 31 + rank);
-    int right = (rank + 1) % size, left = (rank + size - 1) % size;
     CHECK_MPI(MPI_Win_fence(0, win));
     CHECK_MPI(MPI_Put(src, (int)big, MPI_BYTE, right, 0, (int)big, MPI_BYTE, win));
     CHECK_MPI(MPI_Win_fence(0, win));
