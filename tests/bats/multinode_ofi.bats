@@ -134,6 +134,20 @@ wait_for_text() {
     return 1
 }
 
+# Polls (up to 30 s) until the agent at socket $1 lists no job.
+wait_no_jobs() {
+    local i
+    for i in $(seq 1 300); do
+        tmpictl --agent "$1" --json status |
+            python3 -c 'import json, sys; sys.exit(1 if json.load(sys.stdin)["jobs"] else 0)' &&
+            return 0
+        sleep 0.1
+    done
+    echo "the agent at $1 still lists a job:" >&2
+    tmpictl --agent "$1" status >&2
+    return 1
+}
+
 @test "multinode ofi: tmpictl status says what carries each link of a running job, on ofi and on tcp" {
     start_cluster 2
     local out="$BATS_TEST_TMPDIR/out" pid tr want
@@ -169,6 +183,9 @@ sys.exit(0 if links == want else "links %r, expected %r" % (links, want))
 
         kill -INT "$pid"
         wait "$pid" || true
+        # the launcher is gone before the agents drop the job: the next round must
+        # not see this job's links
+        wait_no_jobs "${CLUSTER_SOCKS[0]}"
     done
 }
 
