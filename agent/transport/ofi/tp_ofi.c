@@ -525,19 +525,21 @@ static int pump(struct ofi_tp *t, struct ofi_link *l)
 {
     int n = 0, r = 0;
     if (l->failed || l->broken || l->quiet) return 0; /* the reattach / the peer's first message */
+    /* next is read before the post: once posted, the progress thread may see the completion
+     * and free the message (or the operation) before this thread looks at it again */
     while (l->ctl_h && !r) {
-        struct tx_buf *b = l->ctl_h;
+        struct tx_buf *b = l->ctl_h, *next = b->next;
         r = send_tx(t, l, b);
         if (r) break;
-        l->ctl_h = b->next;
+        l->ctl_h = next;
         if (!l->ctl_h) l->ctl_t = &l->ctl_h;
         n++;
     }
     while (l->rma_h && !r) {
-        struct rma_op *op = l->rma_h;
+        struct rma_op *op = l->rma_h, *next = op->next;
         r = rma_post(t, op);
         if (r) break;
-        l->rma_h = op->next;
+        l->rma_h = next;
         if (!l->rma_h) l->rma_t = &l->rma_h;
         n++;
     }
