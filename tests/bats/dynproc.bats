@@ -265,9 +265,13 @@ xjobs_pair() {
     XA="$f.a" XB="$f.b" XA_ST=0 XB_ST=0
     local more=()
     [ -z "${XJOBS_ARGS:-}" ] || read -r -a more <<<"$XJOBS_ARGS"
-    timeout 60 "$LAUNCH_BIN" --agent "$1" "${more[@]}" -n "$3" "$exe" "$2" "$f" >"$XA" 2>&1 &
+    # XA_ARGS / XB_ARGS: one side's own (a host file: a job across agents)
+    local amore=() bmore=()
+    [ -z "${XA_ARGS:-}" ] || read -r -a amore <<<"$XA_ARGS"
+    [ -z "${XB_ARGS:-}" ] || read -r -a bmore <<<"$XB_ARGS"
+    timeout 60 "$LAUNCH_BIN" --agent "$1" "${more[@]}" "${amore[@]}" -n "$3" "$exe" "$2" "$f" >"$XA" 2>&1 &
     pid=$!
-    timeout 60 "$LAUNCH_BIN" --agent "${6:-$1}" "${more[@]}" -n "$5" "$exe" "$4" "$f" >"$XB" 2>&1 || XB_ST=$?
+    timeout 60 "$LAUNCH_BIN" --agent "${6:-$1}" "${more[@]}" "${bmore[@]}" -n "$5" "$exe" "$4" "$f" >"$XB" 2>&1 || XB_ST=$?
     wait "$pid" || XA_ST=$?
     # a sanitizer's report (make sanitize / make tsan) fails the pair like a bad status
     if grep -q "Sanitizer" "$XA" "$XB"; then
@@ -388,6 +392,32 @@ xjobs_pair() {
     xjobs_pair "${CLUSTER_SOCKS[1]}" accept 1 connect 2 "${CLUSTER_SOCKS[0]}"
     [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect 2 ($XB_ST):"; cat "$XB"; false; }
     [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept 1 ($XA_ST):"; cat "$XA"; false; }
+}
+
+# two_nodes_hostfile I J: a host file of cluster nodes I and J (2 slots each); prints its path.
+two_nodes_hostfile() {
+    local f="$BATS_TEST_TMPDIR/hosts.$1$2"
+    printf '127.0.0.1 slots=2 port=%s\n127.0.0.1 slots=2 port=%s\n' \
+        "${CLUSTER_PORTS[$1 - 1]}" "${CLUSTER_PORTS[$2 - 1]}" >"$f"
+    echo "$f"
+}
+
+# bats test_tags=multinode
+@test "dynproc: a job across 2 agents connects to a job on a third, and to a job across two agents one of which it shares: every rank reaches every remote rank both ways, Barrier, Bcast, Allreduce, merge with every collective on it, its dup and a split, disconnect; the accepting job goes on after the other ended" {
+    start_cluster 3 --log-level info
+    # A: 2 ranks on node1 + 2 on node2, accepting; B: 2 ranks on node3
+    XA_ARGS="--hostfile $(two_nodes_hostfile 1 2)" xjobs_pair "${CLUSTER_SOCKS[0]}" accept 4 connect 2 "${CLUSTER_SOCKS[2]}"
+    [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect ($XB_ST):"; cat "$XB" "$XA" "$BATS_TEST_TMPDIR"/node*.log; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
+    grep -q "merged collectives ok on 6 ranks" "$XA" || { echo "no collectives on the merged communicator:"; cat "$XA"; false; }
+    # A across node3 + node2 accepting, B across node1 + node2 (4 hosts, two of them on node2);
+    # a 4 KiB bound: the big messages and most collectives' go as envelopes first
+    XJOBS_ARGS="-x TMPI_XJOB_UNEXPECTED_MAX=4096" XA_ARGS="--hostfile $(two_nodes_hostfile 3 2)" \
+        XB_ARGS="--hostfile $(two_nodes_hostfile 1 2)" \
+        xjobs_pair "${CLUSTER_SOCKS[2]}" accept 3 connect 4 "${CLUSTER_SOCKS[0]}"
+    [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect 2 ($XB_ST):"; cat "$XB" "$XA" "$BATS_TEST_TMPDIR"/node*.log; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept 2 ($XA_ST):"; cat "$XA"; false; }
+    grep -q "merged collectives ok on 7 ranks" "$XA" || { echo "no collectives on the merged communicator 2:"; cat "$XA"; false; }
 }
 
 # bats test_tags=multinode

@@ -5,7 +5,8 @@
  *   connect FILE        the whole world connects to the port in FILE, the exchange; prints
  *                       "connect ok"
  * The exchange over the inter-communicator, both ways: every rank sends its rank to remote
- * rank (rank % remote size) and receives from each remote rank that sends to it; 3 MiB from
+ * rank (rank % remote size) and receives from each remote rank that sends to it; then every
+ * rank to every remote rank (Isend, Recv by source); 3 MiB from
  * rank 0 to remote rank 0 and back (more than one frame), an MPI_Ssend; MPI_Barrier;
  * MPI_Bcast from each side's rank 0; MPI_Allreduce (each side gets the sum of the other's
  * ranks + 1); MPI_Intercomm_merge (accepting side first) with a ring of Sendrecv on it (and
@@ -178,6 +179,24 @@ static void exchange(MPI_Comm inter, int accepting)
         CHECK(v == st.MPI_SOURCE && v % size == rank, "p2p: got %d from %d", v, st.MPI_SOURCE);
     }
     MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    /* every rank to every remote rank and back, a value naming both (a job across nodes:
+     * each of its hosts reaches each of the other's) */
+    MPI_Request *rs = malloc(sizeof *rs * (size_t)rsize);
+    CHECK(rs != NULL, "out of memory");
+    int *out = malloc(sizeof *out * (size_t)rsize);
+    CHECK(out != NULL, "out of memory");
+    for (int r = 0; r < rsize; r++) {
+        out[r] = 1000 * rank + r;
+        MPI_Isend(&out[r], 1, MPI_INT, r, 11, inter, &rs[r]);
+    }
+    for (int r = 0; r < rsize; r++) {
+        int v = -1;
+        MPI_Recv(&v, 1, MPI_INT, r, 11, inter, MPI_STATUS_IGNORE);
+        CHECK(v == 1000 * r + rank, "all pairs: got %d from remote %d", v, r);
+    }
+    MPI_Waitall(rsize, rs, MPI_STATUSES_IGNORE);
+    free(out);
+    free(rs);
     if (rank == 0) {
         char *b = malloc(BIG);
         CHECK(b != NULL, "out of memory");
