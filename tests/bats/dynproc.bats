@@ -471,6 +471,21 @@ two_nodes_hostfile() {
 }
 
 # bats test_tags=multinode
+@test "dynproc: MPI_Comm_join joins a rank on the second node of a job across 2 agents with one on the second node of another job across 2 agents" {
+    start_cluster 3 --log-level info
+    local exe f pid st=0
+    exe=$(prog xjobs)
+    f="$BATS_TEST_TMPDIR/join.sock"
+    # rank 3 of A is on node2, rank 2 of B on node1
+    timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$(two_nodes_hostfile 1 2)" -n 4 "$exe" join "$f" listen 3 >"$f.a" 2>&1 &
+    pid=$!
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[2]}" --hostfile "$(two_nodes_hostfile 3 1)" -n 3 "$exe" join "$f" connect 2
+    wait "$pid" || st=$?
+    [ "$status" -eq 0 ] && [[ "$output" == *"join ok"* ]] || { echo "connect ($status): $output"; cat "$f.a"; false; }
+    [ "$st" -eq 0 ] && grep -q "join ok" "$f.a" || { echo "listen ($st):"; cat "$f.a"; false; }
+}
+
+# bats test_tags=multinode
 @test "dynproc: across 2 agents a spawn one node cannot start fails with MPI_ERR_SPAWN in every errcode, and the children the other node started never run" {
     local conf="$BATS_TEST_TMPDIR/tmpid.conf" exe big hf size
     : >"$conf"

@@ -29,9 +29,9 @@
  *                       (flow control, TMPI_XJOB_UNEXPECTED_MAX), then sends "go"; the other
  *                       receives go first, then the 64 in order; prints "flood: N of 64 done
  *                       before any receive"
- *   join FILE ROLE      rank 0 joins the other job's rank 0 over a socket (ROLE listen: binds
- *                       a Unix socket at FILE; connect: connects to it), then exchanges an int
- *                       both ways and disconnects; prints "join ok"
+ *   join FILE ROLE [R]  rank R (0) joins the other job's joining rank over a socket (ROLE
+ *                       listen: binds a Unix socket at FILE; connect: connects to it), then
+ *                       exchanges an int both ways and disconnects; prints "join ok"
  *   bench-accept FILE / bench-connect FILE / bench-self -
  *                       rank 0 of each side: 8 B ping-pong (half round trip) and a 1 MiB
  *                       stream (64 sends, one ack) over the inter-communicator (bench-self:
@@ -446,8 +446,8 @@ int main(int argc, char **argv)
             MPI_Comm_disconnect(&inter);
         }
     } else if (!strcmp(mode, "join")) {
-        CHECK(argc >= 4, "join FILE listen|connect");
-        if (rank == 0) {
+        CHECK(argc >= 4, "join FILE listen|connect [RANK]");
+        if (rank == (argc > 4 ? atoi(argv[4]) : 0)) {
             int listening = !strcmp(argv[3], "listen");
             int fd = join_fd(file, listening);
             CHECK(MPI_Comm_join(fd, &inter) == MPI_SUCCESS, "MPI_Comm_join");
