@@ -11,7 +11,11 @@
 #include "cp2p.h"
 #include "ctx.h"
 #include "job.h"
+#include "p2p.h"
+#include "p2p_route.h"
+#include "request.h"
 #include "topo.h"
+#include "type_copy.h"
 #include "xjob.h"
 
 /* The communicator's collective context (coll_net's derivation; ctx_base in net/xjob.c maps it
@@ -19,6 +23,9 @@
  * collectives of a communicator in one order, and messages of one pair keep theirs. */
 #define XCOLL_CTX(c) (-2 * (c)->ctx - 3)
 #define XCOLL_TAG 0x7c01
+/* The non-blocking forms' messages (below): a tag of their own on the same context, matched
+ * in the order every member starts them (MPI 3.1 §5.12) as point-to-point keeps it. */
+#define XCOLL_NB_TAG 0x7c02
 
 /* A message of known size n or less: a length, then the bytes (two messages). */
 static int send_blob(struct tm_rank *me, struct tm_commref *cr, int dest, const void *b, size_t n)
@@ -508,6 +515,74 @@ int tm_xcoll_run(struct tm_rank *me, struct tm_commref *cr, int kind, struct tm_
     default:
         return -ENOSYS;
     }
+}
+
+/* ---- non-blocking forms that need no step of the rank's own ---- */
+
+/* Posts one part of nb: a receive from (is_recv) or a send to member peer of count elements of
+ * t at buf.  0 or an MPI class. */
+static int nb_post(struct tm_rank *me, struct tm_commref *scr, void *buf, int count,
+                   const struct tm_type *t, int peer, int is_recv, struct tm_nbr *nb)
+{
+    struct tm_request *q = tm_req_alloc(me, is_recv ? TM_REQ_RECV : TM_REQ_SEND);
+    if (!q) return MPI_ERR_NO_MEM;
+    const struct tm_type *layout = t ? tm_type_moved(t) : NULL;
+    if (layout) { /* held until the request goes back to the pool */
+        tm_type_hold(layout);
+        q->dt = layout;
+    }
+    size_t bytes = t ? (size_t)count * t->psize : 0;
+    if (is_recv) {
+        tm_recv_ctx(me, scr->c->ctx, buf, bytes, peer, XCOLL_NB_TAG, q);
+    } else {
+        int rc = tm_send(me, scr, buf, bytes, peer, XCOLL_NB_TAG, TM_SEND_STANDARD, q);
+        if (rc < 0) {
+            atomic_store_explicit(&q->done, 1, memory_order_relaxed);
+            tm_req_free(me, q);
+            return rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER;
+        }
+    }
+    nb->q[nb->n++] = q;
+    return 0;
+}
+
+int tm_xcoll_nb(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, int kind,
+                struct tm_cargs *a, struct tm_request **ret)
+{
+    if (kind != MPIX_COLL_BARRIER && kind != MPIX_COLL_BCAST) return -ENOSYS;
+    int n = cr->c->size, r = cr->rank;
+    struct tm_nbr *nb = malloc(sizeof *nb + sizeof nb->q[0] * 2 * (size_t)n);
+    struct tm_request *q = nb ? tm_req_alloc(me, TM_REQ_MULTI) : NULL;
+    if (!q) {
+        free(nb);
+        return -ENOMEM;
+    }
+    nb->n = nb->err = 0;
+    q->nb = nb;
+    q->comm = comm;
+    q->st_source = MPI_ANY_SOURCE;
+    q->st_tag = MPI_ANY_TAG;
+    /* the handle itself is never pending (tm_nbr_done says when the parts are complete) */
+    atomic_store_explicit(&q->done, 1, memory_order_relaxed);
+    /* a stand-in on the collective context: tm_send reads the context, the member map and
+     * the sender's rank, during the call only (as cp2p.c does) */
+    struct tm_comm sc = {.ctx = XCOLL_CTX(cr->c), .size = n, .world_of = cr->c->world_of};
+    struct tm_commref scr = {.c = &sc, .rank = r, .eh = MPI_ERRORS_RETURN};
+    if (kind == MPIX_COLL_BARRIER) {
+        /* every member tells every other that it came: done when all the others did (n - 1
+         * empty messages each way; no member forwards, so nothing waits for a step) */
+        for (int k = 0; k < n && !nb->err; k++)
+            if (k != r) nb->err = nb_post(me, &scr, NULL, 0, NULL, k, 1, nb);
+        for (int k = 0; k < n && !nb->err; k++)
+            if (k != r) nb->err = nb_post(me, &scr, NULL, 0, NULL, k, 0, nb);
+    } else if (r == a->root) { /* straight from the root to every member */
+        for (int k = 0; k < n && !nb->err; k++)
+            if (k != r) nb->err = nb_post(me, &scr, a->rbuf, a->rcount, a->rtype, k, 0, nb);
+    } else {
+        nb->err = nb_post(me, &scr, a->rbuf, a->rcount, a->rtype, a->root, 1, nb);
+    }
+    *ret = q;
+    return 0;
 }
 
 /* ---- Comm_dup and Comm_split ---- */

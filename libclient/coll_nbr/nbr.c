@@ -16,12 +16,6 @@
 
 /* The messages of one operation; owner-only (the request's thread starts, tests and frees
  * them).  Each q[i] is an ordinary pooled send or receive request that the engine completes. */
-struct tm_nbr {
-    int n;   /* requests in q */
-    int err; /* MPI class of a message that could not start; 0 */
-    struct tm_request *q[];
-};
-
 int tm_nbr_done(struct tm_request *r)
 {
     struct tm_nbr *nb = r->nb;

@@ -258,6 +258,14 @@ names_pair() {
 # xjobs_pair SOCK MODE_A NA MODE_C NC [SOCK_C]: job A (NA ranks, xjobs MODE_A) on agent SOCK,
 # job B (NC ranks, MODE_C) on the same agent (or on SOCK_C); A's output in $XA, B's in $XB,
 # statuses $XA_ST, $XB_ST.  XJOBS_ARGS: more tmpi-launch options for both jobs.
+# two_nodes_hostfile I J: a host file of cluster nodes I and J (2 slots each); prints its path.
+two_nodes_hostfile() {
+    local f="$BATS_TEST_TMPDIR/hosts.$1$2"
+    printf '127.0.0.1 slots=2 port=%s\n127.0.0.1 slots=2 port=%s\n' \
+        "${CLUSTER_PORTS[$1 - 1]}" "${CLUSTER_PORTS[$2 - 1]}" >"$f"
+    echo "$f"
+}
+
 xjobs_pair() {
     local exe f pid
     exe=$(prog xjobs)
@@ -294,6 +302,21 @@ xjobs_pair() {
     XJOBS_ARGS="-x TMPI_XJOB_UNEXPECTED_MAX=4096" xjobs_pair "$AGENT_SOCK" accept 2 connect 2
     [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect 4 KiB ($XB_ST):"; cat "$XB"; false; }
     [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept 4 KiB ($XA_ST):"; cat "$XA"; false; }
+}
+
+@test "dynproc: MPI_Ibarrier on the inter-communicator and MPI_Ibarrier and MPI_Ibcast on the merged communicator of two jobs return before the other job entered them, and complete in MPI_Wait" {
+    start_agent one --log-level info
+    xjobs_pair "$AGENT_SOCK" nbc-accept 2 nbc-connect 2
+    [ "$XB_ST" -eq 0 ] || { echo "connect ($XB_ST):"; cat "$XB"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "nbc ok" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
+}
+
+# bats test_tags=multinode
+@test "dynproc: across 3 agents MPI_Ibarrier and MPI_Ibcast between a job across two agents and a job on a third return before the other job entered them" {
+    start_cluster 3 --log-level info
+    XA_ARGS="--hostfile $(two_nodes_hostfile 1 2)" xjobs_pair "${CLUSTER_SOCKS[0]}" nbc-accept 3 nbc-connect 2 "${CLUSTER_SOCKS[2]}"
+    [ "$XB_ST" -eq 0 ] || { echo "connect ($XB_ST):"; cat "$XB"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "nbc ok" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
 }
 
 @test "dynproc: a job connected to another that dies gets an error from its probe, receive and send in bounded time, and ends cleanly" {
@@ -392,14 +415,6 @@ xjobs_pair() {
     xjobs_pair "${CLUSTER_SOCKS[1]}" accept 1 connect 2 "${CLUSTER_SOCKS[0]}"
     [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect 2 ($XB_ST):"; cat "$XB"; false; }
     [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept 1 ($XA_ST):"; cat "$XA"; false; }
-}
-
-# two_nodes_hostfile I J: a host file of cluster nodes I and J (2 slots each); prints its path.
-two_nodes_hostfile() {
-    local f="$BATS_TEST_TMPDIR/hosts.$1$2"
-    printf '127.0.0.1 slots=2 port=%s\n127.0.0.1 slots=2 port=%s\n' \
-        "${CLUSTER_PORTS[$1 - 1]}" "${CLUSTER_PORTS[$2 - 1]}" >"$f"
-    echo "$f"
 }
 
 # bats test_tags=multinode

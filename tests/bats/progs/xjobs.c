@@ -29,6 +29,11 @@
  *                       (flow control, TMPI_XJOB_UNEXPECTED_MAX), then sends "go"; the other
  *                       receives go first, then the 64 in order; prints "flood: N of 64 done
  *                       before any receive"
+ *   nbc-accept FILE / nbc-connect FILE
+ *                       connect, merge; the accepting side starts MPI_Ibarrier on the
+ *                       inter-communicator, then on the merged one, then MPI_Ibcast on it,
+ *                       and each time MPI_Test finds it unfinished (the connecting side enters
+ *                       1.5 s later), then MPI_Wait; prints "nbc ok: ..."
  *   join FILE ROLE [R]  rank R (0) joins the other job's joining rank over a socket (ROLE
  *                       listen: binds a Unix socket at FILE; connect: connects to it), then
  *                       exchanges an int both ways and disconnects; prints "join ok"
@@ -445,6 +450,46 @@ int main(int argc, char **argv)
             bench(inter, 0, acc);
             MPI_Comm_disconnect(&inter);
         }
+    } else if (!strcmp(mode, "nbc-accept") || !strcmp(mode, "nbc-connect")) {
+        int acc = !strcmp(mode, "nbc-accept");
+        if (acc && rank == 0) {
+            CHECK(MPI_Open_port(MPI_INFO_NULL, port) == MPI_SUCCESS, "MPI_Open_port");
+            write_port(file, port);
+        } else if (!acc) {
+            read_port(file, port);
+        }
+        int rc = acc ? MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter)
+                     : MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+        CHECK(rc == MPI_SUCCESS, "accept/connect");
+        MPI_Comm merged;
+        CHECK(MPI_Intercomm_merge(inter, !acc, &merged) == MPI_SUCCESS, "merge");
+        int ms, mr;
+        MPI_Comm_size(merged, &ms);
+        MPI_Comm_rank(merged, &mr);
+        /* the accepting side starts each operation and finds it unfinished while the other
+         * side waits 1.5 s before it enters (a barrier of its own job first) */
+        const char *what[3] = {"Ibarrier on the inter-communicator", "Ibarrier on the merged one",
+                               "Ibcast on the merged one"};
+        for (int op = 0; op < 3; op++) {
+            MPI_Request rq;
+            int v = mr == ms - 1 ? 77 + op : -1, flag = 1;
+            if (!acc) {
+                sleep(1);
+                usleep(500000);
+            }
+            if (op == 0) MPI_Ibarrier(inter, &rq);
+            if (op == 1) MPI_Ibarrier(merged, &rq);
+            if (op == 2) MPI_Ibcast(&v, 1, MPI_INT, ms - 1, merged, &rq);
+            if (acc) {
+                MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
+                CHECK(!flag, "%s finished before the other job entered it", what[op]);
+            }
+            MPI_Wait(&rq, MPI_STATUS_IGNORE);
+            CHECK(op < 2 || v == 79, "%s: %d", what[op], v);
+        }
+        MPI_Comm_free(&merged);
+        MPI_Comm_disconnect(&inter);
+        if (rank == 0 && acc) printf("nbc ok: pending until the other job entered\n");
     } else if (!strcmp(mode, "join")) {
         CHECK(argc >= 4, "join FILE listen|connect [RANK]");
         if (rank == (argc > 4 ? atoi(argv[4]) : 0)) {
