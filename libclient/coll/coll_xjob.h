@@ -10,13 +10,14 @@
  * O(n) messages per operation and O(n x data) at member 0: correct for every datatype and op
  * (reductions in rank order, so non-commutative ops get MPI's order), not fast.
  *
- * MPI_Ibarrier and MPI_Ibcast are messages only (tm_xcoll_nb): every member to every other,
- * or the root to every member, on a tag of their own, as a MULTI request of point-to-point
- * parts that the engines complete without the rank (so they return at once and progress while
- * the other job's ranks have not come yet).  The other non-blocking forms still run to
- * completion inside the call and return a completed request (their progress is that of the
- * blocking form: a program that needs, say, an MPI_Iallreduce to progress while it waits
- * elsewhere would hang).
+ * MPI_Ibarrier, MPI_Ibcast and MPI_Iallreduce are messages only (tm_xcoll_nb): every member
+ * to every other (Iallreduce: its packed block, reduced by each member in rank order when the
+ * owner takes the status), or the root to every member, on a tag of their own, as a MULTI
+ * request of point-to-point parts that the engines complete without the rank (so they return
+ * at once and progress while the other job's ranks have not come yet; O(n^2) messages).  The
+ * other non-blocking forms still run to completion inside the call and return a completed
+ * request (their progress is that of the blocking form: a program that needs, say, an
+ * MPI_Ialltoall to progress while it waits elsewhere would hang).
  *
  * Every function returns 0 or a negative errno (the entry points turn it into a class). */
 #ifndef TMPI_LIBCLIENT_COLL_XJOB_H

@@ -45,6 +45,13 @@ struct tm_greq; /* greq.c */
 struct tm_nbr {
     int n;   /* requests in q */
     int err; /* MPI class of a message that could not start; 0 */
+    /* Optional (NULL: none): what the operation does once every part is complete, run once
+     * by the owner when it takes the status (an MPI class, 0; coll_xjob.c's Iallreduce
+     * reduces the members' blocks), and what frees arg with the request. */
+    int (*fin)(struct tm_nbr *nb);
+    void (*fin_free)(struct tm_nbr *nb);
+    void *arg;
+    int fin_ran;
     struct tm_request *q[];
 };
 struct tm_idup; /* comm/comm_idup.c */

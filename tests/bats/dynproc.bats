@@ -304,7 +304,7 @@ xjobs_pair() {
     [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept 4 KiB ($XA_ST):"; cat "$XA"; false; }
 }
 
-@test "dynproc: MPI_Ibarrier on the inter-communicator and MPI_Ibarrier and MPI_Ibcast on the merged communicator of two jobs return before the other job entered them, and complete in MPI_Wait" {
+@test "dynproc: MPI_Ibarrier on the inter-communicator and MPI_Ibarrier, MPI_Ibcast and MPI_Iallreduce on the merged communicator of two jobs return before the other job entered them, and complete in MPI_Wait" {
     start_agent one --log-level info
     xjobs_pair "$AGENT_SOCK" nbc-accept 2 nbc-connect 2
     [ "$XB_ST" -eq 0 ] || { echo "connect ($XB_ST):"; cat "$XB"; false; }
@@ -312,7 +312,7 @@ xjobs_pair() {
 }
 
 # bats test_tags=multinode
-@test "dynproc: across 3 agents MPI_Ibarrier and MPI_Ibcast between a job across two agents and a job on a third return before the other job entered them" {
+@test "dynproc: across 3 agents MPI_Ibarrier, MPI_Ibcast and MPI_Iallreduce between a job across two agents and a job on a third return before the other job entered them" {
     start_cluster 3 --log-level info
     XA_ARGS="--hostfile $(two_nodes_hostfile 1 2)" xjobs_pair "${CLUSTER_SOCKS[0]}" nbc-accept 3 nbc-connect 2 "${CLUSTER_SOCKS[2]}"
     [ "$XB_ST" -eq 0 ] || { echo "connect ($XB_ST):"; cat "$XB"; false; }

@@ -31,17 +31,15 @@
  *                       before any receive"
  *   nbc-accept FILE / nbc-connect FILE
  *                       connect, merge; the accepting side starts MPI_Ibarrier on the
- *                       inter-communicator, then on the merged one, then MPI_Ibcast on it,
- *                       and each time MPI_Test finds it unfinished (the connecting side enters
- *                       1.5 s later), then MPI_Wait; prints "nbc ok: ..."
- *   join FILE ROLE [R]  rank R (0) joins the other job's joining rank over a socket (ROLE
- *                       listen: binds a Unix socket at FILE; connect: connects to it), then
- *                       exchanges an int both ways and disconnects; prints "join ok"
- *   bench-accept FILE / bench-connect FILE / bench-self -
- *                       rank 0 of each side: 8 B ping-pong (half round trip) and a 1 MiB
- *                       stream (64 sends, one ack) over the inter-communicator (bench-self:
- *                       ranks 0 and 1 of one job over MPI_COMM_WORLD); the first side prints
- *                       "lat_8B_us X bw_1MiB_MBps Y" (docs/bench/ANALYSIS.md) */
+ *                       inter-communicator, then on the merged one, then MPI_Ibcast and
+ *                       MPI_Iallreduce (also in place) on it, and each time MPI_Test finds it
+ * unfinished (the connecting side enters 1.5 s later), then MPI_Wait; prints "nbc ok: ..." join
+ * FILE ROLE [R]  rank R (0) joins the other job's joining rank over a socket (ROLE listen: binds a
+ * Unix socket at FILE; connect: connects to it), then exchanges an int both ways and disconnects;
+ * prints "join ok" bench-accept FILE / bench-connect FILE / bench-self - rank 0 of each side: 8 B
+ * ping-pong (half round trip) and a 1 MiB stream (64 sends, one ack) over the inter-communicator
+ * (bench-self: ranks 0 and 1 of one job over MPI_COMM_WORLD); the first side prints "lat_8B_us X
+ * bw_1MiB_MBps Y" (docs/bench/ANALYSIS.md) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -468,9 +466,10 @@ int main(int argc, char **argv)
         MPI_Comm_rank(merged, &mr);
         /* the accepting side starts each operation and finds it unfinished while the other
          * side waits 1.5 s before it enters (a barrier of its own job first) */
-        const char *what[3] = {"Ibarrier on the inter-communicator", "Ibarrier on the merged one",
-                               "Ibcast on the merged one"};
-        for (int op = 0; op < 3; op++) {
+        const char *what[5] = {"Ibarrier on the inter-communicator", "Ibarrier on the merged one",
+                               "Ibcast on the merged one", "Iallreduce on the merged one",
+                               "Iallreduce in place on the merged one"};
+        for (int op = 0; op < 5; op++) {
             MPI_Request rq;
             int v = mr == ms - 1 ? 77 + op : -1, flag = 1;
             if (!acc) {
@@ -480,12 +479,22 @@ int main(int argc, char **argv)
             if (op == 0) MPI_Ibarrier(inter, &rq);
             if (op == 1) MPI_Ibarrier(merged, &rq);
             if (op == 2) MPI_Ibcast(&v, 1, MPI_INT, ms - 1, merged, &rq);
+            long long mine[2] = {mr + 1, 10 * (mr + 1)}, sum[2] = {-1, -1};
+            if (op == 3) MPI_Iallreduce(mine, sum, 2, MPI_LONG_LONG, MPI_SUM, merged, &rq);
+            if (op == 4) {
+                sum[0] = mine[0];
+                sum[1] = mine[1];
+                MPI_Iallreduce(MPI_IN_PLACE, sum, 2, MPI_LONG_LONG, MPI_SUM, merged, &rq);
+            }
             if (acc) {
                 MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
                 CHECK(!flag, "%s finished before the other job entered it", what[op]);
             }
             MPI_Wait(&rq, MPI_STATUS_IGNORE);
-            CHECK(op < 2 || v == 79, "%s: %d", what[op], v);
+            CHECK(op != 2 || v == 79, "%s: %d", what[op], v);
+            long long want = (long long)ms * (ms + 1) / 2;
+            CHECK(op < 3 || (sum[0] == want && sum[1] == 10 * want), "%s: %lld %lld", what[op],
+                  sum[0], sum[1]);
         }
         MPI_Comm_free(&merged);
         MPI_Comm_disconnect(&inter);
