@@ -32,14 +32,17 @@
  *   nbc-accept FILE / nbc-connect FILE
  *                       connect, merge; the accepting side starts MPI_Ibarrier on the
  *                       inter-communicator, then on the merged one, then MPI_Ibcast and
- *                       MPI_Iallreduce (also in place) on it, and each time MPI_Test finds it
- * unfinished (the connecting side enters 1.5 s later), then MPI_Wait; prints "nbc ok: ..." join
- * FILE ROLE [R]  rank R (0) joins the other job's joining rank over a socket (ROLE listen: binds a
- * Unix socket at FILE; connect: connects to it), then exchanges an int both ways and disconnects;
- * prints "join ok" bench-accept FILE / bench-connect FILE / bench-self - rank 0 of each side: 8 B
- * ping-pong (half round trip) and a 1 MiB stream (64 sends, one ack) over the inter-communicator
- * (bench-self: ranks 0 and 1 of one job over MPI_COMM_WORLD); the first side prints "lat_8B_us X
- * bw_1MiB_MBps Y" (docs/bench/ANALYSIS.md) */
+ *                       MPI_Iallreduce (also in place) on it, and each time MPI_Test finds
+ *                       it unfinished (the connecting side enters 1.5 s later), then
+ *                       MPI_Wait; prints "nbc ok: ..."
+ *   join FILE ROLE [R]  rank R (0) joins the other job's joining rank over a socket (ROLE
+ *                       listen: binds a Unix socket at FILE; connect: connects to it), then
+ *                       exchanges an int both ways and disconnects; prints "join ok"
+ *   bench-accept FILE / bench-connect FILE / bench-self -
+ *                       rank 0 of each side: 8 B ping-pong (half round trip) and a 1 MiB
+ *                       stream (64 sends, one ack) over the inter-communicator (bench-self:
+ *                       ranks 0 and 1 of one job over MPI_COMM_WORLD); the first side prints
+ *                       "lat_8B_us X bw_1MiB_MBps Y" (docs/bench/ANALYSIS.md) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
