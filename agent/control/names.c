@@ -45,6 +45,11 @@ struct name_query {
     uid_t owner_uid;
     uint64_t owner_job;
     char *service, *port;
+    /* a job find (MSG_NAME_JOB_FIND, the relay's): the node asked for and who hears */
+    uint64_t find_job;
+    uint32_t find_node;
+    names_where_fn where;
+    void *where_arg;
     struct fanout *fan;
     uint64_t round;
     size_t npeers;
@@ -322,7 +327,8 @@ static void on_ready(void *arg, struct mesh_conn *c)
     rq.service = q->service;
     rq.port = q->port ? q->port : "";
     rq.uid = (uint32_t)q->uid;
-    rq.job_id = q->job_id;
+    rq.job_id = q->op == MSG_NAME_JOB_FIND ? q->find_job : q->job_id;
+    rq.node = q->find_node;
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_NAME_REQUEST;
     env.name_request = &rq;
@@ -392,12 +398,48 @@ static int fan_ask(void *arg, uint64_t round)
     return 0;
 }
 
+static void query_drop(struct names *n, struct name_query *q)
+{
+    for (struct name_query **pp = &n->queries; *pp; pp = &(*pp)->next)
+        if (*pp == q) {
+            *pp = q->next;
+            break;
+        }
+    n->nqueries--;
+    query_free(q);
+}
+
+/* A job find's round is over: the first peer that runs the node (peers answer 0 only for the
+ * asker's uid) is where its frames go. */
+static void where_done(struct names *n, struct name_query *q, struct fanout *f)
+{
+    const char *address = NULL;
+    int err = -ENOENT;
+    for (size_t i = 0; i < q->npeers && !address; i++) {
+        const Tmpi__NameReply *r =
+            fanout_state_of(f, i) == FANOUT_UP ? fanout_answer_of(f, i) : NULL;
+        if (r && r->error == 0 && i < n->cfg->npeers) address = n->cfg->peers[i];
+        if (r && r->error == -EACCES) err = -EACCES;
+    }
+    names_where_fn cb = q->where;
+    void *arg = q->where_arg;
+    uint64_t job = q->find_job;
+    uint32_t node = q->find_node;
+    uid_t uid = q->uid;
+    query_drop(n, q);
+    cb(arg, job, node, uid, address, address ? 0 : err);
+}
+
 static void fan_done(void *arg, struct fanout *f)
 {
     struct name_query *q = arg;
     struct names *n = q->n;
     const char *port = NULL;
     int found = 0;
+    if (q->op == MSG_NAME_JOB_FIND) {
+        where_done(n, q, f);
+        return;
+    }
     for (size_t i = 0; i < q->npeers && !found; i++) {
         const Tmpi__NameReply *r =
             fanout_state_of(f, i) == FANOUT_UP ? fanout_answer_of(f, i) : NULL;
@@ -406,7 +448,7 @@ static void fan_done(void *arg, struct fanout *f)
             port = r->port;
             /* a port of another job: its frames go to that peer (xrelay.h) */
             if (q->op == MSG_NAME_PORT_FIND && n->found && r->job_id && i < n->cfg->npeers)
-                n->found(n->found_arg, r->job_id, q->uid, n->cfg->peers[i]);
+                n->found(n->found_arg, r->job_id, r->node, q->uid, n->cfg->peers[i]);
         } else if (r && r->error == -EACCES && q->op == MSG_NAME_PORT_FIND && !q->refused) {
             q->refused = 1;
             q->owner_uid = (uid_t)r->owner_uid;
@@ -415,13 +457,7 @@ static void fan_done(void *arg, struct fanout *f)
     }
     /* a peer that could not answer holds nothing this user can reach now: not found */
     finish(n, q, found, port);
-    for (struct name_query **pp = &n->queries; *pp; pp = &(*pp)->next)
-        if (*pp == q) {
-            *pp = q->next;
-            break;
-        }
-    n->nqueries--;
-    query_free(q);
+    query_drop(n, q);
 }
 
 static void free_reply(void *r)
@@ -510,8 +546,47 @@ static void xctx_host_request(struct names *n, struct job *j, const Tmpi__NameRe
     reply_host(n, j->id, rq->query, 0, text);
 }
 
+int names_find_job(struct names *n, uint64_t job_id, uint32_t node, uid_t uid, uint64_t asker,
+                   names_where_fn where, void *arg)
+{
+    if (n->cfg->npeers == 0) return -ENOENT;
+    if (n->nqueries >= NAMES_QUERIES_MAX) return -EAGAIN;
+    struct name_query *q = calloc(1, sizeof *q);
+    if (!q || !(q->service = strdup("")) || !(q->port = strdup(""))) {
+        if (q) query_free(q);
+        return -ENOMEM;
+    }
+    q->n = n;
+    q->job_id = asker;
+    q->op = MSG_NAME_JOB_FIND;
+    q->uid = uid;
+    q->find_job = job_id;
+    q->find_node = node;
+    q->where = where;
+    q->where_arg = arg;
+    return ask_peers(n, q);
+}
+
+/* A peer asks whether node rq->node of job rq->job_id runs here for rq->uid. */
+static int job_here(struct names *n, const Tmpi__NameRequest *rq)
+{
+    struct job *j = n->job_of(n->job_arg, rq->job_id);
+    if (!j || !j->host || atomic_load(&j->state) >= JOB_ENDING || (uint32_t)j->node != rq->node)
+        return -ENOENT;
+    if (j->uid == (uid_t)rq->uid) return 0;
+    log_job(LOG_WARNING, j->id, j->owner,
+            "a peer asked for node %u of this job for uid %u: refused, the job is another "
+            "user's",
+            (unsigned)rq->node, (unsigned)rq->uid);
+    return -EACCES;
+}
+
 void names_host_request(struct names *n, struct job *j, const Tmpi__NameRequest *rq)
 {
+    if (rq->op == MSG_NAME_JOB_FIND) { /* the agents' own question, never a host's */
+        reply_host(n, j->id, rq->query, -EINVAL, NULL);
+        return;
+    }
     if (rq->op == MSG_NAME_XCTX) {
         xctx_host_request(n, j, rq);
         return;
@@ -569,7 +644,11 @@ void names_answer(struct names *n, struct mesh_conn *c, const Tmpi__NameRequest 
     } else if (rq->op == MSG_NAME_PORT_FIND) {
         const struct name_entry *e = NULL;
         r.error = port_here(n, rq->op, (uid_t)rq->uid, 0, rq->service, &e);
-        if (r.error == 0) r.job_id = e->job_id; /* where the asker's frames go (xrelay.h) */
+        if (r.error == 0) { /* where the asker's frames go (xrelay.h) */
+            struct job *pj = n->job_of(n->job_arg, e->job_id);
+            r.job_id = e->job_id;
+            r.node = pj ? (uint32_t)pj->node : 0;
+        }
         if (r.error == -EACCES) {
             /* this agent holds the port: its log says the refusal too */
             char words[96];
@@ -579,6 +658,8 @@ void names_answer(struct names *n, struct mesh_conn *c, const Tmpi__NameRequest 
             r.owner_uid = (uint32_t)e->uid;
             r.job_id = e->job_id;
         }
+    } else if (rq->op == MSG_NAME_JOB_FIND) {
+        r.error = job_here(n, rq);
     } else {
         r.error =
             op_here(n, rq->op, (uid_t)rq->uid, 0, rq->service, rq->port ? rq->port : "", &port);

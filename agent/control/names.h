@@ -58,10 +58,22 @@ void names_answer(struct names *n, struct mesh_conn *c, const Tmpi__NameRequest 
  * (21845) communicators between jobs per agent until it restarts. */
 #define NAMES_XCTX_SLICES 4096u
 
-/* A find (op 6) of a port of job job_id (uid's) was answered by the peer at address. */
-typedef void (*names_found_fn)(void *arg, uint64_t job_id, uid_t uid, const char *address);
+/* A find (op 6) of a port of job job_id (uid's) was answered by the peer at address, which
+ * runs the job's node `node`. */
+typedef void (*names_found_fn)(void *arg, uint64_t job_id, uint32_t node, uid_t uid,
+                               const char *address);
 /* The agent's node number (its slice of the context ids) and who hears of found ports. */
 void names_set_xjob(struct names *n, uint32_t node_number, names_found_fn found, void *arg);
+/* A job find is over: node `node` of job job_id runs for uid at the peer at address (err
+ * 0), or no peer runs it (address NULL, err -ENOENT; -EACCES: for another user). */
+typedef void (*names_where_fn)(void *arg, uint64_t job_id, uint32_t node, uid_t uid,
+                               const char *address, int err);
+/* Asks every configured peer whether it runs node `node` of job job_id for uid (NameRequest
+ * op 8; asker: the job that needs it, for the log): where(arg, ...) once they answered (never
+ * from inside this call), or a negative errno and where never runs: -ENOENT no peers,
+ * -EAGAIN NAMES_QUERIES_MAX requests wait already, -ENOMEM. */
+int names_find_job(struct names *n, uint64_t job_id, uint32_t node, uid_t uid, uint64_t asker,
+                   names_where_fn where, void *arg);
 /* Job job_id ended here: its names go. */
 void names_job_gone(struct names *n, uint64_t job_id);
 

@@ -12,14 +12,23 @@
 #include "log.h"
 #include "mesh.h"
 #include "msg_check.h"
+#include "names.h"
 
-/* A frame waiting for its link's handshake (one allocation: hdr then payload). */
+/* A frame waiting for its link's handshake or its route's find (one allocation: hdr then
+ * payload). */
 struct xpend {
     struct xpend *next;
     uint64_t to_job, from_job;
+    uint32_t to_node, from_node;
     uint32_t uid;
     size_t hlen, len;
     uint8_t data[];
+};
+
+/* A queue of such frames, in the order they came, at most XRELAY_PENDING_BYTES_MAX bytes. */
+struct xqueue {
+    struct xpend *head, **tail;
+    size_t bytes;
 };
 
 /* A control connection to another agent that carries frames both ways.  conn NULL: closed
@@ -31,16 +40,18 @@ struct xlink {
     char *address; /* outgoing: the peer as configured (routes learned by a find name it) */
     char peer[96]; /* for the log */
     int ready;
-    struct xpend *pend, **pend_tail;
-    size_t pend_bytes;
+    struct xqueue pend;
 };
 
-/* Job `job` of uid runs at the other end of link. */
+/* Node `node` of job `job` of uid runs at the other end of link; link NULL: the agents are
+ * asked where (names_find_job), the frames for it wait in pend, in order. */
 struct xroute {
     struct xroute *next;
     uint64_t job;
+    uint32_t node;
     uid_t uid;
     struct xlink *link;
+    struct xqueue pend;
 };
 
 struct xrelay {
@@ -61,15 +72,52 @@ int xrelay_new(struct agent *a, struct mesh *m, struct xrelay **ret)
     return 0;
 }
 
-static void pend_free(struct xlink *l)
+static void queue_init(struct xqueue *q)
 {
-    for (struct xpend *p = l->pend, *n; p; p = n) {
+    q->head = NULL;
+    q->tail = &q->head;
+    q->bytes = 0;
+}
+
+static void queue_free(struct xqueue *q)
+{
+    for (struct xpend *p = q->head, *n; p; p = n) {
         n = p->next;
         free(p);
     }
-    l->pend = NULL;
-    l->pend_tail = &l->pend;
-    l->pend_bytes = 0;
+    queue_init(q);
+}
+
+/* The frame at the queue's end: 0, -ENOBUFS past XRELAY_PENDING_BYTES_MAX, -ENOMEM. */
+static int queue_add(struct xqueue *qu, uint64_t to_job, uint32_t to_node, uint64_t from_job,
+                     uint32_t from_node, uid_t uid, const void *hdr, size_t hlen, const void *p,
+                     size_t len)
+{
+    if (qu->bytes + hlen + len > XRELAY_PENDING_BYTES_MAX) return -ENOBUFS;
+    struct xpend *q = malloc(sizeof *q + hlen + len);
+    if (!q) return -ENOMEM;
+    q->next = NULL;
+    q->to_job = to_job;
+    q->to_node = to_node;
+    q->from_job = from_job;
+    q->from_node = from_node;
+    q->uid = (uint32_t)uid;
+    q->hlen = hlen;
+    q->len = len;
+    if (hlen) memcpy(q->data, hdr, hlen);
+    if (len) memcpy(q->data + hlen, p, len);
+    *qu->tail = q;
+    qu->tail = &q->next;
+    qu->bytes += hlen + len;
+    return 0;
+}
+
+/* The queue's frames, taken out (the caller frees each). */
+static struct xpend *queue_take(struct xqueue *q)
+{
+    struct xpend *h = q->head;
+    queue_init(q);
+    return h;
 }
 
 void xrelay_free(struct xrelay *x)
@@ -77,11 +125,12 @@ void xrelay_free(struct xrelay *x)
     if (!x) return;
     for (struct xroute *r = x->routes, *n; r; r = n) {
         n = r->next;
+        queue_free(&r->pend);
         free(r);
     }
     for (struct xlink *l = x->links, *n; l; l = n) {
         n = l->next;
-        pend_free(l);
+        queue_free(&l->pend);
         mesh_conn_close(l->conn);
         free(l->address);
         free(l);
@@ -108,10 +157,10 @@ static void gone_to_user(struct agent *a, uid_t uid, uint64_t job, const struct 
         if (o != except && o->uid == uid && o->host) send_gone(o, job, why);
 }
 
-static struct xroute *route_of(struct xrelay *x, uint64_t job)
+static struct xroute *route_of(struct xrelay *x, uint64_t job, uint32_t node)
 {
     for (struct xroute *r = x->routes; r; r = r->next)
-        if (r->job == job) return r;
+        if (r->job == job && r->node == node) return r;
     return NULL;
 }
 
@@ -130,30 +179,18 @@ static int link_gone(struct xlink *l, uint64_t job, uint64_t to_job, uid_t uid, 
     return mesh_send(l->conn, &env);
 }
 
-static int link_frame(struct xlink *l, uint64_t to_job, uint64_t from_job, uid_t uid,
-                      const void *hdr, size_t hlen, const void *p, size_t len)
+static int link_frame(struct xlink *l, uint64_t to_job, uint32_t to_node, uint64_t from_job,
+                      uint32_t from_node, uid_t uid, const void *hdr, size_t hlen, const void *p,
+                      size_t len)
 {
     if (!l->conn) return -ENOTCONN;
-    if (!l->ready) { /* the handshake is under way: the frame waits, in order */
-        if (l->pend_bytes + hlen + len > XRELAY_PENDING_BYTES_MAX) return -ENOBUFS;
-        struct xpend *q = malloc(sizeof *q + hlen + len);
-        if (!q) return -ENOMEM;
-        q->next = NULL;
-        q->to_job = to_job;
-        q->from_job = from_job;
-        q->uid = (uint32_t)uid;
-        q->hlen = hlen;
-        q->len = len;
-        if (hlen) memcpy(q->data, hdr, hlen);
-        if (len) memcpy(q->data + hlen, p, len);
-        *l->pend_tail = q;
-        l->pend_tail = &q->next;
-        l->pend_bytes += hlen + len;
-        return 0;
-    }
+    if (!l->ready) /* the handshake is under way: the frame waits, in order */
+        return queue_add(&l->pend, to_job, to_node, from_job, from_node, uid, hdr, hlen, p, len);
     Tmpi__XFrame f = TMPI__XFRAME__INIT;
     f.to_job = to_job;
+    f.to_node = to_node;
     f.from_job = from_job;
+    f.from_node = from_node;
     f.uid = (uint32_t)uid;
     f.hdr.data = (uint8_t *)hdr;
     f.hdr.len = hlen;
@@ -181,6 +218,7 @@ static void link_lost(struct xlink *l, const char *why)
         gone_to_user(x->a, r->uid, r->job, NULL, words);
         *pp = r->next;
         x->nroutes--;
+        queue_free(&r->pend);
         free(r);
     }
     for (struct xlink **pp = &x->links; *pp; pp = &(*pp)->next)
@@ -190,7 +228,7 @@ static void link_lost(struct xlink *l, const char *why)
             break;
         }
     log_info("xrelay: link to %s closed: %s", l->peer, why);
-    pend_free(l);
+    queue_free(&l->pend);
     free(l->address);
     free(l);
 }
@@ -202,14 +240,10 @@ static void on_link_ready(void *arg, struct mesh_conn *c)
     struct xlink *l = arg;
     l->ready = 1;
     snprintf(l->peer, sizeof l->peer, "%s (%s)", l->address, mesh_conn_peer_name(c));
-    struct xpend *q = l->pend;
-    l->pend = NULL;
-    l->pend_tail = &l->pend;
-    l->pend_bytes = 0;
-    for (struct xpend *n; q; q = n) {
+    for (struct xpend *q = queue_take(&l->pend), *n; q; q = n) {
         n = q->next;
-        if (link_frame(l, q->to_job, q->from_job, q->uid, q->data, q->hlen, q->data + q->hlen,
-                       q->len) < 0) {
+        if (link_frame(l, q->to_job, q->to_node, q->from_job, q->from_node, q->uid, q->data,
+                       q->hlen, q->data + q->hlen, q->len) < 0) {
             struct job *from = agent_job(l->x->a, q->from_job);
             if (from && from->host)
                 send_gone(from, q->to_job, "the link to the job's agent failed");
@@ -240,7 +274,7 @@ static struct xlink *link_alloc(struct xrelay *x)
     struct xlink *l = calloc(1, sizeof *l);
     if (!l) return NULL;
     l->x = x;
-    l->pend_tail = &l->pend;
+    queue_init(&l->pend);
     l->next = x->links;
     x->links = l;
     x->nlinks++;
@@ -264,43 +298,175 @@ static struct xlink *link_to(struct xrelay *x, const char *address)
     return l;
 }
 
-/* A route to job via l (the first one found stays: frames of one job keep one path, in
- * order).  0, or -ENOSPC when XRELAY_ROUTES_MAX are known. */
-static int route_add(struct xrelay *x, uint64_t job, uid_t uid, struct xlink *l)
+/* The link's frames for a route that was being found, now that it has its link (those it
+ * cannot take are answered XGone to their senders). */
+static void route_flush(struct xrelay *x, struct xroute *r)
 {
-    struct xroute *r = route_of(x, job);
-    if (r) return 0;
-    if (x->nroutes >= XRELAY_ROUTES_MAX) return -ENOSPC;
-    if (!(r = calloc(1, sizeof *r))) return -ENOMEM;
+    for (struct xpend *q = queue_take(&r->pend), *n; q; q = n) {
+        n = q->next;
+        if (link_frame(r->link, q->to_job, q->to_node, q->from_job, q->from_node, q->uid, q->data,
+                       q->hlen, q->data + q->hlen, q->len) < 0) {
+            struct job *from = agent_job(x->a, q->from_job);
+            if (from && from->host)
+                send_gone(from, q->to_job, "the link to the job's agent failed");
+        }
+        free(q);
+    }
+}
+
+/* A route to node `node` of job via l (NULL: being found).  NULL when XRELAY_ROUTES_MAX are
+ * known or out of memory. */
+static struct xroute *route_new(struct xrelay *x, uint64_t job, uint32_t node, uid_t uid,
+                                struct xlink *l)
+{
+    if (x->nroutes >= XRELAY_ROUTES_MAX) return NULL;
+    struct xroute *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
     r->job = job;
+    r->node = node;
     r->uid = uid;
     r->link = l;
+    queue_init(&r->pend);
     r->next = x->routes;
     x->routes = r;
     x->nroutes++;
+    return r;
+}
+
+/* Node `node` of job runs at l's other end (the first path found stays: frames for one node
+ * of a job keep one path, in order; a route being found takes l and sends what waited).  0,
+ * or -ENOSPC when XRELAY_ROUTES_MAX are known. */
+static int route_add(struct xrelay *x, uint64_t job, uint32_t node, uid_t uid, struct xlink *l)
+{
+    struct xroute *r = route_of(x, job, node);
+    if (r && !r->link && r->uid == uid) {
+        r->link = l;
+        route_flush(x, r);
+    }
+    if (r) return 0;
+    return route_new(x, job, node, uid, l) ? 0 : -ENOSPC;
+}
+
+static void route_free(struct xrelay *x, struct xroute **pp)
+{
+    struct xroute *r = *pp;
+    *pp = r->next;
+    x->nroutes--;
+    queue_free(&r->pend);
+    free(r);
+}
+
+/* Every route to a node of job goes (it ended, or cannot be reached). */
+static void route_drop(struct xrelay *x, uint64_t job)
+{
+    for (struct xroute **pp = &x->routes; *pp;)
+        if ((*pp)->job == job)
+            route_free(x, pp);
+        else
+            pp = &(*pp)->next;
+}
+
+/* The address of node `node` of job j (a part of a job across nodes knows them all from its
+ * JobAssign, as its data links dial them): 0, or -ENOENT. */
+static int node_address(const struct job *j, uint32_t node, char *buf, size_t len)
+{
+    if (!j->assign || node >= j->assign->n_nodes) return -ENOENT;
+    const Tmpi__NodePlacement *np = j->assign->nodes[node];
+    const char *h = np->host ? np->host : "";
+    snprintf(buf, len, strchr(h, ':') ? "[%s]:%u" : "%s:%u", h, np->port);
     return 0;
 }
 
-static void route_drop(struct xrelay *x, uint64_t job)
+void xrelay_route(struct xrelay *x, uint64_t job, uint32_t node, uid_t uid, const char *address)
 {
-    for (struct xroute **pp = &x->routes, *r; (r = *pp); pp = &r->next)
-        if (r->job == job) {
-            *pp = r->next;
-            x->nroutes--;
-            free(r);
-            return;
-        }
+    if (!x || !job) return;
+    struct job *here = agent_job(x->a, job);
+    if (here && (uint32_t)here->node == node) return;
+    struct xroute *r = route_of(x, job, node);
+    if (r && r->link) return;
+    struct xlink *l = link_to(x, address);
+    if (!l || route_add(x, job, node, uid, l) < 0)
+        log_notice("xrelay: no route to job %llu node %u at %s (%u links, %u routes)",
+                   (unsigned long long)job, (unsigned)node, address, x->nlinks, x->nroutes);
 }
 
-void xrelay_route(struct xrelay *x, uint64_t job, uid_t uid, const char *address)
+/* A find of a node asked for by xrelay_frame is over (names.h). */
+static void route_found(void *arg, uint64_t job, uint32_t node, uid_t uid, const char *address,
+                        int err)
 {
-    if (!x || !job || agent_job(x->a, job)) return;
-    struct xroute *r = route_of(x, job);
-    if (r) return;
-    struct xlink *l = link_to(x, address);
-    if (!l || route_add(x, job, uid, l) < 0)
-        log_notice("xrelay: no route to job %llu at %s (%u links, %u routes)",
-                   (unsigned long long)job, address, x->nlinks, x->nroutes);
+    struct xrelay *x = arg;
+    struct xroute **pp = &x->routes;
+    while (*pp && !((*pp)->job == job && (*pp)->node == node))
+        pp = &(*pp)->next;
+    struct xroute *r = *pp;
+    if (!r || r->link || r->uid != uid) return; /* gone meanwhile, or found another way */
+    struct xlink *l = address ? link_to(x, address) : NULL;
+    if (l) {
+        r->link = l;
+        route_flush(x, r);
+        return;
+    }
+    char why[160];
+    snprintf(why, sizeof why, "%s node %u of job %llu",
+             address          ? "cannot link to the agent of"
+             : err == -EACCES ? "no agent runs for this user"
+                              : "no agent runs (none of the configured peers answered for)",
+             (unsigned)node, (unsigned long long)job);
+    for (struct xpend *q = queue_take(&r->pend), *n; q; q = n) {
+        n = q->next;
+        struct job *from = agent_job(x->a, q->from_job);
+        if (from && from->host) send_gone(from, job, why);
+        free(q);
+    }
+    route_free(x, pp);
+}
+
+/* Refuses f of job `from` for another user's job (logged). */
+static void refuse_other_user(struct job *from, uint64_t to_job, uid_t uid)
+{
+    log_job(LOG_WARNING, from->id, from->owner,
+            "frame for job %llu (uid %u) refused: it is another user's", (unsigned long long)to_job,
+            (unsigned)uid);
+    send_gone(from, to_job, "the job is another user's");
+}
+
+/* The route for f of job `from`, made now when there is none: to the node's address when a
+ * part of its job runs here, else asked of the peers.  NULL when job `from` heard XGone. */
+static struct xroute *route_for(struct agent *a, struct job *from, struct job *to,
+                                const Tmpi__XFrame *f)
+{
+    struct xrelay *x = a->xrelay;
+    struct xroute *r = route_of(x, f->to_job, f->to_node);
+    if (r) return r;
+    char addr[300];
+    if (to && to->uid != from->uid) {
+        refuse_other_user(from, f->to_job, to->uid);
+        return NULL;
+    }
+    if (to && node_address(to, f->to_node, addr, sizeof addr) == 0) {
+        struct xlink *l = link_to(x, addr);
+        if (l && (r = route_new(x, f->to_job, f->to_node, from->uid, l))) return r;
+        send_gone(from, f->to_job,
+                  l ? "this agent knows XRELAY_ROUTES_MAX routes to other jobs already"
+                    : "cannot link to the agent of the job's node");
+        return NULL;
+    }
+    if (!(r = route_new(x, f->to_job, f->to_node, from->uid, NULL))) {
+        send_gone(from, f->to_job,
+                  "this agent knows XRELAY_ROUTES_MAX routes to other jobs already");
+        return NULL;
+    }
+    int rc = a->names ? names_find_job(a->names, f->to_job, f->to_node, from->uid, from->id,
+                                       route_found, x)
+                      : -ENOENT;
+    if (rc < 0) {
+        route_drop(x, f->to_job);
+        send_gone(from, f->to_job,
+                  rc == -EAGAIN ? "the agent asks its peers NAMES_QUERIES_MAX questions already"
+                                : "no such job on this agent, nor one this agent knows a path to");
+        return NULL;
+    }
+    return r;
 }
 
 void xrelay_frame(struct agent *a, struct job *from, const Tmpi__XFrame *f)
@@ -310,25 +476,26 @@ void xrelay_frame(struct agent *a, struct job *from, const Tmpi__XFrame *f)
         send_gone(from, f->to_job, "a job cannot send to itself");
         return;
     }
-    if (!to || !to->host) {
-        struct xroute *r = a->xrelay ? route_of(a->xrelay, f->to_job) : NULL;
-        if (r && r->uid != from->uid) {
-            log_job(LOG_WARNING, from->id, from->owner,
-                    "frame for job %llu (uid %u) refused: it is another user's",
-                    (unsigned long long)f->to_job, (unsigned)r->uid);
-            send_gone(from, f->to_job, "the job is another user's");
+    if (!to || !to->host || (uint32_t)to->node != f->to_node) {
+        if (!a->xrelay) {
+            send_gone(from, f->to_job, "no such job on this agent");
             return;
         }
-        int rc = r ? link_frame(r->link, f->to_job, from->id, from->uid, f->hdr.data, f->hdr.len,
-                                f->payload.data, f->payload.len)
-                   : -ENOENT;
-        if (rc == -ENOENT)
+        struct xroute *r = route_for(a, from, to && to->host ? to : NULL, f);
+        if (!r) return;
+        if (r->uid != from->uid) {
+            refuse_other_user(from, f->to_job, r->uid);
+            return;
+        }
+        int rc =
+            r->link
+                ? link_frame(r->link, f->to_job, f->to_node, from->id, (uint32_t)from->node,
+                             from->uid, f->hdr.data, f->hdr.len, f->payload.data, f->payload.len)
+                : queue_add(&r->pend, f->to_job, f->to_node, from->id, (uint32_t)from->node,
+                            from->uid, f->hdr.data, f->hdr.len, f->payload.data, f->payload.len);
+        if (rc < 0)
             send_gone(from, f->to_job,
-                      "no such job on this agent, nor one this agent knows a "
-                      "path to");
-        else if (rc < 0)
-            send_gone(from, f->to_job,
-                      rc == -ENOBUFS ? "the link to the job's agent is not up yet and holds "
+                      rc == -ENOBUFS ? "the path to the job's agent is not up yet and holds "
                                        "XRELAY_PENDING_BYTES_MAX bytes already"
                                      : "the link to the job's agent failed");
         return;
@@ -336,14 +503,12 @@ void xrelay_frame(struct agent *a, struct job *from, const Tmpi__XFrame *f)
     if (to->uid != from->uid) {
         /* the owner check of the port (names.c) refuses a connect first: a frame that comes
          * here all the same is the host's own doing, and never carried */
-        log_job(LOG_WARNING, from->id, from->owner,
-                "frame for job %llu (uid %u) refused: it is another user's",
-                (unsigned long long)to->id, (unsigned)to->uid);
-        send_gone(from, f->to_job, "the job is another user's");
+        refuse_other_user(from, to->id, to->uid);
         return;
     }
     Tmpi__XFrame out = *f;
     out.from_job = from->id;
+    out.from_node = (uint32_t)from->node;
     out.uid = 0;
     Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
     env.msg_case = TMPI__ENVELOPE__MSG_XFRAME;
@@ -363,9 +528,11 @@ static void link_xframe(struct xlink *l, const Tmpi__XFrame *f)
         return;
     }
     struct job *to = agent_job(x->a, f->to_job);
-    if (!to || !to->host) {
-        (void)link_gone(l, f->to_job, f->from_job, (uid_t)f->uid,
-                        "no such job on the agent it was sent to");
+    if (!to || !to->host || (uint32_t)to->node != f->to_node) {
+        char why[120];
+        snprintf(why, sizeof why, "no such job (node %u) on the agent it was sent to",
+                 (unsigned)f->to_node);
+        (void)link_gone(l, f->to_job, f->from_job, (uid_t)f->uid, why);
         return;
     }
     if (to->uid != (uid_t)f->uid) {
@@ -375,8 +542,8 @@ static void link_xframe(struct xlink *l, const Tmpi__XFrame *f)
         (void)link_gone(l, f->to_job, f->from_job, (uid_t)f->uid, "the job is another user's");
         return;
     }
-    /* the sender's job runs at the other end: the answers go back the same way */
-    if (route_add(x, f->from_job, (uid_t)f->uid, l) < 0) {
+    /* the sender's node of its job runs at the other end: the answers go back the same way */
+    if (route_add(x, f->from_job, f->from_node, (uid_t)f->uid, l) < 0) {
         (void)link_gone(l, f->to_job, f->from_job, (uid_t)f->uid,
                         "the receiving agent knows XRELAY_ROUTES_MAX other jobs already");
         return;
@@ -392,8 +559,7 @@ static void link_xframe(struct xlink *l, const Tmpi__XFrame *f)
 static void link_xgone(struct xlink *l, const Tmpi__XGone *g)
 {
     struct xrelay *x = l->x;
-    struct xroute *r = route_of(x, g->job);
-    if (r && r->link == l) route_drop(x, g->job);
+    route_drop(x, g->job);
     const char *why = g->reason && *g->reason ? g->reason : "the job is gone";
     if (!g->to_job) {
         gone_to_user(x->a, (uid_t)g->uid, g->job, NULL, why);
@@ -437,6 +603,7 @@ void xrelay_job_gone(struct agent *a, const struct job *j)
     snprintf(why, sizeof why, "job %llu ended", (unsigned long long)j->id);
     gone_to_user(a, j->uid, j->id, j, why);
     if (!a->xrelay) return;
+    route_drop(a->xrelay, j->id); /* routes to its other nodes */
     for (struct xlink *l = a->xrelay->links; l; l = l->next)
         (void)link_gone(l, j->id, 0, j->uid, why);
 }

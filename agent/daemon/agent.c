@@ -285,10 +285,10 @@ static void on_xlink(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
     xrelay_accept(a->xrelay, c, env);
 }
 
-static void port_found(void *arg, uint64_t job_id, uid_t uid, const char *address)
+static void port_found(void *arg, uint64_t job_id, uint32_t node, uid_t uid, const char *address)
 {
     struct agent *a = arg;
-    xrelay_route(a->xrelay, job_id, uid, address);
+    xrelay_route(a->xrelay, job_id, node, uid, address);
 }
 
 static const struct mesh_accept_ops mesh_to_jobs = {

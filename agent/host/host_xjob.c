@@ -19,13 +19,15 @@ void host_xjob_channel(struct bufferevent *chan)
     atomic_store(&xchan, chan);
 }
 
-int host_xjob_send(uint64_t to_job, const void *hdr, size_t hlen, const void *payload, size_t len)
+int host_xjob_send(uint64_t to_job, uint32_t to_node, const void *hdr, size_t hlen,
+                   const void *payload, size_t len)
 {
     if (hlen > MSG_XFRAME_HDR_MAX || len > MSG_XFRAME_PAYLOAD_MAX) return -EMSGSIZE;
     struct bufferevent *chan = atomic_load(&xchan);
     if (!chan) return -EPIPE;
     Tmpi__XFrame f = TMPI__XFRAME__INIT;
     f.to_job = to_job;
+    f.to_node = to_node;
     f.hdr.data = (uint8_t *)hdr;
     f.hdr.len = hlen;
     f.payload.data = (uint8_t *)payload;

@@ -17,7 +17,8 @@ struct job;
 /* The channel to the agent (NULL: it is gone; sends fail with -EPIPE).  Loop thread. */
 void host_xjob_channel(struct bufferevent *chan);
 /* svc xjob_send (proto/svc/svc.h).  Any thread; never blocks. */
-int host_xjob_send(uint64_t to_job, const void *hdr, size_t hlen, const void *payload, size_t len);
+int host_xjob_send(uint64_t to_job, uint32_t to_node, const void *hdr, size_t hlen,
+                   const void *payload, size_t len);
 /* The agent's XFrame / XGone for job j (loop thread): to libtmpi's upcall, dropped when the
  * job's libtmpi state does not exist (nobody can wait for it yet). */
 void host_xjob_frame(struct job *j, const Tmpi__XFrame *f);

@@ -196,13 +196,25 @@ static uint64_t call_sig(int kind, const struct tm_cargs *a)
     return h * 0x9e3779b97f4a7c15ull ^ bytes;
 }
 
-/* tm_coll_start on a communicator with ranks of two jobs: the generic path, to completion
- * (coll_xjob.h), a non-blocking call's request completed. */
+/* tm_coll_start on a communicator with ranks of two jobs: the generic path (coll_xjob.h);
+ * Ibarrier and Ibcast return at once, the other non-blocking calls' requests complete in the
+ * call. */
 static int xjob_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
                       const struct tm_calgo *al, struct tm_cargs *a, MPI_Request *req)
 {
     if (cr->rank == 0)
         atomic_fetch_add_explicit(&me->job->coll_stats.ops[al->kind], 1, memory_order_relaxed);
+    if (req) {
+        struct tm_request *q = NULL;
+        int nr = tm_xcoll_nb(me, cr, comm, al->kind, a, &q);
+        if (nr != -ENOSYS) {
+            free(a->own);
+            a->own = NULL;
+            if (nr < 0) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+            *req = q;
+            return MPI_SUCCESS;
+        }
+    }
     int began = tm_mst_begin(me, fn, cr, comm, TMPI_PEER_ALL, TMPI_TAG_NONE);
     int r = tm_xcoll_run(me, cr, al->kind, a);
     tm_mst_end(me, began);

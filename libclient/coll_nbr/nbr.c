@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "comm.h"
 #include "errh.h"
@@ -16,12 +17,6 @@
 
 /* The messages of one operation; owner-only (the request's thread starts, tests and frees
  * them).  Each q[i] is an ordinary pooled send or receive request that the engine completes. */
-struct tm_nbr {
-    int n;   /* requests in q */
-    int err; /* MPI class of a message that could not start; 0 */
-    struct tm_request *q[];
-};
-
 int tm_nbr_done(struct tm_request *r)
 {
     struct tm_nbr *nb = r->nb;
@@ -41,6 +36,12 @@ static int nbr_error(const struct tm_nbr *nb)
 
 void tm_nbr_status(struct tm_request *r, MPI_Status *status)
 {
+    struct tm_nbr *nb = r->nb;
+    if (nb->fin && !nb->fin_ran) { /* the operation's last step, once its parts are done */
+        nb->fin_ran = 1;
+        int e = nbr_error(nb) ? 0 : nb->fin(nb);
+        if (e && !nb->err) nb->err = e;
+    }
     r->st_error = nbr_error(r->nb);
     tm_req_status(r, status);
 }
@@ -50,6 +51,7 @@ void tm_nbr_free(struct tm_rank *me, struct tm_request *r)
     struct tm_nbr *nb = r->nb;
     for (int i = 0; i < nb->n; i++)
         tm_req_free(me, nb->q[i]);
+    if (nb->fin_free) nb->fin_free(nb);
     free(nb);
     r->nb = NULL;
     tm_req_free(me, r);
@@ -247,7 +249,7 @@ int tm_nbr_run(struct tm_rank *me, const char *fn, const struct tm_nbr_args *a, 
         free(own);
         return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     }
-    nb->n = nb->err = 0;
+    memset(nb, 0, sizeof *nb);
     r->nb = nb;
     r->comm = comm;
     r->st_source = MPI_ANY_SOURCE;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dyn_tab.h"
+#include "net_p2p.h"
 #include "mpi.h"
 #include "wait.h"
 #include "wake_timer.h"
@@ -63,23 +64,52 @@ static void unlist(struct xcall *c)
     pthread_mutex_unlock(&xc.lock);
 }
 
-/* A call's answer: 0 with the ids and the group (payload: 3 ids, world ranks), or its error. */
-static int64_t take_answer(struct xcall *c, int slot, int64_t val, const void *p, size_t len)
+/* The node of this job's world rank w. */
+static int32_t own_node(const struct tm_job *j, int32_t w)
+{
+    return j->net ? j->net->node_of_rank[w] : 0;
+}
+
+/* A group's world ranks v[0..n) of job j and their nodes, as a handshake carries them (ranks,
+ * then nodes) at b. */
+static void put_group(const struct tm_job *j, char *b, const int32_t *v, int n)
+{
+    memcpy(b, v, 4 * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        int32_t nd = own_node(j, v[i]);
+        memcpy(b + 4 * ((size_t)n + (size_t)i), &nd, 4);
+    }
+}
+
+/* The other job's group of n ranks at p (ranks, then nodes): its ranks as foreign ranks of
+ * slot into out[0..n), their nodes noted.  0 or -EPROTO, -ENOMEM. */
+static int take_group(struct tm_job *j, int slot, const char *p, int n, int32_t *out)
+{
+    int32_t *ranks = malloc(sizeof *ranks * 2 * (size_t)n);
+    if (!ranks) return -ENOMEM;
+    memcpy(ranks, p, 8 * (size_t)n);
+    int rc = tm_xjob_set_nodes(j, slot, ranks, ranks + n, n);
+    for (int i = 0; rc == 0 && i < n; i++)
+        out[i] = TM_XRANK(slot, ranks[i]);
+    free(ranks);
+    return rc;
+}
+
+/* A call's answer: 0 with the ids and the group (payload: 3 ids, world ranks, their nodes),
+ * or its error. */
+static int64_t take_answer(struct tm_job *j, struct xcall *c, int slot, int64_t val, const void *p,
+                           size_t len)
 {
     if (val) return val;
-    if (len < 16 || (len - 12) % 4) return -EPROTO;
-    size_t an = (len - 12) / 4;
+    if (len < 20 || (len - 12) % 8) return -EPROTO;
+    size_t an = (len - 12) / 8;
     if (!(c->amap = malloc(sizeof *c->amap * an))) return -ENOMEM;
     memcpy(c->ctx, p, 12);
-    for (size_t i = 0; i < an; i++) {
-        int32_t r;
-        memcpy(&r, (const char *)p + 12 + 4 * i, 4);
-        if (r < 0 || r >= (1 << TM_XRANK_SHIFT)) {
-            free(c->amap);
-            c->amap = NULL;
-            return -EPROTO;
-        }
-        c->amap[i] = TM_XRANK(slot, r);
+    int rc = take_group(j, slot, (const char *)p + 12, (int)an, c->amap);
+    if (rc) {
+        free(c->amap);
+        c->amap = NULL;
+        return rc;
     }
     c->an = (int)an;
     return 0;
@@ -97,7 +127,7 @@ static void finish(struct tm_job *j, int slot, uint64_t id, int64_t val, const v
             continue;
         }
         *pp = c->next;
-        c->val = gone ? -EPIPE : take_answer(c, slot, val, p, len);
+        c->val = gone ? -EPIPE : take_answer(j, c, slot, val, p, len);
         if (gone)
             snprintf(c->why, sizeof c->why, "%.*s", (int)(len < sizeof c->why ? len : 95),
                      p ? (const char *)p : "");
@@ -114,14 +144,19 @@ int tm_xconn_connect(struct tm_rank *me, uint64_t job, const char *port, const i
                      size_t wlen)
 {
     struct tm_job *j = me->job;
-    if (j->net || !j->svc || !j->svc->xjob_send) return -ENOTSUP;
+    if (!j->svc || !j->svc->xjob_send) return -ENOTSUP;
+    if (tm_xjob_mask(cmap, cn)) return -EXDEV; /* the handshake names ranks of one job */
     int slot = tm_xjob_slot(j, job, 1);
     if (slot < 0) return slot == -ENOENT ? -ENOENT : -ENOSPC;
-    size_t pl = strlen(port) + 1, len = pl + 4 * (size_t)cn;
+    /* the port's node of its job (its name's last number): the connect goes to that host */
+    unsigned long long pid = 0;
+    int pn = 0, pnode = 0;
+    if (sscanf(port, "tmpi-port:%llu:%d:%d", &pid, &pn, &pnode) < 3 || pnode < 0) pnode = 0;
+    size_t pl = strlen(port) + 1, len = pl + 8 * (size_t)cn;
     char *b = malloc(len);
     if (!b) return -ENOMEM;
     memcpy(b, port, pl);
-    memcpy(b + pl, cmap, 4 * (size_t)cn);
+    put_group(j, b + pl, cmap, cn);
     struct xcall c = {.slot = slot, .waiter = me};
     atomic_init(&c.done, 0);
     pthread_mutex_lock(&xc.lock);
@@ -130,7 +165,7 @@ int tm_xconn_connect(struct tm_rank *me, uint64_t job, const char *port, const i
     xc.calls = &c;
     pthread_mutex_unlock(&xc.lock);
     struct tm_xhdr h = {.kind = TM_XK_CONNECT, .src = me->rank, .cookie = c.id};
-    int rc = tm_xjob_ctl_send(j, job, &h, b, len);
+    int rc = tm_xjob_ctl_send(j, job, pnode, &h, b, len);
     free(b);
     if (rc < 0) {
         unlist(&c);
@@ -143,7 +178,7 @@ int tm_xconn_connect(struct tm_rank *me, uint64_t job, const char *port, const i
         tm_wake_timer_stop(t);
         if (!called(&c)) { /* late: the port's job drops it, or its answer is on the way */
             struct tm_xhdr x = {.kind = TM_XK_CANCEL, .src = me->rank, .cookie = c.id};
-            if (tm_xjob_ctl_send(j, job, &x, NULL, 0) < 0) {
+            if (tm_xjob_ctl_send(j, job, pnode, &x, NULL, 0) < 0) {
                 unlist(&c);
                 if (!called(&c)) return -EPIPE;
             }
@@ -158,23 +193,26 @@ int tm_xconn_connect(struct tm_rank *me, uint64_t job, const char *port, const i
     return 0;
 }
 
-static void answer(struct tm_job *j, uint64_t to, int32_t asker, uint64_t id, int64_t val,
+/* The answer to call id of world rank asker of job `to`, on its node `node`. */
+static void answer(struct tm_job *j, uint64_t to, int node, int32_t asker, uint64_t id, int64_t val,
                    const void *p, size_t len)
 {
     struct tm_xhdr h = {.kind = TM_XK_CONNECT_ANS, .dst = asker, .cookie = id, .val = val};
-    (void)tm_xjob_ctl_send(j, to, &h, p, len);
+    (void)tm_xjob_ctl_send(j, to, node, &h, p, len);
 }
 
 void tm_xconn_answer(struct tm_job *j, struct tm_conn_req *r)
 {
-    size_t len = r->err ? 0 : 4 * (3 + (size_t)r->an);
+    int64_t err = r->err;
+    if (!err && tm_xjob_mask(r->amap, r->an)) err = -EXDEV;
+    size_t len = err ? 0 : 12 + 8 * (size_t)r->an;
     char *b = len ? malloc(len) : NULL;
-    int64_t err = len && !b ? MPI_ERR_NO_MEM : r->err;
+    if (len && !b) err = MPI_ERR_NO_MEM;
     if (b) {
         memcpy(b, r->ctx, 12);
-        memcpy(b + 12, r->amap, 4 * (size_t)r->an);
+        put_group(j, b + 12, r->amap, r->an);
     }
-    answer(j, r->xjob, r->asker, r->id, err, b, b ? len : 0);
+    answer(j, r->xjob, r->node, r->asker, r->id, err, b, b ? len : 0);
     free(b);
     free(r->amap);
     free(r);
@@ -186,31 +224,25 @@ static void serve_connect(struct tm_job *j, uint64_t from, int slot, const struc
 {
     size_t nl = strnlen(p ? p : "", len);
     size_t rest = nl < len ? len - nl - 1 : 1;
-    int cn = (int)(rest / 4), rc = 0;
-    if (!p || nl >= len || rest % 4 || cn < 1) return; /* malformed: nobody to answer sanely */
-    if (j->net) {
-        answer(j, from, h->src, h->cookie, -ENOTSUP, NULL, 0);
-        return;
-    }
+    int cn = (int)(rest / 8), rc = 0;
+    if (!p || nl >= len || rest % 8 || cn < 1) return; /* malformed: nobody to answer sanely */
+    /* the connecting root's host: its answer goes there */
+    int node = h->snode;
     struct tm_conn_req *r = calloc(1, sizeof *r + sizeof(int32_t) * (size_t)cn);
     if (!r) {
-        answer(j, from, h->src, h->cookie, -ENOMEM, NULL, 0);
+        answer(j, from, node, h->src, h->cookie, -ENOMEM, NULL, 0);
         return;
     }
-    const char *q = p + nl + 1;
-    for (int i = 0; i < cn; i++) {
-        int32_t w;
-        memcpy(&w, q + 4 * i, 4);
-        if (w < 0 || w >= (1 << TM_XRANK_SHIFT)) {
-            free(r);
-            answer(j, from, h->src, h->cookie, -EPROTO, NULL, 0);
-            return;
-        }
-        r->own[i] = TM_XRANK(slot, w);
+    rc = take_group(j, slot, p + nl + 1, cn, r->own);
+    if (rc) {
+        free(r);
+        answer(j, from, node, h->src, h->cookie, rc, NULL, 0);
+        return;
     }
     r->cmap = r->own;
     r->cn = cn;
     r->remote = 2;
+    r->node = node;
     r->xjob = from;
     r->asker = h->src;
     r->id = h->cookie;
@@ -228,7 +260,7 @@ static void serve_connect(struct tm_job *j, uint64_t from, int slot, const struc
     pthread_mutex_unlock(&j->spawn_lock);
     if (rc) {
         free(r);
-        answer(j, from, h->src, h->cookie, rc, NULL, 0);
+        answer(j, from, node, h->src, h->cookie, rc, NULL, 0);
     }
 }
 
@@ -246,7 +278,7 @@ static void drop_queued(struct tm_job *j, uint64_t from, int all, uint64_t id)
                 }
         pthread_mutex_unlock(&j->spawn_lock);
         if (!found) return;
-        if (!all) answer(j, from, found->asker, found->id, -ETIMEDOUT, NULL, 0);
+        if (!all) answer(j, from, found->node, found->asker, found->id, -ETIMEDOUT, NULL, 0);
         free(found);
         if (!all) return;
     }

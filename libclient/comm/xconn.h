@@ -4,9 +4,12 @@
  * the port's job; there the connect waits in the port's queue like any (dyn_tab.h, remote 2),
  * the accepting root answers with the inter-communicator's context ids (from the agent:
  * ctx.h, so neither job has them) and its group.  Each side names the other's ranks as
- * foreign ranks (TM_XRANK).  The jobs may run on one agent or on two (the agents relay, also
- * over the mesh: agent/control/xrelay.h), each in one job host (a job
- * across nodes is refused: its other hosts have no path to the other job). */
+ * foreign ranks (TM_XRANK).  Each group goes with the nodes of its ranks in their job, so that
+ * either job may run across several nodes: every host sends to each foreign rank's node (the
+ * agents route by job and node, agent/control/xrelay.h), the connect to the port's node (the
+ * last number of its name), the answer to the connecting root's.  The jobs may run on one
+ * agent or on several.  A group with ranks of two jobs (a merged communicator) neither
+ * connects to nor accepts a third job (-EXDEV). */
 #ifndef TMPI_LIBCLIENT_XCONN_H
 #define TMPI_LIBCLIENT_XCONN_H
 
@@ -21,7 +24,7 @@ struct tm_conn_req;
  * foreign ranks (*ret_amap, malloc'd), an MPI error class the acceptor gave, or a negative
  * errno: -ENOENT no such port, -EBUSY too many connects wait there, -ETIMEDOUT, -EPIPE the
  * job cannot be reached (the agent's words in why[wlen]: it ended, it is on another agent),
- * -ENOTSUP no path (an agent without it, a job across nodes), -ENOSPC. */
+ * -ENOTSUP no path (an agent without it), -EXDEV cmap has foreign ranks, -ENOSPC. */
 int tm_xconn_connect(struct tm_rank *me, uint64_t job, const char *port, const int32_t *cmap,
                      int cn, int64_t ms, int32_t ctx[3], int32_t **ret_amap, int *ret_an, char *why,
                      size_t wlen);

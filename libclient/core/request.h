@@ -40,7 +40,20 @@ enum tm_req_kind {
 
 struct tm_preq; /* persist.c */
 struct tm_greq; /* greq.c */
-struct tm_nbr;  /* coll_nbr/nbr.c */
+/* A MULTI request's parts: point-to-point requests of the rank, complete when all are (made by
+ * coll_nbr/nbr.c and coll/coll_xjob.c, completed, read and freed by nbr.c's tm_nbr_*). */
+struct tm_nbr {
+    int n;   /* requests in q */
+    int err; /* MPI class of a message that could not start; 0 */
+    /* Optional (NULL: none): what the operation does once every part is complete, run once
+     * by the owner when it takes the status (an MPI class, 0; coll_xjob.c's Iallreduce
+     * reduces the members' blocks), and what frees arg with the request. */
+    int (*fin)(struct tm_nbr *nb);
+    void (*fin_free)(struct tm_nbr *nb);
+    void *arg;
+    int fin_ran;
+    struct tm_request *q[];
+};
 struct tm_idup; /* comm/comm_idup.c */
 struct tm_part; /* part/part.c */
 

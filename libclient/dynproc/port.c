@@ -23,9 +23,11 @@
 #include "xconn.h"
 #include "xjob.h"
 
-/* What a root tells its communicator after meeting the other side. */
+/* What a root tells its communicator after meeting the other side: the other group's job
+ * (0: this one; two halves of the id), then its world ranks and their nodes (rn each). */
 struct conn_hdr {
     int32_t err, rn, ctx[3];
+    uint32_t job[2];
 };
 
 /* Whether name looks like a port of another job (for the error's words). */
@@ -121,8 +123,12 @@ static int connect_other_job(struct tm_rank *me, const char *port_name, const in
         snprintf(why, len, "port %s: %d connects wait on the ports of its job already", port_name,
                  tm_connect_pending_max());
     else if (rc == -ENOTSUP)
+        snprintf(why, len, "port %s is another job's: this agent carries no frames between jobs",
+                 port_name);
+    else if (rc == -EXDEV)
         snprintf(why, len,
-                 "port %s is another job's: a connect between jobs needs each job on one node",
+                 "port %s: a communicator with ranks of two jobs connects to no third job, "
+                 "nor accepts its connect",
                  port_name);
     else if (rc == -EPIPE)
         snprintf(why, len, "port %s: its job cannot be reached: %s", port_name,
@@ -289,6 +295,11 @@ static int root_connect(struct tm_rank *me, const struct tm_comm *c, const char 
     int32_t *lmap = members(c);
     if (!lmap) return snprintf(why, len, "out of memory"), MPI_ERR_NO_MEM;
     long long secs = (long long)((ms + 999) / 1000);
+    if (other_job(j, port_name)) { /* its node is the other job's: the agents find it */
+        int rc = connect_other_job(me, port_name, lmap, c->size, ms, h, rmap, why, len);
+        free(lmap);
+        return rc;
+    }
     int node = tm_port_node(j, port_name);
     if (j->net && node >= 0 && node != j->net->node) {
         if (node >= j->net->nnodes) {
@@ -314,11 +325,6 @@ static int root_connect(struct tm_rank *me, const struct tm_comm *c, const char 
                      rc == -ENOENT ? "no open port" : "cannot connect to port", port_name,
                      rc == -ENOENT ? "" : ": ", rc == -ENOENT ? "" : strerror(-rc));
         return MPI_ERR_PORT;
-    }
-    if (other_job(j, port_name)) {
-        int rc = connect_other_job(me, port_name, lmap, c->size, ms, h, rmap, why, len);
-        free(lmap);
-        return rc;
     }
     struct tm_conn_req r = {.waiter = me, .cmap = lmap, .cn = c->size};
     atomic_init(&r.done, 0);
@@ -379,7 +385,7 @@ static int conn_common(const char *fn, int accept, const char *port_name, MPI_In
     if (root < 0 || root >= cr->c->size)
         return tm_err(me, comm, MPI_ERR_ROOT, fn, "invalid root %d", root);
     if (!newcomm) return tm_err(me, comm, MPI_ERR_ARG, fn, "newcomm is NULL");
-    struct conn_hdr h = {0, 0, {0, 0, 0}};
+    struct conn_hdr h = {0, 0, {0, 0, 0}, {0, 0}};
     int32_t *rmap = NULL;
     char why[256] = "";
     if (cr->rank == root) {
@@ -400,17 +406,45 @@ static int conn_common(const char *fn, int accept, const char *port_name, MPI_In
             tm_mst_end(me, began);
         }
     }
+    /* the other group as its job's world ranks and their nodes: every host of this job names
+     * them by a slot of its own (net/xjob.h) and sends to each rank's node */
+    int32_t *wire = NULL;
+    if (cr->rank == root && !h.err) {
+        uint64_t other = 0;
+        if (!(wire = malloc(sizeof *wire * 2 * ((size_t)h.rn + 1)))) h.err = MPI_ERR_NO_MEM;
+        for (int i = 0; wire && i < h.rn; i++) {
+            int x = tm_xrank(rmap[i]);
+            if (x) other = tm_xjob_job(me->job, TM_XRANK_SLOT(rmap[i]));
+            wire[i] = x ? TM_XRANK_RANK(rmap[i]) : rmap[i];
+            wire[h.rn + i] = x ? tm_xjob_node(me->job, rmap[i]) : 0;
+        }
+        h.job[0] = (uint32_t)other;
+        h.job[1] = (uint32_t)(other >> 32);
+    }
     int e = PMPI_Bcast(&h, (int)(sizeof h / sizeof(int32_t)), MPI_INT, root, comm);
     if (e == MPI_SUCCESS && !h.err && cr->rank != root &&
-        !(rmap = malloc(sizeof *rmap * (size_t)h.rn)))
+        (!(rmap = malloc(sizeof *rmap * ((size_t)h.rn + 1))) ||
+         !(wire = malloc(sizeof *wire * 2 * ((size_t)h.rn + 1)))))
         e = MPI_ERR_NO_MEM;
-    if (e == MPI_SUCCESS && !h.err) e = PMPI_Bcast(rmap, h.rn, MPI_INT, root, comm);
+    if (e == MPI_SUCCESS && !h.err) e = PMPI_Bcast(wire, 2 * h.rn, MPI_INT, root, comm);
+    if (e == MPI_SUCCESS && !h.err && cr->rank != root) {
+        uint64_t other = (uint64_t)h.job[0] | (uint64_t)h.job[1] << 32;
+        int slot = other ? tm_xjob_slot(me->job, other, 1) : 0;
+        if (slot < 0 || (other && tm_xjob_set_nodes(me->job, slot, wire, wire + h.rn, h.rn) < 0)) {
+            snprintf(why, sizeof why, "this job is connected to %d other jobs already",
+                     TM_XJOB_PEERS_MAX);
+            h.err = MPI_ERR_OTHER;
+        }
+        for (int i = 0; !h.err && i < h.rn; i++)
+            rmap[i] = other ? TM_XRANK(slot, wire[i]) : wire[i];
+    }
+    free(wire);
     if (e != MPI_SUCCESS || h.err) {
         free(rmap);
         *newcomm = MPI_COMM_NULL;
         if (e != MPI_SUCCESS) return e;
         return tm_err(me, comm, h.err, fn, "%s",
-                      cr->rank == root ? why : "the root could not make the connection");
+                      cr->rank == root || why[0] ? why : "the root could not make the connection");
     }
     int32_t *lmap = members(cr->c);
     int err = lmap ? tm_intercomm_attach(me, h.ctx, lmap, cr->c->size, rmap, h.rn, cr->rank, cr->eh,

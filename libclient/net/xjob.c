@@ -28,32 +28,44 @@ struct xrts {
     struct tm_request *sreq;
 };
 
-/* A receive matched to an RTS envelope, its bytes coming (DATA frames of cookie).  On the list
- * pulls (lock; buf and got: channel thread only). */
+/* A receive matched to an RTS envelope, its bytes coming (DATA frames of cookie from the
+ * sender's node).  On the list pulls (lock; buf and got: channel thread only). */
 struct xpull {
     struct xpull *next;
     uint64_t cookie;
-    int slot;
+    int slot, node;
     struct tm_request *rreq;
     unsigned char *buf;
     size_t total, got;
     int src, tag;
 };
 
-/* Another job this one talks to, and its message being assembled (its frames come in order). */
-struct xpeer {
-    uint64_t job; /* 0: free */
-    int dead;
+/* One host (node) of another job: the message from it being assembled (its frames come in
+ * order, one message at a time), and the flow control between it and this host. */
+struct xhost {
     struct tm_envl *asm_e; /* the message whose frames come (channel thread only) */
     int32_t asm_dst;
     size_t asm_got;
-    /* sender side (under send): eager bytes sent and not yet credited, and whether a
+    /* sender side (under send): eager bytes sent there and not yet credited, and whether a
      * CREDIT_REQ is out */
     size_t inflight;
     int asked;
-    /* receiver side (under lock): bytes matched and not yet credited; credit at the next match */
+    /* receiver side (under lock): bytes of its messages matched and not yet credited; credit
+     * at the next match */
     size_t owed;
     int owe_now;
+};
+
+/* Another job this one talks to.  hosts[node] (lock: the vector; each xhost stays until the
+ * slot is reused) and node_of[rank] (lock: the node of each of its world ranks a handshake
+ * named, -1 unknown) grow as connects name more of its ranks. */
+struct xpeer {
+    uint64_t job; /* 0: free */
+    int dead;
+    struct xhost **hosts;
+    int nhosts;
+    int32_t *node_of;
+    int nmap;
 };
 
 /* A synchronous send waiting for its SACK. */
@@ -98,6 +110,7 @@ long long tm_xjob_unexpected_max(void)
 }
 
 static void xdead_check(struct tm_rank *me, struct tm_mbox *mb, struct tm_request *r);
+static void peer_clear(struct xpeer *pe);
 static int xdead_ctx(struct tm_job *j, int ctx);
 
 int tm_xjob_init(struct tm_job *j)
@@ -120,7 +133,7 @@ void tm_xjob_fini(struct tm_job *j)
     struct tm_xjob *x = j->xjob;
     if (!x) return;
     for (int i = 0; i < TM_XJOB_PEERS_MAX; i++)
-        free(x->peers[i].asm_e);
+        peer_clear(&x->peers[i]);
     for (struct xrts *r = x->rts, *n; r; r = n) {
         n = r->next;
         free(r->packed);
@@ -139,6 +152,103 @@ void tm_xjob_fini(struct tm_job *j)
     pthread_mutex_destroy(&x->send);
     free(x);
     j->xjob = NULL;
+}
+
+/* A peer's hosts and rank map, freed (its slot is free or reused). */
+static void peer_clear(struct xpeer *pe)
+{
+    for (int k = 0; k < pe->nhosts; k++)
+        if (pe->hosts[k]) {
+            free(pe->hosts[k]->asm_e);
+            free(pe->hosts[k]);
+        }
+    free(pe->hosts);
+    free(pe->node_of);
+    memset(pe, 0, sizeof *pe);
+}
+
+/* x->lock held: host `node` of slot's job (made when add), or NULL (out of memory, a node
+ * past TM_XJOB_NODES_MAX, none yet). */
+static struct xhost *host_locked(struct tm_xjob *x, int slot, int node, int add)
+{
+    struct xpeer *pe = &x->peers[slot];
+    if (node < 0 || node >= TM_XJOB_NODES_MAX) return NULL;
+    if (node >= pe->nhosts) {
+        if (!add) return NULL;
+        int n = node + 1 > 2 * pe->nhosts ? node + 1 : 2 * pe->nhosts;
+        if (n > TM_XJOB_NODES_MAX) n = TM_XJOB_NODES_MAX;
+        struct xhost **v = realloc(pe->hosts, sizeof *v * (size_t)n);
+        if (!v) return NULL;
+        memset(v + pe->nhosts, 0, sizeof *v * (size_t)(n - pe->nhosts));
+        pe->hosts = v;
+        pe->nhosts = n;
+    }
+    if (!pe->hosts[node] && add) pe->hosts[node] = calloc(1, sizeof *pe->hosts[node]);
+    return pe->hosts[node];
+}
+
+static struct xhost *host_of(struct tm_xjob *x, int slot, int node)
+{
+    pthread_mutex_lock(&x->lock);
+    struct xhost *h = host_locked(x, slot, node, 1);
+    pthread_mutex_unlock(&x->lock);
+    return h;
+}
+
+/* This host's node in its job. */
+static int my_node(const struct tm_job *j)
+{
+    return j->net ? j->net->node : 0;
+}
+
+int tm_xjob_set_nodes(struct tm_job *j, int slot, const int32_t *ranks, const int32_t *nodes, int n)
+{
+    struct tm_xjob *x = j->xjob;
+    if (!x || slot < 0 || slot >= TM_XJOB_PEERS_MAX) return -EINVAL;
+    int top = -1;
+    for (int i = 0; i < n; i++) {
+        if (ranks[i] < 0 || ranks[i] >= (1 << TM_XRANK_SHIFT) || nodes[i] < 0 ||
+            nodes[i] >= TM_XJOB_NODES_MAX)
+            return -EPROTO;
+        if (ranks[i] > top) top = ranks[i];
+    }
+    pthread_mutex_lock(&x->lock);
+    struct xpeer *pe = &x->peers[slot];
+    int rc = 0;
+    if (top >= pe->nmap) {
+        int32_t *v = realloc(pe->node_of, sizeof *v * (size_t)(top + 1));
+        if (v) {
+            for (int k = pe->nmap; k <= top; k++)
+                v[k] = -1;
+            pe->node_of = v;
+            pe->nmap = top + 1;
+        } else {
+            rc = -ENOMEM;
+        }
+    }
+    for (int i = 0; rc == 0 && i < n; i++)
+        pe->node_of[ranks[i]] = nodes[i];
+    pthread_mutex_unlock(&x->lock);
+    return rc;
+}
+
+/* x->lock held: the node of slot's world rank r (0 when no handshake named it: a job on one
+ * node). */
+static int node_locked(const struct tm_xjob *x, int slot, int r)
+{
+    const struct xpeer *pe = &x->peers[slot];
+    return r >= 0 && r < pe->nmap && pe->node_of[r] >= 0 ? pe->node_of[r] : 0;
+}
+
+int tm_xjob_node(struct tm_job *j, int w)
+{
+    struct tm_xjob *x = j->xjob;
+    int slot = TM_XRANK_SLOT(w);
+    if (!x || !tm_xrank(w) || slot >= TM_XJOB_PEERS_MAX) return -1;
+    pthread_mutex_lock(&x->lock);
+    int n = node_locked(x, slot, TM_XRANK_RANK(w));
+    pthread_mutex_unlock(&x->lock);
+    return n;
 }
 
 /* x->lock held: whether a communicator noted with slot's ranks may still be in use. */
@@ -166,7 +276,7 @@ static int slot_locked(struct tm_job *j, struct tm_xjob *x, uint64_t id, int add
             free_slot = i;
         }
     if (free_slot < 0) return -ENOSPC;
-    memset(&x->peers[free_slot], 0, sizeof x->peers[free_slot]);
+    peer_clear(&x->peers[free_slot]);
     x->peers[free_slot].job = id;
     atomic_fetch_add_explicit(&j->helpers_busy, 1, memory_order_seq_cst);
     return free_slot;
@@ -234,17 +344,21 @@ void tm_xjob_note(struct tm_job *j, const int *ctx, int n, uint64_t mask)
     pthread_mutex_unlock(&x->lock);
 }
 
-static int send_frame(struct tm_job *j, uint64_t to, const struct tm_xhdr *h, const void *p,
-                      size_t len)
+/* A frame to node `node` of job `to`, stamped with this host's node (the receiver's replies
+ * and its assembly go by it). */
+static int send_frame(struct tm_job *j, uint64_t to, int node, const struct tm_xhdr *h,
+                      const void *p, size_t len)
 {
     if (!j->svc || !j->svc->xjob_send) return -ENOTSUP;
-    return j->svc->xjob_send(to, h, sizeof *h, p, len);
+    struct tm_xhdr c = *h;
+    c.snode = my_node(j);
+    return j->svc->xjob_send(to, (uint32_t)node, &c, sizeof c, p, len);
 }
 
-int tm_xjob_ctl_send(struct tm_job *j, uint64_t to, const struct tm_xhdr *h, const void *payload,
-                     size_t len)
+int tm_xjob_ctl_send(struct tm_job *j, uint64_t to, int node, const struct tm_xhdr *h,
+                     const void *payload, size_t len)
 {
-    return send_frame(j, to, h, payload, len);
+    return send_frame(j, to, node, h, payload, len);
 }
 
 void tm_xjob_set_ctl(struct tm_job *j, tm_xjob_ctl_fn fn)
@@ -263,26 +377,27 @@ static uint64_t live_peer(struct tm_xjob *x, int slot)
 
 /* x->send held: a message's frames, consecutive (the receiver assembles one at a time per
  * job).  0 or send_frame's error. */
-static int send_msg(struct tm_job *j, uint64_t to, struct tm_xhdr *h, const void *data,
+static int send_msg(struct tm_job *j, uint64_t to, int node, struct tm_xhdr *h, const void *data,
                     size_t bytes)
 {
     int rc = 0;
     size_t off = 0;
     do {
         size_t n = bytes - off < TMPI_XJOB_PAYLOAD_MAX ? bytes - off : TMPI_XJOB_PAYLOAD_MAX;
-        rc = send_frame(j, to, h, (const char *)data + off, n);
+        rc = send_frame(j, to, node, h, (const char *)data + off, n);
         h->flags &= ~TM_XF_FIRST;
         off += n;
     } while (rc == 0 && off < bytes);
     return rc;
 }
 
-/* x->send held: the sends to pe wait; ask its job for what it owes (once until credit comes). */
-static void ask_credit(struct tm_job *j, struct xpeer *pe, uint64_t to)
+/* x->send held: the sends to host hs (node of job to) wait; ask it for what it owes (once
+ * until credit comes). */
+static void ask_credit(struct tm_job *j, struct xhost *hs, uint64_t to, int node)
 {
-    if (pe->asked) return;
+    if (hs->asked) return;
     struct tm_xhdr h = {.kind = TM_XK_CREDIT_REQ};
-    pe->asked = send_frame(j, to, &h, NULL, 0) == 0;
+    hs->asked = send_frame(j, to, node, &h, NULL, 0) == 0;
 }
 
 /* s off the list of synchronous sends: 1, or 0 when a peer's end took (and completed) it. */
@@ -319,6 +434,9 @@ int tm_xjob_send(struct tm_rank *me, int w, int ctx, int src, int dest, int tag,
     if (!x || slot < 0 || slot >= TM_XJOB_PEERS_MAX) return -EINVAL;
     uint64_t to = live_peer(x, slot);
     if (!to) return -EPIPE;
+    int node = tm_xjob_node(j, w);
+    struct xhost *pe = host_of(x, slot, node);
+    if (!pe) return -ENOMEM;
     sreq->st_source = dest;
     sreq->st_tag = tag;
     const void *data = buf;
@@ -336,7 +454,6 @@ int tm_xjob_send(struct tm_rank *me, int w, int ctx, int src, int dest, int tag,
                         .csrc = src,
                         .tag = tag,
                         .total = bytes};
-    struct xpeer *pe = &x->peers[slot];
     pthread_mutex_lock(&x->send);
     /* past the bound: the envelope alone, its bytes when the receiver matched it */
     int rts = x->window && bytes && pe->inflight + bytes > x->window;
@@ -353,7 +470,7 @@ int tm_xjob_send(struct tm_rank *me, int w, int ctx, int src, int dest, int tag,
         r->bytes = bytes;
         r->sreq = sreq;
         pthread_mutex_lock(&x->lock);
-        int dead = pe->dead; /* its end fails the listed ones (on_gone) */
+        int dead = x->peers[slot].dead; /* its end fails the listed ones (on_gone) */
         r->id = h.cookie = ++x->next_id;
         if (!dead) {
             r->next = x->rts;
@@ -367,8 +484,8 @@ int tm_xjob_send(struct tm_rank *me, int w, int ctx, int src, int dest, int tag,
             return -EPIPE;
         }
         h.flags |= TM_XF_RTS;
-        int rc = send_frame(j, to, &h, NULL, 0);
-        if (rc == 0) ask_credit(j, pe, to);
+        int rc = send_frame(j, to, node, &h, NULL, 0);
+        if (rc == 0) ask_credit(j, pe, to, node);
         pthread_mutex_unlock(&x->send);
         if (rc == 0) return 1;
         if (!take_rts(x, slot, r->id, 0)) return 1; /* the peer's end completed it */
@@ -392,7 +509,7 @@ int tm_xjob_send(struct tm_rank *me, int w, int ctx, int src, int dest, int tag,
         pthread_mutex_unlock(&x->lock);
         h.flags |= TM_XF_SYNC;
     }
-    int rc = send_msg(j, to, &h, data, bytes);
+    int rc = send_msg(j, to, node, &h, data, bytes);
     if (rc == 0) pe->inflight += bytes;
     pthread_mutex_unlock(&x->send);
     free(packed);
@@ -406,20 +523,25 @@ int tm_xjob_send(struct tm_rank *me, int w, int ctx, int src, int dest, int tag,
     return 0;
 }
 
+/* An envelope of another job: e->node its slot, e->chan its sender's node there. */
 static void send_sack(struct tm_job *j, struct tm_envl *e)
 {
     struct tm_xhdr h = {.kind = TM_XK_SACK, .dst = e->wsrc, .cookie = e->cookie};
     uint64_t to = tm_xjob_job(j, e->node);
-    if (to) (void)send_frame(j, to, &h, NULL, 0);
+    if (to) (void)send_frame(j, to, e->chan, &h, NULL, 0);
 }
 
-/* The receiver matched bytes of slot's job's messages: credit, in batches, or at once when that
- * job waits for it (xjob.h flow control). */
-static void credit(struct tm_job *j, int slot, size_t bytes)
+/* The receiver matched bytes of the messages of node `node` of slot's job: credit, in batches,
+ * or at once when that host waits for it (xjob.h flow control). */
+static void credit(struct tm_job *j, int slot, int node, size_t bytes)
 {
     struct tm_xjob *x = j->xjob;
     pthread_mutex_lock(&x->lock);
-    struct xpeer *pe = &x->peers[slot];
+    struct xhost *pe = host_locked(x, slot, node, 1);
+    if (!pe) {
+        pthread_mutex_unlock(&x->lock);
+        return;
+    }
     pe->owed += bytes;
     size_t val = 0;
     if (pe->owed && (pe->owe_now || pe->owed >= TM_XJOB_CREDIT_BATCH)) {
@@ -427,29 +549,31 @@ static void credit(struct tm_job *j, int slot, size_t bytes)
         pe->owed = 0;
         pe->owe_now = 0;
     }
-    uint64_t to = pe->dead ? 0 : pe->job;
+    uint64_t to = x->peers[slot].dead ? 0 : x->peers[slot].job;
     pthread_mutex_unlock(&x->lock);
     if (!val || !to) return;
     struct tm_xhdr h = {.kind = TM_XK_CREDIT, .val = (int64_t)val};
-    (void)send_frame(j, to, &h, NULL, 0);
+    (void)send_frame(j, to, node, &h, NULL, 0);
 }
 
-/* The other job's sends wait for credit: what is owed now, or at the next match. */
-static void on_credit_req(struct tm_job *j, int slot)
+/* The other job's host `node` waits for credit: what is owed now, or at the next match. */
+static void on_credit_req(struct tm_job *j, int slot, int node)
 {
     struct tm_xjob *x = j->xjob;
     pthread_mutex_lock(&x->lock);
-    x->peers[slot].owe_now = 1;
+    struct xhost *pe = host_locked(x, slot, node, 1);
+    if (pe) pe->owe_now = 1;
     pthread_mutex_unlock(&x->lock);
-    credit(j, slot, 0);
+    credit(j, slot, node, 0);
 }
 
-/* Credit from the receiver: its matched eager bytes. */
-static void on_credit(struct tm_job *j, int slot, const struct tm_xhdr *h)
+/* Credit from the receiving host `node`: its matched eager bytes. */
+static void on_credit(struct tm_job *j, int slot, int node, const struct tm_xhdr *h)
 {
     struct tm_xjob *x = j->xjob;
+    struct xhost *pe = host_of(x, slot, node);
+    if (!pe) return;
     pthread_mutex_lock(&x->send);
-    struct xpeer *pe = &x->peers[slot];
     size_t val = h->val > 0 ? (size_t)h->val : 0;
     pe->inflight = val < pe->inflight ? pe->inflight - val : 0;
     pe->asked = 0;
@@ -473,6 +597,7 @@ static void start_pull(struct tm_job *j, struct tm_request *rreq, struct tm_envl
     }
     p->cookie = e->cookie;
     p->slot = e->node;
+    p->node = e->chan;
     p->rreq = rreq;
     p->total = e->bytes;
     p->src = e->src;
@@ -487,7 +612,7 @@ static void start_pull(struct tm_job *j, struct tm_request *rreq, struct tm_envl
         x->pulls = p;
     }
     pthread_mutex_unlock(&x->lock);
-    if (dead || send_frame(j, to, &h, NULL, 0) < 0) {
+    if (dead || send_frame(j, to, p->node, &h, NULL, 0) < 0) {
         pthread_mutex_lock(&x->lock);
         int mine = 0;
         for (struct xpull **pp = &x->pulls; *pp; pp = &(*pp)->next)
@@ -506,7 +631,8 @@ static void start_pull(struct tm_job *j, struct tm_request *rreq, struct tm_envl
     }
 }
 
-/* CTS from the receiver: the RTS send's bytes go (straight to its receive), the send is done. */
+/* CTS from the receiving host: the RTS send's bytes go (straight to its receive), the send is
+ * done. */
 static void on_cts(struct tm_job *j, int slot, const struct tm_xhdr *h)
 {
     struct tm_xjob *x = j->xjob;
@@ -515,7 +641,7 @@ static void on_cts(struct tm_job *j, int slot, const struct tm_xhdr *h)
     struct tm_xhdr d = {.kind = TM_XK_DATA, .cookie = h->cookie};
     uint64_t to = tm_xjob_job(j, slot);
     pthread_mutex_lock(&x->send);
-    int rc = send_msg(j, to, &d, r->data, r->bytes);
+    int rc = send_msg(j, to, h->snode, &d, r->data, r->bytes);
     pthread_mutex_unlock(&x->send);
     struct tm_request *q = r->sreq;
     struct tm_waker *w = &q->owner->waker;
@@ -532,7 +658,7 @@ static void on_data(struct tm_job *j, int slot, const struct tm_xhdr *h, const v
     struct tm_xjob *x = j->xjob;
     pthread_mutex_lock(&x->lock);
     struct xpull **pp = &x->pulls, *pl;
-    while ((pl = *pp) && !(pl->slot == slot && pl->cookie == h->cookie))
+    while ((pl = *pp) && !(pl->slot == slot && pl->node == h->snode && pl->cookie == h->cookie))
         pp = &pl->next;
     if (pl && len <= pl->total - pl->got && pl->got + len == pl->total) *pp = pl->next;
     pthread_mutex_unlock(&x->lock);
@@ -565,7 +691,7 @@ void tm_xjob_consume(struct tm_rank *me, struct tm_request *rreq, struct tm_envl
     tm_copy_in(rreq, e->data, NULL, k);
     tm_req_set_done(rreq, e->src, e->tag, k, e->bytes > rreq->cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS);
     if (e->flags & TM_XF_SYNC) send_sack(me->job, e);
-    credit(me->job, e->node, e->bytes);
+    credit(me->job, e->node, e->chan, e->bytes);
     free(e);
 }
 
@@ -588,7 +714,7 @@ static void arrived(struct tm_job *j, int32_t dst, struct tm_envl *e)
     }
     tm_deliver(rr, e->data, e->bytes, e->src, e->tag);
     if (e->flags & TM_XF_SYNC) send_sack(j, e);
-    credit(j, e->node, e->bytes);
+    credit(j, e->node, e->chan, e->bytes);
     free(e);
 }
 
@@ -601,7 +727,8 @@ static int here(struct tm_job *j, int32_t dst)
 
 static void on_msg(struct tm_job *j, int slot, const struct tm_xhdr *h, const void *p, size_t len)
 {
-    struct xpeer *pe = &j->xjob->peers[slot];
+    struct xhost *pe = host_of(j->xjob, slot, h->snode);
+    if (!pe) return; /* out of memory: the message is lost, its sender not told (xjob.h) */
     if (h->flags & TM_XF_FIRST) {
         free(pe->asm_e); /* a message cut short (its sender's send failed): gone */
         pe->asm_e = NULL;
@@ -619,6 +746,7 @@ static void on_msg(struct tm_job *j, int slot, const struct tm_xhdr *h, const vo
         e->bytes = (size_t)h->total;
         e->cls = TM_ENVL_NCLASS; /* a heap envelope (envelope_pool.h) */
         e->node = slot;
+        e->chan = h->snode;
         e->wsrc = h->src;
         e->flags = (uint16_t)(h->flags & (TM_XF_SYNC | TM_XF_RTS));
         e->cookie = h->cookie;
@@ -718,8 +846,11 @@ static void on_gone(struct tm_job *j, uint64_t from, const char *reason)
     x->dead |= 1ull << slot;
     atomic_fetch_sub_explicit(&j->helpers_busy, 1, memory_order_seq_cst);
     /* under the lock: a connect that reuses the slot (slot_locked) clears it after this */
-    free(x->peers[slot].asm_e);
-    x->peers[slot].asm_e = NULL;
+    for (int k = 0; k < x->peers[slot].nhosts; k++)
+        if (x->peers[slot].hosts[k]) {
+            free(x->peers[slot].hosts[k]->asm_e);
+            x->peers[slot].hosts[k]->asm_e = NULL;
+        }
     struct xsync *failed = NULL;
     for (struct xsync **pp = &x->syncs, *s; (s = *pp);)
         if (s->slot == slot) {
@@ -814,7 +945,11 @@ void tm_xjob_upcall(void *state, uint64_t from_job, const void *hdr, size_t hlen
     struct tm_xhdr h;
     if (hlen != sizeof h) return;
     memcpy(&h, hdr, sizeof h);
-    int slot = tm_xjob_slot(j, from_job, h.kind == TM_XK_CONNECT);
+    if (h.snode < 0 || h.snode >= TM_XJOB_NODES_MAX) return;
+    /* a message may come before this host met its job: a job across nodes learns of a connect
+     * from its root, while the other job's ranks may send as soon as theirs returned (the
+     * message waits in the mailbox like any unexpected one) */
+    int slot = tm_xjob_slot(j, from_job, h.kind == TM_XK_CONNECT || h.kind == TM_XK_MSG);
     if (slot < 0) return; /* a job this one never met: nothing waits for it */
     switch (h.kind) {
     case TM_XK_MSG:
@@ -824,10 +959,10 @@ void tm_xjob_upcall(void *state, uint64_t from_job, const void *hdr, size_t hlen
         on_sack(j, slot, &h);
         break;
     case TM_XK_CREDIT:
-        on_credit(j, slot, &h);
+        on_credit(j, slot, h.snode, &h);
         break;
     case TM_XK_CREDIT_REQ:
-        on_credit_req(j, slot);
+        on_credit_req(j, slot, h.snode);
         break;
     case TM_XK_CTS:
         on_cts(j, slot, &h);

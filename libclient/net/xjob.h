@@ -6,10 +6,14 @@
  * Foreign ranks: a rank of another job appears in this job's communicators as the world rank
  * TM_XRANK(slot, r): slot is the other job's entry in this job's peer table (at most
  * TM_XJOB_PEERS_MAX jobs), r its world rank there.  tm_send sends to one with tm_xjob_send.
+ * Either job may run across several nodes: each host of this job names the other job by a
+ * slot of its own (slots are never sent), knows the node of each foreign rank a handshake
+ * named (tm_xjob_set_nodes) and sends there; every frame says the sending host's node
+ * (snode), by which the receiver assembles, credits and answers (per pair of hosts).
  *
  * A message goes whole as frames of at most TMPI_XJOB_PAYLOAD_MAX bytes, in order (one sender
- * lock per job); the receiving host assembles it in an envelope of its own and matches it like
- * any arrival (TM_ENVL_XJOB, MPI order: one path per pair of jobs).  A standard or buffered
+ * lock per job host); the receiving host assembles it in an envelope of its own and matches it
+ * like any arrival (TM_ENVL_XJOB, MPI order: one path per pair of hosts).  A standard or buffered
  * send completes once its frames are handed to the agent; a synchronous one when the receiver
  * matched it (SACK).  Flow control bounds what one job may have sent to another unmatched
  * (TMPI_XJOB_UNEXPECTED_MAX, below).
@@ -55,6 +59,10 @@ struct tm_envl;
  * from 0 to TM_XJOB_UNEXPECTED_LIMIT. */
 long long tm_xjob_unexpected_max(void);
 
+/* Nodes of another job one job host tells apart (its hosts' messages are assembled and
+ * credited apart): a frame from a node past it is dropped, a handshake naming one fails. */
+#define TM_XJOB_NODES_MAX 4096
+
 /* Communicators with ranks of other jobs whose context ids are kept for the dead-peer rule. */
 #define TM_XJOB_CTX_MAX 1024
 
@@ -80,10 +88,10 @@ struct tm_xhdr {
     uint32_t kind, flags;
     int32_t dst, src;       /* the receiver's world rank in its job, the sender's in its */
     int32_t ctx, csrc, tag; /* the message's match key (csrc: the sender's communicator rank) */
-    int32_t pad;
-    uint64_t total;  /* MSG: the message's bytes */
-    uint64_t cookie; /* SYNC / SACK: the send; ctl: the call */
-    int64_t val;     /* ctl: a value */
+    int32_t snode;          /* the sending host's node in its job (set by every send) */
+    uint64_t total;         /* MSG: the message's bytes */
+    uint64_t cookie;        /* SYNC / SACK: the send; ctl: the call */
+    int64_t val;            /* ctl: a value */
 };
 
 static inline int tm_xrank(int w)
@@ -103,6 +111,12 @@ uint64_t tm_xjob_job(struct tm_job *j, int slot);
 int tm_xjob_before(struct tm_job *j, int a, int b);
 /* Context ids ctx[0..n) belong to a communicator with ranks of the jobs of slot mask. */
 void tm_xjob_note(struct tm_job *j, const int *ctx, int n, uint64_t mask);
+/* The nodes of slot's job's world ranks ranks[0..n) are nodes[0..n) (what a handshake said;
+ * frames to each go to its node's host): 0, -EPROTO (a rank or node out of range), -ENOMEM. */
+int tm_xjob_set_nodes(struct tm_job *j, int slot, const int32_t *ranks, const int32_t *nodes,
+                      int n);
+/* The node of foreign rank w in its job (0 when no handshake named it), -1 for no foreign rank. */
+int tm_xjob_node(struct tm_job *j, int w);
 /* The slots of the foreign ranks in v[0..n) as a mask (0: none). */
 uint64_t tm_xjob_mask(const int32_t *v, int n);
 
@@ -115,9 +129,10 @@ void tm_xjob_consume(struct tm_rank *me, struct tm_request *rreq, struct tm_envl
 void tm_xjob_upcall(void *state, uint64_t from_job, const void *hdr, size_t hlen,
                     const void *payload, size_t len, const char *reason);
 
-/* A control frame to job `to` (kinds CONNECT..): 0 or a negative errno. */
-int tm_xjob_ctl_send(struct tm_job *j, uint64_t to, const struct tm_xhdr *h, const void *payload,
-                     size_t len);
+/* A control frame to node `node` of job `to` (kinds CONNECT..; h->snode is set to this host's
+ * node): 0 or a negative errno. */
+int tm_xjob_ctl_send(struct tm_job *j, uint64_t to, int node, const struct tm_xhdr *h,
+                     const void *payload, size_t len);
 /* The handler of control frames (on the channel thread), and of a peer's end (h NULL, payload
  * the agent's reason, len bytes, not terminated). */
 typedef void (*tm_xjob_ctl_fn)(struct tm_job *j, uint64_t from, int slot, const struct tm_xhdr *h,

@@ -220,11 +220,13 @@ int msg_check_signal(const Tmpi__SignalJob *s, char *err, size_t errlen)
 
 int msg_check_name_request(const Tmpi__NameRequest *rq, char *err, size_t errlen)
 {
-    if (rq->op < MSG_NAME_PUBLISH || rq->op > MSG_NAME_XCTX)
+    if (rq->op < MSG_NAME_PUBLISH || rq->op > MSG_NAME_JOB_FIND)
         return fail(err, errlen,
                     "name operation %u (1 publish, 2 unpublish, 3 lookup, 4 open, 5 close and "
-                    "6 find a port, 7 context ids between jobs)",
+                    "6 find a port, 7 context ids between jobs, 8 find a job's node)",
                     rq->op);
+    if (rq->op == MSG_NAME_JOB_FIND)
+        return rq->job_id ? 0 : fail(err, errlen, "a job find without a job");
     if (rq->op >= MSG_NAME_PORT_OPEN) {
         size_t nl = rq->service ? strlen(rq->service) : 0;
         if (nl == 0 || nl > MSG_NAME_PORT_MAX)

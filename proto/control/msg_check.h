@@ -55,6 +55,10 @@
 /* Three context ids for a communicator between jobs (service "ctx"): the agent's counter, the
  * first in the NameReply's port as a decimal number (PROTOCOL.md "Between jobs"). */
 #define MSG_NAME_XCTX 7u
+/* Where one node of a job runs (agent -> agent only, the relay's question: job_id, node, uid;
+ * service unused): answered 0 by the agent that runs it for that uid (PROTOCOL.md "Between
+ * jobs"). */
+#define MSG_NAME_JOB_FIND 8u
 /* An XFrame's bounds: libtmpi's header, its payload (larger messages go as several). */
 #define MSG_XFRAME_HDR_MAX 64u
 #define MSG_XFRAME_PAYLOAD_MAX (1u << 20)

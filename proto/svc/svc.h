@@ -22,7 +22,7 @@
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 18
+#define TMPI_SVC_ABI 19
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 
@@ -320,13 +320,14 @@ struct tmpi_svc {
                    void (*done)(void *arg, int err), void *arg);
 
     /* Optional (may be NULL: MPI_Comm_connect to another job fails with MPI_ERR_PORT).  One
-     * frame of libtmpi's path between jobs to the host of job to_job on this agent, through
-     * the agent (which carries it only between jobs of one user): hdr (at most
+     * frame of libtmpi's path between jobs to the host of node to_node of job to_job (0 for a
+     * job on one node), on this agent or another, through the agents (which carry it only
+     * between jobs of one user): hdr (at most
      * TMPI_XJOB_HDR_MAX bytes) and payload (at most TMPI_XJOB_PAYLOAD_MAX) are copied before
      * it returns; frames of one sender arrive in the order of its calls.  0, -EMSGSIZE, -EPIPE
      * (the agent is gone), -ENOMEM.  Any thread; never blocks. */
-    int (*xjob_send)(uint64_t to_job, const void *hdr, size_t hlen, const void *payload,
-                     size_t len);
+    int (*xjob_send)(uint64_t to_job, uint32_t to_node, const void *hdr, size_t hlen,
+                     const void *payload, size_t len);
     /* Optional (may be NULL: the info key host then names this node only, by "localhost" or
      * info->hostname).  The nodes of the calling rank's job that MPI_Comm_spawn's info key
      * host names, ascending, the first cap of them into out: a node's name in the job's host

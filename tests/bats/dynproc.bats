@@ -258,6 +258,14 @@ names_pair() {
 # xjobs_pair SOCK MODE_A NA MODE_C NC [SOCK_C]: job A (NA ranks, xjobs MODE_A) on agent SOCK,
 # job B (NC ranks, MODE_C) on the same agent (or on SOCK_C); A's output in $XA, B's in $XB,
 # statuses $XA_ST, $XB_ST.  XJOBS_ARGS: more tmpi-launch options for both jobs.
+# two_nodes_hostfile I J: a host file of cluster nodes I and J (2 slots each); prints its path.
+two_nodes_hostfile() {
+    local f="$BATS_TEST_TMPDIR/hosts.$1$2"
+    printf '127.0.0.1 slots=2 port=%s\n127.0.0.1 slots=2 port=%s\n' \
+        "${CLUSTER_PORTS[$1 - 1]}" "${CLUSTER_PORTS[$2 - 1]}" >"$f"
+    echo "$f"
+}
+
 xjobs_pair() {
     local exe f pid
     exe=$(prog xjobs)
@@ -265,9 +273,13 @@ xjobs_pair() {
     XA="$f.a" XB="$f.b" XA_ST=0 XB_ST=0
     local more=()
     [ -z "${XJOBS_ARGS:-}" ] || read -r -a more <<<"$XJOBS_ARGS"
-    timeout 60 "$LAUNCH_BIN" --agent "$1" "${more[@]}" -n "$3" "$exe" "$2" "$f" >"$XA" 2>&1 &
+    # XA_ARGS / XB_ARGS: one side's own (a host file: a job across agents)
+    local amore=() bmore=()
+    [ -z "${XA_ARGS:-}" ] || read -r -a amore <<<"$XA_ARGS"
+    [ -z "${XB_ARGS:-}" ] || read -r -a bmore <<<"$XB_ARGS"
+    timeout 60 "$LAUNCH_BIN" --agent "$1" "${more[@]}" "${amore[@]}" -n "$3" "$exe" "$2" "$f" >"$XA" 2>&1 &
     pid=$!
-    timeout 60 "$LAUNCH_BIN" --agent "${6:-$1}" "${more[@]}" -n "$5" "$exe" "$4" "$f" >"$XB" 2>&1 || XB_ST=$?
+    timeout 60 "$LAUNCH_BIN" --agent "${6:-$1}" "${more[@]}" "${bmore[@]}" -n "$5" "$exe" "$4" "$f" >"$XB" 2>&1 || XB_ST=$?
     wait "$pid" || XA_ST=$?
     # a sanitizer's report (make sanitize / make tsan) fails the pair like a bad status
     if grep -q "Sanitizer" "$XA" "$XB"; then
@@ -290,6 +302,21 @@ xjobs_pair() {
     XJOBS_ARGS="-x TMPI_XJOB_UNEXPECTED_MAX=4096" xjobs_pair "$AGENT_SOCK" accept 2 connect 2
     [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect 4 KiB ($XB_ST):"; cat "$XB"; false; }
     [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept 4 KiB ($XA_ST):"; cat "$XA"; false; }
+}
+
+@test "dynproc: MPI_Ibarrier on the inter-communicator and MPI_Ibarrier, MPI_Ibcast and MPI_Iallreduce on the merged communicator of two jobs return before the other job entered them, and complete in MPI_Wait" {
+    start_agent one --log-level info
+    xjobs_pair "$AGENT_SOCK" nbc-accept 2 nbc-connect 2
+    [ "$XB_ST" -eq 0 ] || { echo "connect ($XB_ST):"; cat "$XB"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "nbc ok" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
+}
+
+# bats test_tags=multinode
+@test "dynproc: across 3 agents MPI_Ibarrier, MPI_Ibcast and MPI_Iallreduce between a job across two agents and a job on a third return before the other job entered them" {
+    start_cluster 3 --log-level info
+    XA_ARGS="--hostfile $(two_nodes_hostfile 1 2)" xjobs_pair "${CLUSTER_SOCKS[0]}" nbc-accept 3 nbc-connect 2 "${CLUSTER_SOCKS[2]}"
+    [ "$XB_ST" -eq 0 ] || { echo "connect ($XB_ST):"; cat "$XB"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "nbc ok" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
 }
 
 @test "dynproc: a job connected to another that dies gets an error from its probe, receive and send in bounded time, and ends cleanly" {
@@ -391,6 +418,24 @@ xjobs_pair() {
 }
 
 # bats test_tags=multinode
+@test "dynproc: a job across 2 agents connects to a job on a third, and to a job across two agents one of which it shares: every rank reaches every remote rank both ways, Barrier, Bcast, Allreduce, merge with every collective on it, its dup and a split, disconnect; the accepting job goes on after the other ended" {
+    start_cluster 3 --log-level info
+    # A: 2 ranks on node1 + 2 on node2, accepting; B: 2 ranks on node3
+    XA_ARGS="--hostfile $(two_nodes_hostfile 1 2)" xjobs_pair "${CLUSTER_SOCKS[0]}" accept 4 connect 2 "${CLUSTER_SOCKS[2]}"
+    [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect ($XB_ST):"; cat "$XB" "$XA" "$BATS_TEST_TMPDIR"/node*.log; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
+    grep -q "merged collectives ok on 6 ranks" "$XA" || { echo "no collectives on the merged communicator:"; cat "$XA"; false; }
+    # A across node3 + node2 accepting, B across node1 + node2 (4 hosts, two of them on node2);
+    # a 4 KiB bound: the big messages and most collectives' go as envelopes first
+    XJOBS_ARGS="-x TMPI_XJOB_UNEXPECTED_MAX=4096" XA_ARGS="--hostfile $(two_nodes_hostfile 3 2)" \
+        XB_ARGS="--hostfile $(two_nodes_hostfile 1 2)" \
+        xjobs_pair "${CLUSTER_SOCKS[2]}" accept 3 connect 4 "${CLUSTER_SOCKS[0]}"
+    [ "$XB_ST" -eq 0 ] && grep -q "connect ok" "$XB" || { echo "connect 2 ($XB_ST):"; cat "$XB" "$XA" "$BATS_TEST_TMPDIR"/node*.log; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "accept ok" "$XA" || { echo "accept 2 ($XA_ST):"; cat "$XA"; false; }
+    grep -q "merged collectives ok on 7 ranks" "$XA" || { echo "no collectives on the merged communicator 2:"; cat "$XA"; false; }
+}
+
+# bats test_tags=multinode
 @test "dynproc: across 2 agents a job connected to another that dies gets an error from its probe, receive and send in bounded time" {
     start_cluster 2 --log-level info
     SECONDS=0
@@ -437,6 +482,21 @@ xjobs_pair() {
     run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[1]}" -n 1 "$exe" join "$f" connect
     wait "$pid" || st=$?
     [ "$status" -eq 0 ] && [[ "$output" == *"join ok"* ]] || { echo "connect ($status): $output"; false; }
+    [ "$st" -eq 0 ] && grep -q "join ok" "$f.a" || { echo "listen ($st):"; cat "$f.a"; false; }
+}
+
+# bats test_tags=multinode
+@test "dynproc: MPI_Comm_join joins a rank on the second node of a job across 2 agents with one on the second node of another job across 2 agents" {
+    start_cluster 3 --log-level info
+    local exe f pid st=0
+    exe=$(prog xjobs)
+    f="$BATS_TEST_TMPDIR/join.sock"
+    # rank 3 of A is on node2, rank 2 of B on node1
+    timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$(two_nodes_hostfile 1 2)" -n 4 "$exe" join "$f" listen 3 >"$f.a" 2>&1 &
+    pid=$!
+    run timeout 60 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[2]}" --hostfile "$(two_nodes_hostfile 3 1)" -n 3 "$exe" join "$f" connect 2
+    wait "$pid" || st=$?
+    [ "$status" -eq 0 ] && [[ "$output" == *"join ok"* ]] || { echo "connect ($status): $output"; cat "$f.a"; false; }
     [ "$st" -eq 0 ] && grep -q "join ok" "$f.a" || { echo "listen ($st):"; cat "$f.a"; false; }
 }
 

@@ -217,8 +217,14 @@ int main(void)
     nr.service = "";
     refused(msg_check_name_request(&nr, err, sizeof err), err, "a service name of 0 bytes");
     nr.service = "svc";
-    nr.op = 8;
-    refused(msg_check_name_request(&nr, err, sizeof err), err, "name operation 8");
+    nr.op = 9;
+    refused(msg_check_name_request(&nr, err, sizeof err), err, "name operation 9");
+    /* where a job's node runs (op 8, the relays' question): a job, no service needed */
+    nr.op = MSG_NAME_JOB_FIND;
+    refused(msg_check_name_request(&nr, err, sizeof err), err, "a job find without a job");
+    nr.job_id = 7;
+    CHECK_EQ(msg_check_name_request(&nr, err, sizeof err), 0);
+    nr.job_id = 0;
     /* context ids between jobs (op 7): any non-empty service */
     nr.op = MSG_NAME_XCTX;
     nr.service = "ctx";

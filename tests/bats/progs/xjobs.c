@@ -5,7 +5,8 @@
  *   connect FILE        the whole world connects to the port in FILE, the exchange; prints
  *                       "connect ok"
  * The exchange over the inter-communicator, both ways: every rank sends its rank to remote
- * rank (rank % remote size) and receives from each remote rank that sends to it; 3 MiB from
+ * rank (rank % remote size) and receives from each remote rank that sends to it; then every
+ * rank to every remote rank (Isend, Recv by source); 3 MiB from
  * rank 0 to remote rank 0 and back (more than one frame), an MPI_Ssend; MPI_Barrier;
  * MPI_Bcast from each side's rank 0; MPI_Allreduce (each side gets the sum of the other's
  * ranks + 1); MPI_Intercomm_merge (accepting side first) with a ring of Sendrecv on it (and
@@ -28,9 +29,15 @@
  *                       (flow control, TMPI_XJOB_UNEXPECTED_MAX), then sends "go"; the other
  *                       receives go first, then the 64 in order; prints "flood: N of 64 done
  *                       before any receive"
- *   join FILE ROLE      rank 0 joins the other job's rank 0 over a socket (ROLE listen: binds
- *                       a Unix socket at FILE; connect: connects to it), then exchanges an int
- *                       both ways and disconnects; prints "join ok"
+ *   nbc-accept FILE / nbc-connect FILE
+ *                       connect, merge; the accepting side starts MPI_Ibarrier on the
+ *                       inter-communicator, then on the merged one, then MPI_Ibcast and
+ *                       MPI_Iallreduce (also in place) on it, and each time MPI_Test finds
+ *                       it unfinished (the connecting side enters 1.5 s later), then
+ *                       MPI_Wait; prints "nbc ok: ..."
+ *   join FILE ROLE [R]  rank R (0) joins the other job's joining rank over a socket (ROLE
+ *                       listen: binds a Unix socket at FILE; connect: connects to it), then
+ *                       exchanges an int both ways and disconnects; prints "join ok"
  *   bench-accept FILE / bench-connect FILE / bench-self -
  *                       rank 0 of each side: 8 B ping-pong (half round trip) and a 1 MiB
  *                       stream (64 sends, one ack) over the inter-communicator (bench-self:
@@ -178,6 +185,24 @@ static void exchange(MPI_Comm inter, int accepting)
         CHECK(v == st.MPI_SOURCE && v % size == rank, "p2p: got %d from %d", v, st.MPI_SOURCE);
     }
     MPI_Wait(&rq, MPI_STATUS_IGNORE);
+    /* every rank to every remote rank and back, a value naming both (a job across nodes:
+     * each of its hosts reaches each of the other's) */
+    MPI_Request *rs = malloc(sizeof *rs * (size_t)rsize);
+    CHECK(rs != NULL, "out of memory");
+    int *out = malloc(sizeof *out * (size_t)rsize);
+    CHECK(out != NULL, "out of memory");
+    for (int r = 0; r < rsize; r++) {
+        out[r] = 1000 * rank + r;
+        MPI_Isend(&out[r], 1, MPI_INT, r, 11, inter, &rs[r]);
+    }
+    for (int r = 0; r < rsize; r++) {
+        int v = -1;
+        MPI_Recv(&v, 1, MPI_INT, r, 11, inter, MPI_STATUS_IGNORE);
+        CHECK(v == 1000 * r + rank, "all pairs: got %d from remote %d", v, r);
+    }
+    MPI_Waitall(rsize, rs, MPI_STATUSES_IGNORE);
+    free(out);
+    free(rs);
     if (rank == 0) {
         char *b = malloc(BIG);
         CHECK(b != NULL, "out of memory");
@@ -426,9 +451,60 @@ int main(int argc, char **argv)
             bench(inter, 0, acc);
             MPI_Comm_disconnect(&inter);
         }
+    } else if (!strcmp(mode, "nbc-accept") || !strcmp(mode, "nbc-connect")) {
+        int acc = !strcmp(mode, "nbc-accept");
+        if (acc && rank == 0) {
+            CHECK(MPI_Open_port(MPI_INFO_NULL, port) == MPI_SUCCESS, "MPI_Open_port");
+            write_port(file, port);
+        } else if (!acc) {
+            read_port(file, port);
+        }
+        int rc = acc ? MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter)
+                     : MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+        CHECK(rc == MPI_SUCCESS, "accept/connect");
+        MPI_Comm merged;
+        CHECK(MPI_Intercomm_merge(inter, !acc, &merged) == MPI_SUCCESS, "merge");
+        int ms, mr;
+        MPI_Comm_size(merged, &ms);
+        MPI_Comm_rank(merged, &mr);
+        /* the accepting side starts each operation and finds it unfinished while the other
+         * side waits 1.5 s before it enters (a barrier of its own job first) */
+        const char *what[5] = {"Ibarrier on the inter-communicator", "Ibarrier on the merged one",
+                               "Ibcast on the merged one", "Iallreduce on the merged one",
+                               "Iallreduce in place on the merged one"};
+        for (int op = 0; op < 5; op++) {
+            MPI_Request rq;
+            int v = mr == ms - 1 ? 77 + op : -1, flag = 1;
+            if (!acc) {
+                sleep(1);
+                usleep(500000);
+            }
+            if (op == 0) MPI_Ibarrier(inter, &rq);
+            if (op == 1) MPI_Ibarrier(merged, &rq);
+            if (op == 2) MPI_Ibcast(&v, 1, MPI_INT, ms - 1, merged, &rq);
+            long long mine[2] = {mr + 1, 10 * (mr + 1)}, sum[2] = {-1, -1};
+            if (op == 3) MPI_Iallreduce(mine, sum, 2, MPI_LONG_LONG, MPI_SUM, merged, &rq);
+            if (op == 4) {
+                sum[0] = mine[0];
+                sum[1] = mine[1];
+                MPI_Iallreduce(MPI_IN_PLACE, sum, 2, MPI_LONG_LONG, MPI_SUM, merged, &rq);
+            }
+            if (acc) {
+                MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
+                CHECK(!flag, "%s finished before the other job entered it", what[op]);
+            }
+            MPI_Wait(&rq, MPI_STATUS_IGNORE);
+            CHECK(op != 2 || v == 79, "%s: %d", what[op], v);
+            long long want = (long long)ms * (ms + 1) / 2;
+            CHECK(op < 3 || (sum[0] == want && sum[1] == 10 * want), "%s: %lld %lld", what[op],
+                  sum[0], sum[1]);
+        }
+        MPI_Comm_free(&merged);
+        MPI_Comm_disconnect(&inter);
+        if (rank == 0 && acc) printf("nbc ok: pending until the other job entered\n");
     } else if (!strcmp(mode, "join")) {
-        CHECK(argc >= 4, "join FILE listen|connect");
-        if (rank == 0) {
+        CHECK(argc >= 4, "join FILE listen|connect [RANK]");
+        if (rank == (argc > 4 ? atoi(argv[4]) : 0)) {
             int listening = !strcmp(argv[3], "listen");
             int fd = join_fd(file, listening);
             CHECK(MPI_Comm_join(fd, &inter) == MPI_SUCCESS, "MPI_Comm_join");
