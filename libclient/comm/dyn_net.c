@@ -61,8 +61,10 @@ int tm_spawn_rec_add(struct tm_job *j, const struct tm_spawn_req *rq, int wreuse
     int32_t *cmap = malloc(sizeof *cmap * (size_t)rq->n);
     if (rec) rec->pmap = malloc(sizeof *rec->pmap * (size_t)rq->pn);
     if (!rec || !cmap || !rec->pmap) goto nomem;
-    for (int i = 0; i < rq->n; i++)
-        cmap[i] = rq->first + i;
+    /* the children's MPI_COMM_WORLD: every command's ranks, in command order */
+    for (int k = 0, i = 0; k < rq->napps; k++)
+        for (int r = 0; r < rq->apps[k].maxprocs && i < rq->n; r++)
+            cmap[i++] = rq->apps[k].first + r;
     if (!(rec->world = tm_comm_new(rq->wctx, wreuse, rq->n, cmap, rq->n))) goto nomem;
     rec->world->builtin = 1;
     memcpy(rec->pmap, rq->pmap, sizeof *rec->pmap * (size_t)rq->pn);
@@ -78,8 +80,9 @@ int tm_spawn_rec_add(struct tm_job *j, const struct tm_spawn_req *rq, int wreuse
     /* before the agent starts them: their MPI_COMM_WORLD and MPI_Comm_get_parent */
     const int32_t *nor = j->net ? j->net->node_of_rank : NULL;
     for (int i = 0; i < rq->n; i++) {
-        if (nor && nor[rq->first + i] != j->net->node) continue;
-        struct tm_rank *c = tm_job_rank(j, rq->first + i);
+        int32_t g = tm_comm_world_rank(rec->world, i);
+        if (nor && nor[g] != j->net->node) continue;
+        struct tm_rank *c = tm_job_rank(j, g);
         c->world = rec->world;
         c->world_rank = i;
         c->spawn = rec;
@@ -442,6 +445,7 @@ int tm_spawn_remote(struct tm_rank *me, int node, const struct tm_spawn_req *rq,
         while (a->argv && a->argv[nargs])
             nargs++;
         put32(&w, (uint32_t)a->maxprocs);
+        put32(&w, (uint32_t)a->first);
         put_str(&w, a->command);
         put_str(&w, a->wdir);
         put_str(&w, a->path);
@@ -489,7 +493,7 @@ static void *serve_main(void *arg)
         rq.ctx[i] = (int32_t)get32(&r);
     rq.pn = (int)get32(&r);
     /* every count is bounded by what the payload holds before anything is allocated */
-    if (r.err || rq.n < 1 || rq.first < j->world_size || rq.first > j->size - rq.n || rq.pn < 1 ||
+    if (r.err || rq.n < 1 || rq.n > j->size - j->world_size || rq.pn < 1 ||
         (size_t)rq.pn > (r.len - r.off) / 4)
         r.err = 1;
     if (!r.err && !(pmap = malloc(sizeof *pmap * (size_t)rq.pn))) r.err = 1;
@@ -503,11 +507,15 @@ static void *serve_main(void *arg)
     for (int k = 0; !r.err && k < rq.napps; k++) {
         struct tmpi_spawn_app *a = &apps[k];
         a->maxprocs = (int)get32(&r);
+        a->first = (int)get32(&r);
         a->command = get_str(&r, 0);
         a->wdir = get_str(&r, 1);
         a->path = get_str(&r, 1);
         uint32_t nargs = get32(&r);
-        if (r.err || a->maxprocs < 1 || a->maxprocs > rq.n - total || nargs > (r.len - r.off) / 4) {
+        /* each command's ranks in the universe beyond the world; the first names the spawn */
+        if (r.err || a->maxprocs < 1 || a->maxprocs > rq.n - total || a->first < j->world_size ||
+            a->first > j->size - a->maxprocs || (k == 0 && a->first != rq.first) ||
+            nargs > (r.len - r.off) / 4) {
             r.err = 1;
             break;
         }

@@ -5,7 +5,9 @@
  * ranks world_size on filling node 0's slots, then node 1's ... (agent/jobs/job_spawn.h), so
  * the node of every rank a spawn may start is known to every host from the start.  A spawn:
  *  1. the root reserves its world ranks, the next ones of the universe, from the counter of
- *     node 0's host (RESERVE, answered by node 0's receive daemon; node 0 takes its own);
+ *     node 0's host (RESERVE, answered by node 0's receive daemon; node 0 takes its own): a
+ *     row for the whole spawn, or one per run of commands that name one host (info key host
+ *     of spawn_multiple), each on its host's node;
  *  2. it allocates the ids of the children's MPI_COMM_WORLD and of the parent/child
  *     inter-communicator (spanning ids need no agreement, ctx.h) and records the spawn;
  *  3. it asks every other node that holds children to start them (SPAWN: the commands, the
@@ -77,8 +79,8 @@ struct tm_conn_req;
 /* One spawn as a node records it (owned by the job's list, freed at its end). */
 struct tm_spawn_rec {
     struct tm_spawn_rec *next;
-    int first, n;          /* the children's world ranks */
-    struct tm_comm *world; /* their MPI_COMM_WORLD (this node's copy) */
+    int first, n;          /* the spawn's name (its first child's world rank), its children */
+    struct tm_comm *world; /* their MPI_COMM_WORLD (this node's copy): their world ranks */
     int32_t ctx[3];        /* the parent/child inter-communicator's ids (intercomm.h) */
     int32_t *pmap;         /* the parents' world ranks, pn of them */
     int pn;
@@ -86,9 +88,9 @@ struct tm_spawn_rec {
 
 /* What a node needs to start its ranks of a spawn. */
 struct tm_spawn_req {
-    const struct tmpi_spawn_app *apps;
+    const struct tmpi_spawn_app *apps; /* each command with its world ranks (first) */
     int napps;
-    int first, n;   /* the whole spawn's world ranks */
+    int first, n;   /* the spawn's name (apps[0].first) and its ranks over every command */
     int32_t wctx;   /* the children's MPI_COMM_WORLD id */
     int32_t ctx[3]; /* the inter-communicator's */
     const int32_t *pmap;

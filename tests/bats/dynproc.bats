@@ -591,3 +591,29 @@ j = [x for x in json.load(sys.stdin)["jobs"] if x["state"] == "running"]
 assert len(j) == 1 and j[0]["nprocs"] == 6 and sorted(j[0]["nodes"]) == ["node1", "node2", "node3"], j
 ' <<<"$all" || { echo "$all"; false; }
 }
+
+# bats test_tags=multinode
+@test "dynproc: across 3 agents spawn_multiple puts each command on the host its info key host names, one world in command order with each command's MPI_APPNUM, talking to the parent both ways" {
+    start_cluster 3
+    local exe hf2 launch
+    exe=$(prog spawn)
+    hf2=$(cluster_hostfile 2)
+    launch=("$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}")
+    # rank 0 on node1 (one free slot); node2 and node3 two free slots each
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" hosts "127.0.0.1:${CLUSTER_PORTS[2]}" 2 "127.0.0.1:${CLUSTER_PORTS[1]}" 1 - 1
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* ]] || { echo "three hosts: $output"; false; }
+    [[ "$output" == *"child 0 of 4 on node3"* && "$output" == *"child 1 of 4 on node3"* &&
+        "$output" == *"child 2 of 4 on node2"* && "$output" == *"child 3 of 4 on node1"* ]] ||
+        { echo "placement: $output"; false; }
+    # the same host twice around another: one row per run of commands
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" hosts "127.0.0.1:${CLUSTER_PORTS[1]}" 1 "127.0.0.1:${CLUSTER_PORTS[2]}" 2 "127.0.0.1:${CLUSTER_PORTS[1]}" 1
+    [ "$status" -eq 0 ] && [[ "$output" == *"child 0 of 4 on node2"* && "$output" == *"child 1 of 4 on node3"* &&
+        "$output" == *"child 2 of 4 on node3"* && "$output" == *"child 3 of 4 on node2"* ]] ||
+        { echo "around: $output"; false; }
+    # a host without room for its command fails the whole spawn and frees what it reserved:
+    # then both of node2's slots take a spawn
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" badhosts "127.0.0.1:${CLUSTER_PORTS[1]}" 1 "127.0.0.1:${CLUSTER_PORTS[2]}" 3
+    [ "$status" -eq 0 ] && [[ "$output" == *"badhosts failed as it should"* && "$output" != *" of 4 on "* &&
+        "$output" == *"child 0 of 2 on node2"* && "$output" == *"child 1 of 2 on node2"* ]] ||
+        { echo "no room: $output"; false; }
+}
