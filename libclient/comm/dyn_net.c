@@ -19,6 +19,9 @@
 #include "wake_timer.h"
 #include "xconn.h"
 
+/* The most nodes of the job one host name may name, as a node checks whether it is one. */
+#define TM_DYN_HOST_NODES 64
+
 /* A request waiting for its answer, on the asking rank's stack: the answer's value, and its
  * payload in rbuf (at most rcap bytes, rlen of them). */
 struct dyn_call {
@@ -357,6 +360,47 @@ int tm_spawn_release(struct tm_rank *me, int first, int n)
     return dyn_send(j, me->rank, 0, dst, TM_DYN_RELEASE, (uint64_t)n, first, NULL, 0);
 }
 
+int tm_dyn_host_nodes(struct tm_rank *me, const char *host, int *out, int cap)
+{
+    struct tm_job *j = me->job;
+    size_t len = strlen(host) + 1;
+    if (!j->net || len > TM_DYN_HOST_MAX) return 0;
+    int n = 0;
+    for (int node = 0; node < j->net->nnodes; node++) {
+        if (node == j->net->node) continue;
+        char *q = malloc(len);
+        if (!q) return -ENOMEM;
+        memcpy(q, host, len);
+        struct dyn_call c = {0};
+        int r = call(me, node, TM_DYN_HOST, 0, q, (uint32_t)len, &c);
+        if (r < 0) return r;
+        if (c.val != 1) continue;
+        if (n < cap) out[n] = node;
+        n++;
+    }
+    return n;
+}
+
+/* Receive daemon: whether this node answers to the host name of a TM_DYN_HOST (its NUL
+ * within the payload), answered at once. */
+static void serve_host(struct tm_job *j, int node, const struct tm_msg_hdr *h, void *ctx)
+{
+    struct dyn_serve *s = ctx;
+    if (!s || strnlen((const char *)s->buf, s->len) != s->len - 1) {
+        tm_net_proto_error(j->net, node, "a malformed host request");
+        free(s);
+        return;
+    }
+    int nodes[TM_DYN_HOST_NODES], self = 0;
+    int n =
+        j->svc->host_nodes ? j->svc->host_nodes((const char *)s->buf, nodes, TM_DYN_HOST_NODES) : 0;
+    for (int i = 0; i < n && i < TM_DYN_HOST_NODES; i++)
+        self |= nodes[i] == j->net->node;
+    int32_t src = rank_on(j->net, j->size, j->net->node);
+    dyn_send(j, src, node, s->asker, TM_DYN_HOST_ANS, s->id, self, NULL, 0);
+    free(s);
+}
+
 /* The request's encoding: 32-bit big-endian numbers, strings as a length and their bytes. */
 struct wbuf {
     uint8_t *p;
@@ -575,6 +619,8 @@ static uint32_t request_max(const struct tm_job *j, int kind)
         return TM_SPAWN_MSG_MAX;
     case TM_DYN_NAME:
         return TM_DYN_NAME_MAX;
+    case TM_DYN_HOST:
+        return TM_DYN_HOST_MAX;
     case TM_DYN_CONNECT:
         return MPI_MAX_PORT_NAME + 4 * (uint32_t)j->size;
     default:
@@ -764,6 +810,7 @@ static void dyn_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, vo
         break;
     }
     case TM_DYN_RESERVE_ANS:
+    case TM_DYN_HOST_ANS:
     case TM_DYN_SPAWN_ANS:
     case TM_DYN_NAME_ANS:
     case TM_DYN_CONNECT_ANS:
@@ -777,6 +824,9 @@ static void dyn_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, vo
         break;
     case TM_DYN_CONNECT_CANCEL:
         serve_cancel(j, node, h);
+        break;
+    case TM_DYN_HOST:
+        serve_host(j, node, h, ctx);
         break;
     case TM_DYN_SPAWN_GO:
         /* the spawn's outcome on every node: its ranks here run or end unrun */

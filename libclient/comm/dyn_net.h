@@ -72,6 +72,9 @@ enum tm_dyn_kind {
     TM_DYN_RELEASE = 11,       /* msg_len the first of cookie world ranks, to node 0: free for
                                 * later spawns (spawned ranks that finalized, a failed spawn's);
                                 * no answer */
+    TM_DYN_HOST = 12,          /* payload a host name with its NUL: does the node answer to it
+                                * (svc host_nodes there: its agent's name, its machine's) */
+    TM_DYN_HOST_ANS = 13,      /* msg_len 1 it does, 0 it does not */
 };
 
 struct tm_conn_req;
@@ -121,6 +124,15 @@ int tm_spawn_remote(struct tm_rank *me, int node, const struct tm_spawn_req *rq,
 /* Tells node (not me's), whose share of the spawn from world rank first started, whether those
  * ranks run (go) or end unrun (svc spawn_gate there).  0 or a negative errno. */
 int tm_spawn_remote_gate(struct tm_rank *me, int node, int first, int go);
+
+/* The longest host name TM_DYN_HOST asks about, with its NUL. */
+#define TM_DYN_HOST_MAX (MPI_MAX_INFO_VAL + 1)
+
+/* The nodes other than me's that answer to host as their own name (MPI_Comm_spawn's info key
+ * host: another node's agent name, which this node's host file does not know), ascending, the
+ * first cap into out: how many, or a negative errno when a node cannot be asked.  A rank
+ * thread; asks each node in turn and waits for its answer. */
+int tm_dyn_host_nodes(struct tm_rank *me, const char *host, int *out, int cap);
 
 /* A name operation (dyn_tab.h) on the job's table: node 0's, asked from the other nodes.
  * Results as tm_names_op_here, or -EPIPE and the like when node 0 cannot be reached. */

@@ -42,7 +42,13 @@ static int32_t *members(const struct tm_comm *c)
 static int host_nodes(struct tm_rank *me, const char *host, int *out, int cap)
 {
     const struct tmpi_svc *svc = me->job->svc;
-    if (svc->host_nodes) return svc->host_nodes(host, out, cap);
+    if (svc->host_nodes) {
+        /* the host file's names and this node's own; else another node's own name (its
+         * agent's, its machine's), which only that node knows */
+        int n = svc->host_nodes(host, out, cap);
+        if (n == 0 && me->job->net) n = tm_dyn_host_nodes(me, host, out, cap);
+        return n < 0 ? 0 : n;
+    }
     /* an agent without it: this node by its usual names */
     int self = strcmp(host, "localhost") == 0 ||
                (me->info->hostname && strcmp(host, me->info->hostname) == 0);

@@ -335,9 +335,10 @@ struct tmpi_svc {
      * info->hostname).  The nodes of the calling rank's job that MPI_Comm_spawn's info key
      * host names, ascending, the first cap of them into out: a node's name in the job's host
      * file (its NodePlacement host, case aside) or that name with ":PORT"; this node also by
-     * its agent's name (info->hostname, MPI_Get_processor_name), the machine's host name and
-     * "localhost".  How many nodes it names (0: none of the job's).  Any rank thread; never
-     * blocks. */
+     * its agent's name (info->hostname, MPI_Get_processor_name), the machine's host name,
+     * "localhost" and a numeric address of its interfaces (libtmpi asks the other nodes for
+     * theirs, comm/dyn_net.h TM_DYN_HOST).  How many nodes it names (0: none of the job's).  Any
+     * rank thread; never blocks. */
     int (*host_nodes)(const char *host, int *out, int cap);
 
     /* Optional (may be NULL: accumulates to other nodes go as frames).  Atomic operations

@@ -593,7 +593,7 @@ assert len(j) == 1 and j[0]["nprocs"] == 6 and sorted(j[0]["nodes"]) == ["node1"
 }
 
 # bats test_tags=multinode
-@test "dynproc: across 3 agents spawn_multiple puts each command on the host its info key host names, one world in command order with each command's MPI_APPNUM, talking to the parent both ways" {
+@test "dynproc: across 3 agents spawn_multiple puts each command on the host its info key host names (host:port, another node's agent name), one world in command order with each command's MPI_APPNUM, talking to the parent both ways" {
     start_cluster 3
     local exe hf2 launch
     exe=$(prog spawn)
@@ -605,6 +605,17 @@ assert len(j) == 1 and j[0]["nprocs"] == 6 and sorted(j[0]["nodes"]) == ["node1"
     [[ "$output" == *"child 0 of 4 on node3"* && "$output" == *"child 1 of 4 on node3"* &&
         "$output" == *"child 2 of 4 on node2"* && "$output" == *"child 3 of 4 on node1"* ]] ||
         { echo "placement: $output"; false; }
+    # the other nodes by their agents' names, which only they know
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" hosts node3 1 node2 2 node1 1
+    [ "$status" -eq 0 ] && [[ "$output" == *"child 0 of 4 on node3"* && "$output" == *"child 1 of 4 on node2"* &&
+        "$output" == *"child 2 of 4 on node2"* && "$output" == *"child 3 of 4 on node1"* ]] ||
+        { echo "agent names: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" host NODE2 2
+    [ "$status" -eq 0 ] && [[ "$output" == *"child 0 of 2 on node2"* && "$output" == *"child 1 of 2 on node2"* ]] ||
+        { echo "host NODE2: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" badhost node4 1 fatal
+    [ "$status" -ne 0 ] && [[ "$output" == *"host node4 is not a node of the job"*"(MPI_ERR_SPAWN)"* ]] ||
+        { echo "host node4: $output"; false; }
     # the same host twice around another: one row per run of commands
     run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" hosts "127.0.0.1:${CLUSTER_PORTS[1]}" 1 "127.0.0.1:${CLUSTER_PORTS[2]}" 2 "127.0.0.1:${CLUSTER_PORTS[1]}" 1
     [ "$status" -eq 0 ] && [[ "$output" == *"child 0 of 4 on node2"* && "$output" == *"child 1 of 4 on node3"* &&
