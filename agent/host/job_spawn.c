@@ -375,7 +375,7 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
             r->spawn_batch = b;
             r->image.fd = -1;
             r->info = (struct tmpi_rank_info){
-                .appnum = (int)k,
+                .appnum = apps[k].appnum,
                 .job_id = j->id,
                 .rank = w,
                 .size = (int)total,

@@ -490,6 +490,7 @@ int tm_spawn_remote(struct tm_rank *me, int node, const struct tm_spawn_req *rq,
             nargs++;
         put32(&w, (uint32_t)a->maxprocs);
         put32(&w, (uint32_t)a->first);
+        put32(&w, (uint32_t)a->appnum);
         put_str(&w, a->command);
         put_str(&w, a->wdir);
         put_str(&w, a->path);
@@ -545,20 +546,22 @@ static void *serve_main(void *arg)
         if ((pmap[i] = (int32_t)get32(&r)) < 0 || pmap[i] >= j->size) r.err = 1;
     rq.pmap = pmap;
     rq.napps = (int)get32(&r);
-    if (!r.err && (rq.napps < 1 || (size_t)rq.napps > (r.len - r.off) / 20)) r.err = 1;
+    if (!r.err && (rq.napps < 1 || (size_t)rq.napps > (r.len - r.off) / 28)) r.err = 1;
     if (!r.err && !(apps = calloc((size_t)rq.napps, sizeof *apps))) r.err = 1;
     int total = 0;
     for (int k = 0; !r.err && k < rq.napps; k++) {
         struct tmpi_spawn_app *a = &apps[k];
         a->maxprocs = (int)get32(&r);
         a->first = (int)get32(&r);
+        a->appnum = (int)get32(&r);
         a->command = get_str(&r, 0);
         a->wdir = get_str(&r, 1);
         a->path = get_str(&r, 1);
         uint32_t nargs = get32(&r);
         /* each command's ranks in the universe beyond the world; the first names the spawn */
         if (r.err || a->maxprocs < 1 || a->maxprocs > rq.n - total || a->first < j->world_size ||
-            a->first > j->size - a->maxprocs || (k == 0 && a->first != rq.first) ||
+            a->first > j->size - a->maxprocs || (k == 0 && a->first != rq.first) || a->appnum < 0 ||
+            a->appnum > k || (k > 0 && a->appnum < apps[k - 1].appnum) ||
             nargs > (r.len - r.off) / 4) {
             r.err = 1;
             break;

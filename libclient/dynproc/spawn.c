@@ -116,14 +116,10 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
     if (count < 1) return snprintf(why, len, "count %d is not positive", count), MPI_ERR_ARG;
     if (!cmds || !maxprocs)
         return snprintf(why, len, "array of commands or maxprocs is NULL"), MPI_ERR_ARG;
-    struct tmpi_spawn_app *apps = calloc((size_t)count, sizeof *apps);
-    const char **hosts = calloc((size_t)count, sizeof *hosts); /* each command's info key host */
-    if (!apps || !hosts) {
-        free(apps);
-        free(hosts);
-        return snprintf(why, len, "out of memory"), MPI_ERR_NO_MEM;
-    }
-    int total = 0, err = MPI_SUCCESS;
+    /* each command's info: its host value (info key host, else Open MPI's add-host), wdir, path */
+    const char **hv = calloc((size_t)count * 3, sizeof *hv), **wd = hv + count, **pa = wd + count;
+    if (!hv) return snprintf(why, len, "out of memory"), MPI_ERR_NO_MEM;
+    int total = 0, err = MPI_SUCCESS, napps = 0;
     for (int k = 0; k < count && !err; k++) {
         if (!cmds[k] || !cmds[k][0]) {
             snprintf(why, len, "command %d is %s", k, cmds[k] ? "empty" : "NULL");
@@ -144,41 +140,91 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
             err = MPI_ERR_INFO;
             break;
         }
-        hosts[k] = in ? tm_info_lookup(in, "host") : NULL;
-        apps[k] = (struct tmpi_spawn_app){
-            .command = cmds[k],
-            .argv = argvs ? argvs[k] : NULL,
-            .maxprocs = maxprocs[k],
-            .first = -1,
-            .wdir = in ? tm_info_lookup(in, "wdir") : NULL,
-            .path = in ? tm_info_lookup(in, "path") : NULL,
-        };
+        hv[k] = in ? tm_info_lookup(in, "host") : NULL;
+        /* a running job takes no new hosts: add-host names hosts of the job, as host does */
+        if (!hv[k] && in) hv[k] = tm_info_lookup(in, "add-host");
+        wd[k] = in ? tm_info_lookup(in, "wdir") : NULL;
+        pa[k] = in ? tm_info_lookup(in, "path") : NULL;
+        int entries = 1;
+        for (const char *c = hv[k]; c && *c; c++)
+            entries += *c == ',';
+        if (entries > 1 && entries < maxprocs[k]) {
+            snprintf(why, len, "host %s lists %d slots for the %d ranks of %s", hv[k], entries,
+                     maxprocs[k], cmds[k]);
+            err = MPI_ERR_SPAWN;
+        }
+        napps += entries > 1 ? maxprocs[k] : 1;
         total += maxprocs[k];
     }
     if (!err && !j->svc->spawn) {
         snprintf(why, len, "the agent cannot spawn ranks");
         err = MPI_ERR_SPAWN;
     }
-    /* Each run of commands naming one host (or none) takes a row of the universe: on that
+    /* The parts of the commands: a command whose host is a list ("a,b,a", Open MPI's: one
+     * slot an entry, its ranks fill them in order) has a part per run of one host in it,
+     * the others one part; each part its own entry of apps with the command's appnum. */
+    struct tmpi_spawn_app *apps = err ? NULL : calloc((size_t)napps, sizeof *apps);
+    char **hosts = err ? NULL : calloc((size_t)napps, sizeof *hosts); /* each part's host */
+    if (!err && (!apps || !hosts)) {
+        snprintf(why, len, "out of memory");
+        err = MPI_ERR_NO_MEM;
+    }
+    napps = 0;
+    for (int k = 0; !err && k < count; k++) {
+        const char *c = hv[k];
+        for (int left = maxprocs[k]; !err && left > 0;) {
+            /* the next entry of the list (the whole value when it has no comma) */
+            const char *e = c ? strchr(c, ',') : NULL;
+            size_t l = c ? (e ? (size_t)(e - c) : strlen(c)) : 0;
+            int n = c && e ? 1 : left;
+            while (c && e && n < left && strncmp(e + 1, c, l) == 0 &&
+                   (e[1 + l] == ',' || e[1 + l] == 0)) {
+                n++; /* the same host again: one part */
+                e = e[1 + l] == ',' ? e + 1 + l : NULL;
+            }
+            if (c && !(hosts[napps] = strndup(c, l))) {
+                snprintf(why, len, "out of memory");
+                err = MPI_ERR_NO_MEM;
+                break;
+            }
+            if (c && !hosts[napps][0]) {
+                snprintf(why, len, "host %s of %s has an empty entry", hv[k], cmds[k]);
+                err = MPI_ERR_SPAWN;
+            }
+            apps[napps++] = (struct tmpi_spawn_app){
+                .command = cmds[k],
+                .argv = argvs ? argvs[k] : NULL,
+                .maxprocs = n,
+                .first = -1,
+                .appnum = k,
+                .wdir = wd[k],
+                .path = pa[k],
+            };
+            left -= n;
+            c = e ? e + 1 : c;
+        }
+    }
+    free(hv);
+    /* Each run of parts naming one host (or none) takes a row of the universe: on that
      * host's node, so that spawn_multiple places every command on its own host.  The
      * children's MPI_COMM_WORLD is the commands' ranks in command order all the same. */
-    for (int k0 = 0, k1; !err && k0 < count; k0 = k1) {
+    for (int k0 = 0, k1; !err && k0 < napps; k0 = k1) {
         int n = 0, f = -1;
-        for (k1 = k0; k1 < count && same_host(hosts[k0], hosts[k1]); k1++)
-            n += maxprocs[k1];
+        for (k1 = k0; k1 < napps && same_host(hosts[k0], hosts[k1]); k1++)
+            n += apps[k1].maxprocs;
         err = reserve_run(me, hosts[k0], n, &f, why, len);
-        for (int k = k0; !err && k < k1; f += maxprocs[k++])
+        for (int k = k0; !err && k < k1; f += apps[k++].maxprocs)
             apps[k].first = f;
     }
-    int first = apps[0].first;
+    int first = apps ? apps[0].first : -1;
     int32_t *cmap = NULL, *pmap = NULL;
-    struct tm_spawn_req rq = {.apps = apps, .napps = count, .first = first, .n = total};
+    struct tm_spawn_req rq = {.apps = apps, .napps = napps, .first = first, .n = total};
     int wreuse = 0;
     if (!err) {
         cmap = malloc(sizeof *cmap * (size_t)total);
         pmap = members(pc);
-        for (int k = 0, i = 0; cmap && k < count; k++)
-            for (int r = 0; r < maxprocs[k]; r++)
+        for (int k = 0, i = 0; cmap && k < napps; k++)
+            for (int r = 0; r < apps[k].maxprocs; r++)
                 cmap[i++] = apps[k].first + r;
         int ictx[3], reuse = 0, wctx = -1;
         if (!cmap || !pmap || tm_ctx_for(me, cmap, total, NULL, 0, 1, &wctx, &wreuse) < 0 ||
@@ -228,7 +274,7 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
     int here = 0;
     if (!err && (!nor || mine)) {
         char aerr[256] = "";
-        int rc = j->svc->spawn(apps, count, first, aerr, sizeof aerr);
+        int rc = j->svc->spawn(apps, napps, first, aerr, sizeof aerr);
         if (rc < 0) {
             snprintf(why, len, "%s", aerr[0] ? aerr : strerror(-rc));
             err = MPI_ERR_SPAWN;
@@ -241,8 +287,8 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
         if (began[node]) (void)tm_spawn_remote_gate(me, node, first, !err);
     if (here && j->svc->spawn_gate) (void)j->svc->spawn_gate(first, !err);
     /* none of a failed spawn's ranks runs: its slots are free for the next */
-    for (int k = 0; err && k < count; k++)
-        if (apps[k].first >= 0) (void)tm_spawn_release(me, apps[k].first, maxprocs[k]);
+    for (int k = 0; err && apps && k < napps; k++)
+        if (apps[k].first >= 0) (void)tm_spawn_release(me, apps[k].first, apps[k].maxprocs);
     free(began);
     if (!err) {
         *h = (struct spawn_hdr){0, first, total, {rq.ctx[0], rq.ctx[1], rq.ctx[2]}};
@@ -252,6 +298,8 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
     free(cmap);
     free(pmap);
     free(apps);
+    for (int k = 0; hosts && k < napps; k++)
+        free(hosts[k]);
     free(hosts);
     return err;
 }

@@ -68,6 +68,8 @@ struct tmpi_spawn_app {
     char *const *argv;   /* its arguments after argv[0], NULL-terminated, or NULL */
     int maxprocs;        /* ranks to start, >= 1 */
     int first;           /* their world ranks: first .. first + maxprocs - 1 */
+    int appnum;          /* MPI_APPNUM: the index of the spawn_multiple command it is (or a
+                          * part of, when the command's ranks go to several hosts) */
     const char *wdir;    /* info "wdir": the ranks' working directory, or NULL: the job's */
     const char *path;    /* info "path": directories to look for command in, ':'-separated */
 };
@@ -278,7 +280,7 @@ struct tmpi_svc {
      * of one spawn on this node: napps commands, command k's ranks world ranks apps[k].first
      * .. + maxprocs - 1, ranks of the spawn's MPI_COMM_WORLD in command order (libtmpi chose
      * them below info->universe and set up their state first; first is apps[0].first, the
-     * spawn's name), appnum the command's index; of those, the ranks whose node (node_of_rank) is
+     * spawn's name), appnum apps[k].appnum; of those, the ranks whose node (node_of_rank) is
      * this one (a job across nodes: each node is asked for its own, -EINVAL when it has
      * none).  All or nothing: 0 once every rank runs, else a negative errno (-ENOENT no such
      * program, -ENOEXEC not a TMPI program, -ECANCELED the job is ending) with a one-line

@@ -593,7 +593,7 @@ assert len(j) == 1 and j[0]["nprocs"] == 6 and sorted(j[0]["nodes"]) == ["node1"
 }
 
 # bats test_tags=multinode
-@test "dynproc: across 3 agents spawn_multiple puts each command on the host its info key host names (host:port, another node's agent name), one world in command order with each command's MPI_APPNUM, talking to the parent both ways" {
+@test "dynproc: across 3 agents spawn_multiple puts each command on the host its info key host names (host:port, another node's agent name, a list of slots, add-host), one world in command order with each command's MPI_APPNUM, talking to the parent both ways" {
     start_cluster 3
     local exe hf2 launch
     exe=$(prog spawn)
@@ -616,6 +616,21 @@ assert len(j) == 1 and j[0]["nprocs"] == 6 and sorted(j[0]["nodes"]) == ["node1"
     run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" badhost node4 1 fatal
     [ "$status" -ne 0 ] && [[ "$output" == *"host node4 is not a node of the job"*"(MPI_ERR_SPAWN)"* ]] ||
         { echo "host node4: $output"; false; }
+    # Open MPI's host list: one slot an entry, the command's ranks fill them in order; add-host
+    # names the job's hosts as host does
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" host "node2,node3,node2" 3
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* && "$output" == *"child 0 of 3 on node2"* &&
+        "$output" == *"child 1 of 3 on node3"* && "$output" == *"child 2 of 3 on node2"* ]] ||
+        { echo "host list: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" hosts "node2,node3" 2 - 1
+    [ "$status" -eq 0 ] && [[ "$output" == *"child 0 of 3 on node2"* && "$output" == *"child 1 of 3 on node3"* &&
+        "$output" == *"child 2 of 3 on node1"* ]] || { echo "host list in spawn_multiple: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" addhost node3 2
+    [ "$status" -eq 0 ] && [[ "$output" == *"child 0 of 2 on node3"* && "$output" == *"child 1 of 2 on node3"* ]] ||
+        { echo "add-host: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" badhost "node2,node3" 3 fatal
+    [ "$status" -ne 0 ] && [[ "$output" == *"host node2,node3 lists 2 slots for the 3 ranks of"*"(MPI_ERR_SPAWN)"* ]] ||
+        { echo "short host list: $output"; false; }
     # the same host twice around another: one row per run of commands
     run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" hosts "127.0.0.1:${CLUSTER_PORTS[1]}" 1 "127.0.0.1:${CLUSTER_PORTS[2]}" 2 "127.0.0.1:${CLUSTER_PORTS[1]}" 1
     [ "$status" -eq 0 ] && [[ "$output" == *"child 0 of 4 on node2"* && "$output" == *"child 1 of 4 on node3"* &&

@@ -6,7 +6,7 @@
  *   spawn across       (a job across nodes without free slots) spawning fails with
  *                      MPI_ERR_SPAWN, never hangs
  *   spawn universe     each rank prints MPI_UNIVERSE_SIZE
- *   spawn host H N     as parent N, the children on host H (info "host")
+ *   spawn host H N     as parent N, the children on host H (info "host"; addhost: "add-host")
  *   spawn repeat R N   parent N, R times one after the other: more children in all than the
  *                      universe has slots, as each spawn's children disconnect and finalize
  *   spawn badhost H N [fatal]  N children on host H fail with MPI_ERR_SPAWN in every errcode
@@ -143,7 +143,7 @@ static int child(const char *mode, int argc, char **argv)
     return 0;
 }
 
-static void parent_run(const char *self, int n, const char *host)
+static void parent_run(const char *self, int n, const char *host, const char *key)
 {
     int rank, size, *usize, flag;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -159,7 +159,7 @@ static void parent_run(const char *self, int n, const char *host)
     MPI_Info info = MPI_INFO_NULL;
     if (host) {
         MPI_Info_create(&info);
-        MPI_Info_set(info, "host", host);
+        MPI_Info_set(info, key, host);
     }
     CHECK(MPI_Comm_spawn(self, args, n, info, 0, MPI_COMM_WORLD, &kids, errs) == MPI_SUCCESS,
           "spawn");
@@ -339,7 +339,7 @@ static void errors_run(const char *argv0)
     /* the failed spawns gave their slots back: the whole rest of the universe spawns */
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (*usize > size) parent_run(argv0, *usize - size, NULL);
+    if (*usize > size) parent_run(argv0, *usize - size, NULL, NULL);
 }
 
 static void partial_run(const char *cmd, int n)
@@ -393,13 +393,15 @@ int main(int argc, char **argv)
     MPI_Comm parent;
     MPI_Comm_get_parent(&parent);
     CHECK(parent == MPI_COMM_NULL, "the job's own rank has a parent");
-    if (strcmp(mode, "parent") == 0) parent_run(argv[0], argc > 2 ? atoi(argv[2]) : 1, NULL);
-    if (strcmp(mode, "host") == 0 && argc > 3) parent_run(argv[0], atoi(argv[3]), argv[2]);
+    if (strcmp(mode, "parent") == 0) parent_run(argv[0], argc > 2 ? atoi(argv[2]) : 1, NULL, NULL);
+    if (strcmp(mode, "host") == 0 && argc > 3) parent_run(argv[0], atoi(argv[3]), argv[2], "host");
+    if (strcmp(mode, "addhost") == 0 && argc > 3)
+        parent_run(argv[0], atoi(argv[3]), argv[2], "add-host");
     if (strcmp(mode, "badhost") == 0 && argc > 3)
         badhost_run(argv[0], argv[2], atoi(argv[3]), argc > 4);
     if (strcmp(mode, "repeat") == 0 && argc > 3)
         for (int r = atoi(argv[2]); r > 0; r--)
-            parent_run(argv[0], atoi(argv[3]), NULL);
+            parent_run(argv[0], atoi(argv[3]), NULL, NULL);
     if (strcmp(mode, "multiple") == 0) multiple_run(argv[0]);
     int bad = strcmp(mode, "badhosts") == 0;
     if ((bad || strcmp(mode, "hosts") == 0) && argc >= 4 && argc % 2 == 0 && argc <= 10) {
