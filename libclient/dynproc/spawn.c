@@ -104,6 +104,69 @@ static int reserve_run(struct tm_rank *me, const char *host, int n, int *ret_fir
     return MPI_SUCCESS;
 }
 
+/* The longest line of a hostfile info key's file that is read. */
+#define TM_SPAWN_HOSTFILE_LINE 1024
+
+/* Open MPI's info key hostfile: the file's hosts as a host list of want slots at most (lines
+ * "HOST [slots=N] [port=P]", '#' comments; no slots: one; a port makes it HOST:P, the name
+ * of one of several agents on a machine), malloc'd into *ret.  MPI_SUCCESS or an MPI error
+ * class with the reason in why. */
+static int hostfile_list(const char *path, int want, char **ret, char *why, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return snprintf(why, len, "hostfile %s: %s", path, strerror(errno)), MPI_ERR_SPAWN;
+    size_t cap = 256, used = 0;
+    char *list = malloc(cap), line[TM_SPAWN_HOSTFILE_LINE];
+    int n = 0, err = list ? MPI_SUCCESS : MPI_ERR_NO_MEM, lineno = 0;
+    if (list) list[0] = 0;
+    while (!err && n < want && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#'), *save = NULL;
+        if (hash) *hash = 0;
+        char *host = strtok_r(line, " \t\r\n", &save), *tok;
+        if (!host) continue;
+        long slots = 1, port = 0;
+        while (!err && (tok = strtok_r(NULL, " \t\r\n", &save))) {
+            char *end = NULL;
+            if (!strncmp(tok, "slots=", 6))
+                slots = strtol(tok + 6, &end, 10);
+            else if (!strncmp(tok, "port=", 5))
+                port = strtol(tok + 5, &end, 10);
+            if (!end || *end || slots < 1 || port < 0 || port > 65535) {
+                snprintf(why, len, "hostfile %s line %d: %s is not slots=N or port=P", path, lineno,
+                         tok);
+                err = MPI_ERR_SPAWN;
+            }
+        }
+        char name[300];
+        snprintf(name, sizeof name, port ? "%s:%ld" : "%s", host, port);
+        for (long i = 0; !err && i < slots && n < want; i++, n++) {
+            size_t l = strlen(name) + 1;
+            if (used + l + 1 > cap) {
+                char *more = realloc(list, cap = 2 * (used + l + 1));
+                if (!more) {
+                    err = MPI_ERR_NO_MEM;
+                    break;
+                }
+                list = more;
+            }
+            used += (size_t)snprintf(list + used, cap - used, "%s%s", used ? "," : "", name);
+        }
+    }
+    fclose(f);
+    if (!err && n == 0) {
+        snprintf(why, len, "hostfile %s names no host", path);
+        err = MPI_ERR_SPAWN;
+    }
+    if (err == MPI_ERR_NO_MEM) snprintf(why, len, "out of memory");
+    if (err) {
+        free(list);
+        return err;
+    }
+    *ret = list;
+    return MPI_SUCCESS;
+}
+
 /* The root's part: checks the commands, reserves and records the children and has the agent
  * start them.  An MPI error class, with the reason in why; on success the children's world
  * ranks, in their MPI_COMM_WORLD's order, in *ret_cmap (malloc'd, h->n of them). */
@@ -118,7 +181,12 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
         return snprintf(why, len, "array of commands or maxprocs is NULL"), MPI_ERR_ARG;
     /* each command's info: its host value (info key host, else Open MPI's add-host), wdir, path */
     const char **hv = calloc((size_t)count * 3, sizeof *hv), **wd = hv + count, **pa = wd + count;
-    if (!hv) return snprintf(why, len, "out of memory"), MPI_ERR_NO_MEM;
+    char **own = calloc((size_t)count, sizeof *own); /* the lists made of hostfiles */
+    if (!hv || !own) {
+        free(hv);
+        free(own);
+        return snprintf(why, len, "out of memory"), MPI_ERR_NO_MEM;
+    }
     int total = 0, err = MPI_SUCCESS, napps = 0;
     for (int k = 0; k < count && !err; k++) {
         if (!cmds[k] || !cmds[k][0]) {
@@ -143,6 +211,11 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
         hv[k] = in ? tm_info_lookup(in, "host") : NULL;
         /* a running job takes no new hosts: add-host names hosts of the job, as host does */
         if (!hv[k] && in) hv[k] = tm_info_lookup(in, "add-host");
+        /* and Open MPI's hostfile (add-hostfile) as the list of its hosts' slots */
+        const char *hf = !hv[k] && in ? tm_info_lookup(in, "hostfile") : NULL;
+        if (!hv[k] && in && !hf) hf = tm_info_lookup(in, "add-hostfile");
+        if (hf && (err = hostfile_list(hf, maxprocs[k], &own[k], why, len))) break;
+        if (hf) hv[k] = own[k];
         wd[k] = in ? tm_info_lookup(in, "wdir") : NULL;
         pa[k] = in ? tm_info_lookup(in, "path") : NULL;
         int entries = 1;
@@ -204,6 +277,9 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
             c = e ? e + 1 : c;
         }
     }
+    for (int k = 0; k < count; k++)
+        free(own[k]);
+    free(own);
     free(hv);
     /* Each run of parts naming one host (or none) takes a row of the universe: on that
      * host's node, so that spawn_multiple places every command on its own host.  The

@@ -593,7 +593,7 @@ assert len(j) == 1 and j[0]["nprocs"] == 6 and sorted(j[0]["nodes"]) == ["node1"
 }
 
 # bats test_tags=multinode
-@test "dynproc: across 3 agents spawn_multiple puts each command on the host its info key host names (host:port, another node's agent name, a list of slots, add-host), one world in command order with each command's MPI_APPNUM, talking to the parent both ways" {
+@test "dynproc: across 3 agents spawn_multiple puts each command on the host its info key host names (host:port, another node's agent name, a list of slots, add-host, hostfile), one world in command order with each command's MPI_APPNUM, talking to the parent both ways" {
     start_cluster 3
     local exe hf2 launch
     exe=$(prog spawn)
@@ -628,6 +628,16 @@ assert len(j) == 1 and j[0]["nprocs"] == 6 and sorted(j[0]["nodes"]) == ["node1"
     run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" addhost node3 2
     [ "$status" -eq 0 ] && [[ "$output" == *"child 0 of 2 on node3"* && "$output" == *"child 1 of 2 on node3"* ]] ||
         { echo "add-host: $output"; false; }
+    # Open MPI's hostfile: its hosts' slots as such a list
+    local hfs="$BATS_TEST_TMPDIR/spawn.hosts"
+    printf '# where the children go\n127.0.0.1 port=%s slots=2\nnode2\n' "${CLUSTER_PORTS[2]}" >"$hfs"
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" hostfile "$hfs" 3
+    [ "$status" -eq 0 ] && [[ "$output" == *"child 0 of 3 on node3"* && "$output" == *"child 1 of 3 on node3"* &&
+        "$output" == *"child 2 of 3 on node2"* ]] || { echo "hostfile: $output"; false; }
+    printf 'node2 slots=two\n' >"$hfs"
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" hostfile "$hfs" 1
+    [ "$status" -ne 0 ] && [[ "$output" == *"hostfile $hfs line 1: slots=two is not slots=N or port=P (MPI_ERR_SPAWN)"* ]] ||
+        { echo "bad hostfile: $output"; false; }
     run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" badhost "node2,node3" 3 fatal
     [ "$status" -ne 0 ] && [[ "$output" == *"host node2,node3 lists 2 slots for the 3 ranks of"*"(MPI_ERR_SPAWN)"* ]] ||
         { echo "short host list: $output"; false; }

@@ -6,7 +6,8 @@
  *   spawn across       (a job across nodes without free slots) spawning fails with
  *                      MPI_ERR_SPAWN, never hangs
  *   spawn universe     each rank prints MPI_UNIVERSE_SIZE
- *   spawn host H N     as parent N, the children on host H (info "host"; addhost: "add-host")
+ *   spawn host H N     as parent N, the children on host H (info "host"; addhost: "add-host";
+ *                      hostfile F N: the hosts of file F, info "hostfile")
  *   spawn repeat R N   parent N, R times one after the other: more children in all than the
  *                      universe has slots, as each spawn's children disconnect and finalize
  *   spawn badhost H N [fatal]  N children on host H fail with MPI_ERR_SPAWN in every errcode
@@ -397,6 +398,8 @@ int main(int argc, char **argv)
     if (strcmp(mode, "host") == 0 && argc > 3) parent_run(argv[0], atoi(argv[3]), argv[2], "host");
     if (strcmp(mode, "addhost") == 0 && argc > 3)
         parent_run(argv[0], atoi(argv[3]), argv[2], "add-host");
+    if (strcmp(mode, "hostfile") == 0 && argc > 3)
+        parent_run(argv[0], atoi(argv[3]), argv[2], "hostfile");
     if (strcmp(mode, "badhost") == 0 && argc > 3)
         badhost_run(argv[0], argv[2], atoi(argv[3]), argc > 4);
     if (strcmp(mode, "repeat") == 0 && argc > 3)
