@@ -317,22 +317,31 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
                  int first, char *err, size_t errlen)
 {
     uint32_t total = 0;
-    for (int k = 0; k < napps; k++)
-        total += (uint32_t)apps[k].maxprocs;
-    if (first < (int)j->world_size || total == 0 || (uint64_t)first + total > j->spawn->universe) {
-        snprintf(err, errlen, "ranks %d..%u are not free slots of the universe (%u)", first,
-                 first + total - 1, j->spawn->universe);
+    /* each command's world ranks lie in the universe beyond the world */
+    for (int k = 0; k < napps; k++) {
+        const struct tmpi_spawn_app *a = &apps[k];
+        if (a->maxprocs < 1 || a->first < (int)j->world_size ||
+            (uint64_t)a->first + (uint64_t)a->maxprocs > j->spawn->universe) {
+            snprintf(err, errlen, "ranks %d..%d are not free slots of the universe (%u)", a->first,
+                     a->first + a->maxprocs - 1, j->spawn->universe);
+            return -EINVAL;
+        }
+        total += (uint32_t)a->maxprocs;
+    }
+    if (napps < 1 || first != apps[0].first) {
+        snprintf(err, errlen, "a spawn is named by its first command's first rank, not %d", first);
         return -EINVAL;
     }
     /* Across nodes each node starts the spawn's ranks its slots hold (node_of_rank, fixed
      * when the job was assigned); the node of the spawning root asks the others. */
     uint32_t here = 0, local_size = 0;
-    for (uint32_t i = 0; i < total; i++)
-        here += j->node_of_rank[(uint32_t)first + i] == j->node;
+    for (int k = 0; k < napps; k++)
+        for (int i = 0; i < apps[k].maxprocs; i++)
+            here += j->node_of_rank[(uint32_t)(apps[k].first + i)] == j->node;
     for (uint32_t g = 0; g < j->spawn->universe; g++)
         local_size += j->node_of_rank[g] == j->node;
     if (here == 0) {
-        snprintf(err, errlen, "ranks %d..%u have no slot on this node", first, first + total - 1);
+        snprintf(err, errlen, "the spawn from rank %d has no rank on this node", first);
         return -EINVAL;
     }
     b->first = first;
@@ -345,58 +354,57 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
     b->n = here;
     for (int k = 0; k < napps; k++)
         if (!(b->apps[k].host = host_app_new())) return -ENOMEM;
-    uint32_t g = (uint32_t)first;
     for (int k = 0; k < napps; k++) {
+        uint32_t g = (uint32_t)apps[k].first;
         int mine = 0;
         for (int i = 0; i < apps[k].maxprocs; i++)
             mine |= j->node_of_rank[g + (uint32_t)i] == j->node;
         b->apps[k].first_rank = g;
         int rc = mine ? app_setup(j, b, (uint32_t)k, &apps[k], g, err, errlen) : 0;
         if (rc < 0) return rc;
-        g += (uint32_t)apps[k].maxprocs;
     }
     char why[400], label[64];
-    for (uint32_t i = 0, n = 0; i < total; i++) {
-        int w = first + (int)i;
-        if (j->node_of_rank[w] != j->node) continue;
-        struct rank *r = &b->ranks[n++];
-        uint32_t k = 0;
-        while (k + 1 < b->napps && (uint32_t)w >= b->apps[k + 1].first_rank)
-            k++;
-        r->job = j;
-        r->app = &b->apps[k];
-        r->spawn_batch = b;
-        r->image.fd = -1;
-        r->info = (struct tmpi_rank_info){
-            .appnum = (int)k,
-            .job_id = j->id,
-            .rank = w,
-            .size = (int)total,
-            .node = j->nnodes > 1 ? j->node : 0,
-            .nnodes = j->nnodes > 1 ? j->nnodes : 1,
-            .local_rank = j->local_rank_of[w],
-            .local_size = (int)local_size,
-            .hostname = j->spawn->cfg->name,
-            .node_of_rank = j->node_of_rank,
-            .local_rank_of = j->local_rank_of,
-            .net = j->nnodes > 1 ? j->net : NULL,
-            .universe = (int)j->spawn->universe,
-            .spawned = 1,
-            .spawn_first = first,
-            .spawn_size = (int)total,
-        };
-        snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id,
-                 r->info.rank);
-        rank_vars_init(&r->vars);
-        int rc =
-            image_program_load(&r->app->host->image, label, &r->vars, &r->image, why, sizeof why);
-        if (rc < 0) {
-            snprintf(err, errlen, "cannot load %s for rank %d: %s", r->app->program_name,
-                     r->info.rank, why);
-            return rc;
+    /* i: the rank in the spawn's MPI_COMM_WORLD, command k's from base on */
+    for (uint32_t k = 0, i = 0, base = 0, n = 0; k < b->napps; base += (uint32_t)apps[k++].maxprocs)
+        for (i = 0; i < (uint32_t)apps[k].maxprocs; i++) {
+            int w = apps[k].first + (int)i;
+            if (j->node_of_rank[w] != j->node) continue;
+            struct rank *r = &b->ranks[n++];
+            r->job = j;
+            r->app = &b->apps[k];
+            r->spawn_batch = b;
+            r->image.fd = -1;
+            r->info = (struct tmpi_rank_info){
+                .appnum = apps[k].appnum,
+                .job_id = j->id,
+                .rank = w,
+                .size = (int)total,
+                .node = j->nnodes > 1 ? j->node : 0,
+                .nnodes = j->nnodes > 1 ? j->nnodes : 1,
+                .local_rank = j->local_rank_of[w],
+                .local_size = (int)local_size,
+                .hostname = j->spawn->cfg->name,
+                .node_of_rank = j->node_of_rank,
+                .local_rank_of = j->local_rank_of,
+                .net = j->nnodes > 1 ? j->net : NULL,
+                .universe = (int)j->spawn->universe,
+                .spawned = 1,
+                .spawn_first = first,
+                .spawn_size = (int)total,
+                .spawn_rank = (int)(base + i),
+            };
+            snprintf(label, sizeof label, "tmpi-job%llu-rank%d", (unsigned long long)j->id,
+                     r->info.rank);
+            rank_vars_init(&r->vars);
+            int rc = image_program_load(&r->app->host->image, label, &r->vars, &r->image, why,
+                                        sizeof why);
+            if (rc < 0) {
+                snprintf(err, errlen, "cannot load %s for rank %d: %s", r->app->program_name,
+                         r->info.rank, why);
+                return rc;
+            }
+            b->loaded = n;
         }
-        b->loaded = n;
-    }
     for (uint32_t k = 0; k < b->napps; k++)
         if (b->apps[k].host->image_open) image_program_loaded(&b->apps[k].host->image);
     pthread_attr_t attr;

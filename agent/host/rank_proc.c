@@ -48,7 +48,7 @@ static int proc_value(const struct tmpi_rank_info *in, enum proc_value v)
 {
     switch (v) {
     case V_RANK: /* a spawned rank's is in its own MPI_COMM_WORLD */
-        return in->spawned ? in->rank - in->spawn_first : in->rank;
+        return in->spawned ? in->spawn_rank : in->rank;
     case V_SIZE:
         return in->size;
     case V_LOCAL_RANK:

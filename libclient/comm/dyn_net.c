@@ -19,6 +19,9 @@
 #include "wake_timer.h"
 #include "xconn.h"
 
+/* The most nodes of the job one host name may name, as a node checks whether it is one. */
+#define TM_DYN_HOST_NODES 64
+
 /* A request waiting for its answer, on the asking rank's stack: the answer's value, and its
  * payload in rbuf (at most rcap bytes, rlen of them). */
 struct dyn_call {
@@ -61,8 +64,10 @@ int tm_spawn_rec_add(struct tm_job *j, const struct tm_spawn_req *rq, int wreuse
     int32_t *cmap = malloc(sizeof *cmap * (size_t)rq->n);
     if (rec) rec->pmap = malloc(sizeof *rec->pmap * (size_t)rq->pn);
     if (!rec || !cmap || !rec->pmap) goto nomem;
-    for (int i = 0; i < rq->n; i++)
-        cmap[i] = rq->first + i;
+    /* the children's MPI_COMM_WORLD: every command's ranks, in command order */
+    for (int k = 0, i = 0; k < rq->napps; k++)
+        for (int r = 0; r < rq->apps[k].maxprocs && i < rq->n; r++)
+            cmap[i++] = rq->apps[k].first + r;
     if (!(rec->world = tm_comm_new(rq->wctx, wreuse, rq->n, cmap, rq->n))) goto nomem;
     rec->world->builtin = 1;
     memcpy(rec->pmap, rq->pmap, sizeof *rec->pmap * (size_t)rq->pn);
@@ -78,8 +83,9 @@ int tm_spawn_rec_add(struct tm_job *j, const struct tm_spawn_req *rq, int wreuse
     /* before the agent starts them: their MPI_COMM_WORLD and MPI_Comm_get_parent */
     const int32_t *nor = j->net ? j->net->node_of_rank : NULL;
     for (int i = 0; i < rq->n; i++) {
-        if (nor && nor[rq->first + i] != j->net->node) continue;
-        struct tm_rank *c = tm_job_rank(j, rq->first + i);
+        int32_t g = tm_comm_world_rank(rec->world, i);
+        if (nor && nor[g] != j->net->node) continue;
+        struct tm_rank *c = tm_job_rank(j, g);
         c->world = rec->world;
         c->world_rank = i;
         c->spawn = rec;
@@ -354,6 +360,47 @@ int tm_spawn_release(struct tm_rank *me, int first, int n)
     return dyn_send(j, me->rank, 0, dst, TM_DYN_RELEASE, (uint64_t)n, first, NULL, 0);
 }
 
+int tm_dyn_host_nodes(struct tm_rank *me, const char *host, int *out, int cap)
+{
+    struct tm_job *j = me->job;
+    size_t len = strlen(host) + 1;
+    if (!j->net || len > TM_DYN_HOST_MAX) return 0;
+    int n = 0;
+    for (int node = 0; node < j->net->nnodes; node++) {
+        if (node == j->net->node) continue;
+        char *q = malloc(len);
+        if (!q) return -ENOMEM;
+        memcpy(q, host, len);
+        struct dyn_call c = {0};
+        int r = call(me, node, TM_DYN_HOST, 0, q, (uint32_t)len, &c);
+        if (r < 0) return r;
+        if (c.val != 1) continue;
+        if (n < cap) out[n] = node;
+        n++;
+    }
+    return n;
+}
+
+/* Receive daemon: whether this node answers to the host name of a TM_DYN_HOST (its NUL
+ * within the payload), answered at once. */
+static void serve_host(struct tm_job *j, int node, const struct tm_msg_hdr *h, void *ctx)
+{
+    struct dyn_serve *s = ctx;
+    if (!s || strnlen((const char *)s->buf, s->len) != s->len - 1) {
+        tm_net_proto_error(j->net, node, "a malformed host request");
+        free(s);
+        return;
+    }
+    int nodes[TM_DYN_HOST_NODES], self = 0;
+    int n =
+        j->svc->host_nodes ? j->svc->host_nodes((const char *)s->buf, nodes, TM_DYN_HOST_NODES) : 0;
+    for (int i = 0; i < n && i < TM_DYN_HOST_NODES; i++)
+        self |= nodes[i] == j->net->node;
+    int32_t src = rank_on(j->net, j->size, j->net->node);
+    dyn_send(j, src, node, s->asker, TM_DYN_HOST_ANS, s->id, self, NULL, 0);
+    free(s);
+}
+
 /* The request's encoding: 32-bit big-endian numbers, strings as a length and their bytes. */
 struct wbuf {
     uint8_t *p;
@@ -442,6 +489,8 @@ int tm_spawn_remote(struct tm_rank *me, int node, const struct tm_spawn_req *rq,
         while (a->argv && a->argv[nargs])
             nargs++;
         put32(&w, (uint32_t)a->maxprocs);
+        put32(&w, (uint32_t)a->first);
+        put32(&w, (uint32_t)a->appnum);
         put_str(&w, a->command);
         put_str(&w, a->wdir);
         put_str(&w, a->path);
@@ -489,7 +538,7 @@ static void *serve_main(void *arg)
         rq.ctx[i] = (int32_t)get32(&r);
     rq.pn = (int)get32(&r);
     /* every count is bounded by what the payload holds before anything is allocated */
-    if (r.err || rq.n < 1 || rq.first < j->world_size || rq.first > j->size - rq.n || rq.pn < 1 ||
+    if (r.err || rq.n < 1 || rq.n > j->size - j->world_size || rq.pn < 1 ||
         (size_t)rq.pn > (r.len - r.off) / 4)
         r.err = 1;
     if (!r.err && !(pmap = malloc(sizeof *pmap * (size_t)rq.pn))) r.err = 1;
@@ -497,17 +546,23 @@ static void *serve_main(void *arg)
         if ((pmap[i] = (int32_t)get32(&r)) < 0 || pmap[i] >= j->size) r.err = 1;
     rq.pmap = pmap;
     rq.napps = (int)get32(&r);
-    if (!r.err && (rq.napps < 1 || (size_t)rq.napps > (r.len - r.off) / 20)) r.err = 1;
+    if (!r.err && (rq.napps < 1 || (size_t)rq.napps > (r.len - r.off) / 28)) r.err = 1;
     if (!r.err && !(apps = calloc((size_t)rq.napps, sizeof *apps))) r.err = 1;
     int total = 0;
     for (int k = 0; !r.err && k < rq.napps; k++) {
         struct tmpi_spawn_app *a = &apps[k];
         a->maxprocs = (int)get32(&r);
+        a->first = (int)get32(&r);
+        a->appnum = (int)get32(&r);
         a->command = get_str(&r, 0);
         a->wdir = get_str(&r, 1);
         a->path = get_str(&r, 1);
         uint32_t nargs = get32(&r);
-        if (r.err || a->maxprocs < 1 || a->maxprocs > rq.n - total || nargs > (r.len - r.off) / 4) {
+        /* each command's ranks in the universe beyond the world; the first names the spawn */
+        if (r.err || a->maxprocs < 1 || a->maxprocs > rq.n - total || a->first < j->world_size ||
+            a->first > j->size - a->maxprocs || (k == 0 && a->first != rq.first) || a->appnum < 0 ||
+            a->appnum > k || (k > 0 && a->appnum < apps[k - 1].appnum) ||
+            nargs > (r.len - r.off) / 4) {
             r.err = 1;
             break;
         }
@@ -567,6 +622,8 @@ static uint32_t request_max(const struct tm_job *j, int kind)
         return TM_SPAWN_MSG_MAX;
     case TM_DYN_NAME:
         return TM_DYN_NAME_MAX;
+    case TM_DYN_HOST:
+        return TM_DYN_HOST_MAX;
     case TM_DYN_CONNECT:
         return MPI_MAX_PORT_NAME + 4 * (uint32_t)j->size;
     default:
@@ -756,6 +813,7 @@ static void dyn_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, vo
         break;
     }
     case TM_DYN_RESERVE_ANS:
+    case TM_DYN_HOST_ANS:
     case TM_DYN_SPAWN_ANS:
     case TM_DYN_NAME_ANS:
     case TM_DYN_CONNECT_ANS:
@@ -769,6 +827,9 @@ static void dyn_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, vo
         break;
     case TM_DYN_CONNECT_CANCEL:
         serve_cancel(j, node, h);
+        break;
+    case TM_DYN_HOST:
+        serve_host(j, node, h, ctx);
         break;
     case TM_DYN_SPAWN_GO:
         /* the spawn's outcome on every node: its ranks here run or end unrun */

@@ -5,7 +5,9 @@
  * ranks world_size on filling node 0's slots, then node 1's ... (agent/jobs/job_spawn.h), so
  * the node of every rank a spawn may start is known to every host from the start.  A spawn:
  *  1. the root reserves its world ranks, the next ones of the universe, from the counter of
- *     node 0's host (RESERVE, answered by node 0's receive daemon; node 0 takes its own);
+ *     node 0's host (RESERVE, answered by node 0's receive daemon; node 0 takes its own): a
+ *     row for the whole spawn, or one per run of commands that name one host (info key host
+ *     of spawn_multiple), each on its host's node;
  *  2. it allocates the ids of the children's MPI_COMM_WORLD and of the parent/child
  *     inter-communicator (spanning ids need no agreement, ctx.h) and records the spawn;
  *  3. it asks every other node that holds children to start them (SPAWN: the commands, the
@@ -70,6 +72,9 @@ enum tm_dyn_kind {
     TM_DYN_RELEASE = 11,       /* msg_len the first of cookie world ranks, to node 0: free for
                                 * later spawns (spawned ranks that finalized, a failed spawn's);
                                 * no answer */
+    TM_DYN_HOST = 12,          /* payload a host name with its NUL: does the node answer to it
+                                * (svc host_nodes there: its agent's name, its machine's) */
+    TM_DYN_HOST_ANS = 13,      /* msg_len 1 it does, 0 it does not */
 };
 
 struct tm_conn_req;
@@ -77,8 +82,8 @@ struct tm_conn_req;
 /* One spawn as a node records it (owned by the job's list, freed at its end). */
 struct tm_spawn_rec {
     struct tm_spawn_rec *next;
-    int first, n;          /* the children's world ranks */
-    struct tm_comm *world; /* their MPI_COMM_WORLD (this node's copy) */
+    int first, n;          /* the spawn's name (its first child's world rank), its children */
+    struct tm_comm *world; /* their MPI_COMM_WORLD (this node's copy): their world ranks */
     int32_t ctx[3];        /* the parent/child inter-communicator's ids (intercomm.h) */
     int32_t *pmap;         /* the parents' world ranks, pn of them */
     int pn;
@@ -86,9 +91,9 @@ struct tm_spawn_rec {
 
 /* What a node needs to start its ranks of a spawn. */
 struct tm_spawn_req {
-    const struct tmpi_spawn_app *apps;
+    const struct tmpi_spawn_app *apps; /* each command with its world ranks (first) */
     int napps;
-    int first, n;   /* the whole spawn's world ranks */
+    int first, n;   /* the spawn's name (apps[0].first) and its ranks over every command */
     int32_t wctx;   /* the children's MPI_COMM_WORLD id */
     int32_t ctx[3]; /* the inter-communicator's */
     const int32_t *pmap;
@@ -119,6 +124,15 @@ int tm_spawn_remote(struct tm_rank *me, int node, const struct tm_spawn_req *rq,
 /* Tells node (not me's), whose share of the spawn from world rank first started, whether those
  * ranks run (go) or end unrun (svc spawn_gate there).  0 or a negative errno. */
 int tm_spawn_remote_gate(struct tm_rank *me, int node, int first, int go);
+
+/* The longest host name TM_DYN_HOST asks about, with its NUL. */
+#define TM_DYN_HOST_MAX (MPI_MAX_INFO_VAL + 1)
+
+/* The nodes other than me's that answer to host as their own name (MPI_Comm_spawn's info key
+ * host: another node's agent name, which this node's host file does not know), ascending, the
+ * first cap into out: how many, or a negative errno when a node cannot be asked.  A rank
+ * thread; asks each node in turn and waits for its answer. */
+int tm_dyn_host_nodes(struct tm_rank *me, const char *host, int *out, int cap);
 
 /* A name operation (dyn_tab.h) on the job's table: node 0's, asked from the other nodes.
  * Results as tm_names_op_here, or -EPIPE and the like when node 0 cannot be reached. */

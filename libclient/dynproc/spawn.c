@@ -42,7 +42,13 @@ static int32_t *members(const struct tm_comm *c)
 static int host_nodes(struct tm_rank *me, const char *host, int *out, int cap)
 {
     const struct tmpi_svc *svc = me->job->svc;
-    if (svc->host_nodes) return svc->host_nodes(host, out, cap);
+    if (svc->host_nodes) {
+        /* the host file's names and this node's own; else another node's own name (its
+         * agent's, its machine's), which only that node knows */
+        int n = svc->host_nodes(host, out, cap);
+        if (n == 0 && me->job->net) n = tm_dyn_host_nodes(me, host, out, cap);
+        return n < 0 ? 0 : n;
+    }
     /* an agent without it: this node by its usual names */
     int self = strcmp(host, "localhost") == 0 ||
                (me->info->hostname && strcmp(host, me->info->hostname) == 0);
@@ -50,20 +56,138 @@ static int host_nodes(struct tm_rank *me, const char *host, int *out, int cap)
     return self;
 }
 
-/* The root's part: checks the commands, reserves and records the children and has the agent
- * start them.  An MPI error class, with the reason in why. */
-static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, char **cmds,
-                      char ***argvs, const int *maxprocs, const MPI_Info *infos,
-                      struct spawn_hdr *h, char *why, size_t len)
+/* Whether two commands' info key host (NULL: none) are the same: one row of ranks. */
+static int same_host(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Reserves n world ranks in a row for commands that name host (NULL: anywhere in the
+ * universe): MPI_SUCCESS with the first in *ret_first, else an MPI error class with the
+ * reason in why. */
+static int reserve_run(struct tm_rank *me, const char *host, int n, int *ret_first, char *why,
+                       size_t len)
 {
     struct tm_job *j = me->job;
+    int first = -1, hnodes[TM_SPAWN_HOST_NODES];
+    if (host) {
+        int nh = host_nodes(me, host, hnodes, TM_SPAWN_HOST_NODES);
+        if (nh == 0) {
+            snprintf(why, len,
+                     "host %s is not a node of the job (its host file's hosts, their agents' "
+                     "names, or this node's name %s)",
+                     host, me->info->hostname ? me->info->hostname : "?");
+            return MPI_ERR_SPAWN;
+        }
+        if (nh > TM_SPAWN_HOST_NODES) nh = TM_SPAWN_HOST_NODES;
+        /* a host several agents share: the first of its nodes with room */
+        for (int k = 0; k < nh && first < 0; k++)
+            first = tm_spawn_reserve(me, n, hnodes[k]);
+        if (first < 0) {
+            snprintf(why, len, "host %s: %d ranks asked, fewer free slots left there in a row",
+                     host, n);
+            return MPI_ERR_SPAWN;
+        }
+    } else if ((first = tm_spawn_reserve(me, n, -1)) < 0) {
+        int left = j->size - atomic_load(&j->spawn_next);
+        if (first == -1 && !j->net)
+            snprintf(why, len, "%d ranks asked, %d left of the universe of %d (MPI_UNIVERSE_SIZE)",
+                     n, left < 0 ? 0 : left, j->size);
+        else
+            snprintf(why, len,
+                     "%d ranks asked, fewer left of the universe of %d "
+                     "(MPI_UNIVERSE_SIZE)%s%s",
+                     n, j->size, first < -1 ? ": " : "", first < -1 ? strerror(-first) : "");
+        return MPI_ERR_SPAWN;
+    }
+    *ret_first = first;
+    return MPI_SUCCESS;
+}
+
+/* The longest line of a hostfile info key's file that is read. */
+#define TM_SPAWN_HOSTFILE_LINE 1024
+
+/* Open MPI's info key hostfile: the file's hosts as a host list of want slots at most (lines
+ * "HOST [slots=N] [port=P]", '#' comments; no slots: one; a port makes it HOST:P, the name
+ * of one of several agents on a machine), malloc'd into *ret.  MPI_SUCCESS or an MPI error
+ * class with the reason in why. */
+static int hostfile_list(const char *path, int want, char **ret, char *why, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return snprintf(why, len, "hostfile %s: %s", path, strerror(errno)), MPI_ERR_SPAWN;
+    size_t cap = 256, used = 0;
+    char *list = malloc(cap), line[TM_SPAWN_HOSTFILE_LINE];
+    int n = 0, err = list ? MPI_SUCCESS : MPI_ERR_NO_MEM, lineno = 0;
+    if (list) list[0] = 0;
+    while (!err && n < want && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *hash = strchr(line, '#'), *save = NULL;
+        if (hash) *hash = 0;
+        char *host = strtok_r(line, " \t\r\n", &save), *tok;
+        if (!host) continue;
+        long slots = 1, port = 0;
+        while (!err && (tok = strtok_r(NULL, " \t\r\n", &save))) {
+            char *end = NULL;
+            if (!strncmp(tok, "slots=", 6))
+                slots = strtol(tok + 6, &end, 10);
+            else if (!strncmp(tok, "port=", 5))
+                port = strtol(tok + 5, &end, 10);
+            if (!end || *end || slots < 1 || port < 0 || port > 65535) {
+                snprintf(why, len, "hostfile %s line %d: %s is not slots=N or port=P", path, lineno,
+                         tok);
+                err = MPI_ERR_SPAWN;
+            }
+        }
+        char name[300];
+        snprintf(name, sizeof name, port ? "%s:%ld" : "%s", host, port);
+        for (long i = 0; !err && i < slots && n < want; i++, n++) {
+            size_t l = strlen(name) + 1;
+            if (used + l + 1 > cap) {
+                char *more = realloc(list, cap = 2 * (used + l + 1));
+                if (!more) {
+                    err = MPI_ERR_NO_MEM;
+                    break;
+                }
+                list = more;
+            }
+            used += (size_t)snprintf(list + used, cap - used, "%s%s", used ? "," : "", name);
+        }
+    }
+    fclose(f);
+    if (!err && n == 0) {
+        snprintf(why, len, "hostfile %s names no host", path);
+        err = MPI_ERR_SPAWN;
+    }
+    if (err == MPI_ERR_NO_MEM) snprintf(why, len, "out of memory");
+    if (err) {
+        free(list);
+        return err;
+    }
+    *ret = list;
+    return MPI_SUCCESS;
+}
+
+/* The root's part: checks the commands, reserves and records the children and has the agent
+ * start them.  An MPI error class, with the reason in why; on success the children's world
+ * ranks, in their MPI_COMM_WORLD's order, in *ret_cmap (malloc'd, h->n of them). */
+static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, char **cmds,
+                      char ***argvs, const int *maxprocs, const MPI_Info *infos,
+                      struct spawn_hdr *h, int32_t **ret_cmap, char *why, size_t len)
+{
+    struct tm_job *j = me->job;
+    *ret_cmap = NULL;
     if (count < 1) return snprintf(why, len, "count %d is not positive", count), MPI_ERR_ARG;
     if (!cmds || !maxprocs)
         return snprintf(why, len, "array of commands or maxprocs is NULL"), MPI_ERR_ARG;
-    struct tmpi_spawn_app *apps = calloc((size_t)count, sizeof *apps);
-    if (!apps) return snprintf(why, len, "out of memory"), MPI_ERR_NO_MEM;
-    int total = 0, err = MPI_SUCCESS;
-    const char *host = NULL; /* the info key host of the commands that have it */
+    /* each command's info: its host value (info key host, else Open MPI's add-host), wdir, path */
+    const char **hv = calloc((size_t)count * 3, sizeof *hv), **wd = hv + count, **pa = wd + count;
+    char **own = calloc((size_t)count, sizeof *own); /* the lists made of hostfiles */
+    if (!hv || !own) {
+        free(hv);
+        free(own);
+        return snprintf(why, len, "out of memory"), MPI_ERR_NO_MEM;
+    }
+    int total = 0, err = MPI_SUCCESS, napps = 0;
     for (int k = 0; k < count && !err; k++) {
         if (!cmds[k] || !cmds[k][0]) {
             snprintf(why, len, "command %d is %s", k, cmds[k] ? "empty" : "NULL");
@@ -84,69 +208,100 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
             err = MPI_ERR_INFO;
             break;
         }
-        const char *hk = in ? tm_info_lookup(in, "host") : NULL;
-        if (hk && host && strcmp(hk, host) != 0) {
-            /* one spawn's ranks are one row of the universe: on one host */
-            snprintf(why, len, "the commands name two hosts, %s and %s: one spawn goes to one host",
-                     host, hk);
+        hv[k] = in ? tm_info_lookup(in, "host") : NULL;
+        /* a running job takes no new hosts: add-host names hosts of the job, as host does */
+        if (!hv[k] && in) hv[k] = tm_info_lookup(in, "add-host");
+        /* and Open MPI's hostfile (add-hostfile) as the list of its hosts' slots */
+        const char *hf = !hv[k] && in ? tm_info_lookup(in, "hostfile") : NULL;
+        if (!hv[k] && in && !hf) hf = tm_info_lookup(in, "add-hostfile");
+        if (hf && (err = hostfile_list(hf, maxprocs[k], &own[k], why, len))) break;
+        if (hf) hv[k] = own[k];
+        wd[k] = in ? tm_info_lookup(in, "wdir") : NULL;
+        pa[k] = in ? tm_info_lookup(in, "path") : NULL;
+        int entries = 1;
+        for (const char *c = hv[k]; c && *c; c++)
+            entries += *c == ',';
+        if (entries > 1 && entries < maxprocs[k]) {
+            snprintf(why, len, "host %s lists %d slots for the %d ranks of %s", hv[k], entries,
+                     maxprocs[k], cmds[k]);
             err = MPI_ERR_SPAWN;
-            break;
         }
-        if (hk) host = hk;
-        apps[k] = (struct tmpi_spawn_app){
-            .command = cmds[k],
-            .argv = argvs ? argvs[k] : NULL,
-            .maxprocs = maxprocs[k],
-            .wdir = in ? tm_info_lookup(in, "wdir") : NULL,
-            .path = in ? tm_info_lookup(in, "path") : NULL,
-        };
+        napps += entries > 1 ? maxprocs[k] : 1;
         total += maxprocs[k];
     }
     if (!err && !j->svc->spawn) {
         snprintf(why, len, "the agent cannot spawn ranks");
         err = MPI_ERR_SPAWN;
     }
-    int first = -1, hnodes[TM_SPAWN_HOST_NODES], nh = -1;
-    if (!err && host) {
-        nh = host_nodes(me, host, hnodes, TM_SPAWN_HOST_NODES);
-        if (nh == 0) {
-            snprintf(why, len,
-                     "host %s is not a node of the job (its host file's hosts, or this "
-                     "node's name %s)",
-                     host, me->info->hostname ? me->info->hostname : "?");
-            err = MPI_ERR_SPAWN;
+    /* The parts of the commands: a command whose host is a list ("a,b,a", Open MPI's: one
+     * slot an entry, its ranks fill them in order) has a part per run of one host in it,
+     * the others one part; each part its own entry of apps with the command's appnum. */
+    struct tmpi_spawn_app *apps = err ? NULL : calloc((size_t)napps, sizeof *apps);
+    char **hosts = err ? NULL : calloc((size_t)napps, sizeof *hosts); /* each part's host */
+    if (!err && (!apps || !hosts)) {
+        snprintf(why, len, "out of memory");
+        err = MPI_ERR_NO_MEM;
+    }
+    napps = 0;
+    for (int k = 0; !err && k < count; k++) {
+        const char *c = hv[k];
+        for (int left = maxprocs[k]; !err && left > 0;) {
+            /* the next entry of the list (the whole value when it has no comma) */
+            const char *e = c ? strchr(c, ',') : NULL;
+            size_t l = c ? (e ? (size_t)(e - c) : strlen(c)) : 0;
+            int n = c && e ? 1 : left;
+            while (c && e && n < left && strncmp(e + 1, c, l) == 0 &&
+                   (e[1 + l] == ',' || e[1 + l] == 0)) {
+                n++; /* the same host again: one part */
+                e = e[1 + l] == ',' ? e + 1 + l : NULL;
+            }
+            if (c && !(hosts[napps] = strndup(c, l))) {
+                snprintf(why, len, "out of memory");
+                err = MPI_ERR_NO_MEM;
+                break;
+            }
+            if (c && !hosts[napps][0]) {
+                snprintf(why, len, "host %s of %s has an empty entry", hv[k], cmds[k]);
+                err = MPI_ERR_SPAWN;
+            }
+            apps[napps++] = (struct tmpi_spawn_app){
+                .command = cmds[k],
+                .argv = argvs ? argvs[k] : NULL,
+                .maxprocs = n,
+                .first = -1,
+                .appnum = k,
+                .wdir = wd[k],
+                .path = pa[k],
+            };
+            left -= n;
+            c = e ? e + 1 : c;
         }
-        if (nh > TM_SPAWN_HOST_NODES) nh = TM_SPAWN_HOST_NODES;
     }
-    /* a host several agents share: the first of its nodes with room */
-    for (int k = 0; !err && k < nh && first < 0; k++)
-        first = tm_spawn_reserve(me, total, hnodes[k]);
-    if (!err && nh > 0 && first < 0) {
-        snprintf(why, len, "host %s: %d ranks asked, fewer free slots left there in a row", host,
-                 total);
-        err = MPI_ERR_SPAWN;
+    for (int k = 0; k < count; k++)
+        free(own[k]);
+    free(own);
+    free(hv);
+    /* Each run of parts naming one host (or none) takes a row of the universe: on that
+     * host's node, so that spawn_multiple places every command on its own host.  The
+     * children's MPI_COMM_WORLD is the commands' ranks in command order all the same. */
+    for (int k0 = 0, k1; !err && k0 < napps; k0 = k1) {
+        int n = 0, f = -1;
+        for (k1 = k0; k1 < napps && same_host(hosts[k0], hosts[k1]); k1++)
+            n += apps[k1].maxprocs;
+        err = reserve_run(me, hosts[k0], n, &f, why, len);
+        for (int k = k0; !err && k < k1; f += apps[k++].maxprocs)
+            apps[k].first = f;
     }
-    if (!err && nh < 0 && (first = tm_spawn_reserve(me, total, -1)) < 0) {
-        int left = j->size - atomic_load(&j->spawn_next);
-        if (first == -1 && !j->net)
-            snprintf(why, len, "%d ranks asked, %d left of the universe of %d (MPI_UNIVERSE_SIZE)",
-                     total, left < 0 ? 0 : left, j->size);
-        else
-            snprintf(why, len,
-                     "%d ranks asked, fewer left of the universe of %d "
-                     "(MPI_UNIVERSE_SIZE)%s%s",
-                     total, j->size, first < -1 ? ": " : "", first < -1 ? strerror(-first) : "");
-        err = MPI_ERR_SPAWN;
-    }
+    int first = apps ? apps[0].first : -1;
     int32_t *cmap = NULL, *pmap = NULL;
-    struct tm_spawn_req rq = {.apps = apps, .napps = count, .first = first, .n = total};
+    struct tm_spawn_req rq = {.apps = apps, .napps = napps, .first = first, .n = total};
     int wreuse = 0;
     if (!err) {
         cmap = malloc(sizeof *cmap * (size_t)total);
         pmap = members(pc);
-        if (cmap)
-            for (int i = 0; i < total; i++)
-                cmap[i] = first + i;
+        for (int k = 0, i = 0; cmap && k < napps; k++)
+            for (int r = 0; r < apps[k].maxprocs; r++)
+                cmap[i++] = apps[k].first + r;
         int ictx[3], reuse = 0, wctx = -1;
         if (!cmap || !pmap || tm_ctx_for(me, cmap, total, NULL, 0, 1, &wctx, &wreuse) < 0 ||
             tm_ctx_for(me, pmap, pc->size, cmap, total, 3, ictx, &reuse) < 0) {
@@ -180,7 +335,7 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
     for (int node = 0; !err && nor && node < nn; node++) {
         int has = 0;
         for (int i = 0; i < total && !has; i++)
-            has = nor[first + i] == node;
+            has = nor[cmap[i]] == node;
         if (node == j->net->node) mine = has;
         if (!has || node == j->net->node) continue;
         char aerr[TM_SPAWN_WHY_MAX + 32] = "";
@@ -195,7 +350,7 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
     int here = 0;
     if (!err && (!nor || mine)) {
         char aerr[256] = "";
-        int rc = j->svc->spawn(apps, count, first, aerr, sizeof aerr);
+        int rc = j->svc->spawn(apps, napps, first, aerr, sizeof aerr);
         if (rc < 0) {
             snprintf(why, len, "%s", aerr[0] ? aerr : strerror(-rc));
             err = MPI_ERR_SPAWN;
@@ -208,12 +363,20 @@ static int root_spawn(struct tm_rank *me, const struct tm_comm *pc, int count, c
         if (began[node]) (void)tm_spawn_remote_gate(me, node, first, !err);
     if (here && j->svc->spawn_gate) (void)j->svc->spawn_gate(first, !err);
     /* none of a failed spawn's ranks runs: its slots are free for the next */
-    if (err && first >= 0) (void)tm_spawn_release(me, first, total);
+    for (int k = 0; err && apps && k < napps; k++)
+        if (apps[k].first >= 0) (void)tm_spawn_release(me, apps[k].first, apps[k].maxprocs);
     free(began);
-    if (!err) *h = (struct spawn_hdr){0, first, total, {rq.ctx[0], rq.ctx[1], rq.ctx[2]}};
+    if (!err) {
+        *h = (struct spawn_hdr){0, first, total, {rq.ctx[0], rq.ctx[1], rq.ctx[2]}};
+        *ret_cmap = cmap;
+        cmap = NULL;
+    }
     free(cmap);
     free(pmap);
     free(apps);
+    for (int k = 0; hosts && k < napps; k++)
+        free(hosts[k]);
+    free(hosts);
     return err;
 }
 
@@ -231,10 +394,29 @@ static int spawn_common(const char *fn, int count, char **cmds, char ***argvs, c
     if (!intercomm) return tm_err(me, comm, MPI_ERR_ARG, fn, "intercomm is NULL");
     struct spawn_hdr h = {MPI_SUCCESS, 0, 0, {0, 0, 0}};
     char why[320] = "";
+    int32_t *rmap = NULL;
     if (cr->rank == root)
-        h.err = root_spawn(me, cr->c, count, cmds, argvs, maxprocs, infos, &h, why, sizeof why);
+        h.err =
+            root_spawn(me, cr->c, count, cmds, argvs, maxprocs, infos, &h, &rmap, why, sizeof why);
     int e = PMPI_Bcast(&h, (int)(sizeof h / sizeof(int32_t)), MPI_INT, root, comm);
-    if (e != MPI_SUCCESS) return e;
+    if (e != MPI_SUCCESS) {
+        free(rmap);
+        return e;
+    }
+    /* the children's world ranks, which spawn_multiple's hosts may set apart */
+    if (h.err == MPI_SUCCESS && cr->rank != root)
+        rmap = malloc(sizeof *rmap * (size_t)(h.n > 0 ? h.n : 1));
+    int mapped = rmap ? 1 : 0, all_mapped = 0;
+    if (h.err == MPI_SUCCESS) {
+        e = PMPI_Allreduce(&mapped, &all_mapped, 1, MPI_INT, MPI_MIN, comm);
+        if (e == MPI_SUCCESS && all_mapped) e = PMPI_Bcast(rmap, h.n, MPI_INT32_T, root, comm);
+        if (e == MPI_SUCCESS && !all_mapped) e = MPI_ERR_NO_MEM;
+        if (e != MPI_SUCCESS) {
+            free(rmap);
+            *intercomm = MPI_COMM_NULL;
+            return tm_err(me, comm, e, fn, "out of memory for the children's ranks");
+        }
+    }
     /* errcodes has maxprocs entries (spawn) or their sum (spawn_multiple): significant at the
      * root, which alone knows how many (MPI 4.1 §11.8.2) */
     if (h.err != MPI_SUCCESS) {
@@ -252,11 +434,9 @@ static int spawn_common(const char *fn, int count, char **cmds, char ***argvs, c
     if (errcodes && cr->rank == root)
         for (int i = 0; i < h.n; i++)
             errcodes[i] = MPI_SUCCESS;
-    int32_t *lmap = members(cr->c), *rmap = malloc(sizeof *rmap * (size_t)h.n);
-    int err = lmap && rmap ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    int32_t *lmap = members(cr->c);
+    int err = lmap ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     if (!err) {
-        for (int i = 0; i < h.n; i++)
-            rmap[i] = h.first + i;
         err = tm_intercomm_attach(me, h.ctx, lmap, cr->c->size, rmap, h.n, cr->rank, cr->eh,
                                   intercomm);
     }
@@ -296,7 +476,7 @@ int tm_spawn_parent(struct tm_rank *me, MPI_Comm *parent)
         int32_t *cmap = malloc(sizeof *cmap * (size_t)r->n);
         if (!cmap) return MPI_ERR_NO_MEM;
         for (int i = 0; i < r->n; i++)
-            cmap[i] = r->first + i;
+            cmap[i] = tm_comm_world_rank(r->world, i);
         int err = tm_intercomm_attach(me, r->ctx, cmap, r->n, r->pmap, r->pn, me->world_rank,
                                       MPI_ERRORS_ARE_FATAL, &me->parent);
         free(cmap);

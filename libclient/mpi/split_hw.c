@@ -7,11 +7,14 @@
  * the standard's "mpi_shared_memory" (the node: ranks share memory exactly when they share
  * a node). */
 #include <hwloc.h>
+#include <hwloc/glibc-sched.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "comm.h"
 #include "errh.h"
@@ -49,12 +52,22 @@ static hwloc_topology_t hw_topo(struct tm_job *j)
     return t;
 }
 
-/* The calling thread's CPUs (the rank's binding), or NULL; the caller frees it. */
+/* The CPUs of the thread the rank runs on (the rank's binding), or NULL; the caller frees it.
+ * Asked of the kernel directly, not through libc's sched_getaffinity: the job host answers
+ * that, for a rank on a carrier (user-level switching), with the CPUs of all the job's
+ * carriers (interpose_proc.c, where the rank may run), so every carried rank would seem to
+ * span every core and HW_GUIDED "Core" gave MPI_COMM_NULL.  A carried rank runs on the
+ * carrier that started it, pinned to one core when the job is bound (job_bind.h), and leaves
+ * it only when another carrier rescues it after RESCUE_NS: the ranks one carrier runs share
+ * its core, as MPI 4.1 §7.4.2 asks of ranks restricted to one resource. */
 static hwloc_bitmap_t hw_binding(hwloc_topology_t t)
 {
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
     if (!set) return NULL;
-    if (hwloc_get_cpubind(t, set, HWLOC_CPUBIND_THREAD) < 0) {
+    if (syscall(SYS_sched_getaffinity, 0, sizeof cpus, &cpus) < 0 ||
+        hwloc_cpuset_from_glibc_sched_affinity(t, set, &cpus, sizeof cpus) < 0) {
         hwloc_bitmap_free(set);
         return NULL;
     }
@@ -104,63 +117,108 @@ static hwloc_obj_t hw_obj_of_type(hwloc_topology_t t, hwloc_obj_type_t ty, hwloc
     return best;
 }
 
-/* The colour of the rank's resource named name: unique per (node, object), MPI_UNDEFINED
- * when the rank is not within one such resource or name names none. */
-static int hw_color(struct tm_rank *me, hwloc_topology_t t, hwloc_const_bitmap_t set,
-                    const char *name)
+/* A member's resource as a key of (node, object): HW_NONE when it is within no resource of
+ * the level.  HW_GUIDED turns the members' keys into dense colours (hw_dense_color). */
+#define HW_NONE INT64_MIN
+#define HW_KEY_NODE(node) ((int64_t)(node) << 40)
+/* Above every object's logical index: the carrier a rank runs on (hw_key) */
+#define HW_KEY_CARRIER ((int64_t)1 << 32)
+
+/* The key of the rank's resource named name, HW_NONE when the rank is not within one such
+ * resource or name names none.  A carried rank whose carrier is not pinned within one object
+ * of the level (the default when the ranks oversubscribe the node, job_bind.h) shares the
+ * carrier's CPU, whichever it is, with the carrier's other ranks and with nobody else at any
+ * moment: its resource is the carrier (the thread's kernel id), so that the ranks that share
+ * a core share the communicator. */
+static int64_t hw_key(struct tm_rank *me, hwloc_topology_t t, hwloc_const_bitmap_t set,
+                      const char *name)
 {
-    int node = me->info ? me->info->node : 0, nnodes = me->info ? me->info->nnodes : 1;
-    if (!strcasecmp(name, HW_SHARED)) return node;
+    int node = me->info ? me->info->node : 0;
+    if (!strcasecmp(name, HW_SHARED)) return HW_KEY_NODE(node);
     hwloc_obj_type_t ty;
-    if (!t || !set || hw_type(name, &ty) < 0) return MPI_UNDEFINED;
+    if (!t || !set || hw_type(name, &ty) < 0) return HW_NONE;
+    if (hwloc_get_type_depth(t, ty) == HWLOC_TYPE_DEPTH_UNKNOWN) return HW_NONE;
     hwloc_obj_t o = hw_obj_of_type(t, ty, set);
-    if (!o || o->logical_index >= (unsigned)(INT32_MAX / (nnodes > 0 ? nnodes : 1)))
-        return MPI_UNDEFINED;
-    return (int)o->logical_index * nnodes + node;
+    if (o) return HW_KEY_NODE(node) + (int64_t)o->logical_index;
+    if (me->info && me->info->carried)
+        return HW_KEY_NODE(node) + HW_KEY_CARRIER + (int64_t)syscall(SYS_gettid);
+    return HW_NONE;
 }
 
-/* A level's colour and name for MPI_COMM_TYPE_HW_UNGUIDED: level 0 is the node, level k the
- * hwloc depth k below the machine; MPI_UNDEFINED past the machine's levels. */
-static int hw_level(struct tm_rank *me, hwloc_topology_t t, hwloc_const_bitmap_t set, int k,
-                    const char **ret_name)
+static int cmp_i64(const void *a, const void *b)
 {
-    *ret_name = HW_SHARED;
-    if (k == 0) return hw_color(me, t, set, HW_SHARED);
-    if (!t || !set || k >= hwloc_topology_get_depth(t)) return MPI_UNDEFINED;
-    int node = me->info ? me->info->node : 0, nnodes = me->info ? me->info->nnodes : 1;
-    *ret_name = hwloc_obj_type_string(hwloc_get_depth_type(t, k));
-    hwloc_obj_t o = hw_obj_at(t, k, set);
-    if (!o || o->logical_index >= (unsigned)(INT32_MAX / (nnodes > 0 ? nnodes : 1)))
-        return MPI_UNDEFINED;
-    return (int)o->logical_index * nnodes + node;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
 }
 
-/* A member that passed MPI_UNDEFINED while the others asked for MPI_COMM_TYPE_HW_UNGUIDED:
- * it takes part in choosing the level but is in no group. */
-#define HW_OUT INT32_MIN
+static int dense_index(const int64_t *keys, int n, int64_t key);
 
-/* Whether colours (n of them, sorted here) split the members that take part (all but HW_OUT)
- * into groups each strictly smaller than all of them, every one of them in a group. */
-static int strict_split(int *colors, int n)
+/* The colour of key among the keys of over's members (all of them gathered): the index of
+ * key among their distinct values, MPI_UNDEFINED for HW_NONE.  Collective over over. */
+static int hw_dense_color(struct tm_rank *me, const char *fn, MPI_Comm over, int64_t key,
+                          int *ret_color)
 {
-    qsort(colors, (size_t)n, sizeof *colors, cmp_int);
+    int n = 0;
+    PMPI_Comm_size(over, &n);
+    int64_t *all = malloc((size_t)n * sizeof *all);
+    if (!all) return tm_err(me, over, MPI_ERR_NO_MEM, fn, "out of memory");
+    int err = PMPI_Allgather(&key, 1, MPI_INT64_T, all, 1, MPI_INT64_T, over);
+    if (!err) {
+        qsort(all, (size_t)n, sizeof *all, cmp_i64);
+        *ret_color = dense_index(all, n, key);
+    }
+    free(all);
+    return err;
+}
+
+/* A level's key (hw_key) and name for MPI_COMM_TYPE_HW_UNGUIDED: level 0 is the node, level
+ * k the hwloc depth k below the machine; HW_NONE past the machine's levels. */
+static int64_t hw_level(struct tm_rank *me, hwloc_topology_t t, hwloc_const_bitmap_t set, int k,
+                        const char **ret_name)
+{
+    *ret_name = HW_SHARED;
+    int node = me->info ? me->info->node : 0;
+    if (k == 0) return HW_KEY_NODE(node);
+    if (!t || !set || k >= hwloc_topology_get_depth(t)) return HW_NONE;
+    *ret_name = hwloc_obj_type_string(hwloc_get_depth_type(t, k));
+    hwloc_obj_t o = hw_obj_at(t, k, set);
+    if (o) return HW_KEY_NODE(node) + (int64_t)o->logical_index;
+    if (me->info && me->info->carried)
+        return HW_KEY_NODE(node) + HW_KEY_CARRIER + (int64_t)syscall(SYS_gettid);
+    return HW_NONE;
+}
+
+/* A member that passed MPI_UNDEFINED while the others asked for MPI_COMM_TYPE_HW_UNGUIDED:
+ * it takes part in choosing the level but is in no group (below HW_NONE: sorts first). */
+#define HW_OUT (INT64_MIN + 1)
+
+/* Whether keys (n of them, sorted here) split the members that take part (all but HW_OUT)
+ * into groups each strictly smaller than all of them, every one of them in a group. */
+static int strict_split(int64_t *keys, int n)
+{
+    qsort(keys, (size_t)n, sizeof *keys, cmp_i64);
     int first = 0;
-    while (first < n && colors[first] == HW_OUT)
-        first++;
+    while (first < n && (keys[first] == HW_NONE || keys[first] == HW_OUT))
+        if (keys[first++] == HW_NONE) return 0; /* a member in no resource of the level */
     int m = n - first;
-    if (m < 2 || colors[first] == MPI_UNDEFINED) return 0; /* MPI_UNDEFINED sorts next */
+    if (m < 2) return 0;
     int run = 1;
     for (int i = first + 1; i < n; i++) {
-        run = colors[i] == colors[i - 1] ? run + 1 : 1;
+        run = keys[i] == keys[i - 1] ? run + 1 : 1;
         if (run == m) return 0;
     }
     return 1;
+}
+
+/* The colour of key among sorted keys (n): the index of its value among the distinct values
+ * that name a resource; MPI_UNDEFINED for one that names none. */
+static int dense_index(const int64_t *keys, int n, int64_t key)
+{
+    if (key == HW_NONE || key == HW_OUT) return MPI_UNDEFINED;
+    int color = 0;
+    for (int i = 0; i < n && keys[i] != key; i++)
+        color += keys[i] != HW_NONE && keys[i] != HW_OUT && (i == 0 || keys[i] != keys[i - 1]);
+    return color;
 }
 
 /* Sets key = value on newcomm's info (MPI_Comm_get_info shows it). */
@@ -203,20 +261,20 @@ static int unguided_level(struct tm_rank *me, const char *fn, MPI_Comm over, int
     PMPI_Comm_size(over, &n);
     int err = PMPI_Allreduce(&levels, &maxlev, 1, MPI_INT, MPI_MAX, over);
     if (err) return err;
-    int *colors = malloc((size_t)n * sizeof *colors);
-    if (!colors) return tm_err(me, over, MPI_ERR_NO_MEM, fn, "out of memory");
+    int64_t *keys = malloc((size_t)n * sizeof *keys);
+    if (!keys) return tm_err(me, over, MPI_ERR_NO_MEM, fn, "out of memory");
     for (int k = 0; k < maxlev; k++) {
         const char *name = HW_SHARED;
-        int color = out ? HW_OUT : hw_level(me, t, set, k, &name);
-        err = PMPI_Allgather(&color, 1, MPI_INT, colors, 1, MPI_INT, over);
+        int64_t mine = out ? HW_OUT : hw_level(me, t, set, k, &name);
+        err = PMPI_Allgather(&mine, 1, MPI_INT64_T, keys, 1, MPI_INT64_T, over);
         if (err) break;
-        if (!strict_split(colors, n)) continue;
+        if (!strict_split(keys, n)) continue;
         *ret_found = 1;
-        *ret_color = out ? MPI_UNDEFINED : color;
+        *ret_color = dense_index(keys, n, mine);
         *ret_name = name;
         break;
     }
-    free(colors);
+    free(keys);
     return err;
 }
 
@@ -288,7 +346,16 @@ TM_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
     }
     if (split_type == MPI_UNDEFINED && all[0] == ask_hash(MPI_COMM_TYPE_HW_UNGUIDED, NULL))
         kind = MPI_COMM_TYPE_HW_UNGUIDED;
-    if (err || kind != MPI_COMM_TYPE_HW_UNGUIDED) {
+    /* A guided split with a level gathers the members' resources (hw_dense_color); a member
+     * passing MPI_UNDEFINED meets that collective with no resource. */
+    int gather = guided && value;
+    if (split_type == MPI_UNDEFINED && all[0] != INT64_MIN &&
+        all[0] != ask_hash(MPI_COMM_TYPE_SHARED, NULL) &&
+        all[0] != ask_hash(MPI_COMM_TYPE_HW_UNGUIDED, NULL) &&
+        all[0] != ask_hash(MPI_COMM_TYPE_HW_GUIDED, NULL) &&
+        all[0] != ask_hash(MPI_COMM_TYPE_RESOURCE_GUIDED, NULL))
+        gather = 1, kind = MPI_COMM_TYPE_HW_GUIDED;
+    if (err || (kind != MPI_COMM_TYPE_HW_UNGUIDED && !gather)) {
         if (over != comm) PMPI_Comm_free(&over);
         if (err) return err;
     }
@@ -307,10 +374,16 @@ TM_API int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info
                              newcomm);
         if (over != comm) PMPI_Comm_free(&over);
     } else {
-        int color = value ? hw_color(me, t, set, value) : MPI_UNDEFINED;
-        if (cr->c->inter)
+        /* over both groups of an inter-communicator: the colours pair resources across them */
+        int color = MPI_UNDEFINED;
+        if (gather) {
+            int64_t k = value && split_type != MPI_UNDEFINED ? hw_key(me, t, set, value) : HW_NONE;
+            err = hw_dense_color(me, fn, over, k, &color);
+            if (over != comm) PMPI_Comm_free(&over);
+        }
+        if (!err && cr->c->inter)
             err = tm_intercomm_split(me, cr, comm, color, key, newcomm);
-        else
+        else if (!err)
             err = tm_comm_split(me, fn, comm, color, key, newcomm);
         if (!err && *newcomm != MPI_COMM_NULL) err = set_hint(*newcomm, value);
     }

@@ -54,10 +54,12 @@ struct tmpi_rank_info {
      * starts, in the order of the spawns; node_of_rank and local_rank_of have universe entries,
      * which fix the node of each. */
     int universe;
-    /* A spawned rank (MPI_Comm_spawn): nonzero, and the first world rank of the ranks started
-     * with it (its MPI_COMM_WORLD is those spawn_size ranks); 0 for the job's own ranks. */
+    /* A spawned rank (MPI_Comm_spawn): nonzero, the first world rank of the spawn's first
+     * command (what names the spawn), the size of its MPI_COMM_WORLD (every command's ranks)
+     * and its rank there; 0 for the job's own ranks.  The commands of one spawn may hold
+     * world ranks apart from each other (spawn_multiple, each command on its host). */
     int spawned;
-    int spawn_first, spawn_size;
+    int spawn_first, spawn_size, spawn_rank;
 };
 
 /* One command of an MPI_Comm_spawn[_multiple] (svc spawn). */
@@ -65,6 +67,9 @@ struct tmpi_spawn_app {
     const char *command; /* the program: a path, or a name looked up in path then PATH */
     char *const *argv;   /* its arguments after argv[0], NULL-terminated, or NULL */
     int maxprocs;        /* ranks to start, >= 1 */
+    int first;           /* their world ranks: first .. first + maxprocs - 1 */
+    int appnum;          /* MPI_APPNUM: the index of the spawn_multiple command it is (or a
+                          * part of, when the command's ranks go to several hosts) */
     const char *wdir;    /* info "wdir": the ranks' working directory, or NULL: the job's */
     const char *path;    /* info "path": directories to look for command in, ':'-separated */
 };
@@ -272,9 +277,10 @@ struct tmpi_svc {
     void (*pool_usage)(uint64_t *used, uint64_t *capacity);
 
     /* Optional (may be NULL: MPI_Comm_spawn then fails with MPI_ERR_SPAWN).  Starts the ranks
-     * of one spawn on this node: napps commands, their ranks world ranks first .. first + total
-     * - 1 in command order (libtmpi chose them below info->universe and set up their state
-     * first), appnum the command's index; of those, the ranks whose node (node_of_rank) is
+     * of one spawn on this node: napps commands, command k's ranks world ranks apps[k].first
+     * .. + maxprocs - 1, ranks of the spawn's MPI_COMM_WORLD in command order (libtmpi chose
+     * them below info->universe and set up their state first; first is apps[0].first, the
+     * spawn's name), appnum apps[k].appnum; of those, the ranks whose node (node_of_rank) is
      * this one (a job across nodes: each node is asked for its own, -EINVAL when it has
      * none).  All or nothing: 0 once every rank runs, else a negative errno (-ENOENT no such
      * program, -ENOEXEC not a TMPI program, -ECANCELED the job is ending) with a one-line
@@ -332,9 +338,10 @@ struct tmpi_svc {
      * info->hostname).  The nodes of the calling rank's job that MPI_Comm_spawn's info key
      * host names, ascending, the first cap of them into out: a node's name in the job's host
      * file (its NodePlacement host, case aside) or that name with ":PORT"; this node also by
-     * its agent's name (info->hostname, MPI_Get_processor_name), the machine's host name and
-     * "localhost".  How many nodes it names (0: none of the job's).  Any rank thread; never
-     * blocks. */
+     * its agent's name (info->hostname, MPI_Get_processor_name), the machine's host name,
+     * "localhost" and a numeric address of its interfaces (libtmpi asks the other nodes for
+     * theirs, comm/dyn_net.h TM_DYN_HOST).  How many nodes it names (0: none of the job's).  Any
+     * rank thread; never blocks. */
     int (*host_nodes)(const char *host, int *out, int cap);
 
     /* Optional (may be NULL: accumulates to other nodes go as frames).  Atomic operations

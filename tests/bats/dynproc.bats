@@ -651,3 +651,65 @@ j = [x for x in json.load(sys.stdin)["jobs"] if x["state"] == "running"]
 assert len(j) == 1 and j[0]["nprocs"] == 6 and sorted(j[0]["nodes"]) == ["node1", "node2", "node3"], j
 ' <<<"$all" || { echo "$all"; false; }
 }
+
+# bats test_tags=multinode
+@test "dynproc: across 3 agents spawn_multiple puts each command on the host its info key host names (host:port, another node's agent name, a list of slots, add-host, hostfile), one world in command order with each command's MPI_APPNUM, talking to the parent both ways" {
+    start_cluster 3
+    local exe hf2 launch
+    exe=$(prog spawn)
+    hf2=$(cluster_hostfile 2)
+    launch=("$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}")
+    # rank 0 on node1 (one free slot); node2 and node3 two free slots each
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" hosts "127.0.0.1:${CLUSTER_PORTS[2]}" 2 "127.0.0.1:${CLUSTER_PORTS[1]}" 1 - 1
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* ]] || { echo "three hosts: $output"; false; }
+    [[ "$output" == *"child 0 of 4 on node3"* && "$output" == *"child 1 of 4 on node3"* &&
+        "$output" == *"child 2 of 4 on node2"* && "$output" == *"child 3 of 4 on node1"* ]] ||
+        { echo "placement: $output"; false; }
+    # the other nodes by their agents' names, which only they know
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" hosts node3 1 node2 2 node1 1
+    [ "$status" -eq 0 ] && [[ "$output" == *"child 0 of 4 on node3"* && "$output" == *"child 1 of 4 on node2"* &&
+        "$output" == *"child 2 of 4 on node2"* && "$output" == *"child 3 of 4 on node1"* ]] ||
+        { echo "agent names: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" host NODE2 2
+    [ "$status" -eq 0 ] && [[ "$output" == *"child 0 of 2 on node2"* && "$output" == *"child 1 of 2 on node2"* ]] ||
+        { echo "host NODE2: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" badhost node4 1 fatal
+    [ "$status" -ne 0 ] && [[ "$output" == *"host node4 is not a node of the job"*"(MPI_ERR_SPAWN)"* ]] ||
+        { echo "host node4: $output"; false; }
+    # Open MPI's host list: one slot an entry, the command's ranks fill them in order; add-host
+    # names the job's hosts as host does
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" host "node2,node3,node2" 3
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* && "$output" == *"child 0 of 3 on node2"* &&
+        "$output" == *"child 1 of 3 on node3"* && "$output" == *"child 2 of 3 on node2"* ]] ||
+        { echo "host list: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" hosts "node2,node3" 2 - 1
+    [ "$status" -eq 0 ] && [[ "$output" == *"child 0 of 3 on node2"* && "$output" == *"child 1 of 3 on node3"* &&
+        "$output" == *"child 2 of 3 on node1"* ]] || { echo "host list in spawn_multiple: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" addhost node3 2
+    [ "$status" -eq 0 ] && [[ "$output" == *"child 0 of 2 on node3"* && "$output" == *"child 1 of 2 on node3"* ]] ||
+        { echo "add-host: $output"; false; }
+    # Open MPI's hostfile: its hosts' slots as such a list
+    local hfs="$BATS_TEST_TMPDIR/spawn.hosts"
+    printf '# where the children go\n127.0.0.1 port=%s slots=2\nnode2\n' "${CLUSTER_PORTS[2]}" >"$hfs"
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" hostfile "$hfs" 3
+    [ "$status" -eq 0 ] && [[ "$output" == *"child 0 of 3 on node3"* && "$output" == *"child 1 of 3 on node3"* &&
+        "$output" == *"child 2 of 3 on node2"* ]] || { echo "hostfile: $output"; false; }
+    printf 'node2 slots=two\n' >"$hfs"
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" hostfile "$hfs" 1
+    [ "$status" -ne 0 ] && [[ "$output" == *"hostfile $hfs line 1: slots=two is not slots=N or port=P (MPI_ERR_SPAWN)"* ]] ||
+        { echo "bad hostfile: $output"; false; }
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" badhost "node2,node3" 3 fatal
+    [ "$status" -ne 0 ] && [[ "$output" == *"host node2,node3 lists 2 slots for the 3 ranks of"*"(MPI_ERR_SPAWN)"* ]] ||
+        { echo "short host list: $output"; false; }
+    # the same host twice around another: one row per run of commands
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" hosts "127.0.0.1:${CLUSTER_PORTS[1]}" 1 "127.0.0.1:${CLUSTER_PORTS[2]}" 2 "127.0.0.1:${CLUSTER_PORTS[1]}" 1
+    [ "$status" -eq 0 ] && [[ "$output" == *"child 0 of 4 on node2"* && "$output" == *"child 1 of 4 on node3"* &&
+        "$output" == *"child 2 of 4 on node3"* && "$output" == *"child 3 of 4 on node2"* ]] ||
+        { echo "around: $output"; false; }
+    # a host without room for its command fails the whole spawn and frees what it reserved:
+    # then both of node2's slots take a spawn
+    run timeout 60 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" badhosts "127.0.0.1:${CLUSTER_PORTS[1]}" 1 "127.0.0.1:${CLUSTER_PORTS[2]}" 3
+    [ "$status" -eq 0 ] && [[ "$output" == *"badhosts failed as it should"* && "$output" != *" of 4 on "* &&
+        "$output" == *"child 0 of 2 on node2"* && "$output" == *"child 1 of 2 on node2"* ]] ||
+        { echo "no room: $output"; false; }
+}

@@ -62,3 +62,21 @@ finalize_early() {
         return 1
     }
 }
+
+# split_run ARGS...: tmpi-launch ARGS, which must print "split_carrier ok"
+split_run() {
+    run timeout 60 "$TMPI_BUILD/launcher/tmpi-launch" "$@"
+    [ "$status" -eq 0 ] && [[ "$output" == *"split_carrier ok"* ]] || { echo "tmpi-launch $*: status $status"; echo "$output"; false; }
+}
+
+@test "mpi41: MPI_Comm_split_type HW_GUIDED Core and PU under carriers groups the ranks of one carrier, pinned or not; unbound rank threads get MPI_COMM_NULL" {
+    local exe nc
+    exe=$(prog split_carrier)
+    nc=$(nproc)
+    # more ranks than kernel_ranks_per_cpu times the CPUs: carriers, unbound by default
+    split_run -n $((5 * nc)) "$exe" "$nc"
+    split_run -x TMPI_RANK_SWITCHING=user -x TMPI_CARRIER_PLACEMENT=cyclic -n $((2 * nc + 1)) "$exe" "$nc"
+    split_run -x TMPI_RANK_SWITCHING=user --bind-to core -n $((3 * nc)) "$exe" "$nc"
+    # threads of their own, oversubscribed and so unbound: in no one core
+    split_run -x TMPI_RANK_SWITCHING=kernel -n $((2 * nc)) "$exe" null
+}

@@ -6,11 +6,16 @@
  *   spawn across       (a job across nodes without free slots) spawning fails with
  *                      MPI_ERR_SPAWN, never hangs
  *   spawn universe     each rank prints MPI_UNIVERSE_SIZE
- *   spawn host H N     as parent N, the children on host H (info "host")
+ *   spawn host H N     as parent N, the children on host H (info "host"; addhost: "add-host";
+ *                      hostfile F N: the hosts of file F, info "hostfile")
  *   spawn repeat R N   parent N, R times one after the other: more children in all than the
  *                      universe has slots, as each spawn's children disconnect and finalize
  *   spawn badhost H N [fatal]  N children on host H fail with MPI_ERR_SPAWN in every errcode
  *                      (with fatal: MPI_ERRORS_ARE_FATAL says why and ends the job)
+ *   spawn hosts H N [H N ...]  spawn_multiple of up to 4 commands ("child-h"), command k's N
+ *                      ranks on host H ("-": none); MPI_APPNUM, world order, talk both ways
+ *   spawn badhosts H N [H N ...]  the same must fail with MPI_ERR_SPAWN in every errcode; then
+ *                      2 children on the first H (its slots that the failed spawn took are free)
  *   spawn slow S [N]   N children (default 1, "child-slow") compute S seconds before they
  *                      answer parent 0; the other parents wait in MPI_Comm_disconnect meanwhile
  *   spawn wdir DIR     a child started by name (info "path") in DIR (info "wdir", "host")
@@ -114,6 +119,18 @@ static int child(const char *mode, int argc, char **argv)
         MPI_Allreduce(&mrank, &total, 1, MPI_INT, MPI_SUM, merged);
         CHECK(total == msize * (msize - 1) / 2, "merged allreduce %d", total);
         MPI_Comm_free(&merged);
+    } else if (strcmp(mode, "child-h") == 0) {
+        /* spawn_multiple over hosts: the command's index is MPI_APPNUM and argv[2]; the
+         * parents' value comes back doubled, plus the sum over the children's world */
+        CHECK(argc == 3 && flag && *appnum == atoi(argv[2]), "MPI_APPNUM %d, argv %s",
+              flag ? *appnum : -1, argc == 3 ? argv[2] : "-");
+        int v, one = 1, sum = 0;
+        MPI_Recv(&v, 1, MPI_INT, 0, 7, parent, MPI_STATUS_IGNORE);
+        CHECK(v == 100 + rank, "child %d got %d", rank, v);
+        MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(sum == size, "children's allreduce %d of %d", sum, size);
+        int back[3] = {2 * v, *appnum, counter};
+        MPI_Send(back, 3, MPI_INT, 0, 8, parent);
     } else {
         int want = strcmp(mode, "child-a") == 0 ? 0 : 1;
         CHECK(size == 3, "spawn_multiple world %d", size);
@@ -127,7 +144,7 @@ static int child(const char *mode, int argc, char **argv)
     return 0;
 }
 
-static void parent_run(const char *self, int n, const char *host)
+static void parent_run(const char *self, int n, const char *host, const char *key)
 {
     int rank, size, *usize, flag;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -143,7 +160,7 @@ static void parent_run(const char *self, int n, const char *host)
     MPI_Info info = MPI_INFO_NULL;
     if (host) {
         MPI_Info_create(&info);
-        MPI_Info_set(info, "host", host);
+        MPI_Info_set(info, key, host);
     }
     CHECK(MPI_Comm_spawn(self, args, n, info, 0, MPI_COMM_WORLD, &kids, errs) == MPI_SUCCESS,
           "spawn");
@@ -196,6 +213,66 @@ static void multiple_run(const char *self)
             MPI_Recv(&a, 1, MPI_INT, i, 9, kids, MPI_STATUS_IGNORE);
             CHECK(a == (i == 0 ? 0 : 1), "child %d appnum %d", i, a);
         }
+    MPI_Comm_disconnect(&kids);
+}
+
+/* MPI_Comm_spawn_multiple with one command per host: hosts[k] (info key host) takes n[k]
+ * ranks of the command k; "-" names no host.  The children's world ranks are the commands' in
+ * order, each with its appnum, its own globals and a talk both ways with rank 0. */
+static void hosts_run(const char *self, int count, char **hosts, const int *n, int fail)
+{
+    int rank, total = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    char *cmds[4], **argvs[4], *args[4][3], num[4][8];
+    MPI_Info infos[4];
+    for (int k = 0; k < count; k++) {
+        snprintf(num[k], sizeof num[k], "%d", k);
+        args[k][0] = "child-h", args[k][1] = num[k], args[k][2] = NULL;
+        cmds[k] = (char *)self;
+        argvs[k] = args[k];
+        infos[k] = MPI_INFO_NULL;
+        if (strcmp(hosts[k], "-") != 0) {
+            MPI_Info_create(&infos[k]);
+            MPI_Info_set(infos[k], "host", hosts[k]);
+        }
+        total += n[k];
+    }
+    int errs[64];
+    MPI_Comm kids = 5;
+    if (fail) MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPI_Comm_spawn_multiple(count, cmds, argvs, (int *)n, infos, 0, MPI_COMM_WORLD, &kids,
+                                     errs);
+    for (int k = 0; k < count; k++)
+        if (infos[k] != MPI_INFO_NULL) MPI_Info_free(&infos[k]);
+    if (fail) {
+        int cls = -1;
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_SPAWN && kids == MPI_COMM_NULL, "hosts: class %d", cls);
+        for (int i = 0; rank == 0 && i < total && i < 64; i++)
+            CHECK(errs[i] == MPI_ERR_SPAWN, "errcode %d: %d", i, errs[i]);
+        if (rank == 0) printf("badhosts failed as it should\n");
+        int two = 2;
+        hosts_run(self, 1, hosts, &two, 0);
+        return;
+    }
+    CHECK(rc == MPI_SUCCESS, "spawn_multiple over hosts");
+    int rsize = 0;
+    MPI_Comm_remote_size(kids, &rsize);
+    CHECK(rsize == total, "%d children, %d asked", rsize, total);
+    for (int i = 0; rank == 0 && i < total; i++) {
+        int v = 100 + i;
+        MPI_Send(&v, 1, MPI_INT, i, 7, kids);
+    }
+    for (int i = 0; rank == 0 && i < total; i++) {
+        CHECK(errs[i] == MPI_SUCCESS, "errcode %d of child %d", errs[i], i);
+        int v = 100 + i, back[3];
+        MPI_Recv(back, 3, MPI_INT, i, 8, kids, MPI_STATUS_IGNORE);
+        int k = 0;
+        for (int below = n[0]; i >= below; below += n[++k])
+            ;
+        CHECK(back[0] == 2 * v && back[1] == k && back[2] == 1000 + i,
+              "child %d answered %d, appnum %d, counter %d", i, back[0], back[1], back[2]);
+    }
     MPI_Comm_disconnect(&kids);
 }
 
@@ -263,7 +340,7 @@ static void errors_run(const char *argv0)
     /* the failed spawns gave their slots back: the whole rest of the universe spawns */
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (*usize > size) parent_run(argv0, *usize - size, NULL);
+    if (*usize > size) parent_run(argv0, *usize - size, NULL, NULL);
 }
 
 static void partial_run(const char *cmd, int n)
@@ -317,14 +394,26 @@ int main(int argc, char **argv)
     MPI_Comm parent;
     MPI_Comm_get_parent(&parent);
     CHECK(parent == MPI_COMM_NULL, "the job's own rank has a parent");
-    if (strcmp(mode, "parent") == 0) parent_run(argv[0], argc > 2 ? atoi(argv[2]) : 1, NULL);
-    if (strcmp(mode, "host") == 0 && argc > 3) parent_run(argv[0], atoi(argv[3]), argv[2]);
+    if (strcmp(mode, "parent") == 0) parent_run(argv[0], argc > 2 ? atoi(argv[2]) : 1, NULL, NULL);
+    if (strcmp(mode, "host") == 0 && argc > 3) parent_run(argv[0], atoi(argv[3]), argv[2], "host");
+    if (strcmp(mode, "addhost") == 0 && argc > 3)
+        parent_run(argv[0], atoi(argv[3]), argv[2], "add-host");
+    if (strcmp(mode, "hostfile") == 0 && argc > 3)
+        parent_run(argv[0], atoi(argv[3]), argv[2], "hostfile");
     if (strcmp(mode, "badhost") == 0 && argc > 3)
         badhost_run(argv[0], argv[2], atoi(argv[3]), argc > 4);
     if (strcmp(mode, "repeat") == 0 && argc > 3)
         for (int r = atoi(argv[2]); r > 0; r--)
-            parent_run(argv[0], atoi(argv[3]), NULL);
+            parent_run(argv[0], atoi(argv[3]), NULL, NULL);
     if (strcmp(mode, "multiple") == 0) multiple_run(argv[0]);
+    int bad = strcmp(mode, "badhosts") == 0;
+    if ((bad || strcmp(mode, "hosts") == 0) && argc >= 4 && argc % 2 == 0 && argc <= 10) {
+        int n[4], count = (argc - 2) / 2;
+        char *hosts[4];
+        for (int k = 0; k < count; k++)
+            hosts[k] = argv[2 + 2 * k], n[k] = atoi(argv[3 + 2 * k]);
+        hosts_run(argv[0], count, hosts, n, bad);
+    }
     if (strcmp(mode, "errors") == 0) errors_run(argv[0]);
     if (strcmp(mode, "across") == 0) {
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
