@@ -3,8 +3,8 @@
 # constructors and decoders with counts, sizes and extents past 2^31, external32 packing,
 # MPI_Op_create_c, the attached buffer and the windows; every _c call with a count past INT_MAX
 # of a type without data (bigcount_probe.c); counts and displacements past INT_MAX folded into
-# types by the collectives (bigfold.c), a v side without a common factor refused with
-# MPI_ERR_COUNT; a message, a Bcast and a Put of one element spanning 2 GiB + 4 KiB of
+# types by the collectives (bigfold.c), v sides without a common factor taken whole (bigfold.c
+# vspan); a message, a Bcast and a Put of one element spanning 2 GiB + 4 KiB of
 # addresses (a reserved, barely touched buffer: little memory).  One node with threads and
 # carriers, and 2 agents.  Bcast_c, Allreduce_c, the rooted and all-to-all _c collectives past
 # 2^31 bytes per block (bigcoll.c, bigrooted.c) and 3 GiB through Ibcast_c, Bcast_init_c and
@@ -104,6 +104,27 @@ expect_probe_ok() {
     expect_ok
 }
 
+# v sides past INT_MAX whose counts and displacements share no factor (counts 3, 5 ... at odd
+# displacements past 2^31; counts 2 and 2^31 + 1): the engine takes MPI_Count / MPI_Aint
+# arrays whole (bigfold.c vspan), where a fold used to refuse them with MPI_ERR_COUNT.
+@test "bigcount: Gatherv_c, Scatterv_c, Allgatherv_c, Alltoallv_c and I forms of v sides without a common factor on one node" {
+    local exe
+    exe=$(prog bigfold)
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" vspan
+    expect_ok
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 3 -x TMPI_RANK_SWITCHING=user "$exe" vspan
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: Gatherv_c, Scatterv_c, Allgatherv_c, Alltoallv_c and I forms of v sides without a common factor across 2 agents" {
+    start_cluster 2
+    local exe
+    exe=$(prog bigfold)
+    run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe" vspan
+    expect_ok
+}
+
 # Skips a test whose ranks hold 2^31-byte buffers where they cannot fit: below
 # TMPI_TEST_BIG_MIN_KB of MemAvailable (default 6 GiB, as mpi41.bats), or under ThreadSanitizer,
 # whose shadow of every touched byte multiplies the job's memory (the OOM killer ended the
@@ -132,6 +153,27 @@ need_big_memory() {
     local exe
     exe=$(prog bigcoll)
     run timeout 300 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe"
+    expect_ok
+}
+
+# A user op (an int MPI_User_function) over 2^31 + 4096 bytes: MPI_Scan_c in place and
+# MPI_Exscan_c take the count whole and call the function in pieces of at most INT_MAX
+# elements (bigfold.c uop; about 4 GiB for the job, mostly untouched pages).
+@test "bigcount: MPI_Scan_c and MPI_Exscan_c of more than 2^31 elements with a user op on one node" {
+    need_big_memory
+    local exe
+    exe=$(prog bigfold)
+    run timeout 300 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" uop $(((1 << 31) + 4096))
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: MPI_Scan_c and MPI_Exscan_c of more than 2^31 elements with a user op across 2 agents" {
+    need_big_memory
+    start_cluster 2
+    local exe
+    exe=$(prog bigfold)
+    run timeout 300 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe" uop $(((1 << 31) + 4096))
     expect_ok
 }
 

@@ -4,6 +4,13 @@
  *         MPI_Alltoallw_c and MPI_Ialltoallw_c with byte displacements past 2^31, and
  *         MPI_Gatherv_c / MPI_Allgatherv_init_c whose element displacements past 2^31 share a
  *         factor with the counts;
+ *   vspan: v sides past INT_MAX whose counts and displacements share no factor, which no
+ *         fold can narrow (the engine takes them whole): MPI_Gatherv_c, MPI_Scatterv_c,
+ *         MPI_Allgatherv_c, MPI_Iallgatherv_c, MPI_Alltoallv_c and MPI_Ialltoallv_c with
+ *         counts 3, 5, 7 ... bytes at odd displacements past 2^31, and counts 2 and 2^31 + 1
+ *         of a type without data;
+ *   uop N: MPI_Scan_c in place and MPI_Exscan_c of N bytes (more than 2^31) with a user op
+ *         (int MPI_User_function, called in pieces of at most INT_MAX elements);
  *   big N: N bytes (more than 2^31) moved for real: MPI_Ibcast_c and MPI_Bcast_init_c of N
  *         MPI_BYTE (one folded element), and a Send/Recv of one element of a type of two
  *         blocks of N / 2 bytes with a 1 GiB hole (MPI_Type_create_hvector_c).
@@ -112,6 +119,107 @@ static void span(void)
     free(cn), free(sd), free(rd), free(ty), free(vd);
 }
 
+static void vspan(void)
+{
+    const MPI_Aint FAR = ((MPI_Aint)1 << 31) + 3 * BLK + 1; /* odd, past INT_MAX */
+    size_t n = (size_t)FAR + (size_t)size * BLK;
+    unsigned char *s = reserve(n), *r = reserve(n);
+    MPI_Count *cn = malloc(sizeof *cn * (size_t)size);
+    MPI_Aint *vd = malloc(sizeof *vd * (size_t)size), *sd = malloc(sizeof *sd * (size_t)size);
+    for (int j = 0; j < size; j++) {
+        cn[j] = 3 + 2 * j; /* 3 and 5 share no factor: no fold narrows them */
+        vd[j] = FAR + (MPI_Aint)(size - 1 - j) * BLK;
+        sd[j] = FAR + (MPI_Aint)j * BLK + 2;
+    }
+    MPI_Count mine = cn[rank];
+    for (int i = 0; i < BLK; i++)
+        s[i] = pat(rank, i);
+    int bad = 0;
+    /* Gatherv_c into rank 0 */
+    memset(r + FAR, 0, (size_t)size * BLK);
+    CHECK(MPI_Gatherv_c(s, mine, MPI_BYTE, r, cn, vd, MPI_BYTE, 0, MPI_COMM_WORLD) == 0,
+          "Gatherv_c");
+    for (int j = 0; rank == 0 && j < size; j++)
+        for (int i = 0; i < cn[j]; i++)
+            bad += r[vd[j] + i] != pat(j, i);
+    CHECK(bad == 0, "Gatherv_c without a common factor: %d bytes wrong", bad);
+    /* Scatterv_c from rank 0: block j from s at vd[j] */
+    for (int j = 0; j < size; j++)
+        for (int i = 0; i < cn[j]; i++)
+            s[vd[j] + i] = pat(100 + j, i);
+    memset(r, 0, BLK);
+    CHECK(MPI_Scatterv_c(s, cn, vd, MPI_BYTE, r, mine, MPI_BYTE, 0, MPI_COMM_WORLD) == 0,
+          "Scatterv_c");
+    bad = 0;
+    for (int i = 0; i < mine; i++)
+        bad += r[i] != pat(100 + rank, i);
+    CHECK(bad == 0, "Scatterv_c without a common factor: %d bytes wrong", bad);
+    /* Allgatherv_c, blocking then non-blocking */
+    for (int round = 0; round < 2; round++) {
+        memset(r + FAR, 0, (size_t)size * BLK);
+        if (round == 0) {
+            CHECK(MPI_Allgatherv_c(s, mine, MPI_BYTE, r, cn, vd, MPI_BYTE, MPI_COMM_WORLD) == 0,
+                  "Allgatherv_c");
+        } else {
+            MPI_Request q;
+            CHECK(MPI_Iallgatherv_c(s, mine, MPI_BYTE, r, cn, vd, MPI_BYTE, MPI_COMM_WORLD, &q) ==
+                          0 &&
+                      MPI_Wait(&q, MPI_STATUS_IGNORE) == 0,
+                  "Iallgatherv_c");
+        }
+        bad = 0;
+        for (int j = 0; j < size; j++)
+            for (int i = 0; i < cn[j]; i++)
+                bad += r[vd[j] + i] != pat(j, i);
+        CHECK(bad == 0, "%sAllgatherv_c without a common factor: %d bytes wrong", round ? "I" : "",
+              bad);
+    }
+    /* Alltoallv_c: mine bytes to every rank from sd[j]; from rank j cn[j] bytes at vd[j] */
+    MPI_Count *sc = malloc(sizeof *sc * (size_t)size);
+    for (int j = 0; j < size; j++) {
+        sc[j] = mine;
+        for (int i = 0; i < mine; i++)
+            s[sd[j] + i] = pat(rank * size + j, i);
+    }
+    for (int round = 0; round < 2; round++) {
+        memset(r + FAR, 0, (size_t)size * BLK);
+        if (round == 0) {
+            CHECK(MPI_Alltoallv_c(s, sc, sd, MPI_BYTE, r, cn, vd, MPI_BYTE, MPI_COMM_WORLD) == 0,
+                  "Alltoallv_c");
+        } else {
+            MPI_Request q;
+            CHECK(MPI_Ialltoallv_c(s, sc, sd, MPI_BYTE, r, cn, vd, MPI_BYTE, MPI_COMM_WORLD, &q) ==
+                          0 &&
+                      MPI_Wait(&q, MPI_STATUS_IGNORE) == 0,
+                  "Ialltoallv_c");
+        }
+        bad = 0;
+        for (int j = 0; j < size; j++)
+            for (int i = 0; i < cn[j]; i++)
+                bad += r[vd[j] + i] != pat(j * size + rank, i);
+        CHECK(bad == 0, "%sAlltoallv_c without a common factor: %d bytes wrong", round ? "I" : "",
+              bad);
+    }
+    /* counts 2 and 2^31 + 1 (no factor) of a type without data, one byte of extent: nothing
+     * moves, the root's blocks span 2 GiB of addresses */
+    MPI_Datatype none, gap;
+    MPI_Type_contiguous(0, MPI_BYTE, &none);
+    MPI_Type_create_resized(none, 0, 1, &gap);
+    MPI_Type_commit(&gap);
+    for (int j = 0; j < size; j++) {
+        cn[j] = j == size - 1 ? ((MPI_Count)1 << 31) + 1 : 2;
+        vd[j] = j == size - 1 ? 0 : FAR + j;
+    }
+    CHECK(MPI_Gatherv_c(s, cn[rank], gap, r, cn, vd, gap, 0, MPI_COMM_WORLD) == 0,
+          "Gatherv_c of counts 2 and 2^31 + 1");
+    CHECK(MPI_Allgatherv_c(s, cn[rank], gap, r, cn, vd, gap, MPI_COMM_WORLD) == 0,
+          "Allgatherv_c of counts 2 and 2^31 + 1");
+    MPI_Type_free(&gap);
+    MPI_Type_free(&none);
+    munmap(s, n), munmap(r, n);
+    free(cn), free(vd), free(sd), free(sc);
+}
+
 /* 64-bit words of a pattern (a byte loop over gigabytes is too slow on a loaded machine) */
 static uint64_t wpat(int from, size_t k)
 {
@@ -186,6 +294,52 @@ static void big(MPI_Count n)
     MPI_Type_free(&t);
 }
 
+/* a user op of int counts: byte-wise sum; a count past INT_MAX would be a bug of the caller */
+static int uop_toolong;
+static void bytesum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    if (*len < 0) uop_toolong = 1;
+    const unsigned char *a = in;
+    unsigned char *b = inout;
+    for (int i = 0; i < *len; i++)
+        b[i] = (unsigned char)(b[i] + a[i]);
+}
+
+static void uop(MPI_Count n)
+{
+    MPI_Op op;
+    MPI_Op_create(bytesum, 1, &op);
+    unsigned char *b = reserve((size_t)n);
+    for (size_t k = 0; k < (size_t)n; k += 4096)
+        b[k] = (unsigned char)(rank + 1);
+    b[n - 1] = (unsigned char)(rank + 1);
+    CHECK(MPI_Scan_c(MPI_IN_PLACE, b, n, MPI_BYTE, op, MPI_COMM_WORLD) == 0, "Scan_c");
+    unsigned char want = (unsigned char)((rank + 1) * (rank + 2) / 2);
+    size_t bad = b[n - 1] != want;
+    for (size_t k = 0; k < (size_t)n; k += 4096)
+        bad += b[k] != want;
+    CHECK(bad == 0, "Scan_c of %lld bytes with a user op: %zu bytes wrong", n, bad);
+    munmap(b, (size_t)n);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (size == 2) {
+        /* Exscan_c: rank 1 gets rank 0's input */
+        unsigned char *in = reserve((size_t)n), *out = reserve((size_t)n);
+        for (size_t k = 0; k < (size_t)n; k += 4096)
+            in[k] = (unsigned char)(rank + 5);
+        in[n - 1] = (unsigned char)(rank + 5);
+        CHECK(MPI_Exscan_c(in, out, n, MPI_BYTE, op, MPI_COMM_WORLD) == 0, "Exscan_c");
+        bad = 0;
+        for (size_t k = 0; rank == 1 && k < (size_t)n; k += 4096)
+            bad += out[k] != 5;
+        if (rank == 1) bad += out[n - 1] != 5;
+        CHECK(bad == 0, "Exscan_c of %lld bytes with a user op: %zu bytes wrong", n, bad);
+        munmap(in, (size_t)n), munmap(out, (size_t)n);
+    }
+    CHECK(!uop_toolong, "the user function got a count past INT_MAX");
+    MPI_Op_free(&op);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -193,6 +347,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc >= 3 && !strcmp(argv[1], "big"))
         big(strtoll(argv[2], NULL, 0));
+    else if (argc >= 3 && !strcmp(argv[1], "uop"))
+        uop(strtoll(argv[2], NULL, 0));
+    else if (argc >= 2 && !strcmp(argv[1], "vspan"))
+        vspan();
     else
         span();
     int all = 0;
