@@ -125,6 +125,28 @@ expect_probe_ok() {
     expect_ok
 }
 
+# Regular types past TM_TYPE_MAX_BLOCKS (2^24 blocks) keep a shape instead of a map
+# (bigvec.c): a vector of 2^24 + 3 blocks through Send/Recv, Sendrecv to an hvector, a resized
+# twin, Pack/Unpack and Put as the target type (32 MiB); MPICH large_count's vector of 2^30
+# blocks queried; a struct that would need the map refused with MPI_ERR_ARG.
+@test "bigcount: vectors of more than 2^24 blocks move by stride, MPI_Type_vector of 2^30 blocks, on one node" {
+    local exe
+    exe=$(prog bigvec)
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe"
+    expect_ok
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 3 -x TMPI_RANK_SWITCHING=user "$exe"
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: vectors of more than 2^24 blocks move by stride, MPI_Type_vector of 2^30 blocks, across 2 agents" {
+    start_cluster 2
+    local exe
+    exe=$(prog bigvec)
+    run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe"
+    expect_ok
+}
+
 # Skips a test whose ranks hold 2^31-byte buffers where they cannot fit: below
 # TMPI_TEST_BIG_MIN_KB of MemAvailable (default 6 GiB, as mpi41.bats), or under ThreadSanitizer,
 # whose shadow of every touched byte multiplies the job's memory (the OOM killer ended the
