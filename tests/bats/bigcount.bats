@@ -147,6 +147,27 @@ expect_probe_ok() {
     expect_ok
 }
 
+# Windows with a displacement unit past INT_MAX (bigfold.c wunit): Win_create_c,
+# Win_allocate_c, Win_allocate_shared_c with 2^32 + 8; Put, Accumulate and Get 4 GiB into a
+# reserved buffer; MPI_UNDEFINED from the int outputs.
+@test "bigcount: windows with a displacement unit past INT_MAX on one node" {
+    local exe
+    exe=$(prog bigfold)
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" wunit
+    expect_ok
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 3 -x TMPI_RANK_SWITCHING=user "$exe" wunit
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: windows with a displacement unit past INT_MAX across 2 agents" {
+    start_cluster 2
+    local exe
+    exe=$(prog bigfold)
+    run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe" wunit
+    expect_ok
+}
+
 # Skips a test whose ranks hold 2^31-byte buffers where they cannot fit: below
 # TMPI_TEST_BIG_MIN_KB of MemAvailable (default 6 GiB, as mpi41.bats), or under ThreadSanitizer,
 # whose shadow of every touched byte multiplies the job's memory (the OOM killer ended the

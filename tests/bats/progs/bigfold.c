@@ -11,6 +11,10 @@
  *         of a type without data;
  *   uop N: MPI_Scan_c in place and MPI_Exscan_c of N bytes (more than 2^31) with a user op
  *         (int MPI_User_function, called in pieces of at most INT_MAX elements);
+ *   wunit: windows whose displacement unit is past INT_MAX (MPI_Win_create_c, MPI_Win_allocate_c,
+ *         MPI_Win_allocate_shared_c with 2^32 + 8): a Put, an Accumulate and a Get at target
+ *         displacement 1, 4 GiB into a reserved buffer; the int outputs (the MPI_WIN_DISP_UNIT
+ *         attribute, MPI_Win_shared_query) say MPI_UNDEFINED, MPI_Win_shared_query_c the unit;
  *   big N: N bytes (more than 2^31) moved for real: MPI_Ibcast_c and MPI_Bcast_init_c of N
  *         MPI_BYTE (one folded element), and a Send/Recv of one element of a type of two
  *         blocks of N / 2 bytes with a 1 GiB hole (MPI_Type_create_hvector_c).
@@ -220,6 +224,60 @@ static void vspan(void)
     free(cn), free(vd), free(sd), free(sc);
 }
 
+static void wunit(void)
+{
+    const MPI_Aint U = ((MPI_Aint)1 << 32) + 8; /* displacement unit past INT_MAX */
+    const size_t n = (size_t)U + 4096;
+    unsigned char *w = reserve(n);
+    MPI_Win win;
+    CHECK(MPI_Win_create_c(w, (MPI_Aint)n, U, MPI_INFO_NULL, MPI_COMM_WORLD, &win) == 0,
+          "Win_create_c with a unit of 2^32 + 8");
+    int *attr = NULL, flag = 0;
+    MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, &attr, &flag);
+    CHECK(flag && attr && *attr == MPI_UNDEFINED, "MPI_WIN_DISP_UNIT %d, not MPI_UNDEFINED",
+          attr ? *attr : -1);
+    int right = (rank + 1) % size;
+    unsigned char mine[16], got[16];
+    for (int i = 0; i < 16; i++)
+        mine[i] = pat(rank, i);
+    MPI_Win_fence(0, win);
+    CHECK(MPI_Put(mine, 16, MPI_BYTE, right, 1, 16, MPI_BYTE, win) == 0, "Put at unit 1");
+    MPI_Win_fence(0, win);
+    int left = (rank + size - 1) % size, bad = 0;
+    for (int i = 0; i < 16; i++)
+        bad += w[U + i] != pat(left, i);
+    CHECK(bad == 0, "Put at displacement 1 of unit 2^32 + 8: %d bytes wrong", bad);
+    MPI_Barrier(MPI_COMM_WORLD); /* every rank read its Put before the Accumulate lands */
+    int one = 1, two[2] = {0, 0};
+    CHECK(MPI_Accumulate(&one, 1, MPI_INT, right, 1, 1, MPI_INT, MPI_SUM, win) == 0,
+          "Accumulate at unit 1");
+    MPI_Win_fence(0, win);
+    CHECK(MPI_Get(got, 16, MPI_BYTE, right, 1, 16, MPI_BYTE, win) == 0, "Get at unit 1");
+    MPI_Win_fence(0, win);
+    int before;
+    memcpy(&before, mine, sizeof before);
+    memcpy(two, got, sizeof two);
+    CHECK(two[0] == before + 1, "Accumulate then Get at unit 1: %d, want %d", two[0], before + 1);
+    CHECK(!memcmp(got + 4, mine + 4, 12), "Get at unit 1: bytes wrong");
+    MPI_Win_free(&win);
+    munmap(w, n);
+    void *base = NULL;
+    CHECK(MPI_Win_allocate_c(64, U, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win) == 0,
+          "Win_allocate_c with a unit of 2^32 + 8");
+    MPI_Win_free(&win);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    CHECK(MPI_Win_allocate_shared_c(64, U, MPI_INFO_NULL, node, &base, &win) == 0,
+          "Win_allocate_shared_c with a unit of 2^32 + 8");
+    MPI_Aint qs = 0, qd = 0;
+    int qi = 0;
+    MPI_Win_shared_query_c(win, 0, &qs, &qd, &base);
+    MPI_Win_shared_query(win, 0, &qs, &qi, &base);
+    CHECK(qd == U && qi == MPI_UNDEFINED, "shared_query_c unit %ld, shared_query %d", (long)qd, qi);
+    MPI_Win_free(&win);
+    MPI_Comm_free(&node);
+}
+
 /* 64-bit words of a pattern (a byte loop over gigabytes is too slow on a loaded machine) */
 static uint64_t wpat(int from, size_t k)
 {
@@ -349,6 +407,8 @@ int main(int argc, char **argv)
         big(strtoll(argv[2], NULL, 0));
     else if (argc >= 3 && !strcmp(argv[1], "uop"))
         uop(strtoll(argv[2], NULL, 0));
+    else if (argc >= 2 && !strcmp(argv[1], "wunit"))
+        wunit();
     else if (argc >= 2 && !strcmp(argv[1], "vspan"))
         vspan();
     else
