@@ -22,36 +22,29 @@
  * the pieces cost nothing next to their copies, small enough for the engine's int. */
 #define TM_BCAST_PIECE ((MPI_Count)1 << 30)
 
-/* MPI_Bcast_c of more than TM_COLL_COUNT_MAX elements: one MPI_Bcast per piece, in order.  A
- * contiguous type goes as MPI_BYTE pieces of TM_BCAST_PIECE bytes, so every rank cuts at the
- * same bytes whatever count and type of that signature it passed; another type in pieces of
- * TM_COLL_COUNT_MAX elements (its ranks pass the same count and type, as programs do). */
+/* MPI_Bcast_c of more than 2^31 - 1 bytes: one MPI_Bcast of MPI_BYTE per piece of
+ * TM_BCAST_PIECE bytes, in order, so every rank cuts at the same bytes whatever count and type
+ * of that signature it passed; a non-contiguous type through a packed stand-in
+ * (coll_c_pieces.h tm_cflat_begin: the root packs, the others unpack). */
 static int bcast_pieces(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
                         MPI_Comm comm)
 {
     const struct tm_type *t = tm_type_get(datatype);
-    /* an invalid type: the int call reports it, with the handler's rules */
-    if (!t) return PMPI_Bcast(buffer, TM_COLL_COUNT_MAX, datatype, root, comm);
-    MPI_Count n = count, unit = TM_COLL_COUNT_MAX;
-    MPI_Datatype piece = datatype;
-    MPI_Count stride = t->extent;
-    if (t->contig) {
-        if (count > INTPTR_MAX / (MPI_Count)t->psize)
-            return PMPI_Bcast(buffer, -1, datatype, root, comm); /* no buffer that long */
-        n = count * (MPI_Count)t->psize;
-        unit = TM_BCAST_PIECE;
-        piece = MPI_BYTE;
-        stride = 1;
-    }
-    for (MPI_Count done = 0; done < n;) {
-        MPI_Count k = n - done < unit ? n - done : unit;
+    if (count > INTPTR_MAX / (MPI_Count)t->psize)
+        return PMPI_Bcast(buffer, -1, datatype, root, comm); /* no buffer that long */
+    int rank = -1;
+    PMPI_Comm_rank(comm, &rank);
+    struct tm_cflat f;
+    void *b;
+    int e = tm_cflat_begin(&f, comm, buffer, count, datatype, rank == root, rank != root, &b);
+    const MPI_Count n = count * (MPI_Count)t->psize;
+    for (MPI_Count done = 0; e == MPI_SUCCESS && done < n;) {
+        MPI_Count k = n - done < TM_BCAST_PIECE ? n - done : TM_BCAST_PIECE;
         /* integer arithmetic: MPI_BOTTOM with absolute addresses is a null base */
-        void *at = (void *)((intptr_t)buffer + (intptr_t)(done * stride));
-        int e = PMPI_Bcast(at, (int)k, piece, root, comm);
-        if (e != MPI_SUCCESS) return e;
+        e = PMPI_Bcast((void *)((intptr_t)b + (intptr_t)done), (int)k, MPI_BYTE, root, comm);
         done += k;
     }
-    return MPI_SUCCESS;
+    return tm_cflat_end(&f, e);
 }
 
 TM_API int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
@@ -59,7 +52,8 @@ TM_API int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, in
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Bcast_c", comm, 0, 0, TM_NW_PLAIN);
-    if (count > TM_COLL_COUNT_MAX)
+    /* the bytes decide (the same on every rank), not the count */
+    if (tm_coll_c_big(comm, count, datatype))
         return tm_narrow_end(&w, bcast_pieces(buffer, count, datatype, root, comm), NULL);
     int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold(&w, count, &datatype));
     if (w.err) return tm_narrow_fail(&w);
@@ -155,8 +149,10 @@ TM_API int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Allgather_c", comm, 0, 0, TM_NW_PLAIN);
     if (tm_coll_c_big(comm, recvcount, recvtype))
-        return tm_narrow_end(&w, tm_allgather_pieces(sendbuf, recvbuf, recvcount, recvtype, comm),
-                             NULL);
+        return tm_narrow_end(
+            &w,
+            tm_allgather_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
+            NULL);
     int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
     int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);

@@ -220,6 +220,20 @@ need_big_memory() {
     expect_ok
 }
 
+# MPI_Bcast_c of 2^31 + 4096 bytes where one rank passes MPI_BYTE and the other a
+# non-contiguous type of that signature (bigfold.c mixed): both cut at the same byte pieces
+# (about 6 GiB for the job: the non-contiguous rank's packed stand-in); with 11 GiB of
+# MemAvailable MPI_Gather_c and MPI_Scatter_c of such blocks too (about 9 GiB).
+@test "bigcount: MPI_Bcast_c, Gather_c and Scatter_c of more than 2^31 bytes, a contiguous and a non-contiguous type on the two ranks, on one node" {
+    need_big_memory
+    local exe avail gather=()
+    exe=$(prog bigfold)
+    avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+    [ "$avail" -lt $((11 * 1024 * 1024)) ] || gather=(-x BIGFOLD_GATHER=1)
+    run timeout 500 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "${gather[@]}" "$exe" mixed $(((1 << 31) + 4096))
+    expect_ok
+}
+
 # MPI_Gather_c, MPI_Scatter_c, MPI_Allgather_c and MPI_Alltoall_c of blocks of 2^31 + 2^20 + 3
 # bytes (more elements than int holds), in place: at most about 4.5 GiB for the job (the
 # senders' blocks are mostly untouched pages).

@@ -15,6 +15,10 @@
  *         MPI_Win_allocate_shared_c with 2^32 + 8): a Put, an Accumulate and a Get at target
  *         displacement 1, 4 GiB into a reserved buffer; the int outputs (the MPI_WIN_DISP_UNIT
  *         attribute, MPI_Win_shared_query) say MPI_UNDEFINED, MPI_Win_shared_query_c the unit;
+ *   mixed N: MPI_Bcast_c of N bytes (more than 2^31) where rank 0 passes N MPI_BYTE and rank 1
+ *         one element of two blocks of N / 2 bytes with a 4 KiB hole (MPI_Type_create_hvector_c,
+ *         not contiguous), the root either of them: the ranks meet (the same byte pieces);
+ *         with BIGFOLD_GATHER set and 2 ranks also MPI_Gather_c / MPI_Scatter_c of such blocks;
  *   big N: N bytes (more than 2^31) moved for real: MPI_Ibcast_c and MPI_Bcast_init_c of N
  *         MPI_BYTE (one folded element), and a Send/Recv of one element of a type of two
  *         blocks of N / 2 bytes with a 1 GiB hole (MPI_Type_create_hvector_c).
@@ -298,6 +302,64 @@ static size_t wbad(const unsigned char *p, size_t bytes, int from)
     return bad;
 }
 
+static void mixed(MPI_Count n)
+{
+    const MPI_Count half = n / 2, hole = 4096;
+    MPI_Datatype t;
+    MPI_Type_create_hvector_c(2, half, half + hole, MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    size_t span = rank == 1 ? (size_t)(2 * half + hole) : (size_t)n;
+    unsigned char *b = reserve(span);
+    for (int root = 0; root < 2 && rank < 2; root++) {
+        unsigned char *lo = b, *hi = rank == 1 ? b + half + hole : b + half;
+        if (rank == root) wfill(lo, (size_t)half, 10 + root), wfill(hi, (size_t)half, 20 + root);
+        int e = rank == 1 ? MPI_Bcast_c(b, 1, t, root, MPI_COMM_WORLD)
+                          : MPI_Bcast_c(b, 2 * half, MPI_BYTE, root, MPI_COMM_WORLD);
+        CHECK(e == 0, "Bcast_c, root %d", root);
+        size_t bad = wbad(lo, (size_t)half, 10 + root) + wbad(hi, (size_t)half, 20 + root);
+        CHECK(bad == 0, "Bcast_c of %lld bytes, contiguous and not, root %d: %zu words wrong",
+              2 * half, root, bad);
+    }
+    if (rank >= 2) { /* the others take part with the contiguous form */
+        for (int root = 0; root < 2; root++)
+            MPI_Bcast_c(b, 2 * half, MPI_BYTE, root, MPI_COMM_WORLD);
+    }
+    munmap(b, span);
+    /* MPI_Gather_c to rank 0 (contiguous blocks) from rank 1's non-contiguous element, then
+     * MPI_Scatter_c back into it */
+    if (getenv("BIGFOLD_GATHER") && size == 2) {
+        size_t rspan = rank == 0 ? 2 * (size_t)n : (size_t)(2 * half + hole);
+        unsigned char *r = reserve(rspan), *s0 = rank == 0 ? reserve((size_t)n) : NULL;
+        unsigned char *lo = rank == 1 ? r : s0, *hi = rank == 1 ? r + half + hole : s0 + half;
+        wfill(lo, (size_t)half, 30 + rank), wfill(hi, (size_t)half, 40 + rank);
+        int e = rank == 1 ? MPI_Gather_c(r, 1, t, NULL, 0, MPI_BYTE, 0, MPI_COMM_WORLD)
+                          : MPI_Gather_c(s0, 2 * half, MPI_BYTE, r, 2 * half, MPI_BYTE, 0,
+                                         MPI_COMM_WORLD);
+        CHECK(e == 0, "Gather_c");
+        if (rank == 0) {
+            size_t bad = 0;
+            for (int j = 0; j < 2; j++)
+                bad += wbad(r + (size_t)j * n, (size_t)half, 30 + j) +
+                       wbad(r + (size_t)j * n + half, (size_t)half, 40 + j);
+            CHECK(bad == 0, "Gather_c, contiguous and not: %zu words wrong", bad);
+            wfill(r + n, (size_t)half, 50), wfill(r + n + half, (size_t)half, 60);
+        } else {
+            memset(r, 0, rspan);
+        }
+        e = rank == 1
+                ? MPI_Scatter_c(NULL, 0, MPI_BYTE, r, 1, t, 0, MPI_COMM_WORLD)
+                : MPI_Scatter_c(r, 2 * half, MPI_BYTE, s0, 2 * half, MPI_BYTE, 0, MPI_COMM_WORLD);
+        CHECK(e == 0, "Scatter_c");
+        if (rank == 1) {
+            size_t bad = wbad(r, (size_t)half, 50) + wbad(r + half + hole, (size_t)half, 60);
+            CHECK(bad == 0, "Scatter_c into a non-contiguous element: %zu words wrong", bad);
+        }
+        munmap(r, rspan);
+        if (s0) munmap(s0, (size_t)n);
+    }
+    MPI_Type_free(&t);
+}
+
 /* n: a multiple of 16 */
 static void big(MPI_Count n)
 {
@@ -407,6 +469,8 @@ int main(int argc, char **argv)
         big(strtoll(argv[2], NULL, 0));
     else if (argc >= 3 && !strcmp(argv[1], "uop"))
         uop(strtoll(argv[2], NULL, 0));
+    else if (argc >= 3 && !strcmp(argv[1], "mixed"))
+        mixed(strtoll(argv[2], NULL, 0));
     else if (argc >= 2 && !strcmp(argv[1], "wunit"))
         wunit();
     else if (argc >= 2 && !strcmp(argv[1], "vspan"))
