@@ -218,8 +218,7 @@ static int xjob_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, 
     int began = tm_mst_begin(me, fn, cr, comm, TMPI_PEER_ALL, TMPI_TAG_NONE);
     int r = tm_xcoll_run(me, cr, al->kind, a);
     tm_mst_end(me, began);
-    free(a->own);
-    a->own = NULL;
+    tm_cargs_free_own(a);
     if (r < 0) {
         int cls = r == -EPIPE ? MPI_ERR_OTHER : tm_coll_errclass(r);
         return tm_err(me, comm, cls, fn, "%s",
@@ -248,8 +247,7 @@ int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, cons
         TM_UNLIKELY(tm_cargs_outside(a, cr->c->size))) {
         int e = tm_cstage_new(al->kind, cr->rank, cr->c->size, a, &staged);
         if (e) {
-            free(a->own);
-            a->own = NULL;
+            tm_cargs_free_own(a);
             return tm_err(me, comm, e == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_ARG, fn,
                           e == -ENOMEM ? "out of memory" : "blocks too large to stage");
         }
@@ -266,15 +264,14 @@ int tm_coll_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, cons
             *req = q; /* a->own and a->stage now belong to the operation */
         } else {
             tm_cstage_finish(a, 0);
-            free(a->own);
+            tm_cargs_free_own(a);
         }
     } else {
         int began = tm_mst_begin(me, fn, cr, comm, TMPI_PEER_ALL, TMPI_TAG_NONE);
         r = run_blocking(me, cr, al, a);
         tm_mst_end(me, began);
         tm_cstage_finish(a, r == 0);
-        free(a->own);
-        a->own = NULL;
+        tm_cargs_free_own(a);
     }
     if (TM_UNLIKELY(r < 0)) {
         /* a bad collective setting (TMPI_COLL_*, [mpi] coll_*): say which */
@@ -324,15 +321,55 @@ int tm_coll_check_op(struct tm_rank *me, MPI_Comm comm, const char *fn, MPI_Op o
 }
 
 int tm_coll_check_counts(struct tm_rank *me, MPI_Comm comm, const char *fn, const char *what,
-                         const int *counts, const int *displs, int n)
+                         const MPI_Count *counts, const MPI_Aint *displs, int n)
 {
     if (TM_UNLIKELY(!counts || !displs))
         return tm_err(me, comm, MPI_ERR_ARG, fn, "%scounts or displacements are NULL", what);
     for (int k = 0; k < n; k++)
         if (TM_UNLIKELY(counts[k] < 0))
-            return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid %scount %d for rank %d", what,
-                          counts[k], k);
+            return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid %scount %lld for rank %d", what,
+                          (long long)counts[k], k);
     return MPI_SUCCESS;
+}
+
+int tm_coll_wide_here(MPI_Comm comm)
+{
+    struct tm_rank *me = tm_self();
+    struct tm_commref *cr = me ? tm_comm_get(&me->comms, comm) : NULL;
+    return cr && !cr->c->inter;
+}
+
+int tm_coll_widen(int n, int nside, const int *const *cin, const int *const *din,
+                  const MPI_Count **cout, const MPI_Aint **dout, void **ret_mem)
+{
+    _Static_assert(sizeof(MPI_Count) == sizeof(MPI_Aint), "one array of 64-bit slots");
+    size_t slots = 0;
+    for (int i = 0; i < nside; i++)
+        slots += (size_t)n * (!!cin[i] + !!din[i]);
+    *ret_mem = NULL;
+    for (int i = 0; i < nside; i++)
+        cout[i] = NULL, dout[i] = NULL;
+    if (!slots) return 0;
+    MPI_Count *mem = malloc(sizeof *mem * slots);
+    if (!mem) return -ENOMEM;
+    MPI_Count *p = mem;
+    for (int i = 0; i < nside; i++) {
+        if (cin[i]) {
+            for (int k = 0; k < n; k++)
+                p[k] = cin[i][k];
+            cout[i] = p;
+            p += n;
+        }
+        if (din[i]) {
+            MPI_Aint *d = (MPI_Aint *)p;
+            for (int k = 0; k < n; k++)
+                d[k] = din[i][k];
+            dout[i] = d;
+            p += n;
+        }
+    }
+    *ret_mem = mem;
+    return 0;
 }
 
 /* ---- Barrier ---- */

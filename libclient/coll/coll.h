@@ -107,7 +107,46 @@ int tm_coll_check_op(struct tm_rank *me, MPI_Comm comm, const char *fn, MPI_Op o
 /* counts[k] >= 0 for k < n (and displs non-NULL); the arrays are read up front so a bad one
  * fails before any member moves data. */
 int tm_coll_check_counts(struct tm_rank *me, MPI_Comm comm, const char *fn, const char *what,
-                         const int *counts, const int *displs, int n);
+                         const MPI_Count *counts, const MPI_Aint *displs, int n);
+
+/* The engine's v and w arrays are MPI_Count / MPI_Aint (tm_cargs): an int call widens its
+ * nside pairs of n counts (cin[i]) and displacements (din[i]; NULL stays NULL) into one
+ * allocation, *ret_mem, which the arguments own (tm_cargs.wide).  0 or -ENOMEM. */
+int tm_coll_widen(int n, int nside, const int *const *cin, const int *const *din,
+                  const MPI_Count **cout, const MPI_Aint **dout, void **ret_mem);
+
+/* 1 if comm is a valid intra-communicator of the calling rank: the _c v and w calls then
+ * pass their MPI_Count / MPI_Aint arrays whole to the engine (tm_*_c below); otherwise they
+ * narrow to the int call (count_narrow.h), which reports a bad communicator and runs the
+ * inter-communicator forms over int point-to-point. */
+int tm_coll_wide_here(MPI_Comm comm);
+
+/* The _c v and w collectives on an intra-communicator (nb: non-blocking, request set). */
+int tm_gatherv_c(const char *fn, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                 void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, int nb);
+int tm_scatterv_c(const char *fn, const void *sendbuf, const MPI_Count *sendcounts,
+                  const MPI_Aint *displs, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                  MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, int nb);
+int tm_allgatherv_c(const char *fn, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                    void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
+                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, int nb);
+/* w: Alltoallw_c (sendtypes / recvtypes, byte displacements), else Alltoallv_c. */
+int tm_alltoallvw_c(const char *fn, int w, const void *sendbuf, const MPI_Count *sendcounts,
+                    const MPI_Aint *sdispls, MPI_Datatype sendtype, const MPI_Datatype *sendtypes,
+                    void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls,
+                    MPI_Datatype recvtype, const MPI_Datatype *recvtypes, MPI_Comm comm,
+                    MPI_Request *request, int nb);
+/* MPI_Scan (ex 0) and MPI_Exscan (ex 1) and their I forms, any communicator. */
+int tm_scan_c(const char *fn, int ex, const void *sendbuf, void *recvbuf, MPI_Count count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, int nb);
+/* MPI_Reduce_scatter_block_c and its I form on an intra-communicator. */
+int tm_reduce_scatter_block_c(const char *fn, const void *sendbuf, void *recvbuf,
+                              MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              MPI_Request *request, int nb);
+int tm_reduce_scatter_c(const char *fn, const void *sendbuf, void *recvbuf,
+                        const MPI_Count *recvcounts, MPI_Datatype datatype, MPI_Op op,
+                        MPI_Comm comm, MPI_Request *request, int nb);
 
 /* A collective call, from its entry to its return: one that returns before it started (a
  * failed argument check, under MPI_ERRORS_RETURN) counts in its communicator's failures

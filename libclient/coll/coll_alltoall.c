@@ -57,7 +57,7 @@ static size_t recv_span(const struct tm_cargs *a, int n)
 
 /* Checks one side's per-peer counts (v, w), displacements and types (w: handles into ts). */
 static int check_side(struct tm_rank *me, MPI_Comm comm, const char *fn, const char *what, int n,
-                      const void *buf, const int *counts, const int *displs,
+                      const void *buf, const MPI_Count *counts, const MPI_Aint *displs,
                       const MPI_Datatype *types, MPI_Datatype type, const struct tm_type **ts,
                       const struct tm_type **ret_t)
 {
@@ -80,38 +80,35 @@ static int check_side(struct tm_rank *me, MPI_Comm comm, const char *fn, const c
     return MPI_SUCCESS;
 }
 
-/* lay: TM_CL_UNIFORM (Alltoall), TM_CL_V, TM_CL_W. */
-static int alltoall_common(const char *fn, enum tm_clayout lay, const void *sendbuf, int sendcount,
-                           const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
-                           const MPI_Datatype *sendtypes, void *recvbuf, int recvcount,
-                           const int *recvcounts, const int *rdispls, MPI_Datatype recvtype,
-                           const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Request *request,
-                           int nb)
+/* After the entry and the inter-communicator dispatch; lay: TM_CL_UNIFORM (Alltoall),
+ * TM_CL_V, TM_CL_W; wide: the memory of the arrays an int call widened (owned from here). */
+static int alltoall_body(struct tm_rank *me, struct tm_commref *cr, const char *fn,
+                         enum tm_clayout lay, const void *sendbuf, MPI_Count sendcount,
+                         const MPI_Count *sendcounts, const MPI_Aint *sdispls,
+                         MPI_Datatype sendtype, const MPI_Datatype *sendtypes, void *recvbuf,
+                         MPI_Count recvcount, const MPI_Count *recvcounts, const MPI_Aint *rdispls,
+                         MPI_Datatype recvtype, const MPI_Datatype *recvtypes, MPI_Comm comm,
+                         MPI_Request *request, void *wide)
 {
-    TM_COLL_ENTRY(fn, comm);
-    if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
-    if (TM_UNLIKELY(cr->c->inter))
-        return me->job->inter->alltoall(me, cr, comm, fn,
-                                        lay == TM_CL_UNIFORM ? 0
-                                        : lay == TM_CL_V     ? 1
-                                                             : 2,
-                                        sendbuf, sendcount, sendcounts, sdispls, sendtype,
-                                        sendtypes, recvbuf, recvcount, recvcounts, rdispls,
-                                        recvtype, recvtypes, nb ? request : NULL);
     int n = cr->c->size, in_place = sendbuf == MPI_IN_PLACE;
-    struct tm_cargs a = {.root = -1, .in_place = in_place, .slay = lay, .rlay = lay};
+    struct tm_cargs a = {.root = -1, .in_place = in_place, .slay = lay, .rlay = lay, .wide = wide};
     const struct tm_type **ts = NULL;
-    if (lay == TM_CL_W) {
-        if (TM_UNLIKELY(!recvtypes || (!in_place && !sendtypes)))
-            return tm_err(me, comm, MPI_ERR_ARG, fn, "datatype arrays are NULL");
-        a.own = ts = malloc(sizeof *ts * 2 * (size_t)n);
-        if (!ts) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
-        a.stypes = ts;
-        a.rtypes = ts + n;
-    }
     int r;
 #define FAIL_IF(expr)                                                                              \
     if (TM_UNLIKELY((r = (expr)) != MPI_SUCCESS)) goto fail;
+    if (lay == TM_CL_W) {
+        if (TM_UNLIKELY(!recvtypes || (!in_place && !sendtypes))) {
+            r = tm_err(me, comm, MPI_ERR_ARG, fn, "datatype arrays are NULL");
+            goto fail;
+        }
+        a.own = ts = malloc(sizeof *ts * 2 * (size_t)n);
+        if (!ts) {
+            r = tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+            goto fail;
+        }
+        a.stypes = ts;
+        a.rtypes = ts + n;
+    }
     if (lay == TM_CL_UNIFORM) {
         FAIL_IF(
             tm_coll_check_buf(me, comm, fn, "receive ", recvbuf, recvcount, recvtype, &a.rtype));
@@ -167,10 +164,57 @@ static int alltoall_common(const char *fn, enum tm_clayout lay, const void *send
     const struct tm_calgo *al = lay == TM_CL_W   ? &alltoallw_algo
                                 : lay == TM_CL_V ? &alltoallv_algo
                                                  : &alltoall_algo;
-    return tm_coll_start(me, cr, comm, fn, al, &a, nb ? request : NULL);
+    return tm_coll_start(me, cr, comm, fn, al, &a, request);
 fail:
-    free(a.own);
+    tm_cargs_free_own(&a);
     return r;
+}
+
+static int alltoall_common(const char *fn, enum tm_clayout lay, const void *sendbuf, int sendcount,
+                           const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
+                           const MPI_Datatype *sendtypes, void *recvbuf, int recvcount,
+                           const int *recvcounts, const int *rdispls, MPI_Datatype recvtype,
+                           const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Request *request,
+                           int nb)
+{
+    TM_COLL_ENTRY(fn, comm);
+    if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
+    if (TM_UNLIKELY(cr->c->inter))
+        return me->job->inter->alltoall(me, cr, comm, fn,
+                                        lay == TM_CL_UNIFORM ? 0
+                                        : lay == TM_CL_V     ? 1
+                                                             : 2,
+                                        sendbuf, sendcount, sendcounts, sdispls, sendtype,
+                                        sendtypes, recvbuf, recvcount, recvcounts, rdispls,
+                                        recvtype, recvtypes, nb ? request : NULL);
+    const MPI_Count *wc[2] = {NULL, NULL};
+    const MPI_Aint *wd[2] = {NULL, NULL};
+    void *wide = NULL;
+    if (lay != TM_CL_UNIFORM) {
+        /* in place: the send arrays are ignored (MPI 4.1 §6.8) */
+        const int *ci[2] = {recvcounts, sendbuf == MPI_IN_PLACE ? NULL : sendcounts};
+        const int *di[2] = {rdispls, sendbuf == MPI_IN_PLACE ? NULL : sdispls};
+        if (TM_UNLIKELY(tm_coll_widen(cr->c->size, 2, ci, di, wc, wd, &wide) < 0))
+            return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    return alltoall_body(me, cr, fn, lay, sendbuf, sendcount, wc[1], wd[1], sendtype, sendtypes,
+                         recvbuf, recvcount, wc[0], wd[0], recvtype, recvtypes, comm,
+                         nb ? request : NULL, wide);
+}
+
+int tm_alltoallvw_c(const char *fn, int w, const void *sendbuf, const MPI_Count *sendcounts,
+                    const MPI_Aint *sdispls, MPI_Datatype sendtype, const MPI_Datatype *sendtypes,
+                    void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls,
+                    MPI_Datatype recvtype, const MPI_Datatype *recvtypes, MPI_Comm comm,
+                    MPI_Request *request, int nb)
+{
+    TM_COLL_ENTRY(fn, comm);
+    if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
+    if (TM_UNLIKELY(cr->c->inter))
+        return tm_err(me, comm, MPI_ERR_COMM, fn, "an inter-communicator here");
+    return alltoall_body(me, cr, fn, w ? TM_CL_W : TM_CL_V, sendbuf, 0, sendcounts, sdispls,
+                         sendtype, sendtypes, recvbuf, 0, recvcounts, rdispls, recvtype, recvtypes,
+                         comm, nb ? request : NULL, NULL);
 }
 
 TM_API int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,

@@ -191,6 +191,12 @@ static const struct tm_calgo allgatherv_algo = {MPIX_COLL_ALLGATHERV, per_member
 #define NB_REQ(fn)                                                                                 \
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
 
+/* The tm_*_c entry points run on intra-communicators only (their callers ask
+ * tm_coll_wide_here first). */
+#define NOT_INTER(fn)                                                                              \
+    if (TM_UNLIKELY(cr->c->inter))                                                                 \
+        return tm_err(me, comm, MPI_ERR_COMM, fn, "an inter-communicator here");
+
 /* Checks the side that holds one block per member (the root's output of Gather, the root's
  * input of Scatter, every member's output of Allgather): its counts (v: counts[] and displs[]
  * for n members, else count), its buffer and type (*ret_t), and, when it holds any element,
@@ -198,8 +204,8 @@ static const struct tm_calgo allgatherv_algo = {MPIX_COLL_ALLGATHERV, per_member
  * as the caller's (member self's) block: the arguments would alias (MPI 4.1 §2.5.2), which
  * MPI_IN_PLACE expresses.  Returns MPI_SUCCESS or the error class, already reported. */
 static int check_blocks(struct tm_rank *me, MPI_Comm comm, const char *fn, const char *what, int n,
-                        int self, int v, const void *buf, int count, const int *counts,
-                        const int *displs, MPI_Datatype dt, const void *other,
+                        int self, int v, const void *buf, MPI_Count count, const MPI_Count *counts,
+                        const MPI_Aint *displs, MPI_Datatype dt, const void *other,
                         const struct tm_type **ret_t)
 {
     int some = 0;
@@ -215,7 +221,7 @@ static int check_blocks(struct tm_rank *me, MPI_Comm comm, const char *fn, const
     if (TM_UNLIKELY(some && (buf == MPI_IN_PLACE || buf == other)))
         return tm_err(me, comm, MPI_ERR_BUFFER, fn,
                       "send and receive buffers are the same (use MPI_IN_PLACE)");
-    int own = v ? counts[self] : count;
+    MPI_Count own = v ? counts[self] : count;
     if (own > 0 && other && other != MPI_IN_PLACE) {
         MPI_Aint at = (MPI_Aint)(v ? displs[self] : (MPI_Aint)self * count) * (*ret_t)->extent;
         if (TM_UNLIKELY((const char *)buf + at == (const char *)other))
@@ -228,6 +234,48 @@ static int check_blocks(struct tm_rank *me, MPI_Comm comm, const char *fn, const
 
 /* ---- Gather / Gatherv (rcounts NULL: Gather) ---- */
 
+/* After the entry and the inter-communicator dispatch: recvcounts / displs wide (v), wide the
+ * memory that holds them when an int call widened them (the arguments own it from here). */
+static int gather_body(struct tm_rank *me, struct tm_commref *cr, const char *fn, int v,
+                       const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, MPI_Count recvcount, const MPI_Count *recvcounts,
+                       const MPI_Aint *displs, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                       MPI_Request *request, void *wide)
+{
+    int is_root = cr->rank == root, in_place = sendbuf == MPI_IN_PLACE;
+    struct tm_cargs a = {.root = root, .in_place = in_place, .wide = wide};
+    int r;
+#define FAIL_IF(expr)                                                                              \
+    if (TM_UNLIKELY((r = (expr)) != MPI_SUCCESS)) goto fail;
+    FAIL_IF(tm_coll_check_root(me, cr, comm, fn, root));
+    if (TM_UNLIKELY(in_place && !is_root)) {
+        r = tm_err(me, comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is allowed at the root only");
+        goto fail;
+    }
+    if (!in_place) {
+        FAIL_IF(tm_coll_check_buf(me, comm, fn, "send ", sendbuf, sendcount, sendtype, &a.stype));
+        a.sbuf = sendbuf;
+        a.scount = sendcount;
+    }
+    if (is_root) {
+        FAIL_IF(check_blocks(me, comm, fn, "receive ", cr->c->size, cr->rank, v, recvbuf, recvcount,
+                             recvcounts, displs, recvtype, sendbuf, &a.rtype));
+        if (v) {
+            a.rlay = TM_CL_V;
+            a.rcounts = recvcounts;
+            a.rdispls = displs;
+        } else {
+            a.rcount = recvcount;
+        }
+        a.rbuf = recvbuf;
+    }
+#undef FAIL_IF
+    return tm_coll_start(me, cr, comm, fn, v ? &gatherv_algo : &gather_algo, &a, request);
+fail:
+    free(wide);
+    return r;
+}
+
 static int gather_common(const char *fn, int v, const void *sendbuf, int sendcount,
                          MPI_Datatype sendtype, void *recvbuf, int recvcount, const int *recvcounts,
                          const int *displs, MPI_Datatype recvtype, int root, MPI_Comm comm,
@@ -239,31 +287,25 @@ static int gather_common(const char *fn, int v, const void *sendbuf, int sendcou
         return me->job->inter->gather(me, cr, comm, fn, sendbuf, sendcount, sendtype, recvbuf,
                                       recvcount, v ? recvcounts : NULL, displs, recvtype, root,
                                       nb ? request : NULL);
-    TM_COLL_CHECK(tm_coll_check_root(me, cr, comm, fn, root));
-    int is_root = cr->rank == root, in_place = sendbuf == MPI_IN_PLACE;
-    struct tm_cargs a = {.root = root, .in_place = in_place};
-    if (TM_UNLIKELY(in_place && !is_root))
-        return tm_err(me, comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is allowed at the root only");
-    if (!in_place) {
-        TM_COLL_CHECK(
-            tm_coll_check_buf(me, comm, fn, "send ", sendbuf, sendcount, sendtype, &a.stype));
-        a.sbuf = sendbuf;
-        a.scount = sendcount;
-    }
-    if (is_root) {
-        TM_COLL_CHECK(check_blocks(me, comm, fn, "receive ", cr->c->size, cr->rank, v, recvbuf,
-                                   recvcount, recvcounts, displs, recvtype, sendbuf, &a.rtype));
-        if (v) {
-            a.rlay = TM_CL_V;
-            a.rcounts = recvcounts;
-            a.rdispls = displs;
-        } else {
-            a.rcount = recvcount;
-        }
-        a.rbuf = recvbuf;
-    }
-    return tm_coll_start(me, cr, comm, fn, v ? &gatherv_algo : &gather_algo, &a,
-                         nb ? request : NULL);
+    const MPI_Count *wc = NULL;
+    const MPI_Aint *wd = NULL;
+    void *wide = NULL;
+    if (v && cr->rank == root &&
+        TM_UNLIKELY(tm_coll_widen(cr->c->size, 1, &recvcounts, &displs, &wc, &wd, &wide) < 0))
+        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    return gather_body(me, cr, fn, v, sendbuf, sendcount, sendtype, recvbuf, recvcount, wc, wd,
+                       recvtype, root, comm, nb ? request : NULL, wide);
+}
+
+int tm_gatherv_c(const char *fn, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                 void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, int nb)
+{
+    TM_COLL_ENTRY(fn, comm);
+    NB_REQ(fn);
+    NOT_INTER(fn);
+    return gather_body(me, cr, fn, 1, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
+                       recvtype, root, comm, nb ? request : NULL, NULL);
 }
 
 TM_API int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -303,6 +345,47 @@ TM_ALIAS(Igatherv)
 
 /* ---- Scatter / Scatterv ---- */
 
+static int scatter_body(struct tm_rank *me, struct tm_commref *cr, const char *fn, int v,
+                        const void *sendbuf, MPI_Count sendcount, const MPI_Count *sendcounts,
+                        const MPI_Aint *displs, MPI_Datatype sendtype, void *recvbuf,
+                        MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                        MPI_Request *request, void *wide)
+{
+    int is_root = cr->rank == root, in_place = recvbuf == MPI_IN_PLACE;
+    struct tm_cargs a = {.root = root, .in_place = in_place, .wide = wide};
+    int r;
+#define FAIL_IF(expr)                                                                              \
+    if (TM_UNLIKELY((r = (expr)) != MPI_SUCCESS)) goto fail;
+    FAIL_IF(tm_coll_check_root(me, cr, comm, fn, root));
+    if (TM_UNLIKELY(in_place && !is_root)) {
+        r = tm_err(me, comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is allowed at the root only");
+        goto fail;
+    }
+    if (!in_place) {
+        FAIL_IF(
+            tm_coll_check_buf(me, comm, fn, "receive ", recvbuf, recvcount, recvtype, &a.rtype));
+        a.rbuf = recvbuf;
+        a.rcount = recvcount;
+    }
+    if (is_root) {
+        FAIL_IF(check_blocks(me, comm, fn, "send ", cr->c->size, cr->rank, v, sendbuf, sendcount,
+                             sendcounts, displs, sendtype, recvbuf, &a.stype));
+        if (v) {
+            a.slay = TM_CL_V;
+            a.scounts = sendcounts;
+            a.sdispls = displs;
+        } else {
+            a.scount = sendcount;
+        }
+        a.sbuf = sendbuf;
+    }
+#undef FAIL_IF
+    return tm_coll_start(me, cr, comm, fn, v ? &scatterv_algo : &scatter_algo, &a, request);
+fail:
+    free(wide);
+    return r;
+}
+
 static int scatter_common(const char *fn, int v, const void *sendbuf, int sendcount,
                           const int *sendcounts, const int *displs, MPI_Datatype sendtype,
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
@@ -314,31 +397,25 @@ static int scatter_common(const char *fn, int v, const void *sendbuf, int sendco
         return me->job->inter->scatter(me, cr, comm, fn, sendbuf, sendcount, v ? sendcounts : NULL,
                                        displs, sendtype, recvbuf, recvcount, recvtype, root,
                                        nb ? request : NULL);
-    TM_COLL_CHECK(tm_coll_check_root(me, cr, comm, fn, root));
-    int is_root = cr->rank == root, in_place = recvbuf == MPI_IN_PLACE;
-    struct tm_cargs a = {.root = root, .in_place = in_place};
-    if (TM_UNLIKELY(in_place && !is_root))
-        return tm_err(me, comm, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is allowed at the root only");
-    if (!in_place) {
-        TM_COLL_CHECK(
-            tm_coll_check_buf(me, comm, fn, "receive ", recvbuf, recvcount, recvtype, &a.rtype));
-        a.rbuf = recvbuf;
-        a.rcount = recvcount;
-    }
-    if (is_root) {
-        TM_COLL_CHECK(check_blocks(me, comm, fn, "send ", cr->c->size, cr->rank, v, sendbuf,
-                                   sendcount, sendcounts, displs, sendtype, recvbuf, &a.stype));
-        if (v) {
-            a.slay = TM_CL_V;
-            a.scounts = sendcounts;
-            a.sdispls = displs;
-        } else {
-            a.scount = sendcount;
-        }
-        a.sbuf = sendbuf;
-    }
-    return tm_coll_start(me, cr, comm, fn, v ? &scatterv_algo : &scatter_algo, &a,
-                         nb ? request : NULL);
+    const MPI_Count *wc = NULL;
+    const MPI_Aint *wd = NULL;
+    void *wide = NULL;
+    if (v && cr->rank == root &&
+        TM_UNLIKELY(tm_coll_widen(cr->c->size, 1, &sendcounts, &displs, &wc, &wd, &wide) < 0))
+        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    return scatter_body(me, cr, fn, v, sendbuf, sendcount, wc, wd, sendtype, recvbuf, recvcount,
+                        recvtype, root, comm, nb ? request : NULL, wide);
+}
+
+int tm_scatterv_c(const char *fn, const void *sendbuf, const MPI_Count *sendcounts,
+                  const MPI_Aint *displs, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                  MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, int nb)
+{
+    TM_COLL_ENTRY(fn, comm);
+    NB_REQ(fn);
+    NOT_INTER(fn);
+    return scatter_body(me, cr, fn, 1, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
+                        recvtype, root, comm, nb ? request : NULL, NULL);
 }
 
 TM_API int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -378,6 +455,39 @@ TM_ALIAS(Iscatterv)
 
 /* ---- Allgather / Allgatherv ---- */
 
+static int allgather_body(struct tm_rank *me, struct tm_commref *cr, const char *fn, int v,
+                          const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, MPI_Count recvcount, const MPI_Count *recvcounts,
+                          const MPI_Aint *displs, MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Request *request, void *wide)
+{
+    int in_place = sendbuf == MPI_IN_PLACE;
+    struct tm_cargs a = {.root = -1, .in_place = in_place, .wide = wide};
+    int r;
+#define FAIL_IF(expr)                                                                              \
+    if (TM_UNLIKELY((r = (expr)) != MPI_SUCCESS)) goto fail;
+    if (!in_place) {
+        FAIL_IF(tm_coll_check_buf(me, comm, fn, "send ", sendbuf, sendcount, sendtype, &a.stype));
+        a.sbuf = sendbuf;
+        a.scount = sendcount;
+    }
+    FAIL_IF(check_blocks(me, comm, fn, "receive ", cr->c->size, cr->rank, v, recvbuf, recvcount,
+                         recvcounts, displs, recvtype, sendbuf, &a.rtype));
+    if (v) {
+        a.rlay = TM_CL_V;
+        a.rcounts = recvcounts;
+        a.rdispls = displs;
+    } else {
+        a.rcount = recvcount;
+    }
+    a.rbuf = recvbuf;
+#undef FAIL_IF
+    return tm_coll_start(me, cr, comm, fn, v ? &allgatherv_algo : &allgather_algo, &a, request);
+fail:
+    free(wide);
+    return r;
+}
+
 static int allgather_common(const char *fn, int v, const void *sendbuf, int sendcount,
                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
                             const int *recvcounts, const int *displs, MPI_Datatype recvtype,
@@ -389,26 +499,24 @@ static int allgather_common(const char *fn, int v, const void *sendbuf, int send
         return me->job->inter->allgather(me, cr, comm, fn, sendbuf, sendcount, sendtype, recvbuf,
                                          recvcount, v ? recvcounts : NULL, displs, recvtype,
                                          nb ? request : NULL);
-    int in_place = sendbuf == MPI_IN_PLACE;
-    struct tm_cargs a = {.root = -1, .in_place = in_place};
-    if (!in_place) {
-        TM_COLL_CHECK(
-            tm_coll_check_buf(me, comm, fn, "send ", sendbuf, sendcount, sendtype, &a.stype));
-        a.sbuf = sendbuf;
-        a.scount = sendcount;
-    }
-    TM_COLL_CHECK(check_blocks(me, comm, fn, "receive ", cr->c->size, cr->rank, v, recvbuf,
-                               recvcount, recvcounts, displs, recvtype, sendbuf, &a.rtype));
-    if (v) {
-        a.rlay = TM_CL_V;
-        a.rcounts = recvcounts;
-        a.rdispls = displs;
-    } else {
-        a.rcount = recvcount;
-    }
-    a.rbuf = recvbuf;
-    return tm_coll_start(me, cr, comm, fn, v ? &allgatherv_algo : &allgather_algo, &a,
-                         nb ? request : NULL);
+    const MPI_Count *wc = NULL;
+    const MPI_Aint *wd = NULL;
+    void *wide = NULL;
+    if (v && TM_UNLIKELY(tm_coll_widen(cr->c->size, 1, &recvcounts, &displs, &wc, &wd, &wide) < 0))
+        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    return allgather_body(me, cr, fn, v, sendbuf, sendcount, sendtype, recvbuf, recvcount, wc, wd,
+                          recvtype, comm, nb ? request : NULL, wide);
+}
+
+int tm_allgatherv_c(const char *fn, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                    void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
+                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request, int nb)
+{
+    TM_COLL_ENTRY(fn, comm);
+    NB_REQ(fn);
+    NOT_INTER(fn);
+    return allgather_body(me, cr, fn, 1, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
+                          displs, recvtype, comm, nb ? request : NULL, NULL);
 }
 
 TM_API int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,

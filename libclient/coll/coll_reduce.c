@@ -336,45 +336,44 @@ static const struct tm_calgo rsb_algo = {MPIX_COLL_REDUCE_SCATTER_BLOCK, per_mem
                                          tm_hier_reduce_scatter, NULL};
 
 /* block: the _block form, recvcount elements each; else recvcounts[]. */
-static int rs_common(const char *fn, int block, const void *sendbuf, void *recvbuf,
-                     const int *recvcounts, int recvcount, MPI_Datatype datatype, MPI_Op op,
-                     MPI_Comm comm, MPI_Request *request, int nb)
+static int rs_body(struct tm_rank *me, struct tm_commref *cr, const char *fn, int block,
+                   const void *sendbuf, void *recvbuf, const MPI_Count *recvcounts,
+                   MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                   MPI_Request *request, void *wide)
 {
-    TM_COLL_ENTRY(fn, comm);
-    if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
-    if (TM_UNLIKELY(cr->c->inter))
-        return me->job->inter->reduce_scatter(me, cr, comm, fn, block, sendbuf, recvbuf, recvcounts,
-                                              recvcount, datatype, op, nb ? request : NULL);
-    int n = cr->c->size;
+    int n = cr->c->size, r;
+#define FAIL_IF(expr)                                                                              \
+    if (TM_UNLIKELY((r = (expr)) != MPI_SUCCESS)) goto fail;
     const struct tm_type *t;
-    TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, "", recvbuf, 0, datatype, &t));
+    FAIL_IF(tm_coll_check_buf(me, comm, fn, "", recvbuf, 0, datatype, &t));
     size_t total = 0, roff = 0;
     if (!block) {
         if (TM_UNLIKELY(!recvcounts))
-            return tm_err(me, comm, MPI_ERR_ARG, fn, "recvcounts is NULL");
+            FAIL_IF(tm_err(me, comm, MPI_ERR_ARG, fn, "recvcounts is NULL"));
         for (int k = 0; k < n; k++) {
             if (TM_UNLIKELY(recvcounts[k] < 0))
-                return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %d for rank %d",
-                              recvcounts[k], k);
+                FAIL_IF(tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %lld for rank %d",
+                               (long long)recvcounts[k], k));
             if (k == cr->rank) roff = total;
             total += (size_t)recvcounts[k];
         }
         recvcount = recvcounts[cr->rank];
     } else {
         if (TM_UNLIKELY(recvcount < 0))
-            return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %d", recvcount);
+            FAIL_IF(
+                tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %lld", (long long)recvcount));
         total = (size_t)recvcount * (size_t)n;
         roff = (size_t)recvcount * (size_t)cr->rank;
     }
     struct tm_opref o;
-    TM_COLL_CHECK(tm_coll_check_op(me, comm, fn, op, t, &o));
+    FAIL_IF(tm_coll_check_op(me, comm, fn, op, t, &o));
     int in_place = sendbuf == MPI_IN_PLACE;
     if (TM_UNLIKELY(total && (tm_buf_missing(sendbuf, (long long)total, t) ||
                               tm_buf_missing(recvbuf, in_place ? (long long)total : recvcount, t))))
-        return tm_err(me, comm, MPI_ERR_BUFFER, fn, "invalid buffer");
+        FAIL_IF(tm_err(me, comm, MPI_ERR_BUFFER, fn, "invalid buffer"));
     if (TM_UNLIKELY(total && sendbuf == recvbuf))
-        return tm_err(me, comm, MPI_ERR_BUFFER, fn,
-                      "send and receive buffers are the same (use MPI_IN_PLACE)");
+        FAIL_IF(tm_err(me, comm, MPI_ERR_BUFFER, fn,
+                       "send and receive buffers are the same (use MPI_IN_PLACE)"));
     struct tm_cargs a = {
         .sbuf = sendbuf,
         .rbuf = recvbuf,
@@ -387,15 +386,67 @@ static int rs_common(const char *fn, int block, const void *sendbuf, void *recvb
         .roff = roff,
         .op = o,
         .dth = datatype,
+        .wide = wide,
     };
     if (in_place && total) {
         /* Snapshot: other parts read this input while part rank writes the buffer's start. */
         a.own = malloc(tm_dt_span(total, t));
-        if (!a.own) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+        if (!a.own) {
+            r = tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+            goto fail;
+        }
         memcpy(a.own, recvbuf, tm_dt_span(total, t));
         a.sbuf = a.own;
     }
-    return tm_coll_start(me, cr, comm, fn, block ? &rsb_algo : &rs_algo, &a, nb ? request : NULL);
+#undef FAIL_IF
+    return tm_coll_start(me, cr, comm, fn, block ? &rsb_algo : &rs_algo, &a, request);
+fail:
+    free(wide);
+    return r;
+}
+
+static int rs_common(const char *fn, int block, const void *sendbuf, void *recvbuf,
+                     const int *recvcounts, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                     MPI_Comm comm, MPI_Request *request, int nb)
+{
+    TM_COLL_ENTRY(fn, comm);
+    if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
+    if (TM_UNLIKELY(cr->c->inter))
+        return me->job->inter->reduce_scatter(me, cr, comm, fn, block, sendbuf, recvbuf, recvcounts,
+                                              recvcount, datatype, op, nb ? request : NULL);
+    const MPI_Count *wc = NULL;
+    const MPI_Aint *wd = NULL;
+    const int *nodispl = NULL;
+    void *wide = NULL;
+    if (!block &&
+        TM_UNLIKELY(tm_coll_widen(cr->c->size, 1, &recvcounts, &nodispl, &wc, &wd, &wide) < 0))
+        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    return rs_body(me, cr, fn, block, sendbuf, recvbuf, wc, recvcount, datatype, op, comm,
+                   nb ? request : NULL, wide);
+}
+
+int tm_reduce_scatter_block_c(const char *fn, const void *sendbuf, void *recvbuf,
+                              MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              MPI_Request *request, int nb)
+{
+    TM_COLL_ENTRY(fn, comm);
+    if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
+    if (TM_UNLIKELY(cr->c->inter))
+        return tm_err(me, comm, MPI_ERR_COMM, fn, "an inter-communicator here");
+    return rs_body(me, cr, fn, 1, sendbuf, recvbuf, NULL, recvcount, datatype, op, comm,
+                   nb ? request : NULL, NULL);
+}
+
+int tm_reduce_scatter_c(const char *fn, const void *sendbuf, void *recvbuf,
+                        const MPI_Count *recvcounts, MPI_Datatype datatype, MPI_Op op,
+                        MPI_Comm comm, MPI_Request *request, int nb)
+{
+    TM_COLL_ENTRY(fn, comm);
+    if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
+    if (TM_UNLIKELY(cr->c->inter))
+        return tm_err(me, comm, MPI_ERR_COMM, fn, "an inter-communicator here");
+    return rs_body(me, cr, fn, 0, sendbuf, recvbuf, recvcounts, 0, datatype, op, comm,
+                   nb ? request : NULL, NULL);
 }
 
 TM_API int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],

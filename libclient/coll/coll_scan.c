@@ -71,9 +71,10 @@ static const struct tm_calgo scan_algo = {MPIX_COLL_SCAN, tm_cw_slices, scan_par
 static const struct tm_calgo exscan_algo = {MPIX_COLL_EXSCAN, tm_cw_slices, exscan_part,
                                             tm_hier_exscan, NULL};
 
-static int scan_common(const char *fn, int ex, const void *sendbuf, void *recvbuf, int count,
-                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request,
-                       int nb)
+/* count MPI_Count: the _c forms come here whole (tm_scan_c), with a user op too, whose int
+ * function takes the elements in pieces of INT_MAX (userop.c call_user). */
+int tm_scan_c(const char *fn, int ex, const void *sendbuf, void *recvbuf, MPI_Count count,
+              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, int nb)
 {
     TM_COLL_ENTRY(fn, comm);
     if (TM_UNLIKELY(cr->c->inter))
@@ -105,27 +106,27 @@ static int scan_common(const char *fn, int ex, const void *sendbuf, void *recvbu
 TM_API int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm)
 {
-    return scan_common("MPI_Scan", 0, sendbuf, recvbuf, count, datatype, op, comm, NULL, 0);
+    return tm_scan_c("MPI_Scan", 0, sendbuf, recvbuf, count, datatype, op, comm, NULL, 0);
 }
 TM_ALIAS(Scan)
 
 TM_API int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                        MPI_Op op, MPI_Comm comm)
 {
-    return scan_common("MPI_Exscan", 1, sendbuf, recvbuf, count, datatype, op, comm, NULL, 0);
+    return tm_scan_c("MPI_Exscan", 1, sendbuf, recvbuf, count, datatype, op, comm, NULL, 0);
 }
 TM_ALIAS(Exscan)
 
 TM_API int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                       MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    return scan_common("MPI_Iscan", 0, sendbuf, recvbuf, count, datatype, op, comm, request, 1);
+    return tm_scan_c("MPI_Iscan", 0, sendbuf, recvbuf, count, datatype, op, comm, request, 1);
 }
 TM_ALIAS(Iscan)
 
 TM_API int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                         MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    return scan_common("MPI_Iexscan", 1, sendbuf, recvbuf, count, datatype, op, comm, request, 1);
+    return tm_scan_c("MPI_Iexscan", 1, sendbuf, recvbuf, count, datatype, op, comm, request, 1);
 }
 TM_ALIAS(Iexscan)

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "comm.h"
 #include "wait.h"
@@ -36,11 +37,14 @@ enum tm_clayout {
 struct tm_cargs {
     const void *sbuf; /* input; the entry point resolves MPI_IN_PLACE (in_place says so) */
     void *rbuf;
-    int scount, rcount;
+    MPI_Count scount, rcount; /* uniform layouts: elements per block */
     const struct tm_type *stype, *rtype;
     enum tm_clayout slay, rlay;
-    const int *scounts, *sdispls, *rcounts, *rdispls; /* v and w variants */
-    const struct tm_type **stypes, **rtypes;          /* w variant: one per peer */
+    /* v and w variants: MPI_Count counts, MPI_Aint displacements (v: elements, w: bytes), so
+     * the _c calls pass theirs whole; the int calls widen theirs into wide */
+    const MPI_Count *scounts, *rcounts;
+    const MPI_Aint *sdispls, *rdispls;
+    const struct tm_type **stypes, **rtypes; /* w variant: one per peer */
     int in_place;
     int root;                /* rooted operations; -1: the result goes to every member */
     size_t count;            /* reductions: elements combined */
@@ -48,6 +52,7 @@ struct tm_cargs {
     struct tm_opref op;      /* reductions: this member's op (its own function, userop.h) */
     MPI_Datatype dth;        /* this member's handle of the type (what a user function gets) */
     void *own;               /* memory this call allocated (in-place snapshot, type arrays) */
+    void *wide;              /* an int call's count and displacement arrays, widened */
     struct tm_cstage *stage; /* staged copy of non-contiguous arguments (coll_stage.c) */
     uint64_t sig;            /* the call: its kind, root and bytes (coll.c call_sig) */
 };
@@ -160,6 +165,14 @@ static inline int tm_coll_errclass(int r)
     default:
         return MPI_ERR_INTERN;
     }
+}
+
+/* Frees what a member's arguments allocated (own, wide). */
+static inline void tm_cargs_free_own(struct tm_cargs *a)
+{
+    free(a->own);
+    free(a->wide);
+    a->own = a->wide = NULL;
 }
 
 /* ---- nbround.c: non-blocking rounds ---- */

@@ -36,7 +36,7 @@ struct tm_cstage {
     struct tm_type stwin, rtwin;
     struct tm_type *wtwin;        /* w variant: 2n twins (send, then receive) */
     const struct tm_type **wtype; /* w variant: 2n pointers (send, then receive) */
-    int *wdispl;                  /* w variant: 2n byte displacements in the staging */
+    MPI_Aint *wdispl;             /* w variant: 2n byte displacements in the staging */
 };
 
 /* The packed twin of t. */
@@ -130,8 +130,8 @@ static const void *blk(const struct tm_cargs *a, int in, int j, const struct sid
     }
     const enum tm_clayout lay = in ? a->slay : a->rlay;
     const void *p = in ? tm_cblk_in(a, j, ret_n, ret_t) : tm_cblk_out(a, j, ret_n, ret_t);
-    const int *displs = in ? a->sdispls : a->rdispls;
-    const int cnt = in ? a->scount : a->rcount;
+    const MPI_Aint *displs = in ? a->sdispls : a->rdispls;
+    const long long cnt = in ? a->scount : a->rcount;
     *ret_at = lay == TM_CL_UNIFORM ? (long long)j * cnt : displs[j];
     return p;
 }
@@ -152,7 +152,7 @@ static int stage_side(struct tm_cstage *st, int in)
         blk(a, in, j, sd, &cnt, &t, &at);
         if (!cnt) continue;
         if (lay == TM_CL_W) {
-            st->wdispl[(in ? 0 : st->n) + j] = (int)hi;
+            st->wdispl[(in ? 0 : st->n) + j] = (MPI_Aint)hi;
             hi += (long long)(cnt * t->psize);
             continue;
         }
@@ -162,7 +162,6 @@ static int stage_side(struct tm_cstage *st, int in)
     const struct tm_type *t0 = sd->red ? a->rtype : in ? a->stype : a->rtype;
     const size_t unit = lay == TM_CL_W ? 1 : t0->psize;
     const size_t bytes = (size_t)(hi - lo) * unit;
-    if (lay == TM_CL_W && hi > 0x7fffffff) return -EINVAL;
     sd->mem = malloc(bytes ? bytes : 1);
     if (!sd->mem) return -ENOMEM;
     /* element 0 of the staged buffer: lo elements before the allocation when lo < 0 is never
@@ -198,6 +197,7 @@ int tm_cstage_new(int kind, int rank, int n, const struct tm_cargs *a, struct tm
     if (!st) return -ENOMEM;
     st->user = *a;
     st->user.own = NULL; /* stays with the staged arguments, freed as before */
+    st->user.wide = NULL;
     st->kind = kind;
     st->rank = rank;
     st->n = n;

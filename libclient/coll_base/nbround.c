@@ -111,6 +111,5 @@ void tm_cargs_release(struct tm_cargs *a, int n)
         for (int k = 0; a->rtypes && k < n; k++)
             tm_type_release(a->rtypes[k]);
     }
-    free(a->own);
-    a->own = NULL;
+    tm_cargs_free_own(a);
 }

@@ -71,7 +71,9 @@ void tm_dtype_tab_free(struct tm_rank *me)
 static int flat_err(struct tm_rank *me, const char *fn, int r)
 {
     if (r == -ENOMEM) FAIL(MPI_ERR_NO_MEM, "out of memory");
-    FAIL(MPI_ERR_ARG, "the type is too large (more than %zu blocks, or bounds overflow)",
+    FAIL(MPI_ERR_ARG,
+         "the type is too large (a map of more than %zu blocks that is not one regular stride, "
+         "or bounds overflow)",
          TM_TYPE_MAX_BLOCKS);
 }
 
@@ -202,18 +204,12 @@ static int ints_fit(const MPI_Count *v, MPI_Count nint)
 static int build_strided(struct tm_flat *f, MPI_Count count, MPI_Count blen, ptrdiff_t stride,
                          const struct tm_type *old)
 {
-    int r = 0;
     MPI_Count all;
     /* Blocks that touch are one run (a count past int would otherwise cost a loop that long). */
     if (old->contig && !__builtin_mul_overflow(blen, (MPI_Count)old->extent, &all) &&
         all == stride && !__builtin_mul_overflow(count, blen, &all))
         return tm_flat_add(f, 0, (size_t)all, old);
-    for (MPI_Count i = 0; i < count && !r; i++) {
-        ptrdiff_t d;
-        if (__builtin_mul_overflow((ptrdiff_t)i, stride, &d)) return -E2BIG;
-        r = tm_flat_add(f, d, (size_t)blen, old);
-    }
-    return r;
+    return tm_flat_add_strided(f, (size_t)count, (size_t)blen, stride, old);
 }
 
 static int contiguous_any(const char *fn, MPI_Count count, MPI_Datatype oldtype,

@@ -74,7 +74,9 @@ done:
 
 /* A cursor over the tiled flat map of a type: byte q of tile `tile` is in block bi. */
 struct cur {
-    const struct tm_block *b;
+    const struct tm_type *t;
+    const struct tm_block *b; /* NULL: a map-less regular type (type_flat.h) */
+    struct tm_block blk;      /* block bi */
     size_t nb, psz;
     int64_t ext;
     int64_t tile;
@@ -83,42 +85,48 @@ struct cur {
 
 static void cur_init(struct cur *c, const struct tm_type *t, struct tm_block *one, int64_t vbyte)
 {
+    c->t = t;
     c->b = tm_type_blocks(t, one, &c->nb);
     c->psz = t->psize;
     c->ext = (int64_t)t->extent;
     c->tile = vbyte / (int64_t)c->psz;
     size_t q = (size_t)(vbyte % (int64_t)c->psz);
     size_t lo = 0, hi = c->nb; /* last block whose pos <= q */
-    while (hi - lo > 1) {
-        size_t mid = (lo + hi) / 2;
-        if (c->b[mid].pos <= q)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    if (!c->b)
+        lo = q / t->vlen;
+    else
+        while (hi - lo > 1) {
+            size_t mid = (lo + hi) / 2;
+            if (c->b[mid].pos <= q)
+                lo = mid;
+            else
+                hi = mid;
+        }
     c->bi = lo;
-    c->in = q - c->b[lo].pos;
+    c->blk = tm_type_block(t, c->b, lo);
+    c->in = q - c->blk.pos;
 }
 
 static inline int64_t cur_at(const struct cur *c)
 {
-    return c->tile * c->ext + c->b[c->bi].off + (int64_t)c->in;
+    return c->tile * c->ext + c->blk.off + (int64_t)c->in;
 }
 
 static inline size_t cur_avail(const struct cur *c)
 {
-    return c->b[c->bi].len - c->in;
+    return c->blk.len - c->in;
 }
 
 static inline void cur_step(struct cur *c, size_t k)
 {
     c->in += k;
-    if (c->in == c->b[c->bi].len) {
+    if (c->in == c->blk.len) {
         c->in = 0;
         if (++c->bi == c->nb) {
             c->bi = 0;
             c->tile++;
         }
+        c->blk = tm_type_block(c->t, c->b, c->bi);
     }
 }
 
@@ -174,9 +182,10 @@ int64_t tm_io_view_bytes_before(const struct tm_file *f, int64_t abs)
     int64_t tile = ext > 0 ? rel / ext : 0, r = ext > 0 ? rel % ext : rel;
     int64_t n = tile * (int64_t)f->ft->psize;
     for (size_t i = 0; i < nb; i++) {
-        int64_t in = r - b[i].off;
+        const struct tm_block k = tm_type_block(f->ft, b, i);
+        int64_t in = r - k.off;
         if (in <= 0) continue;
-        n += in < (int64_t)b[i].len ? in : (int64_t)b[i].len;
+        n += in < (int64_t)k.len ? in : (int64_t)k.len;
     }
     return n;
 }
@@ -188,6 +197,13 @@ static const char *bad_layout(const struct tm_type *t, int writable)
     struct tm_block one;
     size_t nb;
     const struct tm_block *b = tm_type_blocks(t, &one, &nb);
+    if (!b) { /* map-less regular: its first block and its stride say it all */
+        if (t->voff < 0) return "a negative displacement";
+        if (t->vstride < 0) return "decreasing displacements";
+        if (writable && t->vstride < (ptrdiff_t)t->vlen)
+            return "overlapping blocks in a file opened for writing";
+        return NULL;
+    }
     for (size_t i = 0; i < nb; i++) {
         if (b[i].off < 0) return "a negative displacement";
         if (i && b[i].off < b[i - 1].off) return "decreasing displacements";

@@ -3,11 +3,16 @@
  * displacements (count_narrow.h) and calls its int twin: one body per pair; a count beyond the
  * engine's per-block limit fails with MPI_ERR_COUNT, except in MPI_Bcast_c, which moves more
  * in pieces (bcast_pieces), and blocks of contiguous types past 2^31 - 1 bytes in MPI_Gather_c,
- * MPI_Scatter_c, MPI_Allgather_c and MPI_Alltoall_c (coll_c_pieces.h).  MPI_Reduce_c,
+ * MPI_Scatter_c, MPI_Allgather_c and MPI_Alltoall_c (coll_c_pieces.h).  On an
+ * intra-communicator the v and w forms, Reduce_scatter(_block)_c and Scan_c / Exscan_c (and
+ * their I forms) pass their arguments whole to the engine instead (coll.h tm_gatherv_c ...),
+ * so counts and displacements past INT_MAX without a common factor and user ops on more than
+ * INT_MAX elements work there.  MPI_Reduce_c,
  * MPI_Allreduce_c and their non-blocking forms are in coll/coll_reduce.c (their engine counts in
  * size_t). */
 #include <stdint.h>
 
+#include "coll.h"
 #include "coll_c_pieces.h"
 #include "count_narrow.h"
 #include "lib.h"
@@ -17,36 +22,29 @@
  * the pieces cost nothing next to their copies, small enough for the engine's int. */
 #define TM_BCAST_PIECE ((MPI_Count)1 << 30)
 
-/* MPI_Bcast_c of more than TM_COLL_COUNT_MAX elements: one MPI_Bcast per piece, in order.  A
- * contiguous type goes as MPI_BYTE pieces of TM_BCAST_PIECE bytes, so every rank cuts at the
- * same bytes whatever count and type of that signature it passed; another type in pieces of
- * TM_COLL_COUNT_MAX elements (its ranks pass the same count and type, as programs do). */
+/* MPI_Bcast_c of more than 2^31 - 1 bytes: one MPI_Bcast of MPI_BYTE per piece of
+ * TM_BCAST_PIECE bytes, in order, so every rank cuts at the same bytes whatever count and type
+ * of that signature it passed; a non-contiguous type through a packed stand-in
+ * (coll_c_pieces.h tm_cflat_begin: the root packs, the others unpack). */
 static int bcast_pieces(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
                         MPI_Comm comm)
 {
     const struct tm_type *t = tm_type_get(datatype);
-    /* an invalid type: the int call reports it, with the handler's rules */
-    if (!t) return PMPI_Bcast(buffer, TM_COLL_COUNT_MAX, datatype, root, comm);
-    MPI_Count n = count, unit = TM_COLL_COUNT_MAX;
-    MPI_Datatype piece = datatype;
-    MPI_Count stride = t->extent;
-    if (t->contig) {
-        if (count > INTPTR_MAX / (MPI_Count)t->psize)
-            return PMPI_Bcast(buffer, -1, datatype, root, comm); /* no buffer that long */
-        n = count * (MPI_Count)t->psize;
-        unit = TM_BCAST_PIECE;
-        piece = MPI_BYTE;
-        stride = 1;
-    }
-    for (MPI_Count done = 0; done < n;) {
-        MPI_Count k = n - done < unit ? n - done : unit;
+    if (count > INTPTR_MAX / (MPI_Count)t->psize)
+        return PMPI_Bcast(buffer, -1, datatype, root, comm); /* no buffer that long */
+    int rank = -1;
+    PMPI_Comm_rank(comm, &rank);
+    struct tm_cflat f;
+    void *b;
+    int e = tm_cflat_begin(&f, comm, buffer, count, datatype, rank == root, rank != root, &b);
+    const MPI_Count n = count * (MPI_Count)t->psize;
+    for (MPI_Count done = 0; e == MPI_SUCCESS && done < n;) {
+        MPI_Count k = n - done < TM_BCAST_PIECE ? n - done : TM_BCAST_PIECE;
         /* integer arithmetic: MPI_BOTTOM with absolute addresses is a null base */
-        void *at = (void *)((intptr_t)buffer + (intptr_t)(done * stride));
-        int e = PMPI_Bcast(at, (int)k, piece, root, comm);
-        if (e != MPI_SUCCESS) return e;
+        e = PMPI_Bcast((void *)((intptr_t)b + (intptr_t)done), (int)k, MPI_BYTE, root, comm);
         done += k;
     }
-    return MPI_SUCCESS;
+    return tm_cflat_end(&f, e);
 }
 
 TM_API int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
@@ -54,7 +52,8 @@ TM_API int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, in
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Bcast_c", comm, 0, 0, TM_NW_PLAIN);
-    if (count > TM_COLL_COUNT_MAX)
+    /* the bytes decide (the same on every rank), not the count */
+    if (tm_coll_c_big(comm, count, datatype))
         return tm_narrow_end(&w, bcast_pieces(buffer, count, datatype, root, comm), NULL);
     int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold(&w, count, &datatype));
     if (w.err) return tm_narrow_fail(&w);
@@ -88,6 +87,9 @@ TM_API int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
                           void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                           MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (tm_coll_wide_here(comm))
+        return tm_gatherv_c("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                            displs, recvtype, root, comm, NULL, 0);
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Gatherv_c", comm, 2, root, TM_NW_ROOTED);
     if (w.is_root) tm_narrow_vfold(&w, w.peers, &recvcounts, &displs, &recvtype, MPI_OP_NULL);
@@ -125,6 +127,9 @@ TM_API int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
                            const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
                            MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (tm_coll_wide_here(comm))
+        return tm_scatterv_c("MPI_Scatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf,
+                             recvcount, recvtype, root, comm, NULL, 0);
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Scatterv_c", comm, 2, root, TM_NW_ROOTED);
     if (w.is_root) tm_narrow_vfold(&w, w.peers, &sendcounts, &displs, &sendtype, MPI_OP_NULL);
@@ -144,8 +149,10 @@ TM_API int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Allgather_c", comm, 0, 0, TM_NW_PLAIN);
     if (tm_coll_c_big(comm, recvcount, recvtype))
-        return tm_narrow_end(&w, tm_allgather_pieces(sendbuf, recvbuf, recvcount, recvtype, comm),
-                             NULL);
+        return tm_narrow_end(
+            &w,
+            tm_allgather_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
+            NULL);
     int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
     int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
@@ -158,6 +165,9 @@ TM_API int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                              MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (tm_coll_wide_here(comm))
+        return tm_allgatherv_c("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf,
+                               recvcounts, displs, recvtype, comm, NULL, 0);
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Allgatherv_c", comm, 2, 0, TM_NW_PLAIN);
     tm_narrow_vfold(&w, w.peers, &recvcounts, &displs, &recvtype, MPI_OP_NULL);
@@ -193,6 +203,9 @@ TM_API int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                             const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                             MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (tm_coll_wide_here(comm))
+        return tm_alltoallvw_c("MPI_Alltoallv_c", 0, sendbuf, sendcounts, sdispls, sendtype, NULL,
+                               recvbuf, recvcounts, rdispls, recvtype, NULL, comm, NULL, 0);
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Alltoallv_c", comm, 4, 0, TM_NW_PLAIN);
     if (sendbuf != MPI_IN_PLACE)
@@ -215,6 +228,10 @@ TM_API int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
                             const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                             const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    if (tm_coll_wide_here(comm))
+        return tm_alltoallvw_c("MPI_Alltoallw_c", 1, sendbuf, sendcounts, sdispls,
+                               MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,
+                               MPI_DATATYPE_NULL, recvtypes, comm, NULL, 0);
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Alltoallw_c", comm, 4, 0, TM_NW_PLAIN);
     if (sendbuf != MPI_IN_PLACE) tm_narrow_wfold(&w, w.peers, &sendcounts, &sdispls, &sendtypes);
@@ -234,6 +251,9 @@ TM_ALIAS(Alltoallw_c)
 TM_API int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (tm_coll_wide_here(comm))
+        return tm_reduce_scatter_c("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype,
+                                   op, comm, NULL, 0);
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Reduce_scatter_c", comm, 1, 0, TM_NW_PLAIN);
     tm_narrow_vfold(&w, w.size, &recvcounts, NULL, &datatype, op);
@@ -247,6 +267,9 @@ TM_ALIAS(Reduce_scatter_c)
 TM_API int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    if (tm_coll_wide_here(comm))
+        return tm_reduce_scatter_block_c("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, recvcount,
+                                         datatype, op, comm, NULL, 0);
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Reduce_scatter_block_c", comm, 0, 0, TM_NW_PLAIN);
     int n0_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold_op(&w, recvcount, &datatype, op));
@@ -259,24 +282,14 @@ TM_ALIAS(Reduce_scatter_block_c)
 TM_API int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                        MPI_Op op, MPI_Comm comm)
 {
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Scan_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold_op(&w, count, &datatype, op));
-    if (w.err) return tm_narrow_fail(&w);
-    int e = PMPI_Scan(sendbuf, recvbuf, n0_, datatype, op, comm);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_scan_c("MPI_Scan_c", 0, sendbuf, recvbuf, count, datatype, op, comm, NULL, 0);
 }
 TM_ALIAS(Scan_c)
 
 TM_API int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm)
 {
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Exscan_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold_op(&w, count, &datatype, op));
-    if (w.err) return tm_narrow_fail(&w);
-    int e = PMPI_Exscan(sendbuf, recvbuf, n0_, datatype, op, comm);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_scan_c("MPI_Exscan_c", 1, sendbuf, recvbuf, count, datatype, op, comm, NULL, 0);
 }
 TM_ALIAS(Exscan_c)
 
@@ -311,6 +324,9 @@ TM_API int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
                            void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    if (tm_coll_wide_here(comm))
+        return tm_gatherv_c("MPI_Igatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                            displs, recvtype, root, comm, request, 1);
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Igatherv_c", comm, 2, root, TM_NW_ROOTED);
     if (w.is_root) tm_narrow_vfold(&w, w.peers, &recvcounts, &displs, &recvtype, MPI_OP_NULL);
@@ -343,6 +359,9 @@ TM_API int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
                             MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                             MPI_Request *request)
 {
+    if (tm_coll_wide_here(comm))
+        return tm_scatterv_c("MPI_Iscatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf,
+                             recvcount, recvtype, root, comm, request, 1);
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Iscatterv_c", comm, 2, root, TM_NW_ROOTED);
     if (w.is_root) tm_narrow_vfold(&w, w.peers, &sendcounts, &displs, &sendtype, MPI_OP_NULL);
@@ -374,6 +393,9 @@ TM_API int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (tm_coll_wide_here(comm))
+        return tm_allgatherv_c("MPI_Iallgatherv_c", sendbuf, sendcount, sendtype, recvbuf,
+                               recvcounts, displs, recvtype, comm, request, 1);
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Iallgatherv_c", comm, 2, 0, TM_NW_PLAIN);
     tm_narrow_vfold(&w, w.peers, &recvcounts, &displs, &recvtype, MPI_OP_NULL);
@@ -405,6 +427,9 @@ TM_API int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    if (tm_coll_wide_here(comm))
+        return tm_alltoallvw_c("MPI_Ialltoallv_c", 0, sendbuf, sendcounts, sdispls, sendtype, NULL,
+                               recvbuf, recvcounts, rdispls, recvtype, NULL, comm, request, 1);
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Ialltoallv_c", comm, 4, 0, TM_NW_PLAIN);
     if (sendbuf != MPI_IN_PLACE)
@@ -428,6 +453,10 @@ TM_API int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                              const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
+    if (tm_coll_wide_here(comm))
+        return tm_alltoallvw_c("MPI_Ialltoallw_c", 1, sendbuf, sendcounts, sdispls,
+                               MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,
+                               MPI_DATATYPE_NULL, recvtypes, comm, request, 1);
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Ialltoallw_c", comm, 4, 0, TM_NW_PLAIN);
     if (sendbuf != MPI_IN_PLACE) tm_narrow_wfold(&w, w.peers, &sendcounts, &sdispls, &sendtypes);
@@ -449,6 +478,9 @@ TM_API int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_
                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                   MPI_Request *request)
 {
+    if (tm_coll_wide_here(comm))
+        return tm_reduce_scatter_c("MPI_Ireduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype,
+                                   op, comm, request, 1);
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Ireduce_scatter_c", comm, 1, 0, TM_NW_PLAIN);
     tm_narrow_vfold(&w, w.size, &recvcounts, NULL, &datatype, op);
@@ -463,6 +495,9 @@ TM_API int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_
                                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                         MPI_Request *request)
 {
+    if (tm_coll_wide_here(comm))
+        return tm_reduce_scatter_block_c("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf, recvcount,
+                                         datatype, op, comm, request, 1);
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Ireduce_scatter_block_c", comm, 0, 0, TM_NW_PLAIN);
     int n0_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold_op(&w, recvcount, &datatype, op));
@@ -475,24 +510,14 @@ TM_ALIAS(Ireduce_scatter_block_c)
 TM_API int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                         MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Iscan_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold_op(&w, count, &datatype, op));
-    if (w.err) return tm_narrow_fail(&w);
-    int e = PMPI_Iscan(sendbuf, recvbuf, n0_, datatype, op, comm, request);
-    return tm_narrow_end(&w, e, request);
+    return tm_scan_c("MPI_Iscan_c", 0, sendbuf, recvbuf, count, datatype, op, comm, request, 1);
 }
 TM_ALIAS(Iscan_c)
 
 TM_API int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Iexscan_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold_op(&w, count, &datatype, op));
-    if (w.err) return tm_narrow_fail(&w);
-    int e = PMPI_Iexscan(sendbuf, recvbuf, n0_, datatype, op, comm, request);
-    return tm_narrow_end(&w, e, request);
+    return tm_scan_c("MPI_Iexscan_c", 1, sendbuf, recvbuf, count, datatype, op, comm, request, 1);
 }
 TM_ALIAS(Iexscan_c)
 

@@ -4,16 +4,18 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "lib.h"
 #include "type.h"
+#include "type_copy.h"
 
-/* A block's bytes: count elements of a contiguous type; -1 for another (or invalid) type or a
- * block no buffer can hold. */
+/* A block's bytes (its signature's: count elements in packed form, whatever the type); -1 for
+ * an invalid type or a block no buffer can hold. */
 static MPI_Count block_bytes(MPI_Count count, MPI_Datatype type)
 {
     const struct tm_type *t = tm_type_get(type);
-    if (!t || !t->contig || count < 0 || count > INTPTR_MAX / (MPI_Count)t->psize) return -1;
+    if (!t || count < 0 || (t->psize && count > INTPTR_MAX / (MPI_Count)t->psize)) return -1;
     return count * (MPI_Count)t->psize;
 }
 
@@ -22,6 +24,38 @@ int tm_coll_c_big(MPI_Comm comm, MPI_Count count, MPI_Datatype type)
     int inter = 1;
     if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return 0;
     return block_bytes(count, type) > INT_MAX;
+}
+
+int tm_cflat_begin(struct tm_cflat *f, MPI_Comm comm, void *buf, MPI_Count count, MPI_Datatype type,
+                   int in, int out, void **ret)
+{
+    const struct tm_type *t = tm_type_get(type);
+    *f = (struct tm_cflat){0};
+    *ret = buf;
+    if (!t || t->contig || buf == MPI_IN_PLACE || block_bytes(count, type) <= 0) return 0;
+    const size_t bytes = (size_t)count * t->psize;
+    f->tmp = malloc(bytes);
+    if (!f->tmp) {
+        PMPI_Comm_call_errhandler(comm, MPI_ERR_NO_MEM);
+        return MPI_ERR_NO_MEM;
+    }
+    f->t = t;
+    f->user = buf;
+    f->count = count;
+    f->out = out;
+    if (in) tm_type_pack(f->tmp, buf, (size_t)count, t, 0, bytes);
+    *ret = f->tmp;
+    return 0;
+}
+
+int tm_cflat_end(struct tm_cflat *f, int e)
+{
+    if (!f->tmp) return e;
+    if (e == MPI_SUCCESS && f->out)
+        tm_type_unpack(f->user, (size_t)f->count, f->t, 0, f->tmp, (size_t)f->count * f->t->psize);
+    free(f->tmp);
+    f->tmp = NULL;
+    return e;
 }
 
 /* k bytes with the extent of a whole block of stride bytes (committed, for one piece). */
@@ -53,8 +87,31 @@ static MPI_Count piece_at(MPI_Count n, MPI_Count done)
     return n - done < TM_COLL_PIECE ? n - done : TM_COLL_PIECE;
 }
 
+static int gather_bytes(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm);
+
 int tm_gather_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                      MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    int me = is_root_of(comm, root), size = 0;
+    PMPI_Comm_size(comm, &size);
+    struct tm_cflat fs, fr = {0};
+    void *sb, *rb = recvbuf;
+    int e = tm_cflat_begin(&fs, comm, (void *)sendbuf, sendcount, sendtype, 1, 0, &sb);
+    if (!e && me)
+        e = tm_cflat_begin(&fr, comm, recvbuf, recvcount * size, recvtype, sendbuf == MPI_IN_PLACE,
+                           1, &rb);
+    /* both sides as bytes now (contiguous types or their packed stand-ins) */
+    if (!e)
+        e = gather_bytes(sb, block_bytes(sendcount, sendtype), MPI_BYTE, rb,
+                         block_bytes(recvcount, recvtype), MPI_BYTE, root, comm);
+    return tm_cflat_end(&fs, tm_cflat_end(&fr, e));
+}
+
+static int gather_bytes(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm)
 {
     int me = is_root_of(comm, root);
     MPI_Count n = me ? block_bytes(recvcount, recvtype) : block_bytes(sendcount, sendtype);
@@ -72,9 +129,30 @@ int tm_gather_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     return MPI_SUCCESS;
 }
 
+static int scatter_bytes(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                         MPI_Comm comm);
+
 int tm_scatter_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
                       MPI_Comm comm)
+{
+    int me = is_root_of(comm, root), size = 0;
+    PMPI_Comm_size(comm, &size);
+    struct tm_cflat fs = {0}, fr;
+    void *sb = (void *)sendbuf, *rb;
+    int e = tm_cflat_begin(&fr, comm, recvbuf, recvcount, recvtype, 0, 1, &rb);
+    if (!e && me)
+        e = tm_cflat_begin(&fs, comm, (void *)sendbuf, sendcount * size, sendtype, 1, 0, &sb);
+    if (!e)
+        e = scatter_bytes(sb, block_bytes(sendcount, sendtype), MPI_BYTE, rb,
+                          block_bytes(recvcount, recvtype), MPI_BYTE, root, comm);
+    return tm_cflat_end(&fs, tm_cflat_end(&fr, e));
+}
+
+static int scatter_bytes(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                         MPI_Comm comm)
 {
     int me = is_root_of(comm, root);
     MPI_Count n = me ? block_bytes(sendcount, sendtype) : block_bytes(recvcount, recvtype);
@@ -92,10 +170,27 @@ int tm_scatter_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
     return MPI_SUCCESS;
 }
 
-int tm_allgather_pieces(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                        MPI_Datatype recvtype, MPI_Comm comm)
+static int allgather_bytes(const void *sendbuf, void *recvbuf, MPI_Count n, MPI_Comm comm);
+
+int tm_allgather_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    MPI_Count n = block_bytes(recvcount, recvtype);
+    int size = 0;
+    PMPI_Comm_size(comm, &size);
+    struct tm_cflat fs, fr;
+    void *sb, *rb;
+    int e = tm_cflat_begin(&fs, comm, (void *)sendbuf, sendcount, sendtype, 1, 0, &sb);
+    if (!e)
+        e = tm_cflat_begin(&fr, comm, recvbuf, recvcount * size, recvtype, sendbuf == MPI_IN_PLACE,
+                           1, &rb);
+    else
+        fr = (struct tm_cflat){0};
+    if (!e) e = allgather_bytes(sb, rb, block_bytes(recvcount, recvtype), comm);
+    return tm_cflat_end(&fs, tm_cflat_end(&fr, e));
+}
+
+static int allgather_bytes(const void *sendbuf, void *recvbuf, MPI_Count n, MPI_Comm comm)
+{
     for (MPI_Count done = 0, k; done < n; done += k) {
         k = piece_at(n, done);
         MPI_Datatype rt;
@@ -136,13 +231,29 @@ static int alltoall_swap(void *recvbuf, MPI_Count n, MPI_Comm comm)
     return e;
 }
 
+static int alltoall_bytes(const void *sendbuf, void *recvbuf, MPI_Count n, MPI_Comm comm);
+
 int tm_alltoall_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     MPI_Count n = block_bytes(recvcount, recvtype);
-    if (sendbuf == MPI_IN_PLACE) return alltoall_swap(recvbuf, n, comm);
-    if (block_bytes(sendcount, sendtype) != n)
+    if (sendbuf != MPI_IN_PLACE && block_bytes(sendcount, sendtype) != n)
         return PMPI_Alltoall(sendbuf, -1, sendtype, recvbuf, 0, recvtype, comm); /* says why */
+    int size = 0;
+    PMPI_Comm_size(comm, &size);
+    struct tm_cflat fs, fr = {0};
+    void *sb, *rb;
+    int e = tm_cflat_begin(&fs, comm, (void *)sendbuf, sendcount * size, sendtype, 1, 0, &sb);
+    if (!e)
+        e = tm_cflat_begin(&fr, comm, recvbuf, recvcount * size, recvtype, sendbuf == MPI_IN_PLACE,
+                           1, &rb);
+    if (!e)
+        e = sendbuf == MPI_IN_PLACE ? alltoall_swap(rb, n, comm) : alltoall_bytes(sb, rb, n, comm);
+    return tm_cflat_end(&fs, tm_cflat_end(&fr, e));
+}
+
+static int alltoall_bytes(const void *sendbuf, void *recvbuf, MPI_Count n, MPI_Comm comm)
+{
     for (MPI_Count done = 0, k; done < n; done += k) {
         k = piece_at(n, done);
         MPI_Datatype t;

@@ -7,8 +7,9 @@
  * block i of a piece lies inside block i of the buffer.  Every rank cuts at the same bytes
  * whatever count and type of that signature it passed (the decision is the block's bytes,
  * which the signatures make equal).  MPI_Alltoall_c in place swaps the blocks pairwise
- * instead (MPI_Sendrecv_replace on a duplicate of the communicator).  A block of a non-contiguous
- * type beyond int's count is still refused by the narrowing (MPI_ERR_COUNT). */
+ * instead (MPI_Sendrecv_replace on a duplicate of the communicator).  A rank whose type is not
+ * contiguous takes the same pieces of a packed stand-in (tm_cflat_begin), so ranks with a
+ * contiguous and a non-contiguous type of one signature meet: the decision is the bytes. */
 #ifndef TMPI_LIBCLIENT_COLL_C_PIECES_H
 #define TMPI_LIBCLIENT_COLL_C_PIECES_H
 
@@ -32,8 +33,25 @@ int tm_gather_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 int tm_scatter_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
                       MPI_Comm comm);
-int tm_allgather_pieces(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                        MPI_Datatype recvtype, MPI_Comm comm);
+int tm_allgather_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+
+/* The bytes of count elements of a non-contiguous type as one contiguous buffer (*ret; buf
+ * itself for a contiguous type, MPI_IN_PLACE or nothing), so that the pieces cut every rank's
+ * data at the same bytes whatever its type: in packs buf into it first, out unpacks it into
+ * buf at tm_cflat_end when the call succeeded.  Costs the block's bytes of memory and a copy.
+ * 0 or MPI_ERR_NO_MEM (raised on comm). */
+struct tm_type;
+struct tm_cflat {
+    const struct tm_type *t; /* NULL: no stand-in */
+    void *user, *tmp;
+    MPI_Count count;
+    int out;
+};
+int tm_cflat_begin(struct tm_cflat *f, MPI_Comm comm, void *buf, MPI_Count count, MPI_Datatype type,
+                   int in, int out, void **ret);
+/* Unpacks (out, e == MPI_SUCCESS) and frees; returns e. */
+int tm_cflat_end(struct tm_cflat *f, int e);
 int tm_alltoall_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 

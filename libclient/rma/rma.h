@@ -42,8 +42,6 @@ struct tm_info;
 #define TM_WIN_STRIPES 64
 /* Regions one rank may attach to a dynamic window at once (MPI_Win_attach). */
 #define TM_WIN_MAX_ATTACH 1024
-/* The largest displacement unit a window keeps (each member's unit is an int). */
-#define TM_WIN_DISP_UNIT_MAX INT_MAX
 
 struct tm_win_region {
     uintptr_t base;
@@ -62,7 +60,11 @@ struct tm_win_member {
     int world, node;
     char *base; /* meaningful for members on this node only */
     size_t size;
-    int disp_unit;
+    MPI_Aint disp_unit; /* MPI_Win_create_c / allocate_c take any positive MPI_Aint */
+    /* what the int outputs say (the MPI_WIN_DISP_UNIT attribute, an int in C as in Open MPI
+     * and MPICH; MPI_Win_shared_query): the unit, or MPI_UNDEFINED past INT_MAX (MPI 4.1 §5.1
+     * gives int outputs that cannot hold the value MPI_UNDEFINED) */
+    int disp_unit_int;
     /* The member registered its memory for remote access (svc net_mr_reg): origins on other
      * nodes Put and Get straight into and out of it at raddr + offset under rkey (rma_net.c
      * "Remote memory access"). */

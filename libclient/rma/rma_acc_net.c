@@ -307,11 +307,12 @@ int tm_rma_acc_net(struct tm_rank *me, struct tm_winref *wr, int t, size_t off,
         const struct tm_block *b = tm_type_blocks(tt, &one, &nb);
         for (size_t e = 0; e < tcount && !err; e++)
             for (size_t i = 0; i < nb && !err; i++) {
-                err = post_run(net, wr, t, aop, at, es, chunk,
-                               off + (size_t)((ptrdiff_t)(e * tt->extent) + b[i].off),
-                               in ? in + pos : NULL, NULL, fetch ? fetch + pos : NULL,
-                               b[i].len / es, a);
-                pos += b[i].len;
+                const struct tm_block k = tm_type_block(tt, b, i);
+                err =
+                    post_run(net, wr, t, aop, at, es, chunk,
+                             off + (size_t)((ptrdiff_t)(e * tt->extent) + k.off),
+                             in ? in + pos : NULL, NULL, fetch ? fetch + pos : NULL, k.len / es, a);
+                pos += k.len;
             }
     }
     if (err) {

@@ -342,7 +342,7 @@ int tm_rma_remote_op(struct tm_rank *me, struct tm_winref *wr, int kind, int t, 
             pc = malloc(cap * sizeof *pc);
             if (!pc) return MPI_ERR_NO_MEM;
             while (pos + len < total && len < chunk && np < RMA_MAX_PIECES) {
-                const struct tm_block *b = &c.b[c.i];
+                const struct tm_block blk = tm_type_block(tt, c.b, c.i), *b = &blk;
                 size_t take = b->len - c.inb;
                 if (take > chunk - len) take = chunk - len;
                 if (np == cap) {

@@ -245,10 +245,11 @@ static void local_acc_blocks(struct op *o, const char *in, char *fetch)
     size_t pos = 0;
     for (size_t e = 0; e < o->tcount; e++)
         for (size_t i = 0; i < nb; i++) {
+            const struct tm_block k = tm_type_block(o->tt, b, i);
             tm_rma_acc_apply(o->wr->w, o->op, o->basic, in ? in + pos : NULL,
-                             o->local + (ptrdiff_t)(e * o->tt->extent) + b[i].off, b[i].len / es,
+                             o->local + (ptrdiff_t)(e * o->tt->extent) + k.off, k.len / es,
                              fetch ? fetch + pos : NULL);
-            pos += b[i].len;
+            pos += k.len;
         }
 }
 

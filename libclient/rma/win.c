@@ -154,7 +154,8 @@ static struct tm_win *win_new(struct tm_job *j, int id, int flavor, int size,
         m->node = j->net ? j->net->node_of_rank[m->world] : 0;
         m->base = (char *)(uintptr_t)all[i].base;
         m->size = all[i].size;
-        m->disp_unit = (int)all[i].disp_unit;
+        m->disp_unit = (MPI_Aint)all[i].disp_unit;
+        m->disp_unit_int = m->disp_unit > INT_MAX ? MPI_UNDEFINED : (int)m->disp_unit;
         m->rma_ok = all[i].rma_ok != 0;
         m->rkey = all[i].key;
         m->raddr = all[i].addr;
@@ -215,10 +216,6 @@ static int win_make(const char *fn, MPI_Comm comm, int flavor, void *base, MPI_A
     if (disp_unit <= 0)
         return tm_err(me, comm, MPI_ERR_DISP, fn, "displacement unit %td is not positive",
                       disp_unit);
-    /* the _c forms take an MPI_Aint unit; the segments keep an int one (TM_WIN_DISP_UNIT_MAX) */
-    if (disp_unit > TM_WIN_DISP_UNIT_MAX)
-        return tm_err(me, comm, MPI_ERR_DISP, fn, "displacement unit %td exceeds %d", disp_unit,
-                      TM_WIN_DISP_UNIT_MAX);
     if (!win) return tm_err(me, comm, MPI_ERR_ARG, fn, "win is NULL");
     if (flavor != MPI_WIN_FLAVOR_CREATE && flavor != MPI_WIN_FLAVOR_DYNAMIC && !baseptr)
         return tm_err(me, comm, MPI_ERR_ARG, fn, "baseptr is NULL");
@@ -395,7 +392,7 @@ static int shared_query(const char *fn, MPI_Win win, int rank, MPI_Aint *size, i
     }
     *size = (MPI_Aint)w->m[r].size;
     if (int_unit)
-        *int_unit = w->m[r].disp_unit;
+        *int_unit = w->m[r].disp_unit_int;
     else
         *aint_unit = w->m[r].disp_unit;
     *(void **)baseptr = w->m[r].base;

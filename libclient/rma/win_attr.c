@@ -35,7 +35,7 @@ TM_API int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, i
         *(const void **)attribute_val = &m->size; /* size_t and MPI_Aint have one size */
         break;
     case MPI_WIN_DISP_UNIT:
-        *(const void **)attribute_val = &m->disp_unit;
+        *(const void **)attribute_val = &m->disp_unit_int;
         break;
     case MPI_WIN_CREATE_FLAVOR:
         *(const void **)attribute_val = &flavors[wr->w->flavor];

@@ -21,10 +21,12 @@ struct cursor {
     unsigned char *base; /* buffer address */
     ptrdiff_t ext;       /* negative: element i lies below element 0 */
     size_t psize;
-    const struct tm_block *b;
+    const struct tm_type *t;
+    const struct tm_block *b; /* NULL: a map-less regular type (type_flat.h) */
     size_t nb;
     size_t e, i, inb; /* element, block, bytes into the block */
     struct tm_block one;
+    struct tm_block cur; /* block i */
 };
 
 /* Places c at packed position pos (< count * psize). */
@@ -33,40 +35,47 @@ static void cursor_at(struct cursor *c, const void *buf, const struct tm_type *t
     c->base = (unsigned char *)buf;
     c->ext = t->extent;
     c->psize = t->psize;
+    c->t = t;
     c->b = tm_type_blocks(t, &c->one, &c->nb);
     c->e = pos / c->psize;
     size_t r = pos % c->psize;
     size_t lo = 0, hi = c->nb; /* last block with b.pos <= r */
-    while (hi - lo > 1) {
-        size_t mid = (lo + hi) / 2;
-        if (c->b[mid].pos <= r)
-            lo = mid;
-        else
-            hi = mid;
+    if (!c->b) {
+        lo = r / t->vlen;
+    } else {
+        while (hi - lo > 1) {
+            size_t mid = (lo + hi) / 2;
+            if (c->b[mid].pos <= r)
+                lo = mid;
+            else
+                hi = mid;
+        }
     }
     c->i = lo;
-    c->inb = r - c->b[lo].pos;
+    c->cur = tm_type_block(t, c->b, lo);
+    c->inb = r - c->cur.pos;
 }
 
 static inline unsigned char *cursor_ptr(const struct cursor *c)
 {
-    return c->base + (ptrdiff_t)c->e * c->ext + c->b[c->i].off + (ptrdiff_t)c->inb;
+    return c->base + (ptrdiff_t)c->e * c->ext + c->cur.off + (ptrdiff_t)c->inb;
 }
 
 static inline size_t cursor_left(const struct cursor *c)
 {
-    return c->b[c->i].len - c->inb;
+    return c->cur.len - c->inb;
 }
 
 static inline void cursor_step(struct cursor *c, size_t n)
 {
     c->inb += n;
-    if (c->inb == c->b[c->i].len) {
+    if (c->inb == c->cur.len) {
         c->inb = 0;
         if (++c->i == c->nb) {
             c->i = 0;
             c->e++;
         }
+        c->cur = tm_type_block(c->t, c->b, c->i);
     }
 }
 
@@ -189,8 +198,9 @@ static void pack_whole(unsigned char *out, const unsigned char *buf, size_t coun
     const struct tm_block *b = tm_type_blocks(t, &one, &nb);
     for (size_t e = 0; e < count; e++, buf += t->extent)
         for (size_t i = 0; i < nb; i++) {
-            copy_block(out, buf + b[i].off, b[i].len);
-            out += b[i].len;
+            struct tm_block k = tm_type_block(t, b, i);
+            copy_block(out, buf + k.off, k.len);
+            out += k.len;
         }
 }
 
@@ -202,8 +212,9 @@ static void unpack_whole(unsigned char *buf, size_t count, const struct tm_type 
     const struct tm_block *b = tm_type_blocks(t, &one, &nb);
     for (size_t e = 0; e < count; e++, buf += t->extent)
         for (size_t i = 0; i < nb; i++) {
-            copy_block(buf + b[i].off, in, b[i].len);
-            in += b[i].len;
+            struct tm_block k = tm_type_block(t, b, i);
+            copy_block(buf + k.off, in, k.len);
+            in += k.len;
         }
 }
 
@@ -306,8 +317,8 @@ size_t tm_type_copy_at(void *dst, size_t dcount, const struct tm_type *dt, const
     }
     /* Same map on both sides (a vector to a vector of the same shape), whole elements: block
      * by block. */
-    if (st->blocks == dt->blocks && st->extent == dt->extent && pos % st->psize == 0 &&
-        len % st->psize == 0) {
+    if (st->blocks && st->blocks == dt->blocks && st->extent == dt->extent &&
+        pos % st->psize == 0 && len % st->psize == 0) {
         size_t first = pos / st->psize;
         const unsigned char *s = (const unsigned char *)src + (ptrdiff_t)first * st->extent;
         unsigned char *d = (unsigned char *)dst + (ptrdiff_t)first * st->extent;
@@ -344,7 +355,9 @@ int tm_type_apply(int op, const void *in, void *inout, size_t count, const struc
     const unsigned char *s = in;
     unsigned char *d = inout;
     for (size_t e = 0; e < count; e++, s += t->extent, d += t->extent)
-        for (size_t i = 0; i < nb; i++)
-            tm_op_apply(op, t->basic, s + b[i].off, d + b[i].off, b[i].len / bs);
+        for (size_t i = 0; i < nb; i++) {
+            struct tm_block k = tm_type_block(t, b, i);
+            tm_op_apply(op, t->basic, s + k.off, d + k.off, k.len / bs);
+        }
     return 0;
 }

@@ -37,6 +37,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t elsize)
 static int add_block(struct tm_flat *f, ptrdiff_t off, size_t len)
 {
     if (!len) return 0;
+    if (f->rn) return -E2BIG; /* after a map-less piece: the map would pass the limit */
     if (f->nb && f->b[f->nb - 1].off + (ptrdiff_t)f->b[f->nb - 1].len == off) {
         f->b[f->nb - 1].len += len;
         return 0;
@@ -68,7 +69,8 @@ static int mad(ptrdiff_t a, ptrdiff_t b, ptrdiff_t c, ptrdiff_t *ret)
     return 0;
 }
 
-int tm_flat_add(struct tm_flat *f, ptrdiff_t d, size_t n, const struct tm_type *t)
+/* Bounds, sizes and the basic type of n elements of t at d (no blocks, no signature). */
+static int account(struct tm_flat *f, ptrdiff_t d, size_t n, const struct tm_type *t)
 {
     if (!f->seen) f->basic0 = t->basic; /* an empty type still names its basic type */
     f->seen = 1;
@@ -110,21 +112,93 @@ int tm_flat_add(struct tm_flat *f, ptrdiff_t d, size_t n, const struct tm_type *
         }
         f->nunits += n * (t->nunits ? t->nunits : 1);
     }
+    return 0;
+}
 
+/* One regular run: n blocks of len bytes, the first at off, stride apart. */
+struct reg {
+    size_t n, len;
+    ptrdiff_t off, stride;
+};
+
+/* n (> 0) elements of t (with data) as one regular run, or -E2BIG. */
+static int shape(size_t n, const struct tm_type *t, struct reg *ret)
+{
     struct tm_block one;
     size_t nb;
     const struct tm_block *b = tm_type_blocks(t, &one, &nb);
-    int r = 0;
+    const ptrdiff_t ext = t->extent;
+    if (nb == 1) {
+        if (n == 1 || (ext > 0 && b[0].len == (size_t)ext)) {
+            size_t len;
+            if (__builtin_mul_overflow(n, b[0].len, &len)) return -E2BIG;
+            *ret = (struct reg){1, len, b[0].off, 0};
+        } else {
+            *ret = (struct reg){n, b[0].len, b[0].off, ext};
+        }
+        return 0;
+    }
+    ptrdiff_t run;
+    if (!t->vn ||
+        (n > 1 && (__builtin_mul_overflow((ptrdiff_t)t->vn, t->vstride, &run) || run != ext)))
+        return -E2BIG;
+    size_t all;
+    if (__builtin_mul_overflow(n, t->vn, &all)) return -E2BIG;
+    *ret = (struct reg){all, t->vlen, t->voff, t->vstride};
+    return 0;
+}
+
+/* f (no blocks yet) keeps the run g, displaced by d, as its shape (a single block: as one). */
+static int set_regular(struct tm_flat *f, ptrdiff_t d, const struct reg *g)
+{
+    if (f->nb || f->rn) return -E2BIG;
+    ptrdiff_t off;
+    if (__builtin_add_overflow(d, g->off, &off)) return -E2BIG;
+    if (g->n == 1 || g->stride == (ptrdiff_t)g->len) {
+        size_t len;
+        if (__builtin_mul_overflow(g->n, g->len, &len)) return -E2BIG;
+        return add_block(f, off, len);
+    }
+    f->rn = g->n;
+    f->rlen = g->len;
+    f->roff = off;
+    f->rstride = g->stride;
+    return 0;
+}
+
+static int add_sigs(struct tm_flat *f, size_t n, const struct tm_type *t);
+
+int tm_flat_add(struct tm_flat *f, ptrdiff_t d, size_t n, const struct tm_type *t)
+{
+    int r = account(f, d, n, t);
+    if (r < 0 || !n) return r;
+    const ptrdiff_t ext = t->extent;
+    struct tm_block one;
+    size_t nb;
+    const struct tm_block *b = tm_type_blocks(t, &one, &nb);
     if (nb == 1 && ext > 0 && b[0].len == (size_t)ext) {
         /* Consecutive elements touch: one block for all n. */
         r = add_block(f, d + b[0].off, n * b[0].len);
+    } else if (nb && n > (TM_TYPE_MAX_BLOCKS - f->nb) / nb) {
+        /* more blocks than a map holds: keep them as a shape if they are regular */
+        struct reg g;
+        r = shape(n, t, &g);
+        if (!r) r = set_regular(f, d, &g);
     } else if (nb) {
-        if (n > TM_TYPE_MAX_BLOCKS / nb) return -E2BIG;
         for (size_t k = 0; k < n && !r; k++)
-            for (size_t i = 0; i < nb && !r; i++)
-                r = add_block(f, d + (ptrdiff_t)k * ext + b[i].off, b[i].len);
+            for (size_t i = 0; i < nb && !r; i++) {
+                const struct tm_block k1 = tm_type_block(t, b, i);
+                r = add_block(f, d + (ptrdiff_t)k * ext + k1.off, k1.len);
+            }
     }
     if (r < 0) return r;
+    return add_sigs(f, n, t);
+}
+
+/* The signature of n elements of t. */
+static int add_sigs(struct tm_flat *f, size_t n, const struct tm_type *t)
+{
+    int r = 0;
 
     struct tm_sigrun sone;
     size_t ns;
@@ -151,6 +225,65 @@ static void find_regular(struct tm_type *t)
     t->vlen = b[0].len;
     t->voff = b[0].off;
     t->vstride = stride;
+}
+
+int tm_flat_add_strided(struct tm_flat *f, size_t count, size_t blen, ptrdiff_t stride,
+                        const struct tm_type *t)
+{
+    struct tm_block one;
+    size_t nb;
+    const struct tm_block *b = tm_type_blocks(t, &one, &nb);
+    const int touch = nb == 1 && t->extent > 0 && b[0].len == (size_t)t->extent;
+    const size_t per = !blen || !t->size      ? 0
+                       : touch                ? 1
+                       : blen > SIZE_MAX / nb ? SIZE_MAX
+                                              : blen * nb;
+    struct reg in = {0}, g = {0};
+    int regular = count > 1 && per && count > (TM_TYPE_MAX_BLOCKS - f->nb) / per && !f->nb &&
+                  !f->rn && shape(blen, t, &in) == 0;
+    if (regular) {
+        ptrdiff_t run;
+        if (in.n == 1)
+            g = (struct reg){count, in.len, in.off, stride};
+        else if (!__builtin_mul_overflow((ptrdiff_t)in.n, in.stride, &run) && run == stride &&
+                 !__builtin_mul_overflow(count, in.n, &g.n))
+            g = (struct reg){g.n, in.len, in.off, in.stride};
+        else
+            regular = 0;
+    }
+    if (!regular) {
+        int r = 0;
+        for (size_t i = 0; i < count && !r; i++) {
+            ptrdiff_t d;
+            if (__builtin_mul_overflow((ptrdiff_t)i, stride, &d)) return -E2BIG;
+            r = tm_flat_add(f, d, blen, t);
+        }
+        return r;
+    }
+    /* The first and the last piece set the bounds (the pieces run one way); the others add
+     * their sizes. */
+    ptrdiff_t last;
+    if (__builtin_mul_overflow((ptrdiff_t)(count - 1), stride, &last)) return -E2BIG;
+    int r = account(f, 0, blen, t);
+    if (!r) r = account(f, last, blen, t);
+    if (r < 0) return r;
+    const size_t more = count - 2, units = t->nelem ? blen * (t->nunits ? t->nunits : 1) : 0;
+    size_t add, padd;
+    if (__builtin_mul_overflow(blen, t->size, &add) || __builtin_mul_overflow(more, add, &add) ||
+        __builtin_add_overflow(f->size, add, &f->size) ||
+        __builtin_mul_overflow(blen, t->psize, &padd) || __builtin_mul_overflow(more, padd, &padd))
+        return -E2BIG;
+    f->psize += padd;
+    f->nelem += more * blen * t->nelem;
+    f->nunits += more * units;
+    r = set_regular(f, 0, &g);
+    if (r < 0) return r;
+    struct tm_sigrun sone;
+    size_t ns;
+    const struct tm_sigrun *sg = tm_type_sig(t, &sone, &ns);
+    if (ns == 0) return 0;
+    if (ns > 1) return -E2BIG; /* the signature would pass the limit */
+    return add_sig(f, sg[0].basic, count * blen * sg[0].n);
 }
 
 int tm_flat_finish(struct tm_flat *f, struct tm_type *t, int set, ptrdiff_t lb, ptrdiff_t extent,
@@ -185,9 +318,16 @@ int tm_flat_finish(struct tm_flat *f, struct tm_type *t, int set, ptrdiff_t lb, 
         .nsig = f->ns,
         .sig = f->s,
     };
-    t->contig = lb == 0 && extent > 0 && t->psize == (size_t)extent &&
+    t->contig = !f->rn && lb == 0 && extent > 0 && t->psize == (size_t)extent &&
                 (f->nb == 0 || (f->nb == 1 && f->b[0].off == 0));
-    find_regular(t);
+    if (f->rn) {
+        t->nblocks = t->vn = f->rn;
+        t->vlen = f->rlen;
+        t->voff = f->roff;
+        t->vstride = f->rstride;
+    } else {
+        find_regular(t);
+    }
     f->b = NULL;
     f->s = NULL;
     tm_flat_discard(f);

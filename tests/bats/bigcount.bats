@@ -3,8 +3,8 @@
 # constructors and decoders with counts, sizes and extents past 2^31, external32 packing,
 # MPI_Op_create_c, the attached buffer and the windows; every _c call with a count past INT_MAX
 # of a type without data (bigcount_probe.c); counts and displacements past INT_MAX folded into
-# types by the collectives (bigfold.c), a v side without a common factor refused with
-# MPI_ERR_COUNT; a message, a Bcast and a Put of one element spanning 2 GiB + 4 KiB of
+# types by the collectives (bigfold.c), v sides without a common factor taken whole (bigfold.c
+# vspan); a message, a Bcast and a Put of one element spanning 2 GiB + 4 KiB of
 # addresses (a reserved, barely touched buffer: little memory).  One node with threads and
 # carriers, and 2 agents.  Bcast_c, Allreduce_c, the rooted and all-to-all _c collectives past
 # 2^31 bytes per block (bigcoll.c, bigrooted.c) and 3 GiB through Ibcast_c, Bcast_init_c and
@@ -104,6 +104,70 @@ expect_probe_ok() {
     expect_ok
 }
 
+# v sides past INT_MAX whose counts and displacements share no factor (counts 3, 5 ... at odd
+# displacements past 2^31; counts 2 and 2^31 + 1): the engine takes MPI_Count / MPI_Aint
+# arrays whole (bigfold.c vspan), where a fold used to refuse them with MPI_ERR_COUNT.
+@test "bigcount: Gatherv_c, Scatterv_c, Allgatherv_c, Alltoallv_c and I forms of v sides without a common factor on one node" {
+    local exe
+    exe=$(prog bigfold)
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" vspan
+    expect_ok
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 3 -x TMPI_RANK_SWITCHING=user "$exe" vspan
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: Gatherv_c, Scatterv_c, Allgatherv_c, Alltoallv_c and I forms of v sides without a common factor across 2 agents" {
+    start_cluster 2
+    local exe
+    exe=$(prog bigfold)
+    run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe" vspan
+    expect_ok
+}
+
+# Regular types past TM_TYPE_MAX_BLOCKS (2^24 blocks) keep a shape instead of a map
+# (bigvec.c): a vector of 2^24 + 3 blocks through Send/Recv, Sendrecv to an hvector, a resized
+# twin, Pack/Unpack and Put as the target type (32 MiB); MPICH large_count's vector of 2^30
+# blocks queried; a struct that would need the map refused with MPI_ERR_ARG.
+@test "bigcount: vectors of more than 2^24 blocks move by stride, MPI_Type_vector of 2^30 blocks, on one node" {
+    local exe
+    exe=$(prog bigvec)
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe"
+    expect_ok
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 3 -x TMPI_RANK_SWITCHING=user "$exe"
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: vectors of more than 2^24 blocks move by stride, MPI_Type_vector of 2^30 blocks, across 2 agents" {
+    start_cluster 2
+    local exe
+    exe=$(prog bigvec)
+    run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe"
+    expect_ok
+}
+
+# Windows with a displacement unit past INT_MAX (bigfold.c wunit): Win_create_c,
+# Win_allocate_c, Win_allocate_shared_c with 2^32 + 8; Put, Accumulate and Get 4 GiB into a
+# reserved buffer; MPI_UNDEFINED from the int outputs.
+@test "bigcount: windows with a displacement unit past INT_MAX on one node" {
+    local exe
+    exe=$(prog bigfold)
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" wunit
+    expect_ok
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 3 -x TMPI_RANK_SWITCHING=user "$exe" wunit
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: windows with a displacement unit past INT_MAX across 2 agents" {
+    start_cluster 2
+    local exe
+    exe=$(prog bigfold)
+    run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe" wunit
+    expect_ok
+}
+
 # Skips a test whose ranks hold 2^31-byte buffers where they cannot fit: below
 # TMPI_TEST_BIG_MIN_KB of MemAvailable (default 6 GiB, as mpi41.bats), or under ThreadSanitizer,
 # whose shadow of every touched byte multiplies the job's memory (the OOM killer ended the
@@ -132,6 +196,41 @@ need_big_memory() {
     local exe
     exe=$(prog bigcoll)
     run timeout 300 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe"
+    expect_ok
+}
+
+# A user op (an int MPI_User_function) over 2^31 + 4096 bytes: MPI_Scan_c in place and
+# MPI_Exscan_c take the count whole and call the function in pieces of at most INT_MAX
+# elements (bigfold.c uop; about 4 GiB for the job, mostly untouched pages).
+@test "bigcount: MPI_Scan_c and MPI_Exscan_c of more than 2^31 elements with a user op on one node" {
+    need_big_memory
+    local exe
+    exe=$(prog bigfold)
+    run timeout 300 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" uop $(((1 << 31) + 4096))
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: MPI_Scan_c and MPI_Exscan_c of more than 2^31 elements with a user op across 2 agents" {
+    need_big_memory
+    start_cluster 2
+    local exe
+    exe=$(prog bigfold)
+    run timeout 300 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe" uop $(((1 << 31) + 4096))
+    expect_ok
+}
+
+# MPI_Bcast_c of 2^31 + 4096 bytes where one rank passes MPI_BYTE and the other a
+# non-contiguous type of that signature (bigfold.c mixed): both cut at the same byte pieces
+# (about 6 GiB for the job: the non-contiguous rank's packed stand-in); with 11 GiB of
+# MemAvailable MPI_Gather_c and MPI_Scatter_c of such blocks too (about 9 GiB).
+@test "bigcount: MPI_Bcast_c, Gather_c and Scatter_c of more than 2^31 bytes, a contiguous and a non-contiguous type on the two ranks, on one node" {
+    need_big_memory
+    local exe avail gather=()
+    exe=$(prog bigfold)
+    avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+    [ "$avail" -lt $((11 * 1024 * 1024)) ] || gather=(-x BIGFOLD_GATHER=1)
+    run timeout 500 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "${gather[@]}" "$exe" mixed $(((1 << 31) + 4096))
     expect_ok
 }
 

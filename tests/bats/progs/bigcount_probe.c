@@ -275,8 +275,8 @@ int main(int argc, char **argv)
     }
 
     /* one-sided: counts of origin and target past int, windows of more than 2^31 bytes
-     * (reserved, never touched) and target displacements past int; a displacement unit past
-     * int is the one limit left (MPI_ERR_DISP: rma/win.c keeps it in int) */
+     * (reserved, never touched) and target displacements past int (displacement units past
+     * int: bigfold.c wunit) */
     MPI_Win win;
     void *wb = mmap(NULL, (size_t)BIG, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

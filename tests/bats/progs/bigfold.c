@@ -4,6 +4,21 @@
  *         MPI_Alltoallw_c and MPI_Ialltoallw_c with byte displacements past 2^31, and
  *         MPI_Gatherv_c / MPI_Allgatherv_init_c whose element displacements past 2^31 share a
  *         factor with the counts;
+ *   vspan: v sides past INT_MAX whose counts and displacements share no factor, which no
+ *         fold can narrow (the engine takes them whole): MPI_Gatherv_c, MPI_Scatterv_c,
+ *         MPI_Allgatherv_c, MPI_Iallgatherv_c, MPI_Alltoallv_c and MPI_Ialltoallv_c with
+ *         counts 3, 5, 7 ... bytes at odd displacements past 2^31, and counts 2 and 2^31 + 1
+ *         of a type without data;
+ *   uop N: MPI_Scan_c in place and MPI_Exscan_c of N bytes (more than 2^31) with a user op
+ *         (int MPI_User_function, called in pieces of at most INT_MAX elements);
+ *   wunit: windows whose displacement unit is past INT_MAX (MPI_Win_create_c, MPI_Win_allocate_c,
+ *         MPI_Win_allocate_shared_c with 2^32 + 8): a Put, an Accumulate and a Get at target
+ *         displacement 1, 4 GiB into a reserved buffer; the int outputs (the MPI_WIN_DISP_UNIT
+ *         attribute, MPI_Win_shared_query) say MPI_UNDEFINED, MPI_Win_shared_query_c the unit;
+ *   mixed N: MPI_Bcast_c of N bytes (more than 2^31) where rank 0 passes N MPI_BYTE and rank 1
+ *         one element of two blocks of N / 2 bytes with a 4 KiB hole (MPI_Type_create_hvector_c,
+ *         not contiguous), the root either of them: the ranks meet (the same byte pieces);
+ *         with BIGFOLD_GATHER set and 2 ranks also MPI_Gather_c / MPI_Scatter_c of such blocks;
  *   big N: N bytes (more than 2^31) moved for real: MPI_Ibcast_c and MPI_Bcast_init_c of N
  *         MPI_BYTE (one folded element), and a Send/Recv of one element of a type of two
  *         blocks of N / 2 bytes with a 1 GiB hole (MPI_Type_create_hvector_c).
@@ -112,6 +127,161 @@ static void span(void)
     free(cn), free(sd), free(rd), free(ty), free(vd);
 }
 
+static void vspan(void)
+{
+    const MPI_Aint FAR = ((MPI_Aint)1 << 31) + 3 * BLK + 1; /* odd, past INT_MAX */
+    size_t n = (size_t)FAR + (size_t)size * BLK;
+    unsigned char *s = reserve(n), *r = reserve(n);
+    MPI_Count *cn = malloc(sizeof *cn * (size_t)size);
+    MPI_Aint *vd = malloc(sizeof *vd * (size_t)size), *sd = malloc(sizeof *sd * (size_t)size);
+    for (int j = 0; j < size; j++) {
+        cn[j] = 3 + 2 * j; /* 3 and 5 share no factor: no fold narrows them */
+        vd[j] = FAR + (MPI_Aint)(size - 1 - j) * BLK;
+        sd[j] = FAR + (MPI_Aint)j * BLK + 2;
+    }
+    MPI_Count mine = cn[rank];
+    for (int i = 0; i < BLK; i++)
+        s[i] = pat(rank, i);
+    int bad = 0;
+    /* Gatherv_c into rank 0 */
+    memset(r + FAR, 0, (size_t)size * BLK);
+    CHECK(MPI_Gatherv_c(s, mine, MPI_BYTE, r, cn, vd, MPI_BYTE, 0, MPI_COMM_WORLD) == 0,
+          "Gatherv_c");
+    for (int j = 0; rank == 0 && j < size; j++)
+        for (int i = 0; i < cn[j]; i++)
+            bad += r[vd[j] + i] != pat(j, i);
+    CHECK(bad == 0, "Gatherv_c without a common factor: %d bytes wrong", bad);
+    /* Scatterv_c from rank 0: block j from s at vd[j] */
+    for (int j = 0; j < size; j++)
+        for (int i = 0; i < cn[j]; i++)
+            s[vd[j] + i] = pat(100 + j, i);
+    memset(r, 0, BLK);
+    CHECK(MPI_Scatterv_c(s, cn, vd, MPI_BYTE, r, mine, MPI_BYTE, 0, MPI_COMM_WORLD) == 0,
+          "Scatterv_c");
+    bad = 0;
+    for (int i = 0; i < mine; i++)
+        bad += r[i] != pat(100 + rank, i);
+    CHECK(bad == 0, "Scatterv_c without a common factor: %d bytes wrong", bad);
+    /* Allgatherv_c, blocking then non-blocking */
+    for (int round = 0; round < 2; round++) {
+        memset(r + FAR, 0, (size_t)size * BLK);
+        if (round == 0) {
+            CHECK(MPI_Allgatherv_c(s, mine, MPI_BYTE, r, cn, vd, MPI_BYTE, MPI_COMM_WORLD) == 0,
+                  "Allgatherv_c");
+        } else {
+            MPI_Request q;
+            CHECK(MPI_Iallgatherv_c(s, mine, MPI_BYTE, r, cn, vd, MPI_BYTE, MPI_COMM_WORLD, &q) ==
+                          0 &&
+                      MPI_Wait(&q, MPI_STATUS_IGNORE) == 0,
+                  "Iallgatherv_c");
+        }
+        bad = 0;
+        for (int j = 0; j < size; j++)
+            for (int i = 0; i < cn[j]; i++)
+                bad += r[vd[j] + i] != pat(j, i);
+        CHECK(bad == 0, "%sAllgatherv_c without a common factor: %d bytes wrong", round ? "I" : "",
+              bad);
+    }
+    /* Alltoallv_c: mine bytes to every rank from sd[j]; from rank j cn[j] bytes at vd[j] */
+    MPI_Count *sc = malloc(sizeof *sc * (size_t)size);
+    for (int j = 0; j < size; j++) {
+        sc[j] = mine;
+        for (int i = 0; i < mine; i++)
+            s[sd[j] + i] = pat(rank * size + j, i);
+    }
+    for (int round = 0; round < 2; round++) {
+        memset(r + FAR, 0, (size_t)size * BLK);
+        if (round == 0) {
+            CHECK(MPI_Alltoallv_c(s, sc, sd, MPI_BYTE, r, cn, vd, MPI_BYTE, MPI_COMM_WORLD) == 0,
+                  "Alltoallv_c");
+        } else {
+            MPI_Request q;
+            CHECK(MPI_Ialltoallv_c(s, sc, sd, MPI_BYTE, r, cn, vd, MPI_BYTE, MPI_COMM_WORLD, &q) ==
+                          0 &&
+                      MPI_Wait(&q, MPI_STATUS_IGNORE) == 0,
+                  "Ialltoallv_c");
+        }
+        bad = 0;
+        for (int j = 0; j < size; j++)
+            for (int i = 0; i < cn[j]; i++)
+                bad += r[vd[j] + i] != pat(j * size + rank, i);
+        CHECK(bad == 0, "%sAlltoallv_c without a common factor: %d bytes wrong", round ? "I" : "",
+              bad);
+    }
+    /* counts 2 and 2^31 + 1 (no factor) of a type without data, one byte of extent: nothing
+     * moves, the root's blocks span 2 GiB of addresses */
+    MPI_Datatype none, gap;
+    MPI_Type_contiguous(0, MPI_BYTE, &none);
+    MPI_Type_create_resized(none, 0, 1, &gap);
+    MPI_Type_commit(&gap);
+    for (int j = 0; j < size; j++) {
+        cn[j] = j == size - 1 ? ((MPI_Count)1 << 31) + 1 : 2;
+        vd[j] = j == size - 1 ? 0 : FAR + j;
+    }
+    CHECK(MPI_Gatherv_c(s, cn[rank], gap, r, cn, vd, gap, 0, MPI_COMM_WORLD) == 0,
+          "Gatherv_c of counts 2 and 2^31 + 1");
+    CHECK(MPI_Allgatherv_c(s, cn[rank], gap, r, cn, vd, gap, MPI_COMM_WORLD) == 0,
+          "Allgatherv_c of counts 2 and 2^31 + 1");
+    MPI_Type_free(&gap);
+    MPI_Type_free(&none);
+    munmap(s, n), munmap(r, n);
+    free(cn), free(vd), free(sd), free(sc);
+}
+
+static void wunit(void)
+{
+    const MPI_Aint U = ((MPI_Aint)1 << 32) + 8; /* displacement unit past INT_MAX */
+    const size_t n = (size_t)U + 4096;
+    unsigned char *w = reserve(n);
+    MPI_Win win;
+    CHECK(MPI_Win_create_c(w, (MPI_Aint)n, U, MPI_INFO_NULL, MPI_COMM_WORLD, &win) == 0,
+          "Win_create_c with a unit of 2^32 + 8");
+    int *attr = NULL, flag = 0;
+    MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, &attr, &flag);
+    CHECK(flag && attr && *attr == MPI_UNDEFINED, "MPI_WIN_DISP_UNIT %d, not MPI_UNDEFINED",
+          attr ? *attr : -1);
+    int right = (rank + 1) % size;
+    unsigned char mine[16], got[16];
+    for (int i = 0; i < 16; i++)
+        mine[i] = pat(rank, i);
+    MPI_Win_fence(0, win);
+    CHECK(MPI_Put(mine, 16, MPI_BYTE, right, 1, 16, MPI_BYTE, win) == 0, "Put at unit 1");
+    MPI_Win_fence(0, win);
+    int left = (rank + size - 1) % size, bad = 0;
+    for (int i = 0; i < 16; i++)
+        bad += w[U + i] != pat(left, i);
+    CHECK(bad == 0, "Put at displacement 1 of unit 2^32 + 8: %d bytes wrong", bad);
+    MPI_Barrier(MPI_COMM_WORLD); /* every rank read its Put before the Accumulate lands */
+    int one = 1, two[2] = {0, 0};
+    CHECK(MPI_Accumulate(&one, 1, MPI_INT, right, 1, 1, MPI_INT, MPI_SUM, win) == 0,
+          "Accumulate at unit 1");
+    MPI_Win_fence(0, win);
+    CHECK(MPI_Get(got, 16, MPI_BYTE, right, 1, 16, MPI_BYTE, win) == 0, "Get at unit 1");
+    MPI_Win_fence(0, win);
+    int before;
+    memcpy(&before, mine, sizeof before);
+    memcpy(two, got, sizeof two);
+    CHECK(two[0] == before + 1, "Accumulate then Get at unit 1: %d, want %d", two[0], before + 1);
+    CHECK(!memcmp(got + 4, mine + 4, 12), "Get at unit 1: bytes wrong");
+    MPI_Win_free(&win);
+    munmap(w, n);
+    void *base = NULL;
+    CHECK(MPI_Win_allocate_c(64, U, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win) == 0,
+          "Win_allocate_c with a unit of 2^32 + 8");
+    MPI_Win_free(&win);
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    CHECK(MPI_Win_allocate_shared_c(64, U, MPI_INFO_NULL, node, &base, &win) == 0,
+          "Win_allocate_shared_c with a unit of 2^32 + 8");
+    MPI_Aint qs = 0, qd = 0;
+    int qi = 0;
+    MPI_Win_shared_query_c(win, 0, &qs, &qd, &base);
+    MPI_Win_shared_query(win, 0, &qs, &qi, &base);
+    CHECK(qd == U && qi == MPI_UNDEFINED, "shared_query_c unit %ld, shared_query %d", (long)qd, qi);
+    MPI_Win_free(&win);
+    MPI_Comm_free(&node);
+}
+
 /* 64-bit words of a pattern (a byte loop over gigabytes is too slow on a loaded machine) */
 static uint64_t wpat(int from, size_t k)
 {
@@ -130,6 +300,64 @@ static size_t wbad(const unsigned char *p, size_t bytes, int from)
     for (size_t k = 0; k < bytes / 8; k++)
         bad += w[k] != wpat(from, k);
     return bad;
+}
+
+static void mixed(MPI_Count n)
+{
+    const MPI_Count half = n / 2, hole = 4096;
+    MPI_Datatype t;
+    MPI_Type_create_hvector_c(2, half, half + hole, MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    size_t span = rank == 1 ? (size_t)(2 * half + hole) : (size_t)n;
+    unsigned char *b = reserve(span);
+    for (int root = 0; root < 2 && rank < 2; root++) {
+        unsigned char *lo = b, *hi = rank == 1 ? b + half + hole : b + half;
+        if (rank == root) wfill(lo, (size_t)half, 10 + root), wfill(hi, (size_t)half, 20 + root);
+        int e = rank == 1 ? MPI_Bcast_c(b, 1, t, root, MPI_COMM_WORLD)
+                          : MPI_Bcast_c(b, 2 * half, MPI_BYTE, root, MPI_COMM_WORLD);
+        CHECK(e == 0, "Bcast_c, root %d", root);
+        size_t bad = wbad(lo, (size_t)half, 10 + root) + wbad(hi, (size_t)half, 20 + root);
+        CHECK(bad == 0, "Bcast_c of %lld bytes, contiguous and not, root %d: %zu words wrong",
+              2 * half, root, bad);
+    }
+    if (rank >= 2) { /* the others take part with the contiguous form */
+        for (int root = 0; root < 2; root++)
+            MPI_Bcast_c(b, 2 * half, MPI_BYTE, root, MPI_COMM_WORLD);
+    }
+    munmap(b, span);
+    /* MPI_Gather_c to rank 0 (contiguous blocks) from rank 1's non-contiguous element, then
+     * MPI_Scatter_c back into it */
+    if (getenv("BIGFOLD_GATHER") && size == 2) {
+        size_t rspan = rank == 0 ? 2 * (size_t)n : (size_t)(2 * half + hole);
+        unsigned char *r = reserve(rspan), *s0 = rank == 0 ? reserve((size_t)n) : NULL;
+        unsigned char *lo = rank == 1 ? r : s0, *hi = rank == 1 ? r + half + hole : s0 + half;
+        wfill(lo, (size_t)half, 30 + rank), wfill(hi, (size_t)half, 40 + rank);
+        int e = rank == 1 ? MPI_Gather_c(r, 1, t, NULL, 0, MPI_BYTE, 0, MPI_COMM_WORLD)
+                          : MPI_Gather_c(s0, 2 * half, MPI_BYTE, r, 2 * half, MPI_BYTE, 0,
+                                         MPI_COMM_WORLD);
+        CHECK(e == 0, "Gather_c");
+        if (rank == 0) {
+            size_t bad = 0;
+            for (int j = 0; j < 2; j++)
+                bad += wbad(r + (size_t)j * n, (size_t)half, 30 + j) +
+                       wbad(r + (size_t)j * n + half, (size_t)half, 40 + j);
+            CHECK(bad == 0, "Gather_c, contiguous and not: %zu words wrong", bad);
+            wfill(r + n, (size_t)half, 50), wfill(r + n + half, (size_t)half, 60);
+        } else {
+            memset(r, 0, rspan);
+        }
+        e = rank == 1
+                ? MPI_Scatter_c(NULL, 0, MPI_BYTE, r, 1, t, 0, MPI_COMM_WORLD)
+                : MPI_Scatter_c(r, 2 * half, MPI_BYTE, s0, 2 * half, MPI_BYTE, 0, MPI_COMM_WORLD);
+        CHECK(e == 0, "Scatter_c");
+        if (rank == 1) {
+            size_t bad = wbad(r, (size_t)half, 50) + wbad(r + half + hole, (size_t)half, 60);
+            CHECK(bad == 0, "Scatter_c into a non-contiguous element: %zu words wrong", bad);
+        }
+        munmap(r, rspan);
+        if (s0) munmap(s0, (size_t)n);
+    }
+    MPI_Type_free(&t);
 }
 
 /* n: a multiple of 16 */
@@ -186,6 +414,52 @@ static void big(MPI_Count n)
     MPI_Type_free(&t);
 }
 
+/* a user op of int counts: byte-wise sum; a count past INT_MAX would be a bug of the caller */
+static int uop_toolong;
+static void bytesum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    if (*len < 0) uop_toolong = 1;
+    const unsigned char *a = in;
+    unsigned char *b = inout;
+    for (int i = 0; i < *len; i++)
+        b[i] = (unsigned char)(b[i] + a[i]);
+}
+
+static void uop(MPI_Count n)
+{
+    MPI_Op op;
+    MPI_Op_create(bytesum, 1, &op);
+    unsigned char *b = reserve((size_t)n);
+    for (size_t k = 0; k < (size_t)n; k += 4096)
+        b[k] = (unsigned char)(rank + 1);
+    b[n - 1] = (unsigned char)(rank + 1);
+    CHECK(MPI_Scan_c(MPI_IN_PLACE, b, n, MPI_BYTE, op, MPI_COMM_WORLD) == 0, "Scan_c");
+    unsigned char want = (unsigned char)((rank + 1) * (rank + 2) / 2);
+    size_t bad = b[n - 1] != want;
+    for (size_t k = 0; k < (size_t)n; k += 4096)
+        bad += b[k] != want;
+    CHECK(bad == 0, "Scan_c of %lld bytes with a user op: %zu bytes wrong", n, bad);
+    munmap(b, (size_t)n);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (size == 2) {
+        /* Exscan_c: rank 1 gets rank 0's input */
+        unsigned char *in = reserve((size_t)n), *out = reserve((size_t)n);
+        for (size_t k = 0; k < (size_t)n; k += 4096)
+            in[k] = (unsigned char)(rank + 5);
+        in[n - 1] = (unsigned char)(rank + 5);
+        CHECK(MPI_Exscan_c(in, out, n, MPI_BYTE, op, MPI_COMM_WORLD) == 0, "Exscan_c");
+        bad = 0;
+        for (size_t k = 0; rank == 1 && k < (size_t)n; k += 4096)
+            bad += out[k] != 5;
+        if (rank == 1) bad += out[n - 1] != 5;
+        CHECK(bad == 0, "Exscan_c of %lld bytes with a user op: %zu bytes wrong", n, bad);
+        munmap(in, (size_t)n), munmap(out, (size_t)n);
+    }
+    CHECK(!uop_toolong, "the user function got a count past INT_MAX");
+    MPI_Op_free(&op);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -193,6 +467,14 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc >= 3 && !strcmp(argv[1], "big"))
         big(strtoll(argv[2], NULL, 0));
+    else if (argc >= 3 && !strcmp(argv[1], "uop"))
+        uop(strtoll(argv[2], NULL, 0));
+    else if (argc >= 3 && !strcmp(argv[1], "mixed"))
+        mixed(strtoll(argv[2], NULL, 0));
+    else if (argc >= 2 && !strcmp(argv[1], "wunit"))
+        wunit();
+    else if (argc >= 2 && !strcmp(argv[1], "vspan"))
+        vspan();
     else
         span();
     int all = 0;

@@ -157,6 +157,55 @@ static void test_limit(void)
     free(n);
 }
 
+/* Regular pieces past TM_TYPE_MAX_BLOCKS keep a shape, no map (type_flat.h tm_type_mapless):
+ * 2^24 + 5 doubles of extent 16 (resized), then a vector of them by tm_flat_add_strided; the
+ * movers walk them by stride. */
+static void test_mapless(void)
+{
+    ptrdiff_t d1[1] = {0};
+    size_t n1[1] = {1};
+    struct tm_type *r16 = build_resized(&dbl, 1, d1, n1, 16); /* a double, extent 16 */
+    const size_t big = TM_TYPE_MAX_BLOCKS + 5;
+    size_t nb[1] = {big};
+    int err;
+    struct tm_type *v = r16 ? build(r16, 1, d1, nb, &err) : NULL;
+    CHECK(v && tm_type_mapless(v) && v->vn == big && v->vlen == 8 && v->vstride == 16 &&
+              v->psize == 8 * big && v->nblocks == big,
+          "2^24 + 5 strided doubles: mapless %d, vn %zu", v ? tm_type_mapless(v) : -1,
+          v ? v->vn : 0);
+    /* a vector of 3 of them, rows continuing the stride: still one shape */
+    struct tm_flat f;
+    tm_flat_init(&f);
+    int r = v ? tm_flat_add_strided(&f, 3, 1, (ptrdiff_t)(16 * big), v) : -1;
+    struct tm_dtype *w = calloc(1, sizeof *w);
+    if (!r) r = tm_flat_finish(&f, &w->t, 0, 0, 0, 0);
+    CHECK(r == 0 && tm_type_mapless(&w->t) && w->t.vn == 3 * big && w->t.size == 24 * big,
+          "a vector of 3 rows: r %d, vn %zu", r, w->t.vn);
+    atomic_init(&w->refs, 1);
+    /* rows that leave a gap: two strides, refused */
+    tm_flat_init(&f);
+    r = v ? tm_flat_add_strided(&f, 3, 1, (ptrdiff_t)(16 * big + 8), v) : -1;
+    CHECK(r == -E2BIG, "rows with a gap: expected -E2BIG got %d", r);
+    tm_flat_discard(&f);
+    /* pack and unpack by stride, the unpack from an offset inside the packed form */
+    if (v) {
+        unsigned char *buf = calloc(16, big), *pk = malloc(8 * big), *back = calloc(16, big);
+        for (size_t i = 0; i < big; i++)
+            memcpy(buf + 16 * i, &(double){(double)i}, 8);
+        CHECK(tm_type_pack(pk, buf, 1, v, 0, 8 * big) == 8 * big, "pack");
+        double x;
+        memcpy(&x, pk + 8 * (big - 1), 8);
+        CHECK(x == (double)(big - 1), "packed last %g", x);
+        CHECK(tm_type_unpack(back, 1, v, 8 * 7, pk + 8 * 7, 8 * 3) == 24, "unpack at 7");
+        memcpy(&x, back + 16 * 9, 8);
+        CHECK(x == 9.0, "unpacked element 9: %g", x);
+        free(buf), free(pk), free(back);
+    }
+    tm_type_release(&w->t);
+    tm_type_release(v);
+    tm_type_release(r16);
+}
+
 static void test_pack_offsets(void)
 {
     /* indexed-like: 1 double at 0, 3 at 24, 2 at 80 -> extent 96, psize 48 */
@@ -355,6 +404,7 @@ int main(void)
     test_vector_blocks();
     test_merging();
     test_limit();
+    test_mapless();
     test_pack_offsets();
     test_typed_copy();
     test_regular();
