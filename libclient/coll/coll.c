@@ -353,11 +353,13 @@ TM_API int PMPI_Barrier(MPI_Comm comm)
      * lands in that step: osu_bcast at 4 ranks on 2 cores, where the root's co-runner ended
      * every barrier and then waited in each Bcast for the root's turn (0.69 us on average
      * against Open MPI's 0.12-0.40).  A member whose Bcast found its root late (cr->cede)
-     * therefore lets the others leave first.  Not always: where the next step needs nobody
-     * (a loop of barriers) the yield is a switch more per round (osu_barrier 4 ranks 1.86 ->
-     * 2.36 us), and after a Bcast whose members waited for this rank as root it is the one
-     * the next step waits for (osu_bcast from 512 B 0.70 -> 2.5 us). */
-    cr->ceded = tm_coll_barrier(me, cr) && cr->cede && tm_wait_cede(me);
+     * therefore lets the others leave first, at the barrier right after that Bcast (the
+     * Bcast-and-barrier loop).  Not always: where the next step needs nobody (a loop of
+     * barriers) the yield is a switch more per round (osu_barrier 4 ranks 1.86 -> 2.36 us),
+     * and after a Bcast whose members waited for this rank as root it is the one the next
+     * step waits for (osu_bcast from 512 B 0.70 -> 2.5 us). */
+    int cede = cr->cede && cr->cede_call + 1 == cr->ncoll;
+    cr->ceded = tm_coll_barrier(me, cr) && cede && tm_wait_cede(me);
     int r = cr->c->xjob || tm_coll_net_spans(me, cr->c) || tm_coll_in_step(cr, TM_COLL_SIG_BARRIER)
                 ? 0
                 : tm_coll_out_of_step(me, cr);
@@ -450,6 +452,7 @@ static int bcast_direct(struct tm_rank *me, struct tm_commref *cr, struct tm_car
         }
         e->sig = a->sig;
         cr->cede = 0;
+        cr->cede_call = cr->ncoll;
         atomic_store_explicit(&e->gen, k, memory_order_seq_cst);
         tm_coll_wake_members(me, c);
         if (!e->args) return 0;
@@ -466,6 +469,7 @@ static int bcast_direct(struct tm_rank *me, struct tm_commref *cr, struct tm_car
         cr->cede = !r;
     else if (r || !cr->ceded)
         cr->cede = 0;
+    cr->cede_call = cr->ncoll;
     int err;
     if (TM_UNLIKELY(atomic_load_explicit(&c->coll.failures, memory_order_acquire)) &&
         e->sig != a->sig) {

@@ -454,10 +454,11 @@ static int t_finalize_abort(void)
 
 /* barrier_cede: libtmpi's sched_yield calls go through this program's, which counts those of
  * the calling thread.  With more ranks than cores (ncpus 1), the member that ends an
- * MPI_Barrier gives its core to the members it released (one yield) when its latest Bcast
+ * MPI_Barrier gives its core to the members it released (one yield) when the Bcast just before
  * found an eager round's root late: that member otherwise runs into the next Bcast before the
  * root had its turn and waits for it there (coll.c PMPI_Barrier).  Not in a loop of barriers,
- * not after a round whose root waited for the copies, and not when every rank has a core. */
+ * not when another collective came between the Bcast and the barrier, not after a round whose
+ * root waited for the copies, and not when every rank has a core. */
 static __thread unsigned yields;
 typedef int (*yield_fn)(void);
 __attribute__((visibility("default"))) int sched_yield(void)
@@ -501,12 +502,16 @@ static int rank_cede(int rank, int size, void *arg)
     (void)size;
     int over = *(const int *)arg;
     static int buf[4][4096];
-    unsigned y[3];
+    unsigned y[4];
     TH_MPI(MPI_Init(NULL, NULL));
     if (ended_barrier_yields(rank, &y[0])) return 1; /* barriers only */
     if (late_root_bcast(rank, buf[rank], 1) || ended_barrier_yields(rank, &y[1])) return 1;
     /* 16 KiB: the root waits for its members' copies */
     if (late_root_bcast(rank, buf[rank], 4096) || ended_barrier_yields(rank, &y[2])) return 1;
+    if (late_root_bcast(rank, buf[rank], 1)) return 1;
+    int one = 1, sum = 0;
+    TH_MPI(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    if (ended_barrier_yields(rank, &y[3])) return 1;
     if (rank == 1) {
         TH_CHECK(y[0] == 0, "a barrier after a barrier: %u yields at its end", y[0]);
         if (over)
@@ -518,6 +523,7 @@ static int rank_cede(int rank, int size, void *arg)
             TH_CHECK(y[1] == 0, "a barrier with a core per rank: %u yields at its end", y[1]);
         TH_CHECK(y[2] == 0, "a barrier after a Bcast whose root waited: %u yields at its end",
                  y[2]);
+        TH_CHECK(y[3] == 0, "a barrier after an Allreduce: %u yields at its end", y[3]);
     }
     TH_MPI(MPI_Finalize());
     return 0;
