@@ -74,25 +74,26 @@ int tm_coll_out_of_step(struct tm_rank *me, struct tm_commref *cr)
     return -EPROTO;
 }
 
-void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr)
+int tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr)
 {
     struct tm_comm *c = cr->c;
     if (TM_UNLIKELY(c->xjob)) { /* ranks of two jobs: their messages (coll_xjob.h) */
         (void)tm_xcoll_run(me, cr, MPIX_COLL_BARRIER, NULL);
-        return;
+        return 0;
     }
     if (TM_UNLIKELY(tm_coll_net_spans(me, c))) {
         /* Comm_dup/split and Finalize rely on it; a failed round aborts the job on its own
          * leader's node, and a lost link is reported by the network layer. */
         (void)tm_chier_round(me, cr, MPIX_COLL_BARRIER, NULL);
-        return;
+        return 0;
     }
     uint64_t k;
     if (tm_coll_arrive(cr, &k)) {
         if (c->size > 1) tm_coll_wake_members(me, c);
-        return;
+        return 1;
     }
     tm_coll_wait_ctr(me, &c->coll.arrive, k * (uint64_t)c->size);
+    return 0;
 }
 
 void *tm_coll_scratch(struct tm_rank *me, size_t bytes)
@@ -395,7 +396,19 @@ TM_API int PMPI_Barrier(MPI_Comm comm)
     cr->nstarted = cr->ncoll;
     if (!cr->c->xjob) tm_coll_stamp(cr, TM_COLL_SIG_BARRIER);
     int began = tm_mst_begin(me, "MPI_Barrier", cr, comm, TMPI_PEER_ALL, TMPI_TAG_NONE);
-    tm_coll_barrier(me, cr);
+    /* With more ranks than cores, the member that ends a barrier is the one that had a core
+     * while the others waited, and a member it released may share that core.  If it runs on
+     * into the program's next step and that step waits for one of them, the context switch
+     * lands in that step: osu_bcast at 4 ranks on 2 cores, where the root's co-runner ended
+     * every barrier and then waited in each Bcast for the root's turn (0.69 us on average
+     * against Open MPI's 0.12-0.40).  A member whose Bcast found its root late (cr->cede)
+     * therefore lets the others leave first, at the barrier right after that Bcast (the
+     * Bcast-and-barrier loop).  Not always: where the next step needs nobody (a loop of
+     * barriers) the yield is a switch more per round (osu_barrier 4 ranks 1.86 -> 2.36 us),
+     * and after a Bcast whose members waited for this rank as root it is the one the next
+     * step waits for (osu_bcast from 512 B 0.70 -> 2.5 us). */
+    int cede = cr->cede && cr->cede_call + 1 == cr->ncoll;
+    cr->ceded = tm_coll_barrier(me, cr) && cede && tm_wait_cede(me);
     int r = cr->c->xjob || tm_coll_net_spans(me, cr->c) || tm_coll_in_step(cr, TM_COLL_SIG_BARRIER)
                 ? 0
                 : tm_coll_out_of_step(me, cr);
@@ -487,14 +500,25 @@ static int bcast_direct(struct tm_rank *me, struct tm_commref *cr, struct tm_car
             e->args = a;
         }
         e->sig = a->sig;
+        cr->cede = 0;
+        cr->cede_call = cr->ncoll;
         atomic_store_explicit(&e->gen, k, memory_order_seq_cst);
         tm_coll_wake_members(me, c);
         if (!e->args) return 0;
         tm_coll_wait_ctr(me, &e->reads, e->uses * others);
         return 0;
     }
+    int late = atomic_load_explicit(&e->gen, memory_order_acquire) < k;
     tm_coll_wait_ctr(me, &e->gen, k);
     const struct tm_cargs *r = e->args;
+    /* An eager round's root does not wait for its members: one that came before it lets the
+     * others leave its next barrier first (PMPI_Barrier), and keeps doing so while that finds
+     * the rounds in place.  A root that waits for the copies will wait for it anyway. */
+    if (late)
+        cr->cede = !r;
+    else if (r || !cr->ceded)
+        cr->cede = 0;
+    cr->cede_call = cr->ncoll;
     int err;
     if (TM_UNLIKELY(atomic_load_explicit(&c->coll.failures, memory_order_acquire)) &&
         e->sig != a->sig) {

@@ -61,7 +61,9 @@ void tm_coll_wake_members(struct tm_rank *me, struct tm_comm *c);
  * was the last to arrive (every member's earlier stores are then visible to it). */
 int tm_coll_arrive(struct tm_commref *cr, uint64_t *ret_k);
 
-void tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr);
+/* Every member's barrier on cr (on one node the counting barrier); 1 if this member ended it
+ * (arrived last and woke the others), 0 if it waited or the barrier ran across nodes. */
+int tm_coll_barrier(struct tm_rank *me, struct tm_commref *cr);
 
 /* Runs algorithm al with this member's arguments a: blocking if req is NULL, else starts it
  * and returns a request in *req.  Returns MPI_SUCCESS or the error class, already reported

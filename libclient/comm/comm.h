@@ -52,6 +52,14 @@ struct tm_commref {
     /* collective calls this rank made on c, failed ones too, and the number of the last one
      * that started (coll/coll.h TM_COLL_ENTRY: the others returned before they started) */
     uint64_t ncoll, nstarted;
+    /* cede: when the rank ends an MPI_Barrier on c it lets the members it released run first
+     * (coll.c PMPI_Barrier), set by an eager Bcast round (the root did not wait) it entered as
+     * a member before the root put it in, cleared by one it was the root of, by a round whose
+     * root waited, or by one it found in place by itself; ceded: its latest MPI_Barrier on c
+     * ended so (a round then found in place is the cede's doing); cede_call: the number
+     * (ncoll) of the Bcast that set cede: it holds for the barrier that comes next only */
+    int cede, ceded;
+    uint64_t cede_call;
 };
 
 static inline int tm_comm_world_rank(const struct tm_comm *c, int r)

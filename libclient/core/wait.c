@@ -384,6 +384,14 @@ void tm_poll_idle(struct tm_rank *me)
     if (TM_UNLIKELY(me->info->net)) sched_yield(); /* alone on the node, no daemon to starve */
 }
 
+int tm_wait_cede(struct tm_rank *me)
+{
+    const struct tmpi_svc *svc = me->job->svc;
+    if (carried(me) || !svc->runnable_ranks || svc->runnable_ranks() <= svc->ncpus) return 0;
+    sched_yield();
+    return 1;
+}
+
 static void wait_slow(struct tm_rank *me, struct fb_cond *fc);
 
 void tm_wait(struct tm_rank *me, tm_cond_fn cond_in, void *arg_in)

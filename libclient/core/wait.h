@@ -130,6 +130,12 @@ int tm_wait_parks(const struct tm_rank *me);
  * at its next wait).  -ENOTSUP, at once, when the calling thread is no carried context. */
 int tm_park_until(struct tm_rank *me, tm_cond_fn cond, void *arg);
 
+/* Gives the calling thread's core to another runnable thread (sched_yield) when the node has
+ * more runnable ranks than cores and each rank is a thread; nothing on a carried rank or when
+ * every rank has a core.  A hint of who should run first, not a wait: returns at once when
+ * nobody else wants the core.  1 if it yielded. */
+int tm_wait_cede(struct tm_rank *me);
+
 /* Wakes w unconditionally (job cancellation). */
 void tm_wake_force(struct tm_waker *w);
 

@@ -452,6 +452,97 @@ static int t_finalize_abort(void)
     return 0;
 }
 
+/* barrier_cede: libtmpi's sched_yield calls go through this program's, which counts those of
+ * the calling thread.  With more ranks than cores (ncpus 1), the member that ends an
+ * MPI_Barrier gives its core to the members it released (one yield) when the Bcast just before
+ * found an eager round's root late: that member otherwise runs into the next Bcast before the
+ * root had its turn and waits for it there (coll.c PMPI_Barrier).  Not in a loop of barriers,
+ * not when another collective came between the Bcast and the barrier, not after a round whose
+ * root waited for the copies, and not when every rank has a core. */
+static __thread unsigned yields;
+typedef int (*yield_fn)(void);
+__attribute__((visibility("default"))) int sched_yield(void)
+{
+    static _Atomic(yield_fn) real;
+    yield_fn rf = atomic_load(&real);
+    if (!rf) {
+        rf = (yield_fn)dlsym(RTLD_NEXT, "sched_yield");
+        atomic_store(&real, rf);
+    }
+    yields++;
+    return rf();
+}
+
+/* Rank 1 ends the barrier (the others are in it when it comes); its yields inside it. */
+static int ended_barrier_yields(int rank, unsigned *ret)
+{
+    if (rank == 1) sleep_ms(100);
+    yields = 0;
+    TH_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    *ret = yields;
+    return 0;
+}
+
+/* One Bcast of n ints from root 0, which comes 100 ms after the members. */
+static int late_root_bcast(int rank, int *buf, int n)
+{
+    if (rank == 0) {
+        sleep_ms(100);
+        for (int i = 0; i < n; i++)
+            buf[i] = i * 3 + 1;
+    }
+    TH_MPI(MPI_Bcast(buf, n, MPI_INT, 0, MPI_COMM_WORLD));
+    for (int i = 0; i < n; i++)
+        TH_CHECK(buf[i] == i * 3 + 1, "bcast: element %d is %d", i, buf[i]);
+    return 0;
+}
+
+static int rank_cede(int rank, int size, void *arg)
+{
+    (void)size;
+    int over = *(const int *)arg;
+    static int buf[4][4096];
+    unsigned y[4];
+    TH_MPI(MPI_Init(NULL, NULL));
+    if (ended_barrier_yields(rank, &y[0])) return 1; /* barriers only */
+    if (late_root_bcast(rank, buf[rank], 1) || ended_barrier_yields(rank, &y[1])) return 1;
+    /* 16 KiB: the root waits for its members' copies */
+    if (late_root_bcast(rank, buf[rank], 4096) || ended_barrier_yields(rank, &y[2])) return 1;
+    if (late_root_bcast(rank, buf[rank], 1)) return 1;
+    int one = 1, sum = 0;
+    TH_MPI(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    if (ended_barrier_yields(rank, &y[3])) return 1;
+    if (rank == 1) {
+        TH_CHECK(y[0] == 0, "a barrier after a barrier: %u yields at its end", y[0]);
+        if (over)
+            TH_CHECK(y[1] == 1,
+                     "a barrier after a Bcast whose eager root came late: %u yields "
+                     "at its end, expected 1",
+                     y[1]);
+        else
+            TH_CHECK(y[1] == 0, "a barrier with a core per rank: %u yields at its end", y[1]);
+        TH_CHECK(y[2] == 0, "a barrier after a Bcast whose root waited: %u yields at its end",
+                 y[2]);
+        TH_CHECK(y[3] == 0, "a barrier after an Allreduce: %u yields at its end", y[3]);
+    }
+    TH_MPI(MPI_Finalize());
+    return 0;
+}
+static int t_barrier_cede(void)
+{
+    for (int over = 1; over >= 0; over--) {
+        /* the waiters spin (1 s): they stay runnable while rank 1 comes */
+        struct th_opts o = {.nranks = 4, .ncpus = over ? 1 : 8, .spin_ns = 1000000000u};
+        struct th_result res;
+        if (th_run(&o, rank_cede, &over, &res)) {
+            fprintf(stderr, "  ncpus %d: rank %d failed (code %d)\n", o.ncpus, res.failed_rank,
+                    res.code);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static const struct th_test tests[] = {
@@ -464,6 +555,7 @@ int main(int argc, char **argv)
         {"finalize_late_wake", t_finalize_late_wake},
         {"finalize_abort", t_finalize_abort},
         {"allgather_late_wake", t_allgather_late_wake},
+        {"barrier_cede", t_barrier_cede},
         {NULL, NULL},
     };
     return th_main(argc, argv, tests);
