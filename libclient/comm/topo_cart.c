@@ -276,22 +276,28 @@ struct dims_search {
     int k; /* free dimensions */
     int cur[TM_TOPO_MAX_DIMS], best[TM_TOPO_MAX_DIMS];
     long best_spread; /* largest minus smallest of best; -1: none yet */
+    long best_sum;    /* sum of best's parts */
     long *div;        /* the divisors of the number to split, descending */
     int ndiv;
 };
 
 /* Fills cur[depth..k-1] with a non-increasing factorisation of rem whose parts are at most
- * prev, keeping the one whose largest and smallest parts are closest (the first found, which
- * has the largest first part, on a tie). */
+ * prev, keeping the one whose largest and smallest parts are closest and, among those, the one
+ * with the smallest sum: the parts between are as close as they can be too (5616 in 4
+ * dimensions is 13 x 9 x 8 x 6, not 13 x 12 x 6 x 6; what MPICH and its test suite give). */
 static void dims_rec(struct dims_search *s, long rem, int depth, long prev)
 {
     int left = s->k - depth;
     if (left == 1) {
         if (rem > prev) return;
         s->cur[depth] = (int)rem;
-        long spread = s->cur[0] - rem;
-        if (s->best_spread < 0 || spread < s->best_spread) {
+        long spread = s->cur[0] - rem, sum = 0;
+        for (int i = 0; i < s->k; i++)
+            sum += s->cur[i];
+        if (s->best_spread < 0 || spread < s->best_spread ||
+            (spread == s->best_spread && sum < s->best_sum)) {
             s->best_spread = spread;
+            s->best_sum = sum;
             memcpy(s->best, s->cur, sizeof s->cur[0] * (size_t)s->k);
         }
         return;
@@ -304,9 +310,9 @@ static void dims_rec(struct dims_search *s, long rem, int depth, long prev)
         for (int j = 0; j < left && p < rem; j++)
             p *= d;
         if (p < rem) break; /* smaller d cannot either */
-        /* The smallest part will be at most d: no better than the best, and smaller d are
-         * worse still. */
-        if (depth && s->best_spread >= 0 && s->cur[0] - d >= s->best_spread) break;
+        /* The smallest part will be at most d: worse than the best, and smaller d are worse
+         * still (an equal spread may still have a smaller sum). */
+        if (depth && s->best_spread >= 0 && s->cur[0] - d > s->best_spread) break;
         s->cur[depth] = (int)d;
         dims_rec(s, rem / d, depth + 1, d);
     }

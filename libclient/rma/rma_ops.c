@@ -269,7 +269,8 @@ static int do_acc(const char *fn, const void *oaddr, MPI_Count ocount, MPI_Datat
     if (single && tt->derived)
         return tm_win_err(o.me, o.wr, MPI_ERR_TYPE, fn, "%s is not a predefined datatype",
                           tt->name);
-    if ((err = check_side(&o, fn, "origin", ocount, otype, oaddr, !no_op, &ot))) return err;
+    /* MPI_NO_OP ignores the origin arguments (MPI 4.1 §12.3.4): MPI_DATATYPE_NULL among them */
+    if (!no_op && (err = check_side(&o, fn, "origin", ocount, otype, oaddr, 1, &ot))) return err;
     if (fetching && (err = check_side(&o, fn, "result", rcount, rtype, raddr, 1, &rt))) return err;
     if (null) return request ? done_request(&o, fn, request) : MPI_SUCCESS;
     /* Accumulate combines elements of one predefined type (§11.3.4): a type mixing several

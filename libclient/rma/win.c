@@ -379,23 +379,28 @@ static int shared_query(const char *fn, MPI_Win win, int rank, MPI_Aint *size, i
     if (!wr) return err;
     struct tm_rank *me = tm_self();
     struct tm_win *w = wr->w;
-    if (w->flavor != MPI_WIN_FLAVOR_SHARED)
-        return tm_win_err(me, wr, MPI_ERR_RMA_FLAVOR, fn, "not a window of Win_allocate_shared");
+    /* MPI 4.1 §12.2.3: any flavor but dynamic.  Ranks are threads of one process per node, so
+     * the memory of every member on this node is load/store accessible, whatever the flavor;
+     * a member on another node's is not: size 0 and a NULL base. */
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return tm_win_err(me, wr, MPI_ERR_RMA_FLAVOR, fn, "a dynamic window has no segments");
     if (rank != MPI_PROC_NULL && (rank < 0 || rank >= w->size))
         return tm_win_err(me, wr, MPI_ERR_RANK, fn, "invalid rank %d", rank);
     if (!size || (!int_unit && !aint_unit) || !baseptr)
         return tm_win_err(me, wr, MPI_ERR_ARG, fn, "size, disp_unit or baseptr is NULL");
+    const int node = w->m[wr->rank].node;
     int r = rank;
-    if (r == MPI_PROC_NULL) { /* the first member with a non-empty segment */
-        for (r = 0; r < w->size - 1 && !w->m[r].size; r++)
+    if (r == MPI_PROC_NULL) { /* the first member on this node with a non-empty segment */
+        for (r = 0; r < w->size - 1 && (!w->m[r].size || w->m[r].node != node); r++)
             ;
     }
-    *size = (MPI_Aint)w->m[r].size;
+    const int here = w->m[r].node == node;
+    *size = here ? (MPI_Aint)w->m[r].size : 0;
     if (int_unit)
         *int_unit = w->m[r].disp_unit_int;
     else
         *aint_unit = w->m[r].disp_unit;
-    *(void **)baseptr = w->m[r].base;
+    *(void **)baseptr = here ? w->m[r].base : NULL;
     return MPI_SUCCESS;
 }
 TM_API int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,

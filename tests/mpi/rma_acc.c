@@ -5,7 +5,8 @@
  * runs of Accumulate change at the same time), checked element by element; runs of every rank
  * that overlap each other's and cross lock granules, exact; Accumulate and Put read the
  * caller's buffer until MPI_Win_flush_local and not after; and transfers longer than one frame
- * (5 MiB Put and Get, 1 Mi-element Accumulate). */
+ * (5 MiB Put and Get, 1 Mi-element Accumulate); MPI_NO_OP fetches with the origin arguments
+ * ignored (MPI_DATATYPE_NULL). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,6 +227,35 @@ int main(int argc, char **argv)
             CHECK(hw[n] == 1, "%d B accumulate wrote past its end: %d", hold_sizes[z], hw[n]);
     }
     free(hbuf);
+    CHECK_MPI(MPI_Win_free(&win));
+
+    /* MPI_NO_OP ignores the origin (MPI 4.1 §12.3.4): NULL, 0 and MPI_DATATYPE_NULL fetch the
+     * target's elements and leave them as they are, with Get_accumulate and Rget_accumulate. */
+    enum { NF = 64 };
+    int *fw, fetched[NF], rfetched[NF];
+    CHECK_MPI(
+        MPI_Win_allocate(NF * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &fw, &win));
+    for (int k = 0; k < NF; k++)
+        fw[k] = 1000 * rank + k;
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+    CHECK_MPI(MPI_Get_accumulate(NULL, 0, MPI_DATATYPE_NULL, fetched, NF, MPI_INT, right, 0, NF,
+                                 MPI_INT, MPI_NO_OP, win));
+    MPI_Request fq;
+    CHECK_MPI(MPI_Rget_accumulate(NULL, 0, MPI_DATATYPE_NULL, rfetched, NF, MPI_INT, right, 0, NF,
+                                  MPI_INT, MPI_NO_OP, win, &fq));
+    CHECK_MPI(MPI_Wait(&fq, MPI_STATUS_IGNORE));
+    CHECK_MPI(MPI_Win_unlock(right, win));
+    for (int k = 0; k < NF; k++) {
+        CHECK(fetched[k] == 1000 * right + k, "MPI_NO_OP fetch [%d]: expected %d got %d", k,
+              1000 * right + k, fetched[k]);
+        CHECK(rfetched[k] == 1000 * right + k, "MPI_NO_OP rfetch [%d]: expected %d got %d", k,
+              1000 * right + k, rfetched[k]);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int k = 0; k < NF; k++)
+        CHECK(fw[k] == 1000 * rank + k, "MPI_NO_OP changed [%d]: expected %d got %d", k,
+              1000 * rank + k, fw[k]);
     CHECK_MPI(MPI_Win_free(&win));
 
     /* Long transfers: 5 MiB to the right neighbour and back, a long accumulate. */

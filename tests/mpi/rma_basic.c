@@ -1,8 +1,8 @@
 /* rma_basic.c — one-sided communication on every kind of window: Put, Get, Accumulate,
  * Get_accumulate, Fetch_and_op, Compare_and_swap and the request forms, under fence, lock,
  * lock_all and flush (after small operations, in every order), lock/operation/unlock; window
- * attributes, names, Win_shared_query, dynamic windows.  Every rank talks to its neighbours, so
- * with ranks on several nodes each call crosses the network. */
+ * attributes, names, Win_shared_query (on every flavor), dynamic windows.  Every rank talks to its
+ * neighbours, so with ranks on several nodes each call crosses the network. */
 #include <stdint.h>
 #include <string.h>
 
@@ -242,6 +242,40 @@ static void pscw(MPI_Win win, int *base)
     MPI_Group_free(&world);
 }
 
+/* Win_shared_query on a window of any flavor but dynamic (MPI 4.1 §12.2.3): the ranks of this
+ * node (threads of one process) give their own base, size and unit; those on other nodes size 0
+ * and a NULL base. */
+static void query_any_flavor(MPI_Win win, void *base, MPI_Aint bytes)
+{
+    MPI_Comm node;
+    MPI_Group wg, ng;
+    CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Comm_group(node, &ng);
+    MPI_Aint mine = (MPI_Aint)(uintptr_t)base, *addrs = malloc(sizeof *addrs * (size_t)size);
+    CHECK(addrs != NULL, "out of memory");
+    MPI_Allgather(&mine, 1, MPI_AINT, addrs, 1, MPI_AINT, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++) {
+        int nr;
+        MPI_Group_translate_ranks(wg, 1, &r, ng, &nr);
+        MPI_Aint sz = -1;
+        int du = -1;
+        void *p = &sz;
+        CHECK_MPI(MPI_Win_shared_query(win, r, &sz, &du, &p));
+        if (nr != MPI_UNDEFINED)
+            CHECK(sz == bytes && du == (int)sizeof(int) && p == (void *)(uintptr_t)addrs[r],
+                  "shared_query(%d) on this node: size %td unit %d base %p, expected %td %zu %p", r,
+                  sz, du, p, bytes, sizeof(int), (void *)(uintptr_t)addrs[r]);
+        else
+            CHECK(sz == 0 && p == NULL, "shared_query(%d) on another node: size %td base %p", r, sz,
+                  p);
+    }
+    free(addrs);
+    MPI_Group_free(&wg);
+    MPI_Group_free(&ng);
+    MPI_Comm_free(&node);
+}
+
 static void attrs(MPI_Win win, void *base, MPI_Aint bytes, int flavor)
 {
     void *b;
@@ -303,6 +337,7 @@ int main(int argc, char **argv)
     CHECK_MPI(
         MPI_Win_create(mem, 2 * N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
     attrs(win, mem, 2 * N * sizeof(int), MPI_WIN_FLAVOR_CREATE);
+    query_any_flavor(win, mem, 2 * N * sizeof(int));
     fence_put_get(win, mem);
     CHECK_MPI(MPI_Win_free(&win));
     CHECK(win == MPI_WIN_NULL, "Win_free left handle %d", win);
@@ -313,6 +348,7 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Win_allocate(2 * N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
                                &abase, &win));
     attrs(win, abase, 2 * N * sizeof(int), MPI_WIN_FLAVOR_ALLOCATE);
+    query_any_flavor(win, abase, 2 * N * sizeof(int));
     fence_put_get(win, abase);
     pscw(win, abase);
     CHECK_MPI(MPI_Win_free(&win));

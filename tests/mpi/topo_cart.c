@@ -40,6 +40,10 @@ static void test_dims(void)
     dims_case(8, 3, (int[]){0, 4, 0}, (int[]){2, 4, 1});
     dims_case(9, 2, (int[]){3, 3}, (int[]){3, 3});
     dims_case(1000003, 2, (int[]){0, 0}, (int[]){1000003, 1}); /* a prime: fast */
+    /* equal spread, the parts between as close as they can be: the smaller sum */
+    dims_case(5616, 4, (int[]){0, 0, 0, 0}, (int[]){13, 9, 8, 6});
+    dims_case(18576, 4, (int[]){0, 0, 0, 0}, (int[]){43, 9, 8, 6});
+    dims_case(5616, 5, (int[]){0, 0, 13, 0, 0}, (int[]){6, 6, 13, 4, 3});
     int neg[2] = {-1, 0};
     EXPECT(MPI_Dims_create(4, 2, neg), MPI_ERR_DIMS);
     int full[2] = {2, 3};
