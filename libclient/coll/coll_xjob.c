@@ -519,19 +519,11 @@ int tm_xcoll_run(struct tm_rank *me, struct tm_commref *cr, int kind, struct tm_
 
 /* ---- non-blocking forms that need no step of the rank's own ---- */
 
-/* Posts one part of nb: a receive from (is_recv) or a send to member peer of count elements of
- * t at buf.  0 or an MPI class. */
-static int nb_post(struct tm_rank *me, struct tm_commref *scr, void *buf, int count,
-                   const struct tm_type *t, int peer, int is_recv, struct tm_nbr *nb)
+/* Posts q, a receive from (is_recv) or a send to member peer of bytes packed bytes at buf, as a
+ * part of nb.  0 or an MPI class (q goes back to the pool). */
+static int nb_post_req(struct tm_rank *me, struct tm_commref *scr, struct tm_request *q, void *buf,
+                       size_t bytes, int peer, int is_recv, struct tm_nbr *nb)
 {
-    struct tm_request *q = tm_req_alloc(me, is_recv ? TM_REQ_RECV : TM_REQ_SEND);
-    if (!q) return MPI_ERR_NO_MEM;
-    const struct tm_type *layout = t ? tm_type_moved(t) : NULL;
-    if (layout) { /* held until the request goes back to the pool */
-        tm_type_hold(layout);
-        q->dt = layout;
-    }
-    size_t bytes = t ? (size_t)count * t->psize : 0;
     if (is_recv) {
         tm_recv_ctx(me, scr->c->ctx, buf, bytes, peer, XCOLL_NB_TAG, q);
     } else {
@@ -546,24 +538,28 @@ static int nb_post(struct tm_rank *me, struct tm_commref *scr, void *buf, int co
     return 0;
 }
 
+/* Posts one part of nb: a receive from (is_recv) or a send to member peer of count elements of
+ * t at buf.  0 or an MPI class. */
+static int nb_post(struct tm_rank *me, struct tm_commref *scr, void *buf, int count,
+                   const struct tm_type *t, int peer, int is_recv, struct tm_nbr *nb)
+{
+    struct tm_request *q = tm_req_alloc(me, is_recv ? TM_REQ_RECV : TM_REQ_SEND);
+    if (!q) return MPI_ERR_NO_MEM;
+    const struct tm_type *layout = t ? tm_type_moved(t) : NULL;
+    if (layout) { /* held until the request goes back to the pool */
+        tm_type_hold(layout);
+        q->dt = layout;
+    }
+    return nb_post_req(me, scr, q, buf, t ? (size_t)count * t->psize : 0, peer, is_recv, nb);
+}
+
 /* Posts a receive of bytes packed bytes from, or a send of them to, member peer. */
 static int nb_post_raw(struct tm_rank *me, struct tm_commref *scr, void *buf, size_t bytes,
                        int peer, int is_recv, struct tm_nbr *nb)
 {
     struct tm_request *q = tm_req_alloc(me, is_recv ? TM_REQ_RECV : TM_REQ_SEND);
     if (!q) return MPI_ERR_NO_MEM;
-    if (is_recv) {
-        tm_recv_ctx(me, scr->c->ctx, buf, bytes, peer, XCOLL_NB_TAG, q);
-    } else {
-        int rc = tm_send(me, scr, buf, bytes, peer, XCOLL_NB_TAG, TM_SEND_STANDARD, q);
-        if (rc < 0) {
-            atomic_store_explicit(&q->done, 1, memory_order_relaxed);
-            tm_req_free(me, q);
-            return rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER;
-        }
-    }
-    nb->q[nb->n++] = q;
-    return 0;
+    return nb_post_req(me, scr, q, buf, bytes, peer, is_recv, nb);
 }
 
 /* An Iallreduce's state: every member's packed block (blocks[k * bytes]), the arguments the
