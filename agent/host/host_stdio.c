@@ -25,6 +25,12 @@
 #define HOST_STDIO_HIGH (4u << 20)
 /* How often the reader looks whether it should stop while no byte comes. */
 #define HOST_STDIO_POLL_MS 200
+/* How long a process a sanitizer ends waits for its last output to leave on the channel. */
+#define HOST_STDIO_LAST_WORDS_MS 2000
+
+/* Present when a sanitizer runtime is in the process (a sanitized program preloads it,
+ * jobhost.c; a test build links it): called after its report, before it ends the process. */
+void __sanitizer_set_death_callback(void (*callback)(void)) __attribute__((weak));
 
 struct host_stream {
     int fd; /* read end, non-blocking; -1 once at end of file */
@@ -185,8 +191,47 @@ static void *reader_main(void *arg)
     (void)arg;
 }
 
+/* Writes what the channel holds now, from the calling thread, for at most
+ * HOST_STDIO_LAST_WORDS_MS: the process is about to end and its loop may never run again. */
+static void flush_channel(struct job *j)
+{
+    pthread_mutex_lock(&j->out_mu);
+    struct bufferevent *bev = j->bev;
+    if (bev) {
+        bufferevent_lock(bev);
+        struct evbuffer *out = bufferevent_get_output(bev);
+        int fd = (int)bufferevent_getfd(bev);
+        /* only the bufferevent drains its output (its start is frozen): this once, we do */
+        evbuffer_unfreeze(out, 1);
+        for (int waited = 0; fd >= 0 && evbuffer_get_length(out) > 0;) {
+            if (evbuffer_write(out, fd) >= 0) continue;
+            if ((errno != EAGAIN && errno != EINTR) || waited >= HOST_STDIO_LAST_WORDS_MS) break;
+            struct pollfd p = {.fd = fd, .events = POLLOUT};
+            (void)poll(&p, 1, 100);
+            waited += 100;
+        }
+        evbuffer_freeze(out, 1);
+        bufferevent_unlock(bev);
+    }
+    pthread_mutex_unlock(&j->out_mu);
+}
+
+/* A sanitizer's report is the process's last words on fd 2: they reach the launcher before
+ * the runtime ends the process, instead of dying unread in the pipe. */
+static void on_sanitizer_death(void)
+{
+    pthread_mutex_lock(&hs.mu);
+    struct job *j = hs.job;
+    if (j)
+        for (int i = 0; i < 2; i++)
+            (void)pump(j, i, 1);
+    pthread_mutex_unlock(&hs.mu);
+    if (j) flush_channel(j);
+}
+
 int host_stdio_start(struct job *j)
 {
+    if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(on_sanitizer_death);
     pthread_mutex_lock(&hs.mu);
     hs.job = j;
     pthread_mutex_unlock(&hs.mu);

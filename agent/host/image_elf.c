@@ -8,108 +8,22 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "elf_dyn.h"
 #include "module_marker.h"
 
-/* The bytes being read: their headers, checked once. */
-struct view {
-    const uint8_t *b;
-    size_t size;
-    const Elf64_Ehdr *eh;
-    const Elf64_Phdr *ph;
-};
-
-/* The file bytes of [vaddr, vaddr + len), or NULL when no loadable segment's file part holds
- * them. */
-static const void *at_vaddr(const struct view *v, uintptr_t vaddr, size_t len)
-{
-    for (unsigned i = 0; i < v->eh->e_phnum; i++) {
-        const Elf64_Phdr *p = &v->ph[i];
-        if (p->p_type != PT_LOAD || vaddr < p->p_vaddr || vaddr - p->p_vaddr > p->p_filesz ||
-            len > p->p_filesz - (vaddr - p->p_vaddr))
-            continue;
-        uint64_t off = p->p_offset + (vaddr - p->p_vaddr);
-        return off <= v->size && len <= v->size - off ? v->b + off : NULL;
-    }
-    return NULL;
-}
-
-/* A NUL-terminated string at offset off of a string table of strsz bytes at address str, or
- * NULL. */
-static const char *str_at(const struct view *v, uintptr_t str, size_t strsz, size_t off)
-{
-    if (off >= strsz) return NULL;
-    const char *s = at_vaddr(v, str + off, 1);
-    size_t left = strsz - off;
-    if (!s || !at_vaddr(v, str + off, left)) return NULL;
-    return strnlen(s, left) < left ? s : NULL;
-}
-
-/* What the dynamic section says. */
-struct dyn {
-    uintptr_t strtab, strsz, symtab, rela, relasz, jmprel, pltrelsz;
-    uint64_t flags_1;
-    const Elf64_Dyn *d; /* the section, n entries */
-    size_t n;
-};
-
-static int read_dyn(const struct view *v, struct dyn *ret)
-{
-    *ret = (struct dyn){0};
-    for (unsigned i = 0; i < v->eh->e_phnum; i++) {
-        const Elf64_Phdr *p = &v->ph[i];
-        if (p->p_type != PT_DYNAMIC) continue;
-        if (p->p_offset > v->size || p->p_filesz > v->size - p->p_offset) return -ENOEXEC;
-        ret->d = (const void *)(v->b + p->p_offset);
-        ret->n = p->p_filesz / sizeof(Elf64_Dyn);
-    }
-    if (!ret->d) return -ENOEXEC;
-    for (size_t i = 0; i < ret->n && ret->d[i].d_tag != DT_NULL; i++) {
-        uintptr_t x = ret->d[i].d_un.d_val;
-        switch (ret->d[i].d_tag) {
-        case DT_STRTAB:
-            ret->strtab = x;
-            break;
-        case DT_STRSZ:
-            ret->strsz = x;
-            break;
-        case DT_SYMTAB:
-            ret->symtab = x;
-            break;
-        case DT_RELA:
-            ret->rela = x;
-            break;
-        case DT_RELASZ:
-            ret->relasz = x;
-            break;
-        case DT_JMPREL:
-            ret->jmprel = x;
-            break;
-        case DT_PLTRELSZ:
-            ret->pltrelsz = x;
-            break;
-        case DT_FLAGS_1:
-            ret->flags_1 = x;
-            break;
-        default:
-            break;
-        }
-    }
-    return 0;
-}
-
-static const Elf64_Sym *dynsym(const struct view *v, const struct dyn *d, size_t idx)
+static const Elf64_Sym *dynsym(const struct elf_view *v, const struct elf_dyn *d, size_t idx)
 {
     if (!d->symtab || idx > (SIZE_MAX / sizeof(Elf64_Sym)) - 1) return NULL;
-    return at_vaddr(v, d->symtab + idx * sizeof(Elf64_Sym), sizeof(Elf64_Sym));
+    return elf_at_vaddr(v, d->symtab + idx * sizeof(Elf64_Sym), sizeof(Elf64_Sym));
 }
 
 /* The libraries it needs: marks a TMPI program, refuses another MPI's. */
-static int read_needed(const struct view *v, const struct dyn *d, struct image_elf *e, char *err,
-                       size_t errlen)
+static int read_needed(const struct elf_view *v, const struct elf_dyn *d, struct image_elf *e,
+                       char *err, size_t errlen)
 {
     for (size_t i = 0; i < d->n && d->d[i].d_tag != DT_NULL; i++) {
         if (d->d[i].d_tag != DT_NEEDED) continue;
-        const char *name = str_at(v, d->strtab, d->strsz, d->d[i].d_un.d_val);
+        const char *name = elf_str_at(v, d->strtab, d->strsz, d->d[i].d_un.d_val);
         if (!name) continue;
         if (tmpi_lib_is_tmpi(name)) e->tmpi = 1;
         if (tmpi_lib_is_other_mpi(name)) {
@@ -126,7 +40,8 @@ static int read_needed(const struct view *v, const struct dyn *d, struct image_e
 /* Looks a defined symbol up in the dynamic symbol table by walking the relocation-free way:
  * the table's length is not in the dynamic section, so it is bounded by the string table,
  * which linkers place right after it. */
-static const Elf64_Sym *find_dynsym(const struct view *v, const struct dyn *d, const char *name)
+static const Elf64_Sym *find_dynsym(const struct elf_view *v, const struct elf_dyn *d,
+                                    const char *name)
 {
     if (!d->symtab || d->strtab <= d->symtab) return NULL;
     size_t n = (d->strtab - d->symtab) / sizeof(Elf64_Sym);
@@ -134,7 +49,7 @@ static const Elf64_Sym *find_dynsym(const struct view *v, const struct dyn *d, c
         const Elf64_Sym *s = dynsym(v, d, i);
         if (!s) return NULL;
         if (s->st_shndx == SHN_UNDEF) continue;
-        const char *sn = str_at(v, d->strtab, d->strsz, s->st_name);
+        const char *sn = elf_str_at(v, d->strtab, d->strsz, s->st_name);
         if (sn && strcmp(sn, name) == 0) return s;
     }
     return NULL;
@@ -142,7 +57,7 @@ static const Elf64_Sym *find_dynsym(const struct view *v, const struct dyn *d, c
 
 /* main from the full symbol table (an executable does not export main unless linked with
  * -rdynamic; one that is not stripped still names it there). */
-static uintptr_t main_from_symtab(const struct view *v)
+static uintptr_t main_from_symtab(const struct elf_view *v)
 {
     const Elf64_Ehdr *eh = v->eh;
     if (eh->e_shoff == 0 || eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff > v->size ||
@@ -169,9 +84,9 @@ static uintptr_t main_from_symtab(const struct view *v)
 }
 
 /* The addend of the RELATIVE relocation of the word at file address off, or 0. */
-static uintptr_t relative_at(const struct view *v, const struct dyn *d, uintptr_t off)
+static uintptr_t relative_at(const struct elf_view *v, const struct elf_dyn *d, uintptr_t off)
 {
-    const Elf64_Rela *r = at_vaddr(v, d->rela, d->relasz);
+    const Elf64_Rela *r = elf_at_vaddr(v, d->rela, d->relasz);
     if (!r) return 0;
     for (size_t i = 0; i < d->relasz / sizeof *r; i++)
         if (r[i].r_offset == off && ELF64_R_TYPE(r[i].r_info) == R_X86_64_RELATIVE)
@@ -183,10 +98,10 @@ static uintptr_t relative_at(const struct view *v, const struct dyn *d, uintptr_
  * x86-64 _start loads its first argument (rdi) with "lea main(%rip), %rdi" (48 8d 3d rel32),
  * or from main's GOT slot with "mov main@GOTPCREL(%rip), %rdi" (48 8b 3d rel32), within its
  * first few dozen bytes. */
-static uintptr_t main_from_entry(const struct view *v, const struct dyn *d)
+static uintptr_t main_from_entry(const struct elf_view *v, const struct elf_dyn *d)
 {
     const size_t span = 64;
-    const uint8_t *c = at_vaddr(v, v->eh->e_entry, span);
+    const uint8_t *c = elf_at_vaddr(v, v->eh->e_entry, span);
     if (!c) return 0;
     for (size_t i = 0; i + 7 <= span; i++) {
         if (c[i] != 0x48 || c[i + 2] != 0x3d || (c[i + 1] != 0x8d && c[i + 1] != 0x8b)) continue;
@@ -225,11 +140,11 @@ static int add_var(struct image_elf *e, size_t *cap, struct image_var_ref ref)
 }
 
 /* The relocations of one RELA table that name a rank variable. */
-static int read_var_refs(const struct view *v, const struct dyn *d, uintptr_t rela, size_t len,
-                         struct image_elf *e, size_t *cap, size_t *ccap)
+static int read_var_refs(const struct elf_view *v, const struct elf_dyn *d, uintptr_t rela,
+                         size_t len, struct image_elf *e, size_t *cap, size_t *ccap)
 {
     if (len == 0) return 0;
-    const Elf64_Rela *r = at_vaddr(v, rela, len);
+    const Elf64_Rela *r = elf_at_vaddr(v, rela, len);
     if (!r) return 0;
     for (size_t i = 0; i < len / sizeof *r; i++) {
         unsigned type = ELF64_R_TYPE(r[i].r_info);
@@ -237,7 +152,7 @@ static int read_var_refs(const struct view *v, const struct dyn *d, uintptr_t re
         if ((type != R_X86_64_GLOB_DAT && type != R_X86_64_64 && type != R_X86_64_COPY) || !idx)
             continue;
         const Elf64_Sym *s = dynsym(v, d, idx);
-        const char *name = s ? str_at(v, d->strtab, d->strsz, s->st_name) : NULL;
+        const char *name = s ? elf_str_at(v, d->strtab, d->strsz, s->st_name) : NULL;
         if (!name) continue;
         if (type == R_X86_64_COPY && add_copy(e, ccap, r[i].r_offset, s->st_size, name) < 0)
             return -ENOMEM;
@@ -284,9 +199,9 @@ int image_elf_read(struct image_elf *ret, const uint8_t *b, size_t size, char *e
         snprintf(err, errlen, "not an ELF shared object or position-independent executable");
         return -ENOEXEC;
     }
-    struct view v = {.b = b, .size = size, .eh = eh, .ph = (const void *)(b + eh->e_phoff)};
-    struct dyn d;
-    if (read_dyn(&v, &d) < 0) {
+    struct elf_view v = {.b = b, .size = size, .eh = eh, .ph = (const void *)(b + eh->e_phoff)};
+    struct elf_dyn d;
+    if (elf_read_dyn(&v, &d) < 0) {
         snprintf(err, errlen, "the program has no dynamic section (a static executable?)");
         return -ENOEXEC;
     }
@@ -334,9 +249,9 @@ int image_elf_read(struct image_elf *ret, const uint8_t *b, size_t size, char *e
 void image_elf_unpie(uint8_t *b, size_t size)
 {
     const Elf64_Ehdr *eh = (const void *)b;
-    struct view v = {.b = b, .size = size, .eh = eh, .ph = (const void *)(b + eh->e_phoff)};
-    struct dyn d;
-    if (read_dyn(&v, &d) < 0) return;
+    struct elf_view v = {.b = b, .size = size, .eh = eh, .ph = (const void *)(b + eh->e_phoff)};
+    struct elf_dyn d;
+    if (elf_read_dyn(&v, &d) < 0) return;
     Elf64_Dyn *w = (Elf64_Dyn *)(uintptr_t)d.d;
     for (size_t i = 0; i < d.n && w[i].d_tag != DT_NULL; i++)
         if (w[i].d_tag == DT_FLAGS_1) w[i].d_un.d_val &= ~(uint64_t)DF_1_PIE;
@@ -363,29 +278,6 @@ void image_elf_fill_copies(const struct image_elf *e, const uintptr_t *src, uint
         uintptr_t at = src && src[i] ? src[i] : from + e->copies[i].off;
         memcpy((void *)(bias + e->copies[i].off), (const void *)at, e->copies[i].size);
     }
-}
-
-int image_elf_needed(const uint8_t *b, size_t size, const char **names, size_t max,
-                     const char **ret_soname)
-{
-    *ret_soname = NULL;
-    const Elf64_Ehdr *eh = (const void *)b;
-    if (size < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-        eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN ||
-        eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > size ||
-        (size - eh->e_phoff) / sizeof(Elf64_Phdr) < eh->e_phnum)
-        return -ENOEXEC;
-    struct view v = {.b = b, .size = size, .eh = eh, .ph = (const void *)(b + eh->e_phoff)};
-    struct dyn d;
-    if (read_dyn(&v, &d) < 0) return -ENOEXEC;
-    size_t n = 0;
-    for (size_t i = 0; i < d.n && d.d[i].d_tag != DT_NULL; i++) {
-        const char *name = str_at(&v, d.strtab, d.strsz, d.d[i].d_un.d_val);
-        if (!name) continue;
-        if (d.d[i].d_tag == DT_SONAME) *ret_soname = name;
-        if (d.d[i].d_tag == DT_NEEDED && n < max) names[n++] = name;
-    }
-    return (int)n;
 }
 
 int image_elf_relro(const struct image_elf *e, uintptr_t bias, int writable)

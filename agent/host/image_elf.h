@@ -62,12 +62,6 @@ void image_elf_bind_vars(const struct image_elf *e, uintptr_t bias, struct rank_
 void image_elf_fill_copies(const struct image_elf *e, const uintptr_t *src, uintptr_t from,
                            uintptr_t bias);
 
-/* The libraries a shared object or executable needs (DT_NEEDED), up to max names into names
- * (pointers into b), and its own DT_SONAME in *ret_soname (NULL when it has none).  The
- * number of names, or a negative errno for bytes that are no such ELF object. */
-int image_elf_needed(const uint8_t *b, size_t size, const char **names, size_t max,
-                     const char **ret_soname);
-
 /* Makes the RELRO of an image loaded with load bias bias writable (writable 1) or read-only
  * again (0), for words written after ld.so protected it.  0 or a negative errno. */
 int image_elf_relro(const struct image_elf *e, uintptr_t bias, int writable);

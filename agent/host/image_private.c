@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "elf_dyn.h"
 #include "image_elf.h"
 #include "image_share.h"
 
@@ -55,7 +56,7 @@ int image_private_is_shared(const char *name, const char *path, const char *shar
 static int may_need_private(const uint8_t *b, size_t size, const char *shared, const char *priv)
 {
     const char *names[IMAGE_PRIVATE_MAX], *soname;
-    int n = image_elf_needed(b, size, names, IMAGE_PRIVATE_MAX, &soname);
+    int n = elf_needed(b, size, names, IMAGE_PRIVATE_MAX, &soname);
     for (int i = 0; i < n; i++)
         if ((!in_list(names[i], TMPI_SHARED_LIBS_DEFAULT) || in_list(names[i], priv)) &&
             !in_list(names[i], shared))
@@ -308,7 +309,7 @@ static int parse_list(struct image_private *pv, char *list, const char *shared, 
 static int waits(const struct image_private *pv, size_t i, const int *placed)
 {
     const char *names[IMAGE_PRIVATE_MAX], *soname;
-    int n = image_elf_needed(pv->lib[i].bytes, pv->lib[i].size, names, IMAGE_PRIVATE_MAX, &soname);
+    int n = elf_needed(pv->lib[i].bytes, pv->lib[i].size, names, IMAGE_PRIVATE_MAX, &soname);
     for (int k = 0; k < n; k++)
         for (size_t j = 0; j < pv->n; j++)
             if (j != i && !placed[j] && strcmp(names[k], pv->lib[j].name) == 0) return 1;
@@ -349,7 +350,7 @@ static int open_masters(struct image_private *pv, const char *label, char *note,
         struct image_private_lib *l = &pv->lib[i];
         const char *names[1], *soname = NULL;
         char why[160] = "", mlabel[192];
-        if (image_elf_needed(l->bytes, l->size, names, 0, &soname) < 0 || !soname ||
+        if (elf_needed(l->bytes, l->size, names, 0, &soname) < 0 || !soname ||
             strcmp(soname, l->name) != 0) {
             note_add(note, notelen, l->name, "its SONAME is not the name it is needed by");
             lib_free(l);

@@ -32,6 +32,7 @@
 #include "metrics_count.h"
 #include "msg_check.h"
 #include "progcache.h"
+#include "sanitizer_rt.h"
 
 extern char **environ;
 
@@ -94,23 +95,68 @@ static const char *level_name(int level)
     }
 }
 
+/* The sanitizer runtime the job's programs need first in their process (sanitizer_rt.h),
+ * NULL for none.  A tmpid built with that sanitizer has it first already. */
+static const char *job_preload(const struct job *j)
+{
+    const char *rt = NULL;
+    for (uint32_t k = 0; k < j->napps; k++) {
+        const char *r = NULL;
+        if (!j->apps[k].prog ||
+            sanitizer_rt_of_program(j->apps[k].prog->bytes, j->apps[k].prog->size, &r) == 0)
+            continue;
+        /* two runtimes cannot share a process: the first is preloaded, and the program that
+         * needs the other fails its load with the runtime's own reason */
+        if (!rt) rt = r;
+    }
+#if defined(__SANITIZE_ADDRESS__)
+    if (rt && strncmp(rt, "libasan.so.", 11) == 0) rt = NULL;
+#endif
+#if defined(__SANITIZE_THREAD__)
+    if (rt && strncmp(rt, "libtsan.so.", 11) == 0) rt = NULL;
+#endif
+    return rt;
+}
+
+/* The sanitizer settings a job host starts with: the job's -x ones win over the agent's, as
+ * they do in the ranks' environment (host_setup.c), since the runtime reads them at start. */
+static const char *const san_vars[] = {
+    "ASAN_OPTIONS=", "UBSAN_OPTIONS=", "TSAN_OPTIONS=", "LSAN_OPTIONS=", NULL};
+
 /* What a job host gets of the agent's environment: only what the runtime itself needs, the
  * dynamic linker's search path for the tmpid executable and the sanitizers' settings of a
- * test build.  The ranks' environment is the job's (host/host_setup.c); nothing else of the
- * agent's (its service manager's variables, its administrator's shell) reaches a job. */
-static char **host_environ(void)
+ * test build, and the job's program's sanitizer runtime preloaded with the job's settings for
+ * it.  The ranks' environment is the job's (host/host_setup.c); nothing else of the agent's
+ * (its service manager's variables, its administrator's shell) reaches a job.  *own holds
+ * the strings made here (freed with the array). */
+static char **host_environ(struct job *j, char **own, size_t nown)
 {
-    static const char *const keep[] = {"LD_LIBRARY_PATH=", "ASAN_OPTIONS=", "UBSAN_OPTIONS=",
-                                       "TSAN_OPTIONS=",    "LSAN_OPTIONS=", NULL};
-    char **v = calloc(sizeof keep / sizeof keep[0], sizeof *v);
+    enum { MAX = 16 };
+    char **v = calloc(MAX, sizeof *v);
     if (!v) return NULL;
-    size_t k = 0;
-    for (char **e = environ; *e; e++)
-        for (const char *const *d = keep; *d; d++)
-            if (strncmp(*e, *d, strlen(*d)) == 0 && k + 1 < sizeof keep / sizeof keep[0]) {
+    size_t k = 0, o = 0;
+    const char *rt = job_preload(j);
+    for (const char *const *d = san_vars; rt && *d && o + 1 < nown; d++) {
+        char name[32];
+        snprintf(name, sizeof name, "%.*s", (int)strlen(*d) - 1, *d);
+        const char *val = job_getenv(j, name);
+        if (val && asprintf(&own[o], "%s%s", *d, val) >= 0) v[k++] = own[o++];
+    }
+    if (rt && o < nown && asprintf(&own[o], "LD_PRELOAD=%s", rt) >= 0) v[k++] = own[o++];
+    for (char **e = environ; *e && k + 1 < MAX; e++) {
+        int set = 0;
+        for (size_t i = 0; i < k; i++)
+            if (strncmp(*e, v[i], strcspn(v[i], "=") + 1) == 0) set = 1;
+        if (strncmp(*e, "LD_LIBRARY_PATH=", 16) == 0) {
+            if (!set) v[k++] = *e;
+            continue;
+        }
+        for (const char *const *d = san_vars; *d && !set; d++)
+            if (strncmp(*e, *d, strlen(*d)) == 0) {
                 v[k++] = *e;
                 break;
             }
+    }
     return v;
 }
 
@@ -785,10 +831,13 @@ static int spawn(struct jobhost *h, int chan, int prog, int links)
     posix_spawnattr_setpgroup(&at, 0);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
                                       POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_USEVFORK);
-    char **envp = host_environ();
+    char *own[8] = {0};
+    char **envp = host_environ(j, own, sizeof own / sizeof own[0]);
     int rc =
         envp ? posix_spawn(&h->pid, jobhost_conf.exe, &fa, &at, (char *const *)argv, envp) : ENOMEM;
     free(envp);
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        free(own[i]);
     if (conf >= 0) close(conf);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);

@@ -46,8 +46,9 @@ void tm_tls_set(void *rank)
 #endif
 #endif
 
-/* A TSan agent that loads an uninstrumented libtmpi (a module linked by another build's
- * tmpicc: its RUNPATH picks that build's libtmpi) sees none of our atomics, which carry all
+/* A TSan process that loads an uninstrumented libtmpi (a module linked by another build's
+ * tmpicc: its RUNPATH picks that build's libtmpi; or a program built with -fsanitize=thread,
+ * whose runtime the agent preloads into the job host) sees none of our atomics, which carry all
  * of the p2p and collective synchronisation, yet still sees our memcpy/memset through its
  * interceptors: every message then looks like a data race.  Say so once instead of leaving
  * the user to chase false reports. */
@@ -58,9 +59,10 @@ static void warn_tsan_mismatch(void)
     Dl_info di;
     const char *path = dladdr((void *)&tm_lib, &di) && di.dli_fname ? di.dli_fname : "libtmpi";
     fprintf(stderr,
-            "libtmpi: %s is not built with ThreadSanitizer but the agent is: TSan cannot see "
-            "libtmpi's synchronisation and will report false data races; build the program with "
-            "the tmpicc of the agent's build\n",
+            "libtmpi: %s is not built with ThreadSanitizer but the process runs it: TSan cannot "
+            "see libtmpi's synchronisation between ranks, so races it reports inside libtmpi "
+            "(the memcpy of message data) are false, those in the program's own threads are "
+            "real; for a run without them use a TMPI built with make tsan and its tmpicc\n",
             path);
 #endif
 }
