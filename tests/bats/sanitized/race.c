@@ -8,7 +8,8 @@ static int counter;
 
 static void *bump(void *arg)
 {
-    for (int i = 0; i < 100000; i++) counter++;
+    for (int i = 0; i < 100000; i++)
+        counter++;
     return arg;
 }
 
