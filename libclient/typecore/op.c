@@ -131,7 +131,11 @@ typedef void tm__op_fn(const void *in, void *inout, size_t n);
  * AVX2 has 32 and AVX-512 64.  An 8 KiB MPI_CHAR sum takes 0.132 us with SSE2, 0.078 with AVX2
  * and 0.054 with AVX-512 on the development machine (docs/bench/ANALYSIS.md, "Accumulate on
  * one node"); osu_acc_latency and every reduction of a vector run through these loops. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+/* Not under ThreadSanitizer: the ifunc resolvers it instruments run while ld.so relocates
+ * libtmpi, before the calls they make into the TSan runtime are bound (a program linked
+ * against a TSan libtmpi crashed at start). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 &&           \
+    !defined(__SANITIZE_THREAD__)
 #define TM__SIMD_CLONES __attribute__((target_clones("default", "avx2", "arch=x86-64-v4")))
 #else
 #define TM__SIMD_CLONES
