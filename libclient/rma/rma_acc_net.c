@@ -198,8 +198,9 @@ static void acc_put(struct acc_net *a)
         atomic_compare_exchange_strong(&a->org->err, &z, MPI_ERR_OTHER);
     }
     if (a->req) {
+        struct tm_rank *owner = a->req->owner; /* the request may be reused once done */
         tm_req_set_done(a->req, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, err ? MPI_ERR_OTHER : 0);
-        tm_wake(&a->req->owner->waker);
+        tm_wake(&owner->waker);
     }
     free(a->in_tmp);
     free(a->fetch_tmp);

@@ -146,8 +146,9 @@ static void sent_done(void *arg, int err)
     struct tm_waker *wk = &org->owner->waker;
     free(s->own);
     if (s->req) {
+        struct tm_rank *owner = s->req->owner; /* the request may be reused once done */
         tm_req_set_done(s->req, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, err ? MPI_ERR_OTHER : 0);
-        tm_wake(&s->req->owner->waker);
+        tm_wake(&owner->waker);
     }
     free(s);
     if (err) {
@@ -463,8 +464,9 @@ static void direct_done(void *arg, int err)
         atomic_compare_exchange_strong(&org->err, &z, MPI_ERR_OTHER);
     }
     if (d->req) {
+        struct tm_rank *owner = d->req->owner; /* the request may be reused once done */
         tm_req_set_done(d->req, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, err ? MPI_ERR_OTHER : 0);
-        tm_wake(&d->req->owner->waker);
+        tm_wake(&owner->waker);
     }
     free(d);
     atomic_fetch_add_explicit(&org->direct_done, 1, memory_order_seq_cst);
@@ -767,8 +769,10 @@ static void answer_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h)
     }
     struct tm_waker *wk = &org->owner->waker;
     if (req) {
+        /* once done, its owner may free the request and take it again: read the owner first */
+        struct tm_rank *owner = req->owner;
         tm_req_set_done(req, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, err);
-        tm_wake(&req->owner->waker);
+        tm_wake(&owner->waker);
     }
     if (counts || h->rcookie) atomic_fetch_add_explicit(&org->answers, 1, memory_order_seq_cst);
     tm_wake(wk);
