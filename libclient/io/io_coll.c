@@ -21,6 +21,7 @@
  * aggregates unless every rank's access is one contiguous piece of at least cb_buffer_size / 4
  * (large independent transfers gain nothing from a detour through one thread).  Every rank
  * returns the same error class: the worst of all. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -316,11 +317,18 @@ static int rounds(struct tm_file *f, struct tm_io_acc **accs, int nn, int write)
                 if (c2) {
                     PMPI_Alltoallv(reply, c2, c2 + nl, MPI_BYTE, back, c2 + 2 * nl, c2 + 3 * nl,
                                    MPI_BYTE, f->leaders);
+                    /* the aggregators have read (their reply came after): a piece's bytes past
+                     * the end of file are none, and the rank's buffer keeps what it held there */
+                    struct stat sb;
+                    int64_t eof = fstat(f->fd, &sb) == 0 ? (int64_t)sb.st_size : INT64_MAX;
                     for (int j = 0; back && j < nl; j++) {
                         char *p = back + c2[3 * nl + j];
                         for (size_t i = 0; j != pl.me_l && i < mine[j].n; i++) {
-                            memcpy(mine[j].v[i].mem, p, mine[j].v[i].len);
-                            p += mine[j].v[i].len;
+                            const struct piece *q = &mine[j].v[i];
+                            int64_t in = eof - q->off;
+                            size_t n = in <= 0 ? 0 : (uint64_t)in < q->len ? (size_t)in : q->len;
+                            memcpy(q->mem, p, n);
+                            p += q->len;
                         }
                     }
                 }

@@ -90,14 +90,17 @@ expect_ok() {
     done
 }
 
-# Sessions across agents: one tmpi://node/<i> set per node, communicators made from the node
-# sets and the world set agree on ids among their members only, on threads and on carriers.
+# Sessions across agents: one tmpi://node/<i> set per node with ranks, communicators made
+# from the node sets and the world set agree on ids among their members only, on threads and on carriers.
 # bats test_tags=multinode
 @test "multinode mpi: sessions and process sets on 3 nodes x 2 ranks, threads and carriers" {
     start_cluster 3
     run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog sessions)"
     expect_ok || return 1
     run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog sessions)"
+    expect_ok || return 1
+    # 2 ranks on 3 nodes: the node without ranks has no process set
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$(mpi_prog sessions)"
     expect_ok
 }
 

@@ -2,7 +2,8 @@
  * others'), contiguous blocks, holes, zero-count ranks, collective reads past the end of file,
  * with collective buffering forced on (tiny cb_buffer_size: many rounds, several aggregators)
  * and off, and the file's content checked byte for byte after each; ranks without data whose
- * view is an empty filetype (as HDF5 sets it) in a collective write.  A full disk, when the
+ * view is an empty filetype (as HDF5 sets it) in a collective write; a collective read of more
+ * than the file holds leaves the buffer past its end alone.  A full disk, when the
  * program's argument names a small file system: MPI_ERR_NO_SPACE and what was written before
  * still there. */
 #include <errno.h>
@@ -189,6 +190,31 @@ static void empty_views(const char *p)
     CHECK_MPI(MPI_File_close(&fh));
 }
 
+/* Every rank reads 10 bytes of a 5-byte file collectively: the count is 5 and the buffer's
+ * bytes past the end of file keep what they held, on the aggregator's node and the others. */
+static void read_past_end(const char *p)
+{
+    MPI_File fh;
+    CHECK_MPI(
+        MPI_File_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    unsigned char buf[10];
+    for (int i = 0; i < 10; i++)
+        buf[i] = (unsigned char)i;
+    MPI_Status st;
+    if (rank == 0) CHECK_MPI(MPI_File_write_at(fh, 0, buf, 5, MPI_BYTE, &st));
+    CHECK_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_File_sync(fh));
+    memset(buf, 99, sizeof buf);
+    CHECK_MPI(MPI_File_read_at_all(fh, 0, buf, 10, MPI_BYTE, &st));
+    int n = -1;
+    MPI_Get_count(&st, MPI_BYTE, &n);
+    CHECK_EQ(n, 5);
+    for (int i = 0; i < 10; i++)
+        CHECK_EQ(buf[i], i < 5 ? i : 99);
+    CHECK_MPI(MPI_File_close(&fh));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -208,6 +234,10 @@ int main(int argc, char **argv)
     if (rank == 0) CHECK_EQ(MPI_File_delete(p, MPI_INFO_NULL), MPI_SUCCESS);
     MPI_Barrier(MPI_COMM_WORLD);
     empty_views(p);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) CHECK_EQ(MPI_File_delete(p, MPI_INFO_NULL), MPI_SUCCESS);
+    MPI_Barrier(MPI_COMM_WORLD);
+    read_past_end(p);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) CHECK_EQ(MPI_File_delete(p, MPI_INFO_NULL), MPI_SUCCESS);
     return finish_ok();

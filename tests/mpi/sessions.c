@@ -78,10 +78,14 @@ static void psets(MPI_Session s, int *world_size, int *nnodes)
         char name[MPI_MAX_PSET_NAME_LEN], want[64];
         int len = 0;
         CHECK_MPI(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, i, &len, NULL));
-        if (i < 3)
+        if (i < 3) {
             snprintf(want, sizeof want, "%s", fixed[i]);
-        else
-            snprintf(want, sizeof want, "tmpi://node/%d", i - 3);
+        } else {
+            /* the nodes with ranks of the job, by their index in the host file */
+            CHECK(len > 0 && len <= (int)sizeof want, "pset %d: length %d", i, len);
+            CHECK_MPI(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, i, &len, want));
+            CHECK(!strncmp(want, "tmpi://node/", 12), "pset %d: \"%s\"", i, want);
+        }
         CHECK(len == (int)strlen(want) + 1, "pset %d: length %d for %s", i, len, want);
         CHECK_MPI(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, i, &len, name));
         CHECK(!strcmp(name, want), "pset %d: \"%s\", expected \"%s\"", i, name, want);
@@ -105,12 +109,14 @@ static void psets(MPI_Session s, int *world_size, int *nnodes)
     int covered = 0, mine = 0;
     for (int i = 0; i < *nnodes; i++) {
         char name[64];
-        snprintf(name, sizeof name, "tmpi://node/%d", i);
+        int len = sizeof name;
+        CHECK_MPI(MPI_Session_get_nth_pset(s, MPI_INFO_NULL, i + 3, &len, name));
         MPI_Group g;
         CHECK_MPI(MPI_Group_from_session_pset(s, name, &g));
         int gs, gr;
         MPI_Group_size(g, &gs);
         MPI_Group_rank(g, &gr);
+        CHECK(gs > 0, "%s has no processes", name);
         covered += gs;
         if (gr != MPI_UNDEFINED) {
             mine++;
