@@ -198,8 +198,7 @@ static uint64_t call_sig(int kind, const struct tm_cargs *a)
 }
 
 /* tm_coll_start on a communicator with ranks of two jobs: the generic path (coll_xjob.h);
- * Ibarrier and Ibcast return at once, the other non-blocking calls' requests complete in the
- * call. */
+ * the non-blocking calls return at once (their messages progress without the rank). */
 static int xjob_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
                       const struct tm_calgo *al, struct tm_cargs *a, MPI_Request *req)
 {
@@ -209,8 +208,7 @@ static int xjob_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, 
         struct tm_request *q = NULL;
         int nr = tm_xcoll_nb(me, cr, comm, al->kind, a, &q);
         if (nr != -ENOSYS) {
-            free(a->own);
-            a->own = NULL;
+            tm_cargs_free_own(a); /* what the operation still reads it took (a->own) */
             if (nr < 0) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
             *req = q;
             return MPI_SUCCESS;

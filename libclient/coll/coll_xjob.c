@@ -1,6 +1,7 @@
 /* coll_xjob.c — collectives on a communicator with ranks of two jobs, over point-to-point
  * through member 0 or the root (coll_xjob.h). */
 #include "coll_xjob.h"
+#include "coll_xjob_int.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -18,14 +19,10 @@
 #include "type_copy.h"
 #include "xjob.h"
 
-/* The communicator's collective context (coll_net's derivation; ctx_base in net/xjob.c maps it
- * back, so a receive on it fails when the other job ends) and one tag: every member runs the
+/* The communicator's collective context (coll_xjob_int.h) and one tag: every member runs the
  * collectives of a communicator in one order, and messages of one pair keep theirs. */
-#define XCOLL_CTX(c) (-2 * (c)->ctx - 3)
+#define XCOLL_CTX(c) TM_XCOLL_CTX(c)
 #define XCOLL_TAG 0x7c01
-/* The non-blocking forms' messages (below): a tag of their own on the same context, matched
- * in the order every member starts them (MPI 3.1 §5.12) as point-to-point keeps it. */
-#define XCOLL_NB_TAG 0x7c02
 
 /* A message of known size n or less: a length, then the bytes (two messages). */
 static int send_blob(struct tm_rank *me, struct tm_commref *cr, int dest, const void *b, size_t n)
@@ -156,10 +153,10 @@ static int bcast_blob(struct tm_rank *me, struct tm_commref *cr, int root, const
     return rc;
 }
 
-/* acc = in[0] op in[1] op ... op in[n-1] (count elements of t each, packed), combined right to
- * left so that a non-commutative op keeps rank order (tm_opref_apply: inout = in op inout). */
-static int reduce_blobs(const struct tm_cargs *a, unsigned char **in, const size_t *l, int n,
-                        size_t count, void *acc)
+/* acc = in[0] op ... op in[n-1] (coll_xjob_int.h), combined right to left so that a
+ * non-commutative op keeps rank order (tm_opref_apply: inout = in op inout). */
+int tm_xcoll_reduce_blocks(const struct tm_cargs *a, unsigned char **in, const size_t *l, int n,
+                           size_t count, void *acc)
 {
     const struct tm_type *t = a->rtype;
     size_t bytes = count * t->psize;
@@ -210,7 +207,7 @@ static int x_reduce(struct tm_rank *me, struct tm_commref *cr, struct tm_cargs *
     size_t *l;
     if (!mine) return -ENOMEM;
     int rc = gather_blobs(me, cr, root, mine, len, &b, &l);
-    if (rc == 0 && cr->rank == root) rc = reduce_blobs(a, b, l, n, a->count, a->rbuf);
+    if (rc == 0 && cr->rank == root) rc = tm_xcoll_reduce_blocks(a, b, l, n, a->count, a->rbuf);
     blobs_free(b, l, n);
     if (a->root >= 0) return rc;
     /* every member's result: member 0's */
@@ -418,7 +415,7 @@ static int x_reduce_scatter(struct tm_rank *me, struct tm_commref *cr, int kind,
         void *mem, *acc = typed_new(a->count, t, &mem);
         part = calloc((size_t)n, sizeof *part);
         pl = calloc((size_t)n, sizeof *pl);
-        rc = !acc || !part || !pl ? -ENOMEM : reduce_blobs(a, b, l, n, a->count, acc);
+        rc = !acc || !part || !pl ? -ENOMEM : tm_xcoll_reduce_blocks(a, b, l, n, a->count, acc);
         size_t off = 0;
         for (int k = 0; rc == 0 && k < n; k++) {
             size_t cnt =
@@ -515,156 +512,6 @@ int tm_xcoll_run(struct tm_rank *me, struct tm_commref *cr, int kind, struct tm_
     default:
         return -ENOSYS;
     }
-}
-
-/* ---- non-blocking forms that need no step of the rank's own ---- */
-
-/* Posts q, a receive from (is_recv) or a send to member peer of bytes packed bytes at buf, as a
- * part of nb.  0 or an MPI class (q goes back to the pool). */
-static int nb_post_req(struct tm_rank *me, struct tm_commref *scr, struct tm_request *q, void *buf,
-                       size_t bytes, int peer, int is_recv, struct tm_nbr *nb)
-{
-    if (is_recv) {
-        tm_recv_ctx(me, scr->c->ctx, buf, bytes, peer, XCOLL_NB_TAG, q);
-    } else {
-        int rc = tm_send(me, scr, buf, bytes, peer, XCOLL_NB_TAG, TM_SEND_STANDARD, q);
-        if (rc < 0) {
-            atomic_store_explicit(&q->done, 1, memory_order_relaxed);
-            tm_req_free(me, q);
-            return rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER;
-        }
-    }
-    nb->q[nb->n++] = q;
-    return 0;
-}
-
-/* Posts one part of nb: a receive from (is_recv) or a send to member peer of count elements of
- * t at buf.  0 or an MPI class. */
-static int nb_post(struct tm_rank *me, struct tm_commref *scr, void *buf, int count,
-                   const struct tm_type *t, int peer, int is_recv, struct tm_nbr *nb)
-{
-    struct tm_request *q = tm_req_alloc(me, is_recv ? TM_REQ_RECV : TM_REQ_SEND);
-    if (!q) return MPI_ERR_NO_MEM;
-    const struct tm_type *layout = t ? tm_type_moved(t) : NULL;
-    if (layout) { /* held until the request goes back to the pool */
-        tm_type_hold(layout);
-        q->dt = layout;
-    }
-    return nb_post_req(me, scr, q, buf, t ? (size_t)count * t->psize : 0, peer, is_recv, nb);
-}
-
-/* Posts a receive of bytes packed bytes from, or a send of them to, member peer. */
-static int nb_post_raw(struct tm_rank *me, struct tm_commref *scr, void *buf, size_t bytes,
-                       int peer, int is_recv, struct tm_nbr *nb)
-{
-    struct tm_request *q = tm_req_alloc(me, is_recv ? TM_REQ_RECV : TM_REQ_SEND);
-    if (!q) return MPI_ERR_NO_MEM;
-    return nb_post_req(me, scr, q, buf, bytes, peer, is_recv, nb);
-}
-
-/* An Iallreduce's state: every member's packed block (blocks[k * bytes]), the arguments the
- * reduction reads (the type held). */
-struct xnb_red {
-    struct tm_cargs a;
-    size_t bytes;
-    int n;
-    unsigned char *blocks;
-};
-
-/* Once every block came: reduced in rank order into the receive buffer. */
-static int red_fin(struct tm_nbr *nb)
-{
-    struct xnb_red *x = nb->arg;
-    unsigned char **in = malloc(sizeof *in * (size_t)x->n);
-    size_t *l = malloc(sizeof *l * (size_t)x->n);
-    int rc = in && l ? 0 : -ENOMEM;
-    for (int k = 0; rc == 0 && k < x->n; k++) {
-        in[k] = x->blocks + (size_t)k * x->bytes;
-        l[k] = x->bytes;
-    }
-    if (rc == 0) rc = reduce_blobs(&x->a, in, l, x->n, x->a.count, x->a.rbuf);
-    free(in);
-    free(l);
-    return rc == 0 ? 0 : rc == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_TRUNCATE;
-}
-
-static void red_free(struct tm_nbr *nb)
-{
-    struct xnb_red *x = nb->arg;
-    if (!x) return;
-    tm_type_release(x->a.rtype);
-    free(x->blocks);
-    free(x);
-    nb->arg = NULL;
-}
-
-int tm_xcoll_nb(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, int kind,
-                struct tm_cargs *a, struct tm_request **ret)
-{
-    int red = kind == MPIX_COLL_ALLREDUCE && a->rtype;
-    if (kind != MPIX_COLL_BARRIER && kind != MPIX_COLL_BCAST && !red) return -ENOSYS;
-    int n = cr->c->size, r = cr->rank;
-    struct tm_nbr *nb = malloc(sizeof *nb + sizeof nb->q[0] * 2 * (size_t)n);
-    struct tm_request *q = nb ? tm_req_alloc(me, TM_REQ_MULTI) : NULL;
-    if (!q) {
-        free(nb);
-        return -ENOMEM;
-    }
-    memset(nb, 0, sizeof *nb);
-    q->nb = nb;
-    q->comm = comm;
-    q->st_source = MPI_ANY_SOURCE;
-    q->st_tag = MPI_ANY_TAG;
-    /* the handle itself is never pending (tm_nbr_done says when the parts are complete) */
-    atomic_store_explicit(&q->done, 1, memory_order_relaxed);
-    /* a stand-in on the collective context: tm_send reads the context, the member map and
-     * the sender's rank, during the call only (as cp2p.c does) */
-    struct tm_comm sc = {.ctx = XCOLL_CTX(cr->c), .size = n, .world_of = cr->c->world_of};
-    struct tm_commref scr = {.c = &sc, .rank = r, .eh = MPI_ERRORS_RETURN};
-    if (kind == MPIX_COLL_BARRIER) {
-        /* every member tells every other that it came: done when all the others did (n - 1
-         * empty messages each way; no member forwards, so nothing waits for a step) */
-        for (int k = 0; k < n && !nb->err; k++)
-            if (k != r) nb->err = nb_post(me, &scr, NULL, 0, NULL, k, 1, nb);
-        for (int k = 0; k < n && !nb->err; k++)
-            if (k != r) nb->err = nb_post(me, &scr, NULL, 0, NULL, k, 0, nb);
-    } else if (red) {
-        /* every member's block to every other, reduced by each in rank order once all came
-         * (MPI's order, so non-commutative ops hold): n - 1 messages each way, no forwarding */
-        struct xnb_red *x = calloc(1, sizeof *x);
-        size_t bytes = a->count * a->rtype->psize;
-        if (x) x->blocks = malloc(bytes * (size_t)n + 1);
-        if (!x || !x->blocks) {
-            free(x);
-            nb->err = MPI_ERR_NO_MEM;
-        } else {
-            x->a = *a;
-            x->a.own = NULL;
-            x->a.stage = NULL;
-            x->bytes = bytes;
-            x->n = n;
-            tm_type_hold(a->rtype);
-            nb->arg = x;
-            nb->fin = red_fin;
-            nb->fin_free = red_free;
-            /* this member's block now: the send buffer may be the receive buffer (in place) */
-            if (bytes)
-                tm_type_pack(x->blocks + (size_t)r * bytes, a->sbuf, a->count, a->rtype, 0, bytes);
-            for (int k = 0; k < n && !nb->err; k++)
-                if (k != r)
-                    nb->err = nb_post_raw(me, &scr, x->blocks + (size_t)k * bytes, bytes, k, 1, nb);
-            for (int k = 0; k < n && !nb->err; k++)
-                if (k != r)
-                    nb->err = nb_post_raw(me, &scr, x->blocks + (size_t)r * bytes, bytes, k, 0, nb);
-        }
-    } else if (r == a->root) { /* straight from the root to every member */
-        for (int k = 0; k < n && !nb->err; k++)
-            if (k != r) nb->err = nb_post(me, &scr, a->rbuf, a->rcount, a->rtype, k, 0, nb);
-    } else {
-        nb->err = nb_post(me, &scr, a->rbuf, a->rcount, a->rtype, a->root, 1, nb);
-    }
-    *ret = q;
-    return 0;
 }
 
 /* ---- Comm_dup and Comm_split ---- */

@@ -10,14 +10,13 @@
  * O(n) messages per operation and O(n x data) at member 0: correct for every datatype and op
  * (reductions in rank order, so non-commutative ops get MPI's order), not fast.
  *
- * MPI_Ibarrier, MPI_Ibcast and MPI_Iallreduce are messages only (tm_xcoll_nb): every member
- * to every other (Iallreduce: its packed block, reduced by each member in rank order when the
- * owner takes the status), or the root to every member, on a tag of their own, as a MULTI
- * request of point-to-point parts that the engines complete without the rank (so they return
- * at once and progress while the other job's ranks have not come yet; O(n^2) messages).  The
- * other non-blocking forms still run to completion inside the call and return a completed
- * request (their progress is that of the blocking form: a program that needs, say, an
- * MPI_Ialltoall to progress while it waits elsewhere would hang).
+ * The non-blocking forms (tm_xcoll_nb, coll_xjob_nb.c) are messages only: every member sends
+ * each other member at most one message, straight where it is needed (Iallreduce: its packed
+ * block to every member, each reducing them in rank order when the owner takes the status;
+ * Igather: its block to the root), on a tag of their own, as a MULTI request of
+ * point-to-point parts that the engines complete without the rank.  So they return at once
+ * and progress while the other job's ranks have not come yet (O(n^2) messages for the
+ * all-to-all kinds); the persistent forms start them (mpi/persist_coll.c).
  *
  * Every function returns 0 or a negative errno (the entry points turn it into a class). */
 #ifndef TMPI_LIBCLIENT_COLL_XJOB_H
@@ -33,8 +32,8 @@ struct tm_request;
 /* Collective kind (MPIX_COLL_*) with member cr's arguments a, blocking. */
 int tm_xcoll_run(struct tm_rank *me, struct tm_commref *cr, int kind, struct tm_cargs *a);
 /* The non-blocking form of kind with member cr's arguments a, started (handle comm): 0 with
- * the request in *ret (a MULTI request, request.h), -ENOSYS for a kind that has none (the
- * caller runs it to completion), -ENOMEM. */
+ * the request in *ret (a MULTI request, request.h; it takes a->own, which its sends may read),
+ * -ENOSYS for a kind that has none (the caller runs it to completion), -ENOMEM. */
 int tm_xcoll_nb(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, int kind,
                 struct tm_cargs *a, struct tm_request **ret);
 /* Comm_dup's and Comm_split's rounds on such a communicator (coll_comm.c): the node copy of the

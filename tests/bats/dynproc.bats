@@ -319,6 +319,21 @@ xjobs_pair() {
     [ "$XA_ST" -eq 0 ] && grep -q "nbc ok" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
 }
 
+@test "dynproc: every other non-blocking collective and the persistent ones on the merged communicator of two jobs, and Ireduce, Iallgather, Ialltoall on their inter-communicator, return before the other job entered them: it waits for a message sent after the post" {
+    start_agent one --log-level info
+    xjobs_pair "$AGENT_SOCK" nbp-accept 2 nbp-connect 3
+    [ "$XB_ST" -eq 0 ] || { echo "connect ($XB_ST):"; cat "$XB" "$XA"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "nbp ok: 26 operations" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
+}
+
+# bats test_tags=multinode
+@test "dynproc: across 3 agents every other non-blocking collective and the persistent ones between a job across two agents and a job on a third return before the other job entered them: it waits for a message sent after the post" {
+    start_cluster 3 --log-level info
+    XA_ARGS="--hostfile $(two_nodes_hostfile 1 2)" xjobs_pair "${CLUSTER_SOCKS[0]}" nbp-accept 3 nbp-connect 2 "${CLUSTER_SOCKS[2]}"
+    [ "$XB_ST" -eq 0 ] || { echo "connect ($XB_ST):"; cat "$XB" "$XA"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "nbp ok: 26 operations" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
+}
+
 @test "dynproc: a job connected to another that dies gets an error from its probe, receive and send in bounded time, and ends cleanly" {
     start_agent one --log-level info
     SECONDS=0

@@ -35,6 +35,19 @@
  *                       MPI_Iallreduce (also in place) on it, and each time MPI_Test finds
  *                       it unfinished (the connecting side enters 1.5 s later), then
  *                       MPI_Wait; prints "nbc ok: ..."
+ *   nbp-accept FILE / nbp-connect FILE
+ *                       connect, merge; for every other non-blocking collective on the merged
+ *                       communicator (Ireduce, Igather(v) also with a strided send type and in
+ *                       place, Iscatter(v), Iallgather(v) also in place, Ialltoall(v,w) also in
+ *                       place, Ireduce_scatter(_block), Iscan, Iexscan), the persistent
+ *                       MPI_Alltoall_init and MPI_Reduce_init (started twice), and Ireduce,
+ *                       Iallgather, Ialltoall on the inter-communicator: the
+ *                       accepting side posts it and MPI_Test finds it unfinished where it needs
+ *                       the other side, a barrier of its own job, then its rank 0 sends "go"
+ *                       to every remote rank, which receives it before it posts
+ *                       (an operation completing inside its call deadlocks here); then
+ *                       MPI_Wait and a check of every member's result; prints "nbp ok: N
+ *                       operations"
  *   join FILE ROLE [R]  rank R (0) joins the other job's joining rank over a socket (ROLE
  *                       listen: binds a Unix socket at FILE; connect: connects to it), then
  *                       exchanges an int both ways and disconnects; prints "join ok"
@@ -315,6 +328,344 @@ static int join_fd(const char *path, int listening)
     return -1;
 }
 
+/* One non-blocking collective of nbp (op numbers below) posted on merged (ms members, this one
+ * mr) or inter (remote size rs; acc: the accepting side, low in merged).  *pers: a persistent
+ * request to start again and free.  Returns the request; nbp_check then checks the result. */
+#define NBP_OPS 24
+#define NBP_N 64 /* ints per buffer: enough for 8 members of 3 ints each way */
+struct nbp {
+    int sb[NBP_N], rb[NBP_N], sc[8], sd[8], rc[8], rd[8];
+    MPI_Datatype st[8], rt[8], vec;
+    long long ls, lr;
+};
+static const char *const nbp_name[NBP_OPS] = {"Ireduce",
+                                              "Igather",
+                                              "Igather strided",
+                                              "Igather in place",
+                                              "Igatherv",
+                                              "Iscatter",
+                                              "Iscatterv",
+                                              "Iscatter in place",
+                                              "Iallgather",
+                                              "Iallgather in place",
+                                              "Iallgatherv",
+                                              "Ialltoall",
+                                              "Ialltoall in place",
+                                              "Ialltoallv",
+                                              "Ialltoallw",
+                                              "Ireduce_scatter",
+                                              "Ireduce_scatter_block",
+                                              "Iscan",
+                                              "Iexscan",
+                                              "Alltoall_init",
+                                              "Reduce_init",
+                                              "Ireduce inter",
+                                              "Iallgather inter",
+                                              "Ialltoall inter"};
+
+static MPI_Request nbp_post(int op, struct nbp *b, MPI_Comm m, MPI_Comm inter, int acc,
+                            MPI_Request *pers)
+{
+    int ms, mr, rs, lr;
+    MPI_Comm_size(m, &ms);
+    MPI_Comm_rank(m, &mr);
+    MPI_Comm_remote_size(inter, &rs);
+    MPI_Comm_rank(inter, &lr);
+    MPI_Request q = MPI_REQUEST_NULL;
+    for (int k = 0; k < NBP_N; k++) {
+        b->sb[k] = 1000 * mr + k;
+        b->rb[k] = -1;
+    }
+    for (int k = 0; k < ms; k++) { /* member k gets (or sends) k % 3 + 1 ints */
+        b->sc[k] = b->rc[k] = k % 3 + 1;
+        b->sd[k] = b->rd[k] = 3 * k;
+        b->st[k] = b->rt[k] = MPI_INT;
+    }
+    int root = ms - 1, mine = mr % 3 + 1;
+    b->ls = mr + 1;
+    b->lr = -1;
+    switch (op) {
+    case 0:
+        MPI_Ireduce(&b->ls, &b->lr, 1, MPI_LONG_LONG, MPI_SUM, root, m, &q);
+        break;
+    case 1:
+        MPI_Igather(b->sb, 2, MPI_INT, b->rb, 2, MPI_INT, root, m, &q);
+        break;
+    case 2: /* elements 0 and 2 of the send buffer */
+        MPI_Type_vector(2, 1, 2, MPI_INT, &b->vec);
+        MPI_Type_commit(&b->vec);
+        MPI_Igather(b->sb, 1, b->vec, b->rb, 2, MPI_INT, 0, m, &q);
+        MPI_Type_free(&b->vec); /* the operation holds it */
+        break;
+    case 3:
+        if (mr == root) memcpy(b->rb + 2 * mr, b->sb, 2 * sizeof(int));
+        MPI_Igather(mr == root ? MPI_IN_PLACE : b->sb, 2, MPI_INT, b->rb, 2, MPI_INT, root, m, &q);
+        break;
+    case 4:
+        MPI_Igatherv(b->sb, mine, MPI_INT, b->rb, b->rc, b->rd, MPI_INT, 0, m, &q);
+        break;
+    case 5:
+        MPI_Iscatter(b->sb, 2, MPI_INT, b->rb, 2, MPI_INT, root, m, &q);
+        break;
+    case 6:
+        MPI_Iscatterv(b->sb, b->sc, b->sd, MPI_INT, b->rb, mine, MPI_INT, 0, m, &q);
+        break;
+    case 7:
+        MPI_Iscatter(b->sb, 2, MPI_INT, mr == 0 ? MPI_IN_PLACE : b->rb, 2, MPI_INT, 0, m, &q);
+        break;
+    case 8:
+        MPI_Iallgather(b->sb, 2, MPI_INT, b->rb, 2, MPI_INT, m, &q);
+        break;
+    case 9:
+        b->rb[2 * mr] = 1000 * mr;
+        b->rb[2 * mr + 1] = 1000 * mr + 1;
+        MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rb, 2, MPI_INT, m, &q);
+        break;
+    case 10:
+        MPI_Iallgatherv(b->sb, mine, MPI_INT, b->rb, b->rc, b->rd, MPI_INT, m, &q);
+        break;
+    case 11:
+        MPI_Ialltoall(b->sb, 2, MPI_INT, b->rb, 2, MPI_INT, m, &q);
+        break;
+    case 12:
+        memcpy(b->rb, b->sb, sizeof b->rb);
+        MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b->rb, 2, MPI_INT, m, &q);
+        break;
+    case 13: /* member k gets k % 3 + 1 ints from everyone; sends peer j j % 3 + 1 */
+        for (int k = 0; k < ms; k++) {
+            b->rc[k] = mine;
+            b->rd[k] = 3 * k;
+        }
+        MPI_Ialltoallv(b->sb, b->sc, b->sd, MPI_INT, b->rb, b->rc, b->rd, MPI_INT, m, &q);
+        break;
+    case 14: /* in bytes: from k, ints at 3k; to k, ints at 3k */
+        for (int k = 0; k < ms; k++) {
+            b->rc[k] = mine;
+            b->sd[k] *= (int)sizeof(int);
+            b->rd[k] = 3 * k * (int)sizeof(int);
+        }
+        MPI_Ialltoallw(b->sb, b->sc, b->sd, b->st, b->rb, b->rc, b->rd, b->rt, m, &q);
+        break;
+    case 15:
+        MPI_Ireduce_scatter(b->sb, b->rb, b->rc, MPI_INT, MPI_SUM, m, &q);
+        break;
+    case 16:
+        MPI_Ireduce_scatter_block(b->sb, b->rb, 2, MPI_INT, MPI_SUM, m, &q);
+        break;
+    case 17:
+        MPI_Iscan(&b->ls, &b->lr, 1, MPI_LONG_LONG, MPI_SUM, m, &q);
+        break;
+    case 18:
+        MPI_Iexscan(&b->ls, &b->lr, 1, MPI_LONG_LONG, MPI_SUM, m, &q);
+        break;
+    case 19:
+        if (*pers == MPI_REQUEST_NULL)
+            MPI_Alltoall_init(b->sb, 2, MPI_INT, b->rb, 2, MPI_INT, m, MPI_INFO_NULL, pers);
+        MPI_Start(pers);
+        q = *pers;
+        break;
+    case 20:
+        if (*pers == MPI_REQUEST_NULL)
+            MPI_Reduce_init(&b->ls, &b->lr, 1, MPI_LONG_LONG, MPI_SUM, root, m, MPI_INFO_NULL,
+                            pers);
+        MPI_Start(pers);
+        q = *pers;
+        break;
+    case 21: /* the accepting side's rank 0 gets the sum of the other side's ranks + 1 */
+        b->ls = lr + 1;
+        MPI_Ireduce(&b->ls, &b->lr, 1, MPI_LONG_LONG, MPI_SUM,
+                    acc ? (lr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, inter, &q);
+        break;
+    case 22:
+        b->sb[0] = 1000 * lr + (acc ? 1 : 2);
+        MPI_Iallgather(b->sb, 1, MPI_INT, b->rb, 1, MPI_INT, inter, &q);
+        break;
+    default: /* 23 */
+        for (int k = 0; k < rs; k++)
+            b->sb[k] = 100 * lr + k + (acc ? 0 : 50);
+        MPI_Ialltoall(b->sb, 1, MPI_INT, b->rb, 1, MPI_INT, inter, &q);
+        break;
+    }
+    (void)rs;
+    return q;
+}
+
+static void nbp_check(int op, const struct nbp *b, MPI_Comm m, MPI_Comm inter, int acc)
+{
+    int ms, mr, rs, lr, mine;
+    MPI_Comm_size(m, &ms);
+    MPI_Comm_rank(m, &mr);
+    MPI_Comm_remote_size(inter, &rs);
+    MPI_Comm_rank(inter, &lr);
+    mine = mr % 3 + 1;
+    int root = ms - 1;
+    const char *w = nbp_name[op];
+    const int *r = b->rb;
+    switch (op) {
+    case 0:
+    case 20:
+        CHECK(mr != root || b->lr == (long long)ms * (ms + 1) / 2, "%s: %lld", w, b->lr);
+        break;
+    case 1:
+    case 3:
+        for (int k = 0; mr == root && k < ms; k++)
+            CHECK(r[2 * k] == 1000 * k && r[2 * k + 1] == 1000 * k + 1, "%s: block %d: %d %d", w, k,
+                  r[2 * k], r[2 * k + 1]);
+        break;
+    case 2:
+        for (int k = 0; mr == 0 && k < ms; k++)
+            CHECK(r[2 * k] == 1000 * k && r[2 * k + 1] == 1000 * k + 2, "%s: block %d: %d %d", w, k,
+                  r[2 * k], r[2 * k + 1]);
+        break;
+    case 4:
+        for (int k = 0; mr == 0 && k < ms; k++)
+            for (int j = 0; j < k % 3 + 1; j++)
+                CHECK(r[3 * k + j] == 1000 * k + j, "%s: block %d[%d]: %d", w, k, j, r[3 * k + j]);
+        break;
+    case 5:
+        CHECK(r[0] == 1000 * root + 2 * mr && r[1] == 1000 * root + 2 * mr + 1, "%s: %d %d", w,
+              r[0], r[1]);
+        break;
+    case 6:
+        for (int j = 0; j < mine; j++)
+            CHECK(r[j] == 3 * mr + j, "%s: [%d]: %d", w, j, r[j]);
+        break;
+    case 7:
+        CHECK(mr == 0 || (r[0] == 2 * mr && r[1] == 2 * mr + 1), "%s: %d %d", w, r[0], r[1]);
+        break;
+    case 8:
+    case 9:
+        for (int k = 0; k < ms; k++)
+            CHECK(r[2 * k] == 1000 * k && r[2 * k + 1] == 1000 * k + 1, "%s: block %d: %d %d", w, k,
+                  r[2 * k], r[2 * k + 1]);
+        break;
+    case 10:
+        for (int k = 0; k < ms; k++)
+            for (int j = 0; j < k % 3 + 1; j++)
+                CHECK(r[3 * k + j] == 1000 * k + j, "%s: block %d[%d]: %d", w, k, j, r[3 * k + j]);
+        break;
+    case 11:
+    case 12:
+    case 19:
+        for (int k = 0; k < ms; k++)
+            CHECK(r[2 * k] == 1000 * k + 2 * mr && r[2 * k + 1] == 1000 * k + 2 * mr + 1,
+                  "%s: from %d: %d %d", w, k, r[2 * k], r[2 * k + 1]);
+        break;
+    case 13:
+    case 14:
+        for (int k = 0; k < ms; k++)
+            for (int j = 0; j < mine; j++)
+                CHECK(r[3 * k + j] == 1000 * k + 3 * mr + j, "%s: from %d[%d]: %d", w, k, j,
+                      r[3 * k + j]);
+        break;
+    case 15: /* segment mr: offsets sum of (k % 3 + 1) for k < mr */
+    case 16: {
+        int off = 0, cnt = op == 15 ? mine : 2;
+        for (int k = 0; k < mr; k++)
+            off += op == 15 ? k % 3 + 1 : 2;
+        for (int j = 0; j < cnt; j++) {
+            int want = 1000 * ms * (ms - 1) / 2 + ms * (off + j);
+            CHECK(r[j] == want, "%s: [%d]: %d, not %d", w, j, r[j], want);
+        }
+        break;
+    }
+    case 17:
+        CHECK(b->lr == (long long)(mr + 1) * (mr + 2) / 2, "%s: %lld", w, b->lr);
+        break;
+    case 18:
+        CHECK(mr == 0 || b->lr == (long long)mr * (mr + 1) / 2, "%s: %lld", w, b->lr);
+        break;
+    case 21:
+        CHECK(!acc || lr != 0 || b->lr == (long long)rs * (rs + 1) / 2, "%s: %lld", w, b->lr);
+        break;
+    case 22:
+        for (int k = 0; k < rs; k++)
+            CHECK(r[k] == 1000 * k + (acc ? 2 : 1), "%s: from %d: %d", w, k, r[k]);
+        break;
+    default:
+        for (int k = 0; k < rs; k++)
+            CHECK(r[k] == 100 * k + lr + (acc ? 50 : 0), "%s: from %d: %d", w, k, r[k]);
+        break;
+    }
+}
+
+/* Whether accepting member mr (merged; lr on the inter-communicator) gets anything from the
+ * connecting side in op, so that MPI_Test must find it unfinished before that side entered (a
+ * member that only sends, or only hears from its own job, may finish at once). */
+static int nbp_waits(int op, int mr, int ms, int lr)
+{
+    switch (op) {
+    case 0: /* rooted at the connecting side's last rank, or at rank 0 sending only */
+    case 1:
+    case 3:
+    case 6:
+    case 7:
+    case 17: /* the scans: the accepting side's ranks come first */
+    case 18:
+    case 20:
+        return 0;
+    case 2:
+    case 4:
+        return mr == 0;
+    case 21:
+        return lr == 0;
+    default:
+        (void)ms;
+        return 1;
+    }
+}
+
+/* nbp: see the top of the file. */
+static void nbp_run(MPI_Comm inter, int acc)
+{
+    MPI_Comm m;
+    CHECK(MPI_Intercomm_merge(inter, !acc, &m) == MPI_SUCCESS, "merge");
+    /* a failed operation is named by the check of its MPI_Wait */
+    MPI_Comm_set_errhandler(m, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+    int rs, lr;
+    MPI_Comm_remote_size(inter, &rs);
+    MPI_Comm_rank(inter, &lr);
+    static struct nbp b;
+    MPI_Request pers[NBP_OPS];
+    for (int op = 0; op < NBP_OPS; op++)
+        pers[op] = MPI_REQUEST_NULL;
+    int ran = 0;
+    for (int round = 0; round < 2; round++) {
+        for (int op = 0; op < NBP_OPS; op++) {
+            /* the persistent ones twice, the others once */
+            if (round == 1 && op != 19 && op != 20) continue;
+            int go = 0;
+            if (!acc) { /* enters only once the accepting side has posted */
+                MPI_Recv(&go, 1, MPI_INT, 0, 900 + op, inter, MPI_STATUS_IGNORE);
+                CHECK(go == op + 1, "go for %s: %d", nbp_name[op], go);
+            }
+            MPI_Request q = nbp_post(op, &b, m, inter, acc, &pers[op]);
+            if (acc) {
+                int flag = 1, mr, ms;
+                MPI_Comm_rank(m, &mr);
+                MPI_Comm_size(m, &ms);
+                if (nbp_waits(op, mr, ms, lr)) {
+                    MPI_Test(&q, &flag, MPI_STATUS_IGNORE);
+                    CHECK(!flag, "%s finished before the other job entered it", nbp_name[op]);
+                }
+                /* every accepting member has tested before the other side may enter */
+                MPI_Barrier(MPI_COMM_WORLD);
+                go = op + 1;
+                for (int k = 0; lr == 0 && k < rs; k++)
+                    MPI_Send(&go, 1, MPI_INT, k, 900 + op, inter);
+            }
+            CHECK(MPI_Wait(&q, MPI_STATUS_IGNORE) == MPI_SUCCESS, "%s: MPI_Wait", nbp_name[op]);
+            nbp_check(op, &b, m, inter, acc);
+            ran++;
+        }
+    }
+    MPI_Request_free(&pers[19]);
+    MPI_Request_free(&pers[20]);
+    MPI_Comm_free(&m);
+    if (lr == 0 && acc) printf("nbp ok: %d operations\n", ran);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -502,6 +853,19 @@ int main(int argc, char **argv)
         MPI_Comm_free(&merged);
         MPI_Comm_disconnect(&inter);
         if (rank == 0 && acc) printf("nbc ok: pending until the other job entered\n");
+    } else if (!strcmp(mode, "nbp-accept") || !strcmp(mode, "nbp-connect")) {
+        int acc = !strcmp(mode, "nbp-accept");
+        if (acc && rank == 0) {
+            CHECK(MPI_Open_port(MPI_INFO_NULL, port) == MPI_SUCCESS, "MPI_Open_port");
+            write_port(file, port);
+        } else if (!acc) {
+            read_port(file, port);
+        }
+        int rc = acc ? MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter)
+                     : MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+        CHECK(rc == MPI_SUCCESS, "accept/connect");
+        nbp_run(inter, acc);
+        MPI_Comm_disconnect(&inter);
     } else if (!strcmp(mode, "join")) {
         CHECK(argc >= 4, "join FILE listen|connect [RANK]");
         if (rank == (argc > 4 ? atoi(argv[4]) : 0)) {
