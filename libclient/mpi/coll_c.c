@@ -7,7 +7,8 @@
  * intra-communicator the v and w forms, Reduce_scatter(_block)_c and Scan_c / Exscan_c (and
  * their I forms) pass their arguments whole to the engine instead (coll.h tm_gatherv_c ...),
  * so counts and displacements past INT_MAX without a common factor and user ops on more than
- * INT_MAX elements work there.  MPI_Reduce_c,
+ * INT_MAX elements work there; their persistent forms are in persist_coll.c and the
+ * neighbourhood ones in nbr_api.c (both pass MPI_Count / MPI_Aint through).  MPI_Reduce_c,
  * MPI_Allreduce_c and their non-blocking forms are in coll/coll_reduce.c (their engine counts in
  * size_t). */
 #include <stdint.h>

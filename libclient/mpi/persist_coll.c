@@ -6,7 +6,9 @@
  * non-blocking call is (coll_nb.c), on one node and across nodes.  MPI requires every member to
  * start its persistent collectives in the same order, which is what the non-blocking calls
  * need.  The info argument carries no hint TMPI uses; it must be MPI_INFO_NULL or a valid
- * info object (checked by the info code when it is one). */
+ * info object (checked by the info code when it is one).  The v, w, reduce-scatter and scan
+ * _init_c forms keep their MPI_Count / MPI_Aint arguments and start the non-blocking _c call;
+ * the others are in coll_c.c (their scalar counts fold). */
 #include "comm.h"
 #include "errh.h"
 #include "job.h"
