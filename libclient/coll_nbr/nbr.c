@@ -2,9 +2,11 @@
 #include "nbr.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
 #include "comm.h"
 #include "errh.h"
 #include "job.h"
@@ -69,16 +71,22 @@ int tm_nbr_finish(struct tm_rank *me, struct tm_request *r, MPI_Status *status)
 
 /* A buffer of count elements of dt: its type (*ret), else an MPI class. */
 static int check_buf(struct tm_rank *me, MPI_Comm comm, const char *fn, const char *what,
-                     const void *buf, int count, MPI_Datatype dt, const struct tm_type **ret)
+                     const void *buf, MPI_Count count, MPI_Datatype dt, const struct tm_type **ret)
 {
-    if (count < 0) return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid %s count %d", what, count);
+    if (count < 0)
+        return tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid %s count %lld", what, (long long)count);
     const struct tm_type *t = tm_type_get(dt);
     if (!t) return tm_err(me, comm, MPI_ERR_TYPE, fn, "invalid %s datatype %d", what, dt);
     if (buf == MPI_IN_PLACE)
         return tm_err(me, comm, MPI_ERR_BUFFER, fn,
                       "MPI_IN_PLACE is not allowed in neighbourhood collectives");
     if (tm_buf_missing(buf, count, t))
-        return tm_err(me, comm, MPI_ERR_BUFFER, fn, "%s buffer is NULL with count %d", what, count);
+        return tm_err(me, comm, MPI_ERR_BUFFER, fn, "%s buffer is NULL with count %lld", what,
+                      (long long)count);
+    /* the bytes of one block are a size_t inside: no block longer than the address space */
+    if (t->psize && count > PTRDIFF_MAX / (MPI_Count)t->psize)
+        return tm_err(me, comm, MPI_ERR_COUNT, fn, "%s count %lld is more bytes than memory holds",
+                      what, (long long)count);
     *ret = t;
     return MPI_SUCCESS;
 }
@@ -105,14 +113,14 @@ struct side {
     int deg;
     const int *peer;
     const void *buf;
-    int count;
-    const int *counts, *displs;
-    const MPI_Aint *bdispls;
+    MPI_Count count;
+    const MPI_Count *counts;
+    const MPI_Aint *displs, *bdispls;
     MPI_Datatype type;
     const MPI_Datatype *types;
 };
 
-static void block(const struct side *s, MPI_Aint ext, int k, char **buf, int *count,
+static void block(const struct side *s, MPI_Aint ext, int k, char **buf, MPI_Count *count,
                   MPI_Datatype *type)
 {
     char *b = (char *)s->buf;
@@ -122,10 +130,10 @@ static void block(const struct side *s, MPI_Aint ext, int k, char **buf, int *co
         *buf = b, *count = s->count;
         break;
     case LAY_UNIFORM:
-        *buf = b + (MPI_Aint)k * s->count * ext, *count = s->count;
+        *buf = b + (MPI_Aint)k * (MPI_Aint)s->count * ext, *count = s->count;
         break;
     case LAY_V:
-        *buf = b + (MPI_Aint)s->displs[k] * ext, *count = s->counts[k];
+        *buf = b + s->displs[k] * ext, *count = s->counts[k];
         break;
     case LAY_W:
         *buf = b + s->bdispls[k], *count = s->counts[k], *type = s->types[k];
@@ -156,7 +164,7 @@ static int post(struct tm_rank *me, struct tm_commref *scr, MPI_Comm comm, const
                 MPI_Aint ext, int k, int tag, int is_recv, struct tm_nbr *nb)
 {
     char *buf = NULL;
-    int count = 0;
+    MPI_Count count = 0;
     MPI_Datatype type = MPI_DATATYPE_NULL;
     block(s, ext, k, &buf, &count, &type);
     const struct tm_type *t = tm_type_get(type);
@@ -201,6 +209,24 @@ int tm_nbr_run(struct tm_rank *me, const char *fn, const struct tm_nbr_args *a, 
     const int *src, *dst;
     if (tm_topo_neighbors(t, cr->rank, &indeg, &src, &outdeg, &dst, &own) < 0)
         return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    /* An int call's arrays, widened for this start (the messages keep no pointer to them). */
+    const MPI_Count *wc[2] = {a->scounts, a->rcounts};
+    const MPI_Aint *wd[2] = {a->sdispls, a->rdispls};
+    void *wide[2] = {NULL, NULL};
+    const int *ic[2] = {a->iscounts, a->ircounts}, *id[2] = {a->isdispls, a->irdispls};
+    const int deg[2] = {outdeg, indeg};
+    for (int i = 0; i < 2; i++) {
+        if (!ic[i] && !id[i]) continue;
+        const MPI_Count *c = NULL;
+        const MPI_Aint *d = NULL;
+        if (tm_coll_widen(deg[i], 1, &ic[i], &id[i], &c, &d, &wide[i]) < 0) {
+            free(wide[0]);
+            free(own);
+            return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+        }
+        if (ic[i]) wc[i] = c;
+        if (id[i]) wd[i] = d;
+    }
     struct side ss = {.what = "send",
                       .deg = outdeg,
                       .peer = dst,
@@ -220,22 +246,24 @@ int tm_nbr_run(struct tm_rank *me, const char *fn, const struct tm_nbr_args *a, 
         break;
     case TM_NBR_ALLGATHERV:
         ss.lay = LAY_ONE;
-        rs.lay = LAY_V, rs.counts = a->rcounts, rs.displs = a->rdispls;
+        rs.lay = LAY_V, rs.counts = wc[1], rs.displs = wd[1];
         break;
     case TM_NBR_ALLTOALL:
         break;
     case TM_NBR_ALLTOALLV:
-        ss.lay = LAY_V, ss.counts = a->scounts, ss.displs = a->sdispls;
-        rs.lay = LAY_V, rs.counts = a->rcounts, rs.displs = a->rdispls;
+        ss.lay = LAY_V, ss.counts = wc[0], ss.displs = wd[0];
+        rs.lay = LAY_V, rs.counts = wc[1], rs.displs = wd[1];
         break;
     case TM_NBR_ALLTOALLW:
-        ss.lay = LAY_W, ss.counts = a->scounts, ss.bdispls = a->sdispls_w, ss.types = a->stypes;
-        rs.lay = LAY_W, rs.counts = a->rcounts, rs.bdispls = a->rdispls_w, rs.types = a->rtypes;
+        ss.lay = LAY_W, ss.counts = wc[0], ss.bdispls = wd[0], ss.types = a->stypes;
+        rs.lay = LAY_W, rs.counts = wc[1], rs.bdispls = wd[1], rs.types = a->rtypes;
         break;
     }
     int err = check_side(me, comm, fn, &ss);
     if (!err) err = check_side(me, comm, fn, &rs);
     if (err) {
+        free(wide[0]);
+        free(wide[1]);
         free(own);
         return err;
     }
@@ -246,6 +274,8 @@ int tm_nbr_run(struct tm_rank *me, const char *fn, const struct tm_nbr_args *a, 
     struct tm_request *r = nb ? tm_req_alloc(me, TM_REQ_MULTI) : NULL;
     if (!r) {
         free(nb);
+        free(wide[0]);
+        free(wide[1]);
         free(own);
         return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     }
@@ -272,6 +302,8 @@ int tm_nbr_run(struct tm_rank *me, const char *fn, const struct tm_nbr_args *a, 
     for (int k = 0; k < outdeg && !nb->err; k++)
         if (dst[k] != MPI_PROC_NULL)
             nb->err = post(me, &scr, comm, &ss, sext, k, cart ? k : 0, 0, nb);
+    free(wide[0]);
+    free(wide[1]);
     free(own);
 
     if (nonblocking) {

@@ -40,22 +40,27 @@ enum tm_nbr_op {
     TM_NBR_ALLTOALLW,  /* counts, byte displacements and a type per block */
 };
 
-/* One call's arguments (the fields its op does not use are ignored). */
+/* One call's arguments (the fields its op does not use are ignored).  Counts are MPI_Count and
+ * displacements MPI_Aint end to end (a _c call passes its own); an int call passes its arrays
+ * in the i* fields instead, which the start widens for the call's length: so a persistent
+ * int call still reads the program's arrays at each start. */
 struct tm_nbr_args {
     enum tm_nbr_op op;
     const void *sbuf;
-    int scount;
-    const int *scounts, *sdispls;
-    const MPI_Aint *sdispls_w;
+    MPI_Count scount;
+    const MPI_Count *scounts;
+    const MPI_Aint *sdispls; /* elements (v) or bytes (w) */
     MPI_Datatype stype;
     const MPI_Datatype *stypes;
     void *rbuf;
-    int rcount;
-    const int *rcounts, *rdispls;
-    const MPI_Aint *rdispls_w;
+    MPI_Count rcount;
+    const MPI_Count *rcounts;
+    const MPI_Aint *rdispls;
     MPI_Datatype rtype;
     const MPI_Datatype *rtypes;
     MPI_Comm comm;
+    /* an int call's arrays (NULL: the wide ones above are the arguments) */
+    const int *iscounts, *isdispls, *ircounts, *irdispls;
 };
 
 /* Checks the arguments and starts the operation: non-blocking, *request is its request (kind

@@ -2,8 +2,10 @@
  *
  * On an intra-communicator the v and w collectives, Reduce_scatter(_block)_c and Scan_c /
  * Exscan_c do not come here: the engine takes their MPI_Count / MPI_Aint arguments whole
- * (coll/coll.h tm_coll_wide_here, tm_gatherv_c ...).  What still narrows: the uniform rooted
- * and all-to-all forms, the persistent, inter-communicator and neighbourhood forms.
+ * (coll/coll.h tm_coll_wide_here, tm_gatherv_c ...), nor do their persistent forms
+ * (persist_coll.c starts the I _c call) or the neighbourhood ones (coll_nbr counts in MPI_Count).
+ * What still narrows: the uniform rooted and all-to-all forms (and their persistent ones) and
+ * the inter-communicator forms.
  *
  * The collective engine (coll/, coll_net/, coll_inter/, coll_nbr/) counts elements per block
  * in int and displacements of the v variants in int elements (w variants: int bytes).  A _c

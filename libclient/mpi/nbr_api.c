@@ -1,6 +1,7 @@
 /* nbr_api.c — the neighbourhood collectives' entry points: MPI_Neighbor_allgather(v),
  * MPI_Neighbor_alltoall(v,w), their non-blocking MPI_Ineighbor_* forms and the MPI-4.0
- * persistent MPI_Neighbor_*_init forms (nbr.h does the work).
+ * persistent MPI_Neighbor_*_init forms, and the _c form of each (nbr.h does the work: it
+ * counts in MPI_Count and MPI_Aint, an int call's arrays widened at each start).
  *
  * A persistent one keeps its arguments in a persistent request (persist.h) whose MPI_Start
  * starts the non-blocking operation with them; its checks run at every start.  The info
@@ -50,8 +51,8 @@ TM_API int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Data
                                     MPI_Datatype recvtype, MPI_Comm comm)
 {
     struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLGATHERV);
-    a.rcounts = recvcounts;
-    a.rdispls = displs;
+    a.ircounts = recvcounts;
+    a.irdispls = displs;
     return run("MPI_Neighbor_allgatherv", &a, 0, NULL);
 }
 TM_ALIAS(Neighbor_allgatherv)
@@ -61,8 +62,8 @@ TM_API int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Dat
                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLGATHERV);
-    a.rcounts = recvcounts;
-    a.rdispls = displs;
+    a.ircounts = recvcounts;
+    a.irdispls = displs;
     return run("MPI_Ineighbor_allgatherv", &a, 1, request);
 }
 TM_ALIAS(Ineighbor_allgatherv)
@@ -89,8 +90,8 @@ TM_ALIAS(Ineighbor_alltoall)
 
 #define ALLTOALLV_ARGS                                                                             \
     {                                                                                              \
-        .op = TM_NBR_ALLTOALLV, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls,        \
-        .stype = sendtype, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls,             \
+        .op = TM_NBR_ALLTOALLV, .sbuf = sendbuf, .iscounts = sendcounts, .isdispls = sdispls,      \
+        .stype = sendtype, .rbuf = recvbuf, .ircounts = recvcounts, .irdispls = rdispls,           \
         .rtype = recvtype, .comm = comm                                                            \
     }
 
@@ -115,8 +116,8 @@ TM_ALIAS(Ineighbor_alltoallv)
 
 #define ALLTOALLW_ARGS                                                                             \
     {                                                                                              \
-        .op = TM_NBR_ALLTOALLW, .sbuf = sendbuf, .scounts = sendcounts, .sdispls_w = sdispls,      \
-        .stypes = sendtypes, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls_w = rdispls,         \
+        .op = TM_NBR_ALLTOALLW, .sbuf = sendbuf, .iscounts = sendcounts, .sdispls = sdispls,       \
+        .stypes = sendtypes, .rbuf = recvbuf, .ircounts = recvcounts, .rdispls = rdispls,          \
         .rtypes = recvtypes, .comm = comm                                                          \
     }
 
@@ -182,8 +183,8 @@ TM_API int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI
                                          MPI_Request *request)
 {
     struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLGATHERV);
-    a.rcounts = recvcounts;
-    a.rdispls = displs;
+    a.ircounts = recvcounts;
+    a.irdispls = displs;
     return pinit("MPI_Neighbor_allgatherv_init", &a, info, request);
 }
 TM_ALIAS(Neighbor_allgatherv_init)
@@ -219,3 +220,184 @@ TM_API int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcount
     return pinit("MPI_Neighbor_alltoallw_init", &a, info, request);
 }
 TM_ALIAS(Neighbor_alltoallw_init)
+
+/* ---- large counts (MPI 4.0 §6, _c): the engine takes MPI_Count counts and MPI_Aint
+ * displacements whole, so these pass theirs through (no fold, no narrowing) ---- */
+
+#define ALLTOALLV_C_ARGS                                                                           \
+    {                                                                                              \
+        .op = TM_NBR_ALLTOALLV, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls,        \
+        .stype = sendtype, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls,             \
+        .rtype = recvtype, .comm = comm                                                            \
+    }
+
+#define ALLTOALLW_C_ARGS                                                                           \
+    {                                                                                              \
+        .op = TM_NBR_ALLTOALLW, .sbuf = sendbuf, .scounts = sendcounts, .sdispls = sdispls,        \
+        .stypes = sendtypes, .rbuf = recvbuf, .rcounts = recvcounts, .rdispls = rdispls,           \
+        .rtypes = recvtypes, .comm = comm                                                          \
+    }
+
+TM_API int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype recvtype, MPI_Comm comm)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLGATHER);
+    a.rcount = recvcount;
+    return run("MPI_Neighbor_allgather_c", &a, 0, NULL);
+}
+TM_ALIAS(Neighbor_allgather_c)
+
+TM_API int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount,
+                                      MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLGATHER);
+    a.rcount = recvcount;
+    return run("MPI_Ineighbor_allgather_c", &a, 1, request);
+}
+TM_ALIAS(Ineighbor_allgather_c)
+
+TM_API int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount,
+                                          MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                          MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLGATHER);
+    a.rcount = recvcount;
+    return pinit("MPI_Neighbor_allgather_init_c", &a, info, request);
+}
+TM_ALIAS(Neighbor_allgather_init_c)
+
+TM_API int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount,
+                                      MPI_Datatype sendtype, void *recvbuf,
+                                      const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                      MPI_Datatype recvtype, MPI_Comm comm)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLGATHERV);
+    a.rcounts = recvcounts;
+    a.rdispls = displs;
+    return run("MPI_Neighbor_allgatherv_c", &a, 0, NULL);
+}
+TM_ALIAS(Neighbor_allgatherv_c)
+
+TM_API int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount,
+                                       MPI_Datatype sendtype, void *recvbuf,
+                                       const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLGATHERV);
+    a.rcounts = recvcounts;
+    a.rdispls = displs;
+    return run("MPI_Ineighbor_allgatherv_c", &a, 1, request);
+}
+TM_ALIAS(Ineighbor_allgatherv_c)
+
+TM_API int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount,
+                                           MPI_Datatype sendtype, void *recvbuf,
+                                           const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                           MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLGATHERV);
+    a.rcounts = recvcounts;
+    a.rdispls = displs;
+    return pinit("MPI_Neighbor_allgatherv_init_c", &a, info, request);
+}
+TM_ALIAS(Neighbor_allgatherv_init_c)
+
+TM_API int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLTOALL);
+    a.rcount = recvcount;
+    return run("MPI_Neighbor_alltoall_c", &a, 0, NULL);
+}
+TM_ALIAS(Neighbor_alltoall_c)
+
+TM_API int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLTOALL);
+    a.rcount = recvcount;
+    return run("MPI_Ineighbor_alltoall_c", &a, 1, request);
+}
+TM_ALIAS(Ineighbor_alltoall_c)
+
+TM_API int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount,
+                                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                         MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLGATHER_ARGS(TM_NBR_ALLTOALL);
+    a.rcount = recvcount;
+    return pinit("MPI_Neighbor_alltoall_init_c", &a, info, request);
+}
+TM_ALIAS(Neighbor_alltoall_init_c)
+
+TM_API int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                     const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                     const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                     MPI_Datatype recvtype, MPI_Comm comm)
+{
+    struct tm_nbr_args a = ALLTOALLV_C_ARGS;
+    return run("MPI_Neighbor_alltoallv_c", &a, 0, NULL);
+}
+TM_ALIAS(Neighbor_alltoallv_c)
+
+TM_API int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                      const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                      void *recvbuf, const MPI_Count recvcounts[],
+                                      const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                      MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLTOALLV_C_ARGS;
+    return run("MPI_Ineighbor_alltoallv_c", &a, 1, request);
+}
+TM_ALIAS(Ineighbor_alltoallv_c)
+
+TM_API int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                          const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                          void *recvbuf, const MPI_Count recvcounts[],
+                                          const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                          MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLTOALLV_C_ARGS;
+    return pinit("MPI_Neighbor_alltoallv_init_c", &a, info, request);
+}
+TM_ALIAS(Neighbor_alltoallv_init_c)
+
+TM_API int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                     const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                     void *recvbuf, const MPI_Count recvcounts[],
+                                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                     MPI_Comm comm)
+{
+    struct tm_nbr_args a = ALLTOALLW_C_ARGS;
+    return run("MPI_Neighbor_alltoallw_c", &a, 0, NULL);
+}
+TM_ALIAS(Neighbor_alltoallw_c)
+
+TM_API int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                      const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                      void *recvbuf, const MPI_Count recvcounts[],
+                                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                      MPI_Comm comm, MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLTOALLW_C_ARGS;
+    return run("MPI_Ineighbor_alltoallw_c", &a, 1, request);
+}
+TM_ALIAS(Ineighbor_alltoallw_c)
+
+TM_API int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                          const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                          void *recvbuf, const MPI_Count recvcounts[],
+                                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                          MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct tm_nbr_args a = ALLTOALLW_C_ARGS;
+    return pinit("MPI_Neighbor_alltoallw_init_c", &a, info, request);
+}
+TM_ALIAS(Neighbor_alltoallw_init_c)

@@ -6,7 +6,9 @@
  * non-blocking call is (coll_nb.c), on one node and across nodes.  MPI requires every member to
  * start its persistent collectives in the same order, which is what the non-blocking calls
  * need.  The info argument carries no hint TMPI uses; it must be MPI_INFO_NULL or a valid
- * info object (checked by the info code when it is one). */
+ * info object (checked by the info code when it is one).  The v, w, reduce-scatter and scan
+ * _init_c forms keep their MPI_Count / MPI_Aint arguments and start the non-blocking _c call;
+ * the others are in coll_c.c (their scalar counts fold). */
 #include "comm.h"
 #include "errh.h"
 #include "job.h"
@@ -32,22 +34,63 @@ enum coll_kind {
     K_EXSCAN,
 };
 
-/* The union of every collective's arguments; each kind reads its own. */
+/* The union of every collective's arguments; each kind reads its own.  c: a large-count
+ * (_c) init, whose counts (scount, rcount and the c* arrays) are MPI_Count and displacements
+ * MPI_Aint, started as the non-blocking _c call (which takes them whole on an
+ * intra-communicator); an int init's scalar counts fit int. */
 struct coll_args {
     enum coll_kind kind;
+    int c;
     const void *sbuf;
     void *rbuf;
-    int scount, rcount, root;
+    MPI_Count scount, rcount;
+    int root;
     const int *scounts, *sdispls, *rcounts, *rdispls;
+    const MPI_Count *cscounts, *crcounts;
+    const MPI_Aint *csdispls, *crdispls;
     MPI_Datatype stype, rtype;
     const MPI_Datatype *stypes, *rtypes;
     MPI_Op op;
     MPI_Comm comm;
 };
 
+/* A _c init's start: its v, w and reduction kinds (coll_c.c folds the others' scalars). */
+static int coll_start_c(const struct coll_args *a, MPI_Request *q)
+{
+    switch (a->kind) {
+    case K_GATHERV:
+        return PMPI_Igatherv_c(a->sbuf, a->scount, a->stype, a->rbuf, a->crcounts, a->crdispls,
+                               a->rtype, a->root, a->comm, q);
+    case K_SCATTERV:
+        return PMPI_Iscatterv_c(a->sbuf, a->cscounts, a->csdispls, a->stype, a->rbuf, a->rcount,
+                                a->rtype, a->root, a->comm, q);
+    case K_ALLGATHERV:
+        return PMPI_Iallgatherv_c(a->sbuf, a->scount, a->stype, a->rbuf, a->crcounts, a->crdispls,
+                                  a->rtype, a->comm, q);
+    case K_ALLTOALLV:
+        return PMPI_Ialltoallv_c(a->sbuf, a->cscounts, a->csdispls, a->stype, a->rbuf, a->crcounts,
+                                 a->crdispls, a->rtype, a->comm, q);
+    case K_ALLTOALLW:
+        return PMPI_Ialltoallw_c(a->sbuf, a->cscounts, a->csdispls, a->stypes, a->rbuf, a->crcounts,
+                                 a->crdispls, a->rtypes, a->comm, q);
+    case K_REDUCE_SCATTER:
+        return PMPI_Ireduce_scatter_c(a->sbuf, a->rbuf, a->crcounts, a->rtype, a->op, a->comm, q);
+    case K_REDUCE_SCATTER_BLOCK:
+        return PMPI_Ireduce_scatter_block_c(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm,
+                                            q);
+    case K_SCAN:
+        return PMPI_Iscan_c(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm, q);
+    case K_EXSCAN:
+        return PMPI_Iexscan_c(a->sbuf, a->rbuf, a->rcount, a->rtype, a->op, a->comm, q);
+    default:
+        return MPI_ERR_INTERN;
+    }
+}
+
 static int coll_start(const void *args, MPI_Request *q)
 {
     const struct coll_args *a = args;
+    if (a->c) return coll_start_c(a, q);
     switch (a->kind) {
     case K_BARRIER:
         return PMPI_Ibarrier(a->comm, q);
@@ -375,3 +418,171 @@ TM_API int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_D
     return coll_init("MPI_Exscan_init", &a, info, request);
 }
 TM_ALIAS(Exscan_init)
+
+/* ---- large counts (_c): the v, w, reduce-scatter and scan kinds keep their MPI_Count /
+ * MPI_Aint arguments and start the non-blocking _c call (coll_start_c) ---- */
+
+TM_API int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                               MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *request)
+{
+    struct coll_args a = {.kind = K_GATHERV,
+                          .c = 1,
+                          .sbuf = sendbuf,
+                          .scount = sendcount,
+                          .stype = sendtype,
+                          .rbuf = recvbuf,
+                          .crcounts = recvcounts,
+                          .crdispls = displs,
+                          .rtype = recvtype,
+                          .root = root,
+                          .comm = comm};
+    return coll_init("MPI_Gatherv_init_c", &a, info, request);
+}
+TM_ALIAS(Gatherv_init_c)
+
+TM_API int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
+                                MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                MPI_Info info, MPI_Request *request)
+{
+    struct coll_args a = {.kind = K_SCATTERV,
+                          .c = 1,
+                          .sbuf = sendbuf,
+                          .cscounts = sendcounts,
+                          .csdispls = displs,
+                          .stype = sendtype,
+                          .rbuf = recvbuf,
+                          .rcount = recvcount,
+                          .rtype = recvtype,
+                          .root = root,
+                          .comm = comm};
+    return coll_init("MPI_Scatterv_init_c", &a, info, request);
+}
+TM_ALIAS(Scatterv_init_c)
+
+TM_API int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, const MPI_Count recvcounts[],
+                                  const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                  MPI_Info info, MPI_Request *request)
+{
+    struct coll_args a = {.kind = K_ALLGATHERV,
+                          .c = 1,
+                          .sbuf = sendbuf,
+                          .scount = sendcount,
+                          .stype = sendtype,
+                          .rbuf = recvbuf,
+                          .crcounts = recvcounts,
+                          .crdispls = displs,
+                          .rtype = recvtype,
+                          .comm = comm};
+    return coll_init("MPI_Allgatherv_init_c", &a, info, request);
+}
+TM_ALIAS(Allgatherv_init_c)
+
+TM_API int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                 const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                 const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                 MPI_Request *request)
+{
+    struct coll_args a = {.kind = K_ALLTOALLV,
+                          .c = 1,
+                          .sbuf = sendbuf,
+                          .cscounts = sendcounts,
+                          .csdispls = sdispls,
+                          .stype = sendtype,
+                          .rbuf = recvbuf,
+                          .crcounts = recvcounts,
+                          .crdispls = rdispls,
+                          .rtype = recvtype,
+                          .comm = comm};
+    return coll_init("MPI_Alltoallv_init_c", &a, info, request);
+}
+TM_ALIAS(Alltoallv_init_c)
+
+TM_API int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                 void *recvbuf, const MPI_Count recvcounts[],
+                                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                 MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct coll_args a = {.kind = K_ALLTOALLW,
+                          .c = 1,
+                          .sbuf = sendbuf,
+                          .cscounts = sendcounts,
+                          .csdispls = sdispls,
+                          .stypes = sendtypes,
+                          .rbuf = recvbuf,
+                          .crcounts = recvcounts,
+                          .crdispls = rdispls,
+                          .rtypes = recvtypes,
+                          .comm = comm};
+    return coll_init("MPI_Alltoallw_init_c", &a, info, request);
+}
+TM_ALIAS(Alltoallw_init_c)
+
+TM_API int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf,
+                                      const MPI_Count recvcounts[], MPI_Datatype datatype,
+                                      MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    struct coll_args a = {.kind = K_REDUCE_SCATTER,
+                          .c = 1,
+                          .sbuf = sendbuf,
+                          .rbuf = recvbuf,
+                          .crcounts = recvcounts,
+                          .rtype = datatype,
+                          .op = op,
+                          .comm = comm};
+    return coll_init("MPI_Reduce_scatter_init_c", &a, info, request);
+}
+TM_ALIAS(Reduce_scatter_init_c)
+
+TM_API int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                            MPI_Info info, MPI_Request *request)
+{
+    struct coll_args a = {.kind = K_REDUCE_SCATTER_BLOCK,
+                          .c = 1,
+                          .sbuf = sendbuf,
+                          .rbuf = recvbuf,
+                          .rcount = recvcount,
+                          .rtype = datatype,
+                          .op = op,
+                          .comm = comm};
+    return coll_init("MPI_Reduce_scatter_block_init_c", &a, info, request);
+}
+TM_ALIAS(Reduce_scatter_block_init_c)
+
+TM_API int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                            MPI_Request *request)
+{
+    struct coll_args a = {.kind = K_SCAN,
+                          .c = 1,
+                          .sbuf = sendbuf,
+                          .rbuf = recvbuf,
+                          .rcount = count,
+                          .rtype = datatype,
+                          .op = op,
+                          .comm = comm};
+    return coll_init("MPI_Scan_init_c", &a, info, request);
+}
+TM_ALIAS(Scan_init_c)
+
+TM_API int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                              MPI_Request *request)
+{
+    struct coll_args a = {.kind = K_EXSCAN,
+                          .c = 1,
+                          .sbuf = sendbuf,
+                          .rbuf = recvbuf,
+                          .rcount = count,
+                          .rtype = datatype,
+                          .op = op,
+                          .comm = comm};
+    return coll_init("MPI_Exscan_init_c", &a, info, request);
+}
+TM_ALIAS(Exscan_init_c)

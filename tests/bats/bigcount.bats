@@ -125,6 +125,31 @@ expect_probe_ok() {
     expect_ok
 }
 
+# The persistent (_init_c) and neighbourhood (Neighbor_*v_c, *w_c and their I and _init forms)
+# v and w sides past INT_MAX whose counts and displacements share no factor (bigvfar.c): taken
+# whole, where a fold used to refuse them with MPI_ERR_COUNT.
+@test "bigcount: persistent and neighbourhood v and w collectives of sides without a common factor past 2^31 on one node" {
+    local exe m
+    exe=$(prog bigvfar)
+    for m in persist nbr; do
+        run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" "$m"
+        expect_ok || { echo "bigvfar $m"; return 1; }
+        run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 3 -x TMPI_RANK_SWITCHING=user "$exe" "$m"
+        expect_ok || { echo "bigvfar $m, 3 ranks"; return 1; }
+    done
+}
+
+# bats test_tags=multinode
+@test "bigcount: persistent and neighbourhood v and w collectives of sides without a common factor past 2^31 across 2 agents" {
+    start_cluster 2
+    local exe m
+    exe=$(prog bigvfar)
+    for m in persist nbr; do
+        run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe" "$m"
+        expect_ok || { echo "bigvfar $m"; return 1; }
+    done
+}
+
 # Regular types past TM_TYPE_MAX_BLOCKS (2^24 blocks) keep a shape instead of a map
 # (bigvec.c): a vector of 2^24 + 3 blocks through Send/Recv, Sendrecv to an hvector, a resized
 # twin, Pack/Unpack and Put as the target type (32 MiB); MPICH large_count's vector of 2^30
