@@ -54,6 +54,8 @@ static int check_side(struct op *o, const char *fn, const char *what, MPI_Count 
 static int check_match(struct op *o, const char *fn, const char *what, const struct tm_type *a,
                        MPI_Count ac, const struct tm_type *b, MPI_Count bc)
 {
+    /* no bytes on either side: both signatures are empty, whatever the types */
+    if ((size_t)ac * a->size == 0 && (size_t)bc * b->size == 0) return MPI_SUCCESS;
     if (a->basic != b->basic || (size_t)ac * a->size != (size_t)bc * b->size)
         return tm_win_err(o->me, o->wr, MPI_ERR_TYPE, fn,
                           "%s: %lld x %s does not match the target's %lld x %s", what, ac, a->name,
@@ -71,14 +73,18 @@ static int check_target(struct op *o, const char *fn, MPI_Win win, int rank, MPI
     if (!o->wr) return err;
     *ret_null = 0;
     struct tm_win *w = o->wr->w;
+    if (rank != MPI_PROC_NULL && (rank < 0 || rank >= w->size))
+        return tm_win_err(o->me, o->wr, MPI_ERR_RANK, fn, "invalid target rank %d", rank);
+    const struct tm_type *t;
+    if ((err = check_side(o, fn, "target", count, dt, NULL, 0, &t))) return err;
+    /* MPI_PROC_NULL: the arguments are still checked (the callers read o->tt), nothing moves
+     * and no epoch is needed (MPI 4.1 §12.3) */
+    o->tt = t;
+    o->basic = t->basic;
     if (rank == MPI_PROC_NULL) {
         *ret_null = 1;
         return MPI_SUCCESS;
     }
-    if (rank < 0 || rank >= w->size)
-        return tm_win_err(o->me, o->wr, MPI_ERR_RANK, fn, "invalid target rank %d", rank);
-    const struct tm_type *t;
-    if ((err = check_side(o, fn, "target", count, dt, NULL, 0, &t))) return err;
     if (disp < 0)
         return tm_win_err(o->me, o->wr, MPI_ERR_DISP, fn, "negative target displacement %td", disp);
     if (passive_only ? !tm_win_passive(o->wr, rank) : !tm_win_epoch_ok(o->wr, rank))
@@ -88,10 +94,8 @@ static int check_target(struct op *o, const char *fn, MPI_Win win, int rank, MPI
                           rank);
     o->t = rank;
     o->disp = disp;
-    o->tt = t;
     o->tcount = (size_t)count;
     o->bytes = (size_t)count * t->psize;
-    o->basic = t->basic;
     o->local = NULL;
     /* The bytes the target's elements touch, [lo, hi) from the displacement's address. */
     ptrdiff_t lo = 0, hi = 0;

@@ -75,19 +75,34 @@ char *tm_win_at(struct tm_win *w, int t, uint64_t off, size_t bytes)
 {
     struct tm_win_member *m = &w->m[t];
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
-        /* off is an address in the target: it must lie in one attached region. */
+        /* off is an address in the target: every byte must be attached, in one region or in
+         * regions that follow each other (attached separately, they are still attached
+         * memory, MPI 4.1 §12.2.4).  Each pass moves past one region or fails, so at most
+         * nregions passes. */
         uintptr_t a = (uintptr_t)off;
-        char *r = NULL;
+        size_t left = bytes;
+        int covered = 0;
         pthread_mutex_lock(&m->regions_lock);
-        for (int i = 0; i < m->nregions; i++) {
-            const struct tm_win_region *g = &m->regions[i];
-            if (a >= g->base && a - g->base <= g->size && bytes <= g->size - (a - g->base)) {
-                r = (char *)a;
+        for (int pass = 0; pass <= m->nregions && !covered; pass++) {
+            int moved = 0;
+            for (int i = 0; i < m->nregions; i++) {
+                const struct tm_win_region *g = &m->regions[i];
+                if (a < g->base || a - g->base > g->size) continue;
+                const size_t room = g->size - (a - g->base);
+                if (left <= room) {
+                    covered = 1;
+                    break;
+                }
+                if (room == 0) continue; /* a is this region's end: the next may start there */
+                a += room;
+                left -= room;
+                moved = 1;
                 break;
             }
+            if (!moved) break;
         }
         pthread_mutex_unlock(&m->regions_lock);
-        return r;
+        return covered ? (char *)(uintptr_t)off : NULL;
     }
     if (off > m->size || bytes > m->size - off) return NULL;
     return m->base + off;

@@ -445,6 +445,10 @@ expect_switching() {
     run_prog rma_errors 1 2 4 16
 }
 
+@test "mpi: one-sided calls on MPI_PROC_NULL do nothing in every synchronisation mode" {
+    run_prog rma_null 1 2 4
+}
+
 @test "mpi: passive target: flushes complete while the target computes" {
     run_prog rma_passive 2 4 16
 }

@@ -419,6 +419,32 @@ int main(int argc, char **argv)
     CHECK(dyn[2] == left + 1, "dynamic window: expected %d got %d", left + 1, dyn[2]);
     CHECK_MPI(MPI_Win_detach(win, dyn));
     CHECK_MPI(MPI_Win_free(&win));
+
+    /* Two halves of one array attached apart (the second first): an access across the
+     * boundary is to attached memory. */
+    CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    int two[12] = {0}, src[8], back[8];
+    CHECK_MPI(MPI_Win_attach(win, two + 6, 6 * sizeof(int)));
+    CHECK_MPI(MPI_Win_attach(win, two, 6 * sizeof(int)));
+    MPI_Get_address(two, &mine);
+    MPI_Allgather(&mine, 1, MPI_AINT, addrs, 1, MPI_AINT, MPI_COMM_WORLD);
+    for (int i = 0; i < 8; i++)
+        src[i] = rank * 100 + i;
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+    CHECK_MPI(MPI_Put(src, 8, MPI_INT, right, addrs[right] + 2 * sizeof(int), 8, MPI_INT, win));
+    CHECK_MPI(MPI_Win_flush(right, win));
+    CHECK_MPI(MPI_Get(back, 8, MPI_INT, right, addrs[right] + 2 * sizeof(int), 8, MPI_INT, win));
+    CHECK_MPI(MPI_Win_unlock(right, win));
+    for (int i = 0; i < 8; i++)
+        CHECK(back[i] == rank * 100 + i, "two regions: Get back %d: expected %d got %d", i,
+              rank * 100 + i, back[i]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < 8; i++)
+        CHECK(two[2 + i] == left * 100 + i, "two regions: element %d: expected %d got %d", 2 + i,
+              left * 100 + i, two[2 + i]);
+    CHECK_MPI(MPI_Win_detach(win, two));
+    CHECK_MPI(MPI_Win_detach(win, two + 6));
+    CHECK_MPI(MPI_Win_free(&win));
     free(addrs);
 
     return finish_ok();

@@ -223,6 +223,18 @@ int main(int argc, char **argv)
     CHECK(cls(e) == MPI_ERR_TYPE, "put of 17 ints into 16: expected MPI_ERR_TYPE, got %d", cls(e));
     /* a mixed struct moves by Put and Get (no element is combined) */
     CHECK_MPI(MPI_Put(mbuf, 1, mixed, right, 600, 1, mixed, win));
+    /* no bytes on either side (a count of 0, a type of size 0): the empty signatures match
+     * whatever the types, and no buffer is needed */
+    MPI_Datatype empty;
+    CHECK_MPI(MPI_Type_contiguous(0, MPI_INT, &empty));
+    CHECK_MPI(MPI_Type_commit(&empty));
+    CHECK_MPI(MPI_Put(NULL, 0, MPI_CHAR, right, 0, 0, MPI_DOUBLE, win));
+    CHECK_MPI(MPI_Put(NULL, 2, empty, right, 0, 0, MPI_DOUBLE, win));
+    CHECK_MPI(MPI_Get(NULL, 0, MPI_INT, right, 0, 1, empty, win));
+    CHECK_MPI(MPI_Accumulate(NULL, 1, empty, right, 0, 0, MPI_INT, MPI_SUM, win));
+    CHECK_MPI(MPI_Get_accumulate(NULL, 0, MPI_INT, NULL, 1, empty, right, 0, 0, MPI_DOUBLE, MPI_SUM,
+                                 win));
+    CHECK_MPI(MPI_Type_free(&empty));
     CHECK_MPI(MPI_Win_unlock_all(win));
     CHECK_MPI(MPI_Type_free(&mixed));
     CHECK_MPI(MPI_Type_free(&cont));
