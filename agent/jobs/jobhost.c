@@ -96,26 +96,31 @@ static const char *level_name(int level)
 }
 
 /* The sanitizer runtime the job's programs need first in their process (sanitizer_rt.h),
- * NULL for none.  A tmpid built with that sanitizer has it first already. */
-static const char *job_preload(const struct job *j)
+ * NULL for none. */
+static const char *job_sanitizer(const struct job *j)
 {
-    const char *rt = NULL;
     for (uint32_t k = 0; k < j->napps; k++) {
         const char *r = NULL;
-        if (!j->apps[k].prog ||
-            sanitizer_rt_of_program(j->apps[k].prog->bytes, j->apps[k].prog->size, &r) == 0)
-            continue;
         /* two runtimes cannot share a process: the first is preloaded, and the program that
          * needs the other fails its load with the runtime's own reason */
-        if (!rt) rt = r;
+        if (j->apps[k].prog &&
+            sanitizer_rt_of_program(j->apps[k].prog->bytes, j->apps[k].prog->size, &r) != 0)
+            return r;
     }
+    return NULL;
+}
+
+/* Whether this tmpid is built with runtime rt's sanitizer: then rt is first already. */
+static int host_has(const char *rt)
+{
 #if defined(__SANITIZE_ADDRESS__)
-    if (rt && strncmp(rt, "libasan.so.", 11) == 0) rt = NULL;
+    if (strncmp(rt, "libasan.so.", 11) == 0) return 1;
 #endif
 #if defined(__SANITIZE_THREAD__)
-    if (rt && strncmp(rt, "libtsan.so.", 11) == 0) rt = NULL;
+    if (strncmp(rt, "libtsan.so.", 11) == 0) return 1;
 #endif
-    return rt;
+    (void)rt;
+    return 0;
 }
 
 /* The sanitizer settings a job host starts with: the job's -x ones win over the agent's, as
@@ -135,14 +140,15 @@ static char **host_environ(struct job *j, char **own, size_t nown)
     char **v = calloc(MAX, sizeof *v);
     if (!v) return NULL;
     size_t k = 0, o = 0;
-    const char *rt = job_preload(j);
+    const char *rt = job_sanitizer(j);
     for (const char *const *d = san_vars; rt && *d && o + 1 < nown; d++) {
         char name[32];
         snprintf(name, sizeof name, "%.*s", (int)strlen(*d) - 1, *d);
         const char *val = job_getenv(j, name);
         if (val && asprintf(&own[o], "%s%s", *d, val) >= 0) v[k++] = own[o++];
     }
-    if (rt && o < nown && asprintf(&own[o], "LD_PRELOAD=%s", rt) >= 0) v[k++] = own[o++];
+    if (rt && !host_has(rt) && o < nown && asprintf(&own[o], "LD_PRELOAD=%s", rt) >= 0)
+        v[k++] = own[o++];
     for (char **e = environ; *e && k + 1 < MAX; e++) {
         int set = 0;
         for (size_t i = 0; i < k; i++)
