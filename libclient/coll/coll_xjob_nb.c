@@ -66,8 +66,8 @@ static void post_req(struct xpost *p, struct tm_request *q, void *buf, size_t by
 }
 
 /* A receive from or a send to member peer of count elements of t at buf (t NULL: none). */
-static void post(struct xpost *p, const void *buf, size_t count, const struct tm_type *t,
-                 int peer, int is_recv)
+static void post(struct xpost *p, const void *buf, size_t count, const struct tm_type *t, int peer,
+                 int is_recv)
 {
     if (p->nb->err) return;
     struct tm_request *q = tm_req_alloc(p->me, is_recv ? TM_REQ_RECV : TM_REQ_SEND);
