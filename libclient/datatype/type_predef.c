@@ -58,25 +58,14 @@ struct tm_2double {
            .true_ub = sizeof(ctype),                                                               \
            .align = _Alignof(ctype),                                                               \
            .nelem = 1}
-/* A pair's packed form is its signature (value, int) without the C padding (MPI 3.1 §4.1.7: the
- * type map is {(T, 0), (int, offsetof)}, so MPI_Type_size and the wire carry only the parts): a
- * padded pair is one block of data, two when the padding lies between value and index. */
-#define PAIR_ONE(st) ((const struct tm_block[]){{0, PAIR_SIZE(st), 0}})
-#define PAIR_BLOCKS(st)                                                                            \
-    ((const struct tm_block[]){{0, sizeof(((st *)0)->v), 0},                                       \
-                               {offsetof(st, i), sizeof(int), sizeof(((st *)0)->v)}})
-#define PAIR_GAP(st) (offsetof(st, i) != sizeof(((st *)0)->v))
-#define PAIR_PADDED(st) (PAIR_SIZE(st) != sizeof(st) || PAIR_GAP(st))
 #define P(h, st, b)                                                                                \
     [h] = {.size = sizeof(((st *)0)->v) + sizeof(int),                                             \
            .extent = sizeof(st),                                                                   \
            .nbasic = 2,                                                                            \
            .basic = b,                                                                             \
            .name = #h,                                                                             \
-           .contig = !PAIR_PADDED(st),                                                             \
-           .psize = sizeof(((st *)0)->v) + sizeof(int),                                            \
-           .nblocks = PAIR_GAP(st) ? 2 : 1,                                                        \
-           .blocks = PAIR_PADDED(st) ? (PAIR_GAP(st) ? PAIR_BLOCKS(st) : PAIR_ONE(st)) : NULL,     \
+           .contig = 1,                                                                            \
+           .psize = sizeof(st),                                                                    \
            .true_ub = PAIR_SIZE(st),                                                               \
            .align = _Alignof(st),                                                                  \
            .nelem = 2}
@@ -168,34 +157,6 @@ static const struct tm_type tm_types[] = {
 
 #define NPREDEF (sizeof tm_types / sizeof tm_types[0])
 _Static_assert(NPREDEF <= TM_DTYPE_FIRST, "predefined handles run into derived ones");
-
-/* The padded pairs as their C structs, padding included (tm_type_struct_view). */
-#define S(h, st, b)                                                                                \
-    [h] = {.size = sizeof(((st *)0)->v) + sizeof(int),                                             \
-           .extent = sizeof(st),                                                                   \
-           .nbasic = 2,                                                                            \
-           .basic = b,                                                                             \
-           .name = #h,                                                                             \
-           .contig = 1,                                                                            \
-           .psize = sizeof(st),                                                                    \
-           .true_ub = PAIR_SIZE(st),                                                               \
-           .align = _Alignof(st),                                                                  \
-           .nelem = 2}
-static const struct tm_type tm_pair_structs[] = {
-    S(MPI_DOUBLE_INT, struct tm_double_int, TM_T_DOUBLE_INT),
-    S(MPI_LONG_INT, struct tm_long_int, TM_T_LONG_INT),
-    S(MPI_SHORT_INT, struct tm_short_int, TM_T_SHORT_INT),
-    S(MPI_LONG_DOUBLE_INT, struct tm_long_double_int, TM_T_LONG_DOUBLE_INT),
-};
-
-const struct tm_type *tm_type_struct_view(const struct tm_type *t)
-{
-    MPI_Datatype h = tm_type_predef_handle(t);
-    if (h == MPI_DATATYPE_NULL || (size_t)h >= sizeof tm_pair_structs / sizeof *tm_pair_structs ||
-        !tm_pair_structs[h].name || t->contig)
-        return t;
-    return &tm_pair_structs[h];
-}
 
 const struct tm_type *tm_type_predef(MPI_Datatype dt)
 {

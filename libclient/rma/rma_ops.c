@@ -283,18 +283,6 @@ static int do_acc(const char *fn, const void *oaddr, MPI_Count ocount, MPI_Datat
         return tm_win_err(o.me, o.wr, MPI_ERR_TYPE, fn,
                           "the datatypes of an accumulate must be made of one predefined type");
     if ((err = check_op(&o, fn, op, 1))) return err;
-    if (tm_basic_psize(o.basic) != tm_basic_size(o.basic) &&
-        (tt->derived || (!no_op && ot->derived) || (fetching && rt->derived)))
-        return tm_win_err(o.me, o.wr, MPI_ERR_TYPE, fn,
-                          "accumulate on a derived datatype of %s is not supported (use the "
-                          "predefined pair type)",
-                          tt->derived ? "padded pair types" : tt->name);
-    /* An accumulate combines a padded pair as its whole C struct, so it moves in that form (the
-     * kernels of op.c and the accumulate frames take structs); Put and Get keep the packed form. */
-    if (!no_op) ot = tm_type_struct_view(ot);
-    if (fetching) rt = tm_type_struct_view(rt);
-    tt = o.tt = tm_type_struct_view(tt);
-    o.bytes = o.tcount * tt->psize;
     if (!fetching && no_op)
         return tm_win_err(o.me, o.wr, MPI_ERR_OP, fn, "MPI_NO_OP is for fetching calls only");
     if (!no_op && (err = check_match(&o, fn, "origin", ot, ocount, tt, tcount))) return err;

@@ -14,7 +14,6 @@
 #include "op.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -286,47 +285,4 @@ size_t tm_basic_size(enum tm_basic type)
 {
     if ((unsigned)type >= TM_T__COUNT) return 0;
     return tm__size_table[type];
-}
-
-/* Where a pair's two parts lie in its C struct: the packed form is value then index with no
- * padding (MPI 3.1 §4.1.7 type map), the kernels above work on the struct. */
-struct tm__pair_layout {
-    size_t vsize, ioff, isize;
-};
-#define TM__SET_LAYOUT(s, e, T, ...)                                                               \
-    [e] = {sizeof(((T *)0)->v), offsetof(T, i), sizeof(((T *)0)->i)},
-static const struct tm__pair_layout tm__pair_table[TM_T__COUNT] = {TM__PAIRS(TM__SET_LAYOUT)};
-
-size_t tm_basic_psize(enum tm_basic type)
-{
-    if ((unsigned)type >= TM_T__COUNT) return 0;
-    const struct tm__pair_layout *l = &tm__pair_table[type];
-    return l->vsize ? l->vsize + l->isize : tm__size_table[type];
-}
-
-int tm_op_apply_packed(enum tm_opkind op, enum tm_basic type, const void *in, void *inout,
-                       size_t count)
-{
-    tm__op_fn *fn = tm__op_lookup(op, type);
-    if (!fn) return -EINVAL;
-    const size_t ps = tm_basic_psize(type);
-    if (ps == tm__size_table[type]) {
-        if (count > 0) fn(in, inout, count);
-        return 0;
-    }
-    /* A padded pair: each one is spread into its struct, combined, and gathered back. */
-    const struct tm__pair_layout *l = &tm__pair_table[type];
-    const unsigned char *s = in;
-    unsigned char *d = inout;
-    for (size_t k = 0; k < count; k++, s += ps, d += ps) {
-        _Alignas(max_align_t) unsigned char a[64], b[64];
-        memcpy(a, s, l->vsize);
-        memcpy(a + l->ioff, s + l->vsize, l->isize);
-        memcpy(b, d, l->vsize);
-        memcpy(b + l->ioff, d + l->vsize, l->isize);
-        fn(a, b, 1);
-        memcpy(d, b, l->vsize);
-        memcpy(d + l->vsize, b + l->ioff, l->isize);
-    }
-    return 0;
 }

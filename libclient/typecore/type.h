@@ -8,11 +8,9 @@
  * flag is all the fast path checks).
  *
  * Packed form: the bytes of the blocks in order, psize of them per element.  That is what
- * messages carry (status bytes count it) and what MPI_Pack writes.  psize equals the MPI size,
- * also for the MINLOC/MAXLOC pair types: their packed form is their signature (value, int)
- * without the C padding, so a message of MPI_DOUBLE + MPI_INT parts matches MPI_DOUBLE_INT
- * (MPI 3.1 §4.1.7); the padded ones are not contig, and the op kernels take them as structs
- * (op.h tm_op_apply_packed, accumulate's tm_type_struct_view).
+ * messages carry (status bytes count it) and what MPI_Pack writes.  psize equals the MPI size
+ * except for the MINLOC/MAXLOC pair types, whose packed form keeps their C padding (so an
+ * array of pairs stays one memcpy); external32 (type_external32.c) drops it.
  *
  * Lifetime: a derived type is reachable from its creator's handle table (owner-only) and
  * referenced by pending operations and by the types built on it (refs, atomic): MPI_Type_free
@@ -117,10 +115,6 @@ const struct tm_type *tm_type_query(MPI_Datatype dt);
 const struct tm_type *tm_dtype_get(struct tm_rank *me, MPI_Datatype dt, int committed_only);
 /* The attributes on datatype dt of rank me (predefined types included), NULL if none. */
 struct tm_attr *tm_type_attrs(struct tm_rank *me, MPI_Datatype dt);
-/* A predefined padded pair type (MPI_DOUBLE_INT, LONG_INT, SHORT_INT, LONG_DOUBLE_INT) as its
- * C struct, padding included in its packed form, so one element is one struct (what the
- * accumulate kernels and their wire form take); any other type: t itself. */
-const struct tm_type *tm_type_struct_view(const struct tm_type *t);
 /* Frees me's table (job teardown). */
 void tm_dtype_tab_free(struct tm_rank *me);
 /* Frees me's cache of MPI_Type_create_f90_* answers (type_f90.c; job teardown, after the

@@ -344,31 +344,11 @@ size_t tm_type_copy_at(void *dst, size_t dcount, const struct tm_type *dt, const
     return len;
 }
 
-/* A type of padded pairs: its blocks need not start at a pair (merged runs of SHORT_INT cross
- * them), so the data is packed a piece at a time, combined as packed pairs and unpacked. */
-static void apply_padded(int op, const void *in, void *inout, size_t count, const struct tm_type *t,
-                         size_t ps)
-{
-    _Alignas(max_align_t) unsigned char a[2048], b[2048];
-    const size_t chunk = sizeof a / ps * ps, total = count * t->psize;
-    for (size_t pos = 0; pos < total; pos += chunk) {
-        size_t n = total - pos < chunk ? total - pos : chunk;
-        tm_type_pack(a, in, count, t, pos, n);
-        tm_type_pack(b, inout, count, t, pos, n);
-        tm_op_apply_packed(op, t->basic, a, b, n / ps);
-        tm_type_unpack(inout, count, t, pos, b, n);
-    }
-}
-
 int tm_type_apply(int op, const void *in, void *inout, size_t count, const struct tm_type *t)
 {
     if (t->basic == TM_T__COUNT || !tm_op_defined(op, t->basic)) return -EINVAL;
-    size_t bs = tm_basic_size(t->basic), ps = tm_basic_psize(t->basic);
-    if (t->contig) return tm_op_apply_packed(op, t->basic, in, inout, count * t->psize / ps);
-    if (ps != bs) {
-        apply_padded(op, in, inout, count, t, ps);
-        return 0;
-    }
+    size_t bs = tm_basic_size(t->basic);
+    if (t->contig) return tm_op_apply(op, t->basic, in, inout, count * t->psize / bs);
     struct tm_block one;
     size_t nb;
     const struct tm_block *b = tm_type_blocks(t, &one, &nb);
