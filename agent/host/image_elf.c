@@ -180,14 +180,12 @@ static int read_var_refs(const struct elf_view *v, const struct elf_dyn *d, uint
 int image_elf_read(struct image_elf *ret, const uint8_t *b, size_t size, char *err, size_t errlen)
 {
     *ret = (struct image_elf){0};
-    const Elf64_Ehdr *eh = (const void *)b;
-    if (size < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-        eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_machine != EM_X86_64 ||
-        eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > size ||
-        (size - eh->e_phoff) / sizeof(Elf64_Phdr) < eh->e_phnum) {
+    struct elf_view v;
+    if (elf_view_open(&v, b, size) < 0 || v.eh->e_machine != EM_X86_64) {
         snprintf(err, errlen, "not an x86-64 ELF program");
         return -ENOEXEC;
     }
+    const Elf64_Ehdr *eh = v.eh;
     if (eh->e_type == ET_EXEC) {
         snprintf(err, errlen,
                  "the program is not position-independent, so no private copy per rank can be "
@@ -199,7 +197,6 @@ int image_elf_read(struct image_elf *ret, const uint8_t *b, size_t size, char *e
         snprintf(err, errlen, "not an ELF shared object or position-independent executable");
         return -ENOEXEC;
     }
-    struct elf_view v = {.b = b, .size = size, .eh = eh, .ph = (const void *)(b + eh->e_phoff)};
     struct elf_dyn d;
     if (elf_read_dyn(&v, &d) < 0) {
         snprintf(err, errlen, "the program has no dynamic section (a static executable?)");
