@@ -240,6 +240,14 @@ static void on_rejoin(void *arg, struct tp_link *tl)
 static int relink(struct job_net *n, struct job_net_link *l, int fd)
 {
     struct job *j = n->job;
+    /* After a break of ours the budget runs on until the peer answers on the new socket
+     * (on_rejoin): its agent handing it over says nothing of the job process itself.  Said
+     * before the reattach: the peer's answer can reach on_rejoin (a receive daemon, the OFI
+     * progress thread) before tp_reattach returns here, and an answer that found rejoining
+     * still 0 was dropped, so the link stayed broken and the job failed when the budget ran
+     * out, with the peer alive and answering. */
+    int was = atomic_load(&l->broken);
+    if (was) atomic_store(&l->rejoining, 1);
     /* Under mu: job_net_close takes the links out under it, so the link stays while we
      * reattach (the receive callbacks, which the reattach waits for, never take mu). */
     pthread_mutex_lock(&n->mu);
@@ -252,15 +260,13 @@ static int relink(struct job_net *n, struct job_net_link *l, int fd)
      * (tp_ofi.h "Reconnecting"), at both ends, since both agents hand a socket over. */
     if (r == 0 && l->l != t) r = tp_reattach(l->l, &(struct tp_addr){.fd = -1});
     pthread_mutex_unlock(&n->mu);
-    if (!t) {
+    if (!t || r < 0) {
+        /* no new way came: the budget's end says the link was not reconnected */
+        if (was) atomic_store(&l->rejoining, 0);
+        if (t) return r;
         close(fd);
         return closed ? -ECANCELED : -EEXIST;
     }
-    if (r < 0) return r;
-    /* After a break of ours the budget runs on until the peer answers on the new socket
-     * (on_rejoin): its agent handing it over says nothing of the job process itself. */
-    int was = atomic_load(&l->broken);
-    if (was) atomic_store(&l->rejoining, 1);
     log_info("job %llu: the data link to node %d (%s), channel %d, %s", (unsigned long long)j->id,
              l->node, n->addr[l->node], l->channel,
              was ? "has a new socket: resending what the peer did not acknowledge"

@@ -279,7 +279,8 @@ kill_data_links() {
 # what was not acknowledged, and every message arrives once, in order, with its bytes.
 # bats test_tags=multinode
 @test "liveness: data links reset twice during a 2-node job are reconnected; nothing lost" {
-    start_cluster 2
+    # a short budget: a reconnect left waiting for an answer that came fails the job (above)
+    start_cluster 2 --config "$(reconnect_conf 4000)"
     local out="$BATS_TEST_TMPDIR/out" pid n m=3000
     # a sanitizer build is slower by far: fewer messages still outlast the two resets (400 did
     # not always: under ASan a job ended while its links came back from the first)
@@ -304,7 +305,10 @@ kill_data_links() {
 # the window failed with MPI_ERR_OTHER), and every block read back is the one put.
 # bats test_tags=multinode
 @test "liveness: one-sided Puts and Gets across data links reset twice are carried out; every block checked" {
-    start_cluster 2
+    # A budget shorter than the job's run after the resets: a link whose peer's answer was
+    # dropped (relink said rejoining after on_rejoin had run) stays broken and fails the job
+    # within the run, not only when a slow run outlasted the 20 s default.
+    start_cluster 2 --config "$(reconnect_conf 4000)"
     local out="$BATS_TEST_TMPDIR/out" pid n exe="$BATS_FILE_TMPDIR/rma_steady"
     tmpicc -o "$exe" "$TMPI_SRC/tests/mpi/rma_steady.c"
     # 100 rounds at least, and 8 s: it outlasts both resets on a fast link too
