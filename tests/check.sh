@@ -50,7 +50,7 @@ passed=$((passed + ok))
 failed=$((failed + bad))
 
 export TMPI_BUILD="$build" TMPI_SRC="$top"
-bats --tap "$top/tests/bats" 2>&1 | tee "$log"
+bats --tap --timing "$top/tests/bats" 2>&1 | tee "$log"
 p=$(grep -c '^ok ' "$log")
 f=$(grep -c '^not ok ' "$log")
 if ! grep -q '^1\.\.' "$log"; then f=$((f + 1)); fi
@@ -63,7 +63,7 @@ failed=$((failed + f))
 # TMPI_CHECK_OFI=0 leaves the pass out (a machine without libfabric's tcp provider).
 if [ "${TMPI_CHECK_OFI:-1}" != 0 ]; then
     TMPI_TEST_TRANSPORT=ofi BATS_TEST_NAME_PREFIX="[ofi] " \
-        bats --tap --filter-tags 'multinode,!tcp' "$top/tests/bats" 2>&1 | tee "$log"
+        bats --tap --timing --filter-tags 'multinode,!tcp' "$top/tests/bats" 2>&1 | tee "$log"
     p=$(grep -c '^ok ' "$log")
     f=$(grep -c '^not ok ' "$log")
     if ! grep -q '^1\.\.' "$log"; then f=$((f + 1)); fi
@@ -74,7 +74,7 @@ if [ "${TMPI_CHECK_OFI:-1}" != 0 ]; then
     # threads and on carriers); the whole multi-node set passes on shm too but takes 10
     # minutes more than make check may (tests/README.md: TMPI_TEST_PROVIDER=shm by hand).
     TMPI_TEST_TRANSPORT=ofi TMPI_TEST_PROVIDER=shm BATS_TEST_NAME_PREFIX="[shm] " \
-        bats --tap --filter-tags 'multinode,!tcp' --filter 'the tests/mpi programs on 3 nodes' \
+        bats --tap --timing --filter-tags 'multinode,!tcp' --filter 'the tests/mpi programs on 3 nodes' \
         "$top/tests/bats" 2>&1 | tee "$log"
     p=$(grep -c '^ok ' "$log")
     f=$(grep -c '^not ok ' "$log")
