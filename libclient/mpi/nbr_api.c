@@ -149,7 +149,7 @@ struct pargs {
     struct tm_nbr_args a;
 };
 
-static int pstart(const void *args, MPI_Request *inner)
+static int pstart(void *args, MPI_Request *inner)
 {
     const struct pargs *p = args;
     return run(p->fn, &p->a, 1, inner);
