@@ -3,7 +3,8 @@
  * (each rank its own permutation, new every round, by MPI_Start one at a time and by
  * MPI_Startall of a permuted array), with a non-blocking collective issued among the starts at
  * a different place on each member (those keep the order of their calls), then wait for all
- * of them and check every result.  Run on MPI_COMM_WORLD and on a duplicate of it. */
+ * of them and check every result.  Run on MPI_COMM_WORLD and on a duplicate of it, then on an
+ * inter-communicator between the even and the odd ranks (Bcast, Barrier, Allreduce). */
 #include <string.h>
 
 #include "check.h"
@@ -102,6 +103,47 @@ static void run_rounds(MPI_Comm comm, const char *what)
     free(s.allg);
 }
 
+/* Group 0 (even world ranks) and group 1 (odd) of an inter-communicator; group 0's rank 0
+ * is the Bcast root. */
+static void run_inter(void)
+{
+    int wrank, wn;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wn);
+    if (wn < 2) return;
+    int color = wrank % 2;
+    MPI_Comm half, inter;
+    CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, color, wrank, &half));
+    CHECK_MPI(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, !color, 7, &inter));
+    int rank, rn;
+    MPI_Comm_rank(inter, &rank);
+    MPI_Comm_remote_size(inter, &rn);
+    int bc, v, sum;
+    MPI_Request r[3];
+    int root = color ? 0 : rank == 0 ? MPI_ROOT : MPI_PROC_NULL;
+    CHECK_MPI(MPI_Bcast_init(&bc, 1, MPI_INT, root, inter, MPI_INFO_NULL, &r[0]));
+    CHECK_MPI(MPI_Barrier_init(inter, MPI_INFO_NULL, &r[1]));
+    CHECK_MPI(MPI_Allreduce_init(&v, &sum, 1, MPI_INT, MPI_SUM, inter, MPI_INFO_NULL, &r[2]));
+    for (int round = 0; round < ROUNDS; round++) {
+        bc = root == MPI_ROOT ? 300 + round : -1;
+        v = wrank + round;
+        sum = -1;
+        for (int i = 0; i < 3; i++)
+            CHECK_MPI(MPI_Start(&r[(i + wrank + round) % 3]));
+        CHECK_MPI(MPI_Waitall(3, r, MPI_STATUSES_IGNORE));
+        if (color) CHECK(bc == 300 + round, "inter round %d: Bcast gave %d", round, bc);
+        int want = 0; /* the other group's values */
+        for (int k = 0; k < wn; k++)
+            if (k % 2 != color) want += k + round;
+        CHECK(sum == want, "inter round %d rank %d: Allreduce gave %d, want %d", round, wrank, sum,
+              want);
+    }
+    for (int i = 0; i < 3; i++)
+        CHECK_MPI(MPI_Request_free(&r[i]));
+    CHECK_MPI(MPI_Comm_free(&inter));
+    CHECK_MPI(MPI_Comm_free(&half));
+}
+
 int main(int argc, char **argv)
 {
     CHECK_MPI(MPI_Init(&argc, &argv));
@@ -110,5 +152,6 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
     run_rounds(dup, "dup");
     CHECK_MPI(MPI_Comm_free(&dup));
+    run_inter();
     return finish_ok();
 }
