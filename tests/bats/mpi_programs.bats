@@ -93,7 +93,7 @@ run_prog() {
     run_prog persistent_coll 1 2 4 16
 }
 
-@test "mpi: persistent collectives started in different orders on different members match by their *_init order, on intra- and inter-communicators" {
+@test "mpi: persistent collectives started in different orders on different members match by their *_init order, on intra- and inter-communicators and neighbourhoods" {
     run_prog persistent_coll_order 2 3 4 16
 }
 

@@ -4,7 +4,8 @@
  * MPI_Startall of a permuted array), with a non-blocking collective issued among the starts at
  * a different place on each member (those keep the order of their calls), then wait for all
  * of them and check every result.  Run on MPI_COMM_WORLD and on a duplicate of it, then on an
- * inter-communicator between the even and the odd ranks (Bcast, Barrier, Allreduce). */
+ * inter-communicator between the even and the odd ranks (Bcast, Barrier, Allreduce), and with
+ * persistent neighbourhood collectives on a periodic ring. */
 #include <string.h>
 
 #include "check.h"
@@ -144,6 +145,41 @@ static void run_inter(void)
     CHECK_MPI(MPI_Comm_free(&half));
 }
 
+/* MPI_Neighbor_allgather_init and MPI_Neighbor_alltoall_init on a periodic ring, started in
+ * the order of the rank's parity. */
+static void run_neighbor(void)
+{
+    int wn, periodic = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &wn);
+    MPI_Comm ring;
+    CHECK_MPI(MPI_Cart_create(MPI_COMM_WORLD, 1, &wn, &periodic, 0, &ring));
+    int rank, left, right;
+    MPI_Comm_rank(ring, &rank);
+    CHECK_MPI(MPI_Cart_shift(ring, 0, 1, &left, &right));
+    int v, g[2], s2[2], a2[2];
+    MPI_Request r[2];
+    CHECK_MPI(
+        MPI_Neighbor_allgather_init(&v, 1, MPI_INT, g, 1, MPI_INT, ring, MPI_INFO_NULL, &r[0]));
+    CHECK_MPI(
+        MPI_Neighbor_alltoall_init(s2, 1, MPI_INT, a2, 1, MPI_INT, ring, MPI_INFO_NULL, &r[1]));
+    for (int round = 0; round < ROUNDS; round++) {
+        v = rank + 100 * round;
+        s2[0] = -(rank + 100 * round) - 1; /* to the left neighbour */
+        s2[1] = rank + 100 * round + 1;    /* to the right one */
+        g[0] = g[1] = a2[0] = a2[1] = -7;
+        for (int i = 0; i < 2; i++)
+            CHECK_MPI(MPI_Start(&r[(i + rank + round) % 2]));
+        CHECK_MPI(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+        CHECK(g[0] == left + 100 * round && g[1] == right + 100 * round,
+              "neighbour round %d rank %d: allgather gave %d %d", round, rank, g[0], g[1]);
+        CHECK(a2[0] == left + 100 * round + 1 && a2[1] == -(right + 100 * round) - 1,
+              "neighbour round %d rank %d: alltoall gave %d %d", round, rank, a2[0], a2[1]);
+    }
+    for (int i = 0; i < 2; i++)
+        CHECK_MPI(MPI_Request_free(&r[i]));
+    CHECK_MPI(MPI_Comm_free(&ring));
+}
+
 int main(int argc, char **argv)
 {
     CHECK_MPI(MPI_Init(&argc, &argv));
@@ -153,5 +189,6 @@ int main(int argc, char **argv)
     run_rounds(dup, "dup");
     CHECK_MPI(MPI_Comm_free(&dup));
     run_inter();
+    run_neighbor();
     return finish_ok();
 }
