@@ -25,8 +25,11 @@
 #include "request.h"
 #include "type_copy.h"
 
-/* The non-blocking forms' tag on the collective context (the blocking ones use 0x7c01). */
+/* The non-blocking forms' tag on the collective context (the blocking ones use 0x7c01); a
+ * persistent collective's starts take one tag per request from XCOLL_P_TAG0 on (its number
+ * modulo 2^16, comm.h npinit), so they match by request, whatever order members start them. */
 #define XCOLL_NB_TAG 0x7c02
+#define XCOLL_P_TAG0 0x10000
 
 /* An operation's state until the request goes: what its reduction reads, and the memory the
  * call allocated that its sends read (an in-place snapshot). */
@@ -44,6 +47,7 @@ struct xpost {
     struct tm_commref *scr; /* the stand-in on the collective context (tm_xcoll_nb) */
     struct tm_nbr *nb;
     int n, r; /* members, this one */
+    int tag;  /* the operation's messages */
 };
 
 /* Posts q, a receive from (is_recv) or a send to member peer of bytes packed bytes at buf.
@@ -52,9 +56,9 @@ static void post_req(struct xpost *p, struct tm_request *q, void *buf, size_t by
                      int is_recv)
 {
     if (is_recv) {
-        tm_recv_ctx(p->me, p->scr->c->ctx, buf, bytes, peer, XCOLL_NB_TAG, q);
+        tm_recv_ctx(p->me, p->scr->c->ctx, buf, bytes, peer, p->tag, q);
     } else {
-        int rc = tm_send(p->me, p->scr, buf, bytes, peer, XCOLL_NB_TAG, TM_SEND_STANDARD, q);
+        int rc = tm_send(p->me, p->scr, buf, bytes, peer, p->tag, TM_SEND_STANDARD, q);
         if (rc < 0) {
             atomic_store_explicit(&q->done, 1, memory_order_relaxed);
             tm_req_free(p->me, q);
@@ -373,7 +377,8 @@ int tm_xcoll_nb(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, int ki
      * the sender's rank, during the call only (as cp2p.c does) */
     struct tm_comm sc = {.ctx = TM_XCOLL_CTX(cr->c), .size = n, .world_of = cr->c->world_of};
     struct tm_commref scr = {.c = &sc, .rank = r, .eh = MPI_ERRORS_RETURN};
-    struct xpost p = {.me = me, .scr = &scr, .nb = nb, .n = n, .r = r};
+    int tag = cr->pround ? XCOLL_P_TAG0 + (int)(tm_pround_pid(cr->pround) & 0xffffu) : XCOLL_NB_TAG;
+    struct xpost p = {.me = me, .scr = &scr, .nb = nb, .n = n, .r = r, .tag = tag};
     switch (kind) {
     case MPIX_COLL_BARRIER:
         nb_barrier(&p);

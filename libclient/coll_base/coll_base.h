@@ -196,9 +196,10 @@ struct tm_nbround {
 struct tm_nbround *tm_nbround_new(int n, uint64_t seq, const struct tm_calgo *al);
 void tm_nbround_free(struct tm_nbround *r);
 /* With the lock of the list live held: registers member cr (arguments a, request q) in the
- * round numbered cr->nnbc on live, made if missing (one entry per member of cr's
- * communicator).  Returns 1 with the round unlinked into *ret when need members have arrived,
- * 0 while others are still to come, -ENOMEM (q is then completed and freed). */
+ * round numbered cr->pround (a persistent start), else cr->nnbc, on live, made if missing
+ * (one entry per member of cr's communicator).  Returns 1 with the round unlinked into *ret
+ * when need members have arrived, 0 while others are still to come, -ENOMEM (q is then
+ * completed and freed). */
 int tm_nbround_join(struct tm_nbround **live, struct tm_rank *me, struct tm_commref *cr,
                     const struct tm_calgo *al, const struct tm_cargs *a, struct tm_request *q,
                     int need, struct tm_nbround **ret);

@@ -67,7 +67,7 @@ int tm_nbround_join(struct tm_nbround **live, struct tm_rank *me, struct tm_comm
                     int need, struct tm_nbround **ret)
 {
     int n = cr->c->size;
-    uint64_t seq = cr->nnbc;
+    uint64_t seq = cr->pround ? cr->pround : cr->nnbc;
     struct tm_nbround **pp = live, *r;
     while ((r = *pp) && r->seq != seq)
         pp = &r->next;
@@ -79,7 +79,7 @@ int tm_nbround_join(struct tm_nbround **live, struct tm_rank *me, struct tm_comm
         }
         *pp = r;
     }
-    cr->nnbc++;
+    if (!cr->pround) cr->nnbc++; /* a persistent start keeps the number of its init */
     tm_cargs_hold(a, n);
     r->args[cr->rank] = *a;
     r->req[cr->rank] = q;

@@ -33,7 +33,8 @@ static int finish(struct tm_rank *me, MPI_Comm comm, const char *fn, int err, MP
 {
     if (err) return tm_err(me, comm, err, fn, "failed on the inter-communicator");
     if (!request) return MPI_SUCCESS;
-    tm_comm_get(&me->comms, comm)->inb_started++;
+    struct tm_commref *cr = tm_comm_get(&me->comms, comm);
+    if (!cr->pround) cr->inb_started++; /* a persistent start has a tag of its own */
     struct tm_request *r = tm_req_alloc(me, TM_REQ_COLL);
     if (!r) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     r->comm = comm;

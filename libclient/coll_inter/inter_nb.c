@@ -25,6 +25,13 @@
  * outstanding at once). */
 #define TM_IS_TAG0 64
 #define TM_IS_TAG_SPAN (1 << 24)
+/* A persistent collective's starts (MPI 4.0 §6.13: matched by their *_init, whatever order
+ * members start them in) take a tag of their request's above those (its number modulo the
+ * span, comm.h npinit), and count among neither the non-blocking tags nor the reservations of
+ * local collectives: theirs go out at once under round keys of their own on the local
+ * communicator (tm_isched_lturn, lbegin). */
+#define TM_IS_PTAG0 (TM_IS_TAG0 + TM_IS_TAG_SPAN)
+#define TM_IS_PTAG_SPAN (1 << 20)
 
 struct tm_isched {
     struct tm_isched *next;   /* the rank's list */
@@ -39,6 +46,8 @@ struct tm_isched {
     int lwait;       /* waiting for its turn to issue a local collective */
     uint64_t lfirst; /* its first reserved local collective */
     int lk;          /* local collectives issued so far */
+    int nl;          /* local collectives in all */
+    uint64_t pround; /* a persistent start: its round key (comm.h), 0: non-blocking */
     int nq, cap;     /* operations of the current step */
     MPI_Request *q;
 };
@@ -107,13 +116,30 @@ void tm_isched_add(struct tm_isched *s, int e, MPI_Request q)
 
 int tm_isched_lturn(const struct tm_isched *s)
 {
-    return s->cr->inb_lissued == s->lfirst + (uint64_t)s->lk;
+    return s->pround || s->cr->inb_lissued == s->lfirst + (uint64_t)s->lk;
+}
+
+/* The local communicator's handle of the rank, for a persistent start's round keys. */
+static struct tm_commref *local_ref(const struct tm_isched *s)
+{
+    return s->pround ? tm_comm_get(&s->where.me->comms, s->where.L) : NULL;
+}
+
+void tm_isched_lbegin(struct tm_isched *s)
+{
+    struct tm_commref *l = local_ref(s);
+    if (l)
+        l->pround =
+            tm_pround_key(tm_pround_pid(s->pround),
+                          (uint64_t)tm_pround_start(s->pround) * (uint64_t)s->nl + (uint64_t)s->lk);
 }
 
 void tm_isched_lnext(struct tm_isched *s)
 {
+    struct tm_commref *l = local_ref(s);
+    if (l) l->pround = 0;
     s->lk++;
-    s->cr->inb_lissued++;
+    if (!s->pround) s->cr->inb_lissued++;
 }
 
 /* Whether every operation of s's current step is complete (wait.h: seq_cst). */
@@ -259,10 +285,16 @@ int tm_isched_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, in
                                     .n = cr->c->size,
                                     .rn = cr->c->remote_size,
                                     .me = me};
+    s->nl = nl;
+    s->pround = cr->pround;
     take(p);
-    s->where.tag = TM_IS_TAG0 + (int)(cr->inb_started++ % TM_IS_TAG_SPAN);
-    s->lfirst = cr->inb_lres;
-    cr->inb_lres += (uint64_t)nl;
+    if (s->pround) {
+        s->where.tag = TM_IS_PTAG0 + (int)(tm_pround_pid(s->pround) % TM_IS_PTAG_SPAN);
+    } else {
+        s->where.tag = TM_IS_TAG0 + (int)(cr->inb_started++ % TM_IS_TAG_SPAN);
+        s->lfirst = cr->inb_lres;
+        cr->inb_lres += (uint64_t)nl;
+    }
     *p->tail = s;
     p->tail = &s->next;
     atomic_store_explicit(&me->prog.pending, 1, memory_order_release);

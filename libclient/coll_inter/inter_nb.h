@@ -71,9 +71,10 @@ int *tm_isched_stepno(struct tm_isched *s);
 void tm_isched_add(struct tm_isched *s, int e, MPI_Request q);
 /* Records a failure (an MPI class) without an operation. */
 void tm_isched_fail(struct tm_isched *s, int e);
-/* Whether the schedule's next local collective may be issued now; after issuing it (with
- * tm_isched_add), tm_isched_lnext. */
+/* Whether the schedule's next local collective may be issued now; then tm_isched_lbegin
+ * right before issuing it, and after it (with tm_isched_add) tm_isched_lnext. */
 int tm_isched_lturn(const struct tm_isched *s);
+void tm_isched_lbegin(struct tm_isched *s);
 void tm_isched_lnext(struct tm_isched *s);
 
 #endif

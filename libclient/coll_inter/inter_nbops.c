@@ -40,6 +40,7 @@ struct nbop {
     do {                                                                                           \
         if (!tm_isched_lturn(s)) return TM_IS_WAIT_L;                                              \
         (*K)++;                                                                                    \
+        tm_isched_lbegin(s);                                                                       \
         int e_ = (call);                                                                           \
         tm_isched_add(s, e_, q);                                                                   \
         tm_isched_lnext(s);                                                                        \

@@ -196,6 +196,12 @@ static int nbr_cond(void *arg)
     return tm_nbr_done(arg);
 }
 
+/* Tags of persistent starts: above the Cartesian blocks' (2 per dimension), a stride per
+ * request number modulo the span. */
+#define NBR_PTAG0 (1 << 28)
+#define NBR_PSTRIDE 256
+#define NBR_PSPAN (1 << 20)
+
 int tm_nbr_run(struct tm_rank *me, const char *fn, const struct tm_nbr_args *a, int nonblocking,
                MPI_Request *request)
 {
@@ -294,14 +300,19 @@ int tm_nbr_run(struct tm_rank *me, const char *fn, const struct tm_nbr_args *a, 
         .ctx = TM_CTX_NBR(cr->c->ctx), .size = cr->c->size, .world_of = cr->c->world_of};
     struct tm_commref scr = {.c = &sc, .rank = cr->rank, .eh = MPI_ERRORS_RETURN};
     int cart = t->kind == MPI_CART;
+    /* A persistent start (comm.h pround) tags its messages by its request, so members may
+     * start persistent requests in different orders (MPI 4.0 §6.13: they match by their
+     * *_init order); a request's own starts keep their order as the non-blocking calls do. */
+    int tag0 =
+        cr->pround ? NBR_PTAG0 + (int)(tm_pround_pid(cr->pround) % NBR_PSPAN) * NBR_PSTRIDE : 0;
     /* Receives first, so that sends to this member's own blocks (self-loops) and early
      * messages find them posted. */
     for (int k = 0; k < indeg && !nb->err; k++)
         if (src[k] != MPI_PROC_NULL)
-            nb->err = post(me, &scr, comm, &rs, rext, k, cart ? k ^ 1 : 0, 1, nb);
+            nb->err = post(me, &scr, comm, &rs, rext, k, tag0 + (cart ? k ^ 1 : 0), 1, nb);
     for (int k = 0; k < outdeg && !nb->err; k++)
         if (dst[k] != MPI_PROC_NULL)
-            nb->err = post(me, &scr, comm, &ss, sext, k, cart ? k : 0, 0, nb);
+            nb->err = post(me, &scr, comm, &ss, sext, k, tag0 + (cart ? k : 0), 0, nb);
     free(wide[0]);
     free(wide[1]);
     free(own);

@@ -15,7 +15,16 @@
  * Lifetime.  A runner is made by the first member that needs it and listed in the job; its
  * thread starts with the first ready round and ends when the communicator is freed or the job
  * ends (after finishing what is queued).  The structure itself is freed with the job: its
- * envelope cache may lend envelopes to other ranks' mailboxes until those are gone. */
+ * envelope cache may lend envelopes to other ranks' mailboxes until those are gone.
+ *
+ * Persistent collectives.  Members may start them in different orders (MPI 4.0 §6.13: they
+ * match in the order of their *_init calls), so one runner running rounds in start order
+ * could run another round than the other nodes' runners and wait for each other forever.  So
+ * each persistent request (its number, comm.h npinit) has a runner of its own in each group,
+ * listed on the group's runner, which runs that request's starts in order (every member
+ * starts it the same number of times); its tags carry the request's number modulo 2^11, so
+ * the runners never take each other's messages (two requests of a communicator whose numbers
+ * differ by a multiple of 2048, active at once across nodes, would). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -40,9 +49,12 @@ struct tm_cprog {
     struct tm_nbround *ready, **ready_tail; /* every local member arrived (lock) */
     int stop, started, joined;              /* lock */
     pthread_t thread;
-    uint32_t seq;          /* rounds run (message tags): the thread only */
-    struct tm_tplan *plan; /* tree-file walk (coll_treerun.c): the thread only */
-    struct tm_cprog *next; /* job->progs (job->progs_lock) */
+    uint32_t seq;   /* rounds run (message tags): the thread only */
+    int persistent; /* the runner of one persistent collective (pid) */
+    uint64_t pid;
+    struct tm_cprog *pruns, *pnext; /* the group's runner: the persistent ones (lock) */
+    struct tm_tplan *plan;          /* tree-file walk (coll_treerun.c): the thread only */
+    struct tm_cprog *next;          /* job->progs (job->progs_lock) */
 };
 
 static void *prog_main(void *arg);
@@ -59,10 +71,19 @@ static int nb_ctx(const struct tm_comm *c)
     return -2 * c->ctx - 3;
 }
 
+/* The round number in the tags (coll_net.c keeps 22 bits): the group's runner's below 2^21,
+ * a persistent runner's above, with 11 bits of its request's number and 10 of its count. */
+static uint32_t tag_seq(struct tm_cprog *p)
+{
+    uint32_t k = p->seq++;
+    if (!p->persistent) return k & 0x1fffffu;
+    return 0x200000u | (uint32_t)(p->pid & 0x7ffu) << 10 | (k & 0x3ffu);
+}
+
 static void run_round(struct tm_cprog *p, struct tm_nbround *r)
 {
     struct tm_cnet x;
-    tm_cnet_setup(&x, &p->self, p->c, p->h, p->gi, r->al->kind, p->seq++, nb_ctx(p->c));
+    tm_cnet_setup(&x, &p->self, p->c, p->h, p->gi, r->al->kind, tag_seq(p), nb_ctx(p->c));
     x.nbargs = r->args;
     x.plan = &p->plan;
     int err = r->al->net ? r->al->net(&x) : -ENOSYS;
@@ -129,6 +150,15 @@ static void prog_destroy(struct tm_cprog *p)
     free(p);
 }
 
+/* Listed in the job: stopped and freed with it. */
+static void prog_list(struct tm_job *j, struct tm_cprog *p)
+{
+    pthread_mutex_lock(&j->progs_lock);
+    p->next = j->progs;
+    j->progs = p;
+    pthread_mutex_unlock(&j->progs_lock);
+}
+
 /* Group gi's runner, made by the first member that needs it. */
 static struct tm_cprog *prog_get(struct tm_rank *me, struct tm_comm *c, struct tm_chier *h, int gi)
 {
@@ -142,11 +172,26 @@ static struct tm_cprog *prog_get(struct tm_rank *me, struct tm_comm *c, struct t
         prog_destroy(p); /* another member installed one first; ours never ran */
         return expected;
     }
-    struct tm_job *j = me->job;
-    pthread_mutex_lock(&j->progs_lock);
-    p->next = j->progs;
-    j->progs = p;
-    pthread_mutex_unlock(&j->progs_lock);
+    prog_list(me->job, p);
+    return p;
+}
+
+/* The runner of persistent collective pid in m's group, made by the first member that needs
+ * it (listed in the job like m, freed with it). */
+static struct tm_cprog *prog_persistent(struct tm_rank *me, struct tm_cprog *m, uint64_t pid)
+{
+    pthread_mutex_lock(&m->lock);
+    struct tm_cprog *p = m->pruns;
+    while (p && p->pid != pid)
+        p = p->pnext;
+    if (!p && (p = prog_new(me, m->c, m->h, m->gi))) {
+        p->persistent = 1;
+        p->pid = pid;
+        p->pnext = m->pruns;
+        m->pruns = p;
+        prog_list(me->job, p);
+    }
+    pthread_mutex_unlock(&m->lock);
     return p;
 }
 
@@ -159,6 +204,7 @@ int tm_cnet_nb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
     if (!h) return -ENOMEM;
     int gi = h->group_of[cr->rank];
     struct tm_cprog *p = prog_get(me, c, h, gi);
+    if (p && cr->pround) p = prog_persistent(me, p, tm_pround_pid(cr->pround));
     if (!p) return -ENOMEM;
     struct tm_request *q = tm_req_alloc(me, TM_REQ_COLL);
     if (!q) return -ENOMEM;

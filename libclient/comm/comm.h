@@ -28,8 +28,13 @@ struct tm_commref {
     struct tm_comm *c; /* NULL: free handle */
     int rank;          /* the owner's rank in c (in the local group of an inter-communicator) */
     MPI_Errhandler eh;
-    uint64_t nbarrier;     /* barriers this rank has completed on c */
-    uint64_t nnbc;         /* non-blocking collectives this rank has started on c */
+    uint64_t nbarrier; /* barriers this rank has completed on c */
+    uint64_t nnbc;     /* non-blocking collectives this rank has started on c */
+    /* Persistent collectives (MPI 4.0 §6.13) are matched in the order of their *_init calls,
+     * not of MPI_Start: npinit numbers this rank's inits on c (the same on every member), and
+     * pround is the round key (tm_pround_key) of the start under way while MPI_Start issues
+     * one through its non-blocking call, 0 otherwise (that call then takes nnbc). */
+    uint64_t npinit, pround;
     uint64_t nbcast;       /* blocking Bcasts on c run by bcast_direct (coll.c) */
     struct tm_attr *attrs; /* attr.h: this rank's attributes on the handle */
     char *name;            /* MPI_Comm_set_name; NULL: none set */
@@ -61,6 +66,23 @@ struct tm_commref {
     int cede, ceded;
     uint64_t cede_call;
 };
+
+/* The round key of the k-th start of the persistent collective numbered pid: bit 63 (above
+ * every nnbc), then pid, then k modulo 2^24 (a request restarts only once complete, so far
+ * fewer of its rounds are ever live at once). */
+#define TM_PROUND_BIT (1ull << 63)
+static inline uint64_t tm_pround_key(uint64_t pid, uint64_t k)
+{
+    return TM_PROUND_BIT | (pid << 24 & ~TM_PROUND_BIT) | (k & 0xffffffu);
+}
+static inline uint64_t tm_pround_pid(uint64_t key)
+{
+    return (key & ~TM_PROUND_BIT) >> 24;
+}
+static inline uint32_t tm_pround_start(uint64_t key)
+{
+    return (uint32_t)(key & 0xffffffu);
+}
 
 static inline int tm_comm_world_rank(const struct tm_comm *c, int r)
 {

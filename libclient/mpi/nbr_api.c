@@ -147,23 +147,32 @@ TM_ALIAS(Ineighbor_alltoallw)
 struct pargs {
     const char *fn;
     struct tm_nbr_args a;
+    uint64_t pid, nstart; /* as persist_coll.c's: the init's number on comm, starts so far */
 };
 
-static int pstart(const void *args, MPI_Request *inner)
+/* The round key of the start on the handle while it runs (comm.h pround: nbr.c's tags). */
+static int pstart(void *args, MPI_Request *inner)
 {
-    const struct pargs *p = args;
-    return run(p->fn, &p->a, 1, inner);
+    struct pargs *p = args;
+    struct tm_rank *me = tm_self();
+    struct tm_commref *cr = me ? tm_comm_get_user(&me->comms, p->a.comm) : NULL;
+    if (cr) cr->pround = tm_pround_key(p->pid, p->nstart);
+    int err = run(p->fn, &p->a, 1, inner);
+    if (cr) cr->pround = 0;
+    if (err == MPI_SUCCESS) p->nstart++;
+    return err;
 }
 
 static int pinit(const char *fn, const struct tm_nbr_args *a, MPI_Info info, MPI_Request *request)
 {
     struct tm_rank *me = tm_self();
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
-    if (TM_UNLIKELY(!tm_comm_get_user(&me->comms, a->comm)))
+    struct tm_commref *cr = tm_comm_get_user(&me->comms, a->comm);
+    if (TM_UNLIKELY(!cr))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", a->comm);
+    struct pargs p = {.fn = fn, .a = *a, .pid = cr->npinit++};
     if (info != MPI_INFO_NULL && !tm_info_get(me, info))
         return tm_err(me, a->comm, MPI_ERR_INFO, fn, "invalid info %d", info);
-    struct pargs p = {.fn = fn, .a = *a};
     return tm_preq_new(me, fn, a->comm, pstart, &p, sizeof p, request);
 }
 

@@ -220,7 +220,7 @@ struct p2p_args {
     MPI_Comm comm;
 };
 
-static int p2p_start(const void *args, MPI_Request *inner)
+static int p2p_start(void *args, MPI_Request *inner)
 {
     const struct p2p_args *a = args;
     if (a->isend) return a->isend(a->buf, a->count, a->dt, a->peer, a->tag, a->comm, inner);

@@ -18,8 +18,9 @@
 
 struct tm_rank;
 
-/* Issues the operation with the arguments a *_init call stored; an MPI error code. */
-typedef int (*tm_pstart_fn)(const void *args, MPI_Request *inner);
+/* Issues the operation with the arguments a *_init call stored (the request's own copy, which
+ * it may update: a persistent collective counts its starts there); an MPI error code. */
+typedef int (*tm_pstart_fn)(void *args, MPI_Request *inner);
 
 /* A new inactive persistent request whose MPI_Start calls start with a copy of args (size
  * bytes; pointers in it must stay valid for the request's life, as MPI requires of buffers).

@@ -2,13 +2,17 @@
  *
  * Each *_init keeps its arguments in a persistent request (persist.h) whose MPI_Start issues
  * the non-blocking collective (PMPI_Ibarrier ... PMPI_Iexscan) with them, so every start is
- * one operation in the communicator's collective order, matched across members exactly as the
- * non-blocking call is (coll_nb.c), on one node and across nodes.  MPI requires every member to
- * start its persistent collectives in the same order, which is what the non-blocking calls
- * need.  The info argument carries no hint TMPI uses; it must be MPI_INFO_NULL or a valid
- * info object (checked by the info code when it is one).  The v, w, reduce-scatter and scan
- * _init_c forms keep their MPI_Count / MPI_Aint arguments and start the non-blocking _c call;
- * the others are in coll_c.c (their scalar counts fold). */
+ * one operation matched across members as the non-blocking call is (coll_nb.c), on one node
+ * and across nodes, but for its number: MPI matches persistent collectives in the order of
+ * their *_init calls, which every member makes in the same order, and lets members start them
+ * in different orders (MPI 4.0 §6.13).  So each *_init takes the next number of the member's
+ * persistent inits on the communicator (comm.h npinit), and each start issues the non-blocking
+ * call with the round key of that number and its own count of starts (comm.h pround), which
+ * the engine uses in place of the non-blocking calls' order (cr->nnbc).  The info argument carries
+ * no hint TMPI uses; it must be MPI_INFO_NULL or a valid info object (checked by the info code when
+ * it is one).  The v, w, reduce-scatter and scan _init_c forms keep their MPI_Count / MPI_Aint
+ * arguments and start the non-blocking _c call; the others are in coll_c.c (their scalar counts
+ * fold). */
 #include "comm.h"
 #include "errh.h"
 #include "job.h"
@@ -52,6 +56,7 @@ struct coll_args {
     const MPI_Datatype *stypes, *rtypes;
     MPI_Op op;
     MPI_Comm comm;
+    uint64_t pid, nstart; /* the init's number on comm (comm.h npinit), starts so far */
 };
 
 /* A _c init's start: its v, w and reduction kinds (coll_c.c folds the others' scalars). */
@@ -87,9 +92,8 @@ static int coll_start_c(const struct coll_args *a, MPI_Request *q)
     }
 }
 
-static int coll_start(const void *args, MPI_Request *q)
+static int coll_issue(const struct coll_args *a, MPI_Request *q)
 {
-    const struct coll_args *a = args;
     if (a->c) return coll_start_c(a, q);
     switch (a->kind) {
     case K_BARRIER:
@@ -139,15 +143,31 @@ static int coll_start(const void *args, MPI_Request *q)
     return MPI_ERR_INTERN;
 }
 
+/* The non-blocking call takes the round key of this start from the handle (comm.h pround); a
+ * freed handle leaves the call to refuse the communicator. */
+static int coll_start(void *args, MPI_Request *q)
+{
+    struct coll_args *a = args;
+    struct tm_rank *me = tm_self();
+    struct tm_commref *cr = me ? tm_comm_get(&me->comms, a->comm) : NULL;
+    if (cr) cr->pround = tm_pround_key(a->pid, a->nstart);
+    int err = coll_issue(a, q);
+    if (cr) cr->pround = 0;
+    if (err == MPI_SUCCESS) a->nstart++;
+    return err;
+}
+
 /* The checks every *_init shares (the operation's own are made by each MPI_Start's
  * non-blocking call, with the same classes), then the request. */
-static int coll_init(const char *fn, const struct coll_args *a, MPI_Info info, MPI_Request *request)
+static int coll_init(const char *fn, struct coll_args *a, MPI_Info info, MPI_Request *request)
 {
     (void)info;
     struct tm_rank *me = tm_self();
     if (TM_UNLIKELY(!me)) return tm_err_noco(MPI_ERR_OTHER, fn, TM_ERR_NOINIT);
-    if (TM_UNLIKELY(!tm_comm_get(&me->comms, a->comm)))
+    struct tm_commref *cr = tm_comm_get(&me->comms, a->comm);
+    if (TM_UNLIKELY(!cr))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", a->comm);
+    a->pid = cr->npinit++; /* failed or not: the others' numbers go on */
     return tm_preq_new(me, fn, a->comm, coll_start, a, sizeof *a, request);
 }
 

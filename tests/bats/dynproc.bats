@@ -326,6 +326,13 @@ xjobs_pair() {
     [ "$XA_ST" -eq 0 ] && grep -q "nbp ok: 26 operations" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
 }
 
+@test "dynproc: persistent collectives on the merged communicator of two jobs, started by each job in the other's reverse order, match by their *_init order" {
+    start_agent one --log-level info
+    xjobs_pair "$AGENT_SOCK" porder-accept 2 porder-connect 3
+    [ "$XB_ST" -eq 0 ] || { echo "connect ($XB_ST):"; cat "$XB" "$XA"; false; }
+    [ "$XA_ST" -eq 0 ] && grep -q "porder ok" "$XA" || { echo "accept ($XA_ST):"; cat "$XA"; false; }
+}
+
 # bats test_tags=multinode
 @test "dynproc: across 3 agents every other non-blocking collective and the persistent ones between a job across two agents and a job on a third return before the other job entered them: it waits for a message sent after the post" {
     start_cluster 3 --log-level info

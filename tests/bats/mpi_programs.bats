@@ -93,6 +93,10 @@ run_prog() {
     run_prog persistent_coll 1 2 4 16
 }
 
+@test "mpi: persistent collectives started in different orders on different members match by their *_init order, on intra- and inter-communicators and neighbourhoods" {
+    run_prog persistent_coll_order 2 3 4 16
+}
+
 @test "mpi: MPI_THREAD_MULTIPLE: threads of a rank in Sendrecv, ANY_SOURCE receives, matched probes, Iallreduce, Waitany/Testsome, Comm_dup at once" {
     run_prog thread_multiple 1 2 4 16
 }

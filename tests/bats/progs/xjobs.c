@@ -48,6 +48,11 @@
  *                       (an operation completing inside its call deadlocks here); then
  *                       MPI_Wait and a check of every member's result; prints "nbp ok: N
  *                       operations"
+ *   porder-accept FILE / porder-connect FILE
+ *                       connect, merge; MPI_Bcast_init, MPI_Barrier_init, MPI_Allreduce_init
+ *                       on the merged communicator, started three times, by each side in
+ *                       the other's reverse order (MPI 4.0 §6.13: they match in the order of
+ *                       the *_init calls), then MPI_Waitall and a check; prints "porder ok"
  *   join FILE ROLE [R]  rank R (0) joins the other job's joining rank over a socket (ROLE
  *                       listen: binds a Unix socket at FILE; connect: connects to it), then
  *                       exchanges an int both ways and disconnects; prints "join ok"
@@ -666,6 +671,37 @@ static void nbp_run(MPI_Comm inter, int acc)
     if (lr == 0 && acc) printf("nbp ok: %d operations\n", ran);
 }
 
+/* porder: see the top of the file. */
+static void porder_run(MPI_Comm inter, int acc)
+{
+    MPI_Comm m;
+    CHECK(MPI_Intercomm_merge(inter, !acc, &m) == MPI_SUCCESS, "merge");
+    int mr, ms;
+    MPI_Comm_rank(m, &mr);
+    MPI_Comm_size(m, &ms);
+    int bc, v, sum;
+    MPI_Request r[3];
+    CHECK(MPI_Bcast_init(&bc, 1, MPI_INT, ms - 1, m, MPI_INFO_NULL, &r[0]) == MPI_SUCCESS, "init");
+    CHECK(MPI_Barrier_init(m, MPI_INFO_NULL, &r[1]) == MPI_SUCCESS, "init");
+    CHECK(MPI_Allreduce_init(&v, &sum, 1, MPI_INT, MPI_SUM, m, MPI_INFO_NULL, &r[2]) == MPI_SUCCESS,
+          "init");
+    for (int round = 0; round < 3; round++) {
+        bc = mr == ms - 1 ? 40 + round : -1;
+        v = mr + round;
+        sum = -1;
+        for (int i = 0; i < 3; i++)
+            CHECK(MPI_Start(&r[acc ? i : 2 - i]) == MPI_SUCCESS, "start");
+        CHECK(MPI_Waitall(3, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS, "waitall");
+        CHECK(bc == 40 + round, "round %d: Bcast_init gave %d", round, bc);
+        int want = ms * (ms - 1) / 2 + ms * round;
+        CHECK(sum == want, "round %d: Allreduce_init gave %d, want %d", round, sum, want);
+    }
+    for (int i = 0; i < 3; i++)
+        MPI_Request_free(&r[i]);
+    MPI_Comm_free(&m);
+    if (mr == 0 && acc) printf("porder ok\n");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -853,8 +889,9 @@ int main(int argc, char **argv)
         MPI_Comm_free(&merged);
         MPI_Comm_disconnect(&inter);
         if (rank == 0 && acc) printf("nbc ok: pending until the other job entered\n");
-    } else if (!strcmp(mode, "nbp-accept") || !strcmp(mode, "nbp-connect")) {
-        int acc = !strcmp(mode, "nbp-accept");
+    } else if (!strcmp(mode, "nbp-accept") || !strcmp(mode, "nbp-connect") ||
+               !strcmp(mode, "porder-accept") || !strcmp(mode, "porder-connect")) {
+        int acc = !strcmp(mode, "nbp-accept") || !strcmp(mode, "porder-accept");
         if (acc && rank == 0) {
             CHECK(MPI_Open_port(MPI_INFO_NULL, port) == MPI_SUCCESS, "MPI_Open_port");
             write_port(file, port);
@@ -864,7 +901,10 @@ int main(int argc, char **argv)
         int rc = acc ? MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter)
                      : MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
         CHECK(rc == MPI_SUCCESS, "accept/connect");
-        nbp_run(inter, acc);
+        if (mode[1] == 'b')
+            nbp_run(inter, acc);
+        else
+            porder_run(inter, acc);
         MPI_Comm_disconnect(&inter);
     } else if (!strcmp(mode, "join")) {
         CHECK(argc >= 4, "join FILE listen|connect [RANK]");
