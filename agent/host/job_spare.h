@@ -8,8 +8,8 @@
  * it instead, from the job's first program, which it opens (and so loads libtmpi) like a node
  * with ranks does, and whose libtmpi it asks for the state (svc.h TMPI_HOST_JOB_SYMBOL).  The
  * job thread then serves spawns until the coordinator releases the node (no node with ranks
- * runs any more and none spawned here) or, once one spawned here, until those ranks end.
- * Job thread only. */
+ * runs any more and no rank spawned here runs), telling it when the ranks spawned here ended
+ * (a later spawn may start more here).  Job thread only. */
 #ifndef TMPI_AGENT_JOB_SPARE_H
 #define TMPI_AGENT_JOB_SPARE_H
 

@@ -432,6 +432,18 @@ static int serve(struct job *j, struct spawn_batch *b, const struct tmpi_spawn_a
     return rc;
 }
 
+/* RanksSpawned: ranks more started here, ended of the earlier ones (ended_untold). */
+static void send_ranks_spawned(struct job *j, uint32_t ranks, uint32_t ended)
+{
+    Tmpi__RanksSpawned rs = TMPI__RANKS_SPAWNED__INIT;
+    rs.ranks = ranks;
+    rs.ended = ended;
+    Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
+    env.msg_case = TMPI__ENVELOPE__MSG_RANKS_SPAWNED;
+    env.ranks_spawned = &rs;
+    (void)job_send(j, &env);
+}
+
 /* The ranks of earlier spawns here that finalized (libtmpi then gave their world ranks back
  * to the universe, for later spawns), ended, or never ran, not told the agent yet: the agent
  * counts the job's live ranks (RanksSpawned.ended).  The job thread, j->mu not held. */
@@ -474,19 +486,20 @@ int job_spawn_serve_locked(struct job *j)
         log_job(LOG_INFO, j->id, j->owner, "spawned %u rank(s) here of those from %d", b->n,
                 s->first);
         /* the agent's count of the job's ranks (tmpictl jobs) */
-        Tmpi__RanksSpawned rs = TMPI__RANKS_SPAWNED__INIT;
-        rs.ranks = b->n;
-        rs.ended = ended_untold(j, b);
-        Tmpi__Envelope env = TMPI__ENVELOPE__INIT;
-        env.msg_case = TMPI__ENVELOPE__MSG_RANKS_SPAWNED;
-        env.ranks_spawned = &rs;
-        (void)job_send(j, &env);
+        send_ranks_spawned(j, b->n, ended_untold(j, b));
     }
     pthread_mutex_lock(&j->mu);
     s->rc = rc;
     s->state = 3;
     pthread_cond_broadcast(&j->cv);
     return 1;
+}
+
+void job_spawn_tell_ended(struct job *j)
+{
+    if (!j->spawn) return;
+    uint32_t ended = ended_untold(j, NULL);
+    if (ended) send_ranks_spawned(j, 0, ended);
 }
 
 void job_spawn_close(struct job *j)

@@ -51,6 +51,10 @@ int job_spawn_gate(struct job *j, int first, int go);
 /* Job thread, j->mu held (wait_ranks): serves a posted spawn, if any (the lock is dropped
  * meanwhile).  1 if it served one. */
 int job_spawn_serve_locked(struct job *j);
+/* Job thread, j->mu not held: tells the agent (RanksSpawned, no new ranks) of the spawned
+ * ranks here that ended since it last told, so that the coordinator sees a spare node whose
+ * spawned ranks all ended as idle again (it releases the job's nodes only then). */
+void job_spawn_tell_ended(struct job *j);
 /* Any thread (the loop thread's rank queries): the spawned ranks that have a thread, the
  * newest spawn first; how many there are, of which the first cap go into out.  They stay
  * until job_spawn_free (job_free). */

@@ -339,14 +339,23 @@ static void wait_ranks(struct job *j, uint32_t started)
     if (have_deadline) deadline_in(&deadline, j->timeout_sec);
     int grace_armed = 0;
 
-    /* A spare member (job_spare.h) waits for a spawn until its coordinator releases it; once
-     * one started ranks here, until they end, as a node with ranks does. */
+    /* A spare member (job_spare.h) serves spawns until its coordinator releases it, and its
+     * spawned ranks until they end.  Its spawned ranks may all end while the job goes on
+     * elsewhere and spawns here again (MPI_Comm_spawn in a loop), so it stays; it tells the
+     * coordinator when they ended, which counts it idle again (and may release the job). */
     int spare = job_is_spare(j);
     pthread_mutex_lock(&j->mu);
     while (j->nfinished < started + job_spawn_started_locked(j) ||
-           (spare && job_spawn_started_locked(j) == 0 && !j->released && !j->failed &&
-            !job_cancelled(j))) {
+           (spare && !j->released && !j->failed && !job_cancelled(j))) {
         if (job_spawn_serve_locked(j)) continue;
+        if (spare && job_spawn_started_locked(j) > 0 &&
+            j->nfinished >= job_spawn_started_locked(j)) {
+            /* no new rank can start meanwhile: only this thread serves spawns */
+            pthread_mutex_unlock(&j->mu);
+            job_spawn_tell_ended(j);
+            pthread_mutex_lock(&j->mu);
+            if (j->released || j->failed || job_cancelled(j)) continue;
+        }
         if (job_cancelled(j) && !grace_armed) {
             /* Ranks outside libtmpi cannot be interrupted; after the grace the launcher is
              * told anyway and the job stays "ending" until they stop. */

@@ -432,8 +432,9 @@ static void on_linked(struct coord_node *n, const Tmpi__JobLinked *jl)
     metrics_job_started(&co->a->metrics, co->created_at, co->start_time);
 }
 
-/* Every member ended, or is a spare node (no ranks of its own) where nothing was spawned:
- * no rank is left to spawn there, so every member is released (a spare one then ends). */
+/* Every member ended, or is a spare node (no ranks of its own) where no spawned rank runs
+ * (none started, or all ended, its RanksSpawned say): no rank is left to spawn there, so every
+ * member is released (a spare one then ends). */
 static void release_if_done(struct coord *co)
 {
     if (co->failed || co->released) return;
@@ -523,6 +524,8 @@ static void on_frame(void *arg, struct mesh_conn *c, const Tmpi__Envelope *env)
         }
         n->spawned = n->spawned - ended + env->ranks_spawned->ranks;
         show_job_ranks(co);
+        /* a spare node whose spawned ranks all ended is idle: the job may be done */
+        release_if_done(co);
         break;
     }
     case TMPI__ENVELOPE__MSG_RANKS_REPLY: {

@@ -40,6 +40,27 @@ spawn_run() {
     spawn_run -x TMPI_UNIVERSE_SIZE=3 -n 1 "$exe" errors
 }
 
+threads_run() {
+    run timeout 90 "$@"
+    if [ "$status" -ne 0 ] || [[ "$output" != *"threads ok"* ]]; then
+        echo "$*: status $status"
+        echo "$output"
+        return 1
+    fi
+}
+
+@test "dynproc: 4 threads of a rank spawn at once under MPI_THREAD_MULTIPLE, over MPI_COMM_SELF and over their own duplicates of MPI_COMM_WORLD, each talking to its own children" {
+    local exe launch=("$TMPI_BUILD/launcher/tmpi-launch")
+    exe=$(prog spawn_threads)
+    # MPICH's threads/spawn/multispawn: 4 threads x 4 children, twice
+    threads_run "${launch[@]}" -x TMPI_UNIVERSE_SIZE=17 -n 1 "$exe" self 4 4 2
+    # th_taskmanager: every rank's thread k spawns with the others' over its own communicator
+    threads_run "${launch[@]}" -x TMPI_UNIVERSE_SIZE=10 -n 2 "$exe" world 4 2 3
+    threads_run "${launch[@]}" -x TMPI_UNIVERSE_SIZE=6 -x TMPI_RANK_SWITCHING=user -n 2 "$exe" world 4 1 3
+    # fewer slots than the threads ask at once: the spawns wait for each other's children
+    threads_run "${launch[@]}" -x TMPI_UNIVERSE_SIZE=3 -n 1 "$exe" self 4 2 2
+}
+
 @test "dynproc: spawn_multiple starts two commands in one world, MPI_APPNUM 0 and 1" {
     local exe
     exe=$(prog spawn)
@@ -235,6 +256,27 @@ names_pair() {
     run timeout 90 "${launch[@]}" --hostfile "$hf2" --map-by node -n 2 "$exe" repeat 5 2
     [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* && "$output" == *"child 1 of 2 on node2"* ]] ||
         { echo "repeat: $output"; false; }
+    # a job on node1 only: node2 has only spawned ranks, and after they ended it takes the
+    # next spawn's (it used to leave the job once its first children ended)
+    run timeout 90 "${launch[@]}" --hostfile "$hf2" -n 1 "$exe" repeat 3 3
+    [ "$status" -eq 0 ] && [[ "$output" == *"spawn ok"* && "$output" == *"child 2 of 3 on node2"* ]] ||
+        { echo "repeat onto node2: $output"; false; }
+}
+
+# bats test_tags=multinode
+@test "dynproc: across 2 agents 4 threads of a rank spawn at once, onto both nodes and onto a node without ranks of the job, round after round" {
+    start_cluster 2
+    local exe hf3 launch
+    exe=$(prog spawn_threads)
+    hf3=$(cluster_hostfile 3)
+    launch=("$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}")
+    # rank 0 on node1: 2 free slots there, 3 on node2 (which has only spawned ranks)
+    threads_run "${launch[@]}" --hostfile "$hf3" -n 1 "$exe" self 4 1 3
+    threads_run "${launch[@]}" --hostfile "$hf3" -n 1 -x TMPI_RANK_SWITCHING=user "$exe" self 4 1 3
+    # ranks 0 and 1 on node1 and node2: each rank's thread k spawns with the other's
+    threads_run "${launch[@]}" --hostfile "$hf3" --map-by node -n 2 "$exe" world 4 1 3
+    # multispawn's 4 x 4 children beyond the host file's slots (--universe-size)
+    threads_run "${launch[@]}" --hostfile "$CLUSTER_HOSTFILE" --universe-size 17 --map-by node -n 1 "$exe" self 4 4 2
 }
 
 @test "dynproc: a connect waits at most its info key timeout, then fails with MPI_ERR_PORT and leaves no request behind; TMPI_CONNECT_PENDING_MAX bounds the connects that wait" {
