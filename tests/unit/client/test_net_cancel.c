@@ -9,6 +9,8 @@
 
 #include "harness.h"
 #include "msg_hdr.h"
+#include "netd_hdr.h"
+#include "svc.h"
 
 #define NC_CHECK(cond, ...) CHECK_ABORT(cond, __VA_ARGS__)
 #define NC_MPI(call)                                                                               \
@@ -286,6 +288,44 @@ static int rank_held(int rank, int size, void *arg)
     return 0;
 }
 
+/* An answer naming no pending cancel (stale or forged) ends the job with a clear message,
+ * also while every rank is blocked. */
+static int rank_bad_answer(int rank, int size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    NC_MPI(MPI_Init(NULL, NULL));
+    if (rank == 1) {
+        const struct tm_msg_hdr m = {.type = TM_MSG_CANCEL_ANS,
+                                     .flags = TM_MSG_F_CANCELLED,
+                                     .src_rank = 1,
+                                     .dst_rank = 0,
+                                     .cookie = 3,
+                                     .rcookie = 0x4242};
+        struct netd_hdr h;
+        tm_msg_hdr_encode(&m, &h);
+        NC_CHECK(th_net_inject(1, 0, TMPI_CH_P2P, &h) == 0, "inject failed");
+    }
+    int v;
+    MPI_Recv(&v, 1, MPI_INT, 1 - rank, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    TH_REPORT("MPI_Recv never returns", "the receive that nobody sends to returned");
+    return 1;
+}
+
+static int t_bad_answer(void)
+{
+    struct th_opts o = {.nranks = 2, .nnodes = 2};
+    struct th_result res;
+    th_run(&o, rank_bad_answer, NULL, &res);
+    const char *want = "CANCEL_ANS names no pending cancel";
+    if (!res.aborted || !strstr(res.abort_why, want)) {
+        fprintf(stderr, "  expected an abort saying '%s', got aborted=%d why '%s'\n", want,
+                res.aborted, res.abort_why);
+        return 1;
+    }
+    return 0;
+}
+
 static int t_unmatched(void)
 {
     for (int d = TH_DONE_INLINE; d <= TH_DONE_LATER; d++) {
@@ -327,6 +367,7 @@ static const struct th_test tests[] = {
     {"matched_sends_received", t_matched},
     {"racing_receiver", t_race},
     {"held_messages_cancelled", t_held},
+    {"stray_answer_aborts", t_bad_answer},
     {NULL, NULL},
 };
 
