@@ -106,8 +106,10 @@ struct tm_request {
     int env_dst1;
     uint64_t env_serial;
     /* a point-to-point send to another node that MPI_Cancel may still ask that node to take
-     * back (net/cancel.c): TM_ENV_NET_*, 0 none; ctx, src and tag then hold its match key */
+     * back (net/cancel.c): TM_ENV_NET_*, 0 none; its match key is then ctx, env_src (the
+     * sender's rank in the communicator; src stays the destination, mstate.h) and tag */
     uint8_t env_net;
+    int env_src;
     /* a buffered send: the bytes it holds of the attached buffer (MPI_Buffer_attach) until its
      * message leaves; tm_send hands them to the envelope it queues (envelope_pool.c releases
      * them), else the caller releases them (p2p_api.c) */

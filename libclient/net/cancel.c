@@ -89,7 +89,7 @@ int tm_net_cancel_send(struct tm_rank *me, struct tm_request *req)
         .dst_rank = w,
         .tag = req->tag,
         .context = req->ctx,
-        .comm_src = req->src,
+        .comm_src = req->env_src,
         .cookie = mcookie,
         .rcookie = cc,
     };

@@ -70,7 +70,7 @@ static inline void tm_net_note_send(struct tm_request *req, int chan, int how, i
     req->env_dst1 = world_dst + 1;
     req->env_serial = cookie;
     req->ctx = ctx;
-    req->src = src;
+    req->env_src = src;
     req->tag = tag;
 }
 

@@ -6,6 +6,7 @@
  * full (held messages), both orders of the harness's done callbacks (harness.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
 #include "msg_hdr.h"
@@ -288,6 +289,40 @@ static int rank_held(int rank, int size, void *arg)
     return 0;
 }
 
+/* What a send to another node notes for MPI_Cancel leaves what its wait reports alone: the
+ * rank waits for its destination (tmpictl ranks, the deadlock check). */
+static int rank_wait_names_dest(int rank, int size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    NC_MPI(MPI_Init(NULL, NULL));
+    static unsigned char b[3 * LIMIT];
+    if (rank == 0) {
+        MPI_Request rq;
+        NC_MPI(MPI_Isend(b, (int)sizeof b, MPI_BYTE, 1, 7, MPI_COMM_WORLD, &rq));
+        NC_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        return 0;
+    }
+    struct tmpi_rank_mpi m;
+    int seen = 0;
+    for (int i = 0; i < 20000 && !seen; i++) {
+        seen = th_rank_mpi(0, &m) == 0 && m.activity == TMPI_ACT_WAITING && m.call &&
+               strcmp(m.call, "MPI_Wait") == 0;
+        if (!seen) nanosleep(&(struct timespec){0, 100000}, NULL);
+    }
+    NC_CHECK(seen, "rank 0 never showed as waiting in MPI_Wait");
+    NC_CHECK(m.peer == 1 && m.peer_is_dest && m.tag == 7,
+             "rank 0's MPI_Wait: expected destination 1 tag 7, got peer %d (dest %d) tag %d",
+             m.peer, m.peer_is_dest, m.tag);
+    NC_MPI(MPI_Recv(b, (int)sizeof b, MPI_BYTE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    return 0;
+}
+
+static int t_wait_names_dest(void)
+{
+    return run(2, NULL, TH_DONE_MIXED, rank_wait_names_dest);
+}
+
 /* An answer naming no pending cancel (stale or forged) ends the job with a clear message,
  * also while every rank is blocked. */
 static int rank_bad_answer(int rank, int size, void *arg)
@@ -368,6 +403,7 @@ static const struct th_test tests[] = {
     {"racing_receiver", t_race},
     {"held_messages_cancelled", t_held},
     {"stray_answer_aborts", t_bad_answer},
+    {"send_wait_names_destination", t_wait_names_dest},
     {NULL, NULL},
 };
 
