@@ -155,7 +155,8 @@ expect_ok() {
 }
 
 # Complete point-to-point across agents: persistent requests, Isendrecv, matched probe of eager
-# and three-phase messages, generalized requests, cancel (which may fail across nodes).
+# and three-phase messages, generalized requests, cancel (send_cancel's test below checks that
+# an unmatched send to another node is cancelled).
 # bats test_tags=multinode
 @test "multinode mpi: persistent requests and collectives, matched probe, grequests, cancel, THREAD_MULTIPLE on 3 nodes x 2 ranks" {
     start_cluster 3
