@@ -27,3 +27,9 @@ int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t b
     }
     return tm_intra_send(me, w, c->ctx, cr->rank, dest, tag, buf, bytes, mode, sreq);
 }
+
+int tm_send_cancel(struct tm_rank *me, struct tm_request *sreq)
+{
+    if (sreq->env_net) return tm_net_cancel_send(me, sreq) > 0;
+    return tm_cancel_send(me, sreq);
+}

@@ -15,6 +15,12 @@
 int tm_send(struct tm_rank *me, struct tm_commref *cr, const void *buf, size_t bytes, int dest,
             int tag, enum tm_send_mode mode, struct tm_request *sreq);
 
+/* MPI_Cancel of a nonblocking send: the engine that sent it takes its message back if no
+ * receive has matched it yet (intra/p2p.h tm_cancel_send; another node's: net_p2p.h
+ * tm_net_cancel_send, whose request then completes when that node answers).  1 if the cancel
+ * succeeded or is being decided, 0 if it failed (the send completes as usual). */
+int tm_send_cancel(struct tm_rank *me, struct tm_request *sreq);
+
 /* The receives and probes on a communicator: the network queues what it brings into the same
  * mailbox (net_p2p.h), so they are the intra-node engine's, on the communicator's context. */
 static inline void tm_recv(struct tm_rank *me, struct tm_commref *cr, void *buf, size_t cap,

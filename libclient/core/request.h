@@ -38,6 +38,9 @@ enum tm_req_kind {
     TM_REQ_PART = 9,
 };
 
+/* request.env_net: how a send to another node went (net/cancel.c) */
+enum { TM_ENV_NET_EAGER = 1, TM_ENV_NET_RNDV = 2, TM_ENV_NET_RNDV_BUFFERED = 3 };
+
 struct tm_preq; /* persist.c */
 struct tm_greq; /* greq.c */
 /* A MULTI request's parts: point-to-point requests of the rank, complete when all are (made by
@@ -97,9 +100,16 @@ struct tm_request {
     };
     /* a standard or buffered send that queued an eager envelope in an intra-node receiver's
      * mailbox: the receiver's world rank + 1 and the envelope's serial there, so MPI_Cancel
-     * can take it back while it is unmatched (p2p.c tm_cancel_send); 0: none */
+     * can take it back while it is unmatched (p2p.c tm_cancel_send); 0: none.  A send to a
+     * rank on another node (env_net, below): the receiver's world rank + 1 and the message's
+     * handle on the link (an eager sequence number or the three-phase send's cookie). */
     int env_dst1;
     uint64_t env_serial;
+    /* a point-to-point send to another node that MPI_Cancel may still ask that node to take
+     * back (net/cancel.c): TM_ENV_NET_*, 0 none; its match key is then ctx, env_src (the
+     * sender's rank in the communicator; src stays the destination, mstate.h) and tag */
+    uint8_t env_net;
+    int env_src;
     /* a buffered send: the bytes it holds of the attached buffer (MPI_Buffer_attach) until its
      * message leaves; tm_send hands them to the envelope it queues (envelope_pool.c releases
      * them), else the caller releases them (p2p_api.c) */

@@ -59,7 +59,8 @@ void tm_recv_envl(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e
 
 /* Cancels a nonblocking send whose envelope still waits unmatched in an intra-node
  * receiver's queue (eager or rendezvous); 1 if it was taken back (r is then done and marked
- * cancelled).  A message in a fast box or sent to another node cannot be taken back (0). */
+ * cancelled).  A message in a fast box cannot be taken back (0); one sent to another node is
+ * the network's to cancel (net_p2p.h tm_net_cancel_send, chosen by comm/p2p_route.h). */
 int tm_cancel_send(struct tm_rank *me, struct tm_request *r);
 
 /* Cancels a pending receive; returns 1 if it was cancelled. */

@@ -155,6 +155,21 @@ void tm_unexp_remove(struct tm_mbox *mb, struct tm_envl *e)
     atomic_store_explicit(&mb->nunexp, n - 1, memory_order_relaxed);
 }
 
+struct tm_envl *tm_unexp_take_if(struct tm_mbox *mb, int ctx, int src, int tag,
+                                 int (*is)(const struct tm_envl *e, const void *arg),
+                                 const void *arg)
+{
+    struct tm_dl *h = &mb->unexp_hash[bucket(ctx, src, tag)];
+    for (struct tm_dl *n = h->next; n != h; n = n->next) {
+        struct tm_envl *e = tm_dl_entry(n, struct tm_envl, chain);
+        if (e->ctx == ctx && e->src == src && e->tag == tag && is(e, arg)) {
+            tm_unexp_remove(mb, e);
+            return e;
+        }
+    }
+    return NULL;
+}
+
 void tm_add_unexp(struct tm_mbox *mb, struct tm_envl *e)
 {
     tm_dl_append(&mb->unexp_order, &e->order);

@@ -93,6 +93,12 @@ int tm_unpost_recv(struct tm_request *r);
 struct tm_envl *tm_match_unexp(struct tm_mbox *mb, int ctx, int src, int tag, int take);
 /* Removes an unexpected message found by a walk of unexp_order (a cancelled send). */
 void tm_unexp_remove(struct tm_mbox *mb, struct tm_envl *e);
+/* Takes out the unexpected message of exactly this key (no wildcards) that is(e, arg) picks,
+ * the earliest if several: a cancelled send of another node (net/cancel.c), found by its key's
+ * hash chain; NULL if none is queued. */
+struct tm_envl *tm_unexp_take_if(struct tm_mbox *mb, int ctx, int src, int tag,
+                                 int (*is)(const struct tm_envl *e, const void *arg),
+                                 const void *arg);
 /* Appends an unexpected message. */
 void tm_add_unexp(struct tm_mbox *mb, struct tm_envl *e);
 

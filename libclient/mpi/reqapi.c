@@ -11,6 +11,7 @@
 #include "job.h"
 #include "nbr.h"
 #include "p2p.h"
+#include "p2p_route.h"
 #include "part.h"
 #include "persist.h"
 #include "wait.h"
@@ -348,14 +349,16 @@ void tm_req_cancel_op(struct tm_rank *me, struct tm_request *r)
     if (r->kind == TM_REQ_RECV && !is_done(r))
         tm_cancel_recv(me, r);
     else if (r->kind == TM_REQ_SEND)
-        tm_cancel_send(me, r);
+        tm_send_cancel(me, r);
 }
 
 /* Receives that are still posted are cancelled.  A nonblocking send is cancelled while its
- * message waits unmatched in an intra-node receiver's queue; a message in a fast box or sent
- * to another node (eager: already in the receiver's node; three-phase: announced) is not
- * taken back: MPI lets a cancel fail, the send then completes normally and Test_cancelled says
- * false (MPI 3.1 §3.8.4).  Collectives are not cancellable (MPI_ERR_REQUEST). */
+ * message waits unmatched in the receiver's queue: on this node the sender takes it back at
+ * once; on another node that node's receive daemon is asked (net/cancel.c) and the send's
+ * request completes with its answer.  A message in a fast box, or one a receive has matched,
+ * is not taken back: MPI lets a cancel fail, the send then completes normally and
+ * Test_cancelled says false (MPI 4.1 §3.8.4).  Collectives are not cancellable
+ * (MPI_ERR_REQUEST). */
 TM_API int PMPI_Cancel(MPI_Request *request)
 {
     NEED_ME("MPI_Cancel");

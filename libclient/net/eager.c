@@ -104,6 +104,7 @@ int tm_net_send_eager(struct tm_net *n, struct tm_rank *me, int node, int chan, 
         return r;
     }
     atomic_fetch_add_explicit(&n->n_eager, 1, memory_order_relaxed);
+    tm_net_note_send(req, chan, TM_ENV_NET_EAGER, world_dst, h.cookie, ctx, src, tag);
     tm_req_set_done(req, req->st_source, req->st_tag, bytes, MPI_SUCCESS);
     return 0;
 }
@@ -175,15 +176,14 @@ void tm_net_eager_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, 
     tm_net_eager_seen(n, node, h->chan, h);
 }
 
-/* CTS for a HOLD-ACKed eager message: DATA from the retained copy, which then goes. */
-void tm_net_send_held(struct tm_net *n, int node, int chan, const struct tm_msg_hdr *h)
+struct tm_net_copy *tm_net_take_held(struct tm_net *n, int node, int chan, uint64_t seq)
 {
     struct tm_net_tx *tx = tx_of(n, node, chan);
     struct tm_net_copy *c = NULL;
     pthread_mutex_lock(&tx->lock);
     for (struct tm_dl *d = tx->retained.next; d != &tx->retained; d = d->next) {
         struct tm_net_copy *x = tm_dl_entry(d, struct tm_net_copy, link);
-        if (x->seq == h->cookie) {
+        if (x->seq == seq) {
             if (x->held) c = x;
             break;
         }
@@ -193,6 +193,13 @@ void tm_net_send_held(struct tm_net *n, int node, int chan, const struct tm_msg_
         tx->retained_bytes -= c->bytes;
     }
     pthread_mutex_unlock(&tx->lock);
+    return c;
+}
+
+/* CTS for a HOLD-ACKed eager message: DATA from the retained copy, which then goes. */
+void tm_net_send_held(struct tm_net *n, int node, int chan, const struct tm_msg_hdr *h)
+{
+    struct tm_net_copy *c = tm_net_take_held(n, node, chan, h->cookie);
     if (!c) {
         tm_net_proto_error(n, node, "CTS names eager message %llu, which is not held",
                            (unsigned long long)h->cookie);

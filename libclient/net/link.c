@@ -58,7 +58,7 @@ static void free_xfer(void *p, int kind, void *arg)
         free(op);
     } else if (kind == TM_XFER_RECV) {
         tm_net_rx_op_free(p);
-    } else if (kind == TM_XFER_RMA_GET) {
+    } else if (kind == TM_XFER_RMA_GET || kind == TM_XFER_CANCEL) {
         free(p);
     } /* TM_XFER_RMA_ORIGIN: freed with its rank's window table (rma/win.c) */
 }

@@ -28,7 +28,9 @@ int tm_msg_hdr_decode(const struct netd_hdr *h, struct tm_msg_hdr *ret)
 {
     const uint8_t *p = h->proto;
     if (p[0] < TM_MSG_EAGER || p[0] >= TM_MSG_NTYPES) return -EPROTO;
-    if (p[1] & ~(TM_MSG_F_SSEND | TM_MSG_F_HOLD) || p[2] || p[3]) return -EPROTO;
+    if (p[1] & ~(TM_MSG_F_SSEND | TM_MSG_F_HOLD | TM_MSG_F_RNDV | TM_MSG_F_CANCELLED) || p[2] ||
+        p[3])
+        return -EPROTO;
     for (int i = TM_MSG_HDR_SIZE; i < NETD_PROTO_SIZE; i++)
         if (p[i]) return -EPROTO;
     struct tm_msg_hdr m = {
@@ -46,6 +48,12 @@ int tm_msg_hdr_decode(const struct netd_hdr *h, struct tm_msg_hdr *ret)
         .rcookie = be_get64(p + 32),
         .ack = be_get64(p + 40),
     };
+    /* the cancel's flags on its two frames only, the others' never on them */
+    const int cancel = m.type == TM_MSG_CANCEL || m.type == TM_MSG_CANCEL_ANS;
+    if (cancel ? m.flags & ~(TM_MSG_F_RNDV | TM_MSG_F_CANCELLED) ||
+                     (m.type == TM_MSG_CANCEL && m.flags & TM_MSG_F_CANCELLED)
+               : m.flags & (TM_MSG_F_RNDV | TM_MSG_F_CANCELLED))
+        return -EPROTO;
     switch (m.type) {
     case TM_MSG_EAGER:
         if (m.msg_len != m.payload_len) return -EPROTO;
@@ -53,6 +61,8 @@ int tm_msg_hdr_decode(const struct netd_hdr *h, struct tm_msg_hdr *ret)
     case TM_MSG_RTS:
     case TM_MSG_CTS:
     case TM_MSG_ACK:
+    case TM_MSG_CANCEL:
+    case TM_MSG_CANCEL_ANS:
         if (m.payload_len != 0) return -EPROTO;
         break;
     case TM_MSG_DATA:

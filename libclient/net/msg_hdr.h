@@ -15,8 +15,10 @@
  *                      know yet); 0 otherwise
  *    16    8 msg_len   whole message length (equals payload_len for EAGER)
  *    24    8 cookie    sender's handle: the eager message's sequence number (EAGER, ACK) or
- *                      the send (RTS, CTS, DATA)
- *    32    8 rcookie   receiver's handle for the receive (CTS, DATA); 0 otherwise
+ *                      the send (RTS, CTS, DATA); CANCEL, CANCEL_ANS: the message's, either
+ *                      (flag RNDV says which)
+ *    32    8 rcookie   receiver's handle for the receive (CTS, DATA); CANCEL, CANCEL_ANS: the
+ *                      sender's record of the cancel; 0 otherwise
  *    40    8 ack       cumulative ACK carried by a frame going the other way: the sender of
  *                      this frame has stored or delivered every eager message of the reverse
  *                      link (same channel) up to this sequence number; 0: says nothing
@@ -45,11 +47,27 @@ enum tm_msg_type {
     TM_MSG_DYN = 7,   /* MPI_Comm_spawn between the job's hosts (libclient/comm/dyn_net.h):
                        * tag the kind, cookie the asker's call, msg_len the value; never
                        * carries flags or an ACK */
+    /* MPI_Cancel of a send to another node (cancel.c), sender -> receiver: take the message
+     * (match key tag, context, comm_src; handle cookie) out of the unexpected queue if no
+     * receive has matched it yet; rcookie names the sender's record of the cancel */
+    TM_MSG_CANCEL = 8,
+    /* receiver -> sender: whether it did (flag CANCELLED) */
+    TM_MSG_CANCEL_ANS = 9,
 };
-#define TM_MSG_NTYPES 8 /* types are 1 .. TM_MSG_NTYPES - 1 */
+#define TM_MSG_NTYPES 10 /* types are 1 .. TM_MSG_NTYPES - 1 */
 
-/* SSEND: the sender waits for the match.  HOLD: an eager message the receiver dropped. */
-enum { TM_MSG_F_SSEND = 1, TM_MSG_F_HOLD = 2 };
+/* SSEND: the sender waits for the match.  HOLD: an eager message the receiver dropped.
+ * RNDV (CANCEL, CANCEL_ANS): the message went three-phase, cookie is its RTS's; else it is an
+ * eager message's sequence number.  CANCELLED (CANCEL_ANS): the message was taken out and
+ * will never be received; else a receive had matched it already. */
+enum { TM_MSG_F_SSEND = 1, TM_MSG_F_HOLD = 2, TM_MSG_F_RNDV = 4, TM_MSG_F_CANCELLED = 8 };
+
+/* Whether a frame type is point-to-point's (net.c dispatches it; its frames carry ACKs), or
+ * another protocol's that registered a handler (net_proto.h). */
+static inline int tm_msg_is_p2p(unsigned type)
+{
+    return type <= TM_MSG_ACK || type == TM_MSG_CANCEL || type == TM_MSG_CANCEL_ANS;
+}
 
 /* One frame's header as libtmpi's network layer sees it: the transport fields it uses and the
  * decoded protocol half. */

@@ -23,10 +23,10 @@
 /* *ctx of a frame whose protocol half was refused: net_frame drops it. */
 static const char bad_frame;
 
-/* The frame types after point-to-point's are other protocols' (net_proto.h). */
+/* The frame types that are not point-to-point's are other protocols' (net_proto.h). */
 static int other_proto(unsigned type)
 {
-    return type > TM_MSG_ACK;
+    return !tm_msg_is_p2p(type);
 }
 
 static const struct tm_net_proto *proto_of(struct tm_job *j, unsigned type)
@@ -36,7 +36,8 @@ static const struct tm_net_proto *proto_of(struct tm_job *j, unsigned type)
 
 int tm_net_proto_register(struct tm_job *j, int type, const struct tm_net_proto *p)
 {
-    if (!j->net || type <= TM_MSG_ACK || type >= TM_MSG_NTYPES || !p || !p->header || !p->frame)
+    if (!j->net || type < 1 || tm_msg_is_p2p((unsigned)type) || type >= TM_MSG_NTYPES || !p ||
+        !p->header || !p->frame)
         return -EINVAL;
     j->net->protos[type] = p;
     return 0;
@@ -204,6 +205,12 @@ void tm_net_p2p_frame(struct tm_job *j, int node, const struct tm_msg_hdr *h, vo
     case TM_MSG_ACK:
         if (tm_net_check_hdr(n, node, h, 0) == 0)
             tm_net_acked(n, node, chan, h->cookie, (h->flags & TM_MSG_F_HOLD) != 0);
+        break;
+    case TM_MSG_CANCEL:
+        if (tm_net_check_hdr(n, node, h, 1) == 0) tm_net_cancel_frame(n, node, h);
+        break;
+    case TM_MSG_CANCEL_ANS:
+        if (tm_net_check_hdr(n, node, h, 0) == 0) tm_net_cancel_ans_frame(n, node, h);
         break;
     default:
         tm_net_proto_error(n, node, "unexpected frame type %d", h->type);

@@ -59,6 +59,21 @@ static inline struct tm_net_rx *rx_of(struct tm_net *n, int node, int chan)
 
 /* ---- used across the protocol's files ---- */
 
+/* Notes on a point-to-point send's request what MPI_Cancel needs to name its message at the
+ * receiver's node (cancel.c): how it went (TM_ENV_NET_*), the receiver, the message's handle
+ * and its match key.  The collectives' sends (chan 1) are never cancelled.  Owner thread. */
+static inline void tm_net_note_send(struct tm_request *req, int chan, int how, int world_dst,
+                                    uint64_t cookie, int ctx, int src, int tag)
+{
+    if (chan != 0) return;
+    req->env_net = (uint8_t)how;
+    req->env_dst1 = world_dst + 1;
+    req->env_serial = cookie;
+    req->ctx = ctx;
+    req->env_src = src;
+    req->tag = tag;
+}
+
 /* The sender's side of CTS frames and of ACKs, standalone (TM_MSG_ACK: seq = cookie, hold =
  * its HOLD flag) or carried in another frame's ack field (daemon or polling rank). */
 void tm_net_on_cts(struct tm_net *n, int node, int chan, const struct tm_msg_hdr *h);
@@ -91,6 +106,9 @@ int tm_net_send_eager(struct tm_net *n, struct tm_rank *me, int node, int chan, 
 void *tm_net_eager_header(struct tm_net *n, int node, const struct tm_msg_hdr *h, void **ctx);
 void tm_net_eager_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h, struct tm_envl *e);
 void tm_net_send_held(struct tm_net *n, int node, int chan, const struct tm_msg_hdr *h);
+/* Takes the retained copy of eager message seq off its link's list if the receiver held it
+ * (the caller then owes it COPY_RELEASED); NULL if it is not held or not retained. */
+struct tm_net_copy *tm_net_take_held(struct tm_net *n, int node, int chan, uint64_t seq);
 
 /* rndv.c */
 int tm_net_send_rts(struct tm_net *n, struct tm_rank *me, int node, int chan, int world_dst,
@@ -100,6 +118,10 @@ void tm_net_answer_cts(struct tm_net *n, struct tm_request *rr, const struct tm_
 void tm_net_rts_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h);
 void *tm_net_data_header(struct tm_net *n, int node, const struct tm_msg_hdr *h, void **ctx);
 void tm_net_data_frame(struct tm_net *n, const struct tm_msg_hdr *h, struct net_recv_op *op);
+
+/* cancel.c: the receiver's side of CANCEL, the sender's of CANCEL_ANS */
+void tm_net_cancel_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h);
+void tm_net_cancel_ans_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h);
 
 /* ack.c */
 void tm_net_send_ack(struct tm_net *n, int node, int chan, int32_t here, int32_t there,

@@ -154,6 +154,14 @@ static inline int tm_net_remote(const struct tm_net *n, int w)
 int tm_net_isend(struct tm_rank *me, int world_dst, int ctx, int src, int tag, const void *buf,
                  size_t bytes, int channel, enum tm_send_mode mode, struct tm_request *req);
 
+/* MPI_Cancel of a point-to-point send to another node (cancel.c): asks the receiver's node to
+ * take the message out of its unexpected queue.  Returns 1 when the question went out (req is
+ * pending until the answer: then complete with st_cancelled 1, or as the send completes
+ * anyway), 0 when there is nothing to ask (not such a send, asked before, or a three-phase
+ * send already matched: the cancel fails), or a negative errno (not asked: the send goes on
+ * as if not cancelled).  The owner's thread. */
+int tm_net_cancel_send(struct tm_rank *me, struct tm_request *req);
+
 /* tm_recv took e (a TM_ENVL_NET* entry) for rreq: copy a stored message, or answer a
  * three-phase / held one with CTS (rreq then completes when DATA arrives). */
 void tm_net_consume(struct tm_rank *me, struct tm_request *rreq, struct tm_envl *e);

@@ -66,6 +66,8 @@ int tm_net_send_rts(struct tm_net *n, struct tm_rank *me, int node, int chan, in
         .comm_src = src,
     };
     atomic_fetch_add_explicit(&n->n_three_phase, 1, memory_order_relaxed);
+    tm_net_note_send(req, chan, buffered ? TM_ENV_NET_RNDV_BUFFERED : TM_ENV_NET_RNDV, world_dst,
+                     cookie, ctx, src, tag);
     /* From here on a daemon may take op (CTS) at any moment: do not touch it. */
     r = tm_net_send_frame(n, node, chan, &h, NULL, NULL, NULL);
     if (r < 0) {

@@ -17,12 +17,14 @@
 #define TM_XFER_MAX (1u << 22) /* transfers in flight per job and node */
 
 /* RMA_ORIGIN: a rank's answers on one window (rma.h struct tm_rma_origin), freed with the
- * window; RMA_GET: a fetching operation waiting for its data (rma_net.c). */
+ * window; RMA_GET: a fetching operation waiting for its data (rma_net.c); CANCEL: an
+ * MPI_Cancel of a send waiting for the receiver's node to answer (cancel.c). */
 enum tm_xfer_kind {
     TM_XFER_SEND = 1,
     TM_XFER_RECV = 2,
     TM_XFER_RMA_ORIGIN = 3,
-    TM_XFER_RMA_GET = 4
+    TM_XFER_RMA_GET = 4,
+    TM_XFER_CANCEL = 5
 };
 
 struct tm_xfer_slot;

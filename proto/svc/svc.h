@@ -22,7 +22,9 @@
 #include "netd_hdr.h"
 
 #define TMPI_SVC_SYMBOL "tmpi_svc"
-#define TMPI_SVC_ABI 20
+/* 21: netd_hdr.proto may carry CANCEL / CANCEL_ANS (NETD_VERSION 5), so a libtmpi that sends
+ * them runs only on an agent that stamps version 5. */
+#define TMPI_SVC_ABI 21
 
 enum { TMPI_PHASE_INIT = 1, TMPI_PHASE_FINALIZED = 2 };
 

@@ -32,7 +32,10 @@
 
 #include "channel.h" /* the channel field */
 
-#define NETD_VERSION 4
+/* 5: libtmpi's protocol half gained CANCEL and CANCEL_ANS (MPI_Cancel of a send to another
+ * node, libclient/net/cancel.c), which a peer of version 4 refuses as malformed mid-job; a
+ * mixed pair now fails at its first frame, naming the node. */
+#define NETD_VERSION 5
 #define NETD_HDR_SIZE 80
 #define NETD_PROTO_OFF 32
 #define NETD_PROTO_SIZE (NETD_HDR_SIZE - NETD_PROTO_OFF)

@@ -65,6 +65,10 @@ run_prog() {
     run_prog nonblocking 1 2 4 16
 }
 
+@test "mpi: MPI_Cancel of sends of every mode and size: a cancelled send is never received, a received one is not cancelled, a receive racing the cancel" {
+    run_prog send_cancel 1 2 3 4
+}
+
 @test "mpi: derived datatypes through point-to-point (vector, struct, indexed, subarray, darray; partial receives)" {
     run_prog datatypes_p2p 1 2 4 16
 }

@@ -155,7 +155,8 @@ expect_ok() {
 }
 
 # Complete point-to-point across agents: persistent requests, Isendrecv, matched probe of eager
-# and three-phase messages, generalized requests, cancel (which may fail across nodes).
+# and three-phase messages, generalized requests, cancel (send_cancel's test below checks that
+# an unmatched send to another node is cancelled).
 # bats test_tags=multinode
 @test "multinode mpi: persistent requests and collectives, matched probe, grequests, cancel, THREAD_MULTIPLE on 3 nodes x 2 ranks" {
     start_cluster 3
@@ -164,6 +165,27 @@ expect_ok() {
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done
+}
+
+# MPI_Cancel of sends to a rank on another node (net/cancel.c): the receiver's node takes an
+# unmatched message out of its queue, eager (stored, or held by a full pool) or three-phase,
+# and answers; a received one is not cancelled; receives racing the cancels.  2 nodes x 2
+# ranks by node (every pair across the nodes), 3 nodes x 2 (pairs across and within), ranks on
+# carriers, and with a 4 KiB pool, where unexpected eager messages are held.
+# bats test_tags=multinode
+@test "multinode mpi: MPI_Cancel of unmatched sends to another node succeeds, eager and three-phase, with racing receivers" {
+    start_cluster 3
+    run mlaunch --hostfile "$(cluster_hostfile 2)" --map-by node -n 4 "$(mpi_prog send_cancel)"
+    expect_ok || { echo "2 ranks a node, by node" >&2; return 1; }
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog send_cancel)"
+    expect_ok || { echo "3 nodes x 2" >&2; return 1; }
+    run mlaunch --hostfile "$(cluster_hostfile 2)" --map-by node -x TMPI_RANK_SWITCHING=user -n 4 "$(mpi_prog send_cancel)"
+    expect_ok || { echo "ranks on carriers" >&2; return 1; }
+    stop_cluster
+    printf '[pool]\nsize = 4K\n' >"$BATS_TEST_TMPDIR/tiny.conf"
+    start_cluster 2 --config "$BATS_TEST_TMPDIR/tiny.conf"
+    run mlaunch --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$(mpi_prog send_cancel)"
+    expect_ok || { echo "4 KiB pool" >&2; return 1; }
 }
 
 # bats test_tags=multinode

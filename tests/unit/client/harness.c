@@ -16,6 +16,7 @@
 
 #define TH_MAX_PAYLOAD ((size_t)16 << 20) /* the harness agent's max_payload */
 #define TH_POOL_DEFAULT ((size_t)256 << 20)
+_Static_assert(TM_MSG_NTYPES <= 16, "th_result.frames counts every protocol type");
 
 /* One frame in flight.  Inline mode: the payload was copied into data[] and done already ran;
  * later mode: payload points into the sender's buffer until done runs after delivery. */
@@ -74,7 +75,7 @@ struct th_job {
     pthread_cond_t quiet;
     long inflight;
     _Atomic uint64_t nsent;
-    _Atomic uint64_t frames[8], hold_acks, pool_refused;
+    _Atomic uint64_t frames[16], hold_acks, pool_refused; /* frames by protocol type */
     _Atomic int net_faults; /* what the agent's checks would have refused */
     /* results: lock.  first_failed: the rank whose failure ended the job (the others then
      * leave their waits with code 1, as in the agent), -1 while none failed */
@@ -661,7 +662,7 @@ int th_run(const struct th_opts *o, th_rank_fn fn, void *arg, struct th_result *
     res.aborted = j->aborted;
     res.abort_code = j->abort_code;
     snprintf(res.abort_why, sizeof res.abort_why, "%s", j->abort_why);
-    for (int t = 0; t < 8; t++)
+    for (int t = 0; t < 16; t++)
         res.frames[t] = atomic_load(&j->frames[t]);
     res.hold_acks = atomic_load(&j->hold_acks);
     res.pool_refused = atomic_load(&j->pool_refused);

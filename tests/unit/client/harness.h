@@ -48,7 +48,7 @@ struct th_result {
     char abort_why[256];
     double seconds;
     /* simulated network (nnodes > 1): frames by netd type, HOLD ACKs, refused pool requests */
-    uint64_t frames[8];
+    uint64_t frames[16];
     uint64_t hold_acks;
     uint64_t pool_refused;
 };

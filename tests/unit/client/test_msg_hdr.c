@@ -53,7 +53,7 @@ int main(void)
     /* unknown type, unknown flag, reserved bytes */
     struct netd_hdr bad;
     const int offs[] = {0, 0, 1, 2, 3};
-    const uint8_t vals[] = {0, TM_MSG_NTYPES, 4, 1, 1};
+    const uint8_t vals[] = {0, TM_MSG_NTYPES, 16, 1, 1};
     for (size_t i = 0; i < sizeof offs / sizeof *offs; i++) {
         bad = h;
         bad.proto[offs[i]] = vals[i];
@@ -70,6 +70,12 @@ int main(void)
         {.type = TM_MSG_RMA, .ack = 3},
         {.type = TM_MSG_RMA, .flags = TM_MSG_F_SSEND},
         {.type = TM_MSG_RMA, .comm_src = 1},
+        /* the cancel's frames: no payload, their flags on them only, CANCELLED on the answer */
+        {.type = TM_MSG_CANCEL, .payload_len = 4},
+        {.type = TM_MSG_CANCEL, .flags = TM_MSG_F_CANCELLED},
+        {.type = TM_MSG_CANCEL_ANS, .flags = TM_MSG_F_HOLD},
+        {.type = TM_MSG_EAGER, .flags = TM_MSG_F_RNDV},
+        {.type = TM_MSG_ACK, .flags = TM_MSG_F_CANCELLED},
     };
     for (size_t i = 0; i < sizeof wrong / sizeof *wrong; i++) {
         bad = encoded(&wrong[i], TMPI_CH_P2P);
@@ -84,6 +90,8 @@ int main(void)
         {.type = TM_MSG_EAGER},
         {.type = TM_MSG_DATA, .payload_len = 10, .msg_len = 20},
         {.type = TM_MSG_ACK, .flags = TM_MSG_F_HOLD, .cookie = 5},
+        {.type = TM_MSG_CANCEL, .flags = TM_MSG_F_RNDV, .comm_src = 3, .cookie = 5, .rcookie = 6},
+        {.type = TM_MSG_CANCEL_ANS, .flags = TM_MSG_F_RNDV | TM_MSG_F_CANCELLED, .ack = 2},
         /* an RMA answer with fetched data: payload and msg_len (a window offset) unrelated */
         {.type = TM_MSG_RMA,
          .payload_len = 64,
