@@ -20,6 +20,7 @@
 #include "intra_parts.h"
 #include "lib.h"
 #include "mbox_parts.h"
+#include "net_yield.h"
 #include "mstate_rec.h"
 #include "wait.h"
 
@@ -109,9 +110,8 @@ struct tm_rank {
     uint32_t fb_cand_seen;
 
     int helper; /* not a rank: a thread of libtmpi's own (coll_net_nb.c), not counted as one */
-    /* spin_net: turns left on which it yields every time (wait.c); kept across waits, which
-     * on the latency path are shorter than the turns it takes to tell.  Relaxed: a hint. */
-    atomic_uint net_yield_turns;
+    /* spin_net's yields (net_yield.h): kept across waits; relaxed, a hint */
+    struct tm_net_yield net_yield;
 
     /* what the rank is doing in MPI, for the agent (mstate.h) */
     struct tm_mstate mst;

@@ -98,12 +98,6 @@ void tm_wait_check_cancel(struct tm_rank *me)
     check_cancel(me);
 }
 
-/* spin_net's yields (measured on the 2-core development machine: a yield that switches to
- * nobody returns in 0.25-1 us, one that gives the core away in 2 us or more). */
-#define NET_YIELD_EVERY 16
-#define NET_YIELD_GAVE_NS 1500
-#define NET_YIELD_TURNS 64
-
 /* Spin phase of a rank whose job spans nodes: it reads the job's links itself, and while it
  * does the receive daemons are not woken for them (svc net_hold): on a busy node a daemon
  * wake-up per message costs more than the message.  1 if cond became true. */
@@ -115,7 +109,6 @@ static int spin_net(struct tm_rank *me, tm_cond_fn cond, void *arg, void *net)
     int ok = 0;
     if (svc->net_hold) svc->net_hold(net, 1);
     int moved = 0;
-    unsigned yield_turns = atomic_load_explicit(&me->net_yield_turns, memory_order_relaxed);
     for (unsigned i = 1;; i++) {
         int m = svc->net_poll(net);
         moved |= m;
@@ -123,19 +116,14 @@ static int spin_net(struct tm_rank *me, tm_cond_fn cond, void *arg, void *net)
             ok = 1;
             break;
         }
-        /* Agents do not see each other's ranks: several "nodes" on one machine (or other
-         * work) may want this core while the agent counts it free.  A yield lets the peer we
-         * wait for run when it does; when nobody does it is a wasted system call in every
-         * turn of the loop, which delays noticing the message.  So: yield on every turn
-         * while yields give the core away (they take longer than a bare system call),
-         * otherwise on every NET_YIELD_EVERY-th. */
-        if (yield_turns || (i % NET_YIELD_EVERY) == 0) {
+        /* Give the core to a peer that shares it, not to a program that keeps it
+         * (net_yield.h). */
+        if (tm_net_yield_turn(&me->net_yield, i)) {
             uint64_t y = now_ns();
-            sched_yield();
-            if (now_ns() - y >= NET_YIELD_GAVE_NS)
-                yield_turns = NET_YIELD_TURNS;
-            else if (yield_turns)
-                yield_turns--;
+            if (tm_net_yield_allowed(&me->net_yield, y)) {
+                sched_yield();
+                tm_net_yield_took(&me->net_yield, y, now_ns());
+            }
         }
         if (cond(arg)) {
             ok = 1;
@@ -156,7 +144,6 @@ static int spin_net(struct tm_rank *me, tm_cond_fn cond, void *arg, void *net)
             if ((i & 255) == 0 && svc->runnable_ranks() > svc->ncpus) break;
         }
     }
-    atomic_store_explicit(&me->net_yield_turns, yield_turns, memory_order_relaxed);
     /* The links stay quiet a little longer in case we wait again soon, unless a thread of the
      * job waits without reading them and needs the daemons to read for it (seq_cst against
      * its increment: one of us sees the other).  A spin that failed releases in tm_wait. */
