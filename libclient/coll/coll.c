@@ -331,13 +331,6 @@ int tm_coll_check_counts(struct tm_rank *me, MPI_Comm comm, const char *fn, cons
     return MPI_SUCCESS;
 }
 
-int tm_coll_wide_here(MPI_Comm comm)
-{
-    struct tm_rank *me = tm_self();
-    struct tm_commref *cr = me ? tm_comm_get(&me->comms, comm) : NULL;
-    return cr && !cr->c->inter;
-}
-
 int tm_coll_widen(int n, int nside, const int *const *cin, const int *const *din,
                   const MPI_Count **cout, const MPI_Aint **dout, void **ret_mem)
 {

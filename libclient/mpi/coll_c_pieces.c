@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "comm.h"
+#include "job.h"
 #include "lib.h"
 #include "type.h"
 #include "type_copy.h"
@@ -19,10 +21,19 @@ static MPI_Count block_bytes(MPI_Count count, MPI_Datatype type)
     return count * (MPI_Count)t->psize;
 }
 
+int tm_cp_rank(MPI_Comm comm, int *ret_size, int *ret_inter)
+{
+    struct tm_rank *me = tm_self();
+    const struct tm_commref *cr = me ? tm_comm_get(&me->comms, comm) : NULL;
+    if (ret_size) *ret_size = cr ? cr->c->size : 0;
+    if (ret_inter) *ret_inter = cr ? cr->c->inter : 0;
+    return cr ? cr->rank : -1;
+}
+
 int tm_coll_c_big(MPI_Comm comm, MPI_Count count, MPI_Datatype type)
 {
     int inter = 1;
-    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return 0;
+    if (tm_cp_rank(comm, NULL, &inter) < 0 || inter) return 0;
     return block_bytes(count, type) > INT_MAX;
 }
 
@@ -78,8 +89,7 @@ static void *at(const void *buf, MPI_Count off)
 
 static int is_root_of(MPI_Comm comm, int root)
 {
-    int rank = -1;
-    return PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && rank == root;
+    return root >= 0 && tm_cp_rank(comm, NULL, NULL) == root;
 }
 
 static MPI_Count piece_at(MPI_Count n, MPI_Count done)
@@ -95,7 +105,7 @@ int tm_gather_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
                      MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     int me = is_root_of(comm, root), size = 0;
-    PMPI_Comm_size(comm, &size);
+    tm_cp_rank(comm, &size, NULL);
     struct tm_cflat fs, fr = {0};
     void *sb, *rb = recvbuf;
     int e = tm_cflat_begin(&fs, comm, (void *)sendbuf, sendcount, sendtype, 1, 0, &sb);
@@ -138,7 +148,7 @@ int tm_scatter_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
                       MPI_Comm comm)
 {
     int me = is_root_of(comm, root), size = 0;
-    PMPI_Comm_size(comm, &size);
+    tm_cp_rank(comm, &size, NULL);
     struct tm_cflat fs = {0}, fr;
     void *sb = (void *)sendbuf, *rb;
     int e = tm_cflat_begin(&fr, comm, recvbuf, recvcount, recvtype, 0, 1, &rb);
@@ -176,7 +186,7 @@ int tm_allgather_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     int size = 0;
-    PMPI_Comm_size(comm, &size);
+    tm_cp_rank(comm, &size, NULL);
     struct tm_cflat fs, fr;
     void *sb, *rb;
     int e = tm_cflat_begin(&fs, comm, (void *)sendbuf, sendcount, sendtype, 1, 0, &sb);
@@ -240,7 +250,7 @@ int tm_alltoall_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     if (sendbuf != MPI_IN_PLACE && block_bytes(sendcount, sendtype) != n)
         return PMPI_Alltoall(sendbuf, -1, sendtype, recvbuf, 0, recvtype, comm); /* says why */
     int size = 0;
-    PMPI_Comm_size(comm, &size);
+    tm_cp_rank(comm, &size, NULL);
     struct tm_cflat fs, fr = {0};
     void *sb, *rb;
     int e = tm_cflat_begin(&fs, comm, (void *)sendbuf, sendcount * size, sendtype, 1, 0, &sb);

@@ -23,6 +23,12 @@
  * buffer of the engine's MPI_Sendrecv_replace). */
 #define TM_COLL_PIECE_SWAP ((MPI_Count)64 << 20)
 
+/* The calling rank's rank in comm (and *ret_size its size, ret_inter whether it is an
+ * inter-communicator; either may be NULL), hidden communicators too: the inter-communicator
+ * collectives broadcast on their hidden local one, which the MPI_Comm_* queries do not know.
+ * -1 for an invalid handle (the collective then reports it). */
+int tm_cp_rank(MPI_Comm comm, int *ret_size, int *ret_inter);
+
 /* count elements of type make a block for the pieces: a contiguous type, more than INT_MAX
  * bytes in all.  comm must be an intra-communicator (an inter-communicator's roots are MPI_ROOT
  * and MPI_PROC_NULL: the narrowing decides there). */

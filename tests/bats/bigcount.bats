@@ -150,6 +150,28 @@ expect_probe_ok() {
     done
 }
 
+# The inter-communicator v and w collectives and Reduce_scatter_c (blocking, I and _init_c) of
+# sides past INT_MAX whose counts and displacements share no factor (bigvfar.c inter): taken
+# whole over the _c point-to-point calls, where a fold into types used to refuse them with
+# MPI_ERR_COUNT.  2 ranks (groups of 1 and 1) and 3 (2 and 1) on one node, 4 across 2 agents.
+@test "bigcount: inter-communicator v and w collectives of sides without a common factor past 2^31 on one node" {
+    local exe
+    exe=$(prog bigvfar)
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" inter
+    expect_ok
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 3 -x TMPI_RANK_SWITCHING=user "$exe" inter
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: inter-communicator v and w collectives of sides without a common factor past 2^31 across 2 agents" {
+    start_cluster 2
+    local exe
+    exe=$(prog bigvfar)
+    run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe" inter
+    expect_ok
+}
+
 # Regular types past TM_TYPE_MAX_BLOCKS (2^24 blocks) keep a shape instead of a map
 # (bigvec.c): a vector of 2^24 + 3 blocks through Send/Recv, Sendrecv to an hvector, a resized
 # twin, Pack/Unpack and Put as the target type (32 MiB); MPICH large_count's vector of 2^30
