@@ -2,6 +2,7 @@
  * Barrier and Bcast, and the collective counters. */
 #include "coll.h"
 #include "mstate.h"
+#include "coll_c_pieces.h"
 #include "coll_inter_ops.h"
 
 #include <errno.h>
@@ -552,6 +553,9 @@ static int bcast_common(const char *fn, void *buffer, int count, MPI_Datatype da
 
 TM_API int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    /* as MPI_Bcast_c decides, so that the two forms of one signature meet (coll_c_pieces.h) */
+    if (TM_UNLIKELY(tm_coll_c_big(comm, count, datatype)))
+        return tm_bcast_pieces(buffer, count, datatype, root, comm);
     return bcast_common("MPI_Bcast", buffer, count, datatype, root, comm, NULL, 0);
 }
 TM_ALIAS(Bcast)

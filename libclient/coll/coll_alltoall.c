@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_c_pieces.h"
 #include "coll_inter_ops.h"
 #include "coll_net_move.h"
 #include "errh.h"
@@ -231,6 +232,9 @@ int tm_alltoallvw_c(const char *fn, int w, const void *sendbuf, const MPI_Count 
 TM_API int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    /* as MPI_Alltoall_c decides, so that the two forms of one signature meet (coll_c_pieces.h) */
+    if (TM_UNLIKELY(tm_coll_c_big(comm, recvcount, recvtype)))
+        return tm_alltoall_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return alltoall_common("MPI_Alltoall", TM_CL_UNIFORM, sendbuf, sendcount, NULL, NULL, sendtype,
                            NULL, recvbuf, recvcount, NULL, NULL, recvtype, NULL, comm, NULL, 0);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_c_pieces.h"
 #include "coll_inter_ops.h"
 #include "coll_net_move.h"
 #include "errh.h"
@@ -336,6 +337,10 @@ int tm_gatherv_c(const char *fn, const void *sendbuf, MPI_Count sendcount, MPI_D
 TM_API int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                        int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    /* as MPI_Gather_c decides, so that the two forms of one signature meet (coll_c_pieces.h) */
+    if (TM_UNLIKELY(tm_coll_c_big_rooted(comm, root, recvcount, recvtype, sendcount, sendtype)))
+        return tm_gather_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                                comm);
     return gather_common("MPI_Gather", 0, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
                          NULL, recvtype, root, comm, NULL, 0);
 }
@@ -455,6 +460,9 @@ int tm_scatterv_c(const char *fn, const void *sendbuf, const MPI_Count *sendcoun
 TM_API int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                         int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (TM_UNLIKELY(tm_coll_c_big_rooted(comm, root, sendcount, sendtype, recvcount, recvtype)))
+        return tm_scatter_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                                 comm);
     return scatter_common("MPI_Scatter", 0, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
                           recvcount, recvtype, root, comm, NULL, 0);
 }
@@ -565,6 +573,9 @@ int tm_allgatherv_c(const char *fn, const void *sendbuf, MPI_Count sendcount, MP
 TM_API int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (TM_UNLIKELY(tm_coll_c_big(comm, recvcount, recvtype)))
+        return tm_allgather_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                   comm);
     return allgather_common("MPI_Allgather", 0, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                             NULL, NULL, recvtype, comm, NULL, 0);
 }

@@ -1,7 +1,7 @@
 /* coll_c.c — the large-count (_c) forms of the collectives (MPI 4.0 §6 and §8.6): blocking,
  * non-blocking and persistent.  The uniform ones convert their MPI_Count counts
  * (count_narrow.h: a count past int folds into a contiguous type) and call their int twin: one
- * body per pair; MPI_Bcast_c moves more than 2^31 - 1 bytes in pieces (bcast_pieces), and
+ * body per pair; MPI_Bcast_c moves more than 2^31 - 1 bytes in pieces, and
  * MPI_Gather_c, MPI_Scatter_c, MPI_Allgather_c and MPI_Alltoall_c blocks of contiguous types
  * past 2^31 - 1 bytes (coll_c_pieces.h).  The v and w forms, Reduce_scatter(_block)_c and
  * Scan_c / Exscan_c (and their I forms) pass their arguments whole (coll.h tm_gatherv_c ...), on
@@ -18,34 +18,6 @@
 #include "lib.h"
 #include "type.h"
 
-/* The bytes one piece of a broadcast beyond int moves (contiguous types): large enough that
- * the pieces cost nothing next to their copies, small enough for the engine's int. */
-#define TM_BCAST_PIECE ((MPI_Count)1 << 30)
-
-/* MPI_Bcast_c of more than 2^31 - 1 bytes: one MPI_Bcast of MPI_BYTE per piece of
- * TM_BCAST_PIECE bytes, in order, so every rank cuts at the same bytes whatever count and type
- * of that signature it passed; a non-contiguous type through a packed stand-in
- * (coll_c_pieces.h tm_cflat_begin: the root packs, the others unpack). */
-static int bcast_pieces(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
-                        MPI_Comm comm)
-{
-    const struct tm_type *t = tm_type_get(datatype);
-    if (count > INTPTR_MAX / (MPI_Count)t->psize)
-        return PMPI_Bcast(buffer, -1, datatype, root, comm); /* no buffer that long */
-    int rank = tm_cp_rank(comm, NULL, NULL);
-    struct tm_cflat f;
-    void *b;
-    int e = tm_cflat_begin(&f, comm, buffer, count, datatype, rank == root, rank != root, &b);
-    const MPI_Count n = count * (MPI_Count)t->psize;
-    for (MPI_Count done = 0; e == MPI_SUCCESS && done < n;) {
-        MPI_Count k = n - done < TM_BCAST_PIECE ? n - done : TM_BCAST_PIECE;
-        /* integer arithmetic: MPI_BOTTOM with absolute addresses is a null base */
-        e = PMPI_Bcast((void *)((intptr_t)b + (intptr_t)done), (int)k, MPI_BYTE, root, comm);
-        done += k;
-    }
-    return tm_cflat_end(&f, e);
-}
-
 TM_API int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
                         MPI_Comm comm)
 {
@@ -53,7 +25,7 @@ TM_API int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, in
     tm_narrow_begin(&w, "MPI_Bcast_c", comm, 0, TM_NW_PLAIN);
     /* the bytes decide (the same on every rank), not the count */
     if (tm_coll_c_big(comm, count, datatype))
-        return tm_narrow_end(&w, bcast_pieces(buffer, count, datatype, root, comm), NULL);
+        return tm_narrow_end(&w, tm_bcast_pieces(buffer, count, datatype, root, comm), NULL);
     int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold(&w, count, &datatype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Bcast(buffer, n0_, datatype, root, comm);
@@ -67,8 +39,7 @@ TM_API int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Gather_c", comm, root, TM_NW_ROOTED);
-    if (w.is_root ? tm_coll_c_big(comm, recvcount, recvtype)
-                  : tm_coll_c_big(comm, sendcount, sendtype))
+    if (tm_coll_c_big_rooted(comm, root, recvcount, recvtype, sendcount, sendtype))
         return tm_narrow_end(&w,
                              tm_gather_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                               recvtype, root, comm),
@@ -97,8 +68,7 @@ TM_API int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
 {
     struct tm_narrow w;
     tm_narrow_begin(&w, "MPI_Scatter_c", comm, root, TM_NW_ROOTED);
-    if (w.is_root ? tm_coll_c_big(comm, sendcount, sendtype)
-                  : tm_coll_c_big(comm, recvcount, recvtype))
+    if (tm_coll_c_big_rooted(comm, root, sendcount, sendtype, recvcount, recvtype))
         return tm_narrow_end(&w,
                              tm_scatter_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                                recvtype, root, comm),

@@ -281,6 +281,28 @@ need_big_memory() {
     expect_ok
 }
 
+# MPI_Bcast of 2^31 + 4096 bytes where one rank calls the int form (an int count of MPI_INT, or one
+# element of a contiguous type) and the other MPI_Bcast_c of that signature (bigfold.c intc):
+# both forms decide by the bytes, so they meet, where the int form used to take one call against
+# the _c form's pieces (MPI_ERR_TRUNCATE).  About 4 GiB for the job.
+@test "bigcount: MPI_Bcast against MPI_Bcast_c of one signature past 2^31 bytes on one node" {
+    need_big_memory
+    local exe
+    exe=$(prog bigfold)
+    run timeout 300 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" intc $(((1 << 31) + 4096))
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: MPI_Bcast against MPI_Bcast_c of one signature past 2^31 bytes across 2 agents" {
+    need_big_memory
+    start_cluster 2
+    local exe
+    exe=$(prog bigfold)
+    run timeout 300 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe" intc $(((1 << 31) + 4096))
+    expect_ok
+}
+
 # MPI_Gather_c, MPI_Scatter_c, MPI_Allgather_c and MPI_Alltoall_c of blocks of 2^31 + 2^20 + 3
 # bytes (more elements than int holds), in place: at most about 4.5 GiB for the job (the
 # senders' blocks are mostly untouched pages).

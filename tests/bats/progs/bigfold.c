@@ -19,6 +19,11 @@
  *         one element of two blocks of N / 2 bytes with a 4 KiB hole (MPI_Type_create_hvector_c,
  *         not contiguous), the root either of them: the ranks meet (the same byte pieces);
  *         with BIGFOLD_GATHER set and 2 ranks also MPI_Gather_c / MPI_Scatter_c of such blocks;
+ *   intc N: MPI_Bcast of N bytes (more than 2^31, a multiple of 16) where one rank calls the
+ *         int form and the other the _c form of one signature: N / 4 MPI_INT through MPI_Bcast
+ *         against MPI_Bcast_c, and MPI_Bcast of one element of a contiguous type of N / 4
+ *         MPI_INT against MPI_Bcast_c of N / 4 MPI_INT (the int form the root's, then not): the
+ *         ranks meet;
  *   big N: N bytes (more than 2^31) moved for real: MPI_Ibcast_c and MPI_Bcast_init_c of N
  *         MPI_BYTE (one folded element), and a Send/Recv of one element of a type of two
  *         blocks of N / 2 bytes with a 1 GiB hole (MPI_Type_create_hvector_c).
@@ -361,6 +366,36 @@ static void mixed(MPI_Count n)
 }
 
 /* n: a multiple of 16 */
+static void intc(MPI_Count n)
+{
+    const MPI_Count ints = n / 4;
+    MPI_Datatype t;
+    CHECK(MPI_Type_contiguous_c(ints, MPI_INT, &t) == 0, "Type_contiguous_c");
+    MPI_Type_commit(&t);
+    unsigned char *b = reserve((size_t)n);
+    /* root 1 both times: the int form sends (form 0) and receives (form 1) */
+    const int root = 1;
+    for (int form = 0; form < 2; form++) {
+        const char *what = form ? "Bcast of an int count" : "Bcast of one element";
+        if (rank == root) wfill(b, (size_t)n, 70 + form);
+        int e;
+        if (rank == 0)
+            e = form ? MPI_Bcast(b, (int)ints, MPI_INT, root, MPI_COMM_WORLD)
+                     : MPI_Bcast_c(b, ints, MPI_INT, root, MPI_COMM_WORLD);
+        else if (rank == 1)
+            e = form ? MPI_Bcast_c(b, ints, MPI_INT, root, MPI_COMM_WORLD)
+                     : MPI_Bcast(b, 1, t, root, MPI_COMM_WORLD);
+        else
+            e = MPI_Bcast_c(b, ints, MPI_INT, root, MPI_COMM_WORLD);
+        CHECK(e == 0, "%s", what);
+        size_t bad = wbad(b, (size_t)n, 70 + form);
+        CHECK(bad == 0, "%s against Bcast_c of %lld bytes: %zu words wrong", what, n, bad);
+    }
+    munmap(b, (size_t)n);
+    MPI_Type_free(&t);
+}
+
+/* n: a multiple of 16 */
 static void big(MPI_Count n)
 {
     unsigned char *b = reserve((size_t)n);
@@ -469,6 +504,8 @@ int main(int argc, char **argv)
         big(strtoll(argv[2], NULL, 0));
     else if (argc >= 3 && !strcmp(argv[1], "uop"))
         uop(strtoll(argv[2], NULL, 0));
+    else if (argc >= 3 && !strcmp(argv[1], "intc"))
+        intc(strtoll(argv[2], NULL, 0));
     else if (argc >= 3 && !strcmp(argv[1], "mixed"))
         mixed(strtoll(argv[2], NULL, 0));
     else if (argc >= 2 && !strcmp(argv[1], "wunit"))

@@ -1,5 +1,5 @@
-/* coll_c_pieces.c — large-count blocks of the rooted and all-to-all collectives in pieces
- * (coll_c_pieces.h). */
+/* coll_c_pieces.c — blocks past 2^31 - 1 bytes of the broadcast, rooted and all-to-all
+ * collectives in pieces (coll_c_pieces.h). */
 #include "coll_c_pieces.h"
 
 #include <limits.h>
@@ -32,9 +32,37 @@ int tm_cp_rank(MPI_Comm comm, int *ret_size, int *ret_inter)
 
 int tm_coll_c_big(MPI_Comm comm, MPI_Count count, MPI_Datatype type)
 {
+    /* the bytes first: the int calls ask too, and their blocks are rarely this large */
     int inter = 1;
-    if (tm_cp_rank(comm, NULL, &inter) < 0 || inter) return 0;
-    return block_bytes(count, type) > INT_MAX;
+    if (block_bytes(count, type) <= INT_MAX) return 0;
+    return tm_cp_rank(comm, NULL, &inter) >= 0 && !inter;
+}
+
+int tm_coll_c_big_rooted(MPI_Comm comm, int root, MPI_Count rcount, MPI_Datatype rtype,
+                         MPI_Count count, MPI_Datatype type)
+{
+    int inter = 1;
+    if (block_bytes(rcount, rtype) <= INT_MAX && block_bytes(count, type) <= INT_MAX) return 0;
+    int rank = tm_cp_rank(comm, NULL, &inter);
+    if (rank < 0 || inter) return 0;
+    return rank == root ? block_bytes(rcount, rtype) > INT_MAX : block_bytes(count, type) > INT_MAX;
+}
+
+int tm_bcast_pieces(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    const struct tm_type *t = tm_type_get(datatype);
+    int rank = tm_cp_rank(comm, NULL, NULL);
+    struct tm_cflat f;
+    void *b;
+    int e = tm_cflat_begin(&f, comm, buffer, count, datatype, rank == root, rank != root, &b);
+    const MPI_Count n = count * (MPI_Count)t->psize; /* fits: tm_coll_c_big said so */
+    for (MPI_Count done = 0; e == MPI_SUCCESS && done < n;) {
+        MPI_Count k = n - done < TM_BCAST_PIECE ? n - done : TM_BCAST_PIECE;
+        /* integer arithmetic: MPI_BOTTOM with absolute addresses is a null base */
+        e = PMPI_Bcast((void *)((intptr_t)b + (intptr_t)done), (int)k, MPI_BYTE, root, comm);
+        done += k;
+    }
+    return tm_cflat_end(&f, e);
 }
 
 int tm_cflat_begin(struct tm_cflat *f, MPI_Comm comm, void *buf, MPI_Count count, MPI_Datatype type,

@@ -1,23 +1,31 @@
-/* coll_c_pieces.h — MPI_Gather_c, MPI_Scatter_c, MPI_Allgather_c and MPI_Alltoall_c of blocks
- * the int-counted engine cannot take in one call (count_narrow.h): more than 2^31 - 1 bytes.
+/* coll_c_pieces.h — MPI_Bcast, MPI_Gather, MPI_Scatter, MPI_Allgather and MPI_Alltoall (int and
+ * _c forms alike) of blocks the int-counted engine cannot take in one call: more than 2^31 - 1
+ * bytes.  Both forms decide by the block's bytes, before their entry (so the pieces' own calls
+ * are the only collectives every rank counts): an MPI_Bcast of one element of a 3 GiB type
+ * meets an MPI_Bcast_c of 3 GiB of MPI_BYTE.
  *
- * Such a block of a contiguous type is moved as pieces of TM_COLL_PIECE bytes, one int call
- * per piece in order: MPI_BYTE on the side of single blocks, and on the side of the per-rank
- * blocks a type of that many bytes resized to the whole block's extent, so that the engine's
- * block i of a piece lies inside block i of the buffer.  Every rank cuts at the same bytes
- * whatever count and type of that signature it passed (the decision is the block's bytes,
- * which the signatures make equal).  MPI_Alltoall_c in place swaps the blocks pairwise
- * instead (MPI_Sendrecv_replace on a duplicate of the communicator).  A rank whose type is not
+ * MPI_Bcast moves such a block as pieces of TM_BCAST_PIECE bytes of MPI_BYTE, one MPI_Bcast
+ * each, in order.  The others take pieces of TM_COLL_PIECE bytes, one int call per piece in
+ * order: MPI_BYTE on the side of single blocks, and on the side of the per-rank blocks a type
+ * of that many bytes resized to the whole block's extent, so that the engine's block i of a
+ * piece lies inside block i of the buffer.  Every rank cuts at the same bytes whatever count
+ * and type of that signature it passed (the decision is the block's bytes, which the
+ * signatures make equal).  MPI_Alltoall_c in place swaps the blocks pairwise instead
+ * (MPI_Sendrecv_replace on a duplicate of the communicator).  A rank whose type is not
  * contiguous takes the same pieces of a packed stand-in (tm_cflat_begin), so ranks with a
- * contiguous and a non-contiguous type of one signature meet: the decision is the bytes. */
+ * contiguous and a non-contiguous type of one signature meet.  Inter-communicators move their
+ * blocks whole (coll_inter/ over the _c point-to-point calls) and never come here. */
 #ifndef TMPI_LIBCLIENT_COLL_C_PIECES_H
 #define TMPI_LIBCLIENT_COLL_C_PIECES_H
 
 #include "mpi.h"
 
-/* The bytes one piece moves: few calls next to the copies, and across nodes the engine stages
- * a piece (1 GiB pieces had a 2-agent MPI_Allgather_c of 2 GiB blocks killed by the OOM
- * killer on a 24 GiB machine). */
+/* The bytes one piece of a broadcast moves: large enough that the pieces cost nothing next to
+ * their copies, small enough for the engine's int. */
+#define TM_BCAST_PIECE ((MPI_Count)1 << 30)
+/* The bytes one piece of the others moves: few calls next to the copies, and across nodes the
+ * engine stages a piece (1 GiB pieces had a 2-agent MPI_Allgather_c of 2 GiB blocks killed by the
+ * OOM killer on a 24 GiB machine). */
 #define TM_COLL_PIECE ((MPI_Count)256 << 20)
 /* MPI_Alltoall_c in place swaps blocks pairwise in pieces of this many bytes (each one a
  * buffer of the engine's MPI_Sendrecv_replace). */
@@ -29,10 +37,16 @@
  * -1 for an invalid handle (the collective then reports it). */
 int tm_cp_rank(MPI_Comm comm, int *ret_size, int *ret_inter);
 
-/* count elements of type make a block for the pieces: a contiguous type, more than INT_MAX
- * bytes in all.  comm must be an intra-communicator (an inter-communicator's roots are MPI_ROOT
- * and MPI_PROC_NULL: the narrowing decides there). */
+/* count elements of type make a block for the pieces (more than INT_MAX bytes) on comm, a
+ * valid intra-communicator.  _rooted: the root's block (rcount of rtype) at the root, the
+ * others' (count of type) elsewhere.  An invalid argument says 0: the call then reports it. */
 int tm_coll_c_big(MPI_Comm comm, MPI_Count count, MPI_Datatype type);
+int tm_coll_c_big_rooted(MPI_Comm comm, int root, MPI_Count rcount, MPI_Datatype rtype,
+                         MPI_Count count, MPI_Datatype type);
+
+/* The calls of blocks tm_coll_c_big(_rooted) chose; the error class of the first piece that
+ * failed (reported by it). */
+int tm_bcast_pieces(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm);
 
 int tm_gather_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                      MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
