@@ -104,6 +104,28 @@ expect_probe_ok() {
     expect_ok
 }
 
+# MPI_Allgather_c and MPI_Alltoall_c (blocking, I, _init_c) of one element of a non-contiguous
+# type whose extent passes 2^31 (two 4 KiB blocks 2^31 + 8 KiB apart: bigfold.c ncvec), every
+# byte of the blocks and the holes beside them checked, in reserved, barely touched buffers.
+# The bytes stay small, so no count passes INT_MAX here: the extent and the block offsets do.
+@test "bigcount: Allgather_c and Alltoall_c of a vector whose extent passes 2^31 on one node" {
+    local exe
+    exe=$(prog bigfold)
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" ncvec
+    expect_ok
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 3 -x TMPI_RANK_SWITCHING=user "$exe" ncvec
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: Allgather_c and Alltoall_c of a vector whose extent passes 2^31 across 2 agents" {
+    start_cluster 2
+    local exe
+    exe=$(prog bigfold)
+    run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe" ncvec
+    expect_ok
+}
+
 # v sides past INT_MAX whose counts and displacements share no factor (counts 3, 5 ... at odd
 # displacements past 2^31; counts 2 and 2^31 + 1): the engine takes MPI_Count / MPI_Aint
 # arrays whole (bigfold.c vspan), where a fold used to refuse them with MPI_ERR_COUNT.
