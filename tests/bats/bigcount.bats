@@ -197,7 +197,8 @@ expect_probe_ok() {
 # Regular types past TM_TYPE_MAX_BLOCKS (2^24 blocks) keep a shape instead of a map
 # (bigvec.c): a vector of 2^24 + 3 blocks through Send/Recv, Sendrecv to an hvector, a resized
 # twin, Pack/Unpack and Put as the target type (32 MiB); MPICH large_count's vector of 2^30
-# blocks queried; a struct that would need the map refused with MPI_ERR_ARG.
+# blocks queried; a struct of an int, the vector and a byte (three strided runs, no map) sent,
+# received, packed and copied into a resized twin, where it used to be refused with MPI_ERR_ARG.
 @test "bigcount: vectors of more than 2^24 blocks move by stride, MPI_Type_vector of 2^30 blocks, on one node" {
     local exe
     exe=$(prog bigvec)

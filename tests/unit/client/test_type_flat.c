@@ -182,10 +182,26 @@ static void test_mapless(void)
     CHECK(r == 0 && tm_type_mapless(&w->t) && w->t.vn == 3 * big && w->t.size == 24 * big,
           "a vector of 3 rows: r %d, vn %zu", r, w->t.vn);
     atomic_init(&w->refs, 1);
-    /* rows that leave a gap: two strides, refused */
+    /* rows that leave a gap: a run each (type.h segs), up to TM_TYPE_MAX_SEGS of them */
     tm_flat_init(&f);
     r = v ? tm_flat_add_strided(&f, 3, 1, (ptrdiff_t)(16 * big + 8), v) : -1;
-    CHECK(r == -E2BIG, "rows with a gap: expected -E2BIG got %d", r);
+    struct tm_dtype *g3 = calloc(1, sizeof *g3);
+    if (!r) r = tm_flat_finish(&f, &g3->t, 0, 0, 0, 0);
+    CHECK(r == 0 && tm_type_mapless(&g3->t) && g3->t.nseg == 3 && g3->t.vn == 0 &&
+              g3->t.nblocks == 3 * big && g3->t.psize == 24 * big,
+          "3 rows with a gap: r %d, nseg %zu", r, g3->t.nseg);
+    if (!r) {
+        struct tm_block k = tm_type_block(&g3->t, NULL, 2 * big + 1);
+        CHECK(k.off == (ptrdiff_t)(2 * (16 * big + 8) + 16) && k.len == 8 &&
+                  k.pos == 8 * (2 * big + 1) &&
+                  tm_type_block_at(&g3->t, NULL, g3->t.nblocks, k.pos + 3) == 2 * big + 1,
+              "3 rows with a gap: block 2 * big + 1 at %td", k.off);
+    }
+    atomic_init(&g3->refs, 1);
+    tm_type_release(&g3->t);
+    tm_flat_init(&f);
+    r = v ? tm_flat_add_strided(&f, TM_TYPE_MAX_SEGS + 1, 1, (ptrdiff_t)(16 * big + 8), v) : -1;
+    CHECK(r == -E2BIG, "%d rows with a gap: expected -E2BIG got %d", TM_TYPE_MAX_SEGS + 1, r);
     tm_flat_discard(&f);
     /* pack and unpack by stride, the unpack from an offset inside the packed form */
     if (v) {
