@@ -2,6 +2,7 @@
  * Barrier and Bcast, and the collective counters. */
 #include "coll.h"
 #include "mstate.h"
+#include "coll_c_pieces.h"
 #include "coll_inter_ops.h"
 
 #include <errno.h>
@@ -331,13 +332,6 @@ int tm_coll_check_counts(struct tm_rank *me, MPI_Comm comm, const char *fn, cons
     return MPI_SUCCESS;
 }
 
-int tm_coll_wide_here(MPI_Comm comm)
-{
-    struct tm_rank *me = tm_self();
-    struct tm_commref *cr = me ? tm_comm_get(&me->comms, comm) : NULL;
-    return cr && !cr->c->inter;
-}
-
 int tm_coll_widen(int n, int nside, const int *const *cin, const int *const *din,
                   const MPI_Count **cout, const MPI_Aint **dout, void **ret_mem)
 {
@@ -559,6 +553,9 @@ static int bcast_common(const char *fn, void *buffer, int count, MPI_Datatype da
 
 TM_API int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    /* as MPI_Bcast_c decides, so that the two forms of one signature meet (coll_c_pieces.h) */
+    if (TM_UNLIKELY(tm_coll_c_big(comm, count, datatype)))
+        return tm_bcast_pieces(buffer, count, datatype, root, comm);
     return bcast_common("MPI_Bcast", buffer, count, datatype, root, comm, NULL, 0);
 }
 TM_ALIAS(Bcast)

@@ -97,9 +97,6 @@ void *tm_coll_scratch(struct tm_rank *me, size_t bytes);
 int tm_coll_check_buf(struct tm_rank *me, MPI_Comm comm, const char *fn, const char *what,
                       const void *buf, MPI_Count count, MPI_Datatype dt,
                       const struct tm_type **ret_t);
-/* Inter-communicator collectives run over int-count point-to-point calls: a large-count (_c)
- * call on one takes at most this many elements. */
-#define TM_INTER_COUNT_MAX INT_MAX
 int tm_coll_check_root(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
                        int root);
 /* Resolves op for type t: MPI_ERR_OP if invalid, not defined on t, or REPLACE/NO_OP (which
@@ -117,13 +114,8 @@ int tm_coll_check_counts(struct tm_rank *me, MPI_Comm comm, const char *fn, cons
 int tm_coll_widen(int n, int nside, const int *const *cin, const int *const *din,
                   const MPI_Count **cout, const MPI_Aint **dout, void **ret_mem);
 
-/* 1 if comm is a valid intra-communicator of the calling rank: the _c v and w calls then
- * pass their MPI_Count / MPI_Aint arrays whole to the engine (tm_*_c below); otherwise they
- * narrow to the int call (count_narrow.h), which reports a bad communicator and runs the
- * inter-communicator forms over int point-to-point. */
-int tm_coll_wide_here(MPI_Comm comm);
-
-/* The _c v and w collectives on an intra-communicator (nb: non-blocking, request set). */
+/* The _c v and w collectives (nb: non-blocking, request set): MPI_Count / MPI_Aint arrays whole,
+ * to the engine on an intra-communicator, to coll_inter/ on an inter-communicator. */
 int tm_gatherv_c(const char *fn, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                  void *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs,
                  MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request, int nb);
@@ -142,7 +134,7 @@ int tm_alltoallvw_c(const char *fn, int w, const void *sendbuf, const MPI_Count 
 /* MPI_Scan (ex 0) and MPI_Exscan (ex 1) and their I forms, any communicator. */
 int tm_scan_c(const char *fn, int ex, const void *sendbuf, void *recvbuf, MPI_Count count,
               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, int nb);
-/* MPI_Reduce_scatter_block_c and its I form on an intra-communicator. */
+/* MPI_Reduce_scatter_block_c and MPI_Reduce_scatter_c and their I forms, any communicator. */
 int tm_reduce_scatter_block_c(const char *fn, const void *sendbuf, void *recvbuf,
                               MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                               MPI_Request *request, int nb);

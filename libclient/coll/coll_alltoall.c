@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_c_pieces.h"
 #include "coll_inter_ops.h"
 #include "coll_net_move.h"
 #include "errh.h"
@@ -179,17 +180,26 @@ static int alltoall_common(const char *fn, enum tm_clayout lay, const void *send
 {
     TM_COLL_ENTRY(fn, comm);
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
-    if (TM_UNLIKELY(cr->c->inter))
-        return me->job->inter->alltoall(me, cr, comm, fn,
-                                        lay == TM_CL_UNIFORM ? 0
-                                        : lay == TM_CL_V     ? 1
-                                                             : 2,
-                                        sendbuf, sendcount, sendcounts, sdispls, sendtype,
-                                        sendtypes, recvbuf, recvcount, recvcounts, rdispls,
-                                        recvtype, recvtypes, nb ? request : NULL);
     const MPI_Count *wc[2] = {NULL, NULL};
     const MPI_Aint *wd[2] = {NULL, NULL};
     void *wide = NULL;
+    if (TM_UNLIKELY(cr->c->inter)) {
+        /* the remote group's blocks; NULL arrays stay NULL (coll_inter/ refuses them), the
+         * inter forms keep no pointer to these */
+        const int *ci[2] = {recvcounts, sendcounts}, *di[2] = {rdispls, sdispls};
+        if (lay != TM_CL_UNIFORM &&
+            TM_UNLIKELY(tm_coll_widen(cr->c->remote_size, 2, ci, di, wc, wd, &wide) < 0))
+            return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+        int e = me->job->inter->alltoall(me, cr, comm, fn,
+                                         lay == TM_CL_UNIFORM ? 0
+                                         : lay == TM_CL_V     ? 1
+                                                              : 2,
+                                         sendbuf, sendcount, wc[1], wd[1], sendtype, sendtypes,
+                                         recvbuf, recvcount, wc[0], wd[0], recvtype, recvtypes,
+                                         nb ? request : NULL);
+        free(wide);
+        return e;
+    }
     if (lay != TM_CL_UNIFORM) {
         /* in place: the send arrays are ignored (MPI 4.1 §6.8) */
         const int *ci[2] = {recvcounts, sendbuf == MPI_IN_PLACE ? NULL : sendcounts};
@@ -211,7 +221,9 @@ int tm_alltoallvw_c(const char *fn, int w, const void *sendbuf, const MPI_Count 
     TM_COLL_ENTRY(fn, comm);
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     if (TM_UNLIKELY(cr->c->inter))
-        return tm_err(me, comm, MPI_ERR_COMM, fn, "an inter-communicator here");
+        return me->job->inter->alltoall(me, cr, comm, fn, w ? 2 : 1, sendbuf, 0, sendcounts,
+                                        sdispls, sendtype, sendtypes, recvbuf, 0, recvcounts,
+                                        rdispls, recvtype, recvtypes, nb ? request : NULL);
     return alltoall_body(me, cr, fn, w ? TM_CL_W : TM_CL_V, sendbuf, 0, sendcounts, sdispls,
                          sendtype, sendtypes, recvbuf, 0, recvcounts, rdispls, recvtype, recvtypes,
                          comm, nb ? request : NULL, NULL);
@@ -220,6 +232,9 @@ int tm_alltoallvw_c(const char *fn, int w, const void *sendbuf, const MPI_Count 
 TM_API int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    /* as MPI_Alltoall_c decides, so that the two forms of one signature meet (coll_c_pieces.h) */
+    if (TM_UNLIKELY(tm_coll_c_big(comm, recvcount, recvtype)))
+        return tm_alltoall_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     return alltoall_common("MPI_Alltoall", TM_CL_UNIFORM, sendbuf, sendcount, NULL, NULL, sendtype,
                            NULL, recvbuf, recvcount, NULL, NULL, recvtype, NULL, comm, NULL, 0);
 }

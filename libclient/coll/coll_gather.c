@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "coll_c_pieces.h"
 #include "coll_inter_ops.h"
 #include "coll_net_move.h"
 #include "errh.h"
@@ -191,11 +192,26 @@ static const struct tm_calgo allgatherv_algo = {MPIX_COLL_ALLGATHERV, per_member
 #define NB_REQ(fn)                                                                                 \
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
 
-/* The tm_*_c entry points run on intra-communicators only (their callers ask
- * tm_coll_wide_here first). */
-#define NOT_INTER(fn)                                                                              \
-    if (TM_UNLIKELY(cr->c->inter))                                                                 \
-        return tm_err(me, comm, MPI_ERR_COMM, fn, "an inter-communicator here");
+/* On an inter-communicator the v side a member uses (used) must be given: coll_inter/ reads
+ * NULL counts as the uniform form. */
+static int inter_v_given(struct tm_rank *me, MPI_Comm comm, const char *fn, int used,
+                         const void *counts, const void *displs)
+{
+    if (TM_UNLIKELY(used && (!counts || !displs)))
+        return tm_err(me, comm, MPI_ERR_ARG, fn, "counts or displacements are NULL");
+    return MPI_SUCCESS;
+}
+
+/* An int v side of an inter-communicator, widened for coll_inter/. */
+static int inter_widen(struct tm_rank *me, MPI_Comm comm, const char *fn, int n, const int *counts,
+                       const int *displs, const MPI_Count **ret_c, const MPI_Aint **ret_d,
+                       void **ret_mem)
+{
+    TM_COLL_CHECK(inter_v_given(me, comm, fn, 1, counts, displs));
+    if (TM_UNLIKELY(tm_coll_widen(n, 1, &counts, &displs, ret_c, ret_d, ret_mem) < 0))
+        return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    return MPI_SUCCESS;
+}
 
 /* Checks the side that holds one block per member (the root's output of Gather, the root's
  * input of Scatter, every member's output of Allgather): its counts (v: counts[] and displs[]
@@ -283,13 +299,19 @@ static int gather_common(const char *fn, int v, const void *sendbuf, int sendcou
 {
     TM_COLL_ENTRY(fn, comm);
     NB_REQ(fn);
-    if (TM_UNLIKELY(cr->c->inter))
-        return me->job->inter->gather(me, cr, comm, fn, sendbuf, sendcount, sendtype, recvbuf,
-                                      recvcount, v ? recvcounts : NULL, displs, recvtype, root,
-                                      nb ? request : NULL);
     const MPI_Count *wc = NULL;
     const MPI_Aint *wd = NULL;
     void *wide = NULL;
+    if (TM_UNLIKELY(cr->c->inter)) {
+        /* MPI_ROOT holds the remote group's blocks; the inter forms keep no pointer to them */
+        if (v && root == MPI_ROOT)
+            TM_COLL_CHECK(
+                inter_widen(me, comm, fn, cr->c->remote_size, recvcounts, displs, &wc, &wd, &wide));
+        int e = me->job->inter->gather(me, cr, comm, fn, sendbuf, sendcount, sendtype, recvbuf,
+                                       recvcount, wc, wd, recvtype, root, nb ? request : NULL);
+        free(wide);
+        return e;
+    }
     if (v && cr->rank == root &&
         TM_UNLIKELY(tm_coll_widen(cr->c->size, 1, &recvcounts, &displs, &wc, &wd, &wide) < 0))
         return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
@@ -303,7 +325,11 @@ int tm_gatherv_c(const char *fn, const void *sendbuf, MPI_Count sendcount, MPI_D
 {
     TM_COLL_ENTRY(fn, comm);
     NB_REQ(fn);
-    NOT_INTER(fn);
+    if (TM_UNLIKELY(cr->c->inter)) {
+        TM_COLL_CHECK(inter_v_given(me, comm, fn, root == MPI_ROOT, recvcounts, displs));
+        return me->job->inter->gather(me, cr, comm, fn, sendbuf, sendcount, sendtype, recvbuf, 0,
+                                      recvcounts, displs, recvtype, root, nb ? request : NULL);
+    }
     return gather_body(me, cr, fn, 1, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs,
                        recvtype, root, comm, nb ? request : NULL, NULL);
 }
@@ -311,6 +337,10 @@ int tm_gatherv_c(const char *fn, const void *sendbuf, MPI_Count sendcount, MPI_D
 TM_API int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                        int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    /* as MPI_Gather_c decides, so that the two forms of one signature meet (coll_c_pieces.h) */
+    if (TM_UNLIKELY(tm_coll_c_big_rooted(comm, root, recvcount, recvtype, sendcount, sendtype)))
+        return tm_gather_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                                comm);
     return gather_common("MPI_Gather", 0, sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
                          NULL, recvtype, root, comm, NULL, 0);
 }
@@ -393,13 +423,18 @@ static int scatter_common(const char *fn, int v, const void *sendbuf, int sendco
 {
     TM_COLL_ENTRY(fn, comm);
     NB_REQ(fn);
-    if (TM_UNLIKELY(cr->c->inter))
-        return me->job->inter->scatter(me, cr, comm, fn, sendbuf, sendcount, v ? sendcounts : NULL,
-                                       displs, sendtype, recvbuf, recvcount, recvtype, root,
-                                       nb ? request : NULL);
     const MPI_Count *wc = NULL;
     const MPI_Aint *wd = NULL;
     void *wide = NULL;
+    if (TM_UNLIKELY(cr->c->inter)) {
+        if (v && root == MPI_ROOT)
+            TM_COLL_CHECK(
+                inter_widen(me, comm, fn, cr->c->remote_size, sendcounts, displs, &wc, &wd, &wide));
+        int e = me->job->inter->scatter(me, cr, comm, fn, sendbuf, sendcount, wc, wd, sendtype,
+                                        recvbuf, recvcount, recvtype, root, nb ? request : NULL);
+        free(wide);
+        return e;
+    }
     if (v && cr->rank == root &&
         TM_UNLIKELY(tm_coll_widen(cr->c->size, 1, &sendcounts, &displs, &wc, &wd, &wide) < 0))
         return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
@@ -413,7 +448,11 @@ int tm_scatterv_c(const char *fn, const void *sendbuf, const MPI_Count *sendcoun
 {
     TM_COLL_ENTRY(fn, comm);
     NB_REQ(fn);
-    NOT_INTER(fn);
+    if (TM_UNLIKELY(cr->c->inter)) {
+        TM_COLL_CHECK(inter_v_given(me, comm, fn, root == MPI_ROOT, sendcounts, displs));
+        return me->job->inter->scatter(me, cr, comm, fn, sendbuf, 0, sendcounts, displs, sendtype,
+                                       recvbuf, recvcount, recvtype, root, nb ? request : NULL);
+    }
     return scatter_body(me, cr, fn, 1, sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount,
                         recvtype, root, comm, nb ? request : NULL, NULL);
 }
@@ -421,6 +460,9 @@ int tm_scatterv_c(const char *fn, const void *sendbuf, const MPI_Count *sendcoun
 TM_API int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                         int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    if (TM_UNLIKELY(tm_coll_c_big_rooted(comm, root, sendcount, sendtype, recvcount, recvtype)))
+        return tm_scatter_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                                 comm);
     return scatter_common("MPI_Scatter", 0, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
                           recvcount, recvtype, root, comm, NULL, 0);
 }
@@ -495,13 +537,18 @@ static int allgather_common(const char *fn, int v, const void *sendbuf, int send
 {
     TM_COLL_ENTRY(fn, comm);
     NB_REQ(fn);
-    if (TM_UNLIKELY(cr->c->inter))
-        return me->job->inter->allgather(me, cr, comm, fn, sendbuf, sendcount, sendtype, recvbuf,
-                                         recvcount, v ? recvcounts : NULL, displs, recvtype,
-                                         nb ? request : NULL);
     const MPI_Count *wc = NULL;
     const MPI_Aint *wd = NULL;
     void *wide = NULL;
+    if (TM_UNLIKELY(cr->c->inter)) {
+        if (v)
+            TM_COLL_CHECK(
+                inter_widen(me, comm, fn, cr->c->remote_size, recvcounts, displs, &wc, &wd, &wide));
+        int e = me->job->inter->allgather(me, cr, comm, fn, sendbuf, sendcount, sendtype, recvbuf,
+                                          recvcount, wc, wd, recvtype, nb ? request : NULL);
+        free(wide);
+        return e;
+    }
     if (v && TM_UNLIKELY(tm_coll_widen(cr->c->size, 1, &recvcounts, &displs, &wc, &wd, &wide) < 0))
         return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     return allgather_body(me, cr, fn, v, sendbuf, sendcount, sendtype, recvbuf, recvcount, wc, wd,
@@ -514,7 +561,11 @@ int tm_allgatherv_c(const char *fn, const void *sendbuf, MPI_Count sendcount, MP
 {
     TM_COLL_ENTRY(fn, comm);
     NB_REQ(fn);
-    NOT_INTER(fn);
+    if (TM_UNLIKELY(cr->c->inter)) {
+        TM_COLL_CHECK(inter_v_given(me, comm, fn, 1, recvcounts, displs));
+        return me->job->inter->allgather(me, cr, comm, fn, sendbuf, sendcount, sendtype, recvbuf, 0,
+                                         recvcounts, displs, recvtype, nb ? request : NULL);
+    }
     return allgather_body(me, cr, fn, 1, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
                           displs, recvtype, comm, nb ? request : NULL, NULL);
 }
@@ -522,6 +573,9 @@ int tm_allgatherv_c(const char *fn, const void *sendbuf, MPI_Count sendcount, MP
 TM_API int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    if (TM_UNLIKELY(tm_coll_c_big(comm, recvcount, recvtype)))
+        return tm_allgather_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                   comm);
     return allgather_common("MPI_Allgather", 0, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                             NULL, NULL, recvtype, comm, NULL, 0);
 }

@@ -160,27 +160,9 @@ static int reduce_common(const char *fn, const void *sendbuf, void *recvbuf, MPI
 {
     TM_COLL_ENTRY(fn, comm);
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
-    if (TM_UNLIKELY(cr->c->inter)) {
-        if (TM_UNLIKELY(count > TM_INTER_COUNT_MAX)) {
-            /* One element of a contiguous type of them (a predefined op reduces its basic
-             * elements alike; a user function would see the type, so it keeps the limit).  The
-             * operation holds its own reference: the handle goes at once. */
-            MPI_Datatype big;
-            if (op >= TM_OP_USER_FIRST || !tm_type_get(datatype) ||
-                PMPI_Type_contiguous_c(count, datatype, &big) != MPI_SUCCESS)
-                return tm_err(me, comm, MPI_ERR_COUNT, fn,
-                              "count %lld: at most %d on an inter-communicator with this op and "
-                              "datatype",
-                              count, TM_INTER_COUNT_MAX);
-            PMPI_Type_commit(&big);
-            int e = me->job->inter->reduce(me, cr, comm, fn, sendbuf, recvbuf, 1, big, op, root,
-                                           all, nb ? request : NULL);
-            PMPI_Type_free(&big);
-            return e;
-        }
-        return me->job->inter->reduce(me, cr, comm, fn, sendbuf, recvbuf, (int)count, datatype, op,
-                                      root, all, nb ? request : NULL);
-    }
+    if (TM_UNLIKELY(cr->c->inter))
+        return me->job->inter->reduce(me, cr, comm, fn, sendbuf, recvbuf, count, datatype, op, root,
+                                      all, nb ? request : NULL);
     const struct tm_type *t;
     TM_COLL_CHECK(tm_coll_check_buf(me, comm, fn, "", recvbuf, 0, datatype, &t));
     if (TM_UNLIKELY(count < 0))
@@ -411,9 +393,6 @@ static int rs_common(const char *fn, int block, const void *sendbuf, void *recvb
 {
     TM_COLL_ENTRY(fn, comm);
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
-    if (TM_UNLIKELY(cr->c->inter))
-        return me->job->inter->reduce_scatter(me, cr, comm, fn, block, sendbuf, recvbuf, recvcounts,
-                                              recvcount, datatype, op, nb ? request : NULL);
     const MPI_Count *wc = NULL;
     const MPI_Aint *wd = NULL;
     const int *nodispl = NULL;
@@ -421,6 +400,13 @@ static int rs_common(const char *fn, int block, const void *sendbuf, void *recvb
     if (!block &&
         TM_UNLIKELY(tm_coll_widen(cr->c->size, 1, &recvcounts, &nodispl, &wc, &wd, &wide) < 0))
         return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (TM_UNLIKELY(cr->c->inter)) {
+        /* the local group's counts (NULL stays NULL: refused there) */
+        int e = me->job->inter->reduce_scatter(me, cr, comm, fn, block, sendbuf, recvbuf, wc,
+                                               recvcount, datatype, op, nb ? request : NULL);
+        free(wide);
+        return e;
+    }
     return rs_body(me, cr, fn, block, sendbuf, recvbuf, wc, recvcount, datatype, op, comm,
                    nb ? request : NULL, wide);
 }
@@ -432,7 +418,8 @@ int tm_reduce_scatter_block_c(const char *fn, const void *sendbuf, void *recvbuf
     TM_COLL_ENTRY(fn, comm);
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     if (TM_UNLIKELY(cr->c->inter))
-        return tm_err(me, comm, MPI_ERR_COMM, fn, "an inter-communicator here");
+        return me->job->inter->reduce_scatter(me, cr, comm, fn, 1, sendbuf, recvbuf, NULL,
+                                              recvcount, datatype, op, nb ? request : NULL);
     return rs_body(me, cr, fn, 1, sendbuf, recvbuf, NULL, recvcount, datatype, op, comm,
                    nb ? request : NULL, NULL);
 }
@@ -444,7 +431,8 @@ int tm_reduce_scatter_c(const char *fn, const void *sendbuf, void *recvbuf,
     TM_COLL_ENTRY(fn, comm);
     if (TM_UNLIKELY(nb && !request)) return tm_err(me, comm, MPI_ERR_ARG, fn, "request is NULL");
     if (TM_UNLIKELY(cr->c->inter))
-        return tm_err(me, comm, MPI_ERR_COMM, fn, "an inter-communicator here");
+        return me->job->inter->reduce_scatter(me, cr, comm, fn, 0, sendbuf, recvbuf, recvcounts, 0,
+                                              datatype, op, nb ? request : NULL);
     return rs_body(me, cr, fn, 0, sendbuf, recvbuf, recvcounts, 0, datatype, op, comm,
                    nb ? request : NULL, NULL);
 }

@@ -52,6 +52,8 @@ static void twin(struct tm_type *tw, const struct tm_type *t)
     tw->nblocks = 0;
     tw->blocks = NULL;
     tw->vn = 0;
+    tw->nseg = 0;
+    tw->segs = NULL;
     tw->packed_of = t;
 }
 

@@ -70,9 +70,10 @@ static int check_op(struct tm_rank *me, MPI_Comm comm, const char *fn, MPI_Datat
     return tm_coll_check_op(me, comm, fn, op, t, &o);
 }
 
-static int check_count(struct tm_rank *me, MPI_Comm comm, const char *fn, int count)
+static int check_count(struct tm_rank *me, MPI_Comm comm, const char *fn, MPI_Count count)
 {
-    return count < 0 ? tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %d", count) : MPI_SUCCESS;
+    return count < 0 ? tm_err(me, comm, MPI_ERR_COUNT, fn, "invalid count %lld", (long long)count)
+                     : MPI_SUCCESS;
 }
 
 static int no_in_place(struct tm_rank *me, MPI_Comm comm, const char *fn, const void *a,
@@ -126,8 +127,8 @@ int tm_inter_bcast(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, con
 }
 
 int tm_inter_reduce(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
-                    const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                    int all, MPI_Request *request)
+                    const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                    int root, int all, MPI_Request *request)
 {
     HIDDEN();
     int e = all ? MPI_SUCCESS : check_root(me, cr, comm, fn, root);
@@ -147,23 +148,23 @@ int tm_inter_reduce(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, co
                                               .all = all},
                         request);
     if (!all && root == MPI_ROOT) {
-        e = PMPI_Recv(rbuf, count, dt, 0, TAG_REDUCE, I, MPI_STATUS_IGNORE);
+        e = PMPI_Recv_c(rbuf, count, dt, 0, TAG_REDUCE, I, MPI_STATUS_IGNORE);
         return finish(me, comm, fn, e, request);
     }
     /* This group's reduction at its first member, which sends it to the other side. */
     void *raw = NULL, *tmp = r == 0 ? tmp_buf(dt, count, &raw) : NULL;
     if (r == 0 && !tmp) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
-    e = PMPI_Reduce(sbuf, tmp, count, dt, op, 0, L);
+    e = PMPI_Reduce_c(sbuf, tmp, count, dt, op, 0, L);
     if (!e && r == 0) {
         if (all)
-            e = PMPI_Sendrecv(tmp, count, dt, 0, TAG_REDUCE, rbuf, count, dt, 0, TAG_REDUCE, I,
-                              MPI_STATUS_IGNORE);
+            e = PMPI_Sendrecv_c(tmp, count, dt, 0, TAG_REDUCE, rbuf, count, dt, 0, TAG_REDUCE, I,
+                                MPI_STATUS_IGNORE);
         else
-            e = PMPI_Send(tmp, count, dt, root, TAG_REDUCE, I);
+            e = PMPI_Send_c(tmp, count, dt, root, TAG_REDUCE, I);
     }
     free(raw);
     /* Allreduce: each group gets the other group's result. */
-    if (!e && all) e = PMPI_Bcast(rbuf, count, dt, 0, L);
+    if (!e && all) e = PMPI_Bcast_c(rbuf, count, dt, 0, L);
     return finish(me, comm, fn, e, request);
 }
 
@@ -175,10 +176,30 @@ static int wait_all(int k, MPI_Request *q, int e)
     return e ? e : w;
 }
 
+/* The root's side of a rooted block move (Gather: receives, Scatter: sends), one block per
+ * member of the remote group: counts[i] elements at displs[i] extents, or count at i * count;
+ * posts them all, then waits.  An MPI class. */
+static int rooted_blocks(int gather, MPI_Comm I, int rn, int tag, void *buf, MPI_Count count,
+                         const MPI_Count *counts, const MPI_Aint *displs, MPI_Datatype dt)
+{
+    MPI_Request *q = malloc(sizeof *q * ((size_t)rn + 1));
+    if (!q) return MPI_ERR_NO_MEM;
+    MPI_Aint ext = extent(dt);
+    int e = MPI_SUCCESS, k = 0;
+    for (int i = 0; i < rn && !e; i++) {
+        MPI_Count c = counts ? counts[i] : count;
+        char *p = at(buf, (counts ? displs[i] : (MPI_Aint)i * count) * ext);
+        e = gather ? PMPI_Irecv_c(p, c, dt, i, tag, I, &q[k])
+                   : PMPI_Isend_c(p, c, dt, i, tag, I, &q[k]);
+        if (!e) k++;
+    }
+    return wait_all(k, q, e);
+}
+
 int tm_inter_gather(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
-                    const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                    const int *rcounts, const int *displs, MPI_Datatype rtype, int root,
-                    MPI_Request *request)
+                    const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                    MPI_Count rcount, const MPI_Count *rcounts, const MPI_Aint *displs,
+                    MPI_Datatype rtype, int root, MPI_Request *request)
 {
     HIDDEN();
     const struct tm_inb_args ga = {.sbuf = sbuf,
@@ -198,29 +219,20 @@ int tm_inter_gather(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, co
         if (!e) e = no_in_place(me, comm, fn, sbuf, NULL);
         if (e) return e;
         if (request) return start_nb(me, cr, comm, fn, TM_INB_GATHER, &ga, request);
-        return finish(me, comm, fn, PMPI_Send(sbuf, scount, stype, root, TAG_GATHER, I), request);
+        return finish(me, comm, fn, PMPI_Send_c(sbuf, scount, stype, root, TAG_GATHER, I), request);
     }
     if (rcounts && !displs)
         return tm_err(me, comm, MPI_ERR_ARG, fn, "recvcounts or displs is NULL");
     if (!rcounts && (e = check_count(me, comm, fn, rcount))) return e;
     if (request) return start_nb(me, cr, comm, fn, TM_INB_GATHER, &ga, request);
-    MPI_Request *q = malloc(sizeof *q * ((size_t)rn + 1));
-    if (!q) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
-    MPI_Aint ext = extent(rtype);
-    int k = 0;
-    for (int i = 0; i < rn && !e; i++) {
-        int c = rcounts ? rcounts[i] : rcount;
-        MPI_Aint off = (MPI_Aint)(rcounts ? displs[i] : i * rcount) * ext;
-        e = PMPI_Irecv(at(rbuf, off), c, rtype, i, TAG_GATHER, I, &q[k]);
-        if (!e) k++;
-    }
-    return finish(me, comm, fn, wait_all(k, q, e), request);
+    e = rooted_blocks(1, I, rn, TAG_GATHER, rbuf, rcount, rcounts, displs, rtype);
+    return finish(me, comm, fn, e, request);
 }
 
 int tm_inter_scatter(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
-                     const void *sbuf, int scount, const int *scounts, const int *displs,
-                     MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
-                     MPI_Request *request)
+                     const void *sbuf, MPI_Count scount, const MPI_Count *scounts,
+                     const MPI_Aint *displs, MPI_Datatype stype, void *rbuf, MPI_Count rcount,
+                     MPI_Datatype rtype, int root, MPI_Request *request)
 {
     HIDDEN();
     const struct tm_inb_args sa = {.sbuf = sbuf,
@@ -240,30 +252,21 @@ int tm_inter_scatter(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, c
         if (!e) e = no_in_place(me, comm, fn, rbuf, NULL);
         if (e) return e;
         if (request) return start_nb(me, cr, comm, fn, TM_INB_SCATTER, &sa, request);
-        e = PMPI_Recv(rbuf, rcount, rtype, root, TAG_SCATTER, I, MPI_STATUS_IGNORE);
+        e = PMPI_Recv_c(rbuf, rcount, rtype, root, TAG_SCATTER, I, MPI_STATUS_IGNORE);
         return finish(me, comm, fn, e, request);
     }
     if (scounts && !displs)
         return tm_err(me, comm, MPI_ERR_ARG, fn, "sendcounts or displs is NULL");
     if (!scounts && (e = check_count(me, comm, fn, scount))) return e;
     if (request) return start_nb(me, cr, comm, fn, TM_INB_SCATTER, &sa, request);
-    MPI_Request *q = malloc(sizeof *q * ((size_t)rn + 1));
-    if (!q) return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
-    MPI_Aint ext = extent(stype);
-    int k = 0;
-    for (int i = 0; i < rn && !e; i++) {
-        int c = scounts ? scounts[i] : scount;
-        MPI_Aint off = (MPI_Aint)(scounts ? displs[i] : i * scount) * ext;
-        e = PMPI_Isend(at(sbuf, off), c, stype, i, TAG_SCATTER, I, &q[k]);
-        if (!e) k++;
-    }
-    return finish(me, comm, fn, wait_all(k, q, e), request);
+    e = rooted_blocks(0, I, rn, TAG_SCATTER, (void *)sbuf, scount, scounts, displs, stype);
+    return finish(me, comm, fn, e, request);
 }
 
 int tm_inter_allgather(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
-                       const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
-                       const int *rcounts, const int *displs, MPI_Datatype rtype,
-                       MPI_Request *request)
+                       const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                       MPI_Count rcount, const MPI_Count *rcounts, const MPI_Aint *displs,
+                       MPI_Datatype rtype, MPI_Request *request)
 {
     HIDDEN();
     int e = check_count(me, comm, fn, scount);
@@ -289,23 +292,24 @@ int tm_inter_allgather(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
     MPI_Aint ext = extent(rtype);
     int k = 0;
     for (int i = 0; i < rn && !e; i++) {
-        int c = rcounts ? rcounts[i] : rcount;
-        MPI_Aint off = (MPI_Aint)(rcounts ? displs[i] : i * rcount) * ext;
-        e = PMPI_Irecv(at(rbuf, off), c, rtype, i, TAG_ALLGATHER, I, &q[k]);
+        MPI_Count c = rcounts ? rcounts[i] : rcount;
+        MPI_Aint off = (rcounts ? displs[i] : (MPI_Aint)i * rcount) * ext;
+        e = PMPI_Irecv_c(at(rbuf, off), c, rtype, i, TAG_ALLGATHER, I, &q[k]);
         if (!e) k++;
     }
     for (int i = 0; i < rn && !e; i++) {
-        e = PMPI_Isend(sbuf, scount, stype, i, TAG_ALLGATHER, I, &q[k]);
+        e = PMPI_Isend_c(sbuf, scount, stype, i, TAG_ALLGATHER, I, &q[k]);
         if (!e) k++;
     }
     return finish(me, comm, fn, wait_all(k, q, e), request);
 }
 
 int tm_inter_alltoall(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, const char *fn,
-                      int lay, const void *sbuf, int scount, const int *scounts, const int *sdispls,
-                      MPI_Datatype stype, const MPI_Datatype *stypes, void *rbuf, int rcount,
-                      const int *rcounts, const int *rdispls, MPI_Datatype rtype,
-                      const MPI_Datatype *rtypes, MPI_Request *request)
+                      int lay, const void *sbuf, MPI_Count scount, const MPI_Count *scounts,
+                      const MPI_Aint *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes,
+                      void *rbuf, MPI_Count rcount, const MPI_Count *rcounts,
+                      const MPI_Aint *rdispls, MPI_Datatype rtype, const MPI_Datatype *rtypes,
+                      MPI_Request *request)
 {
     HIDDEN();
     int e = no_in_place(me, comm, fn, sbuf, rbuf);
@@ -337,15 +341,15 @@ int tm_inter_alltoall(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, 
     MPI_Aint sext = lay == 2 ? 1 : extent(stype), rext = lay == 2 ? 1 : extent(rtype);
     int k = 0;
     for (int i = 0; i < rn && !e; i++) {
-        int c = lay ? rcounts[i] : rcount;
-        MPI_Aint off = (MPI_Aint)(lay ? rdispls[i] : i * rcount) * rext;
-        e = PMPI_Irecv(at(rbuf, off), c, lay == 2 ? rtypes[i] : rtype, i, TAG_ALLTOALL, I, &q[k]);
+        MPI_Count c = lay ? rcounts[i] : rcount;
+        MPI_Aint off = (lay ? rdispls[i] : (MPI_Aint)i * rcount) * rext;
+        e = PMPI_Irecv_c(at(rbuf, off), c, lay == 2 ? rtypes[i] : rtype, i, TAG_ALLTOALL, I, &q[k]);
         if (!e) k++;
     }
     for (int i = 0; i < rn && !e; i++) {
-        int c = lay ? scounts[i] : scount;
-        MPI_Aint off = (MPI_Aint)(lay ? sdispls[i] : i * scount) * sext;
-        e = PMPI_Isend(at(sbuf, off), c, lay == 2 ? stypes[i] : stype, i, TAG_ALLTOALL, I, &q[k]);
+        MPI_Count c = lay ? scounts[i] : scount;
+        MPI_Aint off = (lay ? sdispls[i] : (MPI_Aint)i * scount) * sext;
+        e = PMPI_Isend_c(at(sbuf, off), c, lay == 2 ? stypes[i] : stype, i, TAG_ALLTOALL, I, &q[k]);
         if (!e) k++;
     }
     return finish(me, comm, fn, wait_all(k, q, e), request);
@@ -353,7 +357,7 @@ int tm_inter_alltoall(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, 
 
 int tm_inter_reduce_scatter(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
                             const char *fn, int block, const void *sbuf, void *rbuf,
-                            const int *rcounts, int rcount, MPI_Datatype dt, MPI_Op op,
+                            const MPI_Count *rcounts, MPI_Count rcount, MPI_Datatype dt, MPI_Op op,
                             MPI_Request *request)
 {
     HIDDEN();
@@ -374,34 +378,34 @@ int tm_inter_reduce_scatter(struct tm_rank *me, struct tm_commref *cr, MPI_Comm 
                                               .rtype = dt,
                                               .op = op},
                         request);
-    int *counts = malloc(sizeof *counts * (size_t)n), *displs = malloc(sizeof *displs * (size_t)n);
+    MPI_Count *counts = malloc(sizeof *counts * (size_t)n);
+    MPI_Aint *displs = malloc(sizeof *displs * (size_t)n);
     if (!counts || !displs) {
         free(counts);
         free(displs);
         return tm_err(me, comm, MPI_ERR_NO_MEM, fn, "out of memory");
     }
-    long total = 0;
+    MPI_Count total = 0;
     for (int i = 0; i < n; i++) {
         counts[i] = block ? rcount : rcounts[i];
-        if (counts[i] < 0) e = MPI_ERR_COUNT;
-        displs[i] = (int)total;
+        displs[i] = total;
         total += counts[i];
     }
     /* The group's reduction of its vectors at its first member; the first members swap
      * theirs; each scatters the other group's result over its group. */
     void *raw1 = NULL, *raw2 = NULL, *mine = NULL, *theirs = NULL;
-    if (!e && r == 0) {
-        mine = tmp_buf(dt, (int)total, &raw1);
-        theirs = tmp_buf(dt, (int)total, &raw2);
+    if (r == 0) {
+        mine = tmp_buf(dt, total, &raw1);
+        theirs = tmp_buf(dt, total, &raw2);
         if (!mine || !theirs) e = MPI_ERR_NO_MEM;
     }
     /* Every member takes part in the local reduce, whatever the leader found. */
-    int e2 = PMPI_Reduce(sbuf, mine, (int)total, dt, op, 0, L);
+    int e2 = PMPI_Reduce_c(sbuf, mine, total, dt, op, 0, L);
     if (!e) e = e2;
     if (!e && r == 0)
-        e = PMPI_Sendrecv(mine, (int)total, dt, 0, TAG_RSCATTER, theirs, (int)total, dt, 0,
-                          TAG_RSCATTER, I, MPI_STATUS_IGNORE);
-    e2 = PMPI_Scatterv(theirs, counts, displs, dt, rbuf, counts[r], dt, 0, L);
+        e = PMPI_Sendrecv_c(mine, total, dt, 0, TAG_RSCATTER, theirs, total, dt, 0, TAG_RSCATTER, I,
+                            MPI_STATUS_IGNORE);
+    e2 = PMPI_Scatterv_c(theirs, counts, displs, dt, rbuf, counts[r], dt, 0, L);
     if (!e) e = e2;
     free(raw1);
     free(raw2);

@@ -16,8 +16,10 @@ struct nbop {
     enum tm_inb_kind kind;
     struct tm_inb_args a;
     void *raw1, *raw2, *mine, *theirs; /* reductions: the group's and the other group's result */
-    int *counts, *displs;              /* Reduce_scatter: the local group's blocks */
-    int total;
+    MPI_Count *counts;                 /* Reduce_scatter: the local group's blocks */
+    MPI_Aint *displs;
+    MPI_Count total;
+    void *arrays; /* the copies of the arguments' counts and displacements (copy_arrays) */
     /* Handles of our own for the program's datatypes and op (handle_hold): predefined ones or
      * ones made here, dropped with the operation. */
     struct tm_rank *me;
@@ -47,19 +49,19 @@ struct nbop {
         return TM_IS_MORE;                                                                         \
     } while (0)
 
-static void isend(struct tm_isched *s, const void *buf, int count, MPI_Datatype dt, int dest)
+static void isend(struct tm_isched *s, const void *buf, MPI_Count count, MPI_Datatype dt, int dest)
 {
     const struct tm_is_where *W = tm_isched_where(s);
     MPI_Request q = MPI_REQUEST_NULL;
-    int e = PMPI_Isend(buf, count, dt, dest, W->tag, W->I, &q);
+    int e = PMPI_Isend_c(buf, count, dt, dest, W->tag, W->I, &q);
     tm_isched_add(s, e, q);
 }
 
-static void irecv(struct tm_isched *s, void *buf, int count, MPI_Datatype dt, int src)
+static void irecv(struct tm_isched *s, void *buf, MPI_Count count, MPI_Datatype dt, int src)
 {
     const struct tm_is_where *W = tm_isched_where(s);
     MPI_Request q = MPI_REQUEST_NULL;
-    int e = PMPI_Irecv(buf, count, dt, src, W->tag, W->I, &q);
+    int e = PMPI_Irecv_c(buf, count, dt, src, W->tag, W->I, &q);
     tm_isched_add(s, e, q);
 }
 
@@ -94,7 +96,7 @@ static enum tm_is_state bcast_step(struct tm_isched *s)
         return TM_IS_MORE;
     case 1:
         if (A->root == MPI_ROOT) break;
-        LOCAL(PMPI_Ibcast(A->rbuf, A->count, A->rtype, 0, W->L, &q));
+        LOCAL(PMPI_Ibcast_c(A->rbuf, A->count, A->rtype, 0, W->L, &q));
     }
     return TM_IS_DONE;
 }
@@ -109,7 +111,7 @@ static enum tm_is_state reduce_step(struct tm_isched *s)
     }
     switch (*K) {
     case 0: /* this group's reduction at its first member */
-        LOCAL(PMPI_Ireduce(A->sbuf, o->mine, A->count, A->rtype, A->op, 0, W->L, &q));
+        LOCAL(PMPI_Ireduce_c(A->sbuf, o->mine, A->count, A->rtype, A->op, 0, W->L, &q));
     case 1:
         (*K)++;
         if (W->r == 0 && A->all) {
@@ -121,7 +123,7 @@ static enum tm_is_state reduce_step(struct tm_isched *s)
         return TM_IS_MORE;
     case 2: /* Allreduce: each group gets the other group's result */
         if (!A->all) break;
-        LOCAL(PMPI_Ibcast(A->rbuf, A->count, A->rtype, 0, W->L, &q));
+        LOCAL(PMPI_Ibcast_c(A->rbuf, A->count, A->rtype, 0, W->L, &q));
     }
     return TM_IS_DONE;
 }
@@ -131,7 +133,7 @@ static enum tm_is_state rscatter_step(struct tm_isched *s)
     STEP_VARS();
     switch (*K) {
     case 0:
-        LOCAL(PMPI_Ireduce(A->sbuf, o->mine, o->total, A->rtype, A->op, 0, W->L, &q));
+        LOCAL(PMPI_Ireduce_c(A->sbuf, o->mine, o->total, A->rtype, A->op, 0, W->L, &q));
     case 1:
         (*K)++;
         if (W->r == 0) {
@@ -140,8 +142,8 @@ static enum tm_is_state rscatter_step(struct tm_isched *s)
         }
         return TM_IS_MORE;
     case 2:
-        LOCAL(PMPI_Iscatterv(o->theirs, o->counts, o->displs, A->rtype, A->rbuf, o->counts[W->r],
-                             A->rtype, 0, W->L, &q));
+        LOCAL(PMPI_Iscatterv_c(o->theirs, o->counts, o->displs, A->rtype, A->rbuf, o->counts[W->r],
+                               A->rtype, 0, W->L, &q));
     }
     return TM_IS_DONE;
 }
@@ -159,14 +161,14 @@ static enum tm_is_state rooted_step(struct tm_isched *s)
             irecv(s, A->rbuf, A->rcount, A->rtype, A->root);
         return TM_IS_MORE;
     }
-    const int *counts = gather ? A->rcounts : A->scounts;
-    const int *displs = gather ? A->rdispls : A->sdispls;
-    int count = gather ? A->rcount : A->scount;
+    const MPI_Count *counts = gather ? A->rcounts : A->scounts;
+    const MPI_Aint *displs = gather ? A->rdispls : A->sdispls;
+    MPI_Count count = gather ? A->rcount : A->scount;
     MPI_Datatype dt = gather ? A->rtype : A->stype;
     MPI_Aint ext = extent(dt);
     for (int i = 0; i < W->rn; i++) {
-        int c = counts ? counts[i] : count;
-        MPI_Aint off = (MPI_Aint)(counts ? displs[i] : i * count) * ext;
+        MPI_Count c = counts ? counts[i] : count;
+        MPI_Aint off = (counts ? displs[i] : (MPI_Aint)i * count) * ext;
         if (gather)
             irecv(s, at(A->rbuf, off), c, dt, i);
         else
@@ -184,8 +186,8 @@ static enum tm_is_state exchange_step(struct tm_isched *s)
     int all2all = o->kind == TM_INB_ALLTOALL;
     MPI_Aint sext = lay == 2 ? 1 : extent(A->stype), rext = lay == 2 ? 1 : extent(A->rtype);
     for (int i = 0; i < W->rn; i++) {
-        int c = lay ? A->rcounts[i] : A->rcount;
-        MPI_Aint off = (MPI_Aint)(lay ? A->rdispls[i] : i * A->rcount) * rext;
+        MPI_Count c = lay ? A->rcounts[i] : A->rcount;
+        MPI_Aint off = (lay ? A->rdispls[i] : (MPI_Aint)i * A->rcount) * rext;
         irecv(s, at(A->rbuf, off), c, lay == 2 ? A->rtypes[i] : A->rtype, i);
     }
     for (int i = 0; i < W->rn; i++) {
@@ -193,8 +195,8 @@ static enum tm_is_state exchange_step(struct tm_isched *s)
             isend(s, A->sbuf, A->scount, A->stype, i);
             continue;
         }
-        int c = lay ? A->scounts[i] : A->scount;
-        MPI_Aint off = (MPI_Aint)(lay ? A->sdispls[i] : i * A->scount) * sext;
+        MPI_Count c = lay ? A->scounts[i] : A->scount;
+        MPI_Aint off = (lay ? A->sdispls[i] : (MPI_Aint)i * A->scount) * sext;
         isend(s, at(A->sbuf, off), c, lay == 2 ? A->stypes[i] : A->stype, i);
     }
     return TM_IS_MORE;
@@ -258,6 +260,7 @@ static void op_free(struct nbop *o)
     free(o->raw2);
     free(o->counts);
     free(o->displs);
+    free(o->arrays);
     free(o);
 }
 
@@ -275,20 +278,47 @@ static int reduce_prep(struct nbop *o, int r, int n)
         o->counts = malloc(sizeof *o->counts * (size_t)n);
         o->displs = malloc(sizeof *o->displs * (size_t)n);
         if (!o->counts || !o->displs) return MPI_ERR_NO_MEM;
-        long total = 0;
+        MPI_Count total = 0;
         for (int i = 0; i < n; i++) {
             o->counts[i] = A->block ? A->rcount : A->rcounts[i];
-            o->displs[i] = (int)total;
+            o->displs[i] = total;
             total += o->counts[i];
         }
-        o->total = (int)total;
+        o->total = total;
     }
     if (r != 0 || (o->kind == TM_INB_REDUCE && !A->all && A->root == MPI_ROOT)) return 0;
-    int count = o->kind == TM_INB_RSCATTER ? o->total : A->count;
+    MPI_Count count = o->kind == TM_INB_RSCATTER ? o->total : A->count;
     if (!(o->mine = tmp_buf(A->rtype, count, &o->raw1))) return MPI_ERR_NO_MEM;
     if (o->kind == TM_INB_RSCATTER && !(o->theirs = tmp_buf(A->rtype, count, &o->raw2)))
         return MPI_ERR_NO_MEM;
     return 0;
+}
+
+/* The counts and displacements arrays the later steps read (the remote group's blocks: rn
+ * each), copied into one allocation the operation owns: the caller's may go when the start
+ * returns (an int call's widened ones do).  Reduce_scatter's are read at the start
+ * (reduce_prep) and are the local group's.  MPI_SUCCESS or MPI_ERR_NO_MEM. */
+static int copy_arrays(struct nbop *o, int rn)
+{
+    _Static_assert(sizeof(MPI_Count) == sizeof(MPI_Aint), "one array of 64-bit slots");
+    struct tm_inb_args *A = &o->a;
+    /* Arrays a member's role ignores are not read (they may be NULL or short). */
+    int root_side = A->root == MPI_ROOT;
+    if (o->kind == TM_INB_RSCATTER) return MPI_SUCCESS;
+    if (o->kind == TM_INB_GATHER && !root_side) A->rcounts = NULL, A->rdispls = NULL;
+    if (o->kind != TM_INB_ALLTOALL && !(o->kind == TM_INB_SCATTER && root_side))
+        A->scounts = NULL, A->sdispls = NULL;
+    if (o->kind == TM_INB_SCATTER) A->rcounts = NULL, A->rdispls = NULL;
+    size_t slots = (size_t)rn * (size_t)(!!A->scounts + !!A->sdispls + !!A->rcounts + !!A->rdispls);
+    if (!slots) return MPI_SUCCESS;
+    MPI_Count *p = o->arrays = malloc(sizeof *p * slots);
+    if (!p) return MPI_ERR_NO_MEM;
+    size_t len = sizeof *p * (size_t)rn;
+    if (A->scounts) A->scounts = memcpy(p, A->scounts, len), p += rn;
+    if (A->sdispls) A->sdispls = memcpy(p, A->sdispls, len), p += rn;
+    if (A->rcounts) A->rcounts = memcpy(p, A->rcounts, len), p += rn;
+    if (A->rdispls) A->rdispls = memcpy(p, A->rdispls, len);
+    return MPI_SUCCESS;
 }
 
 int tm_inb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, enum tm_inb_kind kind,
@@ -322,6 +352,7 @@ int tm_inb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm, enum 
         break;
     }
     int held = hold_handles(me, o, cr->c->remote_size);
+    if (!held) held = copy_arrays(o, cr->c->remote_size);
     if (held) {
         op_free(o);
         return held;

@@ -9,8 +9,9 @@
  *   Reduce_scatter  as Allreduce on the whole vector, then Iscatterv(L)
  *   Gather(v), Scatter(v), Allgather(v), Alltoall(v,w)  one step: every message at once
  *
- * (L: the hidden intra-communicator of the local group.)  Buffers, counts and displacements
- * arrays are the program's, valid until the request completes (MPI's rule). */
+ * (L: the hidden intra-communicator of the local group.)  Buffers are the program's, valid
+ * until the request completes (MPI's rule); counts and displacements arrays are copied at the
+ * start (an int call's are widened copies that go when the start returns). */
 #ifndef TMPI_LIBCLIENT_INTER_NBOPS_H
 #define TMPI_LIBCLIENT_INTER_NBOPS_H
 
@@ -35,8 +36,10 @@ enum tm_inb_kind {
 struct tm_inb_args {
     const void *sbuf;
     void *rbuf;
-    int scount, rcount, count, root, all, lay, block;
-    const int *scounts, *sdispls, *rcounts, *rdispls;
+    MPI_Count scount, rcount, count;
+    int root, all, lay, block;
+    const MPI_Count *scounts, *rcounts;
+    const MPI_Aint *sdispls, *rdispls;
     MPI_Datatype stype, rtype;
     const MPI_Datatype *stypes, *rtypes;
     MPI_Op op;

@@ -117,8 +117,8 @@ struct tm_request {
     struct tm_bsbuf *bsb; /* the buffer they are of (core/bsbuf.h) */
     /* its Fortran handle (MPI_Request_c2f, request.c), 0 until the program asks for one */
     int fidx;
-    /* memory the operation reads until the request goes (the int copies of a _c collective's
-     * count arrays, mpi/count_narrow.h); freed with the request once it is done */
+    /* what the operation uses until the request goes (the folded types of a _c collective,
+     * mpi/count_narrow.h); freed with the request once it is done */
     void *keep;
     /* how keep goes when it is not plain memory (it holds handles of its own); NULL: free().
      * Called by the owner, under its tm_mt_lock: it may take no lock but its own tables'. */

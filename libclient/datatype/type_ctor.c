@@ -72,9 +72,9 @@ static int flat_err(struct tm_rank *me, const char *fn, int r)
 {
     if (r == -ENOMEM) FAIL(MPI_ERR_NO_MEM, "out of memory");
     FAIL(MPI_ERR_ARG,
-         "the type is too large (a map of more than %zu blocks that is not one regular stride, "
-         "or bounds overflow)",
-         TM_TYPE_MAX_BLOCKS);
+         "the type is too large (a map of more than %zu blocks that is not at most %d regular "
+         "strides, or bounds overflow)",
+         TM_TYPE_MAX_BLOCKS, TM_TYPE_MAX_SEGS);
 }
 
 /* Registers a new derived type built by f; takes env (its arrays and type references) in

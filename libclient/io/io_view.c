@@ -91,17 +91,7 @@ static void cur_init(struct cur *c, const struct tm_type *t, struct tm_block *on
     c->ext = (int64_t)t->extent;
     c->tile = vbyte / (int64_t)c->psz;
     size_t q = (size_t)(vbyte % (int64_t)c->psz);
-    size_t lo = 0, hi = c->nb; /* last block whose pos <= q */
-    if (!c->b)
-        lo = q / t->vlen;
-    else
-        while (hi - lo > 1) {
-            size_t mid = (lo + hi) / 2;
-            if (c->b[mid].pos <= q)
-                lo = mid;
-            else
-                hi = mid;
-        }
+    size_t lo = tm_type_block_at(t, c->b, c->nb, q);
     c->bi = lo;
     c->blk = tm_type_block(t, c->b, lo);
     c->in = q - c->blk.pos;
@@ -197,18 +187,21 @@ static const char *bad_layout(const struct tm_type *t, int writable)
     struct tm_block one;
     size_t nb;
     const struct tm_block *b = tm_type_blocks(t, &one, &nb);
-    if (!b) { /* map-less regular: its first block and its stride say it all */
+    if (!b && t->vn) { /* map-less regular: its first block and its stride say it all */
         if (t->voff < 0) return "a negative displacement";
         if (t->vstride < 0) return "decreasing displacements";
         if (writable && t->vstride < (ptrdiff_t)t->vlen)
             return "overlapping blocks in a file opened for writing";
         return NULL;
     }
+    struct tm_block prev = {0};
     for (size_t i = 0; i < nb; i++) {
-        if (b[i].off < 0) return "a negative displacement";
-        if (i && b[i].off < b[i - 1].off) return "decreasing displacements";
-        if (i && writable && b[i].off < b[i - 1].off + (int64_t)b[i - 1].len)
+        const struct tm_block k = tm_type_block(t, b, i);
+        if (k.off < 0) return "a negative displacement";
+        if (i && k.off < prev.off) return "decreasing displacements";
+        if (i && writable && k.off < prev.off + (int64_t)prev.len)
             return "overlapping blocks in a file opened for writing";
+        prev = k;
     }
     return NULL;
 }

@@ -1,16 +1,15 @@
 /* coll_c.c — the large-count (_c) forms of the collectives (MPI 4.0 §6 and §8.6): blocking,
- * non-blocking, persistent and neighbourhood.  Each converts its MPI_Count counts and MPI_Aint
- * displacements (count_narrow.h) and calls its int twin: one body per pair; a count beyond the
- * engine's per-block limit fails with MPI_ERR_COUNT, except in MPI_Bcast_c, which moves more
- * in pieces (bcast_pieces), and blocks of contiguous types past 2^31 - 1 bytes in MPI_Gather_c,
- * MPI_Scatter_c, MPI_Allgather_c and MPI_Alltoall_c (coll_c_pieces.h).  On an
- * intra-communicator the v and w forms, Reduce_scatter(_block)_c and Scan_c / Exscan_c (and
- * their I forms) pass their arguments whole to the engine instead (coll.h tm_gatherv_c ...),
- * so counts and displacements past INT_MAX without a common factor and user ops on more than
- * INT_MAX elements work there; their persistent forms are in persist_coll.c and the
- * neighbourhood ones in nbr_api.c (both pass MPI_Count / MPI_Aint through).  MPI_Reduce_c,
- * MPI_Allreduce_c and their non-blocking forms are in coll/coll_reduce.c (their engine counts in
- * size_t). */
+ * non-blocking and persistent.  The uniform ones convert their MPI_Count counts
+ * (count_narrow.h: a count past int folds into a contiguous type) and call their int twin: one
+ * body per pair; MPI_Bcast_c moves more than 2^31 - 1 bytes in pieces, and
+ * MPI_Gather_c, MPI_Scatter_c, MPI_Allgather_c and MPI_Alltoall_c blocks of contiguous types
+ * past 2^31 - 1 bytes (coll_c_pieces.h).  The v and w forms, Reduce_scatter(_block)_c and
+ * Scan_c / Exscan_c (and their I forms) pass their arguments whole (coll.h tm_gatherv_c ...), on
+ * intra- and inter-communicators, so counts and displacements past INT_MAX without a common
+ * factor and user ops on more than INT_MAX elements work; their persistent forms are in
+ * persist_coll.c and the neighbourhood ones in nbr_api.c (both pass MPI_Count / MPI_Aint
+ * through).  MPI_Reduce_c, MPI_Allreduce_c and their non-blocking forms are in
+ * coll/coll_reduce.c (their engine counts in size_t). */
 #include <stdint.h>
 
 #include "coll.h"
@@ -19,43 +18,14 @@
 #include "lib.h"
 #include "type.h"
 
-/* The bytes one piece of a broadcast beyond int moves (contiguous types): large enough that
- * the pieces cost nothing next to their copies, small enough for the engine's int. */
-#define TM_BCAST_PIECE ((MPI_Count)1 << 30)
-
-/* MPI_Bcast_c of more than 2^31 - 1 bytes: one MPI_Bcast of MPI_BYTE per piece of
- * TM_BCAST_PIECE bytes, in order, so every rank cuts at the same bytes whatever count and type
- * of that signature it passed; a non-contiguous type through a packed stand-in
- * (coll_c_pieces.h tm_cflat_begin: the root packs, the others unpack). */
-static int bcast_pieces(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
-                        MPI_Comm comm)
-{
-    const struct tm_type *t = tm_type_get(datatype);
-    if (count > INTPTR_MAX / (MPI_Count)t->psize)
-        return PMPI_Bcast(buffer, -1, datatype, root, comm); /* no buffer that long */
-    int rank = -1;
-    PMPI_Comm_rank(comm, &rank);
-    struct tm_cflat f;
-    void *b;
-    int e = tm_cflat_begin(&f, comm, buffer, count, datatype, rank == root, rank != root, &b);
-    const MPI_Count n = count * (MPI_Count)t->psize;
-    for (MPI_Count done = 0; e == MPI_SUCCESS && done < n;) {
-        MPI_Count k = n - done < TM_BCAST_PIECE ? n - done : TM_BCAST_PIECE;
-        /* integer arithmetic: MPI_BOTTOM with absolute addresses is a null base */
-        e = PMPI_Bcast((void *)((intptr_t)b + (intptr_t)done), (int)k, MPI_BYTE, root, comm);
-        done += k;
-    }
-    return tm_cflat_end(&f, e);
-}
-
 TM_API int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
                         MPI_Comm comm)
 {
     struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Bcast_c", comm, 0, 0, TM_NW_PLAIN);
+    tm_narrow_begin(&w, "MPI_Bcast_c", comm, 0, TM_NW_PLAIN);
     /* the bytes decide (the same on every rank), not the count */
     if (tm_coll_c_big(comm, count, datatype))
-        return tm_narrow_end(&w, bcast_pieces(buffer, count, datatype, root, comm), NULL);
+        return tm_narrow_end(&w, tm_bcast_pieces(buffer, count, datatype, root, comm), NULL);
     int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold(&w, count, &datatype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Bcast(buffer, n0_, datatype, root, comm);
@@ -68,9 +38,8 @@ TM_API int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
                          MPI_Comm comm)
 {
     struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Gather_c", comm, 0, root, TM_NW_ROOTED);
-    if (w.is_root ? tm_coll_c_big(comm, recvcount, recvtype)
-                  : tm_coll_c_big(comm, sendcount, sendtype))
+    tm_narrow_begin(&w, "MPI_Gather_c", comm, root, TM_NW_ROOTED);
+    if (tm_coll_c_big_rooted(comm, root, recvcount, recvtype, sendcount, sendtype))
         return tm_narrow_end(&w,
                              tm_gather_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                               recvtype, root, comm),
@@ -88,18 +57,8 @@ TM_API int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
                           void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                           MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (tm_coll_wide_here(comm))
-        return tm_gatherv_c("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                            displs, recvtype, root, comm, NULL, 0);
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Gatherv_c", comm, 2, root, TM_NW_ROOTED);
-    if (w.is_root) tm_narrow_vfold(&w, w.peers, &recvcounts, &displs, &recvtype, MPI_OP_NULL);
-    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
-    const int *n1_ = w.is_root ? tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers) : NULL;
-    const int *n2_ = w.is_root ? tm_narrow_displs(&w, "displs", displs, w.peers) : NULL;
-    if (w.err) return tm_narrow_fail(&w);
-    int e = PMPI_Gatherv(sendbuf, n0_, sendtype, recvbuf, n1_, n2_, recvtype, root, comm);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_gatherv_c("MPI_Gatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                        recvtype, root, comm, NULL, 0);
 }
 TM_ALIAS(Gatherv_c)
 
@@ -108,9 +67,8 @@ TM_API int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
                           MPI_Comm comm)
 {
     struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Scatter_c", comm, 0, root, TM_NW_ROOTED);
-    if (w.is_root ? tm_coll_c_big(comm, sendcount, sendtype)
-                  : tm_coll_c_big(comm, recvcount, recvtype))
+    tm_narrow_begin(&w, "MPI_Scatter_c", comm, root, TM_NW_ROOTED);
+    if (tm_coll_c_big_rooted(comm, root, sendcount, sendtype, recvcount, recvtype))
         return tm_narrow_end(&w,
                              tm_scatter_pieces(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                                recvtype, root, comm),
@@ -128,18 +86,8 @@ TM_API int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
                            const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
                            MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (tm_coll_wide_here(comm))
-        return tm_scatterv_c("MPI_Scatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf,
-                             recvcount, recvtype, root, comm, NULL, 0);
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Scatterv_c", comm, 2, root, TM_NW_ROOTED);
-    if (w.is_root) tm_narrow_vfold(&w, w.peers, &sendcounts, &displs, &sendtype, MPI_OP_NULL);
-    const int *n0_ = w.is_root ? tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers) : NULL;
-    const int *n1_ = w.is_root ? tm_narrow_displs(&w, "displs", displs, w.peers) : NULL;
-    int n2_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
-    if (w.err) return tm_narrow_fail(&w);
-    int e = PMPI_Scatterv(sendbuf, n0_, n1_, sendtype, recvbuf, n2_, recvtype, root, comm);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_scatterv_c("MPI_Scatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf,
+                         recvcount, recvtype, root, comm, NULL, 0);
 }
 TM_ALIAS(Scatterv_c)
 
@@ -148,7 +96,7 @@ TM_API int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
                             MPI_Comm comm)
 {
     struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Allgather_c", comm, 0, 0, TM_NW_PLAIN);
+    tm_narrow_begin(&w, "MPI_Allgather_c", comm, 0, TM_NW_PLAIN);
     if (tm_coll_c_big(comm, recvcount, recvtype))
         return tm_narrow_end(
             &w,
@@ -166,18 +114,8 @@ TM_API int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                              MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (tm_coll_wide_here(comm))
-        return tm_allgatherv_c("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf,
-                               recvcounts, displs, recvtype, comm, NULL, 0);
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Allgatherv_c", comm, 2, 0, TM_NW_PLAIN);
-    tm_narrow_vfold(&w, w.peers, &recvcounts, &displs, &recvtype, MPI_OP_NULL);
-    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
-    const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
-    const int *n2_ = tm_narrow_displs(&w, "displs", displs, w.peers);
-    if (w.err) return tm_narrow_fail(&w);
-    int e = PMPI_Allgatherv(sendbuf, n0_, sendtype, recvbuf, n1_, n2_, recvtype, comm);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_allgatherv_c("MPI_Allgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                           displs, recvtype, comm, NULL, 0);
 }
 TM_ALIAS(Allgatherv_c)
 
@@ -185,7 +123,7 @@ TM_API int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
                            void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Alltoall_c", comm, 0, 0, TM_NW_PLAIN);
+    tm_narrow_begin(&w, "MPI_Alltoall_c", comm, 0, TM_NW_PLAIN);
     if (tm_coll_c_big(comm, recvcount, recvtype))
         return tm_narrow_end(
             &w,
@@ -204,23 +142,8 @@ TM_API int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                             const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                             MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (tm_coll_wide_here(comm))
-        return tm_alltoallvw_c("MPI_Alltoallv_c", 0, sendbuf, sendcounts, sdispls, sendtype, NULL,
-                               recvbuf, recvcounts, rdispls, recvtype, NULL, comm, NULL, 0);
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Alltoallv_c", comm, 4, 0, TM_NW_PLAIN);
-    if (sendbuf != MPI_IN_PLACE)
-        tm_narrow_vfold(&w, w.peers, &sendcounts, &sdispls, &sendtype, MPI_OP_NULL);
-    tm_narrow_vfold(&w, w.peers, &recvcounts, &rdispls, &recvtype, MPI_OP_NULL);
-    const int *n0_ =
-        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers);
-    const int *n1_ =
-        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_displs(&w, "sdispls", sdispls, w.peers);
-    const int *n2_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
-    const int *n3_ = tm_narrow_displs(&w, "rdispls", rdispls, w.peers);
-    if (w.err) return tm_narrow_fail(&w);
-    int e = PMPI_Alltoallv(sendbuf, n0_, n1_, sendtype, recvbuf, n2_, n3_, recvtype, comm);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_alltoallvw_c("MPI_Alltoallv_c", 0, sendbuf, sendcounts, sdispls, sendtype, NULL,
+                           recvbuf, recvcounts, rdispls, recvtype, NULL, comm, NULL, 0);
 }
 TM_ALIAS(Alltoallv_c)
 
@@ -229,54 +152,25 @@ TM_API int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
                             const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                             const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-    if (tm_coll_wide_here(comm))
-        return tm_alltoallvw_c("MPI_Alltoallw_c", 1, sendbuf, sendcounts, sdispls,
-                               MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,
-                               MPI_DATATYPE_NULL, recvtypes, comm, NULL, 0);
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Alltoallw_c", comm, 4, 0, TM_NW_PLAIN);
-    if (sendbuf != MPI_IN_PLACE) tm_narrow_wfold(&w, w.peers, &sendcounts, &sdispls, &sendtypes);
-    tm_narrow_wfold(&w, w.peers, &recvcounts, &rdispls, &recvtypes);
-    const int *n0_ =
-        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers);
-    const int *n1_ =
-        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_displs(&w, "sdispls", sdispls, w.peers);
-    const int *n2_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
-    const int *n3_ = tm_narrow_displs(&w, "rdispls", rdispls, w.peers);
-    if (w.err) return tm_narrow_fail(&w);
-    int e = PMPI_Alltoallw(sendbuf, n0_, n1_, sendtypes, recvbuf, n2_, n3_, recvtypes, comm);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_alltoallvw_c("MPI_Alltoallw_c", 1, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL,
+                           sendtypes, recvbuf, recvcounts, rdispls, MPI_DATATYPE_NULL, recvtypes,
+                           comm, NULL, 0);
 }
 TM_ALIAS(Alltoallw_c)
 
 TM_API int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (tm_coll_wide_here(comm))
-        return tm_reduce_scatter_c("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype,
-                                   op, comm, NULL, 0);
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Reduce_scatter_c", comm, 1, 0, TM_NW_PLAIN);
-    tm_narrow_vfold(&w, w.size, &recvcounts, NULL, &datatype, op);
-    const int *n0_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.size);
-    if (w.err) return tm_narrow_fail(&w);
-    int e = PMPI_Reduce_scatter(sendbuf, recvbuf, n0_, datatype, op, comm);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_reduce_scatter_c("MPI_Reduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op,
+                               comm, NULL, 0);
 }
 TM_ALIAS(Reduce_scatter_c)
 
 TM_API int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (tm_coll_wide_here(comm))
-        return tm_reduce_scatter_block_c("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, recvcount,
-                                         datatype, op, comm, NULL, 0);
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Reduce_scatter_block_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold_op(&w, recvcount, &datatype, op));
-    if (w.err) return tm_narrow_fail(&w);
-    int e = PMPI_Reduce_scatter_block(sendbuf, recvbuf, n0_, datatype, op, comm);
-    return tm_narrow_end(&w, e, NULL);
+    return tm_reduce_scatter_block_c("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, recvcount,
+                                     datatype, op, comm, NULL, 0);
 }
 TM_ALIAS(Reduce_scatter_block_c)
 
@@ -298,7 +192,7 @@ TM_API int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, i
                          MPI_Comm comm, MPI_Request *request)
 {
     struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Ibcast_c", comm, 0, 0, TM_NW_PLAIN);
+    tm_narrow_begin(&w, "MPI_Ibcast_c", comm, 0, TM_NW_PLAIN);
     int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold(&w, count, &datatype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Ibcast(buffer, n0_, datatype, root, comm, request);
@@ -311,7 +205,7 @@ TM_API int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
                           MPI_Comm comm, MPI_Request *request)
 {
     struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Igather_c", comm, 0, root, TM_NW_ROOTED);
+    tm_narrow_begin(&w, "MPI_Igather_c", comm, root, TM_NW_ROOTED);
     int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
     int n1_ =
         w.is_root ? tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype)) : 0;
@@ -325,18 +219,8 @@ TM_API int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
                            void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (tm_coll_wide_here(comm))
-        return tm_gatherv_c("MPI_Igatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                            displs, recvtype, root, comm, request, 1);
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Igatherv_c", comm, 2, root, TM_NW_ROOTED);
-    if (w.is_root) tm_narrow_vfold(&w, w.peers, &recvcounts, &displs, &recvtype, MPI_OP_NULL);
-    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
-    const int *n1_ = w.is_root ? tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers) : NULL;
-    const int *n2_ = w.is_root ? tm_narrow_displs(&w, "displs", displs, w.peers) : NULL;
-    if (w.err) return tm_narrow_fail(&w);
-    int e = PMPI_Igatherv(sendbuf, n0_, sendtype, recvbuf, n1_, n2_, recvtype, root, comm, request);
-    return tm_narrow_end(&w, e, request);
+    return tm_gatherv_c("MPI_Igatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                        recvtype, root, comm, request, 1);
 }
 TM_ALIAS(Igatherv_c)
 
@@ -345,7 +229,7 @@ TM_API int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
                            MPI_Comm comm, MPI_Request *request)
 {
     struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Iscatter_c", comm, 0, root, TM_NW_ROOTED);
+    tm_narrow_begin(&w, "MPI_Iscatter_c", comm, root, TM_NW_ROOTED);
     int n0_ =
         w.is_root ? tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype)) : 0;
     int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
@@ -360,19 +244,8 @@ TM_API int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
                             MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                             MPI_Request *request)
 {
-    if (tm_coll_wide_here(comm))
-        return tm_scatterv_c("MPI_Iscatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf,
-                             recvcount, recvtype, root, comm, request, 1);
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Iscatterv_c", comm, 2, root, TM_NW_ROOTED);
-    if (w.is_root) tm_narrow_vfold(&w, w.peers, &sendcounts, &displs, &sendtype, MPI_OP_NULL);
-    const int *n0_ = w.is_root ? tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers) : NULL;
-    const int *n1_ = w.is_root ? tm_narrow_displs(&w, "displs", displs, w.peers) : NULL;
-    int n2_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
-    if (w.err) return tm_narrow_fail(&w);
-    int e =
-        PMPI_Iscatterv(sendbuf, n0_, n1_, sendtype, recvbuf, n2_, recvtype, root, comm, request);
-    return tm_narrow_end(&w, e, request);
+    return tm_scatterv_c("MPI_Iscatterv_c", sendbuf, sendcounts, displs, sendtype, recvbuf,
+                         recvcount, recvtype, root, comm, request, 1);
 }
 TM_ALIAS(Iscatterv_c)
 
@@ -381,7 +254,7 @@ TM_API int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
                              MPI_Comm comm, MPI_Request *request)
 {
     struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Iallgather_c", comm, 0, 0, TM_NW_PLAIN);
+    tm_narrow_begin(&w, "MPI_Iallgather_c", comm, 0, TM_NW_PLAIN);
     int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
     int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
@@ -394,18 +267,8 @@ TM_API int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (tm_coll_wide_here(comm))
-        return tm_allgatherv_c("MPI_Iallgatherv_c", sendbuf, sendcount, sendtype, recvbuf,
-                               recvcounts, displs, recvtype, comm, request, 1);
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Iallgatherv_c", comm, 2, 0, TM_NW_PLAIN);
-    tm_narrow_vfold(&w, w.peers, &recvcounts, &displs, &recvtype, MPI_OP_NULL);
-    int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
-    const int *n1_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
-    const int *n2_ = tm_narrow_displs(&w, "displs", displs, w.peers);
-    if (w.err) return tm_narrow_fail(&w);
-    int e = PMPI_Iallgatherv(sendbuf, n0_, sendtype, recvbuf, n1_, n2_, recvtype, comm, request);
-    return tm_narrow_end(&w, e, request);
+    return tm_allgatherv_c("MPI_Iallgatherv_c", sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                           displs, recvtype, comm, request, 1);
 }
 TM_ALIAS(Iallgatherv_c)
 
@@ -414,7 +277,7 @@ TM_API int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
                             MPI_Comm comm, MPI_Request *request)
 {
     struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Ialltoall_c", comm, 0, 0, TM_NW_PLAIN);
+    tm_narrow_begin(&w, "MPI_Ialltoall_c", comm, 0, TM_NW_PLAIN);
     int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
     int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
@@ -428,24 +291,8 @@ TM_API int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (tm_coll_wide_here(comm))
-        return tm_alltoallvw_c("MPI_Ialltoallv_c", 0, sendbuf, sendcounts, sdispls, sendtype, NULL,
-                               recvbuf, recvcounts, rdispls, recvtype, NULL, comm, request, 1);
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Ialltoallv_c", comm, 4, 0, TM_NW_PLAIN);
-    if (sendbuf != MPI_IN_PLACE)
-        tm_narrow_vfold(&w, w.peers, &sendcounts, &sdispls, &sendtype, MPI_OP_NULL);
-    tm_narrow_vfold(&w, w.peers, &recvcounts, &rdispls, &recvtype, MPI_OP_NULL);
-    const int *n0_ =
-        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers);
-    const int *n1_ =
-        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_displs(&w, "sdispls", sdispls, w.peers);
-    const int *n2_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
-    const int *n3_ = tm_narrow_displs(&w, "rdispls", rdispls, w.peers);
-    if (w.err) return tm_narrow_fail(&w);
-    int e =
-        PMPI_Ialltoallv(sendbuf, n0_, n1_, sendtype, recvbuf, n2_, n3_, recvtype, comm, request);
-    return tm_narrow_end(&w, e, request);
+    return tm_alltoallvw_c("MPI_Ialltoallv_c", 0, sendbuf, sendcounts, sdispls, sendtype, NULL,
+                           recvbuf, recvcounts, rdispls, recvtype, NULL, comm, request, 1);
 }
 TM_ALIAS(Ialltoallv_c)
 
@@ -454,24 +301,9 @@ TM_API int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                              const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-    if (tm_coll_wide_here(comm))
-        return tm_alltoallvw_c("MPI_Ialltoallw_c", 1, sendbuf, sendcounts, sdispls,
-                               MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts, rdispls,
-                               MPI_DATATYPE_NULL, recvtypes, comm, request, 1);
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Ialltoallw_c", comm, 4, 0, TM_NW_PLAIN);
-    if (sendbuf != MPI_IN_PLACE) tm_narrow_wfold(&w, w.peers, &sendcounts, &sdispls, &sendtypes);
-    tm_narrow_wfold(&w, w.peers, &recvcounts, &rdispls, &recvtypes);
-    const int *n0_ =
-        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_counts(&w, "sendcounts", sendcounts, w.peers);
-    const int *n1_ =
-        sendbuf == MPI_IN_PLACE ? NULL : tm_narrow_displs(&w, "sdispls", sdispls, w.peers);
-    const int *n2_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.peers);
-    const int *n3_ = tm_narrow_displs(&w, "rdispls", rdispls, w.peers);
-    if (w.err) return tm_narrow_fail(&w);
-    int e =
-        PMPI_Ialltoallw(sendbuf, n0_, n1_, sendtypes, recvbuf, n2_, n3_, recvtypes, comm, request);
-    return tm_narrow_end(&w, e, request);
+    return tm_alltoallvw_c("MPI_Ialltoallw_c", 1, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL,
+                           sendtypes, recvbuf, recvcounts, rdispls, MPI_DATATYPE_NULL, recvtypes,
+                           comm, request, 1);
 }
 TM_ALIAS(Ialltoallw_c)
 
@@ -479,16 +311,8 @@ TM_API int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_
                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                   MPI_Request *request)
 {
-    if (tm_coll_wide_here(comm))
-        return tm_reduce_scatter_c("MPI_Ireduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype,
-                                   op, comm, request, 1);
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Ireduce_scatter_c", comm, 1, 0, TM_NW_PLAIN);
-    tm_narrow_vfold(&w, w.size, &recvcounts, NULL, &datatype, op);
-    const int *n0_ = tm_narrow_counts(&w, "recvcounts", recvcounts, w.size);
-    if (w.err) return tm_narrow_fail(&w);
-    int e = PMPI_Ireduce_scatter(sendbuf, recvbuf, n0_, datatype, op, comm, request);
-    return tm_narrow_end(&w, e, request);
+    return tm_reduce_scatter_c("MPI_Ireduce_scatter_c", sendbuf, recvbuf, recvcounts, datatype, op,
+                               comm, request, 1);
 }
 TM_ALIAS(Ireduce_scatter_c)
 
@@ -496,15 +320,8 @@ TM_API int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_
                                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                         MPI_Request *request)
 {
-    if (tm_coll_wide_here(comm))
-        return tm_reduce_scatter_block_c("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf, recvcount,
-                                         datatype, op, comm, request, 1);
-    struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Ireduce_scatter_block_c", comm, 0, 0, TM_NW_PLAIN);
-    int n0_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold_op(&w, recvcount, &datatype, op));
-    if (w.err) return tm_narrow_fail(&w);
-    int e = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, n0_, datatype, op, comm, request);
-    return tm_narrow_end(&w, e, request);
+    return tm_reduce_scatter_block_c("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf, recvcount,
+                                     datatype, op, comm, request, 1);
 }
 TM_ALIAS(Ireduce_scatter_block_c)
 
@@ -526,7 +343,7 @@ TM_API int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatyp
                              MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Bcast_init_c", comm, 0, 0, TM_NW_PLAIN);
+    tm_narrow_begin(&w, "MPI_Bcast_init_c", comm, 0, TM_NW_PLAIN);
     int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold(&w, count, &datatype));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Bcast_init(buffer, n0_, datatype, root, comm, info, request);
@@ -539,7 +356,7 @@ TM_API int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count coun
                               MPI_Info info, MPI_Request *request)
 {
     struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Reduce_init_c", comm, 0, 0, TM_NW_PLAIN);
+    tm_narrow_begin(&w, "MPI_Reduce_init_c", comm, 0, TM_NW_PLAIN);
     int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold_op(&w, count, &datatype, op));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Reduce_init(sendbuf, recvbuf, n0_, datatype, op, root, comm, info, request);
@@ -552,7 +369,7 @@ TM_API int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count c
                                  MPI_Request *request)
 {
     struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Allreduce_init_c", comm, 0, 0, TM_NW_PLAIN);
+    tm_narrow_begin(&w, "MPI_Allreduce_init_c", comm, 0, TM_NW_PLAIN);
     int n0_ = tm_narrow_count(&w, "count", tm_narrow_fold_op(&w, count, &datatype, op));
     if (w.err) return tm_narrow_fail(&w);
     int e = PMPI_Allreduce_init(sendbuf, recvbuf, n0_, datatype, op, comm, info, request);
@@ -565,7 +382,7 @@ TM_API int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
                               MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Gather_init_c", comm, 0, root, TM_NW_ROOTED);
+    tm_narrow_begin(&w, "MPI_Gather_init_c", comm, root, TM_NW_ROOTED);
     int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
     int n1_ =
         w.is_root ? tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype)) : 0;
@@ -581,7 +398,7 @@ TM_API int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
                                MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Scatter_init_c", comm, 0, root, TM_NW_ROOTED);
+    tm_narrow_begin(&w, "MPI_Scatter_init_c", comm, root, TM_NW_ROOTED);
     int n0_ =
         w.is_root ? tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype)) : 0;
     int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
@@ -597,7 +414,7 @@ TM_API int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_D
                                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Allgather_init_c", comm, 0, 0, TM_NW_PLAIN);
+    tm_narrow_begin(&w, "MPI_Allgather_init_c", comm, 0, TM_NW_PLAIN);
     int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
     int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);
@@ -612,7 +429,7 @@ TM_API int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
                                 MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     struct tm_narrow w;
-    tm_narrow_begin(&w, "MPI_Alltoall_init_c", comm, 0, 0, TM_NW_PLAIN);
+    tm_narrow_begin(&w, "MPI_Alltoall_init_c", comm, 0, TM_NW_PLAIN);
     int n0_ = tm_narrow_count(&w, "sendcount", tm_narrow_fold(&w, sendcount, &sendtype));
     int n1_ = tm_narrow_count(&w, "recvcount", tm_narrow_fold(&w, recvcount, &recvtype));
     if (w.err) return tm_narrow_fail(&w);

@@ -35,6 +35,15 @@ struct tm_block {
     size_t pos;
 };
 
+/* One regular run of a map-less type's blocks (type_flat.h tm_type_mapless): n blocks of len
+ * bytes, the first at off, stride apart; first: its first block's index in the element, pos
+ * that block's first byte in the packed form. */
+struct tm_seg {
+    size_t n, len;
+    ptrdiff_t off, stride;
+    size_t first, pos;
+};
+
 /* One run of a type's signature: n consecutive basic elements of one predefined type. */
 struct tm_sigrun {
     enum tm_basic basic;
@@ -80,6 +89,11 @@ struct tm_type {
      * vn 0: not regular (or contiguous). */
     size_t vn, vlen;
     ptrdiff_t voff, vstride;
+    /* A map-less type of several regular runs in typemap order (a struct of a vector of more
+     * than TM_TYPE_MAX_BLOCKS blocks and other pieces): nseg > 1, vn 0, blocks NULL, nblocks
+     * their blocks in all.  0 / NULL otherwise. */
+    size_t nseg;
+    const struct tm_seg *segs;
     /* Signature; predefined types: NULL, meaning {basic, 1}. */
     size_t nsig;
     const struct tm_sigrun *sig;

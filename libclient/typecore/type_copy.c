@@ -39,18 +39,7 @@ static void cursor_at(struct cursor *c, const void *buf, const struct tm_type *t
     c->b = tm_type_blocks(t, &c->one, &c->nb);
     c->e = pos / c->psize;
     size_t r = pos % c->psize;
-    size_t lo = 0, hi = c->nb; /* last block with b.pos <= r */
-    if (!c->b) {
-        lo = r / t->vlen;
-    } else {
-        while (hi - lo > 1) {
-            size_t mid = (lo + hi) / 2;
-            if (c->b[mid].pos <= r)
-                lo = mid;
-            else
-                hi = mid;
-        }
-    }
+    size_t lo = tm_type_block_at(t, c->b, c->nb, r);
     c->i = lo;
     c->cur = tm_type_block(t, c->b, lo);
     c->inb = r - c->cur.pos;

@@ -63,7 +63,7 @@ static inline size_t tm_dt_units(const struct tm_type *t)
 /* The mean block length of t's map in bytes (at least 1): how much a mover does per address. */
 static inline size_t tm_type_mean_block(const struct tm_type *t)
 {
-    size_t nb = t->vn ? t->vn : t->blocks ? t->nblocks : 1;
+    size_t nb = t->vn ? t->vn : t->blocks || t->nseg ? t->nblocks : 1;
     size_t m = t->psize / (nb ? nb : 1);
     return m ? m : 1;
 }

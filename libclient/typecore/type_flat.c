@@ -16,6 +16,7 @@ void tm_flat_discard(struct tm_flat *f)
 {
     free(f->b);
     free(f->s);
+    free(f->g);
     tm_flat_init(f);
 }
 
@@ -34,10 +35,57 @@ static int grow(void **p, size_t *cap, size_t need, size_t elsize)
     return 0;
 }
 
+/* a + b * c in ptrdiff_t, -E2BIG on overflow. */
+static int mad(ptrdiff_t a, ptrdiff_t b, ptrdiff_t c, ptrdiff_t *ret)
+{
+    ptrdiff_t m;
+    if (__builtin_mul_overflow(b, c, &m) || __builtin_add_overflow(a, m, ret)) return -E2BIG;
+    return 0;
+}
+
+/* Appends run g (blocks with data) to f's runs; a single block that continues the last run's
+ * bytes or its stride extends it instead. */
+static int add_seg(struct tm_flat *f, struct tm_seg g)
+{
+    if (f->ng && g.n == 1) {
+        struct tm_seg *l = &f->g[f->ng - 1];
+        ptrdiff_t next;
+        if (l->n == 1 && l->off + (ptrdiff_t)l->len == g.off) {
+            l->len += g.len;
+            return 0;
+        }
+        if (l->len == g.len &&
+            (l->n == 1 || (!mad(l->off, (ptrdiff_t)l->n, l->stride, &next) && next == g.off))) {
+            if (l->n == 1) l->stride = g.off - l->off;
+            l->n++;
+            return 0;
+        }
+    }
+    if (f->ng == TM_TYPE_MAX_SEGS) return -E2BIG;
+    if (!f->g && !(f->g = malloc(sizeof *f->g * TM_TYPE_MAX_SEGS))) return -ENOMEM;
+    f->g[f->ng++] = g;
+    return 0;
+}
+
+/* From here on f keeps runs, not a map: its blocks so far become runs of one block. */
+static int to_segs(struct tm_flat *f)
+{
+    if (f->ng) return 0;
+    int r = 0;
+    for (size_t i = 0; i < f->nb && !r; i++)
+        r = add_seg(f, (struct tm_seg){1, f->b[i].len, f->b[i].off, 0, 0, 0});
+    if (r < 0) return r;
+    if (!f->ng && !(f->g = malloc(sizeof *f->g * TM_TYPE_MAX_SEGS))) return -ENOMEM;
+    free(f->b);
+    f->b = NULL;
+    f->nb = f->capb = 0;
+    return 0;
+}
+
 static int add_block(struct tm_flat *f, ptrdiff_t off, size_t len)
 {
     if (!len) return 0;
-    if (f->rn) return -E2BIG; /* after a map-less piece: the map would pass the limit */
+    if (f->g) return add_seg(f, (struct tm_seg){1, len, off, 0, 0, 0});
     if (f->nb && f->b[f->nb - 1].off + (ptrdiff_t)f->b[f->nb - 1].len == off) {
         f->b[f->nb - 1].len += len;
         return 0;
@@ -58,14 +106,6 @@ static int add_sig(struct tm_flat *f, enum tm_basic basic, size_t n)
     int r = grow((void **)&f->s, &f->caps, f->ns + 1, sizeof *f->s);
     if (r < 0) return r;
     f->s[f->ns++] = (struct tm_sigrun){basic, n};
-    return 0;
-}
-
-/* a + b * c in ptrdiff_t, -E2BIG on overflow. */
-static int mad(ptrdiff_t a, ptrdiff_t b, ptrdiff_t c, ptrdiff_t *ret)
-{
-    ptrdiff_t m;
-    if (__builtin_mul_overflow(b, c, &m) || __builtin_add_overflow(a, m, ret)) return -E2BIG;
     return 0;
 }
 
@@ -148,10 +188,9 @@ static int shape(size_t n, const struct tm_type *t, struct reg *ret)
     return 0;
 }
 
-/* f (no blocks yet) keeps the run g, displaced by d, as its shape (a single block: as one). */
+/* f appends the run g, displaced by d, as a run of its own (a single block: as one). */
 static int set_regular(struct tm_flat *f, ptrdiff_t d, const struct reg *g)
 {
-    if (f->nb || f->rn) return -E2BIG;
     ptrdiff_t off;
     if (__builtin_add_overflow(d, g->off, &off)) return -E2BIG;
     if (g->n == 1 || g->stride == (ptrdiff_t)g->len) {
@@ -159,11 +198,21 @@ static int set_regular(struct tm_flat *f, ptrdiff_t d, const struct reg *g)
         if (__builtin_mul_overflow(g->n, g->len, &len)) return -E2BIG;
         return add_block(f, off, len);
     }
-    f->rn = g->n;
-    f->rlen = g->len;
-    f->roff = off;
-    f->rstride = g->stride;
-    return 0;
+    int r = to_segs(f);
+    if (r < 0) return r;
+    return add_seg(f, (struct tm_seg){g->n, g->len, off, g->stride, 0, 0});
+}
+
+/* One element of a several-run map-less type t at d: its runs, displaced. */
+static int add_runs(struct tm_flat *f, ptrdiff_t d, const struct tm_type *t)
+{
+    int r = to_segs(f);
+    for (size_t s = 0; s < t->nseg && !r; s++) {
+        struct tm_seg g = t->segs[s];
+        if (__builtin_add_overflow(g.off, d, &g.off)) return -E2BIG;
+        r = add_seg(f, g);
+    }
+    return r;
 }
 
 static int add_sigs(struct tm_flat *f, size_t n, const struct tm_type *t);
@@ -180,10 +229,14 @@ int tm_flat_add(struct tm_flat *f, ptrdiff_t d, size_t n, const struct tm_type *
         /* Consecutive elements touch: one block for all n. */
         r = add_block(f, d + b[0].off, n * b[0].len);
     } else if (nb && n > (TM_TYPE_MAX_BLOCKS - f->nb) / nb) {
-        /* more blocks than a map holds: keep them as a shape if they are regular */
+        /* more blocks than a map holds: keep them as runs if they are regular */
         struct reg g;
-        r = shape(n, t, &g);
-        if (!r) r = set_regular(f, d, &g);
+        if (n == 1 && t->nseg) {
+            r = add_runs(f, d, t);
+        } else {
+            r = shape(n, t, &g);
+            if (!r) r = set_regular(f, d, &g);
+        }
     } else if (nb) {
         for (size_t k = 0; k < n && !r; k++)
             for (size_t i = 0; i < nb && !r; i++) {
@@ -240,7 +293,7 @@ int tm_flat_add_strided(struct tm_flat *f, size_t count, size_t blen, ptrdiff_t 
                                               : blen * nb;
     struct reg in = {0}, g = {0};
     int regular = count > 1 && per && count > (TM_TYPE_MAX_BLOCKS - f->nb) / per && !f->nb &&
-                  !f->rn && shape(blen, t, &in) == 0;
+                  !f->ng && shape(blen, t, &in) == 0;
     if (regular) {
         ptrdiff_t run;
         if (in.n == 1)
@@ -318,13 +371,25 @@ int tm_flat_finish(struct tm_flat *f, struct tm_type *t, int set, ptrdiff_t lb, 
         .nsig = f->ns,
         .sig = f->s,
     };
-    t->contig = !f->rn && lb == 0 && extent > 0 && t->psize == (size_t)extent &&
+    t->contig = !f->ng && lb == 0 && extent > 0 && t->psize == (size_t)extent &&
                 (f->nb == 0 || (f->nb == 1 && f->b[0].off == 0));
-    if (f->rn) {
-        t->nblocks = t->vn = f->rn;
-        t->vlen = f->rlen;
-        t->voff = f->roff;
-        t->vstride = f->rstride;
+    if (f->ng == 1) {
+        t->nblocks = t->vn = f->g[0].n;
+        t->vlen = f->g[0].len;
+        t->voff = f->g[0].off;
+        t->vstride = f->g[0].stride;
+    } else if (f->ng) {
+        size_t nblk = 0, at = 0;
+        for (size_t s = 0; s < f->ng; s++) {
+            f->g[s].first = nblk;
+            f->g[s].pos = at;
+            nblk += f->g[s].n;
+            at += f->g[s].n * f->g[s].len;
+        }
+        t->nblocks = nblk;
+        t->nseg = f->ng;
+        t->segs = f->g;
+        f->g = NULL;
     } else {
         find_regular(t);
     }

@@ -12,6 +12,9 @@
 /* Limit on the blocks (and signature runs) of one type: a program cannot make one constructor
  * allocate more than this many (24 bytes each). */
 #define TM_TYPE_MAX_BLOCKS ((size_t)1 << 24)
+/* Limit on the regular runs of a map-less type (type.h nseg): a mover finds a block's run by a
+ * scan, so they stay few. */
+#define TM_TYPE_MAX_SEGS 16
 
 struct tm_flat {
     struct tm_block *b;
@@ -26,10 +29,11 @@ struct tm_flat {
     int nbasics; /* 0: none yet, 1: basic is the only one, 2: mixed */
     int seen;    /* a piece was added, even an empty one: basic0 is its basic type */
     enum tm_basic basic0;
-    /* rn > 0: the blocks are regular and kept as a shape, not a map (tm_type_mapless): rn
-     * blocks of rlen bytes, the first at roff, rstride apart; no other piece may follow. */
-    size_t rn, rlen;
-    ptrdiff_t roff, rstride;
+    /* ng > 0: the blocks are kept as regular runs, not a map (tm_type_mapless): once a piece
+     * of more blocks than a map holds came, the blocks before it became runs of one block, and
+     * the pieces after it append runs (at most TM_TYPE_MAX_SEGS). */
+    struct tm_seg *g;
+    size_t ng;
 };
 
 void tm_flat_init(struct tm_flat *f);
@@ -57,14 +61,24 @@ struct tm_envelope;
 int tm_dtype_publish(struct tm_rank *me, const char *fn, struct tm_flat *f, int set, ptrdiff_t lb,
                      ptrdiff_t extent, int pad, struct tm_envelope *env, MPI_Datatype *newtype);
 
-/* A regular type (type.h vn) whose flat map would pass TM_TYPE_MAX_BLOCKS blocks keeps none:
- * blocks NULL, nblocks == vn, its blocks computed from voff, vstride and vlen (a vector of
- * 2^30 blocks costs no memory).  What cannot stay regular (a struct of such a vector and
- * another piece, a vector of vectors whose rows do not continue one stride) still flattens,
- * and is refused past TM_TYPE_MAX_BLOCKS. */
+/* A type whose flat map would pass TM_TYPE_MAX_BLOCKS blocks keeps none when its blocks are a
+ * few regular runs: blocks NULL, and either one run (vn == nblocks, its blocks computed from
+ * voff, vstride and vlen: a vector of 2^30 blocks costs no memory) or up to TM_TYPE_MAX_SEGS
+ * (segs: a struct of such a vector and other pieces).  What is not such runs (a vector of
+ * vectors whose rows do not continue one stride, a contiguous type of such a struct) still
+ * flattens, and is refused past TM_TYPE_MAX_BLOCKS. */
 static inline int tm_type_mapless(const struct tm_type *t)
 {
-    return t->derived && !t->blocks && t->vn;
+    return t->derived && !t->blocks && (t->vn || t->nseg);
+}
+
+/* The run of a several-run map-less type that holds block i. */
+static inline const struct tm_seg *tm_type_seg(const struct tm_type *t, size_t i)
+{
+    size_t s = t->nseg - 1;
+    while (s && t->segs[s].first > i)
+        s--;
+    return &t->segs[s];
 }
 
 /* The blocks / signature of t (a one-entry array in *one for predefined types; NULL with *ret_n
@@ -85,7 +99,34 @@ static inline struct tm_block tm_type_block(const struct tm_type *t, const struc
                                             size_t i)
 {
     if (b) return b[i];
+    if (t->nseg) {
+        const struct tm_seg *g = tm_type_seg(t, i);
+        const size_t k = i - g->first;
+        return (struct tm_block){g->off + (ptrdiff_t)k * g->stride, g->len, g->pos + k * g->len};
+    }
     return (struct tm_block){t->voff + (ptrdiff_t)i * t->vstride, t->vlen, i * t->vlen};
+}
+/* The last block of one element of t whose packed position is at most pos (< psize), b what
+ * tm_type_blocks returned for it (nb its blocks). */
+static inline size_t tm_type_block_at(const struct tm_type *t, const struct tm_block *b, size_t nb,
+                                      size_t pos)
+{
+    if (!b && t->nseg) {
+        const struct tm_seg *g = &t->segs[t->nseg - 1];
+        while (g > t->segs && g->pos > pos)
+            g--;
+        return g->first + (pos - g->pos) / g->len;
+    }
+    if (!b) return pos / t->vlen;
+    size_t lo = 0, hi = nb;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (b[mid].pos <= pos)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 static inline const struct tm_sigrun *tm_type_sig(const struct tm_type *t, struct tm_sigrun *one,
                                                   size_t *ret_n)

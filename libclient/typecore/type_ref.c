@@ -14,6 +14,7 @@ void tm_type_release(const struct tm_type *t)
     if (atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) != 1) return;
     tm_envelope_free(&d->env);
     free((void *)d->t.blocks);
+    free((void *)d->t.segs);
     free((void *)d->t.sig);
     free(d);
 }

@@ -104,6 +104,28 @@ expect_probe_ok() {
     expect_ok
 }
 
+# MPI_Allgather_c and MPI_Alltoall_c (blocking, I, _init_c) of one element of a non-contiguous
+# type whose extent passes 2^31 (two 4 KiB blocks 2^31 + 8 KiB apart: bigfold.c ncvec), every
+# byte of the blocks and the holes beside them checked, in reserved, barely touched buffers.
+# The bytes stay small, so no count passes INT_MAX here: the extent and the block offsets do.
+@test "bigcount: Allgather_c and Alltoall_c of a vector whose extent passes 2^31 on one node" {
+    local exe
+    exe=$(prog bigfold)
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" ncvec
+    expect_ok
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 3 -x TMPI_RANK_SWITCHING=user "$exe" ncvec
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: Allgather_c and Alltoall_c of a vector whose extent passes 2^31 across 2 agents" {
+    start_cluster 2
+    local exe
+    exe=$(prog bigfold)
+    run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe" ncvec
+    expect_ok
+}
+
 # v sides past INT_MAX whose counts and displacements share no factor (counts 3, 5 ... at odd
 # displacements past 2^31; counts 2 and 2^31 + 1): the engine takes MPI_Count / MPI_Aint
 # arrays whole (bigfold.c vspan), where a fold used to refuse them with MPI_ERR_COUNT.
@@ -150,10 +172,33 @@ expect_probe_ok() {
     done
 }
 
+# The inter-communicator v and w collectives and Reduce_scatter_c (blocking, I and _init_c) of
+# sides past INT_MAX whose counts and displacements share no factor (bigvfar.c inter): taken
+# whole over the _c point-to-point calls, where a fold into types used to refuse them with
+# MPI_ERR_COUNT.  2 ranks (groups of 1 and 1) and 3 (2 and 1) on one node, 4 across 2 agents.
+@test "bigcount: inter-communicator v and w collectives of sides without a common factor past 2^31 on one node" {
+    local exe
+    exe=$(prog bigvfar)
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" inter
+    expect_ok
+    run timeout 120 "$TMPI_BUILD/launcher/tmpi-launch" -n 3 -x TMPI_RANK_SWITCHING=user "$exe" inter
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: inter-communicator v and w collectives of sides without a common factor past 2^31 across 2 agents" {
+    start_cluster 2
+    local exe
+    exe=$(prog bigvfar)
+    run timeout 120 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" -n 4 "$exe" inter
+    expect_ok
+}
+
 # Regular types past TM_TYPE_MAX_BLOCKS (2^24 blocks) keep a shape instead of a map
 # (bigvec.c): a vector of 2^24 + 3 blocks through Send/Recv, Sendrecv to an hvector, a resized
 # twin, Pack/Unpack and Put as the target type (32 MiB); MPICH large_count's vector of 2^30
-# blocks queried; a struct that would need the map refused with MPI_ERR_ARG.
+# blocks queried; a struct of an int, the vector and a byte (three strided runs, no map) sent,
+# received, packed and copied into a resized twin, where it used to be refused with MPI_ERR_ARG.
 @test "bigcount: vectors of more than 2^24 blocks move by stride, MPI_Type_vector of 2^30 blocks, on one node" {
     local exe
     exe=$(prog bigvec)
@@ -256,6 +301,28 @@ need_big_memory() {
     avail=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
     [ "$avail" -lt $((11 * 1024 * 1024)) ] || gather=(-x BIGFOLD_GATHER=1)
     run timeout 500 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "${gather[@]}" "$exe" mixed $(((1 << 31) + 4096))
+    expect_ok
+}
+
+# MPI_Bcast of 2^31 + 4096 bytes where one rank calls the int form (an int count of MPI_INT, or one
+# element of a contiguous type) and the other MPI_Bcast_c of that signature (bigfold.c intc):
+# both forms decide by the bytes, so they meet, where the int form used to take one call against
+# the _c form's pieces (MPI_ERR_TRUNCATE).  About 4 GiB for the job.
+@test "bigcount: MPI_Bcast against MPI_Bcast_c of one signature past 2^31 bytes on one node" {
+    need_big_memory
+    local exe
+    exe=$(prog bigfold)
+    run timeout 300 "$TMPI_BUILD/launcher/tmpi-launch" -n 2 "$exe" intc $(((1 << 31) + 4096))
+    expect_ok
+}
+
+# bats test_tags=multinode
+@test "bigcount: MPI_Bcast against MPI_Bcast_c of one signature past 2^31 bytes across 2 agents" {
+    need_big_memory
+    start_cluster 2
+    local exe
+    exe=$(prog bigfold)
+    run timeout 300 "$LAUNCH_BIN" --agent "${CLUSTER_SOCKS[0]}" --hostfile "$CLUSTER_HOSTFILE" --map-by node -n 2 "$exe" intc $(((1 << 31) + 4096))
     expect_ok
 }
 

@@ -19,6 +19,17 @@
  *         one element of two blocks of N / 2 bytes with a 4 KiB hole (MPI_Type_create_hvector_c,
  *         not contiguous), the root either of them: the ranks meet (the same byte pieces);
  *         with BIGFOLD_GATHER set and 2 ranks also MPI_Gather_c / MPI_Scatter_c of such blocks;
+ *   intc N: MPI_Bcast of N bytes (more than 2^31, a multiple of 16) where one rank calls the
+ *         int form and the other the _c form of one signature: N / 4 MPI_INT through MPI_Bcast
+ *         against MPI_Bcast_c, and MPI_Bcast of one element of a contiguous type of N / 4
+ *         MPI_INT against MPI_Bcast_c of N / 4 MPI_INT (the int form the root's, then not): the
+ *         ranks meet;
+ *   ncvec: MPI_Allgather_c and MPI_Alltoall_c (blocking, I and _init_c) of one element of a
+ *         non-contiguous type whose extent passes 2^31: two blocks of 4 KiB, 2^31 + 8 KiB + 8
+ *         bytes apart (MPI_Type_create_hvector_c), so block j of the buffer lies j times that
+ *         far in (past 2^32 from the third rank on), in reserved, barely touched buffers; the
+ *         Allgather's send side a contiguous 8 KiB of MPI_BYTE; every byte of the blocks
+ *         checked, and the bytes around them untouched;
  *   big N: N bytes (more than 2^31) moved for real: MPI_Ibcast_c and MPI_Bcast_init_c of N
  *         MPI_BYTE (one folded element), and a Send/Recv of one element of a type of two
  *         blocks of N / 2 bytes with a 1 GiB hole (MPI_Type_create_hvector_c).
@@ -360,6 +371,123 @@ static void mixed(MPI_Count n)
     MPI_Type_free(&t);
 }
 
+enum { NCB = 4096 };
+#define NCSTRIDE (((MPI_Aint)1 << 31) + 2 * NCB + 8)
+#define NCEXT (NCSTRIDE + NCB)
+
+/* The two blocks of element j of buf (one element at j * NCEXT, its second block ending where
+ * element j + 1 starts): from's pattern, and nothing written in the 64 bytes of the hole on
+ * either side.  Returns the bytes wrong. */
+static size_t nc_wrong(const unsigned char *buf, int j, int from)
+{
+    size_t bad = 0;
+    const unsigned char *e = buf + (MPI_Aint)j * NCEXT;
+    for (int k = 0; k < 2; k++)
+        for (MPI_Count i = 0; i < NCB; i++)
+            bad += e[k * NCSTRIDE + i] != pat(2 * from + k, i);
+    for (int i = 0; i < 64; i++)
+        bad += (e[NCB + i] != 0) + (e[NCSTRIDE - 1 - i] != 0);
+    return bad;
+}
+
+static void nc_fill(unsigned char *buf, int j, int from)
+{
+    for (int k = 0; k < 2; k++)
+        for (MPI_Count i = 0; i < NCB; i++)
+            buf[(MPI_Aint)j * NCEXT + k * NCSTRIDE + i] = pat(2 * from + k, i);
+}
+
+static void nc_clear(unsigned char *buf, int n)
+{
+    for (int j = 0; j < n; j++)
+        for (int k = 0; k < 2; k++)
+            memset(buf + (MPI_Aint)j * NCEXT + k * NCSTRIDE, 0, NCB);
+}
+
+static int nc_start(MPI_Request *q)
+{
+    return MPI_Start(q) == 0 && MPI_Wait(q, MPI_STATUS_IGNORE) == 0 && MPI_Request_free(q) == 0;
+}
+
+static void ncvec(void)
+{
+    MPI_Datatype v;
+    CHECK(MPI_Type_create_hvector_c(2, NCB, NCSTRIDE, MPI_BYTE, &v) == 0, "hvector_c");
+    MPI_Type_commit(&v);
+    MPI_Count lb = -1, ext = 0;
+    MPI_Type_get_extent_c(v, &lb, &ext);
+    CHECK(lb == 0 && ext == NCEXT, "extent %lld, expected %lld", ext, (long long)NCEXT);
+    size_t span = (size_t)size * NCEXT;
+    unsigned char *s = reserve(span), *r = reserve(span), *c = reserve(2 * NCB);
+    for (MPI_Count i = 0; i < 2 * NCB; i++) /* rank's element as contiguous bytes */
+        c[i] = pat(2 * rank + i / NCB, i % NCB);
+    static const char *form_name[] = {"", "I", "_init"};
+    for (int form = 0; form < 3; form++) {
+        MPI_Request q;
+        nc_clear(r, size);
+        int e = form == 0   ? MPI_Allgather_c(c, 2 * NCB, MPI_BYTE, r, 1, v, MPI_COMM_WORLD)
+                : form == 1 ? MPI_Iallgather_c(c, 2 * NCB, MPI_BYTE, r, 1, v, MPI_COMM_WORLD, &q) ||
+                                  MPI_Wait(&q, MPI_STATUS_IGNORE)
+                            : MPI_Allgather_init_c(c, 2 * NCB, MPI_BYTE, r, 1, v, MPI_COMM_WORLD,
+                                                   MPI_INFO_NULL, &q) ||
+                                  !nc_start(&q);
+        CHECK(e == 0, "%sAllgather_c", form_name[form]);
+        size_t bad = 0;
+        for (int j = 0; j < size; j++)
+            bad += nc_wrong(r, j, j);
+        CHECK(bad == 0, "%sAllgather_c into a vector of extent past 2^31: %zu bytes wrong",
+              form_name[form], bad);
+        /* Alltoall_c: element j of s to rank j, both sides the vector */
+        for (int j = 0; j < size; j++)
+            nc_fill(s, j, rank * size + j);
+        nc_clear(r, size);
+        e = form == 0 ? MPI_Alltoall_c(s, 1, v, r, 1, v, MPI_COMM_WORLD)
+            : form == 1
+                ? MPI_Ialltoall_c(s, 1, v, r, 1, v, MPI_COMM_WORLD, &q) ||
+                      MPI_Wait(&q, MPI_STATUS_IGNORE)
+                : MPI_Alltoall_init_c(s, 1, v, r, 1, v, MPI_COMM_WORLD, MPI_INFO_NULL, &q) ||
+                      !nc_start(&q);
+        CHECK(e == 0, "%sAlltoall_c", form_name[form]);
+        bad = 0;
+        for (int j = 0; j < size; j++)
+            bad += nc_wrong(r, j, j * size + rank);
+        CHECK(bad == 0, "%sAlltoall_c of a vector of extent past 2^31: %zu bytes wrong",
+              form_name[form], bad);
+    }
+    munmap(s, span), munmap(r, span), munmap(c, 2 * NCB);
+    MPI_Type_free(&v);
+}
+
+/* n: a multiple of 16 */
+static void intc(MPI_Count n)
+{
+    const MPI_Count ints = n / 4;
+    MPI_Datatype t;
+    CHECK(MPI_Type_contiguous_c(ints, MPI_INT, &t) == 0, "Type_contiguous_c");
+    MPI_Type_commit(&t);
+    unsigned char *b = reserve((size_t)n);
+    /* root 1 both times: the int form sends (form 0) and receives (form 1) */
+    const int root = 1;
+    for (int form = 0; form < 2; form++) {
+        const char *what = form ? "Bcast of an int count" : "Bcast of one element";
+        if (rank == root) wfill(b, (size_t)n, 70 + form);
+        int e;
+        if (rank == 0)
+            e = form ? MPI_Bcast(b, (int)ints, MPI_INT, root, MPI_COMM_WORLD)
+                     : MPI_Bcast_c(b, ints, MPI_INT, root, MPI_COMM_WORLD);
+        else if (rank == 1)
+            e = form ? MPI_Bcast_c(b, ints, MPI_INT, root, MPI_COMM_WORLD)
+                     : MPI_Bcast(b, 1, t, root, MPI_COMM_WORLD);
+        else
+            e = MPI_Bcast_c(b, ints, MPI_INT, root, MPI_COMM_WORLD);
+        CHECK(e == 0, "%s", what);
+        size_t bad = wbad(b, (size_t)n, 70 + form);
+        CHECK(bad == 0, "%s against Bcast_c of %lld bytes: %zu words wrong", what, n, bad);
+    }
+    munmap(b, (size_t)n);
+    MPI_Type_free(&t);
+}
+
 /* n: a multiple of 16 */
 static void big(MPI_Count n)
 {
@@ -469,6 +597,10 @@ int main(int argc, char **argv)
         big(strtoll(argv[2], NULL, 0));
     else if (argc >= 3 && !strcmp(argv[1], "uop"))
         uop(strtoll(argv[2], NULL, 0));
+    else if (argc >= 2 && !strcmp(argv[1], "ncvec"))
+        ncvec();
+    else if (argc >= 3 && !strcmp(argv[1], "intc"))
+        intc(strtoll(argv[2], NULL, 0));
     else if (argc >= 3 && !strcmp(argv[1], "mixed"))
         mixed(strtoll(argv[2], NULL, 0));
     else if (argc >= 2 && !strcmp(argv[1], "wunit"))

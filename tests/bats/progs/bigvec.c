@@ -6,7 +6,9 @@
  *    twin, MPI_Get_elements, an MPI_Put into it as the target type;
  *  - MPI_Type_vector(INT_MAX / 2, 1, 3, 4 ints) (2^30 blocks, as MPICH's large_count): its
  *    size, extents and element count, with no memory;
- *  - what still needs a map is refused with MPI_ERR_ARG: a struct of the vector and a byte.
+ *  - a struct of an int, the vector and a byte (three runs, no map): a Send of it received into
+ *    it, MPI_Pack in typemap order, MPI_Get_elements, and a Sendrecv into a resized twin of it
+ *    (a type built on the struct); every byte checked, the holes untouched.
  * 2 ranks or more.  Prints OK at rank 0. */
 #include <limits.h>
 #include <stdio.h>
@@ -124,16 +126,56 @@ static void move(void)
         CHECK(bad == 0, "Put with the vector as the target type: %zu bytes wrong", bad);
     }
     MPI_Win_free(&win);
-    /* a struct of the vector and one more byte would need a map of N + 1 blocks: refused */
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Datatype st2, ts[2] = {vec, MPI_CHAR};
-    int bl[2] = {1, 1};
-    MPI_Aint ds[2] = {0, 2 * (MPI_Aint)N};
-    int e = MPI_Type_create_struct(2, bl, ds, ts, &st2), cls = -1;
-    if (e == MPI_SUCCESS) MPI_Type_free(&st2);
-    MPI_Error_class(e, &cls);
-    CHECK(cls == MPI_ERR_ARG, "a struct of the vector and a byte: class %d, not MPI_ERR_ARG", cls);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    /* a struct of an int at 0, the vector at 8 and a byte 3 past its end: N + 2 blocks in
+     * three runs */
+    MPI_Datatype st2, st3, ts[3] = {MPI_INT, vec, MPI_CHAR};
+    int bl[3] = {1, 1, 1};
+    const MPI_Aint tail = 8 + 2 * (MPI_Aint)N + 3, span = tail + 1;
+    MPI_Aint ds[3] = {0, 8, tail};
+    CHECK(MPI_Type_create_struct(3, bl, ds, ts, &st2) == 0, "struct of an int, the vector, a byte");
+    MPI_Type_commit(&st2);
+    CHECK(MPI_Type_create_resized(st2, 0, span + 16, &st3) == 0, "resized struct");
+    MPI_Type_commit(&st3);
+    unsigned char *a = calloc((size_t)span, 1), *z = calloc((size_t)span + 16, 1);
+    if (!a || !z) MPI_Abort(MPI_COMM_WORLD, 2);
+    const int head = 0x5a5a1234;
+    for (size_t i = 0; i < N; i++)
+        a[8 + 2 * i] = pat(i, 11);
+    memcpy(a, &head, 4);
+    a[tail] = 0xc3;
+    /* bytes of a struct element at z that differ from a's, holes included */
+    size_t sbad = 0;
+#define STRUCT_BAD(buf)                                                                            \
+    (sbad = 0, sbad += memcmp((buf), a, 4) != 0, sbad += (buf)[tail] != 0xc3,                      \
+     sbad += bad_strided((buf) + 8, 2, 11), sbad += (buf)[4] + (buf)[9] + (buf)[tail - 1], sbad)
+    if (rank == 0) {
+        CHECK(MPI_Send(a, 1, st2, 1, 5, MPI_COMM_WORLD) == 0, "Send of the struct");
+    } else if (rank == 1) {
+        CHECK(MPI_Recv(z, 1, st2, 0, 5, MPI_COMM_WORLD, &st) == 0, "Recv of the struct");
+        MPI_Get_elements(&st, st2, &cnt);
+        CHECK(cnt == N + 2, "Get_elements of the struct %d", cnt);
+        CHECK(STRUCT_BAD(z) == 0, "struct sent and received: %zu bytes wrong", sbad);
+    }
+    MPI_Pack_size(1, st2, MPI_COMM_WORLD, &psz);
+    pk = malloc((size_t)psz);
+    pos = 0;
+    CHECK(MPI_Pack(a, 1, st2, pk, psz, &pos, MPI_COMM_WORLD) == 0 && pos == 4 + N + 1,
+          "Pack of the struct: position %d", pos);
+    bad = memcmp(pk, &head, 4) != 0;
+    for (size_t i = 0; i < N; i++)
+        bad += pk[4 + i] != pat(i, 11);
+    bad += pk[4 + N] != 0xc3;
+    CHECK(bad == 0, "Pack of the struct in typemap order: %zu bytes wrong", bad);
+    free(pk);
+    memset(z, 0, (size_t)span + 16);
+    CHECK(MPI_Sendrecv(a, 1, st2, rank, 6, z, 1, st3, rank, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE) ==
+              0,
+          "Sendrecv of the struct into its resized twin");
+    CHECK(STRUCT_BAD(z) == 0, "struct into its resized twin: %zu bytes wrong", sbad);
+#undef STRUCT_BAD
+    free(a), free(z);
+    MPI_Type_free(&st3);
+    MPI_Type_free(&st2);
     MPI_Type_free(&rsz);
     MPI_Type_free(&vec);
     MPI_Type_free(&hvec);

@@ -10,6 +10,11 @@
  *            MPI_Neighbor_allgatherv_init_c, MPI_Neighbor_alltoallv_c,
  *            MPI_Ineighbor_alltoallv_c, MPI_Neighbor_alltoallv_init_c and
  *            MPI_Neighbor_alltoallw_c at byte displacements past 2^31;
+ *   inter:   on an inter-communicator of the even and the odd world ranks, the blocking, I and
+ *            _init_c forms of MPI_Gatherv_c and MPI_Scatterv_c (each group the root's once),
+ *            MPI_Allgatherv_c, MPI_Alltoallv_c and MPI_Alltoallw_c (blocks of the remote
+ *            group), and of MPI_Reduce_scatter_c of counts summing to 2^31 + 3 in each group,
+ *            one of them past INT_MAX, of a type without data.
  * Prints OK at rank 0. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,6 +262,116 @@ static void nbr(void)
     free(all);
 }
 
+/* One call of an inter-communicator collective in form 0 (blocking), 1 (I, then Wait) or 2
+ * (_init_c, started twice); the I and _init_c calls take &q as their last argument. */
+#define FORMS(form, blocking, nonblocking, persistent)                                             \
+    ((form) == 0 ? (blocking) == 0                                                                 \
+     : (form) == 1                                                                                 \
+         ? (nonblocking) == 0 && MPI_Wait(&q, MPI_STATUS_IGNORE) == 0                              \
+         : (persistent) == 0 && start_wait(&q) && start_wait(&q) && MPI_Request_free(&q) == 0)
+
+static void inter(void)
+{
+    int color = rank % 2, lr, ln, rn;
+    MPI_Comm half, X;
+    MPI_Comm_split(MPI_COMM_WORLD, color, rank, &half);
+    CHECK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, color ? 0 : 1, 99, &X) == 0,
+          "Intercomm_create");
+    MPI_Comm_set_errhandler(X, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(X, &lr);
+    MPI_Comm_size(X, &ln);
+    MPI_Comm_remote_size(X, &rn);
+    /* a member's id in the patterns: its group and its rank there */
+    int id = color * 100 + lr, rbase = (1 - color) * 100;
+    struct lay l;
+    MPI_Count mine = 3 + 2 * lr;
+    lay_make(&l, rn, mine);
+    size_t n = buf_len(rn);
+    unsigned char *s = reserve(n), *r = reserve(n);
+    MPI_Request q;
+    for (int form = 0; form < 3; form++) {
+        for (int rg = 0; rg < 2; rg++) { /* the group whose first member is the root */
+            int root = color == rg ? (lr == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+            /* Gatherv_c: the root takes block j (3 + 2j bytes) of remote member j at vd[j] */
+            for (int i = 0; i < BLK; i++)
+                s[i] = pat(id, i);
+            clear(r, rn);
+            CHECK(FORMS(form, MPI_Gatherv_c(s, mine, MPI_BYTE, r, l.cn, l.vd, MPI_BYTE, root, X),
+                        MPI_Igatherv_c(s, mine, MPI_BYTE, r, l.cn, l.vd, MPI_BYTE, root, X, &q),
+                        MPI_Gatherv_init_c(s, mine, MPI_BYTE, r, l.cn, l.vd, MPI_BYTE, root, X,
+                                           MPI_INFO_NULL, &q)),
+                  "inter Gatherv_c form %d", form);
+            if (root == MPI_ROOT)
+                CHECK(wrong(r, &l, rbase, 1, 0) == 0, "inter Gatherv_c form %d: bytes wrong", form);
+            /* Scatterv_c: the root sends block j from vd[j] to remote member j */
+            for (int j = 0; j < rn; j++)
+                for (MPI_Count i = 0; i < l.cn[j]; i++)
+                    s[l.vd[j] + i] = pat(500 + j, i);
+            memset(r, 0, BLK);
+            CHECK(FORMS(form, MPI_Scatterv_c(s, l.cn, l.vd, MPI_BYTE, r, mine, MPI_BYTE, root, X),
+                        MPI_Iscatterv_c(s, l.cn, l.vd, MPI_BYTE, r, mine, MPI_BYTE, root, X, &q),
+                        MPI_Scatterv_init_c(s, l.cn, l.vd, MPI_BYTE, r, mine, MPI_BYTE, root, X,
+                                            MPI_INFO_NULL, &q)),
+                  "inter Scatterv_c form %d", form);
+            if (color != rg) {
+                int bad = 0;
+                for (MPI_Count i = 0; i < mine; i++)
+                    bad += r[i] != pat(500 + lr, i);
+                CHECK(bad == 0, "inter Scatterv_c form %d: %d bytes wrong", form, bad);
+            }
+        }
+        /* Allgatherv_c: block j of remote member j at vd[j] */
+        for (int i = 0; i < BLK; i++)
+            s[i] = pat(id, i);
+        clear(r, rn);
+        CHECK(FORMS(form, MPI_Allgatherv_c(s, mine, MPI_BYTE, r, l.cn, l.vd, MPI_BYTE, X),
+                    MPI_Iallgatherv_c(s, mine, MPI_BYTE, r, l.cn, l.vd, MPI_BYTE, X, &q),
+                    MPI_Allgatherv_init_c(s, mine, MPI_BYTE, r, l.cn, l.vd, MPI_BYTE, X,
+                                          MPI_INFO_NULL, &q)),
+              "inter Allgatherv_c form %d", form);
+        CHECK(wrong(r, &l, rbase, 1, 0) == 0, "inter Allgatherv_c form %d: bytes wrong", form);
+        /* Alltoallv_c and Alltoallw_c: mine bytes to remote member j from sd[j] */
+        for (int j = 0; j < rn; j++)
+            for (MPI_Count i = 0; i < mine; i++)
+                s[l.sd[j] + i] = pat(id * 16 + j, i);
+        clear(r, rn);
+        CHECK(FORMS(form, MPI_Alltoallv_c(s, l.sc, l.sd, MPI_BYTE, r, l.cn, l.vd, MPI_BYTE, X),
+                    MPI_Ialltoallv_c(s, l.sc, l.sd, MPI_BYTE, r, l.cn, l.vd, MPI_BYTE, X, &q),
+                    MPI_Alltoallv_init_c(s, l.sc, l.sd, MPI_BYTE, r, l.cn, l.vd, MPI_BYTE, X,
+                                         MPI_INFO_NULL, &q)),
+              "inter Alltoallv_c form %d", form);
+        CHECK(wrong(r, &l, rbase * 16, 16, lr) == 0, "inter Alltoallv_c form %d: bytes wrong",
+              form);
+        clear(r, rn);
+        CHECK(FORMS(form, MPI_Alltoallw_c(s, l.sc, l.bs, l.ty, r, l.cn, l.bd, l.ty, X),
+                    MPI_Ialltoallw_c(s, l.sc, l.bs, l.ty, r, l.cn, l.bd, l.ty, X, &q),
+                    MPI_Alltoallw_init_c(s, l.sc, l.bs, l.ty, r, l.cn, l.bd, l.ty, X, MPI_INFO_NULL,
+                                         &q)),
+              "inter Alltoallw_c form %d", form);
+        CHECK(wrong(r, &l, rbase * 16, 16, lr) == 0, "inter Alltoallw_c form %d: bytes wrong",
+              form);
+    }
+    /* Reduce_scatter_c of a type without data: counts 2 and, at the last member, the rest of
+     * 2^31 + 3 (the groups' sums must agree), which passes INT_MAX */
+    MPI_Datatype none;
+    MPI_Type_contiguous(0, MPI_INT, &none);
+    MPI_Type_commit(&none);
+    MPI_Count *rc = malloc(sizeof *rc * (size_t)ln);
+    for (int k = 0; k < ln; k++)
+        rc[k] = k < ln - 1 ? 2 : ((MPI_Count)1 << 31) + 3 - 2 * (MPI_Count)(ln - 1);
+    for (int form = 0; form < 3; form++)
+        CHECK(FORMS(form, MPI_Reduce_scatter_c(s, r, rc, none, MPI_SUM, X),
+                    MPI_Ireduce_scatter_c(s, r, rc, none, MPI_SUM, X, &q),
+                    MPI_Reduce_scatter_init_c(s, r, rc, none, MPI_SUM, X, MPI_INFO_NULL, &q)),
+              "inter Reduce_scatter_c form %d of counts past INT_MAX", form);
+    free(rc);
+    MPI_Type_free(&none);
+    munmap(s, n), munmap(r, n);
+    lay_free(&l);
+    MPI_Comm_free(&X);
+    MPI_Comm_free(&half);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -265,6 +380,8 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (argc >= 2 && !strcmp(argv[1], "nbr"))
         nbr();
+    else if (argc >= 2 && !strcmp(argv[1], "inter"))
+        inter();
     else
         persist();
     int all = 0;

@@ -182,10 +182,26 @@ static void test_mapless(void)
     CHECK(r == 0 && tm_type_mapless(&w->t) && w->t.vn == 3 * big && w->t.size == 24 * big,
           "a vector of 3 rows: r %d, vn %zu", r, w->t.vn);
     atomic_init(&w->refs, 1);
-    /* rows that leave a gap: two strides, refused */
+    /* rows that leave a gap: a run each (type.h segs), up to TM_TYPE_MAX_SEGS of them */
     tm_flat_init(&f);
     r = v ? tm_flat_add_strided(&f, 3, 1, (ptrdiff_t)(16 * big + 8), v) : -1;
-    CHECK(r == -E2BIG, "rows with a gap: expected -E2BIG got %d", r);
+    struct tm_dtype *g3 = calloc(1, sizeof *g3);
+    if (!r) r = tm_flat_finish(&f, &g3->t, 0, 0, 0, 0);
+    CHECK(r == 0 && tm_type_mapless(&g3->t) && g3->t.nseg == 3 && g3->t.vn == 0 &&
+              g3->t.nblocks == 3 * big && g3->t.psize == 24 * big,
+          "3 rows with a gap: r %d, nseg %zu", r, g3->t.nseg);
+    if (!r) {
+        struct tm_block k = tm_type_block(&g3->t, NULL, 2 * big + 1);
+        CHECK(k.off == (ptrdiff_t)(2 * (16 * big + 8) + 16) && k.len == 8 &&
+                  k.pos == 8 * (2 * big + 1) &&
+                  tm_type_block_at(&g3->t, NULL, g3->t.nblocks, k.pos + 3) == 2 * big + 1,
+              "3 rows with a gap: block 2 * big + 1 at %td", k.off);
+    }
+    atomic_init(&g3->refs, 1);
+    tm_type_release(&g3->t);
+    tm_flat_init(&f);
+    r = v ? tm_flat_add_strided(&f, TM_TYPE_MAX_SEGS + 1, 1, (ptrdiff_t)(16 * big + 8), v) : -1;
+    CHECK(r == -E2BIG, "%d rows with a gap: expected -E2BIG got %d", TM_TYPE_MAX_SEGS + 1, r);
     tm_flat_discard(&f);
     /* pack and unpack by stride, the unpack from an offset inside the packed form */
     if (v) {
@@ -202,6 +218,73 @@ static void test_mapless(void)
         free(buf), free(pk), free(back);
     }
     tm_type_release(&w->t);
+    tm_type_release(v);
+    tm_type_release(r16);
+}
+
+/* A struct of a double, 2^24 + 5 strided doubles (map-less) and a double past a gap keeps three
+ * runs (type.h segs): packed whole and in pieces that cut inside each run alike, unpacked back
+ * from an offset; a resized twin takes the runs. */
+static void test_runs(void)
+{
+    ptrdiff_t d1[1] = {0};
+    size_t n1[1] = {1};
+    struct tm_type *r16 = build_resized(&dbl, 1, d1, n1, 16);
+    const size_t big = TM_TYPE_MAX_BLOCKS + 5;
+    size_t nb[1] = {big};
+    int err;
+    struct tm_type *v = r16 ? build(r16, 1, d1, nb, &err) : NULL;
+    if (!v) return;
+    const ptrdiff_t vat = 16, tail = vat + v->extent + 8, span = tail + 8;
+    struct tm_flat f;
+    tm_flat_init(&f);
+    int r = tm_flat_add(&f, 0, 1, &dbl);
+    if (!r) r = tm_flat_add(&f, vat, 1, v);
+    if (!r) r = tm_flat_add(&f, tail, 1, &dbl);
+    struct tm_dtype *s = calloc(1, sizeof *s);
+    if (!r) r = tm_flat_finish(&f, &s->t, 0, 0, 0, 0);
+    atomic_init(&s->refs, 1);
+    const size_t psize = 8 * (big + 2);
+    CHECK(r == 0 && tm_type_mapless(&s->t) && s->t.nseg == 3 && s->t.nblocks == big + 2 &&
+              s->t.psize == psize && s->t.extent == span,
+          "struct of a double, the vector, a double: r %d nseg %zu", r, s->t.nseg);
+    struct tm_type *twin = r ? NULL : build_resized(&s->t, 1, d1, n1, span + 64);
+    CHECK(twin && twin->nseg == 3 && twin->extent == span + 64, "resized twin: nseg %zu",
+          twin ? twin->nseg : 0);
+    unsigned char *buf = calloc(1, (size_t)span), *back = calloc(1, (size_t)span);
+    unsigned char *pk = malloc(psize), *part = malloc(psize);
+    for (ptrdiff_t i = 0; !r && i < span; i += 8)
+        memcpy(buf + i, &(double){(double)i}, 8);
+    if (!r && buf && back && pk && part) {
+        CHECK(tm_type_pack(pk, buf, 1, &s->t, 0, psize) == psize, "pack whole");
+        double x;
+        memcpy(&x, pk + 8, 8);
+        CHECK(x == (double)vat, "packed block 1: %g", x);
+        memcpy(&x, pk + psize - 8, 8);
+        CHECK(x == (double)tail, "packed last block: %g", x);
+        /* pieces cut inside the head, the vector and the tail */
+        const size_t cuts[] = {0, 3, 8, 8 * 1000 + 5, psize - 13, psize - 8, psize};
+        int bad = 0;
+        for (size_t k = 0; k + 1 < sizeof cuts / sizeof *cuts; k++) {
+            size_t len = cuts[k + 1] - cuts[k];
+            bad += tm_type_pack(part + cuts[k], buf, 1, &s->t, cuts[k], len) != len;
+        }
+        CHECK(!bad && !memcmp(part, pk, psize), "pack in pieces differs from pack whole");
+        for (size_t k = 0; k + 1 < sizeof cuts / sizeof *cuts; k++) {
+            size_t len = cuts[k + 1] - cuts[k];
+            bad += tm_type_unpack(back, 1, &s->t, cuts[k], pk + cuts[k], len) != len;
+        }
+        size_t wrong = 0;
+        for (ptrdiff_t i = 0; i < span; i++) {
+            int data = i < 8 || i >= tail ||
+                       (i >= vat && i < vat + 16 * (ptrdiff_t)big && (i - vat) % 16 < 8);
+            wrong += data ? back[i] != buf[i] : back[i] != 0;
+        }
+        CHECK(!bad && !wrong, "unpack in pieces: %zu bytes wrong", wrong);
+    }
+    free(buf), free(back), free(pk), free(part);
+    tm_type_release(twin);
+    tm_type_release(&s->t);
     tm_type_release(v);
     tm_type_release(r16);
 }
@@ -405,6 +488,7 @@ int main(void)
     test_merging();
     test_limit();
     test_mapless();
+    test_runs();
     test_pack_offsets();
     test_typed_copy();
     test_regular();

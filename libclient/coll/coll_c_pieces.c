@@ -1,11 +1,13 @@
-/* coll_c_pieces.c — large-count blocks of the rooted and all-to-all collectives in pieces
- * (coll_c_pieces.h). */
+/* coll_c_pieces.c — blocks past 2^31 - 1 bytes of the broadcast, rooted and all-to-all
+ * collectives in pieces (coll_c_pieces.h). */
 #include "coll_c_pieces.h"
 
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "comm.h"
+#include "job.h"
 #include "lib.h"
 #include "type.h"
 #include "type_copy.h"
@@ -19,11 +21,48 @@ static MPI_Count block_bytes(MPI_Count count, MPI_Datatype type)
     return count * (MPI_Count)t->psize;
 }
 
+int tm_cp_rank(MPI_Comm comm, int *ret_size, int *ret_inter)
+{
+    struct tm_rank *me = tm_self();
+    const struct tm_commref *cr = me ? tm_comm_get(&me->comms, comm) : NULL;
+    if (ret_size) *ret_size = cr ? cr->c->size : 0;
+    if (ret_inter) *ret_inter = cr ? cr->c->inter : 0;
+    return cr ? cr->rank : -1;
+}
+
 int tm_coll_c_big(MPI_Comm comm, MPI_Count count, MPI_Datatype type)
 {
+    /* the bytes first: the int calls ask too, and their blocks are rarely this large */
     int inter = 1;
-    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return 0;
-    return block_bytes(count, type) > INT_MAX;
+    if (block_bytes(count, type) <= INT_MAX) return 0;
+    return tm_cp_rank(comm, NULL, &inter) >= 0 && !inter;
+}
+
+int tm_coll_c_big_rooted(MPI_Comm comm, int root, MPI_Count rcount, MPI_Datatype rtype,
+                         MPI_Count count, MPI_Datatype type)
+{
+    int inter = 1;
+    if (block_bytes(rcount, rtype) <= INT_MAX && block_bytes(count, type) <= INT_MAX) return 0;
+    int rank = tm_cp_rank(comm, NULL, &inter);
+    if (rank < 0 || inter) return 0;
+    return rank == root ? block_bytes(rcount, rtype) > INT_MAX : block_bytes(count, type) > INT_MAX;
+}
+
+int tm_bcast_pieces(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    const struct tm_type *t = tm_type_get(datatype);
+    int rank = tm_cp_rank(comm, NULL, NULL);
+    struct tm_cflat f;
+    void *b;
+    int e = tm_cflat_begin(&f, comm, buffer, count, datatype, rank == root, rank != root, &b);
+    const MPI_Count n = count * (MPI_Count)t->psize; /* fits: tm_coll_c_big said so */
+    for (MPI_Count done = 0; e == MPI_SUCCESS && done < n;) {
+        MPI_Count k = n - done < TM_BCAST_PIECE ? n - done : TM_BCAST_PIECE;
+        /* integer arithmetic: MPI_BOTTOM with absolute addresses is a null base */
+        e = PMPI_Bcast((void *)((intptr_t)b + (intptr_t)done), (int)k, MPI_BYTE, root, comm);
+        done += k;
+    }
+    return tm_cflat_end(&f, e);
 }
 
 int tm_cflat_begin(struct tm_cflat *f, MPI_Comm comm, void *buf, MPI_Count count, MPI_Datatype type,
@@ -78,8 +117,7 @@ static void *at(const void *buf, MPI_Count off)
 
 static int is_root_of(MPI_Comm comm, int root)
 {
-    int rank = -1;
-    return PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS && rank == root;
+    return root >= 0 && tm_cp_rank(comm, NULL, NULL) == root;
 }
 
 static MPI_Count piece_at(MPI_Count n, MPI_Count done)
@@ -95,7 +133,7 @@ int tm_gather_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
                      MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     int me = is_root_of(comm, root), size = 0;
-    PMPI_Comm_size(comm, &size);
+    tm_cp_rank(comm, &size, NULL);
     struct tm_cflat fs, fr = {0};
     void *sb, *rb = recvbuf;
     int e = tm_cflat_begin(&fs, comm, (void *)sendbuf, sendcount, sendtype, 1, 0, &sb);
@@ -138,7 +176,7 @@ int tm_scatter_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
                       MPI_Comm comm)
 {
     int me = is_root_of(comm, root), size = 0;
-    PMPI_Comm_size(comm, &size);
+    tm_cp_rank(comm, &size, NULL);
     struct tm_cflat fs = {0}, fr;
     void *sb = (void *)sendbuf, *rb;
     int e = tm_cflat_begin(&fr, comm, recvbuf, recvcount, recvtype, 0, 1, &rb);
@@ -176,7 +214,7 @@ int tm_allgather_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     int size = 0;
-    PMPI_Comm_size(comm, &size);
+    tm_cp_rank(comm, &size, NULL);
     struct tm_cflat fs, fr;
     void *sb, *rb;
     int e = tm_cflat_begin(&fs, comm, (void *)sendbuf, sendcount, sendtype, 1, 0, &sb);
@@ -240,7 +278,7 @@ int tm_alltoall_pieces(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     if (sendbuf != MPI_IN_PLACE && block_bytes(sendcount, sendtype) != n)
         return PMPI_Alltoall(sendbuf, -1, sendtype, recvbuf, 0, recvtype, comm); /* says why */
     int size = 0;
-    PMPI_Comm_size(comm, &size);
+    tm_cp_rank(comm, &size, NULL);
     struct tm_cflat fs, fr = {0};
     void *sb, *rb;
     int e = tm_cflat_begin(&fs, comm, (void *)sendbuf, sendcount * size, sendtype, 1, 0, &sb);
