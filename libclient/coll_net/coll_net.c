@@ -147,7 +147,7 @@ void tm_chier_free(struct tm_chier *h)
 {
     if (!h) return;
     for (int i = 0; h->g && i < h->ngroups; i++) {
-        tm_cprog_stop(atomic_load_explicit(&h->g[i].prog, memory_order_acquire));
+        tm_cprog_stop_group(atomic_load_explicit(&h->g[i].prog, memory_order_acquire));
         free(h->g[i].members);
         tm_tplan_free(h->g[i].plan);
     }

@@ -147,6 +147,12 @@ int tm_cnet_nb_start(struct tm_rank *me, struct tm_commref *cr, MPI_Comm comm,
 struct tm_cprog *tm_cprog_next(struct tm_cprog *p);
 /* Stops the runner's thread once its queued rounds are done (communicator freed, job end). */
 void tm_cprog_stop(struct tm_cprog *p);
+/* A group's runner and the runners of its persistent collectives (communicator freed). */
+void tm_cprog_stop_group(struct tm_cprog *p);
+/* MPI_Request_free of persistent collective pid (comm.h npinit) by member cr: when every
+ * member of its node's group has freed it, its runner's thread ends, so a job holds a thread
+ * per live persistent collective across nodes, not one per *_init it ever made. */
+void tm_cnet_nb_pfree(struct tm_rank *me, struct tm_commref *cr, uint64_t pid);
 /* Job end, after every mailbox is gone: frees the job's runners (their envelopes may have
  * been in those mailboxes until then). */
 void tm_cprog_free_all(struct tm_job *j);

@@ -52,6 +52,7 @@ struct tm_cprog {
     uint32_t seq;   /* rounds run (message tags): the thread only */
     int persistent; /* the runner of one persistent collective (pid) */
     uint64_t pid;
+    int nfreed; /* persistent: members of the group that freed its request (group's lock) */
     struct tm_cprog *pruns, *pnext; /* the group's runner: the persistent ones (lock) */
     struct tm_tplan *plan;          /* tree-file walk (coll_treerun.c): the thread only */
     struct tm_cprog *next;          /* job->progs (job->progs_lock) */
@@ -259,6 +260,38 @@ void tm_cprog_stop(struct tm_cprog *p)
     pthread_cond_signal(&p->cond);
     pthread_mutex_unlock(&p->lock);
     if (join) pthread_join(p->thread, NULL);
+}
+
+void tm_cprog_stop_group(struct tm_cprog *p)
+{
+    if (!p) return;
+    pthread_mutex_lock(&p->lock);
+    struct tm_cprog *q = p->pruns;
+    pthread_mutex_unlock(&p->lock);
+    /* the list only grows at its head, and its entries live as long as the job */
+    for (; q; q = q->pnext)
+        tm_cprog_stop(q);
+    tm_cprog_stop(p);
+}
+
+void tm_cnet_nb_pfree(struct tm_rank *me, struct tm_commref *cr, uint64_t pid)
+{
+    (void)me;
+    struct tm_chier *h = atomic_load_explicit(&cr->c->coll.hier, memory_order_acquire);
+    if (!h) return; /* never ran across nodes: no runner */
+    int gi = h->group_of[cr->rank];
+    struct tm_cprog *m = atomic_load_explicit(&h->g[gi].prog, memory_order_acquire);
+    if (!m) return;
+    pthread_mutex_lock(&m->lock);
+    struct tm_cprog *p = m->pruns;
+    while (p && p->pid != pid)
+        p = p->pnext;
+    /* Every member frees it (MPI 4.0 §6.13 makes freeing an active one erroneous), so the
+     * last free comes after the last start of every member here: the runner is idle, or ends
+     * a round already complete for all of them, and the join is short. */
+    int last = p && ++p->nfreed == h->g[gi].n;
+    pthread_mutex_unlock(&m->lock);
+    if (last) tm_cprog_stop(p);
 }
 
 struct tm_cprog *tm_cprog_next(struct tm_cprog *p)

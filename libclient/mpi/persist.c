@@ -19,6 +19,7 @@
 /* Owner-only (persist.h). */
 struct tm_preq {
     tm_pstart_fn start;        /* PERSIST */
+    tm_pfree_fn on_free;       /* PERSIST: NULL, or told when the request is freed */
     struct tm_request *inner;  /* PERSIST: the started operation, NULL: inactive; PAIR: recv */
     struct tm_request *inner2; /* PAIR: the send */
     void *tmp;                 /* PAIR of Isendrecv_replace: the receive's buffer ... */
@@ -66,6 +67,11 @@ int tm_preq_new(struct tm_rank *me, const char *fn, MPI_Comm comm, tm_pstart_fn 
     atomic_store_explicit(&r->done, 1, memory_order_relaxed);
     *request = r;
     return MPI_SUCCESS;
+}
+
+void tm_preq_on_free(struct tm_request *r, tm_pfree_fn fn)
+{
+    ((struct tm_preq *)r->pr)->on_free = fn;
 }
 
 static void status_of(struct tm_request *q, MPI_Status *status)
@@ -142,6 +148,7 @@ void tm_preq_free(struct tm_rank *me, struct tm_request *r)
         else if (p->inner)
             tm_req_free(me, p->inner);
         if (p->held != MPI_DATATYPE_NULL) tm_type_handle_drop(me, p->held);
+        if (p->on_free) p->on_free(p->args);
         free(p);
     }
     tm_req_free(me, r);

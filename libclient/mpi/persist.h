@@ -28,6 +28,11 @@ typedef int (*tm_pstart_fn)(void *args, MPI_Request *inner);
 int tm_preq_new(struct tm_rank *me, const char *fn, MPI_Comm comm, tm_pstart_fn start,
                 const void *args, size_t size, MPI_Request *request);
 
+/* Called with the request's args when a PERSIST request is freed (MPI_Request_free). */
+typedef void (*tm_pfree_fn)(void *args);
+/* Sets the free callback of PERSIST request r (from tm_preq_new). */
+void tm_preq_on_free(struct tm_request *r, tm_pfree_fn fn);
+
 /* A PERSIST request that is not started. */
 int tm_preq_inactive(const struct tm_request *r);
 

@@ -13,6 +13,7 @@
  * it is one).  The v, w, reduce-scatter and scan _init_c forms keep their MPI_Count / MPI_Aint
  * arguments and start the non-blocking _c call; the others are in coll_c.c (their scalar counts
  * fold). */
+#include "coll_net.h"
 #include "comm.h"
 #include "errh.h"
 #include "job.h"
@@ -157,6 +158,16 @@ static int coll_start(void *args, MPI_Request *q)
     return err;
 }
 
+/* MPI_Request_free: across nodes the request's runner ends once its node's members freed it
+ * (coll_net.h tm_cnet_nb_pfree).  A communicator freed first took its runners with it. */
+static void coll_freed(void *args)
+{
+    const struct coll_args *a = args;
+    struct tm_rank *me = tm_self();
+    struct tm_commref *cr = me ? tm_comm_get(&me->comms, a->comm) : NULL;
+    if (cr) tm_cnet_nb_pfree(me, cr, a->pid);
+}
+
 /* The checks every *_init shares (the operation's own are made by each MPI_Start's
  * non-blocking call, with the same classes), then the request. */
 static int coll_init(const char *fn, struct coll_args *a, MPI_Info info, MPI_Request *request)
@@ -168,7 +179,9 @@ static int coll_init(const char *fn, struct coll_args *a, MPI_Info info, MPI_Req
     if (TM_UNLIKELY(!cr))
         return tm_err(me, MPI_COMM_WORLD, MPI_ERR_COMM, fn, "invalid communicator %d", a->comm);
     a->pid = cr->npinit++; /* failed or not: the others' numbers go on */
-    return tm_preq_new(me, fn, a->comm, coll_start, a, sizeof *a, request);
+    int err = tm_preq_new(me, fn, a->comm, coll_start, a, sizeof *a, request);
+    if (err == MPI_SUCCESS) tm_preq_on_free(*request, coll_freed);
+    return err;
 }
 
 TM_API int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
