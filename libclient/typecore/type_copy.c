@@ -303,8 +303,7 @@ size_t tm_type_copy_at(void *dst, size_t dcount, const struct tm_type *dt, const
      * 1 MiB MPI_Allreduce MAXLOC.  A pair's padding is no one's data (C leaves its value
      * unspecified after any store to the struct); the last pair's trailing padding is left out,
      * the buffer may end before it. */
-    if (st == dt && !st->derived && tm_basic_psize(st->basic) != tm_basic_size(st->basic) &&
-        pos % st->psize == 0 && len % st->psize == 0) {
+    if (st == dt && tm_type_pair_array(st) && pos % st->psize == 0 && len % st->psize == 0) {
         size_t first = pos / st->psize, n = len / st->psize;
         memcpy((unsigned char *)dst + (ptrdiff_t)first * dt->extent,
                (const unsigned char *)src + (ptrdiff_t)first * st->extent,
