@@ -179,7 +179,8 @@ static void conv_one(enum tm_basic b, unsigned char *nat, unsigned char *ext, in
     if (tm_basic_pair(b, &v, &ioff)) {
         size_t vs = ext_size(v);
         conv_one(v, nat, ext, to_ext);
-        conv_one(tm_basic_pair_index(b), nat + ioff, ext + vs, to_ext);
+        /* the native packed form has no padding either: the index follows the value */
+        conv_one(tm_basic_pair_index(b), nat + tm_basic_size(v), ext + vs, to_ext);
         return;
     }
     struct conv c;
@@ -258,7 +259,7 @@ static void convert(const struct tm_type *t, size_t count, unsigned char *nat, u
     const struct tm_sigrun *s = tm_type_sig(t, &one, &ns);
     for (size_t e = 0; e < count; e++)
         for (size_t i = 0; i < ns; i++) {
-            size_t nsz = tm_basic_size(s[i].basic), esz = ext_size(s[i].basic);
+            size_t nsz = tm_basic_psize(s[i].basic), esz = ext_size(s[i].basic);
             for (size_t k = 0; k < s[i].n; k++, nat += nsz, ext += esz)
                 conv_one(s[i].basic, nat, ext, to_ext);
         }

@@ -58,14 +58,25 @@ struct tm_2double {
            .true_ub = sizeof(ctype),                                                               \
            .align = _Alignof(ctype),                                                               \
            .nelem = 1}
+/* A pair's packed form is its signature (value, int) without the C padding (MPI 3.1 §4.1.7: the
+ * type map is {(T, 0), (int, offsetof)}, so MPI_Type_size and the wire carry only the parts): a
+ * padded pair is one block of data, two when the padding lies between value and index. */
+#define PAIR_ONE(st) ((const struct tm_block[]){{0, PAIR_SIZE(st), 0}})
+#define PAIR_BLOCKS(st)                                                                            \
+    ((const struct tm_block[]){{0, sizeof(((st *)0)->v), 0},                                       \
+                               {offsetof(st, i), sizeof(int), sizeof(((st *)0)->v)}})
+#define PAIR_GAP(st) (offsetof(st, i) != sizeof(((st *)0)->v))
+#define PAIR_PADDED(st) (PAIR_SIZE(st) != sizeof(st) || PAIR_GAP(st))
 #define P(h, st, b)                                                                                \
     [h] = {.size = sizeof(((st *)0)->v) + sizeof(int),                                             \
            .extent = sizeof(st),                                                                   \
            .nbasic = 2,                                                                            \
            .basic = b,                                                                             \
            .name = #h,                                                                             \
-           .contig = 1,                                                                            \
-           .psize = sizeof(st),                                                                    \
+           .contig = !PAIR_PADDED(st),                                                             \
+           .psize = sizeof(((st *)0)->v) + sizeof(int),                                            \
+           .nblocks = PAIR_GAP(st) ? 2 : 1,                                                        \
+           .blocks = PAIR_PADDED(st) ? (PAIR_GAP(st) ? PAIR_BLOCKS(st) : PAIR_ONE(st)) : NULL,     \
            .true_ub = PAIR_SIZE(st),                                                               \
            .align = _Alignof(st),                                                                  \
            .nelem = 2}

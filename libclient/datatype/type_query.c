@@ -128,6 +128,18 @@ TM_API int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb
 }
 TM_ALIAS(Type_get_true_extent_c)
 
+/* The packed bytes of basic type b and, for a pair (returns 1), where its index starts in them:
+ * right after the value, the packed form has no padding (typecore/type.h). */
+static int packed_basic(enum tm_basic b, size_t *ret_size, size_t *ret_ioff)
+{
+    enum tm_basic v;
+    size_t ioff;
+    *ret_size = tm_basic_psize(b);
+    if (!tm_basic_pair(b, &v, &ioff)) return 0;
+    *ret_ioff = tm_basic_size(v);
+    return 1;
+}
+
 /* Basic elements in the first r packed bytes of one element of t; -1 if r does not end on an
  * element boundary (a pair whose value came without its index counts one). */
 static long long partial_elements(const struct tm_type *t, size_t r)
@@ -137,9 +149,8 @@ static long long partial_elements(const struct tm_type *t, size_t r)
     const struct tm_sigrun *s = tm_type_sig(t, &one, &ns);
     long long n = 0;
     for (size_t i = 0; i < ns && r; i++) {
-        size_t bs = tm_basic_size(s[i].basic), ioff;
-        enum tm_basic v;
-        int pair = tm_basic_pair(s[i].basic, &v, &ioff);
+        size_t bs, ioff = 0;
+        int pair = packed_basic(s[i].basic, &bs, &ioff);
         size_t w = pair ? 2 : 1;
         if (r >= s[i].n * bs) {
             n += (long long)(s[i].n * w);
@@ -173,9 +184,8 @@ static long long elements_to_bytes(const struct tm_type *t, long long count)
     size_t ns;
     const struct tm_sigrun *s = tm_type_sig(t, &one, &ns);
     for (size_t i = 0; i < ns && rest; i++) {
-        size_t bs = tm_basic_size(s[i].basic), ioff;
-        enum tm_basic v;
-        long long w = tm_basic_pair(s[i].basic, &v, &ioff) ? 2 : 1;
+        size_t bs, ioff = 0;
+        long long w = packed_basic(s[i].basic, &bs, &ioff) ? 2 : 1;
         long long run = (long long)s[i].n * w;
         if (rest >= run) {
             rest -= run;

@@ -88,7 +88,8 @@ void tm_opref_apply(const struct tm_opref *o, const void *in, void *inout, size_
         if (TM_UNLIKELY(!t->contig)) /* a derived type of one basic type: block by block */
             tm_type_apply(o->kind, in, inout, count, t);
         else
-            tm_op_apply((enum tm_opkind)o->kind, t->basic, in, inout, count * tm_dt_units(t));
+            tm_op_apply_packed((enum tm_opkind)o->kind, t->basic, in, inout,
+                               count * tm_dt_units(t));
         return;
     }
     if (TM_UNLIKELY(t->packed_of)) {

@@ -36,11 +36,13 @@ static size_t mean_block(const struct tm_type *t, size_t len)
 }
 
 /* Chunk bounds: a regular type's block (so a chunk starts on one, type_copy.h), else a page
- * of plain bytes (whole pages to each core), else a cache line. */
+ * of plain bytes (whole pages to each core), else a cache line (a pair: the pair). */
 static size_t chunk_unit(const struct tm_coop_job *j)
 {
     const struct tm_type *t = j->st ? j->st : j->dt;
     if (!t) return 4096;
+    /* whole pairs, which a pair array copies to itself as one memcpy (type_copy.h) */
+    if (j->st == j->dt && tm_type_pair_array(t)) return t->psize;
     if (j->st && j->dt) return j->st->vn && j->dt->vn && j->st->vlen == j->dt->vlen ? t->vlen : 64;
     return t->vn ? t->vlen : 64;
 }

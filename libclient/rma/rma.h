@@ -203,9 +203,33 @@ struct tm_winref *tm_win_enter(MPI_Win h, const char *fn, int *ret_err);
 
 /* ---- rma_atomic.c: element-wise application, atomic per basic element ---- */
 /* target[i] = in[i] op target[i] for n elements of type; if fetch, the old values go there
- * first.  NO_OP only fetches.  Returns 0 or -EINVAL (op not defined on type). */
+ * first.  NO_OP only fetches.  in and fetch hold packed elements (tm_basic_psize apart), the
+ * target elements in memory (tm_basic_size apart: a padded pair's C struct).  Returns 0 or
+ * -EINVAL (op not defined on type). */
 int tm_rma_acc_apply(struct tm_win *w, enum tm_opkind op, enum tm_basic type, const void *in,
                      void *target, size_t n, void *fetch);
+/* An accumulate over a target datatype's pieces, fed in packed order (the blocks of the type,
+ * or the pieces a frame names), with packed operands in and fetch (either may be NULL).  A
+ * piece of a padded pair type may hold part of a pair: every pair is applied whole at its
+ * struct, found where it starts.  Pieces must not end in the middle of the data's last pair. */
+struct tm_rma_acc_walk {
+    struct tm_win *w;
+    enum tm_opkind op;
+    enum tm_basic type;
+    size_t es, ps; /* an element's bytes in memory and packed */
+    const char *in;
+    char *fetch;
+    size_t pos;   /* packed bytes fed so far */
+    char *run;    /* pairs found and not yet applied: run_n structs from run, */
+    size_t run_n; /* their operands from packed byte run_pos */
+    size_t run_pos;
+    int err;
+};
+void tm_rma_acc_walk_init(struct tm_rma_acc_walk *k, struct tm_win *w, enum tm_opkind op,
+                          enum tm_basic type, const void *in, void *fetch);
+void tm_rma_acc_walk_piece(struct tm_rma_acc_walk *k, char *addr, size_t len);
+/* Applies what is pending; 0 or the first error of the walk (-EINVAL). */
+int tm_rma_acc_walk_end(struct tm_rma_acc_walk *k);
 /* *target == *cmp ? *target = *in; the old value to *fetch (one element). */
 void tm_rma_cas_apply(struct tm_win *w, enum tm_basic type, const void *in, const void *cmp,
                       void *target, void *fetch);

@@ -322,10 +322,15 @@ int tm_rma_remote_op(struct tm_rank *me, struct tm_winref *wr, int kind, int t, 
 {
     struct tm_net *n = me->job->net;
     struct tm_rma_origin *org = wr->org;
-    /* Long transfers go as several frames of whole elements; a target layout with gaps names
-     * its pieces in each frame (at most RMA_MAX_PIECES). */
-    const size_t es = tm_basic_size(type) ? tm_basic_size(type) : 1;
+    /* Long transfers go as several frames of whole elements (packed: a padded pair's bytes
+     * without its padding); a target layout with gaps names its pieces in each frame (at most
+     * RMA_MAX_PIECES). */
+    const size_t es = tm_basic_psize(type) ? tm_basic_psize(type) : 1;
     const size_t chunk = RMA_CHUNK / es * es;
+    /* A padded pair can lie in two pieces (value, index) and merged pieces of SHORT_INT cross
+     * pairs: the frame's last piece is cut where a pair ends, for the target applies whole
+     * pairs (rma_atomic.c tm_rma_acc_walk). */
+    const int split = es != (tm_basic_size(type) ? tm_basic_size(type) : 1);
     const size_t total = tcount * tt->psize;
     const int blocks = !tt->contig && total;
     struct tcursor c = {.ext = tt->extent};
@@ -346,6 +351,11 @@ int tm_rma_remote_op(struct tm_rank *me, struct tm_winref *wr, int kind, int t, 
                 const struct tm_block blk = tm_type_block(tt, c.b, c.i), *b = &blk;
                 size_t take = b->len - c.inb;
                 if (take > chunk - len) take = chunk - len;
+                if (split && np == RMA_MAX_PIECES - 1) {
+                    const size_t r = (pos + len) % es;
+                    if (!r) break;
+                    if (take > es - r) take = es - r;
+                }
                 if (np == cap) {
                     struct rma_piece *q = realloc(pc, 2 * cap * sizeof *pc);
                     if (!q) {
@@ -848,10 +858,14 @@ static void blocks_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h,
         return;
     }
     int err = 0;
-    size_t es = 1;
+    size_t es = 1, ps = 1;
     if (kind == TM_RMA_ACC || kind == TM_RMA_GACC) {
         es = basic < TM_T__COUNT ? tm_basic_size((enum tm_basic)basic) : 0;
+        ps = basic < TM_T__COUNT ? tm_basic_psize((enum tm_basic)basic) : 0;
         if (!es || a >= TM_OP__COUNT || !tm_op_defined((enum tm_opkind)a, (enum tm_basic)basic))
+            err = MPI_ERR_OP;
+        /* the data is whole packed elements; a padded pair's pieces may split it (ps < es) */
+        else if (sum % ps)
             err = MPI_ERR_OP;
     } else if (kind != TM_RMA_PUT && kind != TM_RMA_GET) {
         tm_net_proto_error(n, node, "RMA frame of kind %d names pieces", kind);
@@ -862,13 +876,16 @@ static void blocks_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h,
         memcpy(&p, pcs + i * sizeof p, sizeof p);
         p.off = be64toh(p.off);
         p.len = be64toh(p.len);
-        if (p.len % es)
+        if (ps == es && p.len % es)
             err = MPI_ERR_OP;
         else if (!tm_win_at(w, t, p.off, p.len) && p.len)
             err = MPI_ERR_RMA_RANGE;
     }
     char *res = NULL;
     if (!err && fetch && sum && !(res = malloc(sum))) err = MPI_ERR_NO_MEM;
+    struct tm_rma_acc_walk acc;
+    tm_rma_acc_walk_init(&acc, w, (enum tm_opkind)a, (enum tm_basic)basic, has_data ? data : NULL,
+                         res);
     size_t pos = 0;
     for (uint32_t i = 0; i < ph.n && !err; i++) {
         struct rma_piece p;
@@ -886,11 +903,11 @@ static void blocks_frame(struct tm_net *n, int node, const struct tm_msg_hdr *h,
         else if (kind == TM_RMA_GET)
             memcpy(res + pos, addr, p.len);
         else
-            tm_rma_acc_apply(w, (enum tm_opkind)a, (enum tm_basic)basic,
-                             has_data ? data + pos : NULL, addr, p.len / es,
-                             res ? res + pos : NULL);
+            tm_rma_acc_walk_piece(&acc, addr, p.len);
         pos += p.len;
     }
+    if (!err && (kind == TM_RMA_ACC || kind == TM_RMA_GACC) && tm_rma_acc_walk_end(&acc))
+        err = MPI_ERR_OP;
     if (fetch)
         answer(n, w, node, h, err, 1, res, err ? 0 : sum, res);
     else

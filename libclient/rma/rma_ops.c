@@ -238,23 +238,22 @@ static int do_get(const char *fn, void *oaddr, MPI_Count ocount, MPI_Datatype ot
 }
 
 /* An accumulate on this node: in (packed origin elements, NULL for MPI_NO_OP) applied to the
- * target's blocks one after the other, the old values packed into fetch (may be NULL).  Every
- * block holds whole elements of o->basic (the types are made of that one type). */
+ * target's blocks one after the other, the old values packed into fetch (may be NULL).  The
+ * types are made of o->basic alone: every block holds whole elements, or pieces of whole pairs
+ * (tm_rma_acc_walk). */
 static void local_acc_blocks(struct op *o, const char *in, char *fetch)
 {
     struct tm_block one;
     size_t nb;
     const struct tm_block *b = tm_type_blocks(o->tt, &one, &nb);
-    const size_t es = tm_basic_size(o->basic);
-    size_t pos = 0;
+    struct tm_rma_acc_walk k;
+    tm_rma_acc_walk_init(&k, o->wr->w, o->op, o->basic, in, fetch);
     for (size_t e = 0; e < o->tcount; e++)
         for (size_t i = 0; i < nb; i++) {
-            const struct tm_block k = tm_type_block(o->tt, b, i);
-            tm_rma_acc_apply(o->wr->w, o->op, o->basic, in ? in + pos : NULL,
-                             o->local + (ptrdiff_t)(e * o->tt->extent) + k.off, k.len / es,
-                             fetch ? fetch + pos : NULL);
-            pos += k.len;
+            const struct tm_block bk = tm_type_block(o->tt, b, i);
+            tm_rma_acc_walk_piece(&k, o->local + (ptrdiff_t)(e * o->tt->extent) + bk.off, bk.len);
         }
+    (void)tm_rma_acc_walk_end(&k); /* the op is defined on the type (check_op) */
 }
 
 /* Accumulate and Get_accumulate (result NULL: no fetch).  single: Fetch_and_op, whose
@@ -304,7 +303,7 @@ static int do_acc(const char *fn, const void *oaddr, MPI_Count ocount, MPI_Datat
         const int ocontig = no_op || ot->contig, rcontig = !fetching || rt->contig;
         if (ocontig && rcontig && tt->contig) {
             tm_rma_acc_apply(o.wr->w, o.op, o.basic, no_op ? NULL : oaddr, o.local,
-                             o.bytes / tm_basic_size(o.basic), fetching ? raddr : NULL);
+                             o.bytes / tm_basic_psize(o.basic), fetching ? raddr : NULL);
             return request ? done_request(&o, fn, request) : MPI_SUCCESS;
         }
         char *in = ocontig ? (char *)oaddr : malloc(o.bytes);
@@ -317,7 +316,7 @@ static int do_acc(const char *fn, const void *oaddr, MPI_Count ocount, MPI_Datat
         if (!ocontig) tm_type_pack(in, oaddr, (size_t)ocount, ot, 0, o.bytes);
         if (tt->contig)
             tm_rma_acc_apply(o.wr->w, o.op, o.basic, no_op ? NULL : in, o.local,
-                             o.bytes / tm_basic_size(o.basic), fetching ? fetch : NULL);
+                             o.bytes / tm_basic_psize(o.basic), fetching ? fetch : NULL);
         else
             local_acc_blocks(&o, no_op ? NULL : in, fetching ? fetch : NULL);
         if (!rcontig) {

@@ -286,3 +286,72 @@ size_t tm_basic_size(enum tm_basic type)
     if ((unsigned)type >= TM_T__COUNT) return 0;
     return tm__size_table[type];
 }
+
+/* MINLOC/MAXLOC on pairs in packed form (value, then index, no padding: messages, packed twins,
+ * accumulate operands), where the struct kernels above cannot read them.  The same loop, with
+ * the parts loaded through memcpy (a packed pair is not aligned for its value); WIN(x, y) says
+ * x wins over y.  On equal values the smaller index, as above. */
+#define TM__PACKED_PAIR_KERNEL(name, T, WIN)                                                       \
+    static void name(const void *in_, void *inout_, size_t n)                                      \
+    {                                                                                              \
+        const unsigned char *restrict in = in_;                                                    \
+        unsigned char *restrict io = inout_;                                                       \
+        __typeof__(((T *)0)->v) av, bv;                                                            \
+        __typeof__(((T *)0)->i) ai, bi;                                                            \
+        const size_t vs = sizeof av, ps = sizeof av + sizeof ai;                                   \
+        for (size_t k = 0; k < n; k++, in += ps, io += ps) {                                       \
+            memcpy(&av, in, vs);                                                                   \
+            memcpy(&ai, in + vs, sizeof ai);                                                       \
+            memcpy(&bv, io, vs);                                                                   \
+            memcpy(&bi, io + vs, sizeof bi);                                                       \
+            const __typeof__(ai) lower = ai < bi ? ai : bi;                                        \
+            bi = WIN(av, bv) ? ai : WIN(bv, av) ? bi : lower;                                      \
+            bv = WIN(av, bv) ? av : bv;                                                            \
+            memcpy(io, &bv, vs);                                                                   \
+            memcpy(io + vs, &bi, sizeof bi);                                                       \
+        }                                                                                          \
+    }
+#define TM__LESS(x, y) ((x) < (y))
+#define TM__MORE(x, y) ((x) > (y))
+#define TM__PACKED_PAIR_KERNELS(s, e, T)                                                           \
+    TM__PACKED_PAIR_KERNEL(tm__pminloc_##s, T, TM__LESS)                                           \
+    TM__PACKED_PAIR_KERNEL(tm__pmaxloc_##s, T, TM__MORE)
+TM__PAIRS(TM__PACKED_PAIR_KERNELS)
+
+/* Row 0 MINLOC, row 1 MAXLOC. */
+static tm__op_fn *const tm__packed_table[2][TM_T__COUNT] = {
+#define TM__SET_PKERNEL(s, e, T) [e] = tm__pminloc_##s,
+    {TM__PAIRS(TM__SET_PKERNEL)},
+#undef TM__SET_PKERNEL
+#define TM__SET_PKERNEL(s, e, T) [e] = tm__pmaxloc_##s,
+    {TM__PAIRS(TM__SET_PKERNEL)},
+#undef TM__SET_PKERNEL
+};
+#define TM__SET_PSIZE(s, e, T) [e] = sizeof(((T *)0)->v) + sizeof(((T *)0)->i),
+static const size_t tm__psize_table[TM_T__COUNT] = {TM__PAIRS(TM__SET_PSIZE)};
+
+size_t tm_basic_psize(enum tm_basic type)
+{
+    if ((unsigned)type >= TM_T__COUNT) return 0;
+    return tm__psize_table[type] ? tm__psize_table[type] : tm__size_table[type];
+}
+
+int tm_op_apply_packed(enum tm_opkind op, enum tm_basic type, const void *in, void *inout,
+                       size_t count)
+{
+    tm__op_fn *fn = tm__op_lookup(op, type);
+    if (!fn) return -EINVAL;
+    const size_t ps = tm_basic_psize(type);
+    if (ps == tm__size_table[type]) {
+        if (count > 0) fn(in, inout, count);
+        return 0;
+    }
+    /* a padded pair: only MINLOC, MAXLOC, REPLACE and NO_OP are defined on it */
+    if (!count || op == TM_OP_NO_OP) return 0;
+    if (op == TM_OP_REPLACE) {
+        if (in != inout) memmove(inout, in, count * ps);
+        return 0;
+    }
+    tm__packed_table[op == TM_OP_MAXLOC][type](in, inout, count);
+    return 0;
+}

@@ -36,4 +36,13 @@ int tm_op_defined(enum tm_opkind op, enum tm_basic type);
  * sizeof(struct {double d; int i;}).  PACKED is 1 (a byte); out-of-range values give 0. */
 size_t tm_basic_size(enum tm_basic type);
 
+/* The bytes of one element in packed form (the MPI type size): tm_basic_size, except for the
+ * pairs, whose packed form is value then index without the C struct's padding. */
+size_t tm_basic_psize(enum tm_basic type);
+
+/* tm_op_apply on count elements in packed form, tm_basic_psize(type) bytes apart (messages,
+ * packed twins and contiguous types hold them so); the same call for types without padding. */
+int tm_op_apply_packed(enum tm_opkind op, enum tm_basic type, const void *in, void *inout,
+                       size_t count);
+
 #endif

@@ -8,9 +8,12 @@
  * flag is all the fast path checks).
  *
  * Packed form: the bytes of the blocks in order, psize of them per element.  That is what
- * messages carry (status bytes count it) and what MPI_Pack writes.  psize equals the MPI size
- * except for the MINLOC/MAXLOC pair types, whose packed form keeps their C padding (so an
- * array of pairs stays one memcpy); external32 (type_external32.c) drops it.
+ * messages carry (status bytes count it) and what MPI_Pack writes.  psize equals the MPI size,
+ * also for the MINLOC/MAXLOC pair types: their packed form is their signature (value, int)
+ * without the C padding, so a message of MPI_DOUBLE + MPI_INT parts matches MPI_DOUBLE_INT
+ * (MPI 3.1 §4.1.7); the padded ones are not contig.  The op kernels take them as C structs
+ * in the program's buffers and packed where data is packed (op.h tm_op_apply_packed), and an
+ * accumulate walks its target pair by pair (rma/rma_atomic.c tm_rma_acc_walk).
  *
  * Lifetime: a derived type is reachable from its creator's handle table (owner-only) and
  * referenced by pending operations and by the types built on it (refs, atomic): MPI_Type_free

@@ -60,17 +60,29 @@ static inline size_t tm_dt_units(const struct tm_type *t)
     return t->nunits ? t->nunits : 1;
 }
 
-/* The mean block length of t's map in bytes (at least 1): how much a mover does per address. */
-static inline size_t tm_type_mean_block(const struct tm_type *t)
+/* A predefined padded pair (MPI_DOUBLE_INT, LONG_INT, SHORT_INT, LONG_DOUBLE_INT): not
+ * contig, since its packed form drops the padding, but its elements are C structs side by side
+ * (12 of every 16 bytes data for MPI_DOUBLE_INT), and a copy to the same type is one memcpy of
+ * the structs (tm_type_copy_at, for pieces that start on a pair). */
+static inline int tm_type_pair_array(const struct tm_type *t)
 {
-    size_t nb = t->vn ? t->vn : t->blocks || t->nseg ? t->nblocks : 1;
-    size_t m = t->psize / (nb ? nb : 1);
-    return m ? m : 1;
+    return t && !t->derived && !t->contig && tm_basic_psize(t->basic) != tm_basic_size(t->basic);
 }
 
 /* A layout whose mean block is shorter than a cache line: moved by a core other than the one
  * whose data shares its lines, it costs a line transfer per block (intra/handoff.h). */
 #define TM_SPARSE_BLOCK 64
+
+/* The mean block length of t's map in bytes (at least 1): how much a mover does per address.
+ * A pair array's blocks fill the cache lines they are in: a line, not a block, per address
+ * (the moves of MPI_DOUBLE_INT on one node cost what they did when it was contiguous). */
+static inline size_t tm_type_mean_block(const struct tm_type *t)
+{
+    if (tm_type_pair_array(t)) return TM_SPARSE_BLOCK;
+    size_t nb = t->vn ? t->vn : t->blocks || t->nseg ? t->nblocks : 1;
+    size_t m = t->psize / (nb ? nb : 1);
+    return m ? m : 1;
+}
 static inline int tm_type_sparse(const struct tm_type *t)
 {
     return t && tm_type_mean_block(t) < TM_SPARSE_BLOCK;

@@ -449,6 +449,10 @@ expect_switching() {
     run_prog rma_dtypes 1 2 4 16
 }
 
+@test "mpi: accumulates on the padded pair types (MPI_DOUBLE_INT ...) through derived datatypes, packed without padding" {
+    run_prog rma_pairs 1 2 4
+}
+
 @test "mpi: every misuse of the one-sided calls returns its error class" {
     run_prog rma_errors 1 2 4 16
 }

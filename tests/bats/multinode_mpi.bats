@@ -68,7 +68,7 @@ expect_ok() {
 @test "multinode mpi: one-sided communication on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
-    for p in rma_basic rma_acc rma_errors rma_null rma_passive rma_dtypes rma_mixed rma_steady error_classes; do
+    for p in rma_basic rma_acc rma_errors rma_null rma_passive rma_dtypes rma_pairs rma_mixed rma_steady error_classes; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -x TMPI_RANK_SWITCHING=user -n 6 "$(mpi_prog "$p")"

@@ -215,6 +215,25 @@ static void packing(void)
     CHECK_MPI(MPI_Unpack_external("external32", e, 20, &ep, &iv2, 1, MPI_INT));
     CHECK_MPI(MPI_Unpack_external("external32", e, 20, &ep, &lv2, 1, MPI_LONG));
     CHECK(iv2 == iv && lv2 == lv, "external32 round trip %x %ld", iv2, lv2);
+    /* several pairs with padding inside (MPI_SHORT_INT: 2 + 4 bytes each) there and back */
+    struct {
+        short v;
+        int i;
+    } si[3] = {{1, 0x0a0b0c0d}, {-2, 5}, {300, -1}}, si2[3];
+    unsigned char x32[64];
+    ep = 0;
+    CHECK_MPI(MPI_Pack_external("external32", si, 3, MPI_SHORT_INT, x32, 64, &ep));
+    CHECK(ep == 18 && x32[0] == 0 && x32[1] == 1 && x32[2] == 0x0a && x32[5] == 0x0d &&
+              x32[6] == 0xff && x32[7] == 0xfe && x32[11] == 5 && x32[12] == 1 && x32[13] == 44 &&
+              x32[17] == 0xff,
+          "3 x MPI_SHORT_INT as external32: %td bytes, %02x%02x %02x..%02x %02x%02x", ep, x32[0],
+          x32[1], x32[2], x32[5], x32[6], x32[7]);
+    memset(si2, 0, sizeof si2);
+    ep = 0;
+    CHECK_MPI(MPI_Unpack_external("external32", x32, 18, &ep, si2, 3, MPI_SHORT_INT));
+    for (int k = 0; k < 3; k++)
+        CHECK(si2[k].v == si[k].v && si2[k].i == si[k].i, "MPI_SHORT_INT %d back as %d/%d", k,
+              si2[k].v, si2[k].i);
     /* a vector through external32 */
     ep = 0;
     CHECK_MPI(MPI_Pack_external("external32", a, 1, v, e, 64, &ep));

@@ -101,6 +101,16 @@ int main(int argc, char **argv)
         CHECK(q[k].v == 0 && q[k].i == who, "MINLOC[%d] expected 0/%d got %g/%d", k, who, q[k].v,
               q[k].i);
     }
+    /* MAXLOC over MPI_SHORT_INT, whose padding lies between value and index (packed 6 bytes) */
+    struct {
+        short v;
+        int i;
+    } sp[2], sq[2];
+    for (int k = 0; k < 2; k++)
+        sp[k].v = (short)(k ? -rank : rank), sp[k].i = rank;
+    CHECK_MPI(MPI_Allreduce(sp, sq, 2, MPI_SHORT_INT, MPI_MAXLOC, MPI_COMM_WORLD));
+    CHECK(sq[0].v == size - 1 && sq[0].i == size - 1 && sq[1].v == 0 && sq[1].i == 0,
+          "SHORT_INT MAXLOC got %d/%d %d/%d", sq[0].v, sq[0].i, sq[1].v, sq[1].i);
     CHECK_MPI(MPI_Type_free(&c3));
     CHECK_MPI(MPI_Type_free(&v));
     free(a);

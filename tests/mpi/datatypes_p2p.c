@@ -2,7 +2,8 @@
  * subarray, darray and resized types sent to the next rank in a ring (the same node or across
  * agents) below and above the eager limit, mixed layouts on the two sides (vector sent,
  * contiguous received and the reverse), a type freed while its receive is pending, a partial
- * receive counted with MPI_Get_elements, Sendrecv_replace with a vector. */
+ * receive counted with MPI_Get_elements, Sendrecv_replace with a vector, pair types in their
+ * packed form (no C padding) against flat structs of their parts. */
 #include <stdint.h>
 #include <string.h>
 
@@ -262,6 +263,125 @@ static void mrecv_vector(void)
     CHECK_MPI(MPI_Type_free(&v));
 }
 
+/* Pair types' packed form is their signature (T, int) without the C padding (MPI 3.1 §4.1.7):
+ * n pairs sent as a struct of MPI_DOUBLE + MPI_INT laid out with no gaps land in n
+ * MPI_DOUBLE_INT structs, and a message one double short counts 2n - 1 elements and no whole
+ * pair.  MPI_SHORT_INT (padding between its parts) goes the other way, from structs to a
+ * packed layout. */
+static void pair_packed(int n)
+{
+    struct di {
+        double v;
+        int i;
+    };
+    const size_t ps = sizeof(double) + sizeof(int);
+    unsigned char *wire = malloc(ps * (size_t)n);
+    struct di *got = malloc(sizeof *got * (size_t)n);
+    int *blens = malloc(sizeof *blens * 2 * (size_t)n);
+    MPI_Aint *disp = malloc(sizeof *disp * 2 * (size_t)n);
+    MPI_Datatype *types = malloc(sizeof *types * 2 * (size_t)n);
+    for (int k = 0; k < n; k++) {
+        double v = val(rank, k);
+        int i = rank * 7 + k;
+        memcpy(wire + ps * (size_t)k, &v, sizeof v);
+        memcpy(wire + ps * (size_t)k + sizeof v, &i, sizeof i);
+        blens[2 * k] = blens[2 * k + 1] = 1;
+        disp[2 * k] = (MPI_Aint)(ps * (size_t)k);
+        disp[2 * k + 1] = (MPI_Aint)(ps * (size_t)k + sizeof(double));
+        types[2 * k] = MPI_DOUBLE;
+        types[2 * k + 1] = MPI_INT;
+    }
+    int sz;
+    MPI_Aint lb, ext;
+    CHECK_MPI(MPI_Type_size(MPI_DOUBLE_INT, &sz));
+    CHECK(sz == (int)ps, "MPI_Type_size(MPI_DOUBLE_INT) %d, expected %zu", sz, ps);
+    CHECK_MPI(MPI_Type_get_extent(MPI_DOUBLE_INT, &lb, &ext));
+    CHECK(lb == 0 && ext == (MPI_Aint)sizeof(struct di), "MPI_DOUBLE_INT extent %td", ext);
+    CHECK_MPI(MPI_Pack_size(n, MPI_DOUBLE_INT, MPI_COMM_WORLD, &sz));
+    CHECK(sz >= (int)ps * n, "MPI_Pack_size(%d x MPI_DOUBLE_INT) %d", n, sz);
+    MPI_Datatype flat, shorter, npairs;
+    CHECK_MPI(MPI_Type_contiguous(n, MPI_DOUBLE_INT, &npairs));
+    CHECK_MPI(MPI_Type_commit(&npairs));
+    CHECK_MPI(MPI_Type_create_struct(2 * n, blens, disp, types, &flat));
+    CHECK_MPI(MPI_Type_commit(&flat));
+    CHECK_MPI(MPI_Type_create_struct(2 * n - 1, blens, disp, types, &shorter));
+    CHECK_MPI(MPI_Type_commit(&shorter));
+    for (int pass = 0; pass < 2; pass++) {
+        memset(got, 0xff, sizeof *got * (size_t)n);
+        MPI_Request rq;
+        MPI_Status st;
+        CHECK_MPI(MPI_Irecv(got, n, MPI_DOUBLE_INT, prev, 40, MPI_COMM_WORLD, &rq));
+        CHECK_MPI(MPI_Send(wire, 1, pass ? shorter : flat, next, 40, MPI_COMM_WORLD));
+        CHECK_MPI(MPI_Wait(&rq, &st));
+        int count, elems;
+        CHECK_MPI(MPI_Get_count(&st, MPI_DOUBLE_INT, &count));
+        CHECK_MPI(MPI_Get_elements(&st, MPI_DOUBLE_INT, &elems));
+        CHECK(count == (pass ? MPI_UNDEFINED : n), "Get_count %d (pass %d, n %d)", count, pass, n);
+        CHECK(elems == 2 * n - pass, "Get_elements %d (pass %d, n %d)", elems, pass, n);
+        /* the same counted in a derived type of n pairs: its packed element has no padding */
+        CHECK_MPI(MPI_Get_count(&st, npairs, &count));
+        CHECK_MPI(MPI_Get_elements(&st, npairs, &elems));
+        CHECK(count == (pass ? MPI_UNDEFINED : 1) && elems == 2 * n - pass,
+              "Get_count %d, Get_elements %d in a contiguous type of %d MPI_DOUBLE_INT (pass %d)",
+              count, elems, n, pass);
+        for (int k = 0; k < n; k++) {
+            CHECK(got[k].v == val(prev, k), "pair %d value %g, expected %g", k, got[k].v,
+                  val(prev, k));
+            if (pass && k == n - 1) break;
+            CHECK(got[k].i == prev * 7 + k, "pair %d index %d, expected %d", k, got[k].i,
+                  prev * 7 + k);
+        }
+    }
+    /* Pack/Unpack agree with the wire: n pairs pack into exactly the flat bytes. */
+    for (int k = 0; k < n; k++)
+        got[k].v = val(rank, k), got[k].i = rank * 7 + k;
+    unsigned char *packed = malloc((size_t)sz);
+    int pos = 0;
+    CHECK_MPI(MPI_Pack(got, n, MPI_DOUBLE_INT, packed, sz, &pos, MPI_COMM_WORLD));
+    CHECK(pos == (int)ps * n && !memcmp(packed, wire, ps * (size_t)n),
+          "MPI_Pack of %d MPI_DOUBLE_INT wrote %d bytes, not the %zu of the signature", n, pos,
+          ps * (size_t)n);
+    /* MPI_SHORT_INT: structs on the sender, {short, int} with no gap on the receiver. */
+    struct si {
+        short v;
+        int i;
+    } ssend[3] = {{(short)(rank + 1), rank * 3},
+                  {(short)(rank + 2), rank * 3 + 1},
+                  {(short)(rank + 3), rank * 3 + 2}};
+    unsigned char sflat[3 * (sizeof(short) + sizeof(int))];
+    int sbl[6] = {1, 1, 1, 1, 1, 1};
+    MPI_Aint sd[6];
+    MPI_Datatype stt[6];
+    for (int k = 0; k < 3; k++) {
+        sd[2 * k] = (MPI_Aint)(k * (sizeof(short) + sizeof(int)));
+        sd[2 * k + 1] = sd[2 * k] + (MPI_Aint)sizeof(short);
+        stt[2 * k] = MPI_SHORT;
+        stt[2 * k + 1] = MPI_INT;
+    }
+    MPI_Datatype sflat_t;
+    CHECK_MPI(MPI_Type_create_struct(6, sbl, sd, stt, &sflat_t));
+    CHECK_MPI(MPI_Type_commit(&sflat_t));
+    CHECK_MPI(MPI_Sendrecv(ssend, 3, MPI_SHORT_INT, next, 41, sflat, 1, sflat_t, prev, 41,
+                           MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    for (int k = 0; k < 3; k++) {
+        short v;
+        int i;
+        memcpy(&v, sflat + sd[2 * k], sizeof v);
+        memcpy(&i, sflat + sd[2 * k + 1], sizeof i);
+        CHECK(v == prev + 1 + k && i == prev * 3 + k, "MPI_SHORT_INT pair %d: %d/%d", k, v, i);
+    }
+    MPI_Type_free(&sflat_t);
+    MPI_Type_free(&flat);
+    MPI_Type_free(&shorter);
+    MPI_Type_free(&npairs);
+    free(packed);
+    free(types);
+    free(disp);
+    free(blens);
+    free(got);
+    free(wire);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -279,5 +399,7 @@ int main(int argc, char **argv)
     darray_gather();
     replace_vector();
     mrecv_vector();
+    pair_packed(4);      /* eager */
+    pair_packed(100000); /* 1.2 MB: above every eager limit */
     return finish_ok();
 }

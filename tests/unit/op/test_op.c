@@ -689,6 +689,46 @@ static void test_spot_cases(void)
           r, ra[0], ra[1], ra[2]);
 }
 
+/* The pairs in packed form (value then index, no padding: tm_op_apply_packed) combine exactly
+ * as their C structs do, for every pair type, MINLOC, MAXLOC and REPLACE; tm_basic_psize is
+ * value plus index. */
+static void test_packed_pairs(void)
+{
+    static const enum tm_opkind ops[] = {TM_OP_MINLOC, TM_OP_MAXLOC, TM_OP_REPLACE};
+    for (size_t t = 0; t < TM_T__COUNT; t++) {
+        const struct tdesc *d = &types[t];
+        if (d->group != G_PAIR_INT && d->group != G_PAIR_FLOAT) continue;
+        /* Fortran's pairs keep the index in the value's type */
+        const int fortran = d->type == TM_T_2FLOAT || d->type == TM_T_2DOUBLE;
+        const size_t is = fortran ? d->vsize : sizeof(int), ps = d->vsize + is;
+        CHECK(tm_basic_psize(d->type) == ps, "tm_basic_psize(%s): expected %zu got %zu", d->name,
+              ps, tm_basic_psize(d->type));
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+            static unsigned char in[N * 64], io[N * 64], pin[N * 64], pio[N * 64];
+            fill(d, in, io);
+            for (size_t k = 0; k < N; k++)
+                for (int side = 0; side < 2; side++) {
+                    const unsigned char *src = (side ? io : in) + k * d->size;
+                    unsigned char *dst = (side ? pio : pin) + k * ps;
+                    memcpy(dst, src, d->vsize);
+                    memcpy(dst + d->vsize, src + d->ioff, is);
+                }
+            CHECK(tm_op_apply(ops[o], d->type, in, io, N) == 0, "%s %s", op_names[ops[o]], d->name);
+            CHECK(tm_op_apply_packed(ops[o], d->type, pin, pio, N) == 0, "packed %s %s",
+                  op_names[ops[o]], d->name);
+            for (size_t k = 0; k < N; k++) {
+                const unsigned char *want = io + k * d->size, *got = pio + k * ps;
+                CHECK(!memcmp(got, want, d->vsize) && !memcmp(got + d->vsize, want + d->ioff, is),
+                      "packed %s %s: element %zu differs from the struct kernel's",
+                      op_names[ops[o]], d->name, k);
+            }
+        }
+    }
+    CHECK(tm_op_apply_packed(TM_OP_SUM, TM_T_DOUBLE_INT, NULL, NULL, 1) == -EINVAL,
+          "packed SUM on DOUBLE_INT must be undefined");
+    CHECK(tm_basic_psize(TM_T_DOUBLE) == sizeof(double), "tm_basic_psize(DOUBLE)");
+}
+
 int main(void)
 {
     test_sizes();
@@ -696,6 +736,7 @@ int main(void)
     test_count_zero();
     test_out_of_range();
     test_spot_cases();
+    test_packed_pairs();
 
     if (stats.failures) {
         fprintf(stderr, "test_op: %u of %u checks failed\n", stats.failures, stats.checks);
