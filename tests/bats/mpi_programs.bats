@@ -97,6 +97,10 @@ run_prog() {
     run_prog persistent_coll 1 2 4 16
 }
 
+@test "mpi: persistent collectives made and freed in a loop, on the world and on freed duplicates, leave the job host's threads as they were" {
+    run_prog persistent_coll_free 2 4
+}
+
 @test "mpi: persistent collectives started in different orders on different members match by their *_init order, on intra- and inter-communicators and neighbourhoods" {
     run_prog persistent_coll_order 2 3 4 16
 }

@@ -161,7 +161,7 @@ expect_ok() {
 @test "multinode mpi: persistent requests and collectives, matched probe, grequests, cancel, THREAD_MULTIPLE on 3 nodes x 2 ranks" {
     start_cluster 3
     local p
-    for p in persistent persistent_coll persistent_coll_order mprobe grequest thread_multiple bsend task_farm; do
+    for p in persistent persistent_coll persistent_coll_order persistent_coll_free mprobe grequest thread_multiple bsend task_farm; do
         run mlaunch --hostfile "$CLUSTER_HOSTFILE" -n 6 "$(mpi_prog "$p")"
         expect_ok || { echo "program $p" >&2; return 1; }
     done
