@@ -280,7 +280,10 @@ need_big_memory() {
     expect_ok
 }
 
-# bats test_tags=multinode
+# bigdata: gigabytes through the transport's large path, which the OFI pass checks with
+# "MPI_Bcast_c and MPI_Allreduce_c of more than 2^31 bytes across 2 agents"; this one runs
+# in the first pass only (tests/check.sh)
+# bats test_tags=multinode,bigdata
 @test "bigcount: MPI_Scan_c and MPI_Exscan_c of more than 2^31 elements with a user op across 2 agents" {
     need_big_memory
     start_cluster 2
@@ -342,7 +345,10 @@ bigrooted_all() {
     bigrooted_all "$TMPI_BUILD/launcher/tmpi-launch" -n 2
 }
 
-# bats test_tags=multinode
+# bigdata: gigabytes through the transport's large path, which the OFI pass checks with
+# "MPI_Bcast_c and MPI_Allreduce_c of more than 2^31 bytes across 2 agents"; this one runs
+# in the first pass only (tests/check.sh)
+# bats test_tags=multinode,bigdata
 @test "bigcount: MPI_Gather_c, MPI_Scatter_c, MPI_Allgather_c and MPI_Alltoall_c of more than 2^31 bytes per block across 2 agents" {
     need_big_memory
     start_cluster 2
@@ -389,7 +395,10 @@ big_fold_bytes() {
     expect_ok
 }
 
-# bats test_tags=multinode
+# bigdata: gigabytes through the transport's large path, which the OFI pass checks with
+# "MPI_Bcast_c and MPI_Allreduce_c of more than 2^31 bytes across 2 agents"; this one runs
+# in the first pass only (tests/check.sh)
+# bats test_tags=multinode,bigdata
 @test "bigcount: Ibcast_c, Bcast_init_c of more than 2^31 bytes and a Send_c of a type of more than 2^31 bytes across 2 agents" {
     need_big_memory
     start_cluster 2

@@ -12,8 +12,11 @@ teardown() { stop_all_agents; }
 # Maps of the job host while a job of $1 sleeper ranks waits on user-switched carriers.
 host_maps() {
     local n=$1 out="$BATS_TEST_TMPDIR/out.$1" i host=""
-    launch --agent "$AGENT_SOCK" --timeout 60 -x TMPI_RANK_SWITCHING=user -n "$n" "$SLEEPER" \
-        >"$out" 2>&1 &
+    # the launcher itself in the background, not the launch function's subshell: a kill of
+    # that subshell left the launcher and its job running on, so the job host of one call was
+    # still there at the next (which then counted that host's maps, not its own)
+    "$TMPI_BUILD/launcher/tmpi-launch" --agent "$AGENT_SOCK" --timeout 60 \
+        -x TMPI_RANK_SWITCHING=user -n "$n" "$SLEEPER" >"$out" 2>&1 &
     local lp=$!
     for ((i = 0; i < 600; i++)); do grep -q started "$out" && break; sleep 0.1; done
     host=$(pgrep -P "${AGENT_PIDS[maps]}" | head -1)
@@ -28,6 +31,7 @@ host_maps() {
     kill "$lp"
     wait "$lp" 2>/dev/null || true
     for ((i = 0; i < 300; i++)); do [ -z "$(pgrep -P "${AGENT_PIDS[maps]}")" ] && break; sleep 0.1; done
+    [ -z "$(pgrep -P "${AGENT_PIDS[maps]}")" ] || { echo "the job host of $n ranks did not end" >&2; return 1; }
 }
 
 @test "rank maps: a carried rank of a copied program takes at most 3 memory maps (image and stack)" {
