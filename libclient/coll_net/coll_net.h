@@ -152,7 +152,7 @@ void tm_cprog_stop_group(struct tm_cprog *p);
 /* MPI_Request_free of persistent collective pid (comm.h npinit) by member cr: when every
  * member of its node's group has freed it, its runner's thread ends, so a job holds a thread
  * per live persistent collective across nodes, not one per *_init it ever made. */
-void tm_cnet_nb_pfree(struct tm_rank *me, struct tm_commref *cr, uint64_t pid);
+void tm_cnet_nb_pfree(struct tm_commref *cr, uint64_t pid);
 /* Job end, after every mailbox is gone: frees the job's runners (their envelopes may have
  * been in those mailboxes until then). */
 void tm_cprog_free_all(struct tm_job *j);

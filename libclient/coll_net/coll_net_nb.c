@@ -177,14 +177,21 @@ static struct tm_cprog *prog_get(struct tm_rank *me, struct tm_comm *c, struct t
     return p;
 }
 
+/* The runner of persistent collective pid in group runner m's list, or NULL (m->lock held). */
+static struct tm_cprog *prun_find(struct tm_cprog *m, uint64_t pid)
+{
+    struct tm_cprog *p = m->pruns;
+    while (p && p->pid != pid)
+        p = p->pnext;
+    return p;
+}
+
 /* The runner of persistent collective pid in m's group, made by the first member that needs
  * it (listed in the job like m, freed with it). */
 static struct tm_cprog *prog_persistent(struct tm_rank *me, struct tm_cprog *m, uint64_t pid)
 {
     pthread_mutex_lock(&m->lock);
-    struct tm_cprog *p = m->pruns;
-    while (p && p->pid != pid)
-        p = p->pnext;
+    struct tm_cprog *p = prun_find(m, pid);
     if (!p && (p = prog_new(me, m->c, m->h, m->gi))) {
         p->persistent = 1;
         p->pid = pid;
@@ -274,18 +281,15 @@ void tm_cprog_stop_group(struct tm_cprog *p)
     tm_cprog_stop(p);
 }
 
-void tm_cnet_nb_pfree(struct tm_rank *me, struct tm_commref *cr, uint64_t pid)
+void tm_cnet_nb_pfree(struct tm_commref *cr, uint64_t pid)
 {
-    (void)me;
     struct tm_chier *h = atomic_load_explicit(&cr->c->coll.hier, memory_order_acquire);
     if (!h) return; /* never ran across nodes: no runner */
     int gi = h->group_of[cr->rank];
     struct tm_cprog *m = atomic_load_explicit(&h->g[gi].prog, memory_order_acquire);
     if (!m) return;
     pthread_mutex_lock(&m->lock);
-    struct tm_cprog *p = m->pruns;
-    while (p && p->pid != pid)
-        p = p->pnext;
+    struct tm_cprog *p = prun_find(m, pid);
     /* Every member frees it (MPI 4.0 §6.13 makes freeing an active one erroneous), so the
      * last free comes after the last start of every member here: the runner is idle, or ends
      * a round already complete for all of them, and the join is short. */

@@ -165,7 +165,7 @@ static void coll_freed(void *args)
     const struct coll_args *a = args;
     struct tm_rank *me = tm_self();
     struct tm_commref *cr = me ? tm_comm_get(&me->comms, a->comm) : NULL;
-    if (cr) tm_cnet_nb_pfree(me, cr, a->pid);
+    if (cr) tm_cnet_nb_pfree(cr, a->pid);
 }
 
 /* The checks every *_init shares (the operation's own are made by each MPI_Start's
